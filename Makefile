@@ -1,0 +1,39 @@
+# Two entry points: `make serve` (build the site and serve it locally) and `make test` (everything).
+# Both install what they need on a fresh machine: a virtualenv from requirements.txt, the npm
+# runtime from package-lock.json and, for the browser tests, Debian's chromium.
+VENV := .venv
+PY := $(VENV)/bin/python
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: serve build test lint deps bench
+
+serve: deps
+	$(PY) -m mkdocs serve --strict --dev-addr 127.0.0.1:8000
+
+build: deps
+	$(PY) -m mkdocs build --strict
+
+test: deps /usr/bin/chromium lint
+	$(PY) -m pytest
+
+lint: deps
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m calc schema --check
+
+bench: deps /usr/bin/chromium
+	$(PY) scripts/bench.py
+
+deps: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+/usr/bin/chromium:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium

@@ -1,0 +1,204 @@
+"""Figures derived from the catalog's observations: held memory, the overhead remainder, the
+drafter per rank, the gate's rows, and bytes per token. Nothing derived is stored twice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from calc import kv
+from calc.catalog import Catalog, Figure
+from calc.gate import Amount, GateRow, Request
+
+
+def amount(figure: Figure, how: str = "") -> Amount:
+    source = f"{how}, {figure.provenance}" if how else figure.provenance
+    return Amount(figure.value, source, figure.entry)  # type: ignore[arg-type]
+
+
+def settings(deployment: dict, start: dict | None = None) -> dict:
+    """The deployment's settings with a start's own settings over them."""
+    return {**deployment["settings"], **((start or {}).get("settings") or {})}
+
+
+def held(start: dict) -> Amount:
+    """What the rank holds: MemAvailable before the start minus after it."""
+    before, after = start["available_before"], start["available_after"]
+    return Amount(before.value - after.value, f"available before - after, {after.provenance}", after.entry)
+
+
+def measured_start(deployment: dict) -> dict | None:
+    """The latest start with both a weights log line and MemAvailable before and after."""
+    found = [s for s in deployment["starts"] if {"weights_loaded", "available_before", "available_after"} <= s.keys()]
+    return found[-1] if found else None
+
+
+def overhead(start: dict) -> Amount:
+    """A remainder, not a measurement of each part: held - weights - KV pool."""
+    value = held(start).bytes - start["weights_loaded"].value - start["kv_pin"]
+    gen = start["weights_loaded"].generation
+    return Amount(value, f"remainder: held - weights - KV pool, gen {gen}", start["weights_loaded"].entry)
+
+
+def drafter_per_rank(model: dict) -> Amount | None:
+    drafter = model.get("drafter")
+    if not drafter:
+        return None
+    weights = drafter["weights"]
+    ranks = weights.extra.get("ranks", 1)
+    return Amount(weights.value // ranks, f"{weights.kind}, {_n(weights.value, ranks)}", weights.entry)
+
+
+def _n(value: int, ranks: int) -> str:
+    from calc.units import fmt
+
+    return f"{fmt(value, 'GiB')} / {ranks}" if ranks > 1 else fmt(value, "GiB")
+
+
+def gate_row(catalog: Catalog, deployment_id: str) -> GateRow:
+    """The gate's current row for a deployment: measured weights and overhead where a start
+    measured them, shard headers otherwise; every constant from the catalog."""
+    deployment = catalog.deployments[deployment_id]
+    model = catalog.models[deployment["model"]]
+    policy = catalog.policy["gate"]
+    start = measured_start(deployment)
+    if start is not None:
+        weights = amount(start["weights_loaded"])
+        over = overhead(start)
+    else:
+        if "weights" not in model:
+            raise ValueError(f"{deployment_id}: no measured start and no weights for {model['id']} in models.yaml")
+        weights = amount(model["weights"])
+        over = Amount(0, "no start measured yet", "")
+    constants = model.get("gate", {})
+    return GateRow(
+        weights=weights,
+        overhead=over,
+        headroom=amount(policy["headroom"]),
+        calibration_prefill=policy["calibration"]["prefill_budget"].value,
+        calibration_seats=policy["calibration"]["seats"].value,
+        drafter=drafter_per_rank(model),
+        prefill_bytes_per_token=amount(constants["prefill_bytes_per_token"]) if "prefill_bytes_per_token" in constants else None,
+        seat_bytes=amount(constants["seat_bytes"]) if "seat_bytes" in constants else None,
+    )
+
+
+def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict) -> GateRow:
+    """The row the gate held when a start was admitted (a pre-measurement row, say)."""
+    current = gate_row(catalog, deployment_id)
+    recorded = start["gate_row"]
+    return GateRow(
+        weights=amount(recorded["weights"]),
+        overhead=amount(recorded["overhead"]),
+        headroom=current.headroom,
+        calibration_prefill=current.calibration_prefill,
+        calibration_seats=current.calibration_seats,
+        drafter=current.drafter,
+    )
+
+
+def request_of(deployment: dict, start: dict, drafter: bool = False) -> Request:
+    s = settings(deployment, start)
+    return Request(start["kv_pin"], drafter, s.get("prefill_budget", 0), s.get("seats", 0))
+
+
+def start_by_generation(deployment: dict, generation: int) -> dict:
+    for start in deployment["starts"]:
+        if start.get("generation") == generation:
+            return start
+    raise KeyError(f"{deployment['id']}: no start with generation {generation}")
+
+
+# --- bytes per token ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KvReading:
+    """Bytes per token for one model, engine, KV type and configuration."""
+
+    model: str
+    engine: str
+    kv_dtype: str
+    label: str
+    bytes_per_token: Fraction
+    kind: str
+    provenance: str
+    readings: tuple[tuple[int, int], ...] = ()  # (pool, tokens) pairs behind it
+    max_model_len: int | None = None
+    tp: int | None = None
+    speculative_tokens: int | None = None
+
+    def tokens_at(self, pool: int) -> tuple[Fraction, bool]:
+        """Tokens a pool of this size holds, and whether that figure was logged rather than derived."""
+        logged = [t for p, t in self.readings if p == pool]
+        if logged:
+            return Fraction(logged[-1]), True
+        return kv.tokens_for_pool(pool, self.bytes_per_token), False
+
+
+def _key(deployment: dict, start: dict) -> tuple:
+    s = settings(deployment, start)
+    return tuple(sorted(s.items()))
+
+
+def kv_readings(catalog: Catalog) -> list[KvReading]:
+    """Every bytes-per-token figure: our starts (pooled per configuration), then reports."""
+    out: list[KvReading] = []
+    for deployment in catalog.deployments.values():
+        groups: dict[tuple, list[dict]] = {}
+        for start in deployment["starts"]:
+            if "kv_tokens" in start:
+                groups.setdefault(_key(deployment, start), []).append(start)
+        for starts in groups.values():
+            s = settings(deployment, starts[0])
+            pairs = tuple((st["kv_pin"], st["kv_tokens"].value) for st in starts)
+            gens = sorted({st["generation"] for st in starts if st.get("generation")})
+            dates = sorted({st["date"] for st in starts if st.get("date")})
+            where = ("gen " + "/".join(map(str, gens))) if gens else ""
+            provenance = ", ".join(p for p in ("measured", where, "/".join(dates)) if p)
+            spec = s.get("speculative_tokens")
+            label = f"{spec} speculative tokens" if spec else ""
+            out.append(
+                KvReading(
+                    deployment["model"], deployment.get("engine", ""), s.get("kv_dtype", ""), label,
+                    kv.pooled_bytes_per_token(list(pairs)), "measured", provenance, pairs,
+                    s.get("max_model_len"), deployment["tp"], spec,
+                )
+            )  # fmt: skip
+    for model in catalog.models.values():
+        for report in model.get("kv_reports", []):
+            out.append(_report(model["id"], report))
+    return out
+
+
+def _report(model_id: str, report: dict) -> KvReading:
+    if "bytes_per_token" in report:
+        figure = report["bytes_per_token"]
+        per_token, pairs = Fraction(figure.value), ()
+    elif "pool" in report and "tokens" in report:
+        figure = report["tokens"]
+        pairs = ((report["pool"].value, report["tokens"].value),)
+        per_token = kv.bytes_per_token(*pairs[0])
+    else:
+        raise ValueError(f"{model_id}: a kv report needs bytes_per_token, or pool and tokens")
+    return KvReading(
+        model_id, report.get("engine", ""), report["kv_dtype"], report.get("label", ""), per_token,
+        figure.kind, figure.provenance, pairs, report.get("max_model_len"), report.get("tp"),
+        report.get("speculative_tokens"),
+    )  # fmt: skip
+
+
+def modeled_from_architecture(model: dict, kv_dtype: str, tp: int = 1) -> int | None:
+    arch = model.get("architecture")
+    if not arch:
+        return None
+    return kv.modeled_bytes_per_token(
+        layers=arch["layers"],
+        attention=arch["attention"],
+        kv_dtype=kv_dtype,
+        tp=tp,
+        kv_heads=arch.get("kv_heads"),
+        head_dim=arch.get("head_dim"),
+        kv_lora_rank=arch.get("kv_lora_rank"),
+        qk_rope_head_dim=arch.get("qk_rope_head_dim"),
+    )

@@ -1,0 +1,49 @@
+"""vLLM's own start check on gpu_memory_utilization, which runs even when the KV pool is pinned.
+
+vllm/v1/worker/utils.py: requested = ceil(total x fraction); the start fails if free < requested.
+On unified memory (GB10) free is MemAvailable and total is the box's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+
+def requested(total: int, fraction: Fraction) -> int:
+    return math.ceil(total * Fraction(fraction))
+
+
+def passes(total: int, free: int, fraction: Fraction) -> bool:
+    return requested(total, fraction) <= free
+
+
+def ceiling(total: int, free: int, digits: int = 4) -> Fraction:
+    """The largest fraction, to `digits` decimals, that passes the check."""
+    scale = 10**digits
+    top = min(scale, free * scale // total)
+    while top > 0 and not passes(total, free, Fraction(top, scale)):
+        top -= 1
+    return Fraction(top, scale)
+
+
+@dataclass(frozen=True)
+class EngineStart:
+    fraction: Fraction
+    requested: int
+    free_before: int
+    passes: bool
+
+
+def plan(total: int, available: int, fractions: list[Fraction]) -> list[EngineStart]:
+    """Engines started one after another on one box, each claiming its fraction of the total."""
+    out = []
+    free = available
+    for f in fractions:
+        need = requested(total, f)
+        ok = need <= free
+        out.append(EngineStart(Fraction(f), need, free, ok))
+        if ok:
+            free -= need
+    return out

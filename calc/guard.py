@@ -1,0 +1,64 @@
+"""The memory guard: MemAvailable polled every 2 s; N polls in a row under the floor kill the rank,
+until the head serves (a loaded pair runs below the floor by design)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from calc.units import InputError, parse_size
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    killed: bool
+    at: float | None
+    lowest: int
+    lowest_at: float
+    longest_run: int
+
+
+def run(samples: list[tuple[float, int]], floor: int, polls_in_a_row: int, serving_at: float | None = None) -> GuardResult:
+    """Replay the guard over (seconds, MemAvailable bytes) polls."""
+    if not samples:
+        raise ValueError("guard: no samples")
+    run_length = longest = 0
+    killed_at = None
+    for t, available in samples:
+        if serving_at is not None and t >= serving_at:
+            break
+        run_length = run_length + 1 if available < floor else 0
+        longest = max(longest, run_length)
+        if run_length >= polls_in_a_row and killed_at is None:
+            killed_at = t
+    lowest_at, lowest = min(samples, key=lambda s: s[1])
+    return GuardResult(killed_at is not None, killed_at, lowest, lowest_at, longest)
+
+
+_LINE = re.compile(r"^\s*T?\+?~?(?P<t>[0-9]+(?:\.[0-9]+)?)\s*s?\s+(?:available\s*=\s*)?(?P<size>[^<#]+?)\s*(?:(?:<-|#).*)?$")
+
+
+def parse_trace(text: str, name: str = "trace") -> list[tuple[float, int]]:
+    """Polls written one a line as `<seconds> <MemAvailable with unit>`, such as `25 68501 MiB`
+    or `T+25s available=68501MiB`; blank lines and # comments are skipped."""
+    samples: list[tuple[float, int]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _LINE.match(line)
+        if not match:
+            raise InputError(f"{name}, line {number}: found {line.strip()!r}, expected '<seconds> <size>', such as '25 68501 MiB'")
+        size = match["size"].strip()
+        if not re.search(r"[A-Za-z]\s*$", size):
+            raise InputError(f"{name}, line {number}: found {size!r} without a unit, expected a size such as 68501 MiB or 7.9 GiB")
+        try:
+            value = parse_size(size, f"{name}, line {number}")
+        except InputError as error:
+            raise InputError(str(error)) from None
+        t = float(match["t"])
+        if samples and t < samples[-1][0]:
+            raise InputError(f"{name}, line {number}: found time {t:g} s after {samples[-1][0]:g} s, expected times in order")
+        samples.append((t, value))
+    if not samples:
+        raise InputError(f"{name}: found no polls, expected lines such as '25 68501 MiB'")
+    return samples

@@ -1,0 +1,89 @@
+"""The KV pool: a number of tokens, not of gigabytes."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+# Bytes per element of the KV cache, by vLLM's --kv-cache-dtype (vllm/v1/kv_cache_interface.py).
+KV_DTYPE_BYTES = {"bf16": 2, "fp16": 2, "auto": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
+# Packed MLA layouts: bytes per token per layer, whatever the ranks (fp8 latent + bf16 rope + scales).
+MLA_PACKED_BYTES = {"fp8_ds_mla": 656}
+
+
+def bytes_per_token(pool: int, tokens: int) -> Fraction:
+    """What one token costs: the pool's bytes over the tokens vLLM reported for it."""
+    if tokens <= 0:
+        raise ValueError("bytes_per_token: tokens must be above zero")
+    return Fraction(pool, tokens)
+
+
+def pooled_bytes_per_token(observations: list[tuple[int, int]]) -> Fraction:
+    """Several (pool, tokens) readings of one configuration: all bytes over all tokens."""
+    return bytes_per_token(sum(p for p, _ in observations), sum(t for _, t in observations))
+
+
+def tokens_for_pool(pool: int, per_token: Fraction) -> Fraction:
+    """Tokens a pool holds at this cost, exact; `fmt` rounds it for display."""
+    return pool / Fraction(per_token)
+
+
+def pool_for_tokens(tokens: int, per_token: Fraction) -> int:
+    """The smallest pin that holds `tokens` (rounded up to a whole byte)."""
+    return -int(-(tokens * per_token) // 1)
+
+
+def full_contexts(tokens: int, max_model_len: int) -> Fraction:
+    """vLLM's "Maximum concurrency": how many max_model_len requests the pool holds at once."""
+    return Fraction(tokens, max_model_len)
+
+
+def block_concurrency(tokens: int, max_model_len: int, block_size: int) -> Fraction:
+    """The same, counted in whole blocks as the scheduler admits them."""
+    blocks_per_request = -(-max_model_len // block_size)
+    return Fraction(tokens // block_size, blocks_per_request)
+
+
+def tokens_needed(seats: int, typical_context: int) -> int:
+    """Seats times the context they typically hold, not times max_model_len."""
+    return seats * typical_context
+
+
+def holds_one_context(tokens: int, max_model_len: int) -> bool:
+    """The floor: below one full context a max_model_len request cannot be admitted."""
+    return tokens >= max_model_len
+
+
+def modeled_bytes_per_token(
+    *,
+    layers: int,
+    attention: str,
+    kv_dtype: str,
+    tp: int = 1,
+    kv_heads: int | None = None,
+    head_dim: int | None = None,
+    kv_lora_rank: int | None = None,
+    qk_rope_head_dim: int | None = None,
+) -> int:
+    """Bytes per token per rank from the architecture, as vLLM lays out full-length caches.
+
+    Full attention: 2 (K and V) x KV heads on this rank x head dim x dtype bytes, per layer.
+    MLA: one latent (kv_lora_rank + qk_rope_head_dim) per layer, not split across ranks.
+    """
+    if attention == "mla":
+        if kv_dtype in MLA_PACKED_BYTES:
+            per_layer = MLA_PACKED_BYTES[kv_dtype]
+        else:
+            if kv_lora_rank is None or qk_rope_head_dim is None:
+                raise ValueError("modeled_bytes_per_token: MLA needs kv_lora_rank and qk_rope_head_dim")
+            per_layer = (kv_lora_rank + qk_rope_head_dim) * _dtype_bytes(kv_dtype)
+        return layers * per_layer
+    if kv_heads is None or head_dim is None:
+        raise ValueError("modeled_bytes_per_token: full attention needs kv_heads and head_dim")
+    heads_here = max(1, kv_heads // tp)
+    return layers * 2 * heads_here * head_dim * _dtype_bytes(kv_dtype)
+
+
+def _dtype_bytes(kv_dtype: str) -> int:
+    if kv_dtype not in KV_DTYPE_BYTES:
+        raise ValueError(f"kv dtype {kv_dtype!r}: expected one of {', '.join(KV_DTYPE_BYTES)}")
+    return KV_DTYPE_BYTES[kv_dtype]

@@ -1,0 +1,177 @@
+"""The operator's view of one start, built from calc's small functions: what the command line
+prints, what the calculator page shows and what the pages quote. Plain values, exact inside."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from calc import derive, fraction, gate, kv
+from calc.catalog import Catalog
+from calc.units import InputError, fmt
+
+
+@dataclass(frozen=True)
+class StartInputs:
+    deployment: str
+    kv_pin: int
+    drafter: bool
+    speculative_tokens: int
+    prefill_budget: int
+    seats: int
+    max_model_len: int
+    available: tuple[int, ...]
+    typical_context: int | None = None
+    gpu_memory_utilization: Fraction | None = None
+
+
+def defaults(catalog: Catalog, deployment_id: str | None = None) -> StartInputs:
+    """The deployment's serving configuration against the last MemAvailable it recorded."""
+    deployment = catalog.deployments[deployment_id or next(iter(catalog.deployments))]
+    serving = [s for s in deployment["starts"] if s["outcome"] == "serving"]
+    start = serving[-1] if serving else deployment["starts"][-1]
+    s = derive.settings(deployment, start)
+    available = last_available(deployment)
+    return StartInputs(
+        deployment=deployment["id"],
+        kv_pin=start["kv_pin"],
+        drafter=False,
+        speculative_tokens=s.get("speculative_tokens") or 2,
+        prefill_budget=s.get("prefill_budget", 8192),
+        seats=s.get("seats", 8),
+        max_model_len=s.get("max_model_len", 131072),
+        available=(available,) * deployment["boxes"],
+        typical_context=None,
+    )
+
+
+def last_available(deployment: dict) -> int:
+    readings = [r["available"].value for r in deployment.get("requests", [])]
+    readings += [s["available_before"].value for s in deployment["starts"] if "available_before" in s]
+    if not readings:
+        raise InputError(f"{deployment['id']}: no MemAvailable reading in the catalog; give --available")
+    return readings[0]
+
+
+def check(inputs: StartInputs) -> list[str]:
+    """Problems with the inputs themselves, named by field."""
+    problems = []
+    if inputs.max_model_len <= 0:
+        problems.append("max_model_len: expected a whole number above zero")
+    if not inputs.available:
+        problems.append("available: expected one MemAvailable figure per box")
+    if inputs.drafter and inputs.speculative_tokens <= 0:
+        problems.append("speculative tokens: expected at least 1 with the drafter on")
+    return problems
+
+
+def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
+    deployment = catalog.deployments[inputs.deployment]
+    model = catalog.models[deployment["model"]]
+    box = catalog.boxes[deployment["box"]]
+    row = derive.gate_row(catalog, inputs.deployment)
+    request = gate.Request(inputs.kv_pin, inputs.drafter, inputs.prefill_budget, inputs.seats)
+    result = gate.gate(row, request, inputs.available)
+    largest = {
+        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats), inputs.available),
+        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats), inputs.available) if row.drafter else None,
+    }
+    boxes = [
+        {
+            "box": f"{box['name']} #{i + 1}",
+            "available_bytes": a,
+            "needs_bytes": result.needs,
+            "passes": None if result.needs is None else result.needs <= a,
+            "margin_bytes": None if result.needs is None else a - result.needs,
+            "largest_pin_bytes": None if result.needs is None else a - (result.needs - inputs.kv_pin),
+        }
+        for i, a in enumerate(inputs.available)
+    ]
+    reading = pool_reading(catalog, inputs.deployment, inputs.speculative_tokens if inputs.drafter else 0)
+    pool = kv_figures(reading, inputs.kv_pin, inputs.max_model_len, inputs.seats, inputs.typical_context)
+    total = box["total_memory"].value
+    free = min(inputs.available)
+    ceiling = fraction.ceiling(total, free, 2)
+    chosen = inputs.gpu_memory_utilization if inputs.gpu_memory_utilization is not None else ceiling
+    return {
+        "deployment": deployment["id"],
+        "model": model["name"],
+        "box": box["name"],
+        "boxes_count": deployment["boxes"],
+        "tp": deployment["tp"],
+        "inputs": inputs,
+        "terms": result.terms,
+        "needs_bytes": result.needs,
+        "outside_calibration": result.outside_calibration,
+        "passes": result.passes,
+        "boxes": boxes,
+        "largest_pin_bytes": largest,
+        "kv": pool,
+        "kv_source": reading.provenance if reading else None,
+        "fraction": {
+            "total_bytes": total,
+            "free_bytes": free,
+            "fraction": chosen,
+            "requested_bytes": fraction.requested(total, chosen) if chosen > 0 else None,
+            "passes": chosen > 0 and fraction.passes(total, free, chosen),
+            "ceiling": fraction.ceiling(total, free, 4),
+        },
+        "flags": flags(deployment, inputs, chosen),
+        "changes": [t for t in gate.movable_terms(result)],
+    }
+
+
+def pool_reading(catalog: Catalog, deployment_id: str, speculative_tokens: int) -> derive.KvReading | None:
+    """This deployment's measured bytes per token at the speculative-token count, or the nearest."""
+    deployment = catalog.deployments[deployment_id]
+    mine = [r for r in derive.kv_readings(catalog) if r.kind == "measured" and r.model == deployment["model"] and r.readings]
+    exact = [r for r in mine if (r.speculative_tokens or 0) == speculative_tokens]
+    return (exact or mine or [None])[0]
+
+
+def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None) -> dict:
+    """Tokens in the pool (as logged when a start ran this very pin), full contexts, the floor."""
+    if reading is None:
+        return {"bytes_per_token": None}
+    per_token = reading.bytes_per_token
+    tokens, logged = reading.tokens_at(pool)
+    whole = int(tokens)
+    out = {
+        "bytes_per_token": per_token,
+        "tokens": tokens,
+        "tokens_logged": logged,
+        "full_contexts": kv.full_contexts(whole, max_model_len),
+        "holds_one_context": kv.holds_one_context(whole, max_model_len),
+        "one_context_pin_bytes": kv.pool_for_tokens(max_model_len, per_token),
+    }
+    if typical_context:
+        needed = kv.tokens_needed(seats, typical_context)
+        out.update(tokens_needed=needed, seats_fit=whole >= needed, pin_for_seats_bytes=kv.pool_for_tokens(needed, per_token))
+    return out
+
+
+def flags(deployment: dict, inputs: StartInputs, utilization: Fraction) -> list[str]:
+    out = [
+        f"--kv-cache-memory-bytes {inputs.kv_pin}",
+        f"--gpu-memory-utilization {fmt(utilization, 'fraction', 2)}",
+        f"-tp {deployment['tp']}",
+        f"--max-model-len {inputs.max_model_len}",
+        f"--max-num-seqs {inputs.seats}",
+        f"--max-num-batched-tokens {inputs.prefill_budget}",
+    ]
+    if inputs.drafter:
+        out.append(f'--speculative-config \'{{"method": "mtp", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
+    return out
+
+
+def to_json(value: object) -> object:
+    """Plain JSON values: Fractions as floats, dataclasses as dicts."""
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: to_json(getattr(value, k)) for k in value.__dataclass_fields__}
+    return value
