@@ -46,13 +46,8 @@ def drafter_per_rank(model: dict) -> Amount | None:
         return None
     weights = drafter["weights"]
     ranks = weights.extra.get("ranks", 1)
-    return Amount(weights.value // ranks, f"{weights.kind}, {_n(weights.value, ranks)}", weights.entry)
-
-
-def _n(value: int, ranks: int) -> str:
-    from calc.units import fmt
-
-    return f"{fmt(value, 'GiB')} / {ranks}" if ranks > 1 else fmt(value, "GiB")
+    split = f", both ranks' figure / {ranks}" if ranks > 1 else ""
+    return Amount(weights.value // ranks, f"{weights.kind}{split}", weights.entry)
 
 
 def gate_row(catalog: Catalog, deployment_id: str) -> GateRow:

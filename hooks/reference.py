@@ -1,0 +1,152 @@
+"""The catalog reference: one generated page per model and per box, every figure with its source.
+
+Pages are built from the catalog at build time and never committed; the nav gets them too, so
+adding a model to catalog/models.yaml adds its page with no other edit.
+"""
+
+from __future__ import annotations
+
+from calc import derive, fraction, kv
+from calc.catalog import Catalog, Figure
+from hooks.figures import render, source_text
+
+SECTION = "Catalog reference"
+
+
+def pages(catalog: Catalog) -> dict[str, tuple[str, str]]:
+    """src path -> (nav title, markdown)."""
+    out = {}
+    for model_id, model in catalog.models.items():
+        out[f"catalog/models/{model_id}.md"] = (model["name"], model_page(catalog, model))
+    for box_id, box in catalog.boxes.items():
+        out[f"catalog/boxes/{box_id}.md"] = (box["name"], box_page(catalog, box))
+    return out
+
+
+def _figure_rows(figures: list[tuple[str, Figure, str, int]]) -> list[str]:
+    rows = ["| Figure | Value | Kind | Source |", "|---|---|---|---|"]
+    for label, f, unit, digits in figures:
+        if f.value is None:
+            value = f"{render(f.minimum, unit, digits)} to {render(f.maximum, unit, digits)}"
+        else:
+            value = render(f, unit, digits)
+        rows.append(f"| {label} | {value} | {f.provenance} | {source_text(f.source)} |")
+    return rows
+
+
+def model_page(catalog: Catalog, model: dict) -> str:
+    lines = [f"# {model['name']}", ""]
+    if model.get("illustrative"):
+        lines += ["An illustrative model from the several-models guide: its figures are estimates, not readings.", ""]
+    if model.get("checkpoint"):
+        lines += [f"Checkpoint: {model['checkpoint']}.", ""]
+    figures = []
+    if "weights" in model:
+        figures.append(("Weights", model["weights"], "GiB", 2))
+    if "drafter" in model:
+        figures.append((f"Drafter weights, {model['drafter']['name']}", model["drafter"]["weights"], "GiB", 2))
+    if figures:
+        lines += ["## Weights", "", *_figure_rows(figures), ""]
+    if model.get("parameters"):
+        lines += [
+            f"Rule of thumb, parameters x bytes per parameter: {render(int(model['parameters'] * model['bits_per_parameter'] / 8), 'GB', 1)}.",
+            "",
+        ]
+    readings = [r for r in derive.kv_readings(catalog) if r.model == model["id"]]
+    if readings:
+        lines += ["## Bytes per token", "", f"| Engine, KV type | B / token / rank | Tokens in a {render(10**10, 'e9')} pin | Source |", "|---|---|---|---|"]
+        for r in readings:
+            tokens, logged = r.tokens_at(10**10)
+            what = ", ".join(p for p in (r.engine, r.kv_dtype, r.label) if p)
+            lines.append(f"| {what} | {render(r.bytes_per_token, 'count', source=r.provenance)} | {render(tokens, 'count')}{' (logged)' if logged else ''} | {r.provenance} |")
+        lines.append("")
+    arch = model.get("architecture")
+    if arch:
+        modeled = derive.modeled_from_architecture(model, readings[0].kv_dtype if readings else "bf16")
+        lines += [
+            "## Architecture",
+            "",
+            f"{arch['layers']} layers, {arch['attention'].upper()} attention"
+            + (f", kv_lora_rank {arch['kv_lora_rank']}, qk_rope_head_dim {arch['qk_rope_head_dim']}" if arch["attention"] == "mla" else "")
+            + f". Source: {source_text(arch.get('source', 'not given'))}.",
+            "",
+            f"Modeled from the architecture, the latent alone at full length: {render(modeled, 'count', source='modeled')} bytes per token per rank "
+            f"({readings[0].kv_dtype if readings else 'bf16'}). Where a measured figure exists, the measured one wins.",
+            "",
+        ]
+    deployments = [d for d in catalog.deployments.values() if d["model"] == model["id"]]
+    for d in deployments:
+        lines += [f"## Deployment: {d['name']}", "", f"TP={d['tp']} on {d['boxes']} boxes, engine {d.get('engine', 'not recorded')}.", ""]
+        starts = [s for s in d["starts"] if "kv_tokens" in s]
+        if starts:
+            lines += ["| Start | Pin | Tokens | Outcome |", "|---|---|---|---|"]
+            for s in starts:
+                name = f"gen {s['generation']}" if s.get("generation") else s.get("date", "")
+                spec = derive.settings(d, s).get("speculative_tokens")
+                name += f", {spec} speculative tokens" if spec else ""
+                lines.append(f"| {name} | {render(s['kv_pin'], 'e9', 2)} | {render(s['kv_tokens'], 'count')} | {s['outcome']} |")
+            lines.append("")
+        measured = derive.measured_start(d)
+        if measured:
+            row = derive.gate_row(catalog, d["id"])
+            lines += [
+                "The start gate's row, derived from the latest measured start:",
+                "",
+                "| Term | GiB a rank | Source |",
+                "|---|---|---|",
+                f"| Weights | {render(row.weights, 'GiB')} | {source_text(row.weights.source)} |",
+                f"| Overhead | {render(row.overhead, 'GiB')} | {source_text(row.overhead.source)} |",
+            ]
+            if row.drafter:
+                lines.append(f"| Drafter | {render(row.drafter, 'GiB')} | {source_text(row.drafter.source)} |")
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def box_page(catalog: Catalog, box: dict) -> str:
+    lines = [f"# {box['name']}", "", f"Memory: {box['memory']}.", ""]
+    figures = [("Total", box["total_memory"], "GiB", 2)]
+    for key, label in (("spec_memory", "Specification"), ("idle_available", "MemAvailable, idle"), ("free_at_start", "Free at start")):
+        if key in box:
+            figures.append((label, box[key], "GiB", 2))
+    lines += [*_figure_rows(figures), ""]
+    if "free_at_start" in box:
+        ceiling = fraction.ceiling(box["total_memory"].value, box["free_at_start"].value)
+        lines += [
+            f"vLLM's start check asks for the fraction times the total; the largest fraction that passes here is "
+            f"{render(ceiling, 'fraction', 4)} (free / total, rounded down).",
+            "",
+        ]
+    if "serving" in box:
+        s = box["serving"]
+        lines += [
+            f"Serving with a pin of {render(s['kv_pin'], 'B')} ({render(s['kv_pin'], 'GiB')}) beside a fraction of "
+            f"{render(s['gpu_memory_utilization'], 'fraction')}.",
+            "",
+        ]
+    deployments = [d for d in catalog.deployments.values() if d["box"] == box["id"]]
+    if deployments:
+        lines += ["## Deployments", ""]
+        lines += [f"- [{d['name']}](../models/{d['model']}.md): TP={d['tp']} on {d['boxes']} boxes" for d in deployments]
+        lines.append("")
+    incidents = [i for i in catalog.incidents.values() if i["box"] == box["id"]]
+    if incidents:
+        lines += ["## Incidents", ""]
+        lines += [f"- {i['date']}: {i['title']}" for i in incidents]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def index_links(catalog: Catalog) -> str:
+    lines = ["| Model | Weights | Source |", "|---|---|---|"]
+    for model_id, model in catalog.models.items():
+        weights = render(model["weights"], "GiB") if "weights" in model else "—"
+        source = model["weights"].provenance if "weights" in model else ""
+        lines.append(f"| [{model['name']}](models/{model_id}.md) | {weights} | {source} |")
+    lines += ["", "| Box | Total | Memory |", "|---|---|---|"]
+    for box_id, box in catalog.boxes.items():
+        lines.append(f"| [{box['name']}](boxes/{box_id}.md) | {render(box['total_memory'], 'GiB')} | {box['memory']} |")
+    return "\n".join(lines)
+
+
+__all__ = ["SECTION", "pages", "index_links", "kv"]

@@ -1,0 +1,80 @@
+"""MkDocs hooks: load and validate the catalog once, add the generated reference pages, fail on
+a bare figure, and ship the calculator's Python and the local Pyodide/PyScript runtime."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from mkdocs.exceptions import PluginError  # noqa: E402
+from mkdocs.plugins import event_priority  # noqa: E402
+from mkdocs.structure.files import File  # noqa: E402
+
+from calc.catalog import CatalogError, raw_as_json, read_yaml_dir  # noqa: E402
+from hooks import reference  # noqa: E402
+from hooks.figures import bare_figures, site_catalog  # noqa: E402
+
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+
+
+@event_priority(100)
+def on_config(config, **_):
+    try:
+        catalog = site_catalog(ROOT)
+    except CatalogError as error:
+        raise PluginError(f"catalog/{error}") from None
+    generated = reference.pages(catalog)
+    for section in config["nav"]:
+        if isinstance(section, dict) and reference.SECTION in section:
+            items = section[reference.SECTION]
+            items[:] = [i for i in items if not (isinstance(i, dict) and set(i.values()) & set(generated))]
+            models = [{title: path} for path, (title, _) in generated.items() if path.startswith("catalog/models/")]
+            boxes = [{title: path} for path, (title, _) in generated.items() if path.startswith("catalog/boxes/")]
+            items.extend([{"Models": models}, {"Boxes": boxes}])
+            break
+    else:
+        raise PluginError(f"mkdocs.yml: nav has no '{reference.SECTION}' section for the generated catalog pages")
+    return config
+
+
+def on_files(files, config, **_):
+    catalog = site_catalog(ROOT)
+    for path, (_, markdown) in reference.pages(catalog).items():
+        files.append(File.generated(config, path, content=markdown))
+    return files
+
+
+def on_page_markdown(markdown, page, **_):
+    source = page.file.content_string
+    found = bare_figures(source)
+    if found:
+        where = "\n".join(f"  docs/{page.file.src_uri}:{line}: bare figure {text!r}" for line, text in found)
+        raise PluginError(
+            f"figures neither rendered from the catalog nor checked:\n{where}\n"
+            "Render it with {{ fig(...) }} or write it as {{ checked(\"...\", ...) }}."
+        )
+    return markdown
+
+
+def on_post_build(config, **_):
+    site = Path(config["site_dir"])
+    runtime = site / "runtime"
+    modules = ROOT / "node_modules"
+    pyodide = modules / "pyodide"
+    pyscript = modules / "@pyscript" / "core" / "dist"
+    if not pyodide.is_dir() or not pyscript.is_dir():
+        raise PluginError("node_modules has no pyodide or @pyscript/core: run `npm ci` (make deps installs it)")
+    (runtime / "pyodide").mkdir(parents=True, exist_ok=True)
+    for name in PYODIDE_FILES:
+        shutil.copy2(pyodide / name, runtime / "pyodide" / name)
+    shutil.copytree(pyscript, runtime / "pyscript", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.map"))
+    target = site / "py" / "calc"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted((ROOT / "calc").glob("*.py")):
+        shutil.copy2(path, target / path.name)
+    (site / "py" / "catalog.json").write_text(raw_as_json(read_yaml_dir(ROOT / "catalog")), encoding="utf-8")
