@@ -224,7 +224,9 @@ def define_env(env) -> None:
                     fig(Fraction(lost, base["kv_tokens"].value), "%", 1) if lost else "—",
                 )
             )
-        return _table(("Speculative tokens", "Pool, tokens", "B / token", f"Tokens fewer than at {derive.settings(d, base)['speculative_tokens']}", "Share"), rows)
+        return _table(
+            ("Speculative tokens", "Pool, tokens", "B / token", f"Tokens fewer than at {derive.settings(d, base)['speculative_tokens']}", "Share"), rows
+        )
 
     @env.macro
     def trace_table(trace_id: str = "kernel-init-report") -> str:

@@ -58,7 +58,9 @@ def model_page(catalog: Catalog, model: dict) -> str:
         for r in readings:
             tokens, logged = r.tokens_at(10**10)
             what = ", ".join(p for p in (r.engine, r.kv_dtype, r.label) if p)
-            lines.append(f"| {what} | {render(r.bytes_per_token, 'count', source=r.provenance)} | {render(tokens, 'count')}{' (logged)' if logged else ''} | {r.provenance} |")
+            lines.append(
+                f"| {what} | {render(r.bytes_per_token, 'count', source=r.provenance)} | {render(tokens, 'count')}{' (logged)' if logged else ''} | {r.provenance} |"
+            )
         lines.append("")
     arch = model.get("architecture")
     if arch:

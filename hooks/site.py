@@ -55,8 +55,7 @@ def on_page_markdown(markdown, page, **_):
     if found:
         where = "\n".join(f"  docs/{page.file.src_uri}:{line}: bare figure {text!r}" for line, text in found)
         raise PluginError(
-            f"figures neither rendered from the catalog nor checked:\n{where}\n"
-            "Render it with {{ fig(...) }} or write it as {{ checked(\"...\", ...) }}."
+            f'figures neither rendered from the catalog nor checked:\n{where}\nRender it with {{{{ fig(...) }}}} or write it as {{{{ checked("...", ...) }}}}.'
         )
     return markdown
 
