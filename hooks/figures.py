@@ -18,6 +18,19 @@ class FigureError(Exception):
     """A figure on a page that the catalog does not back."""
 
 
+# Problems found while a page's macros render, by page; the site hook fails the build with them
+# once macros are done, so an author sees every problem of the page in one clean message.
+PROBLEMS: dict[str, list[str]] = {}
+
+
+def report_problem(page_uri: str, message: str) -> None:
+    PROBLEMS.setdefault(page_uri, []).append(message)
+
+
+def take_problems(page_uri: str) -> list[str]:
+    return PROBLEMS.pop(page_uri, [])
+
+
 _cache: dict[str, tuple[tuple, Catalog]] = {}
 
 

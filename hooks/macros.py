@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 from calc import budget, derive, fraction, gate, guard, kv, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
-from hooks.figures import FigureError, Value, line_of, render, same, site_catalog, value_of  # noqa: E402
+from hooks.figures import Value, line_of, render, report_problem, same, site_catalog, value_of  # noqa: E402
 
 
 def define_env(env) -> None:
@@ -28,6 +28,9 @@ def define_env(env) -> None:
         source = page.file.content_string if page else ""
         path = f"docs/{page.file.src_uri}" if page else "(page)"
         return f"{path}:{line_of(source, literal)}"
+
+    def problem(message: str) -> None:
+        report_problem(env.page.file.src_uri if env.page else "(page)", message)
 
     env.variables.update(
         {
@@ -57,7 +60,7 @@ def define_env(env) -> None:
         ok, shown = same(literal, item, down)
         if not ok:
             value = value_of(item)
-            raise FigureError(
+            problem(
                 f"{page_where(literal)}: the page says {literal!r}, the catalog gives {shown!r} "
                 f"(entry: {value.entry or 'derived by calc'}; source: {value.source})"
             )
@@ -68,7 +71,7 @@ def define_env(env) -> None:
         """The catalog's figure beside a source document's hand arithmetic that disagrees with it."""
         ok, shown = same(literal, item, down)
         if ok:
-            raise FigureError(f"{page_where(literal)}: the source document's {literal!r} now agrees with the catalog; drop the note")
+            problem(f"{page_where(literal)}: the source document's {literal!r} now agrees with the catalog; drop the note")
         return f'{render(item, *_unit(literal), down=down)} <span class="doc-said">(the source document says <s>{literal}</s>)</span>'
 
     @env.macro

@@ -17,7 +17,7 @@ from mkdocs.structure.files import File  # noqa: E402
 
 from calc.catalog import CatalogError, raw_as_json, read_yaml_dir  # noqa: E402
 from hooks import reference  # noqa: E402
-from hooks.figures import bare_figures, site_catalog  # noqa: E402
+from hooks.figures import bare_figures, site_catalog, take_problems  # noqa: E402
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 
@@ -49,9 +49,12 @@ def on_files(files, config, **_):
     return files
 
 
+@event_priority(-100)  # after the macros plugin has rendered the page
 def on_page_markdown(markdown, page, **_):
-    source = page.file.content_string
-    found = bare_figures(source)
+    checked = take_problems(page.file.src_uri)
+    if checked:
+        raise PluginError("figures that disagree with the catalog:\n" + "\n".join(f"  {p}" for p in checked))
+    found = bare_figures(page.file.content_string)
     if found:
         where = "\n".join(f"  docs/{page.file.src_uri}:{line}: bare figure {text!r}" for line, text in found)
         raise PluginError(

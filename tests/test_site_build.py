@@ -1,0 +1,213 @@
+"""The site build: every page from the catalog, and a build that fails when a figure disagrees."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from calc import derive
+from calc.units import fmt
+from hooks.figures import bare_figures
+from tests.sitebuild import ROOT, build, copy_project, edit
+
+HAND_PAGES = ("", "memory-budget", "gb10-unified-memory", "kv-pool", "start-up-memory", "several-models", "calculator", "command-line", "catalog")
+
+
+@pytest.fixture(scope="session")
+def shipped(tmp_path_factory):
+    """The shipped project, built once."""
+    result = build(ROOT, tmp_path_factory.mktemp("site") / "site")
+    assert result.returncode == 0, result.output
+    return result
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "project").mkdir()
+    return copy_project(tmp_path / "project")
+
+
+def test_build_is_clean(shipped):
+    assert "WARNING" not in shipped.output
+    assert "Traceback" not in shipped.output
+
+
+def test_every_page_is_built(shipped):
+    site = shipped.site
+    for page in HAND_PAGES:
+        assert (site / page / "index.html").exists(), page
+
+
+def test_one_generated_page_per_model_and_box(shipped, catalog):
+    site = shipped.site
+    for model_id, model in catalog.models.items():
+        html = (site / "catalog" / "models" / model_id / "index.html").read_text()
+        assert model["name"] in html
+    for box_id, box in catalog.boxes.items():
+        html = (site / "catalog" / "boxes" / box_id / "index.html").read_text()
+        assert box["name"] in html
+    # and they are in the navigation of every page, with no script needed
+    home = (site / "index.html").read_text()
+    for model_id in catalog.models:
+        assert f"catalog/models/{model_id}/" in home
+
+
+def test_nothing_is_fetched_from_outside_the_site(shipped):
+    site = shipped.site
+    external = re.compile(r"""(?:src|href)=["'](?:https?:)?//""")
+    for path in site.rglob("*.html"):
+        text = path.read_text()
+        hits = [m.group(0) for m in external.finditer(text) if "<link" in text[max(0, m.start() - 200) : m.start()] or "src=" in m.group(0)]
+        assert not hits, f"{path}: {hits}"
+    for path in list(site.rglob("*.css")) + list(site.rglob("*.js")):
+        if "runtime" in path.parts:
+            continue
+        assert "fonts.googleapis" not in path.read_text(errors="ignore"), path
+
+
+def test_the_calculators_python_and_runtime_ship_with_the_site(shipped):
+    site = shipped.site
+    for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
+        assert (site / "runtime" / "pyodide" / name).stat().st_size > 0
+    assert (site / "runtime" / "pyscript" / "core.js").exists()
+    for path in (ROOT / "calc").glob("*.py"):
+        assert (site / "py" / "calc" / path.name).read_bytes() == path.read_bytes()
+
+
+def test_memory_budget_page_shows_the_catalogs_figures(shipped, catalog):
+    html = (shipped.site / "memory-budget" / "index.html").read_text()
+    row = derive.gate_row(catalog, "dsv4-flash-pair")
+    assert fmt(row.weights.bytes, "GiB") in html
+    assert fmt(row.overhead.bytes, "GiB", 1) in html
+    for figure in ("108.1 GiB", "113.2 GiB", "110.0 GiB", "115.1 GiB", "115.6 GiB", "119.3 GiB", "124.4 GiB"):
+        assert figure in html  # the source document's pin matrix
+    assert "120.6 GiB" in html  # the catalog's figure where the document says 120.7
+
+
+def test_cli_example_output_is_produced_at_build_time(shipped):
+    text = shipped.text("memory-budget")
+    assert "$ python -m calc gate --pin 20e9 --drafter" in text
+    assert "Start: no, refused" in text
+
+
+# --- failure modes ---------------------------------------------------------------------------
+
+
+def test_a_changed_catalog_figure_changes_every_page_or_fails_the_build(project):
+    """79.29 GiB of weights becomes 80.29: every page shows the new figure, or the build fails
+    naming the checked literal that no longer holds."""
+    edit(project / "catalog" / "starts.yaml", "value: 79.29 GiB", "value: 80.29 GiB")
+    result = build(project)
+    if result.returncode == 0:
+        pages = result.all_html()
+        assert any("80.29 GiB" in html for html in pages.values())
+        stale = [p for p, html in pages.items() if re.search(r'class="fig"[^>]*>79\.29 GiB<', html)]
+        assert not stale, stale
+    else:
+        assert re.search(r"docs/[\w/-]+\.md:\d+: the page says '[^']+', the catalog gives '[^']+'", result.output), result.output
+        assert "Traceback" not in result.output
+
+
+def test_a_figure_only_rendered_changes_everywhere(project):
+    """A figure no page checks by hand: the published GLM bytes per token."""
+    edit(project / "catalog" / "models.yaml", "value: 6973", "value: 7001")
+    result = build(project)
+    assert result.returncode == 0, result.output
+    pages = result.all_html()
+    assert any(">7,001<" in html for html in pages.values())
+    assert not [p for p, html in pages.items() if ">6,973<" in html]
+
+
+def test_a_wrong_figure_typed_into_a_page_fails_naming_it(project):
+    page = project / "docs" / "memory-budget.md"
+    page.write_text(page.read_text() + '\nThe refused start needed {{ checked("125.4 GiB", needs("20e9", drafter=True)) }}.\n')
+    line = page.read_text().count("\n")
+    result = build(project)
+    assert result.returncode != 0
+    assert f"docs/memory-budget.md:{line}: the page says '125.4 GiB', the catalog gives '124.4 GiB'" in result.output
+    assert "starts.yaml: deployments[0].starts[1].weights_loaded" in result.output  # the catalog entry
+    assert "Traceback" not in result.output
+
+
+def test_a_bare_figure_fails_the_build(project):
+    page = project / "docs" / "kv-pool.md"
+    page.write_text(page.read_text() + "\nOne token costs 55,011 B on this pair.\n")
+    line = page.read_text().count("\n")
+    result = build(project)
+    assert result.returncode != 0
+    assert f"docs/kv-pool.md:{line}: bare figure '55,011 B'" in result.output
+
+
+def test_a_bad_catalog_entry_fails_the_build_with_its_message(project):
+    edit(project / "catalog" / "starts.yaml", "value: 79.29 GiB", "value: 79.29 GiG")
+    result = build(project)
+    assert result.returncode != 0
+    assert "starts.yaml: deployments[0].starts[1].weights_loaded.value: found '79.29 GiG'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_adding_a_model_adds_its_page_with_no_other_edit(project):
+    models = project / "catalog" / "models.yaml"
+    models.write_text(
+        models.read_text()
+        + """
+  - id: new-model-9b
+    name: New Model 9B
+    weights:
+      value: 5.5 GiB
+      kind: shard headers
+      source: safetensors shard headers
+"""
+    )
+    result = build(project)
+    assert result.returncode == 0, result.output
+    html = (result.site / "catalog" / "models" / "new-model-9b" / "index.html").read_text()
+    assert "New Model 9B" in html and "5.50 GiB" in html
+    assert "catalog/models/new-model-9b/" in (result.site / "index.html").read_text()
+
+
+def test_an_undefined_macro_name_fails_the_build(project):
+    page = project / "docs" / "index.md"
+    page.write_text(page.read_text() + "\n{{ no_such_macro }}\n")
+    result = build(project)
+    assert result.returncode != 0
+
+
+# --- the bare-figure scanner ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "On 2026-10-24 the operator asked.",
+        "vLLM 0.26.0 and nightly 2026-10-15, image v0.26.0-aarch64.",
+        "Qwen3.8 27B dense on a GB10 box, RTX 5090, TP=2, SM 12.1.",
+        "Set `--kv-cache-memory-bytes 10000000000` and `--max-num-seqs 8`.",
+        "A figure {{ fig(x) }} and a check {{ checked('110.0 GiB', y) }}.",
+        '<span class="fig" title="measured">79.29 GiB</span>',
+        "```python exec=\"on\"\nprint('10 GiB')\n```",
+        "At 4/3/2 speculative tokens, 3 polls, 8 seats.",
+    ],
+)
+def test_not_a_bare_figure(text):
+    assert bare_figures(text) == []
+
+
+@pytest.mark.parametrize(
+    "text, figure",
+    [
+        ("holds 102.0 GiB", "102.0 GiB"),
+        ("a 10e9 B pin", "10e9 B"),
+        ("55,011 B per token", "55,011 B"),
+        ("181,777 tokens", "181,777 tokens"),
+        ("an 8,192-token prefill", "8,192-token"),
+        ("1.39x", "1.39x"),
+        ("saves 40 %", "40 %"),
+        ("~114.5 GiB free", "~114.5 GiB"),
+        ("```\nModel loading took 79.29 GiB\n```", "79.29 GiB"),
+        ("1.67 M tokens", "1.67 M tokens"),
+    ],
+)
+def test_bare_figure(text, figure):
+    assert [f for _, f in bare_figures(text)] == [figure]
