@@ -31,6 +31,7 @@ class CatalogError(ValueError):
 
 
 _MISSING = object()
+_NUMBER_TEXT = r"^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
 
 
 @dataclass(frozen=True)
@@ -314,6 +315,8 @@ def _scalar(unit: str, raw: Any, file: str, path: str) -> int | Fraction:
         text = str(raw).strip()
         if text.startswith("-"):
             raise CatalogError(file, path, raw, "a size of zero or more bytes")
+        if isinstance(raw, str) and not re.search(r"[A-Za-z]$", text):
+            raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE] + " (a bare number has no unit)")
         try:
             return parse_size(text, path)
         except InputError:
@@ -411,12 +414,11 @@ def _check(spec: tuple, raw: Any, file: str, path: str) -> Any:
             raise CatalogError(file, path, raw, "a whole number of zero or more")
         return raw
     if tag == "num":
-        if isinstance(raw, str):
-            try:
-                raw = float(raw)
-            except ValueError:
-                raise CatalogError(file, path, raw, "a number") from None
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw < 0:
+        if isinstance(raw, str):  # PyYAML reads 27e9 (no dot) as text
+            if not re.fullmatch(_NUMBER_TEXT, raw):
+                raise CatalogError(file, path, raw, "a number of zero or more")
+            raw = float(raw)
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < float("inf"):
             raise CatalogError(file, path, raw, "a number of zero or more")
         return raw
     if tag == "str":
@@ -613,7 +615,7 @@ def json_schema(spec: tuple) -> dict:
     if tag == "int":
         return {"type": "integer", "minimum": 0}
     if tag == "num":
-        return {"type": "number", "minimum": 0}
+        return {"anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": _NUMBER_TEXT}]}
     if tag == "id":
         return {"type": "string", "pattern": r"^[a-z0-9][a-z0-9.\-]*$"}
     if tag == "ref":

@@ -61,8 +61,8 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 
 def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     deployment_id = _deployment(catalog, args.deployment)
-    base = report.defaults(catalog, deployment_id)
     boxes = catalog.deployments[deployment_id]["boxes"]
+    base = report.defaults(catalog, deployment_id, available_list(args.available, boxes) if args.available else None)
     inputs = report.StartInputs(
         deployment=deployment_id,
         kv_pin=parse_size(args.pin, "--pin") if args.pin else base.kv_pin,
@@ -71,7 +71,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         prefill_budget=parse_count(args.prefill_budget, "--prefill-budget", 1) if args.prefill_budget else base.prefill_budget,
         seats=parse_count(args.seats, "--seats", 1) if args.seats else base.seats,
         max_model_len=parse_count(args.max_model_len, "--max-model-len", 1) if args.max_model_len else base.max_model_len,
-        available=available_list(args.available, boxes) if args.available else base.available,
+        available=base.available,
         typical_context=parse_count(args.typical_context, "--typical-context", 1) if args.typical_context else None,
         gpu_memory_utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization else None,
     )  # fmt: skip
@@ -133,7 +133,7 @@ def _pin(value: int | None) -> str:
 def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     if args.bytes_per_token:
         per_token = Fraction(parse_count(args.bytes_per_token, "--bytes-per-token", 1))
-        source = "given"
+        source, reading = "given", None
     else:
         deployment_id = _deployment(catalog, args.deployment)
         spec = parse_count(args.speculative_tokens, "--speculative-tokens") if args.speculative_tokens else 0
@@ -148,8 +148,8 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         out.update(tokens=tokens, pin_bytes=kv.pool_for_tokens(tokens, per_token))
     else:
         pin = parse_size(args.pin or "10e9", "--pin")
-        tokens = kv.tokens_for_pool(pin, per_token)
-        out.update(pin_bytes=pin, tokens=tokens)
+        tokens, logged = reading.tokens_at(pin) if reading else (kv.tokens_for_pool(pin, per_token), False)
+        out.update(pin_bytes=pin, tokens=tokens, tokens_logged=logged)
     whole = int(out["tokens"])
     out.update(
         full_contexts=kv.full_contexts(whole, max_len),
@@ -162,7 +162,8 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         return report.to_json(out)
     lines = [
         f"Bytes per token: {fmt(per_token, 'count')} ({source})",
-        f"Pin {fmt(out['pin_bytes'], 'e9', 2)} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}",
+        f"Pin {fmt(out['pin_bytes'], 'e9', 2)} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}"
+        + (" (logged)" if out.get("tokens_logged") else ""),
         f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x')}"
         + ("" if out["holds_one_context"] else " (below one full context: a max-length request cannot be admitted)"),
     ]
@@ -179,6 +180,8 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
     total = parse_size(args.total, "--total") if args.total else box["total_memory"].value
+    if total <= 0:
+        raise InputError(f"--total: found {args.total!r}, expected a size above zero")
     if args.free:
         free = meminfo_available() if args.free == "auto" else parse_size(args.free, "--free")
     elif "free_at_start" in box:
@@ -220,7 +223,7 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         samples = guard.parse_trace(text, args.trace)
     floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
     polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
-    serving = float(args.serving_at) if args.serving_at else None
+    serving = _seconds(args.serving_at, "--serving-at") if args.serving_at else None
     result = guard.run(samples, floor, polls, serving)
     if args.json:
         return report.to_json({**result.__dict__, "floor_bytes": floor, "polls_in_a_row": polls, "samples": len(samples)})
@@ -229,6 +232,16 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         f"Guard ({polls} polls in a row under {fmt(floor, 'GiB')}) over {len(samples)} polls: {verdict}\n"
         f"Lowest MemAvailable: {fmt(result.lowest, 'GiB')} at {result.lowest_at:g} s; longest run under the floor: {result.longest_run}"
     )
+
+
+def _seconds(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise InputError(f"{what}: found {text!r}, expected seconds, such as 357")
+    return value
 
 
 # --- plan -----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from fractions import Fraction
 from calc import kv
 from calc.catalog import Catalog, Figure
 from calc.gate import Amount, GateRow, Request
+from calc.units import InputError
 
 
 def amount(figure: Figure, how: str = "") -> Amount:
@@ -62,7 +63,7 @@ def gate_row(catalog: Catalog, deployment_id: str) -> GateRow:
         over = overhead(start)
     else:
         if "weights" not in model:
-            raise ValueError(f"{deployment_id}: no measured start and no weights for {model['id']} in models.yaml")
+            raise InputError(f"{deployment_id}: no measured start and no weights for {model['id']} in models.yaml")
         weights = amount(model["weights"])
         over = Amount(0, "no start measured yet", "")
     constants = model.get("gate", {})

@@ -25,13 +25,13 @@ class StartInputs:
     gpu_memory_utilization: Fraction | None = None
 
 
-def defaults(catalog: Catalog, deployment_id: str | None = None) -> StartInputs:
-    """The deployment's serving configuration against the last MemAvailable it recorded."""
+def defaults(catalog: Catalog, deployment_id: str | None = None, available: tuple[int, ...] | None = None) -> StartInputs:
+    """The deployment's serving configuration against the last MemAvailable it recorded
+    (or against `available`, one figure per box, when given)."""
     deployment = catalog.deployments[deployment_id or next(iter(catalog.deployments))]
     serving = [s for s in deployment["starts"] if s["outcome"] == "serving"]
     start = serving[-1] if serving else deployment["starts"][-1]
     s = derive.settings(deployment, start)
-    available = last_available(deployment)
     return StartInputs(
         deployment=deployment["id"],
         kv_pin=start["kv_pin"],
@@ -40,7 +40,7 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> StartInputs:
         prefill_budget=s.get("prefill_budget", 8192),
         seats=s.get("seats", 8),
         max_model_len=s.get("max_model_len", 131072),
-        available=(available,) * deployment["boxes"],
+        available=available or (last_available(deployment),) * deployment["boxes"],
         typical_context=None,
     )
 

@@ -117,7 +117,9 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False) -> str:
     if unit == "B":
         return f"{_grouped(_round(exact, 0, down), 0)} B"
     if unit == "e9":
-        text = f"{_round(exact / GB, digits, down):f}".rstrip("0").rstrip(".")
+        text = f"{_round(exact / GB, digits, down):f}"
+        if "." in text:  # drop trailing decimal zeros only: 10e9, not 1e9
+            text = text.rstrip("0").rstrip(".")
         return f"{text}e9 B"
     if unit == "tokens":
         return f"{_grouped(_round(exact, 0, down), 0)} tokens"

@@ -1,0 +1,39 @@
+"""Shared fixtures: the project's catalog, loaded once, and a writable copy of it."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOG_DIR = ROOT / "catalog"
+if str(ROOT) not in sys.path:  # `pytest` run from elsewhere than the repository root
+    sys.path.insert(0, str(ROOT))
+
+from calc.catalog import Catalog, load_dir  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    """The shipped catalog, validated once for the whole session."""
+    return load_dir(CATALOG_DIR)
+
+
+@pytest.fixture
+def catalog_copy(tmp_path: Path) -> Path:
+    """A copy of catalog/ (YAML and schema) that a test may break or change."""
+    target = tmp_path / "catalog"
+    shutil.copytree(CATALOG_DIR, target)
+    return target
+
+
+def edit(directory: Path, file: str, old: str, new: str, count: int = 1) -> None:
+    """Replace `old` by `new` in one catalog file; fail if `old` is not there `count` times."""
+    path = directory / file
+    text = path.read_text(encoding="utf-8")
+    found = text.count(old)
+    assert found == count, f"{file}: expected {count} occurrence(s) of {old!r}, found {found}"
+    path.write_text(text.replace(old, new), encoding="utf-8")

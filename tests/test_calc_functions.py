@@ -1,0 +1,400 @@
+"""calc's small functions: the guard, trace parsing, vLLM's fraction check, the KV pool, the gate
+(inside and outside its calibration), the several-models budget and the prefetch rule."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from conftest import edit
+
+from calc import budget, derive, fraction, gate, guard, kv, prefetch, report
+from calc.catalog import load_dir
+from calc.units import GiB, InputError, KiB, MiB, parse_size
+
+DSV4 = "dsv4-flash-pair"
+
+
+# --- the memory guard -----------------------------------------------------------------------
+
+
+def polls(*gib: float, every: float = 2) -> list[tuple[float, int]]:
+    """MemAvailable polls `every` seconds apart, given in GiB."""
+    return [(i * every, int(Fraction(str(g)) * GiB)) for i, g in enumerate(gib)]
+
+
+@pytest.fixture(scope="module")
+def guard_policy(catalog) -> tuple[int, int]:
+    policy = catalog.policy["guard"]
+    return policy["floor"].value, policy["polls_in_a_row"].value
+
+
+def test_guard_policy_is_three_polls_under_8_gib(guard_policy) -> None:
+    assert guard_policy == (8 * GiB, 3)
+
+
+def test_guard_kills_at_the_third_consecutive_poll_under_the_floor(guard_policy) -> None:
+    floor, n = guard_policy
+    result = guard.run(polls(10, 7.9, 7.5, 7.0, 6.0), floor, n)
+    assert result.killed
+    assert result.at == 6  # polls at 2, 4, 6 s: the third one under
+    assert result.longest_run == 4
+    assert (result.lowest, result.lowest_at) == (6 * GiB, 8)
+
+
+def test_guard_does_not_kill_two_under_then_one_over(guard_policy) -> None:
+    floor, n = guard_policy
+    result = guard.run(polls(7, 7, 9, 7, 7, 9, 7, 7), floor, n)
+    assert not result.killed
+    assert result.at is None
+    assert result.longest_run == 2
+
+
+def test_guard_exactly_at_the_floor_is_not_under(guard_policy) -> None:
+    floor, n = guard_policy
+    samples = [(t, floor) for t in range(0, 20, 2)]
+    assert not guard.run(samples, floor, n).killed
+    assert guard.run([(t, floor - 1) for t in range(0, 6, 2)], floor, n).killed
+
+
+def test_guard_stops_at_serving(guard_policy) -> None:
+    floor, n = guard_policy
+    samples = polls(10, 7, 7, 7, 7, 7)  # 0 2 4 6 8 10 s
+    assert guard.run(samples, floor, n).at == 6
+    served = guard.run(samples, floor, n, serving_at=6)
+    assert not served.killed
+    assert served.longest_run == 2
+    assert guard.run(samples, floor, n, serving_at=6.5).at == 6
+
+
+def test_guard_over_the_catalogs_kernel_init_trace(catalog, guard_policy) -> None:
+    trace = catalog.traces["kernel-init-report"]
+    samples = [(s["t"], s["available"]) for s in trace["samples"]]
+    floor, n = guard_policy
+    assert not guard.run(samples, floor, n).killed
+    after_init = dict(samples)[trace["kernel_init"]["to_t"]]
+    # a floor just above what kernel init left: polls at 25, 30 and 40 s are under it
+    result = guard.run(samples, after_init + 1, n)
+    assert result.killed and result.at == 40
+    assert result.lowest == min(a for _, a in samples)
+
+
+def test_guard_without_samples() -> None:
+    with pytest.raises(ValueError, match="no samples"):
+        guard.run([], GiB, 3)
+
+
+# --- traces as people paste them ------------------------------------------------------------
+
+
+def test_parse_trace_formats() -> None:
+    text = """# free polled every 2 s
+0 120919 MiB
+
+T+23s available=119280MiB   <- Starting to load model
+T+~25s available= 68501 MiB # kernel/backend selection
+30.5 44.75 GiB
+"""
+    assert guard.parse_trace(text) == [
+        (0.0, 120919 * MiB),
+        (23.0, 119280 * MiB),
+        (25.0, 68501 * MiB),
+        (30.5, parse_size("44.75 GiB")),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("0 10 GiB\n25 68501\n", "t.log, line 2: found '68501' without a unit, expected a size"),
+        ("0 10 GiB\n\n# c\nhello world\n", "t.log, line 4: found 'hello world', expected '<seconds> <size>'"),
+        ("25 10 GiB\n10 9 GiB\n", "t.log, line 2: found time 10 s after 25 s, expected times in order"),
+        ("0 10 GiB\n2 68501 XB\n", "t.log, line 2: found unit 'XB' in '68501 XB', expected one of"),
+        ("0 10 GiB\n2 99999 TiB\n", "t.log, line 2: found '99999 TiB', expected a memory size below 1 PiB"),
+        ("", "t.log: found no polls"),
+        ("# only a comment\n\n", "t.log: found no polls"),
+    ],
+)
+def test_parse_trace_errors_name_the_line(text: str, message: str) -> None:
+    with pytest.raises(InputError) as error:
+        guard.parse_trace(text, "t.log")
+    assert str(error.value).startswith(message)
+    assert "\n" not in str(error.value)
+
+
+# --- vLLM's gpu_memory_utilization check ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rtx(catalog) -> tuple[int, int]:
+    box = catalog.boxes["rtx-5090-node"]
+    return box["total_memory"].value, box["free_at_start"].value
+
+
+def test_fraction_ceiling_is_the_largest_that_passes(rtx) -> None:
+    total, free = rtx
+    ceiling = fraction.ceiling(total, free, 4)
+    assert ceiling == Fraction("0.9837")
+    assert fraction.passes(total, free, ceiling)
+    assert not fraction.passes(total, free, ceiling + Fraction(1, 10**4))
+    assert fraction.ceiling(total, free, 2) == Fraction("0.98")
+
+
+def test_fraction_requested_is_rounded_up(rtx) -> None:
+    total, _ = rtx
+    f = Fraction("0.92")
+    assert fraction.requested(total, f) == math.ceil(total * f)
+    assert fraction.requested(total, f) >= total * f
+
+
+def test_fraction_ceiling_edges() -> None:
+    assert fraction.ceiling(100 * GiB, 200 * GiB) == 1
+    assert fraction.ceiling(100 * GiB, 0) == 0
+    assert fraction.ceiling(100 * GiB, 50 * GiB, 2) == Fraction(1, 2)
+
+
+def test_fraction_plan_takes_each_grant_out_of_what_is_free() -> None:
+    total = 100 * GiB
+    engines = fraction.plan(total, 90 * GiB, [Fraction("0.5"), Fraction("0.35"), Fraction("0.1")])
+    assert [e.passes for e in engines] == [True, True, False]
+    assert [e.free_before for e in engines] == [90 * GiB, 40 * GiB, 40 * GiB - fraction.requested(total, Fraction("0.35"))]
+    refused = fraction.plan(total, 90 * GiB, [Fraction("0.85"), Fraction("0.85")])
+    assert [e.passes for e in refused] == [True, False]
+    assert refused[1].free_before == 90 * GiB - fraction.requested(total, Fraction("0.85"))
+
+
+# --- the KV pool ----------------------------------------------------------------------------
+
+
+def test_bytes_per_token_and_its_inverse() -> None:
+    per_token = kv.bytes_per_token(10**10, 181777)
+    assert per_token == Fraction(10**10, 181777)
+    assert kv.tokens_for_pool(10**10, per_token) == 181777
+    pin = kv.pool_for_tokens(131072, per_token)
+    assert pin * 181777 >= 131072 * 10**10 > (pin - 1) * 181777  # the smallest whole-byte pin
+    with pytest.raises(ValueError):
+        kv.bytes_per_token(10**10, 0)
+
+
+def test_pooled_bytes_per_token_is_all_bytes_over_all_tokens() -> None:
+    readings = [(16 * 10**9, 290858), (10**10, 181777), (10**10, 181777)]
+    assert kv.pooled_bytes_per_token(readings) == Fraction(36 * 10**9, 290858 + 2 * 181777)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "max_model_len", "block_size"),
+    [(181777, 131072, 256), (1708119, 262144, 2304), (1000, 1000, 256), (255, 256, 16)],
+)
+def test_block_concurrency(tokens: int, max_model_len: int, block_size: int) -> None:
+    per_request = math.ceil(max_model_len / block_size)
+    expected = Fraction(tokens // block_size, per_request)
+    assert kv.block_concurrency(tokens, max_model_len, block_size) == expected
+    assert kv.block_concurrency(tokens, max_model_len, block_size) <= kv.full_contexts(tokens, max_model_len) + 1
+
+
+def test_block_concurrency_counts_a_partly_used_block_whole() -> None:
+    # 1,000 tokens need 4 blocks of 256: 2,048 tokens' worth of blocks (8 blocks) hold two requests
+    assert kv.block_concurrency(2048, 1000, 256) == 2
+    assert kv.block_concurrency(2047, 1000, 256) == Fraction(7, 4)
+
+
+def test_full_contexts_and_the_floor() -> None:
+    assert kv.full_contexts(181777, 131072) == Fraction(181777, 131072)
+    assert kv.holds_one_context(131072, 131072)
+    assert not kv.holds_one_context(131071, 131072)
+    assert kv.tokens_needed(8, 20000) == 160000
+
+
+@pytest.mark.parametrize(("kv_dtype", "dtype_bytes"), [("bf16", 2), ("fp16", 2), ("auto", 2), ("fp8", 1), ("fp8_e4m3", 1)])
+@pytest.mark.parametrize(("kv_heads", "tp", "heads_here"), [(8, 1, 8), (8, 2, 4), (8, 8, 1), (4, 8, 1)])
+def test_modeled_full_attention(kv_dtype, dtype_bytes, kv_heads, tp, heads_here) -> None:
+    layers, head_dim = 64, 128
+    got = kv.modeled_bytes_per_token(layers=layers, attention="full", kv_dtype=kv_dtype, tp=tp, kv_heads=kv_heads, head_dim=head_dim)
+    assert got == 2 * heads_here * head_dim * dtype_bytes * layers
+
+
+def test_modeled_mla_packed_and_plain(catalog) -> None:
+    model = catalog.models["deepseek-v4-flash"]
+    layers = model["architecture"]["layers"]
+    assert derive.modeled_from_architecture(model, "fp8_ds_mla", tp=2) == 656 * layers
+    assert derive.modeled_from_architecture(model, "fp8_ds_mla", tp=1) == 656 * layers  # MLA is not split across ranks
+    assert kv.modeled_bytes_per_token(layers=layers, attention="mla", kv_dtype="bf16", kv_lora_rank=512, qk_rope_head_dim=64) == (512 + 64) * 2 * layers
+    assert derive.modeled_from_architecture(catalog.models["qwen3.8-27b"], "bf16") is None
+
+
+def test_modeled_needs_its_dimensions() -> None:
+    with pytest.raises(ValueError, match="kv_heads and head_dim"):
+        kv.modeled_bytes_per_token(layers=1, attention="full", kv_dtype="bf16")
+    with pytest.raises(ValueError, match="kv_lora_rank"):
+        kv.modeled_bytes_per_token(layers=1, attention="mla", kv_dtype="bf16")
+    with pytest.raises(ValueError, match="kv dtype 'int3'"):
+        kv.modeled_bytes_per_token(layers=1, attention="full", kv_dtype="int3", kv_heads=1, head_dim=1)
+
+
+# --- the gate -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def row(catalog) -> gate.GateRow:
+    return derive.gate_row(catalog, DSV4)
+
+
+@pytest.fixture(scope="module")
+def free(catalog) -> tuple[int, int]:
+    return report.defaults(catalog, DSV4).available
+
+
+def test_gate_needs_is_the_sum_of_its_terms(catalog, row, free) -> None:
+    result = gate.gate(row, gate.Request(10**10, True, 8192, 8), free)
+    assert result.needs == row.weights.bytes + row.drafter.bytes + 10**10 + row.overhead.bytes + row.headroom.bytes
+    assert result.margins == tuple(a - result.needs for a in free)
+    assert result.passes == all(m >= 0 for m in result.margins)
+    assert [t.name for t in gate.movable_terms(result)] == ["KV pin", "drafter"]
+
+
+def test_gate_constants_come_from_the_catalog(catalog, row) -> None:
+    start = derive.measured_start(catalog.deployments[DSV4])
+    assert start["generation"] == 235
+    assert row.weights.bytes == start["weights_loaded"].value
+    assert row.overhead.bytes == start["available_before"].value - start["available_after"].value - start["weights_loaded"].value - start["kv_pin"]
+    assert row.headroom.bytes == catalog.policy["gate"]["headroom"].value
+    assert row.drafter.bytes == catalog.models["deepseek-v4-flash"]["drafter"]["weights"].value // 2
+    assert (row.calibration_prefill, row.calibration_seats) == (8192, 16)
+
+
+def test_gate_passes_on_every_box_or_not_at_all(row) -> None:
+    needs = gate.gate(row, gate.Request(10**10), (200 * GiB,)).needs
+    assert gate.gate(row, gate.Request(10**10), (needs, needs)).passes
+    assert not gate.gate(row, gate.Request(10**10), (needs, needs - 1)).passes
+
+
+def test_largest_pin_is_exactly_the_last_pin_that_passes(row, free) -> None:
+    for drafter in (False, True):
+        largest = gate.largest_pin(row, gate.Request(0, drafter), free)
+        assert gate.gate(row, gate.Request(largest, drafter), free).passes
+        assert not gate.gate(row, gate.Request(largest + 1, drafter), free).passes
+
+
+def test_largest_pin_is_negative_when_nothing_passes(row) -> None:
+    assert gate.largest_pin(row, gate.Request(0), (50 * GiB,)) < 0
+
+
+def test_gate_drafter_without_one_in_the_row(row, free) -> None:
+    result = gate.gate(replace(row, drafter=None), gate.Request(10**10, True), free)
+    assert result.needs is None and "no drafter" in result.outside_calibration
+
+
+@pytest.mark.parametrize(("prefill", "seats", "what"), [(16384, 8, "prefill budget 16,384"), (8192, 32, "seat count 32"), (8193, 8, "prefill budget 8,193")])
+def test_gate_outside_calibration_without_constants(row, free, prefill, seats, what) -> None:
+    result = gate.gate(row, gate.Request(10**10, False, prefill, seats), free)
+    assert result.needs is None and result.passes is None and result.margins == ()
+    assert what in result.outside_calibration
+    assert "calibrat" in result.outside_calibration
+    assert gate.largest_pin(row, gate.Request(0, False, prefill, seats), free) is None
+
+
+def test_gate_at_the_calibration_edge_has_zero_terms(row, free) -> None:
+    result = gate.gate(row, gate.Request(10**10, False, 8192, 16), free)
+    terms = {t.name: t.bytes for t in result.terms}
+    assert terms["prefill-budget term"] == terms["seat term"] == 0
+
+
+def test_gate_outside_calibration_with_constants_from_the_catalog(catalog, catalog_copy: Path, free) -> None:
+    edit(
+        catalog_copy,
+        "models.yaml",
+        "  - id: deepseek-v4-flash\n    name: DeepSeek-V4-Flash-0731 NVFP4\n",
+        "  - id: deepseek-v4-flash\n    name: DeepSeek-V4-Flash-0731 NVFP4\n"
+        "    gate:\n"
+        "      prefill_bytes_per_token:\n        value: 64 KiB\n        kind: estimated\n"
+        "      seat_bytes:\n        value: 0.25 GiB\n        kind: estimated\n",
+    )
+    changed = derive.gate_row(load_dir(catalog_copy), DSV4)
+    base = gate.gate(changed, gate.Request(10**10, False, 8192, 16), free).needs
+    assert base == gate.gate(derive.gate_row(catalog, DSV4), gate.Request(10**10, False, 8192, 16), free).needs
+
+    prefill = gate.gate(changed, gate.Request(10**10, False, 16384, 8), free)
+    assert prefill.outside_calibration is None
+    terms = {t.name: t.bytes for t in prefill.terms}
+    assert terms["prefill-budget term"] == (16384 - 8192) * 64 * KiB > 0
+    assert prefill.needs == base + terms["prefill-budget term"]
+
+    seats = gate.gate(changed, gate.Request(10**10, False, 8192, 32), free)
+    terms = {t.name: t.bytes for t in seats.terms}
+    assert terms["seat term"] == (32 - 16) * parse_size("0.25 GiB") > 0
+    assert seats.needs == base + terms["seat term"]
+
+
+def test_gate_row_of_generation_234_is_the_pre_measurement_row(catalog) -> None:
+    start = derive.start_by_generation(catalog.deployments[DSV4], 234)
+    recorded = derive.gate_row_of_start(catalog, DSV4, start)
+    assert recorded.weights.bytes == start["gate_row"]["weights"].value == catalog.models["deepseek-v4-flash"]["weights"].value
+    assert recorded.overhead.bytes == start["gate_row"]["overhead"].value
+    with pytest.raises(KeyError):
+        derive.start_by_generation(catalog.deployments[DSV4], 999)
+
+
+def test_gate_row_without_a_measured_start_or_weights(catalog) -> None:
+    with pytest.raises(InputError, match="flash-next-pair: no measured start and no weights"):
+        derive.gate_row(catalog, "flash-next-pair")
+
+
+# --- the start report (what the command line and the calculator show) -----------------------
+
+
+def test_report_defaults_and_given_available(catalog) -> None:
+    base = report.defaults(catalog, DSV4)
+    request = catalog.deployments[DSV4]["requests"][0]
+    assert base.available == (request["available"].value,) * 2
+    assert (base.kv_pin, base.seats, base.prefill_budget, base.max_model_len) == (10**10, 8, 8192, 131072)
+    assert report.defaults(catalog, "flash-next-pair", (GiB, GiB)).available == (GiB, GiB)
+    with pytest.raises(InputError, match="no MemAvailable reading"):
+        report.defaults(catalog, "flash-next-pair")
+
+
+def test_report_check_names_fields(catalog) -> None:
+    inputs = replace(report.defaults(catalog, DSV4), max_model_len=0, available=(), drafter=True, speculative_tokens=0)
+    problems = report.check(inputs)
+    assert [p.split(":")[0] for p in problems] == ["max_model_len", "available", "speculative tokens"]
+
+
+def test_report_kv_figures_use_the_logged_count_at_a_logged_pin(catalog) -> None:
+    result = report.start_report(catalog, report.defaults(catalog, DSV4))
+    assert result["kv"]["tokens"] == 181777 and result["kv"]["tokens_logged"]
+    other = report.start_report(catalog, replace(report.defaults(catalog, DSV4), kv_pin=12 * 10**9))
+    assert not other["kv"]["tokens_logged"]
+    assert other["kv"]["tokens"] == kv.tokens_for_pool(12 * 10**9, other["kv"]["bytes_per_token"])
+
+
+def test_report_to_json_is_plain() -> None:
+    assert report.to_json({"a": Fraction(1, 4), "b": (1, [Fraction(1, 2)])}) == {"a": 0.25, "b": [1, [0.5]]}
+
+
+# --- several models, prefetch ---------------------------------------------------------------
+
+
+def test_budget_sums_weights_kv_and_headroom() -> None:
+    residents = [budget.Resident("a", 15 * 10**9, 10 * 10**9, GiB), budget.Resident("b", 37 * 10**9)]
+    result = budget.budget(100 * 10**9, residents)
+    assert result.used == 62 * 10**9 + GiB
+    assert result.left == 100 * 10**9 - result.used
+    assert result.fits
+    assert not budget.budget(10**9, residents).fits
+
+
+def test_weights_from_parameters() -> None:
+    assert budget.weights_from_parameters(70e9, 8) == 70 * 10**9
+    assert budget.weights_from_parameters(27e9, 4) == 13.5 * 10**9
+    assert budget.weights_from_parameters(70e9, 4) == 35 * 10**9
+
+
+def test_prefetch_rule_boundary(catalog) -> None:
+    share = catalog.policy["vllm"]["prefetch_fraction"].value
+    assert share == Fraction(9, 10)
+    available = 100 * 10**9
+    assert prefetch.largest_prefetched(available, share) == 90 * 10**9
+    assert prefetch.prefetch_enabled(90 * 10**9, available, share)
+    assert not prefetch.prefetch_enabled(90 * 10**9 + 1, available, share)

@@ -1,0 +1,150 @@
+"""The catalog's validation: each kind of bad entry, made by a text edit on a copy of catalog/, is
+refused with a message naming the file, the key path, what was found and what was expected; and
+the JSON Schema files editors use agree with the loader on the shipped catalog and on bad entries."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import CATALOG_DIR, ROOT, edit
+
+from calc.catalog import FILES, CatalogError, load_dir, raw_as_json, read_yaml_dir, schemas
+
+
+@pytest.fixture(scope="module")
+def validators() -> dict[str, jsonschema.protocols.Validator]:
+    out = {}
+    for name in FILES:
+        schema = json.loads((CATALOG_DIR / "schema" / f"{name}.schema.json").read_text(encoding="utf-8"))
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        out[name] = cls(schema)
+    return out
+
+
+def schema_errors(directory: Path, validators: dict) -> dict[str, list[str]]:
+    """Schema errors by file, over the raw YAML as the build hands it to the browser (dates as text)."""
+    raw = json.loads(raw_as_json(read_yaml_dir(directory)))
+    return {name: [e.message for e in validators[name].iter_errors(raw[name])] for name in FILES if list(validators[name].iter_errors(raw[name]))}
+
+
+# (id, file, old text, new text, key path, found as the message shows it, expected (part), the schema catches it too)
+CASES = [
+    ("missing-required-field", "boxes.yaml", "    name: RTX 5090 node\n", "", "boxes[1].name", "nothing", "text", True),
+    ("mistyped-field-name", "boxes.yaml", "    name: DGX Spark (GB10)\n", "    nmae: DGX Spark (GB10)\n", "boxes[0].nmae", "'nmae'", "one of id, name, memory, total_memory", True),
+    ("mistyped-figure-key", "starts.yaml", "value: 79.29 GiB", "valeu: 79.29 GiB", "deployments[0].starts[1].weights_loaded.valeu", "'valeu'", "one of ", True),
+    ("size-unknown-unit", "starts.yaml", "value: 79.29 GiB", "value: 79.29 GiG", "deployments[0].starts[1].weights_loaded.value", "'79.29 GiG'", "a size with its unit, such as 79.29 GiB", True),
+    ("size-without-unit-number", "starts.yaml", "value: 79.29 GiB", "value: 79.29", "deployments[0].starts[1].weights_loaded.value", "79.29", "a size with its unit", True),
+    ("size-without-unit-text", "starts.yaml", "kv_pin: 16e9 B", "kv_pin: 16e9", "deployments[0].starts[0].kv_pin", "'16e9'", "(a bare number has no unit)", True),
+    ("size-without-unit-integer", "boxes.yaml", "value: 8501810176 B", "value: 8501810176", "boxes[1].serving.kv_pin.value", "8501810176", "(a bare number has no unit)", True),
+    ("size-negative", "starts.yaml", "value: 79.29 GiB", "value: -79.29 GiB", "deployments[0].starts[1].weights_loaded.value", "'-79.29 GiB'", "a size of zero or more bytes", True),
+    ("duplicate-id", "boxes.yaml", "id: rtx-5090-node", "id: dgx-spark", "boxes[1].id", "'dgx-spark'", "an id not used before in this file", False),
+    ("unknown-model", "starts.yaml", "model: deepseek-v4-flash", "model: deepseek-v5-flash", "deployments[0].model", "'deepseek-v5-flash'", "the id of an entry in models.yaml (deepseek-v4-flash, ", False),
+    ("unknown-resident-model", "plans.yaml", "- model: example-70b-4bit", "- model: example-70b-3bit", "plans[0].residents[1].model", "'example-70b-3bit'", "the id of an entry in models.yaml", False),
+    ("unknown-box", "traces.yaml", "box: dgx-spark", "box: dgx-sprak", "traces[0].box", "'dgx-sprak'", "the id of an entry in boxes.yaml (dgx-spark, rtx-5090-node)", False),
+    ("bad-kind", "boxes.yaml", "kind: published\n      source: NVIDIA", "kind: publisehd\n      source: NVIDIA", "boxes[0].spec_memory.kind", "'publisehd'", "one of measured, shard headers, modeled, published", True),
+    ("missing-kind", "boxes.yaml", "      kind: published\n      source: NVIDIA", "      source: NVIDIA", "boxes[0].spec_memory.kind", "nothing", "one of measured, ", True),
+    ("bad-enum", "boxes.yaml", "memory: unified", "memory: shared", "boxes[0].memory", "'shared'", "one of unified, discrete", True),
+    ("bad-id", "boxes.yaml", "id: dgx-spark", "id: DGX Spark", "boxes[0].id", "'DGX Spark'", "an id of lower-case letters, digits, dots and dashes", True),
+    ("bad-date", "incidents.yaml", "date: 2026-09-30\n    title", "date: 30/09/2026\n    title", "incidents[0].date", "'30/09/2026'", "a date written YYYY-MM-DD", True),
+    ("min-above-max", "incidents.yaml", "min: 0.8 GiB", "min: 5.8 GiB", "incidents[0].available.min", "'5.8 GiB'", "at most max (4.2 GiB)", False),
+    ("fraction-above-one", "boxes.yaml", "value: 0.98", "value: 1.5", "boxes[1].serving.gpu_memory_utilization.value", "1.5", "a fraction above 0 and at most 1", True),
+    ("count-not-whole", "starts.yaml", "value: 290858", "value: 290858.5", "deployments[0].starts[0].kv_tokens.value", "290858.5", "a whole number of zero or more", True),
+    ("number-as-words", "models.yaml", "parameters: 27e9", "parameters: lots", "models[4].parameters", "'lots'", "a number of zero or more", True),
+    ("number-nan", "models.yaml", "parameters: 27e9", "parameters: nan", "models[4].parameters", "'nan'", "a number of zero or more", True),
+    ("whole-number-as-words", "policy.yaml", "value: 3\n", "value: three\n", "guard.polls_in_a_row.value", "'three'", "a whole number of zero or more", True),
+    ("list-expected", "plans.yaml", "fractions: [0.5, 0.35]", "fractions: 0.5", "fraction_plans[0].fractions", "0.5", "a list", True),
+    ("fraction-in-list", "plans.yaml", "fractions: [0.5, 0.35]", "fractions: [0.5, 1.35]", "fraction_plans[0].fractions[1]", "1.35", "a fraction above 0 and at most 1", True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("file", "old", "new", "path", "found", "expected", "schema"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_entry_is_refused_with_file_path_found_and_expected(catalog_copy: Path, file, old, new, path, found, expected, schema) -> None:
+    edit(catalog_copy, file, old, new)
+    with pytest.raises(CatalogError) as raised:
+        load_dir(catalog_copy)
+    error = raised.value
+    message = str(error)
+    assert (error.file, error.path) == (file, path), message
+    assert message.startswith(f"{file}: {path}: found {found}, expected "), message
+    assert expected in message, message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(("file", "old", "new"), [c[1:4] for c in CASES if c[7]], ids=[c[0] for c in CASES if c[7]])
+def test_bad_entry_fails_the_json_schema_too(catalog_copy: Path, validators, file, old, new) -> None:
+    edit(catalog_copy, file, old, new)
+    errors = schema_errors(catalog_copy, validators)
+    assert list(errors) == [file.removesuffix(".yaml")], errors
+
+
+def test_invalid_yaml_names_the_line(catalog_copy: Path) -> None:
+    text = (catalog_copy / "policy.yaml").read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    target = next(i for i, line in enumerate(lines) if line.startswith("guard:"))
+    lines.insert(target + 1, "  floor: [8 GiB\n")  # an unclosed flow sequence
+    (catalog_copy / "policy.yaml").write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(CatalogError) as raised:
+        load_dir(catalog_copy)
+    message = str(raised.value)
+    assert raised.value.file == "policy.yaml"
+    assert message.startswith("policy.yaml: line "), message
+    line = int(message.split("line ")[1].split(",")[0])
+    assert target + 2 <= line <= target + 3, message  # the broken line (1-based) or the one the parser stops at
+    assert "expected valid YAML" in message
+
+
+def test_tab_indentation_names_its_line_and_column(catalog_copy: Path) -> None:
+    edit(catalog_copy, "boxes.yaml", "    memory: discrete\n", "\tmemory: discrete\n")
+    lines = (catalog_copy / "boxes.yaml").read_text(encoding="utf-8").splitlines()
+    number = next(i for i, line in enumerate(lines, 1) if line.startswith("\tmemory"))
+    with pytest.raises(CatalogError, match=rf"^boxes\.yaml: line {number}, column 1: found .*cannot start any token.*, expected valid YAML$"):
+        load_dir(catalog_copy)
+
+
+def test_missing_file(catalog_copy: Path) -> None:
+    (catalog_copy / "traces.yaml").unlink()
+    with pytest.raises(CatalogError) as raised:
+        load_dir(catalog_copy)
+    assert str(raised.value) == f"traces.yaml: (file): found nothing, expected a file at {catalog_copy / 'traces.yaml'}"
+
+
+def test_empty_file(catalog_copy: Path) -> None:
+    (catalog_copy / "plans.yaml").write_text("# nothing here\n", encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"^plans\.yaml: : found None, expected a mapping with plans, fraction_plans$"):
+        load_dir(catalog_copy)
+
+
+def test_shipped_catalog_loads(catalog) -> None:
+    assert set(catalog.boxes) == {"dgx-spark", "rtx-5090-node"}
+    assert "dsv4-flash-pair" in catalog.deployments
+
+
+# --- JSON Schema ----------------------------------------------------------------------------
+
+
+def test_shipped_catalog_validates_against_the_schema_files(validators) -> None:
+    assert schema_errors(CATALOG_DIR, validators) == {}
+
+
+def test_schema_files_are_what_calc_writes() -> None:
+    for name, schema in schemas().items():
+        assert json.loads((CATALOG_DIR / "schema" / name).read_text(encoding="utf-8")) == schema, name
+
+
+def test_every_yaml_file_points_at_its_schema() -> None:
+    for name in FILES:
+        first = (CATALOG_DIR / f"{name}.yaml").read_text(encoding="utf-8").splitlines()[0]
+        assert first == f"# yaml-language-server: $schema=schema/{name}.schema.json"
+
+
+def test_schema_check_command_passes() -> None:
+    done = subprocess.run([sys.executable, "-m", "calc", "schema", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"catalog/schema: {len(FILES)} files up to date"
+    assert done.stderr == ""

@@ -1,0 +1,424 @@
+"""python -m calc, run as a user runs it: every subcommand, human and --json output, and bad
+arguments (one line on stderr starting "calc: error:", exit status 2, no traceback)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, edit
+
+from calc import derive, fraction, kv, report
+from calc.catalog import FILES
+from calc.units import GiB, MiB, fmt, parse_size
+
+DSV4 = "dsv4-flash-pair"
+
+
+def calc(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "calc", *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def ok(*args: str, stdin: str | None = None) -> str:
+    done = calc(*args, stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    return done.stdout
+
+
+def as_json(*args: str) -> dict:
+    return json.loads(ok(*args, "--json"))
+
+
+# --- gate -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def expected(catalog) -> dict:
+    """The serving start's figures computed in-process from the catalog."""
+    inputs = report.defaults(catalog, DSV4)
+    row = derive.gate_row(catalog, DSV4)
+    needs = row.weights.bytes + inputs.kv_pin + row.overhead.bytes + row.headroom.bytes
+    free = inputs.available[0]
+    total = catalog.boxes["dgx-spark"]["total_memory"].value
+    return {
+        "row": row,
+        "needs": needs,
+        "free": free,
+        "largest": free - (needs - inputs.kv_pin),
+        "largest_drafter": free - (needs - inputs.kv_pin) - row.drafter.bytes,
+        "utilization": fraction.ceiling(total, free, 2),
+    }
+
+
+def test_gate_human(expected) -> None:
+    out = ok("gate")
+    assert "Start gate: DeepSeek-V4-Flash-0731 NVFP4, TP=2 on 2x DGX Spark (GB10)" in out
+    assert "110.00" in out  # the memory-budget document's 110.0 GiB at 10e9
+    needs_line = next(line for line in out.splitlines() if line.strip().startswith("needs"))
+    assert needs_line.split()[-1] == fmt(expected["needs"], "GiB").removesuffix(" GiB") == "110.00"
+    for name, value in (("weights", "79.29"), ("KV pin", "9.31"), ("overhead", "13.40"), ("start headroom", "8.00")):
+        line = next(line for line in out.splitlines() if line.strip().startswith(name))
+        assert line.split()[len(name.split())] == value, line
+    assert f"available {fmt(expected['free'], 'GiB')}, passes by {fmt(expected['free'] - expected['needs'], 'GiB')}" in out
+    assert "Start: yes" in out
+    assert f"Largest pin that passes: {fmt(expected['largest'], 'e9', 2, down=True)} without the drafter" in out
+    assert f"{fmt(expected['largest_drafter'], 'e9', 2, down=True)} with it" in out
+    assert "14.83e9 B without the drafter, 9.39e9 B with it" in out
+    assert "KV pool: 181,777 tokens (logged)" in out
+    assert "1.39x full 131,072-token contexts" in out
+
+
+def test_gate_json(catalog, expected) -> None:
+    out = as_json("gate")
+    assert out["deployment"] == DSV4
+    assert out["needs_bytes"] == expected["needs"]
+    assert out["passes"] is True
+    assert sum(t["bytes"] for t in out["terms"]) == out["needs_bytes"]
+    assert [b["available_bytes"] for b in out["boxes"]] == [expected["free"]] * catalog.deployments[DSV4]["boxes"]
+    for box in out["boxes"]:
+        assert box["needs_bytes"] == expected["needs"]
+        assert box["passes"] is True
+        assert box["margin_bytes"] == expected["free"] - expected["needs"]
+        assert box["largest_pin_bytes"] == expected["largest"]
+    assert out["largest_pin_bytes"] == {"without_drafter": expected["largest"], "with_drafter": expected["largest_drafter"]}
+    assert out["kv"]["tokens"] == 181777 and out["kv"]["tokens_logged"] is True
+    assert out["fraction"]["ceiling"] == pytest.approx(float(fraction.ceiling(catalog.boxes["dgx-spark"]["total_memory"].value, expected["free"], 4)))
+
+
+def test_gate_20e9_with_drafter_is_refused(expected) -> None:
+    out = ok("gate", "--pin", "20e9", "--drafter")
+    assert "Start: no, refused" in out
+    assert "needs" in out and "124.37" in out  # the document's 124.4 GiB
+    assert "What to change, largest movable term first: KV pin 18.63 GiB, drafter 5.06 GiB" in out
+    data = as_json("gate", "--pin", "20e9", "--drafter")
+    row = expected["row"]
+    assert data["needs_bytes"] == row.weights.bytes + row.drafter.bytes + 20 * 10**9 + row.overhead.bytes + row.headroom.bytes
+    assert data["passes"] is False
+    assert all(b["passes"] is False and b["margin_bytes"] < 0 for b in data["boxes"])
+
+
+def test_gate_flags(expected) -> None:
+    out = ok("gate")
+    flags = out.split("Flags:\n", 1)[1].splitlines()
+    assert [f.strip() for f in flags] == [
+        "--kv-cache-memory-bytes 10000000000",
+        f"--gpu-memory-utilization {fmt(expected['utilization'], 'fraction')}",
+        "-tp 2",
+        "--max-model-len 131072",
+        "--max-num-seqs 8",
+        "--max-num-batched-tokens 8192",
+    ]
+
+
+def test_gate_flags_follow_the_arguments() -> None:
+    args = (
+        "gate",
+        "--pin",
+        "8 GiB",
+        "--seats",
+        "4",
+        "--max-model-len",
+        "65,536",
+        "--prefill-budget",
+        "4096",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--drafter",
+        "--speculative-tokens",
+        "3",
+    )
+    flags = as_json(*args)["flags"]
+    assert flags[:6] == [
+        f"--kv-cache-memory-bytes {8 * GiB}",
+        "--gpu-memory-utilization 0.90",
+        "-tp 2",
+        "--max-model-len 65536",
+        "--max-num-seqs 4",
+        "--max-num-batched-tokens 4096",
+    ]
+    assert flags[6] == '--speculative-config \'{"method": "mtp", "num_speculative_tokens": 3}\''
+
+
+def test_gate_available_per_box(expected) -> None:
+    out = as_json("gate", "--available", "100 GiB,120 GiB")
+    assert [b["available_bytes"] for b in out["boxes"]] == [100 * GiB, 120 * GiB]
+    assert [b["passes"] for b in out["boxes"]] == [False, True]
+    assert out["passes"] is False
+    assert out["largest_pin_bytes"]["without_drafter"] == 100 * GiB - (expected["needs"] - 10**10)
+
+
+def test_gate_outside_calibration() -> None:
+    for args in (("--seats", "32"), ("--prefill-budget", "16384")):
+        out = ok("gate", *args)
+        assert "outside calibration:" in out and "calibrat" in out.split("outside calibration:")[1]
+        data = as_json("gate", *args)
+        assert data["needs_bytes"] is None and data["passes"] is None
+        assert "calibrat" in data["outside_calibration"]
+
+
+def test_gate_available_auto() -> None:
+    meminfo = Path("/proc/meminfo")
+    if not meminfo.exists():
+        pytest.skip("no /proc/meminfo here")
+    total_kib = next(int(line.split()[1]) for line in meminfo.read_text().splitlines() if line.startswith("MemTotal:"))
+    out = as_json("gate", "--available", "auto")
+    available = [b["available_bytes"] for b in out["boxes"]]
+    assert len(set(available)) == 1 and 0 < available[0] <= total_kib * 1024
+    assert available[0] % 1024 == 0  # /proc/meminfo counts kB (KiB)
+
+
+# --- kv -------------------------------------------------------------------------------------
+
+
+def test_kv_default_is_the_logged_serving_pin(catalog) -> None:
+    out = ok("kv")
+    assert "Bytes per token: 55,011 (measured, gen 234/235/237, 2026-10-24)" in out
+    assert "Pin 10e9 B (9.31 GiB) holds 181,777 tokens (logged)" in out
+    assert "Full 131,072-token contexts: 1.39x" in out
+
+
+def test_kv_arithmetic_both_ways(catalog) -> None:
+    per_token = report.pool_reading(catalog, DSV4, 0).bytes_per_token
+    out = as_json("kv", "--pin", "12e9")
+    assert out["tokens"] == pytest.approx(float(kv.tokens_for_pool(12 * 10**9, per_token)))
+    assert out["tokens_logged"] is False
+    back = as_json("kv", "--tokens", "1048576")
+    assert back["pin_bytes"] == kv.pool_for_tokens(1048576, per_token)
+    assert back["full_contexts"] == 8.0
+
+
+def test_kv_given_bytes_per_token() -> None:
+    """The KV-pool document's plan: 13,952 B/token at 16e9 is ~1.15 M tokens, all 8 seats at full length."""
+    out = ok("kv", "--bytes-per-token", "13952", "--pin", "16e9")
+    assert "Bytes per token: 13,952 (given)" in out
+    assert "holds 1,146,789 tokens" in out
+    data = as_json("kv", "--bytes-per-token", "13,952", "--pin", "16e9", "--seats", "8", "--typical-context", "131072")
+    assert data["tokens"] >= data["tokens_needed"] == 8 * 131072
+
+
+def test_kv_other_deployment_and_below_the_floor() -> None:
+    out = ok("kv", "--deployment", "flash-next-pair", "--speculative-tokens", "3", "--pin", "28e9", "--max-model-len", "262144")
+    assert "holds 1,752,822 tokens (logged)" in out
+    small = ok("kv", "--pin", "5e9")
+    assert "below one full context" in small
+
+
+# --- fraction -------------------------------------------------------------------------------
+
+
+def test_fraction_default_and_ceiling(catalog) -> None:
+    box = catalog.boxes["rtx-5090-node"]
+    total, free = box["total_memory"].value, box["free_at_start"].value
+    out = ok("fraction")
+    assert out.splitlines() == [
+        f"0.92 x {fmt(total, 'GiB')} = {fmt(math.ceil(total * Fraction('0.92')), 'GiB')} against {fmt(free, 'GiB')} free: starts",
+        "Ceiling: 0.9837",
+    ]
+
+
+@pytest.mark.parametrize(("value", "passes"), [("0.98", True), ("0.9837", True), ("0.9838", False), ("0.99", False), ("1.0", False)])
+def test_fraction_check(catalog, value: str, passes: bool) -> None:
+    data = as_json("fraction", "--fraction", value)
+    box = catalog.boxes["rtx-5090-node"]
+    assert data["passes"] is passes
+    assert data["requested_bytes"] == math.ceil(box["total_memory"].value * Fraction(value))
+    assert data["ceiling"] == 0.9837
+
+
+def test_fraction_other_box_and_auto() -> None:
+    data = as_json("fraction", "--box", "dgx-spark", "--free", "114.5 GiB", "--fraction", "0.94")
+    assert data["passes"] is True
+    assert as_json("fraction", "--box", "dgx-spark", "--free", "auto")["free_bytes"] > 0
+
+
+# --- guard ----------------------------------------------------------------------------------
+
+
+def test_guard_catalog_trace(catalog) -> None:
+    trace = catalog.traces["kernel-init-report"]
+    lowest = min(trace["samples"], key=lambda s: s["available"])
+    out = ok("guard", "kernel-init-report")
+    assert out.splitlines() == [
+        f"Guard (3 polls in a row under 8.00 GiB) over {len(trace['samples'])} polls: lets the start through",
+        f"Lowest MemAvailable: {fmt(lowest['available'], 'GiB')} at {lowest['t']:g} s; longest run under the floor: 0",
+    ]
+    data = as_json("guard", "kernel-init-report", "--floor", "70 GiB")
+    assert data["killed"] is True and data["at"] == 40
+
+
+def test_guard_trace_file(tmp_path: Path) -> None:
+    log = tmp_path / "start.log"
+    log.write_text("# gen 234 warmup\n0 20 GiB\n2 7.9 GiB\n4 7.8 GiB\nT+6s available=7.9GiB\n8 30 GiB\n")
+    out = ok("guard", str(log))
+    assert "over 5 polls: kills the rank at 6 s" in out
+    assert "Lowest MemAvailable: 7.80 GiB at 4 s; longest run under the floor: 3" in out
+    data = as_json("guard", str(log), "--serving-at", "5")
+    assert data["killed"] is False and data["longest_run"] == 2
+    assert data["floor_bytes"] == 8 * GiB and data["polls_in_a_row"] == 3 and data["samples"] == 5
+    assert as_json("guard", str(log), "--polls", "2")["at"] == 4
+
+
+def test_guard_reads_stdin() -> None:
+    out = ok("guard", "-", stdin="0 7 GiB\n2 7 GiB\n4 7 GiB\n")
+    assert "kills the rank at 4 s" in out
+
+
+# --- plan -----------------------------------------------------------------------------------
+
+
+def test_plan_several_models(catalog) -> None:
+    total = catalog.boxes["dgx-spark"]["total_memory"].value
+    weights = [catalog.models[m]["weights"].value for m in ("example-27b-4bit", "example-70b-4bit")]
+    out = ok("plan", "--model", "example-27b-4bit", "--model", "example-70b-4bit")
+    assert f"left: {fmt(total - sum(weights), 'GiB')}" in out
+    assert "left: 73.26 GiB" in out
+    data = as_json("plan", "--model", "example-27b-4bit:20GiB:2GiB", "--model", "example-70b-4bit")
+    assert data["used_bytes"] == sum(weights) + 22 * GiB and data["fits"] is True
+    assert data["left_bytes"] == total - data["used_bytes"]
+
+
+def test_plan_fractions(catalog) -> None:
+    box = catalog.boxes["dgx-spark"]
+    together = as_json("plan", "--fractions", "0.5,0.35")["engines"]
+    assert [e["passes"] for e in together] == [True, True]
+    assert together[0]["free_before"] == box["idle_available"].value
+    alone = ok("plan", "--fractions", "0.85,0.85").splitlines()
+    assert alone[1].endswith(": starts")
+    assert alone[2].endswith("refused: free memory is less than the fraction asks")
+    assert as_json("plan", "--model", "example-70b-fp8", "--model", "example-27b-4bit")["fits"] is True
+    two = ok("plan", "--model", "example-70b-fp8", "--model", "example-70b-fp8")
+    assert "(over the box: drop a model or add a node)" in two
+
+
+# --- prefetch -------------------------------------------------------------------------------
+
+
+def test_prefetch(catalog) -> None:
+    trace = catalog.traces["kernel-init-report"]
+    after_init = {s["t"]: s["available"] for s in trace["samples"]}[trace["kernel_init"]["to_t"]]
+    out = ok("prefetch", "--checkpoint", "75 GB", "--available", f"{after_init // MiB} MiB")
+    assert "Checkpoint 75.0 GB against 90 % of 66.90 GiB available: not prefetched" in out
+    assert f"Largest checkpoint still prefetched: {fmt(after_init * 9 // 10, 'GB', 1)}" in out
+    idle = as_json("prefetch", "--checkpoint", "75 GB", "--available", "120919 MiB")
+    assert idle["enabled"] is True
+    assert idle["largest_prefetched_bytes"] == 120919 * MiB * 9 // 10
+    assert "enabled" in as_json("prefetch", "--checkpoint", "1 GB", "--available", "auto")
+
+
+# --- check, schema, --catalog ---------------------------------------------------------------
+
+
+def test_check(catalog) -> None:
+    assert ok("check").strip() == (
+        f"catalog: {len(catalog.boxes)} boxes, {len(catalog.models)} models, {len(catalog.deployments)} deployments, "
+        f"{len(catalog.incidents)} incidents, {len(catalog.traces)} traces: valid"
+    )
+
+
+def test_schema_check() -> None:
+    assert ok("schema", "--check").strip() == f"catalog/schema: {len(FILES)} files up to date"
+
+
+def test_catalog_option_reads_another_catalog(catalog_copy: Path) -> None:
+    edit(
+        catalog_copy,
+        "policy.yaml",
+        "value: 8 GiB\n    kind: setting\n    source: the load balancer",
+        "value: 9 GiB\n    kind: setting\n    source: the load balancer",
+    )
+    base = as_json("gate")["needs_bytes"]
+    assert as_json("--catalog", str(catalog_copy), "gate")["needs_bytes"] == base + GiB
+
+
+# --- bad arguments --------------------------------------------------------------------------
+
+
+def _broken_catalog(tmp_path: Path) -> Path:
+    import shutil
+
+    target = tmp_path / "broken"
+    shutil.copytree(ROOT / "catalog", target)
+    edit(target, "starts.yaml", "value: 79.29 GiB", "value: 79.29 GiG")
+    return target
+
+
+BAD = [
+    ("unknown-flag", ["gate", "--bogus"], "unrecognized arguments: --bogus"),
+    ("unknown-command", ["bogus"], "invalid choice: 'bogus'"),
+    ("no-command", [], "the following arguments are required"),
+    ("pin-abc", ["gate", "--pin", "abc"], "--pin: found 'abc', expected a size"),
+    ("pin-negative", ["gate", "--pin=-5GB"], "--pin: found '-5GB', expected a size of zero or more bytes"),
+    ("pin-negative-as-flag", ["gate", "--pin", "-5GB"], "argument --pin: expected one argument"),
+    ("pin-unknown-unit", ["gate", "--pin", "10 XB"], "--pin: found unit 'XB'"),
+    ("available-count", ["gate", "--available", "100GiB,100GiB,100GiB"], "--available: found 3 figures, expected 1 or 2 (one per box)"),
+    ("available-abc", ["gate", "--available", "lots"], "--available: found 'lots'"),
+    ("deployment", ["gate", "--deployment", "nope"], "--deployment: found 'nope', expected one of dsv4-flash-pair"),
+    ("no-gate-row", ["gate", "--deployment", "flash-next-pair", "--available", "100 GiB"], "flash-next-pair: no measured start and no weights"),
+    ("no-available", ["gate", "--deployment", "flash-next-pair"], "no MemAvailable reading in the catalog; give --available"),
+    ("seats-zero", ["gate", "--seats", "0"], "--seats: found 0, expected at least 1"),
+    ("utilization", ["gate", "--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization: found '1.5'"),
+    ("kv-bytes-per-token", ["kv", "--bytes-per-token", "abc"], "--bytes-per-token: found 'abc', expected a whole number"),
+    ("fraction-box", ["fraction", "--box", "nope"], "--box: found 'nope'"),
+    ("fraction-total-zero", ["fraction", "--total", "0"], "--total: found '0', expected a size above zero"),
+    ("fraction-no-free", ["fraction", "--box", "dgx-spark"], "--free: box dgx-spark has no free-at-start reading"),
+    ("guard-serving-at", ["guard", "kernel-init-report", "--serving-at", "abc"], "--serving-at: found 'abc', expected seconds"),
+    ("guard-polls", ["guard", "kernel-init-report", "--polls", "0"], "--polls: found 0, expected at least 1"),
+    ("plan-model", ["plan", "--model", "nope"], "--model: found 'nope'"),
+    ("plan-fractions", ["plan", "--fractions", "0.85,1.5"], "--fractions: found '1.5'"),
+    ("prefetch-missing", ["prefetch", "--checkpoint", "75GB"], "the following arguments are required: --available"),
+    ("prefetch-checkpoint", ["prefetch", "--checkpoint", "big", "--available", "10GiB"], "--checkpoint: found 'big'"),
+]
+
+
+def assert_one_error_line(done: subprocess.CompletedProcess, message: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("calc: error: "), lines[0]
+    assert message in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(("args", "message"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_arguments(args: list[str], message: str) -> None:
+    assert_one_error_line(calc(*args), message)
+
+
+def test_missing_trace_file(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such.log"
+    assert_one_error_line(calc("guard", str(missing)), f"trace {missing}: cannot read it (No such file or directory)")
+
+
+def test_broken_trace_file(tmp_path: Path) -> None:
+    log = tmp_path / "broken.log"
+    log.write_text("0 20 GiB\n2 7.9 GiB\n4 7.8\n")
+    assert_one_error_line(calc("guard", str(log)), f"{log}, line 3: found '7.8' without a unit")
+    log.write_text("0 20 GiB\nwhat is this\n")
+    assert_one_error_line(calc("guard", str(log)), f"{log}, line 2: found 'what is this'")
+    log.write_text("")
+    assert_one_error_line(calc("guard", str(log)), f"{log}: found no polls")
+
+
+def test_broken_catalog(tmp_path: Path) -> None:
+    broken = _broken_catalog(tmp_path)
+    done = calc("--catalog", str(broken), "check")
+    assert_one_error_line(done, "starts.yaml: deployments[0].starts[1].weights_loaded.value: found '79.29 GiG', expected a size with its unit")
+
+
+def test_help_exits_zero() -> None:
+    done = calc("gate", "--help")
+    assert done.returncode == 0
+    assert "--kv-cache" not in done.stderr
+    assert "--pin" in done.stdout
+
+
+def test_parse_size_of_pins_in_flags_round_trips() -> None:
+    flag = as_json("gate", "--pin", "9.39e9")["flags"][0]
+    assert parse_size(flag.split()[1]) == parse_size("9.39e9")

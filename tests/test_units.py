@@ -1,0 +1,161 @@
+"""calc.units: the parser for what people type, and `fmt`, the one place a figure becomes text."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from calc.units import GB, GiB, InputError, MiB, fmt, parse_count, parse_fraction, parse_size, to_gib
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("10e9", 10 * 10**9),
+        (10000000000, 10 * 10**9),
+        ("10000000000", 10 * 10**9),
+        ("10 GB", 10 * GB),
+        ("10GB", 10 * GB),
+        ("8501810176 B", 8501810176),
+        ("10,000,000,000", 10 * 10**9),
+        ("10_000_000_000", 10 * 10**9),
+        ("  16e9 B ", 16 * 10**9),
+        ("1.5 KiB", 1536),
+        ("68501 MiB", 68501 * MiB),
+        ("1024 TiB", 2**50),
+        (0, 0),
+    ],
+)
+def test_parse_size_accepts(text, expected) -> None:
+    assert parse_size(text) == expected
+
+
+def test_parse_size_gib_is_exact_to_the_byte() -> None:
+    # 9.31 x 2^30 = 9,996,536,381.44 B: rounded half up to the whole byte
+    assert parse_size("9.31 GiB") == 9996536381
+    assert parse_size("9.31 GiB") == round(Fraction("9.31") * GiB)
+    assert parse_size("0.5 B") == 1  # half up, not to even
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "pin: found nothing, expected a size"),
+        ("   ", "pin: found nothing, expected a size"),
+        ("abc", "pin: found 'abc', expected a size such as 10e9"),
+        ("-5 GB", "pin: found '-5 GB', expected a size of zero or more bytes"),
+        ("nan", "pin: found 'nan', expected a size such as"),
+        ("inf", "pin: found 'inf', expected a size such as"),
+        ("1e400", "pin: found '1e400', expected a memory size below 1 PiB"),
+        ("1025 TiB", "expected a memory size below 1 PiB"),
+        ("10 XB", "pin: found unit 'XB' in '10 XB', expected one of B, KB"),
+        ("79.29 GiG", "found unit 'GiG'"),
+        ("10 GB GB", "pin: found '10 GB GB'"),
+        (True, "pin: found True, expected a size"),
+        (None, "pin: found None, expected a size"),
+        (1.5, "pin: found 1.5, expected a size"),
+    ],
+)
+def test_parse_size_rejects_with_a_message(text, message) -> None:
+    with pytest.raises(InputError) as error:
+        parse_size(text, "pin")
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_parse_count() -> None:
+    assert parse_count("131,072") == parse_count("131_072") == parse_count(131072) == 131072
+    with pytest.raises(InputError, match="seats: found 0, expected at least 1"):
+        parse_count("0", "seats", 1)
+    with pytest.raises(InputError, match=r"found '1\.5', expected a whole number"):
+        parse_count("1.5")
+    with pytest.raises(InputError, match="found nothing"):
+        parse_count("")
+    with pytest.raises(InputError, match="expected a number below"):
+        parse_count(str(10**13))
+
+
+def test_parse_fraction() -> None:
+    assert parse_fraction("0.92") == Fraction(23, 25)
+    assert parse_fraction("1") == 1
+    for bad in ("0", "1.01", "-0.5", "abc", "nan", ""):
+        with pytest.raises(InputError, match="--gpu-memory-utilization"):
+            parse_fraction(bad, "--gpu-memory-utilization")
+
+
+# --- fmt ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "digits", "down", "text"),
+    [
+        (10 * 10**9, "GiB", 2, False, "9.31 GiB"),
+        (16 * 10**9, "GiB", 2, False, "14.90 GiB"),
+        (102 * GiB, "GiB", 1, False, "102.0 GiB"),
+        (10 * 10**9, "GB", 1, False, "10.0 GB"),
+        (128 * 10**9, "GB", 0, False, "128 GB"),
+        (120919 * MiB, "MiB", 0, False, "120,919 MiB"),
+        (10 * 10**9, "e9", 2, False, "10e9 B"),
+        (10 * 10**9, "e9", 0, False, "10e9 B"),
+        (20 * 10**9, "e9", 0, False, "20e9 B"),
+        (100 * 10**9, "e9", 1, False, "100e9 B"),
+        (14_830_000_000, "e9", 1, False, "14.8e9 B"),
+        (9_398_704_579, "e9", 2, True, "9.39e9 B"),
+        (9_398_704_579, "e9", 1, False, "9.4e9 B"),
+        (9_398_704_579, "e9", 0, True, "9e9 B"),
+        (8501810176, "B", 0, False, "8,501,810,176 B"),
+        (Fraction(1708119), "tokens", 0, False, "1,708,119 tokens"),
+        (Fraction(10**10, 5987), "M tokens", 2, False, "1.67 M tokens"),
+        (Fraction(181777, 131072), "x", 2, False, "1.39x"),
+        (Fraction(9, 10), "%", 0, False, "90 %"),
+        (Fraction(9, 10), "%", 1, False, "90.0 %"),
+        (Fraction(5, 1000), "%", 1, False, "0.5 %"),
+        (Fraction(49, 50), "fraction", 2, False, "0.98"),
+        (Fraction(357), "s", 0, False, "357 s"),
+        (Fraction(1234567, 2), "count", 0, False, "617,284"),
+    ],
+)
+def test_fmt(value, unit, digits, down, text) -> None:
+    assert fmt(value, unit, digits, down) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "half_up", "down"),
+    [
+        (Fraction("0.125"), 2, "0.13", "0.12"),  # half up, not to even
+        (Fraction("0.135"), 2, "0.14", "0.13"),
+        (Fraction("2.5"), 0, "3", "2"),
+        (Fraction("3.5"), 0, "4", "3"),
+        (Fraction("120.648"), 1, "120.6", "120.6"),
+        (Fraction("120.65"), 1, "120.7", "120.6"),
+        (Fraction("9.398"), 2, "9.40", "9.39"),
+        (Fraction(1, 3), 4, "0.3333", "0.3333"),
+        (Fraction(2, 3), 4, "0.6667", "0.6666"),
+    ],
+)
+def test_fmt_rounds_half_up_or_down(value, digits, half_up, down) -> None:
+    assert fmt(value, "plain", digits) == half_up
+    assert fmt(value, "plain", digits, down=True) == down
+
+
+def test_fmt_is_exact_on_large_byte_counts() -> None:
+    # one byte under 13.815 GiB still rounds down at two decimals, one byte over rounds up
+    exact = Fraction("13.815") * GiB
+    assert fmt(int(exact), "GiB") == "13.81 GiB"
+    assert fmt(int(exact) + 1, "GiB") == "13.82 GiB"
+
+
+def test_fmt_accepts_int_float_and_fraction() -> None:
+    assert fmt(0.5, "plain", 1) == fmt(Fraction(1, 2), "plain", 1) == "0.5"
+    assert fmt(0, "GiB") == "0.00 GiB"
+
+
+def test_fmt_unknown_unit() -> None:
+    with pytest.raises(ValueError, match="unknown unit 'furlongs'"):
+        fmt(1, "furlongs")
+
+
+def test_to_gib_is_exact() -> None:
+    assert to_gib(GiB) == 1
+    assert to_gib(10**10) == Fraction(10**10, 2**30)
