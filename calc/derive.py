@@ -65,7 +65,7 @@ def gate_row(catalog: Catalog, deployment_id: str) -> GateRow:
         if "weights" not in model:
             raise InputError(f"{deployment_id}: no measured start and no weights for {model['id']} in models.yaml")
         weights = amount(model["weights"])
-        over = Amount(0, "no start measured yet", "")
+        over = None  # a remainder needs a measured start; the gate says so rather than guess
     constants = model.get("gate", {})
     return GateRow(
         weights=weights,

@@ -19,7 +19,7 @@ class GateRow:
     """The load balancer's row for one model: every constant of the gate formula."""
 
     weights: Amount
-    overhead: Amount
+    overhead: Amount | None  # None until a start has been measured
     headroom: Amount
     calibration_prefill: int
     calibration_seats: int
@@ -76,6 +76,8 @@ def _above(value: int, limit: int, per_unit: Amount | None, what: str, unit: str
 
 def terms(row: GateRow, request: Request) -> tuple[tuple[Term, ...], str | None]:
     """The needs formula term by term; the second value says why it is unknown, if it is."""
+    if row.overhead is None:
+        return (), "no start of this model has been measured, so its overhead (held - weights - KV pool) is unknown"
     if request.drafter and row.drafter is None:
         return (), "the catalog row has no drafter for this model"
     prefill, prefill_unknown = _above(request.prefill_budget, row.calibration_prefill, row.prefill_bytes_per_token, "prefill budget", "tokens")

@@ -398,3 +398,20 @@ def test_prefetch_rule_boundary(catalog) -> None:
     assert prefetch.largest_prefetched(available, share) == 90 * 10**9
     assert prefetch.prefetch_enabled(90 * 10**9, available, share)
     assert not prefetch.prefetch_enabled(90 * 10**9 + 1, available, share)
+
+
+def test_gate_without_a_measured_start_says_the_overhead_is_unknown(catalog_copy) -> None:
+    """No start measured: the overhead remainder does not exist yet, and the gate says so instead of counting it as zero."""
+    edit(
+        catalog_copy,
+        "models.yaml",
+        "    name: Qwen3.8 Flash-Next MoE NVFP4\n",
+        "    name: Qwen3.8 Flash-Next MoE NVFP4\n    weights:\n      value: 40 GiB\n      kind: shard headers\n",
+    )
+    catalog = load_dir(catalog_copy)
+    row = derive.gate_row(catalog, "flash-next-pair")
+    assert row.overhead is None
+    result = gate.gate(row, gate.Request(parse_size("28e9")), (100 * GiB,))
+    assert result.needs is None and result.passes is None
+    assert "overhead" in result.outside_calibration
+    assert gate.largest_pin(row, gate.Request(0), (100 * GiB,)) is None
