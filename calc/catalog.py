@@ -310,7 +310,7 @@ def _scalar(unit: str, raw: Any, file: str, path: str) -> int | Fraction:
     if unit in (SIZE, "size"):
         if isinstance(raw, bool) or not isinstance(raw, (str, int)):
             raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE])
-        if isinstance(raw, int) and raw != 0:
+        if isinstance(raw, int):
             raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE] + " (a bare number has no unit)")
         text = str(raw).strip()
         if text.startswith("-"):

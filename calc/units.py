@@ -109,7 +109,7 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False) -> str:
 
     unit: GiB, GB, MiB (value in bytes); B (exact bytes, grouped); e9 (a pin, "10e9 B");
     tokens; count; x (a ratio); % (a ratio shown as a percentage); fraction; s; plain.
-    down rounds toward zero, for a limit that must not be exceeded (the largest pin).
+    down rounds down (the floor), for a limit that must not be exceeded (the largest pin).
     """
     exact = Fraction(value)
     if unit in ("GiB", "GB", "MiB", "MB", "KiB", "TiB"):
