@@ -242,6 +242,247 @@ def define_env(env) -> None:
             previous = s["available"]
         return _table(("Time", "MemAvailable", "GiB", "Drop since the poll before", "In the log"), rows)
 
+    # --- more tables and figures for the hand-written pages ---------------------------------
+
+    @env.macro
+    def reading(model_id: str, label: str = "", kind: str | None = None) -> derive.KvReading:
+        """One bytes-per-token reading of a model, picked by its label (and kind)."""
+        found = [r for r in readings(model_id) if r.label == label and (kind is None or r.kind == kind)]
+        if len(found) != 1:
+            raise ValueError(f"reading({model_id!r}, {label!r}, {kind!r}): found {len(found)} readings, expected one")
+        return found[0]
+
+    @env.macro
+    def doc_said_range(literal: str, item) -> str:
+        """doc_said for a range the source document gave, such as "65-70 GB"; the catalog's figure
+        is shown in the range's unit, and it must lie outside the range."""
+        low, _, high = literal.partition("-")
+        unit, digits = _unit(high)
+        value = value_of(item).exact
+        if parse_size(low + " " + unit) <= value <= parse_size(high):
+            problem(f"{page_where(literal)}: the source document's {literal!r} now holds the catalog's figure; drop the note")
+        return f'{render(item, unit, digits)} <span class="doc-said">(the source document says <s>{literal}</s>)</span>'
+
+    @env.macro
+    def gate_then_and_now_table(generation: int = 234, deployment_id: str = "dsv4-flash-pair") -> str:
+        """A start's gate with the row it held when it ran, beside the same request under the measured row."""
+        start = gen(generation, deployment_id)
+        request = derive.request_of(catalog.deployments[deployment_id], start)
+        available = (start["available_before"].value,)
+        then = gate.gate(derive.gate_row_of_start(catalog, deployment_id, start), request, available)
+        now = gate.gate(row(deployment_id), request, available)
+        rows = [(a.name, fig(a.bytes), a.source, fig(b.bytes), b.source) for a, b in zip(then.terms, now.terms, strict=True) if a.bytes or b.bytes]
+        rows.append(("**needs**", f"**{fig(then.needs, digits=1)}**", "the sum", f"**{fig(now.needs, digits=1)}**", "the sum"))
+        before = fig(start["available_before"], digits=0)
+        rows.append(("MemAvailable at the gate", before, start["available_before"].source, before, "the same reading"))
+        verdicts = ["passes" if r.passes else "refused" for r in (then, now)]
+        rows.append(("**gate**", f"**{verdicts[0]}**", "", f"**{verdicts[1]}**", ""))
+        head = ("Term", f"Row at gen {generation}", "Source", "Row measured since", "Source")
+        return _table(head, rows)
+
+    @env.macro
+    def movable_table(pin_text: str = "20e9", drafter: bool = True, deployment_id: str = "dsv4-flash-pair") -> str:
+        """The terms an operator can change, largest first, with the flag that moves each."""
+        flags = {
+            "KV pin": "`--kv-cache-memory-bytes`",
+            "drafter": "`--speculative-config` (drop it)",
+            "prefill-budget term": "`--max-num-batched-tokens`",
+            "seat term": "`--max-num-seqs`",
+        }
+        request = gate.Request(parse_size(pin_text), drafter, *_calibrated(deployment_id))
+        result = gate.gate(row(deployment_id), request, (refused_request(deployment_id)["available"].value,))
+        moving = gate.movable_terms(result)
+        idle = [t for t in result.terms if t.movable and not t.bytes]
+        rows = [(t.name, fig(t.bytes), flags.get(t.name, ""), t.source) for t in moving + idle]
+        return _table(("Term", "GiB a rank", "Flag", "Source"), rows)
+
+    @env.macro
+    def startup_line(generation: int = 235, deployment_id: str = "dsv4-flash-pair") -> str:
+        """The two figures vLLM logs about the pool, as the log prints them."""
+        d = catalog.deployments[deployment_id]
+        start = gen(generation, deployment_id)
+        max_len = derive.settings(d, start)["max_model_len"]
+        tokens = start["kv_tokens"].value
+        ratio = start["concurrency"].value if "concurrency" in start else kv.full_contexts(tokens, max_len)
+        return "\n".join(
+            (
+                "```text",
+                f"GPU KV cache size: {units.fmt(tokens, 'count')} tokens",
+                f"Maximum concurrency for {units.fmt(max_len, 'count')} tokens per request: {units.fmt(ratio, 'x')}",
+                "```",
+            )
+        )
+
+    @env.macro
+    def concurrency_table() -> str:
+        """Logged pools with their block size: tokens / max_model_len beside whole blocks per request."""
+        rows = []
+        for model in catalog.models.values():
+            for rep in model.get("kv_reports", []):
+                if not {"tokens", "max_model_len", "block_size"} <= rep.keys():
+                    continue
+                tokens, max_len, block = rep["tokens"].value, rep["max_model_len"], rep["block_size"]
+                what = ", ".join(p for p in (model["name"], rep.get("engine", ""), rep["kv_dtype"]) if p)
+                rows.append(
+                    (
+                        what,
+                        fig(rep["tokens"], "count"),
+                        fig(max_len, "count"),
+                        fig(block, "count"),
+                        fig(kv.full_contexts(tokens, max_len), "x"),
+                        fig(kv.block_concurrency(tokens, max_len, block), "x"),
+                        rep["tokens"].provenance + ": " + (rep["tokens"].source or ""),
+                    )
+                )
+        head = ("Model, engine, KV type", "Tokens", "max_model_len", "Block", "tokens ÷ max_model_len", "whole blocks", "Source")
+        return _table(head, rows)
+
+    @env.macro
+    def bytes_per_token_compared(deployment_id: str = "dsv4-flash-pair", pool_text: str = "10e9") -> str:
+        """One model's measured bytes per token beside its published and modeled figures."""
+        d = catalog.deployments[deployment_id]
+        model = catalog.models[d["model"]]
+        settings = derive.settings(d)
+        max_len, pool = settings["max_model_len"], parse_size(pool_text)
+        mine = [r for r in readings(model["id"]) if r.kv_dtype == settings["kv_dtype"]]
+        measured = next(r for r in mine if r.kind == "measured")
+        arch = model["architecture"]
+        latent = derive.modeled_from_architecture(model, settings["kv_dtype"], d["tp"])
+        entries = [(r.label or f"{r.kind}, {r.engine}", r.bytes_per_token, *r.tokens_at(pool), r.provenance) for r in mine]
+        entries.insert(
+            2,
+            (
+                "the latent alone, every layer at full length",
+                latent,
+                kv.tokens_for_pool(pool, latent),
+                False,
+                "modeled by calc from the architecture: " + arch.get("source", ""),
+            ),
+        )
+        rows = []
+        for name, per_token, tokens, logged, source in entries:
+            rows.append(
+                (
+                    name,
+                    fig(per_token, "count"),
+                    fig(Fraction(per_token) / measured.bytes_per_token, "x"),
+                    fig(tokens, "count") + (" (logged)" if logged else ""),
+                    fig(kv.full_contexts(int(tokens), max_len), "plain"),
+                    source,
+                )
+            )
+        head = ("Figure", "B / token / rank", "of measured", f"Tokens in {fig(pool, 'e9')}", f"Full {fig(max_len, 'count')}-token contexts", "Source")
+        return _table(head, rows)
+
+    @env.macro
+    def fraction_check_table(box_id: str = "rtx-5090-node") -> str:
+        """vLLM's start check, ceil(total x fraction) <= free, at the fractions that matter on one box."""
+        box = catalog.boxes[box_id]
+        total, free = box["total_memory"].value, box["free_at_start"].value
+        named = {
+            catalog.policy["vllm"]["default_gpu_memory_utilization"].value: "vLLM's default",
+            box["serving"]["gpu_memory_utilization"].value: "the serving start",
+            fraction.ceiling(total, free): "the ceiling",
+            Fraction(99, 100): "",
+            Fraction(1): "",
+        }
+        rows = []
+        for f in sorted(named):
+            ok = fraction.passes(total, free, f)
+            rows.append((fig(f, "fraction", 4), named[f], fig(fraction.requested(total, f)), fig(free), "starts" if ok else "refused"))
+        return _table(("Fraction", "Note", f"Asks (of {fig(box['total_memory'])})", "Free at start", "vLLM"), rows)
+
+    @env.macro
+    def prefetch_table(trace_id: str = "kernel-init-report") -> str:
+        """vLLM's auto-prefetch rule applied to a trace's checkpoint at each poll."""
+        trace = catalog.traces[trace_id]
+        share = catalog.policy["vllm"]["prefetch_fraction"]
+        checkpoint = trace["checkpoint"]
+        rows = []
+        for s in trace["samples"]:
+            largest = prefetch.largest_prefetched(s["available"], share.value)
+            enabled = prefetch.prefetch_enabled(checkpoint.value, s["available"], share.value)
+            rows.append(
+                (fig(s["t"], "s", 0), fig(s["available"]), fig(largest, "GB", 1), "prefetched" if enabled else "**not prefetched**", s.get("event", ""))
+            )
+        head = ("Time", "MemAvailable", f"{fig(share, '%', 0)} of it", f"{fig(checkpoint, 'GB', 0)} checkpoint", "In the log")
+        return _table(head, rows)
+
+    @env.macro
+    def guard_replay_table(trace_id: str = "kernel-init-report") -> str:
+        """The memory guard's view of a trace, poll by poll."""
+        trace = catalog.traces[trace_id]
+        policy = catalog.policy["guard"]
+        floor = policy["floor"].value
+        rows, run = [], 0
+        for s in trace["samples"]:
+            run = run + 1 if s["available"] < floor else 0
+            rows.append((fig(s["t"], "s", 0), fig(s["available"]), fig(s["available"] - floor), fig(run, "count")))
+        head = ("Time", "MemAvailable", f"Above the {fig(policy['floor'], 'GiB', 0)} floor", "Polls in a row under it")
+        return _table(head, rows)
+
+    @env.macro
+    def guard_result(trace_id: str = "kernel-init-report") -> guard.GuardResult:
+        trace = catalog.traces[trace_id]
+        policy = catalog.policy["guard"]
+        samples = [(s["t"], s["available"]) for s in trace["samples"]]
+        return guard.run(samples, policy["floor"].value, policy["polls_in_a_row"].value)
+
+    def _residents(plan: dict) -> list[budget.Resident]:
+        return [budget.Resident(catalog.models[r["model"]]["name"], catalog.models[r["model"]]["weights"].value) for r in plan["residents"]]
+
+    @env.macro
+    def plan_budget(plan_id: str = "coder-and-70b") -> budget.Budget:
+        plan = catalog.plans[plan_id]
+        return budget.budget(catalog.boxes[plan["box"]]["total_memory"].value, _residents(plan))
+
+    @env.macro
+    def plan_budget_table(plan_id: str = "coder-and-70b") -> str:
+        """Weights of each resident model against the box total, and what is left for KV and headroom."""
+        plan = catalog.plans[plan_id]
+        box = catalog.boxes[plan["box"]]
+        result = plan_budget(plan_id)
+        rows = []
+        for r in plan["residents"]:
+            model = catalog.models[r["model"]]
+            w = model["weights"]
+            rows.append((model["name"], fig(w, "GB", 0), fig(w), r.get("role", ""), f"{w.kind}: {w.source}"))
+        rows.append(("**weights together**", f"**{fig(result.used, 'GB', 0)}**", f"**{fig(result.used)}**", "", "the sum"))
+        total = box["total_memory"]
+        rows.append((f"{box['name']}, total", fig(total, "GB"), fig(total), "", f"{total.kind}: {total.source}"))
+        rows.append(("**left for KV and headroom**", f"**{fig(result.left, 'GB')}**", f"**{fig(result.left)}**", "", "total - weights"))
+        return _table(("Resident", "GB", "GiB", "Role", "Source"), rows)
+
+    @env.macro
+    def weights_rule_table() -> str:
+        """Parameters x bytes per parameter beside the weights the guide estimates."""
+        rows = []
+        for model in catalog.models.values():
+            if not model.get("parameters") or "weights" not in model:
+                continue
+            rule = budget.weights_from_parameters(model["parameters"], model["bits_per_parameter"])
+            rows.append(
+                (
+                    model["name"],
+                    fig(rule, "GB", 1),
+                    fig(model["weights"], "GB", 0),
+                    fig(model["weights"]),
+                    f"{model['weights'].kind}: {model['weights'].source}",
+                )
+            )
+        return _table(("Model", "Parameters x bytes each", "Estimate", "GiB", "Source"), rows)
+
+    @env.macro
+    def fraction_plans_table() -> str:
+        """Engines started one after another, each asking its fraction of the box total."""
+        rows = []
+        for plan in catalog.fraction_plans.values():
+            box = catalog.boxes[plan["box"]]
+            together = " + ".join(fig(f, "fraction", 2) for f in plan["fractions"])
+            for n, e in enumerate(fraction.plan(box["total_memory"].value, box["idle_available"].value, plan["fractions"]), 1):
+                rows.append((together, str(n), fig(e.fraction, "fraction", 2), fig(e.requested), fig(e.free_before), "starts" if e.passes else "**refused**"))
+        return _table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)
+
 
 def _unit(literal: str) -> tuple[str, int]:
     from hooks.figures import literal_unit
