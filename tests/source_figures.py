@@ -433,7 +433,7 @@ MEMORY_BUDGET += [
     ),
     S("000", "the next start, pin", "10e9", lambda c: e9(gen(c, 235)["kv_pin"])),
     S("000", "the next start", "serving", lambda c: gen(c, 235)["outcome"]),
-    S("000", "GB10, LPDDR5X (GB, NVIDIA spec)", "128", lambda c: gb(c.boxes[SPARK]["spec_memory"].value)),
+    S("000", "GB10, LPDDR5X (GB, NVIDIA spec; a binary capacity)", "128", lambda c: gib(c.boxes[SPARK]["spec_memory"].value, 0)),
     S("000", "GB10, the box reports total (GiB)", "121.69", lambda c: gib(c.boxes[SPARK]["total_memory"].value)),
     S("000", "page cache, checkpoint just read (GB)", "~98", lambda c: "~" + gb(c.incidents["2026-10-10-page-cache"]["checkpoint"].value)),
     S("000", "page cache, available at least (GiB)", "21", lambda c: gib(c.incidents["2026-10-10-page-cache"]["available"].minimum, 0)),
@@ -603,7 +603,7 @@ KV_POOL += [
         ),
     ),
     S("001", "the measured figure over the plan's", "3.9x", lambda c: times(ds_measured(c).bytes_per_token / ds_plan(c).bytes_per_token, 1)),
-    S("001", "where the memory went, LPDDR5X (GB)", "128", lambda c: gb(c.boxes[SPARK]["spec_memory"].value)),
+    S("001", "where the memory went, LPDDR5X (GB, a binary capacity)", "128", lambda c: gib(c.boxes[SPARK]["spec_memory"].value, 0)),
     S("001", "where the memory went, the guard's floor (GiB)", "8", lambda c: gib(c.policy["guard"]["floor"].value, 0)),
     S("001", "where the memory went, polls", "3", lambda c: count(c.policy["guard"]["polls_in_a_row"].value)),
     S("001", "where the memory went, seconds apart", "2", lambda c: count(c.policy["guard"]["poll_seconds"].value)),
@@ -656,7 +656,7 @@ KERNEL_INIT = [
 # --- 004: several models on one box ---------------------------------------------------------
 
 SEVERAL_MODELS = [
-    S("004", "intro, memory shared (GB)", "128", lambda c: gb(c.boxes[SPARK]["spec_memory"].value)),
+    S("004", "intro, memory shared (GB, a binary capacity)", "128", lambda c: gib(c.boxes[SPARK]["spec_memory"].value, 0)),
     S("004", "intro, addressable (GiB)", "121.6", lambda c: gib(c.plans["coder-and-70b"]["budget_stated"].value, 1)),
     S("004", "weights, 70B at FP8 (GB)", "70", lambda c: gb(rule_of_thumb(c, "example-70b-fp8"))),
     S("004", "weights, 70B at FP8, catalog row (GB)", "70", lambda c: gb(c.models["example-70b-fp8"]["weights"].value)),
@@ -679,7 +679,7 @@ SEVERAL_MODELS = [
     S("004", "each engine owns the box", "0.85", lambda c: plain(c.fraction_plans["each-owns-the-box"]["fractions"][0], 2)),
     S("004", "each engine owns the box, 0.85 + 0.85", "the second refused", lambda c: plan_verdict(fraction_plan(c, "each-owns-the-box"))),
     S("004", "when the budget does not close, addressable (GiB)", "121.6", lambda c: gib(c.plans["coder-and-70b"]["budget_stated"].value, 1)),
-    S("004", "two-node cluster, pooled memory (GB)", "256", lambda c: gb(dsv4(c)["boxes"] * c.boxes[SPARK]["spec_memory"].value)),
+    S("004", "two-node cluster, pooled memory (GB, a binary capacity)", "256", lambda c: gib(dsv4(c)["boxes"] * c.boxes[SPARK]["spec_memory"].value, 0)),
 ]
 
 FIGURES: list[SourceFigure] = [*MEMORY_BUDGET, *KV_POOL, *KERNEL_INIT, *SEVERAL_MODELS]
