@@ -106,7 +106,7 @@ def render_gate(r: dict) -> str:
         lines.append(f"KV pool: {tokens} at {fmt(pool['bytes_per_token'], 'count')} B/token ({r['kv_source']}), "
                      f"{fmt(pool['full_contexts'], 'x')} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
         if not pool["holds_one_context"]:
-            lines.append(f"  below the floor: one full context needs a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2)}")
+            lines.append(f"  below the floor: one full context needs a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2, up=True)}")
         if "tokens_needed" in pool:
             lines.append(f"  seats x typical context = {fmt(pool['tokens_needed'], 'tokens')}: {'fits' if pool['seats_fit'] else 'does not fit'}")
     f = r["fraction"]
@@ -162,13 +162,13 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         return report.to_json(out)
     lines = [
         f"Bytes per token: {fmt(per_token, 'count')} ({source})",
-        f"Pin {fmt(out['pin_bytes'], 'e9', 2)} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}"
+        f"Pin {fmt(out['pin_bytes'], 'e9', 2, up=bool(args.tokens))} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}"
         + (" (logged)" if out.get("tokens_logged") else ""),
         f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x')}"
         + ("" if out["holds_one_context"] else " (below one full context: a max-length request cannot be admitted)"),
     ]
     if "tokens_needed" in out:
-        lines.append(f"Seats x typical context: {fmt(out['tokens_needed'], 'tokens')}, a pin of {fmt(out['pin_for_needed_bytes'], 'e9', 2)}")
+        lines.append(f"Seats x typical context: {fmt(out['tokens_needed'], 'tokens')}, a pin of {fmt(out['pin_for_needed_bytes'], 'e9', 2, up=True)}")
     return "\n".join(lines)
 
 

@@ -6,8 +6,9 @@ Bytes are integers everywhere inside; GiB = 2**30 B and GB = 10**9 B. Rounding h
 
 from __future__ import annotations
 
+import math
 import re
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fractions import Fraction
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
@@ -95,46 +96,58 @@ def parse_fraction(text: str | float, what: str = "fraction") -> Fraction:
     return Fraction(value)
 
 
-def _round(value: Fraction, digits: int, down: bool) -> Decimal:
-    exact = Decimal(value.numerator) / Decimal(value.denominator)
-    return exact.quantize(Decimal(1).scaleb(-digits), ROUND_FLOOR if down else ROUND_HALF_UP)
+def _round(value: Fraction, digits: int, down: bool = False, up: bool = False) -> Decimal:
+    """Exact rounding of a Fraction to `digits` decimals: half away from zero, or floor, or ceiling."""
+    scaled = value * 10**digits
+    if down:
+        whole = math.floor(scaled)
+    elif up:
+        whole = math.ceil(scaled)
+    else:
+        whole = (1 if scaled >= 0 else -1) * math.floor(abs(scaled) + Fraction(1, 2))
+    return Decimal(whole).scaleb(-digits)
 
 
 def _grouped(value: Decimal, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
 
-def fmt(value: Number, unit: str, digits: int = 2, down: bool = False) -> str:
+def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool = False) -> str:
     """The one place a figure becomes text.
 
     unit: GiB, GB, MiB (value in bytes); B (exact bytes, grouped); e9 (a pin, "10e9 B");
     tokens; count; x (a ratio); % (a ratio shown as a percentage); fraction; s; plain.
-    down rounds down (the floor), for a limit that must not be exceeded (the largest pin).
+    Rounding is half away from zero; down takes the floor, for a limit that must not be
+    exceeded (the largest pin); up the ceiling, for a minimum that must be met (the smallest pin).
     """
     exact = Fraction(value)
+
+    def r(x: Fraction, d: int = digits) -> Decimal:
+        return _round(x, d, down, up)
+
     if unit in ("GiB", "GB", "MiB", "MB", "KiB", "TiB"):
-        return f"{_grouped(_round(exact / SIZE_UNITS[unit], digits, down), digits)} {unit}"
+        return f"{_grouped(r(exact / SIZE_UNITS[unit]), digits)} {unit}"
     if unit == "B":
-        return f"{_grouped(_round(exact, 0, down), 0)} B"
+        return f"{_grouped(r(exact, 0), 0)} B"
     if unit == "e9":
-        text = f"{_round(exact / GB, digits, down):f}"
+        text = f"{r(exact / GB):f}"
         if "." in text:  # drop trailing decimal zeros only: 10e9, not 1e9
             text = text.rstrip("0").rstrip(".")
         return f"{text}e9 B"
     if unit == "tokens":
-        return f"{_grouped(_round(exact, 0, down), 0)} tokens"
+        return f"{_grouped(r(exact, 0), 0)} tokens"
     if unit == "M tokens":
-        return f"{_round(exact / 10**6, digits, down)} M tokens"
+        return f"{r(exact / 10**6)} M tokens"
     if unit == "count":
-        return _grouped(_round(exact, 0, down), 0)
+        return _grouped(r(exact, 0), 0)
     if unit == "x":
-        return f"{_round(exact, digits, down)}x"
+        return f"{r(exact)}x"
     if unit == "%":
-        return f"{_round(exact * 100, digits, down)} %"
+        return f"{r(exact * 100)} %"
     if unit in ("fraction", "plain"):
-        return f"{_round(exact, digits, down)}"
+        return f"{r(exact)}"
     if unit == "s":
-        return f"{_grouped(_round(exact, digits, down), digits)} s"
+        return f"{_grouped(r(exact), digits)} s"
     raise ValueError(f"fmt: unknown unit {unit!r}")
 
 

@@ -159,3 +159,12 @@ def test_fmt_unknown_unit() -> None:
 def test_to_gib_is_exact() -> None:
     assert to_gib(GiB) == 1
     assert to_gib(10**10) == Fraction(10**10, 2**30)
+
+
+def test_up_rounds_a_minimum_so_the_printed_pin_still_holds_it() -> None:
+    one_context = 7_210_430_127  # smallest pin for one 131,072-token context at the measured cost
+    assert fmt(one_context, "e9", 2) == "7.21e9 B"  # nearest: below the minimum
+    assert fmt(one_context, "e9", 2, up=True) == "7.22e9 B"
+    assert parse_size("7.22e9") >= one_context
+    assert fmt(7_220_000_000, "e9", 2, up=True) == "7.22e9 B"  # already on the step: unchanged
+    assert fmt(Fraction(-3, 2), "plain", 0) == "-2"  # half away from zero
