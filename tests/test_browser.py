@@ -1,0 +1,510 @@
+"""The calculator page in a real headless Chromium, served offline under a sub-path.
+
+The site is built once (mkdocs build --strict) and served by a threaded http.server on 127.0.0.1
+under /sub/; every request that leaves that server is aborted and counted. One page boots Pyodide
+and is reused by every test that needs Python; the before-Python and JavaScript-off views boot none.
+Expected figures are computed here, in CPython, with calc: never copied from the page.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import threading
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, Route, sync_playwright
+
+from calc import html as calc_html
+from calc import report
+from calc.units import GiB, fmt, parse_count, parse_fraction, parse_size
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"]
+SUB = "/sub/"
+BOOT_TIMEOUT_MS = 90_000
+DEPLOYMENT = "dsv4-flash-pair"
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Debian's chromium at {CHROMIUM}")
+
+
+# --- the site, served -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stderr[-6000:]}"
+    return out
+
+
+class SubPathHandler(http.server.SimpleHTTPRequestHandler):
+    """The site under /sub/ only, so an absolute path in the page fails; 404s are recorded."""
+
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".json": "application/json",
+        ".py": "text/x-python",
+    }
+    missing: list[str] = []
+
+    def translate_path(self, path: str) -> str:
+        if not path.startswith(SUB):
+            return str(Path(self.directory) / "__outside_the_sub_path__")
+        return super().translate_path("/" + path[len(SUB) :])
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        if code == 404:
+            self.missing.append(self.path)
+        super().send_error(code, message, explain)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def serve(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = functools.partial(SubPathHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}{SUB}"
+
+
+@pytest.fixture(scope="session")
+def base_url(site: Path):
+    server, url = serve(site)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Browser:
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Guard:
+    """Aborts and counts every request that is not for the local server."""
+
+    def __init__(self, base_url: str, hold: tuple[str, ...] = ()) -> None:
+        self.origin = base_url[: base_url.index(SUB)]
+        self.hold = hold
+        self.outside: list[str] = []
+        self.held: list[Route] = []
+
+    def __call__(self, route: Route) -> None:
+        url = route.request.url
+        if not url.startswith(self.origin + "/"):
+            self.outside.append(url)
+            route.abort()
+        elif any(part in url for part in self.hold):
+            self.held.append(route)  # left pending: Python stays "starting" until release()
+        else:
+            route.continue_()
+
+    def release(self) -> None:
+        """Fail the held requests, as a server that cannot deliver the runtime would."""
+        for route in self.held:
+            route.abort()
+
+
+def open_page(browser: Browser, base_url: str, hold: tuple[str, ...] = (), **context: object) -> tuple[Page, Guard]:
+    guard = Guard(base_url, hold)
+    browsing = browser.new_context(**context)
+    browsing.route("**/*", guard)  # requests from workers too
+    page = browsing.new_page()
+    page.route("**/*", guard)
+    page.goto(base_url + "calculator/")
+    return page, guard
+
+
+@pytest.fixture(scope="module")
+def live(browser: Browser, base_url: str):
+    """The calculator page with Python loaded: one Pyodide boot for the whole module."""
+    page, guard = open_page(browser, base_url)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+    page.guard = guard  # type: ignore[attr-defined]
+    page.errors = errors  # type: ignore[attr-defined]
+    yield page
+    page.context.close()
+
+
+# --- what calc says, in CPython -------------------------------------------------------------
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def smallest_pin(value: int) -> str:
+    return fmt(-(-value // 10**7) * 10**7, "e9", 2)
+
+
+def expected_start(catalog, inputs: report.StartInputs) -> dict[str, str]:
+    """The figures the start calculator must show, straight from calc.report and calc.units.fmt."""
+    r = report.start_report(catalog, inputs)
+    e: dict[str, str] = {}
+    if r["outside_calibration"]:
+        e["verdict"] = "outside calibration"
+    else:
+        tightest = min(r["boxes"], key=lambda b: b["margin_bytes"])
+        e["verdict"] = "passes" if r["passes"] else "refused"
+        e["needs"] = fmt(r["needs_bytes"], "GiB")
+        e["needs_short"] = fmt(r["needs_bytes"], "GiB", 1)
+        e["available_short"] = fmt(tightest["available_bytes"], "GiB", 1)
+        e["margin_short"] = fmt(abs(tightest["margin_bytes"]), "GiB", 1)
+        for t in r["terms"]:
+            e[f"term_{slug(t.name)}"] = fmt(t.bytes, "GiB")
+        for i, b in enumerate(r["boxes"], 1):
+            e[f"box{i}_available"] = fmt(b["available_bytes"], "GiB")
+            e[f"box{i}_verdict"] = "passes" if b["passes"] else "refused"
+            e[f"box{i}_margin"] = fmt(abs(b["margin_bytes"]), "GiB")
+        for n, t in enumerate(r["changes"] if not r["passes"] else [], 1):
+            e[f"change_{n}"] = fmt(t.bytes, "GiB")
+        for key in ("without", "with"):
+            value = r["largest_pin_bytes"][f"{key}_drafter"]
+            if value is not None:
+                e[f"largest_{key}"] = fmt(value, "e9", 2, down=True) if value >= 0 else f"none: short by {fmt(-value, 'GiB')} at a zero pin"
+    pool = r["kv"]
+    if pool["bytes_per_token"] is not None:
+        e["kv_bpt"] = fmt(pool["bytes_per_token"], "count")
+        e["kv_tokens"] = fmt(pool["tokens"], "tokens")
+        e["kv_contexts"] = fmt(int(pool["tokens"]) // inputs.max_model_len, "count")
+        e["kv_concurrency"] = fmt(Fraction(int(pool["tokens"]), inputs.max_model_len), "x")
+        e["kv_one_context"] = "yes" if int(pool["tokens"]) >= inputs.max_model_len else "no"
+        e["kv_one_context_pin"] = smallest_pin(pool["one_context_pin_bytes"])
+        if inputs.typical_context:
+            e["kv_tokens_needed"] = fmt(inputs.seats * inputs.typical_context, "tokens")
+            e["kv_seats_fit"] = "fit" if pool["seats_fit"] else "do not fit"
+    f = r["fraction"]
+    e["fraction"] = fmt(f["fraction"], "fraction")
+    e["fraction_ceiling"] = fmt(f["ceiling"], "fraction", 4)
+    e["fraction_verdict"] = "passes" if f["passes"] else "refused"
+    e["flags"] = " \\\n".join(r["flags"])
+    return e
+
+
+def inputs_of(catalog, raw: dict[str, str]) -> report.StartInputs:
+    """The inputs a valid form stands for, parsed here with calc.units."""
+    boxes = catalog.deployments[raw["deployment"]]["boxes"]
+    return report.StartInputs(
+        deployment=raw["deployment"],
+        kv_pin=parse_size(raw["pin"]),
+        drafter=raw.get("drafter") == "on",
+        speculative_tokens=parse_count(raw["speculative_tokens"]),
+        prefill_budget=parse_count(raw["prefill_budget"]),
+        seats=parse_count(raw["seats"]),
+        max_model_len=parse_count(raw["max_model_len"]),
+        available=tuple(parse_size(raw[f"available_{i + 1}"]) for i in range(boxes)),
+        typical_context=parse_count(raw["typical_context"]) if raw.get("typical_context") else None,
+        gpu_memory_utilization=parse_fraction(raw["gpu_memory_utilization"]) if raw.get("gpu_memory_utilization") else None,
+    )
+
+
+def default_raw(catalog) -> dict[str, str]:
+    return dict(calc_html.start_defaults(catalog, DEPLOYMENT).values)
+
+
+def typed_size(rng: random.Random, value: float) -> str:
+    """One size as a person might type it, in one of the notations the form accepts."""
+    form = rng.randrange(5)
+    if form == 0:
+        return f"{value / 1e9:.2f}e9"
+    if form == 1:
+        return f"{value / GiB:.2f} GiB"
+    if form == 2:
+        return f"{value / 1e9:.1f} GB"
+    if form == 3:
+        return f"{int(value):,}"
+    return f"{int(value)} B"
+
+
+def random_start(rng: random.Random, catalog) -> dict[str, str]:
+    raw = default_raw(catalog)
+    raw["pin"] = typed_size(rng, rng.uniform(7.3e9, 32e9))
+    raw["drafter"] = rng.choice(["on", ""])
+    raw["speculative_tokens"] = str(rng.randint(1, 5))
+    raw["prefill_budget"] = str(rng.choice([2048, 4096, 8192, 8192, 8192, 12288, 16384]))  # above 8,192: outside calibration
+    raw["seats"] = str(rng.choice([1, 4, 8, 8, 16, 24, 64]))  # above 16: outside calibration
+    raw["max_model_len"] = f"{rng.choice([32768, 65536, 131072, 131072, 262144]):,}"  # 262,144 refuses small pins
+    first = rng.uniform(95, 125) * GiB
+    raw["available_1"] = typed_size(rng, first)
+    raw["available_2"] = typed_size(rng, first if rng.random() < 0.5 else rng.uniform(95, 125) * GiB)
+    raw["typical_context"] = str(rng.choice(["", 4096, 16384, 40000]))
+    raw["gpu_memory_utilization"] = rng.choice(["", "", "0.9", "0.94", "0.95", "0.5"])
+    return raw
+
+
+def figures_on(page: Page, calculator: str) -> dict[str, str]:
+    pairs = page.eval_on_selector_all(f"#{calculator}-calc [data-fig]", "els => els.map(e => [e.dataset.fig, e.textContent])")
+    return dict(pairs)
+
+
+# --- before Python, and with JavaScript off -------------------------------------------------
+
+
+def test_build_time_figures_before_python_loads(browser, base_url, catalog):
+    """Pyodide held back: the page still shows the default result, and says Python is starting."""
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
+    try:
+        defaults = report.defaults(catalog, DEPLOYMENT)
+        r = report.start_report(catalog, defaults)
+        shown = page.text_content("#start-calc")
+        for figure in (
+            fmt(r["needs_bytes"], "GiB"),  # 110.00 GiB
+            fmt(r["needs_bytes"], "GiB", 1),  # 110.0 GiB
+            fmt(r["largest_pin_bytes"]["without_drafter"], "e9", 2, down=True),  # 14.83e9 B
+            fmt(r["largest_pin_bytes"]["with_drafter"], "e9", 2, down=True),  # 9.39e9 B
+        ):
+            assert figure in shown
+        assert figures_on(page, "start").items() >= expected_start(catalog, defaults).items()
+        assert page.evaluate("window.calcReady") is None
+        assert page.is_visible("#calc-status") and "Python is starting" in page.text_content("#calc-status")
+        for calculator in calc_html.CALCULATORS:  # every calculator, the same HTML the build rendered
+            assert figures_on(page, calculator) == calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
+        page.fill("#start-pin", "20e9")  # an edit before Python: the old figures must not pass for it
+        assert page.get_attribute("#start-result", "data-state") == "pending"
+        guard.release()
+        page.wait_for_function("document.getElementById('calc-status').dataset.state === 'failed'", timeout=BOOT_TIMEOUT_MS)
+        assert "Python could not start" in page.text_content("#calc-status")
+        assert guard.outside == []
+        assert guard.held, "the test meant to hold Pyodide back"
+    finally:
+        page.context.close()
+
+
+def test_javascript_off_shows_the_build_time_figures(browser, base_url, catalog):
+    page, guard = open_page(browser, base_url, java_script_enabled=False)
+    try:
+        assert figures_on(page, "start").items() >= expected_start(catalog, report.defaults(catalog, DEPLOYMENT)).items()
+        for calculator in ("kv", "plan", "prefetch"):
+            expected = calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
+            assert figures_on(page, calculator) == expected
+        assert not page.is_visible("#calc-status")
+        assert "JavaScript is off" in page.text_content(".calc-runtime")
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
+def test_every_default_shows_its_source(browser, base_url, catalog):
+    page, _ = open_page(browser, base_url, java_script_enabled=False)
+    try:
+        for name in calc_html.start_field_names(catalog):
+            dom = calc_html.dom_id("start", name)
+            assert page.text_content(f"#{dom}-src").strip(), f"no source beside {name}"
+            assert page.locator(f'label[for="{dom}"]').count() == 1
+            for described in page.get_attribute(f"#{dom}", "aria-describedby").split():
+                assert page.locator(f"#{described}").count() == 1
+        assert "measured" in page.text_content("#start-available-1-src")
+        for deployment_id in catalog.deployments:  # a deployment the gate cannot size is listed, disabled, with the reason
+            option = page.locator(f'#start-deployment option[value="{deployment_id}"]')
+            problem = calc_html.gate_problem(catalog, deployment_id)
+            assert option.is_disabled() == (problem is not None)
+            assert problem is None or problem in option.text_content()
+        assert page.get_attribute("#start-verdict", "aria-live") == "polite"
+    finally:
+        page.context.close()
+
+
+# --- with Python loaded ---------------------------------------------------------------------
+
+
+def test_python_loads_offline_under_a_sub_path(live):
+    assert live.guard.outside == [], f"requests left the local server: {live.guard.outside}"
+    assert SubPathHandler.missing == [], f"the page asked for files that are not there: {SubPathHandler.missing}"
+    assert "every edit recomputes" in live.text_content("#calc-status")
+    assert live.errors == []
+
+
+def test_the_refused_request_of_2026_10_24(live, catalog):
+    """The source document: 20e9 with the drafter needs 124.4 GiB against ~114.5 GiB, refused."""
+    defaults = default_raw(catalog)
+    live.fill("#start-pin", "20e9")
+    live.check("#start-drafter")
+    verdict = live.text_content("#start-verdict")
+    assert "Start: refused" in verdict and "124.4 GiB" in verdict and "114.5 GiB" in verdict
+    r = report.start_report(catalog, inputs_of(catalog, {**defaults, "pin": "20e9", "drafter": "on"}))
+    assert fmt(r["needs_bytes"], "GiB", 1) == "124.4 GiB"
+    assert fmt(min(r["inputs"].available), "GiB", 1) == "114.5 GiB"
+    assert r["passes"] is False
+    live.uncheck("#start-drafter")
+    live.fill("#start-pin", defaults["pin"])
+    assert figures_on(live, "start")["verdict"] == "passes"
+
+
+def test_parity_with_cpython_over_random_inputs(live, catalog):
+    """A few hundred seeded input sets through the page's Python entry: every figure equals calc's."""
+    rng = random.Random(20261024)
+    sets = [random_start(rng, catalog) for _ in range(300)]
+    answers = live.evaluate("requests => requests.map(r => window.calcRun(r))", [json.dumps({"calculator": "start", "inputs": raw}) for raw in sets])
+    kinds = {"passes": 0, "refused": 0, "outside calibration": 0, "invalid": 0}
+    for raw, answer in zip(sets, answers, strict=True):
+        got = json.loads(answer)
+        assert got == calc_html.run(catalog, "start", raw).to_json(), raw
+        if not got["valid"]:
+            kinds["invalid"] += 1
+            continue
+        kinds[got["figures"]["verdict"]] += 1
+        assert got["figures"].items() >= expected_start(catalog, inputs_of(catalog, raw)).items(), raw
+    assert all(kinds.values()), f"the random sets should cover every outcome: {kinds}"
+
+
+def test_parity_of_the_other_calculators(live, catalog):
+    rng = random.Random(235)
+    readings = [f"r{n}" for n in range(len(calc_html.kv_readings(catalog)))]
+    models = [m for m, e in catalog.models.items() if "weights" in e]
+    requests = []
+    for _ in range(40):
+        requests.append(
+            (
+                "kv",
+                {
+                    "reading": rng.choice([*readings, calc_html.TYPED]),
+                    "bpt": str(rng.randint(5000, 60000)),
+                    "pin": typed_size(rng, rng.uniform(1e9, 40e9)),
+                    "tokens": str(rng.randint(1000, 2_000_000)),
+                    "max_model_len": str(rng.choice([32768, 131072, 262144])),
+                    "seats": rng.choice(["", "8", "16"]),
+                    "typical_context": rng.choice(["", "8192", "30000"]),
+                },
+            )
+        )
+        plan = {"box": rng.choice(list(catalog.boxes)), "fractions": ", ".join(str(rng.choice([0.3, 0.35, 0.5, 0.85, 0.9])) for _ in range(rng.randint(1, 3)))}
+        for n in range(1, calc_html.PLAN_ROWS + 1):
+            plan[f"model_{n}"] = rng.choice(["", *models])
+            plan[f"kv_{n}"] = typed_size(rng, rng.uniform(0, 40e9))
+            plan[f"headroom_{n}"] = rng.choice(["0", "4 GiB", "8 GiB"])
+        plan["available"] = typed_size(rng, rng.uniform(60, 125) * GiB)
+        requests.append(("plan", plan))
+        requests.append(("prefetch", {"checkpoint": typed_size(rng, rng.uniform(10e9, 120e9)), "available": typed_size(rng, rng.uniform(20, 125) * GiB)}))
+    answers = live.evaluate("requests => requests.map(r => window.calcRun(r))", [json.dumps({"calculator": c, "inputs": raw}) for c, raw in requests])
+    for (calculator, raw), answer in zip(requests, answers, strict=True):
+        assert json.loads(answer) == calc_html.run(catalog, calculator, raw).to_json(), (calculator, raw)
+
+
+FORM_SETS = [
+    {"pin": "16e9", "drafter": "on"},
+    {"pin": "9.31 GiB", "seats": "24"},
+    {"pin": "12 GB", "available_1": "120 GiB", "available_2": "100 GiB", "typical_context": "16384"},
+    {"pin": "8501810176 B", "prefill_budget": "4096", "gpu_memory_utilization": "0.9", "max_model_len": "65,536"},
+    {"pin": "30e9", "drafter": "on", "speculative_tokens": "3", "typical_context": "40000"},
+]
+
+
+@pytest.mark.parametrize("edits", FORM_SETS, ids=lambda e: e["pin"])
+def test_the_form_fields_drive_the_result(live, catalog, edits):
+    """Through the real fields, as a person types: the shown figures are calc's."""
+    raw = {**default_raw(catalog), **edits}
+    for name, value in raw.items():
+        dom = "#" + calc_html.dom_id("start", name)
+        if name == "deployment":
+            live.select_option(dom, value)
+        elif name == "drafter":
+            live.set_checked(dom, value == "on")
+        else:
+            live.fill(dom, value)
+    shown = figures_on(live, "start")
+    assert shown == calc_html.run(catalog, "start", raw).figures
+    assert shown.items() >= expected_start(catalog, inputs_of(catalog, raw)).items()
+    assert live.get_attribute("#start-result", "data-state") == "valid"
+    live.set_checked("#start-drafter", False)
+
+
+BAD = [
+    ("pin", ""),
+    ("pin", "lots"),
+    ("pin", "-5e9"),
+    ("pin", "NaN"),
+    ("pin", "1e400"),
+    ("pin", "10 XB"),
+    ("pin", "1e9"),  # below one full context
+    ("available_1", "-1 GiB"),
+    ("available_2", ""),
+    ("seats", "eight"),
+    ("seats", "-3"),
+    ("seats", "1e400"),
+    ("prefill_budget", "NaN"),
+    ("max_model_len", ""),
+    ("speculative_tokens", "0"),
+    ("gpu_memory_utilization", "NaN"),
+    ("gpu_memory_utilization", "1e400"),
+    ("typical_context", "-1"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), BAD, ids=[f"{n}={v or 'empty'}" for n, v in BAD])
+def test_a_bad_input_says_why_beside_the_field_and_leaves_no_result(live, catalog, name, value):
+    raw = {**default_raw(catalog), name: value}
+    inputs, errors = calc_html.parse_start(catalog, raw)
+    assert inputs is None and set(errors) == {name}
+    dom = "#" + calc_html.dom_id("start", name)
+    live.fill(dom, value)
+    assert live.text_content(f"{dom}-err") == errors[name]
+    assert live.get_attribute(dom, "aria-invalid") == "true"
+    assert live.get_attribute("#start-result", "data-state") == "invalid"
+    assert figures_on(live, "start") == {}, "a stale result is still on the page"
+    assert live.text_content("#start-verdict").startswith("No result")
+    assert "Traceback" not in live.text_content("body")
+    live.fill(dom, default_raw(catalog)[name])
+    assert live.get_attribute(dom, "aria-invalid") == "false"
+    assert live.text_content(f"{dom}-err") == ""
+    assert figures_on(live, "start")["verdict"] == "passes"
+
+
+def test_pin_below_one_full_context_names_the_floor(live, catalog):
+    live.fill("#start-pin", "1e9")
+    message = live.text_content("#start-pin-err")
+    assert "below one full context" in message and fmt(131072, "tokens") in message
+    live.fill("#start-pin", default_raw(catalog)["pin"])
+
+
+def test_kv_pool_both_ways_and_a_typed_bytes_per_token(live, catalog):
+    live.select_option("#kv-reading", calc_html.TYPED)
+    assert live.is_enabled("#kv-bpt")
+    live.fill("#kv-bpt", "36860")
+    live.fill("#kv-pin", "10e9")
+    live.fill("#kv-tokens", "131072")
+    shown = figures_on(live, "kv")
+    assert shown["tokens_held"] == fmt(Fraction(10**10, 36860), "tokens")
+    assert shown["pin_for_tokens_b"] == fmt(-(-131072 * 36860 // 1), "B")
+    live.fill("#kv-bpt", "")
+    assert live.text_content("#kv-bpt-err") and figures_on(live, "kv") == {}
+    live.select_option("#kv-reading", calc_html.kv_defaults(catalog).values["reading"])
+    assert not live.is_enabled("#kv-bpt") and figures_on(live, "kv")["bpt"] == fmt(report.pool_reading(catalog, DEPLOYMENT, 0).bytes_per_token, "count")
+
+
+def test_planner_and_prefetch_react_to_edits(live, catalog):
+    live.fill("#plan-fractions", "0.85, 0.85")
+    shown = figures_on(live, "plan")
+    assert shown["engine_1_verdict"] == "starts" and shown["engine_2_verdict"] == "refused"
+    live.fill("#plan-fractions", calc_html.plan_defaults(catalog).values["fractions"])
+    assert figures_on(live, "plan")["engine_2_verdict"] == "starts"
+    live.fill("#prefetch-available", "100 GiB")
+    assert figures_on(live, "prefetch")["enabled"] == "prefetched"
+    live.fill("#prefetch-available", calc_html.prefetch_defaults(catalog).values["available"])
+    assert figures_on(live, "prefetch")["enabled"] == "not prefetched"
+
+
+def test_no_request_ever_left_the_local_server(live):
+    assert live.guard.outside == []
+    assert live.errors == []
