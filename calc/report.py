@@ -88,7 +88,9 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
         for i, a in enumerate(inputs.available)
     ]
     reading = pool_reading(catalog, inputs.deployment, inputs.speculative_tokens if inputs.drafter else 0)
-    pool = kv_figures(reading, inputs.kv_pin, inputs.max_model_len, inputs.seats, inputs.typical_context)
+    asked = inputs.speculative_tokens if inputs.drafter else 0
+    same_config = reading is not None and (reading.speculative_tokens or 0) == asked
+    pool = kv_figures(reading, inputs.kv_pin, inputs.max_model_len, inputs.seats, inputs.typical_context, same_config)
     total = box["total_memory"].value
     free = min(inputs.available)
     ceiling = fraction.ceiling(total, free, 2)
@@ -107,7 +109,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
         "boxes": boxes,
         "largest_pin_bytes": largest,
         "kv": pool,
-        "kv_source": reading.provenance if reading else None,
+        "kv_source": kv_source(reading, asked),
         "fraction": {
             "total_bytes": total,
             "free_bytes": free,
@@ -129,12 +131,24 @@ def pool_reading(catalog: Catalog, deployment_id: str, speculative_tokens: int) 
     return (exact or mine or [None])[0]
 
 
-def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None) -> dict:
-    """Tokens in the pool (as logged when a start ran this very pin), full contexts, the floor."""
+def kv_source(reading: derive.KvReading | None, speculative_tokens: int) -> str | None:
+    """Where the bytes per token come from, and a warning when it was measured another way."""
+    if reading is None:
+        return None
+    measured_at = reading.speculative_tokens or 0
+    if measured_at == speculative_tokens:
+        return reading.provenance
+    how = f"{measured_at} speculative tokens" if measured_at else "the drafter off"
+    return f"{reading.provenance}, measured with {how}: a drafter's KV comes out of the same pool, so expect fewer tokens"
+
+
+def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True) -> dict:
+    """Tokens in the pool (as logged when a start of this configuration ran this very pin),
+    full contexts, the floor."""
     if reading is None:
         return {"bytes_per_token": None}
     per_token = reading.bytes_per_token
-    tokens, logged = reading.tokens_at(pool)
+    tokens, logged = reading.tokens_at(pool) if same_config else (kv.tokens_for_pool(pool, per_token), False)
     whole = int(tokens)
     out = {
         "bytes_per_token": per_token,

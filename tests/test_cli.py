@@ -422,3 +422,14 @@ def test_help_exits_zero() -> None:
 def test_parse_size_of_pins_in_flags_round_trips() -> None:
     flag = as_json("gate", "--pin", "9.39e9")["flags"][0]
     assert parse_size(flag.split()[1]) == parse_size("9.39e9")
+
+
+def test_gate_with_the_drafter_does_not_pass_off_a_reading_without_it(catalog) -> None:
+    """Every start of this deployment ran without the drafter: the pool's tokens are derived, not
+    'logged', and the source says the drafter's KV will come out of the same pool."""
+    out = as_json("gate", "--drafter")
+    reading = report.pool_reading(catalog, "dsv4-flash-pair", 0)
+    assert out["kv"]["tokens_logged"] is False
+    assert out["kv"]["tokens"] == pytest.approx(float(kv.tokens_for_pool(10**10, reading.bytes_per_token)))
+    assert "measured with the drafter off" in out["kv_source"]
+    assert as_json("gate")["kv"]["tokens_logged"] is True
