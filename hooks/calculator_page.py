@@ -11,6 +11,7 @@ from calc import html as calc_html
 
 ROOT = Path(__file__).resolve().parent.parent
 GLUE = "calculator/main.py"  # docs/calculator/main.py, copied by MkDocs as a static file
+EARLY = "calculator/early-pyodide.mjs"  # starts Pyodide while PyScript is still starting
 # The runtime's large files, fetched while the page is still being parsed.
 PRELOAD = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 # PyScript plugins the calculators do not use, turned off (the error plugin too: the glue shows
@@ -50,7 +51,7 @@ def pyscript_config(root: str) -> dict:
     files = {f"{root}py/calc/{path.name}": f"./calc/{path.name}" for path in sorted((ROOT / "calc").glob("*.py"))}
     files[f"{root}py/catalog.json"] = "./catalog.json"
     return {
-        "interpreter": f"{root}runtime/pyodide/pyodide.mjs",
+        "interpreter": f"{root}{EARLY}",
         "files": files,
         "plugins": [f"!{name}" for name in UNUSED_PLUGINS],
     }
@@ -70,6 +71,7 @@ def runtime_html(page_url: str) -> str:
             '<noscript><p class="calc-status">JavaScript is off: the figures below are the build-time result for the default inputs; edits need JavaScript.</p></noscript>',
             "</div>",
             LOADING_SCRIPT,
+            f'<script>import("{root}{EARLY}").then((m) => m.start());</script>',
             f'<link rel="modulepreload" href="{pyodide}pyodide.mjs">',
             f'<link rel="modulepreload" href="{pyodide}pyodide.asm.mjs">',
             *(f'<link rel="preload" as="fetch" crossorigin="anonymous" href="{pyodide}{name}">' for name in PRELOAD),
