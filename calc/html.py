@@ -47,7 +47,7 @@ def size_text(value: int, prefer: str = "GiB") -> str:
 
 def pin_up(value: int) -> str:
     """A smallest pin, shown rounded up to 0.01e9 B so that the pin shown does hold what it must."""
-    return fmt(-(-value // 10**7) * 10**7, "e9", 2)
+    return fmt(value, "e9", 2, up=True)
 
 
 def size_examples() -> str:

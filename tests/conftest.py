@@ -37,3 +37,13 @@ def edit(directory: Path, file: str, old: str, new: str, count: int = 1) -> None
     found = text.count(old)
     assert found == count, f"{file}: expected {count} occurrence(s) of {old!r}, found {found}"
     path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def shipped(tmp_path_factory: pytest.TempPathFactory):
+    """The shipped project's site, built once per test session (mkdocs build --strict)."""
+    from tests.sitebuild import build
+
+    result = build(ROOT, tmp_path_factory.mktemp("site") / "site")
+    assert result.returncode == 0, result.output
+    return result

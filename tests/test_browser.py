@@ -11,11 +11,8 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
 import random
 import re
-import subprocess
-import sys
 import threading
 from fractions import Fraction
 from pathlib import Path
@@ -41,12 +38,9 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Debi
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)], cwd=ROOT, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stderr[-6000:]}"
-    return out
+def site(shipped) -> Path:
+    """The site the build tests built (conftest.shipped), served below."""
+    return shipped.site
 
 
 class SubPathHandler(http.server.SimpleHTTPRequestHandler):

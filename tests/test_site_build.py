@@ -14,14 +14,6 @@ from tests.sitebuild import ROOT, build, copy_project, edit
 HAND_PAGES = ("", "memory-budget", "gb10-unified-memory", "kv-pool", "start-up-memory", "several-models", "calculator", "command-line", "catalog")
 
 
-@pytest.fixture(scope="session")
-def shipped(tmp_path_factory):
-    """The shipped project, built once."""
-    result = build(ROOT, tmp_path_factory.mktemp("site") / "site")
-    assert result.returncode == 0, result.output
-    return result
-
-
 @pytest.fixture
 def project(tmp_path):
     (tmp_path / "project").mkdir()
