@@ -106,6 +106,12 @@ KV_REPORT = obj(
     },
 )
 
+# The same pool read at two or more max_model_len: what fits the per-request model.
+LENGTH_REPORT = obj(
+    {"kv_dtype": STR, "pool": fig(SIZE), "readings": ("list", obj({"max_model_len": INT, "tokens": fig(COUNT)}))},
+    {"engine": STR, "label": STR, "tp": INT, "block_size": INT, "speculative_tokens": INT},
+)
+
 SPEC: dict[str, tuple] = {
     "boxes": obj(
         {
@@ -151,6 +157,7 @@ SPEC: dict[str, tuple] = {
                             {"prefill_bytes_per_token": fig(SIZE), "seat_bytes": fig(SIZE)},
                         ),
                         "kv_reports": ("list", KV_REPORT),
+                        "length_reports": ("list", LENGTH_REPORT),
                     },
                 ),
             )

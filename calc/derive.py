@@ -198,3 +198,39 @@ def modeled_from_architecture(model: dict, kv_dtype: str, tp: int = 1) -> int | 
         kv_lora_rank=arch.get("kv_lora_rank"),
         qk_rope_head_dim=arch.get("qk_rope_head_dim"),
     )
+
+
+# --- per-request cost over max_model_len ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LengthFit:
+    """Per-request bytes = per_token x context + fixed, fit to one pool read at several lengths."""
+
+    model: str
+    label: str
+    kv_dtype: str
+    pool: int
+    per_token: Fraction
+    fixed: Fraction
+    readings: tuple[tuple[int, int], ...]  # (max_model_len, tokens)
+    provenance: str
+
+    def effective_bytes_per_token(self, max_model_len: int) -> Fraction:
+        """What pool / tokens comes to at this max_model_len: per_token + fixed / max_model_len."""
+        return self.per_token + self.fixed / max_model_len
+
+
+def length_fits(catalog: Catalog) -> list[LengthFit]:
+    """One fit per length report and per end of its pool's range (a pool read as ~24-25 GiB
+    gives two fits, so the page shows how far the rounding reaches)."""
+    out = []
+    for model in catalog.models.values():
+        for report in model.get("length_reports", []):
+            pool = report["pool"]
+            readings = tuple((r["max_model_len"], r["tokens"].value) for r in report["readings"])
+            for size in [pool.value] if pool.value is not None else [pool.minimum, pool.maximum]:
+                points = [(length, kv.per_request_bytes(size, tokens, length)) for length, tokens in readings]
+                per_token, fixed = kv.fit_per_request(points)
+                out.append(LengthFit(model["id"], report.get("label", ""), report["kv_dtype"], size, per_token, fixed, readings, pool.provenance))
+    return out

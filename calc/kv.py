@@ -53,6 +53,32 @@ def holds_one_context(tokens: int, max_model_len: int) -> bool:
     return tokens >= max_model_len
 
 
+def per_request_bytes(pool: int, tokens: int, max_model_len: int) -> Fraction:
+    """What one full-length request is charged: the pool over vLLM's maximum concurrency.
+
+    Current builds derive the logged tokens as concurrency x max_model_len, so this is the
+    figure the pool was divided by, fixed parts included.
+    """
+    return Fraction(pool * max_model_len, tokens)
+
+
+def fit_per_request(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fraction]:
+    """Per-request bytes = per_token x context + fixed, fit exactly (least squares) to
+    (max_model_len, per-request bytes) points at two or more lengths."""
+    if len({length for length, _ in points}) < 2:
+        raise ValueError("fit_per_request: needs readings at two or more max_model_len")
+    n = len(points)
+    mean_x = Fraction(sum(x for x, _ in points), n)
+    mean_y = sum((Fraction(y) for _, y in points), Fraction(0)) / n
+    per_token = sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
+    return per_token, mean_y - per_token * mean_x
+
+
+def tokens_at_length(pool: int, per_token: Fraction, fixed: Fraction, max_model_len: int) -> Fraction:
+    """The token count vLLM would log for this pool at another max_model_len, by the fit."""
+    return pool * max_model_len / (per_token * max_model_len + fixed)
+
+
 def modeled_bytes_per_token(
     *,
     layers: int,

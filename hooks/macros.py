@@ -232,6 +232,27 @@ def define_env(env) -> None:
         )
 
     @env.macro
+    def length_fits(model_id: str = "deepseek-v4-flash") -> list[derive.LengthFit]:
+        return [f for f in derive.length_fits(catalog) if f.model == model_id]
+
+    @env.macro
+    def length_fit_table(model_id: str = "deepseek-v4-flash", other_lengths: tuple[int, ...] = (131072, 262144)) -> str:
+        """The per-request fit at each end of the pool's range: per-token and fixed terms, what
+        pool / tokens comes to at each length, and the token count at other lengths."""
+        fits = length_fits(model_id)
+        lengths = [length for length, _ in fits[0].readings]
+        head = ("Pool a rank", "Per token", "Fixed a request")
+        head += tuple(f"pool / tokens at {fig(length, 'count')}" for length in lengths)
+        head += tuple(f"tokens at {fig(length, 'count')}" for length in other_lengths)
+        rows = []
+        for f in fits:
+            row = (fig(f.pool, "GiB", 1, source=f.provenance), fig(f.per_token, "B"), fig(f.fixed, "GB", 2))
+            row += tuple(fig(f.effective_bytes_per_token(length), "B") for length in lengths)
+            row += tuple(fig(kv.tokens_at_length(f.pool, f.per_token, f.fixed, length), "count") for length in other_lengths)
+            rows.append(row)
+        return _table(head, rows)
+
+    @env.macro
     def trace_table(trace_id: str = "kernel-init-report") -> str:
         trace = catalog.traces[trace_id]
         rows = []

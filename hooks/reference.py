@@ -62,6 +62,21 @@ def model_page(catalog: Catalog, model: dict) -> str:
                 f"| {what} | {render(r.bytes_per_token, 'count', source=r.provenance)} | {render(tokens, 'count')}{' (logged)' if logged else ''} | {r.provenance} |"
             )
         lines.append("")
+    fits = [f for f in derive.length_fits(catalog) if f.model == model["id"]]
+    if fits:
+        lines += [
+            "## Per-request cost over max_model_len",
+            "",
+            "The same pool read at several max_model_len, fit as per-request bytes = per token x context + fixed "
+            f"({fits[0].kv_dtype}; {source_text(fits[0].label)}).",
+            "",
+            "| Pool a rank | Per token | Fixed a request | Readings (max_model_len: tokens) | Source |",
+            "|---|---|---|---|---|",
+        ]
+        for f in fits:
+            points = ", ".join(f"{render(length, 'count')}: {render(tokens, 'count')}" for length, tokens in f.readings)
+            lines.append(f"| {render(f.pool, 'GiB', 1)} | {render(f.per_token, 'B')} | {render(f.fixed, 'GB', 2)} | {points} | {f.provenance} |")
+        lines.append("")
     arch = model.get("architecture")
     if arch:
         modeled = derive.modeled_from_architecture(model, readings[0].kv_dtype if readings else "bf16")

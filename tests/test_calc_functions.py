@@ -415,3 +415,39 @@ def test_gate_without_a_measured_start_says_the_overhead_is_unknown(catalog_copy
     assert result.needs is None and result.passes is None
     assert "overhead" in result.outside_calibration
     assert gate.largest_pin(row, gate.Request(0), (100 * GiB,)) is None
+
+
+# --- per-request cost over max_model_len (ENGINE-FACTS; shared/data/public-kv-reports.md) ----
+
+
+def test_fit_per_request_recovers_exact_terms() -> None:
+    per_token, fixed = 4096, 3 * 10**9
+    pool = 24 * GiB
+    points = []
+    for length in (32_768, 131_072, 524_288):
+        tokens = kv.tokens_at_length(pool, Fraction(per_token), Fraction(fixed), length)
+        points.append((length, kv.per_request_bytes(pool, tokens, length)))
+    assert kv.fit_per_request(points) == (per_token, fixed)
+
+
+def test_fit_needs_two_lengths() -> None:
+    with pytest.raises(ValueError, match="two or more"):
+        kv.fit_per_request([(131_072, Fraction(7 * 10**9)), (131_072, Fraction(7 * 10**9))])
+
+
+@pytest.mark.parametrize(
+    ("pool_gib", "per_token", "fixed_e9", "at_50k", "at_500k"),
+    # the public reports' worked check, "Fit for source 1": 24.0 and 25.0 GiB rows
+    [(24, "4,493", "3.013", "64,748", "10,518"), (25, "4,680", "3.138", "67,446", "10,957")],
+)
+def test_fit_reproduces_the_public_reports_worked_check(catalog, pool_gib, per_token, fixed_e9, at_50k, at_500k) -> None:
+    from calc.units import fmt
+
+    fits = {f.pool: f for f in derive.length_fits(catalog)}
+    fit = fits[pool_gib * GiB]
+    assert fmt(fit.per_token, "count") == per_token
+    assert fmt(fit.fixed, "e9", 3) == f"{fixed_e9}e9 B"
+    assert fmt(fit.effective_bytes_per_token(50_000), "count") == at_50k
+    assert fmt(fit.effective_bytes_per_token(500_000), "count") == at_500k
+    # "Predicted 250K pool: 1.56M tokens (own fit)", whatever the pool's rounding
+    assert fmt(kv.tokens_at_length(fit.pool, fit.per_token, fit.fixed, 250_000), "M tokens") == "1.56 M tokens"
