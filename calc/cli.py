@@ -172,6 +172,41 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     return "\n".join(lines)
 
 
+# --- fit -----------------------------------------------------------------------------------
+
+
+def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+    pool = parse_size(args.pool, "--pool")
+    if pool <= 0:
+        raise InputError("--pool: found 0, expected the KV pool's size, such as 24 GiB")
+    points = []
+    for text in args.reading or []:
+        length_text, sep, tokens_text = text.partition(":")
+        if not sep:
+            raise InputError(f"--reading: found {text!r}, expected MAX_MODEL_LEN:TOKENS, such as 131072:181777")
+        length = parse_count(length_text, "--reading max_model_len", 1)
+        tokens = parse_count(tokens_text, "--reading tokens", 1)
+        points.append((length, tokens))
+    if len({length for length, _ in points}) < 2:
+        raise InputError("--reading: found fewer than two different max_model_len, expected two or more readings of the same pool")
+    per_token, fixed = kv.fit_per_request([(length, kv.per_request_bytes(pool, tokens, length)) for length, tokens in points])
+    if per_token <= 0 or fixed < 0:
+        raise InputError("--reading: these readings give a negative per-token or fixed cost; expected readings of one pool and one build")
+    wanted = [parse_count(x, "--max-model-len", 1) for x in (args.max_model_len or [])]
+    predicted = {length: kv.tokens_at_length(pool, per_token, fixed, length) for length in wanted}
+    if args.json:
+        return report.to_json({"pool_bytes": pool, "per_token_bytes": per_token, "fixed_bytes": fixed, "predicted_tokens": predicted})
+    lines = [
+        f"Per-request bytes = {fmt(per_token, 'count')} B x context + {fmt(fixed, 'GB')} fixed, from {len(points)} readings of {fmt(pool, 'GiB')}",
+        *(f"  at {fmt(length, 'count')}: pool / tokens = {fmt(Fraction(pool, tokens), 'count')} B" for length, tokens in points),
+        *(
+            f"Predicted at {fmt(length, 'count')}: {fmt(tokens, 'tokens')}, {fmt(kv.full_contexts(int(tokens), length), 'x')}"
+            for length, tokens in predicted.items()
+        ),
+    ]
+    return "\n".join(lines)
+
+
 # --- fraction -------------------------------------------------------------------------------
 
 
@@ -356,6 +391,12 @@ def build_parser() -> Parser:
     p.add_argument("--seats")
     p.add_argument("--typical-context")
     p.set_defaults(run=cmd_kv)
+
+    p = add("fit", "per-request KV cost (per token x context + fixed) from one pool read at two or more max_model_len")
+    p.add_argument("--pool", required=True, help="the pool's size per rank, such as 24 GiB")
+    p.add_argument("--reading", action="append", help="MAX_MODEL_LEN:TOKENS from a startup line, repeatable")
+    p.add_argument("--max-model-len", action="append", help="predict the token count at this max_model_len, repeatable")
+    p.set_defaults(run=cmd_fit)
 
     p = add("fraction", "vLLM's own start check: ceil(total x fraction) <= free")
     p.add_argument("--box", default="rtx-5090-node")

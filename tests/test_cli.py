@@ -433,3 +433,32 @@ def test_gate_with_the_drafter_does_not_pass_off_a_reading_without_it(catalog) -
     assert out["kv"]["tokens"] == pytest.approx(float(kv.tokens_for_pool(10**10, reading.bytes_per_token)))
     assert "measured with the drafter off" in out["kv_source"]
     assert as_json("gate")["kv"]["tokens_logged"] is True
+
+
+def test_fit_reproduces_the_catalogs_fit_and_predicts(catalog) -> None:
+    report_ = catalog.models["deepseek-v4-flash"]["length_reports"][0]
+    pool = report_["pool"].minimum
+    readings = [f"--reading={r['max_model_len']}:{r['tokens'].value}" for r in report_["readings"]]
+    out = as_json("fit", f"--pool={pool} B", *readings, "--max-model-len=250000")
+    fit = next(f for f in derive.length_fits(catalog) if f.pool == pool)
+    assert out["per_token_bytes"] == pytest.approx(float(fit.per_token))
+    assert out["fixed_bytes"] == pytest.approx(float(fit.fixed))
+    assert out["predicted_tokens"]["250000"] == pytest.approx(float(kv.tokens_at_length(pool, fit.per_token, fit.fixed, 250_000)))
+    text = ok("fit", f"--pool={pool} B", *readings)
+    assert f"{fmt(fit.per_token, 'count')} B x context + {fmt(fit.fixed, 'GB')} fixed" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--pool", "24GiB", "--reading", "50000:398000"], "fewer than two different max_model_len"),
+        (["--pool", "24GiB", "--reading", "50000-398000", "--reading", "500000:2450000"], "expected MAX_MODEL_LEN:TOKENS"),
+        (["--pool", "24GiB", "--reading", "50000:398000", "--reading", "500000:100"], "negative per-token or fixed cost"),
+        (["--pool", "0 B", "--reading", "50000:398000", "--reading", "500000:2450000"], "--pool"),
+    ],
+)
+def test_fit_bad_arguments(args, message) -> None:
+    result = calc("fit", *args)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("calc: error:")
+    assert message in result.stderr
