@@ -176,33 +176,21 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 
 
 def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> str | dict:
-    pool = parse_size(args.pool, "--pool")
-    if pool <= 0:
-        raise InputError("--pool: found 0, expected the KV pool's size, such as 24 GiB")
     points = []
     for text in args.reading or []:
         length_text, sep, tokens_text = text.partition(":")
         if not sep:
             raise InputError(f"--reading: found {text!r}, expected MAX_MODEL_LEN:TOKENS, such as 131072:181777")
-        length = parse_count(length_text, "--reading max_model_len", 1)
-        tokens = parse_count(tokens_text, "--reading tokens", 1)
-        points.append((length, tokens))
-    if len({length for length, _ in points}) < 2:
-        raise InputError("--reading: found fewer than two different max_model_len, expected two or more readings of the same pool")
-    per_token, fixed = kv.fit_per_request([(length, kv.per_request_bytes(pool, tokens, length)) for length, tokens in points])
-    if per_token <= 0 or fixed < 0:
-        raise InputError("--reading: these readings give a negative per-token or fixed cost; expected readings of one pool and one build")
+        points.append((parse_count(length_text, "--reading max_model_len", 1), parse_count(tokens_text, "--reading tokens", 1)))
     wanted = [parse_count(x, "--max-model-len", 1) for x in (args.max_model_len or [])]
-    predicted = {length: kv.tokens_at_length(pool, per_token, fixed, length) for length in wanted}
+    fit = report.fit_report(parse_size(args.pool, "--pool"), points, wanted)
     if args.json:
-        return report.to_json({"pool_bytes": pool, "per_token_bytes": per_token, "fixed_bytes": fixed, "predicted_tokens": predicted})
+        return report.to_json({**fit, "predicted_tokens": {str(p["max_model_len"]): p["tokens"] for p in fit["predicted"]}})
     lines = [
-        f"Per-request bytes = {fmt(per_token, 'count')} B x context + {fmt(fixed, 'GB')} fixed, from {len(points)} readings of {fmt(pool, 'GiB')}",
-        *(f"  at {fmt(length, 'count')}: pool / tokens = {fmt(Fraction(pool, tokens), 'count')} B" for length, tokens in points),
-        *(
-            f"Predicted at {fmt(length, 'count')}: {fmt(tokens, 'tokens')}, {fmt(kv.full_contexts(int(tokens), length), 'x')}"
-            for length, tokens in predicted.items()
-        ),
+        f"Per-request bytes = {fmt(fit['per_token_bytes'], 'count')} B x context + {fmt(fit['fixed_bytes'], 'GB')} fixed, "
+        f"from {len(points)} readings of {fmt(fit['pool_bytes'], 'GiB')}",
+        *(f"  at {fmt(r['max_model_len'], 'count')}: pool / tokens = {fmt(r['pool_over_tokens'], 'count')} B" for r in fit["readings"]),
+        *(f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x')}" for p in fit["predicted"]),
     ]
     return "\n".join(lines)
 

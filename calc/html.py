@@ -21,7 +21,7 @@ from calc.catalog import Catalog, Figure
 from calc.report import StartInputs
 from calc.units import GB, InputError, fmt, parse_count, parse_fraction, parse_size
 
-CALCULATORS = ("start", "kv", "plan", "prefetch")
+CALCULATORS = ("start", "kv", "fit", "plan", "prefetch")
 PLAN_ROWS = 3
 TYPED = "typed"
 
@@ -995,11 +995,104 @@ def run_prefetch(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output("prefetch", True, {}, {"prefetch-verdict": verdict, "prefetch-result": _dl(rows)}, fig.shown, names)
 
 
+# --- the per-request fit -------------------------------------------------------------------
+
+FIT_LABELS = {
+    "pool": "KV pool a rank",
+    "length_1": "max_model_len, first start",
+    "tokens_1": "Tokens logged, first start",
+    "length_2": "max_model_len, second start",
+    "tokens_2": "Tokens logged, second start",
+    "predict": "Predict at max_model_len",
+}
+
+
+def fit_fields() -> list[Field]:
+    tokens_help = 'The "GPU KV cache size: N tokens" line'
+    return [
+        Field("pool", FIT_LABELS["pool"], "text", "The same pool at both starts. Bytes: " + size_examples()),
+        Field("length_1", FIT_LABELS["length_1"], "text", "--max-model-len", inputmode="numeric"),
+        Field("tokens_1", FIT_LABELS["tokens_1"], "text", tokens_help, inputmode="numeric"),
+        Field("length_2", FIT_LABELS["length_2"], "text", "Another --max-model-len, same build and pool", inputmode="numeric"),
+        Field("tokens_2", FIT_LABELS["tokens_2"], "text", tokens_help, inputmode="numeric"),
+        Field("predict", FIT_LABELS["predict"], "text", "The context length you plan to run", inputmode="numeric"),
+    ]
+
+
+def fit_defaults(catalog: Catalog) -> Defaults:
+    found = next(((m, r) for m in catalog.models.values() for r in m.get("length_reports", []) if len(r["readings"]) >= 2), None)
+    deployment = next(iter(catalog.deployments.values()))
+    predict = derive.settings(deployment).get("max_model_len", 131072)
+    predict_text = fmt(predict, "plain", 0)
+    predict_source = f"Default {esc(predict_text)}: the max_model_len of {esc(deployment['name'])}"
+    if found is None:
+        values = dict.fromkeys(FIT_LABELS, "")
+        return Defaults({**values, "predict": predict_text}, {**{k: "Default empty" for k in FIT_LABELS}, "predict": predict_source})
+    model, rep = found
+    pool = rep["pool"]
+    size = pool.value if pool.value is not None else pool.minimum
+    first, second = rep["readings"][:2]
+    values = {
+        "pool": size_text(size, "GiB"),
+        "length_1": fmt(first["max_model_len"], "plain", 0),
+        "tokens_1": fmt(first["tokens"].value, "plain", 0),
+        "length_2": fmt(second["max_model_len"], "plain", 0),
+        "tokens_2": fmt(second["tokens"].value, "plain", 0),
+        "predict": predict_text,
+    }
+    low = "" if pool.value is not None else ", the low end of the range"
+    sources = {
+        "pool": _src(pool, values["pool"], low),
+        "length_1": f"Default {esc(values['length_1'])}: {esc(model['name'])}, {esc(rep.get('label', ''))}",
+        "tokens_1": _src(first["tokens"], values["tokens_1"]),
+        "length_2": f"Default {esc(values['length_2'])}: the same report",
+        "tokens_2": _src(second["tokens"], values["tokens_2"]),
+        "predict": predict_source,
+    }
+    return Defaults(values, sources)
+
+
+def run_fit(catalog: Catalog, raw: Mapping[str, str]) -> Output:
+    names = tuple(FIT_LABELS)
+    errors: dict[str, str] = {}
+    pool = _take(errors, "pool", lambda: parse_size(str(raw.get("pool", "")), FIT_LABELS["pool"]))
+    counts = {name: _take(errors, name, _count(raw, name, FIT_LABELS[name])) for name in names[1:]}
+    if not errors:
+        points = [(counts["length_1"], counts["tokens_1"]), (counts["length_2"], counts["tokens_2"])]
+        try:
+            fit = report.fit_report(pool, points, [counts["predict"]])
+        except InputError as error:
+            errors["pool" if str(error).startswith("pool") else "length_2"] = str(error)
+    if errors:
+        return _invalid("fit", errors, FIT_LABELS, names)
+    fig = Figures()
+    rows = [
+        ("Per token", fig("per_token", fmt(fit["per_token_bytes"], "B"))),
+        ("Fixed, every request", fig("fixed", fmt(fit["fixed_bytes"], "GB", 2)) + f" ({fig('fixed_gib', fmt(fit['fixed_bytes'], 'GiB'))})"),
+        *(
+            (f"Pool / tokens at {fmt(r['max_model_len'], 'count')}", fig(f"pool_over_tokens_{n}", fmt(r["pool_over_tokens"], "B")))
+            for n, r in enumerate(fit["readings"], 1)
+        ),
+    ]
+    predicted = fit["predicted"][0]
+    at = fmt(predicted["max_model_len"], "count")
+    rows += [
+        (f"Tokens vLLM would log at {at}", fig("predicted_tokens", fmt(predicted["tokens"], "tokens"))),
+        (f"Full {at}-token contexts", fig("predicted_contexts", fmt(predicted["full_contexts"], "x"))),
+    ]
+    verdict = (
+        f"Each request costs {fmt(fit['per_token_bytes'], 'B')} a token of context plus {fmt(fit['fixed_bytes'], 'GB', 2)} fixed; "
+        f"at {at} the pool would show {fmt(predicted['tokens'], 'tokens')}."
+    )
+    return Output("fit", True, {}, {"fit-verdict": verdict, "fit-result": _dl(rows)}, fig.shown, names)
+
+
 # --- the page -------------------------------------------------------------------------------
 
 TITLES = {
     "start": "Will this start fit?",
     "kv": "The KV pool, both ways",
+    "fit": "Per-request cost over max_model_len",
     "plan": "Several models on one box",
     "prefetch": "vLLM's auto-prefetch",
 }
@@ -1009,6 +1102,7 @@ def fields_of(catalog: Catalog, calculator: str) -> list[Field]:
     return {
         "start": lambda: start_fields(catalog),
         "kv": lambda: kv_fields(catalog),
+        "fit": fit_fields,
         "plan": lambda: plan_fields(catalog),
         "prefetch": prefetch_fields,
     }[calculator]()
@@ -1018,12 +1112,19 @@ def defaults_of(catalog: Catalog, calculator: str) -> Defaults:
     return {
         "start": lambda: start_defaults(catalog),
         "kv": lambda: kv_defaults(catalog),
+        "fit": lambda: fit_defaults(catalog),
         "plan": lambda: plan_defaults(catalog),
         "prefetch": lambda: prefetch_defaults(catalog),
     }[calculator]()
 
 
-RUNNERS: dict[str, Callable[[Catalog, Mapping[str, str]], Output]] = {"start": run_start, "kv": run_kv, "plan": run_plan, "prefetch": run_prefetch}
+RUNNERS: dict[str, Callable[[Catalog, Mapping[str, str]], Output]] = {
+    "start": run_start,
+    "kv": run_kv,
+    "fit": run_fit,
+    "plan": run_plan,
+    "prefetch": run_prefetch,
+}
 
 
 def run(catalog: Catalog, calculator: str, raw: Mapping[str, str]) -> Output:

@@ -189,3 +189,25 @@ def to_json(value: object) -> object:
     if hasattr(value, "__dataclass_fields__"):
         return {k: to_json(getattr(value, k)) for k in value.__dataclass_fields__}
     return value
+
+
+def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> dict:
+    """The per-request cost from one pool read at several max_model_len, checked, and the token
+    counts it predicts. Raises InputError naming what is wrong with the readings."""
+    if pool <= 0:
+        raise InputError("pool: found 0, expected the KV pool's size per rank, such as 24 GiB")
+    if len({length for length, _ in points}) < 2:
+        raise InputError("readings: found fewer than two different max_model_len, expected two or more readings of the same pool")
+    per_token, fixed = kv.fit_per_request([(length, kv.per_request_bytes(pool, tokens, length)) for length, tokens in points])
+    if per_token <= 0 or fixed < 0:
+        raise InputError("readings: these give a negative per-token or fixed cost; expected readings of one pool on one build")
+    return {
+        "pool_bytes": pool,
+        "per_token_bytes": per_token,
+        "fixed_bytes": fixed,
+        "readings": [{"max_model_len": n, "tokens": t, "pool_over_tokens": Fraction(pool, t)} for n, t in points],
+        "predicted": [
+            {"max_model_len": n, "tokens": kv.tokens_at_length(pool, per_token, fixed, n), "full_contexts": kv.tokens_at_length(pool, per_token, fixed, n) / n}
+            for n in predict_at
+        ],
+    }

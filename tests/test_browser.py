@@ -290,7 +290,7 @@ def test_javascript_off_shows_the_build_time_figures(browser, base_url, catalog)
     page, guard = open_page(browser, base_url, java_script_enabled=False)
     try:
         assert figures_on(page, "start").items() >= expected_start(catalog, report.defaults(catalog, DEPLOYMENT)).items()
-        for calculator in ("kv", "plan", "prefetch"):
+        for calculator in ("kv", "fit", "plan", "prefetch"):
             expected = calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
             assert figures_on(page, calculator) == expected
         assert not page.is_visible("#calc-status")
@@ -391,6 +391,20 @@ def test_parity_of_the_other_calculators(live, catalog):
         plan["available"] = typed_size(rng, rng.uniform(60, 125) * GiB)
         requests.append(("plan", plan))
         requests.append(("prefetch", {"checkpoint": typed_size(rng, rng.uniform(10e9, 120e9)), "available": typed_size(rng, rng.uniform(20, 125) * GiB)}))
+        short, long = sorted(rng.sample([8192, 32768, 50000, 131072, 262144, 500000], 2))
+        requests.append(
+            (
+                "fit",
+                {
+                    "pool": typed_size(rng, rng.uniform(4, 40) * GiB),
+                    "length_1": str(short),
+                    "tokens_1": str(rng.randint(50_000, 800_000)),
+                    "length_2": rng.choice([str(long), str(short)]),  # the same length twice cannot be fit
+                    "tokens_2": str(rng.randint(100_000, 3_000_000)),
+                    "predict": str(rng.choice([65536, 131072, 262144])),
+                },
+            )
+        )
     answers = live.evaluate("requests => requests.map(r => window.calcRun(r))", [json.dumps({"calculator": c, "inputs": raw}) for c, raw in requests])
     for (calculator, raw), answer in zip(requests, answers, strict=True):
         assert json.loads(answer) == calc_html.run(catalog, calculator, raw).to_json(), (calculator, raw)
@@ -502,3 +516,17 @@ def test_planner_and_prefetch_react_to_edits(live, catalog):
 def test_no_request_ever_left_the_local_server(live):
     assert live.guard.outside == []
     assert live.errors == []
+
+
+def test_fit_from_two_startup_lines(live, catalog):
+    """The per-request fit in the page equals calc's, and readings that cannot be one pool say so beside the field."""
+    d = calc_html.fit_defaults(catalog)
+    assert figures_on(live, "fit") == calc_html.run_fit(catalog, d.values).figures
+    live.fill("#fit-tokens-2", "100")
+    live.wait_for_function("document.getElementById('fit-result').dataset.state === 'invalid'")
+    assert "negative per-token or fixed cost" in live.text_content("#fit-length-2-err")
+    assert live.get_attribute("#fit-length-2", "aria-invalid") == "true"
+    assert figures_on(live, "fit") == {}
+    live.fill("#fit-tokens-2", d.values["tokens_2"])
+    live.wait_for_function("document.getElementById('fit-result').dataset.state === 'valid'")
+    assert figures_on(live, "fit") == calc_html.run_fit(catalog, d.values).figures

@@ -454,7 +454,7 @@ def test_fit_reproduces_the_catalogs_fit_and_predicts(catalog) -> None:
         (["--pool", "24GiB", "--reading", "50000:398000"], "fewer than two different max_model_len"),
         (["--pool", "24GiB", "--reading", "50000-398000", "--reading", "500000:2450000"], "expected MAX_MODEL_LEN:TOKENS"),
         (["--pool", "24GiB", "--reading", "50000:398000", "--reading", "500000:100"], "negative per-token or fixed cost"),
-        (["--pool", "0 B", "--reading", "50000:398000", "--reading", "500000:2450000"], "--pool"),
+        (["--pool", "0 B", "--reading", "50000:398000", "--reading", "500000:2450000"], "pool: found 0"),
     ],
 )
 def test_fit_bad_arguments(args, message) -> None:
