@@ -140,7 +140,9 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         reading = report.pool_reading(catalog, deployment_id, spec)
         if reading is None:
             raise InputError(f"--deployment {deployment_id}: no measured bytes per token; give --bytes-per-token")
-        per_token, source = reading.bytes_per_token, reading.provenance
+        per_token, source = reading.bytes_per_token, report.kv_source(reading, spec)
+        if (reading.speculative_tokens or 0) != spec:
+            reading = None  # measured at another speculative-token count: derive, never quote its log
     max_len = parse_count(args.max_model_len, "--max-model-len", 1)
     out: dict = {"bytes_per_token": per_token, "source": source, "max_model_len": max_len}
     if args.tokens:

@@ -12,14 +12,24 @@ from calc.gate import Amount, GateRow, Request
 from calc.units import InputError
 
 
-def amount(figure: Figure, how: str = "") -> Amount:
-    source = f"{how}, {figure.provenance}" if how else figure.provenance
-    return Amount(figure.value, source, figure.entry)  # type: ignore[arg-type]
+def amount(figure: Figure) -> Amount:
+    return Amount(figure.value, figure.provenance, figure.entry)  # type: ignore[arg-type]
 
 
 def settings(deployment: dict, start: dict | None = None) -> dict:
     """The deployment's settings with a start's own settings over them."""
     return {**deployment["settings"], **((start or {}).get("settings") or {})}
+
+
+def start_settings(catalog: Catalog, deployment: dict, start: dict | None = None) -> dict:
+    """What a start ran with, for the gate: its settings over the deployment's. A prefill budget
+    or seat count the catalog does not record is taken at the calibration, where the gate adds
+    nothing for it (never as zero); max_model_len has no such stand-in and must be recorded."""
+    s = settings(deployment, start)
+    if "max_model_len" not in s:
+        raise InputError(f"starts.yaml: {deployment['id']}: settings.max_model_len: found nothing, expected the deployment's --max-model-len")
+    calibration = catalog.policy["gate"]["calibration"]
+    return {**s, "prefill_budget": s.get("prefill_budget", calibration["prefill_budget"].value), "seats": s.get("seats", calibration["seats"].value)}
 
 
 def held(start: dict) -> Amount:
@@ -93,9 +103,9 @@ def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict) -> Gate
     )
 
 
-def request_of(deployment: dict, start: dict, drafter: bool = False) -> Request:
-    s = settings(deployment, start)
-    return Request(start["kv_pin"], drafter, s.get("prefill_budget", 0), s.get("seats", 0))
+def request_of(catalog: Catalog, deployment: dict, start: dict, drafter: bool = False) -> Request:
+    s = start_settings(catalog, deployment, start)
+    return Request(start["kv_pin"], drafter, s["prefill_budget"], s["seats"])
 
 
 def start_by_generation(deployment: dict, generation: int) -> dict:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calc.units import fmt
+
 
 @dataclass(frozen=True)
 class Amount:
@@ -68,7 +70,7 @@ def _above(value: int, limit: int, per_unit: Amount | None, what: str, unit: str
         return 0, None
     if per_unit is None:
         return 0, (
-            f"{what} {value:,} is above the calibrated {limit:,} {unit}, and the catalog row has no "
+            f"{what} {fmt(value, 'count')} is above the calibrated {fmt(limit, 'count')} {unit}, and the catalog row has no "
             f"per-{unit[:-1]} constant for this model: the gate cannot size the term"
         )
     return over * per_unit.bytes, None

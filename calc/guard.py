@@ -18,19 +18,23 @@ class GuardResult:
     longest_run: int
 
 
+def runs_under(samples: list[tuple[float, int]], floor: int) -> list[int]:
+    """For each poll, how many polls in a row (this one included) have been under the floor."""
+    out, run_length = [], 0
+    for _, available in samples:
+        run_length = run_length + 1 if available < floor else 0
+        out.append(run_length)
+    return out
+
+
 def run(samples: list[tuple[float, int]], floor: int, polls_in_a_row: int, serving_at: float | None = None) -> GuardResult:
     """Replay the guard over (seconds, MemAvailable bytes) polls."""
     if not samples:
         raise ValueError("guard: no samples")
-    run_length = longest = 0
-    killed_at = None
-    for t, available in samples:
-        if serving_at is not None and t >= serving_at:
-            break
-        run_length = run_length + 1 if available < floor else 0
-        longest = max(longest, run_length)
-        if run_length >= polls_in_a_row and killed_at is None:
-            killed_at = t
+    watched = [s for s in samples if serving_at is None or s[0] < serving_at]
+    runs = runs_under(watched, floor)
+    longest = max(runs, default=0)
+    killed_at = next((t for (t, _), n in zip(watched, runs, strict=True) if n >= polls_in_a_row), None)
     lowest_at, lowest = min(samples, key=lambda s: s[1])
     return GuardResult(killed_at is not None, killed_at, lowest, lowest_at, longest)
 

@@ -384,8 +384,8 @@ def start_defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaul
         else f"Default {esc(values['speculative_tokens'])}: the calculator's choice; the deployment runs no drafter",
         "pin": f"Default {esc(values['pin'])}: the pin of the serving start" + (f" ({esc(where)})" if where else ""),
         "prefill_budget": setting("prefill_budget", f"the calibration, {fmt(policy['prefill_budget'].value, 'count')} tokens"),
-        "seats": setting("seats", "the calculator's choice"),
-        "max_model_len": setting("max_model_len", "the calculator's choice"),
+        "seats": setting("seats", f"the calibration, {fmt(policy['seats'].value, 'count')} seats"),
+        "max_model_len": setting("max_model_len", "the deployment's setting"),
         "gpu_memory_utilization": "Default empty: the calculator finds the largest two-decimal fraction that passes",
         "typical_context": "Default empty: the seats are not sized",
     }
@@ -1022,7 +1022,7 @@ def fit_fields() -> list[Field]:
 def fit_defaults(catalog: Catalog) -> Defaults:
     found = next(((m, r) for m in catalog.models.values() for r in m.get("length_reports", []) if len(r["readings"]) >= 2), None)
     deployment = next(iter(catalog.deployments.values()))
-    predict = derive.settings(deployment).get("max_model_len", 131072)
+    predict = derive.start_settings(catalog, deployment)["max_model_len"]
     predict_text = fmt(predict, "plain", 0)
     predict_source = f"Default {esc(predict_text)}: the max_model_len of {esc(deployment['name'])}"
     if found is None:

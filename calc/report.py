@@ -10,6 +10,10 @@ from calc import derive, fraction, gate, kv
 from calc.catalog import Catalog
 from calc.units import InputError, fmt
 
+# Speculative tokens offered when the drafter is switched on for a deployment that ran without it:
+# an input default the calculator states beside the field, not a figure from the catalog.
+DRAFTER_TOKENS = 2
+
 
 @dataclass(frozen=True)
 class StartInputs:
@@ -31,15 +35,15 @@ def defaults(catalog: Catalog, deployment_id: str | None = None, available: tupl
     deployment = catalog.deployments[deployment_id or next(iter(catalog.deployments))]
     serving = [s for s in deployment["starts"] if s["outcome"] == "serving"]
     start = serving[-1] if serving else deployment["starts"][-1]
-    s = derive.settings(deployment, start)
+    s = derive.start_settings(catalog, deployment, start)
     return StartInputs(
         deployment=deployment["id"],
         kv_pin=start["kv_pin"],
         drafter=False,
-        speculative_tokens=s.get("speculative_tokens") or 2,
-        prefill_budget=s.get("prefill_budget", 8192),
-        seats=s.get("seats", 8),
-        max_model_len=s.get("max_model_len", 131072),
+        speculative_tokens=s.get("speculative_tokens") or DRAFTER_TOKENS,
+        prefill_budget=s["prefill_budget"],
+        seats=s["seats"],
+        max_model_len=s["max_model_len"],
         available=available or (last_available(deployment),) * deployment["boxes"],
         typical_context=None,
     )
@@ -127,8 +131,7 @@ def pool_reading(catalog: Catalog, deployment_id: str, speculative_tokens: int) 
     """This deployment's measured bytes per token at the speculative-token count, or the nearest."""
     deployment = catalog.deployments[deployment_id]
     mine = [r for r in derive.kv_readings(catalog) if r.kind == "measured" and r.model == deployment["model"] and r.readings]
-    exact = [r for r in mine if (r.speculative_tokens or 0) == speculative_tokens]
-    return (exact or mine or [None])[0]
+    return min(mine, key=lambda r: abs((r.speculative_tokens or 0) - speculative_tokens), default=None)
 
 
 def kv_source(reading: derive.KvReading | None, speculative_tokens: int) -> str | None:
@@ -139,7 +142,8 @@ def kv_source(reading: derive.KvReading | None, speculative_tokens: int) -> str 
     if measured_at == speculative_tokens:
         return reading.provenance
     how = f"{measured_at} speculative tokens" if measured_at else "the drafter off"
-    return f"{reading.provenance}, measured with {how}: a drafter's KV comes out of the same pool, so expect fewer tokens"
+    expect = "fewer" if speculative_tokens > measured_at else "more"
+    return f"{reading.provenance}, measured with {how}: a drafter's KV comes out of the same pool, so expect {expect} tokens"
 
 
 def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True) -> dict:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from calc.catalog import Catalog, Figure, load_dir
+from calc.catalog import Catalog, Figure, build, read_yaml_dir
 from calc.gate import Amount
 from calc.units import fmt
 
@@ -31,19 +31,29 @@ def take_problems(page_uri: str) -> list[str]:
     return PROBLEMS.pop(page_uri, [])
 
 
-_cache: dict[str, tuple[tuple, Catalog]] = {}
+_cache: dict[str, tuple[tuple, dict, Catalog]] = {}
 
 
-def site_catalog(root: str | Path) -> Catalog:
-    """The catalog, loaded once per build (and again only when a catalog file changes)."""
+def _load(root: str | Path) -> tuple[dict, Catalog]:
+    """The catalog files read once per build (and again only when one changes): raw and validated."""
     directory = Path(root) / "catalog"
     stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in directory.glob("*.yaml")))
     cached = _cache.get(str(directory))
     if cached and cached[0] == stamp:
-        return cached[1]
-    catalog = load_dir(directory)
-    _cache[str(directory)] = (stamp, catalog)
-    return catalog
+        return cached[1], cached[2]
+    raw = read_yaml_dir(directory)
+    catalog = build(raw)
+    _cache[str(directory)] = (stamp, raw, catalog)
+    return raw, catalog
+
+
+def site_catalog(root: str | Path) -> Catalog:
+    return _load(root)[1]
+
+
+def site_catalog_raw(root: str | Path) -> dict:
+    """The catalog files' contents as read, which the browser receives as JSON."""
+    return _load(root)[0]
 
 
 # --- rendering ------------------------------------------------------------------------------

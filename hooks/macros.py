@@ -110,8 +110,8 @@ def define_env(env) -> None:
         return gate.largest_pin(row(deployment_id), gate.Request(0, drafter, *_calibrated(deployment_id)), available)
 
     def _calibrated(deployment_id: str) -> tuple[int, int]:
-        s = catalog.deployments[deployment_id]["settings"]
-        return s.get("prefill_budget", 0), s.get("seats", 0)
+        s = derive.start_settings(catalog, catalog.deployments[deployment_id])
+        return s["prefill_budget"], s["seats"]
 
     @env.macro
     def readings(model_id: str | None = None) -> list[derive.KvReading]:
@@ -236,10 +236,11 @@ def define_env(env) -> None:
         return [f for f in derive.length_fits(catalog) if f.model == model_id]
 
     @env.macro
-    def length_fit_table(model_id: str = "deepseek-v4-flash", other_lengths: tuple[int, ...] = (131072, 262144)) -> str:
+    def length_fit_table(model_id: str = "deepseek-v4-flash") -> str:
         """The per-request fit at each end of the pool's range: per-token and fixed terms, what
-        pool / tokens comes to at each length, and the token count at other lengths."""
+        pool / tokens comes to at each length, and the token count at our deployments' lengths."""
         fits = length_fits(model_id)
+        other_lengths = sorted({derive.start_settings(catalog, d)["max_model_len"] for d in catalog.deployments.values()})
         lengths = [length for length, _ in fits[0].readings]
         head = ("Pool a rank", "Per token", "Fixed a request")
         head += tuple(f"pool / tokens at {fig(length, 'count')}" for length in lengths)
@@ -288,7 +289,7 @@ def define_env(env) -> None:
     def gate_then_and_now_table(generation: int = 234, deployment_id: str = "dsv4-flash-pair") -> str:
         """A start's gate with the row it held when it ran, beside the same request under the measured row."""
         start = gen(generation, deployment_id)
-        request = derive.request_of(catalog.deployments[deployment_id], start)
+        request = derive.request_of(catalog, catalog.deployments[deployment_id], start)
         available = (start["available_before"].value,)
         then = gate.gate(derive.gate_row_of_start(catalog, deployment_id, start), request, available)
         now = gate.gate(row(deployment_id), request, available)
@@ -435,10 +436,9 @@ def define_env(env) -> None:
         trace = catalog.traces[trace_id]
         policy = catalog.policy["guard"]
         floor = policy["floor"].value
-        rows, run = [], 0
-        for s in trace["samples"]:
-            run = run + 1 if s["available"] < floor else 0
-            rows.append((fig(s["t"], "s", 0), fig(s["available"]), fig(s["available"] - floor), fig(run, "count")))
+        samples = trace["samples"]
+        runs = guard.runs_under([(s["t"], s["available"]) for s in samples], floor)
+        rows = [(fig(s["t"], "s", 0), fig(s["available"]), fig(s["available"] - floor), fig(n, "count")) for s, n in zip(samples, runs, strict=True)]
         head = ("Time", "MemAvailable", f"Above the {fig(policy['floor'], 'GiB', 0)} floor", "Polls in a row under it")
         return _table(head, rows)
 

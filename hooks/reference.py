@@ -6,7 +6,7 @@ adding a model to catalog/models.yaml adds its page with no other edit.
 
 from __future__ import annotations
 
-from calc import derive, fraction, kv
+from calc import derive, fraction
 from calc.catalog import Catalog, Figure
 from hooks.figures import render, source_text
 
@@ -164,6 +164,3 @@ def index_links(catalog: Catalog) -> str:
     for box_id, box in catalog.boxes.items():
         lines.append(f"| [{box['name']}](boxes/{box_id}.md) | {render(box['total_memory'], 'GiB')} | {box['memory']} |")
     return "\n".join(lines)
-
-
-__all__ = ["SECTION", "pages", "index_links", "kv"]

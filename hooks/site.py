@@ -15,9 +15,9 @@ from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
-from calc.catalog import CatalogError, raw_as_json, read_yaml_dir  # noqa: E402
+from calc.catalog import CatalogError, raw_as_json  # noqa: E402
 from hooks import reference  # noqa: E402
-from hooks.figures import bare_figures, site_catalog, take_problems  # noqa: E402
+from hooks.figures import bare_figures, site_catalog, site_catalog_raw, take_problems  # noqa: E402
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 
@@ -79,4 +79,4 @@ def on_post_build(config, **_):
     target.mkdir(parents=True, exist_ok=True)
     for path in sorted((ROOT / "calc").glob("*.py")):
         shutil.copy2(path, target / path.name)
-    (site / "py" / "catalog.json").write_text(raw_as_json(read_yaml_dir(ROOT / "catalog")), encoding="utf-8")
+    (site / "py" / "catalog.json").write_text(raw_as_json(site_catalog_raw(ROOT)), encoding="utf-8")

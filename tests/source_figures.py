@@ -167,7 +167,7 @@ def gen234_gate(c: Catalog) -> gate.GateResult:
     start = gen(c, 234)
     row = derive.gate_row_of_start(c, DSV4, start)
     available = (start["available_before"].value,) * dsv4(c)["boxes"]
-    return gate.gate(row, derive.request_of(dsv4(c), start), available)
+    return gate.gate(row, derive.request_of(c, dsv4(c), start), available)
 
 
 def reading(
@@ -290,7 +290,7 @@ def calibration_verdict(c: Catalog) -> str:
     settings = derive.settings(dsv4(c))
     calibration = c.policy["gate"]["calibration"]
     inside = settings["prefill_budget"] <= calibration["prefill_budget"].value and settings["seats"] <= calibration["seats"].value
-    terms_zero = term(gate.gate(derive.gate_row(c, DSV4), derive.request_of(dsv4(c), gen(c, 235)), (free_at_gate(c),)), "prefill-budget term") == 0
+    terms_zero = term(gate.gate(derive.gate_row(c, DSV4), derive.request_of(c, dsv4(c), gen(c, 235)), (free_at_gate(c),)), "prefill-budget term") == 0
     return "inside the calibration" if inside and terms_zero else "outside the calibration"
 
 

@@ -451,3 +451,21 @@ def test_fit_reproduces_the_public_reports_worked_check(catalog, pool_gib, per_t
     assert fmt(fit.effective_bytes_per_token(500_000), "count") == at_500k
     # "Predicted 250K pool: 1.56M tokens (own fit)", whatever the pool's rounding
     assert fmt(kv.tokens_at_length(fit.pool, fit.per_token, fit.fixed, 250_000), "M tokens") == "1.56 M tokens"
+
+
+def test_unrecorded_prefill_and_seats_stand_at_the_calibration_never_zero(catalog_copy) -> None:
+    edit(catalog_copy, "starts.yaml", "      seats: 8\n      prefill_budget: 8192\n", "")
+    catalog = load_dir(catalog_copy)
+    calibration = catalog.policy["gate"]["calibration"]
+    inputs = report.defaults(catalog, "dsv4-flash-pair")
+    assert (inputs.prefill_budget, inputs.seats) == (calibration["prefill_budget"].value, calibration["seats"].value)
+    deployment = catalog.deployments["dsv4-flash-pair"]
+    request = derive.request_of(catalog, deployment, derive.start_by_generation(deployment, 235))
+    assert (request.prefill_budget, request.seats) == (calibration["prefill_budget"].value, calibration["seats"].value)
+
+
+def test_a_deployment_without_max_model_len_is_named(catalog_copy) -> None:
+    edit(catalog_copy, "starts.yaml", "      max_model_len: 131072\n", "")
+    catalog = load_dir(catalog_copy)
+    with pytest.raises(InputError, match=r"dsv4-flash-pair: settings\.max_model_len: found nothing"):
+        report.defaults(catalog, "dsv4-flash-pair")

@@ -462,3 +462,12 @@ def test_fit_bad_arguments(args, message) -> None:
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("calc: error:")
     assert message in result.stderr
+
+
+def test_kv_at_a_speculative_count_no_start_ran_says_so_and_quotes_no_log(catalog) -> None:
+    out = as_json("kv", "--deployment", "flash-next-pair", "--speculative-tokens", "9", "--pin", "28e9", "--max-model-len", "262144")
+    assert out["tokens_logged"] is False
+    assert "measured with 4 speculative tokens" in out["source"] and "expect fewer tokens" in out["source"]
+    fewer = as_json("kv", "--deployment", "flash-next-pair", "--speculative-tokens", "1", "--pin", "28e9", "--max-model-len", "262144")
+    assert "measured with 2 speculative tokens" in fewer["source"]  # the nearest count measured
+    assert "expect more tokens" in fewer["source"]

@@ -110,10 +110,14 @@ def test_a_figure_only_rendered_changes_everywhere(project):
     assert not [p for p, html in pages.items() if ">6,973<" in html]
 
 
+def append_line(page, text: str) -> int:
+    """Add a paragraph at the end of a page; the number of the line it is on."""
+    page.write_text(page.read_text() + f"\n{text}\n")
+    return page.read_text().count("\n")
+
+
 def test_a_wrong_figure_typed_into_a_page_fails_naming_it(project):
-    page = project / "docs" / "memory-budget.md"
-    page.write_text(page.read_text() + '\nThe refused start needed {{ checked("125.4 GiB", needs("20e9", drafter=True)) }}.\n')
-    line = page.read_text().count("\n")
+    line = append_line(project / "docs" / "memory-budget.md", 'The refused start needed {{ checked("125.4 GiB", needs("20e9", drafter=True)) }}.')
     result = build(project)
     assert result.returncode != 0
     assert f"docs/memory-budget.md:{line}: the page says '125.4 GiB', the catalog gives '124.4 GiB'" in result.output
@@ -122,9 +126,7 @@ def test_a_wrong_figure_typed_into_a_page_fails_naming_it(project):
 
 
 def test_a_bare_figure_fails_the_build(project):
-    page = project / "docs" / "kv-pool.md"
-    page.write_text(page.read_text() + "\nOne token costs 55,011 B on this pair.\n")
-    line = page.read_text().count("\n")
+    line = append_line(project / "docs" / "kv-pool.md", "One token costs 55,011 B on this pair.")
     result = build(project)
     assert result.returncode != 0
     assert f"docs/kv-pool.md:{line}: bare figure '55,011 B'" in result.output
