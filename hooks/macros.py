@@ -397,6 +397,16 @@ def define_env(env) -> None:
         return _table(head, rows)
 
     @env.macro
+    def never_start(box_id: str, *typed: str) -> str:
+        """A checked claim: these fractions fail vLLM's start check on this box; the build fails if one passes."""
+        box = catalog.boxes[box_id]
+        total, free = box["total_memory"].value, box["free_at_start"].value
+        passing = [t for t in typed if fraction.passes(total, free, units.parse_fraction(t))]
+        if passing:
+            problem(f"{page_where(typed[0])}: the page says {' or '.join(typed)} can never start on {box['name']}, but calc passes {', '.join(passing)}")
+        return " or ".join(fig(units.parse_fraction(t), "fraction", len(t.split(".")[-1]) if "." in t else 0) for t in typed) + " can never start"
+
+    @env.macro
     def fraction_check_table(box_id: str = "rtx-5090-node") -> str:
         """vLLM's start check, ceil(total x fraction) <= free, at the fractions that matter on one box."""
         box = catalog.boxes[box_id]

@@ -204,3 +204,13 @@ def test_not_a_bare_figure(text):
 )
 def test_bare_figure(text, figure):
     assert [f for _, f in bare_figures(text)] == [figure]
+
+
+def test_a_claim_that_no_longer_holds_fails_the_build(project):
+    """'0.99 or 1.0 can never start' on the RTX 5090 node is checked against calc: with more free
+    memory at start than the card's total asks at 0.99, the build fails naming the claim."""
+    edit(project / "catalog" / "boxes.yaml", "value: 30.85 GiB", "value: 31.20 GiB")
+    result = build(project)
+    assert result.returncode != 0
+    assert "docs/kv-pool.md:" in result.output
+    assert "the page says 0.99 or 1.0 can never start on RTX 5090 node, but calc passes 0.99" in result.output
