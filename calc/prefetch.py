@@ -14,3 +14,8 @@ def prefetch_enabled(checkpoint: int, available: int, fraction: Fraction) -> boo
 def largest_prefetched(available: int, fraction: Fraction) -> int:
     """The largest checkpoint that is still prefetched at this available memory."""
     return int(available * Fraction(fraction))
+
+
+def least_available(checkpoint: int, fraction: Fraction) -> int:
+    """The least MemAvailable (whole bytes) at which a checkpoint of this size is still prefetched."""
+    return -(-checkpoint // Fraction(fraction))

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from calc import budget, derive, fraction, gate, guard, kv, prefetch, report, units  # noqa: E402
+from calc import budget, chart, charts, derive, fraction, gate, guard, kv, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import Value, line_of, render, report_problem, same, site_catalog, value_of  # noqa: E402
@@ -124,6 +124,13 @@ def define_env(env) -> None:
         return index_links(catalog)
 
     calculator_page.register(env, catalog)
+
+    @env.macro
+    def draw(name: str, *args, **kwargs) -> str:
+        """A chart from calc.charts, drawn at build time: {{ draw("rank_holds") }}."""
+        if name not in CHARTS:
+            raise ValueError(f"draw({name!r}): no such chart, expected one of {', '.join(CHARTS)}")
+        return chart.figure_html(getattr(charts, name)(catalog, *args, **kwargs))
 
     # --- tables ---------------------------------------------------------------------------
 
@@ -513,6 +520,9 @@ def define_env(env) -> None:
             for n, e in enumerate(fraction.plan(box["total_memory"].value, box["idle_available"].value, plan["fractions"]), 1):
                 rows.append((together, str(n), fig(e.fraction, "fraction", 2), fig(e.requested), fig(e.free_before), "starts" if e.passes else "**refused**"))
         return _table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)
+
+
+CHARTS = ("rank_holds", "pin_matrix", "startup_timeline", "guard_trace", "length_fit", "bytes_per_token", "plan_budget")
 
 
 def _unit(literal: str) -> tuple[str, int]:
