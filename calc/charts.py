@@ -164,17 +164,17 @@ def pin_matrix(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", pins: S
     return Bars(f"pin-matrix-{deployment_id}", "KV pins against the memory available", summary, _gib_axis(largest), tuple(rows), rules, tuple(figures))
 
 
-def needs_vs_boxes(result: gate.GateResult, boxes: Sequence[str], floor: int | None = None, title: str = "What the start needs on each box") -> Bars:
+def needs_vs_boxes(terms: Sequence[gate.Term], needs: int, boxes: Sequence[tuple[str, int]], title: str = "What the start needs on each box") -> Bars:
     """The calculator's start: the needs stacked, once per box, with that box's MemAvailable marked."""
     rows = []
-    for name, available in zip(boxes, result.available, strict=True):
-        marks = [Mark(available, f"MemAvailable on {name}", "available")]
-        rows.append(Row(f"{name}: {gib(available)} available", _segments(result.terms), tuple(marks), "starts" if result.needs <= available else "refused"))
-    figures = [(t.name, gib(t.bytes, 2)) for t in result.terms if t.bytes] + [("needs", gib(result.needs))]
-    figures += [(f"MemAvailable on {n}", gib(a)) for n, a in zip(boxes, result.available, strict=True)]
-    verdict = "passes on every box" if result.passes else "is refused"
-    summary = f"The start needs {gib(result.needs)} and {verdict}: " + ", ".join(f"{gib(a)} on {n}" for n, a in zip(boxes, result.available, strict=True)) + "."
-    largest = max([result.needs, *result.available])
+    for name, available in boxes:
+        marks = (Mark(available, "MemAvailable", "available"),)
+        rows.append(Row(f"{name}: {gib(available)} available", _segments(terms), marks, "starts" if needs <= available else "refused"))
+    figures = [(t.name, gib(t.bytes, 2)) for t in terms if t.bytes] + [("needs", gib(needs))]
+    figures += [(f"MemAvailable on {n}", gib(a)) for n, a in boxes]
+    verdict = "fits on every box" if all(needs <= a for _, a in boxes) else "does not fit on every box"
+    summary = f"The start needs {gib(needs)} a rank and {verdict}: " + ", ".join(f"{gib(a)} available on {n}" for n, a in boxes) + "."
+    largest = max([needs, *(a for _, a in boxes)])
     return Bars("start-needs", title, summary, _gib_axis(largest), tuple(rows), (), tuple(figures))
 
 
@@ -280,8 +280,10 @@ def length_fit(catalog: Catalog, model_id: str = "deepseek-v4-flash") -> Plot:
     return length_plot(f"length-fit-{model_id}", [(f.pool, f.per_token, f.fixed) for f in fits], list(fits[0].readings))
 
 
-def length_plot(chart_id: str, fits: Sequence[tuple[int, Fraction, Fraction]], readings: Sequence[tuple[int, int]]) -> Plot:
-    lengths = [length for length, _ in readings]
+def length_plot(
+    chart_id: str, fits: Sequence[tuple[int, Fraction, Fraction]], readings: Sequence[tuple[int, int]], predicted: Sequence[tuple[int, Fraction]] = ()
+) -> Plot:
+    lengths = [length for length, _ in readings] + [length for length, _ in predicted]
     x_high = nice_high(max(lengths))
     steps = 24
     series = []
@@ -292,11 +294,15 @@ def length_plot(chart_id: str, fits: Sequence[tuple[int, Fraction, Fraction]], r
         top = max([top] + [y for _, y in curve])
         series.append(Series(f"fit, pool {gib(pool)}", curve, f"fit{n + 1}", dots=False))
     series.append(Series("tokens logged", tuple(readings), "trace", line=False))
+    if predicted:
+        top = max([top] + [t for _, t in predicted])
+        series.append(Series("predicted by the fit", tuple(predicted), "prefetch", line=False))
     x = Axis("count", 0, x_high, "max_model_len")
     y = Axis("count", 0, nice_high(top), "tokens")
     figures = [(f"logged at max_model_len {fmt(length, 'count')}", fmt(tokens, "tokens")) for length, tokens in readings]
     for pool, per_token, fixed in fits:
         figures.append((f"fit for a {gib(pool)} pool", f"{fmt(per_token, 'B')} a token + {fmt(fixed, 'GB')} a request"))
+    figures += [(f"predicted at max_model_len {fmt(length, 'count')}", fmt(tokens, "tokens")) for length, tokens in predicted]
     summary = (
         "Logged "
         + ", ".join(f"{fmt(t, 'tokens')} at {fmt(length, 'count')}" for length, t in readings)

@@ -5,16 +5,18 @@ from the chart."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
 
 import pytest
 from conftest import edit
 
-from calc import chart, charts, kv
+from calc import chart, charts, kv, report
+from calc import html as calc_html
 from calc.budget import Resident
 from calc.catalog import load_dir
-from calc.units import GB, GiB, InputError, MiB, fmt, parse_size
+from calc.units import GB, GiB, InputError, MiB, fmt, parse_count, parse_size
 
 DSV4 = "dsv4-flash-pair"
 
@@ -265,3 +267,50 @@ def test_ticks_are_round_and_inside_the_axis() -> None:
     assert chart.nice_high(parse_size("120.9 GiB"), 10 * GiB) == 150 * GiB
     assert chart.nice_high(500000) == 500000
     assert chart.nice_high(2450000) == 2500000
+
+
+# --- the calculators draw the same charts ---------------------------------------------------
+
+
+def chart_in(html_text: str) -> ET.Element:
+    found = re.search(r'<figure class="chart".*?</figure>', html_text)
+    assert found, "no chart in the calculator's result"
+    return ET.fromstring(found.group(0))
+
+
+def test_the_start_calculator_draws_its_needs_against_each_box(catalog) -> None:
+    raw = dict(calc_html.start_defaults(catalog, DSV4).values)
+    raw.update({"pin": "20e9", "drafter": "on"})
+    out = calc_html.run(catalog, "start", raw)
+    root = chart_in(out.sections["start-result"])
+    r = report.start_report(catalog, calc_html.parse_start(catalog, raw)[0])
+    for n, b in enumerate(r["boxes"]):
+        row = f"{b['box']}: "
+        assert [(e.get("data-name"), int(e.get("data-value"))) for e in svg_of(root).iter("rect") if e.get("data-row").startswith(row)] == [
+            (t.name, t.bytes) for t in r["terms"] if t.bytes
+        ]
+        mark = [m for m in svg_of(root).iter("line") if m.get("class") == "mark tone-available"][n]
+        assert float(mark.get("x1")) == pytest.approx(x_at(root, b["available_bytes"]), abs=0.02)
+    assert fmt(r["needs_bytes"], "GiB", 1) == "124.4 GiB" and "needs 124.4 GiB" in "".join(root.find("figcaption").itertext())
+
+
+def test_the_planner_draws_what_is_typed(catalog) -> None:
+    raw = dict(calc_html.plan_defaults(catalog).values)
+    raw["kv_1"] = "20 GiB"
+    root = chart_in(calc_html.run(catalog, "plan", raw).sections["plan-result"])
+    name = catalog.models[raw["model_1"]]["name"]
+    kv_bar = [e for e in svg_of(root).iter("rect") if e.get("data-name") == f"{name}: KV"]
+    assert [int(e.get("data-value")) for e in kv_bar] == [20 * GiB]
+    assert float(kv_bar[0].get("width")) == pytest.approx(x_length(root, 20 * GiB), abs=0.02)
+
+
+def test_the_fit_calculator_draws_its_readings_and_prediction(catalog) -> None:
+    d = calc_html.fit_defaults(catalog)
+    root = chart_in(calc_html.run_fit(catalog, d.values).sections["fit-result"])
+    logged = [(int(c.get("data-x")), int(c.get("data-y"))) for c in dots(root, "tokens logged")]
+    assert logged == [
+        (parse_count(d.values["length_1"]), parse_count(d.values["tokens_1"])),
+        (parse_count(d.values["length_2"]), parse_count(d.values["tokens_2"])),
+    ]
+    predicted = dots(root, "predicted by the fit")
+    assert [int(c.get("data-x")) for c in predicted] == [parse_count(d.values["predict"])]
