@@ -217,7 +217,10 @@ def _x_axis(axis: Axis, scale: Scale, y: float) -> list[str]:
     for t in ticks(axis.low, axis.high, UNIT_STEP.get(axis.unit, 1)):
         x = scale(t)
         out.append(f'<line class="tick" x1="{x:g}" x2="{x:g}" y1="{y:g}" y2="{y + 4:g}"/>')
-        out.append(_text(x, y + 16, _tick_label(t, axis), "tick-label", "middle", SMALL))
+        label = _tick_label(t, axis)
+        half = text_width(label, SMALL) / 2
+        anchor, at = ("end", WIDTH - 2) if x + half > WIDTH - 2 else ("start", 2) if x - half < 2 else ("middle", x)
+        out.append(_text(at, y + 16, label, "tick-label", anchor, SMALL))
     if axis.title:
         out.append(_text(scale.end, y + 32, axis.title, "axis-title", "end", SMALL))
     return out
