@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from calc import derive
+from calc import charts, derive
+from calc.chart import figure_html
 from calc.units import fmt
 from hooks.figures import bare_figures
 from tests.sitebuild import ROOT, build, copy_project, edit
@@ -74,6 +75,24 @@ def test_memory_budget_page_shows_the_catalogs_figures(shipped, catalog):
     for figure in ("108.1 GiB", "113.2 GiB", "110.0 GiB", "115.1 GiB", "115.6 GiB", "119.3 GiB", "124.4 GiB"):
         assert figure in html  # the source document's pin matrix
     assert "120.6 GiB" in html  # the catalog's figure where the document says 120.7
+
+
+@pytest.mark.parametrize(
+    ("page", "chart"),
+    [
+        ("memory-budget", "rank_holds"),
+        ("memory-budget", "pin_matrix"),
+        ("start-up-memory", "startup_timeline"),
+        ("start-up-memory", "guard_trace"),
+        ("kv-pool", "bytes_per_token"),
+        ("kv-pool", "length_fit"),
+        ("several-models", "plan_budget"),
+    ],
+)
+def test_each_chart_is_in_its_page_as_svg(shipped, catalog, page, chart):
+    """In the HTML itself, so it shows with JavaScript off: the same drawing calc gives."""
+    drawn = figure_html(getattr(charts, chart)(catalog))
+    assert drawn in shipped.page(page)
 
 
 def test_cli_example_output_is_produced_at_build_time(shipped):
