@@ -150,9 +150,10 @@ class Scale:
     end: float
 
     def __call__(self, value: Number) -> float:
-        span = Fraction(self.high) - Fraction(self.low)
-        share = (Fraction(value) - Fraction(self.low)) / span if span else Fraction(0)
-        return round(self.start + float(share) * (self.end - self.start), 2)
+        # geometry only: placed to 0.01 of a unit, so floats do (the figures stay exact in labels)
+        span = float(self.high) - float(self.low)
+        share = (float(value) - float(self.low)) / span if span else 0.0
+        return round(self.start + share * (self.end - self.start), 2)
 
 
 def nice_high(value: Number, step_unit: int = 1) -> Fraction:
