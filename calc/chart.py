@@ -227,10 +227,23 @@ def _x_axis(axis: Axis, scale: Scale, y: float) -> list[str]:
     return out
 
 
+def wrap(text: str, width: float, size: int = FONT) -> list[str]:
+    """A label broken at spaces into lines that fit `width` viewBox units."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and text_width(lines[-1] + " " + word, size) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
 def bars_svg(chart: Bars) -> str:
     scale = Scale(chart.axis.low, chart.axis.high, PAD, WIDTH - PAD)
     top = PAD + (FONT + 6) * len(chart.rules)
-    height = top + ROW * len(chart.rows) + 40
+    labels = [wrap(row.label, WIDTH - 2 * PAD) for row in chart.rows]
+    line = FONT + 3
+    height = top + sum(ROW + line * (len(lines) - 1) for lines in labels) + 40
     body: list[str] = []
     for n, rule in enumerate(chart.rules):
         x = scale(rule.value)
@@ -240,10 +253,12 @@ def bars_svg(chart: Bars) -> str:
         body.append(
             f'<line class="rule tone-{rule.tone}" data-value="{_num(rule.value)}" x1="{x:g}" x2="{x:g}" y1="{label_y - FONT + 2:g}" y2="{height - 36:g}"/>'
         )
-    for i, row in enumerate(chart.rows):
-        y = top + ROW * i
-        body.append(_text(PAD, y + FONT, row.label, "row-label"))
-        bar_y = y + FONT + 5
+    y = top
+    for row, lines in zip(chart.rows, labels, strict=True):
+        for k, text in enumerate(lines):
+            body.append(_text(PAD, y + FONT + line * k, text, "row-label"))
+        bar_y = y + FONT + 5 + line * (len(lines) - 1)
+        y += ROW + line * (len(lines) - 1)
         at: Number = 0
         for seg in row.segments:
             x0, x1 = scale(at), scale(at + seg.value)
@@ -252,7 +267,7 @@ def bars_svg(chart: Bars) -> str:
                 f'<rect class="seg tone-{seg.tone}" data-row="{esc(row.label)}" data-name="{esc(seg.name)}" data-value="{_num(seg.value)}" '
                 f'x="{x0:g}" y="{bar_y:g}" width="{round(x1 - x0, 2):g}" height="{BAR}"><title>{esc(seg.name)}: {esc(seg.text)}</title></rect>'
             )
-            if seg.text and text_width(seg.text, SMALL) + 6 <= x1 - x0:
+            if seg.text and seg.text != row.note and text_width(seg.text, SMALL) + 6 <= x1 - x0:
                 body.append(_text((x0 + x1) / 2, bar_y + BAR / 2 + 4, seg.text, f"on-bar on-tone-{seg.tone}", "middle", SMALL))
         end = scale(at)
         for mark in row.marks:
@@ -261,17 +276,13 @@ def bars_svg(chart: Bars) -> str:
                 f'<line class="mark tone-{mark.tone}" data-value="{_num(mark.value)}" x1="{x:g}" x2="{x:g}" y1="{bar_y - 4:g}" y2="{bar_y + BAR + 4:g}"/>'
             )
         if row.note:
-            fits_after = end + 4 + text_width(row.note, SMALL) <= WIDTH - PAD
-            body.append(
-                _text(
-                    end + 4 if fits_after else WIDTH - PAD,
-                    y + FONT if not fits_after else bar_y + BAR / 2 + 4,
-                    row.note,
-                    "row-note",
-                    "start" if fits_after else "end",
-                    SMALL,
-                )
-            )
+            # after the bar where it fits, else on the bar's end; it is in the figures table either way
+            width = text_width(row.note, SMALL)
+            if end + 4 + width <= WIDTH - 2:
+                body.append(_text(end + 4, bar_y + BAR / 2 + 4, row.note, "row-note", "start", SMALL))
+            elif width + 6 <= end - PAD:
+                tone = row.segments[-1].tone if row.segments else "other"
+                body.append(_text(end - 3, bar_y + BAR / 2 + 4, row.note, f"row-note on-bar on-tone-{tone}", "end", SMALL))
     body += _x_axis(chart.axis, scale, height - 36)
     return _svg(chart, height, body, f'data-x0="{scale.start:g}" data-x1="{scale.end:g}" data-low="{_num(chart.axis.low)}" data-high="{_num(chart.axis.high)}"')
 

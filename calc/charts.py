@@ -334,7 +334,11 @@ def bytes_per_token(catalog: Catalog) -> Bars:
                 figures.append((f"{model['name']}, {r.kv_dtype}, modeled from the architecture", f"{text} a token a rank"))
     largest = max(sum(s.value for s in r.segments) for r in rows)
     axis = Axis("count", 0, nice_high(largest), "bytes a token a rank")
-    summary = "Bytes a token a rank: " + "; ".join(f"{r.label}: {r.note}" for r in rows) + "."
+    low, high = min(rows, key=lambda r: r.segments[0].value), max(rows, key=lambda r: r.segments[0].value)
+    summary = (
+        f"{fmt(len(rows), 'count')} figures of bytes a token a rank, measured, modeled and published, from {low.note} "
+        f"({low.label}) to {high.note} ({high.label}); the table below lists each with its source."
+    )
     return Bars("bytes-per-token", "Bytes per token by model", summary, axis, tuple(rows), (), tuple(figures))
 
 
@@ -370,7 +374,8 @@ def residents_chart(
     ]
     if stated:
         figures.append((stated[1], gib(stated[0], 2)))
-    summary = f"{' + '.join(r.name for r in residents)} take {gib(used)} of the box's {gib(total)}, " + (
+    together = " + ".join(r.name for r in residents)
+    summary = f"{together[:1].upper()}{together[1:]} take {gib(used)} of the box's {gib(total)}, " + (
         f"leaving {gib(left)}." if left >= 0 else f"{gib(-left)} more than it has."
     )
     largest = max(used, total, stated[0] if stated else 0)
