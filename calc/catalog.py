@@ -49,6 +49,7 @@ class Figure:
     source: str | None = None
     note: str | None = None
     approximate: bool = False
+    line: int | None = None  # the log line a measured figure was read from
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -196,6 +197,8 @@ SPEC: dict[str, tuple] = {
                                     "init_seconds": fig(NUMBER),
                                     "decode_rate": fig(NUMBER, streams=INT),
                                     "outcome_note": STR,
+                                    "source": STR,
+                                    "gpu_memory_utilization": fig(FRACTION),
                                 },
                             ),
                         ),
@@ -303,6 +306,7 @@ FIGURE_COMMON = {
     "source": STR,
     "note": STR,
     "approximate": BOOL,
+    "line": INT,
 }
 EXPECTED_UNIT = {
     SIZE: "a size with its unit, such as 79.29 GiB, 10e9 B or 128 GB",
@@ -374,6 +378,7 @@ def _figure(spec: tuple, raw: Any, file: str, path: str) -> Figure:
         source=common.get("source"),
         note=common.get("note"),
         approximate=common.get("approximate", False),
+        line=common.get("line"),
         extra={k: _check(s, raw[k], file, f"{path}.{k}") for k, s in extra.items() if k in raw},
     )
 

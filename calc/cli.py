@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import time
 from fractions import Fraction
 from pathlib import Path
 
-from calc import budget, derive, fraction, guard, kv, prefetch, report, watch
+from calc import budget, derive, fraction, guard, ingest, kv, logread, prefetch, report, watch
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
 
@@ -367,6 +368,92 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     )
 
 
+# --- ingest ---------------------------------------------------------------------------------
+
+
+def read_log_file(name: str) -> logread.LogReading:
+    """A log file (or - for standard input), streamed line by line; binary refused up front."""
+    try:
+        stream = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
+    except OSError as error:
+        raise InputError(f"{name}: cannot read it ({error.strerror}); expected a startup log file or -") from None
+    with stream:
+        head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
+        if b"\x00" in head:
+            raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
+        sample = head.decode("utf-8", errors="replace")
+        if sample and sum(not (c.isprintable() or c in "\t\r\n\x1b") for c in sample) > len(sample) // 20:
+            raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
+        text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+        try:
+            return logread.read_lines(text)
+        except InputError as error:
+            raise InputError(f"{name}: {error}") from None
+
+
+def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+    reading = read_log_file(args.file)
+    if args.json:
+        return reading.to_json()
+    if args.yaml:
+        model_id = args.model or ingest.catalog_model(catalog, reading)
+        if model_id is None or model_id not in catalog.models:
+            found = args.model or (reading.model.value if reading.model else "no model name")
+            raise InputError(f"--yaml: found {found!r}, expected a model of the catalog; give --model (one of {', '.join(catalog.models)})")
+        if not args.box or args.box not in catalog.boxes:
+            raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)} (the box the log was taken on)")
+        source = "standard input" if args.file == "-" else Path(args.file).name
+        return ingest.start_entry(reading, model_id=model_id, box=args.box, boxes=parse_count(args.boxes, "--boxes", 1), source=f"startup log {source}").rstrip(
+            "\n"
+        )
+    return render_ingest(catalog, reading, args.file)
+
+
+def render_ingest(catalog: Catalog, r: logread.LogReading, name: str) -> str:
+    build = f"{r.engine.value} {r.engine_version.value}" if r.engine_version else r.engine.value
+    era = f", {r.era.value.upper()} engine" if r.era and r.era.value in ("v0", "v1") else ""
+    lines = [f"{name}: a {build} startup log{era}", "Read:"]
+    shown = {
+        "model": r.model, "date": r.date, "tensor_parallel_size": r.tensor_parallel_size, "max_model_len": r.max_model_len,
+        "kv_cache_dtype": r.kv_cache_dtype, "block_size": r.block_size, "gpu_memory_utilization": r.gpu_memory_utilization,
+        "mem_fraction_static": r.mem_fraction_static, "kv_cache_memory_bytes": r.kv_cache_memory_bytes,
+        "model loading": r.model_loading_bytes, "KV pool": r.available_kv_bytes, "KV tokens": r.kv_tokens,
+        "GPU blocks": r.gpu_blocks, "max concurrency": r.max_concurrency, "CUDA graph estimate": r.cuda_graph_bytes,
+        "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "KV for one request": r.kv_needed_bytes,
+        "estimated max_model_len": r.estimated_max_model_len, "speculative": r.speculative, "error": r.error,
+    }  # fmt: skip
+    for label, found in shown.items():
+        if found is not None:
+            lines.append(f"  {label:<24}{_shown(found):<28} line {found.line_no}")
+    lines.append("Derived:")
+    lines.extend(f"  {d.name}: {d.value}\n    {d.how}" for d in ingest.derived(r))
+    compared = ingest.compare(catalog, r)
+    if compared:
+        lines.append("Catalog:")
+        lines.extend(f"  {c}" for c in compared)
+    elif r.model is not None:
+        lines.append(f"Catalog: no model matching {r.model.value!r}")
+    if r.missing:
+        lines.append("Not in the log:")
+        lines.extend(f"  {m}" for m in r.missing)
+    if r.notes:
+        lines.append("Notes:")
+        lines.extend(f"  {n}" for n in r.notes)
+    return "\n".join(lines)
+
+
+def _shown(found: logread.Found) -> str:
+    if isinstance(found.value, dict):
+        return ", ".join(f"{k} {v}" for k, v in found.value.items() if v is not None)
+    if isinstance(found.value, int) and found.printed and found.half and not isinstance(found.value, bool):
+        return f"{found.printed} ({fmt(found.value, 'B')})"
+    if found.printed:
+        return found.printed
+    if isinstance(found.value, int) and not isinstance(found.value, bool) and found.value > 10**6:
+        return f"{fmt(found.value, 'B')}"
+    return str(found.value)
+
+
 # --- schema and catalog ---------------------------------------------------------------------
 
 
@@ -464,6 +551,14 @@ def build_parser() -> Parser:
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--available", required=True, help="MemAvailable when loading starts, or auto")
     p.set_defaults(run=cmd_prefetch)
+
+    p = add("ingest", "read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model")
+    p.add_argument("file", help="the log file, or - for standard input")
+    p.add_argument("--yaml", action="store_true", help="print a catalog deployment with this start, for catalog/starts.yaml")
+    p.add_argument("--model", help="--yaml: the catalog model id (default: matched on the log's model name)")
+    p.add_argument("--box", help="--yaml: the catalog box id the log was taken on")
+    p.add_argument("--boxes", default="1", help="--yaml: how many boxes the start spans")
+    p.set_defaults(run=cmd_ingest)
 
     p = sub.add_parser("schema", help="write (or --check) the catalog's JSON Schema files")
     p.add_argument("--check", action="store_true")
