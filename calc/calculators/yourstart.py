@@ -181,9 +181,12 @@ def _read_log(text: str) -> Any:
 
 
 def _found(reading: Any, name: str) -> Given | None:
+    """A figure the log reader found (with its line) or derived (with how), as a Given."""
     found = getattr(reading, name, None) if reading is not None else None
     if found is None or found.value is None:
         return None
+    if not hasattr(found, "line_text"):  # derived from several lines
+        return Given(found.value, f"from the log: {found.how}")
     return Given(found.value, _line("log", found.line_no, found.line_text))
 
 
@@ -289,7 +292,9 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     tokens = _found(reading, "kv_tokens")
     if bpt is None and pool is not None and tokens is not None and tokens.value:
         bpt = Given(Fraction(int(pool.value), int(tokens.value)), f"{pool.source} / {tokens.source}")  # type: ignore[arg-type]
-    total = typed["total"]
+    if before is None and _found(reading, "free_memory_bytes") is not None:
+        before = Given(reading.free_memory_bytes.value, _found(reading, "free_memory_bytes").source + " (vLLM's own reading of free memory at start)")  # type: ignore[union-attr]
+    total = typed["total"] or _found(reading, "total_memory_bytes")
     if total is None and box_id in catalog.boxes:
         t = derive.box_total(catalog.boxes[box_id])
         total = Given(t.figure.value, f"catalog: {catalog.boxes[box_id]['name']}, {t.what} ({t.figure.provenance})")
@@ -370,12 +375,14 @@ LOG_FIGURES = (
     ("gpu_memory_utilization", "gpu_memory_utilization", "fraction"),
     ("mem_fraction_static", "mem_fraction_static", "fraction"),
     ("kv_cache_memory_bytes", "KV pin", "GiB"),
+    ("total_memory_bytes", "Total memory", "GiB"),
+    ("free_memory_bytes", "Free memory", "GiB"),
     ("model_loading_bytes", "Weights loaded", "GiB"),
     ("available_kv_bytes", "KV cache memory available", "GiB"),
     ("kv_tokens", "KV cache tokens", "tokens"),
     ("gpu_blocks", "KV blocks", "count"),
     ("max_concurrency", "Maximum concurrency", "x"),
-    ("bytes_per_token", "Bytes per token a rank", "plain"),
+    ("bytes_per_token", "Bytes per token a rank", "B"),
     ("error", "Start failure", None),
     ("estimated_max_model_len", "vLLM's estimated maximum max_model_len", "count"),
     ("speculative", "Speculative decoding", None),
@@ -392,10 +399,17 @@ def _log_section(reading: Any, fig: Figures) -> str:
         if found is None or found.value is None:
             continue
         value = found.value
-        text = fmt(value, unit, 2 if unit in ("GiB", "fraction", "x", "plain") else 0) if unit and not isinstance(value, str) else str(value)
-        rows.append(
-            (esc(label), fig(f"log_{key}", text), fmt(found.line_no, "count"), f"<code>{esc(' '.join(str(found.line_text).split())[:LINE_TEXT])}</code>")
-        )
+        if isinstance(value, dict):
+            text = ", ".join(f"{k} {v}" for k, v in value.items() if v is not None)
+        elif unit and not isinstance(value, (str, bool)):
+            text = fmt(value, unit, 2 if unit in ("GiB", "fraction", "x") else 0)
+        else:
+            text = str(value)
+        if hasattr(found, "line_text"):
+            where, quoted = fmt(found.line_no, "count"), f"<code>{esc(' '.join(str(found.line_text).split())[:LINE_TEXT])}</code>"
+        else:
+            where, quoted = ", ".join(fmt(n, "count") for n in found.lines), esc(found.how)
+        rows.append((esc(label), fig(f"log_{key}", text), where, quoted))
     missing = list(getattr(reading, "missing", []) or [])
     notes = list(getattr(reading, "notes", []) or [])
     extra = ""
@@ -474,7 +488,7 @@ def _grid_section(y: YourStart, a: dict, fig: Figures) -> str:
         rows.append(tuple(row))
     head_row = ("KV pin", "Tokens", *(f"Full {fmt(n, 'count')}-token contexts" for n in lengths))
     note = (
-        f"<p>At {fig('bpt', fmt(bpt, 'plain', 2))} B a token a rank ({src}). Where part of a request's footprint is fixed "
+        f"<p>At {fig('bpt', fmt(bpt, 'B'))} a token a rank ({src}). Where part of a request's footprint is fixed "
         "(sliding-window or hybrid layers, a drafter), pool over tokens moves with max_model_len: "
         '<a href="../kv-pool/#why-pool-over-tokens-is-not-a-per-token-cost">why</a>.</p>'
     )
