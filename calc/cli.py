@@ -248,8 +248,7 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         except OSError as error:
             raise InputError(f"trace {args.trace}: cannot read it ({error.strerror}); expected a file or one of {', '.join(catalog.traces)}") from None
         samples = guard.parse_trace(text, args.trace)
-    floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
-    polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
+    floor, polls = _guard_settings(policy, args)
     serving = _seconds(args.serving_at, "--serving-at") if args.serving_at else None
     result = guard.run(samples, floor, polls, serving)
     if args.json:
@@ -261,6 +260,13 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     )
 
 
+def _guard_settings(policy: dict, args: argparse.Namespace) -> tuple[int, int]:
+    """The guard's floor and polls in a row: the options where given, the catalog's policy otherwise."""
+    floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
+    polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
+    return floor, polls
+
+
 # --- watch ----------------------------------------------------------------------------------
 
 
@@ -269,8 +275,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     paths = args.proc or ["/proc/meminfo"]
     interval = _seconds(args.interval, "--interval") if args.interval else float(policy["poll_seconds"].value)
     duration = _seconds(args.duration, "--duration") if args.duration else interval * (len(paths) - 1) if args.proc else 60.0
-    floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
-    polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
+    floor, polls = _guard_settings(policy, args)
     count = watch.poll_count(duration, interval)
 
     def read(n: int) -> str:
