@@ -155,7 +155,11 @@ def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict | None:
         sources = _preset_sources(catalog, chosen)
     elif (name == "preset" and not chosen) or (name == "log" and chosen and str(raw.get("log", "")).strip()):
         values = {k: "" for k in PRESET_FIELDS if k != "box"} | {"preset": ""}
-        sources = {k: "Empty: from the log" for k in PRESET_FIELDS if k != "box"} | {"preset": "None: your own start"}
+        sources = {k: "Empty: from the log" for k in PRESET_FIELDS if k != "box"} | {
+            "preset": "None: your own start",
+            "box": "The box the log was taken on, or another box with its total typed below",
+            "log": "Your log: each figure below names its line",
+        }
     else:
         return None
     return {
