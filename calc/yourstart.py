@@ -22,6 +22,16 @@ class Given:
 
     value: int | Fraction | str
     source: str
+    low: int | Fraction | None = None  # where the figure was printed rounded: the bounds it stands for
+    high: int | Fraction | None = None
+
+
+def _low(g: Given) -> int:
+    return int(g.low if g.low is not None else g.value)  # type: ignore[arg-type]
+
+
+def _high(g: Given) -> int:
+    return int(g.high if g.high is not None else g.value)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -127,7 +137,8 @@ def answer(y: YourStart) -> dict:
     frac = None
     if y.total is not None and before is not None:
         total = int(y.total.value)  # type: ignore[arg-type]
-        ceiling = fraction.ceiling(total, before, 2)
+        # the largest fraction that passes, safe against the rounding of a printed free and total
+        ceiling = fraction.ceiling(_high(y.total), _low(y.before), 2)  # type: ignore[arg-type]
         chosen = Fraction(y.gpu_memory_utilization.value) if y.gpu_memory_utilization is not None else ceiling  # type: ignore[arg-type]
         frac = {
             "total": total,
@@ -136,7 +147,8 @@ def answer(y: YourStart) -> dict:
             "typed": y.gpu_memory_utilization is not None,
             "requested": fraction.requested(total, chosen) if chosen > 0 else None,
             "passes": chosen > 0 and fraction.passes(total, before, chosen),
-            "ceiling": fraction.ceiling(total, before, 4),
+            "ceiling": fraction.ceiling(_high(y.total), _low(y.before), 4),  # type: ignore[arg-type]
+            "rounded": (_high(y.total), _low(y.before)) != (total, before),  # type: ignore[arg-type]
         }
     return {
         "held": held(y),

@@ -191,7 +191,9 @@ def _found(reading: Any, name: str) -> Given | None:
         return None
     if not hasattr(found, "line_text"):  # derived from several lines
         return Given(found.value, f"from the log: {found.how}")
-    return Given(found.value, _line("log", found.line_no, found.line_text))
+    half = getattr(found, "half", 0)
+    bounds = {"low": found.low, "high": found.high} if half and isinstance(found.value, int) else {}
+    return Given(found.value, _line("log", found.line_no, found.line_text), **bounds)
 
 
 def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: dict | None = None) -> tuple[Given | None, Any]:
@@ -297,7 +299,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     if bpt is None and pool is not None and tokens is not None and tokens.value:
         bpt = Given(Fraction(int(pool.value), int(tokens.value)), f"{pool.source} / {tokens.source}")  # type: ignore[arg-type]
     if before is None and _found(reading, "free_memory_bytes") is not None:
-        before = Given(reading.free_memory_bytes.value, _found(reading, "free_memory_bytes").source + " (vLLM's own reading of free memory at start)")  # type: ignore[union-attr]
+        free = _found(reading, "free_memory_bytes")
+        before = Given(free.value, free.source + " (vLLM's own reading of free memory at start)", free.low, free.high)  # type: ignore[union-attr]
     total = typed["total"] or _found(reading, "total_memory_bytes")
     if total is None and box_id in catalog.boxes:
         t = derive.box_total(catalog.boxes[box_id])
@@ -518,7 +521,12 @@ def _checks_section(y: YourStart, a: dict, reading: Any, fig: Figures) -> str:
                     ("Asks for", f"{asks} of {fig('fraction_total', fmt(f['total'], 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
                     ("Against free", fig("fraction_free", fmt(f["free"], "GiB"))),
                     ("Check", verdict),
-                    ("The fraction to pass it", "at most " + fig("fraction_ceiling", fmt(f["ceiling"], "fraction", 4))),
+                    (
+                        "The fraction to pass it",
+                        "at most "
+                        + fig("fraction_ceiling", fmt(f["ceiling"], "fraction", 4))
+                        + (" (the low end of free over the high end of total, as the log rounded them)" if f["rounded"] else ""),
+                    ),
                 ]
             )
         )
