@@ -160,8 +160,10 @@ def test_box_totals_best_first(catalog) -> None:
 
     assert box_total(catalog.boxes["dgx-spark"]).kind == "engine"
     h100 = box_total(catalog.boxes["h100-sxm"])
-    assert (h100.kind, h100.figure.value) == ("driver", 81559 * 2**20)
-    assert h100.figure.value == 85_520_809_984  # the byte count another public report gives for the same card
+    assert (h100.kind, h100.figure.value) == ("engine", 85_045_477_376)  # CUDA's total, below the driver's
+    assert catalog.boxes["h100-sxm"]["reported_total"].value == 81559 * 2**20 == 85_520_809_984  # as another public report gives it
+    a100 = box_total(catalog.boxes["a100-80gb"])
+    assert (a100.kind, a100.figure.value) == ("driver", 80 * 2**30)
     thor = box_total(catalog.boxes["jetson-agx-thor"])
     assert (thor.kind, thor.figure.value) == ("specification", 128 * 10**9)
 
