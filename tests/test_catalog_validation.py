@@ -180,3 +180,23 @@ def test_a_specification_read_as_binary_is_backed_by_the_drivers_total(catalog) 
         assert n * 10**9 < reported.value <= spec.value, box_id
         checked.append(box_id)
     assert set(checked) == {"rtx-5090-node", "h100-sxm", "b200", "a100-40gb", "a100-80gb", "l40s", "rtx-4090"}
+
+
+def test_boxes_with_only_a_specification_work_in_every_calculator(catalog, capsys) -> None:
+    """The planner, the fraction check and the gate's reference pages take a spec-only box's total
+    from the best figure the catalog has, and say which."""
+    from calc import cli, html
+
+    raw = dict(html.defaults_of(catalog, "plan").values)
+    raw.update(box="jetson-agx-thor", available="100 GiB")
+    out = html.run(catalog, "plan", raw)
+    assert out.valid and out.figures["total"] == "119.21 GiB"  # 128 GB as the specification writes it
+    note = html.changed(catalog, "plan", "box", raw)["sources"]["plan-box-src"]
+    assert "the specification" in note
+    assert cli.main(["fraction", "--box", "h100-pcie"]) == 2
+    assert "--free: box h100-pcie has no free-at-start reading in the catalog; give --free" in capsys.readouterr().err
+    assert cli.main(["fraction", "--box", "h100-sxm", "--free", "77 GiB", "--fraction", "0.98", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total_bytes"] == 85_045_477_376  # CUDA's total, the one vLLM multiplies
+    assert data["requested_bytes"] == 83_344_567_829  # ceil(0.98 x total), above 77 GiB free
+    assert data["passes"] is False
