@@ -164,7 +164,9 @@ def pin_matrix(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", pins: S
     return Bars(f"pin-matrix-{deployment_id}", "KV pins against the memory available", summary, _gib_axis(largest), tuple(rows), rules, tuple(figures))
 
 
-def needs_vs_boxes(terms: Sequence[gate.Term], needs: int, boxes: Sequence[tuple[str, int]], title: str = "What the start needs on each box") -> Bars:
+def needs_vs_boxes(
+    terms: Sequence[gate.Term], needs: int, boxes: Sequence[tuple[str, int]], title: str = "What the start needs on each box", chart_id: str = "start-needs"
+) -> Bars:
     """The calculator's start: the needs stacked, once per box, with that box's MemAvailable marked."""
     rows = []
     for name, available in boxes:
@@ -175,7 +177,7 @@ def needs_vs_boxes(terms: Sequence[gate.Term], needs: int, boxes: Sequence[tuple
     verdict = "fits on every box" if all(needs <= a for _, a in boxes) else "does not fit on every box"
     summary = f"The start needs {gib(needs)} a rank and {verdict}: " + ", ".join(f"{gib(a)} available on {n}" for n, a in boxes) + "."
     largest = max([needs, *(a for _, a in boxes)])
-    return Bars("start-needs", title, summary, _gib_axis(largest), tuple(rows), (), tuple(figures))
+    return Bars(chart_id, title, summary, _gib_axis(largest), tuple(rows), (), tuple(figures))
 
 
 # --- the start-up timeline and the guard ---------------------------------------------------

@@ -314,3 +314,15 @@ def test_the_fit_calculator_draws_its_readings_and_prediction(catalog) -> None:
     ]
     predicted = dots(root, "predicted by the fit")
     assert [int(c.get("data-x")) for c in predicted] == [parse_count(d.values["predict"])]
+
+
+def test_your_start_draws_its_needs_against_your_box(catalog) -> None:
+    d = calc_html.defaults_of(catalog, "yourstart")
+    out = calc_html.run(catalog, "yourstart", d.values)
+    root = chart_in(out.sections["yourstart-result"])
+    assert root.get("id") == "chart-yourstart-needs"
+    bars = [(e.get("data-name"), int(e.get("data-value"))) for e in svg_of(root).iter("rect")]
+    shown = out.figures
+    assert [name for name, _ in bars] == ["weights", "KV pin", "overhead", "start headroom"]
+    assert fmt(sum(v for _, v in bars), "GiB") == shown["needs"]
+    assert [fmt(v, "GiB") for _, v in bars] == [shown["term_weights"], shown["term_pin"], shown["term_overhead"], shown["term_headroom"]]
