@@ -207,3 +207,16 @@ def test_a_figures_source_is_reached_with_the_keyboard(browser, base_url) -> Non
     title, shown = page.evaluate("[document.activeElement.title, getComputedStyle(document.activeElement, '::after').content]")
     assert title and shown == f'" (source: {title})"'
     page.context.close()
+
+
+def test_the_calculator_stacks_on_a_phone_and_keeps_its_verdict_in_view(browser, base_url) -> None:
+    page = open_page(browser, base_url, "calculator/")
+    form, result = page.locator("#start-form").bounding_box(), page.locator("#start-result").bounding_box()
+    assert form["width"] <= PHONE["width"] and result["width"] <= PHONE["width"]
+    assert result["y"] >= form["y"] + form["height"] - 1, "the result sits beside the form, not under it"
+    last = page.locator("#start-form input, #start-form select").last
+    last.scroll_into_view_if_needed()
+    verdict = page.locator("#start-verdict").bounding_box()
+    header = page.locator("header.md-header").bounding_box()
+    assert header["y"] + header["height"] - 1 <= verdict["y"] and verdict["y"] + verdict["height"] <= PHONE["height"], verdict
+    page.context.close()
