@@ -308,7 +308,9 @@ def length_plot(
     summary = (
         "Logged "
         + ", ".join(f"{fmt(t, 'tokens')} at {fmt(length, 'count')}" for length, t in readings)
-        + "; the per-request fit (per token x context + fixed) passes through them and flattens as the fixed part shrinks per token."
+        + "; the per-request fit (per token x context + fixed) passes through them"
+        + "".join(f" and levels off towards {fmt(Fraction(pool) / per_token, 'tokens')}, the pool over the per-token cost" for pool, per_token, _ in fits[:1])
+        + "."
     )
     return Plot(chart_id, "Tokens against max_model_len", summary, x, y, tuple(series), (), (), (), tuple(figures))
 
