@@ -270,6 +270,23 @@ def guard_plot(chart_id: str, samples: list[tuple[float, int]], floor: int, in_a
     return Plot(chart_id, "The memory guard over the trace", summary, x, y, tuple(series), rules, events, (), tuple(figures))
 
 
+def prefetch_bar(checkpoint: int, available: int, share: Fraction) -> Bars:
+    """The checkpoint against the largest one vLLM still prefetches at this MemAvailable."""
+    largest = prefetch.largest_prefetched(available, share)
+    enabled = prefetch.prefetch_enabled(checkpoint, available, share)
+    in_gb = fmt(checkpoint, "GB", 1)
+    row = Row(f"checkpoint {in_gb}", (Segment("checkpoint", checkpoint, "weights", gib(checkpoint)),), (), "prefetched" if enabled else "not prefetched")
+    rules = (
+        Rule(available, f"available {gib(available)}", "available"),
+        Rule(largest, f"{fmt(share, '%', 0)} of it: {gib(largest)}", "prefetch"),
+    )
+    figures = (("checkpoint", f"{in_gb} ({gib(checkpoint, 2)})"), ("MemAvailable", gib(available, 2)), (f"{fmt(share, '%', 0)} of it", gib(largest, 2)))
+    summary = f"A {in_gb} checkpoint against {gib(largest)}, {fmt(share, '%', 0)} of the {gib(available)} available: " + (
+        "prefetched." if enabled else "too large, so vLLM reads it without prefetching."
+    )
+    return Bars("prefetch", "The checkpoint against vLLM's prefetch limit", summary, _gib_axis(max(checkpoint, available)), (row,), rules, figures)
+
+
 # --- tokens against max_model_len ----------------------------------------------------------
 
 

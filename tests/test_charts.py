@@ -326,3 +326,15 @@ def test_your_start_draws_its_needs_against_your_box(catalog) -> None:
     assert [name for name, _ in bars] == ["weights", "KV pin", "overhead", "start headroom"]
     assert fmt(sum(v for _, v in bars), "GiB") == shown["needs"]
     assert [fmt(v, "GiB") for _, v in bars] == [shown["term_weights"], shown["term_pin"], shown["term_overhead"], shown["term_headroom"]]
+
+
+def test_the_prefetch_calculator_draws_the_checkpoint_against_the_limit(catalog) -> None:
+    raw = {"checkpoint": "75GB", "available": "44674MiB"}
+    root = chart_in(calc_html.run(catalog, "prefetch", raw).sections["prefetch-result"])
+    rules = {r.get("class"): int(r.get("data-value")) for r in svg_of(root).iter("line") if r.get("class", "").startswith("rule")}
+    # by hand: 44,674 MiB = 46,844,084,224 B, and 90 % of it, to the byte below, 42,159,675,801 B
+    assert rules == {"rule tone-available": 46_844_084_224, "rule tone-prefetch": 42_159_675_801}
+    drawn_bar = bar(root, "checkpoint", "checkpoint")
+    assert int(drawn_bar.get("data-value")) == 75 * GB
+    assert float(drawn_bar.get("width")) == pytest.approx(x_length(root, 75 * GB), abs=0.02)
+    assert "not prefetched" in labels(root)
