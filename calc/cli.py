@@ -10,7 +10,7 @@ from pathlib import Path
 
 from calc import budget, fraction, guard, kv, prefetch, report
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
 SCHEMA_DIR = CATALOG_DIR / "schema"
@@ -92,10 +92,11 @@ def render_gate(r: dict) -> str:
     lines.append(f"  {'term':<22}{'GiB a rank':>11}  source")
     for t in r["terms"]:
         lines.append(f"  {t.name:<22}{fmt(t.bytes, 'GiB').removesuffix(' GiB'):>11}  {t.source}")
-    lines.append(f"  {'needs':<22}{fmt(r['needs_bytes'], 'GiB').removesuffix(' GiB'):>11}")
+    lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r['terms']), 'GiB').removesuffix(' GiB'):>11}")
     for b in r["boxes"]:
         verdict = "passes" if b["passes"] else "refused"
-        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(b['margin_bytes']), 'GiB')}")
+        margin = report.margin_as_printed(b["available_bytes"], r["terms"])
+        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(margin), 'GiB')}")
     lines.append(f"Start: {'yes' if r['passes'] else 'no, refused'}")
     largest = r["largest_pin_bytes"]
     lines.append("Largest pin that passes: " + _pin(largest["without_drafter"]) + " without the drafter"
@@ -104,7 +105,7 @@ def render_gate(r: dict) -> str:
     if pool["bytes_per_token"] is not None:
         tokens = fmt(pool["tokens"], "tokens") + (" (logged)" if pool["tokens_logged"] else "")
         lines.append(f"KV pool: {tokens} at {fmt(pool['bytes_per_token'], 'count')} B/token ({r['kv_source']}), "
-                     f"{fmt(pool['full_contexts'], 'x')} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
+                     f"{fmt(pool['full_contexts'], 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
         if not pool["holds_one_context"]:
             lines.append(f"  below the floor: one full context needs a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2, up=True)}")
         if "tokens_needed" in pool:
@@ -158,19 +159,31 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         holds_one_context=kv.holds_one_context(whole, max_len),
     )
     if args.seats and args.typical_context:
-        needed = kv.tokens_needed(parse_count(args.seats, "--seats", 1), parse_count(args.typical_context, "--typical-context", 1))
-        out.update(tokens_needed=needed, pin_for_needed_bytes=kv.pool_for_tokens(needed, per_token))
+        seats, typical = parse_count(args.seats, "--seats", 1), parse_count(args.typical_context, "--typical-context", 1)
+        low, high = kv.seats_pool_range(seats, typical, per_token, max_len)
+        out.update(tokens_needed=kv.tokens_needed(seats, typical), pin_for_needed_bytes=low, pin_for_needed_at_most_bytes=high)
     if args.json:
         return report.to_json(out)
+    if args.tokens:
+        held = (f"{fmt(out['tokens'], 'tokens')} x {fmt(per_token, 'count')} B need a pin of {fmt(out['pin_bytes'], 'B')} "
+                f"({fmt(out['pin_bytes'], 'e9', 2, up=True)} rounded up, {fmt(out['pin_bytes'], 'GiB', up=True)})")  # fmt: skip
+    else:
+        held = f"Pin {fmt(out['pin_bytes'], 'e9')} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}" + (
+            " (logged)" if out.get("tokens_logged") else ""
+        )
     lines = [
-        f"Bytes per token: {fmt(per_token, 'count')} ({source})",
-        f"Pin {fmt(out['pin_bytes'], 'e9', 2, up=bool(args.tokens))} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}"
-        + (" (logged)" if out.get("tokens_logged") else ""),
-        f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x')}"
+        f"Bytes per token: {fmt(per_token, 'count')} at max_model_len {fmt(max_len, 'count')} ({source})",
+        held,
+        f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x', down=True)}"
         + ("" if out["holds_one_context"] else " (below one full context: a max-length request cannot be admitted)"),
     ]
     if "tokens_needed" in out:
-        lines.append(f"Seats x typical context: {fmt(out['tokens_needed'], 'tokens')}, a pin of {fmt(out['pin_for_needed_bytes'], 'e9', 2, up=True)}")
+        lines += [
+            f"Seats x typical context: {fmt(out['tokens_needed'], 'tokens')}, a pin of {fmt(out['pin_for_needed_bytes'], 'e9', 2, up=True)} "
+            "if no part of a request's cost is fixed",
+            f"  every seat pays a request's fixed cost however short its context; the catalog does not split this cost, so up to "
+            f"{fmt(out['pin_for_needed_at_most_bytes'], 'e9', 2, up=True)} (each seat charged one full context)",
+        ]
     return "\n".join(lines)
 
 
@@ -192,7 +205,10 @@ def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         f"Per-request bytes = {fmt(fit['per_token_bytes'], 'count')} B x context + {fmt(fit['fixed_bytes'], 'GB')} fixed, "
         f"from {len(points)} readings of {fmt(fit['pool_bytes'], 'GiB')}",
         *(f"  at {fmt(r['max_model_len'], 'count')}: pool / tokens = {fmt(r['pool_over_tokens'], 'count')} B" for r in fit["readings"]),
-        *(f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x')}" for p in fit["predicted"]),
+        *(
+            f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x', down=True)} full contexts"
+            for p in fit["predicted"]
+        ),
     ]
     return "\n".join(lines)
 
@@ -300,10 +316,11 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     for r in residents:
         lines.append(f"  {r.name}: weights {fmt(r.weights, 'GiB')}, KV {fmt(r.kv, 'GiB')}, headroom {fmt(r.headroom, 'GiB')}")
     if residents:
-        lines.append(f"  left: {fmt(result.left, 'GiB')}" + ("" if result.fits else " (over the box: drop a model or add a node)"))
-    for n, e in enumerate(engines, 1):
+        left = shown(total, "GiB") - printed_sum([x for r in residents for x in (r.weights, r.kv, r.headroom)], "GiB")
+        lines.append(f"  left: {fmt(left, 'GiB')}" + ("" if result.fits else " (over the box: drop a model or add a node)"))
+    for n, (e, free) in enumerate(zip(engines, report.free_as_printed(engines), strict=True), 1):
         verdict = "starts" if e.passes else "refused: free memory is less than the fraction asks"
-        lines.append(f"  engine {n} at {fmt(e.fraction, 'fraction')}: asks {fmt(e.requested, 'GiB')} of {fmt(e.free_before, 'GiB')} free: {verdict}")
+        lines.append(f"  engine {n} at {fmt(e.fraction, 'fraction')}: asks {fmt(e.requested, 'GiB')} of {fmt(free, 'GiB')} free: {verdict}")
     return "\n".join(lines)
 
 
@@ -321,7 +338,7 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     verdict = "prefetched" if enabled else "not prefetched (auto-prefetch disabled: the slow read path)"
     return (
         f"Checkpoint {fmt(checkpoint, 'GB', 1)} against {fmt(share, '%', 0)} of {fmt(available, 'GiB')} available: {verdict}\n"
-        f"Largest checkpoint still prefetched: {fmt(largest, 'GB', 1)}"
+        f"Largest checkpoint still prefetched: {fmt(largest, 'GB', 1, down=True)} (rounded down)"
     )
 
 

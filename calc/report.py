@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from calc import derive, fraction, gate, kv
 from calc.catalog import Catalog
-from calc.units import InputError, fmt
+from calc.units import InputError, fmt, printed_sum, shown
 
 # Speculative tokens offered when the drafter is switched on for a deployment that ran without it:
 # an input default the calculator states beside the field, not a figure from the catalog.
@@ -179,6 +179,33 @@ def flags(deployment: dict, inputs: StartInputs, utilization: Fraction) -> list[
     ]
     if inputs.drafter:
         out.append(f'--speculative-config \'{{"method": "mtp", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
+    return out
+
+
+# --- printed arithmetic: a result worked from figures printed beside it is worked from them as
+# printed (calc.units.shown); every decision stays on the exact values.
+
+
+def needs_as_printed(terms: tuple[gate.Term, ...]) -> Fraction:
+    """The gate's needs as a term table prints it: the sum of its terms at two decimals of GiB."""
+    return printed_sum([t.bytes for t in terms], "GiB", 2)
+
+
+def margin_as_printed(available: int, terms: tuple[gate.Term, ...]) -> Fraction:
+    """MemAvailable less needs, from the two figures as printed (negative when refused)."""
+    return shown(available, "GiB", 2) - needs_as_printed(terms)
+
+
+def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
+    """Free memory before each engine as a plan table prints it: the first reading, then less
+    each started engine's ask, both as printed."""
+    out: list[Fraction] = []
+    for e in engines:
+        if not out:
+            out.append(shown(e.free_before, "GiB", 2))
+        else:
+            before = engines[len(out) - 1]
+            out.append(out[-1] - (shown(before.requested, "GiB", 2) if before.passes else 0))
     return out
 
 

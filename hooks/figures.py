@@ -82,10 +82,10 @@ def value_of(item: object, source: str | None = None, entry: str | None = None) 
     raise FigureError(f"cannot render {item!r} as a figure")
 
 
-def render(item: object, unit: str, digits: int = 2, down: bool = False, source: str | None = None) -> str:
+def render(item: object, unit: str, digits: int = 2, down: bool = False, source: str | None = None, up: bool = False) -> str:
     """A figure as the pages show it: formatted by calc.units.fmt, its source in the title."""
     value = value_of(item, source)
-    text = ("~" if value.approximate else "") + fmt(value.exact, unit, digits, down)
+    text = ("~" if value.approximate else "") + fmt(value.exact, unit, digits, down, up)
     return f'<span class="fig" title="{html.escape(value.source, quote=True)}">{text}</span>'
 
 

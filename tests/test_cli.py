@@ -71,7 +71,7 @@ def test_gate_human(expected) -> None:
     assert f"{fmt(expected['largest_drafter'], 'e9', 2, down=True)} with it" in out
     assert "14.83e9 B without the drafter, 9.39e9 B with it" in out
     assert "KV pool: 181,777 tokens (logged)" in out
-    assert "1.39x full 131,072-token contexts" in out
+    assert "1.38x full 131,072-token contexts" in out
 
 
 def test_gate_json(catalog, expected) -> None:
@@ -94,7 +94,8 @@ def test_gate_json(catalog, expected) -> None:
 def test_gate_20e9_with_drafter_is_refused(expected) -> None:
     out = ok("gate", "--pin", "20e9", "--drafter")
     assert "Start: no, refused" in out
-    assert "needs" in out and "124.37" in out  # the document's 124.4 GiB
+    # the terms as printed: 79.29 + 5.06 + 18.63 + 13.40 + 0 + 0 + 8.00 = 124.38; 124.38 - 114.50 = 9.88
+    assert "needs                      124.38" in out and "refused by 9.88 GiB" in out
     assert "What to change, largest movable term first: KV pin 18.63 GiB, drafter 5.06 GiB" in out
     data = as_json("gate", "--pin", "20e9", "--drafter")
     row = expected["row"]
@@ -178,9 +179,9 @@ def test_gate_available_auto() -> None:
 
 def test_kv_default_is_the_logged_serving_pin(catalog) -> None:
     out = ok("kv")
-    assert "Bytes per token: 55,011 (measured, gen 234/235/237, 2026-10-24)" in out
+    assert "Bytes per token: 55,011 at max_model_len 131,072 (measured, gen 234/235/237, 2026-10-24)" in out
     assert "Pin 10e9 B (9.31 GiB) holds 181,777 tokens (logged)" in out
-    assert "Full 131,072-token contexts: 1.39x" in out
+    assert "Full 131,072-token contexts: 1.38x" in out  # 181,777 / 131,072 = 1.3868, a capacity: rounded down
 
 
 def test_kv_arithmetic_both_ways(catalog) -> None:
@@ -196,7 +197,7 @@ def test_kv_arithmetic_both_ways(catalog) -> None:
 def test_kv_given_bytes_per_token() -> None:
     """The KV-pool document's plan: 13,952 B/token at 16e9 is ~1.15 M tokens, all 8 seats at full length."""
     out = ok("kv", "--bytes-per-token", "13952", "--pin", "16e9")
-    assert "Bytes per token: 13,952 (given)" in out
+    assert "Bytes per token: 13,952 at max_model_len 131,072 (given)" in out
     assert "holds 1,146,789 tokens" in out
     data = as_json("kv", "--bytes-per-token", "13,952", "--pin", "16e9", "--seats", "8", "--typical-context", "131072")
     assert data["tokens"] >= data["tokens_needed"] == 8 * 131072
