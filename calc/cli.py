@@ -331,15 +331,24 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     share = catalog.policy["vllm"]["prefetch_fraction"].value
     checkpoint = parse_size(args.checkpoint, "--checkpoint")
     available = meminfo_available() if args.available == "auto" else parse_size(args.available, "--available")
-    enabled = prefetch.prefetch_enabled(checkpoint, available, share)
-    largest = prefetch.largest_prefetched(available, share)
+    cgroup = parse_size(args.cgroup_available, "--cgroup-available") if args.cgroup_available else None
+    room = prefetch.available_to_loader(available, cgroup)
+    fits = prefetch.prefetch_enabled(checkpoint, room, share)
+    largest = prefetch.largest_prefetched(room, share)
+    filesystems = [args.filesystem] if args.filesystem else ["nfs", "ext4"]
+    verdicts = {fs: prefetch.auto_prefetch(checkpoint, available, share, fs, cgroup) for fs in filesystems}
     if args.json:
-        return report.to_json({"checkpoint_bytes": checkpoint, "available_bytes": available, "enabled": enabled, "largest_prefetched_bytes": largest})
-    verdict = "prefetched" if enabled else "not prefetched (auto-prefetch disabled: the slow read path)"
-    return (
-        f"Checkpoint {fmt(checkpoint, 'GB', 1)} against {fmt(share, '%', 0)} of {fmt(available, 'GiB')} available: {verdict}\n"
-        f"Largest checkpoint still prefetched: {fmt(largest, 'GB', 1, down=True)} (rounded down)"
-    )
+        return report.to_json({"checkpoint_bytes": checkpoint, "available_bytes": available, "loader_available_bytes": room,
+                               "fits": fits, "largest_prefetched_bytes": largest,
+                               "enabled": {fs: v[0] for fs, v in verdicts.items()}})  # fmt: skip
+    capped = f" (cgroup cap: {fmt(room, 'GiB')})" if cgroup is not None and room < available else ""
+    lines = [f"Checkpoint {fmt(checkpoint, 'GB', 1)} against {fmt(share, '%', 0)} of {fmt(available, 'GiB')} available{capped}: "
+             + ("within" if fits else "above") + " the size rule"]  # fmt: skip
+    lines += [f"  on {fs}: {why}" for fs, (_, why) in verdicts.items()]
+    lines.append(f"Largest checkpoint within the size rule: {fmt(largest, 'GB', 1, down=True)} (rounded down)")
+    lines.append("Auto-prefetch needs both a network filesystem and the size rule (vLLM v0.20.0 and later); "
+                 "--safetensors-load-strategy=prefetch forces it")  # fmt: skip
+    return "\n".join(lines)
 
 
 # --- schema and catalog ---------------------------------------------------------------------
@@ -426,9 +435,11 @@ def build_parser() -> Parser:
     p.add_argument("--available", help="MemAvailable before the first engine (default: the box's idle reading)")
     p.set_defaults(run=cmd_plan)
 
-    p = add("prefetch", "vLLM's auto-prefetch rule: checkpoint <= 90 %% of available")
+    p = add("prefetch", "vLLM's auto-prefetch: a network filesystem and checkpoint <= 90 %% of available")
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--available", required=True, help="MemAvailable when loading starts, or auto")
+    p.add_argument("--filesystem", help="where the checkpoint is: nfs, nfs4, lustre, ext4, xfs...; both kinds when omitted")
+    p.add_argument("--cgroup-available", help="the container's memory limit less its usage, when it runs under one")
     p.set_defaults(run=cmd_prefetch)
 
     p = sub.add_parser("schema", help="write (or --check) the catalog's JSON Schema files")

@@ -18,6 +18,7 @@ from calc import budget, derive, fraction, gate, guard, kv, prefetch, report, un
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import Value, line_of, render, report_problem, same, site_catalog, value_of  # noqa: E402
+from hooks.figures import source_text as _source_text  # noqa: E402
 
 
 def define_env(env) -> None:
@@ -78,6 +79,11 @@ def define_env(env) -> None:
     def less(a, b, unit: str = "GiB", digits: int = 2) -> str:
         """A difference of two figures printed on the page, worked from them as printed."""
         return fig(units.shown(value_of(a).exact, unit, digits) - units.shown(value_of(b).exact, unit, digits), unit, digits)
+
+    @env.macro
+    def source_text(text: str | None) -> str:
+        """A catalog source string, quoted verbatim (its figures are the source's own words)."""
+        return _source_text(text)
 
     @env.macro
     def pin(text: str) -> int:
@@ -147,7 +153,7 @@ def define_env(env) -> None:
         held = derive.held(start)
         rows = [
             ("Weights", fig(start["weights_loaded"]), f"{start['weights_loaded'].provenance}; shard headers said {fig(model['weights'])}"),
-            ("Drafter", fig(current.drafter), current.drafter.source + "; not measured, the drafter has not loaded yet"),
+            ("Drafter", fig(current.drafter), source_text(current.drafter.source) + "; not measured, the drafter has not loaded yet"),
             (
                 f"KV pool, pin {fig(start['kv_pin'], 'e9')}",
                 fig(start["kv_pin"]),
@@ -155,7 +161,7 @@ def define_env(env) -> None:
             ),
             ("Overhead", fig(current.overhead, digits=1), "remainder: held - weights - KV pool"),
             ("Held, no drafter", fig(held, digits=1), f"MemAvailable {fig(start['available_before'], digits=1)} before, {fig(start['available_after'], digits=1)} after"),
-            ("Start headroom", fig(current.headroom, digits=1), "the start gate's " + current.headroom.source),
+            ("Start headroom", fig(current.headroom, digits=1), "the start gate's " + source_text(current.headroom.source)),
         ]  # fmt: skip
         return _table(("Term", "GiB a rank", "Source"), rows)
 
@@ -199,7 +205,7 @@ def define_env(env) -> None:
     def needs_breakdown(pin_text: str, drafter: bool, deployment_id: str = "dsv4-flash-pair") -> str:
         request = gate.Request(parse_size(pin_text), drafter, *_calibrated(deployment_id))
         result = gate.gate(row(deployment_id), request, (refused_request(deployment_id)["available"].value,))
-        rows = [(t.name, fig(t.bytes), t.source) for t in result.terms]
+        rows = [(t.name, fig(t.bytes), source_text(t.source)) for t in result.terms]
         rows.append(("**needs**", f"**{fig(report.needs_as_printed(result.terms))}**", "the sum"))
         return _table(("Term", "GiB a rank", "Source"), rows)
 
@@ -208,8 +214,7 @@ def define_env(env) -> None:
         pool = parse_size(pool_text)
         rows = []
         for r in derive.kv_readings(catalog):
-            model = catalog.models[r.model]["name"]
-            what = ", ".join(p for p in (model, r.engine, r.kv_dtype, r.label) if p)
+            what = reading_name(r)
             tokens, logged = r.tokens_at(pool)
             rows.append(
                 (
@@ -221,6 +226,11 @@ def define_env(env) -> None:
             )
         return _table(("Model, engine, KV type", "B / token / rank", f"Tokens in {fig(pool, 'e9')}", "Source"), rows)
 
+    def reading_name(r: derive.KvReading) -> str:
+        """Model, engine, KV type and label of a reading, its speculative-token count as a figure."""
+        label = f"{fig(r.speculative_tokens, 'count', source='setting')} speculative tokens" if r.speculative_tokens else r.label
+        return ", ".join(p for p in (catalog.models[r.model]["name"], r.engine, r.kv_dtype, label) if p)
+
     @env.macro
     def generations_table(deployment_id: str = "dsv4-flash-pair") -> str:
         d = catalog.deployments[deployment_id]
@@ -230,11 +240,11 @@ def define_env(env) -> None:
             tokens = s["kv_tokens"].value
             rows.append(
                 (
-                    str(s.get("generation", "")),
+                    f"gen {s['generation']}" if s.get("generation") else "",
                     f"{fig(s['kv_pin'], 'e9')} ({fig(s['kv_pin'])})",
                     fig(s["kv_tokens"], "count"),
                     fig(kv.full_contexts(tokens, max_len), "plain", down=True),
-                    s["outcome"] + (f": {s['outcome_note']}" if s.get("outcome_note") else ""),
+                    s["outcome"] + (f": {source_text(s['outcome_note'])}" if s.get("outcome_note") else ""),
                 )
             )
         return _table(("Gen", "Pin", "Pool, tokens", f"Full {fig(max_len, 'count')}-token contexts", "Outcome"), rows)
@@ -251,7 +261,7 @@ def define_env(env) -> None:
             lost = base["kv_tokens"].value - tokens
             rows.append(
                 (
-                    str(k),
+                    fig(k, "count", source="setting"),
                     fig(s["kv_tokens"], "count"),
                     fig(kv.bytes_per_token(s["kv_pin"], tokens), "count"),
                     fig(lost, "count") if lost else "—",
@@ -259,7 +269,14 @@ def define_env(env) -> None:
                 )
             )
         return _table(
-            ("Speculative tokens", "Pool, tokens", "B / token", f"Tokens fewer than at {derive.settings(d, base)['speculative_tokens']}", "Share"), rows
+            (
+                "Speculative tokens",
+                "Pool, tokens",
+                "B / token",
+                f"Tokens fewer than at {fig(derive.settings(d, base)['speculative_tokens'], 'count')}",
+                "Share",
+            ),
+            rows,
         )
 
     @env.macro
@@ -324,10 +341,14 @@ def define_env(env) -> None:
         available = (start["available_before"].value,)
         then = gate.gate(derive.gate_row_of_start(catalog, deployment_id, start), request, available)
         now = gate.gate(row(deployment_id), request, available)
-        rows = [(a.name, fig(a.bytes), a.source, fig(b.bytes), b.source) for a, b in zip(then.terms, now.terms, strict=True) if a.bytes or b.bytes]
+        rows = [
+            (a.name, fig(a.bytes), source_text(a.source), fig(b.bytes), source_text(b.source))
+            for a, b in zip(then.terms, now.terms, strict=True)
+            if a.bytes or b.bytes
+        ]
         rows.append(("**needs**", f"**{fig(report.needs_as_printed(then.terms))}**", "the sum", f"**{fig(report.needs_as_printed(now.terms))}**", "the sum"))
         before = fig(start["available_before"], digits=0)
-        rows.append(("MemAvailable at the gate", before, start["available_before"].source, before, "the same reading"))
+        rows.append(("MemAvailable at the gate", before, source_text(start["available_before"].source), before, "the same reading"))
         verdicts = ["passes" if r.passes else "refused" for r in (then, now)]
         rows.append(("**gate**", f"**{verdicts[0]}**", "", f"**{verdicts[1]}**", ""))
         head = ("Term", f"Row at gen {generation}", "Source", "Row measured since", "Source")
@@ -346,7 +367,7 @@ def define_env(env) -> None:
         result = gate.gate(row(deployment_id), request, (refused_request(deployment_id)["available"].value,))
         moving = gate.movable_terms(result)
         idle = [t for t in result.terms if t.movable and not t.bytes]
-        rows = [(t.name, fig(t.bytes), flags.get(t.name, ""), t.source) for t in moving + idle]
+        rows = [(t.name, fig(t.bytes), flags.get(t.name, ""), source_text(t.source)) for t in moving + idle]
         return _table(("Term", "GiB a rank", "Flag", "Source"), rows)
 
     @env.macro
@@ -384,7 +405,7 @@ def define_env(env) -> None:
                         fig(block, "count"),
                         fig(kv.full_contexts(tokens, max_len), "x"),
                         fig(kv.block_concurrency(tokens, max_len, block), "x"),
-                        rep["tokens"].provenance + ": " + (rep["tokens"].source or ""),
+                        rep["tokens"].provenance + ": " + source_text(rep["tokens"].source),
                     )
                 )
         head = ("Model, engine, KV type", "Tokens", "max_model_len", "Block", "tokens ÷ max_model_len", "whole blocks", "Source")
@@ -409,7 +430,7 @@ def define_env(env) -> None:
                 latent,
                 kv.tokens_for_pool(pool, latent),
                 False,
-                "modeled by calc from the architecture: " + arch.get("source", ""),
+                "modeled by calc from the architecture: " + source_text(arch.get("source", "")),
             ),
         )
         rows = []
@@ -474,7 +495,7 @@ def define_env(env) -> None:
                     s.get("event", ""),
                 )
             )
-        head = ("Time", "MemAvailable", f"{fig(share, '%', 0)} of it, rounded down", f"{fig(checkpoint, 'GB', 0)} checkpoint", "In the log")
+        head = ("Time", "MemAvailable", f"{fig(share, '%', 0)} of it, rounded down", f"{fig(checkpoint, 'GB', 0)} checkpoint, size rule", "In the log")
         return _table(head, rows)
 
     @env.macro
@@ -513,12 +534,12 @@ def define_env(env) -> None:
         for r in plan["residents"]:
             model = catalog.models[r["model"]]
             w = model["weights"]
-            rows.append((model["name"], fig(w, "GB", 0), fig(w), r.get("role", ""), f"{w.kind}: {w.source}"))
+            rows.append((model["name"], fig(w, "GB", 0), fig(w), r.get("role", ""), f"{w.kind}: {source_text(w.source)}"))
         weights = [catalog.models[r["model"]]["weights"].value for r in plan["residents"]]
         together = {unit: units.printed_sum(weights, unit, digits) for unit, digits in (("GB", 0), ("GiB", 2))}
         rows.append(("**weights together**", f"**{fig(together['GB'], 'GB', 0)}**", f"**{fig(together['GiB'])}**", "", "the sum"))
         total = box["total_memory"]
-        rows.append((f"{box['name']}, total", fig(total, "GB"), fig(total), "", f"{total.kind}: {total.source}"))
+        rows.append((f"{box['name']}, total", fig(total, "GB"), fig(total), "", f"{total.kind}: {source_text(total.source)}"))
         left = {unit: units.shown(total.value, unit, 2) - together[unit] for unit in ("GB", "GiB")}
         rows.append(("**left for KV and headroom**", f"**{fig(left['GB'], 'GB')}**", f"**{fig(left['GiB'])}**", "", "total - weights"))
         return _table(("Resident", "GB", "GiB", "Role", "Source"), rows)
@@ -537,7 +558,7 @@ def define_env(env) -> None:
                     fig(rule, "GB", 1),
                     fig(model["weights"], "GB", 0),
                     fig(model["weights"]),
-                    f"{model['weights'].kind}: {model['weights'].source}",
+                    f"{model['weights'].kind}: {source_text(model['weights'].source)}",
                 )
             )
         return _table(("Model", "Parameters x bytes each", "Estimate", "GiB", "Source"), rows)
@@ -551,7 +572,7 @@ def define_env(env) -> None:
             together = " + ".join(fig(f, "fraction", 2) for f in plan["fractions"])
             engines = fraction.plan(box["total_memory"].value, box["idle_available"].value, plan["fractions"])
             for n, (e, free) in enumerate(zip(engines, report.free_as_printed(engines), strict=True), 1):
-                rows.append((together, str(n), fig(e.fraction, "fraction", 2), fig(e.requested), fig(free), "starts" if e.passes else "**refused**"))
+                rows.append((together, f"engine {n}", fig(e.fraction, "fraction", 2), fig(e.requested), fig(free), "starts" if e.passes else "**refused**"))
         return _table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)
 
 

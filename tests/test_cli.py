@@ -304,11 +304,16 @@ def test_prefetch(catalog) -> None:
     trace = catalog.traces["kernel-init-report"]
     after_init = {s["t"]: s["available"] for s in trace["samples"]}[trace["kernel_init"]["to_t"]]
     out = ok("prefetch", "--checkpoint", "75 GB", "--available", f"{after_init // MiB} MiB")
-    assert "Checkpoint 75.0 GB against 90 % of 66.90 GiB available: not prefetched" in out
-    assert f"Largest checkpoint still prefetched: {fmt(after_init * 9 // 10, 'GB', 1)}" in out
+    assert "Checkpoint 75.0 GB against 90 % of 66.90 GiB available: above the size rule" in out
+    # 0.9 x 68,501 MiB = 0.9 x 71,828,504,576 B = 64,645,654,118 B: 64.6 GB, rounded down
+    assert "Largest checkpoint within the size rule: 64.6 GB (rounded down)" in out
+    assert "on nfs: not prefetched: the checkpoint is more than its share" in out
+    assert "on ext4: not prefetched: ext4 filesystem is not a network filesystem" in out
     idle = as_json("prefetch", "--checkpoint", "75 GB", "--available", "120919 MiB")
-    assert idle["enabled"] is True
+    assert idle["fits"] is True and idle["enabled"] == {"nfs": True, "ext4": False}  # local disks never auto-prefetch
     assert idle["largest_prefetched_bytes"] == 120919 * MiB * 9 // 10
+    lustre = as_json("prefetch", "--checkpoint", "75 GB", "--available", "120919 MiB", "--filesystem", "lustre", "--cgroup-available", "64 GiB")
+    assert lustre["loader_available_bytes"] == 64 * GiB and lustre["enabled"] == {"lustre": False}  # the cgroup cap: 75e9 > 0.9 x 64 GiB
     assert "enabled" in as_json("prefetch", "--checkpoint", "1 GB", "--available", "auto")
 
 

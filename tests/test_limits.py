@@ -37,14 +37,14 @@ def test_largest_pins_printed_pass_the_gate(catalog, available) -> None:
 @pytest.mark.parametrize("available", ["44674MiB", "118.08GiB", "66.9GiB", "50000000000"])
 def test_prefetch_limit_printed_is_prefetched(catalog, available) -> None:
     out = ok("prefetch", "--checkpoint", "75GB", "--available", available)
-    shown = re.search(r"Largest checkpoint still prefetched: ([0-9.]+ GB)", out)[1]
+    shown = re.search(r"Largest checkpoint within the size rule: ([0-9.]+ GB)", out)[1]
     share = catalog.policy["vllm"]["prefetch_fraction"].value
     assert prefetch.prefetch_enabled(parse_size(shown), parse_size(available), share), f"{shown} is printed as a limit but is not prefetched"
 
 
 def test_prefetch_limit_of_the_trace_is_42_1_gb() -> None:
     """0.9 x 44,674 MiB = 42,159,847,833.6 B: 42.2 GB at half-up rounding, which vLLM refuses; 42.1 GB rounded down."""
-    assert "Largest checkpoint still prefetched: 42.1 GB" in ok("prefetch", "--checkpoint", "75GB", "--available", "44674MiB")
+    assert "Largest checkpoint within the size rule: 42.1 GB" in ok("prefetch", "--checkpoint", "75GB", "--available", "44674MiB")
 
 
 @pytest.mark.parametrize("free", ["114.5GiB", "30.85GiB", "99.99GiB"])

@@ -289,7 +289,7 @@ def console(block: str) -> list[str]:
     avail = next((Decimal(m[1]) * GiB for line in lines if (m := re.search(r"of ([0-9.]+) GiB available", line))), None)
     share = next((Decimal(m[1]) / 100 for line in lines if (m := re.search(r"against ([0-9]+) % of", line))), None)
     for line in lines:
-        if (m := re.search(r"^Largest checkpoint still prefetched: ([0-9.]+) GB", line)) and avail and share:
+        if (m := re.search(r"^Largest checkpoint within the size rule: ([0-9.]+) GB", line)) and avail and share:
             if not rounds_to(avail * share, Decimal(m[1]) * GB, 1, GB, ROUND_FLOOR):
                 out.append(f"prefetch: {m[1]} GB is not {share} x {avail / GiB} GiB rounded down")
     return out
