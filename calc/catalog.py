@@ -141,7 +141,14 @@ SPEC: dict[str, tuple] = {
                         "parameters": NUM,
                         "bits_per_parameter": NUM,
                         "weights": fig(SIZE, per_rank_at_tp=INT),
-                        "drafter": obj({"name": STR, "weights": fig(SIZE, ranks=INT)}),
+                        "drafter": obj(
+                            {
+                                "name": STR,
+                                "weights": fig(SIZE, ranks=INT),
+                                # vLLM's --speculative-config for this drafter, as its public configs write it
+                                "speculative_config": obj({"method": STR, "num_speculative_tokens": INT, "source": STR}),
+                            }
+                        ),
                         "architecture": obj(
                             {"layers": INT, "attention": ("enum", ("mla", "full"))},
                             {

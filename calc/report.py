@@ -10,11 +10,6 @@ from calc import derive, fraction, gate, kv
 from calc.catalog import Catalog
 from calc.units import InputError, fmt, printed_sum, shown
 
-# Speculative tokens offered when the drafter is switched on for a deployment that ran without it:
-# an input default the calculator states beside the field, not a figure from the catalog.
-DRAFTER_TOKENS = 2
-
-
 @dataclass(frozen=True)
 class StartInputs:
     deployment: str
@@ -40,7 +35,7 @@ def defaults(catalog: Catalog, deployment_id: str | None = None, available: tupl
         deployment=deployment["id"],
         kv_pin=start["kv_pin"],
         drafter=False,
-        speculative_tokens=s.get("speculative_tokens") or DRAFTER_TOKENS,
+        speculative_tokens=s.get("speculative_tokens") or drafter_config(catalog.models[deployment["model"]]).get("num_speculative_tokens", 1),
         prefill_budget=s["prefill_budget"],
         seats=s["seats"],
         max_model_len=s["max_model_len"],
@@ -122,7 +117,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
             "passes": chosen > 0 and fraction.passes(total, free, chosen),
             "ceiling": fraction.ceiling(total, free, 4),
         },
-        "flags": flags(deployment, inputs, chosen),
+        "flags": flags(deployment, inputs, chosen, model),
         "changes": [t for t in gate.movable_terms(result)],
     }
 
@@ -168,7 +163,12 @@ def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, 
     return out
 
 
-def flags(deployment: dict, inputs: StartInputs, utilization: Fraction) -> list[str]:
+def drafter_config(model: dict) -> dict:
+    """The drafter's --speculative-config as the catalog records it (method, count, source), or {}."""
+    return (model.get("drafter") or {}).get("speculative_config") or {}
+
+
+def flags(deployment: dict, inputs: StartInputs, utilization: Fraction, model: dict | None = None) -> list[str]:
     out = [
         f"--kv-cache-memory-bytes {inputs.kv_pin}",
         f"--gpu-memory-utilization {fmt(utilization, 'fraction', 2)}",
@@ -177,8 +177,9 @@ def flags(deployment: dict, inputs: StartInputs, utilization: Fraction) -> list[
         f"--max-num-seqs {inputs.seats}",
         f"--max-num-batched-tokens {inputs.prefill_budget}",
     ]
-    if inputs.drafter:
-        out.append(f'--speculative-config \'{{"method": "mtp", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
+    config = drafter_config(model or {})
+    if inputs.drafter and config:
+        out.append(f'--speculative-config \'{{"method": "{config["method"]}", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
     return out
 
 

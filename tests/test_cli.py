@@ -143,7 +143,8 @@ def test_gate_flags_follow_the_arguments() -> None:
         "--max-num-seqs 4",
         "--max-num-batched-tokens 4096",
     ]
-    assert flags[6] == '--speculative-config \'{"method": "mtp", "num_speculative_tokens": 3}\''
+    # the method is the catalog drafter's (models.yaml: drafter.speculative_config.method), the count the one asked for
+    assert flags[6] == '--speculative-config \'{"method": "dspark", "num_speculative_tokens": 3}\''
 
 
 def test_gate_available_per_box(expected) -> None:
@@ -477,3 +478,17 @@ def test_kv_at_a_speculative_count_no_start_ran_says_so_and_quotes_no_log(catalo
     fewer = as_json("kv", "--deployment", "flash-next-pair", "--speculative-tokens", "1", "--pin", "28e9", "--max-model-len", "262144")
     assert "measured with 2 speculative tokens" in fewer["source"]  # the nearest count measured
     assert "expect more tokens" in fewer["source"]
+
+
+def test_drafter_flag_comes_from_the_catalogs_drafter(catalog_copy) -> None:
+    """The --speculative-config method and default count are the drafter entry's, not a constant:
+    change them in models.yaml and the flag follows."""
+    default = as_json("gate", "--drafter")["flags"][-1]
+    assert default == '--speculative-config \'{"method": "dspark", "num_speculative_tokens": 5}\''
+    edit(catalog_copy, "models.yaml", "method: dspark", "method: eagle3")
+    edit(catalog_copy, "models.yaml", "num_speculative_tokens: 5", "num_speculative_tokens: 4")
+    flags = as_json("--catalog", str(catalog_copy), "gate", "--drafter")["flags"]
+    assert flags[-1] == '--speculative-config \'{"method": "eagle3", "num_speculative_tokens": 4}\''
+    edit(catalog_copy, "models.yaml", "        method: eagle3\n", "")
+    done = calc("--catalog", str(catalog_copy), "gate")
+    assert done.returncode == 2 and "speculative_config" in done.stderr and "method" in done.stderr
