@@ -10,6 +10,7 @@ from calc import derive, fraction, gate, kv
 from calc.catalog import Catalog
 from calc.units import InputError, fmt, printed_sum, shown
 
+
 @dataclass(frozen=True)
 class StartInputs:
     deployment: str

@@ -86,7 +86,9 @@ def render(item: object, unit: str, digits: int = 2, down: bool = False, source:
     """A figure as the pages show it: formatted by calc.units.fmt, its source in the title."""
     value = value_of(item, source)
     text = ("~" if value.approximate else "") + fmt(value.exact, unit, digits, down, up)
-    return f'<span class="fig" title="{html.escape(value.source, quote=True)}">{text}</span>'
+    # The source is in the title for a mouse, and shown beside the figure when it has focus, so a
+    # keyboard (Tab) or a tap reaches it too; screen readers read the title as its description.
+    return f'<span class="fig" tabindex="0" title="{html.escape(value.source, quote=True)}">{text}</span>'
 
 
 def source_text(text: str | None) -> str:

@@ -55,6 +55,11 @@ def define_env(env) -> None:
         """A figure rendered from the catalog or calc."""
         return render(item, unit, digits, down, source, up)
 
+    def glossary_url() -> str:
+        """The glossary's address relative to the page being rendered."""
+        depth = env.page.url.count("/") if env.page else 0
+        return "../" * depth + "glossary/"
+
     @env.macro
     def checked(literal: str, item, down: bool = False) -> str:
         """A figure the author wrote; the build recomputes it and fails when it disagrees."""
@@ -73,7 +78,7 @@ def define_env(env) -> None:
         ok, shown = same(literal, item, down)
         if ok:
             problem(f"{page_where(literal)}: the source document's {literal!r} now agrees with the catalog; drop the note")
-        return f'{render(item, *_unit(literal), down=down)} <span class="doc-said">(the source document says <s>{literal}</s>)</span>'
+        return f'{render(item, *_unit(literal), down=down)} <span class="doc-said">(the <a href="{glossary_url()}#source-document">source document</a> says <s>{literal}</s>)</span>'
 
     @env.macro
     def less(a, b, unit: str = "GiB", digits: int = 2) -> str:
@@ -161,7 +166,6 @@ def define_env(env) -> None:
             ),
             ("Overhead", fig(current.overhead, digits=1), "remainder: held - weights - KV pool"),
             ("Held, no drafter", fig(held, digits=1), f"MemAvailable {fig(start['available_before'], digits=1)} before, {fig(start['available_after'], digits=1)} after"),
-            ("Start headroom", fig(current.headroom, digits=1), "the start gate's " + source_text(current.headroom.source)),
         ]  # fmt: skip
         return _table(("Term", "GiB a rank", "Source"), rows)
 
@@ -331,7 +335,7 @@ def define_env(env) -> None:
         value = value_of(item).exact
         if parse_size(low + " " + unit) <= value <= parse_size(high):
             problem(f"{page_where(literal)}: the source document's {literal!r} now holds the catalog's figure; drop the note")
-        return f'{render(item, unit, digits)} <span class="doc-said">(the source document says <s>{literal}</s>)</span>'
+        return f'{render(item, unit, digits)} <span class="doc-said">(the <a href="{glossary_url()}#source-document">source document</a> says <s>{literal}</s>)</span>'
 
     @env.macro
     def gate_then_and_now_table(generation: int = 234, deployment_id: str = "dsv4-flash-pair") -> str:
