@@ -230,6 +230,7 @@ SPEC: dict[str, tuple] = {
             "gate": obj(
                 {
                     "headroom": fig(SIZE),
+                    "reading_precision": fig(SIZE),
                     "calibration": obj({"prefill_budget": fig(COUNT), "seats": fig(COUNT)}),
                 }
             ),

@@ -75,6 +75,9 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         typical_context=parse_count(args.typical_context, "--typical-context", 1) if args.typical_context else None,
         gpu_memory_utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization else None,
     )  # fmt: skip
+    problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
+    if problems:
+        raise InputError(problems[0] if problems[0].startswith("--") else "--" + problems[0])
     result = report.start_report(catalog, inputs)
     if args.json:
         return report.to_json(result)
@@ -98,6 +101,7 @@ def render_gate(r: dict) -> str:
         margin = report.margin_as_printed(b["available_bytes"], r["terms"])
         lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(margin), 'GiB')}")
     lines.append(f"Start: {'yes' if r['passes'] else 'no, refused'}")
+    lines.extend(f"  note: {note}" for note in r["notes"])
     largest = r["largest_pin_bytes"]
     lines.append("Largest pin that passes: " + _pin(largest["without_drafter"]) + " without the drafter"
                  + (f", {_pin(largest['with_drafter'])} with it" if largest["with_drafter"] is not None else ""))  # fmt: skip
@@ -111,11 +115,17 @@ def render_gate(r: dict) -> str:
         if "tokens_needed" in pool:
             lines.append(f"  seats x typical context = {fmt(pool['tokens_needed'], 'tokens')}: {'fits' if pool['seats_fit'] else 'does not fit'}")
     f = r["fraction"]
-    lines.append(f"vLLM fraction check: {fmt(f['fraction'], 'fraction')} x {fmt(f['total_bytes'], 'GiB')} "
-                 f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free; ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
+    when = "" if f["reached"] else " (not reached: the gate refuses the start first; the fix passes it)"
+    how = (
+        "typed"
+        if f["typed"]
+        else f"the largest two-decimal fraction that leaves the {fmt(r['headroom_bytes'], 'GiB', 0)} start headroom free; the edge, {fmt(f['edge'], 'fraction')}, leaves {fmt(f['free_bytes'] - fraction.requested(f['total_bytes'], f['edge']), 'GiB')}"
+    )
+    lines.append(f"vLLM fraction check{when}: {report.fraction_text(f['fraction'])} x {fmt(f['total_bytes'], 'GiB')} "
+                 f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free ({how}); ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
     if not r["passes"]:
         lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r["changes"]))
-    lines.append("Flags:")
+    lines.append("Flags of the suggested fix (not the refused request):" if r["flags_are_the_fix"] else "Flags:")
     lines.extend(f"  {flag}" for flag in r["flags"])
     return "\n".join(lines)
 

@@ -45,14 +45,15 @@ def expected(catalog) -> dict:
     row = derive.gate_row(catalog, DSV4)
     needs = row.weights.bytes + inputs.kv_pin + row.overhead.bytes + row.headroom.bytes
     free = inputs.available[0]
-    total = catalog.boxes["dgx-spark"]["total_memory"].value
     return {
         "row": row,
         "needs": needs,
         "free": free,
         "largest": free - (needs - inputs.kv_pin),
         "largest_drafter": free - (needs - inputs.kv_pin) - row.drafter.bytes,
-        "utilization": fraction.ceiling(total, free, 2),
+        # the default leaves the 8 GiB start headroom free at vLLM's check: 0.87 x 121.69 = 105.87 GiB
+        # <= 114.50 - 8 = 106.50 GiB, while 0.88 asks 107.09 GiB; the edge, 0.94, would leave 0.11 GiB
+        "utilization": Fraction(87, 100),
     }
 
 
@@ -492,3 +493,50 @@ def test_drafter_flag_comes_from_the_catalogs_drafter(catalog_copy) -> None:
     edit(catalog_copy, "models.yaml", "        method: eagle3\n", "")
     done = calc("--catalog", str(catalog_copy), "gate")
     assert done.returncode == 2 and "speculative_config" in done.stderr and "method" in done.stderr
+
+
+# --- verdicts that cover every check ---------------------------------------------------------
+
+
+def test_refused_start_offers_the_fix_flags_labelled_so() -> None:
+    out = ok("gate", "--pin", "20e9", "--drafter")
+    assert "Start: no, refused" in out
+    # the largest pin with the drafter is 9.39e9 B (margin under 1 MB); less the 0.1 GiB reading precision,
+    # rounded down: 9.29e9 B, which keeps the drafter
+    assert "note: the flags below are the suggested fix, not the refused request: a pin of 9.29e9 B" in out
+    flags = out.split("Flags of the suggested fix (not the refused request):\n", 1)[1].splitlines()
+    assert flags[0].strip() == "--kv-cache-memory-bytes 9290000000"
+    assert "--kv-cache-memory-bytes 20000000000" not in out
+    assert "vLLM fraction check (not reached: the gate refuses the start first" in out
+    fixed = as_json("gate", "--pin", "9.29e9", "--drafter")
+    assert fixed["passes"] is True and fixed["boxes"][0]["margin_bytes"] >= parse_size("0.1 GiB")
+
+
+def test_seats_that_do_not_fit_are_in_the_verdict() -> None:
+    """8 seats at 65,536 tokens need 524,288 tokens; the 10e9 B pool holds 181,777: 181,777 // 65,536 = 2 seats."""
+    out = ok("gate", "--typical-context", "65536")
+    assert "Start: yes" in out
+    assert "note: the pool holds 181,777 tokens, not the 524,288 tokens that 8 seats at 65,536 tokens need: at most 2 such seats fit" in out
+    # 524,288 x 55,011 = 28,841,667,168 B: 28.85e9 B rounded up
+    assert "a pin of at least 28.85e9 B holds them all, more by each seat's fixed part" in out
+
+
+def test_a_margin_inside_the_reading_precision_is_said() -> None:
+    """At 114.5 GiB the largest pin without the drafter is 14.83e9 B: it passes by under 0.1 GiB."""
+    out = ok("gate", "--pin", "14.83e9")
+    assert "Start: yes" in out
+    assert "is inside the precision of the MemAvailable reading (0.1 GiB)" in out
+    assert "inside the precision" not in ok("gate")  # 4.50 GiB to spare
+
+
+def test_typed_fraction_is_the_flag_shown() -> None:
+    out = ok("gate", "--gpu-memory-utilization", "0.937")
+    assert "--gpu-memory-utilization 0.937" in out and "0.94" not in out.split("Flags:")[1]
+    assert as_json("gate", "--gpu-memory-utilization", "0.937")["flags"][1] == "--gpu-memory-utilization 0.937"
+
+
+def test_pin_zero_and_below_one_request_are_refused_as_input() -> None:
+    for pin, words in (("0", "--pin: found 0 B, expected a KV pin above zero"), ("5e9", "--pin: 5e9 B holds 90,890 tokens, below one request")):
+        done = calc("gate", "--pin", pin)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.startswith("calc: error: " + words), done.stderr

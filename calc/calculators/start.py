@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from calc import derive, kv, report
+from calc import derive, report
 from calc.calculators.form import (
     Defaults,
     Field,
@@ -211,16 +211,6 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     text = str(raw.get("gpu_memory_utilization", "")).strip()
     utilization = take(errors, "gpu_memory_utilization", lambda: parse_fraction(text, short(labels["gpu_memory_utilization"])) if text else None)
     typical = take(errors, "typical_context", counted(raw, "typical_context", labels["typical_context"], optional=True))
-    if pin is not None and max_len is not None and spec is not None:
-        reading = report.pool_reading(catalog, deployment_id, spec if drafter else 0)
-        if reading is not None:
-            tokens, _ = reading.tokens_at(pin)
-            if int(tokens) < max_len:
-                floor = kv.pool_for_tokens(max_len, reading.bytes_per_token)
-                errors["pin"] = (
-                    f"{short(labels['pin'])}: {size_text(pin, 'e9')} holds {fmt(tokens, 'tokens', down=True)}, below one full context of "
-                    f"{fmt(max_len, 'tokens')}; expected a pin of at least {pin_up(floor)} ({fmt(reading.bytes_per_token, 'count')} B a token, {reading.provenance})"
-                )
     if errors:
         return None, errors
     inputs = StartInputs(
@@ -238,6 +228,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     for problem in report.check(inputs):
         key = {"available": "available_1"}.get(problem.split(":", 1)[0], problem.split(":", 1)[0].replace(" ", "_"))
         errors[key if key in labels else "deployment"] = problem
+    if not errors and (floor := report.floor_problem(catalog, inputs, short(labels["pin"]))):
+        errors["pin"] = floor
     return (None, errors) if errors else (inputs, {})
 
 
