@@ -235,7 +235,13 @@ SPEC: dict[str, tuple] = {
                 }
             ),
             "guard": obj({"floor": fig(SIZE), "poll_seconds": fig(NUMBER), "polls_in_a_row": fig(COUNT)}),
-            "vllm": obj({"default_gpu_memory_utilization": fig(FRACTION), "prefetch_fraction": fig(FRACTION)}),
+            "vllm": obj(
+                {
+                    "default_gpu_memory_utilization": fig(FRACTION),
+                    "earlier_default_gpu_memory_utilization": fig(FRACTION),
+                    "prefetch_fraction": fig(FRACTION),
+                }
+            ),
         }
     ),
     "incidents": obj(

@@ -125,7 +125,12 @@ def render_gate(r: dict) -> str:
                  f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free ({how}); ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
     if not r["passes"]:
         lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r["changes"]))
-    lines.append("Flags of the suggested fix (not the refused request):" if r["flags_are_the_fix"] else "Flags:")
+    if r["flags_are_the_fix"]:
+        lines.append("Flags of the suggested fix (not the refused request):")
+    elif r["passes"] is False:
+        lines.append("Flags of the refused request, for reference (it does not start):")
+    else:
+        lines.append("Flags:")
     lines.extend(f"  {flag}" for flag in r["flags"])
     return "\n".join(lines)
 
@@ -320,7 +325,9 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     available = parse_size(args.available, "--available") if args.available else box.get("idle_available", box["total_memory"]).value
     engines = fraction.plan(total, available, fractions)
     if args.json:
+        word, notes = report.plan_verdict(total, residents, fractions, engines)
         return report.to_json({"total_bytes": total, "used_bytes": result.used, "left_bytes": result.left, "fits": result.fits,
+                               "verdict": word, "notes": notes,
                                "residents": residents, "engines": engines})  # fmt: skip
     lines = [f"{box['name']}: {fmt(total, 'GiB')} in all"]
     for r in residents:
@@ -331,6 +338,10 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     for n, (e, free) in enumerate(zip(engines, report.free_as_printed(engines), strict=True), 1):
         verdict = "starts" if e.passes else "refused: free memory is less than the fraction asks"
         lines.append(f"  engine {n} at {fmt(e.fraction, 'fraction')}: asks {fmt(e.requested, 'GiB')} of {fmt(free, 'GiB')} free: {verdict}")
+    if residents:
+        word, notes = report.plan_verdict(total, residents, fractions, engines)
+        lines.append(f"Plan: {word}")
+        lines.extend(f"  note: {note}" for note in notes)
     return "\n".join(lines)
 
 

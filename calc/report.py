@@ -206,7 +206,7 @@ def notes(catalog: Catalog, r: dict) -> list[str]:
         dropped = " and the drafter off" if i.drafter and not fix.drafter else ""
         out.append(f"the flags below are the suggested fix, not the refused request: a pin of {fmt(fix.kv_pin, 'e9')}{dropped}")
     elif r["passes"] is False:
-        out.append("no pin passes on this box with the rest of the request unchanged: the flags below are the refused request's, for reference only")
+        out.append("no pin passes with the rest of the request unchanged: only more MemAvailable, or a smaller model, lets it start")
     return out
 
 
@@ -234,7 +234,10 @@ def kv_source(reading: derive.KvReading | None, speculative_tokens: int) -> str 
         return reading.provenance
     how = f"{measured_at} speculative tokens" if measured_at else "the drafter off"
     expect = "fewer" if speculative_tokens > measured_at else "more"
-    return f"{reading.provenance}, measured with {how}: a drafter's KV comes out of the same pool, so expect {expect} tokens"
+    return (
+        f"{reading.provenance}, measured with {how}: a drafter's KV comes out of the same pool, so expect {expect} tokens "
+        "than this; the figure does not account for the difference"
+    )
 
 
 def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True) -> dict:
@@ -277,6 +280,25 @@ def flags(deployment: dict, inputs: StartInputs, utilization: Fraction, model: d
     if inputs.drafter and config:
         out.append(f'--speculative-config \'{{"method": "{config["method"]}", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
     return out
+
+
+def plan_verdict(total: int, residents: list, fractions: list, engines: list) -> tuple[str, list[str]]:
+    """The several-models verdict: "fit" only when the budget closes with a KV pool for every
+    resident model and a fraction for every one of them; otherwise what is missing, named."""
+    notes = []
+    no_kv = [r.name for r in residents if r.kv <= 0]
+    if no_kv:
+        notes.append(f"no KV pool given for {', '.join(no_kv)}: a model without one serves nothing, so this is not a plan yet")
+    if residents and len(fractions) < len(residents):
+        missing = len(residents) - len(fractions)
+        notes.append(f"{fmt(len(residents), 'count')} resident models but {fmt(len(fractions), 'count')} engine fractions: "
+                     f"{fmt(missing, 'count')} engine{'s have' if missing > 1 else ' has'} no fraction to start with")  # fmt: skip
+    refused = [str(n) for n, e in enumerate(engines, 1) if not e.passes]
+    if refused:
+        notes.append(f"engine {', '.join(refused)} refused by vLLM's fraction check")
+    if sum(r.total for r in residents) > total:
+        return "over the box", notes
+    return ("fit" if not notes else "incomplete"), notes
 
 
 # --- printed arithmetic: a result worked from figures printed beside it is worked from them as

@@ -158,7 +158,7 @@ _BARE = re.compile(
             _NUMBER + r"\s?[x×]\s?10\^?[0-9]+",
             _NUMBER + r"[\s-](?:" + _COUNTED + r")(?![\w])",
             r"(?<![\w.,/-])[0-9]{1,3}(?:,[0-9]{3})+(?![\w,])",  # a grouped number
-            r"(?<![\w.,/-])[0-9]+\.[0-9]+(?![\w.])",  # a decimal (a fraction such as 0.93 too)
+            r"(?<![\w.,/-])[0-9]+\.[0-9]+(?![\w]|\.[0-9])",  # a decimal (a fraction such as 0.93 too)
             r"(?<=\|)\s*~?[0-9][0-9,.]*\s*(?=\|)",  # a number alone in a table cell
         )
     )

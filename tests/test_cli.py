@@ -540,3 +540,15 @@ def test_pin_zero_and_below_one_request_are_refused_as_input() -> None:
         done = calc("gate", "--pin", pin)
         assert done.returncode == 2 and done.stdout == ""
         assert done.stderr.startswith("calc: error: " + words), done.stderr
+
+
+def test_plan_says_fit_only_with_a_kv_pool_and_a_fraction_for_every_model() -> None:
+    out = ok("plan", "--model", "example-27b-4bit", "--model", "example-70b-4bit", "--fractions", "0.5")
+    assert "Plan: incomplete" in out and "Plan: fit" not in out
+    assert "no KV pool given for a 27B coding model at 4-bit, a 70B model at 4-bit" in out
+    assert "2 resident models but 1 engine fractions: 1 engine has no fraction to start with" in out
+    # 13.97 + 40 + 4 + 34.46 + 20 + 4 = 116.43 GiB of 121.69: 5.26 GiB left; 0.50 then 0.35 both start
+    out = ok("plan", "--model", "example-27b-4bit:40GiB:4GiB", "--model", "example-70b-4bit:20GiB:4GiB", "--fractions", "0.5,0.35")
+    assert "left: 5.26 GiB" in out and "Plan: fit" in out and "note:" not in out
+    data = as_json("plan", "--model", "example-27b-4bit", "--fractions", "0.85,0.85")
+    assert data["verdict"] == "incomplete" and any("engine 2 refused" in n for n in data["notes"])

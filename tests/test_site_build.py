@@ -258,3 +258,21 @@ def test_a_claim_that_no_longer_holds_fails_the_build(project):
     assert result.returncode != 0
     assert "docs/kv-pool.md:" in result.output
     assert "the page says 0.99 or 1.0 can never start on RTX 5090 node, but calc passes 0.99" in result.output
+
+
+def test_jargon_is_defined_once_and_linked_where_it_first_appears(shipped):
+    glossary = shipped.page("glossary")
+    terms = ("seat", "pin", "dspark", "mtp", "rank", "tp", "headroom", "drafter", "memavailable", "source-document", "several-models-guide")
+    for anchor in terms:
+        assert f'id="{anchor}"' in glossary, f"the glossary has no entry #{anchor}"
+    linked = {anchor for page in HAND_PAGES if page for anchor in re.findall(r'href="\.\./glossary/#([\w-]+)"', shipped.page(page))}
+    assert {"seat", "pin", "dspark", "rank", "tp", "headroom", "source-document", "several-models-guide"} <= linked
+
+
+def test_a_figures_source_is_reachable_without_a_mouse(shipped):
+    """Every figure with a source can take focus (Tab, or a tap), and the stylesheet shows the source on focus."""
+    page = shipped.page("memory-budget")
+    spans = re.findall(r'<span class="fig"[^>]*>', page)
+    assert spans and all('tabindex="0"' in s and "title=" in s for s in spans)
+    css = (shipped.site / "stylesheets" / "site.css").read_text()
+    assert ".fig[title]:focus::after" in css and "attr(title)" in css

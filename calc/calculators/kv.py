@@ -125,10 +125,13 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     ]
     if seats and typical:
         needed = kv.tokens_needed(seats, typical)
+        low, high = kv.seats_pool_range(seats, typical, per_token, max_len)
         rows.append(
             (
                 f"{fmt(seats, 'count')} seats &times; {fmt(typical, 'tokens')}",
-                f"{fig('tokens_needed', fmt(needed, 'tokens'))}, a pin of {fig('pin_for_needed', pin_up(kv.pool_for_tokens(needed, per_token)))}",
+                f"{fig('tokens_needed', fmt(needed, 'tokens'))}, a pin of at least {fig('pin_for_needed', pin_up(low))} if no part of a "
+                f"request&rsquo;s cost is fixed, and up to {fig('pin_for_needed_most', pin_up(high))} (each seat charged one full context): "
+                "every seat pays a request&rsquo;s fixed part however short its context",
             )
         )
     verdict = f"{fig('summary_tokens', fmt(held, 'tokens'))} in {size_text(pin, 'e9')}; {fmt(tokens, 'tokens')} need {pin_up(pin_for)}."
