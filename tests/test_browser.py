@@ -185,7 +185,7 @@ def expected_start(catalog, inputs: report.StartInputs) -> dict[str, str]:
         e["kv_bpt"] = fmt(pool["bytes_per_token"], "count")
         e["kv_tokens"] = fmt(pool["tokens"], "tokens")
         e["kv_contexts"] = fmt(int(pool["tokens"]) // inputs.max_model_len, "count")
-        e["kv_concurrency"] = fmt(Fraction(int(pool["tokens"]), inputs.max_model_len), "x")
+        e["kv_concurrency"] = fmt(Fraction(int(pool["tokens"]), inputs.max_model_len), "x", down=True)
         e["kv_one_context"] = "yes" if int(pool["tokens"]) >= inputs.max_model_len else "no"
         e["kv_one_context_pin"] = smallest_pin(pool["one_context_pin_bytes"])
         if inputs.typical_context:

@@ -116,7 +116,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             fig("tokens_held", fmt(held, "tokens")) + (" (logged by vLLM at this pin)" if logged else ""),
         ),
         (f"Full contexts of {fig('max_len', fmt(max_len, 'tokens'))}", fig("contexts", fmt(contexts, "count", 0, down=True)) + " at once"),
-        ("Maximum concurrency", fig("concurrency", fmt(contexts, "x"))),
+        ("Maximum concurrency, rounded down", fig("concurrency", fmt(contexts, "x", down=True))),
         ("One full context fits", fig("one_context", "yes" if one else "no") + ("" if one else " (below the floor)")),
         (
             f"{fig('tokens', fmt(tokens, 'tokens'))} need a pin of",

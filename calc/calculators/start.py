@@ -352,7 +352,10 @@ def start_pool(r: dict, fig: Figures) -> str:
         ("Bytes per token per rank", f"{fig('kv_bpt', fmt(pool['bytes_per_token'], 'count'))} B ({esc(r['kv_source'])})"),
         ("Tokens in the pool", f"{fig('kv_tokens', fmt(pool['tokens'], 'tokens'))} ({logged})"),
         (f"Full contexts of {max_len}", fig("kv_contexts", fmt(pool["full_contexts"], "count", 0, down=True)) + " at once"),
-        ("Maximum concurrency (vLLM's startup line)", fig("kv_concurrency", fmt(pool["full_contexts"], "x"))),
+        (
+            "Maximum concurrency, rounded down (vLLM's startup line rounds it to two decimals)",
+            fig("kv_concurrency", fmt(pool["full_contexts"], "x", down=True)),
+        ),
         (
             "One full context fits",
             fig("kv_one_context", "yes" if one else "no")
