@@ -352,3 +352,27 @@ def test_prose_differences_match_the_trace_table(shipped, path, needle) -> None:
     differences = {a - b for a in readings.values() for b in readings.values()}
     assert shown in differences, f"{path}: {shown} GiB is no difference of the printed readings {sorted(readings.values())}"
     assert math.isfinite(float(shown))
+
+
+PROSE = [
+    # "10e9 B over 181,777 tokens is 55,012 B": a division, rounded
+    (r"(?P<a>[0-9.]+)e9 B over (?P<b>[0-9,]+) tokens is\s+(?P<c>[0-9,]+) B", lambda a, b: a * GB / b, 0),
+    # "181,777 tokens over 131,072 is 1.39x": vLLM's concurrency, two decimals
+    (r"(?P<a>[0-9,]+) tokens over (?P<b>[0-9,]+) is\s+(?P<c>[0-9.]+)x", lambda a, b: a / b, 2),
+    # "131,072 × 55,011 B = 7,210,401,792 B": a product, exact
+    (r"(?P<a>[0-9,]+) × (?P<b>[0-9,]+) B =\s+(?P<c>[0-9,]+) B", lambda a, b: a * b, 0),
+]
+
+
+def test_prose_arithmetic_holds(shipped) -> None:
+    """Sentences that state a division or a product: the printed result is the printed operands'."""
+    found = 0
+    for path, page in sorted(_pages(shipped).items()):
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", page)).split())
+        for pattern, work, digits in PROSE:
+            for m in re.finditer(pattern, text):
+                a, b = (Decimal(m[k].replace(",", "")) for k in ("a", "b"))
+                printed = Decimal(m["c"].replace(",", ""))
+                assert rounds_to(work(a, b), printed, digits), f"{path}: {m[0]!r}: the operands give {work(a, b)}"
+                found += 1
+    assert found >= 3, f"only {found} prose statements found"
