@@ -414,7 +414,7 @@ def build_parser() -> Parser:
     p.add_argument("--seats", help="--max-num-seqs")
     p.add_argument("--max-model-len", help="--max-model-len")
     p.add_argument("--typical-context", help="tokens a seat typically holds")
-    p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that passes)")
+    p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
     p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by commas, or auto")
     p.set_defaults(run=cmd_gate)
 

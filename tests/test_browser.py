@@ -556,6 +556,42 @@ def test_planner_and_prefetch_react_to_edits(live, catalog):
     assert figures_on(live, "prefetch")["enabled"] == "prefetched"
     live.fill("#prefetch-available", calc_html.prefetch_defaults(catalog).values["available"])
     assert figures_on(live, "prefetch")["enabled"] == "not prefetched"
+    live.fill("#prefetch-available", "100 GiB")
+    live.select_option("#prefetch-filesystem", "local")  # a local disk never auto-prefetches, whatever the size
+    assert figures_on(live, "prefetch")["enabled"] == "not prefetched"
+    assert "not a network filesystem vLLM recognises" in live.text_content("#prefetch-result")
+    live.select_option("#prefetch-filesystem", "nfs")
+    live.fill("#prefetch-available", calc_html.prefetch_defaults(catalog).values["available"])
+
+
+def test_planner_says_fit_only_with_a_kv_pool_and_a_fraction_for_every_model(live, catalog):
+    """The default lineup has no KV figure in the catalog: the planner says what is missing, not "fit"."""
+    verdict = live.text_content("#plan-verdict")
+    assert figures_on(live, "plan")["summary_fits"] == "incomplete" and "no KV pool given for" in verdict
+    live.fill("#plan-kv-1", "40 GiB")
+    live.fill("#plan-kv-2", "20 GiB")
+    live.fill("#plan-fractions", "0.5")
+    verdict = live.text_content("#plan-verdict")
+    assert "2 resident models but 1 engine fractions" in verdict and figures_on(live, "plan")["summary_fits"] == "incomplete"
+    live.fill("#plan-fractions", "0.5, 0.35")
+    assert figures_on(live, "plan")["summary_fits"] == "fit"
+    for name, value in calc_html.plan_defaults(catalog).values.items():
+        if name.startswith("kv_") or name == "fractions":
+            live.fill("#" + calc_html.dom_id("plan", name), value)
+
+
+def test_a_figures_source_shows_on_focus(live, base_url):
+    """Without a mouse: Tab (or a tap) to a figure on a page, and its source shows beside it."""
+    page = live.context.new_page()
+    try:
+        page.goto(base_url + "memory-budget/")
+        first = page.locator("span.fig[title]").first
+        first.focus()
+        title = first.get_attribute("title")
+        shown = page.evaluate("el => getComputedStyle(el, '::after').content", first.element_handle())
+        assert title and title in shown
+    finally:
+        page.close()
 
 
 def test_no_request_ever_left_the_local_server(live):

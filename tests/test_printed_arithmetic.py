@@ -93,6 +93,12 @@ def rounds_to(exact: Decimal, printed: Decimal, digits: int, scale: Decimal = De
     return (exact / scale).quantize(q, rounding=how) == (printed / scale).quantize(q)
 
 
+def off(worked: Decimal, cell: str, scale: Decimal = Decimal(1), how=ROUND_HALF_UP) -> bool:
+    """Whether a printed cell is not the worked figure rounded to the cell's own decimals."""
+    shown = number(cell)
+    return shown is None or not rounds_to(worked, shown[0], shown[1], scale, how)
+
+
 def column(head: list[str], *words: str) -> int | None:
     for j, h in enumerate(head):
         if all(w.lower() in h.lower() for w in words):
@@ -162,8 +168,7 @@ def table_limits(table: list[list[str]]) -> list[str]:
                 if number(r[j]):
                     worked -= number(r[j])[0]
             elif label == "largest pin":
-                shown = number(r[j])
-                if not rounds_to(worked, shown[0], shown[1], GiB):
+                if off(worked, r[j], GiB):
                     out.append(f"{head[j]}: largest pin {r[j]!r}, the printed terms give {worked / GiB:.4f} GiB")
     return out
 
@@ -176,8 +181,7 @@ def table_differences(table: list[list[str]]) -> list[str]:
     if drop is not None and gib is not None:
         for before, after in zip(rows, rows[1:], strict=False):
             worked = number(before[gib])[0] - number(after[gib])[0]
-            shown = number(after[drop])
-            if not rounds_to(worked, shown[0], shown[1], GiB):
+            if off(worked, after[drop], GiB):
                 out.append(f"drop {after[drop]!r}: {before[gib]} - {after[gib]} = {worked / GiB:.4f} GiB")
     free, asks = column(head, "free before"), column(head, "asks")
     verdict = len(head) - 1
@@ -186,8 +190,7 @@ def table_differences(table: list[list[str]]) -> list[str]:
             if after[0] != before[0] or before[verdict].strip("* ") != "starts":
                 continue
             worked = number(before[free])[0] - number(before[asks])[0]
-            shown = number(after[free])
-            if not rounds_to(worked, shown[0], shown[1], GiB):
+            if off(worked, after[free], GiB):
                 out.append(f"free before {after[free]!r}: {before[free]} - {before[asks]} = {worked / GiB:.4f} GiB")
     above = next((j for j, h in enumerate(head) if re.match(r"Above the .* floor", h)), None)
     if above is not None:
@@ -195,8 +198,7 @@ def table_differences(table: list[list[str]]) -> list[str]:
         avail = column(head, "MemAvailable")
         for r in rows:
             worked = number(r[avail])[0] - floor
-            shown = number(r[above])
-            if not rounds_to(worked, shown[0], shown[1], GiB):
+            if off(worked, r[above], GiB):
                 out.append(f"above the floor {r[above]!r}: {r[avail]} - floor = {worked / GiB:.4f} GiB")
     return out
 
@@ -220,8 +222,7 @@ def table_ratios(table: list[list[str]]) -> list[str]:
         t, n = column(head, "Tokens"), column(head, "max_model_len")
         for r in rows:
             worked = number(r[t])[0] / number(r[n])[0]
-            shown = number(r[ratio])
-            if not rounds_to(worked, shown[0], shown[1]):
+            if off(worked, r[ratio]):
                 out.append(f"{r[ratio]!r}: {r[t]} / {r[n]} = {worked:.4f}")
     full = next((j for j, h in enumerate(head) if re.match(r"Full [0-9,]+-token contexts", h)), None)
     if full is not None:
@@ -229,8 +230,7 @@ def table_ratios(table: list[list[str]]) -> list[str]:
         t = next(j for j, h in enumerate(head) if h.startswith("Tokens in ") or h == "Pool, tokens")
         for r in rows:
             worked = number(r[t])[0] / n
-            shown = number(r[full])
-            if not rounds_to(worked, shown[0], shown[1], how=ROUND_FLOOR):
+            if off(worked, r[full], how=ROUND_FLOOR):
                 out.append(f"full contexts {r[full]!r}: {r[t]} / {n} = {worked:.4f}")
     return out
 
