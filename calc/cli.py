@@ -192,7 +192,7 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         f"Bytes per token: {fmt(per_token, 'count')} at max_model_len {fmt(max_len, 'count')} ({source})",
         held,
         f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x', down=True)}"
-        + ("" if out["holds_one_context"] else " (below one full context: a max-length request cannot be admitted)"),
+        + ("" if out["holds_one_context"] else " (below one request at max_model_len: vLLM does not start)"),
     ]
     if "tokens_needed" in out:
         lines += [

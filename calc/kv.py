@@ -67,7 +67,7 @@ def seats_pool_range(seats: int, typical_context: int, per_token: Fraction, max_
 
 
 def holds_one_context(tokens: int, max_model_len: int) -> bool:
-    """The floor: below one full context a max_model_len request cannot be admitted."""
+    """The floor: below one request at max_model_len vLLM does not start (check_enough_kv_cache_memory)."""
     return tokens >= max_model_len
 
 

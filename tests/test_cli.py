@@ -209,7 +209,7 @@ def test_kv_other_deployment_and_below_the_floor() -> None:
     out = ok("kv", "--deployment", "flash-next-pair", "--speculative-tokens", "3", "--pin", "28e9", "--max-model-len", "262144")
     assert "holds 1,752,822 tokens (logged)" in out
     small = ok("kv", "--pin", "5e9")
-    assert "below one full context" in small
+    assert "below one request at max_model_len: vLLM does not start" in small
 
 
 # --- fraction -------------------------------------------------------------------------------

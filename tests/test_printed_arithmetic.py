@@ -227,7 +227,7 @@ def table_ratios(table: list[list[str]]) -> list[str]:
     full = next((j for j, h in enumerate(head) if re.match(r"Full [0-9,]+-token contexts", h)), None)
     if full is not None:
         n = number(head[full])[0]
-        t = next(j for j, h in enumerate(head) if h.startswith("Tokens in ") or h == "Pool, tokens")
+        t = next(j for j, h in enumerate(head) if h.startswith("Tokens in ") or h in ("Pool, tokens", "Tokens"))
         for r in rows:
             worked = number(r[t])[0] / n
             if off(worked, r[full], how=ROUND_FLOOR):

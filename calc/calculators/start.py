@@ -360,7 +360,7 @@ def start_pool(r: dict, fig: Figures) -> str:
             "One full context fits",
             fig("kv_one_context", "yes" if one else "no")
             + f"; a pin of {fig('kv_one_context_pin', pin_up(pool['one_context_pin_bytes']))} holds one"
-            + ("" if one else " (below the floor: a max_model_len request cannot be admitted)"),
+            + ("" if one else " (below one request at max_model_len: vLLM does not start)"),
         ),
     ]
     if "tokens_needed" in pool:
