@@ -52,14 +52,16 @@ class Found:
     line_text: str
     printed: str | None = None
     half: Fraction = Fraction(0)
+    derived: bool = False  # worked out from other lines, not printed: kept out of to_json
+    exact: Fraction | None = None  # the printed figure exactly, where `value` rounds it to whole bytes
 
     @property
     def low(self) -> Any:
-        return self.value - self.half if self.half else self.value
+        return (self.exact if self.exact is not None else self.value) - self.half if self.half else self.value
 
     @property
     def high(self) -> Any:
-        return self.value + self.half if self.half else self.value
+        return (self.exact if self.exact is not None else self.value) + self.half if self.half else self.value
 
 
 @dataclass(frozen=True)
@@ -130,8 +132,8 @@ class LogReading:
         out: dict[str, Any] = {}
         for key in JSON_KEYS:
             found = getattr(self, key)
-            out[key] = None if found is None else _json_value(found.value)
-        out["lines"] = {key: f.line_no for key, f in self.figures().items() if key in JSON_KEYS and f.line_no is not None}
+            out[key] = None if found is None or getattr(found, "derived", False) else _json_value(found.value)
+        out["lines"] = {key: f.line_no for key, f in self.figures().items() if out.get(key) is not None and f.line_no is not None}
         return out
 
 
@@ -148,7 +150,7 @@ def _json_value(value: Any) -> Any:
 _UNITS = {"GiB": GiB, "GB": GiB, "G": GiB, "MiB": MiB, "MB": MiB, "KiB": 2**10, "B": 1}
 
 
-def _size(printed: str, unit: str) -> tuple[int, Fraction]:
+def _exact_size(printed: str, unit: str) -> tuple[Fraction, Fraction]:
     """Bytes from a printed size and half its last digit: ("7.71", "GiB") -> 7.71 GiB +- 0.005 GiB.
 
     vLLM's GiB figures have at least two decimals of precision even when fewer are printed:
@@ -160,8 +162,7 @@ def _size(printed: str, unit: str) -> tuple[int, Fraction]:
     digits = max(0, -number.as_tuple().exponent)
     if unit == "GiB":
         digits = max(digits, 2)
-    exact = Fraction(number) * scale
-    return round(exact), Fraction(scale, 2 * 10**digits)
+    return Fraction(number) * scale, Fraction(scale, 2 * 10**digits)
 
 
 def _decimal_half(printed: str) -> Fraction:
@@ -292,7 +293,7 @@ def _peel(no: int, raw: str) -> _Line:
         text, headed = text[m.end() :], True
     if text.endswith("cluster]"):
         text = _REPEATED.sub("", text)
-    return _Line(no, text.strip(), headed, rank, tp_rank, date, month_day, len(raw.rstrip("\r\n")))
+    return _Line(no, text.lstrip(), headed, rank, tp_rank, date, month_day, len(raw.rstrip("\r\n")))
 
 
 # --- the lines a start prints ------------------------------------------------------------
@@ -356,7 +357,10 @@ RULES = (
           r"max seq len \(" + INT + r"\) is larger than the maximum number of tokens that can be stored in KV cache \(" + INT + r"\)"),
     # SGLang
     _rule("sg_args", "server_args=", r"server_args=ServerArgs\((.*)"),
-    _rule("sg_load", "Load weight end", r"Load weight end\..*?avail mem=" + NUM + r" ?GB, mem usage=" + NUM + r" ?GB"),
+    _rule("sg_load", "Load weight end", r"Load weight end\..*?avail mem=" + NUM + r" ?GB(?:, mem usage=" + NUM + r" ?GB)?"),
+    _rule("sg_pool_end", "Memory pool end", r"Memory pool end\. avail mem=" + NUM + r" ?GB"),
+    _rule("sg_no_kv", "leave no GPU memory for the KV cache",
+          r"leave no GPU memory for the KV cache(?: under --mem-fraction-static=([01]?\.[0-9]+))?"),
     _rule("sg_kv", "KV Cache is allocated",
           r"KV Cache is allocated\.(?: dtype: ([\w.]+),)? #tokens: " + INT + r", (?:K size: " + NUM + r" ?GB, V size: " + NUM + r" ?GB|KV size: " + NUM + r" ?GB)"),
     _rule("sg_total", "max_total_num_tokens=", r"max_total_num_tokens=" + INT + r"(?=,|\s|$)"),
@@ -383,13 +387,21 @@ _SPEC_COUNT = re.compile(r"""(?:num_spec_tokens|num_speculative_tokens|speculati
 _SPEC_BLOCK = re.compile(r"""speculative[_-](?:config|algorithm)['"]?\s*[:=\s]\s*(SpeculativeConfig\([^)]*\)|\{[^}]*\}|'\{[^}]*\}'|'[\w-]+'|[\w-]+)""")
 _DRAFTERLESS = {"ngram", "suffix", "ngram_gpu"}
 
+_CUT_MARK = re.compile(r"^(?:\[\s*(?:\.\.\.|…)[^\]]*\]|\.{3,}|…)$")  # "[... cut ...]", "...": a poster's cut, not a fold
+# How a message begins: a line that begins so is a message of its own, never the tail of a fold.
+_MESSAGE_START = re.compile(
+    r"(?:Initializing (?:a|an) |GPU KV cache size|Maximum concurrency|Available KV cache|Model loading took|Loading model weights took|"
+    r"Memory profiling|#? ?\w+ blocks: |KV Cache is allocated|Load weight end|Memory pool end|\w+Error: |non-default args|args: |"
+    r"server_args=|max_total_num_tokens=|The model's max seq len|To serve at least|the current vLLM instance|model weights take|"
+    r"Estimated CUDA graph|CUDA graph memory|Free memory on device|Initial free memory|Add \d+ padding|Setting attention block|vLLM API server)"
+)
 _DEFERRED = ("engine_config", "args", "serve_cmd", "sg_args")
 
 
 def _joint(before: _Line, after: _Line) -> str:
     """How two physical lines of one message join: nothing at a terminal's fold (the previous
     line ran to the full width, or the break falls at punctuation), else the space a re-wrap ate."""
-    if before.msg.endswith((",", "(", "=", ":", "/")) or after.msg.startswith((",", ")", "=")):
+    if before.msg.endswith((",", "(", "=", ":", "/", " ")) or after.msg.startswith((",", ")", "=")):
         return ""
     return "" if before.width >= 79 else " "
 
@@ -413,13 +425,27 @@ class _Reader:
 
     # recording ----------------------------------------------------------------------------
 
-    def put(self, name: str, value: Any, line: _Line, printed: str | None = None, half: Fraction = Fraction(0), text: str | None = None) -> None:
-        found = Found(value, line.no, text if text is not None else line.msg, printed, half)
+    def put(
+        self,
+        name: str,
+        value: Any,
+        line: _Line,
+        printed: str | None = None,
+        half: Fraction = Fraction(0),
+        text: str | None = None,
+        exact: Fraction | None = None,
+    ) -> None:
+        found = Found(value, line.no, text if text is not None else line.msg, printed, half, exact=exact)
         entries = self.seen.setdefault(name, [])
         for v, _, r in entries:
             if v == value and (r == line.rank or name not in ("sg_pool",)):
                 return
         entries.append((value, found, line.rank))
+
+    def size(self, name: str, printed: str, unit: str, line: _Line, text: str) -> None:
+        """A printed size: bytes, the exact printed figure and half its last digit."""
+        exact, half = _exact_size(printed, unit)
+        self.put(name, round(exact), line, f"{printed} {unit}", half, text, exact)
 
     def setting(self, key: str, raw: str, line: _Line, text: str) -> None:
         name = _KEY.get(key.lstrip("-"))
@@ -471,7 +497,7 @@ class _Reader:
             if not m:
                 failed = failed or (len(text) - text.rfind(rule.trigger) < 120 and not text.rstrip().endswith((".", ")", "]")))
                 continue
-            if m.end() == len(text) and text[-1:].isdigit() and not only_new:
+            if m.end() == len(text) and text[-1:].isdigit() and not only_new and rule.name not in _DEFERRED:
                 self.tentative.append((rule, line, m))  # a fold may have cut the number: wait one line
                 continue
             self.apply(rule, m, line, text)
@@ -494,33 +520,26 @@ class _Reader:
                 put("model", g[0].strip("'\""), line, text=text)
             self.defer(rule, line)
         elif name in ("loading_v0", "loading"):
-            value, half = _size(g[0], g[1])
-            put("loading", value, line, f"{g[0]} {g[1]}", half, text)
+            self.size("loading", g[0], g[1], line, text)
             self.hint("v0" if name == "loading_v0" else "v?")
         elif name == "drafter":
             put("drafter", True, line, text=text)
         elif name in ("profile_line", "profile_rest", "profile_table"):
-            value, half = _size(g[0], "GiB")
-            put("available", value, line, f"{g[0]} GiB", half, text)
+            self.size("available", g[0], "GiB", line, text)
             self.hint("v0")
         elif name == "profile_total":
-            value, half = _size(g[0], "GiB")
-            put("total", value, line, f"{g[0]} GiB", half, text)
+            self.size("total", g[0], "GiB", line, text)
         elif name in ("profile_fraction", "cuda_graph_fraction"):
             put("fraction", Fraction(Decimal(g[0])), line, g[0], _decimal_half(g[0]), text)
         elif name == "profile_weights":
-            value, half = _size(g[0], "GiB")
-            put("profile_weights", value, line, f"{g[0]} GiB", half, text)
+            self.size("profile_weights", g[0], "GiB", line, text)
         elif name == "available":
-            value, half = _size(g[0], "GiB")
-            put("available", value, line, f"{g[0]} GiB", half, text)
+            self.size("available", g[0], "GiB", line, text)
             self.hint("v1")
         elif name == "pinned":
             if g[0]:
-                value, half = _size(g[0], "GiB")
-                put("free", value, line, f"{g[0]} GiB", half, text)
-            value, half = _size(g[1], "GiB")
-            put("pinned_printed", value, line, f"{g[1]} GiB", half, text)
+                self.size("free", g[0], "GiB", line, text)
+            self.size("pinned_printed", g[1], "GiB", line, text)
             self.hint("v1")
         elif name == "tokens":
             put("tokens", _count(g[0]), line, g[0], text=text)
@@ -539,36 +558,27 @@ class _Reader:
         elif name == "dcp":
             put("dcp", _count(g[0]), line, g[0], text=text)
         elif name == "cuda_graph":
-            value, half = _size(g[0], "GiB")
-            put("cuda_graph", value, line, f"{g[0]} GiB", half, text)
+            self.size("cuda_graph", g[0], "GiB", line, text)
         elif name == "max_len_used":
             put("max_model_len", _count(g[0]), line, g[0], text=text)
         elif name == "fail_free":
-            free, fh = _size(g[0], "GiB")
-            total, th = _size(g[1], "GiB")
-            put("free", free, line, f"{g[0]} GiB", fh, text)
-            put("total", total, line, f"{g[1]} GiB", th, text)
+            self.size("free", g[0], "GiB", line, text)
+            self.size("total", g[1], "GiB", line, text)
             put("fraction", Fraction(Decimal(g[2])), line, g[2], text=text)
-            requested, rh = _size(g[3], "GiB")
-            put("requested", requested, line, f"{g[3]} GiB", rh, text)
+            self.size("requested", g[3], "GiB", line, text)
             put("error", "free_memory", line, text=text)
         elif name == "free_info":
-            free, fh = _size(g[0], "GiB")
-            total, th = _size(g[1], "GiB")
-            put("free", free, line, f"{g[0]} GiB", fh, text)
-            put("total", total, line, f"{g[1]} GiB", th, text)
+            self.size("free", g[0], "GiB", line, text)
+            self.size("total", g[1], "GiB", line, text)
             put("fraction", Fraction(Decimal(g[2])), line, g[2], text=text)
         elif name == "kv_in_use":
-            value, half = _size(g[0], "GiB")
-            put("available", value, line, f"{g[0]} GiB", half, text)
+            self.size("available", g[0], "GiB", line, text)
         elif name in ("fail_blocks", "sg_fail"):
             put("error", "no_kv_memory", line, text=text)
         elif name == "fail_one":
             put("max_model_len", _count(g[0]), line, g[0], text=text)
-            needed, nh = _size(g[1], "GiB")
-            put("kv_needed", needed, line, f"{g[1]} GiB", nh, text)
-            value, half = _size(g[2], "GiB")
-            put("available", value, line, f"{g[2]} GiB", half, text)
+            self.size("kv_needed", g[1], "GiB", line, text)
+            self.size("available", g[2], "GiB", line, text)
             put("error", "max_model_len", line, text=text)
             self.hint("v1")
         elif name == "fail_estimate":
@@ -582,17 +592,26 @@ class _Reader:
             self.defer(rule, line)
             self.hint("sglang")
         elif name == "sg_load":
-            value, half = _size(g[1], "GB")
-            put("loading", value, line, f"{g[1]} GB", half, text)
+            if g[1] is not None:
+                self.size("loading", g[1], "GB", line, text)
+            self.hint("sglang")
+            put("sglang_line", True, line, text=text)
+        elif name == "sg_pool_end":
+            self.hint("sglang")
+            put("sglang_line", True, line, text=text)
+        elif name == "sg_no_kv":
+            put("error", "no_kv_memory", line, text=text)
+            if g[0]:
+                put("mem_fraction", Fraction(Decimal(g[0])), line, g[0], text=text)
             self.hint("sglang")
         elif name == "sg_kv":
             if g[0]:
-                put("kv_dtype", g[0].removeprefix("torch."), line, g[0], text=text)
+                put("kv_dtype", g[0], line, g[0], text=text)
             put("tokens", _count(g[1]), line, g[1], text=text)
             parts = [g[2], g[3]] if g[2] is not None else [g[4]]
-            sizes = [_size(p, "GB") for p in parts]
+            sizes = [_exact_size(p, "GB") for p in parts]
             printed = " + ".join(f"{p} GB" for p in parts)
-            put("sg_pool", (sum(s for s, _ in sizes), sum((h for _, h in sizes), Fraction(0)), printed), line, text=text)
+            put("sg_pool", (sum(x for x, _ in sizes), sum((h for _, h in sizes), Fraction(0)), printed), line, text=text)
             self.hint("sglang")
         elif name == "sg_total":
             put("tokens", _count(g[0]), line, g[0], text=text)
@@ -607,23 +626,27 @@ class _Reader:
 
     # the stream ---------------------------------------------------------------------------
 
-    def defer(self, rule: _Rule, line: _Line) -> None:
+    def defer(self, rule: _Rule, line: _Line, parts: list[_Line] | None = None) -> None:
         """A settings line may be folded over many lines: read it whole, once it has ended."""
         if self.settings is None or self.settings[1].no != line.no:
             self.flush()
-            self.settings = (rule, line, [line])
+            self.settings = (rule, line, parts or [line])
+        elif parts and len(parts) > len(self.settings[2]):
+            self.settings = (rule, line, parts)
 
     def flush(self) -> None:
         if self.settings is None:
             return
         rule, head, parts = self.settings
         self.settings = None
-        text = parts[0].msg
-        for before, part in zip(parts, parts[1:], strict=False):
-            text += _joint(before, part) + part.msg
-        m = rule.pattern.search(text)
-        if m:
-            self.settings_in(m.groups()[-1], head, text)
+        for joint in (_joint, lambda before, after: " "):
+            text = parts[0].msg
+            for before, part in zip(parts, parts[1:], strict=False):
+                text += joint(before, part) + part.msg
+            m = rule.pattern.search(text)
+            if m:
+                self.settings_in(m.groups()[-1], head, text)
+                return
 
     def feed(self, no: int, raw: str) -> None:
         self.lines_read += 1
@@ -639,7 +662,9 @@ class _Reader:
             self.dates.append((line.date, no))
         if line.month_day:
             self.month_days.add(line.month_day)
-        continuation = not line.headed and bool(self.window) and bool(line.msg) and not line.msg.startswith("[... cut")
+        continuation = (
+            not line.headed and bool(self.window) and bool(line.msg) and not _CUT_MARK.match(line.msg.rstrip()) and not _MESSAGE_START.match(line.msg)
+        )
         if self.tentative:
             cut = continuation and line.msg[:1] in "0123456789.,"
             if not cut:
@@ -672,14 +697,18 @@ class _Reader:
                 continue
             hits = {m.group() for m in _TRIGGER.finditer(text)}
             for rule in RULES:
-                if rule.trigger not in hits or rule.name in _DEFERRED:
+                if rule.trigger not in hits:
                     continue
                 m = rule.pattern.search(text)
                 if not m:
                     continue
                 first = max(i for i, at in enumerate(starts) if at <= m.start())
                 last = max(i for i, at in enumerate(starts) if at < m.end())
-                if first != last:
+                if rule.name in _DEFERRED:
+                    if self.settings is None or self.settings[1].no != self.window[first].no:
+                        self.apply(rule, m, self.window[first], text[starts[first] :])
+                        self.defer(rule, self.window[first], list(self.window[first:]))
+                elif first != last:
                     self.apply(rule, m, self.window[first], text[starts[first] :])
 
     def finish(self) -> LogReading:
@@ -738,9 +767,10 @@ def _conflict(reader: _Reader, name: str, what: str) -> None:
     for v, f, _ in entries:
         values.setdefault(v, f)
     if len(values) > 1:
-        a, b = list(values.values())[:2]
+        a, b = sorted(values.values(), key=lambda f: f.line_no)[:2]
+        shown = [repr(f.value) if isinstance(f.value, str) else f.printed or f.value for f in (a, b)]
         raise InputError(
-            f"found two starts in one log: {what} {a.printed or a.value} at line {a.line_no} and {b.printed or b.value} at line {b.line_no}; "
+            f"found two starts in one log: {what} {shown[0]} at line {a.line_no} and {shown[1]} at line {b.line_no}; "
             "expected the lines of one start (split the log and read each part)"
         )
 
@@ -803,6 +833,8 @@ def _conclude(r: _Reader) -> LogReading:
             if pin is not None and abs(pinned.value - pin.value) > pinned.half:
                 notes.append(f"the pin {pin.value:,} B (line {pin.line_no}) and the reserved {pinned.printed} (line {pinned.line_no}) disagree")
             available = pinned
+            if pin is None:
+                pin = pinned
     if pin is not None and available is None:
         available = pin
 
@@ -821,7 +853,7 @@ def _conclude(r: _Reader) -> LogReading:
     estimated = pick("estimated", what="estimated maximum model length")
     if estimated is None and "v0_capacity" in r.seen:
         cap = pick("v0_capacity")
-        estimated = Found(cap.value, cap.line_no, cap.line_text, cap.printed)
+        estimated = Found(cap.value, cap.line_no, cap.line_text, cap.printed, derived=True)
         if tokens is None:
             tokens = cap
         notes.append(
@@ -830,7 +862,10 @@ def _conclude(r: _Reader) -> LogReading:
         )
     if block is None and tokens is not None and blocks is not None and blocks.value and tokens.value % blocks.value == 0 and era_name == "v0":
         block = Found(
-            tokens.value // blocks.value, tokens.line_no, f"{tokens.value:,} tokens / {blocks.value:,} blocks (lines {tokens.line_no}, {blocks.line_no})"
+            tokens.value // blocks.value,
+            tokens.line_no,
+            f"{tokens.value:,} tokens / {blocks.value:,} blocks (lines {tokens.line_no}, {blocks.line_no})",
+            derived=True,
         )
         notes.append(f"block size {block.value} is worked out from the tokens and the blocks, not printed")
 
@@ -904,7 +939,7 @@ def _block_from_concurrency(blocks: Found, concurrency: Found, max_len: Found, n
         f"({float(low):.2f} to {float(high):.2f} with the printing's rounding; lines {concurrency.line_no}, {blocks.line_no})"
     )
     notes.append(how + "; worked out, not printed")
-    return Found(size, concurrency.line_no, how)
+    return Found(size, concurrency.line_no, how, derived=True)
 
 
 def _sglang_pool(r: _Reader, notes: list[str]) -> Found:
@@ -915,10 +950,10 @@ def _sglang_pool(r: _Reader, notes: list[str]) -> Found:
         by_rank.setdefault(rank, []).append(f)
     totals = []
     for pools in by_rank.values():
-        value = sum(f.value[0] for f in pools)
+        exact = sum(f.value[0] for f in pools)
         half = sum((f.value[1] for f in pools), Fraction(0))
         printed = " + ".join(f.value[2] for f in pools)
-        totals.append(Found(value, pools[0].line_no, pools[0].line_text, printed, half))
+        totals.append(Found(round(exact), pools[0].line_no, pools[0].line_text, printed, half, exact=exact))
         if len(pools) > 1 and len(totals) == 1:
             notes.append(
                 f"SGLang allocated {len(pools)} KV pools on one rank (lines {', '.join(str(f.line_no) for f in pools)}): "
