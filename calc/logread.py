@@ -190,7 +190,7 @@ def human_readable_int(text: str) -> int:
 
 # --- peeling a line down to its message --------------------------------------------------
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\^\[\[[0-9;]*[A-Za-z]")  # also "^[[0;36m", as pasted
 _QUOTE = re.compile(r"^\s*>\s?")
 _COMPOSE = re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|\s?")
 _PIPE = re.compile(r"^\|\s*[\w./:@-]+\s*\|\s?")  # "date | host/container | message", as log collectors print
@@ -198,6 +198,7 @@ _ISO = re.compile(r"^\[?(\d{4}-\d{2}-\d{2})[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)
 _SGLANG_HEAD = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) \d{2}:\d{2}:\d{2}(?:[.,]\d+)?((?: [A-Z]+\d+)*)\]\s*")
 _PROCESS = re.compile(r"^\((?:([A-Za-z_][\w-]*)\s*)?((?:,?\s*\w+=[^\s,)]+)*)\)\s+")
 _TORCH_RANK = re.compile(r"^\[rank(\d+)\]:\s*")
+_PROCESS_CUT = re.compile(r"^([A-Za-z_][\w-]*)((?:\s+\w+=[^\s,)]+)+)\)\s+")  # "VllmWorker rank=4 pid=5432) ": its "(" lost to a cut
 _VLLM_HEAD = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?P<md>\d\d-\d\d)\s+\d\d:\d\d:\d\d(?:[.,]\d+)?\s+\[?[\w./-]+:\d+\]\s*")
 _GLOG_HEAD = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]\s*")
 _LOGFMT_MSG = re.compile(r'(?:^|\s)msg="((?:[^"\\]|\\.)*)"')
@@ -220,53 +221,63 @@ class _Line:
 
 def _peel(no: int, raw: str) -> _Line:
     text = raw.rstrip("\r\n")
-    if "\x1b" in text:
+    if "\x1b" in text or "^[[" in text:
         text = _ANSI.sub("", text)
     text = text.replace("\r", "")
     headed, rank, tp_rank, date, month_day = False, None, None, None, None
-    for _ in range(8):
-        m = _QUOTE.match(text)
-        if m and m.end():
-            text = text[m.end() :]
-            continue
-        m = _SGLANG_HEAD.match(text)
-        if m:
-            date, headed = m[1], True
-            tags = m[2].split()
-            for tag in tags:
-                t = _TP.search(tag)
+    for _ in range(8):  # prefixes nest: peel them one by one, choosing the pattern by the first character
+        first = text[:1]
+        m = None
+        if first == "(":
+            m = _PROCESS.match(text)
+            if m and (m[1] or m[2]):
+                name, rest = m[1] or "", m[2]
+                t = _TP.search(name)
                 if t:
                     tp_rank = int(t[1])
-            rank = " ".join(tags) or rank
+                if not (name.startswith("EngineCore") or name == "APIServer"):
+                    rank = f"{name} {rest}".strip()
+        elif first == "[" or first.isdigit():
+            m = _SGLANG_HEAD.match(text)
+            if m:
+                date = m[1]
+                tags = m[2].split()
+                for tag in tags:
+                    t = _TP.search(tag)
+                    if t:
+                        tp_rank = int(t[1])
+                rank = " ".join(tags) or rank
+            else:
+                m = _ISO.match(text)
+                if m:
+                    date = date or m[1]
+                else:
+                    m = _TORCH_RANK.match(text)
+                    if m:
+                        rank = f"rank{m[1]}"
+        elif first in (">", " ", "\t"):
+            m = _QUOTE.match(text)
+            if not (m and m.end()):
+                break
             text = text[m.end() :]
             continue
-        m = _ISO.match(text)
-        if m:
-            date, headed = date or m[1], True
-            text = text[m.end() :]
-            continue
-        m = _PROCESS.match(text)
-        if m and (m[1] or m[2]):
-            name, rest = m[1] or "", m[2]
-            t = _TP.search(name)
-            if t:
-                tp_rank = int(t[1])
-            if not (name.startswith("EngineCore") or name == "APIServer"):
-                rank = f"{name} {rest}".strip()
-            headed = True
-            text = text[m.end() :]
-            continue
-        m = _TORCH_RANK.match(text)
-        if m:
-            rank, headed = f"rank{m[1]}", True
-            text = text[m.end() :]
-            continue
-        m = _PIPE.match(text) or _COMPOSE.match(text)
-        if m and not _VLLM_HEAD.match(text):
-            headed = True
-            text = text[m.end() :]
-            continue
-        break
+        elif first == "|":
+            m = _PIPE.match(text)
+        elif first.isalpha():
+            head = text[:100]
+            if not headed and "=" in head and ")" in head:
+                m = _PROCESS_CUT.match(text)
+                if m:
+                    t = _TP.search(m[1])
+                    if t:
+                        tp_rank = int(t[1])
+                    rank = f"{m[1]} {m[2].strip()}"
+            if m is None and "|" in head and not _VLLM_HEAD.match(text):
+                m = _COMPOSE.match(text)
+        if not m:
+            break
+        headed = True
+        text = text[m.end() :]
     if text.startswith("{") and ('"message"' in text or '"msg"' in text):
         try:
             record = json.loads(text)
@@ -368,6 +379,14 @@ RULES = (
     _rule("sg_fail", "Not enough memory", r"Not enough memory\. Please try to increase --mem-fraction-static"),
     _rule("sg_version", "sglang", r"(?:sglang|SGLang)(?: version|==| v)\s*v?([0-9][\w.+-]*)"),
 )  # fmt: skip
+# Cheap first test before the trigger pattern: every trigger holds one of these (a test checks it).
+ANCHORS = (
+    "KV cache size", "KV cache memory", "KV Cache", "took", "args", "serve", "api_server", "blocks", "padding", "gpu_memory",
+    "kv_cache", "total_gpu", "weights take", "Maximum concurrency", "Setting attention", "Using max", "Free memory", "No available",
+    "estimated maximum", "max seq len", "Load weight", "Memory pool", "max_total", "context_len", "Not enough", "sglang", "SGLang",
+    "LLM engine", "vLLM API", "drafter", "Estimated CUDA", "leave no GPU", "dcp_world", "--gpu-memory", "esired GPU memory",
+    "kv cache memory", "stored in KV cache",
+)  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
 # Setting names as the engine config line, argument dumps, command lines and SGLang's ServerArgs write them.
@@ -387,6 +406,8 @@ _SPEC_COUNT = re.compile(r"""(?:num_spec_tokens|num_speculative_tokens|speculati
 _SPEC_BLOCK = re.compile(r"""speculative[_-](?:config|algorithm)['"]?\s*[:=\s]\s*(SpeculativeConfig\([^)]*\)|\{[^}]*\}|'\{[^}]*\}'|'[\w-]+'|[\w-]+)""")
 _DRAFTERLESS = {"ngram", "suffix", "ngram_gpu"}
 
+_PLAIN_HEAD = re.compile(r"\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DEBUG|ERROR) \d\d-\d\d ")  # a line that begins a message
+_TP_PREFIX = re.compile(r"\(\w*?_TP(\d+)[ )]")
 _CUT_MARK = re.compile(r"^(?:\[\s*(?:\.\.\.|…)[^\]]*\]|\.{3,}|…)$")  # "[... cut ...]", "...": a poster's cut, not a fold
 # How a message begins: a line that begins so is a message of its own, never the tail of a fold.
 _MESSAGE_START = re.compile(
@@ -654,8 +675,18 @@ class _Reader:
             self.nonblank = True
         if "\x00" in raw:
             raise InputError(f"line {no}: found binary data (NUL bytes), expected the text of a vLLM or SGLang startup log")
-        line = _peel(no, raw)
         self.last_raw = raw
+        if not self.tentative and _PLAIN_HEAD.match(raw) and not any(a in raw for a in ANCHORS):
+            # the bulk of a long log: a new message (it begins with a prefix or a level) that no rule
+            # reads; it ends the message before it, and is peeled only if a fold continues it
+            m = _TP_PREFIX.match(raw)
+            if m:
+                self.tp_ranks.add(int(m[1]))
+            self.flush()
+            self.window = [(no, raw)]
+            self.last_partial = None
+            return
+        line = _peel(no, raw)
         if line.tp_rank is not None:
             self.tp_ranks.add(line.tp_rank)
         if line.date:
@@ -672,13 +703,14 @@ class _Reader:
                     self.apply(rule, m, at, at.msg)
             self.tentative = []
         if continuation:
-            self.window = [*self.window[-2:], line]
+            self.window = [*(w if isinstance(w, _Line) else _peel(*w) for w in self.window[-2:]), line]
             if self.settings is not None and len(self.settings[2]) < 200:
                 self.settings[2].append(line)
         else:
             self.flush()
             self.window = [line] if line.msg else []
-        failed = self.match(line.msg, line) if _TRIGGER.search(line.msg) else False
+        msg = line.msg
+        failed = self.match(msg, line) if any(a in msg for a in ANCHORS) and _TRIGGER.search(msg) else False
         if continuation:
             self.joined()
         self.last_partial = (no, line.msg) if failed else None
