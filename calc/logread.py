@@ -191,7 +191,7 @@ def human_readable_int(text: str) -> int:
 # --- peeling a line down to its message --------------------------------------------------
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\^\[\[[0-9;]*[A-Za-z]")  # also "^[[0;36m", as pasted
-_QUOTE = re.compile(r"^\s*>\s?")
+_QUOTE = re.compile(r"^\s*[>▎▍▌│┃]\s?")  # a Markdown quote, or the bar a chat or issue renderer draws
 _COMPOSE = re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|\s?")
 _PIPE = re.compile(r"^\|\s*[\w./:@-]+\s*\|\s?")  # "date | host/container | message", as log collectors print
 _ISO = re.compile(r"^\[?(\d{4}-\d{2}-\d{2})[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s*")
@@ -255,7 +255,7 @@ def _peel(no: int, raw: str) -> _Line:
                     m = _TORCH_RANK.match(text)
                     if m:
                         rank = f"rank{m[1]}"
-        elif first in (">", " ", "\t"):
+        elif first in (">", " ", "\t", "▎", "▍", "▌", "│", "┃"):
             m = _QUOTE.match(text)
             if not (m and m.end()):
                 break
@@ -359,9 +359,11 @@ RULES = (
     _rule("free_info", "on startup. Desired GPU memory utilization is",
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup\. Desired GPU memory utilization is \(([0-9.]+), " + NUM + r" ?GiB\)"),
     _rule("kv_in_use", "Current kv cache memory in use is", r"Current kv cache memory in use is " + NUM + r" ?GiB"),
+    _rule("ascend_available", "Available memory: ", r"Available memory: ([0-9]+), total memory: ([0-9]+)"),  # vllm-ascend worker_v1.py, in bytes
+    _rule("kv_dtype_line", "Using KV cache dtype", r"Using KV cache dtype: ([\w.]+)"),
     _rule("fail_blocks", "No available memory for the cache blocks", r"No available memory for the cache blocks"),
     _rule("fail_one", "To serve at least one request with the",
-          r"To serve at least one request with the models?'s max(?: seq len|_model_len| model len) \(" + INT + r"\), \(" + NUM
+          r"To serve at least one request with the models?'s max(?: seq len|_model_len| model len) \(" + INT + r"\),\s*\(?" + NUM
           + r" ?GiB KV cache is needed, which is larger than the available KV cache memory \(" + NUM + r" ?GiB\)"),
     _rule("fail_estimate", "estimated maximum model length is", r"estimated maximum model length is " + INT + r"(?=[^\d,]|,\D)"),
     _rule("fail_v0", "is larger than the maximum number of tokens that can be stored in KV cache",
@@ -385,7 +387,7 @@ ANCHORS = (
     "kv_cache", "total_gpu", "weights take", "Maximum concurrency", "Setting attention", "Using max", "Free memory", "No available",
     "estimated maximum", "max seq len", "Load weight", "Memory pool", "max_total", "context_len", "Not enough", "sglang", "SGLang",
     "LLM engine", "vLLM API", "drafter", "Estimated CUDA", "leave no GPU", "dcp_world", "--gpu-memory", "esired GPU memory",
-    "kv cache memory", "stored in KV cache",
+    "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
@@ -414,7 +416,8 @@ _MESSAGE_START = re.compile(
     r"(?:Initializing (?:a|an) |GPU KV cache size|Maximum concurrency|Available KV cache|Model loading took|Loading model weights took|"
     r"Memory profiling|#? ?\w+ blocks: |KV Cache is allocated|Load weight end|Memory pool end|\w+Error: |non-default args|args: |"
     r"server_args=|max_total_num_tokens=|The model's max seq len|To serve at least|the current vLLM instance|model weights take|"
-    r"Estimated CUDA graph|CUDA graph memory|Free memory on device|Initial free memory|Add \d+ padding|Setting attention block|vLLM API server)"
+    r"Estimated CUDA graph|CUDA graph memory|Free memory on device|Initial free memory|Add \d+ padding|Setting attention block|vLLM API server|"
+    r"Based on the available memory|Try increasing)"
 )
 _DEFERRED = ("engine_config", "args", "serve_cmd", "sg_args")
 
@@ -594,6 +597,11 @@ class _Reader:
             put("fraction", Fraction(Decimal(g[2])), line, g[2], text=text)
         elif name == "kv_in_use":
             self.size("available", g[0], "GiB", line, text)
+        elif name == "ascend_available":
+            put("available", int(g[0]), line, f"{int(g[0]):,} B", text=text)
+            put("total", int(g[1]), line, f"{int(g[1]):,} B", text=text)
+        elif name == "kv_dtype_line":
+            put("kv_dtype", g[0], line, g[0], text=text)
         elif name in ("fail_blocks", "sg_fail"):
             put("error", "no_kv_memory", line, text=text)
         elif name == "fail_one":

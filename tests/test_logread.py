@@ -34,6 +34,26 @@ CORRECTIONS: dict[str, dict[str, tuple[object, str]]] = {
             "the rank's KV memory is both pools, target (3.46 + 3.46 GB) and drafter (1.08 + 1.08 GB), as vLLM's pool holds a drafter's layers",
         )
     },
+    "45": {"kv_cache_dtype": ("auto", "the engine config line prints kv_cache_dtype=auto")},
+    "46": {
+        "gpu_memory_utilization": (None, "0.85 is in the post's command, not in the log"),
+        "kv_cache_memory_bytes": (round(Fraction("0.73") * GiB), "the flag's 750M is in the post; the log prints the pin as 'reserved 0.73 GiB'"),
+    },
+    "49": {"kv_cache_dtype": ("torch.bfloat16", "as printed: 'Using KV cache dtype: torch.bfloat16'")},
+    "50": {
+        "available_kv_bytes": (round(Fraction("28.33") * GiB), "four data-parallel engines print their own pools (28.47 and 28.33 GiB); the smallest is read"),
+        "kv_tokens": (978_000, "likewise the smallest of 982,928, 978,000 and 978,064 tokens"),
+        "max_concurrency": (238.77, "likewise the smallest of 239.97x, 238.77x and 238.79x"),
+    },
+    "53": {"max_model_len": (None, "max_model_len=1024 is in the post's code, not in the log")},
+    "54": {"block_size": (None, "--block-size 128 is in the post's table, not in the log")},
+    "55": {
+        "gpu_memory_utilization": (None, "0.8 is in the post's script, not in the log"),
+        "block_size": (None, "not printed: 415,104 / 3,243.00x = 128 is worked out"),
+        "gpu_blocks": (None, "not printed: worked out from the tokens and the block size"),
+    },
+    "59": {"gpu_memory_utilization": (None, "0.8 is in the post's text, not in the log")},
+    "56": {"kv_cache_dtype": ("auto", "the engine config line prints kv_cache_dtype=auto")},
     "36": {
         "available_kv_bytes": (
             round(Fraction("12.24") * GiB),
