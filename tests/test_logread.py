@@ -38,6 +38,7 @@ CORRECTIONS: dict[str, dict[str, tuple[object, str]]] = {
     "46": {
         "gpu_memory_utilization": (None, "0.85 is in the post's command, not in the log"),
         "kv_cache_memory_bytes": (round(Fraction("0.73") * GiB), "the flag's 750M is in the post; the log prints the pin as 'reserved 0.73 GiB'"),
+        "available_kv_bytes": (round(Fraction("0.73") * GiB), "on a pinned start the pool is the pin: 'reserved 0.73 GiB ... for KV Cache'"),
     },
     "49": {"kv_cache_dtype": ("torch.bfloat16", "as printed: 'Using KV cache dtype: torch.bfloat16'")},
     "50": {
