@@ -27,7 +27,7 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -942,7 +942,7 @@ def _conclude(r: _Reader) -> LogReading:
             "pool / tokens is then an effective figure, not a per-layer cost"
         )
 
-    per_token = _bytes_per_token(pin, available, tokens, blocks, block, dcp, kv_needed, max_len, era_name, notes)
+    per_token = _bytes_per_token(pin, available, tokens, blocks, block, dcp, kv_needed, max_len, concurrency, notes)
     _missing(missing, engine_name, era_name, loading, available, pin, tokens, blocks, block, max_len, concurrency, fraction, mem_fraction, tp, per_token)
     if r.last_partial is not None and r.last_partial[0] == r.lines_read:
         no, text = r.last_partial
@@ -961,6 +961,28 @@ def _conclude(r: _Reader) -> LogReading:
         cuda_graph_bytes=cuda_graph, dcp_size=dcp, speculative=speculative, drafter_loaded=drafter_loaded, date=date,
         missing=missing, notes=notes,
     )  # fmt: skip
+
+
+def with_pin(reading: LogReading, pin: int, said: str) -> LogReading:
+    """The reading with a pin the log does not print (typed, or from the command that started
+    it): the pool is then exact, and the bytes per token follow from it."""
+    found = Found(pin, 0, said, f"{pin:,} B")
+    notes = [n for n in reading.notes]
+    per_token = _bytes_per_token(
+        found, reading.available_kv_bytes, reading.kv_tokens, reading.gpu_blocks, reading.block_size, reading.dcp_size,
+        reading.kv_needed_bytes, reading.max_model_len, reading.max_concurrency, notes,
+    )  # fmt: skip
+    missing: list[str] = []
+    _missing(
+        missing, reading.engine.value if reading.engine else "vllm", reading.era.value if reading.era else None, reading.model_loading_bytes,
+        reading.available_kv_bytes, found, reading.kv_tokens, reading.gpu_blocks, reading.block_size, reading.max_model_len,
+        reading.max_concurrency, reading.gpu_memory_utilization, reading.mem_fraction_static, reading.tensor_parallel_size, per_token,
+    )  # fmt: skip
+    if reading.available_kv_bytes is not None and not reading.available_kv_bytes.low <= pin <= reading.available_kv_bytes.high:
+        notes.append(
+            f"the pin given, {pin:,} B, is not the pool the log prints ({reading.available_kv_bytes.printed}, line {reading.available_kv_bytes.line_no})"
+        )
+    return replace(reading, kv_cache_memory_bytes=found, bytes_per_token=per_token, missing=missing, notes=notes)
 
 
 def _block_from_concurrency(blocks: Found, concurrency: Found, max_len: Found, notes: list[str]) -> Found | None:
@@ -1003,7 +1025,7 @@ def _sglang_pool(r: _Reader, notes: list[str]) -> Found:
 
 
 def _bytes_per_token(
-    pin: Opt, available: Opt, tokens: Opt, blocks: Opt, block: Opt, dcp: Opt, kv_needed: Opt, max_len: Opt, era: str | None, notes: list[str]
+    pin: Opt, available: Opt, tokens: Opt, blocks: Opt, block: Opt, dcp: Opt, kv_needed: Opt, max_len: Opt, concurrency: Opt, notes: list[str]
 ) -> Derived | None:
     pool = pin if pin is not None else available
     if pool is not None and pool.value > 0:
@@ -1023,9 +1045,13 @@ def _bytes_per_token(
         if count:
             pool_how = "the pin" if pool is pin else "the pool"
             exact = "exact" if not pool.half else f"printed as {pool.printed}, so +- {_fmt_half(pool.half)}"
-            how = f"{pool_how} {pool.value:,} B (line {pool.line_no}, {exact}) / {count_how}, per rank"
-            if era == "v1" and tokens is not None:
-                how += "; current builds print tokens as concurrency x max_model_len, so this is an effective figure at this max_model_len"
+            where = f"line {pool.line_no}" if pool.line_no else pool.line_text
+            how = f"{pool_how} {pool.value:,} B ({where}, {exact}) / {count_how}, per rank"
+            if tokens is not None and concurrency is not None and max_len is not None:
+                if abs(tokens.value - Fraction(concurrency.value) * max_len.value) <= concurrency.half * max_len.value + 1:
+                    how += "; the token count is the concurrency x max_model_len (as builds from 0.21 print it), so this is an effective figure at this max_model_len"
+                else:
+                    how += "; the token count is not the concurrency x max_model_len here, so it counts the pool's blocks (per KV group)"
             value = Fraction(pool.value) / count
             return Derived(value, Fraction(pool.low) / count, Fraction(pool.high) / count, how, tuple(lines))
     if kv_needed is not None and max_len is not None:

@@ -397,3 +397,31 @@ def test_cli_yaml_is_accepted_by_check(catalog_copy: Path) -> None:
 def test_cli_yaml_needs_a_box() -> None:
     done = run("-", "--yaml", stdin="\n".join(BASE) + "\n")
     assert done.returncode == 2 and "calc: error:" in done.stderr
+
+
+# --- the catalog's own deployment -------------------------------------------------------------
+
+
+def test_sample_of_generation_235_agrees_with_the_catalog(catalog) -> None:
+    from calc.derive import start_by_generation
+    from calc.logread import with_pin
+
+    reading = read_log((ROOT / "logs" / "samples" / "dsv4-flash-gen235.log").read_text(encoding="utf-8"))
+    start = start_by_generation(catalog.deployments["dsv4-flash-pair"], 235)
+    assert reading.model_loading_bytes.value == start["weights_loaded"].value
+    assert reading.kv_tokens.value == start["kv_tokens"].value
+    assert float(reading.max_concurrency.value) == float(start["concurrency"].value)
+    assert reading.bytes_per_token is None  # the quoted lines hold no pool
+    pinned = with_pin(reading, start["kv_pin"], "the catalog's pin")
+    assert pinned.bytes_per_token.value == Fraction(10**10, 181_777)  # 55,012.5 B, exact: the pin is exact
+    assert pinned.bytes_per_token.low == pinned.bytes_per_token.high
+
+
+def test_cli_pin_and_model_for_a_log_that_names_neither() -> None:
+    sample = str(ROOT / "logs" / "samples" / "dsv4-flash-gen235.log")
+    done = run(sample, "--model", "deepseek-v4-flash", "--pin", "10e9")
+    assert done.returncode == 0, done.stderr
+    assert "bytes per token per rank: 55,012 B" in done.stdout
+    assert "deepseek-v4-flash: 55,011 B/token (fp8_ds_mla, TP=2, measured" in done.stdout
+    refused = run(sample, "--model", "no-such-model")
+    assert refused.returncode == 2 and "expected one of deepseek-v4-flash" in refused.stderr
