@@ -10,10 +10,19 @@ colour) are peeled off first, and a line folded by a terminal or re-wrapped in a
 joined to the few lines that follow it.
 
 Units, as each engine's source prints them:
-- vLLM's "GB" is 2**30 bytes in every version read: "Loading model weights took %.4f GB" and
-  "Model loading took %.4f GB and %.6f seconds" divide by float(2**30) (worker/model_runner.py
-  v0.4-v0.7, v1/worker/gpu_model_runner.py v0.7-v0.8); later builds print "GiB" outright.
-  An "MB" figure is read the same way, 2**20 bytes.
+- vLLM's "GB" is 2**30 bytes in every release: "Loading model weights took %.4f GB" divides by
+  float(2**30) (vllm/worker/model_runner.py 0.4.1-0.7.3, vllm/v1/worker/gpu_model_runner.py
+  0.6.4-0.7.3), and so does "Model loading took %.4f GB and %.6f seconds" (both files, 0.8.0-0.8.2);
+  from 0.8.5 the line says GiB (GiB_bytes = 1 << 30), and from 0.14 prints it through format_gib
+  (vllm/utils/mem_utils.py: str(round(b / GiB_bytes, 2)), so "12.0 GiB" has two decimals of
+  precision too). An "MB" figure (no release prints one; seen in a patched 0.5.3) is read as 2**20.
+- V1 prints "Available KV cache memory" from 0.9.1 (vllm/v1/worker/gpu_worker.py); 0.7-0.9.0 go
+  from the weights straight to the blocks or the token count. A pinned start prints "reserved X GiB
+  memory for KV Cache as specified by kv_cache_memory_bytes" instead (0.10.2 on).
+- "GPU KV cache size" is blocks x block size up to 0.14 (per KV group on hybrid models) and
+  int(concurrency x max_model_len) from 0.21 (vllm/v1/core/kv_cache_utils.py); 0.10.2-0.14 multiply
+  it by the decode-context-parallel size and say so.
+  (Version boundaries as read from the released sdists: logs/public/UNITS.md.)
 - SGLang's "GB" is 2**30 bytes as well: mem_cache/memory_pool.py sets GB = 1024 * 1024 * 1024
   before printing "KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB".
 - `--kv-cache-memory-bytes 750M` on a command line: vLLM's human_readable_int reads a capital
@@ -199,7 +208,7 @@ _SGLANG_HEAD = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) \d{2}:\d{2}:\d{2}(?:[.,]\d+)?
 _PROCESS = re.compile(r"^\((?:([A-Za-z_][\w-]*)\s*)?((?:,?\s*\w+=[^\s,)]+)*)\)\s+")
 _TORCH_RANK = re.compile(r"^\[rank(\d+)\]:\s*")
 _PROCESS_CUT = re.compile(r"^([A-Za-z_][\w-]*)((?:\s+\w+=[^\s,)]+)+)\)\s+")  # "VllmWorker rank=4 pid=5432) ": its "(" lost to a cut
-_VLLM_HEAD = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?P<md>\d\d-\d\d)\s+\d\d:\d\d:\d\d(?:[.,]\d+)?\s+\[?[\w./-]+:\d+\]\s*")
+_VLLM_HEAD = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?:(?P<md>\d\d-\d\d)\s+\d\d:\d\d:\d\d(?:[.,]\d+)?\s+)?\[?[\w./-]+\.py:\d+\]?\s+")
 _GLOG_HEAD = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]\s*")
 _LOGFMT_MSG = re.compile(r'(?:^|\s)msg="((?:[^"\\]|\\.)*)"')
 _LOGFMT_TIME = re.compile(r"(?:^|\s)(?:time|ts)=\"?(\d{4}-\d{2}-\d{2})")
@@ -299,7 +308,7 @@ def _peel(no: int, raw: str) -> _Line:
             text, headed = m[1].replace('\\"', '"').replace("\\\\", "\\"), True
     m = _VLLM_HEAD.match(text) or _GLOG_HEAD.match(text)
     if m:
-        if m.re is _VLLM_HEAD:
+        if m.re is _VLLM_HEAD and m["md"]:
             month_day = m["md"]
         text, headed = text[m.end() :], True
     if text.endswith("cluster]"):
@@ -345,7 +354,8 @@ RULES = (
     _rule("available", "Available KV cache memory", r"Available KV cache memory: " + NUM + r" ?GiB"),
     _rule("pinned", "as specified by kv_cache_memory_bytes",
           r"(?:Initial free memory " + NUM + r" ?GiB, )?reserved " + NUM + r" ?GiB (?:memory )?for KV Cache as specified by kv_cache_memory_bytes"),
-    _rule("tokens", "GPU KV cache size", r"GPU KV cache size: " + INT + r" tokens"),
+    # "GPU KV cache size" (the device's name off CUDA, "GPU + host" with a host tier: v1/core/kv_cache_utils.py 0.33)
+    _rule("tokens", "KV cache size: ", r"(?:GPU|XPU|NPU|HPU|TPU|CPU|GPU \+ host) KV cache size: " + INT + r" tokens"),
     _rule("concurrency", "Maximum concurrency for", r"Maximum concurrency for " + INT + r" tokens per request: " + NUM + r"x"),
     _rule("blocks", "blocks: ", r"#?\s*(?:GPU|CUDA|cuda|gpu|NPU|npu|XPU|xpu|HPU|hpu) blocks: " + INT + r"(?=\D|$)(?:, # CPU blocks: " + INT + ")?"),
     _rule("block_hybrid", "Setting attention block size to", r"Setting attention block size to " + INT + r" tokens"),
@@ -987,8 +997,8 @@ def with_pin(reading: LogReading, pin: int, said: str) -> LogReading:
 
 def _block_from_concurrency(blocks: Found, concurrency: Found, max_len: Found, notes: list[str]) -> Found | None:
     """Builds that print blocks compute the concurrency as blocks x block_size / max_model_len
-    (executor_base.py v0.6-v0.8, v1/core/kv_cache_utils.py v0.7), so the block size follows,
-    when the printed two decimals leave only one whole number."""
+    (V0: vllm/executor/gpu_executor.py 0.6.x, executor_base.py 0.7-0.10; V1: v1/core/kv_cache_utils.py
+    0.7.x), so the block size follows, when the printed two decimals leave only one whole number."""
     printed = Fraction(concurrency.value)
     low = (printed - concurrency.half) * max_len.value / blocks.value
     high = (printed + concurrency.half) * max_len.value / blocks.value
@@ -1080,7 +1090,7 @@ def _missing(
     if available is None and pin is None:
         if era == "v1":
             missing.append(
-                "the KV pool in bytes: V1 builds up to 0.10 print no 'Available KV cache memory' line; "
+                "the KV pool in bytes: V1 builds before 0.9.1 print no 'Available KV cache memory' line; "
                 "the pool is tokens x bytes per token, if the bytes per token are known from elsewhere"
             )
         else:

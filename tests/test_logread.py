@@ -54,6 +54,7 @@ CORRECTIONS: dict[str, dict[str, tuple[object, str]]] = {
         "gpu_blocks": (None, "not printed: worked out from the tokens and the block size"),
     },
     "59": {"gpu_memory_utilization": (None, "0.8 is in the post's text, not in the log")},
+    "60": {"gpu_memory_utilization": (None, "0.04 is in the README's prose, not in the log")},
     "56": {"kv_cache_dtype": ("auto", "the engine config line prints kv_cache_dtype=auto")},
     "36": {
         "available_kv_bytes": (
@@ -425,3 +426,50 @@ def test_cli_pin_and_model_for_a_log_that_names_neither() -> None:
     assert "deepseek-v4-flash: 55,011 B/token (fp8_ds_mla, TP=2, measured" in done.stdout
     refused = run(sample, "--model", "no-such-model")
     assert refused.returncode == 2 and "expected one of deepseek-v4-flash" in refused.stderr
+
+
+def test_sglang_server_args_and_mla_pool() -> None:
+    log = (
+        "[2025-03-07 09:24:01] server_args=ServerArgs(model_path='deepseek-ai/DeepSeek-V3', tokenizer_path='deepseek-ai/DeepSeek-V3', "
+        "tokenizer_mode='auto', load_format='auto', trust_remote_code=True, dtype='auto', kv_cache_dtype='auto', quantization=None, "
+        "context_length=None, device='cuda', served_model_name='deepseek-ai/DeepSeek-V3', mem_fraction_static=0.88, "
+        "max_running_requests=None, max_total_tokens=None, chunked_prefill_size=8192, tp_size=8, page_size=1, speculative_algorithm=None)\n"
+        "[2025-03-07 09:25:11 TP0] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=36.51 GB, mem usage=83.11 GB.\n"
+        "[2025-03-07 09:25:12 TP0] KV Cache is allocated. #tokens: 226480, KV size: 14.25 GB\n"
+        "[2025-03-07 09:25:12 TP1] KV Cache is allocated. #tokens: 226480, KV size: 14.25 GB\n"
+        "[2025-03-07 09:25:20 TP0] max_total_num_tokens=226480, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+        "max_running_requests=2048, context_len=163840, available_gpu_mem=21.87 GB\n"
+    )
+    r = read_log(log)
+    got = r.to_json()
+    assert got["engine"] == "sglang" and got["mem_fraction_static"] == 0.88 and got["tensor_parallel_size"] == 8
+    assert got["kv_cache_dtype"] == "auto" and got["max_model_len"] == 163_840 and got["kv_tokens"] == 226_480
+    assert got["block_size"] == 1  # SGLang's page_size
+    assert got["model_loading_bytes"] == round(Fraction("83.11") * GiB)  # "mem usage" in GiB (get_available_gpu_memory)
+    assert got["available_kv_bytes"] == round(Fraction("14.25") * GiB)  # one MLA pool a rank, alike on both ranks
+    assert r.model.value == "deepseek-ai/DeepSeek-V3" and r.date.value == "2025-03-07"
+    assert round(r.bytes_per_token.value) == 67_559  # 14.25 x 2^30 / 226,480 = 67,559.3
+
+
+def test_decode_context_parallel_multiplies_the_printed_tokens() -> None:
+    log = (
+        "INFO 10-01 10:00:20 [gpu_worker.py:298] Available KV cache memory: 20.00 GiB\n"
+        "INFO 10-01 10:00:20 [kv_cache_utils.py:1087] Multiplying the GPU KV cache size by the dcp_world_size 4.\n"
+        "INFO 10-01 10:00:20 [kv_cache_utils.py:1090] GPU KV cache size: 1,200,000 tokens\n"
+    )
+    r = read_log(log)
+    assert r.dcp_size.value == 4 and r.kv_tokens.value == 1_200_000
+    assert r.bytes_per_token.value == Fraction(20 * GiB * 4, 1_200_000)  # per rank: the printed count is 4 ranks' worth
+
+
+def test_serve_command_in_the_log() -> None:
+    log = (
+        "$ vllm serve Qwen/Qwen2.5-Coder-3B --max-model-len 16384 --kv-cache-memory-bytes 750M --tensor-parallel-size 1 --kv-cache-dtype fp8\n"
+        "(EngineCore pid=2122) INFO 09-19 12:40:21 [gpu_worker.py:381] Initial free memory 10.18 GiB, reserved 0.73 GiB memory for KV Cache "
+        "as specified by kv_cache_memory_bytes config and skipped memory profiling.\n"
+        "(EngineCore pid=2122) INFO 09-19 12:40:21 [kv_cache_utils.py:1710] GPU KV cache size: 21,328 tokens\n"
+    )
+    r = read_log(log)
+    assert r.kv_cache_memory_bytes.value == 786_432_000 and r.kv_cache_memory_bytes.line_no == 1  # 750M = 750 x 2^20, exact
+    assert r.bytes_per_token.value == Fraction(786_432_000, 21_328)
+    assert r.max_model_len.value == 16384 and r.kv_cache_dtype.value == "fp8" and r.model.value == "Qwen/Qwen2.5-Coder-3B"
