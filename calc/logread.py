@@ -205,15 +205,18 @@ _COMPOSE = re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|\s?")
 _PIPE = re.compile(r"^\|\s*[\w./:@-]+\s*\|\s?")  # "date | host/container | message", as log collectors print
 _ISO = re.compile(r"^\[?(\d{4}-\d{2}-\d{2})[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s*")
 _SGLANG_HEAD = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) \d{2}:\d{2}:\d{2}(?:[.,]\d+)?((?: [A-Z]+\d+)*)\]\s*")
-_PROCESS = re.compile(r"^\((?:([A-Za-z_][\w-]*)\s*)?((?:,?\s*\w+=[^\s,)]+)*)\)\s+")
+# "(EngineCore_DP0 pid=1)", "(VllmWorker TP0 pid=2)", "(RayWorkerWrapper pid=3, ip=10.0.0.1)", "(raylet)"
+_PROCESS = re.compile(r"^\((?:([A-Za-z_][\w-]*)\s*)?((?:,?\s*(?:\w+=[^\s,)]+|[A-Z]+\d+))*)\)\s+")
 _TORCH_RANK = re.compile(r"^\[rank(\d+)\]:\s*")
+_KUBECTL = re.compile(r"^\[pod/[^\]\s]+\]\s+")  # kubectl logs --prefix
+_SYSLOG = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d )?[\w.-]+ [\w.@/-]+\[\d+\]: ")  # journalctl: "Nov 30 12:00:01 host vllm[123]: "
 _PROCESS_CUT = re.compile(r"^([A-Za-z_][\w-]*)((?:\s+\w+=[^\s,)]+)+)\)\s+")  # "VllmWorker rank=4 pid=5432) ": its "(" lost to a cut
 _VLLM_HEAD = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?:(?P<md>\d\d-\d\d)\s+\d\d:\d\d:\d\d(?:[.,]\d+)?\s+)?\[?[\w./-]+\.py:\d+\]?\s+")
 _GLOG_HEAD = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]\s*")
 _LOGFMT_MSG = re.compile(r'(?:^|\s)msg="((?:[^"\\]|\\.)*)"')
 _LOGFMT_TIME = re.compile(r"(?:^|\s)(?:time|ts)=\"?(\d{4}-\d{2}-\d{2})")
 _REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
-_TP = re.compile(r"(?:^|_)TP(\d+)$")
+_TP = re.compile(r"(?:^|[_ ])TP(\d+)(?:[_ ]|$)")
 
 
 @dataclass
@@ -232,7 +235,8 @@ def _peel(no: int, raw: str) -> _Line:
     text = raw.rstrip("\r\n")
     if "\x1b" in text or "^[[" in text:
         text = _ANSI.sub("", text)
-    text = text.replace("\r", "")
+    if "\r" in text:  # a progress bar redrawn on one line: the terminal shows what follows the last return
+        text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
     headed, rank, tp_rank, date, month_day = False, None, None, None, None
     for _ in range(8):  # prefixes nest: peel them one by one, choosing the pattern by the first character
         first = text[:1]
@@ -241,7 +245,7 @@ def _peel(no: int, raw: str) -> _Line:
             m = _PROCESS.match(text)
             if m and (m[1] or m[2]):
                 name, rest = m[1] or "", m[2]
-                t = _TP.search(name)
+                t = _TP.search(f"{name} {rest.strip()}")
                 if t:
                     tp_rank = int(t[1])
                 if not (name.startswith("EngineCore") or name == "APIServer"):
@@ -264,6 +268,8 @@ def _peel(no: int, raw: str) -> _Line:
                     m = _TORCH_RANK.match(text)
                     if m:
                         rank = f"rank{m[1]}"
+                    else:
+                        m = _KUBECTL.match(text)
         elif first in (">", " ", "\t", "▎", "▍", "▌", "│", "┃"):
             m = _QUOTE.match(text)
             if not (m and m.end()):
@@ -283,6 +289,8 @@ def _peel(no: int, raw: str) -> _Line:
                     rank = f"{m[1]} {m[2].strip()}"
             if m is None and "|" in head and not _VLLM_HEAD.match(text):
                 m = _COMPOSE.match(text)
+            if m is None and "]: " in head:
+                m = _SYSLOG.match(text)
         if not m:
             break
         headed = True
@@ -338,7 +346,7 @@ def _rule(name: str, trigger: str, pattern: str) -> _Rule:
 RULES = (
     # vLLM, every era
     _rule("version_api", "vLLM API server version", r"vLLM API server version v?([0-9][\w.+-]*)"),
-    _rule("engine_config", "LLM engine (", r"Initializing an? (V1 )?LLM engine \(v?([0-9][\w.+-]*)\) with config: (.*)"),
+    _rule("engine_config", "LLM engine", r"Initializing an? (V1 )?LLM engine (?:\(v?([0-9][\w.+-]*)\) )?with config: (.*)"),
     _rule("args", "args: ", r"(?:non-default args|^args): (.*)"),
     _rule("serve_cmd", "vllm serve ", r"vllm serve\s+(\S+)(.*)"),
     _rule("serve_cmd", "api_server", r"vllm\.entrypoints\.openai\.api_server(\s.*)"),
@@ -371,6 +379,7 @@ RULES = (
     _rule("kv_in_use", "Current kv cache memory in use is", r"Current kv cache memory in use is " + NUM + r" ?GiB"),
     _rule("ascend_available", "Available memory: ", r"Available memory: ([0-9]+), total memory: ([0-9]+)"),  # vllm-ascend worker_v1.py, in bytes
     _rule("kv_dtype_line", "Using KV cache dtype", r"Using KV cache dtype: ([\w.]+)"),
+    _rule("oom", "OutOfMemoryError", r"OutOfMemoryError: (?:CUDA out of memory\. )?(.{0,120})"),
     _rule("fail_blocks", "No available memory for the cache blocks", r"No available memory for the cache blocks"),
     _rule("fail_one", "To serve at least one request with the",
           r"To serve at least one request with the models?'s max(?: seq len|_model_len| model len) \(" + INT + r"\),\s*\(?" + NUM
@@ -385,7 +394,7 @@ RULES = (
     _rule("sg_no_kv", "leave no GPU memory for the KV cache",
           r"leave no GPU memory for the KV cache(?: under --mem-fraction-static=([01]?\.[0-9]+))?"),
     _rule("sg_kv", "KV Cache is allocated",
-          r"KV Cache is allocated\.(?: dtype: ([\w.]+),)? #tokens: " + INT + r", (?:K size: " + NUM + r" ?GB, V size: " + NUM + r" ?GB|KV size: " + NUM + r" ?GB)"),
+          r"KV Cache is allocated\.(?: dtype: ([\w.]+),)?(?: #tokens: " + INT + r",)? (?:K size: " + NUM + r" ?GB, V size: " + NUM + r" ?GB|KV size: " + NUM + r" ?GB)"),
     _rule("sg_total", "max_total_num_tokens=", r"max_total_num_tokens=" + INT + r"(?=,|\s|$)"),
     _rule("sg_context", "context_len=", r"(?:^|[\s,])context_len=" + INT + r"(?=,|\s|$)"),
     _rule("sg_fail", "Not enough memory", r"Not enough memory\. Please try to increase --mem-fraction-static"),
@@ -397,7 +406,7 @@ ANCHORS = (
     "kv_cache", "total_gpu", "weights take", "Maximum concurrency", "Setting attention", "Using max", "Free memory", "No available",
     "estimated maximum", "max seq len", "Load weight", "Memory pool", "max_total", "context_len", "Not enough", "sglang", "SGLang",
     "LLM engine", "vLLM API", "drafter", "Estimated CUDA", "leave no GPU", "dcp_world", "--gpu-memory", "esired GPU memory",
-    "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype",
+    "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
@@ -544,7 +553,8 @@ class _Reader:
             put("version", g[0], line, text=text)
             self.hint("v?")
         elif name == "engine_config":
-            put("version", g[1], line, text=text)
+            if g[1]:
+                put("version", g[1], line, text=text)
             self.hint("v1" if g[0] else "v0")
             self.defer(rule, line)
         elif name == "args":
@@ -612,6 +622,8 @@ class _Reader:
             put("total", int(g[1]), line, f"{int(g[1]):,} B", text=text)
         elif name == "kv_dtype_line":
             put("kv_dtype", g[0], line, g[0], text=text)
+        elif name == "oom":
+            put("oom", True, line, text=text)
         elif name in ("fail_blocks", "sg_fail"):
             put("error", "no_kv_memory", line, text=text)
         elif name == "fail_one":
@@ -646,7 +658,8 @@ class _Reader:
         elif name == "sg_kv":
             if g[0]:
                 put("kv_dtype", g[0], line, g[0], text=text)
-            put("tokens", _count(g[1]), line, g[1], text=text)
+            if g[1]:
+                put("tokens", _count(g[1]), line, g[1], text=text)
             parts = [g[2], g[3]] if g[2] is not None else [g[4]]
             sizes = [_exact_size(p, "GB") for p in parts]
             printed = " + ".join(f"{p} GB" for p in parts)
@@ -945,6 +958,11 @@ def _conclude(r: _Reader) -> LogReading:
     kv_needed = pick("kv_needed", what="KV needed for one request")
     cuda_graph = pick("cuda_graph", lowest=False, what="estimated CUDA graph memory")
 
+    for _, f, _ in r.seen.get("oom", [])[:1]:
+        notes.append(
+            f"a CUDA out-of-memory error (line {f.line_no}): none of vLLM's start checks refused the start; memory ran out after them "
+            "(CUDA graphs, warm-up or the first requests)"
+        )
     for _, f, _ in r.seen.get("padding", [])[:1]:
         count, waste = f.value
         notes.append(

@@ -228,6 +228,13 @@ STYLES = {
     "ANSI colour": lambda m, i: f"\x1b[32mINFO\x1b[0m 05-28 08:00:2{i} \x1b[2m[gpu_worker.py:462]\x1b[0m {m}",
     "markdown quote": lambda m, i: f"> INFO 05-28 08:00:2{i} [gpu_worker.py:462] {m}",
     "torch rank": lambda m, i: f"[rank0]: INFO 05-28 08:00:2{i} [gpu_worker.py:462] {m}",
+    "VllmWorker TP": lambda m, i: f"(VllmWorker TP1 pid=2211) INFO 07-02 11:00:0{i} [gpu_worker.py:227] {m}",
+    "Worker_DP_TP_EP": lambda m, i: f"(Worker_DP0_TP7_EP7 pid=88) INFO 11-02 10:00:0{i} [gpu_worker.py:298] {m}",
+    "journald": lambda m, i: f"Nov 30 12:00:0{i} spark-head vllm[4242]: INFO 11-30 12:00:0{i} [gpu_worker.py:298] {m}",
+    "kubectl --prefix": lambda m, i: f"[pod/vllm-0/vllm] INFO 11-30 12:00:0{i} [gpu_worker.py:298] {m}",
+    "no timestamp": lambda m, i: f"(EngineCore pid=258) INFO gpu_worker.py:440 {m}",
+    "CRLF": lambda m, i: f"INFO 05-28 08:00:2{i} [gpu_worker.py:462] {m}\r",
+    "progress bar redrawn": lambda m, i: f"Loading shards:  50%|##   | 1/2\rLoading shards: 100%|#####| 2/2\rINFO 05-28 08:00:2{i} [a.py:1] {m}",
 }
 
 
@@ -250,7 +257,19 @@ EXPECTED_BASE = {
 def test_every_prefix_style_gives_the_same_figures(style: str) -> None:
     text = "\n".join(STYLES[style](m, i) for i, m in enumerate(BASE)) + "\n"
     assert _figures(text) == EXPECTED_BASE
-    assert read_log(text).model.value == "Qwen/Qwen3-8B"
+    reading = read_log(text)
+    assert reading.model.value == "Qwen/Qwen3-8B"
+    assert reading.to_json()["lines"] == {"engine": 1, "engine_version": 1, "tensor_parallel_size": 1, "max_model_len": 1, "kv_cache_dtype": 1,
+                                          "model_loading_bytes": 2, "available_kv_bytes": 3, "kv_tokens": 4, "max_concurrency": 5,
+                                          "bytes_per_token": 3}  # fmt: skip
+    assert reading.kv_tokens.line_text == "GPU KV cache size: 46,368 tokens"  # the message, its prefix peeled
+
+
+def test_ranks_in_the_prefixes() -> None:
+    lines = [f"(Worker_DP0_TP{n}_EP{n} pid=8{n}) INFO 11-02 10:00:00 [gpu_worker.py:298] Available KV cache memory: 6.37 GiB" for n in range(4)]
+    r = read_log("\n".join(lines))
+    assert r.tensor_parallel_size is None  # not printed: a note says at least 4
+    assert any("tensor_parallel_size is at least 4" in n for n in r.notes)
 
 
 def test_ranks_interleaved_and_lines_repeated_give_one_figure() -> None:
