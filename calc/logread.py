@@ -368,7 +368,8 @@ RULES = (
     _rule("blocks", "blocks: ", r"#?\s*(?:GPU|CUDA|cuda|gpu|NPU|npu|XPU|xpu|HPU|hpu) blocks: " + INT + r"(?=\D|$)(?:, # CPU blocks: " + INT + ")?"),
     _rule("block_hybrid", "Setting attention block size to", r"Setting attention block size to " + INT + r" tokens"),
     _rule("padding", "padding layers", r"Add " + INT + r" padding layers, may waste at most " + NUM + r"%"),
-    _rule("dcp", "dcp_world_size", r"Multiplying the GPU KV cache size by the dcp_world_size " + INT + r"(?=\D|$)"),
+    # 0.10.2-0.11: "by the dcp_world_size N."; 0.12 on: "by the cp_world_size N (pcp_world_size P * dcp_world_size D)."
+    _rule("dcp", "cp_world_size", r"Multiplying the GPU KV cache size by the d?cp_world_size " + INT + r"(?=\D|$)"),
     _rule("cuda_graph", "Estimated CUDA graph memory", r"Estimated CUDA graph memory: " + NUM + r" ?GiB"),
     _rule("cuda_graph_fraction", "The current --gpu-memory-utilization=", r"The current --gpu-memory-utilization=([01]\.[0-9]+)(?= )"),
     _rule("max_len_used", "Using max model len", r"Using max model len " + INT + r"(?=\D|$)"),
@@ -405,7 +406,7 @@ ANCHORS = (
     "KV cache size", "KV cache memory", "KV Cache", "took", "args", "serve", "api_server", "blocks", "padding", "gpu_memory",
     "kv_cache", "total_gpu", "weights take", "Maximum concurrency", "Setting attention", "Using max", "Free memory", "No available",
     "estimated maximum", "max seq len", "Load weight", "Memory pool", "max_total", "context_len", "Not enough", "sglang", "SGLang",
-    "LLM engine", "vLLM API", "drafter", "Estimated CUDA", "leave no GPU", "dcp_world", "--gpu-memory", "esired GPU memory",
+    "LLM engine", "vLLM API", "drafter", "Estimated CUDA", "leave no GPU", "cp_world", "--gpu-memory", "esired GPU memory",
     "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))

@@ -492,3 +492,22 @@ def test_serve_command_in_the_log() -> None:
     assert r.kv_cache_memory_bytes.value == 786_432_000 and r.kv_cache_memory_bytes.line_no == 1  # 750M = 750 x 2^20, exact
     assert r.bytes_per_token.value == Fraction(786_432_000, 21_328)
     assert r.max_model_len.value == 16384 and r.kv_cache_dtype.value == "fp8" and r.model.value == "Qwen/Qwen2.5-Coder-3B"
+
+
+def test_decode_context_parallel_on_a_real_log() -> None:
+    """vllm-project/recipes, moonshotai/Kimi-K2-Think.md (https://github.com/vllm-project/recipes/blob/main/moonshotai/Kimi-K2-Think.md),
+    "DCP Gain Analysis": the same pool at TP8, without and with DCP8."""
+    tp8 = (
+        "(Worker_TP0 pid=591236) INFO 11-06 12:08:54 [gpu_worker.py:349] Available KV cache memory: 46.80 GiB\n"
+        "(EngineCore_DP0 pid=591074) INFO 11-06 12:08:55 [kv_cache_utils.py:1229] GPU KV cache size: 715,072 tokens\n"
+    )
+    dcp8 = (
+        "(Worker_TP0 pid=666845) INFO 11-06 15:34:58 [gpu_worker.py:349] Available KV cache memory: 46.80 GiB\n"
+        "(EngineCore_DP0 pid=666657) INFO 11-06 15:34:59 [kv_cache_utils.py:1224] Multiplying the GPU KV cache size by the dcp_world_size 8.\n"
+        "(EngineCore_DP0 pid=666657) INFO 11-06 15:34:59 [kv_cache_utils.py:1229] GPU KV cache size: 5,721,088 tokens\n"
+    )
+    plain, split = read_log(tp8), read_log(dcp8)
+    assert round(plain.bytes_per_token.value) == 70_274  # 46.80 x 2^30 = 50,251,117,363; / 715,072 = 70,274.2
+    assert round(split.bytes_per_token.value) == 70_268  # / (5,721,088 / 8 = 715,136): the same rank, the same cost
+    newer = dcp8.replace("by the dcp_world_size 8.", "by the cp_world_size 8 (pcp_world_size 2 * dcp_world_size 4).")
+    assert read_log(newer).dcp_size.value == 8  # the multiplier is pcp x dcp
