@@ -430,6 +430,7 @@ _DRAFTERLESS = {"ngram", "suffix", "ngram_gpu"}
 
 _PLAIN_HEAD = re.compile(r"\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DEBUG|ERROR) \d\d-\d\d ")  # a line that begins a message
 _TP_PREFIX = re.compile(r"\(\w*?_TP(\d+)[ )]")
+_FLATTENED = re.compile(r"\s+(?=(?:\([A-Za-z_][\w-]*(?:[\s,]+(?:\w+=[^\s,)]+|[A-Z]+\d+))+\)\s+)?(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d)")
 _CUT_MARK = re.compile(r"^(?:\[\s*(?:\.\.\.|…)[^\]]*\]|\.{3,}|…)$")  # "[... cut ...]", "...": a poster's cut, not a fold
 # How a message begins: a line that begins so is a message of its own, never the tail of a fold.
 _MESSAGE_START = re.compile(
@@ -702,6 +703,15 @@ class _Reader:
                 return
 
     def feed(self, no: int, raw: str) -> None:
+        if len(raw) > 300 and _FLATTENED.search(raw, 1):
+            # a log whose line breaks a web page or a scrape lost: one message per header again
+            self.lines_read -= len(parts := _FLATTENED.split(raw)) - 1
+            for part in parts:
+                self.feed_one(no, part)
+            return
+        self.feed_one(no, raw)
+
+    def feed_one(self, no: int, raw: str) -> None:
         self.lines_read += 1
         if not self.nonblank and raw.strip():
             self.nonblank = True

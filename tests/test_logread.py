@@ -511,3 +511,22 @@ def test_decode_context_parallel_on_a_real_log() -> None:
     assert round(split.bytes_per_token.value) == 70_268  # / (5,721,088 / 8 = 715,136): the same rank, the same cost
     newer = dcp8.replace("by the dcp_world_size 8.", "by the cp_world_size 8 (pcp_world_size 2 * dcp_world_size 4).")
     assert read_log(newer).dcp_size.value == 8  # the multiplier is pcp x dcp
+
+
+def test_a_log_whose_line_breaks_were_lost() -> None:
+    """As issue bodies are sometimes scraped or pasted: every message on one line."""
+    flat = " ".join(STYLES["EngineCore_DP0"](m, i) for i, m in enumerate(BASE)) + " Capturing CUDA graph shapes: 100%|####| 67/67"
+    assert _figures(flat) == EXPECTED_BASE
+
+
+@pytest.mark.parametrize("entry", SOURCES, ids=_ids())
+def test_cli_text_and_json_on_every_public_log(entry: dict, capsys) -> None:
+    from calc.cli import main
+
+    path = str(PUBLIC / entry["file"])
+    assert main(["ingest", path, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out) == [*JSON_KEYS, "lines"]
+    assert main(["ingest", path]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"{path}: a {entry['engine']}") and "Read:" in text and "Derived:" in text
