@@ -84,7 +84,12 @@ def drafter_verdict(reading: LogReading) -> tuple[str, str]:
     if loading is None:
         return "unknown", f"speculative decoding with {method}, but the log has no weights line"
     if reading.engine is not None and reading.engine.value == "sglang":
-        return "no", f"SGLang loads the {method} drafter apart; 'Load weight end' (line {loading.line_no}) is the target's"
+        if "+" in (loading.printed or ""):
+            return (
+                "yes",
+                f"SGLang printed the target's and the drafter's weights apart ({loading.printed}, from line {loading.line_no}); the figure read is their sum",
+            )
+        return "no", f"SGLang loads the {method} drafter apart; 'Load weight end' (line {loading.line_no}) is the target's alone"
     if reading.era is not None and reading.era.value == "v1":
         return "yes", f"V1 loads the {method} drafter inside the measured 'Model loading took' step (line {loading.line_no}); do not add it again"
     return "unknown", f"speculative decoding with {method}; this build's weights line may or may not hold the drafter"

@@ -424,7 +424,8 @@ _KEY = {
 }  # fmt: skip
 _SETTING = re.compile(r"""(?:^|[\s,({])['"]?(?P<key>--[\w-]+|-tp|[A-Za-z_][\w-]*)['"]?\s*(?:=|:|\s)\s*(?P<value>'[^']*'|"[^"]*"|[^\s,)}'"]+)""")
 _SPEC_METHOD = re.compile(r"""(?:method|speculative_algorithm|speculative-algorithm)['"]?\s*[:=\s]\s*['"]?([\w-]+)""")
-_SPEC_COUNT = re.compile(r"""(?:num_spec_tokens|num_speculative_tokens|speculative_num_draft_tokens|speculative-num-draft-tokens)['"]?\s*[:=\s]\s*([0-9]+)""")
+# vLLM's num_speculative_tokens; SGLang's speculative_num_steps is the same count (its num_draft_tokens adds the verified one)
+_SPEC_COUNT = re.compile(r"""(?:num_spec_tokens|num_speculative_tokens|speculative_num_steps|speculative-num-steps)['"]?\s*[:=\s]\s*([0-9]+)""")
 _SPEC_BLOCK = re.compile(r"""speculative[_-](?:config|algorithm)['"]?\s*[:=\s]\s*(SpeculativeConfig\([^)]*\)|\{[^}]*\}|'\{[^}]*\}'|'[\w-]+'|[\w-]+)""")
 _DRAFTERLESS = {"ngram", "suffix", "ngram_gpu"}
 
@@ -483,7 +484,7 @@ class _Reader:
         found = Found(value, line.no, text if text is not None else line.msg, printed, half, exact=exact)
         entries = self.seen.setdefault(name, [])
         for v, _, r in entries:
-            if v == value and (r == line.rank or name not in ("sg_pool",)):
+            if v == value and (r == line.rank or name not in ("sg_pool", "sg_loading")):
                 return
         entries.append((value, found, line.rank))
 
@@ -646,7 +647,8 @@ class _Reader:
             self.hint("sglang")
         elif name == "sg_load":
             if g[1] is not None:
-                self.size("loading", g[1], "GB", line, text)
+                exact, half = _exact_size(g[1], "GB")
+                put("sg_loading", (exact, half, f"{g[1]} GB"), line, text=text)
             self.hint("sglang")
             put("sglang_line", True, line, text=text)
         elif name == "sg_pool_end":
@@ -835,11 +837,15 @@ def _pick(reader: _Reader, name: str, lowest: bool = True, notes: list[str] | No
     return found
 
 
+def _model_key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.rstrip("/").rsplit("/", 1)[-1].lower())
+
+
 def _conflict(reader: _Reader, name: str, what: str) -> None:
     entries = reader.seen.get(name) or []
     values: dict[Any, Found] = {}
-    for v, f, _ in entries:
-        values.setdefault(v, f)
+    for v, f, _ in entries:  # a model named by its path in one line and by its id in another is one model
+        values.setdefault(_model_key(v) if name == "model" else v, f)
     if len(values) > 1:
         a, b = sorted(values.values(), key=lambda f: f.line_no)[:2]
         shown = [repr(f.value) if isinstance(f.value, str) else f.printed or f.value for f in (a, b)]
@@ -889,6 +895,10 @@ def _conclude(r: _Reader) -> LogReading:
     mem_fraction = pick("mem_fraction", what="mem_fraction_static")
     pin = pick("pin", what="kv_cache_memory_bytes")
     loading = pick("loading", lowest=False, what="model loading")
+    if loading is None and "sg_loading" in r.seen:
+        loading = _sglang_sum(
+            r, "sg_loading", notes, "loaded weights {n} times on one rank (lines {lines}): the target's and the drafter's; the weights read are their sum"
+        )
     if loading is None and "profile_weights" in r.seen:
         loading = pick("profile_weights", lowest=False, what="model weights")
     tokens = pick("tokens", what="KV cache tokens")
@@ -1044,22 +1054,24 @@ def _block_from_concurrency(blocks: Found, concurrency: Found, max_len: Found, n
 
 
 def _sglang_pool(r: _Reader, notes: list[str]) -> Found:
-    """SGLang prints one "KV Cache is allocated" per pool and rank; a drafter has its own pool.
-    Pools of one rank add up; ranks are alike, and the smallest is read."""
+    """SGLang prints one "KV Cache is allocated" per pool and rank; a drafter has its own pool."""
+    return _sglang_sum(r, "sg_pool", notes, "allocated {n} KV pools on one rank (lines {lines}): the target's and the drafter's; the pool read is their sum")
+
+
+def _sglang_sum(r: _Reader, name: str, notes: list[str], said: str) -> Found:
+    """What SGLang prints once for the target and once for a drafter adds up on each rank; ranks
+    are alike, and the smallest is read. A figure printed twice alike on one rank counts once."""
     by_rank: dict[str | None, list[Found]] = {}
-    for _, f, rank in r.seen["sg_pool"]:
+    for _, f, rank in r.seen[name]:
         by_rank.setdefault(rank, []).append(f)
     totals = []
-    for pools in by_rank.values():
-        exact = sum(f.value[0] for f in pools)
-        half = sum((f.value[1] for f in pools), Fraction(0))
-        printed = " + ".join(f.value[2] for f in pools)
-        totals.append(Found(round(exact), pools[0].line_no, pools[0].line_text, printed, half, exact=exact))
-        if len(pools) > 1 and len(totals) == 1:
-            notes.append(
-                f"SGLang allocated {len(pools)} KV pools on one rank (lines {', '.join(str(f.line_no) for f in pools)}): "
-                "the target's and the drafter's; the pool read is their sum"
-            )
+    for parts in by_rank.values():
+        exact = sum(f.value[0] for f in parts)
+        half = sum((f.value[1] for f in parts), Fraction(0))
+        printed = " + ".join(f.value[2] for f in parts)
+        totals.append(Found(round(exact), parts[0].line_no, parts[0].line_text, printed, half, exact=exact))
+        if len(parts) > 1 and len(totals) == 1:
+            notes.append("SGLang " + said.format(n=len(parts), lines=", ".join(str(f.line_no) for f in parts)))
     return min(totals, key=lambda f: f.value)
 
 

@@ -530,3 +530,30 @@ def test_cli_text_and_json_on_every_public_log(entry: dict, capsys) -> None:
     assert main(["ingest", path]) == 0
     text = capsys.readouterr().out
     assert text.startswith(f"{path}: a {entry['engine']}") and "Read:" in text and "Derived:" in text
+
+
+def test_sglang_drafter_weights_add_to_the_targets() -> None:
+    log = (
+        "[2026-01-05 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tp_size=2, mem_fraction_static=0.85, "
+        "speculative_algorithm='EAGLE3', speculative_draft_model_path='Tengyunw/qwen3_8b_eagle3', speculative_num_steps=3, speculative_num_draft_tokens=4)\n"
+        "[2026-01-05 10:00:10 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=60.12 GB, mem usage=7.72 GB.\n"
+        "[2026-01-05 10:00:10 TP1] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=60.10 GB, mem usage=7.72 GB.\n"
+        "[2026-01-05 10:00:12 TP0] Load weight end. type=LlamaForCausalLMEagle3, dtype=torch.bfloat16, avail mem=59.31 GB, mem usage=0.81 GB.\n"
+        "[2026-01-05 10:00:12 TP1] Load weight end. type=LlamaForCausalLMEagle3, dtype=torch.bfloat16, avail mem=59.29 GB, mem usage=0.81 GB.\n"
+    )
+    from calc.ingest import drafter_verdict
+
+    r = read_log(log)
+    assert r.model_loading_bytes.value == round(Fraction("8.53") * GiB)  # 7.72 + 0.81 GiB on each rank
+    assert r.speculative.value == {"method": "EAGLE3", "num_speculative_tokens": 3}  # speculative_num_steps
+    assert drafter_verdict(r)[0] == "yes"
+
+
+def test_one_model_named_by_its_path_and_by_its_id() -> None:
+    log = (
+        "(APIServer pid=1) INFO 10-01 10:00:00 [api_utils.py:273] non-default args: {'model': '/models/Qwen3-8B', 'max_model_len': 16384}\n"
+        "(EngineCore_DP0 pid=2) INFO 10-01 10:00:05 [core.py:74] Initializing a V1 LLM engine (v0.11.0) with config: model='/models/Qwen3-8B/', "
+        "speculative_config=None, max_seq_len=16384\n"
+        "(EngineCore_DP0 pid=2) INFO 10-01 10:01:00 [kv_cache_utils.py:864] GPU KV cache size: 46,368 tokens\n"
+    )
+    assert read_log(log).kv_tokens.value == 46_368
