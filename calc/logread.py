@@ -127,6 +127,7 @@ class LogReading:
     requested_memory_bytes: Found | None = None  # gpu_memory_utilization x total, as the free-memory check prints it
     cuda_graph_bytes: Found | None = None  # "Estimated CUDA graph memory"
     dcp_size: Found | None = None
+    padding_layers: Found | None = None  # hybrid models: "Add N padding layers, may waste at most X% KV cache memory"
     speculative: Found | None = None  # {"method": str | None, "num_speculative_tokens": int | None}
     drafter_loaded: Found | None = None
     date: Found | None = None  # ISO date, where the timestamps carry a year
@@ -646,12 +647,14 @@ class _Reader:
             self.defer(rule, line)
             self.hint("sglang")
         elif name == "sg_load":
+            put("sg_avail_load", Fraction(Decimal(g[0])), line, f"{g[0]} GB", text=text)
             if g[1] is not None:
                 exact, half = _exact_size(g[1], "GB")
                 put("sg_loading", (exact, half, f"{g[1]} GB"), line, text=text)
             self.hint("sglang")
             put("sglang_line", True, line, text=text)
         elif name == "sg_pool_end":
+            put("sg_avail_pool", Fraction(Decimal(g[0])), line, f"{g[0]} GB", text=text)
             self.hint("sglang")
             put("sglang_line", True, line, text=text)
         elif name == "sg_no_kv":
@@ -910,6 +913,8 @@ def _conclude(r: _Reader) -> LogReading:
     available = None
     if engine_name == "sglang" and "sg_pool" in r.seen:
         available = _sglang_pool(r, notes)
+    elif engine_name == "sglang" and "sg_avail_load" in r.seen and "sg_avail_pool" in r.seen:
+        available = _sglang_pool_from_free(r, notes)
     else:
         available = pick("available", what="available KV cache memory")
         pinned = pick("pinned_printed", what="reserved KV cache memory")
@@ -984,7 +989,9 @@ def _conclude(r: _Reader) -> LogReading:
             f"a CUDA out-of-memory error (line {f.line_no}): none of vLLM's start checks refused the start; memory ran out after them "
             "(CUDA graphs, warm-up or the first requests)"
         )
+    padding = None
     for _, f, _ in r.seen.get("padding", [])[:1]:
+        padding = Found(f.value[0], f.line_no, f.line_text, f"{f.value[0]} (up to {f.value[1]} % of the pool)")
         count, waste = f.value
         notes.append(
             f"a hybrid model: vLLM added {count} padding layers to group its KV layers, which may waste up to {waste} % of the pool (line {f.line_no}); "
@@ -1007,7 +1014,7 @@ def _conclude(r: _Reader) -> LogReading:
         gpu_blocks=blocks, max_concurrency=concurrency, bytes_per_token=per_token, error=error,
         estimated_max_model_len=estimated, kv_needed_bytes=kv_needed, free_memory_bytes=free, total_memory_bytes=total,
         requested_memory_bytes=requested,
-        cuda_graph_bytes=cuda_graph, dcp_size=dcp, speculative=speculative, drafter_loaded=drafter_loaded, date=date,
+        cuda_graph_bytes=cuda_graph, dcp_size=dcp, padding_layers=padding, speculative=speculative, drafter_loaded=drafter_loaded, date=date,
         missing=missing, notes=notes,
     )  # fmt: skip
 
@@ -1056,6 +1063,23 @@ def _block_from_concurrency(blocks: Found, concurrency: Found, max_len: Found, n
 def _sglang_pool(r: _Reader, notes: list[str]) -> Found:
     """SGLang prints one "KV Cache is allocated" per pool and rank; a drafter has its own pool."""
     return _sglang_sum(r, "sg_pool", notes, "allocated {n} KV pools on one rank (lines {lines}): the target's and the drafter's; the pool read is their sum")
+
+
+def _sglang_pool_from_free(r: _Reader, notes: list[str]) -> Found | None:
+    """Without its "KV Cache is allocated" line, SGLang's pool is what free memory fell by between
+    "Load weight end" and "Memory pool end" on one rank (the token-to-request table is in it too)."""
+    for _, after, rank in r.seen["sg_avail_pool"]:
+        before = next((f for _, f, k in r.seen["sg_avail_load"] if k == rank), None)
+        if before is None:
+            continue
+        exact = (before.value - after.value) * GiB
+        pool = Found(round(exact), after.line_no, after.line_text, f"{before.printed} - {after.printed}", Fraction(GiB, 100), derived=True, exact=exact)
+        notes.append(
+            f"SGLang's pool is worked out, not printed: free memory fell from {before.printed} (line {before.line_no}) to {after.printed} "
+            f"(line {after.line_no}) on {rank or 'the rank'} when the pool was allocated, {float(exact / GiB):.2f} GiB"
+        )
+        return pool
+    return None
 
 
 def _sglang_sum(r: _Reader, name: str, notes: list[str], said: str) -> Found:

@@ -34,6 +34,7 @@ CORRECTIONS: dict[str, dict[str, tuple[object, str]]] = {
             "the rank's KV memory is both pools, target (3.46 + 3.46 GB) and drafter (1.08 + 1.08 GB), as vLLM's pool holds a drafter's layers",
         )
     },
+    "39": {"pool_bytes_tp0_derived": (round(Fraction("14.48") * GiB), "(36.51 - 22.03) x 2^30 = 15,547,781,611.52, rounded to the nearest byte")},
     "45": {"kv_cache_dtype": ("auto", "the engine config line prints kv_cache_dtype=auto")},
     "46": {
         "gpu_memory_utilization": (None, "0.85 is in the post's command, not in the log"),
@@ -69,6 +70,8 @@ EXTRA = {  # expected keys beyond the JSON's, and the reading's attribute that h
     "requested_memory_bytes": "requested_memory_bytes",
     "needed_kv_bytes": "kv_needed_bytes",
     "cudagraph_estimate_bytes": "cuda_graph_bytes",
+    "padding_layers": "padding_layers",
+    "pool_bytes_tp0_derived": "available_kv_bytes",
 }
 
 
