@@ -1151,7 +1151,8 @@ def _missing(
     max_len: Opt, concurrency: Opt, fraction: Opt, mem_fraction: Opt, tp: Opt, per_token: Derived | None,
 ) -> None:  # fmt: skip
     if loading is None:
-        missing.append("the weights (no 'Model loading took' or 'Load weight end' line): what one rank holds cannot be split into weights and overhead")
+        said = "'Load weight end ... mem usage'" if engine == "sglang" else "'Model loading took'"
+        missing.append(f"the weights (no {said} line): what one rank holds cannot be split into weights and overhead")
     if available is None and pin is None:
         if era == "v1":
             missing.append(
@@ -1171,7 +1172,11 @@ def _missing(
         elif blocks is not None:
             missing.append("the token count and the block size: tokens = blocks x block size (16 is vLLM's default on CUDA, not assumed here)")
         else:
-            missing.append("the token count ('GPU KV cache size')")
+            missing.append(
+                "the token count ('KV Cache is allocated. #tokens' or 'max_total_num_tokens')"
+                if engine == "sglang"
+                else "the token count ('GPU KV cache size')"
+            )
     if max_len is None:
         missing.append("max_model_len: full contexts and the per-request cost cannot be worked out")
     if concurrency is None and engine == "vllm" and tokens is not None and max_len is not None:
