@@ -385,6 +385,8 @@ def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: 
         "GPU blocks": r.gpu_blocks, "max concurrency": r.max_concurrency, "CUDA graph estimate": r.cuda_graph_bytes,
         "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "KV for one request": r.kv_needed_bytes,
         "estimated max_model_len": r.estimated_max_model_len, "speculative": r.speculative, "error": r.error,
+        "CUDA graphs took": r.cuda_graph_taken_bytes, "non-torch memory": r.non_torch_bytes, "activation peak": r.activation_peak_bytes,
+        "max_num_batched_tokens": r.max_num_batched_tokens, "max_num_seqs": r.max_num_seqs,
     }  # fmt: skip
     for label, found in shown.items():
         if found is not None:

@@ -199,8 +199,12 @@ def start_entry(reading: LogReading, *, model_id: str, box: str, boxes: int, sou
         settings.append(f"      max_model_len: {reading.max_model_len.value}")
     if reading.kv_cache_dtype:
         settings.append(f"      kv_dtype: {_q(reading.kv_cache_dtype.value)}")
-    if reading.block_size:
+    if reading.block_size and not reading.block_size.derived:
         settings.append(f"      block_size: {reading.block_size.value}")
+    if reading.max_num_seqs:
+        settings.append(f"      seats: {reading.max_num_seqs.value}")
+    if reading.max_num_batched_tokens:
+        settings.append(f"      prefill_budget: {reading.max_num_batched_tokens.value}")
     if reading.speculative and reading.speculative.value.get("num_speculative_tokens"):
         settings.append(f"      speculative_tokens: {reading.speculative.value['num_speculative_tokens']}")
     out.extend(["    settings:", *settings] if settings else ["    settings: {}"])

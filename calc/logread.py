@@ -126,6 +126,11 @@ class LogReading:
     total_memory_bytes: Found | None = None
     requested_memory_bytes: Found | None = None  # gpu_memory_utilization x total, as the free-memory check prints it
     cuda_graph_bytes: Found | None = None  # "Estimated CUDA graph memory"
+    cuda_graph_taken_bytes: Found | None = None  # "Graph capturing finished ..., took X GiB": what the graphs held
+    non_torch_bytes: Found | None = None  # the V0 memory profile's non_torch_memory
+    activation_peak_bytes: Found | None = None  # and its PyTorch activation peak
+    max_num_batched_tokens: Found | None = None  # the prefill budget
+    max_num_seqs: Found | None = None
     dcp_size: Found | None = None
     padding_layers: Found | None = None  # hybrid models: "Add N padding layers, may waste at most X% KV cache memory"
     speculative: Found | None = None  # {"method": str | None, "num_speculative_tokens": int | None}
@@ -371,6 +376,11 @@ RULES = (
     _rule("padding", "padding layers", r"Add " + INT + r" padding layers, may waste at most " + NUM + r"%"),
     # 0.10.2-0.11: "by the dcp_world_size N."; 0.12 on: "by the cp_world_size N (pcp_world_size P * dcp_world_size D)."
     _rule("dcp", "cp_world_size", r"Multiplying the GPU KV cache size by the d?cp_world_size " + INT + r"(?=\D|$)"),
+    _rule("graph_taken", "Graph capturing finished", r"Graph capturing finished in [0-9.]+ secs?, took " + NUM + r" ?GiB"),
+    _rule("graph_pool", "CUDA graph pool memory", r"CUDA graph pool memory: " + NUM + r" ?GiB \(actual\), " + NUM + r" ?GiB \(estimated\)"),
+    _rule("chunked", "max_num_batched_tokens=", r"Chunked prefill is enabled with max_num_batched_tokens=" + INT + r"(?=\D|$)"),
+    _rule("non_torch", "non_torch_memory", r"non_torch_memory(?:=|\s+takes\s+|\s+)" + NUM + r" ?GiB"),
+    _rule("activation", "activation peak memory", r"PyTorch activation peak memory(?:\s+takes)?\s+" + NUM + r" ?GiB"),
     _rule("cuda_graph", "Estimated CUDA graph memory", r"Estimated CUDA graph memory: " + NUM + r" ?GiB"),
     _rule("cuda_graph_fraction", "The current --gpu-memory-utilization=", r"The current --gpu-memory-utilization=([01]\.[0-9]+)(?= )"),
     _rule("max_len_used", "Using max model len", r"Using max model len " + INT + r"(?=\D|$)"),
@@ -408,7 +418,8 @@ ANCHORS = (
     "kv_cache", "total_gpu", "weights take", "Maximum concurrency", "Setting attention", "Using max", "Free memory", "No available",
     "estimated maximum", "max seq len", "Load weight", "Memory pool", "max_total", "context_len", "Not enough", "sglang", "SGLang",
     "LLM engine", "vLLM API", "drafter", "Estimated CUDA", "leave no GPU", "cp_world", "--gpu-memory", "esired GPU memory",
-    "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError",
+    "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError", "Graph capturing",
+    "CUDA graph pool", "max_num_batched_tokens", "non_torch_memory", "activation peak",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
@@ -422,6 +433,7 @@ _KEY = {
     "mem_fraction_static": "mem_fraction", "mem-fraction-static": "mem_fraction",
     "kv_cache_memory_bytes": "pin", "kv-cache-memory-bytes": "pin", "kv-cache-memory": "pin", "kv_cache_memory": "pin",
     "decode_context_parallel_size": "dcp", "decode-context-parallel-size": "dcp",
+    "max_num_batched_tokens": "prefill", "max-num-batched-tokens": "prefill", "max_num_seqs": "seats", "max-num-seqs": "seats",
 }  # fmt: skip
 _SETTING = re.compile(r"""(?:^|[\s,({])['"]?(?P<key>--[\w-]+|-tp|[A-Za-z_][\w-]*)['"]?\s*(?:=|:|\s)\s*(?P<value>'[^']*'|"[^"]*"|[^\s,)}'"]+)""")
 _SPEC_METHOD = re.compile(r"""(?:method|speculative_algorithm|speculative-algorithm)['"]?\s*[:=\s]\s*['"]?([\w-]+)""")
@@ -502,7 +514,7 @@ class _Reader:
         if value in ("None", "", "null") or (name == "served" and value.startswith("[")):
             return
         try:
-            if name in ("max_model_len", "tp", "block_size", "dcp"):
+            if name in ("max_model_len", "tp", "block_size", "dcp", "prefill", "seats"):
                 self.put(name, _count(value), line, value, text=text)
             elif name in ("fraction", "mem_fraction"):
                 self.put(name, Fraction(Decimal(value)), line, value, text=text)
@@ -607,6 +619,16 @@ class _Reader:
             put("dcp", _count(g[0]), line, g[0], text=text)
         elif name == "cuda_graph":
             self.size("cuda_graph", g[0], "GiB", line, text)
+        elif name in ("graph_taken", "graph_pool"):
+            self.size("graph_taken", g[0], "GiB", line, text)
+            if name == "graph_pool":
+                self.size("cuda_graph", g[1], "GiB", line, text)
+        elif name == "chunked":
+            put("prefill", _count(g[0]), line, g[0], text=text)
+        elif name == "non_torch":
+            self.size("non_torch", g[0], "GiB", line, text)
+        elif name == "activation":
+            self.size("activation", g[0], "GiB", line, text)
         elif name == "max_len_used":
             put("max_model_len", _count(g[0]), line, g[0], text=text)
         elif name == "fail_free":
@@ -983,6 +1005,11 @@ def _conclude(r: _Reader) -> LogReading:
     requested = pick("requested", what="requested memory")
     kv_needed = pick("kv_needed", what="KV needed for one request")
     cuda_graph = pick("cuda_graph", lowest=False, what="estimated CUDA graph memory")
+    graph_taken = pick("graph_taken", lowest=False, what="CUDA graph memory taken")
+    non_torch = pick("non_torch", lowest=False, what="non-torch memory")
+    activation = pick("activation", lowest=False, what="activation peak")
+    prefill = pick("prefill", what="max_num_batched_tokens")
+    seats = pick("seats", what="max_num_seqs")
 
     for _, f, _ in r.seen.get("oom", [])[:1]:
         notes.append(
@@ -1014,7 +1041,8 @@ def _conclude(r: _Reader) -> LogReading:
         gpu_blocks=blocks, max_concurrency=concurrency, bytes_per_token=per_token, error=error,
         estimated_max_model_len=estimated, kv_needed_bytes=kv_needed, free_memory_bytes=free, total_memory_bytes=total,
         requested_memory_bytes=requested,
-        cuda_graph_bytes=cuda_graph, dcp_size=dcp, padding_layers=padding, speculative=speculative, drafter_loaded=drafter_loaded, date=date,
+        cuda_graph_bytes=cuda_graph, cuda_graph_taken_bytes=graph_taken, non_torch_bytes=non_torch,
+        activation_peak_bytes=activation, max_num_batched_tokens=prefill, max_num_seqs=seats, dcp_size=dcp, padding_layers=padding, speculative=speculative, drafter_loaded=drafter_loaded, date=date,
         missing=missing, notes=notes,
     )  # fmt: skip
 

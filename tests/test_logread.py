@@ -560,3 +560,13 @@ def test_one_model_named_by_its_path_and_by_its_id() -> None:
         "(EngineCore_DP0 pid=2) INFO 10-01 10:01:00 [kv_cache_utils.py:864] GPU KV cache size: 46,368 tokens\n"
     )
     assert read_log(log).kv_tokens.value == 46_368
+
+
+def test_overhead_figures_of_the_memory_profile_and_the_graphs() -> None:
+    r = public("03")  # "non_torch_memory takes 0.03GiB; PyTorch activation peak memory takes 1.42GiB"
+    assert r.non_torch_bytes.value == round(Fraction("0.03") * GiB) and r.activation_peak_bytes.value == round(Fraction("1.42") * GiB)
+    r = public("45")  # "Graph capturing finished in 14 secs, took 0.04 GiB"; "... 1.65 GiB (estimated)"
+    assert r.cuda_graph_taken_bytes.value == round(Fraction("0.04") * GiB) and r.cuda_graph_taken_bytes.line_no == 54
+    assert r.cuda_graph_bytes.value == round(Fraction("1.65") * GiB)
+    r = public("35")  # non-default args: 'max_num_batched_tokens': 8192, 'max_num_seqs': 1
+    assert r.max_num_batched_tokens.value == 8192 and r.max_num_seqs.value == 1
