@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -360,12 +361,14 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         if model_id is None or model_id not in catalog.models:
             found = args.model or (reading.model.value if reading.model else "no model name")
             raise InputError(f"--yaml: found {found!r}, expected a model of the catalog; give --model (one of {', '.join(catalog.models)})")
+        if args.id is not None and (not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", args.id) or args.id in catalog.deployments):
+            raise InputError(f"--id: found {args.id!r}, expected a new id of lower-case letters, digits, dots and dashes")
         if not args.box or args.box not in catalog.boxes:
             raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)} (the box the log was taken on)")
         source = "standard input" if args.file == "-" else Path(args.file).name
         entry = ingest.start_entry(
             reading, model_id=model_id, box=args.box, boxes=parse_count(args.boxes, "--boxes", 1), source=f"startup log {source}",
-            tp=parse_count(args.tp, "--tp", 1) if args.tp else None,
+            tp=parse_count(args.tp, "--tp", 1) if args.tp else None, deployment_id=args.id,
         )  # fmt: skip
         return entry.rstrip("\n")
     if args.model and args.model not in catalog.models:
@@ -517,6 +520,7 @@ def build_parser() -> Parser:
     p.add_argument("--box", help="--yaml: the catalog box id the log was taken on")
     p.add_argument("--boxes", default="1", help="--yaml: how many boxes the start spans")
     p.add_argument("--tp", help="--yaml: the tensor-parallel size, where the log does not print it")
+    p.add_argument("--id", help="--yaml: the deployment's id (default: the model's name and -log)")
     p.set_defaults(run=cmd_ingest)
 
     p = sub.add_parser("schema", help="write (or --check) the catalog's JSON Schema files")

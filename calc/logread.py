@@ -480,6 +480,7 @@ class _Reader:
         self.last_partial: tuple[int, str] | None = None
         self.last_raw: str = ""
         self.nonblank = False
+        self.engine_lines = 0
         self.settings: tuple[_Rule, _Line, list[_Line]] | None = None
 
     # recording ----------------------------------------------------------------------------
@@ -564,6 +565,8 @@ class _Reader:
 
     def apply(self, rule: _Rule, m: re.Match, line: _Line, text: str) -> None:
         name, g = rule.name, m.groups()
+        if name not in ("args", "serve_cmd"):  # a command line or an argument list alone is not a log
+            self.engine_lines += 1
         put = self.put
         if name == "version_api":
             put("version", g[0], line, text=text)
@@ -881,6 +884,11 @@ def _conflict(reader: _Reader, name: str, what: str) -> None:
 
 
 def _conclude(r: _Reader) -> LogReading:
+    if r.seen and not r.engine_lines:
+        raise InputError(
+            f"found a command line or an argument list in {r.lines_read} lines but none of the lines a start prints "
+            "(such as 'GPU KV cache size', 'Model loading took', 'KV Cache is allocated'); expected a startup log"
+        )
     if not r.seen:
         raise InputError(
             f"found none of the lines a vLLM or SGLang start prints in {r.lines_read} lines "

@@ -570,3 +570,8 @@ def test_overhead_figures_of_the_memory_profile_and_the_graphs() -> None:
     assert r.cuda_graph_bytes.value == round(Fraction("1.65") * GiB)
     r = public("35")  # non-default args: 'max_num_batched_tokens': 8192, 'max_num_seqs': 1
     assert r.max_num_batched_tokens.value == 8192 and r.max_num_seqs.value == 1
+
+
+def test_a_command_line_alone_is_not_a_log() -> None:
+    with pytest.raises(InputError, match="found a command line or an argument list in 2 lines but none of the lines a start prints"):
+        read_log("To serve it:\nvllm serve Qwen/Qwen3-8B --max-model-len 16384 --kv-cache-memory-bytes 10e9\n")
