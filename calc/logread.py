@@ -9,6 +9,16 @@ time; prefixes of every kind (process, Ray, docker compose, timestamps, logfmt, 
 colour) are peeled off first, and a line folded by a terminal or re-wrapped in a quote is read
 joined to the few lines that follow it.
 
+What callers use: `read_log(text)` / `read_lines(lines)` -> `LogReading` (raises `InputError`,
+one line, on what is not a startup log); its figures are `Found(value, line_no, line_text)`
+with `printed`, `low`/`high` (the printing's interval) and `derived` (worked out, not printed:
+kept out of `to_json`), or `None`; `bytes_per_token` is a `Derived(value, low, high, how,
+lines)`, per rank. `LogReading.to_json()` gives the keys of JSON_KEYS plus `lines`;
+`missing` and `notes` say what the log lacks and what was worked out. `with_pin(reading, pin,
+said)` adds a pin the log does not print. Sizes are whole bytes; per-rank figures that ranks
+print differently are read at their smallest (what vLLM sizes the pool by), weights at their
+largest, each with a note.
+
 Units, as each engine's source prints them:
 - vLLM's "GB" is 2**30 bytes in every release: "Loading model weights took %.4f GB" divides by
   float(2**30) (vllm/worker/model_runner.py 0.4.1-0.7.3, vllm/v1/worker/gpu_model_runner.py
