@@ -119,8 +119,10 @@ SPEC: dict[str, tuple] = {
             "boxes": (
                 "list",
                 obj(
-                    {"id": ID, "name": STR, "memory": ("enum", ("unified", "discrete")), "total_memory": fig(SIZE)},
+                    {"id": ID, "name": STR, "memory": ("enum", ("unified", "discrete"))},
                     {
+                        "total_memory": fig(SIZE),
+                        "reported_total": fig(SIZE),
                         "spec_memory": fig(SIZE),
                         "idle_available": fig(SIZE),
                         "free_at_start": fig(SIZE),
@@ -533,6 +535,9 @@ def build(raw: dict[str, Any]) -> Catalog:
             raise CatalogError(file, "(file)", _MISSING, f"catalog/{file}")
         data[name] = _check(SPEC[name], raw[name], file, "")
     boxes = _by_id("boxes.yaml", "boxes", data["boxes"]["boxes"])
+    for i, box in enumerate(boxes.values()):
+        if not {"total_memory", "reported_total", "spec_memory"} & box.keys():
+            raise CatalogError("boxes.yaml", f"boxes[{i}].total_memory", _MISSING, "a total: total_memory, reported_total or spec_memory")
     models = _by_id("models.yaml", "models", data["models"]["models"])
     targets = {"boxes": boxes, "models": models}
     deployments = _by_id("starts.yaml", "deployments", data["starts"]["deployments"])

@@ -7,10 +7,11 @@ import io
 import json
 import re
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 
-from calc import budget, fraction, guard, ingest, kv, logread, prefetch, report
+from calc import budget, derive, fraction, guard, ingest, kv, logread, prefetch, report, watch
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
 
@@ -206,7 +207,7 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
-    total = parse_size(args.total, "--total") if args.total else box["total_memory"].value
+    total = parse_size(args.total, "--total") if args.total else derive.box_total(box)[0].value
     if total <= 0:
         raise InputError(f"--total: found {args.total!r}, expected a size above zero")
     if args.free:
@@ -248,8 +249,7 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         except OSError as error:
             raise InputError(f"trace {args.trace}: cannot read it ({error.strerror}); expected a file or one of {', '.join(catalog.traces)}") from None
         samples = guard.parse_trace(text, args.trace)
-    floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
-    polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
+    floor, polls = _guard_settings(policy, args)
     serving = _seconds(args.serving_at, "--serving-at") if args.serving_at else None
     result = guard.run(samples, floor, polls, serving)
     if args.json:
@@ -259,6 +259,53 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         f"Guard ({polls} polls in a row under {fmt(floor, 'GiB')}) over {len(samples)} polls: {verdict}\n"
         f"Lowest MemAvailable: {fmt(result.lowest, 'GiB')} at {result.lowest_at:g} s; longest run under the floor: {result.longest_run}"
     )
+
+
+def _guard_settings(policy: dict, args: argparse.Namespace) -> tuple[int, int]:
+    """The guard's floor and polls in a row: the options where given, the catalog's policy otherwise."""
+    floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
+    polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
+    return floor, polls
+
+
+# --- watch ----------------------------------------------------------------------------------
+
+
+def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+    policy = catalog.policy["guard"]
+    paths = args.proc or ["/proc/meminfo"]
+    interval = _seconds(args.interval, "--interval") if args.interval else float(policy["poll_seconds"].value)
+    duration = _seconds(args.duration, "--duration") if args.duration else interval * (len(paths) - 1) if args.proc else 60.0
+    floor, polls = _guard_settings(policy, args)
+    count = watch.poll_count(duration, interval)
+
+    def read(n: int) -> str:
+        path = paths[min(n, len(paths) - 1)]
+        try:
+            return Path(path).read_text()
+        except OSError as error:
+            raise InputError(f"--proc {path}: cannot read it ({error.strerror}); expected a meminfo file such as /proc/meminfo") from None
+
+    out = Path(args.out).open("w", encoding="utf-8") if args.out else None
+    seen = []
+    try:
+        if out:
+            out.write(f"# python -m calc watch: MemAvailable every {interval:g} s from {', '.join(paths)}; replay with python -m calc guard {args.out}\n")
+        for poll in watch.watch(read, time.sleep, count, interval, floor, polls, paths[0]):
+            seen.append(poll)
+            if out:
+                out.write(watch.trace_line(poll) + "\n")
+                out.flush()
+            if not args.json:
+                print(watch.poll_text(poll), flush=True)
+    except OSError as error:
+        raise InputError(f"--out {args.out}: cannot write it ({error.strerror})") from None
+    finally:
+        if out:
+            out.close()
+    if args.json:
+        return report.to_json({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen})
+    return watch.summary(seen, floor, polls) + (f"\nTrace written to {args.out}; replay it with: python -m calc guard {args.out}" if args.out else "")
 
 
 def _seconds(text: str, what: str) -> float:
@@ -278,7 +325,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
-    total = box["total_memory"].value
+    total = derive.box_total(box)[0].value
     residents = []
     for spec in args.model or []:
         name, _, rest = spec.partition(":")
@@ -293,7 +340,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         ))  # fmt: skip
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []
-    available = parse_size(args.available, "--available") if args.available else box.get("idle_available", box["total_memory"]).value
+    available = parse_size(args.available, "--available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).value
     engines = fraction.plan(total, available, fractions)
     if args.json:
         return report.to_json({"total_bytes": total, "used_bytes": result.used, "left_bytes": result.left, "fits": result.fits,
@@ -499,6 +546,15 @@ def build_parser() -> Parser:
     p.add_argument("--polls")
     p.add_argument("--serving-at", help="seconds at which the head serves; the guard stops there")
     p.set_defaults(run=cmd_guard)
+
+    p = add("watch", "poll MemAvailable, MemFree and the page cache for a bounded time: when the guard would kill, when memory is available but not free")
+    p.add_argument("--proc", action="append", help="meminfo file to read (default /proc/meminfo); repeat it to read one file a poll, the last one after that")
+    p.add_argument("--interval", help="seconds between polls (default: the guard's, 2)")
+    p.add_argument("--duration", help="seconds to watch (default 60; with --proc files, one poll a file)")
+    p.add_argument("--out", help="write the polls to this trace file, which python -m calc guard replays")
+    p.add_argument("--floor", help="the guard's floor (default: the catalog's policy)")
+    p.add_argument("--polls", help="polls in a row under the floor that kill (default: the catalog's policy)")
+    p.set_defaults(run=cmd_watch)
 
     p = add("plan", "several models on one box: resident budget and fractions planned together")
     p.add_argument("--box", default="dgx-spark")
