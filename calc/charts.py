@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from calc import derive, gate, guard, kv, prefetch
+from calc import derive, gate, guard, kv, prefetch, report
 from calc.budget import Resident
 from calc.catalog import Catalog
 from calc.chart import Axis, Band, Bars, Event, Mark, Plot, Row, Rule, Segment, Series, nice_high
@@ -68,9 +68,10 @@ def rank_holds(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", killed:
         return (Mark(before, "MemAvailable at start", "available"), Mark(before - floor, f"guard floor: {gib(floor, 0)} left", "floor"))
 
     verdict_then = "gate passed" if then.passes else "gate refused"
+    needs_then = report.needs_as_printed(then.terms)  # a total is the sum of its terms as printed
     rows = (
         Row(
-            f"gen {killed}, the gate's row: needs {gib(then.needs)}",
+            f"gen {killed}, the gate's row: needs {gib(needs_then)}",
             _segments(then.terms),
             (Mark(before_1, "MemAvailable at start", "available"),),
             verdict_then,
@@ -94,7 +95,7 @@ def rank_holds(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", killed:
     )
     figures = [(f"gen {killed}, gate's row: {t.name}", f"{gib(t.bytes, 2)} ({t.source})") for t in then.terms if t.bytes]
     figures += [
-        (f"gen {killed}, needs", gib(then.needs)),
+        (f"gen {killed}, needs", gib(needs_then)),
         (f"gen {killed}, MemAvailable at start", gib(before_1)),
         (f"gen {killed}, MemAvailable at its lowest", gib(lowest)),
         (f"gen {killed}, held at its lowest", gib(held_1)),
@@ -106,7 +107,7 @@ def rank_holds(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", killed:
         ("guard floor", gib(floor, 0)),
     ]
     summary = (
-        f"Gen {killed}'s gate row asked for {gib(then.needs)} against {gib(before_1)} available and passed; in warmup the rank held "
+        f"Gen {killed}'s gate row asked for {gib(needs_then)} against {gib(before_1)} available and passed; in warmup the rank held "
         f"{gib(held_1)}, leaving {gib(lowest)}, under the {gib(floor, 0)} floor, and the guard killed it. "
         f"Gen {serving} holds {gib(held_2)} of {gib(before_2)}, leaving {gib(before_2 - held_2)}."
     )
@@ -144,8 +145,9 @@ def pin_matrix(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", pins: S
         with_what = "drafter" if drafter else "no drafter"
         for p in pins:
             result = gate.gate(row, gate.Request(p, drafter, prefill, seats), (available,))
-            rows.append(needs_row(f"pin {fmt(p, 'e9')}, {with_what}: needs {gib(result.needs)}", result))
-            figures.append((f"pin {fmt(p, 'e9')}, {with_what}", f"needs {gib(result.needs)}: {'starts' if result.passes else 'refused'}"))
+            needs = gib(report.needs_as_printed(result.terms))
+            rows.append(needs_row(f"pin {fmt(p, 'e9')}, {with_what}: needs {needs}", result))
+            figures.append((f"pin {fmt(p, 'e9')}, {with_what}", f"needs {needs}: {'starts' if result.passes else 'refused'}"))
         top = gate.largest_pin(row, gate.Request(0, drafter, prefill, seats), (available,))
         if top is not None and top >= 0:
             result = gate.gate(row, gate.Request(top, drafter, prefill, seats), (available,))
@@ -172,10 +174,11 @@ def needs_vs_boxes(
     for name, available in boxes:
         marks = (Mark(available, "MemAvailable", "available"),)
         rows.append(Row(f"{name}: {gib(available)} available", _segments(terms), marks, "starts" if needs <= available else "refused"))
-    figures = [(t.name, gib(t.bytes, 2)) for t in terms if t.bytes] + [("needs", gib(needs))]
+    printed = gib(report.needs_as_printed(tuple(terms)))
+    figures = [(t.name, gib(t.bytes, 2)) for t in terms if t.bytes] + [("needs", printed)]
     figures += [(f"MemAvailable on {n}", gib(a)) for n, a in boxes]
     verdict = "fits on every box" if all(needs <= a for _, a in boxes) else "does not fit on every box"
-    summary = f"The start needs {gib(needs)} a rank and {verdict}: " + ", ".join(f"{gib(a)} available on {n}" for n, a in boxes) + "."
+    summary = f"The start needs {printed} a rank and {verdict}: " + ", ".join(f"{gib(a)} available on {n}" for n, a in boxes) + "."
     largest = max([needs, *(a for _, a in boxes)])
     return Bars(chart_id, title, summary, _gib_axis(largest), tuple(rows), (), tuple(figures))
 
@@ -208,7 +211,7 @@ def startup_timeline(catalog: Catalog, trace_id: str = "kernel-init-report") -> 
         k = trace["kernel_init"]
         bands = (Band(k["from_t"], k["to_t"], "kernel init"),)
     rules = (
-        Rule(threshold, f"prefetch needs {gib(threshold)}", "prefetch"),
+        Rule(threshold, f"prefetch size rule: {gib(threshold)}", "prefetch"),
         Rule(floor, f"guard floor {gib(floor, 0)}", "floor"),
     )
     figures = [(f"{fmt(t, 's', 0)}", f"{fmt(a, 'MiB', 0)} ({gib(a, 2)})") for t, a in samples]
@@ -225,7 +228,7 @@ def startup_timeline(catalog: Catalog, trace_id: str = "kernel-init-report") -> 
     summary = (
         f"MemAvailable falls from {gib(first[1])} at {fmt(first[0], 's', 0)} to {gib(last[1])} at {fmt(last[0], 's', 0)}, "
         f"{gib(first[1] - last[1])} in all{during}; it ends above the {gib(floor, 0)} floor "
-        f"and {'below' if last[1] < threshold else 'above'} the {gib(threshold)} a {fmt(checkpoint, 'GB', 0)} checkpoint needs to be prefetched."
+        f"and {'below' if last[1] < threshold else 'above'} the {gib(threshold)} at which a {fmt(checkpoint, 'GB', 0)} checkpoint is within vLLM's prefetch size rule."
     )
     series = (Series("MemAvailable", tuple(samples), "trace"),)
     return Plot(f"startup-{trace_id}", "MemAvailable through the start", summary, x, y, series, rules, events, bands, tuple(figures))
@@ -271,20 +274,20 @@ def guard_plot(chart_id: str, samples: list[tuple[float, int]], floor: int, in_a
 
 
 def prefetch_bar(checkpoint: int, available: int, share: Fraction) -> Bars:
-    """The checkpoint against the largest one vLLM still prefetches at this MemAvailable."""
+    """The checkpoint against vLLM's prefetch size rule: at most `share` of MemAvailable. (The
+    loader also prefetches only from a network filesystem; the calculator says which.)"""
     largest = prefetch.largest_prefetched(available, share)
-    enabled = prefetch.prefetch_enabled(checkpoint, available, share)
+    within = prefetch.prefetch_enabled(checkpoint, available, share)
     in_gb = fmt(checkpoint, "GB", 1)
-    row = Row(f"checkpoint {in_gb}", (Segment("checkpoint", checkpoint, "weights", gib(checkpoint)),), (), "prefetched" if enabled else "not prefetched")
+    verdict = "within the size rule" if within else "above the size rule"
+    row = Row(f"checkpoint {in_gb}", (Segment("checkpoint", checkpoint, "weights", gib(checkpoint)),), (), verdict)
     rules = (
         Rule(available, f"available {gib(available)}", "available"),
         Rule(largest, f"{fmt(share, '%', 0)} of it: {gib(largest)}", "prefetch"),
     )
     figures = (("checkpoint", f"{in_gb} ({gib(checkpoint, 2)})"), ("MemAvailable", gib(available, 2)), (f"{fmt(share, '%', 0)} of it", gib(largest, 2)))
-    summary = f"A {in_gb} checkpoint against {gib(largest)}, {fmt(share, '%', 0)} of the {gib(available)} available: " + (
-        "prefetched." if enabled else "too large, so vLLM reads it without prefetching."
-    )
-    return Bars("prefetch", "The checkpoint against vLLM's prefetch limit", summary, _gib_axis(max(checkpoint, available)), (row,), rules, figures)
+    summary = f"A {in_gb} checkpoint against {gib(largest)}, {fmt(share, '%', 0)} of the {gib(available)} available: {verdict} for auto-prefetch."
+    return Bars("prefetch", "The checkpoint against vLLM's prefetch size rule", summary, _gib_axis(max(checkpoint, available)), (row,), rules, figures)
 
 
 # --- tokens against max_model_len ----------------------------------------------------------

@@ -120,6 +120,10 @@ def test_pin_matrix_needs_and_largest_pins(catalog) -> None:
     totals = {r.label.split(": needs")[0]: sum(s.value for s in r.segments) for r in c.rows}
     # the refused request: 20e9 with the drafter needs 124.4 GiB (README's checked literal)
     assert fmt(totals["pin 20e9 B, drafter"], "GiB", 1) == "124.4 GiB"
+    # a total is printed as the sum of its terms as printed: 16e9 with the drafter is 120.6 GiB
+    # exactly but 120.7 GiB from its printed terms, as the page's table says
+    label = [r.label for r in c.rows if r.label.startswith("pin 16e9 B, drafter")][0]
+    assert fmt(totals["pin 16e9 B, drafter"], "GiB", 1) == "120.6 GiB" and label.endswith("needs 120.7 GiB")
     available = catalog.deployments[DSV4]["requests"][0]["available"].value
     rule = [r for r in svg_of(root).iter("line") if r.get("class") == "rule tone-available"][0]
     assert float(rule.get("x1")) == pytest.approx(x_at(root, available), abs=0.02)
@@ -160,7 +164,7 @@ def test_startup_timeline_places_each_poll_and_the_prefetch_line(catalog) -> Non
     rules = {r.get("class"): int(r.get("data-value")) for r in svg.iter("line") if r.get("class", "").startswith("rule")}
     assert rules["rule tone-prefetch"] == 83_333_333_334
     assert rules["rule tone-floor"] == 8 * GiB
-    assert "prefetch needs 77.6 GiB" in labels(root)
+    assert "prefetch size rule: 77.6 GiB" in labels(root)
     assert [e.get("data-x") for e in svg.iter("g") if e.get("class") == "event"] == ["23", "25", "40"]
     # 119280 - 68501 MiB in the kernel-init window, by hand 49.59 GiB
     assert "49.6 GiB of it in the kernel init" in c.summary
@@ -213,12 +217,13 @@ def test_length_fit_of_a_model_without_length_reports_is_named(catalog) -> None:
 def test_bytes_per_token_bars_follow_each_reading(catalog) -> None:
     c = charts.bytes_per_token(catalog)
     root = drawn(c)
-    # the DeepSeek pair, pooled over gens 234/235/237: 36e9 B / 654,412 tokens = 55,011.2 B
+    # the DeepSeek pair, pooled over gens 234/235/237: 36e9 B / 654,412 tokens = 55,011.2 B, kept
+    # as printed, in whole bytes
     measured = [r for r in c.rows if r.label == "DeepSeek-V4-Flash-0731 NVFP4, fp8_ds_mla (measured)"][0]
-    assert measured.segments[0].value == Fraction(36 * GB, 290858 + 2 * 181777)
+    assert measured.segments[0].value == 55011 == round(Fraction(36 * GB, 290858 + 2 * 181777))
     assert measured.note == "55,011 B"
     rect = bar(root, "DeepSeek-V4-Flash-0731 NVFP4, fp8_ds_mla (measured)", "measured")
-    assert float(rect.get("width")) == pytest.approx(x_length(root, Fraction(36 * GB, 654412)), abs=0.02)
+    assert float(rect.get("width")) == pytest.approx(x_length(root, 55011), abs=0.02)
     glm = bar(root, "GLM-5.3-Flash NVFP4, fp8 (published)", "published")
     assert int(glm.get("data-value")) == 6973
     kinds = {r.segments[0].name for r in c.rows}
@@ -329,7 +334,7 @@ def test_your_start_draws_its_needs_against_your_box(catalog) -> None:
 
 
 def test_the_prefetch_calculator_draws_the_checkpoint_against_the_limit(catalog) -> None:
-    raw = {"checkpoint": "75GB", "available": "44674MiB"}
+    raw = {**calc_html.prefetch_defaults(catalog).values, "checkpoint": "75GB", "available": "44674MiB"}
     root = chart_in(calc_html.run(catalog, "prefetch", raw).sections["prefetch-result"])
     rules = {r.get("class"): int(r.get("data-value")) for r in svg_of(root).iter("line") if r.get("class", "").startswith("rule")}
     # by hand: 44,674 MiB = 46,844,084,224 B, and 90 % of it, to the byte below, 42,159,675,801 B
@@ -337,4 +342,4 @@ def test_the_prefetch_calculator_draws_the_checkpoint_against_the_limit(catalog)
     drawn_bar = bar(root, "checkpoint", "checkpoint")
     assert int(drawn_bar.get("data-value")) == 75 * GB
     assert float(drawn_bar.get("width")) == pytest.approx(x_length(root, 75 * GB), abs=0.02)
-    assert "not prefetched" in labels(root)
+    assert "above the size rule" in labels(root)

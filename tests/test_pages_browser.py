@@ -194,21 +194,6 @@ def test_search_finds_flags_and_model_names_as_the_pages_write_them(browser, bas
     page.context.close()
 
 
-def test_a_figures_source_is_reached_with_the_keyboard(browser, base_url) -> None:
-    """Tab reaches a figure, and its source is written out beside it, not only in a hover title."""
-    page = open_page(browser, base_url, "memory-budget/", viewport={"width": 1200, "height": 900})
-    page.click("h1")
-    for _ in range(80):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.classList.contains('fig')"):
-            break
-    else:
-        pytest.fail("80 presses of Tab reached no figure")
-    title, shown = page.evaluate("[document.activeElement.title, getComputedStyle(document.activeElement, '::after').content]")
-    assert title and shown == f'" (source: {title})"'
-    page.context.close()
-
-
 def test_the_calculator_stacks_on_a_phone_and_keeps_its_verdict_in_view(browser, base_url) -> None:
     page = open_page(browser, base_url, "calculator/")
     form, result = page.locator("#start-form").bounding_box(), page.locator("#start-result").bounding_box()
