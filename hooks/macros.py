@@ -210,7 +210,7 @@ def define_env(env) -> None:
             limits.append(worked)
         rows.append(("**largest pin**", *(f"**{fig(x)}**" for x in limits)))
         rows.append(("in bytes, rounded down", *(f"**{fig(largest_pin(d, deployment_id), 'e9', 2, down=True)}**" for d in (False, True))))
-        return _table(("", "Without the drafter", "With the drafter"), rows)
+        return _table(("Figure", "Without the drafter", "With the drafter"), rows)
 
     @env.macro
     def needs_breakdown(pin_text: str, drafter: bool, deployment_id: str = "dsv4-flash-pair") -> str:
