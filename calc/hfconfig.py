@@ -143,7 +143,7 @@ def shape(data: dict, file: str = "config.json") -> Shape:
     return Shape(file=file, architecture=arch, dtype_bytes=DTYPE_BYTES[dtype], tie_embeddings=bool(tie), quantization=quant, **fields)
 
 
-def _common(r: _Reader) -> dict:
+def _common(r: _Reader, bias: bool = False) -> dict:
     heads = r.int("num_attention_heads")
     hidden = r.int("hidden_size")
     return {
@@ -152,13 +152,13 @@ def _common(r: _Reader) -> dict:
         "heads": heads,
         "kv_heads": r.int("num_key_value_heads", heads),
         "head_dim": r.int("head_dim", None) or hidden // heads,
-        "attention_bias": bool(r.get("attention_bias", False)),
+        "attention_bias": bool(r.get("attention_bias", bias)),
     }
 
 
-def _dense(r: _Reader) -> dict:
+def _dense(r: _Reader, bias: bool = False) -> dict:
     n = r.int("num_hidden_layers")
-    return {**_common(r), "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=bool(r.get("mlp_bias", False))),) * n}
+    return {**_common(r, bias), "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=bool(r.get("mlp_bias", False))),) * n}
 
 
 def _qwen_moe(r: _Reader) -> dict:
@@ -279,7 +279,7 @@ def _nemotron_h(r: _Reader) -> dict:
 _ARCHITECTURES = {
     "LlamaForCausalLM": _dense,
     "MistralForCausalLM": _dense,
-    "Qwen2ForCausalLM": _dense,
+    "Qwen2ForCausalLM": lambda r: _dense(r, bias=True),  # Qwen2's q/k/v carry a bias
     "Qwen3ForCausalLM": _dense,
     "Qwen3MoeForCausalLM": _qwen_moe,
     "Qwen2MoeForCausalLM": _qwen_moe,
