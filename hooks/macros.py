@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from calc import budget, derive, fraction, gate, guard, kv, prefetch, report, units  # noqa: E402
+from calc import accuracy, budget, derive, fraction, gate, guard, kv, kvlayout, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import Value, line_of, render, report_problem, same, site_catalog, value_of  # noqa: E402
@@ -39,6 +39,7 @@ def define_env(env) -> None:
             "derive": derive,
             "gate": gate,
             "kv": kv,
+            "kvlayout": kvlayout,
             "fraction": fraction,
             "budget": budget,
             "prefetch": prefetch,
@@ -514,11 +515,59 @@ def define_env(env) -> None:
                 rows.append((together, str(n), fig(e.fraction, "fraction", 2), fig(e.requested), fig(e.free_before), "starts" if e.passes else "**refused**"))
         return _table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)
 
+    @env.macro
+    def model_accuracy_rows() -> list[accuracy.Row]:
+        """Every observation with a known architecture, predicted by the config model."""
+        return [accuracy.row(o) for o in accuracy.public_observations(*public_observations(ROOT)) + accuracy.catalog_observations(catalog)]
+
+    @env.macro
+    def model_accuracy_table() -> str:
+        """Predicted beside printed, row by row: the published accuracy of calc/kvlayout.py."""
+        rows = []
+        for r in model_accuracy_rows():
+            o = r.observation
+            pool = fig(o.pool_low, "B") if o.pool_low == o.pool_high else fig(o.pool, "GiB")
+            rows.append((
+                f"[{o.label}]({o.source})" if o.source.startswith("http") else f"{o.label} ({o.source})",
+                r.family, o.engine_version or "newest rules", pool,
+                f"{fig(o.printed, 'count')} {o.quantity}",
+                fig(r.predicted, "count", source="modeled by calc/kvlayout.py"),
+                fig(r.error, "%", 2),
+                "yes" if r.within_precision else "no",
+                fig(r.predicted_per_token, "count", source="modeled"), fig(r.printed_pool_per_token, "count"),
+                o.suspicion or "",
+            ))  # fmt: skip
+        head = ("Start", "Family", "vLLM rules", "Pool a rank", "Printed", "Modeled", "Error", "Within printed precision",
+                "Modeled B a token", "Pool ÷ printed tokens", "What we suspect")  # fmt: skip
+        return _table(head, rows)
+
+    @env.macro
+    def model_accuracy_by_family() -> str:
+        rows = model_accuracy_rows()
+        errors = accuracy.family_errors(rows)
+        out = []
+        for family, mae in errors.items():
+            n = sum(1 for r in rows if r.family == family)
+            exact = sum(1 for r in rows if r.family == family and r.within_precision)
+            out.append((family, fig(n, "count"), fig(exact, "count"), fig(mae, "%", 2) if mae is not None else "no observation yet"))
+        return _table(("Family", "Rows", "Within printed precision", "Mean absolute error"), out)
+
 
 def _unit(literal: str) -> tuple[str, int]:
     from hooks.figures import literal_unit
 
     return literal_unit(literal)
+
+
+def public_observations(root: Path) -> tuple[list[dict], dict[str, dict]]:
+    """models/observations.yaml and the config.json files it names, read once a build."""
+    import json
+
+    import yaml
+
+    entries = yaml.safe_load((root / "models" / "observations.yaml").read_text())["observations"]
+    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries}
+    return entries, configs
 
 
 def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:

@@ -1,0 +1,139 @@
+"""How close the config model (calc/kvlayout.py) comes to what vLLM printed, row by row.
+
+An observation is one start whose architecture is known: a catalog start (architecture from
+catalog/models.yaml) or a public log (architecture from a shipped config.json, listed in
+models/observations.yaml). The model is given the pool the start had (the pin, or the pool the
+log printed) and predicts what the log printed: the token count, or on V0 builds the block
+count. A printed pool is rounded, so each row also says whether the printed figure lies inside
+what the rounded pool allows ("within printed precision"). Rows the rules cannot explain stay,
+with what we suspect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+from calc import hfconfig, kvlayout
+from calc.catalog import Catalog
+from calc.units import SIZE_UNITS, InputError
+
+
+@dataclass(frozen=True)
+class Observation:
+    label: str
+    source: str
+    shape: hfconfig.Shape
+    settings: kvlayout.Settings
+    engine_version: str | None
+    max_model_len: int
+    pool_low: int  # the pool the start may have had, from its printed rounding
+    pool_high: int
+    printed: int  # tokens, or blocks on V0
+    quantity: str  # "tokens" or "blocks"
+    suspicion: str | None = None
+
+    @property
+    def pool(self) -> int:
+        return (self.pool_low + self.pool_high) // 2
+
+
+@dataclass(frozen=True)
+class Row:
+    observation: Observation
+    family: str
+    predicted: int
+    low: int
+    high: int
+    error: Fraction  # (predicted - printed) / printed
+    predicted_per_token: Fraction  # what a token adds, the part that grows with context
+    printed_pool_per_token: Fraction  # pool / printed tokens (per block on V0: pool / blocks / 16)
+
+    @property
+    def within_precision(self) -> bool:
+        return self.low <= self.observation.printed <= self.high
+
+
+def _count(o: Observation, pool: int) -> int:
+    p = kvlayout.pool(o.shape, o.settings, o.max_model_len, pool, kvlayout.version(o.engine_version))
+    return p.blocks if o.quantity == "blocks" else p.tokens
+
+
+def row(o: Observation) -> Row:
+    predicted = _count(o, o.pool)
+    a, b = _count(o, o.pool_low), _count(o, o.pool_high)
+    req = kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version))
+    tokens = o.printed * (16 if o.quantity == "blocks" else 1)
+    return Row(o, o.shape.family, predicted, min(a, b), max(a, b), Fraction(predicted - o.printed, o.printed),
+               req.bytes_per_token, Fraction(o.pool, tokens))  # fmt: skip
+
+
+def family_errors(rows: list[Row]) -> dict[str, Fraction | None]:
+    """Mean absolute error by family, every family listed (None where no row has it)."""
+    out: dict[str, Fraction | None] = {}
+    for family in hfconfig.FAMILIES:
+        errors = [abs(r.error) for r in rows if r.family == family]
+        out[family] = sum(errors, Fraction(0)) / len(errors) if errors else None
+    return out
+
+
+def printed_pool(text: str, what: str) -> tuple[int, int]:
+    """The bytes a pool printed as '2.89 GiB' may have held: half a unit of its last digit either
+    side. An exact byte count ('10000000000 B', '16e9 B') is its own range."""
+    number, _, unit = text.strip().partition(" ")
+    if unit not in SIZE_UNITS:
+        raise InputError(f"{what}: found {text!r}, expected a printed pool such as '2.89 GiB'")
+    value = Decimal(number)
+    scale = SIZE_UNITS[unit]
+    if unit == "B" or value == value.to_integral_value() and "e" in number.lower():
+        exact = int(value * scale)
+        return exact, exact
+    half = Decimal(1).scaleb(value.as_tuple().exponent) / 2
+    return int((value - half) * scale), int((value + half) * scale)
+
+
+def public_observations(entries: list[dict], configs: dict[str, dict]) -> list[Observation]:
+    """models/observations.yaml's entries, each with its config.json (by name) already read."""
+    out = []
+    for i, e in enumerate(entries):
+        where = f"models/observations.yaml: observations[{i}]"
+        if e.get("config") not in configs:
+            raise InputError(f"{where}.config: found {e.get('config')!r}, expected one of {', '.join(sorted(configs))}")
+        shape = hfconfig.shape(configs[e["config"]], f"models/configs/{e['config']}/config.json")
+        low, high = printed_pool(str(e["pool"]), f"{where}.pool")
+        printed = e.get("tokens", e.get("blocks"))
+        out.append(Observation(
+            label=e["label"], source=e["url"], shape=shape,
+            settings=kvlayout.Settings(tp=e.get("tp", 1), kv_cache_dtype=e.get("kv_cache_dtype", "auto"),
+                                       prefill_budget=e.get("prefill_budget", 8192), speculative_tokens=e.get("speculative_tokens", 0)),
+            engine_version=str(e["engine_version"]), max_model_len=e["max_model_len"], pool_low=low, pool_high=high,
+            printed=printed, quantity="tokens" if "tokens" in e else "blocks", suspicion=e.get("suspicion"),
+        ))  # fmt: skip
+    return out
+
+
+def catalog_observations(catalog: Catalog) -> list[Observation]:
+    """Every catalog start with a logged token count whose model has architecture fields."""
+    out = []
+    for d in catalog.deployments.values():
+        model = catalog.models[d["model"]]
+        arch = model.get("architecture")
+        if not arch:
+            continue
+        shape = hfconfig.from_architecture(arch, model["id"])
+        for start in d["starts"]:
+            if "kv_tokens" not in start:
+                continue
+            s = {**d.get("settings", {}), **start.get("settings", {})}
+            label = f"{model['name']}, " + (f"generation {start['generation']}" if "generation" in start else start.get("date", ""))
+            if s.get("speculative_tokens"):
+                label += f", {s['speculative_tokens']} speculative tokens"
+            out.append(Observation(
+                label=label, source=f"catalog/starts.yaml, {d['id']}", shape=shape,
+                settings=kvlayout.Settings(tp=d["tp"], kv_cache_dtype=s.get("kv_dtype", "auto"), block_size=s.get("block_size"),
+                                           prefill_budget=s.get("prefill_budget", 8192), speculative_tokens=s.get("speculative_tokens", 0)),
+                engine_version=None, max_model_len=s["max_model_len"], pool_low=start["kv_pin"], pool_high=start["kv_pin"],
+                printed=start["kv_tokens"].value, quantity="tokens", suspicion=arch.get("note"),
+            ))  # fmt: skip
+    return out
