@@ -152,7 +152,7 @@ def counted(raw: Mapping[str, str], name: str, label: str, minimum: int = 1, opt
 class Field:
     name: str
     label: str
-    kind: str  # text, select, checkbox
+    kind: str  # text, select, checkbox, textarea
     help: str = ""
     options: tuple[tuple[str, str, bool], ...] = ()  # value, label, disabled
     inputmode: str = "text"
@@ -190,6 +190,8 @@ def _field_html(calculator: str, f: Field, d: Defaults) -> str:
         control = f"<select {attrs}>{options}</select>"
     elif f.kind == "checkbox":
         control = f'<input type="checkbox" {attrs}{" checked" if value == "on" else ""}>'
+    elif f.kind == "textarea":
+        control = f'<textarea {attrs} rows="8" autocomplete="off" spellcheck="false">{esc(value)}</textarea>'
     else:
         control = f'<input type="text" {attrs} value="{esc(value)}" inputmode="{f.inputmode}" autocomplete="off" spellcheck="false">'
     label = f'<label for="{fid}">{esc(f.label)}</label>'
