@@ -575,4 +575,3 @@ def test_parity_of_the_config_model(live, catalog):
     answers = live.evaluate("requests => requests.map(r => window.calcRun(r))", [json.dumps({"calculator": "before", "inputs": raw}) for raw in requests])
     for raw, answer in zip(requests, answers, strict=True):
         assert json.loads(answer) == calc_html.run(catalog, "before", raw).to_json(), raw
-

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from calc import html as calc_html
 from calc import derive, modeled
+from calc import html as calc_html
 from calc.calculators import before
 from calc.units import GiB, fmt, parse_size
 
