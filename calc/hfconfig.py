@@ -212,6 +212,18 @@ def _layer_types(r: _Reader, n: int, names: dict[str, str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _interleaved(n: int, every: int, other: str) -> tuple[str, ...]:
+    """One full-attention layer in `every` (the last of each run), the others `other`."""
+    return tuple(FULL if (i + 1) % every == 0 else other for i in range(n))
+
+
+def _kinds(r: _Reader, n: int, other: str, name: str, interval_key: str) -> tuple[str, ...]:
+    """The layer kinds from layer_types where the config lists them, else from the interval."""
+    if isinstance(r.get("layer_types"), list):
+        return _layer_types(r, n, {name: other, "full_attention": FULL})
+    return _interleaved(n, r.int(interval_key), other)
+
+
 def _gpt_oss(r: _Reader) -> dict:
     n = r.int("num_hidden_layers")
     layers = _layer_types(r, n, {"sliding_attention": SLIDING, "full_attention": FULL})
@@ -221,21 +233,13 @@ def _gpt_oss(r: _Reader) -> dict:
 
 def _gemma3(r: _Reader) -> dict:
     n = r.int("num_hidden_layers")
-    if isinstance(r.get("layer_types"), list):
-        layers = _layer_types(r, n, {"sliding_attention": SLIDING, "full_attention": FULL})
-    else:
-        pattern = r.int("sliding_window_pattern")
-        layers = tuple(FULL if (i + 1) % pattern == 0 else SLIDING for i in range(n))
+    layers = _kinds(r, n, SLIDING, "sliding_attention", "sliding_window_pattern")
     return {**_common(r), "layers": layers, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n, "sliding_window": r.int("sliding_window")}
 
 
 def _qwen3_next(r: _Reader) -> dict:
     n = r.int("num_hidden_layers")
-    if isinstance(r.get("layer_types"), list):
-        layers = _layer_types(r, n, {"linear_attention": LINEAR, "full_attention": FULL})
-    else:
-        interval = r.int("full_attention_interval")
-        layers = tuple(FULL if (i + 1) % interval == 0 else LINEAR for i in range(n))
+    layers = _kinds(r, n, LINEAR, "linear_attention", "full_attention_interval")
     moe = _qwen_moe(r)["mlps"] if r.get("num_experts") not in (_MISSING, None, 0) else (Mlp(intermediate=r.int("intermediate_size")),) * n
     state = r.get("mamba_ssm_dtype", None)
     if state is not None and state not in DTYPE_BYTES:
@@ -311,9 +315,8 @@ def from_architecture(arch: dict, model_id: str) -> Shape:
         return Shape(**common, **dims, layers=(FULL,) * n)
     every = r.int("full_attention_interval")
     if kind == "sliding":
-        layers = tuple(FULL if (i + 1) % every == 0 else SLIDING for i in range(n))
-        return Shape(**common, **dims, layers=layers, sliding_window=r.int("sliding_window"))
-    layers = tuple(FULL if (i + 1) % every == 0 else LINEAR for i in range(n))
+        return Shape(**common, **dims, layers=_interleaved(n, every, SLIDING), sliding_window=r.int("sliding_window"))
+    layers = _interleaved(n, every, LINEAR)
     linear = {k: r.int(f"linear_{k}") for k in ("k_heads", "v_heads", "k_dim", "v_dim")} | {"conv_kernel": r.int("conv_kernel")}
     state = arch.get("state_dtype")
     return Shape(**common, **dims, layers=layers, linear=linear, state_dtype_bytes=DTYPE_BYTES[state] if state else None)
