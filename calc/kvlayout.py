@@ -61,7 +61,7 @@ class Version:
 def version(text: str | None) -> Version:
     """The rules of a vLLM build: 0.6 (V0), 0.8-0.25 (V1, blocks), 0.26 on (V1, concurrency)."""
     if not text:
-        return Version("0.26.0", "v1", "concurrency", 2)
+        return Version("0.26 and later", "v1", "concurrency", 2)
     parts = text.strip().lstrip("v").split(".")
     try:
         major, minor = int(parts[0]), int(parts[1])
