@@ -320,3 +320,28 @@ def test_cli_model_bad_file_is_one_line(tmp_path) -> None:
     assert missing.returncode == 2 and missing.stderr.startswith("calc: error: config ") and "cannot read it" in missing.stderr
     tp = run_cli("model", "models/configs/llama-3.1-8b/config.json", "--max-model-len", "8192", "--tp", "3")
     assert tp.returncode == 2 and "--tp: found 3, expected a divisor of the model's 32 attention heads" in tp.stderr
+
+
+def test_decode_context_parallel_splits_the_tokens() -> None:
+    # DCP 8 at TP 8: each rank keeps cdiv(max_model_len, 8) tokens of the latent, and the blocks-era
+    # log multiplies its token count back by 8 ("Multiplying the GPU KV cache size by the cp_world_size")
+    s = shape("kimi-k2-instruct")
+    settings = kvlayout.Settings(tp=8, kv_cache_dtype="fp8_ds_mla", dcp=8)
+    req = kvlayout.request(s, settings, 131072, kvlayout.version("0.11.0"))
+    assert req.bytes_per_token == Fraction(656 * 61, 8)
+    assert req.pages_per_request == 131072 // 8 // 64  # 256 pages of 64 tokens
+    p = kvlayout.pool(s, settings, 131072, 10**10, kvlayout.version("0.11.0"))
+    assert p.blocks == 10**10 // (64 * 656) // 61
+    assert p.tokens == p.blocks * 64 * 8
+
+
+def test_drafter_layers_are_counted_apart() -> None:
+    data = json.loads((CONFIGS / "kimi-k2-instruct" / "config.json").read_text())
+    with_mtp = hfconfig.shape({**data, "num_nextn_predict_layers": 1}, "k2-mtp")
+    plain, mtp = weights.per_rank(shape("kimi-k2-instruct"), 8), weights.per_rank(with_mtp, 8)
+    assert mtp.model == plain.model  # the drafter loads only with speculative decoding
+    assert mtp.drafter > 0 and plain.drafter == 0
+    # its cache is one more MLA layer in the pool, only when speculative tokens are asked for
+    off = kvlayout.request(with_mtp, kvlayout.Settings(tp=8), 8192, kvlayout.version(None))
+    on = kvlayout.request(with_mtp, kvlayout.Settings(tp=8, speculative_tokens=1), 8192, kvlayout.version(None))
+    assert (off.bytes_per_token, on.bytes_per_token) == (576 * 2 * 61, 576 * 2 * 62)
