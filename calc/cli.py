@@ -470,7 +470,7 @@ def build_parser() -> Parser:
     p.add_argument("--max-model-len", required=True)
     p.add_argument("--pool", help="KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency")
     p.add_argument("--engine-version", help="vLLM version whose rules to follow (default 0.26.0 and later)")
-    p.add_argument("--index", help="model.safetensors.index.json: its total_size beats the parameter count")
+    p.add_argument("--index", help="model.safetensors.index.json (its total_size) or safetensors headers: the checkpoint's size beats the parameter count")
     p.add_argument("--block-size", help="--block-size (default 16, 64 for MLA, grown for mamba states)")
     p.add_argument("--prefill-budget", default="8192", help="--max-num-batched-tokens")
     p.add_argument("--speculative-tokens", default="0")

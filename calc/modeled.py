@@ -30,7 +30,7 @@ def model_report(i: ModelInputs) -> dict:
     """Weights per rank, the KV cost of one request and, given a pool, what vLLM would print.
     Raises InputError (ConfigError names the file and field) for anything it cannot size."""
     shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
-    total = weights.index_total_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else None
+    total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.tp < 1 or shape.heads % i.tp:
         raise InputError(f"--tp: found {i.tp}, expected a divisor of the model's {shape.heads} attention heads")
     if i.dcp < 1 or i.tp % i.dcp:
@@ -44,7 +44,7 @@ def model_report(i: ModelInputs) -> dict:
         if isinstance(error, InputError):
             raise
         raise InputError(str(error)) from None
-    w = weights.per_rank(shape, i.tp, total)
+    w = weights.per_rank(shape, i.tp, total, source)
     lay = req.layout
     out: dict = {
         "modeled": True,

@@ -304,7 +304,7 @@ class Weights:
     checkpoint_total: int  # the whole checkpoint, all ranks together (counted, or the index's)
 
 
-def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None) -> Weights:
+def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: str = "index total_size") -> Weights:
     """Weights on one rank. With the index's total_size the checkpoint's own bytes are split
     by the modeled layout (that figure beats the count); without it the count stands."""
     if tp < 1 or shape.heads % tp:
@@ -315,7 +315,7 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None) -> Weight
     if total_size is None:
         return Weights(rank[0], rank[1], "config", whole[0] + whole[1])
     scale = Fraction(total_size, whole[0] + whole[1])
-    return Weights(round(rank[0] * scale), round(rank[1] * scale), "index total_size", total_size)
+    return Weights(round(rank[0] * scale), round(rank[1] * scale), source, total_size)
 
 
 def _sum(shape: Shape, tp: int, quant: Quant) -> tuple[int, int]:
@@ -327,6 +327,34 @@ def _sum(shape: Shape, tp: int, quant: Quant) -> tuple[int, int]:
         else:
             model += b
     return model, drafter
+
+
+def checkpoint_size(data: object, file: str) -> tuple[int, str]:
+    """The checkpoint's own size and what gave it: model.safetensors.index.json's
+    metadata.total_size, or the tensors of one or more safetensors headers ({name: {"dtype",
+    "shape", "data_offsets"}}, a list of them for several shards) added up."""
+    if isinstance(data, dict) and ("weight_map" in data or "metadata" in data):
+        return index_total_size(data, file), "index total_size"
+    headers = data if isinstance(data, list) else [data]
+    total = 0
+    for n, header in enumerate(headers):
+        if not isinstance(header, dict):
+            raise ConfigError(file, f"[{n}]", type(header).__name__, "a safetensors header: an object of tensors")
+        for name, tensor in header.items():
+            if name == "__metadata__":
+                continue
+            offsets = tensor.get("data_offsets") if isinstance(tensor, dict) else None
+            if not (
+                isinstance(offsets, list)
+                and len(offsets) == 2
+                and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+                and offsets[1] >= offsets[0]
+            ):
+                raise ConfigError(file, f"{name}.data_offsets", offsets, "[start, end] in bytes, as a safetensors header gives them")
+            total += offsets[1] - offsets[0]
+    if total <= 0:
+        raise ConfigError(file, "metadata.total_size", None, "the checkpoint's size in bytes, a whole number above zero, or safetensors headers")
+    return total, "shard headers"
 
 
 def index_total_size(data: object, file: str) -> int:

@@ -241,7 +241,18 @@ def test_index_total_size_beats_the_count() -> None:
     assert given.source == "index total_size"
     assert given.model == 2 * counted.model
     with pytest.raises(InputError, match=r"index.json: metadata.total_size: found None"):
-        weights.index_total_size({"metadata": {}}, "index.json")
+        weights.checkpoint_size({"metadata": {}, "weight_map": {}}, "index.json")
+
+
+def test_shard_headers_add_up() -> None:
+    # two shards' safetensors headers: 4096 x 4096 bf16 (33,554,432 B) and a 4096 bf16 norm (8,192 B)
+    headers = [
+        {"__metadata__": {"format": "pt"}, "a.weight": {"dtype": "BF16", "shape": [4096, 4096], "data_offsets": [0, 33554432]}},
+        {"b.weight": {"dtype": "BF16", "shape": [4096], "data_offsets": [0, 8192]}},
+    ]
+    assert weights.checkpoint_size(headers, "headers.json") == (33562624, "shard headers")
+    with pytest.raises(InputError, match=r"headers.json: b.weight.data_offsets: found \[8192, 0\]"):
+        weights.checkpoint_size({"b.weight": {"data_offsets": [8192, 0]}}, "headers.json")
 
 
 @pytest.mark.parametrize(

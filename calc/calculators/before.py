@@ -22,7 +22,7 @@ DEFAULT_CONFIG = "qwen3-30b-a3b"  # one of models/configs, shipped with its sour
 
 LABELS = {
     "config": "config.json (paste)",
-    "index": "Checkpoint size (optional: model.safetensors.index.json pasted, or its total_size)",
+    "index": "Checkpoint size (optional: model.safetensors.index.json or shard headers pasted, or a size)",
     "box": "Box",
     "available": "MemAvailable at start",
     "tp": "Tensor parallel size",
