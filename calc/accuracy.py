@@ -86,9 +86,8 @@ def printed_pool(text: str, what: str) -> tuple[int, int]:
         raise InputError(f"{what}: found {text!r}, expected a printed pool such as '2.89 GiB'")
     value = Decimal(number)
     scale = SIZE_UNITS[unit]
-    if unit == "B" or value == value.to_integral_value() and "e" in number.lower():
-        exact = int(value * scale)
-        return exact, exact
+    if unit == "B":
+        return int(value), int(value)
     half = Decimal(1).scaleb(value.as_tuple().exponent) / 2
     return int((value - half) * scale), int((value + half) * scale)
 

@@ -529,7 +529,7 @@ def define_env(env) -> None:
             pool = fig(o.pool_low, "B") if o.pool_low == o.pool_high else fig(o.pool, "GiB")
             rows.append((
                 f"[{o.label}]({o.source})" if o.source.startswith("http") else f"{o.label} ({o.source})",
-                r.family, o.engine_version or "newest rules", pool,
+                r.family, kvlayout.version(o.engine_version).name, pool,
                 f"{fig(o.printed, 'count')} {o.quantity}",
                 fig(r.predicted, "count", source="modeled by calc/kvlayout.py"),
                 fig(r.error, "%", 2),
