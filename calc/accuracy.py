@@ -69,11 +69,12 @@ def row(o: Observation) -> Row:
                req.bytes_per_token, Fraction(o.pool, tokens))  # fmt: skip
 
 
-def family_errors(rows: list[Row]) -> dict[str, Fraction | None]:
-    """Mean absolute error by family, every family listed (None where no row has it)."""
+def family_errors(rows: list[Row], covered_only: bool = False) -> dict[str, Fraction | None]:
+    """Mean absolute error by family, every family listed (None where no row has it); with
+    covered_only, over the rows the rules claim to cover (no suspicion written beside them)."""
     out: dict[str, Fraction | None] = {}
     for family in hfconfig.FAMILIES:
-        errors = [abs(r.error) for r in rows if r.family == family]
+        errors = [abs(r.error) for r in rows if r.family == family and not (covered_only and r.observation.suspicion)]
         out[family] = sum(errors, Fraction(0)) / len(errors) if errors else None
     return out
 
@@ -92,21 +93,34 @@ def printed_pool(text: str, what: str) -> tuple[int, int]:
     return int((value - half) * scale), int((value + half) * scale)
 
 
-def public_observations(entries: list[dict], configs: dict[str, dict]) -> list[Observation]:
-    """models/observations.yaml's entries, each with its config.json (by name) already read."""
+def public_observations(entries: list[dict], configs: dict[str, dict], catalog: Catalog) -> list[Observation]:
+    """models/observations.yaml's entries. Each names its architecture one of three ways: a
+    shipped config.json (`config`, already read into `configs`), a catalog model
+    (`catalog_model`), or architecture fields written out with their source (`architecture`)."""
     out = []
     for i, e in enumerate(entries):
         where = f"models/observations.yaml: observations[{i}]"
-        if e.get("config") not in configs:
-            raise InputError(f"{where}.config: found {e.get('config')!r}, expected one of {', '.join(sorted(configs))}")
-        shape = hfconfig.shape(configs[e["config"]], f"models/configs/{e['config']}/config.json")
+        if "config" in e:
+            if e["config"] not in configs:
+                raise InputError(f"{where}.config: found {e['config']!r}, expected one of {', '.join(sorted(configs))}")
+            shape = hfconfig.shape(configs[e["config"]], f"models/configs/{e['config']}/config.json")
+        elif "catalog_model" in e:
+            model = catalog.models.get(e["catalog_model"])
+            if model is None or "architecture" not in model:
+                raise InputError(f"{where}.catalog_model: found {e['catalog_model']!r}, expected a catalog model with an architecture")
+            shape = hfconfig.from_architecture(model["architecture"], model["id"])
+        elif isinstance(e.get("architecture"), dict):
+            shape = hfconfig.from_architecture(e["architecture"], f"observations[{i}]")
+        else:
+            raise InputError(f"{where}: found none of config, catalog_model, architecture, expected one of them")
         low, high = printed_pool(str(e["pool"]), f"{where}.pool")
         printed = e.get("tokens", e.get("blocks"))
+        version = e.get("engine_version")
         out.append(Observation(
             label=e["label"], source=e["url"], shape=shape,
             settings=kvlayout.Settings(tp=e.get("tp", 1), kv_cache_dtype=e.get("kv_cache_dtype", "auto"),
                                        prefill_budget=e.get("prefill_budget", 8192), speculative_tokens=e.get("speculative_tokens", 0)),
-            engine_version=str(e["engine_version"]), max_model_len=e["max_model_len"], pool_low=low, pool_high=high,
+            engine_version=str(version) if version else None, max_model_len=e["max_model_len"], pool_low=low, pool_high=high,
             printed=printed, quantity="tokens" if "tokens" in e else "blocks", suspicion=e.get("suspicion"),
         ))  # fmt: skip
     return out

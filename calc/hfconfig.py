@@ -103,8 +103,8 @@ def load(text: str, file: str) -> dict:
 
 
 class _Reader:
-    def __init__(self, data: dict, file: str, prefix: str = "") -> None:
-        self.data, self.file, self.prefix = data, file, prefix
+    def __init__(self, data: dict, file: str, prefix: str = "", architecture: str = "") -> None:
+        self.data, self.file, self.prefix, self.architecture = data, file, prefix, architecture
 
     def get(self, key: str, default: Any = _MISSING) -> Any:
         return self.data.get(key, default) if default is not _MISSING else self.data.get(key, _MISSING)
@@ -128,7 +128,7 @@ def shape(data: dict, file: str = "config.json") -> Shape:
     arch = archs[0]
     text = data.get("text_config")
     inner = text if isinstance(text, dict) else data
-    r = _Reader(inner, file, "text_config." if inner is not data else "")
+    r = _Reader(inner, file, "text_config." if inner is not data else "", arch)
     reader = _ARCHITECTURES.get(arch)
     if reader is None:
         raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
@@ -241,7 +241,9 @@ def _qwen3_next(r: _Reader) -> dict:
     n = r.int("num_hidden_layers")
     layers = _kinds(r, n, LINEAR, "linear_attention", "full_attention_interval")
     moe = _qwen_moe(r)["mlps"] if r.get("num_experts") not in (_MISSING, None, 0) else (Mlp(intermediate=r.int("intermediate_size")),) * n
-    state = r.get("mamba_ssm_dtype", None)
+    # vLLM takes mamba_ssm_dtype for the recurrent state from Qwen3.5's config only
+    # (vllm/model_executor/models/config.py, Qwen3_5ForConditionalGenerationConfig, 0.24.0)
+    state = r.get("mamba_ssm_dtype", None) if r.architecture.startswith("Qwen3_5") else None
     if state is not None and state not in DTYPE_BYTES:
         raise ConfigError(r.file, r.prefix + "mamba_ssm_dtype", state, "float32, bfloat16 or float16")
     linear = {
@@ -266,6 +268,9 @@ def _nemotron_h(r: _Reader) -> dict:
     layers = tuple(kinds[c] for c in pattern)
     common = _common(r)
     common["head_dim"] = r.int("head_dim", None) or r.int("attention_head_dim", None) or common["head_dim"]
+    state = r.get("mamba_ssm_cache_dtype", "float32")  # vLLM's NemotronHForCausalLMConfig default (0.24.0)
+    if state not in DTYPE_BYTES:
+        raise ConfigError(r.file, r.prefix + "mamba_ssm_cache_dtype", state, "float32, bfloat16 or float16")
     mamba = {
         "heads": r.int("mamba_num_heads"),
         "head_dim": r.int("mamba_head_dim"),
@@ -277,7 +282,7 @@ def _nemotron_h(r: _Reader) -> dict:
     moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"),
               shared_intermediate=r.int("moe_shared_expert_intermediate_size", 0, minimum=0)) if "E" in pattern else mlp  # fmt: skip
     mlps = tuple(mlp if k == MLP_ONLY else moe if k == MOE_ONLY else Mlp() for k in layers)
-    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba}
+    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": DTYPE_BYTES[state]}
 
 
 _ARCHITECTURES = {

@@ -1,36 +1,38 @@
 """KV cache per request, laid out by vLLM's own rules, from a config.json.
 
-Read from vLLM's source (vllm-project/vllm):
-- vllm/v1/kv_cache_interface.py at 001cabc1be16 (`AttentionSpec`, `FullAttentionSpec`,
-  `MLAAttentionSpec`, `SlidingWindowSpec`, `MambaSpec`): a page is block_size tokens of one
-  layer; full attention holds 2 x num_kv_heads x head_size x dtype per token, num_kv_heads
-  already divided by the ranks and never below one; MLA holds one latent (kv_lora_rank +
-  qk_rope_head_dim) per token, not divided, and fp8_ds_mla packs 656 B; nvfp4 packs
-  head_size/2 + head_size/16 bytes a head; a full-attention request holds cdiv(max_model_len,
-  block_size) pages (max_model_len first divided by the decode-context-parallel size); a
-  sliding-window request holds cdiv(min(window - 1 + prefill budget, max_model_len),
-  block_size) + 1 pages; a mamba / linear-attention request holds one state page, plus one per
-  speculative token (two in "align" prefix-caching mode).
-- vllm/model_executor/layers/mamba/mamba_utils.py at 02d710837549: the mamba2 and gated-delta
-  state shapes (conv state (kernel - 1 + speculative tokens) x conv dim / TP; temporal state
-  heads / TP x head_dim x state), groups extended to a multiple of TP.
-- vllm/platforms/interface.py (`_align_hybrid_block_size`, quoted from the source in public
-  write-ups): with mamba layers the attention block grows to 16 x cdiv(mamba page, 16 x one
-  token's attention page) tokens and the mamba page is padded up to the attention page.
-- vllm/v1/core/kv_cache_utils.py at 001cabc1be16: layers with one spec form one group; mixed
-  specs are grouped by spec into groups of equal size (the smallest count of layers of a kind,
-  or the largest when it is under 1.5x the smallest), the last group of a kind padded ("Add N
-  padding layers, may waste at most X% KV cache memory"); num_blocks = pool // page // group
-  size; the concurrency is num_blocks / (the pages one full-length request holds, summed over
-  the groups); "GPU KV cache size" prints num_blocks // groups x the smallest block size (times
-  the context-parallel size).
-- Builds from 0.26.0 on print the token count as int(concurrency x max_model_len) (seen in
-  kv_cache_utils.py's `_report_kv_cache_config` of later builds, and in every 0.26+ log we hold:
-  150,992 at 121,344 is no multiple of the 256-token block), and charge a sliding window the
-  in-flight tokens of every batch that may be scheduled at once (two with async scheduling)
-  instead of one prefill budget.
-- vLLM 0.6 (the V0 engine) printed "# GPU blocks: N" of 16 tokens over all layers, and the
-  concurrency as N x block_size / max_model_len.
+Read from vLLM's released sources (the sdists on PyPI; file and version named with each rule):
+- vllm/v1/kv_cache_interface.py (0.24.0; the same at commit 001cabc1be16): a page is block_size
+  tokens of one layer; full attention holds 2 x num_kv_heads x head_size x dtype per token,
+  num_kv_heads already divided by the ranks and never below one; MLA holds one latent
+  (kv_lora_rank + qk_rope_head_dim) per token, not divided, and fp8_ds_mla packs 656 B; nvfp4
+  packs head_size/2 + head_size/16 bytes a head; a full-attention request holds
+  cdiv(max_model_len, block_size) pages (max_model_len first divided by the decode-context-
+  parallel size); a sliding-window request holds cdiv(min(window - 1 + budget, max_model_len),
+  block_size) + 1 pages; a mamba / linear-attention request holds one state page, two in
+  "align" mode, plus one per speculative token ("all" mode: a page per block of context).
+- The sliding window's budget is max_num_batched_tokens up to 0.25.x; from 0.26.0 it is
+  max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens (vllm/config/vllm.py,
+  0.26.0 and 0.29.0), two batches with async scheduling, which 0.26.0 turns on by default.
+- vllm/model_executor/models/config.py (0.17.0, 0.20.0, 0.24.0), MambaModelConfig: with prefix
+  caching on (vLLM's default) a hybrid whose model does not support mamba prefix caching runs in
+  "align" mode; Qwen3.5 takes mamba_ssm_dtype from its config for the recurrent state, and
+  Nemotron-H float32 unless its config says otherwise.
+- vllm/model_executor/layers/mamba/mamba_utils.py: the mamba2 and gated-delta state shapes
+  (conv state (kernel - 1 + speculative tokens) x conv dim / TP; temporal state heads / TP x
+  head_dim x state), groups extended to a multiple of TP.
+- vllm/platforms/interface.py (0.24.0, `_align_hybrid_block_size`): with mamba layers the
+  attention block grows to 16 x cdiv(mamba page, 16 x one token's attention page) tokens and the
+  mamba page is padded up to the attention page.
+- vllm/v1/core/kv_cache_utils.py (0.24.0; 001cabc1be16): layers with one spec form one group;
+  mixed specs are grouped by spec into groups of equal size (the smallest count of layers of a
+  kind, or the largest when it is under 1.5x the smallest), the last group of a kind padded
+  ("Add N padding layers, may waste at most X% KV cache memory"); num_blocks = pool // page //
+  group size; the concurrency is num_blocks / (the pages one full-length request holds, summed
+  over the groups).
+- "GPU KV cache size" prints num_blocks // groups x the smallest block size (times the
+  context-parallel size) up to 0.20.0, and int(concurrency x max_model_len) from 0.21.0
+  (`get_kv_cache_capacity`, 0.24.0). The V0 engine (0.6, 0.7) printed "# GPU blocks: N" of 16
+  tokens over all layers, and the concurrency as N x block_size / max_model_len.
 
 All sizes are per rank and in bytes. Everything here is modeled, not measured.
 """
@@ -59,7 +61,8 @@ class Version:
 
 
 def version(text: str | None) -> Version:
-    """The rules of a vLLM build: 0.6 (V0), 0.8-0.25 (V1, blocks), 0.26 on (V1, concurrency)."""
+    """The rules of a vLLM build: V0 before 0.8; V1 printing blocks up to 0.20, the concurrency
+    times max_model_len from 0.21; a window charged two in-flight batches from 0.26."""
     if not text:
         return Version("0.26 and later", "v1", "concurrency", 2)
     parts = text.strip().lstrip("v").split(".")
@@ -69,9 +72,8 @@ def version(text: str | None) -> Version:
         raise ValueError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
     if (major, minor) < (0, 8):
         return Version(text, "v0", "blocks", 1)
-    if (major, minor) < (0, 26):
-        return Version(text, "v1", "blocks", 1)
-    return Version(text, "v1", "concurrency", 2)
+    prints = "blocks" if (major, minor) < (0, 21) else "concurrency"
+    return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1)
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ class Settings:
     prefill_budget: int = 8192  # --max-num-batched-tokens
     speculative_tokens: int = 0
     dcp: int = 1
-    mamba_cache_mode: str = "none"
+    mamba_cache_mode: str = "align"  # prefix caching on, vLLM's default; "none" without it
     mamba_ssm_dtype: str = "auto"
 
 
@@ -138,6 +140,8 @@ def layer_specs(shape: Shape, s: Settings) -> list[Spec]:
     if state:
         need = KERNEL_BLOCK_ALIGNMENT * cdiv(state, KERNEL_BLOCK_ALIGNMENT * attention_token)
         block = max(block, need)
+    if s.mamba_cache_mode not in ("align", "none"):
+        raise ValueError(f"mamba cache mode: found {s.mamba_cache_mode!r}, expected align (prefix caching on) or none")
     state_pages = (2 if s.mamba_cache_mode == "align" else 1) + s.speculative_tokens
     kinds = list(shape.layers)
     if s.speculative_tokens and shape.drafter_layers:  # the MTP drafter's attention layers share the pool

@@ -518,7 +518,7 @@ def define_env(env) -> None:
     @env.macro
     def model_accuracy_rows() -> list[accuracy.Row]:
         """Every observation with a known architecture, predicted by the config model."""
-        return [accuracy.row(o) for o in accuracy.public_observations(*public_observations(ROOT)) + accuracy.catalog_observations(catalog)]
+        return [accuracy.row(o) for o in accuracy.public_observations(*public_observations(ROOT), catalog) + accuracy.catalog_observations(catalog)]
 
     @env.macro
     def model_accuracy_table() -> str:
@@ -544,13 +544,15 @@ def define_env(env) -> None:
     @env.macro
     def model_accuracy_by_family() -> str:
         rows = model_accuracy_rows()
-        errors = accuracy.family_errors(rows)
+        errors, covered = accuracy.family_errors(rows), accuracy.family_errors(rows, covered_only=True)
         out = []
         for family, mae in errors.items():
             n = sum(1 for r in rows if r.family == family)
             exact = sum(1 for r in rows if r.family == family and r.within_precision)
-            out.append((family, fig(n, "count"), fig(exact, "count"), fig(mae, "%", 2) if mae is not None else "no observation yet"))
-        return _table(("Family", "Rows", "Within printed precision", "Mean absolute error"), out)
+            shown = [fig(e, "%", 2) if e is not None else "no observation yet" for e in (mae, covered[family])]
+            out.append((family, fig(n, "count"), fig(exact, "count"), *shown))
+        head = ("Family", "Rows", "Within printed precision", "Mean absolute error", "Mean absolute error, rows the rules cover")
+        return _table(head, out)
 
 
 def _unit(literal: str) -> tuple[str, int]:
@@ -566,7 +568,7 @@ def public_observations(root: Path) -> tuple[list[dict], dict[str, dict]]:
     import yaml
 
     entries = yaml.safe_load((root / "models" / "observations.yaml").read_text())["observations"]
-    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries}
+    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries if "config" in e}
     return entries, configs
 
 

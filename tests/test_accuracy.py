@@ -14,7 +14,7 @@ from hooks.macros import ROOT, public_observations
 
 @pytest.fixture(scope="module")
 def rows(catalog) -> list[accuracy.Row]:
-    return [accuracy.row(o) for o in accuracy.public_observations(*public_observations(ROOT)) + accuracy.catalog_observations(catalog)]
+    return [accuracy.row(o) for o in accuracy.public_observations(*public_observations(ROOT), catalog) + accuracy.catalog_observations(catalog)]
 
 
 def test_full_attention_rows_are_exact_within_printed_precision(rows) -> None:
@@ -23,6 +23,12 @@ def test_full_attention_rows_are_exact_within_printed_precision(rows) -> None:
     for r in dense:
         assert r.within_precision, r.observation.label
         assert abs(r.error) < Fraction(2, 1000), r.observation.label
+
+
+def test_hybrid_rows_the_rules_cover_are_exact(rows) -> None:
+    covered = [r for r in rows if r.family == "hybrid" and not r.observation.suspicion]
+    assert len(covered) >= 3
+    assert all(r.within_precision and r.error == 0 for r in covered)
 
 
 def test_every_catalog_start_with_an_architecture_has_a_row(rows, catalog) -> None:

@@ -156,7 +156,7 @@ def test_sliding_window_holds_window_plus_budget_plus_one_block() -> None:
     settings = kvlayout.Settings(prefill_budget=2048)
     lay = kvlayout.layout(kvlayout.layer_specs(s, settings))
     sliding = next(g.spec for g in lay.groups if g.spec.kind == "sliding")
-    # up to 0.25: cdiv(min(1024 - 1 + 2048, 32768), 16) + 1 = 192 + 1
+    # up to 0.25.x: cdiv(min(1024 - 1 + 2048, 32768), 16) + 1 = 192 + 1
     assert sliding.pages(32768, 2048, 1) == 193
     # the window never holds more than the request: cdiv(min(3071, 1000), 16) + 1 = 63 + 1
     assert sliding.pages(1000, 2048, 1) == 64
@@ -206,8 +206,12 @@ def test_mamba_state_pages_grow_with_speculative_tokens() -> None:
     arch = {"layers": 4, "attention": "hybrid", "kv_heads": 1, "head_dim": 64, "full_attention_interval": 4,
             "linear_k_heads": 1, "linear_v_heads": 1, "linear_k_dim": 64, "linear_v_dim": 64, "conv_kernel": 4}  # fmt: skip
     s = hfconfig.from_architecture(arch, "tiny")
+    # prefix caching on (vLLM's default): "align" mode keeps two states, plus one a speculative token
     specs = kvlayout.layer_specs(s, kvlayout.Settings(speculative_tokens=2))
-    assert {sp.state_pages for sp in specs if sp.kind == "mamba"} == {3}  # one state plus one a speculative token
+    assert {sp.state_pages for sp in specs if sp.kind == "mamba"} == {4}
+    # prefix caching off: one state, plus one a speculative token
+    specs = kvlayout.layer_specs(s, kvlayout.Settings(speculative_tokens=2, mamba_cache_mode="none"))
+    assert {sp.state_pages for sp in specs if sp.kind == "mamba"} == {3}
 
 
 # --- weights ---------------------------------------------------------------------------------------
@@ -356,3 +360,35 @@ def test_drafter_layers_are_counted_apart() -> None:
     off = kvlayout.request(with_mtp, kvlayout.Settings(tp=8), 8192, kvlayout.version(None))
     on = kvlayout.request(with_mtp, kvlayout.Settings(tp=8, speculative_tokens=1), 8192, kvlayout.version(None))
     assert (off.bytes_per_token, on.bytes_per_token) == (576 * 2 * 61, 576 * 2 * 62)
+
+
+QWEN36_35B = {"layers": 40, "attention": "hybrid", "kv_heads": 2, "head_dim": 256, "full_attention_interval": 4, "linear_k_heads": 16,
+              "linear_v_heads": 32, "linear_k_dim": 128, "linear_v_dim": 128, "conv_kernel": 4, "state_dtype": "float32"}  # fmt: skip
+
+
+def test_hybrid_align_mode_against_a_v024_log() -> None:
+    # club-3090 issue 612, vLLM 0.24.0, TP 1, fp8 KV, prefix caching on:
+    # "Available KV cache memory: 5.98 GiB", "GPU KV cache size: 567,978 tokens", 4.33x at 131,072.
+    # block 2,096 (as above), page 2,146,304 B; 5.98 GiB // page = 2,991 // 10 layers a group = 299 blocks;
+    # a request: cdiv(131,072, 2,096) = 63 pages + 3 linear groups x 2 states ("align") = 69;
+    # int(299 / 69 x 131,072) = 567,978
+    s = hfconfig.from_architecture(QWEN36_35B, "qwen3.6-35b-a3b")
+    p = kvlayout.pool(s, kvlayout.Settings(kv_cache_dtype="fp8"), 131072, int(Fraction("5.98") * GiB), kvlayout.version("0.24.0"))
+    assert (p.blocks, p.tokens) == (299, 567978)
+    assert f"{float(p.concurrency):.2f}" == "4.33"
+    # without prefix caching ("none") one state a group: 66 pages, a different count
+    none = kvlayout.pool(s, kvlayout.Settings(kv_cache_dtype="fp8", mamba_cache_mode="none"), 131072, int(Fraction("5.98") * GiB), kvlayout.version("0.24.0"))
+    assert none.tokens == 299 * 131072 // 66
+
+
+def test_hybrid_tp2_against_the_catalog_architecture(catalog) -> None:
+    # mitchross/talos-argocd-proxmox PR 1995: Qwen3.8 27B FP8, TP 2, fp8_e4m3, "2.31x" and 302,921 tokens
+    # on 4.99 GiB a rank. State: conv 3 x 5,120 x 2 B + temporal 24 x 128 x 128 x 4 B = 1,603,584 B;
+    # attention 2 heads x 512 x 1 B = 1,024 B a token: block 16 x 98 = 1,568 (the PR's own figure);
+    # 4.99 GiB // 1,605,632 // 16 = 208 blocks; a request 84 + 3 x 2 = 90 pages; int(208 / 90 x 131,072)
+    s = hfconfig.from_architecture(catalog.models["qwen3.8-27b"]["architecture"], "qwen3.8-27b")
+    settings = kvlayout.Settings(tp=2, kv_cache_dtype="fp8_e4m3")
+    assert kvlayout.layout(kvlayout.layer_specs(s, settings)).min_block_size == 1568
+    p = kvlayout.pool(s, settings, 131072, int(Fraction("4.99") * GiB), kvlayout.version(None))
+    assert (p.blocks, p.tokens) == (208, 302921)
+    assert f"{float(p.concurrency):.2f}" == "2.31"
