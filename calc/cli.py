@@ -352,6 +352,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> str | dict:
         prefill_budget=parse_count(args.prefill_budget, "--prefill-budget", 1),
         speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens"),
         dcp=parse_count(args.dcp, "--dcp", 1),
+        prefix_caching=not args.no_prefix_caching,
     )
     r = modeled.model_report(inputs)
     if args.json:
@@ -475,6 +476,7 @@ def build_parser() -> Parser:
     p.add_argument("--prefill-budget", default="8192", help="--max-num-batched-tokens")
     p.add_argument("--speculative-tokens", default="0")
     p.add_argument("--dcp", default="1", help="--decode-context-parallel-size")
+    p.add_argument("--no-prefix-caching", action="store_true", help="--no-enable-prefix-caching: hybrids keep one mamba state a request, not two")
     p.set_defaults(run=cmd_model)
 
     p = sub.add_parser("schema", help="write (or --check) the catalog's JSON Schema files")

@@ -24,6 +24,7 @@ class ModelInputs:
     prefill_budget: int = 8192
     speculative_tokens: int = 0
     dcp: int = 1
+    prefix_caching: bool = True  # vLLM's default; hybrids then keep two mamba states a request
 
 
 def model_report(i: ModelInputs) -> dict:
@@ -38,7 +39,8 @@ def model_report(i: ModelInputs) -> dict:
     try:
         rules = kvlayout.version(i.engine_version)
         settings = kvlayout.Settings(tp=i.tp, kv_cache_dtype=i.kv_cache_dtype, block_size=i.block_size,
-                                     prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp)  # fmt: skip
+                                     prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
+                                     mamba_cache_mode="align" if i.prefix_caching else "none")  # fmt: skip
         req = kvlayout.request(shape, settings, i.max_model_len, rules)
     except ValueError as error:
         if isinstance(error, InputError):
