@@ -41,7 +41,7 @@ DTYPES = ("auto", "bfloat16", "fp8", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 def fields(catalog: Catalog) -> list[Field]:
     boxes = tuple((b, box["name"], False) for b, box in catalog.boxes.items())
     return [
-        Field("config", LABELS["config"], "textarea", "The model's config.json as Hugging Face ships it, quantization_config and all"),
+        Field("config", LABELS["config"], "textarea", "The model's config.json as Hugging Face ships it, quantization_config and all", rows=12),
         Field("index", LABELS["index"], "textarea", "Its metadata.total_size beats the parameter count; a size such as 61.06e9 works too"),
         Field("box", LABELS["box"], "select", options=boxes),
         Field("available", LABELS["available"], "text", "Bytes: " + size_examples()),

@@ -152,10 +152,11 @@ def counted(raw: Mapping[str, str], name: str, label: str, minimum: int = 1, opt
 class Field:
     name: str
     label: str
-    kind: str  # text, select, checkbox, textarea
+    kind: str  # text, textarea, select, checkbox
     help: str = ""
     options: tuple[tuple[str, str, bool], ...] = ()  # value, label, disabled
     inputmode: str = "text"
+    rows: int = 4
 
 
 @dataclass
@@ -188,10 +189,10 @@ def _field_html(calculator: str, f: Field, d: Defaults) -> str:
             f'<option value="{esc(v)}"{" selected" if v == value else ""}{" disabled" if off else ""}>{esc(text)}</option>' for v, text, off in f.options
         )
         control = f"<select {attrs}>{options}</select>"
+    elif f.kind == "textarea":
+        control = f'<textarea {attrs} rows="{f.rows}" autocomplete="off" spellcheck="false">{esc(value)}</textarea>'
     elif f.kind == "checkbox":
         control = f'<input type="checkbox" {attrs}{" checked" if value == "on" else ""}>'
-    elif f.kind == "textarea":
-        control = f'<textarea {attrs} rows="8" autocomplete="off" spellcheck="false">{esc(value)}</textarea>'
     else:
         control = f'<input type="text" {attrs} value="{esc(value)}" inputmode="{f.inputmode}" autocomplete="off" spellcheck="false">'
     label = f'<label for="{fid}">{esc(f.label)}</label>'

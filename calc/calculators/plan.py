@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from fractions import Fraction
 
-from calc import budget, fraction
+from calc import budget, derive, fraction
 from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, esc, invalid, short, size_examples, size_text, table, take
 from calc.catalog import Catalog, Figure
 from calc.units import InputError, fmt, parse_fraction, parse_size
@@ -40,7 +40,7 @@ def fields(catalog: Catalog) -> list[Field]:
             for m in _resident_models(catalog)
         ]
     )
-    boxes = tuple((b, f"{e['name']}: {fmt(e['total_memory'].value, 'GiB')}", False) for b, e in catalog.boxes.items())
+    boxes = tuple((b, f"{e['name']}: {fmt(derive.box_total(e)[0].value, 'GiB')}", False) for b, e in catalog.boxes.items())
     out = [Field("box", labels["box"], "select", options=boxes)]
     for n in range(1, PLAN_ROWS + 1):
         out.append(Field(f"model_{n}", labels[f"model_{n}"], "select", options=models))
@@ -53,8 +53,14 @@ def fields(catalog: Catalog) -> list[Field]:
 
 def _plan_available(box: dict) -> tuple[int, Figure]:
     """What the box has free before the first engine: its idle reading, its free-at-start reading, or its total."""
-    figure = box.get("idle_available") or box.get("free_at_start") or box["total_memory"]
+    figure = derive.box_free(box) or derive.box_total(box)[0]
     return figure.value, figure
+
+
+def _total_note(box: dict) -> str:
+    total = derive.box_total(box)
+    kind = "" if total.kind == "engine" else f"; {total.what}"
+    return f"Total {esc(fmt(total.figure.value, 'GiB'))} ({esc(total.figure.provenance)}{esc(kind)})"
 
 
 def defaults(catalog: Catalog, box_id: str | None = None) -> Defaults:
@@ -64,7 +70,7 @@ def defaults(catalog: Catalog, box_id: str | None = None) -> Defaults:
     box = catalog.boxes[box_id]
     residents = [r["model"] for r in plan["residents"]] if plan else []
     values: dict[str, str] = {"box": box_id}
-    sources: dict[str, str] = {"box": f"Total {esc(fmt(box['total_memory'].value, 'GiB'))} ({esc(box['total_memory'].provenance)})"}
+    sources: dict[str, str] = {"box": _total_note(box)}
     for n in range(1, PLAN_ROWS + 1):
         model = residents[n - 1] if n <= len(residents) else ""
         values[f"model_{n}"] = model
@@ -113,7 +119,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     if errors:
         return invalid("plan", errors, labels, names)
     box = catalog.boxes[box_id]
-    total = box["total_memory"].value
+    total = derive.box_total(box)[0].value
     result = budget.budget(total, [r for r, _ in residents])
     fig = Figures()
     rows = [
@@ -177,7 +183,7 @@ def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict | None:
             "values": {"plan-available": text},
             "sources": {
                 "plan-available-src": default_note(figure, text),
-                "plan-box-src": f"Total {esc(fmt(box['total_memory'].value, 'GiB'))} ({esc(box['total_memory'].provenance)})",
+                "plan-box-src": _total_note(box),
             },
             "hidden": {},
             "disabled": {},
