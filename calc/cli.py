@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import sys
 import time
 from fractions import Fraction
@@ -448,6 +449,8 @@ def read_log_file(name: str) -> logread.LogReading:
 
 def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     reading = read_log_file(args.file)
+    if args.pin:
+        reading = logread.with_pin(reading, parse_size(args.pin, "--pin"), f"--pin {args.pin}, given on the command line")
     if args.json:
         return reading.to_json()
     if args.yaml:
@@ -455,16 +458,22 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         if model_id is None or model_id not in catalog.models:
             found = args.model or (reading.model.value if reading.model else "no model name")
             raise InputError(f"--yaml: found {found!r}, expected a model of the catalog; give --model (one of {', '.join(catalog.models)})")
+        if args.id is not None and (not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", args.id) or args.id in catalog.deployments):
+            raise InputError(f"--id: found {args.id!r}, expected a new id of lower-case letters, digits, dots and dashes")
         if not args.box or args.box not in catalog.boxes:
             raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)} (the box the log was taken on)")
         source = "standard input" if args.file == "-" else Path(args.file).name
-        return ingest.start_entry(reading, model_id=model_id, box=args.box, boxes=parse_count(args.boxes, "--boxes", 1), source=f"startup log {source}").rstrip(
-            "\n"
-        )
-    return render_ingest(catalog, reading, args.file)
+        entry = ingest.start_entry(
+            reading, model_id=model_id, box=args.box, boxes=parse_count(args.boxes, "--boxes", 1), source=f"startup log {source}",
+            tp=parse_count(args.tp, "--tp", 1) if args.tp else None, deployment_id=args.id,
+        )  # fmt: skip
+        return entry.rstrip("\n")
+    if args.model and args.model not in catalog.models:
+        raise InputError(f"--model: found {args.model!r}, expected one of {', '.join(catalog.models)}")
+    return render_ingest(catalog, reading, args.file, args.model)
 
 
-def render_ingest(catalog: Catalog, r: logread.LogReading, name: str) -> str:
+def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:
     build = f"{r.engine.value} {r.engine_version.value}" if r.engine_version else r.engine.value
     era = f", {r.era.value.upper()} engine" if r.era and r.era.value in ("v0", "v1") else ""
     lines = [f"{name}: a {build} startup log{era}", "Read:"]
@@ -476,13 +485,15 @@ def render_ingest(catalog: Catalog, r: logread.LogReading, name: str) -> str:
         "GPU blocks": r.gpu_blocks, "max concurrency": r.max_concurrency, "CUDA graph estimate": r.cuda_graph_bytes,
         "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "KV for one request": r.kv_needed_bytes,
         "estimated max_model_len": r.estimated_max_model_len, "speculative": r.speculative, "error": r.error,
+        "CUDA graphs took": r.cuda_graph_taken_bytes, "non-torch memory": r.non_torch_bytes, "activation peak": r.activation_peak_bytes,
+        "max_num_batched_tokens": r.max_num_batched_tokens, "max_num_seqs": r.max_num_seqs,
     }  # fmt: skip
     for label, found in shown.items():
         if found is not None:
             lines.append(f"  {label:<24}{_shown(found):<28} line {found.line_no}")
     lines.append("Derived:")
     lines.extend(f"  {d.name}: {d.value}\n    {d.how}" for d in ingest.derived(r))
-    compared = ingest.compare(catalog, r)
+    compared = ingest.compare(catalog, r, model_id)
     if compared:
         lines.append("Catalog:")
         lines.extend(f"  {c}" for c in compared)
@@ -625,9 +636,12 @@ def build_parser() -> Parser:
     p = add("ingest", "read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model")
     p.add_argument("file", help="the log file, or - for standard input")
     p.add_argument("--yaml", action="store_true", help="print a catalog deployment with this start, for catalog/starts.yaml")
-    p.add_argument("--model", help="--yaml: the catalog model id (default: matched on the log's model name)")
+    p.add_argument("--model", help="the catalog model id to compare with and to write (default: matched on the log's model name)")
+    p.add_argument("--pin", help="the KV pin the start was given, where the log does not print it: 10e9, 9.31 GiB")
     p.add_argument("--box", help="--yaml: the catalog box id the log was taken on")
     p.add_argument("--boxes", default="1", help="--yaml: how many boxes the start spans")
+    p.add_argument("--tp", help="--yaml: the tensor-parallel size, where the log does not print it")
+    p.add_argument("--id", help="--yaml: the deployment's id (default: the model's name and -log)")
     p.set_defaults(run=cmd_ingest)
 
     p = sub.add_parser("schema", help="write (or --check) the catalog's JSON Schema files")

@@ -29,29 +29,45 @@ def derived(reading: LogReading) -> list[Derivation]:
     if per_token is not None:
         spread = "" if per_token.low == per_token.high else f" ({fmt(per_token.low, 'count')} to {fmt(per_token.high, 'count')})"
         out.append(Derivation("bytes per token per rank", f"{fmt(per_token.value, 'count')} B{spread}", per_token.how))
-        if max_len is not None:
-            cost = per_token.value * max_len.value
-            out.append(
-                Derivation(
-                    f"one request of {fmt(max_len.value, 'count')} tokens",
-                    fmt(cost, "GiB"),
-                    f"bytes per token x max_model_len (line {max_len.line_no}); current builds add a context-independent part "
-                    "(sliding-window, mamba or drafter groups), which this figure already averages in at this length",
-                )
-            )
-    if tokens is not None and max_len is not None and max_len.value:
-        contexts = Fraction(tokens.value, max_len.value)
-        printed = f"; the log printed {reading.max_concurrency.printed}" if reading.max_concurrency is not None else ""
+    pool = reading.kv_cache_memory_bytes or reading.available_kv_bytes
+    conc = reading.max_concurrency
+    if max_len is not None and pool is not None and pool.value > 0 and conc is not None and conc.value > 0:
+        low, high = Fraction(pool.low) / (Fraction(conc.value) + conc.half), Fraction(pool.high) / (Fraction(conc.value) - conc.half)
         out.append(
             Derivation(
-                f"full {fmt(max_len.value, 'count')}-token contexts",
-                fmt(contexts, "x"),
-                f"{fmt(tokens.value, 'count')} tokens / {fmt(max_len.value, 'count')} (lines {tokens.line_no}, {max_len.line_no}){printed}",
+                f"one request of {fmt(max_len.value, 'count')} tokens",
+                f"{fmt(Fraction(pool.value) / Fraction(conc.value), 'GiB')} ({fmt(low, 'GiB')} to {fmt(high, 'GiB')})",
+                f"the pool ({f'line {pool.line_no}' if pool.line_no else pool.line_text}) / the concurrency (line {conc.line_no}): "
+                "what vLLM charges one full-length request, "
+                "any context-independent part included",
             )
         )
-    elif reading.max_concurrency is not None:
-        c = reading.max_concurrency
-        out.append(Derivation("full contexts", c.printed or str(c.value), f"the concurrency line (line {c.line_no})"))
+    elif max_len is not None and per_token is not None:
+        out.append(
+            Derivation(
+                f"one request of {fmt(max_len.value, 'count')} tokens",
+                fmt(per_token.value * max_len.value, "GiB"),
+                f"bytes per token x max_model_len (line {max_len.line_no})",
+            )
+        )
+    concurrency = reading.max_concurrency
+    if max_len is not None and (concurrency is not None or tokens is not None):
+        label = f"full {fmt(max_len.value, 'count')}-token contexts"
+        ratio = Fraction(tokens.value, max_len.value) if tokens is not None and max_len.value else None
+        if concurrency is not None:
+            how = f"vLLM's concurrency line (line {concurrency.line_no})"
+            if ratio is not None and abs(ratio - Fraction(concurrency.value)) > concurrency.half + Fraction(1, 100):
+                how += (
+                    f"; tokens / max_model_len is {fmt(ratio, 'x')}: the two count differently here "
+                    "(hybrid or sliding-window groups, or a request's whole last block)"
+                )
+            out.append(Derivation(label, concurrency.printed or str(concurrency.value), how))
+        else:
+            out.append(
+                Derivation(
+                    label, fmt(ratio, "x"), f"{fmt(tokens.value, 'count')} tokens / {fmt(max_len.value, 'count')} (lines {tokens.line_no}, {max_len.line_no})"
+                )
+            )
     out.append(Derivation("weights include a drafter", *drafter_verdict(reading)))
     if reading.error is not None:
         out.append(Derivation("the start failed", reading.error.value, failure(reading)))
@@ -68,7 +84,12 @@ def drafter_verdict(reading: LogReading) -> tuple[str, str]:
     if loading is None:
         return "unknown", f"speculative decoding with {method}, but the log has no weights line"
     if reading.engine is not None and reading.engine.value == "sglang":
-        return "no", f"SGLang loads the {method} drafter apart; 'Load weight end' (line {loading.line_no}) is the target's"
+        if "+" in (loading.printed or ""):
+            return (
+                "yes",
+                f"SGLang printed the target's and the drafter's weights apart ({loading.printed}, from line {loading.line_no}); the figure read is their sum",
+            )
+        return "no", f"SGLang loads the {method} drafter apart; 'Load weight end' (line {loading.line_no}) is the target's alone"
     if reading.era is not None and reading.era.value == "v1":
         return "yes", f"V1 loads the {method} drafter inside the measured 'Model loading took' step (line {loading.line_no}); do not add it again"
     return "unknown", f"speculative decoding with {method}; this build's weights line may or may not hold the drafter"
@@ -114,9 +135,9 @@ def catalog_model(catalog: Catalog, reading: LogReading) -> str | None:
     return best
 
 
-def compare(catalog: Catalog, reading: LogReading) -> list[str]:
-    """The catalog's bytes-per-token figures for the log's model, against the log's."""
-    model_id = catalog_model(catalog, reading)
+def compare(catalog: Catalog, reading: LogReading, model_id: str | None = None) -> list[str]:
+    """The catalog's bytes-per-token figures for the log's model (or the one named), against the log's."""
+    model_id = model_id or catalog_model(catalog, reading)
     if model_id is None:
         return []
     ours = reading.bytes_per_token
@@ -150,7 +171,7 @@ def _size_text(found: Found) -> str:
     return f"{number} {unit}"
 
 
-def start_entry(reading: LogReading, *, model_id: str, box: str, boxes: int, source: str, deployment_id: str | None = None) -> str:
+def start_entry(reading: LogReading, *, model_id: str, box: str, boxes: int, source: str, tp: int | None = None, deployment_id: str | None = None) -> str:
     """A deployment with one start, as YAML text to append to catalog/starts.yaml's `deployments`."""
     pool = reading.kv_cache_memory_bytes or reading.available_kv_bytes
     if pool is None or pool.value <= 0:
@@ -158,7 +179,9 @@ def start_entry(reading: LogReading, *, model_id: str, box: str, boxes: int, sou
     engine = reading.engine.value if reading.engine else "vllm"
     engine_name = {"vllm": "vLLM", "sglang": "SGLang"}[engine]
     build = f"{engine_name} {reading.engine_version.value}" if reading.engine_version else engine_name
-    tp = reading.tensor_parallel_size.value if reading.tensor_parallel_size else 1
+    if tp is None:
+        tp = reading.tensor_parallel_size.value if reading.tensor_parallel_size else None
+    tp_text = str(tp) if tp is not None else "1  # not in the log: give --tp"
     date = reading.date.value if reading.date else None
     slug = re.sub(r"[^a-z0-9.]+", "-", str(reading.model.value if reading.model else model_id).lower().rsplit("/", 1)[-1]).strip("-.")
     ident = deployment_id or f"{slug or model_id}-log"
@@ -168,7 +191,7 @@ def start_entry(reading: LogReading, *, model_id: str, box: str, boxes: int, sou
         f"    model: {model_id}",
         f"    box: {box}",
         f"    boxes: {boxes}",
-        f"    tp: {tp}",
+        f"    tp: {tp_text}",
         f"    engine: {_q(build)}",
     ]
     settings = []
@@ -176,8 +199,12 @@ def start_entry(reading: LogReading, *, model_id: str, box: str, boxes: int, sou
         settings.append(f"      max_model_len: {reading.max_model_len.value}")
     if reading.kv_cache_dtype:
         settings.append(f"      kv_dtype: {_q(reading.kv_cache_dtype.value)}")
-    if reading.block_size:
+    if reading.block_size and not reading.block_size.derived:
         settings.append(f"      block_size: {reading.block_size.value}")
+    if reading.max_num_seqs:
+        settings.append(f"      seats: {reading.max_num_seqs.value}")
+    if reading.max_num_batched_tokens:
+        settings.append(f"      prefill_budget: {reading.max_num_batched_tokens.value}")
     if reading.speculative and reading.speculative.value.get("num_speculative_tokens"):
         settings.append(f"      speculative_tokens: {reading.speculative.value['num_speculative_tokens']}")
     out.extend(["    settings:", *settings] if settings else ["    settings: {}"])
