@@ -11,11 +11,12 @@ with what we suspect.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from calc import hfconfig, kvlayout
+from calc import hfconfig, kvlayout, logread
 from calc.catalog import Catalog
 from calc.units import SIZE_UNITS, InputError
 
@@ -93,37 +94,58 @@ def printed_pool(text: str, what: str) -> tuple[int, int]:
     return int((value - half) * scale), int((value + half) * scale)
 
 
-def public_observations(entries: list[dict], configs: dict[str, dict], catalog: Catalog) -> list[Observation]:
+def public_observations(entries: list[dict], configs: dict[str, dict], catalog: Catalog, logs: dict[str, str]) -> list[Observation]:
     """models/observations.yaml's entries. Each names its architecture one of three ways: a
     shipped config.json (`config`, already read into `configs`), a catalog model
-    (`catalog_model`), or architecture fields written out with their source (`architecture`)."""
+    (`catalog_model`), or architecture fields written out with their source (`architecture`).
+    An entry with a `log` (in logs/public/, its text in `logs`) takes the pool, the printed count
+    and whatever settings the log states from the log reader; an entry quoting a post that is no
+    log writes them out."""
     out = []
     for i, e in enumerate(entries):
         where = f"models/observations.yaml: observations[{i}]"
-        if "config" in e:
-            if e["config"] not in configs:
-                raise InputError(f"{where}.config: found {e['config']!r}, expected one of {', '.join(sorted(configs))}")
-            shape = hfconfig.shape(configs[e["config"]], f"models/configs/{e['config']}/config.json")
-        elif "catalog_model" in e:
-            model = catalog.models.get(e["catalog_model"])
-            if model is None or "architecture" not in model:
-                raise InputError(f"{where}.catalog_model: found {e['catalog_model']!r}, expected a catalog model with an architecture")
-            shape = hfconfig.from_architecture(model["architecture"], model["id"])
-        elif isinstance(e.get("architecture"), dict):
-            shape = hfconfig.from_architecture(e["architecture"], f"observations[{i}]")
+        shape = _shape(e, where, configs, catalog, i)
+        given = {k: e[k] for k in ("tp", "kv_cache_dtype", "max_model_len", "engine_version") if e.get(k) is not None}
+        if "log" in e:
+            if e["log"] not in logs:
+                raise InputError(f"{where}.log: found {e['log']!r}, expected a log in logs/public/")
+            r = logread.read_log(logs[e["log"]])
+            read = {"tp": r.tensor_parallel_size, "kv_cache_dtype": r.kv_cache_dtype, "max_model_len": r.max_model_len, "engine_version": r.engine_version}
+            given = {**{k: f.value for k, f in read.items() if f is not None}, **given}
+            pool, count = r.available_kv_bytes, r.kv_tokens or r.gpu_blocks
+            if pool is None or count is None:
+                raise InputError(f"{where}.log: {e['log']} prints no pool or no token or block count")
+            low, high = math.floor(pool.low), math.ceil(pool.high)
+            printed, quantity = count.value, "tokens" if r.kv_tokens else "blocks"
         else:
-            raise InputError(f"{where}: found none of config, catalog_model, architecture, expected one of them")
-        low, high = printed_pool(str(e["pool"]), f"{where}.pool")
-        printed = e.get("tokens", e.get("blocks"))
-        version = e.get("engine_version")
+            low, high = printed_pool(str(e["pool"]), f"{where}.pool")
+            printed, quantity = e.get("tokens", e.get("blocks")), "tokens" if "tokens" in e else "blocks"
+        if "max_model_len" not in given:
+            raise InputError(f"{where}.max_model_len: found nothing, expected the length the start ran at")
+        dtype = str(given.get("kv_cache_dtype", "auto"))
         out.append(Observation(
             label=e["label"], source=e["url"], shape=shape,
-            settings=kvlayout.Settings(tp=e.get("tp", 1), kv_cache_dtype=e.get("kv_cache_dtype", "auto"),
+            settings=kvlayout.Settings(tp=int(given.get("tp", 1)), kv_cache_dtype=dtype,
                                        prefill_budget=e.get("prefill_budget", 8192), speculative_tokens=e.get("speculative_tokens", 0)),
-            engine_version=str(version) if version else None, max_model_len=e["max_model_len"], pool_low=low, pool_high=high,
-            printed=printed, quantity="tokens" if "tokens" in e else "blocks", suspicion=e.get("suspicion"),
+            engine_version=str(given["engine_version"]) if "engine_version" in given else None, max_model_len=int(given["max_model_len"]),
+            pool_low=low, pool_high=high, printed=int(printed), quantity=quantity, suspicion=e.get("suspicion"),
         ))  # fmt: skip
     return out
+
+
+def _shape(e: dict, where: str, configs: dict[str, dict], catalog: Catalog, i: int) -> hfconfig.Shape:
+    if "config" in e:
+        if e["config"] not in configs:
+            raise InputError(f"{where}.config: found {e['config']!r}, expected one of {', '.join(sorted(configs))}")
+        return hfconfig.shape(configs[e["config"]], f"models/configs/{e['config']}/config.json")
+    if "catalog_model" in e:
+        model = catalog.models.get(e["catalog_model"])
+        if model is None or "architecture" not in model:
+            raise InputError(f"{where}.catalog_model: found {e['catalog_model']!r}, expected a catalog model with an architecture")
+        return hfconfig.from_architecture(model["architecture"], model["id"])
+    if isinstance(e.get("architecture"), dict):
+        return hfconfig.from_architecture(e["architecture"], f"observations[{i}]")
+    raise InputError(f"{where}: found none of config, catalog_model, architecture, expected one of them")
 
 
 def catalog_observations(catalog: Catalog) -> list[Observation]:

@@ -518,7 +518,7 @@ def define_env(env) -> None:
     @env.macro
     def model_accuracy_rows() -> list[accuracy.Row]:
         """Every observation with a known architecture, predicted by the config model."""
-        return [accuracy.row(o) for o in accuracy.public_observations(*public_observations(ROOT), catalog) + accuracy.catalog_observations(catalog)]
+        return model_accuracy(ROOT, catalog)
 
     @env.macro
     def model_accuracy_table() -> str:
@@ -561,15 +561,22 @@ def _unit(literal: str) -> tuple[str, int]:
     return literal_unit(literal)
 
 
-def public_observations(root: Path) -> tuple[list[dict], dict[str, dict]]:
-    """models/observations.yaml and the config.json files it names, read once a build."""
+def public_observations(root: Path) -> tuple[list[dict], dict[str, dict], dict[str, str]]:
+    """models/observations.yaml, the config.json files and the public logs it names, as read."""
     import json
 
     import yaml
 
     entries = yaml.safe_load((root / "models" / "observations.yaml").read_text())["observations"]
     configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries if "config" in e}
-    return entries, configs
+    logs = {e["log"]: (root / "logs" / "public" / e["log"]).read_text(encoding="utf-8") for e in entries if "log" in e}
+    return entries, configs, logs
+
+
+def model_accuracy(root: Path, catalog) -> list[accuracy.Row]:
+    """The accuracy table's rows: the public observations, then the catalog's own starts."""
+    entries, configs, logs = public_observations(root)
+    return [accuracy.row(o) for o in accuracy.public_observations(entries, configs, catalog, logs) + accuracy.catalog_observations(catalog)]
 
 
 def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:

@@ -9,12 +9,12 @@ import pytest
 
 from calc import accuracy
 from calc.units import GiB, InputError
-from hooks.macros import ROOT, public_observations
+from hooks.macros import ROOT, model_accuracy
 
 
 @pytest.fixture(scope="module")
 def rows(catalog) -> list[accuracy.Row]:
-    return [accuracy.row(o) for o in accuracy.public_observations(*public_observations(ROOT), catalog) + accuracy.catalog_observations(catalog)]
+    return model_accuracy(ROOT, catalog)
 
 
 def test_full_attention_rows_are_exact_within_printed_precision(rows) -> None:
