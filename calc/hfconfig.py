@@ -243,9 +243,7 @@ def _qwen3_next(r: _Reader) -> dict:
     moe = _qwen_moe(r)["mlps"] if r.get("num_experts") not in (_MISSING, None, 0) else (Mlp(intermediate=r.int("intermediate_size")),) * n
     # vLLM takes mamba_ssm_dtype for the recurrent state from Qwen3.5's config only
     # (vllm/model_executor/models/config.py, Qwen3_5ForConditionalGenerationConfig, 0.24.0)
-    state = r.get("mamba_ssm_dtype", None) if r.architecture.startswith("Qwen3_5") else None
-    if state is not None and state not in DTYPE_BYTES:
-        raise ConfigError(r.file, r.prefix + "mamba_ssm_dtype", state, "float32, bfloat16 or float16")
+    state = _state_bytes(r, "mamba_ssm_dtype", None) if r.architecture.startswith("Qwen3_5") else None
     linear = {
         "k_heads": r.int("linear_num_key_heads"),
         "v_heads": r.int("linear_num_value_heads"),
@@ -254,8 +252,18 @@ def _qwen3_next(r: _Reader) -> dict:
         "conv_kernel": r.int("linear_conv_kernel_dim"),
     }
     return {**_common(r), "layers": layers, "mlps": moe, "linear": linear, "output_gate": True,
-            "state_dtype_bytes": DTYPE_BYTES[state] if state else None,
+            "state_dtype_bytes": state,
             "drafter_layers": r.int("mtp_num_hidden_layers", 0, minimum=0)}  # fmt: skip
+
+
+def _state_bytes(r: _Reader, key: str, default: str | None) -> int | None:
+    """Bytes of one element of the recurrent state, as the config names its dtype."""
+    state = r.get(key, default)
+    if state is None:
+        return None
+    if state not in DTYPE_BYTES:
+        raise ConfigError(r.file, r.prefix + key, state, "float32, bfloat16 or float16")
+    return DTYPE_BYTES[state]
 
 
 def _nemotron_h(r: _Reader) -> dict:
@@ -268,9 +276,7 @@ def _nemotron_h(r: _Reader) -> dict:
     layers = tuple(kinds[c] for c in pattern)
     common = _common(r)
     common["head_dim"] = r.int("head_dim", None) or r.int("attention_head_dim", None) or common["head_dim"]
-    state = r.get("mamba_ssm_cache_dtype", "float32")  # vLLM's NemotronHForCausalLMConfig default (0.24.0)
-    if state not in DTYPE_BYTES:
-        raise ConfigError(r.file, r.prefix + "mamba_ssm_cache_dtype", state, "float32, bfloat16 or float16")
+    state = _state_bytes(r, "mamba_ssm_cache_dtype", "float32")  # vLLM's NemotronHForCausalLMConfig default (0.24.0)
     mamba = {
         "heads": r.int("mamba_num_heads"),
         "head_dim": r.int("mamba_head_dim"),
@@ -282,7 +288,7 @@ def _nemotron_h(r: _Reader) -> dict:
     moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"),
               shared_intermediate=r.int("moe_shared_expert_intermediate_size", 0, minimum=0)) if "E" in pattern else mlp  # fmt: skip
     mlps = tuple(mlp if k == MLP_ONLY else moe if k == MOE_ONLY else Mlp() for k in layers)
-    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": DTYPE_BYTES[state]}
+    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state}
 
 
 _ARCHITECTURES = {
