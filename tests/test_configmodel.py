@@ -392,3 +392,91 @@ def test_hybrid_tp2_against_the_catalog_architecture(catalog) -> None:
     p = kvlayout.pool(s, settings, 131072, int(Fraction("4.99") * GiB), kvlayout.version(None))
     assert (p.blocks, p.tokens) == (208, 302921)
     assert f"{float(p.concurrency):.2f}" == "2.31"
+
+
+def test_nemotron_h_pattern_state_and_block() -> None:
+    # Nemotron-H 8B's shape (the values a public test trims from nvidia/Nemotron-H-8B-Base-8K):
+    # 24 mamba, 4 attention and 24 MLP layers; mamba state at TP 1 with vLLM's float32 default:
+    # conv 3 x (128 x 64 + 2 x 8 x 128) x 2 B = 61,440, temporal 128 x 64 x 128 x 4 B = 4,194,304;
+    # one token of attention 2 x 8 x 128 x 2 B = 4,096 B, so a block of 16 x cdiv(4,255,744, 65,536) = 1,040
+    config = {
+        "architectures": ["NemotronHForCausalLM"], "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+        "hidden_size": 4096, "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 131072,
+        "intermediate_size": 21504, "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,
+    }  # fmt: skip
+    s = hfconfig.shape(config, "nemotron-h.json")
+    assert s.family == "hybrid" and (s.layers.count("mamba"), s.layers.count("full")) == (24, 4)
+    lay = kvlayout.layout(kvlayout.layer_specs(s, kvlayout.Settings()))
+    assert lay.min_block_size == 1040 and lay.page_bytes == 1040 * 4096
+    assert (lay.group_size, len(lay.groups), lay.padding_layers) == (4, 7, 0)  # 1 attention group and 6 of mamba
+    with pytest.raises(InputError, match=r"nemotron-h.json: hybrid_override_pattern: found 'M\*', expected 52 characters"):
+        hfconfig.shape({**config, "hybrid_override_pattern": "M*"}, "nemotron-h.json")
+
+
+@pytest.mark.parametrize(
+    ("config", "family", "per_token"),
+    [
+        # gpt-oss: layer_types alternate; only the 2 full layers grow: 2 x 2 x 8 x 64 x 2 B
+        (
+            {
+                "architectures": ["GptOssForCausalLM"],
+                "num_hidden_layers": 4,
+                "hidden_size": 256,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 8,
+                "head_dim": 64,
+                "vocab_size": 1000,
+                "num_local_experts": 4,
+                "intermediate_size": 128,
+                "sliding_window": 128,
+                "layer_types": ["sliding_attention", "full_attention"] * 2,
+            },
+            "sliding window",
+            2 * 2 * 8 * 64 * 2,
+        ),
+        # Gemma 3: one full layer in 6 (sliding_window_pattern), 12 layers: 2 full x 2 x 4 x 128 x 2 B
+        (
+            {
+                "architectures": ["Gemma3ForCausalLM"],
+                "num_hidden_layers": 12,
+                "hidden_size": 512,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 4,
+                "head_dim": 128,
+                "vocab_size": 1000,
+                "intermediate_size": 1024,
+                "sliding_window": 1024,
+                "sliding_window_pattern": 6,
+            },
+            "sliding window",
+            2 * 2 * 4 * 128 * 2,
+        ),
+        # Qwen3-Next: one full layer in 4, 8 layers: 2 full x 2 x 2 x 256 x 2 B
+        (
+            {
+                "architectures": ["Qwen3NextForCausalLM"],
+                "num_hidden_layers": 8,
+                "hidden_size": 512,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 2,
+                "head_dim": 256,
+                "vocab_size": 1000,
+                "full_attention_interval": 4,
+                "linear_num_key_heads": 4,
+                "linear_num_value_heads": 8,
+                "linear_key_head_dim": 64,
+                "linear_value_head_dim": 64,
+                "linear_conv_kernel_dim": 4,
+                "num_experts": 8,
+                "moe_intermediate_size": 64,
+                "shared_expert_intermediate_size": 64,
+            },
+            "hybrid",
+            2 * 2 * 2 * 256 * 2,
+        ),
+    ],
+)
+def test_other_architectures_read(config, family, per_token) -> None:
+    r = modeled.model_report(modeled.ModelInputs(json.dumps(config), "tiny.json", max_model_len=32768, pool=10**9))
+    assert (r["family"], r["kv_bytes_per_token"]) == (family, per_token)
+    assert r["kv_fixed_bytes_per_request"] > 0 and r["weights_bytes_per_rank"] > 0 and r["kv_tokens"] > 0
