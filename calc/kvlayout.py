@@ -64,7 +64,7 @@ def version(text: str | None) -> Version:
     """The rules of a vLLM build: V0 before 0.8; V1 printing blocks up to 0.20, the concurrency
     times max_model_len from 0.21; a window charged two in-flight batches from 0.26."""
     if not text:
-        return Version("0.26 and later", "v1", "concurrency", 2)
+        return Version("v0.26.0 and later", "v1", "concurrency", 2)
     parts = text.strip().lstrip("v").split(".")
     try:
         major, minor = int(parts[0]), int(parts[1])

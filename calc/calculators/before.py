@@ -52,7 +52,7 @@ def fields(catalog: Catalog) -> list[Field]:
         Field("seats", LABELS["seats"], "text", "Concurrent sequences", inputmode="numeric"),
         Field("pin", LABELS["pin"], "text", "Bytes: " + size_examples()),
         Field("overhead", LABELS["overhead"], "text", "Empty: from a measured start of the same model, if the catalog has one"),
-        Field("engine_version", LABELS["engine_version"], "text", "Such as 0.10.2; empty: the rules of 0.26 and later"),
+        Field("engine_version", LABELS["engine_version"], "text", "Such as 0.10.2; empty: the rules of v0.26.0 and later"),
     ]
 
 
@@ -103,7 +103,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "seats": default_note(calibration["seats"], values["seats"], ", the calibration"),
         "pin": f"Default {esc(values['pin'])}: {esc(pin_source)}",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
-        "engine_version": "Default empty: the rules of vLLM 0.26 and later",
+        "engine_version": "Default empty: the rules of vLLM v0.26.0 and later",
     }
     return Defaults(values, sources)
 
