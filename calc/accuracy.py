@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from calc import hfconfig, kvlayout, logread
+from calc import hfconfig, kvlayout, logread, weights
 from calc.catalog import Catalog
 from calc.units import SIZE_UNITS, InputError
 
@@ -34,6 +34,7 @@ class Observation:
     printed: int  # tokens, or blocks on V0
     quantity: str  # "tokens" or "blocks"
     suspicion: str | None = None
+    weights_loaded: int | None = None  # "Model loading took", where the log prints it and a config is shipped
 
     @property
     def pool(self) -> int:
@@ -68,6 +69,15 @@ def row(o: Observation) -> Row:
     tokens = o.printed * (16 if o.quantity == "blocks" else 1)
     return Row(o, o.shape.family, predicted, min(a, b), max(a, b), Fraction(predicted - o.printed, o.printed),
                req.bytes_per_token, Fraction(o.pool, tokens))  # fmt: skip
+
+
+def weights_error(o: Observation) -> tuple[int, Fraction] | None:
+    """The weights a rank holds by the config's count, and its error against the log's
+    "Model loading took" (which also holds whatever else loading allocated)."""
+    if o.weights_loaded is None:
+        return None
+    modeled = weights.per_rank(o.shape, o.settings.tp).model
+    return modeled, Fraction(modeled - o.weights_loaded, o.weights_loaded)
 
 
 def family_errors(rows: list[Row], covered_only: bool = False) -> dict[str, Fraction | None]:
@@ -117,9 +127,11 @@ def public_observations(entries: list[dict], configs: dict[str, dict], catalog: 
                 raise InputError(f"{where}.log: {e['log']} prints no pool or no token or block count")
             low, high = math.floor(pool.low), math.ceil(pool.high)
             printed, quantity = count.value, "tokens" if r.kv_tokens else "blocks"
+            loaded = r.model_loading_bytes.value if r.model_loading_bytes is not None and "config" in e else None
         else:
             low, high = printed_pool(str(e["pool"]), f"{where}.pool")
             printed, quantity = e.get("tokens", e.get("blocks")), "tokens" if "tokens" in e else "blocks"
+            loaded = None
         if "max_model_len" not in given:
             raise InputError(f"{where}.max_model_len: found nothing, expected the length the start ran at")
         dtype = str(given.get("kv_cache_dtype", "auto"))
@@ -129,6 +141,7 @@ def public_observations(entries: list[dict], configs: dict[str, dict], catalog: 
                                        prefill_budget=e.get("prefill_budget", 8192), speculative_tokens=e.get("speculative_tokens", 0)),
             engine_version=str(given["engine_version"]) if "engine_version" in given else None, max_model_len=int(given["max_model_len"]),
             pool_low=low, pool_high=high, printed=int(printed), quantity=quantity, suspicion=e.get("suspicion"),
+            weights_loaded=loaded,
         ))  # fmt: skip
     return out
 

@@ -607,6 +607,20 @@ def define_env(env) -> None:
         return _table(head, rows)
 
     @env.macro
+    def model_weights_table() -> str:
+        """Weights a rank by the config's count beside what the log's loading line says."""
+        rows = []
+        for r in model_accuracy_rows():
+            found = accuracy.weights_error(r.observation)
+            if found is None:
+                continue
+            modeled, error = found
+            o = r.observation
+            rows.append((f"[{source_text(o.label)}]({o.source})", fig(o.settings.tp, "count"), fig(o.weights_loaded, "GiB", 4),
+                         fig(modeled, "GiB", 4, source="modeled by calc/weights.py"), fig(error, "%", 2)))  # fmt: skip
+        return _table(("Start", "TP", '"Model loading took"', "Modeled weights a rank", "Error"), rows)
+
+    @env.macro
     def model_accuracy_by_family() -> str:
         rows = model_accuracy_rows()
         errors, covered = accuracy.family_errors(rows), accuracy.family_errors(rows, covered_only=True)

@@ -53,3 +53,12 @@ def test_a_printed_pool_is_a_range() -> None:
     assert accuracy.printed_pool("16000000000 B", "pool") == (16 * 10**9, 16 * 10**9)
     with pytest.raises(InputError, match="observations\\[0\\].pool: found '2.89', expected a printed pool"):
         accuracy.printed_pool("2.89", "observations[0].pool")
+
+
+def test_weights_against_the_loading_line(rows) -> None:
+    # logs 01 and 02 (Llama 3.1 8B, TP 1, "Loading model weights took 14.9888 GB") and 04
+    # (Qwen2.5 32B, TP 2, "30.7098 GB"): the count is a little under what loading took
+    found = [(r.observation.label, accuracy.weights_error(r.observation)) for r in rows if accuracy.weights_error(r.observation)]
+    assert len(found) == 3
+    for label, (_modeled, error) in found:
+        assert Fraction(-1, 100) < error < 0, label
