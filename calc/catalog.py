@@ -144,15 +144,32 @@ SPEC: dict[str, tuple] = {
                         "parameters": NUM,
                         "bits_per_parameter": NUM,
                         "weights": fig(SIZE, per_rank_at_tp=INT),
-                        "drafter": obj({"name": STR, "weights": fig(SIZE, ranks=INT)}),
+                        "drafter": obj(
+                            {
+                                "name": STR,
+                                "weights": fig(SIZE, ranks=INT),
+                                # vLLM's --speculative-config for this drafter, as its public configs write it
+                                "speculative_config": obj({"method": STR, "num_speculative_tokens": INT, "source": STR}),
+                            }
+                        ),
                         "architecture": obj(
-                            {"layers": INT, "attention": ("enum", ("mla", "full"))},
+                            {"layers": INT, "attention": ("enum", ("mla", "full", "sliding", "hybrid"))},
                             {
                                 "kv_lora_rank": INT,
                                 "qk_rope_head_dim": INT,
                                 "kv_heads": INT,
                                 "head_dim": INT,
+                                "full_attention_interval": INT,
+                                "sliding_window": INT,
+                                "linear_k_heads": INT,
+                                "linear_v_heads": INT,
+                                "linear_k_dim": INT,
+                                "linear_v_dim": INT,
+                                "conv_kernel": INT,
+                                "state_dtype": ("enum", ("float32", "bfloat16", "float16")),
+                                "drafter_layers": INT,
                                 "source": STR,
+                                "note": STR,
                             },
                         ),
                         "gate": obj(
@@ -228,11 +245,18 @@ SPEC: dict[str, tuple] = {
             "gate": obj(
                 {
                     "headroom": fig(SIZE),
+                    "reading_precision": fig(SIZE),
                     "calibration": obj({"prefill_budget": fig(COUNT), "seats": fig(COUNT)}),
                 }
             ),
             "guard": obj({"floor": fig(SIZE), "poll_seconds": fig(NUMBER), "polls_in_a_row": fig(COUNT)}),
-            "vllm": obj({"default_gpu_memory_utilization": fig(FRACTION), "prefetch_fraction": fig(FRACTION)}),
+            "vllm": obj(
+                {
+                    "default_gpu_memory_utilization": fig(FRACTION),
+                    "earlier_default_gpu_memory_utilization": fig(FRACTION),
+                    "prefetch_fraction": fig(FRACTION),
+                }
+            ),
         }
     ),
     "incidents": obj(

@@ -11,9 +11,9 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from calc import budget, derive, fraction, guard, ingest, kv, logread, prefetch, report, watch
+from calc import budget, derive, fraction, guard, ingest, kv, logread, modeled, prefetch, report, watch
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
 SCHEMA_DIR = CATALOG_DIR / "schema"
@@ -78,6 +78,9 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         typical_context=parse_count(args.typical_context, "--typical-context", 1) if args.typical_context else None,
         gpu_memory_utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization else None,
     )  # fmt: skip
+    problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
+    if problems:
+        raise InputError(problems[0] if problems[0].startswith("--") else "--" + problems[0])
     result = report.start_report(catalog, inputs)
     if args.json:
         return report.to_json(result)
@@ -95,11 +98,13 @@ def render_gate(r: dict) -> str:
     lines.append(f"  {'term':<22}{'GiB a rank':>11}  source")
     for t in r["terms"]:
         lines.append(f"  {t.name:<22}{fmt(t.bytes, 'GiB').removesuffix(' GiB'):>11}  {t.source}")
-    lines.append(f"  {'needs':<22}{fmt(r['needs_bytes'], 'GiB').removesuffix(' GiB'):>11}")
+    lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r['terms']), 'GiB').removesuffix(' GiB'):>11}")
     for b in r["boxes"]:
         verdict = "passes" if b["passes"] else "refused"
-        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(b['margin_bytes']), 'GiB')}")
+        margin = report.margin_as_printed(b["available_bytes"], r["terms"])
+        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(margin), 'GiB')}")
     lines.append(f"Start: {'yes' if r['passes'] else 'no, refused'}")
+    lines.extend(f"  note: {note}" for note in r["notes"])
     largest = r["largest_pin_bytes"]
     lines.append("Largest pin that passes: " + _pin(largest["without_drafter"]) + " without the drafter"
                  + (f", {_pin(largest['with_drafter'])} with it" if largest["with_drafter"] is not None else ""))  # fmt: skip
@@ -107,17 +112,28 @@ def render_gate(r: dict) -> str:
     if pool["bytes_per_token"] is not None:
         tokens = fmt(pool["tokens"], "tokens") + (" (logged)" if pool["tokens_logged"] else "")
         lines.append(f"KV pool: {tokens} at {fmt(pool['bytes_per_token'], 'count')} B/token ({r['kv_source']}), "
-                     f"{fmt(pool['full_contexts'], 'x')} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
+                     f"{fmt(pool['full_contexts'], 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
         if not pool["holds_one_context"]:
             lines.append(f"  below the floor: one full context needs a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2, up=True)}")
         if "tokens_needed" in pool:
             lines.append(f"  seats x typical context = {fmt(pool['tokens_needed'], 'tokens')}: {'fits' if pool['seats_fit'] else 'does not fit'}")
     f = r["fraction"]
-    lines.append(f"vLLM fraction check: {fmt(f['fraction'], 'fraction')} x {fmt(f['total_bytes'], 'GiB')} "
-                 f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free; ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
+    when = "" if f["reached"] else " (not reached: the gate refuses the start first; the fix passes it)"
+    how = (
+        "typed"
+        if f["typed"]
+        else f"the largest two-decimal fraction that leaves the {fmt(r['headroom_bytes'], 'GiB', 0)} start headroom free; the edge, {fmt(f['edge'], 'fraction')}, leaves {fmt(f['free_bytes'] - fraction.requested(f['total_bytes'], f['edge']), 'GiB')}"
+    )
+    lines.append(f"vLLM fraction check{when}: {report.fraction_text(f['fraction'])} x {fmt(f['total_bytes'], 'GiB')} "
+                 f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free ({how}); ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
     if not r["passes"]:
         lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r["changes"]))
-    lines.append("Flags:")
+    if r["flags_are_the_fix"]:
+        lines.append("Flags of the suggested fix (not the refused request):")
+    elif r["passes"] is False:
+        lines.append("Flags of the refused request, for reference (it does not start):")
+    else:
+        lines.append("Flags:")
     lines.extend(f"  {flag}" for flag in r["flags"])
     return "\n".join(lines)
 
@@ -161,19 +177,31 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         holds_one_context=kv.holds_one_context(whole, max_len),
     )
     if args.seats and args.typical_context:
-        needed = kv.tokens_needed(parse_count(args.seats, "--seats", 1), parse_count(args.typical_context, "--typical-context", 1))
-        out.update(tokens_needed=needed, pin_for_needed_bytes=kv.pool_for_tokens(needed, per_token))
+        seats, typical = parse_count(args.seats, "--seats", 1), parse_count(args.typical_context, "--typical-context", 1)
+        low, high = kv.seats_pool_range(seats, typical, per_token, max_len)
+        out.update(tokens_needed=kv.tokens_needed(seats, typical), pin_for_needed_bytes=low, pin_for_needed_at_most_bytes=high)
     if args.json:
         return report.to_json(out)
+    if args.tokens:
+        held = (f"{fmt(out['tokens'], 'tokens')} x {fmt(per_token, 'count')} B need a pin of {fmt(out['pin_bytes'], 'B')} "
+                f"({fmt(out['pin_bytes'], 'e9', 2, up=True)} rounded up, {fmt(out['pin_bytes'], 'GiB', up=True)})")  # fmt: skip
+    else:
+        held = f"Pin {fmt(out['pin_bytes'], 'e9')} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}" + (
+            " (logged)" if out.get("tokens_logged") else ""
+        )
     lines = [
-        f"Bytes per token: {fmt(per_token, 'count')} ({source})",
-        f"Pin {fmt(out['pin_bytes'], 'e9', 2, up=bool(args.tokens))} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}"
-        + (" (logged)" if out.get("tokens_logged") else ""),
-        f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x')}"
-        + ("" if out["holds_one_context"] else " (below one full context: a max-length request cannot be admitted)"),
+        f"Bytes per token: {fmt(per_token, 'count')} at max_model_len {fmt(max_len, 'count')} ({source})",
+        held,
+        f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x', down=True)}"
+        + ("" if out["holds_one_context"] else " (below one request at max_model_len: vLLM does not start)"),
     ]
     if "tokens_needed" in out:
-        lines.append(f"Seats x typical context: {fmt(out['tokens_needed'], 'tokens')}, a pin of {fmt(out['pin_for_needed_bytes'], 'e9', 2, up=True)}")
+        lines += [
+            f"Seats x typical context: {fmt(out['tokens_needed'], 'tokens')}, a pin of {fmt(out['pin_for_needed_bytes'], 'e9', 2, up=True)} "
+            "if no part of a request's cost is fixed",
+            f"  every seat pays a request's fixed cost however short its context; the catalog does not split this cost, so up to "
+            f"{fmt(out['pin_for_needed_at_most_bytes'], 'e9', 2, up=True)} (each seat charged one full context)",
+        ]
     return "\n".join(lines)
 
 
@@ -195,7 +223,10 @@ def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         f"Per-request bytes = {fmt(fit['per_token_bytes'], 'count')} B x context + {fmt(fit['fixed_bytes'], 'GB')} fixed, "
         f"from {len(points)} readings of {fmt(fit['pool_bytes'], 'GiB')}",
         *(f"  at {fmt(r['max_model_len'], 'count')}: pool / tokens = {fmt(r['pool_over_tokens'], 'count')} B" for r in fit["readings"]),
-        *(f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x')}" for p in fit["predicted"]),
+        *(
+            f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x', down=True)} full contexts"
+            for p in fit["predicted"]
+        ),
     ]
     return "\n".join(lines)
 
@@ -343,16 +374,23 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     available = parse_size(args.available, "--available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).value
     engines = fraction.plan(total, available, fractions)
     if args.json:
+        word, notes = report.plan_verdict(total, residents, fractions, engines)
         return report.to_json({"total_bytes": total, "used_bytes": result.used, "left_bytes": result.left, "fits": result.fits,
+                               "verdict": word, "notes": notes,
                                "residents": residents, "engines": engines})  # fmt: skip
     lines = [f"{box['name']}: {fmt(total, 'GiB')} in all"]
     for r in residents:
         lines.append(f"  {r.name}: weights {fmt(r.weights, 'GiB')}, KV {fmt(r.kv, 'GiB')}, headroom {fmt(r.headroom, 'GiB')}")
     if residents:
-        lines.append(f"  left: {fmt(result.left, 'GiB')}" + ("" if result.fits else " (over the box: drop a model or add a node)"))
-    for n, e in enumerate(engines, 1):
+        left = shown(total, "GiB") - printed_sum([x for r in residents for x in (r.weights, r.kv, r.headroom)], "GiB")
+        lines.append(f"  left: {fmt(left, 'GiB')}" + ("" if result.fits else " (over the box: drop a model or add a node)"))
+    for n, (e, free) in enumerate(zip(engines, report.free_as_printed(engines), strict=True), 1):
         verdict = "starts" if e.passes else "refused: free memory is less than the fraction asks"
-        lines.append(f"  engine {n} at {fmt(e.fraction, 'fraction')}: asks {fmt(e.requested, 'GiB')} of {fmt(e.free_before, 'GiB')} free: {verdict}")
+        lines.append(f"  engine {n} at {fmt(e.fraction, 'fraction')}: asks {fmt(e.requested, 'GiB')} of {fmt(free, 'GiB')} free: {verdict}")
+    if residents:
+        word, notes = report.plan_verdict(total, residents, fractions, engines)
+        lines.append(f"Plan: {word}")
+        lines.extend(f"  note: {note}" for note in notes)
     return "\n".join(lines)
 
 
@@ -363,15 +401,74 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     share = catalog.policy["vllm"]["prefetch_fraction"].value
     checkpoint = parse_size(args.checkpoint, "--checkpoint")
     available = meminfo_available() if args.available == "auto" else parse_size(args.available, "--available")
-    enabled = prefetch.prefetch_enabled(checkpoint, available, share)
-    largest = prefetch.largest_prefetched(available, share)
+    cgroup = parse_size(args.cgroup_available, "--cgroup-available") if args.cgroup_available else None
+    room = prefetch.available_to_loader(available, cgroup)
+    fits = prefetch.prefetch_enabled(checkpoint, room, share)
+    largest = prefetch.largest_prefetched(room, share)
+    filesystems = [args.filesystem] if args.filesystem else ["nfs", "ext4"]
+    verdicts = {fs: prefetch.auto_prefetch(checkpoint, available, share, fs, cgroup) for fs in filesystems}
     if args.json:
-        return report.to_json({"checkpoint_bytes": checkpoint, "available_bytes": available, "enabled": enabled, "largest_prefetched_bytes": largest})
-    verdict = "prefetched" if enabled else "not prefetched (auto-prefetch disabled: the slow read path)"
-    return (
-        f"Checkpoint {fmt(checkpoint, 'GB', 1)} against {fmt(share, '%', 0)} of {fmt(available, 'GiB')} available: {verdict}\n"
-        f"Largest checkpoint still prefetched: {fmt(largest, 'GB', 1)}"
+        return report.to_json({"checkpoint_bytes": checkpoint, "available_bytes": available, "loader_available_bytes": room,
+                               "fits": fits, "largest_prefetched_bytes": largest,
+                               "enabled": {fs: v[0] for fs, v in verdicts.items()}})  # fmt: skip
+    capped = f" (cgroup cap: {fmt(room, 'GiB')})" if cgroup is not None and room < available else ""
+    lines = [f"Checkpoint {fmt(checkpoint, 'GB', 1)} against {fmt(share, '%', 0)} of {fmt(available, 'GiB')} available{capped}: "
+             + ("within" if fits else "above") + " the size rule"]  # fmt: skip
+    lines += [f"  on {fs}: {why}" for fs, (_, why) in verdicts.items()]
+    lines.append(f"Largest checkpoint within the size rule: {fmt(largest, 'GB', 1, down=True)} (rounded down)")
+    lines.append("Auto-prefetch needs both a network filesystem and the size rule (vLLM v0.20.0 and later); "
+                 "--safetensors-load-strategy=prefetch forces it")  # fmt: skip
+    return "\n".join(lines)
+
+
+# --- model ----------------------------------------------------------------------------------
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as error:
+        raise InputError(f"{what} {path}: cannot read it ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} {path}: not text, expected a JSON file") from None
+
+
+def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> str | dict:
+    inputs = modeled.ModelInputs(
+        config_text=_read_text(args.config, "config"),
+        config_file=args.config,
+        tp=parse_count(args.tp, "--tp", 1),
+        kv_cache_dtype=args.kv_cache_dtype,
+        max_model_len=parse_count(args.max_model_len, "--max-model-len", 1),
+        pool=parse_size(args.pool, "--pool") if args.pool else None,
+        engine_version=args.engine_version,
+        index_text=_read_text(args.index, "index") if args.index else None,
+        index_file=args.index or "model.safetensors.index.json",
+        block_size=parse_count(args.block_size, "--block-size", 1) if args.block_size else None,
+        prefill_budget=parse_count(args.prefill_budget, "--prefill-budget", 1),
+        speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens"),
+        dcp=parse_count(args.dcp, "--dcp", 1),
+        prefix_caching=not args.no_prefix_caching,
     )
+    r = modeled.model_report(inputs)
+    if args.json:
+        return report.to_json(r)
+    lines = [
+        f"{r['architecture']} ({r['family']}: {r['layers']}), TP={r['tp']}, KV {r['kv_cache_dtype']}; {r['engine_rules']}; all figures modeled",
+        f"Weights per rank: {fmt(r['weights_bytes_per_rank'], 'GiB')} (from the {r['weights_source']})"
+        + (f", drafter layers {fmt(r['drafter_bytes_per_rank'], 'GiB')} more with speculative decoding" if r["drafter_bytes_per_rank"] else ""),
+        f"KV per request at {fmt(r['max_model_len'], 'count')} tokens: {fmt(r['kv_bytes_per_request'], 'GiB')} = "
+        f"{fmt(r['kv_bytes_per_token'], 'count')} B a token + {fmt(r['kv_fixed_bytes_per_request'], 'GiB')} fixed",
+        f"  {r['kv_groups']} KV group(s) of {r['layers_per_group']} layers, block {r['block_size']} tokens"
+        + (f", {r['padding_layers']} padding layer(s)" if r["padding_layers"] else ""),
+    ]
+    if r["kv_tokens"] is not None:
+        lines += [
+            f"Pool {fmt(r['pool_bytes'], 'GiB')}: GPU KV cache size {fmt(r['kv_tokens'], 'tokens')}, "
+            f"maximum concurrency {fmt(r['max_concurrency'], 'x')} at {fmt(r['max_model_len'], 'count')}",
+            f"Largest max_model_len one request fits: {fmt(r['largest_max_model_len'], 'count')}",
+        ]
+    return "\n".join(lines)
 
 
 # --- ingest ---------------------------------------------------------------------------------
@@ -532,7 +629,7 @@ def build_parser() -> Parser:
     p.add_argument("--seats", help="--max-num-seqs")
     p.add_argument("--max-model-len", help="--max-model-len")
     p.add_argument("--typical-context", help="tokens a seat typically holds")
-    p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that passes)")
+    p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
     p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by commas, or auto")
     p.set_defaults(run=cmd_gate)
 
@@ -583,10 +680,27 @@ def build_parser() -> Parser:
     p.add_argument("--available", help="MemAvailable before the first engine (default: the box's idle reading)")
     p.set_defaults(run=cmd_plan)
 
-    p = add("prefetch", "vLLM's auto-prefetch rule: checkpoint <= 90 %% of available")
+    p = add("prefetch", "vLLM's auto-prefetch: a network filesystem and checkpoint <= 90 %% of available")
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--available", required=True, help="MemAvailable when loading starts, or auto")
+    p.add_argument("--filesystem", help="where the checkpoint is: nfs, nfs4, lustre, ext4, xfs...; both kinds when omitted")
+    p.add_argument("--cgroup-available", help="the container's memory limit less its usage, when it runs under one")
     p.set_defaults(run=cmd_prefetch)
+
+    p = add("model", "before the first start: weights and KV per rank from a config.json, by vLLM's layout (modeled)")
+    p.add_argument("config", help="the model's config.json")
+    p.add_argument("--tp", default="1", help="tensor parallel size")
+    p.add_argument("--kv-cache-dtype", default="auto", help="auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4")
+    p.add_argument("--max-model-len", required=True)
+    p.add_argument("--pool", help="KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency")
+    p.add_argument("--engine-version", help="vLLM version whose rules to follow (default 0.26.0 and later)")
+    p.add_argument("--index", help="model.safetensors.index.json (its total_size) or safetensors headers: the checkpoint's size beats the parameter count")
+    p.add_argument("--block-size", help="--block-size (default 16, 64 for MLA, grown for mamba states)")
+    p.add_argument("--prefill-budget", default="8192", help="--max-num-batched-tokens")
+    p.add_argument("--speculative-tokens", default="0")
+    p.add_argument("--dcp", default="1", help="--decode-context-parallel-size")
+    p.add_argument("--no-prefix-caching", action="store_true", help="--no-enable-prefix-caching: hybrids keep one mamba state a request, not two")
+    p.set_defaults(run=cmd_model)
 
     p = add("ingest", "read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model")
     p.add_argument("file", help="the log file, or - for standard input")
@@ -611,7 +725,7 @@ def build_parser() -> Parser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        catalog = None if args.run is cmd_schema else load_dir(args.catalog)
+        catalog = None if args.run in (cmd_schema, cmd_model) else load_dir(args.catalog)
         out = args.run(catalog, args)
     except (UsageError, InputError, CatalogError) as error:
         print(f"calc: error: {error}", file=sys.stderr)

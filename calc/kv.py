@@ -4,11 +4,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-# Bytes per element of the KV cache, by vLLM's --kv-cache-dtype (vllm/v1/kv_cache_interface.py).
-KV_DTYPE_BYTES = {"bf16": 2, "fp16": 2, "auto": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
-# Packed MLA layouts: bytes per token per layer, whatever the ranks (fp8 latent + bf16 rope + scales).
-MLA_PACKED_BYTES = {"fp8_ds_mla": 656}
-
 
 def bytes_per_token(pool: int, tokens: int) -> Fraction:
     """What one token costs: the pool's bytes over the tokens vLLM reported for it."""
@@ -20,6 +15,12 @@ def bytes_per_token(pool: int, tokens: int) -> Fraction:
 def pooled_bytes_per_token(observations: list[tuple[int, int]]) -> Fraction:
     """Several (pool, tokens) readings of one configuration: all bytes over all tokens."""
     return bytes_per_token(sum(p for p, _ in observations), sum(t for _, t in observations))
+
+
+def whole_bytes(per_token: Fraction) -> int:
+    """A cost per token in whole bytes, as the pages print it and calc then uses it: a reader who
+    divides a printed pool by a printed cost gets the printed token count."""
+    return int(Fraction(per_token) + Fraction(1, 2))
 
 
 def tokens_for_pool(pool: int, per_token: Fraction) -> Fraction:
@@ -48,8 +49,20 @@ def tokens_needed(seats: int, typical_context: int) -> int:
     return seats * typical_context
 
 
+def seats_pool_range(seats: int, typical_context: int, per_token: Fraction, max_model_len: int) -> tuple[int, int]:
+    """The pool seats need when a request's cost is fixed + per token x context and only the
+    cost at max_model_len is known (per_token_at_max = per token + fixed / max_model_len).
+
+    Each seat pays the fixed part however short its request, so seats x typical context x that
+    cost is only the floor (no fixed part); the most a seat can cost is one full context (all of
+    it fixed). Rounded up to whole bytes.
+    """
+    context = min(typical_context, max_model_len)
+    return pool_for_tokens(seats * context, per_token), pool_for_tokens(seats * max_model_len, per_token)
+
+
 def holds_one_context(tokens: int, max_model_len: int) -> bool:
-    """The floor: below one full context a max_model_len request cannot be admitted."""
+    """The floor: below one request at max_model_len vLLM does not start (check_enough_kv_cache_memory)."""
     return tokens >= max_model_len
 
 
@@ -77,39 +90,3 @@ def fit_per_request(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fract
 def tokens_at_length(pool: int, per_token: Fraction, fixed: Fraction, max_model_len: int) -> Fraction:
     """The token count vLLM would log for this pool at another max_model_len, by the fit."""
     return pool * max_model_len / (per_token * max_model_len + fixed)
-
-
-def modeled_bytes_per_token(
-    *,
-    layers: int,
-    attention: str,
-    kv_dtype: str,
-    tp: int = 1,
-    kv_heads: int | None = None,
-    head_dim: int | None = None,
-    kv_lora_rank: int | None = None,
-    qk_rope_head_dim: int | None = None,
-) -> int:
-    """Bytes per token per rank from the architecture, as vLLM lays out full-length caches.
-
-    Full attention: 2 (K and V) x KV heads on this rank x head dim x dtype bytes, per layer.
-    MLA: one latent (kv_lora_rank + qk_rope_head_dim) per layer, not split across ranks.
-    """
-    if attention == "mla":
-        if kv_dtype in MLA_PACKED_BYTES:
-            per_layer = MLA_PACKED_BYTES[kv_dtype]
-        else:
-            if kv_lora_rank is None or qk_rope_head_dim is None:
-                raise ValueError("modeled_bytes_per_token: MLA needs kv_lora_rank and qk_rope_head_dim")
-            per_layer = (kv_lora_rank + qk_rope_head_dim) * _dtype_bytes(kv_dtype)
-        return layers * per_layer
-    if kv_heads is None or head_dim is None:
-        raise ValueError("modeled_bytes_per_token: full attention needs kv_heads and head_dim")
-    heads_here = max(1, kv_heads // tp)
-    return layers * 2 * heads_here * head_dim * _dtype_bytes(kv_dtype)
-
-
-def _dtype_bytes(kv_dtype: str) -> int:
-    if kv_dtype not in KV_DTYPE_BYTES:
-        raise ValueError(f"kv dtype {kv_dtype!r}: expected one of {', '.join(KV_DTYPE_BYTES)}")
-    return KV_DTYPE_BYTES[kv_dtype]
