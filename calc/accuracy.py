@@ -35,10 +35,16 @@ class Observation:
     quantity: str  # "tokens" or "blocks"
     suspicion: str | None = None
     weights_loaded: int | None = None  # "Model loading took", where the log prints it and a config is shipped
+    engine: str = "vllm"  # or "sglang": its memory pool's rules (calc/kvlayout.py)
 
     @property
     def pool(self) -> int:
         return (self.pool_low + self.pool_high) // 2
+
+    @property
+    def rules(self) -> str:
+        """Whose rules model the start: a vLLM build's, or SGLang's memory pool."""
+        return "SGLang memory_pool.py" if self.engine == "sglang" else kvlayout.version(self.engine_version).name
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,8 @@ class Row:
 
 
 def _count(o: Observation, pool: int) -> int:
+    if o.engine == "sglang":
+        return kvlayout.sglang_tokens(o.shape, o.settings, pool)
     p = kvlayout.pool(o.shape, o.settings, o.max_model_len, pool, kvlayout.version(o.engine_version))
     return p.blocks if o.quantity == "blocks" else p.tokens
 
@@ -65,10 +73,13 @@ def _count(o: Observation, pool: int) -> int:
 def row(o: Observation) -> Row:
     predicted = _count(o, o.pool)
     a, b = _count(o, o.pool_low), _count(o, o.pool_high)
-    req = kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version))
+    if o.engine == "sglang":
+        per_token = Fraction(kvlayout.sglang_cell_bytes(o.shape, o.settings))
+    else:
+        per_token = kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version)).bytes_per_token
     tokens = o.printed * (16 if o.quantity == "blocks" else 1)
     return Row(o, o.shape.family, predicted, min(a, b), max(a, b), Fraction(predicted - o.printed, o.printed),
-               req.bytes_per_token, Fraction(o.pool, tokens))  # fmt: skip
+               per_token, Fraction(o.pool, tokens))  # fmt: skip
 
 
 def weights_error(o: Observation) -> tuple[int, Fraction] | None:
@@ -120,6 +131,7 @@ def public_observations(entries: list[dict], configs: dict[str, dict], catalog: 
             if e["log"] not in logs:
                 raise InputError(f"{where}.log: found {e['log']!r}, expected a log in logs/public/")
             r = logread.read_log(logs[e["log"]])
+            engine = r.engine.value if r.engine is not None else "vllm"
             read = {"tp": r.tensor_parallel_size, "kv_cache_dtype": r.kv_cache_dtype, "max_model_len": r.max_model_len, "engine_version": r.engine_version}
             given = {**{k: f.value for k, f in read.items() if f is not None}, **given}
             pool, count = r.available_kv_bytes, r.kv_tokens or r.gpu_blocks
@@ -127,11 +139,16 @@ def public_observations(entries: list[dict], configs: dict[str, dict], catalog: 
                 raise InputError(f"{where}.log: {e['log']} prints no pool or no token or block count")
             low, high = math.floor(pool.low), math.ceil(pool.high)
             printed, quantity = count.value, "tokens" if r.kv_tokens else "blocks"
-            loaded = r.model_loading_bytes.value if r.model_loading_bytes is not None and "config" in e else None
+            # the loading line is compared only where the config is the checkpoint's own
+            own = "config" in e and e.get("checkpoint_config", True)
+            loaded = r.model_loading_bytes.value if r.model_loading_bytes is not None and own else None
         else:
+            engine = "vllm"
             low, high = printed_pool(str(e["pool"]), f"{where}.pool")
             printed, quantity = e.get("tokens", e.get("blocks")), "tokens" if "tokens" in e else "blocks"
             loaded = None
+        if engine == "sglang":  # SGLang's pool does not depend on the context length
+            given.setdefault("max_model_len", 0)
         if "max_model_len" not in given:
             raise InputError(f"{where}.max_model_len: found nothing, expected the length the start ran at")
         dtype = str(given.get("kv_cache_dtype", "auto"))
@@ -141,7 +158,7 @@ def public_observations(entries: list[dict], configs: dict[str, dict], catalog: 
                                        prefill_budget=e.get("prefill_budget", 8192), speculative_tokens=e.get("speculative_tokens", 0)),
             engine_version=str(given["engine_version"]) if "engine_version" in given else None, max_model_len=int(given["max_model_len"]),
             pool_low=low, pool_high=high, printed=int(printed), quantity=quantity, suspicion=e.get("suspicion"),
-            weights_loaded=loaded,
+            weights_loaded=loaded, engine=engine,
         ))  # fmt: skip
     return out
 

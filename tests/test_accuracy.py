@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from calc import accuracy
+from calc import accuracy, hfconfig, kvlayout
 from calc.units import GiB, InputError
 from hooks.macros import ROOT, model_accuracy
 
@@ -44,7 +44,8 @@ def test_mean_absolute_error_by_family(rows) -> None:
     assert set(errors) == {"dense", "moe", "mla", "sliding window", "hybrid"}
     dense = [abs(r.error) for r in rows if r.family == "dense"]
     assert errors["dense"] == sum(dense, Fraction(0)) / len(dense)
-    assert errors["moe"] is None  # no observation yet, said so rather than zero
+    assert errors["sliding window"] is None  # no observation yet, said so rather than zero
+    assert errors["moe"] == Fraction(64, 88176)  # log 47 alone: 88,240 modeled against 88,176 printed
 
 
 def test_a_printed_pool_is_a_range() -> None:
@@ -62,3 +63,56 @@ def test_weights_against_the_loading_line(rows) -> None:
     assert len(found) == 3
     for label, (_modeled, error) in found:
         assert Fraction(-1, 100) < error < 0, label
+
+
+def _row(rows, label: str) -> accuracy.Row:
+    (found,) = [r for r in rows if r.observation.label.startswith(label)]
+    return found
+
+
+def test_moe_row_from_a_gb10_log(rows) -> None:
+    # log 47: Qwen3-30B-A3B-FP8 on a GB10, vLLM 0.13.0, kv_cache_dtype fp8, "Available KV cache
+    # memory: 4.04 GiB", "GPU KV cache size: 88,176 tokens". The config: 48 layers, 4 KV heads of
+    # 128. A token: 48 x 4 x 128 x 2 (K and V) x 1 byte = 49,152 B; a 16-token block 786,432 B.
+    r = _row(rows, "Qwen3 30B-A3B FP8")
+    assert (r.family, r.observation.engine, r.observation.settings.kv_cache_dtype) == ("moe", "vllm", "fp8")
+    assert r.predicted_per_token == 49152
+    # 4.04 GiB: 4,337,916,968 B // 786,432 = 5,515 blocks, 88,240 tokens (0.13 prints blocks x 16);
+    # 4.035 and 4.045 GiB give 5,509 and 5,522 blocks; the printed 88,176 is 5,511 blocks
+    assert (r.predicted, r.low, r.high) == (88240, 88144, 88352)
+    assert r.observation.printed == 5511 * 16 and r.within_precision
+    assert r.observation.weights_loaded is None  # the shipped config is not the FP8 checkpoint's
+
+
+def test_sglang_mla_row_kimi_k2(rows) -> None:
+    # log 13: SGLang, Kimi K2 at TP 8, "KV Cache is allocated. #tokens: 8050, KV size: 0.53 GB".
+    # MLATokenToKVPool: one latent of kv_lora_rank 512 + qk_rope_head_dim 64 a layer, 61 layers,
+    # bf16, not divided by TP: 576 x 61 x 2 = 70,272 B a token.
+    r = _row(rows, "Kimi K2 Instruct 0905")
+    assert (r.family, r.observation.rules) == ("mla", "SGLang memory_pool.py")
+    assert r.predicted_per_token == 70272
+    # backwards, exact: 8,050 tokens + the padded slot = 8,051 x 70,272 = 565,759,872 B = 0.5269 GiB, "0.53"
+    assert round(Fraction((8050 + 1) * 70272, GiB), 2) == Fraction(53, 100)
+    # forwards: 0.53 GiB = 569,083,166 B // 70,272 = 8,098 cells, 8,097 tokens; 0.525 and 0.535 GiB
+    # give 8,020 and 8,173: the printed 8,050 lies inside
+    assert (r.predicted, r.low, r.high) == (8097, 8020, 8173)
+    assert r.within_precision
+
+
+def test_sglang_full_attention_cell(catalog) -> None:
+    import json
+
+    config = json.loads((ROOT / "models/configs/qwen3-30b-a3b/config.json").read_text())
+    shape = hfconfig.shape(config, "qwen3-30b-a3b")
+    # MHATokenToKVPool: K and V of num_kv_heads / TP heads x head_dim x layers x elem
+    assert kvlayout.sglang_cell_bytes(shape, kvlayout.Settings(tp=1)) == 4 * 128 * 2 * 48 * 2 == 98304
+    assert kvlayout.sglang_cell_bytes(shape, kvlayout.Settings(tp=4, kv_cache_dtype="fp8")) == 1 * 128 * 2 * 48 == 12288
+    assert kvlayout.sglang_cell_bytes(shape, kvlayout.Settings(tp=8)) == 1 * 128 * 2 * 48 * 2  # never below one head
+    # a pool of 10 GiB at TP 1: 10,737,418,240 // 98,304 = 109,226 cells, one of them the padded slot
+    assert kvlayout.sglang_tokens(shape, kvlayout.Settings(), 10 * GiB) == 109225
+
+
+def test_sglang_refuses_a_hybrid(rows) -> None:
+    shape = _row(rows, "Qwen3.8 27B FP8").observation.shape
+    with pytest.raises(ValueError, match="SGLang keeps a hybrid's recurrent state in a pool of its own"):
+        kvlayout.sglang_cell_bytes(shape, kvlayout.Settings())
