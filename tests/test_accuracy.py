@@ -116,3 +116,27 @@ def test_sglang_refuses_a_hybrid(rows) -> None:
     shape = _row(rows, "Qwen3.8 27B FP8").observation.shape
     with pytest.raises(ValueError, match="SGLang keeps a hybrid's recurrent state in a pool of its own"):
         kvlayout.sglang_cell_bytes(shape, kvlayout.Settings())
+
+
+def test_nemotron_h_row_from_a_gb10_log(rows) -> None:
+    # log 44: NVIDIA-Nemotron-3-Nano-4B-FP8, vLLM 0.13.0, fp8 KV, "Available KV cache memory:
+    # 11.15 GiB", "GPU KV cache size: 208,320 tokens". The pattern: 21 mamba, 4 attention, 17 MLP.
+    r = _row(rows, "NVIDIA Nemotron 3 Nano 4B")
+    assert r.family == "hybrid" and r.observation.shape.layers.count("mamba") == 21 and r.observation.shape.layers.count("full") == 4
+    # one mamba state: conv 3 x (96 x 80 + 2 x 8 x 128) x 2 B = 58,368 and the temporal state
+    # 96 x 80 x 128 x 2 B (float16, as the log updates it) = 1,966,080: 2,024,448 B. An attention
+    # token is 8 x 128 x 2 x 1 B = 2,048 B, so the block grows to 16 x cdiv(2,024,448, 32,768) =
+    # 992 tokens ("Setting attention block size to 992 tokens"), a page of 2,031,616 B, and the
+    # state is padded by 7,168 B, 0.35 % ("Padding mamba page size by 0.35%")
+    lay = kvlayout.request(r.observation.shape, r.observation.settings, 8192, kvlayout.version("0.13.0")).layout
+    assert (lay.min_block_size, lay.page_bytes, lay.group_size, lay.padding_layers) == (992, 2031616, 4, 3)
+    assert len(lay.groups) == 7  # one attention group of 4, six mamba groups of 4 ("Add 3 padding layers")
+    # 11.15 GiB = 11,972,221,337 B // 2,031,616 = 5,892 pages // 4 = 1,473 blocks; 0.13 prints
+    # 1,473 // 7 groups = 210 x 992 = 208,320 tokens; 11.145 and 11.155 GiB give the same
+    assert (r.predicted, r.low, r.high, r.observation.printed) == (208320, 208320, 208320, 208320)
+
+
+def test_a_mamba_architecture_needs_its_whole_pattern(catalog) -> None:
+    arch = {"layers": 3, "attention": "mamba", "hybrid_override_pattern": "M*", "kv_heads": 1, "head_dim": 8}
+    with pytest.raises(InputError, match=r"hybrid_override_pattern: found 'M\*', expected 3 characters of M, \*, - and E"):
+        hfconfig.from_architecture(arch, "x")
