@@ -140,3 +140,18 @@ def test_a_mamba_architecture_needs_its_whole_pattern(catalog) -> None:
     arch = {"layers": 3, "attention": "mamba", "hybrid_override_pattern": "M*", "kv_heads": 1, "head_dim": 8}
     with pytest.raises(InputError, match=r"hybrid_override_pattern: found 'M\*', expected 3 characters of M, \*, - and E"):
         hfconfig.from_architecture(arch, "x")
+
+
+def test_qwen35_moe_hybrid_row_from_a_gb10_log(rows) -> None:
+    # log 45: Qwen3.5-35B-A3B-FP8, vLLM 0.18.1, bf16 KV, max_model_len 262,144, "Available KV cache
+    # memory: 55.72 GiB", "GPU KV cache size: 729,696 tokens". 10 full-attention layers, 30 gated-delta.
+    r = _row(rows, "Qwen3.5 35B-A3B FP8")
+    # an attention token: 2 x 256 x 2 x 2 B = 2,048 B; a state: conv 3 x (2 x 16 x 128 + 32 x 128) x 2 B
+    # = 49,152 and 32 x 128 x 128 x 4 B (float32) = 2,097,152: 2,146,304 B, so the block is
+    # 16 x cdiv(2,146,304, 32,768) = 1,056 tokens ("Setting attention block size to 1056 tokens"),
+    # a page of 2,162,688 B, the state padded by 16,384 B, 0.76 % ("Padding mamba page size by 0.76%")
+    lay = kvlayout.request(r.observation.shape, r.observation.settings, 262144, kvlayout.version("0.18.1")).layout
+    assert (lay.min_block_size, lay.page_bytes, lay.group_size, len(lay.groups), lay.padding_layers) == (1056, 2162688, 10, 4, 0)
+    # 55.72 GiB = 59,828,894,433 B // 2,162,688 = 27,664 pages // 10 = 2,766 blocks; printed as
+    # 2,766 // 4 groups = 691 x 1,056 = 729,696 tokens (before 0.21); 55.715 and 55.725 GiB agree
+    assert (r.predicted, r.low, r.high, r.observation.printed) == (729696, 729696, 729696, 729696)
