@@ -45,7 +45,8 @@ def test_mean_absolute_error_by_family(rows) -> None:
     dense = [abs(r.error) for r in rows if r.family == "dense"]
     assert errors["dense"] == sum(dense, Fraction(0)) / len(dense)
     assert errors["sliding window"] is None  # no observation yet, said so rather than zero
-    assert errors["moe"] == Fraction(64, 88176)  # log 47 alone: 88,240 modeled against 88,176 printed
+    # logs 47 (88,240 modeled, 88,176 printed), 10 (180,928 and 178,880) and 11 (367,223 and 367,404)
+    assert errors["moe"] == (Fraction(64, 88176) + Fraction(2048, 178880) + Fraction(181, 367404)) / 3
 
 
 def test_a_printed_pool_is_a_range() -> None:
@@ -155,3 +156,24 @@ def test_qwen35_moe_hybrid_row_from_a_gb10_log(rows) -> None:
     # 55.72 GiB = 59,828,894,433 B // 2,162,688 = 27,664 pages // 10 = 2,766 blocks; printed as
     # 2,766 // 4 groups = 691 x 1,056 = 729,696 tokens (before 0.21); 55.715 and 55.725 GiB agree
     assert (r.predicted, r.low, r.high, r.observation.printed) == (729696, 729696, 729696, 729696)
+
+
+def test_qwen3_235b_vllm_and_sglang_on_the_same_box(rows) -> None:
+    # vllm-project/vllm issue 21348 compares the two engines on 4x H100 at TP 4 with Qwen3-235B-A22B-FP8.
+    # The config: 94 layers, 4 KV heads of 128, so one head a rank; bf16 cache.
+    vllm, sglang = _row(rows, "Qwen3 235B-A22B FP8, 4x H100"), _row(rows, "Qwen3 235B-A22B FP8, SGLang")
+    assert vllm.family == sglang.family == "moe"
+    # vLLM (log 10): a token 94 x 1 x 128 x 2 x 2 B = 48,128 B, a block 770,048 B; "8.11 GiB" =
+    # 8,708,046,193 B // 770,048 = 11,308 blocks, 180,928 tokens (8.105 and 8.115 GiB: 11,301 and
+    # 11,315 blocks). The log prints 178,880 = 11,180 blocks: outside, and the row says so.
+    assert vllm.predicted_per_token == 48128
+    assert (vllm.predicted, vllm.low, vllm.high, vllm.observation.printed) == (180928, 180816, 181040, 11180 * 16)
+    assert not vllm.within_precision and "LMCache" in vllm.observation.suspicion
+    # SGLang (log 11): "#tokens: 367404, K size: 8.23 GB, V size: 8.23 GB". K is 94 layers x
+    # (367,404 + 1) cells x 1 head x 128 x 2 B = 8,841,233,920 B = 8.234 GiB, printed "8.23"
+    assert round(Fraction(94 * (367404 + 1) * 128 * 2, GiB), 2) == Fraction(823, 100)
+    # forwards: K + V as printed, 16.46 GiB = 17,673,790,423 B // 48,128 = 367,224 cells, 367,223
+    # tokens; the printed sizes' rounding (16.45 to 16.47 GiB) spans 367,000 to 367,446
+    assert sglang.predicted_per_token == 48128
+    assert (sglang.predicted, sglang.low, sglang.high) == (367223, 367000, 367446)
+    assert sglang.within_precision
