@@ -44,7 +44,9 @@ def test_mean_absolute_error_by_family(rows) -> None:
     assert set(errors) == {"dense", "moe", "mla", "sliding window", "hybrid"}
     dense = [abs(r.error) for r in rows if r.family == "dense"]
     assert errors["dense"] == sum(dense, Fraction(0)) / len(dense)
-    assert errors["sliding window"] is None  # no observation yet, said so rather than zero
+    # log 17 alone: 5,139,136,512 B modeled against the 4,874,787,881 B of "4.54 GiB"
+    assert errors["sliding window"] == Fraction(5139136512 - 4874787881, 4874787881)
+    assert accuracy.family_errors(rows, covered_only=True)["sliding window"] is None  # no row the rules cover, said so
     # logs 47 (88,240 modeled, 88,176 printed), 10 (180,928 and 178,880) and 11 (367,223 and 367,404)
     assert errors["moe"] == (Fraction(64, 88176) + Fraction(2048, 178880) + Fraction(181, 367404)) / 3
 
@@ -177,3 +179,20 @@ def test_qwen3_235b_vllm_and_sglang_on_the_same_box(rows) -> None:
     assert sglang.predicted_per_token == 48128
     assert (sglang.predicted, sglang.low, sglang.high) == (367223, 367000, 367446)
     assert sglang.within_precision
+
+
+def test_gpt_oss_one_request_check(rows) -> None:
+    # log 17: gpt-oss-120b on one H100, vLLM 0.11.0, max_model_len 131,072: "4.54 GiB KV cache is
+    # needed". The config: 36 layers alternating sliding (window 128) and full, 8 KV heads of 64,
+    # bf16: a token of one layer 2 x 8 x 64 x 2 B = 2,048 B, a 16-token page 32,768 B.
+    r = _row(rows, "gpt-oss-120b, one H100")
+    assert (r.family, r.observation.quantity) == ("sliding window", "needed")
+    full = 18 * (131072 // 16) * 32768  # 8,192 pages a full layer: 4,831,838,208 B
+    sliding = 18 * ((127 + 8192 + 15) // 16 + 1) * 32768  # cdiv(127 + 8,192, 16) + 1 = 521 pages a layer
+    assert r.predicted == full + sliding == 5139136512  # 4.79 GiB
+    # the printed 4.54 GiB (4,869,525,258 to 4,880,262,676 B): a budget of 1,024 (73 pages) would give
+    # 4,874,895,360 B; at this row's 8,192 the row is 5.4 % over and says what we suspect
+    assert full + 18 * ((127 + 1024 + 15) // 16 + 1) * 32768 == 4874895360
+    assert r.observation.printed == 4874787881 and not r.within_precision
+    assert r.error == Fraction(5139136512 - 4874787881, 4874787881)
+    assert "prefill budget" in r.observation.suspicion
