@@ -196,3 +196,14 @@ def test_gpt_oss_one_request_check(rows) -> None:
     assert r.observation.printed == 4874787881 and not r.within_precision
     assert r.error == Fraction(5139136512 - 4874787881, 4874787881)
     assert "prefill budget" in r.observation.suspicion
+
+
+def test_dense_fp8_row_from_a_gb10_log(rows) -> None:
+    # log 58: Qwen2.5-14B-Instruct-FP8-dynamic, vLLM 0.13.0, fp8 KV, "Available KV cache memory:
+    # 30.46 GiB", "GPU KV cache size: 332,672 tokens". 48 layers x 8 KV heads x 128 x 2 x 1 B =
+    # 98,304 B a token, 1,572,864 B a block: 30.46 GiB = 32,706,175,959 B // 1,572,864 = 20,794
+    # blocks, 332,704 tokens; 30.455 and 30.465 GiB give 20,790 and 20,797; printed 20,792 blocks
+    r = _row(rows, "Qwen2.5 14B FP8")
+    assert r.predicted_per_token == 98304
+    assert (r.predicted, r.low, r.high, r.observation.printed) == (332704, 332640, 332752, 20792 * 16)
+    assert r.within_precision
