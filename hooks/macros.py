@@ -599,17 +599,19 @@ def define_env(env) -> None:
         for r in model_accuracy_rows():
             o = r.observation
             pool = fig(o.pool_low, "B") if o.pool_low == o.pool_high else fig(o.pool, "GiB")
+            needed = o.quantity == "needed"
+            unit = "GiB" if needed else "count"
             rows.append((
                 f"[{source_text(o.label)}]({o.source})" if o.source.startswith("http") else f"{source_text(o.label)} ({o.source})",
-                r.family, source_text(kvlayout.version(o.engine_version).name), pool,
-                f"{fig(o.printed, 'count')} {o.quantity}",
-                fig(r.predicted, "count", source="modeled by calc/kvlayout.py"),
+                r.family, source_text(o.rules), pool,
+                f"{fig(o.printed, unit)} needed by one request" if needed else f"{fig(o.printed, unit)} {o.quantity}",
+                fig(r.predicted, unit, source="modeled by calc/kvlayout.py"),
                 fig(r.error, "%", 2),
                 "yes" if r.within_precision else "no",
                 fig(r.predicted_per_token, "count", source="modeled"), fig(r.printed_pool_per_token, "count"),
                 source_text(o.suspicion),
             ))  # fmt: skip
-        head = ("Start", "Family", "vLLM rules", "Pool a rank", "Printed", "Modeled", "Error", "Within printed precision",
+        head = ("Start", "Family", "Rules", "Pool a rank", "Printed", "Modeled", "Error", "Within printed precision",
                 "Modeled B a token", "Pool ÷ printed tokens", "What we suspect")  # fmt: skip
         return _table(head, rows)
 
