@@ -160,7 +160,7 @@ def overhead(y: YourStart) -> Derived:
         return Derived(engine.value, f"derived from the log: {engine.how}; the engine's profile, not a MemAvailable measurement", engine.sources)
     need = ([h.how] if h.value is None else []) + [f"needs {m}" for m in missing]
     if y.profile is not None and engine.how != "needs the weights":
-        need.append(engine.how)
+        need = ([h.how] if h.value is None else []) + [engine.how]
     return Derived(None, "; ".join(dict.fromkeys(need)))
 
 
@@ -267,7 +267,9 @@ def _fix(y: YourStart, gate: dict, frac: dict | None, one: dict | None) -> dict 
         least = _fraction_for_a_pool(y)
         if least is None:
             return None
-        changes.append(("fraction", least, "the smallest two decimals that leave any KV pool beyond the weights and the overhead; one request of max_model_len needs more"))
+        changes.append(
+            ("fraction", least, "the smallest two decimals that leave any KV pool beyond the weights and the overhead; one request of max_model_len needs more")
+        )
     if not changes:
         return None
     return {"pin": pin, "changes": changes}

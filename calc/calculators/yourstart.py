@@ -320,7 +320,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
             activation_peak=_found(reading, "activation_peak_bytes"),
             cuda_graph=_found(reading, "cuda_graph_bytes"),
             total=_found(reading, "total_memory_bytes") or total,
-            utilization=_found(reading, "gpu_memory_utilization"),
+            utilization=_found(reading, "gpu_memory_utilization") or typed["gpu_memory_utilization"],
             era=str(era.value) if era is not None else None,
             pinned=_found(reading, "kv_cache_memory_bytes") is not None,
         )
@@ -420,7 +420,11 @@ def _verdict(y: YourStart, a: dict, fig: Figures) -> str:
     check that can be sized passes; the fix offered and every note said."""
     g = a["gate"]
     notes = "".join(f" Note: {esc(n)}." for n in a["notes"])
-    fix = " The command below is the suggested fix, not the refused request." if a["fix"] else (" No fix here starts it: see below." if a["passes"] is False else "")
+    fix = (
+        " The command below is the suggested fix, not the refused request."
+        if a["fix"]
+        else (" No fix here starts it: see below." if a["passes"] is False else "")
+    )
     if a["passes"] is None:
         need = g["needs"].how if g["needs"].value is None else ("needs a pin" if not g["sized"] else "needs MemAvailable before the start")
         if g["largest_pin"] is not None and not g["sized"]:
@@ -430,7 +434,11 @@ def _verdict(y: YourStart, a: dict, fig: Figures) -> str:
         pin = int(y.pin.value)  # type: ignore[union-attr, arg-type]
         available = shown(g["available"], "GiB", 2)
         checked = [name for name, c in (("free-memory", a["fraction"]), ("one-request", a["one_request"])) if c is not None]
-        also = f"; vLLM's {' and '.join(checked)} check{'s pass' if len(checked) > 1 else ' passes'} too" if checked else "; vLLM's own checks are not sized (see below)"
+        also = (
+            f"; vLLM's {' and '.join(checked)} check{'s pass' if len(checked) > 1 else ' passes'} too"
+            if checked
+            else "; vLLM's own checks are not sized (see below)"
+        )
         return (
             f"<strong>Start: {fig('verdict', 'passes')}</strong>: needs {fig('needs_short', fmt(_needs_printed(y, a, pin), 'GiB'))} a rank against "
             f"{fig('available_short', fmt(available, 'GiB'))}, {fig('margin_short', fmt(available - _needs_printed(y, a, pin), 'GiB'))} to spare{also}.{notes}"
@@ -561,7 +569,9 @@ def _gate_section(y: YourStart, a: dict, fig: Figures) -> str:
     margin = shown(g["available"], "GiB", 2) - needs
     items = [available]
     if g["passes"] is not None:
-        items.append(("Gate", f"{_check('gate_verdict', g['passes'], fig)} by {fig('margin', fmt(abs(margin), 'GiB'))} {'to spare' if g['passes'] else 'short'}"))
+        items.append(
+            ("Gate", f"{_check('gate_verdict', g['passes'], fig)} by {fig('margin', fmt(abs(margin), 'GiB'))} {'to spare' if g['passes'] else 'short'}")
+        )
     items.append(
         (
             "Largest pin that passes",
@@ -620,7 +630,10 @@ def _checks_section(y: YourStart, a: dict, reading: Any, fig: Figures) -> str:
             "<p>The fraction check: vLLM starts only if ceil(gpu_memory_utilization &times; total) &le; free memory, even with a pin.</p>"
             + dl(
                 [
-                    ("gpu_memory_utilization", f"{fig('fraction', fraction_text(f['fraction']))} ({_source(y.gpu_memory_utilization.source) if f['typed'] else how})"),  # type: ignore[union-attr]
+                    (
+                        "gpu_memory_utilization",
+                        f"{fig('fraction', fraction_text(f['fraction']))} ({_source(y.gpu_memory_utilization.source) if f['typed'] else how})",
+                    ),  # type: ignore[union-attr]
                     ("Asks for", f"{asks} of {fig('fraction_total', fmt(f['total'], 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
                     ("Against free", fig("fraction_free", fmt(f["free"], "GiB"))),
                     ("Check", _check("fraction_verdict", f["passes"], fig) if f["reached"] else _not_reached("fraction_verdict", fig)),
