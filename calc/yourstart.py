@@ -119,7 +119,8 @@ def profile_overhead(y: YourStart) -> Derived:
     V0 (vllm/worker/worker.py, 0.6.5 ... 0.10.x, and the 0.6.4 one-line form): the profile
     prints non_torch_memory and the PyTorch activation peak; the non-KV memory is weights +
     both, so the overhead beyond the weights is their sum.
-    V1 fraction start (vllm/v1/worker/gpu_worker.py determine_available_memory, 0.9.1 on):
+    V1 fraction start (vllm/v1/worker/gpu_worker.py determine_available_memory, read in 0.10.2
+    ... 0.14.0, logs/public/UNITS.md; the "Available KV cache memory" line from 0.9.1):
     Available KV cache memory = total x gpu_memory_utilization - non_kv_cache_memory (and,
     from 0.21.0, - the CUDA-graph estimate), so the overhead beyond the weights is
     total x gpu_memory_utilization - the pool - the weights. A pinned start skips the profile.
