@@ -9,6 +9,7 @@ reason, never zero. Exact values only; the calculator page formats them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -85,6 +86,7 @@ class YourStart:
     pins: tuple[int, ...] = ()
     lengths: tuple[int, ...] = ()
     engine: str = "vllm"  # the engine the log came from: the command is for it
+    version: Given | None = None  # the engine's version, as the log printed it
     mem_fraction_static: Given | None = None  # SGLang's fraction, from its log
     profile: Profile | None = None
     failure: Given | None = None  # the log's own failure, when the plan is the logged request
@@ -154,11 +156,20 @@ def overhead(y: YourStart) -> Derived:
         return Derived(y.overhead.value, "typed", _src(y.overhead))  # type: ignore[arg-type]
     h = held(y)
     missing = [name for name, g in (("the weights", y.weights), ("the KV pool", y.pool)) if g is None]
+    negative = ""
     if h.value is not None and not missing:
-        return Derived(h.value - y.weights.value - y.pool.value, "held - weights - KV pool", _src(h, y.weights, y.pool))  # type: ignore[union-attr, operator]
+        measured = h.value - y.weights.value - y.pool.value  # type: ignore[union-attr, operator]
+        if measured >= 0:
+            return Derived(measured, "held - weights - KV pool", _src(h, y.weights, y.pool))
+        # less held than the weights and the pool alone: the readings are not of this start (or the
+        # page cache moved between them); a negative overhead would let the gate pass what it should not
+        negative = f"held - weights - KV pool came out negative ({fmt(measured, 'GiB')}): the two readings are not of this start, or the page cache changed between them"
     engine = profile_overhead(y)
     if engine.value is not None:
-        return Derived(engine.value, f"derived from the log: {engine.how}; the engine's profile, not a MemAvailable measurement", engine.sources)
+        why = f"{negative}; " if negative else ""
+        return Derived(engine.value, f"{why}derived from the log: {engine.how}; the engine's profile, not a MemAvailable measurement", engine.sources)
+    if negative:
+        return Derived(None, negative)
     need = ([h.how] if h.value is None else []) + [f"needs {m}" for m in missing]
     if y.profile is not None and engine.how != "needs the weights":
         need = ([h.how] if h.value is None else []) + [engine.how]
@@ -181,7 +192,7 @@ def per_token(y: YourStart) -> Fraction | None:
 def per_token_as_printed(y: YourStart) -> Fraction | None:
     """Bytes per token as the page prints it (two decimals): tokens at a pin are worked from it."""
     bpt = per_token(y)
-    return shown(bpt, "B a token") if bpt else None
+    return shown(bpt, "B a token", 0 if bpt.denominator == 1 else 2) if bpt else None
 
 
 def tokens_at(y: YourStart, pin: int) -> int | None:
@@ -290,6 +301,23 @@ def _fraction_for_a_pool(y: YourStart) -> Fraction | None:
     return None
 
 
+def pin_flag_note(y: YourStart) -> str | None:
+    """--kv-cache-memory-bytes exists from vLLM 0.10.2 (logs/public/UNITS.md): a log from an older
+    build gets the command with a word that its build does not take the flag."""
+    if y.engine != "vllm":
+        return None
+    era = y.profile.era if y.profile is not None else None
+    found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(y.version.value)) if y.version is not None else None
+    release = tuple(int(g or 0) for g in found.groups()) if found else None
+    if (release is not None and release < (0, 10, 2)) or (release is None and era == "v0"):
+        built = f"vLLM {y.version.value}" if y.version is not None else "a build running the V0 engine"
+        return (
+            f"--kv-cache-memory-bytes is read by the V1 engine from vLLM 0.10.2 on (vllm/v1/worker/gpu_worker.py); your log is from {built}: "
+            "upgrade, or leave the flag out and size the pool with gpu_memory_utilization alone"
+        )
+    return None
+
+
 def answer(y: YourStart) -> dict:
     """Every answer for these givens, and the verdict over all of them; a check that cannot be
     sized says what it needs, and a check after a refused one is not reached."""
@@ -333,6 +361,11 @@ def answer(y: YourStart) -> dict:
             f"the margin, {fmt(gate['margin'], 'GiB')}, is inside the precision of the MemAvailable reading ({fmt(precision, 'GiB', 1)}): "
             "a reading that much lower refuses this start; take the pin a step down"
         )
+    if y.total is not None and before is not None and before > _high(y.total):
+        notes.append(
+            f"the free memory before the start, {fmt(before, 'GiB')}, is more than the total, {fmt(int(y.total.value), 'GiB')}: "  # type: ignore[arg-type]
+            "one of the two is not this box's; check the box or the reading"
+        )
     passes = None if refused is None and gate["passes"] is None else refused is None
     chosen = frac["fraction"] if frac else None
     if fix is not None:
@@ -353,6 +386,7 @@ def answer(y: YourStart) -> dict:
         "fix": fix,
         "notes": notes,
         "command": command(y, chosen, fix),
+        "command_note": pin_flag_note(y),
     }
 
 

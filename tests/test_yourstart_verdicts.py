@@ -156,3 +156,22 @@ def test_the_grid_divides_as_printed(catalog) -> None:
         if i != "0":  # row 0 is the log's own pool, at the count vLLM logged
             assert tokens == int(pin / bpt)
         assert int(out.figures[f"grid_contexts_{i}_262144"]) == tokens // 262_144
+
+
+def test_readings_that_cannot_be_of_this_start_are_not_taken_as_a_negative_overhead(catalog) -> None:
+    """logs/public/58 (v0.13, GB10, 0.40): weights 15.2227 GiB, pool 30.46 GiB. Readings held only
+    (90,000,000 - 50,000,000) kB = 40,960,000,000 B, less than the two: the overhead falls back to
+    the profile, ceil(130,663,642,563 x 0.4) - 32,706,175,959 - 16,345,249,664
+    = 52,265,457,026 - 49,051,425,623 = 3,214,031,403 B."""
+    meminfo = "MemTotal: 131072000 kB\nMemFree: 2000000 kB\nMemAvailable: {} kB\n"
+    out, _, result = run(
+        catalog, "58-v013-gb10-qwen25-14b-fp8-dense-kv-usage-lines.log", box="dgx-spark", before=meminfo.format(90_000_000), serving=meminfo.format(50_000_000)
+    )
+    assert "came out negative (-7.54 GiB)" in result
+    assert out.figures["overhead_b"] == "3,214,031,403 B"
+
+
+def test_a_pin_for_a_build_without_the_flag_is_said(catalog) -> None:
+    """logs/public/32 is a V0 profile (v0.7): the fix's pin flag comes with the version it needs."""
+    _, _, result = run(catalog, "32-v07-llama32-11b-vision-h100-two-sentence.log", box="h100-sxm", before="79 GiB")
+    assert "read by the V1 engine from vLLM 0.10.2 on" in result and "a build running the V0 engine" in result

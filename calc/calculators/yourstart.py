@@ -329,6 +329,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         headroom=Given(headroom.value, f"catalog: the gate's headroom ({headroom.source})"),
         precision=Given(precision.value, f"catalog: the MemAvailable reading's precision ({precision.source})"),
         engine=engine,
+        version=_found(reading, "engine_version"),
         mem_fraction_static=_found(reading, "mem_fraction_static"),
         profile=profile,
         failure=None if any(typed[k] for k in ("pin", "max_model_len", "gpu_memory_utilization")) else _found(reading, "error"),
@@ -496,7 +497,7 @@ def _log_section(reading: Any, fig: Figures) -> str:
         if isinstance(value, dict):
             text = ", ".join(f"{k} {v}" for k, v in value.items() if v is not None)
         elif unit == "B":
-            text = fmt(value, "B a token")  # as the grid below divides by it
+            text = fmt(value, "B a token", 0 if Fraction(value).denominator == 1 else 2)  # as the grid below divides by it
         elif unit and not isinstance(value, (str, bool)):
             text = fmt(value, unit, 2 if unit in ("GiB", "fraction", "x") else 0)
         else:
@@ -603,7 +604,9 @@ def _grid_section(y: YourStart, a: dict, fig: Figures) -> str:
         rows.append(tuple(row))
     head_row = ("KV pin", "Tokens", *(f"Full {fmt(n, 'count')}-token contexts" for n in lengths))
     note = (
-        f"<p>Tokens = the pin / {fig('bpt', fmt(bpt, 'B a token'))} a token a rank, rounded down (the count vLLM logged at its own pool); full contexts = tokens / the length, rounded down "
+        f"<p>Tokens = the pin / {fig('bpt', fmt(bpt, 'B a token', 0 if bpt.denominator == 1 else 2))} a token a rank, rounded down"
+        + (" (the count vLLM logged at its own pool)" if any(c["logged"] for c in a["grid"]) else "")
+        + f"; full contexts = tokens / the length, rounded down "
         f"(bytes a token: {src}). Where part of a request's footprint is fixed "
         "(sliding-window or hybrid layers, a drafter), pool over tokens moves with max_model_len: "
         '<a href="../kv-pool/#why-pool-over-tokens-is-not-a-per-token-cost">why</a>.</p>'
@@ -696,6 +699,8 @@ def _command_section(y: YourStart, a: dict, fig: Figures) -> str:
         changes = "".join(f"<li>{esc(_change(k, v))}: {esc(why)}</li>" for k, v, why in a["fix"]["changes"])
         note = f"<p>Not the refused request: the same request with</p><ul>{changes}</ul>"
         button = "Copy the suggested fix&rsquo;s command"
+    if a["command_note"]:
+        note += f"<p><strong>Note:</strong> {esc(a['command_note'])}.</p>"
     if sglang:
         note += (
             "<p>SGLang has no byte pin: mem_fraction_static (the log&rsquo;s, when it printed one) sizes its pool, and "
