@@ -699,12 +699,15 @@ def _command_section(y: YourStart, a: dict, fig: Figures) -> str:
         changes = "".join(f"<li>{esc(_change(k, v))}: {esc(why)}</li>" for k, v, why in a["fix"]["changes"])
         note = f"<p>Not the refused request: the same request with</p><ul>{changes}</ul>"
         button = "Copy the suggested fix&rsquo;s command"
+    if y.model is None:
+        note += "<p>MODEL stands for your model: type it above, or paste a log that names it.</p>"
     if a["command_note"]:
         note += f"<p><strong>Note:</strong> {esc(a['command_note'])}.</p>"
     if sglang:
         note += (
             "<p>SGLang has no byte pin: mem_fraction_static (the log&rsquo;s, when it printed one) sizes its pool, and "
-            "--max-total-tokens caps the pool at the tokens the pin holds at this log&rsquo;s bytes a token.</p>"
+            "--max-total-tokens caps the pool at the tokens the pin holds at this log&rsquo;s bytes a token "
+            "(flags of python/sglang/srt/server_args.py).</p>"
         )
     return (
         f'<section class="calc-section"><h3>{head}</h3>{note}'
