@@ -638,7 +638,7 @@ def _checks_section(y: YourStart, a: dict, reading: Any, fig: Figures) -> str:
                         f"{fig('fraction', fraction_text(f['fraction']))} ({_source(y.gpu_memory_utilization.source) if f['typed'] else how})",
                     ),  # type: ignore[union-attr]
                     ("Asks for", f"{asks} of {fig('fraction_total', fmt(f['total'], 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
-                    ("Against free", fig("fraction_free", fmt(f["free"], "GiB"))),
+                    ("Against free", fig("fraction_free", fmt(f["free"], "GiB")) + f" ({_source(y.before.source)})"),  # type: ignore[union-attr]
                     ("Check", _check("fraction_verdict", f["passes"], fig) if f["reached"] else _not_reached("fraction_verdict", fig)),
                     (
                         "The fraction to pass it",
