@@ -142,6 +142,8 @@ def profile_overhead(y: YourStart) -> Derived:
         return Derived(None, "the engine's profile needs " + ", ".join(need))
     requested = fraction.requested(int(p.total.value), Fraction(p.utilization.value))  # type: ignore[arg-type]
     value = requested - int(y.pool.value) - int(y.weights.value)  # type: ignore[arg-type]
+    if value < 0:
+        return Derived(None, f"the engine's profile comes out negative ({fmt(value, 'GiB')}): the total is not the one this start ran on")
     graphs = f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, included)" if p.cuda_graph is not None else ""  # type: ignore[arg-type]
     how = (
         f"total x gpu_memory_utilization - KV pool - weights = {fmt(requested, 'B')} - {fmt(int(y.pool.value), 'B')} - {fmt(int(y.weights.value), 'B')}{graphs}, "  # type: ignore[arg-type]

@@ -175,3 +175,11 @@ def test_a_pin_for_a_build_without_the_flag_is_said(catalog) -> None:
     """logs/public/32 is a V0 profile (v0.7): the fix's pin flag comes with the version it needs."""
     _, _, result = run(catalog, "32-v07-llama32-11b-vision-h100-two-sentence.log", box="h100-sxm", before="79 GiB")
     assert "read by the V1 engine from vLLM 0.10.2 on" in result and "a build running the V0 engine" in result
+
+
+def test_a_profile_on_the_wrong_box_is_not_an_overhead(catalog) -> None:
+    """logs/public/45 with an RTX 4090 picked: ceil(25,757,220,864 x 0.8) = 20,605,776,692 B is
+    less than the pool and the weights alone, so the box is not the one the start ran on."""
+    out, _, result = run(catalog, "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log", box="rtx-4090")
+    assert out.figures["overhead"] == "unknown"
+    assert "the engine's profile comes out negative" in result

@@ -320,7 +320,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
             activation_peak=_found(reading, "activation_peak_bytes"),
             cuda_graph=_found(reading, "cuda_graph_bytes"),
             total=_found(reading, "total_memory_bytes") or total,
-            utilization=_found(reading, "gpu_memory_utilization") or typed["gpu_memory_utilization"],
+            utilization=_found(reading, "gpu_memory_utilization"),  # the measured start's, never the plan's
             era=str(era.value) if era is not None else None,
             pinned=_found(reading, "kv_cache_memory_bytes") is not None,
         )
