@@ -482,6 +482,15 @@ def read_log_file(name: str) -> logread.LogReading:
         raise InputError(f"{name}: cannot read it ({error.strerror}); expected a startup log file or -") from None
     with stream:
         head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
+        encoding = _utf16(head)
+        if encoding:  # saved by a Windows shell or editor as UTF-16: text, not binary
+            sample16 = head.decode(encoding, errors="replace")
+            text16 = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
+            if sum(not (c.isprintable() or c in "\t\r\n\ufeff") for c in sample16) <= len(sample16) // 20:
+                try:
+                    return logread.read_lines(text16)
+                except InputError as error:
+                    raise InputError(f"{name}: {error}") from None
         if b"\x00" in head:
             raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
         sample = head.decode("utf-8", errors="replace")
@@ -492,6 +501,15 @@ def read_log_file(name: str) -> logread.LogReading:
             return logread.read_lines(text)
         except InputError as error:
             raise InputError(f"{name}: {error}") from None
+
+
+def _utf16(head: bytes) -> str | None:
+    """UTF-16 text (a BOM, or a NUL after most ASCII characters), as PowerShell's '>' writes a log."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    if len(head) >= 64 and head[1::2].count(0) > len(head) * 2 // 5 and head[0::2].count(0) < len(head) // 20:
+        return "utf-16-le"
+    return None
 
 
 def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict:
@@ -530,14 +548,16 @@ def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: 
         "mem_fraction_static": r.mem_fraction_static, "kv_cache_memory_bytes": r.kv_cache_memory_bytes,
         "model loading": r.model_loading_bytes, "KV pool": r.available_kv_bytes, "KV tokens": r.kv_tokens,
         "GPU blocks": r.gpu_blocks, "max concurrency": r.max_concurrency, "CUDA graph estimate": r.cuda_graph_bytes,
-        "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "KV for one request": r.kv_needed_bytes,
+        "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "requested memory": r.requested_memory_bytes,
+        "KV for one request": r.kv_needed_bytes,
         "estimated max_model_len": r.estimated_max_model_len, "speculative": r.speculative, "error": r.error,
         "CUDA graphs took": r.cuda_graph_taken_bytes, "non-torch memory": r.non_torch_bytes, "activation peak": r.activation_peak_bytes,
         "max_num_batched_tokens": r.max_num_batched_tokens, "max_num_seqs": r.max_num_seqs,
     }  # fmt: skip
     for label, found in shown.items():
         if found is not None:
-            lines.append(f"  {label:<24}{_shown(found):<28} line {found.line_no}")
+            where = "worked out, not printed (see Notes)" if found.derived else f"line {found.line_no}"
+            lines.append(f"  {label:<24}{_shown(found):<28} {where}")
     lines.append("Derived:")
     lines.extend(f"  {d.name}: {d.value}\n    {d.how}" for d in ingest.derived(r))
     compared = ingest.compare(catalog, r, model_id)
