@@ -183,3 +183,12 @@ def test_a_profile_on_the_wrong_box_is_not_an_overhead(catalog) -> None:
     out, _, result = run(catalog, "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log", box="rtx-4090")
     assert out.figures["overhead"] == "unknown"
     assert "the engine's profile comes out negative" in result
+
+
+def test_an_sglang_failure_is_sglangs_and_no_fix_is_invented(catalog) -> None:
+    """logs/public/40: SGLang's "Loaded weights leave no GPU memory for the KV cache under
+    --mem-fraction-static=0.88": the refusal is SGLang's, and without the total, weights and
+    overhead no command is offered as a fix."""
+    out, verdict, result = run(catalog, "40-sglang-deepseek-v4-pro-h200-tp8-no-kv-memory.log")
+    assert out.figures["verdict"] == "refused" and verdict.startswith("Start: refused by SGLang, in your log")
+    assert "command" not in out.figures and "None offered" in result

@@ -422,9 +422,7 @@ def _verdict(y: YourStart, a: dict, fig: Figures) -> str:
     g = a["gate"]
     notes = "".join(f" Note: {esc(n)}." for n in a["notes"])
     fix = (
-        " The command below is the suggested fix, not the refused request."
-        if a["fix"]
-        else (" No fix here starts it: see below." if a["passes"] is False else "")
+        " The command below is the suggested fix, not the refused request." if a["fix"] else (" No fix is offered: see below." if a["passes"] is False else "")
     )
     if a["passes"] is None:
         need = g["needs"].how if g["needs"].value is None else ("needs a pin" if not g["sized"] else "needs MemAvailable before the start")
@@ -452,7 +450,7 @@ def _verdict(y: YourStart, a: dict, fig: Figures) -> str:
         f = a["fraction"]
         why = f"vLLM's free-memory check: gpu_memory_utilization {fig('verdict_fraction', fraction_text(f['fraction']))} asks for more than the free memory; at most {fmt(f['ceiling'], 'fraction', 4)} passes"
     elif by == "log":
-        why = f"vLLM, in your log: {esc(FAILURES.get(str(y.failure.value), str(y.failure.value)))} ({_source(y.failure.source)})"  # type: ignore[union-attr]
+        why = f"{'SGLang' if y.engine == 'sglang' else 'vLLM'}, in your log: {esc(FAILURES.get(str(y.failure.value), str(y.failure.value)))} ({_source(y.failure.source)})"  # type: ignore[union-attr]
     else:
         o = a["one_request"]
         why = f"vLLM's one-request check: the pin holds {fig('verdict_longest', fmt(o['estimated_max_model_len'], 'tokens'))}, not one request of {fmt(o['max_model_len'], 'tokens')}"
@@ -690,7 +688,12 @@ def _command_section(y: YourStart, a: dict, fig: Figures) -> str:
     sglang = y.engine == "sglang"
     head = "SGLang launch command" if sglang else "vllm serve"
     if a["passes"] is False and a["fix"] is None:
-        return f'<section class="calc-section"><h3>{head}</h3><p>None: no pin and no fraction here lets this request start; only more free memory, a shorter max_model_len or a smaller model does.</p></section>'
+        why = (
+            "None offered: what is given does not size a fix (it needs the start&rsquo;s total, weights and overhead); pick the box, type them, or paste the readings."
+            if a["refused_by"] == "log"
+            else "None: no pin and no fraction here lets this request start; only more free memory, a shorter max_model_len or a smaller model does."
+        )
+        return f'<section class="calc-section"><h3>{head}</h3><p>{why}</p></section>'
     text = a["command"]
     fig("command", text)
     note, button = "", "Copy the command"
