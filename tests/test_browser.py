@@ -638,7 +638,7 @@ def test_your_start_from_a_pasted_log(live, catalog):
     live.wait_for_function("document.querySelector('#yourstart-calc [data-fig=\"grid_tokens_0\"]') !== null")
     shown = figures_on(live, "yourstart")
     assert shown == calc_html.run(catalog, "yourstart", raw).figures
-    assert shown["grid_tokens_0"] == "215,401 tokens" and shown["bpt"] == "26,669 B" and shown["pool_b"] == "5,744,518,758 B"
+    assert shown["grid_tokens_0"] == "215,401 tokens" and shown["bpt"] == "26,668.95 B" and shown["pool_b"] == "5,744,518,758 B"
     assert "Available KV cache memory: 5.35 GiB" in live.text_content("#yourstart-result")
     live.fill("#yourstart-log", "nothing here looks like a startup log")
     live.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'invalid'")
@@ -648,3 +648,47 @@ def test_your_start_from_a_pasted_log(live, catalog):
     live.fill("#yourstart-log", "")
     live.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'valid'")
     assert figures_on(live, "yourstart") == calc_html.run(catalog, "yourstart", calc_html.defaults_of(catalog, "yourstart").values).figures
+
+
+def _your_log(live, catalog, name: str, box: str = "other") -> tuple[dict, dict]:
+    """Choose "none", paste one of logs/public/, pick the box: the page's figures and calc's."""
+    text = (ROOT / "logs" / "public" / name).read_text(encoding="utf-8")
+    live.select_option("#yourstart-preset", "")
+    live.fill("#yourstart-log", text)
+    live.select_option("#yourstart-box", box)
+    raw = dict(calc_html.defaults_of(catalog, "yourstart").values)
+    raw.update(dict.fromkeys(("preset", "weights", "overhead", "bytes_per_token", "pin", "max_model_len", "tp", "before", "model"), ""))
+    raw.update(log=text, box=box)
+    expected = calc_html.run(catalog, "yourstart", raw).figures
+    live.wait_for_function("want => document.querySelector('#yourstart-calc [data-fig=\"command\"]')?.textContent === want", arg=expected["command"])
+    return figures_on(live, "yourstart"), expected
+
+
+def test_your_start_offers_the_fix_of_a_refused_start(live, catalog):
+    """pytorch/pytorch#175666 as collected in logs/public/14: vLLM refused 0.9 (19.77 of 22.05 GiB
+    free). The verdict says refused by the free-memory check, the one-request check is not shown
+    as passing, and the command is the suggested fix's, labelled so, with the fraction it checked."""
+    shown, expected = _your_log(live, catalog, "14-v1-free-memory-failure-tp2.log")
+    assert shown == expected
+    assert shown["verdict"] == "refused" and shown["fraction_verdict"] == "refused"
+    assert "--gpu-memory-utilization 0.89" in shown["command"]  # 0.89 x 22.055 GiB = 19.63 GiB <= 19.765 - 0.1 GiB
+    result = live.text_content("#yourstart-result")
+    assert "vllm serve of the suggested fix" in result and "Not the refused request" in result
+    assert live.text_content("#yourstart-result button.calc-copy") == "Copy the suggested fix\u2019s command"
+    # a pin, a length and bytes a token typed: the one-request check after the refusal is not reached, not green
+    for field, value in (("pin", "1 GiB"), ("max-model-len", "8192"), ("bytes-per-token", "65536")):
+        live.fill(f"#yourstart-{field}", value)
+    live.wait_for_function("document.querySelector('#yourstart-calc [data-fig=\"one_request_verdict\"]') !== null")
+    assert figures_on(live, "yourstart")["one_request_verdict"] == "not reached: an earlier check refuses the start first"
+    assert live.locator("#yourstart-result .calc-pass").count() == 0
+
+
+def test_your_start_answers_an_sglang_log_with_sglang(live, catalog):
+    """logs/public/11 is SGLang's: the launch line is SGLang's, never a vllm serve line, and
+    vLLM's own checks are said not to apply rather than shown."""
+    shown, expected = _your_log(live, catalog, "11-sglang-qwen3-235b-fp8-tp4.log")
+    assert shown == expected
+    assert shown["command"].startswith("python -m sglang.launch_server") and "vllm" not in shown["command"]
+    assert "--max-total-tokens 367404" in shown["command"]  # the tokens SGLang logged for this pool
+    assert "fraction_verdict" not in shown and "one_request_verdict" not in shown
+    assert "SGLang has no byte pin" in live.text_content("#yourstart-result")
