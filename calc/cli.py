@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from fractions import Fraction
 from pathlib import Path
+from typing import Any, NoReturn
 
 from calc import budget, fraction, guard, kv, prefetch, report
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
@@ -20,27 +22,60 @@ class UsageError(Exception):
     pass
 
 
+def given(text: str) -> str:
+    """Every flag's value: an empty one is a slip, never a request for the default."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("found nothing, expected a value (an empty value is not the default: leave the flag out)")
+    return text
+
+
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line, exit status 2
+    def error(self, message: str) -> NoReturn:  # one clear line, exit status 2
         raise UsageError(f"{self.prog}: {message}")
 
+    def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
+        if kwargs.get("action") in (None, "store", "append") and "type" not in kwargs:
+            kwargs["type"] = given
+        return super().add_argument(*names, **kwargs)
 
-def meminfo_available(path: str = "/proc/meminfo") -> int:
-    """MemAvailable of the box this runs on, in bytes."""
+
+MEMINFO = "/proc/meminfo"
+_MEMAVAILABLE = re.compile(r"MemAvailable:\s*(?P<count>\S+)\s*(?P<unit>\S*)\s*")
+
+
+def meminfo_available(path: str | None = None) -> int:
+    """MemAvailable of the box this runs on, in bytes. The kernel prints it in kB (KiB, in fact)."""
+    path = path or MEMINFO
     try:
-        text = Path(path).read_text()
+        text = read_text(path)
     except OSError as error:
         raise InputError(f"--available auto: cannot read {path} ({error.strerror})") from None
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         if line.startswith("MemAvailable:"):
-            return parse_count(line.split()[1], "MemAvailable") * 1024
+            match = _MEMAVAILABLE.fullmatch(line)
+            if not match or match["unit"] != "kB":
+                raise InputError(f"--available auto: {path}, line {number}: found {line[:80]!r}, expected 'MemAvailable: <number> kB'")
+            return parse_count(match["count"], f"--available auto: {path}, line {number}: MemAvailable") * 1024
     raise InputError(f"--available auto: found no MemAvailable line in {path}")
+
+
+def read_text(path: str) -> str:
+    """A text file as UTF-8; other bytes get a message naming the file and where they are."""
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: found byte {data[error.start]:#04x} at offset {error.start}, expected UTF-8 text") from None
+
+
+# A comma between per-box figures, not one inside a figure's thousands (68,501 MiB is one figure).
+_LIST_COMMA = re.compile(r"(?<![0-9]),|,(?![0-9]{3}(?![0-9]))")
 
 
 def available_list(text: str, boxes: int) -> tuple[int, ...]:
     if text == "auto":
         return (meminfo_available(),) * boxes
-    values = tuple(parse_size(part, "--available") for part in text.split(","))
+    values = tuple(parse_size(part, "--available") for part in _LIST_COMMA.split(text))
     if len(values) == 1:
         return values * boxes
     if len(values) != boxes:
@@ -240,9 +275,8 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         trace = catalog.traces[args.trace]
         samples = [(s["t"], s["available"]) for s in trace["samples"]]
     else:
-        path = Path(args.trace)
         try:
-            text = sys.stdin.read() if args.trace == "-" else path.read_text()
+            text = read_text(args.trace)
         except OSError as error:
             raise InputError(f"trace {args.trace}: cannot read it ({error.strerror}); expected a file or one of {', '.join(catalog.traces)}") from None
         samples = guard.parse_trace(text, args.trace)
@@ -283,12 +317,11 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         if name not in catalog.models or "weights" not in catalog.models[name]:
             known = ", ".join(m for m, e in catalog.models.items() if "weights" in e)
             raise InputError(f"--model: found {name!r}, expected one of {known} (optionally :KV:HEADROOM)")
-        kv_text, _, headroom_text = rest.partition(":")
-        residents.append(budget.Resident(
-            catalog.models[name]["name"], catalog.models[name]["weights"].value,
-            parse_size(kv_text, f"--model {name} KV") if kv_text else 0,
-            parse_size(headroom_text, f"--model {name} headroom") if headroom_text else 0,
-        ))  # fmt: skip
+        parts = spec.split(":")[1:]
+        if len(parts) > 2:
+            raise InputError(f"--model: found {spec!r}, expected MODEL[:KV[:HEADROOM]]")
+        kv_size, headroom = (parse_size(text, f"--model {name} {what}") for text, what in zip([*parts, "0", "0"][:2], ("KV", "headroom"), strict=True))
+        residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].value, kv_size, headroom))
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []
     available = parse_size(args.available, "--available") if args.available else box.get("idle_available", box["total_memory"]).value
