@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from calc.units import SIZE_UNITS, InputError, parse_size
+from calc.units import LARGEST_COUNT, SIZE_UNITS, InputError, parse_size
 
 KINDS = ("measured", "shard headers", "modeled", "published", "estimated", "remainder", "setting", "source-read")
 FILES = ("boxes", "models", "starts", "policy", "incidents", "traces", "plans")
@@ -26,12 +26,21 @@ class CatalogError(ValueError):
 
     def __init__(self, file: str, path: str, found: Any, expected: str) -> None:
         self.file, self.path, self.found, self.expected = file, path, found, expected
-        shown = "nothing" if found is _MISSING else repr(found)
+        shown = "nothing" if found is _MISSING else _shown(found)
         super().__init__(f"{file}: {path}: found {shown}, expected {expected}")
 
 
 _MISSING = object()
+
+
+def _shown(found: Any) -> str:
+    """A found value as a message quotes it: whole when short, cut when long (never expanded)."""
+    text = repr(found)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+
+
 _NUMBER_TEXT = r"^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
+LARGEST_NUMBER = 1e30  # no figure of the catalog comes near; a larger one is a typing slip
 
 
 @dataclass(frozen=True)
@@ -68,8 +77,9 @@ class Figure:
 # ("bool",), ("date",).
 
 
-def fig(unit: str, **extra: tuple) -> tuple:
-    return ("fig", unit, extra)
+def fig(unit: str, above_zero: bool = False, **extra: tuple) -> tuple:
+    """A figure; `above_zero` where zero would be a division by zero or a nonsense reading."""
+    return ("fig", unit, extra, above_zero)
 
 
 def obj(required: dict, optional: dict | None = None) -> tuple:
@@ -77,17 +87,18 @@ def obj(required: dict, optional: dict | None = None) -> tuple:
 
 
 SIZE, COUNT, NUMBER, FRACTION = "size", "count", "number", "fraction"
-STR, INT, NUM, BOOL, DATE, ID = ("str",), ("int",), ("num",), ("bool",), ("date",), ("id",)
+STR, INT, NUM, BOOL, DATE, ID = ("str",), ("int", 0), ("num",), ("bool",), ("date",), ("id",)
+POS = ("int", 1)  # a count that is at least one: boxes, ranks, layers, a length, a block
 
 SETTINGS = obj(
     {},
     {
-        "max_model_len": INT,
-        "seats": INT,
-        "prefill_budget": INT,
+        "max_model_len": POS,
+        "seats": POS,
+        "prefill_budget": POS,
         "kv_dtype": STR,
         "speculative_tokens": INT,
-        "block_size": INT,
+        "block_size": POS,
     },
 )
 
@@ -96,20 +107,24 @@ KV_REPORT = obj(
     {
         "engine": STR,
         "label": STR,
-        "tp": INT,
-        "max_model_len": INT,
-        "block_size": INT,
+        "tp": POS,
+        "max_model_len": POS,
+        "block_size": POS,
         "speculative_tokens": INT,
-        "pool": fig(SIZE),
-        "tokens": fig(COUNT),
-        "bytes_per_token": fig(NUMBER),
+        "pool": fig(SIZE, above_zero=True),
+        "tokens": fig(COUNT, above_zero=True),
+        "bytes_per_token": fig(NUMBER, above_zero=True),
     },
 )
 
 # The same pool read at two or more max_model_len: what fits the per-request model.
 LENGTH_REPORT = obj(
-    {"kv_dtype": STR, "pool": fig(SIZE), "readings": ("list", obj({"max_model_len": INT, "tokens": fig(COUNT)}))},
-    {"engine": STR, "label": STR, "tp": INT, "block_size": INT, "speculative_tokens": INT},
+    {
+        "kv_dtype": STR,
+        "pool": fig(SIZE, above_zero=True),
+        "readings": ("list", obj({"max_model_len": POS, "tokens": fig(COUNT, above_zero=True)}), 2),
+    },
+    {"engine": STR, "label": STR, "tp": POS, "block_size": POS, "speculative_tokens": INT},
 )
 
 SPEC: dict[str, tuple] = {
@@ -118,7 +133,7 @@ SPEC: dict[str, tuple] = {
             "boxes": (
                 "list",
                 obj(
-                    {"id": ID, "name": STR, "memory": ("enum", ("unified", "discrete")), "total_memory": fig(SIZE)},
+                    {"id": ID, "name": STR, "memory": ("enum", ("unified", "discrete")), "total_memory": fig(SIZE, above_zero=True)},
                     {
                         "spec_memory": fig(SIZE),
                         "idle_available": fig(SIZE),
@@ -140,15 +155,15 @@ SPEC: dict[str, tuple] = {
                         "illustrative": BOOL,
                         "parameters": NUM,
                         "bits_per_parameter": NUM,
-                        "weights": fig(SIZE, per_rank_at_tp=INT),
-                        "drafter": obj({"name": STR, "weights": fig(SIZE, ranks=INT)}),
+                        "weights": fig(SIZE, per_rank_at_tp=POS),
+                        "drafter": obj({"name": STR, "weights": fig(SIZE, ranks=POS)}),
                         "architecture": obj(
-                            {"layers": INT, "attention": ("enum", ("mla", "full"))},
+                            {"layers": POS, "attention": ("enum", ("mla", "full"))},
                             {
-                                "kv_lora_rank": INT,
+                                "kv_lora_rank": POS,
                                 "qk_rope_head_dim": INT,
-                                "kv_heads": INT,
-                                "head_dim": INT,
+                                "kv_heads": POS,
+                                "head_dim": POS,
                                 "source": STR,
                             },
                         ),
@@ -173,8 +188,8 @@ SPEC: dict[str, tuple] = {
                         "name": STR,
                         "model": ("ref", "models"),
                         "box": ("ref", "boxes"),
-                        "boxes": INT,
-                        "tp": INT,
+                        "boxes": POS,
+                        "tp": POS,
                         "settings": SETTINGS,
                         "starts": (
                             "list",
@@ -189,13 +204,14 @@ SPEC: dict[str, tuple] = {
                                     "available_before": fig(SIZE),
                                     "available_after": fig(SIZE),
                                     "lowest_available": fig(SIZE),
-                                    "kv_tokens": fig(COUNT),
+                                    "kv_tokens": fig(COUNT, above_zero=True),
                                     "concurrency": fig(NUMBER),
                                     "init_seconds": fig(NUMBER),
-                                    "decode_rate": fig(NUMBER, streams=INT),
+                                    "decode_rate": fig(NUMBER, streams=POS),
                                     "outcome_note": STR,
                                 },
                             ),
+                            1,
                         ),
                     },
                     {
@@ -223,10 +239,10 @@ SPEC: dict[str, tuple] = {
             "gate": obj(
                 {
                     "headroom": fig(SIZE),
-                    "calibration": obj({"prefill_budget": fig(COUNT), "seats": fig(COUNT)}),
+                    "calibration": obj({"prefill_budget": fig(COUNT, above_zero=True), "seats": fig(COUNT, above_zero=True)}),
                 }
             ),
-            "guard": obj({"floor": fig(SIZE), "poll_seconds": fig(NUMBER), "polls_in_a_row": fig(COUNT)}),
+            "guard": obj({"floor": fig(SIZE), "poll_seconds": fig(NUMBER, above_zero=True), "polls_in_a_row": fig(COUNT, above_zero=True)}),
             "vllm": obj({"default_gpu_memory_utilization": fig(FRACTION), "prefetch_fraction": fig(FRACTION)}),
         }
     ),
@@ -238,7 +254,7 @@ SPEC: dict[str, tuple] = {
                     {"id": ID, "date": DATE, "title": STR, "box": ("ref", "boxes"), "symptom": STR},
                     {
                         "engine": STR,
-                        "prefill_budget": INT,
+                        "prefill_budget": POS,
                         "available": fig(SIZE),
                         "free": fig(SIZE),
                         "served_for_weeks_available": fig(SIZE),
@@ -260,7 +276,7 @@ SPEC: dict[str, tuple] = {
                         "box": ("ref", "boxes"),
                         "kind": ("enum", KINDS),
                         "source": STR,
-                        "samples": ("list", obj({"t": NUM, "available": ("size",)}, {"event": STR})),
+                        "samples": ("list", obj({"t": NUM, "available": ("size",)}, {"event": STR}), 1),
                     },
                     {
                         "engine": STR,
@@ -281,14 +297,14 @@ SPEC: dict[str, tuple] = {
                         "id": ID,
                         "title": STR,
                         "box": ("ref", "boxes"),
-                        "residents": ("list", obj({"model": ("ref", "models")}, {"role": STR})),
+                        "residents": ("list", obj({"model": ("ref", "models")}, {"role": STR}), 1),
                     },
                     {"budget_stated": fig(SIZE)},
                 ),
             ),
             "fraction_plans": (
                 "list",
-                obj({"id": ID, "box": ("ref", "boxes"), "fractions": ("list", ("fraction",))}),
+                obj({"id": ID, "box": ("ref", "boxes"), "fractions": ("list", ("fraction",), 1)}),
             ),
         }
     ),
@@ -326,13 +342,14 @@ def _scalar(unit: str, raw: Any, file: str, path: str) -> int | Fraction:
             raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE] + " (a bare number has no unit)")
         try:
             return parse_size(text, path)
-        except InputError:
-            raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE]) from None
+        except InputError as error:
+            reason = str(error).partition(", expected ")[2]
+            raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE] + (f": {reason}" if reason else "")) from None
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         raise CatalogError(file, path, raw, EXPECTED_UNIT[unit])
     if unit == COUNT and not isinstance(raw, int):
         raise CatalogError(file, path, raw, EXPECTED_UNIT[COUNT])
-    if raw < 0 or raw != raw or raw in (float("inf"), float("-inf")):
+    if raw < 0 or raw != raw or raw in (float("inf"), float("-inf")) or raw > LARGEST_NUMBER:
         raise CatalogError(file, path, raw, EXPECTED_UNIT[unit])
     if unit == FRACTION and not 0 < raw <= 1:
         raise CatalogError(file, path, raw, EXPECTED_UNIT[FRACTION])
@@ -340,7 +357,7 @@ def _scalar(unit: str, raw: Any, file: str, path: str) -> int | Fraction:
 
 
 def _figure(spec: tuple, raw: Any, file: str, path: str) -> Figure:
-    _, unit, extra = spec
+    _, unit, extra, above_zero = spec
     if not isinstance(raw, dict):
         raise CatalogError(file, path, raw, f"a figure: a mapping with value (or min and max) and kind, value being {EXPECTED_UNIT[unit]}")
     known = {"value", "min", "max", *FIGURE_COMMON, *extra}
@@ -360,6 +377,11 @@ def _figure(spec: tuple, raw: Any, file: str, path: str) -> Figure:
             raise CatalogError(file, f"{path}.min", raw["min"], f"at most max ({raw['max']})")
     else:
         raise CatalogError(file, f"{path}.value", _MISSING, EXPECTED_UNIT[unit])
+    if above_zero:
+        for key, value in values.items():
+            if value <= 0:
+                name = {"value": "value", "minimum": "min", "maximum": "max"}[key]
+                raise CatalogError(file, f"{path}.{name}", raw[name], "above zero: " + EXPECTED_UNIT[unit].replace("zero or more", "more than zero"))
     return Figure(
         value=values.get("value"),
         unit=unit,
@@ -395,8 +417,11 @@ def _check(spec: tuple, raw: Any, file: str, path: str) -> Any:
                 out[key] = _check(sub, raw[key], file, f"{path}.{key}".lstrip("."))
         return out
     if tag == "list":
+        least = spec[2] if len(spec) > 2 else 0
         if not isinstance(raw, list):
             raise CatalogError(file, path, raw, "a list")
+        if len(raw) < least:
+            raise CatalogError(file, path, raw, f"a list of at least {least}")
         return [_check(spec[1], item, file, f"{path}[{i}]") for i, item in enumerate(raw)]
     if tag == "fig":
         return _figure(spec, raw, file, path)
@@ -409,23 +434,24 @@ def _check(spec: tuple, raw: Any, file: str, path: str) -> Any:
     if tag == "date":
         if isinstance(raw, datetime.date):
             return raw.isoformat()
-        if isinstance(raw, str) and re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", raw):
+        if isinstance(raw, str) and _is_date(raw):
             return raw
-        raise CatalogError(file, path, raw, "a date written YYYY-MM-DD (or YYYY-MM)")
+        raise CatalogError(file, path, raw, "a date written YYYY-MM-DD (or YYYY-MM), one that is on the calendar")
     if tag == "bool":
         if not isinstance(raw, bool):
             raise CatalogError(file, path, raw, "true or false")
         return raw
     if tag == "int":
-        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-            raise CatalogError(file, path, raw, "a whole number of zero or more")
+        least = spec[1]
+        if isinstance(raw, bool) or not isinstance(raw, int) or not least <= raw <= LARGEST_COUNT:
+            raise CatalogError(file, path, raw, f"a whole number from {least} to {LARGEST_COUNT:.0e}")
         return raw
     if tag == "num":
         if isinstance(raw, str):  # PyYAML reads 27e9 (no dot) as text
             if not re.fullmatch(_NUMBER_TEXT, raw):
                 raise CatalogError(file, path, raw, "a number of zero or more")
             raw = float(raw)
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < float("inf"):
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw <= LARGEST_NUMBER:
             raise CatalogError(file, path, raw, "a number of zero or more")
         return raw
     if tag == "str":
@@ -445,6 +471,16 @@ def _check(spec: tuple, raw: Any, file: str, path: str) -> Any:
     raise AssertionError(f"unknown spec tag {tag}")
 
 
+def _is_date(text: str) -> bool:
+    if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", text):
+        return False
+    try:
+        datetime.date.fromisoformat(text if len(text) == 10 else text + "-01")
+    except ValueError:
+        return False
+    return True
+
+
 def _describe(spec: tuple) -> str:
     tag = spec[0]
     return {
@@ -453,7 +489,7 @@ def _describe(spec: tuple) -> str:
         "fig": "a figure (value and kind)",
         "ref": f"the id of an entry in {spec[1]}.yaml" if tag == "ref" else "",
         "enum": "one of " + ", ".join(map(str, spec[1])) if tag == "enum" else "",
-        "int": "a whole number",
+        "int": f"a whole number of at least {spec[1]}" if tag == "int" else "",
         "num": "a number",
         "str": "text",
         "id": "an id",
@@ -548,23 +584,115 @@ def build(raw: dict[str, Any]) -> Catalog:
     return Catalog(boxes, models, deployments, data["policy"], incidents, traces, plans, fraction_plans)
 
 
-def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
-    """Raw contents of catalog/*.yaml, read with PyYAML's safe loader."""
-    import yaml  # only the build and the command line read YAML; the browser gets JSON
+# Bounds on a catalog file, checked before anything is built from it: its size, how deep its
+# mappings and lists nest, and how many digits a whole number has. The shipped files are a few
+# kB, nest eight deep and hold no number over 16 digits.
+MAX_FILE_BYTES = 4 * 2**20
+MAX_DEPTH = 32
+MAX_INT_DIGITS = 20
+_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map")}
 
+
+def _yaml_loader() -> Any:
+    """PyYAML's safe loader (libyaml when present) with dates left as text, for the spec to check."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class CatalogLoader(base):  # type: ignore[misc, valid-type]
+        yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"] for first, resolvers in base.yaml_implicit_resolvers.items()
+        }
+
+    return CatalogLoader
+
+
+def _events_check(text: str, file: str, loader: Any) -> None:
+    """Refuse aliases and deep nesting from the event stream, before any node is built: an
+    alias bomb never expands, and nesting never reaches the recursive composer."""
+    import yaml
+
+    depth = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            mark = event.start_mark
+            raise CatalogError(
+                file,
+                f"line {mark.line + 1}, column {mark.column + 1}",
+                f"*{event.anchor}",
+                "the value written out (the catalog uses no YAML anchors or aliases)",
+            )
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                raise CatalogError(file, f"line {mark.line + 1}, column {mark.column + 1}", f"nesting {depth} deep", f"at most {MAX_DEPTH} levels of nesting")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _nodes_check(node: Any, file: str, path: str = "") -> None:
+    """Walk the composed nodes with their key paths: duplicate keys, tags beyond plain data and
+    over-long whole numbers are errors here, named by key path, before PyYAML constructs values."""
+    import yaml
+
+    where = path or "(top)"
+    if node.tag not in _PLAIN_TAGS:
+        raise CatalogError(file, where, node.tag, "plain YAML data: text, numbers, true/false, lists and mappings")
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                raise CatalogError(file, where, "a mapping or list as a key", "text keys")
+            here = f"{path}.{key.value}".lstrip(".")
+            if key.value in seen:
+                raise CatalogError(
+                    file, here, f"the key {key.value!r} twice (lines {seen[key.value]} and {key.start_mark.line + 1})", "each key once in a mapping"
+                )
+            seen[key.value] = key.start_mark.line + 1
+            _nodes_check(value, file, here)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _nodes_check(item, file, f"{path}[{i}]")
+    elif node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_INT_DIGITS:
+        raise CatalogError(file, where, node.value, f"a whole number of at most {MAX_INT_DIGITS} digits")
+
+
+def parse_yaml(data: bytes, file: str) -> Any:
+    """One catalog file's contents, read safely: bounded, UTF-8, no aliases, no duplicate keys."""
+    import yaml
+
+    if len(data) > MAX_FILE_BYTES:
+        raise CatalogError(file, "(file)", f"{len(data):,} bytes", f"a catalog file of at most {MAX_FILE_BYTES // 2**20} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise CatalogError(file, f"line {line}", f"byte {data[error.start]:#04x}", "UTF-8 text") from None
+    loader = _yaml_loader()
+    try:
+        _events_check(text, file, loader)
+        node = yaml.compose(text, Loader=loader)
+        if node is None:
+            return None
+        _nodes_check(node, file)
+        return loader(text).construct_document(node)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
+        problem = getattr(error, "problem", None) or str(error)
+        raise CatalogError(file, where, problem, "valid YAML") from None
+
+
+def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
+    """Raw contents of catalog/*.yaml, read with PyYAML's safe loader (see parse_yaml)."""
     directory = Path(directory)
     raw: dict[str, Any] = {}
     for name in FILES:
         path = directory / f"{name}.yaml"
         if not path.exists():
             raise CatalogError(f"{name}.yaml", "(file)", _MISSING, f"a file at {path}")
-        try:
-            raw[name] = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
-            problem = getattr(error, "problem", None) or str(error)
-            raise CatalogError(f"{name}.yaml", where, problem, "valid YAML") from None
+        raw[name] = parse_yaml(path.read_bytes(), f"{name}.yaml")
     return raw
 
 
@@ -584,7 +712,7 @@ def raw_as_json(raw: dict[str, Any]) -> str:
 
 # --- JSON Schema ----------------------------------------------------------------------------
 
-_SIZE_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*(" + "|".join(SIZE_UNITS) + r")\s*$"
+_SIZE_PATTERN = r"^\s*([0-9]{1,3}(,[0-9]{3})+|[0-9]+(_[0-9]+)*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*(" + "|".join(SIZE_UNITS) + r")\s*$"
 
 
 def json_schema(spec: tuple) -> dict:
@@ -597,10 +725,10 @@ def json_schema(spec: tuple) -> dict:
             out["required"] = list(required)
         return out
     if tag == "list":
-        return {"type": "array", "items": json_schema(spec[1])}
+        return {"type": "array", "items": json_schema(spec[1])} | ({"minItems": spec[2]} if len(spec) > 2 else {})
     if tag == "fig":
-        _, unit, extra = spec
-        value = _value_schema(unit)
+        _, unit, extra, above_zero = spec
+        value = _value_schema(unit, above_zero)
         props = {"value": value, "min": value, "max": value}
         props.update({k: json_schema(v) for k, v in FIGURE_COMMON.items()})
         props.update({k: json_schema(v) for k, v in extra.items()})
@@ -620,7 +748,7 @@ def json_schema(spec: tuple) -> dict:
     if tag == "bool":
         return {"type": "boolean"}
     if tag == "int":
-        return {"type": "integer", "minimum": 0}
+        return {"type": "integer", "minimum": spec[1], "maximum": LARGEST_COUNT}
     if tag == "num":
         return {"anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": _NUMBER_TEXT}]}
     if tag == "id":
@@ -630,14 +758,15 @@ def json_schema(spec: tuple) -> dict:
     return {"type": ["string", "number"]}
 
 
-def _value_schema(unit: str) -> dict:
+def _value_schema(unit: str, above_zero: bool = False) -> dict:
+    least = {"exclusiveMinimum": 0} if above_zero else {"minimum": 0}
     if unit == SIZE:
         return {"type": "string", "pattern": _SIZE_PATTERN, "description": EXPECTED_UNIT[SIZE]}
     if unit == COUNT:
-        return {"type": "integer", "minimum": 0}
+        return {"type": "integer", **least, "maximum": LARGEST_COUNT}
     if unit == FRACTION:
         return {"type": "number", "exclusiveMinimum": 0, "maximum": 1}
-    return {"type": "number", "minimum": 0}
+    return {"type": "number", **least, "maximum": LARGEST_NUMBER}
 
 
 def schemas() -> dict[str, dict]:
