@@ -33,6 +33,13 @@ class CatalogError(ValueError):
 _MISSING = object()
 
 
+class Found(str):
+    """What was found, described rather than quoted: "the key 'value' twice", "4,200,000 bytes"."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _shown(found: Any) -> str:
     """A found value as a message quotes it: whole when short, cut when long (never expanded)."""
     text = repr(found)
@@ -526,6 +533,20 @@ def _by_id(file: str, section: str, items: list[dict]) -> dict[str, dict]:
     return out
 
 
+def _lengths(models: list[dict]) -> None:
+    """A length report is fit over max_model_len: it needs readings at two different lengths."""
+    for i, model in enumerate(models):
+        for j, report in enumerate(model.get("length_reports", [])):
+            lengths = [r["max_model_len"] for r in report["readings"]]
+            if len(set(lengths)) < 2:
+                raise CatalogError(
+                    "models.yaml",
+                    f"models[{i}].length_reports[{j}].readings",
+                    Found(f"{len(lengths)} readings, all at max_model_len {lengths[0]}"),
+                    "readings at two or more different max_model_len",
+                )
+
+
 def _refs(file: str, section: str, items: dict[str, dict], targets: dict[str, dict[str, dict]]) -> None:
     for i, item in enumerate(items.values()):
         for key, target in (("model", "models"), ("box", "boxes")):
@@ -563,6 +584,7 @@ def build(raw: dict[str, Any]) -> Catalog:
         if name not in raw:
             raise CatalogError(file, "(file)", _MISSING, f"catalog/{file}")
         data[name] = _check(SPEC[name], raw[name], file, "")
+    _lengths(data["models"]["models"])
     boxes = _by_id("boxes.yaml", "boxes", data["boxes"]["boxes"])
     models = _by_id("models.yaml", "models", data["models"]["models"])
     targets = {"boxes": boxes, "models": models}
@@ -626,7 +648,9 @@ def _events_check(text: str, file: str, loader: Any) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 mark = event.start_mark
-                raise CatalogError(file, f"line {mark.line + 1}, column {mark.column + 1}", f"nesting {depth} deep", f"at most {MAX_DEPTH} levels of nesting")
+                raise CatalogError(
+                    file, f"line {mark.line + 1}, column {mark.column + 1}", Found(f"nesting {depth} deep"), f"at most {MAX_DEPTH} levels of nesting"
+                )
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
 
@@ -643,11 +667,11 @@ def _nodes_check(node: Any, file: str, path: str = "") -> None:
         seen: dict[str, int] = {}
         for key, value in node.value:
             if not isinstance(key, yaml.ScalarNode):
-                raise CatalogError(file, where, "a mapping or list as a key", "text keys")
+                raise CatalogError(file, where, Found("a mapping or list as a key"), "text keys")
             here = f"{path}.{key.value}".lstrip(".")
             if key.value in seen:
                 raise CatalogError(
-                    file, here, f"the key {key.value!r} twice (lines {seen[key.value]} and {key.start_mark.line + 1})", "each key once in a mapping"
+                    file, here, Found(f"the key {key.value!r} twice (lines {seen[key.value]} and {key.start_mark.line + 1})"), "each key once in a mapping"
                 )
             seen[key.value] = key.start_mark.line + 1
             _nodes_check(value, file, here)
@@ -663,12 +687,12 @@ def parse_yaml(data: bytes, file: str) -> Any:
     import yaml
 
     if len(data) > MAX_FILE_BYTES:
-        raise CatalogError(file, "(file)", f"{len(data):,} bytes", f"a catalog file of at most {MAX_FILE_BYTES // 2**20} MiB")
+        raise CatalogError(file, "(file)", Found(f"{len(data):,} bytes"), f"a catalog file of at most {MAX_FILE_BYTES // 2**20} MiB")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise CatalogError(file, f"line {line}", f"byte {data[error.start]:#04x}", "UTF-8 text") from None
+        raise CatalogError(file, f"line {line}", Found(f"byte {data[error.start]:#04x}"), "UTF-8 text") from None
     loader = _yaml_loader()
     try:
         _events_check(text, file, loader)

@@ -68,8 +68,9 @@ def read_text(path: str) -> str:
         raise InputError(f"{path}: found byte {data[error.start]:#04x} at offset {error.start}, expected UTF-8 text") from None
 
 
-# A comma between per-box figures, not one inside a figure's thousands (68,501 MiB is one figure).
-_LIST_COMMA = re.compile(r"(?<![0-9]),|,(?![0-9]{3}(?![0-9]))")
+# A comma between per-box figures follows a unit or comes before a space: '60 GiB,61 GiB' and
+# '60e9, 61e9' are two figures, '68,501 MiB' and '10,5 GiB' one (the second refused by parse_size).
+_LIST_COMMA = re.compile(r"(?<=[A-Za-z]),|,(?=\s)")
 
 
 def available_list(text: str, boxes: int) -> tuple[int, ...]:
@@ -401,7 +402,7 @@ def build_parser() -> Parser:
     p.add_argument("--max-model-len", help="--max-model-len")
     p.add_argument("--typical-context", help="tokens a seat typically holds")
     p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that passes)")
-    p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by commas, or auto")
+    p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ', or auto")
     p.set_defaults(run=cmd_gate)
 
     p = add("kv", "the KV pool both ways: pin to tokens, tokens to pin")

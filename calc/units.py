@@ -36,9 +36,7 @@ _GROUPED = r"[0-9]{1,3}(?:,[0-9]{3})+"
 _PLAIN = r"[0-9]+(?:_[0-9]+)*"
 _NUMBER = rf"(?P<whole>{_GROUPED}|{_PLAIN})(?:\.(?P<decimals>[0-9]+))?(?:[eE](?P<exponent>[+-]?[0-9]+))?"
 _NUMBER_RE = re.compile(_NUMBER)
-_LOOSE = re.compile(r"[0-9][0-9_,.]*(?:[eE][+-]?[0-9]+)?")  # what a number with a slip looks like
 _SIZE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[A-Za-z]*)\s*$")
-_LOOSE_SIZE = re.compile(r"^\s*(?P<num>[0-9][0-9_,.]*(?:[eE][+-]?[0-9]+)?)\s*(?P<unit>[A-Za-z]*)\s*$")
 
 # Bounds checked on the text, before any exact arithmetic: a number is at most this many digits
 # and its exponent at most this far from zero. Nothing in memory sizing comes near either.
@@ -102,8 +100,7 @@ def parse_size(text: str | int, what: str = "size") -> int:
             raise InputError(f"{what}: found nothing, expected a size such as 10e9, 9.31 GiB or 10 GB")
         if stripped.startswith("-"):
             raise InputError(f"{what}: found {_short(stripped)}, expected a size of zero or more bytes")
-        loose = _LOOSE_SIZE.match(text)
-        slip = _slip(stripped, what) if loose else None
+        slip = _slip(stripped, what) if re.search(r"[0-9],|,[0-9]", stripped) else None
         raise slip or InputError(f"{what}: found {_short(stripped)}, expected a size such as 10e9, 9.31 GiB or 10 GB")
     unit = match["unit"] or "B"
     if unit not in SIZE_UNITS:
@@ -117,7 +114,7 @@ def parse_size(text: str | int, what: str = "size") -> int:
         raise InputError(f"{what}: found {_short(stripped)}, expected a memory size below 1 PiB")
     whole = _half_up(value)
     if value and not whole:
-        raise InputError(f"{what}: found {_short(stripped)}, below one byte; expected a size of at least 1 B (or 0)")
+        raise InputError(f"{what}: found {_short(stripped)}, expected a size of at least 1 B (or 0): this is below one byte")
     return whole
 
 
