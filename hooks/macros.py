@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 from calc import budget, derive, fraction, gate, guard, kv, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
-from hooks.figures import Value, line_of, render, report_problem, same, site_catalog, value_of  # noqa: E402
+from hooks.figures import Value, finalize, line_of, render, report_problem, same, site_catalog, text, value_of  # noqa: E402
 
 
 def define_env(env) -> None:
@@ -73,6 +73,11 @@ def define_env(env) -> None:
         if ok:
             problem(f"{page_where(literal)}: the source document's {literal!r} now agrees with the catalog; drop the note")
         return f'{render(item, *_unit(literal), down=down)} <span class="doc-said">(the source document says <s>{literal}</s>)</span>'
+
+    @env.filter
+    def code(value: object) -> str:
+        """Catalog text set as code: {{ d.settings.kv_dtype | code }}, escaped like any catalog text."""
+        return f"<code>{text(value)}</code>"
 
     @env.macro
     def pin(text: str) -> int:
@@ -135,8 +140,8 @@ def define_env(env) -> None:
         current = row(deployment_id)
         held = derive.held(start)
         rows = [
-            ("Weights", fig(start["weights_loaded"]), f"{start['weights_loaded'].provenance}; shard headers said {fig(model['weights'])}"),
-            ("Drafter", fig(current.drafter), current.drafter.source + "; not measured, the drafter has not loaded yet"),
+            ("Weights", fig(start["weights_loaded"]), f"{text(start['weights_loaded'].provenance)}; shard headers said {fig(model['weights'])}"),
+            ("Drafter", fig(current.drafter), text(current.drafter.source) + "; not measured, the drafter has not loaded yet"),
             (
                 f"KV pool, pin {fig(start['kv_pin'], 'e9')}",
                 fig(start["kv_pin"]),
@@ -144,7 +149,7 @@ def define_env(env) -> None:
             ),
             ("Overhead", fig(current.overhead, digits=1), "remainder: held - weights - KV pool"),
             ("Held, no drafter", fig(held, digits=1), f"MemAvailable {fig(start['available_before'], digits=1)} before, {fig(start['available_after'], digits=1)} after"),
-            ("Start headroom", fig(current.headroom, digits=1), "the start gate's " + current.headroom.source),
+            ("Start headroom", fig(current.headroom, digits=1), "the start gate's " + text(current.headroom.source)),
         ]  # fmt: skip
         return _table(("Term", "GiB a rank", "Source"), rows)
 
@@ -155,8 +160,8 @@ def define_env(env) -> None:
         available = (request["available"].value,)
         current = row(deployment_id)
         rows = []
-        for text in pins:
-            p = parse_size(text)
+        for typed in pins:
+            p = parse_size(typed)
             off = gate.gate(current, gate.Request(p, False, *_calibrated(deployment_id)), available)
             on = gate.gate(current, gate.Request(p, True, *_calibrated(deployment_id)), available)
             verdict = {(True, True): "both start", (True, False): "drafter refused", (False, False): "both refused"}[(off.passes, on.passes)]
@@ -168,7 +173,7 @@ def define_env(env) -> None:
     def needs_breakdown(pin_text: str, drafter: bool, deployment_id: str = "dsv4-flash-pair") -> str:
         request = gate.Request(parse_size(pin_text), drafter, *_calibrated(deployment_id))
         result = gate.gate(row(deployment_id), request, (refused_request(deployment_id)["available"].value,))
-        rows = [(t.name, fig(t.bytes), t.source) for t in result.terms]
+        rows = [(t.name, fig(t.bytes), text(t.source)) for t in result.terms]
         rows.append(("**needs**", f"**{fig(result.needs, digits=1)}**", "the sum"))
         return _table(("Term", "GiB a rank", "Source"), rows)
 
@@ -178,14 +183,14 @@ def define_env(env) -> None:
         rows = []
         for r in derive.kv_readings(catalog):
             model = catalog.models[r.model]["name"]
-            what = ", ".join(p for p in (model, r.engine, r.kv_dtype, r.label) if p)
+            what = text(", ".join(p for p in (model, r.engine, r.kv_dtype, r.label) if p))
             tokens, logged = r.tokens_at(pool)
             rows.append(
                 (
                     what,
                     fig(r.bytes_per_token, "count", source=r.provenance),
                     fig(tokens, "count") + (" (logged)" if logged else ""),
-                    r.provenance,
+                    text(r.provenance),
                 )
             )
         return _table(("Model, engine, KV type", "B / token / rank", f"Tokens in {fig(pool, 'e9')}", "Source"), rows)
@@ -203,7 +208,7 @@ def define_env(env) -> None:
                     f"{fig(s['kv_pin'], 'e9')} ({fig(s['kv_pin'])})",
                     fig(s["kv_tokens"], "count"),
                     fig(kv.full_contexts(tokens, max_len), "plain"),
-                    s["outcome"] + (f": {s['outcome_note']}" if s.get("outcome_note") else ""),
+                    s["outcome"] + (f": {text(s['outcome_note'])}" if s.get("outcome_note") else ""),
                 )
             )
         return _table(("Gen", "Pin", "Pool, tokens", f"Full {fig(max_len, 'count')}-token contexts", "Outcome"), rows)
@@ -260,7 +265,7 @@ def define_env(env) -> None:
         previous = None
         for s in trace["samples"]:
             drop = fig(previous - s["available"], "GiB") if previous is not None else "—"
-            rows.append((fig(s["t"], "s", 0), fig(s["available"], "MiB", 0), fig(s["available"], "GiB"), drop, s.get("event", "")))
+            rows.append((fig(s["t"], "s", 0), fig(s["available"], "MiB", 0), fig(s["available"], "GiB"), drop, text(s.get("event", ""))))
             previous = s["available"]
         return _table(("Time", "MemAvailable", "GiB", "Drop since the poll before", "In the log"), rows)
 
@@ -293,10 +298,10 @@ def define_env(env) -> None:
         available = (start["available_before"].value,)
         then = gate.gate(derive.gate_row_of_start(catalog, deployment_id, start), request, available)
         now = gate.gate(row(deployment_id), request, available)
-        rows = [(a.name, fig(a.bytes), a.source, fig(b.bytes), b.source) for a, b in zip(then.terms, now.terms, strict=True) if a.bytes or b.bytes]
+        rows = [(a.name, fig(a.bytes), text(a.source), fig(b.bytes), text(b.source)) for a, b in zip(then.terms, now.terms, strict=True) if a.bytes or b.bytes]
         rows.append(("**needs**", f"**{fig(then.needs, digits=1)}**", "the sum", f"**{fig(now.needs, digits=1)}**", "the sum"))
         before = fig(start["available_before"], digits=0)
-        rows.append(("MemAvailable at the gate", before, start["available_before"].source, before, "the same reading"))
+        rows.append(("MemAvailable at the gate", before, text(start["available_before"].source), before, "the same reading"))
         verdicts = ["passes" if r.passes else "refused" for r in (then, now)]
         rows.append(("**gate**", f"**{verdicts[0]}**", "", f"**{verdicts[1]}**", ""))
         head = ("Term", f"Row at gen {generation}", "Source", "Row measured since", "Source")
@@ -315,7 +320,7 @@ def define_env(env) -> None:
         result = gate.gate(row(deployment_id), request, (refused_request(deployment_id)["available"].value,))
         moving = gate.movable_terms(result)
         idle = [t for t in result.terms if t.movable and not t.bytes]
-        rows = [(t.name, fig(t.bytes), flags.get(t.name, ""), t.source) for t in moving + idle]
+        rows = [(t.name, fig(t.bytes), flags.get(t.name, ""), text(t.source)) for t in moving + idle]
         return _table(("Term", "GiB a rank", "Flag", "Source"), rows)
 
     @env.macro
@@ -344,7 +349,7 @@ def define_env(env) -> None:
                 if not {"tokens", "max_model_len", "block_size"} <= rep.keys():
                     continue
                 tokens, max_len, block = rep["tokens"].value, rep["max_model_len"], rep["block_size"]
-                what = ", ".join(p for p in (model["name"], rep.get("engine", ""), rep["kv_dtype"]) if p)
+                what = text(", ".join(p for p in (model["name"], rep.get("engine", ""), rep["kv_dtype"]) if p))
                 rows.append(
                     (
                         what,
@@ -353,7 +358,7 @@ def define_env(env) -> None:
                         fig(block, "count"),
                         fig(kv.full_contexts(tokens, max_len), "x"),
                         fig(kv.block_concurrency(tokens, max_len, block), "x"),
-                        rep["tokens"].provenance + ": " + (rep["tokens"].source or ""),
+                        text(rep["tokens"].provenance + ": " + (rep["tokens"].source or "")),
                     )
                 )
         head = ("Model, engine, KV type", "Tokens", "max_model_len", "Block", "tokens ÷ max_model_len", "whole blocks", "Source")
@@ -370,7 +375,7 @@ def define_env(env) -> None:
         measured = next(r for r in mine if r.kind == "measured")
         arch = model["architecture"]
         latent = derive.modeled_from_architecture(model, settings["kv_dtype"], d["tp"])
-        entries = [(r.label or f"{r.kind}, {r.engine}", r.bytes_per_token, *r.tokens_at(pool), r.provenance) for r in mine]
+        entries = [(text(r.label or f"{r.kind}, {r.engine}"), r.bytes_per_token, *r.tokens_at(pool), text(r.provenance)) for r in mine]
         entries.insert(
             2,
             (
@@ -378,7 +383,7 @@ def define_env(env) -> None:
                 latent,
                 kv.tokens_for_pool(pool, latent),
                 False,
-                "modeled by calc from the architecture: " + arch.get("source", ""),
+                "modeled by calc from the architecture: " + text(arch.get("source", "")),
             ),
         )
         rows = []
@@ -435,7 +440,7 @@ def define_env(env) -> None:
             largest = prefetch.largest_prefetched(s["available"], share.value)
             enabled = prefetch.prefetch_enabled(checkpoint.value, s["available"], share.value)
             rows.append(
-                (fig(s["t"], "s", 0), fig(s["available"]), fig(largest, "GB", 1), "prefetched" if enabled else "**not prefetched**", s.get("event", ""))
+                (fig(s["t"], "s", 0), fig(s["available"]), fig(largest, "GB", 1), "prefetched" if enabled else "**not prefetched**", text(s.get("event", "")))
             )
         head = ("Time", "MemAvailable", f"{fig(share, '%', 0)} of it", f"{fig(checkpoint, 'GB', 0)} checkpoint", "In the log")
         return _table(head, rows)
@@ -477,10 +482,10 @@ def define_env(env) -> None:
         for r in plan["residents"]:
             model = catalog.models[r["model"]]
             w = model["weights"]
-            rows.append((model["name"], fig(w, "GB", 0), fig(w), r.get("role", ""), f"{w.kind}: {w.source}"))
+            rows.append((text(model["name"]), fig(w, "GB", 0), fig(w), text(r.get("role", "")), text(f"{w.kind}: {w.source}")))
         rows.append(("**weights together**", f"**{fig(result.used, 'GB', 0)}**", f"**{fig(result.used)}**", "", "the sum"))
         total = box["total_memory"]
-        rows.append((f"{box['name']}, total", fig(total, "GB"), fig(total), "", f"{total.kind}: {total.source}"))
+        rows.append((f"{text(box['name'])}, total", fig(total, "GB"), fig(total), "", text(f"{total.kind}: {total.source}")))
         rows.append(("**left for KV and headroom**", f"**{fig(result.left, 'GB')}**", f"**{fig(result.left)}**", "", "total - weights"))
         return _table(("Resident", "GB", "GiB", "Role", "Source"), rows)
 
@@ -494,11 +499,11 @@ def define_env(env) -> None:
             rule = budget.weights_from_parameters(model["parameters"], model["bits_per_parameter"])
             rows.append(
                 (
-                    model["name"],
+                    text(model["name"]),
                     fig(rule, "GB", 1),
                     fig(model["weights"], "GB", 0),
                     fig(model["weights"]),
-                    f"{model['weights'].kind}: {model['weights'].source}",
+                    text(f"{model['weights'].kind}: {model['weights'].source}"),
                 )
             )
         return _table(("Model", "Parameters x bytes each", "Estimate", "GiB", "Source"), rows)
@@ -513,6 +518,11 @@ def define_env(env) -> None:
             for n, e in enumerate(fraction.plan(box["total_memory"].value, box["idle_available"].value, plan["fractions"]), 1):
                 rows.append((together, str(n), fig(e.fraction, "fraction", 2), fig(e.requested), fig(e.free_before), "starts" if e.passes else "**refused**"))
         return _table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)
+
+
+def on_pre_page_macros(env) -> None:
+    """Before each page renders: catalog text in {{ ... }} is escaped; macro output is not."""
+    env.env.finalize = finalize
 
 
 def _unit(literal: str) -> tuple[str, int]:

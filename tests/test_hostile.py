@@ -566,3 +566,41 @@ def test_browser_request_that_is_not_json_is_named(catalog) -> None:
 def test_catalog_error_never_quotes_a_value_whole() -> None:
     error = CatalogError("boxes.yaml", "boxes", ["x" * 100] * 1000, "a list of mappings")
     assert len(str(error)) < 200
+
+
+# --- catalog text on the pages --------------------------------------------------------------
+
+HOSTILE_NAME = "<img src=x onerror=alert(1)> | {{ 7 * 7 }} *bold* `tick` [link](http://x) #1"
+
+
+def test_catalog_text_is_shown_as_text_never_as_markup(project_copy: Path) -> None:
+    """A model's name, a source and an event holding HTML, a table's |, a template and markdown
+    show as typed on every page, in the navigation and in the tables, and break no table."""
+    from tests.sitebuild import build
+
+    catalog = project_copy / "catalog"
+    shutil.rmtree(catalog)
+    shutil.copytree(CATALOG_DIR, catalog)
+    quoted = HOSTILE_NAME.replace('"', '\\"')
+    _mutate(catalog, "models.yaml", "name: DeepSeek-V4-Flash-0731 NVFP4", f'name: "{quoted}"')
+    _mutate(catalog, "starts.yaml", "name: DeepSeek-V4-Flash on two DGX Sparks", f'name: "{quoted}"')
+    _mutate(catalog, "boxes.yaml", "source: total reported by the box and by vLLM", f'source: "{quoted}"')
+    _mutate(catalog, "traces.yaml", "event: Starting to load model", f'event: "{quoted}"')
+    _mutate(catalog, "policy.yaml", "source: the memory guard on each box", f'source: "{quoted}"')
+    result = build(project_copy, project_copy / "site")
+    assert result.returncode == 0, result.output[-3000:]
+    pages = result.all_html()
+    for path, page in pages.items():
+        assert "<img src=x" not in page, path
+        assert "<strong>bold</strong>" not in page and "<em>bold</em>" not in page, path
+        assert 'href="http://x"' not in page, path
+    for path in ("catalog/models/deepseek-v4-flash", "catalog/boxes/dgx-spark", "start-up-memory", "memory-budget", "catalog"):
+        shown = result.text(path)
+        assert HOSTILE_NAME in shown, path
+        assert "| 49 |" not in shown and " 49 *bold*" not in shown, path
+    # the navigation holds the name as text
+    index = result.page("catalog")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in index or "&#60;img src=x onerror=alert(1)&#62;" in index
+    # the catalog index table keeps three cells a row with a | in a name
+    for row in __import__("re").findall(r"<tr>(.*?)</tr>", index, __import__("re").S):
+        assert row.count("<td") in (0, 3), row
