@@ -84,12 +84,12 @@ class Figure:
 # ("bool",), ("date",).
 
 
-def fig(unit: str, above_zero: bool = False, **extra: tuple) -> tuple:
+def fig(unit: str, above_zero: bool = False, **extra: tuple[Any, ...]) -> tuple[Any, ...]:
     """A figure; `above_zero` where zero would be a division by zero or a nonsense reading."""
     return ("fig", unit, extra, above_zero)
 
 
-def obj(required: dict, optional: dict | None = None) -> tuple:
+def obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> tuple[Any, ...]:
     return ("obj", required, optional or {})
 
 
@@ -134,7 +134,7 @@ LENGTH_REPORT = obj(
     {"engine": STR, "label": STR, "tp": POS, "block_size": POS, "speculative_tokens": INT},
 )
 
-SPEC: dict[str, tuple] = {
+SPEC: dict[str, tuple[Any, ...]] = {
     "boxes": obj(
         {
             "boxes": (
@@ -363,7 +363,7 @@ def _scalar(unit: str, raw: Any, file: str, path: str) -> int | Fraction:
     return raw if isinstance(raw, int) else Fraction(str(raw))
 
 
-def _figure(spec: tuple, raw: Any, file: str, path: str) -> Figure:
+def _figure(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Figure:
     _, unit, extra, above_zero = spec
     if not isinstance(raw, dict):
         raise CatalogError(file, path, raw, f"a figure: a mapping with value (or min and max) and kind, value being {EXPECTED_UNIT[unit]}")
@@ -405,7 +405,7 @@ def _figure(spec: tuple, raw: Any, file: str, path: str) -> Figure:
     )
 
 
-def _check(spec: tuple, raw: Any, file: str, path: str) -> Any:
+def _check(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Any:
     tag = spec[0]
     if tag == "obj":
         _, required, optional = spec
@@ -488,7 +488,7 @@ def _is_date(text: str) -> bool:
     return True
 
 
-def _describe(spec: tuple) -> str:
+def _describe(spec: tuple[Any, ...]) -> str:
     tag = spec[0]
     return {
         "obj": "a mapping",
@@ -514,18 +514,18 @@ def _describe(spec: tuple) -> str:
 class Catalog:
     """The validated catalog: entries by id, figures as `Figure`."""
 
-    boxes: dict[str, dict]
-    models: dict[str, dict]
-    deployments: dict[str, dict]
-    policy: dict
-    incidents: dict[str, dict]
-    traces: dict[str, dict]
-    plans: dict[str, dict]
-    fraction_plans: dict[str, dict]
+    boxes: dict[str, dict[str, Any]]
+    models: dict[str, dict[str, Any]]
+    deployments: dict[str, dict[str, Any]]
+    policy: dict[str, Any]
+    incidents: dict[str, dict[str, Any]]
+    traces: dict[str, dict[str, Any]]
+    plans: dict[str, dict[str, Any]]
+    fraction_plans: dict[str, dict[str, Any]]
 
 
-def _by_id(file: str, section: str, items: list[dict]) -> dict[str, dict]:
-    out: dict[str, dict] = {}
+def _by_id(file: str, section: str, items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
     for i, item in enumerate(items):
         if item["id"] in out:
             raise CatalogError(file, f"{section}[{i}].id", item["id"], "an id not used before in this file")
@@ -533,7 +533,7 @@ def _by_id(file: str, section: str, items: list[dict]) -> dict[str, dict]:
     return out
 
 
-def _lengths(models: list[dict]) -> None:
+def _lengths(models: list[dict[str, Any]]) -> None:
     """A length report is fit over max_model_len: it needs readings at two different lengths."""
     for i, model in enumerate(models):
         for j, report in enumerate(model.get("length_reports", [])):
@@ -547,7 +547,7 @@ def _lengths(models: list[dict]) -> None:
                 )
 
 
-def _refs(file: str, section: str, items: dict[str, dict], targets: dict[str, dict[str, dict]]) -> None:
+def _refs(file: str, section: str, items: dict[str, dict[str, Any]], targets: dict[str, dict[str, dict[str, Any]]]) -> None:
     for i, item in enumerate(items.values()):
         for key, target in (("model", "models"), ("box", "boxes")):
             if key in item and item[key] not in targets[target]:
@@ -559,7 +559,7 @@ def _refs(file: str, section: str, items: dict[str, dict], targets: dict[str, di
                 raise CatalogError(file, f"{section}[{i}].residents[{j}].model", resident["model"], f"the id of an entry in models.yaml ({known})")
 
 
-def _with_context(start: dict) -> dict:
+def _with_context(start: dict[str, Any]) -> dict[str, Any]:
     """A start's figures carry the start's date and generation unless they say otherwise."""
     date, generation = start.get("date"), start.get("generation")
     return {
@@ -637,22 +637,22 @@ def _events_check(text: str, file: str, loader: Any) -> None:
     depth = 0
     for event in yaml.parse(text, Loader=loader):
         if isinstance(event, yaml.AliasEvent):
-            mark = event.start_mark
             raise CatalogError(
                 file,
-                f"line {mark.line + 1}, column {mark.column + 1}",
+                _at(event.start_mark),
                 f"*{event.anchor}",
                 "the value written out (the catalog uses no YAML anchors or aliases)",
             )
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
-                mark = event.start_mark
-                raise CatalogError(
-                    file, f"line {mark.line + 1}, column {mark.column + 1}", Found(f"nesting {depth} deep"), f"at most {MAX_DEPTH} levels of nesting"
-                )
+                raise CatalogError(file, _at(event.start_mark), Found(f"nesting {depth} deep"), f"at most {MAX_DEPTH} levels of nesting")
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
+
+
+def _at(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
 
 
 def _nodes_check(node: Any, file: str, path: str = "") -> None:
@@ -739,7 +739,7 @@ def raw_as_json(raw: dict[str, Any]) -> str:
 _SIZE_PATTERN = r"^\s*([0-9]{1,3}(,[0-9]{3})+|[0-9]+(_[0-9]+)*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*(" + "|".join(SIZE_UNITS) + r")\s*$"
 
 
-def json_schema(spec: tuple) -> dict:
+def json_schema(spec: tuple[Any, ...]) -> dict[str, Any]:
     tag = spec[0]
     if tag == "obj":
         _, required, optional = spec
@@ -782,7 +782,7 @@ def json_schema(spec: tuple) -> dict:
     return {"type": ["string", "number"]}
 
 
-def _value_schema(unit: str, above_zero: bool = False) -> dict:
+def _value_schema(unit: str, above_zero: bool = False) -> dict[str, Any]:
     least = {"exclusiveMinimum": 0} if above_zero else {"minimum": 0}
     if unit == SIZE:
         return {"type": "string", "pattern": _SIZE_PATTERN, "description": EXPECTED_UNIT[SIZE]}
@@ -793,7 +793,7 @@ def _value_schema(unit: str, above_zero: bool = False) -> dict:
     return {"type": "number", **least, "maximum": LARGEST_NUMBER}
 
 
-def schemas() -> dict[str, dict]:
+def schemas() -> dict[str, dict[str, Any]]:
     """The JSON Schema of each catalog file, by file name."""
     return {
         f"{name}.schema.json": {

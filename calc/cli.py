@@ -10,7 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, NoReturn
 
-from calc import budget, fraction, guard, kv, prefetch, report
+from calc import budget, derive, fraction, guard, kv, prefetch, report
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
 
@@ -95,7 +95,7 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 # --- gate -----------------------------------------------------------------------------------
 
 
-def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     deployment_id = _deployment(catalog, args.deployment)
     boxes = catalog.deployments[deployment_id]["boxes"]
     base = report.defaults(catalog, deployment_id, available_list(args.available, boxes) if args.available else None)
@@ -117,7 +117,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     return render_gate(result)
 
 
-def render_gate(r: dict) -> str:
+def render_gate(r: dict[str, Any]) -> str:
     i: report.StartInputs = r["inputs"]
     lines = [f"Start gate: {r['model']}, TP={r['tp']} on {r['boxes_count']}x {r['box']}"]
     lines.append(f"  pin {fmt(i.kv_pin, 'e9')} ({fmt(i.kv_pin, 'GiB')}), drafter {'on' if i.drafter else 'off'}, "
@@ -166,7 +166,10 @@ def _pin(value: int | None) -> str:
 # --- kv -------------------------------------------------------------------------------------
 
 
-def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
+    reading: derive.KvReading | None
+    source: str | None
+    tokens: int | Fraction
     if args.bytes_per_token:
         per_token = Fraction(parse_count(args.bytes_per_token, "--bytes-per-token", 1))
         source, reading = "given", None
@@ -180,12 +183,12 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         if (reading.speculative_tokens or 0) != spec:
             reading = None  # measured at another speculative-token count: derive, never quote its log
     max_len = parse_count(args.max_model_len, "--max-model-len", 1)
-    out: dict = {"bytes_per_token": per_token, "source": source, "max_model_len": max_len}
+    out: dict[str, Any] = {"bytes_per_token": per_token, "source": source, "max_model_len": max_len}
     if args.tokens:
         tokens = parse_count(args.tokens, "--tokens", 1)
         out.update(tokens=tokens, pin_bytes=kv.pool_for_tokens(tokens, per_token))
     else:
-        pin = parse_size(args.pin or "10e9", "--pin")
+        pin = parse_size(args.pin if args.pin is not None else "10e9", "--pin")
         tokens, logged = reading.tokens_at(pin) if reading else (kv.tokens_for_pool(pin, per_token), False)
         out.update(pin_bytes=pin, tokens=tokens, tokens_logged=logged)
     whole = int(out["tokens"])
@@ -213,7 +216,7 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 # --- fit -----------------------------------------------------------------------------------
 
 
-def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> object:
     points = []
     for text in args.reading or []:
         length_text, sep, tokens_text = text.partition(":")
@@ -236,7 +239,7 @@ def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 # --- fraction -------------------------------------------------------------------------------
 
 
-def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
@@ -270,7 +273,7 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 # --- guard ----------------------------------------------------------------------------------
 
 
-def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> object:
     policy = catalog.policy["guard"]
     if args.trace in catalog.traces:
         trace = catalog.traces[args.trace]
@@ -307,7 +310,7 @@ def _seconds(text: str, what: str) -> float:
 # --- plan -----------------------------------------------------------------------------------
 
 
-def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
@@ -344,7 +347,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 # --- prefetch -------------------------------------------------------------------------------
 
 
-def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
     share = catalog.policy["vllm"]["prefetch_fraction"].value
     checkpoint = parse_size(args.checkpoint, "--checkpoint")
     available = meminfo_available() if args.available == "auto" else parse_size(args.available, "--available")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from calc import kv
 from calc.catalog import Catalog, Figure
@@ -16,12 +17,12 @@ def amount(figure: Figure) -> Amount:
     return Amount(figure.value, figure.provenance, figure.entry)  # type: ignore[arg-type]
 
 
-def settings(deployment: dict, start: dict | None = None) -> dict:
+def settings(deployment: dict[str, Any], start: dict[str, Any] | None = None) -> dict[str, Any]:
     """The deployment's settings with a start's own settings over them."""
     return {**deployment["settings"], **((start or {}).get("settings") or {})}
 
 
-def start_settings(catalog: Catalog, deployment: dict, start: dict | None = None) -> dict:
+def start_settings(catalog: Catalog, deployment: dict[str, Any], start: dict[str, Any] | None = None) -> dict[str, Any]:
     """What a start ran with, for the gate: its settings over the deployment's. A prefill budget
     or seat count the catalog does not record is taken at the calibration, where the gate adds
     nothing for it (never as zero); max_model_len has no such stand-in and must be recorded."""
@@ -32,26 +33,26 @@ def start_settings(catalog: Catalog, deployment: dict, start: dict | None = None
     return {**s, "prefill_budget": s.get("prefill_budget", calibration["prefill_budget"].value), "seats": s.get("seats", calibration["seats"].value)}
 
 
-def held(start: dict) -> Amount:
+def held(start: dict[str, Any]) -> Amount:
     """What the rank holds: MemAvailable before the start minus after it."""
     before, after = start["available_before"], start["available_after"]
     return Amount(before.value - after.value, f"available before - after, {after.provenance}", after.entry)
 
 
-def measured_start(deployment: dict) -> dict | None:
+def measured_start(deployment: dict[str, Any]) -> dict[str, Any] | None:
     """The latest start with both a weights log line and MemAvailable before and after."""
     found = [s for s in deployment["starts"] if {"weights_loaded", "available_before", "available_after"} <= s.keys()]
     return found[-1] if found else None
 
 
-def overhead(start: dict) -> Amount:
+def overhead(start: dict[str, Any]) -> Amount:
     """A remainder, not a measurement of each part: held - weights - KV pool."""
     value = held(start).bytes - start["weights_loaded"].value - start["kv_pin"]
     gen = start["weights_loaded"].generation
     return Amount(value, f"remainder: held - weights - KV pool, gen {gen}", start["weights_loaded"].entry)
 
 
-def drafter_per_rank(model: dict) -> Amount | None:
+def drafter_per_rank(model: dict[str, Any]) -> Amount | None:
     drafter = model.get("drafter")
     if not drafter:
         return None
@@ -89,7 +90,7 @@ def gate_row(catalog: Catalog, deployment_id: str) -> GateRow:
     )
 
 
-def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict) -> GateRow:
+def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict[str, Any]) -> GateRow:
     """The row the gate held when a start was admitted (a pre-measurement row, say)."""
     current = gate_row(catalog, deployment_id)
     recorded = start["gate_row"]
@@ -103,15 +104,15 @@ def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict) -> Gate
     )
 
 
-def request_of(catalog: Catalog, deployment: dict, start: dict, drafter: bool = False) -> Request:
+def request_of(catalog: Catalog, deployment: dict[str, Any], start: dict[str, Any], drafter: bool = False) -> Request:
     s = start_settings(catalog, deployment, start)
     return Request(start["kv_pin"], drafter, s["prefill_budget"], s["seats"])
 
 
-def start_by_generation(deployment: dict, generation: int) -> dict:
+def start_by_generation(deployment: dict[str, Any], generation: int) -> dict[str, Any]:
     for start in deployment["starts"]:
         if start.get("generation") == generation:
-            return start
+            return dict(start)
     raise KeyError(f"{deployment['id']}: no start with generation {generation}")
 
 
@@ -142,7 +143,7 @@ class KvReading:
         return kv.tokens_for_pool(pool, self.bytes_per_token), False
 
 
-def _key(deployment: dict, start: dict) -> tuple:
+def _key(deployment: dict[str, Any], start: dict[str, Any]) -> tuple[Any, ...]:
     s = settings(deployment, start)
     return tuple(sorted(s.items()))
 
@@ -151,7 +152,7 @@ def kv_readings(catalog: Catalog) -> list[KvReading]:
     """Every bytes-per-token figure: our starts (pooled per configuration), then reports."""
     out: list[KvReading] = []
     for deployment in catalog.deployments.values():
-        groups: dict[tuple, list[dict]] = {}
+        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for start in deployment["starts"]:
             if "kv_tokens" in start:
                 groups.setdefault(_key(deployment, start), []).append(start)
@@ -177,7 +178,8 @@ def kv_readings(catalog: Catalog) -> list[KvReading]:
     return out
 
 
-def _report(model_id: str, report: dict) -> KvReading:
+def _report(model_id: str, report: dict[str, Any]) -> KvReading:
+    pairs: tuple[tuple[int, int], ...]
     if "bytes_per_token" in report:
         figure = report["bytes_per_token"]
         per_token, pairs = Fraction(figure.value), ()
@@ -194,7 +196,7 @@ def _report(model_id: str, report: dict) -> KvReading:
     )  # fmt: skip
 
 
-def modeled_from_architecture(model: dict, kv_dtype: str, tp: int = 1) -> int | None:
+def modeled_from_architecture(model: dict[str, Any], kv_dtype: str, tp: int = 1) -> int | None:
     arch = model.get("architecture")
     if not arch:
         return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -66,7 +66,7 @@ class Output:
     figures: dict[str, str] = field(default_factory=dict)
     fields: tuple[str, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "calculator": self.calculator,
             "valid": self.valid,
@@ -96,7 +96,7 @@ def _dl(rows: list[tuple[str, str]]) -> str:
     return '<dl class="calc-dl">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def _table(head: tuple[str, ...], rows: list[tuple[str, ...]], caption: str, total: tuple[str, ...] | None = None) -> str:
+def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]], caption: str, total: tuple[str, ...] | None = None) -> str:
     out = ['<div class="calc-table"><table>', f"<caption>{caption}</caption>", "<thead><tr>"]
     out += [f'<th scope="col">{h}</th>' for h in head]
     out.append("</tr></thead><tbody>")
@@ -148,6 +148,10 @@ def _flag(raw: Mapping[str, str], name: str) -> bool:
     return str(raw.get(name, "")).strip().lower() in ("on", "true", "1", "yes", "checked")
 
 
+def _size(raw: Mapping[str, str], name: str, label: str) -> Callable[[], int]:
+    return lambda: parse_size(str(raw.get(name, "")), short(label))
+
+
 def _count(raw: Mapping[str, str], name: str, label: str, minimum: int = 1, optional: bool = False) -> Callable[[], int | None]:
     def parse() -> int | None:
         text = str(raw.get(name, ""))
@@ -180,7 +184,7 @@ class Defaults:
     hidden: dict[str, bool] = field(default_factory=dict)
     disabled: dict[str, bool] = field(default_factory=dict)
 
-    def to_json(self, calculator: str) -> dict:
+    def to_json(self, calculator: str) -> dict[str, Any]:
         return {
             "values": {dom_id(calculator, k): v for k, v in self.values.items()},
             "sources": {dom_id(calculator, k) + "-src": v for k, v in self.sources.items()},
@@ -276,7 +280,7 @@ def gated(catalog: Catalog) -> list[str]:
 
 
 def max_boxes(catalog: Catalog) -> int:
-    return max(catalog.deployments[d]["boxes"] for d in gated(catalog))
+    return int(max(catalog.deployments[d]["boxes"] for d in gated(catalog)))
 
 
 def start_labels(catalog: Catalog) -> dict[str, str]:
@@ -331,7 +335,7 @@ def start_fields(catalog: Catalog) -> list[Field]:
     return out
 
 
-def _available_figure(deployment: dict) -> Figure | None:
+def _available_figure(deployment: dict[str, Any]) -> Figure | None:
     """The figure report.last_available takes its value from."""
     figures = [r["available"] for r in deployment.get("requests", [])]
     figures += [s["available_before"] for s in deployment["starts"] if "available_before" in s]
@@ -418,7 +422,7 @@ def parse_start(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs |
     available = []
     for i in range(deployment["boxes"]):
         name = f"available_{i + 1}"
-        available.append(_take(errors, name, lambda name=name: parse_size(str(raw.get(name, "")), short(labels[name]))))
+        available.append(_take(errors, name, _size(raw, name, labels[name])))
     prefill = _take(errors, "prefill_budget", _count(raw, "prefill_budget", labels["prefill_budget"]))
     seats = _take(errors, "seats", _count(raw, "seats", labels["seats"]))
     max_len = _take(errors, "max_model_len", _count(raw, "max_model_len", labels["max_model_len"]))
@@ -476,7 +480,7 @@ def run_start(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output("start", True, {}, {"start-verdict": verdict, "start-result": result}, fig.shown, names)
 
 
-def start_verdict(r: dict, fig: Figures) -> str:
+def start_verdict(r: dict[str, Any], fig: Figures) -> str:
     """The one sentence a screen reader announces after each edit."""
     if r["outside_calibration"]:
         return f"<strong>Start: {fig('verdict', 'outside calibration')}</strong>. {esc(r['outside_calibration'])}."
@@ -494,7 +498,7 @@ def start_verdict(r: dict, fig: Figures) -> str:
     return f"<strong>Start: {verdict}</strong> on {esc(refused)}: needs {needs} a rank against {available} MemAvailable, short by {margin} on the tightest box."
 
 
-def start_needs(r: dict, fig: Figures) -> str:
+def start_needs(r: dict[str, Any], fig: Figures) -> str:
     """The needs formula term by term with each term's source, then every box against it."""
     if r["outside_calibration"]:
         return (
@@ -534,7 +538,7 @@ def pin_text(value: int | None) -> str:
     return fmt(value, "e9", 2, down=True)
 
 
-def start_largest(r: dict, fig: Figures) -> str:
+def start_largest(r: dict[str, Any], fig: Figures) -> str:
     largest = r["largest_pin_bytes"]
     rows = []
     for key, label in (("without_drafter", "Without the drafter"), ("with_drafter", "With the drafter")):
@@ -553,7 +557,7 @@ def start_largest(r: dict, fig: Figures) -> str:
     )
 
 
-def start_pool(r: dict, fig: Figures) -> str:
+def start_pool(r: dict[str, Any], fig: Figures) -> str:
     pool = r["kv"]
     i: StartInputs = r["inputs"]
     if pool["bytes_per_token"] is None:
@@ -577,7 +581,7 @@ def start_pool(r: dict, fig: Figures) -> str:
         seats = fmt(i.seats, "count")
         rows.append(
             (
-                f"{seats} seats &times; {fmt(i.typical_context, 'tokens')}",
+                f"{seats} seats &times; {fmt(i.typical_context or 0, 'tokens')}",
                 f"{fig('kv_tokens_needed', fmt(pool['tokens_needed'], 'tokens'))}: "
                 + fig("kv_seats_fit", "fit" if pool["seats_fit"] else "do not fit")
                 + f"; a pin of {fig('kv_seats_pin', pin_up(pool['pin_for_seats_bytes']))} holds them",
@@ -588,7 +592,7 @@ def start_pool(r: dict, fig: Figures) -> str:
     return '<section class="calc-section"><h3>The KV pool</h3>' + _dl(rows) + "</section>"
 
 
-def start_fraction(r: dict, fig: Figures) -> str:
+def start_fraction(r: dict[str, Any], fig: Figures) -> str:
     f = r["fraction"]
     i: StartInputs = r["inputs"]
     how = "typed" if i.gpu_memory_utilization is not None else "the largest two-decimal fraction that passes"
@@ -616,7 +620,7 @@ def start_fraction(r: dict, fig: Figures) -> str:
     )
 
 
-def start_flags(r: dict, fig: Figures) -> str:
+def start_flags(r: dict[str, Any], fig: Figures) -> str:
     text = " \\\n".join(r["flags"])
     fig("flags", text)
     return (
@@ -626,7 +630,7 @@ def start_flags(r: dict, fig: Figures) -> str:
     )
 
 
-def start_changes(r: dict, fig: Figures) -> str:
+def start_changes(r: dict[str, Any], fig: Figures) -> str:
     head = '<section class="calc-section"><h3>What to change</h3>'
     if r["outside_calibration"]:
         return head + _calibration_note() + "</section>"
@@ -642,7 +646,7 @@ def start_changes(r: dict, fig: Figures) -> str:
     return head + f"<p>Short by {fig('short', fmt(short, 'GiB'))} on the tightest box. The terms you can move, largest first:</p>{listing}</section>"
 
 
-def _how(term: str, r: dict) -> str:
+def _how(term: str, r: dict[str, Any]) -> str:
     largest = r["largest_pin_bytes"]
     inputs: StartInputs = r["inputs"]
     if term == "KV pin":
@@ -824,7 +828,7 @@ def plan_fields(catalog: Catalog) -> list[Field]:
     return out
 
 
-def _plan_available(box: dict) -> tuple[int, Figure]:
+def _plan_available(box: dict[str, Any]) -> tuple[int, Figure]:
     """What the box has free before the first engine: its idle reading, its free-at-start reading, or its total."""
     figure = box.get("idle_available") or box.get("free_at_start") or box["total_memory"]
     return figure.value, figure
@@ -844,7 +848,9 @@ def plan_defaults(catalog: Catalog, box_id: str | None = None) -> Defaults:
         values[f"kv_{n}"] = fmt(0, "GiB", 0)
         values[f"headroom_{n}"] = fmt(0, "GiB", 0)
         role = plan["residents"][n - 1].get("role", "") if plan and n <= len(residents) else ""
-        sources[f"model_{n}"] = f"Default: the plan &ldquo;{esc(plan['title'])}&rdquo;" + (f"; {esc(role)}" if role else "") if model else "Default: none"
+        sources[f"model_{n}"] = (
+            f"Default: the plan &ldquo;{esc(plan['title'] if plan else '')}&rdquo;" + (f"; {esc(role)}" if role else "") if model else "Default: none"
+        )
         sources[f"kv_{n}"] = "Default 0: the catalog has no KV figure for this lineup; type yours"
         sources[f"headroom_{n}"] = "Default 0: type the headroom you keep for this model"
     values["fractions"] = ", ".join(fmt(f, "fraction") for f in together["fractions"]) if together else ""
@@ -877,8 +883,8 @@ def run_plan(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         if model_id not in _resident_models(catalog):
             errors[f"model_{n}"] = f"{labels[f'model_{n}']}: found {model_id!r}, expected one of {', '.join(_resident_models(catalog))}"
             continue
-        size = _take(errors, f"kv_{n}", lambda n=n: parse_size(str(raw.get(f"kv_{n}", "")), short(labels[f"kv_{n}"])))
-        headroom = _take(errors, f"headroom_{n}", lambda n=n: parse_size(str(raw.get(f"headroom_{n}", "")), short(labels[f"headroom_{n}"])))
+        size = _take(errors, f"kv_{n}", _size(raw, f"kv_{n}", labels[f"kv_{n}"]))
+        headroom = _take(errors, f"headroom_{n}", _size(raw, f"headroom_{n}", labels[f"headroom_{n}"]))
         model = catalog.models[model_id]
         residents.append((budget.Resident(model["name"], model["weights"].value, size or 0, headroom or 0), model["weights"]))
     fractions = _take(errors, "fractions", lambda: _parse_fractions(str(raw.get("fractions", "")), labels["fractions"]))
@@ -950,7 +956,7 @@ def prefetch_fields() -> list[Field]:
     ]
 
 
-def _prefetch_trace(catalog: Catalog) -> dict | None:
+def _prefetch_trace(catalog: Catalog) -> dict[str, Any] | None:
     return next((t for t in catalog.traces.values() if "checkpoint" in t), None)
 
 
@@ -1133,7 +1139,7 @@ def run(catalog: Catalog, calculator: str, raw: Mapping[str, str]) -> Output:
     return RUNNERS[calculator](catalog, raw)
 
 
-def changed(catalog: Catalog, calculator: str, name: str, raw: Mapping[str, str]) -> dict | None:
+def changed(catalog: Catalog, calculator: str, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
     """Field updates after an edit that moves other defaults: a new deployment, box or reading."""
     if calculator == "start" and name == "deployment" and str(raw.get("deployment", "")) in gated(catalog):
         return start_defaults(catalog, str(raw["deployment"])).to_json("start")

@@ -70,7 +70,7 @@ def fit_per_request(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fract
     n = len(points)
     mean_x = Fraction(sum(x for x, _ in points), n)
     mean_y = sum((Fraction(y) for _, y in points), Fraction(0)) / n
-    per_token = sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
+    per_token = sum(((x - mean_x) * (y - mean_y) for x, y in points), Fraction(0)) / sum(((x - mean_x) ** 2 for x, _ in points), Fraction(0))
     return per_token, mean_y - per_token * mean_x
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from calc import derive, fraction, gate, kv
 from calc.catalog import Catalog
@@ -49,12 +50,12 @@ def defaults(catalog: Catalog, deployment_id: str | None = None, available: tupl
     )
 
 
-def last_available(deployment: dict) -> int:
+def last_available(deployment: dict[str, Any]) -> int:
     readings = [r["available"].value for r in deployment.get("requests", [])]
     readings += [s["available_before"].value for s in deployment["starts"] if "available_before" in s]
     if not readings:
         raise InputError(f"{deployment['id']}: no MemAvailable reading in the catalog; give --available")
-    return readings[0]
+    return int(readings[0])
 
 
 def check(inputs: StartInputs) -> list[str]:
@@ -69,7 +70,7 @@ def check(inputs: StartInputs) -> list[str]:
     return problems
 
 
-def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
+def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
     deployment = catalog.deployments[inputs.deployment]
     model = catalog.models[deployment["model"]]
     box = catalog.boxes[deployment["box"]]
@@ -146,7 +147,9 @@ def kv_source(reading: derive.KvReading | None, speculative_tokens: int) -> str 
     return f"{reading.provenance}, measured with {how}: a drafter's KV comes out of the same pool, so expect {expect} tokens"
 
 
-def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True) -> dict:
+def kv_figures(
+    reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True
+) -> dict[str, Any]:
     """Tokens in the pool (as logged when a start of this configuration ran this very pin),
     full contexts, the floor."""
     if reading is None:
@@ -168,7 +171,7 @@ def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, 
     return out
 
 
-def flags(deployment: dict, inputs: StartInputs, utilization: Fraction) -> list[str]:
+def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction) -> list[str]:
     out = [
         f"--kv-cache-memory-bytes {inputs.kv_pin}",
         f"--gpu-memory-utilization {fmt(utilization, 'fraction', 2)}",
@@ -182,7 +185,7 @@ def flags(deployment: dict, inputs: StartInputs, utilization: Fraction) -> list[
     return out
 
 
-def to_json(value: object) -> object:
+def to_json(value: object) -> Any:
     """Plain JSON values: Fractions as floats, dataclasses as dicts."""
     if isinstance(value, Fraction):
         return float(value)
@@ -195,7 +198,7 @@ def to_json(value: object) -> object:
     return value
 
 
-def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> dict:
+def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> dict[str, Any]:
     """The per-request cost from one pool read at several max_model_len, checked, and the token
     counts it predicts. Raises InputError naming what is wrong with the readings."""
     if pool <= 0:
