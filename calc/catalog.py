@@ -700,7 +700,10 @@ def parse_yaml(data: bytes, file: str) -> Any:
         if node is None:
             return None
         _nodes_check(node, file)
-        return loader(text).construct_document(node)
+        try:
+            return loader(text).construct_document(node)
+        except (ValueError, IndexError, TypeError, OverflowError) as error:  # an explicit tag on a value it cannot hold (!!int '')
+            raise CatalogError(file, "(parse)", Found(f"a value PyYAML cannot construct ({type(error).__name__})"), "plain YAML data") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
@@ -726,7 +729,13 @@ def load_dir(directory: str | Path) -> Catalog:
 
 def load_json(text: str) -> Catalog:
     """The catalog as the build emitted it for the browser (raw file contents, as JSON)."""
-    return build(json.loads(text))
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise CatalogError("catalog.json", "(parse)", Found(str(error)[:80]), "the catalog as JSON") from None
+    if not isinstance(raw, dict):
+        raise CatalogError("catalog.json", "(top)", raw, "a mapping of file name to contents")
+    return build(raw)
 
 
 def raw_as_json(raw: dict[str, Any]) -> str:

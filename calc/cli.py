@@ -460,13 +460,18 @@ def build_parser() -> Parser:
     return parser
 
 
+def one_line(message: str) -> str:
+    """A message as one line: control characters and line breaks typed into a value are escaped."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", lambda m: repr(m.group())[1:-1], message)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         catalog = None if args.run is cmd_schema else load_dir(args.catalog)
         out = args.run(catalog, args)
     except (UsageError, InputError, CatalogError) as error:
-        print(f"calc: error: {error}", file=sys.stderr)
+        print(f"calc: error: {one_line(str(error))}", file=sys.stderr)
         return 2
     print(json.dumps(out, indent=2) if isinstance(out, dict) else out)
     return 0

@@ -188,7 +188,7 @@ def _report(model_id: str, report: dict[str, Any]) -> KvReading:
         pairs = ((report["pool"].value, report["tokens"].value),)
         per_token = kv.bytes_per_token(*pairs[0])
     else:
-        raise ValueError(f"{model_id}: a kv report needs bytes_per_token, or pool and tokens")
+        raise InputError(f"models.yaml: {model_id}: a kv report needs bytes_per_token, or pool and tokens")
     return KvReading(
         model_id, report.get("engine", ""), report["kv_dtype"], report.get("label", ""), per_token,
         figure.kind, figure.provenance, pairs, report.get("max_model_len"), report.get("tp"),

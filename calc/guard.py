@@ -30,7 +30,7 @@ def runs_under(samples: list[tuple[float, int]], floor: int) -> list[int]:
 def run(samples: list[tuple[float, int]], floor: int, polls_in_a_row: int, serving_at: float | None = None) -> GuardResult:
     """Replay the guard over (seconds, MemAvailable bytes) polls."""
     if not samples:
-        raise ValueError("guard: no samples")
+        raise InputError("guard: found no samples, expected at least one poll")
     watched = [s for s in samples if serving_at is None or s[0] < serving_at]
     runs = runs_under(watched, floor)
     longest = max(runs, default=0)

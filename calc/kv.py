@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from calc.units import InputError
+
 # Bytes per element of the KV cache, by vLLM's --kv-cache-dtype (vllm/v1/kv_cache_interface.py).
 KV_DTYPE_BYTES = {"bf16": 2, "fp16": 2, "auto": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 # Packed MLA layouts: bytes per token per layer, whatever the ranks (fp8 latent + bf16 rope + scales).
@@ -13,7 +15,7 @@ MLA_PACKED_BYTES = {"fp8_ds_mla": 656}
 def bytes_per_token(pool: int, tokens: int) -> Fraction:
     """What one token costs: the pool's bytes over the tokens vLLM reported for it."""
     if tokens <= 0:
-        raise ValueError("bytes_per_token: tokens must be above zero")
+        raise InputError(f"tokens: found {tokens}, expected a count above zero")
     return Fraction(pool, tokens)
 
 
@@ -24,6 +26,8 @@ def pooled_bytes_per_token(observations: list[tuple[int, int]]) -> Fraction:
 
 def tokens_for_pool(pool: int, per_token: Fraction) -> Fraction:
     """Tokens a pool holds at this cost, exact; `fmt` rounds it for display."""
+    if per_token <= 0:
+        raise InputError(f"bytes per token: found {per_token}, expected a cost above zero")
     return pool / Fraction(per_token)
 
 
@@ -34,11 +38,14 @@ def pool_for_tokens(tokens: int, per_token: Fraction) -> int:
 
 def full_contexts(tokens: int, max_model_len: int) -> Fraction:
     """vLLM's "Maximum concurrency": how many max_model_len requests the pool holds at once."""
+    _above_zero(max_model_len, "max_model_len")
     return Fraction(tokens, max_model_len)
 
 
 def block_concurrency(tokens: int, max_model_len: int, block_size: int) -> Fraction:
     """The same, counted in whole blocks as the scheduler admits them."""
+    _above_zero(max_model_len, "max_model_len")
+    _above_zero(block_size, "block_size")
     blocks_per_request = -(-max_model_len // block_size)
     return Fraction(tokens // block_size, blocks_per_request)
 
@@ -59,6 +66,7 @@ def per_request_bytes(pool: int, tokens: int, max_model_len: int) -> Fraction:
     Current builds derive the logged tokens as concurrency x max_model_len, so this is the
     figure the pool was divided by, fixed parts included.
     """
+    _above_zero(tokens, "tokens")
     return Fraction(pool * max_model_len, tokens)
 
 
@@ -66,7 +74,7 @@ def fit_per_request(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fract
     """Per-request bytes = per_token x context + fixed, fit exactly (least squares) to
     (max_model_len, per-request bytes) points at two or more lengths."""
     if len({length for length, _ in points}) < 2:
-        raise ValueError("fit_per_request: needs readings at two or more max_model_len")
+        raise InputError("readings: found fewer than two different max_model_len, expected two or more readings of the same pool")
     n = len(points)
     mean_x = Fraction(sum(x for x, _ in points), n)
     mean_y = sum((Fraction(y) for _, y in points), Fraction(0)) / n
@@ -76,7 +84,10 @@ def fit_per_request(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fract
 
 def tokens_at_length(pool: int, per_token: Fraction, fixed: Fraction, max_model_len: int) -> Fraction:
     """The token count vLLM would log for this pool at another max_model_len, by the fit."""
-    return pool * max_model_len / (per_token * max_model_len + fixed)
+    per_request = per_token * max_model_len + fixed
+    if per_request <= 0:
+        raise InputError(f"max_model_len {max_model_len}: the fit gives {per_request} bytes a request, expected above zero")
+    return pool * max_model_len / per_request
 
 
 def modeled_bytes_per_token(
@@ -100,16 +111,22 @@ def modeled_bytes_per_token(
             per_layer = MLA_PACKED_BYTES[kv_dtype]
         else:
             if kv_lora_rank is None or qk_rope_head_dim is None:
-                raise ValueError("modeled_bytes_per_token: MLA needs kv_lora_rank and qk_rope_head_dim")
+                raise InputError("modeled_bytes_per_token: MLA needs kv_lora_rank and qk_rope_head_dim")
             per_layer = (kv_lora_rank + qk_rope_head_dim) * _dtype_bytes(kv_dtype)
         return layers * per_layer
     if kv_heads is None or head_dim is None:
-        raise ValueError("modeled_bytes_per_token: full attention needs kv_heads and head_dim")
+        raise InputError("modeled_bytes_per_token: full attention needs kv_heads and head_dim")
+    _above_zero(tp, "tp")
     heads_here = max(1, kv_heads // tp)
     return layers * 2 * heads_here * head_dim * _dtype_bytes(kv_dtype)
 
 
 def _dtype_bytes(kv_dtype: str) -> int:
     if kv_dtype not in KV_DTYPE_BYTES:
-        raise ValueError(f"kv dtype {kv_dtype!r}: expected one of {', '.join(KV_DTYPE_BYTES)}")
+        raise InputError(f"kv dtype: found {kv_dtype!r}, expected one of {', '.join(KV_DTYPE_BYTES)}")
     return KV_DTYPE_BYTES[kv_dtype]
+
+
+def _above_zero(value: int, what: str) -> None:
+    if value <= 0:
+        raise InputError(f"{what}: found {value}, expected a whole number above zero")

@@ -187,6 +187,10 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool 
     Rounding is half away from zero; down takes the floor, for a limit that must not be
     exceeded (the largest pin); up the ceiling, for a minimum that must be met (the smallest pin).
     """
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"fmt: found {value!r}, expected a finite number")
+    if not 0 <= digits <= MAX_DIGITS:
+        raise InputError(f"fmt: found {digits} digits, expected 0 to {MAX_DIGITS}")
     exact = Fraction(value)
 
     def r(x: Fraction, d: int = digits) -> Decimal:

@@ -99,6 +99,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["guard", "kernel-init-report", "--serving-at", "1e999"], "--serving-at: found '1e999', expected seconds"),
     (["guard", "kernel-init-report", "--serving-at", "nan"], "--serving-at: found 'nan', expected seconds"),
     (["gate", "--available", "60 GiB, 61 GiB, 62 GiB"], "--available: found 3 figures, expected 1 or 2 (one per box)"),
+    (["gate", "\r0\u2028x"], "unrecognized arguments: \\r0\\u2028x"),  # a line break typed into a value stays on the one line
     (["--catalog", "/nonexistent", "check"], "boxes.yaml: (file): found nothing, expected a file at /nonexistent/boxes.yaml"),
     # files that are not what they should be
     (["guard", "{tmp}/latin1.txt"], "{tmp}/latin1.txt: found byte 0xff at offset 13, expected UTF-8 text"),
