@@ -40,6 +40,11 @@ LOADING_SCRIPT = """<script>(function () {
 })();</script>"""
 
 
+def calc_sources() -> list[Path]:
+    """Every module of calc/, its packages too, relative to the repository: what the browser imports."""
+    return sorted(path.relative_to(ROOT) for path in (ROOT / "calc").rglob("*.py"))
+
+
 def up(page_url: str) -> str:
     """The relative path from a page to the site root: "calculator/" is one level deep."""
     depth = page_url.count("/")
@@ -48,7 +53,7 @@ def up(page_url: str) -> str:
 
 def pyscript_config(root: str) -> dict:
     """Interpreter against the page URL, files against the config URL: both relative to the page."""
-    files = {f"{root}py/calc/{path.name}": f"./calc/{path.name}" for path in sorted((ROOT / "calc").glob("*.py"))}
+    files = {f"{root}py/{path.as_posix()}": f"./{path.as_posix()}" for path in calc_sources()}
     files[f"{root}py/catalog.json"] = "./catalog.json"
     return {
         "interpreter": f"{root}{EARLY}",

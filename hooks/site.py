@@ -17,6 +17,7 @@ from mkdocs.structure.files import File  # noqa: E402
 
 from calc.catalog import CatalogError, raw_as_json  # noqa: E402
 from hooks import reference  # noqa: E402
+from hooks.calculator_page import calc_sources  # noqa: E402
 from hooks.figures import bare_figures, site_catalog, site_catalog_raw, take_problems  # noqa: E402
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
@@ -100,8 +101,8 @@ def on_post_build(config, **_):
     for name in PYODIDE_FILES:
         shutil.copy2(pyodide / name, runtime / "pyodide" / name)
     shutil.copytree(pyscript, runtime / "pyscript", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.map"))
-    target = site / "py" / "calc"
-    target.mkdir(parents=True, exist_ok=True)
-    for path in sorted((ROOT / "calc").glob("*.py")):
-        shutil.copy2(path, target / path.name)
+    for path in calc_sources():
+        target = site / "py" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / path, target)
     (site / "py" / "catalog.json").write_text(raw_as_json(site_catalog_raw(ROOT)), encoding="utf-8")

@@ -143,7 +143,7 @@ class Outcome:
 def try_one(project: Path, baseline: dict[str, str], number: Number) -> Outcome:
     """Change one number in the project copy, build it, and put the catalog back."""
     path = project / "catalog" / number.file
-    original = (ROOT / "catalog" / number.file).read_text(encoding="utf-8")
+    original = path.read_text(encoding="utf-8")
     path.write_text(original[: number.start] + number.changed + original[number.end :], encoding="utf-8")
     try:
         ok, output = build(project, project / "site")
@@ -166,11 +166,11 @@ def try_one(project: Path, baseline: dict[str, str], number: Number) -> Outcome:
 
 
 def run(sample: int | None = None, seed: int | None = None, quiet: bool = False) -> list[Outcome]:
-    found = numbers(ROOT / "catalog")
-    if sample is not None:
-        found = random.Random(seed).sample(found, min(sample, len(found)))
     with tempfile.TemporaryDirectory(prefix="mutate-") as temp:
-        project = copy_project(Path(temp) / "project")
+        project = copy_project(Path(temp) / "project")  # a snapshot: edits to the project meanwhile change nothing here
+        found = numbers(project / "catalog")
+        if sample is not None:
+            found = random.Random(seed).sample(found, min(sample, len(found)))
         ok, output = build(project, project / "site")
         if not ok:
             raise SystemExit(f"the unchanged project does not build:\n{output}")
