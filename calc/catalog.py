@@ -69,6 +69,13 @@ class Figure:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def size(self) -> int:
+        """A size figure's value in bytes; a range or a figure of another unit has none."""
+        if not isinstance(self.value, int):
+            raise InputError(f"{self.entry}: found {self.value!r}, expected a size in bytes")
+        return self.value
+
+    @property
     def provenance(self) -> str:
         """Kind, generation and date, the way pages and the calculator show a figure's source."""
         parts = [self.kind]

@@ -245,7 +245,7 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
-    total = parse_size(args.total, "--total") if args.total else derive.box_total(box)[0].value
+    total = parse_size(args.total, "--total") if args.total else derive.box_total(box)[0].size
     if total <= 0:
         raise InputError(f"--total: found {args.total!r}, expected a size above zero")
     if args.free:
@@ -319,7 +319,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> str | dict[str, Any
     def read(n: int) -> str:
         path = paths[min(n, len(paths) - 1)]
         try:
-            return Path(path).read_text()
+            return read_text(path)
         except OSError as error:
             raise InputError(f"--proc {path}: cannot read it ({error.strerror}); expected a meminfo file such as /proc/meminfo") from None
 
@@ -341,7 +341,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> str | dict[str, Any
         if out:
             out.close()
     if args.json:
-        return report.to_json({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen})
+        return dict(report.to_json({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen}))
     return watch.summary(seen, floor, polls) + (f"\nTrace written to {args.out}; replay it with: python -m calc guard {args.out}" if args.out else "")
 
 
@@ -362,7 +362,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
-    total = derive.box_total(box)[0].value
+    total = derive.box_total(box)[0].size
     residents = []
     for spec in args.model or []:
         name, _, rest = spec.partition(":")
@@ -376,7 +376,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
         residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].value, kv_size, headroom))
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []
-    available = parse_size(args.available, "--available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).value
+    available = parse_size(args.available, "--available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).size
     engines = fraction.plan(total, available, fractions)
     if args.json:
         return report.to_json({"total_bytes": total, "used_bytes": result.used, "left_bytes": result.left, "fits": result.fits,
@@ -460,7 +460,8 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict[str, An
 
 
 def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:
-    build = f"{r.engine.value} {r.engine_version.value}" if r.engine_version else r.engine.value
+    engine = str(r.engine.value) if r.engine else ""
+    build = f"{engine} {r.engine_version.value}" if r.engine_version else engine
     era = f", {r.era.value.upper()} engine" if r.era and r.era.value in ("v0", "v1") else ""
     lines = [f"{name}: a {build} startup log{era}", "Read:"]
     shown = {

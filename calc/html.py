@@ -70,15 +70,18 @@ def _module(calculator: str) -> ModuleType:
 
 
 def fields_of(catalog: Catalog, calculator: str) -> list[Field]:
-    return _module(calculator).fields(catalog)
+    fields: list[Field] = _module(calculator).fields(catalog)
+    return fields
 
 
 def defaults_of(catalog: Catalog, calculator: str) -> Defaults:
-    return _module(calculator).defaults(catalog)
+    defaults: Defaults = _module(calculator).defaults(catalog)
+    return defaults
 
 
 def run(catalog: Catalog, calculator: str, raw: Mapping[str, str]) -> Output:
-    return _module(calculator).run(catalog, raw)
+    output: Output = _module(calculator).run(catalog, raw)
+    return output
 
 
 def changed(catalog: Catalog, calculator: str, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:

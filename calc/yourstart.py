@@ -118,10 +118,10 @@ def answer(y: YourStart) -> dict[str, Any]:
     """Every answer for these givens; a section that cannot be sized says what it needs."""
     pin = int(y.pin.value)
     n = needs(y, pin)
-    before = y.before.value if y.before is not None else None
-    gate = {"needs": n, "available": before, "passes": None, "margin": None, "largest_pin": None}
+    before = int(y.before.value) if y.before is not None else None
+    gate: dict[str, Any] = {"needs": n, "available": before, "passes": None, "margin": None, "largest_pin": None}
     if n.value is not None and before is not None:
-        gate.update(passes=n.value <= before, margin=before - n.value, largest_pin=before - (n.value - pin))  # type: ignore[operator]
+        gate.update(passes=n.value <= before, margin=before - n.value, largest_pin=before - (n.value - pin))
     bpt = per_token(y)
     lengths = tuple(dict.fromkeys(((int(y.max_model_len.value),) if y.max_model_len else ()) + y.lengths))
     pins = tuple(dict.fromkeys((pin, *(p for p in (gate["largest_pin"],) if p and p > 0), *y.pins)))
@@ -135,7 +135,7 @@ def answer(y: YourStart) -> dict[str, Any]:
         length = int(y.max_model_len.value)
         floor = kv.pool_for_tokens(length, bpt)
         one_request = {"max_model_len": length, "pin_needed": floor, "passes": pin >= floor, "estimated_max_model_len": int(tokens_at(y, pin) or 0)}
-    frac = None
+    frac: dict[str, Any] | None = None
     if y.total is not None and before is not None:
         total = int(y.total.value)
         # the largest fraction that passes, safe against the rounding of a printed free and total

@@ -6,7 +6,7 @@ Standard library only, no browser imports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +83,7 @@ def dl(rows: list[tuple[str, str]]) -> str:
     return '<dl class="calc-dl">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def table(head: tuple[str, ...], rows: list[tuple[str, ...]], caption: str, total: tuple[str, ...] | None = None) -> str:
+def table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]], caption: str, total: tuple[str, ...] | None = None) -> str:
     out = ['<div class="calc-table"><table>', f"<caption>{caption}</caption>", "<thead><tr>"]
     out += [f'<th scope="col">{h}</th>' for h in head]
     out.append("</tr></thead><tbody>")
@@ -133,6 +133,11 @@ def take(errors: dict[str, str], name: str, parse: Callable[[], Any]) -> Any:
 
 def flag(raw: Mapping[str, str], name: str) -> bool:
     return str(raw.get(name, "")).strip().lower() in ("on", "true", "1", "yes", "checked")
+
+
+def sized(raw: Mapping[str, str], name: str, label: str) -> Callable[[], int]:
+    """The parser of one size field, for take()."""
+    return lambda: parse_size(str(raw.get(name, "")), short(label))
 
 
 def counted(raw: Mapping[str, str], name: str, label: str, minimum: int = 1, optional: bool = False) -> Callable[[], int | None]:

@@ -25,6 +25,7 @@ from calc.calculators.form import (
     short,
     size_examples,
     size_text,
+    sized,
     table,
     take,
 )
@@ -63,7 +64,7 @@ def gated(catalog: Catalog) -> list[str]:
 
 
 def max_boxes(catalog: Catalog) -> int:
-    return max(catalog.deployments[d]["boxes"] for d in gated(catalog))
+    return int(max(catalog.deployments[d]["boxes"] for d in gated(catalog)))
 
 
 def field_labels(catalog: Catalog) -> dict[str, str]:
@@ -205,7 +206,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     available = []
     for i in range(deployment["boxes"]):
         name = f"available_{i + 1}"
-        available.append(take(errors, name, lambda name=name: parse_size(str(raw.get(name, "")), short(labels[name]))))
+        available.append(take(errors, name, sized(raw, name, labels[name])))
     prefill = take(errors, "prefill_budget", counted(raw, "prefill_budget", labels["prefill_budget"]))
     seats = take(errors, "seats", counted(raw, "seats", labels["seats"]))
     max_len = take(errors, "max_model_len", counted(raw, "max_model_len", labels["max_model_len"]))
@@ -364,7 +365,7 @@ def start_pool(r: dict[str, Any], fig: Figures) -> str:
         seats = fmt(i.seats, "count")
         rows.append(
             (
-                f"{seats} seats &times; {fmt(i.typical_context, 'tokens')}",
+                f"{seats} seats &times; {fmt(i.typical_context or 0, 'tokens')}",
                 f"{fig('kv_tokens_needed', fmt(pool['tokens_needed'], 'tokens'))}: "
                 + fig("kv_seats_fit", "fit" if pool["seats_fit"] else "do not fit")
                 + f"; a pin of {fig('kv_seats_pin', pin_up(pool['pin_for_seats_bytes']))} holds them",

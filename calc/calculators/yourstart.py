@@ -9,6 +9,7 @@ fill the typed fields. Every figure says where it came from. The figures are cal
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -59,7 +60,7 @@ UNITS = (
 
 def fields(catalog: Catalog) -> list[Field]:
     presets = [("", "none: your own start", False)] + [(d, f"{catalog.deployments[d]['name']}", False) for d in gated(catalog)]
-    boxes = [(b, f"{e['name']} ({e['memory']}, {fmt(derive.box_total(e).figure.value, 'GiB')})", False) for b, e in catalog.boxes.items()]
+    boxes = [(b, f"{e['name']} ({e['memory']}, {fmt(derive.box_total(e).figure.size, 'GiB')})", False) for b, e in catalog.boxes.items()]
     boxes.append((OTHER_BOX, "another box: type its total", False))
     sizes = "Bytes: " + size_examples()
     return [
@@ -203,7 +204,8 @@ def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: d
         return None, None
     given = (filled or {}).get(name)
     if given and given[1] is not None and given[0] == text:
-        return given[1], None
+        found: Given = given[1]
+        return found, None
     label = short(LABELS[name]).split(":")[0]
     if "\n" not in text:
         try:
@@ -226,7 +228,8 @@ def _typed(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Cal
         return None
     given = (filled or {}).get(name)
     if given and given[1] is not None and given[0] == text:
-        return given[1]
+        found: Given = given[1]
+        return found
     value = take(errors, name, lambda: parse(text, short(LABELS[name])))
     return Given(value, "typed") if value is not None else None
 
@@ -236,7 +239,7 @@ def _list(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Call
     parts = [p for p in re.split(separators, str(raw.get(name, ""))) if p.strip()]
     values = []
     for part in parts:
-        value = take(errors, name, lambda part=part: parse(part.strip(), short(LABELS[name])))
+        value = take(errors, name, functools.partial(parse, part.strip(), short(LABELS[name])))
         if value is not None:
             values.append(value)
     return tuple(values)
@@ -304,14 +307,14 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     total = typed["total"] or _found(reading, "total_memory_bytes")
     if total is None and box_id in catalog.boxes:
         t = derive.box_total(catalog.boxes[box_id])
-        total = Given(t.figure.value, f"catalog: {catalog.boxes[box_id]['name']}, {t.what} ({t.figure.provenance})")
+        total = Given(t.figure.size, f"catalog: {catalog.boxes[box_id]['name']}, {t.what} ({t.figure.provenance})")
     headroom = catalog.policy["gate"]["headroom"]
     model = (filled["model"][1] if filled and filled["model"][0] == model_text else Given(model_text, "typed")) if model_text else _found(reading, "model")
     y = YourStart(
         pin=pin,  # type: ignore[arg-type]
         headroom=Given(headroom.value, f"catalog: the gate's headroom ({headroom.source})"),
         weights=typed["weights"] or _found(reading, "model_loading_bytes"),
-        pool=pool or (Given(pin.value, f"{pin.source}; the pin, taken as the pool of the start measured") if reading is None else None),
+        pool=pool or (Given(pin.value, f"{pin.source}; the pin, taken as the pool of the start measured") if reading is None and pin is not None else None),
         bytes_per_token=bpt,
         overhead=typed["overhead"],
         before=before,
@@ -455,6 +458,7 @@ def _gate_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     if g["needs"].value is None:
         return head + f'<p class="calc-unknown-note">The gate cannot size this start: it {esc(g["needs"].how)}.</p></section>'
     over = a["overhead"]
+    assert y.weights is not None  # the gate sized the start, so its weights are known
     rows = [
         ("weights", _size(fig, "term_weights", int(y.weights.value)), _source(y.weights.source)),
         ("KV pin", _size(fig, "term_pin", int(y.pin.value)), _source(y.pin.source)),
