@@ -747,12 +747,24 @@ def load_dir(directory: str | Path) -> Catalog:
 def load_json(text: str) -> Catalog:
     """The catalog as the build emitted it for the browser (raw file contents, as JSON)."""
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, object_pairs_hook=_unique_keys)
+    except CatalogError:
+        raise
     except (ValueError, RecursionError) as error:
         raise CatalogError("catalog.json", "(parse)", Found(str(error)[:80]), "the catalog as JSON") from None
     if not isinstance(raw, dict):
         raise CatalogError("catalog.json", "(top)", raw, "a mapping of file name to contents")
     return build(raw)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once, as in the YAML it came from."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise CatalogError("catalog.json", key, Found(f"the key {key!r} twice"), "each key once in an object")
+        out[key] = value
+    return out
 
 
 def raw_as_json(raw: dict[str, Any]) -> str:

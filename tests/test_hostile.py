@@ -19,7 +19,7 @@ from conftest import CATALOG_DIR
 
 from calc import cli
 from calc import html as calc_html
-from calc.catalog import CatalogError, load_dir, parse_yaml
+from calc.catalog import CatalogError, load_dir, load_json, parse_yaml
 
 NINES = "9" * 5000
 READINGS = ["--reading", "50000:398000", "--reading", "500000:2450000"]
@@ -572,6 +572,11 @@ def test_browser_request_that_is_not_json_is_named(catalog) -> None:
     for text in ("", "[]", '{"calculator": "<img src=x>"}', "{" * 100000, '{"inputs": {"pin": "' + NINES + '"}}'):
         reply = json.loads(calc_html.run_json(catalog, text))
         assert reply["valid"] is False
+
+
+def test_the_browser_catalog_refuses_a_duplicate_key() -> None:
+    with pytest.raises(CatalogError, match=r"^catalog\.json: boxes: found the key 'boxes' twice, expected each key once in an object$"):
+        load_json('{"boxes": {"boxes": []}, "boxes": {}}')
 
 
 def test_catalog_error_never_quotes_a_value_whole() -> None:
