@@ -228,7 +228,7 @@ def test_the_command_line_answers_or_exits_2(argv: list[str], capsys) -> None:
         assert len(err.splitlines()) == 1 and err.startswith("calc: error: "), err
 
 
-@pytest.mark.parametrize("calculator", sorted(calc_html.RUNNERS))
+@pytest.mark.parametrize("calculator", sorted(calc_html.CALCULATORS))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_the_browser_calculator_answers_any_field(calculator: str, catalog, data) -> None:
@@ -306,3 +306,26 @@ def test_width_of_a_size_step_is_what_the_unit_says() -> None:
     # the rounding steps the round-trip property relies on, worked out by hand
     assert fmt(GiB + GiB // 200, "GiB") == "1.00 GiB" and fmt(GiB + GiB // 200 + 1, "GiB") == "1.01 GiB"
     assert math.isclose(float(Fraction(STEPS["GiB"]) / 100), 10737418.24)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=300), unit=st.sampled_from([None, "B", "KiB", "MiB", "GiB", "furlong"]))
+def test_a_memory_reading_of_any_text_is_read_or_named(text: str, unit: str | None) -> None:
+    from calc import meminfo
+
+    try:
+        meminfo.parse(text, "reading", unit)
+    except OURS:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=300))
+def test_a_log_of_any_text_is_read_or_named(text: str) -> None:
+    from calc import logread
+
+    try:
+        logread.read_log(text)
+        logread.human_readable_int(text[:20])
+    except OURS:
+        pass
