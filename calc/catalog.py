@@ -173,7 +173,14 @@ SPEC: dict[str, tuple[Any, ...]] = {
                         "parameters": NUM,
                         "bits_per_parameter": NUM,
                         "weights": fig(SIZE, per_rank_at_tp=POS),
-                        "drafter": obj({"name": STR, "weights": fig(SIZE, ranks=POS)}),
+                        "drafter": obj(
+                            {
+                                "name": STR,
+                                "weights": fig(SIZE, ranks=POS),
+                                # vLLM's --speculative-config for this drafter, as its public configs write it
+                                "speculative_config": obj({"method": STR, "num_speculative_tokens": POS, "source": STR}),
+                            }
+                        ),
                         "architecture": obj(
                             {"layers": POS, "attention": ("enum", ("mla", "full"))},
                             {
@@ -258,11 +265,18 @@ SPEC: dict[str, tuple[Any, ...]] = {
             "gate": obj(
                 {
                     "headroom": fig(SIZE),
+                    "reading_precision": fig(SIZE),
                     "calibration": obj({"prefill_budget": fig(COUNT, above_zero=True), "seats": fig(COUNT, above_zero=True)}),
                 }
             ),
             "guard": obj({"floor": fig(SIZE), "poll_seconds": fig(NUMBER, above_zero=True), "polls_in_a_row": fig(COUNT, above_zero=True)}),
-            "vllm": obj({"default_gpu_memory_utilization": fig(FRACTION), "prefetch_fraction": fig(FRACTION)}),
+            "vllm": obj(
+                {
+                    "default_gpu_memory_utilization": fig(FRACTION),
+                    "earlier_default_gpu_memory_utilization": fig(FRACTION),
+                    "prefetch_fraction": fig(FRACTION),
+                }
+            ),
         }
     ),
     "incidents": obj(

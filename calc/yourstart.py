@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from calc import fraction, kv
-from calc.units import fmt
+from calc import fraction, kv, report
 
 
 @dataclass(frozen=True)
@@ -176,5 +175,5 @@ def command(y: YourStart, utilization: Fraction | None) -> str:
         parts.append(f"--kv-cache-dtype {y.kv_cache_dtype.value}")
     parts.append(f"--kv-cache-memory-bytes {int(y.pin.value)}")
     if utilization is not None and utilization > 0:
-        parts.append(f"--gpu-memory-utilization {fmt(utilization, 'fraction', 2)}")
+        parts.append(f"--gpu-memory-utilization {report.fraction_text(utilization)}")  # the value checked, every decimal kept
     return " \\\n  ".join(parts)
