@@ -175,6 +175,15 @@ def _round(value: Fraction, digits: int, down: bool = False, up: bool = False) -
     return Decimal(whole).scaleb(-digits)
 
 
+def _exact_figure(value: Number, digits: int, what: str) -> Fraction:
+    """A figure to print, checked first: finite, and a number of decimals that can be printed."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{what}: found {value!r}, expected a finite number")
+    if not 0 <= digits <= MAX_DIGITS:
+        raise InputError(f"{what}: found {digits} digits, expected 0 to {MAX_DIGITS}")
+    return Fraction(value)
+
+
 def _grouped(value: Decimal, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
@@ -187,11 +196,7 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool 
     Rounding is half away from zero; down takes the floor, for a limit that must not be
     exceeded (the largest pin); up the ceiling, for a minimum that must be met (the smallest pin).
     """
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InputError(f"fmt: found {value!r}, expected a finite number")
-    if not 0 <= digits <= MAX_DIGITS:
-        raise InputError(f"fmt: found {digits} digits, expected 0 to {MAX_DIGITS}")
-    exact = Fraction(value)
+    exact = _exact_figure(value, digits, "fmt")
 
     def r(x: Fraction, d: int = digits) -> Decimal:
         return _round(x, d, down, up)
@@ -229,7 +234,7 @@ def shown(value: Number, unit: str, digits: int = 2, down: bool = False, up: boo
     worked from them as printed, so a reader who adds, subtracts or divides the printed operands
     gets the printed result. Decisions (does the start fit?) stay on the exact values.
     """
-    exact = Fraction(value)
+    exact = _exact_figure(value, digits, "shown")
     if unit in ("GiB", "GB", "MiB", "MB", "KiB", "TiB"):
         return Fraction(_round(exact / SIZE_UNITS[unit], digits, down, up)) * SIZE_UNITS[unit]
     if unit in ("B", "tokens", "count"):
