@@ -40,7 +40,15 @@ _PAGE = re.compile(r"docs/[\w./-]+\.md|catalog/[\w./-]+\.md")
 # Numbers the catalog records for the record, which no page shows (the full run lists them): a
 # figure's context, such as the tensor-parallel size a published report was read at.
 REACHES_NO_PAGE: dict[str, tuple[str, ...]] = {
-    "models.yaml": ("models[0].weights.per_rank_at_tp", "models[0].kv_reports[0].tp"),
+    "models.yaml": (
+        "models[0].weights.per_rank_at_tp",
+        "models[0].length_reports[0].tp",
+        "models[0].length_reports[0].block_size",
+        "models[0].length_reports[0].speculative_tokens",
+        "models[3].kv_reports[0].tp",
+        "models[3].kv_reports[1].tp",
+        "models[3].kv_reports[1].speculative_tokens",
+    ),
 }
 
 
