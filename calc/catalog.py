@@ -182,13 +182,23 @@ SPEC: dict[str, tuple[Any, ...]] = {
                             }
                         ),
                         "architecture": obj(
-                            {"layers": POS, "attention": ("enum", ("mla", "full"))},
+                            {"layers": POS, "attention": ("enum", ("mla", "full", "sliding", "hybrid"))},
                             {
                                 "kv_lora_rank": POS,
                                 "qk_rope_head_dim": INT,
                                 "kv_heads": POS,
                                 "head_dim": POS,
+                                "full_attention_interval": INT,
+                                "sliding_window": INT,
+                                "linear_k_heads": INT,
+                                "linear_v_heads": INT,
+                                "linear_k_dim": INT,
+                                "linear_v_dim": INT,
+                                "conv_kernel": INT,
+                                "state_dtype": ("enum", ("float32", "bfloat16", "float16")),
+                                "drafter_layers": INT,
                                 "source": STR,
+                                "note": STR,
                             },
                         ),
                         "gate": obj(

@@ -8,90 +8,25 @@ Expected figures are computed here, in CPython, with calc: never copied from the
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import random
 import re
-import threading
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Page, Route
 
 from calc import html as calc_html
 from calc import report
 from calc.units import GiB, fmt, parse_count, parse_fraction, parse_size, shown
+from tests.serving import CHROMIUM, SUB, SubPathHandler
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"]
-SUB = "/sub/"
 BOOT_TIMEOUT_MS = 90_000
 DEPLOYMENT = "dsv4-flash-pair"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Debian's chromium at {CHROMIUM}")
-
-
-# --- the site, served -----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def site(shipped) -> Path:
-    """The site the build tests built (conftest.shipped), served below."""
-    return shipped.site
-
-
-class SubPathHandler(http.server.SimpleHTTPRequestHandler):
-    """The site under /sub/ only, so an absolute path in the page fails; 404s are recorded."""
-
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm",
-        ".mjs": "text/javascript",
-        ".js": "text/javascript",
-        ".json": "application/json",
-        ".py": "text/x-python",
-    }
-    missing: list[str] = []
-
-    def translate_path(self, path: str) -> str:
-        if not path.startswith(SUB):
-            return str(Path(self.directory) / "__outside_the_sub_path__")
-        return super().translate_path("/" + path[len(SUB) :])
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        if code == 404:
-            self.missing.append(self.path)
-        super().send_error(code, message, explain)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-def serve(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    handler = functools.partial(SubPathHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}{SUB}"
-
-
-@pytest.fixture(scope="session")
-def base_url(site: Path):
-    server, url = serve(site)
-    yield url
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="session")
-def browser() -> Browser:
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 class Guard:
@@ -296,7 +231,7 @@ def test_javascript_off_shows_the_build_time_figures(browser, base_url, catalog)
     page, guard = open_page(browser, base_url, java_script_enabled=False)
     try:
         assert figures_on(page, "start").items() >= expected_start(catalog, report.defaults(catalog, DEPLOYMENT)).items()
-        for calculator in ("kv", "fit", "plan", "prefetch"):
+        for calculator in ("kv", "fit", "plan", "prefetch", "before"):
             expected = calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
             assert figures_on(page, calculator) == expected
         assert not page.is_visible("#calc-status")
@@ -611,6 +546,82 @@ def test_fit_from_two_startup_lines(live, catalog):
     live.fill("#fit-tokens-2", d.values["tokens_2"])
     live.wait_for_function("document.getElementById('fit-result').dataset.state === 'valid'")
     assert figures_on(live, "fit") == calc_html.run_fit(catalog, d.values).figures
+
+
+def drawn_bars(page: Page, calculator: str) -> list[tuple[str, str, str]]:
+    """The bars of a calculator's chart as drawn: (row, name, exact value)."""
+    return page.eval_on_selector_all(f"#{calculator}-result figure.chart rect.seg", "els => els.map(e => [e.dataset.row, e.dataset.name, e.dataset.value])")
+
+
+def test_the_charts_redraw_on_every_edit(live, catalog):
+    """The start calculator's chart follows the pin and the drafter; the planner's follows a typed KV pool."""
+    defaults = default_raw(catalog)
+    before = drawn_bars(live, "start")
+    assert ("KV pin", str(parse_size(defaults["pin"]))) in {(name, value) for _, name, value in before}
+    live.fill("#start-pin", "20e9")
+    live.check("#start-drafter")
+    after = drawn_bars(live, "start")
+    r = report.start_report(catalog, inputs_of(catalog, {**defaults, "pin": "20e9", "drafter": "on"}))
+    expected = [(t.name, str(t.bytes)) for t in r["terms"] if t.bytes]
+    rows = sorted({row for row, _, _ in after})
+    assert len(rows) == len(r["boxes"])
+    for row in rows:
+        assert [(name, value) for r_, name, value in after if r_ == row] == expected
+    notes = live.eval_on_selector_all("#start-result figure.chart text", "els => els.map(e => e.textContent)")
+    assert notes.count("refused") == len(r["boxes"])
+    live.uncheck("#start-drafter")
+    live.fill("#start-pin", defaults["pin"])
+    assert drawn_bars(live, "start") == before
+    live.fill("#plan-kv-1", "20 GiB")
+    assert (f"{catalog.models[calc_html.plan_defaults(catalog).values['model_1']]['name']}: KV", str(20 * GiB)) in {
+        (n, v) for _, n, v in drawn_bars(live, "plan")
+    }
+    live.fill("#plan-kv-1", calc_html.plan_defaults(catalog).values["kv_1"])
+
+
+CONFIGS = sorted((ROOT / "models" / "configs").glob("*/config.json"))
+
+
+def test_before_the_first_start_from_a_pasted_config(live, catalog):
+    """A config pasted into the page: the figures are calc's; a broken one is named beside the field."""
+    d = calc_html.defaults_of(catalog, "before").values
+    llama = (ROOT / "models" / "configs" / "llama-3.1-8b" / "config.json").read_text()
+    live.fill("#before-config", llama)
+    live.fill("#before-tp", "2")
+    raw = {**d, "config": llama, "tp": "2"}
+    live.wait_for_function("document.querySelector('#before-calc [data-fig=per_token]').textContent === '65,536'")
+    assert figures_on(live, "before") == calc_html.run(catalog, "before", raw).figures
+    live.fill("#before-config", llama.replace('"num_hidden_layers": 32', '"num_hidden_layers": "32"'))
+    live.wait_for_function("document.getElementById('before-result').dataset.state === 'invalid'")
+    assert "num_hidden_layers: found '32', expected a whole number" in live.text_content("#before-config-err")
+    assert live.get_attribute("#before-config", "aria-invalid") == "true"
+    assert figures_on(live, "before") == {}
+    live.fill("#before-config", d["config"])
+    live.fill("#before-tp", d["tp"])
+    live.wait_for_function("document.getElementById('before-result').dataset.state === 'valid'")
+    assert figures_on(live, "before") == calc_html.run(catalog, "before", d).figures
+
+
+def test_parity_of_the_config_model(live, catalog):
+    """Random configs, ranks, KV types, lengths and pins: the page's answer is CPython's, byte for byte."""
+    rng = random.Random(8)
+    d = calc_html.defaults_of(catalog, "before").values
+    requests = []
+    for _ in range(30):
+        raw = {
+            **d,
+            "config": rng.choice(CONFIGS).read_text(),
+            "tp": str(rng.choice([1, 2, 4, 8])),
+            "kv_cache_dtype": rng.choice(["auto", "fp8", "bfloat16", "nvfp4"]),
+            "max_model_len": str(rng.choice([4096, 32768, 40960, 131072])),
+            "pin": typed_size(rng, rng.uniform(1e9, 40e9)),
+            "overhead": rng.choice(["", "3 GiB"]),
+            "engine_version": rng.choice(["", "0.6.4", "0.10.2"]),
+        }
+        requests.append(raw)
+    answers = live.evaluate("requests => requests.map(r => window.calcRun(r))", [json.dumps({"calculator": "before", "inputs": raw}) for raw in requests])
+    for raw, answer in zip(requests, answers, strict=True):
+        assert json.loads(answer) == calc_html.run(catalog, "before", raw).to_json(), raw
 
 
 def test_your_start_from_a_pasted_log(live, catalog):

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from calc import derive, fraction, report
+from calc import charts, derive, fraction, report
 from calc.calculators.form import (
     Defaults,
     Field,
@@ -30,6 +30,7 @@ from calc.calculators.form import (
     take,
 )
 from calc.catalog import Catalog, Figure
+from calc.chart import figure_html
 from calc.report import StartInputs
 from calc.units import fmt, parse_fraction, parse_size, shown
 
@@ -308,7 +309,8 @@ def start_needs(r: dict[str, Any], fig: Figures) -> str:
             )
         )
     boxes = table(("Box", "MemAvailable", "Start", "By"), box_rows, "Start if needs &le; MemAvailable on every box")
-    return f'<section class="calc-section"><h3>Needs against MemAvailable</h3>{terms}{boxes}</section>'
+    drawn = figure_html(charts.needs_vs_boxes(r["terms"], r["needs_bytes"], [(b["box"], b["available_bytes"]) for b in r["boxes"]]))
+    return f'<section class="calc-section"><h3>Needs against MemAvailable</h3>{drawn}{terms}{boxes}</section>'
 
 
 def _slug(name: str) -> str:

@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from calc import derive, meminfo, report, yourstart
+from calc import charts, derive, gate, meminfo, report, yourstart
 from calc.calculators.form import Defaults, Field, Figures, Output, badge, dl, esc, invalid, pin_up, short, size_examples, size_text, table, take
 from calc.calculators.start import gated
 from calc.catalog import Catalog
+from calc.chart import figure_html
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
 from calc.yourstart import Given, YourStart
 
@@ -480,7 +481,17 @@ def _gate_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
             else fig("largest_pin", f"none: short by {fmt(-largest, 'GiB')} at a zero pin"),
         ),
     ]
-    return head + terms + dl(items) + "</section>"
+    parts = [("weights", int(y.weights.value)), ("KV pin", int(y.pin.value)), ("overhead", over.value), ("start headroom", int(y.headroom.value))]
+    drawn = figure_html(
+        charts.needs_vs_boxes(
+            [gate.Term(name, value, "", True) for name, value in parts],
+            g["needs"].value,
+            [("your box", g["available"])],
+            "What your start needs",
+            "yourstart-needs",
+        )
+    )
+    return head + drawn + terms + dl(items) + "</section>"
 
 
 def _grid_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
