@@ -42,6 +42,7 @@ _PAGE = re.compile(r"docs/[\w./-]+\.md|catalog/[\w./-]+\.md")
 REACHES_NO_PAGE: dict[str, tuple[str, ...]] = {
     "models.yaml": (
         "models[0].weights.per_rank_at_tp",
+        "models[0].kv_reports[0].tp",
         "models[0].length_reports[0].tp",
         "models[0].length_reports[0].block_size",
         "models[0].length_reports[0].speculative_tokens",
