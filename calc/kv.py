@@ -97,7 +97,10 @@ def fit_per_request(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fract
 
 def tokens_at_length(pool: int, per_token: Fraction, fixed: Fraction, max_model_len: int | Fraction) -> Fraction:
     """The token count vLLM would log for this pool at another max_model_len, by the fit."""
-    return pool * max_model_len / (per_token * max_model_len + fixed)
+    per_request = per_token * max_model_len + fixed
+    if per_request <= 0:
+        raise InputError(f"max_model_len {max_model_len}: the fit gives {per_request} bytes a request, expected above zero")
+    return pool * max_model_len / per_request
 
 
 def _above_zero(value: int, what: str) -> None:

@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
 
 from calc.catalog import FILES  # noqa: E402
 
-PROJECT = ("mkdocs.yml", "catalog", "calc", "hooks", "docs")
+PROJECT = ("mkdocs.yml", "catalog", "calc", "hooks", "docs", "models", "logs")
 SKIPPED_KEYS = {"id", "date", "generation"}
 _NUMBER = re.compile(r"^(?P<num>[0-9][0-9_,]*(?:\.[0-9]+)?)(?P<exp>[eE][+-]?[0-9]+)?(?P<unit>\s?[A-Za-z]+)?$")
 _PAGE = re.compile(r"docs/[\w./-]+\.md|catalog/[\w./-]+\.md")
@@ -116,6 +116,8 @@ def copy_project(target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for name in PROJECT:
         source = ROOT / name
+        if not source.exists():
+            continue
         if source.is_dir():
             shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
