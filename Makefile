@@ -20,6 +20,7 @@ lint: deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m calc schema --check
+	$(VENV)/bin/mypy --strict -p calc
 
 bench: deps /usr/bin/chromium
 	$(PY) scripts/bench.py

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 from calc import hfconfig, kvlayout, logread, weights
 from calc.catalog import Catalog
@@ -115,11 +116,12 @@ def printed_pool(text: str, what: str) -> tuple[int, int]:
     scale = SIZE_UNITS[unit]
     if unit == "B":
         return int(value), int(value)
-    half = Decimal(1).scaleb(value.as_tuple().exponent) / 2
+    exponent = value.as_tuple().exponent
+    half = Decimal(1).scaleb(exponent if isinstance(exponent, int) else 0) / 2
     return int((value - half) * scale), int((value + half) * scale)
 
 
-def public_observations(entries: list[dict], configs: dict[str, dict], catalog: Catalog, logs: dict[str, str]) -> list[Observation]:
+def public_observations(entries: list[dict[str, Any]], configs: dict[str, dict[str, Any]], catalog: Catalog, logs: dict[str, str]) -> list[Observation]:
     """models/observations.yaml's entries. Each names its architecture one of three ways: a
     shipped config.json (`config`, already read into `configs`), a catalog model
     (`catalog_model`), or architecture fields written out with their source (`architecture`).
@@ -170,7 +172,7 @@ def public_observations(entries: list[dict], configs: dict[str, dict], catalog: 
     return out
 
 
-def _shape(e: dict, where: str, configs: dict[str, dict], catalog: Catalog, i: int) -> hfconfig.Shape:
+def _shape(e: dict[str, Any], where: str, configs: dict[str, dict[str, Any]], catalog: Catalog, i: int) -> hfconfig.Shape:
     if "config" in e:
         if e["config"] not in configs:
             raise InputError(f"{where}.config: found {e['config']!r}, expected one of {', '.join(sorted(configs))}")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from calc.units import InputError
 
 
 @dataclass(frozen=True)
@@ -37,4 +40,7 @@ def budget(total: int, residents: list[Resident]) -> Budget:
 
 def weights_from_parameters(parameters: float, bits_per_parameter: float) -> int:
     """The rule of thumb: parameters x bytes per parameter (scales and embeddings not counted)."""
-    return int(parameters * bits_per_parameter / 8)
+    product = parameters * bits_per_parameter / 8
+    if not math.isfinite(product):
+        raise InputError(f"parameters x bits: found {parameters!r} x {bits_per_parameter!r}, expected finite numbers")
+    return int(product)

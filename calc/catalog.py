@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from calc.units import SIZE_UNITS, InputError, parse_size
+from calc.units import LARGEST_COUNT, SIZE_UNITS, InputError, parse_size
 
 KINDS = ("measured", "shard headers", "modeled", "published", "estimated", "remainder", "setting", "source-read")
 FILES = ("boxes", "models", "starts", "policy", "incidents", "traces", "plans")
@@ -26,12 +26,28 @@ class CatalogError(ValueError):
 
     def __init__(self, file: str, path: str, found: Any, expected: str) -> None:
         self.file, self.path, self.found, self.expected = file, path, found, expected
-        shown = "nothing" if found is _MISSING else repr(found)
+        shown = "nothing" if found is _MISSING else _shown(found)
         super().__init__(f"{file}: {path}: found {shown}, expected {expected}")
 
 
 _MISSING = object()
+
+
+class Found(str):
+    """What was found, described rather than quoted: "the key 'value' twice", "4,200,000 bytes"."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _shown(found: Any) -> str:
+    """A found value as a message quotes it: whole when short, cut when long (never expanded)."""
+    text = repr(found)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+
+
 _NUMBER_TEXT = r"^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
+LARGEST_NUMBER = 1e30  # no figure of the catalog comes near; a larger one is a typing slip
 
 
 @dataclass(frozen=True)
@@ -53,6 +69,13 @@ class Figure:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def size(self) -> int:
+        """A size figure's value in bytes; a range or a figure of another unit has none."""
+        if not isinstance(self.value, int):
+            raise InputError(f"{self.entry}: found {self.value!r}, expected a size in bytes")
+        return self.value
+
+    @property
     def provenance(self) -> str:
         """Kind, generation and date, the way pages and the calculator show a figure's source."""
         parts = [self.kind]
@@ -69,26 +92,28 @@ class Figure:
 # ("bool",), ("date",).
 
 
-def fig(unit: str, **extra: tuple) -> tuple:
-    return ("fig", unit, extra)
+def fig(unit: str, above_zero: bool = False, **extra: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A figure; `above_zero` where zero would be a division by zero or a nonsense reading."""
+    return ("fig", unit, extra, above_zero)
 
 
-def obj(required: dict, optional: dict | None = None) -> tuple:
+def obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> tuple[Any, ...]:
     return ("obj", required, optional or {})
 
 
 SIZE, COUNT, NUMBER, FRACTION = "size", "count", "number", "fraction"
-STR, INT, NUM, BOOL, DATE, ID = ("str",), ("int",), ("num",), ("bool",), ("date",), ("id",)
+STR, INT, NUM, BOOL, DATE, ID = ("str",), ("int", 0), ("num",), ("bool",), ("date",), ("id",)
+POS = ("int", 1)  # a count that is at least one: boxes, ranks, layers, a length, a block
 
 SETTINGS = obj(
     {},
     {
-        "max_model_len": INT,
-        "seats": INT,
-        "prefill_budget": INT,
+        "max_model_len": POS,
+        "seats": POS,
+        "prefill_budget": POS,
         "kv_dtype": STR,
         "speculative_tokens": INT,
-        "block_size": INT,
+        "block_size": POS,
     },
 )
 
@@ -97,23 +122,27 @@ KV_REPORT = obj(
     {
         "engine": STR,
         "label": STR,
-        "tp": INT,
-        "max_model_len": INT,
-        "block_size": INT,
+        "tp": POS,
+        "max_model_len": POS,
+        "block_size": POS,
         "speculative_tokens": INT,
-        "pool": fig(SIZE),
-        "tokens": fig(COUNT),
-        "bytes_per_token": fig(NUMBER),
+        "pool": fig(SIZE, above_zero=True),
+        "tokens": fig(COUNT, above_zero=True),
+        "bytes_per_token": fig(NUMBER, above_zero=True),
     },
 )
 
 # The same pool read at two or more max_model_len: what fits the per-request model.
 LENGTH_REPORT = obj(
-    {"kv_dtype": STR, "pool": fig(SIZE), "readings": ("list", obj({"max_model_len": INT, "tokens": fig(COUNT)}))},
-    {"engine": STR, "label": STR, "tp": INT, "block_size": INT, "speculative_tokens": INT},
+    {
+        "kv_dtype": STR,
+        "pool": fig(SIZE, above_zero=True),
+        "readings": ("list", obj({"max_model_len": POS, "tokens": fig(COUNT, above_zero=True)}), 2),
+    },
+    {"engine": STR, "label": STR, "tp": POS, "block_size": POS, "speculative_tokens": INT},
 )
 
-SPEC: dict[str, tuple] = {
+SPEC: dict[str, tuple[Any, ...]] = {
     "boxes": obj(
         {
             "boxes": (
@@ -121,9 +150,9 @@ SPEC: dict[str, tuple] = {
                 obj(
                     {"id": ID, "name": STR, "memory": ("enum", ("unified", "discrete"))},
                     {
-                        "total_memory": fig(SIZE),
-                        "reported_total": fig(SIZE),
-                        "spec_memory": fig(SIZE),
+                        "total_memory": fig(SIZE, above_zero=True),
+                        "reported_total": fig(SIZE, above_zero=True),
+                        "spec_memory": fig(SIZE, above_zero=True),
                         "idle_available": fig(SIZE),
                         "free_at_start": fig(SIZE),
                         "serving": obj({"kv_pin": fig(SIZE), "gpu_memory_utilization": fig(FRACTION)}),
@@ -143,22 +172,22 @@ SPEC: dict[str, tuple] = {
                         "illustrative": BOOL,
                         "parameters": NUM,
                         "bits_per_parameter": NUM,
-                        "weights": fig(SIZE, per_rank_at_tp=INT),
+                        "weights": fig(SIZE, per_rank_at_tp=POS),
                         "drafter": obj(
                             {
                                 "name": STR,
-                                "weights": fig(SIZE, ranks=INT),
+                                "weights": fig(SIZE, ranks=POS),
                                 # vLLM's --speculative-config for this drafter, as its public configs write it
-                                "speculative_config": obj({"method": STR, "num_speculative_tokens": INT, "source": STR}),
+                                "speculative_config": obj({"method": STR, "num_speculative_tokens": POS, "source": STR}),
                             }
                         ),
                         "architecture": obj(
-                            {"layers": INT, "attention": ("enum", ("mla", "full", "sliding", "hybrid"))},
+                            {"layers": POS, "attention": ("enum", ("mla", "full", "sliding", "hybrid"))},
                             {
-                                "kv_lora_rank": INT,
+                                "kv_lora_rank": POS,
                                 "qk_rope_head_dim": INT,
-                                "kv_heads": INT,
-                                "head_dim": INT,
+                                "kv_heads": POS,
+                                "head_dim": POS,
                                 "full_attention_interval": INT,
                                 "sliding_window": INT,
                                 "linear_k_heads": INT,
@@ -193,8 +222,8 @@ SPEC: dict[str, tuple] = {
                         "name": STR,
                         "model": ("ref", "models"),
                         "box": ("ref", "boxes"),
-                        "boxes": INT,
-                        "tp": INT,
+                        "boxes": POS,
+                        "tp": POS,
                         "settings": SETTINGS,
                         "starts": (
                             "list",
@@ -209,15 +238,16 @@ SPEC: dict[str, tuple] = {
                                     "available_before": fig(SIZE),
                                     "available_after": fig(SIZE),
                                     "lowest_available": fig(SIZE),
-                                    "kv_tokens": fig(COUNT),
+                                    "kv_tokens": fig(COUNT, above_zero=True),
                                     "concurrency": fig(NUMBER),
                                     "init_seconds": fig(NUMBER),
-                                    "decode_rate": fig(NUMBER, streams=INT),
+                                    "decode_rate": fig(NUMBER, streams=POS),
                                     "outcome_note": STR,
                                     "source": STR,
                                     "gpu_memory_utilization": fig(FRACTION),
                                 },
                             ),
+                            1,
                         ),
                     },
                     {
@@ -246,10 +276,10 @@ SPEC: dict[str, tuple] = {
                 {
                     "headroom": fig(SIZE),
                     "reading_precision": fig(SIZE),
-                    "calibration": obj({"prefill_budget": fig(COUNT), "seats": fig(COUNT)}),
+                    "calibration": obj({"prefill_budget": fig(COUNT, above_zero=True), "seats": fig(COUNT, above_zero=True)}),
                 }
             ),
-            "guard": obj({"floor": fig(SIZE), "poll_seconds": fig(NUMBER), "polls_in_a_row": fig(COUNT)}),
+            "guard": obj({"floor": fig(SIZE), "poll_seconds": fig(NUMBER, above_zero=True), "polls_in_a_row": fig(COUNT, above_zero=True)}),
             "vllm": obj(
                 {
                     "default_gpu_memory_utilization": fig(FRACTION),
@@ -267,7 +297,7 @@ SPEC: dict[str, tuple] = {
                     {"id": ID, "date": DATE, "title": STR, "box": ("ref", "boxes"), "symptom": STR},
                     {
                         "engine": STR,
-                        "prefill_budget": INT,
+                        "prefill_budget": POS,
                         "available": fig(SIZE),
                         "free": fig(SIZE),
                         "served_for_weeks_available": fig(SIZE),
@@ -289,7 +319,7 @@ SPEC: dict[str, tuple] = {
                         "box": ("ref", "boxes"),
                         "kind": ("enum", KINDS),
                         "source": STR,
-                        "samples": ("list", obj({"t": NUM, "available": ("size",)}, {"event": STR})),
+                        "samples": ("list", obj({"t": NUM, "available": ("size",)}, {"event": STR}), 1),
                     },
                     {
                         "engine": STR,
@@ -310,14 +340,14 @@ SPEC: dict[str, tuple] = {
                         "id": ID,
                         "title": STR,
                         "box": ("ref", "boxes"),
-                        "residents": ("list", obj({"model": ("ref", "models")}, {"role": STR})),
+                        "residents": ("list", obj({"model": ("ref", "models")}, {"role": STR}), 1),
                     },
                     {"budget_stated": fig(SIZE)},
                 ),
             ),
             "fraction_plans": (
                 "list",
-                obj({"id": ID, "box": ("ref", "boxes"), "fractions": ("list", ("fraction",))}),
+                obj({"id": ID, "box": ("ref", "boxes"), "fractions": ("list", ("fraction",), 1)}),
             ),
         }
     ),
@@ -356,21 +386,22 @@ def _scalar(unit: str, raw: Any, file: str, path: str) -> int | Fraction:
             raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE] + " (a bare number has no unit)")
         try:
             return parse_size(text, path)
-        except InputError:
-            raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE]) from None
+        except InputError as error:
+            reason = str(error).partition(", expected ")[2]
+            raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE] + (f": {reason}" if reason else "")) from None
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         raise CatalogError(file, path, raw, EXPECTED_UNIT[unit])
     if unit == COUNT and not isinstance(raw, int):
         raise CatalogError(file, path, raw, EXPECTED_UNIT[COUNT])
-    if raw < 0 or raw != raw or raw in (float("inf"), float("-inf")):
+    if raw < 0 or raw != raw or raw in (float("inf"), float("-inf")) or raw > LARGEST_NUMBER:
         raise CatalogError(file, path, raw, EXPECTED_UNIT[unit])
     if unit == FRACTION and not 0 < raw <= 1:
         raise CatalogError(file, path, raw, EXPECTED_UNIT[FRACTION])
     return raw if isinstance(raw, int) else Fraction(str(raw))
 
 
-def _figure(spec: tuple, raw: Any, file: str, path: str) -> Figure:
-    _, unit, extra = spec
+def _figure(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Figure:
+    _, unit, extra, above_zero = spec
     if not isinstance(raw, dict):
         raise CatalogError(file, path, raw, f"a figure: a mapping with value (or min and max) and kind, value being {EXPECTED_UNIT[unit]}")
     known = {"value", "min", "max", *FIGURE_COMMON, *extra}
@@ -390,6 +421,11 @@ def _figure(spec: tuple, raw: Any, file: str, path: str) -> Figure:
             raise CatalogError(file, f"{path}.min", raw["min"], f"at most max ({raw['max']})")
     else:
         raise CatalogError(file, f"{path}.value", _MISSING, EXPECTED_UNIT[unit])
+    if above_zero:
+        for key, value in values.items():
+            if value <= 0:
+                name = {"value": "value", "minimum": "min", "maximum": "max"}[key]
+                raise CatalogError(file, f"{path}.{name}", raw[name], "above zero: " + EXPECTED_UNIT[unit].replace("zero or more", "more than zero"))
     return Figure(
         value=values.get("value"),
         unit=unit,
@@ -407,7 +443,7 @@ def _figure(spec: tuple, raw: Any, file: str, path: str) -> Figure:
     )
 
 
-def _check(spec: tuple, raw: Any, file: str, path: str) -> Any:
+def _check(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Any:
     tag = spec[0]
     if tag == "obj":
         _, required, optional = spec
@@ -426,8 +462,11 @@ def _check(spec: tuple, raw: Any, file: str, path: str) -> Any:
                 out[key] = _check(sub, raw[key], file, f"{path}.{key}".lstrip("."))
         return out
     if tag == "list":
+        least = spec[2] if len(spec) > 2 else 0
         if not isinstance(raw, list):
             raise CatalogError(file, path, raw, "a list")
+        if len(raw) < least:
+            raise CatalogError(file, path, raw, f"a list of at least {least}")
         return [_check(spec[1], item, file, f"{path}[{i}]") for i, item in enumerate(raw)]
     if tag == "fig":
         return _figure(spec, raw, file, path)
@@ -440,23 +479,24 @@ def _check(spec: tuple, raw: Any, file: str, path: str) -> Any:
     if tag == "date":
         if isinstance(raw, datetime.date):
             return raw.isoformat()
-        if isinstance(raw, str) and re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", raw):
+        if isinstance(raw, str) and _is_date(raw):
             return raw
-        raise CatalogError(file, path, raw, "a date written YYYY-MM-DD (or YYYY-MM)")
+        raise CatalogError(file, path, raw, "a date written YYYY-MM-DD (or YYYY-MM), one that is on the calendar")
     if tag == "bool":
         if not isinstance(raw, bool):
             raise CatalogError(file, path, raw, "true or false")
         return raw
     if tag == "int":
-        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-            raise CatalogError(file, path, raw, "a whole number of zero or more")
+        least = spec[1]
+        if isinstance(raw, bool) or not isinstance(raw, int) or not least <= raw <= LARGEST_COUNT:
+            raise CatalogError(file, path, raw, f"a whole number from {least} to {LARGEST_COUNT:.0e}")
         return raw
     if tag == "num":
         if isinstance(raw, str):  # PyYAML reads 27e9 (no dot) as text
             if not re.fullmatch(_NUMBER_TEXT, raw):
                 raise CatalogError(file, path, raw, "a number of zero or more")
             raw = float(raw)
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < float("inf"):
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw <= LARGEST_NUMBER:
             raise CatalogError(file, path, raw, "a number of zero or more")
         return raw
     if tag == "str":
@@ -476,7 +516,17 @@ def _check(spec: tuple, raw: Any, file: str, path: str) -> Any:
     raise AssertionError(f"unknown spec tag {tag}")
 
 
-def _describe(spec: tuple) -> str:
+def _is_date(text: str) -> bool:
+    if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", text):
+        return False
+    try:
+        datetime.date.fromisoformat(text if len(text) == 10 else text + "-01")
+    except ValueError:
+        return False
+    return True
+
+
+def _describe(spec: tuple[Any, ...]) -> str:
     tag = spec[0]
     return {
         "obj": "a mapping",
@@ -484,7 +534,7 @@ def _describe(spec: tuple) -> str:
         "fig": "a figure (value and kind)",
         "ref": f"the id of an entry in {spec[1]}.yaml" if tag == "ref" else "",
         "enum": "one of " + ", ".join(map(str, spec[1])) if tag == "enum" else "",
-        "int": "a whole number",
+        "int": f"a whole number of at least {spec[1]}" if tag == "int" else "",
         "num": "a number",
         "str": "text",
         "id": "an id",
@@ -502,18 +552,18 @@ def _describe(spec: tuple) -> str:
 class Catalog:
     """The validated catalog: entries by id, figures as `Figure`."""
 
-    boxes: dict[str, dict]
-    models: dict[str, dict]
-    deployments: dict[str, dict]
-    policy: dict
-    incidents: dict[str, dict]
-    traces: dict[str, dict]
-    plans: dict[str, dict]
-    fraction_plans: dict[str, dict]
+    boxes: dict[str, dict[str, Any]]
+    models: dict[str, dict[str, Any]]
+    deployments: dict[str, dict[str, Any]]
+    policy: dict[str, Any]
+    incidents: dict[str, dict[str, Any]]
+    traces: dict[str, dict[str, Any]]
+    plans: dict[str, dict[str, Any]]
+    fraction_plans: dict[str, dict[str, Any]]
 
 
-def _by_id(file: str, section: str, items: list[dict]) -> dict[str, dict]:
-    out: dict[str, dict] = {}
+def _by_id(file: str, section: str, items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
     for i, item in enumerate(items):
         if item["id"] in out:
             raise CatalogError(file, f"{section}[{i}].id", item["id"], "an id not used before in this file")
@@ -521,7 +571,21 @@ def _by_id(file: str, section: str, items: list[dict]) -> dict[str, dict]:
     return out
 
 
-def _refs(file: str, section: str, items: dict[str, dict], targets: dict[str, dict[str, dict]]) -> None:
+def _lengths(models: list[dict[str, Any]]) -> None:
+    """A length report is fit over max_model_len: it needs readings at two different lengths."""
+    for i, model in enumerate(models):
+        for j, report in enumerate(model.get("length_reports", [])):
+            lengths = [r["max_model_len"] for r in report["readings"]]
+            if len(set(lengths)) < 2:
+                raise CatalogError(
+                    "models.yaml",
+                    f"models[{i}].length_reports[{j}].readings",
+                    Found(f"{len(lengths)} readings, all at max_model_len {lengths[0]}"),
+                    "readings at two or more different max_model_len",
+                )
+
+
+def _refs(file: str, section: str, items: dict[str, dict[str, Any]], targets: dict[str, dict[str, dict[str, Any]]]) -> None:
     for i, item in enumerate(items.values()):
         for key, target in (("model", "models"), ("box", "boxes")):
             if key in item and item[key] not in targets[target]:
@@ -533,7 +597,7 @@ def _refs(file: str, section: str, items: dict[str, dict], targets: dict[str, di
                 raise CatalogError(file, f"{section}[{i}].residents[{j}].model", resident["model"], f"the id of an entry in models.yaml ({known})")
 
 
-def _with_context(start: dict) -> dict:
+def _with_context(start: dict[str, Any]) -> dict[str, Any]:
     """A start's figures carry the start's date and generation unless they say otherwise."""
     date, generation = start.get("date"), start.get("generation")
     return {
@@ -558,6 +622,7 @@ def build(raw: dict[str, Any]) -> Catalog:
         if name not in raw:
             raise CatalogError(file, "(file)", _MISSING, f"catalog/{file}")
         data[name] = _check(SPEC[name], raw[name], file, "")
+    _lengths(data["models"]["models"])
     boxes = _by_id("boxes.yaml", "boxes", data["boxes"]["boxes"])
     for i, box in enumerate(boxes.values()):
         if not {"total_memory", "reported_total", "spec_memory"} & box.keys():
@@ -582,23 +647,120 @@ def build(raw: dict[str, Any]) -> Catalog:
     return Catalog(boxes, models, deployments, data["policy"], incidents, traces, plans, fraction_plans)
 
 
-def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
-    """Raw contents of catalog/*.yaml, read with PyYAML's safe loader."""
-    import yaml  # only the build and the command line read YAML; the browser gets JSON
+# Bounds on a catalog file, checked before anything is built from it: its size, how deep its
+# mappings and lists nest, and how many digits a whole number has. The shipped files are a few
+# kB, nest eight deep and hold no number over 16 digits.
+MAX_FILE_BYTES = 4 * 2**20
+MAX_DEPTH = 32
+MAX_INT_DIGITS = 20
+_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map")}
 
+
+def _yaml_loader() -> Any:
+    """PyYAML's safe loader (libyaml when present) with dates left as text, for the spec to check."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class CatalogLoader(base):  # type: ignore[misc, valid-type]
+        yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"] for first, resolvers in base.yaml_implicit_resolvers.items()
+        }
+
+    return CatalogLoader
+
+
+def _events_check(text: str, file: str, loader: Any) -> None:
+    """Refuse aliases and deep nesting from the event stream, before any node is built: an
+    alias bomb never expands, and nesting never reaches the recursive composer."""
+    import yaml
+
+    depth = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            raise CatalogError(
+                file,
+                _at(event.start_mark),
+                f"*{event.anchor}",
+                "the value written out (the catalog uses no YAML anchors or aliases)",
+            )
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise CatalogError(file, _at(event.start_mark), Found(f"nesting {depth} deep"), f"at most {MAX_DEPTH} levels of nesting")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _at(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
+
+
+def _nodes_check(node: Any, file: str, path: str = "") -> None:
+    """Walk the composed nodes with their key paths: duplicate keys, tags beyond plain data and
+    over-long whole numbers are errors here, named by key path, before PyYAML constructs values."""
+    import yaml
+
+    where = path or "(top)"
+    if node.tag not in _PLAIN_TAGS:
+        raise CatalogError(file, where, node.tag, "plain YAML data: text, numbers, true/false, lists and mappings")
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                raise CatalogError(file, where, Found("a mapping or list as a key"), "text keys")
+            here = f"{path}.{key.value}".lstrip(".")
+            if key.value in seen:
+                raise CatalogError(
+                    file, here, Found(f"the key {key.value!r} twice (lines {seen[key.value]} and {key.start_mark.line + 1})"), "each key once in a mapping"
+                )
+            seen[key.value] = key.start_mark.line + 1
+            _nodes_check(value, file, here)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _nodes_check(item, file, f"{path}[{i}]")
+    elif node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_INT_DIGITS:
+        raise CatalogError(file, where, node.value, f"a whole number of at most {MAX_INT_DIGITS} digits")
+
+
+def parse_yaml(data: bytes, file: str) -> Any:
+    """One catalog file's contents, read safely: bounded, UTF-8, no aliases, no duplicate keys."""
+    import yaml
+
+    if len(data) > MAX_FILE_BYTES:
+        raise CatalogError(file, "(file)", Found(f"{len(data):,} bytes"), f"a catalog file of at most {MAX_FILE_BYTES // 2**20} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise CatalogError(file, f"line {line}", Found(f"byte {data[error.start]:#04x}"), "UTF-8 text") from None
+    loader = _yaml_loader()
+    try:
+        _events_check(text, file, loader)
+        node = yaml.compose(text, Loader=loader)
+        if node is None:
+            return None
+        _nodes_check(node, file)
+        try:
+            return loader(text).construct_document(node)
+        except (ValueError, IndexError, TypeError, OverflowError) as error:  # an explicit tag on a value it cannot hold (!!int '')
+            raise CatalogError(file, "(parse)", Found(f"a value PyYAML cannot construct ({type(error).__name__})"), "plain YAML data") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
+        problem = getattr(error, "problem", None) or str(error)
+        raise CatalogError(file, where, problem, "valid YAML") from None
+
+
+def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
+    """Raw contents of catalog/*.yaml, read with PyYAML's safe loader (see parse_yaml)."""
     directory = Path(directory)
     raw: dict[str, Any] = {}
     for name in FILES:
         path = directory / f"{name}.yaml"
         if not path.exists():
             raise CatalogError(f"{name}.yaml", "(file)", _MISSING, f"a file at {path}")
-        try:
-            raw[name] = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
-            problem = getattr(error, "problem", None) or str(error)
-            raise CatalogError(f"{name}.yaml", where, problem, "valid YAML") from None
+        raw[name] = parse_yaml(path.read_bytes(), f"{name}.yaml")
     return raw
 
 
@@ -608,7 +770,25 @@ def load_dir(directory: str | Path) -> Catalog:
 
 def load_json(text: str) -> Catalog:
     """The catalog as the build emitted it for the browser (raw file contents, as JSON)."""
-    return build(json.loads(text))
+    try:
+        raw = json.loads(text, object_pairs_hook=_unique_keys)
+    except CatalogError:
+        raise
+    except (ValueError, RecursionError) as error:
+        raise CatalogError("catalog.json", "(parse)", Found(str(error)[:80]), "the catalog as JSON") from None
+    if not isinstance(raw, dict):
+        raise CatalogError("catalog.json", "(top)", raw, "a mapping of file name to contents")
+    return build(raw)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once, as in the YAML it came from."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise CatalogError("catalog.json", key, Found(f"the key {key!r} twice"), "each key once in an object")
+        out[key] = value
+    return out
 
 
 def raw_as_json(raw: dict[str, Any]) -> str:
@@ -618,10 +798,10 @@ def raw_as_json(raw: dict[str, Any]) -> str:
 
 # --- JSON Schema ----------------------------------------------------------------------------
 
-_SIZE_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*(" + "|".join(SIZE_UNITS) + r")\s*$"
+_SIZE_PATTERN = r"^\s*([0-9]{1,3}(,[0-9]{3})+|[0-9]+(_[0-9]+)*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*(" + "|".join(SIZE_UNITS) + r")\s*$"
 
 
-def json_schema(spec: tuple) -> dict:
+def json_schema(spec: tuple[Any, ...]) -> dict[str, Any]:
     tag = spec[0]
     if tag == "obj":
         _, required, optional = spec
@@ -631,10 +811,10 @@ def json_schema(spec: tuple) -> dict:
             out["required"] = list(required)
         return out
     if tag == "list":
-        return {"type": "array", "items": json_schema(spec[1])}
+        return {"type": "array", "items": json_schema(spec[1])} | ({"minItems": spec[2]} if len(spec) > 2 else {})
     if tag == "fig":
-        _, unit, extra = spec
-        value = _value_schema(unit)
+        _, unit, extra, above_zero = spec
+        value = _value_schema(unit, above_zero)
         props = {"value": value, "min": value, "max": value}
         props.update({k: json_schema(v) for k, v in FIGURE_COMMON.items()})
         props.update({k: json_schema(v) for k, v in extra.items()})
@@ -654,7 +834,7 @@ def json_schema(spec: tuple) -> dict:
     if tag == "bool":
         return {"type": "boolean"}
     if tag == "int":
-        return {"type": "integer", "minimum": 0}
+        return {"type": "integer", "minimum": spec[1], "maximum": LARGEST_COUNT}
     if tag == "num":
         return {"anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": _NUMBER_TEXT}]}
     if tag == "id":
@@ -664,17 +844,18 @@ def json_schema(spec: tuple) -> dict:
     return {"type": ["string", "number"]}
 
 
-def _value_schema(unit: str) -> dict:
+def _value_schema(unit: str, above_zero: bool = False) -> dict[str, Any]:
+    least = {"exclusiveMinimum": 0} if above_zero else {"minimum": 0}
     if unit == SIZE:
         return {"type": "string", "pattern": _SIZE_PATTERN, "description": EXPECTED_UNIT[SIZE]}
     if unit == COUNT:
-        return {"type": "integer", "minimum": 0}
+        return {"type": "integer", **least, "maximum": LARGEST_COUNT}
     if unit == FRACTION:
         return {"type": "number", "exclusiveMinimum": 0, "maximum": 1}
-    return {"type": "number", "minimum": 0}
+    return {"type": "number", **least, "maximum": LARGEST_NUMBER}
 
 
-def schemas() -> dict[str, dict]:
+def schemas() -> dict[str, dict[str, Any]]:
     """The JSON Schema of each catalog file, by file name."""
     return {
         f"{name}.schema.json": {

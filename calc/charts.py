@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 from calc import derive, gate, guard, kv, prefetch, report
 from calc.budget import Resident
@@ -62,6 +63,8 @@ def rank_holds(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", killed:
     lowest = first["lowest_available"].value
     held_1 = before_1 - lowest
     now = derive.gate_row(catalog, deployment_id)
+    assert now.overhead is not None  # a measured start, so its overhead is known
+    overhead = now.overhead
     held_2 = derive.held(second).bytes
 
     def marks(before: int) -> tuple[Mark, ...]:
@@ -87,7 +90,7 @@ def rank_holds(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", killed:
             (
                 Segment("weights", now.weights.bytes, "weights", gib(now.weights.bytes)),
                 Segment("KV pin", second["kv_pin"], "kv", gib(second["kv_pin"])),
-                Segment("overhead", now.overhead.bytes, "overhead", gib(now.overhead.bytes)),
+                Segment("overhead", overhead.bytes, "overhead", gib(overhead.bytes)),
             ),
             marks(before_2),
             second.get("outcome", ""),
@@ -101,7 +104,7 @@ def rank_holds(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", killed:
         (f"gen {killed}, held at its lowest", gib(held_1)),
         (f"gen {serving}, weights", gib(now.weights.bytes, 2)),
         (f"gen {serving}, KV pin", gib(second["kv_pin"], 2)),
-        (f"gen {serving}, overhead", gib(now.overhead.bytes)),
+        (f"gen {serving}, overhead", gib(overhead.bytes)),
         (f"gen {serving}, held", gib(held_2)),
         (f"gen {serving}, MemAvailable at start", gib(before_2)),
         ("guard floor", gib(floor, 0)),
@@ -115,7 +118,7 @@ def rank_holds(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", killed:
     return Bars(f"rank-holds-{killed}-{serving}", "What one rank holds against MemAvailable at start", summary, _gib_axis(largest), rows, (), tuple(figures))
 
 
-def _start_with(deployment: dict, generation: int, keys: tuple[str, ...]) -> dict:
+def _start_with(deployment: dict[str, Any], generation: int, keys: tuple[str, ...]) -> dict[str, Any]:
     try:
         start = derive.start_by_generation(deployment, generation)
     except KeyError:
@@ -206,7 +209,7 @@ def startup_timeline(catalog: Catalog, trace_id: str = "kernel-init-report") -> 
     events = tuple(
         Event(s["t"], s["available"], str(n), f"{fmt(s['t'], 's', 0)}: {s['event']}") for n, s in enumerate((s for s in trace["samples"] if s.get("event")), 1)
     )
-    bands = ()
+    bands: tuple[Band, ...] = ()
     if "kernel_init" in trace:
         k = trace["kernel_init"]
         bands = (Band(k["from_t"], k["to_t"], "kernel init"),)
@@ -245,15 +248,16 @@ def guard_trace(catalog: Catalog, trace_id: str = "kernel-init-report") -> Plot:
 
 def guard_plot(chart_id: str, samples: list[tuple[float, int]], floor: int, in_a_row: int, serving_at: float | None = None) -> Plot:
     result = guard.run(samples, floor, in_a_row, serving_at)
+    points = tuple((Fraction(t), a) for t, a in samples)  # exact, as the chart draws them
     runs = guard.runs_under([s for s in samples if serving_at is None or s[0] < serving_at], floor)
-    over = tuple((t, a) for t, a in samples if a >= floor)
-    under = tuple((t, a) for t, a in samples if a < floor)
-    series = [Series("MemAvailable", tuple(samples), "trace", dots=False), Series("poll above the floor", over, "trace", line=False)]
+    over = tuple((t, a) for t, a in points if a >= floor)
+    under = tuple((t, a) for t, a in points if a < floor)
+    series = [Series("MemAvailable", points, "trace", dots=False), Series("poll above the floor", over, "trace", line=False)]
     if under:
         series.append(Series("poll under the floor", under, "under", line=False))
-    events = ()
+    events: tuple[Event, ...] = ()
     if result.killed:
-        kill = next(s for s in samples if s[0] == result.at)
+        kill = next(s for s in points if s[0] == result.at)
         events = (Event(kill[0], kill[1], "✕", f"killed at {fmt(kill[0], 's', 0)}: {fmt(in_a_row, 'count')} polls in a row under the floor"),)
     x, y = _trace_axes(samples, floor)
     figures = [
@@ -262,7 +266,7 @@ def guard_plot(chart_id: str, samples: list[tuple[float, int]], floor: int, in_a
     ]
     figures.append(("guard floor", gib(floor, 0)))
     if result.killed:
-        summary = f"{fmt(in_a_row, 'count')} polls in a row under the {gib(floor, 0)} floor: the guard kills the rank at {fmt(result.at, 's', 0)}."
+        summary = f"{fmt(in_a_row, 'count')} polls in a row under the {gib(floor, 0)} floor: the guard kills the rank at {fmt(result.at or 0, 's', 0)}."
     else:
         summary = (
             f"No kill: the lowest poll, {gib(result.lowest)} at {fmt(result.lowest_at, 's', 0)}, "
@@ -309,7 +313,7 @@ def length_plot(
     x_high = nice_high(max(lengths))
     steps = 24
     series = []
-    top = max(t for _, t in readings)
+    top: int | Fraction = max(t for _, t in readings)
     for n, (pool, per_token, fixed) in enumerate(fits):
         xs = [Fraction(x_high * i, steps) for i in range(1, steps + 1)]
         curve = tuple((x, kv.tokens_at_length(pool, per_token, fixed, x)) for x in xs)
@@ -341,7 +345,7 @@ def length_plot(
 def bytes_per_token(catalog: Catalog) -> Bars:
     """Every bytes-per-token figure, measured beside modeled and published."""
     rows, figures = [], []
-    modeled_done: set[tuple] = set()
+    modeled_done: set[tuple[Any, ...]] = set()
     for r in derive.kv_readings(catalog):
         model = catalog.models[r.model]
         name = ", ".join(p for p in (model["name"], r.kv_dtype, r.label) if p)

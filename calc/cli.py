@@ -10,6 +10,7 @@ import sys
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import Any, NoReturn
 
 from calc import budget, derive, fraction, guard, ingest, kv, logread, modeled, prefetch, report, watch
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
@@ -23,27 +24,61 @@ class UsageError(Exception):
     pass
 
 
+def given(text: str) -> str:
+    """Every flag's value: an empty one is a slip, never a request for the default."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("found nothing, expected a value (an empty value is not the default: leave the flag out)")
+    return text
+
+
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line, exit status 2
+    def error(self, message: str) -> NoReturn:  # one clear line, exit status 2
         raise UsageError(f"{self.prog}: {message}")
 
+    def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
+        if kwargs.get("action") in (None, "store", "append") and "type" not in kwargs:
+            kwargs["type"] = given
+        return super().add_argument(*names, **kwargs)
 
-def meminfo_available(path: str = "/proc/meminfo") -> int:
-    """MemAvailable of the box this runs on, in bytes."""
+
+MEMINFO = "/proc/meminfo"
+_MEMAVAILABLE = re.compile(r"MemAvailable:\s*(?P<count>\S+)\s*(?P<unit>\S*)\s*")
+
+
+def meminfo_available(path: str | None = None) -> int:
+    """MemAvailable of the box this runs on, in bytes. The kernel prints it in kB (KiB, in fact)."""
+    path = path or MEMINFO
     try:
-        text = Path(path).read_text()
+        text = read_text(path)
     except OSError as error:
         raise InputError(f"--available auto: cannot read {path} ({error.strerror})") from None
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         if line.startswith("MemAvailable:"):
-            return parse_count(line.split()[1], "MemAvailable") * 1024
+            match = _MEMAVAILABLE.fullmatch(line)
+            if not match or match["unit"] != "kB":
+                raise InputError(f"--available auto: {path}, line {number}: found {line[:80]!r}, expected 'MemAvailable: <number> kB'")
+            return parse_count(match["count"], f"--available auto: {path}, line {number}: MemAvailable") * 1024
     raise InputError(f"--available auto: found no MemAvailable line in {path}")
+
+
+def read_text(path: str) -> str:
+    """A text file as UTF-8; other bytes get a message naming the file and where they are."""
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: found byte {data[error.start]:#04x} at offset {error.start}, expected UTF-8 text") from None
+
+
+# A comma between per-box figures follows a unit or comes before a space: '60 GiB,61 GiB' and
+# '60e9, 61e9' are two figures, '68,501 MiB' and '10,5 GiB' one (the second refused by parse_size).
+_LIST_COMMA = re.compile(r"(?<=[A-Za-z]),|,(?=\s)")
 
 
 def available_list(text: str, boxes: int) -> tuple[int, ...]:
     if text == "auto":
         return (meminfo_available(),) * boxes
-    values = tuple(parse_size(part, "--available") for part in text.split(","))
+    values = tuple(parse_size(part, "--available") for part in _LIST_COMMA.split(text))
     if len(values) == 1:
         return values * boxes
     if len(values) != boxes:
@@ -62,7 +97,7 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 # --- gate -----------------------------------------------------------------------------------
 
 
-def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     deployment_id = _deployment(catalog, args.deployment)
     boxes = catalog.deployments[deployment_id]["boxes"]
     base = report.defaults(catalog, deployment_id, available_list(args.available, boxes) if args.available else None)
@@ -87,7 +122,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     return render_gate(result)
 
 
-def render_gate(r: dict) -> str:
+def render_gate(r: dict[str, Any]) -> str:
     i: report.StartInputs = r["inputs"]
     lines = [f"Start gate: {r['model']}, TP={r['tp']} on {r['boxes_count']}x {r['box']}"]
     lines.append(f"  pin {fmt(i.kv_pin, 'e9')} ({fmt(i.kv_pin, 'GiB')}), drafter {'on' if i.drafter else 'off'}, "
@@ -149,7 +184,11 @@ def _pin(value: int | None) -> str:
 # --- kv -------------------------------------------------------------------------------------
 
 
-def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
+    reading: derive.KvReading | None
+    per_token: int | Fraction
+    source: str | None
+    tokens: int | Fraction
     if args.bytes_per_token:
         per_token = Fraction(parse_count(args.bytes_per_token, "--bytes-per-token", 1))
         source, reading = "given", None
@@ -163,12 +202,12 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         if (reading.speculative_tokens or 0) != spec:
             reading = None  # measured at another speculative-token count: derive, never quote its log
     max_len = parse_count(args.max_model_len, "--max-model-len", 1)
-    out: dict = {"bytes_per_token": per_token, "source": source, "max_model_len": max_len}
+    out: dict[str, Any] = {"bytes_per_token": per_token, "source": source, "max_model_len": max_len}
     if args.tokens:
         tokens = parse_count(args.tokens, "--tokens", 1)
         out.update(tokens=tokens, pin_bytes=kv.pool_for_tokens(tokens, per_token))
     else:
-        pin = parse_size(args.pin or "10e9", "--pin")
+        pin = parse_size(args.pin if args.pin is not None else "10e9", "--pin")
         tokens, logged = reading.tokens_at(pin) if reading else (kv.tokens_for_pool(pin, per_token), False)
         out.update(pin_bytes=pin, tokens=tokens, tokens_logged=logged)
     whole = int(out["tokens"])
@@ -208,7 +247,7 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 # --- fit -----------------------------------------------------------------------------------
 
 
-def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> object:
     points = []
     for text in args.reading or []:
         length_text, sep, tokens_text = text.partition(":")
@@ -234,11 +273,11 @@ def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 # --- fraction -------------------------------------------------------------------------------
 
 
-def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
-    total = parse_size(args.total, "--total") if args.total else derive.box_total(box)[0].value
+    total = parse_size(args.total, "--total") if args.total else derive.box_total(box)[0].size
     if total <= 0:
         raise InputError(f"--total: found {args.total!r}, expected a size above zero")
     if args.free:
@@ -268,15 +307,14 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 # --- guard ----------------------------------------------------------------------------------
 
 
-def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> object:
     policy = catalog.policy["guard"]
     if args.trace in catalog.traces:
         trace = catalog.traces[args.trace]
         samples = [(s["t"], s["available"]) for s in trace["samples"]]
     else:
-        path = Path(args.trace)
         try:
-            text = sys.stdin.read() if args.trace == "-" else path.read_text()
+            text = read_text(args.trace)
         except OSError as error:
             raise InputError(f"trace {args.trace}: cannot read it ({error.strerror}); expected a file or one of {', '.join(catalog.traces)}") from None
         samples = guard.parse_trace(text, args.trace)
@@ -292,7 +330,7 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     )
 
 
-def _guard_settings(policy: dict, args: argparse.Namespace) -> tuple[int, int]:
+def _guard_settings(policy: dict[str, Any], args: argparse.Namespace) -> tuple[int, int]:
     """The guard's floor and polls in a row: the options where given, the catalog's policy otherwise."""
     floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
     polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
@@ -302,7 +340,7 @@ def _guard_settings(policy: dict, args: argparse.Namespace) -> tuple[int, int]:
 # --- watch ----------------------------------------------------------------------------------
 
 
-def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
     policy = catalog.policy["guard"]
     paths = args.proc or ["/proc/meminfo"]
     interval = _seconds(args.interval, "--interval") if args.interval else float(policy["poll_seconds"].value)
@@ -313,7 +351,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     def read(n: int) -> str:
         path = paths[min(n, len(paths) - 1)]
         try:
-            return Path(path).read_text()
+            return read_text(path)
         except OSError as error:
             raise InputError(f"--proc {path}: cannot read it ({error.strerror}); expected a meminfo file such as /proc/meminfo") from None
 
@@ -335,7 +373,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         if out:
             out.close()
     if args.json:
-        return report.to_json({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen})
+        return dict(report.to_json({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen}))
     return watch.summary(seen, floor, polls) + (f"\nTrace written to {args.out}; replay it with: python -m calc guard {args.out}" if args.out else "")
 
 
@@ -352,26 +390,25 @@ def _seconds(text: str, what: str) -> float:
 # --- plan -----------------------------------------------------------------------------------
 
 
-def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
-    total = derive.box_total(box)[0].value
+    total = derive.box_total(box)[0].size
     residents = []
     for spec in args.model or []:
         name, _, rest = spec.partition(":")
         if name not in catalog.models or "weights" not in catalog.models[name]:
             known = ", ".join(m for m, e in catalog.models.items() if "weights" in e)
             raise InputError(f"--model: found {name!r}, expected one of {known} (optionally :KV:HEADROOM)")
-        kv_text, _, headroom_text = rest.partition(":")
-        residents.append(budget.Resident(
-            catalog.models[name]["name"], catalog.models[name]["weights"].value,
-            parse_size(kv_text, f"--model {name} KV") if kv_text else 0,
-            parse_size(headroom_text, f"--model {name} headroom") if headroom_text else 0,
-        ))  # fmt: skip
+        parts = spec.split(":")[1:]
+        if len(parts) > 2:
+            raise InputError(f"--model: found {spec!r}, expected MODEL[:KV[:HEADROOM]]")
+        kv_size, headroom = (parse_size(text, f"--model {name} {what}") for text, what in zip([*parts, "0", "0"][:2], ("KV", "headroom"), strict=True))
+        residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].value, kv_size, headroom))
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []
-    available = parse_size(args.available, "--available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).value
+    available = parse_size(args.available, "--available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).size
     engines = fraction.plan(total, available, fractions)
     if args.json:
         word, notes = report.plan_verdict(total, residents, fractions, engines)
@@ -397,7 +434,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 # --- prefetch -------------------------------------------------------------------------------
 
 
-def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
     share = catalog.policy["vllm"]["prefetch_fraction"].value
     checkpoint = parse_size(args.checkpoint, "--checkpoint")
     available = meminfo_available() if args.available == "auto" else parse_size(args.available, "--available")
@@ -433,7 +470,7 @@ def _read_text(path: str, what: str) -> str:
         raise InputError(f"{what} {path}: not text, expected a JSON file") from None
 
 
-def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> str | dict:
+def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     inputs = modeled.ModelInputs(
         config_text=_read_text(args.config, "config"),
         config_file=args.config,
@@ -512,7 +549,7 @@ def _utf16(head: bytes) -> str | None:
     return None
 
 
-def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
     reading = read_log_file(args.file)
     if args.pin:
         reading = logread.with_pin(reading, parse_size(args.pin, "--pin"), f"--pin {args.pin}, given on the command line")
@@ -539,7 +576,8 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 
 
 def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:
-    build = f"{r.engine.value} {r.engine_version.value}" if r.engine_version else r.engine.value
+    engine = str(r.engine.value) if r.engine else ""
+    build = f"{engine} {r.engine_version.value}" if r.engine_version else engine
     era = f", {r.era.value.upper()} engine" if r.era and r.era.value in ("v0", "v1") else ""
     lines = [f"{name}: a {build} startup log{era}", "Read:"]
     shown = {
@@ -630,7 +668,7 @@ def build_parser() -> Parser:
     p.add_argument("--max-model-len", help="--max-model-len")
     p.add_argument("--typical-context", help="tokens a seat typically holds")
     p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
-    p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by commas, or auto")
+    p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ', or auto")
     p.set_defaults(run=cmd_gate)
 
     p = add("kv", "the KV pool both ways: pin to tokens, tokens to pin")
@@ -722,13 +760,18 @@ def build_parser() -> Parser:
     return parser
 
 
+def one_line(message: str) -> str:
+    """A message as one line: control characters and line breaks typed into a value are escaped."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", lambda m: repr(m.group())[1:-1], message)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         catalog = None if args.run in (cmd_schema, cmd_model) else load_dir(args.catalog)
         out = args.run(catalog, args)
     except (UsageError, InputError, CatalogError) as error:
-        print(f"calc: error: {error}", file=sys.stderr)
+        print(f"calc: error: {one_line(str(error))}", file=sys.stderr)
         return 2
     print(json.dumps(out, indent=2) if isinstance(out, dict) else out)
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from calc import hfconfig, kv, kvlayout
 from calc.catalog import Catalog, Figure
@@ -26,7 +26,7 @@ class BoxTotal(NamedTuple):
     what: str
 
 
-def box_total(box: dict) -> BoxTotal:
+def box_total(box: dict[str, Any]) -> BoxTotal:
     """The best total the catalog has for a box, and what kind of total it is."""
     for key, kind, what in BOX_TOTALS:
         if key in box:
@@ -34,7 +34,7 @@ def box_total(box: dict) -> BoxTotal:
     raise InputError(f"boxes.yaml: {box['id']}: found no total_memory, reported_total or spec_memory, expected one")
 
 
-def box_free(box: dict) -> Figure | None:
+def box_free(box: dict[str, Any]) -> Figure | None:
     """The reading the gate needs and a specification cannot give: MemAvailable on the idle box
     (unified memory) or free memory on the card at start (discrete)."""
     return box.get("idle_available") or box.get("free_at_start")
@@ -44,12 +44,12 @@ def amount(figure: Figure) -> Amount:
     return Amount(figure.value, figure.provenance, figure.entry)  # type: ignore[arg-type]
 
 
-def settings(deployment: dict, start: dict | None = None) -> dict:
+def settings(deployment: dict[str, Any], start: dict[str, Any] | None = None) -> dict[str, Any]:
     """The deployment's settings with a start's own settings over them."""
     return {**deployment["settings"], **((start or {}).get("settings") or {})}
 
 
-def start_settings(catalog: Catalog, deployment: dict, start: dict | None = None) -> dict:
+def start_settings(catalog: Catalog, deployment: dict[str, Any], start: dict[str, Any] | None = None) -> dict[str, Any]:
     """What a start ran with, for the gate: its settings over the deployment's. A prefill budget
     or seat count the catalog does not record is taken at the calibration, where the gate adds
     nothing for it (never as zero); max_model_len has no such stand-in and must be recorded."""
@@ -60,26 +60,26 @@ def start_settings(catalog: Catalog, deployment: dict, start: dict | None = None
     return {**s, "prefill_budget": s.get("prefill_budget", calibration["prefill_budget"].value), "seats": s.get("seats", calibration["seats"].value)}
 
 
-def held(start: dict) -> Amount:
+def held(start: dict[str, Any]) -> Amount:
     """What the rank holds: MemAvailable before the start minus after it."""
     before, after = start["available_before"], start["available_after"]
     return Amount(before.value - after.value, f"available before - after, {after.provenance}", after.entry)
 
 
-def measured_start(deployment: dict) -> dict | None:
+def measured_start(deployment: dict[str, Any]) -> dict[str, Any] | None:
     """The latest start with both a weights log line and MemAvailable before and after."""
     found = [s for s in deployment["starts"] if {"weights_loaded", "available_before", "available_after"} <= s.keys()]
     return found[-1] if found else None
 
 
-def overhead(start: dict) -> Amount:
+def overhead(start: dict[str, Any]) -> Amount:
     """A remainder, not a measurement of each part: held - weights - KV pool."""
     value = held(start).bytes - start["weights_loaded"].value - start["kv_pin"]
     gen = start["weights_loaded"].generation
     return Amount(value, f"remainder: held - weights - KV pool, gen {gen}", start["weights_loaded"].entry)
 
 
-def drafter_per_rank(model: dict) -> Amount | None:
+def drafter_per_rank(model: dict[str, Any]) -> Amount | None:
     drafter = model.get("drafter")
     if not drafter:
         return None
@@ -117,7 +117,7 @@ def gate_row(catalog: Catalog, deployment_id: str) -> GateRow:
     )
 
 
-def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict) -> GateRow:
+def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict[str, Any]) -> GateRow:
     """The row the gate held when a start was admitted (a pre-measurement row, say)."""
     current = gate_row(catalog, deployment_id)
     recorded = start["gate_row"]
@@ -131,15 +131,15 @@ def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict) -> Gate
     )
 
 
-def request_of(catalog: Catalog, deployment: dict, start: dict, drafter: bool = False) -> Request:
+def request_of(catalog: Catalog, deployment: dict[str, Any], start: dict[str, Any], drafter: bool = False) -> Request:
     s = start_settings(catalog, deployment, start)
     return Request(start["kv_pin"], drafter, s["prefill_budget"], s["seats"])
 
 
-def start_by_generation(deployment: dict, generation: int) -> dict:
+def start_by_generation(deployment: dict[str, Any], generation: int) -> dict[str, Any]:
     for start in deployment["starts"]:
         if start.get("generation") == generation:
-            return start
+            return dict(start)
     raise KeyError(f"{deployment['id']}: no start with generation {generation}")
 
 
@@ -154,7 +154,7 @@ class KvReading:
     engine: str
     kv_dtype: str
     label: str
-    bytes_per_token: Fraction  # whole bytes (kv.whole_bytes), the figure the pages print
+    bytes_per_token: int | Fraction  # whole bytes (kv.whole_bytes), the figure the pages print
     kind: str
     provenance: str
     readings: tuple[tuple[int, int], ...] = ()  # (pool, tokens) pairs behind it
@@ -170,7 +170,7 @@ class KvReading:
         return kv.tokens_for_pool(pool, self.bytes_per_token), False
 
 
-def _key(deployment: dict, start: dict) -> tuple:
+def _key(deployment: dict[str, Any], start: dict[str, Any]) -> tuple[Any, ...]:
     s = settings(deployment, start)
     return tuple(sorted(s.items()))
 
@@ -179,7 +179,7 @@ def kv_readings(catalog: Catalog) -> list[KvReading]:
     """Every bytes-per-token figure: our starts (pooled per configuration), then reports."""
     out: list[KvReading] = []
     for deployment in catalog.deployments.values():
-        groups: dict[tuple, list[dict]] = {}
+        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for start in deployment["starts"]:
             if "kv_tokens" in start:
                 groups.setdefault(_key(deployment, start), []).append(start)
@@ -205,7 +205,9 @@ def kv_readings(catalog: Catalog) -> list[KvReading]:
     return out
 
 
-def _report(model_id: str, report: dict) -> KvReading:
+def _report(model_id: str, report: dict[str, Any]) -> KvReading:
+    pairs: tuple[tuple[int, int], ...]
+    per_token: int | Fraction
     if "bytes_per_token" in report:
         figure = report["bytes_per_token"]
         per_token, pairs = Fraction(figure.value), ()
@@ -214,7 +216,7 @@ def _report(model_id: str, report: dict) -> KvReading:
         pairs = ((report["pool"].value, report["tokens"].value),)
         per_token = kv.whole_bytes(kv.bytes_per_token(*pairs[0]))
     else:
-        raise ValueError(f"{model_id}: a kv report needs bytes_per_token, or pool and tokens")
+        raise InputError(f"models.yaml: {model_id}: a kv report needs bytes_per_token, or pool and tokens")
     return KvReading(
         model_id, report.get("engine", ""), report["kv_dtype"], report.get("label", ""), per_token,
         figure.kind, figure.provenance, pairs, report.get("max_model_len"), report.get("tp"),
@@ -222,7 +224,7 @@ def _report(model_id: str, report: dict) -> KvReading:
     )  # fmt: skip
 
 
-def modeled_from_architecture(model: dict, kv_dtype: str, tp: int = 1) -> int | None:
+def modeled_from_architecture(model: dict[str, Any], kv_dtype: str, tp: int = 1) -> int | None:
     """Bytes a token adds per rank, by vLLM's layout (calc/kvlayout.py), from the catalog's
     architecture fields; None when the catalog holds none for this model."""
     arch = model.get("architecture")

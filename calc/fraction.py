@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from calc.units import InputError
+
 
 def requested(total: int, fraction: Fraction) -> int:
     return math.ceil(total * Fraction(fraction))
@@ -21,6 +23,10 @@ def passes(total: int, free: int, fraction: Fraction) -> bool:
 
 def ceiling(total: int, free: int, digits: int = 4) -> Fraction:
     """The largest fraction, to `digits` decimals, that passes the check."""
+    if total <= 0:
+        raise InputError(f"total: found {total} B, expected a memory size above zero")
+    if not 0 <= digits <= 12:
+        raise InputError(f"digits: found {digits}, expected 0 to 12")
     scale = 10**digits
     top = min(scale, free * scale // total)
     while top > 0 and not passes(total, free, Fraction(top, scale)):

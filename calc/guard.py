@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from calc.units import InputError, parse_size
+from calc.units import InputError, parse_number, parse_size
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def runs_under(samples: list[tuple[float, int]], floor: int) -> list[int]:
 def run(samples: list[tuple[float, int]], floor: int, polls_in_a_row: int, serving_at: float | None = None) -> GuardResult:
     """Replay the guard over (seconds, MemAvailable bytes) polls."""
     if not samples:
-        raise ValueError("guard: no samples")
+        raise InputError("guard: found no samples, expected at least one poll")
     watched = [s for s in samples if serving_at is None or s[0] < serving_at]
     runs = runs_under(watched, floor)
     longest = max(runs, default=0)
@@ -59,7 +59,7 @@ def parse_trace(text: str, name: str = "trace") -> list[tuple[float, int]]:
             value = parse_size(size, f"{name}, line {number}")
         except InputError as error:
             raise InputError(str(error)) from None
-        t = float(match["t"])
+        t = float(parse_number(match["t"], f"{name}, line {number}: time", "seconds below 1e30", "seconds"))
         if samples and t < samples[-1][0]:
             raise InputError(f"{name}, line {number}: found time {t:g} s after {samples[-1][0]:g} s, expected times in order")
         samples.append((t, value))

@@ -91,7 +91,7 @@ class Shape:
         return ", ".join(f"{n} {kind}" for kind, n in counts.items())
 
 
-def load(text: str, file: str) -> dict:
+def load(text: str, file: str) -> dict[str, Any]:
     """The config's JSON object, or a ConfigError naming the file."""
     try:
         data = json.loads(text)
@@ -103,7 +103,7 @@ def load(text: str, file: str) -> dict:
 
 
 class _Reader:
-    def __init__(self, data: dict, file: str, prefix: str = "", architecture: str = "") -> None:
+    def __init__(self, data: dict[str, Any], file: str, prefix: str = "", architecture: str = "") -> None:
         self.data, self.file, self.prefix, self.architecture = data, file, prefix, architecture
 
     def get(self, key: str, default: Any = _MISSING) -> Any:
@@ -120,7 +120,7 @@ class _Reader:
         return value
 
 
-def shape(data: dict, file: str = "config.json") -> Shape:
+def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
     """The config read for the weight and KV models; ConfigError names what is missing."""
     archs = data.get("architectures")
     if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
@@ -143,7 +143,7 @@ def shape(data: dict, file: str = "config.json") -> Shape:
     return Shape(file=file, architecture=arch, dtype_bytes=DTYPE_BYTES[dtype], tie_embeddings=bool(tie), quantization=quant, **fields)
 
 
-def _common(r: _Reader, bias: bool = False) -> dict:
+def _common(r: _Reader, bias: bool = False) -> dict[str, Any]:
     heads = r.int("num_attention_heads")
     hidden = r.int("hidden_size")
     return {
@@ -156,12 +156,12 @@ def _common(r: _Reader, bias: bool = False) -> dict:
     }
 
 
-def _dense(r: _Reader, bias: bool = False) -> dict:
+def _dense(r: _Reader, bias: bool = False) -> dict[str, Any]:
     n = r.int("num_hidden_layers")
     return {**_common(r, bias), "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=bool(r.get("mlp_bias", False))),) * n}
 
 
-def _qwen_moe(r: _Reader) -> dict:
+def _qwen_moe(r: _Reader) -> dict[str, Any]:
     n = r.int("num_hidden_layers")
     only = r.get("mlp_only_layers", [])
     step = r.int("decoder_sparse_step", 1)
@@ -172,12 +172,12 @@ def _qwen_moe(r: _Reader) -> dict:
     return {**_common(r), "layers": (FULL,) * n, "mlps": mlps}
 
 
-def _mixtral(r: _Reader) -> dict:
+def _mixtral(r: _Reader) -> dict[str, Any]:
     n = r.int("num_hidden_layers")
     return {**_common(r), "layers": (FULL,) * n, "mlps": (Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size")),) * n}
 
 
-def _deepseek(r: _Reader) -> dict:
+def _deepseek(r: _Reader) -> dict[str, Any]:
     n = r.int("num_hidden_layers")
     first_dense = r.int("first_k_dense_replace", 0, minimum=0)
     freq = r.int("moe_layer_freq", 1)
@@ -224,20 +224,20 @@ def _kinds(r: _Reader, n: int, other: str, name: str, interval_key: str) -> tupl
     return _interleaved(n, r.int(interval_key), other)
 
 
-def _gpt_oss(r: _Reader) -> dict:
+def _gpt_oss(r: _Reader) -> dict[str, Any]:
     n = r.int("num_hidden_layers")
     layers = _layer_types(r, n, {"sliding_attention": SLIDING, "full_attention": FULL})
     moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"), bias=True)
     return {**_common(r), "layers": layers, "mlps": (moe,) * n, "sliding_window": r.int("sliding_window"), "sinks": True}
 
 
-def _gemma3(r: _Reader) -> dict:
+def _gemma3(r: _Reader) -> dict[str, Any]:
     n = r.int("num_hidden_layers")
     layers = _kinds(r, n, SLIDING, "sliding_attention", "sliding_window_pattern")
     return {**_common(r), "layers": layers, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n, "sliding_window": r.int("sliding_window")}
 
 
-def _qwen3_next(r: _Reader) -> dict:
+def _qwen3_next(r: _Reader) -> dict[str, Any]:
     n = r.int("num_hidden_layers")
     layers = _kinds(r, n, LINEAR, "linear_attention", "full_attention_interval")
     moe = _qwen_moe(r)["mlps"] if r.get("num_experts") not in (_MISSING, None, 0) else (Mlp(intermediate=r.int("intermediate_size")),) * n
@@ -266,7 +266,7 @@ def _state_bytes(r: _Reader, key: str, default: str | None) -> int | None:
     return DTYPE_BYTES[state]
 
 
-def _nemotron_h(r: _Reader) -> dict:
+def _nemotron_h(r: _Reader) -> dict[str, Any]:
     pattern = r.get("hybrid_override_pattern")
     n = r.int("num_hidden_layers")
     if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
@@ -311,7 +311,7 @@ _ARCHITECTURES = {
 }
 
 
-def from_architecture(arch: dict, model_id: str) -> Shape:
+def from_architecture(arch: dict[str, Any], model_id: str) -> Shape:
     """A cache-only Shape from a catalog model's architecture fields (catalog/models.yaml):
     enough for the KV layout, not for the weights, which the catalog records as read."""
     r = _Reader(arch, "catalog/models.yaml", f"models[{model_id}].architecture.")

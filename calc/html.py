@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from types import ModuleType
+from typing import Any
 
 from calc.calculators import before, fit, kv, plan, prefetch, start, yourstart
 from calc.calculators.form import Defaults, Field, Output, block_html, dom_id
@@ -69,18 +70,21 @@ def _module(calculator: str) -> ModuleType:
 
 
 def fields_of(catalog: Catalog, calculator: str) -> list[Field]:
-    return _module(calculator).fields(catalog)
+    fields: list[Field] = _module(calculator).fields(catalog)
+    return fields
 
 
 def defaults_of(catalog: Catalog, calculator: str) -> Defaults:
-    return _module(calculator).defaults(catalog)
+    defaults: Defaults = _module(calculator).defaults(catalog)
+    return defaults
 
 
 def run(catalog: Catalog, calculator: str, raw: Mapping[str, str]) -> Output:
-    return _module(calculator).run(catalog, raw)
+    output: Output = _module(calculator).run(catalog, raw)
+    return output
 
 
-def changed(catalog: Catalog, calculator: str, name: str, raw: Mapping[str, str]) -> dict | None:
+def changed(catalog: Catalog, calculator: str, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
     """Field updates after an edit that moves other defaults: a new deployment, box or reading."""
     hook = getattr(MODULES.get(calculator), "changed", None)
     return hook(catalog, name, raw) if hook else None

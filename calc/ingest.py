@@ -63,6 +63,7 @@ def derived(reading: LogReading) -> list[Derivation]:
                 )
             out.append(Derivation(label, concurrency.printed or str(concurrency.value), how))
         else:
+            assert tokens is not None and ratio is not None  # no concurrency line: the tokens are what the branch was taken for
             out.append(
                 Derivation(
                     label, fmt(ratio, "x"), f"{fmt(tokens.value, 'count')} tokens / {fmt(max_len.value, 'count')} (lines {tokens.line_no}, {max_len.line_no})"
@@ -97,6 +98,7 @@ def drafter_verdict(reading: LogReading) -> tuple[str, str]:
 
 def failure(reading: LogReading) -> str:
     e = reading.error
+    assert e is not None, "failure() is asked only of a reading that failed"
     if e.value == "free_memory":
         free, total, frac = reading.free_memory_bytes, reading.total_memory_bytes, reading.gpu_memory_utilization
         if free is not None and total is not None and frac is not None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from calc.units import InputError
+
 
 def bytes_per_token(pool: int, tokens: int) -> Fraction:
     """What one token costs: the pool's bytes over the tokens vLLM reported for it."""
     if tokens <= 0:
-        raise ValueError("bytes_per_token: tokens must be above zero")
+        raise InputError(f"tokens: found {tokens}, expected a count above zero")
     return Fraction(pool, tokens)
 
 
@@ -23,23 +25,28 @@ def whole_bytes(per_token: Fraction) -> int:
     return int(Fraction(per_token) + Fraction(1, 2))
 
 
-def tokens_for_pool(pool: int, per_token: Fraction) -> Fraction:
+def tokens_for_pool(pool: int, per_token: int | Fraction) -> Fraction:
     """Tokens a pool holds at this cost, exact; `fmt` rounds it for display."""
+    if per_token <= 0:
+        raise InputError(f"bytes per token: found {per_token}, expected a cost above zero")
     return pool / Fraction(per_token)
 
 
-def pool_for_tokens(tokens: int, per_token: Fraction) -> int:
+def pool_for_tokens(tokens: int, per_token: int | Fraction) -> int:
     """The smallest pin that holds `tokens` (rounded up to a whole byte)."""
     return -int(-(tokens * per_token) // 1)
 
 
 def full_contexts(tokens: int, max_model_len: int) -> Fraction:
     """vLLM's "Maximum concurrency": how many max_model_len requests the pool holds at once."""
+    _above_zero(max_model_len, "max_model_len")
     return Fraction(tokens, max_model_len)
 
 
 def block_concurrency(tokens: int, max_model_len: int, block_size: int) -> Fraction:
     """The same, counted in whole blocks as the scheduler admits them."""
+    _above_zero(max_model_len, "max_model_len")
+    _above_zero(block_size, "block_size")
     blocks_per_request = -(-max_model_len // block_size)
     return Fraction(tokens // block_size, blocks_per_request)
 
@@ -49,7 +56,7 @@ def tokens_needed(seats: int, typical_context: int) -> int:
     return seats * typical_context
 
 
-def seats_pool_range(seats: int, typical_context: int, per_token: Fraction, max_model_len: int) -> tuple[int, int]:
+def seats_pool_range(seats: int, typical_context: int, per_token: int | Fraction, max_model_len: int) -> tuple[int, int]:
     """The pool seats need when a request's cost is fixed + per token x context and only the
     cost at max_model_len is known (per_token_at_max = per token + fixed / max_model_len).
 
@@ -72,6 +79,7 @@ def per_request_bytes(pool: int, tokens: int, max_model_len: int) -> Fraction:
     Current builds derive the logged tokens as concurrency x max_model_len, so this is the
     figure the pool was divided by, fixed parts included.
     """
+    _above_zero(tokens, "tokens")
     return Fraction(pool * max_model_len, tokens)
 
 
@@ -79,14 +87,22 @@ def fit_per_request(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fract
     """Per-request bytes = per_token x context + fixed, fit exactly (least squares) to
     (max_model_len, per-request bytes) points at two or more lengths."""
     if len({length for length, _ in points}) < 2:
-        raise ValueError("fit_per_request: needs readings at two or more max_model_len")
+        raise InputError("readings: found fewer than two different max_model_len, expected two or more readings of the same pool")
     n = len(points)
     mean_x = Fraction(sum(x for x, _ in points), n)
     mean_y = sum((Fraction(y) for _, y in points), Fraction(0)) / n
-    per_token = sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
+    per_token = sum(((x - mean_x) * (y - mean_y) for x, y in points), Fraction(0)) / sum(((x - mean_x) ** 2 for x, _ in points), Fraction(0))
     return per_token, mean_y - per_token * mean_x
 
 
-def tokens_at_length(pool: int, per_token: Fraction, fixed: Fraction, max_model_len: int) -> Fraction:
+def tokens_at_length(pool: int, per_token: Fraction, fixed: Fraction, max_model_len: int | Fraction) -> Fraction:
     """The token count vLLM would log for this pool at another max_model_len, by the fit."""
-    return pool * max_model_len / (per_token * max_model_len + fixed)
+    per_request = per_token * max_model_len + fixed
+    if per_request <= 0:
+        raise InputError(f"max_model_len {max_model_len}: the fit gives {per_request} bytes a request, expected above zero")
+    return pool * max_model_len / per_request
+
+
+def _above_zero(value: int, what: str) -> None:
+    if value <= 0:
+        raise InputError(f"{what}: found {value}, expected a whole number above zero")

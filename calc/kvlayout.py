@@ -256,7 +256,7 @@ def request(shape: Shape, s: Settings, max_model_len: int, v: Version) -> Reques
     pages = sum(g.spec.pages(max_model_len, budget, s.dcp) for g in lay.groups)
     if v.engine == "v0":
         # V0 sizes a block over all layers and every request as full attention.
-        per_token = sum(sp.per_token() for sp in specs)
+        per_token = sum((Fraction(sp.per_token()) for sp in specs), Fraction(0))
         return Request(max_model_len, cdiv(max_model_len, specs[0].block_size),
                        int(per_token * cdiv(max_model_len, specs[0].block_size) * specs[0].block_size), per_token, 0, lay)  # fmt: skip
     growing = sum((Fraction(lay.group_size * lay.page_bytes, g.spec.block_size * s.dcp) for g in lay.groups if g.spec.kind in (FULL, MLA)), Fraction(0))

@@ -152,7 +152,7 @@ class LogReading:
     def figures(self) -> dict[str, Found | Derived]:
         return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), (Found, Derived))}
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The issue's keys, always present, null where the log does not say; sizes in bytes."""
         out: dict[str, Any] = {}
         for key in JSON_KEYS:
@@ -184,14 +184,20 @@ def _exact_size(printed: str, unit: str) -> tuple[Fraction, Fraction]:
     """
     number = Decimal(printed.replace(",", ""))
     scale = _UNITS[unit]
-    digits = max(0, -number.as_tuple().exponent)
+    digits = _places(number)
     if unit == "GiB":
         digits = max(digits, 2)
     return Fraction(number) * scale, Fraction(scale, 2 * 10**digits)
 
 
+def _places(number: Decimal) -> int:
+    """Decimal places a printed number was written with (0 for a whole number)."""
+    exponent = number.as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
 def _decimal_half(printed: str) -> Fraction:
-    digits = max(0, -Decimal(printed).as_tuple().exponent)
+    digits = _places(Decimal(printed))
     return Fraction(1, 2 * 10**digits)
 
 
@@ -209,7 +215,7 @@ def human_readable_int(text: str) -> int:
     if suffix in "kmgt" and suffix:
         return int(Decimal(number) * 10 ** (3 * ("kmgt".index(suffix) + 1)))
     if suffix:
-        return int(Decimal(number)) * 2 ** (10 * ("KMGT".index(suffix) + 1))
+        return int(Decimal(number)) << (10 * ("KMGT".index(suffix) + 1))
     return int(Decimal(number))
 
 
@@ -352,7 +358,7 @@ INT = r"([0-9](?:[0-9,]*[0-9])?)"  # a count; a comma after it is punctuation, n
 class _Rule:
     name: str
     trigger: str
-    pattern: re.Pattern
+    pattern: re.Pattern[str]
 
 
 def _rule(name: str, trigger: str, pattern: str) -> _Rule:
@@ -497,8 +503,8 @@ class _Reader:
     def __init__(self) -> None:
         self.seen: dict[str, list[tuple[Any, Found, str | None]]] = {}
         self.lines_read = 0
-        self.window: list[_Line] = []  # the current message: its headed line and up to 3 continuations
-        self.tentative: list[tuple[_Rule, _Line, re.Match]] = []
+        self.window: list[_Line | tuple[int, str]] = []  # the current message: its headed line and up to 3 continuations
+        self.tentative: list[tuple[_Rule, _Line, re.Match[str]]] = []
         self.tp_ranks: set[int] = set()
         self.dates: list[tuple[str, int]] = []
         self.month_days: set[str] = set()
@@ -594,7 +600,7 @@ class _Reader:
             self.apply(rule, m, line, text)
         return failed
 
-    def apply(self, rule: _Rule, m: re.Match, line: _Line, text: str) -> None:
+    def apply(self, rule: _Rule, m: re.Match[str], line: _Line, text: str) -> None:
         name, g = rule.name, m.groups()
         self.at = line.no
         if any(x and len(x) > 32 and _LONG_NUMBER.fullmatch(x) for x in g):
@@ -855,9 +861,10 @@ class _Reader:
     def joined(self) -> None:
         """A folded or re-wrapped message: read the last lines joined, without and with a space,
         and keep only what spans a join (what lies within one line was read on its own)."""
+        window = [w if isinstance(w, _Line) else _peel(*w) for w in self.window]  # peeled when the continuation came
         for sep in ("", " "):
             text, starts = "", []
-            for part in self.window:
+            for part in window:
                 if text:
                     text += sep
                 starts.append(len(text))
@@ -874,11 +881,11 @@ class _Reader:
                 first = max(i for i, at in enumerate(starts) if at <= m.start())
                 last = max(i for i, at in enumerate(starts) if at < m.end())
                 if rule.name in _DEFERRED:
-                    if self.settings is None or self.settings[1].no != self.window[first].no:
-                        self.apply(rule, m, self.window[first], text[starts[first] :])
-                        self.defer(rule, self.window[first], list(self.window[first:]))
+                    if self.settings is None or self.settings[1].no != window[first].no:
+                        self.apply(rule, m, window[first], text[starts[first] :])
+                        self.defer(rule, window[first], list(window[first:]))
                 elif first != last:
-                    self.apply(rule, m, self.window[first], text[starts[first] :])
+                    self.apply(rule, m, window[first], text[starts[first] :])
 
     def finish(self) -> LogReading:
         self.flush()
@@ -1062,6 +1069,7 @@ def _conclude(r: _Reader) -> LogReading:
     estimated = pick("estimated", what="estimated maximum model length")
     if estimated is None and "v0_capacity" in r.seen:
         cap = pick("v0_capacity")
+        assert cap is not None  # seen, so picked
         estimated = Found(cap.value, cap.line_no, cap.line_text, cap.printed, derived=True)
         if tokens is None:
             tokens = cap
@@ -1084,6 +1092,7 @@ def _conclude(r: _Reader) -> LogReading:
     speculative = None
     if "speculative" in r.seen:
         s = pick("speculative", what="speculative decoding")
+        assert s is not None  # seen, so picked
         speculative = Found({"method": s.value[0], "num_speculative_tokens": s.value[1]}, s.line_no, s.line_text)
     drafter = r.seen.get("drafter")
     drafter_loaded = drafter[0][1] if drafter else None

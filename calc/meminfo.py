@@ -95,6 +95,7 @@ def _free(lines: list[str], what: str, unit: str | None) -> MemoryReading:
             return Line(round(float(match["num"].replace(",", ".")) * _HUMAN[match["unit"]]), row + 1, text)
         if not raw.isdigit():
             raise InputError(f"{what}, line {row + 1}: found {raw!r} in column {name}, expected a whole number")
+        assert unit is not None  # refused above when free printed no unit
         return Line(int(raw) * FREE_UNITS[unit], row + 1, text)
 
     for name in ("total", "free", "available"):

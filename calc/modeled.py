@@ -4,6 +4,7 @@ and the browser alike. Every figure here is modeled (calc/weights.py, calc/kvlay
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from calc import hfconfig, kvlayout, weights
 from calc.units import InputError
@@ -27,7 +28,7 @@ class ModelInputs:
     prefix_caching: bool = True  # vLLM's default; hybrids then keep two mamba states a request
 
 
-def model_report(i: ModelInputs) -> dict:
+def model_report(i: ModelInputs) -> dict[str, Any]:
     """Weights per rank, the KV cost of one request and, given a pool, what vLLM would print.
     Raises InputError (ConfigError names the file and field) for anything it cannot size."""
     shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
@@ -48,7 +49,7 @@ def model_report(i: ModelInputs) -> dict:
         raise InputError(str(error)) from None
     w = weights.per_rank(shape, i.tp, total, source)
     lay = req.layout
-    out: dict = {
+    out: dict[str, Any] = {
         "modeled": True,
         "architecture": shape.architecture,
         "family": shape.family,

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from calc.units import InputError
+
 NETWORK_FILESYSTEMS = ("nfs", "nfs4", "lustre")
 
 
@@ -49,4 +51,6 @@ def auto_prefetch(checkpoint: int, available: int, fraction: Fraction, filesyste
 
 def least_available(checkpoint: int, fraction: Fraction) -> int:
     """The least MemAvailable (whole bytes) at which a checkpoint of this size is still prefetched."""
+    if fraction <= 0:
+        raise InputError(f"prefetch fraction: found {fraction}, expected a fraction above 0")
     return -(-checkpoint // Fraction(fraction))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 from calc import derive, fraction, gate, kv
 from calc.catalog import Catalog
@@ -45,12 +46,12 @@ def defaults(catalog: Catalog, deployment_id: str | None = None, available: tupl
     )
 
 
-def last_available(deployment: dict) -> int:
+def last_available(deployment: dict[str, Any]) -> int:
     readings = [r["available"].value for r in deployment.get("requests", [])]
     readings += [s["available_before"].value for s in deployment["starts"] if "available_before" in s]
     if not readings:
         raise InputError(f"{deployment['id']}: no MemAvailable reading in the catalog; give --available")
-    return readings[0]
+    return int(readings[0])
 
 
 def check(inputs: StartInputs) -> list[str]:
@@ -84,7 +85,7 @@ def floor_problem(catalog: Catalog, inputs: StartInputs, pin_label: str = "pin")
     )
 
 
-def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
+def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
     deployment = catalog.deployments[inputs.deployment]
     model = catalog.models[deployment["model"]]
     box = catalog.boxes[deployment["box"]]
@@ -110,7 +111,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
     asked = inputs.speculative_tokens if inputs.drafter else 0
     same_config = reading is not None and (reading.speculative_tokens or 0) == asked
     pool = kv_figures(reading, inputs.kv_pin, inputs.max_model_len, inputs.seats, inputs.typical_context, same_config)
-    total = derive.box_total(box)[0].value
+    total = derive.box_total(box)[0].size
     free = min(inputs.available)
     chosen = inputs.gpu_memory_utilization if inputs.gpu_memory_utilization is not None else default_fraction(catalog, total, free)
     precision = catalog.policy["gate"]["reading_precision"].value
@@ -156,7 +157,7 @@ def default_fraction(catalog: Catalog, total: int, free: int) -> Fraction:
     return fraction.safe(total, free, catalog.policy["gate"]["headroom"].value)
 
 
-def suggested_fix(inputs: StartInputs, largest: dict, pool: dict, margin: int) -> StartInputs | None:
+def suggested_fix(inputs: StartInputs, largest: dict[str, Any], pool: dict[str, Any], margin: int) -> StartInputs | None:
     """For a refused start: the same request at the largest pin that passes with `margin` to
     spare (the MemAvailable reading's precision), rounded down to two decimals of 10^9 B; with
     the drafter kept when such a pin above the one-request floor passes with it, else without it.
@@ -172,7 +173,7 @@ def suggested_fix(inputs: StartInputs, largest: dict, pool: dict, margin: int) -
     return None
 
 
-def notes(catalog: Catalog, r: dict) -> list[str]:
+def notes(catalog: Catalog, r: dict[str, Any]) -> list[str]:
     """What the verdict has to add beyond passes or refused, in the order a reader needs it."""
     out = []
     i: StartInputs = r["inputs"]
@@ -189,7 +190,7 @@ def notes(catalog: Catalog, r: dict) -> list[str]:
         fit = int(pool["tokens"]) // i.typical_context if i.typical_context else 0
         out.append(
             f"the pool holds {fmt(pool['tokens'], 'tokens')}, not the {fmt(pool['tokens_needed'], 'tokens')} that "
-            f"{fmt(i.seats, 'count')} seats at {fmt(i.typical_context, 'tokens')} need: at most {fmt(fit, 'count')} such seats fit; "
+            f"{fmt(i.seats, 'count')} seats at {fmt(i.typical_context or 0, 'tokens')} need: at most {fmt(fit, 'count')} such seats fit; "
             f"a pin of at least {fmt(pool['pin_for_seats_bytes'], 'e9', 2, up=True)} holds them all, more by each seat's fixed part"
         )
     f = r["fraction"]
@@ -234,7 +235,9 @@ def kv_source(reading: derive.KvReading | None, speculative_tokens: int) -> str 
     )
 
 
-def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True) -> dict:
+def kv_figures(
+    reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True
+) -> dict[str, Any]:
     """Tokens in the pool (as logged when a start of this configuration ran this very pin),
     full contexts, the floor."""
     if reading is None:
@@ -256,12 +259,12 @@ def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, 
     return out
 
 
-def drafter_config(model: dict) -> dict:
+def drafter_config(model: dict[str, Any]) -> dict[str, Any]:
     """The drafter's --speculative-config as the catalog records it (method, count, source), or {}."""
     return (model.get("drafter") or {}).get("speculative_config") or {}
 
 
-def flags(deployment: dict, inputs: StartInputs, utilization: Fraction, model: dict | None = None) -> list[str]:
+def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction, model: dict[str, Any] | None = None) -> list[str]:
     out = [
         f"--kv-cache-memory-bytes {inputs.kv_pin}",
         f"--gpu-memory-utilization {fraction_text(utilization)}",
@@ -276,7 +279,7 @@ def flags(deployment: dict, inputs: StartInputs, utilization: Fraction, model: d
     return out
 
 
-def plan_verdict(total: int, residents: list, fractions: list, engines: list) -> tuple[str, list[str]]:
+def plan_verdict(total: int, residents: list[Any], fractions: list[Any], engines: list[Any]) -> tuple[str, list[str]]:
     """The several-models verdict: "fit" only when the budget closes with a KV pool for every
     resident model and a fraction for every one of them; otherwise what is missing, named."""
     notes = []
@@ -322,7 +325,7 @@ def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
     return out
 
 
-def to_json(value: object) -> object:
+def to_json(value: object) -> Any:
     """Plain JSON values: Fractions as floats, dataclasses as dicts."""
     if isinstance(value, Fraction):
         return float(value)
@@ -335,7 +338,7 @@ def to_json(value: object) -> object:
     return value
 
 
-def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> dict:
+def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> dict[str, Any]:
     """The per-request cost from one pool read at several max_model_len, checked, and the token
     counts it predicts. Raises InputError naming what is wrong with the readings."""
     if pool <= 0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
@@ -29,17 +29,60 @@ class InputError(ValueError):
 
 Number = int | float | Fraction
 
-_SIZE = re.compile(r"^\s*(?P<num>[0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*(?P<unit>[A-Za-z]*)\s*$")
+# What a person may type as a number: digits, grouped by commas in threes (10,000,000) or by
+# underscores, an optional decimal point and exponent. A comma anywhere else is a slip (10,5 GiB
+# means 10.5 to some and 105 to others), so it is refused, never stripped.
+_GROUPED = r"[0-9]{1,3}(?:,[0-9]{3})+"
+_PLAIN = r"[0-9]+(?:_[0-9]+)*"
+_NUMBER = rf"(?P<whole>{_GROUPED}|{_PLAIN})(?:\.(?P<decimals>[0-9]+))?(?:[eE](?P<exponent>[+-]?[0-9]+))?"
+_NUMBER_RE = re.compile(_NUMBER)
+_SIZE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[A-Za-z]*)\s*$")
+
+# Bounds checked on the text, before any exact arithmetic: a number is at most this many digits
+# and its exponent at most this far from zero. Nothing in memory sizing comes near either.
+MAX_DIGITS = 30
+MAX_EXPONENT = 30
 
 
-def _decimal(text: str, what: str) -> Decimal:
-    try:
-        value = Decimal(text.replace(",", "").replace("_", ""))
-    except InvalidOperation:
-        raise InputError(f"{what}: found {text!r}, expected a number") from None
-    if not value.is_finite():
-        raise InputError(f"{what}: found {text!r}, expected a finite number")
-    return value
+def _slip(text: str, what: str) -> InputError | None:
+    """A clear message for a number written with a misplaced comma, underscore or point."""
+    if "," in text:
+        return InputError(
+            f"{what}: found {text!r}, expected a comma only between groups of three digits (10,000,000); write a decimal with a point, such as 10.5"
+        )
+    return None
+
+
+def _exact(match: re.Match[str], text: str, what: str, large: str, small: str) -> Fraction:
+    """The exact value of a matched number, its digits and exponent bounded first."""
+    digits = match["whole"].replace(",", "").replace("_", "") + (match["decimals"] or "")
+    if len(digits.lstrip("0")) > MAX_DIGITS or len(digits) > 2 * MAX_DIGITS:
+        raise InputError(f"{what}: found {_short(text)}, {len(digits)} digits; expected at most {MAX_DIGITS}")
+    exponent_text = (match["exponent"] or "0").lstrip("+")
+    sign = -1 if exponent_text.startswith("-") else 1
+    magnitude = exponent_text.lstrip("-").lstrip("0") or "0"
+    if len(magnitude) > 3 or int(magnitude) > MAX_EXPONENT:
+        raise InputError(f"{what}: found {_short(text)}, expected {large if sign > 0 else small}")
+    mantissa = Fraction(int(digits), 10 ** len(match["decimals"] or ""))
+    return mantissa * Fraction(10) ** (sign * int(magnitude))
+
+
+def _short(text: str) -> str:
+    """Text as a message quotes it: whole when short, its ends when it is long."""
+    return repr(text) if len(text) <= 40 else repr(text[:20] + "..." + text[-12:]) + f" ({len(text)} characters)"
+
+
+def _half_up(value: Fraction) -> int:
+    return math.floor(value + Fraction(1, 2)) if value >= 0 else -math.floor(-value + Fraction(1, 2))
+
+
+def parse_number(text: str, what: str = "number", large: str = "a smaller number", small: str = "a larger number") -> Fraction:
+    """An exact number as a person types it: 0.92, 27e9, 10,000,000 (commas in threes only)."""
+    raw = text.strip()
+    match = _NUMBER_RE.fullmatch(raw)
+    if not match:
+        raise _slip(raw, what) or InputError(f"{what}: found {_short(raw)}, expected a number")
+    return _exact(match, raw, what, large, small)
 
 
 def parse_size(text: str | int, what: str = "size") -> int:
@@ -50,50 +93,74 @@ def parse_size(text: str | int, what: str = "size") -> int:
         text = str(text)
     if not isinstance(text, str):
         raise InputError(f"{what}: found {text!r}, expected a size such as 10e9, 9.31 GiB or 10 GB")
+    stripped = text.strip()
     match = _SIZE.match(text)
     if not match:
-        stripped = text.strip()
         if not stripped:
             raise InputError(f"{what}: found nothing, expected a size such as 10e9, 9.31 GiB or 10 GB")
         if stripped.startswith("-"):
-            raise InputError(f"{what}: found {stripped!r}, expected a size of zero or more bytes")
-        raise InputError(f"{what}: found {stripped!r}, expected a size such as 10e9, 9.31 GiB or 10 GB")
+            raise InputError(f"{what}: found {_short(stripped)}, expected a size of zero or more bytes")
+        slip = _slip(stripped, what) if re.search(r"[0-9],|,[0-9]", stripped) else None
+        raise slip or InputError(f"{what}: found {_short(stripped)}, expected a size such as 10e9, 9.31 GiB or 10 GB")
     unit = match["unit"] or "B"
     if unit not in SIZE_UNITS:
         known = ", ".join(SIZE_UNITS)
-        raise InputError(f"{what}: found unit {unit!r} in {text.strip()!r}, expected one of {known}")
-    value = _decimal(match["num"], what) * SIZE_UNITS[unit]
+        raise InputError(f"{what}: found unit {unit!r} in {_short(stripped)}, expected one of {known}")
+    number = _NUMBER_RE.fullmatch(match["num"])
+    assert number is not None
+    value = _exact(number, stripped, what, "a memory size below 1 PiB", "a size of at least 1 B (or 0): this is below one byte")
+    value *= SIZE_UNITS[unit]
     if value > LARGEST_SIZE:
-        raise InputError(f"{what}: found {text.strip()!r}, expected a memory size below 1 PiB")
-    return int(value.to_integral_value(ROUND_HALF_UP))
+        raise InputError(f"{what}: found {_short(stripped)}, expected a memory size below 1 PiB")
+    whole = _half_up(value)
+    if value and not whole:
+        raise InputError(f"{what}: found {_short(stripped)}, expected a size of at least 1 B (or 0): this is below one byte")
+    return whole
 
 
 def parse_count(text: str | int, what: str = "count", minimum: int = 0) -> int:
     """A whole number of tokens, seats or the like: 131072, 131,072 or 131_072."""
     if isinstance(text, bool) or not isinstance(text, (str, int)):
         raise InputError(f"{what}: found {text!r}, expected a whole number")
-    raw = str(text).strip()
+    if isinstance(text, int):
+        if not minimum <= text <= LARGEST_COUNT:
+            raise InputError(f"{what}: found {text}, expected a whole number from {minimum} to {LARGEST_COUNT:.0e}")
+        return text
+    raw = text.strip()
     if not raw:
         raise InputError(f"{what}: found nothing, expected a whole number")
-    if not re.fullmatch(r"-?[0-9][0-9_,]*", raw):
-        raise InputError(f"{what}: found {raw!r}, expected a whole number")
-    value = int(raw.replace(",", "").replace("_", ""))
+    sign = -1 if raw.startswith("-") else 1
+    body = raw[1:] if sign < 0 else raw
+    match = re.fullmatch(f"{_GROUPED}|{_PLAIN}", body)
+    if not match:
+        if re.fullmatch(r"[0-9][0-9_,]*", body):
+            raise _slip(raw, what) or InputError(f"{what}: found {_short(raw)}, expected a whole number")
+        raise InputError(f"{what}: found {_short(raw)}, expected a whole number")
+    digits = body.replace(",", "").replace("_", "").lstrip("0") or "0"
+    if len(digits) > len(str(LARGEST_COUNT)):
+        raise InputError(f"{what}: found {_short(raw)}, expected a number below {LARGEST_COUNT:.0e}")
+    value = sign * int(digits)
     if value < minimum:
         raise InputError(f"{what}: found {value}, expected at least {minimum}")
     if value > LARGEST_COUNT:
-        raise InputError(f"{what}: found {raw!r}, expected a number below {LARGEST_COUNT:.0e}")
+        raise InputError(f"{what}: found {_short(raw)}, expected a number below {LARGEST_COUNT:.0e}")
     return value
 
 
 def parse_fraction(text: str | float, what: str = "fraction") -> Fraction:
     """A fraction such as gpu_memory_utilization: above 0, at most 1, kept exact."""
+    expected = "a fraction above 0 and at most 1, such as 0.92"
+    if isinstance(text, bool) or not isinstance(text, (str, int, float, Fraction)):
+        raise InputError(f"{what}: found {text!r}, expected {expected}")
     raw = str(text).strip()
     if not raw:
-        raise InputError(f"{what}: found nothing, expected a fraction above 0 and at most 1, such as 0.92")
-    value = _decimal(raw, what)
+        raise InputError(f"{what}: found nothing, expected {expected}")
+    if raw.startswith("-"):
+        raise InputError(f"{what}: found {_short(raw)}, expected {expected}")
+    value = parse_number(raw, what, expected, expected)
     if not 0 < value <= 1:
-        raise InputError(f"{what}: found {raw!r}, expected a fraction above 0 and at most 1, such as 0.92")
-    return Fraction(value)
+        raise InputError(f"{what}: found {_short(raw)}, expected {expected}")
+    return value
 
 
 def _round(value: Fraction, digits: int, down: bool = False, up: bool = False) -> Decimal:
@@ -108,6 +175,15 @@ def _round(value: Fraction, digits: int, down: bool = False, up: bool = False) -
     return Decimal(whole).scaleb(-digits)
 
 
+def _exact_figure(value: Number, digits: int, what: str) -> Fraction:
+    """A figure to print, checked first: finite, and a number of decimals that can be printed."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{what}: found {value!r}, expected a finite number")
+    if not 0 <= digits <= MAX_DIGITS:
+        raise InputError(f"{what}: found {digits} digits, expected 0 to {MAX_DIGITS}")
+    return Fraction(value)
+
+
 def _grouped(value: Decimal, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
@@ -120,7 +196,7 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool 
     Rounding is half away from zero; down takes the floor, for a limit that must not be
     exceeded (the largest pin); up the ceiling, for a minimum that must be met (the smallest pin).
     """
-    exact = Fraction(value)
+    exact = _exact_figure(value, digits, "fmt")
 
     def r(x: Fraction, d: int = digits) -> Decimal:
         return _round(x, d, down, up)
@@ -150,7 +226,7 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool 
         return f"{r(exact)}"
     if unit == "s":
         return f"{_grouped(r(exact), digits)} s"
-    raise ValueError(f"fmt: unknown unit {unit!r}")
+    raise InputError(f"fmt: found unit {unit!r}, expected one of GiB, GB, MiB, MB, KiB, TiB, B, e9, tokens, M tokens, count, x, %, fraction, plain, s")
 
 
 def shown(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool = False) -> Fraction:
@@ -160,7 +236,7 @@ def shown(value: Number, unit: str, digits: int = 2, down: bool = False, up: boo
     worked from them as printed, so a reader who adds, subtracts or divides the printed operands
     gets the printed result. Decisions (does the start fit?) stay on the exact values.
     """
-    exact = Fraction(value)
+    exact = _exact_figure(value, digits, "shown")
     if unit in ("GiB", "GB", "MiB", "MB", "KiB", "TiB"):
         return Fraction(_round(exact / SIZE_UNITS[unit], digits, down, up)) * SIZE_UNITS[unit]
     if unit in ("B", "tokens", "count"):

@@ -88,7 +88,7 @@ def poll_text(p: Poll) -> str:
 def summary(seen: list[Poll], floor: int, polls_in_a_row: int) -> str:
     """What the guard would have done over the whole watch (calc.guard.run), and the page-cache polls."""
     result = guard.run([(p.t, p.available) for p in seen], floor, polls_in_a_row)
-    verdict = f"would kill the rank at T+{fmt(result.at, 's', 0)}" if result.killed else "would let the start through"
+    verdict = f"would kill the rank at T+{fmt(result.at, 's', 0)}" if result.at is not None else "would let the start through"
     cached = [p for p in seen if p.available_not_free]
     tail = (
         f"; available but not free at {fmt(len(cached), 'count')} of {fmt(len(seen), 'count')} polls, first at T+{fmt(cached[0].t, 's', 0)}"

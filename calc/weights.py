@@ -31,6 +31,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Mlp, Shape
 
@@ -70,7 +71,7 @@ def quant_of(shape: Shape) -> Quant:
     q = shape.quantization
     if not q:
         return Quant("none")
-    nested = q.get("quantization") if isinstance(q.get("quantization"), dict) else {}
+    nested: dict[str, Any] = q["quantization"] if isinstance(q.get("quantization"), dict) else {}
     method = str(q.get("quant_method", "")).lower()
     ignore = tuple(q.get("ignore") or q.get("modules_to_not_convert") or q.get("exclude_modules") or nested.get("exclude_modules") or ())
     algo = str(q.get("quant_algo") or nested.get("quant_algo") or "").upper()
@@ -104,7 +105,7 @@ def quant_of(shape: Shape) -> Quant:
                       "fp8, mxfp4, modelopt (NVFP4 or FP8), awq, gptq or compressed-tensors")  # fmt: skip
 
 
-def _compressed_tensors(shape: Shape, q: dict, ignore: tuple[str, ...]) -> Quant:
+def _compressed_tensors(shape: Shape, q: dict[str, Any], ignore: tuple[str, ...]) -> Quant:
     fmt_name = str(q.get("format", ""))
     groups = q.get("config_groups") or {}
     weights = next((g.get("weights") for g in groups.values() if isinstance(g, dict) and g.get("weights")), None) or {}

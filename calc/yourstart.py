@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from calc import fraction, kv
 from calc.report import fraction_text
@@ -29,11 +30,11 @@ class Given:
 
 
 def _low(g: Given) -> int:
-    return int(g.low if g.low is not None else g.value)  # type: ignore[arg-type]
+    return int(g.low if g.low is not None else g.value)
 
 
 def _high(g: Given) -> int:
-    return int(g.high if g.high is not None else g.value)  # type: ignore[arg-type]
+    return int(g.high if g.high is not None else g.value)
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def profile_overhead(y: YourStart) -> Derived:
     if p is None or y.weights is None:
         return Derived(None, "needs the weights")
     if p.non_torch is not None and p.activation_peak is not None:
-        value = int(p.non_torch.value) + int(p.activation_peak.value)  # type: ignore[arg-type]
+        value = int(p.non_torch.value) + int(p.activation_peak.value)
         how = f"non_torch_memory + PyTorch activation peak, from vLLM's V0 memory profile, known to +- {fmt(_spread(p.non_torch, p.activation_peak), 'GiB')}"
         return Derived(value, how, _src(p.non_torch, p.activation_peak))
     if p.pinned:
@@ -140,13 +141,13 @@ def profile_overhead(y: YourStart) -> Derived:
     if y.pool is None or p.total is None or p.utilization is None:
         need = [w for w, g in (("the KV pool", y.pool), ("the total", p.total), ("the start's gpu_memory_utilization", p.utilization)) if g is None]
         return Derived(None, "the engine's profile needs " + ", ".join(need))
-    requested = fraction.requested(int(p.total.value), Fraction(p.utilization.value))  # type: ignore[arg-type]
-    value = requested - int(y.pool.value) - int(y.weights.value)  # type: ignore[arg-type]
+    requested = fraction.requested(int(p.total.value), Fraction(p.utilization.value))
+    value = requested - int(y.pool.value) - int(y.weights.value)
     if value < 0:
         return Derived(None, f"the engine's profile comes out negative ({fmt(value, 'GiB')}): the total is not the one this start ran on")
-    graphs = f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, included)" if p.cuda_graph is not None else ""  # type: ignore[arg-type]
+    graphs = f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, included)" if p.cuda_graph is not None else ""
     how = (
-        f"total x gpu_memory_utilization - KV pool - weights = {fmt(requested, 'B')} - {fmt(int(y.pool.value), 'B')} - {fmt(int(y.weights.value), 'B')}{graphs}, "  # type: ignore[arg-type]
+        f"total x gpu_memory_utilization - KV pool - weights = {fmt(requested, 'B')} - {fmt(int(y.pool.value), 'B')} - {fmt(int(y.weights.value), 'B')}{graphs}, "
         f"as vLLM's V1 profile sizes the pool, known to +- {fmt(_spread(p.total, y.pool, y.weights), 'GiB')}"
     )
     return Derived(value, how, _src(p.total, p.utilization, y.pool, y.weights, p.cuda_graph))
@@ -188,7 +189,7 @@ def needs(y: YourStart, pin: int) -> Derived:
 
 
 def per_token(y: YourStart) -> Fraction | None:
-    return Fraction(y.bytes_per_token.value) if y.bytes_per_token is not None else None  # type: ignore[arg-type]
+    return Fraction(y.bytes_per_token.value) if y.bytes_per_token is not None else None
 
 
 def per_token_as_printed(y: YourStart) -> Fraction | None:
@@ -203,13 +204,13 @@ def tokens_at(y: YourStart, pin: int) -> int | None:
     return int(kv.tokens_for_pool(pin, bpt)) if bpt and pin > 0 else (0 if bpt else None)
 
 
-def _fraction(y: YourStart, before: int | None) -> dict | None:
+def _fraction(y: YourStart, before: int | None) -> dict[str, Any] | None:
     if y.total is None or before is None:
         return None
-    total = int(y.total.value)  # type: ignore[arg-type]
+    total = int(y.total.value)
     # safe against the rounding of a printed free and total: the high end of total, the low end of free
     high, low = _high(y.total), _low(y.before)  # type: ignore[arg-type]
-    chosen = Fraction(y.gpu_memory_utilization.value) if y.gpu_memory_utilization is not None else fraction.safe(high, low, int(y.headroom.value))  # type: ignore[arg-type]
+    chosen = Fraction(y.gpu_memory_utilization.value) if y.gpu_memory_utilization is not None else fraction.safe(high, low, int(y.headroom.value))
     return {
         "total": total,
         "free": before,
@@ -224,17 +225,17 @@ def _fraction(y: YourStart, before: int | None) -> dict | None:
     }
 
 
-def _one_request(y: YourStart, pin: int | None) -> dict | None:
+def _one_request(y: YourStart, pin: int | None) -> dict[str, Any] | None:
     bpt = per_token_as_printed(y)
     if not bpt or y.max_model_len is None or pin is None:
         return None
-    length = int(y.max_model_len.value)  # type: ignore[arg-type]
+    length = int(y.max_model_len.value)
     engine = y.per_request is not None and y.per_request_len == length
     # vLLM's floor is its per-request maximum (a hybrid's or a window's fixed part included); the
     # log gives it at its own max_model_len, else max_model_len x the bytes a token as printed
-    floor = int(y.per_request.value) if engine else kv.pool_for_tokens(length, bpt)  # type: ignore[union-attr, arg-type]
-    logged = y.pool_tokens is not None and y.pool is not None and pin == int(y.pool.value)  # type: ignore[arg-type]
-    longest = int(y.pool_tokens.value) if logged else tokens_at(y, pin) or 0  # type: ignore[union-attr, arg-type]
+    floor = int(y.per_request.value) if engine else kv.pool_for_tokens(length, bpt)  # type: ignore[union-attr]
+    logged = y.pool_tokens is not None and y.pool is not None and pin == int(y.pool.value)
+    longest = int(y.pool_tokens.value) if logged else tokens_at(y, pin) or 0  # type: ignore[union-attr]
     return {
         "max_model_len": length,
         "pin_needed": floor,
@@ -245,12 +246,12 @@ def _one_request(y: YourStart, pin: int | None) -> dict | None:
     }
 
 
-def _fix(y: YourStart, gate: dict, frac: dict | None, one: dict | None) -> dict | None:
+def _fix(y: YourStart, gate: dict[str, Any], frac: dict[str, Any] | None, one: dict[str, Any] | None) -> dict[str, Any] | None:
     """For a refused start: what to launch instead, and why; None when nothing here can."""
-    precision = int(y.precision.value) if y.precision is not None else 0  # type: ignore[arg-type]
-    pin = int(y.pin.value) if y.pin is not None else None  # type: ignore[arg-type]
-    length = int(y.max_model_len.value) if y.max_model_len is not None else None  # type: ignore[arg-type]
-    changes = []
+    precision = int(y.precision.value) if y.precision is not None else 0
+    pin = int(y.pin.value) if y.pin is not None else None
+    length = int(y.max_model_len.value) if y.max_model_len is not None else None
+    changes: list[tuple[str, int | Fraction, str]] = []
     largest = gate["largest_pin"]
     if largest is not None:
         limit = int(shown(largest - precision, "e9", 2, down=True)) if largest - precision > 0 else 0
@@ -265,8 +266,8 @@ def _fix(y: YourStart, gate: dict, frac: dict | None, one: dict | None) -> dict 
         if largest is not None and up <= largest - precision:
             changes.append(("pin", up, f"the smallest pin that holds one request of {fmt(length, 'tokens')}"))  # type: ignore[arg-type]
             pin = up
-        elif y.estimated_max_model_len is not None and y.pin is not None and pin == int(y.pin.value):  # type: ignore[arg-type]
-            changes.append(("max_model_len", int(y.estimated_max_model_len.value), "vLLM's own estimate of the longest request this pool holds"))  # type: ignore[arg-type]
+        elif y.estimated_max_model_len is not None and y.pin is not None and pin == int(y.pin.value):
+            changes.append(("max_model_len", int(y.estimated_max_model_len.value), "vLLM's own estimate of the longest request this pool holds"))
         else:
             longest = tokens_at(y, pin) or 0
             if longest <= 0:
@@ -296,7 +297,7 @@ def _fraction_for_a_pool(y: YourStart) -> Fraction | None:
     total = y.profile.total if y.profile is not None else None
     if total is None or y.weights is None or over.value is None:
         return None
-    rest = int(y.weights.value) + over.value  # type: ignore[arg-type]
+    rest = int(y.weights.value) + over.value
     for hundredths in range(1, 101):
         if fraction.requested(_low(total), Fraction(hundredths, 100)) > rest:
             return Fraction(hundredths, 100)
@@ -320,26 +321,26 @@ def pin_flag_note(y: YourStart) -> str | None:
     return None
 
 
-def answer(y: YourStart) -> dict:
+def answer(y: YourStart) -> dict[str, Any]:
     """Every answer for these givens, and the verdict over all of them; a check that cannot be
     sized says what it needs, and a check after a refused one is not reached."""
-    pin = int(y.pin.value) if y.pin is not None else None  # type: ignore[arg-type]
+    pin = int(y.pin.value) if y.pin is not None else None
     n = needs(y, pin or 0)
-    before = y.before.value if y.before is not None else None
-    gate = {"needs": n, "available": before, "passes": None, "margin": None, "largest_pin": None, "sized": pin is not None}
+    before = int(y.before.value) if y.before is not None else None
+    gate: dict[str, Any] = {"needs": n, "available": before, "passes": None, "margin": None, "largest_pin": None, "sized": pin is not None}
     if n.value is not None and before is not None:
-        largest = before - (n.value - (pin or 0))  # type: ignore[operator]
+        largest = before - (n.value - (pin or 0))
         gate["largest_pin"] = largest
         if pin is not None:
-            gate.update(passes=n.value <= before, margin=before - n.value)  # type: ignore[operator]
-    lengths = tuple(dict.fromkeys(((int(y.max_model_len.value),) if y.max_model_len else ()) + y.lengths))  # type: ignore[arg-type]
+            gate.update(passes=n.value <= before, margin=before - n.value)
+    lengths = tuple(dict.fromkeys(((int(y.max_model_len.value),) if y.max_model_len else ()) + y.lengths))
     pins = tuple(dict.fromkeys(p for p in (pin, gate["largest_pin"], *y.pins) if p is not None and p > 0))
     bpt = per_token_as_printed(y)
     grid = []
     if bpt:
         for p in pins:
-            logged = y.pool_tokens is not None and y.pool is not None and p == int(y.pool.value)  # type: ignore[arg-type]
-            tokens = int(y.pool_tokens.value) if logged else int(kv.tokens_for_pool(p, bpt))  # type: ignore[union-attr, arg-type]
+            logged = y.pool_tokens is not None and y.pool is not None and p == int(y.pool.value)
+            tokens = int(y.pool_tokens.value) if logged else int(kv.tokens_for_pool(p, bpt))  # type: ignore[union-attr]
             grid.append({"pin": p, "tokens": tokens, "logged": logged, "contexts": {length: tokens // length for length in lengths}})
     # SGLang sizes its pool by mem_fraction_static and checks neither of vLLM's: they are vLLM's only
     frac = _fraction(y, before) if y.engine == "vllm" else None
@@ -357,7 +358,7 @@ def answer(y: YourStart) -> dict:
         one["reached"] = False
     fix = _fix(y, gate, frac, one) if refused else None
     notes = []
-    precision = int(y.precision.value) if y.precision is not None else 0  # type: ignore[arg-type]
+    precision = int(y.precision.value) if y.precision is not None else 0
     if gate["passes"] and gate["margin"] < precision:
         notes.append(
             f"the margin, {fmt(gate['margin'], 'GiB')}, is inside the precision of the MemAvailable reading ({fmt(precision, 'GiB', 1)}): "
@@ -365,7 +366,7 @@ def answer(y: YourStart) -> dict:
         )
     if y.total is not None and before is not None and before > _high(y.total):
         notes.append(
-            f"the free memory before the start, {fmt(before, 'GiB')}, is more than the total, {fmt(int(y.total.value), 'GiB')}: "  # type: ignore[arg-type]
+            f"the free memory before the start, {fmt(before, 'GiB')}, is more than the total, {fmt(int(y.total.value), 'GiB')}: "
             "one of the two is not this box's; check the box or the reading"
         )
     passes = None if refused is None and gate["passes"] is None else refused is None
@@ -392,12 +393,12 @@ def answer(y: YourStart) -> dict:
     }
 
 
-def command(y: YourStart, utilization: Fraction | None, fix: dict | None = None) -> str | None:
+def command(y: YourStart, utilization: Fraction | None, fix: dict[str, Any] | None = None) -> str | None:
     """The launch line for this start, for the engine the log came from (the suggested fix's when
     one is given): vLLM's `vllm serve`, or SGLang's `python -m sglang.launch_server`. None when a
     refused start has no fix."""
     changed = {k: v for k, v, _ in (fix or {}).get("changes", ())}
-    pin = changed.get("pin", int(y.pin.value) if y.pin is not None else None)  # type: ignore[arg-type]
+    pin = changed.get("pin", int(y.pin.value) if y.pin is not None else None)
     length = changed.get("max_model_len", y.max_model_len.value if y.max_model_len is not None else None)
     model = str(y.model.value) if y.model is not None else "MODEL"
     if y.engine == "sglang":
@@ -407,7 +408,7 @@ def command(y: YourStart, utilization: Fraction | None, fix: dict | None = None)
         if length is not None:
             parts.append(f"--context-length {length}")
         if y.mem_fraction_static is not None:
-            parts.append(f"--mem-fraction-static {fraction_text(Fraction(y.mem_fraction_static.value))}")  # type: ignore[arg-type]
+            parts.append(f"--mem-fraction-static {fraction_text(Fraction(y.mem_fraction_static.value))}")
         if pin is not None and y.bytes_per_token is not None:
             parts.append(f"--max-total-tokens {tokens_at(y, pin)}")
         return " \\\n  ".join(parts)

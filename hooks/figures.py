@@ -3,7 +3,6 @@ written as a checked literal that the build recomputes; a bare figure fails the 
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,10 +40,43 @@ def _load(root: str | Path) -> tuple[dict, Catalog]:
     cached = _cache.get(str(directory))
     if cached and cached[0] == stamp:
         return cached[1], cached[2]
-    raw = read_yaml_dir(directory)
+    raw = as_catalog_text(read_yaml_dir(directory))
     catalog = build(raw)
     _cache[str(directory)] = (stamp, raw, catalog)
     return raw, catalog
+
+
+class CatalogText(str):
+    """A string as the catalog holds it (a name, a source, a note): text to show, never markup.
+    The site's pages escape it wherever it lands, in a macro's table or a page's {{ x.source }}."""
+
+
+def as_catalog_text(raw: object) -> object:
+    """The raw catalog with every string marked as catalog text (keys stay plain)."""
+    if isinstance(raw, str):
+        return CatalogText(raw)
+    if isinstance(raw, dict):
+        return {k: as_catalog_text(v) for k, v in raw.items()}
+    if isinstance(raw, list):
+        return [as_catalog_text(v) for v in raw]
+    return raw
+
+
+# Characters that markdown, HTML or the macros' templates would read as markup, written as
+# character references: a name holding <img onerror=...>, a | in a table cell, {{ ... }}, *, _ or
+# a backquote shows as typed. A line break becomes a space, so a table row stays one row.
+_MARKUP = {c: f"&#{ord(c)};" for c in "&<>\"'`*_{}[]|#!~\\"}
+_MARKUP.update({"\n": " ", "\r": " "})
+
+
+def text(value: object) -> str:
+    """Catalog text as it goes onto a page: shown exactly as written, never read as markup."""
+    return "".join(_MARKUP.get(c, c) for c in str(value))
+
+
+def finalize(value: object) -> object:
+    """The templates' last step for every {{ ... }}: catalog text is escaped, macro output is not."""
+    return text(value) if isinstance(value, CatalogText) else value
 
 
 def site_catalog(root: str | Path) -> Catalog:
@@ -85,15 +117,15 @@ def value_of(item: object, source: str | None = None, entry: str | None = None) 
 def render(item: object, unit: str, digits: int = 2, down: bool = False, source: str | None = None, up: bool = False) -> str:
     """A figure as the pages show it: formatted by calc.units.fmt, its source in the title."""
     value = value_of(item, source)
-    text = ("~" if value.approximate else "") + fmt(value.exact, unit, digits, down, up)
+    shown = ("~" if value.approximate else "") + fmt(value.exact, unit, digits, down, up)
     # The source is in the title for a mouse, and shown beside the figure when it has focus, so a
     # keyboard (Tab) or a tap reaches it too; screen readers read the title as its description.
-    return f'<span class="fig" tabindex="0" title="{html.escape(value.source, quote=True)}">{text}</span>'
+    return f'<span class="fig" tabindex="0" title="{text(value.source)}">{shown}</span>'
 
 
-def source_text(text: str | None) -> str:
+def source_text(source: str | None) -> str:
     """A catalog source string (it may quote a log line with its figures), shown verbatim."""
-    return f'<span class="src">{html.escape(text or "")}</span>' if text else ""
+    return f'<span class="src">{text(source)}</span>' if source else ""
 
 
 # --- checked literals -----------------------------------------------------------------------

@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 from calc import accuracy, budget, chart, charts, derive, fraction, gate, guard, kv, kvlayout, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
-from hooks.figures import Value, line_of, render, report_problem, same, site_catalog, value_of  # noqa: E402
+from hooks.figures import Value, finalize, line_of, render, report_problem, same, site_catalog, text, value_of  # noqa: E402
 from hooks.figures import source_text as _source_text  # noqa: E402
 
 
@@ -90,6 +90,11 @@ def define_env(env) -> None:
     def source_text(text: str | None) -> str:
         """A catalog source string, quoted verbatim (its figures are the source's own words)."""
         return _source_text(text)
+
+    @env.filter
+    def code(value: object) -> str:
+        """Catalog text set as code: {{ d.settings.kv_dtype | code }}, escaped like any catalog text."""
+        return f"<code>{text(value)}</code>"
 
     @env.macro
     def pin(text: str) -> int:
@@ -165,7 +170,7 @@ def define_env(env) -> None:
         current = row(deployment_id)
         held = derive.held(start)
         rows = [
-            ("Weights", fig(start["weights_loaded"]), f"{start['weights_loaded'].provenance}; shard headers said {fig(model['weights'])}"),
+            ("Weights", fig(start["weights_loaded"]), f"{text(start['weights_loaded'].provenance)}; shard headers said {fig(model['weights'])}"),
             ("Drafter", fig(current.drafter), source_text(current.drafter.source) + "; not measured, the drafter has not loaded yet"),
             (
                 f"KV pool, pin {fig(start['kv_pin'], 'e9')}",
@@ -184,8 +189,8 @@ def define_env(env) -> None:
         available = (request["available"].value,)
         current = row(deployment_id)
         rows = []
-        for text in pins:
-            p = parse_size(text)
+        for typed in pins:
+            p = parse_size(typed)
             off = gate.gate(current, gate.Request(p, False, *_calibrated(deployment_id)), available)
             on = gate.gate(current, gate.Request(p, True, *_calibrated(deployment_id)), available)
             verdict = {(True, True): "both start", (True, False): "drafter refused", (False, False): "both refused"}[(off.passes, on.passes)]
@@ -233,15 +238,15 @@ def define_env(env) -> None:
                     what,
                     fig(r.bytes_per_token, "count", source=r.provenance),
                     fig(tokens, "count") + (" (logged)" if logged else ""),
-                    r.provenance,
+                    text(r.provenance),
                 )
             )
         return _table(("Model, engine, KV type", "B / token / rank", f"Tokens in {fig(pool, 'e9')}", "Source"), rows)
 
     def reading_name(r: derive.KvReading) -> str:
         """Model, engine, KV type and label of a reading, its speculative-token count as a figure."""
-        label = f"{fig(r.speculative_tokens, 'count', source='setting')} speculative tokens" if r.speculative_tokens else r.label
-        return ", ".join(p for p in (catalog.models[r.model]["name"], r.engine, r.kv_dtype, label) if p)
+        label = f"{fig(r.speculative_tokens, 'count', source='setting')} speculative tokens" if r.speculative_tokens else text(r.label)
+        return ", ".join(p for p in (text(catalog.models[r.model]["name"]), text(r.engine), text(r.kv_dtype), label) if p)
 
     @env.macro
     def generations_table(deployment_id: str = "dsv4-flash-pair") -> str:
@@ -320,7 +325,7 @@ def define_env(env) -> None:
         previous = None
         for s in trace["samples"]:
             drop = fig(units.shown(previous, "GiB") - units.shown(s["available"], "GiB"), "GiB") if previous is not None else "—"
-            rows.append((fig(s["t"], "s", 0), fig(s["available"], "MiB", 0), fig(s["available"], "GiB"), drop, s.get("event", "")))
+            rows.append((fig(s["t"], "s", 0), fig(s["available"], "MiB", 0), fig(s["available"], "GiB"), drop, text(s.get("event", ""))))
             previous = s["available"]
         return _table(("Time", "MemAvailable", "GiB", "Drop since the poll before", "In the log"), rows)
 
@@ -408,7 +413,7 @@ def define_env(env) -> None:
                 if not {"tokens", "max_model_len", "block_size"} <= rep.keys():
                     continue
                 tokens, max_len, block = rep["tokens"].value, rep["max_model_len"], rep["block_size"]
-                what = ", ".join(p for p in (model["name"], rep.get("engine", ""), rep["kv_dtype"]) if p)
+                what = text(", ".join(p for p in (model["name"], rep.get("engine", ""), rep["kv_dtype"]) if p))
                 rows.append(
                     (
                         what,
@@ -417,7 +422,7 @@ def define_env(env) -> None:
                         fig(block, "count"),
                         fig(kv.full_contexts(tokens, max_len), "x"),
                         fig(kv.block_concurrency(tokens, max_len, block), "x"),
-                        rep["tokens"].provenance + ": " + source_text(rep["tokens"].source),
+                        text(rep["tokens"].provenance) + ": " + source_text(rep["tokens"].source),
                     )
                 )
         head = ("Model, engine, KV type", "Tokens", "max_model_len", "Block", "tokens ÷ max_model_len", "whole blocks", "Source")
@@ -434,7 +439,7 @@ def define_env(env) -> None:
         measured = next(r for r in mine if r.kind == "measured")
         arch = model["architecture"]
         latent = derive.modeled_from_architecture(model, settings["kv_dtype"], d["tp"])
-        entries = [(r.label or f"{r.kind}, {r.engine}", r.bytes_per_token, *r.tokens_at(pool), r.provenance) for r in mine]
+        entries = [(text(r.label or f"{r.kind}, {r.engine}"), r.bytes_per_token, *r.tokens_at(pool), text(r.provenance)) for r in mine]
         entries.insert(
             2,
             (
@@ -504,7 +509,7 @@ def define_env(env) -> None:
                     fig(s["available"]),
                     fig(largest, "GB", 1, down=True),
                     "prefetched" if enabled else "**not prefetched**",
-                    s.get("event", ""),
+                    text(s.get("event", "")),
                 )
             )
         head = ("Time", "MemAvailable", f"{fig(share, '%', 0)} of it, rounded down", f"{fig(checkpoint, 'GB', 0)} checkpoint, size rule", "In the log")
@@ -546,12 +551,12 @@ def define_env(env) -> None:
         for r in plan["residents"]:
             model = catalog.models[r["model"]]
             w = model["weights"]
-            rows.append((model["name"], fig(w, "GB", 0), fig(w), r.get("role", ""), f"{w.kind}: {source_text(w.source)}"))
+            rows.append((text(model["name"]), fig(w, "GB", 0), fig(w), text(r.get("role", "")), f"{w.kind}: {source_text(w.source)}"))
         weights = [catalog.models[r["model"]]["weights"].value for r in plan["residents"]]
         together = {unit: units.printed_sum(weights, unit, digits) for unit, digits in (("GB", 0), ("GiB", 2))}
         rows.append(("**weights together**", f"**{fig(together['GB'], 'GB', 0)}**", f"**{fig(together['GiB'])}**", "", "the sum"))
         total = box["total_memory"]
-        rows.append((f"{box['name']}, total", fig(total, "GB"), fig(total), "", f"{total.kind}: {source_text(total.source)}"))
+        rows.append((f"{text(box['name'])}, total", fig(total, "GB"), fig(total), "", f"{total.kind}: {source_text(total.source)}"))
         left = {unit: units.shown(total.value, unit, 2) - together[unit] for unit in ("GB", "GiB")}
         rows.append(("**left for KV and headroom**", f"**{fig(left['GB'], 'GB')}**", f"**{fig(left['GiB'])}**", "", "total - weights"))
         return _table(("Resident", "GB", "GiB", "Role", "Source"), rows)
@@ -566,7 +571,7 @@ def define_env(env) -> None:
             rule = budget.weights_from_parameters(model["parameters"], model["bits_per_parameter"])
             rows.append(
                 (
-                    model["name"],
+                    text(model["name"]),
                     fig(rule, "GB", 1),
                     fig(model["weights"], "GB", 0),
                     fig(model["weights"]),
@@ -644,6 +649,11 @@ def define_env(env) -> None:
 
 
 CHARTS = ("rank_holds", "pin_matrix", "startup_timeline", "guard_trace", "length_fit", "bytes_per_token", "plan_budget")
+
+
+def on_pre_page_macros(env) -> None:
+    """Before each page renders: catalog text in {{ ... }} is escaped; macro output is not."""
+    env.env.finalize = finalize
 
 
 def _unit(literal: str) -> tuple[str, int]:

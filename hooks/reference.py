@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from calc import derive, fraction, hfconfig
 from calc.catalog import Catalog, Figure
-from hooks.figures import render, source_text
+from hooks.figures import render, source_text, text
 
 SECTION = "Catalog reference"
 
@@ -17,10 +17,16 @@ def pages(catalog: Catalog) -> dict[str, tuple[str, str]]:
     """src path -> (nav title, markdown)."""
     out = {}
     for model_id, model in catalog.models.items():
-        out[f"catalog/models/{model_id}.md"] = (model["name"], model_page(catalog, model))
+        out[f"catalog/models/{model_id}.md"] = (text(model["name"]), _titled(model["name"], model_page(catalog, model)))
     for box_id, box in catalog.boxes.items():
-        out[f"catalog/boxes/{box_id}.md"] = (box["name"], box_page(catalog, box))
+        out[f"catalog/boxes/{box_id}.md"] = (text(box["name"]), _titled(box["name"], box_page(catalog, box)))
     return out
+
+
+def _titled(title: str, markdown: str) -> str:
+    """The page's <title> from front matter, escaped: the theme would otherwise unescape the
+    heading's text into it."""
+    return f'---\ntitle: "{text(title)}"\n---\n\n{markdown}'
 
 
 def _figure_rows(figures: list[tuple[str, Figure, str, int]]) -> list[str]:
@@ -30,21 +36,21 @@ def _figure_rows(figures: list[tuple[str, Figure, str, int]]) -> list[str]:
             value = f"{render(f.minimum, unit, digits)} to {render(f.maximum, unit, digits)}"
         else:
             value = render(f, unit, digits)
-        rows.append(f"| {label} | {value} | {f.provenance} | {source_text(f.source)} |")
+        rows.append(f"| {label} | {value} | {text(f.provenance)} | {source_text(f.source)} |")
     return rows
 
 
 def model_page(catalog: Catalog, model: dict) -> str:
-    lines = [f"# {model['name']}", ""]
+    lines = [f"# {text(model['name'])}", ""]
     if model.get("illustrative"):
         lines += ["An illustrative model from the several-models guide: its figures are estimates, not readings.", ""]
     if model.get("checkpoint"):
-        lines += [f"Checkpoint: {model['checkpoint']}.", ""]
+        lines += [f"Checkpoint: {text(model['checkpoint'])}.", ""]
     figures = []
     if "weights" in model:
         figures.append(("Weights", model["weights"], "GiB", 2))
     if "drafter" in model:
-        figures.append((f"Drafter weights, {model['drafter']['name']}", model["drafter"]["weights"], "GiB", 2))
+        figures.append((f"Drafter weights, {text(model['drafter']['name'])}", model["drafter"]["weights"], "GiB", 2))
     if figures:
         lines += ["## Weights", "", *_figure_rows(figures), ""]
     if model.get("parameters"):
@@ -57,10 +63,10 @@ def model_page(catalog: Catalog, model: dict) -> str:
         lines += ["## Bytes per token", "", f"| Engine, KV type | B / token / rank | Tokens in a {render(10**10, 'e9')} pin | Source |", "|---|---|---|---|"]
         for r in readings:
             tokens, logged = r.tokens_at(10**10)
-            label = f"{render(r.speculative_tokens, 'count', source='setting')} speculative tokens" if r.speculative_tokens else r.label
-            what = ", ".join(p for p in (r.engine, r.kv_dtype, label) if p)
+            label = f"{render(r.speculative_tokens, 'count', source='setting')} speculative tokens" if r.speculative_tokens else text(r.label)
+            what = ", ".join(p for p in (text(r.engine), text(r.kv_dtype), label) if p)
             lines.append(
-                f"| {what} | {render(r.bytes_per_token, 'count', source=r.provenance)} | {render(tokens, 'count')}{' (logged)' if logged else ''} | {r.provenance} |"
+                f"| {what} | {render(r.bytes_per_token, 'count', source=r.provenance)} | {render(tokens, 'count')}{' (logged)' if logged else ''} | {text(r.provenance)} |"
             )
         lines.append("")
     fits = [f for f in derive.length_fits(catalog) if f.model == model["id"]]
@@ -69,14 +75,14 @@ def model_page(catalog: Catalog, model: dict) -> str:
             "## Per-request cost over max_model_len",
             "",
             "The same pool read at several max_model_len, fit as per-request bytes = per token x context + fixed "
-            f"({fits[0].kv_dtype}; {source_text(fits[0].label)}).",
+            f"({text(fits[0].kv_dtype)}; {source_text(fits[0].label)}).",
             "",
             "| Pool a rank | Per token | Fixed a request | Readings (max_model_len: tokens) | Source |",
             "|---|---|---|---|---|",
         ]
         for f in fits:
             points = ", ".join(f"{render(length, 'count')}: {render(tokens, 'count')}" for length, tokens in f.readings)
-            lines.append(f"| {render(f.pool, 'GiB', 1)} | {render(f.per_token, 'B')} | {render(f.fixed, 'GB', 2)} | {points} | {f.provenance} |")
+            lines.append(f"| {render(f.pool, 'GiB', 1)} | {render(f.per_token, 'B')} | {render(f.fixed, 'GB', 2)} | {points} | {text(f.provenance)} |")
         lines.append("")
     arch = model.get("architecture")
     if arch:
@@ -99,7 +105,7 @@ def model_page(catalog: Catalog, model: dict) -> str:
                 else "Modeled from the architecture, what a token adds in the layers that grow with context: "
             )
             + f"{render(modeled, 'count', source='modeled')} bytes per token per rank "
-            f"({readings[0].kv_dtype if readings else 'bf16'}, one rank). Where a measured figure exists, the measured one wins.",
+            f"({text(readings[0].kv_dtype) if readings else 'bf16'}, one rank). Where a measured figure exists, the measured one wins.",
             "",
         ]
         if arch.get("note"):
@@ -107,16 +113,16 @@ def model_page(catalog: Catalog, model: dict) -> str:
     deployments = [d for d in catalog.deployments.values() if d["model"] == model["id"]]
     for d in deployments:
         lines += [
-            f"## Deployment: {d['name']}",
+            f"## Deployment: {text(d['name'])}",
             "",
-            f"TP={render(d['tp'], 'count', source='the deployment')} on {render(d['boxes'], 'count', source='the deployment')} boxes, engine {d.get('engine', 'not recorded')}.",
+            f"TP={render(d['tp'], 'count', source='the deployment')} on {render(d['boxes'], 'count', source='the deployment')} boxes, engine {text(d.get('engine', 'not recorded'))}.",
             "",
         ]
         starts = [s for s in d["starts"] if "kv_tokens" in s]
         if starts:
             lines += ["| Start | Pin | Tokens | Outcome |", "|---|---|---|---|"]
             for s in starts:
-                name = f"gen {s['generation']}" if s.get("generation") else s.get("date", "")
+                name = f"gen {s['generation']}" if s.get("generation") else text(s.get("date", ""))
                 spec = derive.settings(d, s).get("speculative_tokens")
                 name += f", {render(spec, 'count', source='setting')} speculative tokens" if spec else ""
                 lines.append(f"| {name} | {render(s['kv_pin'], 'e9', 2)} | {render(s['kv_tokens'], 'count')} | {s['outcome']} |")
@@ -149,7 +155,7 @@ def _as_written(figure: Figure) -> tuple[str, int]:
 
 def box_page(catalog: Catalog, box: dict) -> str:
     unified = box["memory"] == "unified"
-    lines = [f"# {box['name']}", "", f"Memory: {box['memory']}" + (" (CPU and GPU share one pool)." if unified else " (the GPU's own memory)."), ""]
+    lines = [f"# {text(box['name'])}", "", f"Memory: {box['memory']}" + (" (CPU and GPU share one pool)." if unified else " (the GPU's own memory)."), ""]
     figures = []
     for key, label in (
         ("total_memory", "Total the engine sees"),
@@ -202,7 +208,7 @@ def box_page(catalog: Catalog, box: dict) -> str:
     if deployments:
         lines += ["## Deployments", ""]
         lines += [
-            f"- [{d['name']}](../models/{d['model']}.md): TP={render(d['tp'], 'count', source='the deployment')} "
+            f"- [{text(d['name'])}](../models/{d['model']}.md): TP={render(d['tp'], 'count', source='the deployment')} "
             f"on {render(d['boxes'], 'count', source='the deployment')} boxes"
             for d in deployments
         ]
@@ -210,7 +216,7 @@ def box_page(catalog: Catalog, box: dict) -> str:
     incidents = [i for i in catalog.incidents.values() if i["box"] == box["id"]]
     if incidents:
         lines += ["## Incidents", ""]
-        lines += [f"- {i['date']}: {i['title']}" for i in incidents]
+        lines += [f"- {text(i['date'])}: {text(i['title'])}" for i in incidents]
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -219,10 +225,10 @@ def index_links(catalog: Catalog) -> str:
     lines = ["| Model | Weights | Source |", "|---|---|---|"]
     for model_id, model in catalog.models.items():
         weights = render(model["weights"], "GiB") if "weights" in model else "—"
-        source = model["weights"].provenance if "weights" in model else ""
-        lines.append(f"| [{model['name']}](models/{model_id}.md) | {weights} | {source} |")
+        source = text(model["weights"].provenance) if "weights" in model else ""
+        lines.append(f"| [{text(model['name'])}](models/{model_id}.md) | {weights} | {source} |")
     lines += ["", "| Box | Total | Memory |", "|---|---|---|"]
     for box_id, box in catalog.boxes.items():
         total = derive.box_total(box)
-        lines.append(f"| [{box['name']}](boxes/{box_id}.md) | {render(total.figure, 'GiB')} ({total.kind}) | {box['memory']} |")
+        lines.append(f"| [{text(box['name'])}](boxes/{box_id}.md) | {render(total.figure, 'GiB')} ({total.kind}) | {box['memory']} |")
     return "\n".join(lines)

@@ -83,7 +83,7 @@ def test_guard_over_the_catalogs_kernel_init_trace(catalog, guard_policy) -> Non
 
 
 def test_guard_without_samples() -> None:
-    with pytest.raises(ValueError, match="no samples"):
+    with pytest.raises(ValueError, match="found no samples"):
         guard.run([], GiB, 3)
 
 

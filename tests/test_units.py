@@ -152,7 +152,7 @@ def test_fmt_accepts_int_float_and_fraction() -> None:
 
 
 def test_fmt_unknown_unit() -> None:
-    with pytest.raises(ValueError, match="unknown unit 'furlongs'"):
+    with pytest.raises(InputError, match="fmt: found unit 'furlongs', expected one of GiB"):
         fmt(1, "furlongs")
 
 

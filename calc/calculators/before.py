@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from calc import derive, gate, hfconfig, kvlayout, modeled, weights
 from calc.calculators.form import Defaults, Field, Figures, Output, badge, counted, default_note, dl, esc, invalid, short, size_examples, size_text, table, take
@@ -56,8 +57,9 @@ def fields(catalog: Catalog) -> list[Field]:
     ]
 
 
-def _available(box: dict) -> Figure:
-    return box.get("idle_available") or box.get("free_at_start") or box["total_memory"]
+def _available(box: dict[str, Any]) -> Figure:
+    figure: Figure = box.get("idle_available") or box.get("free_at_start") or box["total_memory"]
+    return figure
 
 
 def _serving_pin(catalog: Catalog, box_id: str) -> tuple[int, str]:
@@ -81,7 +83,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "config": config.read_text(encoding="utf-8"),
         "index": "",
         "box": box_id,
-        "available": size_text(_available(box).value, "MiB"),
+        "available": size_text(_available(box).size, "MiB"),
         "tp": "1",
         "kv_cache_dtype": "auto",
         "max_model_len": fmt(32768, "count"),
@@ -199,7 +201,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
 
 
-def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: dict, typed: int | None) -> tuple[gate.GateRow, str]:
+def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: dict[str, Any], typed: int | None) -> tuple[gate.GateRow, str]:
     policy = catalog.policy["gate"]
     headroom = policy["headroom"]
     overhead, where = None, "outside calibration: no measured start of this model in the catalog, and none typed"
@@ -220,7 +222,9 @@ def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settin
     return row, where
 
 
-def _gate_rows(result: gate.GateResult, row: gate.GateRow, available: int, pin: int, prefill: int, seats: int, where: str, fig: Figures, rows: list) -> str:
+def _gate_rows(
+    result: gate.GateResult, row: gate.GateRow, available: int, pin: int, prefill: int, seats: int, where: str, fig: Figures, rows: list[Any]
+) -> str:
     if result.needs is None:
         reason = result.outside_calibration or ""
         if row.overhead is None:

@@ -6,7 +6,7 @@ Standard library only, no browser imports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +53,7 @@ class Output:
     figures: dict[str, str] = field(default_factory=dict)
     fields: tuple[str, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "calculator": self.calculator,
             "valid": self.valid,
@@ -83,7 +83,7 @@ def dl(rows: list[tuple[str, str]]) -> str:
     return '<dl class="calc-dl">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def table(head: tuple[str, ...], rows: list[tuple[str, ...]], caption: str, total: tuple[str, ...] | None = None) -> str:
+def table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]], caption: str, total: tuple[str, ...] | None = None) -> str:
     out = ['<div class="calc-table"><table>', f"<caption>{caption}</caption>", "<thead><tr>"]
     out += [f'<th scope="col">{h}</th>' for h in head]
     out.append("</tr></thead><tbody>")
@@ -135,6 +135,11 @@ def flag(raw: Mapping[str, str], name: str) -> bool:
     return str(raw.get(name, "")).strip().lower() in ("on", "true", "1", "yes", "checked")
 
 
+def sized(raw: Mapping[str, str], name: str, label: str) -> Callable[[], int]:
+    """The parser of one size field, for take()."""
+    return lambda: parse_size(str(raw.get(name, "")), short(label))
+
+
 def counted(raw: Mapping[str, str], name: str, label: str, minimum: int = 1, optional: bool = False) -> Callable[[], int | None]:
     def parse() -> int | None:
         text = str(raw.get(name, ""))
@@ -168,7 +173,7 @@ class Defaults:
     hidden: dict[str, bool] = field(default_factory=dict)
     disabled: dict[str, bool] = field(default_factory=dict)
 
-    def to_json(self, calculator: str) -> dict:
+    def to_json(self, calculator: str) -> dict[str, Any]:
         return {
             "values": {dom_id(calculator, k): v for k, v in self.values.items()},
             "sources": {dom_id(calculator, k) + "-src": v for k, v in self.sources.items()},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fractions import Fraction
+from typing import Any
 
 from calc import derive, kv, report
 from calc.calculators.form import Defaults, Field, Figures, Output, counted, dl, esc, invalid, pin_up, short, size_examples, size_text, take
@@ -84,6 +85,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     key = str(raw.get("reading", "")).strip()
     readings = kv_readings(catalog)
     reading = None
+    per_token: int | Fraction | None
     if key == TYPED:
         bpt = take(errors, "bpt", counted(raw, "bpt", LABELS["bpt"]))
         per_token, source = (Fraction(bpt) if bpt else None), "typed"
@@ -138,7 +140,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output("kv", True, {}, {"kv-verdict": verdict, "kv-result": dl(rows)}, fig.shown, names)
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
     """The typed bytes per token are editable only when "typed below" is chosen."""
     if name == "reading":
         return {"values": {}, "sources": {}, "hidden": {}, "disabled": {"kv-bpt": str(raw.get("reading", "")) != TYPED}}

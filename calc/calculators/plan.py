@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fractions import Fraction
+from typing import Any
 
 from calc import budget, charts, derive, fraction, report
-from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, esc, invalid, short, size_examples, size_text, table, take
+from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, esc, invalid, size_examples, size_text, sized, table, take
 from calc.catalog import Catalog, Figure
 from calc.chart import figure_html
 from calc.units import InputError, fmt, parse_fraction, parse_size, printed_sum, shown
@@ -41,7 +42,7 @@ def fields(catalog: Catalog) -> list[Field]:
             for m in _resident_models(catalog)
         ]
     )
-    boxes = tuple((b, f"{e['name']}: {fmt(derive.box_total(e)[0].value, 'GiB')}", False) for b, e in catalog.boxes.items())
+    boxes = tuple((b, f"{e['name']}: {fmt(derive.box_total(e)[0].size, 'GiB')}", False) for b, e in catalog.boxes.items())
     out = [Field("box", labels["box"], "select", options=boxes)]
     for n in range(1, PLAN_ROWS + 1):
         out.append(Field(f"model_{n}", labels[f"model_{n}"], "select", options=models))
@@ -52,16 +53,16 @@ def fields(catalog: Catalog) -> list[Field]:
     return out
 
 
-def _plan_available(box: dict) -> tuple[int, Figure]:
+def _plan_available(box: dict[str, Any]) -> tuple[int, Figure]:
     """What the box has free before the first engine: its idle reading, its free-at-start reading, or its total."""
     figure = derive.box_free(box) or derive.box_total(box)[0]
-    return figure.value, figure
+    return figure.size, figure
 
 
-def _total_note(box: dict) -> str:
+def _total_note(box: dict[str, Any]) -> str:
     total = derive.box_total(box)
     kind = "" if total.kind == "engine" else f"; {total.what}"
-    return f"Total {esc(fmt(total.figure.value, 'GiB'))} ({esc(total.figure.provenance)}{esc(kind)})"
+    return f"Total {esc(fmt(total.figure.size, 'GiB'))} ({esc(total.figure.provenance)}{esc(kind)})"
 
 
 def defaults(catalog: Catalog, box_id: str | None = None) -> Defaults:
@@ -78,7 +79,9 @@ def defaults(catalog: Catalog, box_id: str | None = None) -> Defaults:
         values[f"kv_{n}"] = fmt(0, "GiB", 0)
         values[f"headroom_{n}"] = fmt(0, "GiB", 0)
         role = plan["residents"][n - 1].get("role", "") if plan and n <= len(residents) else ""
-        sources[f"model_{n}"] = f"Default: the plan &ldquo;{esc(plan['title'])}&rdquo;" + (f"; {esc(role)}" if role else "") if model else "Default: none"
+        sources[f"model_{n}"] = (
+            f"Default: the plan &ldquo;{esc(plan['title'] if plan else '')}&rdquo;" + (f"; {esc(role)}" if role else "") if model else "Default: none"
+        )
         sources[f"kv_{n}"] = "Default 0: the catalog has no KV figure for this lineup; type yours"
         sources[f"headroom_{n}"] = "Default 0: type the headroom you keep for this model"
     values["fractions"] = ", ".join(fmt(f, "fraction") for f in together["fractions"]) if together else ""
@@ -111,8 +114,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         if model_id not in _resident_models(catalog):
             errors[f"model_{n}"] = f"{labels[f'model_{n}']}: found {model_id!r}, expected one of {', '.join(_resident_models(catalog))}"
             continue
-        size = take(errors, f"kv_{n}", lambda n=n: parse_size(str(raw.get(f"kv_{n}", "")), short(labels[f"kv_{n}"])))
-        headroom = take(errors, f"headroom_{n}", lambda n=n: parse_size(str(raw.get(f"headroom_{n}", "")), short(labels[f"headroom_{n}"])))
+        size = take(errors, f"kv_{n}", sized(raw, f"kv_{n}", labels[f"kv_{n}"]))
+        headroom = take(errors, f"headroom_{n}", sized(raw, f"headroom_{n}", labels[f"headroom_{n}"]))
         model = catalog.models[model_id]
         residents.append((budget.Resident(model["name"], model["weights"].value, size or 0, headroom or 0), model["weights"]))
     fractions = take(errors, "fractions", lambda: _parse_fractions(str(raw.get("fractions", "")), labels["fractions"]))
@@ -120,7 +123,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     if errors:
         return invalid("plan", errors, labels, names)
     box = catalog.boxes[box_id]
-    total = derive.box_total(box)[0].value
+    total = derive.box_total(box)[0].size
     result = budget.budget(total, [r for r, _ in residents])
     fig = Figures()
     rows = [
@@ -180,7 +183,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output("plan", True, {}, {"plan-verdict": verdict, "plan-result": result_html}, fig.shown, names)
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
     """A new box moves the MemAvailable default and the box's total beside it."""
     if name == "box" and str(raw.get("box", "")) in catalog.boxes:
         box = catalog.boxes[str(raw["box"])]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from calc import charts, prefetch
 from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, dl, esc, invalid, size_examples, size_text, take
@@ -27,7 +28,7 @@ def fields(catalog: Catalog) -> list[Field]:
     ]
 
 
-def _prefetch_trace(catalog: Catalog) -> dict | None:
+def _prefetch_trace(catalog: Catalog) -> dict[str, Any] | None:
     return next((t for t in catalog.traces.values() if "checkpoint" in t), None)
 
 

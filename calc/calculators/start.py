@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from calc import charts, derive, fraction, report
 from calc.calculators.form import (
@@ -24,6 +25,7 @@ from calc.calculators.form import (
     short,
     size_examples,
     size_text,
+    sized,
     table,
     take,
 )
@@ -63,7 +65,7 @@ def gated(catalog: Catalog) -> list[str]:
 
 
 def max_boxes(catalog: Catalog) -> int:
-    return max(catalog.deployments[d]["boxes"] for d in gated(catalog))
+    return int(max(catalog.deployments[d]["boxes"] for d in gated(catalog)))
 
 
 def field_labels(catalog: Catalog) -> dict[str, str]:
@@ -118,7 +120,7 @@ def fields(catalog: Catalog) -> list[Field]:
     return out
 
 
-def _available_figure(deployment: dict) -> Figure | None:
+def _available_figure(deployment: dict[str, Any]) -> Figure | None:
     """The figure report.last_available takes its value from."""
     figures = [r["available"] for r in deployment.get("requests", [])]
     figures += [s["available_before"] for s in deployment["starts"] if "available_before" in s]
@@ -206,7 +208,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     available = []
     for i in range(deployment["boxes"]):
         name = f"available_{i + 1}"
-        available.append(take(errors, name, lambda name=name: parse_size(str(raw.get(name, "")), short(labels[name]))))
+        available.append(take(errors, name, sized(raw, name, labels[name])))
     prefill = take(errors, "prefill_budget", counted(raw, "prefill_budget", labels["prefill_budget"]))
     seats = take(errors, "seats", counted(raw, "seats", labels["seats"]))
     max_len = take(errors, "max_model_len", counted(raw, "max_model_len", labels["max_model_len"]))
@@ -256,7 +258,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output("start", True, {}, {"start-verdict": verdict, "start-result": result}, fig.shown, names)
 
 
-def start_verdict(r: dict, fig: Figures) -> str:
+def start_verdict(r: dict[str, Any], fig: Figures) -> str:
     """The one sentence a screen reader announces after each edit: passes or refused, and every
     note the other checks add (the reading's precision, seats that do not fit, the fix offered)."""
     if r["outside_calibration"]:
@@ -282,7 +284,7 @@ def start_verdict(r: dict, fig: Figures) -> str:
     )
 
 
-def start_needs(r: dict, fig: Figures) -> str:
+def start_needs(r: dict[str, Any], fig: Figures) -> str:
     """The needs formula term by term with each term's source, then every box against it."""
     if r["outside_calibration"]:
         return (
@@ -323,7 +325,7 @@ def pin_text(value: int | None) -> str:
     return fmt(value, "e9", 2, down=True)
 
 
-def start_largest(r: dict, fig: Figures) -> str:
+def start_largest(r: dict[str, Any], fig: Figures) -> str:
     largest = r["largest_pin_bytes"]
     rows = []
     for key, label in (("without_drafter", "Without the drafter"), ("with_drafter", "With the drafter")):
@@ -342,7 +344,7 @@ def start_largest(r: dict, fig: Figures) -> str:
     )
 
 
-def start_pool(r: dict, fig: Figures) -> str:
+def start_pool(r: dict[str, Any], fig: Figures) -> str:
     pool = r["kv"]
     i: StartInputs = r["inputs"]
     if pool["bytes_per_token"] is None:
@@ -369,7 +371,7 @@ def start_pool(r: dict, fig: Figures) -> str:
         seats = fmt(i.seats, "count")
         rows.append(
             (
-                f"{seats} seats &times; {fmt(i.typical_context, 'tokens')}",
+                f"{seats} seats &times; {fmt(i.typical_context or 0, 'tokens')}",
                 f"{fig('kv_tokens_needed', fmt(pool['tokens_needed'], 'tokens'))}: "
                 + fig("kv_seats_fit", "fit" if pool["seats_fit"] else "do not fit")
                 + f"; a pin of at least {fig('kv_seats_pin', pin_up(pool['pin_for_seats_bytes']))} holds them, more by each seat's fixed part",
@@ -380,7 +382,7 @@ def start_pool(r: dict, fig: Figures) -> str:
     return '<section class="calc-section"><h3>The KV pool</h3>' + dl(rows) + "</section>"
 
 
-def start_fraction(r: dict, fig: Figures) -> str:
+def start_fraction(r: dict[str, Any], fig: Figures) -> str:
     f = r["fraction"]
     edge_left = f["free_bytes"] - fraction.requested(f["total_bytes"], f["edge"])
     how = (
@@ -418,7 +420,7 @@ def start_fraction(r: dict, fig: Figures) -> str:
     )
 
 
-def start_flags(r: dict, fig: Figures) -> str:
+def start_flags(r: dict[str, Any], fig: Figures) -> str:
     """The flags to launch with: the request's when it passes, the suggested fix's when it is
     refused (labelled so), never a refused request's as if it would start."""
     if r["passes"] is False and not r["flags_are_the_fix"]:
@@ -442,7 +444,7 @@ def start_flags(r: dict, fig: Figures) -> str:
     )
 
 
-def start_changes(r: dict, fig: Figures) -> str:
+def start_changes(r: dict[str, Any], fig: Figures) -> str:
     head = '<section class="calc-section"><h3>What to change</h3>'
     if r["outside_calibration"]:
         return head + _calibration_note() + "</section>"
@@ -453,15 +455,15 @@ def start_changes(r: dict, fig: Figures) -> str:
         items = "".join(f"<li>{esc(n[0].upper() + n[1:])}.</li>" for n in r["notes"])
         return head + f"<p>The gate passes with {fig('spare', fmt(tightest, 'GiB'))} to spare on the tightest box, but:</p><ul>{items}</ul></section>"
     short = -min(b["margin_bytes"] for b in r["boxes"])
-    items = []
+    changes = []
     for n, t in enumerate(r["changes"], 1):
         alone = "covers the shortfall alone" if t.bytes >= short else "not enough alone"
-        items.append(f"<li>{esc(t.name)}: {fig(f'change_{n}', fmt(t.bytes, 'GiB'))} ({alone}); {_how(t.name, r)}</li>")
-    listing = f"<ol>{''.join(items)}</ol>" if items else "<p>No term here can move: only more MemAvailable helps.</p>"
+        changes.append(f"<li>{esc(t.name)}: {fig(f'change_{n}', fmt(t.bytes, 'GiB'))} ({alone}); {_how(t.name, r)}</li>")
+    listing = f"<ol>{''.join(changes)}</ol>" if changes else "<p>No term here can move: only more MemAvailable helps.</p>"
     return head + f"<p>Short by {fig('short', fmt(short, 'GiB'))} on the tightest box. The terms you can move, largest first:</p>{listing}</section>"
 
 
-def _how(term: str, r: dict) -> str:
+def _how(term: str, r: dict[str, Any]) -> str:
     largest = r["largest_pin_bytes"]
     inputs: StartInputs = r["inputs"]
     if term == "KV pin":
@@ -484,7 +486,7 @@ def _calibration_note() -> str:
     )
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
     """A new deployment moves every default."""
     if name == "deployment" and str(raw.get("deployment", "")) in gated(catalog):
         return defaults(catalog, str(raw["deployment"])).to_json(NAME)

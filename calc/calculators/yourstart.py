@@ -9,6 +9,7 @@ fill the typed fields. Every figure says where it came from. The figures are cal
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -61,7 +62,7 @@ UNITS = (
 
 def fields(catalog: Catalog) -> list[Field]:
     presets = [("", "none: your own start", False)] + [(d, f"{catalog.deployments[d]['name']}", False) for d in gated(catalog)]
-    boxes = [(b, f"{e['name']} ({e['memory']}, {fmt(derive.box_total(e).figure.value, 'GiB')})", False) for b, e in catalog.boxes.items()]
+    boxes = [(b, f"{e['name']} ({e['memory']}, {fmt(derive.box_total(e).figure.size, 'GiB')})", False) for b, e in catalog.boxes.items()]
     boxes.append((OTHER_BOX, "another box: type its total", False))
     sizes = "Bytes: " + size_examples()
     return [
@@ -149,7 +150,7 @@ def defaults(catalog: Catalog) -> Defaults:
     return Defaults({k: values.get(k, "") for k in LABELS}, sources)
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
     """A preset fills the typed fields; "none", or a pasted log, empties them."""
     chosen = str(raw.get("preset", ""))
     if name == "preset" and chosen in gated(catalog):
@@ -198,14 +199,15 @@ def _found(reading: Any, name: str) -> Given | None:
     return Given(found.value, _line("log", found.line_no, found.line_text), **bounds)
 
 
-def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: dict | None = None) -> tuple[Given | None, Any]:
+def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: dict[str, Any] | None = None) -> tuple[Given | None, Any]:
     """MemAvailable typed as a size, or read from pasted free / meminfo output."""
     text = str(raw.get(name, "")).strip()
     if not text:
         return None, None
     given = (filled or {}).get(name)
     if given and given[1] is not None and given[0] == text:
-        return given[1], None
+        found: Given = given[1]
+        return found, None
     label = short(LABELS[name]).split(":")[0]
     if "\n" not in text:
         try:
@@ -222,13 +224,14 @@ def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: d
     return Given(reading.available.value, _line(f"pasted {reading.source}", reading.available.line_no, reading.available.text) + approx), reading
 
 
-def _typed(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Callable[[str, str], Any], filled: dict | None = None) -> Given | None:
+def _typed(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Callable[[str, str], Any], filled: dict[str, Any] | None = None) -> Given | None:
     text = str(raw.get(name, "")).strip()
     if not text:
         return None
     given = (filled or {}).get(name)
     if given and given[1] is not None and given[0] == text:
-        return given[1]
+        found: Given = given[1]
+        return found
     value = take(errors, name, lambda: parse(text, short(LABELS[name])))
     return Given(value, "typed") if value is not None else None
 
@@ -238,7 +241,7 @@ def _list(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Call
     parts = [p for p in re.split(separators, str(raw.get(name, ""))) if p.strip()]
     values = []
     for part in parts:
-        value = take(errors, name, lambda part=part: parse(part.strip(), short(LABELS[name])))
+        value = take(errors, name, functools.partial(parse, part.strip(), short(LABELS[name])))
         if value is not None:
             values.append(value)
     return tuple(values)
@@ -254,7 +257,7 @@ def _bytes_per_token(text: str, what: str) -> Fraction:
     return value
 
 
-def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, dict, dict[str, str]]:
+def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, dict[str, Any], dict[str, str]]:
     """The givens, what the log says (for the page), and a message per bad field."""
     errors: dict[str, str] = {}
     log_text = str(raw.get("log", ""))
@@ -291,7 +294,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     pins = _list(raw, "pins", errors, parse_size)
     lengths = _list(raw, "lengths", errors, lambda t, w: parse_count(t, w, 1), r"[,;\s]+")
     pool = _found(reading, "kv_cache_memory_bytes") or _found(reading, "available_kv_bytes")
-    planned = pool if pool is not None and int(pool.value) > 0 else None  # type: ignore[arg-type]  # a negative pool is no pin
+    planned = pool if pool is not None and int(pool.value) > 0 else None  # a negative pool is no pin
     pin = typed["pin"] or planned
     if pin is None and reading is None and typed["weights"] is None and "pin" not in errors:
         errors["pin"] = f"{short(LABELS['pin'])}: found nothing, expected a size such as 20 GiB, or a log with its KV cache line"
@@ -300,14 +303,14 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     bpt = typed["bytes_per_token"] or _found(reading, "bytes_per_token")
     tokens = _found(reading, "kv_tokens")
     if bpt is None and planned is not None and tokens is not None and tokens.value:
-        bpt = Given(Fraction(int(planned.value), int(tokens.value)), f"{planned.source} / {tokens.source}")  # type: ignore[arg-type]
+        bpt = Given(Fraction(int(planned.value), int(tokens.value)), f"{planned.source} / {tokens.source}")
     if before is None and _found(reading, "free_memory_bytes") is not None:
         free = _found(reading, "free_memory_bytes")
         before = Given(free.value, free.source + " (vLLM's own reading of free memory at start)", free.low, free.high)  # type: ignore[union-attr]
     total = typed["total"] or _found(reading, "total_memory_bytes")
     if total is None and box_id in catalog.boxes:
         t = derive.box_total(catalog.boxes[box_id])
-        total = Given(t.figure.value, f"catalog: {catalog.boxes[box_id]['name']}, {t.what} ({t.figure.provenance})")
+        total = Given(t.figure.size, f"catalog: {catalog.boxes[box_id]['name']}, {t.what} ({t.figure.provenance})")
     headroom = catalog.policy["gate"]["headroom"]
     model = (filled["model"][1] if filled and filled["model"][0] == model_text else Given(model_text, "typed")) if model_text else _found(reading, "model")
     per_request, per_request_len = _per_request(reading, planned)
@@ -366,13 +369,13 @@ def _per_request(reading: Any, pool: Given | None) -> tuple[Given | None, int | 
         return None, None
     needed = getattr(reading, "kv_needed_bytes", None)
     if needed is not None and needed.value:
-        return Given(int(needed.high), _line("log", needed.line_no, needed.line_text) + " (its high end, as printed)"), int(length.value)  # type: ignore[arg-type]
+        return Given(int(needed.high), _line("log", needed.line_no, needed.line_text) + " (its high end, as printed)"), int(length.value)
     conc = getattr(reading, "max_concurrency", None)
     if pool is None or conc is None or not conc.value:
         return None, None
-    value = -(-Fraction(int(pool.value)) // Fraction(conc.value))  # type: ignore[arg-type]
-    how = f"the pool {fmt(int(pool.value), 'B')} ({pool.source}) / the maximum concurrency {conc.value} ({_line('log', conc.line_no, conc.line_text)}), rounded up"  # type: ignore[arg-type]
-    return Given(int(value), how), int(length.value)  # type: ignore[arg-type]
+    value = -(-Fraction(int(pool.value)) // Fraction(conc.value))
+    how = f"the pool {fmt(int(pool.value), 'B')} ({pool.source}) / the maximum concurrency {conc.value} ({_line('log', conc.line_no, conc.line_text)}), rounded up"
+    return Given(int(value), how), int(length.value)
 
 
 # --- the result -----------------------------------------------------------------------------
@@ -411,13 +414,13 @@ FAILURES = {
 }
 
 
-def _needs_printed(y: YourStart, a: dict, pin: int) -> Fraction:
+def _needs_printed(y: YourStart, a: dict[str, Any], pin: int) -> Fraction:
     """The gate's needs as its table prints it: the sum of the printed terms."""
-    terms = [int(y.weights.value), pin, a["overhead"].value, int(y.headroom.value)]  # type: ignore[union-attr, arg-type]
+    terms = [int(y.weights.value), pin, a["overhead"].value, int(y.headroom.value)]  # type: ignore[union-attr]
     return printed_sum(terms, "GiB")
 
 
-def _verdict(y: YourStart, a: dict, fig: Figures) -> str:
+def _verdict(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     """One sentence over every check: refused by the first that refuses, passes only when every
     check that can be sized passes; the fix offered and every note said."""
     g = a["gate"]
@@ -431,7 +434,7 @@ def _verdict(y: YourStart, a: dict, fig: Figures) -> str:
             need = "has no pin to check; the largest that passes is below"
         return f"<strong>Start: {fig('verdict', 'not sized')}</strong>: the gate {esc(need)}.{notes}"
     if a["passes"]:
-        pin = int(y.pin.value)  # type: ignore[union-attr, arg-type]
+        pin = int(y.pin.value)  # type: ignore[union-attr]
         available = shown(g["available"], "GiB", 2)
         checked = [name for name, c in (("free-memory", a["fraction"]), ("one-request", a["one_request"])) if c is not None]
         also = (
@@ -445,8 +448,8 @@ def _verdict(y: YourStart, a: dict, fig: Figures) -> str:
         )
     by = a["refused_by"]
     if by == "gate":
-        margin = shown(g["available"], "GiB", 2) - _needs_printed(y, a, int(y.pin.value))  # type: ignore[union-attr, arg-type]
-        why = f"the gate: needs {fig('needs_short', fmt(_needs_printed(y, a, int(y.pin.value)), 'GiB', 2))} a rank against {fig('available_short', fmt(shown(g['available'], 'GiB', 2), 'GiB', 2))}, short by {fig('margin_short', fmt(-margin, 'GiB', 2))}"  # type: ignore[union-attr, arg-type]
+        margin = shown(g["available"], "GiB", 2) - _needs_printed(y, a, int(y.pin.value))  # type: ignore[union-attr]
+        why = f"the gate: needs {fig('needs_short', fmt(_needs_printed(y, a, int(y.pin.value)), 'GiB', 2))} a rank against {fig('available_short', fmt(shown(g['available'], 'GiB', 2), 'GiB', 2))}, short by {fig('margin_short', fmt(-margin, 'GiB', 2))}"  # type: ignore[union-attr]
     elif by == "fraction":
         f = a["fraction"]
         why = f"vLLM's free-memory check: gpu_memory_utilization {fig('verdict_fraction', fraction_text(f['fraction']))} asks for more than the free memory; at most {fmt(f['ceiling'], 'fraction', 4)} passes"
@@ -516,14 +519,14 @@ def _log_section(reading: Any, fig: Figures) -> str:
     return f'<section class="calc-section"><h3>What your log says</h3>{table(("Figure", "Read", "Line", "Text"), rows, "Each figure with the log line it was read from")}{extra}</section>'
 
 
-def _holds_section(y: YourStart, a: dict, fig: Figures) -> str:
+def _holds_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     rows = []
     if y.weights is not None:
-        rows.append(("Weights", _size(fig, "weights", int(y.weights.value)), _source(y.weights.source)))  # type: ignore[arg-type]
+        rows.append(("Weights", _size(fig, "weights", int(y.weights.value)), _source(y.weights.source)))
     else:
         rows.append(("Weights", "unknown", "paste a log with its &ldquo;Model loading took&rdquo; line, or type them"))
     if y.pool is not None:
-        rows.append(("KV pool of the measured start", _size(fig, "pool", int(y.pool.value)), _source(y.pool.source)))  # type: ignore[arg-type]
+        rows.append(("KV pool of the measured start", _size(fig, "pool", int(y.pool.value)), _source(y.pool.source)))
     h, over = a["held"], a["overhead"]
     if h.value is not None:
         rows.append(("Held: MemAvailable before - serving", _size(fig, "held", h.value), _source(*h.sources)))
@@ -546,18 +549,18 @@ def _check(name: str, passes: bool, fig: Figures) -> str:
     return badge(passes) + fig(name, "passes" if passes else "refused").replace('class="fig"', 'class="fig calc-sr"')
 
 
-def _gate_section(y: YourStart, a: dict, fig: Figures) -> str:
+def _gate_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     g = a["gate"]
     head = '<section class="calc-section"><h3>The start gate</h3>'
     if g["needs"].value is None:
         return head + f'<p class="calc-unknown-note">The gate cannot size this start: it {esc(g["needs"].how)}.</p></section>'
     over = a["overhead"]
-    pin = int(y.pin.value) if y.pin is not None else 0  # type: ignore[arg-type]
+    pin = int(y.pin.value) if y.pin is not None else 0
     rows = [
-        ("weights", _size(fig, "term_weights", int(y.weights.value)), _source(y.weights.source)),  # type: ignore[union-attr, arg-type]
+        ("weights", _size(fig, "term_weights", int(y.weights.value)), _source(y.weights.source)),  # type: ignore[union-attr]
         ("KV pin", _size(fig, "term_pin", pin), _source(y.pin.source) if y.pin is not None else "no pin: the log gives none; type one to check it"),
         ("overhead", _size(fig, "term_overhead", over.value), _source(*over.sources)),
-        ("start headroom", _size(fig, "term_headroom", int(y.headroom.value)), _source(y.headroom.source)),  # type: ignore[arg-type]
+        ("start headroom", _size(fig, "term_headroom", int(y.headroom.value)), _source(y.headroom.source)),
     ]
     needs = _needs_printed(y, a, pin)
     total = ("needs", fig("needs", fmt(needs, "GiB")), "the sum of the terms as printed; the check runs on exact bytes")
@@ -580,7 +583,7 @@ def _gate_section(y: YourStart, a: dict, fig: Figures) -> str:
             else fig("largest_pin", f"none: short by {fmt(-largest, 'GiB', up=True)} at a zero pin"),
         )
     )
-    parts = [("weights", int(y.weights.value)), ("KV pin", pin), ("overhead", over.value), ("start headroom", int(y.headroom.value))]  # type: ignore[union-attr, arg-type]
+    parts = [("weights", int(y.weights.value)), ("KV pin", pin), ("overhead", over.value), ("start headroom", int(y.headroom.value))]  # type: ignore[union-attr]
     drawn = figure_html(
         charts.needs_vs_boxes(
             [gate.Term(name, value, "", True) for name, value in parts],
@@ -593,7 +596,7 @@ def _gate_section(y: YourStart, a: dict, fig: Figures) -> str:
     return head + drawn + terms + dl(items) + "</section>"
 
 
-def _grid_section(y: YourStart, a: dict, fig: Figures) -> str:
+def _grid_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     head = '<section class="calc-section"><h3>Tokens and full contexts</h3>'
     bpt = a["bytes_per_token_printed"]
     if not bpt:
@@ -602,7 +605,7 @@ def _grid_section(y: YourStart, a: dict, fig: Figures) -> str:
         return head + "<p>No pin to size: type one, or give the readings that size the largest that passes.</p></section>"
     src = _source(y.bytes_per_token.source)  # type: ignore[union-attr]
     lengths = a["lengths"]
-    pin = int(y.pin.value) if y.pin is not None else None  # type: ignore[arg-type]
+    pin = int(y.pin.value) if y.pin is not None else None
     rows = []
     for i, cell in enumerate(a["grid"]):
         p = cell["pin"]
@@ -625,7 +628,7 @@ def _grid_section(y: YourStart, a: dict, fig: Figures) -> str:
     return head + table(head_row, rows, "Tokens a pin holds, and how many full contexts of each length at once") + note + "</section>"
 
 
-def _checks_section(y: YourStart, a: dict, reading: Any, fig: Figures) -> str:
+def _checks_section(y: YourStart, a: dict[str, Any], reading: Any, fig: Figures) -> str:
     out = ['<section class="calc-section"><h3>vLLM&rsquo;s own checks</h3>']
     if y.engine == "sglang":
         out.append(
@@ -636,7 +639,7 @@ def _checks_section(y: YourStart, a: dict, reading: Any, fig: Figures) -> str:
     if f is None and y.engine != "sglang":
         out.append("<p>The fraction check needs the box total and the free memory before the start (MemAvailable on unified memory).</p>")
     elif f is not None:
-        how = "" if f["typed"] else f"the largest two decimals whose ask leaves the {fmt(int(y.headroom.value), 'GiB', 0)} start headroom free"  # type: ignore[arg-type]
+        how = "" if f["typed"] else f"the largest two decimals whose ask leaves the {fmt(int(y.headroom.value), 'GiB', 0)} start headroom free"
         asks = fig("fraction_requested", fmt(f["requested"], "GiB")) if f["requested"] is not None else "nothing"
         out.append(
             "<p>The fraction check: vLLM starts only if ceil(gpu_memory_utilization &times; total) &le; free memory, even with a pin.</p>"
@@ -644,8 +647,8 @@ def _checks_section(y: YourStart, a: dict, reading: Any, fig: Figures) -> str:
                 [
                     (
                         "gpu_memory_utilization",
-                        f"{fig('fraction', fraction_text(f['fraction']))} ({_source(y.gpu_memory_utilization.source) if f['typed'] else how})",
-                    ),  # type: ignore[union-attr]
+                        f"{fig('fraction', fraction_text(f['fraction']))} ({_source(y.gpu_memory_utilization.source) if f['typed'] else how})",  # type: ignore[union-attr]
+                    ),
                     ("Asks for", f"{asks} of {fig('fraction_total', fmt(f['total'], 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
                     ("Against free", fig("fraction_free", fmt(f["free"], "GiB")) + f" ({_source(y.before.source)})"),  # type: ignore[union-attr]
                     ("Check", _check("fraction_verdict", f["passes"], fig) if f["reached"] else _not_reached("fraction_verdict", fig)),
@@ -693,7 +696,7 @@ def _checks_section(y: YourStart, a: dict, reading: Any, fig: Figures) -> str:
     return "".join(out) + "</section>"
 
 
-def _command_section(y: YourStart, a: dict, fig: Figures) -> str:
+def _command_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     """The launch line for the log's engine: the request's when nothing refuses it, the suggested
     fix's (labelled, each change said) when something does, none when nothing here starts it."""
     sglang = y.engine == "sglang"

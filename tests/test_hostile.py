@@ -1,0 +1,623 @@
+"""Hostile input, as a careless or hostile user types it: every try kept as a row of a table.
+
+Command line: exit status 2, one line on stderr naming the flag, what was found and what was
+expected; never a traceback, a silent default or a wrong answer shown as valid. Catalog: `check`
+names file and key path, and the build fails with the same message and no traceback. The
+browser calculator's parser (calc.html, run here in CPython): the field is named, no result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CATALOG_DIR
+
+from calc import cli
+from calc import html as calc_html
+from calc.catalog import CatalogError, load_dir, load_json, parse_yaml
+
+NINES = "9" * 5000
+READINGS = ["--reading", "50000:398000", "--reading", "500000:2450000"]
+
+# --- the command line -----------------------------------------------------------------------
+
+# (argv, fragment of the one error line); {tmp} is a directory holding FILES below.
+CLI_CASES: list[tuple[list[str], str]] = [
+    # a comma is a thousands separator in groups of three, nothing else
+    (["gate", "--pin", "10,5 GiB"], "--pin: found '10,5 GiB', expected a comma only between groups of three digits"),
+    (["gate", "--seats", "1,0"], "--seats: found '1,0', expected a comma only between groups of three"),
+    (["prefetch", "--checkpoint", "75,5 GB", "--available", "44674MiB"], "--checkpoint: found '75,5 GB', expected a comma only"),
+    (["gate", "--max-model-len", "131,07"], "--max-model-len: found '131,07', expected a comma only"),
+    (["kv", "--tokens", "1,00,000"], "--tokens: found '1,00,000', expected a comma only"),
+    (["kv", "--pin", "10,00 GB"], "--pin: found '10,00 GB', expected a comma only"),
+    (["fraction", "--fraction", "0,98"], "--fraction: found '0,98', expected a comma only"),
+    (["fraction", "--total", ",5 GiB"], "--total: found ',5 GiB', expected a comma only"),
+    (["gate", "--available", "10,5 GiB"], "--available: found '10,5 GiB', expected a comma only"),
+    (["gate", "--available", "60e9,61e9"], "--available: found '60e9,61e9', expected a comma only"),
+    (["fit", "--pool", "24,5 GiB", *READINGS], "--pool: found '24,5 GiB', expected a comma only"),
+    (["fit", "--pool", "24 GiB", "--reading", "50,00:398000", "--reading", "500000:2450000"], "--reading max_model_len: found '50,00'"),
+    (["plan", "--model", "example-27b-4bit:1,5 GiB"], "--model example-27b-4bit KV: found '1,5 GiB', expected a comma only"),
+    (["guard", "kernel-init-report", "--floor", "8,5 GiB"], "--floor: found '8,5 GiB', expected a comma only"),
+    (["guard", "kernel-init-report", "--polls", "3,0"], "--polls: found '3,0', expected a comma only"),
+    # sizes out of any memory's range, or below one byte; bounded before any arithmetic
+    (["gate", "--pin", "1e999999999"], "--pin: found '1e999999999', expected a memory size below 1 PiB"),
+    (["kv", "--pin", "1e999999999"], "--pin: found '1e999999999', expected a memory size below 1 PiB"),
+    (["fit", "--pool", "1e999999999", *READINGS], "--pool: found '1e999999999', expected a memory size below 1 PiB"),
+    (["fraction", "--total", "1e999999999 GiB"], "--total: found '1e999999999 GiB', expected a memory size below 1 PiB"),
+    (["fraction", "--free", "1e999999999"], "--free: found '1e999999999', expected a memory size below 1 PiB"),
+    (["guard", "kernel-init-report", "--floor", "1e999999999"], "--floor: found '1e999999999', expected a memory size below 1 PiB"),
+    (["plan", "--available", "1e999999999"], "--available: found '1e999999999', expected a memory size below 1 PiB"),
+    (["prefetch", "--checkpoint", "1e999999999", "--available", "1 GB"], "--checkpoint: found '1e999999999', expected a memory size"),
+    (["prefetch", "--checkpoint", "1 GB", "--available", "1e999999999"], "--available: found '1e999999999', expected a memory size"),
+    (["gate", "--pin", "1e-400"], "--pin: found '1e-400', expected a size of at least 1 B (or 0): this is below one byte"),
+    (["gate", "--pin", "1e-20 GiB"], "--pin: found '1e-20 GiB', expected a size of at least 1 B (or 0): this is below one byte"),
+    (["kv", "--pin", "0.4 B"], "--pin: found '0.4 B', expected a size of at least 1 B (or 0): this is below one byte"),
+    (["gate", "--pin", "1" * 5000], "--pin: found '11111111111111111111...111111111111' (5000 characters), 5000 digits; expected at most 30"),
+    (["gate", "--pin", "0." + "0" * 5000 + "1 GiB"], "5002 digits; expected at most 30"),
+    (["gate", "--pin", "1e99999999999999999999"], "--pin: found '1e99999999999999999999', expected a memory size below 1 PiB"),
+    (["gate", "--pin", "-5 GB"], "--pin: found '-5 GB', expected a size of zero or more bytes"),
+    (["gate", "--pin", "nan"], "--pin: found 'nan', expected a size"),
+    (["gate", "--pin", "inf GiB"], "--pin: found 'inf GiB', expected a size"),
+    (["gate", "--pin", "10 XB"], "--pin: found unit 'XB' in '10 XB', expected one of B, KB"),
+    (["gate", "--pin", "１０ GB"], "--pin: found '１０ GB', expected a size"),  # full-width digits
+    # counts: bounded, whole, at least one where zero makes no sense
+    (["gate", "--seats", NINES], "--seats: found '99999999999999999999...999999999999' (5000 characters), expected a number below 1e+12"),
+    (["kv", "--tokens", NINES], "--tokens: found '99999999999999999999...999999999999' (5000 characters), expected a number below"),
+    (["kv", "--max-model-len", NINES], "--max-model-len: found '99999999999999999999...999999999999' (5000 characters)"),
+    (["fit", "--pool", "24 GiB", "--reading", f"{NINES}:5", "--reading", "500000:2450000"], "--reading max_model_len: found '99999"),
+    (["fit", "--pool", "24 GiB", *READINGS, "--max-model-len", NINES], "--max-model-len: found '99999"),
+    (["guard", "kernel-init-report", "--polls", NINES], "--polls: found '99999"),
+    (["gate", "--seats", "0"], "--seats: found 0, expected at least 1"),
+    (["gate", "--max-model-len", "0"], "--max-model-len: found 0, expected at least 1"),
+    (["gate", "--prefill-budget", "-8192"], "--prefill-budget: found -8192, expected at least 1"),
+    (["gate", "--seats", "1.5"], "--seats: found '1.5', expected a whole number"),
+    (["guard", "kernel-init-report", "--polls", "0"], "--polls: found 0, expected at least 1"),
+    (["kv", "--bytes-per-token", "0"], "--bytes-per-token: found 0, expected at least 1"),
+    (["fit", "--pool", "24 GiB", "--reading", "50000:0", "--reading", "500000:2450000"], "--reading tokens: found 0, expected at least 1"),
+    (["fit", "--pool", "0 GiB", *READINGS], "pool: found 0, expected the KV pool's size per rank"),
+    (["fit", "--pool", "24 GiB", "--reading", "50000:398000"], "readings: found fewer than two different max_model_len"),
+    (["fit", "--pool", "24 GiB", "--reading", "50000"], "--reading: found '50000', expected MAX_MODEL_LEN:TOKENS"),
+    # fractions: exponents bounded before the exact arithmetic (1e-99999999 ran for minutes)
+    (["fraction", "--fraction", "1e-99999999"], "--fraction: found '1e-99999999', expected a fraction above 0 and at most 1"),
+    (["fraction", "--fraction", "1e-9999999"], "--fraction: found '1e-9999999', expected a fraction above 0 and at most 1"),
+    (["fraction", "--fraction", "0." + "0" * 5000 + "1"], "5002 digits; expected at most 30"),
+    (["gate", "--gpu-memory-utilization", "1e-31"], "--gpu-memory-utilization: found '1e-31', expected a fraction above 0"),
+    (["gate", "--gpu-memory-utilization", "1.01"], "--gpu-memory-utilization: found '1.01', expected a fraction above 0 and at most 1"),
+    (["plan", "--fractions", "0.5,"], "--fractions: found nothing, expected a fraction"),
+    (["plan", "--fractions", "0,5"], "--fractions: found '0', expected a fraction above 0"),
+    # names and shapes
+    (["gate", "--deployment", "<img src=x>"], "--deployment: found '<img src=x>', expected one of dsv4-flash-pair"),
+    (["fraction", "--box", "nowhere"], "--box: found 'nowhere', expected one of"),
+    (["plan", "--model", "example-27b-4bit:"], "--model example-27b-4bit KV: found nothing, expected a size"),
+    (["plan", "--model", "example-27b-4bit:1 GiB:"], "--model example-27b-4bit headroom: found nothing, expected a size"),
+    (["plan", "--model", "example-27b-4bit:1 GiB:1 GiB:1 GiB"], "--model: found 'example-27b-4bit:1 GiB:1 GiB:1 GiB', expected MODEL[:KV[:HEADROOM]]"),
+    (["plan", "--model", "nobody"], "--model: found 'nobody', expected one of"),
+    (["guard", "kernel-init-report", "--serving-at", "1e999"], "--serving-at: found '1e999', expected seconds"),
+    (["guard", "kernel-init-report", "--serving-at", "nan"], "--serving-at: found 'nan', expected seconds"),
+    (["gate", "--available", "60 GiB, 61 GiB, 62 GiB"], "--available: found 3 figures, expected 1 or 2 (one per box)"),
+    (["gate", "\r0\u2028x"], "unrecognized arguments: \\r0\\u2028x"),  # a line break typed into a value stays on the one line
+    (["--catalog", "/nonexistent", "check"], "boxes.yaml: (file): found nothing, expected a file at /nonexistent/boxes.yaml"),
+    # files that are not what they should be
+    (["guard", "{tmp}/latin1.txt"], "{tmp}/latin1.txt: found byte 0xff at offset 13, expected UTF-8 text"),
+    (["guard", "{tmp}/empty.txt"], "{tmp}/empty.txt: found no polls, expected lines such as '25 68501 MiB'"),
+    (["guard", "{tmp}/long-time.txt"], "{tmp}/long-time.txt, line 1: time: found '99999"),
+    (["guard", "{tmp}/unitless.txt"], "{tmp}/unitless.txt, line 1: found '68501' without a unit"),
+    (["guard", "{tmp}/backwards.txt"], "{tmp}/backwards.txt, line 2: found time 5 s after 25 s, expected times in order"),
+    (["guard", "{tmp}/comma.txt"], "{tmp}/comma.txt, line 1: found '68,50 MiB', expected a comma only"),
+    (["guard", "{tmp}/huge.txt"], "{tmp}/huge.txt, line 1: found '1e999999999 MiB', expected a memory size below 1 PiB"),
+    (["watch", "--proc", "{tmp}/latin1.txt", "--polls", "1"], "{tmp}/latin1.txt: found byte 0xff at offset 13, expected UTF-8 text"),
+    (["guard", "{tmp}/missing.txt"], "trace {tmp}/missing.txt: cannot read it (No such file or directory)"),
+    (["guard", "{tmp}"], "trace {tmp}: cannot read it (Is a directory)"),
+]
+
+FILES: dict[str, bytes] = {
+    "latin1.txt": b"25 68501 MiB\n\xff30 45826 MiB\n",
+    "empty.txt": b"# nothing but a comment\n\n",
+    "long-time.txt": NINES.encode() + b" 68501 MiB\n",
+    "unitless.txt": b"25 68501\n",
+    "backwards.txt": b"25 68501 MiB\n5 45826 MiB\n",
+    "comma.txt": b"25 68,50 MiB\n",
+    "huge.txt": b"25 1e999999999 MiB\n",
+}
+
+# (argv, /proc/meminfo as the box would print it, fragment): --available auto and --free auto.
+MEMINFO_CASES: list[tuple[list[str], bytes, str]] = [
+    (
+        ["gate", "--available", "auto"],
+        b"MemTotal: 127601756 kB\nMemAvailable: 100000 MB\n",
+        "line 2: found 'MemAvailable: 100000 MB', expected 'MemAvailable: <number> kB'",
+    ),
+    (["gate", "--available", "auto"], b"MemAvailable: 100000\n", "line 1: found 'MemAvailable: 100000', expected 'MemAvailable: <number> kB'"),
+    (["gate", "--available", "auto"], b"MemAvailable:\n", "found 'MemAvailable:', expected 'MemAvailable: <number> kB'"),
+    (["gate", "--available", "auto"], b"MemAvailable: 1 2 kB\n", "expected 'MemAvailable: <number> kB'"),
+    (["gate", "--available", "auto"], b"MemAvailable: 12.5 kB\n", "line 1: MemAvailable: found '12.5', expected a whole number"),
+    (["gate", "--available", "auto"], b"MemAvailable: " + NINES.encode() + b" kB\n", "MemAvailable: found '99999"),
+    (["gate", "--available", "auto"], b"MemTotal: 127601756 kB\n", "--available auto: found no MemAvailable line in"),
+    (["prefetch", "--checkpoint", "75 GB", "--available", "auto"], b"MemAvailable: \xff kB\n", "found byte 0xff at offset 14, expected UTF-8 text"),
+    (["fraction", "--free", "auto"], b"MemAvailable: 100000 MB\n", "expected 'MemAvailable: <number> kB'"),
+]
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str, str]:
+    status = cli.main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _assert_one_error(status: int, out: str, err: str, fragment: str) -> None:
+    assert status == 2, (status, out, err)
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("calc: error: "), lines[0]
+    assert "Traceback" not in err
+    assert re.search(re.escape(fragment).replace(re.escape("{n}"), "[0-9]+"), lines[0]), lines[0]  # {n}: a line number
+    assert len(lines[0]) < 400, lines[0]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    for name, data in FILES.items():
+        (tmp_path / name).write_bytes(data)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("argv", "fragment"), CLI_CASES, ids=[" ".join(a)[:60] for a, _ in CLI_CASES])
+def test_cli_refuses(argv: list[str], fragment: str, files: Path, capsys) -> None:
+    argv = [a.replace("{tmp}", str(files)) for a in argv]
+    _assert_one_error(*_run(argv, capsys), fragment.replace("{tmp}", str(files)))
+
+
+@pytest.mark.parametrize(("argv", "meminfo", "fragment"), MEMINFO_CASES, ids=[m.decode("latin-1")[:40] for _, m, _ in MEMINFO_CASES])
+def test_cli_refuses_a_meminfo_it_cannot_read(argv: list[str], meminfo: bytes, fragment: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    path = tmp_path / "meminfo"
+    path.write_bytes(meminfo)
+    monkeypatch.setattr(cli, "MEMINFO", str(path))
+    _assert_one_error(*_run(argv, capsys), fragment)
+
+
+def test_cli_reads_meminfo_in_kib(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "meminfo"
+    path.write_text("MemTotal: 127601756 kB\nMemAvailable:   117440512 kB\n")
+    monkeypatch.setattr(cli, "MEMINFO", str(path))
+    assert cli.meminfo_available() == 117440512 * 1024 == 112 * 2**30
+
+
+def _value_options() -> list[tuple[list[str], str]]:
+    """Every flag and argument of every subcommand that takes a value, found on the parser."""
+    parser = cli.build_parser()
+    found = [([], a) for a in parser._actions if a.option_strings and a.nargs != 0 and a.dest != "help"]
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, p in sub.choices.items():
+        found += [([name], a) for a in p._actions if a.nargs != 0 and a.dest != "help"]
+    return [(prefix, a.option_strings[0] if a.option_strings else a.dest) for prefix, a in found]
+
+
+SAMPLE_LOG = str(Path(__file__).resolve().parent.parent / "docs" / "samples" / "1cat-237-v100-tp4.log")
+
+
+VALUE_OPTIONS = _value_options()
+
+
+def test_every_value_option_is_found() -> None:
+    found = {(p[0] if p else "", o) for p, o in VALUE_OPTIONS}
+    assert {("", "--catalog"), ("gate", "--pin"), ("kv", "--tokens"), ("fit", "--pool"), ("guard", "trace"), ("ingest", "file"), ("watch", "--proc")} <= found
+    assert len(VALUE_OPTIONS) >= 50, VALUE_OPTIONS  # every subcommand's, read off the parser: more as commands are added
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+@pytest.mark.parametrize(("prefix", "option"), VALUE_OPTIONS, ids=[" ".join([*p, o]) for p, o in VALUE_OPTIONS])
+def test_an_empty_value_is_an_error_not_the_default(prefix: list[str], option: str, blank: str, capsys) -> None:
+    """`--pin ''` once meant the default pin: an empty value for any flag is refused."""
+    required = {
+        "fit": ["--pool", "24 GiB"],
+        "prefetch": ["--checkpoint", "1 GB", "--available", "1 GB"],
+        "guard": ["kernel-init-report"],
+        "ingest": [SAMPLE_LOG],
+    }
+    command = prefix[0] if prefix else "check"
+    if option.startswith("-"):
+        argv = [*prefix, *required.get(command, []), option, blank] if prefix else [option, blank, "check"]
+    else:  # the positional argument (guard's trace, ingest's file)
+        argv = [command, blank]
+    name = f"argument {option}"
+    _assert_one_error(*_run(argv, capsys), f"{name}: found nothing, expected a value")
+
+
+# --- the catalog ----------------------------------------------------------------------------
+
+
+def _through_yaml(text: str, change) -> str:
+    """A catalog file changed as data (dates stay text), for changes a text edit cannot make."""
+    import yaml
+
+    from calc.catalog import _yaml_loader
+
+    data = yaml.load(text, Loader=_yaml_loader())
+    change(data)
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def _bomb() -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+    return "\n".join(lines) + "\n"
+
+
+# (id, file, old text, new text or a function of the file's text, fragment naming file and key path)
+CATALOG_CASES: list[tuple[str, str, str, object, str]] = [
+    (
+        "duplicate value",
+        "boxes.yaml",
+        "      value: 121.69 GiB\n",
+        "      value: 121.69 GiB\n      value: 1 GiB\n",
+        "boxes.yaml: boxes[0].total_memory.value: found the key 'value' twice (lines {n} and {n}), expected each key once in a mapping",
+    ),
+    (
+        "duplicate list",
+        "plans.yaml",
+        None,
+        lambda t: t + "fraction_plans:\n  - id: again\n    box: dgx-spark\n    fractions: [0.9]\n",
+        "plans.yaml: fraction_plans: found the key 'fraction_plans' twice (lines {n} and {n})",
+    ),
+    (
+        "duplicate id key",
+        "models.yaml",
+        "    name: DeepSeek-V4-Flash-0731 NVFP4\n",
+        "    name: DeepSeek-V4-Flash-0731 NVFP4\n    name: another\n",
+        "models.yaml: models[0].name: found the key 'name' twice",
+    ),
+    ("duplicate top-level", "policy.yaml", None, lambda t: t + "gate: {}\n", "policy.yaml: gate: found the key 'gate' twice"),
+    (
+        "date not on the calendar",
+        "starts.yaml",
+        "date: 2026-10-24",
+        "date: 2026-02-30",
+        "starts.yaml: deployments[0].starts[0].date: found '2026-02-30', expected a date written YYYY-MM-DD",
+    ),
+    (
+        "month 13",
+        "boxes.yaml",
+        "date: 2026-10-11",
+        "date: 2026-13",
+        "boxes.yaml: boxes[1].total_memory.date: found '2026-13', expected a date written YYYY-MM-DD",
+    ),
+    (
+        "explicit timestamp",
+        "starts.yaml",
+        "date: 2026-10-24",
+        "date: !!timestamp 2026-02-30",
+        "starts.yaml: deployments[0].starts[0].date: found 'tag:yaml.org,2002:timestamp', expected plain YAML data",
+    ),
+    (
+        "python object tag",
+        "boxes.yaml",
+        "memory: unified",
+        "memory: !!python/object:os.system echo",
+        "boxes.yaml: boxes[0].memory: found 'tag:yaml.org,2002:python/object:os.system', expected plain YAML data",
+    ),
+    ("binary tag", "boxes.yaml", "memory: unified", "memory: !!binary aGk=", "boxes.yaml: boxes[0].memory: found 'tag:yaml.org,2002:binary'"),
+    (
+        "5000-digit count",
+        "starts.yaml",
+        "boxes: 2",
+        "boxes: " + NINES,
+        "starts.yaml: deployments[0].boxes: found '99999999999999999999999999999999999999999999999999999999999... (5002 characters), expected a whole number of at most 20",
+    ),
+    ("5000-digit figure", "policy.yaml", "value: 8192", "value: " + NINES, "policy.yaml: gate.calibration.prefill_budget.value: found '99999"),
+    (
+        "1e999999999 GiB",
+        "boxes.yaml",
+        "value: 121.69 GiB",
+        "value: 1e999999999 GiB",
+        "boxes.yaml: boxes[0].total_memory.value: found '1e999999999 GiB', expected a size with its unit, such as 79.29 GiB, 10e9 B or 128 GB: a memory size below 1 PiB",
+    ),
+    (
+        "comma decimal",
+        "boxes.yaml",
+        "value: 121.69 GiB",
+        "value: 121,69 GiB",
+        "boxes.yaml: boxes[0].total_memory.value: found '121,69 GiB', expected a size with its unit, such as 79.29 GiB, 10e9 B or 128 GB: a comma only",
+    ),
+    ("below one byte", "boxes.yaml", "value: 30.85 GiB", "value: 1e-12 GiB", "boxes.yaml: boxes[1].free_at_start.value: found '1e-12 GiB'"),
+    ("float 1e400", "models.yaml", "layers: 43", "layers: 1.0e+400", "models.yaml: models[0].architecture.layers: found inf, expected a whole number from 1"),
+    ("non-UTF-8", "boxes.yaml", "name: DGX Spark (GB10)", "name: DGX Spark \udcff(GB10)", "boxes.yaml: line {n}: found byte 0xff, expected UTF-8 text"),
+    ("control character", "boxes.yaml", "name: DGX Spark (GB10)", "name: DGX Spark \x07(GB10)", "boxes.yaml: (parse): found"),
+    (
+        "alias bomb",
+        "policy.yaml",
+        None,
+        lambda t: _bomb() + t,
+        "policy.yaml: line 2, column 10: found '*a0', expected the value written out (the catalog uses no YAML anchors or aliases)",
+    ),
+    (
+        "alias",
+        "boxes.yaml",
+        "name: RTX 5090 node",
+        "name: &n RTX 5090 node\n    note_again: *n",
+        "boxes.yaml: line {n}, column 17: found '*n', expected the value written out",
+    ),
+    (
+        "merge key",
+        "policy.yaml",
+        None,
+        lambda t: t.replace("gate:\n", "base: &b {value: 1 GiB}\ngate:\n  other:\n    <<: *b\n", 1),
+        "policy.yaml: line {n}, column 9: found '*b', expected the value written out",
+    ),
+    (
+        "deep nesting",
+        "boxes.yaml",
+        "memory: unified",
+        "memory: " + "[" * 100000 + "]" * 100000,
+        "boxes.yaml: line {n}, column 42: found nesting 33 deep, expected at most 32 levels of nesting",
+    ),
+    (
+        "huge file",
+        "models.yaml",
+        None,
+        lambda t: t + ("# " + "x" * 1000 + "\n") * 5000,
+        "models.yaml: (file): found 5,0{n},{n} bytes, expected a catalog file of at most 4 MiB",
+    ),
+    ("boxes 0", "starts.yaml", "boxes: 2", "boxes: 0", "starts.yaml: deployments[0].boxes: found 0, expected a whole number from 1 to 1e+12"),
+    (
+        "tp 0",
+        "starts.yaml",
+        "tp: 2\n    engine: vLLM nightly",
+        "tp: 0\n    engine: vLLM nightly",
+        "starts.yaml: deployments[0].tp: found 0, expected a whole number from 1",
+    ),
+    (
+        "tp -2",
+        "starts.yaml",
+        "tp: 2\n    engine: vLLM nightly",
+        "tp: -2\n    engine: vLLM nightly",
+        "starts.yaml: deployments[0].tp: found -2, expected a whole number from 1",
+    ),
+    ("boxes 2.5", "starts.yaml", "boxes: 2", "boxes: 2.5", "starts.yaml: deployments[0].boxes: found 2.5, expected a whole number from 1"),
+    (
+        "max_model_len 0",
+        "starts.yaml",
+        "max_model_len: 131072",
+        "max_model_len: 0",
+        "starts.yaml: deployments[0].settings.max_model_len: found 0, expected a whole number from 1",
+    ),
+    ("seats 0", "starts.yaml", "seats: 8", "seats: 0", "starts.yaml: deployments[0].settings.seats: found 0, expected a whole number from 1"),
+    ("prefill 0", "starts.yaml", "prefill_budget: 8192", "prefill_budget: 0", "starts.yaml: deployments[0].settings.prefill_budget: found 0"),
+    (
+        "report tp 0",
+        "models.yaml",
+        "tp: 2\n        max_model_len: 121344",
+        "tp: 0\n        max_model_len: 121344",
+        "models.yaml: models[0].kv_reports[0].tp: found 0",
+    ),
+    ("report length 0", "models.yaml", "max_model_len: 121344", "max_model_len: 0", "models.yaml: models[0].kv_reports[0].max_model_len: found 0"),
+    (
+        "block 0",
+        "models.yaml",
+        "block_size: 256\n        pool:\n          value",
+        "block_size: 0\n        pool:\n          value",
+        "models.yaml: models[0].kv_reports[0].block_size: found 0",
+    ),
+    ("layers 0", "models.yaml", "layers: 43", "layers: 0", "models.yaml: models[0].architecture.layers: found 0, expected a whole number from 1"),
+    ("drafter ranks 0", "models.yaml", "ranks: 2", "ranks: 0", "models.yaml: models[0].drafter.weights.ranks: found 0, expected a whole number from 1"),
+    ("per rank at tp 0", "models.yaml", "per_rank_at_tp: 2", "per_rank_at_tp: 0", "models.yaml: models[0].weights.per_rank_at_tp: found 0"),
+    ("report tokens 0", "models.yaml", "value: 150992", "value: 0", "models.yaml: models[0].kv_reports[0].tokens.value: found 0, expected above zero"),
+    ("report pool 0", "models.yaml", "value: 7.71 GiB", "value: 0 GiB", "models.yaml: models[0].kv_reports[0].pool.value: found '0 GiB', expected above zero"),
+    (
+        "bytes per token 0",
+        "models.yaml",
+        "value: 13952",
+        "value: 0",
+        "models.yaml: models[0].kv_reports[1].bytes_per_token.value: found 0, expected above zero",
+    ),
+    ("length pool 0", "models.yaml", "min: 24 GiB", "min: 0 GiB", "models.yaml: models[0].length_reports[0].pool.min: found '0 GiB', expected above zero"),
+    (
+        "length reading 0",
+        "models.yaml",
+        "- max_model_len: 50000",
+        "- max_model_len: 0",
+        "models.yaml: models[0].length_reports[0].readings[0].max_model_len: found 0",
+    ),
+    (
+        "one length reading",
+        "models.yaml",
+        "          - max_model_len: 500000\n",
+        "          - max_model_len: 50000\n",
+        "models.yaml: models[0].length_reports[0].readings: found 2 readings, all at max_model_len 50000, expected readings at two or more different max_model_len",
+    ),
+    ("kv tokens 0", "starts.yaml", "value: 290858", "value: 0", "starts.yaml: deployments[0].starts[0].kv_tokens.value: found 0, expected above zero"),
+    ("total memory 0", "boxes.yaml", "value: 121.69 GiB", "value: 0 GiB", "boxes.yaml: boxes[0].total_memory.value: found '0 GiB', expected above zero"),
+    ("calibration seats 0", "policy.yaml", "value: 16", "value: 0", "policy.yaml: gate.calibration.seats.value: found 0, expected above zero"),
+    ("polls 0", "policy.yaml", "value: 3", "value: 0", "policy.yaml: guard.polls_in_a_row.value: found 0, expected above zero"),
+    ("poll seconds 0", "policy.yaml", "value: 2\n", "value: 0\n", "policy.yaml: guard.poll_seconds.value: found 0, expected above zero"),
+    (
+        "no samples",
+        "traces.yaml",
+        None,
+        lambda t: t.split("    samples:")[0] + "    samples: []\n    kernel_init:\n      from_t: 23\n      to_t: 25\n",
+        "traces.yaml: traces[0].samples: found [], expected a list of at least 1",
+    ),
+    (
+        "no fractions",
+        "plans.yaml",
+        "fractions: [0.5, 0.35]",
+        "fractions: []",
+        "plans.yaml: fraction_plans[0].fractions: found [], expected a list of at least 1",
+    ),
+    (
+        "no starts",
+        "starts.yaml",
+        None,
+        lambda t: _through_yaml(t, lambda d: d["deployments"][0].update(starts=[])),
+        "starts.yaml: deployments[0].starts: found [], expected a list of at least 1",
+    ),
+    (
+        "fraction 1.5",
+        "boxes.yaml",
+        "value: 0.98",
+        "value: 1.5",
+        "boxes.yaml: boxes[1].serving.gpu_memory_utilization.value: found 1.5, expected a fraction above 0",
+    ),
+    (
+        "huge list for a mapping",
+        "boxes.yaml",
+        None,
+        lambda t: _through_yaml(t, lambda d: d["boxes"][1].update(serving=["x" * 50] * 2000)),
+        "boxes.yaml: boxes[1].serving: found ['xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', 'xxxx... (108000 characters), expected a mapping",
+    ),
+]
+
+
+def _mutate(directory: Path, file: str, old: str | None, new: object) -> None:
+    path = directory / file
+    text = path.read_text(encoding="utf-8")
+    if old is None:
+        changed = new(text)  # type: ignore[operator]
+    else:
+        assert old in text, f"{file}: {old!r} not found"
+        changed = text.replace(old, new, 1)  # type: ignore[arg-type]
+    path.write_bytes(changed.encode("utf-8", "surrogateescape"))
+
+
+@pytest.mark.parametrize(("name", "file", "old", "new", "fragment"), CATALOG_CASES, ids=[c[0] for c in CATALOG_CASES])
+def test_catalog_refuses(name: str, file: str, old: str | None, new: object, fragment: str, catalog_copy: Path, capsys) -> None:
+    _mutate(catalog_copy, file, old, new)
+    started = time.perf_counter()
+    status, out, err = _run(["--catalog", str(catalog_copy), "check"], capsys)
+    assert time.perf_counter() - started < 30  # a bound against hangs, not a speed test
+    _assert_one_error(status, out, err, fragment)
+
+
+def test_the_shipped_catalog_uses_no_alias_and_no_duplicate() -> None:
+    """The loader refuses what the catalog never needs; the catalog itself passes it."""
+    load_dir(CATALOG_DIR)
+    for path in CATALOG_DIR.glob("*.yaml"):
+        parse_yaml(path.read_bytes(), path.name)
+
+
+# A few of the hostile catalogs through the whole build: it fails with the check's message and
+# no traceback (each build takes seconds, so only these).
+BUILD_CASES = ["duplicate value", "date not on the calendar", "alias bomb", "boxes 0", "5000-digit count"]
+
+
+@pytest.fixture(scope="module")
+def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.sitebuild import copy_project
+
+    target = tmp_path_factory.mktemp("hostile") / "project"
+    target.mkdir()
+    return copy_project(target)
+
+
+@pytest.mark.parametrize("name", BUILD_CASES)
+def test_the_build_fails_cleanly(name: str, project_copy: Path) -> None:
+    from tests.sitebuild import build
+
+    _, file, old, new, fragment = next(c for c in CATALOG_CASES if c[0] == name)
+    catalog = project_copy / "catalog"
+    shutil.rmtree(catalog)
+    shutil.copytree(CATALOG_DIR, catalog)
+    _mutate(catalog, file, old, new)
+    result = build(project_copy, project_copy / "site")
+    assert result.returncode != 0
+    assert "Traceback" not in result.output, result.output[-3000:]
+    assert re.search(re.escape(f"catalog/{fragment}").replace(re.escape("{n}"), "[0-9]+"), result.output), result.output[-3000:]
+
+
+# --- the browser calculator's parser, in CPython ---------------------------------------------
+
+# (calculator, field, typed text, fragment of the field's error)
+BROWSER_CASES: list[tuple[str, str, str, str]] = [
+    ("start", "pin", "10,5 GiB", "found '10,5 GiB', expected a comma only between groups of three"),
+    ("start", "seats", "1,0", "found '1,0', expected a comma only"),
+    ("start", "pin", "1e999999999", "expected a memory size below 1 PiB"),
+    ("start", "pin", "1e-400", "this is below one byte"),
+    ("start", "seats", NINES, "expected a number below 1e+12"),
+    ("start", "max_model_len", "0", "found 0, expected at least 1"),
+    ("start", "gpu_memory_utilization", "1e-9999999", "expected a fraction above 0 and at most 1"),
+    ("start", "gpu_memory_utilization", "0,9", "expected a comma only"),
+    ("start", "available_1", "1" * 5000, "5000 digits; expected at most 30"),
+    ("start", "pin", "", "found nothing"),
+    ("kv", "pin", "75,5 GB", "expected a comma only"),
+    ("kv", "tokens", NINES, "expected a number below"),
+    ("kv", "max_model_len", "131,07", "expected a comma only"),
+    ("fit", "pool", "1e999999999", "expected a memory size below 1 PiB"),
+    ("fit", "tokens_1", NINES, "expected a number below"),
+    ("fit", "length_1", "50,00", "expected a comma only"),
+    ("plan", "kv_1", "10,5 GiB", "expected a comma only"),
+    ("plan", "fractions", "1e-99999999", "expected a fraction above 0"),
+    ("plan", "available", "1e999999999", "expected a memory size below 1 PiB"),
+    ("prefetch", "checkpoint", "75,5 GB", "found '75,5 GB', expected a comma only"),
+    ("prefetch", "available", "1e-400", "this is below one byte"),
+    ("prefetch", "checkpoint", "0." + "0" * 5000 + "1 GB", "digits; expected at most 30"),
+]
+
+
+@pytest.mark.parametrize(("calculator", "name", "text", "fragment"), BROWSER_CASES, ids=[f"{c}-{n}-{t[:20]}" for c, n, t, _ in BROWSER_CASES])
+def test_browser_parser_refuses(calculator: str, name: str, text: str, fragment: str, catalog) -> None:
+    raw = {**calc_html.defaults_of(catalog, calculator).values, name: text}
+    out = calc_html.run(catalog, calculator, raw)
+    assert not out.valid, out.sections
+    assert fragment in out.errors[name], out.errors
+    assert len(out.errors[name]) < 300
+
+
+def test_browser_request_that_is_not_json_is_named(catalog) -> None:
+    import json
+
+    for text in ("", "[]", '{"calculator": "<img src=x>"}', "{" * 100000, '{"inputs": {"pin": "' + NINES + '"}}'):
+        reply = json.loads(calc_html.run_json(catalog, text))
+        assert reply["valid"] is False
+
+
+def test_the_browser_catalog_refuses_a_duplicate_key() -> None:
+    with pytest.raises(CatalogError, match=r"^catalog\.json: boxes: found the key 'boxes' twice, expected each key once in an object$"):
+        load_json('{"boxes": {"boxes": []}, "boxes": {}}')
+
+
+def test_catalog_error_never_quotes_a_value_whole() -> None:
+    error = CatalogError("boxes.yaml", "boxes", ["x" * 100] * 1000, "a list of mappings")
+    assert len(str(error)) < 200
+
+
+# --- catalog text on the pages --------------------------------------------------------------
+
+HOSTILE_NAME = "<img src=x onerror=alert(1)> | {{ 7 * 7 }} *bold* `tick` [link](http://x) #1"
+
+
+def test_catalog_text_is_shown_as_text_never_as_markup(project_copy: Path) -> None:
+    """A model's name, a source and an event holding HTML, a table's |, a template and markdown
+    show as typed on every page, in the navigation and in the tables, and break no table."""
+    from tests.sitebuild import build
+
+    catalog = project_copy / "catalog"
+    shutil.rmtree(catalog)
+    shutil.copytree(CATALOG_DIR, catalog)
+    quoted = HOSTILE_NAME.replace('"', '\\"')
+    _mutate(catalog, "models.yaml", "name: DeepSeek-V4-Flash-0731 NVFP4", f'name: "{quoted}"')
+    _mutate(catalog, "starts.yaml", "name: DeepSeek-V4-Flash on two DGX Sparks", f'name: "{quoted}"')
+    _mutate(catalog, "boxes.yaml", "source: total reported by the box and by vLLM", f'source: "{quoted}"')
+    _mutate(catalog, "traces.yaml", "event: Starting to load model", f'event: "{quoted}"')
+    _mutate(catalog, "policy.yaml", "source: the memory guard on each box", f'source: "{quoted}"')
+    result = build(project_copy, project_copy / "site")
+    assert result.returncode == 0, result.output[-3000:]
+    pages = result.all_html()
+    for path, page in pages.items():
+        assert "<img src=x" not in page, path
+        assert "<strong>bold</strong>" not in page and "<em>bold</em>" not in page, path
+        assert 'href="http://x"' not in page, path
+    for path in ("catalog/models/deepseek-v4-flash", "catalog/boxes/dgx-spark", "start-up-memory", "memory-budget", "catalog"):
+        shown = result.text(path)
+        assert HOSTILE_NAME in shown, path
+        assert "| 49 |" not in shown and " 49 *bold*" not in shown, path
+    # the navigation holds the name as text
+    index = result.page("catalog")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in index or "&#60;img src=x onerror=alert(1)&#62;" in index
+    # the catalog index table keeps three cells a row with a | in a name
+    for row in re.findall(r"<tr>(.*?)</tr>", index, re.S):
+        assert row.count("<td") in (0, 3), row
