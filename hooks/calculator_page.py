@@ -66,6 +66,7 @@ def runtime_html(page_url: str) -> str:
     pyodide = f"{root}runtime/pyodide/"
     return "\n".join(
         (
+            "<!-- calc-runtime -->",
             '<div class="calc-runtime">',
             '<p class="calc-status" id="calc-status" role="status" hidden>Python is starting; the figures below are the build-time result for the default inputs.</p>',
             '<noscript><p class="calc-status">JavaScript is off: the figures below are the build-time result for the default inputs; edits need JavaScript.</p></noscript>',
@@ -78,6 +79,7 @@ def runtime_html(page_url: str) -> str:
             f'<link rel="stylesheet" href="{root}runtime/pyscript/core.css">',
             f'<script type="py" src="{root}{GLUE}" config="{config}"></script>',
             f'<script type="module" async src="{root}runtime/pyscript/core.js"></script>',
+            "<!-- /calc-runtime -->",
         )
     )
 
