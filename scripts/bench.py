@@ -111,12 +111,12 @@ def project_with_models(target: Path, count: int) -> Path:
     copy_project(target)
     path = target / "catalog" / "models.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    shipped = data["models"]
+    shipped = list(data["models"])
     for i in range(count - len(shipped)):
         model = json.loads(json.dumps(shipped[i % len(shipped)], default=str))
         model["id"] = f"{model['id']}-copy-{i}"
         model["name"] = f"{model['name']} (copy {i})"
-        shipped.append(model)
+        data["models"].append(model)
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return target
 
