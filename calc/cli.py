@@ -8,7 +8,7 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-from calc import budget, fraction, guard, kv, prefetch, report
+from calc import fraction, kv, report
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
 
@@ -235,6 +235,8 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 
 
 def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+    from calc import guard  # imported by its command only: the others start faster
+
     policy = catalog.policy["guard"]
     if args.trace in catalog.traces:
         trace = catalog.traces[args.trace]
@@ -273,6 +275,8 @@ def _seconds(text: str, what: str) -> float:
 
 
 def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+    from calc import budget  # imported by its command only: the others start faster
+
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
@@ -311,6 +315,8 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 
 
 def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+    from calc import prefetch  # imported by its command only: the others start faster
+
     share = catalog.policy["vllm"]["prefetch_fraction"].value
     checkpoint = parse_size(args.checkpoint, "--checkpoint")
     available = meminfo_available() if args.available == "auto" else parse_size(args.available, "--available")
@@ -423,10 +429,15 @@ def build_parser() -> Parser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, catalog: Catalog | None = None) -> int:
+    """Run one command; `catalog`, when given, stands for the default catalog directory's contents
+    (the site build passes the catalog it has already read)."""
     try:
         args = build_parser().parse_args(argv)
-        catalog = None if args.run is cmd_schema else load_dir(args.catalog)
+        if args.run is cmd_schema:
+            catalog = None
+        elif catalog is None or args.catalog != str(CATALOG_DIR):
+            catalog = load_dir(args.catalog)
         out = args.run(catalog, args)
     except (UsageError, InputError, CatalogError) as error:
         print(f"calc: error: {error}", file=sys.stderr)
