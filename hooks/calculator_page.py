@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from calc import html as calc_html
+from hooks.runtime import browser_calc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 GLUE = "calculator/main.py"  # docs/calculator/main.py, copied by MkDocs as a static file
@@ -15,7 +16,8 @@ EARLY = "calculator/early-pyodide.mjs"  # starts Pyodide while PyScript is still
 # The runtime's large files, fetched while the page is still being parsed.
 PRELOAD = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 # PyScript plugins the calculators do not use, turned off (the error plugin too: the glue shows
-# its own messages, never a traceback).
+# its own messages, never a traceback). PyScript reads a config for MicroPython as well and, with
+# none, loads every plugin: the page gives it one too, with the same plugins off.
 UNUSED_PLUGINS = ("codemirror", "deprecations-manager", "donkey", "error", "py-editor", "py-game", "py-terminal")
 
 # Shown while Python starts (hidden with JavaScript off), and says so if it cannot start; marks a
@@ -47,22 +49,25 @@ def up(page_url: str) -> str:
 
 
 def pyscript_config(root: str) -> dict:
-    """Interpreter against the page URL, files against the config URL: both relative to the page."""
-    files = {f"{root}py/calc/{path.name}": f"./calc/{path.name}" for path in sorted((ROOT / "calc").glob("*.py"))}
-    files[f"{root}py/catalog.json"] = "./catalog.json"
-    return {
-        "interpreter": f"{root}{EARLY}",
-        "files": files,
-        "plugins": [f"!{name}" for name in UNUSED_PLUGINS],
-    }
+    """The interpreter, resolved against the page URL: the early start below, which also writes
+    the calculators' files, so PyScript has none to fetch."""
+    return {"interpreter": f"{root}{EARLY}", "plugins": [f"!{name}" for name in UNUSED_PLUGINS]}
+
+
+def python_files(root: str) -> list[tuple[str, str]]:
+    """(URL relative to the page, path in Python's working directory): the calc modules the
+    browser imports and the catalog."""
+    return [(f"{root}py/calc/{path}", f"calc/{path}") for path in browser_calc_files()] + [(f"{root}py/catalog.json", "catalog.json")]
 
 
 def runtime_html(page_url: str) -> str:
-    """The loading state, then PyScript: the py script (with its config) before core.js, which is
-    async so that Pyodide starts while the rest of the page is still being parsed; the runtime's
-    large files are preloaded for the same reason."""
+    """The loading state, then the runtime: Pyodide starts, and the calculators' files download,
+    while the rest of the page is parsed (the runtime's large files are preloaded for the same
+    reason); PyScript's core.js is an async module. Nothing here blocks parsing or painting."""
     root = up(page_url)
     config = html.escape(json.dumps(pyscript_config(root), separators=(",", ":")), quote=True)
+    micropython = html.escape(json.dumps({"plugins": [f"!{name}" for name in UNUSED_PLUGINS]}, separators=(",", ":")), quote=False)
+    files = json.dumps(python_files(root), separators=(",", ":"))
     pyodide = f"{root}runtime/pyodide/"
     return "\n".join(
         (
@@ -72,11 +77,11 @@ def runtime_html(page_url: str) -> str:
             '<noscript><p class="calc-status">JavaScript is off: the figures below are the build-time result for the default inputs; edits need JavaScript.</p></noscript>',
             "</div>",
             LOADING_SCRIPT,
-            f'<script>import("{root}{EARLY}").then((m) => m.start());</script>',
+            f'<script>import("{root}{EARLY}").then((m) => m.start({files}));</script>',
             f'<link rel="modulepreload" href="{pyodide}pyodide.mjs">',
             f'<link rel="modulepreload" href="{pyodide}pyodide.asm.mjs">',
             *(f'<link rel="preload" as="fetch" crossorigin="anonymous" href="{pyodide}{name}">' for name in PRELOAD),
-            f'<link rel="stylesheet" href="{root}runtime/pyscript/core.css">',
+            f"<mpy-config hidden>{micropython}</mpy-config>",
             f'<script type="py" src="{root}{GLUE}" config="{config}"></script>',
             f'<script type="module" async src="{root}runtime/pyscript/core.js"></script>',
             "<!-- /calc-runtime -->",

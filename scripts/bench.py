@@ -216,7 +216,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         body = self.send_head()
         if body:
             try:
-                SENT.append((self.translate_path(self.path), os.fstat(body.fileno()).st_size))
+                SENT.append((body.name, os.fstat(body.fileno()).st_size))
                 self.copyfile(body, self.wfile)
             finally:
                 body.close()
@@ -231,7 +231,7 @@ BARE_PAGE = """<!doctype html>
 <script type="module">
 import { loadPyodide } from "../runtime/pyodide/pyodide.mjs";
 const files = FILES;
-const fetched = Promise.all(Object.entries(files).map(async ([url, path]) => [path, new Uint8Array(await (await fetch(url)).arrayBuffer())]));
+const fetched = Promise.all(files.map(async ([url, path]) => [path, new Uint8Array(await (await fetch(url)).arrayBuffer())]));
 const pyodide = await loadPyodide({ indexURL: new URL("../runtime/pyodide/", location.href).href });
 for (const [path, bytes] of await fetched) {
   pyodide.FS.mkdirTree(path.split("/").slice(0, -1).join("/") || ".");
@@ -322,11 +322,16 @@ def visit(browser, url: str, wait: str, script: str | None = MARKS, keep: bool =
     return marks
 
 
-def runtime_config(page_html: str) -> dict:
+def python_files(page_html: str) -> list[list[str]]:
+    """The [URL, path] pairs of the files the calculator page's Python gets: its PyScript config's
+    `files`, or what it hands the early Pyodide start."""
+    started = re.search(r"m\.start\((\[.*?\])\)", page_html)
+    if started:
+        return json.loads(started.group(1))
     found = re.search(r'<script type="py"[^>]*\bconfig="([^"]*)"', page_html)
     if not found:
-        sys.exit("bench: the calculator page has no PyScript config")
-    return json.loads(html.unescape(found.group(1)))
+        sys.exit("bench: the calculator page names no Python files")
+    return [list(pair) for pair in json.loads(html.unescape(found.group(1)))["files"].items()]
 
 
 def without_runtime(page_html: str) -> str:
@@ -350,7 +355,7 @@ def bench_calculator(pairs: int) -> None:
         subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=ROOT, env=ENV, check=True)
         calculator = site / "calculator"
         page_html = (calculator / "index.html").read_text(encoding="utf-8")
-        files = runtime_config(page_html)["files"]
+        files = python_files(page_html)
         (calculator / "bench-bare.html").write_text(BARE_PAGE.replace("FILES", json.dumps(files)), encoding="utf-8")
         (calculator / "bench-static.html").write_text(without_runtime(page_html), encoding="utf-8")
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))

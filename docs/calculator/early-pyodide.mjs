@@ -1,13 +1,31 @@
 // Pyodide, started as soon as the calculator page is parsed rather than when PyScript has
-// finished starting: PyScript's `interpreter` names this module, which hands it the same
-// instance. Everything is loaded from this site (runtime/pyodide/, copied from npm by the build).
+// finished starting, with the calculators' files fetched while it boots: PyScript's
+// `interpreter` names this module, which hands it the same instance with the files already in
+// its file system. Everything is loaded from this site (runtime/pyodide/, copied by the build).
 import { loadPyodide as load, version } from "../runtime/pyodide/pyodide.mjs";
 
 const indexURL = new URL("../runtime/pyodide/", import.meta.url).href;
 let started;
 
-export function start() {
-  started ??= load({ indexURL });
+async function fetched(url, path) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${response.statusText}`);
+  return [path, new Uint8Array(await response.arrayBuffer())];
+}
+
+// files: [[url, path], ...]; each path is written relative to Python's working directory, which
+// is on sys.path, so `import calc` finds calc/.
+export function start(files = []) {
+  started ??= (async () => {
+    const downloads = Promise.all(files.map(([url, path]) => fetched(url, path)));
+    const pyodide = await load({ indexURL });
+    for (const [path, bytes] of await downloads) {
+      const folder = path.split("/").slice(0, -1).join("/");
+      if (folder) pyodide.FS.mkdirTree(folder);
+      pyodide.FS.writeFile(path, bytes);
+    }
+    return pyodide;
+  })();
   return started;
 }
 
