@@ -83,6 +83,18 @@ def _calc_file(root: Path, module: str) -> tuple[Path, bool] | None:
 
 
 def browser_calc_files(root: Path = ROOT) -> list[str]:
+    """calc's files the browser imports (see _browser_calc_files), kept in the build cache by the
+    digest of calc's sources and the glue: parsing them costs a build more than the rest."""
+    cache = _cache_dir(root) / f"calc-files-{sources_digest(root)}.json"
+    try:
+        return json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        files = _browser_calc_files(root)
+        _keep(cache, json.dumps(files).encode(), "calc-files-*.json")
+        return files
+
+
+def _browser_calc_files(root: Path) -> list[str]:
     """calc's files the browser imports, as paths under calc/ ("html.py", "calculators/start.py"):
     the closure of the glue's imports of calc over every import in calc's modules (function
     bodies too, as the browser may reach them on any edit)."""
@@ -163,29 +175,50 @@ def trimmed_stdlib(path: Path, root: Path = ROOT) -> bytes:
     """The npm package's python_stdlib.zip with only the kept modules, entries in their order.
 
     Compressing takes a second or two, so the result is kept in node_modules/.cache, named by a
-    hash of the npm zip's size and time and of the kept entries: a build with the same runtime
-    and the same list copies it.
+    digest of the npm zip's size and time, the list of modules seen and calc's sources: a build
+    with the same runtime, list and calc copies it.
     """
+    stat = path.stat()
+    key = hashlib.sha256(json.dumps([str(path), stat.st_size, stat.st_mtime_ns, STDLIB_SEEN.read_text(encoding="utf-8"), sources_digest(root)]).encode())
+    cache = _cache_dir(root) / f"python_stdlib-{key.hexdigest()[:24]}.zip"
+    if cache.is_file():
+        return cache.read_bytes()
     with zipfile.ZipFile(path) as stdlib:
         keep = stdlib_modules(stdlib, root)
-        stat = path.stat()
-        key = hashlib.sha256(json.dumps([str(path), stat.st_size, stat.st_mtime_ns, sorted(keep)]).encode()).hexdigest()[:24]
-        cache = path.parent.parent / ".cache" / "vllm-site" / f"python_stdlib-{key}.zip"
-        if cache.is_file():
-            return cache.read_bytes()
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as target:
             for info in stdlib.infolist():
                 if info.filename in keep:
                     target.writestr(info, stdlib.read(info), compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
     data = out.getvalue()
+    _keep(cache, data, "python_stdlib-*.zip")
+    return data
+
+
+# --- the build cache ------------------------------------------------------------------------
+
+
+def _cache_dir(root: Path) -> Path:
+    return root / "node_modules" / ".cache" / "vllm-site"
+
+
+def sources_digest(root: Path) -> str:
+    """A digest of every calc source and the glue: what the derived lists depend on."""
+    digest = hashlib.sha256()
+    for path in sorted((root / "calc").rglob("*.py")) + [root / GLUE]:
+        data = path.read_bytes()
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()[:24]
+
+
+def _keep(cache: Path, data: bytes, pattern: str) -> None:
+    """Write a cache entry in place of the older ones; without a writable cache, compute again."""
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        for old in cache.parent.glob("python_stdlib-*.zip"):
+        for old in cache.parent.glob(pattern):
             old.unlink()
         partial = cache.with_suffix(".partial")
         partial.write_bytes(data)
         partial.replace(cache)
-    except OSError:  # no writable cache: compress every build
+    except OSError:
         pass
-    return data

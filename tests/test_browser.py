@@ -118,6 +118,12 @@ class Guard:
         for route in self.held:
             route.abort()
 
+    def resume(self) -> None:
+        """Let the held requests through, as a slow server would in the end."""
+        self.hold = ()
+        for route in self.held:
+            route.continue_()
+
 
 def open_page(browser: Browser, base_url: str, hold: tuple[str, ...] = (), **context: object) -> tuple[Page, Guard]:
     guard = Guard(base_url, hold)
@@ -282,6 +288,24 @@ def test_build_time_figures_before_python_loads(browser, base_url, catalog):
         assert "Python could not start" in page.text_content("#calc-status")
         assert guard.outside == []
         assert guard.held, "the test meant to hold Pyodide back"
+    finally:
+        page.context.close()
+
+
+def test_an_edit_made_while_python_starts_takes_effect_once_it_has_loaded(browser, base_url, catalog):
+    """Python starts without recomputing the calculators nobody touched; an edited one recomputes."""
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
+    try:
+        page.fill("#start-pin", "20e9")
+        assert page.get_attribute("#start-result", "data-state") == "pending"
+        guard.resume()
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        values = {**calc_html.defaults_of(catalog, "start").values, "pin": "20e9"}
+        assert figures_on(page, "start") == calc_html.run(catalog, "start", values).figures
+        assert page.get_attribute("#start-result", "data-state") == "valid"
+        for calculator in ("kv", "fit", "plan", "prefetch"):  # untouched: the build-time result stands
+            assert figures_on(page, calculator) == calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
+        assert guard.outside == []
     finally:
         page.context.close()
 
