@@ -1,7 +1,8 @@
-// Pyodide, started as soon as the calculator page is parsed rather than when PyScript has
-// finished starting, with the calculators' files fetched while it boots: PyScript's
-// `interpreter` names this module, which hands it the same instance with the files already in
-// its file system. Everything is loaded from this site (runtime/pyodide/, copied by the build).
+// Pyodide for the calculator page, with the calculators' files: the page starts it (once it has
+// been painted) and PyScript's `interpreter` names this module, which hands PyScript the same
+// instance with the files already in its file system. The files, listed by the page in
+// #calc-python-files, download while Pyodide boots. Everything is loaded from this site
+// (runtime/pyodide/, copied by the build).
 import { loadPyodide as load, version } from "../runtime/pyodide/pyodide.mjs";
 
 const indexURL = new URL("../runtime/pyodide/", import.meta.url).href;
@@ -13,11 +14,13 @@ async function fetched(url, path) {
   return [path, new Uint8Array(await response.arrayBuffer())];
 }
 
-// files: [[url, path], ...]; each path is written relative to Python's working directory, which
-// is on sys.path, so `import calc` finds calc/.
-export function start(files = []) {
+// Each file's path is relative to Python's working directory, which is on sys.path, so
+// `import calc` finds calc/.
+export function start() {
   started ??= (async () => {
-    const downloads = Promise.all(files.map(([url, path]) => fetched(url, path)));
+    const list = document.getElementById("calc-python-files");
+    const files = list ? JSON.parse(list.textContent) : [];
+    const downloads = Promise.all(files.map(([url, path]) => fetched(new URL(url, location.href).href, path)));
     const pyodide = await load({ indexURL });
     for (const [path, bytes] of await downloads) {
       const folder = path.split("/").slice(0, -1).join("/");
@@ -31,7 +34,7 @@ export function start(files = []) {
 
 export { version };
 
-// What PyScript calls: the instance already on its way, with PyScript's output streams.
+// What PyScript calls: the instance on its way, with PyScript's output streams.
 export async function loadPyodide(options = {}) {
   const pyodide = await start();
   if (options.stdout) pyodide.setStdout({ batched: options.stdout });
