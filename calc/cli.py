@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from fractions import Fraction
@@ -354,6 +355,7 @@ def cmd_check(catalog: Catalog, args: argparse.Namespace) -> str:
     )
 
 
+@functools.cache  # built once a process: the site build runs the command line for every example
 def build_parser() -> Parser:
     parser = Parser(prog="python -m calc", description="Memory calculators for vLLM starts, from the catalog.")
     parser.add_argument("--catalog", default=str(CATALOG_DIR), help="catalog directory (default: the project's)")
