@@ -585,34 +585,31 @@ def load_dir(directory: str | Path) -> Catalog:
     """The catalog of a directory of YAML files, validated.
 
     What the YAML parser made of the files is kept in the directory's __pycache__ (as Python
-    keeps compiled modules), named by a hash of the files' bytes, of this module and of the
-    installed PyYAML: a command run again on an unchanged catalog skips the parser, and any
-    change to a file or to the reader parses again. Validation runs every time.
+    keeps compiled modules) with the files' bytes, this module's source and the installed
+    PyYAML's time: a command run again on an unchanged catalog skips the parser, and any change
+    to a file or to the reader parses again. Validation runs every time.
     """
-    import hashlib
     import pickle
     from importlib.util import find_spec
 
     directory = Path(directory)
     texts = _read_texts(directory)
     spec = find_spec("yaml")
-    reader = Path(__file__).read_bytes() + (str(Path(spec.origin).stat().st_mtime_ns).encode() if spec and spec.origin else b"")
-    digest = hashlib.sha256()
-    for part in (reader, *(name.encode() + b"\0" + text for name, text in texts.items())):
-        digest.update(len(part).to_bytes(8, "big") + part)
-    cache = directory / "__pycache__" / f"catalog-{digest.hexdigest()[:32]}.pickle"
+    reader = (Path(__file__).read_bytes(), Path(spec.origin).stat().st_mtime_ns if spec and spec.origin else None)
+    cache = directory / "__pycache__" / "catalog.pickle"
     try:
-        raw = pickle.loads(cache.read_bytes())
-    except Exception:  # no cache yet, or an unreadable one: parse
+        kept = pickle.loads(cache.read_bytes())
+        if kept["reader"] != reader or kept["texts"] != texts:
+            raise ValueError("stale")
+        raw = kept["raw"]
+    except Exception:  # none yet, stale or unreadable: parse
         raw = _parse_yaml(texts)
         try:
             cache.parent.mkdir(exist_ok=True)
-            for old in cache.parent.glob("catalog-*.pickle"):
-                old.unlink()
             partial = cache.with_suffix(".partial")
-            partial.write_bytes(pickle.dumps(raw))
+            partial.write_bytes(pickle.dumps({"reader": reader, "texts": texts, "raw": raw}))
             partial.replace(cache)
-        except OSError:  # a read-only catalog is read every time
+        except OSError:  # a read-only catalog is parsed every time
             pass
     return build(raw)
 

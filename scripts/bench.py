@@ -35,6 +35,7 @@ sub-path, each visit in a fresh browser context (empty caches):
     idle, counted by the server as it sends them: raw, and gzipped (level 6, as a host would).
   - one recompute (input event to DOM updated), median of 50 edits.
 Command line: `python -m calc gate` against `python -c pass` (the same interpreter), interleaved.
+Every child runs with bytecode caching on, as Python does by default.
 Site: its size on disk, with the runtime's share.
 
 Run: .venv/bin/python scripts/bench.py [--pairs N] [--models 7,70,700] [--skip build,calculator,cli]
@@ -69,7 +70,9 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"]
 SUB = "/sub/"
 TIMEOUT_MS = 180_000
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+# Python as it runs by default, writing and reusing bytecode: an environment that turns that off
+# (PYTHONDONTWRITEBYTECODE) would have every run compile calc/ and the hooks again.
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "NO_MKDOCS_2_WARNING": "1"}
 
 # --- the build ------------------------------------------------------------------------------
 
