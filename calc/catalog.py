@@ -49,6 +49,7 @@ class Figure:
     source: str | None = None
     note: str | None = None
     approximate: bool = False
+    line: int | None = None  # the log line a measured figure was read from
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -118,8 +119,10 @@ SPEC: dict[str, tuple] = {
             "boxes": (
                 "list",
                 obj(
-                    {"id": ID, "name": STR, "memory": ("enum", ("unified", "discrete")), "total_memory": fig(SIZE)},
+                    {"id": ID, "name": STR, "memory": ("enum", ("unified", "discrete"))},
                     {
+                        "total_memory": fig(SIZE),
+                        "reported_total": fig(SIZE),
                         "spec_memory": fig(SIZE),
                         "idle_available": fig(SIZE),
                         "free_at_start": fig(SIZE),
@@ -194,6 +197,8 @@ SPEC: dict[str, tuple] = {
                                     "init_seconds": fig(NUMBER),
                                     "decode_rate": fig(NUMBER, streams=INT),
                                     "outcome_note": STR,
+                                    "source": STR,
+                                    "gpu_memory_utilization": fig(FRACTION),
                                 },
                             ),
                         ),
@@ -301,6 +306,7 @@ FIGURE_COMMON = {
     "source": STR,
     "note": STR,
     "approximate": BOOL,
+    "line": INT,
 }
 EXPECTED_UNIT = {
     SIZE: "a size with its unit, such as 79.29 GiB, 10e9 B or 128 GB",
@@ -372,6 +378,7 @@ def _figure(spec: tuple, raw: Any, file: str, path: str) -> Figure:
         source=common.get("source"),
         note=common.get("note"),
         approximate=common.get("approximate", False),
+        line=common.get("line"),
         extra={k: _check(s, raw[k], file, f"{path}.{k}") for k, s in extra.items() if k in raw},
     )
 
@@ -528,6 +535,9 @@ def build(raw: dict[str, Any]) -> Catalog:
             raise CatalogError(file, "(file)", _MISSING, f"catalog/{file}")
         data[name] = _check(SPEC[name], raw[name], file, "")
     boxes = _by_id("boxes.yaml", "boxes", data["boxes"]["boxes"])
+    for i, box in enumerate(boxes.values()):
+        if not {"total_memory", "reported_total", "spec_memory"} & box.keys():
+            raise CatalogError("boxes.yaml", f"boxes[{i}].total_memory", _MISSING, "a total: total_memory, reported_total or spec_memory")
     models = _by_id("models.yaml", "models", data["models"]["models"])
     targets = {"boxes": boxes, "models": models}
     deployments = _by_id("starts.yaml", "deployments", data["starts"]["deployments"])

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import argparse
 import functools
+import io
 import json
+import re
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from calc import fraction, kv, report
+from calc import derive, fraction, kv, report
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
+
+if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
+    from calc import logread
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
 SCHEMA_DIR = CATALOG_DIR / "schema"
@@ -205,7 +212,7 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
-    total = parse_size(args.total, "--total") if args.total else box["total_memory"].value
+    total = parse_size(args.total, "--total") if args.total else derive.box_total(box)[0].value
     if total <= 0:
         raise InputError(f"--total: found {args.total!r}, expected a size above zero")
     if args.free:
@@ -236,7 +243,7 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 
 
 def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
-    from calc import guard  # imported by its command only: the others start faster
+    from calc import guard
 
     policy = catalog.policy["guard"]
     if args.trace in catalog.traces:
@@ -249,8 +256,7 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         except OSError as error:
             raise InputError(f"trace {args.trace}: cannot read it ({error.strerror}); expected a file or one of {', '.join(catalog.traces)}") from None
         samples = guard.parse_trace(text, args.trace)
-    floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
-    polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
+    floor, polls = _guard_settings(policy, args)
     serving = _seconds(args.serving_at, "--serving-at") if args.serving_at else None
     result = guard.run(samples, floor, polls, serving)
     if args.json:
@@ -260,6 +266,55 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         f"Guard ({polls} polls in a row under {fmt(floor, 'GiB')}) over {len(samples)} polls: {verdict}\n"
         f"Lowest MemAvailable: {fmt(result.lowest, 'GiB')} at {result.lowest_at:g} s; longest run under the floor: {result.longest_run}"
     )
+
+
+def _guard_settings(policy: dict, args: argparse.Namespace) -> tuple[int, int]:
+    """The guard's floor and polls in a row: the options where given, the catalog's policy otherwise."""
+    floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
+    polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
+    return floor, polls
+
+
+# --- watch ----------------------------------------------------------------------------------
+
+
+def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+    from calc import watch
+
+    policy = catalog.policy["guard"]
+    paths = args.proc or ["/proc/meminfo"]
+    interval = _seconds(args.interval, "--interval") if args.interval else float(policy["poll_seconds"].value)
+    duration = _seconds(args.duration, "--duration") if args.duration else interval * (len(paths) - 1) if args.proc else 60.0
+    floor, polls = _guard_settings(policy, args)
+    count = watch.poll_count(duration, interval)
+
+    def read(n: int) -> str:
+        path = paths[min(n, len(paths) - 1)]
+        try:
+            return Path(path).read_text()
+        except OSError as error:
+            raise InputError(f"--proc {path}: cannot read it ({error.strerror}); expected a meminfo file such as /proc/meminfo") from None
+
+    out = Path(args.out).open("w", encoding="utf-8") if args.out else None
+    seen = []
+    try:
+        if out:
+            out.write(f"# python -m calc watch: MemAvailable every {interval:g} s from {', '.join(paths)}; replay with python -m calc guard {args.out}\n")
+        for poll in watch.watch(read, time.sleep, count, interval, floor, polls, paths[0]):
+            seen.append(poll)
+            if out:
+                out.write(watch.trace_line(poll) + "\n")
+                out.flush()
+            if not args.json:
+                print(watch.poll_text(poll), flush=True)
+    except OSError as error:
+        raise InputError(f"--out {args.out}: cannot write it ({error.strerror})") from None
+    finally:
+        if out:
+            out.close()
+    if args.json:
+        return report.to_json({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen})
+    return watch.summary(seen, floor, polls) + (f"\nTrace written to {args.out}; replay it with: python -m calc guard {args.out}" if args.out else "")
 
 
 def _seconds(text: str, what: str) -> float:
@@ -276,12 +331,12 @@ def _seconds(text: str, what: str) -> float:
 
 
 def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
-    from calc import budget  # imported by its command only: the others start faster
+    from calc import budget
 
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
-    total = box["total_memory"].value
+    total = derive.box_total(box)[0].value
     residents = []
     for spec in args.model or []:
         name, _, rest = spec.partition(":")
@@ -296,7 +351,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         ))  # fmt: skip
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []
-    available = parse_size(args.available, "--available") if args.available else box.get("idle_available", box["total_memory"]).value
+    available = parse_size(args.available, "--available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).value
     engines = fraction.plan(total, available, fractions)
     if args.json:
         return report.to_json({"total_bytes": total, "used_bytes": result.used, "left_bytes": result.left, "fits": result.fits,
@@ -316,7 +371,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
 
 
 def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
-    from calc import prefetch  # imported by its command only: the others start faster
+    from calc import prefetch
 
     share = catalog.policy["vllm"]["prefetch_fraction"].value
     checkpoint = parse_size(args.checkpoint, "--checkpoint")
@@ -330,6 +385,108 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         f"Checkpoint {fmt(checkpoint, 'GB', 1)} against {fmt(share, '%', 0)} of {fmt(available, 'GiB')} available: {verdict}\n"
         f"Largest checkpoint still prefetched: {fmt(largest, 'GB', 1)}"
     )
+
+
+# --- ingest ---------------------------------------------------------------------------------
+
+
+def read_log_file(name: str) -> logread.LogReading:
+    """A log file (or - for standard input), streamed line by line; binary refused up front."""
+    from calc import logread
+
+    try:
+        stream = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
+    except OSError as error:
+        raise InputError(f"{name}: cannot read it ({error.strerror}); expected a startup log file or -") from None
+    with stream:
+        head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
+        if b"\x00" in head:
+            raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
+        sample = head.decode("utf-8", errors="replace")
+        if sample and sum(not (c.isprintable() or c in "\t\r\n\x1b") for c in sample) > len(sample) // 20:
+            raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
+        text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+        try:
+            return logread.read_lines(text)
+        except InputError as error:
+            raise InputError(f"{name}: {error}") from None
+
+
+def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict:
+    from calc import ingest, logread
+
+    reading = read_log_file(args.file)
+    if args.pin:
+        reading = logread.with_pin(reading, parse_size(args.pin, "--pin"), f"--pin {args.pin}, given on the command line")
+    if args.json:
+        return reading.to_json()
+    if args.yaml:
+        model_id = args.model or ingest.catalog_model(catalog, reading)
+        if model_id is None or model_id not in catalog.models:
+            found = args.model or (reading.model.value if reading.model else "no model name")
+            raise InputError(f"--yaml: found {found!r}, expected a model of the catalog; give --model (one of {', '.join(catalog.models)})")
+        if args.id is not None and (not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", args.id) or args.id in catalog.deployments):
+            raise InputError(f"--id: found {args.id!r}, expected a new id of lower-case letters, digits, dots and dashes")
+        if not args.box or args.box not in catalog.boxes:
+            raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)} (the box the log was taken on)")
+        source = "standard input" if args.file == "-" else Path(args.file).name
+        entry = ingest.start_entry(
+            reading, model_id=model_id, box=args.box, boxes=parse_count(args.boxes, "--boxes", 1), source=f"startup log {source}",
+            tp=parse_count(args.tp, "--tp", 1) if args.tp else None, deployment_id=args.id,
+        )  # fmt: skip
+        return entry.rstrip("\n")
+    if args.model and args.model not in catalog.models:
+        raise InputError(f"--model: found {args.model!r}, expected one of {', '.join(catalog.models)}")
+    return render_ingest(catalog, reading, args.file, args.model)
+
+
+def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:
+    from calc import ingest
+
+    build = f"{r.engine.value} {r.engine_version.value}" if r.engine_version else r.engine.value
+    era = f", {r.era.value.upper()} engine" if r.era and r.era.value in ("v0", "v1") else ""
+    lines = [f"{name}: a {build} startup log{era}", "Read:"]
+    shown = {
+        "model": r.model, "date": r.date, "tensor_parallel_size": r.tensor_parallel_size, "max_model_len": r.max_model_len,
+        "kv_cache_dtype": r.kv_cache_dtype, "block_size": r.block_size, "gpu_memory_utilization": r.gpu_memory_utilization,
+        "mem_fraction_static": r.mem_fraction_static, "kv_cache_memory_bytes": r.kv_cache_memory_bytes,
+        "model loading": r.model_loading_bytes, "KV pool": r.available_kv_bytes, "KV tokens": r.kv_tokens,
+        "GPU blocks": r.gpu_blocks, "max concurrency": r.max_concurrency, "CUDA graph estimate": r.cuda_graph_bytes,
+        "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "KV for one request": r.kv_needed_bytes,
+        "estimated max_model_len": r.estimated_max_model_len, "speculative": r.speculative, "error": r.error,
+        "CUDA graphs took": r.cuda_graph_taken_bytes, "non-torch memory": r.non_torch_bytes, "activation peak": r.activation_peak_bytes,
+        "max_num_batched_tokens": r.max_num_batched_tokens, "max_num_seqs": r.max_num_seqs,
+    }  # fmt: skip
+    for label, found in shown.items():
+        if found is not None:
+            lines.append(f"  {label:<24}{_shown(found):<28} line {found.line_no}")
+    lines.append("Derived:")
+    lines.extend(f"  {d.name}: {d.value}\n    {d.how}" for d in ingest.derived(r))
+    compared = ingest.compare(catalog, r, model_id)
+    if compared:
+        lines.append("Catalog:")
+        lines.extend(f"  {c}" for c in compared)
+    elif r.model is not None:
+        lines.append(f"Catalog: no model matching {r.model.value!r}")
+    if r.missing:
+        lines.append("Not in the log:")
+        lines.extend(f"  {m}" for m in r.missing)
+    if r.notes:
+        lines.append("Notes:")
+        lines.extend(f"  {n}" for n in r.notes)
+    return "\n".join(lines)
+
+
+def _shown(found: logread.Found) -> str:
+    if isinstance(found.value, dict):
+        return ", ".join(f"{k} {v}" for k, v in found.value.items() if v is not None)
+    if isinstance(found.value, int) and found.printed and found.half and not isinstance(found.value, bool):
+        return f"{found.printed} ({fmt(found.value, 'B')})"
+    if found.printed:
+        return found.printed
+    if isinstance(found.value, int) and not isinstance(found.value, bool) and found.value > 10**6:
+        return f"{fmt(found.value, 'B')}"
+    return str(found.value)
 
 
 # --- schema and catalog ---------------------------------------------------------------------
@@ -410,6 +567,15 @@ def build_parser() -> Parser:
     p.add_argument("--serving-at", help="seconds at which the head serves; the guard stops there")
     p.set_defaults(run=cmd_guard)
 
+    p = add("watch", "poll MemAvailable, MemFree and the page cache for a bounded time: when the guard would kill, when memory is available but not free")
+    p.add_argument("--proc", action="append", help="meminfo file to read (default /proc/meminfo); repeat it to read one file a poll, the last one after that")
+    p.add_argument("--interval", help="seconds between polls (default: the guard's, 2)")
+    p.add_argument("--duration", help="seconds to watch (default 60; with --proc files, one poll a file)")
+    p.add_argument("--out", help="write the polls to this trace file, which python -m calc guard replays")
+    p.add_argument("--floor", help="the guard's floor (default: the catalog's policy)")
+    p.add_argument("--polls", help="polls in a row under the floor that kill (default: the catalog's policy)")
+    p.set_defaults(run=cmd_watch)
+
     p = add("plan", "several models on one box: resident budget and fractions planned together")
     p.add_argument("--box", default="dgx-spark")
     p.add_argument("--model", action="append", help="MODEL[:KV[:HEADROOM]], repeatable")
@@ -421,6 +587,17 @@ def build_parser() -> Parser:
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--available", required=True, help="MemAvailable when loading starts, or auto")
     p.set_defaults(run=cmd_prefetch)
+
+    p = add("ingest", "read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model")
+    p.add_argument("file", help="the log file, or - for standard input")
+    p.add_argument("--yaml", action="store_true", help="print a catalog deployment with this start, for catalog/starts.yaml")
+    p.add_argument("--model", help="the catalog model id to compare with and to write (default: matched on the log's model name)")
+    p.add_argument("--pin", help="the KV pin the start was given, where the log does not print it: 10e9, 9.31 GiB")
+    p.add_argument("--box", help="--yaml: the catalog box id the log was taken on")
+    p.add_argument("--boxes", default="1", help="--yaml: how many boxes the start spans")
+    p.add_argument("--tp", help="--yaml: the tensor-parallel size, where the log does not print it")
+    p.add_argument("--id", help="--yaml: the deployment's id (default: the model's name and -log)")
+    p.set_defaults(run=cmd_ingest)
 
     p = sub.add_parser("schema", help="write (or --check) the catalog's JSON Schema files")
     p.add_argument("--check", action="store_true")

@@ -5,11 +5,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 from calc import kv
 from calc.catalog import Catalog, Figure
 from calc.gate import Amount, GateRow, Request
 from calc.units import InputError
+
+# A box's total, best first: what the engine sees, what the driver prints, what the vendor specifies.
+BOX_TOTALS = (
+    ("total_memory", "engine", "the total the engine sees"),
+    ("reported_total", "driver", "the driver's total (nvidia-smi); CUDA's total is a little lower, so a fraction check on it errs strict"),
+    ("spec_memory", "specification", "the specification's capacity; the engine sees less"),
+)
+
+
+class BoxTotal(NamedTuple):
+    figure: Figure
+    kind: str  # engine, driver or specification
+    what: str
+
+
+def box_total(box: dict) -> BoxTotal:
+    """The best total the catalog has for a box, and what kind of total it is."""
+    for key, kind, what in BOX_TOTALS:
+        if key in box:
+            return BoxTotal(box[key], kind, what)
+    raise InputError(f"boxes.yaml: {box['id']}: found no total_memory, reported_total or spec_memory, expected one")
+
+
+def box_free(box: dict) -> Figure | None:
+    """The reading the gate needs and a specification cannot give: MemAvailable on the idle box
+    (unified memory) or free memory on the card at start (discrete)."""
+    return box.get("idle_available") or box.get("free_at_start")
 
 
 def amount(figure: Figure) -> Amount:

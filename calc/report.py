@@ -95,7 +95,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
     asked = inputs.speculative_tokens if inputs.drafter else 0
     same_config = reading is not None and (reading.speculative_tokens or 0) == asked
     pool = kv_figures(reading, inputs.kv_pin, inputs.max_model_len, inputs.seats, inputs.typical_context, same_config)
-    total = box["total_memory"].value
+    total = derive.box_total(box)[0].value
     free = min(inputs.available)
     ceiling = fraction.ceiling(total, free, 2)
     chosen = inputs.gpu_memory_utilization if inputs.gpu_memory_utilization is not None else ceiling

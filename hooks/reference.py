@@ -133,15 +133,54 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
     return "\n".join(lines) + "\n"
 
 
+def _as_written(figure: Figure) -> tuple[str, int]:
+    """A whole number of GiB or GB in that unit (a specification's capacity), anything else in GiB."""
+    if figure.value % 2**30 == 0:
+        return "GiB", 0
+    if figure.value % 10**9 == 0:
+        return "GB", 0
+    return "GiB", 2
+
+
 def box_page(catalog: Catalog, box: dict) -> str:
-    lines = [f"# {box['name']}", "", f"Memory: {box['memory']}.", ""]
-    figures = [("Total", box["total_memory"], "GiB", 2)]
-    for key, label in (("spec_memory", "Specification"), ("idle_available", "MemAvailable, idle"), ("free_at_start", "Free at start")):
+    unified = box["memory"] == "unified"
+    lines = [f"# {box['name']}", "", f"Memory: {box['memory']}" + (" (CPU and GPU share one pool)." if unified else " (the GPU's own memory)."), ""]
+    figures = []
+    for key, label in (
+        ("total_memory", "Total the engine sees"),
+        ("reported_total", "Total the driver reports"),
+        ("spec_memory", "Specification"),
+        ("idle_available", "MemAvailable, idle"),
+        ("free_at_start", "Free at start"),
+    ):
         if key in box:
-            figures.append((label, box[key], "GiB", 2))
+            figures.append((label, box[key], *_as_written(box[key])))
     lines += [*_figure_rows(figures), ""]
+    notes = [
+        f"{label}: {source_text(box[key].note)}" for key, label in (("spec_memory", "Specification"), ("total_memory", "Total")) if key in box and box[key].note
+    ]
+    lines += [f"- {n}" for n in notes] + ([""] if notes else [])
+    total, _, what = derive.box_total(box)
+    if "total_memory" not in box:
+        lines += [
+            f"The catalog has no reading of the total the engine sees on this box; the calculators use {what}. "
+            "vLLM prints its own total in the free-memory line of a start (`Free memory on device (free/total GiB)`).",
+            "",
+        ]
+    if derive.box_free(box) is None:
+        reading = (
+            "MemAvailable on the idle box (`free -b`, the available column, or `python -m calc watch`): on unified memory vLLM's free memory is MemAvailable"
+            if unified
+            else "the free memory on the card when the engine starts (`nvidia-smi`, or vLLM's free-memory line)"
+        )
+        lines += [
+            f"**What the specification does not give.** The start gate and vLLM's fraction check need {reading}. "
+            "The catalog has no such reading for this box, so type yours into the [calculator](../../calculator.md) "
+            "or add it to catalog/boxes.yaml with its source.",
+            "",
+        ]
     if "free_at_start" in box:
-        ceiling = fraction.ceiling(box["total_memory"].value, box["free_at_start"].value)
+        ceiling = fraction.ceiling(total.value, box["free_at_start"].value)
         lines += [
             f"vLLM's start check asks for the fraction times the total; the largest fraction that passes here is "
             f"{render(ceiling, 'fraction', 4)} (free / total, rounded down).",
@@ -180,7 +219,8 @@ def models_table(catalog: Catalog, where: str) -> str:
 def boxes_table(catalog: Catalog, where: str) -> str:
     lines = ["| Box | Total | Memory |", "|---|---|---|"]
     for box_id, box in catalog.boxes.items():
-        lines.append(f"| [{box['name']}]({where}{box_id}.md) | {render(box['total_memory'], 'GiB')} | {box['memory']} |")
+        total = derive.box_total(box)
+        lines.append(f"| [{box['name']}]({where}{box_id}.md) | {render(total.figure, 'GiB')} ({total.kind}) | {box['memory']} |")
     return "\n".join(lines)
 
 

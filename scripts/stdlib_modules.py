@@ -26,7 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from hooks.runtime import STDLIB_SEEN  # noqa: E402
 
-EXERCISE = """async () => {
+EXERCISE = """async (logs) => {
+  for (const area of document.querySelectorAll("form textarea")) {
+    const before = area.value;
+    for (const text of [...logs, "nonsense"]) { area.value = text; area.dispatchEvent(new Event("input", { bubbles: true })); }
+    area.value = before;
+    area.dispatchEvent(new Event("input", { bubbles: true }));
+  }
   for (const form of document.querySelectorAll("form")) {
     for (const field of form.querySelectorAll("select, input")) {
       const before = field.value;
@@ -36,7 +42,7 @@ EXERCISE = """async () => {
       field.dispatchEvent(new Event("input", { bubbles: true }));
     }
   }
-  for (const calculator of ["start", "kv", "fit", "plan", "prefetch"]) {
+  for (const calculator of [...document.querySelectorAll("form[id$='-form']")].map((form) => form.id.slice(0, -5))) {
     window.calcRun(JSON.stringify({ calculator, inputs: {} }));
     window.calcRun(JSON.stringify({ calculator, inputs: { pin: "1e999999999", pool: "x" } }));
   }
@@ -70,7 +76,8 @@ def main() -> None:
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{server.server_address[1]}/calculator/")
             page.wait_for_function("window.calcReady", timeout=180_000)
-            modules = json.loads(page.evaluate(EXERCISE))
+            logs = [path.read_text(encoding="utf-8", errors="replace") for path in sorted((ROOT / "logs" / "public").glob("*.log"))]
+            modules = json.loads(page.evaluate(EXERCISE, logs))
             browser.close()
         server.shutdown()
     header = "# Standard-library modules the calculator page imports in the browser; written by scripts/stdlib_modules.py.\n"

@@ -554,3 +554,29 @@ def test_fit_from_two_startup_lines(live, catalog):
     live.fill("#fit-tokens-2", d.values["tokens_2"])
     live.wait_for_function("document.getElementById('fit-result').dataset.state === 'valid'")
     assert figures_on(live, "fit") == calc_html.run_fit(catalog, d.values).figures
+
+
+def test_your_start_from_a_pasted_log(live, catalog):
+    """Paste a real startup log (1CatAI/1Cat-vLLM#237) into Your start: the page shows calc's figures,
+    each with its log line; a paste that is not a log withdraws the result and says why."""
+    text = (ROOT / "tests" / "data" / "yourstart" / "1cat-237-v100-tp4.log").read_text(encoding="utf-8")
+    live.select_option("#yourstart-preset", "")
+    assert live.input_value("#yourstart-weights") == "" and live.input_value("#yourstart-pin") == ""
+    live.fill("#yourstart-log", text)
+    live.select_option("#yourstart-box", "other")
+    raw = dict(calc_html.defaults_of(catalog, "yourstart").values)
+    raw.update(dict.fromkeys(("preset", "weights", "overhead", "bytes_per_token", "pin", "max_model_len", "tp", "before", "model"), ""))
+    raw.update(log=text, box="other")
+    live.wait_for_function("document.querySelector('#yourstart-calc [data-fig=\"grid_tokens_0\"]') !== null")
+    shown = figures_on(live, "yourstart")
+    assert shown == calc_html.run(catalog, "yourstart", raw).figures
+    assert shown["grid_tokens_0"] == "215,401 tokens" and shown["bpt"] == "26,669 B" and shown["pool_b"] == "5,744,518,758 B"
+    assert "Available KV cache memory: 5.35 GiB" in live.text_content("#yourstart-result")
+    live.fill("#yourstart-log", "nothing here looks like a startup log")
+    live.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'invalid'")
+    assert "found none of the lines a vLLM or SGLang start prints" in live.text_content("#yourstart-log-err")
+    assert figures_on(live, "yourstart") == {}
+    live.select_option("#yourstart-preset", DEPLOYMENT)
+    live.fill("#yourstart-log", "")
+    live.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'valid'")
+    assert figures_on(live, "yourstart") == calc_html.run(catalog, "yourstart", calc_html.defaults_of(catalog, "yourstart").values).figures

@@ -46,10 +46,11 @@ CASES = [
     ("duplicate-id", "boxes.yaml", "id: rtx-5090-node", "id: dgx-spark", "boxes[1].id", "'dgx-spark'", "an id not used before in this file", False),
     ("unknown-model", "starts.yaml", "model: deepseek-v4-flash", "model: deepseek-v5-flash", "deployments[0].model", "'deepseek-v5-flash'", "the id of an entry in models.yaml (deepseek-v4-flash, ", False),
     ("unknown-resident-model", "plans.yaml", "- model: example-70b-4bit", "- model: example-70b-3bit", "plans[0].residents[1].model", "'example-70b-3bit'", "the id of an entry in models.yaml", False),
-    ("unknown-box", "traces.yaml", "box: dgx-spark", "box: dgx-sprak", "traces[0].box", "'dgx-sprak'", "the id of an entry in boxes.yaml (dgx-spark, rtx-5090-node)", False),
-    ("bad-kind", "boxes.yaml", "kind: published\n      source: NVIDIA", "kind: publisehd\n      source: NVIDIA", "boxes[0].spec_memory.kind", "'publisehd'", "one of measured, shard headers, modeled, published", True),
-    ("missing-kind", "boxes.yaml", "      kind: published\n      source: NVIDIA", "      source: NVIDIA", "boxes[0].spec_memory.kind", "nothing", "one of measured, ", True),
-    ("bad-enum", "boxes.yaml", "memory: unified", "memory: shared", "boxes[0].memory", "'shared'", "one of unified, discrete", True),
+    ("unknown-box", "traces.yaml", "box: dgx-spark", "box: dgx-sprak", "traces[0].box", "'dgx-sprak'", "the id of an entry in boxes.yaml (dgx-spark, rtx-5090-node, h100-sxm, ", False),
+    ("box-without-any-total", "boxes.yaml", "    spec_memory:\n      value: 80 GiB\n      kind: published\n      source: NVIDIA H100 specification, H100 PCIe 80GB HBM2e, https://www.nvidia.com/en-us/data-center/h100/\n      note: a binary capacity, as on the SXM card; the catalog has no reading of this card's reported total\n", "", "boxes[3].total_memory", "nothing", "a total: total_memory, reported_total or spec_memory", False),
+    ("bad-kind", "boxes.yaml", "kind: published\n      source: NVIDIA specification, LPDDR5X", "kind: publisehd\n      source: NVIDIA specification, LPDDR5X", "boxes[0].spec_memory.kind", "'publisehd'", "one of measured, shard headers, modeled, published", True),
+    ("missing-kind", "boxes.yaml", "      kind: published\n      source: NVIDIA specification, LPDDR5X", "      source: NVIDIA specification, LPDDR5X", "boxes[0].spec_memory.kind", "nothing", "one of measured, ", True),
+    ("bad-enum", "boxes.yaml", "name: DGX Spark (GB10)\n    memory: unified", "name: DGX Spark (GB10)\n    memory: shared", "boxes[0].memory", "'shared'", "one of unified, discrete", True),
     ("bad-id", "boxes.yaml", "id: dgx-spark", "id: DGX Spark", "boxes[0].id", "'DGX Spark'", "an id of lower-case letters, digits, dots and dashes", True),
     ("bad-date", "incidents.yaml", "date: 2026-09-30\n    title", "date: 30/09/2026\n    title", "incidents[0].date", "'30/09/2026'", "a date written YYYY-MM-DD", True),
     ("min-above-max", "incidents.yaml", "min: 0.8 GiB", "min: 5.8 GiB", "incidents[0].available.min", "'5.8 GiB'", "at most max (4.2 GiB)", False),
@@ -100,7 +101,7 @@ def test_invalid_yaml_names_the_line(catalog_copy: Path) -> None:
 
 
 def test_tab_indentation_names_its_line_and_column(catalog_copy: Path) -> None:
-    edit(catalog_copy, "boxes.yaml", "    memory: discrete\n", "\tmemory: discrete\n")
+    edit(catalog_copy, "boxes.yaml", "    name: RTX 5090 node\n    memory: discrete\n", "    name: RTX 5090 node\n\tmemory: discrete\n")
     lines = (catalog_copy / "boxes.yaml").read_text(encoding="utf-8").splitlines()
     number = next(i for i, line in enumerate(lines, 1) if line.startswith("\tmemory"))
     with pytest.raises(
@@ -124,7 +125,8 @@ def test_empty_file(catalog_copy: Path) -> None:
 
 
 def test_shipped_catalog_loads(catalog) -> None:
-    assert set(catalog.boxes) == {"dgx-spark", "rtx-5090-node"}
+    assert {"dgx-spark", "rtx-5090-node", "h100-sxm", "h100-pcie", "h200", "b200", "a100-40gb", "a100-80gb"} <= set(catalog.boxes)
+    assert {"l40s", "rtx-4090", "rtx-pro-6000-blackwell", "gh200", "jetson-agx-thor", "ryzen-ai-max-395-128gb"} <= set(catalog.boxes)
     assert "dsv4-flash-pair" in catalog.deployments
 
 
@@ -168,3 +170,53 @@ def test_the_parsed_catalog_is_kept_and_any_edit_parses_again(catalog_copy: Path
     edit(catalog_copy, "boxes.yaml", "value: 121.70 GiB", "value: 121.70 Gib")
     with pytest.raises(CatalogError, match="boxes.yaml"):
         load_dir(catalog_copy)  # validation runs on every load, kept or not
+
+
+# --- boxes ----------------------------------------------------------------------------------
+
+
+def test_box_totals_best_first(catalog) -> None:
+    from calc.derive import box_total
+
+    assert box_total(catalog.boxes["dgx-spark"]).kind == "engine"
+    h100 = box_total(catalog.boxes["h100-sxm"])
+    assert (h100.kind, h100.figure.value) == ("engine", 85_045_477_376)  # CUDA's total, below the driver's
+    assert catalog.boxes["h100-sxm"]["reported_total"].value == 81559 * 2**20 == 85_520_809_984  # as another public report gives it
+    a100 = box_total(catalog.boxes["a100-80gb"])
+    assert (a100.kind, a100.figure.value) == ("driver", 80 * 2**30)
+    thor = box_total(catalog.boxes["jetson-agx-thor"])
+    assert (thor.kind, thor.figure.value) == ("specification", 128 * 10**9)
+
+
+def test_a_specification_read_as_binary_is_backed_by_the_drivers_total(catalog) -> None:
+    """Where the catalog reads the vendor's "N GB" as N GiB, the driver's total must exceed N x 10^9 B
+    (a decimal capacity could not hold it) and not exceed N GiB."""
+    checked = []
+    for box_id, box in catalog.boxes.items():
+        spec, reported = box.get("spec_memory"), box.get("reported_total")
+        if spec is None or reported is None or spec.value % 2**30:
+            continue
+        n = spec.value // 2**30
+        assert n * 10**9 < reported.value <= spec.value, box_id
+        checked.append(box_id)
+    assert set(checked) == {"rtx-5090-node", "h100-sxm", "b200", "a100-40gb", "a100-80gb", "l40s", "rtx-4090"}
+
+
+def test_boxes_with_only_a_specification_work_in_every_calculator(catalog, capsys) -> None:
+    """The planner, the fraction check and the gate's reference pages take a spec-only box's total
+    from the best figure the catalog has, and say which."""
+    from calc import cli, html
+
+    raw = dict(html.defaults_of(catalog, "plan").values)
+    raw.update(box="jetson-agx-thor", available="100 GiB")
+    out = html.run(catalog, "plan", raw)
+    assert out.valid and out.figures["total"] == "119.21 GiB"  # 128 GB as the specification writes it
+    note = html.changed(catalog, "plan", "box", raw)["sources"]["plan-box-src"]
+    assert "the specification" in note
+    assert cli.main(["fraction", "--box", "h100-pcie"]) == 2
+    assert "--free: box h100-pcie has no free-at-start reading in the catalog; give --free" in capsys.readouterr().err
+    assert cli.main(["fraction", "--box", "h100-sxm", "--free", "77 GiB", "--fraction", "0.98", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total_bytes"] == 85_045_477_376  # CUDA's total, the one vLLM multiplies
+    assert data["requested_bytes"] == 83_344_567_829  # ceil(0.98 x total), above 77 GiB free
+    assert data["passes"] is False

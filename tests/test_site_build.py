@@ -124,6 +124,43 @@ def test_cli_example_output_is_produced_at_build_time(shipped):
     assert "Start: no, refused" in text
 
 
+def test_the_calculators_package_ships_and_the_browser_is_told_to_fetch_it(shipped):
+    from hooks.calculator_page import python_files
+
+    nested = [p for p in browser_calc_files() if "/" in p]
+    assert {p.split("/")[-1] for p in nested} >= {"form.py", "start.py", "kv.py", "fit.py", "plan.py", "prefetch.py", "yourstart.py", "__init__.py"}
+    for path in browser_calc_files():
+        assert (shipped.site / "py" / "calc" / path).read_bytes() == (ROOT / "calc" / path).read_bytes()
+    assert ("../py/calc/calculators/yourstart.py", "calc/calculators/yourstart.py") in python_files("../")
+    assert 'id="calc-python-files">' in shipped.page("calculator")
+
+
+def test_measure_your_start_is_the_main_path(shipped):
+    """In the nav right after Home, linked from the home page, its commands run at build time."""
+    home = shipped.page("")
+    nav = re.findall(r'href="([^"#]*)" class="md-nav__link', home)
+    first = [n for n in nav if n not in ("./", ".")][:1]
+    assert first == ["measure-your-start/"], nav[:5]
+    assert 'href="measure-your-start/"' in home.split('class="md-content"', 1)[1]
+    text = shipped.text("measure-your-start")
+    assert "$ python -m calc ingest docs/samples/1cat-237-v100-tp4.log" in text
+    assert "KV tokens               215,401" in text
+    assert "free memory             19.77 GiB (21,227,875,860 B) line 1" in text
+    assert "$ python -m calc watch --proc docs/samples/meminfo-0.txt" in text and "Trace written to /tmp/start.trace" in text
+    assert "catalog: 14 boxes" in text
+    assert (shipped.site / "samples" / "1cat-237-v100-tp4.log").exists()  # the reader can fetch the samples
+
+
+def test_a_box_with_only_its_specification_says_what_the_gate_still_needs(shipped):
+    text = shipped.text("catalog/boxes/jetson-agx-thor")
+    assert "What the specification does not give." in text and "MemAvailable on the idle box" in text
+    assert "128 GB" in text.split("Specification", 1)[1][:40]  # as the vendor writes it, not turned into GiB
+    h100 = shipped.text("catalog/boxes/h100-sxm")
+    assert "Total the driver reports" in h100 and "79.65 GiB" in h100  # 81,559 MiB
+    assert "Total the engine sees" in h100 and "79.20 GiB" in h100  # 85,045,477,376 B
+    assert "the free memory on the card when the engine starts" in h100
+
+
 # --- failure modes ---------------------------------------------------------------------------
 
 

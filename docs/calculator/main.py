@@ -1,6 +1,7 @@
 """The calculator page's browser glue, run by PyScript: wires the forms' input events to calc.html
-and swaps the result sections in. All presentation lives in calc/html.py; this file only moves
-strings between the DOM and it. Exceptions stop here: the page shows a message, never a traceback.
+and swaps the result sections in. All presentation lives in calc/calculators/ (one module a
+calculator, run by name through calc/html.py); this file only moves strings between the DOM and it.
+Exceptions stop here: the page shows a message, never a traceback.
 """
 
 from __future__ import annotations

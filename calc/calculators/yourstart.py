@@ -1,0 +1,571 @@
+"""Your start: paste what your engine printed (the startup log, one rank's or all of them), pick
+your box or type its total, paste `free -b` / `free -m` / /proc/meminfo (or type MemAvailable)
+before the start and once it serves; out come what one rank holds, the gate and its largest pin,
+tokens and full contexts at other pins and lengths, vLLM's own checks and the `vllm serve` line.
+
+A typed field wins over the log, the log over nothing; the catalog's deployments are presets that
+fill the typed fields. Every figure says where it came from. The figures are calc.yourstart's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from calc import derive, meminfo, report, yourstart
+from calc.calculators.form import Defaults, Field, Figures, Output, badge, dl, esc, invalid, pin_up, short, size_examples, size_text, table, take
+from calc.calculators.start import gated
+from calc.catalog import Catalog
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
+from calc.yourstart import Given, YourStart
+
+NAME = "yourstart"
+TITLE = "Your start"
+OTHER_BOX = "other"
+MODEL_NAME = r"[\w./:@+-]+"  # a Hugging Face id or a path, as vllm serve takes it
+LINE_TEXT = 160  # a log line is quoted up to this many characters
+
+LABELS = {
+    "preset": "Preset from the catalog",
+    "log": "Startup log (paste)",
+    "box": "Box",
+    "total": "Box or card total (optional)",
+    "before": "Before the start: free -b, free -m, /proc/meminfo or MemAvailable",
+    "serving": "Once it serves: the same reading",
+    "free_unit": "Unit of pasted free output",
+    "weights": "Weights a rank (optional)",
+    "overhead": "Overhead a rank (optional)",
+    "bytes_per_token": "Bytes per token a rank (optional)",
+    "pin": "KV pin to plan (--kv-cache-memory-bytes)",
+    "max_model_len": "max_model_len (optional)",
+    "tp": "Tensor-parallel size (optional)",
+    "gpu_memory_utilization": "gpu_memory_utilization (optional)",
+    "model": "Model for the serve command (optional)",
+    "pins": "Other pins to size (optional)",
+    "lengths": "Other max_model_len to size (optional)",
+}
+# What a preset fills: everything a log would otherwise give.
+PRESET_FIELDS = ("weights", "overhead", "bytes_per_token", "pin", "max_model_len", "tp", "before", "box", "model")
+UNITS = (
+    ("", "from the command line pasted with it", False),
+    ("b", "bytes (free -b)", False),
+    ("k", "KiB (free, free -k)", False),
+    ("m", "MiB (free -m)", False),
+    ("g", "GiB (free -g)", False),
+)
+
+
+def fields(catalog: Catalog) -> list[Field]:
+    presets = [("", "none: your own start", False)] + [(d, f"{catalog.deployments[d]['name']}", False) for d in gated(catalog)]
+    boxes = [(b, f"{e['name']} ({e['memory']}, {fmt(derive.box_total(e).figure.value, 'GiB')})", False) for b, e in catalog.boxes.items()]
+    boxes.append((OTHER_BOX, "another box: type its total", False))
+    sizes = "Bytes: " + size_examples()
+    return [
+        Field("preset", LABELS["preset"], "select", "Fills the fields below from a deployment the catalog measured", options=tuple(presets)),
+        Field("log", LABELS["log"], "textarea", "vLLM or SGLang startup output, as printed; one rank's or all of them", rows=6),
+        Field("box", LABELS["box"], "select", options=tuple(boxes)),
+        Field("total", LABELS["total"], "text", "Empty: the box's total from the catalog. " + sizes),
+        Field("before", LABELS["before"], "textarea", "The tightest box's reading; on a discrete card, its free memory", rows=3),
+        Field("serving", LABELS["serving"], "textarea", "With both readings the overhead is measured, not typed", rows=3),
+        Field("free_unit", LABELS["free_unit"], "select", "free prints no unit; paste the command line with it or choose", options=UNITS),
+        Field("weights", LABELS["weights"], "text", "Empty: the log's \u201cModel loading took\u201d line. " + sizes),
+        Field("overhead", LABELS["overhead"], "text", "Empty: held - weights - KV pool, from the two readings. " + sizes),
+        Field("bytes_per_token", LABELS["bytes_per_token"], "text", "Empty: the log's pool over its token count", inputmode="decimal"),
+        Field("pin", LABELS["pin"], "text", "Empty: the log's KV pool. " + sizes),
+        Field("max_model_len", LABELS["max_model_len"], "text", "Empty: the log's", inputmode="numeric"),
+        Field("tp", LABELS["tp"], "text", "Empty: the log's", inputmode="numeric"),
+        Field("gpu_memory_utilization", LABELS["gpu_memory_utilization"], "text", "Empty: the log's, else the largest that passes", inputmode="decimal"),
+        Field("model", LABELS["model"], "text", "Empty: the log's"),
+        Field("pins", LABELS["pins"], "text", "Sizes separated by commas, such as 20 GiB, 30e9"),
+        Field("lengths", LABELS["lengths"], "text", "Token counts separated by commas, such as 32768, 131072", inputmode="numeric"),
+    ]
+
+
+def preset(catalog: Catalog, deployment_id: str) -> dict[str, tuple[str, Given | None]]:
+    """What a catalog deployment fills: each field's text and the exact value it stands for, with
+    its source (a field left as the preset filled it is read back exactly, not from its rounding)."""
+    deployment = catalog.deployments[deployment_id]
+    row = derive.gate_row(catalog, deployment_id)
+    base = report.defaults(catalog, deployment_id)
+    reading = report.pool_reading(catalog, deployment_id, 0)
+    model = catalog.models[deployment["model"]]
+    name = f"preset {deployment['name']}"
+    out: dict[str, tuple[str, Given | None]] = {
+        "weights": (size_text(row.weights.bytes, "GiB"), Given(row.weights.bytes, f"{name}: the gate row's weights ({row.weights.source})")),
+        "pin": (size_text(base.kv_pin, "e9"), Given(base.kv_pin, f"{name}: the serving start's pin (catalog/starts.yaml)")),
+        "max_model_len": (fmt(base.max_model_len, "plain", 0), Given(base.max_model_len, f"{name}: its setting (catalog/starts.yaml)")),
+        "tp": (fmt(deployment["tp"], "plain", 0), Given(deployment["tp"], f"{name}: its setting (catalog/starts.yaml)")),
+        "before": (size_text(base.available[0], "GiB"), Given(base.available[0], f"{name}: its last MemAvailable reading (catalog/starts.yaml)")),
+        "box": (deployment["box"], None),
+        "overhead": ("", None),
+        "bytes_per_token": ("", None),
+        "model": ("", None),
+    }
+    if row.overhead is not None:
+        out["overhead"] = (size_text(row.overhead.bytes, "GiB"), Given(row.overhead.bytes, f"{name}: the gate row's overhead ({row.overhead.source})"))
+    if reading is not None:
+        text = fmt(reading.bytes_per_token, "plain", 0 if reading.bytes_per_token.denominator == 1 else 2)
+        out["bytes_per_token"] = (text, Given(reading.bytes_per_token, f"{name}: {reading.provenance}"))
+    if re.fullmatch(MODEL_NAME, model.get("checkpoint", "")):
+        out["model"] = (model["checkpoint"], Given(model["checkpoint"], f"{name} (catalog/models.yaml)"))
+    return out
+
+
+def _preset_sources(catalog: Catalog, deployment_id: str) -> dict[str, str]:
+    sources = {}
+    for key, (text, given) in preset(catalog, deployment_id).items():
+        if key == "box":
+            sources[key] = f"Preset: {esc(catalog.deployments[deployment_id]['name'])} runs on {esc(catalog.boxes[text]['name'])}"
+        elif given is None:
+            sources[key] = "The preset has no figure for this; empty: from the log"
+        else:
+            sources[key] = f"Preset {esc(text)}: {esc(given.source.removeprefix('preset '))}"
+    return sources
+
+
+def defaults(catalog: Catalog) -> Defaults:
+    """At first the catalog's first measured deployment as a preset, so the page answers at once;
+    choosing "none" or pasting a log clears the preset."""
+    deployment_id = gated(catalog)[0]
+    values = {k: text for k, (text, _) in preset(catalog, deployment_id).items()}
+    sources = _preset_sources(catalog, deployment_id)
+    empty = {"log": "", "total": "", "serving": "", "free_unit": "", "gpu_memory_utilization": "", "pins": "", "lengths": ""}
+    values = {"preset": deployment_id, **empty, **values}
+    sources = {
+        "preset": "Default: the catalog's first measured deployment; choose none to start from your own log",
+        "log": "Empty: the preset's figures are used",
+        "total": "Empty: the box's total from the catalog",
+        "serving": "Empty: the overhead comes from the preset",
+        "free_unit": "Default: from the command line pasted with the output",
+        "gpu_memory_utilization": "Empty: the largest two-decimal fraction that passes",
+        "pins": "Empty: the pin and the largest that passes",
+        "lengths": "Empty: max_model_len only",
+        **sources,
+    }
+    return Defaults({k: values.get(k, "") for k in LABELS}, sources)
+
+
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict | None:
+    """A preset fills the typed fields; "none", or a pasted log, empties them."""
+    chosen = str(raw.get("preset", ""))
+    if name == "preset" and chosen in gated(catalog):
+        values = {k: text for k, (text, _) in preset(catalog, chosen).items()}
+        sources = _preset_sources(catalog, chosen)
+    elif (name == "preset" and not chosen) or (name == "log" and chosen and str(raw.get("log", "")).strip()):
+        values = {k: "" for k in PRESET_FIELDS if k != "box"} | {"preset": ""}
+        sources = {k: "Empty: from the log" for k in PRESET_FIELDS if k != "box"} | {
+            "preset": "None: your own start",
+            "box": "The box the log was taken on, or another box with its total typed below",
+            "log": "Your log: each figure below names its line",
+        }
+    else:
+        return None
+    return {
+        "values": {f"{NAME}-{k.replace('_', '-')}": v for k, v in values.items()},
+        "sources": {f"{NAME}-{k.replace('_', '-')}-src": v for k, v in sources.items()},
+        "hidden": {},
+        "disabled": {},
+    }
+
+
+# --- reading the fields ---------------------------------------------------------------------
+
+
+def _line(kind: str, line_no: int, text: str) -> str:
+    text = " ".join(text.split())
+    return f"{kind} line {line_no}: {text[:LINE_TEXT]}{'…' if len(text) > LINE_TEXT else ''}"
+
+
+def _read_log(text: str) -> Any:
+    from calc import logread  # the log reader; standard library, so the browser runs it too
+
+    return logread.read_log(text)
+
+
+def _found(reading: Any, name: str) -> Given | None:
+    """A figure the log reader found (with its line) or derived (with how), as a Given."""
+    found = getattr(reading, name, None) if reading is not None else None
+    if found is None or found.value is None:
+        return None
+    if not hasattr(found, "line_text"):  # derived from several lines
+        return Given(found.value, f"from the log: {found.how}")
+    half = getattr(found, "half", 0)
+    bounds = {"low": found.low, "high": found.high} if half and isinstance(found.value, int) else {}
+    return Given(found.value, _line("log", found.line_no, found.line_text), **bounds)
+
+
+def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: dict | None = None) -> tuple[Given | None, Any]:
+    """MemAvailable typed as a size, or read from pasted free / meminfo output."""
+    text = str(raw.get(name, "")).strip()
+    if not text:
+        return None, None
+    given = (filled or {}).get(name)
+    if given and given[1] is not None and given[0] == text:
+        return given[1], None
+    label = short(LABELS[name]).split(":")[0]
+    if "\n" not in text:
+        try:
+            return Given(parse_size(text, label), "typed"), None
+        except InputError:
+            pass
+    unit = str(raw.get("free_unit", "")).strip() or None
+    try:
+        reading = meminfo.parse(text, label, unit)
+    except InputError as error:
+        errors[name] = str(error)
+        return None, None
+    approx = " (free -h rounds it)" if reading.approximate else ""
+    return Given(reading.available.value, _line(f"pasted {reading.source}", reading.available.line_no, reading.available.text) + approx), reading
+
+
+def _typed(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Callable[[str, str], Any], filled: dict | None = None) -> Given | None:
+    text = str(raw.get(name, "")).strip()
+    if not text:
+        return None
+    given = (filled or {}).get(name)
+    if given and given[1] is not None and given[0] == text:
+        return given[1]
+    value = take(errors, name, lambda: parse(text, short(LABELS[name])))
+    return Given(value, "typed") if value is not None else None
+
+
+def _list(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Callable[[str, str], Any], separators: str = r"[;\n]+|,\s+") -> tuple[int, ...]:
+    """Several values in one field: sizes separated by a comma and a space, counts by commas or spaces."""
+    parts = [p for p in re.split(separators, str(raw.get(name, ""))) if p.strip()]
+    values = []
+    for part in parts:
+        value = take(errors, name, lambda part=part: parse(part.strip(), short(LABELS[name])))
+        if value is not None:
+            values.append(value)
+    return tuple(values)
+
+
+def _bytes_per_token(text: str, what: str) -> Fraction:
+    try:
+        value = Fraction(text.replace(",", ""))
+    except (ValueError, ZeroDivisionError):
+        raise InputError(f"{what}: found {text!r}, expected bytes per token, such as 55296 or 1715.2") from None
+    if value <= 0:
+        raise InputError(f"{what}: found {text!r}, expected bytes per token above zero")
+    return value
+
+
+def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, dict, dict[str, str]]:
+    """The givens, what the log says (for the page), and a message per bad field."""
+    errors: dict[str, str] = {}
+    log_text = str(raw.get("log", ""))
+    reading = None
+    if log_text.strip():
+        try:
+            reading = _read_log(log_text)
+        except InputError as error:
+            errors["log"] = f"{short(LABELS['log'])}: {error}"
+        except ImportError:
+            errors["log"] = f"{short(LABELS['log'])}: this build has no log reader; type the weights, overhead and bytes per token instead"
+    box_id = str(raw.get("box", "")).strip()
+    if box_id != OTHER_BOX and box_id not in catalog.boxes:
+        errors["box"] = f"{LABELS['box']}: found {box_id or 'nothing'!r}, expected one of {', '.join(catalog.boxes)} or {OTHER_BOX}"
+    chosen = str(raw.get("preset", "")).strip()
+    if chosen and chosen not in gated(catalog):
+        errors["preset"] = f"{LABELS['preset']}: found {chosen!r}, expected none or one of {', '.join(gated(catalog))}"
+    filled = preset(catalog, chosen) if chosen in gated(catalog) else {}
+    before, before_reading = _memory(raw, "before", errors, filled)
+    serving, serving_reading = _memory(raw, "serving", errors)
+    typed = {
+        "weights": _typed(raw, "weights", errors, filled=filled, parse=parse_size),
+        "overhead": _typed(raw, "overhead", errors, filled=filled, parse=parse_size),
+        "bytes_per_token": _typed(raw, "bytes_per_token", errors, filled=filled, parse=_bytes_per_token),
+        "pin": _typed(raw, "pin", errors, filled=filled, parse=parse_size),
+        "max_model_len": _typed(raw, "max_model_len", errors, filled=filled, parse=lambda t, w: parse_count(t, w, 1)),
+        "tp": _typed(raw, "tp", errors, filled=filled, parse=lambda t, w: parse_count(t, w, 1)),
+        "gpu_memory_utilization": _typed(raw, "gpu_memory_utilization", errors, parse_fraction),
+        "total": _typed(raw, "total", errors, parse_size),
+    }
+    model_text = str(raw.get("model", "")).strip()
+    if model_text and not re.fullmatch(MODEL_NAME, model_text):
+        errors["model"] = f"{short(LABELS['model'])}: found {model_text!r}, expected a model name or path without spaces, such as Qwen/Qwen3-8B"
+    pins = _list(raw, "pins", errors, parse_size)
+    lengths = _list(raw, "lengths", errors, lambda t, w: parse_count(t, w, 1), r"[,;\s]+")
+    pool = _found(reading, "kv_cache_memory_bytes") or _found(reading, "available_kv_bytes")
+    pin = typed["pin"] or pool
+    if pin is None and "pin" not in errors and "log" not in errors:
+        errors["pin"] = f"{short(LABELS['pin'])}: found nothing, expected a size such as 20 GiB, or a log with its KV cache line"
+    if errors:
+        return None, {}, errors
+    bpt = typed["bytes_per_token"] or _found(reading, "bytes_per_token")
+    tokens = _found(reading, "kv_tokens")
+    if bpt is None and pool is not None and tokens is not None and tokens.value:
+        bpt = Given(Fraction(int(pool.value), int(tokens.value)), f"{pool.source} / {tokens.source}")  # type: ignore[arg-type]
+    if before is None and _found(reading, "free_memory_bytes") is not None:
+        free = _found(reading, "free_memory_bytes")
+        before = Given(free.value, free.source + " (vLLM's own reading of free memory at start)", free.low, free.high)  # type: ignore[union-attr]
+    total = typed["total"] or _found(reading, "total_memory_bytes")
+    if total is None and box_id in catalog.boxes:
+        t = derive.box_total(catalog.boxes[box_id])
+        total = Given(t.figure.value, f"catalog: {catalog.boxes[box_id]['name']}, {t.what} ({t.figure.provenance})")
+    headroom = catalog.policy["gate"]["headroom"]
+    model = (filled["model"][1] if filled and filled["model"][0] == model_text else Given(model_text, "typed")) if model_text else _found(reading, "model")
+    y = YourStart(
+        pin=pin,  # type: ignore[arg-type]
+        headroom=Given(headroom.value, f"catalog: the gate's headroom ({headroom.source})"),
+        weights=typed["weights"] or _found(reading, "model_loading_bytes"),
+        pool=pool or (Given(pin.value, f"{pin.source}; the pin, taken as the pool of the start measured") if reading is None else None),
+        bytes_per_token=bpt,
+        overhead=typed["overhead"],
+        before=before,
+        serving=serving,
+        total=total,
+        max_model_len=typed["max_model_len"] or _found(reading, "max_model_len"),
+        tp=typed["tp"] or _found(reading, "tensor_parallel_size"),
+        gpu_memory_utilization=typed["gpu_memory_utilization"] or _found(reading, "gpu_memory_utilization"),
+        model=model,
+        kv_cache_dtype=_found(reading, "kv_cache_dtype"),
+        pins=pins,
+        lengths=lengths,
+    )
+    said = {"reading": reading, "before": before_reading, "serving": serving_reading}
+    return y, said, {}
+
+
+# --- the result -----------------------------------------------------------------------------
+
+
+def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
+    names = tuple(LABELS)
+    y, said, errors = parse(catalog, raw)
+    if y is None:
+        return invalid(NAME, errors, LABELS, names)
+    a = yourstart.answer(y)
+    fig = Figures()
+    sections = [
+        _log_section(said.get("reading"), fig),
+        _holds_section(y, a, fig),
+        _gate_section(y, a, fig),
+        _grid_section(y, a, fig),
+        _checks_section(y, a, said.get("reading"), fig),
+        _command_section(a, fig),
+    ]
+    return Output(NAME, True, {}, {f"{NAME}-verdict": _verdict(y, a, fig), f"{NAME}-result": "".join(s for s in sections if s)}, fig.shown, names)
+
+
+def _source(*sources: str) -> str:
+    return "; ".join(f'<span class="calc-from">{esc(s)}</span>' for s in sources if s)
+
+
+def _size(fig: Figures, name: str, value: int) -> str:
+    return fig(name, fmt(value, "GiB")) + f" ({fig(name + '_b', fmt(value, 'B'))})"
+
+
+def _verdict(y: YourStart, a: dict, fig: Figures) -> str:
+    g = a["gate"]
+    if g["passes"] is None:
+        need = g["needs"].how if g["needs"].value is None else "needs MemAvailable before the start"
+        return f"<strong>Start: {fig('verdict', 'not sized')}</strong>: the gate {esc(need)}."
+    word = "passes" if g["passes"] else "refused"
+    spare = "to spare" if g["passes"] else "short"
+    return (
+        f"<strong>Start: {fig('verdict', word)}</strong>: needs {fig('needs_short', fmt(g['needs'].value, 'GiB', 1))} a rank against "
+        f"{fig('available_short', fmt(g['available'], 'GiB', 1))}, {fig('margin_short', fmt(abs(g['margin']), 'GiB', 1))} {spare}."
+    )
+
+
+LOG_FIGURES = (
+    ("engine", "Engine", None),
+    ("engine_version", "Version", None),
+    ("model", "Model", None),
+    ("tensor_parallel_size", "Tensor-parallel size", "count"),
+    ("max_model_len", "max_model_len", "count"),
+    ("kv_cache_dtype", "KV cache dtype", None),
+    ("block_size", "Block size", "count"),
+    ("gpu_memory_utilization", "gpu_memory_utilization", "fraction"),
+    ("mem_fraction_static", "mem_fraction_static", "fraction"),
+    ("kv_cache_memory_bytes", "KV pin", "GiB"),
+    ("total_memory_bytes", "Total memory", "GiB"),
+    ("free_memory_bytes", "Free memory", "GiB"),
+    ("model_loading_bytes", "Weights loaded", "GiB"),
+    ("available_kv_bytes", "KV cache memory available", "GiB"),
+    ("kv_tokens", "KV cache tokens", "tokens"),
+    ("gpu_blocks", "KV blocks", "count"),
+    ("max_concurrency", "Maximum concurrency", "x"),
+    ("bytes_per_token", "Bytes per token a rank", "B"),
+    ("error", "Start failure", None),
+    ("estimated_max_model_len", "vLLM's estimated maximum max_model_len", "count"),
+    ("speculative", "Speculative decoding", None),
+    ("date", "Date", None),
+)
+
+
+def _log_section(reading: Any, fig: Figures) -> str:
+    if reading is None:
+        return ""
+    rows = []
+    for key, label, unit in LOG_FIGURES:
+        found = getattr(reading, key, None)
+        if found is None or found.value is None:
+            continue
+        value = found.value
+        if isinstance(value, dict):
+            text = ", ".join(f"{k} {v}" for k, v in value.items() if v is not None)
+        elif unit and not isinstance(value, (str, bool)):
+            text = fmt(value, unit, 2 if unit in ("GiB", "fraction", "x") else 0)
+        else:
+            text = str(value)
+        if hasattr(found, "line_text"):
+            where, quoted = fmt(found.line_no, "count"), f"<code>{esc(' '.join(str(found.line_text).split())[:LINE_TEXT])}</code>"
+        else:
+            where, quoted = ", ".join(fmt(n, "count") for n in found.lines), esc(found.how)
+        rows.append((esc(label), fig(f"log_{key}", text), where, quoted))
+    missing = list(getattr(reading, "missing", []) or [])
+    notes = list(getattr(reading, "notes", []) or [])
+    extra = ""
+    if missing:
+        extra += f"<p>The log does not say: {esc(', '.join(missing))}.</p>"
+    if notes:
+        extra += "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"
+    return f'<section class="calc-section"><h3>What your log says</h3>{table(("Figure", "Read", "Line", "Text"), rows, "Each figure with the log line it was read from")}{extra}</section>'
+
+
+def _holds_section(y: YourStart, a: dict, fig: Figures) -> str:
+    rows = []
+    if y.weights is not None:
+        rows.append(("Weights", _size(fig, "weights", int(y.weights.value)), _source(y.weights.source)))  # type: ignore[arg-type]
+    else:
+        rows.append(("Weights", "unknown", "paste a log with its &ldquo;Model loading took&rdquo; line, or type them"))
+    if y.pool is not None:
+        rows.append(("KV pool of the measured start", _size(fig, "pool", int(y.pool.value)), _source(y.pool.source)))  # type: ignore[arg-type]
+    h, over = a["held"], a["overhead"]
+    if h.value is not None:
+        rows.append(("Held: MemAvailable before - serving", _size(fig, "held", h.value), _source(*h.sources)))
+    if over.value is not None:
+        rows.append((f"Overhead ({esc(over.how)})", _size(fig, "overhead", over.value), _source(*over.sources)))
+    else:
+        rows.append(("Overhead", fig("overhead", "unknown"), esc(over.how) + "; or type it"))
+    return (
+        '<section class="calc-section"><h3>What one rank holds</h3>'
+        + table(("Part", "Bytes a rank", "From"), rows, "Weights, KV pool and the overhead beyond them")
+        + "</section>"
+    )
+
+
+def _gate_section(y: YourStart, a: dict, fig: Figures) -> str:
+    g = a["gate"]
+    head = '<section class="calc-section"><h3>The start gate</h3>'
+    if g["needs"].value is None:
+        return head + f'<p class="calc-unknown-note">The gate cannot size this start: it {esc(g["needs"].how)}.</p></section>'
+    over = a["overhead"]
+    rows = [
+        ("weights", _size(fig, "term_weights", int(y.weights.value)), _source(y.weights.source)),  # type: ignore[union-attr, arg-type]
+        ("KV pin", _size(fig, "term_pin", int(y.pin.value)), _source(y.pin.source)),  # type: ignore[arg-type]
+        ("overhead", _size(fig, "term_overhead", over.value), _source(*over.sources)),
+        ("start headroom", _size(fig, "term_headroom", int(y.headroom.value)), _source(y.headroom.source)),  # type: ignore[arg-type]
+    ]
+    terms = table(("Term", "A rank", "From"), rows, "needs = weights + KV pin + overhead + headroom", ("needs", _size(fig, "needs", g["needs"].value), ""))
+    if g["available"] is None:
+        return head + terms + "<p>Paste or type MemAvailable before the start to see whether it passes and the largest pin.</p></section>"
+    largest = g["largest_pin"]
+    verdict = badge(g["passes"]) + fig("gate_verdict", "passes" if g["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"')
+    items = [
+        ("MemAvailable before the start", _size(fig, "available", g["available"]) + " " + _source(y.before.source)),  # type: ignore[union-attr]
+        ("Gate", f"{verdict} by {fig('margin', fmt(abs(g['margin']), 'GiB'))} {'to spare' if g['passes'] else 'short'}"),
+        (
+            "Largest pin that passes",
+            fig("largest_pin", fmt(largest, "e9", 2, down=True)) + f" ({fig('largest_pin_gib', fmt(largest, 'GiB', 2, down=True))})"
+            if largest > 0
+            else fig("largest_pin", f"none: short by {fmt(-largest, 'GiB')} at a zero pin"),
+        ),
+    ]
+    return head + terms + dl(items) + "</section>"
+
+
+def _grid_section(y: YourStart, a: dict, fig: Figures) -> str:
+    head = '<section class="calc-section"><h3>Tokens and full contexts</h3>'
+    bpt = a["bytes_per_token"]
+    if not bpt:
+        return head + "<p>No bytes per token: paste a log with its KV cache lines, or type it.</p></section>"
+    src = _source(y.bytes_per_token.source)  # type: ignore[union-attr]
+    lengths = a["lengths"]
+    rows = []
+    for i, cell in enumerate(a["grid"]):
+        p = cell["pin"]
+        name = "the pin" if p == int(y.pin.value) else "largest that passes" if p == a["gate"]["largest_pin"] else "typed"  # type: ignore[arg-type]
+        row = [f"{fig(f'grid_pin_{i}', fmt(p, 'e9', 2, down=True))} ({esc(name)})", fig(f"grid_tokens_{i}", fmt(cell["tokens"], "tokens", down=True))]
+        row += [fig(f"grid_contexts_{i}_{n}", fmt(cell["contexts"][n], "count", 0, down=True)) for n in lengths]
+        rows.append(tuple(row))
+    head_row = ("KV pin", "Tokens", *(f"Full {fmt(n, 'count')}-token contexts" for n in lengths))
+    note = (
+        f"<p>At {fig('bpt', fmt(bpt, 'B'))} a token a rank ({src}). Where part of a request's footprint is fixed "
+        "(sliding-window or hybrid layers, a drafter), pool over tokens moves with max_model_len: "
+        '<a href="../kv-pool/#why-pool-over-tokens-is-not-a-per-token-cost">why</a>.</p>'
+    )
+    if not lengths:
+        note += "<p>Type max_model_len, or paste a log that states it, for full contexts.</p>"
+    return head + table(head_row, rows, "Tokens a pin holds, and how many full contexts of each length at once") + note + "</section>"
+
+
+def _checks_section(y: YourStart, a: dict, reading: Any, fig: Figures) -> str:
+    out = ['<section class="calc-section"><h3>vLLM&rsquo;s own checks</h3>']
+    f = a["fraction"]
+    if f is None:
+        out.append("<p>The fraction check needs the box total and the free memory before the start (MemAvailable on unified memory).</p>")
+    else:
+        how = "typed or from the log" if f["typed"] else "the largest two-decimal fraction that passes"
+        verdict = badge(f["passes"]) + fig("fraction_verdict", "passes" if f["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"')
+        asks = fig("fraction_requested", fmt(f["requested"], "GiB")) if f["requested"] is not None else "nothing"
+        out.append(
+            "<p>The fraction check: vLLM starts only if ceil(gpu_memory_utilization &times; total) &le; free memory, even with a pin.</p>"
+            + dl(
+                [
+                    ("gpu_memory_utilization", f"{fig('fraction', fmt(f['fraction'], 'fraction'))} ({how})"),
+                    ("Asks for", f"{asks} of {fig('fraction_total', fmt(f['total'], 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
+                    ("Against free", fig("fraction_free", fmt(f["free"], "GiB"))),
+                    ("Check", verdict),
+                    (
+                        "The fraction to pass it",
+                        "at most "
+                        + fig("fraction_ceiling", fmt(f["ceiling"], "fraction", 4))
+                        + (" (the low end of free over the high end of total, as the log rounded them)" if f["rounded"] else ""),
+                    ),
+                ]
+            )
+        )
+    one = a["one_request"]
+    if one is None:
+        out.append("<p>The one-request check needs bytes per token and max_model_len.</p>")
+    else:
+        verdict = badge(one["passes"]) + fig("one_request_verdict", "passes" if one["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"')
+        out.append(
+            "<p>The one-request check: the pool must hold one request of max_model_len, or vLLM stops and estimates the longest it could serve.</p>"
+            + dl(
+                [
+                    (
+                        f"One {fig('one_request_len', fmt(one['max_model_len'], 'tokens'))} request",
+                        f"needs a pin of at least {fig('one_request_pin', pin_up(one['pin_needed']))}",
+                    ),
+                    ("Check", verdict),
+                    ("Longest context the pin holds", fig("one_request_longest", fmt(one["estimated_max_model_len"], "tokens"))),
+                ]
+            )
+        )
+    error = getattr(reading, "error", None) if reading is not None else None
+    if error is not None and error.value:
+        what = {
+            "free_memory": "the free-memory check refused it",
+            "no_kv_memory": "no memory was left for the KV cache",
+            "max_model_len": "the pool could not hold one request of max_model_len",
+        }.get(str(error.value), str(error.value))
+        estimate = getattr(reading, "estimated_max_model_len", None)
+        tail = f"; vLLM estimated a max_model_len of {fig('log_estimate', fmt(estimate.value, 'count'))}" if estimate is not None and estimate.value else ""
+        out.append(f"<p><strong>Your start failed:</strong> {esc(what)} ({_source(_line('log', error.line_no, error.line_text))}){tail}.</p>")
+    return "".join(out) + "</section>"
+
+
+def _command_section(a: dict, fig: Figures) -> str:
+    text = a["command"]
+    fig("command", text)
+    return (
+        '<section class="calc-section"><h3>vllm serve</h3>'
+        f'<pre class="calc-flags" id="{NAME}-command"><code data-fig="command">{esc(text)}</code></pre>'
+        f'<button type="button" class="md-button calc-copy" data-clipboard-target="#{NAME}-command &gt; code">Copy the command</button></section>'
+    )

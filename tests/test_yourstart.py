@@ -1,0 +1,169 @@
+"""Your start: the calculator run on real public log excerpts (tests/data/yourstart/SOURCES.md),
+typed figures and pasted memory readings; every figure worked out by hand below."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from calc import derive, html, report
+from calc.calculators import yourstart as page
+from calc.units import GiB, KiB, MiB
+
+DATA = Path(__file__).parent / "data" / "yourstart"
+OWN = ("preset", "weights", "overhead", "bytes_per_token", "pin", "max_model_len", "tp", "before", "model")
+
+
+def log(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
+def own(catalog, **fields: str) -> dict[str, str]:
+    """The form with the preset cleared, as choosing "none" leaves it, and these fields typed."""
+    raw = dict(html.defaults_of(catalog, "yourstart").values)
+    raw.update(dict.fromkeys(OWN, ""))
+    raw.update(fields)
+    return raw
+
+
+def test_the_preset_answers_as_the_start_calculator_does(catalog) -> None:
+    """Same deployment, same gate: the catalog's row through both calculators."""
+    d = html.defaults_of(catalog, "yourstart")
+    mine = html.run(catalog, "yourstart", d.values)
+    theirs = html.run(catalog, "start", html.defaults_of(catalog, "start").values)
+    assert mine.valid and theirs.valid
+    row = derive.gate_row(catalog, "dsv4-flash-pair")
+    base = report.defaults(catalog, "dsv4-flash-pair")
+    needs = row.weights.bytes + base.kv_pin + row.overhead.bytes + row.headroom.bytes
+    assert mine.figures["needs_b"] == f"{needs:,} B"
+    assert mine.figures["needs"] == theirs.figures["needs"] == "110.00 GiB"
+    assert mine.figures["verdict"] == theirs.figures["verdict"] == "passes"
+    # largest pin = MemAvailable - (needs - pin), the same rounding down as the start calculator's
+    assert mine.figures["largest_pin"] == theirs.figures["largest_without"]
+    # the preset's exact bytes per token, not its two-decimal text: the tokens vLLM logged at the pin
+    reading = report.pool_reading(catalog, "dsv4-flash-pair", 0)
+    assert mine.figures["grid_tokens_0"] == f"{int(base.kv_pin / reading.bytes_per_token):,} tokens"
+    assert "Preset 79.29 GiB" in d.sources["weights"]
+
+
+def test_a_pasted_log_gives_the_pool_tokens_and_contexts(catalog) -> None:
+    """1CatAI/1Cat-vLLM#237: Available KV cache memory 5.35 GiB, 215,401 tokens, 26.29x at 8,192."""
+    out = html.run(catalog, "yourstart", own(catalog, log=log("1cat-237-v100-tp4.log"), box="other"))
+    assert out.valid, out.errors
+    pool = round(Fraction("5.35") * GiB)  # 5,744,518,758 B
+    assert out.figures["pool_b"] == f"{pool:,} B" == "5,744,518,758 B"
+    assert out.figures["bpt"] == "26,669 B"  # 5,744,518,758 / 215,401 = 26,668.95
+    assert out.figures["grid_tokens_0"] == "215,401 tokens"
+    assert out.figures["grid_contexts_0_8192"] == "26"  # 215,401 / 8,192 = 26.29, whole contexts
+    assert out.figures["one_request_pin"] == "0.22e9 B"  # 8,192 x 26,668.95 = 218,471,998 B, rounded up
+    assert out.figures["verdict"] == "not sized"  # no weights line: the gate says what it needs
+    assert "needs the weights" in out.sections["yourstart-verdict"]
+    assert "log line 1: " in out.sections["yourstart-result"] and "Available KV cache memory: 5.35 GiB" in out.sections["yourstart-result"]
+    assert "--kv-cache-memory-bytes 5744518758" in out.figures["command"]
+    assert "--max-model-len 8192" in out.figures["command"]
+
+
+def test_readings_before_and_serving_measure_the_overhead(catalog) -> None:
+    before = "$ free -b\n               total        used        free      shared  buff/cache   available\nMem:     130655232000  1589690368 20760182784    34721792  3275702272 123686811648\n"
+    serving = "MemTotal: 127593000 kB\nMemFree: 2000000 kB\nMemAvailable: 100000000 kB\nCached: 5000000 kB\n"
+    raw = own(catalog, log=log("1cat-237-v100-tp4.log"), box="dgx-spark", weights="10 GiB", before=before, serving=serving)
+    out = html.run(catalog, "yourstart", raw)
+    assert out.valid, out.errors
+    held = 123_686_811_648 - 100_000_000 * KiB
+    overhead = held - 10 * GiB - 5_744_518_758
+    assert out.figures["held_b"] == f"{held:,} B"
+    assert out.figures["overhead_b"] == f"{overhead:,} B"
+    needs = 10 * GiB + 5_744_518_758 + overhead + 8 * GiB
+    assert out.figures["needs_b"] == f"{needs:,} B"
+    assert out.figures["verdict"] == ("passes" if needs <= 123_686_811_648 else "refused")
+    assert "pasted free -b line 3" in out.sections["yourstart-result"]
+    assert "pasted meminfo line 3: MemAvailable: 100000000 kB" in out.sections["yourstart-result"]
+
+
+def test_the_engines_own_free_memory_line_drives_the_fraction_check(catalog) -> None:
+    """pytorch/pytorch#175666: Free memory on device cuda:1 (19.77/22.05 GiB) ... (0.9, 19.84 GiB)."""
+    out = html.run(catalog, "yourstart", own(catalog, log=log("pytorch-175666-free-memory.log"), box="rtx-4090", pin="10 GiB"))
+    assert out.valid, out.errors
+    assert out.figures["log_error"] == "free_memory"
+    assert out.figures["fraction_total"] == "22.05 GiB" and out.figures["fraction_free"] == "19.77 GiB"
+    assert out.figures["fraction"] == "0.90"
+    assert out.figures["fraction_verdict"] == "refused"  # as vLLM refused it
+    # 0.9 x 22.05 GiB = 19.845 GiB from the printed total; vLLM, with the unrounded total, printed 19.84
+    assert out.figures["fraction_requested"] == "19.85 GiB"
+    # 19.765 / 22.055 GiB, the printed figures' safe ends (19.77 / 22.05 would give 0.8965): as ingest says
+    assert out.figures["fraction_ceiling"] == "0.8961"
+
+
+def test_typed_figures_without_a_log(catalog) -> None:
+    raw = own(
+        catalog,
+        box="rtx-pro-6000-blackwell",
+        weights="60 GiB",
+        overhead="6 GiB",
+        bytes_per_token="131072",
+        pin="20 GiB",
+        max_model_len="32768",
+        before="94 GiB",
+        lengths="8192, 131072",
+        pins="10 GiB",
+    )
+    out = html.run(catalog, "yourstart", raw)
+    assert out.valid, out.errors
+    assert out.figures["needs"] == "94.00 GiB"  # 60 + 20 + 6 + 8
+    assert out.figures["verdict"] == "passes" and out.figures["margin"] == "0.00 GiB"
+    assert out.figures["largest_pin"] == "21.47e9 B"  # exactly 20 GiB = 21,474,836,480 B, rounded down
+    assert out.figures["grid_tokens_0"] == "163,840 tokens"  # 20 GiB / 131,072 B
+    assert [out.figures[f"grid_contexts_0_{n}"] for n in (32768, 8192, 131072)] == ["5", "20", "1"]
+    assert out.figures["grid_tokens_1"] == "81,920 tokens"  # the typed 10 GiB pin
+    # the box has no engine total: the fraction check uses the specification's, and says so
+    assert out.figures["fraction_total"] == "89.41 GiB"  # 96 GB as written, 96 x 10^9 B
+    assert "the specification's capacity" in unescape(out.sections["yourstart-result"])
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"log": "hello, this is prose and not a log at all."}, "log", "Startup log: found none of the lines a vLLM or SGLang start prints"),
+        ({"log": "\x00\x01\x02binary"}, "log", "Startup log: "),
+        ({}, "pin", "KV pin to plan: found nothing, expected a size such as 20 GiB, or a log with its KV cache line"),
+        ({"pin": "lots"}, "pin", "KV pin to plan: found 'lots', expected a size"),
+        ({"pin": "1 GiB", "before": "Mem: 1 2 3 4 5 6\n"}, "before", "found neither /proc/meminfo lines nor free's header"),
+        (
+            {
+                "pin": "1 GiB",
+                "before": "               total        used        free      shared  buff/cache   available\nMem: 24105 1631 19714 25 3083 22474\n",
+            },
+            "before",
+            "free prints no unit",
+        ),
+        ({"pin": "1 GiB", "bytes_per_token": "-5"}, "bytes_per_token", "Bytes per token a rank: found '-5', expected bytes per token above zero"),
+        ({"pin": "1 GiB", "model": "my model"}, "model", "expected a model name or path without spaces"),
+        ({"pin": "1 GiB", "preset": "nope"}, "preset", "Preset from the catalog: found 'nope', expected none or one of dsv4-flash-pair"),
+        ({"pin": "1 GiB", "box": "h999"}, "box", "Box: found 'h999', expected one of dgx-spark"),
+        ({"pin": "1 GiB", "lengths": "8192, many"}, "lengths", "found 'many'"),
+    ],
+)
+def test_bad_fields_say_what_is_wrong_and_withdraw_the_result(catalog, fields: dict, field: str, message: str) -> None:
+    out = html.run(catalog, "yourstart", own(catalog, **fields))
+    assert not out.valid
+    assert message in out.errors[field], out.errors
+    assert out.figures == {}
+
+
+def test_choosing_none_or_pasting_a_log_clears_the_preset(catalog) -> None:
+    raw = html.defaults_of(catalog, "yourstart").values
+    cleared = html.changed(catalog, "yourstart", "log", {**raw, "log": "INFO GPU KV cache size: 1 tokens"})
+    assert cleared is not None and cleared["values"]["yourstart-weights"] == "" and cleared["values"]["yourstart-preset"] == ""
+    assert html.changed(catalog, "yourstart", "log", {**raw, "preset": "", "log": "x"}) is None
+    filled = html.changed(catalog, "yourstart", "preset", {**raw, "preset": "dsv4-flash-pair"})
+    assert filled["values"]["yourstart-weights"] == raw["weights"]
+
+
+def test_free_m_reading_with_its_unit_chosen(catalog) -> None:
+    free_m = "               total        used        free      shared  buff/cache   available\nMem:           24105        1631       19714          25        3083       22474\n"
+    out = html.run(catalog, "yourstart", own(catalog, pin="1 GiB", box="rtx-4090", before=free_m, free_unit="m"))
+    assert out.valid, out.errors
+    assert page.parse(catalog, own(catalog, pin="1 GiB", box="rtx-4090", before=free_m, free_unit="m"))[0].before.value == 22474 * MiB
