@@ -50,13 +50,14 @@ def test_the_browser_gets_the_calc_modules_the_glue_imports_and_nothing_else():
 
 def test_a_new_calculator_module_is_picked_up_from_the_imports(tmp_path):
     root = copy_calc(tmp_path)
-    (root / "calc" / "calculators").mkdir()
-    (root / "calc" / "calculators" / "__init__.py").write_text("")
-    (root / "calc" / "calculators" / "extra.py").write_text("from calc import guard\n")
+    (root / "calc" / "later").mkdir()
+    (root / "calc" / "later" / "__init__.py").write_text("")
+    (root / "calc" / "later" / "extra.py").write_text("from calc import guard\n")
+    assert "guard.py" not in runtime.browser_calc_files(root)
     html = root / "calc" / "html.py"
-    html.write_text(html.read_text() + "\n\ndef _late():\n    from calc.calculators import extra\n")
+    html.write_text(html.read_text() + "\n\ndef _late():\n    from calc.later import extra\n")
     files = runtime.browser_calc_files(root)
-    assert {"calculators/__init__.py", "calculators/extra.py", "guard.py"} <= set(files)
+    assert {"later/__init__.py", "later/extra.py", "guard.py"} <= set(files)
     assert "cli.py" not in files
 
 
