@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -293,3 +294,11 @@ def test_a_claim_that_no_longer_holds_fails_the_build(project):
     assert result.returncode != 0
     assert "docs/kv-pool.md:" in result.output
     assert "the page says 0.99 or 1.0 can never start on RTX 5090 node, but calc passes 0.99" in result.output
+
+
+def test_serve_rebuilds_on_edits_to_the_catalog_calc_and_hooks():
+    from mkdocs.config import load_config
+
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    watched = {Path(p).resolve() for p in config["watch"]}
+    assert {ROOT / "catalog", ROOT / "calc", ROOT / "hooks"} <= watched
