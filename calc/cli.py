@@ -18,6 +18,8 @@ from calc.catalog import Catalog, CatalogError, load_dir, schemas
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
+    from collections.abc import Callable
+
     from calc import logread
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
@@ -300,7 +302,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     try:
         if out:
             out.write(f"# python -m calc watch: MemAvailable every {interval:g} s from {', '.join(paths)}; replay with python -m calc guard {args.out}\n")
-        for poll in watch.watch(read, time.sleep, count, interval, floor, polls, paths[0]):
+        for poll in watch.watch(read, getattr(args, "sleep", time.sleep), count, interval, floor, polls, paths[0]):
             seen.append(poll)
             if out:
                 out.write(watch.trace_line(poll) + "\n")
@@ -608,11 +610,14 @@ def build_parser() -> Parser:
     return parser
 
 
-def main(argv: list[str] | None = None, catalog: Catalog | None = None) -> int:
+def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: Callable[[float], None] | None = None) -> int:
     """Run one command; `catalog`, when given, stands for the default catalog directory's contents
-    (the site build passes the catalog it has already read)."""
+    (the site build passes the catalog it has already read); `sleep`, when given, is what `watch`
+    waits between polls with (the build replays saved readings without waiting)."""
     try:
         args = build_parser().parse_args(argv)
+        if sleep is not None:
+            args.sleep = sleep
         if args.run is cmd_schema:
             catalog = None
         elif catalog is None or args.catalog != str(CATALOG_DIR):

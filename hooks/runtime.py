@@ -174,17 +174,24 @@ def stdlib_modules(stdlib: zipfile.ZipFile, root: Path = ROOT) -> set[str]:
 def trimmed_stdlib(path: Path, root: Path = ROOT) -> bytes:
     """The npm package's python_stdlib.zip with only the kept modules, entries in their order.
 
-    Compressing takes a second or two, so the result is kept in node_modules/.cache, named by a
-    digest of the npm zip's size and time, the list of modules seen and calc's sources: a build
-    with the same runtime, list and calc copies it.
+    Finding the entries and compressing them take a second or two, so both are kept in
+    node_modules/.cache: the entries by a digest of the npm zip's size and time, the list of
+    modules seen and calc's sources; the zip by the npm zip's and the entries' digest, so an edit
+    to calc that imports nothing new compresses nothing.
     """
     stat = path.stat()
-    key = hashlib.sha256(json.dumps([str(path), stat.st_size, stat.st_mtime_ns, STDLIB_SEEN.read_text(encoding="utf-8"), sources_digest(root)]).encode())
-    cache = _cache_dir(root) / f"python_stdlib-{key.hexdigest()[:24]}.zip"
+    where = [str(path), stat.st_size, stat.st_mtime_ns]
+    listed = _cache_dir(root) / f"stdlib-keep-{_digest(*where, STDLIB_SEEN.read_text(encoding='utf-8'), sources_digest(root))}.json"
+    try:
+        keep = set(json.loads(listed.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        with zipfile.ZipFile(path) as stdlib:
+            keep = stdlib_modules(stdlib, root)
+        _keep(listed, json.dumps(sorted(keep)).encode(), "stdlib-keep-*.json")
+    cache = _cache_dir(root) / f"python_stdlib-{_digest(*where, sorted(keep))}.zip"
     if cache.is_file():
         return cache.read_bytes()
     with zipfile.ZipFile(path) as stdlib:
-        keep = stdlib_modules(stdlib, root)
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as target:
             for info in stdlib.infolist():
@@ -209,6 +216,10 @@ def sources_digest(root: Path) -> str:
         data = path.read_bytes()
         digest.update(str(path.relative_to(root)).encode() + b"\0" + len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()[:24]
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
 
 def _keep(cache: Path, data: bytes, pattern: str) -> None:
