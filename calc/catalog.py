@@ -144,7 +144,14 @@ SPEC: dict[str, tuple] = {
                         "parameters": NUM,
                         "bits_per_parameter": NUM,
                         "weights": fig(SIZE, per_rank_at_tp=INT),
-                        "drafter": obj({"name": STR, "weights": fig(SIZE, ranks=INT)}),
+                        "drafter": obj(
+                            {
+                                "name": STR,
+                                "weights": fig(SIZE, ranks=INT),
+                                # vLLM's --speculative-config for this drafter, as its public configs write it
+                                "speculative_config": obj({"method": STR, "num_speculative_tokens": INT, "source": STR}),
+                            }
+                        ),
                         "architecture": obj(
                             {"layers": INT, "attention": ("enum", ("mla", "full"))},
                             {
@@ -228,11 +235,18 @@ SPEC: dict[str, tuple] = {
             "gate": obj(
                 {
                     "headroom": fig(SIZE),
+                    "reading_precision": fig(SIZE),
                     "calibration": obj({"prefill_budget": fig(COUNT), "seats": fig(COUNT)}),
                 }
             ),
             "guard": obj({"floor": fig(SIZE), "poll_seconds": fig(NUMBER), "polls_in_a_row": fig(COUNT)}),
-            "vllm": obj({"default_gpu_memory_utilization": fig(FRACTION), "prefetch_fraction": fig(FRACTION)}),
+            "vllm": obj(
+                {
+                    "default_gpu_memory_utilization": fig(FRACTION),
+                    "earlier_default_gpu_memory_utilization": fig(FRACTION),
+                    "prefetch_fraction": fig(FRACTION),
+                }
+            ),
         }
     ),
     "incidents": obj(

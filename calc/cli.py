@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from calc import derive, fraction, kv, report
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from collections.abc import Callable
@@ -85,6 +85,9 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         typical_context=parse_count(args.typical_context, "--typical-context", 1) if args.typical_context else None,
         gpu_memory_utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization else None,
     )  # fmt: skip
+    problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
+    if problems:
+        raise InputError(problems[0] if problems[0].startswith("--") else "--" + problems[0])
     result = report.start_report(catalog, inputs)
     if args.json:
         return report.to_json(result)
@@ -102,11 +105,13 @@ def render_gate(r: dict) -> str:
     lines.append(f"  {'term':<22}{'GiB a rank':>11}  source")
     for t in r["terms"]:
         lines.append(f"  {t.name:<22}{fmt(t.bytes, 'GiB').removesuffix(' GiB'):>11}  {t.source}")
-    lines.append(f"  {'needs':<22}{fmt(r['needs_bytes'], 'GiB').removesuffix(' GiB'):>11}")
+    lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r['terms']), 'GiB').removesuffix(' GiB'):>11}")
     for b in r["boxes"]:
         verdict = "passes" if b["passes"] else "refused"
-        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(b['margin_bytes']), 'GiB')}")
+        margin = report.margin_as_printed(b["available_bytes"], r["terms"])
+        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(margin), 'GiB')}")
     lines.append(f"Start: {'yes' if r['passes'] else 'no, refused'}")
+    lines.extend(f"  note: {note}" for note in r["notes"])
     largest = r["largest_pin_bytes"]
     lines.append("Largest pin that passes: " + _pin(largest["without_drafter"]) + " without the drafter"
                  + (f", {_pin(largest['with_drafter'])} with it" if largest["with_drafter"] is not None else ""))  # fmt: skip
@@ -114,17 +119,28 @@ def render_gate(r: dict) -> str:
     if pool["bytes_per_token"] is not None:
         tokens = fmt(pool["tokens"], "tokens") + (" (logged)" if pool["tokens_logged"] else "")
         lines.append(f"KV pool: {tokens} at {fmt(pool['bytes_per_token'], 'count')} B/token ({r['kv_source']}), "
-                     f"{fmt(pool['full_contexts'], 'x')} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
+                     f"{fmt(pool['full_contexts'], 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
         if not pool["holds_one_context"]:
             lines.append(f"  below the floor: one full context needs a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2, up=True)}")
         if "tokens_needed" in pool:
             lines.append(f"  seats x typical context = {fmt(pool['tokens_needed'], 'tokens')}: {'fits' if pool['seats_fit'] else 'does not fit'}")
     f = r["fraction"]
-    lines.append(f"vLLM fraction check: {fmt(f['fraction'], 'fraction')} x {fmt(f['total_bytes'], 'GiB')} "
-                 f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free; ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
+    when = "" if f["reached"] else " (not reached: the gate refuses the start first; the fix passes it)"
+    how = (
+        "typed"
+        if f["typed"]
+        else f"the largest two-decimal fraction that leaves the {fmt(r['headroom_bytes'], 'GiB', 0)} start headroom free; the edge, {fmt(f['edge'], 'fraction')}, leaves {fmt(f['free_bytes'] - fraction.requested(f['total_bytes'], f['edge']), 'GiB')}"
+    )
+    lines.append(f"vLLM fraction check{when}: {report.fraction_text(f['fraction'])} x {fmt(f['total_bytes'], 'GiB')} "
+                 f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free ({how}); ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
     if not r["passes"]:
         lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r["changes"]))
-    lines.append("Flags:")
+    if r["flags_are_the_fix"]:
+        lines.append("Flags of the suggested fix (not the refused request):")
+    elif r["passes"] is False:
+        lines.append("Flags of the refused request, for reference (it does not start):")
+    else:
+        lines.append("Flags:")
     lines.extend(f"  {flag}" for flag in r["flags"])
     return "\n".join(lines)
 
@@ -168,19 +184,31 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         holds_one_context=kv.holds_one_context(whole, max_len),
     )
     if args.seats and args.typical_context:
-        needed = kv.tokens_needed(parse_count(args.seats, "--seats", 1), parse_count(args.typical_context, "--typical-context", 1))
-        out.update(tokens_needed=needed, pin_for_needed_bytes=kv.pool_for_tokens(needed, per_token))
+        seats, typical = parse_count(args.seats, "--seats", 1), parse_count(args.typical_context, "--typical-context", 1)
+        low, high = kv.seats_pool_range(seats, typical, per_token, max_len)
+        out.update(tokens_needed=kv.tokens_needed(seats, typical), pin_for_needed_bytes=low, pin_for_needed_at_most_bytes=high)
     if args.json:
         return report.to_json(out)
+    if args.tokens:
+        held = (f"{fmt(out['tokens'], 'tokens')} x {fmt(per_token, 'count')} B need a pin of {fmt(out['pin_bytes'], 'B')} "
+                f"({fmt(out['pin_bytes'], 'e9', 2, up=True)} rounded up, {fmt(out['pin_bytes'], 'GiB', up=True)})")  # fmt: skip
+    else:
+        held = f"Pin {fmt(out['pin_bytes'], 'e9')} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}" + (
+            " (logged)" if out.get("tokens_logged") else ""
+        )
     lines = [
-        f"Bytes per token: {fmt(per_token, 'count')} ({source})",
-        f"Pin {fmt(out['pin_bytes'], 'e9', 2, up=bool(args.tokens))} ({fmt(out['pin_bytes'], 'GiB')}) holds {fmt(out['tokens'], 'tokens')}"
-        + (" (logged)" if out.get("tokens_logged") else ""),
-        f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x')}"
-        + ("" if out["holds_one_context"] else " (below one full context: a max-length request cannot be admitted)"),
+        f"Bytes per token: {fmt(per_token, 'count')} at max_model_len {fmt(max_len, 'count')} ({source})",
+        held,
+        f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x', down=True)}"
+        + ("" if out["holds_one_context"] else " (below one request at max_model_len: vLLM does not start)"),
     ]
     if "tokens_needed" in out:
-        lines.append(f"Seats x typical context: {fmt(out['tokens_needed'], 'tokens')}, a pin of {fmt(out['pin_for_needed_bytes'], 'e9', 2, up=True)}")
+        lines += [
+            f"Seats x typical context: {fmt(out['tokens_needed'], 'tokens')}, a pin of {fmt(out['pin_for_needed_bytes'], 'e9', 2, up=True)} "
+            "if no part of a request's cost is fixed",
+            f"  every seat pays a request's fixed cost however short its context; the catalog does not split this cost, so up to "
+            f"{fmt(out['pin_for_needed_at_most_bytes'], 'e9', 2, up=True)} (each seat charged one full context)",
+        ]
     return "\n".join(lines)
 
 
@@ -202,7 +230,10 @@ def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> str | dict:
         f"Per-request bytes = {fmt(fit['per_token_bytes'], 'count')} B x context + {fmt(fit['fixed_bytes'], 'GB')} fixed, "
         f"from {len(points)} readings of {fmt(fit['pool_bytes'], 'GiB')}",
         *(f"  at {fmt(r['max_model_len'], 'count')}: pool / tokens = {fmt(r['pool_over_tokens'], 'count')} B" for r in fit["readings"]),
-        *(f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x')}" for p in fit["predicted"]),
+        *(
+            f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x', down=True)} full contexts"
+            for p in fit["predicted"]
+        ),
     ]
     return "\n".join(lines)
 
@@ -356,16 +387,23 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     available = parse_size(args.available, "--available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).value
     engines = fraction.plan(total, available, fractions)
     if args.json:
+        word, notes = report.plan_verdict(total, residents, fractions, engines)
         return report.to_json({"total_bytes": total, "used_bytes": result.used, "left_bytes": result.left, "fits": result.fits,
+                               "verdict": word, "notes": notes,
                                "residents": residents, "engines": engines})  # fmt: skip
     lines = [f"{box['name']}: {fmt(total, 'GiB')} in all"]
     for r in residents:
         lines.append(f"  {r.name}: weights {fmt(r.weights, 'GiB')}, KV {fmt(r.kv, 'GiB')}, headroom {fmt(r.headroom, 'GiB')}")
     if residents:
-        lines.append(f"  left: {fmt(result.left, 'GiB')}" + ("" if result.fits else " (over the box: drop a model or add a node)"))
-    for n, e in enumerate(engines, 1):
+        left = shown(total, "GiB") - printed_sum([x for r in residents for x in (r.weights, r.kv, r.headroom)], "GiB")
+        lines.append(f"  left: {fmt(left, 'GiB')}" + ("" if result.fits else " (over the box: drop a model or add a node)"))
+    for n, (e, free) in enumerate(zip(engines, report.free_as_printed(engines), strict=True), 1):
         verdict = "starts" if e.passes else "refused: free memory is less than the fraction asks"
-        lines.append(f"  engine {n} at {fmt(e.fraction, 'fraction')}: asks {fmt(e.requested, 'GiB')} of {fmt(e.free_before, 'GiB')} free: {verdict}")
+        lines.append(f"  engine {n} at {fmt(e.fraction, 'fraction')}: asks {fmt(e.requested, 'GiB')} of {fmt(free, 'GiB')} free: {verdict}")
+    if residents:
+        word, notes = report.plan_verdict(total, residents, fractions, engines)
+        lines.append(f"Plan: {word}")
+        lines.extend(f"  note: {note}" for note in notes)
     return "\n".join(lines)
 
 
@@ -378,15 +416,24 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     share = catalog.policy["vllm"]["prefetch_fraction"].value
     checkpoint = parse_size(args.checkpoint, "--checkpoint")
     available = meminfo_available() if args.available == "auto" else parse_size(args.available, "--available")
-    enabled = prefetch.prefetch_enabled(checkpoint, available, share)
-    largest = prefetch.largest_prefetched(available, share)
+    cgroup = parse_size(args.cgroup_available, "--cgroup-available") if args.cgroup_available else None
+    room = prefetch.available_to_loader(available, cgroup)
+    fits = prefetch.prefetch_enabled(checkpoint, room, share)
+    largest = prefetch.largest_prefetched(room, share)
+    filesystems = [args.filesystem] if args.filesystem else ["nfs", "ext4"]
+    verdicts = {fs: prefetch.auto_prefetch(checkpoint, available, share, fs, cgroup) for fs in filesystems}
     if args.json:
-        return report.to_json({"checkpoint_bytes": checkpoint, "available_bytes": available, "enabled": enabled, "largest_prefetched_bytes": largest})
-    verdict = "prefetched" if enabled else "not prefetched (auto-prefetch disabled: the slow read path)"
-    return (
-        f"Checkpoint {fmt(checkpoint, 'GB', 1)} against {fmt(share, '%', 0)} of {fmt(available, 'GiB')} available: {verdict}\n"
-        f"Largest checkpoint still prefetched: {fmt(largest, 'GB', 1)}"
-    )
+        return report.to_json({"checkpoint_bytes": checkpoint, "available_bytes": available, "loader_available_bytes": room,
+                               "fits": fits, "largest_prefetched_bytes": largest,
+                               "enabled": {fs: v[0] for fs, v in verdicts.items()}})  # fmt: skip
+    capped = f" (cgroup cap: {fmt(room, 'GiB')})" if cgroup is not None and room < available else ""
+    lines = [f"Checkpoint {fmt(checkpoint, 'GB', 1)} against {fmt(share, '%', 0)} of {fmt(available, 'GiB')} available{capped}: "
+             + ("within" if fits else "above") + " the size rule"]  # fmt: skip
+    lines += [f"  on {fs}: {why}" for fs, (_, why) in verdicts.items()]
+    lines.append(f"Largest checkpoint within the size rule: {fmt(largest, 'GB', 1, down=True)} (rounded down)")
+    lines.append("Auto-prefetch needs both a network filesystem and the size rule (vLLM v0.20.0 and later); "
+                 "--safetensors-load-strategy=prefetch forces it")  # fmt: skip
+    return "\n".join(lines)
 
 
 # --- ingest ---------------------------------------------------------------------------------
@@ -534,7 +581,7 @@ def build_parser() -> Parser:
     p.add_argument("--seats", help="--max-num-seqs")
     p.add_argument("--max-model-len", help="--max-model-len")
     p.add_argument("--typical-context", help="tokens a seat typically holds")
-    p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that passes)")
+    p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
     p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by commas, or auto")
     p.set_defaults(run=cmd_gate)
 
@@ -585,9 +632,11 @@ def build_parser() -> Parser:
     p.add_argument("--available", help="MemAvailable before the first engine (default: the box's idle reading)")
     p.set_defaults(run=cmd_plan)
 
-    p = add("prefetch", "vLLM's auto-prefetch rule: checkpoint <= 90 %% of available")
+    p = add("prefetch", "vLLM's auto-prefetch: a network filesystem and checkpoint <= 90 %% of available")
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--available", required=True, help="MemAvailable when loading starts, or auto")
+    p.add_argument("--filesystem", help="where the checkpoint is: nfs, nfs4, lustre, ext4, xfs...; both kinds when omitted")
+    p.add_argument("--cgroup-available", help="the container's memory limit less its usage, when it runs under one")
     p.set_defaults(run=cmd_prefetch)
 
     p = add("ingest", "read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model")

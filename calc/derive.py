@@ -154,7 +154,7 @@ class KvReading:
     engine: str
     kv_dtype: str
     label: str
-    bytes_per_token: Fraction
+    bytes_per_token: Fraction  # whole bytes (kv.whole_bytes), the figure the pages print
     kind: str
     provenance: str
     readings: tuple[tuple[int, int], ...] = ()  # (pool, tokens) pairs behind it
@@ -195,7 +195,7 @@ def kv_readings(catalog: Catalog) -> list[KvReading]:
             out.append(
                 KvReading(
                     deployment["model"], deployment.get("engine", ""), s.get("kv_dtype", ""), label,
-                    kv.pooled_bytes_per_token(list(pairs)), "measured", provenance, pairs,
+                    kv.whole_bytes(kv.pooled_bytes_per_token(list(pairs))), "measured", provenance, pairs,
                     s.get("max_model_len"), deployment["tp"], spec,
                 )
             )  # fmt: skip
@@ -212,7 +212,7 @@ def _report(model_id: str, report: dict) -> KvReading:
     elif "pool" in report and "tokens" in report:
         figure = report["tokens"]
         pairs = ((report["pool"].value, report["tokens"].value),)
-        per_token = kv.bytes_per_token(*pairs[0])
+        per_token = kv.whole_bytes(kv.bytes_per_token(*pairs[0]))
     else:
         raise ValueError(f"{model_id}: a kv report needs bytes_per_token, or pool and tokens")
     return KvReading(

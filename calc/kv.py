@@ -22,6 +22,12 @@ def pooled_bytes_per_token(observations: list[tuple[int, int]]) -> Fraction:
     return bytes_per_token(sum(p for p, _ in observations), sum(t for _, t in observations))
 
 
+def whole_bytes(per_token: Fraction) -> int:
+    """A cost per token in whole bytes, as the pages print it and calc then uses it: a reader who
+    divides a printed pool by a printed cost gets the printed token count."""
+    return int(Fraction(per_token) + Fraction(1, 2))
+
+
 def tokens_for_pool(pool: int, per_token: Fraction) -> Fraction:
     """Tokens a pool holds at this cost, exact; `fmt` rounds it for display."""
     return pool / Fraction(per_token)
@@ -48,8 +54,20 @@ def tokens_needed(seats: int, typical_context: int) -> int:
     return seats * typical_context
 
 
+def seats_pool_range(seats: int, typical_context: int, per_token: Fraction, max_model_len: int) -> tuple[int, int]:
+    """The pool seats need when a request's cost is fixed + per token x context and only the
+    cost at max_model_len is known (per_token_at_max = per token + fixed / max_model_len).
+
+    Each seat pays the fixed part however short its request, so seats x typical context x that
+    cost is only the floor (no fixed part); the most a seat can cost is one full context (all of
+    it fixed). Rounded up to whole bytes.
+    """
+    context = min(typical_context, max_model_len)
+    return pool_for_tokens(seats * context, per_token), pool_for_tokens(seats * max_model_len, per_token)
+
+
 def holds_one_context(tokens: int, max_model_len: int) -> bool:
-    """The floor: below one full context a max_model_len request cannot be admitted."""
+    """The floor: below one request at max_model_len vLLM does not start (check_enough_kv_cache_memory)."""
     return tokens >= max_model_len
 
 

@@ -1,16 +1,47 @@
-"""vLLM's auto-prefetch (model_loader/weight_utils.py): the checkpoint is read ahead into page
-cache only when it is at most 90 % of available RAM, read when loading starts, which on GB10
-is after the kernel-init allocations."""
+"""vLLM's auto-prefetch of a checkpoint into the page cache, as the loader decides it when
+--safetensors-load-strategy is left unset (safetensors_weights_iterator in
+vllm/model_executor/model_loader/weight_utils.py, v0.20.0 to v0.33.0):
+
+- only on a network filesystem it recognises, NFS, NFS4 or Lustre (v0.19.0 knew NFS and NFS4
+  only; earlier builds never auto-prefetch); on a local disk it logs "Auto-prefetch is disabled
+  because the filesystem (EXT4) is not a recognized network FS (NFS/Lustre)";
+- and only when the checkpoint is at most 90 % of available RAM: psutil's available memory when
+  loading starts (on GB10 after the kernel-init allocations), capped by the cgroup's limit less
+  its usage (_get_available_ram_bytes: on every platform from v0.27.0, on ROCm only in v0.26.0).
+
+--safetensors-load-strategy=prefetch prefetches whatever the filesystem and size.
+"""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
+NETWORK_FILESYSTEMS = ("nfs", "nfs4", "lustre")
+
 
 def prefetch_enabled(checkpoint: int, available: int, fraction: Fraction) -> bool:
+    """The size rule alone: the checkpoint is at most `fraction` of available memory."""
     return checkpoint <= available * Fraction(fraction)
 
 
 def largest_prefetched(available: int, fraction: Fraction) -> int:
-    """The largest checkpoint that is still prefetched at this available memory."""
+    """The largest checkpoint that still passes the size rule at this available memory."""
     return int(available * Fraction(fraction))
+
+
+def available_to_loader(available: int, cgroup_available: int | None = None) -> int:
+    """What the loader reads as available: MemAvailable, capped by the cgroup's room when the
+    process runs under a memory limit (limit less usage)."""
+    return available if cgroup_available is None else min(available, cgroup_available)
+
+
+def auto_prefetch(checkpoint: int, available: int, fraction: Fraction, filesystem: str, cgroup_available: int | None = None) -> tuple[bool, str]:
+    """Whether the loader prefetches on its own, and why, in the words of its log."""
+    room = available_to_loader(available, cgroup_available)
+    fits = prefetch_enabled(checkpoint, room, fraction)
+    fs = filesystem.lower()
+    if fs not in NETWORK_FILESYSTEMS:
+        return False, f"not prefetched: {fs or 'this'} filesystem is not a network filesystem vLLM recognises (NFS, NFS4, Lustre)"
+    if not fits:
+        return False, "not prefetched: the checkpoint is more than its share of available memory"
+    return True, "prefetched"

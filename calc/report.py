@@ -3,16 +3,12 @@ prints, what the calculator page shows and what the pages quote. Plain values, e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from calc import derive, fraction, gate, kv
 from calc.catalog import Catalog
-from calc.units import InputError, fmt
-
-# Speculative tokens offered when the drafter is switched on for a deployment that ran without it:
-# an input default the calculator states beside the field, not a figure from the catalog.
-DRAFTER_TOKENS = 2
+from calc.units import InputError, fmt, printed_sum, shown
 
 
 @dataclass(frozen=True)
@@ -40,7 +36,7 @@ def defaults(catalog: Catalog, deployment_id: str | None = None, available: tupl
         deployment=deployment["id"],
         kv_pin=start["kv_pin"],
         drafter=False,
-        speculative_tokens=s.get("speculative_tokens") or DRAFTER_TOKENS,
+        speculative_tokens=s.get("speculative_tokens") or drafter_config(catalog.models[deployment["model"]]).get("num_speculative_tokens", 1),
         prefill_budget=s["prefill_budget"],
         seats=s["seats"],
         max_model_len=s["max_model_len"],
@@ -60,6 +56,8 @@ def last_available(deployment: dict) -> int:
 def check(inputs: StartInputs) -> list[str]:
     """Problems with the inputs themselves, named by field."""
     problems = []
+    if inputs.kv_pin <= 0:
+        problems.append("pin: found 0 B, expected a KV pin above zero (vLLM does not start without a KV pool)")
     if inputs.max_model_len <= 0:
         problems.append("max_model_len: expected a whole number above zero")
     if not inputs.available:
@@ -67,6 +65,23 @@ def check(inputs: StartInputs) -> list[str]:
     if inputs.drafter and inputs.speculative_tokens <= 0:
         problems.append("speculative tokens: expected at least 1 with the drafter on")
     return problems
+
+
+def floor_problem(catalog: Catalog, inputs: StartInputs, pin_label: str = "pin") -> str | None:
+    """A pin below what one request at max_model_len may hold: vLLM does not start at all
+    (check_enough_kv_cache_memory), so the calculators refuse it as input."""
+    reading = pool_reading(catalog, inputs.deployment, inputs.speculative_tokens if inputs.drafter else 0)
+    if reading is None:
+        return None
+    tokens, _ = reading.tokens_at(inputs.kv_pin)
+    if int(tokens) >= inputs.max_model_len:
+        return None
+    floor = kv.pool_for_tokens(inputs.max_model_len, reading.bytes_per_token)
+    return (
+        f"{pin_label}: {fmt(inputs.kv_pin, 'e9')} holds {fmt(tokens, 'tokens', down=True)}, below one request at max_model_len "
+        f"{fmt(inputs.max_model_len, 'tokens')}, and vLLM does not start below it; expected a pin of at least "
+        f"{fmt(floor, 'e9', 2, up=True)} ({fmt(reading.bytes_per_token, 'count')} B a token, {reading.provenance})"
+    )
 
 
 def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
@@ -97,9 +112,10 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
     pool = kv_figures(reading, inputs.kv_pin, inputs.max_model_len, inputs.seats, inputs.typical_context, same_config)
     total = derive.box_total(box)[0].value
     free = min(inputs.available)
-    ceiling = fraction.ceiling(total, free, 2)
-    chosen = inputs.gpu_memory_utilization if inputs.gpu_memory_utilization is not None else ceiling
-    return {
+    chosen = inputs.gpu_memory_utilization if inputs.gpu_memory_utilization is not None else default_fraction(catalog, total, free)
+    precision = catalog.policy["gate"]["reading_precision"].value
+    fix = suggested_fix(inputs, largest, pool, precision) if result.passes is False else None
+    out = {
         "deployment": deployment["id"],
         "model": model["name"],
         "box": box["name"],
@@ -121,10 +137,85 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
             "requested_bytes": fraction.requested(total, chosen) if chosen > 0 else None,
             "passes": chosen > 0 and fraction.passes(total, free, chosen),
             "ceiling": fraction.ceiling(total, free, 4),
+            "edge": fraction.ceiling(total, free, 2),
+            "typed": inputs.gpu_memory_utilization is not None,
+            "reached": result.passes is not False,
         },
-        "flags": flags(deployment, inputs, chosen),
+        "flags": flags(deployment, fix or inputs, chosen, model),
+        "flags_are_the_fix": fix is not None,
+        "headroom_bytes": catalog.policy["gate"]["headroom"].value,
+        "fix": fix,
         "changes": [t for t in gate.movable_terms(result)],
     }
+    out["notes"] = notes(catalog, out)
+    return out
+
+
+def default_fraction(catalog: Catalog, total: int, free: int) -> Fraction:
+    """The gpu_memory_utilization the calculators offer: the largest two-decimal fraction whose ask
+    leaves the start headroom free at vLLM's check. With a pin the fraction sizes nothing, it only
+    has to pass, so there is no reason to run it to the edge, where MemAvailable falling by a
+    fraction of a GiB between the gate and vLLM's check stops the start. The edge itself when not
+    even that leaves room."""
+    headroom = catalog.policy["gate"]["headroom"].value
+    safe = fraction.ceiling(total, free - headroom, 2) if free > headroom else Fraction(0)
+    return safe if safe > 0 else fraction.ceiling(total, free, 2)
+
+
+def suggested_fix(inputs: StartInputs, largest: dict, pool: dict, margin: int) -> StartInputs | None:
+    """For a refused start: the same request at the largest pin that passes with `margin` to
+    spare (the MemAvailable reading's precision), rounded down to two decimals of 10^9 B; with
+    the drafter kept when such a pin above the one-request floor passes with it, else without it.
+    None when no pin passes either way."""
+    floor = pool.get("one_context_pin_bytes") or 1
+    for drafter in (True, False) if inputs.drafter else (False,):
+        limit = largest["with_drafter" if drafter else "without_drafter"]
+        if limit is None or limit - margin <= 0:
+            continue
+        pin = int(shown(limit - margin, "e9", 2, down=True))
+        if pin >= floor:
+            return replace(inputs, kv_pin=pin, drafter=drafter)
+    return None
+
+
+def notes(catalog: Catalog, r: dict) -> list[str]:
+    """What the verdict has to add beyond passes or refused, in the order a reader needs it."""
+    out = []
+    i: StartInputs = r["inputs"]
+    precision = catalog.policy["gate"]["reading_precision"].value
+    if r["passes"]:
+        margin = min(b["margin_bytes"] for b in r["boxes"])
+        if margin < precision:
+            out.append(
+                f"the margin, {fmt(margin, 'GiB')}, is inside the precision of the MemAvailable reading "
+                f"({fmt(precision, 'GiB', 1)}): a reading that much lower refuses this start; take the pin a step down"
+            )
+    pool = r["kv"]
+    if pool.get("bytes_per_token") is not None and "tokens_needed" in pool and not pool["seats_fit"]:
+        fit = int(pool["tokens"]) // i.typical_context if i.typical_context else 0
+        out.append(
+            f"the pool holds {fmt(pool['tokens'], 'tokens')}, not the {fmt(pool['tokens_needed'], 'tokens')} that "
+            f"{fmt(i.seats, 'count')} seats at {fmt(i.typical_context, 'tokens')} need: at most {fmt(fit, 'count')} such seats fit; "
+            f"a pin of at least {fmt(pool['pin_for_seats_bytes'], 'e9', 2, up=True)} holds them all, more by each seat's fixed part"
+        )
+    f = r["fraction"]
+    if not f["passes"] and r["passes"]:
+        out.append(f"vLLM's own check refuses gpu_memory_utilization {fraction_text(f['fraction'])}: at most {fmt(f['ceiling'], 'fraction', 4)} passes")
+    if r["fix"] is not None:
+        fix: StartInputs = r["fix"]
+        dropped = " and the drafter off" if i.drafter and not fix.drafter else ""
+        out.append(f"the flags below are the suggested fix, not the refused request: a pin of {fmt(fix.kv_pin, 'e9')}{dropped}")
+    elif r["passes"] is False:
+        out.append("no pin passes with the rest of the request unchanged: only more MemAvailable, or a smaller model, lets it start")
+    return out
+
+
+def fraction_text(value: Fraction) -> str:
+    """A fraction as vLLM must receive it: every decimal it was typed with, at least two."""
+    digits = 2
+    while digits < 6 and Fraction(round(value * 10**digits), 10**digits) != value:
+        digits += 1
+    return fmt(value, "fraction", digits)
 
 
 def pool_reading(catalog: Catalog, deployment_id: str, speculative_tokens: int) -> derive.KvReading | None:
@@ -143,7 +234,10 @@ def kv_source(reading: derive.KvReading | None, speculative_tokens: int) -> str 
         return reading.provenance
     how = f"{measured_at} speculative tokens" if measured_at else "the drafter off"
     expect = "fewer" if speculative_tokens > measured_at else "more"
-    return f"{reading.provenance}, measured with {how}: a drafter's KV comes out of the same pool, so expect {expect} tokens"
+    return (
+        f"{reading.provenance}, measured with {how}: a drafter's KV comes out of the same pool, so expect {expect} tokens "
+        "than this; the figure does not account for the difference"
+    )
 
 
 def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True) -> dict:
@@ -168,17 +262,69 @@ def kv_figures(reading: derive.KvReading | None, pool: int, max_model_len: int, 
     return out
 
 
-def flags(deployment: dict, inputs: StartInputs, utilization: Fraction) -> list[str]:
+def drafter_config(model: dict) -> dict:
+    """The drafter's --speculative-config as the catalog records it (method, count, source), or {}."""
+    return (model.get("drafter") or {}).get("speculative_config") or {}
+
+
+def flags(deployment: dict, inputs: StartInputs, utilization: Fraction, model: dict | None = None) -> list[str]:
     out = [
         f"--kv-cache-memory-bytes {inputs.kv_pin}",
-        f"--gpu-memory-utilization {fmt(utilization, 'fraction', 2)}",
+        f"--gpu-memory-utilization {fraction_text(utilization)}",
         f"-tp {deployment['tp']}",
         f"--max-model-len {inputs.max_model_len}",
         f"--max-num-seqs {inputs.seats}",
         f"--max-num-batched-tokens {inputs.prefill_budget}",
     ]
-    if inputs.drafter:
-        out.append(f'--speculative-config \'{{"method": "mtp", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
+    config = drafter_config(model or {})
+    if inputs.drafter and config:
+        out.append(f'--speculative-config \'{{"method": "{config["method"]}", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
+    return out
+
+
+def plan_verdict(total: int, residents: list, fractions: list, engines: list) -> tuple[str, list[str]]:
+    """The several-models verdict: "fit" only when the budget closes with a KV pool for every
+    resident model and a fraction for every one of them; otherwise what is missing, named."""
+    notes = []
+    no_kv = [r.name for r in residents if r.kv <= 0]
+    if no_kv:
+        notes.append(f"no KV pool given for {', '.join(no_kv)}: a model without one serves nothing, so this is not a plan yet")
+    if residents and len(fractions) < len(residents):
+        missing = len(residents) - len(fractions)
+        notes.append(f"{fmt(len(residents), 'count')} resident models but {fmt(len(fractions), 'count')} engine fractions: "
+                     f"{fmt(missing, 'count')} engine{'s have' if missing > 1 else ' has'} no fraction to start with")  # fmt: skip
+    refused = [str(n) for n, e in enumerate(engines, 1) if not e.passes]
+    if refused:
+        notes.append(f"engine {', '.join(refused)} refused by vLLM's fraction check")
+    if sum(r.total for r in residents) > total:
+        return "over the box", notes
+    return ("fit" if not notes else "incomplete"), notes
+
+
+# --- printed arithmetic: a result worked from figures printed beside it is worked from them as
+# printed (calc.units.shown); every decision stays on the exact values.
+
+
+def needs_as_printed(terms: tuple[gate.Term, ...]) -> Fraction:
+    """The gate's needs as a term table prints it: the sum of its terms at two decimals of GiB."""
+    return printed_sum([t.bytes for t in terms], "GiB", 2)
+
+
+def margin_as_printed(available: int, terms: tuple[gate.Term, ...]) -> Fraction:
+    """MemAvailable less needs, from the two figures as printed (negative when refused)."""
+    return shown(available, "GiB", 2) - needs_as_printed(terms)
+
+
+def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
+    """Free memory before each engine as a plan table prints it: the first reading, then less
+    each started engine's ask, both as printed."""
+    out: list[Fraction] = []
+    for e in engines:
+        if not out:
+            out.append(shown(e.free_before, "GiB", 2))
+        else:
+            before = engines[len(out) - 1]
+            out.append(out[-1] - (shown(before.requested, "GiB", 2) if before.passes else 0))
     return out
 
 

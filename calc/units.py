@@ -151,5 +151,29 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool 
     raise ValueError(f"fmt: unknown unit {unit!r}")
 
 
+def shown(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool = False) -> Fraction:
+    """The exact value of what `fmt` prints, in the unit's base (bytes, tokens, a ratio).
+
+    The site's rule for printed arithmetic: a figure worked from figures printed beside it is
+    worked from them as printed, so a reader who adds, subtracts or divides the printed operands
+    gets the printed result. Decisions (does the start fit?) stay on the exact values.
+    """
+    exact = Fraction(value)
+    if unit in ("GiB", "GB", "MiB", "MB", "KiB", "TiB"):
+        return Fraction(_round(exact / SIZE_UNITS[unit], digits, down, up)) * SIZE_UNITS[unit]
+    if unit in ("B", "tokens", "count"):
+        return Fraction(_round(exact, 0, down, up))
+    if unit == "e9":
+        return Fraction(_round(exact / GB, digits, down, up)) * GB
+    if unit == "%":
+        return Fraction(_round(exact * 100, digits, down, up)) / 100
+    return Fraction(_round(exact, digits, down, up))
+
+
+def printed_sum(values: list[Number], unit: str, digits: int = 2) -> Fraction:
+    """A total as the site prints it: the sum of its terms as printed (see `shown`)."""
+    return sum((shown(v, unit, digits) for v in values), Fraction(0))
+
+
 def to_gib(value: int) -> Fraction:
     return Fraction(value, GiB)

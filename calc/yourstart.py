@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from calc import fraction, kv
-from calc.units import fmt
+from calc import fraction, kv, report
 
 
 @dataclass(frozen=True)
@@ -175,5 +174,5 @@ def command(y: YourStart, utilization: Fraction | None) -> str:
         parts.append(f"--kv-cache-dtype {y.kv_cache_dtype.value}")
     parts.append(f"--kv-cache-memory-bytes {int(y.pin.value)}")  # type: ignore[arg-type]
     if utilization is not None and utilization > 0:
-        parts.append(f"--gpu-memory-utilization {fmt(utilization, 'fraction', 2)}")
+        parts.append(f"--gpu-memory-utilization {report.fraction_text(utilization)}")  # the value checked, every decimal kept
     return " \\\n  ".join(parts)

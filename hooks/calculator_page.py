@@ -37,7 +37,10 @@ LOADING_SCRIPT = """<script>(function () {
   });
   document.addEventListener("input", function (event) {
     var calc = !window.calcReady && event.target.closest && event.target.closest(".calc");
-    if (calc) calc.querySelector(".calc-result").dataset.state = "pending";
+    if (calc) {
+      calc.querySelector(".calc-result").dataset.state = "pending";
+      calc.querySelector(".calc-verdict").dataset.state = "pending";
+    }
   });
 })();</script>"""
 

@@ -82,11 +82,13 @@ def value_of(item: object, source: str | None = None, entry: str | None = None) 
     raise FigureError(f"cannot render {item!r} as a figure")
 
 
-def render(item: object, unit: str, digits: int = 2, down: bool = False, source: str | None = None) -> str:
+def render(item: object, unit: str, digits: int = 2, down: bool = False, source: str | None = None, up: bool = False) -> str:
     """A figure as the pages show it: formatted by calc.units.fmt, its source in the title."""
     value = value_of(item, source)
-    text = ("~" if value.approximate else "") + fmt(value.exact, unit, digits, down)
-    return f'<span class="fig" title="{html.escape(value.source, quote=True)}">{text}</span>'
+    text = ("~" if value.approximate else "") + fmt(value.exact, unit, digits, down, up)
+    # The source is in the title for a mouse, and shown beside the figure when it has focus, so a
+    # keyboard (Tab) or a tap reaches it too; screen readers read the title as its description.
+    return f'<span class="fig" tabindex="0" title="{html.escape(value.source, quote=True)}">{text}</span>'
 
 
 def source_text(text: str | None) -> str:
@@ -125,8 +127,26 @@ def line_of(source: str, needle: str) -> int:
 
 
 # --- bare figures ---------------------------------------------------------------------------
+#
+# A figure is any number a reader could use: a size, a token count, a ratio or percentage (also
+# in words), seconds, a rate, a fraction, a count of seats, polls, contexts or the like, any
+# grouped or decimal number, and a number standing alone in a table cell. It must come from
+# fig()/checked() (or be quoted verbatim from a catalog source). The check runs on the page as
+# written and again on the page as the macros render it, so generated text is held to it too.
+#
+# Exempt, and only these: dates (2026-10-24, 2026-09); version numbers and image tags (0.26.0,
+# v0.26.0-aarch64, 26.07-py3, SM 12.1); flag names and code in backticks; section numbers
+# (section 3.2); identifiers written with their noun (generation 235, gen 234, issue 51041,
+# PR 37673, engine 2); and digits inside a name (GB10, Qwen3.8, V4, H20, RTX 5090, 27B, 200 GbE).
+# Code fences the macros render (command-line output and log lines, printed by calc) and the
+# calculators' form markup (typing examples, option labels) are left to their own tests: the
+# calculators' results are calc's data-fig figures, which the browser tests compare with calc.
 
 _NUMBER = r"(?<![\w.,/-])~?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[0-9]+)?"
+_COUNTED = (
+    r"seats?|polls?|(?:full )?contexts?|requests?|layers?|ranks?|boxes|box|engines?|models?|GPUs?|nodes?|blocks?|"
+    r"shards?|streams?|times|readings?|starts?|generations|speculative tokens?|minutes?|hours?|days?|seconds?|percent|per cent"
+)
 _BARE = re.compile(
     "|".join(
         (
@@ -136,8 +156,24 @@ _BARE = re.compile(
             _NUMBER + r"(?:\s?[kKM])?[\s-]tokens?(?![\w])",
             _NUMBER + r"x(?![\w])",
             _NUMBER + r"\s?%",
+            _NUMBER + r"\s?(?:s|ms)(?![\w])",
+            _NUMBER + r"\s?(?:tok/s|tokens?/s|GB/s)",
+            _NUMBER + r"\s?[x×]\s?10\^?[0-9]+",
+            _NUMBER + r"[\s-](?:" + _COUNTED + r")(?![\w])",
+            r"(?<![\w.,/-])[0-9]{1,3}(?:,[0-9]{3})+(?![\w,])",  # a grouped number
+            r"(?<![\w.,/-])[0-9]+\.[0-9]+(?![\w]|\.[0-9])",  # a decimal (a fraction such as 0.93 too)
+            r"(?<=\|)\s*~?[0-9][0-9,.]*\s*(?=\|)",  # a number alone in a table cell
         )
     )
+)
+_EXEMPT = re.compile(
+    r"\b[0-9]{4}-[0-9]{2}(?:-[0-9]{2})?\b"  # dates
+    r"|\bv?[0-9]+\.[0-9]+\.[0-9]+[\w.-]*"  # version numbers
+    r"|\b[0-9]+\.[0-9]+-py[0-9]+\b"  # image tags
+    r"|\bSM [0-9]+\.[0-9]+"  # compute capability
+    r"|\b[Ss]ection [0-9]+(?:\.[0-9]+)*"  # section numbers
+    r"|\b(?:[Gg]eneration|[Gg]en|issue|PR|[Ee]ngine|RTX) [0-9]+(?:/[0-9]+)*"  # identifiers with their noun
+    r"|\b[0-9]+ GbE\b"  # a link class, part of a product name
 )
 _SKIP = [
     re.compile(r"\A---\n.*?\n---\n", re.S),  # front matter
@@ -145,11 +181,17 @@ _SKIP = [
     re.compile(r"\{\{.*?\}\}", re.S),
     re.compile(r"\{%.*?%\}", re.S),
     re.compile(r"\{#.*?#\}", re.S),
-    re.compile(r'<span class="fig"[^>]*>.*?</span>', re.S),
-    re.compile(r'<span class="src">.*?</span>', re.S),  # provenance text, quoted verbatim from the catalog
+    re.compile(r'<span class="fig[ "][^>]*>.*?</span>', re.S),
+    re.compile(r'<span class="(?:src|doc-said|calc-src)"[^>]*>.*?</span>', re.S),  # provenance, quoted verbatim from the catalog
     re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\bexec=[\"']?(?:on|1|true)[\"']?[^\n]*\n.*?^(?P=fence)[ \t]*$", re.S | re.M),
     re.compile(r"\]\([^)]*\)"),  # link targets
     re.compile(r"<script\b.*?</script>", re.S),
+    re.compile(r"<[^>]+>"),  # tags and their attributes (a title holds a figure's source)
+    re.compile(r"(?<!`)`[^`\n]+`(?!`)"),  # inline code: flag names and values as typed
+]
+_RENDERED_SKIP = [
+    re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n.*?^(?P=fence)[ \t]*$", re.S | re.M),  # fences made by calc at build time
+    re.compile(r'<(?P<tag>div|section|form) class="calc[^"]*".*?</(?P=tag)>\s*$', re.S | re.M),  # the calculators, checked by their own tests
 ]
 
 
@@ -157,11 +199,13 @@ def _blank(match: re.Match) -> str:
     return re.sub(r"[^\n]", " ", match.group(0))
 
 
-def bare_figures(markdown: str) -> list[tuple[int, str]]:
-    """Figures with a unit of memory, tokens or ratio that neither a macro nor a check produced."""
+def bare_figures(markdown: str, rendered: bool = False) -> list[tuple[int, str]]:
+    """Figures that neither a macro nor a check produced; `rendered` for the page as the macros
+    rendered it (its code fences come from calc, not from an author)."""
     text = markdown
-    for pattern in _SKIP:
+    for pattern in (_RENDERED_SKIP if rendered else []) + _SKIP:
         text = pattern.sub(_blank, text)
+    text = _EXEMPT.sub(_blank, text)
     found = []
     for number, line in enumerate(text.splitlines(), 1):
         for match in _BARE.finditer(line):

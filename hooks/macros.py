@@ -18,6 +18,7 @@ from calc import budget, derive, fraction, gate, guard, kv, prefetch, report, un
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import Value, line_of, render, report_problem, same, site_catalog, value_of  # noqa: E402
+from hooks.figures import source_text as _source_text  # noqa: E402
 
 
 def define_env(env) -> None:
@@ -50,9 +51,14 @@ def define_env(env) -> None:
     )
 
     @env.macro
-    def fig(item, unit: str = "GiB", digits: int = 2, down: bool = False, source: str | None = None) -> str:
+    def fig(item, unit: str = "GiB", digits: int = 2, down: bool = False, source: str | None = None, up: bool = False) -> str:
         """A figure rendered from the catalog or calc."""
-        return render(item, unit, digits, down, source)
+        return render(item, unit, digits, down, source, up)
+
+    def glossary_url() -> str:
+        """The glossary's address relative to the page being rendered."""
+        depth = env.page.url.count("/") if env.page else 0
+        return "../" * depth + "glossary/"
 
     @env.macro
     def checked(literal: str, item, down: bool = False) -> str:
@@ -72,7 +78,17 @@ def define_env(env) -> None:
         ok, shown = same(literal, item, down)
         if ok:
             problem(f"{page_where(literal)}: the source document's {literal!r} now agrees with the catalog; drop the note")
-        return f'{render(item, *_unit(literal), down=down)} <span class="doc-said">(the source document says <s>{literal}</s>)</span>'
+        return f'{render(item, *_unit(literal), down=down)} <span class="doc-said">(the <a href="{glossary_url()}#source-document">source document</a> says <s>{literal}</s>)</span>'
+
+    @env.macro
+    def less(a, b, unit: str = "GiB", digits: int = 2) -> str:
+        """A difference of two figures printed on the page, worked from them as printed."""
+        return fig(units.shown(value_of(a).exact, unit, digits) - units.shown(value_of(b).exact, unit, digits), unit, digits)
+
+    @env.macro
+    def source_text(text: str | None) -> str:
+        """A catalog source string, quoted verbatim (its figures are the source's own words)."""
+        return _source_text(text)
 
     @env.macro
     def pin(text: str) -> int:
@@ -96,13 +112,19 @@ def define_env(env) -> None:
         return catalog.deployments[deployment_id]["requests"][0]
 
     @env.macro
-    def needs(pin_text: str, drafter: bool = False, deployment_id: str = "dsv4-flash-pair") -> Value:
-        """The start gate's needs for a pin, with the catalog entries its terms come from."""
+    def needs(pin_text: str, drafter: bool = False, deployment_id: str = "dsv4-flash-pair", as_printed: bool = True) -> Value:
+        """The start gate's needs for a pin, with the catalog entries its terms come from: by
+        default the sum of its terms as a table prints them; as_printed=False gives the exact bytes
+        the gate decides on (for a margin too thin to print)."""
         current = row(deployment_id)
         request = gate.Request(parse_size(pin_text), drafter, *_calibrated(deployment_id))
         used = [current.weights, current.overhead, current.headroom] + ([current.drafter] if drafter else [])
         entries = "; ".join(dict.fromkeys(a.entry for a in used if a.entry))
-        return Value(gate.gate(current, request, (1,)).needs, "start gate: " + " + ".join(t.name for t in gate.terms(current, request)[0] if t.bytes), entries)
+        result = gate.gate(current, request, (1,))
+        names = " + ".join(t.name for t in result.terms if t.bytes)
+        if as_printed:
+            return Value(report.needs_as_printed(result.terms), "start gate, the sum of its terms as printed: " + names, entries)
+        return Value(result.needs, "start gate, exact: " + names, entries)
 
     @env.macro
     def largest_pin(drafter: bool = False, deployment_id: str = "dsv4-flash-pair") -> int:
@@ -136,7 +158,7 @@ def define_env(env) -> None:
         held = derive.held(start)
         rows = [
             ("Weights", fig(start["weights_loaded"]), f"{start['weights_loaded'].provenance}; shard headers said {fig(model['weights'])}"),
-            ("Drafter", fig(current.drafter), current.drafter.source + "; not measured, the drafter has not loaded yet"),
+            ("Drafter", fig(current.drafter), source_text(current.drafter.source) + "; not measured, the drafter has not loaded yet"),
             (
                 f"KV pool, pin {fig(start['kv_pin'], 'e9')}",
                 fig(start["kv_pin"]),
@@ -144,7 +166,6 @@ def define_env(env) -> None:
             ),
             ("Overhead", fig(current.overhead, digits=1), "remainder: held - weights - KV pool"),
             ("Held, no drafter", fig(held, digits=1), f"MemAvailable {fig(start['available_before'], digits=1)} before, {fig(start['available_after'], digits=1)} after"),
-            ("Start headroom", fig(current.headroom, digits=1), "the start gate's " + current.headroom.source),
         ]  # fmt: skip
         return _table(("Term", "GiB a rank", "Source"), rows)
 
@@ -160,16 +181,36 @@ def define_env(env) -> None:
             off = gate.gate(current, gate.Request(p, False, *_calibrated(deployment_id)), available)
             on = gate.gate(current, gate.Request(p, True, *_calibrated(deployment_id)), available)
             verdict = {(True, True): "both start", (True, False): "drafter refused", (False, False): "both refused"}[(off.passes, on.passes)]
-            rows.append((fig(p, "e9"), fig(p), fig(off.needs, digits=1), fig(on.needs, digits=1), verdict))
+            rows.append((fig(p, "e9"), fig(p), fig(report.needs_as_printed(off.terms), digits=1), fig(report.needs_as_printed(on.terms), digits=1), verdict))
         head = ("KV pin", "KV GiB", "needs, no drafter", "needs, drafter", f"vs {fig(request['available'], digits=1)} available")
         return _table(head, rows)
+
+    @env.macro
+    def largest_pin_table(deployment_id: str = "dsv4-flash-pair") -> str:
+        """MemAvailable less every fixed term, worked from the printed figures: MemAvailable
+        rounded down and each cost rounded up, so the printed limit is never above the exact one."""
+        current = row(deployment_id)
+        available = refused_request(deployment_id)["available"]
+        costs = [("start headroom", current.headroom), ("weights", current.weights), ("overhead", current.overhead), ("drafter", current.drafter)]
+        rows = [("MemAvailable, rounded down", *(fig(available, "GiB", 2, down=True),) * 2)]
+        for name, a in costs:
+            up = fig(a.bytes, "GiB", 2, up=True, source=a.source)
+            rows.append((f"− {name}, rounded up", up if name != "drafter" else "—", up))
+        limits = []
+        for drafter in (False, True):
+            terms = [a.bytes for name, a in costs if drafter or name != "drafter"]
+            worked = units.shown(available.value, "GiB", 2, down=True) - sum(units.shown(t, "GiB", 2, up=True) for t in terms)
+            limits.append(worked)
+        rows.append(("**largest pin**", *(f"**{fig(x)}**" for x in limits)))
+        rows.append(("in bytes, rounded down", *(f"**{fig(largest_pin(d, deployment_id), 'e9', 2, down=True)}**" for d in (False, True))))
+        return _table(("", "Without the drafter", "With the drafter"), rows)
 
     @env.macro
     def needs_breakdown(pin_text: str, drafter: bool, deployment_id: str = "dsv4-flash-pair") -> str:
         request = gate.Request(parse_size(pin_text), drafter, *_calibrated(deployment_id))
         result = gate.gate(row(deployment_id), request, (refused_request(deployment_id)["available"].value,))
-        rows = [(t.name, fig(t.bytes), t.source) for t in result.terms]
-        rows.append(("**needs**", f"**{fig(result.needs, digits=1)}**", "the sum"))
+        rows = [(t.name, fig(t.bytes), source_text(t.source)) for t in result.terms]
+        rows.append(("**needs**", f"**{fig(report.needs_as_printed(result.terms))}**", "the sum"))
         return _table(("Term", "GiB a rank", "Source"), rows)
 
     @env.macro
@@ -177,8 +218,7 @@ def define_env(env) -> None:
         pool = parse_size(pool_text)
         rows = []
         for r in derive.kv_readings(catalog):
-            model = catalog.models[r.model]["name"]
-            what = ", ".join(p for p in (model, r.engine, r.kv_dtype, r.label) if p)
+            what = reading_name(r)
             tokens, logged = r.tokens_at(pool)
             rows.append(
                 (
@@ -190,6 +230,11 @@ def define_env(env) -> None:
             )
         return _table(("Model, engine, KV type", "B / token / rank", f"Tokens in {fig(pool, 'e9')}", "Source"), rows)
 
+    def reading_name(r: derive.KvReading) -> str:
+        """Model, engine, KV type and label of a reading, its speculative-token count as a figure."""
+        label = f"{fig(r.speculative_tokens, 'count', source='setting')} speculative tokens" if r.speculative_tokens else r.label
+        return ", ".join(p for p in (catalog.models[r.model]["name"], r.engine, r.kv_dtype, label) if p)
+
     @env.macro
     def generations_table(deployment_id: str = "dsv4-flash-pair") -> str:
         d = catalog.deployments[deployment_id]
@@ -199,11 +244,11 @@ def define_env(env) -> None:
             tokens = s["kv_tokens"].value
             rows.append(
                 (
-                    str(s.get("generation", "")),
+                    f"gen {s['generation']}" if s.get("generation") else "",
                     f"{fig(s['kv_pin'], 'e9')} ({fig(s['kv_pin'])})",
                     fig(s["kv_tokens"], "count"),
-                    fig(kv.full_contexts(tokens, max_len), "plain"),
-                    s["outcome"] + (f": {s['outcome_note']}" if s.get("outcome_note") else ""),
+                    fig(kv.full_contexts(tokens, max_len), "plain", down=True),
+                    s["outcome"] + (f": {source_text(s['outcome_note'])}" if s.get("outcome_note") else ""),
                 )
             )
         return _table(("Gen", "Pin", "Pool, tokens", f"Full {fig(max_len, 'count')}-token contexts", "Outcome"), rows)
@@ -220,7 +265,7 @@ def define_env(env) -> None:
             lost = base["kv_tokens"].value - tokens
             rows.append(
                 (
-                    str(k),
+                    fig(k, "count", source="setting"),
                     fig(s["kv_tokens"], "count"),
                     fig(kv.bytes_per_token(s["kv_pin"], tokens), "count"),
                     fig(lost, "count") if lost else "—",
@@ -228,7 +273,14 @@ def define_env(env) -> None:
                 )
             )
         return _table(
-            ("Speculative tokens", "Pool, tokens", "B / token", f"Tokens fewer than at {derive.settings(d, base)['speculative_tokens']}", "Share"), rows
+            (
+                "Speculative tokens",
+                "Pool, tokens",
+                "B / token",
+                f"Tokens fewer than at {fig(derive.settings(d, base)['speculative_tokens'], 'count')}",
+                "Share",
+            ),
+            rows,
         )
 
     @env.macro
@@ -259,7 +311,7 @@ def define_env(env) -> None:
         rows = []
         previous = None
         for s in trace["samples"]:
-            drop = fig(previous - s["available"], "GiB") if previous is not None else "—"
+            drop = fig(units.shown(previous, "GiB") - units.shown(s["available"], "GiB"), "GiB") if previous is not None else "—"
             rows.append((fig(s["t"], "s", 0), fig(s["available"], "MiB", 0), fig(s["available"], "GiB"), drop, s.get("event", "")))
             previous = s["available"]
         return _table(("Time", "MemAvailable", "GiB", "Drop since the poll before", "In the log"), rows)
@@ -283,7 +335,7 @@ def define_env(env) -> None:
         value = value_of(item).exact
         if parse_size(low + " " + unit) <= value <= parse_size(high):
             problem(f"{page_where(literal)}: the source document's {literal!r} now holds the catalog's figure; drop the note")
-        return f'{render(item, unit, digits)} <span class="doc-said">(the source document says <s>{literal}</s>)</span>'
+        return f'{render(item, unit, digits)} <span class="doc-said">(the <a href="{glossary_url()}#source-document">source document</a> says <s>{literal}</s>)</span>'
 
     @env.macro
     def gate_then_and_now_table(generation: int = 234, deployment_id: str = "dsv4-flash-pair") -> str:
@@ -293,10 +345,14 @@ def define_env(env) -> None:
         available = (start["available_before"].value,)
         then = gate.gate(derive.gate_row_of_start(catalog, deployment_id, start), request, available)
         now = gate.gate(row(deployment_id), request, available)
-        rows = [(a.name, fig(a.bytes), a.source, fig(b.bytes), b.source) for a, b in zip(then.terms, now.terms, strict=True) if a.bytes or b.bytes]
-        rows.append(("**needs**", f"**{fig(then.needs, digits=1)}**", "the sum", f"**{fig(now.needs, digits=1)}**", "the sum"))
+        rows = [
+            (a.name, fig(a.bytes), source_text(a.source), fig(b.bytes), source_text(b.source))
+            for a, b in zip(then.terms, now.terms, strict=True)
+            if a.bytes or b.bytes
+        ]
+        rows.append(("**needs**", f"**{fig(report.needs_as_printed(then.terms))}**", "the sum", f"**{fig(report.needs_as_printed(now.terms))}**", "the sum"))
         before = fig(start["available_before"], digits=0)
-        rows.append(("MemAvailable at the gate", before, start["available_before"].source, before, "the same reading"))
+        rows.append(("MemAvailable at the gate", before, source_text(start["available_before"].source), before, "the same reading"))
         verdicts = ["passes" if r.passes else "refused" for r in (then, now)]
         rows.append(("**gate**", f"**{verdicts[0]}**", "", f"**{verdicts[1]}**", ""))
         head = ("Term", f"Row at gen {generation}", "Source", "Row measured since", "Source")
@@ -315,7 +371,7 @@ def define_env(env) -> None:
         result = gate.gate(row(deployment_id), request, (refused_request(deployment_id)["available"].value,))
         moving = gate.movable_terms(result)
         idle = [t for t in result.terms if t.movable and not t.bytes]
-        rows = [(t.name, fig(t.bytes), flags.get(t.name, ""), t.source) for t in moving + idle]
+        rows = [(t.name, fig(t.bytes), flags.get(t.name, ""), source_text(t.source)) for t in moving + idle]
         return _table(("Term", "GiB a rank", "Flag", "Source"), rows)
 
     @env.macro
@@ -353,7 +409,7 @@ def define_env(env) -> None:
                         fig(block, "count"),
                         fig(kv.full_contexts(tokens, max_len), "x"),
                         fig(kv.block_concurrency(tokens, max_len, block), "x"),
-                        rep["tokens"].provenance + ": " + (rep["tokens"].source or ""),
+                        rep["tokens"].provenance + ": " + source_text(rep["tokens"].source),
                     )
                 )
         head = ("Model, engine, KV type", "Tokens", "max_model_len", "Block", "tokens ÷ max_model_len", "whole blocks", "Source")
@@ -378,7 +434,7 @@ def define_env(env) -> None:
                 latent,
                 kv.tokens_for_pool(pool, latent),
                 False,
-                "modeled by calc from the architecture: " + arch.get("source", ""),
+                "modeled by calc from the architecture: " + source_text(arch.get("source", "")),
             ),
         )
         rows = []
@@ -389,7 +445,7 @@ def define_env(env) -> None:
                     fig(per_token, "count"),
                     fig(Fraction(per_token) / measured.bytes_per_token, "x"),
                     fig(tokens, "count") + (" (logged)" if logged else ""),
-                    fig(kv.full_contexts(int(tokens), max_len), "plain"),
+                    fig(kv.full_contexts(int(tokens), max_len), "plain", down=True),
                     source,
                 )
             )
@@ -435,9 +491,15 @@ def define_env(env) -> None:
             largest = prefetch.largest_prefetched(s["available"], share.value)
             enabled = prefetch.prefetch_enabled(checkpoint.value, s["available"], share.value)
             rows.append(
-                (fig(s["t"], "s", 0), fig(s["available"]), fig(largest, "GB", 1), "prefetched" if enabled else "**not prefetched**", s.get("event", ""))
+                (
+                    fig(s["t"], "s", 0),
+                    fig(s["available"]),
+                    fig(largest, "GB", 1, down=True),
+                    "prefetched" if enabled else "**not prefetched**",
+                    s.get("event", ""),
+                )
             )
-        head = ("Time", "MemAvailable", f"{fig(share, '%', 0)} of it", f"{fig(checkpoint, 'GB', 0)} checkpoint", "In the log")
+        head = ("Time", "MemAvailable", f"{fig(share, '%', 0)} of it, rounded down", f"{fig(checkpoint, 'GB', 0)} checkpoint, size rule", "In the log")
         return _table(head, rows)
 
     @env.macro
@@ -472,16 +534,18 @@ def define_env(env) -> None:
         """Weights of each resident model against the box total, and what is left for KV and headroom."""
         plan = catalog.plans[plan_id]
         box = catalog.boxes[plan["box"]]
-        result = plan_budget(plan_id)
         rows = []
         for r in plan["residents"]:
             model = catalog.models[r["model"]]
             w = model["weights"]
-            rows.append((model["name"], fig(w, "GB", 0), fig(w), r.get("role", ""), f"{w.kind}: {w.source}"))
-        rows.append(("**weights together**", f"**{fig(result.used, 'GB', 0)}**", f"**{fig(result.used)}**", "", "the sum"))
+            rows.append((model["name"], fig(w, "GB", 0), fig(w), r.get("role", ""), f"{w.kind}: {source_text(w.source)}"))
+        weights = [catalog.models[r["model"]]["weights"].value for r in plan["residents"]]
+        together = {unit: units.printed_sum(weights, unit, digits) for unit, digits in (("GB", 0), ("GiB", 2))}
+        rows.append(("**weights together**", f"**{fig(together['GB'], 'GB', 0)}**", f"**{fig(together['GiB'])}**", "", "the sum"))
         total = box["total_memory"]
-        rows.append((f"{box['name']}, total", fig(total, "GB"), fig(total), "", f"{total.kind}: {total.source}"))
-        rows.append(("**left for KV and headroom**", f"**{fig(result.left, 'GB')}**", f"**{fig(result.left)}**", "", "total - weights"))
+        rows.append((f"{box['name']}, total", fig(total, "GB"), fig(total), "", f"{total.kind}: {source_text(total.source)}"))
+        left = {unit: units.shown(total.value, unit, 2) - together[unit] for unit in ("GB", "GiB")}
+        rows.append(("**left for KV and headroom**", f"**{fig(left['GB'], 'GB')}**", f"**{fig(left['GiB'])}**", "", "total - weights"))
         return _table(("Resident", "GB", "GiB", "Role", "Source"), rows)
 
     @env.macro
@@ -498,7 +562,7 @@ def define_env(env) -> None:
                     fig(rule, "GB", 1),
                     fig(model["weights"], "GB", 0),
                     fig(model["weights"]),
-                    f"{model['weights'].kind}: {model['weights'].source}",
+                    f"{model['weights'].kind}: {source_text(model['weights'].source)}",
                 )
             )
         return _table(("Model", "Parameters x bytes each", "Estimate", "GiB", "Source"), rows)
@@ -510,8 +574,9 @@ def define_env(env) -> None:
         for plan in catalog.fraction_plans.values():
             box = catalog.boxes[plan["box"]]
             together = " + ".join(fig(f, "fraction", 2) for f in plan["fractions"])
-            for n, e in enumerate(fraction.plan(box["total_memory"].value, box["idle_available"].value, plan["fractions"]), 1):
-                rows.append((together, str(n), fig(e.fraction, "fraction", 2), fig(e.requested), fig(e.free_before), "starts" if e.passes else "**refused**"))
+            engines = fraction.plan(box["total_memory"].value, box["idle_available"].value, plan["fractions"])
+            for n, (e, free) in enumerate(zip(engines, report.free_as_printed(engines), strict=True), 1):
+                rows.append((together, f"engine {n}", fig(e.fraction, "fraction", 2), fig(e.requested), fig(free), "starts" if e.passes else "**refused**"))
         return _table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)
 
 

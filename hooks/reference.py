@@ -71,7 +71,8 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
         lines += ["## Bytes per token", "", f"| Engine, KV type | B / token / rank | Tokens in a {render(10**10, 'e9')} pin | Source |", "|---|---|---|---|"]
         for r in readings:
             tokens, logged = r.tokens_at(10**10)
-            what = ", ".join(p for p in (r.engine, r.kv_dtype, r.label) if p)
+            label = f"{render(r.speculative_tokens, 'count', source='setting')} speculative tokens" if r.speculative_tokens else r.label
+            what = ", ".join(p for p in (r.engine, r.kv_dtype, label) if p)
             lines.append(
                 f"| {what} | {render(r.bytes_per_token, 'count', source=r.provenance)} | {render(tokens, 'count')}{' (logged)' if logged else ''} | {r.provenance} |"
             )
@@ -96,8 +97,13 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
         lines += [
             "## Architecture",
             "",
-            f"{arch['layers']} layers, {arch['attention'].upper()} attention"
-            + (f", kv_lora_rank {arch['kv_lora_rank']}, qk_rope_head_dim {arch['qk_rope_head_dim']}" if arch["attention"] == "mla" else "")
+            f"{render(arch['layers'], 'count', source='architecture')} layers, {arch['attention'].upper()} attention"
+            + (
+                f", kv_lora_rank {render(arch['kv_lora_rank'], 'count', source='architecture')}, "
+                f"qk_rope_head_dim {render(arch['qk_rope_head_dim'], 'count', source='architecture')}"
+                if arch["attention"] == "mla"
+                else ""
+            )
             + f". Source: {source_text(arch.get('source', 'not given'))}.",
             "",
             f"Modeled from the architecture, the latent alone at full length: {render(modeled, 'count', source='modeled')} bytes per token per rank "
@@ -106,14 +112,19 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
         ]
     deployments = [d for d in catalog.deployments.values() if d["model"] == model["id"]]
     for d in deployments:
-        lines += [f"## Deployment: {d['name']}", "", f"TP={d['tp']} on {d['boxes']} boxes, engine {d.get('engine', 'not recorded')}.", ""]
+        lines += [
+            f"## Deployment: {d['name']}",
+            "",
+            f"TP={render(d['tp'], 'count', source='the deployment')} on {render(d['boxes'], 'count', source='the deployment')} boxes, engine {d.get('engine', 'not recorded')}.",
+            "",
+        ]
         starts = [s for s in d["starts"] if "kv_tokens" in s]
         if starts:
             lines += ["| Start | Pin | Tokens | Outcome |", "|---|---|---|---|"]
             for s in starts:
                 name = f"gen {s['generation']}" if s.get("generation") else s.get("date", "")
                 spec = derive.settings(d, s).get("speculative_tokens")
-                name += f", {spec} speculative tokens" if spec else ""
+                name += f", {render(spec, 'count', source='setting')} speculative tokens" if spec else ""
                 lines.append(f"| {name} | {render(s['kv_pin'], 'e9', 2)} | {render(s['kv_tokens'], 'count')} | {s['outcome']} |")
             lines.append("")
         measured = derive.measured_start(d)
@@ -196,7 +207,11 @@ def box_page(catalog: Catalog, box: dict) -> str:
     deployments = [d for d in catalog.deployments.values() if d["box"] == box["id"]]
     if deployments:
         lines += ["## Deployments", ""]
-        lines += [f"- [{d['name']}](../models/{d['model']}.md): TP={d['tp']} on {d['boxes']} boxes" for d in deployments]
+        lines += [
+            f"- [{d['name']}](../models/{d['model']}.md): TP={render(d['tp'], 'count', source='the deployment')} "
+            f"on {render(d['boxes'], 'count', source='the deployment')} boxes"
+            for d in deployments
+        ]
         lines.append("")
     incidents = [i for i in catalog.incidents.values() if i["box"] == box["id"]]
     if incidents:

@@ -60,9 +60,10 @@ def on_page_markdown(markdown, page, **_):
     checked = take_problems(page.file.src_uri)
     if checked:
         raise PluginError("figures that disagree with the catalog:\n" + "\n".join(f"  {p}" for p in checked))
-    found = bare_figures(page.file.content_string)
+    found = [(f"docs/{page.file.src_uri}:{line}", text) for line, text in bare_figures(page.file.content_string)]
+    found += [(f"docs/{page.file.src_uri}, as rendered, line {line}", text) for line, text in bare_figures(markdown, rendered=True)]
     if found:
-        where = "\n".join(f"  docs/{page.file.src_uri}:{line}: bare figure {text!r}" for line, text in found)
+        where = "\n".join(f"  {at}: bare figure {text!r}" for at, text in dict.fromkeys(found))
         raise PluginError(
             f'figures neither rendered from the catalog nor checked:\n{where}\nRender it with {{{{ fig(...) }}}} or write it as {{{{ checked("...", ...) }}}}.'
         )

@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from calc import html as calc_html
 from calc import report
-from calc.units import GiB, fmt, parse_count, parse_fraction, parse_size
+from calc.units import GiB, fmt, parse_count, parse_fraction, parse_size, shown
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -168,16 +168,18 @@ def expected_start(catalog, inputs: report.StartInputs) -> dict[str, str]:
     else:
         tightest = min(r["boxes"], key=lambda b: b["margin_bytes"])
         e["verdict"] = "passes" if r["passes"] else "refused"
-        e["needs"] = fmt(r["needs_bytes"], "GiB")
-        e["needs_short"] = fmt(r["needs_bytes"], "GiB", 1)
+        # printed arithmetic: the total is its terms as printed, a margin the printed figures' difference
+        needs = report.needs_as_printed(r["terms"])
+        e["needs"] = fmt(needs, "GiB")
+        e["needs_short"] = fmt(needs, "GiB", 1)
         e["available_short"] = fmt(tightest["available_bytes"], "GiB", 1)
-        e["margin_short"] = fmt(abs(tightest["margin_bytes"]), "GiB", 1)
+        e["margin_short"] = fmt(abs(shown(tightest["available_bytes"], "GiB", 1) - shown(needs, "GiB", 1)), "GiB", 1)
         for t in r["terms"]:
             e[f"term_{slug(t.name)}"] = fmt(t.bytes, "GiB")
         for i, b in enumerate(r["boxes"], 1):
             e[f"box{i}_available"] = fmt(b["available_bytes"], "GiB")
             e[f"box{i}_verdict"] = "passes" if b["passes"] else "refused"
-            e[f"box{i}_margin"] = fmt(abs(b["margin_bytes"]), "GiB")
+            e[f"box{i}_margin"] = fmt(abs(report.margin_as_printed(b["available_bytes"], r["terms"])), "GiB")
         for n, t in enumerate(r["changes"] if not r["passes"] else [], 1):
             e[f"change_{n}"] = fmt(t.bytes, "GiB")
         for key in ("without", "with"):
@@ -189,17 +191,18 @@ def expected_start(catalog, inputs: report.StartInputs) -> dict[str, str]:
         e["kv_bpt"] = fmt(pool["bytes_per_token"], "count")
         e["kv_tokens"] = fmt(pool["tokens"], "tokens")
         e["kv_contexts"] = fmt(int(pool["tokens"]) // inputs.max_model_len, "count")
-        e["kv_concurrency"] = fmt(Fraction(int(pool["tokens"]), inputs.max_model_len), "x")
+        e["kv_concurrency"] = fmt(Fraction(int(pool["tokens"]), inputs.max_model_len), "x", down=True)
         e["kv_one_context"] = "yes" if int(pool["tokens"]) >= inputs.max_model_len else "no"
         e["kv_one_context_pin"] = smallest_pin(pool["one_context_pin_bytes"])
         if inputs.typical_context:
             e["kv_tokens_needed"] = fmt(inputs.seats * inputs.typical_context, "tokens")
             e["kv_seats_fit"] = "fit" if pool["seats_fit"] else "do not fit"
     f = r["fraction"]
-    e["fraction"] = fmt(f["fraction"], "fraction")
+    e["fraction"] = report.fraction_text(f["fraction"])
     e["fraction_ceiling"] = fmt(f["ceiling"], "fraction", 4)
-    e["fraction_verdict"] = "passes" if f["passes"] else "refused"
-    e["flags"] = " \\\n".join(r["flags"])
+    e["fraction_verdict"] = ("passes" if f["passes"] else "refused") if r["passes"] is not False else "not reached: the gate refuses the start first"
+    if r["passes"] is not False or r["fix"] is not None:  # a refused start with no fix offers no flags
+        e["flags"] = " \\\n".join(r["flags"])
     return e
 
 
@@ -283,6 +286,9 @@ def test_build_time_figures_before_python_loads(browser, base_url, catalog):
             assert figures_on(page, calculator) == calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
         page.fill("#start-pin", "20e9")  # an edit before Python: the old figures must not pass for it
         assert page.get_attribute("#start-result", "data-state") == "pending"
+        assert page.get_attribute("#start-verdict", "data-state") == "pending"  # the verdict dims too, and says why
+        assert float(page.evaluate("getComputedStyle(document.getElementById('start-verdict')).opacity")) < 1
+        assert "Not yet for the edited inputs" in page.evaluate("getComputedStyle(document.getElementById('start-verdict'), '::before').content")
         guard.release()
         page.wait_for_function("document.getElementById('calc-status').dataset.state === 'failed'", timeout=BOOT_TIMEOUT_MS)
         assert "Python could not start" in page.text_content("#calc-status")
@@ -370,6 +376,36 @@ def test_the_refused_request_of_2026_10_24(live, catalog):
     assert figures_on(live, "start")["verdict"] == "passes"
 
 
+def test_verdicts_cover_every_check(live, catalog):
+    """A refused start offers the suggested fix's flags, labelled so, with the fraction check not
+    reached; seats that do not fit and a margin inside the reading's precision are in the verdict;
+    a typed three-decimal fraction is the flag shown; a pin of zero is refused beside the field."""
+    defaults = default_raw(catalog)
+    live.fill("#start-pin", "20e9")
+    live.check("#start-drafter")
+    assert "suggested fix" in live.text_content("#start-verdict")
+    assert live.text_content("#start-flags").startswith("--kv-cache-memory-bytes 9290000000")
+    assert "Copy the suggested fix" in live.text_content("#start-result")
+    assert figures_on(live, "start")["fraction_verdict"] == "not reached: the gate refuses the start first"
+    live.uncheck("#start-drafter")
+    live.fill("#start-pin", defaults["pin"])
+    live.fill("#start-typical-context", "65536")
+    verdict = live.text_content("#start-verdict")
+    assert "Start: passes" in verdict and "not the 524,288 tokens that 8 seats at 65,536 tokens need: at most 2 such seats fit" in verdict
+    assert "but:" in live.text_content("#start-result")  # What to change says so too
+    live.fill("#start-typical-context", "")
+    live.fill("#start-pin", "14.83e9")
+    assert "inside the precision of the MemAvailable reading" in live.text_content("#start-verdict")
+    live.fill("#start-pin", defaults["pin"])
+    live.fill("#start-gpu-memory-utilization", "0.937")
+    assert "--gpu-memory-utilization 0.937" in live.text_content("#start-flags")
+    live.fill("#start-gpu-memory-utilization", "")
+    live.fill("#start-pin", "0")
+    assert "expected a KV pin above zero" in live.text_content("#start-pin-err")
+    live.fill("#start-pin", defaults["pin"])
+    assert figures_on(live, "start")["verdict"] == "passes"
+
+
 def test_parity_with_cpython_over_random_inputs(live, catalog):
     """A few hundred seeded input sets through the page's Python entry: every figure equals calc's."""
     rng = random.Random(20261024)
@@ -414,7 +450,16 @@ def test_parity_of_the_other_calculators(live, catalog):
             plan[f"headroom_{n}"] = rng.choice(["0", "4 GiB", "8 GiB"])
         plan["available"] = typed_size(rng, rng.uniform(60, 125) * GiB)
         requests.append(("plan", plan))
-        requests.append(("prefetch", {"checkpoint": typed_size(rng, rng.uniform(10e9, 120e9)), "available": typed_size(rng, rng.uniform(20, 125) * GiB)}))
+        requests.append(
+            (
+                "prefetch",
+                {
+                    "checkpoint": typed_size(rng, rng.uniform(10e9, 120e9)),
+                    "available": typed_size(rng, rng.uniform(20, 125) * GiB),
+                    "filesystem": rng.choice(["nfs", "lustre", "local"]),
+                },
+            )
+        )
         short, long = sorted(rng.sample([8192, 32768, 50000, 131072, 262144, 500000], 2))
         requests.append(
             (
@@ -506,7 +551,7 @@ def test_a_bad_input_says_why_beside_the_field_and_leaves_no_result(live, catalo
 def test_pin_below_one_full_context_names_the_floor(live, catalog):
     live.fill("#start-pin", "1e9")
     message = live.text_content("#start-pin-err")
-    assert "below one full context" in message and fmt(131072, "tokens") in message
+    assert "below one request at max_model_len" in message and "vLLM does not start below it" in message and fmt(131072, "tokens") in message
     live.fill("#start-pin", default_raw(catalog)["pin"])
 
 
@@ -535,6 +580,42 @@ def test_planner_and_prefetch_react_to_edits(live, catalog):
     assert figures_on(live, "prefetch")["enabled"] == "prefetched"
     live.fill("#prefetch-available", calc_html.prefetch_defaults(catalog).values["available"])
     assert figures_on(live, "prefetch")["enabled"] == "not prefetched"
+    live.fill("#prefetch-available", "100 GiB")
+    live.select_option("#prefetch-filesystem", "local")  # a local disk never auto-prefetches, whatever the size
+    assert figures_on(live, "prefetch")["enabled"] == "not prefetched"
+    assert "not a network filesystem vLLM recognises" in live.text_content("#prefetch-result")
+    live.select_option("#prefetch-filesystem", "nfs")
+    live.fill("#prefetch-available", calc_html.prefetch_defaults(catalog).values["available"])
+
+
+def test_planner_says_fit_only_with_a_kv_pool_and_a_fraction_for_every_model(live, catalog):
+    """The default lineup has no KV figure in the catalog: the planner says what is missing, not "fit"."""
+    verdict = live.text_content("#plan-verdict")
+    assert figures_on(live, "plan")["summary_fits"] == "incomplete" and "no KV pool given for" in verdict
+    live.fill("#plan-kv-1", "40 GiB")
+    live.fill("#plan-kv-2", "20 GiB")
+    live.fill("#plan-fractions", "0.5")
+    verdict = live.text_content("#plan-verdict")
+    assert "2 resident models but 1 engine fractions" in verdict and figures_on(live, "plan")["summary_fits"] == "incomplete"
+    live.fill("#plan-fractions", "0.5, 0.35")
+    assert figures_on(live, "plan")["summary_fits"] == "fit"
+    for name, value in calc_html.plan_defaults(catalog).values.items():
+        if name.startswith("kv_") or name == "fractions":
+            live.fill("#" + calc_html.dom_id("plan", name), value)
+
+
+def test_a_figures_source_shows_on_focus(live, base_url):
+    """Without a mouse: Tab (or a tap) to a figure on a page, and its source shows beside it."""
+    page = live.context.new_page()
+    try:
+        page.goto(base_url + "memory-budget/")
+        first = page.locator("span.fig[title]").first
+        first.focus()
+        title = first.get_attribute("title")
+        shown = page.evaluate("el => getComputedStyle(el, '::after').content", first.element_handle())
+        assert title and title in shown
+    finally:
+        page.close()
 
 
 def test_no_request_ever_left_the_local_server(live):

@@ -45,14 +45,15 @@ def expected(catalog) -> dict:
     row = derive.gate_row(catalog, DSV4)
     needs = row.weights.bytes + inputs.kv_pin + row.overhead.bytes + row.headroom.bytes
     free = inputs.available[0]
-    total = catalog.boxes["dgx-spark"]["total_memory"].value
     return {
         "row": row,
         "needs": needs,
         "free": free,
         "largest": free - (needs - inputs.kv_pin),
         "largest_drafter": free - (needs - inputs.kv_pin) - row.drafter.bytes,
-        "utilization": fraction.ceiling(total, free, 2),
+        # the default leaves the 8 GiB start headroom free at vLLM's check: 0.87 x 121.69 = 105.87 GiB
+        # <= 114.50 - 8 = 106.50 GiB, while 0.88 asks 107.09 GiB; the edge, 0.94, would leave 0.11 GiB
+        "utilization": Fraction(87, 100),
     }
 
 
@@ -71,7 +72,7 @@ def test_gate_human(expected) -> None:
     assert f"{fmt(expected['largest_drafter'], 'e9', 2, down=True)} with it" in out
     assert "14.83e9 B without the drafter, 9.39e9 B with it" in out
     assert "KV pool: 181,777 tokens (logged)" in out
-    assert "1.39x full 131,072-token contexts" in out
+    assert "1.38x full 131,072-token contexts" in out
 
 
 def test_gate_json(catalog, expected) -> None:
@@ -94,7 +95,8 @@ def test_gate_json(catalog, expected) -> None:
 def test_gate_20e9_with_drafter_is_refused(expected) -> None:
     out = ok("gate", "--pin", "20e9", "--drafter")
     assert "Start: no, refused" in out
-    assert "needs" in out and "124.37" in out  # the document's 124.4 GiB
+    # the terms as printed: 79.29 + 5.06 + 18.63 + 13.40 + 0 + 0 + 8.00 = 124.38; 124.38 - 114.50 = 9.88
+    assert "needs                      124.38" in out and "refused by 9.88 GiB" in out
     assert "What to change, largest movable term first: KV pin 18.63 GiB, drafter 5.06 GiB" in out
     data = as_json("gate", "--pin", "20e9", "--drafter")
     row = expected["row"]
@@ -142,7 +144,8 @@ def test_gate_flags_follow_the_arguments() -> None:
         "--max-num-seqs 4",
         "--max-num-batched-tokens 4096",
     ]
-    assert flags[6] == '--speculative-config \'{"method": "mtp", "num_speculative_tokens": 3}\''
+    # the method is the catalog drafter's (models.yaml: drafter.speculative_config.method), the count the one asked for
+    assert flags[6] == '--speculative-config \'{"method": "dspark", "num_speculative_tokens": 3}\''
 
 
 def test_gate_available_per_box(expected) -> None:
@@ -178,9 +181,9 @@ def test_gate_available_auto() -> None:
 
 def test_kv_default_is_the_logged_serving_pin(catalog) -> None:
     out = ok("kv")
-    assert "Bytes per token: 55,011 (measured, gen 234/235/237, 2026-10-24)" in out
+    assert "Bytes per token: 55,011 at max_model_len 131,072 (measured, gen 234/235/237, 2026-10-24)" in out
     assert "Pin 10e9 B (9.31 GiB) holds 181,777 tokens (logged)" in out
-    assert "Full 131,072-token contexts: 1.39x" in out
+    assert "Full 131,072-token contexts: 1.38x" in out  # 181,777 / 131,072 = 1.3868, a capacity: rounded down
 
 
 def test_kv_arithmetic_both_ways(catalog) -> None:
@@ -196,7 +199,7 @@ def test_kv_arithmetic_both_ways(catalog) -> None:
 def test_kv_given_bytes_per_token() -> None:
     """The KV-pool document's plan: 13,952 B/token at 16e9 is ~1.15 M tokens, all 8 seats at full length."""
     out = ok("kv", "--bytes-per-token", "13952", "--pin", "16e9")
-    assert "Bytes per token: 13,952 (given)" in out
+    assert "Bytes per token: 13,952 at max_model_len 131,072 (given)" in out
     assert "holds 1,146,789 tokens" in out
     data = as_json("kv", "--bytes-per-token", "13,952", "--pin", "16e9", "--seats", "8", "--typical-context", "131072")
     assert data["tokens"] >= data["tokens_needed"] == 8 * 131072
@@ -206,7 +209,7 @@ def test_kv_other_deployment_and_below_the_floor() -> None:
     out = ok("kv", "--deployment", "flash-next-pair", "--speculative-tokens", "3", "--pin", "28e9", "--max-model-len", "262144")
     assert "holds 1,752,822 tokens (logged)" in out
     small = ok("kv", "--pin", "5e9")
-    assert "below one full context" in small
+    assert "below one request at max_model_len: vLLM does not start" in small
 
 
 # --- fraction -------------------------------------------------------------------------------
@@ -303,11 +306,16 @@ def test_prefetch(catalog) -> None:
     trace = catalog.traces["kernel-init-report"]
     after_init = {s["t"]: s["available"] for s in trace["samples"]}[trace["kernel_init"]["to_t"]]
     out = ok("prefetch", "--checkpoint", "75 GB", "--available", f"{after_init // MiB} MiB")
-    assert "Checkpoint 75.0 GB against 90 % of 66.90 GiB available: not prefetched" in out
-    assert f"Largest checkpoint still prefetched: {fmt(after_init * 9 // 10, 'GB', 1)}" in out
+    assert "Checkpoint 75.0 GB against 90 % of 66.90 GiB available: above the size rule" in out
+    # 0.9 x 68,501 MiB = 0.9 x 71,828,504,576 B = 64,645,654,118 B: 64.6 GB, rounded down
+    assert "Largest checkpoint within the size rule: 64.6 GB (rounded down)" in out
+    assert "on nfs: not prefetched: the checkpoint is more than its share" in out
+    assert "on ext4: not prefetched: ext4 filesystem is not a network filesystem" in out
     idle = as_json("prefetch", "--checkpoint", "75 GB", "--available", "120919 MiB")
-    assert idle["enabled"] is True
+    assert idle["fits"] is True and idle["enabled"] == {"nfs": True, "ext4": False}  # local disks never auto-prefetch
     assert idle["largest_prefetched_bytes"] == 120919 * MiB * 9 // 10
+    lustre = as_json("prefetch", "--checkpoint", "75 GB", "--available", "120919 MiB", "--filesystem", "lustre", "--cgroup-available", "64 GiB")
+    assert lustre["loader_available_bytes"] == 64 * GiB and lustre["enabled"] == {"lustre": False}  # the cgroup cap: 75e9 > 0.9 x 64 GiB
     assert "enabled" in as_json("prefetch", "--checkpoint", "1 GB", "--available", "auto")
 
 
@@ -471,3 +479,76 @@ def test_kv_at_a_speculative_count_no_start_ran_says_so_and_quotes_no_log(catalo
     fewer = as_json("kv", "--deployment", "flash-next-pair", "--speculative-tokens", "1", "--pin", "28e9", "--max-model-len", "262144")
     assert "measured with 2 speculative tokens" in fewer["source"]  # the nearest count measured
     assert "expect more tokens" in fewer["source"]
+
+
+def test_drafter_flag_comes_from_the_catalogs_drafter(catalog_copy) -> None:
+    """The --speculative-config method and default count are the drafter entry's, not a constant:
+    change them in models.yaml and the flag follows."""
+    default = as_json("gate", "--drafter")["flags"][-1]
+    assert default == '--speculative-config \'{"method": "dspark", "num_speculative_tokens": 5}\''
+    edit(catalog_copy, "models.yaml", "method: dspark", "method: eagle3")
+    edit(catalog_copy, "models.yaml", "num_speculative_tokens: 5", "num_speculative_tokens: 4")
+    flags = as_json("--catalog", str(catalog_copy), "gate", "--drafter")["flags"]
+    assert flags[-1] == '--speculative-config \'{"method": "eagle3", "num_speculative_tokens": 4}\''
+    edit(catalog_copy, "models.yaml", "        method: eagle3\n", "")
+    done = calc("--catalog", str(catalog_copy), "gate")
+    assert done.returncode == 2 and "speculative_config" in done.stderr and "method" in done.stderr
+
+
+# --- verdicts that cover every check ---------------------------------------------------------
+
+
+def test_refused_start_offers_the_fix_flags_labelled_so() -> None:
+    out = ok("gate", "--pin", "20e9", "--drafter")
+    assert "Start: no, refused" in out
+    # the largest pin with the drafter is 9.39e9 B (margin under 1 MB); less the 0.1 GiB reading precision,
+    # rounded down: 9.29e9 B, which keeps the drafter
+    assert "note: the flags below are the suggested fix, not the refused request: a pin of 9.29e9 B" in out
+    flags = out.split("Flags of the suggested fix (not the refused request):\n", 1)[1].splitlines()
+    assert flags[0].strip() == "--kv-cache-memory-bytes 9290000000"
+    assert "--kv-cache-memory-bytes 20000000000" not in out
+    assert "vLLM fraction check (not reached: the gate refuses the start first" in out
+    fixed = as_json("gate", "--pin", "9.29e9", "--drafter")
+    assert fixed["passes"] is True and fixed["boxes"][0]["margin_bytes"] >= parse_size("0.1 GiB")
+
+
+def test_seats_that_do_not_fit_are_in_the_verdict() -> None:
+    """8 seats at 65,536 tokens need 524,288 tokens; the 10e9 B pool holds 181,777: 181,777 // 65,536 = 2 seats."""
+    out = ok("gate", "--typical-context", "65536")
+    assert "Start: yes" in out
+    assert "note: the pool holds 181,777 tokens, not the 524,288 tokens that 8 seats at 65,536 tokens need: at most 2 such seats fit" in out
+    # 524,288 x 55,011 = 28,841,667,168 B: 28.85e9 B rounded up
+    assert "a pin of at least 28.85e9 B holds them all, more by each seat's fixed part" in out
+
+
+def test_a_margin_inside_the_reading_precision_is_said() -> None:
+    """At 114.5 GiB the largest pin without the drafter is 14.83e9 B: it passes by under 0.1 GiB."""
+    out = ok("gate", "--pin", "14.83e9")
+    assert "Start: yes" in out
+    assert "is inside the precision of the MemAvailable reading (0.1 GiB)" in out
+    assert "inside the precision" not in ok("gate")  # 4.50 GiB to spare
+
+
+def test_typed_fraction_is_the_flag_shown() -> None:
+    out = ok("gate", "--gpu-memory-utilization", "0.937")
+    assert "--gpu-memory-utilization 0.937" in out and "0.94" not in out.split("Flags:")[1]
+    assert as_json("gate", "--gpu-memory-utilization", "0.937")["flags"][1] == "--gpu-memory-utilization 0.937"
+
+
+def test_pin_zero_and_below_one_request_are_refused_as_input() -> None:
+    for pin, words in (("0", "--pin: found 0 B, expected a KV pin above zero"), ("5e9", "--pin: 5e9 B holds 90,890 tokens, below one request")):
+        done = calc("gate", "--pin", pin)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.startswith("calc: error: " + words), done.stderr
+
+
+def test_plan_says_fit_only_with_a_kv_pool_and_a_fraction_for_every_model() -> None:
+    out = ok("plan", "--model", "example-27b-4bit", "--model", "example-70b-4bit", "--fractions", "0.5")
+    assert "Plan: incomplete" in out and "Plan: fit" not in out
+    assert "no KV pool given for a 27B coding model at 4-bit, a 70B model at 4-bit" in out
+    assert "2 resident models but 1 engine fractions: 1 engine has no fraction to start with" in out
+    # 13.97 + 40 + 4 + 34.46 + 20 + 4 = 116.43 GiB of 121.69: 5.26 GiB left; 0.50 then 0.35 both start
+    out = ok("plan", "--model", "example-27b-4bit:40GiB:4GiB", "--model", "example-70b-4bit:20GiB:4GiB", "--fractions", "0.5,0.35")
+    assert "left: 5.26 GiB" in out and "Plan: fit" in out and "note:" not in out
+    data = as_json("plan", "--model", "example-27b-4bit", "--fractions", "0.85,0.85")
+    assert data["verdict"] == "incomplete" and any("engine 2 refused" in n for n in data["notes"])

@@ -116,7 +116,8 @@ def test_memory_budget_page_shows_the_catalogs_figures(shipped, catalog):
     assert fmt(row.overhead.bytes, "GiB", 1) in html
     for figure in ("108.1 GiB", "113.2 GiB", "110.0 GiB", "115.1 GiB", "115.6 GiB", "119.3 GiB", "124.4 GiB"):
         assert figure in html  # the source document's pin matrix
-    assert "120.6 GiB" in html  # the catalog's figure where the document says 120.7
+    # 16e9 with the drafter: the terms as printed, 79.29 + 5.06 + 14.90 + 13.40 + 8.00 = 120.65 (the document's 120.7)
+    assert "120.65 GiB" in html and "120.7 GiB" in html
 
 
 def test_cli_example_output_is_produced_at_build_time(shipped):
@@ -212,6 +213,43 @@ def test_a_bare_figure_fails_the_build(project):
     assert f"docs/kv-pool.md:{line}: bare figure '55,011 B'" in result.output
 
 
+# Each kind of figure the contract covers, written by hand into a page or produced by a macro:
+# the build fails on every one, naming it.
+BARE_KINDS = {
+    "seconds": ("Generation 235 took 357 s to start.", "357 s"),
+    "a fraction": ("Serve at a fraction of 0.93 on this box.", "0.93"),
+    "a count with its noun": ("The pair runs 8 seats.", "8 seats"),
+    "a grouped count": ("A prefill budget of 16,384 hung both boxes.", "16,384"),
+    "full contexts": ("The pool holds 12.7 full contexts.", "12.7 full contexts"),
+    "a rate": ("It decodes 28.8 tok/s on one stream.", "28.8 tok/s"),
+    "a power of ten": ("The pin is 9.4 x 10^9 bytes.", "9.4 x 10^9"),
+    "a percentage in words": ("The drafter takes 50 percent of it.", "50 percent"),
+    "a plain table cell": ("\n| Seats | Note |\n|---|---|\n| 16 | calibration |\n", "16"),
+}
+GENERATED_KINDS = {
+    "text a macro produces": ('{{ "The pair has " ~ deployment().settings.seats ~ " seats." }}', "8 seats"),
+    "a table cell a macro produces": ("{{ '\\n| Gen | Note |\\n|---|---|\\n| ' ~ gen(235).init_seconds.value ~ ' | x |' }}", "357"),
+}
+
+
+def test_every_kind_of_bare_figure_fails_the_build(project):
+    """One build with one figure of every kind appended to a page, each by hand and by macro."""
+    page = project / "docs" / "kv-pool.md"
+    lines = {kind: append_line(page, text) for kind, (text, _) in BARE_KINDS.items()}
+    for text, _ in GENERATED_KINDS.values():
+        append_line(page, text)
+    result = build(project)
+    assert result.returncode != 0
+    for kind, (_, figure) in BARE_KINDS.items():
+        shown = [line for line in result.output.splitlines() if f"bare figure {figure!r}" in line]
+        assert shown, f"{kind}: the build did not name {figure!r}\n{result.output[-3000:]}"
+        if kind != "a plain table cell":
+            assert any(f"docs/kv-pool.md:{lines[kind]}:" in line for line in shown), f"{kind}: not named at its line"
+    for kind, (_, figure) in GENERATED_KINDS.items():
+        assert any("as rendered" in line and f"bare figure {figure!r}" in line for line in result.output.splitlines()), f"{kind}: {figure!r} not named"
+    assert "Traceback" not in result.output
+
+
 def test_a_bad_catalog_entry_fails_the_build_with_its_message(project):
     edit(project / "catalog" / "starts.yaml", "value: 79.29 GiB", "value: 79.29 GiG")
     result = build(project)
@@ -260,7 +298,9 @@ def test_an_undefined_macro_name_fails_the_build(project):
         "A figure {{ fig(x) }} and a check {{ checked('110.0 GiB', y) }}.",
         '<span class="fig" title="measured">79.29 GiB</span>',
         "```python exec=\"on\"\nprint('10 GiB')\n```",
-        "At 4/3/2 speculative tokens, 3 polls, 8 seats.",
+        "Generation 235, gen 234/235/237, issue 51041, PR 37673, engine 2, section 3.2.",
+        "Two DGX Sparks over 200 GbE; container 26.07-py3; SM 12.1; sm121-v11.",
+        '<span class="src">MemAvailable 117.2 GiB before</span>',
     ],
 )
 def test_not_a_bare_figure(text):
@@ -280,6 +320,10 @@ def test_not_a_bare_figure(text):
         ("~114.5 GiB free", "~114.5 GiB"),
         ("```\nModel loading took 79.29 GiB\n```", "79.29 GiB"),
         ("1.67 M tokens", "1.67 M tokens"),
+        ("took 357 s", "357 s"),
+        ("3 polls in a row", "3 polls"),
+        ("a fraction of 0.93", "0.93"),
+        ("| 16 |", "16"),
     ],
 )
 def test_bare_figure(text, figure):
@@ -302,3 +346,21 @@ def test_serve_rebuilds_on_edits_to_the_catalog_calc_and_hooks():
     config = load_config(str(ROOT / "mkdocs.yml"))
     watched = {Path(p).resolve() for p in config["watch"]}
     assert {ROOT / "catalog", ROOT / "calc", ROOT / "hooks"} <= watched
+
+
+def test_jargon_is_defined_once_and_linked_where_it_first_appears(shipped):
+    glossary = shipped.page("glossary")
+    terms = ("seat", "pin", "dspark", "mtp", "rank", "tp", "headroom", "drafter", "memavailable", "source-document", "several-models-guide")
+    for anchor in terms:
+        assert f'id="{anchor}"' in glossary, f"the glossary has no entry #{anchor}"
+    linked = {anchor for page in HAND_PAGES if page for anchor in re.findall(r'href="\.\./glossary/#([\w-]+)"', shipped.page(page))}
+    assert {"seat", "pin", "dspark", "rank", "tp", "headroom", "source-document", "several-models-guide"} <= linked
+
+
+def test_a_figures_source_is_reachable_without_a_mouse(shipped):
+    """Every figure with a source can take focus (Tab, or a tap), and the stylesheet shows the source on focus."""
+    page = shipped.page("memory-budget")
+    spans = re.findall(r'<span class="fig"[^>]*>', page)
+    assert spans and all('tabindex="0"' in s and "title=" in s for s in spans)
+    css = (shipped.site / "stylesheets" / "site.css").read_text()
+    assert ".fig[title]:focus::after" in css and "attr(title)" in css

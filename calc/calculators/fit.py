@@ -95,7 +95,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     at = fmt(predicted["max_model_len"], "count")
     rows += [
         (f"Tokens vLLM would log at {at}", fig("predicted_tokens", fmt(predicted["tokens"], "tokens"))),
-        (f"Full {at}-token contexts", fig("predicted_contexts", fmt(predicted["full_contexts"], "x"))),
+        (f"Full {at}-token contexts", fig("predicted_contexts", fmt(predicted["full_contexts"], "x", down=True))),
     ]
     verdict = (
         f"Each request costs {fmt(fit['per_token_bytes'], 'B')} a token of context plus {fmt(fit['fixed_bytes'], 'GB', 2)} fixed; "

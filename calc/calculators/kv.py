@@ -116,7 +116,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             fig("tokens_held", fmt(held, "tokens")) + (" (logged by vLLM at this pin)" if logged else ""),
         ),
         (f"Full contexts of {fig('max_len', fmt(max_len, 'tokens'))}", fig("contexts", fmt(contexts, "count", 0, down=True)) + " at once"),
-        ("Maximum concurrency", fig("concurrency", fmt(contexts, "x"))),
+        ("Maximum concurrency, rounded down", fig("concurrency", fmt(contexts, "x", down=True))),
         ("One full context fits", fig("one_context", "yes" if one else "no") + ("" if one else " (below the floor)")),
         (
             f"{fig('tokens', fmt(tokens, 'tokens'))} need a pin of",
@@ -125,10 +125,13 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     ]
     if seats and typical:
         needed = kv.tokens_needed(seats, typical)
+        low, high = kv.seats_pool_range(seats, typical, per_token, max_len)
         rows.append(
             (
                 f"{fmt(seats, 'count')} seats &times; {fmt(typical, 'tokens')}",
-                f"{fig('tokens_needed', fmt(needed, 'tokens'))}, a pin of {fig('pin_for_needed', pin_up(kv.pool_for_tokens(needed, per_token)))}",
+                f"{fig('tokens_needed', fmt(needed, 'tokens'))}, a pin of at least {fig('pin_for_needed', pin_up(low))} if no part of a "
+                f"request&rsquo;s cost is fixed, and up to {fig('pin_for_needed_most', pin_up(high))} (each seat charged one full context): "
+                "every seat pays a request&rsquo;s fixed part however short its context",
             )
         )
     verdict = f"{fig('summary_tokens', fmt(held, 'tokens'))} in {size_text(pin, 'e9')}; {fmt(tokens, 'tokens')} need {pin_up(pin_for)}."

@@ -6,10 +6,10 @@ import re
 from collections.abc import Mapping
 from fractions import Fraction
 
-from calc import budget, derive, fraction
+from calc import budget, derive, fraction, report
 from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, esc, invalid, short, size_examples, size_text, table, take
 from calc.catalog import Catalog, Figure
-from calc.units import InputError, fmt, parse_fraction, parse_size
+from calc.units import InputError, fmt, parse_fraction, parse_size, printed_sum, shown
 
 NAME = "plan"
 TITLE = "Several models on one box"
@@ -133,15 +133,17 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         )
         for n, (r, w) in enumerate(residents, 1)
     ]
-    total_row = ("together", "", "", "", fig("used", fmt(result.used, "GiB")), f"against {fig('total', fmt(total, 'GiB'))} in all")
+    used = printed_sum([x for r, _ in residents for x in (r.weights, r.kv, r.headroom)], "GiB")
+    left = shown(total, "GiB") - used
+    total_row = ("together", "", "", "", fig("used", fmt(used, "GiB")), f"the sum as printed, against {fig('total', fmt(total, 'GiB'))} in all")
     residents_table = table(
         ("Model", "Weights", "KV", "Headroom", "Resident", "Weights source"), rows, "Weights + KV + headroom of each resident model", total_row
     )
     if result.fits:
-        budget_line = f"<p>{badge(True, 'fits', '')} {fig('left', fmt(result.left, 'GiB'))} left over.</p>"
+        budget_line = f"<p>{badge(True, 'weights, KV and headroom fit', '')} {fig('left', fmt(left, 'GiB'))} left over.</p>"
     else:
         budget_line = (
-            f"<p>{badge(False, '', 'over the box')} by {fig('over', fmt(-result.left, 'GiB'))}. When the budget does not close: drop a model, "
+            f"<p>{badge(False, '', 'over the box')} by {fig('over', fmt(-left, 'GiB'))}. When the budget does not close: drop a model, "
             "run a two-node cluster (capacity, not speed), or add a second independent node.</p>"
         )
     engines = fraction.plan(total, available, fractions)
@@ -150,11 +152,11 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             f"engine {fmt(n, 'count')}",
             fig(f"engine_{n}_fraction", fmt(e.fraction, "fraction")),
             fig(f"engine_{n}_asks", fmt(e.requested, "GiB")),
-            fig(f"engine_{n}_free", fmt(e.free_before, "GiB")),
+            fig(f"engine_{n}_free", fmt(free, "GiB")),
             badge(e.passes, "starts", "refused")
             + fig(f"engine_{n}_verdict", "starts" if e.passes else "refused").replace('class="fig"', 'class="fig calc-sr"'),
         )
-        for n, e in enumerate(engines, 1)
+        for n, (e, free) in enumerate(zip(engines, report.free_as_printed(engines), strict=True), 1)
     ]
     engine_table = table(
         ("Engine", "Fraction", "Asks for", "Free before it", "Start"),
@@ -162,9 +164,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         "Engines started one after another, each claiming its fraction of the box total",
     )
     started = sum(1 for e in engines if e.passes)
+    word, notes = report.plan_verdict(total, [r for r, _ in residents], fractions, engines)
     verdict = (
-        f"Resident models: {fig('summary_fits', 'fit' if result.fits else 'over the box')}; "
-        f"engines: {fig('summary_started', fmt(started, 'count'))} of {fmt(len(engines), 'count')} start."
+        f"Resident models: {fig('summary_fits', word)}; "
+        f"engines: {fig('summary_started', fmt(started, 'count'))} of {fmt(len(engines), 'count')} start." + "".join(f" Note: {esc(n)}." for n in notes)
     )
     result_html = (
         f'<section class="calc-section"><h3>Resident budget</h3>{residents_table}{budget_line}</section>'

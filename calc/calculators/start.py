@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from calc import derive, kv, report
+from calc import derive, fraction, report
 from calc.calculators.form import (
     Defaults,
     Field,
@@ -29,7 +29,7 @@ from calc.calculators.form import (
 )
 from calc.catalog import Catalog, Figure
 from calc.report import StartInputs
-from calc.units import fmt, parse_fraction, parse_size
+from calc.units import fmt, parse_fraction, parse_size, shown
 
 NAME = "start"
 TITLE = "Will this start fit?"
@@ -100,7 +100,7 @@ def fields(catalog: Catalog) -> list[Field]:
         "prefill_budget": "Tokens",
         "seats": "Concurrent sequences",
         "max_model_len": "Tokens",
-        "gpu_memory_utilization": "A fraction above 0 and at most 1; empty: the largest that passes vLLM's check",
+        "gpu_memory_utilization": "A fraction above 0 and at most 1; empty: the largest that leaves the start headroom free at vLLM's check",
         "typical_context": "Tokens a seat typically holds; empty: not sized",
     }
     out = []
@@ -172,7 +172,8 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
         "prefill_budget": setting("prefill_budget", f"the calibration, {fmt(policy['prefill_budget'].value, 'count')} tokens"),
         "seats": setting("seats", f"the calibration, {fmt(policy['seats'].value, 'count')} seats"),
         "max_model_len": setting("max_model_len", "the deployment's setting"),
-        "gpu_memory_utilization": "Default empty: the calculator finds the largest two-decimal fraction that passes",
+        "gpu_memory_utilization": "Default empty: the calculator offers the largest two-decimal fraction that leaves the start headroom free "
+        "at vLLM's check; with a pin the fraction sizes nothing, so it need not run to the edge",
         "typical_context": "Default empty: the seats are not sized",
     }
     figure = _available_figure(deployment)
@@ -211,16 +212,6 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     text = str(raw.get("gpu_memory_utilization", "")).strip()
     utilization = take(errors, "gpu_memory_utilization", lambda: parse_fraction(text, short(labels["gpu_memory_utilization"])) if text else None)
     typical = take(errors, "typical_context", counted(raw, "typical_context", labels["typical_context"], optional=True))
-    if pin is not None and max_len is not None and spec is not None:
-        reading = report.pool_reading(catalog, deployment_id, spec if drafter else 0)
-        if reading is not None:
-            tokens, _ = reading.tokens_at(pin)
-            if int(tokens) < max_len:
-                floor = kv.pool_for_tokens(max_len, reading.bytes_per_token)
-                errors["pin"] = (
-                    f"{short(labels['pin'])}: {size_text(pin, 'e9')} holds {fmt(tokens, 'tokens', down=True)}, below one full context of "
-                    f"{fmt(max_len, 'tokens')}; expected a pin of at least {pin_up(floor)} ({fmt(reading.bytes_per_token, 'count')} B a token, {reading.provenance})"
-                )
     if errors:
         return None, errors
     inputs = StartInputs(
@@ -238,6 +229,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     for problem in report.check(inputs):
         key = {"available": "available_1"}.get(problem.split(":", 1)[0], problem.split(":", 1)[0].replace(" ", "_"))
         errors[key if key in labels else "deployment"] = problem
+    if not errors and (floor := report.floor_problem(catalog, inputs, short(labels["pin"]))):
+        errors["pin"] = floor
     return (None, errors) if errors else (inputs, {})
 
 
@@ -263,21 +256,29 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
 
 
 def start_verdict(r: dict, fig: Figures) -> str:
-    """The one sentence a screen reader announces after each edit."""
+    """The one sentence a screen reader announces after each edit: passes or refused, and every
+    note the other checks add (the reading's precision, seats that do not fit, the fix offered)."""
     if r["outside_calibration"]:
         return f"<strong>Start: {fig('verdict', 'outside calibration')}</strong>. {esc(r['outside_calibration'])}."
     tightest = min(r["boxes"], key=lambda b: b["margin_bytes"])
     verdict = fig("verdict", "passes" if r["passes"] else "refused")
-    needs = fig("needs_short", fmt(r["needs_bytes"], "GiB", 1))
-    available = fig("available_short", fmt(tightest["available_bytes"], "GiB", 1))
-    margin = fig("margin_short", fmt(abs(tightest["margin_bytes"]), "GiB", 1))
+    needs_shown = shown(report.needs_as_printed(r["terms"]), "GiB", 1)
+    available_shown = shown(tightest["available_bytes"], "GiB", 1)
+    needs = fig("needs_short", fmt(needs_shown, "GiB", 1))
+    available = fig("available_short", fmt(available_shown, "GiB", 1))
+    margin = fig("margin_short", fmt(abs(available_shown - needs_shown), "GiB", 1))
+    notes = "".join(f" Note: {esc(n)}." for n in r["notes"])
     if r["passes"]:
         where = "every box" if len(r["boxes"]) > 1 else tightest["box"]
         return (
-            f"<strong>Start: {verdict}</strong> on {esc(where)}: needs {needs} a rank against {available} MemAvailable, {margin} to spare on the tightest box."
+            f"<strong>Start: {verdict}</strong> on {esc(where)}: needs {needs} a rank against {available} MemAvailable, "
+            f"{margin} to spare on the tightest box.{notes}"
         )
     refused = ", ".join(b["box"] for b in r["boxes"] if not b["passes"])
-    return f"<strong>Start: {verdict}</strong> on {esc(refused)}: needs {needs} a rank against {available} MemAvailable, short by {margin} on the tightest box."
+    return (
+        f"<strong>Start: {verdict}</strong> on {esc(refused)}: needs {needs} a rank against {available} MemAvailable, "
+        f"short by {margin} on the tightest box.{notes}"
+    )
 
 
 def start_needs(r: dict, fig: Figures) -> str:
@@ -289,13 +290,13 @@ def start_needs(r: dict, fig: Figures) -> str:
             "Inside the calibration the prefill-budget and seat terms are zero; outside it each needs a per-model constant in the catalog.</p></section>"
         )
     rows = [(esc(t.name), fig(f"term_{_slug(t.name)}", fmt(t.bytes, "GiB")), esc(t.source)) for t in r["terms"]]
-    total = ("needs", fig("needs", fmt(r["needs_bytes"], "GiB")), "the sum, on every box")
+    total = ("needs", fig("needs", fmt(report.needs_as_printed(r["terms"]), "GiB")), "the sum of the terms as printed, on every box")
     terms = table(
         ("Term", "GiB a rank", "Source"), rows, "The start gate: needs = weights + drafter + KV pin + overhead + prefill term + seat term + headroom", total
     )
     box_rows = []
     for i, b in enumerate(r["boxes"], 1):
-        margin = fig(f"box{i}_margin", fmt(abs(b["margin_bytes"]), "GiB"))
+        margin = fig(f"box{i}_margin", fmt(abs(report.margin_as_printed(b["available_bytes"], r["terms"])), "GiB"))
         box_rows.append(
             (
                 esc(b["box"]),
@@ -351,12 +352,15 @@ def start_pool(r: dict, fig: Figures) -> str:
         ("Bytes per token per rank", f"{fig('kv_bpt', fmt(pool['bytes_per_token'], 'count'))} B ({esc(r['kv_source'])})"),
         ("Tokens in the pool", f"{fig('kv_tokens', fmt(pool['tokens'], 'tokens'))} ({logged})"),
         (f"Full contexts of {max_len}", fig("kv_contexts", fmt(pool["full_contexts"], "count", 0, down=True)) + " at once"),
-        ("Maximum concurrency (vLLM's startup line)", fig("kv_concurrency", fmt(pool["full_contexts"], "x"))),
+        (
+            "Maximum concurrency, rounded down (vLLM's startup line rounds it to two decimals)",
+            fig("kv_concurrency", fmt(pool["full_contexts"], "x", down=True)),
+        ),
         (
             "One full context fits",
             fig("kv_one_context", "yes" if one else "no")
             + f"; a pin of {fig('kv_one_context_pin', pin_up(pool['one_context_pin_bytes']))} holds one"
-            + ("" if one else " (below the floor: a max_model_len request cannot be admitted)"),
+            + ("" if one else " (below one request at max_model_len: vLLM does not start)"),
         ),
     ]
     if "tokens_needed" in pool:
@@ -366,7 +370,7 @@ def start_pool(r: dict, fig: Figures) -> str:
                 f"{seats} seats &times; {fmt(i.typical_context, 'tokens')}",
                 f"{fig('kv_tokens_needed', fmt(pool['tokens_needed'], 'tokens'))}: "
                 + fig("kv_seats_fit", "fit" if pool["seats_fit"] else "do not fit")
-                + f"; a pin of {fig('kv_seats_pin', pin_up(pool['pin_for_seats_bytes']))} holds them",
+                + f"; a pin of at least {fig('kv_seats_pin', pin_up(pool['pin_for_seats_bytes']))} holds them, more by each seat's fixed part",
             )
         )
     else:
@@ -376,9 +380,14 @@ def start_pool(r: dict, fig: Figures) -> str:
 
 def start_fraction(r: dict, fig: Figures) -> str:
     f = r["fraction"]
-    i: StartInputs = r["inputs"]
-    how = "typed" if i.gpu_memory_utilization is not None else "the largest two-decimal fraction that passes"
-    chosen = fig("fraction", fmt(f["fraction"], "fraction"))
+    edge_left = f["free_bytes"] - fraction.requested(f["total_bytes"], f["edge"])
+    how = (
+        "typed"
+        if f["typed"]
+        else f"the largest two-decimal fraction that leaves the {fmt(r['headroom_bytes'], 'GiB', 0)} start headroom free; "
+        f"the edge, {fmt(f['edge'], 'fraction')}, would leave {fmt(edge_left, 'GiB')}"
+    )
+    chosen = fig("fraction", report.fraction_text(f["fraction"]))
     requested = fig("fraction_requested", fmt(f["requested_bytes"], "GiB")) if f["requested_bytes"] is not None else "nothing"
     return (
         '<section class="calc-section"><h3>vLLM&rsquo;s fraction check</h3>'
@@ -393,7 +402,12 @@ def start_fraction(r: dict, fig: Figures) -> str:
                 ),
                 (
                     "Check",
-                    badge(f["passes"]) + fig("fraction_verdict", "passes" if f["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"'),
+                    (
+                        badge(f["passes"]) + fig("fraction_verdict", "passes" if f["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"')
+                        if f["reached"]
+                        else '<span class="calc-badge calc-unknown">not reached</span> '
+                        + fig("fraction_verdict", "not reached: the gate refuses the start first")
+                    ),
                 ),
                 ("The fraction to pass it", "at most " + fig("fraction_ceiling", fmt(f["ceiling"], "fraction", 4))),
             ]
@@ -403,12 +417,26 @@ def start_fraction(r: dict, fig: Figures) -> str:
 
 
 def start_flags(r: dict, fig: Figures) -> str:
+    """The flags to launch with: the request's when it passes, the suggested fix's when it is
+    refused (labelled so), never a refused request's as if it would start."""
+    if r["passes"] is False and not r["flags_are_the_fix"]:
+        return '<section class="calc-section"><h3>vLLM flags</h3><p>None: no pin passes with the rest of the request unchanged.</p></section>'
     text = " \\\n".join(r["flags"])
     fig("flags", text)
+    if r["flags_are_the_fix"]:
+        head, note, button = (
+            "vLLM flags of the suggested fix",
+            "<p>Not the refused request: the same request at the largest pin that passes with the reading&rsquo;s precision to spare"
+            + (", the drafter off" if r["inputs"].drafter and not r["fix"].drafter else "")
+            + ".</p>",
+            "Copy the suggested fix&rsquo;s flags",
+        )
+    else:
+        head, note, button = "vLLM flags", "", "Copy the flags"
     return (
-        '<section class="calc-section"><h3>vLLM flags</h3>'
+        f'<section class="calc-section"><h3>{head}</h3>{note}'
         f'<pre class="calc-flags" id="start-flags"><code data-fig="flags">{esc(text)}</code></pre>'
-        '<button type="button" class="md-button calc-copy" data-clipboard-target="#start-flags &gt; code">Copy the flags</button></section>'
+        f'<button type="button" class="md-button calc-copy" data-clipboard-target="#start-flags &gt; code">{button}</button></section>'
     )
 
 
@@ -417,8 +445,11 @@ def start_changes(r: dict, fig: Figures) -> str:
     if r["outside_calibration"]:
         return head + _calibration_note() + "</section>"
     if r["passes"]:
-        tightest = min(b["margin_bytes"] for b in r["boxes"])
-        return head + f"<p>Nothing: the start fits with {fig('spare', fmt(tightest, 'GiB'))} to spare on the tightest box.</p></section>"
+        tightest = min(report.margin_as_printed(b["available_bytes"], r["terms"]) for b in r["boxes"])
+        if not r["notes"]:
+            return head + f"<p>Nothing: the start fits with {fig('spare', fmt(tightest, 'GiB'))} to spare on the tightest box.</p></section>"
+        items = "".join(f"<li>{esc(n[0].upper() + n[1:])}.</li>" for n in r["notes"])
+        return head + f"<p>The gate passes with {fig('spare', fmt(tightest, 'GiB'))} to spare on the tightest box, but:</p><ul>{items}</ul></section>"
     short = -min(b["margin_bytes"] for b in r["boxes"])
     items = []
     for n, t in enumerate(r["changes"], 1):

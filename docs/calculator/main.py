@@ -78,6 +78,9 @@ def apply_output(document: Any, out: dict) -> None:
     result = document.getElementById(out["calculator"] + "-result")
     if result is not None:
         result.dataset.state = "valid" if out["valid"] else "invalid"
+    verdict = document.getElementById(out["calculator"] + "-verdict")
+    if verdict is not None:
+        verdict.dataset.state = "valid" if out["valid"] else "invalid"  # no longer waiting for Python
 
 
 def show_failure(document: Any, calculator: str, error: BaseException) -> None:
