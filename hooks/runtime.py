@@ -222,11 +222,13 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
 
 
-def _keep(cache: Path, data: bytes, pattern: str) -> None:
-    """Write a cache entry in place of the older ones; without a writable cache, compute again."""
+def _keep(cache: Path, data: bytes, pattern: str, entries: int = 4) -> None:
+    """Write a cache entry beside the few most recent of its kind (a build and a test's changed
+    copy of calc need not evict each other); without a writable cache, compute again."""
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        for old in cache.parent.glob(pattern):
+        older = sorted(cache.parent.glob(pattern), key=lambda p: p.stat().st_mtime_ns)
+        for old in older[: max(0, len(older) - entries + 1)]:
             old.unlink()
         partial = cache.with_suffix(".partial")
         partial.write_bytes(data)
