@@ -316,6 +316,26 @@ def test_an_edit_made_while_python_starts_takes_effect_once_it_has_loaded(browse
         page.context.close()
 
 
+def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
+    """Every request answered (no chunk or module the build left out), none of PyScript's unused
+    plugins, no source map."""
+    context = browser.new_context()
+    page = context.new_page()
+    responses: list[tuple[str, int]] = []
+    page.on("response", lambda r: responses.append((r.url, r.status)))
+    try:
+        page.goto(base_url + "calculator/")
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        page.wait_for_load_state("networkidle")
+        assert [(url, status) for url, status in responses if status >= 400] == []
+        pyscript = {url.rsplit("/", 1)[1].split("-")[0] for url, _ in responses if "/runtime/pyscript/" in url}
+        assert pyscript == {"core.js", "core", "error"}, pyscript
+        assert not [url for url, _ in responses if url.endswith(".map")]
+        assert any(url.endswith("/py/calc/html.py") for url, _ in responses) and not any(url.endswith("/py/calc/cli.py") for url, _ in responses)
+    finally:
+        context.close()
+
+
 def test_javascript_off_shows_the_build_time_figures(browser, base_url, catalog):
     page, guard = open_page(browser, base_url, java_script_enabled=False)
     try:
