@@ -153,13 +153,23 @@ SPEC: dict[str, tuple] = {
                             }
                         ),
                         "architecture": obj(
-                            {"layers": INT, "attention": ("enum", ("mla", "full"))},
+                            {"layers": INT, "attention": ("enum", ("mla", "full", "sliding", "hybrid"))},
                             {
                                 "kv_lora_rank": INT,
                                 "qk_rope_head_dim": INT,
                                 "kv_heads": INT,
                                 "head_dim": INT,
+                                "full_attention_interval": INT,
+                                "sliding_window": INT,
+                                "linear_k_heads": INT,
+                                "linear_v_heads": INT,
+                                "linear_k_dim": INT,
+                                "linear_v_dim": INT,
+                                "conv_kernel": INT,
+                                "state_dtype": ("enum", ("float32", "bfloat16", "float16")),
+                                "drafter_layers": INT,
                                 "source": STR,
+                                "note": STR,
                             },
                         ),
                         "gate": obj(

@@ -436,6 +436,58 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> str | dict:
     return "\n".join(lines)
 
 
+# --- model ----------------------------------------------------------------------------------
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as error:
+        raise InputError(f"{what} {path}: cannot read it ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} {path}: not text, expected a JSON file") from None
+
+
+def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> str | dict:
+    from calc import modeled
+
+    inputs = modeled.ModelInputs(
+        config_text=_read_text(args.config, "config"),
+        config_file=args.config,
+        tp=parse_count(args.tp, "--tp", 1),
+        kv_cache_dtype=args.kv_cache_dtype,
+        max_model_len=parse_count(args.max_model_len, "--max-model-len", 1),
+        pool=parse_size(args.pool, "--pool") if args.pool else None,
+        engine_version=args.engine_version,
+        index_text=_read_text(args.index, "index") if args.index else None,
+        index_file=args.index or "model.safetensors.index.json",
+        block_size=parse_count(args.block_size, "--block-size", 1) if args.block_size else None,
+        prefill_budget=parse_count(args.prefill_budget, "--prefill-budget", 1),
+        speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens"),
+        dcp=parse_count(args.dcp, "--dcp", 1),
+        prefix_caching=not args.no_prefix_caching,
+    )
+    r = modeled.model_report(inputs)
+    if args.json:
+        return report.to_json(r)
+    lines = [
+        f"{r['architecture']} ({r['family']}: {r['layers']}), TP={r['tp']}, KV {r['kv_cache_dtype']}; {r['engine_rules']}; all figures modeled",
+        f"Weights per rank: {fmt(r['weights_bytes_per_rank'], 'GiB')} (from the {r['weights_source']})"
+        + (f", drafter layers {fmt(r['drafter_bytes_per_rank'], 'GiB')} more with speculative decoding" if r["drafter_bytes_per_rank"] else ""),
+        f"KV per request at {fmt(r['max_model_len'], 'count')} tokens: {fmt(r['kv_bytes_per_request'], 'GiB')} = "
+        f"{fmt(r['kv_bytes_per_token'], 'count')} B a token + {fmt(r['kv_fixed_bytes_per_request'], 'GiB')} fixed",
+        f"  {r['kv_groups']} KV group(s) of {r['layers_per_group']} layers, block {r['block_size']} tokens"
+        + (f", {r['padding_layers']} padding layer(s)" if r["padding_layers"] else ""),
+    ]
+    if r["kv_tokens"] is not None:
+        lines += [
+            f"Pool {fmt(r['pool_bytes'], 'GiB')}: GPU KV cache size {fmt(r['kv_tokens'], 'tokens')}, "
+            f"maximum concurrency {fmt(r['max_concurrency'], 'x')} at {fmt(r['max_model_len'], 'count')}",
+            f"Largest max_model_len one request fits: {fmt(r['largest_max_model_len'], 'count')}",
+        ]
+    return "\n".join(lines)
+
+
 # --- ingest ---------------------------------------------------------------------------------
 
 
@@ -449,6 +501,15 @@ def read_log_file(name: str) -> logread.LogReading:
         raise InputError(f"{name}: cannot read it ({error.strerror}); expected a startup log file or -") from None
     with stream:
         head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
+        encoding = _utf16(head)
+        if encoding:  # saved by a Windows shell or editor as UTF-16: text, not binary
+            sample16 = head.decode(encoding, errors="replace")
+            text16 = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
+            if sum(not (c.isprintable() or c in "\t\r\n\ufeff") for c in sample16) <= len(sample16) // 20:
+                try:
+                    return logread.read_lines(text16)
+                except InputError as error:
+                    raise InputError(f"{name}: {error}") from None
         if b"\x00" in head:
             raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
         sample = head.decode("utf-8", errors="replace")
@@ -459,6 +520,15 @@ def read_log_file(name: str) -> logread.LogReading:
             return logread.read_lines(text)
         except InputError as error:
             raise InputError(f"{name}: {error}") from None
+
+
+def _utf16(head: bytes) -> str | None:
+    """UTF-16 text (a BOM, or a NUL after most ASCII characters), as PowerShell's '>' writes a log."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    if len(head) >= 64 and head[1::2].count(0) > len(head) * 2 // 5 and head[0::2].count(0) < len(head) // 20:
+        return "utf-16-le"
+    return None
 
 
 def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> str | dict:
@@ -501,14 +571,16 @@ def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: 
         "mem_fraction_static": r.mem_fraction_static, "kv_cache_memory_bytes": r.kv_cache_memory_bytes,
         "model loading": r.model_loading_bytes, "KV pool": r.available_kv_bytes, "KV tokens": r.kv_tokens,
         "GPU blocks": r.gpu_blocks, "max concurrency": r.max_concurrency, "CUDA graph estimate": r.cuda_graph_bytes,
-        "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "KV for one request": r.kv_needed_bytes,
+        "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "requested memory": r.requested_memory_bytes,
+        "KV for one request": r.kv_needed_bytes,
         "estimated max_model_len": r.estimated_max_model_len, "speculative": r.speculative, "error": r.error,
         "CUDA graphs took": r.cuda_graph_taken_bytes, "non-torch memory": r.non_torch_bytes, "activation peak": r.activation_peak_bytes,
         "max_num_batched_tokens": r.max_num_batched_tokens, "max_num_seqs": r.max_num_seqs,
     }  # fmt: skip
     for label, found in shown.items():
         if found is not None:
-            lines.append(f"  {label:<24}{_shown(found):<28} line {found.line_no}")
+            where = "worked out, not printed (see Notes)" if found.derived else f"line {found.line_no}"
+            lines.append(f"  {label:<24}{_shown(found):<28} {where}")
     lines.append("Derived:")
     lines.extend(f"  {d.name}: {d.value}\n    {d.how}" for d in ingest.derived(r))
     compared = ingest.compare(catalog, r, model_id)
@@ -639,6 +711,21 @@ def build_parser() -> Parser:
     p.add_argument("--cgroup-available", help="the container's memory limit less its usage, when it runs under one")
     p.set_defaults(run=cmd_prefetch)
 
+    p = add("model", "before the first start: weights and KV per rank from a config.json, by vLLM's layout (modeled)")
+    p.add_argument("config", help="the model's config.json")
+    p.add_argument("--tp", default="1", help="tensor parallel size")
+    p.add_argument("--kv-cache-dtype", default="auto", help="auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4")
+    p.add_argument("--max-model-len", required=True)
+    p.add_argument("--pool", help="KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency")
+    p.add_argument("--engine-version", help="vLLM version whose rules to follow (default 0.26.0 and later)")
+    p.add_argument("--index", help="model.safetensors.index.json (its total_size) or safetensors headers: the checkpoint's size beats the parameter count")
+    p.add_argument("--block-size", help="--block-size (default 16, 64 for MLA, grown for mamba states)")
+    p.add_argument("--prefill-budget", default="8192", help="--max-num-batched-tokens")
+    p.add_argument("--speculative-tokens", default="0")
+    p.add_argument("--dcp", default="1", help="--decode-context-parallel-size")
+    p.add_argument("--no-prefix-caching", action="store_true", help="--no-enable-prefix-caching: hybrids keep one mamba state a request, not two")
+    p.set_defaults(run=cmd_model)
+
     p = add("ingest", "read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model")
     p.add_argument("file", help="the log file, or - for standard input")
     p.add_argument("--yaml", action="store_true", help="print a catalog deployment with this start, for catalog/starts.yaml")
@@ -667,7 +754,7 @@ def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: C
         args = build_parser().parse_args(argv)
         if sleep is not None:
             args.sleep = sleep
-        if args.run is cmd_schema:
+        if args.run in (cmd_schema, cmd_model):
             catalog = None
         elif catalog is None or args.catalog != str(CATALOG_DIR):
             catalog = load_dir(args.catalog)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import NamedTuple
 
-from calc import kv
+from calc import hfconfig, kv, kvlayout
 from calc.catalog import Catalog, Figure
 from calc.gate import Amount, GateRow, Request
 from calc.units import InputError
@@ -223,19 +223,14 @@ def _report(model_id: str, report: dict) -> KvReading:
 
 
 def modeled_from_architecture(model: dict, kv_dtype: str, tp: int = 1) -> int | None:
+    """Bytes a token adds per rank, by vLLM's layout (calc/kvlayout.py), from the catalog's
+    architecture fields; None when the catalog holds none for this model."""
     arch = model.get("architecture")
     if not arch:
         return None
-    return kv.modeled_bytes_per_token(
-        layers=arch["layers"],
-        attention=arch["attention"],
-        kv_dtype=kv_dtype,
-        tp=tp,
-        kv_heads=arch.get("kv_heads"),
-        head_dim=arch.get("head_dim"),
-        kv_lora_rank=arch.get("kv_lora_rank"),
-        qk_rope_head_dim=arch.get("qk_rope_head_dim"),
-    )
+    shape = hfconfig.from_architecture(arch, model["id"])
+    settings = kvlayout.Settings(tp=tp, kv_cache_dtype=kv_dtype)
+    return int(kvlayout.request(shape, settings, 1, kvlayout.version(None)).bytes_per_token)
 
 
 # --- per-request cost over max_model_len ----------------------------------------------------

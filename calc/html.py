@@ -14,11 +14,11 @@ import json
 from collections.abc import Mapping
 from types import ModuleType
 
-from calc.calculators import fit, kv, plan, prefetch, start, yourstart
+from calc.calculators import before, fit, kv, plan, prefetch, start, yourstart
 from calc.calculators.form import Defaults, Field, Output, block_html, dom_id
 from calc.catalog import Catalog
 
-MODULES: dict[str, ModuleType] = {m.NAME: m for m in (yourstart, start, kv, fit, plan, prefetch)}
+MODULES: dict[str, ModuleType] = {m.NAME: m for m in (yourstart, start, kv, fit, plan, prefetch, before)}
 CALCULATORS = tuple(MODULES)
 TITLES = {name: m.TITLE for name, m in MODULES.items()}
 

@@ -4,11 +4,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-# Bytes per element of the KV cache, by vLLM's --kv-cache-dtype (vllm/v1/kv_cache_interface.py).
-KV_DTYPE_BYTES = {"bf16": 2, "fp16": 2, "auto": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
-# Packed MLA layouts: bytes per token per layer, whatever the ranks (fp8 latent + bf16 rope + scales).
-MLA_PACKED_BYTES = {"fp8_ds_mla": 656}
-
 
 def bytes_per_token(pool: int, tokens: int) -> Fraction:
     """What one token costs: the pool's bytes over the tokens vLLM reported for it."""
@@ -95,39 +90,3 @@ def fit_per_request(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fract
 def tokens_at_length(pool: int, per_token: Fraction, fixed: Fraction, max_model_len: int) -> Fraction:
     """The token count vLLM would log for this pool at another max_model_len, by the fit."""
     return pool * max_model_len / (per_token * max_model_len + fixed)
-
-
-def modeled_bytes_per_token(
-    *,
-    layers: int,
-    attention: str,
-    kv_dtype: str,
-    tp: int = 1,
-    kv_heads: int | None = None,
-    head_dim: int | None = None,
-    kv_lora_rank: int | None = None,
-    qk_rope_head_dim: int | None = None,
-) -> int:
-    """Bytes per token per rank from the architecture, as vLLM lays out full-length caches.
-
-    Full attention: 2 (K and V) x KV heads on this rank x head dim x dtype bytes, per layer.
-    MLA: one latent (kv_lora_rank + qk_rope_head_dim) per layer, not split across ranks.
-    """
-    if attention == "mla":
-        if kv_dtype in MLA_PACKED_BYTES:
-            per_layer = MLA_PACKED_BYTES[kv_dtype]
-        else:
-            if kv_lora_rank is None or qk_rope_head_dim is None:
-                raise ValueError("modeled_bytes_per_token: MLA needs kv_lora_rank and qk_rope_head_dim")
-            per_layer = (kv_lora_rank + qk_rope_head_dim) * _dtype_bytes(kv_dtype)
-        return layers * per_layer
-    if kv_heads is None or head_dim is None:
-        raise ValueError("modeled_bytes_per_token: full attention needs kv_heads and head_dim")
-    heads_here = max(1, kv_heads // tp)
-    return layers * 2 * heads_here * head_dim * _dtype_bytes(kv_dtype)
-
-
-def _dtype_bytes(kv_dtype: str) -> int:
-    if kv_dtype not in KV_DTYPE_BYTES:
-        raise ValueError(f"kv dtype {kv_dtype!r}: expected one of {', '.join(KV_DTYPE_BYTES)}")
-    return KV_DTYPE_BYTES[kv_dtype]

@@ -345,7 +345,7 @@ def _peel(no: int, raw: str) -> _Line:
 # the very end of a line may be cut by a fold, so patterns end on a unit, a word or punctuation.
 
 NUM = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)"
-INT = r"([0-9][0-9,]*)"
+INT = r"([0-9](?:[0-9,]*[0-9])?)"  # a count; a comma after it is punctuation, not a digit group
 
 
 @dataclass(frozen=True)
@@ -370,6 +370,10 @@ RULES = (
     _rule("loading", "Model loading took", r"Model loading took " + NUM + r" ?(GB|GiB|MB|MiB)"),
     _rule("drafter", "Loading drafter model", r"Loading drafter model"),
     _rule("profile_line", "kv_cache_size=", r"kv_cache_size=" + NUM + r" ?GiB"),
+    # V0 0.6.6-0.10: "the current vLLM instance can use total_gpu_memory (X) x gpu_memory_utilization (F) = Y GiB";
+    # 0.6.5's table: "the current vLLM instance can use    Y GiB" (vllm/worker/worker.py)
+    _rule("can_use", "the current vLLM instance can use",
+          r"the current vLLM instance can use\s+(?:total_gpu_memory \([^)]*\) x gpu_memory_utilization \([^)]*\) = ?)?" + NUM + r" ?GiB"),
     _rule("profile_total", "total_gpu_memory", r"total_gpu_memory(?:=|\s*\(|\s+)" + NUM + r" ?GiB"),
     _rule("profile_fraction", "gpu_memory_utilization", r"gpu_memory_utilization(?:=|\s*\(|\s+)([01]\.[0-9]+)(?=[)\s,.]|$)"),
     _rule("profile_weights", "model weights take", r"model weights take\s+" + NUM + r" ?GiB"),
@@ -381,7 +385,7 @@ RULES = (
     # "GPU KV cache size" (the device's name off CUDA, "GPU + host" with a host tier: v1/core/kv_cache_utils.py 0.33)
     _rule("tokens", "KV cache size: ", r"(?:GPU|XPU|NPU|HPU|TPU|CPU|GPU \+ host) KV cache size: " + INT + r" tokens"),
     _rule("concurrency", "Maximum concurrency for", r"Maximum concurrency for " + INT + r" tokens per request: " + NUM + r"x"),
-    _rule("blocks", "blocks: ", r"#?\s*(?:GPU|CUDA|cuda|gpu|NPU|npu|XPU|xpu|HPU|hpu) blocks: " + INT + r"(?=\D|$)(?:, # CPU blocks: " + INT + ")?"),
+    _rule("blocks", "blocks: ", r"(?:GPU|CUDA|cuda|gpu|NPU|npu|XPU|xpu|HPU|hpu) blocks: " + INT + r"(?=\D|$)(?:, # CPU blocks: " + INT + ")?"),
     _rule("block_hybrid", "Setting attention block size to", r"Setting attention block size to " + INT + r" tokens"),
     _rule("padding", "padding layers", r"Add " + INT + r" padding layers, may waste at most " + NUM + r"%"),
     # 0.10.2-0.11: "by the dcp_world_size N."; 0.12 on: "by the cp_world_size N (pcp_world_size P * dcp_world_size D)."
@@ -398,6 +402,10 @@ RULES = (
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup is less than desired GPU memory utilization \(([0-9.]+), " + NUM + r" ?GiB\)"),
     _rule("free_info", "on startup. Desired GPU memory utilization is",
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup\. Desired GPU memory utilization is \(([0-9.]+), " + NUM + r" ?GiB\)"),
+    # the suggestion's split: "Actual usage is X GiB for weight, ..." (vLLM), "Actual usage: X GiB for weights, ..." (vllm-ascend)
+    _rule("usage_weights", "Actual usage", r"Actual usage(?: is|:) " + NUM + r" ?GiB for weights?(?=[,. ])"),
+    _rule("usage_activation", "for peak activation", r"(?<![\w.,-])" + NUM + r" ?GiB for peak activation(?=[,. ])"),
+    _rule("usage_non_torch", "for non-torch memory", r"(?<![\w.,-])" + NUM + r" ?GiB for non-torch memory(?=[,. ])"),
     _rule("kv_in_use", "Current kv cache memory in use is", r"Current kv cache memory in use is " + NUM + r" ?GiB"),
     _rule("ascend_available", "Available memory: ", r"Available memory: ([0-9]+), total memory: ([0-9]+)"),  # vllm-ascend worker_v1.py, in bytes
     _rule("kv_dtype_line", "Using KV cache dtype", r"Using KV cache dtype: ([\w.]+)"),
@@ -418,6 +426,9 @@ RULES = (
     _rule("sg_kv", "KV Cache is allocated",
           r"KV Cache is allocated\.(?: dtype: ([\w.]+),)?(?: #tokens: " + INT + r",)? (?:K size: " + NUM + r" ?GB, V size: " + NUM + r" ?GB|KV size: " + NUM + r" ?GB)"),
     _rule("sg_total", "max_total_num_tokens=", r"max_total_num_tokens=" + INT + r"(?=,|\s|$)"),
+    # model_runner.py: a --max-total-tokens above what the profile left is cut to it; a profile of <= 0 tokens
+    # ends the start with "Not enough memory" (0.3-0.5)
+    _rule("sg_profiled", "is larger than the profiled value", r"max_total_tokens=" + INT + r" is larger than the profiled value (-?[0-9]+)"),
     _rule("sg_context", "context_len=", r"(?:^|[\s,])context_len=" + INT + r"(?=,|\s|$)"),
     _rule("sg_fail", "Not enough memory", r"Not enough memory\. Please try to increase --mem-fraction-static"),
     _rule("sg_version", "sglang", r"(?:sglang|SGLang)(?: version|==| v)\s*v?([0-9][\w.+-]*)"),
@@ -429,7 +440,8 @@ ANCHORS = (
     "estimated maximum", "max seq len", "Load weight", "Memory pool", "max_total", "context_len", "Not enough", "sglang", "SGLang",
     "LLM engine", "vLLM API", "drafter", "Estimated CUDA", "leave no GPU", "cp_world", "--gpu-memory", "esired GPU memory",
     "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError", "Graph capturing",
-    "CUDA graph pool", "max_num_batched_tokens", "non_torch_memory", "activation peak",
+    "CUDA graph pool", "max_num_batched_tokens", "non_torch_memory", "activation peak", "vLLM instance", "Actual usage",
+    "peak activation", "non-torch memory", "profiled value",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
@@ -454,7 +466,11 @@ _DRAFTERLESS = {"ngram", "suffix", "ngram_gpu"}
 
 _PLAIN_HEAD = re.compile(r"\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DEBUG|ERROR) \d\d-\d\d ")  # a line that begins a message
 _TP_PREFIX = re.compile(r"\(\w*?_TP(\d+)[ )]")
-_FLATTENED = re.compile(r"\s+(?=(?:\([A-Za-z_][\w-]*(?:[\s,]+(?:\w+=[^\s,)]+|[A-Z]+\d+))+\)\s+)?(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d)")
+_FLATTENED = re.compile(r"(?<!\s)\s+(?=(?:\([A-Za-z_][\w-]*(?:[\s,]+(?:\w+=[^\s,)]+|[A-Z]+\d+))+\)\s+)?(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d)")
+_LONG_NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
+_ESCAPED_BREAK = re.compile(r"(?:\\r)?\\n")
+_HEADISH = re.compile(r"\s*(?:\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DEBUG|ERROR) \d\d-\d\d |\[\d{4}-\d\d-\d\d )")
+_EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)(?::\s.*|\(.*)")  # "ValueError: ...", "RuntimeError(...)"
 _CUT_MARK = re.compile(r"^(?:\[\s*(?:\.\.\.|…)[^\]]*\]|\.{3,}|…)$")  # "[... cut ...]", "...": a poster's cut, not a fold
 # How a message begins: a line that begins so is a message of its own, never the tail of a fold.
 _MESSAGE_START = re.compile(
@@ -487,11 +503,16 @@ class _Reader:
         self.dates: list[tuple[str, int]] = []
         self.month_days: set[str] = set()
         self.era_hints: dict[str, int] = {}
+        self.era_lines: dict[str, int] = {}  # the first line that hinted at each era or engine
+        self.at = 0  # the line being applied
+        self.oversized: list[int] = []  # lines whose figure is too long to be one an engine printed
         self.last_partial: tuple[int, str] | None = None
         self.last_raw: str = ""
         self.nonblank = False
         self.engine_lines = 0
         self.settings: tuple[_Rule, _Line, list[_Line]] | None = None
+        self.traceback: int | None = None  # the line a traceback begins on
+        self.exception: tuple[int, str] | None = None  # the last exception line after it
 
     # recording ----------------------------------------------------------------------------
 
@@ -575,6 +596,10 @@ class _Reader:
 
     def apply(self, rule: _Rule, m: re.Match, line: _Line, text: str) -> None:
         name, g = rule.name, m.groups()
+        self.at = line.no
+        if any(x and len(x) > 32 and _LONG_NUMBER.fullmatch(x) for x in g):
+            self.oversized.append(line.no)  # no engine prints a figure this long: a broken or hostile line
+            return
         if name not in ("args", "serve_cmd"):  # a command line or an argument list alone is not a log
             self.engine_lines += 1
         put = self.put
@@ -602,6 +627,14 @@ class _Reader:
             self.hint("v0")
         elif name == "profile_total":
             self.size("total", g[0], "GiB", line, text)
+        elif name == "can_use":
+            self.size("requested", g[0], "GiB", line, text)
+        elif name == "usage_weights":
+            self.size("profile_weights", g[0], "GiB", line, text)
+        elif name == "usage_activation":
+            self.size("activation", g[0], "GiB", line, text)
+        elif name == "usage_non_torch":
+            self.size("non_torch", g[0], "GiB", line, text)
         elif name in ("profile_fraction", "cuda_graph_fraction"):
             put("fraction", Fraction(Decimal(g[0])), line, g[0], _decimal_half(g[0]), text)
         elif name == "profile_weights":
@@ -654,6 +687,7 @@ class _Reader:
             self.size("free", g[0], "GiB", line, text)
             self.size("total", g[1], "GiB", line, text)
             put("fraction", Fraction(Decimal(g[2])), line, g[2], text=text)
+            self.size("requested", g[3], "GiB", line, text)
         elif name == "kv_in_use":
             self.size("available", g[0], "GiB", line, text)
         elif name == "ascend_available":
@@ -710,6 +744,14 @@ class _Reader:
         elif name == "sg_total":
             put("tokens", _count(g[0]), line, g[0], text=text)
             self.hint("sglang")
+        elif name == "sg_profiled":
+            profiled = int(g[1])
+            if profiled > 0:
+                put("tokens", profiled, line, g[1], text=text)
+            else:
+                put("sg_profiled_none", profiled, line, g[1], text=text)
+                put("error", "no_kv_memory", line, text=text)
+            self.hint("sglang")
         elif name == "sg_context":
             put("max_model_len", _count(g[0]), line, g[0], text=text)
         elif name == "sg_version":
@@ -717,6 +759,7 @@ class _Reader:
 
     def hint(self, era: str) -> None:
         self.era_hints[era] = self.era_hints.get(era, 0) + 1
+        self.era_lines.setdefault(era, self.at)
 
     # the stream ---------------------------------------------------------------------------
 
@@ -743,6 +786,12 @@ class _Reader:
                 return
 
     def feed(self, no: int, raw: str) -> None:
+        if "\\n" in raw and len(parts := _ESCAPED_BREAK.split(raw.rstrip("\r\n"))) > 2 and sum(bool(_HEADISH.match(p)) for p in parts) > 1:
+            # a log whose line breaks were pasted as the two characters backslash and n (a JSON or Python string)
+            self.lines_read -= len(parts) - 1
+            for part in parts:
+                self.feed(no, part)
+            return
         if len(raw) > 300 and _FLATTENED.search(raw, 1):
             # a log whose line breaks a web page or a scrape lost: one message per header again
             self.lines_read -= len(parts := _FLATTENED.split(raw)) - 1
@@ -758,6 +807,12 @@ class _Reader:
         if "\x00" in raw:
             raise InputError(f"line {no}: found binary data (NUL bytes), expected the text of a vLLM or SGLang startup log")
         self.last_raw = raw
+        if "Traceback (most recent call last)" in raw:
+            self.traceback = self.traceback or no
+        elif self.traceback and ("Error: " in raw or "Exception: " in raw or "Error(" in raw):
+            m = _EXCEPTION.search(raw)
+            if m:
+                self.exception = (no, m[0][:120])
         if not self.tentative and _PLAIN_HEAD.match(raw) and not any(a in raw for a in ANCHORS):
             # the bulk of a long log: a new message (it begins with a prefix or a level) that no rule
             # reads; it ends the message before it, and is peeled only if a fold continues it
@@ -899,6 +954,8 @@ def _conclude(r: _Reader) -> LogReading:
             f"found a command line or an argument list in {r.lines_read} lines but none of the lines a start prints "
             "(such as 'GPU KV cache size', 'Model loading took', 'KV Cache is allocated'); expected a startup log"
         )
+    if not r.seen and r.oversized:
+        raise InputError(f"found only figures of more than 32 digits (line {r.oversized[0]}), expected a startup log's figures as vLLM or SGLang print them")
     if not r.seen:
         raise InputError(
             f"found none of the lines a vLLM or SGLang start prints in {r.lines_read} lines "
@@ -906,8 +963,16 @@ def _conclude(r: _Reader) -> LogReading:
         )
     notes: list[str] = []
     missing: list[str] = []
+    if r.oversized:
+        notes.append(f"line {r.oversized[0]} holds a figure of more than 32 digits, not one an engine prints: it is not read")
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
+    vllm_at = min((r.era_lines[e] for e in ("v0", "v1", "v?") if e in r.era_lines), default=None)
+    if vllm_at is not None and "sglang" in r.era_lines:
+        raise InputError(
+            f"found two starts in one log: a vLLM line at line {vllm_at} and an SGLang line at line {r.era_lines['sglang']}; "
+            "expected the lines of one start (split the log and read each part)"
+        )
 
     def pick(name: str, lowest: bool = True, what: str = "") -> Found | None:
         return _pick(r, name, lowest, notes, what)
@@ -974,11 +1039,26 @@ def _conclude(r: _Reader) -> LogReading:
         notes.append(f"the KV pool came out negative ({available.printed}, line {available.line_no}): weights and overhead exceed what the fraction allows")
     if blocks is not None and blocks.value == 0:
         errors.setdefault("no_kv_memory", blocks)
+    for _, f, _ in r.seen.get("sg_profiled_none", [])[:1]:
+        notes.append(
+            f"SGLang's memory profile left {f.printed} tokens for the KV cache (line {f.line_no}): what the weights leave is less than the "
+            "(1 - mem_fraction_static) share SGLang keeps back, and it stops with 'Not enough memory' (model_runner.py)"
+        )
     for kind in ("free_memory", "no_kv_memory", "max_model_len"):
         if kind in errors:
             e = errors[kind]
             error = Found(kind, e.line_no, e.line_text)
             break
+    if error is None and r.traceback is not None and "oom" not in r.seen:
+        if r.exception is not None:
+            notes.append(
+                f"a traceback (line {r.traceback}) ends in {r.exception[1]!r} (line {r.exception[0]}): the start failed, "
+                "but not at one of the memory checks read here"
+            )
+        else:
+            notes.append(
+                f"a traceback begins at line {r.traceback}, but the paste holds no exception line after it: the start failed, and the reason was cut off"
+            )
     estimated = pick("estimated", what="estimated maximum model length")
     if estimated is None and "v0_capacity" in r.seen:
         cap = pick("v0_capacity")
@@ -1047,7 +1127,7 @@ def _conclude(r: _Reader) -> LogReading:
     _missing(missing, engine_name, era_name, loading, available, pin, tokens, blocks, block, max_len, concurrency, fraction, mem_fraction, tp, per_token)
     if r.last_partial is not None and r.last_partial[0] == r.lines_read:
         no, text = r.last_partial
-        notes.append(f"line {no} ends mid-line ({text[-60:]!r}): the log is cut short there, and its figure is not read")
+        notes.append(f"line {no} ends mid-line ({text[-60:]!r}): the log is cut short there, and a figure cut off with it is not read")
         missing.append(f"the figure of line {no}, cut off")
     if engine_name == "vllm" and era_name == "v1" and loading is not None and drafter_loaded is not None:
         notes.append(f"'Model loading took' (line {loading.line_no}) includes the drafter's weights: V1 loads the drafter inside the same measured step")

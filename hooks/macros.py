@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from calc import budget, derive, fraction, gate, guard, kv, prefetch, report, units  # noqa: E402
+from calc import accuracy, budget, derive, fraction, gate, guard, kv, kvlayout, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import Value, line_of, render, report_problem, same, site_catalog, value_of  # noqa: E402
@@ -40,6 +40,7 @@ def define_env(env) -> None:
             "derive": derive,
             "gate": gate,
             "kv": kv,
+            "kvlayout": kvlayout,
             "fraction": fraction,
             "budget": budget,
             "prefetch": prefetch,
@@ -579,11 +580,82 @@ def define_env(env) -> None:
                 rows.append((together, f"engine {n}", fig(e.fraction, "fraction", 2), fig(e.requested), fig(free), "starts" if e.passes else "**refused**"))
         return _table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)
 
+    @env.macro
+    def model_accuracy_rows() -> list[accuracy.Row]:
+        """Every observation with a known architecture, predicted by the config model."""
+        return model_accuracy(ROOT, catalog)
+
+    @env.macro
+    def model_accuracy_table() -> str:
+        """Predicted beside printed, row by row: the published accuracy of calc/kvlayout.py."""
+        rows = []
+        for r in model_accuracy_rows():
+            o = r.observation
+            pool = fig(o.pool_low, "B") if o.pool_low == o.pool_high else fig(o.pool, "GiB")
+            rows.append((
+                f"[{source_text(o.label)}]({o.source})" if o.source.startswith("http") else f"{source_text(o.label)} ({o.source})",
+                r.family, source_text(kvlayout.version(o.engine_version).name), pool,
+                f"{fig(o.printed, 'count')} {o.quantity}",
+                fig(r.predicted, "count", source="modeled by calc/kvlayout.py"),
+                fig(r.error, "%", 2),
+                "yes" if r.within_precision else "no",
+                fig(r.predicted_per_token, "count", source="modeled"), fig(r.printed_pool_per_token, "count"),
+                source_text(o.suspicion),
+            ))  # fmt: skip
+        head = ("Start", "Family", "vLLM rules", "Pool a rank", "Printed", "Modeled", "Error", "Within printed precision",
+                "Modeled B a token", "Pool ÷ printed tokens", "What we suspect")  # fmt: skip
+        return _table(head, rows)
+
+    @env.macro
+    def model_weights_table() -> str:
+        """Weights a rank by the config's count beside what the log's loading line says."""
+        rows = []
+        for r in model_accuracy_rows():
+            found = accuracy.weights_error(r.observation)
+            if found is None:
+                continue
+            modeled, error = found
+            o = r.observation
+            rows.append((f"[{source_text(o.label)}]({o.source})", fig(o.settings.tp, "count"), fig(o.weights_loaded, "GiB", 4),
+                         fig(modeled, "GiB", 4, source="modeled by calc/weights.py"), fig(error, "%", 2)))  # fmt: skip
+        return _table(("Start", "TP", '"Model loading took"', "Modeled weights a rank", "Error"), rows)
+
+    @env.macro
+    def model_accuracy_by_family() -> str:
+        rows = model_accuracy_rows()
+        errors, covered = accuracy.family_errors(rows), accuracy.family_errors(rows, covered_only=True)
+        out = []
+        for family, mae in errors.items():
+            n = sum(1 for r in rows if r.family == family)
+            exact = sum(1 for r in rows if r.family == family and r.within_precision)
+            shown = [fig(e, "%", 2) if e is not None else "no observation yet" for e in (mae, covered[family])]
+            out.append((family, fig(n, "count"), fig(exact, "count"), *shown))
+        head = ("Family", "Rows", "Within printed precision", "Mean absolute error", "Mean absolute error, rows the rules cover")
+        return _table(head, out)
+
 
 def _unit(literal: str) -> tuple[str, int]:
     from hooks.figures import literal_unit
 
     return literal_unit(literal)
+
+
+def public_observations(root: Path) -> tuple[list[dict], dict[str, dict], dict[str, str]]:
+    """models/observations.yaml, the config.json files and the public logs it names, as read."""
+    import json
+
+    import yaml
+
+    entries = yaml.safe_load((root / "models" / "observations.yaml").read_text())["observations"]
+    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries if "config" in e}
+    logs = {e["log"]: (root / "logs" / "public" / e["log"]).read_text(encoding="utf-8") for e in entries if "log" in e}
+    return entries, configs, logs
+
+
+def model_accuracy(root: Path, catalog) -> list[accuracy.Row]:
+    """The accuracy table's rows: the public observations, then the catalog's own starts."""
+    entries, configs, logs = public_observations(root)
+    return [accuracy.row(o) for o in accuracy.public_observations(entries, configs, catalog, logs) + accuracy.catalog_observations(catalog)]
 
 
 def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:

@@ -8,7 +8,7 @@ as models x pages.
 
 from __future__ import annotations
 
-from calc import derive, fraction
+from calc import derive, fraction, hfconfig
 from calc.catalog import Catalog, Figure
 from hooks.figures import render, source_text
 
@@ -97,7 +97,7 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
         lines += [
             "## Architecture",
             "",
-            f"{render(arch['layers'], 'count', source='architecture')} layers, {arch['attention'].upper()} attention"
+            f"{render(arch['layers'], 'count', source='architecture')} layers ({hfconfig.from_architecture(arch, model['id']).parameters_note}), {arch['attention'].upper()} attention"
             + (
                 f", kv_lora_rank {render(arch['kv_lora_rank'], 'count', source='architecture')}, "
                 f"qk_rope_head_dim {render(arch['qk_rope_head_dim'], 'count', source='architecture')}"
@@ -106,10 +106,17 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
             )
             + f". Source: {source_text(arch.get('source', 'not given'))}.",
             "",
-            f"Modeled from the architecture, the latent alone at full length: {render(modeled, 'count', source='modeled')} bytes per token per rank "
-            f"({readings[0].kv_dtype if readings else 'bf16'}). Where a measured figure exists, the measured one wins.",
+            (
+                "Modeled from the architecture, the latent alone at full length: "
+                if arch["attention"] == "mla"
+                else "Modeled from the architecture, what a token adds in the layers that grow with context: "
+            )
+            + f"{render(modeled, 'count', source='modeled')} bytes per token per rank "
+            f"({readings[0].kv_dtype if readings else 'bf16'}, one rank). Where a measured figure exists, the measured one wins.",
             "",
         ]
+        if arch.get("note"):
+            lines += [f"What these fields leave out: {source_text(arch['note'])}.", ""]
     deployments = [d for d in catalog.deployments.values() if d["model"] == model["id"]]
     for d in deployments:
         lines += [

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("mkdocs.yml", "catalog", "calc", "hooks", "docs")
+PROJECT = ("mkdocs.yml", "catalog", "calc", "hooks", "docs", "models", "logs")
 
 
 @dataclass

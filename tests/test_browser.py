@@ -340,7 +340,7 @@ def test_javascript_off_shows_the_build_time_figures(browser, base_url, catalog)
     page, guard = open_page(browser, base_url, java_script_enabled=False)
     try:
         assert figures_on(page, "start").items() >= expected_start(catalog, report.defaults(catalog, DEPLOYMENT)).items()
-        for calculator in ("kv", "fit", "plan", "prefetch"):
+        for calculator in ("kv", "fit", "plan", "prefetch", "before"):
             expected = calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
             assert figures_on(page, calculator) == expected
         assert not page.is_visible("#calc-status")
@@ -655,6 +655,51 @@ def test_fit_from_two_startup_lines(live, catalog):
     live.fill("#fit-tokens-2", d.values["tokens_2"])
     live.wait_for_function("document.getElementById('fit-result').dataset.state === 'valid'")
     assert figures_on(live, "fit") == calc_html.run_fit(catalog, d.values).figures
+
+
+CONFIGS = sorted((ROOT / "models" / "configs").glob("*/config.json"))
+
+
+def test_before_the_first_start_from_a_pasted_config(live, catalog):
+    """A config pasted into the page: the figures are calc's; a broken one is named beside the field."""
+    d = calc_html.defaults_of(catalog, "before").values
+    llama = (ROOT / "models" / "configs" / "llama-3.1-8b" / "config.json").read_text()
+    live.fill("#before-config", llama)
+    live.fill("#before-tp", "2")
+    raw = {**d, "config": llama, "tp": "2"}
+    live.wait_for_function("document.querySelector('#before-calc [data-fig=per_token]').textContent === '65,536'")
+    assert figures_on(live, "before") == calc_html.run(catalog, "before", raw).figures
+    live.fill("#before-config", llama.replace('"num_hidden_layers": 32', '"num_hidden_layers": "32"'))
+    live.wait_for_function("document.getElementById('before-result').dataset.state === 'invalid'")
+    assert "num_hidden_layers: found '32', expected a whole number" in live.text_content("#before-config-err")
+    assert live.get_attribute("#before-config", "aria-invalid") == "true"
+    assert figures_on(live, "before") == {}
+    live.fill("#before-config", d["config"])
+    live.fill("#before-tp", d["tp"])
+    live.wait_for_function("document.getElementById('before-result').dataset.state === 'valid'")
+    assert figures_on(live, "before") == calc_html.run(catalog, "before", d).figures
+
+
+def test_parity_of_the_config_model(live, catalog):
+    """Random configs, ranks, KV types, lengths and pins: the page's answer is CPython's, byte for byte."""
+    rng = random.Random(8)
+    d = calc_html.defaults_of(catalog, "before").values
+    requests = []
+    for _ in range(30):
+        raw = {
+            **d,
+            "config": rng.choice(CONFIGS).read_text(),
+            "tp": str(rng.choice([1, 2, 4, 8])),
+            "kv_cache_dtype": rng.choice(["auto", "fp8", "bfloat16", "nvfp4"]),
+            "max_model_len": str(rng.choice([4096, 32768, 40960, 131072])),
+            "pin": typed_size(rng, rng.uniform(1e9, 40e9)),
+            "overhead": rng.choice(["", "3 GiB"]),
+            "engine_version": rng.choice(["", "0.6.4", "0.10.2"]),
+        }
+        requests.append(raw)
+    answers = live.evaluate("requests => requests.map(r => window.calcRun(r))", [json.dumps({"calculator": "before", "inputs": raw}) for raw in requests])
+    for raw, answer in zip(requests, answers, strict=True):
+        assert json.loads(answer) == calc_html.run(catalog, "before", raw).to_json(), raw
 
 
 def test_your_start_from_a_pasted_log(live, catalog):

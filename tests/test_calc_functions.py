@@ -212,7 +212,8 @@ def test_full_contexts_and_the_floor() -> None:
 @pytest.mark.parametrize(("kv_heads", "tp", "heads_here"), [(8, 1, 8), (8, 2, 4), (8, 8, 1), (4, 8, 1)])
 def test_modeled_full_attention(kv_dtype, dtype_bytes, kv_heads, tp, heads_here) -> None:
     layers, head_dim = 64, 128
-    got = kv.modeled_bytes_per_token(layers=layers, attention="full", kv_dtype=kv_dtype, tp=tp, kv_heads=kv_heads, head_dim=head_dim)
+    model = {"id": "m", "architecture": {"layers": layers, "attention": "full", "kv_heads": kv_heads, "head_dim": head_dim}}
+    got = derive.modeled_from_architecture(model, kv_dtype, tp=tp)
     assert got == 2 * heads_here * head_dim * dtype_bytes * layers
 
 
@@ -221,17 +222,17 @@ def test_modeled_mla_packed_and_plain(catalog) -> None:
     layers = model["architecture"]["layers"]
     assert derive.modeled_from_architecture(model, "fp8_ds_mla", tp=2) == 656 * layers
     assert derive.modeled_from_architecture(model, "fp8_ds_mla", tp=1) == 656 * layers  # MLA is not split across ranks
-    assert kv.modeled_bytes_per_token(layers=layers, attention="mla", kv_dtype="bf16", kv_lora_rank=512, qk_rope_head_dim=64) == (512 + 64) * 2 * layers
-    assert derive.modeled_from_architecture(catalog.models["qwen3.8-27b"], "bf16") is None
+    assert derive.modeled_from_architecture(model, "bf16") == (512 + 64) * 2 * layers
+    assert derive.modeled_from_architecture({"id": "m"}, "bf16") is None
 
 
 def test_modeled_needs_its_dimensions() -> None:
-    with pytest.raises(ValueError, match="kv_heads and head_dim"):
-        kv.modeled_bytes_per_token(layers=1, attention="full", kv_dtype="bf16")
-    with pytest.raises(ValueError, match="kv_lora_rank"):
-        kv.modeled_bytes_per_token(layers=1, attention="mla", kv_dtype="bf16")
-    with pytest.raises(ValueError, match="kv dtype 'int3'"):
-        kv.modeled_bytes_per_token(layers=1, attention="full", kv_dtype="int3", kv_heads=1, head_dim=1)
+    with pytest.raises(ValueError, match=r"models\[m\]\.architecture\.kv_heads: found nothing"):
+        derive.modeled_from_architecture({"id": "m", "architecture": {"layers": 1, "attention": "full"}}, "bf16")
+    with pytest.raises(ValueError, match=r"models\[m\]\.architecture\.kv_lora_rank: found nothing"):
+        derive.modeled_from_architecture({"id": "m", "architecture": {"layers": 1, "attention": "mla"}}, "bf16")
+    with pytest.raises(ValueError, match="--kv-cache-dtype: found 'int3'"):
+        derive.modeled_from_architecture({"id": "m", "architecture": {"layers": 1, "attention": "full", "kv_heads": 1, "head_dim": 1}}, "int3")
 
 
 # --- the gate -------------------------------------------------------------------------------

@@ -575,3 +575,84 @@ def test_overhead_figures_of_the_memory_profile_and_the_graphs() -> None:
 def test_a_command_line_alone_is_not_a_log() -> None:
     with pytest.raises(InputError, match="found a command line or an argument list in 2 lines but none of the lines a start prints"):
         read_log("To serve it:\nvllm serve Qwen/Qwen3-8B --max-model-len 16384 --kv-cache-memory-bytes 10e9\n")
+
+
+# --- logs the reader had not seen when it was written (61-80), and careless pastes -------------
+
+
+def _text(prefix: str) -> str:
+    (entry,) = [e for e in SOURCES if e["file"].startswith(prefix)]
+    return (PUBLIC / entry["file"]).read_text(encoding="utf-8")
+
+
+def test_text_form_shows_counts_without_their_punctuation_and_marks_what_was_worked_out(catalog) -> None:
+    from calc.cli import render_ingest
+
+    shown = render_ingest(catalog, public("62"), "62.log")
+    assert "  GPU blocks              6001                         line 3" in shown
+    assert "  requested memory        71.29 GiB (76,547,054,633 B) line 1" in shown  # 'can use ... = 71.29GiB'
+    shown = render_ingest(catalog, public("71"), "71.log")
+    assert "  block_size              16                           worked out, not printed (see Notes)" in shown
+    assert "block size 16: 997.08x x 2,048 / 127,626 blocks = 16.00" in shown
+
+
+def test_the_suggestion_line_splits_the_memory() -> None:
+    r = public("63")  # vllm-ascend: "Actual usage: 1.14 GiB for weights, 0.22 GiB for peak activation, 0.13 GiB for non-torch memory"
+    assert r.model_loading_bytes.value == round(Fraction("1.14") * GiB)
+    assert r.activation_peak_bytes.value == round(Fraction("0.22") * GiB)
+    assert r.non_torch_bytes.value == round(Fraction("0.13") * GiB)
+    assert r.requested_memory_bytes.value == round(Fraction("55.14") * GiB) and r.error is None
+
+
+def test_a_traceback_without_its_exception_says_the_start_failed() -> None:
+    r = public("68")
+    assert r.error is None
+    assert any("a traceback begins at line 3, but the paste holds no exception line after it" in n for n in r.notes)
+    r = read_log(_text("68") + "  | [2025-03-10T15:07:20Z] ERROR 03-10 08:07:20 [core.py:302] RuntimeError: CUDA error: an illegal memory access\n")
+    assert r.error is None
+    assert any("ends in 'RuntimeError: CUDA error: an illegal memory access' (line 10)" in n for n in r.notes)
+    assert not any("traceback" in n for n in public("04").notes + public("64").notes)  # a known failure says what it was
+
+
+def test_sglang_profile_of_no_tokens_is_a_failure() -> None:
+    r = public("80")
+    assert r.error.value == "no_kv_memory" and r.error.line_no == 3
+    assert r.kv_tokens is None
+    assert any("left -561981 tokens for the KV cache (line 3)" in n for n in r.notes)
+
+
+def test_a_vllm_log_and_an_sglang_log_in_one_paste_are_refused() -> None:
+    with pytest.raises(InputError, match="two starts in one log: a vLLM line at line 1 and an SGLang line at line 4"):
+        read_log(_text("76") + _text("78"))  # 76 is three vLLM lines
+
+
+def test_a_log_pasted_twice_reads_as_once() -> None:
+    once, twice = public("72").to_json(), read_log(_text("72") + _text("72")).to_json()
+    assert {k: v for k, v in twice.items() if k != "lines"} == {k: v for k, v in once.items() if k != "lines"}
+
+
+def test_line_breaks_pasted_as_backslash_n() -> None:
+    text = _text("22")
+    joined = read_log(text.replace("\n", "\\n")).to_json()
+    assert {k: v for k, v in joined.items() if k != "lines"} == {k: v for k, v in public("22").to_json().items() if k != "lines"}
+    assert joined["gpu_memory_utilization"] == 0.98
+
+
+def test_a_figure_no_engine_prints_is_skipped_with_a_note() -> None:
+    text = "INFO 01-01 00:00:00 [a.py:1] Model loading took " + "9" * 5000 + " GiB\nINFO 01-01 00:00:00 [a.py:1] GPU KV cache size: 5 tokens\n"
+    r = read_log(text)
+    assert r.model_loading_bytes is None and r.kv_tokens.value == 5
+    assert any("line 1 holds a figure of more than 32 digits" in n for n in r.notes)
+    with pytest.raises(InputError, match="found only figures of more than 32 digits"):
+        read_log("GPU KV cache size: " + "1" * 100000 + " tokens")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-8-sig", "cp1252"])
+def test_cli_reads_a_log_saved_by_windows(tmp_path: Path, encoding: str) -> None:
+    path = tmp_path / "start.log"
+    text = _text("22").replace("\n", "\r\n")
+    path.write_bytes((("\u201cpasted\u201d\r\n" if encoding == "cp1252" else "") + text).encode(encoding))
+    done, plain = run(str(path), "--json"), run(str(PUBLIC / [e for e in SOURCES if e["file"].startswith("22")][0]["file"]), "--json")
+    assert done.returncode == 0, done.stderr
+    got, want = json.loads(done.stdout), json.loads(plain.stdout)
+    assert {k: v for k, v in got.items() if k != "lines"} == {k: v for k, v in want.items() if k != "lines"}

@@ -1,0 +1,333 @@
+"""A Hugging Face config.json read into the shape the weight and KV models need.
+
+One function, `shape`, turns the config (and its `text_config` where a multimodal wrapper
+holds one) into a `Shape`: the layer kinds in order (full attention, sliding window, MLA,
+mamba, linear attention), the attention and MLP dimensions, the drafter layers the config
+declares, and the checkpoint's quantization. Anything the models cannot size is refused with
+a `ConfigError` that names the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from calc.units import InputError
+
+FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
+MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
+FAMILIES = ("dense", "moe", "mla", "sliding window", "hybrid")
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
+
+
+class ConfigError(InputError):
+    """A config.json field that is missing or not what the models can size."""
+
+    def __init__(self, file: str, path: str, found: Any, expected: str) -> None:
+        shown = "nothing" if found is _MISSING else repr(found)
+        super().__init__(f"{file}: {path}: found {shown}, expected {expected}")
+
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Mlp:
+    """One decoder layer's feed-forward: dense, or experts (all resident) plus shared ones."""
+
+    intermediate: int = 0
+    experts: int = 0
+    expert_intermediate: int = 0
+    shared_intermediate: int = 0
+    gated_shared: bool = False  # Qwen's shared expert has its own one-wide gate
+    bias: bool = False
+
+
+@dataclass(frozen=True)
+class Shape:
+    file: str
+    architecture: str
+    layers: tuple[str, ...]
+    hidden: int
+    vocab: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    mlps: tuple[Mlp, ...]
+    dtype_bytes: int = 2
+    head_dim_v: int | None = None
+    sliding_window: int | None = None
+    tie_embeddings: bool = False
+    attention_bias: bool = False
+    sinks: bool = False
+    q_lora_rank: int | None = None
+    kv_lora_rank: int | None = None
+    qk_nope_head_dim: int | None = None
+    qk_rope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    mamba: dict[str, int] = field(default_factory=dict)
+    linear: dict[str, int] = field(default_factory=dict)
+    drafter_layers: int = 0
+    output_gate: bool = False  # Qwen3-Next / Qwen3.5: q_proj also carries a gate for the output
+    state_dtype_bytes: int | None = None  # mamba_ssm_dtype, which vLLM takes for the temporal state
+    quantization: dict[str, Any] | None = None
+
+    @property
+    def family(self) -> str:
+        """dense, moe, mla, sliding window or hybrid: the accuracy table's grouping."""
+        kinds = set(self.layers)
+        if kinds & {MAMBA, LINEAR}:
+            return "hybrid"
+        if MLA in kinds:
+            return "mla"
+        if SLIDING in kinds:
+            return "sliding window"
+        return "moe" if any(m.experts for m in self.mlps) else "dense"
+
+    @property
+    def parameters_note(self) -> str:
+        counts = {kind: self.layers.count(kind) for kind in dict.fromkeys(self.layers)}
+        return ", ".join(f"{n} {kind}" for kind, n in counts.items())
+
+
+def load(text: str, file: str) -> dict:
+    """The config's JSON object, or a ConfigError naming the file."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(file, "(the file)", f"not JSON at line {error.lineno} column {error.colno}", "a JSON object") from None
+    if not isinstance(data, dict):
+        raise ConfigError(file, "(the file)", type(data).__name__, "a JSON object")
+    return data
+
+
+class _Reader:
+    def __init__(self, data: dict, file: str, prefix: str = "", architecture: str = "") -> None:
+        self.data, self.file, self.prefix, self.architecture = data, file, prefix, architecture
+
+    def get(self, key: str, default: Any = _MISSING) -> Any:
+        return self.data.get(key, default) if default is not _MISSING else self.data.get(key, _MISSING)
+
+    def int(self, key: str, default: Any = _MISSING, minimum: int = 1) -> Any:
+        value = self.data.get(key, default)
+        if value is None and default is None:
+            return None
+        if value is _MISSING:
+            raise ConfigError(self.file, self.prefix + key, _MISSING, "a whole number")
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ConfigError(self.file, self.prefix + key, value, f"a whole number of at least {minimum}")
+        return value
+
+
+def shape(data: dict, file: str = "config.json") -> Shape:
+    """The config read for the weight and KV models; ConfigError names what is missing."""
+    archs = data.get("architectures")
+    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        raise ConfigError(file, "architectures", archs if archs is not None else _MISSING, 'a list naming the model class, such as ["LlamaForCausalLM"]')
+    arch = archs[0]
+    text = data.get("text_config")
+    inner = text if isinstance(text, dict) else data
+    r = _Reader(inner, file, "text_config." if inner is not data else "", arch)
+    reader = _ARCHITECTURES.get(arch)
+    if reader is None:
+        raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
+    quant = data.get("quantization_config", inner.get("quantization_config"))
+    if quant is not None and not isinstance(quant, dict):
+        raise ConfigError(file, "quantization_config", quant, "an object")
+    dtype = data.get("torch_dtype", data.get("dtype", inner.get("torch_dtype", inner.get("dtype", "bfloat16"))))
+    if dtype not in DTYPE_BYTES:
+        raise ConfigError(file, "torch_dtype", dtype, "bfloat16, float16 or float32")
+    fields = reader(r)
+    tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", False))
+    return Shape(file=file, architecture=arch, dtype_bytes=DTYPE_BYTES[dtype], tie_embeddings=bool(tie), quantization=quant, **fields)
+
+
+def _common(r: _Reader, bias: bool = False) -> dict:
+    heads = r.int("num_attention_heads")
+    hidden = r.int("hidden_size")
+    return {
+        "hidden": hidden,
+        "vocab": r.int("vocab_size"),
+        "heads": heads,
+        "kv_heads": r.int("num_key_value_heads", heads),
+        "head_dim": r.int("head_dim", None) or hidden // heads,
+        "attention_bias": bool(r.get("attention_bias", bias)),
+    }
+
+
+def _dense(r: _Reader, bias: bool = False) -> dict:
+    n = r.int("num_hidden_layers")
+    return {**_common(r, bias), "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=bool(r.get("mlp_bias", False))),) * n}
+
+
+def _qwen_moe(r: _Reader) -> dict:
+    n = r.int("num_hidden_layers")
+    only = r.get("mlp_only_layers", [])
+    step = r.int("decoder_sparse_step", 1)
+    moe = Mlp(experts=r.int("num_experts"), expert_intermediate=r.int("moe_intermediate_size"),
+              shared_intermediate=r.int("shared_expert_intermediate_size", 0, minimum=0), gated_shared=True)  # fmt: skip
+    dense = Mlp(intermediate=r.int("intermediate_size", 1))
+    mlps = tuple(moe if (i not in (only or []) and (i + 1) % step == 0) else dense for i in range(n))
+    return {**_common(r), "layers": (FULL,) * n, "mlps": mlps}
+
+
+def _mixtral(r: _Reader) -> dict:
+    n = r.int("num_hidden_layers")
+    return {**_common(r), "layers": (FULL,) * n, "mlps": (Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size")),) * n}
+
+
+def _deepseek(r: _Reader) -> dict:
+    n = r.int("num_hidden_layers")
+    first_dense = r.int("first_k_dense_replace", 0, minimum=0)
+    freq = r.int("moe_layer_freq", 1)
+    moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"),
+              shared_intermediate=r.int("n_shared_experts", 0, minimum=0) * r.int("moe_intermediate_size"))  # fmt: skip
+    dense = Mlp(intermediate=r.int("intermediate_size"))
+    mlps = tuple(moe if (i >= first_dense and i % freq == 0) else dense for i in range(n))
+    common = _common(r)
+    return {
+        **common,
+        "kv_heads": 1,
+        "layers": (MLA,) * n,
+        "mlps": mlps,
+        "q_lora_rank": r.int("q_lora_rank", None),
+        "kv_lora_rank": r.int("kv_lora_rank"),
+        "qk_nope_head_dim": r.int("qk_nope_head_dim"),
+        "qk_rope_head_dim": r.int("qk_rope_head_dim"),
+        "v_head_dim": r.int("v_head_dim"),
+        "drafter_layers": r.int("num_nextn_predict_layers", 0, minimum=0),
+    }
+
+
+def _layer_types(r: _Reader, n: int, names: dict[str, str]) -> tuple[str, ...]:
+    types = r.get("layer_types")
+    if not isinstance(types, list) or len(types) != n:
+        raise ConfigError(r.file, r.prefix + "layer_types", types, f"a list of {n} layer types")
+    out = []
+    for i, t in enumerate(types):
+        if t not in names:
+            raise ConfigError(r.file, f"{r.prefix}layer_types[{i}]", t, "one of " + ", ".join(names))
+        out.append(names[t])
+    return tuple(out)
+
+
+def _interleaved(n: int, every: int, other: str) -> tuple[str, ...]:
+    """One full-attention layer in `every` (the last of each run), the others `other`."""
+    return tuple(FULL if (i + 1) % every == 0 else other for i in range(n))
+
+
+def _kinds(r: _Reader, n: int, other: str, name: str, interval_key: str) -> tuple[str, ...]:
+    """The layer kinds from layer_types where the config lists them, else from the interval."""
+    if isinstance(r.get("layer_types"), list):
+        return _layer_types(r, n, {name: other, "full_attention": FULL})
+    return _interleaved(n, r.int(interval_key), other)
+
+
+def _gpt_oss(r: _Reader) -> dict:
+    n = r.int("num_hidden_layers")
+    layers = _layer_types(r, n, {"sliding_attention": SLIDING, "full_attention": FULL})
+    moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"), bias=True)
+    return {**_common(r), "layers": layers, "mlps": (moe,) * n, "sliding_window": r.int("sliding_window"), "sinks": True}
+
+
+def _gemma3(r: _Reader) -> dict:
+    n = r.int("num_hidden_layers")
+    layers = _kinds(r, n, SLIDING, "sliding_attention", "sliding_window_pattern")
+    return {**_common(r), "layers": layers, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n, "sliding_window": r.int("sliding_window")}
+
+
+def _qwen3_next(r: _Reader) -> dict:
+    n = r.int("num_hidden_layers")
+    layers = _kinds(r, n, LINEAR, "linear_attention", "full_attention_interval")
+    moe = _qwen_moe(r)["mlps"] if r.get("num_experts") not in (_MISSING, None, 0) else (Mlp(intermediate=r.int("intermediate_size")),) * n
+    # vLLM takes mamba_ssm_dtype for the recurrent state from Qwen3.5's config only
+    # (vllm/model_executor/models/config.py, Qwen3_5ForConditionalGenerationConfig, 0.24.0)
+    state = _state_bytes(r, "mamba_ssm_dtype", None) if r.architecture.startswith("Qwen3_5") else None
+    linear = {
+        "k_heads": r.int("linear_num_key_heads"),
+        "v_heads": r.int("linear_num_value_heads"),
+        "k_dim": r.int("linear_key_head_dim"),
+        "v_dim": r.int("linear_value_head_dim"),
+        "conv_kernel": r.int("linear_conv_kernel_dim"),
+    }
+    return {**_common(r), "layers": layers, "mlps": moe, "linear": linear, "output_gate": True,
+            "state_dtype_bytes": state,
+            "drafter_layers": r.int("mtp_num_hidden_layers", 0, minimum=0)}  # fmt: skip
+
+
+def _state_bytes(r: _Reader, key: str, default: str | None) -> int | None:
+    """Bytes of one element of the recurrent state, as the config names its dtype."""
+    state = r.get(key, default)
+    if state is None:
+        return None
+    if state not in DTYPE_BYTES:
+        raise ConfigError(r.file, r.prefix + key, state, "float32, bfloat16 or float16")
+    return DTYPE_BYTES[state]
+
+
+def _nemotron_h(r: _Reader) -> dict:
+    pattern = r.get("hybrid_override_pattern")
+    n = r.int("num_hidden_layers")
+    if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
+        raise ConfigError(r.file, r.prefix + "hybrid_override_pattern", pattern if pattern is not _MISSING else _MISSING,
+                          f"{n} characters of M (mamba), * (attention), - (MLP) and E (experts)")  # fmt: skip
+    kinds = {"M": MAMBA, "*": FULL, "-": MLP_ONLY, "E": MOE_ONLY}
+    layers = tuple(kinds[c] for c in pattern)
+    common = _common(r)
+    common["head_dim"] = r.int("head_dim", None) or r.int("attention_head_dim", None) or common["head_dim"]
+    state = _state_bytes(r, "mamba_ssm_cache_dtype", "float32")  # vLLM's NemotronHForCausalLMConfig default (0.24.0)
+    mamba = {
+        "heads": r.int("mamba_num_heads"),
+        "head_dim": r.int("mamba_head_dim"),
+        "state": r.int("ssm_state_size"),
+        "groups": r.int("n_groups"),
+        "conv_kernel": r.int("conv_kernel"),
+    }
+    mlp = Mlp(intermediate=r.int("intermediate_size"))
+    moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"),
+              shared_intermediate=r.int("moe_shared_expert_intermediate_size", 0, minimum=0)) if "E" in pattern else mlp  # fmt: skip
+    mlps = tuple(mlp if k == MLP_ONLY else moe if k == MOE_ONLY else Mlp() for k in layers)
+    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state}
+
+
+_ARCHITECTURES = {
+    "LlamaForCausalLM": _dense,
+    "MistralForCausalLM": _dense,
+    "Qwen2ForCausalLM": lambda r: _dense(r, bias=True),  # Qwen2's q/k/v carry a bias
+    "Qwen3ForCausalLM": _dense,
+    "Qwen3MoeForCausalLM": _qwen_moe,
+    "Qwen2MoeForCausalLM": _qwen_moe,
+    "MixtralForCausalLM": _mixtral,
+    "DeepseekV3ForCausalLM": _deepseek,
+    "DeepseekV2ForCausalLM": _deepseek,
+    "GptOssForCausalLM": _gpt_oss,
+    "Gemma3ForCausalLM": _gemma3,
+    "Gemma3ForConditionalGeneration": _gemma3,
+    "Qwen3NextForCausalLM": _qwen3_next,
+    "Qwen3_5ForCausalLM": _qwen3_next,
+    "Qwen3_5ForConditionalGeneration": _qwen3_next,
+    "NemotronHForCausalLM": _nemotron_h,
+}
+
+
+def from_architecture(arch: dict, model_id: str) -> Shape:
+    """A cache-only Shape from a catalog model's architecture fields (catalog/models.yaml):
+    enough for the KV layout, not for the weights, which the catalog records as read."""
+    r = _Reader(arch, "catalog/models.yaml", f"models[{model_id}].architecture.")
+    n, kind = r.int("layers"), arch.get("attention")
+    common = {"file": f"catalog model {model_id}", "architecture": f"catalog: {kind}", "hidden": 0, "vocab": 0, "mlps": (Mlp(),) * n}
+    if kind == "mla":
+        return Shape(**common, heads=1, kv_heads=1, head_dim=0, layers=(MLA,) * n, kv_lora_rank=r.int("kv_lora_rank"),
+                     qk_rope_head_dim=r.int("qk_rope_head_dim"), drafter_layers=r.int("drafter_layers", 0, minimum=0))  # fmt: skip
+    heads = r.int("kv_heads")
+    dims = {"heads": heads, "kv_heads": heads, "head_dim": r.int("head_dim"), "drafter_layers": r.int("drafter_layers", 0, minimum=0)}
+    if kind == "full":
+        return Shape(**common, **dims, layers=(FULL,) * n)
+    every = r.int("full_attention_interval")
+    if kind == "sliding":
+        return Shape(**common, **dims, layers=_interleaved(n, every, SLIDING), sliding_window=r.int("sliding_window"))
+    layers = _interleaved(n, every, LINEAR)
+    linear = {k: r.int(f"linear_{k}") for k in ("k_heads", "v_heads", "k_dim", "v_dim")} | {"conv_kernel": r.int("conv_kernel")}
+    state = arch.get("state_dtype")
+    return Shape(**common, **dims, layers=layers, linear=linear, state_dtype_bytes=DTYPE_BYTES[state] if state else None)

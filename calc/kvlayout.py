@@ -1,0 +1,307 @@
+"""KV cache per request, laid out by vLLM's own rules, from a config.json.
+
+Read from vLLM's released sources (the sdists on PyPI; file and version named with each rule):
+- vllm/v1/kv_cache_interface.py (0.24.0; the same at commit 001cabc1be16): a page is block_size
+  tokens of one layer; full attention holds 2 x num_kv_heads x head_size x dtype per token,
+  num_kv_heads already divided by the ranks and never below one; MLA holds one latent
+  (kv_lora_rank + qk_rope_head_dim) per token, not divided, and fp8_ds_mla packs 656 B; nvfp4
+  packs head_size/2 + head_size/16 bytes a head; a full-attention request holds
+  cdiv(max_model_len, block_size) pages (max_model_len first divided by the decode-context-
+  parallel size); a sliding-window request holds cdiv(min(window - 1 + budget, max_model_len),
+  block_size) + 1 pages; a mamba / linear-attention request holds one state page, two in
+  "align" mode, plus one per speculative token ("all" mode: a page per block of context).
+- The sliding window's budget is max_num_batched_tokens up to 0.25.x; from 0.26.0 it is
+  max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens (vllm/config/vllm.py,
+  0.26.0 and 0.29.0), two batches with async scheduling, which 0.26.0 turns on by default.
+- vllm/model_executor/models/config.py (0.17.0, 0.20.0, 0.24.0), MambaModelConfig: with prefix
+  caching on (vLLM's default) a hybrid whose model does not support mamba prefix caching runs in
+  "align" mode; Qwen3.5 takes mamba_ssm_dtype from its config for the recurrent state, and
+  Nemotron-H float32 unless its config says otherwise.
+- vllm/model_executor/layers/mamba/mamba_utils.py: the mamba2 and gated-delta state shapes
+  (conv state (kernel - 1 + speculative tokens) x conv dim / TP; temporal state heads / TP x
+  head_dim x state), groups extended to a multiple of TP.
+- vllm/platforms/interface.py (0.24.0, `_align_hybrid_block_size`): with mamba layers the
+  attention block grows to 16 x cdiv(mamba page, 16 x one token's attention page) tokens and the
+  mamba page is padded up to the attention page.
+- vllm/v1/core/kv_cache_utils.py (0.24.0; 001cabc1be16): layers with one spec form one group;
+  mixed specs are grouped by spec into groups of equal size (the smallest count of layers of a
+  kind, or the largest when it is under 1.5x the smallest), the last group of a kind padded
+  ("Add N padding layers, may waste at most X% KV cache memory"); num_blocks = pool // page //
+  group size; the concurrency is num_blocks / (the pages one full-length request holds, summed
+  over the groups).
+- "GPU KV cache size" prints num_blocks // groups x the smallest block size (times the
+  context-parallel size) up to 0.20.0, and int(concurrency x max_model_len) from 0.21.0
+  (`get_kv_cache_capacity`, 0.24.0). The V0 engine (0.6, 0.7) printed "# GPU blocks: N" of 16
+  tokens over all layers, and the concurrency as N x block_size / max_model_len.
+
+All sizes are per rank and in bytes. Everything here is modeled, not measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Shape
+from calc.weights import cdiv
+
+KV_DTYPES = ("auto", "bfloat16", "bf16", "float16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
+FP8_DS_MLA_BYTES = 656  # vllm/v1/kv_cache_interface.py, MLAAttentionSpec.real_page_size_bytes
+KERNEL_BLOCK_ALIGNMENT = 16
+
+
+@dataclass(frozen=True)
+class Version:
+    """How a vLLM build prints the pool and charges a window; see the module docstring."""
+
+    name: str
+    engine: str  # "v0" or "v1"
+    prints: str  # "blocks" or "concurrency"
+    in_flight_batches: int  # how many prefill budgets a sliding window is charged
+
+
+def version(text: str | None) -> Version:
+    """The rules of a vLLM build: V0 before 0.8; V1 printing blocks up to 0.20, the concurrency
+    times max_model_len from 0.21; a window charged two in-flight batches from 0.26."""
+    if not text:
+        return Version("v0.26.0 and later", "v1", "concurrency", 2)
+    parts = text.strip().lstrip("v").split(".")
+    try:
+        major, minor = int(parts[0]), int(parts[1])
+    except (ValueError, IndexError):
+        raise ValueError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
+    if (major, minor) < (0, 8):
+        return Version(text, "v0", "blocks", 1)
+    prints = "blocks" if (major, minor) < (0, 21) else "concurrency"
+    return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One layer's cache on one rank, as a KVCacheSpec: its page and how many pages a request holds."""
+
+    kind: str  # full, sliding, mla, mamba
+    block_size: int
+    page_bytes: int
+    window: int | None = None
+    state_pages: int = 1  # mamba: pages a request holds
+
+    def per_token(self) -> Fraction:
+        return Fraction(self.page_bytes, self.block_size)
+
+    def pages(self, max_model_len: int, prefill_budget: int, dcp: int) -> int:
+        """Pages one request of max_model_len holds (the spec's max_memory_usage_bytes / page)."""
+        if self.kind in (FULL, MLA):
+            return cdiv(cdiv(max_model_len, dcp), self.block_size)
+        if self.kind == SLIDING:
+            assert self.window is not None
+            return cdiv(min(self.window - 1 + prefill_budget, max_model_len), self.block_size) + 1
+        return self.state_pages
+
+
+@dataclass(frozen=True)
+class Settings:
+    tp: int = 1
+    kv_cache_dtype: str = "auto"
+    block_size: int | None = None
+    prefill_budget: int = 8192  # --max-num-batched-tokens
+    speculative_tokens: int = 0
+    dcp: int = 1
+    mamba_cache_mode: str = "align"  # prefix caching on, vLLM's default; "none" without it
+    mamba_ssm_dtype: str = "auto"
+
+
+def _elem_bytes(kv_dtype: str, model_dtype_bytes: int) -> int:
+    if kv_dtype in ("auto",):
+        return model_dtype_bytes
+    if kv_dtype in ("bfloat16", "bf16", "float16", "fp16"):
+        return 2
+    return 1
+
+
+def layer_specs(shape: Shape, s: Settings) -> list[Spec]:
+    """The cache spec of every layer that holds one, in order, before grouping."""
+    if s.kv_cache_dtype not in KV_DTYPES:
+        raise ValueError(f"--kv-cache-dtype: found {s.kv_cache_dtype!r}, expected one of {', '.join(KV_DTYPES)}")
+    if s.kv_cache_dtype == "fp8_ds_mla" and MLA not in shape.layers:
+        raise ValueError("--kv-cache-dtype: fp8_ds_mla packs an MLA latent; this model has no MLA layers")
+    elem = _elem_bytes(s.kv_cache_dtype, shape.dtype_bytes)
+    kv_heads = max(1, shape.kv_heads // s.tp)
+    d, dv = shape.head_dim, shape.head_dim_v or shape.head_dim
+    if s.kv_cache_dtype == "nvfp4":
+        attention_token = kv_heads * (d // 2 + d // 16 + dv // 2 + dv // 16)
+    else:
+        attention_token = kv_heads * (d + dv) * elem
+    if MLA in shape.layers:
+        latent = (shape.kv_lora_rank or 0) + (shape.qk_rope_head_dim or 0)
+        mla_token = FP8_DS_MLA_BYTES if s.kv_cache_dtype in ("fp8_ds_mla",) else latent * elem
+    block = s.block_size or (64 if MLA in shape.layers else 16)
+    state = _state_bytes(shape, s)
+    if state:
+        need = KERNEL_BLOCK_ALIGNMENT * cdiv(state, KERNEL_BLOCK_ALIGNMENT * attention_token)
+        block = max(block, need)
+    if s.mamba_cache_mode not in ("align", "none"):
+        raise ValueError(f"mamba cache mode: found {s.mamba_cache_mode!r}, expected align (prefix caching on) or none")
+    state_pages = (2 if s.mamba_cache_mode == "align" else 1) + s.speculative_tokens
+    kinds = list(shape.layers)
+    if s.speculative_tokens and shape.drafter_layers:  # the MTP drafter's attention layers share the pool
+        kinds += [MLA if MLA in kinds else FULL] * shape.drafter_layers
+    specs = []
+    for kind in kinds:
+        if kind == FULL:
+            specs.append(Spec(FULL, block, block * attention_token))
+        elif kind == SLIDING:
+            specs.append(Spec(SLIDING, block, block * attention_token, window=shape.sliding_window))
+        elif kind == MLA:
+            specs.append(Spec(MLA, block, block * mla_token))
+        elif kind in (MAMBA, LINEAR):
+            specs.append(Spec(MAMBA, block, block * attention_token, state_pages=state_pages))
+    return specs
+
+
+def _state_bytes(shape: Shape, s: Settings) -> int:
+    """One request's mamba / gated-delta state on one rank (mamba_utils.py)."""
+    conv_elem = shape.dtype_bytes
+    if s.mamba_ssm_dtype != "auto":
+        ssm_elem = {"float32": 4, "bfloat16": 2, "float16": 2}[s.mamba_ssm_dtype]
+    else:  # vllm/model_executor/models/config.py: "auto" takes the config's mamba_ssm_dtype
+        ssm_elem = shape.state_dtype_bytes or conv_elem
+    tp, spec = s.tp, s.speculative_tokens
+    if MAMBA in shape.layers:
+        m = shape.mamba
+        groups = m["groups"] + (0 if m["groups"] % tp == 0 else tp - m["groups"])
+        conv_dim = m["heads"] * m["head_dim"] + 2 * groups * m["state"]
+        conv = (m["conv_kernel"] - 1 + spec) * (conv_dim // tp) * conv_elem
+        ssm = (m["heads"] // tp) * m["head_dim"] * m["state"] * ssm_elem
+        return conv + ssm
+    if LINEAR in shape.layers:
+        g = shape.linear
+        conv_dim = g["k_dim"] * g["k_heads"] * 2 + g["v_dim"] * g["v_heads"]
+        conv = (g["conv_kernel"] - 1 + spec) * (conv_dim // tp) * conv_elem
+        ssm = (g["v_heads"] // tp) * g["v_dim"] * g["k_dim"] * ssm_elem
+        return conv + ssm
+    return 0
+
+
+@dataclass(frozen=True)
+class Group:
+    spec: Spec
+    layers: int  # real layers in the group; the rest of group_size is padding
+
+
+@dataclass(frozen=True)
+class Layout:
+    groups: tuple[Group, ...]
+    group_size: int
+    page_bytes: int  # one page of one layer, the same for every group
+    padding_layers: int
+
+    @property
+    def min_block_size(self) -> int:
+        return min(g.spec.block_size for g in self.groups)
+
+
+def layout(specs: list[Spec]) -> Layout:
+    """Group the layers as kv_cache_utils.get_kv_cache_groups does."""
+    if not specs:
+        raise ValueError("the model has no layer that holds a KV cache")
+    if len(set(specs)) == 1:
+        return Layout((Group(specs[0], len(specs)),), len(specs), specs[0].page_bytes, 0)
+    largest = max(sp.page_bytes for sp in specs)
+    unified = []
+    for sp in specs:  # unify_kv_cache_spec_page_size: grow the block of smaller pages
+        if sp.page_bytes != largest:
+            if largest % sp.page_bytes:
+                raise ValueError("page sizes cannot be unified: vLLM raises NotImplementedError for this layout")
+            ratio = largest // sp.page_bytes
+            sp = replace(sp, block_size=sp.block_size * ratio, page_bytes=largest)
+        unified.append(sp)
+    by_spec: dict[Spec, int] = {}
+    for sp in unified:
+        by_spec[sp] = by_spec.get(sp, 0) + 1
+    fewest, most = min(by_spec.values()), max(by_spec.values())
+    size = most if most < fewest * 1.5 else fewest
+    groups, padding = [], 0
+    for sp, count in by_spec.items():
+        n = cdiv(count, size)
+        padding += n * size - count
+        for i in range(n):
+            groups.append(Group(sp, len(range(i, count, n))))
+    return Layout(tuple(groups), size, largest, padding)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one request of max_model_len costs on one rank, and what a pool holds."""
+
+    max_model_len: int
+    pages_per_request: int
+    bytes_per_request: int
+    bytes_per_token: Fraction  # the part that grows with context
+    fixed_bytes: int  # the part that does not (windows, states)
+    layout: Layout
+
+
+def request(shape: Shape, s: Settings, max_model_len: int, v: Version) -> Request:
+    specs = layer_specs(shape, s)
+    lay = layout(specs)
+    budget = s.prefill_budget * v.in_flight_batches
+    pages = sum(g.spec.pages(max_model_len, budget, s.dcp) for g in lay.groups)
+    if v.engine == "v0":
+        # V0 sizes a block over all layers and every request as full attention.
+        per_token = sum(sp.per_token() for sp in specs)
+        return Request(max_model_len, cdiv(max_model_len, specs[0].block_size),
+                       int(per_token * cdiv(max_model_len, specs[0].block_size) * specs[0].block_size), per_token, 0, lay)  # fmt: skip
+    growing = sum((Fraction(lay.group_size * lay.page_bytes, g.spec.block_size * s.dcp) for g in lay.groups if g.spec.kind in (FULL, MLA)), Fraction(0))
+    fixed = sum(g.spec.pages(max_model_len, budget, s.dcp) for g in lay.groups if g.spec.kind not in (FULL, MLA)) * lay.group_size * lay.page_bytes
+    return Request(max_model_len, pages, pages * lay.group_size * lay.page_bytes, growing, fixed, lay)
+
+
+@dataclass(frozen=True)
+class Pool:
+    blocks: int
+    tokens: int  # what "GPU KV cache size" prints
+    concurrency: Fraction  # what "Maximum concurrency" prints, to two decimals
+
+
+def pool(shape: Shape, s: Settings, max_model_len: int, pool_bytes: int, v: Version) -> Pool:
+    """Blocks, the printed token count and the concurrency for a pool of pool_bytes a rank."""
+    req = request(shape, s, max_model_len, v)
+    lay = req.layout
+    if v.engine == "v0":
+        specs = layer_specs(shape, s)
+        block_bytes = sum(sp.page_bytes for sp in specs)
+        blocks = pool_bytes // block_bytes
+        bs = specs[0].block_size
+        return Pool(blocks, blocks * bs, Fraction(blocks * bs, max_model_len))
+    blocks = pool_bytes // lay.page_bytes // lay.group_size
+    concurrency = Fraction(blocks, req.pages_per_request)
+    if v.prints == "blocks":
+        tokens = blocks // len(lay.groups) * lay.min_block_size * s.dcp
+    else:
+        tokens = int(concurrency * max_model_len)
+    return Pool(blocks, tokens, concurrency)
+
+
+def largest_max_model_len(shape: Shape, s: Settings, pool_bytes: int, v: Version, ceiling: int = 10**8) -> int:
+    """The longest max_model_len one request of which fits the pool (vLLM's binary search)."""
+
+    def fits(n: int) -> bool:
+        return request(shape, s, n, v).bytes_per_request <= pool_bytes
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, ceiling
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def settings_error(shape: Shape, s: Settings) -> None:
+    """Refuse a TP the model's heads cannot be split over, naming the config field."""
+    if s.tp < 1 or shape.heads % s.tp:
+        raise ConfigError(shape.file, "num_attention_heads", shape.heads, f"a multiple of the tensor parallel size {s.tp}")

@@ -1,0 +1,85 @@
+"""Before the first start: weights and KV from a config.json, one report for the command line
+and the browser alike. Every figure here is modeled (calc/weights.py, calc/kvlayout.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc import hfconfig, kvlayout, weights
+from calc.units import InputError
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    config_text: str
+    config_file: str = "config.json"
+    tp: int = 1
+    kv_cache_dtype: str = "auto"
+    max_model_len: int = 8192
+    pool: int | None = None
+    engine_version: str | None = None
+    index_text: str | None = None
+    index_file: str = "model.safetensors.index.json"
+    block_size: int | None = None
+    prefill_budget: int = 8192
+    speculative_tokens: int = 0
+    dcp: int = 1
+    prefix_caching: bool = True  # vLLM's default; hybrids then keep two mamba states a request
+
+
+def model_report(i: ModelInputs) -> dict:
+    """Weights per rank, the KV cost of one request and, given a pool, what vLLM would print.
+    Raises InputError (ConfigError names the file and field) for anything it cannot size."""
+    shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
+    total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
+    if i.tp < 1 or shape.heads % i.tp:
+        raise InputError(f"--tp: found {i.tp}, expected a divisor of the model's {shape.heads} attention heads")
+    if i.dcp < 1 or i.tp % i.dcp:
+        raise InputError(f"--dcp: found {i.dcp}, expected a divisor of the tensor parallel size {i.tp}")
+    try:
+        rules = kvlayout.version(i.engine_version)
+        settings = kvlayout.Settings(tp=i.tp, kv_cache_dtype=i.kv_cache_dtype, block_size=i.block_size,
+                                     prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
+                                     mamba_cache_mode="align" if i.prefix_caching else "none")  # fmt: skip
+        req = kvlayout.request(shape, settings, i.max_model_len, rules)
+    except ValueError as error:
+        if isinstance(error, InputError):
+            raise
+        raise InputError(str(error)) from None
+    w = weights.per_rank(shape, i.tp, total, source)
+    lay = req.layout
+    out: dict = {
+        "modeled": True,
+        "architecture": shape.architecture,
+        "family": shape.family,
+        "layers": shape.parameters_note,
+        "tp": i.tp,
+        "kv_cache_dtype": i.kv_cache_dtype,
+        "max_model_len": i.max_model_len,
+        "engine_rules": f"vLLM {rules.name} ({'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints})",
+        "weights_bytes_per_rank": w.model,
+        "weights_source": w.source,
+        "drafter_bytes_per_rank": w.drafter,
+        "checkpoint_bytes": w.checkpoint_total,
+        "kv_bytes_per_token": int(req.bytes_per_token) if req.bytes_per_token.denominator == 1 else req.bytes_per_token,
+        "kv_fixed_bytes_per_request": req.fixed_bytes,
+        "kv_bytes_per_request": req.bytes_per_request,
+        "block_size": min(g.spec.block_size for g in lay.groups),
+        "kv_groups": len(lay.groups),
+        "layers_per_group": lay.group_size,
+        "padding_layers": lay.padding_layers,
+        "kv_tokens": None,
+        "max_concurrency": None,
+        "kv_blocks": None,
+        "largest_max_model_len": None,
+    }
+    if i.pool is not None:
+        p = kvlayout.pool(shape, settings, i.max_model_len, i.pool, rules)
+        out.update(
+            pool_bytes=i.pool,
+            kv_tokens=p.tokens,
+            max_concurrency=p.concurrency,
+            kv_blocks=p.blocks,
+            largest_max_model_len=kvlayout.largest_max_model_len(shape, settings, i.pool, rules),
+        )
+    return out

@@ -1,0 +1,105 @@
+"""The "Before the first start" calculator's run function, in CPython: its figures are calc's
+(modeled.model_report, gate.gate), its gate takes a measured start of the same model when the
+catalog has one, and every bad input is named beside its field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from calc import derive, modeled
+from calc import html as calc_html
+from calc.calculators import before
+from calc.units import GiB, fmt, parse_size
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def default(catalog) -> dict[str, str]:
+    return dict(calc_html.defaults_of(catalog, "before").values)
+
+
+def test_defaults_are_the_shipped_config_and_the_catalog(catalog, default) -> None:
+    assert json.loads(default["config"]) == json.loads((ROOT / "models/configs/qwen3-30b-a3b/config.json").read_text())
+    assert default["box"] == next(iter(catalog.boxes))
+    assert parse_size(default["pin"]) == 10**10  # the DGX Spark pair's serving pin, generation 235
+    assert default["prefill_budget"] == fmt(catalog.policy["gate"]["calibration"]["prefill_budget"].value, "count")
+
+
+def test_figures_are_the_model_report(catalog, default) -> None:
+    out = calc_html.run(catalog, "before", default)
+    r = modeled.model_report(modeled.ModelInputs(default["config"], max_model_len=32768, pool=10**10))
+    # Qwen3-30B-A3B at TP 1: 2 x 4 KV heads x 128 x 2 B x 48 layers = 98,304 B a token;
+    # a page is 16 tokens x 2,048 B a layer; 10e9 B // 32,768 B // 48 layers = 6,357 blocks, one
+    # 32,768-token request holds 2,048 of them: int(6357 / 2048 x 32768) = 101,712
+    assert r["kv_bytes_per_token"] == 98304
+    assert out.valid
+    assert out.figures["per_token"] == fmt(98304, "count")
+    assert out.figures["weights"] == fmt(r["weights_bytes_per_rank"], "GiB")
+    assert out.figures["tokens"] == fmt(r["kv_tokens"], "tokens") == "101,712 tokens"
+    assert out.figures["concurrency"] == fmt(r["max_concurrency"], "x")
+    assert out.figures["gate"] == "outside calibration"  # no measured start of this model, none typed
+    assert "Modeled:" in out.sections["before-verdict"]
+
+
+def test_a_typed_overhead_gates_the_start(catalog, default) -> None:
+    raw = {**default, "overhead": "4 GiB", "available": "100 GiB"}
+    out = calc_html.run(catalog, "before", raw)
+    weights = modeled.model_report(modeled.ModelInputs(default["config"], max_model_len=32768, pool=10**10))["weights_bytes_per_rank"]
+    needs = weights + 10**10 + 4 * GiB + 8 * GiB  # weights + pin + overhead + the 8 GiB start headroom
+    assert out.figures["needs"] == fmt(needs, "GiB")
+    assert out.figures["margin"] == fmt(100 * GiB - needs, "GiB")
+    assert out.figures["largest_pin"] == fmt(100 * GiB - (needs - 10**10), "e9", 2, down=True)
+    short = calc_html.run(catalog, "before", {**raw, "available": "70 GiB"})
+    assert "Gate: refused" in short.sections["before-verdict"]
+
+
+def test_the_same_model_takes_its_measured_overhead(catalog, default) -> None:
+    # a config with the cache layout of the catalog's DeepSeek pair (43 MLA layers, latent 512 + 64,
+    # TP 2, fp8_ds_mla) takes the overhead its generation-235 start measured
+    config = {
+        "architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 1024, "vocab_size": 1024, "num_attention_heads": 8,
+        "num_hidden_layers": 43, "intermediate_size": 2048, "moe_intermediate_size": 256, "n_routed_experts": 8,
+        "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 64, "v_head_dim": 64, "q_lora_rank": 256,
+    }  # fmt: skip
+    raw = {**default, "config": json.dumps(config), "tp": "2", "kv_cache_dtype": "fp8_ds_mla"}
+    out = calc_html.run(catalog, "before", raw)
+    overhead = derive.gate_row(catalog, "dsv4-flash-pair").overhead
+    assert out.figures["term_overhead"] == fmt(overhead.bytes, "GiB")
+    assert "DeepSeek-V4-Flash on two DGX Sparks" in out.sections["before-result"]
+    assert calc_html.run(catalog, "before", {**raw, "tp": "1"}).figures["gate"] == "outside calibration"  # TP differs
+
+
+@pytest.mark.parametrize(
+    ("edits", "field", "message"),
+    [
+        ({"config": ""}, "config", "config.json: found nothing, expected the model's config.json pasted"),
+        ({"config": "{oops"}, "config", "config.json: (the file): found 'not JSON at line 1 column 2', expected a JSON object"),
+        ({"config": '{"architectures": ["BertModel"]}'}, "config", "config.json: architectures[0]: found 'BertModel'"),
+        ({"tp": "3"}, "tp", "Tensor parallel size: found 3, expected a divisor of the model's 32 attention heads"),
+        ({"tp": "two"}, "tp", "Tensor parallel size: found 'two', expected a whole number"),
+        ({"index": '{"metadata": {}}'}, "index", "model.safetensors.index.json: metadata.total_size: found None"),
+        ({"index": "lots"}, "index", "Checkpoint size: found 'lots'"),
+        ({"kv_cache_dtype": "fp8_ds_mla"}, "kv_cache_dtype", "KV cache dtype: fp8_ds_mla packs an MLA latent"),
+        ({"engine_version": "latest"}, "engine_version", "vLLM version: found 'latest', expected a vLLM version"),
+        ({"pin": "-3 GiB"}, "pin", "KV pin: found '-3 GiB', expected a size of zero or more bytes"),
+        ({"box": "laptop"}, "box", "Box: found 'laptop', expected one of dgx-spark, rtx-5090-node"),
+    ],
+)
+def test_bad_inputs_are_named_beside_their_field(catalog, default, edits, field, message) -> None:
+    out = calc_html.run(catalog, "before", {**default, **edits})
+    assert not out.valid
+    assert out.errors[field].startswith(message), out.errors
+    assert out.figures == {}
+    assert "No result" in out.sections["before-verdict"]
+
+
+def test_a_typed_checkpoint_size_beats_the_count(catalog, default) -> None:
+    counted = calc_html.run(catalog, "before", {**default, "tp": "2"})
+    typed = calc_html.run(catalog, "before", {**default, "tp": "2", "index": "122128441344 B"})  # twice the count
+    assert parse_size(typed.figures["weights"]) == pytest.approx(2 * parse_size(counted.figures["weights"]), rel=1e-3)
+    assert "checkpoint size typed" in typed.sections["before-result"]
+    assert before.NAME in calc_html.CALCULATORS

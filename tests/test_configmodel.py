@@ -1,0 +1,482 @@
+"""The config.json model (calc/hfconfig.py, calc/weights.py, calc/kvlayout.py, calc/modeled.py)
+against figures worked out by hand from real startup logs and the shipped configs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from calc import hfconfig, kvlayout, modeled, weights
+from calc.units import GiB, InputError, MiB
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "models" / "configs"
+
+
+def shape(name: str) -> hfconfig.Shape:
+    return hfconfig.shape(json.loads((CONFIGS / name / "config.json").read_text()), name)
+
+
+def per_token(name: str, tp: int = 1, kv_dtype: str = "auto") -> Fraction:
+    return kvlayout.request(shape(name), kvlayout.Settings(tp=tp, kv_cache_dtype=kv_dtype), 8192, kvlayout.version(None)).bytes_per_token
+
+
+def pool(name: str, pool_bytes: int, max_model_len: int, engine: str, tp: int = 1, kv_dtype: str = "auto") -> kvlayout.Pool:
+    return kvlayout.pool(shape(name), kvlayout.Settings(tp=tp, kv_cache_dtype=kv_dtype), max_model_len, pool_bytes, kvlayout.version(engine))
+
+
+def printed_gib(text: str) -> tuple[int, int]:
+    """The bytes a pool printed as '2.89 GiB' may have held: [2.885, 2.895) GiB."""
+    value = Fraction(text)
+    return int((value - Fraction(5, 1000)) * GiB), int((value + Fraction(5, 1000)) * GiB)
+
+
+# --- every config we ship reads -------------------------------------------------------------
+
+
+def test_every_shipped_config_reads_and_has_a_source() -> None:
+    import yaml
+
+    sources = yaml.safe_load((CONFIGS / "SOURCES.yaml").read_text())["configs"]
+    names = sorted(p.name for p in CONFIGS.iterdir() if p.is_dir())
+    assert names == sorted(sources)
+    for name in names:
+        s = shape(name)
+        assert s.family in hfconfig.FAMILIES
+        assert sources[name]["model"]
+
+
+# --- full attention: KV heads split, replicated below one a rank ----------------------------
+
+
+@pytest.mark.parametrize(("tp", "expected"), [(1, 131072), (2, 65536), (4, 32768), (8, 16384)])
+def test_llama_31_8b_bytes_per_token(tp, expected) -> None:
+    # 2 (K and V) x 8 KV heads / TP x 128 head_dim x 2 B (bf16) x 32 layers
+    assert per_token("llama-3.1-8b", tp) == 2 * (8 // tp) * 128 * 2 * 32 == expected
+
+
+def test_kv_heads_below_the_ranks_are_replicated() -> None:
+    # Qwen3-30B-A3B has 4 KV heads: at TP 8 each rank still holds one, as at TP 4
+    assert per_token("qwen3-30b-a3b", 8) == per_token("qwen3-30b-a3b", 4) == 2 * 1 * 128 * 2 * 48 == 24576
+
+
+def test_fp8_kv_halves_the_token() -> None:
+    assert per_token("qwen3-14b", 1, "fp8") == 2 * 8 * 128 * 1 * 40 == 81920
+    assert per_token("qwen3-14b", 1, "bfloat16") == 163840
+
+
+# --- the V0 engine (vLLM 0.6/0.7): '# GPU blocks' of 16 tokens over all layers ----------------
+
+
+@pytest.mark.parametrize(
+    ("log_pool", "max_len", "blocks", "concurrency"),
+    [("2.89", 29000, 1478, "0.82"), ("3.81", 20000, 1952, "1.56")],  # collected logs 01 and 02, RTX 3090
+)
+def test_v06_llama_31_8b_gpu_blocks(log_pool, max_len, blocks, concurrency) -> None:
+    low, high = printed_gib(log_pool)
+    # a block is 16 tokens x 131,072 B = 2 MiB: the printed pool holds the printed block count
+    assert pool("llama-3.1-8b", low, max_len, "0.6.0").blocks <= blocks <= pool("llama-3.1-8b", high, max_len, "0.6.0").blocks
+    exact = pool("llama-3.1-8b", blocks * 2 * MiB, max_len, "0.6.0")
+    assert exact.blocks == blocks
+    assert exact.tokens == blocks * 16  # "the maximum number of tokens that can be stored in KV cache (23648)"
+    assert f"{float(exact.concurrency):.2f}" == concurrency
+
+
+def test_v07_qwen25_32b_tp2_cuda_blocks() -> None:
+    # collected log 04: TP 2, "reserved for KV Cache is 7.71GiB", "# CUDA blocks: 3947"
+    # a rank holds 4 of the 8 KV heads: 2 x 4 x 128 x 2 B x 64 layers = 131,072 B a token, 2 MiB a block
+    assert per_token("qwen2.5-32b", 2) == 131072
+    assert pool("qwen2.5-32b", int(Fraction("7.71") * GiB), 4096, "0.7.3", tp=2).blocks == 3947
+
+
+# --- V1, tokens printed from blocks (0.8 to 0.25) ---------------------------------------------
+
+
+def test_v011_qwen3_14b_tokens_and_concurrency() -> None:
+    # collected log 07: "Available KV cache memory: 6.51 GiB", "GPU KV cache size: 42,656 tokens",
+    # "Maximum concurrency for 32,768 tokens per request: 1.30x"
+    # a block: 16 tokens x 163,840 B = 2.5 MiB; 6.51 GiB / 2.5 MiB = 2666.5 -> 2666 blocks
+    p = pool("qwen3-14b", int(Fraction("6.51") * GiB), 32768, "0.11.0")
+    assert (p.blocks, p.tokens) == (2666, 42656)
+    assert p.concurrency == Fraction(2666, 2048)
+    assert f"{float(p.concurrency):.2f}" == "1.30"
+
+
+def test_the_two_ways_of_printing_tokens() -> None:
+    # 1478 blocks at max_model_len 29,000 (1,813 blocks a request):
+    # by blocks 1478 x 16 = 23,648; by concurrency int(1478 / 1813 x 29000) = 23,641
+    blocks = 1478 * 2 * MiB
+    assert pool("llama-3.1-8b", blocks, 29000, "0.10.0").tokens == 23648
+    assert pool("llama-3.1-8b", blocks, 29000, "0.26.0").tokens == 1478 * 29000 // 1813 == 23641
+
+
+def test_pool_at_a_pin_and_the_json_keys() -> None:
+    # 10e9 B // 65,536 B a page // 32 layers = 4,768 blocks; one 131,072-token request holds 8,192
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "llama-3.1-8b" / "config.json").read_text(), max_model_len=131072, pool=10**10))
+    assert r["weights_bytes_per_rank"] == 16060522496  # 8,030,261,248 parameters x 2 B
+    assert r["kv_bytes_per_token"] == 131072
+    assert r["kv_fixed_bytes_per_request"] == 0
+    assert r["kv_bytes_per_request"] == 131072 * 131072
+    assert r["kv_blocks"] == 4768
+    assert r["max_concurrency"] == Fraction(4768, 8192)
+    assert r["kv_tokens"] == 76288
+    assert r["largest_max_model_len"] == 4768 * 16
+    assert r["modeled"] is True
+
+
+# --- MLA: one latent a layer, not split ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("tp", [1, 2, 8])
+def test_kimi_k2_mla_latent(tp) -> None:
+    assert per_token("kimi-k2-instruct", tp, "bfloat16") == (512 + 64) * 2 * 61 == 70272
+    assert per_token("kimi-k2-instruct", tp, "fp8_ds_mla") == 656 * 61 == 40016
+
+
+def test_fp8_ds_mla_needs_mla_layers() -> None:
+    with pytest.raises(ValueError, match="fp8_ds_mla packs an MLA latent"):
+        per_token("llama-3.1-8b", 1, "fp8_ds_mla")
+
+
+# --- sliding window ------------------------------------------------------------------------------
+
+
+def _sliding_shape(window: int) -> hfconfig.Shape:
+    arch = {"layers": 6, "attention": "sliding", "kv_heads": 1, "head_dim": 64, "full_attention_interval": 6, "sliding_window": window}
+    return hfconfig.from_architecture(arch, "five-to-one")
+
+
+def test_sliding_window_holds_window_plus_budget_plus_one_block() -> None:
+    s = _sliding_shape(1024)
+    settings = kvlayout.Settings(prefill_budget=2048)
+    lay = kvlayout.layout(kvlayout.layer_specs(s, settings))
+    sliding = next(g.spec for g in lay.groups if g.spec.kind == "sliding")
+    # up to 0.25.x: cdiv(min(1024 - 1 + 2048, 32768), 16) + 1 = 192 + 1
+    assert sliding.pages(32768, 2048, 1) == 193
+    # the window never holds more than the request: cdiv(min(3071, 1000), 16) + 1 = 63 + 1
+    assert sliding.pages(1000, 2048, 1) == 64
+    # 0.26 on charges two batches in flight: cdiv(1023 + 4096, 16) + 1 = 320 + 1
+    req = kvlayout.request(s, settings, 32768, kvlayout.version("0.26.0"))
+    # a token is 2 x 1 head x 64 x 2 B = 256 B, a page 16 x 256 B; the five sliding layers form
+    # five groups of one beside the one full layer: fixed = 5 x 321 pages, growing = 256 B a token
+    assert req.fixed_bytes == 5 * 321 * 16 * 256 == 6574080
+    assert req.bytes_per_token == 256
+
+
+# --- hybrid: block alignment, grouping, padding -----------------------------------------------
+
+
+def test_hybrid_attention_block_grows_to_the_mamba_page() -> None:
+    # A Qwen3.5 hybrid of 40 layers (30 gated-delta, 10 full), fp8 KV, TP 1, logged
+    # "Setting attention block size to 2096 tokens": the state is
+    # conv 3 x (2 x 16 x 128 + 32 x 128) x 2 B = 49,152 + temporal 32 x 128 x 128 x 4 B = 2,097,152
+    # = 2,146,304 B; one token of attention is 2 x 2 x 256 x 1 B = 1,024 B;
+    # 16 x cdiv(2,146,304, 16 x 1,024) = 16 x 131 = 2,096 tokens, a page of exactly 2,146,304 B
+    arch = {"layers": 40, "attention": "hybrid", "kv_heads": 2, "head_dim": 256, "full_attention_interval": 4,
+            "linear_k_heads": 16, "linear_v_heads": 32, "linear_k_dim": 128, "linear_v_dim": 128, "conv_kernel": 4,
+            "state_dtype": "float32"}  # fmt: skip
+    s = hfconfig.from_architecture(arch, "qwen3.5-40-layer")
+    lay = kvlayout.layout(kvlayout.layer_specs(s, kvlayout.Settings(kv_cache_dtype="fp8")))
+    assert lay.min_block_size == 2096
+    assert lay.page_bytes == 2096 * 1024 == 2146304
+    assert (len(lay.groups), lay.group_size, lay.padding_layers) == (4, 10, 0)  # 1 full + 3 linear groups of 10
+
+
+def test_hybrid_padding_with_the_mtp_drafter() -> None:
+    # collected log 25 (Qwen3.6 27B, TP 2, MTP): "Add 3 padding layers, may waste at most 6.25%":
+    # 64 layers = 16 full + 48 linear, and the MTP drafter adds a 17th full layer: groups of 17,
+    # 48 linear layers fill cdiv(48, 17) = 3 groups of 17 = 51, so 3 padding layers, 3 / 48 = 6.25 %
+    arch = {"layers": 64, "attention": "hybrid", "kv_heads": 4, "head_dim": 256, "full_attention_interval": 4,
+            "linear_k_heads": 16, "linear_v_heads": 48, "linear_k_dim": 128, "linear_v_dim": 128, "conv_kernel": 4,
+            "drafter_layers": 1}  # fmt: skip
+    s = hfconfig.from_architecture(arch, "qwen3.6-27b")
+    lay = kvlayout.layout(kvlayout.layer_specs(s, kvlayout.Settings(tp=2, speculative_tokens=3)))
+    assert (lay.group_size, lay.padding_layers, len(lay.groups)) == (17, 3, 4)
+    assert Fraction(lay.padding_layers, 48) == Fraction(625, 10000)
+    # without speculative decoding the drafter is not loaded: 16 and 48, groups of 16, no padding
+    assert kvlayout.layout(kvlayout.layer_specs(s, kvlayout.Settings(tp=2))).padding_layers == 0
+
+
+def test_mamba_state_pages_grow_with_speculative_tokens() -> None:
+    arch = {"layers": 4, "attention": "hybrid", "kv_heads": 1, "head_dim": 64, "full_attention_interval": 4,
+            "linear_k_heads": 1, "linear_v_heads": 1, "linear_k_dim": 64, "linear_v_dim": 64, "conv_kernel": 4}  # fmt: skip
+    s = hfconfig.from_architecture(arch, "tiny")
+    # prefix caching on (vLLM's default): "align" mode keeps two states, plus one a speculative token
+    specs = kvlayout.layer_specs(s, kvlayout.Settings(speculative_tokens=2))
+    assert {sp.state_pages for sp in specs if sp.kind == "mamba"} == {4}
+    # prefix caching off: one state, plus one a speculative token
+    specs = kvlayout.layer_specs(s, kvlayout.Settings(speculative_tokens=2, mamba_cache_mode="none"))
+    assert {sp.state_pages for sp in specs if sp.kind == "mamba"} == {3}
+
+
+# --- weights ---------------------------------------------------------------------------------------
+
+
+def test_llama_weights_count_and_split() -> None:
+    s = shape("llama-3.1-8b")
+    assert weights.per_rank(s, 1).model == 16060522496
+    # TP 2: everything but the norms halves (32 layers x 2 norms + 1 final, of 4,096 x 2 B, stay whole)
+    norms = (32 * 2 + 1) * 4096 * 2
+    assert weights.per_rank(s, 2).model == (16060522496 - norms) // 2 + norms
+
+
+def test_llama_weights_against_the_v06_log() -> None:
+    # collected log 01: "Loading model weights took 14.9888 GB" (GiB); the count is 14.958 GiB, 0.21 % under
+    modeled_gib = Fraction(weights.per_rank(shape("llama-3.1-8b"), 1).model, GiB)
+    assert abs(modeled_gib / Fraction("14.9888") - 1) < Fraction(25, 10000)
+
+
+def test_kimi_k2_fp8_blocks_against_its_tensor_sum() -> None:
+    # the model report quoting the config sums the checkpoint's tensors to 958.49 (GiB)
+    w = weights.per_rank(shape("kimi-k2-instruct"), 8)
+    assert round(Fraction(w.checkpoint_total, GiB), 2) == Fraction("958.49")
+    assert w.source == "config"
+
+
+def test_index_total_size_beats_the_count() -> None:
+    s = shape("llama-3.1-8b")
+    counted = weights.per_rank(s, 2)
+    given = weights.per_rank(s, 2, total_size=2 * counted.checkpoint_total)
+    assert given.source == "index total_size"
+    assert given.model == 2 * counted.model
+    with pytest.raises(InputError, match=r"index.json: metadata.total_size: found None"):
+        weights.checkpoint_size({"metadata": {}, "weight_map": {}}, "index.json")
+
+
+def test_shard_headers_add_up() -> None:
+    # two shards' safetensors headers: 4096 x 4096 bf16 (33,554,432 B) and a 4096 bf16 norm (8,192 B)
+    headers = [
+        {"__metadata__": {"format": "pt"}, "a.weight": {"dtype": "BF16", "shape": [4096, 4096], "data_offsets": [0, 33554432]}},
+        {"b.weight": {"dtype": "BF16", "shape": [4096], "data_offsets": [0, 8192]}},
+    ]
+    assert weights.checkpoint_size(headers, "headers.json") == (33562624, "shard headers")
+    with pytest.raises(InputError, match=r"headers.json: b.weight.data_offsets: found \[8192, 0\]"):
+        weights.checkpoint_size({"b.weight": {"data_offsets": [8192, 0]}}, "headers.json")
+
+
+@pytest.mark.parametrize(
+    ("quant", "expected"),
+    [
+        # 4096 x 4096 values
+        ({"quant_method": "fp8", "weight_block_size": [128, 128]}, 16777216 + 32 * 32 * 4),
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4"}, 16777216 // 2 + 16777216 // 16 + 8),
+        ({"quant_method": "mxfp4"}, 16777216 // 2 + 16777216 // 32),
+        ({"quant_method": "awq", "bits": 4, "group_size": 128}, 16777216 // 2 + 32 * 4096 * 2 + 32 * 4096 // 2),
+        ({"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True}, 16777216 // 2 + 32 * 4096 * 2 + 4096 * 4),
+    ],
+)
+def test_quantized_tensor_bytes(quant, expected) -> None:
+    s = hfconfig.Shape(file="x", architecture="x", layers=(), hidden=1, vocab=1, heads=1, kv_heads=1, head_dim=1, mlps=(), quantization=quant)
+    t = weights.Tensor("model.layers.0.self_attn.q_proj", 4096, 4096, linear=True)
+    assert weights.tensor_bytes(t, weights.quant_of(s), 2) == expected
+
+
+def test_ignored_modules_stay_in_the_model_dtype() -> None:
+    s = hfconfig.Shape(file="x", architecture="x", layers=(), hidden=1, vocab=1, heads=1, kv_heads=1, head_dim=1, mlps=(),
+                       quantization={"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]})  # fmt: skip
+    q = weights.quant_of(s)
+    assert weights.tensor_bytes(weights.Tensor("model.layers.3.self_attn.q_proj", 64, 64, linear=True), q, 2) == 64 * 64 * 2
+    assert weights.tensor_bytes(weights.Tensor("model.layers.3.mlp.experts.down_proj", 64, 64, linear=True), q, 2) == 64 * 64 // 2 + 64 * 64 // 32
+
+
+# --- bad input --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "cfg.json: (the file): found 'not JSON at line 1 column 2', expected a JSON object"),
+        ("[1, 2]", "cfg.json: (the file): found 'list', expected a JSON object"),
+        ('{"architectures": ["LlamaForCausalLM"]}', "cfg.json: num_hidden_layers: found nothing, expected a whole number"),
+        ('{"architectures": ["BertModel"]}', "cfg.json: architectures[0]: found 'BertModel', expected one of"),
+        ('{"hidden_size": 8}', "cfg.json: architectures: found nothing, expected a list naming the model class"),
+        (
+            '{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "num_attention_heads": -4}',
+            "cfg.json: num_attention_heads: found -4, expected a whole number of at least 1",
+        ),
+        (
+            '{"architectures": ["Gemma3ForCausalLM"], "num_hidden_layers": 2, "layer_types": ["full_attention"]}',
+            "cfg.json: layer_types: found ['full_attention'], expected a list of 2 layer types",
+        ),
+    ],
+)
+def test_bad_configs_are_named(text, message) -> None:
+    with pytest.raises(InputError) as error:
+        modeled.model_report(modeled.ModelInputs(text, "cfg.json"))
+    assert str(error.value).startswith(message)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "calc", *args], capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+def test_cli_model_json() -> None:
+    out = run_cli("model", "models/configs/qwen3-14b/config.json", "--tp", "1", "--kv-cache-dtype", "auto", "--max-model-len", "32768",
+                  "--pool", "6.51 GiB", "--engine-version", "0.11.0", "--json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert (r["kv_tokens"], r["kv_bytes_per_token"], r["kv_fixed_bytes_per_request"]) == (42656, 163840, 0)
+    assert r["max_concurrency"] == pytest.approx(2666 / 2048)
+    assert r["weights_source"] == "config"
+
+
+def test_cli_model_bad_file_is_one_line(tmp_path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text('{"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 40, "hidden_size": 4096}')
+    out = run_cli("model", str(bad), "--max-model-len", "8192")
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"calc: error: {bad}: num_attention_heads: found nothing, expected a whole number"
+    missing = run_cli("model", str(tmp_path / "nope.json"), "--max-model-len", "8192")
+    assert missing.returncode == 2 and missing.stderr.startswith("calc: error: config ") and "cannot read it" in missing.stderr
+    tp = run_cli("model", "models/configs/llama-3.1-8b/config.json", "--max-model-len", "8192", "--tp", "3")
+    assert tp.returncode == 2 and "--tp: found 3, expected a divisor of the model's 32 attention heads" in tp.stderr
+
+
+def test_decode_context_parallel_splits_the_tokens() -> None:
+    # DCP 8 at TP 8: each rank keeps cdiv(max_model_len, 8) tokens of the latent, and the blocks-era
+    # log multiplies its token count back by 8 ("Multiplying the GPU KV cache size by the cp_world_size")
+    s = shape("kimi-k2-instruct")
+    settings = kvlayout.Settings(tp=8, kv_cache_dtype="fp8_ds_mla", dcp=8)
+    req = kvlayout.request(s, settings, 131072, kvlayout.version("0.11.0"))
+    assert req.bytes_per_token == Fraction(656 * 61, 8)
+    assert req.pages_per_request == 131072 // 8 // 64  # 256 pages of 64 tokens
+    p = kvlayout.pool(s, settings, 131072, 10**10, kvlayout.version("0.11.0"))
+    assert p.blocks == 10**10 // (64 * 656) // 61
+    assert p.tokens == p.blocks * 64 * 8
+
+
+def test_drafter_layers_are_counted_apart() -> None:
+    data = json.loads((CONFIGS / "kimi-k2-instruct" / "config.json").read_text())
+    with_mtp = hfconfig.shape({**data, "num_nextn_predict_layers": 1}, "k2-mtp")
+    plain, mtp = weights.per_rank(shape("kimi-k2-instruct"), 8), weights.per_rank(with_mtp, 8)
+    assert mtp.model == plain.model  # the drafter loads only with speculative decoding
+    assert mtp.drafter > 0 and plain.drafter == 0
+    # its cache is one more MLA layer in the pool, only when speculative tokens are asked for
+    off = kvlayout.request(with_mtp, kvlayout.Settings(tp=8), 8192, kvlayout.version(None))
+    on = kvlayout.request(with_mtp, kvlayout.Settings(tp=8, speculative_tokens=1), 8192, kvlayout.version(None))
+    assert (off.bytes_per_token, on.bytes_per_token) == (576 * 2 * 61, 576 * 2 * 62)
+
+
+QWEN36_35B = {"layers": 40, "attention": "hybrid", "kv_heads": 2, "head_dim": 256, "full_attention_interval": 4, "linear_k_heads": 16,
+              "linear_v_heads": 32, "linear_k_dim": 128, "linear_v_dim": 128, "conv_kernel": 4, "state_dtype": "float32"}  # fmt: skip
+
+
+def test_hybrid_align_mode_against_a_v024_log() -> None:
+    # club-3090 issue 612, vLLM 0.24.0, TP 1, fp8 KV, prefix caching on:
+    # "Available KV cache memory: 5.98 GiB", "GPU KV cache size: 567,978 tokens", 4.33x at 131,072.
+    # block 2,096 (as above), page 2,146,304 B; 5.98 GiB // page = 2,991 // 10 layers a group = 299 blocks;
+    # a request: cdiv(131,072, 2,096) = 63 pages + 3 linear groups x 2 states ("align") = 69;
+    # int(299 / 69 x 131,072) = 567,978
+    s = hfconfig.from_architecture(QWEN36_35B, "qwen3.6-35b-a3b")
+    p = kvlayout.pool(s, kvlayout.Settings(kv_cache_dtype="fp8"), 131072, int(Fraction("5.98") * GiB), kvlayout.version("0.24.0"))
+    assert (p.blocks, p.tokens) == (299, 567978)
+    assert f"{float(p.concurrency):.2f}" == "4.33"
+    # without prefix caching ("none") one state a group: 66 pages, a different count
+    none = kvlayout.pool(s, kvlayout.Settings(kv_cache_dtype="fp8", mamba_cache_mode="none"), 131072, int(Fraction("5.98") * GiB), kvlayout.version("0.24.0"))
+    assert none.tokens == 299 * 131072 // 66
+
+
+def test_hybrid_tp2_against_the_catalog_architecture(catalog) -> None:
+    # mitchross/talos-argocd-proxmox PR 1995: Qwen3.8 27B FP8, TP 2, fp8_e4m3, "2.31x" and 302,921 tokens
+    # on 4.99 GiB a rank. State: conv 3 x 5,120 x 2 B + temporal 24 x 128 x 128 x 4 B = 1,603,584 B;
+    # attention 2 heads x 512 x 1 B = 1,024 B a token: block 16 x 98 = 1,568 (the PR's own figure);
+    # 4.99 GiB // 1,605,632 // 16 = 208 blocks; a request 84 + 3 x 2 = 90 pages; int(208 / 90 x 131,072)
+    s = hfconfig.from_architecture(catalog.models["qwen3.8-27b"]["architecture"], "qwen3.8-27b")
+    settings = kvlayout.Settings(tp=2, kv_cache_dtype="fp8_e4m3")
+    assert kvlayout.layout(kvlayout.layer_specs(s, settings)).min_block_size == 1568
+    p = kvlayout.pool(s, settings, 131072, int(Fraction("4.99") * GiB), kvlayout.version(None))
+    assert (p.blocks, p.tokens) == (208, 302921)
+    assert f"{float(p.concurrency):.2f}" == "2.31"
+
+
+def test_nemotron_h_pattern_state_and_block() -> None:
+    # Nemotron-H 8B's shape (the values a public test trims from nvidia/Nemotron-H-8B-Base-8K):
+    # 24 mamba, 4 attention and 24 MLP layers; mamba state at TP 1 with vLLM's float32 default:
+    # conv 3 x (128 x 64 + 2 x 8 x 128) x 2 B = 61,440, temporal 128 x 64 x 128 x 4 B = 4,194,304;
+    # one token of attention 2 x 8 x 128 x 2 B = 4,096 B, so a block of 16 x cdiv(4,255,744, 65,536) = 1,040
+    config = {
+        "architectures": ["NemotronHForCausalLM"], "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+        "hidden_size": 4096, "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 131072,
+        "intermediate_size": 21504, "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,
+    }  # fmt: skip
+    s = hfconfig.shape(config, "nemotron-h.json")
+    assert s.family == "hybrid" and (s.layers.count("mamba"), s.layers.count("full")) == (24, 4)
+    lay = kvlayout.layout(kvlayout.layer_specs(s, kvlayout.Settings()))
+    assert lay.min_block_size == 1040 and lay.page_bytes == 1040 * 4096
+    assert (lay.group_size, len(lay.groups), lay.padding_layers) == (4, 7, 0)  # 1 attention group and 6 of mamba
+    with pytest.raises(InputError, match=r"nemotron-h.json: hybrid_override_pattern: found 'M\*', expected 52 characters"):
+        hfconfig.shape({**config, "hybrid_override_pattern": "M*"}, "nemotron-h.json")
+
+
+@pytest.mark.parametrize(
+    ("config", "family", "per_token"),
+    [
+        # gpt-oss: layer_types alternate; only the 2 full layers grow: 2 x 2 x 8 x 64 x 2 B
+        (
+            {
+                "architectures": ["GptOssForCausalLM"],
+                "num_hidden_layers": 4,
+                "hidden_size": 256,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 8,
+                "head_dim": 64,
+                "vocab_size": 1000,
+                "num_local_experts": 4,
+                "intermediate_size": 128,
+                "sliding_window": 128,
+                "layer_types": ["sliding_attention", "full_attention"] * 2,
+            },
+            "sliding window",
+            2 * 2 * 8 * 64 * 2,
+        ),
+        # Gemma 3: one full layer in 6 (sliding_window_pattern), 12 layers: 2 full x 2 x 4 x 128 x 2 B
+        (
+            {
+                "architectures": ["Gemma3ForCausalLM"],
+                "num_hidden_layers": 12,
+                "hidden_size": 512,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 4,
+                "head_dim": 128,
+                "vocab_size": 1000,
+                "intermediate_size": 1024,
+                "sliding_window": 1024,
+                "sliding_window_pattern": 6,
+            },
+            "sliding window",
+            2 * 2 * 4 * 128 * 2,
+        ),
+        # Qwen3-Next: one full layer in 4, 8 layers: 2 full x 2 x 2 x 256 x 2 B
+        (
+            {
+                "architectures": ["Qwen3NextForCausalLM"],
+                "num_hidden_layers": 8,
+                "hidden_size": 512,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 2,
+                "head_dim": 256,
+                "vocab_size": 1000,
+                "full_attention_interval": 4,
+                "linear_num_key_heads": 4,
+                "linear_num_value_heads": 8,
+                "linear_key_head_dim": 64,
+                "linear_value_head_dim": 64,
+                "linear_conv_kernel_dim": 4,
+                "num_experts": 8,
+                "moe_intermediate_size": 64,
+                "shared_expert_intermediate_size": 64,
+            },
+            "hybrid",
+            2 * 2 * 2 * 256 * 2,
+        ),
+    ],
+)
+def test_other_architectures_read(config, family, per_token) -> None:
+    r = modeled.model_report(modeled.ModelInputs(json.dumps(config), "tiny.json", max_model_len=32768, pool=10**9))
+    assert (r["family"], r["kv_bytes_per_token"]) == (family, per_token)
+    assert r["kv_fixed_bytes_per_request"] > 0 and r["weights_bytes_per_rank"] > 0 and r["kv_tokens"] > 0
