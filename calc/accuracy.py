@@ -31,14 +31,21 @@ class Observation:
     max_model_len: int
     pool_low: int  # the pool the start may have had, from its printed rounding
     pool_high: int
-    printed: int  # tokens, or blocks on V0
-    quantity: str  # "tokens" or "blocks"
+    printed: int  # tokens, or blocks on V0, or the bytes one request needs
+    quantity: str  # "tokens", "blocks" or "needed" (the one-request check's "X GiB KV cache is needed")
     suspicion: str | None = None
     weights_loaded: int | None = None  # "Model loading took", where the log prints it and a config is shipped
+    engine: str = "vllm"  # or "sglang": its memory pool's rules (calc/kvlayout.py)
+    printed_half: int = 0  # half the last printed digit of a printed size ("needed")
 
     @property
     def pool(self) -> int:
         return (self.pool_low + self.pool_high) // 2
+
+    @property
+    def rules(self) -> str:
+        """Whose rules model the start: a vLLM build's, or SGLang's memory pool."""
+        return "SGLang memory_pool.py" if self.engine == "sglang" else kvlayout.version(self.engine_version).name
 
 
 @dataclass(frozen=True)
@@ -54,10 +61,15 @@ class Row:
 
     @property
     def within_precision(self) -> bool:
-        return self.low <= self.observation.printed <= self.high
+        half = self.observation.printed_half
+        return self.low - half <= self.observation.printed <= self.high + half
 
 
 def _count(o: Observation, pool: int) -> int:
+    if o.quantity == "needed":  # what one request of max_model_len holds, whatever the pool
+        return kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version)).bytes_per_request
+    if o.engine == "sglang":
+        return kvlayout.sglang_tokens(o.shape, o.settings, pool)
     p = kvlayout.pool(o.shape, o.settings, o.max_model_len, pool, kvlayout.version(o.engine_version))
     return p.blocks if o.quantity == "blocks" else p.tokens
 
@@ -65,10 +77,13 @@ def _count(o: Observation, pool: int) -> int:
 def row(o: Observation) -> Row:
     predicted = _count(o, o.pool)
     a, b = _count(o, o.pool_low), _count(o, o.pool_high)
-    req = kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version))
-    tokens = o.printed * (16 if o.quantity == "blocks" else 1)
+    if o.engine == "sglang":
+        per_token = Fraction(kvlayout.sglang_cell_bytes(o.shape, o.settings))
+    else:
+        per_token = kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version)).bytes_per_token
+    tokens = o.max_model_len if o.quantity == "needed" else o.printed * (16 if o.quantity == "blocks" else 1)
     return Row(o, o.shape.family, predicted, min(a, b), max(a, b), Fraction(predicted - o.printed, o.printed),
-               req.bytes_per_token, Fraction(o.pool, tokens))  # fmt: skip
+               per_token, Fraction(o.pool, tokens))  # fmt: skip
 
 
 def weights_error(o: Observation) -> tuple[int, Fraction] | None:
@@ -120,18 +135,27 @@ def public_observations(entries: list[dict], configs: dict[str, dict], catalog: 
             if e["log"] not in logs:
                 raise InputError(f"{where}.log: found {e['log']!r}, expected a log in logs/public/")
             r = logread.read_log(logs[e["log"]])
+            engine = r.engine.value if r.engine is not None else "vllm"
             read = {"tp": r.tensor_parallel_size, "kv_cache_dtype": r.kv_cache_dtype, "max_model_len": r.max_model_len, "engine_version": r.engine_version}
             given = {**{k: f.value for k, f in read.items() if f is not None}, **given}
-            pool, count = r.available_kv_bytes, r.kv_tokens or r.gpu_blocks
+            pool, count = r.available_kv_bytes, r.kv_tokens or r.gpu_blocks or r.kv_needed_bytes
             if pool is None or count is None:
-                raise InputError(f"{where}.log: {e['log']} prints no pool or no token or block count")
+                raise InputError(f"{where}.log: {e['log']} prints no pool, or none of a token count, a block count, the KV one request needs")
             low, high = math.floor(pool.low), math.ceil(pool.high)
-            printed, quantity = count.value, "tokens" if r.kv_tokens else "blocks"
-            loaded = r.model_loading_bytes.value if r.model_loading_bytes is not None and "config" in e else None
+            printed = count.value
+            quantity = "tokens" if r.kv_tokens else "blocks" if r.gpu_blocks else "needed"
+            half = math.ceil(count.half) if quantity == "needed" else 0
+            # the loading line is compared only where the config is the checkpoint's own
+            own = "config" in e and e.get("checkpoint_config", True)
+            loaded = r.model_loading_bytes.value if r.model_loading_bytes is not None and own else None
         else:
+            engine = "vllm"
             low, high = printed_pool(str(e["pool"]), f"{where}.pool")
             printed, quantity = e.get("tokens", e.get("blocks")), "tokens" if "tokens" in e else "blocks"
+            half = 0
             loaded = None
+        if engine == "sglang":  # SGLang's pool does not depend on the context length
+            given.setdefault("max_model_len", 0)
         if "max_model_len" not in given:
             raise InputError(f"{where}.max_model_len: found nothing, expected the length the start ran at")
         dtype = str(given.get("kv_cache_dtype", "auto"))
@@ -141,7 +165,7 @@ def public_observations(entries: list[dict], configs: dict[str, dict], catalog: 
                                        prefill_budget=e.get("prefill_budget", 8192), speculative_tokens=e.get("speculative_tokens", 0)),
             engine_version=str(given["engine_version"]) if "engine_version" in given else None, max_model_len=int(given["max_model_len"]),
             pool_low=low, pool_high=high, printed=int(printed), quantity=quantity, suspicion=e.get("suspicion"),
-            weights_loaded=loaded,
+            weights_loaded=loaded, engine=engine, printed_half=half,
         ))  # fmt: skip
     return out
 

@@ -47,3 +47,13 @@ def plan(total: int, available: int, fractions: list[Fraction]) -> list[EngineSt
         if ok:
             free -= need
     return out
+
+
+def safe(total: int, free: int, headroom: int) -> Fraction:
+    """The fraction the calculators offer when none is typed: the largest two decimals whose ask
+    leaves `headroom` free at vLLM's check. With a pin the fraction sizes nothing, it only has to
+    pass, so there is no reason to run it to the edge, where MemAvailable falling by a fraction
+    of a GiB between the gate and vLLM's check stops the start. The edge itself when not even
+    that leaves room."""
+    room = ceiling(total, free - headroom, 2) if free > headroom else Fraction(0)
+    return room if room > 0 else ceiling(total, free, 2)

@@ -324,10 +324,17 @@ def from_architecture(arch: dict, model_id: str) -> Shape:
     dims = {"heads": heads, "kv_heads": heads, "head_dim": r.int("head_dim"), "drafter_layers": r.int("drafter_layers", 0, minimum=0)}
     if kind == "full":
         return Shape(**common, **dims, layers=(FULL,) * n)
+    state = arch.get("state_dtype")
+    if kind == "mamba":  # Nemotron-H: the layer kinds spelled out as its config's pattern
+        pattern = arch.get("hybrid_override_pattern")
+        if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
+            raise ConfigError(r.file, r.prefix + "hybrid_override_pattern", pattern, f"{n} characters of M, *, - and E")
+        layers = tuple({"M": MAMBA, "*": FULL}.get(c, MLP_ONLY) for c in pattern)
+        mamba = {k: r.int(f"mamba_{k}") for k in ("heads", "head_dim", "state", "groups", "conv_kernel")}
+        return Shape(**common, **dims, layers=layers, mamba=mamba, state_dtype_bytes=DTYPE_BYTES[state] if state else None)
     every = r.int("full_attention_interval")
     if kind == "sliding":
         return Shape(**common, **dims, layers=_interleaved(n, every, SLIDING), sliding_window=r.int("sliding_window"))
     layers = _interleaved(n, every, LINEAR)
     linear = {k: r.int(f"linear_{k}") for k in ("k_heads", "v_heads", "k_dim", "v_dim")} | {"conv_kernel": r.int("conv_kernel")}
-    state = arch.get("state_dtype")
     return Shape(**common, **dims, layers=layers, linear=linear, state_dtype_bytes=DTYPE_BYTES[state] if state else None)

@@ -34,6 +34,13 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   (`get_kv_cache_capacity`, 0.24.0). The V0 engine (0.6, 0.7) printed "# GPU blocks: N" of 16
   tokens over all layers, and the concurrency as N x block_size / max_model_len.
 
+SGLang sizes its pool by other rules, read from sgl-project/sglang at commit 000ccdba94d4
+(python/sglang/srt/mem_cache/memory_pool.py): a token is one cell over every layer of the rank,
+(kv_lora_rank + qk_rope_head_dim) x elem for MLA (MLATokenToKVPool, not divided by TP), else
+K and V of num_kv_heads / TP heads x head_dim x elem (MHATokenToKVPool); each layer's buffer
+holds #tokens + page_size cells (the padded slot 0), and "KV Cache is allocated" prints
+#tokens and the buffers' bytes / 2^30 ("GB") to two decimals.
+
 All sizes are per rank and in bytes. Everything here is modeled, not measured.
 """
 
@@ -299,6 +306,22 @@ def largest_max_model_len(shape: Shape, s: Settings, pool_bytes: int, v: Version
         else:
             hi = mid - 1
     return lo
+
+
+def sglang_cell_bytes(shape: Shape, s: Settings) -> int:
+    """One token's cache over every layer of one rank, as SGLang's memory pool holds it."""
+    if set(shape.layers) & {MAMBA, LINEAR}:
+        raise ValueError("SGLang keeps a hybrid's recurrent state in a pool of its own, which is not modeled here")
+    elem = _elem_bytes(s.kv_cache_dtype, shape.dtype_bytes)
+    layers = sum(1 for kind in shape.layers if kind in (FULL, SLIDING, MLA))
+    if MLA in shape.layers:
+        return ((shape.kv_lora_rank or 0) + (shape.qk_rope_head_dim or 0)) * layers * elem
+    return max(1, shape.kv_heads // s.tp) * shape.head_dim * 2 * layers * elem
+
+
+def sglang_tokens(shape: Shape, s: Settings, pool_bytes: int, page_size: int = 1) -> int:
+    """The #tokens of a pool whose buffers hold pool_bytes: (#tokens + page_size) cells."""
+    return max(0, pool_bytes // sglang_cell_bytes(shape, s) - page_size)
 
 
 def settings_error(shape: Shape, s: Settings) -> None:

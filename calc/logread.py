@@ -1123,7 +1123,7 @@ def _conclude(r: _Reader) -> LogReading:
             "pool / tokens is then an effective figure, not a per-layer cost"
         )
 
-    per_token = _bytes_per_token(pin, available, tokens, blocks, block, dcp, kv_needed, max_len, concurrency, notes)
+    per_token = _bytes_per_token(pin, available, tokens, blocks, block, dcp, kv_needed, max_len, concurrency, notes, version)
     _missing(missing, engine_name, era_name, loading, available, pin, tokens, blocks, block, max_len, concurrency, fraction, mem_fraction, tp, per_token)
     if r.last_partial is not None and r.last_partial[0] == r.lines_read:
         no, text = r.last_partial
@@ -1152,7 +1152,7 @@ def with_pin(reading: LogReading, pin: int, said: str) -> LogReading:
     notes = [n for n in reading.notes]
     per_token = _bytes_per_token(
         found, reading.available_kv_bytes, reading.kv_tokens, reading.gpu_blocks, reading.block_size, reading.dcp_size,
-        reading.kv_needed_bytes, reading.max_model_len, reading.max_concurrency, notes,
+        reading.kv_needed_bytes, reading.max_model_len, reading.max_concurrency, notes, reading.engine_version,
     )  # fmt: skip
     missing: list[str] = []
     _missing(
@@ -1225,8 +1225,47 @@ def _sglang_sum(r: _Reader, name: str, notes: list[str], said: str) -> Found:
     return min(totals, key=lambda f: f.value)
 
 
+def _release(version: Opt) -> tuple[int, int] | None:
+    """The major and minor release of a printed engine version ("0.13.0+faa43dbf.nv26.01": (0, 13))."""
+    found = re.match(r"v?(\d+)\.(\d+)", str(version.value)) if version is not None and version.value else None
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def _token_count_how(tokens: Found, concurrency: Found, max_len: Found, version: Opt) -> str:
+    """What the printed token count is, by version (vllm/v1/core/kv_cache_utils.py): from 0.21
+    int(concurrency x max_model_len); before, the pool's blocks x block size (per KV group), which
+    equals concurrency x max_model_len for full attention."""
+    matches = abs(tokens.value - Fraction(concurrency.value) * max_len.value) <= concurrency.half * max_len.value + 1
+    release = _release(version)
+    if release is not None and release < (0, 21):
+        if matches:
+            return (
+                f"; the token count is the pool's blocks x block size, as {version.value} prints it (builds before 0.21), "  # type: ignore[union-attr]
+                "and equals the concurrency x max_model_len, as it does for full attention"
+            )
+        return f"; the token count is the pool's blocks (per KV group), as {version.value} prints it (builds before 0.21), not the concurrency x max_model_len"  # type: ignore[union-attr]
+    if matches:
+        if release is not None:
+            return "; the token count is the concurrency x max_model_len (as builds from 0.21 print it), so this is an effective figure at this max_model_len"
+        return (
+            "; the token count equals the concurrency x max_model_len: builds from 0.21 print it so (an effective figure at this max_model_len), "
+            "earlier builds print the pool's blocks, which agree for full attention; the log prints no version to tell which"
+        )
+    return "; the token count is not the concurrency x max_model_len here, so it counts the pool's blocks (per KV group), as builds before 0.21 print it"
+
+
 def _bytes_per_token(
-    pin: Opt, available: Opt, tokens: Opt, blocks: Opt, block: Opt, dcp: Opt, kv_needed: Opt, max_len: Opt, concurrency: Opt, notes: list[str]
+    pin: Opt,
+    available: Opt,
+    tokens: Opt,
+    blocks: Opt,
+    block: Opt,
+    dcp: Opt,
+    kv_needed: Opt,
+    max_len: Opt,
+    concurrency: Opt,
+    notes: list[str],
+    version: Opt = None,
 ) -> Derived | None:
     pool = pin if pin is not None else available
     if pool is not None and pool.value > 0:
@@ -1249,10 +1288,7 @@ def _bytes_per_token(
             where = f"line {pool.line_no}" if pool.line_no else pool.line_text
             how = f"{pool_how} {pool.value:,} B ({where}, {exact}) / {count_how}, per rank"
             if tokens is not None and concurrency is not None and max_len is not None:
-                if abs(tokens.value - Fraction(concurrency.value) * max_len.value) <= concurrency.half * max_len.value + 1:
-                    how += "; the token count is the concurrency x max_model_len (as builds from 0.21 print it), so this is an effective figure at this max_model_len"
-                else:
-                    how += "; the token count is not the concurrency x max_model_len here, so it counts the pool's blocks (per KV group)"
+                how += _token_count_how(tokens, concurrency, max_len, version)
             value = Fraction(pool.value) / count
             return Derived(value, Fraction(pool.low) / count, Fraction(pool.high) / count, how, tuple(lines))
     if kv_needed is not None and max_len is not None:

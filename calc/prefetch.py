@@ -45,3 +45,8 @@ def auto_prefetch(checkpoint: int, available: int, fraction: Fraction, filesyste
     if not fits:
         return False, "not prefetched: the checkpoint is more than its share of available memory"
     return True, "prefetched"
+
+
+def least_available(checkpoint: int, fraction: Fraction) -> int:
+    """The least MemAvailable (whole bytes) at which a checkpoint of this size is still prefetched."""
+    return -(-checkpoint // Fraction(fraction))

@@ -152,14 +152,8 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict:
 
 
 def default_fraction(catalog: Catalog, total: int, free: int) -> Fraction:
-    """The gpu_memory_utilization the calculators offer: the largest two-decimal fraction whose ask
-    leaves the start headroom free at vLLM's check. With a pin the fraction sizes nothing, it only
-    has to pass, so there is no reason to run it to the edge, where MemAvailable falling by a
-    fraction of a GiB between the gate and vLLM's check stops the start. The edge itself when not
-    even that leaves room."""
-    headroom = catalog.policy["gate"]["headroom"].value
-    safe = fraction.ceiling(total, free - headroom, 2) if free > headroom else Fraction(0)
-    return safe if safe > 0 else fraction.ceiling(total, free, 2)
+    """The gpu_memory_utilization the calculators offer: see `fraction.safe`."""
+    return fraction.safe(total, free, catalog.policy["gate"]["headroom"].value)
 
 
 def suggested_fix(inputs: StartInputs, largest: dict, pool: dict, margin: int) -> StartInputs | None:

@@ -116,7 +116,7 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool 
     """The one place a figure becomes text.
 
     unit: GiB, GB, MiB (value in bytes); B (exact bytes, grouped); e9 (a pin, "10e9 B");
-    tokens; count; x (a ratio); % (a ratio shown as a percentage); fraction; s; plain.
+    B a token (bytes to `digits` decimals); tokens; count; x (a ratio); % (a ratio shown as a percentage); fraction; s; plain.
     Rounding is half away from zero; down takes the floor, for a limit that must not be
     exceeded (the largest pin); up the ceiling, for a minimum that must be met (the smallest pin).
     """
@@ -134,6 +134,8 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool 
         if "." in text:  # drop trailing decimal zeros only: 10e9, not 1e9
             text = text.rstrip("0").rstrip(".")
         return f"{text}e9 B"
+    if unit == "B a token":  # a cost a token, to `digits` decimals: pools divided by it as printed
+        return f"{_grouped(r(exact), digits)} B"
     if unit == "tokens":
         return f"{_grouped(r(exact, 0), 0)} tokens"
     if unit == "M tokens":

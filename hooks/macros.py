@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from calc import accuracy, budget, derive, fraction, gate, guard, kv, kvlayout, prefetch, report, units  # noqa: E402
+from calc import accuracy, budget, chart, charts, derive, fraction, gate, guard, kv, kvlayout, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import Value, line_of, render, report_problem, same, site_catalog, value_of  # noqa: E402
@@ -148,6 +148,13 @@ def define_env(env) -> None:
 
     calculator_page.register(env, catalog)
 
+    @env.macro
+    def draw(name: str, *args, **kwargs) -> str:
+        """A chart from calc.charts, drawn at build time: {{ draw("rank_holds") }}."""
+        if name not in CHARTS:
+            raise ValueError(f"draw({name!r}): no such chart, expected one of {', '.join(CHARTS)}")
+        return chart.figure_html(getattr(charts, name)(catalog, *args, **kwargs))
+
     # --- tables ---------------------------------------------------------------------------
 
     @env.macro
@@ -204,7 +211,7 @@ def define_env(env) -> None:
             limits.append(worked)
         rows.append(("**largest pin**", *(f"**{fig(x)}**" for x in limits)))
         rows.append(("in bytes, rounded down", *(f"**{fig(largest_pin(d, deployment_id), 'e9', 2, down=True)}**" for d in (False, True))))
-        return _table(("", "Without the drafter", "With the drafter"), rows)
+        return _table(("Figure", "Without the drafter", "With the drafter"), rows)
 
     @env.macro
     def needs_breakdown(pin_text: str, drafter: bool, deployment_id: str = "dsv4-flash-pair") -> str:
@@ -592,17 +599,19 @@ def define_env(env) -> None:
         for r in model_accuracy_rows():
             o = r.observation
             pool = fig(o.pool_low, "B") if o.pool_low == o.pool_high else fig(o.pool, "GiB")
+            needed = o.quantity == "needed"
+            unit = "GiB" if needed else "count"
             rows.append((
                 f"[{source_text(o.label)}]({o.source})" if o.source.startswith("http") else f"{source_text(o.label)} ({o.source})",
-                r.family, source_text(kvlayout.version(o.engine_version).name), pool,
-                f"{fig(o.printed, 'count')} {o.quantity}",
-                fig(r.predicted, "count", source="modeled by calc/kvlayout.py"),
+                r.family, source_text(o.rules), pool,
+                f"{fig(o.printed, unit)} needed by one request" if needed else f"{fig(o.printed, unit)} {o.quantity}",
+                fig(r.predicted, unit, source="modeled by calc/kvlayout.py"),
                 fig(r.error, "%", 2),
                 "yes" if r.within_precision else "no",
                 fig(r.predicted_per_token, "count", source="modeled"), fig(r.printed_pool_per_token, "count"),
                 source_text(o.suspicion),
             ))  # fmt: skip
-        head = ("Start", "Family", "vLLM rules", "Pool a rank", "Printed", "Modeled", "Error", "Within printed precision",
+        head = ("Start", "Family", "Rules", "Pool a rank", "Printed", "Modeled", "Error", "Within printed precision",
                 "Modeled B a token", "Pool ÷ printed tokens", "What we suspect")  # fmt: skip
         return _table(head, rows)
 
@@ -632,6 +641,9 @@ def define_env(env) -> None:
             out.append((family, fig(n, "count"), fig(exact, "count"), *shown))
         head = ("Family", "Rows", "Within printed precision", "Mean absolute error", "Mean absolute error, rows the rules cover")
         return _table(head, out)
+
+
+CHARTS = ("rank_holds", "pin_matrix", "startup_timeline", "guard_trace", "length_fit", "bytes_per_token", "plan_budget")
 
 
 def _unit(literal: str) -> tuple[str, int]:

@@ -47,3 +47,34 @@ def shipped(tmp_path_factory: pytest.TempPathFactory):
     result = build(ROOT, tmp_path_factory.mktemp("site") / "site")
     assert result.returncode == 0, result.output
     return result
+
+
+# --- the site in Chromium, for the browser tests ---------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def site(shipped) -> Path:
+    """The site the build tests built (shipped), served below."""
+    return shipped.site
+
+
+@pytest.fixture(scope="session")
+def base_url(site: Path):
+    from tests.serving import serve
+
+    server, url = serve(site)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    from tests.serving import ARGS, CHROMIUM
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()

@@ -8,90 +8,25 @@ Expected figures are computed here, in CPython, with calc: never copied from the
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import random
 import re
-import threading
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Page, Route
 
 from calc import html as calc_html
 from calc import report
 from calc.units import GiB, fmt, parse_count, parse_fraction, parse_size, shown
+from tests.serving import CHROMIUM, SUB, SubPathHandler
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"]
-SUB = "/sub/"
 BOOT_TIMEOUT_MS = 90_000
 DEPLOYMENT = "dsv4-flash-pair"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Debian's chromium at {CHROMIUM}")
-
-
-# --- the site, served -----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def site(shipped) -> Path:
-    """The site the build tests built (conftest.shipped), served below."""
-    return shipped.site
-
-
-class SubPathHandler(http.server.SimpleHTTPRequestHandler):
-    """The site under /sub/ only, so an absolute path in the page fails; 404s are recorded."""
-
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm",
-        ".mjs": "text/javascript",
-        ".js": "text/javascript",
-        ".json": "application/json",
-        ".py": "text/x-python",
-    }
-    missing: list[str] = []
-
-    def translate_path(self, path: str) -> str:
-        if not path.startswith(SUB):
-            return str(Path(self.directory) / "__outside_the_sub_path__")
-        return super().translate_path("/" + path[len(SUB) :])
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        if code == 404:
-            self.missing.append(self.path)
-        super().send_error(code, message, explain)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-def serve(directory: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    handler = functools.partial(SubPathHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}{SUB}"
-
-
-@pytest.fixture(scope="session")
-def base_url(site: Path):
-    server, url = serve(site)
-    yield url
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="session")
-def browser() -> Browser:
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 class Guard:
@@ -657,6 +592,37 @@ def test_fit_from_two_startup_lines(live, catalog):
     assert figures_on(live, "fit") == calc_html.run_fit(catalog, d.values).figures
 
 
+def drawn_bars(page: Page, calculator: str) -> list[tuple[str, str, str]]:
+    """The bars of a calculator's chart as drawn: (row, name, exact value)."""
+    return page.eval_on_selector_all(f"#{calculator}-result figure.chart rect.seg", "els => els.map(e => [e.dataset.row, e.dataset.name, e.dataset.value])")
+
+
+def test_the_charts_redraw_on_every_edit(live, catalog):
+    """The start calculator's chart follows the pin and the drafter; the planner's follows a typed KV pool."""
+    defaults = default_raw(catalog)
+    before = drawn_bars(live, "start")
+    assert ("KV pin", str(parse_size(defaults["pin"]))) in {(name, value) for _, name, value in before}
+    live.fill("#start-pin", "20e9")
+    live.check("#start-drafter")
+    after = drawn_bars(live, "start")
+    r = report.start_report(catalog, inputs_of(catalog, {**defaults, "pin": "20e9", "drafter": "on"}))
+    expected = [(t.name, str(t.bytes)) for t in r["terms"] if t.bytes]
+    rows = sorted({row for row, _, _ in after})
+    assert len(rows) == len(r["boxes"])
+    for row in rows:
+        assert [(name, value) for r_, name, value in after if r_ == row] == expected
+    notes = live.eval_on_selector_all("#start-result figure.chart text", "els => els.map(e => e.textContent)")
+    assert notes.count("refused") == len(r["boxes"])
+    live.uncheck("#start-drafter")
+    live.fill("#start-pin", defaults["pin"])
+    assert drawn_bars(live, "start") == before
+    live.fill("#plan-kv-1", "20 GiB")
+    assert (f"{catalog.models[calc_html.plan_defaults(catalog).values['model_1']]['name']}: KV", str(20 * GiB)) in {
+        (n, v) for _, n, v in drawn_bars(live, "plan")
+    }
+    live.fill("#plan-kv-1", calc_html.plan_defaults(catalog).values["kv_1"])
+
+
 CONFIGS = sorted((ROOT / "models" / "configs").glob("*/config.json"))
 
 
@@ -716,7 +682,7 @@ def test_your_start_from_a_pasted_log(live, catalog):
     live.wait_for_function("document.querySelector('#yourstart-calc [data-fig=\"grid_tokens_0\"]') !== null")
     shown = figures_on(live, "yourstart")
     assert shown == calc_html.run(catalog, "yourstart", raw).figures
-    assert shown["grid_tokens_0"] == "215,401 tokens" and shown["bpt"] == "26,669 B" and shown["pool_b"] == "5,744,518,758 B"
+    assert shown["grid_tokens_0"] == "215,401 tokens" and shown["bpt"] == "26,668.95 B" and shown["pool_b"] == "5,744,518,758 B"
     assert "Available KV cache memory: 5.35 GiB" in live.text_content("#yourstart-result")
     live.fill("#yourstart-log", "nothing here looks like a startup log")
     live.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'invalid'")
@@ -726,3 +692,47 @@ def test_your_start_from_a_pasted_log(live, catalog):
     live.fill("#yourstart-log", "")
     live.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'valid'")
     assert figures_on(live, "yourstart") == calc_html.run(catalog, "yourstart", calc_html.defaults_of(catalog, "yourstart").values).figures
+
+
+def _your_log(live, catalog, name: str, box: str = "other") -> tuple[dict, dict]:
+    """Choose "none", paste one of logs/public/, pick the box: the page's figures and calc's."""
+    text = (ROOT / "logs" / "public" / name).read_text(encoding="utf-8")
+    live.select_option("#yourstart-preset", "")
+    live.fill("#yourstart-log", text)
+    live.select_option("#yourstart-box", box)
+    raw = dict(calc_html.defaults_of(catalog, "yourstart").values)
+    raw.update(dict.fromkeys(("preset", "weights", "overhead", "bytes_per_token", "pin", "max_model_len", "tp", "before", "model"), ""))
+    raw.update(log=text, box=box)
+    expected = calc_html.run(catalog, "yourstart", raw).figures
+    live.wait_for_function("want => document.querySelector('#yourstart-calc [data-fig=\"command\"]')?.textContent === want", arg=expected["command"])
+    return figures_on(live, "yourstart"), expected
+
+
+def test_your_start_offers_the_fix_of_a_refused_start(live, catalog):
+    """pytorch/pytorch#175666 as collected in logs/public/14: vLLM refused 0.9 (19.77 of 22.05 GiB
+    free). The verdict says refused by the free-memory check, the one-request check is not shown
+    as passing, and the command is the suggested fix's, labelled so, with the fraction it checked."""
+    shown, expected = _your_log(live, catalog, "14-v1-free-memory-failure-tp2.log")
+    assert shown == expected
+    assert shown["verdict"] == "refused" and shown["fraction_verdict"] == "refused"
+    assert "--gpu-memory-utilization 0.89" in shown["command"]  # 0.89 x 22.055 GiB = 19.63 GiB <= 19.765 - 0.1 GiB
+    result = live.text_content("#yourstart-result")
+    assert "vllm serve of the suggested fix" in result and "Not the refused request" in result
+    assert live.text_content("#yourstart-result button.calc-copy") == "Copy the suggested fix\u2019s command"
+    # a pin, a length and bytes a token typed: the one-request check after the refusal is not reached, not green
+    for field, value in (("pin", "1 GiB"), ("max-model-len", "8192"), ("bytes-per-token", "65536")):
+        live.fill(f"#yourstart-{field}", value)
+    live.wait_for_function("document.querySelector('#yourstart-calc [data-fig=\"one_request_verdict\"]') !== null")
+    assert figures_on(live, "yourstart")["one_request_verdict"] == "not reached: an earlier check refuses the start first"
+    assert live.locator("#yourstart-result .calc-pass").count() == 0
+
+
+def test_your_start_answers_an_sglang_log_with_sglang(live, catalog):
+    """logs/public/11 is SGLang's: the launch line is SGLang's, never a vllm serve line, and
+    vLLM's own checks are said not to apply rather than shown."""
+    shown, expected = _your_log(live, catalog, "11-sglang-qwen3-235b-fp8-tp4.log")
+    assert shown == expected
+    assert shown["command"].startswith("python -m sglang.launch_server") and "vllm" not in shown["command"]
+    assert "--max-total-tokens 367404" in shown["command"]  # the tokens SGLang logged for this pool
+    assert "fraction_verdict" not in shown and "one_request_verdict" not in shown
+    assert "SGLang has no byte pin" in live.text_content("#yourstart-result")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from calc import derive
+from calc import charts, derive
+from calc.chart import figure_html
 from calc.units import fmt
 from hooks.figures import bare_figures
 from hooks.runtime import browser_calc_files
@@ -118,6 +119,24 @@ def test_memory_budget_page_shows_the_catalogs_figures(shipped, catalog):
         assert figure in html  # the source document's pin matrix
     # 16e9 with the drafter: the terms as printed, 79.29 + 5.06 + 14.90 + 13.40 + 8.00 = 120.65 (the document's 120.7)
     assert "120.65 GiB" in html and "120.7 GiB" in html
+
+
+@pytest.mark.parametrize(
+    ("page", "chart"),
+    [
+        ("memory-budget", "rank_holds"),
+        ("memory-budget", "pin_matrix"),
+        ("start-up-memory", "startup_timeline"),
+        ("start-up-memory", "guard_trace"),
+        ("kv-pool", "bytes_per_token"),
+        ("kv-pool", "length_fit"),
+        ("several-models", "plan_budget"),
+    ],
+)
+def test_each_chart_is_in_its_page_as_svg(shipped, catalog, page, chart):
+    """In the HTML itself, so it shows with JavaScript off: the same drawing calc gives."""
+    drawn = figure_html(getattr(charts, chart)(catalog))
+    assert drawn in shipped.page(page)
 
 
 def test_cli_example_output_is_produced_at_build_time(shipped):

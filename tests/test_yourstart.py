@@ -37,9 +37,12 @@ def test_the_preset_answers_as_the_start_calculator_does(catalog) -> None:
     assert mine.valid and theirs.valid
     row = derive.gate_row(catalog, "dsv4-flash-pair")
     base = report.defaults(catalog, "dsv4-flash-pair")
-    needs = row.weights.bytes + base.kv_pin + row.overhead.bytes + row.headroom.bytes
-    assert mine.figures["needs_b"] == f"{needs:,} B"
+    terms = (row.weights.bytes, base.kv_pin, row.overhead.bytes, row.headroom.bytes)
+    # the total row is the sum of the terms as printed, as the start calculator prints it
     assert mine.figures["needs"] == theirs.figures["needs"] == "110.00 GiB"
+    printed = [mine.figures[f"term_{t}"] for t in ("weights", "pin", "overhead", "headroom")]
+    assert sum(Fraction(p.removesuffix(" GiB")) for p in printed) == 110
+    assert sum(terms) <= base.available[0]  # the verdict is decided on the exact bytes
     assert mine.figures["verdict"] == theirs.figures["verdict"] == "passes"
     # largest pin = MemAvailable - (needs - pin), the same rounding down as the start calculator's
     assert mine.figures["largest_pin"] == theirs.figures["largest_without"]
@@ -55,8 +58,9 @@ def test_a_pasted_log_gives_the_pool_tokens_and_contexts(catalog) -> None:
     assert out.valid, out.errors
     pool = round(Fraction("5.35") * GiB)  # 5,744,518,758 B
     assert out.figures["pool_b"] == f"{pool:,} B" == "5,744,518,758 B"
-    assert out.figures["bpt"] == "26,669 B"  # 5,744,518,758 / 215,401 = 26,668.95
-    assert out.figures["grid_tokens_0"] == "215,401 tokens"
+    assert out.figures["bpt"] == "26,668.95 B"  # 5,744,518,758 / 215,401 = 26,668.953...
+    assert out.figures["grid_pin_0"] == "5,744,518,758 B"
+    assert out.figures["grid_tokens_0"] == "215,401 tokens"  # as logged; 5,744,518,758 / 26,668.95 = 215,401.0
     assert out.figures["grid_contexts_0_8192"] == "26"  # 215,401 / 8,192 = 26.29, whole contexts
     assert out.figures["one_request_pin"] == "0.22e9 B"  # 8,192 x 26,668.95 = 218,471,998 B, rounded up
     assert out.figures["verdict"] == "not sized"  # no weights line: the gate says what it needs
@@ -77,7 +81,7 @@ def test_readings_before_and_serving_measure_the_overhead(catalog) -> None:
     assert out.figures["held_b"] == f"{held:,} B"
     assert out.figures["overhead_b"] == f"{overhead:,} B"
     needs = 10 * GiB + 5_744_518_758 + overhead + 8 * GiB
-    assert out.figures["needs_b"] == f"{needs:,} B"
+    assert out.figures["term_overhead_b"] == f"{overhead:,} B"
     assert out.figures["verdict"] == ("passes" if needs <= 123_686_811_648 else "refused")
     assert "pasted free -b line 3" in out.sections["yourstart-result"]
     assert "pasted meminfo line 3: MemAvailable: 100000000 kB" in out.sections["yourstart-result"]

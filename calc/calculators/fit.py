@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from calc import derive, report
+from calc import charts, derive, report
 from calc.calculators.form import Defaults, Field, Figures, Output, counted, default_note, dl, esc, invalid, size_examples, size_text, take
 from calc.catalog import Catalog
+from calc.chart import figure_html
 from calc.units import InputError, fmt, parse_size
 
 NAME = "fit"
@@ -101,4 +102,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         f"Each request costs {fmt(fit['per_token_bytes'], 'B')} a token of context plus {fmt(fit['fixed_bytes'], 'GB', 2)} fixed; "
         f"at {at} the pool would show {fmt(predicted['tokens'], 'tokens')}."
     )
-    return Output("fit", True, {}, {"fit-verdict": verdict, "fit-result": dl(rows)}, fig.shown, names)
+    drawn = figure_html(
+        charts.length_plot("fit-curve", [(pool, fit["per_token_bytes"], fit["fixed_bytes"])], points, [(predicted["max_model_len"], predicted["tokens"])])
+    )
+    return Output("fit", True, {}, {"fit-verdict": verdict, "fit-result": dl(rows) + drawn}, fig.shown, names)

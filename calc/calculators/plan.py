@@ -6,9 +6,10 @@ import re
 from collections.abc import Mapping
 from fractions import Fraction
 
-from calc import budget, derive, fraction, report
+from calc import budget, charts, derive, fraction, report
 from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, esc, invalid, short, size_examples, size_text, table, take
 from calc.catalog import Catalog, Figure
+from calc.chart import figure_html
 from calc.units import InputError, fmt, parse_fraction, parse_size, printed_sum, shown
 
 NAME = "plan"
@@ -146,6 +147,9 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             f"<p>{badge(False, '', 'over the box')} by {fig('over', fmt(-left, 'GiB'))}. When the budget does not close: drop a model, "
             "run a two-node cluster (capacity, not speed), or add a second independent node.</p>"
         )
+    drawn = (
+        figure_html(charts.residents_chart("plan-residents", [r for r, _ in residents], total, f"Resident models on one {box['name']}")) if residents else ""
+    )
     engines = fraction.plan(total, available, fractions)
     engine_rows = [
         (
@@ -170,7 +174,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         f"engines: {fig('summary_started', fmt(started, 'count'))} of {fmt(len(engines), 'count')} start." + "".join(f" Note: {esc(n)}." for n in notes)
     )
     result_html = (
-        f'<section class="calc-section"><h3>Resident budget</h3>{residents_table}{budget_line}</section>'
+        f'<section class="calc-section"><h3>Resident budget</h3>{drawn}{residents_table}{budget_line}</section>'
         f'<section class="calc-section"><h3>Fractions planned together</h3>{engine_table}</section>'
     )
     return Output("plan", True, {}, {"plan-verdict": verdict, "plan-result": result_html}, fig.shown, names)

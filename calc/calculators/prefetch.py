@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from calc import prefetch
+from calc import charts, prefetch
 from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, dl, esc, invalid, size_examples, size_text, take
 from calc.catalog import Catalog
+from calc.chart import figure_html
 from calc.units import fmt, parse_size
 
 NAME = "prefetch"
@@ -80,4 +81,5 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         ("Auto-prefetch", badge(enabled, "on", "off") + (" the checkpoint is read ahead into page cache" if enabled else f" {esc(why)}")),
     ]
     verdict = f"Checkpoint {fmt(checkpoint, 'GB', 1)} against {fmt(available, 'GiB')} available, on {esc(dict(FILESYSTEMS)[filesystem])}: {state}."
-    return Output("prefetch", True, {}, {"prefetch-verdict": verdict, "prefetch-result": dl(rows)}, fig.shown, names)
+    drawn = figure_html(charts.prefetch_bar(checkpoint, available, share))
+    return Output("prefetch", True, {}, {"prefetch-verdict": verdict, "prefetch-result": dl(rows) + drawn}, fig.shown, names)

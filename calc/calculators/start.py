@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from calc import derive, fraction, report
+from calc import charts, derive, fraction, report
 from calc.calculators.form import (
     Defaults,
     Field,
@@ -28,6 +28,7 @@ from calc.calculators.form import (
     take,
 )
 from calc.catalog import Catalog, Figure
+from calc.chart import figure_html
 from calc.report import StartInputs
 from calc.units import fmt, parse_fraction, parse_size, shown
 
@@ -306,7 +307,8 @@ def start_needs(r: dict, fig: Figures) -> str:
             )
         )
     boxes = table(("Box", "MemAvailable", "Start", "By"), box_rows, "Start if needs &le; MemAvailable on every box")
-    return f'<section class="calc-section"><h3>Needs against MemAvailable</h3>{terms}{boxes}</section>'
+    drawn = figure_html(charts.needs_vs_boxes(r["terms"], r["needs_bytes"], [(b["box"], b["available_bytes"]) for b in r["boxes"]]))
+    return f'<section class="calc-section"><h3>Needs against MemAvailable</h3>{drawn}{terms}{boxes}</section>'
 
 
 def _slug(name: str) -> str:

@@ -14,11 +14,13 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from calc import derive, meminfo, report, yourstart
+from calc import charts, derive, gate, meminfo, report, yourstart
 from calc.calculators.form import Defaults, Field, Figures, Output, badge, dl, esc, invalid, pin_up, short, size_examples, size_text, table, take
 from calc.calculators.start import gated
 from calc.catalog import Catalog
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size
+from calc.chart import figure_html
+from calc.report import fraction_text
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
 from calc.yourstart import Given, YourStart
 
 NAME = "yourstart"
@@ -289,15 +291,16 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     pins = _list(raw, "pins", errors, parse_size)
     lengths = _list(raw, "lengths", errors, lambda t, w: parse_count(t, w, 1), r"[,;\s]+")
     pool = _found(reading, "kv_cache_memory_bytes") or _found(reading, "available_kv_bytes")
-    pin = typed["pin"] or pool
-    if pin is None and "pin" not in errors and "log" not in errors:
+    planned = pool if pool is not None and int(pool.value) > 0 else None  # type: ignore[arg-type]  # a negative pool is no pin
+    pin = typed["pin"] or planned
+    if pin is None and reading is None and typed["weights"] is None and "pin" not in errors:
         errors["pin"] = f"{short(LABELS['pin'])}: found nothing, expected a size such as 20 GiB, or a log with its KV cache line"
     if errors:
         return None, {}, errors
     bpt = typed["bytes_per_token"] or _found(reading, "bytes_per_token")
     tokens = _found(reading, "kv_tokens")
-    if bpt is None and pool is not None and tokens is not None and tokens.value:
-        bpt = Given(Fraction(int(pool.value), int(tokens.value)), f"{pool.source} / {tokens.source}")  # type: ignore[arg-type]
+    if bpt is None and planned is not None and tokens is not None and tokens.value:
+        bpt = Given(Fraction(int(planned.value), int(tokens.value)), f"{planned.source} / {tokens.source}")  # type: ignore[arg-type]
     if before is None and _found(reading, "free_memory_bytes") is not None:
         free = _found(reading, "free_memory_bytes")
         before = Given(free.value, free.source + " (vLLM's own reading of free memory at start)", free.low, free.high)  # type: ignore[union-attr]
@@ -307,12 +310,37 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         total = Given(t.figure.value, f"catalog: {catalog.boxes[box_id]['name']}, {t.what} ({t.figure.provenance})")
     headroom = catalog.policy["gate"]["headroom"]
     model = (filled["model"][1] if filled and filled["model"][0] == model_text else Given(model_text, "typed")) if model_text else _found(reading, "model")
+    per_request, per_request_len = _per_request(reading, planned)
+    precision = catalog.policy["gate"]["reading_precision"]
+    engine = str(reading.engine.value) if reading is not None and reading.engine is not None else "vllm"
+    era = _found(reading, "era")
+    profile = None
+    if reading is not None and engine == "vllm":
+        profile = yourstart.Profile(
+            non_torch=_found(reading, "non_torch_bytes"),
+            activation_peak=_found(reading, "activation_peak_bytes"),
+            cuda_graph=_found(reading, "cuda_graph_bytes"),
+            total=_found(reading, "total_memory_bytes") or total,
+            utilization=_found(reading, "gpu_memory_utilization"),  # the measured start's, never the plan's
+            era=str(era.value) if era is not None else None,
+            pinned=_found(reading, "kv_cache_memory_bytes") is not None,
+        )
     y = YourStart(
-        pin=pin,  # type: ignore[arg-type]
+        pin=pin,
         headroom=Given(headroom.value, f"catalog: the gate's headroom ({headroom.source})"),
+        precision=Given(precision.value, f"catalog: the MemAvailable reading's precision ({precision.source})"),
+        engine=engine,
+        version=_found(reading, "engine_version"),
+        mem_fraction_static=_found(reading, "mem_fraction_static"),
+        profile=profile,
+        failure=None if any(typed[k] for k in ("pin", "max_model_len", "gpu_memory_utilization")) else _found(reading, "error"),
         weights=typed["weights"] or _found(reading, "model_loading_bytes"),
-        pool=pool or (Given(pin.value, f"{pin.source}; the pin, taken as the pool of the start measured") if reading is None else None),
+        pool=pool or (Given(pin.value, f"{pin.source}; the pin, taken as the pool of the start measured") if reading is None and pin is not None else None),
         bytes_per_token=bpt,
+        per_request=per_request,
+        pool_tokens=tokens if planned is not None and tokens is not None and _found(reading, "dcp_size") is None else None,
+        per_request_len=per_request_len,
+        estimated_max_model_len=_found(reading, "estimated_max_model_len"),
         overhead=typed["overhead"],
         before=before,
         serving=serving,
@@ -327,6 +355,24 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     )
     said = {"reading": reading, "before": before_reading, "serving": serving_reading}
     return y, said, {}
+
+
+def _per_request(reading: Any, pool: Given | None) -> tuple[Given | None, int | None]:
+    """vLLM's own bytes for one request of the log's max_model_len: the one-request check's
+    "X GiB KV cache is needed", else the pool over the printed maximum concurrency (vLLM divides
+    the pool by its per-request maximum for it); None where the log gives neither."""
+    length = _found(reading, "max_model_len")
+    if length is None:
+        return None, None
+    needed = getattr(reading, "kv_needed_bytes", None)
+    if needed is not None and needed.value:
+        return Given(int(needed.high), _line("log", needed.line_no, needed.line_text) + " (its high end, as printed)"), int(length.value)  # type: ignore[arg-type]
+    conc = getattr(reading, "max_concurrency", None)
+    if pool is None or conc is None or not conc.value:
+        return None, None
+    value = -(-Fraction(int(pool.value)) // Fraction(conc.value))  # type: ignore[arg-type]
+    how = f"the pool {fmt(int(pool.value), 'B')} ({pool.source}) / the maximum concurrency {conc.value} ({_line('log', conc.line_no, conc.line_text)}), rounded up"  # type: ignore[arg-type]
+    return Given(int(value), how), int(length.value)  # type: ignore[arg-type]
 
 
 # --- the result -----------------------------------------------------------------------------
@@ -345,7 +391,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         _gate_section(y, a, fig),
         _grid_section(y, a, fig),
         _checks_section(y, a, said.get("reading"), fig),
-        _command_section(a, fig),
+        _command_section(y, a, fig),
     ]
     return Output(NAME, True, {}, {f"{NAME}-verdict": _verdict(y, a, fig), f"{NAME}-result": "".join(s for s in sections if s)}, fig.shown, names)
 
@@ -358,17 +404,58 @@ def _size(fig: Figures, name: str, value: int) -> str:
     return fig(name, fmt(value, "GiB")) + f" ({fig(name + '_b', fmt(value, 'B'))})"
 
 
+FAILURES = {
+    "free_memory": "the free-memory check refused it",
+    "no_kv_memory": "no memory was left for the KV cache",
+    "max_model_len": "the pool could not hold one request of max_model_len",
+}
+
+
+def _needs_printed(y: YourStart, a: dict, pin: int) -> Fraction:
+    """The gate's needs as its table prints it: the sum of the printed terms."""
+    terms = [int(y.weights.value), pin, a["overhead"].value, int(y.headroom.value)]  # type: ignore[union-attr, arg-type]
+    return printed_sum(terms, "GiB")
+
+
 def _verdict(y: YourStart, a: dict, fig: Figures) -> str:
+    """One sentence over every check: refused by the first that refuses, passes only when every
+    check that can be sized passes; the fix offered and every note said."""
     g = a["gate"]
-    if g["passes"] is None:
-        need = g["needs"].how if g["needs"].value is None else "needs MemAvailable before the start"
-        return f"<strong>Start: {fig('verdict', 'not sized')}</strong>: the gate {esc(need)}."
-    word = "passes" if g["passes"] else "refused"
-    spare = "to spare" if g["passes"] else "short"
-    return (
-        f"<strong>Start: {fig('verdict', word)}</strong>: needs {fig('needs_short', fmt(g['needs'].value, 'GiB', 1))} a rank against "
-        f"{fig('available_short', fmt(g['available'], 'GiB', 1))}, {fig('margin_short', fmt(abs(g['margin']), 'GiB', 1))} {spare}."
+    notes = "".join(f" Note: {esc(n)}." for n in a["notes"])
+    fix = (
+        " The command below is the suggested fix, not the refused request." if a["fix"] else (" No fix is offered: see below." if a["passes"] is False else "")
     )
+    if a["passes"] is None:
+        need = g["needs"].how if g["needs"].value is None else ("needs a pin" if not g["sized"] else "needs MemAvailable before the start")
+        if g["largest_pin"] is not None and not g["sized"]:
+            need = "has no pin to check; the largest that passes is below"
+        return f"<strong>Start: {fig('verdict', 'not sized')}</strong>: the gate {esc(need)}.{notes}"
+    if a["passes"]:
+        pin = int(y.pin.value)  # type: ignore[union-attr, arg-type]
+        available = shown(g["available"], "GiB", 2)
+        checked = [name for name, c in (("free-memory", a["fraction"]), ("one-request", a["one_request"])) if c is not None]
+        also = (
+            f"; vLLM's {' and '.join(checked)} check{'s pass' if len(checked) > 1 else ' passes'} too"
+            if checked
+            else "; vLLM's own checks are not sized (see below)"
+        )
+        return (
+            f"<strong>Start: {fig('verdict', 'passes')}</strong>: needs {fig('needs_short', fmt(_needs_printed(y, a, pin), 'GiB'))} a rank against "
+            f"{fig('available_short', fmt(available, 'GiB'))}, {fig('margin_short', fmt(available - _needs_printed(y, a, pin), 'GiB'))} to spare{also}.{notes}"
+        )
+    by = a["refused_by"]
+    if by == "gate":
+        margin = shown(g["available"], "GiB", 2) - _needs_printed(y, a, int(y.pin.value))  # type: ignore[union-attr, arg-type]
+        why = f"the gate: needs {fig('needs_short', fmt(_needs_printed(y, a, int(y.pin.value)), 'GiB', 2))} a rank against {fig('available_short', fmt(shown(g['available'], 'GiB', 2), 'GiB', 2))}, short by {fig('margin_short', fmt(-margin, 'GiB', 2))}"  # type: ignore[union-attr, arg-type]
+    elif by == "fraction":
+        f = a["fraction"]
+        why = f"vLLM's free-memory check: gpu_memory_utilization {fig('verdict_fraction', fraction_text(f['fraction']))} asks for more than the free memory; at most {fmt(f['ceiling'], 'fraction', 4)} passes"
+    elif by == "log":
+        why = f"{'SGLang' if y.engine == 'sglang' else 'vLLM'}, in your log: {esc(FAILURES.get(str(y.failure.value), str(y.failure.value)))} ({_source(y.failure.source)})"  # type: ignore[union-attr]
+    else:
+        o = a["one_request"]
+        why = f"vLLM's one-request check: the pin holds {fig('verdict_longest', fmt(o['estimated_max_model_len'], 'tokens'))}, not one request of {fmt(o['max_model_len'], 'tokens')}"
+    return f"<strong>Start: {fig('verdict', 'refused')}</strong> by {why}.{fix}{notes}"
 
 
 LOG_FIGURES = (
@@ -408,6 +495,8 @@ def _log_section(reading: Any, fig: Figures) -> str:
         value = found.value
         if isinstance(value, dict):
             text = ", ".join(f"{k} {v}" for k, v in value.items() if v is not None)
+        elif unit == "B":
+            text = fmt(value, "B a token", 0 if Fraction(value).denominator == 1 else 2)  # as the grid below divides by it
         elif unit and not isinstance(value, (str, bool)):
             text = fmt(value, unit, 2 if unit in ("GiB", "fraction", "x") else 0)
         else:
@@ -449,53 +538,85 @@ def _holds_section(y: YourStart, a: dict, fig: Figures) -> str:
     )
 
 
+def _not_reached(name: str, fig: Figures) -> str:
+    return '<span class="calc-badge calc-unknown">not reached</span> ' + fig(name, "not reached: an earlier check refuses the start first")
+
+
+def _check(name: str, passes: bool, fig: Figures) -> str:
+    return badge(passes) + fig(name, "passes" if passes else "refused").replace('class="fig"', 'class="fig calc-sr"')
+
+
 def _gate_section(y: YourStart, a: dict, fig: Figures) -> str:
     g = a["gate"]
     head = '<section class="calc-section"><h3>The start gate</h3>'
     if g["needs"].value is None:
         return head + f'<p class="calc-unknown-note">The gate cannot size this start: it {esc(g["needs"].how)}.</p></section>'
     over = a["overhead"]
+    pin = int(y.pin.value) if y.pin is not None else 0  # type: ignore[arg-type]
     rows = [
         ("weights", _size(fig, "term_weights", int(y.weights.value)), _source(y.weights.source)),  # type: ignore[union-attr, arg-type]
-        ("KV pin", _size(fig, "term_pin", int(y.pin.value)), _source(y.pin.source)),  # type: ignore[arg-type]
+        ("KV pin", _size(fig, "term_pin", pin), _source(y.pin.source) if y.pin is not None else "no pin: the log gives none; type one to check it"),
         ("overhead", _size(fig, "term_overhead", over.value), _source(*over.sources)),
         ("start headroom", _size(fig, "term_headroom", int(y.headroom.value)), _source(y.headroom.source)),  # type: ignore[arg-type]
     ]
-    terms = table(("Term", "A rank", "From"), rows, "needs = weights + KV pin + overhead + headroom", ("needs", _size(fig, "needs", g["needs"].value), ""))
+    needs = _needs_printed(y, a, pin)
+    total = ("needs", fig("needs", fmt(needs, "GiB")), "the sum of the terms as printed; the check runs on exact bytes")
+    terms = table(("Term", "A rank", "From"), rows, "needs = weights + KV pin + overhead + headroom", total)
     if g["available"] is None:
         return head + terms + "<p>Paste or type MemAvailable before the start to see whether it passes and the largest pin.</p></section>"
     largest = g["largest_pin"]
-    verdict = badge(g["passes"]) + fig("gate_verdict", "passes" if g["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"')
-    items = [
-        ("MemAvailable before the start", _size(fig, "available", g["available"]) + " " + _source(y.before.source)),  # type: ignore[union-attr]
-        ("Gate", f"{verdict} by {fig('margin', fmt(abs(g['margin']), 'GiB'))} {'to spare' if g['passes'] else 'short'}"),
+    available = ("MemAvailable before the start", _size(fig, "available", g["available"]) + " " + _source(y.before.source))  # type: ignore[union-attr]
+    margin = shown(g["available"], "GiB", 2) - needs
+    items = [available]
+    if g["passes"] is not None:
+        items.append(
+            ("Gate", f"{_check('gate_verdict', g['passes'], fig)} by {fig('margin', fmt(abs(margin), 'GiB'))} {'to spare' if g['passes'] else 'short'}")
+        )
+    items.append(
         (
             "Largest pin that passes",
-            fig("largest_pin", fmt(largest, "e9", 2, down=True)) + f" ({fig('largest_pin_gib', fmt(largest, 'GiB', 2, down=True))})"
+            fig("largest_pin", fmt(largest, "e9", 2, down=True)) + f" ({fig('largest_pin_gib', fmt(largest, 'GiB', 2, down=True))}), rounded down"
             if largest > 0
-            else fig("largest_pin", f"none: short by {fmt(-largest, 'GiB')} at a zero pin"),
-        ),
-    ]
-    return head + terms + dl(items) + "</section>"
+            else fig("largest_pin", f"none: short by {fmt(-largest, 'GiB', up=True)} at a zero pin"),
+        )
+    )
+    parts = [("weights", int(y.weights.value)), ("KV pin", pin), ("overhead", over.value), ("start headroom", int(y.headroom.value))]  # type: ignore[union-attr, arg-type]
+    drawn = figure_html(
+        charts.needs_vs_boxes(
+            [gate.Term(name, value, "", True) for name, value in parts],
+            g["needs"].value,
+            [("your box", g["available"])],
+            "What your start needs",
+            "yourstart-needs",
+        )
+    )
+    return head + drawn + terms + dl(items) + "</section>"
 
 
 def _grid_section(y: YourStart, a: dict, fig: Figures) -> str:
     head = '<section class="calc-section"><h3>Tokens and full contexts</h3>'
-    bpt = a["bytes_per_token"]
+    bpt = a["bytes_per_token_printed"]
     if not bpt:
         return head + "<p>No bytes per token: paste a log with its KV cache lines, or type it.</p></section>"
+    if not a["grid"]:
+        return head + "<p>No pin to size: type one, or give the readings that size the largest that passes.</p></section>"
     src = _source(y.bytes_per_token.source)  # type: ignore[union-attr]
     lengths = a["lengths"]
+    pin = int(y.pin.value) if y.pin is not None else None  # type: ignore[arg-type]
     rows = []
     for i, cell in enumerate(a["grid"]):
         p = cell["pin"]
-        name = "the pin" if p == int(y.pin.value) else "largest that passes" if p == a["gate"]["largest_pin"] else "typed"  # type: ignore[arg-type]
-        row = [f"{fig(f'grid_pin_{i}', fmt(p, 'e9', 2, down=True))} ({esc(name)})", fig(f"grid_tokens_{i}", fmt(cell["tokens"], "tokens", down=True))]
-        row += [fig(f"grid_contexts_{i}_{n}", fmt(cell["contexts"][n], "count", 0, down=True)) for n in lengths]
+        name = "the pin" if p == pin else "largest that passes" if p == a["gate"]["largest_pin"] else "typed"
+        logged = " (logged by vLLM)" if cell["logged"] else ""
+        row = [f"{fig(f'grid_pin_{i}', fmt(p, 'B'))} ({esc(name)})", fig(f"grid_tokens_{i}", fmt(cell["tokens"], "tokens")) + logged]
+        row += [fig(f"grid_contexts_{i}_{n}", fmt(cell["contexts"][n], "count")) for n in lengths]
         rows.append(tuple(row))
     head_row = ("KV pin", "Tokens", *(f"Full {fmt(n, 'count')}-token contexts" for n in lengths))
     note = (
-        f"<p>At {fig('bpt', fmt(bpt, 'B'))} a token a rank ({src}). Where part of a request's footprint is fixed "
+        f"<p>Tokens = the pin / {fig('bpt', fmt(bpt, 'B a token', 0 if bpt.denominator == 1 else 2))} a token a rank, rounded down"
+        + (" (the count vLLM logged at its own pool)" if any(c["logged"] for c in a["grid"]) else "")
+        + f"; full contexts = tokens / the length, rounded down "
+        f"(bytes a token: {src}). Where part of a request's footprint is fixed "
         "(sliding-window or hybrid layers, a drafter), pool over tokens moves with max_model_len: "
         '<a href="../kv-pool/#why-pool-over-tokens-is-not-a-per-token-cost">why</a>.</p>'
     )
@@ -506,66 +627,112 @@ def _grid_section(y: YourStart, a: dict, fig: Figures) -> str:
 
 def _checks_section(y: YourStart, a: dict, reading: Any, fig: Figures) -> str:
     out = ['<section class="calc-section"><h3>vLLM&rsquo;s own checks</h3>']
+    if y.engine == "sglang":
+        out.append(
+            "<p>This is an SGLang log: SGLang sizes its pool by mem_fraction_static after the weights load and runs neither of vLLM&rsquo;s checks "
+            "(gpu_memory_utilization against free memory, one request of max_model_len in the pool), so neither is worked here.</p>"
+        )
     f = a["fraction"]
-    if f is None:
+    if f is None and y.engine != "sglang":
         out.append("<p>The fraction check needs the box total and the free memory before the start (MemAvailable on unified memory).</p>")
-    else:
-        how = "typed or from the log" if f["typed"] else "the largest two-decimal fraction that passes"
-        verdict = badge(f["passes"]) + fig("fraction_verdict", "passes" if f["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"')
+    elif f is not None:
+        how = "" if f["typed"] else f"the largest two decimals whose ask leaves the {fmt(int(y.headroom.value), 'GiB', 0)} start headroom free"  # type: ignore[arg-type]
         asks = fig("fraction_requested", fmt(f["requested"], "GiB")) if f["requested"] is not None else "nothing"
         out.append(
             "<p>The fraction check: vLLM starts only if ceil(gpu_memory_utilization &times; total) &le; free memory, even with a pin.</p>"
             + dl(
                 [
-                    ("gpu_memory_utilization", f"{fig('fraction', fmt(f['fraction'], 'fraction'))} ({how})"),
+                    (
+                        "gpu_memory_utilization",
+                        f"{fig('fraction', fraction_text(f['fraction']))} ({_source(y.gpu_memory_utilization.source) if f['typed'] else how})",
+                    ),  # type: ignore[union-attr]
                     ("Asks for", f"{asks} of {fig('fraction_total', fmt(f['total'], 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
-                    ("Against free", fig("fraction_free", fmt(f["free"], "GiB"))),
-                    ("Check", verdict),
+                    ("Against free", fig("fraction_free", fmt(f["free"], "GiB")) + f" ({_source(y.before.source)})"),  # type: ignore[union-attr]
+                    ("Check", _check("fraction_verdict", f["passes"], fig) if f["reached"] else _not_reached("fraction_verdict", fig)),
                     (
                         "The fraction to pass it",
                         "at most "
-                        + fig("fraction_ceiling", fmt(f["ceiling"], "fraction", 4))
+                        + fig("fraction_ceiling", fmt(f["ceiling"], "fraction", 4, down=True))
                         + (" (the low end of free over the high end of total, as the log rounded them)" if f["rounded"] else ""),
                     ),
                 ]
             )
         )
     one = a["one_request"]
-    if one is None:
-        out.append("<p>The one-request check needs bytes per token and max_model_len.</p>")
-    else:
-        verdict = badge(one["passes"]) + fig("one_request_verdict", "passes" if one["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"')
+    if one is None and y.engine != "sglang":
+        out.append("<p>The one-request check needs a pin, bytes per token and max_model_len.</p>")
+    elif one is not None:
         out.append(
             "<p>The one-request check: the pool must hold one request of max_model_len, or vLLM stops and estimates the longest it could serve.</p>"
             + dl(
                 [
                     (
                         f"One {fig('one_request_len', fmt(one['max_model_len'], 'tokens'))} request",
-                        f"needs a pin of at least {fig('one_request_pin', pin_up(one['pin_needed']))}",
+                        f"needs a pin of at least {fig('one_request_pin', pin_up(one['pin_needed']))} "
+                        + (
+                            f"(vLLM&rsquo;s own per-request maximum: {_source(one['floor_source'])})"
+                            if one["floor_source"]
+                            else "(max_model_len &times; the bytes a token printed above, rounded up; vLLM&rsquo;s own floor is its per-request maximum, larger by any fixed part)"
+                        ),
                     ),
-                    ("Check", verdict),
-                    ("Longest context the pin holds", fig("one_request_longest", fmt(one["estimated_max_model_len"], "tokens"))),
+                    ("Check", _check("one_request_verdict", one["passes"], fig) if one["reached"] else _not_reached("one_request_verdict", fig)),
+                    (
+                        "Tokens the pin holds",
+                        fig("one_request_longest", fmt(one["estimated_max_model_len"], "tokens"))
+                        + " at the bytes a token printed above (vLLM&rsquo;s own estimate of the longest context differs for hybrid and sliding-window models)",
+                    ),
                 ]
             )
         )
     error = getattr(reading, "error", None) if reading is not None else None
     if error is not None and error.value:
-        what = {
-            "free_memory": "the free-memory check refused it",
-            "no_kv_memory": "no memory was left for the KV cache",
-            "max_model_len": "the pool could not hold one request of max_model_len",
-        }.get(str(error.value), str(error.value))
+        what = FAILURES.get(str(error.value), str(error.value))
         estimate = getattr(reading, "estimated_max_model_len", None)
         tail = f"; vLLM estimated a max_model_len of {fig('log_estimate', fmt(estimate.value, 'count'))}" if estimate is not None and estimate.value else ""
         out.append(f"<p><strong>Your start failed:</strong> {esc(what)} ({_source(_line('log', error.line_no, error.line_text))}){tail}.</p>")
     return "".join(out) + "</section>"
 
 
-def _command_section(a: dict, fig: Figures) -> str:
+def _command_section(y: YourStart, a: dict, fig: Figures) -> str:
+    """The launch line for the log's engine: the request's when nothing refuses it, the suggested
+    fix's (labelled, each change said) when something does, none when nothing here starts it."""
+    sglang = y.engine == "sglang"
+    head = "SGLang launch command" if sglang else "vllm serve"
+    if a["passes"] is False and a["fix"] is None:
+        why = (
+            "None offered: what is given does not size a fix (it needs the start&rsquo;s total, weights and overhead); pick the box, type them, or paste the readings."
+            if a["refused_by"] == "log"
+            else "None: no pin and no fraction here lets this request start; only more free memory, a shorter max_model_len or a smaller model does."
+        )
+        return f'<section class="calc-section"><h3>{head}</h3><p>{why}</p></section>'
     text = a["command"]
     fig("command", text)
+    note, button = "", "Copy the command"
+    if a["fix"] is not None:
+        head += " of the suggested fix"
+        changes = "".join(f"<li>{esc(_change(k, v))}: {esc(why)}</li>" for k, v, why in a["fix"]["changes"])
+        note = f"<p>Not the refused request: the same request with</p><ul>{changes}</ul>"
+        button = "Copy the suggested fix&rsquo;s command"
+    if y.model is None:
+        note += "<p>MODEL stands for your model: type it above, or paste a log that names it.</p>"
+    if a["command_note"]:
+        note += f"<p><strong>Note:</strong> {esc(a['command_note'])}.</p>"
+    if sglang:
+        note += (
+            "<p>SGLang has no byte pin: mem_fraction_static (the log&rsquo;s, when it printed one) sizes its pool, and "
+            "--max-total-tokens caps the pool at the tokens the pin holds at this log&rsquo;s bytes a token "
+            "(flags of python/sglang/srt/server_args.py).</p>"
+        )
     return (
-        '<section class="calc-section"><h3>vllm serve</h3>'
+        f'<section class="calc-section"><h3>{head}</h3>{note}'
         f'<pre class="calc-flags" id="{NAME}-command"><code data-fig="command">{esc(text)}</code></pre>'
-        f'<button type="button" class="md-button calc-copy" data-clipboard-target="#{NAME}-command &gt; code">Copy the command</button></section>'
+        f'<button type="button" class="md-button calc-copy" data-clipboard-target="#{NAME}-command &gt; code">{button}</button></section>'
     )
+
+
+def _change(key: str, value: Any) -> str:
+    if key == "pin":
+        return f"--kv-cache-memory-bytes {value} ({fmt(value, 'e9')})"
+    if key == "max_model_len":
+        return f"--max-model-len {value}"
+    return f"--gpu-memory-utilization {fraction_text(value)}"
