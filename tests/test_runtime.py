@@ -45,19 +45,19 @@ def copy_calc(tmp_path: Path) -> Path:
 def test_the_browser_gets_the_calc_modules_the_glue_imports_and_nothing_else():
     files = runtime.browser_calc_files()
     assert "html.py" in files and "catalog.py" in files and "units.py" in files
-    assert "cli.py" not in files and "guard.py" not in files and "__main__.py" not in files
+    assert "cli.py" not in files and "watch.py" not in files and "ingest.py" not in files and "__main__.py" not in files
 
 
 def test_a_new_calculator_module_is_picked_up_from_the_imports(tmp_path):
     root = copy_calc(tmp_path)
     (root / "calc" / "later").mkdir()
     (root / "calc" / "later" / "__init__.py").write_text("")
-    (root / "calc" / "later" / "extra.py").write_text("from calc import guard\n")
-    assert "guard.py" not in runtime.browser_calc_files(root)
+    (root / "calc" / "later" / "extra.py").write_text("from calc import watch\n")
+    assert "watch.py" not in runtime.browser_calc_files(root)
     html = root / "calc" / "html.py"
     html.write_text(html.read_text() + "\n\ndef _late():\n    from calc.later import extra\n")
     files = runtime.browser_calc_files(root)
-    assert {"later/__init__.py", "later/extra.py", "guard.py"} <= set(files)
+    assert {"later/__init__.py", "later/extra.py", "watch.py"} <= set(files)
     assert "cli.py" not in files
 
 

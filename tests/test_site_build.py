@@ -89,7 +89,7 @@ def test_only_what_the_page_loads_is_shipped(shipped):
     site = shipped.site
     # calc: what the browser imports, not the command line
     assert {"html.py", "catalog.py", "units.py", "report.py"} <= set(browser_calc_files())
-    assert not {"cli.py", "guard.py", "__main__.py"} & set(browser_calc_files())
+    assert not {"cli.py", "watch.py", "ingest.py", "__main__.py"} & set(browser_calc_files())
     # Pyodide: no packages in the lock; the standard library cut, with what calc imports
     lock = json.loads((site / "runtime" / "pyodide" / "pyodide-lock.json").read_text())
     assert lock["packages"] == {} and lock["info"]["python"]
