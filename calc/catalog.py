@@ -753,19 +753,57 @@ def parse_yaml(data: bytes, file: str) -> Any:
 
 
 def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
-    """Raw contents of catalog/*.yaml, read with PyYAML's safe loader (see parse_yaml)."""
-    directory = Path(directory)
-    raw: dict[str, Any] = {}
+    """Raw contents of catalog/*.yaml, each read safely (see parse_yaml)."""
+    return _parse_yaml(_read_texts(Path(directory)))
+
+
+def _read_texts(directory: Path) -> dict[str, bytes]:
+    texts = {}
     for name in FILES:
         path = directory / f"{name}.yaml"
         if not path.exists():
             raise CatalogError(f"{name}.yaml", "(file)", _MISSING, f"a file at {path}")
-        raw[name] = parse_yaml(path.read_bytes(), f"{name}.yaml")
-    return raw
+        texts[name] = path.read_bytes()
+    return texts
+
+
+def _parse_yaml(texts: dict[str, bytes]) -> dict[str, Any]:
+    """Every file parsed by parse_yaml: bounded, UTF-8, no aliases, no duplicate keys, on
+    libyaml's loader where PyYAML was built with it."""
+    return {name: parse_yaml(data, f"{name}.yaml") for name, data in texts.items()}
 
 
 def load_dir(directory: str | Path) -> Catalog:
-    return build(read_yaml_dir(directory))
+    """The catalog of a directory of YAML files, validated.
+
+    What the YAML parser made of the files is kept in the directory's __pycache__ (as Python
+    keeps compiled modules) with the files' bytes, this module's source and the installed
+    PyYAML's time: a command run again on an unchanged catalog skips the parser, and any change
+    to a file or to the reader parses again. Validation runs every time.
+    """
+    import pickle
+    from importlib.util import find_spec
+
+    directory = Path(directory)
+    texts = _read_texts(directory)
+    spec = find_spec("yaml")
+    reader = (Path(__file__).read_bytes(), Path(spec.origin).stat().st_mtime_ns if spec and spec.origin else None)
+    cache = directory / "__pycache__" / "catalog.pickle"
+    try:
+        kept = pickle.loads(cache.read_bytes())
+        if kept["reader"] != reader or kept["texts"] != texts:
+            raise ValueError("stale")
+        raw = kept["raw"]
+    except Exception:  # none yet, stale or unreadable: parse
+        raw = _parse_yaml(texts)
+        try:
+            cache.parent.mkdir(exist_ok=True)
+            partial = cache.with_suffix(".partial")
+            partial.write_bytes(pickle.dumps({"reader": reader, "texts": texts, "raw": raw}))
+            partial.replace(cache)
+        except OSError:  # a read-only catalog is parsed every time
+            pass
+    return build(raw)
 
 
 def load_json(text: str) -> Catalog:

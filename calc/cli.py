@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import re
@@ -10,11 +11,16 @@ import sys
 import time
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from calc import budget, derive, fraction, guard, ingest, kv, logread, modeled, prefetch, report, watch
+from calc import derive, fraction, kv, report
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
+
+if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
+    from collections.abc import Callable
+
+    from calc import logread
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
 SCHEMA_DIR = CATALOG_DIR / "schema"
@@ -308,6 +314,8 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
 
 
 def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> object:
+    from calc import guard
+
     policy = catalog.policy["guard"]
     if args.trace in catalog.traces:
         trace = catalog.traces[args.trace]
@@ -341,6 +349,8 @@ def _guard_settings(policy: dict[str, Any], args: argparse.Namespace) -> tuple[i
 
 
 def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
+    from calc import watch
+
     policy = catalog.policy["guard"]
     paths = args.proc or ["/proc/meminfo"]
     interval = _seconds(args.interval, "--interval") if args.interval else float(policy["poll_seconds"].value)
@@ -360,7 +370,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
     try:
         if out:
             out.write(f"# python -m calc watch: MemAvailable every {interval:g} s from {', '.join(paths)}; replay with python -m calc guard {args.out}\n")
-        for poll in watch.watch(read, time.sleep, count, interval, floor, polls, paths[0]):
+        for poll in watch.watch(read, getattr(args, "sleep", time.sleep), count, interval, floor, polls, paths[0]):
             seen.append(poll)
             if out:
                 out.write(watch.trace_line(poll) + "\n")
@@ -391,6 +401,8 @@ def _seconds(text: str, what: str) -> float:
 
 
 def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
+    from calc import budget
+
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
@@ -435,6 +447,8 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
 
 
 def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
+    from calc import prefetch
+
     share = catalog.policy["vllm"]["prefetch_fraction"].value
     checkpoint = parse_size(args.checkpoint, "--checkpoint")
     available = meminfo_available() if args.available == "auto" else parse_size(args.available, "--available")
@@ -471,6 +485,8 @@ def _read_text(path: str, what: str) -> str:
 
 
 def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
+    from calc import modeled
+
     inputs = modeled.ModelInputs(
         config_text=_read_text(args.config, "config"),
         config_file=args.config,
@@ -513,6 +529,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
 
 def read_log_file(name: str) -> logread.LogReading:
     """A log file (or - for standard input), streamed line by line; binary refused up front."""
+    from calc import logread
+
     try:
         stream = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
     except OSError as error:
@@ -550,6 +568,8 @@ def _utf16(head: bytes) -> str | None:
 
 
 def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
+    from calc import ingest, logread
+
     reading = read_log_file(args.file)
     if args.pin:
         reading = logread.with_pin(reading, parse_size(args.pin, "--pin"), f"--pin {args.pin}, given on the command line")
@@ -576,6 +596,8 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
 
 
 def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:
+    from calc import ingest
+
     engine = str(r.engine.value) if r.engine else ""
     build = f"{engine} {r.engine_version.value}" if r.engine_version else engine
     era = f", {r.era.value.upper()} engine" if r.era and r.era.value in ("v0", "v1") else ""
@@ -648,6 +670,7 @@ def cmd_check(catalog: Catalog, args: argparse.Namespace) -> str:
     )
 
 
+@functools.cache  # built once a process: the site build runs the command line for every example
 def build_parser() -> Parser:
     parser = Parser(prog="python -m calc", description="Memory calculators for vLLM starts, from the catalog.")
     parser.add_argument("--catalog", default=str(CATALOG_DIR), help="catalog directory (default: the project's)")
@@ -765,10 +788,18 @@ def one_line(message: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", lambda m: repr(m.group())[1:-1], message)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: Callable[[float], None] | None = None) -> int:
+    """Run one command; `catalog`, when given, stands for the default catalog directory's contents
+    (the site build passes the catalog it has already read); `sleep`, when given, is what `watch`
+    waits between polls with (the build replays saved readings without waiting)."""
     try:
         args = build_parser().parse_args(argv)
-        catalog = None if args.run in (cmd_schema, cmd_model) else load_dir(args.catalog)
+        if sleep is not None:
+            args.sleep = sleep
+        if args.run in (cmd_schema, cmd_model):
+            catalog = None
+        elif catalog is None or args.catalog != str(CATALOG_DIR):
+            catalog = load_dir(args.catalog)
         out = args.run(catalog, args)
     except (UsageError, InputError, CatalogError) as error:
         print(f"calc: error: {one_line(str(error))}", file=sys.stderr)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from calc import hfconfig, kv, kvlayout
+from calc import kv
 from calc.catalog import Catalog, Figure
 from calc.gate import Amount, GateRow, Request
 from calc.units import InputError
@@ -230,6 +230,8 @@ def modeled_from_architecture(model: dict[str, Any], kv_dtype: str, tp: int = 1)
     arch = model.get("architecture")
     if not arch:
         return None
+    from calc import hfconfig, kvlayout  # the layout model, imported by the one function that needs it
+
     shape = hfconfig.from_architecture(arch, model["id"])
     settings = kvlayout.Settings(tp=tp, kv_cache_dtype=kv_dtype)
     return int(kvlayout.request(shape, settings, 1, kvlayout.version(None)).bytes_per_token)

@@ -8,14 +8,16 @@ import json
 from pathlib import Path
 
 from calc import html as calc_html
+from hooks.runtime import browser_calc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 GLUE = "calculator/main.py"  # docs/calculator/main.py, copied by MkDocs as a static file
-EARLY = "calculator/early-pyodide.mjs"  # starts Pyodide while PyScript is still starting
+EARLY = "calculator/early-pyodide.mjs"  # boots Pyodide and writes the calculators' files
 # The runtime's large files, fetched while the page is still being parsed.
 PRELOAD = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 # PyScript plugins the calculators do not use, turned off (the error plugin too: the glue shows
-# its own messages, never a traceback).
+# its own messages, never a traceback). PyScript reads a config for MicroPython as well and, with
+# none, loads every plugin: the page gives it one too, with the same plugins off.
 UNUSED_PLUGINS = ("codemirror", "deprecations-manager", "donkey", "error", "py-editor", "py-game", "py-terminal")
 
 # Shown while Python starts (hidden with JavaScript off), and says so if it cannot start; marks a
@@ -43,11 +45,6 @@ LOADING_SCRIPT = """<script>(function () {
 })();</script>"""
 
 
-def calc_sources() -> list[Path]:
-    """Every module of calc/, its packages too, relative to the repository: what the browser imports."""
-    return sorted(path.relative_to(ROOT) for path in (ROOT / "calc").rglob("*.py"))
-
-
 def up(page_url: str) -> str:
     """The relative path from a page to the site root: "calculator/" is one level deep."""
     depth = page_url.count("/")
@@ -55,37 +52,64 @@ def up(page_url: str) -> str:
 
 
 def pyscript_config(root: str) -> dict:
-    """Interpreter against the page URL, files against the config URL: both relative to the page."""
-    files = {f"{root}py/{path.as_posix()}": f"./{path.as_posix()}" for path in calc_sources()}
-    files[f"{root}py/catalog.json"] = "./catalog.json"
-    return {
-        "interpreter": f"{root}{EARLY}",
-        "files": files,
-        "plugins": [f"!{name}" for name in UNUSED_PLUGINS],
-    }
+    """The interpreter, resolved against the page URL: the early start below, which also writes
+    the calculators' files, so PyScript has none to fetch."""
+    return {"interpreter": f"{root}{EARLY}", "plugins": [f"!{name}" for name in UNUSED_PLUGINS]}
+
+
+def python_files(root: str) -> list[tuple[str, str]]:
+    """(URL relative to the page, path in Python's working directory): the calc modules the
+    browser imports and the catalog."""
+    return [(f"{root}py/calc/{path}", f"calc/{path}") for path in browser_calc_files()] + [(f"{root}py/catalog.json", "catalog.json")]
+
+
+# Starts the runtime once the parsed page has been painted: preloads Pyodide's large files, imports
+# the early start and adds PyScript's core.js. Fetching and booting earlier would compete with
+# the page for the network and the main thread and paint the build-time figures later.
+START_SCRIPT = """<script>(function () {
+  var runtime = RUNTIME;
+  function go() {
+    runtime.modules.forEach(function (href) { var link = document.createElement("link"); link.rel = "modulepreload"; link.href = href; document.head.append(link); });
+    runtime.fetches.forEach(function (href) { var link = document.createElement("link"); link.rel = "preload"; link.as = "fetch"; link.crossOrigin = "anonymous"; link.href = href; document.head.append(link); });
+    import(runtime.early).then(function (m) { return m.start(); });
+    var core = document.createElement("script");
+    core.type = "module";
+    core.src = runtime.core;
+    document.head.append(core);
+  }
+  function afterPaint() { requestAnimationFrame(function () { setTimeout(go, 0); }); }
+  if (document.readyState === "loading") addEventListener("DOMContentLoaded", afterPaint, { once: true });
+  else afterPaint();
+})();</script>"""
 
 
 def runtime_html(page_url: str) -> str:
-    """The loading state, then PyScript: the py script (with its config) before core.js, which is
-    async so that Pyodide starts while the rest of the page is still being parsed; the runtime's
-    large files are preloaded for the same reason."""
+    """The loading state, the lists the runtime reads, and the script that starts it after the
+    page's first paint. Nothing here blocks parsing or painting."""
     root = up(page_url)
     config = html.escape(json.dumps(pyscript_config(root), separators=(",", ":")), quote=True)
+    micropython = html.escape(json.dumps({"plugins": [f"!{name}" for name in UNUSED_PLUGINS]}, separators=(",", ":")), quote=False)
+    files = json.dumps(python_files(root), separators=(",", ":"))
     pyodide = f"{root}runtime/pyodide/"
+    runtime = {
+        "modules": [f"{pyodide}pyodide.mjs", f"{pyodide}pyodide.asm.mjs"],
+        "fetches": [f"{pyodide}{name}" for name in PRELOAD],
+        "early": f"{root}{EARLY}",
+        "core": f"{root}runtime/pyscript/core.js",
+    }
     return "\n".join(
         (
+            "<!-- calc-runtime -->",
             '<div class="calc-runtime">',
             '<p class="calc-status" id="calc-status" role="status" hidden>Python is starting; the figures below are the build-time result for the default inputs.</p>',
             '<noscript><p class="calc-status">JavaScript is off: the figures below are the build-time result for the default inputs; edits need JavaScript.</p></noscript>',
+            f"<mpy-config hidden>{micropython}</mpy-config>",
             "</div>",
             LOADING_SCRIPT,
-            f'<script>import("{root}{EARLY}").then((m) => m.start());</script>',
-            f'<link rel="modulepreload" href="{pyodide}pyodide.mjs">',
-            f'<link rel="modulepreload" href="{pyodide}pyodide.asm.mjs">',
-            *(f'<link rel="preload" as="fetch" crossorigin="anonymous" href="{pyodide}{name}">' for name in PRELOAD),
-            f'<link rel="stylesheet" href="{root}runtime/pyscript/core.css">',
+            f'<script type="application/json" id="calc-python-files">{files}</script>',
             f'<script type="py" src="{root}{GLUE}" config="{config}"></script>',
-            f'<script type="module" async src="{root}runtime/pyscript/core.js"></script>',
+            START_SCRIPT.replace("RUNTIME", json.dumps(runtime, separators=(",", ":"))),
+            "<!-- /calc-runtime -->",
         )
     )
 

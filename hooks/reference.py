@@ -1,7 +1,9 @@
 """The catalog reference: one generated page per model and per box, every figure with its source.
 
-Pages are built from the catalog at build time and never committed; the nav gets them too, so
-adding a model to catalog/models.yaml adds its page with no other edit.
+Pages are built from the catalog at build time and never committed, so adding a model to
+catalog/models.yaml adds its page with no other edit. The nav lists one index page for the models
+and one for the boxes, which link every page: a nav listing each model on every page would grow
+as models x pages.
 """
 
 from __future__ import annotations
@@ -13,11 +15,25 @@ from hooks.figures import render, source_text, text
 SECTION = "Catalog reference"
 
 
+MODELS_INDEX = "catalog/models/index.md"
+BOXES_INDEX = "catalog/boxes/index.md"
+
+
 def pages(catalog: Catalog) -> dict[str, tuple[str, str]]:
-    """src path -> (nav title, markdown)."""
-    out = {}
+    """src path -> (title, markdown): the two index pages, then one page per model and per box.
+
+    The readings and fits are derived once over the catalog, then handed to each model's page.
+    """
+    readings = derive.kv_readings(catalog)
+    fits = derive.length_fits(catalog)
+    out = {
+        MODELS_INDEX: ("Models", f"# Models\n\n{models_table(catalog, '')}\n"),
+        BOXES_INDEX: ("Boxes", f"# Boxes\n\n{boxes_table(catalog, '')}\n"),
+    }
     for model_id, model in catalog.models.items():
-        out[f"catalog/models/{model_id}.md"] = (text(model["name"]), _titled(model["name"], model_page(catalog, model)))
+        mine = [r for r in readings if r.model == model_id]
+        page = model_page(catalog, model, mine, [f for f in fits if f.model == model_id])
+        out[f"catalog/models/{model_id}.md"] = (text(model["name"]), _titled(model["name"], page))
     for box_id, box in catalog.boxes.items():
         out[f"catalog/boxes/{box_id}.md"] = (text(box["name"]), _titled(box["name"], box_page(catalog, box)))
     return out
@@ -40,7 +56,7 @@ def _figure_rows(figures: list[tuple[str, Figure, str, int]]) -> list[str]:
     return rows
 
 
-def model_page(catalog: Catalog, model: dict) -> str:
+def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], fits: list[derive.LengthFit]) -> str:
     lines = [f"# {text(model['name'])}", ""]
     if model.get("illustrative"):
         lines += ["An illustrative model from the several-models guide: its figures are estimates, not readings.", ""]
@@ -58,7 +74,6 @@ def model_page(catalog: Catalog, model: dict) -> str:
             f"Rule of thumb, parameters x bytes per parameter: {render(int(model['parameters'] * model['bits_per_parameter'] / 8), 'GB', 1)}.",
             "",
         ]
-    readings = [r for r in derive.kv_readings(catalog) if r.model == model["id"]]
     if readings:
         lines += ["## Bytes per token", "", f"| Engine, KV type | B / token / rank | Tokens in a {render(10**10, 'e9')} pin | Source |", "|---|---|---|---|"]
         for r in readings:
@@ -69,7 +84,6 @@ def model_page(catalog: Catalog, model: dict) -> str:
                 f"| {what} | {render(r.bytes_per_token, 'count', source=r.provenance)} | {render(tokens, 'count')}{' (logged)' if logged else ''} | {text(r.provenance)} |"
             )
         lines.append("")
-    fits = [f for f in derive.length_fits(catalog) if f.model == model["id"]]
     if fits:
         lines += [
             "## Per-request cost over max_model_len",
@@ -221,14 +235,23 @@ def box_page(catalog: Catalog, box: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def index_links(catalog: Catalog) -> str:
+def models_table(catalog: Catalog, where: str) -> str:
+    """Every model with a link to its page; `where` is the folder of the models' pages from the linking page."""
     lines = ["| Model | Weights | Source |", "|---|---|---|"]
     for model_id, model in catalog.models.items():
         weights = render(model["weights"], "GiB") if "weights" in model else "—"
         source = text(model["weights"].provenance) if "weights" in model else ""
-        lines.append(f"| [{text(model['name'])}](models/{model_id}.md) | {weights} | {source} |")
-    lines += ["", "| Box | Total | Memory |", "|---|---|---|"]
+        lines.append(f"| [{text(model['name'])}]({where}{model_id}.md) | {weights} | {source} |")
+    return "\n".join(lines)
+
+
+def boxes_table(catalog: Catalog, where: str) -> str:
+    lines = ["| Box | Total | Memory |", "|---|---|---|"]
     for box_id, box in catalog.boxes.items():
         total = derive.box_total(box)
-        lines.append(f"| [{text(box['name'])}](boxes/{box_id}.md) | {render(total.figure, 'GiB')} ({total.kind}) | {box['memory']} |")
+        lines.append(f"| [{text(box['name'])}]({where}{box_id}.md) | {render(total.figure, 'GiB')} ({total.kind}) | {text(box['memory'])} |")
     return "\n".join(lines)
+
+
+def index_links(catalog: Catalog) -> str:
+    return f"{models_table(catalog, 'models/')}\n\n{boxes_table(catalog, 'boxes/')}"

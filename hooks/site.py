@@ -3,6 +3,7 @@ a bare figure, and ship the calculator's Python and the local Pyodide/PyScript r
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -13,14 +14,17 @@ if str(ROOT) not in sys.path:
 
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
-from mkdocs.structure.files import File  # noqa: E402
+from mkdocs.structure.files import File, InclusionLevel  # noqa: E402
 
 from calc.catalog import CatalogError, raw_as_json  # noqa: E402
-from hooks import reference  # noqa: E402
-from hooks.calculator_page import calc_sources  # noqa: E402
+from hooks import reference, runtime  # noqa: E402
+from hooks.calculator_page import UNUSED_PLUGINS  # noqa: E402
 from hooks.figures import bare_figures, site_catalog, site_catalog_raw, take_problems  # noqa: E402
 
-PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+PYODIDE_SCRIPTS = ("pyodide.mjs", "pyodide.asm.mjs")  # and pyodide.asm.wasm as npm has it; the lock and the stdlib trimmed
+
+# The catalog reference's pages, generated once a build in on_config and added in on_files.
+_generated: dict[str, tuple[str, str]] = {}
 
 
 @event_priority(100)
@@ -29,14 +33,14 @@ def on_config(config, **_):
         catalog = site_catalog(ROOT)
     except CatalogError as error:
         raise PluginError(f"catalog/{error}") from None
-    generated = reference.pages(catalog)
+    _generated.clear()
+    _generated.update(reference.pages(catalog))
+    indexes = {path: title for path, (title, _) in _generated.items() if path in (reference.MODELS_INDEX, reference.BOXES_INDEX)}
     for section in config["nav"]:
         if isinstance(section, dict) and reference.SECTION in section:
             items = section[reference.SECTION]
-            items[:] = [i for i in items if not (isinstance(i, dict) and set(i.values()) & set(generated))]
-            models = [{title: path} for path, (title, _) in generated.items() if path.startswith("catalog/models/")]
-            boxes = [{title: path} for path, (title, _) in generated.items() if path.startswith("catalog/boxes/")]
-            items.extend([{"Models": models}, {"Boxes": boxes}])
+            items[:] = [i for i in items if not (isinstance(i, dict) and set(i.values()) & set(indexes))]
+            items.extend({title: path} for path, title in indexes.items())
             break
     else:
         raise PluginError(f"mkdocs.yml: nav has no '{reference.SECTION}' section for the generated catalog pages")
@@ -44,9 +48,10 @@ def on_config(config, **_):
 
 
 def on_files(files, config, **_):
-    catalog = site_catalog(ROOT)
-    for path, (_, markdown) in reference.pages(catalog).items():
-        files.append(File.generated(config, path, content=markdown))
+    """The generated pages; a model's or box's page is reached from its index page, not the nav."""
+    for path, (_, markdown) in _generated.items():
+        listed = path in (reference.MODELS_INDEX, reference.BOXES_INDEX)
+        files.append(File.generated(config, path, content=markdown, inclusion=InclusionLevel.UNDEFINED if listed else InclusionLevel.NOT_IN_NAV))
     return files
 
 
@@ -91,19 +96,43 @@ def on_page_markdown(markdown, page, **_):
 
 
 def on_post_build(config, **_):
+    """The calculator's runtime, only what the page loads (hooks/runtime.py says how each list is
+    found), its Python and the catalog as JSON; Material's assets without source maps."""
     site = Path(config["site_dir"])
-    runtime = site / "runtime"
+    runtime_dir = site / "runtime"
     modules = ROOT / "node_modules"
     pyodide = modules / "pyodide"
     pyscript = modules / "@pyscript" / "core" / "dist"
     if not pyodide.is_dir() or not pyscript.is_dir():
         raise PluginError("node_modules has no pyodide or @pyscript/core: run `npm ci` (make deps installs it)")
-    (runtime / "pyodide").mkdir(parents=True, exist_ok=True)
-    for name in PYODIDE_FILES:
-        shutil.copy2(pyodide / name, runtime / "pyodide" / name)
-    shutil.copytree(pyscript, runtime / "pyscript", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.map"))
-    for path in calc_sources():
-        target = site / "py" / path
+    (runtime_dir / "pyodide").mkdir(parents=True, exist_ok=True)
+    for name in PYODIDE_SCRIPTS:
+        (runtime_dir / "pyodide" / name).write_text(strip_source_map((pyodide / name).read_text(encoding="utf-8")), encoding="utf-8")
+    shutil.copy2(pyodide / "pyodide.asm.wasm", runtime_dir / "pyodide" / "pyodide.asm.wasm")
+    (runtime_dir / "pyodide" / "pyodide-lock.json").write_text(
+        runtime.trimmed_lock((pyodide / "pyodide-lock.json").read_text(encoding="utf-8")), encoding="utf-8"
+    )
+    (runtime_dir / "pyodide" / "python_stdlib.zip").write_bytes(runtime.trimmed_stdlib(pyodide / "python_stdlib.zip"))
+    (runtime_dir / "pyscript").mkdir(parents=True, exist_ok=True)
+    for name in runtime.pyscript_files(pyscript, UNUSED_PLUGINS):
+        (runtime_dir / "pyscript" / name).write_text(strip_source_map((pyscript / name).read_text(encoding="utf-8")), encoding="utf-8")
+    for path in runtime.browser_calc_files(ROOT):
+        target = site / "py" / "calc" / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / path, target)
+        shutil.copy2(ROOT / "calc" / path, target)
     (site / "py" / "catalog.json").write_text(raw_as_json(site_catalog_raw(ROOT)), encoding="utf-8")
+    for path in (site / "assets").rglob("*.map"):
+        path.unlink()
+        generated = path.with_suffix("")
+        if generated.is_file():
+            generated.write_text(strip_source_map(generated.read_text(encoding="utf-8")), encoding="utf-8")
+    lunr = site / "assets" / "javascripts" / "lunr"
+    search = next((plugin for name, plugin in config["plugins"].items() if name.endswith("search")), None)
+    languages = [lang for lang in (search.config.lang if search else None) or ["en"] if lang != "en"]
+    if lunr.is_dir() and not languages:  # the search worker loads no lunr language for English alone
+        shutil.rmtree(lunr)
+
+
+def strip_source_map(text: str) -> str:
+    """A script or stylesheet without its sourceMappingURL comment (the maps are not shipped)."""
+    return re.sub(r"\n?/[/*]# sourceMappingURL=[^\n]*?(?:\*/)?\s*$", "\n", text)

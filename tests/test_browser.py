@@ -53,6 +53,12 @@ class Guard:
         for route in self.held:
             route.abort()
 
+    def resume(self) -> None:
+        """Let the held requests through, as a slow server would in the end."""
+        self.hold = ()
+        for route in self.held:
+            route.continue_()
+
 
 def open_page(browser: Browser, base_url: str, hold: tuple[str, ...] = (), **context: object) -> tuple[Page, Guard]:
     guard = Guard(base_url, hold)
@@ -225,6 +231,44 @@ def test_build_time_figures_before_python_loads(browser, base_url, catalog):
         assert guard.held, "the test meant to hold Pyodide back"
     finally:
         page.context.close()
+
+
+def test_an_edit_made_while_python_starts_takes_effect_once_it_has_loaded(browser, base_url, catalog):
+    """Python starts without recomputing the calculators nobody touched; an edited one recomputes."""
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
+    try:
+        page.fill("#start-pin", "20e9")
+        assert page.get_attribute("#start-result", "data-state") == "pending"
+        guard.resume()
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        values = {**calc_html.defaults_of(catalog, "start").values, "pin": "20e9"}
+        assert figures_on(page, "start") == calc_html.run(catalog, "start", values).figures
+        assert page.get_attribute("#start-result", "data-state") == "valid"
+        for calculator in ("kv", "fit", "plan", "prefetch"):  # untouched: the build-time result stands
+            assert figures_on(page, calculator) == calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
+def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
+    """Every request answered (no chunk or module the build left out), none of PyScript's unused
+    plugins, no source map."""
+    context = browser.new_context()
+    page = context.new_page()
+    responses: list[tuple[str, int]] = []
+    page.on("response", lambda r: responses.append((r.url, r.status)))
+    try:
+        page.goto(base_url + "calculator/")
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        page.wait_for_load_state("networkidle")
+        assert [(url, status) for url, status in responses if status >= 400] == []
+        pyscript = {url.rsplit("/", 1)[1].split("-")[0] for url, _ in responses if "/runtime/pyscript/" in url}
+        assert pyscript == {"core.js", "core", "error"}, pyscript
+        assert not [url for url, _ in responses if url.endswith(".map")]
+        assert any(url.endswith("/py/calc/html.py") for url, _ in responses) and not any(url.endswith("/py/calc/cli.py") for url, _ in responses)
+    finally:
+        context.close()
 
 
 def test_javascript_off_shows_the_build_time_figures(browser, base_url, catalog):

@@ -104,7 +104,10 @@ def test_tab_indentation_names_its_line_and_column(catalog_copy: Path) -> None:
     edit(catalog_copy, "boxes.yaml", "    name: RTX 5090 node\n    memory: discrete\n", "    name: RTX 5090 node\n\tmemory: discrete\n")
     lines = (catalog_copy / "boxes.yaml").read_text(encoding="utf-8").splitlines()
     number = next(i for i, line in enumerate(lines, 1) if line.startswith("\tmemory"))
-    with pytest.raises(CatalogError, match=rf"^boxes\.yaml: line {number}, column 1: found .*(cannot start any token|tab character).*, expected valid YAML$"):
+    with pytest.raises(
+        CatalogError,
+        match=rf"^boxes\.yaml: line {number}, column 1: found .*(?:cannot start any token|tab character that violates indentation).*, expected valid YAML$",
+    ):
         load_dir(catalog_copy)
 
 
@@ -150,6 +153,23 @@ def test_schema_check_command_passes() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"catalog/schema: {len(FILES)} files up to date"
     assert done.stderr == ""
+
+
+def test_the_parsed_catalog_is_kept_and_any_edit_parses_again(catalog_copy: Path) -> None:
+    first = load_dir(catalog_copy)
+    kept = catalog_copy / "__pycache__" / "catalog.pickle"
+    stamp = kept.stat().st_mtime_ns
+    assert load_dir(catalog_copy) == first and kept.stat().st_mtime_ns == stamp  # read from what was kept
+    edit(catalog_copy, "boxes.yaml", "value: 121.69 GiB", "value: 121.70 GiB")
+    changed = load_dir(catalog_copy)
+    assert changed.boxes["dgx-spark"]["total_memory"].value == 130_674_379_981  # 121.70 x 2^30, to the byte
+    assert first.boxes["dgx-spark"]["total_memory"].value == 130_663_642_563  # 121.69 x 2^30
+    assert kept.stat().st_mtime_ns != stamp  # parsed again, and kept for the files as they are now
+    kept.write_bytes(b"not a pickle")
+    assert load_dir(catalog_copy) == changed  # a damaged one is parsed again, not trusted
+    edit(catalog_copy, "boxes.yaml", "value: 121.70 GiB", "value: 121.70 Gib")
+    with pytest.raises(CatalogError, match="boxes.yaml"):
+        load_dir(catalog_copy)  # validation runs on every load, kept or not
 
 
 # --- boxes ----------------------------------------------------------------------------------

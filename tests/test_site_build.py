@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +13,7 @@ from calc import charts, derive
 from calc.chart import figure_html
 from calc.units import fmt
 from hooks.figures import bare_figures
+from hooks.runtime import browser_calc_files
 from tests.sitebuild import ROOT, build, copy_project, edit
 
 HAND_PAGES = ("", "memory-budget", "gb10-unified-memory", "kv-pool", "start-up-memory", "several-models", "calculator", "command-line", "catalog")
@@ -40,10 +44,22 @@ def test_one_generated_page_per_model_and_box(shipped, catalog):
     for box_id, box in catalog.boxes.items():
         html = (site / "catalog" / "boxes" / box_id / "index.html").read_text()
         assert box["name"] in html
-    # and they are in the navigation of every page, with no script needed
+    # every page's navigation links the models' and the boxes' index, which link every page, with
+    # no script needed; the navigation does not list each model, so it does not grow with them
     home = (site / "index.html").read_text()
+    assert 'href="catalog/models/"' in home and 'href="catalog/boxes/"' in home
+    models = (site / "catalog" / "models" / "index.html").read_text()
+    boxes = (site / "catalog" / "boxes" / "index.html").read_text()
     for model_id in catalog.models:
-        assert f"catalog/models/{model_id}/" in home
+        assert f'href="{model_id}/"' in models
+        assert f"catalog/models/{model_id}/" not in home
+    for box_id in catalog.boxes:
+        assert f'href="{box_id}/"' in boxes
+    # and searchable
+    index = json.loads((site / "search" / "search_index.json").read_text())
+    located = {doc["location"].split("#")[0] for doc in index["docs"]}
+    for model_id in catalog.models:
+        assert f"catalog/models/{model_id}/" in located
 
 
 def test_nothing_is_fetched_from_outside_the_site(shipped):
@@ -63,8 +79,35 @@ def test_the_calculators_python_and_runtime_ship_with_the_site(shipped):
     for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
         assert (site / "runtime" / "pyodide" / name).stat().st_size > 0
     assert (site / "runtime" / "pyscript" / "core.js").exists()
-    for path in (ROOT / "calc").glob("*.py"):
-        assert (site / "py" / "calc" / path.name).read_bytes() == path.read_bytes()
+    shipped_calc = sorted(str(p.relative_to(site / "py" / "calc")) for p in (site / "py" / "calc").rglob("*.py"))
+    assert shipped_calc == browser_calc_files()
+    for path in shipped_calc:
+        assert (site / "py" / "calc" / path).read_bytes() == (ROOT / "calc" / path).read_bytes()
+
+
+def test_only_what_the_page_loads_is_shipped(shipped):
+    site = shipped.site
+    # calc: what the browser imports, not the command line
+    assert {"html.py", "catalog.py", "units.py", "report.py"} <= set(browser_calc_files())
+    assert not {"cli.py", "watch.py", "ingest.py", "__main__.py"} & set(browser_calc_files())
+    # Pyodide: no packages in the lock; the standard library cut, with what calc imports
+    lock = json.loads((site / "runtime" / "pyodide" / "pyodide-lock.json").read_text())
+    assert lock["packages"] == {} and lock["info"]["python"]
+    with (
+        zipfile.ZipFile(site / "runtime" / "pyodide" / "python_stdlib.zip") as kept,
+        zipfile.ZipFile(ROOT / "node_modules" / "pyodide" / "python_stdlib.zip") as full,
+    ):
+        names = set(kept.namelist())
+        assert names < set(full.namelist())
+        for module in ("fractions.py", "decimal.py", "dataclasses.py", "json/__init__.py", "re/__init__.py", "_pyodide/__init__.py", "encodings/utf_8.py"):
+            assert module in names, module
+        for module in ("unittest/__init__.py", "tkinter/__init__.py", "email/__init__.py", "pydoc.py"):
+            assert module not in names, module
+    # PyScript: core.js, its chunk and the one plugin it loads; no source maps anywhere
+    assert sorted(p.name.split("-")[0] for p in (site / "runtime" / "pyscript").iterdir()) == ["core", "core.js", "error"]
+    assert not list(site.rglob("*.map"))
+    for path in [*site.rglob("*.js"), *site.rglob("*.css"), *site.rglob("*.mjs")]:
+        assert "sourceMappingURL" not in path.read_text(encoding="utf-8", errors="ignore")[-300:], path
 
 
 def test_memory_budget_page_shows_the_catalogs_figures(shipped, catalog):
@@ -103,14 +146,14 @@ def test_cli_example_output_is_produced_at_build_time(shipped):
 
 
 def test_the_calculators_package_ships_and_the_browser_is_told_to_fetch_it(shipped):
-    from hooks.calculator_page import calc_sources, pyscript_config
+    from hooks.calculator_page import python_files
 
-    nested = [p for p in calc_sources() if len(p.parts) > 2]
-    assert {p.name for p in nested} >= {"form.py", "start.py", "kv.py", "fit.py", "plan.py", "prefetch.py", "yourstart.py", "__init__.py"}
-    for path in calc_sources():
-        assert (shipped.site / "py" / path).read_bytes() == (ROOT / path).read_bytes()
-    files = pyscript_config("../")["files"]
-    assert files["../py/calc/calculators/yourstart.py"] == "./calc/calculators/yourstart.py"
+    nested = [p for p in browser_calc_files() if "/" in p]
+    assert {p.split("/")[-1] for p in nested} >= {"form.py", "start.py", "kv.py", "fit.py", "plan.py", "prefetch.py", "yourstart.py", "__init__.py"}
+    for path in browser_calc_files():
+        assert (shipped.site / "py" / "calc" / path).read_bytes() == (ROOT / "calc" / path).read_bytes()
+    assert ("../py/calc/calculators/yourstart.py", "calc/calculators/yourstart.py") in python_files("../")
+    assert 'id="calc-python-files">' in shipped.page("calculator")
 
 
 def test_measure_your_start_is_the_main_path(shipped):
@@ -251,7 +294,7 @@ def test_adding_a_model_adds_its_page_with_no_other_edit(project):
     assert result.returncode == 0, result.output
     html = (result.site / "catalog" / "models" / "new-model-9b" / "index.html").read_text()
     assert "New Model 9B" in html and "5.50 GiB" in html
-    assert "catalog/models/new-model-9b/" in (result.site / "index.html").read_text()
+    assert 'href="new-model-9b/"' in (result.site / "catalog" / "models" / "index.html").read_text()
 
 
 def test_an_undefined_macro_name_fails_the_build(project):
@@ -314,6 +357,14 @@ def test_a_claim_that_no_longer_holds_fails_the_build(project):
     assert result.returncode != 0
     assert "docs/kv-pool.md:" in result.output
     assert "the page says 0.99 or 1.0 can never start on RTX 5090 node, but calc passes 0.99" in result.output
+
+
+def test_serve_rebuilds_on_edits_to_the_catalog_calc_and_hooks():
+    from mkdocs.config import load_config
+
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    watched = {Path(p).resolve() for p in config["watch"]}
+    assert {ROOT / "catalog", ROOT / "calc", ROOT / "hooks"} <= watched
 
 
 def test_jargon_is_defined_once_and_linked_where_it_first_appears(shipped):

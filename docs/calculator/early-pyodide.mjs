@@ -1,19 +1,40 @@
-// Pyodide, started as soon as the calculator page is parsed rather than when PyScript has
-// finished starting: PyScript's `interpreter` names this module, which hands it the same
-// instance. Everything is loaded from this site (runtime/pyodide/, copied from npm by the build).
+// Pyodide for the calculator page, with the calculators' files: the page starts it (once it has
+// been painted) and PyScript's `interpreter` names this module, which hands PyScript the same
+// instance with the files already in its file system. The files, listed by the page in
+// #calc-python-files, download while Pyodide boots. Everything is loaded from this site
+// (runtime/pyodide/, copied by the build).
 import { loadPyodide as load, version } from "../runtime/pyodide/pyodide.mjs";
 
 const indexURL = new URL("../runtime/pyodide/", import.meta.url).href;
 let started;
 
+async function fetched(url, path) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${response.statusText}`);
+  return [path, new Uint8Array(await response.arrayBuffer())];
+}
+
+// Each file's path is relative to Python's working directory, which is on sys.path, so
+// `import calc` finds calc/.
 export function start() {
-  started ??= load({ indexURL });
+  started ??= (async () => {
+    const list = document.getElementById("calc-python-files");
+    const files = list ? JSON.parse(list.textContent) : [];
+    const downloads = Promise.all(files.map(([url, path]) => fetched(new URL(url, location.href).href, path)));
+    const pyodide = await load({ indexURL });
+    for (const [path, bytes] of await downloads) {
+      const folder = path.split("/").slice(0, -1).join("/");
+      if (folder) pyodide.FS.mkdirTree(folder);
+      pyodide.FS.writeFile(path, bytes);
+    }
+    return pyodide;
+  })();
   return started;
 }
 
 export { version };
 
-// What PyScript calls: the instance already on its way, with PyScript's output streams.
+// What PyScript calls: the instance on its way, with PyScript's output streams.
 export async function loadPyodide(options = {}) {
   const pyodide = await start();
   if (options.stdout) pyodide.setStdout({ batched: options.stdout });

@@ -1,0 +1,80 @@
+"""What the calculator page ships: lists derived from imports, a lock without packages, a cut
+standard library that still holds what calc imports."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+from hooks import runtime
+
+ROOT = Path(__file__).resolve().parent.parent
+STDLIB = ROOT / "node_modules" / "pyodide" / "python_stdlib.zip"
+
+
+def test_module_imports_at_module_level_and_everywhere():
+    source = """
+import os, json.decoder
+from . import sibling
+from .. import uncle
+from .sub import thing
+try:
+    import tomllib
+except ImportError:
+    pass
+class A:
+    import string
+def f():
+    import decimal
+"""
+    level = runtime.module_imports(source, "pkg.inner.mod")
+    assert level == {"os", "json.decoder", "pkg.inner", "pkg.inner.sibling", "pkg", "pkg.uncle", "pkg.inner.sub", "pkg.inner.sub.thing", "tomllib", "string"}
+    assert runtime.module_imports(source, "pkg.inner.mod", everywhere=True) == level | {"decimal"}
+    assert runtime.module_imports("from . import x", "pkg", is_package=True) == {"pkg", "pkg.x"}
+
+
+def copy_calc(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "calc", tmp_path / "calc", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / runtime.GLUE).parent.mkdir(parents=True)
+    shutil.copy2(ROOT / runtime.GLUE, tmp_path / runtime.GLUE)
+    return tmp_path
+
+
+def test_the_browser_gets_the_calc_modules_the_glue_imports_and_nothing_else():
+    files = runtime.browser_calc_files()
+    assert "html.py" in files and "catalog.py" in files and "units.py" in files
+    assert "cli.py" not in files and "watch.py" not in files and "ingest.py" not in files and "__main__.py" not in files
+
+
+def test_a_new_calculator_module_is_picked_up_from_the_imports(tmp_path):
+    root = copy_calc(tmp_path)
+    (root / "calc" / "later").mkdir()
+    (root / "calc" / "later" / "__init__.py").write_text("")
+    (root / "calc" / "later" / "extra.py").write_text("from calc import watch\n")
+    assert "watch.py" not in runtime.browser_calc_files(root)
+    html = root / "calc" / "html.py"
+    html.write_text(html.read_text() + "\n\ndef _late():\n    from calc.later import extra\n")
+    files = runtime.browser_calc_files(root)
+    assert {"later/__init__.py", "later/extra.py", "watch.py"} <= set(files)
+    assert "cli.py" not in files
+
+
+def test_the_lock_keeps_its_info_and_no_package():
+    lock = {"info": {"python": "3.14.2", "arch": "wasm32"}, "packages": {"numpy": {"name": "numpy"}, "micropip": {}}}
+    assert json.loads(runtime.trimmed_lock(json.dumps(lock))) == {"info": {"python": "3.14.2", "arch": "wasm32"}, "packages": {}}
+
+
+def test_the_standard_library_keeps_what_ran_and_what_calc_imports(tmp_path):
+    with zipfile.ZipFile(STDLIB) as stdlib:
+        keep = runtime.stdlib_modules(stdlib)
+        assert {"fractions.py", "decimal.py", "json/__init__.py", "json/decoder.py", "re/_parser.py", "_pyodide/_base.py", "encodings/utf_8.py"} <= keep
+        assert "statistics.py" not in keep and "unittest/__init__.py" not in keep
+        # a module calc starts to import, which no run has seen yet, comes with its own imports
+        root = copy_calc(tmp_path)
+        units = root / "calc" / "units.py"
+        units.write_text("import statistics\n" + units.read_text())
+        more = runtime.stdlib_modules(stdlib, root)
+        assert more - keep >= {"statistics.py"}
+        assert all(entry in more for entry in ("numbers.py", "bisect.py", "random.py"))
