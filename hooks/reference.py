@@ -122,6 +122,10 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
             f"({text(readings[0].kv_dtype) if readings else 'bf16'}, one rank). Where a measured figure exists, the measured one wins.",
             "",
         ]
+        fields = [(k, v) for k, v in arch.items() if k not in ("source", "note")]
+        lines += ["| Field | Value |", "|---|---|"]
+        lines += [f"| {text(k)} | {render(v, 'count', source='architecture') if isinstance(v, int) and not isinstance(v, bool) else text(v)} |" for k, v in fields]
+        lines.append("")
         if arch.get("note"):
             lines += [f"What these fields leave out: {source_text(arch['note'])}.", ""]
     deployments = [d for d in catalog.deployments.values() if d["model"] == model["id"]]

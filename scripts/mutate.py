@@ -33,7 +33,9 @@ if str(ROOT) not in sys.path:
 
 from calc.catalog import FILES  # noqa: E402
 
-PROJECT = ("mkdocs.yml", "catalog", "calc", "hooks", "docs", "models", "logs")
+sys.path.insert(0, str(ROOT / "tests"))
+from sitebuild import copy_project  # noqa: E402  (the copy the build tests make)
+
 SKIPPED_KEYS = {"id", "date", "generation"}
 _NUMBER = re.compile(r"^(?P<num>[0-9][0-9_,]*(?:\.[0-9]+)?)(?P<exp>[eE][+-]?[0-9]+)?(?P<unit>\s?[A-Za-z]+)?$")
 _PAGE = re.compile(r"docs/[\w./-]+\.md|catalog/[\w./-]+\.md")
@@ -110,20 +112,6 @@ def numbers(catalog: Path) -> list[Number]:
 
         walk(yaml.compose(text, Loader=yaml.SafeLoader), "", "")
     return out
-
-
-def copy_project(target: Path) -> Path:
-    target.mkdir(parents=True, exist_ok=True)
-    for name in PROJECT:
-        source = ROOT / name
-        if not source.exists():
-            continue
-        if source.is_dir():
-            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, target / name)
-    (target / "node_modules").symlink_to(ROOT / "node_modules")
-    return target
 
 
 def build(root: Path, site: Path) -> tuple[bool, str]:

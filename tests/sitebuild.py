@@ -33,6 +33,8 @@ class Build:
 
 
 def copy_project(target: Path) -> Path:
+    """The files a build reads, copied into `target` (node_modules linked, not copied)."""
+    target.mkdir(parents=True, exist_ok=True)
     for name in PROJECT:
         source = ROOT / name
         if source.is_dir():
