@@ -124,7 +124,9 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
         ]
         fields = [(k, v) for k, v in arch.items() if k not in ("source", "note")]
         lines += ["| Field | Value |", "|---|---|"]
-        lines += [f"| {text(k)} | {render(v, 'count', source='architecture') if isinstance(v, int) and not isinstance(v, bool) else text(v)} |" for k, v in fields]
+        lines += [
+            f"| {text(k)} | {render(v, 'count', source='architecture') if isinstance(v, int) and not isinstance(v, bool) else text(v)} |" for k, v in fields
+        ]
         lines.append("")
         if arch.get("note"):
             lines += [f"What these fields leave out: {source_text(arch['note'])}.", ""]
