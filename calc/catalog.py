@@ -571,6 +571,24 @@ def _by_id(file: str, section: str, items: list[dict[str, Any]]) -> dict[str, di
     return out
 
 
+def _trace_times(traces: list[dict[str, Any]]) -> None:
+    """A trace's polls run forward in time, and its kernel-init window starts and ends on polls."""
+    for i, trace in enumerate(traces):
+        times = [sample["t"] for sample in trace["samples"]]
+        for j in range(1, len(times)):
+            if times[j] <= times[j - 1]:
+                raise CatalogError("traces.yaml", f"traces[{i}].samples[{j}].t", times[j], f"a time after the poll before it ({times[j - 1]})")
+        window = trace.get("kernel_init")
+        if window is not None:
+            for key in ("from_t", "to_t"):
+                if window[key] not in times:
+                    raise CatalogError(
+                        "traces.yaml", f"traces[{i}].kernel_init.{key}", window[key], f"the time of one of the trace's polls ({', '.join(map(str, times))})"
+                    )
+            if window["to_t"] <= window["from_t"]:
+                raise CatalogError("traces.yaml", f"traces[{i}].kernel_init.to_t", window["to_t"], f"a time after from_t ({window['from_t']})")
+
+
 def _lengths(models: list[dict[str, Any]]) -> None:
     """A length report is fit over max_model_len: it needs readings at two different lengths."""
     for i, model in enumerate(models):
@@ -634,6 +652,7 @@ def build(raw: dict[str, Any]) -> Catalog:
         deployment["starts"] = [_with_context(start) for start in deployment["starts"]]
     incidents = _by_id("incidents.yaml", "incidents", data["incidents"]["incidents"])
     traces = _by_id("traces.yaml", "traces", data["traces"]["traces"])
+    _trace_times(data["traces"]["traces"])
     plans = _by_id("plans.yaml", "plans", data["plans"]["plans"])
     fraction_plans = _by_id("plans.yaml", "fraction_plans", data["plans"]["fraction_plans"])
     for file, section, items in (

@@ -6,6 +6,7 @@ build recomputes, and calls the table renderers below; it never formats a number
 
 from __future__ import annotations
 
+import functools
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -17,7 +18,7 @@ if str(ROOT) not in sys.path:
 from calc import accuracy, budget, chart, charts, derive, fraction, gate, guard, kv, kvlayout, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
-from hooks.figures import Value, finalize, line_of, render, report_problem, same, site_catalog, text, value_of  # noqa: E402
+from hooks.figures import FigureError, Value, finalize, line_of, render, report_problem, same, site_catalog, text, value_of  # noqa: E402
 from hooks.figures import source_text as _source_text  # noqa: E402
 
 
@@ -32,6 +33,22 @@ def define_env(env) -> None:
 
     def problem(message: str) -> None:
         report_problem(env.page.file.src_uri if env.page else "(page)", message)
+
+    def macro(func):
+        """A page macro. What the catalog as it stands cannot give (a figure calc answers as unknown,
+        such as a start outside the gate's calibration; a reading no longer there) fails the build
+        with the page named, in the same list as a checked literal, never as a traceback."""
+
+        @functools.wraps(func)
+        def safe(*args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            except (FigureError, ValueError, KeyError, IndexError, TypeError, ArithmeticError) as error:
+                path = f"docs/{env.page.file.src_uri}" if env.page else "(page)"
+                problem(f"{path}: {func.__name__}: {error}")
+                return "?"
+
+        return env.macro(safe)
 
     env.variables.update(
         {
@@ -51,7 +68,7 @@ def define_env(env) -> None:
         }
     )
 
-    @env.macro
+    @macro
     def fig(item, unit: str = "GiB", digits: int = 2, down: bool = False, source: str | None = None, up: bool = False) -> str:
         """A figure rendered from the catalog or calc."""
         return render(item, unit, digits, down, source, up)
@@ -61,7 +78,7 @@ def define_env(env) -> None:
         depth = env.page.url.count("/") if env.page else 0
         return "../" * depth + "glossary/"
 
-    @env.macro
+    @macro
     def checked(literal: str, item, down: bool = False) -> str:
         """A figure the author wrote; the build recomputes it and fails when it disagrees."""
         ok, shown = same(literal, item, down)
@@ -73,7 +90,7 @@ def define_env(env) -> None:
             )
         return render(item, *_unit(literal), down=down)
 
-    @env.macro
+    @macro
     def doc_said(literal: str, item, down: bool = False) -> str:
         """The catalog's figure beside a source document's hand arithmetic that disagrees with it."""
         ok, shown = same(literal, item, down)
@@ -81,12 +98,12 @@ def define_env(env) -> None:
             problem(f"{page_where(literal)}: the source document's {literal!r} now agrees with the catalog; drop the note")
         return f'{render(item, *_unit(literal), down=down)} <span class="doc-said">(the <a href="{glossary_url()}#source-document">source document</a> says <s>{literal}</s>)</span>'
 
-    @env.macro
+    @macro
     def less(a, b, unit: str = "GiB", digits: int = 2) -> str:
         """A difference of two figures printed on the page, worked from them as printed."""
         return fig(units.shown(value_of(a).exact, unit, digits) - units.shown(value_of(b).exact, unit, digits), unit, digits)
 
-    @env.macro
+    @macro
     def source_text(text: str | None) -> str:
         """A catalog source string, quoted verbatim (its figures are the source's own words)."""
         return _source_text(text)
@@ -96,28 +113,28 @@ def define_env(env) -> None:
         """Catalog text set as code: {{ d.settings.kv_dtype | code }}, escaped like any catalog text."""
         return f"<code>{text(value)}</code>"
 
-    @env.macro
+    @macro
     def pin(text: str) -> int:
         """A pin typed as people type it: pin("10e9")."""
         return parse_size(text, "pin")
 
-    @env.macro
+    @macro
     def deployment(deployment_id: str = "dsv4-flash-pair") -> dict:
         return catalog.deployments[deployment_id]
 
-    @env.macro
+    @macro
     def gen(generation: int, deployment_id: str = "dsv4-flash-pair") -> dict:
         return derive.start_by_generation(catalog.deployments[deployment_id], generation)
 
-    @env.macro
+    @macro
     def row(deployment_id: str = "dsv4-flash-pair") -> gate.GateRow:
         return derive.gate_row(catalog, deployment_id)
 
-    @env.macro
+    @macro
     def refused_request(deployment_id: str = "dsv4-flash-pair") -> dict:
         return catalog.deployments[deployment_id]["requests"][0]
 
-    @env.macro
+    @macro
     def needs(pin_text: str, drafter: bool = False, deployment_id: str = "dsv4-flash-pair", as_printed: bool = True) -> Value:
         """The start gate's needs for a pin, with the catalog entries its terms come from: by
         default the sum of its terms as a table prints them; as_printed=False gives the exact bytes
@@ -132,7 +149,7 @@ def define_env(env) -> None:
             return Value(report.needs_as_printed(result.terms), "start gate, the sum of its terms as printed: " + names, entries)
         return Value(result.needs, "start gate, exact: " + names, entries)
 
-    @env.macro
+    @macro
     def largest_pin(drafter: bool = False, deployment_id: str = "dsv4-flash-pair") -> int:
         available = (refused_request(deployment_id)["available"].value,)
         return gate.largest_pin(row(deployment_id), gate.Request(0, drafter, *_calibrated(deployment_id)), available)
@@ -141,11 +158,11 @@ def define_env(env) -> None:
         s = derive.start_settings(catalog, catalog.deployments[deployment_id])
         return s["prefill_budget"], s["seats"]
 
-    @env.macro
+    @macro
     def readings(model_id: str | None = None) -> list[derive.KvReading]:
         return [r for r in derive.kv_readings(catalog) if model_id is None or r.model == model_id]
 
-    @env.macro
+    @macro
     def catalog_index() -> str:
         from hooks.reference import index_links
 
@@ -153,7 +170,7 @@ def define_env(env) -> None:
 
     calculator_page.register(env, catalog)
 
-    @env.macro
+    @macro
     def draw(name: str, *args, **kwargs) -> str:
         """A chart from calc.charts, drawn at build time: {{ draw("rank_holds") }}."""
         if name not in CHARTS:
@@ -162,7 +179,7 @@ def define_env(env) -> None:
 
     # --- tables ---------------------------------------------------------------------------
 
-    @env.macro
+    @macro
     def rank_holds_table(generation: int = 235, deployment_id: str = "dsv4-flash-pair") -> str:
         """What one rank holds, each figure with its source."""
         start = gen(generation, deployment_id)
@@ -182,7 +199,7 @@ def define_env(env) -> None:
         ]  # fmt: skip
         return _table(("Term", "GiB a rank", "Source"), rows)
 
-    @env.macro
+    @macro
     def pin_matrix(pins: tuple[str, ...] = ("8e9", "10e9", "16e9", "20e9"), deployment_id: str = "dsv4-flash-pair") -> str:
         """Pins x drafter off/on against the free memory of the refused request."""
         request = refused_request(deployment_id)
@@ -198,7 +215,7 @@ def define_env(env) -> None:
         head = ("KV pin", "KV GiB", "needs, no drafter", "needs, drafter", f"vs {fig(request['available'], digits=1)} available")
         return _table(head, rows)
 
-    @env.macro
+    @macro
     def largest_pin_table(deployment_id: str = "dsv4-flash-pair") -> str:
         """MemAvailable less every fixed term, worked from the printed figures: MemAvailable
         rounded down and each cost rounded up, so the printed limit is never above the exact one."""
@@ -218,7 +235,7 @@ def define_env(env) -> None:
         rows.append(("in bytes, rounded down", *(f"**{fig(largest_pin(d, deployment_id), 'e9', 2, down=True)}**" for d in (False, True))))
         return _table(("Figure", "Without the drafter", "With the drafter"), rows)
 
-    @env.macro
+    @macro
     def needs_breakdown(pin_text: str, drafter: bool, deployment_id: str = "dsv4-flash-pair") -> str:
         request = gate.Request(parse_size(pin_text), drafter, *_calibrated(deployment_id))
         result = gate.gate(row(deployment_id), request, (refused_request(deployment_id)["available"].value,))
@@ -226,7 +243,7 @@ def define_env(env) -> None:
         rows.append(("**needs**", f"**{fig(report.needs_as_printed(result.terms))}**", "the sum"))
         return _table(("Term", "GiB a rank", "Source"), rows)
 
-    @env.macro
+    @macro
     def bytes_per_token_table(pool_text: str = "10e9") -> str:
         pool = parse_size(pool_text)
         rows = []
@@ -248,7 +265,7 @@ def define_env(env) -> None:
         label = f"{fig(r.speculative_tokens, 'count', source='setting')} speculative tokens" if r.speculative_tokens else text(r.label)
         return ", ".join(p for p in (text(catalog.models[r.model]["name"]), text(r.engine), text(r.kv_dtype), label) if p)
 
-    @env.macro
+    @macro
     def generations_table(deployment_id: str = "dsv4-flash-pair") -> str:
         d = catalog.deployments[deployment_id]
         max_len = d["settings"]["max_model_len"]
@@ -266,7 +283,7 @@ def define_env(env) -> None:
             )
         return _table(("Gen", "Pin", "Pool, tokens", f"Full {fig(max_len, 'count')}-token contexts", "Outcome"), rows)
 
-    @env.macro
+    @macro
     def drafter_share_table(deployment_id: str = "flash-next-pair") -> str:
         d = catalog.deployments[deployment_id]
         starts = sorted(d["starts"], key=lambda s: derive.settings(d, s)["speculative_tokens"])
@@ -296,11 +313,11 @@ def define_env(env) -> None:
             rows,
         )
 
-    @env.macro
+    @macro
     def length_fits(model_id: str = "deepseek-v4-flash") -> list[derive.LengthFit]:
         return [f for f in derive.length_fits(catalog) if f.model == model_id]
 
-    @env.macro
+    @macro
     def length_fit_table(model_id: str = "deepseek-v4-flash") -> str:
         """The per-request fit at each end of the pool's range: per-token and fixed terms, what
         pool / tokens comes to at each length, and the token count at our deployments' lengths."""
@@ -318,7 +335,7 @@ def define_env(env) -> None:
             rows.append(row)
         return _table(head, rows)
 
-    @env.macro
+    @macro
     def trace_table(trace_id: str = "kernel-init-report") -> str:
         trace = catalog.traces[trace_id]
         rows = []
@@ -331,7 +348,7 @@ def define_env(env) -> None:
 
     # --- more tables and figures for the hand-written pages ---------------------------------
 
-    @env.macro
+    @macro
     def reading(model_id: str, label: str = "", kind: str | None = None) -> derive.KvReading:
         """One bytes-per-token reading of a model, picked by its label (and kind)."""
         found = [r for r in readings(model_id) if r.label == label and (kind is None or r.kind == kind)]
@@ -339,7 +356,7 @@ def define_env(env) -> None:
             raise ValueError(f"reading({model_id!r}, {label!r}, {kind!r}): found {len(found)} readings, expected one")
         return found[0]
 
-    @env.macro
+    @macro
     def doc_said_range(literal: str, item) -> str:
         """doc_said for a range the source document gave, such as "65-70 GB"; the catalog's figure
         is shown in the range's unit, and it must lie outside the range."""
@@ -350,7 +367,7 @@ def define_env(env) -> None:
             problem(f"{page_where(literal)}: the source document's {literal!r} now holds the catalog's figure; drop the note")
         return f'{render(item, unit, digits)} <span class="doc-said">(the <a href="{glossary_url()}#source-document">source document</a> says <s>{literal}</s>)</span>'
 
-    @env.macro
+    @macro
     def gate_then_and_now_table(generation: int = 234, deployment_id: str = "dsv4-flash-pair") -> str:
         """A start's gate with the row it held when it ran, beside the same request under the measured row."""
         start = gen(generation, deployment_id)
@@ -371,7 +388,7 @@ def define_env(env) -> None:
         head = ("Term", f"Row at gen {generation}", "Source", "Row measured since", "Source")
         return _table(head, rows)
 
-    @env.macro
+    @macro
     def movable_table(pin_text: str = "20e9", drafter: bool = True, deployment_id: str = "dsv4-flash-pair") -> str:
         """The terms an operator can change, largest first, with the flag that moves each."""
         flags = {
@@ -387,7 +404,7 @@ def define_env(env) -> None:
         rows = [(t.name, fig(t.bytes), flags.get(t.name, ""), source_text(t.source)) for t in moving + idle]
         return _table(("Term", "GiB a rank", "Flag", "Source"), rows)
 
-    @env.macro
+    @macro
     def startup_line(generation: int = 235, deployment_id: str = "dsv4-flash-pair") -> str:
         """The two figures vLLM logs about the pool, as the log prints them."""
         d = catalog.deployments[deployment_id]
@@ -404,7 +421,7 @@ def define_env(env) -> None:
             )
         )
 
-    @env.macro
+    @macro
     def concurrency_table() -> str:
         """Logged pools with their block size: tokens / max_model_len beside whole blocks per request."""
         rows = []
@@ -428,7 +445,7 @@ def define_env(env) -> None:
         head = ("Model, engine, KV type", "Tokens", "max_model_len", "Block", "tokens ÷ max_model_len", "whole blocks", "Source")
         return _table(head, rows)
 
-    @env.macro
+    @macro
     def bytes_per_token_compared(deployment_id: str = "dsv4-flash-pair", pool_text: str = "10e9") -> str:
         """One model's measured bytes per token beside its published and modeled figures."""
         d = catalog.deployments[deployment_id]
@@ -465,7 +482,7 @@ def define_env(env) -> None:
         head = ("Figure", "B / token / rank", "of measured", f"Tokens in {fig(pool, 'e9')}", f"Full {fig(max_len, 'count')}-token contexts", "Source")
         return _table(head, rows)
 
-    @env.macro
+    @macro
     def never_start(box_id: str, *typed: str) -> str:
         """A checked claim: these fractions fail vLLM's start check on this box; the build fails if one passes."""
         box = catalog.boxes[box_id]
@@ -475,7 +492,7 @@ def define_env(env) -> None:
             problem(f"{page_where(typed[0])}: the page says {' or '.join(typed)} can never start on {box['name']}, but calc passes {', '.join(passing)}")
         return " or ".join(fig(units.parse_fraction(t), "fraction", len(t.split(".")[-1]) if "." in t else 0) for t in typed) + " can never start"
 
-    @env.macro
+    @macro
     def fraction_check_table(box_id: str = "rtx-5090-node") -> str:
         """vLLM's start check, ceil(total x fraction) <= free, at the fractions that matter on one box."""
         box = catalog.boxes[box_id]
@@ -493,7 +510,7 @@ def define_env(env) -> None:
             rows.append((fig(f, "fraction", 4), named[f], fig(fraction.requested(total, f)), fig(free), "starts" if ok else "refused"))
         return _table(("Fraction", "Note", f"Asks (of {fig(box['total_memory'])})", "Free at start", "vLLM"), rows)
 
-    @env.macro
+    @macro
     def prefetch_table(trace_id: str = "kernel-init-report") -> str:
         """vLLM's auto-prefetch rule applied to a trace's checkpoint at each poll."""
         trace = catalog.traces[trace_id]
@@ -515,7 +532,7 @@ def define_env(env) -> None:
         head = ("Time", "MemAvailable", f"{fig(share, '%', 0)} of it, rounded down", f"{fig(checkpoint, 'GB', 0)} checkpoint, size rule", "In the log")
         return _table(head, rows)
 
-    @env.macro
+    @macro
     def guard_replay_table(trace_id: str = "kernel-init-report") -> str:
         """The memory guard's view of a trace, poll by poll."""
         trace = catalog.traces[trace_id]
@@ -527,7 +544,7 @@ def define_env(env) -> None:
         head = ("Time", "MemAvailable", f"Above the {fig(policy['floor'], 'GiB', 0)} floor", "Polls in a row under it")
         return _table(head, rows)
 
-    @env.macro
+    @macro
     def guard_result(trace_id: str = "kernel-init-report") -> guard.GuardResult:
         trace = catalog.traces[trace_id]
         policy = catalog.policy["guard"]
@@ -537,12 +554,12 @@ def define_env(env) -> None:
     def _residents(plan: dict) -> list[budget.Resident]:
         return [budget.Resident(catalog.models[r["model"]]["name"], catalog.models[r["model"]]["weights"].value) for r in plan["residents"]]
 
-    @env.macro
+    @macro
     def plan_budget(plan_id: str = "coder-and-70b") -> budget.Budget:
         plan = catalog.plans[plan_id]
         return budget.budget(catalog.boxes[plan["box"]]["total_memory"].value, _residents(plan))
 
-    @env.macro
+    @macro
     def plan_budget_table(plan_id: str = "coder-and-70b") -> str:
         """Weights of each resident model against the box total, and what is left for KV and headroom."""
         plan = catalog.plans[plan_id]
@@ -561,7 +578,7 @@ def define_env(env) -> None:
         rows.append(("**left for KV and headroom**", f"**{fig(left['GB'], 'GB')}**", f"**{fig(left['GiB'])}**", "", "total - weights"))
         return _table(("Resident", "GB", "GiB", "Role", "Source"), rows)
 
-    @env.macro
+    @macro
     def weights_rule_table() -> str:
         """Parameters x bytes per parameter beside the weights the guide estimates."""
         rows = []
@@ -580,7 +597,7 @@ def define_env(env) -> None:
             )
         return _table(("Model", "Parameters x bytes each", "Estimate", "GiB", "Source"), rows)
 
-    @env.macro
+    @macro
     def fraction_plans_table() -> str:
         """Engines started one after another, each asking its fraction of the box total."""
         rows = []
@@ -592,12 +609,12 @@ def define_env(env) -> None:
                 rows.append((together, f"engine {n}", fig(e.fraction, "fraction", 2), fig(e.requested), fig(free), "starts" if e.passes else "**refused**"))
         return _table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)
 
-    @env.macro
+    @macro
     def model_accuracy_rows() -> list[accuracy.Row]:
         """Every observation with a known architecture, predicted by the config model."""
         return model_accuracy(ROOT, catalog)
 
-    @env.macro
+    @macro
     def model_accuracy_table() -> str:
         """Predicted beside printed, row by row: the published accuracy of calc/kvlayout.py."""
         rows = []
@@ -620,7 +637,7 @@ def define_env(env) -> None:
                 "Modeled B a token", "Pool ÷ printed tokens", "What we suspect")  # fmt: skip
         return _table(head, rows)
 
-    @env.macro
+    @macro
     def model_weights_table() -> str:
         """Weights a rank by the config's count beside what the log's loading line says."""
         rows = []
@@ -634,7 +651,7 @@ def define_env(env) -> None:
                          fig(modeled, "GiB", 4, source="modeled by calc/weights.py"), fig(error, "%", 2)))  # fmt: skip
         return _table(("Start", "TP", '"Model loading took"', "Modeled weights a rank", "Error"), rows)
 
-    @env.macro
+    @macro
     def model_accuracy_by_family() -> str:
         rows = model_accuracy_rows()
         errors, covered = accuracy.family_errors(rows), accuracy.family_errors(rows, covered_only=True)
