@@ -220,3 +220,17 @@ def test_boxes_with_only_a_specification_work_in_every_calculator(catalog, capsy
     assert data["total_bytes"] == 85_045_477_376  # CUDA's total, the one vLLM multiplies
     assert data["requested_bytes"] == 83_344_567_829  # ceil(0.98 x total), above 77 GiB free
     assert data["passes"] is False
+
+
+def test_trace_polls_run_forward(catalog_copy) -> None:
+    edit(catalog_copy, "traces.yaml", "{t: 23, available: 119280 MiB", "{t: 25, available: 119280 MiB")
+    with pytest.raises(CatalogError, match=r"^traces\.yaml: traces\[0\]\.samples\[2\]\.t: found 25, expected a time after the poll before it \(25\)$"):
+        load_dir(catalog_copy)
+
+
+def test_kernel_init_window_ends_on_a_poll(catalog_copy) -> None:
+    edit(catalog_copy, "traces.yaml", "      to_t: 25\n", "      to_t: 27\n")
+    with pytest.raises(
+        CatalogError, match=r"^traces\.yaml: traces\[0\]\.kernel_init\.to_t: found 27, expected the time of one of the trace's polls \(0, 23, 25, 30, 40\)$"
+    ):
+        load_dir(catalog_copy)

@@ -225,6 +225,18 @@ def test_a_wrong_figure_typed_into_a_page_fails_naming_it(project):
     assert "Traceback" not in result.output
 
 
+def test_a_figure_the_catalog_no_longer_gives_fails_naming_the_page(project):
+    # a prefill budget outside the gate's calibration: calc answers "outside calibration", so the
+    # figures the pages render from the gate are unknown
+    starts = project / "catalog" / "starts.yaml"
+    text = starts.read_text(encoding="utf-8")
+    starts.write_text(text.replace("prefill_budget: 8192", "prefill_budget: 8765", 1), encoding="utf-8")
+    result = build(project)
+    assert result.returncode != 0
+    assert "docs/kv-pool.md: fig: cannot render None as a figure" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_a_bare_figure_fails_the_build(project):
     line = append_line(project / "docs" / "kv-pool.md", "One token costs 55,011 B on this pair.")
     result = build(project)
