@@ -51,7 +51,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from calc.units import InputError
+from calc.units import InputError, fmt
 
 GiB, MiB = 2**30, 2**20
 
@@ -1188,8 +1188,9 @@ def _block_from_concurrency(blocks: Found, concurrency: Found, max_len: Found, n
         return None
     size = candidates[0]
     how = (
-        f"block size {size}: {concurrency.printed} x {max_len.value:,} / {blocks.value:,} blocks = {float(printed * max_len.value / blocks.value):.2f} "
-        f"({float(low):.2f} to {float(high):.2f} with the printing's rounding; lines {concurrency.line_no}, {blocks.line_no})"
+        f"block size {size}: {concurrency.printed} x {fmt(max_len.value, 'count')} / {fmt(blocks.value, 'count')} blocks = "
+        f"{fmt(Fraction(printed) * max_len.value / blocks.value, 'plain')} ({fmt(Fraction(low), 'plain', down=True)} to {fmt(Fraction(high), 'plain', up=True)} "
+        f"with the printing's rounding; lines {concurrency.line_no}, {blocks.line_no})"
     )
     notes.append(how + "; worked out, not printed")
     return Found(size, concurrency.line_no, how, derived=True)
@@ -1211,7 +1212,7 @@ def _sglang_pool_from_free(r: _Reader, notes: list[str]) -> Found | None:
         pool = Found(round(exact), after.line_no, after.line_text, f"{before.printed} - {after.printed}", Fraction(GiB, 100), derived=True, exact=exact)
         notes.append(
             f"SGLang's pool is worked out, not printed: free memory fell from {before.printed} (line {before.line_no}) to {after.printed} "
-            f"(line {after.line_no}) on {rank or 'the rank'} when the pool was allocated, {float(exact / GiB):.2f} GiB"
+            f"(line {after.line_no}) on {rank or 'the rank'} when the pool was allocated, {fmt(exact, 'GiB')}"
         )
         return pool
     return None
@@ -1351,9 +1352,12 @@ def _missing(
     if max_len is None:
         missing.append("max_model_len: full contexts and the per-request cost cannot be worked out")
     if concurrency is None and engine == "vllm" and tokens is not None and max_len is not None:
-        missing.append(f"the concurrency line: {tokens.value:,} / {max_len.value:,} = {tokens.value / max_len.value:.2f} full contexts")
+        missing.append(
+            f"the concurrency line: {fmt(tokens.value, 'count')} / {fmt(max_len.value, 'count')} = "
+            f"{fmt(Fraction(tokens.value, max_len.value), 'plain', down=True)} full contexts, rounded down"
+        )
     if engine == "vllm" and fraction is None and pin is None:
-        missing.append("gpu_memory_utilization (vLLM's default is 0.9, or 0.92 in newer builds; not assumed)")
+        missing.append("gpu_memory_utilization (vLLM's default, vllm/config/cache.py, is 0.9 up to 0.19.x and 0.92 from 0.20.0; not assumed)")
     if engine == "sglang" and mem_fraction is None:
         missing.append("mem_fraction_static (the ServerArgs line)")
     if tp is None:
