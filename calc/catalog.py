@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -548,7 +548,7 @@ def _describe(spec: tuple[Any, ...]) -> str:
 # --- the catalog ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Catalog:
     """The validated catalog: entries by id, figures as `Figure`."""
 
@@ -560,6 +560,11 @@ class Catalog:
     traces: dict[str, dict[str, Any]]
     plans: dict[str, dict[str, Any]]
     fraction_plans: dict[str, dict[str, Any]]
+
+    def __repr__(self) -> str:
+        """What it holds, counted: its full contents would run to hundreds of kB in a traceback
+        or in a log line that prints it (the page templates' debug output does)."""
+        return "Catalog(" + ", ".join(f"{len(getattr(self, f.name))} {f.name}" for f in fields(self) if f.name != "policy") + ")"
 
 
 def _by_id(file: str, section: str, items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

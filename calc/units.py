@@ -165,13 +165,14 @@ def parse_fraction(text: str | float, what: str = "fraction") -> Fraction:
 
 def _round(value: Fraction, digits: int, down: bool = False, up: bool = False) -> Decimal:
     """Exact rounding of a Fraction to `digits` decimals: half away from zero, or floor, or ceiling."""
-    scaled = value * 10**digits
+    # in whole numbers: value x 10^digits = n / d with d > 0 (a Fraction's own terms)
+    n, d = value.numerator * 10**digits, value.denominator
     if down:
-        whole = math.floor(scaled)
+        whole = n // d
     elif up:
-        whole = math.ceil(scaled)
-    else:
-        whole = (1 if scaled >= 0 else -1) * math.floor(abs(scaled) + Fraction(1, 2))
+        whole = -(-n // d)
+    else:  # floor(|n/d| + 1/2), signed
+        whole = (1 if n >= 0 else -1) * ((2 * abs(n) + d) // (2 * d))
     return Decimal(whole).scaleb(-digits)
 
 
@@ -181,7 +182,7 @@ def _exact_figure(value: Number, digits: int, what: str) -> Fraction:
         raise InputError(f"{what}: found {value!r}, expected a finite number")
     if not 0 <= digits <= MAX_DIGITS:
         raise InputError(f"{what}: found {digits} digits, expected 0 to {MAX_DIGITS}")
-    return Fraction(value)
+    return value if isinstance(value, Fraction) else Fraction(value)
 
 
 def _grouped(value: Decimal, digits: int) -> str:

@@ -179,8 +179,11 @@ _COUNTED = (
     r"seats?|polls?|(?:full )?contexts?|requests?|layers?|ranks?|boxes|box|engines?|models?|GPUs?|nodes?|blocks?|"
     r"shards?|streams?|times|readings?|starts?|generations|speculative tokens?|minutes?|hours?|days?|seconds?|percent|per cent"
 )
+# The leading lookahead only lets the alternatives be tried where one can start (a digit, a "~",
+# or just after a "|"): the same matches, an order of magnitude faster on a long page.
 _BARE = re.compile(
-    "|".join(
+    r"(?=[~0-9]|(?<=\|))(?:"
+    + "|".join(
         (
             _NUMBER + r"\s?(?:KiB|MiB|GiB|TiB|KB|kB|MB|GB|TB)(?![\w])",
             _NUMBER + r"\s(?:B)(?![\w])",
@@ -197,8 +200,10 @@ _BARE = re.compile(
             r"(?<=\|)\s*~?[0-9][0-9,.]*\s*(?=\|)",  # a number alone in a table cell
         )
     )
+    + ")"
 )
 _EXEMPT = re.compile(
+    r"(?=[0-9vSsGgiPER])(?:"  # where an exemption can start, as for _BARE
     r"\b[0-9]{4}-[0-9]{2}(?:-[0-9]{2})?\b"  # dates
     r"|\bv?[0-9]+\.[0-9]+\.[0-9]+[\w.-]*"  # version numbers
     r"|\b[0-9]+\.[0-9]+-py[0-9]+\b"  # image tags
@@ -206,6 +211,7 @@ _EXEMPT = re.compile(
     r"|\b[Ss]ection [0-9]+(?:\.[0-9]+)*"  # section numbers
     r"|\b(?:[Gg]eneration|[Gg]en|issue|PR|[Ee]ngine|RTX) [0-9]+(?:/[0-9]+)*"  # identifiers with their noun
     r"|\b[0-9]+ GbE\b"  # a link class, part of a product name
+    r")"
 )
 _SKIP = [
     re.compile(r"\A---\n.*?\n---\n", re.S),  # front matter
@@ -228,8 +234,11 @@ _RENDERED_SKIP = [
 ]
 
 
+_DIGIT = re.compile(r"[0-9]")
+
+
 def _blank(match: re.Match) -> str:
-    return re.sub(r"[^\n]", " ", match.group(0))
+    return "\n".join(" " * len(part) for part in match.group(0).split("\n"))
 
 
 def bare_figures(markdown: str, rendered: bool = False) -> list[tuple[int, str]]:
@@ -238,9 +247,8 @@ def bare_figures(markdown: str, rendered: bool = False) -> list[tuple[int, str]]
     text = markdown
     for pattern in (_RENDERED_SKIP if rendered else []) + _SKIP:
         text = pattern.sub(_blank, text)
-    text = _EXEMPT.sub(_blank, text)
     found = []
     for number, line in enumerate(text.splitlines(), 1):
-        for match in _BARE.finditer(line):
-            found.append((number, match.group(0).strip()))
+        if _DIGIT.search(line):  # every figure and every exemption holds a digit; most lines none
+            found.extend((number, match.group(0).strip()) for match in _BARE.finditer(_EXEMPT.sub(_blank, line)))
     return found

@@ -20,6 +20,9 @@ from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import FigureError, Value, finalize, line_of, render, report_problem, same, site_catalog, text, value_of  # noqa: E402
 from hooks.figures import source_text as _source_text  # noqa: E402
+from hooks.templates import CompiledTemplates  # noqa: E402
+
+_templates: list[CompiledTemplates] = []  # the page templates of this build, kept once it is done
 
 
 def define_env(env) -> None:
@@ -610,6 +613,7 @@ def define_env(env) -> None:
         return _table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)
 
     @macro
+    @functools.cache  # once a build: three tables on the KV page read the same rows
     def model_accuracy_rows() -> list[accuracy.Row]:
         """Every observation with a known architecture, predicted by the config model."""
         return model_accuracy(ROOT, catalog)
@@ -671,6 +675,14 @@ CHARTS = ("rank_holds", "pin_matrix", "startup_timeline", "guard_trace", "length
 def on_pre_page_macros(env) -> None:
     """Before each page renders: catalog text in {{ ... }} is escaped; macro output is not."""
     env.env.finalize = finalize
+    if not _templates or _templates[0].environment is not env.env:  # the plugin's environment of this build
+        _templates[:] = [CompiledTemplates(env.env, ROOT)]
+        env.env.compile = _templates[0].compile
+
+
+def on_post_build(env) -> None:
+    for templates in _templates:
+        templates.save()
 
 
 def _unit(literal: str) -> tuple[str, int]:
@@ -685,7 +697,8 @@ def public_observations(root: Path) -> tuple[list[dict], dict[str, dict], dict[s
 
     import yaml
 
-    entries = yaml.safe_load((root / "models" / "observations.yaml").read_text())["observations"]
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml, as the catalog is read
+    entries = yaml.load((root / "models" / "observations.yaml").read_text(encoding="utf-8"), Loader=loader)["observations"]
     configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries if "config" in e}
     logs = {e["log"]: (root / "logs" / "public" / e["log"]).read_text(encoding="utf-8") for e in entries if "log" in e}
     return entries, configs, logs

@@ -19,6 +19,8 @@ import re
 import zipfile
 from pathlib import Path
 
+from hooks.buildcache import cache_dir, keep_cached
+
 ROOT = Path(__file__).resolve().parent.parent
 GLUE = Path("docs", "calculator", "main.py")  # the page's glue, the browser's entry module
 STDLIB_SEEN = Path(__file__).with_name("stdlib-modules.txt")
@@ -85,12 +87,12 @@ def _calc_file(root: Path, module: str) -> tuple[Path, bool] | None:
 def browser_calc_files(root: Path = ROOT) -> list[str]:
     """calc's files the browser imports (see _browser_calc_files), kept in the build cache by the
     digest of calc's sources and the glue: parsing them costs a build more than the rest."""
-    cache = _cache_dir(root) / f"calc-files-{sources_digest(root)}.json"
+    cache = cache_dir(root) / f"calc-files-{sources_digest(root)}.json"
     try:
         return json.loads(cache.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         files = _browser_calc_files(root)
-        _keep(cache, json.dumps(files).encode(), "calc-files-*.json")
+        keep_cached(cache, json.dumps(files).encode(), "calc-files-*.json")
         return files
 
 
@@ -115,8 +117,20 @@ def _browser_calc_files(root: Path) -> list[str]:
 _STATIC = re.compile(r"""(?:from|import)\s*"\./([^"]+\.js)\"""")
 
 
-def pyscript_files(dist: Path, disabled: tuple[str, ...]) -> list[str]:
-    """core.js, the chunks it imports statically, and the plugins it loads for this config."""
+def pyscript_files(dist: Path, disabled: tuple[str, ...], root: Path = ROOT) -> list[str]:
+    """core.js, the chunks it imports statically, and the plugins it loads for this config; kept
+    in the build cache by the npm package's files (names, sizes, times) and the disabled plugins."""
+    listing = sorted((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in dist.iterdir())
+    cache = cache_dir(root) / f"pyscript-files-{_digest(str(dist), listing, disabled)}.json"
+    try:
+        return json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        files = _pyscript_files(dist, disabled)
+        keep_cached(cache, json.dumps(files).encode(), "pyscript-files-*.json")
+        return files
+
+
+def _pyscript_files(dist: Path, disabled: tuple[str, ...]) -> list[str]:
     files: list[str] = []
     todo = ["core.js"]
     while todo:
@@ -181,14 +195,14 @@ def trimmed_stdlib(path: Path, root: Path = ROOT) -> bytes:
     """
     stat = path.stat()
     where = [str(path), stat.st_size, stat.st_mtime_ns]
-    listed = _cache_dir(root) / f"stdlib-keep-{_digest(*where, STDLIB_SEEN.read_text(encoding='utf-8'), sources_digest(root))}.json"
+    listed = cache_dir(root) / f"stdlib-keep-{_digest(*where, STDLIB_SEEN.read_text(encoding='utf-8'), sources_digest(root))}.json"
     try:
         keep = set(json.loads(listed.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         with zipfile.ZipFile(path) as stdlib:
             keep = stdlib_modules(stdlib, root)
-        _keep(listed, json.dumps(sorted(keep)).encode(), "stdlib-keep-*.json")
-    cache = _cache_dir(root) / f"python_stdlib-{_digest(*where, sorted(keep))}.zip"
+        keep_cached(listed, json.dumps(sorted(keep)).encode(), "stdlib-keep-*.json")
+    cache = cache_dir(root) / f"python_stdlib-{_digest(*where, sorted(keep))}.zip"
     if cache.is_file():
         return cache.read_bytes()
     with zipfile.ZipFile(path) as stdlib:
@@ -198,15 +212,11 @@ def trimmed_stdlib(path: Path, root: Path = ROOT) -> bytes:
                 if info.filename in keep:
                     target.writestr(info, stdlib.read(info), compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
     data = out.getvalue()
-    _keep(cache, data, "python_stdlib-*.zip")
+    keep_cached(cache, data, "python_stdlib-*.zip")
     return data
 
 
-# --- the build cache ------------------------------------------------------------------------
-
-
-def _cache_dir(root: Path) -> Path:
-    return root / "node_modules" / ".cache" / "vllm-site"
+# --- digests ---------------------------------------------------------------------------------
 
 
 def sources_digest(root: Path) -> str:
@@ -220,18 +230,3 @@ def sources_digest(root: Path) -> str:
 
 def _digest(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
-
-
-def _keep(cache: Path, data: bytes, pattern: str, entries: int = 4) -> None:
-    """Write a cache entry beside the few most recent of its kind (a build and a test's changed
-    copy of calc need not evict each other); without a writable cache, compute again."""
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        older = sorted(cache.parent.glob(pattern), key=lambda p: p.stat().st_mtime_ns)
-        for old in older[: max(0, len(older) - entries + 1)]:
-            old.unlink()
-        partial = cache.with_suffix(".partial")
-        partial.write_bytes(data)
-        partial.replace(cache)
-    except OSError:
-        pass

@@ -25,6 +25,7 @@ PYODIDE_SCRIPTS = ("pyodide.mjs", "pyodide.asm.mjs")  # and pyodide.asm.wasm as 
 
 # The catalog reference's pages, generated once a build in on_config and added in on_files.
 _generated: dict[str, tuple[str, str]] = {}
+_date = ["1970-01-01"]  # the catalog's newest date, found once a build in on_config
 
 
 @event_priority(100)
@@ -35,6 +36,7 @@ def on_config(config, **_):
         raise PluginError(f"catalog/{error}") from None
     _generated.clear()
     _generated.update(reference.pages(catalog))
+    _date[0] = catalog_date(site_catalog_raw(ROOT))
     indexes = {path: title for path, (title, _) in _generated.items() if path in (reference.MODELS_INDEX, reference.BOXES_INDEX)}
     for section in config["nav"]:
         if isinstance(section, dict) and reference.SECTION in section:
@@ -76,7 +78,7 @@ def catalog_date(raw: object) -> str:
 def on_pre_page(page, **_):
     # The sitemap's date (and sitemap.xml.gz's timestamp) is the catalog's, not the clock's, so
     # two builds of the same sources are byte-identical on any day.
-    page.update_date = catalog_date(site_catalog_raw(ROOT))
+    page.update_date = _date[0]
     return page
 
 
@@ -133,6 +135,11 @@ def on_post_build(config, **_):
         shutil.rmtree(lunr)
 
 
+_SOURCE_MAP = re.compile(r"\n?/[/*]# sourceMappingURL=[^\n]*?(?:\*/)?\s*$")
+
+
 def strip_source_map(text: str) -> str:
-    """A script or stylesheet without its sourceMappingURL comment (the maps are not shipped)."""
-    return re.sub(r"\n?/[/*]# sourceMappingURL=[^\n]*?(?:\*/)?\s*$", "\n", text)
+    """A script or stylesheet without its sourceMappingURL comment (the maps are not shipped).
+    The comment is the file's last line, so only the text from its last mention is searched."""
+    start = max(0, text.rfind("# sourceMappingURL=") - 3)
+    return text[:start] + _SOURCE_MAP.sub("\n", text[start:])

@@ -8,7 +8,8 @@ Build (issue 10 and issue 12):
   - `mkdocs build --strict` of the project against a *plain* mkdocs-material build of the same
     pages. Plain means: the very markdown our build hands to Python-Markdown once the macros have
     run (every macro replaced by the text it rendered, the generated catalog pages included), with
-    each markdown-exec block replaced by a console block holding the output it printed, the same
+    each markdown-exec block replaced by what it printed (HTML for an html="1" block, as markdown-exec
+    inserts it; a console block holding the output otherwise), the same
     nav (the generated pages included), theme, features, markdown extensions, stylesheets and the
     search plugin; and without our hooks, the macros plugin, markdown-exec, the catalog load and
     checks, and the calculator's runtime copy. So the ratio is what our work costs over MkDocs
@@ -85,13 +86,20 @@ from pathlib import Path
 from mkdocs.plugins import event_priority
 
 OUT = Path(__file__).resolve().parent / "plain"
-FENCE = re.compile(r'^```python exec="on"[^\\n]*\\n(.*?)^```[ \\t]*$', re.S | re.M)
+FENCE = re.compile(r'^```python exec="on"([^\\n]*)\\n(.*?)^```[ \\t]*$', re.S | re.M)
+SESSION = re.compile(r'session="([^"]*)"')
+HTML = re.compile(r'\\bhtml="(?:1|on|true)"')
 
 
-def _output(match):
+def _output(match, sessions):
+    # blocks of one session on a page share their globals, as markdown-exec runs them
+    session = SESSION.search(match.group(1))
+    scope = sessions.setdefault(session.group(1), {}) if session else {}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(match.group(1), {})
+        exec(match.group(2), scope)
+    if HTML.search(match.group(1)):  # printed HTML, inserted as it is
+        return out.getvalue().rstrip()
     return "```console\\n" + out.getvalue().rstrip() + "\\n```"
 
 
@@ -105,7 +113,8 @@ def on_config(config, **_):
 def on_page_markdown(markdown, page, **_):
     path = OUT / "docs" / page.file.src_uri
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(FENCE.sub(_output, markdown), encoding="utf-8")
+    sessions = {}
+    path.write_text(FENCE.sub(lambda match: _output(match, sessions), markdown), encoding="utf-8")
     return markdown
 """
 
