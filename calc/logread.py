@@ -41,6 +41,7 @@ Units, as each engine's source prints them:
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import math
@@ -358,11 +359,17 @@ INT = r"([0-9](?:[0-9,]*[0-9])?)"  # a count; a comma after it is punctuation, n
 class _Rule:
     name: str
     trigger: str
-    pattern: re.Pattern[str]
+    source: str
+
+    @functools.cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """Compiled on first use: a log holds the triggers of a few rules, and an import that
+        compiled them all would cost every page that imports calc (in the browser too)."""
+        return re.compile(self.source)
 
 
 def _rule(name: str, trigger: str, pattern: str) -> _Rule:
-    return _Rule(name, trigger, re.compile(pattern))
+    return _Rule(name, trigger, pattern)
 
 
 RULES = (
