@@ -10,50 +10,44 @@ imports.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from calc.calculators import before, fit, kv, plan, prefetch, start, yourstart
 from calc.calculators.form import Defaults, Field, Output, block_html, dom_id
 from calc.catalog import Catalog
 
-MODULES: dict[str, ModuleType] = {m.NAME: m for m in (yourstart, start, kv, fit, plan, prefetch, before)}
-CALCULATORS = tuple(MODULES)
-TITLES = {name: m.TITLE for name, m in MODULES.items()}
+# The calculators in page order, each the module calc/calculators/<name>.py. A module is imported
+# the first time it is run: a page that wires its forms need not import them all first (in the
+# browser, importing every calculator costs more than the rest of getting ready).
+CALCULATORS = ("yourstart", "start", "kv", "fit", "plan", "prefetch", "before")
+PACKAGE = "calc.calculators"
 
-# The names the tests and the page have always reached through calc.html.
-PLAN_ROWS = plan.PLAN_ROWS
-TYPED = kv.TYPED
-gate_problem = start.gate_problem
-start_field_names = start.field_names
-start_defaults = start.defaults
-parse_start = start.parse
-kv_readings = kv.kv_readings
-kv_defaults = kv.defaults
-plan_defaults = plan.defaults
-prefetch_defaults = prefetch.defaults
-fit_defaults = fit.defaults
-run_fit = fit.run
+# The names the tests and the page have always reached through calc.html: (calculator, name).
+_ALIASES = {
+    "PLAN_ROWS": ("plan", "PLAN_ROWS"),
+    "TYPED": ("kv", "TYPED"),
+    "gate_problem": ("start", "gate_problem"),
+    "start_field_names": ("start", "field_names"),
+    "start_defaults": ("start", "defaults"),
+    "parse_start": ("start", "parse"),
+    "kv_readings": ("kv", "kv_readings"),
+    "kv_defaults": ("kv", "defaults"),
+    "plan_defaults": ("plan", "defaults"),
+    "prefetch_defaults": ("prefetch", "defaults"),
+    "fit_defaults": ("fit", "defaults"),
+    "run_fit": ("fit", "run"),
+}
 
 __all__ = [
     "CALCULATORS",
-    "TITLES",
-    "PLAN_ROWS",
-    "TYPED",
     "Output",
     "dom_id",
-    "gate_problem",
-    "start_field_names",
-    "start_defaults",
-    "parse_start",
-    "kv_readings",
-    "kv_defaults",
-    "plan_defaults",
-    "prefetch_defaults",
-    "fit_defaults",
-    "run_fit",
+    *_ALIASES,
+    "module",
+    "title",
     "fields_of",
     "defaults_of",
     "run",
@@ -63,37 +57,50 @@ __all__ = [
 ]
 
 
-def _module(calculator: str) -> ModuleType:
-    if calculator not in MODULES:
+def __getattr__(name: str) -> Any:
+    if name in _ALIASES:
+        calculator, attribute = _ALIASES[name]
+        return getattr(module(calculator), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def module(calculator: str) -> ModuleType:
+    """A calculator's module, imported on first use."""
+    if calculator not in CALCULATORS:
         raise ValueError(f"calculator: found {calculator!r}, expected one of {', '.join(CALCULATORS)}")
-    return MODULES[calculator]
+    return importlib.import_module(f"{PACKAGE}.{calculator}")
+
+
+def title(calculator: str) -> str:
+    text: str = module(calculator).TITLE
+    return text
 
 
 def fields_of(catalog: Catalog, calculator: str) -> list[Field]:
-    fields: list[Field] = _module(calculator).fields(catalog)
+    fields: list[Field] = module(calculator).fields(catalog)
     return fields
 
 
 def defaults_of(catalog: Catalog, calculator: str) -> Defaults:
-    defaults: Defaults = _module(calculator).defaults(catalog)
+    defaults: Defaults = module(calculator).defaults(catalog)
     return defaults
 
 
 def run(catalog: Catalog, calculator: str, raw: Mapping[str, str]) -> Output:
-    output: Output = _module(calculator).run(catalog, raw)
+    output: Output = module(calculator).run(catalog, raw)
     return output
 
 
 def changed(catalog: Catalog, calculator: str, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
     """Field updates after an edit that moves other defaults: a new deployment, box or reading."""
-    hook = getattr(MODULES.get(calculator), "changed", None)
+    hook = getattr(module(calculator), "changed", None) if calculator in CALCULATORS else None
     return hook(catalog, name, raw) if hook else None
 
 
 def calculator_html(catalog: Catalog, calculator: str) -> str:
     """One calculator at its defaults, as the build renders it before Python loads."""
     d = defaults_of(catalog, calculator)
-    return block_html(calculator, TITLES[calculator], fields_of(catalog, calculator), d, run(catalog, calculator, d.values))
+    return block_html(calculator, title(calculator), fields_of(catalog, calculator), d, run(catalog, calculator, d.values))
 
 
 def run_json(catalog: Catalog, text: str) -> str:
@@ -102,7 +109,7 @@ def run_json(catalog: Catalog, text: str) -> str:
         request = json.loads(text)
         calculator = request.get("calculator", "start") if isinstance(request, dict) else None
         inputs = request.get("inputs", {}) if isinstance(request, dict) else None
-        if calculator not in MODULES or not isinstance(inputs, dict):
+        if calculator not in CALCULATORS or not isinstance(inputs, dict):
             raise ValueError('expected {"calculator": "start", "inputs": {...}}')
         return json.dumps(run(catalog, calculator, {str(k): str(v) for k, v in inputs.items()}).to_json())
     except (ValueError, TypeError) as error:

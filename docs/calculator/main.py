@@ -96,7 +96,7 @@ def show_failure(document: Any, calculator: str, error: BaseException) -> None:
 
 def main() -> None:
     import js
-    from pyodide.ffi import create_proxy
+    from pyodide.ffi import create_once_callable, create_proxy
 
     document = js.document
     status = document.getElementById("calc-status")
@@ -142,6 +142,15 @@ def main() -> None:
     if status is not None:
         status.textContent = "Python has loaded: every edit recomputes."
         status.dataset.state = "ready"
+
+    def warm(names: tuple[str, ...]) -> None:
+        """A calculator's module is imported when it first runs; once ready, the rest are imported
+        one per task, so a first edit waits for one import at most."""
+        if names:
+            calc_html.module(names[0])
+            js.setTimeout(create_once_callable(lambda: warm(names[1:])), 0)
+
+    js.setTimeout(create_once_callable(lambda: warm(calc_html.CALCULATORS)), 0)
 
 
 def when_parsed() -> None:
