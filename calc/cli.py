@@ -651,16 +651,24 @@ def _shown(found: logread.Found) -> str:
 
 
 def cmd_schema(catalog: Catalog | None, args: argparse.Namespace) -> str:
-    wanted = {name: json.dumps(s, indent=2) + "\n" for name, s in schemas().items()}
-    stale = [n for n, text in wanted.items() if not (SCHEMA_DIR / n).exists() or (SCHEMA_DIR / n).read_text() != text]
-    if args.check:
+    wanted = schemas()
+    if args.check:  # the files hold the schemas the catalog's spec gives, as data (compared as JSON reads them)
+        stale = [n for n, schema in wanted.items() if _json_file(SCHEMA_DIR / n) != json.loads(json.dumps(schema))]
         if stale:
             raise InputError(f"catalog/schema: {', '.join(stale)} out of date; run: python -m calc schema")
         return f"catalog/schema: {len(wanted)} files up to date"
     SCHEMA_DIR.mkdir(exist_ok=True)
-    for name, text in wanted.items():
-        (SCHEMA_DIR / name).write_text(text)
+    for name, schema in wanted.items():
+        (SCHEMA_DIR / name).write_text(json.dumps(schema, indent=2) + "\n")
     return f"catalog/schema: wrote {len(wanted)} files"
+
+
+def _json_file(path: Path) -> Any:
+    """A JSON file's data; None when it is missing or is not JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def cmd_check(catalog: Catalog, args: argparse.Namespace) -> str:

@@ -141,5 +141,8 @@ _SOURCE_MAP = re.compile(r"\n?/[/*]# sourceMappingURL=[^\n]*?(?:\*/)?\s*$")
 def strip_source_map(text: str) -> str:
     """A script or stylesheet without its sourceMappingURL comment (the maps are not shipped).
     The comment is the file's last line, so only the text from its last mention is searched."""
-    start = max(0, text.rfind("# sourceMappingURL=") - 3)
+    at = text.rfind("# sourceMappingURL=")
+    if at < 0:
+        return text
+    start = max(0, at - 3)
     return text[:start] + _SOURCE_MAP.sub("\n", text[start:])

@@ -333,6 +333,22 @@ def test_schema_check() -> None:
     assert ok("schema", "--check").strip() == f"catalog/schema: {len(FILES)} files up to date"
 
 
+def test_schema_check_names_a_file_that_no_longer_matches(tmp_path, monkeypatch, capsys) -> None:
+    from calc import cli
+
+    monkeypatch.setattr(cli, "SCHEMA_DIR", tmp_path)
+    assert cli.main(["schema"]) == 0
+    assert cli.main(["schema", "--check"]) == 0
+    first = sorted(tmp_path.glob("*.json"))[0]
+    data = json.loads(first.read_text())
+    first.write_text(json.dumps({**data, "required": [*data.get("required", []), "colour"]}))
+    (tmp_path / sorted(p.name for p in tmp_path.glob("*.json"))[1]).write_text("{ not json")
+    capsys.readouterr()
+    assert cli.main(["schema", "--check"]) == 2
+    error = capsys.readouterr().err
+    assert "out of date" in error and first.name in error and "Traceback" not in error
+
+
 def test_catalog_option_reads_another_catalog(catalog_copy: Path) -> None:
     edit(
         catalog_copy,

@@ -220,10 +220,12 @@ def form_html(calculator: str, title: str, fields: list[Field], d: Defaults) -> 
 
 
 def block_html(calculator: str, title: str, fields: list[Field], d: Defaults, out: Output) -> str:
-    """A whole calculator: the form with its defaults beside the result for them."""
+    """A whole calculator: the form with its defaults beside the result for them. It is kept out
+    of the site's search index (its figures change with every edit; the page's prose is indexed),
+    which also spares every visit the time to index it."""
     state = "valid" if out.valid else "invalid"
     return (
-        f'<div class="calc" id="{calculator}-calc" data-calculator="{calculator}">'
+        f'<div class="calc" id="{calculator}-calc" data-calculator="{calculator}" data-search-exclude>'
         + form_html(calculator, title, fields, d)
         + '<div class="calc-out">'
         + f'<p class="calc-verdict" id="{calculator}-verdict" role="status" aria-live="polite" aria-atomic="true">{out.sections[f"{calculator}-verdict"]}</p>'
