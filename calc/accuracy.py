@@ -66,22 +66,23 @@ class Row:
         return self.low - half <= self.observation.printed <= self.high + half
 
 
-def _count(o: Observation, pool: int) -> int:
+def _count(o: Observation, pool: int, req: kvlayout.Request) -> int:
     if o.quantity == "needed":  # what one request of max_model_len holds, whatever the pool
-        return kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version)).bytes_per_request
+        return req.bytes_per_request
     if o.engine == "sglang":
         return kvlayout.sglang_tokens(o.shape, o.settings, pool)
-    p = kvlayout.pool(o.shape, o.settings, o.max_model_len, pool, kvlayout.version(o.engine_version))
+    p = kvlayout.pool(o.shape, o.settings, o.max_model_len, pool, kvlayout.version(o.engine_version), req)
     return p.blocks if o.quantity == "blocks" else p.tokens
 
 
 def row(o: Observation) -> Row:
-    predicted = _count(o, o.pool)
-    a, b = _count(o, o.pool_low), _count(o, o.pool_high)
+    req = kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version))
+    predicted = _count(o, o.pool, req)
+    a, b = _count(o, o.pool_low, req), _count(o, o.pool_high, req)
     if o.engine == "sglang":
         per_token = Fraction(kvlayout.sglang_cell_bytes(o.shape, o.settings))
     else:
-        per_token = kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version)).bytes_per_token
+        per_token = req.bytes_per_token
     tokens = o.max_model_len if o.quantity == "needed" else o.printed * (16 if o.quantity == "blocks" else 1)
     return Row(o, o.shape.family, predicted, min(a, b), max(a, b), Fraction(predicted - o.printed, o.printed),
                per_token, Fraction(o.pool, tokens))  # fmt: skip

@@ -776,11 +776,6 @@ def parse_yaml(data: bytes, file: str) -> Any:
         raise CatalogError(file, where, problem, "valid YAML") from None
 
 
-def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
-    """Raw contents of catalog/*.yaml, each read safely (see parse_yaml)."""
-    return _parse_yaml(_read_texts(Path(directory)))
-
-
 def _read_texts(directory: Path) -> dict[str, bytes]:
     texts = {}
     for name in FILES:
@@ -797,37 +792,55 @@ def _parse_yaml(texts: dict[str, bytes]) -> dict[str, Any]:
     return {name: parse_yaml(data, f"{name}.yaml") for name, data in texts.items()}
 
 
-def load_dir(directory: str | Path) -> Catalog:
-    """The catalog of a directory of YAML files, validated.
+def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
+    """Raw contents of catalog/*.yaml, each read safely (see parse_yaml).
 
     What the YAML parser made of the files is kept in the directory's __pycache__ (as Python
     keeps compiled modules) with the files' bytes, this module's source and the installed
-    PyYAML's time: a command run again on an unchanged catalog skips the parser, and any change
-    to a file or to the reader parses again. Validation runs every time.
+    PyYAML's time: a read of an unchanged catalog skips the parser, and any change to a file or
+    to the reader parses again. The cache is marshal data (plain values only, as the parser
+    gives), never a pickle: loading a cache found in a directory runs no code from it, and what
+    it holds is validated as the YAML would be.
     """
-    import pickle
+    import marshal
     from importlib.util import find_spec
 
     directory = Path(directory)
     texts = _read_texts(directory)
     spec = find_spec("yaml")
     reader = (Path(__file__).read_bytes(), Path(spec.origin).stat().st_mtime_ns if spec and spec.origin else None)
-    cache = directory / "__pycache__" / "catalog.pickle"
+    cache = directory / "__pycache__" / "catalog.marshal"
     try:
-        kept = pickle.loads(cache.read_bytes())
-        if kept["reader"] != reader or kept["texts"] != texts:
+        kept = marshal.loads(cache.read_bytes())
+        if kept["reader"] != reader or kept["texts"] != texts or not _plain(kept["raw"]):
             raise ValueError("stale")
-        raw = kept["raw"]
+        raw: dict[str, Any] = kept["raw"]
+        return raw
     except Exception:  # none yet, stale or unreadable: parse
         raw = _parse_yaml(texts)
-        try:
-            cache.parent.mkdir(exist_ok=True)
-            partial = cache.with_suffix(".partial")
-            partial.write_bytes(pickle.dumps({"reader": reader, "texts": texts, "raw": raw}))
-            partial.replace(cache)
-        except OSError:  # a read-only catalog is parsed every time
-            pass
-    return build(raw)
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        partial = cache.with_suffix(".partial")
+        partial.write_bytes(marshal.dumps({"reader": reader, "texts": texts, "raw": raw}))
+        partial.replace(cache)
+    except OSError:  # a read-only catalog is parsed every time
+        pass
+    return raw
+
+
+def _plain(value: Any) -> bool:
+    """Whether a value is plain data as the YAML parser gives it: text, numbers, true/false,
+    null, lists and mappings with text keys."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, (str, int, float))
+
+
+def load_dir(directory: str | Path) -> Catalog:
+    """The catalog of a directory of YAML files, validated (every time; the parse is kept)."""
+    return build(read_yaml_dir(directory))
 
 
 def load_json(text: str) -> Catalog:

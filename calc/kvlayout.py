@@ -271,9 +271,10 @@ class Pool:
     concurrency: Fraction  # what "Maximum concurrency" prints, to two decimals
 
 
-def pool(shape: Shape, s: Settings, max_model_len: int, pool_bytes: int, v: Version) -> Pool:
-    """Blocks, the printed token count and the concurrency for a pool of pool_bytes a rank."""
-    req = request(shape, s, max_model_len, v)
+def pool(shape: Shape, s: Settings, max_model_len: int, pool_bytes: int, v: Version, req: Request | None = None) -> Pool:
+    """Blocks, the printed token count and the concurrency for a pool of pool_bytes a rank
+    (`req`: the request at these settings, when the caller has it already)."""
+    req = req or request(shape, s, max_model_len, v)
     lay = req.layout
     if v.engine == "v0":
         specs = layer_specs(shape, s)

@@ -222,13 +222,22 @@ def trimmed_stdlib(path: Path, root: Path = ROOT) -> bytes:
 # --- digests ---------------------------------------------------------------------------------
 
 
+_digests: dict[tuple, str] = {}
+
+
 def sources_digest(root: Path) -> str:
-    """A digest of every calc source and the glue: what the derived lists depend on."""
-    digest = hashlib.sha256()
-    for path in sorted((root / "calc").rglob("*.py")) + [root / GLUE]:
-        data = path.read_bytes()
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()[:24]
+    """A digest of every calc source and the glue: what the derived lists depend on. Worked out
+    again only when a file's size or time changes (a build asks for it three times)."""
+    paths = sorted((root / "calc").rglob("*.py")) + [root / GLUE]
+    stamp = tuple((str(path), path.stat().st_size, path.stat().st_mtime_ns) for path in paths)
+    if stamp not in _digests:
+        digest = hashlib.sha256()
+        for path in paths:
+            data = path.read_bytes()
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+        _digests.clear()
+        _digests[stamp] = digest.hexdigest()[:24]
+    return _digests[stamp]
 
 
 def _digest(*parts: object) -> str:

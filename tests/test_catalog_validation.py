@@ -5,6 +5,8 @@ the JSON Schema files editors use agree with the loader on the shipped catalog a
 from __future__ import annotations
 
 import json
+import marshal
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -157,7 +159,7 @@ def test_schema_check_command_passes() -> None:
 
 def test_the_parsed_catalog_is_kept_and_any_edit_parses_again(catalog_copy: Path) -> None:
     first = load_dir(catalog_copy)
-    kept = catalog_copy / "__pycache__" / "catalog.pickle"
+    kept = catalog_copy / "__pycache__" / "catalog.marshal"
     stamp = kept.stat().st_mtime_ns
     assert load_dir(catalog_copy) == first and kept.stat().st_mtime_ns == stamp  # read from what was kept
     edit(catalog_copy, "boxes.yaml", "value: 121.69 GiB", "value: 121.70 GiB")
@@ -165,8 +167,21 @@ def test_the_parsed_catalog_is_kept_and_any_edit_parses_again(catalog_copy: Path
     assert changed.boxes["dgx-spark"]["total_memory"].value == 130_674_379_981  # 121.70 x 2^30, to the byte
     assert first.boxes["dgx-spark"]["total_memory"].value == 130_663_642_563  # 121.69 x 2^30
     assert kept.stat().st_mtime_ns != stamp  # parsed again, and kept for the files as they are now
-    kept.write_bytes(b"not a pickle")
+    kept.write_bytes(b"not marshal data")
     assert load_dir(catalog_copy) == changed  # a damaged one is parsed again, not trusted
+    texts = {name: (catalog_copy / f"{name}.yaml").read_bytes() for name in FILES}
+    reader = marshal.loads(kept.read_bytes())["reader"]
+    forged = {"reader": reader, "texts": texts, "raw": {"boxes": compile("1", "x", "eval")}}
+    kept.write_bytes(marshal.dumps(forged))
+    assert load_dir(catalog_copy) == changed  # a cache holding more than plain data is not trusted
+    marker = catalog_copy / "ran"
+
+    class Touch:  # unpickling this creates the marker file
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    kept.write_bytes(pickle.dumps(Touch()))  # a pickle where the cache is: never unpickled
+    assert load_dir(catalog_copy) == changed and not marker.exists()
     edit(catalog_copy, "boxes.yaml", "value: 121.70 GiB", "value: 121.70 Gib")
     with pytest.raises(CatalogError, match="boxes.yaml"):
         load_dir(catalog_copy)  # validation runs on every load, kept or not
