@@ -69,9 +69,12 @@ _MARKUP = {c: f"&#{ord(c)};" for c in "&<>\"'`*_{}[]|#!~\\"}
 _MARKUP.update({"\n": " ", "\r": " "})
 
 
+_MARKUP_TABLE = str.maketrans(_MARKUP)
+
+
 def text(value: object) -> str:
     """Catalog text as it goes onto a page: shown exactly as written, never read as markup."""
-    return "".join(_MARKUP.get(c, c) for c in str(value))
+    return str(value).translate(_MARKUP_TABLE)
 
 
 def finalize(value: object) -> object:

@@ -153,8 +153,9 @@ def plain_project(project: Path) -> Path:
     return plain
 
 
-def run_build(cwd: Path, site: Path, config: str = "mkdocs.yml") -> tuple[float, int]:
-    """Seconds and peak RSS (bytes) of one `mkdocs build --strict` in its own process."""
+def run_build(cwd: Path, site: Path, config: str = "mkdocs.yml") -> tuple[float, int, float]:
+    """Seconds, peak RSS (bytes) and CPU seconds (user + system) of one `mkdocs build --strict`
+    in its own process. CPU time is the steadier figure on a shared machine."""
     start = time.perf_counter()
     child = subprocess.Popen(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", config, "-d", str(site)],
@@ -170,7 +171,7 @@ def run_build(cwd: Path, site: Path, config: str = "mkdocs.yml") -> tuple[float,
     if child.returncode:
         sys.exit(f"bench: mkdocs build in {cwd} failed:\n{output.decode(errors='replace')[-4000:]}")
     shutil.rmtree(site, ignore_errors=True)
-    return seconds, usage.ru_maxrss * 1024
+    return seconds, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
 def paired(pairs: int, a, b) -> tuple[list, list]:
@@ -192,7 +193,7 @@ def ratio_median(ours: list[float], ref: list[float]) -> float:
 
 def bench_build(counts: list[int], pairs: int, big_pairs: int) -> None:
     print(f"Build: mkdocs build --strict against a plain mkdocs-material build of the same pages ({pairs} pairs at the shipped size, {big_pairs} above)")
-    print(f"  {'models':>6} {'pages':>6} {'ours':>9} {'plain':>9} {'ours/plain':>10} {'peak RSS ours':>14} {'plain':>9}")
+    print(f"  {'models':>6} {'pages':>6} {'ours':>9} {'plain':>9} {'ours/plain':>10} {'CPU ours/plain':>15} {'peak RSS ours':>14} {'plain':>9}")
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
         for count in counts:
@@ -204,8 +205,11 @@ def bench_build(counts: list[int], pairs: int, big_pairs: int) -> None:
             t_ours, t_ref = statistics.median(o[0] for o in ours), statistics.median(r[0] for r in ref)
             rss_ours, rss_ref = max(o[1] for o in ours), max(r[1] for r in ref)
             ratio = ratio_median([o[0] for o in ours], [r[0] for r in ref])
+            cpu = ratio_median([o[2] for o in ours], [r[2] for r in ref])
             rows.append((count, t_ours, t_ref))
-            print(f"  {count:>6} {pages:>6} {t_ours:>8.2f}s {t_ref:>8.2f}s {ratio:>9.2f}x {rss_ours / 2**20:>10.0f} MiB {rss_ref / 2**20:>5.0f} MiB")
+            print(
+                f"  {count:>6} {pages:>6} {t_ours:>8.2f}s {t_ref:>8.2f}s {ratio:>9.2f}x {cpu:>14.2f}x {rss_ours / 2**20:>10.0f} MiB {rss_ref / 2**20:>5.0f} MiB"
+            )
             shutil.rmtree(project)
     if len(rows) > 1:
         (n0, o0, r0), (n1, o1, r1) = rows[0], rows[-1]
