@@ -228,7 +228,7 @@ _SKIP = [
     re.compile(r"\]\([^)]*\)"),  # link targets
     re.compile(r"<script\b.*?</script>", re.S),
     re.compile(r"<[^>]+>"),  # tags and their attributes (a title holds a figure's source)
-    re.compile(r"(?<!`)`[^`\n]+`(?!`)"),  # inline code: flag names and values as typed
+    re.compile(r"`(?<!``)[^`\n]+`(?!`)"),  # inline code: flag names and values as typed (a literal first: fast to find)
 ]
 _RENDERED_SKIP = [
     re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n.*?^(?P=fence)[ \t]*$", re.S | re.M),  # fences made by calc at build time

@@ -22,6 +22,42 @@ from hooks.figures import FigureError, Value, finalize, line_of, render, report_
 from hooks.figures import source_text as _source_text  # noqa: E402
 from hooks.templates import CompiledTemplates  # noqa: E402
 
+
+class Missing:
+    """What a macro that failed gives the page, its failure recorded: shown as "?", and any
+    attribute, item, call or arithmetic on it gives it again. The page renders to its end, so
+    the build fails with every problem of the page named, never with a template traceback from
+    the first use of the failed value (`{% set r = reading(...) %}{{ r.source }}`)."""
+
+    def __str__(self) -> str:
+        return "?"
+
+    def __getattr__(self, name: str) -> Missing:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __getitem__(self, key: object) -> Missing:
+        return self
+
+    def __call__(self, *args: object, **kwargs: object) -> Missing:
+        return self
+
+    def __iter__(self):
+        return iter(())
+
+    def _same(self, *other: object) -> Missing:
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _same
+    __floordiv__ = __rfloordiv__ = __mod__ = __neg__ = __abs__ = _same
+
+    def _unordered(self, other: object) -> bool:
+        return False
+
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
+
+
 _templates: list[CompiledTemplates] = []  # the page templates of this build, kept once it is done
 
 
@@ -44,12 +80,14 @@ def define_env(env) -> None:
 
         @functools.wraps(func)
         def safe(*args, **kwargs):
+            if any(isinstance(a, Missing) for a in (*args, *kwargs.values())):
+                return Missing()  # what it was given failed, and that is reported already
             try:
                 return func(*args, **kwargs)
             except (FigureError, ValueError, KeyError, IndexError, TypeError, ArithmeticError) as error:
                 path = f"docs/{env.page.file.src_uri}" if env.page else "(page)"
                 problem(f"{path}: {func.__name__}: {error}")
-                return "?"
+                return Missing()
 
         return env.macro(safe)
 

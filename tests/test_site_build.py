@@ -237,6 +237,21 @@ def test_a_figure_the_catalog_no_longer_gives_fails_naming_the_page(project):
     assert "Traceback" not in result.output
 
 
+def test_a_value_a_macro_could_not_give_fails_naming_the_page_wherever_it_is_used(project):
+    # a reading the catalog does not hold, then used by attribute, as an argument, in arithmetic
+    # and in a comparison: one problem, the first, and no template traceback from the uses
+    append_line(
+        project / "docs" / "glossary.md",
+        '{% set r = reading("deepseek-v4-flash", "no such label") %}Cost: {{ fig(r.bytes_per_token, "count") }}, '
+        "{{ r.source }}, {{ r.bytes_per_token * 2 }}{% if r.bytes_per_token > 3 %} more{% endif %}.",
+    )
+    result = build(project)
+    assert result.returncode != 0
+    assert "docs/glossary.md: reading: reading('deepseek-v4-flash', 'no such label', None): found 0 readings, expected one" in result.output
+    assert "cannot render" not in result.output  # the uses of the failed value add nothing
+    assert "Traceback" not in result.output and "UndefinedError" not in result.output
+
+
 def test_a_bare_figure_fails_the_build(project):
     line = append_line(project / "docs" / "kv-pool.md", "One token costs 55,011 B on this pair.")
     result = build(project)
