@@ -232,7 +232,7 @@ _SKIP = [
 ]
 _RENDERED_SKIP = [
     re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n.*?^(?P=fence)[ \t]*$", re.S | re.M),  # fences made by calc at build time
-    re.compile(r'<(?P<tag>div|section|form) class="calc[^"]*".*?</(?P=tag)>\s*$', re.S | re.M),  # the calculators, checked by their own tests
+    re.compile(r'<(?P<tag>article|div|section|form) class="calc[^"]*".*?</(?P=tag)>\s*$', re.S | re.M),  # the calculators, checked by their own tests
     re.compile(r'<figure class="chart".*?</figure>', re.S),  # the charts, drawn by calc.charts from the catalog (tests/test_charts.py)
 ]
 

@@ -62,6 +62,16 @@ def test_one_generated_page_per_model_and_box(shipped, catalog):
         assert f"catalog/models/{model_id}/" in located
 
 
+def test_the_calculators_prose_is_searchable_and_their_forms_and_results_are_not(shipped):
+    index = json.loads((shipped.site / "search" / "search_index.json").read_text())
+    calculator = " ".join(doc["title"] + " " + doc["text"] for doc in index["docs"] if doc["location"].startswith("calculator/"))
+    assert "Paste what your own engine printed at startup" in calculator  # the page's prose
+    assert "Will this start fit?" in calculator  # its headings
+    page = (shipped.site / "calculator" / "index.html").read_text()
+    for label in ("Bytes per token from", "MemAvailable when loading starts", "Copy the flags"):
+        assert label in page and label not in calculator, label  # a form's label, a result's text
+
+
 def test_nothing_is_fetched_from_outside_the_site(shipped):
     site = shipped.site
     external = re.compile(r"""(?:src|href)=["'](?:https?:)?//""")

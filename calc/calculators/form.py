@@ -220,17 +220,19 @@ def form_html(calculator: str, title: str, fields: list[Field], d: Defaults) -> 
 
 
 def block_html(calculator: str, title: str, fields: list[Field], d: Defaults, out: Output) -> str:
-    """A whole calculator: the form with its defaults beside the result for them. It is kept out
-    of the site's search index (its figures change with every edit; the page's prose is indexed),
-    which also spares every visit the time to index it."""
+    """A whole calculator: the form with its defaults beside the result for them, one self-contained
+    article. It is kept out of the site's search index (its figures change with every edit; the
+    page's prose is indexed), which also spares every visit the time to index it. The search
+    plugin ends an exclusion at the first closing tag of the same name, so the excluded element
+    is the one <article>, holding none."""
     state = "valid" if out.valid else "invalid"
     return (
-        f'<div class="calc" id="{calculator}-calc" data-calculator="{calculator}" data-search-exclude>'
+        f'<article class="calc" id="{calculator}-calc" data-calculator="{calculator}" data-search-exclude>'
         + form_html(calculator, title, fields, d)
         + '<div class="calc-out">'
         + f'<p class="calc-verdict" id="{calculator}-verdict" role="status" aria-live="polite" aria-atomic="true">{out.sections[f"{calculator}-verdict"]}</p>'
         + f'<div class="calc-result" id="{calculator}-result" data-state="{state}">{out.sections[f"{calculator}-result"]}</div>'
-        + "</div></div>"
+        + "</div></article>"
     )
 
 
