@@ -20,7 +20,8 @@ Build (issue 10 and issue 12):
     so every model page does the work a real one does. Per model page: the slope between the
     smallest and the largest catalog, and between each pair of neighbours (linear growth means
     the slopes agree).
-  - peak memory (max RSS) of each build's process, from os.wait4's resource usage.
+  - CPU time (user + system) beside wall time, the steadier of the two on a shared machine, and
+    peak memory (max RSS) of each build's process, from os.wait4's resource usage.
 Calculator page, in headless Chromium (/usr/bin/chromium), the site served on 127.0.0.1 under a
 sub-path, each visit in a fresh browser context (empty caches):
   - Python ready (calculators wired) against a bare page in the same directory that preloads the
