@@ -26,10 +26,21 @@
       }
     }
   }
-  if (typeof document$ !== "undefined") document$.subscribe(() => setTimeout(label, 0));
-  else addEventListener("DOMContentLoaded", label);
-  addEventListener("resize", label);
-  new MutationObserver(() => label()).observe(document.body || document.documentElement, { childList: true, subtree: true });
+  // Measuring a table's width lays the page out: do it at most once a frame, just before the
+  // frame lays the page out anyway, however many changes (the parser's, an edit's) came before.
+  let queued = false;
+  function soon() {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      label();
+    });
+  }
+  if (typeof document$ !== "undefined") document$.subscribe(soon);
+  else addEventListener("DOMContentLoaded", soon);
+  addEventListener("resize", soon);
+  new MutationObserver(soon).observe(document.body || document.documentElement, { childList: true, subtree: true });
 })();
 
 // Search for a flag as the pages write it, --kv-cache-memory-bytes, or a model's name,
