@@ -27,6 +27,7 @@ PYODIDE_SCRIPTS = ("pyodide.mjs", "pyodide.asm.mjs")  # and pyodide.asm.wasm as 
 # The catalog reference's pages, generated once a build in on_config and added in on_files.
 _generated: dict[str, tuple[str, str]] = {}
 _date = ["1970-01-01"]  # the catalog's newest date, found once a build in on_config
+_serving = [False]  # `mkdocs serve`: it builds again on every edit
 
 
 @event_priority(100)
@@ -40,8 +41,7 @@ def on_config(config, **_):
     _date[0] = catalog_date(site_catalog_raw(ROOT))
     # The catalog, the reference pages and the modules now loaded last the whole build: the cyclic
     # collector need not walk them again on each of its full passes (it spent about a tenth of the
-    # build doing so). Unfrozen when the build ends or fails, so a `mkdocs serve` rebuild lets the
-    # previous build's objects be collected.
+    # build doing so). See on_post_build for when they are let go.
     gc.freeze()
     indexes = {path: title for path, (title, _) in _generated.items() if path in (reference.MODELS_INDEX, reference.BOXES_INDEX)}
     for section in config["nav"]:
@@ -107,8 +107,13 @@ def on_page_markdown(markdown, page, **_):
     return markdown
 
 
+def on_startup(command, **_):
+    _serving[0] = command == "serve"
+
+
 def on_build_error(**_):
-    gc.unfreeze()
+    if _serving[0]:
+        gc.unfreeze()
 
 
 def on_post_build(config, **_):
@@ -147,7 +152,13 @@ def on_post_build(config, **_):
     languages = [lang for lang in (search.config.lang if search else None) or ["en"] if lang != "en"]
     if lunr.is_dir() and not languages:  # the search worker loads no lunr language for English alone
         shutil.rmtree(lunr)
-    gc.unfreeze()
+    # Serving, the next rebuild must be able to collect this build's objects. A one-off build
+    # ends here: what is alive now is frozen too, so the collection Python runs on exit does not
+    # walk it all (a tenth of the build's own time).
+    if _serving[0]:
+        gc.unfreeze()
+    else:
+        gc.freeze()
 
 
 _SOURCE_MAP = re.compile(r"\n?/[/*]# sourceMappingURL=[^\n]*?(?:\*/)?\s*$")
