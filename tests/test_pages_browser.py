@@ -205,3 +205,19 @@ def test_the_calculator_stacks_on_a_phone_and_keeps_its_verdict_in_view(browser,
     header = page.locator("header.md-header").bounding_box()
     assert header["y"] + header["height"] - 1 <= verdict["y"] and verdict["y"] + verdict["height"] <= PHONE["height"], verdict
     page.context.close()
+
+
+def test_a_table_that_comes_to_scroll_sideways_gets_a_name_and_a_tab_stop(browser, base_url) -> None:
+    page = open_page(browser, base_url, "kv-pool/", viewport={"width": 1400, "height": 900})
+    named = "() => Array.from(document.querySelectorAll('[role=region][aria-label]'), e => [e.getAttribute('aria-label'), e.tabIndex])"
+    wide = page.evaluate(named)
+    page.set_viewport_size(PHONE)
+    page.wait_for_function(f"n => ({named})().length > n", arg=len(wide))
+    narrow = page.evaluate(named)
+    assert all(label.startswith("Table, scrolls sideways: ") or label.endswith("the figures drawn") for label, _ in narrow), narrow
+    assert all(tab == 0 for _, tab in narrow) and len({label for label, _ in narrow}) == len(narrow)  # each reachable, each named apart
+    unlabelled = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.md-typeset__scrollwrap')).filter(w => w.scrollWidth > w.clientWidth + 1 && !w.hasAttribute('tabindex')).length"
+    )
+    assert unlabelled == 0
+    page.context.close()

@@ -2,6 +2,7 @@
 // column. A region that scrolls must be reachable from the keyboard and named: give each one
 // that scrolls a tab stop, the role "region" and the name of the section it is in.
 (function () {
+  const WRAPS = ".md-typeset__scrollwrap, .md-typeset .calc-table";
   function sectionName(element) {
     for (let node = element.previousElementSibling; node; node = node.previousElementSibling) {
       if (/^H[1-6]$/.test(node.tagName)) return node.textContent.replace("¶", "").trim();
@@ -13,34 +14,35 @@
     const caption = wrap.querySelector("caption");
     return caption ? caption.textContent.trim() : sectionName(wrap);
   }
-  function label() {
+  function label(wrap) {
+    if (wrap.hasAttribute("tabindex") || wrap.scrollWidth <= wrap.clientWidth + 1) return;
     const used = new Set(Array.from(document.querySelectorAll("[role=region][aria-label]"), (e) => e.getAttribute("aria-label")));
-    for (const wrap of document.querySelectorAll(".md-typeset__scrollwrap, .md-typeset .calc-table")) {
-      if (wrap.scrollWidth > wrap.clientWidth + 1 && !wrap.hasAttribute("tabindex")) {
-        let text = "Table, scrolls sideways: " + name(wrap);
-        for (let n = 2; used.has(text); n++) text = text.replace(/ \(\d+\)$/, "") + ` (${n})`;
-        used.add(text);
-        wrap.setAttribute("tabindex", "0");
-        wrap.setAttribute("role", "region");
-        wrap.setAttribute("aria-label", text);
-      }
+    let text = "Table, scrolls sideways: " + name(wrap);
+    for (let n = 2; used.has(text); n++) text = text.replace(/ \(\d+\)$/, "") + ` (${n})`;
+    wrap.setAttribute("tabindex", "0");
+    wrap.setAttribute("role", "region");
+    wrap.setAttribute("aria-label", text);
+  }
+  // A wrapper is measured when it or its table is laid out at a new size (on the page's first
+  // layout, a narrower window, a calculator's new result): a ResizeObserver reports it after the
+  // browser has laid the page out, so measuring never lays it out again.
+  const sizes = new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      const wrap = entry.target.matches(WRAPS) ? entry.target : entry.target.parentElement;
+      if (wrap && wrap.matches(WRAPS)) label(wrap);
+    }
+  });
+  const watched = new WeakSet();
+  function watch() {
+    for (const wrap of document.querySelectorAll(WRAPS)) {
+      if (watched.has(wrap)) continue;
+      watched.add(wrap);
+      sizes.observe(wrap);
+      if (wrap.firstElementChild) sizes.observe(wrap.firstElementChild);
     }
   }
-  // Measuring a table's width lays the page out: do it at most once a frame, just before the
-  // frame lays the page out anyway, however many changes (the parser's, an edit's) came before.
-  let queued = false;
-  function soon() {
-    if (queued) return;
-    queued = true;
-    requestAnimationFrame(() => {
-      queued = false;
-      label();
-    });
-  }
-  if (typeof document$ !== "undefined") document$.subscribe(soon);
-  else addEventListener("DOMContentLoaded", soon);
-  addEventListener("resize", soon);
-  new MutationObserver(soon).observe(document.body || document.documentElement, { childList: true, subtree: true });
+  watch();
+  new MutationObserver(watch).observe(document.body || document.documentElement, { childList: true, subtree: true });
 })();
 
 // Search for a flag as the pages write it, --kv-cache-memory-bytes, or a model's name,
