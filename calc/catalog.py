@@ -803,6 +803,7 @@ def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
     it holds is validated as the YAML would be.
     """
     import marshal
+    import os
     from importlib.util import find_spec
 
     directory = Path(directory)
@@ -820,7 +821,7 @@ def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
         raw = _parse_yaml(texts)
     try:
         cache.parent.mkdir(exist_ok=True)
-        partial = cache.with_suffix(".partial")
+        partial = cache.with_suffix(f".{os.getpid()}.partial")  # this process's own: builds may run side by side
         partial.write_bytes(marshal.dumps({"reader": reader, "texts": texts, "raw": raw}))
         partial.replace(cache)
     except OSError:  # a read-only catalog is parsed every time

@@ -4,6 +4,7 @@ build reads it instead of deriving it again. Without a writable cache, a build d
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -19,7 +20,7 @@ def keep_cached(cache: Path, data: bytes, pattern: str, entries: int = 4) -> Non
         older = sorted(cache.parent.glob(pattern), key=lambda p: p.stat().st_mtime_ns)
         for old in older[: max(0, len(older) - entries + 1)]:
             old.unlink()
-        partial = cache.with_suffix(".partial")
+        partial = cache.with_suffix(f".{os.getpid()}.partial")  # this process's own: builds may run side by side
         partial.write_bytes(data)
         partial.replace(cache)
     except OSError:

@@ -124,7 +124,7 @@ def pyscript_files(dist: Path, disabled: tuple[str, ...], root: Path = ROOT) -> 
     """core.js, the chunks it imports statically, and the plugins it loads for this config; kept
     in the build cache by the npm package's files (names, sizes, times) and the disabled plugins."""
     listing = sorted((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in dist.iterdir())
-    cache = cache_dir(root) / f"pyscript-files-{_digest(str(dist), listing, disabled)}.json"
+    cache = cache_dir(root) / f"pyscript-files-{_digest(listing, disabled)}.json"
     try:
         return json.loads(cache.read_text(encoding="utf-8"))
     except (OSError, ValueError):
