@@ -812,6 +812,8 @@ def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
     reader = (Path(__file__).read_bytes(), Path(spec.origin).stat().st_mtime_ns if spec and spec.origin else None)
     cache = directory / "__pycache__" / "catalog.marshal"
     try:
+        if cache.stat().st_size > 8 * sum(len(t) for t in texts.values()) + 2**20:  # not one this reader wrote
+            raise ValueError("too large")
         kept = marshal.loads(cache.read_bytes())
         if kept["reader"] != reader or kept["texts"] != texts or not _plain(kept["raw"]):
             raise ValueError("stale")

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from calc import html as calc_html
-from hooks.runtime import browser_calc_files, pyscript_files
+from hooks.runtime import PYSCRIPT, browser_calc_files, pyscript_files
 
 ROOT = Path(__file__).resolve().parent.parent
 GLUE = "calculator/main.py"  # docs/calculator/main.py, copied by MkDocs as a static file
@@ -91,7 +91,7 @@ def runtime_html(page_url: str) -> str:
     micropython = html.escape(json.dumps({"plugins": [f"!{name}" for name in UNUSED_PLUGINS]}, separators=(",", ":")), quote=False)
     files = json.dumps(python_files(root), separators=(",", ":"))
     pyodide = f"{root}runtime/pyodide/"
-    pyscript = ROOT / "node_modules" / "@pyscript" / "core" / "dist"
+    pyscript = ROOT / PYSCRIPT
     chunks = [name for name in pyscript_files(pyscript, UNUSED_PLUGINS) if name != "core.js"] if pyscript.is_dir() else []
     runtime = {
         # the chunks core.js imports, the error plugin among them, fetched beside it rather than after

@@ -19,11 +19,13 @@ import re
 import zipfile
 from pathlib import Path
 
+from calc import html as calc_html
 from hooks.buildcache import cache_dir, keep_cached
 
 ROOT = Path(__file__).resolve().parent.parent
 GLUE = Path("docs", "calculator", "main.py")  # the page's glue, the browser's entry module
-CALCULATORS = "calc.calculators"  # the package of the calculators, one module each
+PYODIDE = Path("node_modules", "pyodide")  # the npm packages the runtime is copied from
+PYSCRIPT = Path("node_modules", "@pyscript", "core", "dist")
 STDLIB_SEEN = Path(__file__).with_name("stdlib-modules.txt")
 # PyScript imports its error plugin even when it is turned off (to keep errors off the page).
 ALWAYS_LOADED_PLUGINS = ("error",)
@@ -104,7 +106,8 @@ def _browser_calc_files(root: Path) -> list[str]:
     files: set[str] = set()
     todo = sorted(file_imports(root / GLUE, "__main__", False, everywhere=True))
     # calc/html.py imports each calculator by its name (importlib), which no import statement shows
-    todo += [f"{CALCULATORS}.{path.stem}" for path in sorted((root / "calc" / "calculators").glob("*.py")) if path.stem != "__init__"]
+    package = root.joinpath(*calc_html.PACKAGE.split("."))
+    todo += [f"{calc_html.PACKAGE}.{path.stem}" for path in sorted(package.glob("*.py")) if path.stem != "__init__"]
     while todo:
         for module in _parents(todo.pop()):
             found = _calc_file(root, module) if module.split(".")[0] == "calc" else None

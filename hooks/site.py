@@ -27,7 +27,7 @@ PYODIDE_SCRIPTS = ("pyodide.mjs", "pyodide.asm.mjs")  # and pyodide.asm.wasm as 
 # The catalog reference's pages, generated once a build in on_config and added in on_files.
 _generated: dict[str, tuple[str, str]] = {}
 _date = ["1970-01-01"]  # the catalog's newest date, found once a build in on_config
-_serving = [False]  # `mkdocs serve`: it builds again on every edit
+_one_off = [False]  # `mkdocs build` or `gh-deploy`: the process ends with the build
 
 
 @event_priority(100)
@@ -108,12 +108,11 @@ def on_page_markdown(markdown, page, **_):
 
 
 def on_startup(command, **_):
-    _serving[0] = command == "serve"
+    _one_off[0] = command in ("build", "gh-deploy")
 
 
 def on_build_error(**_):
-    if _serving[0]:
-        gc.unfreeze()
+    gc.unfreeze()
 
 
 def on_post_build(config, **_):
@@ -121,9 +120,7 @@ def on_post_build(config, **_):
     found), its Python and the catalog as JSON; Material's assets without source maps."""
     site = Path(config["site_dir"])
     runtime_dir = site / "runtime"
-    modules = ROOT / "node_modules"
-    pyodide = modules / "pyodide"
-    pyscript = modules / "@pyscript" / "core" / "dist"
+    pyodide, pyscript = ROOT / runtime.PYODIDE, ROOT / runtime.PYSCRIPT
     if not pyodide.is_dir() or not pyscript.is_dir():
         raise PluginError("node_modules has no pyodide or @pyscript/core: run `npm ci` (make deps installs it)")
     (runtime_dir / "pyodide").mkdir(parents=True, exist_ok=True)
@@ -152,13 +149,13 @@ def on_post_build(config, **_):
     languages = [lang for lang in (search.config.lang if search else None) or ["en"] if lang != "en"]
     if lunr.is_dir() and not languages:  # the search worker loads no lunr language for English alone
         shutil.rmtree(lunr)
-    # Serving, the next rebuild must be able to collect this build's objects. A one-off build
-    # ends here: what is alive now is frozen too, so the collection Python runs on exit does not
-    # walk it all (a tenth of the build's own time).
-    if _serving[0]:
-        gc.unfreeze()
-    else:
+    # A one-off build ends here: what is alive now is frozen too, so the collection Python runs on
+    # exit does not walk it all (a tenth of the build's own time). Serving, or built from Python,
+    # the next build must be able to collect this one's objects.
+    if _one_off[0]:
         gc.freeze()
+    else:
+        gc.unfreeze()
 
 
 _SOURCE_MAP = re.compile(r"\n?/[/*]# sourceMappingURL=[^\n]*?(?:\*/)?\s*$")
