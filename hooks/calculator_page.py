@@ -1,5 +1,6 @@
 """Macros of the calculator page: the build-time result for its default inputs, rendered by the
-same calc.html functions the browser runs, and the tags that start PyScript on the local Pyodide."""
+same calc.html functions the browser runs, the status line above them, and the tags that start
+PyScript on the local Pyodide, placed after the calculators."""
 
 from __future__ import annotations
 
@@ -20,12 +21,11 @@ PRELOAD = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 # none, loads every plugin: the page gives it one too, with the same plugins off.
 UNUSED_PLUGINS = ("codemirror", "deprecations-manager", "donkey", "error", "py-editor", "py-game", "py-terminal")
 
-# Shown while Python starts (hidden with JavaScript off), and says so if it cannot start; marks a
-# result as waiting when a field is edited before Python has loaded, so a build-time figure never
-# passes for the new inputs.
+# Updates the status line while Python starts, and says so if it cannot start; marks a result as
+# waiting when a field is edited before Python has loaded, so a build-time figure never passes for
+# the new inputs.
 LOADING_SCRIPT = """<script>(function () {
   var status = document.getElementById("calc-status");
-  status.hidden = false;
   addEventListener("py:progress", function (event) {
     if (!window.calcReady) status.textContent = "Python is starting (" + event.detail + "); the figures below are the build-time result for the default inputs.";
   });
@@ -83,9 +83,18 @@ START_SCRIPT = """<script>(function () {
 })();</script>"""
 
 
+# Above the calculators, with no script: a script there pauses the parser before the first
+# calculator is read, and the first paint may come without it. The line shows with scripting on
+# (calculator.css hides it with scripting off, where the noscript line speaks instead).
+STATUS_HTML = """<div class="calc-runtime">
+<p class="calc-status" id="calc-status" role="status">Python is starting; the figures below are the build-time result for the default inputs.</p>
+<noscript><p class="calc-status">JavaScript is off: the figures below are the build-time result for the default inputs; edits need JavaScript.</p></noscript>
+</div>"""
+
+
 def runtime_html(page_url: str) -> str:
-    """The loading state, the lists the runtime reads, and the script that starts it after the
-    page's first paint. Nothing here blocks parsing or painting."""
+    """The lists the runtime reads, the script that keeps the status line, and the one that
+    starts the runtime after the page's first paint. Nothing here blocks parsing or painting."""
     root = up(page_url)
     config = html.escape(json.dumps(pyscript_config(root), separators=(",", ":")), quote=True)
     micropython = html.escape(json.dumps({"plugins": [f"!{name}" for name in UNUSED_PLUGINS]}, separators=(",", ":")), quote=False)
@@ -103,11 +112,7 @@ def runtime_html(page_url: str) -> str:
     return "\n".join(
         (
             "<!-- calc-runtime -->",
-            '<div class="calc-runtime">',
-            '<p class="calc-status" id="calc-status" role="status" hidden>Python is starting; the figures below are the build-time result for the default inputs.</p>',
-            '<noscript><p class="calc-status">JavaScript is off: the figures below are the build-time result for the default inputs; edits need JavaScript.</p></noscript>',
             f"<mpy-config hidden>{micropython}</mpy-config>",
-            "</div>",
             LOADING_SCRIPT,
             f'<script type="application/json" id="calc-python-files">{files}</script>',
             f'<script type="py" src="{root}{GLUE}" config="{config}"></script>',
@@ -126,6 +131,11 @@ def register(env, catalog) -> None:
         return calc_html.calculator_html(catalog, name)
 
     @env.macro
+    def calculator_status() -> str:
+        """The line that says whether Python has loaded, above the calculators."""
+        return STATUS_HTML
+
+    @env.macro
     def calculator_runtime() -> str:
-        """The loading state and the PyScript tags, with paths relative to this page."""
+        """The PyScript tags, with paths relative to this page, after the calculators."""
         return runtime_html(env.page.url if env.page else "")
