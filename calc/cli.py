@@ -18,7 +18,7 @@ from calc.catalog import Catalog, CatalogError, load_dir, schemas
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from calc import logread
 
@@ -678,18 +678,7 @@ def cmd_check(catalog: Catalog, args: argparse.Namespace) -> str:
     )
 
 
-@functools.cache  # built once a process: the site build runs the command line for every example
-def build_parser() -> Parser:
-    parser = Parser(prog="python -m calc", description="Memory calculators for vLLM starts, from the catalog.")
-    parser.add_argument("--catalog", default=str(CATALOG_DIR), help="catalog directory (default: the project's)")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-
-    def add(name: str, helptext: str) -> Parser:
-        p = sub.add_parser(name, help=helptext, description=helptext)
-        p.add_argument("--json", action="store_true", help="print JSON for machines")
-        return p
-
-    p = add("gate", "the start gate: needs vs MemAvailable, the largest pin, the flags")
+def _gate_flags(p: Parser) -> None:
     p.add_argument("--deployment", help="deployment id from catalog/starts.yaml (default: the first)")
     p.add_argument("--pin", help="KV pin: 10e9, 9.31 GiB, 10 GB or 10000000000")
     p.add_argument("--drafter", action="store_true", help="the speculative drafter loads with the model")
@@ -702,7 +691,8 @@ def build_parser() -> Parser:
     p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ', or auto")
     p.set_defaults(run=cmd_gate)
 
-    p = add("kv", "the KV pool both ways: pin to tokens, tokens to pin")
+
+def _kv_flags(p: Parser) -> None:
     p.add_argument("--deployment", help="take bytes per token measured on this deployment")
     p.add_argument("--speculative-tokens", help="the measured reading at this many speculative tokens")
     p.add_argument("--bytes-per-token", help="bytes per token per rank, instead of a deployment's")
@@ -713,27 +703,31 @@ def build_parser() -> Parser:
     p.add_argument("--typical-context")
     p.set_defaults(run=cmd_kv)
 
-    p = add("fit", "per-request KV cost (per token x context + fixed) from one pool read at two or more max_model_len")
+
+def _fit_flags(p: Parser) -> None:
     p.add_argument("--pool", required=True, help="the pool's size per rank, such as 24 GiB")
     p.add_argument("--reading", action="append", help="MAX_MODEL_LEN:TOKENS from a startup line, repeatable")
     p.add_argument("--max-model-len", action="append", help="predict the token count at this max_model_len, repeatable")
     p.set_defaults(run=cmd_fit)
 
-    p = add("fraction", "vLLM's own start check: ceil(total x fraction) <= free")
+
+def _fraction_flags(p: Parser) -> None:
     p.add_argument("--box", default="rtx-5090-node")
     p.add_argument("--total", help="card or box total (default: the catalog's)")
     p.add_argument("--free", help="free memory at start, or auto (default: the catalog's reading)")
     p.add_argument("--fraction", help="gpu_memory_utilization (default: vLLM's)")
     p.set_defaults(run=cmd_fraction)
 
-    p = add("guard", "the memory guard replayed over a MemAvailable trace")
+
+def _guard_flags(p: Parser) -> None:
     p.add_argument("trace", help="a trace file ('<seconds> <size>' a line), - for stdin, or a trace id from the catalog")
     p.add_argument("--floor")
     p.add_argument("--polls")
     p.add_argument("--serving-at", help="seconds at which the head serves; the guard stops there")
     p.set_defaults(run=cmd_guard)
 
-    p = add("watch", "poll MemAvailable, MemFree and the page cache for a bounded time: when the guard would kill, when memory is available but not free")
+
+def _watch_flags(p: Parser) -> None:
     p.add_argument("--proc", action="append", help="meminfo file to read (default /proc/meminfo); repeat it to read one file a poll, the last one after that")
     p.add_argument("--interval", help="seconds between polls (default: the guard's, 2)")
     p.add_argument("--duration", help="seconds to watch (default 60; with --proc files, one poll a file)")
@@ -742,21 +736,24 @@ def build_parser() -> Parser:
     p.add_argument("--polls", help="polls in a row under the floor that kill (default: the catalog's policy)")
     p.set_defaults(run=cmd_watch)
 
-    p = add("plan", "several models on one box: resident budget and fractions planned together")
+
+def _plan_flags(p: Parser) -> None:
     p.add_argument("--box", default="dgx-spark")
     p.add_argument("--model", action="append", help="MODEL[:KV[:HEADROOM]], repeatable")
     p.add_argument("--fractions", help="engine fractions in start order, such as 0.5,0.35")
     p.add_argument("--available", help="MemAvailable before the first engine (default: the box's idle reading)")
     p.set_defaults(run=cmd_plan)
 
-    p = add("prefetch", "vLLM's auto-prefetch: a network filesystem and checkpoint <= 90 %% of available")
+
+def _prefetch_flags(p: Parser) -> None:
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--available", required=True, help="MemAvailable when loading starts, or auto")
     p.add_argument("--filesystem", help="where the checkpoint is: nfs, nfs4, lustre, ext4, xfs...; both kinds when omitted")
     p.add_argument("--cgroup-available", help="the container's memory limit less its usage, when it runs under one")
     p.set_defaults(run=cmd_prefetch)
 
-    p = add("model", "before the first start: weights and KV per rank from a config.json, by vLLM's layout (modeled)")
+
+def _model_flags(p: Parser) -> None:
     p.add_argument("config", help="the model's config.json")
     p.add_argument("--tp", default="1", help="tensor parallel size")
     p.add_argument("--kv-cache-dtype", default="auto", help="auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4")
@@ -771,7 +768,8 @@ def build_parser() -> Parser:
     p.add_argument("--no-prefix-caching", action="store_true", help="--no-enable-prefix-caching: hybrids keep one mamba state a request, not two")
     p.set_defaults(run=cmd_model)
 
-    p = add("ingest", "read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model")
+
+def _ingest_flags(p: Parser) -> None:
     p.add_argument("file", help="the log file, or - for standard input")
     p.add_argument("--yaml", action="store_true", help="print a catalog deployment with this start, for catalog/starts.yaml")
     p.add_argument("--model", help="the catalog model id to compare with and to write (default: matched on the log's model name)")
@@ -782,12 +780,58 @@ def build_parser() -> Parser:
     p.add_argument("--id", help="--yaml: the deployment's id (default: the model's name and -log)")
     p.set_defaults(run=cmd_ingest)
 
-    p = sub.add_parser("schema", help="write (or --check) the catalog's JSON Schema files")
+
+def _schema_flags(p: Parser) -> None:
     p.add_argument("--check", action="store_true")
     p.set_defaults(run=cmd_schema, json=False)
 
-    p = add("check", "validate the catalog")
+
+def _check_flags(p: Parser) -> None:
     p.set_defaults(run=cmd_check)
+
+
+# Each command: its help, the function that declares its flags, and whether it prints JSON on --json.
+COMMANDS: dict[str, tuple[str, Callable[[Parser], None], bool]] = {
+    "gate": ("the start gate: needs vs MemAvailable, the largest pin, the flags", _gate_flags, True),
+    "kv": ("the KV pool both ways: pin to tokens, tokens to pin", _kv_flags, True),
+    "fit": ("per-request KV cost (per token x context + fixed) from one pool read at two or more max_model_len", _fit_flags, True),
+    "fraction": ("vLLM's own start check: ceil(total x fraction) <= free", _fraction_flags, True),
+    "guard": ("the memory guard replayed over a MemAvailable trace", _guard_flags, True),
+    "watch": (
+        "poll MemAvailable, MemFree and the page cache for a bounded time: when the guard would kill, when memory is available but not free",
+        _watch_flags,
+        True,
+    ),
+    "plan": ("several models on one box: resident budget and fractions planned together", _plan_flags, True),
+    "prefetch": ("vLLM's auto-prefetch: a network filesystem and checkpoint <= 90 %% of available", _prefetch_flags, True),
+    "model": ("before the first start: weights and KV per rank from a config.json, by vLLM's layout (modeled)", _model_flags, True),
+    "ingest": ("read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model", _ingest_flags, True),
+    "schema": ("write (or --check) the catalog's JSON Schema files", _schema_flags, False),
+    "check": ("validate the catalog", _check_flags, True),
+}
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command a command line names: its first word that is one (not the value of --catalog)."""
+    for i, word in enumerate(argv):
+        if word in COMMANDS and (i == 0 or argv[i - 1] != "--catalog"):
+            return word
+    return None
+
+
+@functools.cache  # built once a process a command: the site build runs the command line for every example
+def build_parser(command: str | None = None) -> Parser:
+    """The command line's parser, declaring the flags of `command` only (of every command when
+    None): a run needs its own, and declaring all of them is most of the parser's cost."""
+    parser = Parser(prog="python -m calc", description="Memory calculators for vLLM starts, from the catalog.")
+    parser.add_argument("--catalog", default=str(CATALOG_DIR), help="catalog directory (default: the project's)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for name, (helptext, flags, machine) in COMMANDS.items():
+        p = sub.add_parser(name, help=helptext, description=helptext)
+        if command in (None, name):
+            if machine:
+                p.add_argument("--json", action="store_true", help="print JSON for machines")
+            flags(p)
     return parser
 
 
@@ -801,7 +845,7 @@ def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: C
     (the site build passes the catalog it has already read); `sleep`, when given, is what `watch`
     waits between polls with (the build replays saved readings without waiting)."""
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(command_of(sys.argv[1:] if argv is None else argv)).parse_args(argv)
         if sleep is not None:
             args.sleep = sleep
         if args.run in (cmd_schema, cmd_model):

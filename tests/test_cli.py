@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, edit
 
-from calc import derive, fraction, kv, report
+from calc import cli, derive, fraction, kv, report
 from calc.catalog import FILES
 from calc.units import GiB, MiB, fmt, parse_size
 
@@ -441,6 +441,22 @@ def test_help_exits_zero() -> None:
     assert done.returncode == 0
     assert "--kv-cache" not in done.stderr
     assert "--pin" in done.stdout
+
+
+def test_a_run_reads_its_command_wherever_the_catalog_flag_and_arguments_are(tmp_path: Path) -> None:
+    """Only the command's own flags are declared for a run: the command is found past --catalog,
+    whose value may be named like a command, and before arguments that may be."""
+    catalog = tmp_path / "gate"
+    catalog.symlink_to(ROOT / "catalog", target_is_directory=True)
+    assert cli.command_of(["--catalog", str(catalog), "check"]) == "check"
+    assert cli.command_of(["--catalog", "gate", "kv", "--pin", "gate"]) == "kv"
+    assert cli.command_of(["gat"]) is None
+    assert "valid" in ok("--catalog", str(catalog), "check")
+    assert ok("--catalog=" + str(ROOT / "catalog"), "kv", "--pin", "12e9") == ok("kv", "--pin", "12e9")
+    done = calc("kv", "--drafter")  # another command's flag is still refused, in one line
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--drafter" in done.stderr
+    declared = {a.dest for a in cli.build_parser()._subparsers._group_actions[0].choices["gate"]._actions}
+    assert {"pin", "drafter", "json"} <= declared  # with no command, every command's flags
 
 
 def test_parse_size_of_pins_in_flags_round_trips() -> None:
