@@ -812,11 +812,27 @@ COMMANDS: dict[str, tuple[str, Callable[[Parser], None], bool]] = {
 
 
 def command_of(argv: Sequence[str]) -> str | None:
-    """The command a command line names: its first word that is one (not the value of --catalog)."""
+    """The command a command line names: its first word that is one and is not the value of
+    --catalog (or of --cat, --c...: argparse takes a flag's unique prefix)."""
     for i, word in enumerate(argv):
-        if word in COMMANDS and (i == 0 or argv[i - 1] != "--catalog"):
+        before = argv[i - 1] if i else ""
+        if word in COMMANDS and not (len(before) > 2 and "--catalog".startswith(before)):
             return word
     return None
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line read with its command's flags alone; should that guess miss, read again
+    with every command's, so the answer is the full parser's."""
+    guess = command_of(argv)
+    if guess is not None:
+        try:
+            args = build_parser(guess).parse_args(argv)
+        except UsageError:
+            args = None
+        if args is not None and args.command == guess:
+            return args
+    return build_parser().parse_args(argv)
 
 
 @functools.cache  # built once a process a command: the site build runs the command line for every example
@@ -845,7 +861,7 @@ def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: C
     (the site build passes the catalog it has already read); `sleep`, when given, is what `watch`
     waits between polls with (the build replays saved readings without waiting)."""
     try:
-        args = build_parser(command_of(sys.argv[1:] if argv is None else argv)).parse_args(argv)
+        args = parse(sys.argv[1:] if argv is None else argv)
         if sleep is not None:
             args.sleep = sleep
         if args.run in (cmd_schema, cmd_model):
