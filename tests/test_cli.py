@@ -436,6 +436,15 @@ def test_broken_catalog(tmp_path: Path) -> None:
     assert_one_error_line(done, "starts.yaml: deployments[0].starts[1].weights_loaded.value: found '79.29 GiG', expected a size with its unit")
 
 
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    """`python -m calc gate | head -1`: the pipe closes before the report is written."""
+    proc = subprocess.Popen([sys.executable, "-m", "calc", "gate"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # before Python has even started: the report's write meets a closed pipe
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 1
+    assert err == ""
+
+
 def test_help_exits_zero() -> None:
     done = calc("gate", "--help")
     assert done.returncode == 0
@@ -450,7 +459,9 @@ def test_a_run_reads_its_command_wherever_the_catalog_flag_and_arguments_are(tmp
     catalog.symlink_to(ROOT / "catalog", target_is_directory=True)
     assert cli.command_of(["--catalog", str(catalog), "check"]) == "check"
     assert cli.command_of(["--catalog", "gate", "kv", "--pin", "gate"]) == "kv"
+    assert cli.command_of(["--cat", "gate", "check"]) == cli.command_of(["--c", "plan", "check"]) == "check"  # argparse's prefixes
     assert cli.command_of(["gat"]) is None
+    assert "valid" in ok("--cat", str(catalog), "check")
     assert "valid" in ok("--catalog", str(catalog), "check")
     assert ok("--catalog=" + str(ROOT / "catalog"), "kv", "--pin", "12e9") == ok("kv", "--pin", "12e9")
     done = calc("kv", "--drafter")  # another command's flag is still refused, in one line
