@@ -22,10 +22,33 @@ PRELOAD = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 UNUSED_PLUGINS = ("codemirror", "deprecations-manager", "donkey", "error", "py-editor", "py-game", "py-terminal")
 
 # Updates the status line while Python starts, and says so if it cannot start; marks a result as
-# waiting when a field is edited before Python has loaded, so a build-time figure never passes for
-# the new inputs.
+# waiting (data-state="pending") when its form differs from the page as built before Python has
+# loaded, so a build-time figure never passes for the new inputs; the glue recomputes those once
+# it has. A form can differ before this script runs: typed while the page was still arriving, or
+# restored by the browser on a reload or a return to the page (which fires no input event).
 LOADING_SCRIPT = """<script>(function () {
   var status = document.getElementById("calc-status");
+  function pending(calc) {
+    calc.querySelector(".calc-result").dataset.state = "pending";
+    calc.querySelector(".calc-verdict").dataset.state = "pending";
+  }
+  function edited(form) {
+    return Array.prototype.some.call(form.elements, function (field) {
+      if (!field.name) return false;
+      if (field.type === "checkbox") return field.checked !== field.defaultChecked;
+      if (field.tagName === "SELECT") {  // its default: the option marked selected, else the first
+        var first = Array.prototype.find.call(field.options, function (o) { return o.defaultSelected; }) || field.options[0];
+        return Boolean(first) && !first.selected;
+      }
+      return field.value !== field.defaultValue;
+    });
+  }
+  function check() {
+    if (window.calcReady) return;
+    document.querySelectorAll(".calc form").forEach(function (form) { if (edited(form)) pending(form.closest(".calc")); });
+  }
+  check();
+  addEventListener("pageshow", check);
   addEventListener("py:progress", function (event) {
     if (!window.calcReady) status.textContent = "Python is starting (" + event.detail + "); the figures below are the build-time result for the default inputs.";
   });
@@ -37,10 +60,7 @@ LOADING_SCRIPT = """<script>(function () {
   });
   document.addEventListener("input", function (event) {
     var calc = !window.calcReady && event.target.closest && event.target.closest(".calc");
-    if (calc) {
-      calc.querySelector(".calc-result").dataset.state = "pending";
-      calc.querySelector(".calc-verdict").dataset.state = "pending";
-    }
+    if (calc) pending(calc);
   });
 })();</script>"""
 
@@ -112,7 +132,7 @@ def runtime_html(page_url: str) -> str:
     return "\n".join(
         (
             "<!-- calc-runtime -->",
-            f"<mpy-config hidden>{micropython}</mpy-config>",
+            f"<div hidden><mpy-config>{micropython}</mpy-config></div>",
             LOADING_SCRIPT,
             f'<script type="application/json" id="calc-python-files">{files}</script>',
             f'<script type="py" src="{root}{GLUE}" config="{config}"></script>',

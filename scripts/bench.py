@@ -2,7 +2,8 @@
 assert them (no timed tests).
 
 Every row pairs our figure with its reference, run interleaved (A B, then B A, ...), and prints
-the median of the pairs' ratios with the medians of each side.
+the median of the pairs' ratios with the medians of each side, and the ratios' middle half (first
+to third quartile): on a shared machine one run's median moves, and the spread says by how much.
 
 Build (issue 10 and issue 12):
   - `mkdocs build --strict` of the project against a *plain* mkdocs-material build of the same

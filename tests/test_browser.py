@@ -251,6 +251,34 @@ def test_an_edit_made_while_python_starts_takes_effect_once_it_has_loaded(browse
         page.context.close()
 
 
+def test_a_value_the_browser_restores_on_a_return_to_the_page_is_an_edit(browser, base_url, catalog):
+    """Back on the page, the browser puts back what was ticked and fires no input event: its result
+    is marked as waiting before Python has loaded, and recomputed once it has; the other
+    calculators keep theirs."""
+    page, guard = open_page(browser, base_url)
+    try:
+        page.check("#start-drafter")  # a text field is not kept (autocomplete="off"); a checkbox is
+        guard.hold = ("/runtime/pyodide/",)
+        page.goto(base_url)
+        page.go_back()
+        assert page.is_checked("#start-drafter")
+        assert page.get_attribute("#start-result", "data-state") == "pending"
+        assert page.get_attribute("#start-verdict", "data-state") == "pending"
+        assert [c for c in calc_html.CALCULATORS if page.get_attribute(f"#{c}-result", "data-state") == "pending"] == ["start"]
+        guard.resume()
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        values = {**calc_html.defaults_of(catalog, "start").values, "drafter": "on"}
+        assert (
+            figures_on(page, "start")
+            == calc_html.run(catalog, "start", values).figures
+            != calc_html.run(catalog, "start", calc_html.defaults_of(catalog, "start").values).figures
+        )
+        assert page.get_attribute("#start-result", "data-state") == "valid"
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
 def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
     """Every request answered (no chunk or module the build left out), none of PyScript's unused
     plugins, no source map."""

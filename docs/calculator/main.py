@@ -20,23 +20,6 @@ def raw_values(form: Any) -> dict[str, str]:
     return out
 
 
-def edited(form: Any) -> bool:
-    """Whether a field differs from the page as built: typed before Python had loaded, or
-    restored by the browser on a reload or a return to the page (which fires no input event)."""
-    for element in form.elements:
-        if not element.name:
-            continue
-        if element.type == "checkbox":
-            if element.checked != element.defaultChecked:
-                return True
-        elif element.tagName == "SELECT":
-            if any(option.selected != option.defaultSelected for option in element.options):
-                return True
-        elif element.value != element.defaultValue:
-            return True
-    return False
-
-
 def apply_updates(document: Any, updates: dict) -> None:
     """New defaults after a deployment or box change: values, their sources, hidden and disabled fields."""
     for dom_id, value in updates.get("values", {}).items():
@@ -134,8 +117,9 @@ def main() -> None:
             continue
         handler = create_proxy(lambda event, calculator=calculator, form=form: on_edit(calculator, form, event))
         form.addEventListener("input", handler)  # text, checkbox and select alike: every edit, once
-        if edited(form):  # the build-time result stands for the defaults; an edit takes effect now
-            recompute(calculator, form)
+        result = document.getElementById(calculator + "-result")
+        if result is not None and result.dataset.state == "pending":  # edited before Python had loaded
+            recompute(calculator, form)  # (the page's loading script says which): it takes effect now
 
     js.window.calcRun = create_proxy(lambda text: calc_html.run_json(catalog, str(text)))
     js.window.calcReady = True
