@@ -174,6 +174,22 @@ def search(page, query: str) -> list[str]:
     return list(dict.fromkeys(re.sub(r"^.*?/sub/|[?#].*$", "", h) for h in hrefs))
 
 
+def test_the_search_index_is_built_when_the_reader_goes_to_search(browser, base_url) -> None:
+    """Material's worker gets the index only once the search box takes the focus: a page view
+    that never searches costs no index build."""
+    page = open_page(browser, base_url, "calculator/", viewport={"width": 1200, "height": 900})
+    meta = "document.querySelector('.md-search-result__meta').textContent.trim()"
+    page.wait_for_load_state("networkidle")  # the index has arrived; a worker given it is done in well under this
+    page.wait_for_timeout(500)
+    assert page.evaluate(meta) == "Initializing search"
+    page.click("input.md-search__input")
+    page.wait_for_function(f"() => {meta} === 'Type to start searching'", timeout=20_000)
+    assert search(page, "--max-model-len")
+    page.goto(base_url + "kv-pool/?q=prefetch")  # a link that searches at once gets its results at once
+    page.wait_for_function("() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=20_000)
+    page.context.close()
+
+
 def test_search_finds_flags_and_model_names_as_the_pages_write_them(browser, base_url, site, catalog) -> None:
     page = open_page(browser, base_url, "memory-budget/", viewport={"width": 1200, "height": 900})
     problems: list[str] = []

@@ -51,14 +51,39 @@
 // Material's search worker, a hyphenated word becomes its parts, each required: +kv +cache
 // +memory +bytes finds the pages that write the flag (and gpu_memory_utilization, split at its
 // underscores like the index, the pages that write the setting). The box shows what was typed.
+//
+// The worker builds its index (lunr, from search_index.json) when the reader goes to search, not
+// on every page load: the build takes a core for a quarter of a second on a small machine, and
+// the calculator page needs both cores while Python starts. Material's setup message waits here
+// until search opens, the search box takes the focus or a query is sent; the box says
+// "Initializing search" until then, as it does while any index builds. A link that searches at
+// once (?q=...) builds it at once.
 (function () {
+  const SETUP = 0, QUERY = 2;  // Material's search messages
   const hyphenated = /(^|\s)(\S*[-_]\S*)(?=\s|$)/g;
   const required = (match, space, word) => space + word.split(/[-_]+/).filter(Boolean).map((part) => "+" + part).join(" ");
   const post = Worker.prototype.postMessage;
+  const waiting = new Map();  // worker -> its setup message
+  const searching = new URLSearchParams(location.search).has("q");
+  function build() {
+    for (const [worker, args] of waiting) post.apply(worker, args);
+    waiting.clear();
+  }
   Worker.prototype.postMessage = function (message, ...rest) {
-    if (message && message.type === 2 && typeof message.data === "string") {
+    if (message && message.type === SETUP && message.data && message.data.docs && !searching) {
+      waiting.set(this, [message, ...rest]);
+      return;
+    }
+    if (message && message.type === QUERY && typeof message.data === "string") {
+      build();
       message = { ...message, data: message.data.replace(hyphenated, required) };
     }
     return post.call(this, message, ...rest);
   };
+  document.addEventListener("focusin", (event) => {
+    if (event.target.matches && event.target.matches(".md-search__input")) build();
+  });
+  document.addEventListener("change", (event) => {
+    if (event.target.id === "__search" && event.target.checked) build();  // Material's search toggle
+  });
 })();
