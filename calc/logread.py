@@ -1364,7 +1364,7 @@ def _missing(
             f"{fmt(Fraction(tokens.value, max_len.value), 'plain', down=True)} full contexts, rounded down"
         )
     if engine == "vllm" and fraction is None and pin is None:
-        missing.append("gpu_memory_utilization (vLLM's default, vllm/config/cache.py, is 0.9 up to 0.19.x and 0.92 from 0.20.0; not assumed)")
+        missing.append("gpu_memory_utilization (vLLM's default has changed between releases, so it is not assumed; the catalog's policy.yaml gives each)")
     if engine == "sglang" and mem_fraction is None:
         missing.append("mem_fraction_static (the ServerArgs line)")
     if tp is None:
