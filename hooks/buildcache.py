@@ -4,12 +4,22 @@ build reads it instead of deriving it again. Without a writable cache, a build d
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 
 def cache_dir(root: Path) -> Path:
     return root / "node_modules" / ".cache" / "vllm-site"
+
+
+def files_digest(root: Path, paths: list[Path]) -> str:
+    """A digest of files' names (relative to root) and contents."""
+    digest = hashlib.sha256()
+    for path in paths:
+        data = path.read_bytes()
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()[:24]
 
 
 def keep_cached(cache: Path, data: bytes, pattern: str, entries: int = 4) -> None:

@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 from calc import html as calc_html
-from hooks.buildcache import cache_dir, keep_cached
+from hooks.buildcache import cache_dir, files_digest, keep_cached
 
 ROOT = Path(__file__).resolve().parent.parent
 GLUE = Path("docs", "calculator", "main.py")  # the page's glue, the browser's entry module
@@ -234,12 +234,8 @@ def sources_digest(root: Path) -> str:
     paths = sorted((root / "calc").rglob("*.py")) + [root / GLUE]
     stamp = tuple((str(path), path.stat().st_size, path.stat().st_mtime_ns) for path in paths)
     if stamp not in _digests:
-        digest = hashlib.sha256()
-        for path in paths:
-            data = path.read_bytes()
-            digest.update(str(path.relative_to(root)).encode() + b"\0" + len(data).to_bytes(8, "big") + data)
         _digests.clear()
-        _digests[stamp] = digest.hexdigest()[:24]
+        _digests[stamp] = files_digest(root, paths)
     return _digests[stamp]
 
 

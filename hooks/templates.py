@@ -3,7 +3,8 @@
 The macros plugin compiles every page's markdown as a Jinja template on every build: about half
 of its time. A page whose text is unchanged compiles to the same code, so the code is kept in the
 build cache by a digest of the page's text, in one file per Jinja release and template settings
-(a new filter, a new Jinja or another Python writes a new file). A build rewrites the file only
+(a new filter, a new Jinja or another Python writes a new file), and by the hooks' and calc's
+sources, whose filters Jinja may run while compiling. A build rewrites the file only
 when a page was compiled anew, and it then holds the pages of that build alone.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-from hooks.buildcache import cache_dir, keep_cached
+from hooks.buildcache import cache_dir, files_digest, keep_cached
 
 
 def settings_digest(environment: jinja2.Environment) -> str:
@@ -50,6 +51,12 @@ def settings_digest(environment: jinja2.Environment) -> str:
     return hashlib.sha256(repr(settings).encode()).hexdigest()[:24]
 
 
+def code_digest(root: Path) -> str:
+    """The hooks' and calc's sources: Jinja runs a filter, and the finalize function, over a
+    constant at compile time (`{{ "a*b" | code }}`), so their output is part of the code kept."""
+    return files_digest(root, sorted((root / "hooks").glob("*.py")) + sorted((root / "calc").rglob("*.py")))
+
+
 class CompiledTemplates:
     """Environment.compile for page text, answered from the build cache when the page is unchanged."""
 
@@ -60,9 +67,12 @@ class CompiledTemplates:
         self.kept: dict[str, CodeType] | None = None  # read on the first page: the settings are final by then
         self.used: dict[str, CodeType] = {}
         self.new = False
+        self._path: Path | None = None
 
     def path(self) -> Path:
-        return cache_dir(self.root) / f"templates-{settings_digest(self.environment)}.marshal"
+        if self._path is None:  # the sources as this build found them
+            self._path = cache_dir(self.root) / f"templates-{settings_digest(self.environment)}-{code_digest(self.root)}.marshal"
+        return self._path
 
     def compile(self, source: Any, name: str | None = None, filename: str | None = None, raw: bool = False, defer_init: bool = False) -> Any:
         if not isinstance(source, str) or name or filename or raw or defer_init:
@@ -88,4 +98,4 @@ class CompiledTemplates:
         """Keep this build's templates when any was compiled anew (or one went unused)."""
         if self.used and (self.new or len(self.used) != len(self.kept or {})):
             keep_cached(self.path(), marshal.dumps(self.used), "templates-*.marshal")
-        self.used, self.kept, self.new = {}, None, False
+        self.used, self.kept, self.new, self._path = {}, None, False, None

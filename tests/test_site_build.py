@@ -420,3 +420,31 @@ def test_a_figures_source_is_reachable_without_a_mouse(shipped):
     assert spans and all('tabindex="0"' in s and "title=" in s for s in spans)
     css = (shipped.site / "stylesheets" / "site.css").read_text()
     assert ".fig[title]:focus::after" in css and "attr(title)" in css
+
+
+def test_page_templates_are_kept_until_their_text_or_the_code_that_compiles_them_changes(tmp_path: Path):
+    """The compiled page templates come from the build cache only while the page's text, and the
+    hooks and calc that Jinja runs while compiling (a filter over a constant), are unchanged."""
+    import jinja2
+
+    from hooks.templates import CompiledTemplates
+
+    (tmp_path / "hooks").mkdir()
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "hooks" / "filters.py").write_text("SHOUT = '!'\n")
+
+    def build_once(shout: str) -> tuple[str, int]:
+        environment = jinja2.Environment()
+        environment.filters["shout"] = lambda value: value + shout
+        kept = CompiledTemplates(environment, tmp_path)
+        fresh = []
+        environment.compile = kept.compile
+        kept.compile_anew = lambda *args: fresh.append(args) or jinja2.Environment.compile(environment, *args)
+        page = environment.from_string("{{ 'fits' | shout }}").render()
+        kept.save()
+        return page, len(fresh)
+
+    assert build_once("!") == ("fits!", 1)
+    assert build_once("!") == ("fits!", 0)  # the same text and sources: read from the cache
+    (tmp_path / "hooks" / "filters.py").write_text("SHOUT = '?'\n")  # the filter's code changed
+    assert build_once("?") == ("fits?", 1)
