@@ -187,6 +187,14 @@ def test_the_search_index_is_built_when_the_reader_goes_to_search(browser, base_
     assert search(page, "--max-model-len")
     page.goto(base_url + "kv-pool/?q=prefetch")  # a link that searches at once gets its results at once
     page.wait_for_function("() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=20_000)
+    held = []  # a reader who goes to search before the index has arrived
+    page.route("**/search/search_index.json", lambda route: held.append(route))
+    page.goto(base_url + "kv-pool/")
+    while not held:
+        page.wait_for_timeout(50)
+    page.click("input.md-search__input")
+    held[0].continue_()
+    page.wait_for_function(f"() => {meta} === 'Type to start searching'", timeout=20_000)
     page.context.close()
 
 

@@ -57,20 +57,22 @@
 // the calculator page needs both cores while Python starts. Material's setup message waits here
 // until search opens, the search box takes the focus or a query is sent; the box says
 // "Initializing search" until then, as it does while any index builds. A link that searches at
-// once (?q=...) builds it at once.
+// once (?q=...), or a reader who went to search before the index arrived, has it built as soon as
+// it arrives.
 (function () {
   const SETUP = 0, QUERY = 2;  // Material's search messages
   const hyphenated = /(^|\s)(\S*[-_]\S*)(?=\s|$)/g;
   const required = (match, space, word) => space + word.split(/[-_]+/).filter(Boolean).map((part) => "+" + part).join(" ");
   const post = Worker.prototype.postMessage;
   const waiting = new Map();  // worker -> its setup message
-  const searching = new URLSearchParams(location.search).has("q");
+  let wanted = new URLSearchParams(location.search).has("q");  // once true, a setup passes at once
   function build() {
+    wanted = true;
     for (const [worker, args] of waiting) post.apply(worker, args);
     waiting.clear();
   }
   Worker.prototype.postMessage = function (message, ...rest) {
-    if (message && message.type === SETUP && message.data && message.data.docs && !searching) {
+    if (message && message.type === SETUP && message.data && message.data.docs && !wanted) {
       waiting.set(this, [message, ...rest]);
       return;
     }
