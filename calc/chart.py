@@ -371,7 +371,7 @@ def figures_table(chart: Chart) -> str:
     return (
         f'<details class="chart-data"><summary>The figures drawn</summary>'
         f'<div class="scroll-region" role="region" tabindex="0" aria-label="{esc(chart.title)}: the figures drawn">'
-        f'<table id="{cid}-figures"><thead><tr><th scope="col">What</th><th scope="col">Figure</th></tr></thead><tbody>{body}</tbody></table></div></details>'
+        f'<table class="calc-data" id="{cid}-figures"><thead><tr><th scope="col">What</th><th scope="col">Figure</th></tr></thead><tbody>{body}</tbody></table></div></details>'
     )
 
 

@@ -343,6 +343,19 @@ def test_python_loads_offline_under_a_sub_path(live):
     assert live.errors == []
 
 
+def test_a_recomputed_result_has_the_size_the_build_gave_it(live):
+    """The first recompute, of the inputs as built, moves nothing on the page: every result keeps
+    its height and its tables are calc's own (Material's script wraps an unclassed table in two
+    boxes of its own once it runs, which a recompute would take away)."""
+    measure = """() => [...document.querySelectorAll('.calc-result')].map(r => [r.id, r.getBoundingClientRect().height, r.querySelectorAll('table').length, r.querySelectorAll('.md-typeset__scrollwrap, table:not([class])').length])"""
+    before = live.evaluate(measure)
+    assert sum(tables for _, _, tables, _ in before) >= 10, before  # the test meant to see tables
+    live.evaluate("() => document.querySelectorAll('.calc form').forEach(f => f.dispatchEvent(new Event('input', { bubbles: true })))")
+    after = live.evaluate(measure)
+    assert after == before
+    assert all(wrapped == 0 for *_, wrapped in after)
+
+
 def test_the_refused_request_of_2026_10_24(live, catalog):
     """The source document: 20e9 with the drafter needs 124.4 GiB against ~114.5 GiB, refused."""
     defaults = default_raw(catalog)

@@ -84,7 +84,9 @@ def dl(rows: list[tuple[str, str]]) -> str:
 
 
 def table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]], caption: str, total: tuple[str, ...] | None = None) -> str:
-    out = ['<div class="calc-table"><table>', f"<caption>{caption}</caption>", "<thead><tr>"]
+    """A figures table; its class keeps Material's script from wrapping it, so a table the browser
+    swaps in looks exactly like the one the build wrote."""
+    out = ['<div class="calc-table"><table class="calc-data">', f"<caption>{caption}</caption>", "<thead><tr>"]
     out += [f'<th scope="col">{h}</th>' for h in head]
     out.append("</tr></thead><tbody>")
     for row in rows:
