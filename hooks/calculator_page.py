@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 from calc import html as calc_html
@@ -112,6 +113,9 @@ STATUS_HTML = """<div class="calc-runtime">
 </div>"""
 
 
+RUNTIME_BEGIN = "<!-- calc-runtime -->"  # the runtime's block; a page with it holds Material's script
+
+
 def runtime_html(page_url: str) -> str:
     """The lists the runtime reads, the script that keeps the status line, and the one that
     starts the runtime after the page's first paint. Nothing here blocks parsing or painting."""
@@ -131,7 +135,7 @@ def runtime_html(page_url: str) -> str:
     }
     return "\n".join(
         (
-            "<!-- calc-runtime -->",
+            RUNTIME_BEGIN,
             f"<div hidden><mpy-config>{micropython}</mpy-config></div>",
             LOADING_SCRIPT,
             f'<script type="application/json" id="calc-python-files">{files}</script>',
@@ -140,6 +144,78 @@ def runtime_html(page_url: str) -> str:
             "<!-- /calc-runtime -->",
         )
     )
+
+
+# Material's script on the calculator page: held until the calculators' Python has loaded or
+# failed (the status line settles) or the reader first reaches for the page (a press, a key, a
+# touch, a focus), so its fifth of a second of the main thread is not spent while Pyodide boots.
+# Until then this does, before the first paint, what the script would: marks the page as running
+# JavaScript (the search box shows; focusing it starts the script) and picks the palette the way
+# Material does (the stored choice, else the first whose media query matches), so no colours
+# change when it runs. A click on the palette toggle before it has run is held and replayed after.
+# The script starts on DOMContentLoaded; once that has passed, its listener is called at once.
+THEME_HOLD = """<script>(function () {
+  var src = SRC, loaded = false, started = false, held = [];
+  var root = document.documentElement, form = document.querySelector("[data-md-component=palette]");
+  root.classList.remove("no-js");
+  root.classList.add("js");
+  if (form) try {  // (storage the browser refuses throws: the bundle still loads below)
+    var inputs = form.querySelectorAll("input"), media = function (input) { return matchMedia(input.getAttribute("data-md-color-media")).matches; };
+    var current = __md_get("__palette") || { index: Array.prototype.findIndex.call(inputs, media) };
+    var index = Math.max(0, Math.min(current.index, inputs.length - 1)), input = inputs[index];
+    if (input && input.getAttribute("data-md-color-media") === "(prefers-color-scheme)")
+      input = form.querySelector(matchMedia("(prefers-color-scheme: light)").matches ? "[data-md-color-media='(prefers-color-scheme: light)']" : "[data-md-color-media='(prefers-color-scheme: dark)']") || input;
+    ["media", "scheme", "primary", "accent"].forEach(function (key) {
+      var value = input && input.getAttribute("data-md-color-" + key);
+      if (value) document.body.setAttribute("data-md-color-" + key, value);
+    });
+    inputs.forEach(function (each, i) { if (each.nextElementSibling instanceof HTMLElement) each.nextElementSibling.hidden = i !== index; });
+    form.addEventListener("click", function (event) {
+      var label = !started && event.target.closest && event.target.closest("label");
+      if (label) { event.preventDefault(); held.push(label); load(); }
+    }, true);
+  } catch (error) {}
+  var reach = ["pointerdown", "keydown", "touchstart", "focusin"];
+  function load() {
+    if (loaded) return;
+    loaded = true;
+    reach.forEach(function (type) { removeEventListener(type, load, true); });
+    var add = document.addEventListener;
+    document.addEventListener = function (type, listener) {
+      if (type !== "DOMContentLoaded" || document.readyState === "loading") return add.apply(this, arguments);
+      queueMicrotask(function () { var event = new Event(type); typeof listener === "function" ? listener.call(document, event) : listener.handleEvent(event); });
+    };
+    var script = document.createElement("script");
+    script.src = src;
+    script.onload = script.onerror = function () {
+      document.addEventListener = add;
+      setTimeout(function () { started = true; held.splice(0).forEach(function (label) { label.click(); }); }, 0);
+    };
+    document.body.append(script);
+  }
+  reach.forEach(function (type) { addEventListener(type, load, { capture: true, passive: true }); });
+  document.addEventListener("DOMContentLoaded", function () {
+    var status = document.getElementById("calc-status");
+    if (!status) return load();
+    var settled = function () { return status.dataset.state === "ready" || status.dataset.state === "failed"; };
+    if (settled()) return load();
+    new MutationObserver(function (changes, watcher) { if (settled()) { watcher.disconnect(); load(); } }).observe(status, { attributes: true, attributeFilter: ["data-state"] });
+  });
+})();</script>"""
+_THEME_SCRIPT = re.compile(r'<script src="([^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js)"></script>\n?')
+_HEADER_END = "</header>"
+
+
+def hold_theme_script(output: str, page: str) -> str:
+    """The calculator page as Material wrote it, with its script held (see THEME_HOLD)."""
+    scripts = _THEME_SCRIPT.findall(output)
+    if len(scripts) != 1 or _HEADER_END not in output:
+        raise ValueError(
+            f'{page}: expected one <script src=".../assets/javascripts/bundle.<hash>.min.js"> and a </header> to hold Material\'s script '
+            f"until Python has loaded; found {len(scripts)} such scripts and {output.count(_HEADER_END)} </header>"
+        )
+    held = THEME_HOLD.replace("SRC", json.dumps(scripts[0]))
+    return _THEME_SCRIPT.sub("", output).replace(_HEADER_END, _HEADER_END + "\n" + held, 1)
 
 
 def register(env, catalog) -> None:

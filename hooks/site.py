@@ -19,7 +19,7 @@ from mkdocs.structure.files import File, InclusionLevel  # noqa: E402
 
 from calc.catalog import CatalogError, raw_as_json  # noqa: E402
 from hooks import reference, runtime  # noqa: E402
-from hooks.calculator_page import UNUSED_PLUGINS  # noqa: E402
+from hooks.calculator_page import RUNTIME_BEGIN, UNUSED_PLUGINS, hold_theme_script  # noqa: E402
 from hooks.figures import bare_figures, site_catalog, site_catalog_raw, take_problems  # noqa: E402
 
 PYODIDE_SCRIPTS = ("pyodide.mjs", "pyodide.asm.mjs")  # and pyodide.asm.wasm as npm has it; the lock and the stdlib trimmed
@@ -105,6 +105,16 @@ def on_page_markdown(markdown, page, **_):
             f'figures neither rendered from the catalog nor checked:\n{where}\nRender it with {{{{ fig(...) }}}} or write it as {{{{ checked("...", ...) }}}}.'
         )
     return markdown
+
+
+def on_post_page(output, page, **_):
+    """A page that starts the calculators' Python holds Material's script until it has loaded."""
+    if RUNTIME_BEGIN not in output:
+        return output
+    try:
+        return hold_theme_script(output, page.file.src_uri)
+    except ValueError as error:
+        raise PluginError(str(error)) from None
 
 
 def on_startup(command, **_):

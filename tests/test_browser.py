@@ -279,6 +279,82 @@ def test_a_value_the_browser_restores_on_a_return_to_the_page_is_an_edit(browser
         page.context.close()
 
 
+MATERIAL_RAN = "typeof window.document$ === 'object'"  # Material's script publishes its streams
+PALETTE = "[data-md-component=palette]"
+
+
+def bundle_requests(page: Page) -> list[str]:
+    return page.evaluate("performance.getEntriesByType('resource').map(e => e.name).filter(n => /assets\\/javascripts\\/bundle\\./.test(n))")
+
+
+def test_material_waits_for_python_and_runs_once_it_has_loaded(browser, base_url):
+    """Material's script is not even fetched while Python starts (nobody has touched the page), yet
+    the page looks as it will: the search box shows, the palette toggle too. Once Python has
+    loaded, the script runs with no help from the reader."""
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
+    try:
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(300)
+        assert bundle_requests(page) == [] and not page.evaluate(MATERIAL_RAN)
+        assert page.evaluate("document.documentElement.classList.contains('js')")
+        assert page.is_visible("input.md-search__input") and page.is_visible(f"{PALETTE} label:not([hidden])")
+        guard.resume()
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        page.wait_for_function(MATERIAL_RAN, timeout=20_000)
+        assert len(bundle_requests(page)) == 1
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
+def test_material_runs_when_python_cannot_start(browser, base_url):
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
+    try:
+        page.wait_for_timeout(300)
+        assert not page.evaluate(MATERIAL_RAN)
+        guard.release()
+        page.wait_for_function("document.getElementById('calc-status').dataset.state === 'failed'", timeout=BOOT_TIMEOUT_MS)
+        page.wait_for_function(MATERIAL_RAN, timeout=20_000)
+    finally:
+        page.context.close()
+
+
+def test_the_palette_is_right_before_material_runs_and_a_click_on_it_waits_for_it(browser, base_url):
+    """A reader whose system prefers dark gets the dark palette from the first paint, as Material
+    would give it; a click on the toggle while Python starts starts Material and takes effect."""
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",), color_scheme="dark")
+    try:
+        assert page.get_attribute("body", "data-md-color-scheme") == "slate"
+        assert page.eval_on_selector_all(f"{PALETTE} label", "ls => ls.map(l => l.hidden)") == [True, False]  # "Light theme"
+        assert not page.evaluate(MATERIAL_RAN)
+        page.click(f"{PALETTE} label:not([hidden])")
+        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=20_000)
+        assert page.evaluate(MATERIAL_RAN)
+        assert page.evaluate("__md_get('__palette').index") == 0
+        assert page.eval_on_selector_all(f"{PALETTE} label", "ls => ls.map(l => l.hidden)") == [False, True]
+        page.click(f"{PALETTE} label:not([hidden])")  # and the next click switches back at once
+        page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'", timeout=5_000)
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
+def test_search_works_while_python_starts(browser, base_url):
+    """The search box takes the focus before Material has run: that starts it, and the query finds
+    the pages that write the flag."""
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
+    try:
+        page.wait_for_timeout(300)
+        assert not page.evaluate(MATERIAL_RAN)
+        page.click("input.md-search__input")
+        page.keyboard.type("kv-cache-memory-bytes", delay=10)
+        page.wait_for_function("document.querySelectorAll('.md-search-result__item').length > 0", timeout=20_000)
+        assert page.evaluate("window.calcReady") is None
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
 def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
     """Every request answered (no chunk or module the build left out), none of PyScript's unused
     plugins, no source map."""

@@ -12,6 +12,7 @@ import pytest
 from calc import charts, derive
 from calc.chart import figure_html
 from calc.units import fmt
+from hooks.calculator_page import hold_theme_script
 from hooks.figures import bare_figures
 from hooks.runtime import browser_calc_files
 from tests.sitebuild import ROOT, build, copy_project, edit
@@ -93,6 +94,26 @@ def test_the_calculators_python_and_runtime_ship_with_the_site(shipped):
     assert shipped_calc == browser_calc_files()
     for path in shipped_calc:
         assert (site / "py" / "calc" / path).read_bytes() == (ROOT / "calc" / path).read_bytes()
+
+
+def test_the_calculator_page_holds_materials_script_and_no_other_page_does(shipped):
+    bundle = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js">')
+    calculator = (shipped.site / "calculator" / "index.html").read_text(encoding="utf-8")
+    assert not bundle.search(calculator)
+    held = re.search(r'var src = "([^"]+)"', calculator)
+    assert held and (shipped.site / "calculator" / held.group(1)).is_file()
+    assert calculator.index(held.group(0)) < calculator.index('id="calc-status"')  # before the first paint of the page's body
+    for page in HAND_PAGES:
+        if page != "calculator":
+            assert len(bundle.findall((shipped.site / page / "index.html").read_text(encoding="utf-8"))) == 1, page
+
+
+def test_a_theme_without_the_script_to_hold_fails_the_build_naming_the_page():
+    with pytest.raises(ValueError, match=r"calculator\.md: expected one <script src=.*found 0 such scripts and 1 </header>"):
+        hold_theme_script("<header></header><!-- calc-runtime -->", "calculator.md")
+    page = '<header></header><script src="../assets/javascripts/bundle.0a1b.min.js"></script>\n'
+    held = hold_theme_script(page, "calculator.md")
+    assert "bundle.0a1b" in held and "<script src=" not in held and held.index("</header>") < held.index("var src")
 
 
 def test_only_what_the_page_loads_is_shipped(shipped):

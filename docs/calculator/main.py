@@ -92,6 +92,7 @@ def main() -> None:
     except Exception as error:  # the catalog or calc/ did not load: say so, keep the build-time figures
         if status is not None:
             status.textContent = f"Python could not load the calculators ({type(error).__name__}: {error}); the figures below are the build-time result."
+            status.dataset.state = "failed"
         return
 
     def recompute(calculator: str, form: Any) -> None:
