@@ -152,13 +152,14 @@ def runtime_html(page_url: str) -> str:
 # Until then this does, before the first paint, what the script would: marks the page as running
 # JavaScript (the search box shows; focusing it starts the script) and picks the palette the way
 # Material does (the stored choice, else the first whose media query matches), so no colours
-# change when it runs. A click on the palette toggle before it has run is held and replayed after.
+# change when it runs; the navigation, which its script fits to the window, scrolls within it
+# (calculator.css, .calc-theme-held). A click on the palette toggle before it has run is held and replayed after.
 # The script starts on DOMContentLoaded; once that has passed, its listener is called at once.
 THEME_HOLD = """<script>(function () {
   var src = SRC, loaded = false, started = false, held = [];
   var root = document.documentElement, form = document.querySelector("[data-md-component=palette]");
   root.classList.remove("no-js");
-  root.classList.add("js");
+  root.classList.add("js", "calc-theme-held");
   if (form) try {  // (storage the browser refuses throws: the bundle still loads below)
     var inputs = form.querySelectorAll("input"), media = function (input) { return matchMedia(input.getAttribute("data-md-color-media")).matches; };
     var current = __md_get("__palette") || { index: Array.prototype.findIndex.call(inputs, media) };
@@ -189,7 +190,11 @@ THEME_HOLD = """<script>(function () {
     script.src = src;
     script.onload = script.onerror = function () {
       document.addEventListener = add;
-      setTimeout(function () { started = true; held.splice(0).forEach(function (label) { label.click(); }); }, 0);
+      setTimeout(function () {
+        started = true;
+        root.classList.remove("calc-theme-held");
+        held.splice(0).forEach(function (label) { label.click(); });
+      }, 0);
     };
     document.body.append(script);
   }

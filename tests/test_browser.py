@@ -289,19 +289,24 @@ def bundle_requests(page: Page) -> list[str]:
 
 def test_material_waits_for_python_and_runs_once_it_has_loaded(browser, base_url):
     """Material's script is not even fetched while Python starts (nobody has touched the page), yet
-    the page looks as it will: the search box shows, the palette toggle too. Once Python has
-    loaded, the script runs with no help from the reader."""
-    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
+    the page looks as it will: the search box shows, the palette toggle too, and on a short window
+    the navigation scrolls within it. Once Python has loaded, the script runs with no help from
+    the reader."""
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",), viewport={"width": 1280, "height": 420})
+    nav = "(() => { const s = document.querySelector('.md-sidebar--primary .md-sidebar__scrollwrap'); return [s.getBoundingClientRect().bottom <= innerHeight, s.scrollHeight > s.clientHeight]; })()"
     try:
         page.wait_for_load_state("load")
         page.wait_for_timeout(300)
         assert bundle_requests(page) == [] and not page.evaluate(MATERIAL_RAN)
         assert page.evaluate("document.documentElement.classList.contains('js')")
         assert page.is_visible("input.md-search__input") and page.is_visible(f"{PALETTE} label:not([hidden])")
+        assert page.evaluate(nav) == [True, True]  # all of it within reach
         guard.resume()
         page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
         page.wait_for_function(MATERIAL_RAN, timeout=20_000)
         assert len(bundle_requests(page)) == 1
+        page.wait_for_function("!document.documentElement.classList.contains('calc-theme-held')", timeout=5_000)
+        assert page.evaluate(nav) == [True, True]  # Material's own fit
         assert guard.outside == []
     finally:
         page.context.close()
