@@ -7,7 +7,9 @@ build recomputes, and calls the table renderers below; it never formats a number
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
+import types
 from fractions import Fraction
 from pathlib import Path
 
@@ -73,10 +75,10 @@ def define_env(env) -> None:
     def problem(message: str) -> None:
         report_problem(env.page.file.src_uri if env.page else "(page)", message)
 
-    def macro(func):
-        """A page macro. What the catalog as it stands cannot give (a figure calc answers as unknown,
-        such as a start outside the gate's calibration; a reading no longer there) fails the build
-        with the page named, in the same list as a checked literal, never as a traceback."""
+    def guarded(func):
+        """What the catalog as it stands cannot give (a figure calc answers as unknown, such as a
+        start outside the gate's calibration; a reading no longer there) fails the build with the
+        page named, in the same list as a checked literal, never as a traceback."""
 
         @functools.wraps(func)
         def safe(*args, **kwargs):
@@ -89,22 +91,21 @@ def define_env(env) -> None:
                 problem(f"{path}: {func.__name__}: {error}")
                 return Missing()
 
-        return env.macro(safe)
+        return safe
+
+    def macro(func):
+        """A page macro, guarded."""
+        return env.macro(guarded(func))
+
+    def module(mod: types.ModuleType) -> types.SimpleNamespace:
+        """A calc module as the pages call it: each of its functions guarded like a macro."""
+        return types.SimpleNamespace(**{name: guarded(v) if inspect.isfunction(v) else v for name, v in vars(mod).items() if not name.startswith("_")})
 
     env.variables.update(
         {
             "catalog": catalog,
             "policy": catalog.policy,
-            "derive": derive,
-            "gate": gate,
-            "kv": kv,
-            "kvlayout": kvlayout,
-            "fraction": fraction,
-            "budget": budget,
-            "prefetch": prefetch,
-            "guard": guard,
-            "report": report,
-            "units": units,
+            **{mod.__name__.rpartition(".")[2]: module(mod) for mod in (derive, gate, kv, kvlayout, fraction, budget, prefetch, guard, report, units)},
             "GiB": GiB,
         }
     )

@@ -274,13 +274,22 @@ def test_a_value_a_macro_could_not_give_fails_naming_the_page_wherever_it_is_use
     append_line(
         project / "docs" / "glossary.md",
         '{% set r = reading("deepseek-v4-flash", "no such label") %}Cost: {{ fig(r.bytes_per_token, "count") }}, '
-        "{{ r.source }}, {{ r.bytes_per_token * 2 }}{% if r.bytes_per_token > 3 %} more{% endif %}.",
+        "{{ r.source }}, {{ r.bytes_per_token * 2 }}{% if r.bytes_per_token > 3 %} more{% endif %}, "
+        '{{ fig(kv.tokens_for_pool(10**10, r.bytes_per_token), "count") }} tokens.',  # and handed to calc from the page
     )
     result = build(project)
     assert result.returncode != 0
     assert "docs/glossary.md: reading: reading('deepseek-v4-flash', 'no such label', None): found 0 readings, expected one" in result.output
     assert "cannot render" not in result.output  # the uses of the failed value add nothing
     assert "Traceback" not in result.output and "UndefinedError" not in result.output
+
+
+def test_a_calc_function_a_page_calls_fails_naming_the_page(project):
+    append_line(project / "docs" / "glossary.md", '{{ fig(kv.tokens_for_pool(10**10, 0), "count") }} tokens.')
+    result = build(project)
+    assert result.returncode != 0
+    assert "docs/glossary.md: tokens_for_pool: " in result.output
+    assert "Traceback" not in result.output
 
 
 def test_a_bare_figure_fails_the_build(project):
