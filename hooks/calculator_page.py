@@ -51,14 +51,15 @@ LOADING_SCRIPT = """<script>(function () {
   check();
   addEventListener("pageshow", check);
   addEventListener("py:progress", function (event) {
-    if (!window.calcReady) status.textContent = "Python is starting (" + event.detail + "); the figures below are the build-time result for the default inputs.";
+    if (!window.calcReady && status.dataset.state !== "failed") status.textContent = "Python is starting (" + event.detail + "); the figures below are the build-time result for the default inputs.";
   });
-  addEventListener("unhandledrejection", function (event) {
+  function failed(reason) {
     if (window.calcReady) return;
-    var reason = event.reason && (event.reason.message || event.reason);
     status.textContent = "Python could not start (" + reason + "); the figures below are the build-time result for the default inputs.";
     status.dataset.state = "failed";
-  });
+  }
+  addEventListener("unhandledrejection", function (event) { failed(event.reason && (event.reason.message || event.reason)); });
+  addEventListener("calc:failed", function (event) { failed(event.detail); });
   document.addEventListener("input", function (event) {
     var calc = !window.calcReady && event.target.closest && event.target.closest(".calc");
     if (calc) pending(calc);
@@ -96,6 +97,7 @@ START_SCRIPT = """<script>(function () {
     var core = document.createElement("script");
     core.type = "module";
     core.src = runtime.core;
+    core.onerror = function () { dispatchEvent(new CustomEvent("calc:failed", { detail: core.src + " did not load" })); };
     document.head.append(core);
   }
   function afterPaint() { requestAnimationFrame(function () { setTimeout(go, 0); }); }
@@ -146,81 +148,26 @@ def runtime_html(page_url: str) -> str:
     )
 
 
-# Material's script on the calculator page: held until the calculators' Python has loaded or
-# failed (the status line settles) or the reader first reaches for the page (a press, a key, a
-# touch, a focus), so its fifth of a second of the main thread is not spent while Pyodide boots.
-# Until then this does, before the first paint, what the script would: marks the page as running
-# JavaScript (the search box shows; focusing it starts the script) and picks the palette the way
-# Material does (the stored choice, else the first whose media query matches), so no colours
-# change when it runs; the navigation, which its script fits to the window, scrolls within it
-# (calculator.css, .calc-theme-held). A click on the palette toggle before it has run is held and replayed after.
-# The script starts on DOMContentLoaded; once that has passed, its listener is called at once.
-THEME_HOLD = """<script>(function () {
-  var src = SRC, loaded = false, started = false, held = [];
-  var root = document.documentElement, form = document.querySelector("[data-md-component=palette]");
-  root.classList.remove("no-js");
-  root.classList.add("js", "calc-theme-held");
-  if (form) try {  // (storage the browser refuses throws: the bundle still loads below)
-    var inputs = form.querySelectorAll("input"), media = function (input) { return matchMedia(input.getAttribute("data-md-color-media")).matches; };
-    var current = __md_get("__palette") || { index: Array.prototype.findIndex.call(inputs, media) };
-    var index = Math.max(0, Math.min(current.index, inputs.length - 1)), input = inputs[index];
-    if (input && input.getAttribute("data-md-color-media") === "(prefers-color-scheme)")
-      input = form.querySelector(matchMedia("(prefers-color-scheme: light)").matches ? "[data-md-color-media='(prefers-color-scheme: light)']" : "[data-md-color-media='(prefers-color-scheme: dark)']") || input;
-    ["media", "scheme", "primary", "accent"].forEach(function (key) {
-      var value = input && input.getAttribute("data-md-color-" + key);
-      if (value) document.body.setAttribute("data-md-color-" + key, value);
-    });
-    inputs.forEach(function (each, i) { if (each.nextElementSibling instanceof HTMLElement) each.nextElementSibling.hidden = i !== index; });
-    form.addEventListener("click", function (event) {
-      var label = !started && event.target.closest && event.target.closest("label");
-      if (label) { event.preventDefault(); held.push(label); load(); }
-    }, true);
-  } catch (error) {}
-  var reach = ["pointerdown", "keydown", "touchstart", "focusin"];
-  function load() {
-    if (loaded) return;
-    loaded = true;
-    reach.forEach(function (type) { removeEventListener(type, load, true); });
-    var add = document.addEventListener;
-    document.addEventListener = function (type, listener) {
-      if (type !== "DOMContentLoaded" || document.readyState === "loading") return add.apply(this, arguments);
-      queueMicrotask(function () { var event = new Event(type); typeof listener === "function" ? listener.call(document, event) : listener.handleEvent(event); });
-    };
-    var script = document.createElement("script");
-    script.src = src;
-    script.onload = script.onerror = function () {
-      document.addEventListener = add;
-      setTimeout(function () {
-        started = true;
-        root.classList.remove("calc-theme-held");
-        held.splice(0).forEach(function (label) { label.click(); });
-      }, 0);
-    };
-    document.body.append(script);
-  }
-  reach.forEach(function (type) { addEventListener(type, load, { capture: true, passive: true }); });
-  document.addEventListener("DOMContentLoaded", function () {
-    var status = document.getElementById("calc-status");
-    if (!status) return load();
-    var settled = function () { return status.dataset.state === "ready" || status.dataset.state === "failed"; };
-    if (settled()) return load();
-    new MutationObserver(function (changes, watcher) { if (settled()) { watcher.disconnect(); load(); } }).observe(status, { attributes: true, attributeFilter: ["data-state"] });
-  });
-})();</script>"""
+# Material's script on the calculator page, held while Python starts: see the script's comment.
+THEME_HOLD = Path(__file__).with_name("theme-hold.js")
 _THEME_SCRIPT = re.compile(r'<script src="([^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js)"></script>\n?')
-_HEADER_END = "</header>"
+_HEADER = re.compile(r'<header class="md-header[^"]*"[^>]*>.*?</header>\n?', re.S)
 
 
 def hold_theme_script(output: str, page: str) -> str:
-    """The calculator page as Material wrote it, with its script held (see THEME_HOLD)."""
+    """The calculator page as Material wrote it, with its script held (hooks/theme-hold.js) and
+    that script's stand-in placed right after Material's header, before the page is painted."""
     scripts = _THEME_SCRIPT.findall(output)
-    if len(scripts) != 1 or _HEADER_END not in output:
+    header = _HEADER.search(output)
+    if len(scripts) != 1 or not header:
         raise ValueError(
-            f'{page}: expected one <script src=".../assets/javascripts/bundle.<hash>.min.js"> and a </header> to hold Material\'s script '
-            f"until Python has loaded; found {len(scripts)} such scripts and {output.count(_HEADER_END)} </header>"
+            f'{page}: expected one <script src=".../assets/javascripts/bundle.<hash>.min.js"> and Material\'s <header class="md-header"> '
+            f"to hold its script until Python has loaded; found {len(scripts)} such scripts and {'a' if header else 'no'} header"
         )
-    held = THEME_HOLD.replace("SRC", json.dumps(scripts[0]))
-    return _THEME_SCRIPT.sub("", output).replace(_HEADER_END, _HEADER_END + "\n" + held, 1)
+    held = "<script>" + THEME_HOLD.read_text(encoding="utf-8").replace("BUNDLE_SRC", json.dumps(scripts[0])) + "</script>\n"
+    output = _THEME_SCRIPT.sub("", output)
+    end = _HEADER.search(output).end()
+    return output[:end] + held + output[end:]
 
 
 def register(env, catalog) -> None:

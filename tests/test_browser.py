@@ -8,6 +8,7 @@ Expected figures are computed here, in CPython, with calc: never copied from the
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -60,12 +61,18 @@ class Guard:
             route.continue_()
 
 
-def open_page(browser: Browser, base_url: str, hold: tuple[str, ...] = (), **context: object) -> tuple[Page, Guard]:
+def open_page(
+    browser: Browser, base_url: str, hold: tuple[str, ...] = (), answer: dict[str, tuple[int, str]] | None = None, **context: object
+) -> tuple[Page, Guard]:
+    """The calculator page in a fresh context; `answer` serves a URL pattern as (status, content
+    type) with a short body, as a host that lacks a file or mistypes it would."""
     guard = Guard(base_url, hold)
     browsing = browser.new_context(**context)
     browsing.route("**/*", guard)  # requests from workers too
     page = browsing.new_page()
     page.route("**/*", guard)
+    for pattern, (status, kind) in (answer or {}).items():
+        page.route(pattern, functools.partial(Route.fulfill, status=status, content_type=kind, body=b"\0asm\1\0\0\0"))
     page.goto(base_url + "calculator/")
     return page, guard
 
@@ -312,33 +319,94 @@ def test_material_waits_for_python_and_runs_once_it_has_loaded(browser, base_url
         page.context.close()
 
 
-def test_material_runs_when_python_cannot_start(browser, base_url):
+def test_material_runs_after_ten_seconds_of_a_python_that_neither_loads_nor_fails(browser, base_url):
     page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
     try:
-        page.wait_for_timeout(300)
-        assert not page.evaluate(MATERIAL_RAN)
-        guard.release()
-        page.wait_for_function("document.getElementById('calc-status').dataset.state === 'failed'", timeout=BOOT_TIMEOUT_MS)
-        page.wait_for_function(MATERIAL_RAN, timeout=20_000)
+        page.wait_for_timeout(8_000)
+        assert not page.evaluate(MATERIAL_RAN)  # nobody touched the page
+        page.wait_for_function(MATERIAL_RAN, timeout=10_000)
+        assert page.evaluate("performance.now()") >= 10_000
+        assert "Python is starting" in page.text_content("#calc-status")
     finally:
         page.context.close()
 
 
-def test_the_palette_is_right_before_material_runs_and_a_click_on_it_waits_for_it(browser, base_url):
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ({"**/pyodide.asm.wasm": (404, "text/plain")}, "the interpreter's WebAssembly did not load"),
+        ({"**/pyodide.asm.wasm": (200, "application/octet-stream")}, "the interpreter's WebAssembly did not load"),  # a host that mistypes it
+        ({"**/runtime/pyscript/core.js": (404, "text/plain")}, "core.js did not load"),
+        ({"**/py/catalog.json": (404, "text/plain")}, "catalog.json: 404"),
+    ],
+    ids=["wasm missing", "wasm mistyped", "pyscript missing", "catalog missing"],
+)
+def test_python_that_cannot_start_says_why_and_material_runs(browser, base_url, answer, said):
+    """A runtime file the host lacks or serves wrong: the status line says Python could not start
+    and why (Pyodide itself only warns about its WebAssembly, and would wait for good), the
+    build-time figures stand, and Material's script runs."""
+    page, guard = open_page(browser, base_url, answer=answer)
+    try:
+        page.wait_for_function("document.getElementById('calc-status').dataset.state === 'failed'", timeout=BOOT_TIMEOUT_MS)
+        assert "Python could not start" in page.text_content("#calc-status") and said in page.text_content("#calc-status")
+        page.wait_for_function(MATERIAL_RAN, timeout=20_000)
+        page.wait_for_timeout(300)  # a progress event after the failure leaves the message as it is
+        assert "Python could not start" in page.text_content("#calc-status")
+        assert page.evaluate("window.calcReady") is None
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
+def test_the_palette_is_right_before_material_runs_and_a_click_switches_it_at_once(browser, base_url):
     """A reader whose system prefers dark gets the dark palette from the first paint, as Material
-    would give it; a click on the toggle while Python starts starts Material and takes effect."""
+    would give it. A click on the toggle while Python starts switches at once and is kept where
+    Material reads it; two quick clicks switch and switch back; once Material has run, it switches."""
     page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",), color_scheme="dark")
+    toggle = f"{PALETTE} label:not([hidden])"
+    labels = f"document.querySelectorAll('{PALETTE} label')"
     try:
         assert page.get_attribute("body", "data-md-color-scheme") == "slate"
-        assert page.eval_on_selector_all(f"{PALETTE} label", "ls => ls.map(l => l.hidden)") == [True, False]  # "Light theme"
+        assert page.evaluate(f"[...{labels}].map(l => l.hidden)") == [True, False]  # "Light theme"
         assert not page.evaluate(MATERIAL_RAN)
-        page.click(f"{PALETTE} label:not([hidden])")
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'", timeout=20_000)
-        assert page.evaluate(MATERIAL_RAN)
+        page.evaluate(f"() => {{ const shown = () => [...{labels}].find(l => !l.hidden); shown().click(); shown().click(); }}")
+        assert page.get_attribute("body", "data-md-color-scheme") == "slate"  # two clicks before Material could run
+        assert page.evaluate("__md_get('__palette').index") == 1
+        page.click(toggle)
+        assert page.get_attribute("body", "data-md-color-scheme") == "default"
         assert page.evaluate("__md_get('__palette').index") == 0
-        assert page.eval_on_selector_all(f"{PALETTE} label", "ls => ls.map(l => l.hidden)") == [False, True]
-        page.click(f"{PALETTE} label:not([hidden])")  # and the next click switches back at once
+        assert page.evaluate(f"[...{labels}].map(l => l.hidden)") == [False, True]
+        page.wait_for_function(MATERIAL_RAN, timeout=20_000)  # the click started it
+        assert page.get_attribute("body", "data-md-color-scheme") == "default"  # and it kept the choice
+        page.click(toggle)
         page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'", timeout=5_000)
+        assert page.evaluate("__md_get('__palette').index") == 1
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
+def test_materials_keys_and_the_phone_search_button_work_while_python_starts(browser, base_url):
+    """Material's key for search focuses the box before its script has run; on a phone, a tap on
+    the search button opens search with the box focused (its keyboard shows)."""
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
+    try:
+        page.wait_for_timeout(300)
+        assert not page.evaluate(MATERIAL_RAN)
+        page.keyboard.press("/")
+        assert page.evaluate("document.activeElement.matches('.md-search__input')")
+        assert page.input_value(".md-search__input") == ""  # the key itself is not typed
+    finally:
+        page.context.close()
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",), viewport={"width": 390, "height": 800}, has_touch=True)
+    try:
+        page.wait_for_timeout(300)
+        assert not page.evaluate(MATERIAL_RAN)
+        page.tap("label.md-header__button[for=__search]")
+        assert page.is_checked("#__search")
+        assert page.evaluate("document.activeElement.matches('.md-search__input')")
+        page.keyboard.type("prefetch", delay=10)
+        page.wait_for_function("document.querySelectorAll('.md-search-result__item').length > 0", timeout=20_000)
         assert guard.outside == []
     finally:
         page.context.close()

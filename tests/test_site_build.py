@@ -109,11 +109,14 @@ def test_the_calculator_page_holds_materials_script_and_no_other_page_does(shipp
 
 
 def test_a_theme_without_the_script_to_hold_fails_the_build_naming_the_page():
-    with pytest.raises(ValueError, match=r"calculator\.md: expected one <script src=.*found 0 such scripts and 1 </header>"):
-        hold_theme_script("<header></header><!-- calc-runtime -->", "calculator.md")
-    page = '<header></header><script src="../assets/javascripts/bundle.0a1b.min.js"></script>\n'
-    held = hold_theme_script(page, "calculator.md")
-    assert "bundle.0a1b" in held and "<script src=" not in held and held.index("</header>") < held.index("var src")
+    with pytest.raises(ValueError, match=r"calculator\.md: expected one <script src=.*found 0 such scripts and a header"):
+        hold_theme_script('<header class="md-header"></header><!-- calc-runtime -->', "calculator.md")
+    script = '<script src="../assets/javascripts/bundle.0a1b.min.js"></script>\n'
+    with pytest.raises(ValueError, match=r"found 1 such scripts and no header"):
+        hold_theme_script("<header></header>" + script, "calculator.md")
+    held = hold_theme_script('<header class="md-header" data-md-component="header"><p></p></header><header></header>' + script, "calculator.md")
+    assert '"../assets/javascripts/bundle.0a1b.min.js"' in held and "<script src=" not in held
+    assert held.index("</header>") < held.index("var src") < held.index("<header></header>")
 
 
 def test_only_what_the_page_loads_is_shipped(shipped):

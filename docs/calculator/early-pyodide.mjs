@@ -14,6 +14,24 @@ async function fetched(url, path) {
   return [path, new Uint8Array(await response.arrayBuffer())];
 }
 
+// Pyodide only warns when its WebAssembly cannot be instantiated (a missing file, a host that
+// serves it with the wrong type) and never settles: this hears the warning and fails instead, so
+// the page says Python could not start rather than that it is starting, for good.
+function instantiationFailure() {
+  let restore;
+  const failed = new Promise((_, reject) => {
+    const warn = console.warn;
+    let heard = false;
+    console.warn = function (...args) {
+      warn.apply(console, args);
+      if (heard) reject(new Error(`the interpreter's WebAssembly did not load (${args[0]})`));
+      heard ||= args[0] === "wasm instantiation failed!";
+    };
+    restore = () => { console.warn = warn; };
+  });
+  return { failed, restore };
+}
+
 // Each file's path is relative to Python's working directory, which is on sys.path, so
 // `import calc` finds calc/.
 export function start() {
@@ -21,7 +39,8 @@ export function start() {
     const list = document.getElementById("calc-python-files");
     const files = list ? JSON.parse(list.textContent) : [];
     const downloads = Promise.all(files.map(([url, path]) => fetched(new URL(url, location.href).href, path)));
-    const pyodide = await load({ indexURL });
+    const watch = instantiationFailure();
+    const pyodide = await Promise.race([load({ indexURL }), watch.failed]).finally(watch.restore);
     for (const [path, bytes] of await downloads) {
       const folder = path.split("/").slice(0, -1).join("/");
       if (folder) pyodide.FS.mkdirTree(folder);
