@@ -803,7 +803,7 @@ COMMANDS: dict[str, tuple[str, Callable[[Parser], None], bool]] = {
         True,
     ),
     "plan": ("several models on one box: resident budget and fractions planned together", _plan_flags, True),
-    "prefetch": ("vLLM's auto-prefetch: a network filesystem and checkpoint <= 90 %% of available", _prefetch_flags, True),
+    "prefetch": ("vLLM's auto-prefetch: a network filesystem and a checkpoint within its share of available memory", _prefetch_flags, True),
     "model": ("before the first start: weights and KV per rank from a config.json, by vLLM's layout (modeled)", _model_flags, True),
     "ingest": ("read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model", _ingest_flags, True),
     "schema": ("write (or --check) the catalog's JSON Schema files", _schema_flags, False),

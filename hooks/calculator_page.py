@@ -158,6 +158,7 @@ def hold_theme_script(output: str, page: str) -> str:
     """The calculator page as Material wrote it, with its script held (hooks/theme-hold.js) and
     that script's stand-in placed right after Material's header, before the page is painted."""
     scripts = _THEME_SCRIPT.findall(output)
+    output = _THEME_SCRIPT.sub("", output)
     header = _HEADER.search(output)
     if len(scripts) != 1 or not header:
         raise ValueError(
@@ -165,9 +166,7 @@ def hold_theme_script(output: str, page: str) -> str:
             f"to hold its script until Python has loaded; found {len(scripts)} such scripts and {'a' if header else 'no'} header"
         )
     held = "<script>" + THEME_HOLD.read_text(encoding="utf-8").replace("BUNDLE_SRC", json.dumps(scripts[0])) + "</script>\n"
-    output = _THEME_SCRIPT.sub("", output)
-    end = _HEADER.search(output).end()
-    return output[:end] + held + output[end:]
+    return output[: header.end()] + held + output[header.end() :]
 
 
 def register(env, catalog) -> None:

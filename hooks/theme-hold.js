@@ -7,7 +7,7 @@
 //   button, or Material's keys for search (f, s, /), focus the box, which starts the script;
 // - picks the palette as Material does (the stored choice, else the first whose media query
 //   matches), so no colour changes when it runs, and switches it on a click of the toggle (or
-//   Enter on it), storing the choice where Material reads it;
+//   Enter in it, to the next palette, focused), storing the choice where Material reads it;
 // - follows Material's keys for the previous and next page (p or comma, n or full stop);
 // - lets the navigation beside the page scroll within the window (.calc-theme-held in
 //   calculator.css), as the script fits it.
@@ -24,17 +24,19 @@
   var form = document.querySelector("[data-md-component=palette]");
   var inputs = form ? Array.prototype.slice.call(form.querySelectorAll("input")) : [];
   var KEYS = ["media", "scheme", "primary", "accent"];
+  var shown = 0; // the palette in use
   function palette(index) {
+    shown = index;
     var input = inputs[index];
     var color = {};
     KEYS.forEach(function (key) { color[key] = input.getAttribute("data-md-color-" + key); });
-    var shown = input;
+    var applied = input;
     if (color.media === "(prefers-color-scheme)") {
       var light = matchMedia("(prefers-color-scheme: light)").matches;
-      shown = form.querySelector("[data-md-color-media='(prefers-color-scheme: " + (light ? "light" : "dark") + ")']") || input;
+      applied = form.querySelector("[data-md-color-media='(prefers-color-scheme: " + (light ? "light" : "dark") + ")']") || input;
     }
     KEYS.forEach(function (key) {
-      var value = shown.getAttribute("data-md-color-" + key);
+      var value = applied.getAttribute("data-md-color-" + key);
       if (value) document.body.setAttribute("data-md-color-" + key, value);
     });
     inputs.forEach(function (each, i) {
@@ -47,15 +49,24 @@
     try { current = __md_get("__palette"); } catch (error) { /* storage refused: as on a first visit */ }
     var first = inputs.findIndex(function (input) { return matchMedia(input.getAttribute("data-md-color-media")).matches; });
     palette(Math.max(0, Math.min((current || { index: first }).index, inputs.length - 1)) || 0);
+    var choose = function (index) {
+      var chosen = palette(index);
+      try { __md_set("__palette", chosen); } catch (error) { /* not kept for the next page */ }
+      load();
+    };
     form.addEventListener("click", function (event) {
       var label = !started && event.target.closest && event.target.closest("label");
       var input = label && document.getElementById(label.htmlFor);
       if (!input || inputs.indexOf(input) < 0) return;
       event.preventDefault();
-      var chosen = palette(inputs.indexOf(input));
-      try { __md_set("__palette", chosen); } catch (error) { /* not kept for the next page */ }
-      load();
+      choose(inputs.indexOf(input));
     }, true);
+    form.addEventListener("keydown", function (event) {
+      if (started || event.key !== "Enter") return;
+      var next = (shown + 1) % inputs.length;
+      choose(next);
+      inputs[next].focus();
+    });
   }
 
   var search = document.querySelector(".md-search__input");
@@ -76,8 +87,6 @@
       event.preventDefault();
       search.focus();
       search.select();
-    } else if (event.key === "Enter" && document.activeElement instanceof HTMLLabelElement) {
-      document.activeElement.click();
     }
   });
 

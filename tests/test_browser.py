@@ -387,8 +387,9 @@ def test_the_palette_is_right_before_material_runs_and_a_click_switches_it_at_on
 
 
 def test_materials_keys_and_the_phone_search_button_work_while_python_starts(browser, base_url):
-    """Material's key for search focuses the box before its script has run; on a phone, a tap on
-    the search button opens search with the box focused (its keyboard shows)."""
+    """Material's key for search focuses the box before its script has run, and Enter in the
+    palette toggle switches it; on a phone, a tap on the search button opens search with the box
+    focused (its keyboard shows)."""
     page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
     try:
         page.wait_for_timeout(300)
@@ -396,6 +397,12 @@ def test_materials_keys_and_the_phone_search_button_work_while_python_starts(bro
         page.keyboard.press("/")
         assert page.evaluate("document.activeElement.matches('.md-search__input')")
         assert page.input_value(".md-search__input") == ""  # the key itself is not typed
+        assert page.get_attribute("body", "data-md-color-scheme") == "default"
+        page.focus(f"{PALETTE} input")  # Enter in the toggle: the next palette, and its input focused
+        page.keyboard.press("Enter")
+        assert page.get_attribute("body", "data-md-color-scheme") == "slate"
+        assert page.evaluate("__md_get('__palette').index") == 1
+        assert page.evaluate("document.activeElement.id") == "__palette_1"
     finally:
         page.context.close()
     page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",), viewport={"width": 390, "height": 800}, has_touch=True)

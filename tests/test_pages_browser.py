@@ -180,6 +180,7 @@ def test_the_search_index_is_built_when_the_reader_goes_to_search(browser, base_
     page = open_page(browser, base_url, "calculator/", viewport={"width": 1200, "height": 900})
     meta = "document.querySelector('.md-search-result__meta').textContent.trim()"
     page.wait_for_load_state("networkidle")  # the index has arrived; a worker given it is done in well under this
+    page.wait_for_function("typeof window.document$ === 'object'", timeout=20_000)  # Material runs (once Python has loaded)
     page.wait_for_timeout(500)
     assert page.evaluate(meta) == "Initializing search"
     page.click("input.md-search__input")
