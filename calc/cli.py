@@ -501,7 +501,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         prefill_budget=parse_count(args.prefill_budget, "--prefill-budget", 1),
         speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens"),
         dcp=parse_count(args.dcp, "--dcp", 1),
-        prefix_caching=not args.no_prefix_caching,
+        prefix_caching=False if args.no_prefix_caching else None,
     )
     r = modeled.model_report(inputs)
     if args.json:
@@ -521,6 +521,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             f"maximum concurrency {fmt(r['max_concurrency'], 'x')} at {fmt(r['max_model_len'], 'count')}",
             f"Largest max_model_len one request fits: {fmt(r['largest_max_model_len'], 'count')}",
         ]
+    lines += [f"Note: {note}" for note in r["notes"]]
     return "\n".join(lines)
 
 

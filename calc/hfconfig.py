@@ -19,6 +19,8 @@ FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
 MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
 FAMILIES = ("dense", "moe", "mla", "sliding window", "hybrid")
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
+MAX_LAYERS = 4096  # far above any published model's (a few hundred): a larger count is a typo
+MAX_DIMENSION = 2**31 - 1  # a size or count beyond this holds no model that loads
 
 
 class ConfigError(InputError):
@@ -69,6 +71,8 @@ class Shape:
     mamba: dict[str, int] = field(default_factory=dict)
     linear: dict[str, int] = field(default_factory=dict)
     drafter_layers: int = 0
+    defaults: tuple[str, ...] = ()  # fields the config leaves out, taken as its transformers class's defaults
+    max_positions: int | None = None  # max_position_embeddings, where no rope scaling stretches it
     output_gate: bool = False  # Qwen3-Next / Qwen3.5: q_proj also carries a gate for the output
     state_dtype_bytes: int | None = None  # mamba_ssm_dtype, which vLLM takes for the temporal state
     quantization: dict[str, Any] | None = None
@@ -97,27 +101,42 @@ def load(text: str, file: str) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ConfigError(file, "(the file)", f"not JSON at line {error.lineno} column {error.colno}", "a JSON object") from None
+    except RecursionError:
+        raise ConfigError(file, "(the file)", "JSON nested deeper than it can be read", "a JSON object") from None
     if not isinstance(data, dict):
         raise ConfigError(file, "(the file)", type(data).__name__, "a JSON object")
     return data
 
 
 class _Reader:
-    def __init__(self, data: dict[str, Any], file: str, prefix: str = "", architecture: str = "") -> None:
+    """A config's fields; one it leaves out is its class's default (`defaults`, noted in `taken`),
+    else the `default` the caller gives, else refused."""
+
+    def __init__(self, data: dict[str, Any], file: str, prefix: str = "", architecture: str = "", defaults: dict[str, Any] | None = None) -> None:
         self.data, self.file, self.prefix, self.architecture = data, file, prefix, architecture
+        self.defaults = defaults or {}
+        self.taken: dict[str, Any] = {}
 
     def get(self, key: str, default: Any = _MISSING) -> Any:
-        return self.data.get(key, default) if default is not _MISSING else self.data.get(key, _MISSING)
+        if key not in self.data and key in self.defaults:
+            self.taken[key] = self.defaults[key]
+            return self.defaults[key]
+        return self.data.get(key, default)
 
-    def int(self, key: str, default: Any = _MISSING, minimum: int = 1) -> Any:
-        value = self.data.get(key, default)
+    def int(self, key: str, default: Any = _MISSING, minimum: int = 1, maximum: int = MAX_DIMENSION) -> Any:
+        value = self.get(key, default)
         if value is None and default is None:
             return None
         if value is _MISSING:
             raise ConfigError(self.file, self.prefix + key, _MISSING, "a whole number")
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise ConfigError(self.file, self.prefix + key, value, f"a whole number of at least {minimum}")
+        if value > maximum:
+            raise ConfigError(self.file, self.prefix + key, value, f"a whole number of at most {maximum}")
         return value
+
+    def layers(self) -> Any:
+        return self.int("num_hidden_layers", maximum=MAX_LAYERS)
 
 
 def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
@@ -126,12 +145,17 @@ def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
     if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
         raise ConfigError(file, "architectures", archs if archs is not None else _MISSING, 'a list naming the model class, such as ["LlamaForCausalLM"]')
     arch = archs[0]
-    text = data.get("text_config")
-    inner = text if isinstance(text, dict) else data
-    r = _Reader(inner, file, "text_config." if inner is not data else "", arch)
     reader = _ARCHITECTURES.get(arch)
     if reader is None:
         raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
+    text = data.get("text_config")
+    if (text is not None or arch in WITH_VISION and "text_config" in data) and not isinstance(text, dict):
+        raise ConfigError(file, "text_config", text, "an object holding the language model's fields")
+    inner = text if isinstance(text, dict) else data
+    config_class, defaults = _DEFAULTS.get(arch, ("", {}))
+    if inner is data:  # a top level holds its class's fields in full: only those that postdate it are filled in
+        defaults = {k: v for k, v in defaults.items() if k not in _WRITTEN_IN_FULL}
+    r = _Reader(inner, file, "text_config." if inner is not data else "", arch, defaults)
     quant = data.get("quantization_config", inner.get("quantization_config"))
     if quant is not None and not isinstance(quant, dict):
         raise ConfigError(file, "quantization_config", quant, "an object")
@@ -139,46 +163,111 @@ def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
     if dtype not in DTYPE_BYTES:
         raise ConfigError(file, "torch_dtype", dtype, "bfloat16, float16 or float32")
     fields = reader(r)
-    tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", False))
-    return Shape(file=file, architecture=arch, dtype_bytes=DTYPE_BYTES[dtype], tie_embeddings=bool(tie), quantization=quant, **fields)
+    tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", _MISSING))
+    if tie is _MISSING:
+        tie = r.get("tie_word_embeddings", False)
+    taken = ", ".join(f"{r.prefix}{key} {json.dumps(value)}" for key, value in r.taken.items())
+    noted = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
+    return Shape(file=file, architecture=arch, dtype_bytes=DTYPE_BYTES[dtype], tie_embeddings=bool(tie), quantization=quant, defaults=noted,
+                 max_positions=_max_positions(inner), **fields)  # fmt: skip
+
+
+def _max_positions(config: dict[str, Any]) -> int | None:
+    """The longest context the config declares, where no rope scaling stretches it (vLLM derives
+    the limit from both: vllm/config/model.py, _get_and_verify_max_len)."""
+    positions = config.get("max_position_embeddings")
+    scaled = any(isinstance(config.get(key), dict) and config[key] for key in ("rope_scaling", "rope_parameters"))
+    if scaled or isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
+        return None
+    return positions
+
+
+# What transformers fills in for a field a config leaves out (its config classes, transformers
+# 5.5.3, models/<model>/configuration_<model>.py); vLLM reads the config through them. A saved
+# config writes its class's own fields in full, except ones that postdate it (head_dim) and ones
+# equal to the base class's default (tie_word_embeddings: true). A nested text_config is written
+# as its difference from its class's defaults, so there any field may be left out.
+_GEMMA3_TEXT = {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+                "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True}  # fmt: skip
+_QWEN3_5_TEXT = {"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32, "num_attention_heads": 16,
+                 "num_key_value_heads": 4, "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                 "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "tie_word_embeddings": False}  # fmt: skip
+_WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                    "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
+_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "MistralForCausalLM": ("MistralConfig", {"sliding_window": 4096}),
+    "Qwen3ForCausalLM": ("Qwen3Config", {"head_dim": 128}),
+    "GptOssForCausalLM": ("GptOssConfig", {"head_dim": 64}),
+    "Gemma3ForCausalLM": ("Gemma3TextConfig", _GEMMA3_TEXT),
+    "Gemma3ForConditionalGeneration": ("Gemma3TextConfig", _GEMMA3_TEXT),
+    "Qwen3NextForCausalLM": ("Qwen3NextConfig", {"head_dim": 256}),
+    "Qwen3_5ForCausalLM": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
+    "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
+    "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
+}
+# Multimodal wrappers: the weights counted here are the language model's; vLLM also loads the
+# vision tower, which the config describes in a form these models do not size.
+WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration")
 
 
 def _common(r: _Reader, bias: bool = False) -> dict[str, Any]:
     heads = r.int("num_attention_heads")
     hidden = r.int("hidden_size")
+    kv_heads = r.int("num_key_value_heads", heads)
+    if kv_heads > heads or heads % kv_heads:
+        raise ConfigError(
+            r.file, r.prefix + "num_key_value_heads", kv_heads, f"a divisor of num_attention_heads ({heads}): each KV head serves a group of query heads"
+        )
     return {
         "hidden": hidden,
         "vocab": r.int("vocab_size"),
         "heads": heads,
-        "kv_heads": r.int("num_key_value_heads", heads),
+        "kv_heads": kv_heads,
         "head_dim": r.int("head_dim", None) or hidden // heads,
         "attention_bias": bool(r.get("attention_bias", bias)),
     }
 
 
+def _uniform(r: _Reader, n: int) -> dict[str, Any]:
+    """Layers of one kind: full attention, or all sliding where the config names a window.
+
+    vLLM sets the cache's sliding window from a config whose layers are not interleaved
+    (vllm/engine/arg_utils.py, 0.26.0: `if not is_interleaved(...)`), and every attention layer
+    without a window of its own takes it (vllm/model_executor/layers/attention/attention.py).
+    Qwen's configs keep the window only with use_sliding_window, and then slide the layers from
+    max_window_layers on, which these models do not size."""
+    if r.architecture.startswith("Qwen"):
+        if r.get("use_sliding_window", False):
+            raise ConfigError(r.file, r.prefix + "use_sliding_window", True, "false: Qwen's sliding-window layers (from max_window_layers on) are not modeled")
+        return {"layers": (FULL,) * n}
+    if r.get("sliding_window", None) in (None, 0):
+        return {"layers": (FULL,) * n}
+    return {"layers": (SLIDING,) * n, "sliding_window": r.int("sliding_window")}
+
+
 def _dense(r: _Reader, bias: bool = False) -> dict[str, Any]:
-    n = r.int("num_hidden_layers")
-    return {**_common(r, bias), "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=bool(r.get("mlp_bias", False))),) * n}
+    n = r.layers()
+    return {**_common(r, bias), **_uniform(r, n), "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=bool(r.get("mlp_bias", False))),) * n}
 
 
 def _qwen_moe(r: _Reader) -> dict[str, Any]:
-    n = r.int("num_hidden_layers")
+    n = r.layers()
     only = r.get("mlp_only_layers", [])
     step = r.int("decoder_sparse_step", 1)
     moe = Mlp(experts=r.int("num_experts"), expert_intermediate=r.int("moe_intermediate_size"),
               shared_intermediate=r.int("shared_expert_intermediate_size", 0, minimum=0), gated_shared=True)  # fmt: skip
     dense = Mlp(intermediate=r.int("intermediate_size", 1))
     mlps = tuple(moe if (i not in (only or []) and (i + 1) % step == 0) else dense for i in range(n))
-    return {**_common(r), "layers": (FULL,) * n, "mlps": mlps}
+    return {**_common(r), **_uniform(r, n), "mlps": mlps}
 
 
 def _mixtral(r: _Reader) -> dict[str, Any]:
-    n = r.int("num_hidden_layers")
-    return {**_common(r), "layers": (FULL,) * n, "mlps": (Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size")),) * n}
+    n = r.layers()
+    return {**_common(r), **_uniform(r, n), "mlps": (Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size")),) * n}
 
 
 def _deepseek(r: _Reader) -> dict[str, Any]:
-    n = r.int("num_hidden_layers")
+    n = r.layers()
     first_dense = r.int("first_k_dense_replace", 0, minimum=0)
     freq = r.int("moe_layer_freq", 1)
     moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"),
@@ -225,20 +314,20 @@ def _kinds(r: _Reader, n: int, other: str, name: str, interval_key: str) -> tupl
 
 
 def _gpt_oss(r: _Reader) -> dict[str, Any]:
-    n = r.int("num_hidden_layers")
+    n = r.layers()
     layers = _layer_types(r, n, {"sliding_attention": SLIDING, "full_attention": FULL})
     moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"), bias=True)
     return {**_common(r), "layers": layers, "mlps": (moe,) * n, "sliding_window": r.int("sliding_window"), "sinks": True}
 
 
 def _gemma3(r: _Reader) -> dict[str, Any]:
-    n = r.int("num_hidden_layers")
+    n = r.layers()
     layers = _kinds(r, n, SLIDING, "sliding_attention", "sliding_window_pattern")
     return {**_common(r), "layers": layers, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n, "sliding_window": r.int("sliding_window")}
 
 
 def _qwen3_next(r: _Reader) -> dict[str, Any]:
-    n = r.int("num_hidden_layers")
+    n = r.layers()
     layers = _kinds(r, n, LINEAR, "linear_attention", "full_attention_interval")
     moe = _qwen_moe(r)["mlps"] if r.get("num_experts") not in (_MISSING, None, 0) else (Mlp(intermediate=r.int("intermediate_size")),) * n
     # vLLM takes mamba_ssm_dtype for the recurrent state from Qwen3.5's config only
@@ -268,7 +357,7 @@ def _state_bytes(r: _Reader, key: str, default: str | None) -> int | None:
 
 def _nemotron_h(r: _Reader) -> dict[str, Any]:
     pattern = r.get("hybrid_override_pattern")
-    n = r.int("num_hidden_layers")
+    n = r.layers()
     if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
         raise ConfigError(r.file, r.prefix + "hybrid_override_pattern", pattern if pattern is not _MISSING else _MISSING,
                           f"{n} characters of M (mamba), * (attention), - (MLP) and E (experts)")  # fmt: skip

@@ -65,6 +65,9 @@ class Version:
     engine: str  # "v0" or "v1"
     prints: str  # "blocks" or "concurrency"
     in_flight_batches: int  # how many prefill budgets a sliding window is charged
+    # prefix caching off by default for hybrid models (vllm/engine/arg_utils.py, 0.26.0 and 0.27.0:
+    # `default_prefix_caching = ... and not model_config.is_hybrid`; 0.24.0 and 0.29.0 leave it on)
+    hybrid_prefix_caching_off: bool = False
 
 
 def version(text: str | None) -> Version:
@@ -80,7 +83,7 @@ def version(text: str | None) -> Version:
     if (major, minor) < (0, 8):
         return Version(text, "v0", "blocks", 1)
     prints = "blocks" if (major, minor) < (0, 21) else "concurrency"
-    return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1)
+    return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1, (0, 26) <= (major, minor) < (0, 28))
 
 
 @dataclass(frozen=True)

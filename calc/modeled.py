@@ -25,7 +25,7 @@ class ModelInputs:
     prefill_budget: int = 8192
     speculative_tokens: int = 0
     dcp: int = 1
-    prefix_caching: bool = True  # vLLM's default; hybrids then keep two mamba states a request
+    prefix_caching: bool | None = None  # None: the engine's default (on, but for hybrids in 0.26 and 0.27)
 
 
 def model_report(i: ModelInputs) -> dict[str, Any]:
@@ -35,19 +35,31 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.tp < 1 or shape.heads % i.tp:
         raise InputError(f"--tp: found {i.tp}, expected a divisor of the model's {shape.heads} attention heads")
+    if hfconfig.MLA not in shape.layers and shape.kv_heads % i.tp and i.tp % shape.kv_heads:  # vLLM asserts one or the other
+        raise InputError(f"--tp: found {i.tp}, expected a divisor or a multiple of the model's {shape.kv_heads} KV heads")
     if i.dcp < 1 or i.tp % i.dcp:
         raise InputError(f"--dcp: found {i.dcp}, expected a divisor of the tensor parallel size {i.tp}")
     try:
         rules = kvlayout.version(i.engine_version)
+        hybrid = bool({hfconfig.MAMBA, hfconfig.LINEAR} & set(shape.layers))
+        prefix_caching = i.prefix_caching if i.prefix_caching is not None else not (hybrid and rules.hybrid_prefix_caching_off)
         settings = kvlayout.Settings(tp=i.tp, kv_cache_dtype=i.kv_cache_dtype, block_size=i.block_size,
                                      prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
-                                     mamba_cache_mode="align" if i.prefix_caching else "none")  # fmt: skip
+                                     mamba_cache_mode="align" if prefix_caching else "none")  # fmt: skip
         req = kvlayout.request(shape, settings, i.max_model_len, rules)
     except ValueError as error:
         if isinstance(error, InputError):
             raise
         raise InputError(str(error)) from None
     w = weights.per_rank(shape, i.tp, total, source)
+    notes = list(shape.defaults)
+    if shape.architecture in hfconfig.WITH_VISION and total is None:
+        notes.append("the weights are the language model's: vLLM also loads the vision tower, not counted here")
+    if shape.max_positions is not None and i.max_model_len > shape.max_positions:
+        notes.append(f"max_model_len {i.max_model_len:,} is above the config's max_position_embeddings ({shape.max_positions:,}): "
+                     "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")  # fmt: skip
+    if hybrid and i.prefix_caching is None and not prefix_caching:
+        notes.append(f"prefix caching is off by default for hybrid models in vLLM {rules.name}: one mamba state a request")
     lay = req.layout
     out: dict[str, Any] = {
         "modeled": True,
@@ -73,6 +85,7 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         "max_concurrency": None,
         "kv_blocks": None,
         "largest_max_model_len": None,
+        "notes": notes,
     }
     if i.pool is not None:
         p = kvlayout.pool(shape, settings, i.max_model_len, i.pool, rules)

@@ -480,3 +480,133 @@ def test_other_architectures_read(config, family, per_token) -> None:
     r = modeled.model_report(modeled.ModelInputs(json.dumps(config), "tiny.json", max_model_len=32768, pool=10**9))
     assert (r["family"], r["kv_bytes_per_token"]) == (family, per_token)
     assert r["kv_fixed_bytes_per_request"] > 0 and r["weights_bytes_per_rank"] > 0 and r["kv_tokens"] > 0
+
+
+# --- real configs that lean on transformers' defaults or slide every layer -----------------
+
+PUBLIC = ROOT / "tests" / "data" / "configs"  # sources in SOURCES.md there
+
+
+def public_report(name: str, **given) -> dict:
+    return modeled.model_report(modeled.ModelInputs((PUBLIC / name).read_text(), name, **given))
+
+
+def test_mistral_v01_slides_every_layer() -> None:
+    """No layer_types and a 4096 window: vLLM gives every layer the window. Each holds
+    cdiv(min(4095 + 2 x 8192, 32768), 16) + 1 = 1281 pages of 16 x 2 x 8 x 128 x 2 B."""
+    r = public_report("mistral-7b-v0.1.json", max_model_len=32768, pool=20 * GiB)
+    assert r["layers"] == "32 sliding" and r["family"] == "sliding window"
+    assert r["kv_bytes_per_request"] == 1281 * 32 * 65536 == 2_686_451_712
+    assert r["kv_blocks"] == 20 * GiB // 65536 // 32 == 10240
+    assert r["max_concurrency"] == pytest.approx(10240 / 1281)
+    assert r["kv_tokens"] == 261_939  # concurrency x 32768, floored
+
+
+def test_mistral_window_default_and_null() -> None:
+    base = json.loads((PUBLIC / "mistral-7b-v0.1.json").read_text())
+    left_out = {k: v for k, v in base.items() if k != "sliding_window"}  # MistralConfig's default is 4096
+    assert hfconfig.shape(left_out).layers == (hfconfig.SLIDING,) * 32
+    assert hfconfig.shape(left_out).defaults == ("not in the config, taken as MistralConfig's defaults in transformers 5.5.3: sliding_window 4096",)
+    assert hfconfig.shape({**base, "sliding_window": None}).layers == (hfconfig.FULL,) * 32  # Mistral-7B-v0.3 writes null
+
+
+def test_qwen_sliding_window_is_refused_unless_off() -> None:
+    qwen = json.loads((CONFIGS / "qwen2.5-7b" / "config.json").read_text())
+    assert hfconfig.shape(qwen).layers == (hfconfig.FULL,) * qwen["num_hidden_layers"]  # its sliding_window is unused
+    with pytest.raises(InputError, match="use_sliding_window: found True, expected false"):
+        hfconfig.shape({**qwen, "use_sliding_window": True})
+
+
+def test_gemma3_nested_text_config_takes_the_class_defaults() -> None:
+    """gemma-3-12b-it's text_config leaves out head_dim (256), vocab_size (262,208), the pattern
+    (6) and the tie (true). 8 full layers x 2 x 8 x 256 x 2 B a token; 5 groups of 8 sliding
+    layers each hold cdiv(min(1023 + 16384, 32768), 16) + 1 = 1089 pages of 16 x 8,192 B."""
+    r = public_report("gemma-3-12b-it.json", max_model_len=32768)
+    assert r["layers"] == "40 sliding, 8 full"
+    assert r["kv_bytes_per_token"] == 8 * 2 * 8 * 256 * 2 == 65536
+    assert r["kv_fixed_bytes_per_request"] == 5 * 1089 * 8 * 131072 == 5_709_496_320
+    assert r["notes"][0] == (
+        "not in the config, taken as Gemma3TextConfig's defaults in transformers 5.5.3: text_config.sliding_window_pattern 6, "
+        "text_config.vocab_size 262208, text_config.head_dim 256, text_config.tie_word_embeddings true"
+    )
+    assert r["notes"][1] == "the weights are the language model's: vLLM also loads the vision tower, not counted here"
+
+
+def test_gemma3_ties_its_head_by_default() -> None:
+    """gemma-3-1b-it writes no tie_word_embeddings (equal to the base class's true): one
+    262,144 x 1,152 table, not two. Its card gives 999,885,952 parameters; the count leaves out
+    only small norms (Gemma 3's q/k and feed-forward norms: 73,216 parameters)."""
+    r = public_report("gemma-3-1b-it.json", max_model_len=32768)
+    assert r["weights_bytes_per_rank"] == (999_885_952 - 73_216) * 2
+    untied = json.loads((PUBLIC / "gemma-3-1b-it.json").read_text()) | {"tie_word_embeddings": False}
+    assert (
+        modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768))["weights_bytes_per_rank"] - r["weights_bytes_per_rank"]
+        == 262_144 * 1152 * 2
+    )
+    assert r["notes"] == ["not in the config, taken as Gemma3TextConfig's defaults in transformers 5.5.3: tie_word_embeddings true"]
+
+
+def test_max_model_len_above_the_positions_is_noted() -> None:
+    r = public_report("gemma-3-1b-it.json", max_model_len=131072)
+    assert "max_model_len 131,072 is above the config's max_position_embeddings (32,768)" in r["notes"][-1]
+    assert not any("max_position" in n for n in public_report("gemma-3-12b-it.json", max_model_len=262144)["notes"])  # rope scaling stretches it
+
+
+def test_tp_must_divide_or_be_a_multiple_of_the_kv_heads() -> None:
+    text = (CONFIGS / "qwen2.5-7b" / "config.json").read_text()  # 28 heads, 4 KV heads
+    with pytest.raises(InputError, match="--tp: found 7, expected a divisor or a multiple of the model's 4 KV heads"):
+        modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=7))
+    assert modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=2))["kv_bytes_per_token"] == 28 * 2 * 2 * 128 * 2
+
+
+def test_hybrid_prefix_caching_default_follows_the_version() -> None:
+    """vLLM 0.26 and 0.27 turn prefix caching off by default for hybrids: one mamba state a
+    request instead of two; before and after, it is on."""
+    text = json.dumps({  # Nemotron-H 8B's shape, as in test_nemotron_h_pattern_state_and_block
+        "architectures": ["NemotronHForCausalLM"], "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+        "hidden_size": 4096, "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 131072,
+        "intermediate_size": 21504, "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,
+    })  # fmt: skip
+    fixed = {
+        v: modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, engine_version=v))["kv_fixed_bytes_per_request"]
+        for v in ("0.24.0", "0.26.0", "0.27.1", "0.29.0")
+    }
+    off = modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, engine_version="0.24.0", prefix_caching=False))["kv_fixed_bytes_per_request"]
+    assert fixed["0.26.0"] == fixed["0.27.1"] == off < fixed["0.24.0"] == fixed["0.29.0"]
+    assert (
+        "prefix caching is off by default for hybrid models in vLLM 0.26.0"
+        in modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, engine_version="0.26.0"))["notes"][-1]
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "cfg.json: (the file): found 'JSON nested deeper than it can be read', expected a JSON object"),
+        (
+            '{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 1000000000}',
+            "cfg.json: num_hidden_layers: found 1000000000, expected a whole number of at most 4096",
+        ),
+        (
+            '{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "num_attention_heads": 8, "hidden_size": 1e30}',
+            "cfg.json: hidden_size: found 1e+30, expected a whole number of at least 1",
+        ),
+        (
+            '{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "num_attention_heads": 8, "hidden_size": 1000000000000}',
+            "cfg.json: hidden_size: found 1000000000000, expected a whole number of at most 2147483647",
+        ),
+        (
+            '{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "num_attention_heads": 64, "num_key_value_heads": 24, "hidden_size": 8192}',
+            "cfg.json: num_key_value_heads: found 24, expected a divisor of num_attention_heads (64)",
+        ),
+        (
+            '{"architectures": ["Gemma3ForConditionalGeneration"], "text_config": null}',
+            "cfg.json: text_config: found None, expected an object holding the language model's fields",
+        ),
+        ('{"architectures": ["Gemma3ForConditionalGeneration"], "text_config": [1]}', "cfg.json: text_config: found [1], expected an object"),
+    ],
+)
+def test_hostile_configs_are_named(text, message) -> None:
+    with pytest.raises(InputError) as error:
+        modeled.model_report(modeled.ModelInputs(text, "cfg.json"))
+    assert str(error.value).startswith(message)

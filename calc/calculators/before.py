@@ -192,6 +192,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         ("GPU KV cache size at the pin (modeled)", fig("tokens", fmt(r["kv_tokens"], "tokens")) + ", maximum concurrency "
          + fig("concurrency", fmt(r["max_concurrency"], "x")) + esc(f" ({r['engine_rules']})")),
         ("Longest max_model_len the pin fits", fig("largest_len", fmt(r["largest_max_model_len"], "tokens"))),
+        *(("Note", esc(note)) for note in r["notes"]),
     ]  # fmt: skip
     verdict_gate = _gate_rows(result, row, available, pin, prefill, seats, where, fig, rows)
     verdict = (
