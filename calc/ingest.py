@@ -62,7 +62,8 @@ def derived(reading: LogReading) -> list[Derivation]:
                     "(hybrid or sliding-window groups, or a request's whole last block)"
                 )
             out.append(Derivation(label, concurrency.printed or str(concurrency.value), how))
-        else:
+        elif not (ratio is not None and ratio < 1 and reading.error is None and (reading.engine is None or reading.engine.value == "vllm")):
+            # (vLLM prints its token count only once one full request fits: a ratio under one counts per KV group, see the notes)
             assert tokens is not None and ratio is not None  # no concurrency line: the tokens are what the branch was taken for
             out.append(
                 Derivation(

@@ -226,10 +226,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)
 _QUOTE = re.compile(r"^\s*[>▎▍▌│┃]\s?")  # a Markdown quote, or the bar a chat or issue renderer draws
 _COMPOSE = re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|\s?")
 _PIPE = re.compile(r"^\|\s*[\w./:@-]+\s*\|\s?")  # "date | host/container | message", as log collectors print
+_BAR = re.compile(r"^\|[ \t]+")  # "2026-04-24 00:40:36.996 | message": Docker Desktop's log view, after its timestamp
 _ISO = re.compile(r"^\[?(\d{4}-\d{2}-\d{2})[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s*")
 _SGLANG_HEAD = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) \d{2}:\d{2}:\d{2}(?:[.,]\d+)?((?: [A-Z]+\d+)*)\]\s*")
-# "(EngineCore_DP0 pid=1)", "(VllmWorker TP0 pid=2)", "(RayWorkerWrapper pid=3, ip=10.0.0.1)", "(raylet)"
-_PROCESS = re.compile(r"^\((?:([A-Za-z_][\w-]*)\s*)?((?:,?\s*(?:\w+=[^\s,)]+|[A-Z]+\d+))*)\)\s+")
+# "(EngineCore_DP0 pid=1)", "(VllmWorker TP0 pid=2)", "(RayWorkerWrapper pid=3, ip=10.0.0.1)", "(raylet)", "(raylet, ip=10.0.0.1)"
+# Each item is one `key=value` or tag, and items are apart: no part of the line can be read two ways.
+_PROCESS = re.compile(r"^\((?:([A-Za-z_][\w-]*+)[\s,]*+)?((?:(?>\w++=[^\s,)]++|[A-Z]++\d++)(?:[\s,]++(?>\w++=[^\s,)]++|[A-Z]++\d++))*+)?)\)\s+")
 _TORCH_RANK = re.compile(r"^\[rank(\d+)\]:\s*")
 _KUBECTL = re.compile(r"^\[pod/[^\]\s]+\]\s+")  # kubectl logs --prefix
 _SYSLOG = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d )?[\w.-]+ [\w.@/-]+\[\d+\]: ")  # journalctl: "Nov 30 12:00:01 host vllm[123]: "
@@ -238,7 +240,7 @@ _VLLM_HEAD = re.compile(r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(
 _GLOG_HEAD = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]\s*")
 _LOGFMT_MSG = re.compile(r'(?:^|\s)msg="((?:[^"\\]|\\.)*)"')
 _LOGFMT_TIME = re.compile(r"(?:^|\s)(?:time|ts)=\"?(\d{4}-\d{2}-\d{2})")
-_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
+_REPEATED = re.compile(r"\[repeated \d++x across cluster\]\s*+$")
 _TP = re.compile(r"(?:^|[_ ])TP(\d+)(?:[_ ]|$)")
 
 
@@ -261,6 +263,7 @@ def _peel(no: int, raw: str) -> _Line:
     if "\r" in text:  # a progress bar redrawn on one line: the terminal shows what follows the last return
         text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
     headed, rank, tp_rank, date, month_day = False, None, None, None, None
+    stamped = False  # the prefix just peeled was a timestamp
     for _ in range(8):  # prefixes nest: peel them one by one, choosing the pattern by the first character
         first = text[:1]
         m = None
@@ -300,7 +303,7 @@ def _peel(no: int, raw: str) -> _Line:
             text = text[m.end() :]
             continue
         elif first == "|":
-            m = _PIPE.match(text)
+            m = _PIPE.match(text) or (_BAR.match(text) if stamped else None)
         elif first.isalpha():
             head = text[:100]
             if not headed and "=" in head and ")" in head:
@@ -316,7 +319,7 @@ def _peel(no: int, raw: str) -> _Line:
                 m = _SYSLOG.match(text)
         if not m:
             break
-        headed = True
+        headed, stamped = True, m.re is _ISO
         text = text[m.end() :]
     if text.startswith("{") and ('"message"' in text or '"msg"' in text):
         try:
@@ -342,8 +345,8 @@ def _peel(no: int, raw: str) -> _Line:
         if m.re is _VLLM_HEAD and m["md"]:
             month_day = m["md"]
         text, headed = text[m.end() :], True
-    if text.endswith("cluster]"):
-        text = _REPEATED.sub("", text)
+    if text.endswith("cluster]") and (repeated := _REPEATED.search(text)):
+        text = text[: repeated.start()].rstrip()
     return _Line(no, text.lstrip(), headed, rank, tp_rank, date, month_day, len(raw.rstrip("\r\n")))
 
 
@@ -360,6 +363,7 @@ class _Rule:
     name: str
     trigger: str
     source: str
+    reach: int = 120  # how far from its trigger the rule reads: a line cut further on lost nothing it reads
 
     @functools.cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -368,8 +372,8 @@ class _Rule:
         return re.compile(self.source)
 
 
-def _rule(name: str, trigger: str, pattern: str) -> _Rule:
-    return _Rule(name, trigger, pattern)
+def _rule(name: str, trigger: str, pattern: str, reach: int = 120) -> _Rule:
+    return _Rule(name, trigger, pattern, reach)
 
 
 RULES = (
@@ -379,6 +383,7 @@ RULES = (
     _rule("args", "args: ", r"(?:non-default args|^args): (.*)"),
     _rule("serve_cmd", "vllm serve ", r"vllm serve\s+(\S+)(.*)"),
     _rule("serve_cmd", "api_server", r"vllm\.entrypoints\.openai\.api_server(\s.*)"),
+    _rule("serve_cmd", "vllm/vllm-openai", r"vllm/vllm-openai(?::\S*)?(\s.*)"),  # "docker run ... vllm/vllm-openai:latest \ --tensor-parallel-size 4"
     _rule("loading_v0", "Loading model weights took", r"Loading model weights took " + NUM + r" ?(GB|MB|GiB|MiB)"),
     _rule("loading", "Model loading took", r"Model loading took " + NUM + r" ?(GB|GiB|MB|MiB)"),
     _rule("drafter", "Loading drafter model", r"Loading drafter model"),
@@ -387,8 +392,9 @@ RULES = (
     # 0.6.5's table: "the current vLLM instance can use    Y GiB" (vllm/worker/worker.py)
     _rule("can_use", "the current vLLM instance can use",
           r"the current vLLM instance can use\s+(?:total_gpu_memory \([^)]*\) x gpu_memory_utilization \([^)]*\) = ?)?" + NUM + r" ?GiB"),
-    _rule("profile_total", "total_gpu_memory", r"total_gpu_memory(?:=|\s*\(|\s+)" + NUM + r" ?GiB"),
-    _rule("profile_fraction", "gpu_memory_utilization", r"gpu_memory_utilization(?:=|\s*\(|\s+)([01]\.[0-9]+)(?=[)\s,.]|$)"),
+    # a setting's name also appears in advice text ("Try increasing `gpu_memory_utilization`"): its figure follows it closely
+    _rule("profile_total", "total_gpu_memory", r"total_gpu_memory(?:=|\s*\(|\s+)" + NUM + r" ?GiB", 40),
+    _rule("profile_fraction", "gpu_memory_utilization", r"gpu_memory_utilization(?:=|\s*\(|\s+)([01]\.[0-9]+)(?=[)\s,.]|$)", 40),
     _rule("profile_weights", "model weights take", r"model weights take\s+" + NUM + r" ?GiB"),
     _rule("profile_rest", "reserved for KV Cache is", r"the rest of the memory reserved for KV Cache is\s+" + NUM + r" ?GiB"),
     _rule("profile_table", "available_kv_cache_memory", r"available_kv_cache_memory\s+" + NUM + r" ?GiB"),
@@ -398,6 +404,7 @@ RULES = (
     # "GPU KV cache size" (the device's name off CUDA, "GPU + host" with a host tier: v1/core/kv_cache_utils.py 0.33)
     _rule("tokens", "KV cache size: ", r"(?:GPU|XPU|NPU|HPU|TPU|CPU|GPU \+ host) KV cache size: " + INT + r" tokens"),
     _rule("concurrency", "Maximum concurrency for", r"Maximum concurrency for " + INT + r" tokens per request: " + NUM + r"x"),
+    _rule("concurrency_len", "Maximum concurrency for", r"Maximum concurrency for " + INT + r" "),  # the length, where the line is cut after it
     _rule("blocks", "blocks: ", r"(?:GPU|CUDA|cuda|gpu|NPU|npu|XPU|xpu|HPU|hpu) blocks: " + INT + r"(?=\D|$)(?:, # CPU blocks: " + INT + ")?"),
     _rule("block_hybrid", "Setting attention block size to", r"Setting attention block size to " + INT + r" tokens"),
     _rule("padding", "padding layers", r"Add " + INT + r" padding layers, may waste at most " + NUM + r"%"),
@@ -406,10 +413,12 @@ RULES = (
     _rule("graph_taken", "Graph capturing finished", r"Graph capturing finished in [0-9.]+ secs?, took " + NUM + r" ?GiB"),
     _rule("graph_pool", "CUDA graph pool memory", r"CUDA graph pool memory: " + NUM + r" ?GiB \(actual\), " + NUM + r" ?GiB \(estimated\)"),
     _rule("chunked", "max_num_batched_tokens=", r"Chunked prefill is enabled with max_num_batched_tokens=" + INT + r"(?=\D|$)"),
-    _rule("non_torch", "non_torch_memory", r"non_torch_memory(?:=|\s+takes\s+|\s+)" + NUM + r" ?GiB"),
+    _rule("non_torch", "non_torch_memory", r"non_torch_memory(?:=|\s+takes\s+|\s+)" + NUM + r" ?GiB", 40),
     _rule("activation", "activation peak memory", r"PyTorch activation peak memory(?:\s+takes)?\s+" + NUM + r" ?GiB"),
     _rule("cuda_graph", "Estimated CUDA graph memory", r"Estimated CUDA graph memory: " + NUM + r" ?GiB"),
     _rule("cuda_graph_fraction", "The current --gpu-memory-utilization=", r"The current --gpu-memory-utilization=([01]\.[0-9]+)(?= )"),
+    # 0.18 (gpu_worker.py): "To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from 0.9000 to 0.9690 ..."
+    _rule("cuda_graph_fraction", "increase --gpu-memory-utilization from", r"increase --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )"),
     _rule("max_len_used", "Using max model len", r"Using max model len " + INT + r"(?=\D|$)"),
     _rule("fail_free", "on startup is less than desired GPU memory utilization",
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup is less than desired GPU memory utilization \(([0-9.]+), " + NUM + r" ?GiB\)"),
@@ -419,7 +428,11 @@ RULES = (
     _rule("usage_weights", "Actual usage", r"Actual usage(?: is|:) " + NUM + r" ?GiB for weights?(?=[,. ])"),
     _rule("usage_activation", "for peak activation", r"(?<![\w.,-])" + NUM + r" ?GiB for peak activation(?=[,. ])"),
     _rule("usage_non_torch", "for non-torch memory", r"(?<![\w.,-])" + NUM + r" ?GiB for non-torch memory(?=[,. ])"),
-    _rule("kv_in_use", "Current kv cache memory in use is", r"Current kv cache memory in use is " + NUM + r" ?GiB"),
+    # gpu_worker.py prints the pool, self.available_kv_cache_memory_bytes, as a whole number of bytes in 0.10.x and in GiB after
+    _rule("kv_in_use", "Current kv cache memory in use is", r"Current kv cache memory in use is " + NUM + r" ?(GiB|bytes\.)"),
+    # and the line ends with that pool: one cut before it has lost it
+    _rule("advice_end", "Replace gpu_memory_utilization", r"Replace gpu_memory_utilization[^\n]{0,300}?Current kv cache memory in use is", 300),
+    _rule("usage_graph", "for CUDAGraph memory", r"(?<![\w.,-])" + NUM + r" ?GiB for CUDAGraph memory(?=[,. ])"),
     _rule("ascend_available", "Available memory: ", r"Available memory: ([0-9]+), total memory: ([0-9]+)"),  # vllm-ascend worker_v1.py, in bytes
     _rule("kv_dtype_line", "Using KV cache dtype", r"Using KV cache dtype: ([\w.]+)"),
     _rule("oom", "OutOfMemoryError", r"OutOfMemoryError: (?:CUDA out of memory\. )?(.{0,120})"),
@@ -443,7 +456,10 @@ RULES = (
     # ends the start with "Not enough memory" (0.3-0.5)
     _rule("sg_profiled", "is larger than the profiled value", r"max_total_tokens=" + INT + r" is larger than the profiled value (-?[0-9]+)"),
     _rule("sg_context", "context_len=", r"(?:^|[\s,])context_len=" + INT + r"(?=,|\s|$)"),
-    _rule("sg_fail", "Not enough memory", r"Not enough memory\. Please try to increase --mem-fraction-static"),
+    # model_runner.py (0.3-0.5.x) and pool_configurator.py: only SGLang asks for --mem-fraction-static; later releases
+    # append "Current value: {self.server_args.mem_fraction_static=}" or "Current value: mem_fraction_static=0.2"
+    _rule("sg_fail", "Not enough memory",
+          r"Not enough memory\. Please try to increase --mem-fraction-static(?:\. Current value: (?:self\.server_args\.)?mem_fraction_static=([01]?\.[0-9]+))?"),
     _rule("sg_version", "sglang", r"(?:sglang|SGLang)(?: version|==| v)\s*v?([0-9][\w.+-]*)"),
 )  # fmt: skip
 # Cheap first test before the trigger pattern: every trigger holds one of these (a test checks it).
@@ -454,7 +470,7 @@ ANCHORS = (
     "LLM engine", "vLLM API", "drafter", "Estimated CUDA", "leave no GPU", "cp_world", "--gpu-memory", "esired GPU memory",
     "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError", "Graph capturing",
     "CUDA graph pool", "max_num_batched_tokens", "non_torch_memory", "activation peak", "vLLM instance", "Actual usage",
-    "peak activation", "non-torch memory", "profiled value",
+    "peak activation", "non-torch memory", "profiled value", "CUDAGraph memory", "vllm-openai",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
@@ -470,7 +486,7 @@ _KEY = {
     "decode_context_parallel_size": "dcp", "decode-context-parallel-size": "dcp",
     "max_num_batched_tokens": "prefill", "max-num-batched-tokens": "prefill", "max_num_seqs": "seats", "max-num-seqs": "seats",
 }  # fmt: skip
-_SETTING = re.compile(r"""(?:^|[\s,({])['"]?(?P<key>--[\w-]+|-tp|[A-Za-z_][\w-]*)['"]?\s*(?:=|:|\s)\s*(?P<value>'[^']*'|"[^"]*"|[^\s,)}'"]+)""")
+_SETTING = re.compile(r"""(?:^|[\s,({])['"]?(?P<key>--[\w-]+|-tp|[A-Za-z_][\w-]*)['"]?(?:\s*+[=:]|\s)\s*+(?P<value>'[^']*'|"[^"]*"|[^\s,)}'"]+)""")
 _SPEC_METHOD = re.compile(r"""(?:method|speculative_algorithm|speculative-algorithm)['"]?\s*[:=\s]\s*['"]?([\w-]+)""")
 # vLLM's num_speculative_tokens; SGLang's speculative_num_steps is the same count (its num_draft_tokens adds the verified one)
 _SPEC_COUNT = re.compile(r"""(?:num_spec_tokens|num_speculative_tokens|speculative_num_steps|speculative-num-steps)['"]?\s*[:=\s]\s*([0-9]+)""")
@@ -478,7 +494,7 @@ _SPEC_BLOCK = re.compile(r"""speculative[_-](?:config|algorithm)['"]?\s*[:=\s]\s
 _DRAFTERLESS = {"ngram", "suffix", "ngram_gpu"}
 
 _PLAIN_HEAD = re.compile(r"\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DEBUG|ERROR) \d\d-\d\d ")  # a line that begins a message
-_TP_PREFIX = re.compile(r"\(\w*?_TP(\d+)[ )]")
+_TP_PREFIX = re.compile(r"\(\w*?_TP(\d+)[_ )]")  # "(Worker_TP2 pid=1)", "(Worker_TP2_EP2 pid=1)"
 _FLATTENED = re.compile(r"(?<!\s)\s+(?=(?:\([A-Za-z_][\w-]*(?:[\s,]+(?:\w+=[^\s,)]+|[A-Z]+\d+))+\)\s+)?(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d)")
 _LONG_NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
 _ESCAPED_BREAK = re.compile(r"(?:\\r)?\\n")
@@ -494,6 +510,25 @@ _MESSAGE_START = re.compile(
     r"Based on the available memory|Try increasing)"
 )
 _DEFERRED = ("engine_config", "args", "serve_cmd", "sg_args")
+
+
+def _ends_whole(text: str) -> bool:
+    """A line that ends a sentence or a bracket, not one cut: a point right after a digit may be
+    a decimal point whose digits were cut ("per request: 1." of "1.74x")."""
+    end = text.rstrip()
+    return end.endswith((")", "]")) or (end.endswith(".") and not end[-2:-1].isdigit())
+
+
+def _unflatten(raw: str) -> list[str]:
+    """The messages of a line whose breaks were lost, each with its process prefix: a part that is
+    only a prefix ("(Worker_TP2_EP2 pid=2080)") belongs to the header after it."""
+    parts: list[str] = []
+    for part in _FLATTENED.split(raw):
+        if parts and _PROCESS.fullmatch(parts[-1].strip() + " "):
+            parts[-1] = f"{parts[-1]} {part}"
+        else:
+            parts.append(part)
+    return parts
 
 
 def _joint(before: _Line, after: _Line) -> str:
@@ -599,7 +634,7 @@ class _Reader:
                 continue
             m = rule.pattern.search(text)
             if not m:
-                failed = failed or (len(text) - text.rfind(rule.trigger) < 120 and not text.rstrip().endswith((".", ")", "]")))
+                failed = failed or (len(text) - text.rfind(rule.trigger) < rule.reach and not _ends_whole(text))
                 continue
             if m.end() == len(text) and text[-1:].isdigit() and not only_new and rule.name not in _DEFERRED:
                 self.tentative.append((rule, line, m))  # a fold may have cut the number: wait one line
@@ -666,6 +701,8 @@ class _Reader:
         elif name == "concurrency":
             put("max_model_len", _count(g[0]), line, g[0], text=text)
             put("concurrency", Decimal(g[1]), line, f"{g[1]}x", _decimal_half(g[1]), text)
+        elif name == "concurrency_len":
+            put("max_model_len", _count(g[0]), line, g[0], text=text)
         elif name == "blocks":
             put("blocks", _count(g[0]), line, g[0], text=text)
             if g[1] is not None:
@@ -701,8 +738,12 @@ class _Reader:
             self.size("total", g[1], "GiB", line, text)
             put("fraction", Fraction(Decimal(g[2])), line, g[2], text=text)
             self.size("requested", g[3], "GiB", line, text)
-        elif name == "kv_in_use":
+        elif name == "kv_in_use" and g[1] == "GiB":
             self.size("available", g[0], "GiB", line, text)
+        elif name == "kv_in_use" and "." not in g[0]:
+            put("available_exact", _count(g[0]), line, f"{_count(g[0]):,} B", text=text)
+        elif name == "usage_graph":
+            self.size("graph_taken", g[0], "GiB", line, text)
         elif name == "ascend_available":
             put("available", int(g[0]), line, f"{int(g[0]):,} B", text=text)
             put("total", int(g[1]), line, f"{int(g[1]):,} B", text=text)
@@ -710,8 +751,13 @@ class _Reader:
             put("kv_dtype", g[0], line, g[0], text=text)
         elif name == "oom":
             put("oom", True, line, text=text)
-        elif name in ("fail_blocks", "sg_fail"):
+        elif name == "fail_blocks":
             put("error", "no_kv_memory", line, text=text)
+        elif name == "sg_fail":
+            put("error", "no_kv_memory", line, text=text)
+            if g[0]:
+                put("mem_fraction", Fraction(Decimal(g[0])), line, g[0], text=text)
+            self.hint("sglang")
         elif name == "fail_one":
             put("max_model_len", _count(g[0]), line, g[0], text=text)
             self.size("kv_needed", g[1], "GiB", line, text)
@@ -805,9 +851,9 @@ class _Reader:
             for part in parts:
                 self.feed(no, part)
             return
-        if len(raw) > 300 and _FLATTENED.search(raw, 1):
+        if len(raw) > 300 and _FLATTENED.search(raw, 1) and len(parts := _unflatten(raw)) > 1:
             # a log whose line breaks a web page or a scrape lost: one message per header again
-            self.lines_read -= len(parts := _FLATTENED.split(raw)) - 1
+            self.lines_read -= len(parts) - 1
             for part in parts:
                 self.feed_one(no, part)
             return
@@ -819,6 +865,7 @@ class _Reader:
             self.nonblank = True
         if "\x00" in raw:
             raise InputError(f"line {no}: found binary data (NUL bytes), expected the text of a vLLM or SGLang startup log")
+        continued = self.last_raw.rstrip().endswith("\\")  # a shell command's line continues on the next, whatever prefixes both
         self.last_raw = raw
         if "Traceback (most recent call last)" in raw:
             self.traceback = self.traceback or no
@@ -826,7 +873,7 @@ class _Reader:
             m = _EXCEPTION.search(raw)
             if m:
                 self.exception = (no, m[0][:120])
-        if not self.tentative and _PLAIN_HEAD.match(raw) and not any(a in raw for a in ANCHORS):
+        if not self.tentative and not continued and _PLAIN_HEAD.match(raw) and not any(a in raw for a in ANCHORS):
             # the bulk of a long log: a new message (it begins with a prefix or a level) that no rule
             # reads; it ends the message before it, and is peeled only if a fold continues it
             m = _TP_PREFIX.match(raw)
@@ -844,7 +891,11 @@ class _Reader:
         if line.month_day:
             self.month_days.add(line.month_day)
         continuation = (
-            not line.headed and bool(self.window) and bool(line.msg) and not _CUT_MARK.match(line.msg.rstrip()) and not _MESSAGE_START.match(line.msg)
+            (continued or not line.headed)
+            and bool(self.window)
+            and bool(line.msg)
+            and not _CUT_MARK.match(line.msg.rstrip())
+            and not _MESSAGE_START.match(line.msg)
         )
         if self.tentative:
             cut = continuation and line.msg[:1] in "0123456789.,"
@@ -1032,10 +1083,13 @@ def _conclude(r: _Reader) -> LogReading:
     available = None
     if engine_name == "sglang" and "sg_pool" in r.seen:
         available = _sglang_pool(r, notes)
+        if available.value == 0:
+            _below_precision(available, tokens, notes)
+            available = None
     elif engine_name == "sglang" and "sg_avail_load" in r.seen and "sg_avail_pool" in r.seen:
         available = _sglang_pool_from_free(r, notes)
     else:
-        available = pick("available", what="available KV cache memory")
+        available = _exact_pool(pick("available", what="available KV cache memory"), pick("available_exact", what="KV cache memory in use"), notes)
         pinned = pick("pinned_printed", what="reserved KV cache memory")
         if pinned is not None:
             if pin is not None and abs(pinned.value - pin.value) > pinned.half:
@@ -1140,6 +1194,8 @@ def _conclude(r: _Reader) -> LogReading:
         )
 
     per_token = _bytes_per_token(pin, available, tokens, blocks, block, dcp, kv_needed, max_len, concurrency, notes, version)
+    if engine_name == "vllm" and error is None and concurrency is None:
+        per_token = _one_request_fits(per_token, pin or available, tokens, max_len, notes)
     _missing(missing, engine_name, era_name, loading, available, pin, tokens, blocks, block, max_len, concurrency, fraction, mem_fraction, tp, per_token)
     if r.last_partial is not None and r.last_partial[0] == r.lines_read:
         no, text = r.last_partial
@@ -1170,6 +1226,8 @@ def with_pin(reading: LogReading, pin: int, said: str) -> LogReading:
         found, reading.available_kv_bytes, reading.kv_tokens, reading.gpu_blocks, reading.block_size, reading.dcp_size,
         reading.kv_needed_bytes, reading.max_model_len, reading.max_concurrency, notes, reading.engine_version,
     )  # fmt: skip
+    if (reading.engine is None or reading.engine.value == "vllm") and reading.error is None and reading.max_concurrency is None:
+        per_token = _one_request_fits(per_token, found, reading.kv_tokens, reading.max_model_len, notes)
     missing: list[str] = []
     _missing(
         missing, reading.engine.value if reading.engine else "vllm", reading.era.value if reading.era else None, reading.model_loading_bytes,
@@ -1181,6 +1239,22 @@ def with_pin(reading: LogReading, pin: int, said: str) -> LogReading:
             f"the pin given, {pin:,} B, is not the pool the log prints ({reading.available_kv_bytes.printed}, line {reading.available_kv_bytes.line_no})"
         )
     return replace(reading, kv_cache_memory_bytes=found, bytes_per_token=per_token, missing=missing, notes=notes)
+
+
+def _exact_pool(available: Opt, exact: Opt, notes: list[str]) -> Found | None:
+    """The pool in whole bytes (0.10.x's "Current kv cache memory in use is N bytes.") where the
+    rounded "Available KV cache memory" agrees with it, or where that line is missing; ranks that
+    print different pools are read at the smallest, as elsewhere."""
+    if exact is None:
+        return available
+    if available is None or available.low <= exact.value <= available.high:
+        return exact
+    smallest = exact if exact.value < available.value else available
+    notes.append(
+        f"KV cache memory: ranks or repeats printed different figures: {available.printed} (line {available.line_no}), "
+        f"{exact.printed} in use (line {exact.line_no}); reading the smallest, which vLLM sizes every rank's pool by"
+    )
+    return smallest
 
 
 def _block_from_concurrency(blocks: Found, concurrency: Found, max_len: Found, notes: list[str]) -> Found | None:
@@ -1206,6 +1280,17 @@ def _block_from_concurrency(blocks: Found, concurrency: Found, max_len: Found, n
 def _sglang_pool(r: _Reader, notes: list[str]) -> Found:
     """SGLang prints one "KV Cache is allocated" per pool and rank; a drafter has its own pool."""
     return _sglang_sum(r, "sg_pool", notes, "allocated {n} KV pools on one rank (lines {lines}): the target's and the drafter's; the pool read is their sum")
+
+
+def _below_precision(pool: Found, tokens: Opt, notes: list[str]) -> None:
+    """SGLang prints K and V with two decimals ("K size: %.2f GB", mem_cache/memory_pool.py): a pool
+    printed "0.00 GB" for each is anything under half a hundredth per figure, not a measured 0 bytes."""
+    most = math.ceil(pool.high)
+    said = f"SGLang printed the pool as {pool.printed} (line {pool.line_no}): each figure is under 0.005 GB, so the pool is 0 to {fmt(pool.high, 'GiB')} "
+    said += f"(under {most:,} B), below what the printing can tell; it is not read as a measured figure"
+    if tokens is not None and tokens.value > 0:
+        said += f", and the bytes per token are at most {most:,} B / {tokens.value:,} tokens = {math.ceil(Fraction(most, tokens.value)):,} B"
+    notes.append(said)
 
 
 def _sglang_pool_from_free(r: _Reader, notes: list[str]) -> Found | None:
@@ -1319,6 +1404,25 @@ def _bytes_per_token(
     return None
 
 
+def _one_request_fits(per_token: Derived | None, pool: Opt, tokens: Opt, max_len: Opt, notes: list[str]) -> Derived | None:
+    """vLLM prints "GPU KV cache size" only after check_enough_kv_cache_memory has found one request of
+    max_model_len fits the pool (vllm/v1/core/kv_cache_utils.py). A pool / tokens whose max_model_len
+    tokens exceed the pool is then no per-token cost: builds before 0.21 print the tokens per KV group
+    on hybrid models (sliding-window or mamba groups), and the concurrency line that would tell is missing."""
+    if per_token is None or pool is None or tokens is None or max_len is None or tokens.line_no not in per_token.lines:
+        return per_token
+    cost = per_token.low * max_len.value
+    if cost <= pool.high:
+        return per_token
+    notes.append(
+        f"pool / tokens is {fmt(per_token.value, 'count')} B per token (lines {pool.line_no}, {tokens.line_no}), and {fmt(max_len.value, 'count')} of them "
+        f"(line {max_len.line_no}) come to {fmt(cost, 'GiB')}, more than the {pool.printed} pool, although vLLM prints the token count only once one "
+        "such request fits: the figures are inconsistent, so no bytes per token is given; the token count is the pool's tokens per KV group "
+        "(a hybrid model, builds before 0.21), and the concurrency line, which would give one request's cost, is not in the log"
+    )
+    return None
+
+
 def _fmt_half(half: Fraction) -> str:
     if half >= GiB // 1000:
         return f"{float(half / GiB):g} GiB"
@@ -1358,7 +1462,9 @@ def _missing(
             )
     if max_len is None:
         missing.append("max_model_len: full contexts and the per-request cost cannot be worked out")
-    if concurrency is None and engine == "vllm" and tokens is not None and max_len is not None:
+    if concurrency is None and engine == "vllm" and tokens is not None and max_len is not None and per_token is None and (available or pin):
+        missing.append("the concurrency line: the token count counts per KV group here (see the notes), so the full contexts are not known")
+    elif concurrency is None and engine == "vllm" and tokens is not None and max_len is not None:
         missing.append(
             f"the concurrency line: {fmt(tokens.value, 'count')} / {fmt(max_len.value, 'count')} = "
             f"{fmt(Fraction(tokens.value, max_len.value), 'plain', down=True)} full contexts, rounded down"
@@ -1369,5 +1475,5 @@ def _missing(
         missing.append("mem_fraction_static (the ServerArgs line)")
     if tp is None:
         missing.append("tensor_parallel_size: every figure is one rank's; how many ranks there are is not known")
-    if per_token is None:
+    if per_token is None and not (tokens is not None and (available or pin)):  # with both, the notes say why there is none
         missing.append("bytes per token: needs the pool in bytes and the token count (or blocks and block size)")

@@ -656,3 +656,179 @@ def test_cli_reads_a_log_saved_by_windows(tmp_path: Path, encoding: str) -> None
     assert done.returncode == 0, done.stderr
     got, want = json.loads(done.stdout), json.loads(plain.stdout)
     assert {k: v for k, v in got.items() if k != "lines"} == {k: v for k, v in want.items() if k != "lines"}
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "(Worker " + "a=1" * 40 + " GPU KV cache size: 10 tokens",  # a pattern that can split "a=1a=1..." two ways takes 2^40 steps
+        "(Worker " + "A1" * 200_000 + ") GPU KV cache size: 10 tokens",
+        "(" * 5000 + " GPU KV cache size: 10 tokens",
+        "a=1" * 350_000 + "\nGPU KV cache size: 10 tokens",  # a 1 MB line
+        "x" + " " * 200_000 + "x [repeated 2x across cluster]\nGPU KV cache size: 10 tokens",
+        "args: a" + " " * 200_000 + ")\nGPU KV cache size: 10 tokens",
+    ],
+    ids=["process-a=1", "process-tags", "parens", "megabyte", "ray-repeated", "settings-spaces"],
+)
+def test_hostile_lines_are_read_in_linear_time(hostile: str) -> None:
+    """Every pattern reads a line in one pass: none can split the same characters two ways."""
+    assert read_log(hostile).kv_tokens.value == 10
+
+
+def test_sglang_not_enough_memory_alone_is_an_sglang_log() -> None:
+    """gpustack/gpustack#3831 (https://github.com/gpustack/gpustack/issues/3831): the one line the report quotes, SGLang 0.5.6.post1."""
+    line = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: self.server_args.mem_fraction_static=0.2\n"
+    r = read_log(line)
+    assert r.engine.value == "sglang" and r.error.value == "no_kv_memory"
+    assert r.mem_fraction_static.value == Fraction("0.2") and r.mem_fraction_static.line_no == 1
+    assert read_log(line.replace("self.server_args.", "")).mem_fraction_static.value == Fraction("0.2")
+
+
+def test_docker_desktop_timestamp_and_bar_are_peeled() -> None:
+    """Docker Desktop's log view prints "YYYY-MM-DD hh:mm:ss.mmm | " before each line (a public gemma-4 NVFP4 write-up,
+    vLLM 0.19.2rc1; the rank line is vLLM 0.10.2's, from a public Qwen3-235B 8xL40S write-up, behind the same prefix)."""
+    log = (
+        "2026-04-24 00:40:09.899 | (EngineCore pid=176) INFO 04-23 22:40:09 [gpu_worker.py:436] Available KV cache memory: 7.15 GiB\n"
+        "2026-04-24 00:40:10.001 | (Worker_TP3_EP3 pid=2081) INFO 09-24 20:53:41 [gpu_worker.py:298] Available KV cache memory: 10.65 GiB\n"
+        "2026-04-24 00:40:36.996 | (APIServer pid=1) INFO 04-23 22:40:36 [api_server.py:602] Starting vLLM server on http://0.0.0.0:8000\n"
+    )
+    r = read_log(log)
+    assert r.available_kv_bytes.line_text == "Available KV cache memory: 7.15 GiB" and r.date.value == "2026-04-24"
+    assert not any("ends mid-line" in n for n in r.notes) and not any("cut off" in m for m in r.missing)
+    assert any("tensor_parallel_size is at least 4" in n for n in r.notes)
+
+
+def test_long_lines_keep_their_rank_prefix() -> None:
+    """vLLM 0.10.2's free-memory line runs past 300 characters (a public Qwen3-235B-FP8 8xL40S write-up, EP ranks):
+    the prefix and the header after it are one message, not two."""
+    line = (
+        "INFO 09-24 20:54:35 [gpu_worker.py:391] Free memory on device (43.93/44.42 GiB) on startup. Desired GPU memory utilization is "
+        "(0.9, 39.98 GiB). Actual usage is 27.72 GiB for weight, 1.4 GiB for peak activation, 0.21 GiB for non-torch memory, and 3.45 GiB "
+        "for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=7564378828` to fit into requested memory, or "
+        "`--kv-cache-memory=11809093120` to fully utilize gpu memory. Current kv cache memory in use is 11423138508 bytes."
+    )
+    log = f"(Worker_TP2_EP2 pid=2080) {line}\n(Worker_TP3_EP3 pid=2081) {line}\n"
+    r = read_log(log)
+    assert r.free_memory_bytes.line_text.startswith("Free memory on device (43.93/44.42 GiB)")
+    assert any("rank prefixes show 2 tensor-parallel rank(s) (TP2, TP3)" in n for n in r.notes)
+    plain = "(Worker_TP2_EP2 pid=2080) INFO 09-24 20:54:35 [default_loader.py:384] Loading weights took 26.99 seconds\n"
+    r = read_log(plain + "(Worker_TP3_EP3 pid=2081) INFO 09-24 20:53:41 [gpu_worker.py:298] Available KV cache memory: 10.65 GiB\n")
+    assert any("(TP2, TP3)" in n for n in r.notes)  # a line no rule reads still counts its rank
+
+
+def test_older_cuda_graph_advice_gives_the_fraction() -> None:
+    """vLLM 0.18 (vllm-project/vllm#39559, https://github.com/vllm-project/vllm/pull/39559): the advice names the fraction in use."""
+    log = (
+        "(EngineCore pid=1259857) INFO 04-13 19:51:24 [gpu_worker.py:470] In v0.19, CUDA graph memory profiling will be enabled by default "
+        "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more accurately accounts for CUDA graph memory during KV cache allocation. "
+        "To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from 0.9000 to 0.9690 "
+        "to maintain the same effective KV cache size.\n"
+    )
+    r = read_log(log)
+    assert r.gpu_memory_utilization.value == Fraction("0.9") and r.gpu_memory_utilization.line_no == 1
+
+
+def test_sglang_pool_printed_as_zero_is_below_the_printing() -> None:
+    """A public SGLang write-up's bench_one_batch run of gpt-oss (SGLang 0.5.x): 4,096 tokens print as 0.00 GB each for K and V."""
+    log = (
+        "[2025-09-28 17:07:10 TP0] Load weight end. type=GptOssForCausalLM, dtype=torch.bfloat16, avail mem=91.91 GB, mem usage=2.72 GB.\n"
+        "[2025-09-28 17:07:10 TP0] KV Cache is allocated. #tokens: 4096, K size: 0.00 GB, V size: 0.00 GB\n"
+        "[2025-09-28 17:07:10 TP0] Memory pool end. avail mem=89.83 GB\n"
+    )
+    r = read_log(log)
+    assert r.kv_tokens.value == 4096 and r.available_kv_bytes is None and r.bytes_per_token is None
+    assert r.to_json()["available_kv_bytes"] is None
+    assert any("0.00 GB + 0.00 GB (line 2)" in n and "at most 10,737,419 B / 4,096 tokens = 2,622 B" in n for n in r.notes)
+
+
+def test_cut_lines_are_told_from_whole_ones() -> None:
+    """Three pastes cut at the last line: after a decimal point (vLLM 0.19.2rc1, the gemma-4 NVFP4 write-up); after a complete
+    error sentence (lemonade-sdk/vllm-rocm#5, https://github.com/lemonade-sdk/vllm-rocm/issues/5); inside the word after
+    a whole max_model_len (gensyn-ai/rl-swarm#92, https://github.com/gensyn-ai/rl-swarm/issues/92, vLLM 0.7)."""
+    kv = "(EngineCore pid=176) INFO 04-23 22:40:09 [kv_cache_utils.py:1319] GPU KV cache size: 62,496 tokens\n"
+    r = read_log(kv + "(EngineCore pid=176) INFO 04-23 22:40:09 [kv_cache_utils.py:1324] Maximum concurrency for 256,000 tokens per request: 1.")
+    assert r.max_concurrency is None and r.max_model_len.value == 256_000
+    assert any("line 2 ends mid-line" in n for n in r.notes)
+    error = (
+        "2026-06-09 14:01:52.982 [Error] (Process) (EngineCore pid=42521) ERROR 06-09 14:01:52 [core.py:1136] ValueError: To serve at least "
+        "one request with the models's max seq len (131072), (4.11 GiB KV cache is needed, which is larger than the available KV cache memory "
+        "(4.0 GiB). Based on the available memory, the estimated maximum model length is 127776. Try increasing `gpu_memory_utilization` or "
+        "decreasing `max_model_len` when ini"
+    )
+    r = read_log(error)
+    assert r.error.value == "max_model_len" and r.estimated_max_model_len.value == 127_776
+    assert not any("cut off" in m for m in r.missing) and not any("ends mid-line" in n for n in r.notes)
+    assert any("line 1 ends mid-line" in n for n in public("63").notes)  # cut before the pool in use that ends the advice
+    r = read_log(
+        "- INFO 04-06 03:23:49 executor_base.py:108] # CUDA blocks: 19609, # CPU blocks: 21845\n"
+        "- INFO 04-06 03:23:49 executor_base.py:113] Maximum concurrency for 32768 toke"
+    )
+    assert r.max_model_len.value == 32768 and r.max_concurrency is None
+    assert any("line 2 ends mid-line" in n for n in r.notes)
+
+
+def test_hybrid_token_count_without_the_concurrency_line_gives_no_request_cost() -> None:
+    """The gemma-4 NVFP4 start (vLLM 0.19.2rc1, a hybrid model) without its concurrency line: 62,496 tokens per KV group
+    from a 7.15 GiB pool would make one 256,000-token request 29 GiB, which a start that printed its token count cannot have."""
+    from calc.ingest import derived
+
+    log = (
+        "2026-04-24 00:37:47.169 | (APIServer pid=1) INFO 04-23 22:37:47 [model.py:1685] Using max model len 256000\n"
+        "2026-04-24 00:40:09.899 | (EngineCore pid=176) INFO 04-23 22:40:09 [gpu_worker.py:436] Available KV cache memory: 7.15 GiB\n"
+        "2026-04-24 00:40:09.899 | (EngineCore pid=176) INFO 04-23 22:40:09 [kv_cache_utils.py:1319] GPU KV cache size: 62,496 tokens\n"
+    )
+    r = read_log(log)
+    assert r.bytes_per_token is None and r.kv_tokens.value == 62_496
+    assert any("the figures are inconsistent" in n and "more than the 7.15 GiB pool" in n for n in r.notes)
+    assert not any(d.name.startswith("one request") for d in derived(r))
+
+
+def test_pool_in_use_in_bytes_and_the_graphs_of_the_free_memory_line() -> None:
+    """vLLM 0.10.2 prints the pool in whole bytes at the end of the free-memory line (a public LLaVA-Mistral-7B H100 log);
+    a later build prints it in GiB, and both name what the CUDA graphs took (a public Qwen3-235B-FP8 TP4 tutorial)."""
+    log = (
+        "(EngineCore_DP0 pid=3021) INFO 09-23 18:12:33 [gpu_worker.py:298] Available KV cache memory: 55.15 GiB\n"
+        "(EngineCore_DP0 pid=3021) INFO 09-23 18:12:34 [kv_cache_utils.py:864] GPU KV cache size: 451,744 tokens\n"
+        "(EngineCore_DP0 pid=3021) INFO 09-23 18:12:39 [gpu_worker.py:391] Free memory on device (78.66/79.19 GiB) on startup. Desired GPU "
+        "memory utilization is (0.9, 71.27 GiB). Actual usage is 14.08 GiB for weight, 1.97 GiB for peak activation, 0.07 GiB for non-torch "
+        "memory, and 0.67 GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=58333988249` to fit into "
+        "requested memory, or `--kv-cache-memory=66273897472` to fully utilize gpu memory. Current kv cache memory in use is 59212694937 bytes.\n"
+    )
+    r = read_log(log)
+    assert r.available_kv_bytes.value == 59_212_694_937 and r.available_kv_bytes.half == 0 and r.available_kv_bytes.line_no == 3
+    assert r.cuda_graph_taken_bytes.value == round(Fraction("0.67") * GiB)
+    tp4 = (
+        "(Worker_TP1 pid=771) INFO 08-21 18:22:06 [gpu_worker.py:789] Free memory on device (94.05/95.01 GiB) on startup. Desired GPU memory "
+        "utilization is (0.9, 85.51 GiB). Actual usage is 56.89 GiB for consumed memory (weights + non-torch), 0.76 GiB for peak activation, "
+        "and 0.32 GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=29407858586` (27.39 GiB) to fit into "
+        "requested memory, or `--kv-cache-memory=38581581312` (35.93 GiB) to fully utilize gpu memory. Current kv cache memory in use is 27.85 GiB.\n"
+    )
+    r = read_log(tp4)
+    assert r.cuda_graph_taken_bytes.value == round(Fraction("0.32") * GiB) and r.available_kv_bytes.value == round(Fraction("27.85") * GiB)
+
+
+def test_docker_run_command_gives_the_settings() -> None:
+    """The same tutorial starts vLLM with docker run, one argument a line."""
+    command = (
+        "root@utho-gpu-rtxpro6000-8-62383:~# docker run -d --name vllm-tp4 \\\n"
+        "  --gpus '\"device=1,4,5,6\"' \\\n"
+        "  --ipc=host \\\n"
+        "  -p 8000:8000 \\\n"
+        "  -v /root/.cache/huggingface:/root/.cache/huggingface \\\n"
+        "  -e HF_HUB_OFFLINE=1 \\\n"
+        "  -e HF_HOME=/root/.cache/huggingface \\\n"
+        "  -e VLLM_USE_DEEP_GEMM=0 \\\n"
+        "  vllm/vllm-openai:latest \\\n"
+        "    Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 \\\n"
+        "    --served-model-name qwen3-235b \\\n"
+        "    --tensor-parallel-size 4 \\\n"
+        "    --gpu-memory-utilization 0.90 \\\n"
+        "    --max-model-len 32768 \\\n"
+        "    --max-num-seqs 32 \\\n"
+        "    --port 8000\n"
+        "(EngineCore pid=558) INFO 08-21 18:21:55 [kv_cache_utils.py:2235] GPU KV cache size: 621,392 tokens\n"
+    )
+    for text in (command, "".join(f"vllm-1  | {line}\n" for line in command.splitlines())):  # and with every line prefixed
+        r = read_log(text)
+        assert r.tensor_parallel_size.value == 4 and r.tensor_parallel_size.line_no == 9
+        assert r.gpu_memory_utilization.value == Fraction("0.9") and r.max_model_len.value == 32768 and r.max_num_seqs.value == 32
