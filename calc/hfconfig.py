@@ -57,11 +57,19 @@ class Shape:
     kv_heads: int
     head_dim: int
     mlps: tuple[Mlp, ...]
-    dtype_bytes: int = 2
+    dtype_bytes: int = 2  # as vLLM loads it: a float32 checkpoint runs in bfloat16 under --dtype auto
+    float32_checkpoint: bool = False
     head_dim_v: int | None = None
     sliding_window: int | None = None
     tie_embeddings: bool = False
-    attention_bias: bool = False
+    attention_bias: bool = False  # q, k and v carry a bias
+    output_bias: bool = False  # o_proj carries one too (Llama's attention_bias, Gemma 2, gpt-oss)
+    qk_norm: str = (
+        ""  # "head": q and k normed a head (Qwen3, Gemma 3, GLM); "full": over all heads, on every rank (OLMo 2); "split": over all heads, divided (MiniMax-M2)
+    )
+    extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
+    router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
+    routing_bias: bool = False  # and its float32 score-correction bias a layer
     sinks: bool = False
     q_lora_rank: int | None = None
     kv_lora_rank: int | None = None
@@ -152,7 +160,8 @@ def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
     if (text is not None or arch in WITH_VISION and "text_config" in data) and not isinstance(text, dict):
         raise ConfigError(file, "text_config", text, "an object holding the language model's fields")
     inner = text if isinstance(text, dict) else data
-    config_class, defaults = _DEFAULTS.get(arch, ("", {}))
+    text_type = inner.get("model_type") if inner is not data else None  # a wrapper's text model can be of more than one class
+    config_class, defaults = _DEFAULTS.get(text_type if isinstance(text_type, str) else arch) or _DEFAULTS.get(arch, ("", {}))
     if inner is data:  # a top level holds its class's fields in full: only those that postdate it are filled in
         defaults = {k: v for k, v in defaults.items() if k not in _WRITTEN_IN_FULL}
     r = _Reader(inner, file, "text_config." if inner is not data else "", arch, defaults)
@@ -168,7 +177,11 @@ def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
         tie = r.get("tie_word_embeddings", False)
     taken = ", ".join(f"{r.prefix}{key} {json.dumps(value)}" for key, value in r.taken.items())
     noted = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
-    return Shape(file=file, architecture=arch, dtype_bytes=DTYPE_BYTES[dtype], tie_embeddings=bool(tie), quantization=quant, defaults=noted,
+    # --dtype auto downcasts a float32 checkpoint to the GPU's first dtype, bfloat16 from Ampere on
+    # (vllm/config/model.py, _resolve_auto_dtype: "Downcast for float32 models")
+    float32 = DTYPE_BYTES[dtype] == 4
+    return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
+                 tie_embeddings=bool(tie), quantization=quant, defaults=noted,
                  max_positions=_max_positions(inner), **fields)  # fmt: skip
 
 
@@ -192,10 +205,30 @@ _GEMMA3_TEXT = {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 
 _QWEN3_5_TEXT = {"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32, "num_attention_heads": 16,
                  "num_key_value_heads": 4, "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
                  "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "tie_word_embeddings": False}  # fmt: skip
+_QWEN3_VL_TEXT = {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
+                  "head_dim": 128, "tie_word_embeddings": False}  # fmt: skip
+_QWEN3_VL_MOE_TEXT = {"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16,
+                      "moe_intermediate_size": 1408, "num_experts": 60, "tie_word_embeddings": False}  # fmt: skip
+_QWEN2_5_VL_TEXT = {"vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64,
+                    "num_key_value_heads": 8, "tie_word_embeddings": False}  # fmt: skip
+_MISTRAL = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "sliding_window": 4096, "tie_word_embeddings": False}  # fmt: skip
+_MINISTRAL3 = {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "num_attention_heads": 32,
+               "num_key_value_heads": 8, "head_dim": 128, "sliding_window": None, "tie_word_embeddings": False}  # fmt: skip
 _WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                     "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "MistralForCausalLM": ("MistralConfig", {"sliding_window": 4096}),
+    "MistralForCausalLM": ("MistralConfig", _MISTRAL),
+    "Mistral3ForConditionalGeneration": ("MistralConfig", _MISTRAL),  # a text_config of model_type mistral
+    "ministral3": ("Ministral3Config", _MINISTRAL3),  # ... or ministral3 (Ministral 3)
+    "Qwen2_5_VLForConditionalGeneration": ("Qwen2_5_VLTextConfig", _QWEN2_5_VL_TEXT),
+    "Qwen3VLForConditionalGeneration": ("Qwen3VLTextConfig", _QWEN3_VL_TEXT),
+    # vLLM takes the tie from the top level (Qwen3VLMoeConfig: false), not the text class's true
+    "Qwen3VLMoeForConditionalGeneration": ("Qwen3VLMoeTextConfig", _QWEN3_VL_MOE_TEXT),
+    "Gemma2ForCausalLM": ("Gemma2Config", {"head_dim": 256, "sliding_window": 4096, "tie_word_embeddings": True}),
+    "Olmo3ForCausalLM": ("Olmo3Config", {"sliding_window": 4096}),
+    "SeedOssForCausalLM": ("SeedOssConfig", {"head_dim": 128, "attention_bias": True}),
+    "Glm4ForCausalLM": ("Glm4Config", {"head_dim": 128, "attention_bias": True}),
     "Qwen3ForCausalLM": ("Qwen3Config", {"head_dim": 128}),
     "GptOssForCausalLM": ("GptOssConfig", {"head_dim": 64}),
     "Gemma3ForCausalLM": ("Gemma3TextConfig", _GEMMA3_TEXT),
@@ -207,10 +240,13 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 # Multimodal wrappers: the weights counted here are the language model's; vLLM also loads the
 # vision tower, which the config describes in a form these models do not size.
-WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration")
+WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+               "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration")  # fmt: skip
 
 
-def _common(r: _Reader, bias: bool = False) -> dict[str, Any]:
+def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:
+    """The attention's dimensions. `bias` is attention_bias's default; on Llama's attention it
+    also puts a bias on o_proj (vllm/model_executor/models/llama.py, bias_o_proj)."""
     heads = r.int("num_attention_heads")
     hidden = r.int("hidden_size")
     kv_heads = r.int("num_key_value_heads", heads)
@@ -218,13 +254,16 @@ def _common(r: _Reader, bias: bool = False) -> dict[str, Any]:
         raise ConfigError(
             r.file, r.prefix + "num_key_value_heads", kv_heads, f"a divisor of num_attention_heads ({heads}): each KV head serves a group of query heads"
         )
+    attention_bias = bool(r.get("attention_bias", bias))
     return {
         "hidden": hidden,
         "vocab": r.int("vocab_size"),
         "heads": heads,
         "kv_heads": kv_heads,
         "head_dim": r.int("head_dim", None) or hidden // heads,
-        "attention_bias": bool(r.get("attention_bias", bias)),
+        "attention_bias": attention_bias,
+        "output_bias": attention_bias and llama,
+        "qk_norm": qk_norm,
     }
 
 
@@ -245,12 +284,72 @@ def _uniform(r: _Reader, n: int) -> dict[str, Any]:
     return {"layers": (SLIDING,) * n, "sliding_window": r.int("sliding_window")}
 
 
-def _dense(r: _Reader, bias: bool = False) -> dict[str, Any]:
+def _dense(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:
     n = r.layers()
-    return {**_common(r, bias), **_uniform(r, n), "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=bool(r.get("mlp_bias", False))),) * n}
+    common = _common(r, bias, llama, qk_norm)
+    return {**common, **_uniform(r, n), "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=bool(r.get("mlp_bias", False))),) * n}
 
 
-def _qwen_moe(r: _Reader) -> dict[str, Any]:
+def _llama(r: _Reader) -> dict[str, Any]:
+    """Llama's layers, which Mistral, Phi-3 and Granite share: attention_bias also biases o_proj."""
+    return _dense(r, llama=True)
+
+
+def _qwen3(r: _Reader) -> dict[str, Any]:
+    return _dense(r, qk_norm="head")
+
+
+def _olmo(r: _Reader) -> dict[str, Any]:
+    """OLMo 2 and 3: q and k normed over all heads; OLMo 3 slides three layers in four
+    (transformers fills layer_types so when the config leaves them out)."""
+    n = r.layers()
+    common = {**_common(r, qk_norm="full"), "head_dim": r.int("hidden_size") // r.int("num_attention_heads")}  # vLLM's olmo2.py and olmo3.py
+    mlps = (Mlp(intermediate=r.int("intermediate_size")),) * n
+    if r.architecture == "Olmo2ForCausalLM":
+        return {**common, "layers": (FULL,) * n, "mlps": mlps}
+    layers = _layer_types(r, n, _SLIDING_OR_FULL) if isinstance(r.get("layer_types"), list) else _interleaved(n, 4, SLIDING)
+    return {**common, "layers": layers, "mlps": mlps, "sliding_window": r.int("sliding_window")}
+
+
+def _glm4(r: _Reader) -> dict[str, Any]:
+    """GLM-4 (0414): Llama's layers with a norm after attention and one after the MLP."""
+    return {**_dense(r, bias=True), "extra_norms": ("post_self_attn_layernorm", "post_mlp_layernorm")}
+
+
+def _glm4_moe(r: _Reader) -> dict[str, Any]:
+    """GLM-4.5 to 4.7: dense MLPs in the first first_k_dense_replace layers, then routed experts
+    and one shared; the router in float32 with its correction bias; the MTP layers load only
+    with speculative decoding (vllm/model_executor/models/glm4_moe.py)."""
+    n = r.layers()
+    first_dense = r.int("first_k_dense_replace", 0, minimum=0)
+    experts = r.int("moe_intermediate_size")
+    moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=experts, shared_intermediate=r.int("n_shared_experts", 0, minimum=0) * experts)
+    mlps = tuple(moe if i >= first_dense else Mlp(intermediate=r.int("intermediate_size")) for i in range(n))
+    common = {**_common(r, qk_norm="head" if r.get("use_qk_norm", False) else ""), "head_dim": r.int("head_dim")}  # read as is: no default
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "router_fp32": True, "routing_bias": True,
+            "drafter_layers": r.int("num_nextn_predict_layers", 0, minimum=0)}  # fmt: skip
+
+
+def _minimax_m2(r: _Reader) -> dict[str, Any]:
+    """MiniMax-M2: every layer routed experts of intermediate_size, no shared one (vLLM ignores
+    shared_intermediate_size), q and k normed over all heads, divided over the ranks. Its MTP
+    modules are skipped: vLLM has no drafter for them (vllm/model_executor/models/minimax_m2.py)."""
+    n = r.layers()
+    moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"))
+    return {**_common(r, qk_norm="split"), "layers": (FULL,) * n, "mlps": (moe,) * n, "router_fp32": True,
+            "routing_bias": bool(r.get("use_routing_bias", False))}  # fmt: skip
+
+
+def _gemma2(r: _Reader) -> dict[str, Any]:
+    """Gemma 2: every other layer slides (the even ones, as transformers fills layer_types), four
+    norms a layer, and attention_bias biases o_proj too (vllm/model_executor/models/gemma2.py)."""
+    n = r.layers()
+    layers = _layer_types(r, n, _SLIDING_OR_FULL) if isinstance(r.get("layer_types"), list) else _interleaved(n, 2, SLIDING)
+    return {**_common(r, llama=True), "layers": layers, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n,
+            "sliding_window": r.int("sliding_window"), "extra_norms": _GEMMA_NORMS}  # fmt: skip
+
+
+def _qwen_moe(r: _Reader, qk_norm: str = "") -> dict[str, Any]:
     n = r.layers()
     only = r.get("mlp_only_layers", [])
     step = r.int("decoder_sparse_step", 1)
@@ -258,7 +357,7 @@ def _qwen_moe(r: _Reader) -> dict[str, Any]:
               shared_intermediate=r.int("shared_expert_intermediate_size", 0, minimum=0), gated_shared=True)  # fmt: skip
     dense = Mlp(intermediate=r.int("intermediate_size", 1))
     mlps = tuple(moe if (i not in (only or []) and (i + 1) % step == 0) else dense for i in range(n))
-    return {**_common(r), **_uniform(r, n), "mlps": mlps}
+    return {**_common(r, qk_norm=qk_norm), **_uniform(r, n), "mlps": mlps}
 
 
 def _mixtral(r: _Reader) -> dict[str, Any]:
@@ -301,6 +400,10 @@ def _layer_types(r: _Reader, n: int, names: dict[str, str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_SLIDING_OR_FULL = {"sliding_attention": SLIDING, "full_attention": FULL}
+_GEMMA_NORMS = ("pre_feedforward_layernorm", "post_feedforward_layernorm")
+
+
 def _interleaved(n: int, every: int, other: str) -> tuple[str, ...]:
     """One full-attention layer in `every` (the last of each run), the others `other`."""
     return tuple(FULL if (i + 1) % every == 0 else other for i in range(n))
@@ -315,15 +418,17 @@ def _kinds(r: _Reader, n: int, other: str, name: str, interval_key: str) -> tupl
 
 def _gpt_oss(r: _Reader) -> dict[str, Any]:
     n = r.layers()
-    layers = _layer_types(r, n, {"sliding_attention": SLIDING, "full_attention": FULL})
+    layers = _layer_types(r, n, _SLIDING_OR_FULL)
     moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"), bias=True)
-    return {**_common(r), "layers": layers, "mlps": (moe,) * n, "sliding_window": r.int("sliding_window"), "sinks": True}
+    return {**_common(r), "layers": layers, "mlps": (moe,) * n, "sliding_window": r.int("sliding_window"), "sinks": True,
+            "output_bias": True}  # fmt: skip
 
 
 def _gemma3(r: _Reader) -> dict[str, Any]:
     n = r.layers()
     layers = _kinds(r, n, SLIDING, "sliding_attention", "sliding_window_pattern")
-    return {**_common(r), "layers": layers, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n, "sliding_window": r.int("sliding_window")}
+    return {**_common(r, qk_norm="head"), "layers": layers, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n,
+            "sliding_window": r.int("sliding_window"), "extra_norms": _GEMMA_NORMS}  # fmt: skip
 
 
 def _qwen3_next(r: _Reader) -> dict[str, Any]:
@@ -340,7 +445,7 @@ def _qwen3_next(r: _Reader) -> dict[str, Any]:
         "v_dim": r.int("linear_value_head_dim"),
         "conv_kernel": r.int("linear_conv_kernel_dim"),
     }
-    return {**_common(r), "layers": layers, "mlps": moe, "linear": linear, "output_gate": True,
+    return {**_common(r, qk_norm="head"), "layers": layers, "mlps": moe, "linear": linear, "output_gate": True,
             "state_dtype_bytes": state,
             "drafter_layers": r.int("mtp_num_hidden_layers", 0, minimum=0)}  # fmt: skip
 
@@ -381,12 +486,25 @@ def _nemotron_h(r: _Reader) -> dict[str, Any]:
 
 
 _ARCHITECTURES = {
-    "LlamaForCausalLM": _dense,
-    "MistralForCausalLM": _dense,
+    "LlamaForCausalLM": _llama,
+    "MistralForCausalLM": _llama,
+    "Mistral3ForConditionalGeneration": _llama,
+    "Phi3ForCausalLM": _llama,
+    "GraniteForCausalLM": _llama,
     "Qwen2ForCausalLM": lambda r: _dense(r, bias=True),  # Qwen2's q/k/v carry a bias
-    "Qwen3ForCausalLM": _dense,
-    "Qwen3MoeForCausalLM": _qwen_moe,
+    "Qwen2_5_VLForConditionalGeneration": lambda r: _dense(r, bias=True),
+    "Qwen3ForCausalLM": _qwen3,
+    "Qwen3VLForConditionalGeneration": _qwen3,
+    "Qwen3MoeForCausalLM": lambda r: _qwen_moe(r, qk_norm="head"),
+    "Qwen3VLMoeForConditionalGeneration": lambda r: _qwen_moe(r, qk_norm="head"),
     "Qwen2MoeForCausalLM": _qwen_moe,
+    "SeedOssForCausalLM": lambda r: _dense(r, bias=True),
+    "Olmo2ForCausalLM": _olmo,
+    "Olmo3ForCausalLM": _olmo,
+    "Glm4ForCausalLM": _glm4,
+    "Glm4MoeForCausalLM": _glm4_moe,
+    "MiniMaxM2ForCausalLM": _minimax_m2,
+    "Gemma2ForCausalLM": _gemma2,
     "MixtralForCausalLM": _mixtral,
     "DeepseekV3ForCausalLM": _deepseek,
     "DeepseekV2ForCausalLM": _deepseek,
@@ -398,6 +516,11 @@ _ARCHITECTURES = {
     "Qwen3_5ForConditionalGeneration": _qwen3_next,
     "NemotronHForCausalLM": _nemotron_h,
 }
+
+
+def model_classes() -> list[str]:
+    """The `architectures` names these models read, in order."""
+    return sorted(_ARCHITECTURES)
 
 
 def from_architecture(arch: dict[str, Any], model_id: str) -> Shape:

@@ -53,6 +53,8 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         raise InputError(str(error)) from None
     w = weights.per_rank(shape, i.tp, total, source)
     notes = list(shape.defaults)
+    if shape.float32_checkpoint:
+        notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     if shape.architecture in hfconfig.WITH_VISION and total is None:
         notes.append("the weights are the language model's: vLLM also loads the vision tower, not counted here")
     if shape.max_positions is not None and i.max_model_len > shape.max_positions:

@@ -19,8 +19,13 @@ scale per 32), AWQ/GPTQ (bits per value plus an fp16 scale, and packed zeros unl
 per group). Embeddings, lm_head, norms and routers stay in the model dtype unless the config
 says otherwise, and so does every module the config's ignore list names.
 
-The drafter layers a config declares (DeepSeek's num_nextn_predict_layers, Qwen3-Next's
-mtp_num_hidden_layers) are counted apart: they load only with speculative decoding.
+The drafter layers a config declares (DeepSeek's and GLM's num_nextn_predict_layers, Qwen3-Next's
+mtp_num_hidden_layers) are counted apart: they load only with speculative decoding. MiniMax-M2's
+MTP modules are not counted: vLLM skips them and has no drafter for them.
+
+A float32 checkpoint is counted at two bytes a value: vLLM's --dtype auto loads it in bfloat16.
+Norms, q/k norms and biases are counted as each model's vLLM code builds them; MoE routers are
+float32 where vLLM keeps them so (GLM-4.5, MiniMax-M2).
 
 A checkpoint's own size (model.safetensors.index.json's metadata.total_size) beats this count:
 `per_rank` then splits that total by the modeled layout, and says so.
@@ -52,6 +57,7 @@ class Tensor:
     count: int = 1
     linear: bool = False  # a projection a quantization scheme may pack
     drafter: bool = False
+    dtype_bytes: int | None = None  # kept in this width whatever the model's dtype (float32 routers)
 
 
 @dataclass(frozen=True)
@@ -139,7 +145,7 @@ def tensor_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
     """Bytes of one tensor on one rank, with the scales its packing adds."""
     n = t.rows * t.cols
     if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore):
-        return n * dtype_bytes * t.count
+        return n * (t.dtype_bytes or dtype_bytes) * t.count
     m = quant.method
     if m == "fp8-block":
         each = n + cdiv(t.rows, quant.block[0]) * cdiv(t.cols, quant.block[1]) * 4
@@ -176,7 +182,7 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         mlp = next((m for m in reversed(shape.mlps) if m.experts), shape.mlps[-1])
         layer = _layer(shape, prefix, kind, mlp, tp)
         extra = [Tensor(f"{prefix}.eh_proj", h, 2 * h), Tensor(f"{prefix}.enorm", h), Tensor(f"{prefix}.hnorm", h)]
-        if shape.architecture.startswith("Deepseek"):  # the MTP module carries its own embedding and head
+        if shape.architecture.startswith(("Deepseek", "Glm")):  # the MTP module loads its own embedding and head
             extra += [Tensor(f"{prefix}.embed_tokens", vocab_rank, h), Tensor(f"{prefix}.shared_head.head", vocab_rank, h),
                       Tensor(f"{prefix}.shared_head.norm", h)]  # fmt: skip
         out += [Tensor(t.path, t.rows, t.cols, t.count, t.linear, drafter=True) for t in layer + extra]
@@ -196,6 +202,7 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
         out += _gated_delta(shape, prefix + ".linear_attn", tp)
     if mlp.intermediate or mlp.experts:
         out.append(Tensor(f"{prefix}.post_attention_layernorm", h))
+        out += [Tensor(f"{prefix}.{name}", h) for name in shape.extra_norms]
         out += _mlp(shape, prefix + ".mlp", mlp, tp)
     return out
 
@@ -213,9 +220,25 @@ def _attention(shape: Shape, p: str, tp: int) -> list[Tensor]:
     ]
     if shape.attention_bias:
         out += [Tensor(f"{p}.q_proj.bias", heads_rank * d), Tensor(f"{p}.k_proj.bias", kv_rank * d), Tensor(f"{p}.v_proj.bias", kv_rank * d)]
+    if shape.output_bias:
+        out.append(Tensor(f"{p}.o_proj.bias", h))
     if shape.sinks:
-        out += [Tensor(f"{p}.sinks", heads_rank), Tensor(f"{p}.o_proj.bias", h)]
-    return out
+        out.append(Tensor(f"{p}.sinks", heads_rank))
+    return out + _qk_norms(shape, p, tp)
+
+
+def _qk_norms(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    """q and k normed a head (one head_dim weight each), over all heads on every rank (OLMo 2
+    gathers q and k first), or over all heads divided like the heads (MiniMax-M2)."""
+    if not shape.qk_norm:
+        return []
+    d = shape.head_dim
+    widths = {
+        "head": (d, d),
+        "full": (shape.heads * d, shape.kv_heads * d),
+        "split": (shape.heads * d // tp, shape.kv_heads * d // min(tp, shape.kv_heads)),
+    }[shape.qk_norm]
+    return [Tensor(f"{p}.{name}", width) for name, width in zip(("q_norm", "k_norm"), widths, strict=True)]
 
 
 def _mla(shape: Shape, p: str, tp: int) -> list[Tensor]:
@@ -280,11 +303,14 @@ def _mlp(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
         return out + ([Tensor(f"{p}.gate_proj.bias", i), Tensor(f"{p}.up_proj.bias", i), Tensor(f"{p}.down_proj.bias", h)] if mlp.bias else [])
     e, i = mlp.experts, mlp.expert_intermediate // tp
     router = "router" if shape.sinks else "gate"
+    width = 4 if shape.router_fp32 else None
     out = [
-        Tensor(f"{p}.{router}", e, h),
+        Tensor(f"{p}.{router}", e, h, dtype_bytes=width),
         Tensor(f"{p}.experts.gate_up_proj", 2 * i, h, count=e, linear=True),
         Tensor(f"{p}.experts.down_proj", h, i, count=e, linear=True),
     ]
+    if shape.routing_bias:
+        out.append(Tensor(f"{p}.{router}.e_score_correction_bias", e, dtype_bytes=4))
     if mlp.bias:
         out += [Tensor(f"{p}.{router}.bias", e), Tensor(f"{p}.experts.gate_up_proj_bias", 2 * i, count=e), Tensor(f"{p}.experts.down_proj_bias", h, count=e)]
     if mlp.shared_intermediate:
@@ -315,6 +341,8 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
     whole = _sum(shape, 1, quant)
     if total_size is None:
         return Weights(rank[0], rank[1], "config", whole[0] + whole[1])
+    if shape.float32_checkpoint:  # stored in 4 bytes a value, loaded in 2
+        total_size, source = total_size // 2, f"{source}, halved: stored in float32, loaded in bfloat16"
     scale = Fraction(total_size, whole[0] + whole[1])
     return Weights(round(rank[0] * scale), round(rank[1] * scale), source, total_size)
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from calc import accuracy, budget, chart, charts, derive, fraction, gate, guard, kv, kvlayout, prefetch, report, units  # noqa: E402
+from calc import accuracy, budget, chart, charts, derive, fraction, gate, guard, hfconfig, kv, kvlayout, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import FigureError, Value, finalize, line_of, render, report_problem, same, site_catalog, text, value_of  # noqa: E402
@@ -105,7 +105,9 @@ def define_env(env) -> None:
         {
             "catalog": catalog,
             "policy": catalog.policy,
-            **{mod.__name__.rpartition(".")[2]: module(mod) for mod in (derive, gate, kv, kvlayout, fraction, budget, prefetch, guard, report, units)},
+            **{
+                mod.__name__.rpartition(".")[2]: module(mod) for mod in (derive, gate, hfconfig, kv, kvlayout, fraction, budget, prefetch, guard, report, units)
+            },
             "GiB": GiB,
         }
     )

@@ -534,10 +534,10 @@ def test_gemma3_nested_text_config_takes_the_class_defaults() -> None:
 
 def test_gemma3_ties_its_head_by_default() -> None:
     """gemma-3-1b-it writes no tie_word_embeddings (equal to the base class's true): one
-    262,144 x 1,152 table, not two. Its card gives 999,885,952 parameters; the count leaves out
-    only small norms (Gemma 3's q/k and feed-forward norms: 73,216 parameters)."""
+    262,144 x 1,152 table, not two. Its card gives 999,885,952 parameters, which the count meets
+    exactly with Gemma 3's four norms a layer and its q/k norms of a head (73,216 parameters)."""
     r = public_report("gemma-3-1b-it.json", max_model_len=32768)
-    assert r["weights_bytes_per_rank"] == (999_885_952 - 73_216) * 2
+    assert r["weights_bytes_per_rank"] == 999_885_952 * 2
     untied = json.loads((PUBLIC / "gemma-3-1b-it.json").read_text()) | {"tie_word_embeddings": False}
     assert (
         modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768))["weights_bytes_per_rank"] - r["weights_bytes_per_rank"]
@@ -557,6 +557,115 @@ def test_tp_must_divide_or_be_a_multiple_of_the_kv_heads() -> None:
     with pytest.raises(InputError, match="--tp: found 7, expected a divisor or a multiple of the model's 4 KV heads"):
         modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=7))
     assert modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=2))["kv_bytes_per_token"] == 28 * 2 * 2 * 128 * 2
+
+
+# --- more model classes, on their real configs ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "parameters"),
+    [
+        # the model cards' counts, met to the parameter: Gemma 2's four norms a layer and tied
+        # head, Phi-3's and Phi-4-mini's fused q/k/v and gate/up (the same sizes as apart)
+        ("gemma-2-2b.json", 2_614_341_888),
+        ("gemma-2-27b.json", 27_227_128_320),
+        ("phi-3-mini-4k-instruct.json", 3_821_079_552),
+        ("phi-4-mini-instruct.json", 3_836_021_760),
+    ],
+)
+def test_parameter_counts_meet_the_model_cards(name, parameters) -> None:
+    assert public_report(name, max_model_len=4096)["weights_bytes_per_rank"] == parameters * 2
+
+
+def test_gemma2_alternates_and_a_float32_checkpoint_loads_in_bfloat16() -> None:
+    """gemma-2-2b is stored in float32; --dtype auto runs it in bfloat16, cache and weights.
+    Even layers slide (4096), odd ones are full: 13 x 2 x 4 x 256 x 2 B a token, and each
+    sliding layer holds cdiv(min(4095 + 2 x 8192, 8192), 16) + 1 = 513 blocks of 16 x 4,096 B."""
+    r = public_report("gemma-2-2b.json", max_model_len=8192)
+    assert r["layers"] == "13 sliding, 13 full"
+    assert r["kv_bytes_per_token"] == 13 * 2 * 4 * 256 * 2 == 53_248
+    assert r["kv_fixed_bytes_per_request"] == 13 * 513 * 16 * 4096
+    assert "the checkpoint is float32" in r["notes"][-1]
+    stored = json.dumps({"metadata": {"total_size": 2_614_341_888 * 4}})
+    halved = modeled.model_report(modeled.ModelInputs((PUBLIC / "gemma-2-2b.json").read_text(), max_model_len=8192, index_text=stored))
+    assert halved["weights_bytes_per_rank"] == 2_614_341_888 * 2
+    assert halved["weights_source"] == "index total_size, halved: stored in float32, loaded in bfloat16"
+
+
+def test_phi3_mini_slides_every_layer() -> None:
+    """No layer_types and a window of 2047: every layer slides, so nothing grows past the window:
+    at 4,096 tokens each layer holds cdiv(min(2046 + 16384, 4096), 16) + 1 = 257 blocks of
+    16 x 2 x 32 x 96 x 2 B. 10 GiB is 1,706 such blocks of all 32 layers: 1706/257 requests."""
+    r = public_report("phi-3-mini-4k-instruct.json", max_model_len=4096, pool=10 * GiB)
+    assert (r["layers"], r["kv_bytes_per_token"]) == ("32 sliding", 0)
+    assert r["kv_fixed_bytes_per_request"] == 257 * 16 * 2 * 32 * 96 * 2 * 32 == 1_616_904_192
+    assert r["max_concurrency"] == Fraction(10 * GiB // (16 * 2 * 32 * 96 * 2 * 32), 257)
+    assert r["kv_tokens"] == 27_189  # int(1706 / 257 x 4096)
+
+
+def test_qwen3_vl_reads_its_text_config() -> None:
+    dense, moe = public_report("qwen3-vl-8b-instruct.json", max_model_len=32768), public_report("qwen3-vl-30b-a3b-instruct.json", max_model_len=32768)
+    assert (dense["family"], dense["kv_bytes_per_token"]) == ("dense", 36 * 2 * 8 * 128 * 2)
+    assert (moe["family"], moe["kv_bytes_per_token"]) == ("moe", 48 * 2 * 4 * 128 * 2)
+    # the language models' own counts: 8.19 B and 30.53 B of the cards' 8.8 B and 31.1 B, the rest the vision tower
+    assert dense["weights_bytes_per_rank"] == 8_190_735_360 * 2 and moe["weights_bytes_per_rank"] == 30_532_122_624 * 2
+    assert "vision tower, not counted here" in dense["notes"][-1]
+
+
+def test_glm_moe_drafter_and_float32_router() -> None:
+    """GLM-4.7: 3 dense layers, 89 of 160 experts and one shared; the router and its correction
+    bias stay float32; the MTP layer loads apart and its attention joins the cache with
+    speculative decoding (93 layers at TP 4: 2 KV heads a rank)."""
+    s = hfconfig.shape(json.loads((PUBLIC / "glm-4.7-nvfp4.json").read_text()), "glm")
+    assert (s.drafter_layers, s.head_dim, s.qk_norm, s.attention_bias, s.output_bias) == (1, 128, "head", True, False)
+    router = [t for t in weights.tensors(s) if t.path == "model.layers.3.mlp.gate"]
+    assert [(t.rows, t.cols, t.dtype_bytes) for t in router] == [(160, 5120, 4)]
+    r = public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4)
+    assert r["kv_bytes_per_token"] == 92 * 2 * 2 * 128 * 2 and r["drafter_bytes_per_rank"] > 0
+    assert public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4, speculative_tokens=1)["kv_bytes_per_token"] == 93 * 2 * 2 * 128 * 2
+
+
+def test_minimax_m2_counts_no_drafter() -> None:
+    """num_mtp_modules 3, but vLLM skips them and has no drafter for them; experts of
+    intermediate_size; q and k normed over all heads, split like the heads."""
+    s = hfconfig.shape(json.loads((PUBLIC / "minimax-m2.7.json").read_text()), "minimax")
+    assert (s.drafter_layers, s.qk_norm, s.mlps[0].experts, s.mlps[0].expert_intermediate) == (0, "split", 256, 1536)
+    norms = {t.path.rpartition(".")[2]: t.rows for t in weights.tensors(s, 4) if t.path.startswith("model.layers.0.self_attn.") and t.path.endswith("norm")}
+    assert norms == {"q_norm": 48 * 128 // 4, "k_norm": 8 * 128 // 4}
+    r = public_report("minimax-m2.7.json", max_model_len=32768, tp=4)
+    assert (r["kv_bytes_per_token"], r["drafter_bytes_per_rank"]) == (62 * 2 * 2 * 128 * 2, 0)
+
+
+def test_olmo2_norms_q_and_k_over_all_heads_on_every_rank() -> None:
+    s = hfconfig.shape(json.loads((PUBLIC / "olmo-2-1124-7b-instruct.json").read_text()), "olmo")
+    norms = {t.path.rpartition(".")[2]: t.rows for t in weights.tensors(s, 4) if t.path.startswith("model.layers.0.self_attn.") and t.path.endswith("norm")}
+    assert norms == {"q_norm": 4096, "k_norm": 4096}
+    assert public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096)["kv_bytes_per_token"] == 32 * 2 * 32 * 128 * 2
+
+
+def test_mistral3_text_defaults_follow_the_text_model_type() -> None:
+    """A Mistral 3 text_config of model_type mistral that leaves out the window takes
+    MistralConfig's 4096, and vLLM then slides every layer; Ministral 3's class has none."""
+    small = json.loads((PUBLIC / "mistral3-24b-flux2-text-encoder.json").read_text())
+    assert public_report("mistral3-24b-flux2-text-encoder.json", max_model_len=32768)["layers"] == "40 full"  # it writes null
+    del small["text_config"]["sliding_window"]
+    r = modeled.model_report(modeled.ModelInputs(json.dumps(small), max_model_len=32768))
+    assert r["layers"] == "40 sliding" and "text_config.sliding_window 4096" in r["notes"][0] and "MistralConfig" in r["notes"][0]
+    ministral = json.loads((PUBLIC / "ministral-3-3b-2512.json").read_text())
+    del ministral["text_config"]["sliding_window"]
+    r = modeled.model_report(modeled.ModelInputs(json.dumps(ministral), max_model_len=32768))
+    assert r["layers"] == "26 full" and "Ministral3Config" in r["notes"][0]
+    assert public_report("ministral-3-3b-2512.json", max_model_len=32768)["kv_bytes_per_token"] == 26 * 2 * 8 * 128 * 2
+
+
+def test_qwen25_vl_takes_the_text_config_and_its_tie() -> None:
+    r = public_report("qwen2.5-vl-3b.json", max_model_len=32768)
+    assert r["kv_bytes_per_token"] == 36 * 2 * 2 * 128 * 2  # head_dim 2048 / 16
+    untied = json.loads((PUBLIC / "qwen2.5-vl-3b.json").read_text()) | {"tie_word_embeddings": False}  # the top level wins
+    assert (
+        modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768))["weights_bytes_per_rank"] - r["weights_bytes_per_rank"]
+        == 151_936 * 2048 * 2
+    )
 
 
 def test_hybrid_prefix_caching_default_follows_the_version() -> None:

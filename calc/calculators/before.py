@@ -174,8 +174,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         key = "index" if message.startswith("model.safetensors.index.json") else key
         return invalid(NAME, {key: message.replace(FLAGS.get(key, "\0"), short(LABELS[key]))}, LABELS, names)
     if index_size is not None:
-        w = weights.per_rank(shape, tp, index_size)
-        r.update(weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source="checkpoint size typed")
+        w = weights.per_rank(shape, tp, index_size, "checkpoint size typed")
+        r.update(weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
     fig = Figures()
     settings = kvlayout.Settings(tp=tp, kv_cache_dtype=dtype, prefill_budget=prefill)
     row, where = _gate_row(catalog, shape, settings, r, typed_overhead)
