@@ -1,11 +1,13 @@
 # Two entry points: `make serve` (build the site and serve it locally) and `make test` (everything).
+# `make test-fast` is the tier for every edit: lint and the tests that build no site, start no
+# Chromium and boot no Pyodide.
 # Both install what they need on a fresh machine: a virtualenv from requirements.txt, the npm
 # runtime from package-lock.json and, for the browser tests, Debian's chromium.
 VENV := .venv
 PY := $(VENV)/bin/python
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test lint deps bench
+.PHONY: serve build test test-fast lint deps bench
 
 serve: deps
 	$(PY) -m mkdocs serve --strict --dev-addr 127.0.0.1:8000
@@ -15,6 +17,9 @@ build: deps
 
 test: deps /usr/bin/chromium lint
 	$(PY) -m pytest
+
+test-fast: deps lint
+	VLLM_SETTINGS_TIER=fast $(PY) -m pytest -m "not slow" -q
 
 lint: deps
 	$(VENV)/bin/ruff check .

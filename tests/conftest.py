@@ -1,4 +1,8 @@
-"""Shared fixtures: the project's catalog, loaded once, and a writable copy of it."""
+"""Shared fixtures (the project's catalog, loaded once, and a writable copy of it) and the two
+test tiers: `make test-fast` runs what needs neither a site build, Chromium nor a Pyodide boot;
+`make test` runs everything. A test is in the slow tier when it uses a fixture that builds or
+browses (SLOW_FIXTURES) or carries `@pytest.mark.slow`; the fast tier refuses to build the site,
+so a test that builds without saying so fails there instead of slowing every edit down."""
 
 from __future__ import annotations
 
@@ -14,6 +18,18 @@ if str(ROOT) not in sys.path:  # `pytest` run from elsewhere than the repository
     sys.path.insert(0, str(ROOT))
 
 from calc.catalog import Catalog, load_dir  # noqa: E402
+
+SLOW_FIXTURES = frozenset({"shipped", "site", "base_url", "browser", "project", "project_copy"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: builds the site, runs Chromium or boots Pyodide (make test, not make test-fast)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

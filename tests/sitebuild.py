@@ -46,6 +46,8 @@ def copy_project(target: Path) -> Path:
 
 
 def build(root: Path, site_dir: Path | None = None) -> Build:
+    if os.environ.get("VLLM_SETTINGS_TIER") == "fast":
+        raise AssertionError("this test builds the site: mark it @pytest.mark.slow (make test-fast builds nothing)")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir or root / "site")],

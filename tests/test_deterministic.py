@@ -13,10 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 from calc.catalog import read_yaml_dir
 from hooks.site import catalog_date
+
+pytestmark = pytest.mark.slow  # builds the site or boots Pyodide: make test, not make test-fast
 
 
 def _build(site: Path, day: int, seed: int) -> None:

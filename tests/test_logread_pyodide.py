@@ -13,6 +13,8 @@ from conftest import ROOT
 from calc.logread import read_log
 from calc.units import InputError
 
+pytestmark = pytest.mark.slow  # builds the site or boots Pyodide: make test, not make test-fast
+
 PYODIDE = ROOT / "node_modules" / "pyodide"
 SCRIPT = """
 import { loadPyodide } from "%(pyodide)s/pyodide.mjs";

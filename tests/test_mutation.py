@@ -8,11 +8,14 @@ from __future__ import annotations
 import random
 import sys
 
+import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import mutate  # noqa: E402
+
+pytestmark = pytest.mark.slow  # builds the site or boots Pyodide: make test, not make test-fast
 
 
 def test_the_numbers_are_found_where_they_are_written() -> None:
