@@ -22,7 +22,16 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
 
     from calc import logread
 
-CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
+
+def _catalog_dir() -> Path:
+    """The checkout's catalog/, or the copy `pip install .` puts beside calc/ (calc/catalog_data/)."""
+    here = Path(__file__).resolve().parent
+    installed = here / "catalog_data"
+    return installed if (installed / "boxes.yaml").is_file() else here.parent / "catalog"
+
+
+CATALOG_DIR = _catalog_dir()
+PROG = "vllm-settings" if Path(sys.argv[0]).name == "vllm-settings" else "python -m calc"
 SCHEMA_DIR = CATALOG_DIR / "schema"
 
 
@@ -840,7 +849,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 def build_parser(command: str | None = None) -> Parser:
     """The command line's parser, declaring the flags of `command` only (of every command when
     None): a run needs its own, and declaring all of them is most of the parser's cost."""
-    parser = Parser(prog="python -m calc", description="Memory calculators for vLLM starts, from the catalog.")
+    parser = Parser(prog=PROG, description="Memory calculators for vLLM starts, from the catalog.")
     parser.add_argument("--catalog", default=str(CATALOG_DIR), help="catalog directory (default: the project's)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name, (helptext, flags, machine) in COMMANDS.items():
