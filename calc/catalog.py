@@ -15,6 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from calc import jsontext
 from calc.units import LARGEST_COUNT, SIZE_UNITS, InputError, parse_size
 
 KINDS = ("measured", "shard headers", "modeled", "published", "estimated", "remainder", "setting", "source-read")
@@ -849,11 +850,11 @@ def load_dir(directory: str | Path) -> Catalog:
 def load_json(text: str) -> Catalog:
     """The catalog as the build emitted it for the browser (raw file contents, as JSON)."""
     try:
-        raw = json.loads(text, object_pairs_hook=_unique_keys)
+        raw = jsontext.loads(text, pairs=_unique_keys)
     except CatalogError:
         raise
-    except (ValueError, RecursionError) as error:
-        raise CatalogError("catalog.json", "(parse)", Found(str(error)[:80]), "the catalog as JSON") from None
+    except jsontext.JsonError as error:
+        raise CatalogError("catalog.json", "(parse)", Found(error.found[:80]), "the catalog as JSON") from None
     if not isinstance(raw, dict):
         raise CatalogError("catalog.json", "(top)", raw, "a mapping of file name to contents")
     return build(raw)

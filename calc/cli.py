@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from calc import derive, fraction, kv, report
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, quoted, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from collections.abc import Callable, Sequence
@@ -365,7 +365,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
         except OSError as error:
             raise InputError(f"--proc {path}: cannot read it ({error.strerror}); expected a meminfo file such as /proc/meminfo") from None
 
-    out = Path(args.out).open("w", encoding="utf-8") if args.out else None
+    out = _out_file(args.out, args.force, args.catalog) if args.out else None
     seen = []
     try:
         if out:
@@ -387,14 +387,39 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
     return watch.summary(seen, floor, polls) + (f"\nTrace written to {args.out}; replay it with: python -m calc guard {args.out}" if args.out else "")
 
 
-def _seconds(text: str, what: str) -> float:
+def _out_file(name: str, force: bool, catalog_dir: str) -> io.TextIOWrapper:
+    """A file to write a trace to: new, or an existing regular file with --force; never in the
+    catalog (a trace written over catalog/traces.yaml breaks every command after it)."""
+    path = Path(name)
+    target = path.resolve()
+    for folder in {CATALOG_DIR.resolve(), Path(catalog_dir).resolve()}:
+        if target == folder or folder in target.parents:
+            raise InputError(f"--out {name}: found a path in the catalog ({folder}), expected a file outside it; the catalog is edited by hand")
+    if not target.parent.is_dir():
+        raise InputError(f"--out {name}: found no folder {str(path.parent)!r}, expected a file in an existing folder")
+    if path.is_dir():
+        raise InputError(f"--out {name}: found a folder, expected a file name")
+    if path.exists() and not path.is_file():
+        raise InputError(f"--out {name}: found something that is not a regular file, expected a file name")
+    if path.exists() and not force:
+        raise InputError(f"--out {name}: found an existing file, expected a new file name; give --force to replace it")
     try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 <= value < float("inf"):
-        raise InputError(f"{what}: found {text!r}, expected seconds, such as 357")
-    return value
+        return path.open("w" if force else "x", encoding="utf-8")
+    except FileExistsError:
+        raise InputError(f"--out {name}: found an existing file, expected a new file name; give --force to replace it") from None
+    except OSError as error:
+        raise InputError(f"--out {name}: cannot write it ({error.strerror})") from None
+
+
+def _seconds(text: str, what: str) -> float:
+    """Seconds as every number is read (calc.units.parse_number: ASCII digits, bounded)."""
+    expected = "seconds, such as 357"
+    try:
+        return float(parse_number(text, what, expected, expected))
+    except InputError as error:
+        if str(error).endswith("expected a number"):  # not a number at all: say what is wanted
+            raise InputError(f"{what}: found {quoted(text.strip())}, expected {expected}") from None
+        raise
 
 
 # --- plan -----------------------------------------------------------------------------------
@@ -732,7 +757,8 @@ def _watch_flags(p: Parser) -> None:
     p.add_argument("--proc", action="append", help="meminfo file to read (default /proc/meminfo); repeat it to read one file a poll, the last one after that")
     p.add_argument("--interval", help="seconds between polls (default: the guard's, 2)")
     p.add_argument("--duration", help="seconds to watch (default 60; with --proc files, one poll a file)")
-    p.add_argument("--out", help="write the polls to this trace file, which python -m calc guard replays")
+    p.add_argument("--out", help="write the polls to this new trace file (never in the catalog), which python -m calc guard replays")
+    p.add_argument("--force", action="store_true", help="--out may replace an existing file")
     p.add_argument("--floor", help="the guard's floor (default: the catalog's policy)")
     p.add_argument("--polls", help="polls in a row under the floor that kill (default: the catalog's policy)")
     p.set_defaults(run=cmd_watch)

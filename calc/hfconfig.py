@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from calc import jsontext
 from calc.units import InputError
 
 FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
@@ -21,6 +22,13 @@ FAMILIES = ("dense", "moe", "mla", "sliding window", "hybrid")
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
 MAX_LAYERS = 4096  # far above any published model's (a few hundred): a larger count is a typo
 MAX_DIMENSION = 2**31 - 1  # a size or count beyond this holds no model that loads
+
+
+class Said(str):
+    """What was found, said in words rather than quoted as a value."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 class ConfigError(InputError):
@@ -106,11 +114,9 @@ class Shape:
 def load(text: str, file: str) -> dict[str, Any]:
     """The config's JSON object, or a ConfigError naming the file."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(file, "(the file)", f"not JSON at line {error.lineno} column {error.colno}", "a JSON object") from None
-    except RecursionError:
-        raise ConfigError(file, "(the file)", "JSON nested deeper than it can be read", "a JSON object") from None
+        data = jsontext.loads(text)
+    except jsontext.JsonError as error:
+        raise ConfigError(file, "(the file)", Said(error.found), "a JSON object" if error.expected == "JSON" else error.expected) from None
     if not isinstance(data, dict):
         raise ConfigError(file, "(the file)", type(data).__name__, "a JSON object")
     return data

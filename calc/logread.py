@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import functools
 import io
-import json
 import math
 import re
 from collections.abc import Iterable
@@ -52,6 +51,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from calc import jsontext
 from calc.units import InputError, fmt
 
 GiB, MiB = 2**30, 2**20
@@ -323,7 +323,7 @@ def _peel(no: int, raw: str) -> _Line:
         text = text[m.end() :]
     if text.startswith("{") and ('"message"' in text or '"msg"' in text):
         try:
-            record = json.loads(text)
+            record = jsontext.loads(text)
         except ValueError:
             record = None
         if isinstance(record, dict):

@@ -29,11 +29,12 @@ class InputError(ValueError):
 
 Number = int | float | Fraction
 
-# What a person may type as a number: digits, grouped by commas in threes (10,000,000) or by
-# underscores, an optional decimal point and exponent. A comma anywhere else is a slip (10,5 GiB
-# means 10.5 to some and 105 to others), so it is refused, never stripped.
+# What a person may type as a number: ASCII digits, grouped by commas in threes (10,000,000) or by
+# underscores in threes (10_000_000), an optional decimal point and exponent. A comma or underscore
+# anywhere else is a slip (10,5 GiB means 10.5 to some and 105 to others; 1_0 is no grouping), so
+# it is refused, never stripped. Every field and flag that takes a number reads it here.
 _GROUPED = r"[0-9]{1,3}(?:,[0-9]{3})+"
-_PLAIN = r"[0-9]+(?:_[0-9]+)*"
+_PLAIN = r"[0-9]{1,3}(?:_[0-9]{3})+|[0-9]+"
 _NUMBER = rf"(?P<whole>{_GROUPED}|{_PLAIN})(?:\.(?P<decimals>[0-9]+))?(?:[eE](?P<exponent>[+-]?[0-9]+))?"
 _NUMBER_RE = re.compile(_NUMBER)
 _SIZE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[A-Za-z]*)\s*$")
@@ -48,8 +49,10 @@ def _slip(text: str, what: str) -> InputError | None:
     """A clear message for a number written with a misplaced comma, underscore or point."""
     if "," in text:
         return InputError(
-            f"{what}: found {text!r}, expected a comma only between groups of three digits (10,000,000); write a decimal with a point, such as 10.5"
+            f"{what}: found {_short(text)}, expected a comma only between groups of three digits (10,000,000); write a decimal with a point, such as 10.5"
         )
+    if "_" in text:
+        return InputError(f"{what}: found {_short(text)}, expected an underscore only between groups of three digits (10_000_000)")
     return None
 
 
@@ -70,6 +73,11 @@ def _exact(match: re.Match[str], text: str, what: str, large: str, small: str) -
 def _short(text: str) -> str:
     """Text as a message quotes it: whole when short, its ends when it is long."""
     return repr(text) if len(text) <= 40 else repr(text[:20] + "..." + text[-12:]) + f" ({len(text)} characters)"
+
+
+def quoted(text: str) -> str:
+    """Text as a message quotes it: whole when short, its ends and its length when long."""
+    return _short(text)
 
 
 def _half_up(value: Fraction) -> int:
@@ -100,7 +108,7 @@ def parse_size(text: str | int, what: str = "size") -> int:
             raise InputError(f"{what}: found nothing, expected a size such as 10e9, 9.31 GiB or 10 GB")
         if stripped.startswith("-"):
             raise InputError(f"{what}: found {_short(stripped)}, expected a size of zero or more bytes")
-        slip = _slip(stripped, what) if re.search(r"[0-9],|,[0-9]", stripped) else None
+        slip = _slip(stripped, what) if re.search(r"[0-9][,_]|[,_][0-9]", stripped) else None
         raise slip or InputError(f"{what}: found {_short(stripped)}, expected a size such as 10e9, 9.31 GiB or 10 GB")
     unit = match["unit"] or "B"
     if unit not in SIZE_UNITS:

@@ -113,7 +113,59 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["watch", "--proc", "{tmp}/latin1.txt", "--polls", "1"], "{tmp}/latin1.txt: found byte 0xff at offset 13, expected UTF-8 text"),
     (["guard", "{tmp}/missing.txt"], "trace {tmp}/missing.txt: cannot read it (No such file or directory)"),
     (["guard", "{tmp}"], "trace {tmp}: cannot read it (Is a directory)"),
+    # a trace line the old pattern read every split of its spaces of (300 spaces: minutes)
+    (["guard", "{tmp}/spaces.txt"], "{tmp}/spaces.txt, line 1: found '0                   ...          <x' (303 characters), expected '<seconds> <size>'"),
+    # --out never replaces a file unless asked, and says what is wrong with a path in one line
+    (
+        ["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "0", "--out", "{tmp}/comma.txt"],
+        "--out {tmp}/comma.txt: found an existing file, expected a new file name; give --force",
+    ),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "0", "--out", "{tmp}/nowhere/trace.txt"], "--out {tmp}/nowhere/trace.txt: found no folder"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "0", "--out", "{tmp}"], "--out {tmp}: found a folder, expected a file name"),
+    (
+        ["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "0", "--out", "/dev/null", "--force"],
+        "--out /dev/null: found something that is not a regular file",
+    ),
+    # a watch's polls are bounded before the first (the poll times were once built up front: 800 MB)
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "1e-300", "--duration", "1"], "--interval: found '1e-300', expected seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "1e300"], "--duration: found '1e300', expected seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "0.000001", "--duration", "100"], "--interval: found 1e-06, expected at least 0.1 seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "0.1", "--duration", "86400"], "found 864,000 polls, expected at most 100,000"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "86401"], "--duration: found 86401, expected seconds from 0 to 86,400"),
+    # seconds are read as every other number: ASCII digits, grouped in threes
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "١٠"], "--interval: found '١٠', expected seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "１０"], "--duration: found '１０', expected seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "1_0"], "--interval: found '1_0', expected an underscore only between groups of three"),
+    (["guard", "kernel-init-report", "--serving-at", "١٠"], "--serving-at: found '١٠', expected seconds"),
+    (["guard", "kernel-init-report", "--serving-at", "1_0"], "--serving-at: found '1_0', expected an underscore only"),
+    (["gate", "--seats", "1_0"], "--seats: found '1_0', expected an underscore only between groups of three"),
+    # memory readings no kernel and no free prints, each named by its line
+    (["watch", "--proc", "{tmp}/avail-400.txt", "--duration", "0"], "line 3: MemAvailable: found a figure of 400 digits, expected a memory size below 1 PiB"),
+    (["watch", "--proc", "{tmp}/avail-over.txt", "--duration", "0"], "line 3: found MemAvailable 11,264 B above MemTotal 10,240 B (line 1)"),
+    (["watch", "--proc", "{tmp}/free-over.txt", "--duration", "0"], "line 2: found MemFree 20,480 B above MemTotal 10,240 B (line 1)"),
+    (
+        ["watch", "--proc", "{tmp}/free-h-400.txt", "--duration", "0"],
+        "line 2, column total: found '11111111111111111111...111111111111' (400 characters), 400 digits",
+    ),
+    (["watch", "--proc", "{tmp}/free-b-square.txt", "--duration", "0"], "line 3: found '1²' in column total, expected a whole number"),
+    (
+        ["watch", "--proc", "{tmp}/free-b-5000.txt", "--duration", "0"],
+        "line 3: found a figure of 5000 digits in column total, expected a memory size below 1 PiB",
+    ),
+    (["watch", "--proc", "{tmp}/free-b-arabic.txt", "--duration", "0"], "line 3: found '١٠' in column total, expected a whole number"),
+    # config.json: nesting, digits and keys bounded before anything is built
+    (["ingest", "{tmp}/deep-line.log"], "deep-line.log: found none of the lines a vLLM or SGLang start prints in 1 lines"),  # once a RecursionError
+    (["model", "{tmp}/deep.json", "--max-model-len", "4096"], "deep.json: (the file): found arrays or objects nested 10000 deep, expected at most 64 levels"),
+    (["model", "{tmp}/digits.json", "--max-model-len", "4096"], "digits.json: (the file): found a whole number of 5000 digits, expected at most 40 digits"),
+    (
+        ["model", "{tmp}/twice.json", "--max-model-len", "4096"],
+        "twice.json: (the file): found the key 'num_hidden_layers' twice in one object, expected each key once",
+    ),
 ]
+
+_FREE_HEAD = b"               total        used        free      shared  buff/cache   available\n"
+_MEMINFO_OK = b"MemTotal: 100000000 kB\nMemFree: 10000000 kB\nMemAvailable: 50000000 kB\n"
+_DEEP = b'{"a":' * 10000 + b"1" + b"}" * 10000
 
 FILES: dict[str, bytes] = {
     "latin1.txt": b"25 68501 MiB\n\xff30 45826 MiB\n",
@@ -123,6 +175,19 @@ FILES: dict[str, bytes] = {
     "backwards.txt": b"25 68501 MiB\n5 45826 MiB\n",
     "comma.txt": b"25 68,50 MiB\n",
     "huge.txt": b"25 1e999999999 MiB\n",
+    "spaces.txt": b"0" + b" " * 300 + b"<x\n",
+    "meminfo.txt": _MEMINFO_OK,
+    "avail-400.txt": b"MemTotal: 10 kB\nMemFree: 1 kB\nMemAvailable: " + b"9" * 400 + b" kB\n",
+    "avail-over.txt": b"MemTotal: 10 kB\nMemFree: 1 kB\nMemAvailable: 11 kB\n",
+    "free-over.txt": b"MemTotal: 10 kB\nMemFree: 20 kB\nMemAvailable: 5 kB\n",
+    "free-h-400.txt": _FREE_HEAD + b"Mem:  " + b"1" * 400 + b"Gi  1Gi  1Gi  1Gi  1Gi  1Gi\n",
+    "free-b-square.txt": b"$ free -b\n" + _FREE_HEAD + "Mem: 1² 1 1 1 1 1\n".encode(),
+    "free-b-5000.txt": b"$ free -b\n" + _FREE_HEAD + b"Mem: " + b"1" * 5000 + b" 1 1 1 1 1\n",
+    "free-b-arabic.txt": b"$ free -b\n" + _FREE_HEAD + "Mem: ١٠ 1 1 1 1 1\n".encode(),
+    "deep.json": _DEEP,
+    "deep-line.log": b'{"message": ' + _DEEP + b"}\n",
+    "digits.json": b'{"num_hidden_layers": ' + b"1" * 5000 + b"}",
+    "twice.json": b'{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "num_hidden_layers": 32}',
 }
 
 # (argv, /proc/meminfo as the box would print it, fragment): --available auto and --free auto.
@@ -170,7 +235,29 @@ def files(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("argv", "fragment"), CLI_CASES, ids=[" ".join(a)[:60] for a, _ in CLI_CASES])
 def test_cli_refuses(argv: list[str], fragment: str, files: Path, capsys) -> None:
     argv = [a.replace("{tmp}", str(files)) for a in argv]
+    started = time.monotonic()
     _assert_one_error(*_run(argv, capsys), fragment.replace("{tmp}", str(files)))
+    assert time.monotonic() - started < 5, argv  # refused at once: nothing hostile runs for long
+    assert (files / "comma.txt").read_bytes() == FILES["comma.txt"]  # no file is replaced on a refusal
+
+
+def test_watch_out_never_writes_into_the_catalog(catalog_copy: Path, files: Path, monkeypatch, capsys) -> None:
+    """`watch --out catalog/traces.yaml` once replaced the catalog file and broke every command."""
+    before = (catalog_copy / "traces.yaml").read_bytes()
+    argv = ["watch", "--proc", str(files / "meminfo.txt"), "--duration", "0"]
+    for target in (catalog_copy / "traces.yaml", catalog_copy / "new.yaml", catalog_copy / "schema" / "x.json"):
+        _assert_one_error(*_run(["--catalog", str(catalog_copy), *argv, "--out", str(target), "--force"], capsys), "found a path in the catalog")
+    monkeypatch.setattr(cli, "CATALOG_DIR", catalog_copy)  # the project's own catalog, wherever it is
+    _assert_one_error(*_run([*argv, "--out", str(catalog_copy / "traces.yaml"), "--force"], capsys), "found a path in the catalog")
+    assert (catalog_copy / "traces.yaml").read_bytes() == before and not (catalog_copy / "new.yaml").exists()
+
+
+def test_watch_out_replaces_a_file_only_with_force(files: Path, capsys) -> None:
+    argv = ["watch", "--proc", str(files / "meminfo.txt"), "--duration", "0", "--out", str(files / "comma.txt")]
+    assert _run([*argv, "--force"], capsys)[0] == 0
+    assert (files / "comma.txt").read_text().splitlines()[1] == "0 51200000000 B # free 10240000000 B"
+    assert _run([*argv[:-2], "--out", str(files / "new.txt")], capsys)[0] == 0
+    assert (files / "new.txt").read_text().startswith("# python -m calc watch")
 
 
 @pytest.mark.parametrize(("argv", "meminfo", "fragment"), MEMINFO_CASES, ids=[m.decode("latin-1")[:40] for _, m, _ in MEMINFO_CASES])
@@ -555,13 +642,39 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ("prefetch", "checkpoint", "75,5 GB", "found '75,5 GB', expected a comma only"),
     ("prefetch", "available", "1e-400", "this is below one byte"),
     ("prefetch", "checkpoint", "0." + "0" * 5000 + "1 GB", "digits; expected at most 30"),
+    # Your start's bytes per token, read as every other number (Fraction() once expanded 1e-99999999 for 15 s)
+    ("yourstart", "bytes_per_token", "1e-99999999", "found '1e-99999999', expected bytes per token, such as 55296 or 1715.2, at least 1e-30"),
+    ("yourstart", "bytes_per_token", "1e999999", "found '1e999999', expected bytes per token, such as 55296 or 1715.2, below 1e30"),
+    ("yourstart", "bytes_per_token", "5e-324", "found '5e-324', expected bytes per token"),
+    ("yourstart", "bytes_per_token", "10,5", "found '10,5', expected a comma only between groups of three digits"),
+    ("yourstart", "bytes_per_token", "55,0,1,1", "found '55,0,1,1', expected a comma only between groups of three digits"),
+    ("yourstart", "bytes_per_token", "١٠", "found '١٠', expected a number"),
+    ("yourstart", "bytes_per_token", "１０", "found '１０', expected a number"),
+    ("yourstart", "total", "0", "Box or card total: found '0', expected a memory size above zero"),
+    ("yourstart", "total", "0 GiB", "found '0 GiB', expected a memory size above zero"),
+    # pasted readings: one pass over a long line, figures bounded, impossible readings named by line
+    ("yourstart", "before", "MemTotal: 1" + " " * 20000 + "x", "found neither /proc/meminfo lines nor free's header"),
+    ("yourstart", "before", "MemTotal: 10 kB\nMemFree: 1 kB\nMemAvailable: 11 kB", "line 3: found MemAvailable 11,264 B above MemTotal 10,240 B (line 1)"),
+    ("yourstart", "serving", "MemTotal: 10 kB\nMemFree: 1 kB\nMemAvailable: " + "9" * 400 + " kB", "line 3: MemAvailable: found a figure of 400 digits"),
+    (
+        "yourstart",
+        "before",
+        _FREE_HEAD.decode() + "Mem:  " + "1" * 400 + "Gi 1Gi 1Gi 1Gi 1Gi 1Gi",
+        "column total: found '11111111111111111111...111111111111' (400 characters), 400 digits",
+    ),
+    ("yourstart", "before", "$ free -b\n" + _FREE_HEAD.decode() + "Mem: 1² 1 1 1 1 1", "line 3: found '1²' in column total, expected a whole number"),
+    ("yourstart", "before", "$ free -b\n" + _FREE_HEAD.decode() + "Mem: " + "1" * 5000 + " 1 1 1 1 1", "found a figure of 5000 digits in column total"),
+    ("before", "config", _DEEP.decode(), "config.json: (the file): found arrays or objects nested 10000 deep, expected at most 64 levels"),
+    ("before", "config", '{"num_hidden_layers": ' + "1" * 5000 + "}", "found a whole number of 5000 digits, expected at most 40 digits"),
 ]
 
 
 @pytest.mark.parametrize(("calculator", "name", "text", "fragment"), BROWSER_CASES, ids=[f"{c}-{n}-{t[:20]}" for c, n, t, _ in BROWSER_CASES])
 def test_browser_parser_refuses(calculator: str, name: str, text: str, fragment: str, catalog) -> None:
     raw = {**calc_html.defaults_of(catalog, calculator).values, name: text}
+    started = time.monotonic()
     out = calc_html.run(catalog, calculator, raw)
+    assert time.monotonic() - started < 2, (name, text[:40])  # at once: the page must never freeze
     assert not out.valid, out.sections
     assert fragment in out.errors[name], out.errors
     assert len(out.errors[name]) < 300

@@ -21,7 +21,7 @@ from calc.calculators.start import gated
 from calc.catalog import Catalog
 from calc.chart import figure_html
 from calc.report import fraction_text
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
 from calc.yourstart import Given, YourStart
 
 NAME = "yourstart"
@@ -248,12 +248,22 @@ def _list(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Call
 
 
 def _bytes_per_token(text: str, what: str) -> Fraction:
-    try:
-        value = Fraction(text.replace(",", ""))
-    except (ValueError, ZeroDivisionError):
-        raise InputError(f"{what}: found {text!r}, expected bytes per token, such as 55296 or 1715.2") from None
+    """Bytes per token as every number field reads it (calc.units.parse_number: ASCII digits,
+    commas only in threes, digits and exponent bounded before any arithmetic), above zero."""
+    expected = "bytes per token, such as 55296 or 1715.2"
+    if text.strip().startswith("-"):
+        raise InputError(f"{what}: found {text!r}, expected bytes per token above zero")
+    value = parse_number(text, what, f"{expected}, below 1e30", f"{expected}, at least 1e-30")
     if value <= 0:
         raise InputError(f"{what}: found {text!r}, expected bytes per token above zero")
+    return value
+
+
+def _total(text: str, what: str) -> int:
+    """A box's or card's total: a size above zero (vLLM's fraction check divides by it)."""
+    value = parse_size(text, what)
+    if value <= 0:
+        raise InputError(f"{what}: found {text!r}, expected a memory size above zero")
     return value
 
 
@@ -286,7 +296,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         "max_model_len": _typed(raw, "max_model_len", errors, filled=filled, parse=lambda t, w: parse_count(t, w, 1)),
         "tp": _typed(raw, "tp", errors, filled=filled, parse=lambda t, w: parse_count(t, w, 1)),
         "gpu_memory_utilization": _typed(raw, "gpu_memory_utilization", errors, parse_fraction),
-        "total": _typed(raw, "total", errors, parse_size),
+        "total": _typed(raw, "total", errors, _total),
     }
     model_text = str(raw.get("model", "")).strip()
     if model_text and not re.fullmatch(MODEL_NAME, model_text):
