@@ -13,7 +13,7 @@ What callers use: `read_log(text)` / `read_lines(lines)` -> `LogReading` (raises
 one line, on what is not a startup log); its figures are `Found(value, line_no, line_text)`
 with `printed`, `low`/`high` (the printing's interval) and `derived` (worked out, not printed:
 kept out of `to_json`), or `None`; `bytes_per_token` is a `Derived(value, low, high, how,
-lines)`, per rank. `LogReading.to_json()` gives the keys of JSON_KEYS plus `lines`;
+lines)`, per rank. `LogReading.to_json()` gives the keys of JSON_KEYS plus `lines` and `unreadable`;
 `missing` and `notes` say what the log lacks and what was worked out. `with_pin(reading, pin,
 said)` adds a pin the log does not print. Sizes are whole bytes; per-rank figures that ranks
 print differently are read at their smallest (what vLLM sizes the pool by), weights at their
@@ -52,7 +52,7 @@ from fractions import Fraction
 from typing import Any
 
 from calc import jsontext
-from calc.units import InputError, fmt
+from calc.units import LARGEST_COUNT, LARGEST_SIZE, InputError, fmt
 
 GiB, MiB = 2**30, 2**20
 
@@ -160,6 +160,7 @@ class LogReading:
             found = getattr(self, key)
             out[key] = None if found is None or getattr(found, "derived", False) else _json_value(found.value)
         out["lines"] = {key: f.line_no for key, f in self.figures().items() if out.get(key) is not None and f.line_no is not None}
+        out["unreadable"] = [note.removeprefix("unreadable, ") for note in self.notes if note.startswith("unreadable, ")]
         return out
 
 
@@ -539,6 +540,41 @@ def _joint(before: _Line, after: _Line) -> str:
     return "" if before.width >= 79 else " "
 
 
+# What each figure can be, as an engine prints it. A figure outside is a broken or hostile line:
+# it is reported with its line and never used (a utilization of 7.5 once gave an overhead of
+# 887.72 GiB; a negative load, a 32-digit pool, TP 0 or max_model_len 0 all read as valid).
+_NAMES = {
+    "loading": "model loading", "available": "KV pool", "available_exact": "KV pool", "tokens": "KV tokens",
+    "blocks": "GPU blocks", "concurrency": "maximum concurrency", "fraction": "gpu_memory_utilization",
+    "mem_fraction": "mem_fraction_static", "tp": "tensor_parallel_size", "pin": "kv_cache_memory_bytes",
+    "free": "free memory", "total": "total memory", "requested": "requested memory", "kv_needed": "KV for one request",
+    "estimated": "estimated max_model_len", "prefill": "max_num_batched_tokens", "seats": "max_num_seqs", "dcp": "decode_context_parallel_size",
+}  # fmt: skip
+_AT_LEAST_ONE = ("max_model_len", "tp", "block_size", "dcp", "prefill", "seats", "estimated")
+_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "kv_needed", "profile_weights", "pinned_printed", "pin", "activation", "sg_loading")
+_COUNTS = ("tokens", "blocks", "available_exact")
+_SIGNED_SIZES = ("available", "cuda_graph", "graph_taken", "non_torch", "sg_pool", "sg_avail_load", "sg_avail_pool")  # vLLM prints a negative pool
+
+
+def _impossible(name: str, value: Any) -> str | None:
+    """Why a figure read from a line is none an engine prints, or None when it may be."""
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction, Decimal)):
+        return None
+    if name in _AT_LEAST_ONE and not 1 <= value <= LARGEST_COUNT:
+        return f"expected a whole number from 1 to {LARGEST_COUNT:.0e}"
+    if name in _COUNTS and not 0 <= value <= LARGEST_COUNT:
+        return f"expected a count from 0 to {LARGEST_COUNT:.0e}"
+    if name in ("fraction", "mem_fraction") and not 0 < value <= 1:
+        return "expected a fraction above 0 and at most 1"
+    if name == "concurrency" and not 0 <= value <= LARGEST_COUNT:
+        return f"expected a ratio from 0 to {LARGEST_COUNT:.0e}"
+    if name in _NOT_NEGATIVE_SIZES and not 0 <= value <= LARGEST_SIZE:
+        return "expected a size from 0 B to 1 PiB"
+    if name in _SIGNED_SIZES and not -LARGEST_SIZE <= value <= LARGEST_SIZE:
+        return "expected a size within 1 PiB"
+    return None
+
+
 class _Reader:
     """Reads one line at a time; holds what was seen, and a short window for folded lines."""
 
@@ -554,6 +590,7 @@ class _Reader:
         self.era_lines: dict[str, int] = {}  # the first line that hinted at each era or engine
         self.at = 0  # the line being applied
         self.oversized: list[int] = []  # lines whose figure is too long to be one an engine printed
+        self.unreadable: list[tuple[int, str]] = []  # (line, what): figures no engine prints, not read
         self.last_partial: tuple[int, str] | None = None
         self.last_raw: str = ""
         self.nonblank = False
@@ -574,6 +611,10 @@ class _Reader:
         text: str | None = None,
         exact: Fraction | None = None,
     ) -> None:
+        impossible = _impossible(name, value)
+        if impossible:  # no engine prints this: said with its line, never used
+            self.unreadable.append((line.no, f"{_NAMES.get(name, name)} {printed or value}: {impossible}"))
+            return
         found = Found(value, line.no, text if text is not None else line.msg, printed, half, exact=exact)
         entries = self.seen.setdefault(name, [])
         for v, _, r in entries:
@@ -976,6 +1017,20 @@ def read_log(text: str) -> LogReading:
 # --- from what was seen to the reading -------------------------------------------------------
 
 
+def _free_within_total(r: _Reader) -> None:
+    """Free memory above the total it was printed beside (`Free memory on device (90.0/80.0 GiB)`):
+    neither figure of that line is read."""
+    totals = {found.line_no: found for _, found, _ in r.seen.get("total", [])}
+    for _, free, _ in list(r.seen.get("free", [])):
+        total = totals.get(free.line_no)
+        if total is not None and free.value > total.value:
+            r.unreadable.append((free.line_no, f"free memory {free.printed} above the total {total.printed}"))
+            for name, found in (("free", free), ("total", total)):
+                r.seen[name] = [e for e in r.seen[name] if e[1] is not found]
+                if not r.seen[name]:
+                    del r.seen[name]
+
+
 def _pick(reader: _Reader, name: str, lowest: bool = True, notes: list[str] | None = None, what: str = "") -> Found | None:
     entries = reader.seen.get(name)
     if not entries:
@@ -1019,6 +1074,9 @@ def _conclude(r: _Reader) -> LogReading:
             f"found a command line or an argument list in {r.lines_read} lines but none of the lines a start prints "
             "(such as 'GPU KV cache size', 'Model loading took', 'KV Cache is allocated'); expected a startup log"
         )
+    if not r.seen and r.unreadable:
+        no, what = r.unreadable[0]
+        raise InputError(f"found only figures no engine prints (line {no}: {what}), expected a startup log's figures as vLLM or SGLang print them")
     if not r.seen and r.oversized:
         raise InputError(f"found only figures of more than 32 digits (line {r.oversized[0]}), expected a startup log's figures as vLLM or SGLang print them")
     if not r.seen:
@@ -1030,6 +1088,8 @@ def _conclude(r: _Reader) -> LogReading:
     missing: list[str] = []
     if r.oversized:
         notes.append(f"line {r.oversized[0]} holds a figure of more than 32 digits, not one an engine prints: it is not read")
+    _free_within_total(r)
+    notes.extend(f"unreadable, line {no}: {what}; not one an engine prints, so it is not read" for no, what in r.unreadable)
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
     vllm_at = min((r.era_lines[e] for e in ("v0", "v1", "v?") if e in r.era_lines), default=None)

@@ -39,6 +39,7 @@ from fractions import Fraction
 from typing import Any
 
 from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Mlp, Shape
+from calc.units import InputError
 
 VOCAB_PADDING = 64
 
@@ -331,6 +332,9 @@ class Weights:
     checkpoint_total: int  # the whole checkpoint, all ranks together (counted, or the index's)
 
 
+PLAUSIBLE = 8  # a checkpoint's own size against the config's count: quantized, float32 or with extras, within this factor
+
+
 def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: str = "index total_size") -> Weights:
     """Weights on one rank. With the index's total_size the checkpoint's own bytes are split
     by the modeled layout (that figure beats the count); without it the count stands."""
@@ -341,9 +345,15 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
     whole = _sum(shape, 1, quant)
     if total_size is None:
         return Weights(rank[0], rank[1], "config", whole[0] + whole[1])
+    counted = whole[0] + whole[1]
+    if not counted // PLAUSIBLE <= total_size <= counted * PLAUSIBLE:  # total_size 1 once gave weights of 0.00 GiB
+        raise InputError(
+            f"{source}: found {total_size:,} B, expected a checkpoint size within {PLAUSIBLE}x of the {counted:,} B the config's "
+            "layers count: no checkpoint of this model is that size"
+        )
     if shape.float32_checkpoint:  # stored in 4 bytes a value, loaded in 2
         total_size, source = total_size // 2, f"{source}, halved: stored in float32, loaded in bfloat16"
-    scale = Fraction(total_size, whole[0] + whole[1])
+    scale = Fraction(total_size, counted)
     return Weights(round(rank[0] * scale), round(rank[1] * scale), source, total_size)
 
 

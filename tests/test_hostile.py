@@ -734,3 +734,71 @@ def test_catalog_text_is_shown_as_text_never_as_markup(project_copy: Path) -> No
     # the catalog index table keeps three cells a row with a | in a name
     for row in re.findall(r"<tr>(.*?)</tr>", index, re.S):
         assert row.count("<td") in (0, 3), row
+
+
+# --- figures no engine prints: reported with their line, never used ------------------------------
+
+IMPOSSIBLE_LOG = "\n".join(
+    [
+        "INFO 08-18 14:15:00 [config.py:1] Initializing a V1 LLM engine (v0.10.1) with config: model='Qwen/Qwen3-8B', "
+        "max_seq_len={maxlen}, tensor_parallel_size={tp}, gpu_memory_utilization={util}",
+        "INFO 08-18 14:15:01 [gpu_model_runner.py:1] Model loading took {load} GiB and 2.3 seconds",
+        "INFO 08-18 14:15:02 [gpu_worker.py:475] Available KV cache memory: {pool} GiB",
+        "INFO 08-18 14:15:02 [kv_cache_utils.py:1733] GPU KV cache size: {tokens} tokens",
+        "{extra}",
+    ]
+)
+SANE = {"maxlen": "8192", "tp": "1", "util": "0.9", "load": "14.96", "pool": "5.35", "tokens": "215,401", "extra": ""}
+THIRTY_TWO = "12345678901234567890123456789012"
+
+# (what is changed, the JSON key left null, the line and the words of its note)
+IMPOSSIBLE_CASES: list[tuple[dict[str, str], str, str]] = [
+    ({"util": "7.5"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization 7.5: expected a fraction above 0 and at most 1"),
+    ({"util": "-0.5"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization -0.5: expected a fraction above 0 and at most 1"),
+    ({"load": "-14.96"}, "model_loading_bytes", "line 2: model loading -14.96 GiB: expected a size from 0 B to 1 PiB"),
+    ({"pool": THIRTY_TWO}, "available_kv_bytes", f"line 3: KV pool {THIRTY_TWO} GiB: expected a size within 1 PiB"),
+    ({"tokens": THIRTY_TWO}, "kv_tokens", f"line 4: KV tokens {THIRTY_TWO}: expected a count from 0 to 1e+12"),
+    ({"maxlen": "-5"}, "max_model_len", "line 1: max_model_len -5: expected a whole number from 1 to 1e+12"),
+    ({"maxlen": "0"}, "max_model_len", "line 1: max_model_len 0: expected a whole number from 1 to 1e+12"),  # once a ZeroDivisionError
+    ({"tp": "0"}, "tensor_parallel_size", "line 1: tensor_parallel_size 0: expected a whole number from 1 to 1e+12"),
+    (
+        {
+            "extra": "ERROR 08-18 14:15:03 [gpu_worker.py:1] ValueError: Free memory on device (90.0/80.0 GiB) on startup is less than "
+            "desired GPU memory utilization (0.9, 72.0 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+        },
+        "total_memory_bytes",
+        "line 5: free memory 90.0 GiB above the total 80.0 GiB",
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize(("change", "key", "note"), IMPOSSIBLE_CASES, ids=[next(iter(c.items()))[1][:24] for c, _, _ in IMPOSSIBLE_CASES])
+def test_a_figure_no_engine_prints_is_named_and_never_used(change: dict[str, str], key: str, note: str, tmp_path: Path, catalog, capsys) -> None:
+    import json
+
+    log = tmp_path / "start.log"
+    log.write_text(IMPOSSIBLE_LOG.format(**{**SANE, **change}) + "\n", encoding="utf-8")
+    status, out, err = _run(["ingest", str(log)], capsys)
+    assert status == 0 and "Traceback" not in err, err
+    assert f"unreadable, {note}" in out
+    status, out, err = _run(["ingest", str(log), "--json"], capsys)
+    data = json.loads(out)
+    assert data.get(key) is None and any(u.startswith(note) for u in data["unreadable"]), data
+    if key not in ("available_kv_bytes", "kv_tokens"):  # a catalog entry needs the pool
+        status, out, err = _run(["ingest", str(log), "--yaml", "--box", "dgx-spark", "--model", "qwen3.8-27b"], capsys)
+        assert status == 0, err
+        assert out.startswith(f"  # unreadable, {note}"), out
+    raw = {**calc_html.defaults_of(catalog, "yourstart").values, "preset": "", "weights": "", "pin": "", "box": "dgx-spark", "log": log.read_text()}
+    page = calc_html.run(catalog, "yourstart", raw)
+    assert f"unreadable, {note}" in "".join(page.sections.values()) or not page.valid, page.errors
+    assert "887.72" not in "".join(page.figures.values())
+
+
+def test_an_index_whose_size_no_checkpoint_has_is_refused(tmp_path: Path, capsys) -> None:
+    """total_size 1 once gave weights of 0.00 GiB a rank."""
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text('{"metadata": {"total_size": 1}, "weight_map": {}}')
+    config = str(Path(__file__).resolve().parent.parent / "models" / "configs" / "qwen3-14b" / "config.json")
+    _assert_one_error(
+        *_run(["model", config, "--max-model-len", "4096", "--index", str(index)], capsys), "index total_size: found 1 B, expected a checkpoint size within 8x"
+    )
