@@ -6,6 +6,7 @@ import argparse
 import functools
 import io
 import json
+import os
 import re
 import sys
 import time
@@ -18,7 +19,8 @@ from calc.catalog import Catalog, CatalogError, load_dir, schemas
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, quoted, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import BinaryIO
 
     from calc import logread
 
@@ -68,8 +70,16 @@ def meminfo_available(path: str | None = None) -> int:
 
 
 def read_text(path: str) -> str:
-    """A text file as UTF-8; other bytes get a message naming the file and where they are."""
-    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    """A text file as UTF-8 (regular, and at most files.READ_LIMIT bytes; OSError otherwise);
+    other bytes get a message naming the file and where they are."""
+    from calc import files
+
+    if path == "-":
+        data = sys.stdin.buffer.read(files.READ_LIMIT + 1)
+        if len(data) > files.READ_LIMIT:
+            raise InputError(f"-: found more than {files.READ_LIMIT:,} bytes on standard input, expected at most {files.READ_LIMIT // 2**20} MiB")
+    else:
+        data = files.read_bounded(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -501,8 +511,10 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
 
 
 def _read_text(path: str, what: str) -> str:
+    from calc import files
+
     try:
-        return Path(path).read_text()
+        return files.read_bounded(path).decode("utf-8")
     except OSError as error:
         raise InputError(f"{what} {path}: cannot read it ({error.strerror})") from None
     except UnicodeDecodeError:
@@ -555,33 +567,70 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
 
 def read_log_file(name: str) -> logread.LogReading:
     """A log file (or - for standard input), streamed line by line; binary refused up front."""
-    from calc import logread
+    from calc import files
 
     try:
-        stream = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
-    except OSError as error:
+        stream = sys.stdin.buffer if name == "-" else files.open_regular(name)
+        size = None if name == "-" else os.fstat(stream.fileno()).st_size
+        with stream:
+            return _read_log_stream(name, stream, size)
+    except OSError as error:  # opening it, or reading it (/proc/self/mem gives an I/O error)
         raise InputError(f"{name}: cannot read it ({error.strerror}); expected a startup log file or -") from None
-    with stream:
-        head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
-        encoding = _utf16(head)
-        if encoding:  # saved by a Windows shell or editor as UTF-16: text, not binary
-            sample16 = head.decode(encoding, errors="replace")
-            text16 = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
-            if sum(not (c.isprintable() or c in "\t\r\n\ufeff") for c in sample16) <= len(sample16) // 20:
-                try:
-                    return logread.read_lines(text16)
-                except InputError as error:
-                    raise InputError(f"{name}: {error}") from None
-        if b"\x00" in head:
-            raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
-        sample = head.decode("utf-8", errors="replace")
-        if sample and sum(not (c.isprintable() or c in "\t\r\n\x1b") for c in sample) > len(sample) // 20:
-            raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
-        text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
-        try:
-            return logread.read_lines(text)
-        except InputError as error:
-            raise InputError(f"{name}: {error}") from None
+
+
+def _read_log_stream(name: str, stream: BinaryIO, size: int | None) -> logread.LogReading:
+    """A log's text, binary refused up front, read line by line with progress shown for a large one."""
+    from calc import logread
+
+    head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
+    encoding = _utf16(head)
+    if encoding:  # saved by a Windows shell or editor as UTF-16: text, not binary
+        sample16 = head.decode(encoding, errors="replace")
+        text16 = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
+        if sum(not (c.isprintable() or c in "\t\r\n\ufeff") for c in sample16) <= len(sample16) // 20:
+            try:
+                return logread.read_lines(text16)
+            except InputError as error:
+                raise InputError(f"{name}: {error}") from None
+    if b"\x00" in head:
+        raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
+    sample = head.decode("utf-8", errors="replace")
+    if sample and sum(not (c.isprintable() or c in "\t\r\n\x1b") for c in sample) > len(sample) // 20:
+        raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
+    text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+    try:
+        return logread.read_lines(_progress(text, name, size))
+    except InputError as error:
+        raise InputError(f"{name}: {error}") from None
+
+
+# A large read shows how far it has got on stderr: on a terminal (one line, rewritten) or, for a
+# file of LARGE_READ bytes or more, a line every PROGRESS_EVERY characters. Standard output stays
+# the answer alone.
+LARGE_READ = 32 * 2**20
+PROGRESS_EVERY = 16 * 2**20
+
+
+def _progress(lines: Iterable[str], name: str, size: int | None) -> Iterator[str]:
+    terminal = sys.stderr.isatty()
+    if not terminal and (size is None or size < LARGE_READ):
+        yield from lines
+        return
+    done, mark, count = 0, PROGRESS_EVERY, 0
+    of = f" of {size / 1e6:,.1f} MB" if size else ""
+    for count, line in enumerate(lines, 1):  # noqa: B007 (count is read after the loop)
+        done += len(line)
+        if done >= mark:
+            mark += PROGRESS_EVERY
+            print(
+                f"{chr(13) if terminal else ''}calc: reading {name}: {done / 1e6:,.1f} MB{of}, {count:,} lines",
+                end="" if terminal else "\n",
+                file=sys.stderr,
+                flush=True,
+            )
+        yield line
+    if terminal and done >= PROGRESS_EVERY:
+        print(f"\rcalc: read {name}: {done / 1e6:,.1f} MB, {count:,} lines", file=sys.stderr, flush=True)
 
 
 def _utf16(head: bytes) -> str | None:

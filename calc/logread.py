@@ -901,6 +901,16 @@ class _Reader:
         self.feed_one(no, raw)
 
     def feed_one(self, no: int, raw: str) -> None:
+        if not raw or raw.isspace():  # a blank line ends the message before it, and is nothing more
+            self.lines_read += 1
+            self.last_raw = raw
+            for rule, at, held in self.tentative:
+                self.apply(rule, held, at, at.msg)
+            self.tentative = []
+            self.flush()
+            self.window = []
+            self.last_partial = None
+            return
         self.lines_read += 1
         if not self.nonblank and raw.strip():
             self.nonblank = True

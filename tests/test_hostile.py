@@ -339,6 +339,27 @@ def _bomb() -> str:
 # (id, file, old text, new text or a function of the file's text, fragment naming file and key path)
 CATALOG_CASES: list[tuple[str, str, str, object, str]] = [
     (
+        "name a number",
+        "boxes.yaml",
+        "    name: DGX Spark (GB10)\n",
+        "    name: 12\n",
+        "boxes.yaml: boxes[0].name: found 12, expected text (quote a number meant as text)",
+    ),
+    (
+        "merge key",
+        "boxes.yaml",
+        "    name: DGX Spark (GB10)\n",
+        "    name: DGX Spark (GB10)\n    <<: {memory: discrete}\n",
+        "boxes.yaml: boxes[0].<<: found a YAML merge key '<<', expected each key written out in its mapping",
+    ),
+    (
+        "right-to-left override",
+        "boxes.yaml",
+        "    name: DGX Spark (GB10)\n",
+        '    name: "DGX \u202eSpark"\n',
+        "boxes.yaml: boxes[0].name: found the control character U+202E in the text, expected text without control or direction characters",
+    ),
+    (
         "duplicate value",
         "boxes.yaml",
         "      value: 121.69 GiB\n",
@@ -448,7 +469,7 @@ CATALOG_CASES: list[tuple[str, str, str, object, str]] = [
         "models.yaml",
         None,
         lambda t: t + ("# " + "x" * 1000 + "\n") * 5000,
-        "models.yaml: (file): found 5,0{n},{n} bytes, expected a catalog file of at most 4 MiB",
+        "models.yaml: (file): found more than 4,194,304 bytes, expected a catalog file of at most 4 MiB",
     ),
     ("boxes 0", "starts.yaml", "boxes: 2", "boxes: 0", "starts.yaml: deployments[0].boxes: found 0, expected a whole number from 1 to 1e+12"),
     (
@@ -580,6 +601,31 @@ def test_catalog_refuses(name: str, file: str, old: str | None, new: object, fra
     _assert_one_error(status, out, err, fragment)
 
 
+def test_a_catalog_file_is_read_only_if_regular_and_to_its_limit(catalog_copy: Path, capsys) -> None:
+    """A catalog file that links to /dev/zero was read before its size was checked (MemoryError)."""
+    (catalog_copy / "boxes.yaml").unlink()
+    (catalog_copy / "boxes.yaml").symlink_to("/dev/zero")
+    _assert_one_error(*_run(["--catalog", str(catalog_copy), "check"], capsys), "boxes.yaml: (file): found a file it cannot read (not a regular file)")
+    (catalog_copy / "boxes.yaml").unlink()
+    (catalog_copy / "boxes.yaml").write_bytes(b"#" * (5 * 2**20))
+    _assert_one_error(
+        *_run(["--catalog", str(catalog_copy), "check"], capsys),
+        "boxes.yaml: (file): found more than 4,194,304 bytes, expected a catalog file of at most 4 MiB",
+    )
+
+
+@pytest.mark.parametrize(
+    "argv", [["ingest", "{f}"], ["model", "{f}", "--max-model-len", "4096"], ["guard", "{f}"], ["model", "{cfg}", "--max-model-len", "4096", "--index", "{f}"]]
+)
+@pytest.mark.parametrize(("path", "said"), [("/dev/zero", "not a regular file"), ("/proc/self/mem", "Input/output error")])
+def test_a_file_that_is_no_regular_file_is_refused_not_read(argv: list[str], path: str, said: str, capsys) -> None:
+    """`model --index /dev/zero` hung; `ingest /proc/self/mem` ended in an OSError traceback."""
+    config = str(Path(__file__).resolve().parent.parent / "models" / "configs" / "qwen3-14b" / "config.json")
+    started = time.monotonic()
+    _assert_one_error(*_run([a.replace("{f}", path).replace("{cfg}", config) for a in argv], capsys), f"{path}: cannot read it ({said})")
+    assert time.monotonic() - started < 5
+
+
 def test_the_shipped_catalog_uses_no_alias_and_no_duplicate() -> None:
     """The loader refuses what the catalog never needs; the catalog itself passes it."""
     load_dir(CATALOG_DIR)
@@ -664,6 +710,17 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ),
     ("yourstart", "before", "$ free -b\n" + _FREE_HEAD.decode() + "Mem: 1² 1 1 1 1 1", "line 3: found '1²' in column total, expected a whole number"),
     ("yourstart", "before", "$ free -b\n" + _FREE_HEAD.decode() + "Mem: " + "1" * 5000 + " 1 1 1 1 1", "found a figure of 5000 digits in column total"),
+    # a paste the page would hold for seconds is refused at once, at the size the field states
+    ("yourstart", "log", "\n" * 1_000_000, "Startup log: found 1,000,000 characters in 1,000,001 lines, expected at most 1 MiB and 20,000 lines"),
+    ("yourstart", "log", "\r" * 30_000, "found 30,000 characters in 30,001 lines, expected at most 1 MiB and 20,000 lines"),
+    ("yourstart", "log", "x" * (2**20 + 1), "found 1,048,577 characters in 1 lines, expected at most 1 MiB"),
+    (
+        "yourstart",
+        "before",
+        "\n" * 1_000_000,
+        "Before the start: found 1,000,000 characters in 1,000,001 lines, expected at most 1 MiB and 20,000 lines: paste one reading",
+    ),
+    ("yourstart", "log", '{"message": ' + _DEEP.decode() + "}", "found none of the lines a vLLM or SGLang start prints in 1 lines"),
     ("before", "config", _DEEP.decode(), "config.json: (the file): found arrays or objects nested 10000 deep, expected at most 64 levels"),
     ("before", "config", '{"num_hidden_layers": ' + "1" * 5000 + "}", "found a whole number of 5000 digits, expected at most 40 digits"),
 ]
@@ -802,3 +859,30 @@ def test_an_index_whose_size_no_checkpoint_has_is_refused(tmp_path: Path, capsys
     _assert_one_error(
         *_run(["model", config, "--max-model-len", "4096", "--index", str(index)], capsys), "index total_size: found 1 B, expected a checkpoint size within 8x"
     )
+
+
+# --- large inputs ----------------------------------------------------------------------------------
+
+
+def test_a_million_bare_carriage_returns_are_read_at_once(tmp_path: Path, capsys) -> None:
+    """1 MB of bare \\r is a million lines; each once cost a full pass of the line reader (5-16 s)."""
+    log = tmp_path / "cr.log"
+    log.write_bytes(b"\r" * 1_000_000)
+    started = time.monotonic()
+    _assert_one_error(*_run(["ingest", str(log)], capsys), "cr.log: found no text, expected a vLLM or SGLang startup log")
+    assert time.monotonic() - started < 4
+
+
+def test_a_large_read_shows_its_progress_on_stderr_only(tmp_path: Path, monkeypatch, capsys) -> None:
+    log = tmp_path / "big.log"
+    sample = (Path(__file__).resolve().parent.parent / "logs" / "public" / "07-v0102-qwen3-14b-enginecore.log").read_text(encoding="utf-8")
+    log.write_text(sample + "INFO 01-01 00:00:00 [x.py:1] nothing to read here\n" * 2000, encoding="utf-8")
+    status, quiet, err = _run(["ingest", str(log), "--json"], capsys)
+    assert status == 0 and err == ""  # a small read, not on a terminal: nothing on stderr
+    monkeypatch.setattr(cli, "LARGE_READ", 1000)
+    monkeypatch.setattr(cli, "PROGRESS_EVERY", 20_000)
+    status, out, err = _run(["ingest", str(log), "--json"], capsys)
+    assert status == 0 and out == quiet  # the answer unchanged
+    lines = err.splitlines()
+    assert len(lines) == log.stat().st_size // 20_000, err
+    assert re.fullmatch(rf"calc: reading {re.escape(str(log))}: [0-9.]+ MB of [0-9.]+ MB, [0-9,]+ lines", lines[0]), lines[0]

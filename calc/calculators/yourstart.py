@@ -29,6 +29,10 @@ TITLE = "Your start"
 OTHER_BOX = "other"
 MODEL_NAME = r"[\w./:@+-]+"  # a Hugging Face id or a path, as vllm serve takes it
 LINE_TEXT = 160  # a log line is quoted up to this many characters
+# What the page reads of a paste, stated beside the field: a startup log is a few hundred lines (all
+# ranks' a few thousand); more is refused at once rather than holding the page while it is read.
+PASTE_CHARACTERS = 2**20
+PASTE_LINES = 20_000
 
 LABELS = {
     "preset": "Preset from the catalog",
@@ -67,7 +71,13 @@ def fields(catalog: Catalog) -> list[Field]:
     sizes = "Bytes: " + size_examples()
     return [
         Field("preset", LABELS["preset"], "select", "Fills the fields below from a deployment the catalog measured", options=tuple(presets)),
-        Field("log", LABELS["log"], "textarea", "vLLM or SGLang startup output, as printed; one rank's or all of them", rows=6),
+        Field(
+            "log",
+            LABELS["log"],
+            "textarea",
+            f"vLLM or SGLang startup output, as printed; one rank's or all of them (at most {PASTE_LINES:,} lines and {PASTE_CHARACTERS // 2**20} MiB)",
+            rows=6,
+        ),
         Field("box", LABELS["box"], "select", options=tuple(boxes)),
         Field("total", LABELS["total"], "text", "Empty: the box's total from the catalog. " + sizes),
         Field("before", LABELS["before"], "textarea", "The tightest box's reading; on a discrete card, its free memory", rows=3),
@@ -272,7 +282,15 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     errors: dict[str, str] = {}
     log_text = str(raw.get("log", ""))
     reading = None
-    if log_text.strip():
+    for name in ("log", "before", "serving"):
+        pasted = str(raw.get(name, ""))
+        lines = pasted.count("\n") + pasted.count("\r") - pasted.count("\r\n") + 1
+        if len(pasted) > PASTE_CHARACTERS or lines > PASTE_LINES:
+            errors[name] = (
+                f"{short(LABELS[name]).split(':')[0]}: found {len(pasted):,} characters in {lines:,} lines, expected at most "
+                f"{PASTE_CHARACTERS // 2**20} MiB and {PASTE_LINES:,} lines: " + ("paste the start's part of the log" if name == "log" else "paste one reading")
+            )
+    if log_text.strip() and "log" not in errors:
         try:
             reading = _read_log(log_text)
         except InputError as error:
@@ -286,8 +304,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     if chosen and chosen not in gated(catalog):
         errors["preset"] = f"{LABELS['preset']}: found {chosen!r}, expected none or one of {', '.join(gated(catalog))}"
     filled = preset(catalog, chosen) if chosen in gated(catalog) else {}
-    before, before_reading = _memory(raw, "before", errors, filled)
-    serving, serving_reading = _memory(raw, "serving", errors)
+    before, before_reading = _memory(raw, "before", errors, filled) if "before" not in errors else (None, None)
+    serving, serving_reading = _memory(raw, "serving", errors) if "serving" not in errors else (None, None)
     typed = {
         "weights": _typed(raw, "weights", errors, filled=filled, parse=parse_size),
         "overhead": _typed(raw, "overhead", errors, filled=filled, parse=parse_size),

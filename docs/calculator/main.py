@@ -95,13 +95,22 @@ def main() -> None:
             status.dataset.state = "failed"
         return
 
+    def stopped() -> bool:
+        """The interpreter died of a fatal error (the page's script has withdrawn every result):
+        whatever still runs here is not to be trusted, so nothing is shown again."""
+        return bool(getattr(js.window, "calcStopped", False))
+
     def recompute(calculator: str, form: Any) -> None:
+        if stopped():
+            return
         try:
             apply_output(document, calc_html.run(catalog, calculator, raw_values(form)).to_json())
         except Exception as error:
             show_failure(document, calculator, error)
 
     def on_edit(calculator: str, form: Any, event: Any) -> None:
+        if stopped():
+            return
         try:
             name = getattr(event.target, "name", "") or ""
             updates = calc_html.changed(catalog, calculator, name, raw_values(form))
