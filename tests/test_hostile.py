@@ -886,3 +886,68 @@ def test_a_large_read_shows_its_progress_on_stderr_only(tmp_path: Path, monkeypa
     lines = err.splitlines()
     assert len(lines) == log.stat().st_size // 20_000, err
     assert re.fullmatch(rf"calc: reading {re.escape(str(log))}: [0-9.]+ MB of [0-9.]+ MB, [0-9,]+ lines", lines[0]), lines[0]
+
+
+# --- the page in Chromium --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def calculator_page(browser, base_url):
+    from tests.serving import CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
+    page = browser.new_page()
+    page.goto(base_url + "calculator/")
+    page.wait_for_function("window.calcReady === true", timeout=90_000)
+    yield page
+    page.close()
+
+
+def test_the_page_answers_deep_json_and_never_freezes(calculator_page) -> None:
+    """A config or a log line nested 10,000 deep killed Pyodide ("Maximum call stack size
+    exceeded") and left the last figures shown as valid; 1e999999 in bytes per token froze the page."""
+    page = calculator_page
+    page.fill("#before-config", _DEEP.decode())
+    page.wait_for_function("document.getElementById('before-result').dataset.state === 'invalid'")
+    assert "nested 10000 deep, expected at most 64 levels" in page.text_content("#before-config-err")
+    page.select_option("#yourstart-preset", "")
+    page.fill("#yourstart-log", '{"message": ' + _DEEP.decode() + "}")
+    page.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'invalid'")
+    started = time.monotonic()
+    page.fill("#yourstart-bytes-per-token", "1e999999")
+    page.wait_for_function("document.getElementById('yourstart-bytes-per-token-err').textContent.includes('below 1e30')", timeout=5_000)
+    assert time.monotonic() - started < 5
+    assert page.get_attribute("#calc-status", "data-state") == "ready"
+
+
+def test_a_fatal_error_withdraws_every_figure_and_says_so(browser, base_url) -> None:
+    """Whatever kills the interpreter (here a json.loads nested 10,000 deep run on the page's own
+    Pyodide, as the calculators once did), no figure stays on the page as valid."""
+    from tests.serving import CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
+    page = browser.new_page()
+    page.goto(base_url + "calculator/")
+    page.wait_for_function("window.calcReady === true", timeout=90_000)
+    assert page.get_attribute("#yourstart-result", "data-state") == "valid"
+    said = page.evaluate(
+        """async () => {
+          const early = await import(new URL("../calculator/early-pyodide.mjs", location.href).href);
+          const pyodide = await early.start();
+          try { pyodide.runPython("import json\\njson.loads('[' * 100000 + ']' * 100000)"); } catch (error) { return String(error); }
+          return "no error";
+        }"""
+    )
+    assert "Maximum call stack size exceeded" in said, said
+    page.fill("#yourstart-pin", "30 GiB")  # an edit after it changes nothing
+    page.wait_for_timeout(500)
+    for calculator in calc_html.CALCULATORS:
+        assert page.get_attribute(f"#{calculator}-result", "data-state") == "failed", calculator
+        assert page.inner_html(f"#{calculator}-result") == "", calculator
+        assert page.text_content(f"#{calculator}-verdict").startswith("No result: Python stopped"), calculator
+        assert page.locator(f"#{calculator}-calc [data-fig]").count() == 0
+    assert page.get_attribute("#calc-status", "data-state") == "failed"
+    assert "reload the page" in page.text_content("#calc-status")
+    page.close()
