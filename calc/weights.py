@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Mlp, Shape
+from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Mlp, Shape, as_flag
 from calc.units import InputError
 
 VOCAB_PADDING = 64
@@ -104,7 +104,11 @@ def quant_of(shape: Shape) -> Quant:
             raise ConfigError(shape.file, "quantization_config.bits", bits, "2, 3, 4 or 8")
         if not isinstance(group, int) or group == 0 or group < -1:
             raise ConfigError(shape.file, "quantization_config.group_size", group, "a group size such as 128, or -1 for one group a row")
-        zeros = bool(q.get("zero_point", True)) if method == "awq" else not bool(q.get("sym", True))
+        zeros = (
+            as_flag(q.get("zero_point", True), shape.file, "quantization_config.zero_point")
+            if method == "awq"
+            else not as_flag(q.get("sym", True), shape.file, "quantization_config.sym")
+        )
         return Quant("int", bits=bits, group=group, zeros=zeros, g_idx=method == "gptq", ignore=ignore)
     if method == "compressed-tensors":
         return _compressed_tensors(shape, q, ignore)

@@ -166,6 +166,8 @@ CLI_CASES: list[tuple[list[str], str]] = [
 _FREE_HEAD = b"               total        used        free      shared  buff/cache   available\n"
 _MEMINFO_OK = b"MemTotal: 100000000 kB\nMemFree: 10000000 kB\nMemAvailable: 50000000 kB\n"
 _DEEP = b'{"a":' * 10000 + b"1" + b"}" * 10000
+_QWEN3_14B = (Path(__file__).resolve().parent.parent / "models" / "configs" / "qwen3-14b" / "config.json").read_bytes()
+assert b'"tie_word_embeddings": false' in _QWEN3_14B
 
 FILES: dict[str, bytes] = {
     "latin1.txt": b"25 68501 MiB\n\xff30 45826 MiB\n",
@@ -187,6 +189,7 @@ FILES: dict[str, bytes] = {
     "deep.json": _DEEP,
     "deep-line.log": b'{"message": ' + _DEEP + b"}\n",
     "digits.json": b'{"num_hidden_layers": ' + b"1" * 5000 + b"}",
+    "tie-no.json": _QWEN3_14B.replace(b'"tie_word_embeddings": false', b'"tie_word_embeddings": "no"'),
     "twice.json": b'{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "num_hidden_layers": 32}',
 }
 
@@ -239,6 +242,14 @@ def test_cli_refuses(argv: list[str], fragment: str, files: Path, capsys) -> Non
     _assert_one_error(*_run(argv, capsys), fragment.replace("{tmp}", str(files)))
     assert time.monotonic() - started < 5, argv  # refused at once: nothing hostile runs for long
     assert (files / "comma.txt").read_bytes() == FILES["comma.txt"]  # no file is replaced on a refusal
+
+
+def test_a_config_with_a_byte_order_mark_reads_as_without(files: Path, capsys) -> None:
+    """A UTF-8 byte-order mark, as some editors write it, was reported as "not JSON"."""
+    (files / "bom.json").write_bytes(b"\xef\xbb\xbf" + _QWEN3_14B)
+    (files / "plain.json").write_bytes(_QWEN3_14B)
+    answers = [_run(["model", str(files / name), "--max-model-len", "4096", "--json"], capsys) for name in ("bom.json", "plain.json")]
+    assert answers[0][0] == 0 and answers[0][1].replace("bom.json", "plain.json") == answers[1][1]
 
 
 def test_watch_out_never_writes_into_the_catalog(catalog_copy: Path, files: Path, monkeypatch, capsys) -> None:
