@@ -155,6 +155,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["watch", "--proc", "{tmp}/free-b-arabic.txt", "--duration", "0"], "line 3: found '١٠' in column total, expected a whole number"),
     # config.json: nesting, digits and keys bounded before anything is built
     (["ingest", "{tmp}/deep-line.log"], "deep-line.log: found none of the lines a vLLM or SGLang start prints in 1 lines"),  # once a RecursionError
+    (["model", "{tmp}/tie-no.json", "--max-model-len", "4096"], "tie-no.json: tie_word_embeddings: found 'no', expected true or false"),
     (["model", "{tmp}/deep.json", "--max-model-len", "4096"], "deep.json: (the file): found arrays or objects nested 10000 deep, expected at most 64 levels"),
     (["model", "{tmp}/digits.json", "--max-model-len", "4096"], "digits.json: (the file): found a whole number of 5000 digits, expected at most 40 digits"),
     (
