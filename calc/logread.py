@@ -550,6 +550,7 @@ _NAMES = {
     "free": "free memory", "total": "total memory", "requested": "requested memory", "kv_needed": "KV for one request",
     "estimated": "estimated max_model_len", "prefill": "max_num_batched_tokens", "seats": "max_num_seqs", "dcp": "decode_context_parallel_size",
 }  # fmt: skip
+_UNREAD_FIGURES = {"available": "available", "loading": "loading", "tokens": "tokens"}  # rule: the figure it gives
 _AT_LEAST_ONE = ("max_model_len", "tp", "block_size", "dcp", "prefill", "seats", "estimated")
 _NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "kv_needed", "profile_weights", "pinned_printed", "pin", "activation", "sg_loading")
 _COUNTS = ("tokens", "blocks", "available_exact")
@@ -591,6 +592,7 @@ class _Reader:
         self.at = 0  # the line being applied
         self.oversized: list[int] = []  # lines whose figure is too long to be one an engine printed
         self.unreadable: list[tuple[int, str]] = []  # (line, what): figures no engine prints, not read
+        self.unread: dict[str, tuple[int, str]] = {}  # a figure's words on a line whose figure could not be read
         self.last_partial: tuple[int, str] | None = None
         self.last_raw: str = ""
         self.nonblank = False
@@ -675,6 +677,8 @@ class _Reader:
                 continue
             m = rule.pattern.search(text)
             if not m:
+                if rule.name in _UNREAD_FIGURES:  # its words but no figure an engine prints ("1e400 GiB"): said, if none is read
+                    self.unread.setdefault(rule.name, (line.no, text[text.rfind(rule.trigger) :][:80]))
                 failed = failed or (len(text) - text.rfind(rule.trigger) < rule.reach and not _ends_whole(text))
                 continue
             if m.end() == len(text) and text[-1:].isdigit() and not only_new and rule.name not in _DEFERRED:
@@ -1099,6 +1103,10 @@ def _conclude(r: _Reader) -> LogReading:
     if r.oversized:
         notes.append(f"line {r.oversized[0]} holds a figure of more than 32 digits, not one an engine prints: it is not read")
     _free_within_total(r)
+    for rule_name, figure in _UNREAD_FIGURES.items():
+        if rule_name in r.unread and figure not in r.seen:
+            no, said = r.unread[rule_name]
+            r.unreadable.append((no, f"{said!r}: its figure could not be read"))
     notes.extend(f"unreadable, line {no}: {what}; not one an engine prints, so it is not read" for no, what in r.unreadable)
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
@@ -1266,7 +1274,9 @@ def _conclude(r: _Reader) -> LogReading:
     per_token = _bytes_per_token(pin, available, tokens, blocks, block, dcp, kv_needed, max_len, concurrency, notes, version)
     if engine_name == "vllm" and error is None and concurrency is None:
         per_token = _one_request_fits(per_token, pin or available, tokens, max_len, notes)
-    _missing(missing, engine_name, era_name, loading, available, pin, tokens, blocks, block, max_len, concurrency, fraction, mem_fraction, tp, per_token)
+    pool_unread = r.unread.get("available") or next(((no, what) for no, what in r.unreadable if what.startswith("KV pool ")), None)
+    _missing(missing, engine_name, era_name, loading, available, pin, tokens, blocks, block, max_len, concurrency,
+             fraction, mem_fraction, tp, per_token, pool_unread)  # fmt: skip
     if r.last_partial is not None and r.last_partial[0] == r.lines_read:
         no, text = r.last_partial
         notes.append(f"line {no} ends mid-line ({text[-60:]!r}): the log is cut short there, and a figure cut off with it is not read")
@@ -1502,12 +1512,15 @@ def _fmt_half(half: Fraction) -> str:
 def _missing(
     missing: list[str], engine: str, era: str | None, loading: Opt, available: Opt, pin: Opt, tokens: Opt, blocks: Opt, block: Opt,
     max_len: Opt, concurrency: Opt, fraction: Opt, mem_fraction: Opt, tp: Opt, per_token: Derived | None,
+    unread: tuple[int, str] | None = None,
 ) -> None:  # fmt: skip
     if loading is None:
         said = "'Load weight end ... mem usage'" if engine == "sglang" else "'Model loading took'"
         missing.append(f"the weights (no {said} line): what one rank holds cannot be split into weights and overhead")
     if available is None and pin is None:
-        if era == "v1":
+        if unread is not None:
+            missing.append(f"the KV pool in bytes: line {unread[0]} has its words but not a figure an engine prints ({unread[1]!r})")
+        elif era == "v1":
             missing.append(
                 "the KV pool in bytes: V1 builds before 0.9.1 print no 'Available KV cache memory' line; "
                 "the pool is tokens x bytes per token, if the bytes per token are known from elsewhere"
