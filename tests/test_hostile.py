@@ -965,3 +965,53 @@ def test_a_fatal_error_withdraws_every_figure_and_says_so(browser, base_url) -> 
     assert page.get_attribute("#calc-status", "data-state") == "failed"
     assert "reload the page" in page.text_content("#calc-status")
     page.close()
+
+
+# --- every pattern of calc, on the runs that make a pattern backtrack -------------------------------
+
+
+def _patterns() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
+    """Each compiled pattern of calc's modules (and of the log reader's rules), with the methods its
+    module calls it with (a pattern run with match is never run from every position)."""
+    import importlib
+    import pkgutil
+
+    import calc
+    import calc.calculators
+
+    names = [f"calc.{m.name}" for m in pkgutil.iter_modules(calc.__path__) if m.name != "__main__"]
+    names += [f"calc.calculators.{m.name}" for m in pkgutil.iter_modules(calc.calculators.__path__)]
+    found = []
+    for name in names:
+        module = importlib.import_module(name)
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
+        for key, value in vars(module).items():
+            patterns = [(key, value)] if isinstance(value, re.Pattern) else []
+            if isinstance(value, (list, tuple)):
+                patterns += [(f"{key}[{i}]", getattr(x, "pattern")) for i, x in enumerate(value) if isinstance(getattr(x, "pattern", None), re.Pattern)]
+            for label, pattern in patterns:
+                used = set(re.findall(rf"(?<![\w.]){re.escape(key)}\.(match|fullmatch|search|finditer|findall|split|sub)\(", source))
+                methods = tuple(sorted({"search" if u in ("finditer", "findall", "split", "sub") else u for u in used})) or ("search",)
+                found.append((f"{name}.{label}", pattern, methods))
+    return found
+
+
+PATTERNS = _patterns()
+RUNS = [" ", "\t", "0", "1,", "1.", "a", "a=1", "A1", "x ", "(", "[", "|", "=", "-", "_", "1e", ". "]
+
+
+@pytest.mark.parametrize(("name", "pattern", "methods"), PATTERNS, ids=[p[0] for p in PATTERNS])
+def test_no_pattern_backtracks_on_a_long_run(name: str, pattern: re.Pattern[str], methods: tuple[str, ...]) -> None:
+    """A pattern whose optional parts trade characters with each other (`\\s*s?\\s+`, `\\s*(kB)?\\s*$`)
+    takes a time that grows with the cube or square of a run's length: a trace line of 300
+    spaces took minutes, a pasted meminfo line of 20,000 spaces 9 s. Each pattern, with the
+    methods its code calls, on 3,000 characters of each run and an end that fails."""
+    slowest = 0.0
+    for run in RUNS:
+        body = run * (3000 // len(run))
+        for text in (body + "!", "Available KV cache memory: " + body + "<x", "(Worker " + body + ")", "MemTotal: 1" + body + "x"):
+            for method in methods:
+                started = time.perf_counter()
+                getattr(pattern, method)(text)
+                slowest = max(slowest, time.perf_counter() - started)
+    assert slowest < 0.25, (name, slowest)
