@@ -37,7 +37,9 @@ _GROUPED = r"[0-9]{1,3}(?:,[0-9]{3})+"
 _PLAIN = r"[0-9]{1,3}(?:_[0-9]{3})+|[0-9]+"
 _NUMBER = rf"(?P<whole>{_GROUPED}|{_PLAIN})(?:\.(?P<decimals>[0-9]+))?(?:[eE](?P<exponent>[+-]?[0-9]+))?"
 _NUMBER_RE = re.compile(_NUMBER)
-_SIZE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[A-Za-z]*)\s*$")
+# Matched whole against the stripped text: the space before a unit is tried only before letters
+# (`\s*(unit)*\s*$` traded a run of spaces between its two halves: a square law in its length).
+_SIZE = re.compile(rf"(?P<num>{_NUMBER})(?:\s*(?P<unit>[A-Za-z]+))?")
 
 # Bounds checked on the text, before any exact arithmetic: a number is at most this many digits
 # and its exponent at most this far from zero. Nothing in memory sizing comes near either.
@@ -102,7 +104,7 @@ def parse_size(text: str | int, what: str = "size") -> int:
     if not isinstance(text, str):
         raise InputError(f"{what}: found {text!r}, expected a size such as 10e9, 9.31 GiB or 10 GB")
     stripped = text.strip()
-    match = _SIZE.match(text)
+    match = _SIZE.fullmatch(stripped)
     if not match:
         if not stripped:
             raise InputError(f"{what}: found nothing, expected a size such as 10e9, 9.31 GiB or 10 GB")

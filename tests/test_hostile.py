@@ -988,7 +988,7 @@ def _patterns() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
         for key, value in vars(module).items():
             patterns = [(key, value)] if isinstance(value, re.Pattern) else []
             if isinstance(value, (list, tuple)):
-                patterns += [(f"{key}[{i}]", getattr(x, "pattern")) for i, x in enumerate(value) if isinstance(getattr(x, "pattern", None), re.Pattern)]
+                patterns += [(f"{key}[{i}]", x.pattern) for i, x in enumerate(value) if isinstance(getattr(x, "pattern", None), re.Pattern)]
             for label, pattern in patterns:
                 used = set(re.findall(rf"(?<![\w.]){re.escape(key)}\.(match|fullmatch|search|finditer|findall|split|sub)\(", source))
                 methods = tuple(sorted({"search" if u in ("finditer", "findall", "split", "sub") else u for u in used})) or ("search",)
@@ -1005,11 +1005,13 @@ def test_no_pattern_backtracks_on_a_long_run(name: str, pattern: re.Pattern[str]
     """A pattern whose optional parts trade characters with each other (`\\s*s?\\s+`, `\\s*(kB)?\\s*$`)
     takes a time that grows with the cube or square of a run's length: a trace line of 300
     spaces took minutes, a pasted meminfo line of 20,000 spaces 9 s. Each pattern, with the
-    methods its code calls, on 3,000 characters of each run and an end that fails."""
+    methods its code calls, on 6,000 characters of each run between a start its pattern may
+    want and an end that fails: a square law takes over a second here, a cube longer."""
     slowest = 0.0
     for run in RUNS:
-        body = run * (3000 // len(run))
-        for text in (body + "!", "Available KV cache memory: " + body + "<x", "(Worker " + body + ")", "MemTotal: 1" + body + "x"):
+        body = run * (6000 // len(run))
+        starts = ("", "0", "T+25s ", "MemTotal: 1", "Available KV cache memory: 1", "(Worker ")
+        for text in (start + body + end for start in starts for end in ("!", "<x", ")")):
             for method in methods:
                 started = time.perf_counter()
                 getattr(pattern, method)(text)
