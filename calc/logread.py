@@ -52,7 +52,7 @@ from fractions import Fraction
 from typing import Any
 
 from calc import jsontext
-from calc.units import LARGEST_COUNT, LARGEST_SIZE, InputError, fmt
+from calc.units import LARGEST_COUNT, LARGEST_SIZE, InputError, fmt, parse_number
 
 GiB, MiB = 2**30, 2**20
 
@@ -204,7 +204,20 @@ def _decimal_half(printed: str) -> Fraction:
 
 
 def _count(text: str) -> int:
-    return int(text.replace(",", "").replace("_", ""))
+    """A whole number as printed, ASCII digits only (int() also takes Arabic-Indic and others)."""
+    digits = text.replace(",", "").replace("_", "")
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(f"found {text[:40]!r}, expected a whole number")
+    return int(digits)
+
+
+def _fraction(text: str) -> Fraction:
+    """A decimal as printed, read as every number is (calc.units.parse_number: ASCII digits, digits
+    and exponent bounded before any arithmetic: Fraction(Decimal("1e999999999")) never returns)."""
+    body = text.replace(",", "")
+    negative = body.startswith("-")
+    value = parse_number(body[1:] if negative else body, "figure")
+    return -value if negative else value
 
 
 def human_readable_int(text: str) -> int:
@@ -233,7 +246,7 @@ _SGLANG_HEAD = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) \d{2}:\d{2}:\d{2}(?:[.,]\d+)?
 # "(EngineCore_DP0 pid=1)", "(VllmWorker TP0 pid=2)", "(RayWorkerWrapper pid=3, ip=10.0.0.1)", "(raylet)", "(raylet, ip=10.0.0.1)"
 # Each item is one `key=value` or tag, and items are apart: no part of the line can be read two ways.
 _PROCESS = re.compile(r"^\((?:([A-Za-z_][\w-]*+)[\s,]*+)?((?:(?>\w++=[^\s,)]++|[A-Z]++\d++)(?:[\s,]++(?>\w++=[^\s,)]++|[A-Z]++\d++))*+)?)\)\s+")
-_TORCH_RANK = re.compile(r"^\[rank(\d+)\]:\s*")
+_TORCH_RANK = re.compile(r"^\[rank([0-9]{1,6})\]:\s*")
 _KUBECTL = re.compile(r"^\[pod/[^\]\s]+\]\s+")  # kubectl logs --prefix
 _SYSLOG = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d )?[\w.-]+ [\w.@/-]+\[\d+\]: ")  # journalctl: "Nov 30 12:00:01 host vllm[123]: "
 _PROCESS_CUT = re.compile(r"^([A-Za-z_][\w-]*)((?:\s+\w+=[^\s,)]+)+)\)\s+")  # "VllmWorker rank=4 pid=5432) ": its "(" lost to a cut
@@ -242,7 +255,7 @@ _GLOG_HEAD = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\
 _LOGFMT_MSG = re.compile(r'(?:^|\s)msg="((?:[^"\\]|\\.)*)"')
 _LOGFMT_TIME = re.compile(r"(?:^|\s)(?:time|ts)=\"?(\d{4}-\d{2}-\d{2})")
 _REPEATED = re.compile(r"\[repeated \d++x across cluster\]\s*+$")
-_TP = re.compile(r"(?:^|[_ ])TP(\d+)(?:[_ ]|$)")
+_TP = re.compile(r"(?:^|[_ ])TP([0-9]{1,6})(?:[_ ]|$)")
 
 
 @dataclass
@@ -495,7 +508,7 @@ _SPEC_BLOCK = re.compile(r"""speculative[_-](?:config|algorithm)['"]?\s*[:=\s]\s
 _DRAFTERLESS = {"ngram", "suffix", "ngram_gpu"}
 
 _PLAIN_HEAD = re.compile(r"\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DEBUG|ERROR) \d\d-\d\d ")  # a line that begins a message
-_TP_PREFIX = re.compile(r"\(\w*?_TP(\d+)[_ )]")  # "(Worker_TP2 pid=1)", "(Worker_TP2_EP2 pid=1)"
+_TP_PREFIX = re.compile(r"\(\w*?_TP([0-9]{1,6})[_ )]")  # "(Worker_TP2 pid=1)", "(Worker_TP2_EP2 pid=1)"
 _FLATTENED = re.compile(r"(?<!\s)\s+(?=(?:\([A-Za-z_][\w-]*(?:[\s,]+(?:\w+=[^\s,)]+|[A-Z]+\d+))+\)\s+)?(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d)")
 _LONG_NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
 _ESCAPED_BREAK = re.compile(r"(?:\\r)?\\n")
@@ -640,15 +653,15 @@ class _Reader:
             if name in ("max_model_len", "tp", "block_size", "dcp", "prefill", "seats"):
                 self.put(name, _count(value), line, value, text=text)
             elif name in ("fraction", "mem_fraction"):
-                self.put(name, Fraction(Decimal(value)), line, value, text=text)
+                self.put(name, _fraction(value), line, value, text=text)
             elif name == "pin":
                 self.put("pin", human_readable_int(value), line, value, text=text)
             elif name in ("model", "served"):
                 self.put(name, value, line, value, text=text)
             elif name == "kv_dtype":
                 self.put(name, value, line, value, text=text)
-        except (ValueError, ArithmeticError, InputError):
-            return
+        except (ValueError, ArithmeticError, InputError):  # a setting no engine prints so: said, not used
+            self.unreadable.append((line.no, f"{key} {value[:40]!r}: its figure could not be read"))
 
     def settings_in(self, body: str, line: _Line, text: str) -> None:
         spec = _SPEC_BLOCK.search(body)
@@ -688,6 +701,13 @@ class _Reader:
         return failed
 
     def apply(self, rule: _Rule, m: re.Match[str], line: _Line, text: str) -> None:
+        """Record what a rule's match says; a figure in it that cannot be read is said, with its line."""
+        try:
+            self._apply(rule, m, line, text)
+        except (ValueError, ArithmeticError):  # InputError too: a figure as no engine prints it
+            self.unreadable.append((line.no, f"{m.group()[:80]!r}: its figure could not be read"))
+
+    def _apply(self, rule: _Rule, m: re.Match[str], line: _Line, text: str) -> None:
         name, g = rule.name, m.groups()
         self.at = line.no
         if any(x and len(x) > 32 and _LONG_NUMBER.fullmatch(x) for x in g):
@@ -729,7 +749,7 @@ class _Reader:
         elif name == "usage_non_torch":
             self.size("non_torch", g[0], "GiB", line, text)
         elif name in ("profile_fraction", "cuda_graph_fraction"):
-            put("fraction", Fraction(Decimal(g[0])), line, g[0], _decimal_half(g[0]), text)
+            put("fraction", _fraction(g[0]), line, g[0], _decimal_half(g[0]), text)
         elif name == "profile_weights":
             self.size("profile_weights", g[0], "GiB", line, text)
         elif name == "available":
@@ -775,13 +795,13 @@ class _Reader:
         elif name == "fail_free":
             self.size("free", g[0], "GiB", line, text)
             self.size("total", g[1], "GiB", line, text)
-            put("fraction", Fraction(Decimal(g[2])), line, g[2], text=text)
+            put("fraction", _fraction(g[2]), line, g[2], text=text)
             self.size("requested", g[3], "GiB", line, text)
             put("error", "free_memory", line, text=text)
         elif name == "free_info":
             self.size("free", g[0], "GiB", line, text)
             self.size("total", g[1], "GiB", line, text)
-            put("fraction", Fraction(Decimal(g[2])), line, g[2], text=text)
+            put("fraction", _fraction(g[2]), line, g[2], text=text)
             self.size("requested", g[3], "GiB", line, text)
         elif name == "kv_in_use" and g[1] == "GiB":
             self.size("available", g[0], "GiB", line, text)
@@ -801,7 +821,7 @@ class _Reader:
         elif name == "sg_fail":
             put("error", "no_kv_memory", line, text=text)
             if g[0]:
-                put("mem_fraction", Fraction(Decimal(g[0])), line, g[0], text=text)
+                put("mem_fraction", _fraction(g[0]), line, g[0], text=text)
             self.hint("sglang")
         elif name == "fail_one":
             put("max_model_len", _count(g[0]), line, g[0], text=text)
@@ -820,20 +840,20 @@ class _Reader:
             self.defer(rule, line)
             self.hint("sglang")
         elif name == "sg_load":
-            put("sg_avail_load", Fraction(Decimal(g[0])), line, f"{g[0]} GB", text=text)
+            put("sg_avail_load", _fraction(g[0]), line, f"{g[0]} GB", text=text)
             if g[1] is not None:
                 exact, half = _exact_size(g[1], "GB")
                 put("sg_loading", (exact, half, f"{g[1]} GB"), line, text=text)
             self.hint("sglang")
             put("sglang_line", True, line, text=text)
         elif name == "sg_pool_end":
-            put("sg_avail_pool", Fraction(Decimal(g[0])), line, f"{g[0]} GB", text=text)
+            put("sg_avail_pool", _fraction(g[0]), line, f"{g[0]} GB", text=text)
             self.hint("sglang")
             put("sglang_line", True, line, text=text)
         elif name == "sg_no_kv":
             put("error", "no_kv_memory", line, text=text)
             if g[0]:
-                put("mem_fraction", Fraction(Decimal(g[0])), line, g[0], text=text)
+                put("mem_fraction", _fraction(g[0]), line, g[0], text=text)
             self.hint("sglang")
         elif name == "sg_kv":
             if g[0]:

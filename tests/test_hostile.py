@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import re
 import shutil
 import time
@@ -825,11 +826,19 @@ THIRTY_TWO = "12345678901234567890123456789012"
 IMPOSSIBLE_CASES: list[tuple[dict[str, str], str, str]] = [
     ({"util": "7.5"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization 7.5: expected a fraction above 0 and at most 1"),
     ({"util": "-0.5"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization -0.5: expected a fraction above 0 and at most 1"),
+    ({"util": "1e999999999"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization '1e999999999': its figure could not be read"),  # once never returned
+    ({"util": "١"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization '١': its figure could not be read"),  # int() and Decimal() take any digits
+    ({"maxlen": "١٠"}, "max_model_len", "line 1: max_seq_len '١٠': its figure could not be read"),
+    (
+        {"extra": "ValueError: Free memory on device (1.0/2.0 GiB) on startup. Desired GPU memory utilization is (0.9.9, 1.0 GiB)."},
+        "requested_memory_bytes",
+        "line 5: 'Free memory on device (1.0/2.0 GiB) on startup. Desired GPU memory utilization i': its figure could not be read",
+    ),  # once a decimal.InvalidOperation traceback
     ({"load": "-14.96"}, "model_loading_bytes", "line 2: model loading -14.96 GiB: expected a size from 0 B to 1 PiB"),
     ({"pool": THIRTY_TWO}, "available_kv_bytes", f"line 3: KV pool {THIRTY_TWO} GiB: expected a size within 1 PiB"),
     ({"pool": "1e400"}, "available_kv_bytes", "line 3: 'Available KV cache memory: 1e400 GiB': its figure could not be read"),  # not "V1 before 0.9.1"
     ({"tokens": THIRTY_TWO}, "kv_tokens", f"line 4: KV tokens {THIRTY_TWO}: expected a count from 0 to 1e+12"),
-    ({"maxlen": "-5"}, "max_model_len", "line 1: max_model_len -5: expected a whole number from 1 to 1e+12"),
+    ({"maxlen": "-5"}, "max_model_len", "line 1: max_seq_len '-5': its figure could not be read"),
     ({"maxlen": "0"}, "max_model_len", "line 1: max_model_len 0: expected a whole number from 1 to 1e+12"),  # once a ZeroDivisionError
     ({"tp": "0"}, "tensor_parallel_size", "line 1: tensor_parallel_size 0: expected a whole number from 1 to 1e+12"),
     (
@@ -845,8 +854,6 @@ IMPOSSIBLE_CASES: list[tuple[dict[str, str], str, str]] = [
 
 @pytest.mark.parametrize(("change", "key", "note"), IMPOSSIBLE_CASES, ids=[next(iter(c.items()))[1][:24] for c, _, _ in IMPOSSIBLE_CASES])
 def test_a_figure_no_engine_prints_is_named_and_never_used(change: dict[str, str], key: str, note: str, tmp_path: Path, catalog, capsys) -> None:
-    import json
-
     log = tmp_path / "start.log"
     log.write_text(IMPOSSIBLE_LOG.format(**{**SANE, **change}) + "\n", encoding="utf-8")
     status, out, err = _run(["ingest", str(log)], capsys)
@@ -863,6 +870,16 @@ def test_a_figure_no_engine_prints_is_named_and_never_used(change: dict[str, str
     page = calc_html.run(catalog, "yourstart", raw)
     assert f"unreadable, {note}" in html.unescape("".join(page.sections.values())) or not page.valid, page.errors
     assert "887.72" not in "".join(page.figures.values())
+
+
+def test_a_rank_prefix_of_thousands_of_digits_is_no_rank(tmp_path: Path, capsys) -> None:
+    """'(Worker_TP' and 5,000 digits: int() refused it past 4,300 digits, a ValueError traceback."""
+    log = tmp_path / "start.log"
+    line = "(Worker_TP" + "1" * 5000 + " pid=1) INFO 08-18 14:15:03 [x.py:1] nothing"
+    log.write_text(IMPOSSIBLE_LOG.format(**{**SANE, "extra": line}) + "\n", encoding="utf-8")
+    status, out, err = _run(["ingest", str(log), "--json"], capsys)
+    assert status == 0, err
+    assert json.loads(out)["tensor_parallel_size"] == 1
 
 
 def test_an_index_whose_size_no_checkpoint_has_is_refused(tmp_path: Path, capsys) -> None:
