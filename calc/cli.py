@@ -60,12 +60,23 @@ def meminfo_available(path: str | None = None) -> int:
         text = read_text(path)
     except OSError as error:
         raise InputError(f"--available auto: cannot read {path} ({error.strerror})") from None
+    total: tuple[int, int] | None = None
     for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("MemTotal:") and total is None:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB" and parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 20:
+                total = (int(parts[1]) * 1024, number)
         if line.startswith("MemAvailable:"):
             match = _MEMAVAILABLE.fullmatch(line)
             if not match or match["unit"] != "kB":
                 raise InputError(f"--available auto: {path}, line {number}: found {line[:80]!r}, expected 'MemAvailable: <number> kB'")
-            return parse_count(match["count"], f"--available auto: {path}, line {number}: MemAvailable") * 1024
+            available = parse_count(match["count"], f"--available auto: {path}, line {number}: MemAvailable") * 1024
+            if total is not None and available > total[0]:
+                raise InputError(
+                    f"--available auto: {path}, line {number}: found MemAvailable {available:,} B above MemTotal {total[0]:,} B (line {total[1]}), "
+                    "expected at most the total: no kernel prints this"
+                )
+            return available
     raise InputError(f"--available auto: found no MemAvailable line in {path}")
 
 

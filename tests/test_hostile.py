@@ -211,6 +211,8 @@ MEMINFO_CASES: list[tuple[list[str], bytes, str]] = [
     (["gate", "--available", "auto"], b"MemTotal: 127601756 kB\n", "--available auto: found no MemAvailable line in"),
     (["prefetch", "--checkpoint", "75 GB", "--available", "auto"], b"MemAvailable: \xff kB\n", "found byte 0xff at offset 14, expected UTF-8 text"),
     (["fraction", "--free", "auto"], b"MemAvailable: 100000 MB\n", "expected 'MemAvailable: <number> kB'"),
+    (["gate", "--available", "auto"], b"MemTotal: 10 kB\nMemAvailable: 11 kB\n", "line 2: found MemAvailable 11,264 B above MemTotal 10,240 B (line 1)"),
+    (["gate", "--available", "auto"], "MemAvailable: ١٠ kB\n".encode(), "line 1: MemAvailable: found '١٠', expected a whole number"),
 ]
 
 
