@@ -737,6 +737,8 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
         "Before the start: found 1,000,000 characters in 1,000,001 lines, expected at most 1 MiB and 20,000 lines: paste one reading",
     ),
     ("yourstart", "log", '{"message": ' + _DEEP.decode() + "}", "found none of the lines a vLLM or SGLang start prints in 1 lines"),
+    ("before", "config", " " * (8 * 2**20 + 1), "config.json: found 8,388,609 characters, expected at most 8 MiB of JSON"),
+    ("before", "index", "{" + " " * (8 * 2**20), "found 8,388,609 characters, expected at most 8 MiB of JSON"),
     ("before", "config", _DEEP.decode(), "config.json: (the file): found arrays or objects nested 10000 deep, expected at most 64 levels"),
     ("before", "config", '{"num_hidden_layers": ' + "1" * 5000 + "}", "found a whole number of 5000 digits, expected at most 40 digits"),
 ]
