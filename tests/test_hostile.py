@@ -1034,7 +1034,12 @@ def test_no_pattern_backtracks_on_a_long_run(name: str, pattern: re.Pattern[str]
         starts = ("", "0", "T+25s ", "MemTotal: 1", "Available KV cache memory: 1", "(Worker ")
         for text in (start + body + end for start in starts for end in ("!", "<x", ")")):
             for method in methods:
-                started = time.perf_counter()
-                getattr(pattern, method)(text)
-                slowest = max(slowest, time.perf_counter() - started)
+                taken = []
+                for _ in range(3):  # the least of three tries: a pause of the machine's is not the pattern's
+                    started = time.perf_counter()
+                    getattr(pattern, method)(text)
+                    taken.append(time.perf_counter() - started)
+                    if taken[-1] < 0.25:
+                        break
+                slowest = max(slowest, min(taken))
     assert slowest < 0.25, (name, slowest)
