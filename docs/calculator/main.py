@@ -71,7 +71,8 @@ def show_failure(document: Any, calculator: str, error: BaseException) -> None:
     verdict = document.getElementById(calculator + "-verdict")
     result = document.getElementById(calculator + "-result")
     if verdict is not None:
-        verdict.textContent = f"No result: the calculator hit an error ({type(error).__name__}: {error})."
+        # the kind of error only: its text is Python's, not a message for a reader
+        verdict.textContent = f"No result: the calculator hit an error it does not expect ({type(error).__name__}); change an input to try again."
     if result is not None:
         result.innerHTML = ""
         result.dataset.state = "invalid"
