@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test test-fast lint deps bench
+.PHONY: serve build test test-fast test-random lint deps bench
 
 serve: deps
 	$(PY) -m mkdocs serve --strict --dev-addr 127.0.0.1:8000
@@ -20,6 +20,10 @@ test: deps /usr/bin/chromium lint
 
 test-fast: deps lint
 	VLLM_SETTINGS_TIER=fast $(PY) -m pytest -m "not slow" -q
+
+# The property tests with fresh random draws (make test draws the same ones every run).
+test-random: deps
+	HYPOTHESIS_PROFILE=random $(PY) -m pytest tests/test_properties.py
 
 lint: deps
 	$(VENV)/bin/ruff check .

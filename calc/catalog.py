@@ -15,6 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from calc import files, jsontext
 from calc.units import LARGEST_COUNT, SIZE_UNITS, InputError, parse_size
 
 KINDS = ("measured", "shard headers", "modeled", "published", "estimated", "remainder", "setting", "source-read")
@@ -500,10 +501,11 @@ def _check(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Any:
             raise CatalogError(file, path, raw, "a number of zero or more")
         return raw
     if tag == "str":
-        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-            return str(raw)
-        if not isinstance(raw, str) or not raw.strip():
-            raise CatalogError(file, path, raw, "text")
+        if not isinstance(raw, str) or not raw.strip():  # name: 12 is a number, not a name: quote it
+            raise CatalogError(file, path, raw, "text (quote a number meant as text)")
+        hidden = _HIDDEN.search(raw)
+        if hidden:  # a right-to-left override shows a name reversed on every page
+            raise CatalogError(file, path, Found(f"the control character U+{ord(hidden[0]):04X} in the text"), "text without control or direction characters")
         return raw
     if tag == "id":
         if not isinstance(raw, str) or not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", raw):
@@ -677,6 +679,8 @@ def build(raw: dict[str, Any]) -> Catalog:
 MAX_FILE_BYTES = 4 * 2**20
 MAX_DEPTH = 32
 MAX_INT_DIGITS = 20
+# Control characters and the Unicode direction overrides and isolates: none belongs in a name or a source.
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map")}
 
 
@@ -734,6 +738,8 @@ def _nodes_check(node: Any, file: str, path: str = "") -> None:
             if not isinstance(key, yaml.ScalarNode):
                 raise CatalogError(file, where, Found("a mapping or list as a key"), "text keys")
             here = f"{path}.{key.value}".lstrip(".")
+            if key.tag == "tag:yaml.org,2002:merge" or key.value == "<<":
+                raise CatalogError(file, here, Found("a YAML merge key '<<'"), "each key written out in its mapping")
             if key.value in seen:
                 raise CatalogError(
                     file, here, Found(f"the key {key.value!r} twice (lines {seen[key.value]} and {key.start_mark.line + 1})"), "each key once in a mapping"
@@ -752,7 +758,7 @@ def parse_yaml(data: bytes, file: str) -> Any:
     import yaml
 
     if len(data) > MAX_FILE_BYTES:
-        raise CatalogError(file, "(file)", Found(f"{len(data):,} bytes"), f"a catalog file of at most {MAX_FILE_BYTES // 2**20} MiB")
+        raise CatalogError(file, "(file)", Found(f"more than {MAX_FILE_BYTES:,} bytes"), f"a catalog file of at most {MAX_FILE_BYTES // 2**20} MiB")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -782,7 +788,11 @@ def _read_texts(directory: Path) -> dict[str, bytes]:
         path = directory / f"{name}.yaml"
         if not path.exists():
             raise CatalogError(f"{name}.yaml", "(file)", _MISSING, f"a file at {path}")
-        texts[name] = path.read_bytes()
+        try:  # a regular file, read to one byte past the limit (a link to /dev/zero was read whole)
+            with files.open_regular(path) as file:
+                texts[name] = file.read(MAX_FILE_BYTES + 1)  # parse_yaml refuses it when larger
+        except OSError as error:
+            raise CatalogError(f"{name}.yaml", "(file)", Found(f"a file it cannot read ({error.strerror})"), f"a regular file at {path}") from None
     return texts
 
 
@@ -849,11 +859,11 @@ def load_dir(directory: str | Path) -> Catalog:
 def load_json(text: str) -> Catalog:
     """The catalog as the build emitted it for the browser (raw file contents, as JSON)."""
     try:
-        raw = json.loads(text, object_pairs_hook=_unique_keys)
+        raw = jsontext.loads(text, pairs=_unique_keys)
     except CatalogError:
         raise
-    except (ValueError, RecursionError) as error:
-        raise CatalogError("catalog.json", "(parse)", Found(str(error)[:80]), "the catalog as JSON") from None
+    except jsontext.JsonError as error:
+        raise CatalogError("catalog.json", "(parse)", Found(error.found[:80]), "the catalog as JSON") from None
     if not isinstance(raw, dict):
         raise CatalogError("catalog.json", "(top)", raw, "a mapping of file name to contents")
     return build(raw)

@@ -6,6 +6,7 @@ import argparse
 import functools
 import io
 import json
+import os
 import re
 import sys
 import time
@@ -15,10 +16,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from calc import derive, fraction, kv, report
 from calc.catalog import Catalog, CatalogError, load_dir, schemas
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, quoted, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import BinaryIO
 
     from calc import logread
 
@@ -67,18 +69,37 @@ def meminfo_available(path: str | None = None) -> int:
         text = read_text(path)
     except OSError as error:
         raise InputError(f"--available auto: cannot read {path} ({error.strerror})") from None
+    total: tuple[int, int] | None = None
     for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("MemTotal:") and total is None:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB" and parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 20:
+                total = (int(parts[1]) * 1024, number)
         if line.startswith("MemAvailable:"):
             match = _MEMAVAILABLE.fullmatch(line)
             if not match or match["unit"] != "kB":
                 raise InputError(f"--available auto: {path}, line {number}: found {line[:80]!r}, expected 'MemAvailable: <number> kB'")
-            return parse_count(match["count"], f"--available auto: {path}, line {number}: MemAvailable") * 1024
+            available = parse_count(match["count"], f"--available auto: {path}, line {number}: MemAvailable") * 1024
+            if total is not None and available > total[0]:
+                raise InputError(
+                    f"--available auto: {path}, line {number}: found MemAvailable {available:,} B above MemTotal {total[0]:,} B (line {total[1]}), "
+                    "expected at most the total: no kernel prints this"
+                )
+            return available
     raise InputError(f"--available auto: found no MemAvailable line in {path}")
 
 
 def read_text(path: str) -> str:
-    """A text file as UTF-8; other bytes get a message naming the file and where they are."""
-    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    """A text file as UTF-8 (regular, and at most files.READ_LIMIT bytes; OSError otherwise);
+    other bytes get a message naming the file and where they are."""
+    from calc import files
+
+    if path == "-":
+        data = sys.stdin.buffer.read(files.READ_LIMIT + 1)
+        if len(data) > files.READ_LIMIT:
+            raise InputError(f"-: found more than {files.READ_LIMIT:,} bytes on standard input, expected at most {files.READ_LIMIT // 2**20} MiB")
+    else:
+        data = files.read_bounded(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -374,7 +395,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
         except OSError as error:
             raise InputError(f"--proc {path}: cannot read it ({error.strerror}); expected a meminfo file such as /proc/meminfo") from None
 
-    out = Path(args.out).open("w", encoding="utf-8") if args.out else None
+    out = _out_file(args.out, args.force, args.catalog) if args.out else None
     seen = []
     try:
         if out:
@@ -396,14 +417,39 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
     return watch.summary(seen, floor, polls) + (f"\nTrace written to {args.out}; replay it with: python -m calc guard {args.out}" if args.out else "")
 
 
-def _seconds(text: str, what: str) -> float:
+def _out_file(name: str, force: bool, catalog_dir: str) -> io.TextIOWrapper:
+    """A file to write a trace to: new, or an existing regular file with --force; never in the
+    catalog (a trace written over catalog/traces.yaml breaks every command after it)."""
+    path = Path(name)
+    target = path.resolve()
+    for folder in {CATALOG_DIR.resolve(), Path(catalog_dir).resolve()}:
+        if target == folder or folder in target.parents:
+            raise InputError(f"--out {name}: found a path in the catalog ({folder}), expected a file outside it; the catalog is edited by hand")
+    if not target.parent.is_dir():
+        raise InputError(f"--out {name}: found no folder {str(path.parent)!r}, expected a file in an existing folder")
+    if path.is_dir():
+        raise InputError(f"--out {name}: found a folder, expected a file name")
+    if path.exists() and not path.is_file():
+        raise InputError(f"--out {name}: found something that is not a regular file, expected a file name")
+    if path.exists() and not force:
+        raise InputError(f"--out {name}: found an existing file, expected a new file name; give --force to replace it")
     try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 <= value < float("inf"):
-        raise InputError(f"{what}: found {text!r}, expected seconds, such as 357")
-    return value
+        return path.open("w" if force else "x", encoding="utf-8")
+    except FileExistsError:
+        raise InputError(f"--out {name}: found an existing file, expected a new file name; give --force to replace it") from None
+    except OSError as error:
+        raise InputError(f"--out {name}: cannot write it ({error.strerror})") from None
+
+
+def _seconds(text: str, what: str) -> float:
+    """Seconds as every number is read (calc.units.parse_number: ASCII digits, bounded)."""
+    expected = "seconds, such as 357"
+    try:
+        return float(parse_number(text, what, expected, expected))
+    except InputError as error:
+        if str(error).endswith("expected a number"):  # not a number at all: say what is wanted
+            raise InputError(f"{what}: found {quoted(text.strip())}, expected {expected}") from None
+        raise
 
 
 # --- plan -----------------------------------------------------------------------------------
@@ -485,8 +531,10 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
 
 
 def _read_text(path: str, what: str) -> str:
+    from calc import files
+
     try:
-        return Path(path).read_text()
+        return files.read_bounded(path).decode("utf-8")
     except OSError as error:
         raise InputError(f"{what} {path}: cannot read it ({error.strerror})") from None
     except UnicodeDecodeError:
@@ -539,33 +587,70 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
 
 def read_log_file(name: str) -> logread.LogReading:
     """A log file (or - for standard input), streamed line by line; binary refused up front."""
-    from calc import logread
+    from calc import files
 
     try:
-        stream = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
-    except OSError as error:
+        stream = sys.stdin.buffer if name == "-" else files.open_regular(name)
+        size = None if name == "-" else os.fstat(stream.fileno()).st_size
+        with stream:
+            return _read_log_stream(name, stream, size)
+    except OSError as error:  # opening it, or reading it (/proc/self/mem gives an I/O error)
         raise InputError(f"{name}: cannot read it ({error.strerror}); expected a startup log file or -") from None
-    with stream:
-        head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
-        encoding = _utf16(head)
-        if encoding:  # saved by a Windows shell or editor as UTF-16: text, not binary
-            sample16 = head.decode(encoding, errors="replace")
-            text16 = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
-            if sum(not (c.isprintable() or c in "\t\r\n\ufeff") for c in sample16) <= len(sample16) // 20:
-                try:
-                    return logread.read_lines(text16)
-                except InputError as error:
-                    raise InputError(f"{name}: {error}") from None
-        if b"\x00" in head:
-            raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
-        sample = head.decode("utf-8", errors="replace")
-        if sample and sum(not (c.isprintable() or c in "\t\r\n\x1b") for c in sample) > len(sample) // 20:
-            raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
-        text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
-        try:
-            return logread.read_lines(text)
-        except InputError as error:
-            raise InputError(f"{name}: {error}") from None
+
+
+def _read_log_stream(name: str, stream: BinaryIO, size: int | None) -> logread.LogReading:
+    """A log's text, binary refused up front, read line by line with progress shown for a large one."""
+    from calc import logread
+
+    head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
+    encoding = _utf16(head)
+    if encoding:  # saved by a Windows shell or editor as UTF-16: text, not binary
+        sample16 = head.decode(encoding, errors="replace")
+        text16 = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
+        if sum(not (c.isprintable() or c in "\t\r\n\ufeff") for c in sample16) <= len(sample16) // 20:
+            try:
+                return logread.read_lines(text16)
+            except InputError as error:
+                raise InputError(f"{name}: {error}") from None
+    if b"\x00" in head:
+        raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
+    sample = head.decode("utf-8", errors="replace")
+    if sample and sum(not (c.isprintable() or c in "\t\r\n\x1b") for c in sample) > len(sample) // 20:
+        raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
+    text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+    try:
+        return logread.read_lines(_progress(text, name, size))
+    except InputError as error:
+        raise InputError(f"{name}: {error}") from None
+
+
+# A large read shows how far it has got on stderr: on a terminal (one line, rewritten) or, for a
+# file of LARGE_READ bytes or more, a line every PROGRESS_EVERY characters. Standard output stays
+# the answer alone.
+LARGE_READ = 32 * 2**20
+PROGRESS_EVERY = 16 * 2**20
+
+
+def _progress(lines: Iterable[str], name: str, size: int | None) -> Iterator[str]:
+    terminal = sys.stderr.isatty()
+    if not terminal and (size is None or size < LARGE_READ):
+        yield from lines
+        return
+    done, mark, count = 0, PROGRESS_EVERY, 0
+    of = f" of {size / 1e6:,.1f} MB" if size else ""
+    for count, line in enumerate(lines, 1):  # noqa: B007 (count is read after the loop)
+        done += len(line)
+        if done >= mark:
+            mark += PROGRESS_EVERY
+            print(
+                f"{chr(13) if terminal else ''}calc: reading {name}: {done / 1e6:,.1f} MB{of}, {count:,} lines",
+                end="" if terminal else "\n",
+                file=sys.stderr,
+                flush=True,
+            )
+        yield line
+    if terminal and done >= PROGRESS_EVERY:
+        print(f"\rcalc: read {name}: {done / 1e6:,.1f} MB, {count:,} lines", file=sys.stderr, flush=True)
 
 
 def _utf16(head: bytes) -> str | None:
@@ -741,7 +826,8 @@ def _watch_flags(p: Parser) -> None:
     p.add_argument("--proc", action="append", help="meminfo file to read (default /proc/meminfo); repeat it to read one file a poll, the last one after that")
     p.add_argument("--interval", help="seconds between polls (default: the guard's, 2)")
     p.add_argument("--duration", help="seconds to watch (default 60; with --proc files, one poll a file)")
-    p.add_argument("--out", help="write the polls to this trace file, which python -m calc guard replays")
+    p.add_argument("--out", help="write the polls to this new trace file (never in the catalog), which python -m calc guard replays")
+    p.add_argument("--force", action="store_true", help="--out may replace an existing file")
     p.add_argument("--floor", help="the guard's floor (default: the catalog's policy)")
     p.add_argument("--polls", help="polls in a row under the floor that kill (default: the catalog's policy)")
     p.set_defaults(run=cmd_watch)

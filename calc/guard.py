@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from calc.units import InputError, parse_number, parse_size
+from calc.units import InputError, parse_number, parse_size, quoted
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,33 @@ def run(samples: list[tuple[float, int]], floor: int, polls_in_a_row: int, servi
     return GuardResult(killed_at is not None, killed_at, lowest, lowest_at, longest)
 
 
-_LINE = re.compile(r"^\s*T?\+?~?(?P<t>[0-9]+(?:\.[0-9]+)?)\s*s?\s+(?:available\s*=\s*)?(?P<size>[^<#]+?)\s*(?:(?:<-|#).*)?$")
+# A poll line, read in steps that each take one reading (a single pattern with its optional parts
+# side by side, `\s*s?\s+...\s*`, tried every split of a run of spaces: 300 spaces took minutes).
+_TIME = re.compile(r"\s*T?\+?~?(?P<t>[0-9]+(?:\.[0-9]+)?)")
+_AVAILABLE = re.compile(r"available\s*=\s*")
+
+
+def _poll(line: str) -> tuple[str, str] | None:
+    """(seconds, size) of `<seconds> <size>`, `T+25s available=68501MiB` and the like, each with
+    an optional `<- note` or `# comment` after it; None when the line is none of these."""
+    head = _TIME.match(line)
+    if head is None:
+        return None
+    rest = line[head.end() :]
+    after = rest.lstrip()
+    if after[:1] == "s" and after[1:2].isspace():  # "25s ..." or "25 s ..."
+        rest = after[1:]
+    if not rest[:1].isspace():
+        return None
+    body = rest.strip()
+    label = _AVAILABLE.match(body)
+    if label:
+        body = body[label.end() :]
+    cut = min((i for i in (body.find("<"), body.find("#")) if i >= 0), default=len(body))
+    size, tail = body[:cut].strip(), body[cut:]
+    if not size or (tail and not tail.startswith(("<-", "#"))):
+        return None
+    return head["t"], size
 
 
 def parse_trace(text: str, name: str = "trace") -> list[tuple[float, int]]:
@@ -49,17 +75,17 @@ def parse_trace(text: str, name: str = "trace") -> list[tuple[float, int]]:
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        match = _LINE.match(line)
+        match = _poll(line)
         if not match:
-            raise InputError(f"{name}, line {number}: found {line.strip()!r}, expected '<seconds> <size>', such as '25 68501 MiB'")
-        size = match["size"].strip()
+            raise InputError(f"{name}, line {number}: found {quoted(line.strip())}, expected '<seconds> <size>', such as '25 68501 MiB'")
+        seconds, size = match
         if not re.search(r"[A-Za-z]\s*$", size):
-            raise InputError(f"{name}, line {number}: found {size!r} without a unit, expected a size such as 68501 MiB or 7.9 GiB")
+            raise InputError(f"{name}, line {number}: found {quoted(size)} without a unit, expected a size such as 68501 MiB or 7.9 GiB")
         try:
             value = parse_size(size, f"{name}, line {number}")
         except InputError as error:
             raise InputError(str(error)) from None
-        t = float(parse_number(match["t"], f"{name}, line {number}: time", "seconds below 1e30", "seconds"))
+        t = float(parse_number(seconds, f"{name}, line {number}: time", "seconds below 1e30", "seconds"))
         if samples and t < samples[-1][0]:
             raise InputError(f"{name}, line {number}: found time {t:g} s after {samples[-1][0]:g} s, expected times in order")
         samples.append((t, value))

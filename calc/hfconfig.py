@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from calc import jsontext
 from calc.units import InputError
 
 FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
@@ -21,6 +22,13 @@ FAMILIES = ("dense", "moe", "mla", "sliding window", "hybrid")
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
 MAX_LAYERS = 4096  # far above any published model's (a few hundred): a larger count is a typo
 MAX_DIMENSION = 2**31 - 1  # a size or count beyond this holds no model that loads
+
+
+class Said(str):
+    """What was found, said in words rather than quoted as a value."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 class ConfigError(InputError):
@@ -106,11 +114,9 @@ class Shape:
 def load(text: str, file: str) -> dict[str, Any]:
     """The config's JSON object, or a ConfigError naming the file."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(file, "(the file)", f"not JSON at line {error.lineno} column {error.colno}", "a JSON object") from None
-    except RecursionError:
-        raise ConfigError(file, "(the file)", "JSON nested deeper than it can be read", "a JSON object") from None
+        data = jsontext.loads(text)
+    except jsontext.JsonError as error:
+        raise ConfigError(file, "(the file)", Said(error.found), "a JSON object" if error.expected == "JSON" else error.expected) from None
     if not isinstance(data, dict):
         raise ConfigError(file, "(the file)", type(data).__name__, "a JSON object")
     return data
@@ -143,8 +149,19 @@ class _Reader:
             raise ConfigError(self.file, self.prefix + key, value, f"a whole number of at most {maximum}")
         return value
 
+    def flag(self, key: str, default: bool = False) -> bool:
+        return as_flag(self.get(key, default), self.file, self.prefix + key)
+
     def layers(self) -> Any:
         return self.int("num_hidden_layers", maximum=MAX_LAYERS)
+
+
+def as_flag(value: Any, file: str, path: str) -> bool:
+    """A config's true/false: JSON's own, never a string ("no" is a non-empty string, so bool()
+    once took "tie_word_embeddings": "no" as tied)."""
+    if not isinstance(value, bool):
+        raise ConfigError(file, path, value, "true or false")
+    return value
 
 
 def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
@@ -173,15 +190,15 @@ def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
         raise ConfigError(file, "torch_dtype", dtype, "bfloat16, float16 or float32")
     fields = reader(r)
     tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", _MISSING))
-    if tie is _MISSING:
-        tie = r.get("tie_word_embeddings", False)
+    where = "tie_word_embeddings" if "tie_word_embeddings" in data else r.prefix + "tie_word_embeddings"
+    tie = as_flag(r.get("tie_word_embeddings", False) if tie is _MISSING else tie, file, where)
     taken = ", ".join(f"{r.prefix}{key} {json.dumps(value)}" for key, value in r.taken.items())
     noted = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
     # --dtype auto downcasts a float32 checkpoint to the GPU's first dtype, bfloat16 from Ampere on
     # (vllm/config/model.py, _resolve_auto_dtype: "Downcast for float32 models")
     float32 = DTYPE_BYTES[dtype] == 4
     return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
-                 tie_embeddings=bool(tie), quantization=quant, defaults=noted,
+                 tie_embeddings=tie, quantization=quant, defaults=noted,
                  max_positions=_max_positions(inner), **fields)  # fmt: skip
 
 
@@ -254,7 +271,7 @@ def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = 
         raise ConfigError(
             r.file, r.prefix + "num_key_value_heads", kv_heads, f"a divisor of num_attention_heads ({heads}): each KV head serves a group of query heads"
         )
-    attention_bias = bool(r.get("attention_bias", bias))
+    attention_bias = r.flag("attention_bias", bias)
     return {
         "hidden": hidden,
         "vocab": r.int("vocab_size"),
@@ -287,7 +304,7 @@ def _uniform(r: _Reader, n: int) -> dict[str, Any]:
 def _dense(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:
     n = r.layers()
     common = _common(r, bias, llama, qk_norm)
-    return {**common, **_uniform(r, n), "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=bool(r.get("mlp_bias", False))),) * n}
+    return {**common, **_uniform(r, n), "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias")),) * n}
 
 
 def _llama(r: _Reader) -> dict[str, Any]:
@@ -337,7 +354,7 @@ def _minimax_m2(r: _Reader) -> dict[str, Any]:
     n = r.layers()
     moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"))
     return {**_common(r, qk_norm="split"), "layers": (FULL,) * n, "mlps": (moe,) * n, "router_fp32": True,
-            "routing_bias": bool(r.get("use_routing_bias", False))}  # fmt: skip
+            "routing_bias": r.flag("use_routing_bias")}  # fmt: skip
 
 
 def _gemma2(r: _Reader) -> dict[str, Any]:

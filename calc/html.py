@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from calc.calculators.form import Defaults, Field, Output, block_html, dom_id
+from calc import jsontext
+from calc.calculators.form import Defaults, Field, Output, block_html, dom_id, invalid
 from calc.catalog import Catalog
+from calc.units import InputError
 
 # The calculators in page order, each the module calc/calculators/<name>.py. A module is imported
 # the first time it is run: a page that wires its forms need not import them all first (in the
@@ -87,7 +89,13 @@ def defaults_of(catalog: Catalog, calculator: str) -> Defaults:
 
 
 def run(catalog: Catalog, calculator: str, raw: Mapping[str, str]) -> Output:
-    output: Output = module(calculator).run(catalog, raw)
+    """A calculator's answer; a value its fields let through that the figures then refuse (an
+    InputError from calc) is the inputs' problem, said as such: never an exception on the page."""
+    try:
+        output: Output = module(calculator).run(catalog, raw)
+    except InputError as error:
+        names = tuple(f.name for f in fields_of(catalog, calculator))
+        return invalid(calculator, {"inputs": str(error)}, {"inputs": "The inputs together"}, names)
     return output
 
 
@@ -106,7 +114,7 @@ def calculator_html(catalog: Catalog, calculator: str) -> str:
 def run_json(catalog: Catalog, text: str) -> str:
     """The page's single entry for machines: {"calculator": ..., "inputs": {...}} in, Output as JSON out."""
     try:
-        request = json.loads(text)
+        request = jsontext.loads(text)
         calculator = request.get("calculator", "start") if isinstance(request, dict) else None
         inputs = request.get("inputs", {}) if isinstance(request, dict) else None
         if calculator not in CALCULATORS or not isinstance(inputs, dict):

@@ -188,7 +188,8 @@ def start_entry(reading: LogReading, *, model_id: str, box: str, boxes: int, sou
     date = reading.date.value if reading.date else None
     slug = re.sub(r"[^a-z0-9.]+", "-", str(reading.model.value if reading.model else model_id).lower().rsplit("/", 1)[-1]).strip("-.")
     ident = deployment_id or f"{slug or model_id}-log"
-    out = [
+    out = [f"  # {note}" for note in reading.notes if note.startswith("unreadable, ")]
+    out += [
         f"  - id: {ident}",
         f"    name: {_q(f'{reading.model.value if reading.model else model_id}, read from a startup log')}",
         f"    model: {model_id}",

@@ -13,7 +13,7 @@ What callers use: `read_log(text)` / `read_lines(lines)` -> `LogReading` (raises
 one line, on what is not a startup log); its figures are `Found(value, line_no, line_text)`
 with `printed`, `low`/`high` (the printing's interval) and `derived` (worked out, not printed:
 kept out of `to_json`), or `None`; `bytes_per_token` is a `Derived(value, low, high, how,
-lines)`, per rank. `LogReading.to_json()` gives the keys of JSON_KEYS plus `lines`;
+lines)`, per rank. `LogReading.to_json()` gives the keys of JSON_KEYS plus `lines` and `unreadable`;
 `missing` and `notes` say what the log lacks and what was worked out. `with_pin(reading, pin,
 said)` adds a pin the log does not print. Sizes are whole bytes; per-rank figures that ranks
 print differently are read at their smallest (what vLLM sizes the pool by), weights at their
@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import functools
 import io
-import json
 import math
 import re
 from collections.abc import Iterable
@@ -52,7 +51,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from calc.units import InputError, fmt
+from calc import jsontext
+from calc.units import LARGEST_COUNT, LARGEST_SIZE, InputError, fmt, parse_number
 
 GiB, MiB = 2**30, 2**20
 
@@ -160,6 +160,7 @@ class LogReading:
             found = getattr(self, key)
             out[key] = None if found is None or getattr(found, "derived", False) else _json_value(found.value)
         out["lines"] = {key: f.line_no for key, f in self.figures().items() if out.get(key) is not None and f.line_no is not None}
+        out["unreadable"] = [note.removeprefix("unreadable, ") for note in self.notes if note.startswith("unreadable, ")]
         return out
 
 
@@ -203,7 +204,20 @@ def _decimal_half(printed: str) -> Fraction:
 
 
 def _count(text: str) -> int:
-    return int(text.replace(",", "").replace("_", ""))
+    """A whole number as printed, ASCII digits only (int() also takes Arabic-Indic and others)."""
+    digits = text.replace(",", "").replace("_", "")
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(f"found {text[:40]!r}, expected a whole number")
+    return int(digits)
+
+
+def _fraction(text: str) -> Fraction:
+    """A decimal as printed, read as every number is (calc.units.parse_number: ASCII digits, digits
+    and exponent bounded before any arithmetic: Fraction(Decimal("1e999999999")) never returns)."""
+    body = text.replace(",", "")
+    negative = body.startswith("-")
+    value = parse_number(body[1:] if negative else body, "figure")
+    return -value if negative else value
 
 
 def human_readable_int(text: str) -> int:
@@ -232,7 +246,7 @@ _SGLANG_HEAD = re.compile(r"^\[(\d{4}-\d{2}-\d{2}) \d{2}:\d{2}:\d{2}(?:[.,]\d+)?
 # "(EngineCore_DP0 pid=1)", "(VllmWorker TP0 pid=2)", "(RayWorkerWrapper pid=3, ip=10.0.0.1)", "(raylet)", "(raylet, ip=10.0.0.1)"
 # Each item is one `key=value` or tag, and items are apart: no part of the line can be read two ways.
 _PROCESS = re.compile(r"^\((?:([A-Za-z_][\w-]*+)[\s,]*+)?((?:(?>\w++=[^\s,)]++|[A-Z]++\d++)(?:[\s,]++(?>\w++=[^\s,)]++|[A-Z]++\d++))*+)?)\)\s+")
-_TORCH_RANK = re.compile(r"^\[rank(\d+)\]:\s*")
+_TORCH_RANK = re.compile(r"^\[rank([0-9]{1,6})\]:\s*")
 _KUBECTL = re.compile(r"^\[pod/[^\]\s]+\]\s+")  # kubectl logs --prefix
 _SYSLOG = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d )?[\w.-]+ [\w.@/-]+\[\d+\]: ")  # journalctl: "Nov 30 12:00:01 host vllm[123]: "
 _PROCESS_CUT = re.compile(r"^([A-Za-z_][\w-]*)((?:\s+\w+=[^\s,)]+)+)\)\s+")  # "VllmWorker rank=4 pid=5432) ": its "(" lost to a cut
@@ -241,7 +255,7 @@ _GLOG_HEAD = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\
 _LOGFMT_MSG = re.compile(r'(?:^|\s)msg="((?:[^"\\]|\\.)*)"')
 _LOGFMT_TIME = re.compile(r"(?:^|\s)(?:time|ts)=\"?(\d{4}-\d{2}-\d{2})")
 _REPEATED = re.compile(r"\[repeated \d++x across cluster\]\s*+$")
-_TP = re.compile(r"(?:^|[_ ])TP(\d+)(?:[_ ]|$)")
+_TP = re.compile(r"(?:^|[_ ])TP([0-9]{1,6})(?:[_ ]|$)")
 
 
 @dataclass
@@ -323,7 +337,7 @@ def _peel(no: int, raw: str) -> _Line:
         text = text[m.end() :]
     if text.startswith("{") and ('"message"' in text or '"msg"' in text):
         try:
-            record = json.loads(text)
+            record = jsontext.loads(text)
         except ValueError:
             record = None
         if isinstance(record, dict):
@@ -494,7 +508,7 @@ _SPEC_BLOCK = re.compile(r"""speculative[_-](?:config|algorithm)['"]?\s*[:=\s]\s
 _DRAFTERLESS = {"ngram", "suffix", "ngram_gpu"}
 
 _PLAIN_HEAD = re.compile(r"\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DEBUG|ERROR) \d\d-\d\d ")  # a line that begins a message
-_TP_PREFIX = re.compile(r"\(\w*?_TP(\d+)[_ )]")  # "(Worker_TP2 pid=1)", "(Worker_TP2_EP2 pid=1)"
+_TP_PREFIX = re.compile(r"\(\w*?_TP([0-9]{1,6})[_ )]")  # "(Worker_TP2 pid=1)", "(Worker_TP2_EP2 pid=1)"
 _FLATTENED = re.compile(r"(?<!\s)\s+(?=(?:\([A-Za-z_][\w-]*(?:[\s,]+(?:\w+=[^\s,)]+|[A-Z]+\d+))+\)\s+)?(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d)")
 _LONG_NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
 _ESCAPED_BREAK = re.compile(r"(?:\\r)?\\n")
@@ -539,6 +553,42 @@ def _joint(before: _Line, after: _Line) -> str:
     return "" if before.width >= 79 else " "
 
 
+# What each figure can be, as an engine prints it. A figure outside is a broken or hostile line:
+# it is reported with its line and never used (a utilization of 7.5 once gave an overhead of
+# 887.72 GiB; a negative load, a 32-digit pool, TP 0 or max_model_len 0 all read as valid).
+_NAMES = {
+    "loading": "model loading", "available": "KV pool", "available_exact": "KV pool", "tokens": "KV tokens",
+    "blocks": "GPU blocks", "concurrency": "maximum concurrency", "fraction": "gpu_memory_utilization",
+    "mem_fraction": "mem_fraction_static", "tp": "tensor_parallel_size", "pin": "kv_cache_memory_bytes",
+    "free": "free memory", "total": "total memory", "requested": "requested memory", "kv_needed": "KV for one request",
+    "estimated": "estimated max_model_len", "prefill": "max_num_batched_tokens", "seats": "max_num_seqs", "dcp": "decode_context_parallel_size",
+}  # fmt: skip
+_UNREAD_FIGURES = {"available": "available", "loading": "loading", "tokens": "tokens"}  # rule: the figure it gives
+_AT_LEAST_ONE = ("max_model_len", "tp", "block_size", "dcp", "prefill", "seats", "estimated")
+_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "kv_needed", "profile_weights", "pinned_printed", "pin", "activation", "sg_loading")
+_COUNTS = ("tokens", "blocks", "available_exact")
+_SIGNED_SIZES = ("available", "cuda_graph", "graph_taken", "non_torch", "sg_pool", "sg_avail_load", "sg_avail_pool")  # vLLM prints a negative pool
+
+
+def _impossible(name: str, value: Any) -> str | None:
+    """Why a figure read from a line is none an engine prints, or None when it may be."""
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction, Decimal)):
+        return None
+    if name in _AT_LEAST_ONE and not 1 <= value <= LARGEST_COUNT:
+        return f"expected a whole number from 1 to {LARGEST_COUNT:.0e}"
+    if name in _COUNTS and not 0 <= value <= LARGEST_COUNT:
+        return f"expected a count from 0 to {LARGEST_COUNT:.0e}"
+    if name in ("fraction", "mem_fraction") and not 0 < value <= 1:
+        return "expected a fraction above 0 and at most 1"
+    if name == "concurrency" and not 0 <= value <= LARGEST_COUNT:
+        return f"expected a ratio from 0 to {LARGEST_COUNT:.0e}"
+    if name in _NOT_NEGATIVE_SIZES and not 0 <= value <= LARGEST_SIZE:
+        return "expected a size from 0 B to 1 PiB"
+    if name in _SIGNED_SIZES and not -LARGEST_SIZE <= value <= LARGEST_SIZE:
+        return "expected a size within 1 PiB"
+    return None
+
+
 class _Reader:
     """Reads one line at a time; holds what was seen, and a short window for folded lines."""
 
@@ -554,6 +604,8 @@ class _Reader:
         self.era_lines: dict[str, int] = {}  # the first line that hinted at each era or engine
         self.at = 0  # the line being applied
         self.oversized: list[int] = []  # lines whose figure is too long to be one an engine printed
+        self.unreadable: list[tuple[int, str]] = []  # (line, what): figures no engine prints, not read
+        self.unread: dict[str, tuple[int, str]] = {}  # a figure's words on a line whose figure could not be read
         self.last_partial: tuple[int, str] | None = None
         self.last_raw: str = ""
         self.nonblank = False
@@ -574,6 +626,10 @@ class _Reader:
         text: str | None = None,
         exact: Fraction | None = None,
     ) -> None:
+        impossible = _impossible(name, value)
+        if impossible:  # no engine prints this: said with its line, never used
+            self.unreadable.append((line.no, f"{_NAMES.get(name, name)} {printed or value}: {impossible}"))
+            return
         found = Found(value, line.no, text if text is not None else line.msg, printed, half, exact=exact)
         entries = self.seen.setdefault(name, [])
         for v, _, r in entries:
@@ -597,15 +653,15 @@ class _Reader:
             if name in ("max_model_len", "tp", "block_size", "dcp", "prefill", "seats"):
                 self.put(name, _count(value), line, value, text=text)
             elif name in ("fraction", "mem_fraction"):
-                self.put(name, Fraction(Decimal(value)), line, value, text=text)
+                self.put(name, _fraction(value), line, value, text=text)
             elif name == "pin":
                 self.put("pin", human_readable_int(value), line, value, text=text)
             elif name in ("model", "served"):
                 self.put(name, value, line, value, text=text)
             elif name == "kv_dtype":
                 self.put(name, value, line, value, text=text)
-        except (ValueError, ArithmeticError, InputError):
-            return
+        except (ValueError, ArithmeticError, InputError):  # a setting no engine prints so: said, not used
+            self.unreadable.append((line.no, f"{key} {value[:40]!r}: its figure could not be read"))
 
     def settings_in(self, body: str, line: _Line, text: str) -> None:
         spec = _SPEC_BLOCK.search(body)
@@ -634,6 +690,8 @@ class _Reader:
                 continue
             m = rule.pattern.search(text)
             if not m:
+                if rule.name in _UNREAD_FIGURES:  # its words but no figure an engine prints ("1e400 GiB"): said, if none is read
+                    self.unread.setdefault(rule.name, (line.no, text[text.rfind(rule.trigger) :][:80]))
                 failed = failed or (len(text) - text.rfind(rule.trigger) < rule.reach and not _ends_whole(text))
                 continue
             if m.end() == len(text) and text[-1:].isdigit() and not only_new and rule.name not in _DEFERRED:
@@ -643,6 +701,13 @@ class _Reader:
         return failed
 
     def apply(self, rule: _Rule, m: re.Match[str], line: _Line, text: str) -> None:
+        """Record what a rule's match says; a figure in it that cannot be read is said, with its line."""
+        try:
+            self._apply(rule, m, line, text)
+        except (ValueError, ArithmeticError):  # InputError too: a figure as no engine prints it
+            self.unreadable.append((line.no, f"{m.group()[:80]!r}: its figure could not be read"))
+
+    def _apply(self, rule: _Rule, m: re.Match[str], line: _Line, text: str) -> None:
         name, g = rule.name, m.groups()
         self.at = line.no
         if any(x and len(x) > 32 and _LONG_NUMBER.fullmatch(x) for x in g):
@@ -684,7 +749,7 @@ class _Reader:
         elif name == "usage_non_torch":
             self.size("non_torch", g[0], "GiB", line, text)
         elif name in ("profile_fraction", "cuda_graph_fraction"):
-            put("fraction", Fraction(Decimal(g[0])), line, g[0], _decimal_half(g[0]), text)
+            put("fraction", _fraction(g[0]), line, g[0], _decimal_half(g[0]), text)
         elif name == "profile_weights":
             self.size("profile_weights", g[0], "GiB", line, text)
         elif name == "available":
@@ -730,13 +795,13 @@ class _Reader:
         elif name == "fail_free":
             self.size("free", g[0], "GiB", line, text)
             self.size("total", g[1], "GiB", line, text)
-            put("fraction", Fraction(Decimal(g[2])), line, g[2], text=text)
+            put("fraction", _fraction(g[2]), line, g[2], text=text)
             self.size("requested", g[3], "GiB", line, text)
             put("error", "free_memory", line, text=text)
         elif name == "free_info":
             self.size("free", g[0], "GiB", line, text)
             self.size("total", g[1], "GiB", line, text)
-            put("fraction", Fraction(Decimal(g[2])), line, g[2], text=text)
+            put("fraction", _fraction(g[2]), line, g[2], text=text)
             self.size("requested", g[3], "GiB", line, text)
         elif name == "kv_in_use" and g[1] == "GiB":
             self.size("available", g[0], "GiB", line, text)
@@ -756,7 +821,7 @@ class _Reader:
         elif name == "sg_fail":
             put("error", "no_kv_memory", line, text=text)
             if g[0]:
-                put("mem_fraction", Fraction(Decimal(g[0])), line, g[0], text=text)
+                put("mem_fraction", _fraction(g[0]), line, g[0], text=text)
             self.hint("sglang")
         elif name == "fail_one":
             put("max_model_len", _count(g[0]), line, g[0], text=text)
@@ -775,20 +840,20 @@ class _Reader:
             self.defer(rule, line)
             self.hint("sglang")
         elif name == "sg_load":
-            put("sg_avail_load", Fraction(Decimal(g[0])), line, f"{g[0]} GB", text=text)
+            put("sg_avail_load", _fraction(g[0]), line, f"{g[0]} GB", text=text)
             if g[1] is not None:
                 exact, half = _exact_size(g[1], "GB")
                 put("sg_loading", (exact, half, f"{g[1]} GB"), line, text=text)
             self.hint("sglang")
             put("sglang_line", True, line, text=text)
         elif name == "sg_pool_end":
-            put("sg_avail_pool", Fraction(Decimal(g[0])), line, f"{g[0]} GB", text=text)
+            put("sg_avail_pool", _fraction(g[0]), line, f"{g[0]} GB", text=text)
             self.hint("sglang")
             put("sglang_line", True, line, text=text)
         elif name == "sg_no_kv":
             put("error", "no_kv_memory", line, text=text)
             if g[0]:
-                put("mem_fraction", Fraction(Decimal(g[0])), line, g[0], text=text)
+                put("mem_fraction", _fraction(g[0]), line, g[0], text=text)
             self.hint("sglang")
         elif name == "sg_kv":
             if g[0]:
@@ -860,6 +925,16 @@ class _Reader:
         self.feed_one(no, raw)
 
     def feed_one(self, no: int, raw: str) -> None:
+        if not raw or raw.isspace():  # a blank line ends the message before it, and is nothing more
+            self.lines_read += 1
+            self.last_raw = raw
+            for rule, at, held in self.tentative:
+                self.apply(rule, held, at, at.msg)
+            self.tentative = []
+            self.flush()
+            self.window = []
+            self.last_partial = None
+            return
         self.lines_read += 1
         if not self.nonblank and raw.strip():
             self.nonblank = True
@@ -976,6 +1051,20 @@ def read_log(text: str) -> LogReading:
 # --- from what was seen to the reading -------------------------------------------------------
 
 
+def _free_within_total(r: _Reader) -> None:
+    """Free memory above the total it was printed beside (`Free memory on device (90.0/80.0 GiB)`):
+    neither figure of that line is read."""
+    totals = {found.line_no: found for _, found, _ in r.seen.get("total", [])}
+    for _, free, _ in list(r.seen.get("free", [])):
+        total = totals.get(free.line_no)
+        if total is not None and free.value > total.value:
+            r.unreadable.append((free.line_no, f"free memory {free.printed} above the total {total.printed}"))
+            for name, found in (("free", free), ("total", total)):
+                r.seen[name] = [e for e in r.seen[name] if e[1] is not found]
+                if not r.seen[name]:
+                    del r.seen[name]
+
+
 def _pick(reader: _Reader, name: str, lowest: bool = True, notes: list[str] | None = None, what: str = "") -> Found | None:
     entries = reader.seen.get(name)
     if not entries:
@@ -1019,6 +1108,9 @@ def _conclude(r: _Reader) -> LogReading:
             f"found a command line or an argument list in {r.lines_read} lines but none of the lines a start prints "
             "(such as 'GPU KV cache size', 'Model loading took', 'KV Cache is allocated'); expected a startup log"
         )
+    if not r.seen and r.unreadable:
+        no, what = r.unreadable[0]
+        raise InputError(f"found only figures no engine prints (line {no}: {what}), expected a startup log's figures as vLLM or SGLang print them")
     if not r.seen and r.oversized:
         raise InputError(f"found only figures of more than 32 digits (line {r.oversized[0]}), expected a startup log's figures as vLLM or SGLang print them")
     if not r.seen:
@@ -1030,6 +1122,12 @@ def _conclude(r: _Reader) -> LogReading:
     missing: list[str] = []
     if r.oversized:
         notes.append(f"line {r.oversized[0]} holds a figure of more than 32 digits, not one an engine prints: it is not read")
+    _free_within_total(r)
+    for rule_name, figure in _UNREAD_FIGURES.items():
+        if rule_name in r.unread and figure not in r.seen:
+            no, said = r.unread[rule_name]
+            r.unreadable.append((no, f"{said!r}: its figure could not be read"))
+    notes.extend(f"unreadable, line {no}: {what}; not one an engine prints, so it is not read" for no, what in r.unreadable)
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
     vllm_at = min((r.era_lines[e] for e in ("v0", "v1", "v?") if e in r.era_lines), default=None)
@@ -1196,7 +1294,9 @@ def _conclude(r: _Reader) -> LogReading:
     per_token = _bytes_per_token(pin, available, tokens, blocks, block, dcp, kv_needed, max_len, concurrency, notes, version)
     if engine_name == "vllm" and error is None and concurrency is None:
         per_token = _one_request_fits(per_token, pin or available, tokens, max_len, notes)
-    _missing(missing, engine_name, era_name, loading, available, pin, tokens, blocks, block, max_len, concurrency, fraction, mem_fraction, tp, per_token)
+    pool_unread = r.unread.get("available") or next(((no, what) for no, what in r.unreadable if what.startswith("KV pool ")), None)
+    _missing(missing, engine_name, era_name, loading, available, pin, tokens, blocks, block, max_len, concurrency,
+             fraction, mem_fraction, tp, per_token, pool_unread)  # fmt: skip
     if r.last_partial is not None and r.last_partial[0] == r.lines_read:
         no, text = r.last_partial
         notes.append(f"line {no} ends mid-line ({text[-60:]!r}): the log is cut short there, and a figure cut off with it is not read")
@@ -1432,12 +1532,15 @@ def _fmt_half(half: Fraction) -> str:
 def _missing(
     missing: list[str], engine: str, era: str | None, loading: Opt, available: Opt, pin: Opt, tokens: Opt, blocks: Opt, block: Opt,
     max_len: Opt, concurrency: Opt, fraction: Opt, mem_fraction: Opt, tp: Opt, per_token: Derived | None,
+    unread: tuple[int, str] | None = None,
 ) -> None:  # fmt: skip
     if loading is None:
         said = "'Load weight end ... mem usage'" if engine == "sglang" else "'Model loading took'"
         missing.append(f"the weights (no {said} line): what one rank holds cannot be split into weights and overhead")
     if available is None and pin is None:
-        if era == "v1":
+        if unread is not None:
+            missing.append(f"the KV pool in bytes: line {unread[0]} has its words but not a figure an engine prints ({unread[1]!r})")
+        elif era == "v1":
             missing.append(
                 "the KV pool in bytes: V1 builds before 0.9.1 print no 'Available KV cache memory' line; "
                 "the pool is tokens x bytes per token, if the bytes per token are known from elsewhere"

@@ -29,14 +29,17 @@ class InputError(ValueError):
 
 Number = int | float | Fraction
 
-# What a person may type as a number: digits, grouped by commas in threes (10,000,000) or by
-# underscores, an optional decimal point and exponent. A comma anywhere else is a slip (10,5 GiB
-# means 10.5 to some and 105 to others), so it is refused, never stripped.
+# What a person may type as a number: ASCII digits, grouped by commas in threes (10,000,000) or by
+# underscores in threes (10_000_000), an optional decimal point and exponent. A comma or underscore
+# anywhere else is a slip (10,5 GiB means 10.5 to some and 105 to others; 1_0 is no grouping), so
+# it is refused, never stripped. Every field and flag that takes a number reads it here.
 _GROUPED = r"[0-9]{1,3}(?:,[0-9]{3})+"
-_PLAIN = r"[0-9]+(?:_[0-9]+)*"
+_PLAIN = r"[0-9]{1,3}(?:_[0-9]{3})+|[0-9]+"
 _NUMBER = rf"(?P<whole>{_GROUPED}|{_PLAIN})(?:\.(?P<decimals>[0-9]+))?(?:[eE](?P<exponent>[+-]?[0-9]+))?"
 _NUMBER_RE = re.compile(_NUMBER)
-_SIZE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[A-Za-z]*)\s*$")
+# Matched whole against the stripped text: the space before a unit is tried only before letters
+# (`\s*(unit)*\s*$` traded a run of spaces between its two halves: a square law in its length).
+_SIZE = re.compile(rf"(?P<num>{_NUMBER})(?:\s*(?P<unit>[A-Za-z]+))?")
 
 # Bounds checked on the text, before any exact arithmetic: a number is at most this many digits
 # and its exponent at most this far from zero. Nothing in memory sizing comes near either.
@@ -48,8 +51,10 @@ def _slip(text: str, what: str) -> InputError | None:
     """A clear message for a number written with a misplaced comma, underscore or point."""
     if "," in text:
         return InputError(
-            f"{what}: found {text!r}, expected a comma only between groups of three digits (10,000,000); write a decimal with a point, such as 10.5"
+            f"{what}: found {_short(text)}, expected a comma only between groups of three digits (10,000,000); write a decimal with a point, such as 10.5"
         )
+    if "_" in text:
+        return InputError(f"{what}: found {_short(text)}, expected an underscore only between groups of three digits (10_000_000)")
     return None
 
 
@@ -70,6 +75,11 @@ def _exact(match: re.Match[str], text: str, what: str, large: str, small: str) -
 def _short(text: str) -> str:
     """Text as a message quotes it: whole when short, its ends when it is long."""
     return repr(text) if len(text) <= 40 else repr(text[:20] + "..." + text[-12:]) + f" ({len(text)} characters)"
+
+
+def quoted(text: str) -> str:
+    """Text as a message quotes it: whole when short, its ends and its length when long."""
+    return _short(text)
 
 
 def _half_up(value: Fraction) -> int:
@@ -94,13 +104,13 @@ def parse_size(text: str | int, what: str = "size") -> int:
     if not isinstance(text, str):
         raise InputError(f"{what}: found {text!r}, expected a size such as 10e9, 9.31 GiB or 10 GB")
     stripped = text.strip()
-    match = _SIZE.match(text)
+    match = _SIZE.fullmatch(stripped)
     if not match:
         if not stripped:
             raise InputError(f"{what}: found nothing, expected a size such as 10e9, 9.31 GiB or 10 GB")
         if stripped.startswith("-"):
             raise InputError(f"{what}: found {_short(stripped)}, expected a size of zero or more bytes")
-        slip = _slip(stripped, what) if re.search(r"[0-9],|,[0-9]", stripped) else None
+        slip = _slip(stripped, what) if re.search(r"[0-9][,_]|[,_][0-9]", stripped) else None
         raise slip or InputError(f"{what}: found {_short(stripped)}, expected a size such as 10e9, 9.31 GiB or 10 GB")
     unit = match["unit"] or "B"
     if unit not in SIZE_UNITS:

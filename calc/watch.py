@@ -28,17 +28,29 @@ class Poll:
     available_not_free: bool  # MemAvailable clears the floor but MemFree does not: the rest is page cache
 
 
-def polls(count: int, interval: float) -> list[float]:
-    """The poll times for a bounded watch: 0, interval, 2 x interval, ..."""
-    return [n * interval for n in range(count)]
+# A watch is a person's, through one start: polls no closer than the kernel's figures move, for
+# no longer than a day, and never more polls than a trace file should hold.
+SHORTEST_INTERVAL = 0.1
+LONGEST_DURATION = 86_400
+MOST_POLLS = 100_000
+
+
+def polls(count: int, interval: float) -> Iterator[float]:
+    """The poll times for a bounded watch, one at a time: 0, interval, 2 x interval, ..."""
+    return (n * interval for n in range(count))
 
 
 def poll_count(duration: float, interval: float) -> int:
     if not interval > 0:
         raise InputError(f"--interval: found {interval:g}, expected seconds above zero, such as 2")
-    if not 0 <= duration < float("inf"):
-        raise InputError(f"--duration: found {duration:g}, expected seconds of zero or more, such as 120")
-    return int(duration // interval) + 1
+    if interval < SHORTEST_INTERVAL:
+        raise InputError(f"--interval: found {interval:g}, expected at least {SHORTEST_INTERVAL:g} seconds, such as 2")
+    if not 0 <= duration <= LONGEST_DURATION:
+        raise InputError(f"--duration: found {duration:g}, expected seconds from 0 to {LONGEST_DURATION:,} (a day), such as 120")
+    count = int(duration // interval) + 1
+    if count > MOST_POLLS:
+        raise InputError(f"--duration / --interval: found {count:,} polls, expected at most {MOST_POLLS:,}: a longer interval or a shorter duration")
+    return count
 
 
 def watch(

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Mlp, Shape
+from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Mlp, Shape, as_flag
+from calc.units import InputError
 
 VOCAB_PADDING = 64
 
@@ -103,7 +104,11 @@ def quant_of(shape: Shape) -> Quant:
             raise ConfigError(shape.file, "quantization_config.bits", bits, "2, 3, 4 or 8")
         if not isinstance(group, int) or group == 0 or group < -1:
             raise ConfigError(shape.file, "quantization_config.group_size", group, "a group size such as 128, or -1 for one group a row")
-        zeros = bool(q.get("zero_point", True)) if method == "awq" else not bool(q.get("sym", True))
+        zeros = (
+            as_flag(q.get("zero_point", True), shape.file, "quantization_config.zero_point")
+            if method == "awq"
+            else not as_flag(q.get("sym", True), shape.file, "quantization_config.sym")
+        )
         return Quant("int", bits=bits, group=group, zeros=zeros, g_idx=method == "gptq", ignore=ignore)
     if method == "compressed-tensors":
         return _compressed_tensors(shape, q, ignore)
@@ -331,6 +336,9 @@ class Weights:
     checkpoint_total: int  # the whole checkpoint, all ranks together (counted, or the index's)
 
 
+PLAUSIBLE = 8  # a checkpoint's own size against the config's count: quantized, float32 or with extras, within this factor
+
+
 def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: str = "index total_size") -> Weights:
     """Weights on one rank. With the index's total_size the checkpoint's own bytes are split
     by the modeled layout (that figure beats the count); without it the count stands."""
@@ -341,9 +349,15 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
     whole = _sum(shape, 1, quant)
     if total_size is None:
         return Weights(rank[0], rank[1], "config", whole[0] + whole[1])
+    counted = whole[0] + whole[1]
+    if not counted // PLAUSIBLE <= total_size <= counted * PLAUSIBLE:  # total_size 1 once gave weights of 0.00 GiB
+        raise InputError(
+            f"{source}: found {total_size:,} B, expected a checkpoint size within {PLAUSIBLE}x of the {counted:,} B the config's "
+            "layers count: no checkpoint of this model is that size"
+        )
     if shape.float32_checkpoint:  # stored in 4 bytes a value, loaded in 2
         total_size, source = total_size // 2, f"{source}, halved: stored in float32, loaded in bfloat16"
-    scale = Fraction(total_size, whole[0] + whole[1])
+    scale = Fraction(total_size, counted)
     return Weights(round(rank[0] * scale), round(rank[1] * scale), source, total_size)
 
 

@@ -25,7 +25,8 @@ UNUSED_PLUGINS = ("codemirror", "deprecations-manager", "donkey", "error", "py-e
 # Updates the status line while Python starts, and says so if it cannot start; marks a result as
 # waiting (data-state="pending") when its form differs from the page as built before Python has
 # loaded, so a build-time figure never passes for the new inputs; the glue recomputes those once
-# it has. A form can differ before this script runs: typed while the page was still arriving, or
+# it has; withdraws every result, and says so, if the interpreter dies of a fatal error. A form
+# can differ before this script runs: typed while the page was still arriving, or
 # restored by the browser on a reload or a return to the page (which fires no input event).
 LOADING_SCRIPT = """<script>(function () {
   var status = document.getElementById("calc-status");
@@ -60,8 +61,24 @@ LOADING_SCRIPT = """<script>(function () {
   }
   addEventListener("unhandledrejection", function (event) { failed(event.reason && (event.reason.message || event.reason)); });
   addEventListener("calc:failed", function (event) { failed(event.detail); });
+  function stopped(reason) {
+    window.calcStopped = true;
+    status.textContent = "Python stopped (" + reason + "); the calculators no longer compute: reload the page.";
+    status.dataset.state = "failed";
+    document.querySelectorAll(".calc").forEach(function (calc) {
+      var result = calc.querySelector(".calc-result"), verdict = calc.querySelector(".calc-verdict");
+      result.innerHTML = "";
+      result.dataset.state = "failed";
+      verdict.textContent = "No result: Python stopped (" + reason + "); reload the page to calculate again.";
+      verdict.dataset.state = "failed";
+    });
+  }
+  addEventListener("calc:fatal", function (event) { stopped(event.detail); });
+  addEventListener("error", function (event) {  // an uncaught fatal error, should the interpreter's own hook not run
+    if (event.error && event.error.pyodide_fatal_error) stopped(event.error.message || String(event.error));
+  });
   document.addEventListener("input", function (event) {
-    var calc = !window.calcReady && event.target.closest && event.target.closest(".calc");
+    var calc = !window.calcReady && !window.calcStopped && event.target.closest && event.target.closest(".calc");
     if (calc) pending(calc);
   });
 })();</script>"""

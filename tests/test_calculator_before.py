@@ -77,7 +77,11 @@ def test_the_same_model_takes_its_measured_overhead(catalog, default) -> None:
     ("edits", "field", "message"),
     [
         ({"config": ""}, "config", "config.json: found nothing, expected the model's config.json pasted"),
-        ({"config": "{oops"}, "config", "config.json: (the file): found 'not JSON at line 1 column 2', expected a JSON object"),
+        (
+            {"config": "{oops"},
+            "config",
+            "config.json: (the file): found text that is not JSON at line 1 column 2 (Expecting property name enclosed in double quotes), expected a JSON object",
+        ),
         ({"config": '{"architectures": ["BertModel"]}'}, "config", "config.json: architectures[0]: found 'BertModel'"),
         ({"tp": "3"}, "tp", "Tensor parallel size: found 3, expected a divisor of the model's 32 attention heads"),
         ({"tp": "two"}, "tp", "Tensor parallel size: found 'two', expected a whole number"),

@@ -9,6 +9,8 @@ browser calculator's parser (calc.html, run here in CPython): the field is named
 from __future__ import annotations
 
 import argparse
+import html
+import json
 import re
 import shutil
 import time
@@ -113,7 +115,62 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["watch", "--proc", "{tmp}/latin1.txt", "--polls", "1"], "{tmp}/latin1.txt: found byte 0xff at offset 13, expected UTF-8 text"),
     (["guard", "{tmp}/missing.txt"], "trace {tmp}/missing.txt: cannot read it (No such file or directory)"),
     (["guard", "{tmp}"], "trace {tmp}: cannot read it (Is a directory)"),
+    # a trace line the old pattern read every split of its spaces of (300 spaces: minutes)
+    (["guard", "{tmp}/spaces.txt"], "{tmp}/spaces.txt, line 1: found '0                   ...          <x' (303 characters), expected '<seconds> <size>'"),
+    # --out never replaces a file unless asked, and says what is wrong with a path in one line
+    (
+        ["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "0", "--out", "{tmp}/comma.txt"],
+        "--out {tmp}/comma.txt: found an existing file, expected a new file name; give --force",
+    ),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "0", "--out", "{tmp}/nowhere/trace.txt"], "--out {tmp}/nowhere/trace.txt: found no folder"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "0", "--out", "{tmp}"], "--out {tmp}: found a folder, expected a file name"),
+    (
+        ["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "0", "--out", "/dev/null", "--force"],
+        "--out /dev/null: found something that is not a regular file",
+    ),
+    # a watch's polls are bounded before the first (the poll times were once built up front: 800 MB)
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "1e-300", "--duration", "1"], "--interval: found '1e-300', expected seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "1e300"], "--duration: found '1e300', expected seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "0.000001", "--duration", "100"], "--interval: found 1e-06, expected at least 0.1 seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "0.1", "--duration", "86400"], "found 864,000 polls, expected at most 100,000"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "86401"], "--duration: found 86401, expected seconds from 0 to 86,400"),
+    # seconds are read as every other number: ASCII digits, grouped in threes
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "١٠"], "--interval: found '١٠', expected seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--duration", "１０"], "--duration: found '１０', expected seconds"),
+    (["watch", "--proc", "{tmp}/meminfo.txt", "--interval", "1_0"], "--interval: found '1_0', expected an underscore only between groups of three"),
+    (["guard", "kernel-init-report", "--serving-at", "١٠"], "--serving-at: found '١٠', expected seconds"),
+    (["guard", "kernel-init-report", "--serving-at", "1_0"], "--serving-at: found '1_0', expected an underscore only"),
+    (["gate", "--seats", "1_0"], "--seats: found '1_0', expected an underscore only between groups of three"),
+    # memory readings no kernel and no free prints, each named by its line
+    (["watch", "--proc", "{tmp}/avail-400.txt", "--duration", "0"], "line 3: MemAvailable: found a figure of 400 digits, expected a memory size below 1 PiB"),
+    (["watch", "--proc", "{tmp}/avail-over.txt", "--duration", "0"], "line 3: found MemAvailable 11,264 B above MemTotal 10,240 B (line 1)"),
+    (["watch", "--proc", "{tmp}/free-over.txt", "--duration", "0"], "line 2: found MemFree 20,480 B above MemTotal 10,240 B (line 1)"),
+    (
+        ["watch", "--proc", "{tmp}/free-h-400.txt", "--duration", "0"],
+        "line 2, column total: found '11111111111111111111...111111111111' (400 characters), 400 digits",
+    ),
+    (["watch", "--proc", "{tmp}/free-b-square.txt", "--duration", "0"], "line 3: found '1²' in column total, expected a whole number"),
+    (
+        ["watch", "--proc", "{tmp}/free-b-5000.txt", "--duration", "0"],
+        "line 3: found a figure of 5000 digits in column total, expected a memory size below 1 PiB",
+    ),
+    (["watch", "--proc", "{tmp}/free-b-arabic.txt", "--duration", "0"], "line 3: found '١٠' in column total, expected a whole number"),
+    # config.json: nesting, digits and keys bounded before anything is built
+    (["ingest", "{tmp}/deep-line.log"], "deep-line.log: found none of the lines a vLLM or SGLang start prints in 1 lines"),  # once a RecursionError
+    (["model", "{tmp}/tie-no.json", "--max-model-len", "4096"], "tie-no.json: tie_word_embeddings: found 'no', expected true or false"),
+    (["model", "{tmp}/deep.json", "--max-model-len", "4096"], "deep.json: (the file): found arrays or objects nested 10000 deep, expected at most 64 levels"),
+    (["model", "{tmp}/digits.json", "--max-model-len", "4096"], "digits.json: (the file): found a whole number of 5000 digits, expected at most 40 digits"),
+    (
+        ["model", "{tmp}/twice.json", "--max-model-len", "4096"],
+        "twice.json: (the file): found the key 'num_hidden_layers' twice in one object, expected each key once",
+    ),
 ]
+
+_FREE_HEAD = b"               total        used        free      shared  buff/cache   available\n"
+_MEMINFO_OK = b"MemTotal: 100000000 kB\nMemFree: 10000000 kB\nMemAvailable: 50000000 kB\n"
+_DEEP = b'{"a":' * 10000 + b"1" + b"}" * 10000
+_QWEN3_14B = (Path(__file__).resolve().parent.parent / "models" / "configs" / "qwen3-14b" / "config.json").read_bytes()
+assert b'"tie_word_embeddings": false' in _QWEN3_14B
 
 FILES: dict[str, bytes] = {
     "latin1.txt": b"25 68501 MiB\n\xff30 45826 MiB\n",
@@ -123,6 +180,20 @@ FILES: dict[str, bytes] = {
     "backwards.txt": b"25 68501 MiB\n5 45826 MiB\n",
     "comma.txt": b"25 68,50 MiB\n",
     "huge.txt": b"25 1e999999999 MiB\n",
+    "spaces.txt": b"0" + b" " * 300 + b"<x\n",
+    "meminfo.txt": _MEMINFO_OK,
+    "avail-400.txt": b"MemTotal: 10 kB\nMemFree: 1 kB\nMemAvailable: " + b"9" * 400 + b" kB\n",
+    "avail-over.txt": b"MemTotal: 10 kB\nMemFree: 1 kB\nMemAvailable: 11 kB\n",
+    "free-over.txt": b"MemTotal: 10 kB\nMemFree: 20 kB\nMemAvailable: 5 kB\n",
+    "free-h-400.txt": _FREE_HEAD + b"Mem:  " + b"1" * 400 + b"Gi  1Gi  1Gi  1Gi  1Gi  1Gi\n",
+    "free-b-square.txt": b"$ free -b\n" + _FREE_HEAD + "Mem: 1² 1 1 1 1 1\n".encode(),
+    "free-b-5000.txt": b"$ free -b\n" + _FREE_HEAD + b"Mem: " + b"1" * 5000 + b" 1 1 1 1 1\n",
+    "free-b-arabic.txt": b"$ free -b\n" + _FREE_HEAD + "Mem: ١٠ 1 1 1 1 1\n".encode(),
+    "deep.json": _DEEP,
+    "deep-line.log": b'{"message": ' + _DEEP + b"}\n",
+    "digits.json": b'{"num_hidden_layers": ' + b"1" * 5000 + b"}",
+    "tie-no.json": _QWEN3_14B.replace(b'"tie_word_embeddings": false', b'"tie_word_embeddings": "no"'),
+    "twice.json": b'{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "num_hidden_layers": 32}',
 }
 
 # (argv, /proc/meminfo as the box would print it, fragment): --available auto and --free auto.
@@ -140,6 +211,8 @@ MEMINFO_CASES: list[tuple[list[str], bytes, str]] = [
     (["gate", "--available", "auto"], b"MemTotal: 127601756 kB\n", "--available auto: found no MemAvailable line in"),
     (["prefetch", "--checkpoint", "75 GB", "--available", "auto"], b"MemAvailable: \xff kB\n", "found byte 0xff at offset 14, expected UTF-8 text"),
     (["fraction", "--free", "auto"], b"MemAvailable: 100000 MB\n", "expected 'MemAvailable: <number> kB'"),
+    (["gate", "--available", "auto"], b"MemTotal: 10 kB\nMemAvailable: 11 kB\n", "line 2: found MemAvailable 11,264 B above MemTotal 10,240 B (line 1)"),
+    (["gate", "--available", "auto"], "MemAvailable: ١٠ kB\n".encode(), "line 1: MemAvailable: found '١٠', expected a whole number"),
 ]
 
 
@@ -170,7 +243,37 @@ def files(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("argv", "fragment"), CLI_CASES, ids=[" ".join(a)[:60] for a, _ in CLI_CASES])
 def test_cli_refuses(argv: list[str], fragment: str, files: Path, capsys) -> None:
     argv = [a.replace("{tmp}", str(files)) for a in argv]
+    started = time.monotonic()
     _assert_one_error(*_run(argv, capsys), fragment.replace("{tmp}", str(files)))
+    assert time.monotonic() - started < 5, argv  # refused at once: nothing hostile runs for long
+    assert (files / "comma.txt").read_bytes() == FILES["comma.txt"]  # no file is replaced on a refusal
+
+
+def test_a_config_with_a_byte_order_mark_reads_as_without(files: Path, capsys) -> None:
+    """A UTF-8 byte-order mark, as some editors write it, was reported as "not JSON"."""
+    (files / "bom.json").write_bytes(b"\xef\xbb\xbf" + _QWEN3_14B)
+    (files / "plain.json").write_bytes(_QWEN3_14B)
+    answers = [_run(["model", str(files / name), "--max-model-len", "4096", "--json"], capsys) for name in ("bom.json", "plain.json")]
+    assert answers[0][0] == 0 and answers[0][1].replace("bom.json", "plain.json") == answers[1][1]
+
+
+def test_watch_out_never_writes_into_the_catalog(catalog_copy: Path, files: Path, monkeypatch, capsys) -> None:
+    """`watch --out catalog/traces.yaml` once replaced the catalog file and broke every command."""
+    before = (catalog_copy / "traces.yaml").read_bytes()
+    argv = ["watch", "--proc", str(files / "meminfo.txt"), "--duration", "0"]
+    for target in (catalog_copy / "traces.yaml", catalog_copy / "new.yaml", catalog_copy / "schema" / "x.json"):
+        _assert_one_error(*_run(["--catalog", str(catalog_copy), *argv, "--out", str(target), "--force"], capsys), "found a path in the catalog")
+    monkeypatch.setattr(cli, "CATALOG_DIR", catalog_copy)  # the project's own catalog, wherever it is
+    _assert_one_error(*_run([*argv, "--out", str(catalog_copy / "traces.yaml"), "--force"], capsys), "found a path in the catalog")
+    assert (catalog_copy / "traces.yaml").read_bytes() == before and not (catalog_copy / "new.yaml").exists()
+
+
+def test_watch_out_replaces_a_file_only_with_force(files: Path, capsys) -> None:
+    argv = ["watch", "--proc", str(files / "meminfo.txt"), "--duration", "0", "--out", str(files / "comma.txt")]
+    assert _run([*argv, "--force"], capsys)[0] == 0
+    assert (files / "comma.txt").read_text().splitlines()[1] == "0 51200000000 B # free 10240000000 B"
+    assert _run([*argv[:-2], "--out", str(files / "new.txt")], capsys)[0] == 0
+    assert (files / "new.txt").read_text().startswith("# python -m calc watch")
 
 
 @pytest.mark.parametrize(("argv", "meminfo", "fragment"), MEMINFO_CASES, ids=[m.decode("latin-1")[:40] for _, m, _ in MEMINFO_CASES])
@@ -251,6 +354,27 @@ def _bomb() -> str:
 
 # (id, file, old text, new text or a function of the file's text, fragment naming file and key path)
 CATALOG_CASES: list[tuple[str, str, str, object, str]] = [
+    (
+        "name a number",
+        "boxes.yaml",
+        "    name: DGX Spark (GB10)\n",
+        "    name: 12\n",
+        "boxes.yaml: boxes[0].name: found 12, expected text (quote a number meant as text)",
+    ),
+    (
+        "merge key",
+        "boxes.yaml",
+        "    name: DGX Spark (GB10)\n",
+        "    name: DGX Spark (GB10)\n    <<: {memory: discrete}\n",
+        "boxes.yaml: boxes[0].<<: found a YAML merge key '<<', expected each key written out in its mapping",
+    ),
+    (
+        "right-to-left override",
+        "boxes.yaml",
+        "    name: DGX Spark (GB10)\n",
+        '    name: "DGX \u202eSpark"\n',
+        "boxes.yaml: boxes[0].name: found the control character U+202E in the text, expected text without control or direction characters",
+    ),
     (
         "duplicate value",
         "boxes.yaml",
@@ -361,7 +485,7 @@ CATALOG_CASES: list[tuple[str, str, str, object, str]] = [
         "models.yaml",
         None,
         lambda t: t + ("# " + "x" * 1000 + "\n") * 5000,
-        "models.yaml: (file): found 5,0{n},{n} bytes, expected a catalog file of at most 4 MiB",
+        "models.yaml: (file): found more than 4,194,304 bytes, expected a catalog file of at most 4 MiB",
     ),
     ("boxes 0", "starts.yaml", "boxes: 2", "boxes: 0", "starts.yaml: deployments[0].boxes: found 0, expected a whole number from 1 to 1e+12"),
     (
@@ -493,6 +617,31 @@ def test_catalog_refuses(name: str, file: str, old: str | None, new: object, fra
     _assert_one_error(status, out, err, fragment)
 
 
+def test_a_catalog_file_is_read_only_if_regular_and_to_its_limit(catalog_copy: Path, capsys) -> None:
+    """A catalog file that links to /dev/zero was read before its size was checked (MemoryError)."""
+    (catalog_copy / "boxes.yaml").unlink()
+    (catalog_copy / "boxes.yaml").symlink_to("/dev/zero")
+    _assert_one_error(*_run(["--catalog", str(catalog_copy), "check"], capsys), "boxes.yaml: (file): found a file it cannot read (not a regular file)")
+    (catalog_copy / "boxes.yaml").unlink()
+    (catalog_copy / "boxes.yaml").write_bytes(b"#" * (5 * 2**20))
+    _assert_one_error(
+        *_run(["--catalog", str(catalog_copy), "check"], capsys),
+        "boxes.yaml: (file): found more than 4,194,304 bytes, expected a catalog file of at most 4 MiB",
+    )
+
+
+@pytest.mark.parametrize(
+    "argv", [["ingest", "{f}"], ["model", "{f}", "--max-model-len", "4096"], ["guard", "{f}"], ["model", "{cfg}", "--max-model-len", "4096", "--index", "{f}"]]
+)
+@pytest.mark.parametrize(("path", "said"), [("/dev/zero", "not a regular file"), ("/proc/self/mem", "Input/output error")])
+def test_a_file_that_is_no_regular_file_is_refused_not_read(argv: list[str], path: str, said: str, capsys) -> None:
+    """`model --index /dev/zero` hung; `ingest /proc/self/mem` ended in an OSError traceback."""
+    config = str(Path(__file__).resolve().parent.parent / "models" / "configs" / "qwen3-14b" / "config.json")
+    started = time.monotonic()
+    _assert_one_error(*_run([a.replace("{f}", path).replace("{cfg}", config) for a in argv], capsys), f"{path}: cannot read it ({said})")
+    assert time.monotonic() - started < 5
+
+
 def test_the_shipped_catalog_uses_no_alias_and_no_duplicate() -> None:
     """The loader refuses what the catalog never needs; the catalog itself passes it."""
     load_dir(CATALOG_DIR)
@@ -555,13 +704,52 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ("prefetch", "checkpoint", "75,5 GB", "found '75,5 GB', expected a comma only"),
     ("prefetch", "available", "1e-400", "this is below one byte"),
     ("prefetch", "checkpoint", "0." + "0" * 5000 + "1 GB", "digits; expected at most 30"),
+    # Your start's bytes per token, read as every other number (Fraction() once expanded 1e-99999999 for 15 s)
+    ("yourstart", "bytes_per_token", "1e-99999999", "found '1e-99999999', expected bytes per token, such as 55296 or 1715.2, at least 1e-30"),
+    ("yourstart", "bytes_per_token", "1e999999", "found '1e999999', expected bytes per token, such as 55296 or 1715.2, below 1e30"),
+    ("yourstart", "bytes_per_token", "5e-324", "found '5e-324', expected bytes per token"),
+    ("yourstart", "bytes_per_token", "10,5", "found '10,5', expected a comma only between groups of three digits"),
+    ("yourstart", "bytes_per_token", "55,0,1,1", "found '55,0,1,1', expected a comma only between groups of three digits"),
+    ("yourstart", "bytes_per_token", "١٠", "found '١٠', expected a number"),
+    ("yourstart", "bytes_per_token", "１０", "found '１０', expected a number"),
+    ("yourstart", "total", "0", "Box or card total: found '0', expected a memory size above zero"),
+    ("yourstart", "total", "0 GiB", "found '0 GiB', expected a memory size above zero"),
+    # pasted readings: one pass over a long line, figures bounded, impossible readings named by line
+    ("yourstart", "before", "MemTotal: 1" + " " * 20000 + "x", "found neither /proc/meminfo lines nor free's header"),
+    ("yourstart", "before", "MemTotal: 10 kB\nMemFree: 1 kB\nMemAvailable: 11 kB", "line 3: found MemAvailable 11,264 B above MemTotal 10,240 B (line 1)"),
+    ("yourstart", "serving", "MemTotal: 10 kB\nMemFree: 1 kB\nMemAvailable: " + "9" * 400 + " kB", "line 3: MemAvailable: found a figure of 400 digits"),
+    (
+        "yourstart",
+        "before",
+        _FREE_HEAD.decode() + "Mem:  " + "1" * 400 + "Gi 1Gi 1Gi 1Gi 1Gi 1Gi",
+        "column total: found '11111111111111111111...111111111111' (400 characters), 400 digits",
+    ),
+    ("yourstart", "before", "$ free -b\n" + _FREE_HEAD.decode() + "Mem: 1² 1 1 1 1 1", "line 3: found '1²' in column total, expected a whole number"),
+    ("yourstart", "before", "$ free -b\n" + _FREE_HEAD.decode() + "Mem: " + "1" * 5000 + " 1 1 1 1 1", "found a figure of 5000 digits in column total"),
+    # a paste the page would hold for seconds is refused at once, at the size the field states
+    ("yourstart", "log", "\n" * 1_000_000, "Startup log: found 1,000,000 characters in 1,000,001 lines, expected at most 1 MiB and 20,000 lines"),
+    ("yourstart", "log", "\r" * 30_000, "found 30,000 characters in 30,001 lines, expected at most 1 MiB and 20,000 lines"),
+    ("yourstart", "log", "x" * (2**20 + 1), "found 1,048,577 characters in 1 lines, expected at most 1 MiB"),
+    (
+        "yourstart",
+        "before",
+        "\n" * 1_000_000,
+        "Before the start: found 1,000,000 characters in 1,000,001 lines, expected at most 1 MiB and 20,000 lines: paste one reading",
+    ),
+    ("yourstart", "log", '{"message": ' + _DEEP.decode() + "}", "found none of the lines a vLLM or SGLang start prints in 1 lines"),
+    ("before", "config", " " * (8 * 2**20 + 1), "config.json: found 8,388,609 characters, expected at most 8 MiB of JSON"),
+    ("before", "index", "{" + " " * (8 * 2**20), "found 8,388,609 characters, expected at most 8 MiB of JSON"),
+    ("before", "config", _DEEP.decode(), "config.json: (the file): found arrays or objects nested 10000 deep, expected at most 64 levels"),
+    ("before", "config", '{"num_hidden_layers": ' + "1" * 5000 + "}", "found a whole number of 5000 digits, expected at most 40 digits"),
 ]
 
 
 @pytest.mark.parametrize(("calculator", "name", "text", "fragment"), BROWSER_CASES, ids=[f"{c}-{n}-{t[:20]}" for c, n, t, _ in BROWSER_CASES])
 def test_browser_parser_refuses(calculator: str, name: str, text: str, fragment: str, catalog) -> None:
     raw = {**calc_html.defaults_of(catalog, calculator).values, name: text}
+    started = time.monotonic()
     out = calc_html.run(catalog, calculator, raw)
+    assert time.monotonic() - started < 2, (name, text[:40])  # at once: the page must never freeze
     assert not out.valid, out.sections
     assert fragment in out.errors[name], out.errors
     assert len(out.errors[name]) < 300
@@ -621,3 +809,237 @@ def test_catalog_text_is_shown_as_text_never_as_markup(project_copy: Path) -> No
     # the catalog index table keeps three cells a row with a | in a name
     for row in re.findall(r"<tr>(.*?)</tr>", index, re.S):
         assert row.count("<td") in (0, 3), row
+
+
+# --- figures no engine prints: reported with their line, never used ------------------------------
+
+IMPOSSIBLE_LOG = "\n".join(
+    [
+        "INFO 08-18 14:15:00 [config.py:1] Initializing a V1 LLM engine (v0.10.1) with config: model='Qwen/Qwen3-8B', "
+        "max_seq_len={maxlen}, tensor_parallel_size={tp}, gpu_memory_utilization={util}",
+        "INFO 08-18 14:15:01 [gpu_model_runner.py:1] Model loading took {load} GiB and 2.3 seconds",
+        "INFO 08-18 14:15:02 [gpu_worker.py:475] Available KV cache memory: {pool} GiB",
+        "INFO 08-18 14:15:02 [kv_cache_utils.py:1733] GPU KV cache size: {tokens} tokens",
+        "{extra}",
+    ]
+)
+SANE = {"maxlen": "8192", "tp": "1", "util": "0.9", "load": "14.96", "pool": "5.35", "tokens": "215,401", "extra": ""}
+THIRTY_TWO = "12345678901234567890123456789012"
+
+# (what is changed, the JSON key left null, the line and the words of its note)
+IMPOSSIBLE_CASES: list[tuple[dict[str, str], str, str]] = [
+    ({"util": "7.5"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization 7.5: expected a fraction above 0 and at most 1"),
+    ({"util": "-0.5"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization -0.5: expected a fraction above 0 and at most 1"),
+    ({"util": "1e999999999"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization '1e999999999': its figure could not be read"),  # once never returned
+    ({"util": "١"}, "gpu_memory_utilization", "line 1: gpu_memory_utilization '١': its figure could not be read"),  # int() and Decimal() take any digits
+    ({"maxlen": "١٠"}, "max_model_len", "line 1: max_seq_len '١٠': its figure could not be read"),
+    (
+        {"extra": "ValueError: Free memory on device (1.0/2.0 GiB) on startup. Desired GPU memory utilization is (0.9.9, 1.0 GiB)."},
+        "requested_memory_bytes",
+        "line 5: 'Free memory on device (1.0/2.0 GiB) on startup. Desired GPU memory utilization i': its figure could not be read",
+    ),  # once a decimal.InvalidOperation traceback
+    ({"load": "-14.96"}, "model_loading_bytes", "line 2: model loading -14.96 GiB: expected a size from 0 B to 1 PiB"),
+    ({"pool": THIRTY_TWO}, "available_kv_bytes", f"line 3: KV pool {THIRTY_TWO} GiB: expected a size within 1 PiB"),
+    ({"pool": "1e400"}, "available_kv_bytes", "line 3: 'Available KV cache memory: 1e400 GiB': its figure could not be read"),  # not "V1 before 0.9.1"
+    ({"tokens": THIRTY_TWO}, "kv_tokens", f"line 4: KV tokens {THIRTY_TWO}: expected a count from 0 to 1e+12"),
+    ({"maxlen": "-5"}, "max_model_len", "line 1: max_seq_len '-5': its figure could not be read"),
+    ({"maxlen": "0"}, "max_model_len", "line 1: max_model_len 0: expected a whole number from 1 to 1e+12"),  # once a ZeroDivisionError
+    ({"tp": "0"}, "tensor_parallel_size", "line 1: tensor_parallel_size 0: expected a whole number from 1 to 1e+12"),
+    (
+        {
+            "extra": "ERROR 08-18 14:15:03 [gpu_worker.py:1] ValueError: Free memory on device (90.0/80.0 GiB) on startup is less than "
+            "desired GPU memory utilization (0.9, 72.0 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+        },
+        "total_memory_bytes",
+        "line 5: free memory 90.0 GiB above the total 80.0 GiB",
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize(("change", "key", "note"), IMPOSSIBLE_CASES, ids=[next(iter(c.items()))[1][:24] for c, _, _ in IMPOSSIBLE_CASES])
+def test_a_figure_no_engine_prints_is_named_and_never_used(change: dict[str, str], key: str, note: str, tmp_path: Path, catalog, capsys) -> None:
+    log = tmp_path / "start.log"
+    log.write_text(IMPOSSIBLE_LOG.format(**{**SANE, **change}) + "\n", encoding="utf-8")
+    status, out, err = _run(["ingest", str(log)], capsys)
+    assert status == 0 and "Traceback" not in err, err
+    assert f"unreadable, {note}" in out and "before 0.9.1" not in out
+    status, out, err = _run(["ingest", str(log), "--json"], capsys)
+    data = json.loads(out)
+    assert data.get(key) is None and any(u.startswith(note) for u in data["unreadable"]), data
+    if key not in ("available_kv_bytes", "kv_tokens"):  # a catalog entry needs the pool
+        status, out, err = _run(["ingest", str(log), "--yaml", "--box", "dgx-spark", "--model", "qwen3.8-27b"], capsys)
+        assert status == 0, err
+        assert out.startswith(f"  # unreadable, {note}"), out
+    raw = {**calc_html.defaults_of(catalog, "yourstart").values, "preset": "", "weights": "", "pin": "", "box": "dgx-spark", "log": log.read_text()}
+    page = calc_html.run(catalog, "yourstart", raw)
+    assert f"unreadable, {note}" in html.unescape("".join(page.sections.values())) or not page.valid, page.errors
+    assert "887.72" not in "".join(page.figures.values())
+
+
+def test_a_rank_prefix_of_thousands_of_digits_is_no_rank(tmp_path: Path, capsys) -> None:
+    """'(Worker_TP' and 5,000 digits: int() refused it past 4,300 digits, a ValueError traceback."""
+    log = tmp_path / "start.log"
+    line = "(Worker_TP" + "1" * 5000 + " pid=1) INFO 08-18 14:15:03 [x.py:1] nothing"
+    log.write_text(IMPOSSIBLE_LOG.format(**{**SANE, "extra": line}) + "\n", encoding="utf-8")
+    status, out, err = _run(["ingest", str(log), "--json"], capsys)
+    assert status == 0, err
+    assert json.loads(out)["tensor_parallel_size"] == 1
+
+
+def test_an_index_whose_size_no_checkpoint_has_is_refused(tmp_path: Path, capsys) -> None:
+    """total_size 1 once gave weights of 0.00 GiB a rank."""
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text('{"metadata": {"total_size": 1}, "weight_map": {}}')
+    config = str(Path(__file__).resolve().parent.parent / "models" / "configs" / "qwen3-14b" / "config.json")
+    _assert_one_error(
+        *_run(["model", config, "--max-model-len", "4096", "--index", str(index)], capsys), "index total_size: found 1 B, expected a checkpoint size within 8x"
+    )
+
+
+# --- large inputs ----------------------------------------------------------------------------------
+
+
+def test_a_million_bare_carriage_returns_are_read_at_once(tmp_path: Path, capsys) -> None:
+    """1 MB of bare \\r is a million lines; each once cost a full pass of the line reader (5-16 s)."""
+    log = tmp_path / "cr.log"
+    log.write_bytes(b"\r" * 1_000_000)
+    started = time.monotonic()
+    _assert_one_error(*_run(["ingest", str(log)], capsys), "cr.log: found no text, expected a vLLM or SGLang startup log")
+    assert time.monotonic() - started < 4
+
+
+def test_a_large_read_shows_its_progress_on_stderr_only(tmp_path: Path, monkeypatch, capsys) -> None:
+    log = tmp_path / "big.log"
+    sample = (Path(__file__).resolve().parent.parent / "logs" / "public" / "07-v0102-qwen3-14b-enginecore.log").read_text(encoding="utf-8")
+    log.write_text(sample + "INFO 01-01 00:00:00 [x.py:1] nothing to read here\n" * 2000, encoding="utf-8")
+    status, quiet, err = _run(["ingest", str(log), "--json"], capsys)
+    assert status == 0 and err == ""  # a small read, not on a terminal: nothing on stderr
+    monkeypatch.setattr(cli, "LARGE_READ", 1000)
+    monkeypatch.setattr(cli, "PROGRESS_EVERY", 20_000)
+    status, out, err = _run(["ingest", str(log), "--json"], capsys)
+    assert status == 0 and out == quiet  # the answer unchanged
+    lines = err.splitlines()
+    assert len(lines) == log.stat().st_size // 20_000, err
+    assert re.fullmatch(rf"calc: reading {re.escape(str(log))}: [0-9.]+ MB of [0-9.]+ MB, [0-9,]+ lines", lines[0]), lines[0]
+
+
+# --- the page in Chromium --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def calculator_page(browser, base_url):
+    from tests.serving import CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
+    page = browser.new_page()
+    page.goto(base_url + "calculator/")
+    page.wait_for_function("window.calcReady === true", timeout=90_000)
+    yield page
+    page.close()
+
+
+def test_the_page_answers_deep_json_and_never_freezes(calculator_page) -> None:
+    """A config or a log line nested 10,000 deep killed Pyodide ("Maximum call stack size
+    exceeded") and left the last figures shown as valid; 1e999999 in bytes per token froze the page."""
+    page = calculator_page
+    page.fill("#before-config", _DEEP.decode())
+    page.wait_for_function("document.getElementById('before-result').dataset.state === 'invalid'")
+    assert "nested 10000 deep, expected at most 64 levels" in page.text_content("#before-config-err")
+    page.select_option("#yourstart-preset", "")
+    page.fill("#yourstart-log", '{"message": ' + _DEEP.decode() + "}")
+    page.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'invalid'")
+    started = time.monotonic()
+    page.fill("#yourstart-bytes-per-token", "1e999999")
+    page.wait_for_function("document.getElementById('yourstart-bytes-per-token-err').textContent.includes('below 1e30')", timeout=5_000)
+    assert time.monotonic() - started < 5
+    assert page.get_attribute("#calc-status", "data-state") == "ready"
+
+
+def test_a_fatal_error_withdraws_every_figure_and_says_so(browser, base_url) -> None:
+    """Whatever kills the interpreter (here a json.loads nested 10,000 deep run on the page's own
+    Pyodide, as the calculators once did), no figure stays on the page as valid."""
+    from tests.serving import CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
+    page = browser.new_page()
+    page.goto(base_url + "calculator/")
+    page.wait_for_function("window.calcReady === true", timeout=90_000)
+    assert page.get_attribute("#yourstart-result", "data-state") == "valid"
+    said = page.evaluate(
+        """async () => {
+          const early = await import(new URL("../calculator/early-pyodide.mjs", location.href).href);
+          const pyodide = await early.start();
+          try { pyodide.runPython("import json\\njson.loads('[' * 100000 + ']' * 100000)"); } catch (error) { return String(error); }
+          return "no error";
+        }"""
+    )
+    assert "Maximum call stack size exceeded" in said, said
+    page.fill("#yourstart-pin", "30 GiB")  # an edit after it changes nothing
+    page.wait_for_timeout(500)
+    for calculator in calc_html.CALCULATORS:
+        assert page.get_attribute(f"#{calculator}-result", "data-state") == "failed", calculator
+        assert page.inner_html(f"#{calculator}-result") == "", calculator
+        assert page.text_content(f"#{calculator}-verdict").startswith("No result: Python stopped"), calculator
+        assert page.locator(f"#{calculator}-calc [data-fig]").count() == 0
+    assert page.get_attribute("#calc-status", "data-state") == "failed"
+    assert "reload the page" in page.text_content("#calc-status")
+    page.close()
+
+
+# --- every pattern of calc, on the runs that make a pattern backtrack -------------------------------
+
+
+def _patterns() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
+    """Each compiled pattern of calc's modules (and of the log reader's rules), with the methods its
+    module calls it with (a pattern run with match is never run from every position)."""
+    import importlib
+    import pkgutil
+
+    import calc
+    import calc.calculators
+
+    names = [f"calc.{m.name}" for m in pkgutil.iter_modules(calc.__path__) if m.name != "__main__"]
+    names += [f"calc.calculators.{m.name}" for m in pkgutil.iter_modules(calc.calculators.__path__)]
+    found = []
+    for name in names:
+        module = importlib.import_module(name)
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
+        for key, value in vars(module).items():
+            patterns = [(key, value)] if isinstance(value, re.Pattern) else []
+            if isinstance(value, (list, tuple)):
+                patterns += [(f"{key}[{i}]", x.pattern) for i, x in enumerate(value) if isinstance(getattr(x, "pattern", None), re.Pattern)]
+            for label, pattern in patterns:
+                used = set(re.findall(rf"(?<![\w.]){re.escape(key)}\.(match|fullmatch|search|finditer|findall|split|sub)\(", source))
+                methods = tuple(sorted({"search" if u in ("finditer", "findall", "split", "sub") else u for u in used})) or ("search",)
+                found.append((f"{name}.{label}", pattern, methods))
+    return found
+
+
+PATTERNS = _patterns()
+RUNS = [" ", "\t", "0", "1,", "1.", "a", "a=1", "A1", "x ", "(", "[", "|", "=", "-", "_", "1e", ". "]
+
+
+@pytest.mark.parametrize(("name", "pattern", "methods"), PATTERNS, ids=[p[0] for p in PATTERNS])
+def test_no_pattern_backtracks_on_a_long_run(name: str, pattern: re.Pattern[str], methods: tuple[str, ...]) -> None:
+    """A pattern whose optional parts trade characters with each other (`\\s*s?\\s+`, `\\s*(kB)?\\s*$`)
+    takes a time that grows with the cube or square of a run's length: a trace line of 300
+    spaces took minutes, a pasted meminfo line of 20,000 spaces 9 s. Each pattern, with the
+    methods its code calls, on 6,000 characters of each run between a start its pattern may
+    want and an end that fails: a square law takes over a second here, a cube longer."""
+    slowest = 0.0
+    for run in RUNS:
+        body = run * (6000 // len(run))
+        starts = ("", "0", "T+25s ", "MemTotal: 1", "Available KV cache memory: 1", "(Worker ")
+        for text in (start + body + end for start in starts for end in ("!", "<x", ")")):
+            for method in methods:
+                taken = []
+                for _ in range(3):  # the least of three tries: a pause of the machine's is not the pattern's
+                    started = time.perf_counter()
+                    getattr(pattern, method)(text)
+                    taken.append(time.perf_counter() - started)
+                    if taken[-1] < 0.25:
+                        break
+                slowest = max(slowest, min(taken))
+    assert slowest < 0.25, (name, slowest)

@@ -91,7 +91,8 @@ def test_every_public_log_has_its_source() -> None:
 def test_public_log(entry: dict) -> None:
     reading = read_log((PUBLIC / entry["file"]).read_text(encoding="utf-8"))
     got = reading.to_json()
-    assert set(got) == {*JSON_KEYS, "lines"}
+    assert set(got) == {*JSON_KEYS, "lines", "unreadable"}
+    assert got["unreadable"] == []  # a real log holds no figure an engine cannot print
     expected = dict(entry["expected"])
     for key, (value, _why) in CORRECTIONS.get(entry["file"][:2], {}).items():
         expected[key] = value
@@ -244,6 +245,7 @@ STYLES = {
 def _figures(text: str) -> dict:
     out = read_log(text).to_json()
     out.pop("lines")
+    assert out.pop("unreadable") == []
     return out
 
 
@@ -365,7 +367,7 @@ def test_cli_json_keys_always_present(entry: dict) -> None:
     done = run(str(PUBLIC / entry["file"]), "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert list(out) == [*JSON_KEYS, "lines"]
+    assert list(out) == [*JSON_KEYS, "lines", "unreadable"]
 
 
 def test_cli_reads_standard_input_and_prints_lines() -> None:
@@ -529,7 +531,7 @@ def test_cli_text_and_json_on_every_public_log(entry: dict, capsys) -> None:
     path = str(PUBLIC / entry["file"])
     assert main(["ingest", path, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert list(out) == [*JSON_KEYS, "lines"]
+    assert list(out) == [*JSON_KEYS, "lines", "unreadable"] and out["unreadable"] == []
     assert main(["ingest", path]) == 0
     text = capsys.readouterr().out
     assert text.startswith(f"{path}: a {entry['engine']}") and "Read:" in text and "Derived:" in text

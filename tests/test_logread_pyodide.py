@@ -22,7 +22,7 @@ import fs from "node:fs";
 const py = await loadPyodide({ indexURL: "%(pyodide)s/" });
 py.FS.mkdirTree("/home/pyodide/calc");
 py.FS.mkdirTree("/home/pyodide/logs");
-for (const f of ["units.py", "logread.py"]) py.FS.writeFile("/home/pyodide/calc/" + f, fs.readFileSync("%(root)s/calc/" + f, "utf8"));
+for (const f of ["units.py", "jsontext.py", "logread.py"]) py.FS.writeFile("/home/pyodide/calc/" + f, fs.readFileSync("%(root)s/calc/" + f, "utf8"));
 py.FS.writeFile("/home/pyodide/calc/__init__.py", "");
 const names = fs.readdirSync("%(root)s/logs/public").filter((n) => n.endsWith(".log"));
 for (const n of names) py.FS.writeFile("/home/pyodide/logs/" + n, fs.readFileSync("%(root)s/logs/public/" + n, "utf8"));

@@ -20,6 +20,7 @@ from calc.units import InputError, fmt, parse_size
 NAME = "before"
 TITLE = "Before the first start"
 DEFAULT_CONFIG = "qwen3-30b-a3b"  # one of models/configs, shipped with its source
+PASTE_CHARACTERS = 8 * 2**20  # a config.json is kilobytes, an index or safetensors headers a few megabytes: more is refused, not read
 
 LABELS = {
     "config": "config.json (paste)",
@@ -42,8 +43,19 @@ DTYPES = ("auto", "bfloat16", "fp8", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 def fields(catalog: Catalog) -> list[Field]:
     boxes = tuple((b, box["name"], False) for b, box in catalog.boxes.items())
     return [
-        Field("config", LABELS["config"], "textarea", "The model's config.json as Hugging Face ships it, quantization_config and all", rows=12),
-        Field("index", LABELS["index"], "textarea", "Its metadata.total_size beats the parameter count; a size such as 61.06e9 works too"),
+        Field(
+            "config",
+            LABELS["config"],
+            "textarea",
+            f"The model's config.json as Hugging Face ships it, quantization_config and all (at most {PASTE_CHARACTERS // 2**20} MiB)",
+            rows=12,
+        ),
+        Field(
+            "index",
+            LABELS["index"],
+            "textarea",
+            f"Its metadata.total_size beats the parameter count; a size such as 61.06e9 works too (at most {PASTE_CHARACTERS // 2**20} MiB)",
+        ),
         Field("box", LABELS["box"], "select", options=boxes),
         Field("available", LABELS["available"], "text", "Bytes: " + size_examples()),
         Field("tp", LABELS["tp"], "text", "Ranks the model is split over", inputmode="numeric"),
@@ -162,6 +174,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     config_text = str(raw.get("config", ""))
     if not config_text.strip():
         errors["config"] = f"{short(LABELS['config'])}: found nothing, expected the model's config.json pasted"
+    for name in ("config", "index"):
+        pasted = str(raw.get(name, ""))
+        if len(pasted) > PASTE_CHARACTERS:
+            errors[name] = f"{short(LABELS[name])}: found {len(pasted):,} characters, expected at most {PASTE_CHARACTERS // 2**20} MiB of JSON"
     if errors:
         return invalid(NAME, errors, LABELS, names)
     inputs = modeled.ModelInputs(config_text, "config.json", tp, dtype, max_len, pin, version, index_text, block_size=None, prefill_budget=prefill)

@@ -21,7 +21,7 @@ from calc.calculators.start import gated
 from calc.catalog import Catalog
 from calc.chart import figure_html
 from calc.report import fraction_text
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
 from calc.yourstart import Given, YourStart
 
 NAME = "yourstart"
@@ -29,6 +29,10 @@ TITLE = "Your start"
 OTHER_BOX = "other"
 MODEL_NAME = r"[\w./:@+-]+"  # a Hugging Face id or a path, as vllm serve takes it
 LINE_TEXT = 160  # a log line is quoted up to this many characters
+# What the page reads of a paste, stated beside the field: a startup log is a few hundred lines (all
+# ranks' a few thousand); more is refused at once rather than holding the page while it is read.
+PASTE_CHARACTERS = 2**20
+PASTE_LINES = 20_000
 
 LABELS = {
     "preset": "Preset from the catalog",
@@ -67,7 +71,13 @@ def fields(catalog: Catalog) -> list[Field]:
     sizes = "Bytes: " + size_examples()
     return [
         Field("preset", LABELS["preset"], "select", "Fills the fields below from a deployment the catalog measured", options=tuple(presets)),
-        Field("log", LABELS["log"], "textarea", "vLLM or SGLang startup output, as printed; one rank's or all of them", rows=6),
+        Field(
+            "log",
+            LABELS["log"],
+            "textarea",
+            f"vLLM or SGLang startup output, as printed; one rank's or all of them (at most {PASTE_LINES:,} lines and {PASTE_CHARACTERS // 2**20} MiB)",
+            rows=6,
+        ),
         Field("box", LABELS["box"], "select", options=tuple(boxes)),
         Field("total", LABELS["total"], "text", "Empty: the box's total from the catalog. " + sizes),
         Field("before", LABELS["before"], "textarea", "The tightest box's reading; on a discrete card, its free memory", rows=3),
@@ -248,12 +258,22 @@ def _list(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Call
 
 
 def _bytes_per_token(text: str, what: str) -> Fraction:
-    try:
-        value = Fraction(text.replace(",", ""))
-    except (ValueError, ZeroDivisionError):
-        raise InputError(f"{what}: found {text!r}, expected bytes per token, such as 55296 or 1715.2") from None
+    """Bytes per token as every number field reads it (calc.units.parse_number: ASCII digits,
+    commas only in threes, digits and exponent bounded before any arithmetic), above zero."""
+    expected = "bytes per token, such as 55296 or 1715.2"
+    if text.strip().startswith("-"):
+        raise InputError(f"{what}: found {text!r}, expected bytes per token above zero")
+    value = parse_number(text, what, f"{expected}, below 1e30", f"{expected}, at least 1e-30")
     if value <= 0:
         raise InputError(f"{what}: found {text!r}, expected bytes per token above zero")
+    return value
+
+
+def _total(text: str, what: str) -> int:
+    """A box's or card's total: a size above zero (vLLM's fraction check divides by it)."""
+    value = parse_size(text, what)
+    if value <= 0:
+        raise InputError(f"{what}: found {text!r}, expected a memory size above zero")
     return value
 
 
@@ -262,7 +282,15 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     errors: dict[str, str] = {}
     log_text = str(raw.get("log", ""))
     reading = None
-    if log_text.strip():
+    for name in ("log", "before", "serving"):
+        pasted = str(raw.get(name, ""))
+        lines = pasted.count("\n") + pasted.count("\r") - pasted.count("\r\n") + 1
+        if len(pasted) > PASTE_CHARACTERS or lines > PASTE_LINES:
+            errors[name] = (
+                f"{short(LABELS[name]).split(':')[0]}: found {len(pasted):,} characters in {lines:,} lines, expected at most "
+                f"{PASTE_CHARACTERS // 2**20} MiB and {PASTE_LINES:,} lines: " + ("paste the start's part of the log" if name == "log" else "paste one reading")
+            )
+    if log_text.strip() and "log" not in errors:
         try:
             reading = _read_log(log_text)
         except InputError as error:
@@ -276,8 +304,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     if chosen and chosen not in gated(catalog):
         errors["preset"] = f"{LABELS['preset']}: found {chosen!r}, expected none or one of {', '.join(gated(catalog))}"
     filled = preset(catalog, chosen) if chosen in gated(catalog) else {}
-    before, before_reading = _memory(raw, "before", errors, filled)
-    serving, serving_reading = _memory(raw, "serving", errors)
+    before, before_reading = _memory(raw, "before", errors, filled) if "before" not in errors else (None, None)
+    serving, serving_reading = _memory(raw, "serving", errors) if "serving" not in errors else (None, None)
     typed = {
         "weights": _typed(raw, "weights", errors, filled=filled, parse=parse_size),
         "overhead": _typed(raw, "overhead", errors, filled=filled, parse=parse_size),
@@ -286,7 +314,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         "max_model_len": _typed(raw, "max_model_len", errors, filled=filled, parse=lambda t, w: parse_count(t, w, 1)),
         "tp": _typed(raw, "tp", errors, filled=filled, parse=lambda t, w: parse_count(t, w, 1)),
         "gpu_memory_utilization": _typed(raw, "gpu_memory_utilization", errors, parse_fraction),
-        "total": _typed(raw, "total", errors, parse_size),
+        "total": _typed(raw, "total", errors, _total),
     }
     model_text = str(raw.get("model", "")).strip()
     if model_text and not re.fullmatch(MODEL_NAME, model_text):

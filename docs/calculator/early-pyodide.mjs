@@ -32,6 +32,19 @@ function instantiationFailure() {
   return { failed, restore };
 }
 
+// A fatal error (the browser's stack exhausted inside the interpreter, say) leaves Pyodide unusable
+// and every result on the page as it was: the page hears of it here and withdraws them
+// ("calc:fatal", handled by the page's loading script), so nothing stale reads as valid.
+function whenFatal(pyodide) {
+  const api = pyodide._api;
+  if (!api) return;
+  const before = api.on_fatal;
+  api.on_fatal = (error) => {
+    if (before) before(error);
+    dispatchEvent(new CustomEvent("calc:fatal", { detail: String((error && error.message) || error) }));
+  };
+}
+
 // Each file's path is relative to Python's working directory, which is on sys.path, so
 // `import calc` finds calc/.
 export function start() {
@@ -41,6 +54,7 @@ export function start() {
     const downloads = Promise.all(files.map(([url, path]) => fetched(new URL(url, location.href).href, path)));
     const watch = instantiationFailure();
     const pyodide = await Promise.race([load({ indexURL }), watch.failed]).finally(watch.restore);
+    whenFatal(pyodide);
     for (const [path, bytes] of await downloads) {
       const folder = path.split("/").slice(0, -1).join("/");
       if (folder) pyodide.FS.mkdirTree(folder);

@@ -71,7 +71,8 @@ def show_failure(document: Any, calculator: str, error: BaseException) -> None:
     verdict = document.getElementById(calculator + "-verdict")
     result = document.getElementById(calculator + "-result")
     if verdict is not None:
-        verdict.textContent = f"No result: the calculator hit an error ({type(error).__name__}: {error})."
+        # the kind of error only: its text is Python's, not a message for a reader
+        verdict.textContent = f"No result: the calculator hit an error it does not expect ({type(error).__name__}); change an input to try again."
     if result is not None:
         result.innerHTML = ""
         result.dataset.state = "invalid"
@@ -95,13 +96,22 @@ def main() -> None:
             status.dataset.state = "failed"
         return
 
+    def stopped() -> bool:
+        """The interpreter died of a fatal error (the page's script has withdrawn every result):
+        whatever still runs here is not to be trusted, so nothing is shown again."""
+        return bool(getattr(js.window, "calcStopped", False))
+
     def recompute(calculator: str, form: Any) -> None:
+        if stopped():
+            return
         try:
             apply_output(document, calc_html.run(catalog, calculator, raw_values(form)).to_json())
         except Exception as error:
             show_failure(document, calculator, error)
 
     def on_edit(calculator: str, form: Any, event: Any) -> None:
+        if stopped():
+            return
         try:
             name = getattr(event.target, "name", "") or ""
             updates = calc_html.changed(catalog, calculator, name, raw_values(form))
