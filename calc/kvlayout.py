@@ -30,8 +30,9 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   group size; the concurrency is num_blocks / (the pages one full-length request holds, summed
   over the groups).
 - "GPU KV cache size" prints num_blocks // groups x the smallest block size (times the
-  context-parallel size) up to 0.20.0, and int(concurrency x max_model_len) from 0.21.0
-  (`get_kv_cache_capacity`, 0.24.0). The V0 engine (0.6, 0.7) printed "# GPU blocks: N" of 16
+  context-parallel size) up to 0.20.0, and int(concurrency x max_model_len) from 0.20.1
+  (vllm/v1/core/kv_cache_utils.py: 0.20.0 still counts blocks, 0.20.1, 0.20.2 and 0.21.0 print
+  the product; `get_kv_cache_capacity`, 0.24.0). The V0 engine (0.6, 0.7) printed "# GPU blocks: N" of 16
   tokens over all layers, and the concurrency as N x block_size / max_model_len.
 
 SGLang sizes its pool by other rules, read from sgl-project/sglang at commit 000ccdba94d4
@@ -46,6 +47,7 @@ All sizes are per rank and in bytes. Everything here is modeled, not measured.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -71,18 +73,19 @@ class Version:
 
 
 def version(text: str | None) -> Version:
-    """The rules of a vLLM build: V0 before 0.8; V1 printing blocks up to 0.20, the concurrency
-    times max_model_len from 0.21; a window charged two in-flight batches from 0.26."""
+    """The rules of a vLLM build: V0 before 0.8; V1 printing blocks up to 0.20.0, the concurrency
+    times max_model_len from 0.20.1; a window charged two in-flight batches from 0.26."""
     if not text:
         return Version("v0.26.0 and later", "v1", "concurrency", 2)
     parts = text.strip().lstrip("v").split(".")
     try:
         major, minor = int(parts[0]), int(parts[1])
+        patch = int(re.match(r"\d*", parts[2]).group() or 0) if len(parts) > 2 else 0  # type: ignore[union-attr]
     except (ValueError, IndexError):
         raise ValueError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
     if (major, minor) < (0, 8):
         return Version(text, "v0", "blocks", 1)
-    prints = "blocks" if (major, minor) < (0, 21) else "concurrency"
+    prints = "blocks" if (major, minor, patch) < (0, 20, 1) else "concurrency"
     return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1, (0, 26) <= (major, minor) < (0, 28))
 
 

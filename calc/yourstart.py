@@ -54,7 +54,8 @@ class Profile:
 
     non_torch: Given | None = None
     activation_peak: Given | None = None
-    cuda_graph: Given | None = None  # 0.21+: the CUDA-graph estimate, taken off the pool too
+    cuda_graph: Given | None = None  # the CUDA-graph estimate, taken off the pool by default from 0.20.0
+    cuda_graph_off: bool = False  # the log says the estimate was not taken off (the default up to 0.19.x)
     total: Given | None = None  # the total vLLM multiplies by the fraction (the log's, else the box's)
     utilization: Given | None = None  # the measured start's gpu_memory_utilization
     era: str | None = None  # "v0" or "v1"
@@ -125,7 +126,8 @@ def profile_overhead(y: YourStart) -> Derived:
     V1 fraction start (vllm/v1/worker/gpu_worker.py determine_available_memory, read in 0.10.2
     ... 0.14.0, logs/public/UNITS.md; the "Available KV cache memory" line from 0.9.1):
     Available KV cache memory = total x gpu_memory_utilization - non_kv_cache_memory (and,
-    from 0.21.0, - the CUDA-graph estimate), so the overhead beyond the weights is
+    from 0.20.0, - the CUDA-graph estimate: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1
+    in vllm/envs.py 0.20.0, 0 up to 0.19.1), so the overhead beyond the weights is
     total x gpu_memory_utilization - the pool - the weights. A pinned start skips the profile.
     The engine's profile, not a MemAvailable measurement: it leaves out what the engine does
     not allocate (the CUDA context on some builds, other processes, the page cache)."""
@@ -145,7 +147,14 @@ def profile_overhead(y: YourStart) -> Derived:
     value = requested - int(y.pool.value) - int(y.weights.value)
     if value < 0:
         return Derived(None, f"the engine's profile comes out negative ({fmt(value, 'GiB')}): the total is not the one this start ran on")
-    graphs = f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, included)" if p.cuda_graph is not None else ""
+    graphs = ""
+    if p.cuda_graph is not None and p.cuda_graph_off:
+        graphs = (
+            f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, not included: this start did not take it off the pool, "
+            "the default up to 0.19.x, so the graphs are held beyond total x gpu_memory_utilization)"
+        )
+    elif p.cuda_graph is not None:
+        graphs = f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, included)"
     how = (
         f"total x gpu_memory_utilization - KV pool - weights = {fmt(requested, 'B')} - {fmt(int(y.pool.value), 'B')} - {fmt(int(y.weights.value), 'B')}{graphs}, "
         f"as vLLM's V1 profile sizes the pool, known to +- {fmt(_spread(p.total, y.pool, y.weights), 'GiB')}"

@@ -135,10 +135,10 @@ def test_a_pinned_start_says_why_its_log_gives_no_overhead(catalog) -> None:
 
 
 def test_the_token_count_is_explained_for_the_logs_version() -> None:
-    """logs/public/58 is v0.13: its count is blocks x block size, not "as builds from 0.21 print it"."""
+    """logs/public/58 is v0.13: its count is blocks x block size, not "as builds from 0.20.1 print it"."""
     reading = logread.read_log((LOGS / "58-v013-gb10-qwen25-14b-fp8-dense-kv-usage-lines.log").read_text(encoding="utf-8"))
-    assert "0.21 print it" not in reading.bytes_per_token.how
-    assert "as 0.13.0+faa43dbf.nv26.01 prints it (builds before 0.21)" in reading.bytes_per_token.how
+    assert "0.20.1 print it" not in reading.bytes_per_token.how
+    assert "as 0.13.0+faa43dbf.nv26.01 prints it (builds up to 0.20.0)" in reading.bytes_per_token.how
     no_version = logread.read_log((LOGS / "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log").read_text(encoding="utf-8"))
     assert "the log prints no version to tell which" in no_version.bytes_per_token.how
 

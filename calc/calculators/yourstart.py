@@ -323,6 +323,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
             non_torch=_found(reading, "non_torch_bytes"),
             activation_peak=_found(reading, "activation_peak_bytes"),
             cuda_graph=_found(reading, "cuda_graph_bytes"),
+            cuda_graph_off=reading.cuda_graph_off is not None,
             total=_found(reading, "total_memory_bytes") or total,
             utilization=_found(reading, "gpu_memory_utilization"),  # the measured start's, never the plan's
             era=str(era.value) if era is not None else None,
