@@ -89,6 +89,7 @@ class YourStart:
     lengths: tuple[int, ...] = ()
     engine: str = "vllm"  # the engine the log came from: the command is for it
     version: Given | None = None  # the engine's version, as the log printed it
+    block_size: Given | None = None  # the pool's block in tokens, where the log prints it
     mem_fraction_static: Given | None = None  # SGLang's fraction, from its log
     profile: Profile | None = None
     failure: Given | None = None  # the log's own failure, when the plan is the logged request
@@ -234,6 +235,12 @@ def _fraction(y: YourStart, before: int | None) -> dict[str, Any] | None:
     }
 
 
+def _release(version: Given | None) -> tuple[int, int, int] | None:
+    """A printed engine version as (major, minor, patch) ("0.13.0+faa43dbf.nv26.01": (0, 13, 0))."""
+    found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(version.value)) if version is not None else None
+    return (int(found.group(1)), int(found.group(2)), int(found.group(3) or 0)) if found else None
+
+
 def _one_request(y: YourStart, pin: int | None) -> dict[str, Any] | None:
     bpt = per_token_as_printed(y)
     if not bpt or y.max_model_len is None or pin is None:
@@ -242,12 +249,27 @@ def _one_request(y: YourStart, pin: int | None) -> dict[str, Any] | None:
     engine = y.per_request is not None and y.per_request_len == length
     # vLLM's floor is its per-request maximum (a hybrid's or a window's fixed part included); the
     # log gives it at its own max_model_len, else max_model_len x the bytes a token as printed
-    floor = int(y.per_request.value) if engine else kv.pool_for_tokens(length, bpt)  # type: ignore[union-attr]
+    need = int(y.per_request.value) if engine else kv.pool_for_tokens(length, bpt)  # type: ignore[union-attr]
+    # from 0.29.0 vLLM takes one block, the null block, off the pool before the check (kv.NULL_BLOCK_FROM);
+    # a block is at most block_size tokens at the bytes a token
+    release = _release(y.version)
+    block = int(y.block_size.value) if y.block_size is not None else kv.DEFAULT_BLOCK_SIZE
+    block_bytes = kv.pool_for_tokens(block, bpt) if kv.null_block_held(release) else 0
+    if block_bytes:
+        where = "the log's block size" if y.block_size is not None else "vLLM's default block size; the log prints none"
+        built = f"vLLM {y.version.value}" if y.version is not None else "a log that prints no version, taken as 0.29.0 or later"
+        block_how = f"one block of {fmt(block, 'tokens')} ({where}) at the bytes a token printed above, which {built} holds back before the check"
+    else:
+        block_how = ""
     logged = y.pool_tokens is not None and y.pool is not None and pin == int(y.pool.value)
     longest = int(y.pool_tokens.value) if logged else tokens_at(y, pin) or 0  # type: ignore[union-attr]
+    floor = need + block_bytes
     return {
         "max_model_len": length,
         "pin_needed": floor,
+        "request_bytes": need,
+        "block_bytes": block_bytes,
+        "block_how": block_how,
         "floor_source": y.per_request.source if engine else None,  # type: ignore[union-attr]
         "passes": pin >= floor,
         "estimated_max_model_len": longest,

@@ -6,6 +6,8 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
+
 from calc import kvlayout, logread
 from tests.test_configmodel import pool
 
@@ -59,3 +61,64 @@ def test_the_overhead_says_whether_the_cuda_graph_estimate_is_in_it(catalog) -> 
     _, _, result = run(catalog, "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log", box="dgx-spark", before=FREE_M)
     assert "(the CUDA-graph estimate, 1.65 GiB, not included: this start did not take it off the pool" in result
     assert "1.65 GiB, included" not in result
+
+
+def test_unequal_attention_pages_are_padded_from_0_24_0_and_mla_pages_never() -> None:
+    """unify_kv_cache_spec_page_size (vllm/v1/core/kv_cache_utils.py): 0.23.0 raises
+    NotImplementedError for a page that does not divide the largest; 0.24.0 to 0.28.0 pad it
+    (page_size_padded = the largest page, the block unchanged) when the attention backend reads
+    pages by the block stride, 0.29.0 every non-MLA attention page; an MLA page never."""
+    full = kvlayout.Spec("full", 16, 16 * 1000)  # 16,000 B a page
+    sliding = kvlayout.Spec("sliding", 16, 16 * 1536, window=4096)  # 24,576 B: 16,000 does not divide it
+    specs = [full, sliding, full, sliding]
+    with pytest.raises(ValueError, match="vLLM 0.23.0 raises NotImplementedError"):
+        kvlayout.layout(specs, kvlayout.version("0.23.0"))
+    for release in ("0.24.0", "0.26.0", "0.29.0", None):
+        lay = kvlayout.layout(specs, kvlayout.version(release))
+        assert lay.page_bytes == 24576 and {(g.spec.kind, g.spec.block_size, g.spec.page_bytes) for g in lay.groups} == {
+            ("full", 16, 24576),
+            ("sliding", 16, 24576),
+        }, release
+    mla = kvlayout.Spec("mla", 64, 64 * 576)  # 36,864 B does not divide 16 x 2,560 = 40,960 B
+    with pytest.raises(ValueError, match="NotImplementedError"):
+        kvlayout.layout([mla, kvlayout.Spec("full", 16, 16 * 2560)], kvlayout.version(None))
+    # a divisor still grows its block, as in every release
+    grown = kvlayout.layout([kvlayout.Spec("full", 16, 16 * 768), sliding], kvlayout.version("0.23.0"))
+    assert {(g.spec.kind, g.spec.block_size) for g in grown.groups} == {("full", 32), ("sliding", 16)}
+
+
+def test_the_one_request_floor_is_the_request_and_one_block_from_0_29_0() -> None:
+    """check_enough_kv_cache_memory takes `_pool_bytes_per_block(groups)` off the pool before the
+    check from 0.29.0 (kv_cache_utils.py 0.29.0, kv_cache_planning.py 0.33.0; 0.28.0 checks the whole
+    pool). Llama-3.1-8B, 131,072 tokens: 8,192 pages of 32 layers x 65,536 B; one block is 32 x 65,536 B."""
+    from tests.test_configmodel import shape
+
+    s = shape("llama-3.1-8b")
+    request = 131072 * 131072
+    for release, floor in (("0.28.0", request), ("0.29.0", request + 32 * 65536), (None, request + 32 * 65536)):
+        req = kvlayout.request(s, kvlayout.Settings(), 131072, kvlayout.version(release))
+        assert (req.bytes_per_request, req.floor_bytes) == (request, floor), release
+    # a pin at the request alone starts 0.28.0 and not 0.29.0: the longest request it holds is one block short
+    assert kvlayout.largest_max_model_len(s, kvlayout.Settings(), request, kvlayout.version("0.28.0")) == 131072
+    assert kvlayout.largest_max_model_len(s, kvlayout.Settings(), request, kvlayout.version("0.29.0")) == 131072 - 16
+
+
+def test_your_start_adds_the_null_block_for_a_build_that_holds_it_back(catalog, tmp_path) -> None:
+    """logs/public/45 (0.18.1rc1): the floor is vLLM's per-request maximum, 59,828,894,433 / 10.85 up =
+    5,514,183,819 B (5.52e9 B). The same log printed by 0.29.0: one block of the log's 1,056 tokens at
+    81,991.53 B a token more, ceil(86,583,055.68) = 86,583,056 B: 5,600,766,875 B, 5.61e9 B."""
+    from calc import html
+    from tests.test_yourstart_verdicts import FREE_M, OWN
+
+    text = (LOGS / "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log").read_text(encoding="utf-8")
+
+    def floor(log: str) -> tuple[str, str]:
+        raw = dict(html.defaults_of(catalog, "yourstart").values)
+        raw.update(dict.fromkeys(OWN, ""))
+        raw.update(box="dgx-spark", before=FREE_M, log=log)
+        out = html.run(catalog, "yourstart", raw)
+        return out.figures["one_request_pin"], out.figures.get("one_request_block", "")
+
+    assert floor(text) == ("5.52e9 B", "")
+    assert 5_514_183_819 + 86_583_056 == 5_600_766_875
+    assert floor(text.replace("0.18.1rc1.dev147+g290809456", "0.29.0")) == ("5.61e9 B", "86,583,056 B")
