@@ -20,12 +20,16 @@ print differently are read at their smallest (what vLLM sizes the pool by), weig
 largest, each with a note.
 
 Units, as each engine's source prints them:
-- vLLM's "GB" is 2**30 bytes in every release: "Loading model weights took %.4f GB" divides by
-  float(2**30) (vllm/worker/model_runner.py 0.4.1-0.7.3, vllm/v1/worker/gpu_model_runner.py
-  0.6.4-0.7.3), and so does "Model loading took %.4f GB and %.6f seconds" (both files, 0.8.0-0.8.2);
-  from 0.8.5 the line says GiB (GiB_bytes = 1 << 30), and from 0.14 prints it through format_gib
+- vLLM's "GB" in the lines read here is 2**30 bytes in every release: "Loading model weights took
+  %.4f GB" divides by float(2**30) (vllm/worker/model_runner.py 0.4.1-0.7.3,
+  vllm/v1/worker/gpu_model_runner.py 0.6.4-0.7.3), and so does "Model loading took %.4f GB and %.6f
+  seconds" (both files, 0.8.0-0.8.2); from 0.8.3 the line says GiB (GiB_bytes = 1 << 30; the 0.8.2
+  wheel prints "GB", 0.8.3 "GiB"), and from 0.14 prints it through format_gib
   (vllm/utils/mem_utils.py: str(round(b / GiB_bytes, 2)), so "12.0 GiB" has two decimals of
   precision too). An "MB" figure (no release prints one; seen in a patched 0.5.3) is read as 2**20.
+  Other vLLM lines print 10**9 bytes as "GB" ("[PrefetchOffloader] ... Total GPU memory saved: %.4f
+  GB", model_executor/offloader/prefetch.py 0.18.1 on; "Created mmap file %s (%.2f GB)",
+  v1/kv_offload/cpu/shared_offload_region.py 0.20.0 on): no figure is read from them.
 - V1 prints "Available KV cache memory" from 0.9.1 (vllm/v1/worker/gpu_worker.py); 0.7-0.9.0 go
   from the weights straight to the blocks or the token count. A pinned start prints "reserved X GiB
   memory for KV Cache as specified by kv_cache_memory_bytes" instead (0.10.2 on).

@@ -122,3 +122,31 @@ def test_your_start_adds_the_null_block_for_a_build_that_holds_it_back(catalog, 
     assert floor(text) == ("5.52e9 B", "")
     assert 5_514_183_819 + 86_583_056 == 5_600_766_875
     assert floor(text.replace("0.18.1rc1.dev147+g290809456", "0.29.0")) == ("5.61e9 B", "86,583,056 B")
+
+
+def test_lines_that_print_decimal_gb_give_no_figure() -> None:
+    """logs/public/43 is 0.8.2: gpu_model_runner.py:1186 prints "Model loading took %.4f GB", /
+    float(2**30), the last release to say GB (0.8.3 prints GiB). The prefetch offloader
+    (prefetch.py, 0.18.1 on) and the KV offload mmap (shared_offload_region.py, 0.20.0 on) print
+    10^9 bytes as "GB": the reader takes nothing from them."""
+    text = (LOGS / "43-v082-gemma3-tp4-vllmworker-gb-and-seconds.log").read_text(encoding="utf-8")
+    r = logread.read_log(text)
+    assert r.model_loading_bytes is not None and r.model_loading_bytes.value == round(Fraction("13.1665") * 2**30)
+    decimal = (
+        "(EngineCore pid=7) INFO 05-28 08:00:20 [prefetch.py:381] [PrefetchOffloader] Initialized 48 modules. Total GPU memory saved: "
+        "12.5000 GB, Static buffer pool: 1.2500 GB (group_size=8, num_in_group=1, prefetch_step=1, mode=cpu)\n"
+        "(EngineCore pid=7) INFO 05-28 08:00:21 [shared_offload_region.py:177] Created mmap file /dev/shm/vllm_kv (64.00 GB)\n"
+    )
+    both = logread.read_log(decimal + text)
+    assert both.to_json()["model_loading_bytes"] == r.to_json()["model_loading_bytes"] == round(Fraction("13.1665") * 2**30)
+    assert {k: v for k, v in both.to_json().items() if k != "lines"} == {k: v for k, v in r.to_json().items() if k != "lines"}
+    with pytest.raises(logread.InputError):
+        logread.read_log(decimal)  # no startup figure in those lines
+
+
+def test_the_gh200_note_gives_both_unified_memory_rules(catalog) -> None:
+    """vllm/utils/mem_utils.py: 0.19.1 tests the compute capability ((8, 7), (11, 0), (12, 1));
+    0.20.0 asks current_platform.is_integrated_gpu (vllm/platforms/cuda.py: is_integrated)."""
+    note = " ".join(catalog.boxes["gh200"]["spec_memory"].note.split())
+    assert "up to v0.19.1 only SM 8.7, 11.0 and 12.1 are treated as unified" in note
+    assert "from v0.20.0 vLLM asks the device whether it is integrated" in note
