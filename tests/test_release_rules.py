@@ -150,3 +150,29 @@ def test_the_gh200_note_gives_both_unified_memory_rules(catalog) -> None:
     note = " ".join(catalog.boxes["gh200"]["spec_memory"].note.split())
     assert "up to v0.19.1 only SM 8.7, 11.0 and 12.1 are treated as unified" in note
     assert "from v0.20.0 vLLM asks the device whether it is integrated" in note
+
+
+def test_an_auto_prefetch_disabled_line_means_a_local_filesystem(catalog) -> None:
+    """weight_utils.py (safetensors_weights_iterator, 0.20.0 to 0.33.0, 0.26.0 the report's): "Auto-prefetch
+    is disabled because the filesystem (%s) is not a recognized network FS (NFS/Lustre)" is printed
+    only when the filesystem is not NFS, NFS4 or Lustre, with "and the checkpoint size (...) exceeds
+    %d%% of available RAM" when the size rule fails as well. The kernel-init report quotes that line:
+    its 75 GB checkpoint was on a local filesystem and would not have been prefetched on the idle box."""
+    from calc import prefetch
+
+    quoted = "Auto-prefetch is disabled… checkpoint size exceeds 90% of available RAM"  # the report's quote
+    assert prefetch.disabled_for_filesystem(quoted)
+    assert not prefetch.disabled_for_filesystem("Network filesystem (NFS) detected but checkpoint total size ... Skipping auto-prefetch.")
+    trace = catalog.traces["kernel-init-report"]
+    share = catalog.policy["vllm"]["prefetch_fraction"].value
+    idle, loading = trace["samples"][0]["available"], trace["samples"][-1]["available"]
+    checkpoint = trace["checkpoint"].value
+    assert prefetch.auto_prefetch(checkpoint, idle, share, "ext4")[0] is False  # idle, and still not prefetched
+    assert prefetch.auto_prefetch(checkpoint, idle, share, "nfs") == (True, "prefetched")
+    local = prefetch.auto_prefetch(checkpoint, loading, share, "ext4")[1]
+    assert "whatever the memory" in local and "is not a recognized network FS (NFS/Lustre) and the checkpoint size" in local
+    assert prefetch.log_line("ext4", True) == '"Auto-prefetch is disabled because the filesystem (EXT4) is not a recognized network FS (NFS/Lustre)."'
+    page = (ROOT / "docs" / "start-up-memory.md").read_text(encoding="utf-8")
+    assert "on the idle box, with\nnothing allocated yet, it would not have prefetched it either" in page
+    assert '<span class="doc-said">' in page and "<s>disable itself</s>" in page
+    assert "The report\ndoes not say which filesystem" not in page
