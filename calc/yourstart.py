@@ -150,15 +150,17 @@ def profile_overhead(y: YourStart) -> Derived:
         return Derived(None, f"the engine's profile comes out negative ({fmt(value, 'GiB')}): the total is not the one this start ran on")
     graphs = ""
     if p.cuda_graph is not None and p.cuda_graph_off:
+        # the pool was sized without the graphs, which are captured after it: they are held beyond the fraction
+        value += int(p.cuda_graph.value)
         graphs = (
-            f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, not included: this start did not take it off the pool, "
-            "the default up to 0.19.x, so the graphs are held beyond total x gpu_memory_utilization)"
+            f" + the CUDA-graph estimate {fmt(int(p.cuda_graph.value), 'B')}, which this start did not take off the pool (the default up to "
+            "0.19.1, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0), so the graphs are held beyond total x gpu_memory_utilization"
         )
     elif p.cuda_graph is not None:
         graphs = f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, included)"
     how = (
         f"total x gpu_memory_utilization - KV pool - weights = {fmt(requested, 'B')} - {fmt(int(y.pool.value), 'B')} - {fmt(int(y.weights.value), 'B')}{graphs}, "
-        f"as vLLM's V1 profile sizes the pool, known to +- {fmt(_spread(p.total, y.pool, y.weights), 'GiB')}"
+        f"as vLLM's V1 profile sizes the pool, known to +- {fmt(_spread(p.total, y.pool, y.weights, p.cuda_graph if p.cuda_graph_off else None), 'GiB')}"
     )
     return Derived(value, how, _src(p.total, p.utilization, y.pool, y.weights, p.cuda_graph))
 

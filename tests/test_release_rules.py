@@ -59,7 +59,7 @@ def test_the_overhead_says_whether_the_cuda_graph_estimate_is_in_it(catalog) -> 
     from tests.test_yourstart_verdicts import FREE_M, run
 
     _, _, result = run(catalog, "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log", box="dgx-spark", before=FREE_M)
-    assert "(the CUDA-graph estimate, 1.65 GiB, not included: this start did not take it off the pool" in result
+    assert "+ the CUDA-graph estimate 1,771,674,010 B, which this start did not take off the pool" in result
     assert "1.65 GiB, included" not in result
 
 
