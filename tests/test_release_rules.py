@@ -176,3 +176,15 @@ def test_an_auto_prefetch_disabled_line_means_a_local_filesystem(catalog) -> Non
     assert "on the idle box, with\nnothing allocated yet, it would not have prefetched it either" in page
     assert '<span class="doc-said">' in page and "<s>disable itself</s>" in page
     assert "The report\ndoes not say which filesystem" not in page
+
+
+def test_asynchronous_scheduling_is_on_by_default_from_0_14_0() -> None:
+    """vllm/config/scheduler.py: async_scheduling defaults to False in 0.13.0 and to None from 0.14.0,
+    which vllm/config/vllm.py turns on unless pipeline parallelism, an unsupported drafter or the
+    executor rule it out (0.14.0, 0.18.1, 0.20.0, 0.26.0): not a 0.26.0 change."""
+    page = " ".join((ROOT / "docs" / "kv-pool.md").read_text(encoding="utf-8").split())
+    assert "two with asynchronous scheduling, which is on by default from v0.14.0" in page
+    assert "which v0.26.0 turns on by default" not in page
+    assert "which 0.26.0 turns on by default" not in " ".join((kvlayout.__doc__ or "").split())
+    # the window's budget is what changed in 0.26.0: one prefill budget before, two batches after
+    assert (kvlayout.version("0.25.1").in_flight_batches, kvlayout.version("0.26.0").in_flight_batches) == (1, 2)
