@@ -612,3 +612,16 @@ def test_the_one_request_floor_holds_the_null_block_back() -> None:
     assert refused.returncode == 2 and "the block of 256 tokens vLLM holds back from 0.29.0" in refused.stderr
     assert "expected a pin of at least 7.23e9 B" in refused.stderr
     assert ok("gate", "--pin", "7.23e9")
+
+
+def test_model_prints_the_smallest_pool_that_starts() -> None:
+    """Llama-3.1-8B at 131,072 tokens: the request is 131,072 x 131,072 B = 17,179,869,184 B; from
+    vLLM 0.29.0 one block, 32 layers x 65,536 B = 2,097,152 B, more: 17,181,966,336 B."""
+    config = str(ROOT / "models" / "configs" / "llama-3.1-8b" / "config.json")
+    assert "Smallest pool that starts: 17,181,966,336 B (17.19e9 B rounded up), the request and the block of 2,097,152 B" in ok(
+        "model", config, "--max-model-len", "131072"
+    )
+    assert "Smallest pool that starts: 17,179,869,184 B (17.18e9 B rounded up), one request" in ok(
+        "model", config, "--max-model-len", "131072", "--engine-version", "0.28.0"
+    )
+    assert as_json("model", config, "--max-model-len", "131072")["kv_floor_bytes"] == 17_181_966_336
