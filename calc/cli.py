@@ -185,7 +185,10 @@ def render_gate(r: dict[str, Any]) -> str:
         lines.append(f"KV pool: {tokens} at {fmt(pool['bytes_per_token'], 'count')} B/token ({r['kv_source']}), "
                      f"{fmt(pool['full_contexts'], 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
         if not pool["holds_one_context"]:
-            lines.append(f"  below the floor: one full context needs a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2, up=True)}")
+            lines.append(
+                f"  below the floor: one full context and the block vLLM holds back from 0.29.0 ({fmt(pool['block_size'], 'tokens')}, "
+                f"{pool['block_source']}) need a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2, up=True)}"
+            )
         if "tokens_needed" in pool:
             lines.append(f"  seats x typical context = {fmt(pool['tokens_needed'], 'tokens')}: {'fits' if pool['seats_fit'] else 'does not fit'}")
     f = r["fraction"]
@@ -225,6 +228,7 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
     per_token: int | Fraction
     source: str | None
     tokens: int | Fraction
+    block, block_source = kv.DEFAULT_BLOCK_SIZE, "vLLM's default block"
     if args.bytes_per_token:
         per_token = Fraction(parse_count(args.bytes_per_token, "--bytes-per-token", 1))
         source, reading = "given", None
@@ -235,6 +239,7 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
         if reading is None:
             raise InputError(f"--deployment {deployment_id}: no measured bytes per token; give --bytes-per-token")
         per_token, source = reading.bytes_per_token, report.kv_source(reading, spec)
+        block, block_source = reading.block_size, reading.block_source
         if (reading.speculative_tokens or 0) != spec:
             reading = None  # measured at another speculative-token count: derive, never quote its log
     max_len = parse_count(args.max_model_len, "--max-model-len", 1)
@@ -246,10 +251,14 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
         pin = parse_size(args.pin if args.pin is not None else "10e9", "--pin")
         tokens, logged = reading.tokens_at(pin) if reading else (kv.tokens_for_pool(pin, per_token), False)
         out.update(pin_bytes=pin, tokens=tokens, tokens_logged=logged)
+    if args.block_size:
+        block, block_source = parse_count(args.block_size, "--block-size", 1), "given"
     whole = int(out["tokens"])
     out.update(
         full_contexts=kv.full_contexts(whole, max_len),
-        holds_one_context=kv.holds_one_context(whole, max_len),
+        holds_one_context=kv.holds_one_context(whole, max_len, block),
+        one_context_pin_bytes=kv.one_request_pin(max_len, per_token, block),
+        block_size=block,
     )
     if args.seats and args.typical_context:
         seats, typical = parse_count(args.seats, "--seats", 1), parse_count(args.typical_context, "--typical-context", 1)
@@ -268,7 +277,10 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
         f"Bytes per token: {fmt(per_token, 'count')} at max_model_len {fmt(max_len, 'count')} ({source})",
         held,
         f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x', down=True)}"
-        + ("" if out["holds_one_context"] else " (below one request at max_model_len: vLLM does not start)"),
+        + ("" if out["holds_one_context"] else " (below one request at max_model_len and the block vLLM 0.29.0 and later hold back: vLLM does not start)"),
+        f"One request of {fmt(max_len, 'count')} tokens starts from a pin of {fmt(out['one_context_pin_bytes'], 'e9', 2, up=True)}: "
+        f"vLLM 0.29.0 and later hold one block of the pool back before the check ({fmt(block, 'tokens')}, {block_source}; "
+        "--block-size to change it)",
     ]
     if "tokens_needed" in out:
         lines += [
@@ -558,7 +570,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         prefill_budget=parse_count(args.prefill_budget, "--prefill-budget", 1),
         speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens"),
         dcp=parse_count(args.dcp, "--dcp", 1),
-        prefix_caching=False if args.no_prefix_caching else None,
+        prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
     )
     r = modeled.model_report(inputs)
     if args.json:
@@ -571,6 +583,12 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         f"{fmt(r['kv_bytes_per_token'], 'count')} B a token + {fmt(r['kv_fixed_bytes_per_request'], 'GiB')} fixed",
         f"  {r['kv_groups']} KV group(s) of {r['layers_per_group']} layers, block {r['block_size']} tokens"
         + (f", {r['padding_layers']} padding layer(s)" if r["padding_layers"] else ""),
+        f"Smallest pool that starts: {fmt(r['kv_floor_bytes'], 'B')} ({fmt(r['kv_floor_bytes'], 'e9', 2, up=True)} rounded up)"
+        + (
+            f", the request and the block of {fmt(r['null_block_bytes'], 'B')} vLLM 0.29.0 and later hold back before the one-request check"
+            if r["null_block_bytes"]
+            else ", one request (this build holds no block back before the check)"
+        ),
     ]
     if r["kv_tokens"] is not None:
         lines += [
@@ -794,6 +812,7 @@ def _kv_flags(p: Parser) -> None:
     p.add_argument("--pin", help="pool size (default 10e9)")
     p.add_argument("--tokens", help="tokens wanted: prints the pin that holds them")
     p.add_argument("--max-model-len", default="131072")
+    p.add_argument("--block-size", help="the pool's block in tokens, which vLLM 0.29.0 and later hold back (default: the deployment's, else 16)")
     p.add_argument("--seats")
     p.add_argument("--typical-context")
     p.set_defaults(run=cmd_kv)
@@ -855,13 +874,17 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--kv-cache-dtype", default="auto", help="auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4")
     p.add_argument("--max-model-len", required=True)
     p.add_argument("--pool", help="KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency")
-    p.add_argument("--engine-version", help="vLLM version whose rules to follow (default 0.26.0 and later)")
+    p.add_argument("--engine-version", help="vLLM version whose rules to follow (default: 0.32.0 and later, the newest read)")
     p.add_argument("--index", help="model.safetensors.index.json (its total_size) or safetensors headers: the checkpoint's size beats the parameter count")
     p.add_argument("--block-size", help="--block-size (default 16, 64 for MLA, grown for mamba states)")
     p.add_argument("--prefill-budget", default="8192", help="--max-num-batched-tokens")
     p.add_argument("--speculative-tokens", default="0")
     p.add_argument("--dcp", default="1", help="--decode-context-parallel-size")
-    p.add_argument("--no-prefix-caching", action="store_true", help="--no-enable-prefix-caching: hybrids keep one mamba state a request, not two")
+    caching = p.add_mutually_exclusive_group()
+    caching.add_argument("--no-prefix-caching", action="store_true", help="--no-enable-prefix-caching: hybrids keep one mamba state a request")
+    caching.add_argument(
+        "--prefix-caching", action="store_true", help="--enable-prefix-caching, which hybrids before vLLM 0.28.0 are started without by default"
+    )
     p.set_defaults(run=cmd_model)
 
 

@@ -3,7 +3,7 @@ drafter per rank, the gate's rows, and bytes per token. Nothing derived is store
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -161,6 +161,8 @@ class KvReading:
     max_model_len: int | None = None
     tp: int | None = None
     speculative_tokens: int | None = None
+    block_size: int = kv.DEFAULT_BLOCK_SIZE  # the block vLLM's one-request check holds back from 0.29.0
+    block_source: str = "vLLM's default block"
 
     def tokens_at(self, pool: int) -> tuple[Fraction, bool]:
         """Tokens a pool of this size holds, and whether that figure was logged rather than derived."""
@@ -192,17 +194,41 @@ def kv_readings(catalog: Catalog) -> list[KvReading]:
             provenance = ", ".join(p for p in ("measured", where, "/".join(dates)) if p)
             spec = s.get("speculative_tokens")
             label = f"{spec} speculative tokens" if spec else ""
+            block, block_source = block_size(catalog.models[deployment["model"]], s.get("kv_dtype", ""), deployment["tp"], s.get("block_size"))
             out.append(
                 KvReading(
                     deployment["model"], deployment.get("engine", ""), s.get("kv_dtype", ""), label,
                     kv.whole_bytes(kv.pooled_bytes_per_token(list(pairs))), "measured", provenance, pairs,
-                    s.get("max_model_len"), deployment["tp"], spec,
+                    s.get("max_model_len"), deployment["tp"], spec, block, block_source,
                 )
             )  # fmt: skip
     for model in catalog.models.values():
         for report in model.get("kv_reports", []):
-            out.append(_report(model["id"], report))
+            block, block_source = block_size(model, report["kv_dtype"], report.get("tp") or 1, report.get("block_size"), "the report's")
+            out.append(replace(_report(model["id"], report), block_size=block, block_source=block_source))
     return out
+
+
+def block_size(model: dict[str, Any], kv_dtype: str, tp: int, given: int | None, whose: str = "the start's") -> tuple[int, str]:
+    """The block of a model's pool, in tokens, and where it comes from: the start's own setting,
+    a report of the same model and KV type that names one, the layout vLLM gives the catalog's
+    architecture (calc/kvlayout.py), else vLLM's default of 16."""
+    if given:
+        return given, f"{whose} block size"
+    for report in model.get("kv_reports", []):
+        if report.get("block_size") and report["kv_dtype"] == kv_dtype:
+            return report["block_size"], f"the block size of {model.get('name', model['id'])}'s {report.get('engine', 'published')} report"
+    if model.get("architecture"):
+        from calc import hfconfig, kvlayout
+
+        try:
+            shape = hfconfig.from_architecture(model["architecture"], model["id"])
+            dtype = kv_dtype if kv_dtype in kvlayout.KV_DTYPES else "auto"
+            lay = kvlayout.request(shape, kvlayout.Settings(tp=tp, kv_cache_dtype=dtype), 1, kvlayout.version(None)).layout
+            return lay.min_block_size, "the block vLLM's layout gives the catalog's architecture (modeled)"
+        except ValueError:
+            pass
+    return kv.DEFAULT_BLOCK_SIZE, "vLLM's default block (no block size known for this model)"
 
 
 def _report(model_id: str, report: dict[str, Any]) -> KvReading:

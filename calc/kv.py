@@ -68,9 +68,37 @@ def seats_pool_range(seats: int, typical_context: int, per_token: int | Fraction
     return pool_for_tokens(seats * context, per_token), pool_for_tokens(seats * max_model_len, per_token)
 
 
-def holds_one_context(tokens: int, max_model_len: int) -> bool:
-    """The floor: below one request at max_model_len vLLM does not start (check_enough_kv_cache_memory)."""
-    return tokens >= max_model_len
+# vLLM's one-request check (check_enough_kv_cache_memory): from 0.29.0 it first takes one block off
+# the pool, the null block BlockPool holds back (`available_memory - _pool_bytes_per_block(groups)`,
+# vllm/v1/core/kv_cache_utils.py 0.29.0, vllm/v1/core/kv_cache_planning.py 0.33.0; 0.28.0 checks the
+# whole pool). A block is the largest KV group's page over its layers, at most block_size tokens at
+# the pool's bytes a token, so the floor is max_model_len + one block of tokens.
+NULL_BLOCK_FROM = (0, 29, 0)
+DEFAULT_BLOCK_SIZE = 16  # vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE (0.33.0), when nothing names another
+
+
+def null_block_held(release: tuple[int, ...] | None) -> bool:
+    """Whether a build takes the null block off before its one-request check; an unknown build
+    is taken to be a current one (0.29.0 and later), the side that asks for more."""
+    return release is None or tuple(release) >= NULL_BLOCK_FROM
+
+
+def one_request_tokens(max_model_len: int, block_size: int) -> int:
+    """The tokens a pool must hold for vLLM to start: one request of max_model_len, plus the null
+    block from 0.29.0 (pass block_size 0 for earlier builds)."""
+    return max_model_len + block_size
+
+
+def holds_one_context(tokens: int, max_model_len: int, block_size: int) -> bool:
+    """The floor: below one request at max_model_len (and, from 0.29.0, one block more) vLLM does
+    not start (check_enough_kv_cache_memory)."""
+    return tokens >= one_request_tokens(max_model_len, block_size)
+
+
+def one_request_pin(max_model_len: int, per_token: int | Fraction, block_size: int) -> int:
+    """The smallest pin vLLM's one-request check passes: max_model_len + one block of tokens
+    (from 0.29.0) at this cost, rounded up to a whole byte."""
+    return pool_for_tokens(one_request_tokens(max_model_len, block_size), per_token)
 
 
 def per_request_bytes(pool: int, tokens: int, max_model_len: int) -> Fraction:

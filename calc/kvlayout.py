@@ -8,15 +8,27 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   packs head_size/2 + head_size/16 bytes a head; a full-attention request holds
   cdiv(max_model_len, block_size) pages (max_model_len first divided by the decode-context-
   parallel size); a sliding-window request holds cdiv(min(window - 1 + budget, max_model_len),
-  block_size) + 1 pages; a mamba / linear-attention request holds one state page, two in
-  "align" mode, plus one per speculative token ("all" mode: a page per block of context).
+  block_size) + 1 pages; a mamba / linear-attention request holds one state page ("none"), two
+  in "align" mode, plus one per speculative token; in "all" mode cdiv(max_model_len,
+  block_size) pages, plus one per speculative token (MambaSpec.max_memory_usage_bytes, 0.27.1);
+  from 0.32.0 a mamba2 layer adds one prefill checkpoint page in "align" mode
+  (num_prefill_checkpoint_blocks=1, mamba_mixer2.py 0.32.0: three pages), and from 0.33.0 so
+  does a Qwen gated-delta layer whose prefill runs on FlashInfer (qwen_gdn_linear_attn.py).
 - The sliding window's budget is max_num_batched_tokens up to 0.25.x; from 0.26.0 it is
   max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens (vllm/config/vllm.py,
-  0.26.0 and 0.29.0), two batches with async scheduling, which 0.26.0 turns on by default.
-- vllm/model_executor/models/config.py (0.17.0, 0.20.0, 0.24.0), MambaModelConfig: with prefix
-  caching on (vLLM's default) a hybrid whose model does not support mamba prefix caching runs in
-  "align" mode; Qwen3.5 takes mamba_ssm_dtype from its config for the recurrent state, and
-  Nemotron-H float32 unless its config says otherwise.
+  0.26.0 and 0.29.0), two batches with async scheduling, which is on by default from 0.14.0
+  (vllm/config/scheduler.py: async_scheduling defaults to None, which vllm/config/vllm.py turns
+  on unless pipeline parallelism, an unsupported drafter or the executor rule it out, in 0.14.0,
+  0.18.1, 0.20.0 and 0.26.0 alike; 0.13.0 defaults to False).
+- Which mode a hybrid runs in. Prefix caching is off by default for hybrid models up to 0.27.1
+  (vllm/config/model.py is_prefix_caching_supported returns False for them up to 0.25.1;
+  vllm/engine/arg_utils.py 0.26.0 and 0.27.1 add `and not model_config.is_hybrid`) and on from
+  0.28.0; without it the mode is "none". With it, vllm/model_executor/models/config.py
+  (MambaModelConfig, 0.15.0 to 0.27.1) picks "all" for the models that support mamba prefix
+  caching (Nemotron-H, Jamba, Falcon-H1, Zamba2, Granite hybrids, Mamba, Mamba2) and "align" for
+  the rest (Qwen3-Next, Qwen3.5); from 0.28.0 "align" for every model. Qwen3.5 takes
+  mamba_ssm_dtype from its config for the recurrent state, and Nemotron-H float32 unless its
+  config says otherwise.
 - vllm/model_executor/layers/mamba/mamba_utils.py: the mamba2 and gated-delta state shapes
   (conv state (kernel - 1 + speculative tokens) x conv dim / TP; temporal state heads / TP x
   head_dim x state), groups extended to a multiple of TP.
@@ -24,14 +36,20 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   attention block grows to 16 x cdiv(mamba page, 16 x one token's attention page) tokens and the
   mamba page is padded up to the attention page.
 - vllm/v1/core/kv_cache_utils.py (0.24.0; 001cabc1be16): layers with one spec form one group;
+  pages of unequal size are unified (unify_kv_cache_spec_page_size): a smaller page whose size
+  divides the largest grows its block; one that does not is refused (NotImplementedError) up to
+  0.23.0, padded to the largest page (page_size_padded, its block unchanged) from 0.24.0 when the
+  attention backend reads pages by the block stride (FlashAttention does) and for every non-MLA
+  attention layer from 0.29.0; an MLA page is never padded; a mamba page is padded from 0.26.0;
   mixed specs are grouped by spec into groups of equal size (the smallest count of layers of a
   kind, or the largest when it is under 1.5x the smallest), the last group of a kind padded
   ("Add N padding layers, may waste at most X% KV cache memory"); num_blocks = pool // page //
   group size; the concurrency is num_blocks / (the pages one full-length request holds, summed
   over the groups).
 - "GPU KV cache size" prints num_blocks // groups x the smallest block size (times the
-  context-parallel size) up to 0.20.0, and int(concurrency x max_model_len) from 0.21.0
-  (`get_kv_cache_capacity`, 0.24.0). The V0 engine (0.6, 0.7) printed "# GPU blocks: N" of 16
+  context-parallel size) up to 0.20.0, and int(concurrency x max_model_len) from 0.20.1
+  (vllm/v1/core/kv_cache_utils.py: 0.20.0 still counts blocks, 0.20.1, 0.20.2 and 0.21.0 print
+  the product; `get_kv_cache_capacity`, 0.24.0). The V0 engine (0.6, 0.7) printed "# GPU blocks: N" of 16
   tokens over all layers, and the concurrency as N x block_size / max_model_len.
 
 SGLang sizes its pool by other rules, read from sgl-project/sglang at commit 000ccdba94d4
@@ -46,6 +64,7 @@ All sizes are per rank and in bytes. Everything here is modeled, not measured.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -57,6 +76,15 @@ FP8_DS_MLA_BYTES = 656  # vllm/v1/kv_cache_interface.py, MLAAttentionSpec.real_p
 KERNEL_BLOCK_ALIGNMENT = 16
 
 
+# The models whose vLLM class supports mamba prefix caching ("all" mode, 0.15.0 to 0.27.1):
+# SupportsMambaPrefixCaching in vllm/model_executor/models/ (0.27.1).
+MAMBA_PREFIX_CACHING = frozenset({
+    "NemotronHForCausalLM", "JambaForCausalLM", "FalconH1ForCausalLM", "Zamba2ForCausalLM",
+    "GraniteMoeHybridForCausalLM", "MambaForCausalLM", "Mamba2ForCausalLM",
+})  # fmt: skip
+NEWEST = "v0.32.0 and later"  # the rules of the newest releases read, 0.32.0 and 0.33.0
+
+
 @dataclass(frozen=True)
 class Version:
     """How a vLLM build prints the pool and charges a window; see the module docstring."""
@@ -65,25 +93,37 @@ class Version:
     engine: str  # "v0" or "v1"
     prints: str  # "blocks" or "concurrency"
     in_flight_batches: int  # how many prefill budgets a sliding window is charged
-    # prefix caching off by default for hybrid models (vllm/engine/arg_utils.py, 0.26.0 and 0.27.0:
-    # `default_prefix_caching = ... and not model_config.is_hybrid`; 0.24.0 and 0.29.0 leave it on)
+    # prefix caching off by default for hybrid models: every V1 build up to 0.27.1 (vllm/config/model.py
+    # up to 0.25.1, vllm/engine/arg_utils.py `and not model_config.is_hybrid` in 0.26.0 and 0.27.1)
     hybrid_prefix_caching_off: bool = False
+    mamba_all: bool = False  # prefix caching on picks "all" for models in MAMBA_PREFIX_CACHING: 0.15.0 to 0.27.1
+    mamba2_checkpoint: bool = False  # a mamba2 layer holds a prefill checkpoint page in "align" mode: 0.32.0 on
+    pads_attention: bool = False  # unequal non-MLA attention pages padded, not refused: 0.24.0 on
+    pads_mamba: bool = False  # a mamba page smaller than the largest padded: 0.26.0 on
+    null_block: bool = False  # one block off the pool before the one-request check: 0.29.0 on
 
 
 def version(text: str | None) -> Version:
-    """The rules of a vLLM build: V0 before 0.8; V1 printing blocks up to 0.20, the concurrency
-    times max_model_len from 0.21; a window charged two in-flight batches from 0.26."""
+    """The rules of a vLLM build: V0 before 0.8; V1 printing blocks up to 0.20.0, the concurrency
+    times max_model_len from 0.20.1; a window charged two in-flight batches from 0.26; the rest as
+    the fields of Version say. No version: the newest rules read (0.32.0 and 0.33.0)."""
     if not text:
-        return Version("v0.26.0 and later", "v1", "concurrency", 2)
+        return Version(NEWEST, "v1", "concurrency", 2, False, False, True, True, True, True)
     parts = text.strip().lstrip("v").split(".")
     try:
         major, minor = int(parts[0]), int(parts[1])
+        patch = int(re.match(r"\d*", parts[2]).group() or 0) if len(parts) > 2 else 0  # type: ignore[union-attr]
     except (ValueError, IndexError):
         raise ValueError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
     if (major, minor) < (0, 8):
         return Version(text, "v0", "blocks", 1)
-    prints = "blocks" if (major, minor) < (0, 21) else "concurrency"
-    return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1, (0, 26) <= (major, minor) < (0, 28))
+    prints = "blocks" if (major, minor, patch) < (0, 20, 1) else "concurrency"
+    at = (major, minor)
+    return Version(
+        text, "v1", prints, 2 if at >= (0, 26) else 1,
+        hybrid_prefix_caching_off=at < (0, 28), mamba_all=(0, 15) <= at < (0, 28), mamba2_checkpoint=at >= (0, 32),
+        pads_attention=at >= (0, 24), pads_mamba=at >= (0, 26), null_block=at >= (0, 29),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -94,7 +134,8 @@ class Spec:
     block_size: int
     page_bytes: int
     window: int | None = None
-    state_pages: int = 1  # mamba: pages a request holds
+    state_pages: int = 1  # mamba: pages a request holds ("all" mode: these beyond one a block of context)
+    all_mode: bool = False  # mamba "all" mode: a page per block of context
 
     def per_token(self) -> Fraction:
         return Fraction(self.page_bytes, self.block_size)
@@ -106,6 +147,8 @@ class Spec:
         if self.kind == SLIDING:
             assert self.window is not None
             return cdiv(min(self.window - 1 + prefill_budget, max_model_len), self.block_size) + 1
+        if self.all_mode:
+            return cdiv(max_model_len, self.block_size) + self.state_pages
         return self.state_pages
 
 
@@ -117,7 +160,7 @@ class Settings:
     prefill_budget: int = 8192  # --max-num-batched-tokens
     speculative_tokens: int = 0
     dcp: int = 1
-    mamba_cache_mode: str = "align"  # prefix caching on, vLLM's default; "none" without it
+    mamba_cache_mode: str = "align"  # prefix caching on (the default from 0.28.0); "none" without it; "all" (0.15.0 to 0.27.1)
     mamba_ssm_dtype: str = "auto"
 
 
@@ -129,8 +172,10 @@ def _elem_bytes(kv_dtype: str, model_dtype_bytes: int) -> int:
     return 1
 
 
-def layer_specs(shape: Shape, s: Settings) -> list[Spec]:
-    """The cache spec of every layer that holds one, in order, before grouping."""
+def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spec]:
+    """The cache spec of every layer that holds one, in order, before grouping (`v`: the build,
+    the newest rules when None)."""
+    v = v or version(None)
     if s.kv_cache_dtype not in KV_DTYPES:
         raise ValueError(f"--kv-cache-dtype: found {s.kv_cache_dtype!r}, expected one of {', '.join(KV_DTYPES)}")
     if s.kv_cache_dtype == "fp8_ds_mla" and MLA not in shape.layers:
@@ -150,9 +195,9 @@ def layer_specs(shape: Shape, s: Settings) -> list[Spec]:
     if state:
         need = KERNEL_BLOCK_ALIGNMENT * cdiv(state, KERNEL_BLOCK_ALIGNMENT * attention_token)
         block = max(block, need)
-    if s.mamba_cache_mode not in ("align", "none"):
-        raise ValueError(f"mamba cache mode: found {s.mamba_cache_mode!r}, expected align (prefix caching on) or none")
-    state_pages = (2 if s.mamba_cache_mode == "align" else 1) + s.speculative_tokens
+    if s.mamba_cache_mode not in ("align", "none", "all"):
+        raise ValueError(f"mamba cache mode: found {s.mamba_cache_mode!r}, expected align (prefix caching on), all or none")
+    state_pages = {"align": 2, "none": 1, "all": 0}[s.mamba_cache_mode] + s.speculative_tokens
     kinds = list(shape.layers)
     if s.speculative_tokens and shape.drafter_layers:  # the MTP drafter's attention layers share the pool
         kinds += [MLA if MLA in kinds else FULL] * shape.drafter_layers
@@ -165,7 +210,8 @@ def layer_specs(shape: Shape, s: Settings) -> list[Spec]:
         elif kind == MLA:
             specs.append(Spec(MLA, block, block * mla_token))
         elif kind in (MAMBA, LINEAR):
-            specs.append(Spec(MAMBA, block, block * attention_token, state_pages=state_pages))
+            checkpoint = int(kind == MAMBA and v.mamba2_checkpoint and s.mamba_cache_mode == "align")
+            specs.append(Spec(MAMBA, block, block * attention_token, state_pages=state_pages + checkpoint, all_mode=s.mamba_cache_mode == "all"))
     return specs
 
 
@@ -211,20 +257,29 @@ class Layout:
         return min(g.spec.block_size for g in self.groups)
 
 
-def layout(specs: list[Spec]) -> Layout:
-    """Group the layers as kv_cache_utils.get_kv_cache_groups does."""
+def layout(specs: list[Spec], v: Version | None = None) -> Layout:
+    """Group the layers as kv_cache_utils.get_kv_cache_groups does (`v`: the build, the newest
+    rules when None)."""
+    v = v or version(None)
     if not specs:
         raise ValueError("the model has no layer that holds a KV cache")
     if len(set(specs)) == 1:
         return Layout((Group(specs[0], len(specs)),), len(specs), specs[0].page_bytes, 0)
     largest = max(sp.page_bytes for sp in specs)
     unified = []
-    for sp in specs:  # unify_kv_cache_spec_page_size: grow the block of smaller pages
+    for sp in specs:  # unify_kv_cache_spec_page_size: grow the block of smaller pages, or pad the page
         if sp.page_bytes != largest:
-            if largest % sp.page_bytes:
-                raise ValueError("page sizes cannot be unified: vLLM raises NotImplementedError for this layout")
-            ratio = largest // sp.page_bytes
-            sp = replace(sp, block_size=sp.block_size * ratio, page_bytes=largest)
+            if sp.kind == MAMBA and v.pads_mamba:
+                sp = replace(sp, page_bytes=largest)  # page_size_padded: the state's block unchanged
+            elif largest % sp.page_bytes == 0:
+                sp = replace(sp, block_size=sp.block_size * (largest // sp.page_bytes), page_bytes=largest)
+            elif sp.kind in (FULL, SLIDING) and v.pads_attention:
+                sp = replace(sp, page_bytes=largest)  # page_size_padded: the same block, a padded page
+            else:
+                raise ValueError(
+                    f"page sizes cannot be unified: vLLM {v.name} raises NotImplementedError for this layout "
+                    "(a page that does not divide the largest is padded only for non-MLA attention layers, from 0.24.0)"
+                )
         unified.append(sp)
     by_spec: dict[Spec, int] = {}
     for sp in unified:
@@ -250,11 +305,20 @@ class Request:
     bytes_per_token: Fraction  # the part that grows with context
     fixed_bytes: int  # the part that does not (windows, states)
     layout: Layout
+    null_block_bytes: int = 0  # the block vLLM holds back before the one-request check (0.29.0 on)
+
+    @property
+    def floor_bytes(self) -> int:
+        """The smallest pool vLLM's one-request check passes: the request, and from 0.29.0 one block
+        more (check_enough_kv_cache_memory takes `_pool_bytes_per_block(groups)`, the largest group's
+        page over its layers, off the pool first: vllm/v1/core/kv_cache_utils.py 0.29.0,
+        vllm/v1/core/kv_cache_planning.py 0.33.0)."""
+        return self.bytes_per_request + self.null_block_bytes
 
 
 def request(shape: Shape, s: Settings, max_model_len: int, v: Version) -> Request:
-    specs = layer_specs(shape, s)
-    lay = layout(specs)
+    specs = layer_specs(shape, s, v)
+    lay = layout(specs, v)
     budget = s.prefill_budget * v.in_flight_batches
     pages = sum(g.spec.pages(max_model_len, budget, s.dcp) for g in lay.groups)
     if v.engine == "v0":
@@ -262,9 +326,12 @@ def request(shape: Shape, s: Settings, max_model_len: int, v: Version) -> Reques
         per_token = sum((Fraction(sp.per_token()) for sp in specs), Fraction(0))
         return Request(max_model_len, cdiv(max_model_len, specs[0].block_size),
                        int(per_token * cdiv(max_model_len, specs[0].block_size) * specs[0].block_size), per_token, 0, lay)  # fmt: skip
-    growing = sum((Fraction(lay.group_size * lay.page_bytes, g.spec.block_size * s.dcp) for g in lay.groups if g.spec.kind in (FULL, MLA)), Fraction(0))
-    fixed = sum(g.spec.pages(max_model_len, budget, s.dcp) for g in lay.groups if g.spec.kind not in (FULL, MLA)) * lay.group_size * lay.page_bytes
-    return Request(max_model_len, pages, pages * lay.group_size * lay.page_bytes, growing, fixed, lay)
+    grows = [g for g in lay.groups if g.spec.kind in (FULL, MLA) or g.spec.all_mode]
+    growing = sum((Fraction(lay.group_size * lay.page_bytes, g.spec.block_size * (s.dcp if g.spec.kind in (FULL, MLA) else 1)) for g in grows), Fraction(0))
+    fixed_pages = sum(g.spec.pages(max_model_len, budget, s.dcp) for g in lay.groups if g not in grows)
+    fixed_pages += sum(g.spec.state_pages for g in grows if g.spec.all_mode)  # "all" mode: its speculative pages
+    block = lay.group_size * lay.page_bytes if v.null_block else 0
+    return Request(max_model_len, pages, pages * lay.group_size * lay.page_bytes, growing, fixed_pages * lay.group_size * lay.page_bytes, lay, block)
 
 
 @dataclass(frozen=True)
@@ -280,7 +347,7 @@ def pool(shape: Shape, s: Settings, max_model_len: int, pool_bytes: int, v: Vers
     req = req or request(shape, s, max_model_len, v)
     lay = req.layout
     if v.engine == "v0":
-        specs = layer_specs(shape, s)
+        specs = layer_specs(shape, s, v)
         block_bytes = sum(sp.page_bytes for sp in specs)
         blocks = pool_bytes // block_bytes
         bs = specs[0].block_size
@@ -295,10 +362,11 @@ def pool(shape: Shape, s: Settings, max_model_len: int, pool_bytes: int, v: Vers
 
 
 def largest_max_model_len(shape: Shape, s: Settings, pool_bytes: int, v: Version, ceiling: int = 10**8) -> int:
-    """The longest max_model_len one request of which fits the pool (vLLM's binary search)."""
+    """The longest max_model_len one request of which fits the pool (vLLM's binary search, run
+    from 0.29.0 on the pool less one block, as its check is)."""
 
     def fits(n: int) -> bool:
-        return request(shape, s, n, v).bytes_per_request <= pool_bytes
+        return request(shape, s, n, v).floor_bytes <= pool_bytes
 
     if not fits(1):
         return 0

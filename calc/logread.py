@@ -20,17 +20,22 @@ print differently are read at their smallest (what vLLM sizes the pool by), weig
 largest, each with a note.
 
 Units, as each engine's source prints them:
-- vLLM's "GB" is 2**30 bytes in every release: "Loading model weights took %.4f GB" divides by
-  float(2**30) (vllm/worker/model_runner.py 0.4.1-0.7.3, vllm/v1/worker/gpu_model_runner.py
-  0.6.4-0.7.3), and so does "Model loading took %.4f GB and %.6f seconds" (both files, 0.8.0-0.8.2);
-  from 0.8.5 the line says GiB (GiB_bytes = 1 << 30), and from 0.14 prints it through format_gib
+- vLLM's "GB" in the lines read here is 2**30 bytes in every release: "Loading model weights took
+  %.4f GB" divides by float(2**30) (vllm/worker/model_runner.py 0.4.1-0.7.3,
+  vllm/v1/worker/gpu_model_runner.py 0.6.4-0.7.3), and so does "Model loading took %.4f GB and %.6f
+  seconds" (both files, 0.8.0-0.8.2); from 0.8.3 the line says GiB (GiB_bytes = 1 << 30; the 0.8.2
+  wheel prints "GB", 0.8.3 "GiB"), and from 0.14 prints it through format_gib
   (vllm/utils/mem_utils.py: str(round(b / GiB_bytes, 2)), so "12.0 GiB" has two decimals of
   precision too). An "MB" figure (no release prints one; seen in a patched 0.5.3) is read as 2**20.
+  Other vLLM lines print 10**9 bytes as "GB" ("[PrefetchOffloader] ... Total GPU memory saved: %.4f
+  GB", model_executor/offloader/prefetch.py 0.18.1 on; "Created mmap file %s (%.2f GB)",
+  v1/kv_offload/cpu/shared_offload_region.py 0.20.0 on): no figure is read from them.
 - V1 prints "Available KV cache memory" from 0.9.1 (vllm/v1/worker/gpu_worker.py); 0.7-0.9.0 go
   from the weights straight to the blocks or the token count. A pinned start prints "reserved X GiB
   memory for KV Cache as specified by kv_cache_memory_bytes" instead (0.10.2 on).
-- "GPU KV cache size" is blocks x block size up to 0.14 (per KV group on hybrid models) and
-  int(concurrency x max_model_len) from 0.21 (vllm/v1/core/kv_cache_utils.py); 0.10.2-0.14 multiply
+- "GPU KV cache size" is blocks x block size up to 0.20.0 (per KV group on hybrid models) and
+  int(concurrency x max_model_len) from 0.20.1 (vllm/v1/core/kv_cache_utils.py: 0.20.0 prints
+  num_blocks // groups x block size, 0.20.1 `int(max_concurrency * max_model_len)`); 0.10.2-0.14 multiply
   it by the decode-context-parallel size and say so.
   (Version boundaries as read from the released sdists: logs/public/UNITS.md.)
 - SGLang's "GB" is 2**30 bytes as well: mem_cache/memory_pool.py sets GB = 1024 * 1024 * 1024
@@ -138,6 +143,7 @@ class LogReading:
     requested_memory_bytes: Found | None = None  # gpu_memory_utilization x total, as the free-memory check prints it
     cuda_graph_bytes: Found | None = None  # "Estimated CUDA graph memory"
     cuda_graph_taken_bytes: Found | None = None  # "Graph capturing finished ..., took X GiB": what the graphs held
+    cuda_graph_off: Found | None = None  # the line saying the estimate was not taken off the pool (the default up to 0.19.x)
     non_torch_bytes: Found | None = None  # the V0 memory profile's non_torch_memory
     activation_peak_bytes: Found | None = None  # and its PyTorch activation peak
     max_num_batched_tokens: Found | None = None  # the prefill budget
@@ -433,6 +439,12 @@ RULES = (
     _rule("cuda_graph_fraction", "The current --gpu-memory-utilization=", r"The current --gpu-memory-utilization=([01]\.[0-9]+)(?= )"),
     # 0.18 (gpu_worker.py): "To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from 0.9000 to 0.9690 ..."
     _rule("cuda_graph_fraction", "increase --gpu-memory-utilization from", r"increase --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )"),
+    # The estimate printed but not taken off the pool (vllm/v1/worker/gpu_worker.py): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+    # defaults to 0 up to 0.19.x ("To try it now, set ...=1", 0.18.1, 0.19.1) and to 1 from 0.20.0 (vllm/envs.py), where
+    # setting it to 0 prints "CUDA graph memory profiling is disabled (...=0)" (0.20.0 to 0.33.0).
+    _rule("cuda_graph_off", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+          r"(To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is disabled)"),  # fmt: skip
+    _rule("cuda_graph_fraction", "increasing --gpu-memory-utilization from", r"increasing --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )"),
     _rule("max_len_used", "Using max model len", r"Using max model len " + INT + r"(?=\D|$)"),
     _rule("fail_free", "on startup is less than desired GPU memory utilization",
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup is less than desired GPU memory utilization \(([0-9.]+), " + NUM + r" ?GiB\)"),
@@ -484,7 +496,7 @@ ANCHORS = (
     "LLM engine", "vLLM API", "drafter", "Estimated CUDA", "leave no GPU", "cp_world", "--gpu-memory", "esired GPU memory",
     "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError", "Graph capturing",
     "CUDA graph pool", "max_num_batched_tokens", "non_torch_memory", "activation peak", "vLLM instance", "Actual usage",
-    "peak activation", "non-torch memory", "profiled value", "CUDAGraph memory", "vllm-openai",
+    "peak activation", "non-torch memory", "profiled value", "CUDAGraph memory", "vllm-openai", "ESTIMATE_CUDAGRAPHS",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
@@ -780,6 +792,8 @@ class _Reader:
             put("dcp", _count(g[0]), line, g[0], text=text)
         elif name == "cuda_graph":
             self.size("cuda_graph", g[0], "GiB", line, text)
+        elif name == "cuda_graph_off":
+            put("cuda_graph_off", True, line, g[0], text=text)
         elif name in ("graph_taken", "graph_pool"):
             self.size("graph_taken", g[0], "GiB", line, text)
             if name == "graph_pool":
@@ -1272,6 +1286,7 @@ def _conclude(r: _Reader) -> LogReading:
     kv_needed = pick("kv_needed", what="KV needed for one request")
     cuda_graph = pick("cuda_graph", lowest=False, what="estimated CUDA graph memory")
     graph_taken = pick("graph_taken", lowest=False, what="CUDA graph memory taken")
+    graph_off = pick("cuda_graph_off", lowest=False, what="CUDA graph memory profiling off")
     non_torch = pick("non_torch", lowest=False, what="non-torch memory")
     activation = pick("activation", lowest=False, what="activation peak")
     prefill = pick("prefill", what="max_num_batched_tokens")
@@ -1311,7 +1326,7 @@ def _conclude(r: _Reader) -> LogReading:
         gpu_blocks=blocks, max_concurrency=concurrency, bytes_per_token=per_token, error=error,
         estimated_max_model_len=estimated, kv_needed_bytes=kv_needed, free_memory_bytes=free, total_memory_bytes=total,
         requested_memory_bytes=requested,
-        cuda_graph_bytes=cuda_graph, cuda_graph_taken_bytes=graph_taken, non_torch_bytes=non_torch,
+        cuda_graph_bytes=cuda_graph, cuda_graph_taken_bytes=graph_taken, cuda_graph_off=graph_off, non_torch_bytes=non_torch,
         activation_peak_bytes=activation, max_num_batched_tokens=prefill, max_num_seqs=seats, dcp_size=dcp, padding_layers=padding, speculative=speculative, drafter_loaded=drafter_loaded, date=date,
         missing=missing, notes=notes,
     )  # fmt: skip
@@ -1427,33 +1442,33 @@ def _sglang_sum(r: _Reader, name: str, notes: list[str], said: str) -> Found:
     return min(totals, key=lambda f: f.value)
 
 
-def _release(version: Opt) -> tuple[int, int] | None:
-    """The major and minor release of a printed engine version ("0.13.0+faa43dbf.nv26.01": (0, 13))."""
-    found = re.match(r"v?(\d+)\.(\d+)", str(version.value)) if version is not None and version.value else None
-    return (int(found.group(1)), int(found.group(2))) if found else None
+def _release(version: Opt) -> tuple[int, int, int] | None:
+    """The release of a printed engine version ("0.13.0+faa43dbf.nv26.01": (0, 13, 0); "0.20": (0, 20, 0))."""
+    found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(version.value)) if version is not None and version.value else None
+    return (int(found.group(1)), int(found.group(2)), int(found.group(3) or 0)) if found else None
 
 
 def _token_count_how(tokens: Found, concurrency: Found, max_len: Found, version: Opt) -> str:
-    """What the printed token count is, by version (vllm/v1/core/kv_cache_utils.py): from 0.21
-    int(concurrency x max_model_len); before, the pool's blocks x block size (per KV group), which
+    """What the printed token count is, by version (vllm/v1/core/kv_cache_utils.py): from 0.20.1
+    int(concurrency x max_model_len) (0.20.0 still counts blocks); before, the pool's blocks x block size (per KV group), which
     equals concurrency x max_model_len for full attention."""
     matches = abs(tokens.value - Fraction(concurrency.value) * max_len.value) <= concurrency.half * max_len.value + 1
     release = _release(version)
-    if release is not None and release < (0, 21):
+    if release is not None and release < (0, 20, 1):
         if matches:
             return (
-                f"; the token count is the pool's blocks x block size, as {version.value} prints it (builds before 0.21), "  # type: ignore[union-attr]
+                f"; the token count is the pool's blocks x block size, as {version.value} prints it (builds up to 0.20.0), "  # type: ignore[union-attr]
                 "and equals the concurrency x max_model_len, as it does for full attention"
             )
-        return f"; the token count is the pool's blocks (per KV group), as {version.value} prints it (builds before 0.21), not the concurrency x max_model_len"  # type: ignore[union-attr]
+        return f"; the token count is the pool's blocks (per KV group), as {version.value} prints it (builds up to 0.20.0), not the concurrency x max_model_len"  # type: ignore[union-attr]
     if matches:
         if release is not None:
-            return "; the token count is the concurrency x max_model_len (as builds from 0.21 print it), so this is an effective figure at this max_model_len"
+            return "; the token count is the concurrency x max_model_len (as builds from 0.20.1 print it), so this is an effective figure at this max_model_len"
         return (
-            "; the token count equals the concurrency x max_model_len: builds from 0.21 print it so (an effective figure at this max_model_len), "
+            "; the token count equals the concurrency x max_model_len: builds from 0.20.1 print it so (an effective figure at this max_model_len), "
             "earlier builds print the pool's blocks, which agree for full attention; the log prints no version to tell which"
         )
-    return "; the token count is not the concurrency x max_model_len here, so it counts the pool's blocks (per KV group), as builds before 0.21 print it"
+    return "; the token count is not the concurrency x max_model_len here, so it counts the pool's blocks (per KV group), as builds up to 0.20.0 print it"
 
 
 def _bytes_per_token(
@@ -1507,7 +1522,7 @@ def _bytes_per_token(
 def _one_request_fits(per_token: Derived | None, pool: Opt, tokens: Opt, max_len: Opt, notes: list[str]) -> Derived | None:
     """vLLM prints "GPU KV cache size" only after check_enough_kv_cache_memory has found one request of
     max_model_len fits the pool (vllm/v1/core/kv_cache_utils.py). A pool / tokens whose max_model_len
-    tokens exceed the pool is then no per-token cost: builds before 0.21 print the tokens per KV group
+    tokens exceed the pool is then no per-token cost: builds up to 0.20.0 print the tokens per KV group
     on hybrid models (sliding-window or mamba groups), and the concurrency line that would tell is missing."""
     if per_token is None or pool is None or tokens is None or max_len is None or tokens.line_no not in per_token.lines:
         return per_token
@@ -1518,7 +1533,7 @@ def _one_request_fits(per_token: Derived | None, pool: Opt, tokens: Opt, max_len
         f"pool / tokens is {fmt(per_token.value, 'count')} B per token (lines {pool.line_no}, {tokens.line_no}), and {fmt(max_len.value, 'count')} of them "
         f"(line {max_len.line_no}) come to {fmt(cost, 'GiB')}, more than the {pool.printed} pool, although vLLM prints the token count only once one "
         "such request fits: the figures are inconsistent, so no bytes per token is given; the token count is the pool's tokens per KV group "
-        "(a hybrid model, builds before 0.21), and the concurrency line, which would give one request's cost, is not in the log"
+        "(a hybrid model, builds up to 0.20.0), and the concurrency line, which would give one request's cost, is not in the log"
     )
     return None
 

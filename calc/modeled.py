@@ -25,7 +25,7 @@ class ModelInputs:
     prefill_budget: int = 8192
     speculative_tokens: int = 0
     dcp: int = 1
-    prefix_caching: bool | None = None  # None: the engine's default (on, but for hybrids in 0.26 and 0.27)
+    prefix_caching: bool | None = None  # None: the engine's default (on, but for hybrids up to 0.27.1)
 
 
 def model_report(i: ModelInputs) -> dict[str, Any]:
@@ -43,9 +43,11 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         rules = kvlayout.version(i.engine_version)
         hybrid = bool({hfconfig.MAMBA, hfconfig.LINEAR} & set(shape.layers))
         prefix_caching = i.prefix_caching if i.prefix_caching is not None else not (hybrid and rules.hybrid_prefix_caching_off)
+        all_mode = rules.mamba_all and shape.architecture in kvlayout.MAMBA_PREFIX_CACHING
+        mode = ("all" if all_mode else "align") if prefix_caching else "none"
         settings = kvlayout.Settings(tp=i.tp, kv_cache_dtype=i.kv_cache_dtype, block_size=i.block_size,
                                      prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
-                                     mamba_cache_mode="align" if prefix_caching else "none")  # fmt: skip
+                                     mamba_cache_mode=mode)  # fmt: skip
         req = kvlayout.request(shape, settings, i.max_model_len, rules)
     except ValueError as error:
         if isinstance(error, InputError):
@@ -62,6 +64,12 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
                      "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")  # fmt: skip
     if hybrid and i.prefix_caching is None and not prefix_caching:
         notes.append(f"prefix caching is off by default for hybrid models in vLLM {rules.name}: one mamba state a request")
+    if hybrid and mode == "all":
+        notes.append(f"with prefix caching on, vLLM {rules.name} runs {shape.architecture} in mamba 'all' mode: a state page for every block of context")
+    if hybrid and mode == "align" and hfconfig.LINEAR in shape.layers and rules.name == kvlayout.NEWEST:
+        notes.append(
+            "from vLLM 0.33.0 a gated-delta layer whose prefill runs on FlashInfer holds one page more a request (a prefill checkpoint), not counted here"
+        )
     lay = req.layout
     out: dict[str, Any] = {
         "modeled": True,
@@ -79,6 +87,8 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         "kv_bytes_per_token": int(req.bytes_per_token) if req.bytes_per_token.denominator == 1 else req.bytes_per_token,
         "kv_fixed_bytes_per_request": req.fixed_bytes,
         "kv_bytes_per_request": req.bytes_per_request,
+        "kv_floor_bytes": req.floor_bytes,  # the smallest pool vLLM's one-request check passes
+        "null_block_bytes": req.null_block_bytes,
         "block_size": min(g.spec.block_size for g in lay.groups),
         "kv_groups": len(lay.groups),
         "layers_per_group": lay.group_size,

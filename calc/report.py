@@ -75,12 +75,13 @@ def floor_problem(catalog: Catalog, inputs: StartInputs, pin_label: str = "pin")
     if reading is None:
         return None
     tokens, _ = reading.tokens_at(inputs.kv_pin)
-    if int(tokens) >= inputs.max_model_len:
+    if kv.holds_one_context(int(tokens), inputs.max_model_len, reading.block_size):
         return None
-    floor = kv.pool_for_tokens(inputs.max_model_len, reading.bytes_per_token)
+    floor = kv.one_request_pin(inputs.max_model_len, reading.bytes_per_token, reading.block_size)
     return (
         f"{pin_label}: {fmt(inputs.kv_pin, 'e9')} holds {fmt(tokens, 'tokens', down=True)}, below one request at max_model_len "
-        f"{fmt(inputs.max_model_len, 'tokens')}, and vLLM does not start below it; expected a pin of at least "
+        f"{fmt(inputs.max_model_len, 'tokens')} and the block of {fmt(reading.block_size, 'tokens')} vLLM holds back from 0.29.0 "
+        f"({reading.block_source}), and vLLM does not start below it; expected a pin of at least "
         f"{fmt(floor, 'e9', 2, up=True)} ({fmt(reading.bytes_per_token, 'count')} B a token, {reading.provenance})"
     )
 
@@ -250,8 +251,10 @@ def kv_figures(
         "tokens": tokens,
         "tokens_logged": logged,
         "full_contexts": kv.full_contexts(whole, max_model_len),
-        "holds_one_context": kv.holds_one_context(whole, max_model_len),
-        "one_context_pin_bytes": kv.pool_for_tokens(max_model_len, per_token),
+        "holds_one_context": kv.holds_one_context(whole, max_model_len, reading.block_size),
+        "one_context_pin_bytes": kv.one_request_pin(max_model_len, per_token, reading.block_size),
+        "block_size": reading.block_size,
+        "block_source": reading.block_source,
     }
     if typical_context:
         needed = kv.tokens_needed(seats, typical_context)

@@ -54,7 +54,8 @@ class Profile:
 
     non_torch: Given | None = None
     activation_peak: Given | None = None
-    cuda_graph: Given | None = None  # 0.21+: the CUDA-graph estimate, taken off the pool too
+    cuda_graph: Given | None = None  # the CUDA-graph estimate, taken off the pool by default from 0.20.0
+    cuda_graph_off: bool = False  # the log says the estimate was not taken off (the default up to 0.19.x)
     total: Given | None = None  # the total vLLM multiplies by the fraction (the log's, else the box's)
     utilization: Given | None = None  # the measured start's gpu_memory_utilization
     era: str | None = None  # "v0" or "v1"
@@ -88,6 +89,7 @@ class YourStart:
     lengths: tuple[int, ...] = ()
     engine: str = "vllm"  # the engine the log came from: the command is for it
     version: Given | None = None  # the engine's version, as the log printed it
+    block_size: Given | None = None  # the pool's block in tokens, where the log prints it
     mem_fraction_static: Given | None = None  # SGLang's fraction, from its log
     profile: Profile | None = None
     failure: Given | None = None  # the log's own failure, when the plan is the logged request
@@ -125,7 +127,8 @@ def profile_overhead(y: YourStart) -> Derived:
     V1 fraction start (vllm/v1/worker/gpu_worker.py determine_available_memory, read in 0.10.2
     ... 0.14.0, logs/public/UNITS.md; the "Available KV cache memory" line from 0.9.1):
     Available KV cache memory = total x gpu_memory_utilization - non_kv_cache_memory (and,
-    from 0.21.0, - the CUDA-graph estimate), so the overhead beyond the weights is
+    from 0.20.0, - the CUDA-graph estimate: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1
+    in vllm/envs.py 0.20.0, 0 up to 0.19.1), so the overhead beyond the weights is
     total x gpu_memory_utilization - the pool - the weights. A pinned start skips the profile.
     The engine's profile, not a MemAvailable measurement: it leaves out what the engine does
     not allocate (the CUDA context on some builds, other processes, the page cache)."""
@@ -145,10 +148,19 @@ def profile_overhead(y: YourStart) -> Derived:
     value = requested - int(y.pool.value) - int(y.weights.value)
     if value < 0:
         return Derived(None, f"the engine's profile comes out negative ({fmt(value, 'GiB')}): the total is not the one this start ran on")
-    graphs = f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, included)" if p.cuda_graph is not None else ""
+    graphs = ""
+    if p.cuda_graph is not None and p.cuda_graph_off:
+        # the pool was sized without the graphs, which are captured after it: they are held beyond the fraction
+        value += int(p.cuda_graph.value)
+        graphs = (
+            f" + the CUDA-graph estimate {fmt(int(p.cuda_graph.value), 'B')}, which this start did not take off the pool (the default up to "
+            "0.19.1, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0), so the graphs are held beyond total x gpu_memory_utilization"
+        )
+    elif p.cuda_graph is not None:
+        graphs = f" (the CUDA-graph estimate, {fmt(int(p.cuda_graph.value), 'GiB')}, included)"
     how = (
         f"total x gpu_memory_utilization - KV pool - weights = {fmt(requested, 'B')} - {fmt(int(y.pool.value), 'B')} - {fmt(int(y.weights.value), 'B')}{graphs}, "
-        f"as vLLM's V1 profile sizes the pool, known to +- {fmt(_spread(p.total, y.pool, y.weights), 'GiB')}"
+        f"as vLLM's V1 profile sizes the pool, known to +- {fmt(_spread(p.total, y.pool, y.weights, p.cuda_graph if p.cuda_graph_off else None), 'GiB')}"
     )
     return Derived(value, how, _src(p.total, p.utilization, y.pool, y.weights, p.cuda_graph))
 
@@ -225,6 +237,12 @@ def _fraction(y: YourStart, before: int | None) -> dict[str, Any] | None:
     }
 
 
+def _release(version: Given | None) -> tuple[int, int, int] | None:
+    """A printed engine version as (major, minor, patch) ("0.13.0+faa43dbf.nv26.01": (0, 13, 0))."""
+    found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(version.value)) if version is not None else None
+    return (int(found.group(1)), int(found.group(2)), int(found.group(3) or 0)) if found else None
+
+
 def _one_request(y: YourStart, pin: int | None) -> dict[str, Any] | None:
     bpt = per_token_as_printed(y)
     if not bpt or y.max_model_len is None or pin is None:
@@ -233,12 +251,27 @@ def _one_request(y: YourStart, pin: int | None) -> dict[str, Any] | None:
     engine = y.per_request is not None and y.per_request_len == length
     # vLLM's floor is its per-request maximum (a hybrid's or a window's fixed part included); the
     # log gives it at its own max_model_len, else max_model_len x the bytes a token as printed
-    floor = int(y.per_request.value) if engine else kv.pool_for_tokens(length, bpt)  # type: ignore[union-attr]
+    need = int(y.per_request.value) if engine else kv.pool_for_tokens(length, bpt)  # type: ignore[union-attr]
+    # from 0.29.0 vLLM takes one block, the null block, off the pool before the check (kv.NULL_BLOCK_FROM);
+    # a block is at most block_size tokens at the bytes a token
+    release = _release(y.version)
+    block = int(y.block_size.value) if y.block_size is not None else kv.DEFAULT_BLOCK_SIZE
+    block_bytes = kv.pool_for_tokens(block, bpt) if kv.null_block_held(release) else 0
+    if block_bytes:
+        where = "the log's block size" if y.block_size is not None else "vLLM's default block size; the log prints none"
+        built = f"vLLM {y.version.value}" if y.version is not None else "a log that prints no version, taken as 0.29.0 or later"
+        block_how = f"one block of {fmt(block, 'tokens')} ({where}) at the bytes a token printed above, which {built} holds back before the check"
+    else:
+        block_how = ""
     logged = y.pool_tokens is not None and y.pool is not None and pin == int(y.pool.value)
     longest = int(y.pool_tokens.value) if logged else tokens_at(y, pin) or 0  # type: ignore[union-attr]
+    floor = need + block_bytes
     return {
         "max_model_len": length,
         "pin_needed": floor,
+        "request_bytes": need,
+        "block_bytes": block_bytes,
+        "block_how": block_how,
         "floor_source": y.per_request.source if engine else None,  # type: ignore[union-attr]
         "passes": pin >= floor,
         "estimated_max_model_len": longest,

@@ -203,8 +203,12 @@ def test_block_concurrency_counts_a_partly_used_block_whole() -> None:
 
 def test_full_contexts_and_the_floor() -> None:
     assert kv.full_contexts(181777, 131072) == Fraction(181777, 131072)
-    assert kv.holds_one_context(131072, 131072)
-    assert not kv.holds_one_context(131071, 131072)
+    assert kv.holds_one_context(131072, 131072, 0)  # up to 0.28.0: the request alone
+    assert not kv.holds_one_context(131071, 131072, 0)
+    # from 0.29.0 the check runs on the pool less one block (the null block): 131,072 + 256
+    assert not kv.holds_one_context(131072, 131072, 256) and kv.holds_one_context(131328, 131072, 256)
+    assert kv.one_request_pin(131072, 55011, 256) == 131328 * 55011 == 7_224_484_608
+    assert kv.null_block_held((0, 29, 0)) and kv.null_block_held(None) and not kv.null_block_held((0, 28, 0))
     assert kv.tokens_needed(8, 20000) == 160000
 
 

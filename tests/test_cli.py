@@ -209,7 +209,7 @@ def test_kv_other_deployment_and_below_the_floor() -> None:
     out = ok("kv", "--deployment", "flash-next-pair", "--speculative-tokens", "3", "--pin", "28e9", "--max-model-len", "262144")
     assert "holds 1,752,822 tokens (logged)" in out
     small = ok("kv", "--pin", "5e9")
-    assert "below one request at max_model_len: vLLM does not start" in small
+    assert "below one request at max_model_len and the block vLLM 0.29.0 and later hold back: vLLM does not start" in small
 
 
 # --- fraction -------------------------------------------------------------------------------
@@ -595,3 +595,33 @@ def test_plan_says_fit_only_with_a_kv_pool_and_a_fraction_for_every_model() -> N
     assert "left: 5.26 GiB" in out and "Plan: fit" in out and "note:" not in out
     data = as_json("plan", "--model", "example-27b-4bit", "--fractions", "0.85,0.85")
     assert data["verdict"] == "incomplete" and any("engine 2 refused" in n for n in data["notes"])
+
+
+def test_the_one_request_floor_holds_the_null_block_back() -> None:
+    """From vLLM 0.29.0 the one-request check runs on the pool less one block. The DeepSeek pair:
+    131,072 x 55,011 = 7,210,401,792 B is the request; with its 256-token block (the catalog's
+    0.26.0 report) (131,072 + 256) x 55,011 = 7,224,484,608 B, printed up as 7.23e9 B. A pin typed at
+    the request alone, 7.22e9 B, is refused as input."""
+    out = ok("kv", "--deployment", "dsv4-flash-pair", "--tokens", "131072")
+    assert "need a pin of 7,210,401,792 B (7.22e9 B rounded up" in out
+    assert "One request of 131,072 tokens starts from a pin of 7.23e9 B" in out and "(256 tokens, the block size of" in out
+    assert as_json("kv", "--deployment", "dsv4-flash-pair", "--tokens", "131072")["one_context_pin_bytes"] == 7_224_484_608
+    assert "block_size" in as_json("kv", "--bytes-per-token", "3", "--pin", "1e9", "--block-size", "64")
+    assert as_json("kv", "--bytes-per-token", "3", "--pin", "1e9", "--block-size", "64")["one_context_pin_bytes"] == (131072 + 64) * 3
+    refused = subprocess.run([sys.executable, "-m", "calc", "gate", "--pin", "7.22e9"], capture_output=True, text=True, cwd=ROOT)
+    assert refused.returncode == 2 and "the block of 256 tokens vLLM holds back from 0.29.0" in refused.stderr
+    assert "expected a pin of at least 7.23e9 B" in refused.stderr
+    assert ok("gate", "--pin", "7.23e9")
+
+
+def test_model_prints_the_smallest_pool_that_starts() -> None:
+    """Llama-3.1-8B at 131,072 tokens: the request is 131,072 x 131,072 B = 17,179,869,184 B; from
+    vLLM 0.29.0 one block, 32 layers x 65,536 B = 2,097,152 B, more: 17,181,966,336 B."""
+    config = str(ROOT / "models" / "configs" / "llama-3.1-8b" / "config.json")
+    assert "Smallest pool that starts: 17,181,966,336 B (17.19e9 B rounded up), the request and the block of 2,097,152 B" in ok(
+        "model", config, "--max-model-len", "131072"
+    )
+    assert "Smallest pool that starts: 17,179,869,184 B (17.18e9 B rounded up), one request" in ok(
+        "model", config, "--max-model-len", "131072", "--engine-version", "0.28.0"
+    )
+    assert as_json("model", config, "--max-model-len", "131072")["kv_floor_bytes"] == 17_181_966_336

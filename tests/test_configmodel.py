@@ -125,7 +125,12 @@ def test_pool_at_a_pin_and_the_json_keys() -> None:
     assert r["kv_blocks"] == 4768
     assert r["max_concurrency"] == Fraction(4768, 8192)
     assert r["kv_tokens"] == 76288
-    assert r["largest_max_model_len"] == 4768 * 16
+    # the newest rules (0.29.0 on) check one request against the pool less one block, the null block
+    assert r["largest_max_model_len"] == (4768 - 1) * 16
+    old = modeled.model_report(
+        modeled.ModelInputs((CONFIGS / "llama-3.1-8b" / "config.json").read_text(), max_model_len=131072, pool=10**10, engine_version="0.28.0")
+    )
+    assert old["largest_max_model_len"] == 4768 * 16
     assert r["modeled"] is True
 
 
@@ -672,23 +677,34 @@ def test_qwen25_vl_takes_the_text_config_and_its_tie() -> None:
 
 
 def test_hybrid_prefix_caching_default_follows_the_version() -> None:
-    """vLLM 0.26 and 0.27 turn prefix caching off by default for hybrids: one mamba state a
-    request instead of two; before and after, it is on."""
+    """Prefix caching is off by default for hybrids up to 0.27.1 (vllm/config/model.py
+    is_prefix_caching_supported up to 0.25.1; engine/arg_utils.py `and not is_hybrid` in 0.26.0
+    and 0.27.1): one mamba state a request. On from 0.28.0: "align", two states; from 0.32.0 a
+    mamba2 layer holds a prefill checkpoint page too (mamba_mixer2.py): three. Turned on by hand
+    before 0.28.0, Nemotron-H (SupportsMambaPrefixCaching) runs in "all" mode, 0.15.0 to 0.27.1:
+    a state page a block of context. Nemotron-H 8B: 4 attention and 24 mamba layers, 7 groups of
+    4, a page of 4,259,840 B (blocks of 1,040 tokens); 6 mamba groups x 4 x 4,259,840 = 102,236,160 B
+    a state page."""
     text = json.dumps({  # Nemotron-H 8B's shape, as in test_nemotron_h_pattern_state_and_block
         "architectures": ["NemotronHForCausalLM"], "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
         "hidden_size": 4096, "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 131072,
         "intermediate_size": 21504, "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,
     })  # fmt: skip
-    fixed = {
-        v: modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, engine_version=v))["kv_fixed_bytes_per_request"]
-        for v in ("0.24.0", "0.26.0", "0.27.1", "0.29.0")
-    }
-    off = modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, engine_version="0.24.0", prefix_caching=False))["kv_fixed_bytes_per_request"]
-    assert fixed["0.26.0"] == fixed["0.27.1"] == off < fixed["0.24.0"] == fixed["0.29.0"]
-    assert (
-        "prefix caching is off by default for hybrid models in vLLM 0.26.0"
-        in modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, engine_version="0.26.0"))["notes"][-1]
-    )
+
+    def report(v: str | None, caching: bool | None = None) -> dict:
+        return modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, engine_version=v, prefix_caching=caching))
+
+    state = 6 * 4 * 4_259_840
+    assert state == 102_236_160
+    for v, states in (("0.24.0", 1), ("0.26.0", 1), ("0.27.1", 1), ("0.28.0", 2), ("0.31.0", 2), ("0.32.0", 3), (None, 3)):
+        assert report(v)["kv_fixed_bytes_per_request"] == states * state, v
+    assert "prefix caching is off by default for hybrid models in vLLM 0.24.0" in report("0.24.0")["notes"][-1]
+    # "all" mode: cdiv(8,192, 1,040) = 8 pages a mamba group, all growing with context: 7 groups x 4 x page / 1,040 a token
+    on = report("0.26.0", True)
+    assert (on["kv_fixed_bytes_per_request"], on["kv_bytes_per_token"]) == (0, 7 * 4 * 4_259_840 // 1040)
+    assert on["kv_bytes_per_request"] == (8 + 6 * 8) * 4 * 4_259_840
+    assert "mamba 'all' mode" in on["notes"][-1]
+    assert report("0.28.0", True)["kv_fixed_bytes_per_request"] == 2 * state  # 0.28.0: "align" for every model
 
 
 @pytest.mark.parametrize(

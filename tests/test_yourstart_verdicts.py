@@ -37,23 +37,27 @@ def test_a_gb10_fraction_start_gets_its_overhead_from_vllms_own_profile(catalog)
     """logs/public/45 (v0.18, GB10, gpu_memory_utilization 0.80, no readings of MemAvailable).
     V1's profile: pool = total x fraction - non-KV, so the overhead beyond the weights is
     ceil(130,663,642,563 x 0.8) - 59,828,894,433 - 36,743,445,217
-    = 104,530,914,051 - 59,828,894,433 - 36,743,445,217 = 7,958,574,401 B."""
+    = 104,530,914,051 - 59,828,894,433 - 36,743,445,217 = 7,958,574,401 B; and 0.18 did not take
+    its CUDA-graph estimate off the pool (line 47, "To try it now, set
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1"), so the graphs, 1.65 GiB = 1,771,674,010 B, are
+    held beyond the fraction: 9,730,248,411 B."""
     out, verdict, result = run(catalog, "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log", box="dgx-spark", before=FREE_M)
-    assert out.figures["overhead_b"] == "7,958,574,401 B"
+    assert 7_958_574_401 + 1_771_674_010 == 9_730_248_411
+    assert out.figures["overhead_b"] == "9,730,248,411 B"
     assert "derived from the log" in result and "the engine's profile, not a MemAvailable measurement" in result
     assert "log line 45: Estimated CUDA graph memory: 1.65 GiB total" in result  # the lines used are named
-    # 112,300 MiB = 109.67 GiB; 34.22 + 55.72 + 7.41 + 8.00 = 105.35 GiB as printed; 4.32 GiB to spare
-    assert out.figures["available"] == "109.67 GiB" and out.figures["needs"] == "105.35 GiB"
-    assert out.figures["margin"] == "4.32 GiB" and out.figures["verdict"] == "passes"
-    assert "4.32 GiB to spare" in verdict
-    # largest pin = 112,300 MiB - (36,743,445,217 + 7,958,574,401 + 8 GiB) = 64,463,130,590 B
-    assert 112_300 * MiB - (36_743_445_217 + 7_958_574_401 + 8 * GiB) == 64_463_130_590
-    assert out.figures["largest_pin"] == "64.46e9 B"
+    # 112,300 MiB = 109.67 GiB; 34.22 + 55.72 + 9.06 + 8.00 = 107.00 GiB as printed; 2.67 GiB to spare
+    assert out.figures["available"] == "109.67 GiB" and out.figures["needs"] == "107.00 GiB"
+    assert out.figures["margin"] == "2.67 GiB" and out.figures["verdict"] == "passes"
+    assert "2.67 GiB to spare" in verdict
+    # largest pin = 112,300 MiB - (36,743,445,217 + 9,730,248,411 + 8 GiB) = 62,691,456,580 B
+    assert 112_300 * MiB - (36_743_445_217 + 9_730_248_411 + 8 * GiB) == 62_691_456_580
+    assert out.figures["largest_pin"] == "62.69e9 B"
     # tokens at the pins, from the bytes a token as printed: the log's own count at its pool,
-    # 64,463,130,590 / 81,991.53 = 786,216.9 at the largest pin
+    # 62,691,456,580 / 81,991.53 = 764,608.9, whole tokens down, at the largest pin
     assert out.figures["bpt"] == "81,991.53 B"
     assert out.figures["grid_tokens_0"] == "729,696 tokens"  # logged; 59,828,894,433 / 81,991.53 = 729,696.04
-    assert out.figures["grid_tokens_1"] == "786,216 tokens"
+    assert out.figures["grid_tokens_1"] == "764,608 tokens"
     # the hybrid's one-request floor is vLLM's per-request maximum: pool / the printed 10.85x,
     # ceil(59,828,894,433 / 10.85) = 5,514,183,819 B, shown up to 5.52e9 B, not 262,144 x 81,991.53
     assert out.figures["one_request_pin"] == "5.52e9 B"
@@ -135,10 +139,10 @@ def test_a_pinned_start_says_why_its_log_gives_no_overhead(catalog) -> None:
 
 
 def test_the_token_count_is_explained_for_the_logs_version() -> None:
-    """logs/public/58 is v0.13: its count is blocks x block size, not "as builds from 0.21 print it"."""
+    """logs/public/58 is v0.13: its count is blocks x block size, not "as builds from 0.20.1 print it"."""
     reading = logread.read_log((LOGS / "58-v013-gb10-qwen25-14b-fp8-dense-kv-usage-lines.log").read_text(encoding="utf-8"))
-    assert "0.21 print it" not in reading.bytes_per_token.how
-    assert "as 0.13.0+faa43dbf.nv26.01 prints it (builds before 0.21)" in reading.bytes_per_token.how
+    assert "0.20.1 print it" not in reading.bytes_per_token.how
+    assert "as 0.13.0+faa43dbf.nv26.01 prints it (builds up to 0.20.0)" in reading.bytes_per_token.how
     no_version = logread.read_log((LOGS / "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log").read_text(encoding="utf-8"))
     assert "the log prints no version to tell which" in no_version.bytes_per_token.how
 

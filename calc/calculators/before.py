@@ -12,7 +12,24 @@ from pathlib import Path
 from typing import Any
 
 from calc import derive, gate, hfconfig, kvlayout, modeled, weights
-from calc.calculators.form import Defaults, Field, Figures, Output, badge, counted, default_note, dl, esc, invalid, short, size_examples, size_text, table, take
+from calc.calculators.form import (
+    Defaults,
+    Field,
+    Figures,
+    Output,
+    badge,
+    counted,
+    default_note,
+    dl,
+    esc,
+    invalid,
+    pin_up,
+    short,
+    size_examples,
+    size_text,
+    table,
+    take,
+)
 from calc.catalog import Catalog, Figure
 from calc.gate import Amount
 from calc.units import InputError, fmt, parse_size
@@ -65,7 +82,7 @@ def fields(catalog: Catalog) -> list[Field]:
         Field("seats", LABELS["seats"], "text", "Concurrent sequences", inputmode="numeric"),
         Field("pin", LABELS["pin"], "text", "Bytes: " + size_examples()),
         Field("overhead", LABELS["overhead"], "text", "Empty: from a measured start of the same model, if the catalog has one"),
-        Field("engine_version", LABELS["engine_version"], "text", "Such as 0.10.2; empty: the rules of v0.26.0 and later"),
+        Field("engine_version", LABELS["engine_version"], "text", "Such as 0.10.2; empty: the rules of v0.32.0 and later, the newest read"),
     ]
 
 
@@ -117,7 +134,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "seats": default_note(calibration["seats"], values["seats"], ", the calibration"),
         "pin": f"Default {esc(values['pin'])}: {esc(pin_source)}",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
-        "engine_version": "Default empty: the rules of vLLM v0.26.0 and later",
+        "engine_version": "Default empty: the rules of vLLM v0.32.0 and later, the newest read",
     }
     return Defaults(values, sources)
 
@@ -207,6 +224,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
          + (esc(f", {fmt(r['padding_layers'], 'count')} padding layer(s)") if r["padding_layers"] else "")),
         ("GPU KV cache size at the pin (modeled)", fig("tokens", fmt(r["kv_tokens"], "tokens")) + ", maximum concurrency "
          + fig("concurrency", fmt(r["max_concurrency"], "x")) + esc(f" ({r['engine_rules']})")),
+        ("Smallest pin that starts (modeled)", fig("floor", pin_up(r["kv_floor_bytes"]))
+         + (esc(" (the request and one block, which vLLM 0.29.0 and later hold back before the one-request check)") if r["null_block_bytes"] else esc(" (one request)"))),
         ("Longest max_model_len the pin fits", fig("largest_len", fmt(r["largest_max_model_len"], "tokens"))),
         *(("Note", esc(note)) for note in r["notes"]),
     ]  # fmt: skip

@@ -71,7 +71,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "reading": f"Default: the measured reading of {esc(deployment['name'])}; every reading in the catalog is listed with its source",
         "bpt": "Default empty: a reading from the catalog is used",
         "pin": f"Default {esc(values['pin'])}: the pin of {esc(deployment['name'])}&rsquo;s serving start",
-        "tokens": f"Default {esc(values['tokens'])}: one full context, the floor",
+        "tokens": f"Default {esc(values['tokens'])}: one full context (the floor is one block more from vLLM 0.29.0)",
         "max_model_len": f"Default {esc(values['max_model_len'])}: {esc(deployment['name'])}&rsquo;s setting",
         "seats": "Default empty: not sized",
         "typical_context": "Default empty: not sized",
@@ -109,7 +109,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         held, logged = kv.tokens_for_pool(pin, per_token), False
     whole = int(held)
     contexts = kv.full_contexts(whole, max_len)
-    one = kv.holds_one_context(whole, max_len)
+    block = reading.block_size if reading is not None else kv.DEFAULT_BLOCK_SIZE
+    block_source = reading.block_source if reading is not None else "vLLM's default block"
+    one = kv.holds_one_context(whole, max_len, block)
+    floor = kv.one_request_pin(max_len, per_token, block)
     pin_for = kv.pool_for_tokens(tokens, per_token)
     rows = [
         ("Bytes per token per rank", f"{fig('bpt', fmt(per_token, 'count'))} B ({esc(source)})"),
@@ -120,6 +123,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         (f"Full contexts of {fig('max_len', fmt(max_len, 'tokens'))}", fig("contexts", fmt(contexts, "count", 0, down=True)) + " at once"),
         ("Maximum concurrency, rounded down", fig("concurrency", fmt(contexts, "x", down=True))),
         ("One full context fits", fig("one_context", "yes" if one else "no") + ("" if one else " (below the floor)")),
+        (
+            "The floor: one full context and the block vLLM 0.29.0 and later hold back",
+            f"{fig('floor', pin_up(floor))} ({fig('floor_block', fmt(block, 'tokens'))} a block, {esc(block_source)})",
+        ),
         (
             f"{fig('tokens', fmt(tokens, 'tokens'))} need a pin of",
             f"{fig('pin_for_tokens', pin_up(pin_for))} ({fig('pin_for_tokens_gib', fmt(pin_for, 'GiB'))}; {fig('pin_for_tokens_b', fmt(pin_for, 'B'))})",

@@ -363,8 +363,9 @@ def start_pool(r: dict[str, Any], fig: Figures) -> str:
         (
             "One full context fits",
             fig("kv_one_context", "yes" if one else "no")
-            + f"; a pin of {fig('kv_one_context_pin', pin_up(pool['one_context_pin_bytes']))} holds one"
-            + ("" if one else " (below one request at max_model_len: vLLM does not start)"),
+            + f"; a pin of {fig('kv_one_context_pin', pin_up(pool['one_context_pin_bytes']))} holds one and the block of "
+            + f"{fig('kv_null_block', fmt(pool['block_size'], 'tokens'))} vLLM holds back from 0.29.0 ({esc(pool['block_source'])})"
+            + ("" if one else " (below one request at max_model_len and the block vLLM 0.29.0 and later hold back: vLLM does not start)"),
         ),
     ]
     if "tokens_needed" in pool:

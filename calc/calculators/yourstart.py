@@ -351,6 +351,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
             non_torch=_found(reading, "non_torch_bytes"),
             activation_peak=_found(reading, "activation_peak_bytes"),
             cuda_graph=_found(reading, "cuda_graph_bytes"),
+            cuda_graph_off=reading.cuda_graph_off is not None,
             total=_found(reading, "total_memory_bytes") or total,
             utilization=_found(reading, "gpu_memory_utilization"),  # the measured start's, never the plan's
             era=str(era.value) if era is not None else None,
@@ -362,6 +363,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         precision=Given(precision.value, f"catalog: the MemAvailable reading's precision ({precision.source})"),
         engine=engine,
         version=_found(reading, "engine_version"),
+        block_size=_found(reading, "block_size"),
         mem_fraction_static=_found(reading, "mem_fraction_static"),
         profile=profile,
         failure=None if any(typed[k] for k in ("pin", "max_model_len", "gpu_memory_utilization")) else _found(reading, "error"),
@@ -701,10 +703,11 @@ def _checks_section(y: YourStart, a: dict[str, Any], reading: Any, fig: Figures)
                         f"One {fig('one_request_len', fmt(one['max_model_len'], 'tokens'))} request",
                         f"needs a pin of at least {fig('one_request_pin', pin_up(one['pin_needed']))} "
                         + (
-                            f"(vLLM&rsquo;s own per-request maximum: {_source(one['floor_source'])})"
+                            f"(vLLM&rsquo;s own per-request maximum: {_source(one['floor_source'])}"
                             if one["floor_source"]
-                            else "(max_model_len &times; the bytes a token printed above, rounded up; vLLM&rsquo;s own floor is its per-request maximum, larger by any fixed part)"
-                        ),
+                            else "(max_model_len &times; the bytes a token printed above, rounded up; vLLM&rsquo;s own floor is its per-request maximum, larger by any fixed part"
+                        )
+                        + (f"; and {esc(one['block_how'])}, {fig('one_request_block', fmt(one['block_bytes'], 'B'))})" if one["block_bytes"] else ")"),
                     ),
                     ("Check", _check("one_request_verdict", one["passes"], fig) if one["reached"] else _not_reached("one_request_verdict", fig)),
                     (
