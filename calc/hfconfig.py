@@ -205,6 +205,11 @@ _GEMMA3_TEXT = {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 
 _QWEN3_5_TEXT = {"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32, "num_attention_heads": 16,
                  "num_key_value_heads": 4, "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
                  "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "tie_word_embeddings": False}  # fmt: skip
+# Qwen3_5MoeTextConfig: every layer a sparse MoE block with a gated shared expert (no intermediate_size)
+_QWEN3_5_MOE_TEXT = {"vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16, "num_key_value_heads": 2,
+                     "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                     "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "moe_intermediate_size": 512,
+                     "shared_expert_intermediate_size": 512, "num_experts": 256, "tie_word_embeddings": False}  # fmt: skip
 _QWEN3_VL_TEXT = {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
                   "head_dim": 128, "tie_word_embeddings": False}  # fmt: skip
 _QWEN3_VL_MOE_TEXT = {"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16,
@@ -236,11 +241,13 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3NextForCausalLM": ("Qwen3NextConfig", {"head_dim": 256}),
     "Qwen3_5ForCausalLM": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
     "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
+    "Qwen3_5MoeForCausalLM": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
+    "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
 }
 # Multimodal wrappers: the weights counted here are the language model's; vLLM also loads the
 # vision tower, which the config describes in a form these models do not size.
-WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration")  # fmt: skip
 
 
@@ -514,6 +521,10 @@ _ARCHITECTURES = {
     "Qwen3NextForCausalLM": _qwen3_next,
     "Qwen3_5ForCausalLM": _qwen3_next,
     "Qwen3_5ForConditionalGeneration": _qwen3_next,
+    # Qwen3.5 / 3.6 MoE: Qwen3-Next's layers, each a sparse MoE block (vllm/model_executor/models/qwen3_5.py,
+    # Qwen3_5DecoderLayer: model_type qwen3_5_moe_text takes Qwen3NextSparseMoeBlock, 0.33.0)
+    "Qwen3_5MoeForCausalLM": _qwen3_next,
+    "Qwen3_5MoeForConditionalGeneration": _qwen3_next,
     "NemotronHForCausalLM": _nemotron_h,
 }
 

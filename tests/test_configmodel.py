@@ -719,3 +719,46 @@ def test_hostile_configs_are_named(text, message) -> None:
     with pytest.raises(InputError) as error:
         modeled.model_report(modeled.ModelInputs(text, "cfg.json"))
     assert str(error.value).startswith(message)
+
+
+# --- Qwen3.5 / 3.6 MoE: Qwen3-Next's layers, every one a sparse MoE block ------------------
+
+
+def qwen36(**given) -> dict:
+    return modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3.6-35b-a3b" / "config.json").read_text(), "config.json", **given))
+
+
+def test_qwen36_moe_reads_as_vllm_builds_it() -> None:
+    """Qwen3_5MoeForConditionalGeneration (vllm/model_executor/models/qwen3_5.py, 0.33.0): 30 GDN
+    and 10 gated-attention layers, each with 256 experts of 512 and a gated shared expert of 512;
+    its float32 recurrent state (mamba_ssm_dtype) and one MTP layer."""
+    s = shape("qwen3.6-35b-a3b")
+    assert s.architecture == "Qwen3_5MoeForConditionalGeneration" and s.family == "hybrid"
+    assert s.layers.count(hfconfig.LINEAR) == 30 and s.layers.count(hfconfig.FULL) == 10
+    assert set(s.mlps) == {hfconfig.Mlp(experts=256, expert_intermediate=512, shared_intermediate=512, gated_shared=True)}
+    assert (s.state_dtype_bytes, s.drafter_layers, s.output_gate) == (4, 1, True)
+    # 35B parameters in all on the card; the language model without its vision tower is 34.66e9
+    assert 34.5e9 < qwen36(max_model_len=32768)["weights_bytes_per_rank"] / 2 < 35e9
+
+
+@pytest.mark.parametrize(
+    ("log", "version", "kv_dtype", "max_len", "pool", "tokens"),
+    [
+        # logs/public/45: 0.18.1, bf16 KV, "Available KV cache memory: 55.72 GiB", "GPU KV cache size: 729,696 tokens"
+        ("45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log", "0.18.1", "auto", 262144, "55.72", 729_696),
+        # logs/public/35: 0.24.0, fp8 KV, "5.98 GiB", "567,978 tokens"
+        ("35-v024-qwen36-35b-a3b-nvfp4-5090-args.log", "0.24.0", "fp8", 131072, "5.98", 567_978),
+    ],
+)
+def test_qwen36_moe_meets_the_real_starts(log, version, kv_dtype, max_len, pool, tokens) -> None:
+    """The real config gives the token count each public start printed: at the printed pool, and
+    within what the interval its two decimals stand for gives."""
+    text = (ROOT / "logs" / "public" / log).read_text()
+    assert f"GPU KV cache size: {tokens:,} tokens" in text and f"Available KV cache memory: {pool} GiB" in text
+    low, high = printed_gib(pool)
+
+    def at(p: int) -> int:
+        return qwen36(max_model_len=max_len, pool=p, kv_cache_dtype=kv_dtype, engine_version=version)["kv_tokens"]
+
+    assert at(int(Fraction(pool) * GiB)) == tokens
+    assert at(low) <= tokens <= at(high - 1)
