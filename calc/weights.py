@@ -186,6 +186,8 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
             extra += [Tensor(f"{prefix}.embed_tokens", vocab_rank, h), Tensor(f"{prefix}.shared_head.head", vocab_rank, h),
                       Tensor(f"{prefix}.shared_head.norm", h)]  # fmt: skip
         out += [Tensor(t.path, t.rows, t.cols, t.count, t.linear, drafter=True) for t in layer + extra]
+    if shape.drafter_layers and shape.architecture.startswith(("Qwen3Next", "Qwen3_5")):  # Qwen's MTP module norms its output once
+        out.append(Tensor("mtp.norm", h, drafter=True))  # (vllm/model_executor/models/qwen3_5_mtp.py and qwen3_next_mtp.py, 0.33.0)
     return out
 
 

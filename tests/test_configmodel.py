@@ -762,3 +762,42 @@ def test_qwen36_moe_meets_the_real_starts(log, version, kv_dtype, max_len, pool,
 
     assert at(int(Fraction(pool) * GiB)) == tokens
     assert at(low) <= tokens <= at(high - 1)
+
+
+def test_qwen3_next_meets_its_checkpoint_tensor_for_tensor() -> None:
+    """Qwen3-Next-80B-A3B-Instruct: the model report of its checkpoint counts 81,324,862,720
+    parameters, 1,650,471,424 of them in the MTP layer (mtp.fc 2,048 x 4,096, one attention layer
+    with 512 experts of 512, its norms), which vLLM loads only as a drafter."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3-next-80b-a3b-instruct" / "config.json").read_text(), max_model_len=32768))
+    assert r["layers"] == "36 linear, 12 full" and r["family"] == "hybrid"
+    fc_and_norms = 2048 * 4096 + 3 * 2048  # mtp.fc, mtp.norm and the two pre_fc norms
+    layer = 2 * 2048 + (8192 + 2 * 512 + 4096) * 2048 + 2 * 256  # its two norms, q/k/v/o, q/k norms
+    moe = 512 * 3 * 512 * 2048 + 512 * 2048 + 3 * 512 * 2048 + 2048  # experts, router, shared expert and its gate
+    mtp = fc_and_norms + layer + moe
+    assert mtp == 1_650_471_424
+    assert r["weights_bytes_per_rank"] == (81_324_862_720 - mtp) * 2
+
+
+def test_deepseek_v2_lite_meets_its_checkpoint() -> None:
+    """DeepSeek-V2-Lite-Chat: one dense layer, then 26 of 64 routed experts of 1,408 and two shared;
+    MLA with no q LoRA. Its checkpoint holds 15,706,484,224 parameters, which the count meets, and
+    a token costs (512 + 64) x 2 B in each of the 27 layers."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "deepseek-v2-lite-chat" / "config.json").read_text(), max_model_len=32768))
+    assert (r["architecture"], r["family"], r["layers"]) == ("DeepseekV2ForCausalLM", "mla", "27 mla")
+    assert r["weights_bytes_per_rank"] == 15_706_484_224 * 2
+    assert r["kv_bytes_per_token"] == (512 + 64) * 2 * 27 == 31104
+
+
+def test_qwen35_dense_meets_its_checkpoint() -> None:
+    """Qwen3.5-0.8B-Base (Qwen3_5ForConditionalGeneration): 873,438,784 parameters in its checkpoint,
+    the language model's (tied head) and its MTP layer's, which vLLM loads only as a drafter, and
+    the vision tower's, which the model leaves out (12 blocks of 768, the merger, the patch and
+    position embeddings)."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3.5-0.8b-base" / "config.json").read_text(), max_model_len=32768))
+    assert (r["layers"], r["family"]) == ("18 linear, 6 full", "hybrid")
+    block = 768 * 768 + 768 + 2304 * 768 + 2304 + 3072 * 768 + 3072 + 768 * 3072 + 768 + 4 * 768
+    vision = 12 * block + 3072 * 3072 + 3072 + 1024 * 3072 + 1024 + 2 * 768 + 768 * 3 * 2 * 16 * 16 + 768 + 2304 * 768
+    # mtp: fc 1,024 x 2,048, its three norms, one attention layer with its MLP
+    mtp = 1024 * 2048 + 3 * 1024 + 2 * 1024 + (4096 + 2 * 512) * 1024 + 1024 * 2048 + 2 * 256 + 3 * 3584 * 1024
+    assert r["drafter_bytes_per_rank"] == mtp * 2
+    assert r["weights_bytes_per_rank"] + r["drafter_bytes_per_rank"] == (873_438_784 - vision) * 2
