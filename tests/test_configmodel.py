@@ -801,3 +801,12 @@ def test_qwen35_dense_meets_its_checkpoint() -> None:
     mtp = 1024 * 2048 + 3 * 1024 + 2 * 1024 + (4096 + 2 * 512) * 1024 + 1024 * 2048 + 2 * 256 + 3 * 3584 * 1024
     assert r["drafter_bytes_per_rank"] == mtp * 2
     assert r["weights_bytes_per_rank"] + r["drafter_bytes_per_rank"] == (873_438_784 - vision) * 2
+
+
+def test_mixtral_8x7b_meets_its_card() -> None:
+    """Mixtral-8x7B-v0.1: 32 layers of 8 experts of 14,336 and a router each, 8 KV heads of 128;
+    46.7B parameters on its card, 46,702,792,704 in its checkpoint, which the count meets."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "mixtral-8x7b-v0.1" / "config.json").read_text(), max_model_len=32768))
+    assert (r["architecture"], r["family"], r["layers"]) == ("MixtralForCausalLM", "moe", "32 full")
+    assert r["weights_bytes_per_rank"] == 46_702_792_704 * 2
+    assert r["kv_bytes_per_token"] == 2 * 8 * 128 * 2 * 32 == 131072
