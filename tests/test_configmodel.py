@@ -810,3 +810,15 @@ def test_mixtral_8x7b_meets_its_card() -> None:
     assert (r["architecture"], r["family"], r["layers"]) == ("MixtralForCausalLM", "moe", "32 full")
     assert r["weights_bytes_per_rank"] == 46_702_792_704 * 2
     assert r["kv_bytes_per_token"] == 2 * 8 * 128 * 2 * 32 == 131072
+
+
+def test_granite_33_8b_meets_its_parameter_shapes() -> None:
+    """granite-3.3-8b-instruct (8.17B on its card): the public listing of its parameter shapes sums
+    to 8,170,864,640 with the head tied to the embedding; vLLM pads the 49,159-token vocabulary to
+    49,216 rows (a multiple of 64), 57 x 4,096 more."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "granite-3.3-8b-instruct" / "config.json").read_text(), max_model_len=32768))
+    layer = 2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 12800 * 4096 + 2 * 4096
+    listed = 49159 * 4096 + 40 * layer + 4096
+    assert listed == 8_170_864_640
+    assert r["weights_bytes_per_rank"] == (listed + (49216 - 49159) * 4096) * 2
+    assert r["kv_bytes_per_token"] == 2 * 8 * 128 * 2 * 40 == 163840
