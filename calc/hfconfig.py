@@ -241,7 +241,6 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3NextForCausalLM": ("Qwen3NextConfig", {"head_dim": 256}),
     "Qwen3_5ForCausalLM": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
     "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
-    "Qwen3_5MoeForCausalLM": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
 }
@@ -523,7 +522,6 @@ _ARCHITECTURES = {
     "Qwen3_5ForConditionalGeneration": _qwen3_next,
     # Qwen3.5 / 3.6 MoE: Qwen3-Next's layers, each a sparse MoE block (vllm/model_executor/models/qwen3_5.py,
     # Qwen3_5DecoderLayer: model_type qwen3_5_moe_text takes Qwen3NextSparseMoeBlock, 0.33.0)
-    "Qwen3_5MoeForCausalLM": _qwen3_next,
     "Qwen3_5MoeForConditionalGeneration": _qwen3_next,
     "NemotronHForCausalLM": _nemotron_h,
 }
