@@ -155,3 +155,22 @@ def test_the_page_counts_the_calculators_it_holds() -> None:
 
     assert _re.findall(r'calculator\("(\w+)"\)', page) == list(calc_html.CALCULATORS)
     assert count_in_words(len(calc_html.CALCULATORS)) == "Seven"
+
+
+def test_the_gate_rows_add_up_as_printed(catalog, default) -> None:
+    """The needs row is the sum of the term rows as printed, and the margin the printed
+    MemAvailable less it: a reader adding the column gets the printed figures."""
+    from decimal import Decimal
+
+    differs = 0
+    for pin in ("10e9", "10.004e9", "12.3e9", "7.77e9", "15.55e9", "9.999e9"):
+        raw = {**default, "pin": pin, "overhead": "3.333 GiB", "available": "100 GiB"}
+        out = calc_html.run(catalog, "before", raw)
+        terms = [v for k, v in out.figures.items() if k.startswith("term_")]
+        added = sum(Decimal(t.removesuffix(" GiB")) for t in terms)
+        assert out.figures["needs"] == f"{added:.2f} GiB"
+        assert out.figures["margin"] == f"{abs(Decimal(100) - added):.2f} GiB"
+        weights = modeled.model_report(modeled.ModelInputs(default["config"], max_model_len=32768))["weights_bytes_per_rank"]
+        exact = weights + parse_size(pin) + parse_size("3.333 GiB") + 8 * GiB
+        differs += fmt(exact, "GiB") != out.figures["needs"]
+    assert differs  # at least one pin where rounding the exact sum would print another figure

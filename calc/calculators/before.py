@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from calc import derive, gate, hfconfig, kvlayout, modeled, weights
+from calc import derive, gate, hfconfig, kvlayout, modeled, report, weights
 from calc.calculators.form import (
     Defaults,
     Field,
@@ -324,11 +324,14 @@ def _gate_rows(
         return "outside calibration"
     terms = [(esc(t.name), fig(f"term_{t.name.replace(' ', '_').replace('-', '_')}", fmt(t.bytes, "GiB")), esc(t.source)) for t in result.terms]
     rows.append(("Start gate (overhead " + esc(where) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
-                 ("needs", fig("needs", fmt(result.needs, "GiB")), ""))))  # fmt: skip
+                 ("needs", fig("needs", fmt(report.needs_as_printed(result.terms), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
     passes = bool(result.passes)
     largest = gate.largest_pin(row, gate.Request(pin, False, prefill, seats), (available,))
     rows.append(
-        ("Against MemAvailable", badge(passes) + " " + fig("margin", fmt(abs(available - result.needs), "GiB")) + (" to spare" if passes else " short"))
+        (
+            "Against MemAvailable",
+            badge(passes) + " " + fig("margin", fmt(abs(report.margin_as_printed(available, result.terms)), "GiB")) + (" to spare" if passes else " short"),
+        )
     )
     rows.append(("Largest pin that passes", fig("largest_pin", fmt(largest, "e9", 2, down=True)) if largest and largest > 0 else fig("largest_pin", "none")))
     return "passes" if passes else "refused"
