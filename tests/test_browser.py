@@ -954,6 +954,8 @@ def test_before_follows_the_box_and_your_start_the_log(live, catalog):
 
     y = calc_html.defaults_of(catalog, "yourstart").values
     live.select_option("#yourstart-preset", "")
+    live.fill("#yourstart-total", "")
+    live.select_option("#yourstart-box", "dgx-spark")  # the default box, whatever an earlier test left
     log = (ROOT / "logs" / "public" / "36-v02x-qwen38-27b-tp2-5090-kv-memory-suggestion.log").read_text()
     live.fill("#yourstart-log", log)
     live.wait_for_function("document.getElementById('yourstart-box').value === 'rtx-5090-node'")
