@@ -44,6 +44,7 @@ class Mlp:
     shared_intermediate: int = 0
     gated_shared: bool = False  # Qwen's shared expert has its own one-wide gate
     bias: bool = False
+    gated: bool = True  # gate and up projections (SwiGLU); Nemotron-H's squared ReLU has up and down only
 
 
 @dataclass(frozen=True)
@@ -355,7 +356,9 @@ def _gemma2(r: _Reader) -> dict[str, Any]:
             "sliding_window": r.int("sliding_window"), "extra_norms": _GEMMA_NORMS}  # fmt: skip
 
 
-def _qwen_moe(r: _Reader, qk_norm: str = "") -> dict[str, Any]:
+def _qwen_moe(r: _Reader, qk_norm: str = "", bias: bool = False) -> dict[str, Any]:
+    """Qwen2 and Qwen3 MoE. Qwen2 MoE's q/k/v carry a bias, as Qwen2's do
+    (vllm/model_executor/models/qwen2_moe.py, Qwen2MoeAttention: QKVParallelLinear(bias=True), 0.33.0)."""
     n = r.layers()
     only = r.get("mlp_only_layers", [])
     step = r.int("decoder_sparse_step", 1)
@@ -363,7 +366,7 @@ def _qwen_moe(r: _Reader, qk_norm: str = "") -> dict[str, Any]:
               shared_intermediate=r.int("shared_expert_intermediate_size", 0, minimum=0), gated_shared=True)  # fmt: skip
     dense = Mlp(intermediate=r.int("intermediate_size", 1))
     mlps = tuple(moe if (i not in (only or []) and (i + 1) % step == 0) else dense for i in range(n))
-    return {**_common(r, qk_norm=qk_norm), **_uniform(r, n), "mlps": mlps}
+    return {**_common(r, bias=bias, qk_norm=qk_norm), **_uniform(r, n), "mlps": mlps}
 
 
 def _mixtral(r: _Reader) -> dict[str, Any]:
@@ -484,11 +487,18 @@ def _nemotron_h(r: _Reader) -> dict[str, Any]:
         "groups": r.int("n_groups"),
         "conv_kernel": r.int("conv_kernel"),
     }
-    mlp = Mlp(intermediate=r.int("intermediate_size"))
-    moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"),
-              shared_intermediate=r.int("moe_shared_expert_intermediate_size", 0, minimum=0)) if "E" in pattern else mlp  # fmt: skip
+    # Squared-ReLU MLPs and experts, up and down projections only; n_shared_experts shared ones of
+    # moe_shared_expert_intermediate_size; a router in float32 with its score-correction bias
+    # (vllm/model_executor/models/nemotron_h.py: NemotronHMLP, NemotronHMoE, 0.33.0). The router's
+    # weight stays float32 where no Hopper or datacenter-Blackwell kernel takes it (GateLinear), as on GB10.
+    mlp = Mlp(intermediate=r.int("intermediate_size"), gated=False)
+    moe = mlp
+    if "E" in pattern:
+        shared = r.int("n_shared_experts", 0, minimum=0) * r.int("moe_shared_expert_intermediate_size", 0, minimum=0)
+        moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"), shared_intermediate=shared, gated=False)
     mlps = tuple(mlp if k == MLP_ONLY else moe if k == MOE_ONLY else Mlp() for k in layers)
-    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state}
+    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state,
+            "router_fp32": "E" in pattern, "routing_bias": "E" in pattern}  # fmt: skip
 
 
 _ARCHITECTURES = {
@@ -503,7 +513,7 @@ _ARCHITECTURES = {
     "Qwen3VLForConditionalGeneration": _qwen3,
     "Qwen3MoeForCausalLM": lambda r: _qwen_moe(r, qk_norm="head"),
     "Qwen3VLMoeForConditionalGeneration": lambda r: _qwen_moe(r, qk_norm="head"),
-    "Qwen2MoeForCausalLM": _qwen_moe,
+    "Qwen2MoeForCausalLM": lambda r: _qwen_moe(r, bias=True),
     "SeedOssForCausalLM": lambda r: _dense(r, bias=True),
     "Olmo2ForCausalLM": _olmo,
     "Olmo3ForCausalLM": _olmo,

@@ -824,10 +824,63 @@ def test_granite_33_8b_meets_its_parameter_shapes() -> None:
     assert r["kv_bytes_per_token"] == 2 * 8 * 128 * 2 * 40 == 163840
 
 
+def test_qwen2_57b_a14b_meets_the_hubs_count() -> None:
+    """Qwen2-57B-A14B (Qwen2MoeForCausalLM): 28 layers of 64 experts of 2,560 and a shared expert
+    of 20,480 with its one-wide gate; q, k and v carry a bias as in Qwen2. The Hub counts
+    57,408,658,944 parameters in its safetensors, which the count meets only with those biases."""
+    text = (CONFIGS / "qwen2-57b-a14b" / "config.json").read_text()
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
+    assert (r["architecture"], r["family"], r["layers"]) == ("Qwen2MoeForCausalLM", "moe", "28 full")
+    attention = 2 * 3584 * 3584 + 2 * 512 * 3584 + (3584 + 2 * 512)  # q, o, k, v and the q/k/v biases
+    moe = 64 * 3 * 2560 * 3584 + 64 * 3584 + 3 * 20480 * 3584 + 3584  # experts, router, shared expert and its gate
+    layer = attention + moe + 2 * 3584
+    assert 28 * layer + 2 * 151936 * 3584 + 3584 == 57_408_658_944
+    assert r["weights_bytes_per_rank"] == 57_408_658_944 * 2
+    assert r["kv_bytes_per_token"] == 2 * 4 * 128 * 2 * 28 == 57344
+    s = hfconfig.shape(json.loads(text), "qwen2-moe")
+    assert [t.rows for t in weights.tensors(s, 4) if t.path == "model.layers.0.self_attn.k_proj.bias"] == [128]  # 4 KV heads of 128 over 4 ranks
+
+
+def test_nemotron_3_nano_meets_its_published_size() -> None:
+    """NVIDIA-Nemotron-3-Nano-30B-A3B (NemotronHForCausalLM): 23 mamba, 23 MoE and 6 attention
+    layers, each one norm and one mixer. Its experts and shared expert are squared-ReLU MLPs, an up
+    and a down projection (no gate); 6 of 128 experts a token. 31.6B parameters in all, 3.6B
+    active with the embeddings and 3.2B without the input table, as its brief gives them."""
+    text = (CONFIGS / "nemotron-3-nano-30b-a3b" / "config.json").read_text()
+    s = hfconfig.shape(json.loads(text), "nemotron-3-nano")
+    h = 2688
+    mamba = (2 * 4096 + 2 * 8 * 128 + 64) * h + 6144 * 4 + 6144 + 3 * 64 + 4096 + 4096 * h + h
+    attention = 2 * 4096 * h + 2 * 256 * h + h
+    expert = 2 * 1856 * h
+    moe = 128 * expert + 2 * 3712 * h + 128 * h + 128 + h  # experts, shared expert, router and its bias, norm
+    total = 2 * 131072 * h + 23 * mamba + 6 * attention + 23 * moe + h
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total == 31_577_940_288
+    assert round(total / 1e9, 1) == 31.6
+    active = total - 23 * (128 - 6) * expert
+    assert (round(active / 1e9, 1), round((active - 131072 * h) / 1e9, 1)) == (3.6, 3.2)
+    # the router (128 x 2,688 a layer) and its correction bias stay float32
+    fp32 = 23 * (128 * h + 128)
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
+    assert r["weights_bytes_per_rank"] == (total - fp32) * 2 + fp32 * 4
+    assert (r["layers"], r["kv_bytes_per_token"]) == ("23 mamba, 23 moe, 6 full", 6 * 2 * 2 * 128 * 2)
+
+
+def test_nemotron_h_mlp_layers_have_no_gate_and_one_norm() -> None:
+    """Nemotron-H 8B's '-' layers: up and down projections of 21,504 and the layer's one norm."""
+    config = {
+        "architectures": ["NemotronHForCausalLM"], "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+        "hidden_size": 4096, "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 131072,
+        "intermediate_size": 21504, "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,
+    }  # fmt: skip
+    s = hfconfig.shape(config, "nemotron-h.json")
+    layer = [(t.path.rpartition(".")[2], t.rows, t.cols) for t in weights.tensors(s) if t.path.startswith("model.layers.1.")]
+    assert layer == [("input_layernorm", 4096, 1), ("up_proj", 21504, 4096), ("down_proj", 4096, 21504)]
+
+
 # Registered classes no public config.json was found for whole (SOURCES.yaml lists where we
 # looked); a class added to the registry joins this set or ships its real config.
 WITHOUT_A_REAL_CONFIG = {
-    "Glm4ForCausalLM", "NemotronHForCausalLM", "Olmo3ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3_5ForCausalLM", "SeedOssForCausalLM",
+    "Glm4ForCausalLM", "Olmo3ForCausalLM", "Qwen3_5ForCausalLM", "SeedOssForCausalLM",
 }  # fmt: skip
 
 
