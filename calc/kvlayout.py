@@ -9,7 +9,8 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   cdiv(max_model_len, block_size) pages (max_model_len first divided by the decode-context-
   parallel size); a sliding-window request holds cdiv(min(window - 1 + budget, max_model_len),
   block_size) + 1 pages; a mamba / linear-attention request holds one state page, two in
-  "align" mode, plus one per speculative token ("all" mode: a page per block of context).
+  "align" mode, plus one per speculative token ("all" mode: a page per block of context); before
+  0.13 one page whatever prefix caching (0.11.0, MambaSpec.max_memory_usage_bytes).
 - The sliding window's budget is max_num_batched_tokens up to 0.25.x; from 0.26.0 it is
   max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens (vllm/config/vllm.py,
   0.26.0 and 0.29.0), two batches with async scheduling, which 0.26.0 turns on by default.
@@ -68,6 +69,9 @@ class Version:
     # prefix caching off by default for hybrid models (vllm/engine/arg_utils.py, 0.26.0 and 0.27.0:
     # `default_prefix_caching = ... and not model_config.is_hybrid`; 0.24.0 and 0.29.0 leave it on)
     hybrid_prefix_caching_off: bool = False
+    # before 0.13 a mamba / linear-attention layer holds one state page a request whatever prefix
+    # caching (vllm/v1/kv_cache_interface.py, 0.11.0: MambaSpec.max_memory_usage_bytes is one page)
+    one_state_page: bool = False
 
 
 def version(text: str | None) -> Version:
@@ -83,7 +87,7 @@ def version(text: str | None) -> Version:
     if (major, minor) < (0, 8):
         return Version(text, "v0", "blocks", 1)
     prints = "blocks" if (major, minor) < (0, 21) else "concurrency"
-    return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1, (0, 26) <= (major, minor) < (0, 28))
+    return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1, (0, 26) <= (major, minor) < (0, 28), (major, minor) < (0, 13))
 
 
 @dataclass(frozen=True)

@@ -877,6 +877,30 @@ def test_nemotron_h_mlp_layers_have_no_gate_and_one_norm() -> None:
     assert layer == [("input_layernorm", 4096, 1), ("up_proj", 21504, 4096), ("down_proj", 4096, 21504)]
 
 
+def test_qwen3_next_on_v011_holds_one_state_page_and_meets_log_33() -> None:
+    """Log 33 (vLLM 0.11, Qwen3-Next): "GPU KV cache size: 90,048 tokens" and "Maximum concurrency
+    for 215,040 tokens per request: 1.66x". vLLM 0.11.0 gives a mamba layer one state page a request
+    (MambaSpec.max_memory_usage_bytes), not two. With an fp8 cache (the issue: "KV cache can't be
+    quantized for Qwen3-Next") the attention block is 16 x cdiv(1,097,728, 16 x 1,024) = 1,072
+    tokens; 12 full and 36 linear layers form 4 groups of 12; a request holds cdiv(215,040, 1,072)
+    + 3 = 204 pages. 338 blocks print 338 // 4 x 1,072 = 90,048 tokens and 338 / 204 = 1.66x;
+    with two state pages (207 a request) no pool prints both."""
+    text = (CONFIGS / "qwen3-next-80b-a3b-instruct" / "config.json").read_text()
+    page = 1072 * 2 * 256 * 2  # 2 KV heads of 256, K and V, one byte
+
+    def at(blocks: int, version: str = "0.11.0", tp: int = 1) -> dict:
+        inputs = modeled.ModelInputs(text, max_model_len=215040, pool=blocks * 12 * page // tp, kv_cache_dtype="fp8", engine_version=version, tp=tp)
+        return modeled.model_report(inputs)
+
+    for tp in (1, 2):
+        r = at(338, tp=tp)
+        assert (r["kv_tokens"], f"{float(r['max_concurrency']):.2f}") == (90048, "1.66")
+        assert r["kv_fixed_bytes_per_request"] == 36 * 1 * page // tp
+    assert "one mamba state a request" in at(338)["notes"][-1]
+    later = at(338, "0.24.0")  # two state pages from 0.15 ("align"): 207 pages a request
+    assert later["max_concurrency"] == Fraction(338, 207)
+
+
 # Registered classes no public config.json was found for whole (SOURCES.yaml lists where we
 # looked); a class added to the registry joins this set or ships its real config.
 WITHOUT_A_REAL_CONFIG = {
