@@ -33,6 +33,16 @@ def gib(value: int | Fraction, digits: int = 1) -> str:
     return fmt(value, "GiB", digits)
 
 
+def need(value: int | Fraction, digits: int = 1) -> str:
+    """A least figure that must be met (the MemAvailable a checkpoint needs), rounded up."""
+    return fmt(value, "GiB", digits, up=True)
+
+
+def limit(value: int | Fraction, digits: int = 1) -> str:
+    """A most figure that must not be passed (the largest checkpoint prefetched), rounded down."""
+    return fmt(value, "GiB", digits, down=True)
+
+
 def _gib_axis(largest: int | Fraction, title: str = "GiB a rank") -> Axis:
     return Axis("GiB", 0, nice_high(largest, 10 * GiB), title)
 
@@ -214,13 +224,13 @@ def startup_timeline(catalog: Catalog, trace_id: str = "kernel-init-report") -> 
         k = trace["kernel_init"]
         bands = (Band(k["from_t"], k["to_t"], "kernel init"),)
     rules = (
-        Rule(threshold, f"prefetch size rule: {gib(threshold)}", "prefetch"),
+        Rule(threshold, f"prefetch size rule: {need(threshold)}", "prefetch"),
         Rule(floor, f"guard floor {gib(floor, 0)}", "floor"),
     )
     figures = [(f"{fmt(t, 's', 0)}", f"{fmt(a, 'MiB', 0)} ({gib(a, 2)})") for t, a in samples]
     figures += [
         ("guard floor", gib(floor, 0)),
-        (f"prefetch threshold for the {fmt(checkpoint, 'GB', 0)} checkpoint (checkpoint / {fmt(share, '%', 0)})", gib(threshold, 2)),
+        (f"prefetch threshold for the {fmt(checkpoint, 'GB', 0)} checkpoint (checkpoint / {fmt(share, '%', 0)}, rounded up)", need(threshold, 2)),
     ]
     first, last = samples[0], samples[-1]
     during = ""
@@ -231,7 +241,7 @@ def startup_timeline(catalog: Catalog, trace_id: str = "kernel-init-report") -> 
     summary = (
         f"MemAvailable falls from {gib(first[1])} at {fmt(first[0], 's', 0)} to {gib(last[1])} at {fmt(last[0], 's', 0)}, "
         f"{gib(first[1] - last[1])} in all{during}; it ends above the {gib(floor, 0)} floor "
-        f"and {'below' if last[1] < threshold else 'above'} the {gib(threshold)} at which a {fmt(checkpoint, 'GB', 0)} checkpoint is within vLLM's prefetch size rule."
+        f"and {'below' if last[1] < threshold else 'above'} the {need(threshold)} at which a {fmt(checkpoint, 'GB', 0)} checkpoint is within vLLM's prefetch size rule."
     )
     series = (Series("MemAvailable", tuple(samples), "trace"),)
     return Plot(f"startup-{trace_id}", "MemAvailable through the start", summary, x, y, series, rules, events, bands, tuple(figures))
@@ -287,10 +297,14 @@ def prefetch_bar(checkpoint: int, available: int, share: Fraction) -> Bars:
     row = Row(f"checkpoint {in_gb}", (Segment("checkpoint", checkpoint, "weights", gib(checkpoint)),), (), verdict)
     rules = (
         Rule(available, f"available {gib(available)}", "available"),
-        Rule(largest, f"{fmt(share, '%', 0)} of it: {gib(largest)}", "prefetch"),
+        Rule(largest, f"{fmt(share, '%', 0)} of it: {limit(largest)}", "prefetch"),
     )
-    figures = (("checkpoint", f"{in_gb} ({gib(checkpoint, 2)})"), ("MemAvailable", gib(available, 2)), (f"{fmt(share, '%', 0)} of it", gib(largest, 2)))
-    summary = f"A {in_gb} checkpoint against {gib(largest)}, {fmt(share, '%', 0)} of the {gib(available)} available: {verdict} for auto-prefetch."
+    figures = (
+        ("checkpoint", f"{in_gb} ({gib(checkpoint, 2)})"),
+        ("MemAvailable", gib(available, 2)),
+        (f"{fmt(share, '%', 0)} of it, rounded down", limit(largest, 2)),
+    )
+    summary = f"A {in_gb} checkpoint against {limit(largest)}, {fmt(share, '%', 0)} of the {gib(available)} available: {verdict} for auto-prefetch."
     return Bars("prefetch", "The checkpoint against vLLM's prefetch size rule", summary, _gib_axis(max(checkpoint, available)), (row,), rules, figures)
 
 

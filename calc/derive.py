@@ -164,11 +164,11 @@ class KvReading:
     block_size: int = kv.DEFAULT_BLOCK_SIZE  # the block vLLM's one-request check holds back from 0.29.0
     block_source: str = "vLLM's default block"
 
-    def tokens_at(self, pool: int) -> tuple[Fraction, bool]:
-        """Tokens a pool of this size holds, and whether that figure was logged rather than derived."""
+    def tokens_at(self, pool: int) -> tuple[int, bool]:
+        """Whole tokens a pool of this size holds, and whether that figure was logged rather than derived."""
         logged = [t for p, t in self.readings if p == pool]
         if logged:
-            return Fraction(logged[-1]), True
+            return int(logged[-1]), True
         return kv.tokens_for_pool(pool, self.bytes_per_token), False
 
 

@@ -52,6 +52,7 @@ class Mlp:
     shared_intermediate: int = 0
     gated_shared: bool = False  # Qwen's shared expert has its own one-wide gate
     bias: bool = False
+    gated: bool = True  # gate and up projections (SwiGLU); Nemotron-H's squared ReLU has up and down only
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,11 @@ _GEMMA3_TEXT = {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 
 _QWEN3_5_TEXT = {"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32, "num_attention_heads": 16,
                  "num_key_value_heads": 4, "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
                  "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "tie_word_embeddings": False}  # fmt: skip
+# Qwen3_5MoeTextConfig: every layer a sparse MoE block with a gated shared expert (no intermediate_size)
+_QWEN3_5_MOE_TEXT = {"vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16, "num_key_value_heads": 2,
+                     "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                     "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "moe_intermediate_size": 512,
+                     "shared_expert_intermediate_size": 512, "num_experts": 256, "tie_word_embeddings": False}  # fmt: skip
 _QWEN3_VL_TEXT = {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
                   "head_dim": 128, "tie_word_embeddings": False}  # fmt: skip
 _QWEN3_VL_MOE_TEXT = {"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16,
@@ -253,11 +259,12 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3NextForCausalLM": ("Qwen3NextConfig", {"head_dim": 256}),
     "Qwen3_5ForCausalLM": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
     "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
+    "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
 }
 # Multimodal wrappers: the weights counted here are the language model's; vLLM also loads the
 # vision tower, which the config describes in a form these models do not size.
-WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration")  # fmt: skip
 
 
@@ -366,7 +373,9 @@ def _gemma2(r: _Reader) -> dict[str, Any]:
             "sliding_window": r.int("sliding_window"), "extra_norms": _GEMMA_NORMS}  # fmt: skip
 
 
-def _qwen_moe(r: _Reader, qk_norm: str = "") -> dict[str, Any]:
+def _qwen_moe(r: _Reader, qk_norm: str = "", bias: bool = False) -> dict[str, Any]:
+    """Qwen2 and Qwen3 MoE. Qwen2 MoE's q/k/v carry a bias, as Qwen2's do
+    (vllm/model_executor/models/qwen2_moe.py, Qwen2MoeAttention: QKVParallelLinear(bias=True), 0.33.0)."""
     n = r.layers()
     only = r.get("mlp_only_layers", [])
     step = r.int("decoder_sparse_step", 1)
@@ -374,7 +383,7 @@ def _qwen_moe(r: _Reader, qk_norm: str = "") -> dict[str, Any]:
               shared_intermediate=r.int("shared_expert_intermediate_size", 0, minimum=0), gated_shared=True)  # fmt: skip
     dense = Mlp(intermediate=r.int("intermediate_size", 1))
     mlps = tuple(moe if (i not in (only or []) and (i + 1) % step == 0) else dense for i in range(n))
-    return {**_common(r, qk_norm=qk_norm), **_uniform(r, n), "mlps": mlps}
+    return {**_common(r, bias=bias, qk_norm=qk_norm), **_uniform(r, n), "mlps": mlps}
 
 
 def _mixtral(r: _Reader) -> dict[str, Any]:
@@ -495,11 +504,18 @@ def _nemotron_h(r: _Reader) -> dict[str, Any]:
         "groups": r.int("n_groups"),
         "conv_kernel": r.int("conv_kernel"),
     }
-    mlp = Mlp(intermediate=r.int("intermediate_size"))
-    moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"),
-              shared_intermediate=r.int("moe_shared_expert_intermediate_size", 0, minimum=0)) if "E" in pattern else mlp  # fmt: skip
+    # Squared-ReLU MLPs and experts, up and down projections only; n_shared_experts shared ones of
+    # moe_shared_expert_intermediate_size; a router in float32 with its score-correction bias
+    # (vllm/model_executor/models/nemotron_h.py: NemotronHMLP, NemotronHMoE, 0.33.0). The router's
+    # weight stays float32 where no Hopper or datacenter-Blackwell kernel takes it (GateLinear), as on GB10.
+    mlp = Mlp(intermediate=r.int("intermediate_size"), gated=False)
+    moe = mlp
+    if "E" in pattern:
+        shared = r.int("n_shared_experts", 0, minimum=0) * r.int("moe_shared_expert_intermediate_size", 0, minimum=0)
+        moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"), shared_intermediate=shared, gated=False)
     mlps = tuple(mlp if k == MLP_ONLY else moe if k == MOE_ONLY else Mlp() for k in layers)
-    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state}
+    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state,
+            "router_fp32": "E" in pattern, "routing_bias": "E" in pattern}  # fmt: skip
 
 
 _ARCHITECTURES = {
@@ -514,7 +530,7 @@ _ARCHITECTURES = {
     "Qwen3VLForConditionalGeneration": _qwen3,
     "Qwen3MoeForCausalLM": lambda r: _qwen_moe(r, qk_norm="head"),
     "Qwen3VLMoeForConditionalGeneration": lambda r: _qwen_moe(r, qk_norm="head"),
-    "Qwen2MoeForCausalLM": _qwen_moe,
+    "Qwen2MoeForCausalLM": lambda r: _qwen_moe(r, bias=True),
     "SeedOssForCausalLM": lambda r: _dense(r, bias=True),
     "Olmo2ForCausalLM": _olmo,
     "Olmo3ForCausalLM": _olmo,
@@ -531,6 +547,9 @@ _ARCHITECTURES = {
     "Qwen3NextForCausalLM": _qwen3_next,
     "Qwen3_5ForCausalLM": _qwen3_next,
     "Qwen3_5ForConditionalGeneration": _qwen3_next,
+    # Qwen3.5 / 3.6 MoE: Qwen3-Next's layers, each a sparse MoE block (vllm/model_executor/models/qwen3_5.py,
+    # Qwen3_5DecoderLayer: model_type qwen3_5_moe_text takes Qwen3NextSparseMoeBlock, 0.33.0)
+    "Qwen3_5MoeForConditionalGeneration": _qwen3_next,
     "NemotronHForCausalLM": _nemotron_h,
 }
 

@@ -25,11 +25,12 @@ def whole_bytes(per_token: Fraction) -> int:
     return int(Fraction(per_token) + Fraction(1, 2))
 
 
-def tokens_for_pool(pool: int, per_token: int | Fraction) -> Fraction:
-    """Tokens a pool holds at this cost, exact; `fmt` rounds it for display."""
+def tokens_for_pool(pool: int, per_token: int | Fraction) -> int:
+    """Whole tokens a pool holds at this cost: a part of a token is not held, so the count is
+    floored, as vLLM floors its own ("GPU KV cache size")."""
     if per_token <= 0:
         raise InputError(f"bytes per token: found {per_token}, expected a cost above zero")
-    return pool / Fraction(per_token)
+    return int(pool // Fraction(per_token))
 
 
 def pool_for_tokens(tokens: int, per_token: int | Fraction) -> int:
@@ -123,12 +124,13 @@ def fit_per_request(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fract
     return per_token, mean_y - per_token * mean_x
 
 
-def tokens_at_length(pool: int, per_token: Fraction, fixed: Fraction, max_model_len: int | Fraction) -> Fraction:
-    """The token count vLLM would log for this pool at another max_model_len, by the fit."""
+def tokens_at_length(pool: int, per_token: Fraction, fixed: Fraction, max_model_len: int | Fraction) -> int:
+    """The token count vLLM would log for this pool at another max_model_len, by the fit: whole
+    tokens, floored as vLLM's int(concurrency x max_model_len) floors them."""
     per_request = per_token * max_model_len + fixed
     if per_request <= 0:
         raise InputError(f"max_model_len {max_model_len}: the fit gives {per_request} bytes a request, expected above zero")
-    return pool * max_model_len / per_request
+    return int(pool * max_model_len // per_request)
 
 
 def _above_zero(value: int, what: str) -> None:

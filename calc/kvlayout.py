@@ -14,6 +14,7 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   from 0.32.0 a mamba2 layer adds one prefill checkpoint page in "align" mode
   (num_prefill_checkpoint_blocks=1, mamba_mixer2.py 0.32.0: three pages), and from 0.33.0 so
   does a Qwen gated-delta layer whose prefill runs on FlashInfer (qwen_gdn_linear_attn.py).
+  Before 0.13 one page whatever prefix caching (0.11.0, MambaSpec.max_memory_usage_bytes).
 - The sliding window's budget is max_num_batched_tokens up to 0.25.x; from 0.26.0 it is
   max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens (vllm/config/vllm.py,
   0.26.0 and 0.29.0), two batches with async scheduling, which is on by default from 0.14.0
@@ -101,6 +102,9 @@ class Version:
     pads_attention: bool = False  # unequal non-MLA attention pages padded, not refused: 0.24.0 on
     pads_mamba: bool = False  # a mamba page smaller than the largest padded: 0.26.0 on
     null_block: bool = False  # one block off the pool before the one-request check: 0.29.0 on
+    # before 0.13 a mamba / linear-attention layer holds one state page a request whatever prefix
+    # caching (vllm/v1/kv_cache_interface.py, 0.11.0: MambaSpec.max_memory_usage_bytes is one page)
+    one_state_page: bool = False
 
 
 def version(text: str | None) -> Version:
@@ -124,6 +128,8 @@ def version(text: str | None) -> Version:
         hybrid_prefix_caching_off=at < (0, 28), mamba_all=(0, 15) <= at < (0, 28), mamba2_checkpoint=at >= (0, 32),
         pads_attention=at >= (0, 24), pads_mamba=at >= (0, 26), null_block=at >= (0, 29),
     )  # fmt: skip
+    prints = "blocks" if (major, minor) < (0, 21) else "concurrency"
+    return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1, (0, 26) <= (major, minor) < (0, 28), (major, minor) < (0, 13))
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         hybrid = bool({hfconfig.MAMBA, hfconfig.LINEAR} & set(shape.layers))
         prefix_caching = i.prefix_caching if i.prefix_caching is not None else not (hybrid and rules.hybrid_prefix_caching_off)
         all_mode = rules.mamba_all and shape.architecture in kvlayout.MAMBA_PREFIX_CACHING
-        mode = ("all" if all_mode else "align") if prefix_caching else "none"
+        mode = ("all" if all_mode else "align") if prefix_caching and not rules.one_state_page else "none"
         settings = kvlayout.Settings(tp=i.tp, kv_cache_dtype=i.kv_cache_dtype, block_size=i.block_size,
                                      prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
                                      mamba_cache_mode=mode)  # fmt: skip
@@ -62,7 +62,9 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
     if shape.max_positions is not None and i.max_model_len > shape.max_positions:
         notes.append(f"max_model_len {i.max_model_len:,} is above the config's max_position_embeddings ({shape.max_positions:,}): "
                      "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")  # fmt: skip
-    if hybrid and i.prefix_caching is None and not prefix_caching:
+    if hybrid and rules.one_state_page:
+        notes.append(f"vLLM {rules.name} keeps one mamba state a request, prefix caching or not")
+    elif hybrid and i.prefix_caching is None and not prefix_caching:
         notes.append(f"prefix caching is off by default for hybrid models in vLLM {rules.name}: one mamba state a request")
     if hybrid and mode == "all":
         notes.append(f"with prefix caching on, vLLM {rules.name} runs {shape.architecture} in mamba 'all' mode: a state page for every block of context")

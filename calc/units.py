@@ -195,6 +195,10 @@ def _exact_figure(value: Number, digits: int, what: str) -> Fraction:
     return value if isinstance(value, Fraction) else Fraction(value)
 
 
+# Units counting tokens: floored, as a pool holds whole tokens (vLLM floors its own count).
+WHOLE_TOKENS = ("tokens", "M tokens")
+
+
 def _grouped(value: Decimal, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
@@ -206,8 +210,10 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool 
     B a token (bytes to `digits` decimals); tokens; count; x (a ratio); % (a ratio shown as a percentage); fraction; s; plain.
     Rounding is half away from zero; down takes the floor, for a limit that must not be
     exceeded (the largest pin); up the ceiling, for a minimum that must be met (the smallest pin).
+    Tokens are whole and floored unless `up` is asked for: a pool holds no part of a token.
     """
     exact = _exact_figure(value, digits, "fmt")
+    down = down or (unit in WHOLE_TOKENS and not up)
 
     def r(x: Fraction, d: int = digits) -> Decimal:
         return _round(x, d, down, up)
@@ -230,7 +236,7 @@ def fmt(value: Number, unit: str, digits: int = 2, down: bool = False, up: bool 
     if unit == "count":
         return _grouped(r(exact, 0), 0)
     if unit == "x":
-        return f"{r(exact)}x"
+        return f"{_grouped(r(exact), digits)}x"
     if unit == "%":
         return f"{r(exact * 100)} %"
     if unit in ("fraction", "plain"):
@@ -248,6 +254,7 @@ def shown(value: Number, unit: str, digits: int = 2, down: bool = False, up: boo
     gets the printed result. Decisions (does the start fit?) stay on the exact values.
     """
     exact = _exact_figure(value, digits, "shown")
+    down = down or (unit in WHOLE_TOKENS and not up)
     if unit in ("GiB", "GB", "MiB", "MB", "KiB", "TiB"):
         return Fraction(_round(exact / SIZE_UNITS[unit], digits, down, up)) * SIZE_UNITS[unit]
     if unit in ("B", "tokens", "count"):

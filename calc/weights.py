@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Mlp, Shape, as_flag
+from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, SLIDING, ConfigError, Mlp, Shape, as_flag
 from calc.units import InputError
 
 VOCAB_PADDING = 64
@@ -191,6 +191,8 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
             extra += [Tensor(f"{prefix}.embed_tokens", vocab_rank, h), Tensor(f"{prefix}.shared_head.head", vocab_rank, h),
                       Tensor(f"{prefix}.shared_head.norm", h)]  # fmt: skip
         out += [Tensor(t.path, t.rows, t.cols, t.count, t.linear, drafter=True) for t in layer + extra]
+    if shape.drafter_layers and shape.architecture.startswith(("Qwen3Next", "Qwen3_5")):  # Qwen's MTP module norms its output once
+        out.append(Tensor("mtp.norm", h, drafter=True))  # (vllm/model_executor/models/qwen3_5_mtp.py and qwen3_next_mtp.py, 0.33.0)
     return out
 
 
@@ -205,7 +207,9 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
         out += _mamba(shape, prefix + ".mixer", tp)
     elif kind == LINEAR:
         out += _gated_delta(shape, prefix + ".linear_attn", tp)
-    if mlp.intermediate or mlp.experts:
+    if kind in (MLP_ONLY, MOE_ONLY):  # a Nemotron-H layer of one mixer has one norm, the input's
+        out += _mlp(shape, prefix + ".mixer", mlp, tp)
+    elif mlp.intermediate or mlp.experts:
         out.append(Tensor(f"{prefix}.post_attention_layernorm", h))
         out += [Tensor(f"{prefix}.{name}", h) for name in shape.extra_norms]
         out += _mlp(shape, prefix + ".mlp", mlp, tp)
@@ -304,6 +308,9 @@ def _mlp(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
     h = shape.hidden
     if not mlp.experts:
         i = mlp.intermediate // tp
+        if not mlp.gated:
+            out = [Tensor(f"{p}.up_proj", i, h, linear=True), Tensor(f"{p}.down_proj", h, i, linear=True)]
+            return out + ([Tensor(f"{p}.up_proj.bias", i), Tensor(f"{p}.down_proj.bias", h)] if mlp.bias else [])
         out = [Tensor(f"{p}.gate_proj", i, h, linear=True), Tensor(f"{p}.up_proj", i, h, linear=True), Tensor(f"{p}.down_proj", h, i, linear=True)]
         return out + ([Tensor(f"{p}.gate_proj.bias", i), Tensor(f"{p}.up_proj.bias", i), Tensor(f"{p}.down_proj.bias", h)] if mlp.bias else [])
     e, i = mlp.experts, mlp.expert_intermediate // tp
@@ -311,7 +318,7 @@ def _mlp(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
     width = 4 if shape.router_fp32 else None
     out = [
         Tensor(f"{p}.{router}", e, h, dtype_bytes=width),
-        Tensor(f"{p}.experts.gate_up_proj", 2 * i, h, count=e, linear=True),
+        Tensor(f"{p}.experts.gate_up_proj", (2 if mlp.gated else 1) * i, h, count=e, linear=True),
         Tensor(f"{p}.experts.down_proj", h, i, count=e, linear=True),
     ]
     if shape.routing_bias:
@@ -320,7 +327,10 @@ def _mlp(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
         out += [Tensor(f"{p}.{router}.bias", e), Tensor(f"{p}.experts.gate_up_proj_bias", 2 * i, count=e), Tensor(f"{p}.experts.down_proj_bias", h, count=e)]
     if mlp.shared_intermediate:
         s = mlp.shared_intermediate // tp
-        out += [Tensor(f"{p}.shared_expert.gate_up_proj", 2 * s, h, linear=True), Tensor(f"{p}.shared_expert.down_proj", h, s, linear=True)]
+        out += [
+            Tensor(f"{p}.shared_expert.gate_up_proj", (2 if mlp.gated else 1) * s, h, linear=True),
+            Tensor(f"{p}.shared_expert.down_proj", h, s, linear=True),
+        ]
         if mlp.gated_shared:
             out.append(Tensor(f"{p}.shared_expert_gate", 1, h))
     return out

@@ -186,6 +186,14 @@ def hold_theme_script(output: str, page: str) -> str:
     return output[: header.end()] + held + output[header.end() :]
 
 
+_WORDS = ("No", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Eleven", "Twelve")
+
+
+def count_in_words(n: int) -> str:
+    """A small count as a capitalised word (Seven), in digits past twelve."""
+    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
+
+
 def register(env, catalog) -> None:
     """Add the calculator page's macros to the macros environment."""
 
@@ -193,6 +201,11 @@ def register(env, catalog) -> None:
     def calculator(name: str) -> str:
         """One calculator with its defaults and their build-time result."""
         return calc_html.calculator_html(catalog, name)
+
+    @env.macro
+    def calculators_in_words() -> str:
+        """How many calculators the page holds, as a word opening a sentence: the registry's count."""
+        return count_in_words(len(calc_html.CALCULATORS))
 
     @env.macro
     def calculator_status() -> str:

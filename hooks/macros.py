@@ -276,7 +276,17 @@ def define_env(env) -> None:
             worked = units.shown(available.value, "GiB", 2, down=True) - sum(units.shown(t, "GiB", 2, up=True) for t in terms)
             limits.append(worked)
         rows.append(("**largest pin**", *(f"**{fig(x)}**" for x in limits)))
-        rows.append(("in bytes, rounded down", *(f"**{fig(largest_pin(d, deployment_id), 'e9', 2, down=True)}**" for d in (False, True))))
+        # the bytes are the line above's, so a reader who multiplies the printed GiB gets them; the
+        # exact limit (MemAvailable and costs unrounded) is printed beside, and is never below it
+        rows.append(
+            (
+                "in bytes, rounded down (from exact bytes)",
+                *(
+                    f"**{fig(x, 'e9', 2, down=True)}** ({fig(largest_pin(d, deployment_id), 'e9', 2, down=True)})"
+                    for x, d in zip(limits, (False, True), strict=True)
+                ),
+            )
+        )
         return _table(("Figure", "Without the drafter", "With the drafter"), rows)
 
     @macro
@@ -401,15 +411,16 @@ def define_env(env) -> None:
         return found[0]
 
     @macro
-    def doc_said_range(literal: str, item) -> str:
+    def doc_said_range(literal: str, item, down: bool = False) -> str:
         """doc_said for a range the source document gave, such as "65-70 GB"; the catalog's figure
-        is shown in the range's unit, and it must lie outside the range."""
+        is shown in the range's unit, and it must lie outside the range. down: a budget left over,
+        rounded down as every limit is."""
         low, _, high = literal.partition("-")
         unit, digits = _unit(high)
         value = value_of(item).exact
         if parse_size(low + " " + unit) <= value <= parse_size(high):
             problem(f"{page_where(literal)}: the source document's {literal!r} now holds the catalog's figure; drop the note")
-        return f'{render(item, unit, digits)} <span class="doc-said">(the <a href="{glossary_url()}#source-document">source document</a> says <s>{literal}</s>)</span>'
+        return f'{render(item, unit, digits, down=down)} <span class="doc-said">(the <a href="{glossary_url()}#source-document">source document</a> says <s>{literal}</s>)</span>'
 
     @macro
     def gate_then_and_now_table(generation: int = 234, deployment_id: str = "dsv4-flash-pair") -> str:

@@ -933,3 +933,36 @@ def test_your_start_answers_an_sglang_log_with_sglang(live, catalog):
     assert "--max-total-tokens 367404" in shown["command"]  # the tokens SGLang logged for this pool
     assert "fraction_verdict" not in shown and "one_request_verdict" not in shown
     assert "SGLang has no byte pin" in live.text_content("#yourstart-result")
+
+
+def test_before_follows_the_box_and_your_start_the_log(live, catalog):
+    """Choosing an RTX 4090 moves MemAvailable to its total (no longer the DGX Spark's 120,919 MiB)
+    and the figures are CPython's for it; a log from a 32 GB card pasted into "Your start" picks
+    the RTX 5090 node instead of being gated on the default DGX Spark."""
+    d = calc_html.defaults_of(catalog, "before").values
+    live.select_option("#before-box", "rtx-4090")
+    live.wait_for_function("document.getElementById('before-available').value === '24,564 MiB'")
+    assert "no free-memory reading" in live.text_content("#before-available-src")
+    live.fill("#before-overhead", "2 GiB")
+    raw = {**d, "box": "rtx-4090", "available": "24,564 MiB", "overhead": "2 GiB"}
+    live.wait_for_function("document.querySelector('#before-calc [data-fig=needs]') !== null")
+    assert figures_on(live, "before") == calc_html.run(catalog, "before", raw).figures
+    assert "Gate: refused" in live.text_content("#before-verdict")
+    live.fill("#before-overhead", "")
+    live.select_option("#before-box", d["box"])
+    live.wait_for_function(f"document.getElementById('before-available').value === {d['available']!r}")
+
+    y = calc_html.defaults_of(catalog, "yourstart").values
+    live.select_option("#yourstart-preset", "")
+    live.fill("#yourstart-total", "")
+    live.select_option("#yourstart-box", "dgx-spark")  # the default box, whatever an earlier test left
+    log = (ROOT / "logs" / "public" / "36-v02x-qwen38-27b-tp2-5090-kv-memory-suggestion.log").read_text()
+    live.fill("#yourstart-log", log)
+    live.wait_for_function("document.getElementById('yourstart-box').value === 'rtx-5090-node'")
+    assert "the catalog's one box of that size" in live.text_content("#yourstart-box-src")
+    live.select_option("#yourstart-box", "dgx-spark")
+    live.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'invalid'")
+    assert "this log is not from this box" in live.text_content("#yourstart-box-err")
+    live.fill("#yourstart-log", "")
+    live.select_option("#yourstart-preset", y["preset"])
+    live.wait_for_function("document.getElementById('yourstart-result').dataset.state === 'valid'")

@@ -430,7 +430,8 @@ def test_fit_per_request_recovers_exact_terms() -> None:
     pool = 24 * GiB
     points = []
     for length in (32_768, 131_072, 524_288):
-        tokens = kv.tokens_at_length(pool, Fraction(per_token), Fraction(fixed), length)
+        tokens = Fraction(pool * length, per_token * length + fixed)  # unfloored, so the fit can be exact
+        assert kv.tokens_at_length(pool, Fraction(per_token), Fraction(fixed), length) == int(tokens)  # vLLM's count, whole
         points.append((length, kv.per_request_bytes(pool, tokens, length)))
     assert kv.fit_per_request(points) == (per_token, fixed)
 
@@ -454,8 +455,10 @@ def test_fit_reproduces_the_public_reports_worked_check(catalog, pool_gib, per_t
     assert fmt(fit.fixed, "e9", 3) == f"{fixed_e9}e9 B"
     assert fmt(fit.effective_bytes_per_token(50_000), "count") == at_50k
     assert fmt(fit.effective_bytes_per_token(500_000), "count") == at_500k
-    # "Predicted 250K pool: 1.56M tokens (own fit)", whatever the pool's rounding
-    assert fmt(kv.tokens_at_length(fit.pool, fit.per_token, fit.fixed, 250_000), "M tokens") == "1.56 M tokens"
+    # "Predicted 250K pool: 1.56M tokens (own fit)", rounded to nearest; the site floors whole tokens
+    predicted = kv.tokens_at_length(fit.pool, fit.per_token, fit.fixed, 250_000)
+    assert isinstance(predicted, int) and 1_555_000 < predicted < 1_560_000
+    assert fmt(predicted, "M tokens") == "1.55 M tokens"
 
 
 def test_unrecorded_prefill_and_seats_stand_at_the_calibration_never_zero(catalog_copy) -> None:

@@ -107,3 +107,74 @@ def test_a_typed_checkpoint_size_beats_the_count(catalog, default) -> None:
     assert parse_size(typed.figures["weights"]) == pytest.approx(2 * parse_size(counted.figures["weights"]), rel=1e-3)
     assert "checkpoint size typed" in typed.sections["before-result"]
     assert before.NAME in calc_html.CALCULATORS
+
+
+def test_choosing_another_box_moves_memavailable_and_a_stale_one_is_refused(catalog, default) -> None:
+    """An RTX 4090 chosen: MemAvailable follows it (the driver's total, the catalog has no free
+    reading), and the DGX Spark's 120,919 MiB left in the field is refused, not gated against."""
+    moved = calc_html.changed(catalog, "before", "box", {**default, "box": "rtx-4090"})
+    assert moved is not None
+    assert moved["values"]["before-available"] == "24,564 MiB"  # 25,757,220,864 B, nvidia-smi's total
+    assert "no free-memory reading" in moved["sources"]["before-available-src"]
+    assert calc_html.changed(catalog, "before", "box", {**default, "box": "dgx-spark"})["values"]["before-available"] == default["available"]
+    stale = calc_html.run(catalog, "before", {**default, "box": "rtx-4090", "overhead": "2 GiB"})
+    assert not stale.valid
+    assert stale.errors["available"].startswith("MemAvailable at start: found 118.08 GiB, above the NVIDIA GeForce RTX 4090's total of 23.99 GiB")
+    fresh = calc_html.run(catalog, "before", {**default, "box": "rtx-4090", "overhead": "2 GiB", "available": moved["values"]["before-available"]})
+    assert fresh.valid and "Gate: refused" in fresh.sections["before-verdict"]  # 30B weights do not fit 24 GB
+
+
+def test_one_request_above_the_pin_says_vllm_refuses_the_start(catalog, default) -> None:
+    """Qwen3-30B-A3B at 98,304 B a token: a 3e9 B pin holds 30,512 tokens at most, below one
+    request of 32,768 tokens: vLLM stops at its one-request check, and the result says so."""
+    out = calc_html.run(catalog, "before", {**default, "pin": "3e9"})
+    assert out.valid
+    assert out.figures["concurrency"] == "0.93x"
+    assert out.figures["one_request"] == "vLLM refuses this start"
+    assert "vLLM refuses this start: one request at max_model_len 32,768 does not fit the pin." in out.sections["before-verdict"]
+    assert "one_request" not in calc_html.run(catalog, "before", default).figures
+
+
+def test_outside_calibration_is_said_once(catalog, default) -> None:
+    out = calc_html.run(catalog, "before", default)
+    assert out.figures["gate"] == "outside calibration"
+    assert out.sections["before-result"].count("outside calibration") == 1
+    assert "outside calibration: outside calibration" not in out.sections["before-result"]
+
+
+def test_the_config_hint_follows_a_pasted_config(catalog, default) -> None:
+    llama = (ROOT / "models/configs/llama-3.1-8b/config.json").read_text()
+    hint = calc_html.changed(catalog, "before", "config", {**default, "config": llama})["sources"]["before-config-src"]
+    assert hint == "Pasted: a config.json of LlamaForCausalLM"
+    assert "Qwen3-30B-A3B" in calc_html.defaults_of(catalog, "before").sources["config"]
+
+
+def test_the_page_counts_the_calculators_it_holds() -> None:
+    """The intro's count is the registry's, and the page holds every registered calculator."""
+    from hooks.calculator_page import count_in_words
+
+    page = (ROOT / "docs/calculator.md").read_text()
+    assert "{{ calculators_in_words() }} calculators over the catalog" in page
+    import re as _re
+
+    assert _re.findall(r'calculator\("(\w+)"\)', page) == list(calc_html.CALCULATORS)
+    assert count_in_words(len(calc_html.CALCULATORS)) == "Seven"
+
+
+def test_the_gate_rows_add_up_as_printed(catalog, default) -> None:
+    """The needs row is the sum of the term rows as printed, and the margin the printed
+    MemAvailable less it: a reader adding the column gets the printed figures."""
+    from decimal import Decimal
+
+    differs = 0
+    for pin in ("10e9", "10.004e9", "12.3e9", "7.77e9", "15.55e9", "9.999e9"):
+        raw = {**default, "pin": pin, "overhead": "3.333 GiB", "available": "100 GiB"}
+        out = calc_html.run(catalog, "before", raw)
+        terms = [v for k, v in out.figures.items() if k.startswith("term_")]
+        added = sum(Decimal(t.removesuffix(" GiB")) for t in terms)
+        assert out.figures["needs"] == f"{added:.2f} GiB"
+        assert out.figures["margin"] == f"{abs(Decimal(100) - added):.2f} GiB"
+        weights = modeled.model_report(modeled.ModelInputs(default["config"], max_model_len=32768))["weights_bytes_per_rank"]
+        exact = weights + parse_size(pin) + parse_size("3.333 GiB") + 8 * GiB
+        differs += fmt(exact, "GiB") != out.figures["needs"]
+    assert differs  # at least one pin where rounding the exact sum would print another figure

@@ -164,7 +164,9 @@ def test_startup_timeline_places_each_poll_and_the_prefetch_line(catalog) -> Non
     rules = {r.get("class"): int(r.get("data-value")) for r in svg.iter("line") if r.get("class", "").startswith("rule")}
     assert rules["rule tone-prefetch"] == 83_333_333_334
     assert rules["rule tone-floor"] == 8 * GiB
-    assert "prefetch size rule: 77.6 GiB" in labels(root)
+    # 83,333,333,334 B is 77.6102 GiB: a least MemAvailable, rounded up so that the printed figure suffices
+    assert "prefetch size rule: 77.7 GiB" in labels(root)
+    assert "77.62 GiB" in dict(c.figures).values()
     assert [e.get("data-x") for e in svg.iter("g") if e.get("class") == "event"] == ["23", "25", "40"]
     # 119280 - 68501 MiB in the kernel-init window, by hand 49.59 GiB
     assert "49.6 GiB of it in the kernel init" in c.summary

@@ -189,7 +189,7 @@ def test_kv_default_is_the_logged_serving_pin(catalog) -> None:
 def test_kv_arithmetic_both_ways(catalog) -> None:
     per_token = report.pool_reading(catalog, DSV4, 0).bytes_per_token
     out = as_json("kv", "--pin", "12e9")
-    assert out["tokens"] == pytest.approx(float(kv.tokens_for_pool(12 * 10**9, per_token)))
+    assert out["tokens"] == kv.tokens_for_pool(12 * 10**9, per_token) == int(12 * 10**9 // per_token)
     assert out["tokens_logged"] is False
     back = as_json("kv", "--tokens", "1048576")
     assert back["pin_bytes"] == kv.pool_for_tokens(1048576, per_token)
@@ -200,9 +200,23 @@ def test_kv_given_bytes_per_token() -> None:
     """The KV-pool document's plan: 13,952 B/token at 16e9 is ~1.15 M tokens, all 8 seats at full length."""
     out = ok("kv", "--bytes-per-token", "13952", "--pin", "16e9")
     assert "Bytes per token: 13,952 at max_model_len 131,072 (given)" in out
-    assert "holds 1,146,789 tokens" in out
+    assert "holds 1,146,788 tokens" in out  # 16e9 / 13,952 = 1,146,788.99: whole tokens, floored
     data = as_json("kv", "--bytes-per-token", "13,952", "--pin", "16e9", "--seats", "8", "--typical-context", "131072")
     assert data["tokens"] >= data["tokens_needed"] == 8 * 131072
+
+
+def test_kv_tokens_a_pool_holds_are_whole_and_floored() -> None:
+    """3,000,000,002 B at 3 B a token is 1,000,000,000.67 tokens: the pool holds 1,000,000,000,
+    printed so and given to machines as an integer; a ratio of a million is grouped like any figure."""
+    out = ok("kv", "--bytes-per-token", "3", "--pin", "3000000002 B", "--max-model-len", "1000")
+    assert "holds 1,000,000,000 tokens" in out
+    assert "Full 1,000-token contexts: 1,000,000.00x" in out
+    data = as_json("kv", "--bytes-per-token", "3", "--pin", "3000000002 B", "--max-model-len", "1000")
+    assert data["tokens"] == 1_000_000_000 and isinstance(data["tokens"], int)
+    gate = as_json("gate", "--pin", "12e9")
+    assert isinstance(gate["kv"]["tokens"], int)
+    fit = as_json("fit", "--pool", "24GiB", "--reading", "50000:398000", "--reading", "500000:2450000", "--max-model-len", "250000")
+    assert all(isinstance(p["tokens"], int) for p in fit["predicted"])
 
 
 def test_kv_other_deployment_and_below_the_floor() -> None:

@@ -738,3 +738,196 @@ def test_hostile_configs_are_named(text, message) -> None:
     with pytest.raises(InputError) as error:
         modeled.model_report(modeled.ModelInputs(text, "cfg.json"))
     assert str(error.value).startswith(message)
+
+
+# --- Qwen3.5 / 3.6 MoE: Qwen3-Next's layers, every one a sparse MoE block ------------------
+
+
+def qwen36(**given) -> dict:
+    return modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3.6-35b-a3b" / "config.json").read_text(), "config.json", **given))
+
+
+def test_qwen36_moe_reads_as_vllm_builds_it() -> None:
+    """Qwen3_5MoeForConditionalGeneration (vllm/model_executor/models/qwen3_5.py, 0.33.0): 30 GDN
+    and 10 gated-attention layers, each with 256 experts of 512 and a gated shared expert of 512;
+    its float32 recurrent state (mamba_ssm_dtype) and one MTP layer."""
+    s = shape("qwen3.6-35b-a3b")
+    assert s.architecture == "Qwen3_5MoeForConditionalGeneration" and s.family == "hybrid"
+    assert s.layers.count(hfconfig.LINEAR) == 30 and s.layers.count(hfconfig.FULL) == 10
+    assert set(s.mlps) == {hfconfig.Mlp(experts=256, expert_intermediate=512, shared_intermediate=512, gated_shared=True)}
+    assert (s.state_dtype_bytes, s.drafter_layers, s.output_gate) == (4, 1, True)
+    # 35B parameters in all on the card; the language model without its vision tower is 34.66e9
+    assert 34.5e9 < qwen36(max_model_len=32768)["weights_bytes_per_rank"] / 2 < 35e9
+
+
+@pytest.mark.parametrize(
+    ("log", "version", "kv_dtype", "max_len", "pool", "tokens"),
+    [
+        # logs/public/45: 0.18.1, bf16 KV, "Available KV cache memory: 55.72 GiB", "GPU KV cache size: 729,696 tokens"
+        ("45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log", "0.18.1", "auto", 262144, "55.72", 729_696),
+        # logs/public/35: 0.24.0, fp8 KV, "5.98 GiB", "567,978 tokens"
+        ("35-v024-qwen36-35b-a3b-nvfp4-5090-args.log", "0.24.0", "fp8", 131072, "5.98", 567_978),
+    ],
+)
+def test_qwen36_moe_meets_the_real_starts(log, version, kv_dtype, max_len, pool, tokens) -> None:
+    """The real config gives the token count each public start printed: at the printed pool, and
+    within what the interval its two decimals stand for gives."""
+    text = (ROOT / "logs" / "public" / log).read_text()
+    assert f"GPU KV cache size: {tokens:,} tokens" in text and f"Available KV cache memory: {pool} GiB" in text
+    low, high = printed_gib(pool)
+
+    def at(p: int) -> int:
+        return qwen36(max_model_len=max_len, pool=p, kv_cache_dtype=kv_dtype, engine_version=version)["kv_tokens"]
+
+    assert at(int(Fraction(pool) * GiB)) == tokens
+    assert at(low) <= tokens <= at(high - 1)
+
+
+def test_qwen3_next_meets_its_checkpoint_tensor_for_tensor() -> None:
+    """Qwen3-Next-80B-A3B-Instruct: the model report of its checkpoint counts 81,324,862,720
+    parameters, 1,650,471,424 of them in the MTP layer (mtp.fc 2,048 x 4,096, one attention layer
+    with 512 experts of 512, its norms), which vLLM loads only as a drafter."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3-next-80b-a3b-instruct" / "config.json").read_text(), max_model_len=32768))
+    assert r["layers"] == "36 linear, 12 full" and r["family"] == "hybrid"
+    fc_and_norms = 2048 * 4096 + 3 * 2048  # mtp.fc, mtp.norm and the two pre_fc norms
+    layer = 2 * 2048 + (8192 + 2 * 512 + 4096) * 2048 + 2 * 256  # its two norms, q/k/v/o, q/k norms
+    moe = 512 * 3 * 512 * 2048 + 512 * 2048 + 3 * 512 * 2048 + 2048  # experts, router, shared expert and its gate
+    mtp = fc_and_norms + layer + moe
+    assert mtp == 1_650_471_424
+    assert r["weights_bytes_per_rank"] == (81_324_862_720 - mtp) * 2
+
+
+def test_deepseek_v2_lite_meets_its_checkpoint() -> None:
+    """DeepSeek-V2-Lite-Chat: one dense layer, then 26 of 64 routed experts of 1,408 and two shared;
+    MLA with no q LoRA. Its checkpoint holds 15,706,484,224 parameters, which the count meets, and
+    a token costs (512 + 64) x 2 B in each of the 27 layers."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "deepseek-v2-lite-chat" / "config.json").read_text(), max_model_len=32768))
+    assert (r["architecture"], r["family"], r["layers"]) == ("DeepseekV2ForCausalLM", "mla", "27 mla")
+    assert r["weights_bytes_per_rank"] == 15_706_484_224 * 2
+    assert r["kv_bytes_per_token"] == (512 + 64) * 2 * 27 == 31104
+
+
+def test_qwen35_dense_meets_its_checkpoint() -> None:
+    """Qwen3.5-0.8B-Base (Qwen3_5ForConditionalGeneration): 873,438,784 parameters in its checkpoint,
+    the language model's (tied head) and its MTP layer's, which vLLM loads only as a drafter, and
+    the vision tower's, which the model leaves out (12 blocks of 768, the merger, the patch and
+    position embeddings)."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3.5-0.8b-base" / "config.json").read_text(), max_model_len=32768))
+    assert (r["layers"], r["family"]) == ("18 linear, 6 full", "hybrid")
+    block = 768 * 768 + 768 + 2304 * 768 + 2304 + 3072 * 768 + 3072 + 768 * 3072 + 768 + 4 * 768
+    vision = 12 * block + 3072 * 3072 + 3072 + 1024 * 3072 + 1024 + 2 * 768 + 768 * 3 * 2 * 16 * 16 + 768 + 2304 * 768
+    # mtp: fc 1,024 x 2,048, its three norms, one attention layer with its MLP
+    mtp = 1024 * 2048 + 3 * 1024 + 2 * 1024 + (4096 + 2 * 512) * 1024 + 1024 * 2048 + 2 * 256 + 3 * 3584 * 1024
+    assert r["drafter_bytes_per_rank"] == mtp * 2
+    assert r["weights_bytes_per_rank"] + r["drafter_bytes_per_rank"] == (873_438_784 - vision) * 2
+
+
+def test_mixtral_8x7b_meets_its_card() -> None:
+    """Mixtral-8x7B-v0.1: 32 layers of 8 experts of 14,336 and a router each, 8 KV heads of 128;
+    46.7B parameters on its card, 46,702,792,704 in its checkpoint, which the count meets."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "mixtral-8x7b-v0.1" / "config.json").read_text(), max_model_len=32768))
+    assert (r["architecture"], r["family"], r["layers"]) == ("MixtralForCausalLM", "moe", "32 full")
+    assert r["weights_bytes_per_rank"] == 46_702_792_704 * 2
+    assert r["kv_bytes_per_token"] == 2 * 8 * 128 * 2 * 32 == 131072
+
+
+def test_granite_33_8b_meets_its_parameter_shapes() -> None:
+    """granite-3.3-8b-instruct (8.17B on its card): the public listing of its parameter shapes sums
+    to 8,170,864,640 with the head tied to the embedding; vLLM pads the 49,159-token vocabulary to
+    49,216 rows (a multiple of 64), 57 x 4,096 more."""
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "granite-3.3-8b-instruct" / "config.json").read_text(), max_model_len=32768))
+    layer = 2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 12800 * 4096 + 2 * 4096
+    listed = 49159 * 4096 + 40 * layer + 4096
+    assert listed == 8_170_864_640
+    assert r["weights_bytes_per_rank"] == (listed + (49216 - 49159) * 4096) * 2
+    assert r["kv_bytes_per_token"] == 2 * 8 * 128 * 2 * 40 == 163840
+
+
+def test_qwen2_57b_a14b_meets_the_hubs_count() -> None:
+    """Qwen2-57B-A14B (Qwen2MoeForCausalLM): 28 layers of 64 experts of 2,560 and a shared expert
+    of 20,480 with its one-wide gate; q, k and v carry a bias as in Qwen2. The Hub counts
+    57,408,658,944 parameters in its safetensors, which the count meets only with those biases."""
+    text = (CONFIGS / "qwen2-57b-a14b" / "config.json").read_text()
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
+    assert (r["architecture"], r["family"], r["layers"]) == ("Qwen2MoeForCausalLM", "moe", "28 full")
+    attention = 2 * 3584 * 3584 + 2 * 512 * 3584 + (3584 + 2 * 512)  # q, o, k, v and the q/k/v biases
+    moe = 64 * 3 * 2560 * 3584 + 64 * 3584 + 3 * 20480 * 3584 + 3584  # experts, router, shared expert and its gate
+    layer = attention + moe + 2 * 3584
+    assert 28 * layer + 2 * 151936 * 3584 + 3584 == 57_408_658_944
+    assert r["weights_bytes_per_rank"] == 57_408_658_944 * 2
+    assert r["kv_bytes_per_token"] == 2 * 4 * 128 * 2 * 28 == 57344
+    s = hfconfig.shape(json.loads(text), "qwen2-moe")
+    assert [t.rows for t in weights.tensors(s, 4) if t.path == "model.layers.0.self_attn.k_proj.bias"] == [128]  # 4 KV heads of 128 over 4 ranks
+
+
+def test_nemotron_3_nano_meets_its_published_size() -> None:
+    """NVIDIA-Nemotron-3-Nano-30B-A3B (NemotronHForCausalLM): 23 mamba, 23 MoE and 6 attention
+    layers, each one norm and one mixer. Its experts and shared expert are squared-ReLU MLPs, an up
+    and a down projection (no gate); 6 of 128 experts a token. 31.6B parameters in all, 3.6B
+    active with the embeddings and 3.2B without the input table, as its brief gives them."""
+    text = (CONFIGS / "nemotron-3-nano-30b-a3b" / "config.json").read_text()
+    s = hfconfig.shape(json.loads(text), "nemotron-3-nano")
+    h = 2688
+    mamba = (2 * 4096 + 2 * 8 * 128 + 64) * h + 6144 * 4 + 6144 + 3 * 64 + 4096 + 4096 * h + h
+    attention = 2 * 4096 * h + 2 * 256 * h + h
+    expert = 2 * 1856 * h
+    moe = 128 * expert + 2 * 3712 * h + 128 * h + 128 + h  # experts, shared expert, router and its bias, norm
+    total = 2 * 131072 * h + 23 * mamba + 6 * attention + 23 * moe + h
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total == 31_577_940_288
+    assert round(total / 1e9, 1) == 31.6
+    active = total - 23 * (128 - 6) * expert
+    assert (round(active / 1e9, 1), round((active - 131072 * h) / 1e9, 1)) == (3.6, 3.2)
+    # the router (128 x 2,688 a layer) and its correction bias stay float32
+    fp32 = 23 * (128 * h + 128)
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
+    assert r["weights_bytes_per_rank"] == (total - fp32) * 2 + fp32 * 4
+    assert (r["layers"], r["kv_bytes_per_token"]) == ("23 mamba, 23 moe, 6 full", 6 * 2 * 2 * 128 * 2)
+
+
+def test_nemotron_h_mlp_layers_have_no_gate_and_one_norm() -> None:
+    """Nemotron-H 8B's '-' layers: up and down projections of 21,504 and the layer's one norm."""
+    config = {
+        "architectures": ["NemotronHForCausalLM"], "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+        "hidden_size": 4096, "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 131072,
+        "intermediate_size": 21504, "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,
+    }  # fmt: skip
+    s = hfconfig.shape(config, "nemotron-h.json")
+    layer = [(t.path.rpartition(".")[2], t.rows, t.cols) for t in weights.tensors(s) if t.path.startswith("model.layers.1.")]
+    assert layer == [("input_layernorm", 4096, 1), ("up_proj", 21504, 4096), ("down_proj", 4096, 21504)]
+
+
+def test_qwen3_next_on_v011_holds_one_state_page_and_meets_log_33() -> None:
+    """Log 33 (vLLM 0.11, Qwen3-Next): "GPU KV cache size: 90,048 tokens" and "Maximum concurrency
+    for 215,040 tokens per request: 1.66x". vLLM 0.11.0 gives a mamba layer one state page a request
+    (MambaSpec.max_memory_usage_bytes), not two. With an fp8 cache (the issue: "KV cache can't be
+    quantized for Qwen3-Next") the attention block is 16 x cdiv(1,097,728, 16 x 1,024) = 1,072
+    tokens; 12 full and 36 linear layers form 4 groups of 12; a request holds cdiv(215,040, 1,072)
+    + 3 = 204 pages. 338 blocks print 338 // 4 x 1,072 = 90,048 tokens and 338 / 204 = 1.66x;
+    with two state pages (207 a request) no pool prints both."""
+    text = (CONFIGS / "qwen3-next-80b-a3b-instruct" / "config.json").read_text()
+    page = 1072 * 2 * 256 * 2  # 2 KV heads of 256, K and V, one byte
+
+    def at(blocks: int, version: str = "0.11.0", tp: int = 1) -> dict:
+        inputs = modeled.ModelInputs(text, max_model_len=215040, pool=blocks * 12 * page // tp, kv_cache_dtype="fp8", engine_version=version, tp=tp)
+        return modeled.model_report(inputs)
+
+    for tp in (1, 2):
+        r = at(338, tp=tp)
+        assert (r["kv_tokens"], f"{float(r['max_concurrency']):.2f}") == (90048, "1.66")
+        assert r["kv_fixed_bytes_per_request"] == 36 * 1 * page // tp
+    assert "one mamba state a request" in at(338)["notes"][-1]
+    later = at(338, "0.24.0")  # two state pages from 0.15 ("align"): 207 pages a request
+    assert later["max_concurrency"] == Fraction(338, 207)
+
+
+# Registered classes no public config.json was found for whole (SOURCES.yaml lists where we
+# looked); a class added to the registry joins this set or ships its real config.
+WITHOUT_A_REAL_CONFIG = {
+    "Glm4ForCausalLM", "Olmo3ForCausalLM", "Qwen3_5ForCausalLM", "SeedOssForCausalLM",
+}  # fmt: skip
+
+
+def test_every_registered_class_but_the_named_ones_has_a_real_config() -> None:
+    real = {json.loads(p.read_text())["architectures"][0] for p in [*CONFIGS.glob("*/config.json"), *PUBLIC.glob("*.json")]}
+    assert real <= set(hfconfig.model_classes())
+    assert set(hfconfig.model_classes()) - real == WITHOUT_A_REAL_CONFIG

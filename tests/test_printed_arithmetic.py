@@ -162,6 +162,7 @@ def table_limits(table: list[list[str]]) -> list[str]:
     out = []
     for j in range(1, len(head)):
         worked = number(rows[0][j])[0]
+        limit = None
         for r in rows[1:]:
             label = r[0].strip("* ")
             if label.startswith("\u2212") or label.startswith("-"):
@@ -170,6 +171,11 @@ def table_limits(table: list[list[str]]) -> list[str]:
             elif label == "largest pin":
                 if off(worked, r[j], GiB):
                     out.append(f"{head[j]}: largest pin {r[j]!r}, the printed terms give {worked / GiB:.4f} GiB")
+                limit = number(r[j])
+            elif label.startswith("in bytes"):
+                # the bytes of the printed limit, rounded down: a reader multiplying the GiB gets them
+                if limit is None or off(limit[0], r[j], Decimal(GB), ROUND_FLOOR):
+                    out.append(f"{head[j]}: {r[j]!r} is not the printed largest pin in e9 B, rounded down")
     return out
 
 
@@ -214,8 +220,8 @@ def table_ratios(table: list[list[str]]) -> list[str]:
         for r in rows:
             if "(logged)" in r[tok]:
                 continue
-            worked = pool / number(r[bpt])[0]
-            if not rounds_to(worked, number(r[tok])[0], 0):
+            worked = pool / number(r[bpt])[0]  # whole tokens: a pool holds no part of one
+            if not rounds_to(worked, number(r[tok])[0], 0, how=ROUND_FLOOR):
                 out.append(f"tokens {r[tok]!r} in {head[tok]!r}: {pool} / {r[bpt]} = {worked:.1f}")
     ratio = column(head, "tokens ÷ max_model_len")
     if ratio is not None:
@@ -257,13 +263,13 @@ def console(block: str) -> list[str]:
                 out.append(f"gate: {line.strip()!r}: |{m[1]} - {needs}| = {abs(Decimal(m[1]) - needs)}")
         if (m := re.search(r"KV pool: ([0-9,]+) tokens at ([0-9,]+) B/token", line)) and pin is not None:
             worked = pin / Decimal(m[2].replace(",", ""))
-            if not rounds_to(worked, Decimal(m[1].replace(",", "")), 0):
+            if not rounds_to(worked, Decimal(m[1].replace(",", "")), 0, how=ROUND_FLOOR):
                 out.append(f"{line.strip()!r}: {pin} / {m[2]} = {worked:.1f}")
         if m := re.search(r"^Bytes per token: ([0-9,]+)", line):
             pin_cost = Decimal(m[1].replace(",", ""))
         if (m := re.search(r"^Pin ([0-9.]+)e9 B \(.*\) holds ([0-9,]+) tokens", line)) and "(logged)" not in line and pin_cost:
             worked = Decimal(m[1]) * GB / pin_cost
-            if not rounds_to(worked, Decimal(m[2].replace(",", "")), 0):
+            if not rounds_to(worked, Decimal(m[2].replace(",", "")), 0, how=ROUND_FLOOR):
                 out.append(f"{line.strip()!r}: {m[1]}e9 / {pin_cost} = {worked:.1f}")
         if (m := re.search(r"^Seats x typical context: ([0-9,]+) tokens, a pin of ([0-9.]+)e9 B", line)) and pin_cost:
             worked = Decimal(m[1].replace(",", "")) * pin_cost

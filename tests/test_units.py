@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from calc.units import GB, GiB, InputError, MiB, fmt, parse_count, parse_fraction, parse_size, to_gib
+from calc.units import GB, GiB, InputError, MiB, fmt, parse_count, parse_fraction, parse_size, shown, to_gib
 
 
 @pytest.mark.parametrize(
@@ -107,6 +107,10 @@ def test_parse_fraction() -> None:
         (8501810176, "B", 0, False, "8,501,810,176 B"),
         (Fraction(1708119), "tokens", 0, False, "1,708,119 tokens"),
         (Fraction(10**10, 5987), "M tokens", 2, False, "1.67 M tokens"),
+        (Fraction(16 * 10**9, 13952), "M tokens", 2, False, "1.14 M tokens"),  # 1.1468 M: whole tokens floor
+        (Fraction(18178182, 100), "tokens", 0, False, "181,781 tokens"),  # a pool holds no part of a token
+        (Fraction(3000000002, 3), "tokens", 0, False, "1,000,000,000 tokens"),
+        (Fraction(10**6), "x", 2, False, "1,000,000.00x"),  # a ratio is grouped like any figure
         (Fraction(181777, 131072), "x", 2, False, "1.39x"),
         (Fraction(9, 10), "%", 0, False, "90 %"),
         (Fraction(9, 10), "%", 1, False, "90.0 %"),
@@ -149,6 +153,12 @@ def test_fmt_is_exact_on_large_byte_counts() -> None:
 def test_fmt_accepts_int_float_and_fraction() -> None:
     assert fmt(0.5, "plain", 1) == fmt(Fraction(1, 2), "plain", 1) == "0.5"
     assert fmt(0, "GiB") == "0.00 GiB"
+
+
+def test_tokens_round_up_only_when_asked() -> None:
+    """A count of tokens is floored unless the figure is a least need (up)."""
+    assert fmt(Fraction(5, 2), "tokens", up=True) == "3 tokens"
+    assert shown(Fraction(5, 2), "tokens") == 2 and shown(Fraction(5, 2), "tokens", up=True) == 3
 
 
 def test_fmt_unknown_unit() -> None:

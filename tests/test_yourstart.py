@@ -89,7 +89,11 @@ def test_readings_before_and_serving_measure_the_overhead(catalog) -> None:
 
 def test_the_engines_own_free_memory_line_drives_the_fraction_check(catalog) -> None:
     """pytorch/pytorch#175666: Free memory on device cuda:1 (19.77/22.05 GiB) ... (0.9, 19.84 GiB)."""
-    out = html.run(catalog, "yourstart", own(catalog, log=log("pytorch-175666-free-memory.log"), box="rtx-4090", pin="10 GiB"))
+    # a 22.05 GiB card is none of the catalog's boxes: on the RTX 4090 (23.99 GiB) it is refused
+    # as another box's log, and taken as "another box" (its total from the log)
+    wrong = html.run(catalog, "yourstart", own(catalog, log=log("pytorch-175666-free-memory.log"), box="rtx-4090", pin="10 GiB"))
+    assert "the log prints a total of 22.05 GiB (log line 1)" in wrong.errors["box"]
+    out = html.run(catalog, "yourstart", own(catalog, log=log("pytorch-175666-free-memory.log"), box="other", pin="10 GiB"))
     assert out.valid, out.errors
     assert out.figures["log_error"] == "free_memory"
     assert out.figures["fraction_total"] == "22.05 GiB" and out.figures["fraction_free"] == "19.77 GiB"
@@ -161,7 +165,10 @@ def test_choosing_none_or_pasting_a_log_clears_the_preset(catalog) -> None:
     raw = html.defaults_of(catalog, "yourstart").values
     cleared = html.changed(catalog, "yourstart", "log", {**raw, "log": "INFO GPU KV cache size: 1 tokens"})
     assert cleared is not None and cleared["values"]["yourstart-weights"] == "" and cleared["values"]["yourstart-preset"] == ""
-    assert html.changed(catalog, "yourstart", "log", {**raw, "preset": "", "log": "x"}) is None
+    # without a preset, a log that prints no total keeps every typed field and asks for its box
+    asked = html.changed(catalog, "yourstart", "log", {**raw, "preset": "", "log": "x"})
+    assert asked is not None and asked["values"] == {}
+    assert asked["sources"] == {"yourstart-box-src": "The log prints no total: choose the box it was taken on, or another box with its total typed below"}
     filled = html.changed(catalog, "yourstart", "preset", {**raw, "preset": "dsv4-flash-pair"})
     assert filled["values"]["yourstart-weights"] == raw["weights"]
 
@@ -171,3 +178,41 @@ def test_free_m_reading_with_its_unit_chosen(catalog) -> None:
     out = html.run(catalog, "yourstart", own(catalog, pin="1 GiB", box="rtx-4090", before=free_m, free_unit="m"))
     assert out.valid, out.errors
     assert page.parse(catalog, own(catalog, pin="1 GiB", box="rtx-4090", before=free_m, free_unit="m"))[0].before.value == 22474 * MiB
+
+
+PUBLIC = Path(__file__).resolve().parent.parent / "logs" / "public"
+
+
+def test_a_log_from_another_card_is_not_gated_on_the_default_box(catalog) -> None:
+    """logs/public/36, two RTX 5090s (31.4 GiB each, as its free-memory line prints): on the
+    default DGX Spark the box is refused by name; pasting the log picks the RTX 5090 node."""
+    text = (PUBLIC / "36-v02x-qwen38-27b-tp2-5090-kv-memory-suggestion.log").read_text()
+    raw = own(catalog, log=text, pin="12 GiB")
+    out = html.run(catalog, "yourstart", raw)
+    assert not out.valid
+    assert out.errors["box"].startswith("Box: the log prints a total of 31.40 GiB (log line 1), the DGX Spark (GB10) has 121.69 GiB")
+    assert "it looks like RTX 5090 node" in out.errors["box"]
+    picked = html.changed(catalog, "yourstart", "log", {**html.defaults_of(catalog, "yourstart").values, "log": text})
+    assert picked["values"]["yourstart-box"] == "rtx-5090-node"
+    assert picked["sources"]["yourstart-box-src"].startswith("The log&#x27;s total, 31.40 GiB (log line 1), is the RTX 5090 node&#x27;s")
+    assert html.run(catalog, "yourstart", {**raw, "box": "rtx-5090-node"}).valid
+
+
+def test_a_total_several_boxes_share_is_asked_for(catalog) -> None:
+    """logs/public/32 prints 79.22 GiB: an H100 SXM, an H100 PCIe or an A100-80GB; none is chosen for the reader."""
+    text = (PUBLIC / "32-v07-llama32-11b-vision-h100-two-sentence.log").read_text()
+    asked = html.changed(catalog, "yourstart", "log", {**own(catalog), "log": text})
+    assert "yourstart-box" not in asked["values"]
+    assert asked["sources"]["yourstart-box-src"] == (
+        "The log&#x27;s total, 79.22 GiB (log line 1), fits NVIDIA H100 SXM, NVIDIA H100 PCIe, NVIDIA A100-80GB: choose the one it was taken on"
+    )
+
+
+def test_hints_follow_the_preset(catalog) -> None:
+    """Choosing none drops "the overhead comes from the preset"; choosing a preset again restores it."""
+    raw = html.defaults_of(catalog, "yourstart")
+    assert raw.sources["serving"] == "Empty: the overhead comes from the preset"
+    none = html.changed(catalog, "yourstart", "preset", {**raw.values, "preset": ""})
+    assert "preset" not in none["sources"]["yourstart-serving-src"] and "preset" not in none["sources"]["yourstart-log-src"]
+    again = html.changed(catalog, "yourstart", "preset", {**raw.values, "preset": raw.values["preset"]})
+    assert again["sources"]["yourstart-serving-src"] == "Empty: the overhead comes from the preset"

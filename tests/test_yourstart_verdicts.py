@@ -182,11 +182,14 @@ def test_a_pin_for_a_build_without_the_flag_is_said(catalog) -> None:
 
 
 def test_a_profile_on_the_wrong_box_is_not_an_overhead(catalog) -> None:
-    """logs/public/45 with an RTX 4090 picked: ceil(25,757,220,864 x 0.8) = 20,605,776,692 B is
-    less than the pool and the weights alone, so the box is not the one the start ran on."""
-    out, _, result = run(catalog, "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log", box="rtx-4090")
-    assert out.figures["overhead"] == "unknown"
-    assert "the engine's profile comes out negative" in result
+    """logs/public/45 with an RTX 4090 picked: one rank held more weights and KV pool than the
+    card has, so the box is not the one the start ran on, and the box field says so."""
+    raw = {**html.defaults_of(catalog, "yourstart").values, **dict.fromkeys(OWN, ""), "box": "rtx-4090"}
+    out = html.run(catalog, "yourstart", {**raw, "log": (LOGS / "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log").read_text()})
+    assert not out.valid
+    assert out.errors["box"].startswith("Box: one rank of the log held 89.94 GiB of weights and KV pool, more than the NVIDIA GeForce RTX 4090's 23.99 GiB")
+    # on the box it ran on, the same log reads
+    assert run(catalog, "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log", box="dgx-spark")[0].valid
 
 
 def test_an_sglang_failure_is_sglangs_and_no_fix_is_invented(catalog) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from calc import derive, gate, hfconfig, kvlayout, modeled, weights
+from calc import derive, gate, hfconfig, kvlayout, modeled, report, weights
 from calc.calculators.form import (
     Defaults,
     Field,
@@ -21,6 +21,7 @@ from calc.calculators.form import (
     counted,
     default_note,
     dl,
+    dom_id,
     esc,
     invalid,
     pin_up,
@@ -86,9 +87,19 @@ def fields(catalog: Catalog) -> list[Field]:
     ]
 
 
-def _available(box: dict[str, Any]) -> Figure:
-    figure: Figure = box.get("idle_available") or box.get("free_at_start") or box["total_memory"]
-    return figure
+def _available(box: dict[str, Any]) -> tuple[Figure, str]:
+    """The box's default MemAvailable, and how it is taken: its idle or free-at-start reading, else
+    its best total (a discrete card's free memory is below it by what the driver holds)."""
+    free = derive.box_free(box)
+    if free is not None:
+        return free, ""
+    total = derive.box_total(box)
+    return total.figure, f", {total.what.split(';')[0]}: the catalog has no free-memory reading of this box"
+
+
+def _available_note(box: dict[str, Any], text: str) -> str:
+    figure, how = _available(box)
+    return default_note(figure, text, how)
 
 
 def _serving_pin(catalog: Catalog, box_id: str) -> tuple[int, str]:
@@ -102,37 +113,85 @@ def _serving_pin(catalog: Catalog, box_id: str) -> tuple[int, str]:
     return 10**10, "the calculator's choice"
 
 
+def _box_defaults(catalog: Catalog, box_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The defaults that follow the box: its MemAvailable and the pin of its serving start."""
+    box = catalog.boxes[box_id]
+    pin, pin_source = _serving_pin(catalog, box_id)
+    values = {"available": size_text(_available(box)[0].size, "MiB"), "pin": size_text(pin, "e9")}
+    sources = {
+        "box": f"{esc(box['name'])}: total {esc(fmt(derive.box_total(box).figure.size, 'GiB'))}, {esc(derive.box_total(box).what.split(';')[0])}",
+        "available": _available_note(box, values["available"]),
+        "pin": f"Default {esc(values['pin'])}: {esc(pin_source)}",
+    }
+    return values, sources
+
+
+DEFAULT_CONFIG_NOTE = f"Default: Qwen3-30B-A3B's config.json, shipped in models/configs/{DEFAULT_CONFIG} with its source"
+
+
+def _config_note(text: str) -> str:
+    """What an edited config field holds (the browser has no copy of the shipped default to
+    compare with: an edit is what was pasted)."""
+    if not text.strip():
+        return "Empty: paste the model's config.json"
+    try:
+        archs = hfconfig.load(text, "config.json").get("architectures")
+    except InputError:
+        return "Pasted: not yet a config.json the model can read (see below)"
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else "no architectures"
+    return f"Pasted: a config.json of {esc(arch)}"
+
+
+def _default_config() -> str:
+    return (Path(__file__).resolve().parents[2] / "models" / "configs" / DEFAULT_CONFIG / "config.json").read_text(encoding="utf-8")
+
+
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+    """A new box moves the MemAvailable and pin defaults with it; a pasted config says so."""
+    box_id = str(raw.get("box", ""))
+    if name == "config":
+        return {"values": {}, "sources": {dom_id(NAME, "config") + "-src": _config_note(str(raw.get("config", "")))}, "hidden": {}, "disabled": {}}
+    if name != "box" or box_id not in catalog.boxes:
+        return None
+    values, sources = _box_defaults(catalog, box_id)
+    return {
+        "values": {dom_id(NAME, k): v for k, v in values.items()},
+        "sources": {dom_id(NAME, k) + "-src": v for k, v in sources.items()},
+        "hidden": {},
+        "disabled": {},
+    }
+
+
 def defaults(catalog: Catalog) -> Defaults:
-    config = Path(__file__).resolve().parents[2] / "models" / "configs" / DEFAULT_CONFIG / "config.json"
     box_id = next(iter(catalog.boxes))
     box = catalog.boxes[box_id]
+    box_values, box_sources = _box_defaults(catalog, box_id)
     calibration = catalog.policy["gate"]["calibration"]
-    pin, pin_source = _serving_pin(catalog, box_id)
     values = {
-        "config": config.read_text(encoding="utf-8"),
+        "config": _default_config(),
         "index": "",
         "box": box_id,
-        "available": size_text(_available(box).size, "MiB"),
+        "available": box_values["available"],
         "tp": "1",
         "kv_cache_dtype": "auto",
         "max_model_len": fmt(32768, "count"),
         "prefill_budget": fmt(calibration["prefill_budget"].value, "count"),
         "seats": fmt(calibration["seats"].value, "count"),
-        "pin": size_text(pin, "e9"),
+        "pin": box_values["pin"],
         "overhead": "",
         "engine_version": "",
     }
     sources = {
-        "config": f"Default: Qwen3-30B-A3B's config.json, shipped in models/configs/{DEFAULT_CONFIG} with its source",
+        "config": DEFAULT_CONFIG_NOTE,
         "index": "Default empty: weights from the parameter count",
         "box": f"Default: {esc(box['name'])}, the catalog's first box",
-        "available": default_note(_available(box), values["available"]),
+        "available": box_sources["available"],
         "tp": "Default 1: the calculator's choice",
         "kv_cache_dtype": "Default auto: vLLM's default, the model's dtype",
         "max_model_len": "Default 32,768: the calculator's choice",
         "prefill_budget": default_note(calibration["prefill_budget"], values["prefill_budget"], ", the calibration"),
         "seats": default_note(calibration["seats"], values["seats"], ", the calibration"),
-        "pin": f"Default {esc(values['pin'])}: {esc(pin_source)}",
+        "pin": box_sources["pin"],
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
         "engine_version": "Default empty: the rules of vLLM v0.32.0 and later, the newest read",
     }
@@ -195,6 +254,14 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         pasted = str(raw.get(name, ""))
         if len(pasted) > PASTE_CHARACTERS:
             errors[name] = f"{short(LABELS[name])}: found {len(pasted):,} characters, expected at most {PASTE_CHARACTERS // 2**20} MiB of JSON"
+    if available is not None and "box" not in errors:
+        box = catalog.boxes[box_id]
+        total = derive.box_total(box).figure.size
+        if available > total:
+            errors["available"] = (
+                f"{short(LABELS['available'])}: found {fmt(available, 'GiB')}, above the {box['name']}'s total of {fmt(total, 'GiB')}; "
+                "expected what that box has free (a value left from another box?)"
+            )
     if errors:
         return invalid(NAME, errors, LABELS, names)
     inputs = modeled.ModelInputs(config_text, "config.json", tp, dtype, max_len, pin, version, index_text, block_size=None, prefill_budget=prefill)
@@ -210,6 +277,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         w = weights.per_rank(shape, tp, index_size, "checkpoint size typed")
         r.update(weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
     fig = Figures()
+    refused = r["largest_max_model_len"] is not None and r["largest_max_model_len"] < max_len
     settings = kvlayout.Settings(tp=tp, kv_cache_dtype=dtype, prefill_budget=prefill)
     row, where = _gate_row(catalog, shape, settings, r, typed_overhead)
     result = gate.gate(row, gate.Request(pin, False, prefill, seats), (available,))
@@ -227,6 +295,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         ("Smallest pin that starts (modeled)", fig("floor", pin_up(r["kv_floor_bytes"]))
          + (esc(" (the request and one block, which vLLM 0.29.0 and later hold back before the one-request check)") if r["null_block_bytes"] else esc(" (one request)"))),
         ("Longest max_model_len the pin fits", fig("largest_len", fmt(r["largest_max_model_len"], "tokens"))),
+        *((("vLLM's one-request check", badge(False, "", "refused") + " " + fig("one_request", "vLLM refuses this start")
+            + esc(f": one request at max_model_len {fmt(max_len, 'count')} does not fit the pin; vLLM stops at start-up "
+                  f"(\"To serve at least one request with the models's max seq len\"). Lower max_model_len to "
+                  f"{fmt(r['largest_max_model_len'], 'count')} or raise the pin.")),) if refused else ()),
         *(("Note", esc(note)) for note in r["notes"]),
     ]  # fmt: skip
     verdict_gate = _gate_rows(result, row, available, pin, prefill, seats, where, fig, rows)
@@ -234,13 +306,15 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         f"Modeled: {r['family']}, {fmt(r['weights_bytes_per_rank'], 'GiB')} of weights a rank; the pin holds "
         f"{fmt(r['kv_tokens'], 'tokens')} ({fmt(r['max_concurrency'], 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
     )
+    if refused:
+        verdict += f" vLLM refuses this start: one request at max_model_len {fmt(max_len, 'count')} does not fit the pin."
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
 
 
 def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: dict[str, Any], typed: int | None) -> tuple[gate.GateRow, str]:
     policy = catalog.policy["gate"]
     headroom = policy["headroom"]
-    overhead, where = None, "outside calibration: no measured start of this model in the catalog, and none typed"
+    overhead, where = None, "no measured start of this model in the catalog, and none typed"
     if typed is not None:
         overhead, where = Amount(typed, "typed"), "typed"
     else:
@@ -269,11 +343,14 @@ def _gate_rows(
         return "outside calibration"
     terms = [(esc(t.name), fig(f"term_{t.name.replace(' ', '_').replace('-', '_')}", fmt(t.bytes, "GiB")), esc(t.source)) for t in result.terms]
     rows.append(("Start gate (overhead " + esc(where) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
-                 ("needs", fig("needs", fmt(result.needs, "GiB")), ""))))  # fmt: skip
+                 ("needs", fig("needs", fmt(report.needs_as_printed(result.terms), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
     passes = bool(result.passes)
     largest = gate.largest_pin(row, gate.Request(pin, False, prefill, seats), (available,))
     rows.append(
-        ("Against MemAvailable", badge(passes) + " " + fig("margin", fmt(abs(available - result.needs), "GiB")) + (" to spare" if passes else " short"))
+        (
+            "Against MemAvailable",
+            badge(passes) + " " + fig("margin", fmt(abs(report.margin_as_printed(available, result.terms)), "GiB")) + (" to spare" if passes else " short"),
+        )
     )
     rows.append(("Largest pin that passes", fig("largest_pin", fmt(largest, "e9", 2, down=True)) if largest and largest > 0 else fig("largest_pin", "none")))
     return "passes" if passes else "refused"

@@ -160,19 +160,96 @@ def defaults(catalog: Catalog) -> Defaults:
     return Defaults({k: values.get(k, "") for k in LABELS}, sources)
 
 
+# A log's total GPU memory and a box's total agree within this share when the log can be the
+# box's: CUDA's total sits a little under nvidia-smi's and a specification's capacity.
+TOTAL_MATCH = Fraction(5, 100)
+PRESET_HINTS = {
+    "log": "Empty: the preset's figures are used",
+    "serving": "Empty: the overhead comes from the preset",
+}
+OWN_HINTS = {
+    "log": "Your log: each figure below names its line",
+    "serving": "Empty: the overhead is typed, or held - weights - KV pool where the log gives them",
+}
+
+
+def boxes_of_total(catalog: Catalog, total: int) -> list[str]:
+    """The catalog's boxes whose total is the one a log printed, within TOTAL_MATCH."""
+    return [b for b, box in catalog.boxes.items() if abs(total - derive.box_total(box).figure.size) <= TOTAL_MATCH * derive.box_total(box).figure.size]
+
+
+def box_mismatch(catalog: Catalog, box_id: str, reading: Any) -> str | None:
+    """Why this log cannot be from this box, or None: its printed total is another box's, or one
+    rank held (weights and KV pool) more than the box has."""
+    if reading is None or box_id not in catalog.boxes:
+        return None
+    box = catalog.boxes[box_id]
+    total = derive.box_total(box).figure.size
+    printed = getattr(reading, "total_memory_bytes", None)
+    if printed is not None and printed.value and box_id not in boxes_of_total(catalog, int(printed.value)):
+        like = [catalog.boxes[b]["name"] for b in boxes_of_total(catalog, int(printed.value))]
+        hint = f"it looks like {' or '.join(like)}" if like else "no box in the catalog has that total"
+        return (
+            f"{LABELS['box']}: the log prints a total of {fmt(int(printed.value), 'GiB')} (log line {printed.line_no}), the {box['name']} has "
+            f"{fmt(total, 'GiB')}: this log is not from this box ({hint}); choose its box, or another box with its total typed"
+        )
+    held = [getattr(reading, k, None) for k in ("model_loading_bytes", "available_kv_bytes")]
+    rank = sum(int(h.value) for h in held if h is not None and h.value)
+    if all(h is not None and h.value for h in held) and rank > total:
+        return (
+            f"{LABELS['box']}: one rank of the log held {fmt(rank, 'GiB')} of weights and KV pool, more than the {box['name']}'s "
+            f"{fmt(total, 'GiB')}: this log is not from this box; choose its box, or another box with its total typed"
+        )
+    return None
+
+
+def _inferred_box(catalog: Catalog, reading: Any) -> tuple[str | None, str]:
+    """The box a log's printed total names, when exactly one does; else None and what to ask."""
+    printed = getattr(reading, "total_memory_bytes", None) if reading is not None else None
+    if printed is None or not printed.value:
+        return None, "The log prints no total: choose the box it was taken on, or another box with its total typed below"
+    found = boxes_of_total(catalog, int(printed.value))
+    where = f"The log's total, {fmt(int(printed.value), 'GiB')} (log line {printed.line_no}),"
+    if len(found) == 1:
+        return found[0], f"{where} is the {catalog.boxes[found[0]]['name']}'s, the catalog's one box of that size: change it if the card was another"
+    if found:
+        return None, f"{where} fits {', '.join(catalog.boxes[b]['name'] for b in found)}: choose the one it was taken on"
+    return None, f"{where} is no catalog box's: choose another box and type its total below"
+
+
 def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
-    """A preset fills the typed fields; "none", or a pasted log, empties them."""
+    """A preset fills the typed fields; "none", or a pasted log, empties them; a pasted log
+    chooses the box its printed total names, or asks for it."""
     chosen = str(raw.get("preset", ""))
+    log_text = str(raw.get("log", "")).strip()
     if name == "preset" and chosen in gated(catalog):
         values = {k: text for k, (text, _) in preset(catalog, chosen).items()}
-        sources = _preset_sources(catalog, chosen)
-    elif (name == "preset" and not chosen) or (name == "log" and chosen and str(raw.get("log", "")).strip()):
-        values = {k: "" for k in PRESET_FIELDS if k != "box"} | {"preset": ""}
-        sources = {k: "Empty: from the log" for k in PRESET_FIELDS if k != "box"} | {
-            "preset": "None: your own start",
-            "box": "The box the log was taken on, or another box with its total typed below",
-            "log": "Your log: each figure below names its line",
-        }
+        sources = _preset_sources(catalog, chosen) | PRESET_HINTS
+    elif (name == "preset" and not chosen) or (name == "log" and log_text):
+        values, sources = {}, {}
+        if name == "preset" or chosen:  # the preset's figures give way to the log's
+            values = {k: "" for k in PRESET_FIELDS if k != "box"} | {"preset": ""}
+            sources = (
+                {k: "Empty: from the log" for k in PRESET_FIELDS if k != "box"}
+                | OWN_HINTS
+                | {
+                    "preset": "None: your own start",
+                    "box": "The box the log was taken on, or another box with its total typed below",
+                }
+            )
+        if log_text:
+            try:
+                reading = _read_log(log_text)
+            except (InputError, ImportError):
+                reading = None
+            box_id, why = _inferred_box(catalog, reading)
+            current = str(raw.get("box", ""))
+            if box_id is not None and (chosen or box_mismatch(catalog, current, reading)):  # a box the reader chose that fits stays
+                values["box"] = box_id
+            if box_id is None or values.get("box") == box_id:
+                sources["box"] = esc(why)
+        if not values and not sources:
+            return None
     else:
         return None
     return {
@@ -300,6 +377,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     box_id = str(raw.get("box", "")).strip()
     if box_id != OTHER_BOX and box_id not in catalog.boxes:
         errors["box"] = f"{LABELS['box']}: found {box_id or 'nothing'!r}, expected one of {', '.join(catalog.boxes)} or {OTHER_BOX}"
+    elif not str(raw.get("total", "")).strip() and (mismatch := box_mismatch(catalog, box_id, reading)):
+        errors["box"] = mismatch
     chosen = str(raw.get("preset", "")).strip()
     if chosen and chosen not in gated(catalog):
         errors["preset"] = f"{LABELS['preset']}: found {chosen!r}, expected none or one of {', '.join(gated(catalog))}"
