@@ -566,6 +566,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
                         f"{fmt(r['requested_bytes'], 'GiB')} requested; max_num_seqs {r['max_num_seqs']}, max_num_batched_tokens {r['max_num_batched_tokens']}")  # fmt: skip
         lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t['bytes'], 'GiB')}" for name, t in terms.items()))
         lines.insert(4, f"KV pool a rank (predicted): {fmt(r['available_kv_bytes'], 'GiB')}; vLLM's verdict: {r['verdict']} ({r['verdict_reason']})")
+        for i, f in enumerate(r["fixes"]):
+            lines.insert(5 + i, f"  passes with {f['change']} ({f['flags']}): pool {fmt(f['available_kv_bytes'], 'GiB')}")
     lines += [f"Note: {note}" for note in r["notes"]]
     return "\n".join(lines)
 
@@ -597,6 +599,8 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
     p = predict.predict(shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}")
     terms = {t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.activation, p.non_torch, p.cuda_graph)}
     pool = p.available_kv_bytes
+    found = predict.fixes(shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}")
+    fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
     return {
         **r,
         "card": card.name,
@@ -621,6 +625,7 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
         "largest_max_model_len": p.largest_max_model_len,
         "verdict": p.verdict,
         "verdict_reason": p.reason,
+        "fixes": fixes,
         "modeled": True,
     }
 

@@ -298,7 +298,7 @@ class Prediction:
     kv_tokens: int | None
     max_concurrency: Fraction | None
     largest_max_model_len: int | None
-    verdict: str  # "starts", "no KV memory", "max_model_len"
+    verdict: str  # "starts", "weights do not fit", "no KV memory", "max_model_len"
     reason: str
     sampler_rows: int = 0
     vocab: int = 0
@@ -353,7 +353,15 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: in
     except ValueError as error:
         raise InputError(str(error)) from None
     kv_tokens = concurrency = largest = None
-    if pool <= 0:
+    if wterm.bytes >= card.total_bytes:
+        verdict, reason = (
+            "weights do not fit",
+            (
+                f"CUDA out of memory while loading: {_gib(wterm.bytes)} of weights a rank on a card of {_gib(card.total_bytes)} "
+                "(vllm/v1/worker/gpu_model_runner.py load_model)"
+            ),
+        )
+    elif pool <= 0:
         verdict, reason = (
             "no KV memory",
             (
@@ -393,3 +401,66 @@ def card_from_total(text: str) -> Card:
 
 
 __all__ = ["Card", "Prediction", "Start", "Term", "card_of_box", "find_box", "hfconfig", "predict"]
+
+
+# --- the settings that fit ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fix:
+    change: str  # what changes, in words
+    flags: str  # the vLLM flags that make it
+    start: Start
+    prediction: Prediction
+
+
+def fixes(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: int | None = None, weights_source: str = "") -> list[Fix]:
+    """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
+    order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
+    lowest that starts, at most 0.98), fewer sequences (the most that start), a larger TP."""
+    from dataclasses import replace
+
+    def run(t: Start) -> Prediction:
+        return predict(shape, card, t, topk, weights_bytes if t.tp == s.tp else None, weights_source)
+
+    base = run(s)
+    if base.verdict == "starts":
+        return []
+    out: list[Fix] = []
+    if base.verdict == "max_model_len" and base.largest_max_model_len:
+        t = replace(s, max_model_len=base.largest_max_model_len)
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"max_model_len {t.max_model_len:,}", f"--max-model-len {t.max_model_len}", t, p))
+    if s.kv_cache_dtype in ("auto", "bfloat16", "bf16", "float16", "fp16") and shape.dtype_bytes == 2:
+        t = replace(s, kv_cache_dtype="fp8")
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix("fp8 KV cache", "--kv-cache-dtype fp8", t, p))
+    util = s.utilization if s.utilization is not None else default_utilization(release(s.engine_version))
+    for hundredths in range(math.floor(util * 100) + 1, 99):
+        t = replace(s, utilization=Fraction(hundredths, 100))
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"gpu_memory_utilization {hundredths / 100:.2f}", f"--gpu-memory-utilization {hundredths / 100:.2f}", t, p))
+            break
+    seqs = base.max_num_seqs // 2
+    while seqs >= 1:
+        t = replace(s, max_num_seqs=seqs)
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"max_num_seqs {seqs}", f"--max-num-seqs {seqs}", t, p))
+            break
+        seqs //= 2
+    for tp in (2, 4, 8):
+        if tp <= s.tp or shape.heads % tp or (MLA not in shape.layers and shape.kv_heads % tp and tp % shape.kv_heads):
+            continue
+        t = replace(s, tp=tp)
+        try:
+            p = run(t)
+        except InputError:
+            continue
+        if p.verdict == "starts":
+            out.append(Fix(f"tensor parallel {tp}", f"--tensor-parallel-size {tp}", t, p))
+            break
+    return out

@@ -236,3 +236,23 @@ def test_an_absurd_length_is_refused(capsys) -> None:
 def test_a_spec_only_box_and_a_unified_box_are_not_sized() -> None:
     with pytest.raises(InputError, match="unified-memory"):
         predict.predict(_shape("qwen3-8b"), predict.Card("x", "GB10", 121 * GiB, "121 GiB", "s", unified=True), predict.Start())
+
+
+def test_fixes_for_a_refused_start_each_pass(capsys) -> None:
+    """Qwen3 8B at 131,072 on an RTX 3090 (0.26 rules): one request needs 18 GiB, the pool is 3.64 GiB.
+    A shorter length (the longest that starts) and TP 2 pass; fp8 KV, 0.98 and fewer seqs do not."""
+    r = _json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "131072", "--gpu", "rtx-3090", "--json"], capsys)
+    assert r["verdict"] == "max_model_len"
+    assert [f["flags"] for f in r["fixes"]] == [f"--max-model-len {r['largest_max_model_len']}", "--tensor-parallel-size 2"]
+    shape = _shape("qwen3-8b")
+    card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "rtx-3090"))
+    for f in predict.fixes(shape, card, predict.Start(max_model_len=131072)):
+        assert f.prediction.verdict == "starts"
+        assert predict.predict(shape, card, f.start).available_kv_bytes == f.prediction.available_kv_bytes
+
+
+def test_weights_larger_than_the_card() -> None:
+    card = predict.card_from_total("44.42 GiB")
+    p = predict.predict(_shape("qwen2.5-32b"), card, predict.Start(max_model_len=32768))
+    assert p.verdict == "weights do not fit" and p.weights.bytes > card.total_bytes
+    assert [f.flags for f in predict.fixes(_shape("qwen2.5-32b"), card, predict.Start(max_model_len=32768))] == ["--tensor-parallel-size 2"]
