@@ -128,7 +128,7 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
     sampler = []
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
         act, p = r.printed_terms.get("activation_peak"), r.prediction
-        if act is not None and act > p.forward.bytes:
+        if act is not None and act > p.forward.bytes and "(fitted)" in p.sampler.source:
             sampler.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
     graphs = []
     for g in graph_logs:

@@ -211,13 +211,27 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
                 "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
 
 
-def sampler_warmup(vocab: int, rows: int) -> Term:
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
+
+
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia") -> Term:
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
-    rows over the whole vocabulary, cast to float32, with the top-k/top-p sort and softmax beside
-    them: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted."""
+    rows over the whole vocabulary.
+    - Up to v0.20.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
+      vllm/envs.py): the float32 logits, the sorted copy and its int64 indices, the softmax and
+      its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
+    - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
+      12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
+      no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
+      logits to float32; FlashInfer takes their softmax)."""
+    if rel >= (0, 21) and vendor == "nvidia":
+        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
+                    f"x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
     return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
-                f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0: {rows} rows x {vocab} logits x {SAMPLER_BYTES_PER_LOGIT} B (fitted)")  # fmt: skip
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0 (PyTorch-native top-k/top-p): {rows} rows x {vocab} logits "
+                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted)")  # fmt: skip
 
 
 def non_torch(tp: int, pp: int = 1) -> Term:
@@ -337,7 +351,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: in
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
     fwd = forward_peak(shape, s.tp, tokens, topk)
-    smp = sampler_warmup(shape.vocab, min(seqs, tokens))
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor)
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after).
     residual = tokens * shape.hidden * shape.dtype_bytes
     peak = max(fwd.bytes, smp.bytes + residual)
