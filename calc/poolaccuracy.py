@@ -42,6 +42,14 @@ class Row:
         return Fraction(self.prediction.available_kv_bytes - self.printed_pool, self.printed_pool)
 
     @property
+    def naive_error(self) -> Fraction | None:
+        """The naive rule's error, total x utilization - weights, on the same start (None as above)."""
+        if self.printed_pool <= 0:
+            return None
+        p = self.prediction
+        return Fraction(p.requested_bytes - p.weights.bytes - self.printed_pool, self.printed_pool)
+
+    @property
     def verdict_matches(self) -> bool:
         return (self.printed_pool <= 0) == (self.prediction.verdict == "no KV memory")
 
@@ -112,8 +120,10 @@ def percentile(values: list[Fraction], q: int) -> Fraction:
     return ordered[rank - 1]
 
 
-def summary(rs: list[Row]) -> Summary:
-    errors = [abs(e) for e in (r.error for r in rs) if e is not None]
+def summary(rs: list[Row], naive: bool = False) -> Summary:
+    """The median and 90th-percentile absolute error over the rows with a printed pool; with
+    `naive`, of the naive rule (total x utilization - weights) on the same rows."""
+    errors = [abs(e) for e in ((r.naive_error if naive else r.error) for r in rs) if e is not None]
     return Summary(len(errors), Fraction(median(errors)) if errors else None, percentile(errors, 90) if errors else None,
                    sum(r.verdict_matches for r in rs), len(rs))  # fmt: skip
 

@@ -87,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         p = r.prediction
         print(f"{r.label[:58]:58} {'held' if r.held_out else 'fitted':8} {r.printed_pool / gib:9.2f}G {p.available_kv_bytes / gib:9.2f}G "
               f"{_pct(r.error):>9}  {p.verdict}{'' if r.verdict_matches else ' (vLLM: otherwise)'}")  # fmt: skip
+    for name, rs in sets.items():
+        n = poolaccuracy.summary(rs, naive=True)
+        print(f"{name}, the naive rule (total x utilization - weights): median |error| {_pct(n.median)}, 90th percentile {_pct(n.p90)}")
     for name, s in summaries.items():
         print(f"{name}: {s.starts} starts with a printed pool; median |error| {_pct(s.median)}, 90th percentile {_pct(s.p90)}; "
               f"verdict right on {s.verdicts_right} of {s.verdicts}")  # fmt: skip

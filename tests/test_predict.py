@@ -166,6 +166,18 @@ def test_accuracy_summary(measured, capsys) -> None:
     assert "held out: 1 starts with a printed pool; median |error| +7.2 %, 90th percentile +7.2 %; verdict right on 2 of 2" in out
 
 
+def test_the_naive_rule_on_the_same_starts(measured) -> None:
+    """total x utilization - weights on the same starts: far off where the activation peak and the
+    graphs are large beside the pool."""
+    rows, _ = measured
+    naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
+    held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.644, 7.466)
+    assert round(float(held.median), 3) == 0.219
+    llama = next(r for r in rows if r.log.startswith("01-"))
+    assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
+
+
 def test_percentile_by_nearest_rank() -> None:
     values = [Fraction(n, 100) for n in range(1, 11)]
     assert poolaccuracy.percentile(values, 90) == Fraction(9, 100)
