@@ -328,6 +328,8 @@ def check_start(s: Start) -> None:
         raise InputError(f"--max-model-len: found {s.max_model_len}, expected a length from 1 to {MAX_MODEL_LEN:,}")
     if s.max_num_seqs is not None and not 0 < s.max_num_seqs <= 1_000_000:
         raise InputError(f"--max-num-seqs: found {s.max_num_seqs}, expected a count from 1 to 1,000,000")
+    if s.pp != 1:
+        raise InputError(f"--pp: found {s.pp}, expected 1: how pipeline stages split the weights, the KV layers and the sampler is not modeled yet")
     if s.max_num_batched_tokens is not None and not 0 < s.max_num_batched_tokens <= MAX_MODEL_LEN:
         raise InputError(f"--max-num-batched-tokens: found {s.max_num_batched_tokens}, expected a count from 1 to {MAX_MODEL_LEN:,}")
 
