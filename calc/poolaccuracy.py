@@ -33,6 +33,7 @@ class Row:
     printed_pool: int  # the middle of what the printed figure rounds
     prediction: predict.Prediction
     printed_terms: dict[str, int]  # what the log prints of the terms: activation_peak, non_torch, cuda_graph, weights
+    log_verdict: str = "starts"  # what vLLM did: "starts", "no KV memory" or "max_model_len" (the log's error)
 
     @property
     def error(self) -> Fraction | None:
@@ -51,7 +52,7 @@ class Row:
 
     @property
     def verdict_matches(self) -> bool:
-        return (self.printed_pool <= 0) == (self.prediction.verdict == "no KV memory")
+        return self.prediction.verdict == self.log_verdict
 
 
 def _mid(found: logread.Found | None) -> int | None:
@@ -100,7 +101,9 @@ def rows(
             raise InputError(f"{where}.log: {e['log']} prints no pool")
         terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),
                                    ("cuda_graph", _mid(r.cuda_graph_bytes)), ("weights", _mid(r.model_loading_bytes))) if v is not None}  # fmt: skip
-        out.append(Row(i, str(e["label"]), e["log"], urls.get(e["log"], ""), held_out(i), int(r.available_kv_bytes.value), p, terms))
+        error = r.error.value if r.error is not None else None
+        said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
+        out.append(Row(i, str(e["label"]), e["log"], urls.get(e["log"], ""), held_out(i), int(r.available_kv_bytes.value), p, terms, said))
     return out
 
 

@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         p = r.prediction
         print(f"{r.label[:58]:58} {'held' if r.held_out else 'fitted':8} {r.printed_pool / gib:9.2f}G {p.available_kv_bytes / gib:9.2f}G "
-              f"{_pct(r.error):>9}  {p.verdict}{'' if r.verdict_matches else ' (vLLM: otherwise)'}")  # fmt: skip
+              f"{_pct(r.error):>9}  {p.verdict}{'' if r.verdict_matches else f' (vLLM: {r.log_verdict})'}")  # fmt: skip
     for name, rs in sets.items():
         n = poolaccuracy.summary(rs, naive=True)
         print(f"{name}, the naive rule (total x utilization - weights): median |error| {_pct(n.median)}, 90th percentile {_pct(n.p90)}")

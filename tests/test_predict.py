@@ -130,13 +130,18 @@ def test_each_pool_against_the_printed(measured) -> None:
     assert seen == {log: log.startswith("31-") for log in EXPECTED}
 
 
-def test_negative_pools_get_vllms_refusal(measured) -> None:
+def test_verdicts_against_what_vllm_did(measured) -> None:
     """vLLM printed a negative pool on the 8 GB RTX 4060 (-1.05 GiB) and on one H100 with gpt-oss
-    (-2.14 GiB): both refuse, and so does the prediction."""
+    (-2.14 GiB) and refused both, as the prediction does; Llama 3.1 8B at 29,000 on a 3090 was
+    refused for its length, as predicted. gpt-oss at 0.95 was refused for its length and the
+    prediction, 5.2 GiB short on the weights, lets it start: the one verdict wrong."""
     rows, _ = measured
-    refused = {r.log: r.prediction.verdict for r in rows if r.printed_pool <= 0}
-    assert refused == {"03-v07-qwen25-7b-rtx4060-negative-kv.log": "no KV memory", "16-v010-gpt-oss-120b-h100-negative-kv.log": "no KV memory"}
-    assert all(r.verdict_matches for r in rows)
+    said = {r.log[:2]: (r.log_verdict, r.prediction.verdict) for r in rows}
+    assert said == {
+        "01": ("max_model_len", "max_model_len"), "02": ("starts", "starts"), "03": ("no KV memory", "no KV memory"),
+        "04": ("starts", "starts"), "05": ("starts", "starts"), "31": ("starts", "starts"),
+        "17": ("max_model_len", "starts"), "16": ("no KV memory", "no KV memory"),
+    }  # fmt: skip
 
 
 def test_held_out_is_every_third(measured) -> None:
@@ -162,7 +167,7 @@ def test_accuracy_summary(measured, capsys) -> None:
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (1, 0.0724, 0.0724)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 5 starts with a printed pool; median |error| +1.3 %, 90th percentile +319.8 %; verdict right on 6 of 6" in out
+    assert "fitted: 5 starts with a printed pool; median |error| +1.3 %, 90th percentile +319.8 %; verdict right on 5 of 6" in out
     assert "held out: 1 starts with a printed pool; median |error| +7.2 %, 90th percentile +7.2 %; verdict right on 2 of 2" in out
 
 
