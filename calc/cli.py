@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
     from typing import BinaryIO
 
     from calc import logread
+    from calc import predict as predict_module
 
 
 def _catalog_dir() -> Path:
@@ -554,25 +555,54 @@ def _read_text(path: str, what: str) -> str:
 
 
 def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
-    from calc import modeled
+    from calc import modeled, predict
 
+    config_text = _read_text(args.config, "config")
+    max_len = parse_count(args.max_model_len, "--max-model-len", 1)
+    if args.max_num_batched_tokens is not None:
+        if args.prefill_budget is not None:
+            raise InputError("--max-num-batched-tokens: found beside --prefill-budget, expected one of them (they are the same setting)")
+        args.prefill_budget = args.max_num_batched_tokens
+    card = _card(catalog, args)
+    start = None
+    if card is not None:
+        start = predict.Start(
+            tp=parse_count(args.tp, "--tp", 1), pp=parse_count(args.pp, "--pp", 1), max_model_len=max_len,
+            utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization is not None else None,
+            max_num_seqs=parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else None,
+            max_num_batched_tokens=parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None,
+            enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
+        )  # fmt: skip
+        predict.check_start(start)
+        if args.pool is not None:
+            raise InputError("--pool: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
+    elif args.gpu_memory_utilization is not None or args.max_num_seqs is not None or args.enforce_eager or args.offline or args.pp != "1":
+        raise InputError(
+            "--gpu-memory-utilization, --max-num-seqs, --pp, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
+        )
+    budget = parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None
+    if budget is None and card is not None and start is not None:
+        rel = predict.release(args.engine_version)
+        budget = start.max_num_batched_tokens or predict.default_batch(rel, card.total_bytes, card.name, max_len, args.offline).max_num_batched_tokens
     inputs = modeled.ModelInputs(
-        config_text=_read_text(args.config, "config"),
+        config_text=config_text,
         config_file=args.config,
         tp=parse_count(args.tp, "--tp", 1),
         kv_cache_dtype=args.kv_cache_dtype,
-        max_model_len=parse_count(args.max_model_len, "--max-model-len", 1),
-        pool=parse_size(args.pool, "--pool") if args.pool else None,
+        max_model_len=max_len,
+        pool=parse_size(args.pool, "--pool") if args.pool is not None else None,
         engine_version=args.engine_version,
-        index_text=_read_text(args.index, "index") if args.index else None,
+        index_text=_read_text(args.index, "index") if args.index is not None else None,
         index_file=args.index or "model.safetensors.index.json",
-        block_size=parse_count(args.block_size, "--block-size", 1) if args.block_size else None,
-        prefill_budget=parse_count(args.prefill_budget, "--prefill-budget", 1),
+        block_size=parse_count(args.block_size, "--block-size", 1) if args.block_size is not None else None,
+        prefill_budget=budget or 8192,
         speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens"),
         dcp=parse_count(args.dcp, "--dcp", 1),
         prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
     )
     r = modeled.model_report(inputs)
+    if card is not None and start is not None:
+        r = _with_prediction(r, config_text, args.config, card, start)
     if args.json:
         return report.to_json(r)
     lines = [
@@ -596,8 +626,74 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             f"maximum concurrency {fmt(r['max_concurrency'], 'x')} at {fmt(r['max_model_len'], 'count')}",
             f"Largest max_model_len one request fits: {fmt(r['largest_max_model_len'], 'count')}",
         ]
+    if "verdict" in r:
+        terms = r["terms"]
+        lines.insert(2, f"On {r['card']} ({fmt(r['total_memory_bytes'], 'GiB')}) x utilization {r['gpu_memory_utilization']} = "
+                        f"{fmt(r['requested_bytes'], 'GiB')} requested; max_num_seqs {r['max_num_seqs']}, max_num_batched_tokens {r['max_num_batched_tokens']}")  # fmt: skip
+        lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t['bytes'], 'GiB')}" for name, t in terms.items()))
+        lines.insert(4, f"KV pool a rank (predicted): {fmt(r['available_kv_bytes'], 'GiB')}; vLLM's verdict: {r['verdict']} ({r['verdict_reason']})")
+        for i, f in enumerate(r["fixes"]):
+            lines.insert(5 + i, f"  passes with {f['change']} ({f['flags']}): pool {fmt(f['available_kv_bytes'], 'GiB')}")
     lines += [f"Note: {note}" for note in r["notes"]]
     return "\n".join(lines)
+
+
+def _budget_flag(args: argparse.Namespace) -> str:
+    return "--max-num-batched-tokens" if args.max_num_batched_tokens is not None else "--prefill-budget"
+
+
+def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.Card | None:
+    from calc import predict
+
+    if args.gpu is not None and args.total_memory is not None:
+        raise InputError("--gpu: found beside --total-memory, expected one of them")
+    if args.total_memory is not None:
+        return predict.card_from_total(args.total_memory)
+    if args.gpu is None:
+        return None
+    if catalog is None:
+        raise InputError("--gpu: found no catalog to look the card up in, expected --total-memory instead")
+    return predict.card_of_box(predict.find_box(catalog.boxes, args.gpu))
+
+
+def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start) -> dict[str, Any]:
+    """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict."""
+    from calc import hfconfig, predict
+
+    data = hfconfig.load(config_text, config_file)
+    shape = hfconfig.shape(data, config_file)
+    p = predict.predict(shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}")
+    terms = {t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.activation, p.non_torch, p.cuda_graph)}
+    pool = p.available_kv_bytes
+    found = predict.fixes(shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}")
+    fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
+    return {
+        **r,
+        "card": card.name,
+        "card_source": card.source,
+        "total_memory_bytes": p.total_bytes,
+        "gpu_memory_utilization": float(p.utilization),
+        "requested_bytes": p.requested_bytes,
+        "max_num_seqs": p.max_num_seqs,
+        "max_num_batched_tokens": p.max_num_batched_tokens,
+        "batch_source": p.batch_source,
+        "activation_peak_bytes": p.activation.bytes,
+        "forward_peak_bytes": p.forward.bytes,
+        "sampler_warmup_bytes": p.sampler.bytes,
+        "non_torch_bytes": p.non_torch.bytes,
+        "cuda_graph_bytes": p.cuda_graph.bytes,
+        "terms": terms,
+        "available_kv_bytes": pool,
+        "pool_bytes": pool if pool > 0 else None,
+        "kv_tokens": p.kv_tokens,
+        "max_concurrency": p.max_concurrency,
+        "kv_blocks": None,
+        "largest_max_model_len": p.largest_max_model_len,
+        "verdict": p.verdict,
+        "verdict_reason": p.reason,
+        "fixes": fixes,
+        "modeled": True,
+    }
 
 
 # --- ingest ---------------------------------------------------------------------------------
@@ -877,7 +973,15 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--engine-version", help="vLLM version whose rules to follow (default: 0.32.0 and later, the newest read)")
     p.add_argument("--index", help="model.safetensors.index.json (its total_size) or safetensors headers: the checkpoint's size beats the parameter count")
     p.add_argument("--block-size", help="--block-size (default 16, 64 for MLA, grown for mamba states)")
-    p.add_argument("--prefill-budget", default="8192", help="--max-num-batched-tokens")
+    p.add_argument("--prefill-budget", help="--max-num-batched-tokens (default 8192; with a card, the release's default for it)")
+    p.add_argument("--max-num-batched-tokens", help="the same as --prefill-budget, by vLLM's name")
+    p.add_argument("--gpu", help="a card of the catalog (boxes.yaml: h100-sxm, l40s, rtx-3090...): predicts the KV pool vLLM sizes on it")
+    p.add_argument("--total-memory", help="the card's total as torch and vLLM report it, such as 79.22 GiB: predicts the pool")
+    p.add_argument("--gpu-memory-utilization", help="with a card: the fraction vLLM may use (default the release's: 0.92 from 0.20.0, 0.9 before)")
+    p.add_argument("--max-num-seqs", help="with a card: the sequences the sampler warms up for (default the release's for the card)")
+    p.add_argument("--pp", default="1", help="with a card: pipeline parallel size")
+    p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
+    p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")
     p.add_argument("--speculative-tokens", default="0")
     p.add_argument("--dcp", default="1", help="--decode-context-parallel-size")
     caching = p.add_mutually_exclusive_group()
@@ -983,7 +1087,7 @@ def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: C
         args = parse(sys.argv[1:] if argv is None else argv)
         if sleep is not None:
             args.sleep = sleep
-        if args.run in (cmd_schema, cmd_model):
+        if args.run is cmd_schema or (args.run is cmd_model and args.gpu is None):  # `model` reads the catalog for a card only
             catalog = None
         elif catalog is None or args.catalog != str(CATALOG_DIR):
             catalog = load_dir(args.catalog)

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from calc import accuracy, budget, chart, charts, derive, fraction, gate, guard, hfconfig, kv, kvlayout, prefetch, report, units  # noqa: E402
+from calc import accuracy, budget, chart, charts, derive, fraction, gate, guard, hfconfig, kv, kvlayout, poolaccuracy, prefetch, report, units  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import FigureError, Value, finalize, line_of, render, report_problem, same, site_catalog, text, value_of  # noqa: E402
@@ -708,6 +708,31 @@ def define_env(env) -> None:
         return _table(("Start", "TP", '"Model loading took"', "Modeled weights a rank", "Error"), rows)
 
     @macro
+    def pool_prediction_summary() -> str:
+        """The predicted pool's error on the fitted and the held-out starts of models/pool_starts.yaml."""
+        rows = pool_rows(ROOT, catalog)
+        out = []
+        for name, chosen in (("fitted", [r for r in rows if not r.held_out]), ("held out", [r for r in rows if r.held_out])):
+            s = poolaccuracy.summary(chosen)
+            shown = [fig(x, "%", 1) if x is not None else "no start yet" for x in (s.median, s.p90)]
+            out.append((name, fig(s.starts, "count"), *shown, f"{fig(s.verdicts_right, 'count')} of {fig(s.verdicts, 'count')}"))
+        return _table(("Starts", "With a printed pool", "Median error", "90th-percentile error", "Verdict right"), out)
+
+    @macro
+    def pool_prediction_table() -> str:
+        """Each start: the pool vLLM printed beside the pool calc/predict.py predicts from the config."""
+        out = []
+        for r in pool_rows(ROOT, catalog):
+            p = r.prediction
+            out.append((
+                f"[{source_text(r.label)}]({r.url})" if r.url else source_text(r.label), "held out" if r.held_out else "fitted",
+                fig(r.printed_pool, "GiB"), fig(p.available_kv_bytes, "GiB", source="predicted by calc/predict.py"),
+                fig(r.error, "%", 1) if r.error is not None else "vLLM refused: no KV memory",
+                fig(p.activation.bytes, "GiB", source="modeled"), fig(p.cuda_graph.bytes, "GiB", source="modeled"), source_text(p.verdict),
+            ))  # fmt: skip
+        return _table(("Start", "Set", "Printed pool", "Predicted pool", "Error", "Activation peak", "CUDA graphs", "Verdict"), out)
+
+    @macro
     def model_accuracy_by_family() -> str:
         rows = model_accuracy_rows()
         errors, covered = accuracy.family_errors(rows), accuracy.family_errors(rows, covered_only=True)
@@ -760,6 +785,22 @@ def model_accuracy(root: Path, catalog) -> list[accuracy.Row]:
     """The accuracy table's rows: the public observations, then the catalog's own starts."""
     entries, configs, logs = public_observations(root)
     return [accuracy.row(o) for o in accuracy.public_observations(entries, configs, catalog, logs) + accuracy.catalog_observations(catalog)]
+
+
+def pool_rows(root: Path, catalog) -> list[poolaccuracy.Row]:
+    """models/pool_starts.yaml's starts, each predicted and set beside its printed pool."""
+    import json
+
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load((root / "models" / "pool_starts.yaml").read_text(encoding="utf-8"), Loader=loader)
+    entries = data["starts"]
+    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries}
+    logs = {e["log"]: (root / "logs" / "public" / e["log"]).read_text(encoding="utf-8") for e in entries}
+    sources = yaml.load((root / "logs" / "public" / "SOURCES.yaml").read_text(encoding="utf-8"), Loader=loader)
+    urls = {x["file"]: x["url"] for x in sources if isinstance(x, dict) and "file" in x}
+    return poolaccuracy.rows(entries, configs, logs, catalog.boxes, urls)
 
 
 def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:

@@ -1,0 +1,482 @@
+"""Before the first start on a discrete card: the pool vLLM will leave for the KV cache, term by term.
+
+vLLM sizes its KV pool once, at start (vllm/v1/worker/gpu_worker.py, determine_available_memory,
+v0.20.0 to v0.33.0; vllm/worker/worker.py, determine_num_available_blocks, on V0):
+
+    requested = ceil(total x gpu_memory_utilization)        (vllm/v1/worker/utils.py, request_memory)
+    pool      = requested - weights - activation peak - non-torch increase - CUDA graph estimate
+
+- weights: what loading left allocated on the rank ("Model loading took"), modeled here by
+  calc/weights.py from the config;
+- activation peak: the torch allocator's peak over the profile run (gpu_model_runner.py,
+  profile_run): one forward pass of max_num_batched_tokens tokens (_dummy_run, is_profile=True)
+  followed by the sampler's warm-up over min(max_num_seqs, tokens) rows of logits
+  (_dummy_sampler_run);
+- non-torch increase: memory the driver, cuBLAS, NCCL and the custom all-reduce took outside
+  torch's allocator since the engine's first snapshot (vllm/utils/mem_utils.py, memory_profiling);
+- CUDA graph estimate: from v0.20.0 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 in
+  vllm/envs.py) the memory a capture of every graph size will take comes off the pool
+  (gpu_model_runner.py, profile_cudagraph_memory); none under --enforce-eager. Up to v0.19.x the
+  estimate is off by default and the graphs are captured after the pool is sized.
+
+Every term is a function of the config, the card and the settings; each says which vLLM file and
+release it follows. Three constants are no figure of the source but of the allocator at run time
+(bytes a sampler warm-up holds per logit, the non-torch increase, bytes a captured graph holds);
+they are medians over the starts of models/pool_starts.yaml that are not held out
+(scripts/pool_accuracy.py --fit prints them; tests/test_predict.py checks they still are).
+
+A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memory as MemAvailable
+(vllm/utils/mem_utils.py, MemorySnapshot) and the start gate (calc/gate.py) stays the answer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from calc import hfconfig, kvlayout, weights
+from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.units import GiB, InputError, parse_size
+
+LATEST = (0, 33)  # the newest release whose source these terms were read in
+MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer one is a typing slip
+
+# Fitted constants (see the module docstring): the medians over the fitted starts.
+SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element
+NON_TORCH_ONE_RANK = 375_809_638  # the non-torch increase on one GPU
+NON_TORCH_PER_RANK_TP = 322_122_547  # and on each rank under tensor or pipeline parallel
+CUDA_GRAPH_BYTES_PER_GRAPH = 631_417  # bytes one captured (piecewise) graph holds
+
+
+# --- cards -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Card:
+    id: str
+    name: str
+    total_bytes: int  # total memory as torch and vLLM report it (torch.cuda.mem_get_info()[1])
+    total_text: str  # as the catalog writes it
+    source: str
+    unified: bool = False  # CPU and GPU share one memory: vLLM reads MemAvailable
+    vendor: str = "nvidia"  # "amd": ROCm takes no CUDA graph estimate off the pool
+
+
+def card_of_box(box: dict[str, Any]) -> Card:
+    """A catalog box (catalog/boxes.yaml) as a card. Only its total_memory is the total torch and
+    vLLM report; a box with nothing but the driver's or the vendor's figure cannot be sized here."""
+    total = box.get("total_memory")
+    if total is None:
+        have = next((k for k in ("reported_total", "spec_memory") if k in box), None)
+        raise InputError(
+            f"--gpu: {box['name']} has no total as torch and vLLM report it in catalog/boxes.yaml"
+            + (f" (only its {have.replace('_', ' ')})" if have else "")
+            + "; give --total-memory, the total_gpu_memory of a vLLM log or torch.cuda.mem_get_info()[1]"
+        )
+    name = str(box["name"])
+    vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
+    return Card(str(box["id"]), name, int(total.value), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
+
+
+def find_box(boxes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+    """A catalog box by its id or its name, case, spaces and dashes aside; an unknown one lists the known."""
+    key = _key(name)
+    for box in boxes.values():
+        if key in (_key(box["id"]), _key(box["name"]), _key(str(box["name"]).removeprefix("NVIDIA "))):
+            return box
+    raise InputError(f"--gpu: found {name!r}, expected one of {', '.join(boxes)}")
+
+
+def _key(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+# --- releases and defaults -------------------------------------------------------------------
+
+
+def release(text: str | None) -> tuple[int, int]:
+    """(major, minor) of a vLLM version; the newest read when none is given."""
+    if not text:
+        return LATEST
+    parts = text.strip().lstrip("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (ValueError, IndexError):
+        raise InputError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
+
+
+def default_utilization(rel: tuple[int, int]) -> Fraction:
+    """vllm/config/cache.py, gpu_memory_utilization: 0.9 up to v0.19.x, 0.92 from v0.20.0."""
+    return Fraction(92, 100) if rel >= (0, 20) else Fraction(9, 10)
+
+
+@dataclass(frozen=True)
+class Batch:
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    source: str
+
+
+def default_batch(rel: tuple[int, int], card_total: int, card_name: str, max_model_len: int, offline: bool = False) -> Batch:
+    """The scheduler's defaults when the reader sets neither.
+
+    V1 (v0.8.0 on): vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults (_set_default_args_v1
+    in v0.8.x): a card of 70 GiB or more that is no A100 takes 8192 tokens (16384 offline) and 1024
+    sequences, any other 2048 (8192 offline) and 256; from v0.28.0 a card of 160 GiB or more
+    takes 16384 tokens served too; v0.33.0 keeps GB10 on the small tier.
+    V0 (before v0.8): vllm/config.py, SchedulerConfig: 256 sequences and max(max_model_len, 2048)
+    tokens, or 2048 when chunked prefill is on (served with max_model_len above 32K)."""
+    if rel < (0, 8):
+        chunked = max_model_len > 32768 and not offline
+        tokens = 2048 if chunked else max(max_model_len, 2048)
+        return Batch(tokens, 256, "vllm/config.py, SchedulerConfig, V0 (v0.6-v0.7): " + ("chunked prefill, 2048" if chunked else "max(max_model_len, 2048)"))
+    where = "vllm/engine/arg_utils.py, get_batch_defaults"
+    gb10 = "gb10" in _key(card_name) and rel >= (0, 33)
+    if rel >= (0, 28) and card_total >= 160 * GiB:
+        return Batch(16384, 1024, f"{where} (v0.28.0 on): 160 GiB or more")
+    if card_total >= 70 * GiB and "a100" not in _key(card_name) and not gb10:
+        return Batch(16384 if offline else 8192, 1024, f"{where}: 70 GiB or more, no A100")
+    return Batch(8192 if offline else 2048, 256, f"{where}: below 70 GiB, an A100" + (" or GB10" if gb10 else ""))
+
+
+# --- the terms -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    bytes: int
+    source: str
+
+
+def experts_per_token(config: dict[str, Any]) -> int:
+    """Experts each token is routed to (num_experts_per_tok, experts_per_token or moe_topk)."""
+    for c in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
+        assert isinstance(c, dict)
+        for key in ("num_experts_per_tok", "experts_per_token", "moe_topk", "num_selected_experts"):
+            value = c.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return 0
+
+
+def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
+    """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
+    v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
+    the normed input a layer reads) plus the largest of a layer's transient tensors, in the model
+    dtype, on one rank.
+    - attention: the fused qkv output and the attention output (q heads and KV heads divided by TP);
+    - dense MLP: gate_up's output (2 x intermediate / TP) and the activation's (intermediate / TP);
+    - MoE (vllm/model_executor/layers/fused_moe/fused_moe.py, TritonExperts.workspace_shapes,
+      v0.20.0): tokens x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
+      N = 2 x expert intermediate / TP and K = hidden; a shared expert adds its own MLP;
+    - gated-delta and mamba layers: their input projection's output."""
+    dt = shape.dtype_bytes
+    h = shape.hidden
+    kv_rank = max(1, shape.kv_heads // tp)
+    q = shape.heads // tp * shape.head_dim
+    kv = kv_rank * shape.head_dim
+    attention = 0
+    if FULL in shape.layers or SLIDING in shape.layers:
+        attention = (q + 2 * kv) + q
+    if MLA in shape.layers and shape.kv_lora_rank is not None:
+        rope = shape.qk_rope_head_dim or 0
+        nope = shape.qk_nope_head_dim or 0
+        v = shape.v_head_dim or shape.head_dim
+        attention = max(attention, shape.heads // tp * (nope + rope) + shape.kv_lora_rank + rope + shape.heads // tp * (nope + v) + shape.heads // tp * v)
+    if LINEAR in shape.layers and shape.linear:
+        g = shape.linear
+        key, value = g["k_heads"] * g["k_dim"], g["v_heads"] * g["v_dim"]
+        attention = max(attention, (2 * key + 2 * value) // tp + value // tp)  # in_proj_qkvz's output and the core's
+    if MAMBA in shape.layers and shape.mamba:
+        mb = shape.mamba
+        inner = mb["heads"] * mb["head_dim"]
+        attention = max(attention, (2 * inner + 2 * mb["groups"] * mb["state"] + mb["heads"]) // tp + inner // tp)
+    mlp = 0
+    for m in set(shape.mlps):
+        if m.experts:
+            n = 2 * m.expert_intermediate // tp
+            k = topk or 1
+            moe = k * (max(n // 2, h) + max(n, h)) + h
+            if m.shared_intermediate:
+                moe += 3 * m.shared_intermediate // tp
+            mlp = max(mlp, moe)
+        else:
+            mlp = max(mlp, 3 * m.intermediate // tp)
+    per_token = (3 * h + max(attention, mlp)) * dt
+    return Term("forward", tokens * per_token,
+                "vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; "
+                "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
+
+
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
+
+
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia") -> Term:
+    """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
+    a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
+    rows over the whole vocabulary.
+    - Up to v0.20.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
+      vllm/envs.py): the float32 logits, the sorted copy and its int64 indices, the softmax and
+      its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
+    - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
+      12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
+      no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
+      logits to float32; FlashInfer takes their softmax)."""
+    if rel >= (0, 21) and vendor == "nvidia":
+        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
+                    f"x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+    return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0 (PyTorch-native top-k/top-p): {rows} rows x {vocab} logits "
+                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted)")  # fmt: skip
+
+
+def non_torch(tp: int, pp: int = 1) -> Term:
+    """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
+    memory_profiling, non_torch_increase, v0.20.0): cuBLAS workspaces on one GPU, NCCL and custom
+    all-reduce buffers on top under tensor or pipeline parallel. No figure of the source: the
+    medians of the fitted starts that print it."""
+    if tp * pp == 1:
+        return Term("non_torch", NON_TORCH_ONE_RANK, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)")
+    return Term(
+        "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
+    )
+
+
+def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
+    """vllm/config/vllm.py, _set_cudagraph_sizes (v0.20.0): [1, 2, 4] + 8 to 248 by 8 + 256 by 16,
+    up to min(2 x max_num_seqs, 512, max_num_batched_tokens)."""
+    largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
+    sizes = [s for s in (1, 2, 4) if s <= largest]
+    sizes += list(range(8, min(largest + 1, 256), 8))
+    sizes += list(range(256, largest + 1, 16))
+    return sizes
+
+
+def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia") -> Term:
+    """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory,
+    gpu_model_runner.py profile_cudagraph_memory, v0.20.0): FULL_AND_PIECEWISE captures each size
+    piecewise, one graph a layer between the attention splits, and decode sizes up to
+    max_num_seqs whole. CUDA_GRAPH_BYTES_PER_GRAPH a graph, fitted. Zero before v0.20.0 (the
+    estimate is off by default there), under --enforce-eager and on ROCm."""
+    if enforce_eager:
+        return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
+    if rel < (0, 20):
+        return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
+    if vendor == "amd":
+        return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
+    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens)
+    piecewise = len(sizes) * (len(shape.layers) + 1)
+    full = len([s for s in sizes if s <= max_num_seqs])
+    return Term("cuda_graph", (piecewise + full) * CUDA_GRAPH_BYTES_PER_GRAPH,
+                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: {len(sizes)} sizes x {len(shape.layers) + 1} pieces + {full} full graphs "
+                f"x {CUDA_GRAPH_BYTES_PER_GRAPH // 1024} KiB (fitted)")  # fmt: skip
+
+
+# --- the start -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Start:
+    tp: int = 1
+    pp: int = 1
+    max_model_len: int = 8192
+    utilization: Fraction | None = None  # None: the release's default
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    enforce_eager: bool = False
+    kv_cache_dtype: str = "auto"
+    engine_version: str | None = None
+    offline: bool = False  # the LLM class, not `vllm serve`
+
+
+@dataclass(frozen=True)
+class Prediction:
+    total_bytes: int
+    utilization: Fraction
+    requested_bytes: int
+    weights: Term
+    activation: Term  # the profile run's peak: forward pass or sampler, whichever is larger, plus what stays
+    forward: Term
+    sampler: Term
+    non_torch: Term
+    cuda_graph: Term
+    available_kv_bytes: int  # the pool one rank gets; negative where vLLM would print it so
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    batch_source: str
+    kv_bytes_per_request: int
+    kv_tokens: int | None
+    max_concurrency: Fraction | None
+    largest_max_model_len: int | None
+    verdict: str  # "starts", "weights do not fit", "no KV memory", "max_model_len"
+    reason: str
+    sampler_rows: int = 0
+    vocab: int = 0
+    residual_bytes: int = 0  # the forward pass's hidden states, alive while the sampler runs
+    tp: int = 1
+
+
+def check_start(s: Start) -> None:
+    """The settings vLLM itself refuses before it loads anything, each as one line."""
+    if s.utilization is not None and not 0 < s.utilization <= 1:
+        raise InputError(f"--gpu-memory-utilization: found {float(s.utilization):g}, expected a fraction above 0 and at most 1")
+    if not 0 < s.max_model_len <= MAX_MODEL_LEN:
+        raise InputError(f"--max-model-len: found {s.max_model_len}, expected a length from 1 to {MAX_MODEL_LEN:,}")
+    if s.max_num_seqs is not None and not 0 < s.max_num_seqs <= 1_000_000:
+        raise InputError(f"--max-num-seqs: found {s.max_num_seqs}, expected a count from 1 to 1,000,000")
+    if s.pp != 1:
+        raise InputError(f"--pp: found {s.pp}, expected 1: how pipeline stages split the weights, the KV layers and the sampler is not modeled yet")
+    if s.max_num_batched_tokens is not None and not 0 < s.max_num_batched_tokens <= MAX_MODEL_LEN:
+        raise InputError(f"--max-num-batched-tokens: found {s.max_num_batched_tokens}, expected a count from 1 to {MAX_MODEL_LEN:,}")
+
+
+def predict(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: int | None = None, weights_source: str = "") -> Prediction:
+    """The pool one rank gets, each term with its source, and vLLM's verdict on the start.
+    `weights_bytes` replaces the config's count (the checkpoint's size, or a log's loading line)."""
+    check_start(s)
+    if card.unified:
+        raise InputError(f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card)")
+    rel = release(s.engine_version)
+    v = kvlayout.version(s.engine_version)
+    util = s.utilization if s.utilization is not None else default_utilization(rel)
+    requested = math.ceil(card.total_bytes * util)
+    batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline)
+    tokens = s.max_num_batched_tokens or batch.max_num_batched_tokens
+    seqs = s.max_num_seqs or batch.max_num_seqs
+    if weights_bytes is None:
+        w = weights.per_rank(shape, s.tp)
+        wterm = Term("weights", w.model, f"calc/weights.py from the config ({w.source}); vLLM's 'Model loading took'")
+    else:
+        wterm = Term("weights", weights_bytes, weights_source or "given")
+    fwd = forward_peak(shape, s.tp, tokens, topk)
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor)
+    # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after).
+    residual = tokens * shape.hidden * shape.dtype_bytes
+    peak = max(fwd.bytes, smp.bytes + residual)
+    act = Term(
+        "activation_peak", peak, "the larger of the forward pass and the sampler warm-up: " + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
+    )
+    nt = non_torch(s.tp, s.pp)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+    pool = requested - wterm.bytes - act.bytes - nt.bytes - cg.bytes
+    settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens)
+    try:
+        req = kvlayout.request(shape, settings, s.max_model_len, v)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    kv_tokens = concurrency = largest = None
+    if wterm.bytes >= card.total_bytes:
+        verdict, reason = (
+            "weights do not fit",
+            (
+                f"CUDA out of memory while loading: {_gib(wterm.bytes)} of weights a rank on a card of {_gib(card.total_bytes)} "
+                "(vllm/v1/worker/gpu_model_runner.py load_model)"
+            ),
+        )
+    elif pool <= 0:
+        verdict, reason = (
+            "no KV memory",
+            (
+                "vLLM refuses: 'No available memory for the cache blocks' (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory); "
+                f"the terms take {_gib(requested - pool)} of the {_gib(requested)} requested"
+            ),
+        )
+    else:
+        p = kvlayout.pool(shape, settings, s.max_model_len, pool, v, req)
+        kv_tokens, concurrency = p.tokens, p.concurrency
+        largest = kvlayout.largest_max_model_len(shape, settings, pool, v)
+        if req.bytes_per_request > pool:
+            verdict, reason = (
+                "max_model_len",
+                (
+                    f"vLLM refuses: one request of {s.max_model_len:,} tokens needs {_gib(req.bytes_per_request)} of KV cache, more than the "
+                    f"{_gib(pool)} available; the largest max_model_len that fits is {largest:,} (vllm/v1/core/kv_cache_utils.py)"
+                ),
+            )
+        else:
+            verdict, reason = "starts", f"{p.tokens:,} tokens, {float(p.concurrency):.2f} requests of {s.max_model_len:,} at once"
+    return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
+                      batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
+                      kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp)  # fmt: skip
+
+
+def _gib(n: int) -> str:
+    return f"{n / GiB:.2f} GiB"
+
+
+def card_from_total(text: str) -> Card:
+    """--total-memory: a card known only by its total, as torch reports it."""
+    size = parse_size(text, "--total-memory")
+    if size <= 0:
+        raise InputError(f"--total-memory: found {text!r}, expected a size above zero such as '79.22 GiB'")
+    return Card("given", f"a card of {text}", size, text, "--total-memory")
+
+
+__all__ = ["Card", "Prediction", "Start", "Term", "card_of_box", "find_box", "hfconfig", "predict"]
+
+
+# --- the settings that fit ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fix:
+    change: str  # what changes, in words
+    flags: str  # the vLLM flags that make it
+    start: Start
+    prediction: Prediction
+
+
+def fixes(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: int | None = None, weights_source: str = "") -> list[Fix]:
+    """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
+    order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
+    lowest that starts, at most 0.98), fewer sequences (the most that start), a larger TP."""
+    from dataclasses import replace
+
+    def run(t: Start) -> Prediction:
+        return predict(shape, card, t, topk, weights_bytes if t.tp == s.tp else None, weights_source)
+
+    base = run(s)
+    if base.verdict == "starts":
+        return []
+    out: list[Fix] = []
+    if base.verdict == "max_model_len" and base.largest_max_model_len:
+        t = replace(s, max_model_len=base.largest_max_model_len)
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"max_model_len {t.max_model_len:,}", f"--max-model-len {t.max_model_len}", t, p))
+    if s.kv_cache_dtype in ("auto", "bfloat16", "bf16", "float16", "fp16") and shape.dtype_bytes == 2:
+        t = replace(s, kv_cache_dtype="fp8")
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix("fp8 KV cache", "--kv-cache-dtype fp8", t, p))
+    util = s.utilization if s.utilization is not None else default_utilization(release(s.engine_version))
+    for hundredths in range(math.floor(util * 100) + 1, 99):
+        t = replace(s, utilization=Fraction(hundredths, 100))
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"gpu_memory_utilization {hundredths / 100:.2f}", f"--gpu-memory-utilization {hundredths / 100:.2f}", t, p))
+            break
+    seqs = base.max_num_seqs // 2
+    while seqs >= 1:
+        t = replace(s, max_num_seqs=seqs)
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"max_num_seqs {seqs}", f"--max-num-seqs {seqs}", t, p))
+            break
+        seqs //= 2
+    for tp in (2, 4, 8):
+        if tp <= s.tp or shape.heads % tp or (MLA not in shape.layers and shape.kv_heads % tp and tp % shape.kv_heads):
+            continue
+        t = replace(s, tp=tp)
+        try:
+            p = run(t)
+        except InputError:
+            continue
+        if p.verdict == "starts":
+            out.append(Fix(f"tensor parallel {tp}", f"--tensor-parallel-size {tp}", t, p))
+            break
+    return out
