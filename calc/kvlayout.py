@@ -126,10 +126,8 @@ def version(text: str | None) -> Version:
     return Version(
         text, "v1", prints, 2 if at >= (0, 26) else 1,
         hybrid_prefix_caching_off=at < (0, 28), mamba_all=(0, 15) <= at < (0, 28), mamba2_checkpoint=at >= (0, 32),
-        pads_attention=at >= (0, 24), pads_mamba=at >= (0, 26), null_block=at >= (0, 29),
+        pads_attention=at >= (0, 24), pads_mamba=at >= (0, 26), null_block=at >= (0, 29), one_state_page=at < (0, 13),
     )  # fmt: skip
-    prints = "blocks" if (major, minor) < (0, 21) else "concurrency"
-    return Version(text, "v1", prints, 2 if (major, minor) >= (0, 26) else 1, (0, 26) <= (major, minor) < (0, 28), (major, minor) < (0, 13))
 
 
 @dataclass(frozen=True)
