@@ -238,10 +238,26 @@ def wrap(text: str, width: float, size: int = FONT) -> list[str]:
     return lines or [""]
 
 
+def _note_fits_after(chart: Bars, row: Row, scale: Scale) -> bool:
+    """Whether a row's note fits after its bar without crossing a mark, a rule or the edge."""
+    x0 = scale(sum((seg.value for seg in row.segments), Fraction(0))) + 4
+    x1 = x0 + text_width(row.note, SMALL)
+    crossing = [scale(m.value) for m in row.marks] + [scale(r.value) for r in chart.rules]
+    return x1 <= WIDTH - 2 and not any(x0 - 3 <= x <= x1 + 3 for x in crossing)
+
+
+def label_with_note(row: Row) -> str:
+    """A row's label with its note, for a note that has no room after the bar (the dash and the
+    note stay on one line)."""
+    return f"{row.label} \u2014\u00a0{row.note}"
+
+
 def bars_svg(chart: Bars) -> str:
     scale = Scale(chart.axis.low, chart.axis.high, PAD, WIDTH - PAD)
     top = PAD + (FONT + 6) * len(chart.rules)
-    labels = [wrap(row.label, WIDTH - 2 * PAD) for row in chart.rows]
+    # a note that does not fit clear after its bar goes on the row's label line instead
+    after = [bool(row.note) and _note_fits_after(chart, row, scale) for row in chart.rows]
+    labels = [wrap(row.label if ok or not row.note else label_with_note(row), WIDTH - 2 * PAD) for row, ok in zip(chart.rows, after, strict=True)]
     line = FONT + 3
     height = top + sum(ROW + line * (len(lines) - 1) for lines in labels) + 40
     body: list[str] = []
@@ -254,7 +270,7 @@ def bars_svg(chart: Bars) -> str:
             f'<line class="rule tone-{rule.tone}" data-value="{_num(rule.value)}" x1="{x:g}" x2="{x:g}" y1="{label_y - FONT + 2:g}" y2="{height - 36:g}"/>'
         )
     y = top
-    for row, lines in zip(chart.rows, labels, strict=True):
+    for row, lines, note_after in zip(chart.rows, labels, after, strict=True):
         for k, text in enumerate(lines):
             body.append(_text(PAD, y + FONT + line * k, text, "row-label"))
         bar_y = y + FONT + 5 + line * (len(lines) - 1)
@@ -275,14 +291,8 @@ def bars_svg(chart: Bars) -> str:
             body.append(
                 f'<line class="mark tone-{mark.tone}" data-value="{_num(mark.value)}" x1="{x:g}" x2="{x:g}" y1="{bar_y - 4:g}" y2="{bar_y + BAR + 4:g}"/>'
             )
-        if row.note:
-            # after the bar where it fits, else on the bar's end; it is in the figures table either way
-            width = text_width(row.note, SMALL)
-            if end + 4 + width <= WIDTH - 2:
-                body.append(_text(end + 4, bar_y + BAR / 2 + 4, row.note, "row-note", "start", SMALL))
-            elif width + 6 <= end - PAD:
-                tone = row.segments[-1].tone if row.segments else "other"
-                body.append(_text(end - 3, bar_y + BAR / 2 + 4, row.note, f"row-note on-bar on-tone-{tone}", "end", SMALL))
+        if note_after:  # after the bar, clear of its marks (else it is on the label line above)
+            body.append(_text(end + 4, bar_y + BAR / 2 + 4, row.note, "row-note", "start", SMALL))
     body += _x_axis(chart.axis, scale, height - 36)
     return _svg(chart, height, body, f'data-x0="{scale.start:g}" data-x1="{scale.end:g}" data-low="{_num(chart.axis.low)}" data-high="{_num(chart.axis.high)}"')
 
@@ -349,16 +359,19 @@ def svg(chart: Chart) -> str:
 
 
 def _legend(chart: Chart) -> str:
+    """A swatch for each segment or series and a line for each mark and rule. A series drawn only
+    as a line shows a line and one drawn only as dots a dot, so two series of one tone differ."""
     if isinstance(chart, Bars):
-        seen = {(s.name, s.tone): None for r in chart.rows for s in r.segments}
+        seen = {(s.name, s.tone, ""): None for r in chart.rows for s in r.segments}
         lines = {(m.label, m.tone): None for r in chart.rows for m in r.marks}
         lines.update({(r.label, r.tone): None for r in chart.rules})
     else:
-        seen = {(s.name, s.tone): None for s in chart.series}
+        seen = {(s.name, s.tone, "" if s.dots and s.line else " line" if s.line else " dot"): None for s in chart.series}
         lines = {(r.label, r.tone): None for r in chart.rules}
         lines.update({(b.label, b.tone): None for b in chart.bands})
-    items = [f'<li><span class="swatch tone-{tone}" aria-hidden="true"></span>{esc(name)}</li>' for name, tone in seen]
-    items += [f'<li><span class="swatch line tone-{tone}" aria-hidden="true"></span>{esc(name)}</li>' for name, tone in lines if (name, tone) not in seen]
+    named = {(name, tone) for name, tone, _ in seen}
+    items = [f'<li><span class="swatch{shape} tone-{tone}" aria-hidden="true"></span>{esc(name)}</li>' for name, tone, shape in seen]
+    items += [f'<li><span class="swatch line tone-{tone}" aria-hidden="true"></span>{esc(name)}</li>' for name, tone in lines if (name, tone) not in named]
     return f'<ul class="chart-legend">{"".join(items)}</ul>' if len(items) > 1 or isinstance(chart, Plot) else ""
 
 

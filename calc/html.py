@@ -26,6 +26,16 @@ from calc.units import InputError
 # browser, importing every calculator costs more than the rest of getting ready).
 CALCULATORS = ("yourstart", "start", "kv", "fit", "plan", "prefetch", "before")
 PACKAGE = "calc.calculators"
+# Each calculator's page, docs/calculator/<page>.md, served at calculator/<page>/.
+PAGES = {
+    "yourstart": "your-start",
+    "start": "start-gate",
+    "kv": "kv-pool",
+    "fit": "per-request-cost",
+    "plan": "several-models",
+    "prefetch": "prefetch",
+    "before": "before-the-first-start",
+}
 
 # The names the tests and the page have always reached through calc.html: (calculator, name).
 _ALIASES = {
@@ -45,6 +55,7 @@ _ALIASES = {
 
 __all__ = [
     "CALCULATORS",
+    "PAGES",
     "Output",
     "dom_id",
     *_ALIASES,

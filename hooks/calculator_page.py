@@ -8,7 +8,9 @@ import html
 import json
 import re
 from pathlib import Path
+from urllib.parse import urlencode
 
+from calc import address
 from calc import html as calc_html
 from hooks.runtime import PYSCRIPT, browser_calc_files, pyscript_files
 
@@ -24,9 +26,10 @@ UNUSED_PLUGINS = ("codemirror", "deprecations-manager", "donkey", "error", "py-e
 
 # Updates the status line while Python starts, and says so if it cannot start; marks a result as
 # waiting (data-state="pending") when its form differs from the page as built before Python has
-# loaded, so a build-time figure never passes for the new inputs; the glue recomputes those once
-# it has; withdraws every result, and says so, if the interpreter dies of a fatal error. A form
-# can differ before this script runs: typed while the page was still arriving, or
+# loaded, or when the address holds a link's inputs, so a build-time figure never passes for the
+# new inputs; the glue recomputes those once it has; withdraws every result, and says so, if the
+# interpreter dies of a fatal error. A form can differ before this script runs: typed while the
+# page was still arriving, or
 # restored by the browser on a reload or a return to the page (which fires no input event).
 LOADING_SCRIPT = """<script>(function () {
   var status = document.getElementById("calc-status");
@@ -47,7 +50,7 @@ LOADING_SCRIPT = """<script>(function () {
   }
   function check() {
     if (window.calcReady) return;
-    document.querySelectorAll(".calc form").forEach(function (form) { if (edited(form)) pending(form.closest(".calc")); });
+    document.querySelectorAll(".calc form").forEach(function (form) { if (edited(form) || location.search) pending(form.closest(".calc")); });
   }
   check();
   addEventListener("pageshow", check);
@@ -194,6 +197,21 @@ def count_in_words(n: int) -> str:
     return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
 
 
+def calculator_href(catalog, page_url: str, calculator: str, inputs: dict[str, str]) -> str:
+    """The address of a calculator's page, relative to `page_url`, with `inputs` in its query as
+    the page writes them; a build error when the calculator would not take them as they are."""
+    defaults = calc_html.defaults_of(catalog, calculator).values
+    names = [f.name for f in calc_html.fields_of(catalog, calculator)]
+    unknown = sorted(set(inputs) - set(names))
+    out = calc_html.run(catalog, calculator, {**defaults, **inputs})
+    if unknown or not out.valid:
+        said = f"unknown fields {', '.join(unknown)}" if unknown else "; ".join(f"{k}: {v}" for k, v in out.errors.items())
+        raise ValueError(f"link to the {calculator} calculator: expected inputs it takes, found {inputs!r} ({said})")
+    written = address.encode({**defaults, **inputs}, defaults, names)
+    query = urlencode(written.pairs)
+    return f"{up(page_url)}calculator/{calc_html.PAGES[calculator]}/" + (f"?{query}" if query else "")
+
+
 def register(env, catalog) -> None:
     """Add the calculator page's macros to the macros environment."""
 
@@ -211,6 +229,12 @@ def register(env, catalog) -> None:
     def calculator_status() -> str:
         """The line that says whether Python has loaded, above the calculators."""
         return STATUS_HTML
+
+    @env.macro
+    def with_your_numbers(calculator: str, text: str = "with your numbers", **inputs: object) -> str:
+        """A link to a calculator's page filled with this page's figures (`inputs`, by field)."""
+        href = calculator_href(catalog, env.page.url if env.page else "", calculator, {k: str(v) for k, v in inputs.items()})
+        return f'<a class="calc-link" href="{html.escape(href)}">{html.escape(text)}</a>'
 
     @env.macro
     def calculator_runtime() -> str:

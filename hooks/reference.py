@@ -206,7 +206,7 @@ def box_page(catalog: Catalog, box: dict) -> str:
         )
         lines += [
             f"**What the specification does not give.** The start gate and vLLM's fraction check need {reading}. "
-            "The catalog has no such reading for this box, so type yours into the [calculator](../../calculator.md) "
+            "The catalog has no such reading for this box, so type yours into the [calculator](../../calculator/start-gate.md) "
             "or add it to catalog/boxes.yaml with its source.",
             "",
         ]

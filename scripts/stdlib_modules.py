@@ -1,7 +1,7 @@
 """Write hooks/stdlib-modules.txt: the standard-library modules the calculator page imports in the
 browser, which the build keeps in the Pyodide standard library it ships (hooks/runtime.py).
 
-Builds the site, puts the npm package's whole python_stdlib.zip back in it, opens the calculator
+Builds the site, puts the npm package's whole python_stdlib.zip back in it, opens each calculator's
 page in headless Chromium, runs every calculator on its defaults and on a bad input and changes
 each form's selects (as a reader would), then lists the modules Python imported from the zip.
 Run it after upgrading Pyodide or PyScript: .venv/bin/python scripts/stdlib_modules.py
@@ -24,6 +24,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from calc.html import PAGES  # noqa: E402
 from hooks.runtime import STDLIB_SEEN  # noqa: E402
 
 EXERCISE = """async (logs) => {
@@ -47,7 +48,7 @@ EXERCISE = """async (logs) => {
     window.calcRun(JSON.stringify({ calculator, inputs: { pin: "1e999999999", pool: "x" } }));
   }
   window.calcRun("not json");
-  const early = await import(new URL("early-pyodide.mjs", location.href).href);
+  const early = await import(new URL("../early-pyodide.mjs", location.href).href);
   const pyodide = await early.start();
   return pyodide.runPython(`
 import json, sys
@@ -74,10 +75,13 @@ def main() -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
             page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{server.server_address[1]}/calculator/")
-            page.wait_for_function("window.calcReady", timeout=180_000)
             logs = [path.read_text(encoding="utf-8", errors="replace") for path in sorted((ROOT / "logs" / "public").glob("*.log"))]
-            modules = json.loads(page.evaluate(EXERCISE, logs))
+            seen: set[str] = set()
+            for slug in PAGES.values():  # each calculator's page, with the modules its Python imported
+                page.goto(f"http://127.0.0.1:{server.server_address[1]}/calculator/{slug}/")
+                page.wait_for_function("window.calcReady", timeout=180_000)
+                seen.update(json.loads(page.evaluate(EXERCISE, logs)))
+            modules = sorted(seen)
             browser.close()
         server.shutdown()
     header = "# Standard-library modules the calculator page imports in the browser; written by scripts/stdlib_modules.py.\n"

@@ -1,8 +1,9 @@
-"""The calculator page in a real headless Chromium, served offline under a sub-path.
+"""The calculator pages in a real headless Chromium, served offline under a sub-path.
 
 The site is built once (mkdocs build --strict) and served by a threaded http.server on 127.0.0.1
-under /sub/; every request that leaves that server is aborted and counted. One page boots Pyodide
-and is reused by every test that needs Python; the before-Python and JavaScript-off views boot none.
+under /sub/; every request that leaves that server is aborted and counted. One browser page boots
+Pyodide and is reused by every test that needs Python, moving to the calculator a selector names
+(each calculator has a page of its own); the before-Python and JavaScript-off views boot none.
 Expected figures are computed here, in CPython, with calc: never copied from the page.
 """
 
@@ -62,10 +63,15 @@ class Guard:
 
 
 def open_page(
-    browser: Browser, base_url: str, hold: tuple[str, ...] = (), answer: dict[str, tuple[int, str]] | None = None, **context: object
+    browser: Browser,
+    base_url: str,
+    hold: tuple[str, ...] = (),
+    answer: dict[str, tuple[int, str]] | None = None,
+    calculator: str = "start",
+    **context: object,
 ) -> tuple[Page, Guard]:
-    """The calculator page in a fresh context; `answer` serves a URL pattern as (status, content
-    type) with a short body, as a host that lacks a file or mistypes it would."""
+    """A calculator's page (the start gate's unless told) in a fresh context; `answer` serves a URL
+    pattern as (status, content type) with a short body, as a host that lacks a file or mistypes it would."""
     guard = Guard(base_url, hold)
     browsing = browser.new_context(**context)
     browsing.route("**/*", guard)  # requests from workers too
@@ -73,20 +79,60 @@ def open_page(
     page.route("**/*", guard)
     for pattern, (status, kind) in (answer or {}).items():
         page.route(pattern, functools.partial(Route.fulfill, status=status, content_type=kind, body=b"\0asm\1\0\0\0"))
-    page.goto(base_url + "calculator/")
+    page.goto(page_url(base_url, calculator))
     return page, guard
+
+
+def page_url(base_url: str, calculator: str) -> str:
+    return f"{base_url}calculator/{calc_html.PAGES[calculator]}/"
+
+
+# a selector that names a calculator's element: "#start-pin", "#yourstart-log-err"
+_NAMES_A_CALCULATOR = re.compile(r"#(" + "|".join(sorted(calc_html.CALCULATORS, key=len, reverse=True)) + r")-")
+
+
+class Live:
+    """One browser page with Python loaded, moved to the page of the calculator a selector names
+    (and waited on until Python has loaded there) before the call goes to Playwright's Page."""
+
+    SELECTING = frozenset(
+        "check uncheck set_checked fill select_option text_content get_attribute is_enabled is_disabled is_visible is_checked "
+        "input_value eval_on_selector_all dispatch_event locator focus press click inner_html wait_for_selector".split()
+    )
+
+    def __init__(self, page: Page, base_url: str, guard: Guard, errors: list[str]) -> None:
+        self.page, self.base_url, self.guard, self.errors = page, base_url, guard, errors
+
+    def at(self, calculator: str) -> Page:
+        url = page_url(self.base_url, calculator)
+        if self.page.url.split("?")[0] != url:
+            self.page.goto(url)
+            self.page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        return self.page
+
+    def __getattr__(self, name: str):
+        attribute = getattr(self.page, name)
+        if name not in self.SELECTING:
+            return attribute
+
+        def call(selector, *args, **kwargs):
+            named = _NAMES_A_CALCULATOR.match(selector) if isinstance(selector, str) else None
+            if named:
+                self.at(named.group(1))
+            return attribute(selector, *args, **kwargs)
+
+        return call
 
 
 @pytest.fixture(scope="module")
 def live(browser: Browser, base_url: str):
-    """The calculator page with Python loaded: one Pyodide boot for the whole module."""
+    """A calculator's page with Python loaded; Pyodide's files come from the browser's cache on
+    every page after the first."""
     page, guard = open_page(browser, base_url)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
-    page.guard = guard  # type: ignore[attr-defined]
-    page.errors = errors  # type: ignore[attr-defined]
-    yield page
+    yield Live(page, base_url, guard, errors)
     page.context.close()
 
 
@@ -199,7 +245,7 @@ def random_start(rng: random.Random, catalog) -> dict[str, str]:
     return raw
 
 
-def figures_on(page: Page, calculator: str) -> dict[str, str]:
+def figures_on(page: Page | Live, calculator: str) -> dict[str, str]:
     pairs = page.eval_on_selector_all(f"#{calculator}-calc [data-fig]", "els => els.map(e => [e.dataset.fig, e.textContent])")
     return dict(pairs)
 
@@ -224,8 +270,12 @@ def test_build_time_figures_before_python_loads(browser, base_url, catalog):
         assert figures_on(page, "start").items() >= expected_start(catalog, defaults).items()
         assert page.evaluate("window.calcReady") is None
         assert page.is_visible("#calc-status") and "Python is starting" in page.text_content("#calc-status")
-        for calculator in calc_html.CALCULATORS:  # every calculator, the same HTML the build rendered
+        for calculator in calc_html.CALCULATORS:  # every calculator, on its page, the same HTML the build rendered
+            page.goto(page_url(base_url, calculator))
             assert figures_on(page, calculator) == calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
+            assert [c for c in calc_html.CALCULATORS if page.locator(f"#{c}-form").count()] == [calculator]  # one a page
+            assert "Python is starting" in page.text_content("#calc-status")
+        page.goto(page_url(base_url, "start"))
         page.fill("#start-pin", "20e9")  # an edit before Python: the old figures must not pass for it
         assert page.get_attribute("#start-result", "data-state") == "pending"
         assert page.get_attribute("#start-verdict", "data-state") == "pending"  # the verdict dims too, and says why
@@ -251,8 +301,10 @@ def test_an_edit_made_while_python_starts_takes_effect_once_it_has_loaded(browse
         values = {**calc_html.defaults_of(catalog, "start").values, "pin": "20e9"}
         assert figures_on(page, "start") == calc_html.run(catalog, "start", values).figures
         assert page.get_attribute("#start-result", "data-state") == "valid"
-        for calculator in ("kv", "fit", "plan", "prefetch"):  # untouched: the build-time result stands
-            assert figures_on(page, calculator) == calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
+        page.goto(page_url(base_url, "kv"))  # another calculator, untouched: its build-time result stands
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        assert figures_on(page, "kv") == calc_html.run(catalog, "kv", calc_html.defaults_of(catalog, "kv").values).figures
+        assert page.get_attribute("#kv-result", "data-state") == "valid"
         assert guard.outside == []
     finally:
         page.context.close()
@@ -443,7 +495,7 @@ def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
     responses: list[tuple[str, int]] = []
     page.on("response", lambda r: responses.append((r.url, r.status)))
     try:
-        page.goto(base_url + "calculator/")
+        page.goto(page_url(base_url, "start"))
         page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
         page.wait_for_load_state("networkidle")
         assert [(url, status) for url, status in responses if status >= 400] == []
@@ -459,11 +511,12 @@ def test_javascript_off_shows_the_build_time_figures(browser, base_url, catalog)
     page, guard = open_page(browser, base_url, java_script_enabled=False)
     try:
         assert figures_on(page, "start").items() >= expected_start(catalog, report.defaults(catalog, DEPLOYMENT)).items()
-        for calculator in ("kv", "fit", "plan", "prefetch", "before"):
+        for calculator in ("yourstart", "kv", "fit", "plan", "prefetch", "before"):
+            page.goto(page_url(base_url, calculator))
             expected = calc_html.run(catalog, calculator, calc_html.defaults_of(catalog, calculator).values).figures
             assert figures_on(page, calculator) == expected
-        assert not page.is_visible("#calc-status")
-        assert "JavaScript is off" in page.text_content(".calc-runtime")
+            assert not page.is_visible("#calc-status")
+            assert "JavaScript is off" in page.text_content(".calc-runtime")
         assert guard.outside == []
     finally:
         page.context.close()
@@ -504,12 +557,16 @@ def test_a_recomputed_result_has_the_size_the_build_gave_it(live):
     its height and its tables are calc's own (Material's script wraps an unclassed table in two
     boxes of its own once it runs, which a recompute would take away)."""
     measure = """() => [...document.querySelectorAll('.calc-result')].map(r => [r.id, r.getBoundingClientRect().height, r.querySelectorAll('table').length, r.querySelectorAll('.md-typeset__scrollwrap, table:not([class])').length])"""
-    before = live.evaluate(measure)
-    assert sum(tables for _, _, tables, _ in before) >= 10, before  # the test meant to see tables
-    live.evaluate("() => document.querySelectorAll('.calc form').forEach(f => f.dispatchEvent(new Event('input', { bubbles: true })))")
-    after = live.evaluate(measure)
-    assert after == before
-    assert all(wrapped == 0 for *_, wrapped in after)
+    seen = 0
+    for calculator in calc_html.CALCULATORS:
+        page = live.at(calculator)
+        before = page.evaluate(measure)
+        seen += sum(tables for _, _, tables, _ in before)
+        page.evaluate("() => document.querySelectorAll('.calc form').forEach(f => f.dispatchEvent(new Event('input', { bubbles: true })))")
+        after = page.evaluate(measure)
+        assert after == before, calculator
+        assert all(wrapped == 0 for *_, wrapped in after), calculator
+    assert seen >= 10  # the test meant to see tables
 
 
 def test_the_refused_request_of_2026_10_24(live, catalog):

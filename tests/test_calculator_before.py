@@ -150,14 +150,14 @@ def test_the_config_hint_follows_a_pasted_config(catalog, default) -> None:
 
 
 def test_the_page_counts_the_calculators_it_holds() -> None:
-    """The intro's count is the registry's, and the page holds every registered calculator."""
+    """The index's count is the registry's, and it links every registered calculator's page."""
     from hooks.calculator_page import count_in_words
 
-    page = (ROOT / "docs/calculator.md").read_text()
+    page = (ROOT / "docs/calculator/index.md").read_text()
     assert "{{ calculators_in_words() }} calculators over the catalog" in page
     import re as _re
 
-    assert _re.findall(r'calculator\("(\w+)"\)', page) == list(calc_html.CALCULATORS)
+    assert sorted(_re.findall(r"\]\(([a-z-]+)\.md\)", page)) == sorted(calc_html.PAGES.values())
     assert count_in_words(len(calc_html.CALCULATORS)) == "Seven"
 
 

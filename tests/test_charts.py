@@ -344,4 +344,26 @@ def test_the_prefetch_calculator_draws_the_checkpoint_against_the_limit(catalog)
     drawn_bar = bar(root, "checkpoint", "checkpoint")
     assert int(drawn_bar.get("data-value")) == 75 * GB
     assert float(drawn_bar.get("width")) == pytest.approx(x_length(root, 75 * GB), abs=0.02)
-    assert "above the size rule" in labels(root)
+    assert any(text.endswith("above the size rule") for text in labels(root))  # after the bar, or on its label line
+
+
+@pytest.mark.parametrize("name", ["rank_holds", "pin_matrix", "bytes_per_token"])
+def test_a_rows_note_never_crosses_a_line_or_the_edge(catalog, name: str) -> None:
+    """A note after a bar (a verdict, a total) stays clear of the marks and rules; one that would
+    cross them is written on the row's label line, so every note is drawn once and readable."""
+    from calc import chart, charts
+
+    described = getattr(charts, name)(catalog)
+    root = ET.fromstring(chart.svg(described))
+    xs = [float(line.get("x1")) for line in root.iter("line") if "mark" in line.get("class", "") or "rule" in line.get("class", "")]
+    texts = {"".join(t.itertext()): t for t in root.iter("text")}
+    for row in described.rows:
+        if not row.note:
+            continue
+        placed = [t for text, t in texts.items() if text == row.note and "row-note" in t.get("class", "")]
+        on_label = all(line in texts for line in chart.wrap(chart.label_with_note(row), chart.WIDTH - 2 * chart.PAD))
+        assert bool(placed) != on_label, row
+        for t in placed:
+            x0 = float(t.get("x"))
+            x1 = x0 + chart.text_width(row.note, chart.SMALL)
+            assert x1 <= chart.WIDTH and not any(x0 - 3 <= x <= x1 + 3 for x in xs), (row.note, x0, x1, xs)

@@ -131,7 +131,7 @@ def rgb(css: str) -> tuple[int, int, int]:
 def test_every_chart_draws_in_both_schemes_and_is_legible_at_360_px(browser, base_url, site, tmp_path_factory) -> None:
     shots = tmp_path_factory.mktemp("charts")
     charted = [p for p in pages(site) if 'class="chart"' in (site / p / "index.html").read_text(encoding="utf-8")]
-    assert {"memory-budget/", "start-up-memory/", "kv-pool/", "several-models/", "calculator/"} <= set(charted)
+    assert {"memory-budget/", "start-up-memory/", "kv-pool/", "several-models/", "calculator/start-gate/", "calculator/your-start/"} <= set(charted)
     fills: dict[str, dict[str, tuple]] = {}
     count = 0
     for scheme in SCHEMES:
@@ -177,7 +177,7 @@ def search(page, query: str) -> list[str]:
 def test_the_search_index_is_built_when_the_reader_goes_to_search(browser, base_url) -> None:
     """Material's worker gets the index only once the search box takes the focus: a page view
     that never searches costs no index build."""
-    page = open_page(browser, base_url, "calculator/", viewport={"width": 1200, "height": 900})
+    page = open_page(browser, base_url, "calculator/start-gate/", viewport={"width": 1200, "height": 900})
     meta = "document.querySelector('.md-search-result__meta').textContent.trim()"
     page.wait_for_load_state("networkidle")  # the index has arrived; a worker given it is done in well under this
     page.wait_for_function("typeof window.document$ === 'object'", timeout=20_000)  # Material runs (once Python has loaded)
@@ -220,7 +220,7 @@ def test_search_finds_flags_and_model_names_as_the_pages_write_them(browser, bas
 
 
 def test_the_calculator_stacks_on_a_phone_and_keeps_its_verdict_in_view(browser, base_url) -> None:
-    page = open_page(browser, base_url, "calculator/")
+    page = open_page(browser, base_url, "calculator/start-gate/")
     form, result = page.locator("#start-form").bounding_box(), page.locator("#start-result").bounding_box()
     assert form["width"] <= PHONE["width"] and result["width"] <= PHONE["width"]
     assert result["y"] >= form["y"] + form["height"] - 1, "the result sits beside the form, not under it"

@@ -217,6 +217,7 @@ def form_html(calculator: str, title: str, fields: list[Field], d: Defaults) -> 
     return (
         f'<form class="calc-form" id="{calculator}-form" aria-label="{esc(title)}" novalidate onsubmit="return false">'
         + "".join(_field_html(calculator, f, d) for f in fields)
+        + f'<p class="calc-address" id="{calculator}-address" role="status" hidden></p>'  # what a link to these inputs leaves out
         + "</form>"
     )
 

@@ -614,7 +614,8 @@ def _log_section(reading: Any, fig: Figures) -> str:
         else:
             text = str(value)
         if hasattr(found, "line_text"):
-            where, quoted = fmt(found.line_no, "count"), f"<code>{esc(' '.join(str(found.line_text).split())[:LINE_TEXT])}</code>"
+            where = fmt(found.line_no, "count")
+            quoted = f'<div class="calc-line" role="region" tabindex="0" aria-label="Log line {where}"><code>{esc(" ".join(str(found.line_text).split())[:LINE_TEXT])}</code></div>'
         else:
             where, quoted = ", ".join(fmt(n, "count") for n in found.lines), esc(found.how)
         rows.append((esc(label), fig(f"log_{key}", text), where, quoted))
