@@ -20,7 +20,7 @@ from calc.units import InputError, fmt, parse_count, parse_fraction, parse_size,
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from collections.abc import Callable, Sequence
 
-    from calc import logread
+    from calc import logread, logverdict
 
 
 def _catalog_dir() -> Path:
@@ -537,9 +537,10 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
 # --- ingest ---------------------------------------------------------------------------------
 
 
-def read_log_file(name: str) -> logread.LogReading:
-    """A log file (or - for standard input), streamed line by line; binary refused up front."""
-    from calc import logread
+def read_log_file(name: str, watcher: logverdict.Watcher | None = None) -> logread.LogReading:
+    """A log file (or - for standard input), streamed line by line; binary refused up front; a
+    watcher, when given, sees each line on its way (calc.logverdict)."""
+    from calc import logread, logverdict
 
     try:
         stream = sys.stdin.buffer if name == "-" else open(name, "rb")  # noqa: SIM115
@@ -553,7 +554,7 @@ def read_log_file(name: str) -> logread.LogReading:
             text16 = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
             if sum(not (c.isprintable() or c in "\t\r\n\ufeff") for c in sample16) <= len(sample16) // 20:
                 try:
-                    return logread.read_lines(text16)
+                    return logread.read_lines(text16 if watcher is None else logverdict.watch(text16, watcher))
                 except InputError as error:
                     raise InputError(f"{name}: {error}") from None
         if b"\x00" in head:
@@ -563,7 +564,7 @@ def read_log_file(name: str) -> logread.LogReading:
             raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
         try:
-            return logread.read_lines(text)
+            return logread.read_lines(text if watcher is None else logverdict.watch(text, watcher))
         except InputError as error:
             raise InputError(f"{name}: {error}") from None
 
@@ -578,13 +579,15 @@ def _utf16(head: bytes) -> str | None:
 
 
 def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
-    from calc import ingest, logread
+    from calc import ingest, logread, logverdict
 
-    reading = read_log_file(args.file)
+    watcher = logverdict.Watcher()
+    reading = read_log_file(args.file, watcher)
     if args.pin:
         reading = logread.with_pin(reading, parse_size(args.pin, "--pin"), f"--pin {args.pin}, given on the command line")
+    said = logverdict.answer(reading, watcher)
     if args.json:
-        return reading.to_json()
+        return {**reading.to_json(), **said.to_json()}
     if args.yaml:
         model_id = args.model or ingest.catalog_model(catalog, reading)
         if model_id is None or model_id not in catalog.models:
@@ -602,7 +605,7 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
         return entry.rstrip("\n")
     if args.model and args.model not in catalog.models:
         raise InputError(f"--model: found {args.model!r}, expected one of {', '.join(catalog.models)}")
-    return render_ingest(catalog, reading, args.file, args.model)
+    return render_ingest(catalog, reading, args.file, args.model) + "\n" + "\n".join(said.text())
 
 
 def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:
