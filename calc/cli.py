@@ -582,7 +582,10 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
     from calc import ingest, logread, logverdict
 
     watcher = logverdict.Watcher()
-    reading = read_log_file(args.file, watcher)
+    try:
+        reading = read_log_file(args.file, watcher)
+    except InputError as error:  # a paste of the failure alone is answered from the failure
+        reading = logverdict.failure_only(watcher, str(error))
     if args.pin:
         reading = logread.with_pin(reading, parse_size(args.pin, "--pin"), f"--pin {args.pin}, given on the command line")
     said = logverdict.answer(reading, watcher)

@@ -458,6 +458,9 @@ RULES = (
     _rule("sg_kv", "KV Cache is allocated",
           r"KV Cache is allocated\.(?: dtype: ([\w.]+),)?(?: #tokens: " + INT + r",)? (?:K size: " + NUM + r" ?GB, V size: " + NUM + r" ?GB|KV size: " + NUM + r" ?GB)"),
     _rule("sg_total", "max_total_num_tokens=", r"max_total_num_tokens=" + INT + r"(?=,|\s|$)"),
+    # a sliding-window hybrid (model_runner.py): "Use sliding window memory pool. full_layer_tokens=N, swa_layer_tokens=M";
+    # its max_total_num_tokens is the full layers' N, and each pool prints its own "KV Cache is allocated. #tokens"
+    _rule("sg_total", "full_layer_tokens=", r"Use sliding window memory pool\. full_layer_tokens=" + INT + r"(?=,|\s|$)"),
     # model_runner.py: a --max-total-tokens above what the profile left is cut to it; a profile of <= 0 tokens
     # ends the start with "Not enough memory" (0.3-0.5)
     _rule("sg_profiled", "is larger than the profiled value", r"max_total_tokens=" + INT + r" is larger than the profiled value (-?[0-9]+)"),
@@ -477,7 +480,7 @@ ANCHORS = (
     "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError", "Graph capturing",
     "CUDA graph pool", "max_num_batched_tokens", "non_torch_memory", "activation peak", "vLLM instance", "Actual usage",
     "peak activation", "non-torch memory", "profiled value", "CUDAGraph memory", "vllm-openai",
-    "▀▄▀", "server version", "num_gpu_blocks",
+    "▀▄▀", "server version", "num_gpu_blocks", "full_layer_tokens",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
@@ -714,6 +717,8 @@ class _Reader:
             put("blocks", _count(g[0]), line, g[0], text=text)
             if g[1] is not None:
                 self.hint("v0")
+            elif rule.trigger == "num_gpu_blocks is:":
+                self.hint("v1")  # printed by v1/metrics/loggers.py
         elif name == "block_hybrid":
             put("block_size", _count(g[0]), line, g[0], text=text)
         elif name == "padding":

@@ -40,11 +40,12 @@ from typing import Any
 
 from calc import logread
 from calc.logread import Found, LogReading
-from calc.units import fmt
+from calc.units import InputError, fmt
 
 GiB, MiB = 2**30, 2**20
 
 VERDICTS = ("started", "refused", "killed", "unknown")
+JSON_KEYS = ("verdict", "verdict_how", "failure_phase", "fixes", "command", "command_changes")  # what ingest --json adds
 
 # phase: (what failed, the engine source that prints or raises it)
 PHASES = {
@@ -81,8 +82,11 @@ _OOM = re.compile(
 _TORCH_OOM = re.compile(
     r"Tried to allocate ([0-9.]+) ?(GiB|MiB|KiB)\. GPU \d+ has a total capacity of ([0-9.]+) ?(GiB|MiB) of which ([0-9.]+) ?(GiB|MiB|KiB|bytes) is free"
 )
-_SAMPLER = re.compile(r"warming up sampler with ([0-9]+) dummy requests")
-_KILLED = re.compile(r"(?:^|\s)Killed\s*$|exit code 137|exitcode: ?-9|SIGKILL|died unexpectedly|Engine core initialization failed")
+_SAMPLER = re.compile(r"warming up sampler with ([0-9]+)\b")  # "... dummy requests", which a terminal may fold away
+_KILLED = re.compile(
+    r"(?:^|\s)Killed\s*$|exit code 137|exitcode: ?-9|SIGKILL|died unexpectedly|Engine core initialization failed|\] Error executing metho|"
+    r"WorkerProc hit an exception|EngineCore failed to start|EngineCore hit an exception|Scheduler hit an exception"
+)
 # traceback frames and progress lines that say which step was running, the most specific first
 _FRAMES = (
     ("sampler_warmup", re.compile(r"_dummy_sampler_run|warming up sampler")),
@@ -90,9 +94,12 @@ _FRAMES = (
         "cuda_graph_capture",
         re.compile(r"capture_model|torch/cuda/graphs\.py|capture_end|cuda_graph_runner\.py|Capturing CUDA graph|Capturing cudagraph|Capture cuda graph"),
     ),
-    ("kv_cache_tensors", re.compile(r"initialize_kv_cache|_allocate_kv_cache|allocate_kv_cache|initialize_from_config|init_memory_pool")),
-    ("profile_run", re.compile(r"profile_run|determine_available_memory|determine_num_available_blocks|_dummy_run")),
-    ("loading_weights", re.compile(r"load_model|load_weights|model_loader|Loading safetensors|Starting to load model|Load weight begin")),
+    ("kv_cache_tensors", re.compile(r"\binitialize_kv_cache\b|_allocate_kv_cache|initialize_kv_cache_tensors|initialize_from_config|init_memory_pool")),
+    ("profile_run", re.compile(r"profile_run|determine_available_memory|determine_num_available_blocks|_dummy_run|Starting profile run")),
+    (
+        "loading_weights",
+        re.compile(r"load_model|load_weights|model_loader|Loading safetensors|Starting to load model|Load weight begin|make_layers|_init_model"),
+    ),
 )
 _MILESTONES = (
     ("loaded", re.compile(r"Model loading took|Loading model weights took|Load weight end")),
@@ -103,7 +110,9 @@ _SETTINGS = re.compile(
     r"(non-default args: |args: Namespace\(|with config: |server_args=ServerArgs\(|vllm serve |sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
 )
 _SG_AVAIL = re.compile(r"Load weight (begin|end)\..*?avail mem=([0-9.]+) ?GB")
-_MULTIMODAL = re.compile(r"encoder cache|limit_mm_per_prompt|ForConditionalGeneration|multimodal|mm_processor|VL\b")
+_FRAME_LINE = re.compile(r'File "[^"]+", line \d+, in ')
+_EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception): \S.*")
+_MULTIMODAL = re.compile(r"encoder cache|multi-modal|limit_mm_per_prompt|ForConditionalGeneration|multimodal|mm_processor|VL\b")
 
 
 @dataclass
@@ -120,6 +129,9 @@ class Watcher:
     settings: list[tuple[int, str]] = field(default_factory=list)
     sg_avail: dict[str, Fraction] = field(default_factory=dict)
     multimodal: int | None = None
+    traceback: int | None = None  # the line the first traceback begins on
+    exception: tuple[int, str] | None = None  # the last exception line after it
+    engine: str | None = None  # "vllm" or "sglang", from the paths a traceback names
     lines: int = 0
 
     def see(self, no: int, raw: str) -> None:
@@ -152,6 +164,14 @@ class Watcher:
             self.sg_avail.setdefault(m[1], Fraction(m[2]) * GiB)
         if self.multimodal is None and _MULTIMODAL.search(raw):
             self.multimodal = no
+        if "Traceback (most recent call last)" in raw or (self.traceback is None and _FRAME_LINE.search(raw)):
+            self.traceback = self.traceback or no  # a paste may begin inside a traceback, at one of its frames
+        elif self.traceback and ("Error" in raw or "Exception" in raw) and (m := _EXCEPTION.search(raw)):
+            self.exception = (no, m[0][:200])
+        if self.engine is None and ("sglang/srt" in raw or "sglang." in raw):
+            self.engine = "sglang"
+        elif self.engine is None and ("vllm/" in raw or "vllm." in raw):
+            self.engine = "vllm"
 
 
 def _message(no: int, raw: str) -> str:
@@ -231,8 +251,25 @@ class LogAnswer:
 def answer_text(text: str) -> tuple[LogReading, LogAnswer]:
     """Read a log held as one text and answer it."""
     watcher = Watcher()
-    reading = logread.read_lines(watch(io.StringIO(text), watcher))
+    try:
+        reading = logread.read_lines(watch(io.StringIO(text), watcher))
+    except InputError as error:
+        reading = failure_only(watcher, str(error))
     return reading, answer(reading, watcher)
+
+
+def failure_only(watcher: Watcher, refused: str) -> LogReading:
+    """A paste of the failure alone (a traceback, an out-of-memory error) holds none of the lines
+    the figure reader reads: its answer comes from the failure; anything else stays refused."""
+    said = watcher.oom or watcher.exception or watcher.sampler or watcher.killed or ((watcher.traceback, "a traceback") if watcher.traceback else None)
+    if said is None or "found none of the lines" not in refused:
+        raise InputError(refused)
+    engine = Found(watcher.engine, said[0], "the paths its traceback names") if watcher.engine else None
+    return LogReading(
+        engine=engine,
+        missing=["every figure: the paste holds the failure only, none of the lines a start prints before it"],
+        notes=[f"{watcher.lines} lines of a failure, none of them a line the figures are read from"],
+    )
 
 
 def answer(reading: LogReading, watcher: Watcher | None = None) -> LogAnswer:
@@ -267,11 +304,13 @@ def _phase(r: LogReading, w: Watcher, sglang: bool) -> dict[str, Any] | None:
     if w.oom is not None and (w.started is None or w.oom[0] < w.started[0]):
         if sglang:
             return _phase_of("sglang_out_of_memory", w.oom[0], w.oom[1])
-        return _phase_of(_oom_phase(w), w.oom[0], w.oom[1])
-    exception = _exception(r)
+        return _phase_of(_failed_step(w, w.oom[0], sglang), w.oom[0], w.oom[1])
+    exception = _exception(r, w)
     if exception is not None and (w.started is None or exception[0] < w.started[0]):
         return _phase_of("exception", exception[0], exception[1], f"the start stopped with {exception[1][:120]!r}")
     cut = next((n for n in r.notes if "traceback begins at line" in n), None)
+    if cut is None and w.traceback is not None and w.exception is None:
+        cut = f"a traceback begins at line {w.traceback}, and the paste holds no exception line after it"
     ended = w.killed if w.killed is not None and (w.started is None or w.killed[0] < w.started[0]) else None
     at_cut = re.search(r"line (\d+)", cut) if cut is not None else None
     if ended is not None or at_cut is not None:
@@ -280,16 +319,27 @@ def _phase(r: LogReading, w: Watcher, sglang: bool) -> dict[str, Any] | None:
         else:
             assert at_cut is not None and cut is not None
             at, text, why = int(at_cut[1]), cut, "a traceback whose exception the paste cut off"
-        step = _step_after(w, at, sglang)
-        what, _ = PHASES[step]
-        return _phase_of(step, at, text, f"{what}: the step after the last one the log reached; {why}, so the cause is not printed")
+        step = _failed_step(w, at, sglang)
+        what = re.sub(r"^out of memory ", "stopped ", PHASES[step][0])
+        return _phase_of(step, at, text, f"{what}: the step the log shows running; {why}, so the cause is not printed")
     return None
 
 
-def _step_after(w: Watcher, line: int, sglang: bool) -> str:
-    reached = [s for s, no in w.milestones.items() if no < line]
+def _failed_step(w: Watcher, at: int, sglang: bool) -> str:
+    """The step a failure at line `at` stopped: the most specific traceback frame or progress line
+    up to it (a traceback's frames run on after its first line), else the step after the last
+    milestone the log reached before it."""
+    reached = {s: no for s, no in w.milestones.items() if no < at}
     if sglang:
         return "sglang_out_of_memory" if "loaded" in reached else "loading_weights"
+    near = {phase for no, phase in w.frames if no <= at + 200}
+    if "loaded" in reached:
+        near.discard("loading_weights")
+    if "profiled" in reached:
+        near.discard("profile_run")  # _dummy_run runs again to capture graphs and warm up after the profile
+    for phase, _ in _FRAMES:
+        if phase in near:
+            return phase
     if "captured" in reached:
         return "sampler_warmup"
     if "profiled" in reached:
@@ -299,27 +349,9 @@ def _step_after(w: Watcher, line: int, sglang: bool) -> str:
     return "loading_weights"
 
 
-def _oom_phase(w: Watcher) -> str:
-    """The step an out-of-memory error stopped: the most specific traceback frame or progress
-    line before it, else the step after the last milestone the log reached."""
-    assert w.oom is not None
-    near = [phase for no, phase in w.frames if no <= w.oom[0] + 60]
-    for phase, _ in _FRAMES:
-        if phase in near and phase != "loading_weights":
-            if phase == "profile_run" and "profiled" in w.milestones and w.milestones["profiled"] < w.oom[0]:
-                continue  # _dummy_run runs again to capture graphs and warm up after the profile
-            return phase
-    reached = [s for s, no in w.milestones.items() if no < w.oom[0]]
-    if "captured" in reached:
-        return "sampler_warmup"
-    if "profiled" in reached:
-        return "cuda_graph_capture" if "cuda_graph_capture" in near else "kv_cache_tensors"
-    if "loaded" in reached:
-        return "profile_run"
-    return "loading_weights"
-
-
-def _exception(r: LogReading) -> tuple[int, str] | None:
+def _exception(r: LogReading, w: Watcher | None = None) -> tuple[int, str] | None:
+    if w is not None and w.exception is not None:
+        return w.exception
     for note in r.notes:
         m = re.match(r"a traceback \(line \d+\) ends in '(.*)' \(line (\d+)\)", note) or re.match(
             r'a traceback \(line \d+\) ends in "(.*)" \(line (\d+)\)', note
@@ -341,14 +373,9 @@ def _verdict(r: LogReading, w: Watcher, phase: dict[str, Any] | None) -> tuple[s
         return "started", f"line {w.started[0]}: {w.started[1][:120]}"
     if r.era is not None and r.era.value == "v0" and "captured" in w.milestones:
         return "started", f"line {w.milestones['captured']}: V0 captures its CUDA graphs last, after the KV cache (vllm/worker/model_runner.py)"
-    if any("traceback begins" in n for n in r.notes):
+    if any("traceback begins" in n for n in r.notes) or (w.traceback is not None and w.exception is None):
         return "killed", "a traceback, its exception cut off (see the notes)"
-    last = max((f.line_no for f in r.figures().values() if isinstance(f, Found)), default=None)
-    return "unknown", (
-        "the log ends before the server says it is up and holds no failure"
-        + (f" (its last figure is on line {last})" if last else "")
-        + ": the start may still have failed after it"
-    )
+    return "unknown", "the log ends before the server says it is up and holds no failure: the start may still have failed after it"
 
 
 # --- the least change ---------------------------------------------------------------------------
