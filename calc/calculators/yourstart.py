@@ -355,7 +355,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         pool=pool or (Given(pin.value, f"{pin.source}; the pin, taken as the pool of the start measured") if reading is None and pin is not None else None),
         bytes_per_token=bpt,
         per_request=per_request,
-        pool_tokens=tokens if planned is not None and tokens is not None and _found(reading, "dcp_size") is None else None,
+        pool_tokens=tokens if planned is not None and tokens is not None and int(getattr(_found(reading, "dcp_size"), "value", 1)) <= 1 else None,
         per_request_len=per_request_len,
         estimated_max_model_len=_found(reading, "estimated_max_model_len"),
         overhead=typed["overhead"],
