@@ -683,8 +683,9 @@ def _grid_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     note = (
         f"<p>Tokens = the pin / {fig('bpt', fmt(bpt, 'B a token', 0 if bpt.denominator == 1 else 2))} a token a rank, rounded down"
         + (" (the count vLLM logged at its own pool)" if any(c["logged"] for c in a["grid"]) else "")
-        + f"; full contexts = tokens / the length, rounded down "
-        f"(bytes a token: {src}). Where part of a request's footprint is fixed "
+        + "; full contexts = tokens / the length, rounded down "
+        + ("(at the log&rsquo;s own pool and max_model_len, the maximum concurrency the engine printed, rounded down) " if y.concurrency is not None else "")
+        + f"(bytes a token: {src}). Where part of a request's footprint is fixed "
         "(sliding-window or hybrid layers, a drafter), pool over tokens moves with max_model_len: "
         '<a href="../kv-pool/#why-pool-over-tokens-is-not-a-per-token-cost">why</a>.</p>'
     )
