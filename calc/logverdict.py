@@ -110,6 +110,14 @@ _SETTINGS = re.compile(
     r"(non-default args: |args: Namespace\(|with config: |server_args=ServerArgs\(|vllm serve |sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
 )
 _SG_AVAIL = re.compile(r"Load weight (begin|end)\..*?avail mem=([0-9.]+) ?GB")
+# one cheap test before the patterns above: every one of them needs one of these
+_WORTH = re.compile(
+    r"Application startup|Starting vLLM|Uvicorn running|fired up|init engine|out of memory|OutOfMemory|OOM|Killed|exit code|exitcode|SIGKILL|"
+    r"died|initialization failed|Error|Exception|capture|Captur|graphs\.py|kv_cache|from_config|memory_pool|profile|determine_|_dummy|"
+    r"load_model|load_weights|model_loader|safetensors|to load model|Load weight|make_layers|_init_model|warming up|took|KV cache size|KV cache memory|"
+    r"Memory profiling|blocks|KV Cache|args|config: |ServerArgs|vllm serve|launch_server|api_server|avail mem|encoder|multi-modal|"
+    r"multimodal|mm_|ForConditionalGeneration|VL\b|Traceback|File \""
+)
 _FRAME_LINE = re.compile(r'File "[^"]+", line \d+, in ')
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception): \S.*")
 _MULTIMODAL = re.compile(r"encoder cache|multi-modal|limit_mm_per_prompt|ForConditionalGeneration|multimodal|mm_processor|VL\b")
@@ -138,6 +146,10 @@ class Watcher:
         self.lines = no
         if len(raw) > 100_000:
             raw = raw[:100_000]
+        if ("throughput" in raw or "HTTP/1." in raw or " request " in raw) and "rror" not in raw and "emory" not in raw:
+            return  # the bulk of a long serving log: throughput, access and request lines
+        if not _WORTH.search(raw) and not (self.engine is None and ("vllm" in raw or "sglang" in raw)):
+            return  # nothing here reads it
         if any(s in raw for s in _STARTED) and self.started is None:
             self.started = (no, _message(no, raw))
         if "out of memory" in raw or "OutOfMemory" in raw or "OOM" in raw:

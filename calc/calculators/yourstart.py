@@ -406,12 +406,12 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     fig = Figures()
     sections = [
         _log_section(said.get("reading"), fig),
-        _log_answer_section(said.get("answer"), fig),
         _holds_section(y, a, fig),
         _gate_section(y, a, fig),
         _grid_section(y, a, fig),
         _checks_section(y, a, said.get("reading"), fig),
         _command_section(y, a, fig),
+        _log_answer_section(said.get("answer"), fig),
     ]
     return Output(NAME, True, {}, {f"{NAME}-verdict": _verdict(y, a, fig), f"{NAME}-result": "".join(s for s in sections if s)}, fig.shown, names)
 
