@@ -897,7 +897,7 @@ def _command_pairs(rest: str, positional_model: bool) -> list[tuple[str, str]]:
 def _command(
     r: LogReading, flags: dict[str, str | None], fix: Fix | None, sglang: bool
 ) -> tuple[str | None, list[dict[str, Any]], list[tuple[str, str | None, bool]]]:
-    if "MODEL" not in flags and not flags:
+    if not flags and (fix is None or not fix.flag.startswith("--") or (fix.value is None and fix.flag not in _SWITCHES)):
         return None, [], []
     model = flags.get("MODEL") or "MODEL"
     rest = {k: v for k, v in flags.items() if k != "MODEL"}
