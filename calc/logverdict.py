@@ -8,8 +8,8 @@ not keep (the lines that say the server is up, traceback frames, the torch out-o
 the settings lines); `answer(reading, watcher)` gives a `LogAnswer`; `answer_text(text)` does both
 for a log held as one text. Where each failure is printed, as the engine's source has it:
 
-- the free-memory check: vllm/v1/worker/gpu_worker.py init_device (0.10-0.19), vllm/v1/worker/utils.py
-  request_memory (0.20 on): "Free memory on device ... on startup is less than desired GPU memory utilization";
+- the free-memory check: vllm/v1/worker/gpu_worker.py init_device (to 0.13), vllm/v1/worker/utils.py
+  request_memory (0.14 on): "Free memory on device ... on startup is less than desired GPU memory utilization";
 - no memory for the cache blocks, and one request of max_model_len that does not fit:
   vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory ("No available memory for the cache
   blocks", "To serve at least one request ... the estimated maximum model length is N"); V0:
@@ -50,7 +50,7 @@ JSON_KEYS = ("verdict", "verdict_how", "failure_phase", "fixes", "command", "com
 # phase: (what failed, the engine source that prints or raises it)
 PHASES = {
     "free_memory": ("free memory below gpu_memory_utilization x total at start (vLLM's fraction check)",
-                    "vllm/v1/worker/utils.py request_memory (0.20 on; gpu_worker.py init_device before)"),
+                    "vllm/v1/worker/utils.py request_memory (0.14 on; gpu_worker.py init_device before)"),
     "kv_cache_allocation": ("no memory left for the KV cache blocks (a pool of zero or less)",
                             "vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (V0: vllm/worker/worker.py raise_if_cache_size_invalid)"),
     "max_model_len": ("one request of max_model_len does not fit the KV pool",
@@ -66,7 +66,7 @@ PHASES = {
     "kv_cache_tensors": ("out of memory allocating the KV cache tensors",
                          "vllm/v1/worker/gpu_model_runner.py initialize_kv_cache"),
     "sglang_not_enough_memory": ("SGLang's pool came out empty: 'Not enough memory', mem_fraction_static too small for what the weights leave",
-                                 "python/sglang/srt/model_executor/model_runner.py (profile_max_num_token, init_memory_pool)"),
+                                 "python/sglang/srt/model_executor/model_runner.py (0.3-0.5: profile_max_num_token, init_memory_pool; pool_configurator.py later)"),
     "sglang_out_of_memory": ("out of memory in SGLang after its pool was sized (CUDA graphs or the first batches)",
                              "python/sglang/srt/model_executor/cuda_graph_runner.py, model_runner.py"),
     "exception": ("the start stopped with an exception", "the exception line"),
