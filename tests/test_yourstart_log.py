@@ -78,3 +78,12 @@ def test_the_serve_command_keeps_the_logs_other_flags(catalog) -> None:
     for flag in ("--quantization modelopt", "--trust-remote-code", "--reasoning-parser qwen3", "--tool-call-parser qwen3_coder", "--enable-auto-tool-choice"):
         assert flag in cmd, flag
     assert cmd.count("--max-model-len") == 1 and cmd.count("--kv-cache-dtype") == 1
+
+
+def test_a_paste_of_the_failure_alone_is_answered(catalog) -> None:
+    # https://github.com/vllm-project/vllm/issues/19186: the traceback's end, 'RuntimeError: CUDA error: out of memory' in capture_end
+    text = (ROOT / "logs" / "public" / "phases" / "graphs-19186-v1-capture-end-cuda-error.log").read_text(encoding="utf-8")
+    out = html.run(catalog, "yourstart", own(catalog, log=text))
+    assert out.valid, out.errors
+    assert (out.figures["log_verdict"], out.figures["log_phase"], out.figures["log_fix_0"]) == ("killed", "cuda_graph_capture", "passes")
+    assert unescape(out.figures["log_command"]) == "vllm serve MODEL \\\n  --enforce-eager"
