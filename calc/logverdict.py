@@ -107,7 +107,7 @@ _MILESTONES = (
     ("captured", re.compile(r"Graph capturing finished|Capture cuda graph end")),
 )
 _SETTINGS = re.compile(
-    r"(non-default args: |args: Namespace\(|with config: |server_args=ServerArgs\(|vllm serve |sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)"
+    r"(non-default args: |args: Namespace\(|with config: |server_args=ServerArgs\(|vllm serve |sglang\.launch_server|vllm\.entrypoints\.openai\.api_server|vllm/vllm-openai)"
 )
 _SG_AVAIL = re.compile(r"Load weight (begin|end)\..*?avail mem=([0-9.]+) ?GB")
 # one cheap test before the patterns above: every one of them needs one of these
@@ -146,6 +146,11 @@ class Watcher:
         self.lines = no
         if len(raw) > 100_000:
             raw = raw[:100_000]
+        if self.settings and self.settings[-1][1].endswith("\\") and len(self.settings[-1][1]) < 20_000:
+            # a command line continued with a backslash: its next line belongs to it
+            at, text = self.settings[-1]
+            self.settings[-1] = (at, text[:-1].rstrip() + " " + raw.strip())
+            return
         if ("throughput" in raw or "HTTP/1." in raw or " request " in raw) and "rror" not in raw and "emory" not in raw:
             return  # the bulk of a long serving log: throughput, access and request lines
         if not _WORTH.search(raw) and not (self.engine is None and ("vllm" in raw or "sglang" in raw)):
@@ -862,7 +867,7 @@ def _settings_pairs(text: str) -> tuple[str | None, list[tuple[str, str]]]:
             if body.startswith("{"):
                 body = body[1:]
             return kind, _split_top(body)
-    m = re.search(r"(?:vllm serve|sglang\.launch_server|vllm\.entrypoints\.openai\.api_server)\s+(.*)", text)
+    m = re.search(r"(?:vllm serve|sglang\.launch_server|vllm\.entrypoints\.openai\.api_server|vllm/vllm-openai(?::\S*)?)\s+(.*)", text)
     if m:
         return "serve", _command_pairs(m[1], "vllm serve" in text)
     return None, []
@@ -914,9 +919,16 @@ def _command(
     shown: list[tuple[str, str | None, bool]] = []
     parts = [" ".join(head)] if not sglang else head
     for flag, value in rest.items():
-        parts.append(flag if value is None else f"{flag} {_shell(value)}")
+        parts.append(flag if value is None else f"{flag} {_shell_value(flag, value)}")
         shown.append((flag, value, flag in changed))
     return " \\\n  ".join(parts), changes, shown
+
+
+def _shell_value(flag: str, value: str) -> str:
+    """A flag's value for a shell: --served-model-name takes several names, each its own word."""
+    if flag == "--served-model-name":
+        return " ".join(_shell(name) for name in value.split())
+    return _shell(value)
 
 
 def _shell(value: str) -> str:

@@ -451,7 +451,8 @@ def _other_flags(y: YourStart, parts: list[str]) -> list[str]:
         if value is None:
             out.append(flag)
         else:
-            quoted = value if re.fullmatch(r"[\w./:@+=,-]+", value) else "'" + value.replace("'", "'\\''") + "'"
+            words = value.split() if flag == "--served-model-name" else [value]  # several names, each its own word
+            quoted = " ".join(w if re.fullmatch(r"[\w./:@+=,-]+", w) else "'" + w.replace("'", "'\\''") + "'" for w in words)
             out.append(f"{flag} {quoted}")
         have.add(flag)
     return out

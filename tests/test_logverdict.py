@@ -250,3 +250,28 @@ def test_cli_answers_a_failure_only_paste() -> None:
     }
     text = run(str(path))
     assert text.returncode == 0 and "Verdict: killed" in text.stdout and "Failed in: cuda_graph_capture" in text.stdout
+
+
+def test_sglang_launch_line_gives_the_whole_command() -> None:
+    # https://github.com/sgl-project/sglang/pull/18039: the launch line as posted, then the start's own lines
+    log = (
+        "python3 -m sglang.launch_server --model-path XiaomiMiMo/MiMo-V2-Flash --tp-size 4 --trust-remote-code --mem-fraction-static 0.7 "
+        '--model-loader-extra-config \'{"enable_multithread_load": "true","num_threads": 64}\' --page-size 64\n'
+        "[2026-01-31 13:50:39 TP2] Use sliding window memory pool. full_layer_tokens=375360, swa_layer_tokens=300288\n"
+        "[2026-01-31 13:50:39 TP1] KV Cache is allocated. #tokens: 300288, K size: 8.38 GB, V size: 5.59 GB\n"
+    )
+    _, a = answer_text(log)
+    assert a.verdict == "unknown" and a.fixes == ()
+    assert a.command == (
+        "python -m sglang.launch_server \\\n  --model-path XiaomiMiMo/MiMo-V2-Flash \\\n  --tp-size 4 \\\n  --trust-remote-code \\\n  --mem-fraction-static 0.7"
+    )
+
+
+def test_a_command_continued_with_backslashes_is_read_whole() -> None:
+    # the docker run form the reader takes ('vllm/vllm-openai:TAG \' then a flag a line), before the start's lines
+    log = (
+        "docker run --gpus all vllm/vllm-openai:v0.11.0 \\\n  --model Qwen/Qwen3-32B \\\n  --tensor-parallel-size 2 \\\n  --trust-remote-code\n"
+        "(EngineCore_DP0 pid=1) INFO 10-01 10:00:00 [kv_cache_utils.py:1087] GPU KV cache size: 90,000 tokens\n"
+    )
+    _, a = answer_text(log)
+    assert a.command == "vllm serve Qwen/Qwen3-32B \\\n  --tensor-parallel-size 2 \\\n  --trust-remote-code"
