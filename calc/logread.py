@@ -461,6 +461,8 @@ RULES = (
     # a sliding-window hybrid (model_runner.py): "Use sliding window memory pool. full_layer_tokens=N, swa_layer_tokens=M";
     # its max_total_num_tokens is the full layers' N, and each pool prints its own "KV Cache is allocated. #tokens"
     _rule("sg_total", "full_layer_tokens=", r"Use sliding window memory pool\. full_layer_tokens=" + INT + r"(?=,|\s|$)"),
+    # mem_cache/swa_memory_pool.py: "SWAKVPool mem usage: X GB, swa size: N, full size: M" after its two pools' lines
+    _rule("sg_swa", "SWAKVPool mem usage", r"SWAKVPool mem usage: " + NUM + r" ?GB"),
     # model_runner.py: a --max-total-tokens above what the profile left is cut to it; a profile of <= 0 tokens
     # ends the start with "Not enough memory" (0.3-0.5)
     _rule("sg_profiled", "is larger than the profiled value", r"max_total_tokens=" + INT + r" is larger than the profiled value (-?[0-9]+)"),
@@ -480,7 +482,7 @@ ANCHORS = (
     "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError", "Graph capturing",
     "CUDA graph pool", "max_num_batched_tokens", "non_torch_memory", "activation peak", "vLLM instance", "Actual usage",
     "peak activation", "non-torch memory", "profiled value", "CUDAGraph memory", "vllm-openai",
-    "▀▄▀", "server version", "num_gpu_blocks", "full_layer_tokens",
+    "▀▄▀", "server version", "num_gpu_blocks", "full_layer_tokens", "SWAKVPool",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
@@ -815,6 +817,11 @@ class _Reader:
         elif name == "sg_total":
             put("tokens", _count(g[0]), line, g[0], text=text)
             put("sg_total", _count(g[0]), line, g[0], text=text)
+            if rule.trigger == "full_layer_tokens=":
+                put("sg_swa", True, line, text=text)
+            self.hint("sglang")
+        elif name == "sg_swa":
+            put("sg_swa", True, line, text=text)
             self.hint("sglang")
         elif name == "sg_profiled":
             profiled = int(g[1])
@@ -1131,6 +1138,13 @@ def _conclude(r: _Reader) -> LogReading:
     available = None
     if engine_name == "sglang" and "sg_pool" in r.seen:
         available = _sglang_pool(r, notes)
+        if "sg_swa" in r.seen:  # a sliding-window hybrid: its two pools are the full layers' and the window layers', not a drafter's
+            notes[:] = [
+                n.replace("the target's and the drafter's", "the full-attention layers' and the sliding-window layers'")
+                if n.startswith("SGLang allocated")
+                else n
+                for n in notes
+            ]
         if available.value == 0:
             _below_precision(available, tokens, notes)
             available = None

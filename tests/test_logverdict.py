@@ -275,3 +275,17 @@ def test_a_command_continued_with_backslashes_is_read_whole() -> None:
     )
     _, a = answer_text(log)
     assert a.command == "vllm serve Qwen/Qwen3-32B \\\n  --tensor-parallel-size 2 \\\n  --trust-remote-code"
+
+
+def test_sglang_sliding_window_pools_are_not_called_a_drafters() -> None:
+    # https://github.com/sgl-project/sglang/pull/15464 (MiMo-V2-Flash): rank TP2's two pool lines and its SWAKVPool line
+    log = (
+        "[2025-12-19 07:42:57 TP2] KV Cache is allocated. #tokens: 1496958, K size: 41.76 GB, V size: 27.84 GB\n"
+        "[2025-12-19 07:42:57 TP2] KV Cache is allocated. #tokens: 1496958, K size: 4.82 GB, V size: 3.21 GB\n"
+        "[2025-12-19 07:42:57 TP2] SWAKVPool mem usage: 77.63 GB, swa size: 1496958, full size: 1496958\n"
+    )
+    r = read_log(log)
+    assert r.available_kv_bytes.printed == "41.76 GB + 27.84 GB + 4.82 GB + 3.21 GB"  # type: ignore[union-attr]
+    assert abs(r.available_kv_bytes.value - 77.63 * 2**30) < 2**20  # type: ignore[union-attr]  # SGLang's own sum, 77.63 GB
+    said = [n for n in r.notes if n.startswith("SGLang allocated")]
+    assert said and "sliding-window layers'" in said[0] and "drafter" not in said[0]
