@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
     from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import BinaryIO
 
-    from calc import logread
+    from calc import logread, logverdict
     from calc import predict as predict_module
 
 
@@ -699,22 +699,27 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
 # --- ingest ---------------------------------------------------------------------------------
 
 
-def read_log_file(name: str) -> logread.LogReading:
-    """A log file (or - for standard input), streamed line by line; binary refused up front."""
+def read_log_file(name: str, watcher: logverdict.Watcher | None = None) -> logread.LogReading:
+    """A log file (or - for standard input), streamed line by line; binary refused up front; a
+    watcher, when given, sees each line on its way (calc.logverdict)."""
     from calc import files
 
     try:
         stream = sys.stdin.buffer if name == "-" else files.open_regular(name)
         size = None if name == "-" else os.fstat(stream.fileno()).st_size
         with stream:
-            return _read_log_stream(name, stream, size)
+            return _read_log_stream(name, stream, size, watcher)
     except OSError as error:  # opening it, or reading it (/proc/self/mem gives an I/O error)
         raise InputError(f"{name}: cannot read it ({error.strerror}); expected a startup log file or -") from None
 
 
-def _read_log_stream(name: str, stream: BinaryIO, size: int | None) -> logread.LogReading:
-    """A log's text, binary refused up front, read line by line with progress shown for a large one."""
-    from calc import logread
+def _read_log_stream(name: str, stream: BinaryIO, size: int | None, watcher: logverdict.Watcher | None = None) -> logread.LogReading:
+    """A log's text, binary refused up front, read line by line with progress shown for a large one
+    (and seen by the watcher, when given, on its way)."""
+    from calc import logread, logverdict
+
+    def watched(lines: Iterable[str]) -> Iterable[str]:
+        return lines if watcher is None else logverdict.watch(lines, watcher)
 
     head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
     encoding = _utf16(head)
@@ -723,7 +728,7 @@ def _read_log_stream(name: str, stream: BinaryIO, size: int | None) -> logread.L
         text16 = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
         if sum(not (c.isprintable() or c in "\t\r\n\ufeff") for c in sample16) <= len(sample16) // 20:
             try:
-                return logread.read_lines(text16)
+                return logread.read_lines(watched(text16))
             except InputError as error:
                 raise InputError(f"{name}: {error}") from None
     if b"\x00" in head:
@@ -733,7 +738,7 @@ def _read_log_stream(name: str, stream: BinaryIO, size: int | None) -> logread.L
         raise InputError(f"{name}: found binary data, expected the text of a vLLM or SGLang startup log")
     text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
     try:
-        return logread.read_lines(_progress(text, name, size))
+        return logread.read_lines(watched(_progress(text, name, size)))
     except InputError as error:
         raise InputError(f"{name}: {error}") from None
 
@@ -777,13 +782,18 @@ def _utf16(head: bytes) -> str | None:
 
 
 def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
-    from calc import ingest, logread
+    from calc import ingest, logread, logverdict
 
-    reading = read_log_file(args.file)
+    watcher = logverdict.Watcher()
+    try:
+        reading = read_log_file(args.file, watcher)
+    except InputError as error:  # a paste of the failure alone is answered from the failure
+        reading = logverdict.failure_only(watcher, str(error))
     if args.pin:
         reading = logread.with_pin(reading, parse_size(args.pin, "--pin"), f"--pin {args.pin}, given on the command line")
+    said = logverdict.answer(reading, watcher)
     if args.json:
-        return reading.to_json()
+        return {**reading.to_json(), **said.to_json()}
     if args.yaml:
         model_id = args.model or ingest.catalog_model(catalog, reading)
         if model_id is None or model_id not in catalog.models:
@@ -801,7 +811,7 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
         return entry.rstrip("\n")
     if args.model and args.model not in catalog.models:
         raise InputError(f"--model: found {args.model!r}, expected one of {', '.join(catalog.models)}")
-    return render_ingest(catalog, reading, args.file, args.model)
+    return render_ingest(catalog, reading, args.file, args.model) + "\n" + "\n".join(said.text())
 
 
 def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:

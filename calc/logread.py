@@ -399,6 +399,10 @@ def _rule(name: str, trigger: str, pattern: str, reach: int = 120) -> _Rule:
 RULES = (
     # vLLM, every era
     _rule("version_api", "vLLM API server version", r"vLLM API server version v?([0-9][\w.+-]*)"),
+    # from 0.19 (entrypoints/utils.py, later serve/utils/api_utils.py log_version_and_model): the logo's "version X" line,
+    # or "vLLM server version X, serving model M" with VLLM_DISABLE_LOG_LOGO
+    _rule("version_api", "▀▄▀ █", r"▀▄▀ █\s+version\s+v?([0-9][\w.+-]*)"),
+    _rule("version_api", "vLLM server version", r"vLLM server version v?([0-9][\w.+-]*)"),
     _rule("engine_config", "LLM engine", r"Initializing an? (V1 )?LLM engine (?:\(v?([0-9][\w.+-]*)\) )?with config: (.*)"),
     _rule("args", "args: ", r"(?:non-default args|^args): (.*)"),
     _rule("serve_cmd", "vllm serve ", r"vllm serve\s+(\S+)(.*)"),
@@ -426,6 +430,8 @@ RULES = (
     _rule("concurrency", "Maximum concurrency for", r"Maximum concurrency for " + INT + r" tokens per request: " + NUM + r"x"),
     _rule("concurrency_len", "Maximum concurrency for", r"Maximum concurrency for " + INT + r" "),  # the length, where the line is cut after it
     _rule("blocks", "blocks: ", r"(?:GPU|CUDA|cuda|gpu|NPU|npu|XPU|xpu|HPU|hpu) blocks: " + INT + r"(?=\D|$)(?:, # CPU blocks: " + INT + ")?"),
+    # v1/metrics/loggers.py log_engine_initialized: "Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: N"
+    _rule("blocks", "num_gpu_blocks is:", r"num_gpu_blocks is:\s*" + INT + r"(?=\D|$)(?:(CPU))?"),
     _rule("block_hybrid", "Setting attention block size to", r"Setting attention block size to " + INT + r" tokens"),
     _rule("padding", "padding layers", r"Add " + INT + r" padding layers, may waste at most " + NUM + r"%"),
     # 0.10.2-0.11: "by the dcp_world_size N."; 0.12 on: "by the cp_world_size N (pcp_world_size P * dcp_world_size D)."
@@ -478,6 +484,11 @@ RULES = (
     _rule("sg_kv", "KV Cache is allocated",
           r"KV Cache is allocated\.(?: dtype: ([\w.]+),)?(?: #tokens: " + INT + r",)? (?:K size: " + NUM + r" ?GB, V size: " + NUM + r" ?GB|KV size: " + NUM + r" ?GB)"),
     _rule("sg_total", "max_total_num_tokens=", r"max_total_num_tokens=" + INT + r"(?=,|\s|$)"),
+    # a sliding-window hybrid (model_runner.py): "Use sliding window memory pool. full_layer_tokens=N, swa_layer_tokens=M";
+    # its max_total_num_tokens is the full layers' N, and each pool prints its own "KV Cache is allocated. #tokens"
+    _rule("sg_total", "full_layer_tokens=", r"Use sliding window memory pool\. full_layer_tokens=" + INT + r"(?=,|\s|$)"),
+    # mem_cache/swa_memory_pool.py: "SWAKVPool mem usage: X GB, swa size: N, full size: M" after its two pools' lines
+    _rule("sg_swa", "SWAKVPool mem usage", r"SWAKVPool mem usage: " + NUM + r" ?GB"),
     # model_runner.py: a --max-total-tokens above what the profile left is cut to it; a profile of <= 0 tokens
     # ends the start with "Not enough memory" (0.3-0.5)
     _rule("sg_profiled", "is larger than the profiled value", r"max_total_tokens=" + INT + r" is larger than the profiled value (-?[0-9]+)"),
@@ -497,6 +508,7 @@ ANCHORS = (
     "kv cache memory", "stored in KV cache", "Available memory", "KV cache dtype", "OutOfMemoryError", "Graph capturing",
     "CUDA graph pool", "max_num_batched_tokens", "non_torch_memory", "activation peak", "vLLM instance", "Actual usage",
     "peak activation", "non-torch memory", "profiled value", "CUDAGraph memory", "vllm-openai", "ESTIMATE_CUDAGRAPHS",
+    "▀▄▀", "server version", "num_gpu_blocks", "full_layer_tokens", "SWAKVPool",
 )  # fmt: skip
 _TRIGGER = re.compile("|".join(sorted({re.escape(r.trigger) for r in RULES}, key=len, reverse=True)))
 
@@ -784,6 +796,8 @@ class _Reader:
             put("blocks", _count(g[0]), line, g[0], text=text)
             if g[1] is not None:
                 self.hint("v0")
+            elif rule.trigger == "num_gpu_blocks is:":
+                self.hint("v1")  # printed by v1/metrics/loggers.py
         elif name == "block_hybrid":
             put("block_size", _count(g[0]), line, g[0], text=text)
         elif name == "padding":
@@ -881,6 +895,12 @@ class _Reader:
             self.hint("sglang")
         elif name == "sg_total":
             put("tokens", _count(g[0]), line, g[0], text=text)
+            put("sg_total", _count(g[0]), line, g[0], text=text)
+            if rule.trigger == "full_layer_tokens=":
+                put("sg_swa", True, line, text=text)
+            self.hint("sglang")
+        elif name == "sg_swa":
+            put("sg_swa", True, line, text=text)
             self.hint("sglang")
         elif name == "sg_profiled":
             profiled = int(g[1])
@@ -1098,6 +1118,35 @@ def _pick(reader: _Reader, name: str, lowest: bool = True, notes: list[str] | No
     return found
 
 
+def _speculative_entry(reader: _Reader) -> Found:
+    """The speculative entry that names its method (an argument dump may hold one without it, as
+    `{'num_speculative_tokens': 3}` beside the engine's `SpeculativeConfig(method='mtp', ...)`), its
+    count filled from another entry where it lacks one."""
+    entries = [f for _, f, _ in reader.seen["speculative"]]
+    named = [f for f in entries if f.value[0]]
+    chosen = (named or entries)[0]
+    count = chosen.value[1] if chosen.value[1] is not None else next((f.value[1] for f in entries if f.value[1] is not None), None)
+    return replace(chosen, value=(chosen.value[0], count))
+
+
+_DP_TP = re.compile(r"\bDP(\d+) TP(\d+)\b")
+
+
+def _sglang_dp_tp(reader: _Reader, notes: list[str]) -> Found | None:
+    """SGLang with data-parallel attention tags each rank "DPn TPn" (n over the whole tensor-parallel
+    group): ranks TP0 to TPk, every one present, give a tensor-parallel size of k + 1."""
+    tagged = [(int(m[2]), f) for entries in reader.seen.values() for _, f, rank in entries if rank and (m := _DP_TP.search(rank))]
+    if not tagged or not reader.tp_ranks:
+        return None
+    size = max(reader.tp_ranks) + 1
+    if size < 2 or reader.tp_ranks != set(range(size)):
+        return None
+    first = min(tagged, key=lambda t: t[1].line_no)[1]
+    how = f"the rank tags DP0 TP0 to TP{size - 1} (every rank present, from line {first.line_no})"
+    notes.append(f"tensor_parallel_size {size}: {how}; SGLang's data-parallel attention tags each rank of the tensor-parallel group")
+    return Found(size, first.line_no, first.line_text, str(size))
+
+
 def _model_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.rstrip("/").rsplit("/", 1)[-1].lower())
 
@@ -1162,6 +1211,8 @@ def _conclude(r: _Reader) -> LogReading:
 
     model = pick("model", what="model") or pick("served", what="served model name")
     tp = pick("tp", what="tensor_parallel_size")
+    if tp is None and engine_name == "sglang":
+        tp = _sglang_dp_tp(r, notes)
     if tp is None and r.tp_ranks:
         ranks = ", ".join(f"TP{n}" for n in sorted(r.tp_ranks)[:8])
         notes.append(
@@ -1187,6 +1238,10 @@ def _conclude(r: _Reader) -> LogReading:
     if loading is None and "profile_weights" in r.seen:
         loading = pick("profile_weights", lowest=False, what="model weights")
     tokens = pick("tokens", what="KV cache tokens")
+    if engine_name == "sglang" and "sg_total" in r.seen:
+        # a hybrid prints one "KV Cache is allocated. #tokens" per pool (full and sliding-window); the
+        # capacity SGLang schedules by is max_total_num_tokens (model_runner.py)
+        tokens = pick("sg_total", what="max_total_num_tokens")
     blocks = pick("blocks", what="GPU blocks")
     concurrency = pick("concurrency", what="maximum concurrency")
     dcp = pick("dcp", what="dcp_world_size")
@@ -1195,6 +1250,13 @@ def _conclude(r: _Reader) -> LogReading:
     available = None
     if engine_name == "sglang" and "sg_pool" in r.seen:
         available = _sglang_pool(r, notes)
+        if "sg_swa" in r.seen:  # a sliding-window hybrid: its two pools are the full layers' and the window layers', not a drafter's
+            notes[:] = [
+                n.replace("the target's and the drafter's", "the full-attention layers' and the sliding-window layers'")
+                if n.startswith("SGLang allocated")
+                else n
+                for n in notes
+            ]
         if available.value == 0:
             _below_precision(available, tokens, notes)
             available = None
@@ -1264,8 +1326,7 @@ def _conclude(r: _Reader) -> LogReading:
 
     speculative = None
     if "speculative" in r.seen:
-        s = pick("speculative", what="speculative decoding")
-        assert s is not None  # seen, so picked
+        s = _speculative_entry(r)
         speculative = Found({"method": s.value[0], "num_speculative_tokens": s.value[1]}, s.line_no, s.line_text)
     drafter = r.seen.get("drafter")
     drafter_loaded = drafter[0][1] if drafter else None

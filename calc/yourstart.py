@@ -9,6 +9,7 @@ reason, never zero. Exact values only; the calculator page formats them.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -94,6 +95,8 @@ class YourStart:
     profile: Profile | None = None
     failure: Given | None = None  # the log's own failure, when the plan is the logged request
     notes: tuple[str, ...] = field(default=())
+    concurrency: Given | None = None  # the engine's printed concurrency at the log's max_model_len
+    log_flags: tuple[tuple[str, str | None], ...] = ()  # every other flag the log proves (calc.logverdict), for the command
 
 
 def _src(*givens: Given | Derived | None) -> tuple[str, ...]:
@@ -374,7 +377,11 @@ def answer(y: YourStart) -> dict[str, Any]:
         for p in pins:
             logged = y.pool_tokens is not None and y.pool is not None and p == int(y.pool.value)
             tokens = int(y.pool_tokens.value) if logged else int(kv.tokens_for_pool(p, bpt))  # type: ignore[union-attr]
-            grid.append({"pin": p, "tokens": tokens, "logged": logged, "contexts": {length: tokens // length for length in lengths}})
+            contexts = {length: tokens // length for length in lengths}
+            if logged and y.concurrency is not None and y.max_model_len is not None and int(y.max_model_len.value) in contexts:
+                # the engine's own count of full contexts at its max_model_len (a hybrid's tokens count per KV group)
+                contexts[int(y.max_model_len.value)] = math.floor(Fraction(y.concurrency.value))
+            grid.append({"pin": p, "tokens": tokens, "logged": logged, "contexts": contexts})
     # SGLang sizes its pool by mem_fraction_static and checks neither of vLLM's: they are vLLM's only
     frac = _fraction(y, before) if y.engine == "vllm" else None
     one = _one_request(y, pin) if y.engine == "vllm" else None
@@ -442,11 +449,14 @@ def command(y: YourStart, utilization: Fraction | None, fix: dict[str, Any] | No
             parts.append(f"--context-length {length}")
         if y.mem_fraction_static is not None:
             parts.append(f"--mem-fraction-static {fraction_text(Fraction(y.mem_fraction_static.value))}")
-        if pin is not None and y.bytes_per_token is not None:
+        if pin is not None and y.pool_tokens is not None and y.pool is not None and pin == int(y.pool.value):
+            parts.append(f"--max-total-tokens {int(y.pool_tokens.value)}")  # the count SGLang logged for this pool
+        elif pin is not None and y.bytes_per_token is not None:
             parts.append(f"--max-total-tokens {tokens_at(y, pin)}")
+        parts.extend(_other_flags(y, parts))
         return " \\\n  ".join(parts)
     parts = ["vllm serve", model]
-    if y.tp is not None:
+    if y.tp is not None and int(y.tp.value) > 1:
         parts.append(f"--tensor-parallel-size {y.tp.value}")
     if length is not None:
         parts.append(f"--max-model-len {length}")
@@ -456,4 +466,26 @@ def command(y: YourStart, utilization: Fraction | None, fix: dict[str, Any] | No
         parts.append(f"--kv-cache-memory-bytes {pin}")
     if utilization is not None and utilization > 0:
         parts.append(f"--gpu-memory-utilization {fraction_text(utilization)}")  # the value checked, every decimal kept
+    parts.extend(_other_flags(y, parts))
     return " \\\n  ".join(parts)
+
+
+def _other_flags(y: YourStart, parts: list[str]) -> list[str]:
+    """The log's other flags (tensor parallel where only the log says it, quantization, dtype, the
+    speculative config, trust-remote-code, parsers ...), each once, after the ones sized here."""
+    have = {p.split()[0] for p in parts[1:]}
+    sized = {"--kv-cache-memory-bytes", "--gpu-memory-utilization", "--max-model-len", "--context-length", "--mem-fraction-static", "--max-total-tokens"}
+    if y.tp is not None:  # the size given here (typed or read) wins, one included
+        sized |= {"--tensor-parallel-size", "--tp-size"}
+    out = []
+    for flag, value in y.log_flags:
+        if flag in have or flag in sized or flag == "MODEL":
+            continue
+        if value is None:
+            out.append(flag)
+        else:
+            words = value.split() if flag == "--served-model-name" else [value]  # several names, each its own word
+            quoted = " ".join(w if re.fullmatch(r"[\w./:@+=,-]+", w) else "'" + w.replace("'", "'\\''") + "'" for w in words)
+            out.append(f"{flag} {quoted}")
+        have.add(flag)
+    return out

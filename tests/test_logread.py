@@ -15,6 +15,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
+from calc import logverdict
 from calc.logread import ANCHORS, JSON_KEYS, RULES, human_readable_int, read_log
 from calc.units import GiB, InputError
 
@@ -367,7 +368,7 @@ def test_cli_json_keys_always_present(entry: dict) -> None:
     done = run(str(PUBLIC / entry["file"]), "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert list(out) == [*JSON_KEYS, "lines", "unreadable"]
+    assert list(out) == [*JSON_KEYS, "lines", "unreadable", *logverdict.JSON_KEYS]
 
 
 def test_cli_reads_standard_input_and_prints_lines() -> None:
@@ -531,10 +532,13 @@ def test_cli_text_and_json_on_every_public_log(entry: dict, capsys) -> None:
     path = str(PUBLIC / entry["file"])
     assert main(["ingest", path, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert list(out) == [*JSON_KEYS, "lines", "unreadable"] and out["unreadable"] == []
+    assert list(out) == [*JSON_KEYS, "lines", "unreadable", *logverdict.JSON_KEYS] and out["unreadable"] == []
+    assert out["verdict"] in logverdict.VERDICTS  # every log gets a verdict
+    assert (out["failure_phase"] is not None) == (out["verdict"] in ("refused", "killed")), entry["file"]
     assert main(["ingest", path]) == 0
     text = capsys.readouterr().out
     assert text.startswith(f"{path}: a {entry['engine']}") and "Read:" in text and "Derived:" in text
+    assert f"Verdict: {out['verdict']} (" in text
 
 
 def test_sglang_drafter_weights_add_to_the_targets() -> None:

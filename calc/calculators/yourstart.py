@@ -33,6 +33,7 @@ LINE_TEXT = 160  # a log line is quoted up to this many characters
 # ranks' a few thousand); more is refused at once rather than holding the page while it is read.
 PASTE_CHARACTERS = 2**20
 PASTE_LINES = 20_000
+_MEMAVAILABLE = re.compile(r"MemAvailable:\s*([0-9]{1,15})\s*kB")
 
 LABELS = {
     "preset": "Preset from the catalog",
@@ -274,6 +275,16 @@ def _read_log(text: str) -> Any:
     return logread.read_log(text)
 
 
+def _read_log_answered(text: str) -> tuple[Any, Any]:
+    """The reading and the log's own answer (verdict, failed phase, fixes, whole command): the
+    same function `python -m calc ingest` answers with."""
+    from calc import logverdict
+
+    if not isinstance(text, str) or not text.strip():
+        return _read_log(text), None
+    return logverdict.answer_text(text)
+
+
 def _found(reading: Any, name: str) -> Given | None:
     """A figure the log reader found (with its line) or derived (with how), as a Given."""
     found = getattr(reading, name, None) if reading is not None else None
@@ -301,6 +312,9 @@ def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: d
             return Given(parse_size(text, label), "typed"), None
         except InputError:
             pass
+        lone = _MEMAVAILABLE.fullmatch(text)
+        if lone:  # one line of /proc/meminfo, as the field's label offers: its kB are KiB (fs/proc/meminfo.c)
+            return Given(int(lone[1]) * 1024, f"pasted /proc/meminfo line: {text}"), None
     unit = str(raw.get("free_unit", "")).strip() or None
     try:
         reading = meminfo.parse(text, label, unit)
@@ -358,7 +372,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     """The givens, what the log says (for the page), and a message per bad field."""
     errors: dict[str, str] = {}
     log_text = str(raw.get("log", ""))
-    reading = None
+    reading, log_answer = None, None
     for name in ("log", "before", "serving"):
         pasted = str(raw.get(name, ""))
         lines = pasted.count("\n") + pasted.count("\r") - pasted.count("\r\n") + 1
@@ -369,7 +383,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
             )
     if log_text.strip() and "log" not in errors:
         try:
-            reading = _read_log(log_text)
+            reading, log_answer = _read_log_answered(log_text)
         except InputError as error:
             errors["log"] = f"{short(LABELS['log'])}: {error}"
         except ImportError:
@@ -450,7 +464,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         pool=pool or (Given(pin.value, f"{pin.source}; the pin, taken as the pool of the start measured") if reading is None and pin is not None else None),
         bytes_per_token=bpt,
         per_request=per_request,
-        pool_tokens=tokens if planned is not None and tokens is not None and _found(reading, "dcp_size") is None else None,
+        pool_tokens=tokens if planned is not None and tokens is not None and int(getattr(_found(reading, "dcp_size"), "value", 1)) <= 1 else None,
         per_request_len=per_request_len,
         estimated_max_model_len=_found(reading, "estimated_max_model_len"),
         overhead=typed["overhead"],
@@ -462,10 +476,12 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         gpu_memory_utilization=typed["gpu_memory_utilization"] or _found(reading, "gpu_memory_utilization"),
         model=model,
         kv_cache_dtype=_found(reading, "kv_cache_dtype"),
+        concurrency=_found(reading, "max_concurrency"),
+        log_flags=log_answer.proven if log_answer is not None else (),
         pins=pins,
         lengths=lengths,
     )
-    said = {"reading": reading, "before": before_reading, "serving": serving_reading}
+    said = {"reading": reading, "before": before_reading, "serving": serving_reading, "answer": log_answer}
     return y, said, {}
 
 
@@ -504,6 +520,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         _grid_section(y, a, fig),
         _checks_section(y, a, said.get("reading"), fig),
         _command_section(y, a, fig),
+        _log_answer_section(said.get("answer"), fig),
     ]
     return Output(NAME, True, {}, {f"{NAME}-verdict": _verdict(y, a, fig), f"{NAME}-result": "".join(s for s in sections if s)}, fig.shown, names)
 
@@ -629,6 +646,54 @@ def _log_section(reading: Any, fig: Figures) -> str:
     return f'<section class="calc-section"><h3>What your log says</h3>{table(("Figure", "Read", "Line", "Text"), rows, "Each figure with the log line it was read from")}{extra}</section>'
 
 
+VERDICT_WORDS = {
+    "started": "it started",
+    "refused": "the engine's own check refused it",
+    "killed": "it was stopped by an error before it served",
+    "unknown": "the log cannot tell",
+}
+
+
+def _log_answer_section(answer: Any, fig: Figures) -> str:
+    """The log's own answer (calc.logverdict, as `python -m calc ingest` gives it): the verdict, the
+    phase that failed and the engine source that prints it, the changes ranked, each checked
+    against the log's figures, and the whole command with the changed flags marked."""
+    if answer is None:
+        return ""
+    out = ['<section class="calc-section"><h3>What your log says happened</h3>']
+    items = [("Verdict", f"{fig('log_verdict', answer.verdict)}: {esc(VERDICT_WORDS[answer.verdict])} ({esc(answer.verdict_how)})")]
+    phase = answer.failure_phase
+    if phase:
+        items.append(("Failed in", f"{fig('log_phase', phase['phase'])}: {esc(phase['what'])}, line {fmt(phase['line'], 'count')}"))
+        items.append(("Printed by", f"<code>{esc(phase['engine_source'])}</code>"))
+    out.append(dl(items))
+    if answer.fixes:
+        rows = []
+        for i, f in enumerate(answer.fixes):
+            said = {True: "passes", False: "not enough alone", None: "not checked"}[f.passes]
+            flag = f.flag + (f" {f.value}" if f.value is not None else "")
+            rows.append((str(i + 1), f"<code>{esc(flag)}</code>", fig(f"log_fix_{i}", said), esc(f.why), esc(f.check)))
+        out.append(
+            table(
+                ("Rank", "Change", "Check", "Why", "Against the log's figures"), rows, "The least changes, ranked, each checked against the log's own figures"
+            )
+        )
+    if answer.command:
+        fig("log_command", answer.command)
+        changed = "".join(
+            f"<li><code>{esc(c['flag'] + (' ' + c['value'] if c['value'] is not None else ''))}</code> "
+            + (f"(was {esc(str(c['was']))})" if c.get("was") is not None else "(added)")
+            + f": {esc(c['why'])}</li>"
+            for c in answer.command_changes
+        )
+        intro = "<p>Every flag the log proves" + (f", with the change marked:</p><ul>{changed}</ul>" if changed else ".</p>")
+        out.append(
+            intro + f'<pre class="calc-flags" id="{NAME}-log-command"><code data-fig="log_command">{esc(answer.command)}</code></pre>'
+            f'<button type="button" class="md-button calc-copy" data-clipboard-target="#{NAME}-log-command &gt; code">Copy the log&rsquo;s command</button>'
+        )
+    return "".join(out) + "</section>"
+
+
 def _holds_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     rows = []
     if y.weights is not None:
@@ -720,7 +785,7 @@ def _grid_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     for i, cell in enumerate(a["grid"]):
         p = cell["pin"]
         name = "the pin" if p == pin else "largest that passes" if p == a["gate"]["largest_pin"] else "typed"
-        logged = " (logged by vLLM)" if cell["logged"] else ""
+        logged = f" (logged by {'SGLang' if y.engine == 'sglang' else 'vLLM'})" if cell["logged"] else ""
         row = [f"{fig(f'grid_pin_{i}', fmt(p, 'B'))} ({esc(name)})", fig(f"grid_tokens_{i}", fmt(cell["tokens"], "tokens")) + logged]
         row += [fig(f"grid_contexts_{i}_{n}", fmt(cell["contexts"][n], "count")) for n in lengths]
         rows.append(tuple(row))
@@ -728,8 +793,9 @@ def _grid_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     note = (
         f"<p>Tokens = the pin / {fig('bpt', fmt(bpt, 'B a token', 0 if bpt.denominator == 1 else 2))} a token a rank, rounded down"
         + (" (the count vLLM logged at its own pool)" if any(c["logged"] for c in a["grid"]) else "")
-        + f"; full contexts = tokens / the length, rounded down "
-        f"(bytes a token: {src}). Where part of a request's footprint is fixed "
+        + "; full contexts = tokens / the length, rounded down "
+        + ("(at the log&rsquo;s own pool and max_model_len, the maximum concurrency the engine printed, rounded down) " if y.concurrency is not None else "")
+        + f"(bytes a token: {src}). Where part of a request's footprint is fixed "
         "(sliding-window or hybrid layers, a drafter), pool over tokens moves with max_model_len: "
         '<a href="../kv-pool/#why-pool-over-tokens-is-not-a-per-token-cost">why</a>.</p>'
     )

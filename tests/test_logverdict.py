@@ -1,0 +1,291 @@
+"""One answer for a log (calc/logverdict.py): the verdict, the phase that failed, the least change
+checked against the log's own figures, and the whole command; and the line shapes the reader
+learnt for it, each on the real line. The logs are in logs/public/ and logs/public/phases/, each
+with its public address in the SOURCES.yaml beside it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+
+from calc import logverdict
+from calc.logread import read_log
+from calc.logverdict import PHASES, answer_text
+from calc.units import InputError
+
+PUBLIC = ROOT / "logs" / "public"
+PHASE_LOGS = PUBLIC / "phases"
+PHASE_SOURCES = yaml.safe_load((PHASE_LOGS / "SOURCES.yaml").read_text(encoding="utf-8"))
+# the failed starts among the reader's own logs, by the phase each failed in
+FAILED = {
+    "kv_cache_allocation": ("03", "15", "16", "69", "70"),
+    "max_model_len": ("01", "09", "17", "18", "19", "20", "29", "59", "66", "67"),
+    "free_memory": ("14", "41", "42", "64", "65"),
+    "sglang_not_enough_memory": ("40", "80"),
+}
+
+
+def _public(prefix: str) -> Path:
+    (path,) = PUBLIC.glob(f"{prefix}-*.log")
+    return path
+
+
+def _answer(path: Path) -> tuple[object, logverdict.LogAnswer]:
+    return answer_text(path.read_text(encoding="utf-8"))
+
+
+def test_every_phase_log_has_its_source() -> None:
+    assert {p.name for p in PHASE_LOGS.glob("*.log")} == {e["file"] for e in PHASE_SOURCES}
+    for entry in PHASE_SOURCES:
+        assert entry["url"].startswith("https://github.com/"), entry["file"]
+
+
+@pytest.mark.parametrize("entry", PHASE_SOURCES, ids=[e["file"] for e in PHASE_SOURCES])
+def test_phase_log(entry: dict) -> None:
+    reading, a = _answer(PHASE_LOGS / entry["file"])
+    want = entry["expected"]
+    assert a.verdict == want["verdict"]
+    assert a.failure_phase is not None and a.failure_phase["phase"] == want["failure_phase"]
+    assert a.failure_phase["engine_source"] == PHASES[want["failure_phase"]][1]
+    if "first_fix" in want:
+        assert [a.fixes[0].flag, a.fixes[0].value] == want["first_fix"]
+        assert a.fixes[0].passes is want["first_fix_passes"]
+    if "model_loading_bytes" in want:
+        assert reading.model_loading_bytes.value == want["model_loading_bytes"]  # type: ignore[attr-defined]
+
+
+def test_at_least_three_real_logs_for_each_phase() -> None:
+    found: dict[str, list[str]] = {}
+    for entry in PHASE_SOURCES:
+        found.setdefault(entry["expected"]["failure_phase"], []).append(entry["file"])
+    for phase, prefixes in FAILED.items():
+        for prefix in prefixes:
+            _, a = _answer(_public(prefix))
+            assert a.verdict == "refused" and a.failure_phase is not None, prefix
+            assert a.failure_phase["phase"] == phase, prefix
+            found.setdefault(phase, []).append(prefix)
+    for phase in (
+        "loading_weights",
+        "profile_run",
+        "sampler_warmup",
+        "cuda_graph_capture",
+        "kv_cache_allocation",
+        "max_model_len",
+        "free_memory",
+        "sglang_not_enough_memory",
+    ):
+        assert len(found.get(phase, [])) >= 3, (phase, found.get(phase))
+
+
+# --- the least change, checked against the log's own figures ------------------------------------
+
+
+def test_refused_for_max_model_len_gets_the_engines_estimate_and_keeps_the_rest() -> None:
+    # 17: gpt-oss-120b on an H100, 0.11: "the estimated maximum model length is 49170"
+    _, a = _answer(_public("17"))
+    first = a.fixes[0]
+    assert (first.flag, first.value, first.passes) == ("--max-model-len", "49170", True)
+    assert "--max-model-len 49170" in (a.command or "")
+    assert a.command_changes[0]["was"] == "131072"
+
+
+def test_refused_max_model_len_without_an_estimate_works_one_out_from_the_pool() -> None:
+    # 20: 0.8's V1 one-request check prints no estimate; the pool and one request's need give it
+    reading, a = _answer(_public("20"))
+    first = a.fixes[0]
+    pool, needed, length = reading.available_kv_bytes, reading.kv_needed_bytes, reading.max_model_len  # type: ignore[attr-defined]
+    assert first.flag == "--max-model-len" and first.passes is True
+    assert int(first.value) == 435286
+    assert int(first.value) * needed.high <= pool.low * length.value  # the longest that fits at the printing's worst
+
+
+def test_fp8_kv_is_offered_only_as_unchecked_when_the_log_hides_the_kv_dtype() -> None:
+    _, a = _answer(_public("09"))  # the log does not print its KV dtype (the run used fp8)
+    fp8 = [f for f in a.fixes if f.flag == "--kv-cache-dtype"]
+    assert fp8 and fp8[0].passes is None and fp8[0].check.startswith("if the KV cache was 16-bit")
+
+
+def test_free_memory_gets_the_largest_fraction_that_passes() -> None:
+    reading, a = _answer(_public("14"))
+    first = a.fixes[0]
+    assert first.flag == "--gpu-memory-utilization" and first.passes is True
+    free, total = reading.free_memory_bytes, reading.total_memory_bytes  # type: ignore[attr-defined]
+    value = float(first.value)
+    assert value * total.high <= free.low < (value + 0.01) * total.high
+
+
+def test_sampler_fix_is_checked_by_the_torch_figures() -> None:
+    _, a = _answer(PHASE_LOGS / "sampler-14452-v1-8x-rtx5080-32b.log")
+    first = a.fixes[0]
+    assert (first.flag, first.value, first.passes) == ("--max-num-seqs", "512", True)
+    assert "1024" not in first.value and "0.87 GiB" in first.check and "0.93 GiB free" in first.check
+
+
+# --- the whole command --------------------------------------------------------------------------
+
+
+def test_command_keeps_every_flag_the_log_proves() -> None:
+    _, a = _answer(_public("35"))  # 0.24's non-default args: parsers, served names, quantization, fp8 KV
+    cmd = a.command or ""
+    for part in (
+        "vllm serve ~/.cache/huggingface/qwen3.6-35b-a3b-nvfp4", "--quantization modelopt", "--kv-cache-dtype fp8", "--trust-remote-code",
+        "--reasoning-parser qwen3", "--tool-call-parser qwen3_coder", "--enable-auto-tool-choice", "--max-model-len 131072",
+        "--max-num-seqs 1", "--limit-mm-per-prompt",
+    ):  # fmt: skip
+        assert part in cmd, part
+    assert a.command_changes == ()
+
+
+def test_command_keeps_the_speculative_config_as_json() -> None:
+    _, a = _answer(_public("26"))  # 0.25.1: SpeculativeConfig(method='mtp', model=..., num_spec_tokens=2)
+    spec = next(v for f, v, _ in a.command_flags if f == "--speculative-config")
+    assert json.loads(spec or "") == {"method": "mtp", "model": "unsloth/Qwen3.6-27B-NVFP4", "num_speculative_tokens": 2}
+    assert "--trust-remote-code" in (a.command or "") and "--quantization compressed-tensors" in (a.command or "")
+
+
+def test_sglang_log_gets_sglangs_launch_line() -> None:
+    _, a = _answer(_public("80"))  # DP0 TP0 .. DP7 TP7: eight ranks
+    assert (a.command or "").startswith("python -m sglang.launch_server") and "--tp-size 8" in (a.command or "")
+
+
+# --- verdicts ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("prefix", "verdict"), [("44", "started"), ("21", "killed"), ("10", "unknown"), ("14", "refused")])
+def test_verdicts(prefix: str, verdict: str) -> None:
+    _, a = _answer(_public(prefix))
+    assert a.verdict == verdict
+
+
+def test_killed_by_the_kernel_names_the_step_the_log_reached() -> None:
+    _, a = _answer(_public("21"))  # V0 on a Jetson: blocks allocated, then "Killed"
+    assert a.failure_phase is not None and a.failure_phase["phase"] == "cuda_graph_capture" and a.failure_phase["line"] == 7
+    assert "the cause is not printed" in a.failure_phase["what"]
+
+
+def test_a_paste_with_no_failure_and_no_start_line_is_still_refused() -> None:
+    with pytest.raises(InputError, match="found none of the lines"):
+        answer_text("hello\nworld\n")
+
+
+# --- the reader's new shapes, each on its real line --------------------------------------------
+
+
+def test_banner_version() -> None:
+    # vLLM 0.23.0's logo (serve/utils/api_utils.py log_version_and_model), as a vLLM-Metal start prints it
+    log = (
+        "(APIServer pid=69600) INFO 06-15 16:52:16 [api_utils.py:339]        █     █     █▄   ▄█\n"
+        "(APIServer pid=69600) INFO 06-15 16:52:16 [api_utils.py:339]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.23.0\n"
+        "(APIServer pid=69600) INFO 06-15 16:52:16 [api_utils.py:339]   █▄█▀ █     █     █     █  model   Qwen/Qwen3-0.6B\n"
+        "(EngineCore pid=69652) INFO 06-15 16:52:29 [kv_cache_utils.py:1744] GPU KV cache size: 7,664 tokens\n"
+    )
+    r = read_log(log)
+    assert r.engine_version.value == "0.23.0" and r.engine_version.line_no == 2  # type: ignore[union-attr]
+
+
+def test_num_gpu_blocks_is() -> None:
+    # the API server's line from v1/metrics/loggers.py log_engine_initialized
+    r = read_log(
+        "(APIServer pid=1624) INFO 09-24 20:54:37 [loggers.py:142] Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: 14834\n"
+    )
+    assert r.gpu_blocks.value == 14834 and r.era.value == "v1"  # type: ignore[union-attr]
+
+
+def test_sglang_sliding_window_pool_reads_the_full_layers_tokens() -> None:
+    # https://github.com/sgl-project/sglang/pull/18039 (MiMo-V2-Flash, TP4): max_total_num_tokens is the full layers',
+    # over the smaller count the sliding-window pool's 'KV Cache is allocated' line prints
+    log = (
+        "[2026-01-31 13:50:39 TP2] Use sliding window memory pool. full_layer_tokens=375360, swa_layer_tokens=300288\n"
+        "[2026-01-31 13:50:39 TP1] Use sliding window memory pool. full_layer_tokens=375360, swa_layer_tokens=300288\n"
+        "[2026-01-31 13:50:39 TP1] KV Cache is allocated. #tokens: 300288, K size: 8.38 GB, V size: 5.59 GB\n"
+    )
+    assert read_log(log).kv_tokens.value == 375360  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("prefix", "size"), [("78", 2), ("80", 8)])
+def test_sglang_dp_tp_tags_give_the_tensor_parallel_size(prefix: str, size: int) -> None:
+    r = read_log(_public(prefix).read_text(encoding="utf-8"))
+    assert r.tensor_parallel_size.value == size  # type: ignore[union-attr]
+    assert any(f"tensor_parallel_size {size}: the rank tags" in n for n in r.notes)
+
+
+def test_partial_tp_tags_give_no_size() -> None:
+    r = read_log(_public("79").read_text(encoding="utf-8"))  # TP4, TP5, TP10 ...: a few ranks of a larger group
+    assert r.tensor_parallel_size is None
+
+
+def test_speculative_entry_without_a_method_does_not_stop_the_reader() -> None:
+    # 26's engine line (method 'mtp') with an argument dump whose speculative_config names no method
+    engine = _public("26").read_text(encoding="utf-8").splitlines()[0]
+    args = "(APIServer pid=7400) INFO 07-25 13:41:40 [utils.py:299] non-default args: {'model_tag': 'unsloth/Qwen3.6-27B-NVFP4', 'speculative_config': {'num_speculative_tokens': 2}}"
+    r = read_log(args + "\n" + engine + "\n")
+    assert r.speculative.value == {"method": "mtp", "num_speculative_tokens": 2}  # type: ignore[union-attr]
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "calc", "ingest", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_cli_answers_a_failure_only_paste() -> None:
+    path = PHASE_LOGS / "graphs-19186-v1-capture-end-cuda-error.log"
+    done = run(str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["verdict"] == "killed" and out["failure_phase"]["phase"] == "cuda_graph_capture"
+    assert out["fixes"][0] == {
+        "flag": "--enforce-eager",
+        "value": None,
+        "why": out["fixes"][0]["why"],
+        "check": "the step that failed does not run",
+        "passes": True,
+    }
+    text = run(str(path))
+    assert text.returncode == 0 and "Verdict: killed" in text.stdout and "Failed in: cuda_graph_capture" in text.stdout
+
+
+def test_sglang_launch_line_gives_the_whole_command() -> None:
+    # https://github.com/sgl-project/sglang/pull/18039: the launch line as posted, then the start's own lines
+    log = (
+        "python3 -m sglang.launch_server --model-path XiaomiMiMo/MiMo-V2-Flash --tp-size 4 --trust-remote-code --mem-fraction-static 0.7 "
+        '--model-loader-extra-config \'{"enable_multithread_load": "true","num_threads": 64}\' --page-size 64\n'
+        "[2026-01-31 13:50:39 TP2] Use sliding window memory pool. full_layer_tokens=375360, swa_layer_tokens=300288\n"
+        "[2026-01-31 13:50:39 TP1] KV Cache is allocated. #tokens: 300288, K size: 8.38 GB, V size: 5.59 GB\n"
+    )
+    _, a = answer_text(log)
+    assert a.verdict == "unknown" and a.fixes == ()
+    assert a.command == (
+        "python -m sglang.launch_server \\\n  --model-path XiaomiMiMo/MiMo-V2-Flash \\\n  --tp-size 4 \\\n  --trust-remote-code \\\n  --mem-fraction-static 0.7"
+    )
+
+
+def test_a_command_continued_with_backslashes_is_read_whole() -> None:
+    # the docker run form the reader takes ('vllm/vllm-openai:TAG \' then a flag a line), before the start's lines
+    log = (
+        "docker run --gpus all vllm/vllm-openai:v0.11.0 \\\n  --model Qwen/Qwen3-32B \\\n  --tensor-parallel-size 2 \\\n  --trust-remote-code\n"
+        "(EngineCore_DP0 pid=1) INFO 10-01 10:00:00 [kv_cache_utils.py:1087] GPU KV cache size: 90,000 tokens\n"
+    )
+    _, a = answer_text(log)
+    assert a.command == "vllm serve Qwen/Qwen3-32B \\\n  --tensor-parallel-size 2 \\\n  --trust-remote-code"
+
+
+def test_sglang_sliding_window_pools_are_not_called_a_drafters() -> None:
+    # https://github.com/sgl-project/sglang/pull/15464 (MiMo-V2-Flash): rank TP2's two pool lines and its SWAKVPool line
+    log = (
+        "[2025-12-19 07:42:57 TP2] KV Cache is allocated. #tokens: 1496958, K size: 41.76 GB, V size: 27.84 GB\n"
+        "[2025-12-19 07:42:57 TP2] KV Cache is allocated. #tokens: 1496958, K size: 4.82 GB, V size: 3.21 GB\n"
+        "[2025-12-19 07:42:57 TP2] SWAKVPool mem usage: 77.63 GB, swa size: 1496958, full size: 1496958\n"
+    )
+    r = read_log(log)
+    assert r.available_kv_bytes.printed == "41.76 GB + 27.84 GB + 4.82 GB + 3.21 GB"  # type: ignore[union-attr]
+    assert abs(r.available_kv_bytes.value - 77.63 * 2**30) < 2**20  # type: ignore[union-attr]  # SGLang's own sum, 77.63 GB
+    said = [n for n in r.notes if n.startswith("SGLang allocated")]
+    assert said and "sliding-window layers'" in said[0] and "drafter" not in said[0]
