@@ -15,6 +15,7 @@ import random
 import re
 from fractions import Fraction
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from playwright.sync_api import Browser, Page, Route
@@ -312,8 +313,7 @@ def test_an_edit_made_while_python_starts_takes_effect_once_it_has_loaded(browse
 
 def test_a_value_the_browser_restores_on_a_return_to_the_page_is_an_edit(browser, base_url, catalog):
     """Back on the page, the browser puts back what was ticked and fires no input event: its result
-    is marked as waiting before Python has loaded, and recomputed once it has; the other
-    calculators keep theirs."""
+    is marked as waiting before Python has loaded, and recomputed once it has."""
     page, guard = open_page(browser, base_url)
     try:
         page.check("#start-drafter")  # a text field is not kept (autocomplete="off"); a checkbox is
@@ -323,7 +323,8 @@ def test_a_value_the_browser_restores_on_a_return_to_the_page_is_an_edit(browser
         assert page.is_checked("#start-drafter")
         assert page.get_attribute("#start-result", "data-state") == "pending"
         assert page.get_attribute("#start-verdict", "data-state") == "pending"
-        assert [c for c in calc_html.CALCULATORS if page.get_attribute(f"#{c}-result", "data-state") == "pending"] == ["start"]
+        assert [c for c in calc_html.CALCULATORS if page.locator(f'#{c}-result[data-state="pending"]').count()] == ["start"]
+        assert dict(parse_qsl(urlsplit(page.url).query)) == {"drafter": "on"}  # the address kept the edit too
         guard.resume()
         page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
         values = {**calc_html.defaults_of(catalog, "start").values, "drafter": "on"}
