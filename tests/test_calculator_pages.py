@@ -53,7 +53,7 @@ LEGENDS = """() => [...document.querySelectorAll('.calc .chart-legend')].map(ul 
   .map(s => s.className.replace(/tone-\\S+/, '') + ' ' + getComputedStyle(s).backgroundColor))"""
 
 
-def context_for(browser: Browser, base_url: str, scheme: str, javascript: bool, width: int = WIDTHS[0]) -> Page:
+def context_for(browser: Browser, base_url: str, scheme: str, javascript: bool, width: int = WIDTHS[-1]) -> Page:
     """A fresh page in one colour scheme; Material's palette follows the system's preference."""
     page, _ = open_page(browser, base_url, viewport={"width": width, "height": 780}, color_scheme=scheme, java_script_enabled=javascript)
     return page
@@ -61,11 +61,12 @@ def context_for(browser: Browser, base_url: str, scheme: str, javascript: bool, 
 
 def check_widths(page: Page, calculator: str, label: str) -> list[str]:
     """Every width in turn: no sideways scroll of the page, no text box under 24 px, no chart label
-    over another, legends that tell their series apart, and a screenshot of the result."""
+    over another, legends that tell their series apart, and a screenshot of the result. From the
+    widest down, as a window is narrowed (Material's header search, widened again from a phone's
+    width, overhangs the page until it is reloaded: a theme matter, not the calculator's)."""
     problems = []
-    for width in WIDTHS:
+    for width in sorted(WIDTHS, reverse=True):
         page.set_viewport_size({"width": width, "height": 780})
-        page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
         scroll = page.evaluate("document.documentElement.scrollWidth")
         if scroll > width:
             problems.append(f"{label} {width} px: the page scrolls sideways to {scroll} px")
@@ -111,7 +112,7 @@ def test_every_calculator_reads_at_every_width_once_python_has_loaded(browser, b
 
 
 def test_on_a_phone_the_verdict_stays_in_view_and_small_and_nothing_covers_it(browser, base_url) -> None:
-    page = context_for(browser, base_url, "light", javascript=True)
+    page = context_for(browser, base_url, "light", javascript=True, width=360)
     page.goto(page_url(base_url, "start"))
     try:
         page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
