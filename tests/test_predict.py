@@ -138,6 +138,8 @@ EXPECTED = {
     # gpt-oss on Hopper: the experts padded for Marlin (65.90 GiB against the 65.97 log 16 loads);
     # 0.34 GiB of a 1.71 GiB pool is still over
     "17-v011-gpt-oss-120b-h100-maxlen-error.log": (0.1986, 0.21),
+    # held out: the EAGLE head's weights and KV layer are not counted
+    "57-v091-llama31-8b-eagle-h100-quote-trailing-spaces.log": (-0.0023, 0.01),
 }
 
 
@@ -151,7 +153,7 @@ def test_each_pool_against_the_printed(measured) -> None:
         assert float(r.error) == pytest.approx(expected, abs=5e-4), r.label
         assert abs(r.error) <= bound, r.label
         seen[r.log] = r.held_out
-    assert seen == {log: log.startswith("31-") for log in EXPECTED}
+    assert seen == {log: log.startswith(("31-", "57-")) for log in EXPECTED}
 
 
 def test_verdicts_against_what_vllm_did(measured) -> None:
@@ -164,7 +166,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
     assert said == {
         "01": ("max_model_len", "max_model_len"), "02": ("starts", "starts"), "03": ("no KV memory", "no KV memory"),
         "04": ("starts", "starts"), "05": ("starts", "starts"), "31": ("starts", "starts"),
-        "17": ("max_model_len", "max_model_len"), "16": ("no KV memory", "no KV memory"),
+        "17": ("max_model_len", "max_model_len"), "16": ("no KV memory", "no KV memory"), "57": ("starts", "starts"),
     }  # fmt: skip
 
 
@@ -188,11 +190,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
     assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (5, 0.013, 0.199)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (1, 0.0724, 0.0724)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (2, 0.0373, 0.0724)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted: 5 starts with a printed pool; median |error| +1.3 %, 90th percentile +19.9 %; verdict right on 6 of 6" in out
-    assert "held out: 1 starts with a printed pool; median |error| +7.2 %, 90th percentile +7.2 %; verdict right on 2 of 2" in out
+    assert "held out: 2 starts with a printed pool; median |error| +3.7 %, 90th percentile +7.2 %; verdict right on 3 of 3" in out
 
 
 def test_the_naive_rule_on_the_same_starts(measured) -> None:
@@ -202,7 +204,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
     assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.644, 4.466)
-    assert round(float(held.median), 3) == 0.219
+    assert round(float(held.median), 3) == 0.155
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
