@@ -197,6 +197,26 @@ def test_accuracy_summary(measured, capsys) -> None:
     assert "held out: 2 starts with a printed pool; median |error| +3.7 %, 90th percentile +7.2 %; verdict right on 3 of 3" in out
 
 
+def test_accuracy_by_family_and_era(measured) -> None:
+    """Each start falls in its config's family and its release's era; the groups' summaries are the
+    summaries of those rows, fitted and held out together."""
+    rows, _ = measured
+    assert {r.log[:2]: (r.family, r.era) for r in rows} == {
+        "01": ("dense", poolaccuracy.ERAS[0]), "02": ("dense", poolaccuracy.ERAS[0]), "03": ("dense", poolaccuracy.ERAS[0]),
+        "04": ("dense", poolaccuracy.ERAS[0]), "05": ("dense", poolaccuracy.ERAS[0]), "31": ("dense", poolaccuracy.ERAS[2]),
+        "17": ("sliding window", poolaccuracy.ERAS[1]), "16": ("sliding window", poolaccuracy.ERAS[1]), "57": ("dense", poolaccuracy.ERAS[1]),
+    }  # fmt: skip
+    groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
+    assert list(groups) == [("family", "dense"), ("family", "sliding window"), ("era", poolaccuracy.ERAS[0]),
+                            ("era", poolaccuracy.ERAS[1]), ("era", poolaccuracy.ERAS[2])]  # fmt: skip
+    dense = groups[("family", "dense")]
+    assert (dense.starts, dense.verdicts) == (6, 7)
+    assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
+    v1 = groups[("era", poolaccuracy.ERAS[1])]
+    assert (v1.starts, round(float(v1.p90), 3)) == (2, 0.199)
+    assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
+
+
 def test_the_naive_rule_on_the_same_starts(measured) -> None:
     """total x utilization - weights on the same starts: far off where the activation peak and the
     graphs are large beside the pool."""
