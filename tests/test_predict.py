@@ -329,3 +329,40 @@ def test_weights_larger_than_the_card() -> None:
     p = predict.predict(_shape("qwen2.5-32b"), card, predict.Start(max_model_len=32768))
     assert p.verdict == "weights do not fit" and p.weights.bytes > card.total_bytes
     assert [f.flags for f in predict.fixes(_shape("qwen2.5-32b"), card, predict.Start(max_model_len=32768))] == ["--tensor-parallel-size 2"]
+
+
+# --- the peer estimator ----------------------------------------------------------------------
+
+
+def test_peer_comparison_says_when_the_peer_is_absent(monkeypatch, capsys) -> None:
+    import peer_pool_accuracy
+
+    monkeypatch.setitem(sys.modules, "vramcalc", None)  # import fails as when it is not installed
+    assert peer_pool_accuracy.main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == "vramcalc: not installed, expected it beside the project to compare with (pip install vramcalc==0.1.2)\n"
+
+
+def test_peer_pool_is_the_request_less_all_the_peer_counts_but_the_kv_cache(measured) -> None:
+    """The pool a footprint estimator implies: total x utilization less its weights (split over TP),
+    activations and overhead, for one request of max_model_len; a model it refuses has none."""
+    import types
+
+    import peer_pool_accuracy
+
+    seen = []
+
+    def estimate(config, mode, batch, seq_len):
+        seen.append((config["model_type"], mode, batch, seq_len))
+        if config["model_type"] != "llama":
+            raise ValueError(f"model_type {config['model_type']!r} is not supported")
+        return types.SimpleNamespace(weights=16 * GiB, activations=GiB, overhead=GiB // 2, kv_cache=5 * GiB)
+
+    rows = peer_pool_accuracy.table(types.SimpleNamespace(estimate=estimate))
+    measured_rows, _ = measured
+    assert len(rows) == len(measured_rows) and seen[0] == ("llama", "inference", 1, 29000)
+    first = measured_rows[0]
+    assert rows[0]["peer"] == first.prediction.requested_bytes - (16 * GiB + GiB + GiB // 2)
+    assert rows[0]["peer_error"] == pytest.approx((rows[0]["peer"] - first.printed_pool) / first.printed_pool)
+    qwen_tp2 = next(r for r, m in zip(rows, measured_rows, strict=True) if m.log.startswith("04-"))
+    assert qwen_tp2["peer"] is None and "is not supported" in qwen_tp2["peer_refused"]
