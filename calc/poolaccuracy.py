@@ -34,6 +34,8 @@ class Row:
     prediction: predict.Prediction
     printed_terms: dict[str, int]  # what the log prints of the terms: activation_peak, non_torch, cuda_graph, weights
     log_verdict: str = "starts"  # what vLLM did: "starts", "no KV memory" or "max_model_len" (the log's error)
+    family: str = ""  # hfconfig.Shape.family: dense, moe, mla, sliding window, hybrid
+    era: str = ""  # era_of(the start's release)
 
     @property
     def error(self) -> Fraction | None:
@@ -103,8 +105,18 @@ def rows(
                                    ("cuda_graph", _mid(r.cuda_graph_bytes)), ("weights", _mid(r.model_loading_bytes))) if v is not None}  # fmt: skip
         error = r.error.value if r.error is not None else None
         said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
-        out.append(Row(i, str(e["label"]), e["log"], urls.get(e["log"], ""), held_out(i), int(r.available_kv_bytes.value), p, terms, said))
+        out.append(Row(i, str(e["label"]), e["log"], urls.get(e["log"], ""), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
+                       shape.family, era_of(predict.release(str(e["engine_version"])))))  # fmt: skip
     return out
+
+
+ERAS = ("V0, before 0.8.0", "V1, from 0.8.0, before 0.20.0", "V1 from 0.20.0, the CUDA graph estimate off the pool")
+
+
+def era_of(rel: tuple[int, int]) -> str:
+    """The release's era for the accuracy table: V0's profile (before 0.8, where these starts ran
+    V0), V1's up to 0.19, and V1 from 0.20, when the CUDA graph estimate comes off the pool."""
+    return ERAS[0] if rel < (0, 8) else ERAS[1] if rel < (0, 20) else ERAS[2]
 
 
 @dataclass(frozen=True)
@@ -129,6 +141,18 @@ def summary(rs: list[Row], naive: bool = False) -> Summary:
     errors = [abs(e) for e in ((r.naive_error if naive else r.error) for r in rs) if e is not None]
     return Summary(len(errors), Fraction(median(errors)) if errors else None, percentile(errors, 90) if errors else None,
                    sum(r.verdict_matches for r in rs), len(rs))  # fmt: skip
+
+
+def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
+    """The summary of each family and of each era, every row counted (fitted and held out), in the
+    order of hfconfig.FAMILIES and ERAS; a group with no start is left out."""
+    out = []
+    for kind, names, key in (("family", hfconfig.FAMILIES, "family"), ("era", ERAS, "era")):
+        for name in names:
+            chosen = [r for r in rs if getattr(r, key) == name]
+            if chosen:
+                out.append((kind, name, summary(chosen)))
+    return out
 
 
 def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -> dict[str, int]:

@@ -162,6 +162,43 @@ def experts_per_token(config: dict[str, Any]) -> int:
     return 0
 
 
+def round_up(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+def mxfp4_padding(shape: Shape, tp: int, rel: tuple[int, int], vendor: str = "nvidia") -> Term:
+    """What vLLM's MXFP4 MoE method allocates for the experts beyond the checkpoint's count
+    (vllm/model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights, v0.11.0).
+    The fused gate_up (w13) and down (w2) weights, their e8m0 scales (one a 32) and their bf16
+    biases are made for a padded intermediate size a rank and a padded hidden size:
+    - the Marlin path, which get_mxfp4_backend takes on every CUDA card when the optional
+      triton_kernels package is absent and no FlashInfer MXFP4 variable is set (v0.10 and v0.11
+      depend on neither; log 16 prints marlin_utils_fp4.py's warning on an H100): intermediate a
+      rank to a multiple of 128, hidden to 256 ("n % 256 == 0 and k % 128 == 0");
+    - ROCm's Triton path: both to a multiple of 256.
+    From v0.12 the wheel depends on FlashInfer and later an oracle (fused_moe/oracle/mxfp4.py)
+    picks the kernel by card; that choice is not modeled, so no padding is counted there."""
+    from calc.weights import quant_of
+
+    moe = [m for m in shape.mlps if m.experts]
+    if quant_of(shape).method != "mxfp4" or not moe:
+        return Term("mxfp4_padding", 0, "no MXFP4 experts")
+    if not (0, 10) <= rel < (0, 12):
+        return Term("mxfp4_padding", 0, "MXFP4 experts: the kernel vLLM picks from v0.12 is not modeled; no padding counted")
+    h_align, i_align = (256, 256) if vendor == "amd" else (256, 128)
+
+    def experts(h: int, i: int, e: int) -> int:  # w13 + scale + bias, w2 + scale + bias, one layer
+        return e * (2 * i * h // 2 + 2 * i * h // 32 + 2 * i * 2 + h * i // 2 + h * i // 32 + h * 2)
+
+    extra = 0
+    for m in shape.mlps:
+        if m.experts:
+            i = m.expert_intermediate // tp
+            extra += experts(round_up(shape.hidden, h_align), round_up(i, i_align), m.experts) - experts(shape.hidden, i, m.experts)
+    path = "ROCm Triton, intermediate and hidden to 256" if vendor == "amd" else "Marlin, intermediate to 128 and hidden to 256"
+    return Term("mxfp4_padding", extra, f"vllm/model_executor/layers/quantization/mxfp4.py create_weights, v0.11.0: {path}")
+
+
 def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
     """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
     v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
@@ -349,7 +386,9 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: in
     seqs = s.max_num_seqs or batch.max_num_seqs
     if weights_bytes is None:
         w = weights.per_rank(shape, s.tp)
-        wterm = Term("weights", w.model, f"calc/weights.py from the config ({w.source}); vLLM's 'Model loading took'")
+        pad = mxfp4_padding(shape, s.tp, rel, card.vendor)
+        wterm = Term("weights", w.model + pad.bytes, f"calc/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
+                     + (f"; MXFP4 experts padded by {_gib(pad.bytes)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
     fwd = forward_peak(shape, s.tp, tokens, topk)

@@ -719,6 +719,15 @@ def define_env(env) -> None:
         return _table(("Starts", "With a printed pool", "Median error", "90th-percentile error", "Verdict right"), out)
 
     @macro
+    def pool_prediction_by_group() -> str:
+        """The predicted pool's error by family and by era, fitted and held-out starts together."""
+        out = []
+        for kind, name, s in poolaccuracy.by_group(pool_rows(ROOT, catalog)):
+            shown = [fig(x, "%", 1) if x is not None else "no printed pool" for x in (s.median, s.p90)]
+            out.append((kind, source_text(name), fig(s.starts, "count"), *shown, f"{fig(s.verdicts_right, 'count')} of {fig(s.verdicts, 'count')}"))
+        return _table(("By", "Group", "With a printed pool", "Median error", "90th-percentile error", "Verdict right"), out)
+
+    @macro
     def pool_prediction_table() -> str:
         """Each start: the pool vLLM printed beside the pool calc/predict.py predicts from the config."""
         out = []

@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, rs in sets.items():
         n = poolaccuracy.summary(rs, naive=True)
         print(f"{name}, the naive rule (total x utilization - weights): median |error| {_pct(n.median)}, 90th percentile {_pct(n.p90)}")
+    for kind, group, g in poolaccuracy.by_group(rows):
+        print(f"{kind} {group}: {g.starts} with a printed pool; median |error| {_pct(g.median)}, 90th percentile {_pct(g.p90)}; "
+              f"verdict right on {g.verdicts_right} of {g.verdicts}")  # fmt: skip
     for name, s in summaries.items():
         print(f"{name}: {s.starts} starts with a printed pool; median |error| {_pct(s.median)}, 90th percentile {_pct(s.p90)}; "
               f"verdict right on {s.verdicts_right} of {s.verdicts}")  # fmt: skip

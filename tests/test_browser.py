@@ -999,10 +999,10 @@ def test_before_follows_the_box_and_your_start_the_log(live, catalog):
     the RTX 5090 node instead of being gated on the default DGX Spark."""
     d = calc_html.defaults_of(catalog, "before").values
     live.select_option("#before-box", "rtx-4090")
-    live.wait_for_function("document.getElementById('before-available').value === '24,564 MiB'")
+    live.wait_for_function("document.getElementById('before-available').value === '23.68 GiB'")
     assert "no free-memory reading" in live.text_content("#before-available-src")
     live.fill("#before-overhead", "2 GiB")
-    raw = {**d, "box": "rtx-4090", "available": "24,564 MiB", "overhead": "2 GiB"}
+    raw = {**d, "box": "rtx-4090", "available": "23.68 GiB", "overhead": "2 GiB"}
     live.wait_for_function("document.querySelector('#before-calc [data-fig=needs]') !== null")
     assert figures_on(live, "before") == calc_html.run(catalog, "before", raw).figures
     assert "Gate: refused" in live.text_content("#before-verdict")

@@ -110,16 +110,17 @@ def test_a_typed_checkpoint_size_beats_the_count(catalog, default) -> None:
 
 
 def test_choosing_another_box_moves_memavailable_and_a_stale_one_is_refused(catalog, default) -> None:
-    """An RTX 4090 chosen: MemAvailable follows it (the driver's total, the catalog has no free
-    reading), and the DGX Spark's 120,919 MiB left in the field is refused, not gated against."""
+    """An RTX 4090 chosen: MemAvailable follows it (the total the engine sees, from torch's
+    out-of-memory message; the catalog has no free reading), and the DGX Spark's 120,919 MiB left
+    in the field is refused, not gated against."""
     moved = calc_html.changed(catalog, "before", "box", {**default, "box": "rtx-4090"})
     assert moved is not None
-    assert moved["values"]["before-available"] == "24,564 MiB"  # 25,757,220,864 B, nvidia-smi's total
+    assert moved["values"]["before-available"] == "23.68 GiB"  # torch's total capacity, below nvidia-smi's 24,564 MiB
     assert "no free-memory reading" in moved["sources"]["before-available-src"]
     assert calc_html.changed(catalog, "before", "box", {**default, "box": "dgx-spark"})["values"]["before-available"] == default["available"]
     stale = calc_html.run(catalog, "before", {**default, "box": "rtx-4090", "overhead": "2 GiB"})
     assert not stale.valid
-    assert stale.errors["available"].startswith("MemAvailable at start: found 118.08 GiB, above the NVIDIA GeForce RTX 4090's total of 23.99 GiB")
+    assert stale.errors["available"].startswith("MemAvailable at start: found 118.08 GiB, above the NVIDIA GeForce RTX 4090's total of 23.68 GiB")
     fresh = calc_html.run(catalog, "before", {**default, "box": "rtx-4090", "overhead": "2 GiB", "available": moved["values"]["before-available"]})
     assert fresh.valid and "Gate: refused" in fresh.sections["before-verdict"]  # 30B weights do not fit 24 GB
 

@@ -89,7 +89,7 @@ def test_readings_before_and_serving_measure_the_overhead(catalog) -> None:
 
 def test_the_engines_own_free_memory_line_drives_the_fraction_check(catalog) -> None:
     """pytorch/pytorch#175666: Free memory on device cuda:1 (19.77/22.05 GiB) ... (0.9, 19.84 GiB)."""
-    # a 22.05 GiB card is none of the catalog's boxes: on the RTX 4090 (23.99 GiB) it is refused
+    # a 22.05 GiB card is none of the catalog's boxes: on the RTX 4090 (23.68 GiB) it is refused
     # as another box's log, and taken as "another box" (its total from the log)
     wrong = html.run(catalog, "yourstart", own(catalog, log=log("pytorch-175666-free-memory.log"), box="rtx-4090", pin="10 GiB"))
     assert "the log prints a total of 22.05 GiB (log line 1)" in wrong.errors["box"]
