@@ -567,7 +567,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     start = None
     if card is not None:
         start = predict.Start(
-            tp=parse_count(args.tp, "--tp", 1), pp=parse_count(args.pp, "--pp", 1), max_model_len=max_len,
+            tp=parse_count(args.tp, "--tp", 1), pp=parse_count(args.pp, "--pp", 1), pp_layer_partition=args.pp_layer_partition, max_model_len=max_len,
             utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization is not None else None,
             max_num_seqs=parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else None,
             max_num_batched_tokens=parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None,
@@ -576,10 +576,13 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         predict.check_start(start)
         if args.pool is not None:
             raise InputError("--pool: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
-    elif args.gpu_memory_utilization is not None or args.max_num_seqs is not None or args.enforce_eager or args.offline or args.pp != "1":
+    elif args.gpu_memory_utilization is not None or args.max_num_seqs is not None or args.enforce_eager or args.offline:
         raise InputError(
-            "--gpu-memory-utilization, --max-num-seqs, --pp, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
+            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
         )
+    pp = parse_count(args.pp, "--pp", 1)
+    if args.pp_layer_partition is not None and pp == 1:
+        raise InputError("--pp-layer-partition: found with --pp 1, expected --pp N above 1 (it splits the layers over the pipeline stages)")
     budget = parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None
     if budget is None and card is not None and start is not None:
         rel = predict.release(args.engine_version)
@@ -599,6 +602,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens"),
         dcp=parse_count(args.dcp, "--dcp", 1),
         prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
+        pp=pp,
+        pp_layer_partition=args.pp_layer_partition,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
@@ -634,6 +639,12 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(4, f"KV pool a rank (predicted): {fmt(r['available_kv_bytes'], 'GiB')}; vLLM's verdict: {r['verdict']} ({r['verdict_reason']})")
         for i, f in enumerate(r["fixes"]):
             lines.insert(5 + i, f"  passes with {f['change']} ({f['flags']}): pool {fmt(f['available_kv_bytes'], 'GiB')}")
+    if r["pp"] > 1:
+        lines.insert(2, f"Pipeline parallel {r['pp']}, one rank of each stage:")
+        for n, st in enumerate(r["ranks"]):
+            holds = f" + {', '.join(st['holds'])}" if st["holds"] else ""
+            lines.insert(3 + n, f"  stage {st['rank']}: layers {st['first_layer']}-{st['end_layer'] - 1} ({st['layers']}{holds}): weights "
+                                f"{fmt(st['weights_bytes'], 'GiB')}, KV {fmt(st['kv_bytes_per_token'], 'count')} B a token")  # fmt: skip
     lines += [f"Note: {note}" for note in r["notes"]]
     return "\n".join(lines)
 
@@ -662,10 +673,15 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    p = predict.predict(shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}")
+    own = tuple(st["weights_bytes"] for st in r["ranks"]) if start.pp > 1 else None
+    p = predict.predict(
+        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
+    )
     terms = {t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.activation, p.non_torch, p.cuda_graph)}
     pool = p.available_kv_bytes
-    found = predict.fixes(shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}")
+    found = predict.fixes(
+        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
+    )
     fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
     return {
         **r,
@@ -693,6 +709,20 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
         "verdict_reason": p.reason,
         "fixes": fixes,
         "modeled": True,
+        "tightest_rank": p.tightest_stage,
+        "ranks": [{**st, **_stage_pool(sp)} for st, sp in zip(r["ranks"], p.stages or (None,) * len(r["ranks"]), strict=True)],
+    }
+
+
+def _stage_pool(sp: predict_module.StagePool | None) -> dict[str, Any]:
+    """A pipeline stage's own pool terms, for its entry in `ranks`."""
+    if sp is None:
+        return {}
+    return {
+        "activation_peak_bytes": sp.activation_bytes,
+        "cuda_graph_bytes": sp.cuda_graph_bytes,
+        "available_kv_bytes": sp.available_kv_bytes,
+        "kv_blocks": sp.kv_blocks,
     }
 
 
@@ -989,7 +1019,8 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--total-memory", help="the card's total as torch and vLLM report it, such as 79.22 GiB: predicts the pool")
     p.add_argument("--gpu-memory-utilization", help="with a card: the fraction vLLM may use (default the release's: 0.92 from 0.20.0, 0.9 before)")
     p.add_argument("--max-num-seqs", help="with a card: the sequences the sampler warms up for (default the release's for the card)")
-    p.add_argument("--pp", default="1", help="with a card: pipeline parallel size")
+    p.add_argument("--pp", default="1", help="--pipeline-parallel-size: the layers split over stages as vLLM splits them, each stage's bytes")
+    p.add_argument("--pp-layer-partition", help="VLLM_PP_LAYER_PARTITION: the layers of each stage, such as 15,16,15,15")
     p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
     p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")
     p.add_argument("--speculative-tokens", default="0")
