@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
     from typing import BinaryIO
 
     from calc import logread, logverdict
+    from calc import lora as lora_module
     from calc import predict as predict_module
 
 
@@ -564,10 +565,11 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             raise InputError("--max-num-batched-tokens: found beside --prefill-budget, expected one of them (they are the same setting)")
         args.prefill_budget = args.max_num_batched_tokens
     card = _card(catalog, args)
+    lora_cfg = _lora(args)
     start = None
     if card is not None:
         start = predict.Start(
-            tp=parse_count(args.tp, "--tp", 1), pp=parse_count(args.pp, "--pp", 1), pp_layer_partition=args.pp_layer_partition, max_model_len=max_len,
+            tp=parse_count(args.tp, "--tp", 1), pp=parse_count(args.pp, "--pp", 1), pp_layer_partition=args.pp_layer_partition, lora=lora_cfg, max_model_len=max_len,
             utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization is not None else None,
             max_num_seqs=parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else None,
             max_num_batched_tokens=parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None,
@@ -604,6 +606,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
         pp=pp,
         pp_layer_partition=args.pp_layer_partition,
+        lora=lora_cfg,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
@@ -639,6 +642,11 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(4, f"KV pool a rank (predicted): {fmt(r['available_kv_bytes'], 'GiB')}; vLLM's verdict: {r['verdict']} ({r['verdict_reason']})")
         for i, f in enumerate(r["fixes"]):
             lines.insert(5 + i, f"  passes with {f['change']} ({f['flags']}): pool {fmt(f['available_kv_bytes'], 'GiB')}")
+    if r["lora"] is not None:
+        lo = r["lora"]
+        lines.insert(2, f"LoRA: {lo['max_loras']} slot(s) of rank {lo['max_lora_rank']} on each rank, {fmt(lo['device_bytes_per_rank'], 'GiB')} "
+                        f"allocated at load beside the weights ({lo['modules']} modules); {lo['max_cpu_loras']} adapter(s) on the host, "
+                        f"at most {fmt(lo['host_bytes'], 'GiB')} over every worker")  # fmt: skip
     if r["pp"] > 1:
         lines.insert(2, f"Pipeline parallel {r['pp']}, one rank of each stage:")
         for n, st in enumerate(r["ranks"]):
@@ -647,6 +655,25 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
                                 f"{fmt(st['weights_bytes'], 'GiB')}, KV {fmt(st['kv_bytes_per_token'], 'count')} B a token")  # fmt: skip
     lines += [f"Note: {note}" for note in r["notes"]]
     return "\n".join(lines)
+
+
+def _lora(args: argparse.Namespace) -> lora_module.Lora | None:
+    """--enable-lora and its sizes, as vLLM's LoRAConfig takes them (defaults 1 slot, rank 16)."""
+    from calc import lora
+
+    sizes = {"--max-loras": args.max_loras, "--max-lora-rank": args.max_lora_rank, "--max-cpu-loras": args.max_cpu_loras}
+    if not args.enable_lora:
+        given = [name for name, value in sizes.items() if value is not None]
+        if given:
+            raise InputError(f"{given[0]}: found without --enable-lora, expected --enable-lora beside it")
+        return None
+    cfg = lora.Lora(
+        parse_count(args.max_loras, "--max-loras", 1) if args.max_loras is not None else 1,
+        parse_count(args.max_lora_rank, "--max-lora-rank", 1) if args.max_lora_rank is not None else 16,
+        parse_count(args.max_cpu_loras, "--max-cpu-loras", 1) if args.max_cpu_loras is not None else None,
+    )
+    lora.check(cfg)
+    return cfg
 
 
 def _budget_flag(args: argparse.Namespace) -> str:
@@ -677,7 +704,9 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
     p = predict.predict(
         shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
     )
-    terms = {t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.activation, p.non_torch, p.cuda_graph)}
+    terms = {
+        t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
+    }
     pool = p.available_kv_bytes
     found = predict.fixes(
         shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
@@ -719,6 +748,7 @@ def _stage_pool(sp: predict_module.StagePool | None) -> dict[str, Any]:
     if sp is None:
         return {}
     return {
+        "lora_bytes": sp.lora_bytes,
         "activation_peak_bytes": sp.activation_bytes,
         "cuda_graph_bytes": sp.cuda_graph_bytes,
         "available_kv_bytes": sp.available_kv_bytes,
@@ -1020,6 +1050,10 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--gpu-memory-utilization", help="with a card: the fraction vLLM may use (default the release's: 0.92 from 0.20.0, 0.9 before)")
     p.add_argument("--max-num-seqs", help="with a card: the sequences the sampler warms up for (default the release's for the card)")
     p.add_argument("--pp", default="1", help="--pipeline-parallel-size: the layers split over stages as vLLM splits them, each stage's bytes")
+    p.add_argument("--enable-lora", action="store_true", help="LoRA adapters: their slots are allocated on every rank at load")
+    p.add_argument("--max-loras", help="with --enable-lora: adapters in one batch, the slots on each rank (default 1)")
+    p.add_argument("--max-lora-rank", help="with --enable-lora: the largest adapter rank, the slots' size (default 16)")
+    p.add_argument("--max-cpu-loras", help="with --enable-lora: adapters kept in host memory (default --max-loras)")
     p.add_argument("--pp-layer-partition", help="VLLM_PP_LAYER_PARTITION: the layers of each stage, such as 15,16,15,15")
     p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
     p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from calc import hfconfig, kvlayout, ranks, weights
+from calc import hfconfig, kvlayout, lora, ranks, weights
 from calc.units import InputError
 
 
@@ -28,6 +28,7 @@ class ModelInputs:
     prefix_caching: bool | None = None  # None: the engine's default (on, but for hybrids up to 0.27.1)
     pp: int = 1  # --pipeline-parallel-size
     pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
+    lora: lora.Lora | None = None  # --enable-lora and its sizes
 
 
 def model_report(i: ModelInputs) -> dict[str, Any]:
@@ -94,6 +95,11 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
                 f"vLLM {rules.name} checks one request of the whole model's layers against the smallest stage's pool "
                 "(vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.14.0 to 0.16.x): the smallest pool that starts is the whole model's"
             )
+    stage_lora = (
+        tuple(lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1) for st in stage_list)
+        if i.lora is not None
+        else None
+    )
     floor = whole_req.floor_bytes if i.pp > 1 and ranks.whole_model_check(rules) else max(st.kv_floor_bytes for st in stage_list)
     lay = req.layout
     out: dict[str, Any] = {
@@ -123,7 +129,8 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         "kv_blocks": None,
         "largest_max_model_len": None,
         "pp": i.pp,
-        "ranks": [stage_json(st) for st in stage_list],
+        "ranks": [{**stage_json(st), **({"lora_bytes": stage_lora[st.rank].device_bytes} if stage_lora else {})} for st in stage_list],
+        "lora": _lora_json(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
         "notes": notes,
     }
     if i.pool is not None:
@@ -137,6 +144,22 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
             largest_max_model_len=kvlayout.largest_max_model_len(check_shape, settings, i.pool, rules),
         )
     return out
+
+
+def _lora_json(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> dict[str, Any]:
+    """The LoRA slots on the heaviest rank and the adapters on the host."""
+    top = max(each, key=lambda b: b.device_bytes)
+    return {
+        "max_loras": cfg.max_loras,
+        "max_lora_rank": cfg.max_lora_rank,
+        "max_cpu_loras": cfg.max_cpu_loras or cfg.max_loras,
+        "slot_bytes": top.slot_bytes,
+        "device_bytes_per_rank": top.device_bytes,
+        "host_bytes_per_worker": each[0].host_bytes,  # every worker process keeps its own whole copies
+        "host_bytes": each[0].host_bytes * tp * len(each),
+        "modules": top.modules,
+        "source": "vllm/lora/layers (create_lora_weights) and model_manager.py, 0.33.0",
+    }
 
 
 def stage_json(st: ranks.Stage) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from calc import hfconfig, kvlayout, ranks, weights
+from calc import hfconfig, kvlayout, lora, ranks, weights
 from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
 from calc.units import GiB, InputError, parse_size
 
@@ -292,6 +292,7 @@ class Start:
     engine_version: str | None = None
     offline: bool = False  # the LLM class, not `vllm serve`
     pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
+    lora: lora.Lora | None = None  # --enable-lora: its slots are allocated at load, beside the weights
 
 
 @dataclass(frozen=True)
@@ -306,6 +307,7 @@ class StagePool:
     available_kv_bytes: int
     kv_block_bytes: int
     kv_blocks: int  # available // block; vLLM keeps the smallest over the stages
+    lora_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -335,6 +337,7 @@ class Prediction:
     tp: int = 1
     stages: tuple[StagePool, ...] = ()  # under pipeline parallel, every stage; the figures above are the tightest's
     tightest_stage: int = 0
+    lora: Term = Term("lora", 0, "no --enable-lora")
 
 
 def check_start(s: Start) -> None:
@@ -393,7 +396,12 @@ def predict(
     )
     nt = non_torch(s.tp, s.pp)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
-    pool = requested - wterm.bytes - act.bytes - nt.bytes - cg.bytes
+    lora_n = tuple(
+        lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers)).device_bytes if s.lora else 0
+        for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
+    )
+    lterm = _lora_term(s.lora, lora_n[0])
+    pool = requested - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - cg.bytes
     settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens)
     kv_shape, tightest, check_whole = shape, 0, False
     stage_pools: tuple[StagePool, ...] = ()
@@ -409,9 +417,9 @@ def predict(
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else fwd.bytes
                 cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
-                avail = requested - w_n - act_n - nt.bytes - cg_n.bytes
+                avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
-                made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks))
+                made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
             stage_pools = tuple(made)
             tightest = min(stage_pools, key=lambda sp: (sp.kv_blocks, sp.available_kv_bytes)).rank
             st, sp = stage_list[tightest], stage_pools[tightest]
@@ -421,6 +429,7 @@ def predict(
             if not last:
                 act = Term("activation_peak", fwd.bytes, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
             cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+            lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
             if not check_whole:
@@ -430,7 +439,7 @@ def predict(
             raise
         raise InputError(str(error)) from None
     kv_tokens = concurrency = largest = None
-    heaviest = max((sp.weights_bytes for sp in stage_pools), default=wterm.bytes)
+    heaviest = max((sp.weights_bytes + sp.lora_bytes for sp in stage_pools), default=wterm.bytes + lterm.bytes)
     if heaviest >= card.total_bytes:
         verdict, reason = (
             "weights do not fit",
@@ -464,7 +473,18 @@ def predict(
     return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
-                      stage_pools, tightest)  # fmt: skip
+                      stage_pools, tightest, lterm)  # fmt: skip
+
+
+def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:
+    counts = ranks.partition(layers, pp, override)
+    return [(sum(counts[:n]), sum(counts[: n + 1])) for n in range(pp)]
+
+
+def _lora_term(cfg: lora.Lora | None, n: int) -> Term:
+    if cfg is None:
+        return Term("lora", 0, "no --enable-lora")
+    return Term("lora", n, f"vllm/lora/layers create_lora_weights, 0.33.0: {cfg.max_loras} slot(s) of rank {cfg.max_lora_rank}, allocated in load_model")
 
 
 def _gib(n: int) -> str:
