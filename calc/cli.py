@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
 
     from calc import logread, logverdict
     from calc import lora as lora_module
+    from calc import offload as offload_module
     from calc import predict as predict_module
 
 
@@ -150,6 +151,8 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         available=base.available,
         typical_context=parse_count(args.typical_context, "--typical-context", 1) if args.typical_context else None,
         gpu_memory_utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization else None,
+        host_bytes=_kv_offload_a_rank(args.kv_offloading_size, catalog.deployments[deployment_id]["tp"]),
+        cpu_offload_gib=_gib_flag(args.cpu_offload_gb, "--cpu-offload-gb"),
     )  # fmt: skip
     problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
     if problems:
@@ -158,6 +161,22 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     if args.json:
         return report.to_json(result)
     return render_gate(result)
+
+
+def _gib_flag(text: str | None, flag: str) -> Fraction:
+    """A size in GiB as vLLM's offload flags take it: 0 or more."""
+    if text is None:
+        return Fraction(0)
+    value = parse_number(text, flag)
+    if value < 0:
+        raise InputError(f"{flag}: found {text!r}, expected a size in GiB of 0 or more")
+    return value
+
+
+def _kv_offload_a_rank(text: str | None, tp: int) -> int:
+    """--kv-offloading-size is the buffer over the tensor-parallel ranks (vllm/config/cache.py): a rank's share, rounded up."""
+    size = _gib_flag(text, "--kv-offloading-size")
+    return -(-int(size * 2**30) // tp)
 
 
 def render_gate(r: dict[str, Any]) -> str:
@@ -566,10 +585,12 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         args.prefill_budget = args.max_num_batched_tokens
     card = _card(catalog, args)
     lora_cfg = _lora(args)
+    host_cfg = _offload(args)
     start = None
     if card is not None:
         start = predict.Start(
             tp=parse_count(args.tp, "--tp", 1), pp=parse_count(args.pp, "--pp", 1), pp_layer_partition=args.pp_layer_partition, lora=lora_cfg, max_model_len=max_len,
+            cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
             utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization is not None else None,
             max_num_seqs=parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else None,
             max_num_batched_tokens=parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None,
@@ -607,6 +628,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         pp=pp,
         pp_layer_partition=args.pp_layer_partition,
         lora=lora_cfg,
+        offload=host_cfg,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
@@ -647,6 +669,11 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(2, f"LoRA: {lo['max_loras']} slot(s) of rank {lo['max_lora_rank']} on each rank, {fmt(lo['device_bytes_per_rank'], 'GiB')} "
                         f"allocated at load beside the weights ({lo['modules']} modules); {lo['max_cpu_loras']} adapter(s) on the host, "
                         f"at most {fmt(lo['host_bytes'], 'GiB')} over every worker")  # fmt: skip
+    if r["offload"] is not None:
+        of = r["offload"]
+        lines.insert(2, f"Host memory: {fmt(of['offloaded_bytes_per_rank'], 'GiB')} of weights a rank moved by --cpu-offload-gb "
+                        f"({fmt(of['weights_on_device_bytes_per_rank'], 'GiB')} stay on the device), KV offloading {fmt(of['kv_offloading_bytes'], 'GiB')}, "
+                        f"swap {fmt(of['swap_space_bytes'], 'GiB')}: {fmt(of['host_bytes'], 'GiB')} on the host in all")  # fmt: skip
     if r["pp"] > 1:
         lines.insert(2, f"Pipeline parallel {r['pp']}, one rank of each stage:")
         for n, st in enumerate(r["ranks"]):
@@ -674,6 +701,28 @@ def _lora(args: argparse.Namespace) -> lora_module.Lora | None:
     )
     lora.check(cfg)
     return cfg
+
+
+def _offload(args: argparse.Namespace) -> offload_module.Offload | None:
+    """--cpu-offload-gb, --kv-offloading-size (and its backend) and --swap-space, in GiB as vLLM takes them."""
+    from calc import offload
+
+    if args.kv_offloading_backend is not None and args.kv_offloading_size is None:
+        raise InputError("--kv-offloading-backend: found without --kv-offloading-size, expected the size beside it (vLLM offloads nothing without it)")
+    if args.cpu_offload_gb is None and args.kv_offloading_size is None and args.swap_space is None:
+        return None
+
+    def gib(text: str | None, flag: str) -> Fraction | None:
+        return None if text is None else parse_number(text, flag)
+
+    o = offload.Offload(
+        gib(args.cpu_offload_gb, "--cpu-offload-gb") or Fraction(0),
+        gib(args.kv_offloading_size, "--kv-offloading-size"),
+        args.kv_offloading_backend or "native",
+        gib(args.swap_space, "--swap-space"),
+    )
+    offload.check(o)
+    return o
 
 
 def _budget_flag(args: argparse.Namespace) -> str:
@@ -968,6 +1017,8 @@ def _gate_flags(p: Parser) -> None:
     p.add_argument("--typical-context", help="tokens a seat typically holds")
     p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
     p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ', or auto")
+    p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading over the TP ranks: on a unified box it comes out of MemAvailable")
+    p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host: on a unified box it frees nothing")
     p.set_defaults(run=cmd_gate)
 
 
@@ -1054,6 +1105,10 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--max-loras", help="with --enable-lora: adapters in one batch, the slots on each rank (default 1)")
     p.add_argument("--max-lora-rank", help="with --enable-lora: the largest adapter rank, the slots' size (default 16)")
     p.add_argument("--max-cpu-loras", help="with --enable-lora: adapters kept in host memory (default --max-loras)")
+    p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host (whole parameters, the decoder layers in order)")
+    p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading, over the tensor-parallel ranks")
+    p.add_argument("--kv-offloading-backend", help="native (the default) or lmcache (sized by LMCache's own server)")
+    p.add_argument("--swap-space", help="GiB of CPU swap a GPU: allocated by the V0 engine only")
     p.add_argument("--pp-layer-partition", help="VLLM_PP_LAYER_PARTITION: the layers of each stage, such as 15,16,15,15")
     p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
     p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from calc import hfconfig, kvlayout, lora, ranks, weights
+from calc import hfconfig, kvlayout, lora, offload, ranks, weights
 from calc.units import InputError
 
 
@@ -29,6 +29,7 @@ class ModelInputs:
     pp: int = 1  # --pipeline-parallel-size
     pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
     lora: lora.Lora | None = None  # --enable-lora and its sizes
+    offload: offload.Offload | None = None  # --cpu-offload-gb, --kv-offloading-size, --swap-space
 
 
 def model_report(i: ModelInputs) -> dict[str, Any]:
@@ -100,6 +101,15 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         if i.lora is not None
         else None
     )
+    host, moved = None, tuple(0 for _ in stage_list)
+    if i.offload is not None:
+        moved = tuple(offload.moved(shape, i.tp, i.offload.cpu_offload_gib, range(st.first_layer, st.end_layer)) for st in stage_list)
+        moved = tuple(min(m, st.weights_bytes) for m, st in zip(moved, stage_list, strict=True))  # a checkpoint smaller than the count
+        host = offload.host_use(i.offload, moved, i.tp, rules.engine)
+        notes += list(host.notes)
+        said = offload.unified_note(host, w.model)
+        if said:
+            notes.append(said)
     floor = whole_req.floor_bytes if i.pp > 1 and ranks.whole_model_check(rules) else max(st.kv_floor_bytes for st in stage_list)
     lay = req.layout
     out: dict[str, Any] = {
@@ -129,8 +139,16 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         "kv_blocks": None,
         "largest_max_model_len": None,
         "pp": i.pp,
-        "ranks": [{**stage_json(st), **({"lora_bytes": stage_lora[st.rank].device_bytes} if stage_lora else {})} for st in stage_list],
+        "ranks": [
+            {
+                **stage_json(st),
+                **({"lora_bytes": stage_lora[st.rank].device_bytes} if stage_lora else {}),
+                **({"offloaded_bytes": moved[st.rank]} if host else {}),
+            }
+            for st in stage_list
+        ],
         "lora": _lora_json(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
+        "offload": _offload_json(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
         "notes": notes,
     }
     if i.pool is not None:
@@ -159,6 +177,22 @@ def _lora_json(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> dic
         "host_bytes": each[0].host_bytes * tp * len(each),
         "modules": top.modules,
         "source": "vllm/lora/layers (create_lora_weights) and model_manager.py, 0.33.0",
+    }
+
+
+def _offload_json(h: offload.HostUse, on_device: int) -> dict[str, Any]:
+    """The bytes moved to the host, and what a unified-memory box makes of them."""
+    return {
+        "offloaded_bytes_per_rank": h.offloaded_per_rank,
+        "weights_on_device_bytes_per_rank": on_device,
+        "offloaded_bytes": h.offloaded_bytes,
+        "kv_offloading_bytes": h.kv_offloading_bytes,
+        "swap_space_bytes": h.swap_bytes,
+        "host_bytes": h.host_bytes,
+        # on a unified-memory box the host is the same memory: nothing is saved, and the host buffers add
+        "unified_saving_bytes": 0,
+        "unified_extra_bytes": h.kv_offloading_bytes + h.swap_bytes,
+        "source": "vllm/model_executor/offloader/uva.py, vllm/config/cache.py and vllm/config/vllm.py, 0.33.0",
     }
 
 

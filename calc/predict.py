@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from calc import hfconfig, kvlayout, lora, ranks, weights
+from calc import hfconfig, kvlayout, lora, offload, ranks, weights
 from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
 from calc.units import GiB, InputError, parse_size
 
@@ -293,6 +293,7 @@ class Start:
     offline: bool = False  # the LLM class, not `vllm serve`
     pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
     lora: lora.Lora | None = None  # --enable-lora: its slots are allocated at load, beside the weights
+    cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: whole parameters moved to the host, a rank
 
 
 @dataclass(frozen=True)
@@ -373,7 +374,10 @@ def predict(
     blocks over the stages (calc/ranks.py), and the stage that gives it is the one reported."""
     check_start(s)
     if card.unified:
-        raise InputError(f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card)")
+        also = "; there --cpu-offload-gb frees nothing, the weights it moves stay in the same memory" if s.cpu_offload_gib else ""
+        raise InputError(
+            f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card){also}"
+        )
     rel = release(s.engine_version)
     v = kvlayout.version(s.engine_version)
     util = s.utilization if s.utilization is not None else default_utilization(rel)
@@ -400,6 +404,11 @@ def predict(
         lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers)).device_bytes if s.lora else 0
         for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
     )
+    bounds = _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
+    moved_n = tuple(offload.moved(shape, s.tp, s.cpu_offload_gib, range(a, b)) if s.cpu_offload_gib else 0 for a, b in bounds)
+    if s.pp == 1 and moved_n[0]:
+        moved = min(moved_n[0], wterm.bytes)
+        wterm = Term("weights", wterm.bytes - moved, f"{wterm.source}, less {_gib(moved)} --cpu-offload-gb moves to the host (offloader/uva.py)")
     lterm = _lora_term(s.lora, lora_n[0])
     pool = requested - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - cg.bytes
     settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens)
@@ -414,6 +423,7 @@ def predict(
                 raise InputError(f"stage weights: found {len(own)}, expected one a stage of {s.pp}")
             made: list[StagePool] = []
             for st, w_n in zip(stage_list, own, strict=True):
+                w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else fwd.bytes
                 cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
