@@ -235,3 +235,23 @@ def test_cli_predicts_ranks(capsys: pytest.CaptureFixture[str]) -> None:
     tight = r["ranks"][r["tightest_rank"]]
     assert r["available_kv_bytes"] == tight["available_kv_bytes"] == min(s["available_kv_bytes"] for s in r["ranks"])
     assert r["verdict"] == "starts"
+
+
+def test_a_published_pp_refusal_of_the_whole_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """vllm-project/vllm issue 34076 (vLLM 0.15.2rc1): Qwen3-Coder-30B-A3B-Instruct-FP8 with
+    VLLM_PP_LAYER_PARTITION=16,32 and --pipeline-parallel-size 2 is refused: "To serve at least one
+    request with the models's max seq len (262144), (24.0 GiB KV cache is needed, which is larger than
+    the available KV cache memory (3.18 GiB). Based on the available memory, the estimated maximum
+    model length is 34736." Its KV geometry is Qwen3-30B-A3B's (48 layers of 4 KV heads of 128):
+    24.0 GiB is all 48 layers, not the 16 or 32 of a stage; from 0.17.0 a stage checks its own."""
+    argv = ["model", "models/configs/qwen3-30b-a3b/config.json", "--pp", "2", "--pp-layer-partition", "16,32", "--max-model-len", "262144", "--json"]
+    old = _json([*argv, "--engine-version", "0.15.0", "--pool", "3.18GiB"], capsys)
+    assert old["kv_floor_bytes"] == 24 * GiB  # printed "24.0 GiB"
+    per_token = 48 * 4 * 128 * 2 * 2
+    assert _json([*argv, "--engine-version", "0.15.0", "--pool", str(34736 * per_token)], capsys)["largest_max_model_len"] == 34736
+    low = _json([*argv, "--engine-version", "0.15.0", "--pool", str(int(Fraction(3175, 1000) * GiB))], capsys)["largest_max_model_len"]
+    high = _json([*argv, "--engine-version", "0.15.0", "--pool", str(int(Fraction(3185, 1000) * GiB) - 1)], capsys)["largest_max_model_len"]
+    assert low <= 34736 <= high  # the printed 3.18 GiB holds the logged estimate
+    new = _json([*argv, "--engine-version", "0.17.0"], capsys)
+    assert [s["kv_floor_bytes"] for s in new["ranks"]] == [16 * 2048 * 262144, 32 * 2048 * 262144]
+    assert new["kv_floor_bytes"] == 16 * GiB  # the 32-layer stage's own request
