@@ -534,7 +534,8 @@ def fixes(
 ) -> list[Fix]:
     """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
     order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
-    lowest that starts, at most 0.98), fewer sequences (the most that start), a larger TP."""
+    lowest that starts, at most 0.98), fewer sequences (the most that start), a larger TP, and
+    where no larger TP passes (heads that do not divide), more pipeline stages."""
     from dataclasses import replace
 
     def run(t: Start) -> Prediction:
@@ -581,4 +582,13 @@ def fixes(
         if p.verdict == "starts":
             out.append(Fix(f"tensor parallel {tp}", f"--tensor-parallel-size {tp}", t, p))
             break
+    if not any(f.start.tp != s.tp for f in out):  # no larger TP passes: more pipeline stages, each of its own layers
+        for pp in (2, 4, 8):
+            if pp <= s.pp or pp > len(shape.layers):
+                continue
+            t = replace(s, pp=pp, pp_layer_partition=None)
+            p = predict(shape, card, t, topk, None, weights_source)
+            if p.verdict == "starts":
+                out.append(Fix(f"pipeline parallel {pp}", f"--pipeline-parallel-size {pp}", t, p))
+                break
     return out

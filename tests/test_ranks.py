@@ -255,3 +255,15 @@ def test_a_published_pp_refusal_of_the_whole_model(capsys: pytest.CaptureFixture
     new = _json([*argv, "--engine-version", "0.17.0"], capsys)
     assert [s["kv_floor_bytes"] for s in new["ranks"]] == [16 * 2048 * 262144, 32 * 2048 * 262144]
     assert new["kv_floor_bytes"] == 16 * GiB  # the 32-layer stage's own request
+
+
+def test_more_stages_when_no_larger_tp_passes() -> None:
+    """Qwen2.5 7B (28 heads: no TP 8) on a card of 5.5 GiB: TP 2 and 4 leave too little, four
+    stages of seven layers each pass (fewer graph pieces a stage, the sampler on the last only)."""
+    shape, card = _shape("qwen2.5-7b"), predict.card_from_total("5.5 GiB")
+    start = predict.Start(max_model_len=4096)
+    found = predict.fixes(shape, card, start)
+    assert [f.flags for f in found] == ["--pipeline-parallel-size 4"]
+    assert found[0].prediction.verdict == "starts" and found[0].prediction.stages[0].layers == 7
+    assert predict.predict(shape, card, predict.Start(tp=4, max_model_len=4096)).verdict != "starts"
+    assert predict.predict(shape, card, predict.Start(pp=2, max_model_len=4096)).verdict != "starts"
