@@ -534,7 +534,8 @@ def fixes(
 ) -> list[Fix]:
     """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
     order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
-    lowest that starts, at most 0.98), fewer sequences (the most that start), a larger TP, and
+    lowest that starts, at most 0.98), fewer sequences (the most that start), fewer LoRA slots
+    (the most that start), a larger TP, and
     where no larger TP passes (heads that do not divide), more pipeline stages."""
     from dataclasses import replace
 
@@ -571,6 +572,22 @@ def fixes(
             out.append(Fix(f"max_num_seqs {seqs}", f"--max-num-seqs {seqs}", t, p))
             break
         seqs //= 2
+    if s.lora is not None and s.lora.max_loras > 1:  # fewer adapter slots: the most that start (the pool falls as they grow)
+        cfg = s.lora
+
+        def slots(n: int) -> Start:
+            return replace(s, lora=replace(cfg, max_loras=n, max_cpu_loras=max(n, cfg.max_cpu_loras or n)))
+
+        lo, hi = 0, cfg.max_loras - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if run(slots(mid)).verdict == "starts":
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo:
+            t = slots(lo)
+            out.append(Fix(f"max_loras {lo}", f"--max-loras {lo}", t, run(t)))
     for tp in (2, 4, 8):
         if tp <= s.tp or shape.heads % tp or (MLA not in shape.layers and shape.kv_heads % tp and tp % shape.kv_heads):
             continue
