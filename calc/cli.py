@@ -153,6 +153,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         gpu_memory_utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization else None,
         host_bytes=_kv_offload_a_rank(args.kv_offloading_size, catalog.deployments[deployment_id]["tp"]),
         cpu_offload_gib=_gib_flag(args.cpu_offload_gb, "--cpu-offload-gb"),
+        kv_offloading_gib=_gib_flag(args.kv_offloading_size, "--kv-offloading-size"),
     )  # fmt: skip
     problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
     if problems:

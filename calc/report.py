@@ -26,6 +26,7 @@ class StartInputs:
     gpu_memory_utilization: Fraction | None = None
     host_bytes: int = 0  # --kv-offloading-size a rank, taken from MemAvailable on a unified box
     cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: frees nothing on a unified box
+    kv_offloading_gib: Fraction = Fraction(0)  # --kv-offloading-size as typed, over the TP ranks
 
 
 def defaults(catalog: Catalog, deployment_id: str | None = None, available: tuple[int, ...] | None = None) -> StartInputs:
@@ -288,6 +289,10 @@ def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction
     config = drafter_config(model or {})
     if inputs.drafter and config:
         out.append(f'--speculative-config \'{{"method": "{config["method"]}", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
+    if inputs.kv_offloading_gib:
+        out.append(f"--kv-offloading-size {float(inputs.kv_offloading_gib):g}")
+    if inputs.cpu_offload_gib:
+        out.append(f"--cpu-offload-gb {float(inputs.cpu_offload_gib):g}")
     return out
 
 

@@ -134,3 +134,12 @@ def test_predict_stage_budgets() -> None:
     plain = predict.predict(shape, card, predict.Start(pp=2, max_model_len=8192))
     for a, b in zip(plain.stages, p.stages, strict=True):
         assert a.weights_bytes - b.weights_bytes == offload.moved(shape, 1, Fraction(4), range(32 * a.rank, 32 * a.rank + 32))
+
+
+def test_gate_flags_carry_the_offload_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    r = _json(["gate", "--kv-offloading-size", "8", "--cpu-offload-gb", "2.5", "--json"], capsys)
+    assert r["flags"][-2:] == ["--kv-offloading-size 8", "--cpu-offload-gb 2.5"]
+    assert "--kv-offloading-size" not in " ".join(_json(["gate", "--json"], capsys)["flags"])
+    status = cli.main(["gate", "--kv-offloading-size", "-1"])
+    _, err = capsys.readouterr()
+    assert status == 2 and err.count("\n") == 1 and "--kv-offloading-size: found '-1'" in err
