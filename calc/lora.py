@@ -103,15 +103,14 @@ def per_rank(shape: Shape, tp: int, cfg: Lora, layers: range | None = None, firs
         slices = 2 if t.path.endswith("gate_up_proj") and _gated(shape, t.path + ".") else 1
         values += t.count * r * (slices * t.cols + t.rows)
         modules += 1
-    if first:
-        values += r * (shape.vocab + shape.hidden)
-        modules += 1
+    # the embedding: on the first stage, and with tied embeddings on the last too (its own copy, for
+    # the head), where it is wrapped a second time under lm_head
+    embeddings = int(first or (last and shape.tie_embeddings)) + int(last and shape.tie_embeddings)
+    values += embeddings * r * (shape.vocab + shape.hidden)
+    modules += embeddings
     if last:
         values += r * (shape.hidden + shape.vocab)  # the logits processor's A and B
         modules += 1
-        if shape.tie_embeddings:  # the embedding wrapped again under lm_head
-            values += r * (shape.vocab + shape.hidden)
-            modules += 1
     slot = values * elem
     return LoraBytes(slot, slot * cfg.max_loras, adapter_bytes(shape, cfg) * (cfg.max_cpu_loras or cfg.max_loras), modules)
 

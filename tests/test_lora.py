@@ -145,3 +145,14 @@ def test_fewer_slots_is_a_fix() -> None:
     found = {f.flags: f for f in predict.fixes(shape, card, start)}
     assert "--max-loras 9" in found and found["--max-loras 9"].prediction.verdict == "starts"
     assert predict.predict(shape, card, replace(start, lora=lora.Lora(max_loras=10, max_lora_rank=64))).verdict != "starts"
+
+
+def test_tied_embeddings_under_pipeline_parallel() -> None:
+    """Llama 3.2 3B at PP 2: the last stage builds its own embedding for the tied head, wrapped as
+    the embedding and again under lm_head; the first stage's once."""
+    shape, cfg = _shape("llama-3.2-3b"), lora.Lora()
+    first = lora.per_rank(shape, 1, cfg, range(0, 14), first=True, last=False)
+    last = lora.per_rank(shape, 1, cfg, range(14, 28), first=False, last=True)
+    embedding = (128256 + 3072) * 16 * 2
+    assert last.slot_bytes - first.slot_bytes == embedding + (3072 + 128256) * 16 * 2  # one more embedding, and the logits
+    assert first.slot_bytes + last.slot_bytes == lora.per_rank(shape, 1, cfg).slot_bytes + embedding
