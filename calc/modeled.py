@@ -44,7 +44,7 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
     if i.dcp < 1 or i.tp % i.dcp:
         raise InputError(f"--dcp: found {i.dcp}, expected a divisor of the tensor parallel size {i.tp}")
     try:
-        rules = kvlayout.version(i.engine_version)
+        rules = ranks.in_flight(kvlayout.version(i.engine_version), i.pp)
         hybrid = bool({hfconfig.MAMBA, hfconfig.LINEAR} & set(shape.layers))
         prefix_caching = i.prefix_caching if i.prefix_caching is not None else not (hybrid and rules.hybrid_prefix_caching_off)
         all_mode = rules.mamba_all and shape.architecture in kvlayout.MAMBA_PREFIX_CACHING

@@ -379,7 +379,7 @@ def predict(
             f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card){also}"
         )
     rel = release(s.engine_version)
-    v = kvlayout.version(s.engine_version)
+    v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
     util = s.utilization if s.utilization is not None else default_utilization(rel)
     requested = math.ceil(card.total_bytes * util)
     batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline)

@@ -149,6 +149,16 @@ def stages(
     return tuple(out)
 
 
+def in_flight(rules: kvlayout.Version, pp: int) -> kvlayout.Version:
+    """The build's rules with the sliding window charged as pipeline parallel charges it: from 0.26.0
+    max_in_flight_tokens is max_concurrent_batches x max_num_batched_tokens, and max_concurrent_batches
+    is the pipeline size under PP on the V1 model runner (vllm/config/vllm.py, 0.26.0, 0.29.0, 0.33.0:
+    "PP requires PP-size concurrent batches to fill the pipeline"), not async scheduling's two."""
+    if pp > 1 and rules.in_flight_batches > 1:
+        return replace(rules, in_flight_batches=pp)
+    return rules
+
+
 def whole_model_check(rules: kvlayout.Version) -> bool:
     """Whether this build checks one request of the whole model's layers against the smallest
     stage's pool (0.14.0 to 0.16.x), rather than each stage's own layers."""

@@ -267,3 +267,21 @@ def test_more_stages_when_no_larger_tp_passes() -> None:
     assert found[0].prediction.verdict == "starts" and found[0].prediction.stages[0].layers == 7
     assert predict.predict(shape, card, predict.Start(tp=4, max_model_len=4096)).verdict != "starts"
     assert predict.predict(shape, card, predict.Start(pp=2, max_model_len=4096)).verdict != "starts"
+
+
+def test_a_window_is_charged_a_batch_a_stage() -> None:
+    """From 0.26.0 a sliding window holds max_in_flight_tokens: under PP the pipeline's batches
+    (max_concurrent_batches = pp on the V1 model runner), not async scheduling's two."""
+    assert ranks.in_flight(NEWEST, 4).in_flight_batches == 4
+    assert ranks.in_flight(NEWEST, 1).in_flight_batches == 2
+    assert ranks.in_flight(kvlayout.version("0.25.1"), 4).in_flight_batches == 1
+
+
+def test_gpt_oss_windows_under_four_stages(capsys: pytest.CaptureFixture[str]) -> None:
+    shape = _shape("gpt-oss-120b")
+    r = _json(["model", "models/configs/gpt-oss-120b/config.json", "--pp", "4", "--max-model-len", "131072", "--json"], capsys)
+    tight = r["ranks"][[s["kv_block_bytes"] for s in r["ranks"]].index(max(s["kv_block_bytes"] for s in r["ranks"]))]
+    sub = ranks.stage_shape(shape, tight["first_layer"], tight["end_layer"], tight["rank"] == 3)
+    four = kvlayout.request(sub, kvlayout.Settings(), 131072, ranks.in_flight(NEWEST, 4))
+    two = kvlayout.request(sub, kvlayout.Settings(), 131072, NEWEST)
+    assert r["kv_fixed_bytes_per_request"] == four.fixed_bytes > two.fixed_bytes
