@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
     from typing import BinaryIO
 
     from calc import logread, logverdict
+    from calc import lora as lora_module
+    from calc import offload as offload_module
     from calc import predict as predict_module
 
 
@@ -149,6 +151,9 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         available=base.available,
         typical_context=parse_count(args.typical_context, "--typical-context", 1) if args.typical_context else None,
         gpu_memory_utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization else None,
+        host_bytes=_kv_offload_a_rank(args.kv_offloading_size, catalog.deployments[deployment_id]["tp"]),
+        cpu_offload_gib=_gib_flag(args.cpu_offload_gb, "--cpu-offload-gb"),
+        kv_offloading_gib=_gib_flag(args.kv_offloading_size, "--kv-offloading-size"),
     )  # fmt: skip
     problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
     if problems:
@@ -157,6 +162,22 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     if args.json:
         return report.to_json(result)
     return render_gate(result)
+
+
+def _gib_flag(text: str | None, flag: str) -> Fraction:
+    """A size in GiB as vLLM's offload flags take it: 0 or more."""
+    if text is None:
+        return Fraction(0)
+    value = parse_number(text, flag)
+    if value < 0:
+        raise InputError(f"{flag}: found {text!r}, expected a size in GiB of 0 or more")
+    return value
+
+
+def _kv_offload_a_rank(text: str | None, tp: int) -> int:
+    """--kv-offloading-size is the buffer over the tensor-parallel ranks (vllm/config/cache.py): a rank's share, rounded up."""
+    size = _gib_flag(text, "--kv-offloading-size")
+    return -(-int(size * 2**30) // tp)
 
 
 def render_gate(r: dict[str, Any]) -> str:
@@ -564,10 +585,13 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             raise InputError("--max-num-batched-tokens: found beside --prefill-budget, expected one of them (they are the same setting)")
         args.prefill_budget = args.max_num_batched_tokens
     card = _card(catalog, args)
+    lora_cfg = _lora(args)
+    host_cfg = _offload(args)
     start = None
     if card is not None:
         start = predict.Start(
-            tp=parse_count(args.tp, "--tp", 1), pp=parse_count(args.pp, "--pp", 1), max_model_len=max_len,
+            tp=parse_count(args.tp, "--tp", 1), pp=parse_count(args.pp, "--pp", 1), pp_layer_partition=args.pp_layer_partition, lora=lora_cfg, max_model_len=max_len,
+            cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
             utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization is not None else None,
             max_num_seqs=parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else None,
             max_num_batched_tokens=parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None,
@@ -576,10 +600,13 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         predict.check_start(start)
         if args.pool is not None:
             raise InputError("--pool: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
-    elif args.gpu_memory_utilization is not None or args.max_num_seqs is not None or args.enforce_eager or args.offline or args.pp != "1":
+    elif args.gpu_memory_utilization is not None or args.max_num_seqs is not None or args.enforce_eager or args.offline:
         raise InputError(
-            "--gpu-memory-utilization, --max-num-seqs, --pp, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
+            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
         )
+    pp = parse_count(args.pp, "--pp", 1)
+    if args.pp_layer_partition is not None and pp == 1:
+        raise InputError("--pp-layer-partition: found with --pp 1, expected --pp N above 1 (it splits the layers over the pipeline stages)")
     budget = parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None
     if budget is None and card is not None and start is not None:
         rel = predict.release(args.engine_version)
@@ -599,6 +626,10 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens"),
         dcp=parse_count(args.dcp, "--dcp", 1),
         prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
+        pp=pp,
+        pp_layer_partition=args.pp_layer_partition,
+        lora=lora_cfg,
+        offload=host_cfg,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
@@ -634,8 +665,65 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(4, f"KV pool a rank (predicted): {fmt(r['available_kv_bytes'], 'GiB')}; vLLM's verdict: {r['verdict']} ({r['verdict_reason']})")
         for i, f in enumerate(r["fixes"]):
             lines.insert(5 + i, f"  passes with {f['change']} ({f['flags']}): pool {fmt(f['available_kv_bytes'], 'GiB')}")
+    if r["lora"] is not None:
+        lo = r["lora"]
+        lines.insert(2, f"LoRA: {lo['max_loras']} slot(s) of rank {lo['max_lora_rank']} on each rank, {fmt(lo['device_bytes_per_rank'], 'GiB')} "
+                        f"allocated at load beside the weights ({lo['modules']} modules); {lo['max_cpu_loras']} adapter(s) on the host, "
+                        f"at most {fmt(lo['host_bytes'], 'GiB')} over every worker")  # fmt: skip
+    if r["offload"] is not None:
+        of = r["offload"]
+        lines.insert(2, f"Host memory: {fmt(of['offloaded_bytes_per_rank'], 'GiB')} of weights a rank moved by --cpu-offload-gb "
+                        f"({fmt(of['weights_on_device_bytes_per_rank'], 'GiB')} stay on the device), KV offloading {fmt(of['kv_offloading_bytes'], 'GiB')}, "
+                        f"swap {fmt(of['swap_space_bytes'], 'GiB')}: {fmt(of['host_bytes'], 'GiB')} on the host in all")  # fmt: skip
+    if r["pp"] > 1:
+        lines.insert(2, f"Pipeline parallel {r['pp']}, one rank of each stage:")
+        for n, st in enumerate(r["ranks"]):
+            holds = f" + {', '.join(st['holds'])}" if st["holds"] else ""
+            lines.insert(3 + n, f"  stage {st['rank']}: layers {st['first_layer']}-{st['end_layer'] - 1} ({st['layers']}{holds}): weights "
+                                f"{fmt(st['weights_bytes'], 'GiB')}, KV {fmt(st['kv_bytes_per_token'], 'count')} B a token")  # fmt: skip
     lines += [f"Note: {note}" for note in r["notes"]]
     return "\n".join(lines)
+
+
+def _lora(args: argparse.Namespace) -> lora_module.Lora | None:
+    """--enable-lora and its sizes, as vLLM's LoRAConfig takes them (defaults 1 slot, rank 16)."""
+    from calc import lora
+
+    sizes = {"--max-loras": args.max_loras, "--max-lora-rank": args.max_lora_rank, "--max-cpu-loras": args.max_cpu_loras}
+    if not args.enable_lora:
+        given = [name for name, value in sizes.items() if value is not None]
+        if given:
+            raise InputError(f"{given[0]}: found without --enable-lora, expected --enable-lora beside it")
+        return None
+    cfg = lora.Lora(
+        parse_count(args.max_loras, "--max-loras", 1) if args.max_loras is not None else 1,
+        parse_count(args.max_lora_rank, "--max-lora-rank", 1) if args.max_lora_rank is not None else 16,
+        parse_count(args.max_cpu_loras, "--max-cpu-loras", 1) if args.max_cpu_loras is not None else None,
+    )
+    lora.check(cfg)
+    return cfg
+
+
+def _offload(args: argparse.Namespace) -> offload_module.Offload | None:
+    """--cpu-offload-gb, --kv-offloading-size (and its backend) and --swap-space, in GiB as vLLM takes them."""
+    from calc import offload
+
+    if args.kv_offloading_backend is not None and args.kv_offloading_size is None:
+        raise InputError("--kv-offloading-backend: found without --kv-offloading-size, expected the size beside it (vLLM offloads nothing without it)")
+    if args.cpu_offload_gb is None and args.kv_offloading_size is None and args.swap_space is None:
+        return None
+
+    def gib(text: str | None, flag: str) -> Fraction | None:
+        return None if text is None else parse_number(text, flag)
+
+    o = offload.Offload(
+        gib(args.cpu_offload_gb, "--cpu-offload-gb") or Fraction(0),
+        gib(args.kv_offloading_size, "--kv-offloading-size"),
+        args.kv_offloading_backend or "native",
+        gib(args.swap_space, "--swap-space"),
+    )
+    offload.check(o)
+    return o
 
 
 def _budget_flag(args: argparse.Namespace) -> str:
@@ -662,10 +750,17 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    p = predict.predict(shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}")
-    terms = {t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.activation, p.non_torch, p.cuda_graph)}
+    own = tuple(st["weights_bytes"] for st in r["ranks"]) if start.pp > 1 else None
+    p = predict.predict(
+        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
+    )
+    terms = {
+        t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
+    }
     pool = p.available_kv_bytes
-    found = predict.fixes(shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}")
+    found = predict.fixes(
+        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
+    )
     fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
     return {
         **r,
@@ -693,6 +788,21 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
         "verdict_reason": p.reason,
         "fixes": fixes,
         "modeled": True,
+        "tightest_rank": p.tightest_stage,
+        "ranks": [{**st, **_stage_pool(sp)} for st, sp in zip(r["ranks"], p.stages or (None,) * len(r["ranks"]), strict=True)],
+    }
+
+
+def _stage_pool(sp: predict_module.StagePool | None) -> dict[str, Any]:
+    """A pipeline stage's own pool terms, for its entry in `ranks`."""
+    if sp is None:
+        return {}
+    return {
+        "lora_bytes": sp.lora_bytes,
+        "activation_peak_bytes": sp.activation_bytes,
+        "cuda_graph_bytes": sp.cuda_graph_bytes,
+        "available_kv_bytes": sp.available_kv_bytes,
+        "kv_blocks": sp.kv_blocks,
     }
 
 
@@ -908,6 +1018,8 @@ def _gate_flags(p: Parser) -> None:
     p.add_argument("--typical-context", help="tokens a seat typically holds")
     p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
     p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ', or auto")
+    p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading over the TP ranks: on a unified box it comes out of MemAvailable")
+    p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host: on a unified box it frees nothing")
     p.set_defaults(run=cmd_gate)
 
 
@@ -989,7 +1101,16 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--total-memory", help="the card's total as torch and vLLM report it, such as 79.22 GiB: predicts the pool")
     p.add_argument("--gpu-memory-utilization", help="with a card: the fraction vLLM may use (default the release's: 0.92 from 0.20.0, 0.9 before)")
     p.add_argument("--max-num-seqs", help="with a card: the sequences the sampler warms up for (default the release's for the card)")
-    p.add_argument("--pp", default="1", help="with a card: pipeline parallel size")
+    p.add_argument("--pp", default="1", help="--pipeline-parallel-size: the layers split over stages as vLLM splits them, each stage's bytes")
+    p.add_argument("--enable-lora", action="store_true", help="LoRA adapters: their slots are allocated on every rank at load")
+    p.add_argument("--max-loras", help="with --enable-lora: adapters in one batch, the slots on each rank (default 1)")
+    p.add_argument("--max-lora-rank", help="with --enable-lora: the largest adapter rank, the slots' size (default 16)")
+    p.add_argument("--max-cpu-loras", help="with --enable-lora: adapters kept in host memory (default --max-loras)")
+    p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host (whole parameters, the decoder layers in order)")
+    p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading, over the tensor-parallel ranks")
+    p.add_argument("--kv-offloading-backend", help="native (the default) or lmcache (sized by LMCache's own server)")
+    p.add_argument("--swap-space", help="GiB of CPU swap a GPU: allocated by the V0 engine only")
+    p.add_argument("--pp-layer-partition", help="VLLM_PP_LAYER_PARTITION: the layers of each stage, such as 15,16,15,15")
     p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
     p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")
     p.add_argument("--speculative-tokens", default="0")

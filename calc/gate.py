@@ -38,6 +38,7 @@ class Request:
     drafter: bool = False
     prefill_budget: int = 8192
     seats: int = 8
+    host_bytes: int = 0  # host buffers a rank (KV offloading): on a unified box they come out of MemAvailable
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,11 @@ def terms(row: GateRow, request: Request) -> tuple[tuple[Term, ...], str | None]
         Term("overhead", row.overhead.bytes, row.overhead.source, False),
         Term("prefill-budget term", prefill, "zero inside the calibration" if not prefill else row.prefill_bytes_per_token.source, True),  # type: ignore[union-attr]
         Term("seat term", seats, "zero inside the calibration" if not seats else row.seat_bytes.source, True),  # type: ignore[union-attr]
-        Term("start headroom", row.headroom.bytes, row.headroom.source, False),
     ]  # fmt: skip
+    if request.host_bytes:
+        out.append(Term("host buffers", request.host_bytes,
+                        "--kv-offloading-size a rank: host memory, which on a unified box is the same MemAvailable", True))  # fmt: skip
+    out.append(Term("start headroom", row.headroom.bytes, row.headroom.source, False))
     return tuple(out), unknown
 
 
@@ -112,7 +116,7 @@ def largest_pin(row: GateRow, request: Request, available: tuple[int, ...]) -> i
 
     None when the gate cannot size the request; negative when no pin passes at all.
     """
-    result = gate(row, Request(0, request.drafter, request.prefill_budget, request.seats), available)
+    result = gate(row, Request(0, request.drafter, request.prefill_budget, request.seats, request.host_bytes), available)
     if result.needs is None:
         return None
     return min(available) - result.needs

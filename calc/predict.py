@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from calc import hfconfig, kvlayout, weights
+from calc import hfconfig, kvlayout, lora, offload, ranks, weights
 from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
 from calc.units import GiB, InputError, parse_size
 
@@ -328,6 +328,24 @@ class Start:
     kv_cache_dtype: str = "auto"
     engine_version: str | None = None
     offline: bool = False  # the LLM class, not `vllm serve`
+    pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
+    lora: lora.Lora | None = None  # --enable-lora: its slots are allocated at load, beside the weights
+    cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: whole parameters moved to the host, a rank
+
+
+@dataclass(frozen=True)
+class StagePool:
+    """One pipeline stage's pool: its own weights, activation peak and graphs off the same request."""
+
+    rank: int
+    layers: int
+    weights_bytes: int
+    activation_bytes: int  # the sampler warms up on the last stage only
+    cuda_graph_bytes: int
+    available_kv_bytes: int
+    kv_block_bytes: int
+    kv_blocks: int  # available // block; vLLM keeps the smallest over the stages
+    lora_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -355,6 +373,9 @@ class Prediction:
     vocab: int = 0
     residual_bytes: int = 0  # the forward pass's hidden states, alive while the sampler runs
     tp: int = 1
+    stages: tuple[StagePool, ...] = ()  # under pipeline parallel, every stage; the figures above are the tightest's
+    tightest_stage: int = 0
+    lora: Term = Term("lora", 0, "no --enable-lora")
 
 
 def check_start(s: Start) -> None:
@@ -365,20 +386,37 @@ def check_start(s: Start) -> None:
         raise InputError(f"--max-model-len: found {s.max_model_len}, expected a length from 1 to {MAX_MODEL_LEN:,}")
     if s.max_num_seqs is not None and not 0 < s.max_num_seqs <= 1_000_000:
         raise InputError(f"--max-num-seqs: found {s.max_num_seqs}, expected a count from 1 to 1,000,000")
-    if s.pp != 1:
-        raise InputError(f"--pp: found {s.pp}, expected 1: how pipeline stages split the weights, the KV layers and the sampler is not modeled yet")
+    if not 1 <= s.pp <= ranks.MAX_PP:
+        raise InputError(f"--pp: found {s.pp}, expected a pipeline parallel size from 1 to {ranks.MAX_PP}")
     if s.max_num_batched_tokens is not None and not 0 < s.max_num_batched_tokens <= MAX_MODEL_LEN:
         raise InputError(f"--max-num-batched-tokens: found {s.max_num_batched_tokens}, expected a count from 1 to {MAX_MODEL_LEN:,}")
 
 
-def predict(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: int | None = None, weights_source: str = "") -> Prediction:
+def predict(
+    shape: Shape,
+    card: Card,
+    s: Start,
+    topk: int = 0,
+    weights_bytes: int | None = None,
+    weights_source: str = "",
+    stage_weights: tuple[int, ...] | None = None,
+) -> Prediction:
     """The pool one rank gets, each term with its source, and vLLM's verdict on the start.
-    `weights_bytes` replaces the config's count (the checkpoint's size, or a log's loading line)."""
+    `weights_bytes` replaces the config's count (the checkpoint's size, or a log's loading line);
+    under pipeline parallel `stage_weights` gives each stage's (calc/ranks.py counts them without).
+
+    Under pipeline parallel every stage sizes its pool the same way from its own weights, its own
+    layers' graphs and, on the last stage alone, the sampler's warm-up (gpu_model_runner.py
+    profile_run: `if get_pp_group().is_last_rank`, 0.33.0); vLLM then keeps the smallest count of
+    blocks over the stages (calc/ranks.py), and the stage that gives it is the one reported."""
     check_start(s)
     if card.unified:
-        raise InputError(f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card)")
+        also = "; there --cpu-offload-gb frees nothing, the weights it moves stay in the same memory" if s.cpu_offload_gib else ""
+        raise InputError(
+            f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card){also}"
+        )
     rel = release(s.engine_version)
-    v = kvlayout.version(s.engine_version)
+    v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
     util = s.utilization if s.utilization is not None else default_utilization(rel)
     requested = math.ceil(card.total_bytes * util)
     batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline)
@@ -401,18 +439,61 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: in
     )
     nt = non_torch(s.tp, s.pp)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
-    pool = requested - wterm.bytes - act.bytes - nt.bytes - cg.bytes
+    lora_n = tuple(
+        lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers)).device_bytes if s.lora else 0
+        for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
+    )
+    bounds = _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
+    moved_n = tuple(offload.moved(shape, s.tp, s.cpu_offload_gib, range(a, b)) if s.cpu_offload_gib else 0 for a, b in bounds)
+    if s.pp == 1 and moved_n[0]:
+        moved = min(moved_n[0], wterm.bytes)
+        wterm = Term("weights", wterm.bytes - moved, f"{wterm.source}, less {_gib(moved)} --cpu-offload-gb moves to the host (offloader/uva.py)")
+    lterm = _lora_term(s.lora, lora_n[0])
+    pool = requested - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - cg.bytes
     settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens)
+    kv_shape, tightest, check_whole = shape, 0, False
+    stage_pools: tuple[StagePool, ...] = ()
     try:
         req = kvlayout.request(shape, settings, s.max_model_len, v)
+        if s.pp > 1:
+            stage_list = ranks.stages(shape, settings, s.max_model_len, v, s.pp, s.pp_layer_partition)
+            own = stage_weights or tuple(st.weights_bytes for st in stage_list)
+            if len(own) != s.pp:
+                raise InputError(f"stage weights: found {len(own)}, expected one a stage of {s.pp}")
+            made: list[StagePool] = []
+            for st, w_n in zip(stage_list, own, strict=True):
+                w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
+                last = st.rank == s.pp - 1
+                act_n = act.bytes if last else fwd.bytes
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
+                avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
+                blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
+                made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
+            stage_pools = tuple(made)
+            tightest = min(stage_pools, key=lambda sp: (sp.kv_blocks, sp.available_kv_bytes)).rank
+            st, sp = stage_list[tightest], stage_pools[tightest]
+            last = tightest == s.pp - 1
+            kv_shape = ranks.stage_shape(shape, st.first_layer, st.end_layer, last)
+            wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/ranks.py")
+            if not last:
+                act = Term("activation_peak", fwd.bytes, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+            lterm = _lora_term(s.lora, sp.lora_bytes)
+            pool = sp.available_kv_bytes
+            check_whole = ranks.whole_model_check(v)
+            if not check_whole:
+                req = kvlayout.request(kv_shape, settings, s.max_model_len, v)
     except ValueError as error:
+        if isinstance(error, InputError):
+            raise
         raise InputError(str(error)) from None
     kv_tokens = concurrency = largest = None
-    if wterm.bytes >= card.total_bytes:
+    heaviest = max((sp.weights_bytes + sp.lora_bytes for sp in stage_pools), default=wterm.bytes + lterm.bytes)
+    if heaviest >= card.total_bytes:
         verdict, reason = (
             "weights do not fit",
             (
-                f"CUDA out of memory while loading: {_gib(wterm.bytes)} of weights a rank on a card of {_gib(card.total_bytes)} "
+                f"CUDA out of memory while loading: {_gib(heaviest)} of weights a rank on a card of {_gib(card.total_bytes)} "
                 "(vllm/v1/worker/gpu_model_runner.py load_model)"
             ),
         )
@@ -425,9 +506,9 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: in
             ),
         )
     else:
-        p = kvlayout.pool(shape, settings, s.max_model_len, pool, v, req)
+        p = kvlayout.pool(kv_shape, settings, s.max_model_len, pool, v, None if check_whole else req)
         kv_tokens, concurrency = p.tokens, p.concurrency
-        largest = kvlayout.largest_max_model_len(shape, settings, pool, v)
+        largest = kvlayout.largest_max_model_len(shape if check_whole else kv_shape, settings, pool, v)
         if req.bytes_per_request > pool:
             verdict, reason = (
                 "max_model_len",
@@ -440,7 +521,19 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: in
             verdict, reason = "starts", f"{p.tokens:,} tokens, {float(p.concurrency):.2f} requests of {s.max_model_len:,} at once"
     return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
-                      kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp)  # fmt: skip
+                      kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
+                      stage_pools, tightest, lterm)  # fmt: skip
+
+
+def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:
+    counts = ranks.partition(layers, pp, override)
+    return [(sum(counts[:n]), sum(counts[: n + 1])) for n in range(pp)]
+
+
+def _lora_term(cfg: lora.Lora | None, n: int) -> Term:
+    if cfg is None:
+        return Term("lora", 0, "no --enable-lora")
+    return Term("lora", n, f"vllm/lora/layers create_lora_weights, 0.33.0: {cfg.max_loras} slot(s) of rank {cfg.max_lora_rank}, allocated in load_model")
 
 
 def _gib(n: int) -> str:
@@ -469,14 +562,25 @@ class Fix:
     prediction: Prediction
 
 
-def fixes(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: int | None = None, weights_source: str = "") -> list[Fix]:
+def fixes(
+    shape: Shape,
+    card: Card,
+    s: Start,
+    topk: int = 0,
+    weights_bytes: int | None = None,
+    weights_source: str = "",
+    stage_weights: tuple[int, ...] | None = None,
+) -> list[Fix]:
     """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
     order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
-    lowest that starts, at most 0.98), fewer sequences (the most that start), a larger TP."""
+    lowest that starts, at most 0.98), fewer sequences (the most that start), fewer LoRA slots
+    (the most that start), a larger TP, and
+    where no larger TP passes (heads that do not divide), more pipeline stages."""
     from dataclasses import replace
 
     def run(t: Start) -> Prediction:
-        return predict(shape, card, t, topk, weights_bytes if t.tp == s.tp else None, weights_source)
+        same = t.tp == s.tp
+        return predict(shape, card, t, topk, weights_bytes if same else None, weights_source, stage_weights if same else None)
 
     base = run(s)
     if base.verdict == "starts":
@@ -507,6 +611,22 @@ def fixes(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: int 
             out.append(Fix(f"max_num_seqs {seqs}", f"--max-num-seqs {seqs}", t, p))
             break
         seqs //= 2
+    if s.lora is not None and s.lora.max_loras > 1:  # fewer adapter slots: the most that start (the pool falls as they grow)
+        cfg = s.lora
+
+        def slots(n: int) -> Start:
+            return replace(s, lora=replace(cfg, max_loras=n, max_cpu_loras=max(n, cfg.max_cpu_loras or n)))
+
+        lo, hi = 0, cfg.max_loras - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if run(slots(mid)).verdict == "starts":
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo:
+            t = slots(lo)
+            out.append(Fix(f"max_loras {lo}", f"--max-loras {lo}", t, run(t)))
     for tp in (2, 4, 8):
         if tp <= s.tp or shape.heads % tp or (MLA not in shape.layers and shape.kv_heads % tp and tp % shape.kv_heads):
             continue
@@ -518,4 +638,13 @@ def fixes(shape: Shape, card: Card, s: Start, topk: int = 0, weights_bytes: int 
         if p.verdict == "starts":
             out.append(Fix(f"tensor parallel {tp}", f"--tensor-parallel-size {tp}", t, p))
             break
+    if not any(f.start.tp != s.tp for f in out):  # no larger TP passes: more pipeline stages, each of its own layers
+        for pp in (2, 4, 8):
+            if pp <= s.pp or pp > len(shape.layers):
+                continue
+            t = replace(s, pp=pp, pp_layer_partition=None)
+            p = predict(shape, card, t, topk, None, weights_source)
+            if p.verdict == "starts":
+                out.append(Fix(f"pipeline parallel {pp}", f"--pipeline-parallel-size {pp}", t, p))
+                break
     return out

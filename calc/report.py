@@ -24,6 +24,9 @@ class StartInputs:
     available: tuple[int, ...]
     typical_context: int | None = None
     gpu_memory_utilization: Fraction | None = None
+    host_bytes: int = 0  # --kv-offloading-size a rank, taken from MemAvailable on a unified box
+    cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: frees nothing on a unified box
+    kv_offloading_gib: Fraction = Fraction(0)  # --kv-offloading-size as typed, over the TP ranks
 
 
 def defaults(catalog: Catalog, deployment_id: str | None = None, available: tuple[int, ...] | None = None) -> StartInputs:
@@ -91,11 +94,12 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
     model = catalog.models[deployment["model"]]
     box = catalog.boxes[deployment["box"]]
     row = derive.gate_row(catalog, inputs.deployment)
-    request = gate.Request(inputs.kv_pin, inputs.drafter, inputs.prefill_budget, inputs.seats)
+    request = gate.Request(inputs.kv_pin, inputs.drafter, inputs.prefill_budget, inputs.seats, inputs.host_bytes)
     result = gate.gate(row, request, inputs.available)
+    host = inputs.host_bytes
     largest = {
-        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats), inputs.available),
-        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats), inputs.available) if row.drafter else None,
+        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host), inputs.available),
+        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host), inputs.available) if row.drafter else None,
     }
     boxes = [
         {
@@ -150,6 +154,12 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
         "changes": [t for t in gate.movable_terms(result)],
     }
     out["notes"] = notes(catalog, out)
+    if inputs.cpu_offload_gib:
+        where = "this unified-memory box" if box.get("memory") == "unified" else "a unified-memory box"
+        out["notes"].append(
+            f"--cpu-offload-gb {float(inputs.cpu_offload_gib):g}: on {where} the weights it moves to the host stay in the same memory, "
+            "so the weights term is unchanged and nothing is freed (vllm/model_executor/offloader/uva.py)"
+        )
     return out
 
 
@@ -279,6 +289,10 @@ def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction
     config = drafter_config(model or {})
     if inputs.drafter and config:
         out.append(f'--speculative-config \'{{"method": "{config["method"]}", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
+    if inputs.kv_offloading_gib:
+        out.append(f"--kv-offloading-size {float(inputs.kv_offloading_gib):g}")
+    if inputs.cpu_offload_gib:
+        out.append(f"--cpu-offload-gb {float(inputs.cpu_offload_gib):g}")
     return out
 
 

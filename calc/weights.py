@@ -354,12 +354,18 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
     by the modeled layout (that figure beats the count); without it the count stands."""
     if tp < 1 or shape.heads % tp:
         raise ConfigError(shape.file, "num_attention_heads", shape.heads, f"a multiple of the tensor parallel size {tp}")
-    quant = quant_of(shape)
-    rank = _sum(shape, tp, quant)
-    whole = _sum(shape, 1, quant)
-    if total_size is None:
-        return Weights(rank[0], rank[1], "config", whole[0] + whole[1])
+    rank = _sum(shape, tp, quant_of(shape))
+    scale, source, whole = checkpoint_scale(shape, total_size, source)
+    return Weights(round(rank[0] * scale), round(rank[1] * scale), source, whole)
+
+
+def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index total_size") -> tuple[Fraction, str, int]:
+    """What the count is multiplied by to give the checkpoint's own bytes (1 without them), the
+    source of the figure and the whole checkpoint's bytes, all ranks together."""
+    whole = _sum(shape, 1, quant_of(shape))
     counted = whole[0] + whole[1]
+    if total_size is None:
+        return Fraction(1), "config", counted
     if not counted // PLAUSIBLE <= total_size <= counted * PLAUSIBLE:  # total_size 1 once gave weights of 0.00 GiB
         raise InputError(
             f"{source}: found {total_size:,} B, expected a checkpoint size within {PLAUSIBLE}x of the {counted:,} B the config's "
@@ -367,8 +373,7 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
         )
     if shape.float32_checkpoint:  # stored in 4 bytes a value, loaded in 2
         total_size, source = total_size // 2, f"{source}, halved: stored in float32, loaded in bfloat16"
-    scale = Fraction(total_size, counted)
-    return Weights(round(rank[0] * scale), round(rank[1] * scale), source, total_size)
+    return Fraction(total_size, counted), source, total_size
 
 
 def _sum(shape: Shape, tp: int, quant: Quant) -> tuple[int, int]:

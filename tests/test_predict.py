@@ -290,7 +290,7 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
         (["--gpu", "l40s", "--pool", "5 GiB"], "--pool: found beside --gpu or --total-memory"),
         (["--gpu-memory-utilization", "0.9"], "found without a card, expected --gpu NAME or --total-memory SIZE"),
         (["--gpu", "l40s", "--max-num-seqs", "0"], "--max-num-seqs: found 0, expected at least 1"),
-        (["--gpu", "l40s", "--pp", "2"], "--pp: found 2, expected 1: how pipeline stages split"),
+        (["--gpu", "l40s", "--pp", "99"], "--pp: found 99, expected a pipeline parallel size from 1 to 64"),
     ],
 )
 def test_cli_bad_input_is_one_line(extra: list[str], fragment: str, capsys) -> None:
