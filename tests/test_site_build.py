@@ -17,7 +17,18 @@ from hooks.figures import bare_figures
 from hooks.runtime import browser_calc_files
 from tests.sitebuild import ROOT, build, copy_project, edit
 
-HAND_PAGES = ("", "memory-budget", "gb10-unified-memory", "kv-pool", "start-up-memory", "several-models", "calculator", "command-line", "catalog")
+HAND_PAGES = (
+    "",
+    "memory-budget",
+    "gb10-unified-memory",
+    "kv-pool",
+    "start-up-memory",
+    "several-models",
+    "calculator",
+    "calculator/start-gate",
+    "command-line",
+    "catalog",
+)
 
 
 @pytest.fixture
@@ -68,8 +79,8 @@ def test_the_calculators_prose_is_searchable_and_their_forms_and_results_are_not
     calculator = " ".join(doc["title"] + " " + doc["text"] for doc in index["docs"] if doc["location"].startswith("calculator/"))
     assert "Paste what your own engine printed at startup" in calculator  # the page's prose
     assert "Will this start fit?" in calculator  # its headings
-    page = (shipped.site / "calculator" / "index.html").read_text()
-    for label in ("Bytes per token from", "MemAvailable when loading starts", "Copy the flags"):
+    for where, label in (("kv-pool", "Bytes per token from"), ("prefetch", "MemAvailable when loading starts"), ("start-gate", "Copy the flags")):
+        page = (shipped.site / "calculator" / where / "index.html").read_text()
         assert label in page and label not in calculator, label  # a form's label, a result's text
 
 
@@ -96,15 +107,18 @@ def test_the_calculators_python_and_runtime_ship_with_the_site(shipped):
         assert (site / "py" / "calc" / path).read_bytes() == (ROOT / "calc" / path).read_bytes()
 
 
-def test_the_calculator_page_holds_materials_script_and_no_other_page_does(shipped):
+def test_the_calculator_pages_hold_materials_script_and_no_other_page_does(shipped):
+    from calc import html as calc_html
+
     bundle = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js">')
-    calculator = (shipped.site / "calculator" / "index.html").read_text(encoding="utf-8")
-    assert not bundle.search(calculator)
-    held = re.search(r'var src = "([^"]+)"', calculator)
-    assert held and (shipped.site / "calculator" / held.group(1)).is_file()
-    assert calculator.index(held.group(0)) < calculator.index('id="calc-status"')  # before the first paint of the page's body
-    for page in HAND_PAGES:
-        if page != "calculator":
+    for slug in calc_html.PAGES.values():
+        calculator = (shipped.site / "calculator" / slug / "index.html").read_text(encoding="utf-8")
+        assert not bundle.search(calculator), slug
+        held = re.search(r'var src = "([^"]+)"', calculator)
+        assert held and (shipped.site / "calculator" / slug / held.group(1)).is_file(), slug
+        assert calculator.index(held.group(0)) < calculator.index('id="calc-status"')  # before the first paint of the page's body
+    for page in HAND_PAGES:  # the calculators' index among them: it runs no Python, so Material's script runs as usual
+        if not page.startswith("calculator/"):
             assert len(bundle.findall((shipped.site / page / "index.html").read_text(encoding="utf-8"))) == 1, page
 
 
@@ -187,7 +201,8 @@ def test_the_calculators_package_ships_and_the_browser_is_told_to_fetch_it(shipp
     for path in browser_calc_files():
         assert (shipped.site / "py" / "calc" / path).read_bytes() == (ROOT / "calc" / path).read_bytes()
     assert ("../py/calc/calculators/yourstart.py", "calc/calculators/yourstart.py") in python_files("../")
-    assert 'id="calc-python-files">' in shipped.page("calculator")
+    assert 'id="calc-python-files">' in shipped.page("calculator/start-gate")
+    assert ("../../py/calc/calculators/yourstart.py", "calc/calculators/yourstart.py") in python_files("../../")  # a calculator's page, two deep
 
 
 def test_measure_your_start_is_the_main_path(shipped):
@@ -442,7 +457,7 @@ def test_jargon_is_defined_once_and_linked_where_it_first_appears(shipped):
     terms = ("seat", "pin", "dspark", "mtp", "rank", "tp", "headroom", "drafter", "memavailable", "source-document", "several-models-guide")
     for anchor in terms:
         assert f'id="{anchor}"' in glossary, f"the glossary has no entry #{anchor}"
-    linked = {anchor for page in HAND_PAGES if page for anchor in re.findall(r'href="\.\./glossary/#([\w-]+)"', shipped.page(page))}
+    linked = {anchor for page in HAND_PAGES if page for anchor in re.findall(r'href="(?:\.\./)+glossary/#([\w-]+)"', shipped.page(page))}
     assert {"seat", "pin", "dspark", "rank", "tp", "headroom", "source-document", "several-models-guide"} <= linked
 
 
