@@ -103,3 +103,26 @@ def browser():
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield chromium
         chromium.close()
+
+
+# --- helpers the model tests share ---------------------------------------------------------------
+
+
+def config_shape(name: str):
+    """The config model's reading of models/configs/<name>/config.json."""
+    import json
+
+    from calc import hfconfig
+
+    return hfconfig.shape(json.loads((ROOT / "models" / "configs" / name / "config.json").read_text()), name)
+
+
+def cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    """`python -m calc ARGV --json`, run in-process, as a dict."""
+    import json
+
+    from calc import cli
+
+    assert cli.main(argv) == 0
+    out: dict = json.loads(capsys.readouterr().out)
+    return out

@@ -4,26 +4,13 @@ max_loras x output on the rank x rank), the adapters on the host, the pool they 
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
+from conftest import cli_json as _json
+from conftest import config_shape as _shape
 
-from calc import cli, hfconfig, lora, predict
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _shape(name: str) -> hfconfig.Shape:
-    return hfconfig.shape(json.loads((ROOT / "models" / "configs" / name / "config.json").read_text()), name)
-
-
-def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
-    assert cli.main(argv) == 0
-    out: dict = json.loads(capsys.readouterr().out)
-    return out
-
+from calc import cli, lora, predict
 
 # Qwen3 8B: hidden 4096, 32 heads and 8 KV heads of 128, intermediate 12288, 36 layers, vocab 151936.
 H, Q, KV, INTER, L, V = 4096, 32 * 128, 8 * 128, 12288, 36, 151936

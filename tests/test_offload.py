@@ -4,27 +4,14 @@ offloading and (V0) swap take host memory; on a unified-memory box none of it fr
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
+from conftest import cli_json as _json
+from conftest import config_shape as _shape
 
-from calc import cli, hfconfig, offload, predict
+from calc import cli, offload, predict
 from calc.units import GiB
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _shape(name: str) -> hfconfig.Shape:
-    return hfconfig.shape(json.loads((ROOT / "models" / "configs" / name / "config.json").read_text()), name)
-
-
-def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
-    assert cli.main(argv) == 0
-    out: dict = json.loads(capsys.readouterr().out)
-    return out
-
 
 # Qwen3 8B, one rank, bfloat16: a layer's parameters in the offloader's order.
 QKV = (32 + 8 + 8) * 128 * 4096 * 2

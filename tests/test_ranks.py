@@ -4,27 +4,14 @@ from its own layers, the smallest stage's blocks deciding, on real configs."""
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
+from conftest import cli_json as _json
+from conftest import config_shape as _shape
 
-from calc import cli, hfconfig, kvlayout, predict, ranks, weights
+from calc import cli, kvlayout, predict, ranks, weights
 from calc.units import GiB, InputError
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _shape(name: str) -> hfconfig.Shape:
-    return hfconfig.shape(json.loads((ROOT / "models" / "configs" / name / "config.json").read_text()), name)
-
-
-def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
-    assert cli.main(argv) == 0
-    out: dict = json.loads(capsys.readouterr().out)
-    return out
-
 
 NEWEST = kvlayout.version(None)
 
