@@ -107,9 +107,11 @@ def note_html(left_out: Sequence[tuple[str, str, str]], dropped: Sequence[str]) 
     return "".join(f"<span>{part}</span>" for part in parts)
 
 
-def decode(pairs: Sequence[tuple[str, str]], names: Sequence[str]) -> Restored:
-    """The values an address gives the fields in `names`. An unknown name, a repeated one or a
-    packed value that does not unpack is dropped and said, never guessed."""
+def decode(pairs: Sequence[tuple[str, str]], names: Sequence[str], choices: Mapping[str, Sequence[str]] | None = None) -> Restored:
+    """The values an address gives the fields in `names`. An unknown name, a repeated one, a
+    packed value that does not unpack or a value that is not one of its field's `choices` (a
+    select's options) is dropped and said, never guessed."""
+    choices = choices or {}
     known = set(names)
     values: dict[str, str] = {}
     dropped: list[str] = []
@@ -120,7 +122,12 @@ def decode(pairs: Sequence[tuple[str, str]], names: Sequence[str]) -> Restored:
             dropped.append(f"{name!r} given twice (the first kept)")
         else:
             try:
-                values[name] = unpack(value)
+                text = unpack(value)
             except ValueError as error:
                 dropped.append(f"{name!r} ({error})")
+                continue
+            if name in choices and text not in choices[name]:
+                dropped.append(f"{name!r} ({text[:40]!r} is not one of its choices)")
+            else:
+                values[name] = text
     return Restored(values, tuple(dropped))

@@ -64,6 +64,13 @@ def test_an_old_or_broken_link_opens_with_what_it_can_and_says_what_it_dropped()
         "'overhead' (it is cut short)",
     ):
         assert part in said, said
+    chosen = address.decode(
+        [("deployment", "bogus"), ("model_1", "example-27b-4bit")],
+        ["deployment", "model_1"],
+        {"deployment": ["dsv4-flash-pair"], "model_1": ["", "example-27b-4bit"]},
+    )
+    assert chosen.values == {"model_1": "example-27b-4bit"}  # a select keeps only one of its options
+    assert chosen.dropped == ("'deployment' ('bogus' is not one of its choices)",)
     note = address.note_html([], ["'<b>' (not a field of this calculator)"])
     assert "&lt;b&gt;" in note and "<b>" not in note
 

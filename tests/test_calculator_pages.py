@@ -158,12 +158,14 @@ def test_a_link_reopens_the_same_inputs_and_result_and_history_steps_through_the
         page.context.close()
     fresh, _ = open_page(browser, base_url)  # a colleague's browser: nothing shared but the link
     try:
-        fresh.goto(link + "&seats_old=8")
+        fresh.goto(link + "&seats_old=8&deployment=bogus")
         fresh.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
         fresh.wait_for_function("document.getElementById('start-result').dataset.state === 'valid'")
         assert fresh.input_value("#start-pin") == "20e9" and fresh.is_checked("#start-drafter")
         assert figures_on(fresh, "start") == refused
-        assert fresh.is_visible("#start-address") and "'seats_old' (not a field of this calculator)" in fresh.text_content("#start-address")
+        note = fresh.text_content("#start-address")
+        assert fresh.is_visible("#start-address") and "'seats_old' (not a field of this calculator)" in note
+        assert "'deployment' ('bogus' is not one of its choices)" in note  # the default deployment kept, and said
     finally:
         fresh.context.close()
 

@@ -183,7 +183,8 @@ def main() -> None:
 
         known = list(raw_values(form))
         pairs = [(str(k), str(v)) for k, v in getattr(js.Array, "from")(js.URLSearchParams.new(js.location.search).entries()).to_py()]
-        restored = address.decode(pairs, known)
+        choices = {str(e.name): [str(o.value) for o in e.options] for e in form.elements if e.name and e.tagName == "SELECT"}
+        restored = address.decode(pairs, known, choices)
         set_values(form, {**default_values(form), **restored.values})
         for element in form.elements:
             if element.name and element.tagName == "SELECT":
