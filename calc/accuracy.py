@@ -6,12 +6,15 @@ models/observations.yaml). The model is given the pool the start had (the pin, o
 log printed) and predicts what the log printed: the token count, or on V0 builds the block
 count. A printed pool is rounded, so each row also says whether the printed figure lies inside
 what the rounded pool allows ("within printed precision"). Rows the rules cannot explain stay,
-with what we suspect.
+with what we suspect. A hybrid runs in the mamba cache mode its log names, else in the mode its
+release gives the prefix caching the start ran with (stated by the log or the post, else the
+release's default: off for hybrids up to 0.27.1), as calc/kvlayout.py's mamba_cache_mode says.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -122,6 +125,35 @@ def printed_pool(text: str, what: str) -> tuple[int, int]:
     return int((value - half) * scale), int((value + half) * scale)
 
 
+# How a vLLM log states prefix caching: the engine config line's resolved setting
+# ("enable_prefix_caching=False"), the argument dump ("'enable_prefix_caching': True"), a command
+# line's flag, or the hybrid's own line ("Mamba cache mode is set to 'align' ... when prefix
+# caching is enabled", vllm/model_executor/models/config.py from 0.15.0).
+_PREFIX_SETTING = re.compile(r"""enable[_-]prefix[_-]caching['"]?\s*([:=])\s*(True|False)\b""")
+_PREFIX_FLAG = re.compile(r"(?<![\w-])--(no-)?enable-prefix-caching\b")
+_MAMBA_MODE = re.compile(r"Mamba cache mode is set to '(align|all|none)'")
+
+
+def log_mamba_cache_mode(text: str) -> tuple[bool | None, str | None]:
+    """Whether a log's start ran with prefix caching, and the mamba cache mode where a line names
+    it; None for what the log does not state. The engine config line's value is the one vLLM
+    resolved, so it outranks the arguments and the command that asked for one."""
+    settings = _PREFIX_SETTING.findall(text)
+    resolved = [value for sep, value in settings if sep == "="]
+    asked = [value for sep, value in settings if sep == ":"]
+    flags = _PREFIX_FLAG.findall(text)
+    prefix: bool | None = None
+    if resolved or asked:
+        prefix = (resolved or asked)[-1] == "True"
+    elif flags:
+        prefix = flags[-1] != "no-"
+    named = _MAMBA_MODE.findall(text)
+    mode = named[-1] if named else None
+    if mode is not None and prefix is None:
+        prefix = True  # the line is printed only when prefix caching is on
+    return prefix, mode
+
+
 def public_observations(entries: list[dict[str, Any]], configs: dict[str, dict[str, Any]], catalog: Catalog, logs: dict[str, str]) -> list[Observation]:
     """models/observations.yaml's entries. Each names its architecture one of three ways: a
     shipped config.json (`config`, already read into `configs`), a catalog model
@@ -151,22 +183,32 @@ def public_observations(entries: list[dict[str, Any]], configs: dict[str, dict[s
             # the loading line is compared only where the config is the checkpoint's own
             own = "config" in e and e.get("checkpoint_config", True)
             loaded = r.model_loading_bytes.value if r.model_loading_bytes is not None and own else None
+            prefix, mode = log_mamba_cache_mode(logs[e["log"]])
         else:
             engine = "vllm"
             low, high = printed_pool(str(e["pool"]), f"{where}.pool")
             printed, quantity = e.get("tokens", e.get("blocks")), "tokens" if "tokens" in e else "blocks"
             half = 0
             loaded = None
+            prefix, mode = None, None
+        if e.get("prefix_caching") is not None:  # what the post states, where it is no log
+            if not isinstance(e["prefix_caching"], bool):
+                raise InputError(f"{where}.prefix_caching: found {e['prefix_caching']!r}, expected true or false")
+            prefix = e["prefix_caching"]
         if engine == "sglang":  # SGLang's pool does not depend on the context length
             given.setdefault("max_model_len", 0)
         if "max_model_len" not in given:
             raise InputError(f"{where}.max_model_len: found nothing, expected the length the start ran at")
         dtype = str(given.get("kv_cache_dtype", "auto"))
+        release = str(given["engine_version"]) if "engine_version" in given else None
+        # a hybrid's mode: the log's own line where it names one, else the build's rule for the
+        # prefix caching the start ran with (stated, or the build's default)
+        mode = mode or kvlayout.mamba_cache_mode(shape, kvlayout.version(release), prefix)
         out.append(Observation(
             label=e["label"], source=e["url"], shape=shape,
-            settings=kvlayout.Settings(tp=int(given.get("tp", 1)), kv_cache_dtype=dtype,
+            settings=kvlayout.Settings(tp=int(given.get("tp", 1)), kv_cache_dtype=dtype, mamba_cache_mode=mode,
                                        prefill_budget=e.get("prefill_budget", 8192), speculative_tokens=e.get("speculative_tokens", 0)),
-            engine_version=str(given["engine_version"]) if "engine_version" in given else None, max_model_len=int(given["max_model_len"]),
+            engine_version=release, max_model_len=int(given["max_model_len"]),
             pool_low=low, pool_high=high, printed=int(printed), quantity=quantity, suspicion=e.get("suspicion"),
             weights_loaded=loaded, engine=engine, printed_half=half,
         ))  # fmt: skip
@@ -207,7 +249,8 @@ def catalog_observations(catalog: Catalog) -> list[Observation]:
             out.append(Observation(
                 label=label, source=f"catalog/starts.yaml, {d['id']}", shape=shape,
                 settings=kvlayout.Settings(tp=d["tp"], kv_cache_dtype=s.get("kv_dtype", "auto"), block_size=s.get("block_size"),
-                                           prefill_budget=s.get("prefill_budget", 8192), speculative_tokens=s.get("speculative_tokens", 0)),
+                                           prefill_budget=s.get("prefill_budget", 8192), speculative_tokens=s.get("speculative_tokens", 0),
+                                           mamba_cache_mode=kvlayout.mamba_cache_mode(shape, kvlayout.version(None))),
                 engine_version=None, max_model_len=s["max_model_len"], pool_low=start["kv_pin"], pool_high=start["kv_pin"],
                 printed=start["kv_tokens"].value, quantity="tokens", suspicion=arch.get("note"),
             ))  # fmt: skip

@@ -168,6 +168,20 @@ class Settings:
     mamba_ssm_dtype: str = "auto"
 
 
+def mamba_cache_mode(shape: Shape, v: Version, prefix_caching: bool | None = None) -> str:
+    """The mamba cache mode a hybrid runs in on build `v`: "none" without prefix caching (the
+    default for hybrids up to 0.27.1, and before 0.13 whatever the setting: one state page),
+    "all" for the models that support mamba prefix caching from 0.15.0 to 0.27.1, else "align".
+    `prefix_caching`: the start's setting, None for the build's default. A catalog architecture
+    of kind "mamba" is Nemotron-H's pattern (hfconfig.from_architecture), which supports it."""
+    hybrid = bool({MAMBA, LINEAR} & set(shape.layers))
+    on = prefix_caching if prefix_caching is not None else not (hybrid and v.hybrid_prefix_caching_off)
+    if not on or v.one_state_page:
+        return "none"
+    supports = shape.architecture in MAMBA_PREFIX_CACHING or shape.architecture == "catalog: mamba"
+    return "all" if v.mamba_all and supports else "align"
+
+
 def _elem_bytes(kv_dtype: str, model_dtype_bytes: int) -> int:
     if kv_dtype in ("auto",):
         return model_dtype_bytes

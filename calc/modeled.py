@@ -47,8 +47,7 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         rules = ranks.in_flight(kvlayout.version(i.engine_version), i.pp)
         hybrid = bool({hfconfig.MAMBA, hfconfig.LINEAR} & set(shape.layers))
         prefix_caching = i.prefix_caching if i.prefix_caching is not None else not (hybrid and rules.hybrid_prefix_caching_off)
-        all_mode = rules.mamba_all and shape.architecture in kvlayout.MAMBA_PREFIX_CACHING
-        mode = ("all" if all_mode else "align") if prefix_caching and not rules.one_state_page else "none"
+        mode = kvlayout.mamba_cache_mode(shape, rules, i.prefix_caching)
         settings = kvlayout.Settings(tp=i.tp, kv_cache_dtype=i.kv_cache_dtype, block_size=i.block_size,
                                      prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
                                      mamba_cache_mode=mode)  # fmt: skip

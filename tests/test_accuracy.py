@@ -3,13 +3,14 @@ modeled, beside what the engine printed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
 
-from calc import accuracy, hfconfig, kvlayout
+from calc import accuracy, hfconfig, kvlayout, logread
 from calc.units import GiB, InputError
-from hooks.macros import ROOT, model_accuracy
+from hooks.macros import ROOT, model_accuracy, public_observations
 
 
 @pytest.fixture(scope="module")
@@ -207,3 +208,77 @@ def test_dense_fp8_row_from_a_gb10_log(rows) -> None:
     assert r.predicted_per_token == 98304
     assert (r.predicted, r.low, r.high, r.observation.printed) == (332704, 332640, 332752, 20792 * 16)
     assert r.within_precision
+
+
+# --- a hybrid's mamba cache mode: the log's own line, else its release's rule -------------------
+
+
+def _observed(catalog, log: str, text: str | None = None) -> accuracy.Observation:
+    entries, configs, logs = public_observations(ROOT)
+    entry = next(e for e in entries if e.get("log") == log)
+    return accuracy.public_observations([entry], configs, catalog, {log: logs[log] if text is None else text})[0]
+
+
+def _concurrency(o: accuracy.Observation) -> str:
+    """What "Maximum concurrency" prints for the observation's pool, as vLLM formats it."""
+    v = kvlayout.version(o.engine_version)
+    return f"{float(kvlayout.pool(o.shape, o.settings, o.max_model_len, o.pool, v).concurrency):.2f}"
+
+
+def test_a_hybrid_log_that_runs_without_prefix_caching_holds_one_state_page(catalog) -> None:
+    """Log 44 (vLLM 0.13.0, Nemotron-H 4B): the engine config line says enable_prefix_caching=False,
+    so each of the six mamba groups (21 mamba layers and 3 padding, in groups of the 4 attention
+    layers) holds one state page: cdiv(8,192, 992) = 9 attention pages + 6 = 15 a request, and the
+    1,473 blocks print 1473 / 15 = 98.20x, as the log does. In "align" mode (two pages) it would be
+    9 + 12 = 21 pages and 70.14x."""
+    o = _observed(catalog, "44-v013-gb10-nemotron-h-hybrid-padding-ok.log")
+    assert o.settings.mamba_cache_mode == "none"
+    v = kvlayout.version(o.engine_version)
+    assert kvlayout.pool(o.shape, o.settings, o.max_model_len, o.pool, v).blocks == 1473
+    assert kvlayout.request(o.shape, o.settings, o.max_model_len, v).pages_per_request == 9 + 6 == 15
+    printed = logread.read_log((ROOT / "logs" / "public" / "44-v013-gb10-nemotron-h-hybrid-padding-ok.log").read_text()).max_concurrency
+    assert printed is not None and _concurrency(o) == str(printed.value) == "98.20"
+    assert _concurrency(replace(o, settings=replace(o.settings, mamba_cache_mode="align"))) == "70.14"
+
+
+def test_a_hybrid_log_that_turns_prefix_caching_on_holds_two_state_pages(catalog) -> None:
+    """Log 45 (vLLM 0.18.1, Qwen3.5 35B-A3B): prefix caching, off by default for a hybrid in that
+    release, is turned on ('enable_prefix_caching': True; "Mamba cache mode is set to 'align'").
+    10 attention and 30 gated-delta layers make one attention group and three linear ones:
+    cdiv(262,144, 1,056) = 249 pages + 3 x 2 = 255 a request; 2,766 blocks print 2766 / 255 = 10.85x.
+    The release's default alone (one page each, 252) would print 10.98x."""
+    name = "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log"
+    o = _observed(catalog, name)
+    assert o.settings.mamba_cache_mode == "align"
+    assert kvlayout.request(o.shape, o.settings, o.max_model_len, kvlayout.version(o.engine_version)).pages_per_request == 249 + 6 == 255
+    printed = logread.read_log((ROOT / "logs" / "public" / name).read_text()).max_concurrency
+    assert printed is not None and _concurrency(o) == str(printed.value) == "10.85"
+    assert _concurrency(replace(o, settings=replace(o.settings, mamba_cache_mode="none"))) == "10.98"
+
+
+def test_without_the_logs_word_a_hybrid_takes_its_releases_default(catalog) -> None:
+    """Log 35 (vLLM 0.24.0, Qwen3.6 35B-A3B) prints 567,978 tokens with prefix caching turned on
+    in its argument dump: 299 blocks / (cdiv(131,072, 1,984) + 3 x 2 = 69 pages) x 131,072. The
+    same log without that argument leaves the 0.24.0 default, off for a hybrid (vllm/engine/arg_utils.py
+    `and not model_config.is_hybrid`): one state page, 66 pages, int(299 / 66 x 131,072) = 593,795."""
+    name = "35-v024-qwen36-35b-a3b-nvfp4-5090-args.log"
+    text = (ROOT / "logs" / "public" / name).read_text()
+    o = _observed(catalog, name)
+    assert (o.settings.mamba_cache_mode, accuracy.row(o).predicted, o.printed) == ("align", 567978, 567978)
+    silent = text.replace("'enable_prefix_caching': True, ", "")  # the same arguments, that one left out
+    assert accuracy.log_mamba_cache_mode(silent) == (None, None)
+    o = _observed(catalog, name, silent)
+    assert o.settings.mamba_cache_mode == "none"
+    assert accuracy.row(o).predicted == int(Fraction(299, 66) * 131072) == 593795
+    # and from 0.28.0 the default is on: "align" again
+    assert kvlayout.mamba_cache_mode(o.shape, kvlayout.version("0.28.0")) == "align"
+
+
+def test_how_a_log_states_prefix_caching() -> None:
+    read = accuracy.log_mamba_cache_mode
+    assert read("non-default args: {'model': 'x', 'enable_prefix_caching': False}") == (False, None)
+    assert read("vllm serve x --no-enable-prefix-caching") == (False, None)
+    assert read("vllm serve x --enable-prefix-caching --tp 2") == (True, None)
+    # the engine config line is what vLLM resolved: it outranks what the arguments asked
+    assert read("non-default args: {'enable_prefix_caching': True}\n... with config: ..., enable_prefix_caching=False, ...") == (False, None)
+    assert read("WARNING [config.py:388] Mamba cache mode is set to 'all' for NemotronHForCausalLM by default when prefix caching is enabled") == (True, "all")
