@@ -28,8 +28,9 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   (MambaModelConfig, 0.15.0 to 0.27.1) picks "all" for the models that support mamba prefix
   caching (Nemotron-H, Jamba, Falcon-H1, Zamba2, Granite hybrids, Mamba, Mamba2) and "align" for
   the rest (Qwen3-Next, Qwen3.5); from 0.28.0 "align" for every model. Qwen3.5 takes
-  mamba_ssm_dtype from its config for the recurrent state, and Nemotron-H float32 unless its
-  config says otherwise.
+  mamba_ssm_dtype from its config for the recurrent state (the multimodal classes from their
+  first release; the text-only Qwen3_5ForCausalLM only from 0.27.0, before which its state is in
+  the model's dtype), and Nemotron-H float32 unless its config says otherwise.
 - vllm/model_executor/layers/mamba/mamba_utils.py: the mamba2 and gated-delta state shapes
   (conv state (kernel - 1 + speculative tokens) x conv dim / TP; temporal state heads / TP x
   head_dim x state), groups extended to a multiple of TP.
@@ -105,6 +106,10 @@ class Version:
     # before 0.13 a mamba / linear-attention layer holds one state page a request whatever prefix
     # caching (vllm/v1/kv_cache_interface.py, 0.11.0: MambaSpec.max_memory_usage_bytes is one page)
     one_state_page: bool = False
+    # a text-only Qwen3.5 (Qwen3_5ForCausalLM) takes mamba_ssm_dtype from its config from 0.27.0
+    # (vllm/model_executor/models/config.py maps it to Qwen3_5ForCausalLMConfig); before, only the
+    # multimodal class did, and its state is kept in the model's dtype
+    causal_qwen3_5_state: bool = False
 
 
 def version(text: str | None) -> Version:
@@ -112,7 +117,7 @@ def version(text: str | None) -> Version:
     times max_model_len from 0.20.1; a window charged two in-flight batches from 0.26; the rest as
     the fields of Version say. No version: the newest rules read (0.32.0 and 0.33.0)."""
     if not text:
-        return Version(NEWEST, "v1", "concurrency", 2, False, False, True, True, True, True)
+        return Version(NEWEST, "v1", "concurrency", 2, False, False, True, True, True, True, causal_qwen3_5_state=True)
     parts = text.strip().lstrip("v").split(".")
     try:
         major, minor = int(parts[0]), int(parts[1])
@@ -127,6 +132,7 @@ def version(text: str | None) -> Version:
         text, "v1", prints, 2 if at >= (0, 26) else 1,
         hybrid_prefix_caching_off=at < (0, 28), mamba_all=(0, 15) <= at < (0, 28), mamba2_checkpoint=at >= (0, 32),
         pads_attention=at >= (0, 24), pads_mamba=at >= (0, 26), null_block=at >= (0, 29), one_state_page=at < (0, 13),
+        causal_qwen3_5_state=at >= (0, 27),
     )  # fmt: skip
 
 
@@ -209,7 +215,7 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
         latent = (shape.kv_lora_rank or 0) + (shape.qk_rope_head_dim or 0)
         mla_token = FP8_DS_MLA_BYTES if s.kv_cache_dtype in ("fp8_ds_mla",) else latent * elem
     block = s.block_size or (64 if MLA in shape.layers else 16)
-    state = _state_bytes(shape, s)
+    state = _state_bytes(shape, s, v)
     if state:
         need = KERNEL_BLOCK_ALIGNMENT * cdiv(state, KERNEL_BLOCK_ALIGNMENT * attention_token)
         block = max(block, need)
@@ -233,13 +239,14 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
     return specs
 
 
-def _state_bytes(shape: Shape, s: Settings) -> int:
+def _state_bytes(shape: Shape, s: Settings, v: Version) -> int:
     """One request's mamba / gated-delta state on one rank (mamba_utils.py)."""
     conv_elem = shape.dtype_bytes
     if s.mamba_ssm_dtype != "auto":
         ssm_elem = {"float32": 4, "bfloat16": 2, "float16": 2}[s.mamba_ssm_dtype]
     else:  # vllm/model_executor/models/config.py: "auto" takes the config's mamba_ssm_dtype
-        ssm_elem = shape.state_dtype_bytes or conv_elem
+        read = shape.architecture != "Qwen3_5ForCausalLM" or v.causal_qwen3_5_state
+        ssm_elem = (shape.state_dtype_bytes if read else None) or conv_elem
     tp, spec = s.tp, s.speculative_tokens
     if MAMBA in shape.layers:
         m = shape.mamba

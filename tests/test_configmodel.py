@@ -928,7 +928,7 @@ def test_qwen3_next_on_v011_holds_one_state_page_and_meets_log_33() -> None:
 # Registered classes no public config.json was found for whole (SOURCES.yaml lists where we
 # looked); a class added to the registry joins this set or ships its real config.
 WITHOUT_A_REAL_CONFIG = {
-    "Glm4ForCausalLM", "Olmo3ForCausalLM", "Qwen3_5ForCausalLM", "SeedOssForCausalLM",
+    "Glm4ForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM",
 }  # fmt: skip
 
 
@@ -936,3 +936,44 @@ def test_every_registered_class_but_the_named_ones_has_a_real_config() -> None:
     real = {json.loads(p.read_text())["architectures"][0] for p in [*CONFIGS.glob("*/config.json"), *PUBLIC.glob("*.json")]}
     assert real <= set(hfconfig.model_classes())
     assert set(hfconfig.model_classes()) - real == WITHOUT_A_REAL_CONFIG
+
+
+def test_qwen35_text_only_gptq_int8_meets_the_start_of_its_issue() -> None:
+    """Qwen3.5-27B-Derestricted as GPTQModel 5.8.0 saves it: text-only (Qwen3_5ForCausalLM), 8-bit
+    GPTQ in groups of 128 (ModelCloud/GPTQModel issue 2559). Each quantized linear holds its int8
+    values, an fp16 scale a group of 128 inputs and a 4-byte g_idx an input; the embedding, the
+    untied head (lm_head false), norms, conv and the gated-delta scalars stay bfloat16.
+    The issue's start (vLLM 0.17.0rc1, TP 2) prints "Setting attention block size to 400 tokens"
+    and "Padding mamba page size by 0.25%": before 0.27.0 vLLM reads mamba_ssm_dtype for the
+    multimodal class only, so this one keeps its state in bfloat16. A rank's state: conv
+    3 x (2 x 16 x 128 + 48 x 128) / 2 x 2 B = 30,720 and temporal 24 x 128 x 128 x 2 B = 786,432;
+    a token of an attention page 2 KV heads x 256 x 2 x 2 B = 2,048; the block 16 x cdiv(817,152,
+    16 x 2,048) = 400 tokens, padding the state by (400 x 2,048 - 817,152) / 817,152 = 0.25%."""
+    text = (CONFIGS / "qwen3.5-27b-derestricted-gptq-int8" / "config.json").read_text()
+
+    def gptq8(rows: int, cols: int) -> int:
+        return rows * cols + cols // 128 * rows * 2 + cols * 4
+
+    mlp = 2 * gptq8(17408, 5120) + gptq8(5120, 17408)
+    # in_proj_qkvz: q and k of 16 heads, v and z of 48, all of 128; in_proj_ba: b and a of 48 heads
+    linear = gptq8(2 * 16 * 128 + 2 * 48 * 128, 5120) + gptq8(2 * 48, 5120) + gptq8(5120, 48 * 128) + mlp
+    linear += 2 * (2 * 5120 + (2 * 16 * 128 + 48 * 128) * 4 + 48 + 48 + 128)  # two norms, conv1d, dt_bias, A_log, the gated norm
+    # q_proj carries the output gate: 24 heads x 256 x 2; k and v 4 heads of 256; q and k normed a head
+    full = gptq8(24 * 256 * 2, 5120) + 2 * gptq8(4 * 256, 5120) + gptq8(5120, 24 * 256) + mlp + 2 * (2 * 5120 + 2 * 256)
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
+    assert (r["architecture"], r["layers"], r["family"]) == ("Qwen3_5ForCausalLM", "48 linear, 16 full", "hybrid")
+    assert r["weights_bytes_per_rank"] == 48 * linear + 16 * full + 2 * (2 * 248320 * 5120 + 5120) == 29_833_518_080
+    assert r["kv_bytes_per_token"] == 16 * 2 * 4 * 256 * 2 == 65536
+
+    state = 3 * (2 * 16 * 128 + 48 * 128) // 2 * 2 + 48 // 2 * 128 * 128 * 2
+    assert state == 817_152
+    s = kvlayout.Settings(tp=2)
+    at_017 = kvlayout.request(shape("qwen3.5-27b-derestricted-gptq-int8"), s, 131072, kvlayout.version("0.17.0"))
+    assert at_017.layout.groups[0].spec.block_size == 16 * -(-state // (16 * 2048)) == 400
+    assert at_017.layout.page_bytes == 400 * 2048
+    assert f"{100 * (at_017.layout.page_bytes - state) / state:.2f}" == "0.25"
+    # from 0.27.0 the config's float32 state: 30,720 + 1,572,864 B, a block of 16 x 49 = 784 tokens
+    at_027 = kvlayout.request(shape("qwen3.5-27b-derestricted-gptq-int8"), s, 131072, kvlayout.version("0.27.0"))
+    assert at_027.layout.groups[0].spec.block_size == 16 * -(-(30720 + 24 * 128 * 128 * 4) // (16 * 2048)) == 784
+    report = modeled.model_report(modeled.ModelInputs(text, tp=2, max_model_len=131072, engine_version="0.17.0"))
+    assert (report["block_size"], report["kv_bytes_per_token"]) == (400, 16 * 2 * 2 * 256 * 2)
