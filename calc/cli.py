@@ -300,7 +300,8 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
         held,
         f"Full {fmt(max_len, 'count')}-token contexts: {fmt(out['full_contexts'], 'x', down=True)}"
         + ("" if out["holds_one_context"] else " (below one request at max_model_len and the block vLLM 0.29.0 and later hold back: vLLM does not start)"),
-        f"One request of {fmt(max_len, 'count')} tokens starts from a pin of {fmt(out['one_context_pin_bytes'], 'e9', 2, up=True)}: "
+        f"One request of {fmt(max_len, 'count')} tokens starts from a pin of {fmt(out['one_context_pin_bytes'], 'B')} "
+        f"({fmt(out['one_context_pin_bytes'], 'e9', 2, up=True)} rounded up): "
         f"vLLM 0.29.0 and later hold one block of the pool back before the check ({fmt(block, 'tokens')}, {block_source}; "
         "--block-size to change it)",
     ]
@@ -657,6 +658,12 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             f"maximum concurrency {fmt(r['max_concurrency'], 'x')} at {fmt(r['max_model_len'], 'count')}",
             f"Largest max_model_len one request fits: {fmt(r['largest_max_model_len'], 'count')}",
         ]
+        if not r["one_request_fits"]:
+            lines.insert(
+                len(lines) - 2,
+                f"vLLM refuses this start: one request at max_model_len {fmt(r['max_model_len'], 'count')} does not fit this pool "
+                "(its check raises before vLLM prints the pool's size and concurrency below)",
+            )
     if "verdict" in r:
         terms = r["terms"]
         lines.insert(2, f"On {r['card']} ({fmt(r['total_memory_bytes'], 'GiB')}) x utilization {r['gpu_memory_utilization']} = "

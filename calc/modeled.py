@@ -153,12 +153,16 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
     if i.pool is not None:
         p = kvlayout.pool(tight_shape, settings, i.max_model_len, i.pool, rules, req)
         check_shape = shape if i.pp > 1 and ranks.whole_model_check(rules) else tight_shape
+        largest = kvlayout.largest_max_model_len(check_shape, settings, i.pool, rules)
         out.update(
             pool_bytes=i.pool,
             kv_tokens=p.tokens,
             max_concurrency=p.concurrency,
             kv_blocks=p.blocks,
-            largest_max_model_len=kvlayout.largest_max_model_len(check_shape, settings, i.pool, rules),
+            largest_max_model_len=largest,
+            # vLLM's one-request check (vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory):
+            # below it the start is refused, and the figures above are never printed
+            one_request_fits=largest >= i.max_model_len,
         )
     return out
 

@@ -618,7 +618,9 @@ def test_the_one_request_floor_holds_the_null_block_back() -> None:
     the request alone, 7.22e9 B, is refused as input."""
     out = ok("kv", "--deployment", "dsv4-flash-pair", "--tokens", "131072")
     assert "need a pin of 7,210,401,792 B (7.22e9 B rounded up" in out
-    assert "One request of 131,072 tokens starts from a pin of 7.23e9 B" in out and "(256 tokens, the block size of" in out
+    assert "One request of 131,072 tokens starts from a pin of 7,224,484,608 B (7.23e9 B rounded up)" in out and "(256 tokens, the block size of" in out
+    # a small need keeps its bytes: 131,088 x 3 B is 393,264 B, not only "0.01e9 B"
+    assert "starts from a pin of 393,264 B (0.01e9 B rounded up)" in ok("kv", "--bytes-per-token", "3", "--pin", "1e9")
     assert as_json("kv", "--deployment", "dsv4-flash-pair", "--tokens", "131072")["one_context_pin_bytes"] == 7_224_484_608
     assert "block_size" in as_json("kv", "--bytes-per-token", "3", "--pin", "1e9", "--block-size", "64")
     assert as_json("kv", "--bytes-per-token", "3", "--pin", "1e9", "--block-size", "64")["one_context_pin_bytes"] == (131072 + 64) * 3
@@ -639,3 +641,20 @@ def test_model_prints_the_smallest_pool_that_starts() -> None:
         "model", config, "--max-model-len", "131072", "--engine-version", "0.28.0"
     )
     assert as_json("model", config, "--max-model-len", "131072")["kv_floor_bytes"] == 17_181_966_336
+
+
+def test_model_says_vllm_refuses_a_pool_below_one_request() -> None:
+    """Qwen3-8B at 32,768 tokens on 0.29.0: one request is 36 layers x 2,048 pages x 65,536 B =
+    4,831,838,208 B, and the block held back 36 x 65,536 B = 2,359,296 B more: 4,834,197,504 B.
+    One byte less and vLLM's check raises: the report says so, not just "1.00x"."""
+    config = str(ROOT / "models" / "configs" / "qwen3-8b" / "config.json")
+    at = ("model", config, "--max-model-len", "32768", "--engine-version", "0.29.0", "--pool")
+    assert as_json(*at, "4834197504B")["one_request_fits"] is True
+    assert "vLLM refuses" not in ok(*at, "4834197504B")
+    below = ok(*at, "4834197503B")
+    assert "vLLM refuses this start: one request at max_model_len 32,768 does not fit this pool" in below
+    assert "maximum concurrency 1.00x at 32,768" in below and "Largest max_model_len one request fits: 32,752" in below
+    assert as_json(*at, "4834197503B")["one_request_fits"] is False
+    # 4.2 GiB: 30,576 tokens, 0.93x, as the issue's calculator showed it, now with the refusal beside it
+    small = ok(*at, "4.2GiB")
+    assert "maximum concurrency 0.93x" in small and "vLLM refuses this start" in small
