@@ -658,7 +658,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             f"maximum concurrency {fmt(r['max_concurrency'], 'x')} at {fmt(r['max_model_len'], 'count')}",
             f"Largest max_model_len one request fits: {fmt(r['largest_max_model_len'], 'count')}",
         ]
-        if not r["one_request_fits"]:
+        if r.get("one_request_fits") is False and "verdict" not in r:  # with a card, vLLM's verdict says it
             lines.insert(
                 len(lines) - 2,
                 f"vLLM refuses this start: one request at max_model_len {fmt(r['max_model_len'], 'count')} does not fit this pool "
@@ -791,6 +791,7 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
         "max_concurrency": p.max_concurrency,
         "kv_blocks": None,
         "largest_max_model_len": p.largest_max_model_len,
+        "one_request_fits": p.largest_max_model_len is not None and p.largest_max_model_len >= r["max_model_len"],
         "verdict": p.verdict,
         "verdict_reason": p.reason,
         "fixes": fixes,

@@ -658,3 +658,7 @@ def test_model_says_vllm_refuses_a_pool_below_one_request() -> None:
     # 4.2 GiB: 30,576 tokens, 0.93x, as the calculator showed it, now with the refusal beside it
     small = ok(*at, "4.2GiB")
     assert "maximum concurrency 0.93x" in small and "vLLM refuses this start" in small
+    # with a card the predicted pool carries vLLM's verdict, and the fit beside it
+    card = ok("model", config, "--max-model-len", "32768", "--gpu", "rtx-4090")
+    assert "vLLM's verdict: starts" in card and "vLLM refuses" not in card
+    assert as_json("model", config, "--max-model-len", "32768", "--gpu", "rtx-4090")["one_request_fits"] is True
