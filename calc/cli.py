@@ -921,6 +921,12 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
             raise InputError(f"--id: found {args.id!r}, expected a new id of lower-case letters, digits, dots and dashes")
         if not args.box or args.box not in catalog.boxes:
             raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)} (the box the log was taken on)")
+        from calc.calculators import yourstart
+
+        wrong = yourstart.box_mismatch(catalog, args.box, reading)  # a box whose total is not the log's: no entry written
+        if wrong is not None:
+            detail = wrong.split(": ", 1)[1].split("; choose its box")[0]
+            raise InputError(f"--box: found {args.box!r}, expected the box the log was taken on: {detail}")
         source = "standard input" if args.file == "-" else Path(args.file).name
         entry = ingest.start_entry(
             reading, model_id=model_id, box=args.box, boxes=parse_count(args.boxes, "--boxes", 1), source=f"startup log {source}",

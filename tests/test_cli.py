@@ -662,3 +662,16 @@ def test_model_says_vllm_refuses_a_pool_below_one_request() -> None:
     card = ok("model", config, "--max-model-len", "32768", "--gpu", "rtx-4090")
     assert "vLLM's verdict: starts" in card and "vLLM refuses" not in card
     assert as_json("model", config, "--max-model-len", "32768", "--gpu", "rtx-4090")["one_request_fits"] is True
+
+
+def test_ingest_yaml_refuses_a_box_the_log_cannot_be_from() -> None:
+    """Log 36 prints "Free memory on device (30.27/31.4 GiB)": a 32 GB card's total. Written into the
+    catalog as a DGX Spark start (121.69 GiB) it would combine one box's gate with another's log."""
+    log = str(ROOT / "logs" / "public" / "36-v02x-qwen38-27b-tp2-5090-kv-memory-suggestion.log")
+    done = calc("ingest", log, "--yaml", "--box", "dgx-spark", "--model", "qwen3.8-27b")
+    assert_one_error_line(
+        done,
+        "--box: found 'dgx-spark', expected the box the log was taken on: the log prints a total of 31.40 GiB (log line 1), "
+        "the DGX Spark (GB10) has 121.69 GiB: this log is not from this box (it looks like RTX 5090 node)",
+    )
+    assert "box: rtx-5090-node" in ok("ingest", log, "--yaml", "--box", "rtx-5090-node", "--model", "qwen3.8-27b")
