@@ -597,6 +597,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             max_num_seqs=parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else None,
             max_num_batched_tokens=parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
+            prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
         )  # fmt: skip
         predict.check_start(start)
         if args.pool is not None:

@@ -14,7 +14,7 @@ from fractions import Fraction
 from statistics import median
 from typing import Any
 
-from calc import hfconfig, logread, predict
+from calc import accuracy, hfconfig, logread, predict
 from calc.units import InputError
 
 
@@ -92,6 +92,7 @@ def rows(
             max_num_batched_tokens=e.get("max_num_batched_tokens"),
             engine_version=str(e["engine_version"]),
             kv_cache_dtype=str(e.get("kv_cache_dtype", "auto")),
+            prefix_caching=accuracy.log_mamba_cache_mode(logs[e["log"]])[0],  # as the log states it, else the release's default
         )
         given: dict[str, Any] = {}
         if e.get("weights") == "log":

@@ -331,6 +331,7 @@ class Start:
     pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
     lora: lora.Lora | None = None  # --enable-lora: its slots are allocated at load, beside the weights
     cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: whole parameters moved to the host, a rank
+    prefix_caching: bool | None = None  # None: the release's default (off for hybrids up to 0.27.1): a hybrid's mamba cache mode
 
 
 @dataclass(frozen=True)
@@ -450,7 +451,8 @@ def predict(
         wterm = Term("weights", wterm.bytes - moved, f"{wterm.source}, less {_gib(moved)} --cpu-offload-gb moves to the host (offloader/uva.py)")
     lterm = _lora_term(s.lora, lora_n[0])
     pool = requested - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - cg.bytes
-    settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens)
+    mode = kvlayout.mamba_cache_mode(shape, v, s.prefix_caching)  # a hybrid's state pages, by the release's rule
+    settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens, mamba_cache_mode=mode)
     kv_shape, tightest, check_whole = shape, 0, False
     stage_pools: tuple[StagePool, ...] = ()
     try:

@@ -366,3 +366,29 @@ def test_peer_pool_is_the_request_less_all_the_peer_counts_but_the_kv_cache(meas
     assert rows[0]["peer_error"] == pytest.approx((rows[0]["peer"] - first.printed_pool) / first.printed_pool)
     qwen_tp2 = next(r for r, m in zip(rows, measured_rows, strict=True) if m.log.startswith("04-"))
     assert qwen_tp2["peer"] is None and "is not supported" in qwen_tp2["peer_refused"]
+
+
+def test_a_hybrid_on_a_card_holds_the_state_pages_of_its_release() -> None:
+    """Qwen3.6-35B-A3B on an H100 SXM at 131,072 tokens, fp8 KV: on 0.24.0 prefix caching is off
+    for a hybrid unless asked for (vllm/engine/arg_utils.py `and not model_config.is_hybrid`), so
+    each of its three gated-delta groups holds one state page, not two: with blocks of 2,096
+    tokens, cdiv(131,072, 2,096) = 63 attention pages + 3 = 66 a request by default, 63 + 6 = 69
+    with --enable-prefix-caching, and 69 by default from 0.28.0. The pool, 215 blocks of ten
+    layers' pages, is the same either way; 215 / 66 prints 3.26x, 215 / 69 3.12x."""
+    from calc import kvlayout
+
+    config = json.loads((ROOT / "models" / "configs" / "qwen3.6-35b-a3b" / "config.json").read_text())
+    shape = _shape("qwen3.6-35b-a3b")
+    card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "h100-sxm"))
+
+    def at(version: str, prefix: bool | None = None) -> predict.Prediction:
+        start = predict.Start(max_model_len=131072, kv_cache_dtype="fp8", engine_version=version, prefix_caching=prefix)
+        return predict.predict(shape, card, start, predict.experts_per_token(config))
+
+    lay = kvlayout.request(shape, kvlayout.Settings(kv_cache_dtype="fp8"), 131072, kvlayout.version("0.24.0")).layout
+    assert (lay.groups[0].spec.block_size, len(lay.groups), lay.group_size) == (2096, 4, 10)
+    off, on, later = at("0.24.0"), at("0.24.0", True), at("0.28.0")
+    assert off.available_kv_bytes == on.available_kv_bytes == later.available_kv_bytes
+    assert off.available_kv_bytes // (lay.page_bytes * 10) == 215
+    assert (off.max_concurrency, on.max_concurrency, later.max_concurrency) == (Fraction(215, 63 + 3), Fraction(215, 63 + 6), Fraction(215, 69))
+    assert (off.kv_tokens, on.kv_tokens) == (int(Fraction(215, 66) * 131072), int(Fraction(215, 69) * 131072)) == (426976, 408412)
