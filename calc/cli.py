@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
 
     from calc import logread, logverdict
     from calc import lora as lora_module
+    from calc import multimodal as multimodal_module
     from calc import offload as offload_module
     from calc import predict as predict_module
 
@@ -587,6 +588,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     card = _card(catalog, args)
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
+    mm_cfg = _multimodal(args)
     start = None
     if card is not None:
         start = predict.Start(
@@ -596,6 +598,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             max_num_seqs=parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else None,
             max_num_batched_tokens=parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
+            multimodal=mm_cfg,
         )  # fmt: skip
         predict.check_start(start)
         if args.pool is not None:
@@ -630,6 +633,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         pp_layer_partition=args.pp_layer_partition,
         lora=lora_cfg,
         offload=host_cfg,
+        multimodal=mm_cfg,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
@@ -724,6 +728,20 @@ def _offload(args: argparse.Namespace) -> offload_module.Offload | None:
     )
     offload.check(o)
     return o
+
+
+def _multimodal(args: argparse.Namespace) -> multimodal_module.Settings | None:
+    """--mm-encoder-tp-mode and --limit-mm-per-prompt, as vLLM spells them."""
+    from calc import multimodal
+
+    if args.mm_encoder_tp_mode is None and args.limit_mm_per_prompt is None:
+        return None
+    cfg = multimodal.Settings(
+        args.mm_encoder_tp_mode if args.mm_encoder_tp_mode is not None else "weights",
+        multimodal.parse_limits(args.limit_mm_per_prompt) if args.limit_mm_per_prompt is not None else None,
+    )
+    multimodal.check(cfg)
+    return cfg
 
 
 def _budget_flag(args: argparse.Namespace) -> str:
@@ -1111,6 +1129,10 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--kv-offloading-backend", help="native (the default) or lmcache (sized by LMCache's own server)")
     p.add_argument("--swap-space", help="GiB of CPU swap a GPU: allocated by the V0 engine only")
     p.add_argument("--pp-layer-partition", help="VLLM_PP_LAYER_PARTITION: the layers of each stage, such as 15,16,15,15")
+    p.add_argument("--mm-encoder-tp-mode", help="weights (the default: the vision tower divided over the TP ranks) or data (whole on every rank)")
+    p.add_argument(
+        "--limit-mm-per-prompt", help='items a prompt may hold, such as \'{"image": 0, "video": 0}\' (0 for all: no tower loaded, no encoder profile)'
+    )
     p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
     p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")
     p.add_argument("--speculative-tokens", default="0")
