@@ -659,6 +659,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
         r = _with_prediction(r, config_text, args.config, card, start)
+    r["worst_prefill"] = _worst_prefill(args, config_text, r, budget or 8192)
+    if r["worst_prefill"]["note"]:
+        r["notes"].append(r["worst_prefill"]["note"])
     r["host_memory"] = _host_memory(args, r["tp"], r["pp"], r["weights_bytes_per_rank"], r.get("pool_bytes"))
     if r["host_memory"] is not None:
         r["notes"] += r["host_memory"]["notes"]
@@ -766,6 +769,23 @@ def _multimodal(args: argparse.Namespace) -> multimodal_module.Settings | None:
     )
     multimodal.check(cfg)
     return cfg
+
+
+def _worst_prefill(args: argparse.Namespace, config_text: str, r: dict[str, Any], chunk: int) -> dict[str, Any]:
+    """What a prefill at max_model_len takes beyond the profile run (calc/afterstart.py), and
+    against --left-after-start whether it fits."""
+    from calc import afterstart, hfconfig
+
+    shape = hfconfig.shape(hfconfig.load(config_text, args.config), args.config)
+    seqs = r.get("max_num_seqs") or (parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else 256)
+    if hfconfig.MLA in shape.layers:
+        extra = afterstart.mla_context(shape, r["tp"], r["max_model_len"], seqs, r["block_size"], chunk)
+    else:
+        extra = afterstart.Extra(0, (), "plain attention: the kernels tile the scores, the last chunk's activations are the profile run's")
+    left = parse_size(args.left_after_start, "--left-after-start") if args.left_after_start is not None else None
+    fits, said = afterstart.verdict(left, extra) if left is not None else (None, "")
+    return {"bytes": extra.bytes, "parts": [{"name": n, "bytes": b} for n, b in extra.parts], "source": extra.source,
+            "after_profile_bytes": extra.after_profile_bytes, "left_after_start_bytes": left, "fits": fits, "note": said}  # fmt: skip
 
 
 def _host_memory(
@@ -1195,6 +1215,7 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--swap-space", help="GiB of CPU swap a GPU: allocated by the V0 engine only")
     p.add_argument("--pp-layer-partition", help="VLLM_PP_LAYER_PARTITION: the layers of each stage, such as 15,16,15,15")
     _host_flags(p)
+    p.add_argument("--left-after-start", help="MemAvailable (or free memory) once the pool and graphs are allocated: checked against the worst prefill")
     p.add_argument("--mm-encoder-tp-mode", help="weights (the default: the vision tower divided over the TP ranks) or data (whole on every rank)")
     p.add_argument(
         "--limit-mm-per-prompt", help='items a prompt may hold, such as \'{"image": 0, "video": 0}\' (0 for all: no tower loaded, no encoder profile)'
