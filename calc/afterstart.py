@@ -96,6 +96,34 @@ def sparse_indexer_logits(chunk_tokens: int, max_model_len: int, rel: tuple[int,
     )
 
 
+def budget_crossing(chunk_tokens: int, budget_mib: int = 512, compression: int = 1) -> int:
+    """The context (in prompt tokens) past which a chunk's indexer logits exceed the budget."""
+    return (budget_mib * 2**20 // (4 * chunk_tokens)) * compression
+
+
+def sparse_indexer_churn(chunk_tokens: int, prompt_tokens: int, rel: tuple[int, int], budget_mib: int = 512, compression: int = 1) -> Extra:
+    """What a long prefill leaves in the caching allocator on a unified-memory box when every
+    chunk's indexer logits are a size not asked for before: each chunk step adds a new segment
+    the allocator keeps (vllm-project/vllm pull request 58068's account of issue 55569, GLM-5.3-Flash
+    on DGX Spark; expandable_segments or a smaller budget avoids it). The sum over the prompt's
+    chunks of each chunk's logits, chunk x (context so far / compression) x 4 B, at most the budget
+    a launch from 0.19.0. `compression`: the indexer's context pooling (GLM-5.3-Flash's kpool 4)."""
+    if chunk_tokens < 1 or prompt_tokens < 1 or compression < 1:
+        raise InputError("worst prefill: found a chunk, prompt or compression below 1, expected counts of at least 1")
+    cap = budget_mib * 2**20
+    total = 0
+    chunks = -(-prompt_tokens // chunk_tokens)
+    for k in range(1, chunks + 1):
+        whole = chunk_tokens * (min(k * chunk_tokens, prompt_tokens) // compression) * 4
+        total += min(whole, cap) if rel >= (0, 19) else whole
+    return Extra(
+        total,
+        (("chunks", chunks), ("first chunk over the budget at (tokens)", budget_crossing(chunk_tokens, budget_mib, compression))),
+        f"vllm/v1/attention/backends/mla/indexer.py, and pull request 58068 (issue 55569): {chunks} chunks of {chunk_tokens:,} tokens, "
+        "each chunk's logits a new allocator segment",
+    )
+
+
 def verdict(left_bytes: int, extra: Extra) -> tuple[bool, str]:
     """Whether the worst prefill fits in what the start left, and the sentence that says so."""
     gib = 2**30

@@ -50,3 +50,20 @@ def test_left_after_start_against_the_worst_prefill(capsys: pytest.CaptureFixtur
     assert fits["fits"] is True and fits["note"].endswith("is left after the start: it fits")
     plain = cli_json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32768", "--json"], capsys)["worst_prefill"]
     assert plain["bytes"] == 0 and plain["source"].startswith("plain attention")
+
+
+def test_indexer_logits_churn_on_a_unified_box() -> None:
+    """vllm-project/vllm pull request 58068 on issue 55569 (GLM-5.3-Flash, two DGX Sparks, 4,608-token
+    chunks, the indexer's kpool 4): a chunk's logits pass the 512 MiB budget at "about 116k
+    tokens": 512 MiB / (4 x 4,608) = 29,127 pooled positions = 116,508 tokens. Every chunk's logits
+    a new segment, a 231K prompt leaves 19.43 GiB in the allocator over 51 chunks where the 115K
+    prompt that works leaves 6.43 GiB over 25."""
+    assert afterstart.budget_crossing(4608, 512, 4) == 116_508
+    works = afterstart.sparse_indexer_churn(4608, 115_000, (0, 33), 512, 4)
+    dies = afterstart.sparse_indexer_churn(4608, 231_000, (0, 33), 512, 4)
+    assert dict(works.parts)["chunks"] == 25 and dict(dies.parts)["chunks"] == 51
+    assert round(works.bytes / GiB, 2) == 6.43 and round(dies.bytes / GiB, 2) == 19.43
+    # the first chunk: 4,608 x (4,608 // 4) x 4 B, under the budget
+    assert afterstart.sparse_indexer_churn(4608, 4608, (0, 33), 512, 4).bytes == 4608 * 1152 * 4
+    # before 0.19.0 nothing caps a launch: the chunks past the crossing take their whole width
+    assert afterstart.sparse_indexer_churn(4608, 231_000, (0, 18), 512, 4).bytes > dies.bytes
