@@ -104,6 +104,11 @@ def skips_tower(tower: Tower, s: Settings, rel: tuple[int, int], architecture: s
 def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[str]]:
     """The model as this start builds it (the tower replicated, or gone), and what to say of it."""
     check(s)
+    if s.mm_encoder_tp_mode == "data" and rel < (0, 11):
+        raise InputError(
+            f"--mm-encoder-tp-mode: found data with vLLM {rel[0]}.{rel[1]}, expected 0.11.0 or later "
+            "(0.8.5 divides the tower over the ranks whatever is asked: its qwen2_5_vl.py has no data-parallel encoder)"
+        )
     tower = shape.tower
     if tower is None:
         if s.limits is not None or s.mm_encoder_tp_mode != "weights":

@@ -180,3 +180,10 @@ def test_the_flags_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> No
     done = subprocess.run([sys.executable, "-m", "calc", "model", config, "--max-model-len", "8192", "--mm-encoder-tp-mode", "tensor"],
                           capture_output=True, text=True, cwd=ROOT)  # fmt: skip
     assert_one_error_line(done, "--mm-encoder-tp-mode: found 'tensor', expected weights or data")
+
+
+def test_data_parallel_encoder_needs_0_11() -> None:
+    with pytest.raises(InputError, match=r"--mm-encoder-tp-mode: found data with vLLM 0.8, expected 0.11.0 or later"):
+        report("qwen2.5-vl-3b.json", max_model_len=8192, tp=2, engine_version="0.8.5", multimodal=multimodal.Settings("data"))
+    r = report("qwen2.5-vl-3b.json", max_model_len=8192, tp=2, engine_version="0.11.0", multimodal=multimodal.Settings("data"))
+    assert r["tower"]["replicated"] is True and r["tower"]["bytes_per_rank"] == 668_684_288 * 2
