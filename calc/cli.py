@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
 
     from calc import logread, logverdict
     from calc import lora as lora_module
+    from calc import multimodal as multimodal_module
     from calc import offload as offload_module
     from calc import predict as predict_module
 
@@ -155,6 +156,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         cpu_offload_gib=_gib_flag(args.cpu_offload_gb, "--cpu-offload-gb"),
         kv_offloading_gib=_gib_flag(args.kv_offloading_size, "--kv-offloading-size"),
     )  # fmt: skip
+    inputs = _gate_host(catalog, deployment_id, inputs, args)
     problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
     if problems:
         raise InputError(problems[0] if problems[0].startswith("--") else "--" + problems[0])
@@ -162,6 +164,26 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     if args.json:
         return report.to_json(result)
     return render_gate(result)
+
+
+def _gate_host(catalog: Catalog, deployment_id: str, inputs: report.StartInputs, args: argparse.Namespace) -> report.StartInputs:
+    """/dev/shm and sleep mode on the gate: the queues a term against MemAvailable, sleep's backup said."""
+    from dataclasses import replace
+
+    d = catalog.deployments[deployment_id]
+    box = catalog.boxes[d["box"]]
+    where = "this unified-memory box" if box.get("memory") == "unified" else "a unified-memory box (GB10)"
+    one_box = d["boxes"] == 1
+    weights_a_rank = derive.gate_row(catalog, deployment_id).weights.bytes
+    host = _host_memory(args, d["tp"] if one_box else 1, 1, weights_a_rank, inputs.kv_pin, where)
+    if host is None:
+        return inputs
+    said = list(host["notes"])
+    if not one_box:
+        said.insert(
+            0, f"/dev/shm: a start over {d['boxes']} boxes (Ray) makes none of the one-box message queues; Ray's own object store in /dev/shm is not counted"
+        )
+    return replace(inputs, shm_bytes=host["shm_bytes"] if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
 
 
 def _gib_flag(text: str | None, flag: str) -> Fraction:
@@ -588,6 +610,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     card = _card(catalog, args)
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
+    mm_cfg = _multimodal(args)
     start = None
     if card is not None:
         start = predict.Start(
@@ -598,6 +621,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             max_num_batched_tokens=parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
+            multimodal=mm_cfg,
         )  # fmt: skip
         predict.check_start(start)
         if args.pool is not None:
@@ -632,10 +656,17 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         pp_layer_partition=args.pp_layer_partition,
         lora=lora_cfg,
         offload=host_cfg,
+        multimodal=mm_cfg,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
         r = _with_prediction(r, config_text, args.config, card, start)
+    r["worst_prefill"] = _worst_prefill(args, config_text, r, budget or 8192)
+    if r["worst_prefill"]["note"]:
+        r["notes"].append(r["worst_prefill"]["note"])
+    r["host_memory"] = _host_memory(args, r["tp"], r["pp"], r["weights_bytes_per_rank"], r.get("pool_bytes"))
+    if r["host_memory"] is not None:
+        r["notes"] += r["host_memory"]["notes"]
     if args.json:
         return report.to_json(r)
     lines = [
@@ -732,6 +763,77 @@ def _offload(args: argparse.Namespace) -> offload_module.Offload | None:
     )
     offload.check(o)
     return o
+
+
+def _multimodal(args: argparse.Namespace) -> multimodal_module.Settings | None:
+    """--mm-encoder-tp-mode and --limit-mm-per-prompt, as vLLM spells them."""
+    from calc import multimodal
+
+    if args.mm_encoder_tp_mode is None and args.limit_mm_per_prompt is None:
+        return None
+    cfg = multimodal.Settings(
+        args.mm_encoder_tp_mode if args.mm_encoder_tp_mode is not None else "weights",
+        multimodal.parse_limits(args.limit_mm_per_prompt) if args.limit_mm_per_prompt is not None else None,
+    )
+    multimodal.check(cfg)
+    return cfg
+
+
+def _worst_prefill(args: argparse.Namespace, config_text: str, r: dict[str, Any], chunk: int) -> dict[str, Any]:
+    """What a prefill at max_model_len takes beyond the profile run (calc/afterstart.py), and
+    against --left-after-start whether it fits."""
+    from calc import afterstart, hfconfig
+
+    shape = hfconfig.shape(hfconfig.load(config_text, args.config), args.config)
+    seqs = r.get("max_num_seqs") or (parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else 256)
+    if hfconfig.MLA in shape.layers:
+        extra = afterstart.mla_context(shape, r["tp"], r["max_model_len"], seqs, r["block_size"], chunk)
+    else:
+        extra = afterstart.Extra(0, (), "plain attention: the kernels tile the scores, the last chunk's activations are the profile run's")
+    left = parse_size(args.left_after_start, "--left-after-start") if args.left_after_start is not None else None
+    fits, said = afterstart.verdict(left, extra) if left is not None else (None, "")
+    return {"bytes": extra.bytes, "parts": [{"name": n, "bytes": b} for n, b in extra.parts], "source": extra.source,
+            "after_profile_bytes": extra.after_profile_bytes, "left_after_start_bytes": left, "fits": fits, "note": said}  # fmt: skip
+
+
+def _host_memory(
+    args: argparse.Namespace, tp: int, pp: int, weights_bytes: int, kv_bytes: int | None, where: str = "a unified-memory box (GB10)"
+) -> dict[str, Any] | None:
+    """--shm-size against the /dev/shm queues of the start, and what sleep mode frees (calc/hostmem.py)."""
+    from calc import hostmem, predict
+
+    if args.sleep_level is not None and not args.enable_sleep_mode:
+        raise InputError("--sleep-level: found without --enable-sleep-mode, expected --enable-sleep-mode beside it")
+    if not (args.enable_sleep_mode or args.shm_size is not None or args.mq_max_chunk_mb is not None):
+        return None
+    rel = predict.release(getattr(args, "engine_version", None))
+    chunk = parse_count(args.mq_max_chunk_mb, "--mq-max-chunk-mb", 1) if args.mq_max_chunk_mb is not None else None
+    queues = hostmem.shm_queues(tp, pp, rel, chunk)
+    need = hostmem.shm_bytes(queues)
+    shm_size = hostmem.docker_size(args.shm_size) if args.shm_size is not None else None
+    notes = []
+    refusal = hostmem.shm_refusal(need, shm_size, rel)
+    if refusal:
+        notes.append(refusal)
+    if need:
+        notes.append(
+            f"/dev/shm: {need / 2**20:,.0f} MiB of message queues for {tp * pp} ranks on one box (shm_broadcast.py); on {where} they come out of MemAvailable"
+        )
+    sleep = None
+    if args.enable_sleep_mode:
+        level = parse_count(args.sleep_level, "--sleep-level", 1) if args.sleep_level is not None else 1
+        s = hostmem.sleep(level, weights_bytes, kv_bytes or 0)
+        sleep = {"level": s.level, "host_backup_bytes": s.host_backup_bytes, "device_freed_bytes": s.device_freed_bytes,
+                 "unified_freed_bytes": s.unified_freed_bytes, "kv_known": kv_bytes is not None}  # fmt: skip
+        notes.append(hostmem.sleep_note(s, where) + ("" if kv_bytes is not None else " (the KV pool is not known here: give --pool or a card)"))
+    return {
+        "shm_queues": [{"name": q.name, "count": q.count, "bytes": q.bytes, "source": q.source} for q in queues],
+        "shm_bytes": need,
+        "shm_size_bytes": shm_size,
+        "shm_refused": refusal is not None,
+        "sleep": sleep,
+        "notes": notes,
+    }
 
 
 def _budget_flag(args: argparse.Namespace) -> str:
@@ -1035,6 +1137,7 @@ def _gate_flags(p: Parser) -> None:
     p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ', or auto")
     p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading over the TP ranks: on a unified box it comes out of MemAvailable")
     p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host: on a unified box it frees nothing")
+    _host_flags(p)
     p.set_defaults(run=cmd_gate)
 
 
@@ -1126,6 +1229,12 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--kv-offloading-backend", help="native (the default) or lmcache (sized by LMCache's own server)")
     p.add_argument("--swap-space", help="GiB of CPU swap a GPU: allocated by the V0 engine only")
     p.add_argument("--pp-layer-partition", help="VLLM_PP_LAYER_PARTITION: the layers of each stage, such as 15,16,15,15")
+    _host_flags(p)
+    p.add_argument("--left-after-start", help="MemAvailable (or free memory) once the pool and graphs are allocated: checked against the worst prefill")
+    p.add_argument("--mm-encoder-tp-mode", help="weights (the default: the vision tower divided over the TP ranks) or data (whole on every rank)")
+    p.add_argument(
+        "--limit-mm-per-prompt", help='items a prompt may hold, such as \'{"image": 0, "video": 0}\' (0 for all: no tower loaded, no encoder profile)'
+    )
     p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
     p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")
     p.add_argument("--speculative-tokens", default="0")
@@ -1136,6 +1245,13 @@ def _model_flags(p: Parser) -> None:
         "--prefix-caching", action="store_true", help="--enable-prefix-caching, which hybrids before vLLM 0.28.0 are started without by default"
     )
     p.set_defaults(run=cmd_model)
+
+
+def _host_flags(p: Parser) -> None:
+    p.add_argument("--enable-sleep-mode", action="store_true", help="sleep mode: what a sleeping engine frees, and on a unified box what it does not")
+    p.add_argument("--sleep-level", help="with --enable-sleep-mode: the level of POST /sleep, 1 (weights kept in host memory, the default) or 2")
+    p.add_argument("--shm-size", help="the container's /dev/shm (docker --shm-size), such as 64m or 1 GiB: checked against vLLM's message queues")
+    p.add_argument("--mq-max-chunk-mb", help="VLLM_MQ_MAX_CHUNK_BYTES_MB (default 16): the chunk of the scheduler's /dev/shm queue")
 
 
 def _ingest_flags(p: Parser) -> None:

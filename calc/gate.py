@@ -39,6 +39,7 @@ class Request:
     prefill_budget: int = 8192
     seats: int = 8
     host_bytes: int = 0  # host buffers a rank (KV offloading): on a unified box they come out of MemAvailable
+    shm_bytes: int = 0  # /dev/shm message queues on the box (calc/hostmem.py): tmpfs pages, out of MemAvailable
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,9 @@ def terms(row: GateRow, request: Request) -> tuple[tuple[Term, ...], str | None]
     if request.host_bytes:
         out.append(Term("host buffers", request.host_bytes,
                         "--kv-offloading-size a rank: host memory, which on a unified box is the same MemAvailable", True))  # fmt: skip
+    if request.shm_bytes:
+        out.append(Term("/dev/shm queues", request.shm_bytes,
+                        "vLLM's message queues in /dev/shm (shm_broadcast.py): shared memory, which MemAvailable does not count as available", False))  # fmt: skip
     out.append(Term("start headroom", row.headroom.bytes, row.headroom.source, False))
     return tuple(out), unknown
 
@@ -116,7 +120,7 @@ def largest_pin(row: GateRow, request: Request, available: tuple[int, ...]) -> i
 
     None when the gate cannot size the request; negative when no pin passes at all.
     """
-    result = gate(row, Request(0, request.drafter, request.prefill_budget, request.seats, request.host_bytes), available)
+    result = gate(row, Request(0, request.drafter, request.prefill_budget, request.seats, request.host_bytes, request.shm_bytes), available)
     if result.needs is None:
         return None
     return min(available) - result.needs

@@ -56,6 +56,45 @@ class Mlp:
 
 
 @dataclass(frozen=True)
+class Tower:
+    """A multimodal model's vision tower and the projector into the language model, read from the
+    config's vision_config as vLLM's model code builds them (calc/weights.py lists the tensors):
+
+    - "qwen3-vl" (Qwen3-VL, Qwen3-VL MoE, Qwen3.5, Qwen3.6): vllm/model_executor/models/qwen3_vl.py,
+      Qwen3_VisionTransformer: a Conv3d patch embedding with bias, a learned position table,
+      `depth` blocks of two LayerNorms, attention (qkv, proj) and an MLP (linear_fc1, linear_fc2),
+      all with biases, then a patch merger and one more for each deepstack layer;
+    - "qwen2.5-vl": qwen2_5_vl.py, Qwen2_5_VisionTransformer: a Conv3d patch embedding without
+      bias, RMSNorms, a gated MLP (gate_up_proj, down_proj), biases on every projection, a merger;
+    - "siglip" (Gemma 3): siglip.py, SiglipVisionModel, and gemma3_mm.py, Gemma3MultiModalProjector;
+    - "pixtral" (Mistral 3): pixtral.py, PixtralHFVisionModel (no biases), and mistral3.py,
+      Mistral3MultiModalProjector with its patch merger.
+    """
+
+    kind: str
+    hidden: int
+    intermediate: int
+    depth: int
+    heads: int
+    patch: int
+    channels: int = 3
+    temporal_patch: int = 1
+    out_hidden: int = 0  # the width the merger or projector writes: the language model's
+    merge: int = 1  # spatial_merge_size: patches merged into one token a side
+    positions: int = 0  # a learned position table's rows
+    deepstack: int = 0  # Qwen3-VL's deepstack mergers
+    projector_bias: bool = False
+    modalities: tuple[str, ...] = ("image",)
+    image_tokens: int = 0  # the most tokens one image gives the language model (the processor's default)
+    data_parallel: bool = False  # --mm-encoder-tp-mode data: the tower whole on every rank
+
+    @property
+    def name(self) -> str:
+        return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "siglip": "SigLIP vision tower",
+                "pixtral": "Pixtral vision tower"}[self.kind]  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Shape:
     file: str
     architecture: str
@@ -93,6 +132,7 @@ class Shape:
     output_gate: bool = False  # Qwen3-Next / Qwen3.5: q_proj also carries a gate for the output
     state_dtype_bytes: int | None = None  # mamba_ssm_dtype, which vLLM takes for the temporal state
     quantization: dict[str, Any] | None = None
+    tower: Tower | None = None  # a multimodal model's vision tower and projector
 
     @property
     def family(self) -> str:
@@ -190,6 +230,7 @@ def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
     if dtype not in DTYPE_BYTES:
         raise ConfigError(file, "torch_dtype", dtype, "bfloat16, float16 or float32")
     fields = reader(r)
+    tower = _tower(data, file, arch, fields["hidden"]) if arch in WITH_VISION else None
     tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", _MISSING))
     where = "tie_word_embeddings" if "tie_word_embeddings" in data else r.prefix + "tie_word_embeddings"
     tie = as_flag(r.get("tie_word_embeddings", False) if tie is _MISSING else tie, file, where)
@@ -200,7 +241,7 @@ def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
     float32 = DTYPE_BYTES[dtype] == 4
     return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
                  tie_embeddings=tie, quantization=quant, defaults=noted,
-                 max_positions=_max_positions(inner), **fields)  # fmt: skip
+                 max_positions=_max_positions(inner), tower=tower, **fields)  # fmt: skip
 
 
 def _max_positions(config: dict[str, Any]) -> int | None:
@@ -262,10 +303,53 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
 }
-# Multimodal wrappers: the weights counted here are the language model's; vLLM also loads the
-# vision tower, which the config describes in a form these models do not size.
+# Multimodal wrappers: the language model from text_config, the vision tower from vision_config (Tower).
 WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration")  # fmt: skip
+
+
+# The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
+# encoder profile: Qwen2.5-VL's preprocessor_config.json max_pixels 12,845,056 over 28 x 28 pixels a
+# token (a public v0.11.0 start prints "Encoder cache will be initialized with a budget of 16384
+# tokens"); Qwen3-VL's longest_edge 16,777,216 over 32 x 32; Pixtral's image_size over patch x merge
+# a side, one break token a row (mistral3.py, get_num_image_tokens); Gemma 3's mm_tokens_per_image.
+_IMAGE_TOKENS = {"qwen3-vl": 16777216 // (32 * 32), "qwen2.5-vl": 12845056 // (28 * 28)}
+
+
+def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Tower:
+    """The vision tower of a multimodal wrapper, from its vision_config."""
+    vision = data.get("vision_config")
+    if not isinstance(vision, dict):
+        raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
+    v = _Reader(vision, file, "vision_config.")
+    if arch.startswith(("Qwen3VL", "Qwen3_5")):
+        deep = v.get("deepstack_visual_indexes", [])
+        if not isinstance(deep, list):
+            raise ConfigError(file, "vision_config.deepstack_visual_indexes", deep, "a list of layer indexes")
+        return Tower("qwen3-vl", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"),
+                     v.int("patch_size"), v.int("in_channels", 3), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
+                     v.int("spatial_merge_size", 2), v.int("num_position_embeddings"), len(deep), True, ("image", "video"),
+                     _IMAGE_TOKENS["qwen3-vl"])  # fmt: skip
+    if arch.startswith("Qwen2_5_VL"):
+        return Tower("qwen2.5-vl", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"),
+                     v.int("patch_size"), v.int("in_channels", v.get("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
+                     v.int("spatial_merge_size", 2), 0, 0, True, ("image", "video"), _IMAGE_TOKENS["qwen2.5-vl"])  # fmt: skip
+    top = _Reader(data, file)
+    if arch.startswith("Gemma3"):
+        patch, image = v.int("patch_size"), v.int("image_size")
+        return Tower("siglip", v.int("hidden_size"), v.int("intermediate_size"), v.int("num_hidden_layers", maximum=MAX_LAYERS),
+                     v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, 1, (image // patch) ** 2,
+                     image_tokens=top.int("mm_tokens_per_image", 256))  # fmt: skip
+    # Mistral 3: the tower built up to the deepest vision_feature_layer (mistral3.py, _get_num_hidden_layers)
+    layers, feature = v.int("num_hidden_layers", maximum=MAX_LAYERS), data.get("vision_feature_layer", -1)
+    if isinstance(feature, bool) or not isinstance(feature, int) or not -layers <= feature <= layers:
+        raise ConfigError(file, "vision_feature_layer", feature, f"a layer index from {-layers} to {layers}")
+    patch, merge = v.int("patch_size"), top.int("spatial_merge_size", 2)
+    side = v.int("image_size") // (patch * merge)
+    return Tower("pixtral", v.int("hidden_size"), v.int("intermediate_size"), layers + feature + 1 if feature < 0 else feature,
+                 v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, merge,
+                 projector_bias=as_flag(data.get("multimodal_projector_bias", True), file, "multimodal_projector_bias"),
+                 image_tokens=side * (side + 1))  # fmt: skip
 
 
 def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:

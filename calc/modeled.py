@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from calc import hfconfig, kvlayout, lora, offload, ranks, weights
+from calc import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
 from calc.units import InputError
 
 
@@ -30,12 +30,14 @@ class ModelInputs:
     pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
     lora: lora.Lora | None = None  # --enable-lora and its sizes
     offload: offload.Offload | None = None  # --cpu-offload-gb, --kv-offloading-size, --swap-space
+    multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
 
 
 def model_report(i: ModelInputs) -> dict[str, Any]:
     """Weights per rank, the KV cost of one request and, given a pool, what vLLM would print.
     Raises InputError (ConfigError names the file and field) for anything it cannot size."""
     shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
+    shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.tp < 1 or shape.heads % i.tp:
         raise InputError(f"--tp: found {i.tp}, expected a divisor of the model's {shape.heads} attention heads")
@@ -61,8 +63,23 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
     notes = list(shape.defaults)
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
-    if shape.architecture in hfconfig.WITH_VISION and total is None:
-        notes.append("the weights are the language model's: vLLM also loads the vision tower, not counted here")
+    notes += mm_notes
+    tower_bytes = 0
+    if shape.tower is not None:
+        tw = shape.tower
+        tower_bytes = sum(weights.tensor_bytes(t, weights.quant_of(shape), shape.dtype_bytes) for t in weights.tower_tensors(tw, i.tp))
+        tower_bytes = round(tower_bytes * weights.checkpoint_scale(shape, total, source or "index total_size")[0])
+        split = weights.tower_split(tw, i.tp)
+        how = (
+            "whole on every rank (--mm-encoder-tp-mode data)"
+            if tw.data_parallel and i.tp > 1
+            else f"whole on every rank: its {tw.heads} heads do not divide over {i.tp} ranks"
+            if split == 1 and i.tp > 1
+            else f"its projections divided over the {i.tp} ranks"
+        )
+        notes.append(
+            f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {tower_bytes / 2**30:.2f} GiB" + (f" a rank, {how}" if i.tp > 1 else "")
+        )
     if shape.max_positions is not None and i.max_model_len > shape.max_positions:
         notes.append(f"max_model_len {i.max_model_len:,} is above the config's max_position_embeddings ({shape.max_positions:,}): "
                      "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")  # fmt: skip
@@ -147,6 +164,7 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
             for st in stage_list
         ],
         "lora": _lora_json(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
+        "tower": _tower_json(shape.tower, tower_bytes, i.tp) if shape.tower is not None else None,
         "offload": _offload_json(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
         "notes": notes,
     }
@@ -165,6 +183,28 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
             one_request_fits=largest >= i.max_model_len,
         )
     return out
+
+
+def release_of(text: str | None) -> tuple[int, int]:
+    """(major, minor) of --engine-version; the newest read when none is given."""
+    from calc import predict
+
+    return predict.release(text)
+
+
+_TOWER_SOURCES = {"qwen3-vl": "qwen3_vl.py", "qwen2.5-vl": "qwen2_5_vl.py", "siglip": "siglip.py and gemma3_mm.py", "pixtral": "pixtral.py and mistral3.py"}
+
+
+def _tower_json(tw: hfconfig.Tower, bytes_per_rank: int, tp: int) -> dict[str, Any]:
+    """The vision tower as one rank holds it."""
+    return {
+        "name": tw.name,
+        "blocks": tw.depth,
+        "bytes_per_rank": bytes_per_rank,
+        "replicated": tp > 1 and weights.tower_split(tw, tp) == 1,
+        "mm_encoder_tp_mode": "data" if tw.data_parallel else "weights",
+        "source": f"vllm/model_executor/models/{_TOWER_SOURCES[tw.kind]}, 0.33.0",
+    }
 
 
 def _lora_json(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> dict[str, Any]:

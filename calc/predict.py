@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from calc import hfconfig, kvlayout, lora, offload, ranks, weights
+from calc import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
 from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
 from calc.units import GiB, InputError, parse_size
 
@@ -332,6 +332,7 @@ class Start:
     lora: lora.Lora | None = None  # --enable-lora: its slots are allocated at load, beside the weights
     cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: whole parameters moved to the host, a rank
     prefix_caching: bool | None = None  # None: the release's default (off for hybrids up to 0.27.1): a hybrid's mamba cache mode
+    multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
 
 
 @dataclass(frozen=True)
@@ -417,6 +418,8 @@ def predict(
             f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card){also}"
         )
     rel = release(s.engine_version)
+    mm = s.multimodal or multimodal.Settings()
+    shape, _ = multimodal.apply(shape, mm, rel)
     v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
     util = s.utilization if s.utilization is not None else default_utilization(rel)
     requested = math.ceil(card.total_bytes * util)
@@ -435,8 +438,14 @@ def predict(
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after).
     residual = tokens * shape.hidden * shape.dtype_bytes
     peak = max(fwd.bytes, smp.bytes + residual)
+    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel)
+    held = enc.held_bytes if enc else 0
     act = Term(
-        "activation_peak", peak, "the larger of the forward pass and the sampler warm-up: " + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
+        "activation_peak",
+        peak + held,
+        "the larger of the forward pass and the sampler warm-up: "
+        + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
+        + (f"; plus {_gib(held)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
     )
     nt = non_torch(s.tp, s.pp)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
@@ -466,7 +475,7 @@ def predict(
             for st, w_n in zip(stage_list, own, strict=True):
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
-                act_n = act.bytes if last else fwd.bytes
+                act_n = act.bytes if last else fwd.bytes + held
                 cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
@@ -478,7 +487,7 @@ def predict(
             kv_shape = ranks.stage_shape(shape, st.first_layer, st.end_layer, last)
             wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/ranks.py")
             if not last:
-                act = Term("activation_peak", fwd.bytes, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
+                act = Term("activation_peak", fwd.bytes + held, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
             cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes

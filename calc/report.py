@@ -27,6 +27,9 @@ class StartInputs:
     host_bytes: int = 0  # --kv-offloading-size a rank, taken from MemAvailable on a unified box
     cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: frees nothing on a unified box
     kv_offloading_gib: Fraction = Fraction(0)  # --kv-offloading-size as typed, over the TP ranks
+    shm_bytes: int = 0  # /dev/shm message queues on one box (calc/hostmem.py)
+    host_notes: tuple[str, ...] = ()  # what /dev/shm and sleep mode add, said on the verdict (calc/hostmem.py)
+    sleep_mode: bool = False  # --enable-sleep-mode
 
 
 def defaults(catalog: Catalog, deployment_id: str | None = None, available: tuple[int, ...] | None = None) -> StartInputs:
@@ -94,12 +97,14 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
     model = catalog.models[deployment["model"]]
     box = catalog.boxes[deployment["box"]]
     row = derive.gate_row(catalog, inputs.deployment)
-    request = gate.Request(inputs.kv_pin, inputs.drafter, inputs.prefill_budget, inputs.seats, inputs.host_bytes)
+    request = gate.Request(inputs.kv_pin, inputs.drafter, inputs.prefill_budget, inputs.seats, inputs.host_bytes, inputs.shm_bytes)
     result = gate.gate(row, request, inputs.available)
     host = inputs.host_bytes
     largest = {
-        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host), inputs.available),
-        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host), inputs.available) if row.drafter else None,
+        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), inputs.available),
+        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), inputs.available)
+        if row.drafter
+        else None,
     }
     boxes = [
         {
@@ -160,6 +165,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
             f"--cpu-offload-gb {float(inputs.cpu_offload_gib):g}: on {where} the weights it moves to the host stay in the same memory, "
             "so the weights term is unchanged and nothing is freed (vllm/model_executor/offloader/uva.py)"
         )
+    out["notes"] += list(inputs.host_notes)
     return out
 
 
@@ -293,6 +299,8 @@ def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction
         out.append(f"--kv-offloading-size {float(inputs.kv_offloading_gib):g}")
     if inputs.cpu_offload_gib:
         out.append(f"--cpu-offload-gb {float(inputs.cpu_offload_gib):g}")
+    if inputs.sleep_mode:
+        out.append("--enable-sleep-mode")
     return out
 
 

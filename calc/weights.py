@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, SLIDING, ConfigError, Mlp, Shape, as_flag
+from calc.hfconfig import FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, SLIDING, ConfigError, Mlp, Shape, Tower, as_flag
 from calc.units import InputError
 
 VOCAB_PADDING = 64
@@ -59,6 +59,7 @@ class Tensor:
     linear: bool = False  # a projection a quantization scheme may pack
     drafter: bool = False
     dtype_bytes: int | None = None  # kept in this width whatever the model's dtype (float32 routers)
+    tower: bool = False  # the vision tower or its projector
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,70 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         out += [Tensor(t.path, t.rows, t.cols, t.count, t.linear, drafter=True) for t in layer + extra]
     if shape.drafter_layers and shape.architecture.startswith(("Qwen3Next", "Qwen3_5")):  # Qwen's MTP module norms its output once
         out.append(Tensor("mtp.norm", h, drafter=True))  # (vllm/model_executor/models/qwen3_5_mtp.py and qwen3_next_mtp.py, 0.33.0)
+    if shape.tower is not None:
+        out += tower_tensors(shape.tower, tp)
     return out
+
+
+def tower_split(tower: Tower, tp: int) -> int:
+    """The ranks the tower's projections are divided over: every tensor-parallel rank, as its
+    ColumnParallelLinear / RowParallelLinear / QKVParallelLinear layers are built, unless
+    --mm-encoder-tp-mode data builds them with disable_tp (one whole copy a rank), or the tower's
+    heads do not divide over the ranks, where vLLM falls back to the same
+    (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0)."""
+    return 1 if tower.data_parallel or tower.heads % tp else tp
+
+
+def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
+    """The vision tower and its projector on one rank. Norms, patch embeddings, position tables and
+    a row-parallel layer's bias are whole on every rank; the tower stays in the model's dtype (the
+    published quantized checkpoints leave it unquantized, and SigLIP's MLP of 4,304 takes no
+    quantization: vllm/model_executor/models/siglip.py, SiglipMLP, widths must divide by 64)."""
+    n = tower_split(tower, tp)
+    d, i, out = tower.hidden, tower.intermediate, tower.out_hidden
+
+    def t(path: str, rows: int, cols: int = 1) -> Tensor:
+        return Tensor(path, rows, cols, tower=True)
+
+    def block(p: str, layernorm: bool, bias: bool, gated: bool) -> list[Tensor]:
+        norms = 2 if layernorm else 1  # LayerNorm: weight and bias; RMSNorm: weight
+        ts = [t(f"{p}.norm1", d * norms), t(f"{p}.norm2", d * norms), t(f"{p}.attn.qkv", 3 * d // n, d), t(f"{p}.attn.proj", d, d // n),
+              t(f"{p}.mlp.fc1", (2 if gated else 1) * i // n, d), t(f"{p}.mlp.fc2", d, i // n)]  # fmt: skip
+        if bias:
+            ts += [t(f"{p}.attn.qkv.bias", 3 * d // n), t(f"{p}.attn.proj.bias", d), t(f"{p}.mlp.fc1.bias", (2 if gated else 1) * i // n),
+                   t(f"{p}.mlp.fc2.bias", d)]  # fmt: skip
+        return ts
+
+    if tower.kind in ("qwen3-vl", "qwen2.5-vl"):
+        qwen3 = tower.kind == "qwen3-vl"
+        kernel = tower.channels * tower.temporal_patch * tower.patch * tower.patch
+        ts = [t("visual.patch_embed.proj", d, kernel)] + ([t("visual.patch_embed.proj.bias", d), t("visual.pos_embed", tower.positions, d)] if qwen3 else [])
+        for b in range(tower.depth):
+            ts += block(f"visual.blocks.{b}", layernorm=qwen3, bias=True, gated=not qwen3)
+        wide = d * tower.merge**2
+        mergers = ["visual.merger"] + [f"visual.deepstack_merger_list.{k}" for k in range(tower.deepstack)]
+        for k, p in enumerate(mergers):
+            norm = (wide if k else d) * (2 if qwen3 else 1)  # a deepstack merger norms after the shuffle
+            ts += [t(f"{p}.norm", norm), t(f"{p}.linear_fc1", wide // n, wide), t(f"{p}.linear_fc1.bias", wide // n),
+                   t(f"{p}.linear_fc2", out, wide // n), t(f"{p}.linear_fc2.bias", out)]  # fmt: skip
+        return ts
+    if tower.kind == "siglip":
+        p = "vision_tower.vision_model"
+        ts = [t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch), t(f"{p}.embeddings.patch_embedding.bias", d),
+              t(f"{p}.embeddings.position_embedding", tower.positions, d), t(f"{p}.post_layernorm", 2 * d),
+              t("multi_modal_projector.mm_input_projection_weight", d, out), t("multi_modal_projector.mm_soft_emb_norm", d)]  # fmt: skip
+        for b in range(tower.depth):
+            ts += block(f"{p}.encoder.layers.{b}", layernorm=True, bias=True, gated=False)
+        return ts
+    # pixtral: no biases, RMSNorms, a gated MLP; the projector's two linears always divided (mistral3.py)
+    ts = [t("vision_tower.patch_conv", d, tower.channels * tower.patch * tower.patch), t("vision_tower.ln_pre", d),
+          t("multi_modal_projector.norm", d), t("multi_modal_projector.patch_merger.merging_layer", d, d * tower.merge**2),
+          t("multi_modal_projector.linear_1", out // tp, d), t("multi_modal_projector.linear_2", out, out // tp)]  # fmt: skip
+    if tower.projector_bias:
+        ts += [t("multi_modal_projector.linear_1.bias", out // tp), t("multi_modal_projector.linear_2.bias", out)]
+    for b in range(tower.depth):
+        ts += block(f"vision_tower.transformer.layers.{b}", layernorm=False, bias=False, gated=True)
+    return ts
 
 
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:

@@ -537,7 +537,16 @@ def test_gemma3_nested_text_config_takes_the_class_defaults() -> None:
         "not in the config, taken as Gemma3TextConfig's defaults in transformers 5.5.3: text_config.sliding_window_pattern 6, "
         "text_config.vocab_size 262208, text_config.head_dim 256, text_config.tie_word_embeddings true"
     )
-    assert r["notes"][1] == "the weights are the language model's: vLLM also loads the vision tower, not counted here"
+    # SigLIP (vllm/model_executor/models/siglip.py): a 14 x 14 patch embedding and its bias, 4,096
+    # positions, 27 layers of two LayerNorms, qkv, out_proj, fc1 and fc2 with their biases, a post
+    # LayerNorm; Gemma 3's projector (1,152 x 3,840) and its RMSNorm: 421,290,864 values, 2 B each
+    d, i = 1152, 4304
+    layer = 4 * d + (3 * d * d + 3 * d) + (d * d + d) + (i * d + i) + (d * i + d)
+    tower = d * 3 * 14 * 14 + d + 4096 * d + 27 * layer + 2 * d + d * 3840 + d
+    assert tower == 421_290_864
+    assert r["tower"] == {"name": "SigLIP vision tower", "blocks": 27, "bytes_per_rank": tower * 2, "replicated": False, "mm_encoder_tp_mode": "weights",
+                          "source": "vllm/model_executor/models/siglip.py and gemma3_mm.py, 0.33.0"}  # fmt: skip
+    assert r["notes"][1] == "the weights include the SigLIP vision tower (27 blocks) and its projector, 0.78 GiB"
 
 
 def test_gemma3_ties_its_head_by_default() -> None:
@@ -615,9 +624,12 @@ def test_qwen3_vl_reads_its_text_config() -> None:
     dense, moe = public_report("qwen3-vl-8b-instruct.json", max_model_len=32768), public_report("qwen3-vl-30b-a3b-instruct.json", max_model_len=32768)
     assert (dense["family"], dense["kv_bytes_per_token"]) == ("dense", 36 * 2 * 8 * 128 * 2)
     assert (moe["family"], moe["kv_bytes_per_token"]) == ("moe", 48 * 2 * 4 * 128 * 2)
-    # the language models' own counts: 8.19 B and 30.53 B of the cards' 8.8 B and 31.1 B, the rest the vision tower
-    assert dense["weights_bytes_per_rank"] == 8_190_735_360 * 2 and moe["weights_bytes_per_rank"] == 30_532_122_624 * 2
-    assert "vision tower, not counted here" in dense["notes"][-1]
+    # the language models' own counts, 8,190,735,360 and 30,532,122,624, and the vision towers' (27 blocks
+    # of 1,152, four mergers: the main one and three deepstack), 576,388,336 and 538,631,408: the
+    # cards' 8.8 B and 31.1 B
+    assert dense["weights_bytes_per_rank"] == (8_190_735_360 + 576_388_336) * 2
+    assert moe["weights_bytes_per_rank"] == (30_532_122_624 + 538_631_408) * 2
+    assert dense["notes"][-1] == "the weights include the Qwen3-VL vision tower (27 blocks) and its projector, 1.07 GiB"
 
 
 def test_glm_moe_drafter_and_float32_router() -> None:
@@ -756,8 +768,11 @@ def test_qwen36_moe_reads_as_vllm_builds_it() -> None:
     assert s.layers.count(hfconfig.LINEAR) == 30 and s.layers.count(hfconfig.FULL) == 10
     assert set(s.mlps) == {hfconfig.Mlp(experts=256, expert_intermediate=512, shared_intermediate=512, gated_shared=True)}
     assert (s.state_dtype_bytes, s.drafter_layers, s.output_gate) == (4, 1, True)
-    # 35B parameters in all on the card; the language model without its vision tower is 34.66e9
-    assert 34.5e9 < qwen36(max_model_len=32768)["weights_bytes_per_rank"] / 2 < 35e9
+    # 35B parameters on the card: the language model's 34,660,610,688 and the vision tower's
+    # 446,571,248 (27 blocks of 1,152, one merger to 2,048, no deepstack), and the MTP layer apart
+    r = qwen36(max_model_len=32768)
+    assert r["weights_bytes_per_rank"] == (34_660_610_688 + 446_571_248) * 2
+    assert r["tower"]["bytes_per_rank"] == 446_571_248 * 2
 
 
 @pytest.mark.parametrize(
@@ -811,9 +826,9 @@ def test_deepseek_v2_lite_meets_its_checkpoint() -> None:
 
 def test_qwen35_dense_meets_its_checkpoint() -> None:
     """Qwen3.5-0.8B-Base (Qwen3_5ForConditionalGeneration): 873,438,784 parameters in its checkpoint,
-    the language model's (tied head) and its MTP layer's, which vLLM loads only as a drafter, and
-    the vision tower's, which the model leaves out (12 blocks of 768, the merger, the patch and
-    position embeddings)."""
+    the language model's (tied head), its MTP layer's, which vLLM loads only as a drafter, and
+    the vision tower's (12 blocks of 768, the merger, the patch and position embeddings), which
+    the count meets value for value."""
     r = modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3.5-0.8b-base" / "config.json").read_text(), max_model_len=32768))
     assert (r["layers"], r["family"]) == ("18 linear, 6 full", "hybrid")
     block = 768 * 768 + 768 + 2304 * 768 + 2304 + 3072 * 768 + 3072 + 768 * 3072 + 768 + 4 * 768
@@ -821,7 +836,8 @@ def test_qwen35_dense_meets_its_checkpoint() -> None:
     # mtp: fc 1,024 x 2,048, its three norms, one attention layer with its MLP
     mtp = 1024 * 2048 + 3 * 1024 + 2 * 1024 + (4096 + 2 * 512) * 1024 + 1024 * 2048 + 2 * 256 + 3 * 3584 * 1024
     assert r["drafter_bytes_per_rank"] == mtp * 2
-    assert r["weights_bytes_per_rank"] + r["drafter_bytes_per_rank"] == (873_438_784 - vision) * 2
+    assert vision == 100_592_896 and r["tower"]["bytes_per_rank"] == vision * 2
+    assert r["weights_bytes_per_rank"] + r["drafter_bytes_per_rank"] == 873_438_784 * 2
 
 
 def test_mixtral_8x7b_meets_its_card() -> None:

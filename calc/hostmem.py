@@ -1,0 +1,132 @@
+"""Host memory a start takes beside the weights and the KV pool: the /dev/shm message queues of a
+multi-GPU start on one box, and sleep mode's backup of the weights. On a unified-memory box
+(GB10) both come out of the same MemAvailable the weights and the pool do.
+
+Read from vLLM's released sources:
+- /dev/shm (vllm/distributed/device_communicators/shm_broadcast.py, ShmRingBuffer): a queue is
+  (max_chunk_bytes + 1 + readers) x max_chunks bytes of POSIX shared memory. A start of more than
+  one GPU on one box (the multiprocessing executor; one GPU runs in-process, with none) makes
+  - the scheduler's broadcast to the workers: readers = the ranks on the box, chunks of
+    VLLM_MQ_MAX_CHUNK_BYTES_MB (16 MiB from 0.11.0; 10 MiB before), 10 of them
+    (vllm/v1/executor/multiproc_executor.py);
+  - one reply queue a worker, `MessageQueue(1, 1)`: one reader, the class's default chunks, 10 MiB
+    up to 0.11.x and 24 MiB from 0.13.0, 10 of them;
+  - one broadcaster a tensor-parallel group of more than one rank: tp - 1 readers, 4 MiB chunks,
+    6 of them (vllm/distributed/parallel_state.py, GroupCoordinator, `1 << 22, 6`).
+  From 0.27.0 vLLM checks the free space of /dev/shm before each queue and refuses with
+  "Insufficient space in /dev/shm ... Increase /dev/shm (e.g. --shm-size or --ipc=host)"
+  (check_shm_free_space); before, a container's smaller /dev/shm fails when the pages are first
+  written (a bus error). /dev/shm is tmpfs: its pages are shared memory, which MemAvailable does
+  not count as available.
+- Sleep mode (--enable-sleep-mode; POST /sleep?level=N; vllm/v1/worker/gpu_worker.py sleep and
+  vllm/device_allocator/cumem.py CuMemAllocator.sleep, 0.8.5 to 0.33.0): level 1 copies every
+  allocation tagged "weights" to pinned host memory (cpu_backup_tensor) and unmaps the device's,
+  the KV cache is discarded; level 2 discards the weights too (model buffers, a few MB, are kept
+  on the host) and reloads them on wake. From 0.28.0 the runtime and CUDA-graph pools are kept on
+  the host at both levels (sleep_mode_backend.py). On a unified box the level-1 backup is the same
+  memory: sleeping frees the KV pool only, never the weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.units import InputError, MiB, parse_size
+
+MAX_WORLD = 4096
+
+
+@dataclass(frozen=True)
+class Queue:
+    name: str
+    count: int  # how many such queues
+    readers: int
+    chunk_bytes: int
+    chunks: int
+    source: str
+
+    @property
+    def bytes_each(self) -> int:
+        return (self.chunk_bytes + 1 + self.readers) * self.chunks
+
+    @property
+    def bytes(self) -> int:
+        return self.count * self.bytes_each
+
+
+def shm_queues(tp: int, pp: int, rel: tuple[int, int], mq_chunk_mib: int | None = None) -> tuple[Queue, ...]:
+    """The /dev/shm queues of a start of tp x pp ranks on one box (V1, 0.8.0 on)."""
+    if not (1 <= tp <= MAX_WORLD and 1 <= pp <= MAX_WORLD):
+        raise InputError(f"--tp / --pp: found {tp} / {pp}, expected sizes from 1 to {MAX_WORLD:,}")
+    world = tp * pp
+    if world == 1 or rel < (0, 8):
+        return ()
+    if mq_chunk_mib is not None and not 1 <= mq_chunk_mib <= 65536:
+        raise InputError(f"VLLM_MQ_MAX_CHUNK_BYTES_MB: found {mq_chunk_mib}, expected MiB from 1 to 65,536")
+    where = "vllm/distributed/device_communicators/shm_broadcast.py"
+    default_chunk = (24 if rel >= (0, 13) else 10) * MiB
+    rpc_chunk = (mq_chunk_mib if mq_chunk_mib is not None else 16) * MiB if rel >= (0, 11) else 10 * MiB
+    out = [
+        Queue("scheduler broadcast", 1, world, rpc_chunk, 10, f"vllm/v1/executor/multiproc_executor.py rpc_broadcast_mq; {where}"),
+        Queue("worker replies", world, 1, default_chunk, 10, f"vllm/v1/executor/multiproc_executor.py worker_response_mq, MessageQueue(1, 1); {where}"),
+    ]
+    if tp > 1:
+        out.append(Queue("tensor-parallel broadcaster", pp, tp - 1, 4 * MiB, 6, "vllm/distributed/parallel_state.py GroupCoordinator mq_broadcaster"))
+    return tuple(out)
+
+
+def shm_bytes(queues: tuple[Queue, ...]) -> int:
+    return sum(q.bytes for q in queues)
+
+
+def shm_refusal(need: int, shm_size: int | None, rel: tuple[int, int]) -> str | None:
+    """What a container's /dev/shm of `shm_size` makes of the queues, if they do not fit."""
+    if shm_size is None or need <= shm_size:
+        return None
+    how = (
+        "vLLM refuses the start: 'Insufficient space in /dev/shm' (shm_broadcast.py check_shm_free_space, from 0.27.0)"
+        if rel >= (0, 27)
+        else "the start dies with a bus error when the queues' pages are first written (vLLM checks the space from 0.27.0 only)"
+    )
+    return f"--shm-size {shm_size / MiB:,.0f} MiB is below the {need / MiB:,.0f} MiB of message queues: {how}; give --shm-size of at least that, or --ipc=host"
+
+
+def docker_size(text: str, flag: str = "--shm-size") -> int:
+    """A size as docker's --shm-size takes it (64m, 1g, 2048k; units of 1024) or as calc does (1 GiB)."""
+    body = text.strip()
+    units = {"b": 1, "k": 2**10, "m": 2**20, "g": 2**30}
+    if body[-1:].lower() in units and body[:-1].isascii() and body[:-1].isdigit() and 0 < len(body) - 1 <= 15:
+        return int(body[:-1]) * units[body[-1].lower()]
+    return parse_size(body, flag)
+
+
+@dataclass(frozen=True)
+class Sleep:
+    level: int
+    host_backup_bytes: int  # a rank's copy kept in host memory while asleep
+    device_freed_bytes: int  # what leaves the device's allocations
+    unified_freed_bytes: int  # what MemAvailable gains on a unified box
+
+
+def sleep(level: int, weights_bytes: int, kv_bytes: int) -> Sleep:
+    """One rank asleep: level 1 keeps the weights in host memory, level 2 drops them."""
+    if level not in (1, 2):
+        raise InputError(f"--sleep-level: found {level}, expected 1 (weights kept in host memory) or 2 (weights discarded)")
+    if level == 1:
+        return Sleep(1, weights_bytes, weights_bytes + kv_bytes, kv_bytes)
+    return Sleep(2, 0, weights_bytes + kv_bytes, weights_bytes + kv_bytes)
+
+
+def sleep_note(s: Sleep, where: str = "a unified-memory box (GB10)") -> str:
+    """What sleeping gives back, on a card and on a unified-memory box (`where`)."""
+    gib = 2**30
+    if s.level == 1:
+        return (
+            f"sleep level 1 copies the {s.host_backup_bytes / gib:.2f} GiB of weights a rank to pinned host memory "
+            f"(vllm/device_allocator/cumem.py) and frees {s.device_freed_bytes / gib:.2f} GiB of device memory; on {where} the copy "
+            f"is the same memory: MemAvailable rises by the KV pool only, {s.unified_freed_bytes / gib:.2f} GiB, not by the weights"
+        )
+    return (
+        f"sleep level 2 discards the weights and the KV pool, {s.device_freed_bytes / gib:.2f} GiB a rank, and reloads the weights "
+        f"on wake; on {where} that is what MemAvailable gains"
+    )

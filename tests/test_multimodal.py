@@ -1,0 +1,189 @@
+"""Multimodal starts (calc/multimodal.py, the tower in calc/hfconfig.py and calc/weights.py): the
+vision tower's weights as vLLM's model code builds them, divided over the tensor-parallel ranks
+or whole on each (--mm-encoder-tp-mode data), gone when --limit-mm-per-prompt allows none of its
+modalities, and the encoder's outputs the profile run keeps."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from conftest import cli_json
+from test_cli import assert_one_error_line
+
+from calc import hfconfig, modeled, multimodal, predict, ranks, weights
+from calc.units import GiB, InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLIC = ROOT / "tests" / "data" / "configs"
+LOG_81 = ROOT / "logs" / "public" / "81-v011-qwen25-vl-3b-ray-data-encoder-budget.log"
+
+
+def report(name: str, **given) -> dict:
+    return modeled.model_report(modeled.ModelInputs((PUBLIC / name).read_text(), name, **given))
+
+
+def test_qwen25_vl_3b_meets_its_checkpoint_and_the_loading_line() -> None:
+    """Qwen2.5-VL-3B-Instruct: 3,754,622,976 parameters on its card, the language model's
+    3,085,938,688 (tied head) and the tower's 668,684,288: a 14 x 14 x 2 patch embedding without
+    bias, 32 blocks of two RMSNorms, qkv, proj, a gated MLP of 3,420 with biases, a merger of
+    5,120 to 2,048 (vllm/model_executor/models/qwen2_5_vl.py). logs/public/81 (v0.11.0, TP 1):
+    'Model loading took 7.1550 GiB' = 7,682,622,751 B. The language model alone was 19.7 % light;
+    with the tower the count is 2.3 % under what loading took (buffers beside the weights)."""
+    d, i = 1280, 3420
+    block = 2 * d + (3 * d * d + 3 * d) + (d * d + d) + (2 * i * d + 2 * i) + (d * i + d)
+    tower = d * 3 * 2 * 14 * 14 + 32 * block + d + (5120 * 5120 + 5120) + (2048 * 5120 + 2048)
+    assert tower == 668_684_288
+    r = report("qwen2.5-vl-3b.json", max_model_len=8192)
+    assert r["tower"]["bytes_per_rank"] == tower * 2 and r["tower"]["replicated"] is False
+    assert r["weights_bytes_per_rank"] == 3_754_622_976 * 2 == (3_085_938_688 + tower) * 2
+    text = LOG_81.read_text()
+    assert "Model loading took 7.1550 GiB" in text
+    loaded = round(Fraction("7.1550") * GiB)
+    assert loaded == 7_682_622_751
+    before, after = Fraction(3_085_938_688 * 2 - loaded, loaded), Fraction(r["weights_bytes_per_rank"] - loaded, loaded)
+    assert round(float(before) * 100, 1) == -19.7 and round(float(after) * 100, 1) == -2.3
+
+
+def test_the_encoder_budget_and_batch_the_log_prints() -> None:
+    """logs/public/81: max_num_batched_tokens 2048 (the example's engine_kwargs), one image of at
+    most 16,384 tokens: budget max(2048, 16384) = 16384 and 16384 // 16384 = 1 item, as printed;
+    the outputs kept, 16,384 x 2,048 x 2 B = 64 MiB."""
+    assert "Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items" in LOG_81.read_text()
+    s = hfconfig.shape(json.loads((PUBLIC / "qwen2.5-vl-3b.json").read_text()), "q")
+    p = multimodal.encoder_profile(s, multimodal.Settings(), 2048, 256, 8192, (0, 11))
+    assert p is not None and (p.budget_tokens, p.items, p.held_bytes) == (16384, 1, 16384 * 2048 * 2)
+    # Gemma 3 at 8192 tokens: 256 a picture, 8192 // 256 = 32 items of 3,840 wide; 0.8.5 rounds up the same
+    g = hfconfig.shape(json.loads((PUBLIC / "gemma-3-12b-it.json").read_text()), "g")
+    p = multimodal.encoder_profile(g, multimodal.Settings(), 8192, 256, 32768)
+    assert p is not None and (p.budget_tokens, p.items, p.held_bytes) == (8192, 32, 32 * 256 * 3840 * 2)
+    # a prompt limited to one image and a short context: items = min(32, 2 seqs x max(1, min(1, 4096 // 256))) = 2
+    p = multimodal.encoder_profile(g, multimodal.Settings(limits={"image": 1}), 8192, 2, 4096)
+    assert p is not None and p.items == 2
+    assert multimodal.encoder_profile(g, multimodal.Settings(), 8192, 256, 32768, (0, 7)) is None  # V0: not read
+
+
+def test_the_profile_keeps_the_encoder_outputs_in_the_predicted_pool() -> None:
+    s = hfconfig.shape(json.loads((PUBLIC / "qwen2.5-vl-3b.json").read_text()), "q")
+    card = predict.card_from_total("22 GiB")
+    start = predict.Start(max_model_len=8192, max_num_batched_tokens=2048, engine_version="0.11.0")
+    with_tower = predict.predict(s, card, start)
+    without = predict.predict(s, card, predict.Start(**{**start.__dict__, "multimodal": multimodal.Settings(limits={"image": 0, "video": 0})}))
+    assert with_tower.activation.bytes - without.activation.bytes == 16384 * 2048 * 2
+    assert with_tower.weights.bytes - without.weights.bytes == 668_684_288 * 2  # no tower loaded
+    assert "profiled with 1 image items" in with_tower.activation.source
+
+
+def qwen3_vl_tower_rank(tp: int) -> int:
+    """Qwen3-VL-30B-A3B's tower on one of `tp` ranks, by hand (qwen3_vl.py): LayerNorms, the
+    patch embedding with its bias, the 2,304-row position table and each row-parallel bias whole;
+    qkv, fc1 and each merger's linear_fc1 divided by their rows, proj, fc2 and linear_fc2 by their
+    columns; a deepstack merger norms 4,608 after the shuffle."""
+    d, i, wide, out = 1152, 4304, 4608, 2048
+    block = 4 * d + (3 * d // tp) * d + 3 * d // tp + d * (d // tp) + d + (i // tp) * d + i // tp + d * (i // tp) + d
+    merger = (wide // tp) * wide + wide // tp + out * (wide // tp) + out
+    return d * 3 * 2 * 16 * 16 + d + 2304 * d + 27 * block + (2 * d + merger) + 3 * (2 * wide + merger)
+
+
+def test_the_tower_divided_or_whole_on_each_rank() -> None:
+    one = qwen3_vl_tower_rank(1)
+    assert one == 538_631_408
+    moe = report("qwen3-vl-30b-a3b-instruct.json", max_model_len=32768, tp=2)
+    assert moe["tower"]["bytes_per_rank"] == qwen3_vl_tower_rank(2) * 2 == 543_281_008
+    assert moe["weights_bytes_per_rank"] == _text_rank(2) + 543_281_008
+    data = report("qwen3-vl-30b-a3b-instruct.json", max_model_len=32768, tp=2, multimodal=multimodal.Settings("data"))
+    assert data["tower"] == {**moe["tower"], "bytes_per_rank": one * 2, "replicated": True, "mm_encoder_tp_mode": "data"}
+    assert data["weights_bytes_per_rank"] - moe["weights_bytes_per_rank"] == (one - qwen3_vl_tower_rank(2)) * 2
+    assert data["notes"][-1].endswith("1.00 GiB a rank, whole on every rank (--mm-encoder-tp-mode data)")
+    assert moe["notes"][-1].endswith("0.51 GiB a rank, its projections divided over the 2 ranks")
+
+
+def _text_rank(tp: int) -> int:
+    s = hfconfig.shape(json.loads((PUBLIC / "qwen3-vl-30b-a3b-instruct.json").read_text()), "q")
+    return sum(weights.tensor_bytes(t, weights.quant_of(s), 2) for t in weights.tensors(s, tp) if not t.tower)
+
+
+def test_heads_that_do_not_divide_leave_the_tower_whole() -> None:
+    """Pixtral's 16 heads over 3 ranks: vLLM falls back to one whole copy a rank (vision.py)."""
+    t = hfconfig.shape(json.loads((PUBLIC / "ministral-3-3b-2512.json").read_text()), "m").tower
+    assert t is not None and weights.tower_split(t, 3) == 1 and weights.tower_split(t, 4) == 4
+
+
+def test_no_image_no_video_loads_no_tower_from_0_11() -> None:
+    zero = multimodal.Settings(limits={"image": 0, "video": 0})
+    r = report("qwen3-vl-8b-instruct.json", max_model_len=32768, multimodal=zero)
+    assert r["tower"] is None and r["weights_bytes_per_rank"] == 8_190_735_360 * 2
+    assert r["notes"][-1].startswith("--limit-mm-per-prompt allows no image or video: vLLM builds and loads no Qwen3-VL vision tower")
+    old = report("qwen2.5-vl-3b.json", max_model_len=8192, multimodal=zero, engine_version="0.8.5")  # qwen2_5_vl.py, 0.8.5
+    assert old["tower"] is not None
+    assert (
+        "vLLM 0.8 builds the Qwen2.5-VL vision tower whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0, Gemma 3 from 0.15.0)" in old["notes"]
+    )
+    only_video = report("qwen3-vl-8b-instruct.json", max_model_len=32768, multimodal=multimodal.Settings(limits={"image": 0}))
+    assert only_video["tower"] is not None  # the tower serves video still
+    # Gemma 3 tests the limit from 0.15.0 only (gemma3_mm.py through _mark_tower_model)
+    image0 = multimodal.Settings(limits={"image": 0})
+    assert report("gemma-3-12b-it.json", max_model_len=8192, multimodal=image0, engine_version="0.14.0")["tower"] is not None
+    assert report("gemma-3-12b-it.json", max_model_len=8192, multimodal=image0, engine_version="0.15.0")["tower"] is None
+
+
+def test_every_pipeline_stage_builds_the_tower() -> None:
+    """The V1 model runner builds the tower on every stage (interfaces.py _mark_tower_model skips
+    it after the first stage under Model Runner V2 only)."""
+    r = report("qwen2.5-vl-3b.json", max_model_len=8192, pp=2)
+    tower = 668_684_288 * 2
+    first, last = r["ranks"]
+    assert first["weights_bytes"] + last["weights_bytes"] == (3_085_938_688 + 151_936 * 2048) * 2 + 2 * tower  # the tied table twice
+    s = hfconfig.shape(json.loads((PUBLIC / "qwen2.5-vl-3b.json").read_text()), "q")
+    assert ranks._place("visual.blocks.0.attn.qkv", False, ((0, 18), (18, 36)), True) == (0, 1)
+    assert s.tower is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"image": 0, "video": 0}', {"image": 0, "video": 0}),
+        ("image=2,video=0", {"image": 2, "video": 0}),
+        ('{"image": {"count": 1, "width": 512}}', {"image": 1}),
+    ],
+)
+def test_limits_as_vllm_spells_them(text: str, expected: dict) -> None:
+    assert multimodal.parse_limits(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"picture": 0}', "--limit-mm-per-prompt: found modality 'picture', expected one of image, video, audio"),
+        ("image=-1", "--limit-mm-per-prompt: found image='-1', expected a count of items from 0 to 1,000,000"),
+        ("image", "--limit-mm-per-prompt: found 'image', expected modality=count, such as image=0"),
+        ('{"image": 0', "--limit-mm-per-prompt: found "),
+        ("[1]", "--limit-mm-per-prompt: found '[1]', expected modality=count"),
+    ],
+)
+def test_bad_limits_are_one_line(text: str, message: str) -> None:
+    with pytest.raises(InputError) as e:
+        multimodal.parse_limits(text)
+    assert str(e.value).startswith(message)
+
+
+def test_the_flags_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    config = str(PUBLIC / "qwen3-vl-30b-a3b-instruct.json")
+    r = cli_json(["model", config, "--tp", "2", "--max-model-len", "32768", "--mm-encoder-tp-mode", "data", "--json"], capsys)
+    assert r["tower"]["bytes_per_rank"] == 538_631_408 * 2 and r["tower"]["replicated"] is True
+    r = cli_json(["model", config, "--tp", "2", "--max-model-len", "32768", "--limit-mm-per-prompt", '{"image": 0, "video": 0}', "--json"], capsys)
+    assert r["tower"] is None and r["weights_bytes_per_rank"] == _text_rank(2)
+    done = subprocess.run([sys.executable, "-m", "calc", "model", config, "--max-model-len", "8192", "--mm-encoder-tp-mode", "tensor"],
+                          capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert_one_error_line(done, "--mm-encoder-tp-mode: found 'tensor', expected weights or data")
+
+
+def test_data_parallel_encoder_needs_0_11() -> None:
+    with pytest.raises(InputError, match=r"--mm-encoder-tp-mode: found data with vLLM 0.8, expected 0.11.0 or later"):
+        report("qwen2.5-vl-3b.json", max_model_len=8192, tp=2, engine_version="0.8.5", multimodal=multimodal.Settings("data"))
+    r = report("qwen2.5-vl-3b.json", max_model_len=8192, tp=2, engine_version="0.11.0", multimodal=multimodal.Settings("data"))
+    assert r["tower"]["replicated"] is True and r["tower"]["bytes_per_rank"] == 668_684_288 * 2
