@@ -630,6 +630,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         pp_layer_partition=args.pp_layer_partition,
         lora=lora_cfg,
         offload=host_cfg,
+        dp=parse_count(args.data_parallel_size, "--data-parallel-size", 1),
+        enable_expert_parallel=args.enable_expert_parallel,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
@@ -675,6 +677,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(2, f"Host memory: {fmt(of['offloaded_bytes_per_rank'], 'GiB')} of weights a rank moved by --cpu-offload-gb "
                         f"({fmt(of['weights_on_device_bytes_per_rank'], 'GiB')} stay on the device), KV offloading {fmt(of['kv_offloading_bytes'], 'GiB')}, "
                         f"swap {fmt(of['swap_space_bytes'], 'GiB')}: {fmt(of['host_bytes'], 'GiB')} on the host in all")  # fmt: skip
+    if r["dp"] > 1 or r["ep_size"] > 1:
+        lines[1:1] = _parallel_lines(r)
     if r["pp"] > 1:
         lines.insert(2, f"Pipeline parallel {r['pp']}, one rank of each stage:")
         for n, st in enumerate(r["ranks"]):
@@ -683,6 +687,30 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
                                 f"{fmt(st['weights_bytes'], 'GiB')}, KV {fmt(st['kv_bytes_per_token'], 'count')} B a token")  # fmt: skip
     lines += [f"Note: {note}" for note in r["notes"]]
     return "\n".join(lines)
+
+
+def _parallel_lines(r: dict[str, Any]) -> list[str]:
+    """Data and expert parallel: the ranks of each replica, their experts and weights, grouped."""
+    out = [
+        f"Ranks: {r['world_size']} = TP {r['tp']} x PP {r['pp']} x DP {r['dp']}" + (f"; expert parallel over {r['ep_size']} ranks" if r["ep_size"] > 1 else "")
+    ]
+    for st in r["ranks"]:
+        kinds: dict[tuple[int, int], list[int]] = {}
+        for e in st.get("expert_ranks", []):
+            kinds.setdefault((e["local_experts"], e["weights_bytes"]), []).append(e["ep_rank"])
+        where = f"stage {st['rank']}: " if r["pp"] > 1 else ""
+        for (local, held), members in kinds.items():
+            shown_ranks = (
+                f"rank {members[0]}"
+                if len(members) == 1
+                else f"ranks {members[0]}-{members[-1]}"
+                if members == list(range(members[0], members[-1] + 1))
+                else "ranks " + ", ".join(map(str, members))
+            )
+            out.append(f"  {where}{shown_ranks}: {local} routed experts a layer, weights {fmt(held, 'GiB')}")
+    if r["kv_tokens_all_replicas"] is not None and r["dp"] > 1:
+        out.append(f"  {r['dp']} replicas x {fmt(r['kv_tokens'], 'tokens')} = {fmt(r['kv_tokens_all_replicas'], 'tokens')} over the replicas")
+    return out
 
 
 def _lora(args: argparse.Namespace) -> lora_module.Lora | None:
@@ -1088,7 +1116,7 @@ def _prefetch_flags(p: Parser) -> None:
 
 def _model_flags(p: Parser) -> None:
     p.add_argument("config", help="the model's config.json")
-    p.add_argument("--tp", default="1", help="tensor parallel size")
+    p.add_argument("--tp", "--tensor-parallel-size", default="1", help="--tensor-parallel-size: the TP ranks of each replica")
     p.add_argument("--kv-cache-dtype", default="auto", help="auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4")
     p.add_argument("--max-model-len", required=True)
     p.add_argument("--pool", help="KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency")
@@ -1111,6 +1139,8 @@ def _model_flags(p: Parser) -> None:
     p.add_argument("--kv-offloading-backend", help="native (the default) or lmcache (sized by LMCache's own server)")
     p.add_argument("--swap-space", help="GiB of CPU swap a GPU: allocated by the V0 engine only")
     p.add_argument("--pp-layer-partition", help="VLLM_PP_LAYER_PARTITION: the layers of each stage, such as 15,16,15,15")
+    p.add_argument("--data-parallel-size", default="1", help="replicas, each with its own pool; an MoE's experts are split over TP x DP ranks")
+    p.add_argument("--enable-expert-parallel", action="store_true", help="an MoE's routed experts dealt whole over TP x DP ranks, as vLLM deals them")
     p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
     p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")
     p.add_argument("--speculative-tokens", default="0")
