@@ -154,6 +154,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         host_bytes=_kv_offload_a_rank(args.kv_offloading_size, catalog.deployments[deployment_id]["tp"]),
         cpu_offload_gib=_gib_flag(args.cpu_offload_gb, "--cpu-offload-gb"),
         kv_offloading_gib=_gib_flag(args.kv_offloading_size, "--kv-offloading-size"),
+        head_extra_bytes=_head_extra(catalog, args, boxes),
     )  # fmt: skip
     problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
     if problems:
@@ -162,6 +163,21 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     if args.json:
         return report.to_json(result)
     return render_gate(result)
+
+
+def _head_extra(catalog: Catalog, args: argparse.Namespace, boxes: int) -> int:
+    """What the head box of a start over several boxes runs beyond its rank: --head-extra as typed,
+    else the catalog's Ray head figure when --available gives each box its own reading, the head's
+    first. One figure for every box (or the catalog's reading) gates every box alike, as the
+    calculator page does."""
+    if args.head_extra is not None:
+        if boxes < 2:
+            raise InputError(f"--head-extra: found on a deployment of {boxes} box, expected a start over two boxes or more (one box runs no Ray head)")
+        return parse_size(args.head_extra, "--head-extra")
+    if boxes < 2 or not args.available or len(_LIST_COMMA.split(args.available)) < 2:
+        return 0
+    head = catalog.policy["gate"].get("head_box")
+    return int(head["ray_head"].value) if head else 0
 
 
 def _gib_flag(text: str | None, flag: str) -> Fraction:
@@ -194,8 +210,11 @@ def render_gate(r: dict[str, Any]) -> str:
     lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r['terms']), 'GiB').removesuffix(' GiB'):>11}")
     for b in r["boxes"]:
         verdict = "passes" if b["passes"] else "refused"
-        margin = report.margin_as_printed(b["available_bytes"], r["terms"])
-        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(margin), 'GiB')}")
+        margin = report.margin_as_printed(b["available_bytes"], r["terms"], b["head_extra_bytes"])
+        extra = f", less {fmt(b['head_extra_bytes'], 'GiB')} for the Ray head (GCS, dashboard)" if b["head_extra_bytes"] else ""
+        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}{extra}, {verdict} by {fmt(abs(margin), 'GiB')}")
+    if len(r["boxes"]) > 1 and r["tightest_box"] is not None:
+        lines.append(f"  tighter box: {r['tightest_box']}")
     lines.append(f"Start: {'yes' if r['passes'] else 'no, refused'}")
     lines.extend(f"  note: {note}" for note in r["notes"])
     largest = r["largest_pin_bytes"]
@@ -1045,7 +1064,10 @@ def _gate_flags(p: Parser) -> None:
     p.add_argument("--max-model-len", help="--max-model-len")
     p.add_argument("--typical-context", help="tokens a seat typically holds")
     p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
-    p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ', or auto")
+    p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ' (the head box first), or auto")
+    p.add_argument(
+        "--head-extra", help="over several boxes: what the head box runs beyond its rank (default with --available: the catalog's Ray head; 0 for none)"
+    )
     p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading over the TP ranks: on a unified box it comes out of MemAvailable")
     p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host: on a unified box it frees nothing")
     p.set_defaults(run=cmd_gate)
@@ -1116,7 +1138,8 @@ def _prefetch_flags(p: Parser) -> None:
 
 def _model_flags(p: Parser) -> None:
     p.add_argument("config", help="the model's config.json")
-    p.add_argument("--tp", "--tensor-parallel-size", default="1", help="--tensor-parallel-size: the TP ranks of each replica")
+    p.add_argument("--tp", default="1", help="tensor parallel size: the TP ranks of each replica")
+    p.add_argument("--tensor-parallel-size", dest="tp", default=argparse.SUPPRESS, help="the same as --tp, by vLLM's name")
     p.add_argument("--kv-cache-dtype", default="auto", help="auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4")
     p.add_argument("--max-model-len", required=True)
     p.add_argument("--pool", help="KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency")

@@ -27,6 +27,7 @@ class StartInputs:
     host_bytes: int = 0  # --kv-offloading-size a rank, taken from MemAvailable on a unified box
     cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: frees nothing on a unified box
     kv_offloading_gib: Fraction = Fraction(0)  # --kv-offloading-size as typed, over the TP ranks
+    head_extra_bytes: int = 0  # on a start over several boxes, what the head box runs beyond a rank (the Ray head's processes)
 
 
 def defaults(catalog: Catalog, deployment_id: str | None = None, available: tuple[int, ...] | None = None) -> StartInputs:
@@ -95,22 +96,26 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
     box = catalog.boxes[deployment["box"]]
     row = derive.gate_row(catalog, inputs.deployment)
     request = gate.Request(inputs.kv_pin, inputs.drafter, inputs.prefill_budget, inputs.seats, inputs.host_bytes)
-    result = gate.gate(row, request, inputs.available)
+    # the head box (the first) carries its extra processes beside its rank: the gate sees what is left of its reading
+    extras = tuple(inputs.head_extra_bytes if i == 0 and len(inputs.available) > 1 else 0 for i in range(len(inputs.available)))
+    left = tuple(a - x for a, x in zip(inputs.available, extras, strict=True))
+    result = gate.gate(row, request, left)
     host = inputs.host_bytes
     largest = {
-        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host), inputs.available),
-        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host), inputs.available) if row.drafter else None,
+        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host), left),
+        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host), left) if row.drafter else None,
     }
-    boxes = [
+    boxes: list[dict[str, Any]] = [
         {
-            "box": f"{box['name']} #{i + 1}",
+            "box": f"{box['name']} #{i + 1}" + (" (head)" if x else ""),
             "available_bytes": a,
-            "needs_bytes": result.needs,
-            "passes": None if result.needs is None else result.needs <= a,
-            "margin_bytes": None if result.needs is None else a - result.needs,
-            "largest_pin_bytes": None if result.needs is None else a - (result.needs - inputs.kv_pin),
+            "head_extra_bytes": x,
+            "needs_bytes": None if result.needs is None else result.needs + x,
+            "passes": None if result.needs is None else result.needs + x <= a,
+            "margin_bytes": None if result.needs is None else a - x - result.needs,
+            "largest_pin_bytes": None if result.needs is None else a - x - (result.needs - inputs.kv_pin),
         }
-        for i, a in enumerate(inputs.available)
+        for i, (a, x) in enumerate(zip(inputs.available, extras, strict=True))
     ]
     reading = pool_reading(catalog, inputs.deployment, inputs.speculative_tokens if inputs.drafter else 0)
     asked = inputs.speculative_tokens if inputs.drafter else 0
@@ -133,6 +138,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
         "outside_calibration": result.outside_calibration,
         "passes": result.passes,
         "boxes": boxes,
+        "tightest_box": None if result.needs is None else min(boxes, key=lambda b: b["margin_bytes"])["box"],
         "largest_pin_bytes": largest,
         "kv": pool,
         "kv_source": kv_source(reading, asked),
@@ -324,9 +330,10 @@ def needs_as_printed(terms: tuple[gate.Term, ...]) -> Fraction:
     return printed_sum([t.bytes for t in terms], "GiB", 2)
 
 
-def margin_as_printed(available: int, terms: tuple[gate.Term, ...]) -> Fraction:
-    """MemAvailable less needs, from the two figures as printed (negative when refused)."""
-    return shown(available, "GiB", 2) - needs_as_printed(terms)
+def margin_as_printed(available: int, terms: tuple[gate.Term, ...], extra: int = 0) -> Fraction:
+    """MemAvailable less needs (and the head box's extra, when given), from the figures as printed
+    (negative when refused)."""
+    return shown(available, "GiB", 2) - needs_as_printed(terms) - (shown(extra, "GiB", 2) if extra else 0)
 
 
 def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
