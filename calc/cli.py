@@ -138,8 +138,12 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 
 def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     deployment_id = _deployment(catalog, args.deployment)
-    boxes = catalog.deployments[deployment_id]["boxes"]
-    base = report.defaults(catalog, deployment_id, available_list(args.available, boxes) if args.available else None)
+    dp = parse_count(args.data_parallel_size, "--data-parallel-size", 1)
+    if dp > MAX_REPLICAS:
+        raise InputError(f"--data-parallel-size: found {dp}, expected at most {MAX_REPLICAS} replicas")
+    boxes = catalog.deployments[deployment_id]["boxes"] * dp  # each replica on boxes of its own
+    readings = available_list(args.available, boxes) if args.available else (report.last_available(catalog.deployments[deployment_id]),) * boxes
+    base = report.defaults(catalog, deployment_id, readings)
     inputs = report.StartInputs(
         deployment=deployment_id,
         kv_pin=parse_size(args.pin, "--pin") if args.pin else base.kv_pin,
@@ -155,6 +159,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         cpu_offload_gib=_gib_flag(args.cpu_offload_gb, "--cpu-offload-gb"),
         kv_offloading_gib=_gib_flag(args.kv_offloading_size, "--kv-offloading-size"),
         head_extra_bytes=_head_extra(catalog, args, boxes),
+        data_parallel=dp,
     )  # fmt: skip
     problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
     if problems:
@@ -163,6 +168,9 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     if args.json:
         return report.to_json(result)
     return render_gate(result)
+
+
+MAX_REPLICAS = 64
 
 
 def _head_extra(catalog: Catalog, args: argparse.Namespace, boxes: int) -> int:
@@ -198,7 +206,8 @@ def _kv_offload_a_rank(text: str | None, tp: int) -> int:
 
 def render_gate(r: dict[str, Any]) -> str:
     i: report.StartInputs = r["inputs"]
-    lines = [f"Start gate: {r['model']}, TP={r['tp']} on {r['boxes_count']}x {r['box']}"]
+    replicas = f", data parallel {r['data_parallel']}: {r['boxes_count']} boxes a replica" if r["data_parallel"] > 1 else ""
+    lines = [f"Start gate: {r['model']}, TP={r['tp']} on {r['boxes_count'] * r['data_parallel']}x {r['box']}{replicas}"]
     lines.append(f"  pin {fmt(i.kv_pin, 'e9')} ({fmt(i.kv_pin, 'GiB')}), drafter {'on' if i.drafter else 'off'}, "
                  f"prefill budget {fmt(i.prefill_budget, 'count')}, seats {i.seats}")  # fmt: skip
     if r["outside_calibration"]:
@@ -1065,8 +1074,9 @@ def _gate_flags(p: Parser) -> None:
     p.add_argument("--typical-context", help="tokens a seat typically holds")
     p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
     p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ' (the head box first), or auto")
+    p.add_argument("--data-parallel-size", default="1", help="replicas of the deployment, each on boxes of its own with a whole budget")
     p.add_argument(
-        "--head-extra", help="over several boxes: what the head box runs beyond its rank (default with --available: the catalog's Ray head; 0 for none)"
+        "--head-extra", help="over several boxes: what the head box runs beside its rank (default with one --available a box: the catalog's Ray head)"
     )
     p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading over the TP ranks: on a unified box it comes out of MemAvailable")
     p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host: on a unified box it frees nothing")

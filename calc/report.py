@@ -28,6 +28,7 @@ class StartInputs:
     cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: frees nothing on a unified box
     kv_offloading_gib: Fraction = Fraction(0)  # --kv-offloading-size as typed, over the TP ranks
     head_extra_bytes: int = 0  # on a start over several boxes, what the head box runs beyond a rank (the Ray head's processes)
+    data_parallel: int = 1  # --data-parallel-size: replicas, each on boxes of its own
 
 
 def defaults(catalog: Catalog, deployment_id: str | None = None, available: tuple[int, ...] | None = None) -> StartInputs:
@@ -107,7 +108,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
     }
     boxes: list[dict[str, Any]] = [
         {
-            "box": f"{box['name']} #{i + 1}" + (" (head)" if x else ""),
+            "box": f"{box['name']} #{i + 1}" + (" (head)" if x else "") + (f" (replica {i // deployment['boxes']})" if inputs.data_parallel > 1 else ""),
             "available_bytes": a,
             "head_extra_bytes": x,
             "needs_bytes": None if result.needs is None else result.needs + x,
@@ -131,6 +132,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
         "model": model["name"],
         "box": box["name"],
         "boxes_count": deployment["boxes"],
+        "data_parallel": inputs.data_parallel,
         "tp": deployment["tp"],
         "inputs": inputs,
         "terms": result.terms,
@@ -160,6 +162,15 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
         "changes": [t for t in gate.movable_terms(result)],
     }
     out["notes"] = notes(catalog, out)
+    if inputs.data_parallel > 1:
+        out["notes"].append(
+            f"data parallel {inputs.data_parallel}: each replica runs its ranks on boxes of its own and sizes its own pool, so every box needs a "
+            "whole rank's budget (vllm/v1/engine/core.py: a replica is an engine of its own); an MoE's experts are split over TP x DP ranks "
+            "(fused_moe/config.py flatten_tp_across_dp), so its ranks hold less than the weights measured at DP 1: the gate keeps the measured "
+            "figure, on the safe side, and `python -m calc model --data-parallel-size` models the split"
+        )
+        if pool.get("tokens") is not None:
+            out["kv_tokens_all_replicas"] = int(pool["tokens"]) * inputs.data_parallel
     if inputs.cpu_offload_gib:
         where = "this unified-memory box" if box.get("memory") == "unified" else "a unified-memory box"
         out["notes"].append(
@@ -288,6 +299,7 @@ def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction
         f"--kv-cache-memory-bytes {inputs.kv_pin}",
         f"--gpu-memory-utilization {fraction_text(utilization)}",
         f"-tp {deployment['tp']}",
+        *([f"--data-parallel-size {inputs.data_parallel}"] if inputs.data_parallel > 1 else []),
         f"--max-model-len {inputs.max_model_len}",
         f"--max-num-seqs {inputs.seats}",
         f"--max-num-batched-tokens {inputs.prefill_budget}",

@@ -75,3 +75,33 @@ def test_a_bad_head_extra_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
     assert cli.main(["gate", "--head-extra", "lots"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--head-extra: found 'lots'" in err
+
+
+# --- data parallel replicas in the gate ---------------------------------------------------------------
+
+
+def test_each_replica_needs_a_whole_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    """DP 2 of the TP 2 pair: four boxes, each gated on its own reading for a whole rank's needs;
+    the head box, the first, carries the Ray head; each replica has its own pool of tokens."""
+    r = _json(["gate", "--data-parallel-size", "2", "--available", "117 GiB, 118 GiB, 116 GiB, 109 GiB", "--json"], capsys)
+    assert r["data_parallel"] == 2 and len(r["boxes"]) == 4
+    assert [b["needs_bytes"] - _needs(r) for b in r["boxes"]] == [GiB, 0, 0, 0]
+    assert [b["passes"] for b in r["boxes"]] == [True, True, True, False] and r["passes"] is False
+    assert r["tightest_box"] == "DGX Spark (GB10) #4 (replica 1)"
+    assert r["kv_tokens_all_replicas"] == 2 * r["kv"]["tokens"] == 2 * 181777
+    assert "--data-parallel-size 2" in r["flags"]
+    assert any("each replica runs its ranks on boxes of its own" in n for n in r["notes"])
+
+
+def test_replicas_need_a_reading_a_box(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["gate", "--data-parallel-size", "2", "--available", "117 GiB, 118 GiB"]) == 2
+    assert "--available: found 2 figures, expected 1 or 4 (one per box)" in capsys.readouterr().err
+    assert cli.main(["gate", "--data-parallel-size", "0"]) == 2
+    assert "--data-parallel-size: found 0" in capsys.readouterr().err
+
+
+def test_text_of_replicas(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["gate", "--data-parallel-size", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "TP=2 on 4x DGX Spark (GB10), data parallel 2: 2 boxes a replica" in out
+    assert "DGX Spark (GB10) #3 (replica 1): available 114.50 GiB, passes by 4.50 GiB" in out
