@@ -817,6 +817,8 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
     found = predict.fixes(
         shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
     )
+    if r["dp"] > 1 or r["ep_size"] > 1:  # a larger TP or more stages would be figured without the expert split: not offered
+        found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
     fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
     return {
         **r,

@@ -206,3 +206,15 @@ def test_ep_rank_is_the_flattened_rank() -> None:
     by_place = {(e.dp_rank, e.tp_rank): e.ep_rank for e in layout}
     for dp, tp, ep in seen:
         assert by_place[(int(dp), int(tp))] == int(ep)
+
+
+def test_a_card_predicts_from_the_heaviest_rank(capsys: pytest.CaptureFixture[str]) -> None:
+    """With a card the pool is the rank with the most experts' (its weights less); a larger TP is not
+    offered as a fix, since it would be figured without the expert split."""
+    argv = ["model", "models/configs/qwen3-30b-a3b/config.json", "--tp", "2", "--data-parallel-size", "2", "--enable-expert-parallel",
+            "--total-memory", "20 GiB", "--max-model-len", "32768", "--json"]  # fmt: skip
+    r = _json(argv, capsys)
+    assert r["ep_size"] == 4 and r["ranks"][0]["local_experts"] == 32
+    assert r["terms"]["weights"]["bytes"] == r["weights_bytes_per_rank"] == r["ranks"][0]["weights_bytes"]
+    assert r["verdict"] == "max_model_len" and r["fixes"]
+    assert not any("tensor-parallel-size" in f["flags"] or "pipeline-parallel-size" in f["flags"] for f in r["fixes"])
