@@ -203,7 +203,11 @@ def pools(stage_list: tuple[Stage, ...], pool_bytes: tuple[int, ...]) -> Pools:
 #   `disable_tp=is_sequence_parallel`, vllm/model_executor/models/deepseek_v2.py, 0.11.0 to 0.33.0).
 # - MLA attention's cache is one latent a token on every TP rank (not divided), so under TP the
 #   ranks of a replica hold the same tokens; data parallel attention (DP D at TP 1) gives each rank
-#   its own requests: D times the tokens over the ranks, the attention weights whole on each.
+#   its own requests: D times the tokens over the ranks, the attention weights whole on each
+#   (vllm/model_executor/layers/attention/mla_attention.py get_kv_cache_spec, 0.33.0:
+#   num_kv_heads=1 and max_tp_shards=1 whatever the TP; the motive of vLLM's data parallel
+#   attention, vLLM issue 16037: "If Tensor Parallelism is used in an MLA model, we duplicate the
+#   KV cache across GPUs").
 
 MAX_DP = 1024
 BALANCED_FROM = (0, 10, 1)  # the first release read that deals the remainder to the first ranks

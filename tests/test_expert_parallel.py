@@ -218,3 +218,22 @@ def test_a_card_predicts_from_the_heaviest_rank(capsys: pytest.CaptureFixture[st
     assert r["terms"]["weights"]["bytes"] == r["weights_bytes_per_rank"] == r["ranks"][0]["weights_bytes"]
     assert r["verdict"] == "max_model_len" and r["fixes"]
     assert not any("tensor-parallel-size" in f["flags"] or "pipeline-parallel-size" in f["flags"] for f in r["fixes"])
+
+
+def test_a_dense_models_replicas_are_whole_copies(capsys: pytest.CaptureFixture[str]) -> None:
+    """Qwen3 8B at DP 2: each replica holds the whole model at TP 1 and its own pool."""
+    one = _json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", "--pool", "10GiB", "--json"], capsys)
+    two = _json(["model", "models/configs/qwen3-8b/config.json", "--data-parallel-size", "2", "--max-model-len", "8192", "--pool", "10GiB", "--json"], capsys)
+    assert two["weights_bytes_per_rank"] == one["weights_bytes_per_rank"] and two["kv_tokens"] == one["kv_tokens"]
+    assert two["kv_tokens_all_replicas"] == 2 * one["kv_tokens"] and two["world_size"] == 2 and two["ep_size"] == 1
+    assert "expert_ranks" not in two["ranks"][0]
+
+
+def test_mla_under_tp_holds_the_same_latent_on_every_rank(capsys: pytest.CaptureFixture[str]) -> None:
+    """DeepSeek-V2-Lite at TP 4 and at DP 4 (TP 1): the same latent a token on every rank; at TP
+    the four ranks hold one set of tokens, at DP four, and the attention is whole on each DP rank."""
+    tp = _json(["model", LITE, "--tp", "4", "--max-model-len", "4096", "--pool", "10GiB", "--json"], capsys)
+    dp = _json(["model", LITE, "--data-parallel-size", "4", "--enable-expert-parallel", "--max-model-len", "4096", "--pool", "10GiB", "--json"], capsys)
+    assert tp["kv_bytes_per_token"] == dp["kv_bytes_per_token"] == 27 * 576 * 2
+    assert tp["kv_tokens"] == dp["kv_tokens"] and dp["kv_tokens_all_replicas"] == 4 * tp["kv_tokens"]
+    assert any("data parallel attention" in n for n in dp["notes"])
