@@ -257,11 +257,8 @@ def check_parallel(shape: Shape, par: Parallel, rules: kvlayout.Version) -> None
     experts = moe_experts(shape)
     if par.ep and not experts:
         raise InputError(f"--enable-expert-parallel: found on {shape.architecture}, expected an MoE model (this one has no routed experts)")
-    if par.ep and par.ep_size == 1:
-        return
-    if par.ep and _release(rules) < (0, 9, 0) and par.tp == 1:
-        return  # up to 0.8.5 EP needs TP > 1: the experts stay TP-sharded over the DP ranks
-    if not par.ep and experts and par.dp > 1:
+    ep = uses_ep(par, rules)
+    if not ep and experts and par.dp > 1:  # the experts TP-sharded over TP x DP ranks (also EP at TP 1 up to 0.8.5)
         width = par.tp * par.dp
         for m in shape.mlps:
             if m.experts and m.expert_intermediate % width:
@@ -269,7 +266,7 @@ def check_parallel(shape: Shape, par: Parallel, rules: kvlayout.Version) -> None
                     f"--data-parallel-size: the experts' intermediate size {m.expert_intermediate} does not divide over TP x DP = {width} ranks "
                     "(vLLM asserts intermediate_size % tp_size == 0, fused_moe/config.py); expected a TP x DP that divides it, or --enable-expert-parallel"
                 )
-    if par.ep:
+    if ep:
         expert_counts(experts, par.ep_size, rules)
 
 

@@ -237,3 +237,15 @@ def test_mla_under_tp_holds_the_same_latent_on_every_rank(capsys: pytest.Capture
     assert tp["kv_bytes_per_token"] == dp["kv_bytes_per_token"] == 27 * 576 * 2
     assert tp["kv_tokens"] == dp["kv_tokens"] and dp["kv_tokens_all_replicas"] == 4 * tp["kv_tokens"]
     assert any("data parallel attention" in n for n in dp["notes"])
+
+
+def test_ep_at_tp_1_before_0_9_keeps_the_experts_divided() -> None:
+    """Up to 0.8.5 EP needs TP > 1 (fused_moe/layer.py: `enable_expert_parallel and self.tp_size > 1`):
+    at TP 1 and DP 4 every rank holds all 64 experts, each a quarter wide; at DP 3 they do not divide."""
+    shape, old = _shape("deepseek-v2-lite-chat"), kvlayout.version("0.8.5")
+    assert not ranks.uses_ep(ranks.Parallel(1, 4, True), old) and ranks.uses_ep(ranks.Parallel(2, 2, True), old)
+    group = ranks.expert_ranks(shape, ranks.Parallel(1, 4, True), old)[0]
+    assert [e.local_experts for e in group] == [64] * 4
+    assert group[0].weights_bytes == ranks.expert_ranks(shape, ranks.Parallel(1, 4, False), NEWEST)[0][0].weights_bytes
+    with pytest.raises(InputError, match="does not divide over TP x DP = 3"):
+        ranks.check_parallel(shape, ranks.Parallel(1, 3, True), old)
