@@ -817,8 +817,13 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
     found = predict.fixes(
         shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
     )
+    notes = list(r["notes"])
     if r["dp"] > 1 or r["ep_size"] > 1:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
+        notes.append(
+            "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
+            "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
+        )
     fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
     return {
         **r,
@@ -847,6 +852,7 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
         "fixes": fixes,
         "modeled": True,
         "tightest_rank": p.tightest_stage,
+        "notes": notes,
         "ranks": [{**st, **_stage_pool(sp)} for st, sp in zip(r["ranks"], p.stages or (None,) * len(r["ranks"]), strict=True)],
     }
 

@@ -218,6 +218,7 @@ def test_a_card_predicts_from_the_heaviest_rank(capsys: pytest.CaptureFixture[st
     assert r["terms"]["weights"]["bytes"] == r["weights_bytes_per_rank"] == r["ranks"][0]["weights_bytes"]
     assert r["verdict"] == "max_model_len" and r["fixes"]
     assert not any("tensor-parallel-size" in f["flags"] or "pipeline-parallel-size" in f["flags"] for f in r["fixes"])
+    assert any("all-to-all" in n for n in r["notes"])
 
 
 def test_a_dense_models_replicas_are_whole_copies(capsys: pytest.CaptureFixture[str]) -> None:
