@@ -278,7 +278,8 @@ SPEC: dict[str, tuple[Any, ...]] = {
                     "headroom": fig(SIZE),
                     "reading_precision": fig(SIZE),
                     "calibration": obj({"prefill_budget": fig(COUNT, above_zero=True), "seats": fig(COUNT, above_zero=True)}),
-                }
+                },
+                {"head_box": obj({"ray_head": fig(SIZE)})},
             ),
             "guard": obj({"floor": fig(SIZE), "poll_seconds": fig(NUMBER, above_zero=True), "polls_in_a_row": fig(COUNT, above_zero=True)}),
             "vllm": obj(

@@ -139,8 +139,12 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 
 def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     deployment_id = _deployment(catalog, args.deployment)
-    boxes = catalog.deployments[deployment_id]["boxes"]
-    base = report.defaults(catalog, deployment_id, available_list(args.available, boxes) if args.available else None)
+    dp = parse_count(args.data_parallel_size, "--data-parallel-size", 1)
+    if dp > MAX_REPLICAS:
+        raise InputError(f"--data-parallel-size: found {dp}, expected at most {MAX_REPLICAS} replicas")
+    boxes = catalog.deployments[deployment_id]["boxes"] * dp  # each replica on boxes of its own
+    readings = available_list(args.available, boxes) if args.available else (report.last_available(catalog.deployments[deployment_id]),) * boxes
+    base = report.defaults(catalog, deployment_id, readings)
     inputs = report.StartInputs(
         deployment=deployment_id,
         kv_pin=parse_size(args.pin, "--pin") if args.pin else base.kv_pin,
@@ -155,6 +159,8 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         host_bytes=_kv_offload_a_rank(args.kv_offloading_size, catalog.deployments[deployment_id]["tp"]),
         cpu_offload_gib=_gib_flag(args.cpu_offload_gb, "--cpu-offload-gb"),
         kv_offloading_gib=_gib_flag(args.kv_offloading_size, "--kv-offloading-size"),
+        head_extra_bytes=_head_extra(catalog, args, boxes),
+        data_parallel=dp,
     )  # fmt: skip
     inputs = _gate_host(catalog, deployment_id, inputs, args)
     problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
@@ -186,6 +192,24 @@ def _gate_host(catalog: Catalog, deployment_id: str, inputs: report.StartInputs,
     return replace(inputs, shm_bytes=host["shm_bytes"] if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
 
 
+MAX_REPLICAS = 64
+
+
+def _head_extra(catalog: Catalog, args: argparse.Namespace, boxes: int) -> int:
+    """What the head box of a start over several boxes runs beyond its rank: --head-extra as typed,
+    else the catalog's Ray head figure when --available gives each box its own reading, the head's
+    first. One figure for every box (or the catalog's reading) gates every box alike, as the
+    calculator page does."""
+    if args.head_extra is not None:
+        if boxes < 2:
+            raise InputError(f"--head-extra: found on a deployment of {boxes} box, expected a start over two boxes or more (one box runs no Ray head)")
+        return parse_size(args.head_extra, "--head-extra")
+    if boxes < 2 or not args.available or len(_LIST_COMMA.split(args.available)) < 2:
+        return 0
+    head = catalog.policy["gate"].get("head_box")
+    return int(head["ray_head"].value) if head else 0
+
+
 def _gib_flag(text: str | None, flag: str) -> Fraction:
     """A size in GiB as vLLM's offload flags take it: 0 or more."""
     if text is None:
@@ -204,7 +228,8 @@ def _kv_offload_a_rank(text: str | None, tp: int) -> int:
 
 def render_gate(r: dict[str, Any]) -> str:
     i: report.StartInputs = r["inputs"]
-    lines = [f"Start gate: {r['model']}, TP={r['tp']} on {r['boxes_count']}x {r['box']}"]
+    replicas = f", data parallel {r['data_parallel']}: {r['boxes_count']} boxes a replica" if r["data_parallel"] > 1 else ""
+    lines = [f"Start gate: {r['model']}, TP={r['tp']} on {r['boxes_count'] * r['data_parallel']}x {r['box']}{replicas}"]
     lines.append(f"  pin {fmt(i.kv_pin, 'e9')} ({fmt(i.kv_pin, 'GiB')}), drafter {'on' if i.drafter else 'off'}, "
                  f"prefill budget {fmt(i.prefill_budget, 'count')}, seats {i.seats}")  # fmt: skip
     if r["outside_calibration"]:
@@ -216,8 +241,11 @@ def render_gate(r: dict[str, Any]) -> str:
     lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r['terms']), 'GiB').removesuffix(' GiB'):>11}")
     for b in r["boxes"]:
         verdict = "passes" if b["passes"] else "refused"
-        margin = report.margin_as_printed(b["available_bytes"], r["terms"])
-        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(margin), 'GiB')}")
+        margin = report.margin_as_printed(b["available_bytes"], r["terms"], b["head_extra_bytes"])
+        extra = f", less {fmt(b['head_extra_bytes'], 'GiB')} for the Ray head (GCS, dashboard)" if b["head_extra_bytes"] else ""
+        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}{extra}, {verdict} by {fmt(abs(margin), 'GiB')}")
+    if len(r["boxes"]) > 1 and r["tightest_box"] is not None:
+        lines.append(f"  tighter box: {r['tightest_box']}")
     lines.append(f"Start: {'yes' if r['passes'] else 'no, refused'}")
     lines.extend(f"  note: {note}" for note in r["notes"])
     largest = r["largest_pin_bytes"]
@@ -657,6 +685,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lora=lora_cfg,
         offload=host_cfg,
         multimodal=mm_cfg,
+        dp=parse_count(args.data_parallel_size, "--data-parallel-size", 1),
+        enable_expert_parallel=args.enable_expert_parallel,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
@@ -714,6 +744,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(2, f"Host memory: {fmt(of['offloaded_bytes_per_rank'], 'GiB')} of weights a rank moved by --cpu-offload-gb "
                         f"({fmt(of['weights_on_device_bytes_per_rank'], 'GiB')} stay on the device), KV offloading {fmt(of['kv_offloading_bytes'], 'GiB')}, "
                         f"swap {fmt(of['swap_space_bytes'], 'GiB')}: {fmt(of['host_bytes'], 'GiB')} on the host in all")  # fmt: skip
+    if r["dp"] > 1 or r["ep_size"] > 1:
+        lines[1:1] = _parallel_lines(r)
     if r["pp"] > 1:
         lines.insert(2, f"Pipeline parallel {r['pp']}, one rank of each stage:")
         for n, st in enumerate(r["ranks"]):
@@ -722,6 +754,30 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
                                 f"{fmt(st['weights_bytes'], 'GiB')}, KV {fmt(st['kv_bytes_per_token'], 'count')} B a token")  # fmt: skip
     lines += [f"Note: {note}" for note in r["notes"]]
     return "\n".join(lines)
+
+
+def _parallel_lines(r: dict[str, Any]) -> list[str]:
+    """Data and expert parallel: the ranks of each replica, their experts and weights, grouped."""
+    out = [
+        f"Ranks: {r['world_size']} = TP {r['tp']} x PP {r['pp']} x DP {r['dp']}" + (f"; expert parallel over {r['ep_size']} ranks" if r["ep_size"] > 1 else "")
+    ]
+    for st in r["ranks"]:
+        kinds: dict[tuple[int, int], list[int]] = {}
+        for e in st.get("expert_ranks", []):
+            kinds.setdefault((e["local_experts"], e["weights_bytes"]), []).append(e["ep_rank"])
+        where = f"stage {st['rank']}: " if r["pp"] > 1 else ""
+        for (local, held), members in kinds.items():
+            shown_ranks = (
+                f"rank {members[0]}"
+                if len(members) == 1
+                else f"ranks {members[0]}-{members[-1]}"
+                if members == list(range(members[0], members[-1] + 1))
+                else "ranks " + ", ".join(map(str, members))
+            )
+            out.append(f"  {where}{shown_ranks}: {local} routed experts a layer, weights {fmt(held, 'GiB')}")
+    if r["kv_tokens_all_replicas"] is not None and r["dp"] > 1:
+        out.append(f"  {r['dp']} replicas x {fmt(r['kv_tokens'], 'tokens')} = {fmt(r['kv_tokens_all_replicas'], 'tokens')} over the replicas")
+    return out
 
 
 def _lora(args: argparse.Namespace) -> lora_module.Lora | None:
@@ -871,6 +927,13 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
     found = predict.fixes(
         shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
     )
+    notes = list(r["notes"])
+    if r["dp"] > 1 or r["ep_size"] > 1:  # a larger TP or more stages would be figured without the expert split: not offered
+        found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
+        notes.append(
+            "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
+            "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
+        )
     fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
     return {
         **r,
@@ -900,6 +963,7 @@ def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card
         "fixes": fixes,
         "modeled": True,
         "tightest_rank": p.tightest_stage,
+        "notes": notes,
         "ranks": [{**st, **_stage_pool(sp)} for st, sp in zip(r["ranks"], p.stages or (None,) * len(r["ranks"]), strict=True)],
     }
 
@@ -1134,7 +1198,11 @@ def _gate_flags(p: Parser) -> None:
     p.add_argument("--max-model-len", help="--max-model-len")
     p.add_argument("--typical-context", help="tokens a seat typically holds")
     p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
-    p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ', or auto")
+    p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ' (the head box first), or auto")
+    p.add_argument("--data-parallel-size", default="1", help="replicas of the deployment, each on boxes of its own with a whole budget")
+    p.add_argument(
+        "--head-extra", help="over several boxes: what the head box runs beside its rank (default with one --available a box: the catalog's Ray head)"
+    )
     p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading over the TP ranks: on a unified box it comes out of MemAvailable")
     p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host: on a unified box it frees nothing")
     _host_flags(p)
@@ -1206,7 +1274,8 @@ def _prefetch_flags(p: Parser) -> None:
 
 def _model_flags(p: Parser) -> None:
     p.add_argument("config", help="the model's config.json")
-    p.add_argument("--tp", default="1", help="tensor parallel size")
+    p.add_argument("--tp", default="1", help="tensor parallel size: the TP ranks of each replica")
+    p.add_argument("--tensor-parallel-size", dest="tp", default=argparse.SUPPRESS, help="the same as --tp, by vLLM's name")
     p.add_argument("--kv-cache-dtype", default="auto", help="auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4")
     p.add_argument("--max-model-len", required=True)
     p.add_argument("--pool", help="KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency")
@@ -1235,6 +1304,8 @@ def _model_flags(p: Parser) -> None:
     p.add_argument(
         "--limit-mm-per-prompt", help='items a prompt may hold, such as \'{"image": 0, "video": 0}\' (0 for all: no tower loaded, no encoder profile)'
     )
+    p.add_argument("--data-parallel-size", default="1", help="replicas, each with its own pool; an MoE's experts are split over TP x DP ranks")
+    p.add_argument("--enable-expert-parallel", action="store_true", help="an MoE's routed experts dealt whole over TP x DP ranks, as vLLM deals them")
     p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
     p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")
     p.add_argument("--speculative-tokens", default="0")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calc import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
-from calc.units import InputError
+from calc.units import InputError, fmt
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class ModelInputs:
     lora: lora.Lora | None = None  # --enable-lora and its sizes
     offload: offload.Offload | None = None  # --cpu-offload-gb, --kv-offloading-size, --swap-space
     multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
+    dp: int = 1  # --data-parallel-size
+    enable_expert_parallel: bool = False  # --enable-expert-parallel
 
 
 def model_report(i: ModelInputs) -> dict[str, Any]:
@@ -54,13 +56,21 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
                                      prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
                                      mamba_cache_mode=mode)  # fmt: skip
         req = kvlayout.request(shape, settings, i.max_model_len, rules)
-        stage_list = ranks.stages(shape, settings, i.max_model_len, rules, i.pp, i.pp_layer_partition, total, source or "index total_size")
+        par = ranks.Parallel(i.tp, i.dp, i.enable_expert_parallel)
+        ranks.check_parallel(shape, par, rules)
+        split = ranks.moe_experts(shape) > 0 and (i.dp > 1 or ranks.uses_ep(par, rules))
+        group = ranks.expert_ranks(shape, par, rules, i.pp, i.pp_layer_partition, total, source or "index total_size") if split else None
+        heavy = max(range(len(group[0])), key=lambda r: (group[0][r].local_experts, -r)) if group else 0
+        own = ranks.rank_tensors(shape, par, rules, heavy) if split else None
+        stage_list = ranks.stages(shape, settings, i.max_model_len, rules, i.pp, i.pp_layer_partition, total, source or "index total_size", own)
     except ValueError as error:
         if isinstance(error, InputError):
             raise
         raise InputError(str(error)) from None
     w = weights.per_rank(shape, i.tp, total, source)
-    notes = list(shape.defaults)
+    if split:  # the rank with the most experts, which holds the most
+        w = weights.Weights(stage_list[0].weights_bytes, stage_list[-1].drafter_bytes, w.source, w.checkpoint_total)
+    notes = list(shape.defaults) + parallel_notes(shape, par, rules, group, heavy)
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes
@@ -69,16 +79,16 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         tw = shape.tower
         tower_bytes = sum(weights.tensor_bytes(t, weights.quant_of(shape), shape.dtype_bytes) for t in weights.tower_tensors(tw, i.tp))
         tower_bytes = round(tower_bytes * weights.checkpoint_scale(shape, total, source or "index total_size")[0])
-        split = weights.tower_split(tw, i.tp)
+        tower_split = weights.tower_split(tw, i.tp)
         how = (
             "whole on every rank (--mm-encoder-tp-mode data)"
             if tw.data_parallel and i.tp > 1
             else f"whole on every rank: its {tw.heads} heads do not divide over {i.tp} ranks"
-            if split == 1 and i.tp > 1
+            if tower_split == 1 and i.tp > 1
             else f"its projections divided over the {i.tp} ranks"
         )
         notes.append(
-            f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {tower_bytes / 2**30:.2f} GiB" + (f" a rank, {how}" if i.tp > 1 else "")
+            f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else "")
         )
     if shape.max_positions is not None and i.max_model_len > shape.max_positions:
         notes.append(f"max_model_len {i.max_model_len:,} is above the config's max_position_embeddings ({shape.max_positions:,}): "
@@ -151,15 +161,21 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
         "layers_per_group": lay.group_size,
         "padding_layers": lay.padding_layers,
         "kv_tokens": None,
+        "kv_tokens_all_replicas": None,
         "max_concurrency": None,
         "kv_blocks": None,
         "largest_max_model_len": None,
         "pp": i.pp,
+        "dp": i.dp,
+        "enable_expert_parallel": i.enable_expert_parallel,
+        "ep_size": par.ep_size if ranks.uses_ep(par, rules) else 1,
+        "world_size": i.tp * i.pp * i.dp,
         "ranks": [
             {
                 **stage_json(st),
                 **({"lora_bytes": stage_lora[st.rank].device_bytes} if stage_lora else {}),
                 **({"offloaded_bytes": moved[st.rank]} if host else {}),
+                **(_expert_json(group[st.rank], heavy) if group else {}),
             }
             for st in stage_list
         ],
@@ -178,6 +194,7 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
             max_concurrency=p.concurrency,
             kv_blocks=p.blocks,
             largest_max_model_len=largest,
+            kv_tokens_all_replicas=p.tokens * i.dp,  # each replica its own pool and requests
             # vLLM's one-request check (vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory):
             # below it the start is refused, and the figures above are never printed
             one_request_fits=largest >= i.max_model_len,
@@ -204,6 +221,50 @@ def _tower_json(tw: hfconfig.Tower, bytes_per_rank: int, tp: int) -> dict[str, A
         "replicated": tp > 1 and weights.tower_split(tw, tp) == 1,
         "mm_encoder_tp_mode": "data" if tw.data_parallel else "weights",
         "source": f"vllm/model_executor/models/{_TOWER_SOURCES[tw.kind]}, 0.33.0",
+    }
+
+
+def parallel_notes(shape: hfconfig.Shape, par: ranks.Parallel, rules: kvlayout.Version, group: Any, heavy: int) -> list[str]:
+    """What data and expert parallel do to this model's ranks, in words."""
+    out = []
+    experts = ranks.moe_experts(shape)
+    if par.dp > 1:
+        out.append(
+            f"data parallel {par.dp}: {par.dp} replicas of TP {par.tp}, {par.tp * par.dp} ranks a stage; each replica sizes its own KV pool "
+            "from its own free memory and serves its own requests (the figures here are one replica's)"
+        )
+    if experts and group and ranks.uses_ep(par, rules):
+        counts = [e.local_experts for e in group[0]]
+        dealt = "even" if len(set(counts)) == 1 else f"uneven: {max(counts)} on rank {heavy}, {min(counts)} on others"
+        out.append(
+            f"expert parallel over TP x DP = {par.ep_size} ranks: {experts} routed experts, {dealt} (determine_expert_map); each expert whole "
+            "on its rank; attention, embeddings and dense layers as under TP; the weights are the rank with the most experts"
+        )
+        if ranks.shared_replicated(shape, par, rules):
+            out.append("with EP, TP > 1 and DP > 1 the shared experts are built whole on every rank (sequence-parallel MoE, deepseek_v2.py)")
+    elif par.ep and experts and par.ep_size == 1:
+        out.append("--enable-expert-parallel on one rank (TP x DP = 1): the rank holds every expert, as without it")
+    elif par.ep and experts:
+        out.append(
+            f"--enable-expert-parallel at TP 1: vLLM {rules.name} deals experts only when TP > 1 (fused_moe/layer.py): they stay sharded over the DP ranks"
+        )
+    elif experts and par.dp > 1:
+        out.append(f"without --enable-expert-parallel each expert is divided over TP x DP = {par.tp * par.dp} ranks (flatten_tp_across_dp)")
+    if par.dp > 1 and hfconfig.MLA in shape.layers:
+        out.append(
+            "MLA keeps one whole latent a token on every rank, divided by no TP: under data parallel attention each rank's pool holds its own "
+            f"requests, {par.dp} times the tokens of TP {par.tp * par.dp}, whose ranks would all hold the same ones"
+        )
+    return out
+
+
+def _expert_json(each: tuple[ranks.ExpertRank, ...], heavy: int) -> dict[str, Any]:
+    """A stage's TP x DP ranks: the routed experts and weights of each."""
+    return {
+        "local_experts": each[heavy].local_experts,
+        "expert_ranks": [
+            {"ep_rank": e.ep_rank, "dp_rank": e.dp_rank, "tp_rank": e.tp_rank, "local_experts": e.local_experts, "weights_bytes": e.weights_bytes} for e in each
+        ],
     }
 
 

@@ -30,6 +30,8 @@ class StartInputs:
     shm_bytes: int = 0  # /dev/shm message queues on one box (calc/hostmem.py)
     host_notes: tuple[str, ...] = ()  # what /dev/shm and sleep mode add, said on the verdict (calc/hostmem.py)
     sleep_mode: bool = False  # --enable-sleep-mode
+    head_extra_bytes: int = 0  # on a start over several boxes, what the head box runs beyond a rank (the Ray head's processes)
+    data_parallel: int = 1  # --data-parallel-size: replicas, each on boxes of its own
 
 
 def defaults(catalog: Catalog, deployment_id: str | None = None, available: tuple[int, ...] | None = None) -> StartInputs:
@@ -98,24 +100,28 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
     box = catalog.boxes[deployment["box"]]
     row = derive.gate_row(catalog, inputs.deployment)
     request = gate.Request(inputs.kv_pin, inputs.drafter, inputs.prefill_budget, inputs.seats, inputs.host_bytes, inputs.shm_bytes)
-    result = gate.gate(row, request, inputs.available)
+    # the head box (the first) carries its extra processes beside its rank: the gate sees what is left of its reading
+    extras = tuple(inputs.head_extra_bytes if i == 0 and len(inputs.available) > 1 else 0 for i in range(len(inputs.available)))
+    left = tuple(a - x for a, x in zip(inputs.available, extras, strict=True))
+    result = gate.gate(row, request, left)
     host = inputs.host_bytes
     largest = {
-        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), inputs.available),
-        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), inputs.available)
+        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), left),
+        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), left)
         if row.drafter
         else None,
     }
-    boxes = [
+    boxes: list[dict[str, Any]] = [
         {
-            "box": f"{box['name']} #{i + 1}",
+            "box": f"{box['name']} #{i + 1}" + (" (head)" if x else "") + (f" (replica {i // deployment['boxes']})" if inputs.data_parallel > 1 else ""),
             "available_bytes": a,
-            "needs_bytes": result.needs,
-            "passes": None if result.needs is None else result.needs <= a,
-            "margin_bytes": None if result.needs is None else a - result.needs,
-            "largest_pin_bytes": None if result.needs is None else a - (result.needs - inputs.kv_pin),
+            "head_extra_bytes": x,
+            "needs_bytes": None if result.needs is None else result.needs + x,
+            "passes": None if result.needs is None else result.needs + x <= a,
+            "margin_bytes": None if result.needs is None else a - x - result.needs,
+            "largest_pin_bytes": None if result.needs is None else a - x - (result.needs - inputs.kv_pin),
         }
-        for i, a in enumerate(inputs.available)
+        for i, (a, x) in enumerate(zip(inputs.available, extras, strict=True))
     ]
     reading = pool_reading(catalog, inputs.deployment, inputs.speculative_tokens if inputs.drafter else 0)
     asked = inputs.speculative_tokens if inputs.drafter else 0
@@ -131,6 +137,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
         "model": model["name"],
         "box": box["name"],
         "boxes_count": deployment["boxes"],
+        "data_parallel": inputs.data_parallel,
         "tp": deployment["tp"],
         "inputs": inputs,
         "terms": result.terms,
@@ -138,6 +145,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
         "outside_calibration": result.outside_calibration,
         "passes": result.passes,
         "boxes": boxes,
+        "tightest_box": None if result.needs is None else min(boxes, key=lambda b: b["margin_bytes"])["box"],
         "largest_pin_bytes": largest,
         "kv": pool,
         "kv_source": kv_source(reading, asked),
@@ -159,6 +167,15 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
         "changes": [t for t in gate.movable_terms(result)],
     }
     out["notes"] = notes(catalog, out)
+    if inputs.data_parallel > 1:
+        out["notes"].append(
+            f"data parallel {inputs.data_parallel}: each replica runs its ranks on boxes of its own and sizes its own pool, so every box needs a "
+            "whole rank's budget (vllm/v1/engine/core.py: a replica is an engine of its own); an MoE's experts are split over TP x DP ranks "
+            "(fused_moe/config.py flatten_tp_across_dp), so its ranks hold less than the weights measured at DP 1: the gate keeps the measured "
+            "figure, on the safe side, and `python -m calc model --data-parallel-size` models the split"
+        )
+        if pool.get("tokens") is not None:
+            out["kv_tokens_all_replicas"] = int(pool["tokens"]) * inputs.data_parallel
     if inputs.cpu_offload_gib:
         where = "this unified-memory box" if box.get("memory") == "unified" else "a unified-memory box"
         out["notes"].append(
@@ -288,6 +305,7 @@ def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction
         f"--kv-cache-memory-bytes {inputs.kv_pin}",
         f"--gpu-memory-utilization {fraction_text(utilization)}",
         f"-tp {deployment['tp']}",
+        *([f"--data-parallel-size {inputs.data_parallel}"] if inputs.data_parallel > 1 else []),
         f"--max-model-len {inputs.max_model_len}",
         f"--max-num-seqs {inputs.seats}",
         f"--max-num-batched-tokens {inputs.prefill_budget}",
@@ -332,9 +350,10 @@ def needs_as_printed(terms: tuple[gate.Term, ...]) -> Fraction:
     return printed_sum([t.bytes for t in terms], "GiB", 2)
 
 
-def margin_as_printed(available: int, terms: tuple[gate.Term, ...]) -> Fraction:
-    """MemAvailable less needs, from the two figures as printed (negative when refused)."""
-    return shown(available, "GiB", 2) - needs_as_printed(terms)
+def margin_as_printed(available: int, terms: tuple[gate.Term, ...], extra: int = 0) -> Fraction:
+    """MemAvailable less needs (and the head box's extra, when given), from the figures as printed
+    (negative when refused)."""
+    return shown(available, "GiB", 2) - needs_as_printed(terms) - (shown(extra, "GiB", 2) if extra else 0)
 
 
 def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
