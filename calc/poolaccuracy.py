@@ -15,7 +15,7 @@ from statistics import median
 from typing import Any
 
 from calc import hfconfig, logread, predict
-from calc.units import InputError
+from calc.units import InputError, parse_size
 
 
 def held_out(index: int) -> bool:
@@ -57,6 +57,14 @@ class Row:
         return self.prediction.verdict == self.log_verdict
 
 
+TERMS = ("activation_peak", "non_torch", "cuda_graph", "weights")
+
+
+def _size(text: object, where: str) -> int:
+    """A size an entry states ('79.19 GiB'): printed figures are GiB, as vLLM prints them."""
+    return round(parse_size(str(text), where))
+
+
 def _mid(found: logread.Found | None) -> int | None:
     if found is None:
         return None
@@ -81,6 +89,10 @@ def rows(
             card = predict.Card(
                 card.id, card.name, int(r.total_memory_bytes.value), r.total_memory_bytes.line_text, f"{e['log']}, line {r.total_memory_bytes.line_no}"
             )
+        elif e.get("total_memory") is not None:  # a total the log prints in a line the reader does not take (a DEBUG snapshot)
+            card = predict.Card(
+                card.id, card.name, _size(e["total_memory"], f"{where}.total_memory"), str(e["total_memory"]), f"{e['log']}, as the entry quotes it"
+            )
         util = e.get("gpu_memory_utilization")
         utilization = Fraction(str(util)) if util is not None else (Fraction(r.gpu_memory_utilization.value) if r.gpu_memory_utilization else None)
         tp = int(e.get("tp") or (r.tensor_parallel_size.value if r.tensor_parallel_size else 1))
@@ -98,14 +110,24 @@ def rows(
             if r.model_loading_bytes is None:
                 raise InputError(f"{where}.weights: {e['log']} prints no loading line, expected one for weights: log")
             given = {"weights_bytes": int(r.model_loading_bytes.value), "weights_source": f"{e['log']}, line {r.model_loading_bytes.line_no}"}
+        elif e.get("weights") is not None:  # the log's weights as a line the reader does not take prints them
+            given = {"weights_bytes": _size(e["weights"], f"{where}.weights"), "weights_source": f"{e['log']}, as the entry quotes it"}
         p = predict.predict(shape, card, start, predict.experts_per_token(config), **given)
         if r.available_kv_bytes is None:
             raise InputError(f"{where}.log: {e['log']} prints no pool")
         terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),
                                    ("cuda_graph", _mid(r.cuda_graph_bytes)), ("weights", _mid(r.model_loading_bytes))) if v is not None}  # fmt: skip
+        # Terms the log prints in a line the reader does not take (v0.19's DEBUG profile line, gpu_worker.py:435). They
+        # win over the reader's: in those logs it takes the start snapshot's non_torch_memory (the CUDA context
+        # before loading, gpu_worker.py:284) for the profile's non-torch increase.
+        quoted = e.get("printed") or {}
+        if not isinstance(quoted, dict) or set(quoted) - set(TERMS):
+            raise InputError(f"{where}.printed: found {quoted!r}, expected a mapping of {', '.join(TERMS)} to sizes")
+        for key, text in quoted.items():
+            terms[key] = _size(text, f"{where}.printed.{key}")
         error = r.error.value if r.error is not None else None
         said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
-        out.append(Row(i, str(e["label"]), e["log"], urls.get(e["log"], ""), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
+        out.append(Row(i, str(e["label"]), e["log"], str(e.get("url") or urls.get(e["log"], "")), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
                        shape.family, era_of(predict.release(str(e["engine_version"])))))  # fmt: skip
     return out
 
@@ -162,11 +184,12 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1]
     many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1]
-    sampler = []
+    sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
         act, p = r.printed_terms.get("activation_peak"), r.prediction
-        if act is not None and act > p.forward.bytes and "(fitted)" in p.sampler.source:
-            sampler.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
+        for path, values in sampler.items():
+            if act is not None and act > p.forward.bytes and f"(fitted, {path})" in p.sampler.source:
+                values.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
     graphs = []
     for g in graph_logs:
         reading = logread.read_log(logs[g["log"]])
@@ -176,7 +199,8 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
         "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
-        "SAMPLER_BYTES_PER_LOGIT": round(median(sampler)) if sampler else 0,
+        "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
+        "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
         "CUDA_GRAPH_BYTES_PER_GRAPH": round(median(graphs)) if graphs else 0,
     }
 

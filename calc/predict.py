@@ -44,7 +44,8 @@ LATEST = (0, 33)  # the newest release whose source these terms were read in
 MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer one is a typing slip
 
 # Fitted constants (see the module docstring): the medians over the fitted starts.
-SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element
+SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element, sorting
+SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
 NON_TORCH_ONE_RANK = 375_809_638  # the non-torch increase on one GPU
 NON_TORCH_PER_RANK_TP = 322_122_547  # and on each rank under tensor or pipeline parallel
 CUDA_GRAPH_BYTES_PER_GRAPH = 631_417  # bytes one captured (piecewise) graph holds
@@ -248,6 +249,7 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
                 "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
 
 
+TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_TRITON and logits.shape[0] >= 8` (v0.17.0)
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
 
 
@@ -255,9 +257,13 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
     rows over the whole vocabulary.
-    - Up to v0.20.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
+    - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
       vllm/envs.py): the float32 logits, the sorted copy and its int64 indices, the softmax and
       its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
+    - From v0.17.0 to v0.20.x, on 8 rows or more, apply_top_k_top_p masks in place with a Triton
+      kernel (v1/sample/ops/topk_topp_triton.py) and no sort: the logits, their float32 copy, the
+      float32 probabilities and random_sample's exponential draw, SAMPLER_TRITON_BYTES_PER_LOGIT
+      bytes an element, fitted.
     - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
       12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
       no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
@@ -266,9 +272,13 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
         return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
                     f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
                     f"x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+    if rel >= (0, 17) and rows >= TRITON_SAMPLER_MIN_ROWS:
+        return Term("sampler", rows * vocab * SAMPLER_TRITON_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, v0.17.0 to v0.20.x: the Triton kernel (topk_topp_triton.py) from "
+                    f"{TRITON_SAMPLER_MIN_ROWS} rows, no sort: {rows} rows x {vocab} logits x {SAMPLER_TRITON_BYTES_PER_LOGIT} B (fitted, triton)")  # fmt: skip
     return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
                 f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0 (PyTorch-native top-k/top-p): {rows} rows x {vocab} logits "
-                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted)")  # fmt: skip
+                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
 
 
 def non_torch(tp: int, pp: int = 1) -> Term:
