@@ -9,6 +9,7 @@ vLLM printed negative has no relative error: its row checks the verdict instead.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import median
@@ -190,19 +191,61 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
         for path, values in sampler.items():
             if act is not None and act > p.forward.bytes and f"(fitted, {path})" in p.sampler.source:
                 values.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
-    graphs = []
-    for g in graph_logs:
-        reading = logread.read_log(logs[g["log"]])
-        if reading.cuda_graph_bytes is None:
-            raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {g['log']} prints no CUDA graph estimate")
-        graphs.append(Fraction(int(reading.cuda_graph_bytes.value), int(g["piecewise"]) * int(g["pieces"]) + int(g["full"])))
+    firsts: list[int] = []
+    pers: list[int] = []
+    held = {r.log for r in rs if r.held_out}
+    for g in graph_logs:  # the logs that print vLLM's own two measurements (DEBUG), but a held-out start's
+        measured = graph_breakdown(logs[g["log"]]) if g["log"] not in held else {}
+        if measured:
+            firsts.append(max(first for first, _ in measured.values()))
+            pers.extend(per for _, per in measured.values())
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
         "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
         "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
         "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
-        "CUDA_GRAPH_BYTES_PER_GRAPH": round(median(graphs)) if graphs else 0,
+        "CUDA_GRAPH_FIRST_CAPTURE": round(median(firsts)) if firsts else 0,
+        "CUDA_GRAPH_PER_GRAPH": round(median(pers)) if pers else 0,
     }
+
+
+_BREAKDOWN = re.compile(r"Estimated (PIECEWISE|FULL) CUDA graph memory: ([0-9.]+) MiB first-capture \+ \((\d+)-1\) \S+ ([0-9.]+) MiB per-graph")
+_COUNTS = re.compile(r"Profiling CUDA graph memory: ((?:(?:PIECEWISE|FULL)=\d+ \(largest=\d+\)(?:, )?)+)")
+_TOTAL = re.compile(r"Estimated CUDA graph memory: ([0-9.]+) GiB total")
+
+
+def graph_breakdown(text: str) -> dict[str, tuple[int, int]]:
+    """vLLM's two measurements for each mode, as its DEBUG line prints them (gpu_model_runner.py
+    profile_cudagraph_memory, v0.19.0 on): {mode: (first capture, per graph)} in bytes."""
+    return {m[1]: (round(Fraction(m[2]) * 2**20), round(Fraction(m[4]) * 2**20)) for m in _BREAKDOWN.finditer(text)}
+
+
+@dataclass(frozen=True)
+class GraphCheck:
+    log: str
+    piecewise: int
+    full: int
+    printed: int  # "Estimated CUDA graph memory: X GiB total", the middle of what X rounds
+    predicted: int  # predict.cuda_graph_estimate over the same counts
+
+    @property
+    def error(self) -> Fraction:
+        return Fraction(self.predicted - self.printed, self.printed)
+
+
+def graph_checks(names: list[str], logs: dict[str, str]) -> list[GraphCheck]:
+    """The estimate predict.cuda_graph_estimate gives for the graphs each log profiled (its
+    'Profiling CUDA graph memory: PIECEWISE=.., FULL=..' line) beside the total vLLM printed."""
+    out = []
+    for name in names:
+        text = logs[name]
+        counts, total = _COUNTS.search(text), _TOTAL.search(text)
+        if counts is None or total is None:
+            raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {name} prints no 'Profiling CUDA graph memory' line with its total")
+        modes = dict(re.findall(r"(PIECEWISE|FULL)=(\d+)", counts[1]))
+        pw, full = int(modes.get("PIECEWISE", 0)), int(modes.get("FULL", 0))
+        out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full)))
+    return out
 
 
 def _tp(r: Row) -> int:

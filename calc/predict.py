@@ -48,7 +48,8 @@ SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocab
 SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
 NON_TORCH_ONE_RANK = 375_809_638  # the non-torch increase on one GPU
 NON_TORCH_PER_RANK_TP = 322_122_547  # and on each rank under tensor or pipeline parallel
-CUDA_GRAPH_BYTES_PER_GRAPH = 631_417  # bytes one captured (piecewise) graph holds
+CUDA_GRAPH_FIRST_CAPTURE = 255_852_544  # what vLLM's profile measures for the first (largest) graph of a mode
+CUDA_GRAPH_PER_GRAPH = 6_291_456  # and for each graph after it (the second capture's growth)
 
 
 # --- cards -----------------------------------------------------------------------------------
@@ -303,24 +304,46 @@ def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
     return sizes
 
 
+def graph_counts(max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
+    """The graphs vLLM captures under FULL_AND_PIECEWISE, the default cudagraph_mode (vllm/config/
+    compilation.py; gpu_model_runner.py profile_cudagraph_memory logs them as 'Profiling CUDA graph
+    memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)'): a piecewise graph for every
+    capture size, and a full decode graph for every size up to max_num_seqs."""
+    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens)
+    return len(sizes), len([s for s in sizes if s <= max_num_seqs])
+
+
+def cuda_graph_estimate(piecewise: int, full: int) -> int:
+    """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to
+    v0.33.0): for each mode it captures the two largest graphs, takes the first capture's growth of
+    used memory as `first_capture` and the second's as `per_graph`, and estimates
+        max over modes of first_capture + sum over modes of per_graph x (graphs of the mode - 1)
+    (the modes share one pool and never replay at once, so their first captures overlap). The two
+    measurements are the allocator's at run time, no figure of the source: CUDA_GRAPH_FIRST_CAPTURE
+    and CUDA_GRAPH_PER_GRAPH are the medians over the logs that print them (the DEBUG line
+    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph')."""
+    counts = [n for n in (piecewise, full) if n]
+    if not counts:
+        return 0
+    return CUDA_GRAPH_FIRST_CAPTURE + sum(CUDA_GRAPH_PER_GRAPH * (n - 1) for n in counts)
+
+
 def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia") -> Term:
-    """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory,
-    gpu_model_runner.py profile_cudagraph_memory, v0.20.0): FULL_AND_PIECEWISE captures each size
-    piecewise, one graph a layer between the attention splits, and decode sizes up to
-    max_num_seqs whole. CUDA_GRAPH_BYTES_PER_GRAPH a graph, fitted. Zero before v0.20.0 (the
-    estimate is off by default there), under --enforce-eager and on ROCm."""
+    """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
+    v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
+    formula, cuda_graph_estimate, over the graphs graph_counts gives. Zero before v0.20.0 (the
+    estimate is off by default there: v0.19.0 prints it and takes nothing off), under
+    --enforce-eager and on ROCm."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if rel < (0, 20):
         return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
     if vendor == "amd":
         return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
-    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens)
-    piecewise = len(sizes) * (len(shape.layers) + 1)
-    full = len([s for s in sizes if s <= max_num_seqs])
-    return Term("cuda_graph", (piecewise + full) * CUDA_GRAPH_BYTES_PER_GRAPH,
-                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: {len(sizes)} sizes x {len(shape.layers) + 1} pieces + {full} full graphs "
-                f"x {CUDA_GRAPH_BYTES_PER_GRAPH // 1024} KiB (fitted)")  # fmt: skip
+    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens)
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full),
+                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}; "
+                f"{CUDA_GRAPH_FIRST_CAPTURE / 2**20:.0f} MiB first capture + {CUDA_GRAPH_PER_GRAPH / 2**20:.0f} MiB a further graph (fitted)")  # fmt: skip
 
 
 # --- the start -------------------------------------------------------------------------------

@@ -127,7 +127,29 @@ def test_cuda_graph_only_from_0_20_and_not_eager() -> None:
     assert predict.cuda_graph(shape, (0, 19), 256, 2048, False).bytes == 0
     assert predict.cuda_graph(shape, (0, 21), 256, 2048, True).bytes == 0
     assert predict.cuda_graph(shape, (0, 21), 256, 2048, False, vendor="amd").bytes == 0
-    assert predict.cuda_graph(shape, (0, 21), 256, 2048, False).bytes == (51 * 37 + 35) * predict.CUDA_GRAPH_BYTES_PER_GRAPH
+    # vLLM's formula over log 31's graphs: the larger first capture, then each further graph of both modes
+    assert predict.graph_counts(256, 2048) == (51, 35)
+    assert predict.cuda_graph(shape, (0, 21), 256, 2048, False).bytes == predict.CUDA_GRAPH_FIRST_CAPTURE + (50 + 34) * predict.CUDA_GRAPH_PER_GRAPH
+    assert predict.cuda_graph_estimate(5, 0) == predict.CUDA_GRAPH_FIRST_CAPTURE + 4 * predict.CUDA_GRAPH_PER_GRAPH
+    assert predict.cuda_graph_estimate(0, 0) == 0
+
+
+def test_the_graph_estimate_against_the_printed(measured) -> None:
+    """vLLM's own two measurements, fitted on the H100 logs that print them (first capture 260 and
+    228 MiB, 6 MiB a further graph), give the three H100 estimates within 2 %; on other cards and
+    models the first capture differs and the estimate is off by this much (the test holds each):
+    a 24 GB card with Qwen3-8B over by 41 %, GB10 with a hybrid MoE under by 56 %, and five small
+    piecewise graphs under TP 2 over by twice."""
+    import yaml
+
+    data = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))
+    names = [g["log"] for g in data["cuda_graph_logs"]]
+    logs = {n: (ROOT / "logs" / "public" / n).read_text(encoding="utf-8") for n in names}
+    checks = {Path(c.log).name[:2]: c for c in poolaccuracy.graph_checks(names, logs)}
+    expected = {"81": -0.019, "82": 0.018, "83": -0.019, "31": 0.405, "45": -0.557, "25": 1.013}
+    assert {k: round(float(c.error), 3) for k, c in checks.items()} == expected
+    assert (checks["45"].piecewise, checks["45"].full, checks["25"].piecewise, checks["25"].full) == (51, 35, 5, 0)
+    assert poolaccuracy.graph_breakdown(logs[names[0]]) == {"PIECEWISE": (138 * 2**20, 6 * 2**20), "FULL": (260 * 2**20, 6 * 2**20)}
 
 
 # --- against real logs ------------------------------------------------------------------------
@@ -138,8 +160,8 @@ EXPECTED = {
     "02-v06-llama31-8b-3090-20k-ok.log": (0.0117, 0.02),
     "04-v07-qwen25-32b-l40s-tp2.log": (0.0069, 0.01),
     "05-v065-llama3-8b-tabular-profile.log": (0.0288, 0.035),
-    # held out: the graph estimate is over (1.13 GiB against the printed 0.52)
-    "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log": (-0.0724, 0.08),
+    # held out: the graph estimate is over (0.73 GiB against the printed 0.52)
+    "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log": (-0.0096, 0.015),
     # gpt-oss on Hopper: the experts padded for Marlin (65.90 GiB against the 65.97 log 16 loads);
     # 0.34 GiB of a 1.71 GiB pool is still over
     "17-v011-gpt-oss-120b-h100-maxlen-error.log": (0.1986, 0.21),
@@ -198,7 +220,8 @@ def test_the_constants_are_the_medians_of_the_fitted_starts(measured) -> None:
         "NON_TORCH_PER_RANK_TP": predict.NON_TORCH_PER_RANK_TP,
         "SAMPLER_BYTES_PER_LOGIT": predict.SAMPLER_BYTES_PER_LOGIT,
         "SAMPLER_TRITON_BYTES_PER_LOGIT": predict.SAMPLER_TRITON_BYTES_PER_LOGIT,
-        "CUDA_GRAPH_BYTES_PER_GRAPH": predict.CUDA_GRAPH_BYTES_PER_GRAPH,
+        "CUDA_GRAPH_FIRST_CAPTURE": predict.CUDA_GRAPH_FIRST_CAPTURE,
+        "CUDA_GRAPH_PER_GRAPH": predict.CUDA_GRAPH_PER_GRAPH,
     }
 
 
@@ -207,11 +230,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
     assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (7, 0.0117, 0.199)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (3, 0.0023, 0.0724)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (3, 0.0023, 0.0096)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted: 7 starts with a printed pool; median |error| +1.2 %, 90th percentile +19.9 %; verdict right on 8 of 8" in out
-    assert "held out: 3 starts with a printed pool; median |error| +0.2 %, 90th percentile +7.2 %; verdict right on 4 of 4" in out
+    assert "held out: 3 starts with a printed pool; median |error| +0.2 %, 90th percentile +1.0 %; verdict right on 4 of 4" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -268,7 +291,7 @@ def test_cli_on_a_card(capsys) -> None:
     assert (r["max_num_seqs"], r["max_num_batched_tokens"]) == (256, 2048)
     parts = r["weights_bytes_per_rank"] + r["activation_peak_bytes"] + r["non_torch_bytes"] + r["cuda_graph_bytes"]
     assert r["available_kv_bytes"] == r["requested_bytes"] - parts
-    assert r["cuda_graph_bytes"] == (51 * 37 + 35) * predict.CUDA_GRAPH_BYTES_PER_GRAPH
+    assert r["cuda_graph_bytes"] == predict.CUDA_GRAPH_FIRST_CAPTURE + (50 + 34) * predict.CUDA_GRAPH_PER_GRAPH
     assert set(r["terms"]) == {"weights", "activation_peak", "non_torch", "cuda_graph"}
     assert all(t["source"] for t in r["terms"].values())
     assert r["verdict"] == "starts" and r["kv_tokens"] == r["largest_max_model_len"]
