@@ -459,3 +459,16 @@ def test_an_entry_with_a_bad_quote_says_which(extra: dict, fragment: str) -> Non
         poolaccuracy.rows([entry], {"llama-3.1-8b": config}, {entry["log"]: log}, load_dir(ROOT / "catalog").boxes, {})
     assert fragment in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_the_catalog_states_the_held_out_accuracy(measured) -> None:
+    """The band the calculators print beside a predicted pool is the catalog's; it is the held-out
+    starts' as they stand (re-run scripts/pool_accuracy.py and copy the figures when a start is added)."""
+    from calc.catalog import load_dir
+
+    rows, _ = measured
+    held = poolaccuracy.summary([r for r in rows if r.held_out])
+    band = load_dir(ROOT / "catalog").policy["prediction"]
+    assert band["held_out_median_error"].value == round(Fraction(held.median), 4)
+    assert band["held_out_p90_error"].value == round(Fraction(held.p90), 4)
+    assert band["held_out_starts"].value == held.starts
