@@ -183,7 +183,8 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
     sampler's bytes a logit where the printed activation peak is the sampler's, and a graph's bytes."""
     fitted = [r for r in rs if not r.held_out]
-    one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1]
+    one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
+    one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
     many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1]
     sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
@@ -201,6 +202,7 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
             pers.extend(per for _, per in measured.values())
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
+        "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
         "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
         "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
         "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,

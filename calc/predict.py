@@ -46,9 +46,10 @@ MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer on
 # Fitted constants (see the module docstring): the medians over the fitted starts.
 SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element, sorting
 SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
-NON_TORCH_ONE_RANK = 375_809_638  # the non-torch increase on one GPU
+NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
+NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 322_122_547  # and on each rank under tensor or pipeline parallel
-CUDA_GRAPH_FIRST_CAPTURE = 255_852_544  # what vLLM's profile measures for the first (largest) graph of a mode
+CUDA_GRAPH_FIRST_CAPTURE = 239_075_328  # what vLLM's profile measures for the first (largest) graph of a mode
 CUDA_GRAPH_PER_GRAPH = 6_291_456  # and for each graph after it (the second capture's growth)
 
 
@@ -282,12 +283,16 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
                 f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
 
 
-def non_torch(tp: int, pp: int = 1) -> Term:
+def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
     """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
-    memory_profiling, non_torch_increase, v0.20.0): cuBLAS workspaces on one GPU, NCCL and custom
-    all-reduce buffers on top under tensor or pipeline parallel. No figure of the source: the
-    medians of the fitted starts that print it."""
+    memory_profiling, non_torch_increase, v0.20.0; vllm/worker/worker.py on V0): cuBLAS workspaces
+    on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
+    figure of the source: the medians of the fitted starts that print it, on one GPU apart for V0
+    (before v0.8.0, where the profile measured from the process's start) and V1 (from its first
+    snapshot, after the CUDA context)."""
     if tp * pp == 1:
+        if rel < (0, 8):
+            return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
         return Term("non_torch", NON_TORCH_ONE_RANK, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)")
     return Term(
         "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
@@ -470,7 +475,7 @@ def predict(
     act = Term(
         "activation_peak", peak, "the larger of the forward pass and the sampler warm-up: " + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
     )
-    nt = non_torch(s.tp, s.pp)
+    nt = non_torch(s.tp, s.pp, rel)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
     lora_n = tuple(
         lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers)).device_bytes if s.lora else 0

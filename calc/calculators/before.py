@@ -430,8 +430,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         ("The terms vLLM takes off (predicted)", table(("Term", "A rank", "Source"), terms, "What the profile takes before the pool",
                                                        ("pool", fig("pool", fmt(pool_shown, "GiB")), "the pool one rank gets: what is left"))),
         ("How close the prediction comes", esc("on the held-out public starts (nothing fitted to them) the predicted pool was off by ")
-         + fig("band_median", fmt(band["held_out_median_error"].value, "%", 1)) + esc(" at the median and ")
-         + fig("band_p90", fmt(band["held_out_p90_error"].value, "%", 1)) + esc(" at the 90th percentile, over ")
+         + fig("band_median", fmt(band["held_out_median_error"].value, "%", 2)) + esc(" at the median and ")
+         + fig("band_p90", fmt(band["held_out_p90_error"].value, "%", 2)) + esc(" at the 90th percentile, over ")
          + fig("band_starts", fmt(band["held_out_starts"].value, "count")) + esc(" starts (scripts/pool_accuracy.py)")),
         (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r["kv_bytes_per_request"], "GiB"))),
     ]  # fmt: skip
@@ -446,6 +446,6 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         rows.append(("The least changes that pass, each predicted again", table(("Change", "Flags", "Pool a rank"), fixes, "Settings that start")))
     verdict = (
         f"Predicted on the {card.name}: a pool of {fmt(pool_shown, 'GiB')} a rank "
-        f"(held-out starts: off by {fmt(band['held_out_median_error'].value, '%', 1)} at the median); vLLM's verdict: {p.verdict}."
+        f"(held-out starts: off by {fmt(band['held_out_median_error'].value, '%', 2)} at the median); vLLM's verdict: {p.verdict}."
     )
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
