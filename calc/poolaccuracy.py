@@ -185,7 +185,8 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
     one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
-    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1]
+    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0]]
+    many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
     sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
         act, p = r.printed_terms.get("activation_peak"), r.prediction
@@ -194,20 +195,24 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
                 values.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
     firsts: list[int] = []
     pers: list[int] = []
+    pers_tp: list[int] = []
     held = {r.log for r in rs if r.held_out}
+    tps = {r.log: r.prediction.tp for r in rs}
     for g in graph_logs:  # the logs that print vLLM's own two measurements (DEBUG), but a held-out start's
         measured = graph_breakdown(logs[g["log"]]) if g["log"] not in held else {}
         if measured:
             firsts.append(max(first for first, _ in measured.values()))
-            pers.extend(per for _, per in measured.values())
+            (pers_tp if tps.get(g["log"], 1) > 1 else pers).extend(per for _, per in measured.values())
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
         "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
         "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
+        "NON_TORCH_PER_RANK_TP_V0": round(median(many_v0)) if many_v0 else 0,
         "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
         "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
         "CUDA_GRAPH_FIRST_CAPTURE": round(median(firsts)) if firsts else 0,
         "CUDA_GRAPH_PER_GRAPH": round(median(pers)) if pers else 0,
+        "CUDA_GRAPH_PER_GRAPH_TP": round(median(pers_tp)) if pers_tp else 0,
     }
 
 
@@ -235,18 +240,19 @@ class GraphCheck:
         return Fraction(self.predicted - self.printed, self.printed)
 
 
-def graph_checks(names: list[str], logs: dict[str, str]) -> list[GraphCheck]:
+def graph_checks(names: list[str], logs: dict[str, str], tps: dict[str, int] | None = None) -> list[GraphCheck]:
     """The estimate predict.cuda_graph_estimate gives for the graphs each log profiled (its
     'Profiling CUDA graph memory: PIECEWISE=.., FULL=..' line) beside the total vLLM printed."""
     out = []
     for name in names:
         text = logs[name]
         counts, total = _COUNTS.search(text), _TOTAL.search(text)
-        if counts is None or total is None:
+        # the graphs profiled: the INFO line, or else the DEBUG lines' "(51-1)"
+        modes = dict(re.findall(r"(PIECEWISE|FULL)=(\d+)", counts[1])) if counts else {m[1]: m[3] for m in _BREAKDOWN.finditer(text)}
+        if not modes or total is None:
             raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {name} prints no 'Profiling CUDA graph memory' line with its total")
-        modes = dict(re.findall(r"(PIECEWISE|FULL)=(\d+)", counts[1]))
         pw, full = int(modes.get("PIECEWISE", 0)), int(modes.get("FULL", 0))
-        out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full)))
+        out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full, (tps or {}).get(name, 1))))
     return out
 
 

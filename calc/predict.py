@@ -48,9 +48,11 @@ SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocab
 SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
 NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
-NON_TORCH_PER_RANK_TP = 322_122_547  # and on each rank under tensor or pipeline parallel
-CUDA_GRAPH_FIRST_CAPTURE = 239_075_328  # what vLLM's profile measures for the first (largest) graph of a mode
+NON_TORCH_PER_RANK_TP = 2_254_857_830  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
+NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
+CUDA_GRAPH_FIRST_CAPTURE = 255_852_544  # what vLLM's profile measures for the first (largest) graph of a mode
 CUDA_GRAPH_PER_GRAPH = 6_291_456  # and for each graph after it (the second capture's growth)
+CUDA_GRAPH_PER_GRAPH_TP = 16_777_216  # the same under tensor parallel
 
 
 # --- cards -----------------------------------------------------------------------------------
@@ -294,6 +296,8 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
         if rel < (0, 8):
             return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
         return Term("non_torch", NON_TORCH_ONE_RANK, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)")
+    if rel < (0, 8):
+        return Term("non_torch", NON_TORCH_PER_RANK_TP_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; NCCL and all-reduce under TP/PP (fitted, V0)")
     return Term(
         "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
     )
@@ -318,7 +322,7 @@ def graph_counts(max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, i
     return len(sizes), len([s for s in sizes if s <= max_num_seqs])
 
 
-def cuda_graph_estimate(piecewise: int, full: int) -> int:
+def cuda_graph_estimate(piecewise: int, full: int, tp: int = 1) -> int:
     """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to
     v0.33.0): for each mode it captures the two largest graphs, takes the first capture's growth of
     used memory as `first_capture` and the second's as `per_graph`, and estimates
@@ -326,14 +330,20 @@ def cuda_graph_estimate(piecewise: int, full: int) -> int:
     (the modes share one pool and never replay at once, so their first captures overlap). The two
     measurements are the allocator's at run time, no figure of the source: CUDA_GRAPH_FIRST_CAPTURE
     and CUDA_GRAPH_PER_GRAPH are the medians over the logs that print them (the DEBUG line
-    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph')."""
+    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph').
+    Under tensor parallel each graph also registers its buffers with the custom all-reduce
+    (distributed/device_communicators/custom_all_reduce.py, 'Registering N cuda graph addresses'),
+    and the second capture grows by more: CUDA_GRAPH_PER_GRAPH_TP, fitted the same way."""
     counts = [n for n in (piecewise, full) if n]
     if not counts:
         return 0
-    return CUDA_GRAPH_FIRST_CAPTURE + sum(CUDA_GRAPH_PER_GRAPH * (n - 1) for n in counts)
+    per = CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH
+    return CUDA_GRAPH_FIRST_CAPTURE + sum(per * (n - 1) for n in counts)
 
 
-def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia") -> Term:
+def cuda_graph(
+    shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia", tp: int = 1
+) -> Term:
     """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
     v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
     formula, cuda_graph_estimate, over the graphs graph_counts gives. Zero before v0.20.0 (the
@@ -346,9 +356,9 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     if vendor == "amd":
         return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
     piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens)
-    return Term("cuda_graph", cuda_graph_estimate(piecewise, full),
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, tp),
                 f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}; "
-                f"{CUDA_GRAPH_FIRST_CAPTURE / 2**20:.0f} MiB first capture + {CUDA_GRAPH_PER_GRAPH / 2**20:.0f} MiB a further graph (fitted)")  # fmt: skip
+                f"{CUDA_GRAPH_FIRST_CAPTURE / 2**20:.0f} MiB first capture + {(CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH) / 2**20:.0f} MiB a further graph (fitted)")  # fmt: skip
 
 
 # --- the start -------------------------------------------------------------------------------
@@ -476,7 +486,7 @@ def predict(
         "activation_peak", peak, "the larger of the forward pass and the sampler warm-up: " + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
     )
     nt = non_torch(s.tp, s.pp, rel)
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
     lora_n = tuple(
         lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers)).device_bytes if s.lora else 0
         for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
@@ -503,7 +513,7 @@ def predict(
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else fwd.bytes
-                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
@@ -515,7 +525,7 @@ def predict(
             wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/ranks.py")
             if not last:
                 act = Term("activation_peak", fwd.bytes, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
