@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from calc import derive, gate, hfconfig, kvlayout, modeled, predict, report, weights
+from calc import charts, derive, gate, hfconfig, kvlayout, modeled, predict, report, weights
 from calc.calculators.form import (
     Defaults,
     Field,
@@ -33,6 +33,7 @@ from calc.calculators.form import (
     take,
 )
 from calc.catalog import Catalog, Figure
+from calc.chart import figure_html
 from calc.gate import Amount
 from calc.units import InputError, fmt, parse_fraction, parse_size, shown
 
@@ -444,6 +445,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     if found:
         fixes = [(esc(f.change), esc(f.flags), fig(f"fix_{n}", fmt(f.prediction.available_kv_bytes, "GiB"))) for n, f in enumerate(found)]
         rows.append(("The least changes that pass, each predicted again", table(("Change", "Flags", "Pool a rank"), fixes, "Settings that start")))
+    drawn = figure_html(charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes))
+    rows.insert(4, ("The terms against the card", drawn))
     verdict = (
         f"Predicted on the {card.name}: a pool of {fmt(pool_shown, 'GiB')} a rank "
         f"(held-out starts: off by {fmt(band['held_out_median_error'].value, '%', 2)} at the median); vLLM's verdict: {p.verdict}."
