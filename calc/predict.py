@@ -50,7 +50,7 @@ NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_254_857_830  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
-CUDA_GRAPH_FIRST_CAPTURE = 272_629_760  # what vLLM's profile measures for the first (largest) graph of a mode
+CUDA_GRAPH_FIRST_CAPTURE = 255_852_544  # what vLLM's profile measures for the first (largest) graph of a mode
 CUDA_GRAPH_PER_GRAPH = 6_291_456  # and for each graph after it (the second capture's growth)
 CUDA_GRAPH_PER_GRAPH_TP = 16_777_216  # the same under tensor parallel
 
