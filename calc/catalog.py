@@ -289,7 +289,10 @@ SPEC: dict[str, tuple[Any, ...]] = {
                     "prefetch_fraction": fig(FRACTION),
                 }
             ),
-        }
+        },
+        {
+            "prediction": obj({"held_out_median_error": fig(FRACTION), "held_out_p90_error": fig(FRACTION), "held_out_starts": fig(COUNT, above_zero=True)}),
+        },
     ),
     "incidents": obj(
         {

@@ -436,3 +436,29 @@ def plan_budget(catalog: Catalog, plan_id: str = "coder-and-70b") -> Bars:
         f"Resident models' weights on one {box['name']}",
         (stated.value, f"addressable, as stated: {gib(stated.value)}") if stated else None,
     )
+
+
+# --- the pool predicted on a card ------------------------------------------------------------
+
+
+def predicted_pool(card_name: str, total: int, requested: int, terms: Sequence[tuple[str, int]], pool: int, chart_id: str = "before-pool") -> Bars:
+    """Before the first start on a discrete card: what vLLM's profile takes off the memory it
+    requests (calc/predict.py's terms), and the pool that is left, stacked against the card's total
+    and the requested share. A pool at or below zero is drawn as none and said."""
+    tones = {"weights": "weights", "activation_peak": "prefill", "non_torch": "overhead", "cuda_graph": "seats", "lora": "drafter"}
+    segments = [Segment(name.replace("_", " "), value, tones.get(name, "held"), gib(value)) for name, value in terms if value > 0]
+    if pool > 0:
+        segments.append(Segment("KV pool", pool, "kv", gib(pool)))
+    verdict = f"pool {gib(pool)}" if pool > 0 else "no pool left"
+    row = Row(f"{card_name}, one rank", tuple(segments), (), verdict)
+    rules = (Rule(total, f"total {gib(total)}", "available"), Rule(requested, f"requested {gib(requested)}", "limit"))
+    figures = tuple((name.replace("_", " "), gib(value, 2)) for name, value in terms) + (
+        ("KV pool", gib(pool, 2)),
+        ("requested", gib(requested, 2)),
+        ("card total", gib(total, 2)),
+    )
+    taken = sum(value for _, value in terms)
+    summary = f"Of the {gib(requested)} vLLM requests on the {card_name} ({gib(total)} in all), the profile's terms take {gib(taken)} and " + (
+        f"leave a KV pool of {gib(pool)}." if pool > 0 else "leave no KV pool: vLLM refuses the start."
+    )
+    return Bars(chart_id, "The pool vLLM leaves, predicted", summary, _gib_axis(max(total, taken)), (row,), rules, figures)

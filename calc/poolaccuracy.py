@@ -9,13 +9,14 @@ vLLM printed negative has no relative error: its row checks the verdict instead.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import median
 from typing import Any
 
 from calc import accuracy, hfconfig, logread, predict
-from calc.units import InputError
+from calc.units import InputError, parse_size
 
 
 def held_out(index: int) -> bool:
@@ -57,6 +58,14 @@ class Row:
         return self.prediction.verdict == self.log_verdict
 
 
+TERMS = ("activation_peak", "non_torch", "cuda_graph", "weights")
+
+
+def _size(text: object, where: str) -> int:
+    """A size an entry states ('79.19 GiB'): printed figures are GiB, as vLLM prints them."""
+    return round(parse_size(str(text), where))
+
+
 def _mid(found: logread.Found | None) -> int | None:
     if found is None:
         return None
@@ -81,6 +90,10 @@ def rows(
             card = predict.Card(
                 card.id, card.name, int(r.total_memory_bytes.value), r.total_memory_bytes.line_text, f"{e['log']}, line {r.total_memory_bytes.line_no}"
             )
+        elif e.get("total_memory") is not None:  # a total the log prints in a line the reader does not take (a DEBUG snapshot)
+            card = predict.Card(
+                card.id, card.name, _size(e["total_memory"], f"{where}.total_memory"), str(e["total_memory"]), f"{e['log']}, as the entry quotes it"
+            )
         util = e.get("gpu_memory_utilization")
         utilization = Fraction(str(util)) if util is not None else (Fraction(r.gpu_memory_utilization.value) if r.gpu_memory_utilization else None)
         tp = int(e.get("tp") or (r.tensor_parallel_size.value if r.tensor_parallel_size else 1))
@@ -99,14 +112,24 @@ def rows(
             if r.model_loading_bytes is None:
                 raise InputError(f"{where}.weights: {e['log']} prints no loading line, expected one for weights: log")
             given = {"weights_bytes": int(r.model_loading_bytes.value), "weights_source": f"{e['log']}, line {r.model_loading_bytes.line_no}"}
+        elif e.get("weights") is not None:  # the log's weights as a line the reader does not take prints them
+            given = {"weights_bytes": _size(e["weights"], f"{where}.weights"), "weights_source": f"{e['log']}, as the entry quotes it"}
         p = predict.predict(shape, card, start, predict.experts_per_token(config), **given)
         if r.available_kv_bytes is None:
             raise InputError(f"{where}.log: {e['log']} prints no pool")
         terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),
                                    ("cuda_graph", _mid(r.cuda_graph_bytes)), ("weights", _mid(r.model_loading_bytes))) if v is not None}  # fmt: skip
+        # Terms the log prints in a line the reader does not take (v0.19's DEBUG profile line, gpu_worker.py:435). They
+        # win over the reader's: in those logs it takes the start snapshot's non_torch_memory (the CUDA context
+        # before loading, gpu_worker.py:284) for the profile's non-torch increase.
+        quoted = e.get("printed") or {}
+        if not isinstance(quoted, dict) or set(quoted) - set(TERMS):
+            raise InputError(f"{where}.printed: found {quoted!r}, expected a mapping of {', '.join(TERMS)} to sizes")
+        for key, text in quoted.items():
+            terms[key] = _size(text, f"{where}.printed.{key}")
         error = r.error.value if r.error is not None else None
         said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
-        out.append(Row(i, str(e["label"]), e["log"], urls.get(e["log"], ""), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
+        out.append(Row(i, str(e["label"]), e["log"], str(e.get("url") or urls.get(e["log"], "")), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
                        shape.family, era_of(predict.release(str(e["engine_version"])))))  # fmt: skip
     return out
 
@@ -161,25 +184,77 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
     sampler's bytes a logit where the printed activation peak is the sampler's, and a graph's bytes."""
     fitted = [r for r in rs if not r.held_out]
-    one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1]
-    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1]
-    sampler = []
+    one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
+    one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
+    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0]]
+    many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
+    sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
         act, p = r.printed_terms.get("activation_peak"), r.prediction
-        if act is not None and act > p.forward.bytes and "(fitted)" in p.sampler.source:
-            sampler.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
-    graphs = []
-    for g in graph_logs:
-        reading = logread.read_log(logs[g["log"]])
-        if reading.cuda_graph_bytes is None:
-            raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {g['log']} prints no CUDA graph estimate")
-        graphs.append(Fraction(int(reading.cuda_graph_bytes.value), int(g["piecewise"]) * int(g["pieces"]) + int(g["full"])))
+        for path, values in sampler.items():
+            if act is not None and act > p.forward.bytes and f"(fitted, {path})" in p.sampler.source:
+                values.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
+    firsts: list[int] = []
+    pers: list[int] = []
+    pers_tp: list[int] = []
+    held = {r.log for r in rs if r.held_out}
+    tps = {r.log: r.prediction.tp for r in rs}
+    for g in graph_logs:  # the logs that print vLLM's own two measurements (DEBUG), but a held-out start's
+        measured = graph_breakdown(logs[g["log"]]) if g["log"] not in held else {}
+        if measured:
+            firsts.append(max(first for first, _ in measured.values()))
+            (pers_tp if tps.get(g["log"], 1) > 1 else pers).extend(per for _, per in measured.values())
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
+        "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
         "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
-        "SAMPLER_BYTES_PER_LOGIT": round(median(sampler)) if sampler else 0,
-        "CUDA_GRAPH_BYTES_PER_GRAPH": round(median(graphs)) if graphs else 0,
+        "NON_TORCH_PER_RANK_TP_V0": round(median(many_v0)) if many_v0 else 0,
+        "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
+        "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
+        "CUDA_GRAPH_FIRST_CAPTURE": round(median(firsts)) if firsts else 0,
+        "CUDA_GRAPH_PER_GRAPH": round(median(pers)) if pers else 0,
+        "CUDA_GRAPH_PER_GRAPH_TP": round(median(pers_tp)) if pers_tp else 0,
     }
+
+
+_BREAKDOWN = re.compile(r"Estimated (PIECEWISE|FULL) CUDA graph memory: ([0-9.]+) MiB first-capture \+ \((\d+)-1\) \S+ ([0-9.]+) MiB per-graph")
+_COUNTS = re.compile(r"Profiling CUDA graph memory: ((?:(?:PIECEWISE|FULL)=\d+ \(largest=\d+\)(?:, )?)+)")
+_TOTAL = re.compile(r"Estimated CUDA graph memory: ([0-9.]+) GiB total")
+
+
+def graph_breakdown(text: str) -> dict[str, tuple[int, int]]:
+    """vLLM's two measurements for each mode, as its DEBUG line prints them (gpu_model_runner.py
+    profile_cudagraph_memory, v0.19.0 on): {mode: (first capture, per graph)} in bytes."""
+    return {m[1]: (round(Fraction(m[2]) * 2**20), round(Fraction(m[4]) * 2**20)) for m in _BREAKDOWN.finditer(text)}
+
+
+@dataclass(frozen=True)
+class GraphCheck:
+    log: str
+    piecewise: int
+    full: int
+    printed: int  # "Estimated CUDA graph memory: X GiB total", the middle of what X rounds
+    predicted: int  # predict.cuda_graph_estimate over the same counts
+
+    @property
+    def error(self) -> Fraction:
+        return Fraction(self.predicted - self.printed, self.printed)
+
+
+def graph_checks(names: list[str], logs: dict[str, str], tps: dict[str, int] | None = None) -> list[GraphCheck]:
+    """The estimate predict.cuda_graph_estimate gives for the graphs each log profiled (its
+    'Profiling CUDA graph memory: PIECEWISE=.., FULL=..' line) beside the total vLLM printed."""
+    out = []
+    for name in names:
+        text = logs[name]
+        counts, total = _COUNTS.search(text), _TOTAL.search(text)
+        # the graphs profiled: the INFO line, or else the DEBUG lines' "(51-1)"
+        modes = dict(re.findall(r"(PIECEWISE|FULL)=(\d+)", counts[1])) if counts else {m[1]: m[3] for m in _BREAKDOWN.finditer(text)}
+        if not modes or total is None:
+            raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {name} prints no 'Profiling CUDA graph memory' line with its total")
+        pw, full = int(modes.get("PIECEWISE", 0)), int(modes.get("FULL", 0))
+        out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full, (tps or {}).get(name, 1))))
+    return out
 
 
 def _tp(r: Row) -> int:

@@ -44,10 +44,15 @@ LATEST = (0, 33)  # the newest release whose source these terms were read in
 MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer one is a typing slip
 
 # Fitted constants (see the module docstring): the medians over the fitted starts.
-SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element
-NON_TORCH_ONE_RANK = 375_809_638  # the non-torch increase on one GPU
-NON_TORCH_PER_RANK_TP = 322_122_547  # and on each rank under tensor or pipeline parallel
-CUDA_GRAPH_BYTES_PER_GRAPH = 631_417  # bytes one captured (piecewise) graph holds
+SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element, sorting
+SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
+NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
+NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
+NON_TORCH_PER_RANK_TP = 2_254_857_830  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
+NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
+CUDA_GRAPH_FIRST_CAPTURE = 255_852_544  # what vLLM's profile measures for the first (largest) graph of a mode
+CUDA_GRAPH_PER_GRAPH = 6_291_456  # and for each graph after it (the second capture's growth)
+CUDA_GRAPH_PER_GRAPH_TP = 16_777_216  # the same under tensor parallel
 
 
 # --- cards -----------------------------------------------------------------------------------
@@ -248,6 +253,7 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
                 "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
 
 
+TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_TRITON and logits.shape[0] >= 8` (v0.17.0)
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
 
 
@@ -255,9 +261,13 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
     rows over the whole vocabulary.
-    - Up to v0.20.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
+    - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
       vllm/envs.py): the float32 logits, the sorted copy and its int64 indices, the softmax and
       its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
+    - From v0.17.0 to v0.20.x, on 8 rows or more, apply_top_k_top_p masks in place with a Triton
+      kernel (v1/sample/ops/topk_topp_triton.py) and no sort: the logits, their float32 copy, the
+      float32 probabilities and random_sample's exponential draw, SAMPLER_TRITON_BYTES_PER_LOGIT
+      bytes an element, fitted.
     - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
       12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
       no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
@@ -266,18 +276,30 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
         return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
                     f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
                     f"x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+    if rel >= (0, 17) and rows >= TRITON_SAMPLER_MIN_ROWS:
+        return Term("sampler", rows * vocab * SAMPLER_TRITON_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, v0.17.0 to v0.20.x: the Triton kernel (topk_topp_triton.py) from "
+                    f"{TRITON_SAMPLER_MIN_ROWS} rows, no sort: {rows} rows x {vocab} logits x {SAMPLER_TRITON_BYTES_PER_LOGIT} B (fitted, triton)")  # fmt: skip
     return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
                 f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0 (PyTorch-native top-k/top-p): {rows} rows x {vocab} logits "
-                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted)")  # fmt: skip
+                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
 
 
-def non_torch(tp: int, pp: int = 1) -> Term:
+def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
     """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
-    memory_profiling, non_torch_increase, v0.20.0): cuBLAS workspaces on one GPU, NCCL and custom
-    all-reduce buffers on top under tensor or pipeline parallel. No figure of the source: the
-    medians of the fitted starts that print it."""
+    memory_profiling, non_torch_increase, v0.20.0; vllm/worker/worker.py on V0): cuBLAS workspaces
+    on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
+    figure of the source: the medians of the fitted starts that print it, on one GPU apart for V0
+    (before v0.8.0, where the profile measured from the process's start) and V1 (from its first
+    snapshot, after the CUDA context)."""
     if tp * pp == 1:
+        if rel < (0, 8):
+            return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
         return Term("non_torch", NON_TORCH_ONE_RANK, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)")
+    if rel < (0, 8):
+        return Term(
+            "non_torch", NON_TORCH_PER_RANK_TP_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; NCCL and all-reduce under TP/PP (fitted, V0)"
+        )
     return Term(
         "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
     )
@@ -293,24 +315,52 @@ def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
     return sizes
 
 
-def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia") -> Term:
-    """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory,
-    gpu_model_runner.py profile_cudagraph_memory, v0.20.0): FULL_AND_PIECEWISE captures each size
-    piecewise, one graph a layer between the attention splits, and decode sizes up to
-    max_num_seqs whole. CUDA_GRAPH_BYTES_PER_GRAPH a graph, fitted. Zero before v0.20.0 (the
-    estimate is off by default there), under --enforce-eager and on ROCm."""
+def graph_counts(max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
+    """The graphs vLLM captures under FULL_AND_PIECEWISE, the default cudagraph_mode (vllm/config/
+    compilation.py; gpu_model_runner.py profile_cudagraph_memory logs them as 'Profiling CUDA graph
+    memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)'): a piecewise graph for every
+    capture size, and a full decode graph for every size up to max_num_seqs."""
+    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens)
+    return len(sizes), len([s for s in sizes if s <= max_num_seqs])
+
+
+def cuda_graph_estimate(piecewise: int, full: int, tp: int = 1) -> int:
+    """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to
+    v0.33.0): for each mode it captures the two largest graphs, takes the first capture's growth of
+    used memory as `first_capture` and the second's as `per_graph`, and estimates
+        max over modes of first_capture + sum over modes of per_graph x (graphs of the mode - 1)
+    (the modes share one pool and never replay at once, so their first captures overlap). The two
+    measurements are the allocator's at run time, no figure of the source: CUDA_GRAPH_FIRST_CAPTURE
+    and CUDA_GRAPH_PER_GRAPH are the medians over the logs that print them (the DEBUG line
+    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph').
+    Under tensor parallel each graph also registers its buffers with the custom all-reduce
+    (distributed/device_communicators/custom_all_reduce.py, 'Registering N cuda graph addresses'),
+    and the second capture grows by more: CUDA_GRAPH_PER_GRAPH_TP, fitted the same way."""
+    counts = [n for n in (piecewise, full) if n]
+    if not counts:
+        return 0
+    per = CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH
+    return CUDA_GRAPH_FIRST_CAPTURE + sum(per * (n - 1) for n in counts)
+
+
+def cuda_graph(
+    shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia", tp: int = 1
+) -> Term:
+    """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
+    v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
+    formula, cuda_graph_estimate, over the graphs graph_counts gives. Zero before v0.20.0 (the
+    estimate is off by default there: v0.19.0 prints it and takes nothing off), under
+    --enforce-eager and on ROCm."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if rel < (0, 20):
         return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
     if vendor == "amd":
         return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
-    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens)
-    piecewise = len(sizes) * (len(shape.layers) + 1)
-    full = len([s for s in sizes if s <= max_num_seqs])
-    return Term("cuda_graph", (piecewise + full) * CUDA_GRAPH_BYTES_PER_GRAPH,
-                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: {len(sizes)} sizes x {len(shape.layers) + 1} pieces + {full} full graphs "
-                f"x {CUDA_GRAPH_BYTES_PER_GRAPH // 1024} KiB (fitted)")  # fmt: skip
+    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens)
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, tp),
+                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}; "
+                f"{CUDA_GRAPH_FIRST_CAPTURE / 2**20:.0f} MiB first capture + {(CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH) / 2**20:.0f} MiB a further graph (fitted)")  # fmt: skip
 
 
 # --- the start -------------------------------------------------------------------------------
@@ -447,8 +497,8 @@ def predict(
         + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
         + (f"; plus {_gib(held)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
     )
-    nt = non_torch(s.tp, s.pp)
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+    nt = non_torch(s.tp, s.pp, rel)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
     lora_n = tuple(
         lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers)).device_bytes if s.lora else 0
         for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
@@ -476,7 +526,7 @@ def predict(
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else fwd.bytes + held
-                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
@@ -488,7 +538,7 @@ def predict(
             wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/ranks.py")
             if not last:
                 act = Term("activation_peak", fwd.bytes + held, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)

@@ -179,3 +179,86 @@ def test_the_gate_rows_add_up_as_printed(catalog, default) -> None:
         exact = weights + parse_size(pin) + parse_size("3.333 GiB") + 8 * GiB
         differs += fmt(exact, "GiB") != out.figures["needs"]
     assert differs  # at least one pin where rounding the exact sum would print another figure
+
+
+# --- a discrete card and no pin: the pool predicted -------------------------------------------
+
+
+def _on_card(catalog, default, box: str, **edits: str) -> dict[str, str]:
+    """The form as a reader leaves it after choosing a card: the box's own defaults applied."""
+    moved = calc_html.changed(catalog, "before", "box", {**default, "box": box})
+    assert moved is not None
+    raw = {**default, "box": box, **{k.removeprefix("before-"): v for k, v in moved["values"].items()}}
+    return {**raw, **edits}
+
+
+def test_a_discrete_card_clears_the_pin_and_predicts_the_pool(catalog, default) -> None:
+    """Llama 3.1 8B on one H100 at 0.95, 16,384 tokens, 1,024 seqs and 8,192 tokens a step, vLLM
+    0.19.0: the public start printed 58.11 GiB (logs/starts/81-...); the calculator's pool is
+    calc/predict.py's, each term with its source, and the band is the catalog's."""
+    from fractions import Fraction
+
+    from calc import hfconfig, predict
+
+    moved = calc_html.changed(catalog, "before", "box", {**default, "box": "h100-sxm"})
+    assert moved["values"]["before-pin"] == ""
+    assert "predicts it" in moved["sources"]["before-pin-src"]
+    llama = (ROOT / "models/configs/llama-3.1-8b/config.json").read_text()
+    raw = _on_card(catalog, default, "h100-sxm", config=llama, max_model_len="16384", utilization="0.95", seats="1024",
+                   prefill_budget="8192", engine_version="0.19.0")  # fmt: skip
+    out = calc_html.run(catalog, "before", raw)
+    assert out.valid, out.errors
+    shape = hfconfig.shape(json.loads(llama), "llama")
+    start = predict.Start(max_model_len=16384, utilization=Fraction(95, 100), max_num_seqs=1024, max_num_batched_tokens=8192, engine_version="0.19.0")
+    p = predict.predict(shape, predict.card_of_box(catalog.boxes["h100-sxm"]), start)
+    assert out.figures["p_requested"] == fmt(p.requested_bytes, "GiB") == "75.24 GiB"
+    assert out.figures["p_weights"] == fmt(p.weights.bytes, "GiB")
+    assert out.figures["p_activation_peak"] == fmt(p.activation.bytes, "GiB")
+    assert out.figures["p_cuda_graph"] == "0.00 GiB"  # 0.19 takes no graph estimate off
+    terms = [out.figures[k] for k in ("p_weights", "p_activation_peak", "p_non_torch", "p_cuda_graph")]
+    added = sum(Fraction(t.removesuffix(" GiB")) for t in terms)
+    assert out.figures["pool"] == f"{float(Fraction(out.figures['p_requested'].removesuffix(' GiB')) - added):.2f} GiB" == "58.13 GiB"
+    assert abs(p.available_kv_bytes - parse_size("58.11 GiB")) / parse_size("58.11 GiB") < 0.005  # the printed pool
+    assert out.figures["tokens"] == fmt(p.kv_tokens, "tokens")
+    assert out.figures["verdict"] == "starts"
+    band = catalog.policy["prediction"]
+    assert out.figures["band_median"] == fmt(band["held_out_median_error"].value, "%", 2) == "0.13 %"
+    assert out.figures["band_p90"] == fmt(band["held_out_p90_error"].value, "%", 2)
+    assert "vllm/v1/sample/ops/topk_topp_sampler.py" in out.sections["before-result"]  # the term that sets the peak, cited
+    assert "vllm/utils/mem_utils.py" in out.sections["before-result"]
+    assert "Predicted on the NVIDIA H100 SXM: a pool of 58.13 GiB" in out.sections["before-verdict"]
+    assert "gate" not in out.figures  # the start gate reads MemAvailable; a discrete card's pool is vLLM's
+
+
+def test_a_refused_start_on_a_card_lists_the_changes_that_pass(catalog, default) -> None:
+    """Llama 3.1 8B at 131,072 tokens on an RTX 3090 (vLLM 0.21.0 defaults): 16 GiB a request, more
+    than the pool: refused for its length, and each change offered passes when predicted again."""
+    from calc import hfconfig, predict
+
+    llama = (ROOT / "models/configs/llama-3.1-8b/config.json").read_text()
+    raw = _on_card(catalog, default, "rtx-3090", config=llama, max_model_len="131072", seats="256", prefill_budget="2048", engine_version="0.21.0")
+    out = calc_html.run(catalog, "before", raw)
+    assert out.valid, out.errors
+    assert out.figures["verdict"] == "max_model_len"
+    card = predict.card_of_box(catalog.boxes["rtx-3090"])
+    start = predict.Start(max_model_len=131072, max_num_seqs=256, max_num_batched_tokens=2048, engine_version="0.21.0")
+    found = predict.fixes(hfconfig.shape(json.loads(llama), "llama"), card, start)
+    assert found and all(f.prediction.verdict == "starts" for f in found)
+    assert [out.figures[f"fix_{n}"] for n in range(len(found))] == [fmt(f.prediction.available_kv_bytes, "GiB") for f in found]
+    assert f"--max-model-len {found[0].start.max_model_len}" in out.sections["before-result"]
+    assert out.figures["utilization"] == "0.92"  # 0.21's default, none typed
+
+
+@pytest.mark.parametrize(
+    ("box", "edits", "field", "message"),
+    [
+        ("h100-sxm", {"utilization": "1.5"}, "utilization", "GPU memory utilization: found '1.5', expected a fraction above 0 and at most 1"),
+        ("h100-sxm", {"utilization": "most"}, "utilization", "GPU memory utilization: found 'most'"),
+        ("dgx-spark", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the DGX Spark (GB10) is no discrete card"),
+        ("h200", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the NVIDIA H200 is no discrete card with a total"),
+    ],
+)
+def test_a_prediction_refuses_bad_input_beside_its_field(catalog, default, box, edits, field, message) -> None:
+    out = calc_html.run(catalog, "before", {**_on_card(catalog, default, box), **edits})
+    assert not out.valid
+    assert out.errors[field].startswith(message), out.errors

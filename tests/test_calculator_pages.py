@@ -237,3 +237,34 @@ def test_every_link_to_a_calculator_in_the_built_pages_is_taken_whole(site, cata
             assert calc_html.run(catalog, name, {**calc_html.defaults_of(catalog, name).values, **restored.values}).valid, href
             found += 1
     assert found >= 6, found
+
+
+def test_before_the_first_start_predicts_the_pool_on_a_discrete_card(browser, base_url, catalog) -> None:
+    """In Chromium, under Pyodide: choosing an H100 clears the pin and the result becomes the pool
+    predicted by calc/predict.py, term by term, with the catalog's accuracy band; the figures are
+    the CPython run's of the same inputs, and a typed utilization out of range is refused beside
+    its field."""
+    page, _ = open_page(browser, base_url, calculator="before")
+    try:
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        page.select_option("#before-box", "h100-sxm")
+        page.dispatch_event("#before-box", "change")
+        page.wait_for_function("document.getElementById('before-pin').value === ''")
+        page.fill("#before-engine-version", "0.19.0")
+        page.dispatch_event("#before-engine-version", "change")
+        page.wait_for_function("document.querySelector('#before-calc [data-fig=\"band_median\"]') !== null")
+        defaults = calc_html.defaults_of(catalog, "before").values
+        moved = calc_html.changed(catalog, "before", "box", {**defaults, "box": "h100-sxm"})
+        assert moved is not None
+        raw = {**defaults, "box": "h100-sxm", **{k.removeprefix("before-"): v for k, v in moved["values"].items()}, "engine_version": "0.19.0"}
+        expected = calc_html.run(catalog, "before", raw)
+        assert expected.valid and "pool" in expected.figures
+        assert figures_on(page, "before") == expected.figures
+        assert "Predicted on the NVIDIA H100 SXM" in page.text_content("#before-verdict")
+        assert query(page)["box"] == "h100-sxm"
+        page.fill("#before-utilization", "1.5")
+        page.dispatch_event("#before-utilization", "change")
+        page.wait_for_function("document.getElementById('before-result').dataset.state === 'invalid'")
+        assert "GPU memory utilization: found '1.5'" in page.text_content("#before-calc")
+    finally:
+        page.context.close()

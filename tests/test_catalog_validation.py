@@ -61,7 +61,7 @@ CASES = [
     ("count-not-whole", "starts.yaml", "value: 290858", "value: 290858.5", "deployments[0].starts[0].kv_tokens.value", "290858.5", "a whole number of zero or more", True),
     ("number-as-words", "models.yaml", "parameters: 27e9", "parameters: lots", "models[4].parameters", "'lots'", "a number of zero or more", True),
     ("number-nan", "models.yaml", "parameters: 27e9", "parameters: nan", "models[4].parameters", "'nan'", "a number of zero or more", True),
-    ("whole-number-as-words", "policy.yaml", "value: 3\n", "value: three\n", "guard.polls_in_a_row.value", "'three'", "a whole number of zero or more", True),
+    ("whole-number-as-words", "policy.yaml", "value: 3\n    kind: setting", "value: three\n    kind: setting", "guard.polls_in_a_row.value", "'three'", "a whole number of zero or more", True),
     ("list-expected", "plans.yaml", "fractions: [0.5, 0.35]", "fractions: 0.5", "fraction_plans[0].fractions", "0.5", "a list", True),
     ("fraction-in-list", "plans.yaml", "fractions: [0.5, 0.35]", "fractions: [0.5, 1.35]", "fraction_plans[0].fractions[1]", "1.35", "a fraction above 0 and at most 1", True),
 ]  # fmt: skip

@@ -367,3 +367,29 @@ def test_a_rows_note_never_crosses_a_line_or_the_edge(catalog, name: str) -> Non
             x0 = float(t.get("x"))
             x1 = x0 + chart.text_width(row.note, chart.SMALL)
             assert x1 <= chart.WIDTH and not any(x0 - 3 <= x <= x1 + 3 for x in xs), (row.note, x0, x1, xs)
+
+
+def test_the_predicted_pool_stacks_the_terms_against_the_card(catalog) -> None:
+    """Before the first start on an H100: each of calc/predict.py's terms a bar as long as its
+    bytes, the pool after them, the card's total and the requested share as lines; a start that
+    leaves no pool draws none and says so."""
+    import json
+    from pathlib import Path
+
+    from calc import hfconfig, predict
+
+    config = json.loads((Path(__file__).resolve().parent.parent / "models/configs/llama-3.1-8b/config.json").read_text())
+    card = predict.card_of_box(catalog.boxes["h100-sxm"])
+    p = predict.predict(hfconfig.shape(config, "llama"), card, predict.Start(max_model_len=16384, engine_version="0.21.0"))
+    terms = [(t.name, t.bytes) for t in (p.weights, p.activation, p.non_torch, p.cuda_graph)]
+    c = charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, terms, p.available_kv_bytes)
+    root = drawn(c)
+    for name, value in terms:
+        assert float(bar(root, card.name, name.replace("_", " ")).get("width")) == pytest.approx(x_length(root, value), abs=0.05)
+    assert float(bar(root, card.name, "KV pool").get("width")) == pytest.approx(x_length(root, p.available_kv_bytes), abs=0.05)
+    table = figures_table(root)
+    assert table["KV pool"] == fmt(p.available_kv_bytes, "GiB", 2) and table["card total"] == fmt(card.total_bytes, "GiB", 2)
+    assert f"requested {fmt(p.requested_bytes, 'GiB', 1)}" in labels(root)
+    none = charts.predicted_pool("a small card", 8 * GiB, 7 * GiB, [("weights", 9 * GiB)], -2 * GiB)
+    assert "leave no KV pool: vLLM refuses the start" in none.summary
+    assert all(s.name != "KV pool" for s in none.rows[0].segments)

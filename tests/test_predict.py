@@ -110,11 +110,16 @@ def test_forward_peak_of_an_moe_uses_the_fused_workspace() -> None:
 
 
 def test_the_sampler_by_release() -> None:
-    """Up to 0.20.x the PyTorch-native sort (fitted bytes a logit); from 0.21.0 FlashInfer's sampler
-    by default on CUDA (vllm/envs.py), 10 B a logit; ROCm keeps the native one."""
-    assert predict.sampler_warmup(151936, 256, (0, 20)).bytes == 256 * 151936 * predict.SAMPLER_BYTES_PER_LOGIT
+    """Up to 0.16.x the PyTorch-native sort (fitted bytes a logit); from 0.17.0 on 8 rows or more the
+    Triton top-k/top-p kernel, no sort (topk_topp_sampler.py); from 0.21.0 FlashInfer's sampler by
+    default on CUDA (vllm/envs.py), 10 B a logit; ROCm keeps the Triton path."""
+    assert predict.sampler_warmup(151936, 256, (0, 16)).bytes == 256 * 151936 * predict.SAMPLER_BYTES_PER_LOGIT
+    assert predict.sampler_warmup(151936, 256, (0, 17)).bytes == 256 * 151936 * predict.SAMPLER_TRITON_BYTES_PER_LOGIT
+    assert predict.sampler_warmup(151936, 256, (0, 20)).bytes == 256 * 151936 * predict.SAMPLER_TRITON_BYTES_PER_LOGIT
+    assert predict.sampler_warmup(151936, 7, (0, 20)).bytes == 7 * 151936 * predict.SAMPLER_BYTES_PER_LOGIT  # below 8 rows: the sort
+    assert predict.SAMPLER_TRITON_BYTES_PER_LOGIT < predict.SAMPLER_BYTES_PER_LOGIT
     assert predict.sampler_warmup(151936, 256, (0, 21)).bytes == 256 * 151936 * 10
-    assert predict.sampler_warmup(151936, 256, (0, 21), vendor="amd").bytes == 256 * 151936 * predict.SAMPLER_BYTES_PER_LOGIT
+    assert predict.sampler_warmup(151936, 256, (0, 21), vendor="amd").bytes == 256 * 151936 * predict.SAMPLER_TRITON_BYTES_PER_LOGIT
 
 
 def test_cuda_graph_only_from_0_20_and_not_eager() -> None:
@@ -122,7 +127,34 @@ def test_cuda_graph_only_from_0_20_and_not_eager() -> None:
     assert predict.cuda_graph(shape, (0, 19), 256, 2048, False).bytes == 0
     assert predict.cuda_graph(shape, (0, 21), 256, 2048, True).bytes == 0
     assert predict.cuda_graph(shape, (0, 21), 256, 2048, False, vendor="amd").bytes == 0
-    assert predict.cuda_graph(shape, (0, 21), 256, 2048, False).bytes == (51 * 37 + 35) * predict.CUDA_GRAPH_BYTES_PER_GRAPH
+    # vLLM's formula over log 31's graphs: the larger first capture, then each further graph of both modes
+    assert predict.graph_counts(256, 2048) == (51, 35)
+    assert predict.cuda_graph(shape, (0, 21), 256, 2048, False).bytes == predict.CUDA_GRAPH_FIRST_CAPTURE + (50 + 34) * predict.CUDA_GRAPH_PER_GRAPH
+    assert predict.cuda_graph_estimate(5, 0) == predict.CUDA_GRAPH_FIRST_CAPTURE + 4 * predict.CUDA_GRAPH_PER_GRAPH
+    assert predict.cuda_graph_estimate(0, 0) == 0
+
+
+def test_the_graph_estimate_against_the_printed(measured) -> None:
+    """vLLM's own two measurements, fitted on the fitted H100 logs that print them (first captures
+    of 134 to 268 MiB, a median of 244; 4 to 6 MiB a further graph on one GPU, 12 and 20 MiB under
+    TP 2), give the Llama, Qwen2.5 W8A8 and Llama 70B H100 estimates within 6 % (TP 4, held out,
+    included), Granite's and the FP8 Qwen2.5's within 17 %; where the first capture differs the
+    estimate is off by this much (the test holds each): Gemma 2 2B over by 59 %, a 24 GB card with
+    Qwen3-8B over by 41 %, GB10 with a hybrid MoE under by 56 %, and five small piecewise graphs
+    under TP 2 over by 131 %."""
+    import yaml
+
+    data = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))
+    names = [g["log"] for g in data["cuda_graph_logs"]]
+    logs = {n: (ROOT / "logs" / "public" / n).read_text(encoding="utf-8") for n in names}
+    rows, _ = measured
+    tps = {r.log: r.prediction.tp for r in rows} | {g["log"]: g["tp"] for g in data["cuda_graph_logs"] if "tp" in g}
+    checks = {Path(c.log).name[:2]: c for c in poolaccuracy.graph_checks(names, logs, tps)}
+    expected = {"81": -0.019, "82": 0.018, "83": -0.019, "84": 0.585, "85": -0.011, "86": 0.059, "87": 0.114, "88": 0.161,
+                "31": 0.405, "45": -0.557, "25": 1.314}  # fmt: skip
+    assert {k: round(float(c.error), 3) for k, c in checks.items()} == expected
+    assert (checks["45"].piecewise, checks["45"].full, checks["25"].piecewise, checks["25"].full) == (51, 35, 5, 0)
+    assert poolaccuracy.graph_breakdown(logs[names[0]]) == {"PIECEWISE": (138 * 2**20, 6 * 2**20), "FULL": (260 * 2**20, 6 * 2**20)}
 
 
 # --- against real logs ------------------------------------------------------------------------
@@ -133,14 +165,32 @@ EXPECTED = {
     "02-v06-llama31-8b-3090-20k-ok.log": (0.0117, 0.02),
     "04-v07-qwen25-32b-l40s-tp2.log": (0.0069, 0.01),
     "05-v065-llama3-8b-tabular-profile.log": (0.0288, 0.035),
-    # held out: the graph estimate is over (1.13 GiB against the printed 0.52)
-    "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log": (-0.0724, 0.08),
+    # held out: the graph estimate is over (0.73 GiB against the printed 0.52)
+    "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log": (0.0061, 0.015),
     # gpt-oss on Hopper: the experts padded for Marlin (65.90 GiB against the 65.97 log 16 loads);
     # 0.34 GiB of a 1.71 GiB pool is still over
-    "17-v011-gpt-oss-120b-h100-maxlen-error.log": (0.1986, 0.21),
+    "17-v011-gpt-oss-120b-h100-maxlen-error.log": (0.2571, 0.27),
     # held out: the EAGLE head's weights and KV layer are not counted
-    "57-v091-llama31-8b-eagle-h100-quote-trailing-spaces.log": (-0.0023, 0.01),
+    "57-v091-llama31-8b-eagle-h100-quote-trailing-spaces.log": (-0.0004, 0.01),
+    # v0.19.0 on an H100: the Triton sampler's warm-up, fitted on these two
+    "81-v0190-llama31-8b-h100-16k-llmd-planner.log": (0.0003, 0.005),
+    "82-v0190-qwen25-7b-w8a8-h100-llmd-planner.log": (-0.0005, 0.005),
+    # held out: the same profile with --quantization fp8, weights as the log prints them
+    "83-v0190-llama31-8b-runtime-fp8-h100-llmd-planner.log": (-0.0003, 0.005),
+    # Gemma 2's alternating sliding layers and its 256,000-token vocabulary in the sampler's warm-up
+    "84-v0190-gemma2-2b-h100-llmd-planner.log": (-0.0008, 0.005),
+    # Llama 3.3 70B FP8 under TP 2 (fitted: V1's NCCL and all-reduce memory, 2.1 GiB a rank) and TP 4 (held out)
+    "85-v0190-llama33-70b-fp8-tp2-h100-llmd-planner.log": (0.0003, 0.005),
+    "86-v0190-llama33-70b-fp8-tp4-h100-llmd-planner.log": (0.0022, 0.005),
+    # Granite 3.1 8B with 3.3's shape: 0.46 GiB outside torch where the median start holds 0.25
+    "87-v0190-granite31-8b-h100-llmd-planner.log": (0.0056, 0.01),
+    "88-v0190-qwen25-7b-fp8-dynamic-h100-llmd-planner.log": (-0.0005, 0.005),
 }
+
+
+def _key(r: poolaccuracy.Row) -> str:
+    """A start's log by its number (logs/public/NN-... or logs/starts/NN-...)."""
+    return Path(r.log).name[:2]
 
 
 def test_each_pool_against_the_printed(measured) -> None:
@@ -149,11 +199,11 @@ def test_each_pool_against_the_printed(measured) -> None:
     for r in rows:
         if r.error is None:
             continue
-        expected, bound = EXPECTED[r.log]
+        expected, bound = EXPECTED[Path(r.log).name]
         assert float(r.error) == pytest.approx(expected, abs=5e-4), r.label
         assert abs(r.error) <= bound, r.label
-        seen[r.log] = r.held_out
-    assert seen == {log: log.startswith(("31-", "57-")) for log in EXPECTED}
+        seen[Path(r.log).name] = r.held_out
+    assert seen == {log: log.startswith(("31-", "57-", "83-", "86-")) for log in EXPECTED}
 
 
 def test_verdicts_against_what_vllm_did(measured) -> None:
@@ -162,11 +212,14 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
     gpt-oss at 0.95 on an H100 were refused for their length, as predicted (gpt-oss only once its
     experts are padded as the Marlin path pads them)."""
     rows, _ = measured
-    said = {r.log[:2]: (r.log_verdict, r.prediction.verdict) for r in rows}
+    said = {_key(r): (r.log_verdict, r.prediction.verdict) for r in rows}
     assert said == {
         "01": ("max_model_len", "max_model_len"), "02": ("starts", "starts"), "03": ("no KV memory", "no KV memory"),
         "04": ("starts", "starts"), "05": ("starts", "starts"), "31": ("starts", "starts"),
         "17": ("max_model_len", "max_model_len"), "16": ("no KV memory", "no KV memory"), "57": ("starts", "starts"),
+        "81": ("starts", "starts"), "82": ("starts", "starts"), "83": ("starts", "starts"), "84": ("starts", "starts"),
+        "85": ("starts", "starts"), "86": ("starts", "starts"), "87": ("starts", "starts"),
+        "88": ("starts", "starts"),
     }  # fmt: skip
 
 
@@ -179,9 +232,14 @@ def test_the_constants_are_the_medians_of_the_fitted_starts(measured) -> None:
     _, fitted = measured
     assert fitted == {
         "NON_TORCH_ONE_RANK": predict.NON_TORCH_ONE_RANK,
+        "NON_TORCH_ONE_RANK_V0": predict.NON_TORCH_ONE_RANK_V0,
         "NON_TORCH_PER_RANK_TP": predict.NON_TORCH_PER_RANK_TP,
+        "NON_TORCH_PER_RANK_TP_V0": predict.NON_TORCH_PER_RANK_TP_V0,
         "SAMPLER_BYTES_PER_LOGIT": predict.SAMPLER_BYTES_PER_LOGIT,
-        "CUDA_GRAPH_BYTES_PER_GRAPH": predict.CUDA_GRAPH_BYTES_PER_GRAPH,
+        "SAMPLER_TRITON_BYTES_PER_LOGIT": predict.SAMPLER_TRITON_BYTES_PER_LOGIT,
+        "CUDA_GRAPH_FIRST_CAPTURE": predict.CUDA_GRAPH_FIRST_CAPTURE,
+        "CUDA_GRAPH_PER_GRAPH": predict.CUDA_GRAPH_PER_GRAPH,
+        "CUDA_GRAPH_PER_GRAPH_TP": predict.CUDA_GRAPH_PER_GRAPH_TP,
     }
 
 
@@ -189,31 +247,34 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (5, 0.013, 0.199)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (2, 0.0373, 0.0724)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (11, 0.0056, 0.029)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (4, 0.0013, 0.0061)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 5 starts with a printed pool; median |error| +1.3 %, 90th percentile +19.9 %; verdict right on 6 of 6" in out
-    assert "held out: 2 starts with a printed pool; median |error| +3.7 %, 90th percentile +7.2 %; verdict right on 3 of 3" in out
+    assert "fitted: 11 starts with a printed pool; median |error| +0.6 %, 90th percentile +2.9 %; verdict right on 12 of 12" in out
+    assert "held out: 4 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.6 %; verdict right on 5 of 5" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
     """Each start falls in its config's family and its release's era; the groups' summaries are the
     summaries of those rows, fitted and held out together."""
     rows, _ = measured
-    assert {r.log[:2]: (r.family, r.era) for r in rows} == {
+    assert {_key(r): (r.family, r.era) for r in rows} == {
         "01": ("dense", poolaccuracy.ERAS[0]), "02": ("dense", poolaccuracy.ERAS[0]), "03": ("dense", poolaccuracy.ERAS[0]),
         "04": ("dense", poolaccuracy.ERAS[0]), "05": ("dense", poolaccuracy.ERAS[0]), "31": ("dense", poolaccuracy.ERAS[2]),
         "17": ("sliding window", poolaccuracy.ERAS[1]), "16": ("sliding window", poolaccuracy.ERAS[1]), "57": ("dense", poolaccuracy.ERAS[1]),
+        "81": ("dense", poolaccuracy.ERAS[1]), "82": ("dense", poolaccuracy.ERAS[1]), "83": ("dense", poolaccuracy.ERAS[1]),
+        "84": ("sliding window", poolaccuracy.ERAS[1]), "85": ("dense", poolaccuracy.ERAS[1]), "86": ("dense", poolaccuracy.ERAS[1]),
+        "87": ("dense", poolaccuracy.ERAS[1]), "88": ("dense", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "sliding window"), ("era", poolaccuracy.ERAS[0]),
                             ("era", poolaccuracy.ERAS[1]), ("era", poolaccuracy.ERAS[2])]  # fmt: skip
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (6, 7)
+    assert (dense.starts, dense.verdicts) == (13, 14)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (2, 0.199)
+    assert (v1.starts, round(float(v1.p90), 3)) == (10, 0.006)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -223,8 +284,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.644, 4.466)
-    assert round(float(held.median), 3) == 0.155
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.059, 1.168)
+    assert round(float(held.median), 3) == 0.084
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -250,7 +311,7 @@ def test_cli_on_a_card(capsys) -> None:
     assert (r["max_num_seqs"], r["max_num_batched_tokens"]) == (256, 2048)
     parts = r["weights_bytes_per_rank"] + r["activation_peak_bytes"] + r["non_torch_bytes"] + r["cuda_graph_bytes"]
     assert r["available_kv_bytes"] == r["requested_bytes"] - parts
-    assert r["cuda_graph_bytes"] == (51 * 37 + 35) * predict.CUDA_GRAPH_BYTES_PER_GRAPH
+    assert r["cuda_graph_bytes"] == predict.CUDA_GRAPH_FIRST_CAPTURE + (50 + 34) * predict.CUDA_GRAPH_PER_GRAPH
     assert set(r["terms"]) == {"weights", "activation_peak", "non_torch", "cuda_graph"}
     assert all(t["source"] for t in r["terms"].values())
     assert r["verdict"] == "starts" and r["kv_tokens"] == r["largest_max_model_len"]
@@ -373,8 +434,9 @@ def test_a_hybrid_on_a_card_holds_the_state_pages_of_its_release() -> None:
     for a hybrid unless asked for (vllm/engine/arg_utils.py `and not model_config.is_hybrid`), so
     each of its three gated-delta groups holds one state page, not two: with blocks of 2,096
     tokens, cdiv(131,072, 2,096) = 63 attention pages + 3 = 66 a request by default, 63 + 6 = 69
-    with --enable-prefix-caching, and 69 by default from 0.28.0. The pool, 215 blocks of ten
-    layers' pages, is the same either way; 215 / 66 prints 3.26x, 215 / 69 3.12x."""
+    with --enable-prefix-caching, and 69 by default from 0.28.0. The pool (the vision tower's
+    weights counted), 197 blocks of ten layers' pages, is the same either way; 197 / 66 prints
+    2.98x, 197 / 69 2.86x."""
     from calc import kvlayout
 
     config = json.loads((ROOT / "models" / "configs" / "qwen3.6-35b-a3b" / "config.json").read_text())
@@ -389,6 +451,71 @@ def test_a_hybrid_on_a_card_holds_the_state_pages_of_its_release() -> None:
     assert (lay.groups[0].spec.block_size, len(lay.groups), lay.group_size) == (2096, 4, 10)
     off, on, later = at("0.24.0"), at("0.24.0", True), at("0.28.0")
     assert off.available_kv_bytes == on.available_kv_bytes == later.available_kv_bytes
-    assert off.available_kv_bytes // (lay.page_bytes * 10) == 215
-    assert (off.max_concurrency, on.max_concurrency, later.max_concurrency) == (Fraction(215, 63 + 3), Fraction(215, 63 + 6), Fraction(215, 69))
-    assert (off.kv_tokens, on.kv_tokens) == (int(Fraction(215, 66) * 131072), int(Fraction(215, 69) * 131072)) == (426976, 408412)
+    assert off.available_kv_bytes // (lay.page_bytes * 10) == 197
+    assert (off.max_concurrency, on.max_concurrency, later.max_concurrency) == (Fraction(197, 63 + 3), Fraction(197, 63 + 6), Fraction(197, 69))
+    assert (off.kv_tokens, on.kv_tokens) == (int(Fraction(197, 66) * 131072), int(Fraction(197, 69) * 131072)) == (391230, 374220)
+
+
+def test_start_excerpts_keep_their_sources() -> None:
+    """Every excerpt in logs/starts/ names its public source, and the entries that measure it link
+    the same address."""
+    import yaml
+
+    folder = ROOT / "logs" / "starts"
+    sources = yaml.safe_load((folder / "SOURCES.yaml").read_text(encoding="utf-8"))
+    assert {p.name for p in folder.glob("*.log")} == {s["file"] for s in sources}
+    urls = {s["file"]: s["url"] for s in sources}
+    assert all(u.startswith("https://github.com/") for u in urls.values())
+    entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
+    excerpts = [e for e in entries if e["log"].startswith("../starts/")]
+    assert len(excerpts) == 8
+    for e in excerpts:
+        assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
+
+
+def test_an_entry_quoting_a_term_the_reader_misreads(measured) -> None:
+    """v0.19's DEBUG snapshot prints non_torch_memory=0.51GiB (the CUDA context before loading); the
+    profile's non-torch increase is the 0.25 GiB of gpu_worker.py:435, which the entry quotes and
+    which wins."""
+    rows, _ = measured
+    row = next(r for r in rows if _key(r) == "81")
+    assert row.printed_terms["non_torch"] == round(Fraction("0.25") * GiB)
+    assert row.printed_terms["activation_peak"] == round(Fraction("1.89") * GiB)
+    assert row.prediction.total_bytes == round(Fraction("79.19") * GiB)
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        ({"printed": {"activation": "1 GiB"}}, "starts[0].printed: found {'activation': '1 GiB'}, expected a mapping of activation_peak"),
+        ({"printed": {"non_torch": "lots"}}, "starts[0].printed.non_torch: found 'lots'"),
+        ({"total_memory": "-3 GiB"}, "starts[0].total_memory: found '-3 GiB'"),
+        ({"weights": "eight"}, "starts[0].weights: found 'eight'"),
+    ],
+)
+def test_an_entry_with_a_bad_quote_says_which(extra: dict, fragment: str) -> None:
+    from calc.catalog import load_dir
+
+    entry = {"label": "x", "log": "05-v065-llama3-8b-tabular-profile.log", "config": "llama-3.1-8b", "box": "h100-sxm",
+             "engine_version": "0.6.5", "max_model_len": 8192, **extra}  # fmt: skip
+    if "total_memory" in extra:  # the log's own total would win: use one that prints none
+        entry.update(log="57-v091-llama31-8b-eagle-h100-quote-trailing-spaces.log", engine_version="0.9.1")
+    log = (ROOT / "logs" / "public" / entry["log"]).read_text(encoding="utf-8")
+    config = json.loads((ROOT / "models" / "configs" / "llama-3.1-8b" / "config.json").read_text())
+    with pytest.raises(InputError) as caught:
+        poolaccuracy.rows([entry], {"llama-3.1-8b": config}, {entry["log"]: log}, load_dir(ROOT / "catalog").boxes, {})
+    assert fragment in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_catalog_states_the_held_out_accuracy(measured) -> None:
+    """The band the calculators print beside a predicted pool is the catalog's; it is the held-out
+    starts' as they stand (re-run scripts/pool_accuracy.py and copy the figures when a start is added)."""
+    from calc.catalog import load_dir
+
+    rows, _ = measured
+    held = poolaccuracy.summary([r for r in rows if r.held_out])
+    band = load_dir(ROOT / "catalog").policy["prediction"]
+    assert band["held_out_median_error"].value == round(Fraction(held.median), 4)
+    assert band["held_out_p90_error"].value == round(Fraction(held.p90), 4)
+    assert band["held_out_starts"].value == held.starts

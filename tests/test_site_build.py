@@ -217,7 +217,7 @@ def test_measure_your_start_is_the_main_path(shipped):
     assert "KV tokens               215,401" in text
     assert "free memory             19.77 GiB (21,227,875,860 B) line 1" in text
     assert "$ python -m calc watch --proc docs/samples/meminfo-0.txt" in text and "Trace written to start.trace" in text
-    assert "catalog: 18 boxes" in text
+    assert "catalog: 21 boxes" in text
     assert (shipped.site / "samples" / "1cat-237-v100-tp4.log").exists()  # the reader can fetch the samples
 
 

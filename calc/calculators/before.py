@@ -8,10 +8,11 @@ typed, or the gate answers "outside calibration".
 from __future__ import annotations
 
 from collections.abc import Mapping
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from calc import derive, gate, hfconfig, kvlayout, modeled, report, weights
+from calc import charts, derive, gate, hfconfig, kvlayout, modeled, predict, report, weights
 from calc.calculators.form import (
     Defaults,
     Field,
@@ -32,8 +33,9 @@ from calc.calculators.form import (
     take,
 )
 from calc.catalog import Catalog, Figure
+from calc.chart import figure_html
 from calc.gate import Amount
-from calc.units import InputError, fmt, parse_size
+from calc.units import InputError, fmt, parse_fraction, parse_size, shown
 
 NAME = "before"
 TITLE = "Before the first start"
@@ -51,6 +53,7 @@ LABELS = {
     "prefill_budget": "Prefill budget (--max-num-batched-tokens)",
     "seats": "Seats (--max-num-seqs)",
     "pin": "KV pin (--kv-cache-memory-bytes)",
+    "utilization": "GPU memory utilization (optional)",
     "overhead": "Overhead a rank (optional)",
     "engine_version": "vLLM version (optional)",
 }
@@ -81,7 +84,8 @@ def fields(catalog: Catalog) -> list[Field]:
         Field("max_model_len", LABELS["max_model_len"], "text", "Tokens", inputmode="numeric"),
         Field("prefill_budget", LABELS["prefill_budget"], "text", "Tokens", inputmode="numeric"),
         Field("seats", LABELS["seats"], "text", "Concurrent sequences", inputmode="numeric"),
-        Field("pin", LABELS["pin"], "text", "Bytes: " + size_examples()),
+        Field("pin", LABELS["pin"], "text", "Bytes: " + size_examples() + "; empty on a discrete card: the pool vLLM leaves, predicted"),
+        Field("utilization", LABELS["utilization"], "text", "--gpu-memory-utilization, such as 0.9; empty: the release's default", inputmode="decimal"),
         Field("overhead", LABELS["overhead"], "text", "Empty: from a measured start of the same model, if the catalog has one"),
         Field("engine_version", LABELS["engine_version"], "text", "Such as 0.10.2; empty: the rules of v0.32.0 and later, the newest read"),
     ]
@@ -123,7 +127,17 @@ def _box_defaults(catalog: Catalog, box_id: str) -> tuple[dict[str, str], dict[s
         "available": _available_note(box, values["available"]),
         "pin": f"Default {esc(values['pin'])}: {esc(pin_source)}",
     }
+    if _card(box) is not None and "serving" not in box:  # a discrete card and no pin of ours: vLLM sizes the pool, predicted
+        values["pin"] = ""
+        sources["pin"] = "Default empty: on a discrete card vLLM sizes the pool itself; the calculator predicts it (calc/predict.py)"
     return values, sources
+
+
+def _card(box: dict[str, Any]) -> predict.Card | None:
+    """The box as a card whose pool calc/predict.py sizes: discrete, with the total torch reports."""
+    if box.get("memory") == "unified" or box.get("total_memory") is None:
+        return None
+    return predict.card_of_box(box)
 
 
 DEFAULT_CONFIG_NOTE = f"Default: Qwen3-30B-A3B's config.json, shipped in models/configs/{DEFAULT_CONFIG} with its source"
@@ -178,6 +192,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "prefill_budget": fmt(calibration["prefill_budget"].value, "count"),
         "seats": fmt(calibration["seats"].value, "count"),
         "pin": box_values["pin"],
+        "utilization": "",
         "overhead": "",
         "engine_version": "",
     }
@@ -192,6 +207,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "prefill_budget": default_note(calibration["prefill_budget"], values["prefill_budget"], ", the calibration"),
         "seats": default_note(calibration["seats"], values["seats"], ", the calibration"),
         "pin": box_sources["pin"],
+        "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
         "engine_version": "Default empty: the rules of vLLM v0.32.0 and later, the newest read",
     }
@@ -238,7 +254,16 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     max_len = take(errors, "max_model_len", counted(raw, "max_model_len", LABELS["max_model_len"]))
     prefill = take(errors, "prefill_budget", counted(raw, "prefill_budget", LABELS["prefill_budget"]))
     seats = take(errors, "seats", counted(raw, "seats", LABELS["seats"]))
-    pin = take(errors, "pin", lambda: parse_size(str(raw.get("pin", "")), short(LABELS["pin"])))
+    card = _card(catalog.boxes[box_id]) if box_id in catalog.boxes else None
+    pin_text = str(raw.get("pin", "")).strip()
+    pin = take(errors, "pin", lambda: parse_size(pin_text, short(LABELS["pin"]))) if pin_text or card is None else None
+    if pin is None and not pin_text and card is None and box_id in catalog.boxes:
+        errors["pin"] = (
+            f"{short(LABELS['pin'])}: found nothing, expected a size such as 10e9; the {catalog.boxes[box_id]['name']} is no discrete card "
+            "with a total torch reports, so its pool cannot be predicted"
+        )
+    util_text = str(raw.get("utilization", "")).strip()
+    utilization = take(errors, "utilization", lambda: parse_fraction(util_text, short(LABELS["utilization"]))) if util_text else None
     text = str(raw.get("overhead", "")).strip()
     typed_overhead = take(errors, "overhead", lambda: parse_size(text, short(LABELS["overhead"])) if text else None)
     index_text, index_size = take(errors, "index", lambda: _index(str(raw.get("index", "")))) or (None, None)
@@ -254,7 +279,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         pasted = str(raw.get(name, ""))
         if len(pasted) > PASTE_CHARACTERS:
             errors[name] = f"{short(LABELS[name])}: found {len(pasted):,} characters, expected at most {PASTE_CHARACTERS // 2**20} MiB of JSON"
-    if available is not None and "box" not in errors:
+    if available is not None and "box" not in errors and (pin is not None or card is None):  # the gate reads it; a predicted pool does not
         box = catalog.boxes[box_id]
         total = derive.box_total(box).figure.size
         if available > total:
@@ -265,6 +290,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     if errors:
         return invalid(NAME, errors, LABELS, names)
     inputs = modeled.ModelInputs(config_text, "config.json", tp, dtype, max_len, pin, version, index_text, block_size=None, prefill_budget=prefill)
+    if pin is None:  # no pin: a discrete card's pool is predicted (any other box was refused above)
+        if card is None:
+            return invalid(NAME, {"pin": f"{short(LABELS['pin'])}: found nothing, expected a size such as 10e9"}, LABELS, names)
+        return _predicted(catalog, card, inputs, utilization, seats, index_size)
     try:
         r = modeled.model_report(inputs)
         shape = hfconfig.shape(hfconfig.load(config_text, "config.json"), "config.json")
@@ -354,3 +383,72 @@ def _gate_rows(
     )
     rows.append(("Largest pin that passes", fig("largest_pin", fmt(largest, "e9", 2, down=True)) if largest and largest > 0 else fig("largest_pin", "none")))
     return "passes" if passes else "refused"
+
+
+def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, utilization: Fraction | None, seats: int, index_size: int | None) -> Output:
+    """No pin on a discrete card: the pool vLLM will leave, predicted term by term (calc/predict.py),
+    with the band it was off by on held-out public starts, vLLM's verdict and, for a refused start,
+    the least changes that pass."""
+    names = tuple(LABELS)
+    inputs = modeled.ModelInputs(
+        inputs.config_text, inputs.config_file, inputs.tp, inputs.kv_cache_dtype, inputs.max_model_len, None, inputs.engine_version,
+        inputs.index_text, block_size=None, prefill_budget=inputs.prefill_budget,
+    )  # fmt: skip
+    start = predict.Start(
+        tp=inputs.tp, max_model_len=inputs.max_model_len, utilization=utilization, max_num_seqs=seats,
+        max_num_batched_tokens=inputs.prefill_budget, kv_cache_dtype=inputs.kv_cache_dtype, engine_version=inputs.engine_version,
+    )  # fmt: skip
+    try:
+        r = modeled.model_report(inputs)
+        data = hfconfig.load(inputs.config_text, "config.json")
+        shape = hfconfig.shape(data, "config.json")
+        if index_size is not None:
+            w = weights.per_rank(shape, inputs.tp, index_size, "checkpoint size typed")
+            r.update(weights_bytes_per_rank=w.model, weights_source=w.source)
+        given = (r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}")
+        topk = predict.experts_per_token(data)
+        p = predict.predict(shape, card, start, topk, *given)
+        found = predict.fixes(shape, card, start, topk, *given)
+    except InputError as error:
+        message = str(error)
+        key = next(
+            (k for k, flag in {**FLAGS, "utilization": "--gpu-memory-utilization", "max_model_len": "--max-model-len"}.items() if message.startswith(flag)),
+            "config",
+        )
+        return invalid(NAME, {key: message}, LABELS, names)
+    fig = Figures()
+    band = catalog.policy["prediction"]
+    taken = (p.weights, p.activation, p.non_torch, p.cuda_graph)
+    terms = [("requested", fig("p_requested", fmt(p.requested_bytes, "GiB")), esc("total x utilization, rounded up (vllm/v1/worker/utils.py request_memory)"))]
+    terms += [(esc("less " + t.name.replace("_", " ")), fig(f"p_{t.name}", fmt(t.bytes, "GiB")), esc(t.source)) for t in taken]
+    # printed arithmetic: the pool row is the requested row less the term rows, as printed; the verdict stays on exact bytes
+    pool_shown = shown(p.requested_bytes, "GiB") - sum((shown(t.bytes, "GiB") for t in taken), Fraction(0))
+    rows = [
+        ("Model", esc(f"{r['architecture']}: {r['family']}, {r['layers']}")),
+        ("Card", esc(card.name) + ": total " + fig("card_total", fmt(card.total_bytes, "GiB")) + esc(f" as torch reports it ({card.source})")),
+        ("vLLM requests (total x utilization)", fig("requested", fmt(p.requested_bytes, "GiB")) + " at utilization "
+         + fig("utilization", fmt(p.utilization, "fraction")) + esc(f"; max_num_seqs {fmt(p.max_num_seqs, 'count')}, max_num_batched_tokens {fmt(p.max_num_batched_tokens, 'count')}")),
+        ("The terms vLLM takes off (predicted)", table(("Term", "A rank", "Source"), terms, "What the profile takes before the pool",
+                                                       ("pool", fig("pool", fmt(pool_shown, "GiB")), "the pool one rank gets: what is left"))),
+        ("How close the prediction comes", esc("on the held-out public starts (nothing fitted to them) the predicted pool was off by ")
+         + fig("band_median", fmt(band["held_out_median_error"].value, "%", 2)) + esc(" at the median and ")
+         + fig("band_p90", fmt(band["held_out_p90_error"].value, "%", 2)) + esc(" at the 90th percentile, over ")
+         + fig("band_starts", fmt(band["held_out_starts"].value, "count")) + esc(" starts (scripts/pool_accuracy.py)")),
+        (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r["kv_bytes_per_request"], "GiB"))),
+    ]  # fmt: skip
+    if p.kv_tokens is not None and p.max_concurrency is not None and p.largest_max_model_len is not None:
+        rows.append(("GPU KV cache size (predicted)", fig("tokens", fmt(p.kv_tokens, "tokens")) + ", maximum concurrency "
+                     + fig("concurrency", fmt(p.max_concurrency, "x"))))  # fmt: skip
+        rows.append(("Longest max_model_len that starts", fig("largest_len", fmt(p.largest_max_model_len, "tokens"))))
+    starts = p.verdict == "starts"
+    rows.append(("vLLM's verdict", badge(starts, "starts", "refused") + " " + fig("verdict", p.verdict) + esc(f": {p.reason}")))
+    if found:
+        fixes = [(esc(f.change), esc(f.flags), fig(f"fix_{n}", fmt(f.prediction.available_kv_bytes, "GiB"))) for n, f in enumerate(found)]
+        rows.append(("The least changes that pass, each predicted again", table(("Change", "Flags", "Pool a rank"), fixes, "Settings that start")))
+    drawn = figure_html(charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes))
+    rows.insert(4, ("The terms against the card", drawn))
+    verdict = (
+        f"Predicted on the {card.name}: a pool of {fmt(pool_shown, 'GiB')} a rank "
+        f"(held-out starts: off by {fmt(band['held_out_median_error'].value, '%', 2)} at the median); vLLM's verdict: {p.verdict}."
+    )
+    return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
