@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from calc import derive, modeled
-from calc import html as calc_html
-from calc.calculators import before
+from calc.checks import modeled
+from calc.engine import derive
+from calc.present import html as calc_html
+from calc.present.calculators import before
 from calc.units import GiB, fmt, parse_size
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,8 +12,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from playwright.sync_api import Browser, Page
 
-from calc import address
-from calc import html as calc_html
+from calc.present import address
+from calc.present import html as calc_html
 from tests.serving import CHROMIUM
 from tests.test_browser import BOOT_TIMEOUT_MS, figures_on, open_page, page_url
 

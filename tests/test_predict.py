@@ -1,4 +1,4 @@
-"""The pool predicted before the first start (calc/predict.py): each term against what vLLM's
+"""The pool predicted before the first start (calc/engine/predict.py): each term against what vLLM's
 source gives, the prediction against the pools real logs printed (models/pool_starts.yaml), the
 fitted constants against the fitted starts, and the command line's keys and refusals."""
 
@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from calc import cli, hfconfig, poolaccuracy, predict
+from calc.checks import poolaccuracy
+from calc.engine import hfconfig, predict
+from calc.present import cli
 from calc.units import GiB, InputError, parse_size
 
 ROOT = Path(__file__).resolve().parent.parent
