@@ -40,6 +40,7 @@ from typing import Any
 
 from calc.logs import logread
 from calc.logs.logread import Found, LogReading
+from calc.logs.peel import peel
 from calc.units import InputError, fmt
 
 GiB, MiB = 2**30, 2**20
@@ -192,7 +193,7 @@ class Watcher:
 
 
 def _message(no: int, raw: str) -> str:
-    return logread._peel(no, raw).msg.strip()
+    return peel(no, raw).msg.strip()
 
 
 def _bytes(number: str, unit: str) -> Fraction:
