@@ -73,6 +73,7 @@ EXTRA = {  # expected keys beyond the JSON's, and the reading's attribute that h
     "cudagraph_estimate_bytes": "cuda_graph_bytes",
     "padding_layers": "padding_layers",
     "pool_bytes_tp0_derived": "available_kv_bytes",
+    "pipeline_parallel_size": "pipeline_parallel_size",
 }
 
 

@@ -41,7 +41,7 @@ from typing import Any
 from calc.logs import logread
 from calc.logs.logread import Found, LogReading
 from calc.logs.peel import peel
-from calc.units import InputError, fmt
+from calc.units import InputError, fmt, shown
 
 GiB, MiB = 2**30, 2**20
 
@@ -415,6 +415,22 @@ def _gib(value: Fraction | int) -> str:
     return fmt(Fraction(value), "GiB")
 
 
+def _as_printed(value: Fraction | int) -> Fraction:
+    """A size as _gib prints it: arithmetic a message prints is worked from its operands as printed,
+    so a reader with a calculator gets the printed result from the printed terms."""
+    return shown(Fraction(value), "GiB")
+
+
+def _printed(found: Found) -> Fraction:
+    """The figure as its line printed it, exactly (65.9651 GiB, not its whole bytes)."""
+    return Fraction(found.exact if found.exact is not None else found.value)
+
+
+def _end(value: Fraction | int) -> str:
+    """One end of a figure printed with two decimals (71.16 GiB is 71.155 to 71.165): three decimals."""
+    return fmt(Fraction(value), "GiB", 3)
+
+
 def _tp(r: LogReading, flags: dict[str, str | None]) -> int:
     if r.tensor_parallel_size is not None:
         return int(r.tensor_parallel_size.value)
@@ -457,22 +473,23 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
     if est is not None and est.value > 0:
         check = f"the engine's own estimate of the longest request the pool holds (line {est.line_no})"
         if needed is not None and length is not None and pool is not None:
-            cost = Fraction(needed.value) * est.value / length.value
+            cost = _printed(needed) * est.value / length.value
             check += f"; {est.value:,} tokens x {_gib(needed.value)} / {length.value:,} = {_gib(cost)}, within the {pool.printed} pool"
         out.append(Fix("--max-model-len", str(est.value), "at most the engine's estimate", check, True))
     elif needed is not None and length is not None and pool is not None and needed.value > 0:
-        longest = math.floor(Fraction(pool.low) * length.value / Fraction(needed.high))
+        low, high = shown(Fraction(pool.low), "GiB", 3), shown(Fraction(needed.high), "GiB", 3)
+        longest = math.floor(low * length.value / high)
         check = (
-            f"{pool.printed} pool (line {pool.line_no}) x {length.value:,} / {needed.printed} needed (line {needed.line_no}) = {longest:,} tokens, "
+            f"{_end(low)} pool (the low end of the printed {pool.printed}, line {pool.line_no}) x {length.value:,} / {_end(high)} needed "
+            f"(the high end of the printed {needed.printed}, line {needed.line_no}) = {longest:,} tokens, rounded down: "
             "each figure at the end of its printing that gives the fewest; the engine printed no estimate"
         )
         if longest > 0:
             out.append(Fix("--max-model-len", str(longest), "the longest request the printed pool holds", check, True))
     stated = r.kv_cache_dtype is not None or "--kv-cache-dtype" in flags
     if needed is not None and pool is not None and _kv_is_16bit(r, flags):
-        half = Fraction(needed.high) / 2
-        ok = half <= pool.low
-        check = f"one request needs {needed.printed} at 16 bits (line {needed.line_no}), {_gib(half)} at fp8, {'within' if ok else 'more than'} the {pool.printed} pool"
+        ok = Fraction(needed.high) / 2 <= pool.low
+        check = f"one request needs {needed.printed} at 16 bits (line {needed.line_no}), {needed.printed} / 2 = {_gib(_printed(needed) / 2)} at fp8, {'within' if ok else 'more than'} the {pool.printed} pool"
         if not stated:
             check = "if the KV cache was 16-bit (the log does not print its dtype): " + check
         out.append(Fix("--kv-cache-dtype", "fp8", "halves the KV cache's bytes per token (keeps max_model_len)", check, ok if stated else None))
@@ -482,9 +499,10 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
         up = _ceil2(Fraction(fraction.value) + (Fraction(needed.high) - Fraction(pool.low)) / total)
         free = r.free_memory_bytes
         ok = up <= 1 and (free is None or up * total <= free.low)
+        lacks = _printed(needed) - _printed(pool)
         check = (
-            f"the pool grows by (new - {fraction.printed or _ftext(Fraction(fraction.value))}) x the total {_gib(total)}: "
-            f"{_gib((up - Fraction(fraction.value)) * total)} more, for the {_gib(Fraction(needed.high) - Fraction(pool.low))} one request lacks"
+            f"the pool grows by ({_ftext(up)} - {fraction.printed or _ftext(Fraction(fraction.value))}) x the total {_gib(total)} = "
+            f"{_gib((up - Fraction(fraction.value)) * _as_printed(total))}, for the {needed.printed} - {pool.printed} = {_gib(lacks)} one request lacks"
         )
         check += "; above 1, no fraction does it" if up > 1 else (f"; within the free {free.printed}" if free is not None and ok else "")
         out.append(Fix("--gpu-memory-utilization", _ftext(min(up, Fraction(1))), "a larger share of the card for the pool", check, ok))
@@ -495,8 +513,8 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
             gain = Fraction(weights.value) / 2
             ok = Fraction(needed.high) / 2 <= Fraction(pool.low) + gain
             check = (
-                f"per rank, one request's KV halves to {_gib(Fraction(needed.high) / 2)} and the weights' half, {_gib(gain)}, joins the "
-                f"{pool.printed} pool (when the KV heads divide by {2 * tp})"
+                f"per rank, one request's KV halves ({needed.printed} / 2 = {_gib(_printed(needed) / 2)}) and the weights' half "
+                f"({weights.printed} / 2 = {_gib(_printed(weights) / 2)}) joins the {pool.printed} pool (when the KV heads divide by {2 * tp})"
             )
         else:
             ok, check = None, "the log prints no weights, so the pool a rank gains cannot be worked out"
@@ -510,9 +528,11 @@ def _free_fixes(r: LogReading) -> list[Fix]:
         return []
     down = _floor2(Fraction(free.low) / Fraction(total.high))
     asked = math.ceil(down * Fraction(total.high))
+    top, least = shown(Fraction(total.high), "GiB", 3), shown(Fraction(free.low), "GiB", 3)
     check = (
-        f"{_ftext(down)} x {total.printed} = {_gib(asked)}, within the free {free.printed} (line {free.line_no}); "
-        f"the check is ceil(fraction x total) <= free (each at the end of its printing that is hardest)"
+        f"{_ftext(down)} x {_end(top)} (the high end of the printed total {total.printed}) = {_gib(down * top)}, "
+        f"within the free {_end(least)} (the low end of the printed {free.printed}, line {free.line_no}); "
+        f"the check is ceil(fraction x total) <= free, each figure at the end of its printing that is hardest"
     )
     was = f"; the log's {fraction.printed or fraction.value} asks more" if fraction is not None else ""
     out = []
@@ -520,7 +540,7 @@ def _free_fixes(r: LogReading) -> list[Fix]:
         out.append(Fix("--gpu-memory-utilization", _ftext(down), "the largest two decimals that pass vLLM's free-memory check" + was, check, asked <= free.low))
     out.append(
         Fix("(free the card)", None, "stop what else holds memory on the card (another vLLM, a notebook), then keep the fraction",
-            f"{_gib(Fraction(total.value) - Fraction(free.value))} of {total.printed} was in use before this start", None)
+            f"{total.printed} - {free.printed} free = {_gib(_printed(total) - _printed(free))} of the card was in use before this start", None)
     )  # fmt: skip
     return out
 
@@ -529,12 +549,14 @@ def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> l
     out: list[Fix] = []
     pool = r.available_kv_bytes
     deficit = -Fraction(pool.low) if pool is not None and pool.value <= 0 else None
+    lacking = -_printed(pool) if pool is not None and deficit is not None else Fraction(0)  # as printed, for the messages
     total, fraction = _total(r), r.gpu_memory_utilization
     if deficit is not None and total and fraction is not None:
         up = _ceil2(Fraction(fraction.value) + (deficit + GiB) / total)
         free = r.free_memory_bytes
         ok = up <= 1 and (free is None or up * total <= free.low)
-        check = f"the pool was {pool.printed} (line {pool.line_no}); {_ftext(up)} x {_gib(total)} gives it {_gib((up - Fraction(fraction.value)) * total)} more, a GiB or more above zero"  # type: ignore[union-attr]
+        more = (up - Fraction(fraction.value)) * _as_printed(total)
+        check = f"the pool was {pool.printed} (line {pool.line_no}); ({_ftext(up)} - {fraction.printed or _ftext(Fraction(fraction.value))}) x {_gib(total)} = {_gib(more)} more for it, a GiB or more above zero"  # type: ignore[union-attr]
         out.append(
             Fix(
                 "--gpu-memory-utilization",
@@ -559,7 +581,7 @@ def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> l
         ok = deficit is not None and Fraction(graphs.low) > deficit
         out.append(
             Fix("--enforce-eager", None, "no CUDA graphs: their estimate is no longer taken off the pool",
-                f"the graphs' estimate is {graphs.printed} (line {graphs.line_no})" + (f", the pool lacked {_gib(deficit)}" if deficit is not None else ""), ok if deficit is not None else None)
+                f"the graphs' estimate is {graphs.printed} (line {graphs.line_no})" + (f", the pool lacked {_gib(lacking)}" if deficit is not None else ""), ok if deficit is not None else None)
         )  # fmt: skip
     activation = r.activation_peak_bytes
     prefill = r.max_num_batched_tokens
@@ -568,7 +590,7 @@ def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> l
         check = f"the profile's activation peak scales with the batch of {prefill.value:,} tokens (line {prefill.line_no})"
         if activation is not None and deficit is not None:
             ok = Fraction(activation.low) / 2 > deficit
-            check += f"; half of its {activation.printed} peak is {'more' if ok else 'less'} than the {_gib(deficit)} lacking"
+            check += f"; half of its {activation.printed} peak is {'more' if ok else 'less'} than the {_gib(lacking)} lacking"
             out.append(Fix("--max-num-batched-tokens", str(half), "a smaller profile batch", check, ok))
         else:
             out.append(
@@ -581,7 +603,7 @@ def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> l
         ok = deficit is not None and gain > deficit
         out.append(
             Fix("--tensor-parallel-size", str(2 * tp), "twice the cards: each rank holds half the weights",
-                f"a rank frees {_gib(gain)} of its {weights.printed} weights" + (f", against the {_gib(deficit)} lacking" if deficit is not None else ""), ok if deficit is not None else None)
+                f"a rank frees {weights.printed} / 2 = {_gib(_printed(weights) / 2)} of its weights" + (f", against the {_gib(lacking)} lacking" if deficit is not None else ""), ok if deficit is not None else None)
         )  # fmt: skip
     if w.multimodal is not None:
         out.append(Fix("--limit-mm-per-prompt", '{"image": 1, "video": 0}', "a multimodal model profiles its encoder at the most items a prompt may carry",
@@ -604,7 +626,7 @@ def _oom_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None], phase: s
             half = max(count // 2, 1)
             if short is not None:
                 ok = tried / 2 <= free_t
-                check = f"the sampler's allocation scales with the requests: half of {_gib(tried)} is {_gib(tried / 2)}, {'within' if ok else 'more than'} the {_gib(free_t)} free ({oom_said})"
+                check = f"the sampler's allocation scales with the requests: {_gib(tried)} / 2 = {_gib(_as_printed(tried) / 2)}, {'within' if ok else 'more than'} the {_gib(free_t)} free ({oom_said})"
             else:
                 ok, check = None, f"the warm-up ran {count:,} dummy requests; the log prints no allocation to check half of them by"
             out.append(Fix("--max-num-seqs", str(half), "fewer dummy requests in the sampler warm-up (and fewer sequences at once)", check, ok))
@@ -617,7 +639,7 @@ def _oom_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None], phase: s
             half = max(budget // 2, 256)
             if short is not None:
                 ok = tried / 2 <= free_t
-                check = f"the profile's batch is {budget:,} tokens (line {prefill.line_no}); half the failing allocation is {_gib(tried / 2)}, {'within' if ok else 'more than'} the {_gib(free_t)} free"  # type: ignore[union-attr]
+                check = f"the profile's batch is {budget:,} tokens (line {prefill.line_no}); half the failing allocation is {_gib(tried)} / 2 = {_gib(_as_printed(tried) / 2)}, {'within' if ok else 'more than'} the {_gib(free_t)} free"  # type: ignore[union-attr]
             else:
                 ok, check = None, f"the profile's batch is {budget:,} tokens (line {prefill.line_no}); the log prints no allocation to check half of it by"  # type: ignore[union-attr]
             out.append(Fix("--max-num-batched-tokens", str(half), "a smaller dummy batch in the profile run", check, ok))
@@ -629,7 +651,9 @@ def _oom_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None], phase: s
         freed = (Fraction(fraction.value) - down) * total_t
         out.append(
             Fix("--gpu-memory-utilization", _ftext(down), "a smaller KV pool leaves room for what failed",
-                f"the pool shrinks by {_gib(freed)}, at least the {_gib(short)} the allocation lacked ({oom_said})", freed >= short and down > 0)
+                f"the pool shrinks by ({fraction.printed or _ftext(Fraction(fraction.value))} - {_ftext(down)}) x {_gib(total_t)} = "
+                f"{_gib((Fraction(fraction.value) - down) * _as_printed(total_t))}, at least the {_gib(tried)} - {_gib(free_t)} = "
+                f"{_gib(_as_printed(tried) - _as_printed(free_t))} the allocation lacked ({oom_said})", freed >= short and down > 0)
         )  # fmt: skip
     elif fraction is not None and phase in ("cuda_graph_capture", "sampler_warmup", "kv_cache_tensors"):
         out.append(Fix("--gpu-memory-utilization", _ftext(Fraction(fraction.value) - Fraction(5, 100)), "a smaller KV pool leaves room for what failed",
@@ -653,9 +677,11 @@ def _sglang_fixes(r: LogReading, w: Watcher, phase: str | None) -> list[Fix]:
             # model_runner.py: rest = available after the weights - total x (1 - mem_fraction_static); the pool needs rest > 0
             least = 1 - after / before
             up = _ceil2(least) + Fraction(1, 100)
+            b, a = _as_printed(before), _as_printed(after)
             check = (
                 f"SGLang keeps back (1 - mem_fraction_static) x {_gib(before)} (free before the weights); {_gib(after)} is free after them, "
-                f"so the pool is above zero from {float(least):.4f}: {_ftext(up)} leaves {_gib(after - before * (1 - up))}"
+                f"so the pool is above zero from 1 - {_gib(after)} / {_gib(before)} = {float(1 - a / b):.4f}: {_ftext(up)} leaves "
+                f"{_gib(after)} - (1 - {_ftext(up)}) x {_gib(before)} = {_gib(a - b * (1 - up))}"
             )
             out.append(Fix("--mem-fraction-static", _ftext(up), "a larger static share for the weights and the pool", check, up < 1))
         else:
@@ -664,11 +690,11 @@ def _sglang_fixes(r: LogReading, w: Watcher, phase: str | None) -> list[Fix]:
         if r.model_loading_bytes is not None:
             tp = int(r.tensor_parallel_size.value) if r.tensor_parallel_size is not None else 1
             out.append(Fix("--tp-size", str(2 * tp), "twice the cards, each holding half the weights",
-                           f"a rank frees {_gib(Fraction(r.model_loading_bytes.value) / 2)} of its {r.model_loading_bytes.printed} weights", None))  # fmt: skip
+                           f"a rank frees {r.model_loading_bytes.printed} / 2 = {_gib(_printed(r.model_loading_bytes) / 2)} of its weights", None))  # fmt: skip
         return out
     if mfs is not None:
         out.append(Fix("--mem-fraction-static", _ftext(Fraction(mfs.value) - Fraction(5, 100)), "a smaller pool leaves room for CUDA graphs and activations",
-                       f"the log's {mfs.printed or mfs.value}" + (f"; {_gib(w.torch_oom[1] - w.torch_oom[3])} was lacking" if w.torch_oom else ""), None))  # fmt: skip
+                       f"the log's {mfs.printed or mfs.value}" + (f"; {_gib(w.torch_oom[1])} asked - {_gib(w.torch_oom[3])} free = {_gib(_as_printed(w.torch_oom[1]) - _as_printed(w.torch_oom[3]))} was lacking" if w.torch_oom else ""), None))  # fmt: skip
     out.append(
         Fix("--chunked-prefill-size", "4096", "a smaller prefill chunk, a smaller activation peak", "the log prints no activation figure to check it by", None)
     )
@@ -845,6 +871,9 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
     tp_flag = "--tp-size" if sglang else "--tensor-parallel-size"
     if tp_flag not in out and r.tensor_parallel_size is not None and int(r.tensor_parallel_size.value) > 1:
         out[tp_flag] = str(r.tensor_parallel_size.value)
+    pp_flag = "--pp-size" if sglang else "--pipeline-parallel-size"
+    if pp_flag not in out and r.pipeline_parallel_size is not None and int(r.pipeline_parallel_size.value) > 1:
+        out[pp_flag] = str(r.pipeline_parallel_size.value)
     len_flag = "--context-length" if sglang else "--max-model-len"
     if len_flag not in out and r.max_model_len is not None:
         out[len_flag] = str(r.max_model_len.value)

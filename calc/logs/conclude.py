@@ -83,6 +83,27 @@ def _sglang_dp_tp(reader: Reader, notes: list[str]) -> Found | None:
     return Found(size, first.line_no, first.line_text, str(size))
 
 
+def _pp_from_ranks(reader: Reader, notes: list[str]) -> Found | None:
+    """vLLM names each pipeline stage's worker "Worker_PPn" (with "_TPm" under tensor parallelism too,
+    v1/executor/multiproc_executor.py): stages PP0 to PPk, every one present, give a pipeline-parallel
+    size of k + 1; some of them give only a least size, said in a note."""
+    stages = sorted(reader.pp_ranks)
+    size = stages[-1] + 1
+    first = min(reader.pp_ranks.values())
+    shown = ", ".join(f"PP{n}" for n in stages[:8]) + (", ..." if len(stages) > 8 else "")
+    if stages != list(range(size)):
+        notes.append(
+            f"the worker prefixes show pipeline-parallel stage(s) {shown} (from line {first}), so pipeline_parallel_size is at least {size}; "
+            "not every stage is in the log, and no setting says it"
+        )
+        return None
+    if size < 2:
+        return None
+    how = f"the worker prefixes Worker_PP0 to Worker_PP{size - 1}, every stage present (from line {first})"
+    notes.append(f"pipeline_parallel_size {size}: {how}; the log prints no setting")
+    return Found(size, first, how, str(size), derived=True)
+
+
 def _model_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.rstrip("/").rsplit("/", 1)[-1].lower())
 
@@ -154,6 +175,9 @@ def conclude(r: Reader) -> LogReading:
         notes.append(
             f"the rank prefixes show {len(r.tp_ranks)} tensor-parallel rank(s) ({ranks}), so tensor_parallel_size is at least {max(r.tp_ranks) + 1}; the log prints no setting"
         )
+    pp = pick("pp", what="pipeline_parallel_size")
+    if pp is None and r.pp_ranks:
+        pp = _pp_from_ranks(r, notes)
     max_len = pick("max_model_len")
     kv_dtype = None
     dtypes = r.seen.get("kv_dtype") or []
@@ -317,7 +341,7 @@ def conclude(r: Reader) -> LogReading:
         notes.append(f"'Model loading took' (line {loading.line_no}) includes the drafter's weights: V1 loads the drafter inside the same measured step")
 
     return LogReading(
-        engine=engine, engine_version=version, era=era, model=model, tensor_parallel_size=tp, max_model_len=max_len,
+        engine=engine, engine_version=version, era=era, model=model, tensor_parallel_size=tp, pipeline_parallel_size=pp, max_model_len=max_len,
         kv_cache_dtype=kv_dtype, block_size=block, gpu_memory_utilization=fraction, mem_fraction_static=mem_fraction,
         kv_cache_memory_bytes=pin, model_loading_bytes=loading, available_kv_bytes=available, kv_tokens=tokens,
         gpu_blocks=blocks, max_concurrency=concurrency, bytes_per_token=per_token, error=error,

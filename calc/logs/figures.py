@@ -100,6 +100,7 @@ class LogReading:
     era: Found | None = None  # "v0", "v1" (vLLM engines) or "sglang"
     model: Found | None = None
     tensor_parallel_size: Found | None = None
+    pipeline_parallel_size: Found | None = None  # the setting, or every stage's "Worker_PPn" prefix
     max_model_len: Found | None = None
     kv_cache_dtype: Found | None = None
     block_size: Found | None = None

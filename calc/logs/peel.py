@@ -29,6 +29,7 @@ _LOGFMT_MSG = re.compile(r'(?:^|\s)msg="((?:[^"\\]|\\.)*)"')
 _LOGFMT_TIME = re.compile(r"(?:^|\s)(?:time|ts)=\"?(\d{4}-\d{2}-\d{2})")
 _REPEATED = re.compile(r"\[repeated \d++x across cluster\]\s*+$")
 _TP = re.compile(r"(?:^|[_ ])TP([0-9]{1,6})(?:[_ ]|$)")
+_PP = re.compile(r"(?:^|[_ ])PP([0-9]{1,6})(?:[_ ]|$)")  # "(Worker_PP1 pid=2)", "(Worker_PP1_TP0 pid=2)": the pipeline stage
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Line:
     date: str | None
     month_day: str | None
     width: int = 0  # the physical line's length: a terminal folds at its full width
+    pp_rank: int | None = None  # the pipeline stage its prefix names
 
 
 def peel(no: int, raw: str) -> Line:
@@ -50,6 +52,7 @@ def peel(no: int, raw: str) -> Line:
     if "\r" in text:  # a progress bar redrawn on one line: the terminal shows what follows the last return
         text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
     headed, rank, tp_rank, date, month_day = False, None, None, None, None
+    pp_rank: int | None = None
     stamped = False  # the prefix just peeled was a timestamp
     for _ in range(8):  # prefixes nest: peel them one by one, choosing the pattern by the first character
         first = text[:1]
@@ -61,6 +64,9 @@ def peel(no: int, raw: str) -> Line:
                 t = _TP.search(f"{name} {rest.strip()}")
                 if t:
                     tp_rank = int(t[1])
+                p = _PP.search(name)
+                if p:
+                    pp_rank = int(p[1])
                 if not (name.startswith("EngineCore") or name == "APIServer"):
                     rank = f"{name} {rest}".strip()
         elif first == "[" or first.isdigit():
@@ -99,6 +105,9 @@ def peel(no: int, raw: str) -> Line:
                     t = _TP.search(m[1])
                     if t:
                         tp_rank = int(t[1])
+                    p = _PP.search(m[1])
+                    if p:
+                        pp_rank = int(p[1])
                     rank = f"{m[1]} {m[2].strip()}"
             if m is None and "|" in head and not _VLLM_HEAD.match(text):
                 m = _COMPOSE.match(text)
@@ -134,4 +143,4 @@ def peel(no: int, raw: str) -> Line:
         text, headed = text[m.end() :], True
     if text.endswith("cluster]") and (repeated := _REPEATED.search(text)):
         text = text[: repeated.start()].rstrip()
-    return Line(no, text.lstrip(), headed, rank, tp_rank, date, month_day, len(raw.rstrip("\r\n")))
+    return Line(no, text.lstrip(), headed, rank, tp_rank, date, month_day, len(raw.rstrip("\r\n")), pp_rank)

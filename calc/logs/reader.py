@@ -20,6 +20,7 @@ _KEY = {
     "model": "model", "model_path": "model", "served_model_name": "served", "max_model_len": "max_model_len",
     "max_seq_len": "max_model_len", "context_length": "max_model_len", "max-model-len": "max_model_len",
     "tensor_parallel_size": "tp", "tensor-parallel-size": "tp", "tp_size": "tp", "tp": "tp",
+    "pipeline_parallel_size": "pp", "pipeline-parallel-size": "pp", "pp_size": "pp", "pp-size": "pp",
     "kv_cache_dtype": "kv_dtype", "kv-cache-dtype": "kv_dtype", "block_size": "block_size", "block-size": "block_size",
     "page_size": "block_size", "gpu_memory_utilization": "fraction", "gpu-memory-utilization": "fraction",
     "mem_fraction_static": "mem_fraction", "mem-fraction-static": "mem_fraction",
@@ -37,6 +38,7 @@ _PLAIN_HEAD = re.compile(r"\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DE
 # The timestamp of a line the prefilter passes over: vLLM's "INFO 03-26 11:06:09" or an ISO date after its process prefix
 _STAMP = re.compile(r"(?:^|\) )(?:(?:INFO|WARNING|DEBUG|ERROR) (\d\d-\d\d) \d\d:|(\d{4}-\d{2}-\d{2})[T ]\d\d:)")
 _TP_PREFIX = re.compile(r"\(\w*?_TP([0-9]{1,6})[_ )]")  # "(Worker_TP2 pid=1)", "(Worker_TP2_EP2 pid=1)"
+_PP_PREFIX = re.compile(r"\(\w*?_PP([0-9]{1,6})[_ )]")  # "(Worker_PP1 pid=1)", "(Worker_PP1_TP0 pid=1)"
 _FLATTENED = re.compile(r"(?<!\s)\s+(?=(?:\([A-Za-z_][\w-]*(?:[\s,]+(?:\w+=[^\s,)]+|[A-Z]+\d+))+\)\s+)?(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d)")
 _LONG_NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
 _ESCAPED_BREAK = re.compile(r"(?:\\r)?\\n")
@@ -78,11 +80,11 @@ def _joint(before: Line, after: Line) -> str:
 _NAMES = {
     "loading": "model loading", "available": "KV pool", "available_exact": "KV pool", "tokens": "KV tokens",
     "blocks": "GPU blocks", "concurrency": "maximum concurrency", "fraction": "gpu_memory_utilization",
-    "mem_fraction": "mem_fraction_static", "tp": "tensor_parallel_size", "pin": "kv_cache_memory_bytes",
+    "mem_fraction": "mem_fraction_static", "tp": "tensor_parallel_size", "pp": "pipeline_parallel_size", "pin": "kv_cache_memory_bytes",
     "free": "free memory", "total": "total memory", "requested": "requested memory", "kv_needed": "KV for one request",
     "estimated": "estimated max_model_len", "prefill": "max_num_batched_tokens", "seats": "max_num_seqs", "dcp": "decode_context_parallel_size",
 }  # fmt: skip
-_AT_LEAST_ONE = ("max_model_len", "tp", "block_size", "dcp", "prefill", "seats", "estimated")
+_AT_LEAST_ONE = ("max_model_len", "tp", "pp", "block_size", "dcp", "prefill", "seats", "estimated")
 _NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "kv_needed", "profile_weights", "pinned_printed", "pin", "activation", "sg_loading")
 _COUNTS = ("tokens", "blocks", "available_exact")
 _SIGNED_SIZES = ("available", "cuda_graph", "graph_taken", "non_torch", "sg_pool", "sg_avail_load", "sg_avail_pool")  # vLLM prints a negative pool
@@ -116,6 +118,7 @@ class Reader:
         self.window: list[Line | tuple[int, str]] = []  # the current message: its headed line and up to 3 continuations
         self.tentative: list[tuple[Shape, Line, re.Match[str]]] = []
         self.tp_ranks: set[int] = set()
+        self.pp_ranks: dict[int, int] = {}  # pipeline stage: the first line its prefix is on
         self.dates: list[tuple[str, int]] = []
         self.month_days: set[str] = set()
         self.era_hints: dict[str, int] = {}
@@ -168,7 +171,7 @@ class Reader:
         if value in ("None", "", "null") or (name == "served" and value.startswith("[")):
             return
         try:
-            if name in ("max_model_len", "tp", "block_size", "dcp", "prefill", "seats"):
+            if name in ("max_model_len", "tp", "pp", "block_size", "dcp", "prefill", "seats"):
                 self.put(name, _count(value), line, value, text=text)
             elif name in ("fraction", "mem_fraction"):
                 self.put(name, _fraction(value), line, value, text=text)
@@ -309,6 +312,8 @@ class Reader:
             m = _TP_PREFIX.match(raw)
             if m:
                 self.tp_ranks.add(int(m[1]))
+            if "_PP" in raw[:80] and (p := _PP_PREFIX.search(raw, 0, 80)):  # also inside "(EngineCore_DP0 pid=1) (Worker_PP3 pid=2)"
+                self.pp_ranks.setdefault(int(p[1]), no)
             if not self.dates and not self.month_days and (stamp := _STAMP.search(raw, 0, 160)):  # the log's first timestamp
                 if stamp[1]:
                     self.month_days.add(stamp[1])
@@ -351,6 +356,8 @@ class Reader:
         line = peel(no, raw)
         if line.tp_rank is not None:
             self.tp_ranks.add(line.tp_rank)
+        if line.pp_rank is not None:
+            self.pp_ranks.setdefault(line.pp_rank, no)
         if line.date:
             self.dates.append((line.date, no))
         if line.month_day:
