@@ -95,3 +95,17 @@ def test_the_first_timestamp_is_kept_whether_or_not_a_line_is_folded() -> None:
     # a log whose only headed line outside the figures is an error's traceback line keeps its month and day
     text = (PUBLIC / "65-v091-free-memory-bare-fileline.log").read_text(encoding="utf-8")
     assert "the timestamps carry month and day (06-30) but no year: the log's date is not known" in read_log(text).notes
+
+
+def test_the_json_keys_and_the_page_rows_come_from_the_readings_fields() -> None:
+    from dataclasses import fields
+
+    from calc.logs.figures import JSON_KEYS, PAGE_FIGURES, LogReading
+    from calc.present.calculators.yourstart import LOG_FIGURES
+
+    declared = {f.name: f.metadata for f in fields(LogReading)}
+    assert JSON_KEYS[:3] == ("engine", "engine_version", "tensor_parallel_size") and len(JSON_KEYS) == 17
+    assert all(declared[k]["json"] for k in JSON_KEYS)
+    assert LOG_FIGURES is PAGE_FIGURES
+    assert PAGE_FIGURES[10:12] == (("total_memory_bytes", "Total memory", "GiB"), ("free_memory_bytes", "Free memory", "GiB"))
+    assert [k for k, _, _ in PAGE_FIGURES] == [name for name, meta in declared.items() if "page" in meta]

@@ -83,41 +83,45 @@ class Derived:
 
 Opt = Found | None
 
-JSON_KEYS = (
-    "engine", "engine_version", "tensor_parallel_size", "max_model_len", "kv_cache_dtype", "block_size",
-    "gpu_memory_utilization", "mem_fraction_static", "kv_cache_memory_bytes", "model_loading_bytes",
-    "available_kv_bytes", "kv_tokens", "gpu_blocks", "max_concurrency", "bytes_per_token", "error",
-    "estimated_max_model_len",
-)  # fmt: skip
+
+def _figure(json: bool = False, page: tuple[str, str | None] | None = None) -> Any:
+    """A figure of the reading: `json` puts it among ingest --json's keys, `page` gives its row on
+    the "Your start" page (its label and unit), in field order."""
+    meta: dict[str, Any] = {"json": json}
+    if page is not None:
+        meta["page"] = page
+    return field(default=None, metadata=meta)
 
 
 @dataclass(frozen=True)
 class LogReading:
     """What one startup log says. Every figure is per rank, as the engines print them."""
 
-    engine: Found | None = None  # "vllm" or "sglang"
-    engine_version: Found | None = None
+    engine: Found | None = _figure(json=True, page=("Engine", None))  # "vllm" or "sglang"
+    engine_version: Found | None = _figure(json=True, page=("Version", None))
     era: Found | None = None  # "v0", "v1" (vLLM engines) or "sglang"
-    model: Found | None = None
-    tensor_parallel_size: Found | None = None
+    model: Found | None = _figure(page=("Model", None))
+    tensor_parallel_size: Found | None = _figure(json=True, page=("Tensor-parallel size", "count"))
     pipeline_parallel_size: Found | None = None  # the setting, or every stage's "Worker_PPn" prefix
-    max_model_len: Found | None = None
-    kv_cache_dtype: Found | None = None
-    block_size: Found | None = None
-    gpu_memory_utilization: Found | None = None  # Fraction
-    mem_fraction_static: Found | None = None  # Fraction
-    kv_cache_memory_bytes: Found | None = None  # the pin, exact bytes
-    model_loading_bytes: Found | None = None
-    available_kv_bytes: Found | None = None  # the pool as printed (profiled, pinned, or SGLang's K + V)
-    kv_tokens: Found | None = None
-    gpu_blocks: Found | None = None
-    max_concurrency: Found | None = None  # Decimal as printed
-    bytes_per_token: Derived | None = None
-    error: Found | None = None  # "free_memory", "no_kv_memory" or "max_model_len"
-    estimated_max_model_len: Found | None = None
+    max_model_len: Found | None = _figure(json=True, page=("max_model_len", "count"))
+    kv_cache_dtype: Found | None = _figure(json=True, page=("KV cache dtype", None))
+    block_size: Found | None = _figure(json=True, page=("Block size", "count"))
+    gpu_memory_utilization: Found | None = _figure(json=True, page=("gpu_memory_utilization", "fraction"))  # Fraction
+    mem_fraction_static: Found | None = _figure(json=True, page=("mem_fraction_static", "fraction"))  # Fraction
+    kv_cache_memory_bytes: Found | None = _figure(json=True, page=("KV pin", "GiB"))  # the pin, exact bytes
+    total_memory_bytes: Found | None = _figure(page=("Total memory", "GiB"))
+    free_memory_bytes: Found | None = _figure(page=("Free memory", "GiB"))  # from the free-memory check or the pin line
+    model_loading_bytes: Found | None = _figure(json=True, page=("Weights loaded", "GiB"))
+    available_kv_bytes: Found | None = _figure(
+        json=True, page=("KV cache memory available", "GiB")
+    )  # the pool as printed (profiled, pinned, or SGLang's K + V)
+    kv_tokens: Found | None = _figure(json=True, page=("KV cache tokens", "tokens"))
+    gpu_blocks: Found | None = _figure(json=True, page=("KV blocks", "count"))
+    max_concurrency: Found | None = _figure(json=True, page=("Maximum concurrency", "x"))  # Decimal as printed
+    bytes_per_token: Derived | None = _figure(json=True, page=("Bytes per token a rank", "B"))
+    error: Found | None = _figure(json=True, page=("Start failure", None))  # "free_memory", "no_kv_memory" or "max_model_len"
+    estimated_max_model_len: Found | None = _figure(json=True, page=("vLLM's estimated maximum max_model_len", "count"))
     kv_needed_bytes: Found | None = None  # one request at max_model_len, from the one-request check
-    free_memory_bytes: Found | None = None  # from the free-memory check or the pin line
-    total_memory_bytes: Found | None = None
     requested_memory_bytes: Found | None = None  # gpu_memory_utilization x total, as the free-memory check prints it
     cuda_graph_bytes: Found | None = None  # "Estimated CUDA graph memory"
     cuda_graph_taken_bytes: Found | None = None  # "Graph capturing finished ..., took X GiB": what the graphs held
@@ -128,9 +132,9 @@ class LogReading:
     max_num_seqs: Found | None = None
     dcp_size: Found | None = None
     padding_layers: Found | None = None  # hybrid models: "Add N padding layers, may waste at most X% KV cache memory"
-    speculative: Found | None = None  # {"method": str | None, "num_speculative_tokens": int | None}
+    speculative: Found | None = _figure(page=("Speculative decoding", None))  # {"method": str | None, "num_speculative_tokens": int | None}
     drafter_loaded: Found | None = None
-    date: Found | None = None  # ISO date, where the timestamps carry a year
+    date: Found | None = _figure(page=("Date", None))  # ISO date, where the timestamps carry a year
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -146,6 +150,11 @@ class LogReading:
         out["lines"] = {key: f.line_no for key, f in self.figures().items() if out.get(key) is not None and f.line_no is not None}
         out["unreadable"] = [note.removeprefix("unreadable, ") for note in self.notes if note.startswith("unreadable, ")]
         return out
+
+
+# ingest --json's keys and the "Your start" page's rows, in field order, from the fields' declarations
+JSON_KEYS = tuple(f.name for f in fields(LogReading) if f.metadata.get("json"))
+PAGE_FIGURES: tuple[tuple[str, str, str | None], ...] = tuple((f.name, *f.metadata["page"]) for f in fields(LogReading) if "page" in f.metadata)
 
 
 def _json_value(value: Any) -> Any:

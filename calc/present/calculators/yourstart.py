@@ -20,6 +20,7 @@ from calc.answers.report import fraction_text
 from calc.answers.yourstart import Given, YourStart
 from calc.catalog.model import Catalog
 from calc.engine import derive, gate
+from calc.logs.figures import PAGE_FIGURES
 from calc.present import charts
 from calc.present.calculators.form import Defaults, Field, Figures, Output, badge, dl, esc, invalid, pin_up, short, size_examples, size_text, table, take
 from calc.present.calculators.start import gated
@@ -589,30 +590,7 @@ def _verdict(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     return f"<strong>Start: {fig('verdict', 'refused')}</strong> by {why}.{fix}{notes}"
 
 
-LOG_FIGURES = (
-    ("engine", "Engine", None),
-    ("engine_version", "Version", None),
-    ("model", "Model", None),
-    ("tensor_parallel_size", "Tensor-parallel size", "count"),
-    ("max_model_len", "max_model_len", "count"),
-    ("kv_cache_dtype", "KV cache dtype", None),
-    ("block_size", "Block size", "count"),
-    ("gpu_memory_utilization", "gpu_memory_utilization", "fraction"),
-    ("mem_fraction_static", "mem_fraction_static", "fraction"),
-    ("kv_cache_memory_bytes", "KV pin", "GiB"),
-    ("total_memory_bytes", "Total memory", "GiB"),
-    ("free_memory_bytes", "Free memory", "GiB"),
-    ("model_loading_bytes", "Weights loaded", "GiB"),
-    ("available_kv_bytes", "KV cache memory available", "GiB"),
-    ("kv_tokens", "KV cache tokens", "tokens"),
-    ("gpu_blocks", "KV blocks", "count"),
-    ("max_concurrency", "Maximum concurrency", "x"),
-    ("bytes_per_token", "Bytes per token a rank", "B"),
-    ("error", "Start failure", None),
-    ("estimated_max_model_len", "vLLM's estimated maximum max_model_len", "count"),
-    ("speculative", "Speculative decoding", None),
-    ("date", "Date", None),
-)
+LOG_FIGURES = PAGE_FIGURES  # the reading's figures, label and unit, as calc/logs/figures.py declares them
 
 
 def _log_section(reading: Any, fig: Figures) -> str:
