@@ -3,7 +3,7 @@
 import os
 import sys
 
-from calc.cli import main
+from calc.present.cli import main
 
 
 def run() -> None:

@@ -1,5 +1,5 @@
 """Macros of the calculator page: the build-time result for its default inputs, rendered by the
-same calc.html functions the browser runs, the status line above them, and the tags that start
+same calc.present.html functions the browser runs, the status line above them, and the tags that start
 PyScript on the local Pyodide, placed after the calculators."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 from urllib.parse import urlencode
 
-from calc import address
-from calc import html as calc_html
+from calc.present import address
+from calc.present import html as calc_html
 from hooks.runtime import PYSCRIPT, browser_calc_files, pyscript_files
 
 ROOT = Path(__file__).resolve().parent.parent

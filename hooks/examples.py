@@ -8,7 +8,7 @@ import io
 import shlex
 from pathlib import Path
 
-from calc.cli import main
+from calc.present.cli import main
 from hooks.figures import site_catalog
 
 ROOT = Path(__file__).resolve().parent.parent

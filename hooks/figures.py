@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from calc.catalog import Catalog, Figure, build, read_yaml_dir
-from calc.gate import Amount
+from calc.catalog.loader import read_yaml_dir
+from calc.catalog.model import Catalog, build
+from calc.catalog.spec import Figure
+from calc.engine.gate import Amount
 from calc.units import fmt
 
 
@@ -233,7 +235,7 @@ _SKIP = [
 _RENDERED_SKIP = [
     re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n.*?^(?P=fence)[ \t]*$", re.S | re.M),  # fences made by calc at build time
     re.compile(r'<(?P<tag>article|div|section|form) class="calc[^"]*".*?</(?P=tag)>\s*$', re.S | re.M),  # the calculators, checked by their own tests
-    re.compile(r'<figure class="chart".*?</figure>', re.S),  # the charts, drawn by calc.charts from the catalog (tests/test_charts.py)
+    re.compile(r'<figure class="chart".*?</figure>', re.S),  # the charts, drawn by calc.present.charts from the catalog (tests/test_charts.py)
 ]
 
 

@@ -17,7 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from calc import accuracy, budget, chart, charts, derive, fraction, gate, guard, hfconfig, kv, kvlayout, poolaccuracy, prefetch, report, units  # noqa: E402
+from calc import units  # noqa: E402
+from calc.answers import guard, prefetch, report  # noqa: E402
+from calc.checks import accuracy, poolaccuracy  # noqa: E402
+from calc.engine import budget, derive, fraction, gate, hfconfig, kv, kvlayout  # noqa: E402
+from calc.present import chart, charts  # noqa: E402
 from calc.units import GiB, parse_size  # noqa: E402
 from hooks import calculator_page  # noqa: E402
 from hooks.figures import FigureError, Value, finalize, line_of, render, report_problem, same, site_catalog, text, value_of  # noqa: E402
@@ -216,7 +220,7 @@ def define_env(env) -> None:
 
     @macro
     def draw(name: str, *args, **kwargs) -> str:
-        """A chart from calc.charts, drawn at build time: {{ draw("rank_holds") }}."""
+        """A chart from calc.present.charts, drawn at build time: {{ draw("rank_holds") }}."""
         if name not in CHARTS:
             raise ValueError(f"draw({name!r}): no such chart, expected one of {', '.join(CHARTS)}")
         return chart.figure_html(getattr(charts, name)(catalog, *args, **kwargs))
@@ -672,7 +676,7 @@ def define_env(env) -> None:
 
     @macro
     def model_accuracy_table() -> str:
-        """Predicted beside printed, row by row: the published accuracy of calc/kvlayout.py."""
+        """Predicted beside printed, row by row: the published accuracy of calc/engine/kvlayout.py."""
         rows = []
         for r in model_accuracy_rows():
             o = r.observation
@@ -683,7 +687,7 @@ def define_env(env) -> None:
                 f"[{source_text(o.label)}]({o.source})" if o.source.startswith("http") else f"{source_text(o.label)} ({o.source})",
                 r.family, source_text(o.rules), pool,
                 f"{fig(o.printed, unit)} needed by one request" if needed else f"{fig(o.printed, unit)} {o.quantity}",
-                fig(r.predicted, unit, source="modeled by calc/kvlayout.py"),
+                fig(r.predicted, unit, source="modeled by calc/engine/kvlayout.py"),
                 fig(r.error, "%", 2),
                 "yes" if r.within_precision else "no",
                 fig(r.predicted_per_token, "count", source="modeled"), fig(r.printed_pool_per_token, "count"),
@@ -704,7 +708,7 @@ def define_env(env) -> None:
             modeled, error = found
             o = r.observation
             rows.append((f"[{source_text(o.label)}]({o.source})", fig(o.settings.tp, "count"), fig(o.weights_loaded, "GiB", 4),
-                         fig(modeled, "GiB", 4, source="modeled by calc/weights.py"), fig(error, "%", 2)))  # fmt: skip
+                         fig(modeled, "GiB", 4, source="modeled by calc/engine/weights.py"), fig(error, "%", 2)))  # fmt: skip
         return _table(("Start", "TP", '"Model loading took"', "Modeled weights a rank", "Error"), rows)
 
     @macro
@@ -729,13 +733,13 @@ def define_env(env) -> None:
 
     @macro
     def pool_prediction_table() -> str:
-        """Each start: the pool vLLM printed beside the pool calc/predict.py predicts from the config."""
+        """Each start: the pool vLLM printed beside the pool calc/engine/predict.py predicts from the config."""
         out = []
         for r in pool_rows(ROOT, catalog):
             p = r.prediction
             out.append((
                 f"[{source_text(r.label)}]({r.url})" if r.url else source_text(r.label), "held out" if r.held_out else "fitted",
-                fig(r.printed_pool, "GiB"), fig(p.available_kv_bytes, "GiB", source="predicted by calc/predict.py"),
+                fig(r.printed_pool, "GiB"), fig(p.available_kv_bytes, "GiB", source="predicted by calc/engine/predict.py"),
                 fig(r.error, "%", 1) if r.error is not None else "vLLM refused: no KV memory",
                 fig(p.activation.bytes, "GiB", source="modeled"), fig(p.cuda_graph.bytes, "GiB", source="modeled"), source_text(p.verdict),
             ))  # fmt: skip

@@ -8,8 +8,9 @@ as models x pages.
 
 from __future__ import annotations
 
-from calc import derive, fraction, hfconfig
-from calc.catalog import Catalog, Figure
+from calc.catalog.model import Catalog
+from calc.catalog.spec import Figure
+from calc.engine import derive, fraction, hfconfig
 from hooks.figures import render, source_text, text
 
 SECTION = "Catalog reference"

@@ -19,7 +19,7 @@ import re
 import zipfile
 from pathlib import Path
 
-from calc import html as calc_html
+from calc.present import html as calc_html
 from hooks.buildcache import cache_dir, files_digest, keep_cached
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +105,7 @@ def _browser_calc_files(root: Path) -> list[str]:
     bodies too, as the browser may reach them on any edit)."""
     files: set[str] = set()
     todo = sorted(file_imports(root / GLUE, "__main__", False, everywhere=True))
-    # calc/html.py imports each calculator by its name (importlib), which no import statement shows
+    # calc/present/html.py imports each calculator by its name (importlib), which no import statement shows
     package = root.joinpath(*calc_html.PACKAGE.split("."))
     todo += [f"{calc_html.PACKAGE}.{path.stem}" for path in sorted(package.glob("*.py")) if path.stem != "__init__"]
     while todo:

@@ -17,7 +17,8 @@ from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 from mkdocs.structure.files import File, InclusionLevel  # noqa: E402
 
-from calc.catalog import CatalogError, raw_as_json  # noqa: E402
+from calc.catalog.loader import raw_as_json  # noqa: E402
+from calc.catalog.spec import CatalogError  # noqa: E402
 from hooks import reference, runtime  # noqa: E402
 from hooks.calculator_page import RUNTIME_BEGIN, UNUSED_PLUGINS, hold_theme_script  # noqa: E402
 from hooks.figures import bare_figures, site_catalog, site_catalog_raw, take_problems  # noqa: E402

@@ -68,7 +68,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from calc import html as calc_html  # noqa: E402
+from calc.present import html as calc_html  # noqa: E402
 from tests.sitebuild import copy_project  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -284,8 +284,8 @@ for (const [path, bytes] of await fetched) {
 const answer = pyodide.runPython(`
 import sys, os
 sys.path.insert(0, os.getcwd())
-from calc import html
-from calc.catalog import load_json
+from calc.present import html
+from calc.catalog.loader import load_json
 html.run_json(load_json(open("catalog.json", encoding="utf-8").read()), '{"calculator": "start", "inputs": {}}')
 `);
 window.__bench = { ready: performance.now(), answer };

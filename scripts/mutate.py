@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from calc.catalog import FILES  # noqa: E402
+from calc.catalog.spec import FILES  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
 from sitebuild import copy_project  # noqa: E402  (the copy the build tests make)

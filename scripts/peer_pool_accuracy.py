@@ -1,4 +1,4 @@
-"""The pool a peer estimator implies, beside calc/predict.py's and the naive rule's, on the same
+"""The pool a peer estimator implies, beside calc/engine/predict.py's and the naive rule's, on the same
 public starts (models/pool_starts.yaml).
 
 The peer is `vramcalc` (PyPI, 0.1.2, MIT): of the memory estimators in the package lists it is the
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from calc import poolaccuracy  # noqa: E402
+from calc.checks import poolaccuracy  # noqa: E402
 
 PEER = "vramcalc"
 

@@ -1,4 +1,4 @@
-"""The pool calc/predict.py predicts beside the pool vLLM printed, on the public starts of
+"""The pool calc/engine/predict.py predicts beside the pool vLLM printed, on the public starts of
 models/pool_starts.yaml: each start's error, and the median and 90th-percentile error of the
 fitted and the held-out starts apart (every third start is held out; nothing is fitted to it).
 
@@ -18,8 +18,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from calc import poolaccuracy  # noqa: E402
-from calc.catalog import load_dir  # noqa: E402
+from calc.catalog.loader import load_dir  # noqa: E402
+from calc.checks import poolaccuracy  # noqa: E402
 
 
 def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, Any]]:

@@ -24,7 +24,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from calc.html import PAGES  # noqa: E402
+from calc.present.html import PAGES  # noqa: E402
 from hooks.runtime import STDLIB_SEEN  # noqa: E402
 
 EXERCISE = """async (logs) => {

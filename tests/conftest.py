@@ -26,7 +26,8 @@ CATALOG_DIR = ROOT / "catalog"
 if str(ROOT) not in sys.path:  # `pytest` run from elsewhere than the repository root
     sys.path.insert(0, str(ROOT))
 
-from calc.catalog import Catalog, load_dir  # noqa: E402
+from calc.catalog.loader import load_dir  # noqa: E402
+from calc.catalog.model import Catalog  # noqa: E402
 
 SLOW_FIXTURES = frozenset({"shipped", "site", "base_url", "browser", "project", "project_copy"})
 
@@ -112,7 +113,7 @@ def config_shape(name: str):
     """The config model's reading of models/configs/<name>/config.json."""
     import json
 
-    from calc import hfconfig
+    from calc.engine import hfconfig
 
     return hfconfig.shape(json.loads((ROOT / "models" / "configs" / name / "config.json").read_text()), name)
 
@@ -121,7 +122,7 @@ def cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
     """`python -m calc ARGV --json`, run in-process, as a dict."""
     import json
 
-    from calc import cli
+    from calc.present import cli
 
     assert cli.main(argv) == 0
     out: dict = json.loads(capsys.readouterr().out)

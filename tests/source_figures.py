@@ -22,8 +22,9 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 
-from calc import budget, derive, fraction, gate, guard, kv, prefetch, report
-from calc.catalog import Catalog
+from calc.answers import guard, prefetch, report
+from calc.catalog.model import Catalog
+from calc.engine import budget, derive, fraction, gate, kv
 from calc.units import fmt, parse_size
 
 DSV4 = "dsv4-flash-pair"

@@ -1,4 +1,4 @@
-"""The accuracy table's rows (calc/accuracy.py): every observation with a known architecture,
+"""The accuracy table's rows (calc/checks/accuracy.py): every observation with a known architecture,
 modeled, beside what the engine printed."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from fractions import Fraction
 
 import pytest
 
-from calc import accuracy, hfconfig, kvlayout, logread
+from calc.checks import accuracy
+from calc.engine import hfconfig, kvlayout
+from calc.logs import logread
 from calc.units import GiB, InputError
 from hooks.macros import ROOT, model_accuracy, public_observations
 

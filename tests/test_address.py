@@ -1,4 +1,4 @@
-"""A calculator's inputs in the address (calc/address.py): what is written, what a link gives back."""
+"""A calculator's inputs in the address (calc/present/address.py): what is written, what a link gives back."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from calc import address
-from calc import html as calc_html
+from calc.present import address
+from calc.present import html as calc_html
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG = (ROOT / "logs/public/04-v07-qwen25-32b-l40s-tp2.log").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""After the start (calc/afterstart.py): what a prefill at max_model_len takes beyond the profile
+"""After the start (calc/engine/afterstart.py): what a prefill at max_model_len takes beyond the profile
 run, which measured max_num_batched_tokens fresh tokens and no context."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from conftest import cli_json
 from conftest import config_shape as _shape
 
-from calc import afterstart
+from calc.engine import afterstart
 from calc.units import GiB, MiB
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, Route
 
-from calc import html as calc_html
-from calc import report
+from calc.answers import report
+from calc.present import html as calc_html
 from calc.units import GiB, fmt, parse_count, parse_fraction, parse_size, shown
 from tests.serving import CHROMIUM, SUB, SubPathHandler
 
@@ -148,7 +148,7 @@ def smallest_pin(value: int) -> str:
 
 
 def expected_start(catalog, inputs: report.StartInputs) -> dict[str, str]:
-    """The figures the start calculator must show, straight from calc.report and calc.units.fmt."""
+    """The figures the start calculator must show, straight from calc.answers.report and calc.units.fmt."""
     r = report.start_report(catalog, inputs)
     e: dict[str, str] = {}
     if r["outside_calibration"]:

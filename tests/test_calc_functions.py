@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import edit
 
-from calc import budget, derive, fraction, gate, guard, kv, prefetch, report
-from calc.catalog import load_dir
+from calc.answers import guard, prefetch, report
+from calc.catalog.loader import load_dir
+from calc.engine import budget, derive, fraction, gate, kv
 from calc.units import GiB, InputError, KiB, MiB, parse_size
 
 DSV4 = "dsv4-flash-pair"

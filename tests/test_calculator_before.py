@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from calc import derive, modeled
-from calc import html as calc_html
-from calc.calculators import before
+from calc.checks import modeled
+from calc.engine import derive
+from calc.present import html as calc_html
+from calc.present.calculators import before
 from calc.units import GiB, fmt, parse_size
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,10 +196,10 @@ def _on_card(catalog, default, box: str, **edits: str) -> dict[str, str]:
 def test_a_discrete_card_clears_the_pin_and_predicts_the_pool(catalog, default) -> None:
     """Llama 3.1 8B on one H100 at 0.95, 16,384 tokens, 1,024 seqs and 8,192 tokens a step, vLLM
     0.19.0: the public start printed 58.11 GiB (logs/starts/81-...); the calculator's pool is
-    calc/predict.py's, each term with its source, and the band is the catalog's."""
+    calc/engine/predict.py's, each term with its source, and the band is the catalog's."""
     from fractions import Fraction
 
-    from calc import hfconfig, predict
+    from calc.engine import hfconfig, predict
 
     moved = calc_html.changed(catalog, "before", "box", {**default, "box": "h100-sxm"})
     assert moved["values"]["before-pin"] == ""
@@ -233,7 +234,7 @@ def test_a_discrete_card_clears_the_pin_and_predicts_the_pool(catalog, default) 
 def test_a_refused_start_on_a_card_lists_the_changes_that_pass(catalog, default) -> None:
     """Llama 3.1 8B at 131,072 tokens on an RTX 3090 (vLLM 0.21.0 defaults): 16 GiB a request, more
     than the pool: refused for its length, and each change offered passes when predicted again."""
-    from calc import hfconfig, predict
+    from calc.engine import hfconfig, predict
 
     llama = (ROOT / "models/configs/llama-3.1-8b/config.json").read_text()
     raw = _on_card(catalog, default, "rtx-3090", config=llama, max_model_len="131072", seats="256", prefill_budget="2048", engine_version="0.21.0")

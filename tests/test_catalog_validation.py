@@ -16,7 +16,9 @@ import jsonschema
 import pytest
 from conftest import CATALOG_DIR, ROOT, edit
 
-from calc.catalog import FILES, CatalogError, load_dir, raw_as_json, read_yaml_dir, schemas
+from calc.catalog.loader import load_dir, raw_as_json, read_yaml_dir
+from calc.catalog.schema import schemas
+from calc.catalog.spec import FILES, CatalogError
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +194,7 @@ def test_the_parsed_catalog_is_kept_and_any_edit_parses_again(catalog_copy: Path
 
 
 def test_box_totals_best_first(catalog) -> None:
-    from calc.derive import box_total
+    from calc.engine.derive import box_total
 
     assert box_total(catalog.boxes["dgx-spark"]).kind == "engine"
     h100 = box_total(catalog.boxes["h100-sxm"])
@@ -222,7 +224,7 @@ def test_a_specification_read_as_binary_is_backed_by_the_drivers_total(catalog) 
 def test_boxes_with_only_a_specification_work_in_every_calculator(catalog, capsys) -> None:
     """The planner, the fraction check and the gate's reference pages take a spec-only box's total
     from the best figure the catalog has, and say which."""
-    from calc import cli, html
+    from calc.present import cli, html
 
     raw = dict(html.defaults_of(catalog, "plan").values)
     raw.update(box="jetson-agx-thor", available="100 GiB")

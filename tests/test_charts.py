@@ -12,10 +12,12 @@ from fractions import Fraction
 import pytest
 from conftest import edit
 
-from calc import chart, charts, kv, report
-from calc import html as calc_html
-from calc.budget import Resident
-from calc.catalog import load_dir
+from calc.answers import report
+from calc.catalog.loader import load_dir
+from calc.engine import kv
+from calc.engine.budget import Resident
+from calc.present import chart, charts
+from calc.present import html as calc_html
 from calc.units import GB, GiB, InputError, MiB, fmt, parse_count, parse_size
 
 DSV4 = "dsv4-flash-pair"
@@ -351,7 +353,7 @@ def test_the_prefetch_calculator_draws_the_checkpoint_against_the_limit(catalog)
 def test_a_rows_note_never_crosses_a_line_or_the_edge(catalog, name: str) -> None:
     """A note after a bar (a verdict, a total) stays clear of the marks and rules; one that would
     cross them is written on the row's label line, so every note is drawn once and readable."""
-    from calc import chart, charts
+    from calc.present import chart, charts
 
     described = getattr(charts, name)(catalog)
     root = ET.fromstring(chart.svg(described))
@@ -370,13 +372,13 @@ def test_a_rows_note_never_crosses_a_line_or_the_edge(catalog, name: str) -> Non
 
 
 def test_the_predicted_pool_stacks_the_terms_against_the_card(catalog) -> None:
-    """Before the first start on an H100: each of calc/predict.py's terms a bar as long as its
+    """Before the first start on an H100: each of calc/engine/predict.py's terms a bar as long as its
     bytes, the pool after them, the card's total and the requested share as lines; a start that
     leaves no pool draws none and says so."""
     import json
     from pathlib import Path
 
-    from calc import hfconfig, predict
+    from calc.engine import hfconfig, predict
 
     config = json.loads((Path(__file__).resolve().parent.parent / "models/configs/llama-3.1-8b/config.json").read_text())
     card = predict.card_of_box(catalog.boxes["h100-sxm"])

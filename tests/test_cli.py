@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, edit
 
-from calc import cli, derive, fraction, kv, report
-from calc.catalog import FILES
+from calc.answers import report
+from calc.catalog.spec import FILES
+from calc.engine import derive, fraction, kv
+from calc.present import cli
 from calc.units import GiB, MiB, fmt, parse_size
 
 DSV4 = "dsv4-flash-pair"
@@ -350,7 +352,7 @@ def test_schema_check() -> None:
 
 
 def test_schema_check_names_a_file_that_no_longer_matches(tmp_path, monkeypatch, capsys) -> None:
-    from calc import cli
+    from calc.present import cli
 
     monkeypatch.setattr(cli, "SCHEMA_DIR", tmp_path)
     assert cli.main(["schema"]) == 0

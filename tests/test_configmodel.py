@@ -1,4 +1,4 @@
-"""The config.json model (calc/hfconfig.py, calc/weights.py, calc/kvlayout.py, calc/modeled.py)
+"""The config.json model (calc/engine/hfconfig.py, calc/engine/weights.py, calc/engine/kvlayout.py, calc/checks/modeled.py)
 against figures worked out by hand from real startup logs and the shipped configs."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from calc import hfconfig, kvlayout, modeled, weights
+from calc.checks import modeled
+from calc.engine import hfconfig, kvlayout, weights
 from calc.units import GiB, InputError, MiB
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from calc.catalog import read_yaml_dir
+from calc.catalog.loader import read_yaml_dir
 from hooks.site import catalog_date
 
 pytestmark = pytest.mark.slow  # builds the site or boots Pyodide: make test, not make test-fast

@@ -1,4 +1,4 @@
-"""Expert and data parallel (calc/ranks.py): the routed experts each rank holds as vLLM's
+"""Expert and data parallel (calc/engine/ranks.py): the routed experts each rank holds as vLLM's
 determine_expert_map deals them, the experts split over TP x DP ranks, the replicas' own pools,
 MLA's data parallel attention; checked against the public data- and expert-parallel logs."""
 
@@ -12,7 +12,8 @@ import pytest
 from conftest import cli_json as _json
 from conftest import config_shape as _shape
 
-from calc import cli, kvlayout, ranks, weights
+from calc.engine import kvlayout, ranks, weights
+from calc.present import cli
 from calc.units import GiB, InputError
 
 NEWEST = kvlayout.version(None)

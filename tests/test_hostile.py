@@ -3,7 +3,7 @@
 Command line: exit status 2, one line on stderr naming the flag, what was found and what was
 expected; never a traceback, a silent default or a wrong answer shown as valid. Catalog: `check`
 names file and key path, and the build fails with the same message and no traceback. The
-browser calculator's parser (calc.html, run here in CPython): the field is named, no result.
+browser calculator's parser (calc.present.html, run here in CPython): the field is named, no result.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from conftest import CATALOG_DIR
 
-from calc import cli
-from calc import html as calc_html
-from calc.catalog import CatalogError, load_dir, load_json, parse_yaml
+from calc.catalog.loader import load_dir, load_json, parse_yaml
+from calc.catalog.spec import CatalogError
+from calc.present import cli
+from calc.present import html as calc_html
 
 NINES = "9" * 5000
 READINGS = ["--reading", "50000:398000", "--reading", "500000:2450000"]
@@ -339,7 +340,7 @@ def _through_yaml(text: str, change) -> str:
     """A catalog file changed as data (dates stay text), for changes a text edit cannot make."""
     import yaml
 
-    from calc.catalog import _yaml_loader
+    from calc.catalog.loader import _yaml_loader
 
     data = yaml.load(text, Loader=_yaml_loader())
     change(data)
@@ -1006,10 +1007,10 @@ def _patterns() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
     import pkgutil
 
     import calc
-    import calc.calculators
+    import calc.present.calculators
 
     names = [f"calc.{m.name}" for m in pkgutil.iter_modules(calc.__path__) if m.name != "__main__"]
-    names += [f"calc.calculators.{m.name}" for m in pkgutil.iter_modules(calc.calculators.__path__)]
+    names += [f"calc.present.calculators.{m.name}" for m in pkgutil.iter_modules(calc.present.calculators.__path__)]
     found = []
     for name in names:
         module = importlib.import_module(name)

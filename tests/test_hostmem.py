@@ -1,4 +1,4 @@
-"""Host memory beside the weights and the pool (calc/hostmem.py): vLLM's /dev/shm message queues
+"""Host memory beside the weights and the pool (calc/engine/hostmem.py): vLLM's /dev/shm message queues
 (vllm/distributed/device_communicators/shm_broadcast.py) and sleep mode's backup of the weights
 (vllm/device_allocator/cumem.py), each of which a unified-memory box pays from MemAvailable."""
 
@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import cli_json
 
-from calc import cli, hostmem, report
+from calc.answers import report
+from calc.engine import hostmem
+from calc.present import cli
 from calc.units import GiB, InputError, MiB
 
 ROOT = Path(__file__).resolve().parent.parent

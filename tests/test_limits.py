@@ -13,7 +13,8 @@ from fractions import Fraction
 import pytest
 from test_cli import ok
 
-from calc import derive, fraction, gate, prefetch, report
+from calc.answers import prefetch, report
+from calc.engine import derive, fraction, gate
 from calc.units import parse_fraction, parse_size
 
 DSV4 = "dsv4-flash-pair"

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from calc import logverdict
-from calc.logread import ANCHORS, JSON_KEYS, RULES, human_readable_int, read_log
+from calc.answers import logverdict
+from calc.logs.logread import ANCHORS, JSON_KEYS, RULES, human_readable_int, read_log
 from calc.units import GiB, InputError
 
 PUBLIC = ROOT / "logs" / "public"
@@ -73,6 +73,7 @@ EXTRA = {  # expected keys beyond the JSON's, and the reading's attribute that h
     "cudagraph_estimate_bytes": "cuda_graph_bytes",
     "padding_layers": "padding_layers",
     "pool_bytes_tp0_derived": "available_kv_bytes",
+    "pipeline_parallel_size": "pipeline_parallel_size",
 }
 
 
@@ -410,7 +411,7 @@ def test_cli_yaml_is_accepted_by_check(catalog_copy: Path) -> None:
     assert check.returncode == 0, check.stderr
     assert "3 deployments" in check.stdout
     # and the catalog reads the start back as measured, with its line
-    from calc.catalog import load_dir
+    from calc.catalog.loader import load_dir
 
     added = load_dir(catalog_copy).deployments["deepseek-v4-flash-0731-nvfp4-log"]
     start = added["starts"][0]
@@ -429,8 +430,8 @@ def test_cli_yaml_needs_a_box() -> None:
 
 
 def test_sample_of_generation_235_agrees_with_the_catalog(catalog) -> None:
-    from calc.derive import start_by_generation
-    from calc.logread import with_pin
+    from calc.engine.derive import start_by_generation
+    from calc.logs.logread import with_pin
 
     reading = read_log((ROOT / "logs" / "samples" / "dsv4-flash-gen235.log").read_text(encoding="utf-8"))
     start = start_by_generation(catalog.deployments["dsv4-flash-pair"], 235)
@@ -527,7 +528,7 @@ def test_a_log_whose_line_breaks_were_lost() -> None:
 
 @pytest.mark.parametrize("entry", SOURCES, ids=_ids())
 def test_cli_text_and_json_on_every_public_log(entry: dict, capsys) -> None:
-    from calc.cli import main
+    from calc.present.cli import main
 
     path = str(PUBLIC / entry["file"])
     assert main(["ingest", path, "--json"]) == 0
@@ -550,7 +551,7 @@ def test_sglang_drafter_weights_add_to_the_targets() -> None:
         "[2026-01-05 10:00:12 TP0] Load weight end. type=LlamaForCausalLMEagle3, dtype=torch.bfloat16, avail mem=59.31 GB, mem usage=0.81 GB.\n"
         "[2026-01-05 10:00:12 TP1] Load weight end. type=LlamaForCausalLMEagle3, dtype=torch.bfloat16, avail mem=59.29 GB, mem usage=0.81 GB.\n"
     )
-    from calc.ingest import drafter_verdict
+    from calc.answers.ingest import drafter_verdict
 
     r = read_log(log)
     assert r.model_loading_bytes.value == round(Fraction("8.53") * GiB)  # 7.72 + 0.81 GiB on each rank
@@ -592,7 +593,7 @@ def _text(prefix: str) -> str:
 
 
 def test_text_form_shows_counts_without_their_punctuation_and_marks_what_was_worked_out(catalog) -> None:
-    from calc.cli import render_ingest
+    from calc.present.cli import render_ingest
 
     shown = render_ingest(catalog, public("62"), "62.log")
     assert "  GPU blocks              6001                         line 3" in shown
@@ -776,7 +777,7 @@ def test_cut_lines_are_told_from_whole_ones() -> None:
 def test_hybrid_token_count_without_the_concurrency_line_gives_no_request_cost() -> None:
     """The gemma-4 NVFP4 start (vLLM 0.19.2rc1, a hybrid model) without its concurrency line: 62,496 tokens per KV group
     from a 7.15 GiB pool would make one 256,000-token request 29 GiB, which a start that printed its token count cannot have."""
-    from calc.ingest import derived
+    from calc.answers.ingest import derived
 
     log = (
         "2026-04-24 00:37:47.169 | (APIServer pid=1) INFO 04-23 22:37:47 [model.py:1685] Using max model len 256000\n"

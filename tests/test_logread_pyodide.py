@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from conftest import ROOT
 
-from calc.logread import read_log
+from calc.logs.logread import read_log
 from calc.units import InputError
 
 pytestmark = pytest.mark.slow  # builds the site or boots Pyodide: make test, not make test-fast
@@ -22,14 +22,16 @@ import fs from "node:fs";
 const py = await loadPyodide({ indexURL: "%(pyodide)s/" });
 py.FS.mkdirTree("/home/pyodide/calc");
 py.FS.mkdirTree("/home/pyodide/logs");
-for (const f of ["units.py", "jsontext.py", "logread.py"]) py.FS.writeFile("/home/pyodide/calc/" + f, fs.readFileSync("%(root)s/calc/" + f, "utf8"));
+py.FS.mkdirTree("/home/pyodide/calc/logs");
+for (const f of ["units.py", "jsontext.py"]) py.FS.writeFile("/home/pyodide/calc/" + f, fs.readFileSync("%(root)s/calc/" + f, "utf8"));
+for (const f of fs.readdirSync("%(root)s/calc/logs").filter((n) => n.endsWith(".py"))) py.FS.writeFile("/home/pyodide/calc/logs/" + f, fs.readFileSync("%(root)s/calc/logs/" + f, "utf8"));
 py.FS.writeFile("/home/pyodide/calc/__init__.py", "");
 const names = fs.readdirSync("%(root)s/logs/public").filter((n) => n.endsWith(".log"));
 for (const n of names) py.FS.writeFile("/home/pyodide/logs/" + n, fs.readFileSync("%(root)s/logs/public/" + n, "utf8"));
 console.log(py.runPython(`
 import json, os, sys
 sys.path.insert(0, "/home/pyodide")
-from calc.logread import read_log
+from calc.logs.logread import read_log
 from calc.units import InputError
 out = {"version": sys.version.split()[0]}
 for name in sorted(os.listdir("/home/pyodide/logs")):

@@ -1,4 +1,4 @@
-"""One answer for a log (calc/logverdict.py): the verdict, the phase that failed, the least change
+"""One answer for a log (calc/answers/logverdict.py): the verdict, the phase that failed, the least change
 checked against the log's own figures, and the whole command; and the line shapes the reader
 learnt for it, each on the real line. The logs are in logs/public/ and logs/public/phases/, each
 with its public address in the SOURCES.yaml beside it."""
@@ -14,9 +14,9 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from calc import logverdict
-from calc.logread import read_log
-from calc.logverdict import PHASES, answer_text
+from calc.answers import logverdict
+from calc.answers.logverdict import PHASES, answer_text
+from calc.logs.logread import read_log
 from calc.units import InputError
 
 PUBLIC = ROOT / "logs" / "public"

@@ -1,4 +1,4 @@
-"""LoRA (calc/lora.py): the slots vLLM 0.33.0 allocates for every wrapped module on a rank, worked
+"""LoRA (calc/engine/lora.py): the slots vLLM 0.33.0 allocates for every wrapped module on a rank, worked
 by hand from create_lora_weights' shapes (A: max_loras x rank x input on the rank a slice; B:
 max_loras x output on the rank x rank), the adapters on the host, the pool they take."""
 
@@ -10,7 +10,8 @@ import pytest
 from conftest import cli_json as _json
 from conftest import config_shape as _shape
 
-from calc import cli, lora, predict
+from calc.engine import lora, predict
+from calc.present import cli
 
 # Qwen3 8B: hidden 4096, 32 heads and 8 KV heads of 128, intermediate 12288, 36 layers, vocab 151936.
 H, Q, KV, INTER, L, V = 4096, 32 * 128, 8 * 128, 12288, 36, 151936

@@ -1,4 +1,4 @@
-"""Multimodal starts (calc/multimodal.py, the tower in calc/hfconfig.py and calc/weights.py): the
+"""Multimodal starts (calc/engine/multimodal.py, the tower in calc/engine/hfconfig.py and calc/engine/weights.py): the
 vision tower's weights as vLLM's model code builds them, divided over the tensor-parallel ranks
 or whole on each (--mm-encoder-tp-mode data), gone when --limit-mm-per-prompt allows none of its
 modalities, and the encoder's outputs the profile run keeps."""
@@ -15,7 +15,8 @@ import pytest
 from conftest import cli_json
 from test_cli import assert_one_error_line
 
-from calc import hfconfig, modeled, multimodal, predict, ranks, weights
+from calc.checks import modeled
+from calc.engine import hfconfig, multimodal, predict, ranks, weights
 from calc.units import GiB, InputError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Offload and host memory (calc/offload.py): --cpu-offload-gb moves whole parameters of the
+"""Offload and host memory (calc/engine/offload.py): --cpu-offload-gb moves whole parameters of the
 decoder layers until the budget is reached (vllm/model_executor/offloader/uva.py, 0.33.0); KV
 offloading and (V0) swap take host memory; on a unified-memory box none of it frees anything."""
 
@@ -10,7 +10,8 @@ import pytest
 from conftest import cli_json as _json
 from conftest import config_shape as _shape
 
-from calc import cli, offload, predict
+from calc.engine import offload, predict
+from calc.present import cli
 from calc.units import GiB
 
 # Qwen3 8B, one rank, bfloat16: a layer's parameters in the offloader's order.

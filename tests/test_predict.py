@@ -1,4 +1,4 @@
-"""The pool predicted before the first start (calc/predict.py): each term against what vLLM's
+"""The pool predicted before the first start (calc/engine/predict.py): each term against what vLLM's
 source gives, the prediction against the pools real logs printed (models/pool_starts.yaml), the
 fitted constants against the fitted starts, and the command line's keys and refusals."""
 
@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from calc import cli, hfconfig, poolaccuracy, predict
+from calc.checks import poolaccuracy
+from calc.engine import hfconfig, predict
+from calc.present import cli
 from calc.units import GiB, InputError, parse_size
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -437,7 +439,7 @@ def test_a_hybrid_on_a_card_holds_the_state_pages_of_its_release() -> None:
     with --enable-prefix-caching, and 69 by default from 0.28.0. The pool (the vision tower's
     weights counted), 197 blocks of ten layers' pages, is the same either way; 197 / 66 prints
     2.98x, 197 / 69 2.86x."""
-    from calc import kvlayout
+    from calc.engine import kvlayout
 
     config = json.loads((ROOT / "models" / "configs" / "qwen3.6-35b-a3b" / "config.json").read_text())
     shape = _shape("qwen3.6-35b-a3b")
@@ -494,7 +496,7 @@ def test_an_entry_quoting_a_term_the_reader_misreads(measured) -> None:
     ],
 )
 def test_an_entry_with_a_bad_quote_says_which(extra: dict, fragment: str) -> None:
-    from calc.catalog import load_dir
+    from calc.catalog.loader import load_dir
 
     entry = {"label": "x", "log": "05-v065-llama3-8b-tabular-profile.log", "config": "llama-3.1-8b", "box": "h100-sxm",
              "engine_version": "0.6.5", "max_model_len": 8192, **extra}  # fmt: skip
@@ -511,7 +513,7 @@ def test_an_entry_with_a_bad_quote_says_which(extra: dict, fragment: str) -> Non
 def test_the_catalog_states_the_held_out_accuracy(measured) -> None:
     """The band the calculators print beside a predicted pool is the catalog's; it is the held-out
     starts' as they stand (re-run scripts/pool_accuracy.py and copy the figures when a start is added)."""
-    from calc.catalog import load_dir
+    from calc.catalog.loader import load_dir
 
     rows, _ = measured
     held = poolaccuracy.summary([r for r in rows if r.held_out])

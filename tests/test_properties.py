@@ -19,10 +19,14 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from calc import budget, derive, fraction, gate, guard, kv, prefetch, units
-from calc import cli as calc_cli
-from calc import html as calc_html
-from calc.catalog import CatalogError, build, load_json, parse_yaml
+from calc import units
+from calc.answers import guard, prefetch
+from calc.catalog.loader import load_json, parse_yaml
+from calc.catalog.model import build
+from calc.catalog.spec import CatalogError
+from calc.engine import budget, derive, fraction, gate, kv
+from calc.present import cli as calc_cli
+from calc.present import html as calc_html
 from calc.units import GB, LARGEST_SIZE, GiB, InputError, MiB, fmt, parse_count, parse_fraction, parse_size
 
 OURS = (InputError, CatalogError)
@@ -188,7 +192,13 @@ FUNCTIONS = [f for m in MODULES for f in _public(m)]
 
 def test_the_functions_under_test_are_found() -> None:
     names = {name for name, _, _ in FUNCTIONS}
-    assert {"calc.units.parse_size", "calc.units.fmt", "calc.kv.full_contexts", "calc.fraction.ceiling", "calc.guard.parse_trace"} <= names
+    assert {
+        "calc.units.parse_size",
+        "calc.units.fmt",
+        "calc.engine.kv.full_contexts",
+        "calc.engine.fraction.ceiling",
+        "calc.answers.guard.parse_trace",
+    } <= names
     assert len(names) >= 29, sorted(names)
 
 
@@ -229,7 +239,7 @@ def test_the_command_line_answers_or_exits_2(argv: list[str], capsys) -> None:
 
 
 def _every_field() -> list[str]:
-    from calc.catalog import load_dir
+    from calc.catalog.loader import load_dir
     from tests.conftest import CATALOG_DIR
 
     shipped = load_dir(CATALOG_DIR)
@@ -326,7 +336,7 @@ def test_width_of_a_size_step_is_what_the_unit_says() -> None:
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=300), unit=st.sampled_from([None, "B", "KiB", "MiB", "GiB", "furlong"]))
 def test_a_memory_reading_of_any_text_is_read_or_named(text: str, unit: str | None) -> None:
-    from calc import meminfo
+    from calc.answers import meminfo
 
     try:
         meminfo.parse(text, "reading", unit)
@@ -337,7 +347,7 @@ def test_a_memory_reading_of_any_text_is_read_or_named(text: str, unit: str | No
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=300))
 def test_a_log_of_any_text_is_read_or_named(text: str) -> None:
-    from calc import logread
+    from calc.logs import logread
 
     try:
         logread.read_log(text)

@@ -1,4 +1,4 @@
-"""Pipeline parallel (calc/ranks.py): the layers each stage holds as vLLM's get_pp_indices splits
+"""Pipeline parallel (calc/engine/ranks.py): the layers each stage holds as vLLM's get_pp_indices splits
 them, the embedding and head placed as its model code places them, each stage's weights and KV
 from its own layers, the smallest stage's blocks deciding, on real configs."""
 
@@ -10,7 +10,8 @@ import pytest
 from conftest import cli_json as _json
 from conftest import config_shape as _shape
 
-from calc import cli, kvlayout, predict, ranks, weights
+from calc.engine import kvlayout, predict, ranks, weights
+from calc.present import cli
 from calc.units import GiB, InputError
 
 NEWEST = kvlayout.version(None)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from calc import kvlayout, logread
+from calc.engine import kvlayout
+from calc.logs import logread
 from tests.test_configmodel import pool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,7 +108,7 @@ def test_your_start_adds_the_null_block_for_a_build_that_holds_it_back(catalog, 
     """logs/public/45 (0.18.1rc1): the floor is vLLM's per-request maximum, 59,828,894,433 / 10.85 up =
     5,514,183,819 B (5.52e9 B). The same log printed by 0.29.0: one block of the log's 1,056 tokens at
     81,991.53 B a token more, ceil(86,583,055.68) = 86,583,056 B: 5,600,766,875 B, 5.61e9 B."""
-    from calc import html
+    from calc.present import html
     from tests.test_yourstart_verdicts import FREE_M, OWN
 
     text = (LOGS / "45-v018-gb10-qwen35-35b-a3b-hybrid-cudagraph-estimate.log").read_text(encoding="utf-8")
@@ -158,7 +159,7 @@ def test_an_auto_prefetch_disabled_line_means_a_local_filesystem(catalog) -> Non
     only when the filesystem is not NFS, NFS4 or Lustre, with "and the checkpoint size (...) exceeds
     %d%% of available RAM" when the size rule fails as well. The kernel-init report quotes that line:
     its 75 GB checkpoint was on a local filesystem and would not have been prefetched on the idle box."""
-    from calc import prefetch
+    from calc.answers import prefetch
 
     quoted = "Auto-prefetch is disabled… checkpoint size exceeds 90% of available RAM"  # the report's quote
     assert prefetch.disabled_for_filesystem(quoted)

@@ -44,21 +44,21 @@ def copy_calc(tmp_path: Path) -> Path:
 
 def test_the_browser_gets_the_calc_modules_the_glue_imports_and_nothing_else():
     files = runtime.browser_calc_files()
-    assert "html.py" in files and "catalog.py" in files and "units.py" in files
-    assert "cli.py" not in files and "watch.py" not in files and "ingest.py" not in files and "__main__.py" not in files
+    assert "present/html.py" in files and "catalog/spec.py" in files and "catalog/loader.py" in files and "units.py" in files
+    assert "present/cli.py" not in files and "answers/watch.py" not in files and "answers/ingest.py" not in files and "__main__.py" not in files
 
 
 def test_a_new_calculator_module_is_picked_up_from_the_imports(tmp_path):
     root = copy_calc(tmp_path)
     (root / "calc" / "later").mkdir()
     (root / "calc" / "later" / "__init__.py").write_text("")
-    (root / "calc" / "later" / "extra.py").write_text("from calc import watch\n")
-    assert "watch.py" not in runtime.browser_calc_files(root)
-    html = root / "calc" / "html.py"
+    (root / "calc" / "later" / "extra.py").write_text("from calc.answers import watch\n")
+    assert "answers/watch.py" not in runtime.browser_calc_files(root)
+    html = root / "calc" / "present" / "html.py"
     html.write_text(html.read_text() + "\n\ndef _late():\n    from calc.later import extra\n")
     files = runtime.browser_calc_files(root)
-    assert {"later/__init__.py", "later/extra.py", "watch.py"} <= set(files)
-    assert "cli.py" not in files
+    assert {"later/__init__.py", "later/extra.py", "answers/watch.py"} <= set(files)
+    assert "present/cli.py" not in files
 
 
 def test_the_lock_keeps_its_info_and_no_package():

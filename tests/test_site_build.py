@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from calc import charts, derive
-from calc.chart import figure_html
+from calc.engine import derive
+from calc.present import charts
+from calc.present.chart import figure_html
 from calc.units import fmt
 from hooks.calculator_page import hold_theme_script
 from hooks.figures import bare_figures
@@ -108,7 +109,7 @@ def test_the_calculators_python_and_runtime_ship_with_the_site(shipped):
 
 
 def test_the_calculator_pages_hold_materials_script_and_no_other_page_does(shipped):
-    from calc import html as calc_html
+    from calc.present import html as calc_html
 
     bundle = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js">')
     for slug in calc_html.PAGES.values():
@@ -136,8 +137,8 @@ def test_a_theme_without_the_script_to_hold_fails_the_build_naming_the_page():
 def test_only_what_the_page_loads_is_shipped(shipped):
     site = shipped.site
     # calc: what the browser imports, not the command line
-    assert {"html.py", "catalog.py", "units.py", "report.py"} <= set(browser_calc_files())
-    assert not {"cli.py", "watch.py", "ingest.py", "__main__.py"} & set(browser_calc_files())
+    assert {"present/html.py", "catalog/spec.py", "units.py", "answers/report.py"} <= set(browser_calc_files())
+    assert not {"present/cli.py", "answers/watch.py", "answers/ingest.py", "__main__.py"} & set(browser_calc_files())
     # Pyodide: no packages in the lock; the standard library cut, with what calc imports
     lock = json.loads((site / "runtime" / "pyodide" / "pyodide-lock.json").read_text())
     assert lock["packages"] == {} and lock["info"]["python"]
@@ -200,9 +201,11 @@ def test_the_calculators_package_ships_and_the_browser_is_told_to_fetch_it(shipp
     assert {p.split("/")[-1] for p in nested} >= {"form.py", "start.py", "kv.py", "fit.py", "plan.py", "prefetch.py", "yourstart.py", "__init__.py"}
     for path in browser_calc_files():
         assert (shipped.site / "py" / "calc" / path).read_bytes() == (ROOT / "calc" / path).read_bytes()
-    assert ("../py/calc/calculators/yourstart.py", "calc/calculators/yourstart.py") in python_files("../")
+    assert ("../py/calc/present/calculators/yourstart.py", "calc/present/calculators/yourstart.py") in python_files("../")
     assert 'id="calc-python-files">' in shipped.page("calculator/start-gate")
-    assert ("../../py/calc/calculators/yourstart.py", "calc/calculators/yourstart.py") in python_files("../../")  # a calculator's page, two deep
+    assert ("../../py/calc/present/calculators/yourstart.py", "calc/present/calculators/yourstart.py") in python_files(
+        "../../"
+    )  # a calculator's page, two deep
 
 
 def test_measure_your_start_is_the_main_path(shipped):

@@ -27,7 +27,7 @@ from source_figures import (
     sample,
 )
 
-from calc.catalog import load_dir
+from calc.catalog.loader import load_dir
 from calc.units import GiB, parse_size
 
 

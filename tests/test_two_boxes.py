@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from conftest import cli_json as _json
 
-from calc import cli, report
+from calc.answers import report
+from calc.present import cli
 from calc.units import GiB, parse_size
 
 NEEDS = 110 * GiB  # dsv4-flash-pair's rank at a 10e9 pin, as its term table prints it (79.29 + 9.31 + 13.40 + 8.00)

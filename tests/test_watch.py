@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from calc import cli, meminfo, watch
+from calc.answers import meminfo, watch
+from calc.present import cli
 from calc.units import GiB, InputError, KiB, MiB
 
 # Pasted from a Linux box (24 GiB); the same moment in three forms would differ by a few pages,

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from calc import derive, html, report
-from calc.calculators import yourstart as page
+from calc.answers import report
+from calc.engine import derive
+from calc.present import html
+from calc.present.calculators import yourstart as page
 from calc.units import GiB, KiB, MiB
 
 DATA = Path(__file__).parent / "data" / "yourstart"

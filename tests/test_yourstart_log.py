@@ -1,4 +1,4 @@
-"""Your start on a pasted log: the same answer as `python -m calc ingest` (calc/logverdict.py), the
+"""Your start on a pasted log: the same answer as `python -m calc ingest` (calc/answers/logverdict.py), the
 engine's own counts where it printed them, SGLang's figures as SGLang's, a lone MemAvailable line."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 from conftest import ROOT
 
-from calc import html
-from calc.logverdict import answer_text
+from calc.answers.logverdict import answer_text
+from calc.present import html
 from calc.units import GiB
 
 PUBLIC = ROOT / "logs" / "public"

@@ -10,7 +10,8 @@ from fractions import Fraction
 from html import unescape
 from pathlib import Path
 
-from calc import html, logread
+from calc.logs import logread
+from calc.present import html
 from calc.units import GiB, MiB
 
 LOGS = Path(__file__).resolve().parent.parent / "logs" / "public"

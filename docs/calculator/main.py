@@ -1,7 +1,7 @@
-"""A calculator page's browser glue, run by PyScript: wires the form's input events to calc.html,
-swaps the result sections in, and keeps the inputs in the page's address (calc/address.py says
-what goes there). All presentation lives in calc/calculators/ (one module a calculator, run by
-name through calc/html.py); this file only moves strings between the DOM and it. Exceptions stop
+"""A calculator page's browser glue, run by PyScript: wires the form's input events to calc.present.html,
+swaps the result sections in, and keeps the inputs in the page's address (calc/present/address.py says
+what goes there). All presentation lives in calc/present/calculators/ (one module a calculator, run by
+name through calc/present/html.py); this file only moves strings between the DOM and it. Exceptions stop
 here: the page shows a message, never a traceback.
 """
 
@@ -121,8 +121,8 @@ def main() -> None:
     document = js.document
     status = document.getElementById("calc-status")
     try:
-        from calc import html as calc_html
-        from calc.catalog import load_json
+        from calc.catalog.loader import load_json
+        from calc.present import html as calc_html
 
         with open("catalog.json", encoding="utf-8") as file:
             catalog = load_json(file.read())
@@ -150,7 +150,7 @@ def main() -> None:
     editing = {"now": False}  # an edit under way replaces the address it began; the next one pushes
 
     def write_address(calculator: str, form: Any, push: bool) -> None:
-        from calc import address
+        from calc.present import address
 
         values = raw_values(form)
         written = address.encode(values, default_values(form), list(values))
@@ -167,8 +167,8 @@ def main() -> None:
             note.hidden = not written.left_out
 
     def address_note(calculator: str, left_out: tuple[str, ...], dropped: tuple[str, ...], values: dict[str, str]) -> str:
-        from calc import address
-        from calc.calculators.form import dom_id
+        from calc.present import address
+        from calc.present.calculators.form import dom_id
 
         def label(name: str) -> str:
             element = document.querySelector(f'label[for="{dom_id(calculator, name)}"]')
@@ -179,7 +179,7 @@ def main() -> None:
     def restore(calculator: str, form: Any) -> None:
         """The inputs the address holds (the build's defaults for the rest), the fields that follow
         a choice (hidden, disabled, their sources) as that choice gives them, and the result."""
-        from calc import address
+        from calc.present import address
 
         known = list(raw_values(form))
         pairs = [(str(k), str(v)) for k, v in getattr(js.Array, "from")(js.URLSearchParams.new(js.location.search).entries()).to_py()]

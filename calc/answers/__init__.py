@@ -1,0 +1,1 @@
+"""The answers: a start's report, the verdict on a log, "your start", the watch and the prefetch plan."""

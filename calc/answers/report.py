@@ -1,0 +1,404 @@
+"""The operator's view of one start, built from calc's small functions: what the command line
+prints, what the calculator page shows and what the pages quote. Plain values, exact inside."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+from calc.catalog.model import Catalog
+from calc.engine import derive, fraction, gate, kv
+from calc.units import InputError, fmt, printed_sum, shown
+
+
+@dataclass(frozen=True)
+class StartInputs:
+    deployment: str
+    kv_pin: int
+    drafter: bool
+    speculative_tokens: int
+    prefill_budget: int
+    seats: int
+    max_model_len: int
+    available: tuple[int, ...]
+    typical_context: int | None = None
+    gpu_memory_utilization: Fraction | None = None
+    host_bytes: int = 0  # --kv-offloading-size a rank, taken from MemAvailable on a unified box
+    cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: frees nothing on a unified box
+    kv_offloading_gib: Fraction = Fraction(0)  # --kv-offloading-size as typed, over the TP ranks
+    shm_bytes: int = 0  # /dev/shm message queues on one box (calc/engine/hostmem.py)
+    host_notes: tuple[str, ...] = ()  # what /dev/shm and sleep mode add, said on the verdict (calc/engine/hostmem.py)
+    sleep_mode: bool = False  # --enable-sleep-mode
+    head_extra_bytes: int = 0  # on a start over several boxes, what the head box runs beyond a rank (the Ray head's processes)
+    data_parallel: int = 1  # --data-parallel-size: replicas, each on boxes of its own
+
+
+def defaults(catalog: Catalog, deployment_id: str | None = None, available: tuple[int, ...] | None = None) -> StartInputs:
+    """The deployment's serving configuration against the last MemAvailable it recorded
+    (or against `available`, one figure per box, when given)."""
+    deployment = catalog.deployments[deployment_id or next(iter(catalog.deployments))]
+    serving = [s for s in deployment["starts"] if s["outcome"] == "serving"]
+    start = serving[-1] if serving else deployment["starts"][-1]
+    s = derive.start_settings(catalog, deployment, start)
+    return StartInputs(
+        deployment=deployment["id"],
+        kv_pin=start["kv_pin"],
+        drafter=False,
+        speculative_tokens=s.get("speculative_tokens") or drafter_config(catalog.models[deployment["model"]]).get("num_speculative_tokens", 1),
+        prefill_budget=s["prefill_budget"],
+        seats=s["seats"],
+        max_model_len=s["max_model_len"],
+        available=available or (last_available(deployment),) * deployment["boxes"],
+        typical_context=None,
+    )
+
+
+def last_available(deployment: dict[str, Any]) -> int:
+    readings = [r["available"].value for r in deployment.get("requests", [])]
+    readings += [s["available_before"].value for s in deployment["starts"] if "available_before" in s]
+    if not readings:
+        raise InputError(f"{deployment['id']}: no MemAvailable reading in the catalog; give --available")
+    return int(readings[0])
+
+
+def check(inputs: StartInputs) -> list[str]:
+    """Problems with the inputs themselves, named by field."""
+    problems = []
+    if inputs.kv_pin <= 0:
+        problems.append("pin: found 0 B, expected a KV pin above zero (vLLM does not start without a KV pool)")
+    if inputs.max_model_len <= 0:
+        problems.append("max_model_len: expected a whole number above zero")
+    if not inputs.available:
+        problems.append("available: expected one MemAvailable figure per box")
+    if inputs.drafter and inputs.speculative_tokens <= 0:
+        problems.append("speculative tokens: expected at least 1 with the drafter on")
+    return problems
+
+
+def floor_problem(catalog: Catalog, inputs: StartInputs, pin_label: str = "pin") -> str | None:
+    """A pin below what one request at max_model_len may hold: vLLM does not start at all
+    (check_enough_kv_cache_memory), so the calculators refuse it as input."""
+    reading = pool_reading(catalog, inputs.deployment, inputs.speculative_tokens if inputs.drafter else 0)
+    if reading is None:
+        return None
+    tokens, _ = reading.tokens_at(inputs.kv_pin)
+    if kv.holds_one_context(int(tokens), inputs.max_model_len, reading.block_size):
+        return None
+    floor = kv.one_request_pin(inputs.max_model_len, reading.bytes_per_token, reading.block_size)
+    return (
+        f"{pin_label}: {fmt(inputs.kv_pin, 'e9')} holds {fmt(tokens, 'tokens', down=True)}, below one request at max_model_len "
+        f"{fmt(inputs.max_model_len, 'tokens')} and the block of {fmt(reading.block_size, 'tokens')} vLLM holds back from 0.29.0 "
+        f"({reading.block_source}), and vLLM does not start below it; expected a pin of at least "
+        f"{fmt(floor, 'e9', 2, up=True)} ({fmt(reading.bytes_per_token, 'count')} B a token, {reading.provenance})"
+    )
+
+
+def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
+    deployment = catalog.deployments[inputs.deployment]
+    model = catalog.models[deployment["model"]]
+    box = catalog.boxes[deployment["box"]]
+    row = derive.gate_row(catalog, inputs.deployment)
+    request = gate.Request(inputs.kv_pin, inputs.drafter, inputs.prefill_budget, inputs.seats, inputs.host_bytes, inputs.shm_bytes)
+    # the head box (the first) carries its extra processes beside its rank: the gate sees what is left of its reading
+    extras = tuple(inputs.head_extra_bytes if i == 0 and len(inputs.available) > 1 else 0 for i in range(len(inputs.available)))
+    left = tuple(a - x for a, x in zip(inputs.available, extras, strict=True))
+    result = gate.gate(row, request, left)
+    host = inputs.host_bytes
+    largest = {
+        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), left),
+        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), left)
+        if row.drafter
+        else None,
+    }
+    boxes: list[dict[str, Any]] = [
+        {
+            "box": f"{box['name']} #{i + 1}" + (" (head)" if x else "") + (f" (replica {i // deployment['boxes']})" if inputs.data_parallel > 1 else ""),
+            "available_bytes": a,
+            "head_extra_bytes": x,
+            "needs_bytes": None if result.needs is None else result.needs + x,
+            "passes": None if result.needs is None else result.needs + x <= a,
+            "margin_bytes": None if result.needs is None else a - x - result.needs,
+            "largest_pin_bytes": None if result.needs is None else a - x - (result.needs - inputs.kv_pin),
+        }
+        for i, (a, x) in enumerate(zip(inputs.available, extras, strict=True))
+    ]
+    reading = pool_reading(catalog, inputs.deployment, inputs.speculative_tokens if inputs.drafter else 0)
+    asked = inputs.speculative_tokens if inputs.drafter else 0
+    same_config = reading is not None and (reading.speculative_tokens or 0) == asked
+    pool = kv_figures(reading, inputs.kv_pin, inputs.max_model_len, inputs.seats, inputs.typical_context, same_config)
+    total = derive.box_total(box)[0].size
+    free = min(inputs.available)
+    chosen = inputs.gpu_memory_utilization if inputs.gpu_memory_utilization is not None else default_fraction(catalog, total, free)
+    precision = catalog.policy["gate"]["reading_precision"].value
+    fix = suggested_fix(inputs, largest, pool, precision) if result.passes is False else None
+    out = {
+        "deployment": deployment["id"],
+        "model": model["name"],
+        "box": box["name"],
+        "boxes_count": deployment["boxes"],
+        "data_parallel": inputs.data_parallel,
+        "tp": deployment["tp"],
+        "inputs": inputs,
+        "terms": result.terms,
+        "needs_bytes": result.needs,
+        "outside_calibration": result.outside_calibration,
+        "passes": result.passes,
+        "boxes": boxes,
+        "tightest_box": None if result.needs is None else min(boxes, key=lambda b: b["margin_bytes"])["box"],
+        "largest_pin_bytes": largest,
+        "kv": pool,
+        "kv_source": kv_source(reading, asked),
+        "fraction": {
+            "total_bytes": total,
+            "free_bytes": free,
+            "fraction": chosen,
+            "requested_bytes": fraction.requested(total, chosen) if chosen > 0 else None,
+            "passes": chosen > 0 and fraction.passes(total, free, chosen),
+            "ceiling": fraction.ceiling(total, free, 4),
+            "edge": fraction.ceiling(total, free, 2),
+            "typed": inputs.gpu_memory_utilization is not None,
+            "reached": result.passes is not False,
+        },
+        "flags": flags(deployment, fix or inputs, chosen, model),
+        "flags_are_the_fix": fix is not None,
+        "headroom_bytes": catalog.policy["gate"]["headroom"].value,
+        "fix": fix,
+        "changes": [t for t in gate.movable_terms(result)],
+    }
+    out["notes"] = notes(catalog, out)
+    if inputs.data_parallel > 1:
+        out["notes"].append(
+            f"data parallel {inputs.data_parallel}: each replica runs its ranks on boxes of its own and sizes its own pool, so every box needs a "
+            "whole rank's budget (vllm/v1/engine/core.py: a replica is an engine of its own); an MoE's experts are split over TP x DP ranks "
+            "(fused_moe/config.py flatten_tp_across_dp), so its ranks hold less than the weights measured at DP 1: the gate keeps the measured "
+            "figure, on the safe side, and `python -m calc model --data-parallel-size` models the split"
+        )
+        if pool.get("tokens") is not None:
+            out["kv_tokens_all_replicas"] = int(pool["tokens"]) * inputs.data_parallel
+    if inputs.cpu_offload_gib:
+        where = "this unified-memory box" if box.get("memory") == "unified" else "a unified-memory box"
+        out["notes"].append(
+            f"--cpu-offload-gb {float(inputs.cpu_offload_gib):g}: on {where} the weights it moves to the host stay in the same memory, "
+            "so the weights term is unchanged and nothing is freed (vllm/model_executor/offloader/uva.py)"
+        )
+    out["notes"] += list(inputs.host_notes)
+    return out
+
+
+def default_fraction(catalog: Catalog, total: int, free: int) -> Fraction:
+    """The gpu_memory_utilization the calculators offer: see `fraction.safe`."""
+    return fraction.safe(total, free, catalog.policy["gate"]["headroom"].value)
+
+
+def suggested_fix(inputs: StartInputs, largest: dict[str, Any], pool: dict[str, Any], margin: int) -> StartInputs | None:
+    """For a refused start: the same request at the largest pin that passes with `margin` to
+    spare (the MemAvailable reading's precision), rounded down to two decimals of 10^9 B; with
+    the drafter kept when such a pin above the one-request floor passes with it, else without it.
+    None when no pin passes either way."""
+    floor = pool.get("one_context_pin_bytes") or 1
+    for drafter in (True, False) if inputs.drafter else (False,):
+        limit = largest["with_drafter" if drafter else "without_drafter"]
+        if limit is None or limit - margin <= 0:
+            continue
+        pin = int(shown(limit - margin, "e9", 2, down=True))
+        if pin >= floor:
+            return replace(inputs, kv_pin=pin, drafter=drafter)
+    return None
+
+
+def notes(catalog: Catalog, r: dict[str, Any]) -> list[str]:
+    """What the verdict has to add beyond passes or refused, in the order a reader needs it."""
+    out = []
+    i: StartInputs = r["inputs"]
+    precision = catalog.policy["gate"]["reading_precision"].value
+    if r["passes"]:
+        margin = min(b["margin_bytes"] for b in r["boxes"])
+        if margin < precision:
+            out.append(
+                f"the margin, {fmt(margin, 'GiB')}, is inside the precision of the MemAvailable reading "
+                f"({fmt(precision, 'GiB', 1)}): a reading that much lower refuses this start; take the pin a step down"
+            )
+    pool = r["kv"]
+    if pool.get("bytes_per_token") is not None and "tokens_needed" in pool and not pool["seats_fit"]:
+        fit = int(pool["tokens"]) // i.typical_context if i.typical_context else 0
+        out.append(
+            f"the pool holds {fmt(pool['tokens'], 'tokens')}, not the {fmt(pool['tokens_needed'], 'tokens')} that "
+            f"{fmt(i.seats, 'count')} seats at {fmt(i.typical_context or 0, 'tokens')} need: at most {fmt(fit, 'count')} such seats fit; "
+            f"a pin of at least {fmt(pool['pin_for_seats_bytes'], 'e9', 2, up=True)} holds them all, more by each seat's fixed part"
+        )
+    f = r["fraction"]
+    if not f["passes"] and r["passes"]:
+        out.append(f"vLLM's own check refuses gpu_memory_utilization {fraction_text(f['fraction'])}: at most {fmt(f['ceiling'], 'fraction', 4)} passes")
+    if r["fix"] is not None:
+        fix: StartInputs = r["fix"]
+        dropped = " and the drafter off" if i.drafter and not fix.drafter else ""
+        out.append(f"the flags below are the suggested fix, not the refused request: a pin of {fmt(fix.kv_pin, 'e9')}{dropped}")
+    elif r["passes"] is False:
+        out.append("no pin passes with the rest of the request unchanged: only more MemAvailable, or a smaller model, lets it start")
+    return out
+
+
+def fraction_text(value: Fraction) -> str:
+    """A fraction as vLLM must receive it: every decimal it was typed with, at least two."""
+    digits = 2
+    while digits < 6 and Fraction(round(value * 10**digits), 10**digits) != value:
+        digits += 1
+    return fmt(value, "fraction", digits)
+
+
+def pool_reading(catalog: Catalog, deployment_id: str, speculative_tokens: int) -> derive.KvReading | None:
+    """This deployment's measured bytes per token at the speculative-token count, or the nearest."""
+    deployment = catalog.deployments[deployment_id]
+    mine = [r for r in derive.kv_readings(catalog) if r.kind == "measured" and r.model == deployment["model"] and r.readings]
+    return min(mine, key=lambda r: abs((r.speculative_tokens or 0) - speculative_tokens), default=None)
+
+
+def kv_source(reading: derive.KvReading | None, speculative_tokens: int) -> str | None:
+    """Where the bytes per token come from, and a warning when it was measured another way."""
+    if reading is None:
+        return None
+    measured_at = reading.speculative_tokens or 0
+    if measured_at == speculative_tokens:
+        return reading.provenance
+    how = f"{measured_at} speculative tokens" if measured_at else "the drafter off"
+    expect = "fewer" if speculative_tokens > measured_at else "more"
+    return (
+        f"{reading.provenance}, measured with {how}: a drafter's KV comes out of the same pool, so expect {expect} tokens "
+        "than this; the figure does not account for the difference"
+    )
+
+
+def kv_figures(
+    reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True
+) -> dict[str, Any]:
+    """Tokens in the pool (as logged when a start of this configuration ran this very pin),
+    full contexts, the floor."""
+    if reading is None:
+        return {"bytes_per_token": None}
+    per_token = reading.bytes_per_token
+    tokens, logged = reading.tokens_at(pool) if same_config else (kv.tokens_for_pool(pool, per_token), False)
+    whole = int(tokens)
+    out = {
+        "bytes_per_token": per_token,
+        "tokens": tokens,
+        "tokens_logged": logged,
+        "full_contexts": kv.full_contexts(whole, max_model_len),
+        "holds_one_context": kv.holds_one_context(whole, max_model_len, reading.block_size),
+        "one_context_pin_bytes": kv.one_request_pin(max_model_len, per_token, reading.block_size),
+        "block_size": reading.block_size,
+        "block_source": reading.block_source,
+    }
+    if typical_context:
+        needed = kv.tokens_needed(seats, typical_context)
+        out.update(tokens_needed=needed, seats_fit=whole >= needed, pin_for_seats_bytes=kv.pool_for_tokens(needed, per_token))
+    return out
+
+
+def drafter_config(model: dict[str, Any]) -> dict[str, Any]:
+    """The drafter's --speculative-config as the catalog records it (method, count, source), or {}."""
+    return (model.get("drafter") or {}).get("speculative_config") or {}
+
+
+def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction, model: dict[str, Any] | None = None) -> list[str]:
+    out = [
+        f"--kv-cache-memory-bytes {inputs.kv_pin}",
+        f"--gpu-memory-utilization {fraction_text(utilization)}",
+        f"-tp {deployment['tp']}",
+        *([f"--data-parallel-size {inputs.data_parallel}"] if inputs.data_parallel > 1 else []),
+        f"--max-model-len {inputs.max_model_len}",
+        f"--max-num-seqs {inputs.seats}",
+        f"--max-num-batched-tokens {inputs.prefill_budget}",
+    ]
+    config = drafter_config(model or {})
+    if inputs.drafter and config:
+        out.append(f'--speculative-config \'{{"method": "{config["method"]}", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
+    if inputs.kv_offloading_gib:
+        out.append(f"--kv-offloading-size {float(inputs.kv_offloading_gib):g}")
+    if inputs.cpu_offload_gib:
+        out.append(f"--cpu-offload-gb {float(inputs.cpu_offload_gib):g}")
+    if inputs.sleep_mode:
+        out.append("--enable-sleep-mode")
+    return out
+
+
+def plan_verdict(total: int, residents: list[Any], fractions: list[Any], engines: list[Any]) -> tuple[str, list[str]]:
+    """The several-models verdict: "fit" only when the budget closes with a KV pool for every
+    resident model and a fraction for every one of them; otherwise what is missing, named."""
+    notes = []
+    no_kv = [r.name for r in residents if r.kv <= 0]
+    if no_kv:
+        notes.append(f"no KV pool given for {', '.join(no_kv)}: a model without one serves nothing, so this is not a plan yet")
+    if residents and len(fractions) < len(residents):
+        missing = len(residents) - len(fractions)
+        notes.append(f"{fmt(len(residents), 'count')} resident models but {fmt(len(fractions), 'count')} engine fractions: "
+                     f"{fmt(missing, 'count')} engine{'s have' if missing > 1 else ' has'} no fraction to start with")  # fmt: skip
+    refused = [str(n) for n, e in enumerate(engines, 1) if not e.passes]
+    if refused:
+        notes.append(f"engine {', '.join(refused)} refused by vLLM's fraction check")
+    if sum(r.total for r in residents) > total:
+        return "over the box", notes
+    return ("fit" if not notes else "incomplete"), notes
+
+
+# --- printed arithmetic: a result worked from figures printed beside it is worked from them as
+# printed (calc.units.shown); every decision stays on the exact values.
+
+
+def needs_as_printed(terms: tuple[gate.Term, ...]) -> Fraction:
+    """The gate's needs as a term table prints it: the sum of its terms at two decimals of GiB."""
+    return printed_sum([t.bytes for t in terms], "GiB", 2)
+
+
+def margin_as_printed(available: int, terms: tuple[gate.Term, ...], extra: int = 0) -> Fraction:
+    """MemAvailable less needs (and the head box's extra, when given), from the figures as printed
+    (negative when refused)."""
+    return shown(available, "GiB", 2) - needs_as_printed(terms) - (shown(extra, "GiB", 2) if extra else 0)
+
+
+def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
+    """Free memory before each engine as a plan table prints it: the first reading, then less
+    each started engine's ask, both as printed."""
+    out: list[Fraction] = []
+    for e in engines:
+        if not out:
+            out.append(shown(e.free_before, "GiB", 2))
+        else:
+            before = engines[len(out) - 1]
+            out.append(out[-1] - (shown(before.requested, "GiB", 2) if before.passes else 0))
+    return out
+
+
+def to_json(value: object) -> Any:
+    """Plain JSON values: Fractions as floats, dataclasses as dicts."""
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: to_json(getattr(value, k)) for k in value.__dataclass_fields__}
+    return value
+
+
+def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> dict[str, Any]:
+    """The per-request cost from one pool read at several max_model_len, checked, and the token
+    counts it predicts. Raises InputError naming what is wrong with the readings."""
+    if pool <= 0:
+        raise InputError("pool: found 0, expected the KV pool's size per rank, such as 24 GiB")
+    if len({length for length, _ in points}) < 2:
+        raise InputError("readings: found fewer than two different max_model_len, expected two or more readings of the same pool")
+    per_token, fixed = kv.fit_per_request([(length, kv.per_request_bytes(pool, tokens, length)) for length, tokens in points])
+    if per_token <= 0 or fixed < 0:
+        raise InputError("readings: these give a negative per-token or fixed cost; expected readings of one pool on one build")
+    return {
+        "pool_bytes": pool,
+        "per_token_bytes": per_token,
+        "fixed_bytes": fixed,
+        "readings": [{"max_model_len": n, "tokens": t, "pool_over_tokens": Fraction(pool, t)} for n, t in points],
+        "predicted": [
+            {"max_model_len": n, "tokens": kv.tokens_at_length(pool, per_token, fixed, n), "full_contexts": kv.tokens_at_length(pool, per_token, fixed, n) / n}
+            for n in predict_at
+        ],
+    }

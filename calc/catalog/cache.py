@@ -1,0 +1,63 @@
+"""The catalog's parse cache: what the YAML parser made of the files, kept in the directory's
+__pycache__ (as Python keeps compiled modules) with the files' bytes, the reader's source (the
+loader's and this module's) and the installed PyYAML's time. Any change to a file or to the
+reader parses again. The cache is marshal data (plain values only, as the parser gives), never a
+pickle: loading a cache found in a directory runs no code from it, and what it holds is
+validated as the YAML would be.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+
+def _path(directory: Path) -> Path:
+    return directory / "__pycache__" / "catalog.marshal"
+
+
+def _reader(loader: Path) -> tuple[bytes, int | None]:
+    """What the parse depends on beyond the files: the reader's source and PyYAML's install time."""
+    spec = find_spec("yaml")
+    return loader.read_bytes() + Path(__file__).read_bytes(), Path(spec.origin).stat().st_mtime_ns if spec and spec.origin else None
+
+
+def kept(directory: Path, texts: dict[str, bytes], loader: Path) -> dict[str, Any] | None:
+    """The raw contents kept for these exact file bytes and this reader, or None (none yet, stale,
+    unreadable or not one this reader wrote)."""
+    cache = _path(directory)
+    try:
+        if cache.stat().st_size > 8 * sum(len(t) for t in texts.values()) + 2**20:  # not one this reader wrote
+            return None
+        found = marshal.loads(cache.read_bytes())
+        if found["reader"] != _reader(loader) or found["texts"] != texts or not _plain(found["raw"]):
+            return None
+        raw: dict[str, Any] = found["raw"]
+        return raw
+    except Exception:  # none yet or unreadable: parse
+        return None
+
+
+def keep(directory: Path, texts: dict[str, bytes], loader: Path, raw: dict[str, Any]) -> None:
+    """Keep the parse for the next read; a read-only catalog is parsed every time."""
+    cache = _path(directory)
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        partial = cache.with_suffix(f".{os.getpid()}.partial")  # this process's own: builds may run side by side
+        partial.write_bytes(marshal.dumps({"reader": _reader(loader), "texts": texts, "raw": raw}))
+        partial.replace(cache)
+    except OSError:
+        pass
+
+
+def _plain(value: Any) -> bool:
+    """Whether a value is plain data as the YAML parser gives it: text, numbers, true/false,
+    null, lists and mappings with text keys."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, (str, int, float))

@@ -1,0 +1,132 @@
+"""The catalog built from raw file contents: each file checked against its spec, entries by id,
+cross-references and the figures' context (a start's date and generation) resolved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from calc.catalog.spec import _MISSING, FILES, SPEC, CatalogError, Figure, Found, _check
+
+
+@dataclass(frozen=True, repr=False)
+class Catalog:
+    """The validated catalog: entries by id, figures as `Figure`."""
+
+    boxes: dict[str, dict[str, Any]]
+    models: dict[str, dict[str, Any]]
+    deployments: dict[str, dict[str, Any]]
+    policy: dict[str, Any]
+    incidents: dict[str, dict[str, Any]]
+    traces: dict[str, dict[str, Any]]
+    plans: dict[str, dict[str, Any]]
+    fraction_plans: dict[str, dict[str, Any]]
+
+    def __repr__(self) -> str:
+        """What it holds, counted: its full contents would run to hundreds of kB in a traceback
+        or in a log line that prints it (the page templates' debug output does)."""
+        return "Catalog(" + ", ".join(f"{len(getattr(self, f.name))} {f.name}" for f in fields(self) if f.name != "policy") + ")"
+
+
+def _by_id(file: str, section: str, items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for i, item in enumerate(items):
+        if item["id"] in out:
+            raise CatalogError(file, f"{section}[{i}].id", item["id"], "an id not used before in this file")
+        out[item["id"]] = item
+    return out
+
+
+def _trace_times(traces: list[dict[str, Any]]) -> None:
+    """A trace's polls run forward in time, and its kernel-init window starts and ends on polls."""
+    for i, trace in enumerate(traces):
+        times = [sample["t"] for sample in trace["samples"]]
+        for j in range(1, len(times)):
+            if times[j] <= times[j - 1]:
+                raise CatalogError("traces.yaml", f"traces[{i}].samples[{j}].t", times[j], f"a time after the poll before it ({times[j - 1]})")
+        window = trace.get("kernel_init")
+        if window is not None:
+            for key in ("from_t", "to_t"):
+                if window[key] not in times:
+                    raise CatalogError(
+                        "traces.yaml", f"traces[{i}].kernel_init.{key}", window[key], f"the time of one of the trace's polls ({', '.join(map(str, times))})"
+                    )
+            if window["to_t"] <= window["from_t"]:
+                raise CatalogError("traces.yaml", f"traces[{i}].kernel_init.to_t", window["to_t"], f"a time after from_t ({window['from_t']})")
+
+
+def _lengths(models: list[dict[str, Any]]) -> None:
+    """A length report is fit over max_model_len: it needs readings at two different lengths."""
+    for i, model in enumerate(models):
+        for j, report in enumerate(model.get("length_reports", [])):
+            lengths = [r["max_model_len"] for r in report["readings"]]
+            if len(set(lengths)) < 2:
+                raise CatalogError(
+                    "models.yaml",
+                    f"models[{i}].length_reports[{j}].readings",
+                    Found(f"{len(lengths)} readings, all at max_model_len {lengths[0]}"),
+                    "readings at two or more different max_model_len",
+                )
+
+
+def _refs(file: str, section: str, items: dict[str, dict[str, Any]], targets: dict[str, dict[str, dict[str, Any]]]) -> None:
+    for i, item in enumerate(items.values()):
+        for key, target in (("model", "models"), ("box", "boxes")):
+            if key in item and item[key] not in targets[target]:
+                known = ", ".join(targets[target])
+                raise CatalogError(file, f"{section}[{i}].{key}", item[key], f"the id of an entry in {target}.yaml ({known})")
+        for j, resident in enumerate(item.get("residents", [])):
+            if resident["model"] not in targets["models"]:
+                known = ", ".join(targets["models"])
+                raise CatalogError(file, f"{section}[{i}].residents[{j}].model", resident["model"], f"the id of an entry in models.yaml ({known})")
+
+
+def _with_context(start: dict[str, Any]) -> dict[str, Any]:
+    """A start's figures carry the start's date and generation unless they say otherwise."""
+    date, generation = start.get("date"), start.get("generation")
+    return {
+        key: replace(v, date=v.date or date, generation=v.generation or (str(generation) if generation else None))
+        if isinstance(v, Figure)
+        else {k: _with_context_figure(f, date, generation) for k, f in v.items()}
+        if key == "gate_row"
+        else v
+        for key, v in start.items()
+    }
+
+
+def _with_context_figure(figure: Figure, date: str | None, generation: int | None) -> Figure:
+    return replace(figure, date=figure.date or date, generation=figure.generation or (str(generation) if generation else None))
+
+
+def build(raw: dict[str, Any]) -> Catalog:
+    """Validate raw file contents ({"boxes": ..., "models": ...}) into a Catalog."""
+    data = {}
+    for name in FILES:
+        file = f"{name}.yaml"
+        if name not in raw:
+            raise CatalogError(file, "(file)", _MISSING, f"catalog/{file}")
+        data[name] = _check(SPEC[name], raw[name], file, "")
+    _lengths(data["models"]["models"])
+    boxes = _by_id("boxes.yaml", "boxes", data["boxes"]["boxes"])
+    for i, box in enumerate(boxes.values()):
+        if not {"total_memory", "reported_total", "spec_memory"} & box.keys():
+            raise CatalogError("boxes.yaml", f"boxes[{i}].total_memory", _MISSING, "a total: total_memory, reported_total or spec_memory")
+    models = _by_id("models.yaml", "models", data["models"]["models"])
+    targets = {"boxes": boxes, "models": models}
+    deployments = _by_id("starts.yaml", "deployments", data["starts"]["deployments"])
+    for deployment in deployments.values():
+        deployment["starts"] = [_with_context(start) for start in deployment["starts"]]
+    incidents = _by_id("incidents.yaml", "incidents", data["incidents"]["incidents"])
+    traces = _by_id("traces.yaml", "traces", data["traces"]["traces"])
+    _trace_times(data["traces"]["traces"])
+    plans = _by_id("plans.yaml", "plans", data["plans"]["plans"])
+    fraction_plans = _by_id("plans.yaml", "fraction_plans", data["plans"]["fraction_plans"])
+    for file, section, items in (
+        ("starts.yaml", "deployments", deployments),
+        ("incidents.yaml", "incidents", incidents),
+        ("traces.yaml", "traces", traces),
+        ("plans.yaml", "plans", plans),
+        ("plans.yaml", "fraction_plans", fraction_plans),
+    ):
+        _refs(file, section, items, targets)
+    return Catalog(boxes, models, deployments, data["policy"], incidents, traces, plans, fraction_plans)

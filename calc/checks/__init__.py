@@ -1,0 +1,1 @@
+"""The checks: how close the models come to what real starts logged."""

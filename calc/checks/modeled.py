@@ -1,0 +1,318 @@
+"""Before the first start: weights and KV from a config.json, one report for the command line
+and the browser alike. Every figure here is modeled (calc/engine/weights.py, calc/engine/kvlayout.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
+from calc.units import InputError, fmt
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    config_text: str
+    config_file: str = "config.json"
+    tp: int = 1
+    kv_cache_dtype: str = "auto"
+    max_model_len: int = 8192
+    pool: int | None = None
+    engine_version: str | None = None
+    index_text: str | None = None
+    index_file: str = "model.safetensors.index.json"
+    block_size: int | None = None
+    prefill_budget: int = 8192
+    speculative_tokens: int = 0
+    dcp: int = 1
+    prefix_caching: bool | None = None  # None: the engine's default (on, but for hybrids up to 0.27.1)
+    pp: int = 1  # --pipeline-parallel-size
+    pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
+    lora: lora.Lora | None = None  # --enable-lora and its sizes
+    offload: offload.Offload | None = None  # --cpu-offload-gb, --kv-offloading-size, --swap-space
+    multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
+    dp: int = 1  # --data-parallel-size
+    enable_expert_parallel: bool = False  # --enable-expert-parallel
+
+
+def model_report(i: ModelInputs) -> dict[str, Any]:
+    """Weights per rank, the KV cost of one request and, given a pool, what vLLM would print.
+    Raises InputError (ConfigError names the file and field) for anything it cannot size."""
+    shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
+    shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
+    total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
+    if i.tp < 1 or shape.heads % i.tp:
+        raise InputError(f"--tp: found {i.tp}, expected a divisor of the model's {shape.heads} attention heads")
+    if hfconfig.MLA not in shape.layers and shape.kv_heads % i.tp and i.tp % shape.kv_heads:  # vLLM asserts one or the other
+        raise InputError(f"--tp: found {i.tp}, expected a divisor or a multiple of the model's {shape.kv_heads} KV heads")
+    if i.dcp < 1 or i.tp % i.dcp:
+        raise InputError(f"--dcp: found {i.dcp}, expected a divisor of the tensor parallel size {i.tp}")
+    try:
+        rules = ranks.in_flight(kvlayout.version(i.engine_version), i.pp)
+        hybrid = bool({hfconfig.MAMBA, hfconfig.LINEAR} & set(shape.layers))
+        prefix_caching = i.prefix_caching if i.prefix_caching is not None else not (hybrid and rules.hybrid_prefix_caching_off)
+        mode = kvlayout.mamba_cache_mode(shape, rules, i.prefix_caching)
+        settings = kvlayout.Settings(tp=i.tp, kv_cache_dtype=i.kv_cache_dtype, block_size=i.block_size,
+                                     prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
+                                     mamba_cache_mode=mode)  # fmt: skip
+        req = kvlayout.request(shape, settings, i.max_model_len, rules)
+        par = ranks.Parallel(i.tp, i.dp, i.enable_expert_parallel)
+        ranks.check_parallel(shape, par, rules)
+        split = ranks.moe_experts(shape) > 0 and (i.dp > 1 or ranks.uses_ep(par, rules))
+        group = ranks.expert_ranks(shape, par, rules, i.pp, i.pp_layer_partition, total, source or "index total_size") if split else None
+        heavy = max(range(len(group[0])), key=lambda r: (group[0][r].local_experts, -r)) if group else 0
+        own = ranks.rank_tensors(shape, par, rules, heavy) if split else None
+        stage_list = ranks.stages(shape, settings, i.max_model_len, rules, i.pp, i.pp_layer_partition, total, source or "index total_size", own)
+    except ValueError as error:
+        if isinstance(error, InputError):
+            raise
+        raise InputError(str(error)) from None
+    w = weights.per_rank(shape, i.tp, total, source)
+    if split:  # the rank with the most experts, which holds the most
+        w = weights.Weights(stage_list[0].weights_bytes, stage_list[-1].drafter_bytes, w.source, w.checkpoint_total)
+    notes = list(shape.defaults) + parallel_notes(shape, par, rules, group, heavy)
+    if shape.float32_checkpoint:
+        notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
+    notes += mm_notes
+    tower_bytes = 0
+    if shape.tower is not None:
+        tw = shape.tower
+        tower_bytes = sum(weights.tensor_bytes(t, weights.quant_of(shape), shape.dtype_bytes) for t in weights.tower_tensors(tw, i.tp))
+        tower_bytes = round(tower_bytes * weights.checkpoint_scale(shape, total, source or "index total_size")[0])
+        tower_split = weights.tower_split(tw, i.tp)
+        how = (
+            "whole on every rank (--mm-encoder-tp-mode data)"
+            if tw.data_parallel and i.tp > 1
+            else f"whole on every rank: its {tw.heads} heads do not divide over {i.tp} ranks"
+            if tower_split == 1 and i.tp > 1
+            else f"its projections divided over the {i.tp} ranks"
+        )
+        notes.append(
+            f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else "")
+        )
+    if shape.max_positions is not None and i.max_model_len > shape.max_positions:
+        notes.append(f"max_model_len {i.max_model_len:,} is above the config's max_position_embeddings ({shape.max_positions:,}): "
+                     "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")  # fmt: skip
+    if hybrid and rules.one_state_page:
+        notes.append(f"vLLM {rules.name} keeps one mamba state a request, prefix caching or not")
+    elif hybrid and i.prefix_caching is None and not prefix_caching:
+        notes.append(f"prefix caching is off by default for hybrid models in vLLM {rules.name}: one mamba state a request")
+    if hybrid and mode == "all":
+        notes.append(f"with prefix caching on, vLLM {rules.name} runs {shape.architecture} in mamba 'all' mode: a state page for every block of context")
+    if hybrid and mode == "align" and hfconfig.LINEAR in shape.layers and rules.name == kvlayout.NEWEST:
+        notes.append(
+            "from vLLM 0.33.0 a gated-delta layer whose prefill runs on FlashInfer holds one page more a request (a prefill checkpoint), not counted here"
+        )
+    whole_req = req
+    tight = max(stage_list, key=lambda st: (st.kv_block_bytes, st.weights_bytes))  # the fewest blocks from one pool
+    tight_shape = shape
+    if i.pp > 1:
+        tight_shape = ranks.stage_shape(shape, tight.first_layer, tight.end_layer, tight.rank == i.pp - 1)
+        req = kvlayout.request(tight_shape, settings, i.max_model_len, rules)
+        heaviest = max(stage_list, key=lambda st: st.weights_bytes)
+        w = weights.Weights(heaviest.weights_bytes, stage_list[-1].drafter_bytes, w.source, w.checkpoint_total)
+        notes.append(
+            f"pipeline parallel {i.pp}: layers "
+            + ", ".join(str(st.layers) for st in stage_list)
+            + (" as VLLM_PP_LAYER_PARTITION gives them" if i.pp_layer_partition else " as vLLM splits them (vllm/distributed/utils.py get_pp_indices)")
+            + f"; the weights are the heaviest stage's (stage {heaviest.rank}), the KV figures the stage with the fewest blocks (stage {tight.rank})"
+        )
+        if ranks.whole_model_check(rules):
+            notes.append(
+                f"vLLM {rules.name} checks one request of the whole model's layers against the smallest stage's pool "
+                "(vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.14.0 to 0.16.x): the smallest pool that starts is the whole model's"
+            )
+    stage_lora = (
+        tuple(lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1) for st in stage_list)
+        if i.lora is not None
+        else None
+    )
+    host, moved = None, tuple(0 for _ in stage_list)
+    if i.offload is not None:
+        moved = tuple(offload.moved(shape, i.tp, i.offload.cpu_offload_gib, range(st.first_layer, st.end_layer)) for st in stage_list)
+        moved = tuple(min(m, st.weights_bytes) for m, st in zip(moved, stage_list, strict=True))  # a checkpoint smaller than the count
+        host = offload.host_use(i.offload, moved, i.tp, rules.engine)
+        notes += list(host.notes)
+        said = offload.unified_note(host, w.model)
+        if said:
+            notes.append(said)
+    floor = whole_req.floor_bytes if i.pp > 1 and ranks.whole_model_check(rules) else max(st.kv_floor_bytes for st in stage_list)
+    lay = req.layout
+    out: dict[str, Any] = {
+        "modeled": True,
+        "architecture": shape.architecture,
+        "family": shape.family,
+        "layers": shape.parameters_note,
+        "tp": i.tp,
+        "kv_cache_dtype": i.kv_cache_dtype,
+        "max_model_len": i.max_model_len,
+        "engine_rules": f"vLLM {rules.name} ({'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints})",
+        "weights_bytes_per_rank": w.model,
+        "weights_source": w.source,
+        "drafter_bytes_per_rank": w.drafter,
+        "checkpoint_bytes": w.checkpoint_total,
+        "kv_bytes_per_token": int(req.bytes_per_token) if req.bytes_per_token.denominator == 1 else req.bytes_per_token,
+        "kv_fixed_bytes_per_request": req.fixed_bytes,
+        "kv_bytes_per_request": req.bytes_per_request,
+        "kv_floor_bytes": floor,  # the smallest pool vLLM's one-request check passes
+        "null_block_bytes": req.null_block_bytes,
+        "block_size": min(g.spec.block_size for g in lay.groups),
+        "kv_groups": len(lay.groups),
+        "layers_per_group": lay.group_size,
+        "padding_layers": lay.padding_layers,
+        "kv_tokens": None,
+        "kv_tokens_all_replicas": None,
+        "max_concurrency": None,
+        "kv_blocks": None,
+        "largest_max_model_len": None,
+        "pp": i.pp,
+        "dp": i.dp,
+        "enable_expert_parallel": i.enable_expert_parallel,
+        "ep_size": par.ep_size if ranks.uses_ep(par, rules) else 1,
+        "world_size": i.tp * i.pp * i.dp,
+        "ranks": [
+            {
+                **stage_json(st),
+                **({"lora_bytes": stage_lora[st.rank].device_bytes} if stage_lora else {}),
+                **({"offloaded_bytes": moved[st.rank]} if host else {}),
+                **(_expert_json(group[st.rank], heavy) if group else {}),
+            }
+            for st in stage_list
+        ],
+        "lora": _lora_json(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
+        "tower": _tower_json(shape.tower, tower_bytes, i.tp) if shape.tower is not None else None,
+        "offload": _offload_json(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
+        "notes": notes,
+    }
+    if i.pool is not None:
+        p = kvlayout.pool(tight_shape, settings, i.max_model_len, i.pool, rules, req)
+        check_shape = shape if i.pp > 1 and ranks.whole_model_check(rules) else tight_shape
+        largest = kvlayout.largest_max_model_len(check_shape, settings, i.pool, rules)
+        out.update(
+            pool_bytes=i.pool,
+            kv_tokens=p.tokens,
+            max_concurrency=p.concurrency,
+            kv_blocks=p.blocks,
+            largest_max_model_len=largest,
+            kv_tokens_all_replicas=p.tokens * i.dp,  # each replica its own pool and requests
+            # vLLM's one-request check (vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory):
+            # below it the start is refused, and the figures above are never printed
+            one_request_fits=largest >= i.max_model_len,
+        )
+    return out
+
+
+def release_of(text: str | None) -> tuple[int, int]:
+    """(major, minor) of --engine-version; the newest read when none is given."""
+    from calc.engine import predict
+
+    return predict.release(text)
+
+
+_TOWER_SOURCES = {"qwen3-vl": "qwen3_vl.py", "qwen2.5-vl": "qwen2_5_vl.py", "siglip": "siglip.py and gemma3_mm.py", "pixtral": "pixtral.py and mistral3.py"}
+
+
+def _tower_json(tw: hfconfig.Tower, bytes_per_rank: int, tp: int) -> dict[str, Any]:
+    """The vision tower as one rank holds it."""
+    return {
+        "name": tw.name,
+        "blocks": tw.depth,
+        "bytes_per_rank": bytes_per_rank,
+        "replicated": tp > 1 and weights.tower_split(tw, tp) == 1,
+        "mm_encoder_tp_mode": "data" if tw.data_parallel else "weights",
+        "source": f"vllm/model_executor/models/{_TOWER_SOURCES[tw.kind]}, 0.33.0",
+    }
+
+
+def parallel_notes(shape: hfconfig.Shape, par: ranks.Parallel, rules: kvlayout.Version, group: Any, heavy: int) -> list[str]:
+    """What data and expert parallel do to this model's ranks, in words."""
+    out = []
+    experts = ranks.moe_experts(shape)
+    if par.dp > 1:
+        out.append(
+            f"data parallel {par.dp}: {par.dp} replicas of TP {par.tp}, {par.tp * par.dp} ranks a stage; each replica sizes its own KV pool "
+            "from its own free memory and serves its own requests (the figures here are one replica's)"
+        )
+    if experts and group and ranks.uses_ep(par, rules):
+        counts = [e.local_experts for e in group[0]]
+        dealt = "even" if len(set(counts)) == 1 else f"uneven: {max(counts)} on rank {heavy}, {min(counts)} on others"
+        out.append(
+            f"expert parallel over TP x DP = {par.ep_size} ranks: {experts} routed experts, {dealt} (determine_expert_map); each expert whole "
+            "on its rank; attention, embeddings and dense layers as under TP; the weights are the rank with the most experts"
+        )
+        if ranks.shared_replicated(shape, par, rules):
+            out.append("with EP, TP > 1 and DP > 1 the shared experts are built whole on every rank (sequence-parallel MoE, deepseek_v2.py)")
+    elif par.ep and experts and par.ep_size == 1:
+        out.append("--enable-expert-parallel on one rank (TP x DP = 1): the rank holds every expert, as without it")
+    elif par.ep and experts:
+        out.append(
+            f"--enable-expert-parallel at TP 1: vLLM {rules.name} deals experts only when TP > 1 (fused_moe/layer.py): they stay sharded over the DP ranks"
+        )
+    elif experts and par.dp > 1:
+        out.append(f"without --enable-expert-parallel each expert is divided over TP x DP = {par.tp * par.dp} ranks (flatten_tp_across_dp)")
+    if par.dp > 1 and hfconfig.MLA in shape.layers:
+        out.append(
+            "MLA keeps one whole latent a token on every rank, divided by no TP: under data parallel attention each rank's pool holds its own "
+            f"requests, {par.dp} times the tokens of TP {par.tp * par.dp}, whose ranks would all hold the same ones"
+        )
+    return out
+
+
+def _expert_json(each: tuple[ranks.ExpertRank, ...], heavy: int) -> dict[str, Any]:
+    """A stage's TP x DP ranks: the routed experts and weights of each."""
+    return {
+        "local_experts": each[heavy].local_experts,
+        "expert_ranks": [
+            {"ep_rank": e.ep_rank, "dp_rank": e.dp_rank, "tp_rank": e.tp_rank, "local_experts": e.local_experts, "weights_bytes": e.weights_bytes} for e in each
+        ],
+    }
+
+
+def _lora_json(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> dict[str, Any]:
+    """The LoRA slots on the heaviest rank and the adapters on the host."""
+    top = max(each, key=lambda b: b.device_bytes)
+    return {
+        "max_loras": cfg.max_loras,
+        "max_lora_rank": cfg.max_lora_rank,
+        "max_cpu_loras": cfg.max_cpu_loras or cfg.max_loras,
+        "slot_bytes": top.slot_bytes,
+        "device_bytes_per_rank": top.device_bytes,
+        "host_bytes_per_worker": each[0].host_bytes,  # every worker process keeps its own whole copies
+        "host_bytes": each[0].host_bytes * tp * len(each),
+        "modules": top.modules,
+        "source": "vllm/lora/layers (create_lora_weights) and model_manager.py, 0.33.0",
+    }
+
+
+def _offload_json(h: offload.HostUse, on_device: int) -> dict[str, Any]:
+    """The bytes moved to the host, and what a unified-memory box makes of them."""
+    return {
+        "offloaded_bytes_per_rank": h.offloaded_per_rank,
+        "weights_on_device_bytes_per_rank": on_device,
+        "offloaded_bytes": h.offloaded_bytes,
+        "kv_offloading_bytes": h.kv_offloading_bytes,
+        "swap_space_bytes": h.swap_bytes,
+        "host_bytes": h.host_bytes,
+        # on a unified-memory box the host is the same memory: nothing is saved, and the host buffers add
+        "unified_saving_bytes": 0,
+        "unified_extra_bytes": h.kv_offloading_bytes + h.swap_bytes,
+        "source": "vllm/model_executor/offloader/uva.py, vllm/config/cache.py and vllm/config/vllm.py, 0.33.0",
+    }
+
+
+def stage_json(st: ranks.Stage) -> dict[str, Any]:
+    """One pipeline stage as the report's `ranks` list gives it."""
+    per_token = st.kv_bytes_per_token
+    return {
+        "rank": st.rank,
+        "layers": st.layers,
+        "first_layer": st.first_layer,
+        "end_layer": st.end_layer,
+        "holds": list(st.holds),
+        "weights_bytes": st.weights_bytes,
+        "drafter_bytes": st.drafter_bytes,
+        "kv_bytes_per_token": int(per_token) if per_token.denominator == 1 else per_token,
+        "kv_bytes_per_request": st.kv_bytes_per_request,
+        "kv_block_bytes": st.kv_block_bytes,
+        "kv_floor_bytes": st.kv_floor_bytes,
+    }

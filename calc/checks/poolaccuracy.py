@@ -1,0 +1,263 @@
+"""How close calc/engine/predict.py comes to the pool vLLM printed, on public starts it never saw.
+
+models/pool_starts.yaml lists the starts; every third (index % 3 == 2) is held out, and the three
+fitted constants of calc/engine/predict.py are medians over the others only (`fit`). Each row predicts
+the pool from the config, the card's total and the settings, and compares it with the log's
+"Available KV cache memory" (V1) or "the rest of the memory reserved for KV Cache" (V0). A pool
+vLLM printed negative has no relative error: its row checks the verdict instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from statistics import median
+from typing import Any
+
+from calc.checks import accuracy
+from calc.engine import hfconfig, predict
+from calc.logs import logread
+from calc.units import InputError, parse_size
+
+
+def held_out(index: int) -> bool:
+    """The fixed rule: every third entry, counting from 0, is held out (index % 3 == 2)."""
+    return index % 3 == 2
+
+
+@dataclass(frozen=True)
+class Row:
+    index: int
+    label: str
+    log: str
+    url: str
+    held_out: bool
+    printed_pool: int  # the middle of what the printed figure rounds
+    prediction: predict.Prediction
+    printed_terms: dict[str, int]  # what the log prints of the terms: activation_peak, non_torch, cuda_graph, weights
+    log_verdict: str = "starts"  # what vLLM did: "starts", "no KV memory" or "max_model_len" (the log's error)
+    family: str = ""  # hfconfig.Shape.family: dense, moe, mla, sliding window, hybrid
+    era: str = ""  # era_of(the start's release)
+
+    @property
+    def error(self) -> Fraction | None:
+        """(predicted - printed) / printed; None where vLLM printed no positive pool."""
+        if self.printed_pool <= 0:
+            return None
+        return Fraction(self.prediction.available_kv_bytes - self.printed_pool, self.printed_pool)
+
+    @property
+    def naive_error(self) -> Fraction | None:
+        """The naive rule's error, total x utilization - weights, on the same start (None as above)."""
+        if self.printed_pool <= 0:
+            return None
+        p = self.prediction
+        return Fraction(p.requested_bytes - p.weights.bytes - self.printed_pool, self.printed_pool)
+
+    @property
+    def verdict_matches(self) -> bool:
+        return self.prediction.verdict == self.log_verdict
+
+
+TERMS = ("activation_peak", "non_torch", "cuda_graph", "weights")
+
+
+def _size(text: object, where: str) -> int:
+    """A size an entry states ('79.19 GiB'): printed figures are GiB, as vLLM prints them."""
+    return round(parse_size(str(text), where))
+
+
+def _mid(found: logread.Found | None) -> int | None:
+    if found is None:
+        return None
+    return int(found.value)
+
+
+def rows(
+    entries: list[dict[str, Any]], configs: dict[str, dict[str, Any]], logs: dict[str, str], boxes: dict[str, dict[str, Any]], urls: dict[str, str]
+) -> list[Row]:
+    out = []
+    for i, e in enumerate(entries):
+        where = f"models/pool_starts.yaml: starts[{i}]"
+        if e.get("log") not in logs:
+            raise InputError(f"{where}.log: found {e.get('log')!r}, expected a log in logs/public/")
+        if e.get("config") not in configs:
+            raise InputError(f"{where}.config: found {e.get('config')!r}, expected one of {', '.join(sorted(configs))}")
+        r = logread.read_log(logs[e["log"]])
+        config = configs[e["config"]]
+        shape = hfconfig.shape(config, f"models/configs/{e['config']}/config.json")
+        card = predict.card_of_box(predict.find_box(boxes, str(e["box"])))
+        if r.total_memory_bytes is not None:  # the log's own total beats the catalog's reading
+            card = predict.Card(
+                card.id, card.name, int(r.total_memory_bytes.value), r.total_memory_bytes.line_text, f"{e['log']}, line {r.total_memory_bytes.line_no}"
+            )
+        elif e.get("total_memory") is not None:  # a total the log prints in a line the reader does not take (a DEBUG snapshot)
+            card = predict.Card(
+                card.id, card.name, _size(e["total_memory"], f"{where}.total_memory"), str(e["total_memory"]), f"{e['log']}, as the entry quotes it"
+            )
+        util = e.get("gpu_memory_utilization")
+        utilization = Fraction(str(util)) if util is not None else (Fraction(r.gpu_memory_utilization.value) if r.gpu_memory_utilization else None)
+        tp = int(e.get("tp") or (r.tensor_parallel_size.value if r.tensor_parallel_size else 1))
+        start = predict.Start(
+            tp=tp,
+            max_model_len=int(e["max_model_len"]),
+            utilization=utilization,
+            max_num_seqs=e.get("max_num_seqs"),
+            max_num_batched_tokens=e.get("max_num_batched_tokens"),
+            engine_version=str(e["engine_version"]),
+            kv_cache_dtype=str(e.get("kv_cache_dtype", "auto")),
+            prefix_caching=accuracy.log_mamba_cache_mode(logs[e["log"]])[0],  # as the log states it, else the release's default
+        )
+        given: dict[str, Any] = {}
+        if e.get("weights") == "log":
+            if r.model_loading_bytes is None:
+                raise InputError(f"{where}.weights: {e['log']} prints no loading line, expected one for weights: log")
+            given = {"weights_bytes": int(r.model_loading_bytes.value), "weights_source": f"{e['log']}, line {r.model_loading_bytes.line_no}"}
+        elif e.get("weights") is not None:  # the log's weights as a line the reader does not take prints them
+            given = {"weights_bytes": _size(e["weights"], f"{where}.weights"), "weights_source": f"{e['log']}, as the entry quotes it"}
+        p = predict.predict(shape, card, start, predict.experts_per_token(config), **given)
+        if r.available_kv_bytes is None:
+            raise InputError(f"{where}.log: {e['log']} prints no pool")
+        terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),
+                                   ("cuda_graph", _mid(r.cuda_graph_bytes)), ("weights", _mid(r.model_loading_bytes))) if v is not None}  # fmt: skip
+        # Terms the log prints in a line the reader does not take (v0.19's DEBUG profile line, gpu_worker.py:435). They
+        # win over the reader's: in those logs it takes the start snapshot's non_torch_memory (the CUDA context
+        # before loading, gpu_worker.py:284) for the profile's non-torch increase.
+        quoted = e.get("printed") or {}
+        if not isinstance(quoted, dict) or set(quoted) - set(TERMS):
+            raise InputError(f"{where}.printed: found {quoted!r}, expected a mapping of {', '.join(TERMS)} to sizes")
+        for key, text in quoted.items():
+            terms[key] = _size(text, f"{where}.printed.{key}")
+        error = r.error.value if r.error is not None else None
+        said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
+        out.append(Row(i, str(e["label"]), e["log"], str(e.get("url") or urls.get(e["log"], "")), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
+                       shape.family, era_of(predict.release(str(e["engine_version"])))))  # fmt: skip
+    return out
+
+
+ERAS = ("V0, before 0.8.0", "V1, from 0.8.0, before 0.20.0", "V1 from 0.20.0, the CUDA graph estimate off the pool")
+
+
+def era_of(rel: tuple[int, int]) -> str:
+    """The release's era for the accuracy table: V0's profile (before 0.8, where these starts ran
+    V0), V1's up to 0.19, and V1 from 0.20, when the CUDA graph estimate comes off the pool."""
+    return ERAS[0] if rel < (0, 8) else ERAS[1] if rel < (0, 20) else ERAS[2]
+
+
+@dataclass(frozen=True)
+class Summary:
+    starts: int  # rows with a relative error (a positive printed pool)
+    median: Fraction | None  # of |error|
+    p90: Fraction | None
+    verdicts_right: int
+    verdicts: int
+
+
+def percentile(values: list[Fraction], q: int) -> Fraction:
+    """The q-th percentile by the nearest rank (the smallest value at or above q % of them)."""
+    ordered = sorted(values)
+    rank = max(1, -(-q * len(ordered) // 100))
+    return ordered[rank - 1]
+
+
+def summary(rs: list[Row], naive: bool = False) -> Summary:
+    """The median and 90th-percentile absolute error over the rows with a printed pool; with
+    `naive`, of the naive rule (total x utilization - weights) on the same rows."""
+    errors = [abs(e) for e in ((r.naive_error if naive else r.error) for r in rs) if e is not None]
+    return Summary(len(errors), Fraction(median(errors)) if errors else None, percentile(errors, 90) if errors else None,
+                   sum(r.verdict_matches for r in rs), len(rs))  # fmt: skip
+
+
+def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
+    """The summary of each family and of each era, every row counted (fitted and held out), in the
+    order of hfconfig.FAMILIES and ERAS; a group with no start is left out."""
+    out = []
+    for kind, names, key in (("family", hfconfig.FAMILIES, "family"), ("era", ERAS, "era")):
+        for name in names:
+            chosen = [r for r in rs if getattr(r, key) == name]
+            if chosen:
+                out.append((kind, name, summary(chosen)))
+    return out
+
+
+def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -> dict[str, int]:
+    """The three constants calc/engine/predict.py takes, as medians over the rows not held out (and the
+    CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
+    sampler's bytes a logit where the printed activation peak is the sampler's, and a graph's bytes."""
+    fitted = [r for r in rs if not r.held_out]
+    one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
+    one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
+    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0]]
+    many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
+    sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
+    for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
+        act, p = r.printed_terms.get("activation_peak"), r.prediction
+        for path, values in sampler.items():
+            if act is not None and act > p.forward.bytes and f"(fitted, {path})" in p.sampler.source:
+                values.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
+    firsts: list[int] = []
+    pers: list[int] = []
+    pers_tp: list[int] = []
+    held = {r.log for r in rs if r.held_out}
+    tps = {r.log: r.prediction.tp for r in rs}
+    for g in graph_logs:  # the logs that print vLLM's own two measurements (DEBUG), but a held-out start's
+        measured = graph_breakdown(logs[g["log"]]) if g["log"] not in held else {}
+        if measured:
+            firsts.append(max(first for first, _ in measured.values()))
+            (pers_tp if tps.get(g["log"], 1) > 1 else pers).extend(per for _, per in measured.values())
+    return {
+        "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
+        "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
+        "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
+        "NON_TORCH_PER_RANK_TP_V0": round(median(many_v0)) if many_v0 else 0,
+        "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
+        "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
+        "CUDA_GRAPH_FIRST_CAPTURE": round(median(firsts)) if firsts else 0,
+        "CUDA_GRAPH_PER_GRAPH": round(median(pers)) if pers else 0,
+        "CUDA_GRAPH_PER_GRAPH_TP": round(median(pers_tp)) if pers_tp else 0,
+    }
+
+
+_BREAKDOWN = re.compile(r"Estimated (PIECEWISE|FULL) CUDA graph memory: ([0-9.]+) MiB first-capture \+ \((\d+)-1\) \S+ ([0-9.]+) MiB per-graph")
+_COUNTS = re.compile(r"Profiling CUDA graph memory: ((?:(?:PIECEWISE|FULL)=\d+ \(largest=\d+\)(?:, )?)+)")
+_TOTAL = re.compile(r"Estimated CUDA graph memory: ([0-9.]+) GiB total")
+
+
+def graph_breakdown(text: str) -> dict[str, tuple[int, int]]:
+    """vLLM's two measurements for each mode, as its DEBUG line prints them (gpu_model_runner.py
+    profile_cudagraph_memory, v0.19.0 on): {mode: (first capture, per graph)} in bytes."""
+    return {m[1]: (round(Fraction(m[2]) * 2**20), round(Fraction(m[4]) * 2**20)) for m in _BREAKDOWN.finditer(text)}
+
+
+@dataclass(frozen=True)
+class GraphCheck:
+    log: str
+    piecewise: int
+    full: int
+    printed: int  # "Estimated CUDA graph memory: X GiB total", the middle of what X rounds
+    predicted: int  # predict.cuda_graph_estimate over the same counts
+
+    @property
+    def error(self) -> Fraction:
+        return Fraction(self.predicted - self.printed, self.printed)
+
+
+def graph_checks(names: list[str], logs: dict[str, str], tps: dict[str, int] | None = None) -> list[GraphCheck]:
+    """The estimate predict.cuda_graph_estimate gives for the graphs each log profiled (its
+    'Profiling CUDA graph memory: PIECEWISE=.., FULL=..' line) beside the total vLLM printed."""
+    out = []
+    for name in names:
+        text = logs[name]
+        counts, total = _COUNTS.search(text), _TOTAL.search(text)
+        # the graphs profiled: the INFO line, or else the DEBUG lines' "(51-1)"
+        modes = dict(re.findall(r"(PIECEWISE|FULL)=(\d+)", counts[1])) if counts else {m[1]: m[3] for m in _BREAKDOWN.finditer(text)}
+        if not modes or total is None:
+            raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {name} prints no 'Profiling CUDA graph memory' line with its total")
+        pw, full = int(modes.get("PIECEWISE", 0)), int(modes.get("FULL", 0))
+        out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full, (tps or {}).get(name, 1))))
+    return out
+
+
+def _tp(r: Row) -> int:
+    return r.prediction.tp

@@ -1,0 +1,672 @@
+"""A Hugging Face config.json read into the shape the weight and KV models need.
+
+One function, `shape`, turns the config (and its `text_config` where a multimodal wrapper
+holds one) into a `Shape`: the layer kinds in order (full attention, sliding window, MLA,
+mamba, linear attention), the attention and MLP dimensions, the drafter layers the config
+declares, and the checkpoint's quantization. Anything the models cannot size is refused with
+a `ConfigError` that names the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from calc import jsontext
+from calc.units import InputError
+
+FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
+MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
+FAMILIES = ("dense", "moe", "mla", "sliding window", "hybrid")
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
+MAX_LAYERS = 4096  # far above any published model's (a few hundred): a larger count is a typo
+MAX_DIMENSION = 2**31 - 1  # a size or count beyond this holds no model that loads
+
+
+class Said(str):
+    """What was found, said in words rather than quoted as a value."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class ConfigError(InputError):
+    """A config.json field that is missing or not what the models can size."""
+
+    def __init__(self, file: str, path: str, found: Any, expected: str) -> None:
+        shown = "nothing" if found is _MISSING else repr(found)
+        super().__init__(f"{file}: {path}: found {shown}, expected {expected}")
+
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Mlp:
+    """One decoder layer's feed-forward: dense, or experts (all resident) plus shared ones."""
+
+    intermediate: int = 0
+    experts: int = 0
+    expert_intermediate: int = 0
+    shared_intermediate: int = 0
+    gated_shared: bool = False  # Qwen's shared expert has its own one-wide gate
+    bias: bool = False
+    gated: bool = True  # gate and up projections (SwiGLU); Nemotron-H's squared ReLU has up and down only
+
+
+@dataclass(frozen=True)
+class Tower:
+    """A multimodal model's vision tower and the projector into the language model, read from the
+    config's vision_config as vLLM's model code builds them (calc/engine/weights.py lists the tensors):
+
+    - "qwen3-vl" (Qwen3-VL, Qwen3-VL MoE, Qwen3.5, Qwen3.6): vllm/model_executor/models/qwen3_vl.py,
+      Qwen3_VisionTransformer: a Conv3d patch embedding with bias, a learned position table,
+      `depth` blocks of two LayerNorms, attention (qkv, proj) and an MLP (linear_fc1, linear_fc2),
+      all with biases, then a patch merger and one more for each deepstack layer;
+    - "qwen2.5-vl": qwen2_5_vl.py, Qwen2_5_VisionTransformer: a Conv3d patch embedding without
+      bias, RMSNorms, a gated MLP (gate_up_proj, down_proj), biases on every projection, a merger;
+    - "siglip" (Gemma 3): siglip.py, SiglipVisionModel, and gemma3_mm.py, Gemma3MultiModalProjector;
+    - "pixtral" (Mistral 3): pixtral.py, PixtralHFVisionModel (no biases), and mistral3.py,
+      Mistral3MultiModalProjector with its patch merger.
+    """
+
+    kind: str
+    hidden: int
+    intermediate: int
+    depth: int
+    heads: int
+    patch: int
+    channels: int = 3
+    temporal_patch: int = 1
+    out_hidden: int = 0  # the width the merger or projector writes: the language model's
+    merge: int = 1  # spatial_merge_size: patches merged into one token a side
+    positions: int = 0  # a learned position table's rows
+    deepstack: int = 0  # Qwen3-VL's deepstack mergers
+    projector_bias: bool = False
+    modalities: tuple[str, ...] = ("image",)
+    image_tokens: int = 0  # the most tokens one image gives the language model (the processor's default)
+    data_parallel: bool = False  # --mm-encoder-tp-mode data: the tower whole on every rank
+
+    @property
+    def name(self) -> str:
+        return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "siglip": "SigLIP vision tower",
+                "pixtral": "Pixtral vision tower"}[self.kind]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Shape:
+    file: str
+    architecture: str
+    layers: tuple[str, ...]
+    hidden: int
+    vocab: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    mlps: tuple[Mlp, ...]
+    dtype_bytes: int = 2  # as vLLM loads it: a float32 checkpoint runs in bfloat16 under --dtype auto
+    float32_checkpoint: bool = False
+    head_dim_v: int | None = None
+    sliding_window: int | None = None
+    tie_embeddings: bool = False
+    attention_bias: bool = False  # q, k and v carry a bias
+    output_bias: bool = False  # o_proj carries one too (Llama's attention_bias, Gemma 2, gpt-oss)
+    qk_norm: str = (
+        ""  # "head": q and k normed a head (Qwen3, Gemma 3, GLM); "full": over all heads, on every rank (OLMo 2); "split": over all heads, divided (MiniMax-M2)
+    )
+    extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
+    router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
+    routing_bias: bool = False  # and its float32 score-correction bias a layer
+    sinks: bool = False
+    q_lora_rank: int | None = None
+    kv_lora_rank: int | None = None
+    qk_nope_head_dim: int | None = None
+    qk_rope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    mamba: dict[str, int] = field(default_factory=dict)
+    linear: dict[str, int] = field(default_factory=dict)
+    drafter_layers: int = 0
+    defaults: tuple[str, ...] = ()  # fields the config leaves out, taken as its transformers class's defaults
+    max_positions: int | None = None  # max_position_embeddings, where no rope scaling stretches it
+    output_gate: bool = False  # Qwen3-Next / Qwen3.5: q_proj also carries a gate for the output
+    state_dtype_bytes: int | None = None  # mamba_ssm_dtype, which vLLM takes for the temporal state
+    quantization: dict[str, Any] | None = None
+    tower: Tower | None = None  # a multimodal model's vision tower and projector
+
+    @property
+    def family(self) -> str:
+        """dense, moe, mla, sliding window or hybrid: the accuracy table's grouping."""
+        kinds = set(self.layers)
+        if kinds & {MAMBA, LINEAR}:
+            return "hybrid"
+        if MLA in kinds:
+            return "mla"
+        if SLIDING in kinds:
+            return "sliding window"
+        return "moe" if any(m.experts for m in self.mlps) else "dense"
+
+    @property
+    def parameters_note(self) -> str:
+        counts = {kind: self.layers.count(kind) for kind in dict.fromkeys(self.layers)}
+        return ", ".join(f"{n} {kind}" for kind, n in counts.items())
+
+
+def load(text: str, file: str) -> dict[str, Any]:
+    """The config's JSON object, or a ConfigError naming the file."""
+    try:
+        data = jsontext.loads(text)
+    except jsontext.JsonError as error:
+        raise ConfigError(file, "(the file)", Said(error.found), "a JSON object" if error.expected == "JSON" else error.expected) from None
+    if not isinstance(data, dict):
+        raise ConfigError(file, "(the file)", type(data).__name__, "a JSON object")
+    return data
+
+
+class _Reader:
+    """A config's fields; one it leaves out is its class's default (`defaults`, noted in `taken`),
+    else the `default` the caller gives, else refused."""
+
+    def __init__(self, data: dict[str, Any], file: str, prefix: str = "", architecture: str = "", defaults: dict[str, Any] | None = None) -> None:
+        self.data, self.file, self.prefix, self.architecture = data, file, prefix, architecture
+        self.defaults = defaults or {}
+        self.taken: dict[str, Any] = {}
+
+    def get(self, key: str, default: Any = _MISSING) -> Any:
+        if key not in self.data and key in self.defaults:
+            self.taken[key] = self.defaults[key]
+            return self.defaults[key]
+        return self.data.get(key, default)
+
+    def int(self, key: str, default: Any = _MISSING, minimum: int = 1, maximum: int = MAX_DIMENSION) -> Any:
+        value = self.get(key, default)
+        if value is None and default is None:
+            return None
+        if value is _MISSING:
+            raise ConfigError(self.file, self.prefix + key, _MISSING, "a whole number")
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ConfigError(self.file, self.prefix + key, value, f"a whole number of at least {minimum}")
+        if value > maximum:
+            raise ConfigError(self.file, self.prefix + key, value, f"a whole number of at most {maximum}")
+        return value
+
+    def flag(self, key: str, default: bool = False) -> bool:
+        return as_flag(self.get(key, default), self.file, self.prefix + key)
+
+    def layers(self) -> Any:
+        return self.int("num_hidden_layers", maximum=MAX_LAYERS)
+
+
+def as_flag(value: Any, file: str, path: str) -> bool:
+    """A config's true/false: JSON's own, never a string ("no" is a non-empty string, so bool()
+    once took "tie_word_embeddings": "no" as tied)."""
+    if not isinstance(value, bool):
+        raise ConfigError(file, path, value, "true or false")
+    return value
+
+
+def shape(data: dict[str, Any], file: str = "config.json") -> Shape:
+    """The config read for the weight and KV models; ConfigError names what is missing."""
+    archs = data.get("architectures")
+    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        raise ConfigError(file, "architectures", archs if archs is not None else _MISSING, 'a list naming the model class, such as ["LlamaForCausalLM"]')
+    arch = archs[0]
+    reader = _ARCHITECTURES.get(arch)
+    if reader is None:
+        raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
+    text = data.get("text_config")
+    if (text is not None or arch in WITH_VISION and "text_config" in data) and not isinstance(text, dict):
+        raise ConfigError(file, "text_config", text, "an object holding the language model's fields")
+    inner = text if isinstance(text, dict) else data
+    text_type = inner.get("model_type") if inner is not data else None  # a wrapper's text model can be of more than one class
+    config_class, defaults = _DEFAULTS.get(text_type if isinstance(text_type, str) else arch) or _DEFAULTS.get(arch, ("", {}))
+    if inner is data:  # a top level holds its class's fields in full: only those that postdate it are filled in
+        defaults = {k: v for k, v in defaults.items() if k not in _WRITTEN_IN_FULL}
+    r = _Reader(inner, file, "text_config." if inner is not data else "", arch, defaults)
+    quant = data.get("quantization_config", inner.get("quantization_config"))
+    if quant is not None and not isinstance(quant, dict):
+        raise ConfigError(file, "quantization_config", quant, "an object")
+    dtype = data.get("torch_dtype", data.get("dtype", inner.get("torch_dtype", inner.get("dtype", "bfloat16"))))
+    if dtype not in DTYPE_BYTES:
+        raise ConfigError(file, "torch_dtype", dtype, "bfloat16, float16 or float32")
+    fields = reader(r)
+    tower = _tower(data, file, arch, fields["hidden"]) if arch in WITH_VISION else None
+    tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", _MISSING))
+    where = "tie_word_embeddings" if "tie_word_embeddings" in data else r.prefix + "tie_word_embeddings"
+    tie = as_flag(r.get("tie_word_embeddings", False) if tie is _MISSING else tie, file, where)
+    taken = ", ".join(f"{r.prefix}{key} {json.dumps(value)}" for key, value in r.taken.items())
+    noted = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
+    # --dtype auto downcasts a float32 checkpoint to the GPU's first dtype, bfloat16 from Ampere on
+    # (vllm/config/model.py, _resolve_auto_dtype: "Downcast for float32 models")
+    float32 = DTYPE_BYTES[dtype] == 4
+    return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
+                 tie_embeddings=tie, quantization=quant, defaults=noted,
+                 max_positions=_max_positions(inner), tower=tower, **fields)  # fmt: skip
+
+
+def _max_positions(config: dict[str, Any]) -> int | None:
+    """The longest context the config declares, where no rope scaling stretches it (vLLM derives
+    the limit from both: vllm/config/model.py, _get_and_verify_max_len)."""
+    positions = config.get("max_position_embeddings")
+    scaled = any(isinstance(config.get(key), dict) and config[key] for key in ("rope_scaling", "rope_parameters"))
+    if scaled or isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
+        return None
+    return positions
+
+
+# What transformers fills in for a field a config leaves out (its config classes, transformers
+# 5.5.3, models/<model>/configuration_<model>.py); vLLM reads the config through them. A saved
+# config writes its class's own fields in full, except ones that postdate it (head_dim) and ones
+# equal to the base class's default (tie_word_embeddings: true). A nested text_config is written
+# as its difference from its class's defaults, so there any field may be left out.
+_GEMMA3_TEXT = {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+                "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True}  # fmt: skip
+_QWEN3_5_TEXT = {"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32, "num_attention_heads": 16,
+                 "num_key_value_heads": 4, "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                 "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "tie_word_embeddings": False}  # fmt: skip
+# Qwen3_5MoeTextConfig: every layer a sparse MoE block with a gated shared expert (no intermediate_size)
+_QWEN3_5_MOE_TEXT = {"vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16, "num_key_value_heads": 2,
+                     "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                     "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4, "moe_intermediate_size": 512,
+                     "shared_expert_intermediate_size": 512, "num_experts": 256, "tie_word_embeddings": False}  # fmt: skip
+_QWEN3_VL_TEXT = {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
+                  "head_dim": 128, "tie_word_embeddings": False}  # fmt: skip
+_QWEN3_VL_MOE_TEXT = {"vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16,
+                      "moe_intermediate_size": 1408, "num_experts": 60, "tie_word_embeddings": False}  # fmt: skip
+_QWEN2_5_VL_TEXT = {"vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64,
+                    "num_key_value_heads": 8, "tie_word_embeddings": False}  # fmt: skip
+_MISTRAL = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "sliding_window": 4096, "tie_word_embeddings": False}  # fmt: skip
+_MINISTRAL3 = {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "num_attention_heads": 32,
+               "num_key_value_heads": 8, "head_dim": 128, "sliding_window": None, "tie_word_embeddings": False}  # fmt: skip
+_WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                    "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
+_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "MistralForCausalLM": ("MistralConfig", _MISTRAL),
+    "Mistral3ForConditionalGeneration": ("MistralConfig", _MISTRAL),  # a text_config of model_type mistral
+    "ministral3": ("Ministral3Config", _MINISTRAL3),  # ... or ministral3 (Ministral 3)
+    "Qwen2_5_VLForConditionalGeneration": ("Qwen2_5_VLTextConfig", _QWEN2_5_VL_TEXT),
+    "Qwen3VLForConditionalGeneration": ("Qwen3VLTextConfig", _QWEN3_VL_TEXT),
+    # vLLM takes the tie from the top level (Qwen3VLMoeConfig: false), not the text class's true
+    "Qwen3VLMoeForConditionalGeneration": ("Qwen3VLMoeTextConfig", _QWEN3_VL_MOE_TEXT),
+    "Gemma2ForCausalLM": ("Gemma2Config", {"head_dim": 256, "sliding_window": 4096, "tie_word_embeddings": True}),
+    "Olmo3ForCausalLM": ("Olmo3Config", {"sliding_window": 4096}),
+    "SeedOssForCausalLM": ("SeedOssConfig", {"head_dim": 128, "attention_bias": True}),
+    "Glm4ForCausalLM": ("Glm4Config", {"head_dim": 128, "attention_bias": True}),
+    "Qwen3ForCausalLM": ("Qwen3Config", {"head_dim": 128}),
+    "GptOssForCausalLM": ("GptOssConfig", {"head_dim": 64}),
+    "Gemma3ForCausalLM": ("Gemma3TextConfig", _GEMMA3_TEXT),
+    "Gemma3ForConditionalGeneration": ("Gemma3TextConfig", _GEMMA3_TEXT),
+    "Qwen3NextForCausalLM": ("Qwen3NextConfig", {"head_dim": 256}),
+    "Qwen3_5ForCausalLM": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
+    "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
+    "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
+    "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
+}
+# Multimodal wrappers: the language model from text_config, the vision tower from vision_config (Tower).
+WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+               "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration")  # fmt: skip
+
+
+# The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
+# encoder profile: Qwen2.5-VL's preprocessor_config.json max_pixels 12,845,056 over 28 x 28 pixels a
+# token (a public v0.11.0 start prints "Encoder cache will be initialized with a budget of 16384
+# tokens"); Qwen3-VL's longest_edge 16,777,216 over 32 x 32; Pixtral's image_size over patch x merge
+# a side, one break token a row (mistral3.py, get_num_image_tokens); Gemma 3's mm_tokens_per_image.
+_IMAGE_TOKENS = {"qwen3-vl": 16777216 // (32 * 32), "qwen2.5-vl": 12845056 // (28 * 28)}
+
+
+def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Tower:
+    """The vision tower of a multimodal wrapper, from its vision_config."""
+    vision = data.get("vision_config")
+    if not isinstance(vision, dict):
+        raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
+    v = _Reader(vision, file, "vision_config.")
+    if arch.startswith(("Qwen3VL", "Qwen3_5")):
+        deep = v.get("deepstack_visual_indexes", [])
+        if not isinstance(deep, list):
+            raise ConfigError(file, "vision_config.deepstack_visual_indexes", deep, "a list of layer indexes")
+        return Tower("qwen3-vl", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"),
+                     v.int("patch_size"), v.int("in_channels", 3), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
+                     v.int("spatial_merge_size", 2), v.int("num_position_embeddings"), len(deep), True, ("image", "video"),
+                     _IMAGE_TOKENS["qwen3-vl"])  # fmt: skip
+    if arch.startswith("Qwen2_5_VL"):
+        return Tower("qwen2.5-vl", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"),
+                     v.int("patch_size"), v.int("in_channels", v.get("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
+                     v.int("spatial_merge_size", 2), 0, 0, True, ("image", "video"), _IMAGE_TOKENS["qwen2.5-vl"])  # fmt: skip
+    top = _Reader(data, file)
+    if arch.startswith("Gemma3"):
+        patch, image = v.int("patch_size"), v.int("image_size")
+        return Tower("siglip", v.int("hidden_size"), v.int("intermediate_size"), v.int("num_hidden_layers", maximum=MAX_LAYERS),
+                     v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, 1, (image // patch) ** 2,
+                     image_tokens=top.int("mm_tokens_per_image", 256))  # fmt: skip
+    # Mistral 3: the tower built up to the deepest vision_feature_layer (mistral3.py, _get_num_hidden_layers)
+    layers, feature = v.int("num_hidden_layers", maximum=MAX_LAYERS), data.get("vision_feature_layer", -1)
+    if isinstance(feature, bool) or not isinstance(feature, int) or not -layers <= feature <= layers:
+        raise ConfigError(file, "vision_feature_layer", feature, f"a layer index from {-layers} to {layers}")
+    patch, merge = v.int("patch_size"), top.int("spatial_merge_size", 2)
+    side = v.int("image_size") // (patch * merge)
+    return Tower("pixtral", v.int("hidden_size"), v.int("intermediate_size"), layers + feature + 1 if feature < 0 else feature,
+                 v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, merge,
+                 projector_bias=as_flag(data.get("multimodal_projector_bias", True), file, "multimodal_projector_bias"),
+                 image_tokens=side * (side + 1))  # fmt: skip
+
+
+def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:
+    """The attention's dimensions. `bias` is attention_bias's default; on Llama's attention it
+    also puts a bias on o_proj (vllm/model_executor/models/llama.py, bias_o_proj)."""
+    heads = r.int("num_attention_heads")
+    hidden = r.int("hidden_size")
+    kv_heads = r.int("num_key_value_heads", heads)
+    if kv_heads > heads or heads % kv_heads:
+        raise ConfigError(
+            r.file, r.prefix + "num_key_value_heads", kv_heads, f"a divisor of num_attention_heads ({heads}): each KV head serves a group of query heads"
+        )
+    attention_bias = r.flag("attention_bias", bias)
+    return {
+        "hidden": hidden,
+        "vocab": r.int("vocab_size"),
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "head_dim": r.int("head_dim", None) or hidden // heads,
+        "attention_bias": attention_bias,
+        "output_bias": attention_bias and llama,
+        "qk_norm": qk_norm,
+    }
+
+
+def _uniform(r: _Reader, n: int) -> dict[str, Any]:
+    """Layers of one kind: full attention, or all sliding where the config names a window.
+
+    vLLM sets the cache's sliding window from a config whose layers are not interleaved
+    (vllm/engine/arg_utils.py, 0.26.0: `if not is_interleaved(...)`), and every attention layer
+    without a window of its own takes it (vllm/model_executor/layers/attention/attention.py).
+    Qwen's configs keep the window only with use_sliding_window, and then slide the layers from
+    max_window_layers on, which these models do not size."""
+    if r.architecture.startswith("Qwen"):
+        if r.get("use_sliding_window", False):
+            raise ConfigError(r.file, r.prefix + "use_sliding_window", True, "false: Qwen's sliding-window layers (from max_window_layers on) are not modeled")
+        return {"layers": (FULL,) * n}
+    if r.get("sliding_window", None) in (None, 0):
+        return {"layers": (FULL,) * n}
+    return {"layers": (SLIDING,) * n, "sliding_window": r.int("sliding_window")}
+
+
+def _dense(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:
+    n = r.layers()
+    common = _common(r, bias, llama, qk_norm)
+    return {**common, **_uniform(r, n), "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias")),) * n}
+
+
+def _llama(r: _Reader) -> dict[str, Any]:
+    """Llama's layers, which Mistral, Phi-3 and Granite share: attention_bias also biases o_proj."""
+    return _dense(r, llama=True)
+
+
+def _qwen3(r: _Reader) -> dict[str, Any]:
+    return _dense(r, qk_norm="head")
+
+
+def _olmo(r: _Reader) -> dict[str, Any]:
+    """OLMo 2 and 3: q and k normed over all heads; OLMo 3 slides three layers in four
+    (transformers fills layer_types so when the config leaves them out)."""
+    n = r.layers()
+    common = {**_common(r, qk_norm="full"), "head_dim": r.int("hidden_size") // r.int("num_attention_heads")}  # vLLM's olmo2.py and olmo3.py
+    mlps = (Mlp(intermediate=r.int("intermediate_size")),) * n
+    if r.architecture == "Olmo2ForCausalLM":
+        return {**common, "layers": (FULL,) * n, "mlps": mlps}
+    layers = _layer_types(r, n, _SLIDING_OR_FULL) if isinstance(r.get("layer_types"), list) else _interleaved(n, 4, SLIDING)
+    return {**common, "layers": layers, "mlps": mlps, "sliding_window": r.int("sliding_window")}
+
+
+def _glm4(r: _Reader) -> dict[str, Any]:
+    """GLM-4 (0414): Llama's layers with a norm after attention and one after the MLP."""
+    return {**_dense(r, bias=True), "extra_norms": ("post_self_attn_layernorm", "post_mlp_layernorm")}
+
+
+def _glm4_moe(r: _Reader) -> dict[str, Any]:
+    """GLM-4.5 to 4.7: dense MLPs in the first first_k_dense_replace layers, then routed experts
+    and one shared; the router in float32 with its correction bias; the MTP layers load only
+    with speculative decoding (vllm/model_executor/models/glm4_moe.py)."""
+    n = r.layers()
+    first_dense = r.int("first_k_dense_replace", 0, minimum=0)
+    experts = r.int("moe_intermediate_size")
+    moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=experts, shared_intermediate=r.int("n_shared_experts", 0, minimum=0) * experts)
+    mlps = tuple(moe if i >= first_dense else Mlp(intermediate=r.int("intermediate_size")) for i in range(n))
+    common = {**_common(r, qk_norm="head" if r.get("use_qk_norm", False) else ""), "head_dim": r.int("head_dim")}  # read as is: no default
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "router_fp32": True, "routing_bias": True,
+            "drafter_layers": r.int("num_nextn_predict_layers", 0, minimum=0)}  # fmt: skip
+
+
+def _minimax_m2(r: _Reader) -> dict[str, Any]:
+    """MiniMax-M2: every layer routed experts of intermediate_size, no shared one (vLLM ignores
+    shared_intermediate_size), q and k normed over all heads, divided over the ranks. Its MTP
+    modules are skipped: vLLM has no drafter for them (vllm/model_executor/models/minimax_m2.py)."""
+    n = r.layers()
+    moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"))
+    return {**_common(r, qk_norm="split"), "layers": (FULL,) * n, "mlps": (moe,) * n, "router_fp32": True,
+            "routing_bias": r.flag("use_routing_bias")}  # fmt: skip
+
+
+def _gemma2(r: _Reader) -> dict[str, Any]:
+    """Gemma 2: every other layer slides (the even ones, as transformers fills layer_types), four
+    norms a layer, and attention_bias biases o_proj too (vllm/model_executor/models/gemma2.py)."""
+    n = r.layers()
+    layers = _layer_types(r, n, _SLIDING_OR_FULL) if isinstance(r.get("layer_types"), list) else _interleaved(n, 2, SLIDING)
+    return {**_common(r, llama=True), "layers": layers, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n,
+            "sliding_window": r.int("sliding_window"), "extra_norms": _GEMMA_NORMS}  # fmt: skip
+
+
+def _qwen_moe(r: _Reader, qk_norm: str = "", bias: bool = False) -> dict[str, Any]:
+    """Qwen2 and Qwen3 MoE. Qwen2 MoE's q/k/v carry a bias, as Qwen2's do
+    (vllm/model_executor/models/qwen2_moe.py, Qwen2MoeAttention: QKVParallelLinear(bias=True), 0.33.0)."""
+    n = r.layers()
+    only = r.get("mlp_only_layers", [])
+    step = r.int("decoder_sparse_step", 1)
+    moe = Mlp(experts=r.int("num_experts"), expert_intermediate=r.int("moe_intermediate_size"),
+              shared_intermediate=r.int("shared_expert_intermediate_size", 0, minimum=0), gated_shared=True)  # fmt: skip
+    dense = Mlp(intermediate=r.int("intermediate_size", 1))
+    mlps = tuple(moe if (i not in (only or []) and (i + 1) % step == 0) else dense for i in range(n))
+    return {**_common(r, bias=bias, qk_norm=qk_norm), **_uniform(r, n), "mlps": mlps}
+
+
+def _mixtral(r: _Reader) -> dict[str, Any]:
+    n = r.layers()
+    return {**_common(r), **_uniform(r, n), "mlps": (Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size")),) * n}
+
+
+def _deepseek(r: _Reader) -> dict[str, Any]:
+    n = r.layers()
+    first_dense = r.int("first_k_dense_replace", 0, minimum=0)
+    freq = r.int("moe_layer_freq", 1)
+    moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"),
+              shared_intermediate=r.int("n_shared_experts", 0, minimum=0) * r.int("moe_intermediate_size"))  # fmt: skip
+    dense = Mlp(intermediate=r.int("intermediate_size"))
+    mlps = tuple(moe if (i >= first_dense and i % freq == 0) else dense for i in range(n))
+    common = _common(r)
+    return {
+        **common,
+        "kv_heads": 1,
+        "layers": (MLA,) * n,
+        "mlps": mlps,
+        "q_lora_rank": r.int("q_lora_rank", None),
+        "kv_lora_rank": r.int("kv_lora_rank"),
+        "qk_nope_head_dim": r.int("qk_nope_head_dim"),
+        "qk_rope_head_dim": r.int("qk_rope_head_dim"),
+        "v_head_dim": r.int("v_head_dim"),
+        "drafter_layers": r.int("num_nextn_predict_layers", 0, minimum=0),
+    }
+
+
+def _layer_types(r: _Reader, n: int, names: dict[str, str]) -> tuple[str, ...]:
+    types = r.get("layer_types")
+    if not isinstance(types, list) or len(types) != n:
+        raise ConfigError(r.file, r.prefix + "layer_types", types, f"a list of {n} layer types")
+    out = []
+    for i, t in enumerate(types):
+        if t not in names:
+            raise ConfigError(r.file, f"{r.prefix}layer_types[{i}]", t, "one of " + ", ".join(names))
+        out.append(names[t])
+    return tuple(out)
+
+
+_SLIDING_OR_FULL = {"sliding_attention": SLIDING, "full_attention": FULL}
+_GEMMA_NORMS = ("pre_feedforward_layernorm", "post_feedforward_layernorm")
+
+
+def _interleaved(n: int, every: int, other: str) -> tuple[str, ...]:
+    """One full-attention layer in `every` (the last of each run), the others `other`."""
+    return tuple(FULL if (i + 1) % every == 0 else other for i in range(n))
+
+
+def _kinds(r: _Reader, n: int, other: str, name: str, interval_key: str) -> tuple[str, ...]:
+    """The layer kinds from layer_types where the config lists them, else from the interval."""
+    if isinstance(r.get("layer_types"), list):
+        return _layer_types(r, n, {name: other, "full_attention": FULL})
+    return _interleaved(n, r.int(interval_key), other)
+
+
+def _gpt_oss(r: _Reader) -> dict[str, Any]:
+    n = r.layers()
+    layers = _layer_types(r, n, _SLIDING_OR_FULL)
+    moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"), bias=True)
+    return {**_common(r), "layers": layers, "mlps": (moe,) * n, "sliding_window": r.int("sliding_window"), "sinks": True,
+            "output_bias": True}  # fmt: skip
+
+
+def _gemma3(r: _Reader) -> dict[str, Any]:
+    n = r.layers()
+    layers = _kinds(r, n, SLIDING, "sliding_attention", "sliding_window_pattern")
+    return {**_common(r, qk_norm="head"), "layers": layers, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n,
+            "sliding_window": r.int("sliding_window"), "extra_norms": _GEMMA_NORMS}  # fmt: skip
+
+
+def _qwen3_next(r: _Reader) -> dict[str, Any]:
+    n = r.layers()
+    layers = _kinds(r, n, LINEAR, "linear_attention", "full_attention_interval")
+    moe = _qwen_moe(r)["mlps"] if r.get("num_experts") not in (_MISSING, None, 0) else (Mlp(intermediate=r.int("intermediate_size")),) * n
+    # vLLM takes mamba_ssm_dtype for the recurrent state from Qwen3.5's config only
+    # (vllm/model_executor/models/config.py, Qwen3_5ForConditionalGenerationConfig, 0.24.0)
+    state = _state_bytes(r, "mamba_ssm_dtype", None) if r.architecture.startswith("Qwen3_5") else None
+    linear = {
+        "k_heads": r.int("linear_num_key_heads"),
+        "v_heads": r.int("linear_num_value_heads"),
+        "k_dim": r.int("linear_key_head_dim"),
+        "v_dim": r.int("linear_value_head_dim"),
+        "conv_kernel": r.int("linear_conv_kernel_dim"),
+    }
+    return {**_common(r, qk_norm="head"), "layers": layers, "mlps": moe, "linear": linear, "output_gate": True,
+            "state_dtype_bytes": state,
+            "drafter_layers": r.int("mtp_num_hidden_layers", 0, minimum=0)}  # fmt: skip
+
+
+def _state_bytes(r: _Reader, key: str, default: str | None) -> int | None:
+    """Bytes of one element of the recurrent state, as the config names its dtype."""
+    state = r.get(key, default)
+    if state is None:
+        return None
+    if state not in DTYPE_BYTES:
+        raise ConfigError(r.file, r.prefix + key, state, "float32, bfloat16 or float16")
+    return DTYPE_BYTES[state]
+
+
+def _nemotron_h(r: _Reader) -> dict[str, Any]:
+    pattern = r.get("hybrid_override_pattern")
+    n = r.layers()
+    if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
+        raise ConfigError(r.file, r.prefix + "hybrid_override_pattern", pattern if pattern is not _MISSING else _MISSING,
+                          f"{n} characters of M (mamba), * (attention), - (MLP) and E (experts)")  # fmt: skip
+    kinds = {"M": MAMBA, "*": FULL, "-": MLP_ONLY, "E": MOE_ONLY}
+    layers = tuple(kinds[c] for c in pattern)
+    common = _common(r)
+    common["head_dim"] = r.int("head_dim", None) or r.int("attention_head_dim", None) or common["head_dim"]
+    state = _state_bytes(r, "mamba_ssm_cache_dtype", "float32")  # vLLM's NemotronHForCausalLMConfig default (0.24.0)
+    mamba = {
+        "heads": r.int("mamba_num_heads"),
+        "head_dim": r.int("mamba_head_dim"),
+        "state": r.int("ssm_state_size"),
+        "groups": r.int("n_groups"),
+        "conv_kernel": r.int("conv_kernel"),
+    }
+    # Squared-ReLU MLPs and experts, up and down projections only; n_shared_experts shared ones of
+    # moe_shared_expert_intermediate_size; a router in float32 with its score-correction bias
+    # (vllm/model_executor/models/nemotron_h.py: NemotronHMLP, NemotronHMoE, 0.33.0). The router's
+    # weight stays float32 where no Hopper or datacenter-Blackwell kernel takes it (GateLinear), as on GB10.
+    mlp = Mlp(intermediate=r.int("intermediate_size"), gated=False)
+    moe = mlp
+    if "E" in pattern:
+        shared = r.int("n_shared_experts", 0, minimum=0) * r.int("moe_shared_expert_intermediate_size", 0, minimum=0)
+        moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"), shared_intermediate=shared, gated=False)
+    mlps = tuple(mlp if k == MLP_ONLY else moe if k == MOE_ONLY else Mlp() for k in layers)
+    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state,
+            "router_fp32": "E" in pattern, "routing_bias": "E" in pattern}  # fmt: skip
+
+
+_ARCHITECTURES = {
+    "LlamaForCausalLM": _llama,
+    "MistralForCausalLM": _llama,
+    "Mistral3ForConditionalGeneration": _llama,
+    "Phi3ForCausalLM": _llama,
+    "GraniteForCausalLM": _llama,
+    "Qwen2ForCausalLM": lambda r: _dense(r, bias=True),  # Qwen2's q/k/v carry a bias
+    "Qwen2_5_VLForConditionalGeneration": lambda r: _dense(r, bias=True),
+    "Qwen3ForCausalLM": _qwen3,
+    "Qwen3VLForConditionalGeneration": _qwen3,
+    "Qwen3MoeForCausalLM": lambda r: _qwen_moe(r, qk_norm="head"),
+    "Qwen3VLMoeForConditionalGeneration": lambda r: _qwen_moe(r, qk_norm="head"),
+    "Qwen2MoeForCausalLM": lambda r: _qwen_moe(r, bias=True),
+    "SeedOssForCausalLM": lambda r: _dense(r, bias=True),
+    "Olmo2ForCausalLM": _olmo,
+    "Olmo3ForCausalLM": _olmo,
+    "Glm4ForCausalLM": _glm4,
+    "Glm4MoeForCausalLM": _glm4_moe,
+    "MiniMaxM2ForCausalLM": _minimax_m2,
+    "Gemma2ForCausalLM": _gemma2,
+    "MixtralForCausalLM": _mixtral,
+    "DeepseekV3ForCausalLM": _deepseek,
+    "DeepseekV2ForCausalLM": _deepseek,
+    "GptOssForCausalLM": _gpt_oss,
+    "Gemma3ForCausalLM": _gemma3,
+    "Gemma3ForConditionalGeneration": _gemma3,
+    "Qwen3NextForCausalLM": _qwen3_next,
+    "Qwen3_5ForCausalLM": _qwen3_next,
+    "Qwen3_5ForConditionalGeneration": _qwen3_next,
+    # Qwen3.5 / 3.6 MoE: Qwen3-Next's layers, each a sparse MoE block (vllm/model_executor/models/qwen3_5.py,
+    # Qwen3_5DecoderLayer: model_type qwen3_5_moe_text takes Qwen3NextSparseMoeBlock, 0.33.0)
+    "Qwen3_5MoeForConditionalGeneration": _qwen3_next,
+    "NemotronHForCausalLM": _nemotron_h,
+}
+
+
+def model_classes() -> list[str]:
+    """The `architectures` names these models read, in order."""
+    return sorted(_ARCHITECTURES)
+
+
+def from_architecture(arch: dict[str, Any], model_id: str) -> Shape:
+    """A cache-only Shape from a catalog model's architecture fields (catalog/models.yaml):
+    enough for the KV layout, not for the weights, which the catalog records as read."""
+    r = _Reader(arch, "catalog/models.yaml", f"models[{model_id}].architecture.")
+    n, kind = r.int("layers"), arch.get("attention")
+    common = {"file": f"catalog model {model_id}", "architecture": f"catalog: {kind}", "hidden": 0, "vocab": 0, "mlps": (Mlp(),) * n}
+    if kind == "mla":
+        return Shape(**common, heads=1, kv_heads=1, head_dim=0, layers=(MLA,) * n, kv_lora_rank=r.int("kv_lora_rank"),
+                     qk_rope_head_dim=r.int("qk_rope_head_dim"), drafter_layers=r.int("drafter_layers", 0, minimum=0))  # fmt: skip
+    heads = r.int("kv_heads")
+    dims = {"heads": heads, "kv_heads": heads, "head_dim": r.int("head_dim"), "drafter_layers": r.int("drafter_layers", 0, minimum=0)}
+    if kind == "full":
+        return Shape(**common, **dims, layers=(FULL,) * n)
+    state = arch.get("state_dtype")
+    if kind == "mamba":  # Nemotron-H: the layer kinds spelled out as its config's pattern
+        pattern = arch.get("hybrid_override_pattern")
+        if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
+            raise ConfigError(r.file, r.prefix + "hybrid_override_pattern", pattern, f"{n} characters of M, *, - and E")
+        layers = tuple({"M": MAMBA, "*": FULL}.get(c, MLP_ONLY) for c in pattern)
+        mamba = {k: r.int(f"mamba_{k}") for k in ("heads", "head_dim", "state", "groups", "conv_kernel")}
+        return Shape(**common, **dims, layers=layers, mamba=mamba, state_dtype_bytes=DTYPE_BYTES[state] if state else None)
+    every = r.int("full_attention_interval")
+    if kind == "sliding":
+        return Shape(**common, **dims, layers=_interleaved(n, every, SLIDING), sliding_window=r.int("sliding_window"))
+    layers = _interleaved(n, every, LINEAR)
+    linear = {k: r.int(f"linear_{k}") for k in ("k_heads", "v_heads", "k_dim", "v_dim")} | {"conv_kernel": r.int("conv_kernel")}
+    return Shape(**common, **dims, layers=layers, linear=linear, state_dtype_bytes=DTYPE_BYTES[state] if state else None)

@@ -1,0 +1,135 @@
+"""LoRA: the adapter slots vLLM allocates on every rank at load, and the adapters kept on the host.
+
+Read from vLLM 0.33.0 (vllm/lora/):
+- model_manager.py `_create_lora_modules`: with no --lora-target-modules every module
+  get_supported_lora_modules finds is wrapped (utils.py: every LinearBase and MoE runner, and the
+  model's embedding_modules, embed_tokens and lm_head), PPMissingLayer skipped (a pipeline stage
+  wraps its own layers only); `lora_slots` is max_loras.
+- layers/base_linear.py and column_parallel_linear.py `create_lora_weights`: per slice of a
+  linear layer, A of max_loras x max_lora_rank x its input on the rank and B of max_loras x its
+  output on the rank x max_lora_rank (a column-parallel layer's output and a row-parallel
+  layer's input are divided by TP, the other side whole), zeros in lora_dtype, the model's dtype
+  under "auto" (config/lora.py). A merged layer keeps one A a slice: q, k and v three, gate and
+  up two.
+- layers/fused_moe.py: w13 A max_loras x experts x rank x hidden a slice (two when gated), w13 B
+  max_loras x experts x intermediate / TP x rank, w2 A max_loras x experts x rank x intermediate
+  / TP, w2 B max_loras x experts x hidden x rank: every expert a rank holds.
+- layers/vocab_parallel_embedding.py: the embedding's A max_loras x vocab x rank (the whole
+  vocabulary, not divided) and B max_loras x hidden x rank; layers/logits_processor.py: the
+  head's A max_loras x rank x hidden and B max_loras x vocab x rank, and a vocabulary above
+  258,048 refused. A tied head is the embedding module seen a second time under `lm_head`, which
+  _create_lora_modules wraps again: its embedding slots are counted twice.
+- The slots are made inside load_model (gpu_model_runner.py, under the DeviceMemoryProfiler whose
+  figure "Model loading took" prints), so they come off the pool as weights do.
+- worker_manager.py `_load_adapter`: every worker process loads the whole adapter to the CPU
+  (from_local_checkpoint, device="cpu"; lora_model.py pins it), and LRUCacheWorkerLoRAManager
+  keeps up to max_cpu_loras of them (max_loras when not given, at least max_loras:
+  config/lora.py). An adapter is at most one of the whole model's slots (TP 1, every layer) at
+  the largest rank.
+
+Not counted: Punica's index tensors (a few integers a token), --fully-sharded-loras (which
+divides the A of column-parallel layers and the B of row-parallel ones), --lora-target-modules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from calc.engine import weights
+from calc.engine.hfconfig import Shape
+from calc.units import InputError
+
+RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # config/lora.py MaxLoRARanks, 0.33.0
+MAX_VOCAB = 258048  # layers/logits_processor.py
+_LAYER = re.compile(r"model\.layers\.(\d+)\.")
+
+
+@dataclass(frozen=True)
+class Lora:
+    """--enable-lora's settings."""
+
+    max_loras: int = 1
+    max_lora_rank: int = 16
+    max_cpu_loras: int | None = None  # None: max_loras
+
+
+def check(cfg: Lora) -> None:
+    """What vLLM's LoRAConfig refuses, each as one line."""
+    if cfg.max_loras < 1:
+        raise InputError(f"--max-loras: found {cfg.max_loras}, expected at least 1")
+    if cfg.max_lora_rank not in RANKS:
+        raise InputError(f"--max-lora-rank: found {cfg.max_lora_rank}, expected one of {', '.join(map(str, RANKS))} (vllm/config/lora.py)")
+    if cfg.max_cpu_loras is not None and cfg.max_cpu_loras < cfg.max_loras:
+        raise InputError(
+            f"--max-cpu-loras: found {cfg.max_cpu_loras}, expected at least --max-loras {cfg.max_loras} (vLLM: max_cpu_loras must be >= max_loras)"
+        )
+
+
+@dataclass(frozen=True)
+class LoraBytes:
+    slot_bytes: int  # one adapter slot on the rank: A and B of every wrapped module
+    device_bytes: int  # max_loras slots, allocated at load
+    host_bytes: int  # max_cpu_loras whole adapters of the largest rank, kept in one worker's host memory
+    modules: int  # wrapped modules on the rank
+
+
+def _gated(shape: Shape, path: str) -> bool:
+    m = _LAYER.match(path)
+    mlp = shape.mlps[int(m.group(1))] if m and int(m.group(1)) < len(shape.mlps) else shape.mlps[-1]
+    return mlp.gated
+
+
+def per_rank(shape: Shape, tp: int, cfg: Lora, layers: range | None = None, first: bool = True, last: bool = True) -> LoraBytes:
+    """The LoRA bytes on one rank holding `layers` (all by default), the embedding when `first`,
+    the head when `last`."""
+    check(cfg)
+    if last and shape.vocab > MAX_VOCAB:
+        raise InputError(
+            f"--enable-lora: the model's vocab_size is {shape.vocab:,}, vLLM refuses LoRA above {MAX_VOCAB:,} (vllm/lora/layers/logits_processor.py)"
+        )
+    r, elem = cfg.max_lora_rank, shape.dtype_bytes
+    values = modules = 0
+    for t in weights.tensors(shape, tp):
+        if t.drafter:
+            continue
+        m = _LAYER.match(t.path + ".")
+        if m is None or (layers is not None and int(m.group(1)) not in layers):
+            continue
+        # the MoE router (a ReplicatedLinear); not a non-gated MoE's (model_manager.py skips `mixer.gate`)
+        router = t.path.endswith((".gate", ".router")) and t.cols == shape.hidden and _gated(shape, t.path + ".")
+        if not (t.linear or router):
+            continue
+        slices = 2 if t.path.endswith("gate_up_proj") and _gated(shape, t.path + ".") else 1
+        values += t.count * r * (slices * t.cols + t.rows)
+        modules += 1
+    # the embedding: on the first stage, and with tied embeddings on the last too (its own copy, for
+    # the head), where it is wrapped a second time under lm_head
+    embeddings = int(first or (last and shape.tie_embeddings)) + int(last and shape.tie_embeddings)
+    values += embeddings * r * (shape.vocab + shape.hidden)
+    modules += embeddings
+    if last:
+        values += r * (shape.hidden + shape.vocab)  # the logits processor's A and B
+        modules += 1
+    slot = values * elem
+    return LoraBytes(slot, slot * cfg.max_loras, adapter_bytes(shape, cfg) * (cfg.max_cpu_loras or cfg.max_loras), modules)
+
+
+def adapter_bytes(shape: Shape, cfg: Lora) -> int:
+    """The largest adapter a worker loads to the host: every wrapped module of the whole model at
+    TP 1, the embedding and the head once each, at max_lora_rank."""
+    whole = per_rank_values(shape, cfg)
+    return whole * shape.dtype_bytes
+
+
+def per_rank_values(shape: Shape, cfg: Lora) -> int:
+    r = cfg.max_lora_rank
+    values = 0
+    for t in weights.tensors(shape, 1):
+        if t.drafter or _LAYER.match(t.path + ".") is None:
+            continue
+        router = t.path.endswith((".gate", ".router")) and t.cols == shape.hidden and _gated(shape, t.path + ".")
+        if t.linear or router:
+            slices = 2 if t.path.endswith("gate_up_proj") and _gated(shape, t.path + ".") else 1
+            values += t.count * r * (slices * t.cols + t.rows)
+    return values + 2 * r * (shape.vocab + shape.hidden)

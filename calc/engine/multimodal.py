@@ -1,0 +1,168 @@
+"""A multimodal model's start: its vision tower as the settings build it, and the encoder's share
+of the profile run.
+
+Read from vLLM's released sources:
+- The tower's weights (calc/engine/weights.py, tower_tensors) are divided over the tensor-parallel ranks
+  like the language model's, unless `--mm-encoder-tp-mode data` (from 0.11.0; before it
+  `--enable-multimodal-encoder-data-parallel`) builds its layers with disable_tp: one whole copy
+  a rank (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0). Mistral 3's
+  projector stays divided either way (mistral3.py, Mistral3MultiModalProjector).
+- `--limit-mm-per-prompt` at 0 for every modality a tower serves leaves the tower unbuilt and
+  unloaded, and the encoder unprofiled: Qwen2.5-VL, Qwen3-VL and Mistral 3 test the limit in
+  their own __init__ from 0.11.0 (qwen2_5_vl.py, qwen3_vl.py, mistral3.py: `self.visual = None`;
+  0.8.5 builds the tower whatever the limit), every model through _mark_tower_model from 0.15.0
+  (vllm/model_executor/models/interfaces.py), Gemma 3 from then only (gemma3_mm.py).
+- The profile run (vllm/v1/worker/gpu_model_runner.py, profile_run, 0.11.0 to 0.33.0) first runs
+  the encoder on a batch of dummy items of the largest modality and keeps their outputs in the
+  encoder cache while the language model's dummy pass and the sampler run; it clears them after.
+  The batch: encoder budget = max(max_num_encoder_input_tokens, the most tokens one item gives),
+  where max_num_encoder_input_tokens = max_num_batched_tokens (vllm/config/scheduler.py;
+  vllm/v1/core/encoder_cache_manager.py, compute_mm_encoder_budget), and items =
+  max(1, min(budget // tokens an item, max_num_seqs x max(1, min(limit, max_model_len // tokens
+  an item)))) (vllm/multimodal/encoder_budget.py, _get_max_items, 0.33.0). What stays is the
+  outputs: items x tokens an item x the width the merger writes (Qwen3-VL's deepstack mergers
+  add theirs) x the model's dtype.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from calc import jsontext
+from calc.engine.hfconfig import Shape, Tower
+from calc.units import InputError
+
+MODES = ("weights", "data")
+MODALITIES = ("image", "video", "audio")
+MAX_ITEMS = 1_000_000
+
+
+def parse_limits(text: str) -> dict[str, int]:
+    """--limit-mm-per-prompt as vLLM takes it: JSON ('{"image": 0, "video": 0}') or the older
+    'image=0,video=0'. A modality's value is a count of items (a JSON object of options for it
+    is read by its count)."""
+    flag = "--limit-mm-per-prompt"
+    body = text.strip()
+    if not body:
+        raise InputError(f'{flag}: found nothing, expected JSON such as \'{{"image": 0, "video": 0}}\' or image=0,video=0')
+    if body.startswith("{"):
+        try:
+            data = jsontext.loads(body)
+        except jsontext.JsonError as error:
+            raise InputError(f'{flag}: found {error.found}, expected JSON such as \'{{"image": 0, "video": 0}}\'') from None
+        if not isinstance(data, dict):
+            raise InputError(f"{flag}: found {type(data).__name__}, expected a JSON object of counts")
+        pairs = list(data.items())
+    else:
+        pairs = []
+        for part in body.split(","):
+            name, eq, value = part.partition("=")
+            if not eq:
+                raise InputError(f"{flag}: found {part.strip()!r}, expected modality=count, such as image=0")
+            pairs.append((name.strip(), value.strip()))
+    out: dict[str, int] = {}
+    for name, value in pairs:
+        if name not in MODALITIES:
+            raise InputError(f"{flag}: found modality {name!r}, expected one of {', '.join(MODALITIES)}")
+        count = value.get("count") if isinstance(value, dict) else value
+        if isinstance(count, str) and count.isascii() and count.isdigit() and len(count) <= 7:
+            count = int(count)
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_ITEMS:
+            raise InputError(f"{flag}: found {name}={count!r}, expected a count of items from 0 to {MAX_ITEMS:,}")
+        out[name] = count
+    return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The multimodal flags of a start, as vLLM spells them."""
+
+    mm_encoder_tp_mode: str = "weights"
+    limits: dict[str, int] | None = None  # --limit-mm-per-prompt; None: vLLM's default, 999 a modality
+
+
+def check(s: Settings) -> None:
+    if s.mm_encoder_tp_mode not in MODES:
+        raise InputError(f"--mm-encoder-tp-mode: found {s.mm_encoder_tp_mode!r}, expected weights or data")
+
+
+def limit(s: Settings, modality: str) -> int:
+    """The items of a modality one prompt may hold (vllm/config/multimodal.py: 999 unless limited)."""
+    return 999 if s.limits is None else s.limits.get(modality, 999)
+
+
+def skips_tower(tower: Tower, s: Settings, rel: tuple[int, int], architecture: str) -> bool:
+    """Whether vLLM leaves the tower unbuilt: every modality it serves limited to 0, in a release
+    whose model code tests the limit."""
+    if not all(limit(s, m) == 0 for m in tower.modalities):
+        return False
+    if rel >= (0, 15):
+        return True
+    return rel >= (0, 11) and not architecture.startswith("Gemma3")
+
+
+def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[str]]:
+    """The model as this start builds it (the tower replicated, or gone), and what to say of it."""
+    check(s)
+    if s.mm_encoder_tp_mode == "data" and rel < (0, 11):
+        raise InputError(
+            f"--mm-encoder-tp-mode: found data with vLLM {rel[0]}.{rel[1]}, expected 0.11.0 or later "
+            "(0.8.5 divides the tower over the ranks whatever is asked: its qwen2_5_vl.py has no data-parallel encoder)"
+        )
+    tower = shape.tower
+    if tower is None:
+        if s.limits is not None or s.mm_encoder_tp_mode != "weights":
+            return shape, ["--limit-mm-per-prompt and --mm-encoder-tp-mode change nothing here: the config describes no vision tower"]
+        return shape, []
+    if skips_tower(tower, s, rel, shape.architecture):
+        return replace(shape, tower=None), [
+            f"--limit-mm-per-prompt allows no {' or '.join(tower.modalities)}: vLLM builds and loads no {tower.name} and profiles no encoder "
+            "(vllm/model_executor/models/interfaces.py _mark_tower_model from 0.15.0; the model's own __init__ from 0.11.0)"
+        ]
+    notes = []
+    if all(limit(s, m) == 0 for m in tower.modalities):
+        notes.append(
+            f"vLLM {rel[0]}.{rel[1]} builds the {tower.name} whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0, Gemma 3 from 0.15.0)"
+        )
+    if s.mm_encoder_tp_mode == "data":
+        tower = replace(tower, data_parallel=True)
+    return replace(shape, tower=tower), notes
+
+
+@dataclass(frozen=True)
+class EncoderProfile:
+    budget_tokens: int  # the encoder's compute budget, as vLLM's log line prints it
+    items: int  # dummy items of the largest modality profiled at once
+    tokens_per_item: int
+    held_bytes: int  # the encoder's outputs, kept through the language model's dummy pass
+    source: str
+
+
+def encoder_profile(
+    shape: Shape, s: Settings, max_num_batched_tokens: int, max_num_seqs: int, max_model_len: int, rel: tuple[int, int] = (0, 33)
+) -> EncoderProfile | None:
+    """The encoder's batch in the profile run and the outputs it leaves for the rest of the run;
+    None when the model has no tower, the limits leave it unbuilt (apply first), or the engine is
+    V0 (before 0.8, not read here). vLLM 0.8.x rounds the items up and caps them by the
+    sequences x the prompt's limit alone (gpu_model_runner.py profile_run, 0.8.5)."""
+    tower = shape.tower
+    if tower is None or tower.image_tokens <= 0 or rel < (0, 8):
+        return None
+    per_item = tower.image_tokens
+    budget = max(max_num_batched_tokens, per_item)
+    if rel < (0, 11):
+        items = min(-(-budget // per_item), max_num_seqs * limit(s, "image"))
+    else:
+        per_prompt = max(1, min(limit(s, "image"), max_model_len // per_item))
+        items = max(1, min(budget // per_item, max_num_seqs * per_prompt))
+    width = tower.out_hidden * (1 + tower.deepstack)
+    held = items * per_item * width * shape.dtype_bytes
+    return EncoderProfile(
+        budget,
+        items,
+        per_item,
+        held,
+        f"vllm/v1/worker/gpu_model_runner.py profile_run, {'0.8.5' if rel < (0, 11) else '0.33.0'}: 'Encoder cache will be initialized with a budget of {budget} tokens, "
+        f"and profiled with {items} image items of the maximum feature size'; their outputs ({per_item:,} tokens x {width:,} wide) stay "
+        "through the dummy pass",
+    )

@@ -1,0 +1,711 @@
+"""Before the first start on a discrete card: the pool vLLM will leave for the KV cache, term by term.
+
+vLLM sizes its KV pool once, at start (vllm/v1/worker/gpu_worker.py, determine_available_memory,
+v0.20.0 to v0.33.0; vllm/worker/worker.py, determine_num_available_blocks, on V0):
+
+    requested = ceil(total x gpu_memory_utilization)        (vllm/v1/worker/utils.py, request_memory)
+    pool      = requested - weights - activation peak - non-torch increase - CUDA graph estimate
+
+- weights: what loading left allocated on the rank ("Model loading took"), modeled here by
+  calc/engine/weights.py from the config;
+- activation peak: the torch allocator's peak over the profile run (gpu_model_runner.py,
+  profile_run): one forward pass of max_num_batched_tokens tokens (_dummy_run, is_profile=True)
+  followed by the sampler's warm-up over min(max_num_seqs, tokens) rows of logits
+  (_dummy_sampler_run);
+- non-torch increase: memory the driver, cuBLAS, NCCL and the custom all-reduce took outside
+  torch's allocator since the engine's first snapshot (vllm/utils/mem_utils.py, memory_profiling);
+- CUDA graph estimate: from v0.20.0 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 in
+  vllm/envs.py) the memory a capture of every graph size will take comes off the pool
+  (gpu_model_runner.py, profile_cudagraph_memory); none under --enforce-eager. Up to v0.19.x the
+  estimate is off by default and the graphs are captured after the pool is sized.
+
+Every term is a function of the config, the card and the settings; each says which vLLM file and
+release it follows. Three constants are no figure of the source but of the allocator at run time
+(bytes a sampler warm-up holds per logit, the non-torch increase, bytes a captured graph holds);
+they are medians over the starts of models/pool_starts.yaml that are not held out
+(scripts/pool_accuracy.py --fit prints them; tests/test_predict.py checks they still are).
+
+A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memory as MemAvailable
+(vllm/utils/mem_utils.py, MemorySnapshot) and the start gate (calc/engine/gate.py) stays the answer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
+from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.units import GiB, InputError, parse_size
+
+LATEST = (0, 33)  # the newest release whose source these terms were read in
+MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer one is a typing slip
+
+# Fitted constants (see the module docstring): the medians over the fitted starts.
+SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element, sorting
+SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
+NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
+NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
+NON_TORCH_PER_RANK_TP = 2_254_857_830  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
+NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
+CUDA_GRAPH_FIRST_CAPTURE = 255_852_544  # what vLLM's profile measures for the first (largest) graph of a mode
+CUDA_GRAPH_PER_GRAPH = 6_291_456  # and for each graph after it (the second capture's growth)
+CUDA_GRAPH_PER_GRAPH_TP = 16_777_216  # the same under tensor parallel
+
+
+# --- cards -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Card:
+    id: str
+    name: str
+    total_bytes: int  # total memory as torch and vLLM report it (torch.cuda.mem_get_info()[1])
+    total_text: str  # as the catalog writes it
+    source: str
+    unified: bool = False  # CPU and GPU share one memory: vLLM reads MemAvailable
+    vendor: str = "nvidia"  # "amd": ROCm takes no CUDA graph estimate off the pool
+
+
+def card_of_box(box: dict[str, Any]) -> Card:
+    """A catalog box (catalog/boxes.yaml) as a card. Only its total_memory is the total torch and
+    vLLM report; a box with nothing but the driver's or the vendor's figure cannot be sized here."""
+    total = box.get("total_memory")
+    if total is None:
+        have = next((k for k in ("reported_total", "spec_memory") if k in box), None)
+        raise InputError(
+            f"--gpu: {box['name']} has no total as torch and vLLM report it in catalog/boxes.yaml"
+            + (f" (only its {have.replace('_', ' ')})" if have else "")
+            + "; give --total-memory, the total_gpu_memory of a vLLM log or torch.cuda.mem_get_info()[1]"
+        )
+    name = str(box["name"])
+    vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
+    return Card(str(box["id"]), name, int(total.value), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
+
+
+def find_box(boxes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+    """A catalog box by its id or its name, case, spaces and dashes aside; an unknown one lists the known."""
+    key = _key(name)
+    for box in boxes.values():
+        if key in (_key(box["id"]), _key(box["name"]), _key(str(box["name"]).removeprefix("NVIDIA "))):
+            return box
+    raise InputError(f"--gpu: found {name!r}, expected one of {', '.join(boxes)}")
+
+
+def _key(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+# --- releases and defaults -------------------------------------------------------------------
+
+
+def release(text: str | None) -> tuple[int, int]:
+    """(major, minor) of a vLLM version; the newest read when none is given."""
+    if not text:
+        return LATEST
+    parts = text.strip().lstrip("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (ValueError, IndexError):
+        raise InputError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
+
+
+def default_utilization(rel: tuple[int, int]) -> Fraction:
+    """vllm/config/cache.py, gpu_memory_utilization: 0.9 up to v0.19.x, 0.92 from v0.20.0."""
+    return Fraction(92, 100) if rel >= (0, 20) else Fraction(9, 10)
+
+
+@dataclass(frozen=True)
+class Batch:
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    source: str
+
+
+def default_batch(rel: tuple[int, int], card_total: int, card_name: str, max_model_len: int, offline: bool = False) -> Batch:
+    """The scheduler's defaults when the reader sets neither.
+
+    V1 (v0.8.0 on): vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults (_set_default_args_v1
+    in v0.8.x): a card of 70 GiB or more that is no A100 takes 8192 tokens (16384 offline) and 1024
+    sequences, any other 2048 (8192 offline) and 256; from v0.28.0 a card of 160 GiB or more
+    takes 16384 tokens served too; v0.33.0 keeps GB10 on the small tier.
+    V0 (before v0.8): vllm/config.py, SchedulerConfig: 256 sequences and max(max_model_len, 2048)
+    tokens, or 2048 when chunked prefill is on (served with max_model_len above 32K)."""
+    if rel < (0, 8):
+        chunked = max_model_len > 32768 and not offline
+        tokens = 2048 if chunked else max(max_model_len, 2048)
+        return Batch(tokens, 256, "vllm/config.py, SchedulerConfig, V0 (v0.6-v0.7): " + ("chunked prefill, 2048" if chunked else "max(max_model_len, 2048)"))
+    where = "vllm/engine/arg_utils.py, get_batch_defaults"
+    gb10 = "gb10" in _key(card_name) and rel >= (0, 33)
+    if rel >= (0, 28) and card_total >= 160 * GiB:
+        return Batch(16384, 1024, f"{where} (v0.28.0 on): 160 GiB or more")
+    if card_total >= 70 * GiB and "a100" not in _key(card_name) and not gb10:
+        return Batch(16384 if offline else 8192, 1024, f"{where}: 70 GiB or more, no A100")
+    return Batch(8192 if offline else 2048, 256, f"{where}: below 70 GiB, an A100" + (" or GB10" if gb10 else ""))
+
+
+# --- the terms -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    bytes: int
+    source: str
+
+
+def experts_per_token(config: dict[str, Any]) -> int:
+    """Experts each token is routed to (num_experts_per_tok, experts_per_token or moe_topk)."""
+    for c in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
+        assert isinstance(c, dict)
+        for key in ("num_experts_per_tok", "experts_per_token", "moe_topk", "num_selected_experts"):
+            value = c.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return 0
+
+
+def round_up(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+def mxfp4_padding(shape: Shape, tp: int, rel: tuple[int, int], vendor: str = "nvidia") -> Term:
+    """What vLLM's MXFP4 MoE method allocates for the experts beyond the checkpoint's count
+    (vllm/model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights, v0.11.0).
+    The fused gate_up (w13) and down (w2) weights, their e8m0 scales (one a 32) and their bf16
+    biases are made for a padded intermediate size a rank and a padded hidden size:
+    - the Marlin path, which get_mxfp4_backend takes on every CUDA card when the optional
+      triton_kernels package is absent and no FlashInfer MXFP4 variable is set (v0.10 and v0.11
+      depend on neither; log 16 prints marlin_utils_fp4.py's warning on an H100): intermediate a
+      rank to a multiple of 128, hidden to 256 ("n % 256 == 0 and k % 128 == 0");
+    - ROCm's Triton path: both to a multiple of 256.
+    From v0.12 the wheel depends on FlashInfer and later an oracle (fused_moe/oracle/mxfp4.py)
+    picks the kernel by card; that choice is not modeled, so no padding is counted there."""
+    from calc.engine.weights import quant_of
+
+    moe = [m for m in shape.mlps if m.experts]
+    if quant_of(shape).method != "mxfp4" or not moe:
+        return Term("mxfp4_padding", 0, "no MXFP4 experts")
+    if not (0, 10) <= rel < (0, 12):
+        return Term("mxfp4_padding", 0, "MXFP4 experts: the kernel vLLM picks from v0.12 is not modeled; no padding counted")
+    h_align, i_align = (256, 256) if vendor == "amd" else (256, 128)
+
+    def experts(h: int, i: int, e: int) -> int:  # w13 + scale + bias, w2 + scale + bias, one layer
+        return e * (2 * i * h // 2 + 2 * i * h // 32 + 2 * i * 2 + h * i // 2 + h * i // 32 + h * 2)
+
+    extra = 0
+    for m in shape.mlps:
+        if m.experts:
+            i = m.expert_intermediate // tp
+            extra += experts(round_up(shape.hidden, h_align), round_up(i, i_align), m.experts) - experts(shape.hidden, i, m.experts)
+    path = "ROCm Triton, intermediate and hidden to 256" if vendor == "amd" else "Marlin, intermediate to 128 and hidden to 256"
+    return Term("mxfp4_padding", extra, f"vllm/model_executor/layers/quantization/mxfp4.py create_weights, v0.11.0: {path}")
+
+
+def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
+    """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
+    v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
+    the normed input a layer reads) plus the largest of a layer's transient tensors, in the model
+    dtype, on one rank.
+    - attention: the fused qkv output and the attention output (q heads and KV heads divided by TP);
+    - dense MLP: gate_up's output (2 x intermediate / TP) and the activation's (intermediate / TP);
+    - MoE (vllm/model_executor/layers/fused_moe/fused_moe.py, TritonExperts.workspace_shapes,
+      v0.20.0): tokens x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
+      N = 2 x expert intermediate / TP and K = hidden; a shared expert adds its own MLP;
+    - gated-delta and mamba layers: their input projection's output."""
+    dt = shape.dtype_bytes
+    h = shape.hidden
+    kv_rank = max(1, shape.kv_heads // tp)
+    q = shape.heads // tp * shape.head_dim
+    kv = kv_rank * shape.head_dim
+    attention = 0
+    if FULL in shape.layers or SLIDING in shape.layers:
+        attention = (q + 2 * kv) + q
+    if MLA in shape.layers and shape.kv_lora_rank is not None:
+        rope = shape.qk_rope_head_dim or 0
+        nope = shape.qk_nope_head_dim or 0
+        v = shape.v_head_dim or shape.head_dim
+        attention = max(attention, shape.heads // tp * (nope + rope) + shape.kv_lora_rank + rope + shape.heads // tp * (nope + v) + shape.heads // tp * v)
+    if LINEAR in shape.layers and shape.linear:
+        g = shape.linear
+        key, value = g["k_heads"] * g["k_dim"], g["v_heads"] * g["v_dim"]
+        attention = max(attention, (2 * key + 2 * value) // tp + value // tp)  # in_proj_qkvz's output and the core's
+    if MAMBA in shape.layers and shape.mamba:
+        mb = shape.mamba
+        inner = mb["heads"] * mb["head_dim"]
+        attention = max(attention, (2 * inner + 2 * mb["groups"] * mb["state"] + mb["heads"]) // tp + inner // tp)
+    mlp = 0
+    for m in set(shape.mlps):
+        if m.experts:
+            n = 2 * m.expert_intermediate // tp
+            k = topk or 1
+            moe = k * (max(n // 2, h) + max(n, h)) + h
+            if m.shared_intermediate:
+                moe += 3 * m.shared_intermediate // tp
+            mlp = max(mlp, moe)
+        else:
+            mlp = max(mlp, 3 * m.intermediate // tp)
+    per_token = (3 * h + max(attention, mlp)) * dt
+    return Term("forward", tokens * per_token,
+                "vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; "
+                "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
+
+
+TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_TRITON and logits.shape[0] >= 8` (v0.17.0)
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
+
+
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia") -> Term:
+    """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
+    a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
+    rows over the whole vocabulary.
+    - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
+      vllm/envs.py): the float32 logits, the sorted copy and its int64 indices, the softmax and
+      its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
+    - From v0.17.0 to v0.20.x, on 8 rows or more, apply_top_k_top_p masks in place with a Triton
+      kernel (v1/sample/ops/topk_topp_triton.py) and no sort: the logits, their float32 copy, the
+      float32 probabilities and random_sample's exponential draw, SAMPLER_TRITON_BYTES_PER_LOGIT
+      bytes an element, fitted.
+    - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
+      12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
+      no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
+      logits to float32; FlashInfer takes their softmax)."""
+    if rel >= (0, 21) and vendor == "nvidia":
+        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
+                    f"x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+    if rel >= (0, 17) and rows >= TRITON_SAMPLER_MIN_ROWS:
+        return Term("sampler", rows * vocab * SAMPLER_TRITON_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, v0.17.0 to v0.20.x: the Triton kernel (topk_topp_triton.py) from "
+                    f"{TRITON_SAMPLER_MIN_ROWS} rows, no sort: {rows} rows x {vocab} logits x {SAMPLER_TRITON_BYTES_PER_LOGIT} B (fitted, triton)")  # fmt: skip
+    return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0 (PyTorch-native top-k/top-p): {rows} rows x {vocab} logits "
+                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
+
+
+def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
+    """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
+    memory_profiling, non_torch_increase, v0.20.0; vllm/worker/worker.py on V0): cuBLAS workspaces
+    on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
+    figure of the source: the medians of the fitted starts that print it, on one GPU apart for V0
+    (before v0.8.0, where the profile measured from the process's start) and V1 (from its first
+    snapshot, after the CUDA context)."""
+    if tp * pp == 1:
+        if rel < (0, 8):
+            return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
+        return Term("non_torch", NON_TORCH_ONE_RANK, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)")
+    if rel < (0, 8):
+        return Term(
+            "non_torch", NON_TORCH_PER_RANK_TP_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; NCCL and all-reduce under TP/PP (fitted, V0)"
+        )
+    return Term(
+        "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
+    )
+
+
+def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
+    """vllm/config/vllm.py, _set_cudagraph_sizes (v0.20.0): [1, 2, 4] + 8 to 248 by 8 + 256 by 16,
+    up to min(2 x max_num_seqs, 512, max_num_batched_tokens)."""
+    largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
+    sizes = [s for s in (1, 2, 4) if s <= largest]
+    sizes += list(range(8, min(largest + 1, 256), 8))
+    sizes += list(range(256, largest + 1, 16))
+    return sizes
+
+
+def graph_counts(max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
+    """The graphs vLLM captures under FULL_AND_PIECEWISE, the default cudagraph_mode (vllm/config/
+    compilation.py; gpu_model_runner.py profile_cudagraph_memory logs them as 'Profiling CUDA graph
+    memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)'): a piecewise graph for every
+    capture size, and a full decode graph for every size up to max_num_seqs."""
+    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens)
+    return len(sizes), len([s for s in sizes if s <= max_num_seqs])
+
+
+def cuda_graph_estimate(piecewise: int, full: int, tp: int = 1) -> int:
+    """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to
+    v0.33.0): for each mode it captures the two largest graphs, takes the first capture's growth of
+    used memory as `first_capture` and the second's as `per_graph`, and estimates
+        max over modes of first_capture + sum over modes of per_graph x (graphs of the mode - 1)
+    (the modes share one pool and never replay at once, so their first captures overlap). The two
+    measurements are the allocator's at run time, no figure of the source: CUDA_GRAPH_FIRST_CAPTURE
+    and CUDA_GRAPH_PER_GRAPH are the medians over the logs that print them (the DEBUG line
+    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph').
+    Under tensor parallel each graph also registers its buffers with the custom all-reduce
+    (distributed/device_communicators/custom_all_reduce.py, 'Registering N cuda graph addresses'),
+    and the second capture grows by more: CUDA_GRAPH_PER_GRAPH_TP, fitted the same way."""
+    counts = [n for n in (piecewise, full) if n]
+    if not counts:
+        return 0
+    per = CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH
+    return CUDA_GRAPH_FIRST_CAPTURE + sum(per * (n - 1) for n in counts)
+
+
+def cuda_graph(
+    shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia", tp: int = 1
+) -> Term:
+    """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
+    v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
+    formula, cuda_graph_estimate, over the graphs graph_counts gives. Zero before v0.20.0 (the
+    estimate is off by default there: v0.19.0 prints it and takes nothing off), under
+    --enforce-eager and on ROCm."""
+    if enforce_eager:
+        return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
+    if rel < (0, 20):
+        return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
+    if vendor == "amd":
+        return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
+    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens)
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, tp),
+                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}; "
+                f"{CUDA_GRAPH_FIRST_CAPTURE / 2**20:.0f} MiB first capture + {(CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH) / 2**20:.0f} MiB a further graph (fitted)")  # fmt: skip
+
+
+# --- the start -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Start:
+    tp: int = 1
+    pp: int = 1
+    max_model_len: int = 8192
+    utilization: Fraction | None = None  # None: the release's default
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    enforce_eager: bool = False
+    kv_cache_dtype: str = "auto"
+    engine_version: str | None = None
+    offline: bool = False  # the LLM class, not `vllm serve`
+    pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
+    lora: lora.Lora | None = None  # --enable-lora: its slots are allocated at load, beside the weights
+    cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: whole parameters moved to the host, a rank
+    prefix_caching: bool | None = None  # None: the release's default (off for hybrids up to 0.27.1): a hybrid's mamba cache mode
+    multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
+
+
+@dataclass(frozen=True)
+class StagePool:
+    """One pipeline stage's pool: its own weights, activation peak and graphs off the same request."""
+
+    rank: int
+    layers: int
+    weights_bytes: int
+    activation_bytes: int  # the sampler warms up on the last stage only
+    cuda_graph_bytes: int
+    available_kv_bytes: int
+    kv_block_bytes: int
+    kv_blocks: int  # available // block; vLLM keeps the smallest over the stages
+    lora_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Prediction:
+    total_bytes: int
+    utilization: Fraction
+    requested_bytes: int
+    weights: Term
+    activation: Term  # the profile run's peak: forward pass or sampler, whichever is larger, plus what stays
+    forward: Term
+    sampler: Term
+    non_torch: Term
+    cuda_graph: Term
+    available_kv_bytes: int  # the pool one rank gets; negative where vLLM would print it so
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    batch_source: str
+    kv_bytes_per_request: int
+    kv_tokens: int | None
+    max_concurrency: Fraction | None
+    largest_max_model_len: int | None
+    verdict: str  # "starts", "weights do not fit", "no KV memory", "max_model_len"
+    reason: str
+    sampler_rows: int = 0
+    vocab: int = 0
+    residual_bytes: int = 0  # the forward pass's hidden states, alive while the sampler runs
+    tp: int = 1
+    stages: tuple[StagePool, ...] = ()  # under pipeline parallel, every stage; the figures above are the tightest's
+    tightest_stage: int = 0
+    lora: Term = Term("lora", 0, "no --enable-lora")
+
+
+def check_start(s: Start) -> None:
+    """The settings vLLM itself refuses before it loads anything, each as one line."""
+    if s.utilization is not None and not 0 < s.utilization <= 1:
+        raise InputError(f"--gpu-memory-utilization: found {float(s.utilization):g}, expected a fraction above 0 and at most 1")
+    if not 0 < s.max_model_len <= MAX_MODEL_LEN:
+        raise InputError(f"--max-model-len: found {s.max_model_len}, expected a length from 1 to {MAX_MODEL_LEN:,}")
+    if s.max_num_seqs is not None and not 0 < s.max_num_seqs <= 1_000_000:
+        raise InputError(f"--max-num-seqs: found {s.max_num_seqs}, expected a count from 1 to 1,000,000")
+    if not 1 <= s.pp <= ranks.MAX_PP:
+        raise InputError(f"--pp: found {s.pp}, expected a pipeline parallel size from 1 to {ranks.MAX_PP}")
+    if s.max_num_batched_tokens is not None and not 0 < s.max_num_batched_tokens <= MAX_MODEL_LEN:
+        raise InputError(f"--max-num-batched-tokens: found {s.max_num_batched_tokens}, expected a count from 1 to {MAX_MODEL_LEN:,}")
+
+
+def predict(
+    shape: Shape,
+    card: Card,
+    s: Start,
+    topk: int = 0,
+    weights_bytes: int | None = None,
+    weights_source: str = "",
+    stage_weights: tuple[int, ...] | None = None,
+) -> Prediction:
+    """The pool one rank gets, each term with its source, and vLLM's verdict on the start.
+    `weights_bytes` replaces the config's count (the checkpoint's size, or a log's loading line);
+    under pipeline parallel `stage_weights` gives each stage's (calc/engine/ranks.py counts them without).
+
+    Under pipeline parallel every stage sizes its pool the same way from its own weights, its own
+    layers' graphs and, on the last stage alone, the sampler's warm-up (gpu_model_runner.py
+    profile_run: `if get_pp_group().is_last_rank`, 0.33.0); vLLM then keeps the smallest count of
+    blocks over the stages (calc/engine/ranks.py), and the stage that gives it is the one reported."""
+    check_start(s)
+    if card.unified:
+        also = "; there --cpu-offload-gb frees nothing, the weights it moves stay in the same memory" if s.cpu_offload_gib else ""
+        raise InputError(
+            f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card){also}"
+        )
+    rel = release(s.engine_version)
+    mm = s.multimodal or multimodal.Settings()
+    shape, _ = multimodal.apply(shape, mm, rel)
+    v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
+    util = s.utilization if s.utilization is not None else default_utilization(rel)
+    requested = math.ceil(card.total_bytes * util)
+    batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline)
+    tokens = s.max_num_batched_tokens or batch.max_num_batched_tokens
+    seqs = s.max_num_seqs or batch.max_num_seqs
+    if weights_bytes is None:
+        w = weights.per_rank(shape, s.tp)
+        pad = mxfp4_padding(shape, s.tp, rel, card.vendor)
+        wterm = Term("weights", w.model + pad.bytes, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
+                     + (f"; MXFP4 experts padded by {_gib(pad.bytes)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
+    else:
+        wterm = Term("weights", weights_bytes, weights_source or "given")
+    fwd = forward_peak(shape, s.tp, tokens, topk)
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor)
+    # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after).
+    residual = tokens * shape.hidden * shape.dtype_bytes
+    peak = max(fwd.bytes, smp.bytes + residual)
+    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel)
+    held = enc.held_bytes if enc else 0
+    act = Term(
+        "activation_peak",
+        peak + held,
+        "the larger of the forward pass and the sampler warm-up: "
+        + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
+        + (f"; plus {_gib(held)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
+    )
+    nt = non_torch(s.tp, s.pp, rel)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
+    lora_n = tuple(
+        lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers)).device_bytes if s.lora else 0
+        for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
+    )
+    bounds = _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
+    moved_n = tuple(offload.moved(shape, s.tp, s.cpu_offload_gib, range(a, b)) if s.cpu_offload_gib else 0 for a, b in bounds)
+    if s.pp == 1 and moved_n[0]:
+        moved = min(moved_n[0], wterm.bytes)
+        wterm = Term("weights", wterm.bytes - moved, f"{wterm.source}, less {_gib(moved)} --cpu-offload-gb moves to the host (offloader/uva.py)")
+    lterm = _lora_term(s.lora, lora_n[0])
+    pool = requested - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - cg.bytes
+    mode = kvlayout.mamba_cache_mode(shape, v, s.prefix_caching)  # a hybrid's state pages, by the release's rule
+    settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens, mamba_cache_mode=mode)
+    kv_shape, tightest, check_whole = shape, 0, False
+    stage_pools: tuple[StagePool, ...] = ()
+    try:
+        req = kvlayout.request(shape, settings, s.max_model_len, v)
+        if s.pp > 1:
+            stage_list = ranks.stages(shape, settings, s.max_model_len, v, s.pp, s.pp_layer_partition)
+            own = stage_weights or tuple(st.weights_bytes for st in stage_list)
+            if len(own) != s.pp:
+                raise InputError(f"stage weights: found {len(own)}, expected one a stage of {s.pp}")
+            made: list[StagePool] = []
+            for st, w_n in zip(stage_list, own, strict=True):
+                w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
+                last = st.rank == s.pp - 1
+                act_n = act.bytes if last else fwd.bytes + held
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
+                avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
+                blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
+                made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
+            stage_pools = tuple(made)
+            tightest = min(stage_pools, key=lambda sp: (sp.kv_blocks, sp.available_kv_bytes)).rank
+            st, sp = stage_list[tightest], stage_pools[tightest]
+            last = tightest == s.pp - 1
+            kv_shape = ranks.stage_shape(shape, st.first_layer, st.end_layer, last)
+            wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/engine/ranks.py")
+            if not last:
+                act = Term("activation_peak", fwd.bytes + held, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
+            lterm = _lora_term(s.lora, sp.lora_bytes)
+            pool = sp.available_kv_bytes
+            check_whole = ranks.whole_model_check(v)
+            if not check_whole:
+                req = kvlayout.request(kv_shape, settings, s.max_model_len, v)
+    except ValueError as error:
+        if isinstance(error, InputError):
+            raise
+        raise InputError(str(error)) from None
+    kv_tokens = concurrency = largest = None
+    heaviest = max((sp.weights_bytes + sp.lora_bytes for sp in stage_pools), default=wterm.bytes + lterm.bytes)
+    if heaviest >= card.total_bytes:
+        verdict, reason = (
+            "weights do not fit",
+            (
+                f"CUDA out of memory while loading: {_gib(heaviest)} of weights a rank on a card of {_gib(card.total_bytes)} "
+                "(vllm/v1/worker/gpu_model_runner.py load_model)"
+            ),
+        )
+    elif pool <= 0:
+        verdict, reason = (
+            "no KV memory",
+            (
+                "vLLM refuses: 'No available memory for the cache blocks' (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory); "
+                f"the terms take {_gib(requested - pool)} of the {_gib(requested)} requested"
+            ),
+        )
+    else:
+        p = kvlayout.pool(kv_shape, settings, s.max_model_len, pool, v, None if check_whole else req)
+        kv_tokens, concurrency = p.tokens, p.concurrency
+        largest = kvlayout.largest_max_model_len(shape if check_whole else kv_shape, settings, pool, v)
+        if req.bytes_per_request > pool:
+            verdict, reason = (
+                "max_model_len",
+                (
+                    f"vLLM refuses: one request of {s.max_model_len:,} tokens needs {_gib(req.bytes_per_request)} of KV cache, more than the "
+                    f"{_gib(pool)} available; the largest max_model_len that fits is {largest:,} (vllm/v1/core/kv_cache_utils.py)"
+                ),
+            )
+        else:
+            verdict, reason = "starts", f"{p.tokens:,} tokens, {float(p.concurrency):.2f} requests of {s.max_model_len:,} at once"
+    return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
+                      batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
+                      kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
+                      stage_pools, tightest, lterm)  # fmt: skip
+
+
+def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:
+    counts = ranks.partition(layers, pp, override)
+    return [(sum(counts[:n]), sum(counts[: n + 1])) for n in range(pp)]
+
+
+def _lora_term(cfg: lora.Lora | None, n: int) -> Term:
+    if cfg is None:
+        return Term("lora", 0, "no --enable-lora")
+    return Term("lora", n, f"vllm/lora/layers create_lora_weights, 0.33.0: {cfg.max_loras} slot(s) of rank {cfg.max_lora_rank}, allocated in load_model")
+
+
+def _gib(n: int) -> str:
+    return f"{n / GiB:.2f} GiB"
+
+
+def card_from_total(text: str) -> Card:
+    """--total-memory: a card known only by its total, as torch reports it."""
+    size = parse_size(text, "--total-memory")
+    if size <= 0:
+        raise InputError(f"--total-memory: found {text!r}, expected a size above zero such as '79.22 GiB'")
+    return Card("given", f"a card of {text}", size, text, "--total-memory")
+
+
+__all__ = ["Card", "Prediction", "Start", "Term", "card_of_box", "find_box", "hfconfig", "predict"]
+
+
+# --- the settings that fit ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fix:
+    change: str  # what changes, in words
+    flags: str  # the vLLM flags that make it
+    start: Start
+    prediction: Prediction
+
+
+def fixes(
+    shape: Shape,
+    card: Card,
+    s: Start,
+    topk: int = 0,
+    weights_bytes: int | None = None,
+    weights_source: str = "",
+    stage_weights: tuple[int, ...] | None = None,
+) -> list[Fix]:
+    """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
+    order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
+    lowest that starts, at most 0.98), fewer sequences (the most that start), fewer LoRA slots
+    (the most that start), a larger TP, and
+    where no larger TP passes (heads that do not divide), more pipeline stages."""
+    from dataclasses import replace
+
+    def run(t: Start) -> Prediction:
+        same = t.tp == s.tp
+        return predict(shape, card, t, topk, weights_bytes if same else None, weights_source, stage_weights if same else None)
+
+    base = run(s)
+    if base.verdict == "starts":
+        return []
+    out: list[Fix] = []
+    if base.verdict == "max_model_len" and base.largest_max_model_len:
+        t = replace(s, max_model_len=base.largest_max_model_len)
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"max_model_len {t.max_model_len:,}", f"--max-model-len {t.max_model_len}", t, p))
+    if s.kv_cache_dtype in ("auto", "bfloat16", "bf16", "float16", "fp16") and shape.dtype_bytes == 2:
+        t = replace(s, kv_cache_dtype="fp8")
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix("fp8 KV cache", "--kv-cache-dtype fp8", t, p))
+    util = s.utilization if s.utilization is not None else default_utilization(release(s.engine_version))
+    for hundredths in range(math.floor(util * 100) + 1, 99):
+        t = replace(s, utilization=Fraction(hundredths, 100))
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"gpu_memory_utilization {hundredths / 100:.2f}", f"--gpu-memory-utilization {hundredths / 100:.2f}", t, p))
+            break
+    seqs = base.max_num_seqs // 2
+    while seqs >= 1:
+        t = replace(s, max_num_seqs=seqs)
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"max_num_seqs {seqs}", f"--max-num-seqs {seqs}", t, p))
+            break
+        seqs //= 2
+    if s.lora is not None and s.lora.max_loras > 1:  # fewer adapter slots: the most that start (the pool falls as they grow)
+        cfg = s.lora
+
+        def slots(n: int) -> Start:
+            return replace(s, lora=replace(cfg, max_loras=n, max_cpu_loras=max(n, cfg.max_cpu_loras or n)))
+
+        lo, hi = 0, cfg.max_loras - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if run(slots(mid)).verdict == "starts":
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo:
+            t = slots(lo)
+            out.append(Fix(f"max_loras {lo}", f"--max-loras {lo}", t, run(t)))
+    for tp in (2, 4, 8):
+        if tp <= s.tp or shape.heads % tp or (MLA not in shape.layers and shape.kv_heads % tp and tp % shape.kv_heads):
+            continue
+        t = replace(s, tp=tp)
+        try:
+            p = run(t)
+        except InputError:
+            continue
+        if p.verdict == "starts":
+            out.append(Fix(f"tensor parallel {tp}", f"--tensor-parallel-size {tp}", t, p))
+            break
+    if not any(f.start.tp != s.tp for f in out):  # no larger TP passes: more pipeline stages, each of its own layers
+        for pp in (2, 4, 8):
+            if pp <= s.pp or pp > len(shape.layers):
+                continue
+            t = replace(s, pp=pp, pp_layer_partition=None)
+            p = predict(shape, card, t, topk, None, weights_source)
+            if p.verdict == "starts":
+                out.append(Fix(f"pipeline parallel {pp}", f"--pipeline-parallel-size {pp}", t, p))
+                break
+    return out

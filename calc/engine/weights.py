@@ -1,0 +1,488 @@
+"""Weights per rank from a config.json, laid out the way vLLM splits them over tensor parallel.
+
+Every tensor of the checkpoint is listed with its shape on one rank:
+- column-parallel (q/k/v, gate/up, in_proj, each expert's gate/up) divide their output rows,
+  row-parallel (o_proj, down_proj, out_proj) their input columns
+  (vllm/model_executor/layers/linear.py);
+- embeddings and lm_head are vocab-parallel: the vocabulary is padded to a multiple of 64 and
+  divided (vllm/model_executor/layers/vocab_parallel_embedding.py, DEFAULT_VOCAB_PADDING_SIZE);
+  tied embeddings are one tensor;
+- K and V heads are divided while there are at least as many as ranks, and replicated (one
+  head a rank) below that;
+- norms, MoE routers and MLA's down-projections (q_a, kv_a) are replicated on every rank;
+- every expert of an MoE is resident, each expert's matrices divided like a dense MLP.
+
+Bytes follow the checkpoint's quantization_config: FP8 (one byte plus a float32 scale per
+128x128 block when weight_block_size is given, else per tensor), NVFP4 (half a byte plus an
+fp8 scale per 16 values and two float32 per-tensor scales), MXFP4 (half a byte plus an e8m0
+scale per 32), AWQ/GPTQ (bits per value plus an fp16 scale, and packed zeros unless symmetric,
+per group). Embeddings, lm_head, norms and routers stay in the model dtype unless the config
+says otherwise, and so does every module the config's ignore list names.
+
+The drafter layers a config declares (DeepSeek's and GLM's num_nextn_predict_layers, Qwen3-Next's
+mtp_num_hidden_layers) are counted apart: they load only with speculative decoding. MiniMax-M2's
+MTP modules are not counted: vLLM skips them and has no drafter for them.
+
+A float32 checkpoint is counted at two bytes a value: vLLM's --dtype auto loads it in bfloat16.
+Norms, q/k norms and biases are counted as each model's vLLM code builds them; MoE routers are
+float32 where vLLM keeps them so (GLM-4.5, MiniMax-M2).
+
+A checkpoint's own size (model.safetensors.index.json's metadata.total_size) beats this count:
+`per_rank` then splits that total by the modeled layout, and says so.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, SLIDING, ConfigError, Mlp, Shape, Tower, as_flag
+from calc.units import InputError
+
+VOCAB_PADDING = 64
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One weight on one rank: rows x cols (a vector has cols 1), `count` copies (experts)."""
+
+    path: str
+    rows: int
+    cols: int = 1
+    count: int = 1
+    linear: bool = False  # a projection a quantization scheme may pack
+    drafter: bool = False
+    dtype_bytes: int | None = None  # kept in this width whatever the model's dtype (float32 routers)
+    tower: bool = False  # the vision tower or its projector
+
+
+@dataclass(frozen=True)
+class Quant:
+    method: str  # none, fp8, fp8-block, nvfp4, mxfp4, int
+    block: tuple[int, int] = (128, 128)
+    bits: int = 16
+    group: int = 0
+    zeros: bool = False
+    g_idx: bool = False
+    ignore: tuple[str, ...] = ()
+    static_input: bool = False
+
+
+def quant_of(shape: Shape) -> Quant:
+    """The checkpoint's packing, read from quantization_config."""
+    q = shape.quantization
+    if not q:
+        return Quant("none")
+    nested: dict[str, Any] = q["quantization"] if isinstance(q.get("quantization"), dict) else {}
+    method = str(q.get("quant_method", "")).lower()
+    ignore = tuple(q.get("ignore") or q.get("modules_to_not_convert") or q.get("exclude_modules") or nested.get("exclude_modules") or ())
+    algo = str(q.get("quant_algo") or nested.get("quant_algo") or "").upper()
+    if method == "fp8":
+        block = q.get("weight_block_size")
+        static = q.get("activation_scheme") == "static"
+        if block:
+            if not (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block)):
+                raise ConfigError(shape.file, "quantization_config.weight_block_size", block, "two whole numbers, such as [128, 128]")
+            return Quant("fp8-block", block=(block[0], block[1]), ignore=ignore)
+        return Quant("fp8", ignore=ignore, static_input=static)
+    if method == "mxfp4":
+        return Quant("mxfp4", group=32, ignore=ignore)
+    if method == "modelopt":
+        if algo == "NVFP4":
+            return Quant("nvfp4", group=int(q.get("group_size") or nested.get("group_size") or 16), ignore=ignore)
+        if algo == "FP8":
+            return Quant("fp8", ignore=ignore, static_input=True)
+        raise ConfigError(shape.file, "quantization_config.quant_algo", algo or None, "NVFP4 or FP8")
+    if method in ("awq", "gptq"):
+        bits, group = q.get("bits", q.get("w_bit")), q.get("group_size", q.get("q_group_size"))
+        if not isinstance(bits, int) or bits not in (2, 3, 4, 8):
+            raise ConfigError(shape.file, "quantization_config.bits", bits, "2, 3, 4 or 8")
+        if not isinstance(group, int) or group == 0 or group < -1:
+            raise ConfigError(shape.file, "quantization_config.group_size", group, "a group size such as 128, or -1 for one group a row")
+        zeros = (
+            as_flag(q.get("zero_point", True), shape.file, "quantization_config.zero_point")
+            if method == "awq"
+            else not as_flag(q.get("sym", True), shape.file, "quantization_config.sym")
+        )
+        return Quant("int", bits=bits, group=group, zeros=zeros, g_idx=method == "gptq", ignore=ignore)
+    if method == "compressed-tensors":
+        return _compressed_tensors(shape, q, ignore)
+    raise ConfigError(shape.file, "quantization_config.quant_method", q.get("quant_method"),
+                      "fp8, mxfp4, modelopt (NVFP4 or FP8), awq, gptq or compressed-tensors")  # fmt: skip
+
+
+def _compressed_tensors(shape: Shape, q: dict[str, Any], ignore: tuple[str, ...]) -> Quant:
+    fmt_name = str(q.get("format", ""))
+    groups = q.get("config_groups") or {}
+    weights = next((g.get("weights") for g in groups.values() if isinstance(g, dict) and g.get("weights")), None) or {}
+    if "nvfp4" in fmt_name:
+        return Quant("nvfp4", group=int(weights.get("group_size") or 16), ignore=ignore)
+    if fmt_name == "float-quantized" or weights.get("type") == "float":
+        block = weights.get("block_structure")
+        if weights.get("strategy") == "block" and block:
+            return Quant("fp8-block", block=(block[0], block[1]), ignore=ignore)
+        return Quant("fp8", ignore=ignore, static_input=not weights.get("dynamic", False))
+    if fmt_name in ("pack-quantized", "int-quantized") or weights.get("type") == "int":
+        bits, group = weights.get("num_bits"), weights.get("group_size") or -1
+        if not isinstance(bits, int):
+            raise ConfigError(shape.file, "quantization_config.config_groups.*.weights.num_bits", bits, "a whole number of bits")
+        return Quant("int", bits=bits, group=group, zeros=not weights.get("symmetric", True), ignore=ignore)
+    raise ConfigError(shape.file, "quantization_config.format", fmt_name or None, "nvfp4-pack-quantized, float-quantized or pack-quantized")
+
+
+def _ignored(path: str, patterns: tuple[str, ...]) -> bool:
+    for p in patterns:
+        if p.startswith("re:"):
+            p = p[3:].replace(".*", "*")
+        if fnmatch.fnmatch(path, p) or fnmatch.fnmatch(path, p + ".*"):
+            return True
+        if "*" not in p and ("." + p + ".") in ("." + path + "."):
+            return True
+    return False
+
+
+def tensor_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
+    """Bytes of one tensor on one rank, with the scales its packing adds."""
+    n = t.rows * t.cols
+    if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore):
+        return n * (t.dtype_bytes or dtype_bytes) * t.count
+    m = quant.method
+    if m == "fp8-block":
+        each = n + cdiv(t.rows, quant.block[0]) * cdiv(t.cols, quant.block[1]) * 4
+    elif m == "fp8":
+        each = n + 4 + (4 if quant.static_input else 0)
+    elif m == "nvfp4":
+        each = n // 2 + cdiv(n, quant.group) + 4 + 4
+    elif m == "mxfp4":
+        each = n // 2 + cdiv(n, quant.group)
+    else:  # int: AWQ, GPTQ, compressed-tensors pack-quantized
+        groups = 1 if quant.group == -1 else cdiv(t.cols, quant.group)
+        each = cdiv(n * quant.bits, 8) + groups * t.rows * 2
+        if quant.zeros:
+            each += cdiv(groups * t.rows * quant.bits, 8)
+        if quant.g_idx:
+            each += t.cols * 4
+    return each * t.count
+
+
+def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
+    """Every weight of the checkpoint as one rank of `tp` holds it."""
+    h = shape.hidden
+    vocab_rank = cdiv(cdiv(shape.vocab, VOCAB_PADDING) * VOCAB_PADDING, tp)
+    out = [Tensor("model.embed_tokens", vocab_rank, h)]
+    if not shape.tie_embeddings:
+        out.append(Tensor("lm_head", vocab_rank, h))
+    out.append(Tensor("model.norm", h))
+    for i, (kind, mlp) in enumerate(zip(shape.layers, shape.mlps, strict=True)):
+        out += _layer(shape, f"model.layers.{i}", kind, mlp, tp)
+    for j in range(shape.drafter_layers):
+        i = len(shape.layers) + j
+        prefix = f"model.layers.{i}"
+        kind = MLA if MLA in shape.layers else FULL
+        mlp = next((m for m in reversed(shape.mlps) if m.experts), shape.mlps[-1])
+        layer = _layer(shape, prefix, kind, mlp, tp)
+        extra = [Tensor(f"{prefix}.eh_proj", h, 2 * h), Tensor(f"{prefix}.enorm", h), Tensor(f"{prefix}.hnorm", h)]
+        if shape.architecture.startswith(("Deepseek", "Glm")):  # the MTP module loads its own embedding and head
+            extra += [Tensor(f"{prefix}.embed_tokens", vocab_rank, h), Tensor(f"{prefix}.shared_head.head", vocab_rank, h),
+                      Tensor(f"{prefix}.shared_head.norm", h)]  # fmt: skip
+        out += [Tensor(t.path, t.rows, t.cols, t.count, t.linear, drafter=True) for t in layer + extra]
+    if shape.drafter_layers and shape.architecture.startswith(("Qwen3Next", "Qwen3_5")):  # Qwen's MTP module norms its output once
+        out.append(Tensor("mtp.norm", h, drafter=True))  # (vllm/model_executor/models/qwen3_5_mtp.py and qwen3_next_mtp.py, 0.33.0)
+    if shape.tower is not None:
+        out += tower_tensors(shape.tower, tp)
+    return out
+
+
+def tower_split(tower: Tower, tp: int) -> int:
+    """The ranks the tower's projections are divided over: every tensor-parallel rank, as its
+    ColumnParallelLinear / RowParallelLinear / QKVParallelLinear layers are built, unless
+    --mm-encoder-tp-mode data builds them with disable_tp (one whole copy a rank), or the tower's
+    heads do not divide over the ranks, where vLLM falls back to the same
+    (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0)."""
+    return 1 if tower.data_parallel or tower.heads % tp else tp
+
+
+def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
+    """The vision tower and its projector on one rank. Norms, patch embeddings, position tables and
+    a row-parallel layer's bias are whole on every rank; the tower stays in the model's dtype (the
+    published quantized checkpoints leave it unquantized, and SigLIP's MLP of 4,304 takes no
+    quantization: vllm/model_executor/models/siglip.py, SiglipMLP, widths must divide by 64)."""
+    n = tower_split(tower, tp)
+    d, i, out = tower.hidden, tower.intermediate, tower.out_hidden
+
+    def t(path: str, rows: int, cols: int = 1) -> Tensor:
+        return Tensor(path, rows, cols, tower=True)
+
+    def block(p: str, layernorm: bool, bias: bool, gated: bool) -> list[Tensor]:
+        norms = 2 if layernorm else 1  # LayerNorm: weight and bias; RMSNorm: weight
+        ts = [t(f"{p}.norm1", d * norms), t(f"{p}.norm2", d * norms), t(f"{p}.attn.qkv", 3 * d // n, d), t(f"{p}.attn.proj", d, d // n),
+              t(f"{p}.mlp.fc1", (2 if gated else 1) * i // n, d), t(f"{p}.mlp.fc2", d, i // n)]  # fmt: skip
+        if bias:
+            ts += [t(f"{p}.attn.qkv.bias", 3 * d // n), t(f"{p}.attn.proj.bias", d), t(f"{p}.mlp.fc1.bias", (2 if gated else 1) * i // n),
+                   t(f"{p}.mlp.fc2.bias", d)]  # fmt: skip
+        return ts
+
+    if tower.kind in ("qwen3-vl", "qwen2.5-vl"):
+        qwen3 = tower.kind == "qwen3-vl"
+        kernel = tower.channels * tower.temporal_patch * tower.patch * tower.patch
+        ts = [t("visual.patch_embed.proj", d, kernel)] + ([t("visual.patch_embed.proj.bias", d), t("visual.pos_embed", tower.positions, d)] if qwen3 else [])
+        for b in range(tower.depth):
+            ts += block(f"visual.blocks.{b}", layernorm=qwen3, bias=True, gated=not qwen3)
+        wide = d * tower.merge**2
+        mergers = ["visual.merger"] + [f"visual.deepstack_merger_list.{k}" for k in range(tower.deepstack)]
+        for k, p in enumerate(mergers):
+            norm = (wide if k else d) * (2 if qwen3 else 1)  # a deepstack merger norms after the shuffle
+            ts += [t(f"{p}.norm", norm), t(f"{p}.linear_fc1", wide // n, wide), t(f"{p}.linear_fc1.bias", wide // n),
+                   t(f"{p}.linear_fc2", out, wide // n), t(f"{p}.linear_fc2.bias", out)]  # fmt: skip
+        return ts
+    if tower.kind == "siglip":
+        p = "vision_tower.vision_model"
+        ts = [t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch), t(f"{p}.embeddings.patch_embedding.bias", d),
+              t(f"{p}.embeddings.position_embedding", tower.positions, d), t(f"{p}.post_layernorm", 2 * d),
+              t("multi_modal_projector.mm_input_projection_weight", d, out), t("multi_modal_projector.mm_soft_emb_norm", d)]  # fmt: skip
+        for b in range(tower.depth):
+            ts += block(f"{p}.encoder.layers.{b}", layernorm=True, bias=True, gated=False)
+        return ts
+    # pixtral: no biases, RMSNorms, a gated MLP; the projector's two linears always divided (mistral3.py)
+    ts = [t("vision_tower.patch_conv", d, tower.channels * tower.patch * tower.patch), t("vision_tower.ln_pre", d),
+          t("multi_modal_projector.norm", d), t("multi_modal_projector.patch_merger.merging_layer", d, d * tower.merge**2),
+          t("multi_modal_projector.linear_1", out // tp, d), t("multi_modal_projector.linear_2", out, out // tp)]  # fmt: skip
+    if tower.projector_bias:
+        ts += [t("multi_modal_projector.linear_1.bias", out // tp), t("multi_modal_projector.linear_2.bias", out)]
+    for b in range(tower.depth):
+        ts += block(f"vision_tower.transformer.layers.{b}", layernorm=False, bias=False, gated=True)
+    return ts
+
+
+def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
+    h = shape.hidden
+    out = [Tensor(f"{prefix}.input_layernorm", h)]
+    if kind in (FULL, SLIDING):
+        out += _attention(shape, prefix + ".self_attn", tp)
+    elif kind == MLA:
+        out += _mla(shape, prefix + ".self_attn", tp)
+    elif kind == MAMBA:
+        out += _mamba(shape, prefix + ".mixer", tp)
+    elif kind == LINEAR:
+        out += _gated_delta(shape, prefix + ".linear_attn", tp)
+    if kind in (MLP_ONLY, MOE_ONLY):  # a Nemotron-H layer of one mixer has one norm, the input's
+        out += _mlp(shape, prefix + ".mixer", mlp, tp)
+    elif mlp.intermediate or mlp.experts:
+        out.append(Tensor(f"{prefix}.post_attention_layernorm", h))
+        out += [Tensor(f"{prefix}.{name}", h) for name in shape.extra_norms]
+        out += _mlp(shape, prefix + ".mlp", mlp, tp)
+    return out
+
+
+def _attention(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    h, d = shape.hidden, shape.head_dim
+    heads_rank = shape.heads // tp
+    kv_rank = max(1, shape.kv_heads // tp)
+    gate = 2 if shape.output_gate else 1
+    out = [
+        Tensor(f"{p}.q_proj", heads_rank * d * gate, h, linear=True),
+        Tensor(f"{p}.k_proj", kv_rank * d, h, linear=True),
+        Tensor(f"{p}.v_proj", kv_rank * (shape.head_dim_v or d), h, linear=True),
+        Tensor(f"{p}.o_proj", h, heads_rank * d, linear=True),
+    ]
+    if shape.attention_bias:
+        out += [Tensor(f"{p}.q_proj.bias", heads_rank * d), Tensor(f"{p}.k_proj.bias", kv_rank * d), Tensor(f"{p}.v_proj.bias", kv_rank * d)]
+    if shape.output_bias:
+        out.append(Tensor(f"{p}.o_proj.bias", h))
+    if shape.sinks:
+        out.append(Tensor(f"{p}.sinks", heads_rank))
+    return out + _qk_norms(shape, p, tp)
+
+
+def _qk_norms(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    """q and k normed a head (one head_dim weight each), over all heads on every rank (OLMo 2
+    gathers q and k first), or over all heads divided like the heads (MiniMax-M2)."""
+    if not shape.qk_norm:
+        return []
+    d = shape.head_dim
+    widths = {
+        "head": (d, d),
+        "full": (shape.heads * d, shape.kv_heads * d),
+        "split": (shape.heads * d // tp, shape.kv_heads * d // min(tp, shape.kv_heads)),
+    }[shape.qk_norm]
+    return [Tensor(f"{p}.{name}", width) for name, width in zip(("q_norm", "k_norm"), widths, strict=True)]
+
+
+def _mla(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    h = shape.hidden
+    heads_rank = shape.heads // tp
+    rope, nope, v, kv_lora = shape.qk_rope_head_dim, shape.qk_nope_head_dim, shape.v_head_dim, shape.kv_lora_rank
+    assert rope and nope and v and kv_lora
+    out = []
+    if shape.q_lora_rank:
+        out += [
+            Tensor(f"{p}.q_a_proj", shape.q_lora_rank, h, linear=True),
+            Tensor(f"{p}.q_a_layernorm", shape.q_lora_rank),
+            Tensor(f"{p}.q_b_proj", heads_rank * (nope + rope), shape.q_lora_rank, linear=True),
+        ]
+    else:
+        out.append(Tensor(f"{p}.q_proj", heads_rank * (nope + rope), h, linear=True))
+    return out + [
+        Tensor(f"{p}.kv_a_proj_with_mqa", kv_lora + rope, h, linear=True),
+        Tensor(f"{p}.kv_a_layernorm", kv_lora),
+        Tensor(f"{p}.kv_b_proj", heads_rank * (nope + v), kv_lora, linear=True),
+        Tensor(f"{p}.o_proj", h, heads_rank * v, linear=True),
+    ]
+
+
+def _mamba(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    m, h = shape.mamba, shape.hidden
+    inner = m["heads"] * m["head_dim"]
+    groups = m["groups"] + (0 if m["groups"] % tp == 0 else tp - m["groups"])
+    conv = (inner + 2 * groups * m["state"]) // tp
+    heads_rank = m["heads"] // tp
+    return [
+        Tensor(f"{p}.in_proj", (2 * inner + 2 * groups * m["state"] + m["heads"]) // tp, h, linear=True),
+        Tensor(f"{p}.conv1d", conv, m["conv_kernel"]),
+        Tensor(f"{p}.conv1d.bias", conv),
+        Tensor(f"{p}.dt_bias", heads_rank),
+        Tensor(f"{p}.A_log", heads_rank),
+        Tensor(f"{p}.D", heads_rank),
+        Tensor(f"{p}.norm", inner // tp),
+        Tensor(f"{p}.out_proj", h, inner // tp, linear=True),
+    ]
+
+
+def _gated_delta(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    g, h = shape.linear, shape.hidden
+    key, value = g["k_heads"] * g["k_dim"], g["v_heads"] * g["v_dim"]
+    return [
+        Tensor(f"{p}.in_proj_qkvz", (2 * key + 2 * value) // tp, h, linear=True),
+        Tensor(f"{p}.in_proj_ba", 2 * g["v_heads"] // tp, h, linear=True),
+        Tensor(f"{p}.conv1d", (2 * key + value) // tp, g["conv_kernel"]),
+        Tensor(f"{p}.dt_bias", g["v_heads"] // tp),
+        Tensor(f"{p}.A_log", g["v_heads"] // tp),
+        Tensor(f"{p}.norm", g["v_dim"]),
+        Tensor(f"{p}.out_proj", h, value // tp, linear=True),
+    ]
+
+
+def _mlp(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
+    h = shape.hidden
+    if not mlp.experts:
+        i = mlp.intermediate // tp
+        if not mlp.gated:
+            out = [Tensor(f"{p}.up_proj", i, h, linear=True), Tensor(f"{p}.down_proj", h, i, linear=True)]
+            return out + ([Tensor(f"{p}.up_proj.bias", i), Tensor(f"{p}.down_proj.bias", h)] if mlp.bias else [])
+        out = [Tensor(f"{p}.gate_proj", i, h, linear=True), Tensor(f"{p}.up_proj", i, h, linear=True), Tensor(f"{p}.down_proj", h, i, linear=True)]
+        return out + ([Tensor(f"{p}.gate_proj.bias", i), Tensor(f"{p}.up_proj.bias", i), Tensor(f"{p}.down_proj.bias", h)] if mlp.bias else [])
+    e, i = mlp.experts, mlp.expert_intermediate // tp
+    router = "router" if shape.sinks else "gate"
+    width = 4 if shape.router_fp32 else None
+    out = [
+        Tensor(f"{p}.{router}", e, h, dtype_bytes=width),
+        Tensor(f"{p}.experts.gate_up_proj", (2 if mlp.gated else 1) * i, h, count=e, linear=True),
+        Tensor(f"{p}.experts.down_proj", h, i, count=e, linear=True),
+    ]
+    if shape.routing_bias:
+        out.append(Tensor(f"{p}.{router}.e_score_correction_bias", e, dtype_bytes=4))
+    if mlp.bias:
+        out += [Tensor(f"{p}.{router}.bias", e), Tensor(f"{p}.experts.gate_up_proj_bias", 2 * i, count=e), Tensor(f"{p}.experts.down_proj_bias", h, count=e)]
+    if mlp.shared_intermediate:
+        s = mlp.shared_intermediate // tp
+        out += [
+            Tensor(f"{p}.shared_expert.gate_up_proj", (2 if mlp.gated else 1) * s, h, linear=True),
+            Tensor(f"{p}.shared_expert.down_proj", h, s, linear=True),
+        ]
+        if mlp.gated_shared:
+            out.append(Tensor(f"{p}.shared_expert_gate", 1, h))
+    return out
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Bytes on one rank: the model's, and apart from them the drafter layers'."""
+
+    model: int
+    drafter: int
+    source: str  # "config" (parameter count) or "index total_size"
+    checkpoint_total: int  # the whole checkpoint, all ranks together (counted, or the index's)
+
+
+PLAUSIBLE = 8  # a checkpoint's own size against the config's count: quantized, float32 or with extras, within this factor
+
+
+def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: str = "index total_size") -> Weights:
+    """Weights on one rank. With the index's total_size the checkpoint's own bytes are split
+    by the modeled layout (that figure beats the count); without it the count stands."""
+    if tp < 1 or shape.heads % tp:
+        raise ConfigError(shape.file, "num_attention_heads", shape.heads, f"a multiple of the tensor parallel size {tp}")
+    rank = _sum(shape, tp, quant_of(shape))
+    scale, source, whole = checkpoint_scale(shape, total_size, source)
+    return Weights(round(rank[0] * scale), round(rank[1] * scale), source, whole)
+
+
+def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index total_size") -> tuple[Fraction, str, int]:
+    """What the count is multiplied by to give the checkpoint's own bytes (1 without them), the
+    source of the figure and the whole checkpoint's bytes, all ranks together."""
+    whole = _sum(shape, 1, quant_of(shape))
+    counted = whole[0] + whole[1]
+    if total_size is None:
+        return Fraction(1), "config", counted
+    if not counted // PLAUSIBLE <= total_size <= counted * PLAUSIBLE:  # total_size 1 once gave weights of 0.00 GiB
+        raise InputError(
+            f"{source}: found {total_size:,} B, expected a checkpoint size within {PLAUSIBLE}x of the {counted:,} B the config's "
+            "layers count: no checkpoint of this model is that size"
+        )
+    if shape.float32_checkpoint:  # stored in 4 bytes a value, loaded in 2
+        total_size, source = total_size // 2, f"{source}, halved: stored in float32, loaded in bfloat16"
+    return Fraction(total_size, counted), source, total_size
+
+
+def _sum(shape: Shape, tp: int, quant: Quant) -> tuple[int, int]:
+    model = drafter = 0
+    for t in tensors(shape, tp):
+        b = tensor_bytes(t, quant, shape.dtype_bytes)
+        if t.drafter:
+            drafter += b
+        else:
+            model += b
+    return model, drafter
+
+
+def checkpoint_size(data: object, file: str) -> tuple[int, str]:
+    """The checkpoint's own size and what gave it: model.safetensors.index.json's
+    metadata.total_size, or the tensors of one or more safetensors headers ({name: {"dtype",
+    "shape", "data_offsets"}}, a list of them for several shards) added up."""
+    if isinstance(data, dict) and ("weight_map" in data or "metadata" in data):
+        return index_total_size(data, file), "index total_size"
+    headers = data if isinstance(data, list) else [data]
+    total = 0
+    for n, header in enumerate(headers):
+        if not isinstance(header, dict):
+            raise ConfigError(file, f"[{n}]", type(header).__name__, "a safetensors header: an object of tensors")
+        for name, tensor in header.items():
+            if name == "__metadata__":
+                continue
+            offsets = tensor.get("data_offsets") if isinstance(tensor, dict) else None
+            if not (
+                isinstance(offsets, list)
+                and len(offsets) == 2
+                and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+                and offsets[1] >= offsets[0]
+            ):
+                raise ConfigError(file, f"{name}.data_offsets", offsets, "[start, end] in bytes, as a safetensors header gives them")
+            total += offsets[1] - offsets[0]
+    if total <= 0:
+        raise ConfigError(file, "metadata.total_size", None, "the checkpoint's size in bytes, a whole number above zero, or safetensors headers")
+    return total, "shard headers"
+
+
+def index_total_size(data: object, file: str) -> int:
+    """metadata.total_size of a model.safetensors.index.json, in bytes."""
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    total = meta.get("total_size") if isinstance(meta, dict) else None
+    if isinstance(total, bool) or not isinstance(total, int) or total <= 0:
+        raise ConfigError(file, "metadata.total_size", total, "the checkpoint's size in bytes, a whole number above zero")
+    return total

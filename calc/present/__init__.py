@@ -1,0 +1,1 @@
+"""The presentation: charts, the calculators and their page, page addresses and the command line."""

@@ -1,0 +1,458 @@
+"""Before the first start: a pasted config.json (and, if at hand, the checkpoint's index) to the
+weights a rank holds, the KV cost of one request, the tokens a pin holds, the longest context it
+fits and the start gate. Every figure from the config is modeled (calc/checks/modeled.py) and says so;
+the gate's overhead comes from a measured start of the same model when the catalog has one, is
+typed, or the gate answers "outside calibration".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from calc.answers import report
+from calc.catalog.model import Catalog
+from calc.catalog.spec import Figure
+from calc.checks import modeled
+from calc.engine import derive, gate, hfconfig, kvlayout, predict, weights
+from calc.engine.gate import Amount
+from calc.present import charts
+from calc.present.calculators.form import (
+    Defaults,
+    Field,
+    Figures,
+    Output,
+    badge,
+    counted,
+    default_note,
+    dl,
+    dom_id,
+    esc,
+    invalid,
+    pin_up,
+    short,
+    size_examples,
+    size_text,
+    table,
+    take,
+)
+from calc.present.chart import figure_html
+from calc.units import InputError, fmt, parse_fraction, parse_size, shown
+
+NAME = "before"
+TITLE = "Before the first start"
+DEFAULT_CONFIG = "qwen3-30b-a3b"  # one of models/configs, shipped with its source
+PASTE_CHARACTERS = 8 * 2**20  # a config.json is kilobytes, an index or safetensors headers a few megabytes: more is refused, not read
+
+LABELS = {
+    "config": "config.json (paste)",
+    "index": "Checkpoint size (optional: model.safetensors.index.json or shard headers pasted, or a size)",
+    "box": "Box",
+    "available": "MemAvailable at start",
+    "tp": "Tensor parallel size",
+    "kv_cache_dtype": "KV cache dtype (--kv-cache-dtype)",
+    "max_model_len": "max_model_len",
+    "prefill_budget": "Prefill budget (--max-num-batched-tokens)",
+    "seats": "Seats (--max-num-seqs)",
+    "pin": "KV pin (--kv-cache-memory-bytes)",
+    "utilization": "GPU memory utilization (optional)",
+    "overhead": "Overhead a rank (optional)",
+    "engine_version": "vLLM version (optional)",
+}
+FLAGS = {"tp": "--tp", "kv_cache_dtype": "--kv-cache-dtype"}  # how calc/checks/modeled.py names a field in its messages
+DTYPES = ("auto", "bfloat16", "fp8", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
+
+
+def fields(catalog: Catalog) -> list[Field]:
+    boxes = tuple((b, box["name"], False) for b, box in catalog.boxes.items())
+    return [
+        Field(
+            "config",
+            LABELS["config"],
+            "textarea",
+            f"The model's config.json as Hugging Face ships it, quantization_config and all (at most {PASTE_CHARACTERS // 2**20} MiB)",
+            rows=12,
+        ),
+        Field(
+            "index",
+            LABELS["index"],
+            "textarea",
+            f"Its metadata.total_size beats the parameter count; a size such as 61.06e9 works too (at most {PASTE_CHARACTERS // 2**20} MiB)",
+        ),
+        Field("box", LABELS["box"], "select", options=boxes),
+        Field("available", LABELS["available"], "text", "Bytes: " + size_examples()),
+        Field("tp", LABELS["tp"], "text", "Ranks the model is split over", inputmode="numeric"),
+        Field("kv_cache_dtype", LABELS["kv_cache_dtype"], "select", options=tuple((d, d, False) for d in DTYPES)),
+        Field("max_model_len", LABELS["max_model_len"], "text", "Tokens", inputmode="numeric"),
+        Field("prefill_budget", LABELS["prefill_budget"], "text", "Tokens", inputmode="numeric"),
+        Field("seats", LABELS["seats"], "text", "Concurrent sequences", inputmode="numeric"),
+        Field("pin", LABELS["pin"], "text", "Bytes: " + size_examples() + "; empty on a discrete card: the pool vLLM leaves, predicted"),
+        Field("utilization", LABELS["utilization"], "text", "--gpu-memory-utilization, such as 0.9; empty: the release's default", inputmode="decimal"),
+        Field("overhead", LABELS["overhead"], "text", "Empty: from a measured start of the same model, if the catalog has one"),
+        Field("engine_version", LABELS["engine_version"], "text", "Such as 0.10.2; empty: the rules of v0.32.0 and later, the newest read"),
+    ]
+
+
+def _available(box: dict[str, Any]) -> tuple[Figure, str]:
+    """The box's default MemAvailable, and how it is taken: its idle or free-at-start reading, else
+    its best total (a discrete card's free memory is below it by what the driver holds)."""
+    free = derive.box_free(box)
+    if free is not None:
+        return free, ""
+    total = derive.box_total(box)
+    return total.figure, f", {total.what.split(';')[0]}: the catalog has no free-memory reading of this box"
+
+
+def _available_note(box: dict[str, Any], text: str) -> str:
+    figure, how = _available(box)
+    return default_note(figure, text, how)
+
+
+def _serving_pin(catalog: Catalog, box_id: str) -> tuple[int, str]:
+    box = catalog.boxes[box_id]
+    if "serving" in box:
+        return box["serving"]["kv_pin"].value, f"the pin of the {box['name']}'s serving start (catalog/boxes.yaml)"
+    for d in catalog.deployments.values():
+        serving = [s for s in d["starts"] if s["outcome"] == "serving" and d["box"] == box_id]
+        if serving:
+            return serving[-1]["kv_pin"], f"the pin of {d['name']}'s serving start (catalog/starts.yaml)"
+    return 10**10, "the calculator's choice"
+
+
+def _box_defaults(catalog: Catalog, box_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The defaults that follow the box: its MemAvailable and the pin of its serving start."""
+    box = catalog.boxes[box_id]
+    pin, pin_source = _serving_pin(catalog, box_id)
+    values = {"available": size_text(_available(box)[0].size, "MiB"), "pin": size_text(pin, "e9")}
+    sources = {
+        "box": f"{esc(box['name'])}: total {esc(fmt(derive.box_total(box).figure.size, 'GiB'))}, {esc(derive.box_total(box).what.split(';')[0])}",
+        "available": _available_note(box, values["available"]),
+        "pin": f"Default {esc(values['pin'])}: {esc(pin_source)}",
+    }
+    if _card(box) is not None and "serving" not in box:  # a discrete card and no pin of ours: vLLM sizes the pool, predicted
+        values["pin"] = ""
+        sources["pin"] = "Default empty: on a discrete card vLLM sizes the pool itself; the calculator predicts it (calc/engine/predict.py)"
+    return values, sources
+
+
+def _card(box: dict[str, Any]) -> predict.Card | None:
+    """The box as a card whose pool calc/engine/predict.py sizes: discrete, with the total torch reports."""
+    if box.get("memory") == "unified" or box.get("total_memory") is None:
+        return None
+    return predict.card_of_box(box)
+
+
+DEFAULT_CONFIG_NOTE = f"Default: Qwen3-30B-A3B's config.json, shipped in models/configs/{DEFAULT_CONFIG} with its source"
+
+
+def _config_note(text: str) -> str:
+    """What an edited config field holds (the browser has no copy of the shipped default to
+    compare with: an edit is what was pasted)."""
+    if not text.strip():
+        return "Empty: paste the model's config.json"
+    try:
+        archs = hfconfig.load(text, "config.json").get("architectures")
+    except InputError:
+        return "Pasted: not yet a config.json the model can read (see below)"
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else "no architectures"
+    return f"Pasted: a config.json of {esc(arch)}"
+
+
+def _default_config() -> str:
+    return (Path(__file__).resolve().parents[3] / "models" / "configs" / DEFAULT_CONFIG / "config.json").read_text(encoding="utf-8")
+
+
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+    """A new box moves the MemAvailable and pin defaults with it; a pasted config says so."""
+    box_id = str(raw.get("box", ""))
+    if name == "config":
+        return {"values": {}, "sources": {dom_id(NAME, "config") + "-src": _config_note(str(raw.get("config", "")))}, "hidden": {}, "disabled": {}}
+    if name != "box" or box_id not in catalog.boxes:
+        return None
+    values, sources = _box_defaults(catalog, box_id)
+    return {
+        "values": {dom_id(NAME, k): v for k, v in values.items()},
+        "sources": {dom_id(NAME, k) + "-src": v for k, v in sources.items()},
+        "hidden": {},
+        "disabled": {},
+    }
+
+
+def defaults(catalog: Catalog) -> Defaults:
+    box_id = next(iter(catalog.boxes))
+    box = catalog.boxes[box_id]
+    box_values, box_sources = _box_defaults(catalog, box_id)
+    calibration = catalog.policy["gate"]["calibration"]
+    values = {
+        "config": _default_config(),
+        "index": "",
+        "box": box_id,
+        "available": box_values["available"],
+        "tp": "1",
+        "kv_cache_dtype": "auto",
+        "max_model_len": fmt(32768, "count"),
+        "prefill_budget": fmt(calibration["prefill_budget"].value, "count"),
+        "seats": fmt(calibration["seats"].value, "count"),
+        "pin": box_values["pin"],
+        "utilization": "",
+        "overhead": "",
+        "engine_version": "",
+    }
+    sources = {
+        "config": DEFAULT_CONFIG_NOTE,
+        "index": "Default empty: weights from the parameter count",
+        "box": f"Default: {esc(box['name'])}, the catalog's first box",
+        "available": box_sources["available"],
+        "tp": "Default 1: the calculator's choice",
+        "kv_cache_dtype": "Default auto: vLLM's default, the model's dtype",
+        "max_model_len": "Default 32,768: the calculator's choice",
+        "prefill_budget": default_note(calibration["prefill_budget"], values["prefill_budget"], ", the calibration"),
+        "seats": default_note(calibration["seats"], values["seats"], ", the calibration"),
+        "pin": box_sources["pin"],
+        "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
+        "overhead": "Default empty: a measured start of the same model, else outside calibration",
+        "engine_version": "Default empty: the rules of vLLM v0.32.0 and later, the newest read",
+    }
+    return Defaults(values, sources)
+
+
+def _index(text: str) -> tuple[str | None, int | None]:
+    """The index pasted (JSON) or a size typed: (index text, None) or (None, bytes)."""
+    text = text.strip()
+    if not text:
+        return None, None
+    if text.startswith("{"):
+        return text, None
+    return None, parse_size(text, short(LABELS["index"]))
+
+
+def same_model(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings) -> str | None:
+    """A catalog deployment whose model has the same cache layout as the pasted config, and a
+    measured start: the gate then takes that start's overhead."""
+    mine = kvlayout.layer_specs(shape, settings)
+    for d_id, d in catalog.deployments.items():
+        arch = catalog.models[d["model"]].get("architecture")
+        if not arch or d["tp"] != settings.tp or derive.measured_start(d) is None:
+            continue
+        try:
+            if kvlayout.layer_specs(hfconfig.from_architecture(arch, d["model"]), settings) == mine:
+                return d_id
+        except (ValueError, KeyError):
+            continue
+    return None
+
+
+def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
+    names = tuple(LABELS)
+    errors: dict[str, str] = {}
+    box_id = str(raw.get("box", ""))
+    if box_id not in catalog.boxes:
+        errors["box"] = f"{LABELS['box']}: found {box_id or 'nothing'!r}, expected one of {', '.join(catalog.boxes)}"
+    dtype = str(raw.get("kv_cache_dtype", "auto"))
+    if dtype not in DTYPES:
+        errors["kv_cache_dtype"] = f"{short(LABELS['kv_cache_dtype'])}: found {dtype!r}, expected one of {', '.join(DTYPES)}"
+    available = take(errors, "available", lambda: parse_size(str(raw.get("available", "")), LABELS["available"]))
+    tp = take(errors, "tp", counted(raw, "tp", LABELS["tp"]))
+    max_len = take(errors, "max_model_len", counted(raw, "max_model_len", LABELS["max_model_len"]))
+    prefill = take(errors, "prefill_budget", counted(raw, "prefill_budget", LABELS["prefill_budget"]))
+    seats = take(errors, "seats", counted(raw, "seats", LABELS["seats"]))
+    card = _card(catalog.boxes[box_id]) if box_id in catalog.boxes else None
+    pin_text = str(raw.get("pin", "")).strip()
+    pin = take(errors, "pin", lambda: parse_size(pin_text, short(LABELS["pin"]))) if pin_text or card is None else None
+    if pin is None and not pin_text and card is None and box_id in catalog.boxes:
+        errors["pin"] = (
+            f"{short(LABELS['pin'])}: found nothing, expected a size such as 10e9; the {catalog.boxes[box_id]['name']} is no discrete card "
+            "with a total torch reports, so its pool cannot be predicted"
+        )
+    util_text = str(raw.get("utilization", "")).strip()
+    utilization = take(errors, "utilization", lambda: parse_fraction(util_text, short(LABELS["utilization"]))) if util_text else None
+    text = str(raw.get("overhead", "")).strip()
+    typed_overhead = take(errors, "overhead", lambda: parse_size(text, short(LABELS["overhead"])) if text else None)
+    index_text, index_size = take(errors, "index", lambda: _index(str(raw.get("index", "")))) or (None, None)
+    version = str(raw.get("engine_version", "")).strip() or None
+    try:
+        kvlayout.version(version)
+    except ValueError as error:
+        errors["engine_version"] = str(error).replace("--engine-version", LABELS["engine_version"].split(" (")[0])
+    config_text = str(raw.get("config", ""))
+    if not config_text.strip():
+        errors["config"] = f"{short(LABELS['config'])}: found nothing, expected the model's config.json pasted"
+    for name in ("config", "index"):
+        pasted = str(raw.get(name, ""))
+        if len(pasted) > PASTE_CHARACTERS:
+            errors[name] = f"{short(LABELS[name])}: found {len(pasted):,} characters, expected at most {PASTE_CHARACTERS // 2**20} MiB of JSON"
+    if available is not None and "box" not in errors and (pin is not None or card is None):  # the gate reads it; a predicted pool does not
+        box = catalog.boxes[box_id]
+        total = derive.box_total(box).figure.size
+        if available > total:
+            errors["available"] = (
+                f"{short(LABELS['available'])}: found {fmt(available, 'GiB')}, above the {box['name']}'s total of {fmt(total, 'GiB')}; "
+                "expected what that box has free (a value left from another box?)"
+            )
+    if errors:
+        return invalid(NAME, errors, LABELS, names)
+    inputs = modeled.ModelInputs(config_text, "config.json", tp, dtype, max_len, pin, version, index_text, block_size=None, prefill_budget=prefill)
+    if pin is None:  # no pin: a discrete card's pool is predicted (any other box was refused above)
+        if card is None:
+            return invalid(NAME, {"pin": f"{short(LABELS['pin'])}: found nothing, expected a size such as 10e9"}, LABELS, names)
+        return _predicted(catalog, card, inputs, utilization, seats, index_size)
+    try:
+        r = modeled.model_report(inputs)
+        shape = hfconfig.shape(hfconfig.load(config_text, "config.json"), "config.json")
+    except InputError as error:
+        message = str(error)
+        key = next((k for k, flag in FLAGS.items() if message.startswith(flag)), "config")
+        key = "index" if message.startswith("model.safetensors.index.json") else key
+        return invalid(NAME, {key: message.replace(FLAGS.get(key, "\0"), short(LABELS[key]))}, LABELS, names)
+    if index_size is not None:
+        w = weights.per_rank(shape, tp, index_size, "checkpoint size typed")
+        r.update(weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
+    fig = Figures()
+    refused = r["largest_max_model_len"] is not None and r["largest_max_model_len"] < max_len
+    settings = kvlayout.Settings(tp=tp, kv_cache_dtype=dtype, prefill_budget=prefill)
+    row, where = _gate_row(catalog, shape, settings, r, typed_overhead)
+    result = gate.gate(row, gate.Request(pin, False, prefill, seats), (available,))
+    rows = [
+        ("Model", esc(f"{r['architecture']}: {r['family']}, {r['layers']}")),
+        ("Weights a rank (modeled)", fig("weights", fmt(r["weights_bytes_per_rank"], "GiB")) + esc(f" from the {r['weights_source']}")
+         + (f"; drafter layers {fig('drafter', fmt(r['drafter_bytes_per_rank'], 'GiB'))} more with speculative decoding" if r["drafter_bytes_per_rank"] else "")),
+        (f"KV a request at {fmt(max_len, 'count')} tokens (modeled)",
+         fig("per_request", fmt(r["kv_bytes_per_request"], "GiB")) + " = " + fig("per_token", fmt(r["kv_bytes_per_token"], "count")) + " B a token + "
+         + fig("fixed", fmt(r["kv_fixed_bytes_per_request"], "GiB")) + " fixed"),
+        ("Layout", esc(f"{fmt(r['kv_groups'], 'count')} KV group(s) of {fmt(r['layers_per_group'], 'count')} layers, blocks of {fmt(r['block_size'], 'count')} tokens")
+         + (esc(f", {fmt(r['padding_layers'], 'count')} padding layer(s)") if r["padding_layers"] else "")),
+        ("GPU KV cache size at the pin (modeled)", fig("tokens", fmt(r["kv_tokens"], "tokens")) + ", maximum concurrency "
+         + fig("concurrency", fmt(r["max_concurrency"], "x")) + esc(f" ({r['engine_rules']})")),
+        ("Smallest pin that starts (modeled)", fig("floor", pin_up(r["kv_floor_bytes"]))
+         + (esc(" (the request and one block, which vLLM 0.29.0 and later hold back before the one-request check)") if r["null_block_bytes"] else esc(" (one request)"))),
+        ("Longest max_model_len the pin fits", fig("largest_len", fmt(r["largest_max_model_len"], "tokens"))),
+        *((("vLLM's one-request check", badge(False, "", "refused") + " " + fig("one_request", "vLLM refuses this start")
+            + esc(f": one request at max_model_len {fmt(max_len, 'count')} does not fit the pin; vLLM stops at start-up "
+                  f"(\"To serve at least one request with the models's max seq len\"). Lower max_model_len to "
+                  f"{fmt(r['largest_max_model_len'], 'count')} or raise the pin.")),) if refused else ()),
+        *(("Note", esc(note)) for note in r["notes"]),
+    ]  # fmt: skip
+    verdict_gate = _gate_rows(result, row, available, pin, prefill, seats, where, fig, rows)
+    verdict = (
+        f"Modeled: {r['family']}, {fmt(r['weights_bytes_per_rank'], 'GiB')} of weights a rank; the pin holds "
+        f"{fmt(r['kv_tokens'], 'tokens')} ({fmt(r['max_concurrency'], 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
+    )
+    if refused:
+        verdict += f" vLLM refuses this start: one request at max_model_len {fmt(max_len, 'count')} does not fit the pin."
+    return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
+
+
+def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: dict[str, Any], typed: int | None) -> tuple[gate.GateRow, str]:
+    policy = catalog.policy["gate"]
+    headroom = policy["headroom"]
+    overhead, where = None, "no measured start of this model in the catalog, and none typed"
+    if typed is not None:
+        overhead, where = Amount(typed, "typed"), "typed"
+    else:
+        d_id = same_model(catalog, shape, settings)
+        if d_id is not None:
+            overhead = derive.gate_row(catalog, d_id).overhead
+            where = f"from {catalog.deployments[d_id]['name']}'s measured start"
+    row = gate.GateRow(
+        weights=Amount(r["weights_bytes_per_rank"], f"modeled from the config ({r['weights_source']})"),
+        overhead=overhead,
+        headroom=Amount(headroom.value, headroom.source or headroom.provenance),
+        calibration_prefill=policy["calibration"]["prefill_budget"].value,
+        calibration_seats=policy["calibration"]["seats"].value,
+    )
+    return row, where
+
+
+def _gate_rows(
+    result: gate.GateResult, row: gate.GateRow, available: int, pin: int, prefill: int, seats: int, where: str, fig: Figures, rows: list[Any]
+) -> str:
+    if result.needs is None:
+        reason = result.outside_calibration or ""
+        if row.overhead is None:
+            reason = where
+        rows.append(("Start gate", badge(None) + " " + fig("gate", "outside calibration") + esc(f": {reason}")))
+        return "outside calibration"
+    terms = [(esc(t.name), fig(f"term_{t.name.replace(' ', '_').replace('-', '_')}", fmt(t.bytes, "GiB")), esc(t.source)) for t in result.terms]
+    rows.append(("Start gate (overhead " + esc(where) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
+                 ("needs", fig("needs", fmt(report.needs_as_printed(result.terms), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
+    passes = bool(result.passes)
+    largest = gate.largest_pin(row, gate.Request(pin, False, prefill, seats), (available,))
+    rows.append(
+        (
+            "Against MemAvailable",
+            badge(passes) + " " + fig("margin", fmt(abs(report.margin_as_printed(available, result.terms)), "GiB")) + (" to spare" if passes else " short"),
+        )
+    )
+    rows.append(("Largest pin that passes", fig("largest_pin", fmt(largest, "e9", 2, down=True)) if largest and largest > 0 else fig("largest_pin", "none")))
+    return "passes" if passes else "refused"
+
+
+def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, utilization: Fraction | None, seats: int, index_size: int | None) -> Output:
+    """No pin on a discrete card: the pool vLLM will leave, predicted term by term (calc/engine/predict.py),
+    with the band it was off by on held-out public starts, vLLM's verdict and, for a refused start,
+    the least changes that pass."""
+    names = tuple(LABELS)
+    inputs = modeled.ModelInputs(
+        inputs.config_text, inputs.config_file, inputs.tp, inputs.kv_cache_dtype, inputs.max_model_len, None, inputs.engine_version,
+        inputs.index_text, block_size=None, prefill_budget=inputs.prefill_budget,
+    )  # fmt: skip
+    start = predict.Start(
+        tp=inputs.tp, max_model_len=inputs.max_model_len, utilization=utilization, max_num_seqs=seats,
+        max_num_batched_tokens=inputs.prefill_budget, kv_cache_dtype=inputs.kv_cache_dtype, engine_version=inputs.engine_version,
+    )  # fmt: skip
+    try:
+        r = modeled.model_report(inputs)
+        data = hfconfig.load(inputs.config_text, "config.json")
+        shape = hfconfig.shape(data, "config.json")
+        if index_size is not None:
+            w = weights.per_rank(shape, inputs.tp, index_size, "checkpoint size typed")
+            r.update(weights_bytes_per_rank=w.model, weights_source=w.source)
+        given = (r["weights_bytes_per_rank"], f"calc/engine/weights.py from the {r['weights_source']}")
+        topk = predict.experts_per_token(data)
+        p = predict.predict(shape, card, start, topk, *given)
+        found = predict.fixes(shape, card, start, topk, *given)
+    except InputError as error:
+        message = str(error)
+        key = next(
+            (k for k, flag in {**FLAGS, "utilization": "--gpu-memory-utilization", "max_model_len": "--max-model-len"}.items() if message.startswith(flag)),
+            "config",
+        )
+        return invalid(NAME, {key: message}, LABELS, names)
+    fig = Figures()
+    band = catalog.policy["prediction"]
+    taken = (p.weights, p.activation, p.non_torch, p.cuda_graph)
+    terms = [("requested", fig("p_requested", fmt(p.requested_bytes, "GiB")), esc("total x utilization, rounded up (vllm/v1/worker/utils.py request_memory)"))]
+    terms += [(esc("less " + t.name.replace("_", " ")), fig(f"p_{t.name}", fmt(t.bytes, "GiB")), esc(t.source)) for t in taken]
+    # printed arithmetic: the pool row is the requested row less the term rows, as printed; the verdict stays on exact bytes
+    pool_shown = shown(p.requested_bytes, "GiB") - sum((shown(t.bytes, "GiB") for t in taken), Fraction(0))
+    rows = [
+        ("Model", esc(f"{r['architecture']}: {r['family']}, {r['layers']}")),
+        ("Card", esc(card.name) + ": total " + fig("card_total", fmt(card.total_bytes, "GiB")) + esc(f" as torch reports it ({card.source})")),
+        ("vLLM requests (total x utilization)", fig("requested", fmt(p.requested_bytes, "GiB")) + " at utilization "
+         + fig("utilization", fmt(p.utilization, "fraction")) + esc(f"; max_num_seqs {fmt(p.max_num_seqs, 'count')}, max_num_batched_tokens {fmt(p.max_num_batched_tokens, 'count')}")),
+        ("The terms vLLM takes off (predicted)", table(("Term", "A rank", "Source"), terms, "What the profile takes before the pool",
+                                                       ("pool", fig("pool", fmt(pool_shown, "GiB")), "the pool one rank gets: what is left"))),
+        ("How close the prediction comes", esc("on the held-out public starts (nothing fitted to them) the predicted pool was off by ")
+         + fig("band_median", fmt(band["held_out_median_error"].value, "%", 2)) + esc(" at the median and ")
+         + fig("band_p90", fmt(band["held_out_p90_error"].value, "%", 2)) + esc(" at the 90th percentile, over ")
+         + fig("band_starts", fmt(band["held_out_starts"].value, "count")) + esc(" starts (scripts/pool_accuracy.py)")),
+        (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r["kv_bytes_per_request"], "GiB"))),
+    ]  # fmt: skip
+    if p.kv_tokens is not None and p.max_concurrency is not None and p.largest_max_model_len is not None:
+        rows.append(("GPU KV cache size (predicted)", fig("tokens", fmt(p.kv_tokens, "tokens")) + ", maximum concurrency "
+                     + fig("concurrency", fmt(p.max_concurrency, "x"))))  # fmt: skip
+        rows.append(("Longest max_model_len that starts", fig("largest_len", fmt(p.largest_max_model_len, "tokens"))))
+    starts = p.verdict == "starts"
+    rows.append(("vLLM's verdict", badge(starts, "starts", "refused") + " " + fig("verdict", p.verdict) + esc(f": {p.reason}")))
+    if found:
+        fixes = [(esc(f.change), esc(f.flags), fig(f"fix_{n}", fmt(f.prediction.available_kv_bytes, "GiB"))) for n, f in enumerate(found)]
+        rows.append(("The least changes that pass, each predicted again", table(("Change", "Flags", "Pool a rank"), fixes, "Settings that start")))
+    drawn = figure_html(charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes))
+    rows.insert(4, ("The terms against the card", drawn))
+    verdict = (
+        f"Predicted on the {card.name}: a pool of {fmt(pool_shown, 'GiB')} a rank "
+        f"(held-out starts: off by {fmt(band['held_out_median_error'].value, '%', 2)} at the median); vLLM's verdict: {p.verdict}."
+    )
+    return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
