@@ -213,7 +213,7 @@ def test_a_card_predicts_from_the_heaviest_rank(capsys: pytest.CaptureFixture[st
     """With a card the pool is the rank with the most experts' (its weights less); a larger TP is not
     offered as a fix, since it would be figured without the expert split."""
     argv = ["model", "models/configs/qwen3-30b-a3b/config.json", "--tp", "2", "--data-parallel-size", "2", "--enable-expert-parallel",
-            "--total-memory", "20 GiB", "--max-model-len", "32768", "--json"]  # fmt: skip
+            "--total-memory", "21 GiB", "--max-model-len", "32768", "--json"]  # fmt: skip
     r = _json(argv, capsys)
     assert r["ep_size"] == 4 and r["ranks"][0]["local_experts"] == 32
     assert r["terms"]["weights"]["bytes"] == r["weights_bytes_per_rank"] == r["ranks"][0]["weights_bytes"]
