@@ -506,6 +506,24 @@ def test_search_works_while_python_starts(browser, base_url):
         page.context.close()
 
 
+def test_the_start_marks_its_phases_on_the_pages_timeline(browser, base_url):
+    """The runtime and the glue mark each phase of the start (scripts/bench.py prints them): in
+    the order they run, the files written once Pyodide has loaded, Python ready last."""
+    page, guard = open_page(browser, base_url)
+    try:
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        marks = page.evaluate("performance.getEntriesByType('mark').filter(m => m.name.startsWith('calc:')).map(m => [m.name, m.startTime])")
+        names = [name for name, _ in marks]
+        assert [n for n in names if n != "calc:pyscript-asks"] == [
+            "calc:runtime-start", "calc:pyodide-loaded", "calc:files-written", "calc:glue-start", "calc:imported", "calc:catalog-loaded", "calc:wired",
+        ]  # fmt: skip
+        assert names.count("calc:pyscript-asks") == 1 and names.index("calc:pyscript-asks") > 0  # PyScript asks for the instance on its way
+        assert [t for _, t in marks] == sorted(t for _, t in marks)
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
 def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
     """Every request answered (no chunk or module the build left out), none of PyScript's unused
     plugins, no source map."""
