@@ -96,8 +96,11 @@
     requested = true;
     reach.forEach(function (type) { removeEventListener(type, load, true); });
     var script = document.createElement("script");
+    // The script being run, as the browser knows it: PyScript gives `document` a currentScript
+    // of its own (its <script type="py">) while it runs Python, and may leave it there.
+    var running = Object.getOwnPropertyDescriptor(Document.prototype, "currentScript").get;
     document.addEventListener = function (type, listener, options) {
-      if (type !== "DOMContentLoaded" || !listener || document.currentScript !== script) {
+      if (type !== "DOMContentLoaded" || !listener || running.call(document) !== script) {
         return EventTarget.prototype.addEventListener.apply(this, arguments);
       }
       var run = function (event) {

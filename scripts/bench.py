@@ -274,19 +274,25 @@ BARE_PAGE = """<!doctype html>
 <link rel="preload" as="fetch" crossorigin="anonymous" href="../../runtime/pyodide/pyodide-lock.json">
 <script type="module">
 import { loadPyodide } from "../../runtime/pyodide/pyodide.mjs";
+performance.mark("calc:runtime-start");
 const files = FILES;
 const fetched = Promise.all(files.map(async ([url, path]) => [path, new Uint8Array(await (await fetch(url)).arrayBuffer())]));
 const pyodide = await loadPyodide({ indexURL: new URL("../../runtime/pyodide/", location.href).href });
+performance.mark("calc:pyodide-loaded");
 for (const [path, bytes] of await fetched) {
   pyodide.FS.mkdirTree(path.split("/").slice(0, -1).join("/") || ".");
   pyodide.FS.writeFile(path, bytes);
 }
+performance.mark("calc:files-written");
 const answer = pyodide.runPython(`
-import sys, os
+import sys, os, js
 sys.path.insert(0, os.getcwd())
 from calc.present import html
 from calc.catalog.loader import load_json
-html.run_json(load_json(open("catalog.json", encoding="utf-8").read()), '{"calculator": "start", "inputs": {}}')
+js.performance.mark("calc:imported")
+catalog = load_json(open("catalog.json", encoding="utf-8").read())
+js.performance.mark("calc:catalog-loaded")
+html.run_json(catalog, '{"calculator": "start", "inputs": {}}')
 `);
 window.__bench = { ready: performance.now(), answer };
 </script>
@@ -340,6 +346,31 @@ EDITS = """() => {
 }"""
 
 
+# The start's phases as the page marks them on its timeline (docs/calculator/early-pyodide.mjs
+# and main.py; the bare page marks the same where it has them), and its first paint.
+PHASES = """[...performance.getEntriesByType('mark').filter(m => m.name.startsWith('calc:')).map(m => [m.name.slice(5), m.startTime]),
+             ...performance.getEntriesByType('paint').filter(p => p.name === 'first-paint').map(p => ['first-paint', p.startTime]),
+             ...performance.getEntriesByType('navigation').map(n => ['dom-content-loaded', n.domContentLoadedEventEnd])]"""
+PHASE_ORDER = (
+    "dom-content-loaded",
+    "first-paint",
+    "runtime-start",
+    "pyscript-asks",
+    "pyodide-loaded",
+    "files-written",
+    "glue-start",
+    "imported",
+    "catalog-loaded",
+    "wired",
+)
+
+
+def phases_line(rows: list[dict]) -> str:
+    """Median time of each phase mark over the visits (ms from navigation), in the start's order."""
+    names = [n for n in PHASE_ORDER if any(n in r.get("phases", {}) for r in rows)]
+    return ", ".join(f"{n} {statistics.median(r['phases'][n] for r in rows if n in r['phases']):.0f}" for n in names)
+
+
 def visit(browser, url: str, wait: str, script: str | None = MARKS, keep: bool = False):
     context = browser.new_context()
     outside: list[str] = []
@@ -359,6 +390,7 @@ def visit(browser, url: str, wait: str, script: str | None = MARKS, keep: bool =
     page.goto(url)
     page.wait_for_function(wait, timeout=TIMEOUT_MS)
     marks = page.evaluate("window.__bench")
+    marks["phases"] = dict(page.evaluate(PHASES))
     marks["outside"] = outside
     if keep:
         marks["page"] = page
@@ -460,11 +492,14 @@ def bench_calculator(pairs: int) -> None:
             f"  Python ready: ours {ready:.0f} ms, bare Pyodide + calc/ + one gate {boot:.0f} ms: "
             f"{ratio_spread([o['ready'] for o in ours], [b['ready'] for b in bare], 3)} (goal under 1.10x)"
         )
+        print(f"    phases (median ms): ours {phases_line(ours)}")
+        print(f"    {'':18}bare {phases_line(bare)}")
         for c, (theirs, bares) in each.items():
             print(
                 f"  Python ready on {calc_html.PAGES[c]}/: {med(theirs, 'ready'):.0f} ms against {med(bares, 'ready'):.0f} ms bare: "
                 f"{ratio_spread([o['ready'] for o in theirs], [b['ready'] for b in bares], 3)} (goal under 1.10x, {few} pairs)"
             )
+            print(f"    phases (median ms): {phases_line(theirs)}")
         first_kv = statistics.median(r["ready"] for r in each["kv"][0])
         print(
             f"  a second calculator in the same visit ({calc_html.PAGES['kv']}/ after {calc_html.PAGES['start']}/): Python ready in "

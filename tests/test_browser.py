@@ -75,6 +75,7 @@ def open_page(
     guard = Guard(base_url, hold)
     browsing = browser.new_context(**context)
     browsing.route("**/*", guard)  # requests from workers too
+    browsing.set_default_timeout(BOOT_TIMEOUT_MS)  # a bound on a wait, not its length: a busy machine takes its time
     page = browsing.new_page()
     page.route("**/*", guard)
     for pattern, (status, kind) in (answer or {}).items():
@@ -339,6 +340,9 @@ def test_a_value_the_browser_restores_on_a_return_to_the_page_is_an_edit(browser
 
 MATERIAL_RAN = "typeof window.document$ === 'object'"  # Material's script publishes its streams
 PALETTE = "[data-md-component=palette]"
+# The page has been parsed and painted and its runtime start has run (it adds PyScript's core.js):
+# whatever the page does on its own before Python loads has been set going.
+RUNTIME_STARTED = "document.querySelector('script[src$=\"runtime/pyscript/core.js\"]') !== null"
 
 
 def bundle_requests(page: Page) -> list[str]:
@@ -354,17 +358,34 @@ def test_material_waits_for_python_and_runs_once_it_has_loaded(browser, base_url
     nav = "(() => { const s = document.querySelector('.md-sidebar--primary .md-sidebar__scrollwrap'); return [s.getBoundingClientRect().bottom <= innerHeight, s.scrollHeight > s.clientHeight]; })()"
     try:
         page.wait_for_load_state("load")
-        page.wait_for_timeout(300)
+        page.wait_for_function(RUNTIME_STARTED)
         assert bundle_requests(page) == [] and not page.evaluate(MATERIAL_RAN)
         assert page.evaluate("document.documentElement.classList.contains('js')")
         assert page.is_visible("input.md-search__input") and page.is_visible(f"{PALETTE} label:not([hidden])")
         assert page.evaluate(nav) == [True, True]  # all of it within reach
         guard.resume()
         page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
-        page.wait_for_function(MATERIAL_RAN, timeout=20_000)
+        page.wait_for_function(MATERIAL_RAN, timeout=BOOT_TIMEOUT_MS)
         assert len(bundle_requests(page)) == 1
-        page.wait_for_function("!document.documentElement.classList.contains('calc-theme-held')", timeout=5_000)
-        assert page.evaluate(nav) == [True, True]  # Material's own fit
+        page.wait_for_function("!document.documentElement.classList.contains('calc-theme-held')", timeout=BOOT_TIMEOUT_MS)
+        page.wait_for_function(f"{nav}.every(Boolean)", timeout=BOOT_TIMEOUT_MS)  # Material's own fit, once it has laid the page out
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
+def test_material_takes_over_while_pyscript_says_its_script_is_the_current_one(browser, base_url):
+    """PyScript gives `document` a currentScript of its own (the page's <script type="py">) while it
+    runs Python, and may leave it there: Material's script, run meanwhile, still takes over (its
+    setup runs and the page's stand-in withdraws), as it does once Python has loaded."""
+    page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
+    try:
+        page.wait_for_function(RUNTIME_STARTED)
+        page.evaluate("Object.defineProperty(document, 'currentScript', { configurable: true, get: () => document.querySelector('script[type=py]') })")
+        page.keyboard.press("Shift")  # the reader reaches for the page: Material's script is fetched and run
+        page.wait_for_function(MATERIAL_RAN)
+        page.wait_for_function("!document.documentElement.classList.contains('calc-theme-held')")
+        assert page.evaluate("document.currentScript.type") == "py"  # the stand-in's test did not go by it
         assert guard.outside == []
     finally:
         page.context.close()
@@ -373,10 +394,9 @@ def test_material_waits_for_python_and_runs_once_it_has_loaded(browser, base_url
 def test_material_runs_after_ten_seconds_of_a_python_that_neither_loads_nor_fails(browser, base_url):
     page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
     try:
-        page.wait_for_timeout(8_000)
-        assert not page.evaluate(MATERIAL_RAN)  # nobody touched the page
-        page.wait_for_function(MATERIAL_RAN, timeout=10_000)
-        assert page.evaluate("performance.now()") >= 10_000
+        page.wait_for_function(MATERIAL_RAN, timeout=BOOT_TIMEOUT_MS)
+        fetched = page.evaluate("performance.getEntriesByType('resource').filter(e => /assets\\/javascripts\\/bundle\\./.test(e.name)).map(e => e.startTime)")
+        assert len(fetched) == 1 and fetched[0] >= 10_000, fetched  # not even fetched before: nobody touched the page
         assert "Python is starting" in page.text_content("#calc-status")
     finally:
         page.context.close()
@@ -400,9 +420,9 @@ def test_python_that_cannot_start_says_why_and_material_runs(browser, base_url, 
     try:
         page.wait_for_function("document.getElementById('calc-status').dataset.state === 'failed'", timeout=BOOT_TIMEOUT_MS)
         assert "Python could not start" in page.text_content("#calc-status") and said in page.text_content("#calc-status")
-        page.wait_for_function(MATERIAL_RAN, timeout=20_000)
-        page.wait_for_timeout(300)  # a progress event after the failure leaves the message as it is
-        assert "Python could not start" in page.text_content("#calc-status")
+        page.wait_for_function(MATERIAL_RAN, timeout=BOOT_TIMEOUT_MS)
+        page.evaluate("dispatchEvent(new CustomEvent('py:progress', { detail: 'Loading Pyodide' }))")
+        assert "Python could not start" in page.text_content("#calc-status")  # a progress event after the failure leaves it as it is
         assert page.evaluate("window.calcReady") is None
         assert guard.outside == []
     finally:
@@ -427,10 +447,10 @@ def test_the_palette_is_right_before_material_runs_and_a_click_switches_it_at_on
         assert page.get_attribute("body", "data-md-color-scheme") == "default"
         assert page.evaluate("__md_get('__palette').index") == 0
         assert page.evaluate(f"[...{labels}].map(l => l.hidden)") == [False, True]
-        page.wait_for_function(MATERIAL_RAN, timeout=20_000)  # the click started it
+        page.wait_for_function(MATERIAL_RAN, timeout=BOOT_TIMEOUT_MS)  # the click started it
         assert page.get_attribute("body", "data-md-color-scheme") == "default"  # and it kept the choice
         page.click(toggle)
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'", timeout=5_000)
+        page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'", timeout=BOOT_TIMEOUT_MS)
         assert page.evaluate("__md_get('__palette').index") == 1
         assert guard.outside == []
     finally:
@@ -443,7 +463,7 @@ def test_materials_keys_and_the_phone_search_button_work_while_python_starts(bro
     focused (its keyboard shows)."""
     page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
     try:
-        page.wait_for_timeout(300)
+        page.wait_for_function(RUNTIME_STARTED)
         assert not page.evaluate(MATERIAL_RAN)
         page.keyboard.press("/")
         assert page.evaluate("document.activeElement.matches('.md-search__input')")
@@ -458,13 +478,13 @@ def test_materials_keys_and_the_phone_search_button_work_while_python_starts(bro
         page.context.close()
     page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",), viewport={"width": 390, "height": 800}, has_touch=True)
     try:
-        page.wait_for_timeout(300)
+        page.wait_for_function(RUNTIME_STARTED)
         assert not page.evaluate(MATERIAL_RAN)
         page.tap("label.md-header__button[for=__search]")
         assert page.is_checked("#__search")
         assert page.evaluate("document.activeElement.matches('.md-search__input')")
         page.keyboard.type("prefetch", delay=10)
-        page.wait_for_function("document.querySelectorAll('.md-search-result__item').length > 0", timeout=20_000)
+        page.wait_for_function("document.querySelectorAll('.md-search-result__item').length > 0", timeout=BOOT_TIMEOUT_MS)
         assert guard.outside == []
     finally:
         page.context.close()
@@ -475,12 +495,30 @@ def test_search_works_while_python_starts(browser, base_url):
     the pages that write the flag."""
     page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
     try:
-        page.wait_for_timeout(300)
+        page.wait_for_function(RUNTIME_STARTED)
         assert not page.evaluate(MATERIAL_RAN)
         page.click("input.md-search__input")
         page.keyboard.type("kv-cache-memory-bytes", delay=10)
-        page.wait_for_function("document.querySelectorAll('.md-search-result__item').length > 0", timeout=20_000)
+        page.wait_for_function("document.querySelectorAll('.md-search-result__item').length > 0", timeout=BOOT_TIMEOUT_MS)
         assert page.evaluate("window.calcReady") is None
+        assert guard.outside == []
+    finally:
+        page.context.close()
+
+
+def test_the_start_marks_its_phases_on_the_pages_timeline(browser, base_url):
+    """The runtime and the glue mark each phase of the start (scripts/bench.py prints them): in
+    the order they run, the files written once Pyodide has loaded, Python ready last."""
+    page, guard = open_page(browser, base_url)
+    try:
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        marks = page.evaluate("performance.getEntriesByType('mark').filter(m => m.name.startsWith('calc:')).map(m => [m.name, m.startTime])")
+        names = [name for name, _ in marks]
+        assert [n for n in names if n != "calc:pyscript-asks"] == [
+            "calc:runtime-start", "calc:pyodide-loaded", "calc:files-written", "calc:glue-start", "calc:imported", "calc:catalog-loaded", "calc:wired",
+        ]  # fmt: skip
+        assert names.count("calc:pyscript-asks") == 1 and names.index("calc:pyscript-asks") > 0  # PyScript asks for the instance on its way
+        assert [t for _, t in marks] == sorted(t for _, t in marks)
         assert guard.outside == []
     finally:
         page.context.close()

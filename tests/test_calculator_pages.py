@@ -116,10 +116,11 @@ def test_on_a_phone_the_verdict_stays_in_view_and_small_and_nothing_covers_it(br
     page.goto(page_url(base_url, "start"))
     try:
         page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        page.wait_for_function("typeof window.document$ === 'object'", timeout=20_000)  # Material runs once Python has loaded
         page.fill("#start-pin", "20e9")  # a refused start: the longest verdict
         page.mouse.wheel(0, 3000)
         page.mouse.wheel(0, -400)  # scrolling up is when Material shows "Back to top"
-        page.wait_for_timeout(400)
+        page.wait_for_function("!document.querySelector('.md-top').hidden", timeout=20_000)  # it has: the scrolling has settled
         verdict = page.locator("#start-verdict").bounding_box()
         assert verdict["height"] <= 780 / 5, verdict
         assert 0 <= verdict["y"] and verdict["y"] + verdict["height"] <= 780

@@ -493,11 +493,14 @@ def test_other_architectures_read(config, family, per_token) -> None:
 
 # --- real configs that lean on transformers' defaults or slide every layer -----------------
 
-PUBLIC = ROOT / "tests" / "data" / "configs"  # sources in SOURCES.md there
+
+def public(name: str) -> Path:
+    """models/configs/<name>/config.json, for a file named as the tests name it: <name>.json."""
+    return CONFIGS / name.removesuffix(".json") / "config.json"
 
 
 def public_report(name: str, **given) -> dict:
-    return modeled.model_report(modeled.ModelInputs((PUBLIC / name).read_text(), name, **given))
+    return modeled.model_report(modeled.ModelInputs(public(name).read_text(), name, **given))
 
 
 def test_mistral_v01_slides_every_layer() -> None:
@@ -512,7 +515,7 @@ def test_mistral_v01_slides_every_layer() -> None:
 
 
 def test_mistral_window_default_and_null() -> None:
-    base = json.loads((PUBLIC / "mistral-7b-v0.1.json").read_text())
+    base = json.loads(public("mistral-7b-v0.1.json").read_text())
     left_out = {k: v for k, v in base.items() if k != "sliding_window"}  # MistralConfig's default is 4096
     assert hfconfig.shape(left_out).layers == (hfconfig.SLIDING,) * 32
     assert hfconfig.shape(left_out).defaults == ("not in the config, taken as MistralConfig's defaults in transformers 5.5.3: sliding_window 4096",)
@@ -556,7 +559,7 @@ def test_gemma3_ties_its_head_by_default() -> None:
     exactly with Gemma 3's four norms a layer and its q/k norms of a head (73,216 parameters)."""
     r = public_report("gemma-3-1b-it.json", max_model_len=32768)
     assert r["weights_bytes_per_rank"] == 999_885_952 * 2
-    untied = json.loads((PUBLIC / "gemma-3-1b-it.json").read_text()) | {"tie_word_embeddings": False}
+    untied = json.loads(public("gemma-3-1b-it.json").read_text()) | {"tie_word_embeddings": False}
     assert (
         modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768))["weights_bytes_per_rank"] - r["weights_bytes_per_rank"]
         == 262_144 * 1152 * 2
@@ -605,7 +608,7 @@ def test_gemma2_alternates_and_a_float32_checkpoint_loads_in_bfloat16() -> None:
     assert r["kv_fixed_bytes_per_request"] == 13 * 513 * 16 * 4096
     assert "the checkpoint is float32" in r["notes"][-1]
     stored = json.dumps({"metadata": {"total_size": 2_614_341_888 * 4}})
-    halved = modeled.model_report(modeled.ModelInputs((PUBLIC / "gemma-2-2b.json").read_text(), max_model_len=8192, index_text=stored))
+    halved = modeled.model_report(modeled.ModelInputs(public("gemma-2-2b.json").read_text(), max_model_len=8192, index_text=stored))
     assert halved["weights_bytes_per_rank"] == 2_614_341_888 * 2
     assert halved["weights_source"] == "index total_size, halved: stored in float32, loaded in bfloat16"
 
@@ -637,7 +640,7 @@ def test_glm_moe_drafter_and_float32_router() -> None:
     """GLM-4.7: 3 dense layers, 89 of 160 experts and one shared; the router and its correction
     bias stay float32; the MTP layer loads apart and its attention joins the cache with
     speculative decoding (93 layers at TP 4: 2 KV heads a rank)."""
-    s = hfconfig.shape(json.loads((PUBLIC / "glm-4.7-nvfp4.json").read_text()), "glm")
+    s = hfconfig.shape(json.loads(public("glm-4.7-nvfp4.json").read_text()), "glm")
     assert (s.drafter_layers, s.head_dim, s.qk_norm, s.attention_bias, s.output_bias) == (1, 128, "head", True, False)
     router = [t for t in weights.tensors(s) if t.path == "model.layers.3.mlp.gate"]
     assert [(t.rows, t.cols, t.dtype_bytes) for t in router] == [(160, 5120, 4)]
@@ -649,7 +652,7 @@ def test_glm_moe_drafter_and_float32_router() -> None:
 def test_minimax_m2_counts_no_drafter() -> None:
     """num_mtp_modules 3, but vLLM skips them and has no drafter for them; experts of
     intermediate_size; q and k normed over all heads, split like the heads."""
-    s = hfconfig.shape(json.loads((PUBLIC / "minimax-m2.7.json").read_text()), "minimax")
+    s = hfconfig.shape(json.loads(public("minimax-m2.7.json").read_text()), "minimax")
     assert (s.drafter_layers, s.qk_norm, s.mlps[0].experts, s.mlps[0].expert_intermediate) == (0, "split", 256, 1536)
     norms = {t.path.rpartition(".")[2]: t.rows for t in weights.tensors(s, 4) if t.path.startswith("model.layers.0.self_attn.") and t.path.endswith("norm")}
     assert norms == {"q_norm": 48 * 128 // 4, "k_norm": 8 * 128 // 4}
@@ -658,7 +661,7 @@ def test_minimax_m2_counts_no_drafter() -> None:
 
 
 def test_olmo2_norms_q_and_k_over_all_heads_on_every_rank() -> None:
-    s = hfconfig.shape(json.loads((PUBLIC / "olmo-2-1124-7b-instruct.json").read_text()), "olmo")
+    s = hfconfig.shape(json.loads(public("olmo-2-1124-7b-instruct.json").read_text()), "olmo")
     norms = {t.path.rpartition(".")[2]: t.rows for t in weights.tensors(s, 4) if t.path.startswith("model.layers.0.self_attn.") and t.path.endswith("norm")}
     assert norms == {"q_norm": 4096, "k_norm": 4096}
     assert public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096)["kv_bytes_per_token"] == 32 * 2 * 32 * 128 * 2
@@ -667,12 +670,12 @@ def test_olmo2_norms_q_and_k_over_all_heads_on_every_rank() -> None:
 def test_mistral3_text_defaults_follow_the_text_model_type() -> None:
     """A Mistral 3 text_config of model_type mistral that leaves out the window takes
     MistralConfig's 4096, and vLLM then slides every layer; Ministral 3's class has none."""
-    small = json.loads((PUBLIC / "mistral3-24b-flux2-text-encoder.json").read_text())
+    small = json.loads(public("mistral3-24b-flux2-text-encoder.json").read_text())
     assert public_report("mistral3-24b-flux2-text-encoder.json", max_model_len=32768)["layers"] == "40 full"  # it writes null
     del small["text_config"]["sliding_window"]
     r = modeled.model_report(modeled.ModelInputs(json.dumps(small), max_model_len=32768))
     assert r["layers"] == "40 sliding" and "text_config.sliding_window 4096" in r["notes"][0] and "MistralConfig" in r["notes"][0]
-    ministral = json.loads((PUBLIC / "ministral-3-3b-2512.json").read_text())
+    ministral = json.loads(public("ministral-3-3b-2512.json").read_text())
     del ministral["text_config"]["sliding_window"]
     r = modeled.model_report(modeled.ModelInputs(json.dumps(ministral), max_model_len=32768))
     assert r["layers"] == "26 full" and "Ministral3Config" in r["notes"][0]
@@ -682,7 +685,7 @@ def test_mistral3_text_defaults_follow_the_text_model_type() -> None:
 def test_qwen25_vl_takes_the_text_config_and_its_tie() -> None:
     r = public_report("qwen2.5-vl-3b.json", max_model_len=32768)
     assert r["kv_bytes_per_token"] == 36 * 2 * 2 * 128 * 2  # head_dim 2048 / 16
-    untied = json.loads((PUBLIC / "qwen2.5-vl-3b.json").read_text()) | {"tie_word_embeddings": False}  # the top level wins
+    untied = json.loads(public("qwen2.5-vl-3b.json").read_text()) | {"tie_word_embeddings": False}  # the top level wins
     assert (
         modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768))["weights_bytes_per_rank"] - r["weights_bytes_per_rank"]
         == 151_936 * 2048 * 2
@@ -950,7 +953,7 @@ WITHOUT_A_REAL_CONFIG = {
 
 
 def test_every_registered_class_but_the_named_ones_has_a_real_config() -> None:
-    real = {json.loads(p.read_text())["architectures"][0] for p in [*CONFIGS.glob("*/config.json"), *PUBLIC.glob("*.json")]}
+    real = {json.loads(p.read_text())["architectures"][0] for p in CONFIGS.glob("*/config.json")}
     assert real <= set(hfconfig.model_classes())
     assert set(hfconfig.model_classes()) - real == WITHOUT_A_REAL_CONFIG
 

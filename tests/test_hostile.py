@@ -986,7 +986,7 @@ def test_a_fatal_error_withdraws_every_figure_and_says_so(browser, base_url) -> 
     )
     assert "Maximum call stack size exceeded" in said, said
     page.fill("#yourstart-pin", "30 GiB")  # an edit after it changes nothing
-    page.wait_for_timeout(500)
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")  # nor in the frames after it
     for calculator in [c for c in calc_html.CALCULATORS if page.locator(f"#{c}-calc").count()]:  # the page's calculator
         assert page.get_attribute(f"#{calculator}-result", "data-state") == "failed", calculator
         assert page.inner_html(f"#{calculator}-result") == "", calculator

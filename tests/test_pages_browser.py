@@ -39,15 +39,48 @@ def pages(site: Path) -> list[str]:
     return sorted("" if p.parent == site else f"{p.parent.relative_to(site).as_posix()}/" for p in site.rglob("index.html"))
 
 
+# Counts the messages Material's search sends its worker and the results the worker sends back:
+# `asked`, what Material posted (site.js may hold a setup message back), `sent`, what reached the
+# worker, by type (0 setup, 2 query), and `results`. site.js wraps Worker.prototype.postMessage
+# when it runs: it gets the function that counts what reaches the worker, and Material, which
+# posts later, the one that counts what it asked for and calls site.js's.
+SEARCH_MESSAGES = """(() => {
+  const counts = (window.__searchMessages = { asked: [0, 0, 0], sent: [0, 0, 0], results: 0 });
+  const native = Worker.prototype.postMessage;
+  let current = native;
+  const count = (which, message) => { if (message && message.type in which) which[message.type] += 1; };
+  function reach(message, ...rest) { count(counts.sent, message); return native.call(this, message, ...rest); }
+  function asked(message, ...rest) { count(counts.asked, message); return current.call(this, message, ...rest); }
+  Object.defineProperty(Worker.prototype, "postMessage", {
+    configurable: true,
+    get: () => (current === native ? reach : asked),
+    set: (wrapper) => { current = wrapper; },
+  });
+  const Native = window.Worker;
+  window.Worker = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => { if (event.data && event.data.type === 3) counts.results += 1; });
+    }
+  };
+})();"""
+MATERIAL_RAN = "typeof window.document$ === 'object'"  # Material's script publishes its streams
+# Material has run and wrapped each plain table in the element that scrolls it sideways.
+TABLES_WRAPPED = f"{MATERIAL_RAN} && Array.from(document.querySelectorAll('.md-typeset table:not([class])')).every(t => t.closest('.md-typeset__scrollwrap'))"
+NEXT_FRAME = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"  # laid out and painted
+
+
 def open_page(browser, base_url: str, path: str, scheme: str = "default", viewport: dict = PHONE):
     """A page in its own context, in one colour scheme, with the calculator's runtime refused."""
     context = browser.new_context(viewport=viewport, color_scheme="dark" if scheme == "slate" else "light")
     origin = base_url.split("/sub/")[0]
     context.route("**/*", lambda route: route.abort() if not route.request.url.startswith(origin) or "/runtime/" in route.request.url else route.continue_())
+    context.add_init_script(SEARCH_MESSAGES)
     page = context.new_page()
     page.goto(base_url + path)
     page.evaluate("scheme => document.body.setAttribute('data-md-color-scheme', scheme)", scheme)
-    page.evaluate("() => new Promise(done => requestAnimationFrame(() => setTimeout(done, 50)))")  # Material has wrapped the tables
+    page.wait_for_function(TABLES_WRAPPED, timeout=20_000)  # on a calculator's page, once Python has failed to start
+    page.evaluate(NEXT_FRAME)
     return page
 
 
@@ -165,11 +198,12 @@ def search(page, query: str) -> list[str]:
     """The pages Material's search lists for a query typed into the search box."""
     page.fill("input.md-search__input", "")
     page.type("input.md-search__input", query, delay=10)
-    page.wait_for_function(
-        "q => document.querySelector('.md-search-result__meta').textContent.match(/matching|No matching/) && document.querySelector('input.md-search__input').value === q",
+    page.wait_for_function(  # the worker has answered every query sent, the last one for the whole query
+        "q => document.querySelector('.md-search-result__meta').textContent.match(/matching|No matching/) && document.querySelector('input.md-search__input').value === q"
+        " && window.__searchMessages.sent[2] > 0 && window.__searchMessages.results === window.__searchMessages.sent[2]",
         arg=query,
     )
-    page.wait_for_timeout(300)
+    page.evaluate(NEXT_FRAME)  # and Material has listed its answer
     hrefs = page.eval_on_selector_all(".md-search-result__item > a", "els => els.map(e => e.getAttribute('href'))")
     return list(dict.fromkeys(re.sub(r"^.*?/sub/|[?#].*$", "", h) for h in hrefs))
 
@@ -179,9 +213,9 @@ def test_the_search_index_is_built_when_the_reader_goes_to_search(browser, base_
     that never searches costs no index build."""
     page = open_page(browser, base_url, "calculator/start-gate/", viewport={"width": 1200, "height": 900})
     meta = "document.querySelector('.md-search-result__meta').textContent.trim()"
-    page.wait_for_load_state("networkidle")  # the index has arrived; a worker given it is done in well under this
-    page.wait_for_function("typeof window.document$ === 'object'", timeout=20_000)  # Material runs (once Python has loaded)
-    page.wait_for_timeout(500)
+    page.wait_for_load_state("networkidle")  # the index has arrived
+    page.wait_for_function(f"{MATERIAL_RAN} && window.__searchMessages.asked[0] > 0", timeout=20_000)  # Material has run and asked for the index's build
+    assert page.evaluate("window.__searchMessages.sent[0]") == 0  # held back: the worker has not been given it
     assert page.evaluate(meta) == "Initializing search"
     page.click("input.md-search__input")
     page.wait_for_function(f"() => {meta} === 'Type to start searching'", timeout=20_000)
@@ -190,9 +224,10 @@ def test_the_search_index_is_built_when_the_reader_goes_to_search(browser, base_
     page.wait_for_function("() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=20_000)
     held = []  # a reader who goes to search before the index has arrived
     page.route("**/search/search_index.json", lambda route: held.append(route))
-    page.goto(base_url + "kv-pool/")
-    while not held:
-        page.wait_for_timeout(50)
+    with page.expect_request("**/search/search_index.json", timeout=90_000):  # asked for once Python has loaded
+        page.goto(base_url + "kv-pool/")
+    while not held:  # the route's handler runs on the next round trip
+        page.evaluate("0")
     page.click("input.md-search__input")
     held[0].continue_()
     page.wait_for_function(f"() => {meta} === 'Type to start searching'", timeout=20_000)

@@ -119,13 +119,16 @@ def main() -> None:
     from pyodide.ffi import create_once_callable, create_proxy
 
     document = js.document
+    js.performance.mark("calc:glue-start")  # the phases on the page's timeline, for scripts/bench.py
     status = document.getElementById("calc-status")
     try:
         from calc.catalog.loader import load_json
         from calc.present import html as calc_html
 
+        js.performance.mark("calc:imported")
         with open("catalog.json", encoding="utf-8") as file:
             catalog = load_json(file.read())
+        js.performance.mark("calc:catalog-loaded")
     except Exception as error:  # the catalog or calc/ did not load: say so, keep the build-time figures
         if found(status):
             status.textContent = f"Python could not load the calculators ({type(error).__name__}: {error}); the figures below are the build-time result."
@@ -244,6 +247,7 @@ def main() -> None:
     js.addEventListener("popstate", create_proxy(on_history))
 
     js.window.calcRun = create_proxy(lambda text: calc_html.run_json(catalog, str(text)))
+    js.performance.mark("calc:wired")
     js.window.calcReady = True
     if found(status):
         status.textContent = "Python has loaded: every edit recomputes."
