@@ -182,17 +182,50 @@ EXPECTED = {
     # Gemma 2's alternating sliding layers and its 256,000-token vocabulary in the sampler's warm-up
     "84-v0190-gemma2-2b-h100-llmd-planner.log": (-0.0008, 0.005),
     # Llama 3.3 70B FP8 under TP 2 (fitted: V1's NCCL and all-reduce memory, 2.1 GiB a rank) and TP 4 (held out)
-    "85-v0190-llama33-70b-fp8-tp2-h100-llmd-planner.log": (0.0003, 0.005),
-    "86-v0190-llama33-70b-fp8-tp4-h100-llmd-planner.log": (0.0022, 0.005),
+    "85-v0190-llama33-70b-fp8-tp2-h100-llmd-planner.log": (0.0006, 0.005),
+    "86-v0190-llama33-70b-fp8-tp4-h100-llmd-planner.log": (0.0024, 0.005),
     # Granite 3.1 8B with 3.3's shape: 0.46 GiB outside torch where the median start holds 0.25
     "87-v0190-granite31-8b-h100-llmd-planner.log": (0.0056, 0.01),
     "88-v0190-qwen25-7b-fp8-dynamic-h100-llmd-planner.log": (-0.0005, 0.005),
+    # the same sweep's other starts: TP 2 and 4 (V1's NCCL and all-reduce memory a rank), 32,768 tokens,
+    # fp8 KV, float16, int4 and int8 weights as the log prints them
+    "89-v0190-llama31-8b-tp2-h100-llmd-planner.log": (0.0001, 0.005),
+    "90-v0190-llama31-8b-tp4-h100-llmd-planner.log": (0.0009, 0.005),
+    "91-v0190-llama31-8b-32k-h100-llmd-planner.log": (0.0003, 0.005),
+    "92-v0190-llama31-8b-kvfp8-h100-llmd-planner.log": (0.0003, 0.005),
+    "93-v0190-qwen25-7b-h100-llmd-planner.log": (0.0006, 0.005),
+    "94-v0190-qwen25-7b-tp2-h100-llmd-planner.log": (-0.0003, 0.005),
+    "95-v0190-qwen25-7b-tp4-h100-llmd-planner.log": (0.0004, 0.005),
+    "96-v0190-qwen25-7b-kvfp8-h100-llmd-planner.log": (0.0006, 0.005),
+    "97-v0190-qwen3-8b-h100-llmd-planner.log": (-0.0002, 0.005),
+    # MoE and MLA: the printed peak is above the predicted one (Qwen3-30B-A3B 2.68 GiB against 2.21,
+    # Mixtral under TP 2 1.21 against 0.91, DeepSeek-V2-Lite 1.93 against 1.50): the fused-expert
+    # forward pass of v0.19.0 holds more than the workspace counted
+    "98-v0190-qwen3-30b-a3b-h100-llmd-planner.log": (0.0321, 0.035),
+    "99-v0190-mixtral-8x7b-tp2-h100-llmd-planner.log": (0.0105, 0.015),
+    "100-v0190-deepseek-v2-lite-h100-llmd-planner.log": (0.0142, 0.015),
+    # Granite 3.3 8B: 0.46 GiB outside torch, as Granite 3.1's start
+    "101-v0190-granite33-8b-h100-llmd-planner.log": (0.0056, 0.01),
+    "102-v0190-llama31-8b-w4a16-h100-llmd-planner.log": (-0.0001, 0.005),
+    "103-v0190-llama31-8b-w8a8-h100-llmd-planner.log": (-0.0001, 0.005),
+    "104-v0190-llama33-70b-w8a8-tp2-h100-llmd-planner.log": (0.0006, 0.005),
+    "105-v0190-qwen25-7b-32k-h100-llmd-planner.log": (0.0006, 0.005),
+    "106-v0190-llama31-8b-fp16-h100-llmd-planner.log": (0.0003, 0.005),
+    "107-v0190-gemma2-9b-h100-llmd-planner.log": (-0.0013, 0.005),
+    # Qwen2.5 72B under TP 2 with Qwen2-72B Instruct's config: 67.71 GiB of weights a rank against
+    # the 67.80 the log loads, 0.09 GiB of a 3.04 GiB pool; Kimi-Dev-72B takes the log's weights
+    "108-v0190-qwen25-72b-tp2-h100-llmd-planner.log": (0.0283, 0.03),
+    "109-v0190-kimi-dev-72b-tp2-h100-llmd-planner.log": (0.0001, 0.005),
+    "110-v0190-kimi-dev-72b-tp4-h100-llmd-planner.log": (0.0030, 0.005),
+    # gpt-oss-20b under TP 2 on Hopper: v0.19.0 picks the TRITON MXFP4 backend (the log's
+    # oracle/mxfp4.py line), whose layout is not counted: 6.41 GiB a rank against the 7.01 loaded
+    "111-v0190-gpt-oss-20b-tp2-h100-llmd-planner.log": (0.0089, 0.01),
 }
 
 
 def _key(r: poolaccuracy.Row) -> str:
     """A start's log by its number (logs/public/NN-... or logs/starts/NN-...)."""
-    return Path(r.log).name[:2]
+    return Path(r.log).name.split("-")[0]
 
 
 def test_each_pool_against_the_printed(measured) -> None:
@@ -205,7 +238,7 @@ def test_each_pool_against_the_printed(measured) -> None:
         assert float(r.error) == pytest.approx(expected, abs=5e-4), r.label
         assert abs(r.error) <= bound, r.label
         seen[Path(r.log).name] = r.held_out
-    assert seen == {log: log.startswith(("31-", "57-", "83-", "86-")) for log in EXPECTED}
+    assert seen == {log: log.startswith(("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-")) for log in EXPECTED}
 
 
 def test_verdicts_against_what_vllm_did(measured) -> None:
@@ -222,6 +255,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "81": ("starts", "starts"), "82": ("starts", "starts"), "83": ("starts", "starts"), "84": ("starts", "starts"),
         "85": ("starts", "starts"), "86": ("starts", "starts"), "87": ("starts", "starts"),
         "88": ("starts", "starts"),
+        **{str(n): ("starts", "starts") for n in range(89, 112)},
     }  # fmt: skip
 
 
@@ -249,12 +283,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (11, 0.0056, 0.029)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (4, 0.0013, 0.0061)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (26, 0.0006, 0.028)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (12, 0.0009, 0.0061)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 11 starts with a printed pool; median |error| +0.6 %, 90th percentile +2.9 %; verdict right on 12 of 12" in out
-    assert "held out: 4 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.6 %; verdict right on 5 of 5" in out
+    assert "fitted: 26 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.8 %; verdict right on 27 of 27" in out
+    assert "held out: 12 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.6 %; verdict right on 13 of 13" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -268,15 +302,18 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "81": ("dense", poolaccuracy.ERAS[1]), "82": ("dense", poolaccuracy.ERAS[1]), "83": ("dense", poolaccuracy.ERAS[1]),
         "84": ("sliding window", poolaccuracy.ERAS[1]), "85": ("dense", poolaccuracy.ERAS[1]), "86": ("dense", poolaccuracy.ERAS[1]),
         "87": ("dense", poolaccuracy.ERAS[1]), "88": ("dense", poolaccuracy.ERAS[1]),
+        **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(89, 112)},
+        "98": ("moe", poolaccuracy.ERAS[1]), "99": ("moe", poolaccuracy.ERAS[1]), "100": ("mla", poolaccuracy.ERAS[1]),
+        "107": ("sliding window", poolaccuracy.ERAS[1]), "111": ("sliding window", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
-    assert list(groups) == [("family", "dense"), ("family", "sliding window"), ("era", poolaccuracy.ERAS[0]),
+    assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"), ("era", poolaccuracy.ERAS[0]),
                             ("era", poolaccuracy.ERAS[1]), ("era", poolaccuracy.ERAS[2])]  # fmt: skip
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (13, 14)
+    assert (dense.starts, dense.verdicts) == (31, 32)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (10, 0.006)
+    assert (v1.starts, round(float(v1.p90), 3)) == (33, 0.014)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -286,8 +323,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.059, 1.168)
-    assert round(float(held.median), 3) == 0.084
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.056, 1.454)
+    assert round(float(held.median), 3) == 0.075
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -470,7 +507,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://github.com/") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 8
+    assert len(excerpts) == 31
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
