@@ -140,6 +140,34 @@ def test_command_keeps_every_flag_the_log_proves() -> None:
     ):  # fmt: skip
         assert part in cmd, part
     assert a.command_changes == ()
+    # the dump's 'enable_prefix_caching': True and 'enable_chunked_prefill': True, given by the user
+    assert "--enable-prefix-caching" in cmd and "--enable-chunked-prefill" in cmd and "--max-num-batched-tokens 8192" in cmd
+
+
+def test_command_sets_off_what_the_argument_dump_sets_off_and_skips_the_config_lines_defaults() -> None:
+    dump = (
+        "(APIServer pid=1) INFO 05-01 10:00:00 [startup.py:120] non-default args: {'model_tag': 'Qwen/Qwen3-30B-A3B', "
+        "'data_parallel_size': 2, 'enable_expert_parallel': True, 'enable_prefix_caching': False, 'enforce_eager': True, "
+        "'cpu_offload_gb': 4, 'enable_lora': True, 'max_loras': 2, 'max_num_seqs': 64}\n"
+        "(EngineCore_DP0 pid=2) INFO 05-01 10:00:09 [gpu_worker.py:316] Available KV cache memory: 20.00 GiB\n"
+    )
+    _, a = answer_text(dump)
+    flags = {f: v for f, v, _ in a.command_flags}
+    assert flags["--data-parallel-size"] == "2" and flags["--cpu-offload-gb"] == "4" and flags["--max-loras"] == "2"
+    assert flags["--max-num-seqs"] == "64"
+    for switch in ("--enable-expert-parallel", "--no-enable-prefix-caching", "--enforce-eager", "--enable-lora"):
+        assert switch in flags and flags[switch] is None, switch
+    # the engine's config line prints enable_prefix_caching whether set or not: not a flag the user gave
+    _, b = _answer(_public("44"))
+    assert "prefix-caching" not in (b.command or "")
+
+
+def test_data_and_expert_parallel_on_real_logs() -> None:
+    _, a = _answer(_public("50"))  # 0.10.1: EngineCore_0 .. EngineCore_3, one engine each DP rank
+    assert ("--data-parallel-size", "4", False) in a.command_flags
+    _, b = _answer(_public("51"))  # Worker_DP0_TPn_EPn: workers name an EP rank only with --enable-expert-parallel
+    assert ("--enable-expert-parallel", None, False) in b.command_flags
+    assert "--data-parallel-size" not in (b.command or "")  # only DP0 is in the paste: at least 2, not how many
 
 
 def test_command_keeps_the_speculative_config_as_json() -> None:

@@ -717,6 +717,8 @@ _VLLM_FLAGS = {
     "enable_expert_parallel": "--enable-expert-parallel", "block_size": "--block-size", "limit_mm_per_prompt": "--limit-mm-per-prompt",
     "decode_context_parallel_size": "--decode-context-parallel-size", "tokenizer_mode": "--tokenizer-mode", "max_cudagraph_capture_size": "--max-cudagraph-capture-size",
     "enable_prefix_caching": "--enable-prefix-caching", "mamba_ssm_cache_dtype": "--mamba-ssm-cache-dtype",
+    "enable_chunked_prefill": "--enable-chunked-prefill", "cpu_offload_gb": "--cpu-offload-gb", "enable_lora": "--enable-lora",
+    "max_loras": "--max-loras", "max_lora_rank": "--max-lora-rank", "kv_offloading_size": "--kv-offloading-size",
 }  # fmt: skip
 _SGLANG_FLAGS = {
     "served_model_name": "--served-model-name", "tp_size": "--tp-size", "pp_size": "--pp-size", "dp_size": "--dp-size", "ep_size": "--ep-size",
@@ -728,8 +730,20 @@ _SGLANG_FLAGS = {
     "enable_dp_attention": "--enable-dp-attention", "reasoning_parser": "--reasoning-parser", "tool_call_parser": "--tool-call-parser",
     "disable_cuda_graph": "--disable-cuda-graph", "cuda_graph_max_bs": "--cuda-graph-max-bs", "attention_backend": "--attention-backend",
 }  # fmt: skip
-_SWITCHES = {"--trust-remote-code", "--enable-auto-tool-choice", "--enforce-eager", "--enable-expert-parallel", "--enable-dp-attention", "--disable-cuda-graph"}
+# on or off, each way a flag of its own (--enable-prefix-caching, --no-enable-prefix-caching: engine/arg_utils.py)
+_BOOLEAN_OPTIONAL = {"--enable-prefix-caching", "--enable-chunked-prefill"}
+_OFF = "--no-"  # an on-or-off flag set off: its "--no-" form
+_SWITCHES = {
+    "--trust-remote-code",
+    "--enable-auto-tool-choice",
+    "--enforce-eager",
+    "--enable-expert-parallel",
+    "--enable-dp-attention",
+    "--disable-cuda-graph",
+    "--enable-lora",
+}
 _ENGINE_DEFAULTS = {"--tensor-parallel-size": "1", "--tp-size": "1", "--pipeline-parallel-size": "1", "--data-parallel-size": "1", "--decode-context-parallel-size": "1", "--tokenizer-mode": "auto",
+                    "--cpu-offload-gb": "0", "--max-loras": "1", "--max-lora-rank": "16",
                     "--pp-size": "1", "--dp-size": "1", "--ep-size": "1"}  # fmt: skip
 _QUOTED = re.compile(r"^'(.*)'$|^\"(.*)\"$")
 
@@ -803,7 +817,7 @@ def _spec_json(value: str) -> str | None:
     return None
 
 
-def _flag_value(flag: str, raw: str) -> str | None | bool:
+def _flag_value(flag: str, raw: str, kind: str = "args") -> str | None | bool:
     """The flag's value as a command line takes it; False: leave the flag out."""
     if flag == "--speculative-config":
         spec = _spec_json(raw)
@@ -813,8 +827,12 @@ def _flag_value(flag: str, raw: str) -> str | None | bool:
         return None if value is True or str(value).lower() == "true" else False
     if value is None or value == "" or str(value) in ("None", "auto") and flag != "--dtype":
         return False
-    if flag == "--enable-prefix-caching":
-        return False  # the default either way in the releases read; not a memory figure
+    if flag in _BOOLEAN_OPTIONAL:
+        # a command line or an argument dump sets it (non-default args holds only what was given); the
+        # engine's config line prints it set or not, and a release may change it for a model (hybrids)
+        if kind == "config" or not isinstance(value, bool) and str(value).lower() not in ("true", "false"):
+            return False
+        return None if value is True or str(value).lower() == "true" else _OFF
     if flag == "--served-model-name":
         if isinstance(value, (list, tuple)):
             value = " ".join(str(v) for v in value)
@@ -852,7 +870,7 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
             flag = names.get(key) if not key.startswith("--") else key
             if flag is None or flag not in set(names.values()):
                 continue
-            given = _flag_value(flag, raw)
+            given = _flag_value(flag, raw, kind)
             if given is False or given is True:
                 continue
             if flag not in found or rank < found[flag][0]:
@@ -864,7 +882,11 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
         out["MODEL"] = str(r.model.value)
     for flag in names.values():
         if flag in found and flag not in out:
-            out[flag] = found[flag][1]
+            given = found[flag][1]
+            if given == _OFF:
+                out["--no-" + flag[2:]] = None
+            else:
+                out[flag] = given
     if "--served-model-name" in out and out["--served-model-name"] == out.get("MODEL"):
         del out["--served-model-name"]  # the model's own name is what it serves by default
     # the figure reader's own, where no settings line says them
@@ -874,6 +896,10 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
     pp_flag = "--pp-size" if sglang else "--pipeline-parallel-size"
     if pp_flag not in out and r.pipeline_parallel_size is not None and int(r.pipeline_parallel_size.value) > 1:
         out[pp_flag] = str(r.pipeline_parallel_size.value)
+    if not sglang and "--data-parallel-size" not in out and r.data_parallel_size is not None and int(r.data_parallel_size.value) > 1:
+        out["--data-parallel-size"] = str(r.data_parallel_size.value)
+    if not sglang and r.expert_parallel is not None:
+        out.setdefault("--enable-expert-parallel", None)
     len_flag = "--context-length" if sglang else "--max-model-len"
     if len_flag not in out and r.max_model_len is not None:
         out[len_flag] = str(r.max_model_len.value)

@@ -166,6 +166,13 @@ def _served_model(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str
         rec.put("model", g[0].strip("'\""), line, text=text)
 
 
+def _expert_parallel(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
+    """The expert-parallel group's size and the experts one rank holds of all of them (its rank is in the line too)."""
+    rank, size, local, total = (_count(str(x)) for x in g)
+    if rank < size and 0 < local <= total:
+        rec.put("ep", (size, local, total), line, f"{local}/{total} experts on each of {size} ranks", text=text)
+
+
 def _padding(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
     rec.put("padding", (int(str(g[0])), g[1]), line, text=text)
 
@@ -297,6 +304,11 @@ SHAPES: tuple[Shape, ...] = (
     Shape("usage_graph", "for CUDAGraph memory", r"(?<![\w.,-])" + NUM + r" ?GiB for CUDAGraph memory(?=[,. ])", (Put("graph_taken", 0, "GiB"),)),
     Shape("ascend_available", "Available memory: ", r"Available memory: ([0-9]+), total memory: ([0-9]+)",
           (Put("available", 0, "bytes"), Put("total", 1, "bytes")), source="vllm-ascend worker_v1.py, in bytes"),
+    Shape("expert_parallel", "Expert parallelism is enabled",
+          r"\[EP Rank " + INT + r"/" + INT + r"\] Expert parallelism is enabled\.(?: Expert placement strategy: \w+\.)? Local/global number of experts: "
+          + INT + r"/" + INT + r"(?=\D|$)", then=_expert_parallel,
+          source="model_executor/layers/fused_moe/layer.py (0.11 to 0.20), fused_moe/expert_map_manager.py (0.26 on): "
+          "'[EP Rank r/N] Expert parallelism is enabled. Expert placement strategy: linear. Local/global number of experts: L/G. ...'"),
     Shape("kv_dtype_line", "Using KV cache dtype", r"Using KV cache dtype: ([\w.]+)", (Put("kv_dtype", 0, "word"),)),
     Shape("oom", "OutOfMemoryError", r"OutOfMemoryError: (?:CUDA out of memory\. )?(.{0,120})", (Put("oom", None, "flag"),)),
     Shape("fail_blocks", "No available memory for the cache blocks", r"No available memory for the cache blocks", (_NO_KV,)),
