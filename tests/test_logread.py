@@ -218,6 +218,19 @@ def test_expert_parallel_line_gives_the_group_and_the_experts() -> None:
     assert ("--enable-expert-parallel", None, False) in a.command_flags
 
 
+def test_v019_debug_profile_terms_and_not_the_start_snapshots_context() -> None:
+    # "worker init memory snapshot: ... total_memory=79.19GiB, ..., non_torch_memory=0.51GiB" (gpu_worker.py:284) is
+    # the CUDA context before loading; the profile's terms are in "Memory profiling takes ..." (gpu_worker.py:435)
+    text = (ROOT / "logs" / "starts" / "81-v0190-llama31-8b-h100-16k-llmd-planner.log").read_text(encoding="utf-8")
+    r = read_log(text)
+    assert r.non_torch_bytes.value == round(Fraction("0.25") * GiB) and r.non_torch_bytes.line_no == 15
+    assert r.activation_peak_bytes.value == round(Fraction("1.89") * GiB) and r.activation_peak_bytes.line_no == 15
+    assert r.total_memory_bytes.value == round(Fraction("79.19") * GiB) and r.total_memory_bytes.line_no == 6
+    # a start whose excerpt has no "Model loading took": the profile's weights stand in
+    r = read_log((ROOT / "logs" / "starts" / "84-v0190-gemma2-2b-h100-llmd-planner.log").read_text(encoding="utf-8"))
+    assert r.model_loading_bytes.value == round(Fraction("4.9") * GiB) and r.non_torch_bytes.value == round(Fraction("0.24") * GiB)
+
+
 def test_sglang_target_and_drafter_pools_add_up() -> None:
     r = public("27")
     assert r.kv_tokens.value == 454_112 and r.kv_cache_dtype.value == "torch.float8_e4m3fn"

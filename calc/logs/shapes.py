@@ -272,7 +272,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape("graph_pool", "CUDA graph pool memory", r"CUDA graph pool memory: " + NUM + r" ?GiB \(actual\), " + NUM + r" ?GiB \(estimated\)",
           (Put("graph_taken", 0, "GiB"), Put("cuda_graph", 1, "GiB"))),
     Shape("chunked", "max_num_batched_tokens=", r"Chunked prefill is enabled with max_num_batched_tokens=" + INT + r"(?=\D|$)", (Put("prefill", 0, "count"),)),
-    Shape("non_torch", "non_torch_memory", r"non_torch_memory(?:=|\s+takes\s+|\s+)" + NUM + r" ?GiB", (Put("non_torch", 0, "GiB"),), reach=40),
+    Shape("non_torch", "non_torch_memory", r"(?<!GiB, )non_torch_memory(?:=|\s+takes\s+|\s+)" + NUM + r" ?GiB", (Put("non_torch", 0, "GiB"),), reach=40),
     Shape("activation", "activation peak memory", r"PyTorch activation peak memory(?:\s+takes)?\s+" + NUM + r" ?GiB", (Put("activation", 0, "GiB"),)),
     Shape("cuda_graph", "Estimated CUDA graph memory", r"Estimated CUDA graph memory: " + NUM + r" ?GiB", (Put("cuda_graph", 0, "GiB"),),
           begins="Estimated CUDA graph"),
@@ -322,6 +322,8 @@ SHAPES: tuple[Shape, ...] = (
           r"max seq len \(" + INT + r"\) is larger than the maximum number of tokens that can be stored in KV cache \(" + INT + r"\)",
           (Put("max_model_len", 0, "count"), Put("v0_capacity", 1, "count"), Put("error", None, "const", "max_model_len")),
           era="v0", begins="The model's max seq len"),
+    Shape('start_snapshot', "memory snapshot: ", r"memory snapshot: torch_peak=" + NUM + r" ?GiB, free_memory=" + NUM + r" ?GiB, total_memory=" + NUM + r" ?GiB", (Put("total", 2, "GiB"),), source="v1/worker/gpu_worker.py 0.19 (DEBUG): 'worker init memory snapshot: %r', MemorySnapshot.__repr__ (utils/mem_utils.py); its non_torch_memory is the CUDA context before loading, not the profile's term"),
+    Shape('profile_increase', "non-torch forward increase memory", r"torch peak memory increase: " + NUM + r" ?GiB; non-torch forward increase memory: " + NUM + r" ?GiB(?:; weights memory: " + NUM + r" ?GiB)?", (Put("activation", 0, "GiB"), Put("non_torch", 1, "GiB"), Put("profile_weights", 2, "GiB"),), source="MemoryProfilingResult.__repr__ (utils/mem_utils.py, 0.13 on), logged at DEBUG by v1/worker/gpu_worker.py: 'Memory profiling takes S seconds. Total non KV cache memory: X; torch peak memory increase: A; non-torch forward increase memory: N; weights memory: W.'"),
     # SGLang
     Shape("sg_args", "server_args=", r"server_args=ServerArgs\((.*)", era="sglang", begins="server_args=", settings=True),
     Shape("sg_load", "Load weight end", r"Load weight end\..*?avail mem=" + NUM + r" ?GB(?:, mem usage=" + NUM + r" ?GB)?",
