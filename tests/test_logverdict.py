@@ -317,3 +317,39 @@ def test_sglang_sliding_window_pools_are_not_called_a_drafters() -> None:
     assert abs(r.available_kv_bytes.value - 77.63 * 2**30) < 2**20  # type: ignore[union-attr]  # SGLang's own sum, 77.63 GB
     said = [n for n in r.notes if n.startswith("SGLang allocated")]
     assert said and "sliding-window layers'" in said[0] and "drafter" not in said[0]
+
+
+# --- what a careless user gives ------------------------------------------------------------------
+
+
+def test_a_log_cut_while_the_weights_load_gets_a_verdict_and_how_far_it_got(tmp_path: Path) -> None:
+    # log 21's first four lines, the fourth cut mid-word: "INFO 01-23 07:32:42 model_runner.py:1071] Loadi"
+    lines = _public("21").read_text(encoding="utf-8").splitlines(keepends=True)[:4]
+    path = tmp_path / "cut.log"
+    path.write_text("".join(lines[:3]) + lines[3][:47], encoding="utf-8")
+    done = run(str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["verdict"] == "unknown" and out["failure_phase"] is None and out["fixes"] == []
+    text = run(str(path)).stdout
+    assert "Verdict: unknown (the log ends at line 4, while the weights load, before any figure" in text
+
+
+def test_prose_that_names_the_steps_is_still_not_a_log() -> None:
+    done = run(str(ROOT / "README.md"))  # 'vllm serve', 'load_model' and such, but no line a logger heads
+    assert done.returncode == 2 and "found none of the lines a vLLM or SGLang start prints" in done.stderr
+
+
+def test_a_config_given_for_a_log_is_named_as_such() -> None:
+    done = run(str(ROOT / "models" / "configs" / "qwen3-8b" / "config.json"))
+    assert done.returncode == 2 and "traceback" not in done.stderr.lower()
+    assert "found a model's config.json (line 2: '\"architectures\": ['), not a startup log" in done.stderr
+    assert "python -m calc model CONFIG" in done.stderr
+
+
+def test_two_starts_in_one_file_are_refused_with_where_each_begins(tmp_path: Path) -> None:
+    # log 01 refused at max_model_len 29,000, then log 02 started at 20,000: two starts, one file
+    path = tmp_path / "two.log"
+    path.write_text(_public("01").read_text(encoding="utf-8") + _public("02").read_text(encoding="utf-8"), encoding="utf-8")
+    done = run(str(path))
+    assert done.returncode == 2 and "found two starts in one log: max_model_len 29000 at line 4 and 20000 at line 9" in done.stderr

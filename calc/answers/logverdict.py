@@ -119,6 +119,10 @@ _WORTH = re.compile(
     r"Memory profiling|blocks|KV Cache|args|config: |ServerArgs|vllm serve|launch_server|api_server|avail mem|encoder|multi-modal|"
     r"multimodal|mm_|ForConditionalGeneration|VL\b|Traceback|File \""
 )
+# a line as vLLM's logger heads it ("INFO 01-23 07:32:01 model_runner.py:1060] ", "(EngineCore pid=1) INFO ... [core.py:75] ")
+# or SGLang's ("[2025-05-01 10:00:00 TP0] "): the text is a log, whatever else it holds
+_VLLM_HEADER = re.compile(r"(?:^|\) )(?:DEBUG|INFO|WARNING|ERROR) (?:\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? )?\[?[\w./-]+\.py:\d+\] ")
+_SGLANG_HEADER = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z]+\d+)*\] ")
 _FRAME_LINE = re.compile(r'File "[^"]+", line \d+, in ')
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception): \S.*")
 _MULTIMODAL = re.compile(r"encoder cache|multi-modal|limit_mm_per_prompt|ForConditionalGeneration|multimodal|mm_processor|VL\b")
@@ -141,6 +145,7 @@ class Watcher:
     traceback: int | None = None  # the line the first traceback begins on
     exception: tuple[int, str] | None = None  # the last exception line after it
     engine: str | None = None  # "vllm" or "sglang", from the paths a traceback names
+    headed: tuple[int, str] | None = None  # the first line headed as vLLM's or SGLang's logger heads it, and whose
     lines: int = 0
 
     def see(self, no: int, raw: str) -> None:
@@ -152,6 +157,11 @@ class Watcher:
             at, text = self.settings[-1]
             self.settings[-1] = (at, text[:-1].rstrip() + " " + raw.strip())
             return
+        if self.headed is None and (raw[:1] == "[" or "INFO" in raw or "WARNING" in raw or "DEBUG" in raw or "ERROR" in raw):
+            if _VLLM_HEADER.search(raw, 0, 200):
+                self.headed = (no, "vllm")
+            elif _SGLANG_HEADER.match(raw):
+                self.headed = (no, "sglang")
         if ("throughput" in raw or "HTTP/1." in raw or " request " in raw) and "rror" not in raw and "emory" not in raw:
             return  # the bulk of a long serving log: throughput, access and request lines
         if not _WORTH.search(raw) and not (self.engine is None and ("vllm" in raw or "sglang" in raw)):
@@ -280,6 +290,8 @@ def failure_only(watcher: Watcher, refused: str) -> LogReading:
     """A paste of the failure alone (a traceback, an out-of-memory error) holds none of the lines
     the figure reader reads: its answer comes from the failure; anything else stays refused."""
     said = watcher.oom or watcher.exception or watcher.sampler or watcher.killed or ((watcher.traceback, "a traceback") if watcher.traceback else None)
+    if said is None and "found none of the lines" in refused and watcher.headed is not None and (watcher.frames or watcher.milestones):
+        return _cut_early(watcher)
     if said is None or "found none of the lines" not in refused:
         raise InputError(refused)
     engine = Found(watcher.engine, said[0], "the paths its traceback names") if watcher.engine else None
@@ -288,6 +300,26 @@ def failure_only(watcher: Watcher, refused: str) -> LogReading:
         missing=["every figure: the paste holds the failure only, none of the lines a start prints before it"],
         notes=[f"{watcher.lines} lines of a failure, none of them a line the figures are read from"],
     )
+
+
+def _cut_early(w: Watcher) -> LogReading:
+    """A start's log that ends before any line its figures are read from (cut while the weights
+    load, say): no failure, and no figure; its verdict says how far it got."""
+    no, kind = w.headed or (0, "vllm")
+    engine = Found(w.engine or kind, no, "the log's line headers" if w.engine is None else "the paths the log names")
+    step = _failed_step(w, w.lines + 1, kind == "sglang")
+    return LogReading(
+        engine=engine,
+        missing=["every figure: the log ends before the lines that size the start"],
+        notes=[
+            f"the log ends at line {w.lines}, {_RUNNING.get(step, 'before the memory profile')}, before any line the figures are read from "
+            "(such as 'Model loading took' or 'GPU KV cache size'): it was cut there, or the start got no further"
+        ],
+    )
+
+
+_RUNNING = {"loading_weights": "while the weights load", "profile_run": "in the profile run", "cuda_graph_capture": "while CUDA graphs are captured",
+            "sampler_warmup": "while the sampler warms up", "kv_cache_tensors": "while the KV cache is allocated"}  # fmt: skip
 
 
 def answer(reading: LogReading, watcher: Watcher | None = None) -> LogAnswer:
@@ -393,6 +425,9 @@ def _verdict(r: LogReading, w: Watcher, phase: dict[str, Any] | None) -> tuple[s
         return "started", f"line {w.milestones['captured']}: V0 captures its CUDA graphs last, after the KV cache (vllm/worker/model_runner.py)"
     if any("traceback begins" in n for n in r.notes) or (w.traceback is not None and w.exception is None):
         return "killed", "a traceback, its exception cut off (see the notes)"
+    early = next((n for n in r.notes if n.startswith("the log ends at line ")), None)
+    if early is not None:
+        return "unknown", early.split(", before any line")[0] + ", before any figure, and holds no failure: the start may still have failed after it"
     return "unknown", "the log ends before the server says it is up and holds no failure: the start may still have failed after it"
 
 

@@ -208,6 +208,12 @@ def conclude(r: Reader) -> LogReading:
         raise InputError(f"found only figures no engine prints (line {no}: {what}), expected a startup log's figures as vLLM or SGLang print them")
     if not r.seen and r.oversized:
         raise InputError(f"found only figures of more than 32 digits (line {r.oversized[0]}), expected a startup log's figures as vLLM or SGLang print them")
+    if not r.seen and r.config_line is not None:
+        no, text = r.config_line
+        raise InputError(
+            f"found a model's config.json (line {no}: {text!r}), not a startup log; expected the lines vLLM or SGLang prints as it "
+            "starts (a config is read by `python -m calc model CONFIG`)"
+        )
     if not r.seen:
         raise InputError(
             f"found none of the lines a vLLM or SGLang start prints in {r.lines_read} lines "
