@@ -162,6 +162,24 @@ def test_command_sets_off_what_the_argument_dump_sets_off_and_skips_the_config_l
     assert "prefix-caching" not in (b.command or "")
 
 
+def test_a_namespace_dump_prints_every_argument_so_its_defaults_are_not_flags() -> None:
+    # V0's "args: Namespace(...)" holds every argument, enable_prefix_caching=False included when not given
+    namespace = (
+        "INFO 05-01 10:00:00 api_server.py:585] args: Namespace(host=None, port=8000, model='Qwen/Qwen2.5-7B', enable_prefix_caching=False, "
+        "enable_chunked_prefill=None, max_model_len=8192, enforce_eager=False)\n"
+        "INFO 05-01 10:00:09 worker.py:267] model weights take 14.0GiB; non_torch_memory takes 0.2GiB; PyTorch activation peak memory "
+        "takes 1.0GiB; the rest of the memory reserved for KV Cache is 50.0GiB.\n"
+    )
+    _, a = answer_text(namespace)
+    assert a.command == "vllm serve Qwen/Qwen2.5-7B \\\n  --max-model-len 8192"
+    # a command line's --no-enable-prefix-caching is kept as given
+    _, b = answer_text(
+        "$ vllm serve Qwen/Qwen2.5-7B --no-enable-prefix-caching --max-model-len 8192\n"
+        "(EngineCore_DP0 pid=2) INFO 05-01 10:00:09 [gpu_worker.py:316] Available KV cache memory: 20.00 GiB\n"
+    )
+    assert ("--no-enable-prefix-caching", None, False) in b.command_flags
+
+
 def test_data_and_expert_parallel_on_real_logs() -> None:
     _, a = _answer(_public("50"))  # 0.10.1: EngineCore_0 .. EngineCore_3, one engine each DP rank
     assert ("--data-parallel-size", "4", False) in a.command_flags

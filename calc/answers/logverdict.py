@@ -865,7 +865,7 @@ def _flag_value(flag: str, raw: str, kind: str = "args") -> str | None | bool:
     if flag in _BOOLEAN_OPTIONAL:
         # a command line or an argument dump sets it (non-default args holds only what was given); the
         # engine's config line prints it set or not, and a release may change it for a model (hybrids)
-        if kind == "config" or not isinstance(value, bool) and str(value).lower() not in ("true", "false"):
+        if kind in ("config", "every") or not isinstance(value, bool) and str(value).lower() not in ("true", "false"):
             return False
         return None if value is True or str(value).lower() == "true" else _OFF
     if flag == "--served-model-name":
@@ -888,7 +888,7 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
     """Every flag the log proves, from its command line, its argument dump and the engine's config
     line (the first that says it wins), and the model."""
     names = _SGLANG_FLAGS if sglang else _VLLM_FLAGS
-    order = {"serve": 0, "args": 1, "config": 2}
+    order = {"serve": 0, "args": 1, "every": 1, "config": 2}
     found: dict[str, tuple[int, str | None]] = {}
     model: tuple[int, str] | None = None
     for _, text in w.settings:
@@ -902,6 +902,8 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
                 if model is None or rank < model[0]:
                     model = (rank, value)
                 continue
+            if key.startswith("no_") and names.get(key[3:]) in _BOOLEAN_OPTIONAL and kind == "serve":
+                key, raw = key[3:], "False"  # "--no-enable-prefix-caching" on a command line
             flag = names.get(key) if not key.startswith("--") else key
             if flag is None or flag not in set(names.values()):
                 continue
@@ -951,7 +953,8 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
 
 
 def _settings_pairs(text: str) -> tuple[str | None, list[tuple[str, str]]]:
-    for marker, kind in (("non-default args: ", "args"), ("args: Namespace(", "args"), ("with config: ", "config"), ("server_args=ServerArgs(", "args")):
+    # a Namespace and SGLang's ServerArgs print every argument, given or not: like the config line, not what was set
+    for marker, kind in (("non-default args: ", "args"), ("args: Namespace(", "every"), ("with config: ", "config"), ("server_args=ServerArgs(", "every")):
         at = text.find(marker)
         if at >= 0:
             body = text[at + len(marker) :]
