@@ -371,3 +371,10 @@ def test_two_starts_in_one_file_are_refused_with_where_each_begins(tmp_path: Pat
     path.write_text(_public("01").read_text(encoding="utf-8") + _public("02").read_text(encoding="utf-8"), encoding="utf-8")
     done = run(str(path))
     assert done.returncode == 2 and "found two starts in one log: max_model_len 29000 at line 4 and 20000 at line 9" in done.stderr
+
+
+def test_a_yaml_file_that_quotes_log_lines_is_not_read_as_a_start() -> None:
+    # catalog/boxes.yaml quotes 'total_gpu_memory (8.00GiB)' and others in its sources: no start of its own
+    done = run(str(ROOT / "catalog" / "boxes.yaml"))
+    assert done.returncode == 2 and "found a YAML file (" in done.stderr and "not a startup log" in done.stderr
+    assert "total memory" not in done.stdout

@@ -198,6 +198,11 @@ def _conflict(reader: Reader, name: str, what: str) -> None:
 
 
 def conclude(r: Reader) -> LogReading:
+    if r.text_lines >= 10 and r.yaml_lines * 10 >= r.text_lines * 6:
+        raise InputError(
+            f"found a YAML file ({r.yaml_lines} of its {r.text_lines} lines are 'key: value'), not a startup log; expected the lines vLLM or "
+            "SGLang prints as it starts (log lines quoted in a YAML file are not one start)"
+        )
     if r.seen and not r.engine_lines:
         raise InputError(
             f"found a command line or an argument list in {r.lines_read} lines but none of the lines a start prints "

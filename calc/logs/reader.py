@@ -44,6 +44,8 @@ _EP_PREFIX = re.compile(r"\(\w*?_EP([0-9]{1,6})[_ )]")  # "(Worker_TP2_EP2 pid=1
 _DP_WORKER = re.compile(r"\(Worker\w*?_DP([0-9]{1,6})[_ )]")  # a worker names its DP rank only when data_parallel_size > 1
 # a Hugging Face config.json's own keys, one a line as it is saved: a config given where a log was expected
 _CONFIG_KEY = re.compile(r'^\s*"(architectures|model_type|num_hidden_layers|num_attention_heads|torch_dtype)"\s*:')
+# a YAML mapping's line ("  source: ...", "- label: ..."), a log's own level words and exceptions aside
+_YAML_KEY = re.compile(r"^\s*(?:- )?(?!(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b)[a-z_][\w-]*: ")
 _DP_PREFIX = re.compile(r"\((?:EngineCore_|\w*?_DP)([0-9]{1,6})[_ )]")  # "(EngineCore_DP1 pid=1)", "(EngineCore_1 pid=1)", "(Worker_DP1_TP0 pid=1)"
 _FLATTENED = re.compile(r"(?<!\s)\s+(?=(?:\([A-Za-z_][\w-]*(?:[\s,]+(?:\w+=[^\s,)]+|[A-Z]+\d+))+\)\s+)?(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d)")
 _LONG_NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
@@ -127,6 +129,8 @@ class Reader:
         self.pp_ranks: dict[int, int] = {}  # pipeline stage: the first line its prefix is on
         self.dp_ranks: dict[int, int] = {}  # data-parallel rank: the first line its prefix is on
         self.ep_prefix: int | None = None  # the first line whose worker prefix names an expert-parallel rank
+        self.text_lines = 0  # lines that are not blank
+        self.yaml_lines = 0  # of them, a YAML mapping's "key: value"
         self.config_line: tuple[int, str] | None = None  # the first line that is a model config's key
         self.dp_worker: int | None = None  # the first line whose worker prefix names a data-parallel rank
         self.by_dp: dict[str, dict[int, list[Found]]] = {}  # a figure's values on each data-parallel rank, repeats included
@@ -314,6 +318,10 @@ class Reader:
             self.nonblank = True
         if "\x00" in raw:
             raise InputError(f"line {no}: found binary data (NUL bytes), expected the text of a vLLM or SGLang startup log")
+        if raw.strip():
+            self.text_lines += 1
+            if ": " in raw[:60] and _YAML_KEY.match(raw):
+                self.yaml_lines += 1
         if self.config_line is None and '"' in raw[:40] and _CONFIG_KEY.match(raw):
             self.config_line = (no, raw.strip()[:60])
         if "_EP" in raw[:80] and self.ep_prefix is None and _EP_PREFIX.search(raw, 0, 80):
