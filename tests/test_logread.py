@@ -888,3 +888,19 @@ def test_docker_run_command_gives_the_settings() -> None:
         r = read_log(text)
         assert r.tensor_parallel_size.value == 4 and r.tensor_parallel_size.line_no == 9
         assert r.gpu_memory_utilization.value == Fraction("0.9") and r.max_model_len.value == 32768 and r.max_num_seqs.value == 32
+
+
+def test_two_starts_that_differ_only_in_utilization_are_refused() -> None:
+    # the first start refused by the free-memory check at 0.9, the second started at 0.85: one paste, two starts
+    first = (
+        "(APIServer pid=1) INFO 05-01 10:00:00 [utils.py:326] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'gpu_memory_utilization': 0.9}\n"
+        "(EngineCore_DP0 pid=2) ERROR 05-01 10:00:09 [core.py:708] ValueError: Free memory on device (70.0/79.19 GiB) on startup is less "
+        "than desired GPU memory utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n"
+    )
+    second = (
+        "(APIServer pid=3) INFO 05-01 10:05:00 [utils.py:326] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'gpu_memory_utilization': 0.85}\n"
+        "(EngineCore_DP0 pid=4) INFO 05-01 10:05:30 [gpu_worker.py:276] Available KV cache memory: 48.00 GiB\n"
+    )
+    with pytest.raises(InputError, match=r"found two starts in one log: gpu_memory_utilization 0\.9 at line 1 and 0\.85 at line 3"):
+        read_log(first + second)
+    assert read_log(first + first).error.value == "free_memory"  # the same start pasted twice is one start

@@ -236,6 +236,8 @@ def conclude(r: Reader) -> LogReading:
     notes.extend(f"unreadable, line {no}: {what}; not one an engine prints, so it is not read" for no, what in r.unreadable)
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
+    _conflict(r, "fraction", "gpu_memory_utilization")
+    _conflict(r, "tp", "tensor_parallel_size")
     vllm_at = min((r.era_lines[e] for e in ("v0", "v1", "v?") if e in r.era_lines), default=None)
     if vllm_at is not None and "sglang" in r.era_lines:
         raise InputError(
