@@ -904,3 +904,14 @@ def test_two_starts_that_differ_only_in_utilization_are_refused() -> None:
     with pytest.raises(InputError, match=r"found two starts in one log: gpu_memory_utilization 0\.9 at line 1 and 0\.85 at line 3"):
         read_log(first + second)
     assert read_log(first + first).error.value == "free_memory"  # the same start pasted twice is one start
+
+
+def test_the_argument_dump_gives_data_and_expert_parallel() -> None:
+    # non-default args as entrypoints/common/startup.py prints them (0.33.0; entrypoints/utils.py before)
+    r = read_log(
+        "(APIServer pid=1) INFO 05-01 10:00:00 [startup.py:96] non-default args: {'model_tag': 'Qwen/Qwen3-30B-A3B', "
+        "'data_parallel_size': 4, 'enable_expert_parallel': True}\n"
+        "(EngineCore_DP0 pid=2) INFO 05-01 10:00:09 [gpu_worker.py:316] Available KV cache memory: 20.00 GiB\n"
+    )
+    assert r.data_parallel_size.value == 4 and r.data_parallel_size.line_no == 1
+    assert r.expert_parallel is not None and r.expert_parallel.line_no == 1
