@@ -16,6 +16,7 @@ import yaml
 from conftest import ROOT
 
 from calc.answers import logverdict
+from calc.answers.logverdict import answer_text
 from calc.logs.logread import ANCHORS, JSON_KEYS, RULES, human_readable_int, read_log
 from calc.units import GiB, InputError
 
@@ -43,11 +44,6 @@ CORRECTIONS: dict[str, dict[str, tuple[object, str]]] = {
         "available_kv_bytes": (round(Fraction("0.73") * GiB), "on a pinned start the pool is the pin: 'reserved 0.73 GiB ... for KV Cache'"),
     },
     "49": {"kv_cache_dtype": ("torch.bfloat16", "as printed: 'Using KV cache dtype: torch.bfloat16'")},
-    "50": {
-        "available_kv_bytes": (round(Fraction("28.33") * GiB), "four data-parallel engines print their own pools (28.47 and 28.33 GiB); the smallest is read"),
-        "kv_tokens": (978_000, "likewise the smallest of 982,928, 978,000 and 978,064 tokens"),
-        "max_concurrency": (238.77, "likewise the smallest of 239.97x, 238.77x and 238.79x"),
-    },
     "53": {"max_model_len": (None, "max_model_len=1024 is in the post's code, not in the log")},
     "54": {"block_size": (None, "--block-size 128 is in the post's table, not in the log")},
     "55": {
@@ -180,6 +176,59 @@ def test_ranks_that_disagree_give_the_smallest_pool() -> None:
     r = read_log(log)
     assert r.available_kv_bytes.value == round(Fraction("11.02") * GiB) and r.available_kv_bytes.line_no == 2
     assert any("11.06 GiB (line 1), 11.02 GiB (line 2)" in n for n in r.notes)
+
+
+def test_data_parallel_ranks_each_have_their_own_pool() -> None:
+    r = public("50")  # EngineCore_0 .. EngineCore_3 (0.10.1): four engines, four pools
+    assert r.available_kv_bytes.value == round(Fraction("28.47") * GiB) and r.available_kv_bytes.line_no == 1
+    assert r.kv_tokens.value == 982_928 and r.kv_tokens.line_no == 5  # DP0's, not the smallest (978,000 on DP2)
+    assert r.data_parallel_size.value == 4
+    assert not any("different figures" in n for n in r.notes)
+    (pool,) = [n for n in r.notes if n.startswith("available KV cache memory")]
+    assert "DP0 28.47 GiB (line 1), DP1 28.33 GiB (line 4), DP2 28.33 GiB (line 3), DP3 28.47 GiB (line 2); reading DP0's" in pool
+    # 0.11 on: "EngineCore_DP1" and "Worker_DP1_TP0" name the rank the same way
+    text = "\n".join(
+        f"(Worker_DP{d}_TP{t} pid={d}{t}) INFO 05-01 10:00:0{d} [gpu_worker.py:316] Available KV cache memory: {gib} GiB"
+        for d, gib in ((0, "20.00"), (1, "19.50"))
+        for t in (0, 1)
+    )
+    r = read_log(text)
+    assert r.available_kv_bytes.value == 20 * GiB and r.data_parallel_size.value == 2
+
+
+def test_tensor_parallel_ranks_of_one_engine_still_give_the_smallest() -> None:
+    r = public("51")  # Worker_DP0_TPn_EPn: one engine's eight ranks, 6.43 and 6.44 GiB
+    assert r.available_kv_bytes.value == round(Fraction("6.43") * GiB)
+    assert any("different figures" in n for n in r.notes)
+    assert r.data_parallel_size is None and any("data_parallel_size is at least 2" in n for n in r.notes)
+    assert r.expert_parallel is not None and r.expert_parallel.line_no == 1
+
+
+def test_expert_parallel_line_gives_the_group_and_the_experts() -> None:
+    # as vLLM prints it (fused_moe/expert_map_manager.py, 0.26; fused_moe/layer.py before): 256 experts over 3 ranks
+    line = (
+        "(Worker_TP{t}_EP{t} pid=1) INFO 08-20 16:42:29 [expert_map_manager.py:245] [EP Rank {t}/3] Expert parallelism is enabled. "
+        "Expert placement strategy: linear. Local/global number of experts: {n}/256. Experts local to global index map: 0->0, 1->1.\n"
+        "(Worker_TP{t}_EP{t} pid=1) INFO 08-20 17:20:27 [gpu_model_runner.py:5347] Model loading took 30.00 GiB memory and 20.5 seconds\n"
+    )
+    r = read_log("".join(line.format(t=t, n=n) for t, n in ((0, 86), (1, 85), (2, 85))))
+    assert r.expert_parallel.value == (3, 86, 256)
+    assert any("expert parallel over 3 ranks: 86 of the 256 experts" in n for n in r.notes)
+    _, a = answer_text(line.format(t=0, n=86))
+    assert ("--enable-expert-parallel", None, False) in a.command_flags
+
+
+def test_v019_debug_profile_terms_and_not_the_start_snapshots_context() -> None:
+    # "worker init memory snapshot: ... total_memory=79.19GiB, ..., non_torch_memory=0.51GiB" (gpu_worker.py:284) is
+    # the CUDA context before loading; the profile's terms are in "Memory profiling takes ..." (gpu_worker.py:435)
+    text = (ROOT / "logs" / "starts" / "81-v0190-llama31-8b-h100-16k-llmd-planner.log").read_text(encoding="utf-8")
+    r = read_log(text)
+    assert r.non_torch_bytes.value == round(Fraction("0.25") * GiB) and r.non_torch_bytes.line_no == 15
+    assert r.activation_peak_bytes.value == round(Fraction("1.89") * GiB) and r.activation_peak_bytes.line_no == 15
+    assert r.total_memory_bytes.value == round(Fraction("79.19") * GiB) and r.total_memory_bytes.line_no == 6
+    # a start whose excerpt has no "Model loading took": the profile's weights stand in
+    r = read_log((ROOT / "logs" / "starts" / "84-v0190-gemma2-2b-h100-llmd-planner.log").read_text(encoding="utf-8"))
+    assert r.model_loading_bytes.value == round(Fraction("4.9") * GiB) and r.non_torch_bytes.value == round(Fraction("0.24") * GiB)
 
 
 def test_sglang_target_and_drafter_pools_add_up() -> None:
@@ -839,3 +888,30 @@ def test_docker_run_command_gives_the_settings() -> None:
         r = read_log(text)
         assert r.tensor_parallel_size.value == 4 and r.tensor_parallel_size.line_no == 9
         assert r.gpu_memory_utilization.value == Fraction("0.9") and r.max_model_len.value == 32768 and r.max_num_seqs.value == 32
+
+
+def test_two_starts_that_differ_only_in_utilization_are_refused() -> None:
+    # the first start refused by the free-memory check at 0.9, the second started at 0.85: one paste, two starts
+    first = (
+        "(APIServer pid=1) INFO 05-01 10:00:00 [utils.py:326] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'gpu_memory_utilization': 0.9}\n"
+        "(EngineCore_DP0 pid=2) ERROR 05-01 10:00:09 [core.py:708] ValueError: Free memory on device (70.0/79.19 GiB) on startup is less "
+        "than desired GPU memory utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n"
+    )
+    second = (
+        "(APIServer pid=3) INFO 05-01 10:05:00 [utils.py:326] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'gpu_memory_utilization': 0.85}\n"
+        "(EngineCore_DP0 pid=4) INFO 05-01 10:05:30 [gpu_worker.py:276] Available KV cache memory: 48.00 GiB\n"
+    )
+    with pytest.raises(InputError, match=r"found two starts in one log: gpu_memory_utilization 0\.9 at line 1 and 0\.85 at line 3"):
+        read_log(first + second)
+    assert read_log(first + first).error.value == "free_memory"  # the same start pasted twice is one start
+
+
+def test_the_argument_dump_gives_data_and_expert_parallel() -> None:
+    # non-default args as entrypoints/common/startup.py prints them (0.33.0; entrypoints/utils.py before)
+    r = read_log(
+        "(APIServer pid=1) INFO 05-01 10:00:00 [startup.py:96] non-default args: {'model_tag': 'Qwen/Qwen3-30B-A3B', "
+        "'data_parallel_size': 4, 'enable_expert_parallel': True}\n"
+        "(EngineCore_DP0 pid=2) INFO 05-01 10:00:09 [gpu_worker.py:316] Available KV cache memory: 20.00 GiB\n"
+    )
+    assert r.data_parallel_size.value == 4 and r.data_parallel_size.line_no == 1
+    assert r.expert_parallel is not None and r.expert_parallel.line_no == 1

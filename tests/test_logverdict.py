@@ -140,6 +140,52 @@ def test_command_keeps_every_flag_the_log_proves() -> None:
     ):  # fmt: skip
         assert part in cmd, part
     assert a.command_changes == ()
+    # the dump's 'enable_prefix_caching': True and 'enable_chunked_prefill': True, given by the user
+    assert "--enable-prefix-caching" in cmd and "--enable-chunked-prefill" in cmd and "--max-num-batched-tokens 8192" in cmd
+
+
+def test_command_sets_off_what_the_argument_dump_sets_off_and_skips_the_config_lines_defaults() -> None:
+    dump = (
+        "(APIServer pid=1) INFO 05-01 10:00:00 [startup.py:120] non-default args: {'model_tag': 'Qwen/Qwen3-30B-A3B', "
+        "'data_parallel_size': 2, 'enable_expert_parallel': True, 'enable_prefix_caching': False, 'enforce_eager': True, "
+        "'cpu_offload_gb': 4, 'enable_lora': True, 'max_loras': 2, 'max_num_seqs': 64}\n"
+        "(EngineCore_DP0 pid=2) INFO 05-01 10:00:09 [gpu_worker.py:316] Available KV cache memory: 20.00 GiB\n"
+    )
+    _, a = answer_text(dump)
+    flags = {f: v for f, v, _ in a.command_flags}
+    assert flags["--data-parallel-size"] == "2" and flags["--cpu-offload-gb"] == "4" and flags["--max-loras"] == "2"
+    assert flags["--max-num-seqs"] == "64"
+    for switch in ("--enable-expert-parallel", "--no-enable-prefix-caching", "--enforce-eager", "--enable-lora"):
+        assert switch in flags and flags[switch] is None, switch
+    # the engine's config line prints enable_prefix_caching whether set or not: not a flag the user gave
+    _, b = _answer(_public("44"))
+    assert "prefix-caching" not in (b.command or "")
+
+
+def test_a_namespace_dump_prints_every_argument_so_its_defaults_are_not_flags() -> None:
+    # V0's "args: Namespace(...)" holds every argument, enable_prefix_caching=False included when not given
+    namespace = (
+        "INFO 05-01 10:00:00 api_server.py:585] args: Namespace(host=None, port=8000, model='Qwen/Qwen2.5-7B', enable_prefix_caching=False, "
+        "enable_chunked_prefill=None, max_model_len=8192, enforce_eager=False)\n"
+        "INFO 05-01 10:00:09 worker.py:267] model weights take 14.0GiB; non_torch_memory takes 0.2GiB; PyTorch activation peak memory "
+        "takes 1.0GiB; the rest of the memory reserved for KV Cache is 50.0GiB.\n"
+    )
+    _, a = answer_text(namespace)
+    assert a.command == "vllm serve Qwen/Qwen2.5-7B \\\n  --max-model-len 8192"
+    # a command line's --no-enable-prefix-caching is kept as given
+    _, b = answer_text(
+        "$ vllm serve Qwen/Qwen2.5-7B --no-enable-prefix-caching --max-model-len 8192\n"
+        "(EngineCore_DP0 pid=2) INFO 05-01 10:00:09 [gpu_worker.py:316] Available KV cache memory: 20.00 GiB\n"
+    )
+    assert ("--no-enable-prefix-caching", None, False) in b.command_flags
+
+
+def test_data_and_expert_parallel_on_real_logs() -> None:
+    _, a = _answer(_public("50"))  # 0.10.1: EngineCore_0 .. EngineCore_3, one engine each DP rank
+    assert ("--data-parallel-size", "4", False) in a.command_flags
+    _, b = _answer(_public("51"))  # Worker_DP0_TPn_EPn: workers name an EP rank only with --enable-expert-parallel
+    assert ("--enable-expert-parallel", None, False) in b.command_flags
+    assert "--data-parallel-size" not in (b.command or "")  # only DP0 is in the paste: at least 2, not how many
 
 
 def test_command_keeps_the_speculative_config_as_json() -> None:
@@ -289,3 +335,46 @@ def test_sglang_sliding_window_pools_are_not_called_a_drafters() -> None:
     assert abs(r.available_kv_bytes.value - 77.63 * 2**30) < 2**20  # type: ignore[union-attr]  # SGLang's own sum, 77.63 GB
     said = [n for n in r.notes if n.startswith("SGLang allocated")]
     assert said and "sliding-window layers'" in said[0] and "drafter" not in said[0]
+
+
+# --- what a careless user gives ------------------------------------------------------------------
+
+
+def test_a_log_cut_while_the_weights_load_gets_a_verdict_and_how_far_it_got(tmp_path: Path) -> None:
+    # log 21's first four lines, the fourth cut mid-word: "INFO 01-23 07:32:42 model_runner.py:1071] Loadi"
+    lines = _public("21").read_text(encoding="utf-8").splitlines(keepends=True)[:4]
+    path = tmp_path / "cut.log"
+    path.write_text("".join(lines[:3]) + lines[3][:47], encoding="utf-8")
+    done = run(str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["verdict"] == "unknown" and out["failure_phase"] is None and out["fixes"] == []
+    text = run(str(path)).stdout
+    assert "Verdict: unknown (the log ends at line 4, while the weights load, before any figure" in text
+
+
+def test_prose_that_names_the_steps_is_still_not_a_log() -> None:
+    done = run(str(ROOT / "README.md"))  # 'vllm serve', 'load_model' and such, but no line a logger heads
+    assert done.returncode == 2 and "found none of the lines a vLLM or SGLang start prints" in done.stderr
+
+
+def test_a_config_given_for_a_log_is_named_as_such() -> None:
+    done = run(str(ROOT / "models" / "configs" / "qwen3-8b" / "config.json"))
+    assert done.returncode == 2 and "traceback" not in done.stderr.lower()
+    assert "found a model's config.json (line 2: '\"architectures\": ['), not a startup log" in done.stderr
+    assert "python -m calc model CONFIG" in done.stderr
+
+
+def test_two_starts_in_one_file_are_refused_with_where_each_begins(tmp_path: Path) -> None:
+    # log 01 refused at max_model_len 29,000, then log 02 started at 20,000: two starts, one file
+    path = tmp_path / "two.log"
+    path.write_text(_public("01").read_text(encoding="utf-8") + _public("02").read_text(encoding="utf-8"), encoding="utf-8")
+    done = run(str(path))
+    assert done.returncode == 2 and "found two starts in one log: max_model_len 29000 at line 4 and 20000 at line 9" in done.stderr
+
+
+def test_a_yaml_file_that_quotes_log_lines_is_not_read_as_a_start() -> None:
+    # catalog/boxes.yaml quotes 'total_gpu_memory (8.00GiB)' and others in its sources: no start of its own
+    done = run(str(ROOT / "catalog" / "boxes.yaml"))
+    assert done.returncode == 2 and "found a YAML file (" in done.stderr and "not a startup log" in done.stderr
+    assert "total memory" not in done.stdout

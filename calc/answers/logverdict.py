@@ -119,6 +119,10 @@ _WORTH = re.compile(
     r"Memory profiling|blocks|KV Cache|args|config: |ServerArgs|vllm serve|launch_server|api_server|avail mem|encoder|multi-modal|"
     r"multimodal|mm_|ForConditionalGeneration|VL\b|Traceback|File \""
 )
+# a line as vLLM's logger heads it ("INFO 01-23 07:32:01 model_runner.py:1060] ", "(EngineCore pid=1) INFO ... [core.py:75] ")
+# or SGLang's ("[2025-05-01 10:00:00 TP0] "): the text is a log, whatever else it holds
+_VLLM_HEADER = re.compile(r"(?:^|\) )(?:DEBUG|INFO|WARNING|ERROR) (?:\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? )?\[?[\w./-]+\.py:\d+\] ")
+_SGLANG_HEADER = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z]+\d+)*\] ")
 _FRAME_LINE = re.compile(r'File "[^"]+", line \d+, in ')
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception): \S.*")
 _MULTIMODAL = re.compile(r"encoder cache|multi-modal|limit_mm_per_prompt|ForConditionalGeneration|multimodal|mm_processor|VL\b")
@@ -141,6 +145,7 @@ class Watcher:
     traceback: int | None = None  # the line the first traceback begins on
     exception: tuple[int, str] | None = None  # the last exception line after it
     engine: str | None = None  # "vllm" or "sglang", from the paths a traceback names
+    headed: tuple[int, str] | None = None  # the first line headed as vLLM's or SGLang's logger heads it, and whose
     lines: int = 0
 
     def see(self, no: int, raw: str) -> None:
@@ -152,6 +157,11 @@ class Watcher:
             at, text = self.settings[-1]
             self.settings[-1] = (at, text[:-1].rstrip() + " " + raw.strip())
             return
+        if self.headed is None and (raw[:1] == "[" or "INFO" in raw or "WARNING" in raw or "DEBUG" in raw or "ERROR" in raw):
+            if _VLLM_HEADER.search(raw, 0, 200):
+                self.headed = (no, "vllm")
+            elif _SGLANG_HEADER.match(raw):
+                self.headed = (no, "sglang")
         if ("throughput" in raw or "HTTP/1." in raw or " request " in raw) and "rror" not in raw and "emory" not in raw:
             return  # the bulk of a long serving log: throughput, access and request lines
         if not _WORTH.search(raw) and not (self.engine is None and ("vllm" in raw or "sglang" in raw)):
@@ -280,6 +290,8 @@ def failure_only(watcher: Watcher, refused: str) -> LogReading:
     """A paste of the failure alone (a traceback, an out-of-memory error) holds none of the lines
     the figure reader reads: its answer comes from the failure; anything else stays refused."""
     said = watcher.oom or watcher.exception or watcher.sampler or watcher.killed or ((watcher.traceback, "a traceback") if watcher.traceback else None)
+    if said is None and "found none of the lines" in refused and watcher.headed is not None and (watcher.frames or watcher.milestones):
+        return _cut_early(watcher)
     if said is None or "found none of the lines" not in refused:
         raise InputError(refused)
     engine = Found(watcher.engine, said[0], "the paths its traceback names") if watcher.engine else None
@@ -288,6 +300,26 @@ def failure_only(watcher: Watcher, refused: str) -> LogReading:
         missing=["every figure: the paste holds the failure only, none of the lines a start prints before it"],
         notes=[f"{watcher.lines} lines of a failure, none of them a line the figures are read from"],
     )
+
+
+def _cut_early(w: Watcher) -> LogReading:
+    """A start's log that ends before any line its figures are read from (cut while the weights
+    load, say): no failure, and no figure; its verdict says how far it got."""
+    no, kind = w.headed or (0, "vllm")
+    engine = Found(w.engine or kind, no, "the log's line headers" if w.engine is None else "the paths the log names")
+    step = _failed_step(w, w.lines + 1, kind == "sglang")
+    return LogReading(
+        engine=engine,
+        missing=["every figure: the log ends before the lines that size the start"],
+        notes=[
+            f"the log ends at line {w.lines}, {_RUNNING.get(step, 'before the memory profile')}, before any line the figures are read from "
+            "(such as 'Model loading took' or 'GPU KV cache size'): it was cut there, or the start got no further"
+        ],
+    )
+
+
+_RUNNING = {"loading_weights": "while the weights load", "profile_run": "in the profile run", "cuda_graph_capture": "while CUDA graphs are captured",
+            "sampler_warmup": "while the sampler warms up", "kv_cache_tensors": "while the KV cache is allocated"}  # fmt: skip
 
 
 def answer(reading: LogReading, watcher: Watcher | None = None) -> LogAnswer:
@@ -393,6 +425,9 @@ def _verdict(r: LogReading, w: Watcher, phase: dict[str, Any] | None) -> tuple[s
         return "started", f"line {w.milestones['captured']}: V0 captures its CUDA graphs last, after the KV cache (vllm/worker/model_runner.py)"
     if any("traceback begins" in n for n in r.notes) or (w.traceback is not None and w.exception is None):
         return "killed", "a traceback, its exception cut off (see the notes)"
+    early = next((n for n in r.notes if n.startswith("the log ends at line ")), None)
+    if early is not None:
+        return "unknown", early.split(", before any line")[0] + ", before any figure, and holds no failure: the start may still have failed after it"
     return "unknown", "the log ends before the server says it is up and holds no failure: the start may still have failed after it"
 
 
@@ -717,6 +752,8 @@ _VLLM_FLAGS = {
     "enable_expert_parallel": "--enable-expert-parallel", "block_size": "--block-size", "limit_mm_per_prompt": "--limit-mm-per-prompt",
     "decode_context_parallel_size": "--decode-context-parallel-size", "tokenizer_mode": "--tokenizer-mode", "max_cudagraph_capture_size": "--max-cudagraph-capture-size",
     "enable_prefix_caching": "--enable-prefix-caching", "mamba_ssm_cache_dtype": "--mamba-ssm-cache-dtype",
+    "enable_chunked_prefill": "--enable-chunked-prefill", "cpu_offload_gb": "--cpu-offload-gb", "enable_lora": "--enable-lora",
+    "max_loras": "--max-loras", "max_lora_rank": "--max-lora-rank", "kv_offloading_size": "--kv-offloading-size",
 }  # fmt: skip
 _SGLANG_FLAGS = {
     "served_model_name": "--served-model-name", "tp_size": "--tp-size", "pp_size": "--pp-size", "dp_size": "--dp-size", "ep_size": "--ep-size",
@@ -728,8 +765,20 @@ _SGLANG_FLAGS = {
     "enable_dp_attention": "--enable-dp-attention", "reasoning_parser": "--reasoning-parser", "tool_call_parser": "--tool-call-parser",
     "disable_cuda_graph": "--disable-cuda-graph", "cuda_graph_max_bs": "--cuda-graph-max-bs", "attention_backend": "--attention-backend",
 }  # fmt: skip
-_SWITCHES = {"--trust-remote-code", "--enable-auto-tool-choice", "--enforce-eager", "--enable-expert-parallel", "--enable-dp-attention", "--disable-cuda-graph"}
+# on or off, each way a flag of its own (--enable-prefix-caching, --no-enable-prefix-caching: engine/arg_utils.py)
+_BOOLEAN_OPTIONAL = {"--enable-prefix-caching", "--enable-chunked-prefill"}
+_OFF = "--no-"  # an on-or-off flag set off: its "--no-" form
+_SWITCHES = {
+    "--trust-remote-code",
+    "--enable-auto-tool-choice",
+    "--enforce-eager",
+    "--enable-expert-parallel",
+    "--enable-dp-attention",
+    "--disable-cuda-graph",
+    "--enable-lora",
+}
 _ENGINE_DEFAULTS = {"--tensor-parallel-size": "1", "--tp-size": "1", "--pipeline-parallel-size": "1", "--data-parallel-size": "1", "--decode-context-parallel-size": "1", "--tokenizer-mode": "auto",
+                    "--cpu-offload-gb": "0", "--max-loras": "1", "--max-lora-rank": "16",
                     "--pp-size": "1", "--dp-size": "1", "--ep-size": "1"}  # fmt: skip
 _QUOTED = re.compile(r"^'(.*)'$|^\"(.*)\"$")
 
@@ -803,7 +852,7 @@ def _spec_json(value: str) -> str | None:
     return None
 
 
-def _flag_value(flag: str, raw: str) -> str | None | bool:
+def _flag_value(flag: str, raw: str, kind: str = "args") -> str | None | bool:
     """The flag's value as a command line takes it; False: leave the flag out."""
     if flag == "--speculative-config":
         spec = _spec_json(raw)
@@ -813,8 +862,12 @@ def _flag_value(flag: str, raw: str) -> str | None | bool:
         return None if value is True or str(value).lower() == "true" else False
     if value is None or value == "" or str(value) in ("None", "auto") and flag != "--dtype":
         return False
-    if flag == "--enable-prefix-caching":
-        return False  # the default either way in the releases read; not a memory figure
+    if flag in _BOOLEAN_OPTIONAL:
+        # a command line or an argument dump sets it (non-default args holds only what was given); the
+        # engine's config line prints it set or not, and a release may change it for a model (hybrids)
+        if kind in ("config", "every") or not isinstance(value, bool) and str(value).lower() not in ("true", "false"):
+            return False
+        return None if value is True or str(value).lower() == "true" else _OFF
     if flag == "--served-model-name":
         if isinstance(value, (list, tuple)):
             value = " ".join(str(v) for v in value)
@@ -835,7 +888,7 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
     """Every flag the log proves, from its command line, its argument dump and the engine's config
     line (the first that says it wins), and the model."""
     names = _SGLANG_FLAGS if sglang else _VLLM_FLAGS
-    order = {"serve": 0, "args": 1, "config": 2}
+    order = {"serve": 0, "args": 1, "every": 1, "config": 2}
     found: dict[str, tuple[int, str | None]] = {}
     model: tuple[int, str] | None = None
     for _, text in w.settings:
@@ -849,10 +902,12 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
                 if model is None or rank < model[0]:
                     model = (rank, value)
                 continue
+            if key.startswith("no_") and names.get(key[3:]) in _BOOLEAN_OPTIONAL and kind == "serve":
+                key, raw = key[3:], "False"  # "--no-enable-prefix-caching" on a command line
             flag = names.get(key) if not key.startswith("--") else key
             if flag is None or flag not in set(names.values()):
                 continue
-            given = _flag_value(flag, raw)
+            given = _flag_value(flag, raw, kind)
             if given is False or given is True:
                 continue
             if flag not in found or rank < found[flag][0]:
@@ -864,7 +919,11 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
         out["MODEL"] = str(r.model.value)
     for flag in names.values():
         if flag in found and flag not in out:
-            out[flag] = found[flag][1]
+            given = found[flag][1]
+            if given == _OFF:
+                out["--no-" + flag[2:]] = None
+            else:
+                out[flag] = given
     if "--served-model-name" in out and out["--served-model-name"] == out.get("MODEL"):
         del out["--served-model-name"]  # the model's own name is what it serves by default
     # the figure reader's own, where no settings line says them
@@ -874,6 +933,10 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
     pp_flag = "--pp-size" if sglang else "--pipeline-parallel-size"
     if pp_flag not in out and r.pipeline_parallel_size is not None and int(r.pipeline_parallel_size.value) > 1:
         out[pp_flag] = str(r.pipeline_parallel_size.value)
+    if not sglang and "--data-parallel-size" not in out and r.data_parallel_size is not None and int(r.data_parallel_size.value) > 1:
+        out["--data-parallel-size"] = str(r.data_parallel_size.value)
+    if not sglang and r.expert_parallel is not None:
+        out.setdefault("--enable-expert-parallel", None)
     len_flag = "--context-length" if sglang else "--max-model-len"
     if len_flag not in out and r.max_model_len is not None:
         out[len_flag] = str(r.max_model_len.value)
@@ -890,7 +953,8 @@ def _flags(r: LogReading, w: Watcher, sglang: bool) -> dict[str, str | None]:
 
 
 def _settings_pairs(text: str) -> tuple[str | None, list[tuple[str, str]]]:
-    for marker, kind in (("non-default args: ", "args"), ("args: Namespace(", "args"), ("with config: ", "config"), ("server_args=ServerArgs(", "args")):
+    # a Namespace and SGLang's ServerArgs print every argument, given or not: like the config line, not what was set
+    for marker, kind in (("non-default args: ", "args"), ("args: Namespace(", "every"), ("with config: ", "config"), ("server_args=ServerArgs(", "every")):
         at = text.find(marker)
         if at >= 0:
             body = text[at + len(marker) :]

@@ -121,9 +121,7 @@ def rows(
             raise InputError(f"{where}.log: {e['log']} prints no pool")
         terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),
                                    ("cuda_graph", _mid(r.cuda_graph_bytes)), ("weights", _mid(r.model_loading_bytes))) if v is not None}  # fmt: skip
-        # Terms the log prints in a line the reader does not take (v0.19's DEBUG profile line, gpu_worker.py:435). They
-        # win over the reader's: in those logs it takes the start snapshot's non_torch_memory (the CUDA context
-        # before loading, gpu_worker.py:284) for the profile's non-torch increase.
+        # Terms the log prints in a line the reader does not take, quoted by the entry: they win over the reader's.
         quoted = e.get("printed") or {}
         if not isinstance(quoted, dict) or set(quoted) - set(TERMS):
             raise InputError(f"{where}.printed: found {quoted!r}, expected a mapping of {', '.join(TERMS)} to sizes")

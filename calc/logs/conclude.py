@@ -35,10 +35,37 @@ def _free_within_total(r: Reader) -> None:
                     del r.seen[name]
 
 
+# what each data-parallel rank prints of its own engine: replicas do not share a pool, and none is
+# sized by another's (v1/engine/core.py runs one EngineCore, with its own KV cache, a DP rank)
+_PER_REPLICA = ("available", "available_exact", "tokens", "blocks", "concurrency")
+
+
+def _per_replica(reader: Reader, name: str, lowest: bool, notes: list[str] | None, what: str) -> Found | None:
+    """A pool figure printed by several data-parallel ranks: each rank's is said, and the first
+    rank's is read (the smallest over its own tensor-parallel ranks)."""
+    ranks = reader.by_dp.get(name, {})
+    first = min(ranks)
+    mine = ranks[first]
+    if notes is not None:
+        each = []
+        for dp, found in sorted(ranks.items())[:8]:
+            printed = list(dict.fromkeys(str(f.printed or f.value) for f in found))
+            each.append(f"DP{dp} {' and '.join(printed[:3])} (line {found[0].line_no})")
+        more = ", ..." if len(ranks) > 8 else ""
+        notes.append(
+            f"{what or name}: each of the {len(ranks)} data-parallel ranks runs its own engine with its own pool, so their figures "
+            f"are not one pool's: {', '.join(each)}{more}; reading DP{first}'s"
+        )
+    choose = min if lowest else max
+    return choose(mine, key=lambda f: f.value)
+
+
 def _pick(reader: Reader, name: str, lowest: bool = True, notes: list[str] | None = None, what: str = "") -> Found | None:
     entries = reader.seen.get(name)
     if not entries:
         return None
+    if name in _PER_REPLICA and len(reader.by_dp.get(name, {})) > 1:
+        return _per_replica(reader, name, lowest, notes, what)
     values = {v for v, _, _ in entries}
     if len(values) == 1:
         return entries[0][1]
@@ -104,6 +131,54 @@ def _pp_from_ranks(reader: Reader, notes: list[str]) -> Found | None:
     return Found(size, first, how, str(size), derived=True)
 
 
+def _dp_from_ranks(reader: Reader, notes: list[str]) -> Found | None:
+    """Each data-parallel rank runs its own engine, "EngineCore_DPn" ("EngineCore_n" in 0.10.x), and
+    its workers are "Worker_DPn_..." when data_parallel_size > 1 (v1/engine/utils.py,
+    v1/executor/multiproc_executor.py): ranks DP0 to DPk, every one present, give k + 1."""
+    ranks = sorted(reader.dp_ranks)
+    if not ranks:
+        return None
+    first = min(reader.dp_ranks.values())
+    size = ranks[-1] + 1
+    if size >= 2 and ranks == list(range(size)):
+        how = f"the process prefixes DP0 to DP{size - 1}, every data-parallel rank present (from line {first})"
+        notes.append(f"data_parallel_size {size}: {how}; the log prints no setting")
+        return Found(size, first, how, str(size), derived=True)
+    if size >= 2 or reader.dp_worker is not None:
+        shown = ", ".join(f"DP{n}" for n in ranks[:8]) + (", ..." if len(ranks) > 8 else "")
+        why = f" (a worker names its data-parallel rank only when there are several, line {reader.dp_worker})" if reader.dp_worker else ""
+        notes.append(
+            f"the process prefixes show data-parallel rank(s) {shown}{why}, so data_parallel_size is at least {max(size, 2)}; "
+            "not every rank is in the log, and no setting says it"
+        )
+    return None
+
+
+def _expert_parallel(reader: Reader, notes: list[str]) -> Found | None:
+    """Expert parallel: the line each MoE layer's rank prints (its group's size and the experts it
+    holds), the setting, or a worker prefix that names an expert-parallel rank ("_EPn")."""
+    entries = reader.seen.get("ep") or []
+    if entries:
+        sizes = {v[0] for v, _, _ in entries}
+        found = max((f for _, f, _ in entries), key=lambda f: f.value[1])  # the rank that holds the most experts
+        size, local, total = found.value
+        if len(sizes) > 1:
+            notes.append(f"expert parallel: the ranks printed different group sizes ({', '.join(str(n) for n in sorted(sizes))}); reading line {found.line_no}")
+        notes.append(
+            f"expert parallel over {size} ranks: {local} of the {total} experts of each MoE layer on a rank (line {found.line_no}), "
+            "so a rank holds that share of the experts' weights"
+        )
+        return found
+    if "ep_on" in reader.seen:
+        f = reader.seen["ep_on"][0][1]
+        return Found((None, None, None), f.line_no, f.line_text, "on")
+    if reader.ep_prefix is not None:
+        how = f"a worker prefix names an expert-parallel rank (_EPn, line {reader.ep_prefix}), as vLLM's workers do with --enable-expert-parallel"
+        notes.append(f"expert parallel is on: {how}")
+        return Found((None, None, None), reader.ep_prefix, how, "on", derived=True)
+    return None
+
+
 def _model_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.rstrip("/").rsplit("/", 1)[-1].lower())
 
@@ -123,6 +198,11 @@ def _conflict(reader: Reader, name: str, what: str) -> None:
 
 
 def conclude(r: Reader) -> LogReading:
+    if r.text_lines >= 10 and r.yaml_lines * 10 >= r.text_lines * 6:
+        raise InputError(
+            f"found a YAML file ({r.yaml_lines} of its {r.text_lines} lines are 'key: value'), not a startup log; expected the lines vLLM or "
+            "SGLang prints as it starts (log lines quoted in a YAML file are not one start)"
+        )
     if r.seen and not r.engine_lines:
         raise InputError(
             f"found a command line or an argument list in {r.lines_read} lines but none of the lines a start prints "
@@ -133,6 +213,12 @@ def conclude(r: Reader) -> LogReading:
         raise InputError(f"found only figures no engine prints (line {no}: {what}), expected a startup log's figures as vLLM or SGLang print them")
     if not r.seen and r.oversized:
         raise InputError(f"found only figures of more than 32 digits (line {r.oversized[0]}), expected a startup log's figures as vLLM or SGLang print them")
+    if not r.seen and r.config_line is not None:
+        no, text = r.config_line
+        raise InputError(
+            f"found a model's config.json (line {no}: {text!r}), not a startup log; expected the lines vLLM or SGLang prints as it "
+            "starts (a config is read by `python -m calc model CONFIG`)"
+        )
     if not r.seen:
         raise InputError(
             f"found none of the lines a vLLM or SGLang start prints in {r.lines_read} lines "
@@ -150,6 +236,8 @@ def conclude(r: Reader) -> LogReading:
     notes.extend(f"unreadable, line {no}: {what}; not one an engine prints, so it is not read" for no, what in r.unreadable)
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
+    _conflict(r, "fraction", "gpu_memory_utilization")
+    _conflict(r, "tp", "tensor_parallel_size")
     vllm_at = min((r.era_lines[e] for e in ("v0", "v1", "v?") if e in r.era_lines), default=None)
     if vllm_at is not None and "sglang" in r.era_lines:
         raise InputError(
@@ -178,6 +266,8 @@ def conclude(r: Reader) -> LogReading:
     pp = pick("pp", what="pipeline_parallel_size")
     if pp is None and r.pp_ranks:
         pp = _pp_from_ranks(r, notes)
+    dp = pick("dp", what="data_parallel_size") or _dp_from_ranks(r, notes)
+    ep = _expert_parallel(r, notes)
     max_len = pick("max_model_len")
     kv_dtype = None
     dtypes = r.seen.get("kv_dtype") or []
@@ -341,7 +431,8 @@ def conclude(r: Reader) -> LogReading:
         notes.append(f"'Model loading took' (line {loading.line_no}) includes the drafter's weights: V1 loads the drafter inside the same measured step")
 
     return LogReading(
-        engine=engine, engine_version=version, era=era, model=model, tensor_parallel_size=tp, pipeline_parallel_size=pp, max_model_len=max_len,
+        engine=engine, engine_version=version, era=era, model=model, tensor_parallel_size=tp, pipeline_parallel_size=pp, data_parallel_size=dp,
+        expert_parallel=ep, max_model_len=max_len,
         kv_cache_dtype=kv_dtype, block_size=block, gpu_memory_utilization=fraction, mem_fraction_static=mem_fraction,
         kv_cache_memory_bytes=pin, model_loading_bytes=loading, available_kv_bytes=available, kv_tokens=tokens,
         gpu_blocks=blocks, max_concurrency=concurrency, bytes_per_token=per_token, error=error,

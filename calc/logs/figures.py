@@ -103,6 +103,8 @@ class LogReading:
     model: Found | None = _figure(page=("Model", None))
     tensor_parallel_size: Found | None = _figure(json=True, page=("Tensor-parallel size", "count"))
     pipeline_parallel_size: Found | None = None  # the setting, or every stage's "Worker_PPn" prefix
+    data_parallel_size: Found | None = None  # the setting, or every data-parallel rank's prefix
+    expert_parallel: Found | None = None  # (ep_size, local experts, global experts) where printed, else (None, None, None): expert parallel is on
     max_model_len: Found | None = _figure(json=True, page=("max_model_len", "count"))
     kv_cache_dtype: Found | None = _figure(json=True, page=("KV cache dtype", None))
     block_size: Found | None = _figure(json=True, page=("Block size", "count"))

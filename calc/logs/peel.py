@@ -30,6 +30,9 @@ _LOGFMT_TIME = re.compile(r"(?:^|\s)(?:time|ts)=\"?(\d{4}-\d{2}-\d{2})")
 _REPEATED = re.compile(r"\[repeated \d++x across cluster\]\s*+$")
 _TP = re.compile(r"(?:^|[_ ])TP([0-9]{1,6})(?:[_ ]|$)")
 _PP = re.compile(r"(?:^|[_ ])PP([0-9]{1,6})(?:[_ ]|$)")  # "(Worker_PP1 pid=2)", "(Worker_PP1_TP0 pid=2)": the pipeline stage
+# the data-parallel rank: "(EngineCore_DP1 pid=2)", "(Worker_DP1_TP0_EP2 pid=3)" (v1/executor/multiproc_executor.py,
+# 0.11 on), "(EngineCore_1 pid=2)" (0.10.x)
+DP = re.compile(r"^(?:EngineCore_|\w*?_DP)([0-9]{1,6})(?:_|$)")
 
 
 @dataclass
@@ -43,6 +46,7 @@ class Line:
     month_day: str | None
     width: int = 0  # the physical line's length: a terminal folds at its full width
     pp_rank: int | None = None  # the pipeline stage its prefix names
+    dp_rank: int | None = None  # the data-parallel rank its prefix names
 
 
 def peel(no: int, raw: str) -> Line:
@@ -53,6 +57,7 @@ def peel(no: int, raw: str) -> Line:
         text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
     headed, rank, tp_rank, date, month_day = False, None, None, None, None
     pp_rank: int | None = None
+    dp_rank: int | None = None
     stamped = False  # the prefix just peeled was a timestamp
     for _ in range(8):  # prefixes nest: peel them one by one, choosing the pattern by the first character
         first = text[:1]
@@ -67,6 +72,9 @@ def peel(no: int, raw: str) -> Line:
                 p = _PP.search(name)
                 if p:
                     pp_rank = int(p[1])
+                d = DP.match(name)
+                if d:
+                    dp_rank = int(d[1])
                 if not (name.startswith("EngineCore") or name == "APIServer"):
                     rank = f"{name} {rest}".strip()
         elif first == "[" or first.isdigit():
@@ -143,4 +151,4 @@ def peel(no: int, raw: str) -> Line:
         text, headed = text[m.end() :], True
     if text.endswith("cluster]") and (repeated := _REPEATED.search(text)):
         text = text[: repeated.start()].rstrip()
-    return Line(no, text.lstrip(), headed, rank, tp_rank, date, month_day, len(raw.rstrip("\r\n")), pp_rank)
+    return Line(no, text.lstrip(), headed, rank, tp_rank, date, month_day, len(raw.rstrip("\r\n")), pp_rank, dp_rank)

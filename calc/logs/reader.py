@@ -27,6 +27,7 @@ _KEY = {
     "kv_cache_memory_bytes": "pin", "kv-cache-memory-bytes": "pin", "kv-cache-memory": "pin", "kv_cache_memory": "pin",
     "decode_context_parallel_size": "dcp", "decode-context-parallel-size": "dcp",
     "max_num_batched_tokens": "prefill", "max-num-batched-tokens": "prefill", "max_num_seqs": "seats", "max-num-seqs": "seats",
+    "data_parallel_size": "dp", "data-parallel-size": "dp", "enable_expert_parallel": "ep_on", "enable-expert-parallel": "ep_on",
 }  # fmt: skip
 _SETTING = re.compile(r"""(?:^|[\s,({])['"]?(?P<key>--[\w-]+|-tp|[A-Za-z_][\w-]*)['"]?(?:\s*+[=:]|\s)\s*+(?P<value>'[^']*'|"[^"]*"|[^\s,)}'"]+)""")
 _SPEC_METHOD = re.compile(r"""(?:method|speculative_algorithm|speculative-algorithm)['"]?\s*[:=\s]\s*['"]?([\w-]+)""")
@@ -39,6 +40,13 @@ _PLAIN_HEAD = re.compile(r"\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DE
 _STAMP = re.compile(r"(?:^|\) )(?:(?:INFO|WARNING|DEBUG|ERROR) (\d\d-\d\d) \d\d:|(\d{4}-\d{2}-\d{2})[T ]\d\d:)")
 _TP_PREFIX = re.compile(r"\(\w*?_TP([0-9]{1,6})[_ )]")  # "(Worker_TP2 pid=1)", "(Worker_TP2_EP2 pid=1)"
 _PP_PREFIX = re.compile(r"\(\w*?_PP([0-9]{1,6})[_ )]")  # "(Worker_PP1 pid=1)", "(Worker_PP1_TP0 pid=1)"
+_EP_PREFIX = re.compile(r"\(\w*?_EP([0-9]{1,6})[_ )]")  # "(Worker_TP2_EP2 pid=1)": expert parallel on (multiproc_executor.py)
+_DP_WORKER = re.compile(r"\(Worker\w*?_DP([0-9]{1,6})[_ )]")  # a worker names its DP rank only when data_parallel_size > 1
+# a Hugging Face config.json's own keys, one a line as it is saved: a config given where a log was expected
+_CONFIG_KEY = re.compile(r'^\s*"(architectures|model_type|num_hidden_layers|num_attention_heads|torch_dtype)"\s*:')
+# a YAML mapping's line ("  source: ...", "- label: ..."), a log's own level words and exceptions aside
+_YAML_KEY = re.compile(r"^\s*(?:- )?(?!(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b)[a-z_][\w-]*: ")
+_DP_PREFIX = re.compile(r"\((?:EngineCore_|\w*?_DP)([0-9]{1,6})[_ )]")  # "(EngineCore_DP1 pid=1)", "(EngineCore_1 pid=1)", "(Worker_DP1_TP0 pid=1)"
 _FLATTENED = re.compile(r"(?<!\s)\s+(?=(?:\([A-Za-z_][\w-]*(?:[\s,]+(?:\w+=[^\s,)]+|[A-Z]+\d+))+\)\s+)?(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d)")
 _LONG_NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
 _ESCAPED_BREAK = re.compile(r"(?:\\r)?\\n")
@@ -119,6 +127,13 @@ class Reader:
         self.tentative: list[tuple[Shape, Line, re.Match[str]]] = []
         self.tp_ranks: set[int] = set()
         self.pp_ranks: dict[int, int] = {}  # pipeline stage: the first line its prefix is on
+        self.dp_ranks: dict[int, int] = {}  # data-parallel rank: the first line its prefix is on
+        self.ep_prefix: int | None = None  # the first line whose worker prefix names an expert-parallel rank
+        self.text_lines = 0  # lines that are not blank
+        self.yaml_lines = 0  # of them, a YAML mapping's "key: value"
+        self.config_line: tuple[int, str] | None = None  # the first line that is a model config's key
+        self.dp_worker: int | None = None  # the first line whose worker prefix names a data-parallel rank
+        self.by_dp: dict[str, dict[int, list[Found]]] = {}  # a figure's values on each data-parallel rank, repeats included
         self.dates: list[tuple[str, int]] = []
         self.month_days: set[str] = set()
         self.era_hints: dict[str, int] = {}
@@ -152,6 +167,8 @@ class Reader:
             self.unreadable.append((line.no, f"{_NAMES.get(name, name)} {printed or value}: {impossible}"))
             return
         found = Found(value, line.no, text if text is not None else line.msg, printed, half, exact=exact)
+        if line.dp_rank is not None:
+            self.by_dp.setdefault(name, {}).setdefault(line.dp_rank, []).append(found)
         entries = self.seen.setdefault(name, [])
         for v, _, r in entries:
             if v == value and (r == line.rank or name not in ("sg_pool", "sg_loading")):
@@ -171,7 +188,10 @@ class Reader:
         if value in ("None", "", "null") or (name == "served" and value.startswith("[")):
             return
         try:
-            if name in ("max_model_len", "tp", "pp", "block_size", "dcp", "prefill", "seats"):
+            if name == "ep_on":
+                if value.lower() == "true":
+                    self.put(name, True, line, value, text=text)
+            elif name in ("max_model_len", "tp", "pp", "dp", "block_size", "dcp", "prefill", "seats"):
                 self.put(name, _count(value), line, value, text=text)
             elif name in ("fraction", "mem_fraction"):
                 self.put(name, _fraction(value), line, value, text=text)
@@ -298,6 +318,16 @@ class Reader:
             self.nonblank = True
         if "\x00" in raw:
             raise InputError(f"line {no}: found binary data (NUL bytes), expected the text of a vLLM or SGLang startup log")
+        if raw.strip():
+            self.text_lines += 1
+            if ": " in raw[:60] and _YAML_KEY.match(raw):
+                self.yaml_lines += 1
+        if self.config_line is None and '"' in raw[:40] and _CONFIG_KEY.match(raw):
+            self.config_line = (no, raw.strip()[:60])
+        if "_EP" in raw[:80] and self.ep_prefix is None and _EP_PREFIX.search(raw, 0, 80):
+            self.ep_prefix = no
+        if "_DP" in raw[:80] and self.dp_worker is None and _DP_WORKER.search(raw, 0, 80):
+            self.dp_worker = no
         continued = self.last_raw.rstrip().endswith("\\")  # a shell command's line continues on the next, whatever prefixes both
         self.last_raw = raw
         if "Traceback (most recent call last)" in raw:
@@ -314,6 +344,9 @@ class Reader:
                 self.tp_ranks.add(int(m[1]))
             if "_PP" in raw[:80] and (p := _PP_PREFIX.search(raw, 0, 80)):  # also inside "(EngineCore_DP0 pid=1) (Worker_PP3 pid=2)"
                 self.pp_ranks.setdefault(int(p[1]), no)
+            if "EngineCore_" in raw[:80] or "_DP" in raw[:80]:
+                for d in _DP_PREFIX.finditer(raw, 0, 80):
+                    self.dp_ranks.setdefault(int(d[1]), no)
             if not self.dates and not self.month_days and (stamp := _STAMP.search(raw, 0, 160)):  # the log's first timestamp
                 if stamp[1]:
                     self.month_days.add(stamp[1])
@@ -358,6 +391,8 @@ class Reader:
             self.tp_ranks.add(line.tp_rank)
         if line.pp_rank is not None:
             self.pp_ranks.setdefault(line.pp_rank, no)
+        if line.dp_rank is not None:
+            self.dp_ranks.setdefault(line.dp_rank, no)
         if line.date:
             self.dates.append((line.date, no))
         if line.month_day:

@@ -166,6 +166,13 @@ def _served_model(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str
         rec.put("model", g[0].strip("'\""), line, text=text)
 
 
+def _expert_parallel(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
+    """The expert-parallel group's size and the experts one rank holds of all of them (its rank is in the line too)."""
+    rank, size, local, total = (_count(str(x)) for x in g)
+    if rank < size and 0 < local <= total:
+        rec.put("ep", (size, local, total), line, f"{local}/{total} experts on each of {size} ranks", text=text)
+
+
 def _padding(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
     rec.put("padding", (int(str(g[0])), g[1]), line, text=text)
 
@@ -265,7 +272,7 @@ SHAPES: tuple[Shape, ...] = (
     Shape("graph_pool", "CUDA graph pool memory", r"CUDA graph pool memory: " + NUM + r" ?GiB \(actual\), " + NUM + r" ?GiB \(estimated\)",
           (Put("graph_taken", 0, "GiB"), Put("cuda_graph", 1, "GiB"))),
     Shape("chunked", "max_num_batched_tokens=", r"Chunked prefill is enabled with max_num_batched_tokens=" + INT + r"(?=\D|$)", (Put("prefill", 0, "count"),)),
-    Shape("non_torch", "non_torch_memory", r"non_torch_memory(?:=|\s+takes\s+|\s+)" + NUM + r" ?GiB", (Put("non_torch", 0, "GiB"),), reach=40),
+    Shape("non_torch", "non_torch_memory", r"(?<!GiB, )non_torch_memory(?:=|\s+takes\s+|\s+)" + NUM + r" ?GiB", (Put("non_torch", 0, "GiB"),), reach=40),
     Shape("activation", "activation peak memory", r"PyTorch activation peak memory(?:\s+takes)?\s+" + NUM + r" ?GiB", (Put("activation", 0, "GiB"),)),
     Shape("cuda_graph", "Estimated CUDA graph memory", r"Estimated CUDA graph memory: " + NUM + r" ?GiB", (Put("cuda_graph", 0, "GiB"),),
           begins="Estimated CUDA graph"),
@@ -297,6 +304,11 @@ SHAPES: tuple[Shape, ...] = (
     Shape("usage_graph", "for CUDAGraph memory", r"(?<![\w.,-])" + NUM + r" ?GiB for CUDAGraph memory(?=[,. ])", (Put("graph_taken", 0, "GiB"),)),
     Shape("ascend_available", "Available memory: ", r"Available memory: ([0-9]+), total memory: ([0-9]+)",
           (Put("available", 0, "bytes"), Put("total", 1, "bytes")), source="vllm-ascend worker_v1.py, in bytes"),
+    Shape("expert_parallel", "Expert parallelism is enabled",
+          r"\[EP Rank " + INT + r"/" + INT + r"\] Expert parallelism is enabled\.(?: Expert placement strategy: \w+\.)? Local/global number of experts: "
+          + INT + r"/" + INT + r"(?=\D|$)", then=_expert_parallel,
+          source="model_executor/layers/fused_moe/layer.py (0.11 to 0.20), fused_moe/expert_map_manager.py (0.26 on): "
+          "'[EP Rank r/N] Expert parallelism is enabled. Expert placement strategy: linear. Local/global number of experts: L/G. ...'"),
     Shape("kv_dtype_line", "Using KV cache dtype", r"Using KV cache dtype: ([\w.]+)", (Put("kv_dtype", 0, "word"),)),
     Shape("oom", "OutOfMemoryError", r"OutOfMemoryError: (?:CUDA out of memory\. )?(.{0,120})", (Put("oom", None, "flag"),)),
     Shape("fail_blocks", "No available memory for the cache blocks", r"No available memory for the cache blocks", (_NO_KV,)),
@@ -310,6 +322,8 @@ SHAPES: tuple[Shape, ...] = (
           r"max seq len \(" + INT + r"\) is larger than the maximum number of tokens that can be stored in KV cache \(" + INT + r"\)",
           (Put("max_model_len", 0, "count"), Put("v0_capacity", 1, "count"), Put("error", None, "const", "max_model_len")),
           era="v0", begins="The model's max seq len"),
+    Shape('start_snapshot', "memory snapshot: ", r"memory snapshot: torch_peak=" + NUM + r" ?GiB, free_memory=" + NUM + r" ?GiB, total_memory=" + NUM + r" ?GiB", (Put("total", 2, "GiB"),), source="v1/worker/gpu_worker.py 0.19 (DEBUG): 'worker init memory snapshot: %r', MemorySnapshot.__repr__ (utils/mem_utils.py); its non_torch_memory is the CUDA context before loading, not the profile's term"),
+    Shape('profile_increase', "non-torch forward increase memory", r"torch peak memory increase: " + NUM + r" ?GiB; non-torch forward increase memory: " + NUM + r" ?GiB(?:; weights memory: " + NUM + r" ?GiB)?", (Put("activation", 0, "GiB"), Put("non_torch", 1, "GiB"), Put("profile_weights", 2, "GiB"),), source="MemoryProfilingResult.__repr__ (utils/mem_utils.py, 0.13 on), logged at DEBUG by v1/worker/gpu_worker.py: 'Memory profiling takes S seconds. Total non KV cache memory: X; torch peak memory increase: A; non-torch forward increase memory: N; weights memory: W.'"),
     # SGLang
     Shape("sg_args", "server_args=", r"server_args=ServerArgs\((.*)", era="sglang", begins="server_args=", settings=True),
     Shape("sg_load", "Load weight end", r"Load weight end\..*?avail mem=" + NUM + r" ?GB(?:, mem usage=" + NUM + r" ?GB)?",
