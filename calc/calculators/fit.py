@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from calc import charts, derive, report
-from calc.calculators.form import Defaults, Field, Figures, Output, counted, default_note, dl, esc, invalid, size_examples, size_text, take
+from calc.calculators.form import Defaults, Field, Figures, Output, counted, default_note, dl, esc, form_fields, form_labels, invalid, size_text, take
 from calc.catalog import Catalog
 from calc.chart import figure_html
 from calc.units import InputError, fmt, parse_size
@@ -15,26 +15,11 @@ from calc.units import InputError, fmt, parse_size
 NAME = "fit"
 TITLE = "Per-request cost over max_model_len"
 
-LABELS = {
-    "pool": "KV pool a rank",
-    "length_1": "max_model_len, first start",
-    "tokens_1": "Tokens logged, first start",
-    "length_2": "max_model_len, second start",
-    "tokens_2": "Tokens logged, second start",
-    "predict": "Predict at max_model_len",
-}
+LABELS = form_labels(NAME)
 
 
 def fields(catalog: Catalog) -> list[Field]:
-    tokens_help = 'The "GPU KV cache size: N tokens" line'
-    return [
-        Field("pool", LABELS["pool"], "text", "The same pool at both starts. Bytes: " + size_examples()),
-        Field("length_1", LABELS["length_1"], "text", "--max-model-len", inputmode="numeric"),
-        Field("tokens_1", LABELS["tokens_1"], "text", tokens_help, inputmode="numeric"),
-        Field("length_2", LABELS["length_2"], "text", "Another --max-model-len, same build and pool", inputmode="numeric"),
-        Field("tokens_2", LABELS["tokens_2"], "text", tokens_help, inputmode="numeric"),
-        Field("predict", LABELS["predict"], "text", "The context length you plan to run", inputmode="numeric"),
-    ]
+    return form_fields(NAME)
 
 
 def defaults(catalog: Catalog) -> Defaults:

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from calc import derive, kv, report
-from calc.calculators.form import Defaults, Field, Figures, Output, counted, dl, esc, invalid, pin_up, short, size_examples, size_text, take
+from calc.calculators.form import Defaults, Field, Figures, Output, counted, dl, esc, form_fields, form_labels, invalid, pin_up, short, size_text, take
 from calc.calculators.start import gated
 from calc.catalog import Catalog
 from calc.units import fmt, parse_size
@@ -17,15 +17,7 @@ NAME = "kv"
 TYPED = "typed"
 TITLE = "The KV pool, both ways"
 
-LABELS = {
-    "reading": "Bytes per token from",
-    "bpt": "Bytes per token per rank (typed)",
-    "pin": "KV pool (bytes)",
-    "tokens": "Tokens wanted",
-    "max_model_len": "max_model_len",
-    "seats": "Seats (optional)",
-    "typical_context": "Typical context per seat, tokens (optional)",
-}
+LABELS = form_labels(NAME)
 
 
 def kv_readings(catalog: Catalog) -> list[derive.KvReading]:
@@ -40,15 +32,7 @@ def _reading_label(catalog: Catalog, r: derive.KvReading) -> str:
 def fields(catalog: Catalog) -> list[Field]:
     options = [(f"r{n}", _reading_label(catalog, r), False) for n, r in enumerate(kv_readings(catalog))]
     options.append((TYPED, "typed below", False))
-    return [
-        Field("reading", LABELS["reading"], "select", options=tuple(options)),
-        Field("bpt", LABELS["bpt"], "text", "Used when \u201ctyped below\u201d is chosen", inputmode="numeric"),
-        Field("pin", LABELS["pin"], "text", "Bytes to tokens: " + size_examples()),
-        Field("tokens", LABELS["tokens"], "text", "Tokens to bytes", inputmode="numeric"),
-        Field("max_model_len", LABELS["max_model_len"], "text", "Tokens", inputmode="numeric"),
-        Field("seats", LABELS["seats"], "text", "With a typical context: the pin for them", inputmode="numeric"),
-        Field("typical_context", LABELS["typical_context"], "text", "Tokens", inputmode="numeric"),
-    ]
+    return form_fields(NAME, {"reading": tuple(options)})
 
 
 def defaults(catalog: Catalog) -> Defaults:

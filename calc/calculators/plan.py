@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from calc import budget, charts, derive, fraction, report
-from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, esc, invalid, size_examples, size_text, sized, table, take
+from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, esc, form_fields, form_labels, invalid, size_text, sized, table, take
 from calc.catalog import Catalog, Figure
 from calc.chart import figure_html
 from calc.units import InputError, fmt, parse_fraction, parse_size, printed_sum, shown
@@ -19,14 +19,7 @@ PLAN_ROWS = 3
 
 
 def field_labels() -> dict[str, str]:
-    labels = {"box": "Box"}
-    for n in range(1, PLAN_ROWS + 1):
-        labels[f"model_{n}"] = f"Model {fmt(n, 'count')}"
-        labels[f"kv_{n}"] = f"Model {fmt(n, 'count')}: KV pool"
-        labels[f"headroom_{n}"] = f"Model {fmt(n, 'count')}: headroom"
-    labels["fractions"] = "Engine fractions, in start order"
-    labels["available"] = "MemAvailable before the first engine"
-    return labels
+    return form_labels(NAME)
 
 
 def _resident_models(catalog: Catalog) -> list[str]:
@@ -34,7 +27,6 @@ def _resident_models(catalog: Catalog) -> list[str]:
 
 
 def fields(catalog: Catalog) -> list[Field]:
-    labels = field_labels()
     models = tuple(
         [("", "none", False)]
         + [
@@ -43,14 +35,7 @@ def fields(catalog: Catalog) -> list[Field]:
         ]
     )
     boxes = tuple((b, f"{e['name']}: {fmt(derive.box_total(e)[0].size, 'GiB')}", False) for b, e in catalog.boxes.items())
-    out = [Field("box", labels["box"], "select", options=boxes)]
-    for n in range(1, PLAN_ROWS + 1):
-        out.append(Field(f"model_{n}", labels[f"model_{n}"], "select", options=models))
-        out.append(Field(f"kv_{n}", labels[f"kv_{n}"], "text", "Bytes"))
-        out.append(Field(f"headroom_{n}", labels[f"headroom_{n}"], "text", "Bytes"))
-    out.append(Field("fractions", labels["fractions"], "text", "gpu_memory_utilization of each engine, separated by commas", inputmode="decimal"))
-    out.append(Field("available", labels["available"], "text", "Bytes: " + size_examples()))
-    return out
+    return form_fields(NAME, {"box": boxes, "model": models})
 
 
 def _plan_available(box: dict[str, Any]) -> tuple[int, Figure]:

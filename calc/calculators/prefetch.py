@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from calc import charts, prefetch
-from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, dl, esc, invalid, size_examples, size_text, take
+from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, dl, esc, form_fields, form_labels, invalid, size_text, take
 from calc.catalog import Catalog
 from calc.chart import figure_html
 from calc.units import fmt, parse_size
@@ -14,18 +14,12 @@ from calc.units import fmt, parse_size
 NAME = "prefetch"
 TITLE = "vLLM's auto-prefetch"
 
-LABELS = {"checkpoint": "Checkpoint size", "available": "MemAvailable when loading starts", "filesystem": "Filesystem of the checkpoint"}
+LABELS = form_labels(NAME)
 FILESYSTEMS = (("nfs", "NFS"), ("nfs4", "NFS4"), ("lustre", "Lustre"), ("local", "a local disk (EXT4, XFS, ...)"))
 
 
 def fields(catalog: Catalog) -> list[Field]:
-    return [
-        Field("checkpoint", LABELS["checkpoint"], "text", "Bytes: " + size_examples()),
-        Field("available", LABELS["available"], "text", "After the kernel-init allocations, on GB10; in a container, at most its memory limit less its usage"),
-        Field(
-            "filesystem", LABELS["filesystem"], "select", "vLLM auto-prefetches only from a network filesystem", tuple((v, t, False) for v, t in FILESYSTEMS)
-        ),
-    ]
+    return form_fields(NAME, {"filesystem": tuple((v, t, False) for v, t in FILESYSTEMS)})
 
 
 def _prefetch_trace(catalog: Catalog) -> dict[str, Any] | None:
