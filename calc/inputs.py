@@ -125,7 +125,7 @@ TABLE: tuple[Input, ...] = (
         unit="B",
     ),
     Input("total", "--total", None, "size", "total", "card or box total (default: the catalog's)", "Box or card total (optional)", unit="B"),
-    Input("free", "--free", None, "text", "free memory", "free memory at start, or auto (default: the catalog's reading)", unit="B"),
+    Input("free", "--free", None, "size", "free memory", "free memory at start, or auto (default: the catalog's reading)", unit="B"),
     Input("gpu", "--gpu", None, "text", "card", "a card of the catalog (boxes.yaml: h100-sxm, l40s, rtx-3090...): predicts the KV pool vLLM sizes on it"),
     Input("total_memory", "--total-memory", None, "text", "total memory", "the card's total as torch and vLLM report it, such as 79.22 GiB: predicts the pool"),
     # the model and its checkpoint
@@ -194,7 +194,15 @@ TABLE: tuple[Input, ...] = (
         "Layers of each stage (optional, VLLM_PP_LAYER_PARTITION)",
         "Such as 15,16,15,15; empty: vLLM's default split",
     ),
-    Input("dcp", "--decode-context-parallel-size", "decode_context_parallel_size", "count", "decode context parallel size", "", aliases=("--dcp",)),
+    Input(
+        "dcp",
+        "--decode-context-parallel-size",
+        "decode_context_parallel_size",
+        "count",
+        "decode context parallel size",
+        "decode context parallel size: the KV cache split over the TP ranks by tokens",
+        aliases=("--dcp",),
+    ),
     # the KV cache
     Input(
         "pin",
@@ -235,7 +243,7 @@ TABLE: tuple[Input, ...] = (
         "enable_prefix_caching",
         "switch",
         "prefix caching",
-        "--enable-prefix-caching, which hybrids before vLLM 0.28.0 are started without by default",
+        "prefix caching on, which hybrids before vLLM 0.28.0 are started without by default",
         aliases=("--prefix-caching",),
     ),
     Input(
@@ -244,7 +252,7 @@ TABLE: tuple[Input, ...] = (
         "enable_prefix_caching",
         "switch",
         "prefix caching off",
-        "--no-enable-prefix-caching: hybrids keep one mamba state a request",
+        "prefix caching off: hybrids keep one mamba state a request",
         aliases=("--no-prefix-caching",),
     ),
     # the scheduler
@@ -579,7 +587,7 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("pin", "KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency", aliases=("--pool",)),
         use("engine_version"),
         use("index"),
-        use("block_size", "--block-size (default 16, 64 for MLA, grown for mamba states)"),
+        use("block_size", "the pool's block in tokens (default 16, 64 for MLA, grown for mamba states)"),
         use("prefill_budget", "the prefill budget: tokens one step may schedule " + _MODEL_BATCH),
         use("gpu"),
         use("total_memory"),
