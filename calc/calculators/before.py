@@ -278,7 +278,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     box = catalog.boxes[box_id]
     unified = box.get("memory") == "unified"
     row, where = _gate_row(catalog, shape, settings, r, typed_overhead, unified)
-    host = _host_a_rank(r, tp * pp) if unified else 0
+    host = _host_a_rank(r, tp, pp) if unified else 0
     result = gate.gate(row, gate.Request(pin, False, prefill, seats, host), (available,))
     rows = [
         ("Model", esc(f"{r['architecture']}: {r['family']}, {r['layers']}")),
@@ -357,12 +357,14 @@ def _gib(raw: Mapping[str, str], errors: dict[str, str], name: str) -> Fraction 
     return value
 
 
-def _host_a_rank(r: dict[str, Any], ranks: int) -> int:
-    """The host buffers a rank's share (KV offloading over the ranks, V0's swap), which on a unified box come out of MemAvailable."""
+def _host_a_rank(r: dict[str, Any], tp: int, pp: int) -> int:
+    """The host buffers a rank's share, which on a unified box come out of MemAvailable: the KV
+    offloading buffer is over the tensor-parallel ranks (vllm/config/cache.py), rounded up as the
+    gate command takes it; the V0 engine's swap space is per GPU."""
     o = r["offload"]
     if o is None:
         return 0
-    return -(-int(o["kv_offloading_bytes"] + o["swap_space_bytes"]) // ranks)
+    return -(-int(o["kv_offloading_bytes"]) // tp) + int(o["swap_space_bytes"]) // (tp * pp)
 
 
 def _ranks_rows(r: dict[str, Any], fig: Figures) -> list[tuple[str, str]]:
