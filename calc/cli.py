@@ -137,6 +137,8 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 
 
 def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
+    from calc import offload
+
     deployment_id = _deployment(catalog, args.deployment)
     boxes = catalog.deployments[deployment_id]["boxes"]
     base = report.defaults(catalog, deployment_id, available_list(args.available, boxes) if args.available else None)
@@ -151,7 +153,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         available=base.available,
         typical_context=_int(args, "typical_context") if args.typical_context else None,
         gpu_memory_utilization=_frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else None,
-        host_bytes=_kv_offload_a_rank(args.kv_offloading_size, catalog.deployments[deployment_id]["tp"]),
+        host_bytes=offload.kv_offloading_a_rank(_gib_flag(args.kv_offloading_size, _flag(args, "kv_offloading_size")), catalog.deployments[deployment_id]["tp"]),
         cpu_offload_gib=_gib_flag(args.cpu_offload_gb, _flag(args, "cpu_offload_gb")),
         kv_offloading_gib=_gib_flag(args.kv_offloading_size, _flag(args, "kv_offloading_size")),
     )  # fmt: skip
@@ -165,19 +167,8 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
 
 
 def _gib_flag(text: str | None, flag: str) -> Fraction:
-    """A size in GiB as vLLM's offload flags take it: 0 or more."""
-    if text is None:
-        return Fraction(0)
-    value = parse_number(text, flag)
-    if value < 0:
-        raise InputError(f"{flag}: found {text!r}, expected a size in GiB of 0 or more")
-    return value
-
-
-def _kv_offload_a_rank(text: str | None, tp: int) -> int:
-    """--kv-offloading-size is the buffer over the tensor-parallel ranks (vllm/config/cache.py): a rank's share, rounded up."""
-    size = _gib_flag(text, "--kv-offloading-size")
-    return -(-int(size * 2**30) // tp)
+    """A size in GiB as vLLM's offload flags take it: 0 or more; none given is 0."""
+    return Fraction(0) if text is None else inputs.gib_at_least_zero(text, flag)
 
 
 def render_gate(r: dict[str, Any]) -> str:

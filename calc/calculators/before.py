@@ -364,7 +364,7 @@ def _host_a_rank(r: dict[str, Any], tp: int, pp: int) -> int:
     o = r["offload"]
     if o is None:
         return 0
-    return -(-int(o["kv_offloading_bytes"]) // tp) + int(o["swap_space_bytes"]) // (tp * pp)
+    return offload.kv_offloading_a_rank(Fraction(o["kv_offloading_bytes"], 2**30), tp) + int(o["swap_space_bytes"]) // (tp * pp)
 
 
 def _ranks_rows(r: dict[str, Any], fig: Figures) -> list[tuple[str, str]]:

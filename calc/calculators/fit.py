@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from calc import charts, derive, report
-from calc.calculators.form import Defaults, Field, Figures, Output, counted, default_note, dl, esc, form_fields, form_labels, invalid, size_text, take
+from calc.calculators.form import Defaults, Field, Figures, Output, default_note, dl, esc, form_fields, form_labels, invalid, read, size_text
 from calc.catalog import Catalog
 from calc.chart import figure_html
-from calc.units import InputError, fmt, parse_size
+from calc.units import InputError, fmt
 
 NAME = "fit"
 TITLE = "Per-request cost over max_model_len"
@@ -58,8 +58,8 @@ def defaults(catalog: Catalog) -> Defaults:
 def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     names = tuple(LABELS)
     errors: dict[str, str] = {}
-    pool = take(errors, "pool", lambda: parse_size(str(raw.get("pool", "")), LABELS["pool"]))
-    counts = {name: take(errors, name, counted(raw, name, LABELS[name])) for name in names[1:]}
+    pool = read(NAME, raw, errors, "pool", LABELS)
+    counts = {name: read(NAME, raw, errors, name, LABELS) for name in names[1:]}
     if not errors:
         points = [(counts["length_1"], counts["tokens_1"]), (counts["length_2"], counts["tokens_2"])]
         try:

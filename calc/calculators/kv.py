@@ -8,10 +8,10 @@ from fractions import Fraction
 from typing import Any
 
 from calc import derive, kv, report
-from calc.calculators.form import Defaults, Field, Figures, Output, counted, dl, esc, form_fields, form_labels, invalid, pin_up, short, size_text, take
+from calc.calculators.form import Defaults, Field, Figures, Output, dl, esc, form_fields, form_labels, invalid, pin_up, read, size_text
 from calc.calculators.start import gated
 from calc.catalog import Catalog
-from calc.units import fmt, parse_size
+from calc.units import fmt
 
 NAME = "kv"
 TYPED = "typed"
@@ -71,7 +71,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     reading = None
     per_token: int | Fraction | None
     if key == TYPED:
-        bpt = take(errors, "bpt", counted(raw, "bpt", LABELS["bpt"]))
+        bpt = read(NAME, raw, errors, "bpt", LABELS)
         per_token, source = (Fraction(bpt) if bpt else None), "typed"
     elif re.fullmatch(r"r[0-9]+", key) and int(key[1:]) < len(readings):
         reading = readings[int(key[1:])]
@@ -79,11 +79,11 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     else:
         errors["reading"] = f"{LABELS['reading']}: found {key or 'nothing'!r}, expected a reading from the list or typed"
         per_token, source = None, ""
-    pin = take(errors, "pin", lambda: parse_size(str(raw.get("pin", "")), short(LABELS["pin"])))
-    tokens = take(errors, "tokens", counted(raw, "tokens", LABELS["tokens"]))
-    max_len = take(errors, "max_model_len", counted(raw, "max_model_len", LABELS["max_model_len"]))
-    seats = take(errors, "seats", counted(raw, "seats", LABELS["seats"], optional=True))
-    typical = take(errors, "typical_context", counted(raw, "typical_context", LABELS["typical_context"], optional=True))
+    pin = read(NAME, raw, errors, "pin", LABELS)
+    tokens = read(NAME, raw, errors, "tokens", LABELS)
+    max_len = read(NAME, raw, errors, "max_model_len", LABELS)
+    seats = read(NAME, raw, errors, "seats", LABELS, optional=True)
+    typical = read(NAME, raw, errors, "typical_context", LABELS, optional=True)
     if errors or per_token is None:
         return invalid("kv", errors, LABELS, names)
     fig = Figures()

@@ -8,10 +8,25 @@ from fractions import Fraction
 from typing import Any
 
 from calc import budget, charts, derive, fraction, report
-from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, esc, form_fields, form_labels, invalid, size_text, sized, table, take
+from calc.calculators.form import (
+    Defaults,
+    Field,
+    Figures,
+    Output,
+    badge,
+    default_note,
+    esc,
+    form_fields,
+    form_labels,
+    invalid,
+    read,
+    size_text,
+    table,
+    take,
+)
 from calc.catalog import Catalog, Figure
 from calc.chart import figure_html
-from calc.units import InputError, fmt, parse_fraction, parse_size, printed_sum, shown
+from calc.units import InputError, fmt, parse_fraction, printed_sum, shown
 
 NAME = "plan"
 TITLE = "Several models on one box"
@@ -99,12 +114,12 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         if model_id not in _resident_models(catalog):
             errors[f"model_{n}"] = f"{labels[f'model_{n}']}: found {model_id!r}, expected one of {', '.join(_resident_models(catalog))}"
             continue
-        size = take(errors, f"kv_{n}", sized(raw, f"kv_{n}", labels[f"kv_{n}"]))
-        headroom = take(errors, f"headroom_{n}", sized(raw, f"headroom_{n}", labels[f"headroom_{n}"]))
+        size = read(NAME, raw, errors, f"kv_{n}", labels)
+        headroom = read(NAME, raw, errors, f"headroom_{n}", labels)
         model = catalog.models[model_id]
         residents.append((budget.Resident(model["name"], model["weights"].value, size or 0, headroom or 0), model["weights"]))
     fractions = take(errors, "fractions", lambda: _parse_fractions(str(raw.get("fractions", "")), labels["fractions"]))
-    available = take(errors, "available", lambda: parse_size(str(raw.get("available", "")), labels["available"]))
+    available = read(NAME, raw, errors, "available", labels)
     if errors:
         return invalid("plan", errors, labels, names)
     box = catalog.boxes[box_id]

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from calc import charts, prefetch
-from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, dl, esc, form_fields, form_labels, invalid, size_text, take
+from calc.calculators.form import Defaults, Field, Figures, Output, badge, default_note, dl, esc, form_fields, form_labels, invalid, read, size_text
 from calc.catalog import Catalog
 from calc.chart import figure_html
-from calc.units import fmt, parse_size
+from calc.units import fmt
 
 NAME = "prefetch"
 TITLE = "vLLM's auto-prefetch"
@@ -47,8 +47,8 @@ def defaults(catalog: Catalog) -> Defaults:
 def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     names = tuple(LABELS)
     errors: dict[str, str] = {}
-    checkpoint = take(errors, "checkpoint", lambda: parse_size(str(raw.get("checkpoint", "")), LABELS["checkpoint"]))
-    available = take(errors, "available", lambda: parse_size(str(raw.get("available", "")), LABELS["available"]))
+    checkpoint = read(NAME, raw, errors, "checkpoint", LABELS)
+    available = read(NAME, raw, errors, "available", LABELS)
     filesystem = str(raw.get("filesystem", "")).strip()
     if filesystem not in dict(FILESYSTEMS):
         errors["filesystem"] = f"{LABELS['filesystem']}: found {filesystem or 'nothing'!r}, expected one of {', '.join(dict(FILESYSTEMS))}"

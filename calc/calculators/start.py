@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from calc import charts, derive, fraction, report
+from calc import charts, derive, fraction, offload, report
 from calc.calculators.form import (
     Defaults,
     Field,
@@ -187,7 +187,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
         available=tuple(available),
         typical_context=typical,
         gpu_memory_utilization=utilization,
-        host_bytes=-(-int(host["kv_offloading_size"] * 2**30) // deployment["tp"]),  # over the ranks (vllm/config/cache.py), a rank's share rounded up
+        host_bytes=offload.kv_offloading_a_rank(host["kv_offloading_size"], deployment["tp"]),
         cpu_offload_gib=host["cpu_offload_gb"],
         kv_offloading_gib=host["kv_offloading_size"],
     )
