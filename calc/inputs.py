@@ -654,7 +654,7 @@ FORMS: dict[str, tuple[Use, ...]] = {
         use("pin"),
         use("overhead", kind="text"),
         use("engine_version"),
-        use("pp"),
+        use("pp", name="pipeline_parallel_size"),  # vLLM's key: a new field, no published link to keep
         use("pp_layer_partition"),
         use("enable_lora"),
         use("max_loras"),

@@ -242,14 +242,14 @@ def test_every_link_to_a_calculator_in_the_built_pages_is_taken_whole(site, cata
 def test_pipeline_lora_and_offload_are_typed_shown_and_kept_in_the_link(browser, base_url, catalog) -> None:
     """Before the first start takes pipeline stages, LoRA slots and host memory, shows calc's
     figures for them and keeps them in its address; the start gate takes the offload flags."""
-    typed = {"overhead": "4 GiB", "pp": "2", "enable_lora": "on", "max_loras": "2", "kv_offloading_size": "8"}
+    typed = {"overhead": "4 GiB", "pipeline_parallel_size": "2", "enable_lora": "on", "max_loras": "2", "kv_offloading_size": "8"}
     expected = calc_html.run(catalog, "before", {**calc_html.defaults_of(catalog, "before").values, **typed}).figures
     assert {"stage0_weights", "stage1_kv", "lora", "kv_offloading", "term_host_buffers"} <= set(expected)
     page, _ = open_page(browser, base_url, calculator="before")
     try:
         page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
         page.fill("#before-overhead", "4 GiB")
-        page.fill("#before-pp", "2")
+        page.fill("#before-pipeline-parallel-size", "2")
         page.check("#before-enable-lora")
         page.dispatch_event("#before-enable-lora", "change")
         page.fill("#before-max-loras", "2")
@@ -266,7 +266,7 @@ def test_pipeline_lora_and_offload_are_typed_shown_and_kept_in_the_link(browser,
         fresh.goto(link)
         fresh.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
         fresh.wait_for_function("want => document.querySelector('#before-calc [data-fig=lora]')?.textContent === want", arg=expected["lora"])
-        assert fresh.input_value("#before-pp") == "2" and fresh.is_checked("#before-enable-lora")
+        assert fresh.input_value("#before-pipeline-parallel-size") == "2" and fresh.is_checked("#before-enable-lora")
         assert figures_on(fresh, "before") == expected
     finally:
         fresh.context.close()

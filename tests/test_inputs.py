@@ -170,9 +170,13 @@ def test_the_address_keeps_every_field_under_its_table_name(catalog, calculator:
 def test_a_bad_value_in_a_new_field_is_named_beside_it(catalog) -> None:
     d = dict(calc_html.defaults_of(catalog, "before").values)
     cases = [
-        ({"pp": "0"}, "pp", "Pipeline parallel size: found 0, expected at least 1"),
+        ({"pipeline_parallel_size": "0"}, "pipeline_parallel_size", "Pipeline parallel size: found 0, expected at least 1"),
         ({"pp_layer_partition": "10,10"}, "pp_layer_partition", "Layers of each stage: found '10,10' with one stage"),
-        ({"pp": "2", "pp_layer_partition": "10,10"}, "pp_layer_partition", "Layers of each stage: found 20 layers in all, expected the model's 48"),
+        (
+            {"pipeline_parallel_size": "2", "pp_layer_partition": "10,10"},
+            "pp_layer_partition",
+            "Layers of each stage: found 20 layers in all, expected the model's 48",
+        ),
         ({"max_loras": "4"}, "max_loras", "LoRA slots: found 4 with LoRA off, expected LoRA adapters on ticked beside it"),
         ({"enable_lora": "on", "max_lora_rank": "7"}, "max_lora_rank", "Largest LoRA rank: found 7, expected one of"),
         ({"enable_lora": "on", "max_loras": "4", "max_cpu_loras": "2"}, "max_cpu_loras", "LoRA adapters on the host: found 2, expected at least --max-loras 4"),
@@ -199,7 +203,7 @@ def _model_json(capsys, *flags: str) -> dict:
 
 def test_before_splits_the_layers_over_pipeline_stages_as_the_command_line_does(catalog, capsys) -> None:
     d = dict(calc_html.defaults_of(catalog, "before").values)
-    out = calc_html.run(catalog, "before", {**d, "pp": "2"})
+    out = calc_html.run(catalog, "before", {**d, "pipeline_parallel_size": "2"})
     r = _model_json(capsys, "--pipeline-parallel-size", "2")
     assert out.valid and len(r["ranks"]) == 2
     for st in r["ranks"]:  # 48 layers: 24 a stage, the embedding on the first and the head on the last
@@ -209,7 +213,7 @@ def test_before_splits_the_layers_over_pipeline_stages_as_the_command_line_does(
     assert out.figures["weights"] == fmt(r["weights_bytes_per_rank"], "GiB")  # the heaviest stage's
     assert out.figures["per_token"] == fmt(49152, "count")  # half of the 98,304 B a token of 48 layers
     assert "Pipeline parallel 2" in out.sections["before-result"]
-    uneven = calc_html.run(catalog, "before", {**d, "pp": "2", "pp_layer_partition": "20,28"})
+    uneven = calc_html.run(catalog, "before", {**d, "pipeline_parallel_size": "2", "pp_layer_partition": "20,28"})
     assert uneven.figures["stage1_kv"] == fmt(28 * 2048, "count")
 
 
@@ -272,3 +276,14 @@ def test_the_model_inputs_the_form_gives_are_the_command_lines(catalog) -> None:
 
     r = modeled.model_report(modeled.ModelInputs(d["config"], max_model_len=32768, pool=10**10, lora=lora.Lora()))
     assert out.figures["lora"] == fmt(r["lora"]["device_bytes_per_rank"], "GiB")
+
+
+def test_a_message_of_the_model_names_the_field_it_came_from(catalog) -> None:
+    """calc/ranks.py says --pp; the form names its own field, whatever it is called."""
+    d = dict(calc_html.defaults_of(catalog, "before").values)
+    out = calc_html.run(catalog, "before", {**d, "pipeline_parallel_size": "49"})
+    assert out.errors == {
+        "pipeline_parallel_size": "Pipeline parallel size: found 49, expected at most the model's 48 layers (a stage of no layers holds nothing to run)"
+    }
+    out = calc_html.run(catalog, "before", {**d, "tp": "3"})
+    assert out.errors == {"tp": "Tensor parallel size: found 3, expected a divisor of the model's 32 attention heads"}

@@ -47,7 +47,7 @@ PASTE_CHARACTERS = 8 * 2**20  # a config.json is kilobytes, an index or safetens
 LABELS = form_labels(NAME)
 # how calc/modeled.py, calc/ranks.py, calc/lora.py and calc/offload.py name a field in their
 # messages: by its flag, any spelling, which the form says with its label
-FLAGS = {s: u.key for u in FORMS[NAME] if u.input.flag for s in (u.input.flag, *u.input.aliases) if s.startswith("--")}
+FLAGS = {s: u.field_name for u in FORMS[NAME] if u.input.flag for s in (u.input.flag, *u.input.aliases) if s.startswith("--")}
 DTYPES = ("auto", "bfloat16", "fp8", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
 
@@ -150,7 +150,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "pin": box_values["pin"],
         "overhead": "",
         "engine_version": "",
-        "pp": "1",
+        "pipeline_parallel_size": "1",
         "pp_layer_partition": "",
         "enable_lora": "",
         "max_loras": "1",
@@ -173,7 +173,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "pin": box_sources["pin"],
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
         "engine_version": "Default empty: the rules of vLLM v0.32.0 and later, the newest read",
-        "pp": "Default 1: no pipeline parallel, vLLM's default",
+        "pipeline_parallel_size": "Default 1: no pipeline parallel, vLLM's default",
         "pp_layer_partition": "Default empty: vLLM's split (vllm/distributed/utils.py get_pp_indices)",
         "enable_lora": "Default off: no adapters, vLLM's default",
         "max_loras": "Default 1: vLLM's default (vllm/config/lora.py)",
@@ -229,7 +229,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     pin = read(NAME, raw, errors, "pin", LABELS)
     typed_overhead = read(NAME, raw, errors, "overhead", LABELS, optional=True)
     index_text, index_size = take(errors, "index", lambda: _index(str(raw.get("index", "")))) or (None, None)
-    pp = read(NAME, raw, errors, "pp", LABELS)
+    pp = read(NAME, raw, errors, "pipeline_parallel_size", LABELS)
     partition = str(raw.get("pp_layer_partition", "")).strip() or None
     if partition is not None and pp == 1:
         errors["pp_layer_partition"] = f"{short(LABELS['pp_layer_partition'])}: found {partition!r} with one stage, expected a pipeline parallel size above 1"
