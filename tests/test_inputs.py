@@ -287,3 +287,13 @@ def test_a_message_of_the_model_names_the_field_it_came_from(catalog) -> None:
     }
     out = calc_html.run(catalog, "before", {**d, "tp": "3"})
     assert out.errors == {"tp": "Tensor parallel size: found 3, expected a divisor of the model's 32 attention heads"}
+
+
+def test_a_label_speaks_the_glossarys_word() -> None:
+    """The table's label of an input holds its word, the one the pages' prose uses; vLLM's spelling
+    goes in brackets beside it where the two differ."""
+    for i in inputs.TABLE:
+        if i.label:
+            assert i.word.lower() in i.label.lower(), (i.key, i.word, i.label)
+        if i.label and i.flag and i.flag.startswith("--") and i.vllm and i.word.replace(" ", "_") != i.vllm and "(" in i.label:
+            assert i.flag in i.label, (i.key, i.label)
