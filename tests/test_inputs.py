@@ -297,3 +297,13 @@ def test_a_label_speaks_the_glossarys_word() -> None:
             assert i.word.lower() in i.label.lower(), (i.key, i.word, i.label)
         if i.label and i.flag and i.flag.startswith("--") and i.vllm and i.word.replace(" ", "_") != i.vllm and "(" in i.label:
             assert i.flag in i.label, (i.key, i.label)
+
+
+def test_a_link_written_with_vllms_keys_opens(catalog) -> None:
+    names = [f.name for f in calc_html.fields_of(catalog, "start")]
+    restored = address.decode([("kv_cache_memory_bytes", "20e9"), ("max_num_seqs", "8"), ("drafter", "on")], names)
+    assert restored.values == {"pin": "20e9", "seats": "8", "drafter": "on"} and restored.dropped == ()
+    twice = address.decode([("pin", "12e9"), ("kv_cache_memory_bytes", "20e9")], names)
+    assert twice.values == {"pin": "12e9"} and twice.dropped == ("'pin' given twice (the first kept)",)
+    assert address.decode([("max_num_seqz", "8")], names).dropped == ("'max_num_seqz' (not a field of this calculator)",)
+    assert address.vllm_keys([f.name for f in calc_html.fields_of(catalog, "before")])["tensor_parallel_size"] == "tp"
