@@ -253,8 +253,8 @@ def test_a_refused_start_on_a_card_lists_the_changes_that_pass(catalog, default)
 @pytest.mark.parametrize(
     ("box", "edits", "field", "message"),
     [
-        ("h100-sxm", {"utilization": "1.5"}, "utilization", "GPU memory utilization: found '1.5', expected a fraction above 0 and at most 1"),
-        ("h100-sxm", {"utilization": "most"}, "utilization", "GPU memory utilization: found 'most'"),
+        ("h100-sxm", {"utilization": "1.5"}, "utilization", "gpu_memory_utilization: found '1.5', expected a fraction above 0 and at most 1"),
+        ("h100-sxm", {"utilization": "most"}, "utilization", "gpu_memory_utilization: found 'most'"),
         ("dgx-spark", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the DGX Spark (GB10) is no discrete card"),
         ("h200", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the NVIDIA H200 is no discrete card with a total"),
     ],

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 from calc.answers import report
 from calc.answers.report import StartInputs
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
-from calc.engine import derive, fraction
+from calc.engine import derive, fraction, offload
 from calc.present import charts
 from calc.present.calculators.form import (
     Defaults,
@@ -20,37 +21,27 @@ from calc.present.calculators.form import (
     Figures,
     Output,
     badge,
-    counted,
     default_note,
     dl,
     esc,
     flag,
+    form_fields,
+    form_labels,
+    form_uses,
     invalid,
     pin_up,
+    read,
     short,
-    size_examples,
     size_text,
-    sized,
     table,
     take,
 )
 from calc.present.chart import figure_html
-from calc.units import fmt, parse_fraction, parse_size, shown
+from calc.present.inputs import gib_at_least_zero
+from calc.units import fmt, shown
 
 NAME = "start"
 TITLE = "Will this start fit?"
-
-LABELS = {
-    "deployment": "Deployment",
-    "drafter": "Drafter (speculative decoding) on",
-    "speculative_tokens": "Speculative tokens",
-    "pin": "KV pin (--kv-cache-memory-bytes)",
-    "prefill_budget": "Prefill budget (--max-num-batched-tokens)",
-    "seats": "Seats (--max-num-seqs)",
-    "max_model_len": "max_model_len",
-    "gpu_memory_utilization": "gpu_memory_utilization (optional)",
-    "typical_context": "Typical context per seat, tokens (optional)",
-}
 
 
 def gate_problem(catalog: Catalog, deployment_id: str) -> str | None:
@@ -72,55 +63,22 @@ def max_boxes(catalog: Catalog) -> int:
 
 
 def field_labels(catalog: Catalog) -> dict[str, str]:
-    labels = dict(LABELS)
-    for i in range(max_boxes(catalog)):
-        labels[f"available_{i + 1}"] = f"MemAvailable at start, box {fmt(i + 1, 'count')}" + (" (head)" if i == 0 else "")
+    labels = form_labels(NAME, max_boxes(catalog))
+    labels["available_1"] += " (head)"
     return labels
 
 
 def field_names(catalog: Catalog) -> tuple[str, ...]:
-    boxes = tuple(f"available_{i + 1}" for i in range(max_boxes(catalog)))
-    return (
-        "deployment",
-        "drafter",
-        "speculative_tokens",
-        "pin",
-        *boxes,
-        "prefill_budget",
-        "seats",
-        "max_model_len",
-        "gpu_memory_utilization",
-        "typical_context",
-    )
+    return tuple(name for name, _, _ in form_uses(NAME, max_boxes(catalog)))
 
 
 def fields(catalog: Catalog) -> list[Field]:
-    labels = field_labels(catalog)
     options = []
     for d_id, d in catalog.deployments.items():
         problem = gate_problem(catalog, d_id)
         text = f"{d['name']}: TP={fmt(d['tp'], 'count')} on {fmt(d['boxes'], 'count')}x {catalog.boxes[d['box']]['name']}"
         options.append((d_id, text + (f" (the gate cannot size it: {problem})" if problem else ""), problem is not None))
-    helps = {
-        "pin": "Bytes: " + size_examples(),
-        "prefill_budget": "Tokens",
-        "seats": "Concurrent sequences",
-        "max_model_len": "Tokens",
-        "gpu_memory_utilization": "A fraction above 0 and at most 1; empty: the largest that leaves the start headroom free at vLLM's check",
-        "typical_context": "Tokens a seat typically holds; empty: not sized",
-    }
-    out = []
-    for name in field_names(catalog):
-        if name == "deployment":
-            out.append(Field(name, labels[name], "select", options=tuple(options)))
-        elif name == "drafter":
-            out.append(Field(name, labels[name], "checkbox"))
-        elif name.startswith("available_"):
-            out.append(Field(name, labels[name], "text", "Bytes: " + size_examples()))
-        else:
-            mode = "decimal" if name == "gpu_memory_utilization" else "numeric" if name != "pin" else "text"
-            out.append(Field(name, labels[name], "text", helps.get(name, ""), inputmode=mode))
-    return out
+    return form_fields(NAME, {"deployment": tuple(options)}, max_boxes(catalog), field_labels(catalog))
 
 
 def _available_figure(deployment: dict[str, Any]) -> Figure | None:
@@ -149,6 +107,8 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
         "max_model_len": fmt(base.max_model_len, "count"),
         "gpu_memory_utilization": "",
         "typical_context": "",
+        "kv_offloading_size": "",
+        "cpu_offload_gb": "",
     }
     where = ", ".join(p for p in (f"gen {start['generation']}" if start.get("generation") else "", start.get("date", "")) if p)
     drafter = model.get("drafter")
@@ -181,6 +141,8 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
         "gpu_memory_utilization": "Default empty: the calculator offers the largest two-decimal fraction that leaves the start headroom free "
         "at vLLM's check; with a pin the fraction sizes nothing, so it need not run to the edge",
         "typical_context": "Default empty: the seats are not sized",
+        "kv_offloading_size": "Default empty: no KV offloading",
+        "cpu_offload_gb": "Default empty: no weights offloaded",
     }
     figure = _available_figure(deployment)
     hidden, disabled = {}, {"drafter": drafter is None}
@@ -206,18 +168,15 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     drafter = flag(raw, "drafter")
     if drafter and not model.get("drafter"):
         errors["drafter"] = f"{short(labels['drafter'])}: the catalog has no drafter for {model['name']}"
-    spec = take(errors, "speculative_tokens", counted(raw, "speculative_tokens", labels["speculative_tokens"]))
-    pin = take(errors, "pin", lambda: parse_size(str(raw.get("pin", "")), short(labels["pin"])))
-    available = []
-    for i in range(deployment["boxes"]):
-        name = f"available_{i + 1}"
-        available.append(take(errors, name, sized(raw, name, labels[name])))
-    prefill = take(errors, "prefill_budget", counted(raw, "prefill_budget", labels["prefill_budget"]))
-    seats = take(errors, "seats", counted(raw, "seats", labels["seats"]))
-    max_len = take(errors, "max_model_len", counted(raw, "max_model_len", labels["max_model_len"]))
-    text = str(raw.get("gpu_memory_utilization", "")).strip()
-    utilization = take(errors, "gpu_memory_utilization", lambda: parse_fraction(text, short(labels["gpu_memory_utilization"])) if text else None)
-    typical = take(errors, "typical_context", counted(raw, "typical_context", labels["typical_context"], optional=True))
+    spec = read(NAME, raw, errors, "speculative_tokens", labels)
+    pin = read(NAME, raw, errors, "pin", labels)
+    available = [read(NAME, raw, errors, f"available_{i + 1}", labels) for i in range(deployment["boxes"])]
+    prefill = read(NAME, raw, errors, "prefill_budget", labels)
+    seats = read(NAME, raw, errors, "seats", labels)
+    max_len = read(NAME, raw, errors, "max_model_len", labels)
+    utilization = read(NAME, raw, errors, "gpu_memory_utilization", labels, optional=True)
+    typical = read(NAME, raw, errors, "typical_context", labels, optional=True)
+    host = {name: _gib(raw, errors, name, labels) for name in ("kv_offloading_size", "cpu_offload_gb")}
     if errors:
         return None, errors
     inputs = StartInputs(
@@ -231,6 +190,9 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
         available=tuple(available),
         typical_context=typical,
         gpu_memory_utilization=utilization,
+        host_bytes=offload.kv_offloading_a_rank(host["kv_offloading_size"], deployment["tp"]),
+        cpu_offload_gib=host["cpu_offload_gb"],
+        kv_offloading_gib=host["kv_offloading_size"],
     )
     for problem in report.check(inputs):
         key = {"available": "available_1"}.get(problem.split(":", 1)[0], problem.split(":", 1)[0].replace(" ", "_"))
@@ -238,6 +200,17 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     if not errors and (floor := report.floor_problem(catalog, inputs, short(labels["pin"]))):
         errors["pin"] = floor
     return (None, errors) if errors else (inputs, {})
+
+
+def _gib(raw: Mapping[str, str], errors: dict[str, str], name: str, labels: Mapping[str, str]) -> Fraction:
+    """A size in GiB as vLLM's offload flags take it, 0 or more; empty is 0, vLLM's default."""
+    text = str(raw.get(name, "")).strip()
+
+    def parse() -> Fraction:
+        return gib_at_least_zero(text, short(labels[name])) if text else Fraction(0)
+
+    value: Fraction = take(errors, name, parse) or Fraction(0)
+    return value
 
 
 def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:

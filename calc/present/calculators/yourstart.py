@@ -22,7 +22,23 @@ from calc.catalog.model import Catalog
 from calc.engine import derive, gate
 from calc.logs.figures import PAGE_FIGURES
 from calc.present import charts
-from calc.present.calculators.form import Defaults, Field, Figures, Output, badge, dl, esc, invalid, pin_up, short, size_examples, size_text, table, take
+from calc.present.calculators.form import (
+    Defaults,
+    Field,
+    Figures,
+    Output,
+    badge,
+    dl,
+    esc,
+    form_fields,
+    form_labels,
+    invalid,
+    pin_up,
+    short,
+    size_text,
+    table,
+    take,
+)
 from calc.present.calculators.start import gated
 from calc.present.chart import figure_html
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
@@ -38,25 +54,7 @@ PASTE_CHARACTERS = 2**20
 PASTE_LINES = 20_000
 _MEMAVAILABLE = re.compile(r"MemAvailable:\s*([0-9]{1,15})\s*kB")
 
-LABELS = {
-    "preset": "Preset from the catalog",
-    "log": "Startup log (paste)",
-    "box": "Box",
-    "total": "Box or card total (optional)",
-    "before": "Before the start: free -b, free -m, /proc/meminfo or MemAvailable",
-    "serving": "Once it serves: the same reading",
-    "free_unit": "Unit of pasted free output",
-    "weights": "Weights a rank (optional)",
-    "overhead": "Overhead a rank (optional)",
-    "bytes_per_token": "Bytes per token a rank (optional)",
-    "pin": "KV pin to plan (--kv-cache-memory-bytes)",
-    "max_model_len": "max_model_len (optional)",
-    "tp": "Tensor-parallel size (optional)",
-    "gpu_memory_utilization": "gpu_memory_utilization (optional)",
-    "model": "Model for the serve command (optional)",
-    "pins": "Other pins to size (optional)",
-    "lengths": "Other max_model_len to size (optional)",
-}
+LABELS = form_labels(NAME)
 # What a preset fills: everything a log would otherwise give.
 PRESET_FIELDS = ("weights", "overhead", "bytes_per_token", "pin", "max_model_len", "tp", "before", "box", "model")
 UNITS = (
@@ -72,32 +70,8 @@ def fields(catalog: Catalog) -> list[Field]:
     presets = [("", "none: your own start", False)] + [(d, f"{catalog.deployments[d]['name']}", False) for d in gated(catalog)]
     boxes = [(b, f"{e['name']} ({e['memory']}, {fmt(derive.box_total(e).figure.size, 'GiB')})", False) for b, e in catalog.boxes.items()]
     boxes.append((OTHER_BOX, "another box: type its total", False))
-    sizes = "Bytes: " + size_examples()
-    return [
-        Field("preset", LABELS["preset"], "select", "Fills the fields below from a deployment the catalog measured", options=tuple(presets)),
-        Field(
-            "log",
-            LABELS["log"],
-            "textarea",
-            f"vLLM or SGLang startup output, as printed; one rank's or all of them (at most {PASTE_LINES:,} lines and {PASTE_CHARACTERS // 2**20} MiB)",
-            rows=6,
-        ),
-        Field("box", LABELS["box"], "select", options=tuple(boxes)),
-        Field("total", LABELS["total"], "text", "Empty: the box's total from the catalog. " + sizes),
-        Field("before", LABELS["before"], "textarea", "The tightest box's reading; on a discrete card, its free memory", rows=3),
-        Field("serving", LABELS["serving"], "textarea", "With both readings the overhead is measured, not typed", rows=3),
-        Field("free_unit", LABELS["free_unit"], "select", "free prints no unit; paste the command line with it or choose", options=UNITS),
-        Field("weights", LABELS["weights"], "text", "Empty: the log's \u201cModel loading took\u201d line. " + sizes),
-        Field("overhead", LABELS["overhead"], "text", "Empty: held - weights - KV pool, from the two readings. " + sizes),
-        Field("bytes_per_token", LABELS["bytes_per_token"], "text", "Empty: the log's pool over its token count", inputmode="decimal"),
-        Field("pin", LABELS["pin"], "text", "Empty: the log's KV pool. " + sizes),
-        Field("max_model_len", LABELS["max_model_len"], "text", "Empty: the log's", inputmode="numeric"),
-        Field("tp", LABELS["tp"], "text", "Empty: the log's", inputmode="numeric"),
-        Field("gpu_memory_utilization", LABELS["gpu_memory_utilization"], "text", "Empty: the log's, else the largest that passes", inputmode="decimal"),
-        Field("model", LABELS["model"], "text", "Empty: the log's"),
-        Field("pins", LABELS["pins"], "text", "Sizes separated by commas, such as 20 GiB, 30e9"),
-        Field("lengths", LABELS["lengths"], "text", "Token counts separated by commas, such as 32768, 131072", inputmode="numeric"),
-    ]
+    fill = {"lines": f"{PASTE_LINES:,}", "paste": str(PASTE_CHARACTERS // 2**20)}
+    return form_fields(NAME, {"preset": tuple(presets), "box": tuple(boxes), "free_unit": UNITS}, fill=fill)
 
 
 def preset(catalog: Catalog, deployment_id: str) -> dict[str, tuple[str, Given | None]]:
