@@ -54,7 +54,7 @@ def settings_digest(environment: jinja2.Environment) -> str:
 def code_digest(root: Path) -> str:
     """The hooks' and calc's sources: Jinja runs a filter, and the finalize function, over a
     constant at compile time (`{{ "a*b" | code }}`), so their output is part of the code kept."""
-    return files_digest(root, sorted((root / "hooks").glob("*.py")) + sorted((root / "calc").rglob("*.py")))
+    return files_digest(root, sorted((root / "hooks").rglob("*.py")) + sorted((root / "calc").rglob("*.py")))
 
 
 class CompiledTemplates:
