@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from mkdocs_macros.plugin import MacrosPlugin  # noqa: E402
+
 from hooks.figures import finalize, site_catalog  # noqa: E402
 from hooks.pagemacros import register  # noqa: E402
 from hooks.pagemacros.build import Build, MacrosEnv, Missing  # noqa: E402
@@ -31,14 +33,14 @@ def define_env(env: MacrosEnv) -> None:
     register(env, Build(env, site_catalog(ROOT), ROOT))
 
 
-def on_pre_page_macros(env) -> None:
+def on_pre_page_macros(env: MacrosPlugin) -> None:
     """Before each page renders: catalog text in {{ ... }} is escaped; macro output is not."""
     env.env.finalize = finalize
     if not _templates or _templates[0].environment is not env.env:  # the plugin's environment of this build
         _templates[:] = [CompiledTemplates(env.env, ROOT)]
-        env.env.compile = _templates[0].compile
+        vars(env.env)["compile"] = _templates[0].compile  # the kept templates' compile, over the Environment's method
 
 
-def on_post_build(env) -> None:
+def on_post_build(env: MacrosPlugin) -> None:
     for templates in _templates:
         templates.save()

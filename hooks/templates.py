@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -62,7 +63,7 @@ class CompiledTemplates:
 
     def __init__(self, environment: jinja2.Environment, root: Path) -> None:
         self.environment = environment
-        self.compile_anew = environment.compile
+        self.compile_anew: Callable[..., Any] = environment.compile
         self.root = root
         self.kept: dict[str, CodeType] | None = None  # read on the first page: the settings are final by then
         self.used: dict[str, CodeType] = {}

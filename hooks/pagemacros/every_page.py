@@ -37,7 +37,7 @@ def doc_said(build: Build, literal: str, item: object, down: bool = False) -> st
     return f'{render(item, *literal_unit(literal), down=down)} <span class="doc-said">(the <a href="{build.glossary_url()}#source-document">source document</a> says <s>{literal}</s>)</span>'
 
 
-def doc_said_range(build: Build, literal: str, item, down: bool = False) -> str:
+def doc_said_range(build: Build, literal: str, item: object, down: bool = False) -> str:
     """doc_said for a range the source document gave, such as "65-70 GB"; the catalog's figure
     is shown in the range's unit, and it must lie outside the range. down: a budget left over,
     rounded down as every limit is."""

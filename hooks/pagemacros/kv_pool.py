@@ -106,12 +106,12 @@ def length_fit_table(build: Build, model_id: str = "deepseek-v4-flash") -> str:
     fits = length_fits(build, model_id)
     other_lengths = sorted({derive.start_settings(build.catalog, d)["max_model_len"] for d in build.catalog.deployments.values()})
     lengths = [length for length, _ in fits[0].readings]
-    head = ("Pool a rank", "Per token", "Fixed a request")
+    head: tuple[str, ...] = ("Pool a rank", "Per token", "Fixed a request")
     head += tuple(f"pool / tokens at {fig(length, 'count')}" for length in lengths)
     head += tuple(f"tokens at {fig(length, 'count')}" for length in other_lengths)
     rows = []
     for f in fits:
-        row = (fig(f.pool, "GiB", 1, source=f.provenance), fig(f.per_token, "B"), fig(f.fixed, "GB", 2))
+        row: tuple[str, ...] = (fig(f.pool, "GiB", 1, source=f.provenance), fig(f.per_token, "B"), fig(f.fixed, "GB", 2))
         row += tuple(fig(f.effective_bytes_per_token(length), "B") for length in lengths)
         row += tuple(fig(kv.tokens_at_length(f.pool, f.per_token, f.fixed, length), "count") for length in other_lengths)
         rows.append(row)
@@ -169,6 +169,8 @@ def bytes_per_token_compared(build: Build, deployment_id: str = SERVING, pool_te
     measured = next(r for r in mine if r.kind == "measured")
     arch = model["architecture"]
     latent = derive.modeled_from_architecture(model, settings["kv_dtype"], d["tp"])
+    if latent is None:
+        raise ValueError(f"{model['id']}: no architecture in models.yaml to model the latent from")
     entries = [(text(r.label or f"{r.kind}, {r.engine}"), r.bytes_per_token, *r.tokens_at(pool), text(r.provenance)) for r in mine]
     entries.insert(
         2,

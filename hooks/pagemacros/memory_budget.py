@@ -7,7 +7,7 @@ from calc import derive, gate, report, units
 from calc.units import parse_size
 from hooks.figures import text
 from hooks.pagemacros.build import SERVING, Build, table
-from hooks.pagemacros.deployment import calibrated, gen, largest_pin, refused_request, row
+from hooks.pagemacros.deployment import calibrated, gen, known, largest_pin, refused_request, row
 from hooks.pagemacros.every_page import fig, source_text
 
 
@@ -19,13 +19,13 @@ def rank_holds_table(build: Build, generation: int = 235, deployment_id: str = S
     held = derive.held(start)
     rows = [
         ("Weights", fig(start["weights_loaded"]), f"{text(start['weights_loaded'].provenance)}; shard headers said {fig(model['weights'])}"),
-        ("Drafter", fig(current.drafter), source_text(current.drafter.source) + "; not measured, the drafter has not loaded yet"),
+        ("Drafter", fig(known(current.drafter, "drafter")), source_text(known(current.drafter, "drafter").source) + "; not measured, the drafter has not loaded yet"),
         (
             f"KV pool, pin {fig(start['kv_pin'], 'e9')}",
             fig(start["kv_pin"]),
             f"the pin; backs {fig(start['kv_tokens'].value, 'tokens', source=start['kv_tokens'].provenance)}",
         ),
-        ("Overhead", fig(current.overhead, digits=1), "remainder: held - weights - KV pool"),
+        ("Overhead", fig(known(current.overhead, "overhead"), digits=1), "remainder: held - weights - KV pool"),
         ("Held, no drafter", fig(held, digits=1), f"MemAvailable {fig(start['available_before'], digits=1)} before, {fig(start['available_after'], digits=1)} after"),
     ]  # fmt: skip
     return table(("Term", "GiB a rank", "Source"), rows)
@@ -41,6 +41,8 @@ def pin_matrix(build: Build, pins: tuple[str, ...] = ("8e9", "10e9", "16e9", "20
         p = parse_size(typed)
         off = gate.gate(current, gate.Request(p, False, *calibrated(build, deployment_id)), available)
         on = gate.gate(current, gate.Request(p, True, *calibrated(build, deployment_id)), available)
+        if off.passes is None or on.passes is None:
+            raise ValueError(f"the gate cannot size this start: {off.outside_calibration or on.outside_calibration}")
         verdict = {(True, True): "both start", (True, False): "drafter refused", (False, False): "both refused"}[(off.passes, on.passes)]
         rows.append((fig(p, "e9"), fig(p), fig(report.needs_as_printed(off.terms), digits=1), fig(report.needs_as_printed(on.terms), digits=1), verdict))
     head = ("KV pin", "KV GiB", "needs, no drafter", "needs, drafter", f"vs {fig(request['available'], digits=1)} available")
@@ -52,8 +54,13 @@ def largest_pin_table(build: Build, deployment_id: str = SERVING) -> str:
     rounded down and each cost rounded up, so the printed limit is never above the exact one."""
     current = row(build, deployment_id)
     available = refused_request(build, deployment_id)["available"]
-    costs = [("start headroom", current.headroom), ("weights", current.weights), ("overhead", current.overhead), ("drafter", current.drafter)]
-    rows = [("MemAvailable, rounded down", *(fig(available, "GiB", 2, down=True),) * 2)]
+    costs = [
+        ("start headroom", current.headroom),
+        ("weights", current.weights),
+        ("overhead", known(current.overhead, "overhead")),
+        ("drafter", known(current.drafter, "drafter")),
+    ]
+    rows: list[tuple[str, ...]] = [("MemAvailable, rounded down", *(fig(available, "GiB", 2, down=True),) * 2)]
     for name, a in costs:
         up = fig(a.bytes, "GiB", 2, up=True, source=a.source)
         rows.append((f"− {name}, rounded up", up if name != "drafter" else "—", up))

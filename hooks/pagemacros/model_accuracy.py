@@ -4,8 +4,10 @@ what public startup logs printed."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from calc import accuracy, poolaccuracy
+from calc.catalog import Catalog
 from hooks.pagemacros.build import Build, table
 from hooks.pagemacros.every_page import fig, source_text
 
@@ -101,26 +103,26 @@ def model_accuracy_by_family(build: Build) -> str:
     return table(head, out)
 
 
-def public_observations(root: Path) -> tuple[list[dict], dict[str, dict], dict[str, str]]:
+def public_observations(root: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, str]]:
     """models/observations.yaml, the config.json files and the public logs it names, as read."""
     import json
 
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml, as the catalog is read
-    entries = yaml.load((root / "models" / "observations.yaml").read_text(encoding="utf-8"), Loader=loader)["observations"]
+    entries: list[dict[str, Any]] = yaml.load((root / "models" / "observations.yaml").read_text(encoding="utf-8"), Loader=loader)["observations"]
     configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries if "config" in e}
     logs = {e["log"]: (root / "logs" / "public" / e["log"]).read_text(encoding="utf-8") for e in entries if "log" in e}
     return entries, configs, logs
 
 
-def model_accuracy(root: Path, catalog) -> list[accuracy.Row]:
+def model_accuracy(root: Path, catalog: Catalog) -> list[accuracy.Row]:
     """The accuracy table's rows: the public observations, then the catalog's own starts."""
     entries, configs, logs = public_observations(root)
     return [accuracy.row(o) for o in accuracy.public_observations(entries, configs, catalog, logs) + accuracy.catalog_observations(catalog)]
 
 
-def pool_rows(root: Path, catalog) -> list[poolaccuracy.Row]:
+def pool_rows(root: Path, catalog: Catalog) -> list[poolaccuracy.Row]:
     """models/pool_starts.yaml's starts, each predicted and set beside its printed pool."""
     import json
 

@@ -3,13 +3,15 @@ engines started one after another, each with its fraction."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from calc import budget, fraction, report, units
 from hooks.figures import text
 from hooks.pagemacros.build import Build, table
 from hooks.pagemacros.every_page import fig, source_text
 
 
-def residents(build: Build, plan: dict) -> list[budget.Resident]:
+def residents(build: Build, plan: dict[str, Any]) -> list[budget.Resident]:
     return [budget.Resident(build.catalog.models[r["model"]]["name"], build.catalog.models[r["model"]]["weights"].value) for r in plan["residents"]]
 
 
