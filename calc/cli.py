@@ -160,7 +160,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         raise InputError(problems[0] if problems[0].startswith("--") else "--" + problems[0])
     result = report.start_report(catalog, inputs)
     if args.json:
-        return report.to_json(result)
+        return result.to_json()
     return render_gate(result)
 
 
@@ -180,57 +180,57 @@ def _kv_offload_a_rank(text: str | None, tp: int) -> int:
     return -(-int(size * 2**30) // tp)
 
 
-def render_gate(r: dict[str, Any]) -> str:
-    i: report.StartInputs = r["inputs"]
-    lines = [f"Start gate: {r['model']}, TP={r['tp']} on {r['boxes_count']}x {r['box']}"]
+def render_gate(r: report.StartReport) -> str:
+    i = r.inputs
+    lines = [f"Start gate: {r.model}, TP={r.tp} on {r.boxes_count}x {r.box}"]
     lines.append(f"  pin {fmt(i.kv_pin, 'e9')} ({fmt(i.kv_pin, 'GiB')}), drafter {'on' if i.drafter else 'off'}, "
                  f"prefill budget {fmt(i.prefill_budget, 'count')}, seats {i.seats}")  # fmt: skip
-    if r["outside_calibration"]:
-        lines.append(f"  outside calibration: {r['outside_calibration']}")
+    if r.outside_calibration:
+        lines.append(f"  outside calibration: {r.outside_calibration}")
         return "\n".join(lines)
     lines.append(f"  {'term':<22}{'GiB a rank':>11}  source")
-    for t in r["terms"]:
+    for t in r.terms:
         lines.append(f"  {t.name:<22}{fmt(t.bytes, 'GiB').removesuffix(' GiB'):>11}  {t.source}")
-    lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r['terms']), 'GiB').removesuffix(' GiB'):>11}")
-    for b in r["boxes"]:
-        verdict = "passes" if b["passes"] else "refused"
-        margin = report.margin_as_printed(b["available_bytes"], r["terms"])
-        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}, {verdict} by {fmt(abs(margin), 'GiB')}")
-    lines.append(f"Start: {'yes' if r['passes'] else 'no, refused'}")
-    lines.extend(f"  note: {note}" for note in r["notes"])
-    largest = r["largest_pin_bytes"]
-    lines.append("Largest pin that passes: " + _pin(largest["without_drafter"]) + " without the drafter"
-                 + (f", {_pin(largest['with_drafter'])} with it" if largest["with_drafter"] is not None else ""))  # fmt: skip
-    pool = r["kv"]
-    if pool["bytes_per_token"] is not None:
-        tokens = fmt(pool["tokens"], "tokens") + (" (logged)" if pool["tokens_logged"] else "")
-        lines.append(f"KV pool: {tokens} at {fmt(pool['bytes_per_token'], 'count')} B/token ({r['kv_source']}), "
-                     f"{fmt(pool['full_contexts'], 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
-        if not pool["holds_one_context"]:
+    lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r.terms), 'GiB').removesuffix(' GiB'):>11}")
+    for b in r.boxes:
+        verdict = "passes" if b.passes else "refused"
+        margin = report.margin_as_printed(b.available_bytes, r.terms)
+        lines.append(f"  {b.box}: available {fmt(b.available_bytes, 'GiB')}, {verdict} by {fmt(abs(margin), 'GiB')}")
+    lines.append(f"Start: {'yes' if r.passes else 'no, refused'}")
+    lines.extend(f"  note: {note}" for note in r.notes)
+    largest = r.largest_pin_bytes
+    lines.append("Largest pin that passes: " + _pin(largest.without_drafter) + " without the drafter"
+                 + (f", {_pin(largest.with_drafter)} with it" if largest.with_drafter is not None else ""))  # fmt: skip
+    pool = r.kv
+    if pool is not None:
+        tokens = fmt(pool.tokens, "tokens") + (" (logged)" if pool.tokens_logged else "")
+        lines.append(f"KV pool: {tokens} at {fmt(pool.bytes_per_token, 'count')} B/token ({r.kv_source}), "
+                     f"{fmt(pool.full_contexts, 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
+        if not pool.holds_one_context:
             lines.append(
-                f"  below the floor: one full context and the block vLLM holds back from 0.29.0 ({fmt(pool['block_size'], 'tokens')}, "
-                f"{pool['block_source']}) need a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2, up=True)}"
+                f"  below the floor: one full context and the block vLLM holds back from 0.29.0 ({fmt(pool.block_size, 'tokens')}, "
+                f"{pool.block_source}) need a pin of {fmt(pool.one_context_pin_bytes, 'e9', 2, up=True)}"
             )
-        if "tokens_needed" in pool:
-            lines.append(f"  seats x typical context = {fmt(pool['tokens_needed'], 'tokens')}: {'fits' if pool['seats_fit'] else 'does not fit'}")
-    f = r["fraction"]
-    when = "" if f["reached"] else " (not reached: the gate refuses the start first; the fix passes it)"
+        if pool.seats is not None:
+            lines.append(f"  seats x typical context = {fmt(pool.seats.tokens_needed, 'tokens')}: {'fits' if pool.seats.seats_fit else 'does not fit'}")
+    f = r.fraction
+    when = "" if f.reached else " (not reached: the gate refuses the start first; the fix passes it)"
     how = (
         "typed"
-        if f["typed"]
-        else f"the largest two-decimal fraction that leaves the {fmt(r['headroom_bytes'], 'GiB', 0)} start headroom free; the edge, {fmt(f['edge'], 'fraction')}, leaves {fmt(f['free_bytes'] - fraction.requested(f['total_bytes'], f['edge']), 'GiB')}"
+        if f.typed
+        else f"the largest two-decimal fraction that leaves the {fmt(r.headroom_bytes, 'GiB', 0)} start headroom free; the edge, {fmt(f.edge, 'fraction')}, leaves {fmt(f.free_bytes - fraction.requested(f.total_bytes, f.edge), 'GiB')}"
     )
-    lines.append(f"vLLM fraction check{when}: {report.fraction_text(f['fraction'])} x {fmt(f['total_bytes'], 'GiB')} "
-                 f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free ({how}); ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
-    if not r["passes"]:
-        lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r["changes"]))
-    if r["flags_are_the_fix"]:
+    lines.append(f"vLLM fraction check{when}: {report.fraction_text(f.fraction)} x {fmt(f.total_bytes, 'GiB')} "
+                 f"{'<=' if f.passes else '>'} {fmt(f.free_bytes, 'GiB')} free ({how}); ceiling {fmt(f.ceiling, 'fraction', 4)}")  # fmt: skip
+    if not r.passes:
+        lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r.changes))
+    if r.flags_are_the_fix:
         lines.append("Flags of the suggested fix (not the refused request):")
-    elif r["passes"] is False:
+    elif r.passes is False:
         lines.append("Flags of the refused request, for reference (it does not start):")
     else:
         lines.append("Flags:")
-    lines.extend(f"  {flag}" for flag in r["flags"])
+    lines.extend(f"  {flag}" for flag in r.flags)
     return "\n".join(lines)
 
 

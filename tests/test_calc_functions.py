@@ -366,12 +366,36 @@ def test_report_check_names_fields(catalog) -> None:
     assert [p.split(":")[0] for p in problems] == ["max_model_len", "available", "speculative tokens"]
 
 
+def test_the_start_report_is_typed_and_its_json_keeps_the_keys_and_leaves_out_what_was_not_asked(catalog, monkeypatch) -> None:
+    r = report.start_report(catalog, report.defaults(catalog, DSV4))
+    assert isinstance(r, report.StartReport) and isinstance(r.kv, report.PoolFigures) and r.kv.seats is None
+    out = r.to_json()
+    assert list(out) == [
+        "deployment", "model", "box", "boxes_count", "tp", "inputs", "terms", "needs_bytes", "outside_calibration", "passes", "boxes",
+        "largest_pin_bytes", "kv", "kv_source", "fraction", "flags", "flags_are_the_fix", "headroom_bytes", "fix", "changes", "notes",
+    ]  # fmt: skip
+    assert list(out["kv"]) == [
+        "bytes_per_token", "tokens", "tokens_logged", "full_contexts", "holds_one_context", "one_context_pin_bytes", "block_size", "block_source"
+    ]  # fmt: skip
+    assert out["kv"]["tokens"] == 181777 and out["largest_pin_bytes"] == {
+        "without_drafter": r.largest_pin_bytes.without_drafter,
+        "with_drafter": r.largest_pin_bytes.with_drafter,
+    }
+    assert out["boxes"][0]["margin_bytes"] == r.margins[0] == out["boxes"][0]["available_bytes"] - out["needs_bytes"]
+    seated = report.start_report(catalog, replace(report.defaults(catalog, DSV4), typical_context=32768))
+    assert seated.kv is not None and seated.kv.seats is not None and seated.kv.seats.tokens_needed == seated.inputs.seats * 32768
+    assert list(seated.to_json()["kv"])[-3:] == ["tokens_needed", "seats_fit", "pin_for_seats_bytes"]
+    monkeypatch.setattr(report, "pool_reading", lambda *args: None)  # a model without a measured bytes per token
+    unread = report.start_report(catalog, report.defaults(catalog, DSV4))
+    assert unread.kv is None and unread.to_json()["kv"] == {"bytes_per_token": None}
+
+
 def test_report_kv_figures_use_the_logged_count_at_a_logged_pin(catalog) -> None:
     result = report.start_report(catalog, report.defaults(catalog, DSV4))
-    assert result["kv"]["tokens"] == 181777 and result["kv"]["tokens_logged"]
+    assert result.kv.tokens == 181777 and result.kv.tokens_logged
     other = report.start_report(catalog, replace(report.defaults(catalog, DSV4), kv_pin=12 * 10**9))
-    assert not other["kv"]["tokens_logged"]
-    assert other["kv"]["tokens"] == kv.tokens_for_pool(12 * 10**9, other["kv"]["bytes_per_token"])
+    assert not other.kv.tokens_logged
+    assert other.kv.tokens == kv.tokens_for_pool(12 * 10**9, other.kv.bytes_per_token)
 
 
 def test_report_to_json_is_plain() -> None:
