@@ -180,7 +180,11 @@ def pin_matrix(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", pins: S
 
 
 def needs_vs_boxes(
-    terms: Sequence[gate.Term], needs: int, boxes: Sequence[tuple[str, int]], title: str = "What the start needs on each box", chart_id: str = "start-needs"
+    terms: Sequence[gate.Term],
+    needs: int | Fraction,
+    boxes: Sequence[tuple[str, int]],
+    title: str = "What the start needs on each box",
+    chart_id: str = "start-needs",
 ) -> Bars:
     """The calculator's start: the needs stacked, once per box, with that box's MemAvailable marked."""
     rows = []
