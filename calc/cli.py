@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
 
     from calc import logread, logverdict
     from calc import lora as lora_module
+    from calc import modeled as modeled_module
     from calc import offload as offload_module
     from calc import predict as predict_module
 
@@ -635,53 +636,55 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     if card is not None and start is not None:
         r = _with_prediction(r, config_text, args.config, card, start)
     if args.json:
-        return report.to_json(r)
+        return r.to_json()
     lines = [
-        f"{r['architecture']} ({r['family']}: {r['layers']}), TP={r['tp']}, KV {r['kv_cache_dtype']}; {r['engine_rules']}; all figures modeled",
-        f"Weights per rank: {fmt(r['weights_bytes_per_rank'], 'GiB')} (from the {r['weights_source']})"
-        + (f", drafter layers {fmt(r['drafter_bytes_per_rank'], 'GiB')} more with speculative decoding" if r["drafter_bytes_per_rank"] else ""),
-        f"KV per request at {fmt(r['max_model_len'], 'count')} tokens: {fmt(r['kv_bytes_per_request'], 'GiB')} = "
-        f"{fmt(r['kv_bytes_per_token'], 'count')} B a token + {fmt(r['kv_fixed_bytes_per_request'], 'GiB')} fixed",
-        f"  {r['kv_groups']} KV group(s) of {r['layers_per_group']} layers, block {r['block_size']} tokens"
-        + (f", {r['padding_layers']} padding layer(s)" if r["padding_layers"] else ""),
-        f"Smallest pool that starts: {fmt(r['kv_floor_bytes'], 'B')} ({fmt(r['kv_floor_bytes'], 'e9', 2, up=True)} rounded up)"
+        f"{r.architecture} ({r.family}: {r.layers}), TP={r.tp}, KV {r.kv_cache_dtype}; {r.engine_rules}; all figures modeled",
+        f"Weights per rank: {fmt(r.weights_bytes_per_rank, 'GiB')} (from the {r.weights_source})"
+        + (f", drafter layers {fmt(r.drafter_bytes_per_rank, 'GiB')} more with speculative decoding" if r.drafter_bytes_per_rank else ""),
+        f"KV per request at {fmt(r.max_model_len, 'count')} tokens: {fmt(r.kv_bytes_per_request, 'GiB')} = "
+        f"{fmt(r.kv_bytes_per_token, 'count')} B a token + {fmt(r.kv_fixed_bytes_per_request, 'GiB')} fixed",
+        f"  {r.kv_groups} KV group(s) of {r.layers_per_group} layers, block {r.block_size} tokens"
+        + (f", {r.padding_layers} padding layer(s)" if r.padding_layers else ""),
+        f"Smallest pool that starts: {fmt(r.kv_floor_bytes, 'B')} ({fmt(r.kv_floor_bytes, 'e9', 2, up=True)} rounded up)"
         + (
-            f", the request and the block of {fmt(r['null_block_bytes'], 'B')} vLLM 0.29.0 and later hold back before the one-request check"
-            if r["null_block_bytes"]
+            f", the request and the block of {fmt(r.null_block_bytes, 'B')} vLLM 0.29.0 and later hold back before the one-request check"
+            if r.null_block_bytes
             else ", one request (this build holds no block back before the check)"
         ),
     ]
-    if r["kv_tokens"] is not None:
+    if r.kv_tokens is not None:
+        assert r.pool_bytes is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "a pool that holds tokens is sized"
         lines += [
-            f"Pool {fmt(r['pool_bytes'], 'GiB')}: GPU KV cache size {fmt(r['kv_tokens'], 'tokens')}, "
-            f"maximum concurrency {fmt(r['max_concurrency'], 'x')} at {fmt(r['max_model_len'], 'count')}",
-            f"Largest max_model_len one request fits: {fmt(r['largest_max_model_len'], 'count')}",
+            f"Pool {fmt(r.pool_bytes, 'GiB')}: GPU KV cache size {fmt(r.kv_tokens, 'tokens')}, "
+            f"maximum concurrency {fmt(r.max_concurrency, 'x')} at {fmt(r.max_model_len, 'count')}",
+            f"Largest max_model_len one request fits: {fmt(r.largest_max_model_len, 'count')}",
         ]
-    if "verdict" in r:
-        terms = r["terms"]
-        lines.insert(2, f"On {r['card']} ({fmt(r['total_memory_bytes'], 'GiB')}) x utilization {r['gpu_memory_utilization']} = "
-                        f"{fmt(r['requested_bytes'], 'GiB')} requested; max_num_seqs {r['max_num_seqs']}, max_num_batched_tokens {r['max_num_batched_tokens']}")  # fmt: skip
-        lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t['bytes'], 'GiB')}" for name, t in terms.items()))
-        lines.insert(4, f"KV pool a rank (predicted): {fmt(r['available_kv_bytes'], 'GiB')}; vLLM's verdict: {r['verdict']} ({r['verdict_reason']})")
-        for i, f in enumerate(r["fixes"]):
-            lines.insert(5 + i, f"  passes with {f['change']} ({f['flags']}): pool {fmt(f['available_kv_bytes'], 'GiB')}")
-    if r["lora"] is not None:
-        lo = r["lora"]
-        lines.insert(2, f"LoRA: {lo['max_loras']} slot(s) of rank {lo['max_lora_rank']} on each rank, {fmt(lo['device_bytes_per_rank'], 'GiB')} "
-                        f"allocated at load beside the weights ({lo['modules']} modules); {lo['max_cpu_loras']} adapter(s) on the host, "
-                        f"at most {fmt(lo['host_bytes'], 'GiB')} over every worker")  # fmt: skip
-    if r["offload"] is not None:
-        of = r["offload"]
-        lines.insert(2, f"Host memory: {fmt(of['offloaded_bytes_per_rank'], 'GiB')} of weights a rank moved by --cpu-offload-gb "
-                        f"({fmt(of['weights_on_device_bytes_per_rank'], 'GiB')} stay on the device), KV offloading {fmt(of['kv_offloading_bytes'], 'GiB')}, "
-                        f"swap {fmt(of['swap_space_bytes'], 'GiB')}: {fmt(of['host_bytes'], 'GiB')} on the host in all")  # fmt: skip
-    if r["pp"] > 1:
-        lines.insert(2, f"Pipeline parallel {r['pp']}, one rank of each stage:")
-        for n, st in enumerate(r["ranks"]):
-            holds = f" + {', '.join(st['holds'])}" if st["holds"] else ""
-            lines.insert(3 + n, f"  stage {st['rank']}: layers {st['first_layer']}-{st['end_layer'] - 1} ({st['layers']}{holds}): weights "
-                                f"{fmt(st['weights_bytes'], 'GiB')}, KV {fmt(st['kv_bytes_per_token'], 'count')} B a token")  # fmt: skip
-    lines += [f"Note: {note}" for note in r["notes"]]
+    if r.prediction is not None:
+        c = r.prediction
+        terms = c.terms
+        lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
+                        f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
+        lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
+        lines.insert(4, f"KV pool a rank (predicted): {fmt(c.available_kv_bytes, 'GiB')}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
+        for i, f in enumerate(c.fixes):
+            lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
+    if r.lora is not None:
+        lo = r.lora
+        lines.insert(2, f"LoRA: {lo.max_loras} slot(s) of rank {lo.max_lora_rank} on each rank, {fmt(lo.device_bytes_per_rank, 'GiB')} "
+                        f"allocated at load beside the weights ({lo.modules} modules); {lo.max_cpu_loras} adapter(s) on the host, "
+                        f"at most {fmt(lo.host_bytes, 'GiB')} over every worker")  # fmt: skip
+    if r.offload is not None:
+        of = r.offload
+        lines.insert(2, f"Host memory: {fmt(of.offloaded_bytes_per_rank, 'GiB')} of weights a rank moved by --cpu-offload-gb "
+                        f"({fmt(of.weights_on_device_bytes_per_rank, 'GiB')} stay on the device), KV offloading {fmt(of.kv_offloading_bytes, 'GiB')}, "
+                        f"swap {fmt(of.swap_space_bytes, 'GiB')}: {fmt(of.host_bytes, 'GiB')} on the host in all")  # fmt: skip
+    if r.pp > 1:
+        lines.insert(2, f"Pipeline parallel {r.pp}, one rank of each stage:")
+        for n, st in enumerate(r.ranks):
+            holds = f" + {', '.join(st.holds)}" if st.holds else ""
+            lines.insert(3 + n, f"  stage {st.rank}: layers {st.first_layer}-{st.end_layer - 1} ({st.layers}{holds}): weights "
+                                f"{fmt(st.weights_bytes, 'GiB')}, KV {fmt(st.kv_bytes_per_token, 'count')} B a token")  # fmt: skip
+    lines += [f"Note: {note}" for note in r.notes]
     return "\n".join(lines)
 
 
@@ -744,66 +747,69 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
     return predict.card_of_box(predict.find_box(catalog.boxes, args.gpu))
 
 
-def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start) -> dict[str, Any]:
+def _with_prediction(
+    r: modeled_module.ModelReport, config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start
+) -> modeled_module.ModelReport:
     """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict."""
-    from calc import hfconfig, predict
+    from dataclasses import replace
+
+    from calc import hfconfig, modeled, predict
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    own = tuple(st["weights_bytes"] for st in r["ranks"]) if start.pp > 1 else None
-    p = predict.predict(
-        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
-    )
+    own = tuple(st.weights_bytes for st in r.ranks) if start.pp > 1 else None
+    p = predict.predict(shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/weights.py from the {r.weights_source}", own)
     terms = {
-        t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
+        t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
     }
     pool = p.available_kv_bytes
-    found = predict.fixes(
-        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/weights.py from the {r['weights_source']}", own
+    found = predict.fixes(shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/weights.py from the {r.weights_source}", own)
+    prediction = modeled.CardPrediction(
+        card=card.name,
+        card_source=card.source,
+        total_memory_bytes=p.total_bytes,
+        gpu_memory_utilization=float(p.utilization),
+        requested_bytes=p.requested_bytes,
+        max_num_seqs=p.max_num_seqs,
+        max_num_batched_tokens=p.max_num_batched_tokens,
+        batch_source=p.batch_source,
+        activation_peak_bytes=p.activation.bytes,
+        forward_peak_bytes=p.forward.bytes,
+        sampler_warmup_bytes=p.sampler.bytes,
+        non_torch_bytes=p.non_torch.bytes,
+        cuda_graph_bytes=p.cuda_graph.bytes,
+        terms=terms,
+        available_kv_bytes=pool,
+        verdict=p.verdict,
+        verdict_reason=p.reason,
+        fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
+        tightest_rank=p.tightest_stage,
     )
-    fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
-    return {
-        **r,
-        "card": card.name,
-        "card_source": card.source,
-        "total_memory_bytes": p.total_bytes,
-        "gpu_memory_utilization": float(p.utilization),
-        "requested_bytes": p.requested_bytes,
-        "max_num_seqs": p.max_num_seqs,
-        "max_num_batched_tokens": p.max_num_batched_tokens,
-        "batch_source": p.batch_source,
-        "activation_peak_bytes": p.activation.bytes,
-        "forward_peak_bytes": p.forward.bytes,
-        "sampler_warmup_bytes": p.sampler.bytes,
-        "non_torch_bytes": p.non_torch.bytes,
-        "cuda_graph_bytes": p.cuda_graph.bytes,
-        "terms": terms,
-        "available_kv_bytes": pool,
-        "pool_bytes": pool if pool > 0 else None,
-        "kv_tokens": p.kv_tokens,
-        "max_concurrency": p.max_concurrency,
-        "kv_blocks": None,
-        "largest_max_model_len": p.largest_max_model_len,
-        "verdict": p.verdict,
-        "verdict_reason": p.reason,
-        "fixes": fixes,
-        "modeled": True,
-        "tightest_rank": p.tightest_stage,
-        "ranks": [{**st, **_stage_pool(sp)} for st, sp in zip(r["ranks"], p.stages or (None,) * len(r["ranks"]), strict=True)],
-    }
+    return replace(
+        r,
+        prediction=prediction,
+        pool_bytes=pool if pool > 0 else None,
+        kv_tokens=p.kv_tokens,
+        max_concurrency=p.max_concurrency,
+        kv_blocks=None,
+        largest_max_model_len=p.largest_max_model_len,
+        ranks=tuple(replace(st, pool=_stage_pool(sp)) for st, sp in zip(r.ranks, p.stages or (None,) * len(r.ranks), strict=True)),
+    )
 
 
-def _stage_pool(sp: predict_module.StagePool | None) -> dict[str, Any]:
+def _stage_pool(sp: predict_module.StagePool | None) -> modeled_module.StagePoolTerms | None:
     """A pipeline stage's own pool terms, for its entry in `ranks`."""
+    from calc import modeled
+
     if sp is None:
-        return {}
-    return {
-        "lora_bytes": sp.lora_bytes,
-        "activation_peak_bytes": sp.activation_bytes,
-        "cuda_graph_bytes": sp.cuda_graph_bytes,
-        "available_kv_bytes": sp.available_kv_bytes,
-        "kv_blocks": sp.kv_blocks,
-    }
+        return None
+    return modeled.StagePoolTerms(
+        lora_bytes=sp.lora_bytes,
+        activation_peak_bytes=sp.activation_bytes,
+        cuda_graph_bytes=sp.cuda_graph_bytes,
+        available_kv_bytes=sp.available_kv_bytes,
+        kv_blocks=sp.kv_blocks,
+    )
 
 
 # --- ingest ---------------------------------------------------------------------------------

@@ -3,10 +3,11 @@ and the browser alike. Every figure here is modeled (calc/weights.py, calc/kvlay
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
-from calc import hfconfig, kvlayout, lora, offload, ranks, weights
+from calc import hfconfig, kvlayout, lora, offload, ranks, report, weights
 from calc.units import InputError
 
 
@@ -32,7 +33,188 @@ class ModelInputs:
     offload: offload.Offload | None = None  # --cpu-offload-gb, --kv-offloading-size, --swap-space
 
 
-def model_report(i: ModelInputs) -> dict[str, Any]:
+@dataclass(frozen=True)
+class StagePoolTerms:
+    """A pipeline stage's own pool terms on a card (calc/predict.py)."""
+
+    lora_bytes: int
+    activation_peak_bytes: int
+    cuda_graph_bytes: int
+    available_kv_bytes: int
+    kv_blocks: int
+
+
+@dataclass(frozen=True)
+class StageReport:
+    """One pipeline stage, one rank of it: its layers, weights and KV figures."""
+
+    rank: int
+    layers: int
+    first_layer: int
+    end_layer: int
+    holds: tuple[str, ...]
+    weights_bytes: int
+    drafter_bytes: int
+    kv_bytes_per_token: int | Fraction
+    kv_bytes_per_request: int
+    kv_block_bytes: int
+    kv_floor_bytes: int
+    lora_bytes: int | None = None  # with --enable-lora
+    offloaded_bytes: int | None = None  # with an offload flag
+    pool: StagePoolTerms | None = None  # on a card
+
+    def to_json(self) -> dict[str, Any]:
+        """The stage as the report's `ranks` list gives it: the pool terms last, LoRA's in its place."""
+        out: dict[str, Any] = {f: getattr(self, f) for f in STAGE_KEYS}
+        out["holds"] = list(self.holds)
+        if self.lora_bytes is not None:
+            out["lora_bytes"] = self.lora_bytes
+        if self.offloaded_bytes is not None:
+            out["offloaded_bytes"] = self.offloaded_bytes
+        if self.pool is not None:
+            out.update(report.to_json(self.pool))
+        return out
+
+
+STAGE_KEYS = ("rank", "layers", "first_layer", "end_layer", "holds", "weights_bytes", "drafter_bytes", "kv_bytes_per_token", "kv_bytes_per_request",
+              "kv_block_bytes", "kv_floor_bytes")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LoraReport:
+    """The LoRA slots on the heaviest rank and the adapters on the host."""
+
+    max_loras: int
+    max_lora_rank: int
+    max_cpu_loras: int
+    slot_bytes: int
+    device_bytes_per_rank: int
+    host_bytes_per_worker: int  # every worker process keeps its own whole copies
+    host_bytes: int
+    modules: int
+    source: str
+
+
+@dataclass(frozen=True)
+class OffloadReport:
+    """The bytes moved to the host, and what a unified-memory box makes of them."""
+
+    offloaded_bytes_per_rank: int
+    weights_on_device_bytes_per_rank: int
+    offloaded_bytes: int
+    kv_offloading_bytes: int
+    swap_space_bytes: int
+    host_bytes: int
+    # on a unified-memory box the host is the same memory: nothing is saved, and the host buffers add
+    unified_saving_bytes: int
+    unified_extra_bytes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class PredictedTerm:
+    bytes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class PredictedFix:
+    change: str
+    flags: str
+    available_kv_bytes: int
+    kv_tokens: int | None
+
+
+@dataclass(frozen=True)
+class CardPrediction:
+    """The pool predicted on a card (calc/predict.py): each term with its source, vLLM's verdict."""
+
+    card: str
+    card_source: str
+    total_memory_bytes: int
+    gpu_memory_utilization: float
+    requested_bytes: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    batch_source: str
+    activation_peak_bytes: int
+    forward_peak_bytes: int
+    sampler_warmup_bytes: int
+    non_torch_bytes: int
+    cuda_graph_bytes: int
+    terms: dict[str, PredictedTerm]
+    available_kv_bytes: int
+    verdict: str
+    verdict_reason: str
+    fixes: tuple[PredictedFix, ...]
+    tightest_rank: int
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    """Before the first start, from a config.json: weights a rank, the KV cost of a request, what a
+    pool holds, each pipeline stage; on a card, the pool predicted. `to_json()` is `python -m calc
+    model --json`, in vLLM's spelling."""
+
+    architecture: str
+    family: str
+    layers: str
+    tp: int
+    kv_cache_dtype: str
+    max_model_len: int
+    engine_rules: str
+    weights_bytes_per_rank: int
+    weights_source: str
+    drafter_bytes_per_rank: int
+    checkpoint_bytes: int | None
+    kv_bytes_per_token: int | Fraction
+    kv_fixed_bytes_per_request: int
+    kv_bytes_per_request: int
+    kv_floor_bytes: int  # the smallest pool vLLM's one-request check passes
+    null_block_bytes: int
+    block_size: int
+    kv_groups: int
+    layers_per_group: int
+    padding_layers: int
+    pp: int
+    ranks: tuple[StageReport, ...]
+    lora: LoraReport | None
+    offload: OffloadReport | None
+    notes: tuple[str, ...]
+    modeled: bool = True
+    kv_tokens: int | None = None
+    max_concurrency: Fraction | None = None
+    kv_blocks: int | None = None
+    largest_max_model_len: int | None = None
+    pool_bytes: int | None = None  # the pool given, or the one predicted on a card
+    prediction: CardPrediction | None = field(default=None)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {key: getattr(self, key) for key in REPORT_KEYS}
+        out["ranks"] = [st.to_json() for st in self.ranks]
+        out["notes"] = list(self.notes)
+        p = self.prediction
+        if p is None:
+            if self.pool_bytes is not None:
+                out["pool_bytes"] = self.pool_bytes
+        else:
+            ahead = {f: getattr(p, f) for f in CARD_KEYS}
+            ahead["terms"] = {name: {"bytes": t.bytes, "source": t.source} for name, t in p.terms.items()}
+            out.update(ahead, available_kv_bytes=p.available_kv_bytes, pool_bytes=self.pool_bytes, verdict=p.verdict, verdict_reason=p.verdict_reason,
+                       fixes=[report.to_json(f) for f in p.fixes], tightest_rank=p.tightest_rank)  # fmt: skip
+        result: dict[str, Any] = report.to_json(out)
+        return result
+
+
+REPORT_KEYS = ("modeled", "architecture", "family", "layers", "tp", "kv_cache_dtype", "max_model_len", "engine_rules", "weights_bytes_per_rank",
+               "weights_source", "drafter_bytes_per_rank", "checkpoint_bytes", "kv_bytes_per_token", "kv_fixed_bytes_per_request",
+               "kv_bytes_per_request", "kv_floor_bytes", "null_block_bytes", "block_size", "kv_groups", "layers_per_group", "padding_layers",
+               "kv_tokens", "max_concurrency", "kv_blocks", "largest_max_model_len", "pp", "ranks", "lora", "offload", "notes")  # fmt: skip
+CARD_KEYS = ("card", "card_source", "total_memory_bytes", "gpu_memory_utilization", "requested_bytes", "max_num_seqs", "max_num_batched_tokens",
+             "batch_source", "activation_peak_bytes", "forward_peak_bytes", "sampler_warmup_bytes", "non_torch_bytes", "cuda_graph_bytes")  # fmt: skip
+
+
+def model_report(i: ModelInputs) -> ModelReport:
     """Weights per rank, the KV cost of one request and, given a pool, what vLLM would print.
     Raises InputError (ConfigError names the file and field) for anything it cannot size."""
     shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
@@ -112,49 +294,41 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
             notes.append(said)
     floor = whole_req.floor_bytes if i.pp > 1 and ranks.whole_model_check(rules) else max(st.kv_floor_bytes for st in stage_list)
     lay = req.layout
-    out: dict[str, Any] = {
-        "modeled": True,
-        "architecture": shape.architecture,
-        "family": shape.family,
-        "layers": shape.parameters_note,
-        "tp": i.tp,
-        "kv_cache_dtype": i.kv_cache_dtype,
-        "max_model_len": i.max_model_len,
-        "engine_rules": f"vLLM {rules.name} ({'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints})",
-        "weights_bytes_per_rank": w.model,
-        "weights_source": w.source,
-        "drafter_bytes_per_rank": w.drafter,
-        "checkpoint_bytes": w.checkpoint_total,
-        "kv_bytes_per_token": int(req.bytes_per_token) if req.bytes_per_token.denominator == 1 else req.bytes_per_token,
-        "kv_fixed_bytes_per_request": req.fixed_bytes,
-        "kv_bytes_per_request": req.bytes_per_request,
-        "kv_floor_bytes": floor,  # the smallest pool vLLM's one-request check passes
-        "null_block_bytes": req.null_block_bytes,
-        "block_size": min(g.spec.block_size for g in lay.groups),
-        "kv_groups": len(lay.groups),
-        "layers_per_group": lay.group_size,
-        "padding_layers": lay.padding_layers,
-        "kv_tokens": None,
-        "max_concurrency": None,
-        "kv_blocks": None,
-        "largest_max_model_len": None,
-        "pp": i.pp,
-        "ranks": [
-            {
-                **stage_json(st),
-                **({"lora_bytes": stage_lora[st.rank].device_bytes} if stage_lora else {}),
-                **({"offloaded_bytes": moved[st.rank]} if host else {}),
-            }
+    out = ModelReport(
+        architecture=shape.architecture,
+        family=shape.family,
+        layers=shape.parameters_note,
+        tp=i.tp,
+        kv_cache_dtype=i.kv_cache_dtype,
+        max_model_len=i.max_model_len,
+        engine_rules=f"vLLM {rules.name} ({'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints})",
+        weights_bytes_per_rank=w.model,
+        weights_source=w.source,
+        drafter_bytes_per_rank=w.drafter,
+        checkpoint_bytes=w.checkpoint_total,
+        kv_bytes_per_token=int(req.bytes_per_token) if req.bytes_per_token.denominator == 1 else req.bytes_per_token,
+        kv_fixed_bytes_per_request=req.fixed_bytes,
+        kv_bytes_per_request=req.bytes_per_request,
+        kv_floor_bytes=floor,
+        null_block_bytes=req.null_block_bytes,
+        block_size=min(g.spec.block_size for g in lay.groups),
+        kv_groups=len(lay.groups),
+        layers_per_group=lay.group_size,
+        padding_layers=lay.padding_layers,
+        pp=i.pp,
+        ranks=tuple(
+            replace(stage_report(st), lora_bytes=stage_lora[st.rank].device_bytes if stage_lora else None, offloaded_bytes=moved[st.rank] if host else None)
             for st in stage_list
-        ],
-        "lora": _lora_json(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
-        "offload": _offload_json(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
-        "notes": notes,
-    }
+        ),
+        lora=_lora_report(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
+        offload=_offload_report(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
+        notes=tuple(notes),
+    )
     if i.pool is not None:
         p = kvlayout.pool(tight_shape, settings, i.max_model_len, i.pool, rules, req)
         check_shape = shape if i.pp > 1 and ranks.whole_model_check(rules) else tight_shape
-        out.update(
+        out = replace(
+            out,
             pool_bytes=i.pool,
             kv_tokens=p.tokens,
             max_concurrency=p.concurrency,
@@ -164,51 +338,48 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
     return out
 
 
-def _lora_json(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> dict[str, Any]:
-    """The LoRA slots on the heaviest rank and the adapters on the host."""
+def _lora_report(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> LoraReport:
     top = max(each, key=lambda b: b.device_bytes)
-    return {
-        "max_loras": cfg.max_loras,
-        "max_lora_rank": cfg.max_lora_rank,
-        "max_cpu_loras": cfg.max_cpu_loras or cfg.max_loras,
-        "slot_bytes": top.slot_bytes,
-        "device_bytes_per_rank": top.device_bytes,
-        "host_bytes_per_worker": each[0].host_bytes,  # every worker process keeps its own whole copies
-        "host_bytes": each[0].host_bytes * tp * len(each),
-        "modules": top.modules,
-        "source": "vllm/lora/layers (create_lora_weights) and model_manager.py, 0.33.0",
-    }
+    return LoraReport(
+        max_loras=cfg.max_loras,
+        max_lora_rank=cfg.max_lora_rank,
+        max_cpu_loras=cfg.max_cpu_loras or cfg.max_loras,
+        slot_bytes=top.slot_bytes,
+        device_bytes_per_rank=top.device_bytes,
+        host_bytes_per_worker=each[0].host_bytes,
+        host_bytes=each[0].host_bytes * tp * len(each),
+        modules=top.modules,
+        source="vllm/lora/layers (create_lora_weights) and model_manager.py, 0.33.0",
+    )
 
 
-def _offload_json(h: offload.HostUse, on_device: int) -> dict[str, Any]:
-    """The bytes moved to the host, and what a unified-memory box makes of them."""
-    return {
-        "offloaded_bytes_per_rank": h.offloaded_per_rank,
-        "weights_on_device_bytes_per_rank": on_device,
-        "offloaded_bytes": h.offloaded_bytes,
-        "kv_offloading_bytes": h.kv_offloading_bytes,
-        "swap_space_bytes": h.swap_bytes,
-        "host_bytes": h.host_bytes,
-        # on a unified-memory box the host is the same memory: nothing is saved, and the host buffers add
-        "unified_saving_bytes": 0,
-        "unified_extra_bytes": h.kv_offloading_bytes + h.swap_bytes,
-        "source": "vllm/model_executor/offloader/uva.py, vllm/config/cache.py and vllm/config/vllm.py, 0.33.0",
-    }
+def _offload_report(h: offload.HostUse, on_device: int) -> OffloadReport:
+    return OffloadReport(
+        offloaded_bytes_per_rank=h.offloaded_per_rank,
+        weights_on_device_bytes_per_rank=on_device,
+        offloaded_bytes=h.offloaded_bytes,
+        kv_offloading_bytes=h.kv_offloading_bytes,
+        swap_space_bytes=h.swap_bytes,
+        host_bytes=h.host_bytes,
+        unified_saving_bytes=0,
+        unified_extra_bytes=h.kv_offloading_bytes + h.swap_bytes,
+        source="vllm/model_executor/offloader/uva.py, vllm/config/cache.py and vllm/config/vllm.py, 0.33.0",
+    )
 
 
-def stage_json(st: ranks.Stage) -> dict[str, Any]:
+def stage_report(st: ranks.Stage) -> StageReport:
     """One pipeline stage as the report's `ranks` list gives it."""
     per_token = st.kv_bytes_per_token
-    return {
-        "rank": st.rank,
-        "layers": st.layers,
-        "first_layer": st.first_layer,
-        "end_layer": st.end_layer,
-        "holds": list(st.holds),
-        "weights_bytes": st.weights_bytes,
-        "drafter_bytes": st.drafter_bytes,
-        "kv_bytes_per_token": int(per_token) if per_token.denominator == 1 else per_token,
-        "kv_bytes_per_request": st.kv_bytes_per_request,
-        "kv_block_bytes": st.kv_block_bytes,
-        "kv_floor_bytes": st.kv_floor_bytes,
-    }
+    return StageReport(
+        rank=st.rank,
+        layers=st.layers,
+        first_layer=st.first_layer,
+        end_layer=st.end_layer,
+        holds=st.holds,
+        weights_bytes=st.weights_bytes,
+        drafter_bytes=st.drafter_bytes,
+        kv_bytes_per_token=int(per_token) if per_token.denominator == 1 else per_token,
+        kv_bytes_per_request=st.kv_bytes_per_request,
+        kv_block_bytes=st.kv_block_bytes,
+        kv_floor_bytes=st.kv_floor_bytes,
+    )

@@ -8,6 +8,7 @@ typed, or the gate answers "outside calibration".
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -275,43 +276,44 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         return invalid(NAME, {key: message.replace(FLAGS.get(key, "\0"), short(LABELS[key]))}, LABELS, names)
     if index_size is not None:
         w = weights.per_rank(shape, tp, index_size, "checkpoint size typed")
-        r.update(weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
+        r = replace(r, weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
+    assert r.kv_tokens is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "the pin is the pool modeled"
     fig = Figures()
-    refused = r["largest_max_model_len"] is not None and r["largest_max_model_len"] < max_len
+    refused = r.largest_max_model_len is not None and r.largest_max_model_len < max_len
     settings = kvlayout.Settings(tp=tp, kv_cache_dtype=dtype, prefill_budget=prefill)
     row, where = _gate_row(catalog, shape, settings, r, typed_overhead)
     result = gate.gate(row, gate.Request(pin, False, prefill, seats), (available,))
     rows = [
-        ("Model", esc(f"{r['architecture']}: {r['family']}, {r['layers']}")),
-        ("Weights a rank (modeled)", fig("weights", fmt(r["weights_bytes_per_rank"], "GiB")) + esc(f" from the {r['weights_source']}")
-         + (f"; drafter layers {fig('drafter', fmt(r['drafter_bytes_per_rank'], 'GiB'))} more with speculative decoding" if r["drafter_bytes_per_rank"] else "")),
+        ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
+        ("Weights a rank (modeled)", fig("weights", fmt(r.weights_bytes_per_rank, "GiB")) + esc(f" from the {r.weights_source}")
+         + (f"; drafter layers {fig('drafter', fmt(r.drafter_bytes_per_rank, 'GiB'))} more with speculative decoding" if r.drafter_bytes_per_rank else "")),
         (f"KV a request at {fmt(max_len, 'count')} tokens (modeled)",
-         fig("per_request", fmt(r["kv_bytes_per_request"], "GiB")) + " = " + fig("per_token", fmt(r["kv_bytes_per_token"], "count")) + " B a token + "
-         + fig("fixed", fmt(r["kv_fixed_bytes_per_request"], "GiB")) + " fixed"),
-        ("Layout", esc(f"{fmt(r['kv_groups'], 'count')} KV group(s) of {fmt(r['layers_per_group'], 'count')} layers, blocks of {fmt(r['block_size'], 'count')} tokens")
-         + (esc(f", {fmt(r['padding_layers'], 'count')} padding layer(s)") if r["padding_layers"] else "")),
-        ("GPU KV cache size at the pin (modeled)", fig("tokens", fmt(r["kv_tokens"], "tokens")) + ", maximum concurrency "
-         + fig("concurrency", fmt(r["max_concurrency"], "x")) + esc(f" ({r['engine_rules']})")),
-        ("Smallest pin that starts (modeled)", fig("floor", pin_up(r["kv_floor_bytes"]))
-         + (esc(" (the request and one block, which vLLM 0.29.0 and later hold back before the one-request check)") if r["null_block_bytes"] else esc(" (one request)"))),
-        ("Longest max_model_len the pin fits", fig("largest_len", fmt(r["largest_max_model_len"], "tokens"))),
+         fig("per_request", fmt(r.kv_bytes_per_request, "GiB")) + " = " + fig("per_token", fmt(r.kv_bytes_per_token, "count")) + " B a token + "
+         + fig("fixed", fmt(r.kv_fixed_bytes_per_request, "GiB")) + " fixed"),
+        ("Layout", esc(f"{fmt(r.kv_groups, 'count')} KV group(s) of {fmt(r.layers_per_group, 'count')} layers, blocks of {fmt(r.block_size, 'count')} tokens")
+         + (esc(f", {fmt(r.padding_layers, 'count')} padding layer(s)") if r.padding_layers else "")),
+        ("GPU KV cache size at the pin (modeled)", fig("tokens", fmt(r.kv_tokens, "tokens")) + ", maximum concurrency "
+         + fig("concurrency", fmt(r.max_concurrency, "x")) + esc(f" ({r.engine_rules})")),
+        ("Smallest pin that starts (modeled)", fig("floor", pin_up(r.kv_floor_bytes))
+         + (esc(" (the request and one block, which vLLM 0.29.0 and later hold back before the one-request check)") if r.null_block_bytes else esc(" (one request)"))),
+        ("Longest max_model_len the pin fits", fig("largest_len", fmt(r.largest_max_model_len, "tokens"))),
         *((("vLLM's one-request check", badge(False, "", "refused") + " " + fig("one_request", "vLLM refuses this start")
             + esc(f": one request at max_model_len {fmt(max_len, 'count')} does not fit the pin; vLLM stops at start-up "
                   f"(\"To serve at least one request with the models's max seq len\"). Lower max_model_len to "
-                  f"{fmt(r['largest_max_model_len'], 'count')} or raise the pin.")),) if refused else ()),
-        *(("Note", esc(note)) for note in r["notes"]),
+                  f"{fmt(r.largest_max_model_len, 'count')} or raise the pin.")),) if refused else ()),
+        *(("Note", esc(note)) for note in r.notes),
     ]  # fmt: skip
     verdict_gate = _gate_rows(result, row, available, pin, prefill, seats, where, fig, rows)
     verdict = (
-        f"Modeled: {r['family']}, {fmt(r['weights_bytes_per_rank'], 'GiB')} of weights a rank; the pin holds "
-        f"{fmt(r['kv_tokens'], 'tokens')} ({fmt(r['max_concurrency'], 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
+        f"Modeled: {r.family}, {fmt(r.weights_bytes_per_rank, 'GiB')} of weights a rank; the pin holds "
+        f"{fmt(r.kv_tokens, 'tokens')} ({fmt(r.max_concurrency, 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
     )
     if refused:
         verdict += f" vLLM refuses this start: one request at max_model_len {fmt(max_len, 'count')} does not fit the pin."
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
 
 
-def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: dict[str, Any], typed: int | None) -> tuple[gate.GateRow, str]:
+def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: modeled.ModelReport, typed: int | None) -> tuple[gate.GateRow, str]:
     policy = catalog.policy["gate"]
     headroom = policy["headroom"]
     overhead, where = None, "no measured start of this model in the catalog, and none typed"
@@ -323,7 +325,7 @@ def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settin
             overhead = derive.gate_row(catalog, d_id).overhead
             where = f"from {catalog.deployments[d_id]['name']}'s measured start"
     row = gate.GateRow(
-        weights=Amount(r["weights_bytes_per_rank"], f"modeled from the config ({r['weights_source']})"),
+        weights=Amount(r.weights_bytes_per_rank, f"modeled from the config ({r.weights_source})"),
         overhead=overhead,
         headroom=Amount(headroom.value, headroom.source or headroom.provenance),
         calibration_prefill=policy["calibration"]["prefill_budget"].value,
