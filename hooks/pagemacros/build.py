@@ -1,6 +1,6 @@
 """The build's state, one object: the catalog, the macros environment (the page being
-rendered), where a figure's problems are recorded, the page templates kept between builds and
-what a build computes once. Every macro takes it as its first argument."""
+rendered), where a figure's problems are recorded and what a build computes once. A macro that
+reads it takes it as its first argument, `build`; hooks/pagemacros/__init__.py binds it."""
 
 from __future__ import annotations
 
