@@ -325,7 +325,7 @@ def length_fit(catalog: Catalog, model_id: str = "deepseek-v4-flash") -> Plot:
 
 
 def length_plot(
-    chart_id: str, fits: Sequence[tuple[int, Fraction, Fraction]], readings: Sequence[tuple[int, int]], predicted: Sequence[tuple[int, Fraction]] = ()
+    chart_id: str, fits: Sequence[tuple[int, Fraction, Fraction]], readings: Sequence[tuple[int, int]], predicted: Sequence[tuple[int, int | Fraction]] = ()
 ) -> Plot:
     lengths = [length for length, _ in readings] + [length for length, _ in predicted]
     x_high = nice_high(max(lengths))

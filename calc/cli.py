@@ -328,14 +328,14 @@ def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> object:
     wanted = [parse_count(x, "--max-model-len", 1) for x in (args.max_model_len or [])]
     fit = report.fit_report(parse_size(args.pool, "--pool"), points, wanted)
     if args.json:
-        return report.to_json({**fit, "predicted_tokens": {str(p["max_model_len"]): p["tokens"] for p in fit["predicted"]}})
+        return fit.to_json()
     lines = [
-        f"Per-request bytes = {fmt(fit['per_token_bytes'], 'count')} B x context + {fmt(fit['fixed_bytes'], 'GB')} fixed, "
-        f"from {len(points)} readings of {fmt(fit['pool_bytes'], 'GiB')}",
-        *(f"  at {fmt(r['max_model_len'], 'count')}: pool / tokens = {fmt(r['pool_over_tokens'], 'count')} B" for r in fit["readings"]),
+        f"Per-request bytes = {fmt(fit.per_token_bytes, 'count')} B x context + {fmt(fit.fixed_bytes, 'GB')} fixed, "
+        f"from {len(points)} readings of {fmt(fit.pool_bytes, 'GiB')}",
+        *(f"  at {fmt(r.max_model_len, 'count')}: pool / tokens = {fmt(r.pool_over_tokens, 'count')} B" for r in fit.readings),
         *(
-            f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x', down=True)} full contexts"
-            for p in fit["predicted"]
+            f"Predicted at {fmt(p.max_model_len, 'count')}: {fmt(p.tokens, 'tokens')}, {fmt(p.full_contexts, 'x', down=True)} full contexts"
+            for p in fit.predicted
         ),
     ]
     return "\n".join(lines)

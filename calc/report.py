@@ -462,7 +462,43 @@ def to_json(value: object) -> Any:
     return value
 
 
-def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class FitReading:
+    """One reading of the pool: the tokens vLLM logged at a max_model_len."""
+
+    max_model_len: int
+    tokens: int
+    pool_over_tokens: Fraction
+
+
+@dataclass(frozen=True)
+class FitPrediction:
+    """The tokens the fit predicts vLLM logs at a max_model_len, and the full contexts they are."""
+
+    max_model_len: int
+    tokens: int
+    full_contexts: float  # tokens / max_model_len, as the command line has always printed it
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """A request's cost, per token and fixed, fit from one pool read at several max_model_len.
+    `to_json()` is `python -m calc fit --json`."""
+
+    pool_bytes: int
+    per_token_bytes: Fraction
+    fixed_bytes: Fraction
+    readings: tuple[FitReading, ...]
+    predicted: tuple[FitPrediction, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields, and the predicted tokens again by max_model_len."""
+        out: dict[str, Any] = to_json(self)
+        out["predicted_tokens"] = {str(p.max_model_len): p.tokens for p in self.predicted}
+        return out
+
+
+def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> FitReport:
     """The per-request cost from one pool read at several max_model_len, checked, and the token
     counts it predicts. Raises InputError naming what is wrong with the readings."""
     if pool <= 0:
@@ -472,13 +508,12 @@ def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) 
     per_token, fixed = kv.fit_per_request([(length, kv.per_request_bytes(pool, tokens, length)) for length, tokens in points])
     if per_token <= 0 or fixed < 0:
         raise InputError("readings: these give a negative per-token or fixed cost; expected readings of one pool on one build")
-    return {
-        "pool_bytes": pool,
-        "per_token_bytes": per_token,
-        "fixed_bytes": fixed,
-        "readings": [{"max_model_len": n, "tokens": t, "pool_over_tokens": Fraction(pool, t)} for n, t in points],
-        "predicted": [
-            {"max_model_len": n, "tokens": kv.tokens_at_length(pool, per_token, fixed, n), "full_contexts": kv.tokens_at_length(pool, per_token, fixed, n) / n}
-            for n in predict_at
-        ],
-    }
+    return FitReport(
+        pool_bytes=pool,
+        per_token_bytes=per_token,
+        fixed_bytes=fixed,
+        readings=tuple(FitReading(n, t, Fraction(pool, t)) for n, t in points),
+        predicted=tuple(
+            FitPrediction(n, kv.tokens_at_length(pool, per_token, fixed, n), kv.tokens_at_length(pool, per_token, fixed, n) / n) for n in predict_at
+        ),
+    )

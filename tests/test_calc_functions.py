@@ -501,3 +501,16 @@ def test_a_deployment_without_max_model_len_is_named(catalog_copy) -> None:
     catalog = load_dir(catalog_copy)
     with pytest.raises(InputError, match=r"dsv4-flash-pair: settings\.max_model_len: found nothing"):
         report.defaults(catalog, "dsv4-flash-pair")
+
+
+def test_the_fit_report_is_typed_and_its_json_adds_the_tokens_by_length() -> None:
+    """24 GiB read at 50,000 (398,000 tokens) and 500,000 (2,450,000): pool / tokens 64,748.25 B
+    and 10,518.29 B; the fit predicts at 131,072 the tokens kv.tokens_at_length gives."""
+    pool = 24 * GiB
+    r = report.fit_report(pool, [(50000, 398000), (500000, 2450000)], [131072])
+    assert isinstance(r, report.FitReport) and r.readings[0] == report.FitReading(50000, 398000, Fraction(pool, 398000))
+    tokens = kv.tokens_at_length(pool, r.per_token_bytes, r.fixed_bytes, 131072)
+    assert r.predicted == (report.FitPrediction(131072, tokens, tokens / 131072),)
+    out = r.to_json()
+    assert list(out) == ["pool_bytes", "per_token_bytes", "fixed_bytes", "readings", "predicted", "predicted_tokens"]
+    assert out["predicted_tokens"] == {"131072": tokens} and out["readings"][1]["pool_over_tokens"] == float(Fraction(pool, 2450000))
