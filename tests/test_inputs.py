@@ -276,7 +276,7 @@ def test_the_model_inputs_the_form_gives_are_the_command_lines(catalog) -> None:
     from calc.engine import lora
 
     r = modeled.model_report(modeled.ModelInputs(d["config"], max_model_len=32768, pool=10**10, lora=lora.Lora()))
-    assert out.figures["lora"] == fmt(r["lora"]["device_bytes_per_rank"], "GiB")
+    assert out.figures["lora"] == fmt(r.lora.device_bytes_per_rank, "GiB")
 
 
 def test_a_message_of_the_model_names_the_field_it_came_from(catalog) -> None:

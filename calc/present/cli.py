@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the log reader and the others are imported by their command
     from typing import BinaryIO
 
     from calc.answers import logverdict
+    from calc.checks import modeled as modeled_module
     from calc.engine import lora as lora_module
     from calc.engine import multimodal as multimodal_module
     from calc.engine import offload as offload_module
@@ -176,7 +177,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         raise InputError(problems[0] if problems[0].startswith("--") else "--" + problems[0])
     result = report.start_report(catalog, inputs)
     if args.json:
-        return report.to_json(result)
+        return result.to_json()
     return render_gate(result)
 
 
@@ -192,12 +193,12 @@ def _gate_host(catalog: Catalog, deployment_id: str, inputs: report.StartInputs,
     host = _host_memory(args, d["tp"] if one_box else 1, 1, weights_a_rank, inputs.kv_pin, where)
     if host is None:
         return inputs
-    said = list(host["notes"])
+    said = list(host.notes)
     if not one_box:
         said.insert(
             0, f"/dev/shm: a start over {d['boxes']} boxes (Ray) makes none of the one-box message queues; Ray's own object store in /dev/shm is not counted"
         )
-    return replace(inputs, shm_bytes=host["shm_bytes"] if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
+    return replace(inputs, shm_bytes=host.shm_bytes if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
 
 
 MAX_REPLICAS = 64
@@ -223,61 +224,61 @@ def _gib_flag(text: str | None, flag: str) -> Fraction:
     return Fraction(0) if text is None else inputs.gib_at_least_zero(text, flag)
 
 
-def render_gate(r: dict[str, Any]) -> str:
-    i: report.StartInputs = r["inputs"]
-    replicas = f", data parallel {r['data_parallel']}: {r['boxes_count']} boxes a replica" if r["data_parallel"] > 1 else ""
-    lines = [f"Start gate: {r['model']}, TP={r['tp']} on {r['boxes_count'] * r['data_parallel']}x {r['box']}{replicas}"]
+def render_gate(r: report.StartReport) -> str:
+    i = r.inputs
+    replicas = f", data parallel {r.data_parallel}: {r.boxes_count} boxes a replica" if r.data_parallel > 1 else ""
+    lines = [f"Start gate: {r.model}, TP={r.tp} on {r.boxes_count * r.data_parallel}x {r.box}{replicas}"]
     lines.append(f"  pin {fmt(i.kv_pin, 'e9')} ({fmt(i.kv_pin, 'GiB')}), drafter {'on' if i.drafter else 'off'}, "
                  f"prefill budget {fmt(i.prefill_budget, 'count')}, seats {i.seats}")  # fmt: skip
-    if r["outside_calibration"]:
-        lines.append(f"  outside calibration: {r['outside_calibration']}")
+    if r.outside_calibration:
+        lines.append(f"  outside calibration: {r.outside_calibration}")
         return "\n".join(lines)
     lines.append(f"  {'term':<22}{'GiB a rank':>11}  source")
-    for t in r["terms"]:
+    for t in r.terms:
         lines.append(f"  {t.name:<22}{fmt(t.bytes, 'GiB').removesuffix(' GiB'):>11}  {t.source}")
-    lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r['terms']), 'GiB').removesuffix(' GiB'):>11}")
-    for b in r["boxes"]:
-        verdict = "passes" if b["passes"] else "refused"
-        margin = report.margin_as_printed(b["available_bytes"], r["terms"], b["head_extra_bytes"])
-        extra = f", less {fmt(b['head_extra_bytes'], 'GiB')} for the Ray head (GCS, dashboard)" if b["head_extra_bytes"] else ""
-        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}{extra}, {verdict} by {fmt(abs(margin), 'GiB')}")
-    if len(r["boxes"]) > 1 and r["tightest_box"] is not None:
-        lines.append(f"  tighter box: {r['tightest_box']}")
-    lines.append(f"Start: {'yes' if r['passes'] else 'no, refused'}")
-    lines.extend(f"  note: {note}" for note in r["notes"])
-    largest = r["largest_pin_bytes"]
-    lines.append("Largest pin that passes: " + _pin(largest["without_drafter"]) + " without the drafter"
-                 + (f", {_pin(largest['with_drafter'])} with it" if largest["with_drafter"] is not None else ""))  # fmt: skip
-    pool = r["kv"]
-    if pool["bytes_per_token"] is not None:
-        tokens = fmt(pool["tokens"], "tokens") + (" (logged)" if pool["tokens_logged"] else "")
-        lines.append(f"KV pool: {tokens} at {fmt(pool['bytes_per_token'], 'count')} B/token ({r['kv_source']}), "
-                     f"{fmt(pool['full_contexts'], 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
-        if not pool["holds_one_context"]:
+    lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r.terms), 'GiB').removesuffix(' GiB'):>11}")
+    for b in r.boxes:
+        verdict = "passes" if b.passes else "refused"
+        margin = report.margin_as_printed(b.available_bytes, r.terms, b.head_extra_bytes)
+        extra = f", less {fmt(b.head_extra_bytes, 'GiB')} for the Ray head (GCS, dashboard)" if b.head_extra_bytes else ""
+        lines.append(f"  {b.box}: available {fmt(b.available_bytes, 'GiB')}{extra}, {verdict} by {fmt(abs(margin), 'GiB')}")
+    if len(r.boxes) > 1 and r.tightest_box is not None:
+        lines.append(f"  tighter box: {r.tightest_box}")
+    lines.append(f"Start: {'yes' if r.passes else 'no, refused'}")
+    lines.extend(f"  note: {note}" for note in r.notes)
+    largest = r.largest_pin_bytes
+    lines.append("Largest pin that passes: " + _pin(largest.without_drafter) + " without the drafter"
+                 + (f", {_pin(largest.with_drafter)} with it" if largest.with_drafter is not None else ""))  # fmt: skip
+    pool = r.kv
+    if pool is not None:
+        tokens = fmt(pool.tokens, "tokens") + (" (logged)" if pool.tokens_logged else "")
+        lines.append(f"KV pool: {tokens} at {fmt(pool.bytes_per_token, 'count')} B/token ({r.kv_source}), "
+                     f"{fmt(pool.full_contexts, 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
+        if not pool.holds_one_context:
             lines.append(
-                f"  below the floor: one full context and the block vLLM holds back from 0.29.0 ({fmt(pool['block_size'], 'tokens')}, "
-                f"{pool['block_source']}) need a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2, up=True)}"
+                f"  below the floor: one full context and the block vLLM holds back from 0.29.0 ({fmt(pool.block_size, 'tokens')}, "
+                f"{pool.block_source}) need a pin of {fmt(pool.one_context_pin_bytes, 'e9', 2, up=True)}"
             )
-        if "tokens_needed" in pool:
-            lines.append(f"  seats x typical context = {fmt(pool['tokens_needed'], 'tokens')}: {'fits' if pool['seats_fit'] else 'does not fit'}")
-    f = r["fraction"]
-    when = "" if f["reached"] else " (not reached: the gate refuses the start first; the fix passes it)"
+        if pool.seats is not None:
+            lines.append(f"  seats x typical context = {fmt(pool.seats.tokens_needed, 'tokens')}: {'fits' if pool.seats.seats_fit else 'does not fit'}")
+    f = r.fraction
+    when = "" if f.reached else " (not reached: the gate refuses the start first; the fix passes it)"
     how = (
         "typed"
-        if f["typed"]
-        else f"the largest two-decimal fraction that leaves the {fmt(r['headroom_bytes'], 'GiB', 0)} start headroom free; the edge, {fmt(f['edge'], 'fraction')}, leaves {fmt(f['free_bytes'] - fraction.requested(f['total_bytes'], f['edge']), 'GiB')}"
+        if f.typed
+        else f"the largest two-decimal fraction that leaves the {fmt(r.headroom_bytes, 'GiB', 0)} start headroom free; the edge, {fmt(f.edge, 'fraction')}, leaves {fmt(f.free_bytes - fraction.requested(f.total_bytes, f.edge), 'GiB')}"
     )
-    lines.append(f"vLLM fraction check{when}: {report.fraction_text(f['fraction'])} x {fmt(f['total_bytes'], 'GiB')} "
-                 f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free ({how}); ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
-    if not r["passes"]:
-        lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r["changes"]))
-    if r["flags_are_the_fix"]:
+    lines.append(f"vLLM fraction check{when}: {report.fraction_text(f.fraction)} x {fmt(f.total_bytes, 'GiB')} "
+                 f"{'<=' if f.passes else '>'} {fmt(f.free_bytes, 'GiB')} free ({how}); ceiling {fmt(f.ceiling, 'fraction', 4)}")  # fmt: skip
+    if not r.passes:
+        lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r.changes))
+    if r.flags_are_the_fix:
         lines.append("Flags of the suggested fix (not the refused request):")
-    elif r["passes"] is False:
+    elif r.passes is False:
         lines.append("Flags of the refused request, for reference (it does not start):")
     else:
         lines.append("Flags:")
-    lines.extend(f"  {flag}" for flag in r["flags"])
+    lines.extend(f"  {flag}" for flag in r.flags)
     return "\n".join(lines)
 
 
@@ -375,14 +376,14 @@ def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> object:
     wanted = [parse_count(x, _flag(args, "max_model_len"), 1) for x in (args.max_model_len or [])]
     fit = report.fit_report(_int(args, "pool"), points, wanted)
     if args.json:
-        return report.to_json({**fit, "predicted_tokens": {str(p["max_model_len"]): p["tokens"] for p in fit["predicted"]}})
+        return fit.to_json()
     lines = [
-        f"Per-request bytes = {fmt(fit['per_token_bytes'], 'count')} B x context + {fmt(fit['fixed_bytes'], 'GB')} fixed, "
-        f"from {len(points)} readings of {fmt(fit['pool_bytes'], 'GiB')}",
-        *(f"  at {fmt(r['max_model_len'], 'count')}: pool / tokens = {fmt(r['pool_over_tokens'], 'count')} B" for r in fit["readings"]),
+        f"Per-request bytes = {fmt(fit.per_token_bytes, 'count')} B x context + {fmt(fit.fixed_bytes, 'GB')} fixed, "
+        f"from {len(points)} readings of {fmt(fit.pool_bytes, 'GiB')}",
+        *(f"  at {fmt(r.max_model_len, 'count')}: pool / tokens = {fmt(r.pool_over_tokens, 'count')} B" for r in fit.readings),
         *(
-            f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x', down=True)} full contexts"
-            for p in fit["predicted"]
+            f"Predicted at {fmt(p.max_model_len, 'count')}: {fmt(p.tokens, 'tokens')}, {fmt(p.full_contexts, 'x', down=True)} full contexts"
+            for p in fit.predicted
         ),
     ]
     return "\n".join(lines)
@@ -613,6 +614,8 @@ def _read_text(path: str, what: str) -> str:
 
 
 def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
+    from dataclasses import replace
+
     from calc.checks import modeled
     from calc.engine import predict
 
@@ -674,81 +677,79 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
         r = _with_prediction(r, config_text, args.config, card, start)
-    r["worst_prefill"] = _worst_prefill(args, config_text, r, budget or 8192)
-    if r["worst_prefill"]["note"]:
-        r["notes"].append(r["worst_prefill"]["note"])
-    r["host_memory"] = _host_memory(args, r["tp"], r["pp"], r["weights_bytes_per_rank"], r.get("pool_bytes"))
-    if r["host_memory"] is not None:
-        r["notes"] += r["host_memory"]["notes"]
+    worst = _worst_prefill(args, config_text, r, budget or 8192)
+    host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes)
+    said = r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
+    r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
     if args.json:
-        return report.to_json(r)
+        return r.to_json()
     lines = [
-        f"{r['architecture']} ({r['family']}: {r['layers']}), TP={r['tp']}, KV {r['kv_cache_dtype']}; {r['engine_rules']}; all figures modeled",
-        f"Weights per rank: {fmt(r['weights_bytes_per_rank'], 'GiB')} (from the {r['weights_source']})"
-        + (f", drafter layers {fmt(r['drafter_bytes_per_rank'], 'GiB')} more with speculative decoding" if r["drafter_bytes_per_rank"] else ""),
-        f"KV per request at {fmt(r['max_model_len'], 'count')} tokens: {fmt(r['kv_bytes_per_request'], 'GiB')} = "
-        f"{fmt(r['kv_bytes_per_token'], 'count')} B a token + {fmt(r['kv_fixed_bytes_per_request'], 'GiB')} fixed",
-        f"  {r['kv_groups']} KV group(s) of {r['layers_per_group']} layers, block {r['block_size']} tokens"
-        + (f", {r['padding_layers']} padding layer(s)" if r["padding_layers"] else ""),
-        f"Smallest pool that starts: {fmt(r['kv_floor_bytes'], 'B')} ({fmt(r['kv_floor_bytes'], 'e9', 2, up=True)} rounded up)"
+        f"{r.architecture} ({r.family}: {r.layers}), TP={r.tp}, KV {r.kv_cache_dtype}; {r.engine_rules}; all figures modeled",
+        f"Weights per rank: {fmt(r.weights_bytes_per_rank, 'GiB')} (from the {r.weights_source})"
+        + (f", drafter layers {fmt(r.drafter_bytes_per_rank, 'GiB')} more with speculative decoding" if r.drafter_bytes_per_rank else ""),
+        f"KV per request at {fmt(r.max_model_len, 'count')} tokens: {fmt(r.kv_bytes_per_request, 'GiB')} = "
+        f"{fmt(r.kv_bytes_per_token, 'count')} B a token + {fmt(r.kv_fixed_bytes_per_request, 'GiB')} fixed",
+        f"  {r.kv_groups} KV group(s) of {r.layers_per_group} layers, block {r.block_size} tokens"
+        + (f", {r.padding_layers} padding layer(s)" if r.padding_layers else ""),
+        f"Smallest pool that starts: {fmt(r.kv_floor_bytes, 'B')} ({fmt(r.kv_floor_bytes, 'e9', 2, up=True)} rounded up)"
         + (
-            f", the request and the block of {fmt(r['null_block_bytes'], 'B')} vLLM 0.29.0 and later hold back before the one-request check"
-            if r["null_block_bytes"]
+            f", the request and the block of {fmt(r.null_block_bytes, 'B')} vLLM 0.29.0 and later hold back before the one-request check"
+            if r.null_block_bytes
             else ", one request (this build holds no block back before the check)"
         ),
     ]
-    if r["kv_tokens"] is not None:
+    if r.kv_tokens is not None:
+        assert r.pool_bytes is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "a pool that holds tokens is sized"
         lines += [
-            f"Pool {fmt(r['pool_bytes'], 'GiB')}: GPU KV cache size {fmt(r['kv_tokens'], 'tokens')}, "
-            f"maximum concurrency {fmt(r['max_concurrency'], 'x')} at {fmt(r['max_model_len'], 'count')}",
-            f"Largest max_model_len one request fits: {fmt(r['largest_max_model_len'], 'count')}",
+            f"Pool {fmt(r.pool_bytes, 'GiB')}: GPU KV cache size {fmt(r.kv_tokens, 'tokens')}, "
+            f"maximum concurrency {fmt(r.max_concurrency, 'x')} at {fmt(r.max_model_len, 'count')}",
+            f"Largest max_model_len one request fits: {fmt(r.largest_max_model_len, 'count')}",
         ]
-        if r.get("one_request_fits") is False and "verdict" not in r:  # with a card, vLLM's verdict says it
+        if r.one_request_fits is False and r.prediction is None:  # with a card, vLLM's verdict says it
             lines.insert(
                 len(lines) - 2,
-                f"vLLM refuses this start: one request at max_model_len {fmt(r['max_model_len'], 'count')} does not fit this pool "
+                f"vLLM refuses this start: one request at max_model_len {fmt(r.max_model_len, 'count')} does not fit this pool "
                 "(its check raises before vLLM prints the pool's size and concurrency below)",
             )
-    if "verdict" in r:
-        terms = r["terms"]
-        lines.insert(2, f"On {r['card']} ({fmt(r['total_memory_bytes'], 'GiB')}) x utilization {r['gpu_memory_utilization']} = "
-                        f"{fmt(r['requested_bytes'], 'GiB')} requested; max_num_seqs {r['max_num_seqs']}, max_num_batched_tokens {r['max_num_batched_tokens']}")  # fmt: skip
-        lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t['bytes'], 'GiB')}" for name, t in terms.items()))
-        lines.insert(4, f"KV pool a rank (predicted): {fmt(r['available_kv_bytes'], 'GiB')}; vLLM's verdict: {r['verdict']} ({r['verdict_reason']})")
-        for i, f in enumerate(r["fixes"]):
-            lines.insert(5 + i, f"  passes with {f['change']} ({f['flags']}): pool {fmt(f['available_kv_bytes'], 'GiB')}")
-    if r["lora"] is not None:
-        lo = r["lora"]
-        lines.insert(2, f"LoRA: {lo['max_loras']} slot(s) of rank {lo['max_lora_rank']} on each rank, {fmt(lo['device_bytes_per_rank'], 'GiB')} "
-                        f"allocated at load beside the weights ({lo['modules']} modules); {lo['max_cpu_loras']} adapter(s) on the host, "
-                        f"at most {fmt(lo['host_bytes'], 'GiB')} over every worker")  # fmt: skip
-    if r["offload"] is not None:
-        of = r["offload"]
-        lines.insert(2, f"Host memory: {fmt(of['offloaded_bytes_per_rank'], 'GiB')} of weights a rank moved by --cpu-offload-gb "
-                        f"({fmt(of['weights_on_device_bytes_per_rank'], 'GiB')} stay on the device), KV offloading {fmt(of['kv_offloading_bytes'], 'GiB')}, "
-                        f"swap {fmt(of['swap_space_bytes'], 'GiB')}: {fmt(of['host_bytes'], 'GiB')} on the host in all")  # fmt: skip
-    if r["dp"] > 1 or r["ep_size"] > 1:
+    if r.prediction is not None:
+        c = r.prediction
+        terms = c.terms
+        lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
+                        f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
+        lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
+        lines.insert(4, f"KV pool a rank (predicted): {fmt(c.available_kv_bytes, 'GiB')}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
+        for i, f in enumerate(c.fixes):
+            lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
+    if r.lora is not None:
+        lo = r.lora
+        lines.insert(2, f"LoRA: {lo.max_loras} slot(s) of rank {lo.max_lora_rank} on each rank, {fmt(lo.device_bytes_per_rank, 'GiB')} "
+                        f"allocated at load beside the weights ({lo.modules} modules); {lo.max_cpu_loras} adapter(s) on the host, "
+                        f"at most {fmt(lo.host_bytes, 'GiB')} over every worker")  # fmt: skip
+    if r.offload is not None:
+        of = r.offload
+        lines.insert(2, f"Host memory: {fmt(of.offloaded_bytes_per_rank, 'GiB')} of weights a rank moved by --cpu-offload-gb "
+                        f"({fmt(of.weights_on_device_bytes_per_rank, 'GiB')} stay on the device), KV offloading {fmt(of.kv_offloading_bytes, 'GiB')}, "
+                        f"swap {fmt(of.swap_space_bytes, 'GiB')}: {fmt(of.host_bytes, 'GiB')} on the host in all")  # fmt: skip
+    if r.dp > 1 or r.ep_size > 1:
         lines[1:1] = _parallel_lines(r)
-    if r["pp"] > 1:
-        lines.insert(2, f"Pipeline parallel {r['pp']}, one rank of each stage:")
-        for n, st in enumerate(r["ranks"]):
-            holds = f" + {', '.join(st['holds'])}" if st["holds"] else ""
-            lines.insert(3 + n, f"  stage {st['rank']}: layers {st['first_layer']}-{st['end_layer'] - 1} ({st['layers']}{holds}): weights "
-                                f"{fmt(st['weights_bytes'], 'GiB')}, KV {fmt(st['kv_bytes_per_token'], 'count')} B a token")  # fmt: skip
-    lines += [f"Note: {note}" for note in r["notes"]]
+    if r.pp > 1:
+        lines.insert(2, f"Pipeline parallel {r.pp}, one rank of each stage:")
+        for n, st in enumerate(r.ranks):
+            holds = f" + {', '.join(st.holds)}" if st.holds else ""
+            lines.insert(3 + n, f"  stage {st.rank}: layers {st.first_layer}-{st.end_layer - 1} ({st.layers}{holds}): weights "
+                                f"{fmt(st.weights_bytes, 'GiB')}, KV {fmt(st.kv_bytes_per_token, 'count')} B a token")  # fmt: skip
+    lines += [f"Note: {note}" for note in r.notes]
     return "\n".join(lines)
 
 
-def _parallel_lines(r: dict[str, Any]) -> list[str]:
+def _parallel_lines(r: modeled_module.ModelReport) -> list[str]:
     """Data and expert parallel: the ranks of each replica, their experts and weights, grouped."""
-    out = [
-        f"Ranks: {r['world_size']} = TP {r['tp']} x PP {r['pp']} x DP {r['dp']}" + (f"; expert parallel over {r['ep_size']} ranks" if r["ep_size"] > 1 else "")
-    ]
-    for st in r["ranks"]:
+    out = [f"Ranks: {r.world_size} = TP {r.tp} x PP {r.pp} x DP {r.dp}" + (f"; expert parallel over {r.ep_size} ranks" if r.ep_size > 1 else "")]
+    for st in r.ranks:
         kinds: dict[tuple[int, int], list[int]] = {}
-        for e in st.get("expert_ranks", []):
-            kinds.setdefault((e["local_experts"], e["weights_bytes"]), []).append(e["ep_rank"])
-        where = f"stage {st['rank']}: " if r["pp"] > 1 else ""
+        for e in st.experts.expert_ranks if st.experts else ():
+            kinds.setdefault((e.local_experts, e.weights_bytes), []).append(e.ep_rank)
+        where = f"stage {st.rank}: " if r.pp > 1 else ""
         for (local, held), members in kinds.items():
             shown_ranks = (
                 f"rank {members[0]}"
@@ -758,8 +759,8 @@ def _parallel_lines(r: dict[str, Any]) -> list[str]:
                 else "ranks " + ", ".join(map(str, members))
             )
             out.append(f"  {where}{shown_ranks}: {local} routed experts a layer, weights {fmt(held, 'GiB')}")
-    if r["kv_tokens_all_replicas"] is not None and r["dp"] > 1:
-        out.append(f"  {r['dp']} replicas x {fmt(r['kv_tokens'], 'tokens')} = {fmt(r['kv_tokens_all_replicas'], 'tokens')} over the replicas")
+    if r.kv_tokens is not None and r.kv_tokens_all_replicas is not None and r.dp > 1:
+        out.append(f"  {r.dp} replicas x {fmt(r.kv_tokens, 'tokens')} = {fmt(r.kv_tokens_all_replicas, 'tokens')} over the replicas")
     return out
 
 
@@ -818,27 +819,30 @@ def _multimodal(args: argparse.Namespace) -> multimodal_module.Settings | None:
     return cfg
 
 
-def _worst_prefill(args: argparse.Namespace, config_text: str, r: dict[str, Any], chunk: int) -> dict[str, Any]:
+def _worst_prefill(args: argparse.Namespace, config_text: str, r: modeled_module.ModelReport, chunk: int) -> modeled_module.WorstPrefill:
     """What a prefill at max_model_len takes beyond the profile run (calc/engine/afterstart.py), and
     against --left-after-start whether it fits."""
+    from calc.checks import modeled
     from calc.engine import afterstart, hfconfig
 
     shape = hfconfig.shape(hfconfig.load(config_text, args.config), args.config)
-    seqs = r.get("max_num_seqs") or (_int(args, "seats") if args.seats is not None else 256)
+    seqs = (r.prediction.max_num_seqs if r.prediction else None) or (_int(args, "seats") if args.seats is not None else 256)
     if hfconfig.MLA in shape.layers:
-        extra = afterstart.mla_context(shape, r["tp"], r["max_model_len"], seqs, r["block_size"], chunk)
+        extra = afterstart.mla_context(shape, r.tp, r.max_model_len, seqs, r.block_size, chunk)
     else:
         extra = afterstart.Extra(0, (), "plain attention: the kernels tile the scores, the last chunk's activations are the profile run's")
     left = parse_size(args.left_after_start, "--left-after-start") if args.left_after_start is not None else None
     fits, said = afterstart.verdict(left, extra) if left is not None else (None, "")
-    return {"bytes": extra.bytes, "parts": [{"name": n, "bytes": b} for n, b in extra.parts], "source": extra.source,
-            "after_profile_bytes": extra.after_profile_bytes, "left_after_start_bytes": left, "fits": fits, "note": said}  # fmt: skip
+    return modeled.WorstPrefill(
+        extra.bytes, tuple(modeled.PrefillPart(n, b) for n, b in extra.parts), extra.source, extra.after_profile_bytes, left, fits, said
+    )
 
 
 def _host_memory(
     args: argparse.Namespace, tp: int, pp: int, weights_bytes: int, kv_bytes: int | None, where: str = "a unified-memory box (GB10)"
-) -> dict[str, Any] | None:
+) -> modeled_module.HostMemory | None:
     """--shm-size against the /dev/shm queues of the start, and what sleep mode frees (calc/engine/hostmem.py)."""
+    from calc.checks import modeled
     from calc.engine import hostmem, predict
 
     if args.sleep_level is not None and not args.enable_sleep_mode:
@@ -858,21 +862,20 @@ def _host_memory(
         notes.append(
             f"/dev/shm: {need / 2**20:,.0f} MiB of message queues for {tp * pp} ranks on one box (shm_broadcast.py); on {where} they come out of MemAvailable"
         )
-    sleep = None
+    sleep: modeled.SleepReport | None = None
     if args.enable_sleep_mode:
         level = parse_count(args.sleep_level, "--sleep-level", 1) if args.sleep_level is not None else 1
         s = hostmem.sleep(level, weights_bytes, kv_bytes or 0)
-        sleep = {"level": s.level, "host_backup_bytes": s.host_backup_bytes, "device_freed_bytes": s.device_freed_bytes,
-                 "unified_freed_bytes": s.unified_freed_bytes, "kv_known": kv_bytes is not None}  # fmt: skip
+        sleep = modeled.SleepReport(s.level, s.host_backup_bytes, s.device_freed_bytes, s.unified_freed_bytes, kv_bytes is not None)
         notes.append(hostmem.sleep_note(s, where) + ("" if kv_bytes is not None else " (the KV pool is not known here: give --pool or a card)"))
-    return {
-        "shm_queues": [{"name": q.name, "count": q.count, "bytes": q.bytes, "source": q.source} for q in queues],
-        "shm_bytes": need,
-        "shm_size_bytes": shm_size,
-        "shm_refused": refusal is not None,
-        "sleep": sleep,
-        "notes": notes,
-    }
+    return modeled.HostMemory(
+        shm_queues=tuple(modeled.ShmQueue(q.name, q.count, q.bytes, q.source) for q in queues),
+        shm_bytes=need,
+        shm_size_bytes=shm_size,
+        shm_refused=refusal is not None,
+        sleep=sleep,
+        notes=tuple(notes),
+    )
 
 
 def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.Card | None:
@@ -889,75 +892,83 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
     return predict.card_of_box(predict.find_box(catalog.boxes, args.gpu))
 
 
-def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start) -> dict[str, Any]:
+def _with_prediction(
+    r: modeled_module.ModelReport, config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start
+) -> modeled_module.ModelReport:
     """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict."""
+    from dataclasses import replace
+
+    from calc.checks import modeled
     from calc.engine import hfconfig, predict
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    own = tuple(st["weights_bytes"] for st in r["ranks"]) if start.pp > 1 else None
+    own = tuple(st.weights_bytes for st in r.ranks) if start.pp > 1 else None
     p = predict.predict(
-        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/engine/weights.py from the {r['weights_source']}", own
+        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
     )
     terms = {
-        t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
+        t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
     }
     pool = p.available_kv_bytes
     found = predict.fixes(
-        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/engine/weights.py from the {r['weights_source']}", own
+        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
     )
-    notes = list(r["notes"])
-    if r["dp"] > 1 or r["ep_size"] > 1:  # a larger TP or more stages would be figured without the expert split: not offered
+    notes = list(r.notes)
+    if r.dp > 1 or r.ep_size > 1:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
         notes.append(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
             "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
         )
-    fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
-    return {
-        **r,
-        "card": card.name,
-        "card_source": card.source,
-        "total_memory_bytes": p.total_bytes,
-        "gpu_memory_utilization": float(p.utilization),
-        "requested_bytes": p.requested_bytes,
-        "max_num_seqs": p.max_num_seqs,
-        "max_num_batched_tokens": p.max_num_batched_tokens,
-        "batch_source": p.batch_source,
-        "activation_peak_bytes": p.activation.bytes,
-        "forward_peak_bytes": p.forward.bytes,
-        "sampler_warmup_bytes": p.sampler.bytes,
-        "non_torch_bytes": p.non_torch.bytes,
-        "cuda_graph_bytes": p.cuda_graph.bytes,
-        "terms": terms,
-        "available_kv_bytes": pool,
-        "pool_bytes": pool if pool > 0 else None,
-        "kv_tokens": p.kv_tokens,
-        "max_concurrency": p.max_concurrency,
-        "kv_blocks": None,
-        "largest_max_model_len": p.largest_max_model_len,
-        "one_request_fits": p.largest_max_model_len is not None and p.largest_max_model_len >= r["max_model_len"],
-        "verdict": p.verdict,
-        "verdict_reason": p.reason,
-        "fixes": fixes,
-        "modeled": True,
-        "tightest_rank": p.tightest_stage,
-        "notes": notes,
-        "ranks": [{**st, **_stage_pool(sp)} for st, sp in zip(r["ranks"], p.stages or (None,) * len(r["ranks"]), strict=True)],
-    }
+    prediction = modeled.CardPrediction(
+        card=card.name,
+        card_source=card.source,
+        total_memory_bytes=p.total_bytes,
+        gpu_memory_utilization=float(p.utilization),
+        requested_bytes=p.requested_bytes,
+        max_num_seqs=p.max_num_seqs,
+        max_num_batched_tokens=p.max_num_batched_tokens,
+        batch_source=p.batch_source,
+        activation_peak_bytes=p.activation.bytes,
+        forward_peak_bytes=p.forward.bytes,
+        sampler_warmup_bytes=p.sampler.bytes,
+        non_torch_bytes=p.non_torch.bytes,
+        cuda_graph_bytes=p.cuda_graph.bytes,
+        terms=terms,
+        available_kv_bytes=pool,
+        verdict=p.verdict,
+        verdict_reason=p.reason,
+        fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
+        tightest_rank=p.tightest_stage,
+    )
+    return replace(
+        r,
+        prediction=prediction,
+        pool_bytes=pool if pool > 0 else None,
+        kv_tokens=p.kv_tokens,
+        max_concurrency=p.max_concurrency,
+        kv_blocks=None,
+        largest_max_model_len=p.largest_max_model_len,
+        one_request_fits=p.largest_max_model_len is not None and p.largest_max_model_len >= r.max_model_len,
+        notes=tuple(notes),
+        ranks=tuple(replace(st, pool=_stage_pool(sp)) for st, sp in zip(r.ranks, p.stages or (None,) * len(r.ranks), strict=True)),
+    )
 
 
-def _stage_pool(sp: predict_module.StagePool | None) -> dict[str, Any]:
+def _stage_pool(sp: predict_module.StagePool | None) -> modeled_module.StagePoolTerms | None:
     """A pipeline stage's own pool terms, for its entry in `ranks`."""
+    from calc.checks import modeled
+
     if sp is None:
-        return {}
-    return {
-        "lora_bytes": sp.lora_bytes,
-        "activation_peak_bytes": sp.activation_bytes,
-        "cuda_graph_bytes": sp.cuda_graph_bytes,
-        "available_kv_bytes": sp.available_kv_bytes,
-        "kv_blocks": sp.kv_blocks,
-    }
+        return None
+    return modeled.StagePoolTerms(
+        lora_bytes=sp.lora_bytes,
+        activation_peak_bytes=sp.activation_bytes,
+        cuda_graph_bytes=sp.cuda_graph_bytes,
+        available_kv_bytes=sp.available_kv_bytes,
+        kv_blocks=sp.kv_blocks,
+    )
 
 
 # --- ingest ---------------------------------------------------------------------------------

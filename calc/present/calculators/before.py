@@ -8,6 +8,7 @@ typed, or the gate answers "outside calibration".
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -300,9 +301,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         return invalid(NAME, {key: short(LABELS[key]) + message[len(spelling) :] if spelling else message}, LABELS, names)
     if index_size is not None:
         w = weights.per_rank(shape, tp, index_size, "checkpoint size typed")
-        r.update(weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
+        r = replace(r, weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
+    assert r.kv_tokens is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "the pin is the pool modeled"
     fig = Figures()
-    refused = r["largest_max_model_len"] is not None and r["largest_max_model_len"] < max_len
+    refused = r.largest_max_model_len is not None and r.largest_max_model_len < max_len
     settings = kvlayout.Settings(tp=tp, kv_cache_dtype=dtype, prefill_budget=prefill)
     box = catalog.boxes[box_id]
     unified = box.get("memory") == "unified"
@@ -310,30 +312,30 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     host = _host_a_rank(r, tp, pp) if unified else 0
     result = gate.gate(row, gate.Request(pin, False, prefill, seats, host), (available,))
     rows = [
-        ("Model", esc(f"{r['architecture']}: {r['family']}, {r['layers']}")),
-        ("Weights a rank (modeled)", fig("weights", fmt(r["weights_bytes_per_rank"], "GiB")) + esc(f" from the {r['weights_source']}")
-         + (f"; drafter layers {fig('drafter', fmt(r['drafter_bytes_per_rank'], 'GiB'))} more with speculative decoding" if r["drafter_bytes_per_rank"] else "")),
+        ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
+        ("Weights a rank (modeled)", fig("weights", fmt(r.weights_bytes_per_rank, "GiB")) + esc(f" from the {r.weights_source}")
+         + (f"; drafter layers {fig('drafter', fmt(r.drafter_bytes_per_rank, 'GiB'))} more with speculative decoding" if r.drafter_bytes_per_rank else "")),
         (f"KV a request at {fmt(max_len, 'count')} tokens (modeled)",
-         fig("per_request", fmt(r["kv_bytes_per_request"], "GiB")) + " = " + fig("per_token", fmt(r["kv_bytes_per_token"], "count")) + " B a token + "
-         + fig("fixed", fmt(r["kv_fixed_bytes_per_request"], "GiB")) + " fixed"),
-        ("Layout", esc(f"{fmt(r['kv_groups'], 'count')} KV group(s) of {fmt(r['layers_per_group'], 'count')} layers, blocks of {fmt(r['block_size'], 'count')} tokens")
-         + (esc(f", {fmt(r['padding_layers'], 'count')} padding layer(s)") if r["padding_layers"] else "")),
-        ("GPU KV cache size at the pin (modeled)", fig("tokens", fmt(r["kv_tokens"], "tokens")) + ", maximum concurrency "
-         + fig("concurrency", fmt(r["max_concurrency"], "x")) + esc(f" ({r['engine_rules']})")),
-        ("Smallest pin that starts (modeled)", fig("floor", pin_up(r["kv_floor_bytes"]))
-         + (esc(" (the request and one block, which vLLM 0.29.0 and later hold back before the one-request check)") if r["null_block_bytes"] else esc(" (one request)"))),
-        ("Longest max_model_len the pin fits", fig("largest_len", fmt(r["largest_max_model_len"], "tokens"))),
+         fig("per_request", fmt(r.kv_bytes_per_request, "GiB")) + " = " + fig("per_token", fmt(r.kv_bytes_per_token, "count")) + " B a token + "
+         + fig("fixed", fmt(r.kv_fixed_bytes_per_request, "GiB")) + " fixed"),
+        ("Layout", esc(f"{fmt(r.kv_groups, 'count')} KV group(s) of {fmt(r.layers_per_group, 'count')} layers, blocks of {fmt(r.block_size, 'count')} tokens")
+         + (esc(f", {fmt(r.padding_layers, 'count')} padding layer(s)") if r.padding_layers else "")),
+        ("GPU KV cache size at the pin (modeled)", fig("tokens", fmt(r.kv_tokens, "tokens")) + ", maximum concurrency "
+         + fig("concurrency", fmt(r.max_concurrency, "x")) + esc(f" ({r.engine_rules})")),
+        ("Smallest pin that starts (modeled)", fig("floor", pin_up(r.kv_floor_bytes))
+         + (esc(" (the request and one block, which vLLM 0.29.0 and later hold back before the one-request check)") if r.null_block_bytes else esc(" (one request)"))),
+        ("Longest max_model_len the pin fits", fig("largest_len", fmt(r.largest_max_model_len, "tokens"))),
         *((("vLLM's one-request check", badge(False, "", "refused") + " " + fig("one_request", "vLLM refuses this start")
             + esc(f": one request at max_model_len {fmt(max_len, 'count')} does not fit the pin; vLLM stops at start-up "
                   f"(\"To serve at least one request with the models's max seq len\"). Lower max_model_len to "
-                  f"{fmt(r['largest_max_model_len'], 'count')} or raise the pin.")),) if refused else ()),
+                  f"{fmt(r.largest_max_model_len, 'count')} or raise the pin.")),) if refused else ()),
         *_ranks_rows(r, fig),
-        *(("Note", esc(note)) for note in r["notes"]),
+        *(("Note", esc(note)) for note in r.notes),
     ]  # fmt: skip
     verdict_gate = _gate_rows(result, row, available, pin, prefill, seats, where, fig, rows, host)
     verdict = (
-        f"Modeled: {r['family']}, {fmt(r['weights_bytes_per_rank'], 'GiB')} of weights a rank; the pin holds "
-        f"{fmt(r['kv_tokens'], 'tokens')} ({fmt(r['max_concurrency'], 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
+        f"Modeled: {r.family}, {fmt(r.weights_bytes_per_rank, 'GiB')} of weights a rank; the pin holds "
+        f"{fmt(r.kv_tokens, 'tokens')} ({fmt(r.max_concurrency, 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
     )
     if refused:
         verdict += f" vLLM refuses this start: one request at max_model_len {fmt(max_len, 'count')} does not fit the pin."
@@ -386,61 +388,61 @@ def _gib(raw: Mapping[str, str], errors: dict[str, str], name: str) -> Fraction 
     return value
 
 
-def _host_a_rank(r: dict[str, Any], tp: int, pp: int) -> int:
+def _host_a_rank(r: modeled.ModelReport, tp: int, pp: int) -> int:
     """The host buffers a rank's share, which on a unified box come out of MemAvailable: the KV
     offloading buffer is over the tensor-parallel ranks (vllm/config/cache.py), rounded up as the
     gate command takes it; the V0 engine's swap space is per GPU."""
-    o = r["offload"]
+    o = r.offload
     if o is None:
         return 0
-    return offload.kv_offloading_a_rank(Fraction(o["kv_offloading_bytes"], 2**30), tp) + int(o["swap_space_bytes"]) // (tp * pp)
+    return offload.kv_offloading_a_rank(Fraction(o.kv_offloading_bytes, 2**30), tp) + int(o.swap_space_bytes) // (tp * pp)
 
 
-def _ranks_rows(r: dict[str, Any], fig: Figures) -> list[tuple[str, str]]:
+def _ranks_rows(r: modeled.ModelReport, fig: Figures) -> list[tuple[str, str]]:
     """Each pipeline stage's layers, weights and KV, the LoRA slots and the bytes moved to the host."""
     rows = []
-    if r["pp"] > 1:
+    if r.pp > 1:
         stages = []
-        for st in r["ranks"]:
-            n = st["rank"]
-            holds = f" + {', '.join(st['holds'])}" if st["holds"] else ""
+        for st in r.ranks:
+            n = st.rank
+            holds = f" + {', '.join(st.holds)}" if st.holds else ""
             stages.append(
                 (
                     fmt(n, "count"),
-                    esc(f"{st['first_layer']}-{st['end_layer'] - 1} ({st['layers']}{holds})"),
-                    fig(f"stage{n}_weights", fmt(st["weights_bytes"], "GiB")),
-                    fig(f"stage{n}_kv", fmt(st["kv_bytes_per_token"], "count")) + " B",
+                    esc(f"{st.first_layer}-{st.end_layer - 1} ({st.layers}{holds})"),
+                    fig(f"stage{n}_weights", fmt(st.weights_bytes, "GiB")),
+                    fig(f"stage{n}_kv", fmt(st.kv_bytes_per_token, "count")) + " B",
                 )
             )
-        caption = f"Pipeline parallel {fmt(r['pp'], 'count')}: one rank of each stage (modeled)"
+        caption = f"Pipeline parallel {fmt(r.pp, 'count')}: one rank of each stage (modeled)"
         rows.append(("Pipeline stages", table(("Stage", "Layers", "Weights", "KV a token"), stages, caption)))
-    if r["lora"] is not None:
-        lo = r["lora"]
+    if r.lora is not None:
+        lo = r.lora
         rows.append(
             (
                 "LoRA slots a rank (modeled)",
-                fig("lora", fmt(lo["device_bytes_per_rank"], "GiB"))
+                fig("lora", fmt(lo.device_bytes_per_rank, "GiB"))
                 + esc(
-                    f": {fmt(lo['max_loras'], 'count')} slot(s) of rank {fmt(lo['max_lora_rank'], 'count')} over {fmt(lo['modules'], 'count')} modules, allocated at load beside the weights; "
+                    f": {fmt(lo.max_loras, 'count')} slot(s) of rank {fmt(lo.max_lora_rank, 'count')} over {fmt(lo.modules, 'count')} modules, allocated at load beside the weights; "
                 )
-                + fig("lora_host", fmt(lo["host_bytes"], "GiB"))
-                + esc(f" on the host for {fmt(lo['max_cpu_loras'], 'count')} adapter(s) ({lo['source']})"),
+                + fig("lora_host", fmt(lo.host_bytes, "GiB"))
+                + esc(f" on the host for {fmt(lo.max_cpu_loras, 'count')} adapter(s) ({lo.source})"),
             )
         )
-    if r["offload"] is not None:
-        of = r["offload"]
+    if r.offload is not None:
+        of = r.offload
         rows.append(
             (
                 "Host memory (modeled)",
-                fig("offloaded", fmt(of["offloaded_bytes_per_rank"], "GiB"))
+                fig("offloaded", fmt(of.offloaded_bytes_per_rank, "GiB"))
                 + " of weights a rank moved by --cpu-offload-gb ("
-                + fig("on_device", fmt(of["weights_on_device_bytes_per_rank"], "GiB"))
+                + fig("on_device", fmt(of.weights_on_device_bytes_per_rank, "GiB"))
                 + " stay on the device), KV offloading "
-                + fig("kv_offloading", fmt(of["kv_offloading_bytes"], "GiB"))
+                + fig("kv_offloading", fmt(of.kv_offloading_bytes, "GiB"))
                 + ", swap "
-                + fig("swap", fmt(of["swap_space_bytes"], "GiB"))
+                + fig("swap", fmt(of.swap_space_bytes, "GiB"))
                 + ": "
-                + fig("host", fmt(of["host_bytes"], "GiB"))
+                + fig("host", fmt(of.host_bytes, "GiB"))
                 + " on the host in all",
             )
         )
@@ -448,7 +450,7 @@ def _ranks_rows(r: dict[str, Any], fig: Figures) -> list[tuple[str, str]]:
 
 
 def _gate_row(
-    catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: dict[str, Any], typed: int | None, unified: bool = True
+    catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: modeled.ModelReport, typed: int | None, unified: bool = True
 ) -> tuple[gate.GateRow, str]:
     policy = catalog.policy["gate"]
     headroom = policy["headroom"]
@@ -460,11 +462,11 @@ def _gate_row(
         if d_id is not None:
             overhead = derive.gate_row(catalog, d_id).overhead
             where = f"from {catalog.deployments[d_id]['name']}'s measured start"
-    weights_bytes, source = r["weights_bytes_per_rank"], f"modeled from the config ({r['weights_source']})"
-    if r["offload"] is not None and not unified:  # on a card the moved weights leave it; on a unified box they stay in the same memory
-        weights_bytes, source = r["offload"]["weights_on_device_bytes_per_rank"], source + ", less what --cpu-offload-gb moves to the host"
-    if r["lora"] is not None:
-        weights_bytes += r["lora"]["device_bytes_per_rank"]
+    weights_bytes, source = r.weights_bytes_per_rank, f"modeled from the config ({r.weights_source})"
+    if r.offload is not None and not unified:  # on a card the moved weights leave it; on a unified box they stay in the same memory
+        weights_bytes, source = r.offload.weights_on_device_bytes_per_rank, source + ", less what --cpu-offload-gb moves to the host"
+    if r.lora is not None:
+        weights_bytes += r.lora.device_bytes_per_rank
         source += ", and the LoRA slots allocated beside them"
     row = gate.GateRow(
         weights=Amount(weights_bytes, source),
@@ -519,8 +521,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         shape = hfconfig.shape(data, "config.json")
         if index_size is not None:
             w = weights.per_rank(shape, inputs.tp, index_size, "checkpoint size typed")
-            r.update(weights_bytes_per_rank=w.model, weights_source=w.source)
-        given = (r["weights_bytes_per_rank"], f"calc/engine/weights.py from the {r['weights_source']}")
+            r = replace(r, weights_bytes_per_rank=w.model, weights_source=w.source)
+        given = (r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}")
         topk = predict.experts_per_token(data)
         p = predict.predict(shape, card, start, topk, *given)
         found = predict.fixes(shape, card, start, topk, *given)
@@ -539,7 +541,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     # printed arithmetic: the pool row is the requested row less the term rows, as printed; the verdict stays on exact bytes
     pool_shown = shown(p.requested_bytes, "GiB") - sum((shown(t.bytes, "GiB") for t in taken), Fraction(0))
     rows = [
-        ("Model", esc(f"{r['architecture']}: {r['family']}, {r['layers']}")),
+        ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
         ("Card", esc(card.name) + ": total " + fig("card_total", fmt(card.total_bytes, "GiB")) + esc(f" as torch reports it ({card.source})")),
         ("vLLM requests (total x utilization)", fig("requested", fmt(p.requested_bytes, "GiB")) + " at utilization "
          + fig("utilization", fmt(p.utilization, "fraction")) + esc(f"; max_num_seqs {fmt(p.max_num_seqs, 'count')}, max_num_batched_tokens {fmt(p.max_num_batched_tokens, 'count')}")),
@@ -549,7 +551,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
          + fig("band_median", fmt(band["held_out_median_error"].value, "%", 2)) + esc(" at the median and ")
          + fig("band_p90", fmt(band["held_out_p90_error"].value, "%", 2)) + esc(" at the 90th percentile, over ")
          + fig("band_starts", fmt(band["held_out_starts"].value, "count")) + esc(" starts (scripts/pool_accuracy.py)")),
-        (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r["kv_bytes_per_request"], "GiB"))),
+        (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r.kv_bytes_per_request, "GiB"))),
     ]  # fmt: skip
     if p.kv_tokens is not None and p.max_concurrency is not None and p.largest_max_model_len is not None:
         rows.append(("GPU KV cache size (predicted)", fig("tokens", fmt(p.kv_tokens, "tokens")) + ", maximum concurrency "

@@ -72,24 +72,22 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         return invalid("fit", errors, LABELS, names)
     fig = Figures()
     rows = [
-        ("Per token", fig("per_token", fmt(fit["per_token_bytes"], "B"))),
-        ("Fixed, every request", fig("fixed", fmt(fit["fixed_bytes"], "GB", 2)) + f" ({fig('fixed_gib', fmt(fit['fixed_bytes'], 'GiB'))})"),
+        ("Per token", fig("per_token", fmt(fit.per_token_bytes, "B"))),
+        ("Fixed, every request", fig("fixed", fmt(fit.fixed_bytes, "GB", 2)) + f" ({fig('fixed_gib', fmt(fit.fixed_bytes, 'GiB'))})"),
         *(
-            (f"Pool / tokens at {fmt(r['max_model_len'], 'count')}", fig(f"pool_over_tokens_{n}", fmt(r["pool_over_tokens"], "B")))
-            for n, r in enumerate(fit["readings"], 1)
+            (f"Pool / tokens at {fmt(r.max_model_len, 'count')}", fig(f"pool_over_tokens_{n}", fmt(r.pool_over_tokens, "B")))
+            for n, r in enumerate(fit.readings, 1)
         ),
     ]
-    predicted = fit["predicted"][0]
-    at = fmt(predicted["max_model_len"], "count")
+    predicted = fit.predicted[0]
+    at = fmt(predicted.max_model_len, "count")
     rows += [
-        (f"Tokens vLLM would log at {at}", fig("predicted_tokens", fmt(predicted["tokens"], "tokens"))),
-        (f"Full {at}-token contexts", fig("predicted_contexts", fmt(predicted["full_contexts"], "x", down=True))),
+        (f"Tokens vLLM would log at {at}", fig("predicted_tokens", fmt(predicted.tokens, "tokens"))),
+        (f"Full {at}-token contexts", fig("predicted_contexts", fmt(predicted.full_contexts, "x", down=True))),
     ]
     verdict = (
-        f"Each request costs {fmt(fit['per_token_bytes'], 'B')} a token of context plus {fmt(fit['fixed_bytes'], 'GB', 2)} fixed; "
-        f"at {at} the pool would show {fmt(predicted['tokens'], 'tokens')}."
+        f"Each request costs {fmt(fit.per_token_bytes, 'B')} a token of context plus {fmt(fit.fixed_bytes, 'GB', 2)} fixed; "
+        f"at {at} the pool would show {fmt(predicted.tokens, 'tokens')}."
     )
-    drawn = figure_html(
-        charts.length_plot("fit-curve", [(pool, fit["per_token_bytes"], fit["fixed_bytes"])], points, [(predicted["max_model_len"], predicted["tokens"])])
-    )
+    drawn = figure_html(charts.length_plot("fit-curve", [(pool, fit.per_token_bytes, fit.fixed_bytes)], points, [(predicted.max_model_len, predicted.tokens)]))
     return Output("fit", True, {}, {"fit-verdict": verdict, "fit-result": dl(rows) + drawn}, fig.shown, names)

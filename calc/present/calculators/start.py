@@ -234,58 +234,58 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output("start", True, {}, {"start-verdict": verdict, "start-result": result}, fig.shown, names)
 
 
-def start_verdict(r: dict[str, Any], fig: Figures) -> str:
+def start_verdict(r: report.StartReport, fig: Figures) -> str:
     """The one sentence a screen reader announces after each edit: passes or refused, and every
     note the other checks add (the reading's precision, seats that do not fit, the fix offered)."""
-    if r["outside_calibration"]:
-        return f"<strong>Start: {fig('verdict', 'outside calibration')}</strong>. {esc(r['outside_calibration'])}."
-    tightest = min(r["boxes"], key=lambda b: b["margin_bytes"])
-    verdict = fig("verdict", "passes" if r["passes"] else "refused")
-    needs_shown = shown(report.needs_as_printed(r["terms"]), "GiB", 1)
-    available_shown = shown(tightest["available_bytes"], "GiB", 1)
+    if r.outside_calibration:
+        return f"<strong>Start: {fig('verdict', 'outside calibration')}</strong>. {esc(r.outside_calibration)}."
+    tightest = min(r.boxes, key=lambda b: b.margin_bytes or 0)  # every box has one once the gate sizes the start
+    verdict = fig("verdict", "passes" if r.passes else "refused")
+    needs_shown = shown(report.needs_as_printed(r.terms), "GiB", 1)
+    available_shown = shown(tightest.available_bytes, "GiB", 1)
     needs = fig("needs_short", fmt(needs_shown, "GiB", 1))
     available = fig("available_short", fmt(available_shown, "GiB", 1))
     margin = fig("margin_short", fmt(abs(available_shown - needs_shown), "GiB", 1))
-    notes = "".join(f" Note: {esc(n)}." for n in r["notes"])
-    if r["passes"]:
-        where = "every box" if len(r["boxes"]) > 1 else tightest["box"]
+    notes = "".join(f" Note: {esc(n)}." for n in r.notes)
+    if r.passes:
+        where = "every box" if len(r.boxes) > 1 else tightest.box
         return (
             f"<strong>Start: {verdict}</strong> on {esc(where)}: needs {needs} a rank against {available} MemAvailable, "
             f"{margin} to spare on the tightest box.{notes}"
         )
-    refused = ", ".join(b["box"] for b in r["boxes"] if not b["passes"])
+    refused = ", ".join(b.box for b in r.boxes if not b.passes)
     return (
         f"<strong>Start: {verdict}</strong> on {esc(refused)}: needs {needs} a rank against {available} MemAvailable, "
         f"short by {margin} on the tightest box.{notes}"
     )
 
 
-def start_needs(r: dict[str, Any], fig: Figures) -> str:
+def start_needs(r: report.StartReport, fig: Figures) -> str:
     """The needs formula term by term with each term's source, then every box against it."""
-    if r["outside_calibration"]:
+    if r.outside_calibration:
         return (
             '<section class="calc-section"><h3>Needs against MemAvailable</h3>'
-            f'<p class="calc-unknown-note">The gate does not know: {esc(r["outside_calibration"])}. '
+            f'<p class="calc-unknown-note">The gate does not know: {esc(r.outside_calibration)}. '
             "Inside the calibration the prefill-budget and seat terms are zero; outside it each needs a per-model constant in the catalog.</p></section>"
         )
-    rows = [(esc(t.name), fig(f"term_{_slug(t.name)}", fmt(t.bytes, "GiB")), esc(t.source)) for t in r["terms"]]
-    total = ("needs", fig("needs", fmt(report.needs_as_printed(r["terms"]), "GiB")), "the sum of the terms as printed, on every box")
+    rows = [(esc(t.name), fig(f"term_{_slug(t.name)}", fmt(t.bytes, "GiB")), esc(t.source)) for t in r.terms]
+    total = ("needs", fig("needs", fmt(report.needs_as_printed(r.terms), "GiB")), "the sum of the terms as printed, on every box")
     terms = table(
         ("Term", "GiB a rank", "Source"), rows, "The start gate: needs = weights + drafter + KV pin + overhead + prefill term + seat term + headroom", total
     )
     box_rows = []
-    for i, b in enumerate(r["boxes"], 1):
-        margin = fig(f"box{i}_margin", fmt(abs(report.margin_as_printed(b["available_bytes"], r["terms"])), "GiB"))
+    for i, b in enumerate(r.boxes, 1):
+        margin = fig(f"box{i}_margin", fmt(abs(report.margin_as_printed(b.available_bytes, r.terms)), "GiB"))
         box_rows.append(
             (
-                esc(b["box"]),
-                fig(f"box{i}_available", fmt(b["available_bytes"], "GiB")),
-                badge(b["passes"]) + fig(f"box{i}_verdict", "passes" if b["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"'),
-                f"{margin} {'to spare' if b['passes'] else 'short'}",
+                esc(b.box),
+                fig(f"box{i}_available", fmt(b.available_bytes, "GiB")),
+                badge(b.passes) + fig(f"box{i}_verdict", "passes" if b.passes else "refused").replace('class="fig"', 'class="fig calc-sr"'),
+                f"{margin} {'to spare' if b.passes else 'short'}",
             )
         )
     boxes = table(("Box", "MemAvailable", "Start", "By"), box_rows, "Start if needs &le; MemAvailable on every box")
-    drawn = figure_html(charts.needs_vs_boxes(r["terms"], r["needs_bytes"], [(b["box"], b["available_bytes"]) for b in r["boxes"]]))
+    drawn = figure_html(charts.needs_vs_boxes(r.terms, r.needs_bytes or 0, [(b.box, b.available_bytes) for b in r.boxes]))
     return f'<section class="calc-section"><h3>Needs against MemAvailable</h3>{drawn}{terms}{boxes}</section>'
 
 
@@ -301,12 +301,11 @@ def pin_text(value: int | None) -> str:
     return fmt(value, "e9", 2, down=True)
 
 
-def start_largest(r: dict[str, Any], fig: Figures) -> str:
-    largest = r["largest_pin_bytes"]
+def start_largest(r: report.StartReport, fig: Figures) -> str:
+    largest = r.largest_pin_bytes
     rows = []
-    for key, label in (("without_drafter", "Without the drafter"), ("with_drafter", "With the drafter")):
-        value = largest[key]
-        if key == "with_drafter" and value is None and not r["outside_calibration"]:
+    for key, label, value in (("without_drafter", "Without the drafter", largest.without_drafter), ("with_drafter", "With the drafter", largest.with_drafter)):
+        if key == "with_drafter" and value is None and not r.outside_calibration:
             rows.append((label, "no drafter in the catalog for this model"))
             continue
         name = "largest_" + key.split("_")[0]
@@ -320,38 +319,38 @@ def start_largest(r: dict[str, Any], fig: Figures) -> str:
     )
 
 
-def start_pool(r: dict[str, Any], fig: Figures) -> str:
-    pool = r["kv"]
-    i: StartInputs = r["inputs"]
-    if pool["bytes_per_token"] is None:
+def start_pool(r: report.StartReport, fig: Figures) -> str:
+    pool = r.kv
+    i = r.inputs
+    if pool is None:
         return '<section class="calc-section"><h3>The KV pool</h3><p>No measured bytes per token for this model in the catalog.</p></section>'
-    logged = "logged by vLLM at this pin" if pool["tokens_logged"] else "the pin over the bytes per token"
+    logged = "logged by vLLM at this pin" if pool.tokens_logged else "the pin over the bytes per token"
     max_len = fig("kv_max_len", fmt(i.max_model_len, "tokens"))
-    one = pool["holds_one_context"]
+    one = pool.holds_one_context
     rows = [
-        ("Bytes per token per rank", f"{fig('kv_bpt', fmt(pool['bytes_per_token'], 'count'))} B ({esc(r['kv_source'])})"),
-        ("Tokens in the pool", f"{fig('kv_tokens', fmt(pool['tokens'], 'tokens'))} ({logged})"),
-        (f"Full contexts of {max_len}", fig("kv_contexts", fmt(pool["full_contexts"], "count", 0, down=True)) + " at once"),
+        ("Bytes per token per rank", f"{fig('kv_bpt', fmt(pool.bytes_per_token, 'count'))} B ({esc(r.kv_source)})"),
+        ("Tokens in the pool", f"{fig('kv_tokens', fmt(pool.tokens, 'tokens'))} ({logged})"),
+        (f"Full contexts of {max_len}", fig("kv_contexts", fmt(pool.full_contexts, "count", 0, down=True)) + " at once"),
         (
             "Maximum concurrency, rounded down (vLLM's startup line rounds it to two decimals)",
-            fig("kv_concurrency", fmt(pool["full_contexts"], "x", down=True)),
+            fig("kv_concurrency", fmt(pool.full_contexts, "x", down=True)),
         ),
         (
             "One full context fits",
             fig("kv_one_context", "yes" if one else "no")
-            + f"; a pin of {fig('kv_one_context_pin', pin_up(pool['one_context_pin_bytes']))} holds one and the block of "
-            + f"{fig('kv_null_block', fmt(pool['block_size'], 'tokens'))} vLLM holds back from 0.29.0 ({esc(pool['block_source'])})"
+            + f"; a pin of {fig('kv_one_context_pin', pin_up(pool.one_context_pin_bytes))} holds one and the block of "
+            + f"{fig('kv_null_block', fmt(pool.block_size, 'tokens'))} vLLM holds back from 0.29.0 ({esc(pool.block_source)})"
             + ("" if one else " (below one request at max_model_len and the block vLLM 0.29.0 and later hold back: vLLM does not start)"),
         ),
     ]
-    if "tokens_needed" in pool:
+    if pool.seats is not None:
         seats = fmt(i.seats, "count")
         rows.append(
             (
                 f"{seats} seats &times; {fmt(i.typical_context or 0, 'tokens')}",
-                f"{fig('kv_tokens_needed', fmt(pool['tokens_needed'], 'tokens'))}: "
-                + fig("kv_seats_fit", "fit" if pool["seats_fit"] else "do not fit")
-                + f"; a pin of at least {fig('kv_seats_pin', pin_up(pool['pin_for_seats_bytes']))} holds them, more by each seat's fixed part",
+                f"{fig('kv_tokens_needed', fmt(pool.seats.tokens_needed, 'tokens'))}: "
+                + fig("kv_seats_fit", "fit" if pool.seats.seats_fit else "do not fit")
+                + f"; a pin of at least {fig('kv_seats_pin', pin_up(pool.seats.pin_for_seats_bytes))} holds them, more by each seat's fixed part",
             )
         )
     else:
@@ -359,17 +358,17 @@ def start_pool(r: dict[str, Any], fig: Figures) -> str:
     return '<section class="calc-section"><h3>The KV pool</h3>' + dl(rows) + "</section>"
 
 
-def start_fraction(r: dict[str, Any], fig: Figures) -> str:
-    f = r["fraction"]
-    edge_left = f["free_bytes"] - fraction.requested(f["total_bytes"], f["edge"])
+def start_fraction(r: report.StartReport, fig: Figures) -> str:
+    f = r.fraction
+    edge_left = f.free_bytes - fraction.requested(f.total_bytes, f.edge)
     how = (
         "typed"
-        if f["typed"]
-        else f"the largest two-decimal fraction that leaves the {fmt(r['headroom_bytes'], 'GiB', 0)} start headroom free; "
-        f"the edge, {fmt(f['edge'], 'fraction')}, would leave {fmt(edge_left, 'GiB')}"
+        if f.typed
+        else f"the largest two-decimal fraction that leaves the {fmt(r.headroom_bytes, 'GiB', 0)} start headroom free; "
+        f"the edge, {fmt(f.edge, 'fraction')}, would leave {fmt(edge_left, 'GiB')}"
     )
-    chosen = fig("fraction", report.fraction_text(f["fraction"]))
-    requested = fig("fraction_requested", fmt(f["requested_bytes"], "GiB")) if f["requested_bytes"] is not None else "nothing"
+    chosen = fig("fraction", report.fraction_text(f.fraction))
+    requested = fig("fraction_requested", fmt(f.requested_bytes, "GiB")) if f.requested_bytes is not None else "nothing"
     return (
         '<section class="calc-section"><h3>vLLM&rsquo;s fraction check</h3>'
         "<p>vLLM starts only if ceil(gpu_memory_utilization &times; total) &le; free memory, even with a pinned pool; "
@@ -379,36 +378,36 @@ def start_fraction(r: dict[str, Any], fig: Figures) -> str:
                 ("gpu_memory_utilization", f"{chosen} ({how})"),
                 (
                     "Asks for",
-                    f"{requested} of {fig('fraction_total', fmt(f['total_bytes'], 'GiB'))}, against {fig('fraction_free', fmt(f['free_bytes'], 'GiB'))} free on the tightest box",
+                    f"{requested} of {fig('fraction_total', fmt(f.total_bytes, 'GiB'))}, against {fig('fraction_free', fmt(f.free_bytes, 'GiB'))} free on the tightest box",
                 ),
                 (
                     "Check",
                     (
-                        badge(f["passes"]) + fig("fraction_verdict", "passes" if f["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"')
-                        if f["reached"]
+                        badge(f.passes) + fig("fraction_verdict", "passes" if f.passes else "refused").replace('class="fig"', 'class="fig calc-sr"')
+                        if f.reached
                         else '<span class="calc-badge calc-unknown">not reached</span> '
                         + fig("fraction_verdict", "not reached: the gate refuses the start first")
                     ),
                 ),
-                ("The fraction to pass it", "at most " + fig("fraction_ceiling", fmt(f["ceiling"], "fraction", 4))),
+                ("The fraction to pass it", "at most " + fig("fraction_ceiling", fmt(f.ceiling, "fraction", 4))),
             ]
         )
         + "</section>"
     )
 
 
-def start_flags(r: dict[str, Any], fig: Figures) -> str:
+def start_flags(r: report.StartReport, fig: Figures) -> str:
     """The flags to launch with: the request's when it passes, the suggested fix's when it is
     refused (labelled so), never a refused request's as if it would start."""
-    if r["passes"] is False and not r["flags_are_the_fix"]:
+    if r.passes is False and not r.flags_are_the_fix:
         return '<section class="calc-section"><h3>vLLM flags</h3><p>None: no pin passes with the rest of the request unchanged.</p></section>'
-    text = " \\\n".join(r["flags"])
+    text = " \\\n".join(r.flags)
     fig("flags", text)
-    if r["flags_are_the_fix"]:
+    if r.flags_are_the_fix:
         head, note, button = (
             "vLLM flags of the suggested fix",
             "<p>Not the refused request: the same request at the largest pin that passes with the reading&rsquo;s precision to spare"
-            + (", the drafter off" if r["inputs"].drafter and not r["fix"].drafter else "")
+            + (", the drafter off" if r.inputs.drafter and r.fix is not None and not r.fix.drafter else "")
             + ".</p>",
             "Copy the suggested fix&rsquo;s flags",
         )
@@ -421,33 +420,32 @@ def start_flags(r: dict[str, Any], fig: Figures) -> str:
     )
 
 
-def start_changes(r: dict[str, Any], fig: Figures) -> str:
+def start_changes(r: report.StartReport, fig: Figures) -> str:
     head = '<section class="calc-section"><h3>What to change</h3>'
-    if r["outside_calibration"]:
+    if r.outside_calibration:
         return head + _calibration_note() + "</section>"
-    if r["passes"]:
-        tightest = min(report.margin_as_printed(b["available_bytes"], r["terms"]) for b in r["boxes"])
-        if not r["notes"]:
+    if r.passes:
+        tightest = min(report.margin_as_printed(b.available_bytes, r.terms) for b in r.boxes)
+        if not r.notes:
             return head + f"<p>Nothing: the start fits with {fig('spare', fmt(tightest, 'GiB'))} to spare on the tightest box.</p></section>"
-        items = "".join(f"<li>{esc(n[0].upper() + n[1:])}.</li>" for n in r["notes"])
+        items = "".join(f"<li>{esc(n[0].upper() + n[1:])}.</li>" for n in r.notes)
         return head + f"<p>The gate passes with {fig('spare', fmt(tightest, 'GiB'))} to spare on the tightest box, but:</p><ul>{items}</ul></section>"
-    short = -min(b["margin_bytes"] for b in r["boxes"])
+    short = -min(r.margins)
     changes = []
-    for n, t in enumerate(r["changes"], 1):
+    for n, t in enumerate(r.changes, 1):
         alone = "covers the shortfall alone" if t.bytes >= short else "not enough alone"
         changes.append(f"<li>{esc(t.name)}: {fig(f'change_{n}', fmt(t.bytes, 'GiB'))} ({alone}); {_how(t.name, r)}</li>")
     listing = f"<ol>{''.join(changes)}</ol>" if changes else "<p>No term here can move: only more MemAvailable helps.</p>"
     return head + f"<p>Short by {fig('short', fmt(short, 'GiB'))} on the tightest box. The terms you can move, largest first:</p>{listing}</section>"
 
 
-def _how(term: str, r: dict[str, Any]) -> str:
-    largest = r["largest_pin_bytes"]
-    inputs: StartInputs = r["inputs"]
+def _how(term: str, r: report.StartReport) -> str:
+    largest = r.largest_pin_bytes
+    inputs = r.inputs
     if term == "KV pin":
-        key = "with_drafter" if inputs.drafter else "without_drafter"
-        return f"lower it to at most {esc(pin_text(largest[key]))}"
+        return f"lower it to at most {esc(pin_text(largest.with_drafter if inputs.drafter else largest.without_drafter))}"
     if term == "drafter":
-        return f"turn it off (the largest pin then is {esc(pin_text(largest['without_drafter']))})"
+        return f"turn it off (the largest pin then is {esc(pin_text(largest.without_drafter))})"
     if term == "prefill-budget term":
         return "lower the prefill budget toward the calibration"
     if term == "seat term":
