@@ -539,7 +539,9 @@ def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
         pyscript = {url.rsplit("/", 1)[1].split("-")[0] for url, _ in responses if "/runtime/pyscript/" in url}
         assert pyscript == {"core.js", "core", "error"}, pyscript
         assert not [url for url, _ in responses if url.endswith(".map")]
-        assert any(url.endswith("/py/calc/html.py") for url, _ in responses) and not any(url.endswith("/py/calc/cli.py") for url, _ in responses)
+        assert any(url.endswith("/py/calc/present/html.py") for url, _ in responses) and not any(
+            url.endswith("/py/calc/present/cli.py") for url, _ in responses
+        )
     finally:
         context.close()
 
