@@ -246,9 +246,7 @@ def render_gate(r: report.StartReport) -> str:
         lines.append(f"  tighter box: {r.tightest_box}")
     lines.append(f"Start: {'yes' if r.passes else 'no, refused'}")
     lines.extend(f"  note: {note}" for note in r.notes)
-    largest = r.largest_pin_bytes
-    lines.append("Largest pin that passes: " + _pin(largest.without_drafter) + " without the drafter"
-                 + (f", {_pin(largest.with_drafter)} with it" if largest.with_drafter is not None else ""))  # fmt: skip
+    lines.extend(_largest_pin_lines(r))
     pool = r.kv
     if pool is not None:
         tokens = fmt(pool.tokens, "tokens") + (" (logged)" if pool.tokens_logged else "")
@@ -282,12 +280,37 @@ def render_gate(r: report.StartReport) -> str:
     return "\n".join(lines)
 
 
-def _pin(value: int | None) -> str:
-    if value is None:
-        return "unknown"
-    if value < 0:
-        return "none (short by " + fmt(-value, "GiB") + ")"
-    return fmt(value, "e9", 2, down=True)
+def _exact_pin(value: int) -> str:
+    return fmt(value, "e9", 2, down=True) if value >= 0 else "short by " + fmt(-value, "GiB", up=True)
+
+
+def _largest_pin_lines(r: report.StartReport) -> list[str]:
+    """The largest pin, worked from its printed operands: the tightest box's MemAvailable rounded
+    down less each cost (every term but the pin, and the Ray head on a head box) rounded up, so the
+    printed limit is never above the exact one; its bytes are the GiB as printed, rounded down, and
+    the limit from exact bytes stands beside."""
+    largest = r.largest_pin_bytes
+    if largest.without_drafter is None:
+        return ["Largest pin that passes: unknown"]
+    box = min(r.boxes, key=lambda b: b.available_bytes - b.head_extra_bytes)
+    costs = [(t.name, t.bytes) for t in r.terms if t.name not in ("KV pin", "drafter") and t.bytes]
+    if box.head_extra_bytes:
+        costs.append(("Ray head", box.head_extra_bytes))
+    # both limits are the tightest box's MemAvailable less the same terms at a zero pin, the drafter's aside
+    drafter = None if largest.with_drafter is None else largest.without_drafter - largest.with_drafter
+    lines = ["Largest pin that passes (MemAvailable rounded down, less each cost rounded up, in GiB):"]
+    with_drafter: list[tuple[str, int]] = [] if drafter is None else [("drafter", drafter)]
+    for label, extra, exact in (("without the drafter", [], largest.without_drafter), ("with the drafter", with_drafter, largest.with_drafter)):
+        if exact is None:
+            continue
+        terms = costs[:1] + extra + costs[1:]
+        worked = shown(box.available_bytes, "GiB", 2, down=True) - sum(shown(b, "GiB", 2, up=True) for _, b in terms)
+        said = " - ".join(
+            [fmt(box.available_bytes, "GiB", 2, down=True).removesuffix(" GiB")] + [f"{fmt(b, 'GiB', 2, up=True).removesuffix(' GiB')} {n}" for n, b in terms]
+        )
+        result = f"{fmt(worked, 'GiB')}, so {fmt(worked, 'e9', 2, down=True)}" if worked >= 0 else f"{fmt(worked, 'GiB')}: no pin passes"
+        lines.append(f"  {label}: {said} = {result} ({_exact_pin(exact)} from exact bytes)")
+    return lines
 
 
 # --- kv -------------------------------------------------------------------------------------
