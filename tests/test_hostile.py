@@ -771,13 +771,13 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
 
 @pytest.mark.parametrize(("calculator", "name", "text", "fragment"), BROWSER_CASES, ids=[f"{c}-{n}-{t[:20]}" for c, n, t, _ in BROWSER_CASES])
 def test_browser_parser_refuses(calculator: str, name: str, text: str, fragment: str, catalog, monkeypatch) -> None:
-    from calc import logread
-    from calc.calculators import yourstart
+    from calc.logs.reader import Reader
+    from calc.present.calculators import yourstart
 
     raw = {**calc_html.defaults_of(catalog, calculator).values, name: text}
     fed = []
-    real_feed = logread._Reader.feed_one
-    monkeypatch.setattr(logread._Reader, "feed_one", lambda self, no, line: fed.append(no) or real_feed(self, no, line))
+    real_feed = Reader.feed_one
+    monkeypatch.setattr(Reader, "feed_one", lambda self, no, line: fed.append(no) or real_feed(self, no, line))
     tracemalloc.start()
     try:
         out = calc_html.run(catalog, calculator, raw)
@@ -944,12 +944,12 @@ def test_an_index_whose_size_no_checkpoint_has_is_refused(tmp_path: Path, capsys
 def test_a_million_bare_carriage_returns_are_read_at_once(tmp_path: Path, monkeypatch, capsys) -> None:
     """1 MB of bare \\r is a million lines; each once cost a full pass of the line reader (5-16 s)."""
     log = tmp_path / "cr.log"
-    from calc import logread
+    from calc.logs import reader
 
     log.write_bytes(b"\r" * 1_000_000)
     peeled = []
-    real_peel = logread._peel
-    monkeypatch.setattr(logread, "_peel", lambda no, raw: peeled.append(no) or real_peel(no, raw))
+    real_peel = reader.peel
+    monkeypatch.setattr(reader, "peel", lambda no, raw: peeled.append(no) or real_peel(no, raw))
     _assert_one_error(*_run(["ingest", str(log)], capsys), "cr.log: found no text, expected a vLLM or SGLang startup log")
     assert peeled == []  # a blank line is passed in one step: none is taken apart as a message
 
@@ -1041,20 +1041,19 @@ def test_a_fatal_error_withdraws_every_figure_and_says_so(browser, base_url) -> 
 
 
 def _patterns() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
-    """Each compiled pattern of calc's modules (and of the log reader's rules), with the methods its
-    module calls it with (a pattern run with match is never run from every position)."""
+    """Each compiled pattern of calc's modules (and of the log reader's rules), with the methods
+    calc's modules call it with (a pattern run with match is never run from every position; a
+    pattern may be defined in one module and called in another)."""
     import importlib
     import pkgutil
 
     import calc
-    import calc.present.calculators
 
-    names = [f"calc.{m.name}" for m in pkgutil.iter_modules(calc.__path__) if m.name != "__main__"]
-    names += [f"calc.present.calculators.{m.name}" for m in pkgutil.iter_modules(calc.present.calculators.__path__)]
+    names = [m.name for m in pkgutil.walk_packages(calc.__path__, "calc.") if not m.ispkg and m.name != "calc.__main__"]
+    source = "\n".join(Path(importlib.import_module(name).__file__ or "").read_text(encoding="utf-8") for name in names)
     found = []
     for name in names:
         module = importlib.import_module(name)
-        source = Path(module.__file__ or "").read_text(encoding="utf-8")
         for key, value in vars(module).items():
             patterns = [(key, value)] if isinstance(value, re.Pattern) else []
             if isinstance(value, (list, tuple)):
