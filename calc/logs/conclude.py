@@ -272,10 +272,21 @@ def conclude(r: Reader) -> LogReading:
     kv_dtype = None
     dtypes = r.seen.get("kv_dtype") or []
     concrete = [f for v, f, _ in dtypes if str(v) != "auto"]
+    cache_line = r.seen.get("kv_dtype_said") or []
     if concrete:
         kv_dtype = concrete[0]
+    elif cache_line:
+        # cache.py's "Using fp8 data type to store kv cache": the KV cache's own dtype, where no setting
+        # gives it (an engine config line cut before its kv_cache_dtype); never the weights' dtype
+        kv_dtype = cache_line[0][1]
     elif dtypes:
         kv_dtype = dtypes[0][1]
+    if kv_dtype is None and engine_name == "vllm":
+        notes.append(
+            "the KV cache dtype is not printed (no kv_cache_dtype setting, no 'Using fp8 data type to store kv cache'): "
+            "the command sets no --kv-cache-dtype, vLLM's default auto, which keeps the KV cache in the model's dtype; "
+            "a dtype=torch.bfloat16 or a loading line's dtype is the weights', not the KV cache's"
+        )
     block = pick("block_size", what="block size")
     fraction = pick("fraction", what="gpu_memory_utilization")
     mem_fraction = pick("mem_fraction", what="mem_fraction_static")
