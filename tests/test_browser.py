@@ -1039,7 +1039,9 @@ def test_before_follows_the_box_and_your_start_the_log(live, catalog):
     live.select_option("#before-box", "rtx-4090")
     live.wait_for_function("document.getElementById('before-available').value === '23.68 GiB'")
     assert "no free-memory reading" in live.text_content("#before-available-src")
+    assert live.input_value("#before-pin") == ""  # a discrete card's pool is predicted: the pin is cleared
     live.fill("#before-overhead", "2 GiB")
+    live.fill("#before-pin", d["pin"])  # a pin typed: the gate runs, as on the box the page opened with
     raw = {**d, "box": "rtx-4090", "available": "23.68 GiB", "overhead": "2 GiB"}
     live.wait_for_function("document.querySelector('#before-calc [data-fig=needs]') !== null")
     assert figures_on(live, "before") == calc_html.run(catalog, "before", raw).figures
