@@ -50,7 +50,13 @@ def test_a_small_dev_shm_is_refused_or_crashes_by_release() -> None:
     need = hostmem.shm_bytes(hostmem.shm_queues(2, 1, (0, 33)))
     assert need == (16 * MiB + 3) * 10 + 2 * (24 * MiB + 2) * 10 + (4 * MiB + 2) * 6 == 696_254_546
     said = hostmem.shm_refusal(need, 64 * MiB, (0, 33))
-    assert said is not None and said.startswith("--shm-size 64 MiB is below the 664 MiB of message queues: vLLM refuses the start")
+    # 696,254,546 B is 664.0005 MiB: the size to give is rounded up, as --shm-size 664m is still short
+    assert said is not None and said.startswith("--shm-size 64 MiB is below the 665 MiB of message queues: vLLM refuses the start")
+    assert hostmem.shm_refusal(need, hostmem.docker_size("664m"), (0, 33)) is not None
+    assert hostmem.shm_refusal(need, hostmem.docker_size("665m"), (0, 33)) is None
+    # a size just under the need prints below it, never equal to it
+    almost = hostmem.shm_refusal(need, need - 1, (0, 33))
+    assert almost is not None and almost.startswith("--shm-size 664 MiB is below the 665 MiB")
     said = hostmem.shm_refusal(need, 64 * MiB, (0, 26))
     assert said is not None and "bus error" in said
     assert hostmem.shm_refusal(need, GiB, (0, 33)) is None
@@ -74,7 +80,7 @@ def test_model_reports_the_queues_and_sleep(capsys: pytest.CaptureFixture[str]) 
     assert h["shm_bytes"] == 696_254_546 and h["shm_size_bytes"] == 64 * MiB and h["shm_refused"] is True
     assert h["sleep"]["level"] == 1 and h["sleep"]["unified_freed_bytes"] == 10 * GiB
     assert h["sleep"]["host_backup_bytes"] == r["weights_bytes_per_rank"]
-    assert any(n.startswith("--shm-size 64 MiB is below the 664 MiB") for n in r["notes"])
+    assert any(n.startswith("--shm-size 64 MiB is below the 665 MiB") for n in r["notes"])
 
 
 def test_gate_says_what_sleep_keeps_and_adds_no_queue_over_ray(capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,3 +115,14 @@ def test_bad_host_flags_are_one_line(argv: list[str], message: str, capsys: pyte
     status = cli.main(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", *argv])
     err = capsys.readouterr().err
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_sleep_note_rounds_the_backup_up_and_what_is_freed_down() -> None:
+    """Weights of 1.005 GiB and a pool of 2.005 GiB: to the nearest hundredth 1.01 and 2.01 GiB
+    (3.01 together). The host must hold at least the backup, so it is rounded up; what sleeping
+    frees is rounded down, never promising a byte it does not free."""
+    w, kv = GiB + 5 * GiB // 1000, 2 * GiB + 5 * GiB // 1000
+    one = hostmem.sleep_note(hostmem.sleep(1, w, kv))
+    assert "copies the 1.01 GiB of weights" in one and "frees 3.00 GiB of device memory" in one
+    assert one.endswith("MemAvailable rises by the KV pool only, 2.00 GiB, not by the weights")
+    assert hostmem.sleep_note(hostmem.sleep(2, w, kv)).startswith("sleep level 2 discards the weights and the KV pool, 3.00 GiB a rank")

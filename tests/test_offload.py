@@ -131,3 +131,14 @@ def test_gate_flags_carry_the_offload_settings(capsys: pytest.CaptureFixture[str
     status = cli.main(["gate", "--kv-offloading-size", "-1"])
     _, err = capsys.readouterr()
     assert status == 2 and err.count("\n") == 1 and "--kv-offloading-size: found '-1'" in err
+
+
+def test_unified_note_rounds_on_the_safe_side() -> None:
+    """1.005 GiB moved by --cpu-offload-gb, 8.005 GiB of weights, 0.505 GiB of host buffers: what
+    is moved (nothing freed) is rounded down, what MemAvailable loses up."""
+    h = offload.HostUse(GiB + 5 * GiB // 1000, 0, GiB // 2 + 5 * GiB // 1000, 0, 0, ())
+    note = offload.unified_note(h, 8 * GiB + 5 * GiB // 1000)
+    assert note == (
+        "on a unified-memory box (GB10): the 1.00 GiB a rank --cpu-offload-gb moves stay in the same memory: MemAvailable still "
+        "falls by the whole 8.01 GiB of weights a rank, and nothing is freed; the host buffers (0.51 GiB) come out of MemAvailable too"
+    )

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.units import InputError, MiB, parse_size
+from calc.units import InputError, MiB, fmt, parse_size
 
 MAX_WORLD = 4096
 
@@ -88,7 +88,7 @@ def shm_refusal(need: int, shm_size: int | None, rel: tuple[int, int]) -> str | 
         if rel >= (0, 27)
         else "the start dies with a bus error when the queues' pages are first written (vLLM checks the space from 0.27.0 only)"
     )
-    return f"--shm-size {shm_size / MiB:,.0f} MiB is below the {need / MiB:,.0f} MiB of message queues: {how}; give --shm-size of at least that, or --ipc=host"
+    return f"--shm-size {fmt(shm_size, 'MiB', 0, down=True)} is below the {fmt(need, 'MiB', 0, up=True)} of message queues: {how}; give --shm-size of at least that, or --ipc=host"
 
 
 def docker_size(text: str, flag: str = "--shm-size") -> int:
@@ -119,14 +119,14 @@ def sleep(level: int, weights_bytes: int, kv_bytes: int) -> Sleep:
 
 def sleep_note(s: Sleep, where: str = "a unified-memory box (GB10)") -> str:
     """What sleeping gives back, on a card and on a unified-memory box (`where`)."""
-    gib = 2**30
+    # What the host must hold is rounded up, what is freed down.
     if s.level == 1:
         return (
-            f"sleep level 1 copies the {s.host_backup_bytes / gib:.2f} GiB of weights a rank to pinned host memory "
-            f"(vllm/device_allocator/cumem.py) and frees {s.device_freed_bytes / gib:.2f} GiB of device memory; on {where} the copy "
-            f"is the same memory: MemAvailable rises by the KV pool only, {s.unified_freed_bytes / gib:.2f} GiB, not by the weights"
+            f"sleep level 1 copies the {fmt(s.host_backup_bytes, 'GiB', up=True)} of weights a rank to pinned host memory "
+            f"(vllm/device_allocator/cumem.py) and frees {fmt(s.device_freed_bytes, 'GiB', down=True)} of device memory; on {where} the copy "
+            f"is the same memory: MemAvailable rises by the KV pool only, {fmt(s.unified_freed_bytes, 'GiB', down=True)}, not by the weights"
         )
     return (
-        f"sleep level 2 discards the weights and the KV pool, {s.device_freed_bytes / gib:.2f} GiB a rank, and reloads the weights "
+        f"sleep level 2 discards the weights and the KV pool, {fmt(s.device_freed_bytes, 'GiB', down=True)} a rank, and reloads the weights "
         f"on wake; on {where} that is what MemAvailable gains"
     )
