@@ -384,6 +384,8 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
         (["--gpu", "dgx-spark"], "is a unified-memory box"),
         (["--total-memory", "lots"], "--total-memory: found 'lots'"),
         (["--total-memory", "0 GiB"], "--total-memory: found '0 GiB', expected a size above zero"),
+        (["--total-memory", "80"], "--total-memory: found '80', 80 B, expected a card's total of at least 1 GiB"),
+        (["--total-memory", "1023 MiB"], "--total-memory: found '1023 MiB', 1,072,693,248 B, expected a card's total of at least 1 GiB"),
         (["--gpu", "l40s", "--gpu-memory-utilization", "0"], "--gpu-memory-utilization: found '0', expected a fraction above 0 and at most 1"),
         (["--gpu", "l40s", "--gpu-memory-utilization", "1.2"], "--gpu-memory-utilization: found '1.2'"),
         (["--gpu", "l40s", "--total-memory", "44 GiB"], "--gpu: found beside --total-memory"),

@@ -41,6 +41,7 @@ from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
 from calc.units import GiB, InputError, fmt, parse_size
 
 LATEST = (0, 33)  # the newest release whose source these terms were read in
+SMALLEST_CARD = GiB  # no card vLLM runs on has less; a smaller --total-memory is a unit left out (80 for 80 GiB)
 MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer one is a typing slip
 
 # Fitted constants (see the module docstring): the medians over the fitted starts.
@@ -607,6 +608,11 @@ def card_from_total(text: str) -> Card:
     size = parse_size(text, "--total-memory")
     if size <= 0:
         raise InputError(f"--total-memory: found {text!r}, expected a size above zero such as '79.22 GiB'")
+    if size < SMALLEST_CARD:
+        raise InputError(
+            f"--total-memory: found {text!r}, {fmt(size, 'B')}, expected a card's total of at least {fmt(SMALLEST_CARD, 'GiB', 0)}, "
+            "such as '79.22 GiB' (a number without a unit is bytes)"
+        )
     return Card("given", f"a card of {text}", size, text, "--total-memory")
 
 
