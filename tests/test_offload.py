@@ -134,11 +134,12 @@ def test_gate_flags_carry_the_offload_settings(capsys: pytest.CaptureFixture[str
 
 
 def test_unified_note_rounds_on_the_safe_side() -> None:
-    """1.005 GiB moved by --cpu-offload-gb, 8.005 GiB of weights, 0.505 GiB of host buffers: what
-    is moved (nothing freed) is rounded down, what MemAvailable loses up."""
-    h = offload.HostUse(GiB + 5 * GiB // 1000, 0, GiB // 2 + 5 * GiB // 1000, 0, 0, ())
+    """1.0075 GiB moved by --cpu-offload-gb, 8.005 GiB of weights less a byte, 0.505 GiB of host
+    buffers less a byte: what is moved (nothing freed) is rounded down, the weights restated as
+    the terms print them, the buffers MemAvailable loses rounded up."""
+    h = offload.HostUse(GiB + 75 * GiB // 10000, 0, GiB // 2 + 5 * GiB // 1000, 0, 0, ())
     note = offload.unified_note(h, 8 * GiB + 5 * GiB // 1000)
     assert note == (
         "on a unified-memory box (GB10): the 1.00 GiB a rank --cpu-offload-gb moves stay in the same memory: MemAvailable still "
-        "falls by the whole 8.01 GiB of weights a rank, and nothing is freed; the host buffers (0.51 GiB) come out of MemAvailable too"
+        "falls by the whole 8.00 GiB of weights a rank, and nothing is freed; the host buffers (0.51 GiB) come out of MemAvailable too"
     )
