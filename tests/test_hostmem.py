@@ -63,6 +63,42 @@ def test_a_small_dev_shm_is_refused_or_crashes_by_release() -> None:
     assert hostmem.docker_size("64m") == 64 * MiB and hostmem.docker_size("2G") == 2 * GiB and hostmem.docker_size("1 GiB") == GiB
 
 
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("2gb", 2 * GiB),  # docker's units are all powers of 1024 (go-units RAMInBytes)
+        ("2GB", 2 * GiB),
+        ("10 GB", 10 * GiB),
+        ("1.5g", 3 * GiB // 2),
+        ("512mib", 512 * MiB),
+        ("4096", 4096),  # no unit: bytes
+        ("0.5k", 512),
+        ("1.0000000001k", 1024),  # truncated, as int64(size x unit)
+        ("10e9", 10**10),  # not docker's form: read as calc reads a size
+    ],
+)
+def test_docker_size_as_docker_reads_it(text: str, size: int) -> None:
+    assert hostmem.docker_size(text) == size
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("0", "--shm-size: found '0', which docker reads as not set (its default /dev/shm, 64 MiB); expected the size the container gets"),
+        ("0m", "--shm-size: found '0m', which docker reads as not set"),
+        ("9999999999999999g", "--shm-size: found '9999999999999999g', expected a size of at most 1,024 TiB"),
+        ("1" * 25 + "k", "--shm-size: found '1111111111111111111111111k', 25 digits; expected a size such as 64m or 16g"),
+        ("-1g", "--shm-size: found '-1g', expected a size above zero, such as 64m or 16g"),
+        ("64 m b", "--shm-size: found '64 m b', expected a size as docker takes it, such as 64m, 2g or 1 GiB (units of 1024)"),
+        ("lots", "--shm-size: found 'lots', expected a size as docker takes it"),
+    ],
+)
+def test_docker_size_refusals(text: str, message: str) -> None:
+    with pytest.raises(InputError) as e:
+        hostmem.docker_size(text)
+    assert str(e.value).startswith(message), str(e.value)
+
+
 def test_sleep_frees_the_pool_only_on_a_unified_box() -> None:
     one = hostmem.sleep(1, 30 * GiB, 10 * GiB)
     assert (one.host_backup_bytes, one.device_freed_bytes, one.unified_freed_bytes) == (30 * GiB, 40 * GiB, 10 * GiB)
@@ -118,11 +154,11 @@ def test_bad_host_flags_are_one_line(argv: list[str], message: str, capsys: pyte
 
 
 def test_sleep_note_rounds_the_backup_up_and_what_is_freed_down() -> None:
-    """Weights of 1.005 GiB and a pool of 2.005 GiB: to the nearest hundredth 1.01 and 2.01 GiB
-    (3.01 together). The host must hold at least the backup, so it is rounded up; what sleeping
-    frees is rounded down, never promising a byte it does not free."""
+    """Weights of 1.005 GiB less a byte and a pool of 2.005 GiB less a byte: to the nearest
+    hundredth 1.00 and 2.00 GiB, 3.01 together. The weights are restated as the terms print them;
+    what sleeping frees is rounded down, never promising a byte it does not free."""
     w, kv = GiB + 5 * GiB // 1000, 2 * GiB + 5 * GiB // 1000
     one = hostmem.sleep_note(hostmem.sleep(1, w, kv))
-    assert "copies the 1.01 GiB of weights" in one and "frees 3.00 GiB of device memory" in one
+    assert "copies the 1.00 GiB of weights" in one and "frees 3.00 GiB of device memory" in one
     assert one.endswith("MemAvailable rises by the KV pool only, 2.00 GiB, not by the weights")
     assert hostmem.sleep_note(hostmem.sleep(2, w, kv)).startswith("sleep level 2 discards the weights and the KV pool, 3.00 GiB a rank")

@@ -29,9 +29,11 @@ Read from vLLM's released sources:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from fractions import Fraction
 
-from calc.units import InputError, MiB, fmt, parse_size
+from calc.units import LARGEST_SIZE, InputError, MiB, fmt, parse_size, quoted
 
 MAX_WORLD = 4096
 
@@ -91,13 +93,39 @@ def shm_refusal(need: int, shm_size: int | None, rel: tuple[int, int]) -> str | 
     return f"--shm-size {fmt(shm_size, 'MiB', 0, down=True)} is below the {fmt(need, 'MiB', 0, up=True)} of message queues: {how}; give --shm-size of at least that, or --ipc=host"
 
 
+# docker's --shm-size is read by github.com/docker/go-units size.go RAMInBytes: a number (a
+# decimal point allowed), an optional space, an optional k, m, g, t or p, an optional i and an
+# optional b, any case, every unit a power of 1024 ("2gb" and "2GB" are 2 GiB, not 2e9 B); the
+# bytes are int64(number x unit), truncated. 0 is docker's "not set": the daemon's default, 64 MiB.
+_DOCKER_SIZE = re.compile(r"(?P<num>[0-9]+(?:\.[0-9]+)?) ?(?P<unit>[kmgtp])?i?b?", re.IGNORECASE)
+_DOCKER_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
+DOCKER_DEFAULT_SHM = 64 * MiB
+
+
 def docker_size(text: str, flag: str = "--shm-size") -> int:
-    """A size as docker's --shm-size takes it (64m, 1g, 2048k; units of 1024) or as calc does (1 GiB)."""
+    """A size as docker's --shm-size takes it (64m, 1g, 2gb, 1 GiB: units of 1024), or as calc
+    takes one (10e9)."""
     body = text.strip()
-    units = {"b": 1, "k": 2**10, "m": 2**20, "g": 2**30}
-    if body[-1:].lower() in units and body[:-1].isascii() and body[:-1].isdigit() and 0 < len(body) - 1 <= 15:
-        return int(body[:-1]) * units[body[-1].lower()]
-    return parse_size(body, flag)
+    m = _DOCKER_SIZE.fullmatch(body)
+    if m is None:
+        if body.startswith("-"):
+            raise InputError(f"{flag}: found {quoted(body)}, expected a size above zero, such as 64m or 16g")
+        try:
+            return parse_size(body, flag)
+        except InputError:
+            raise InputError(f"{flag}: found {quoted(body)}, expected a size as docker takes it, such as 64m, 2g or 1 GiB (units of 1024)") from None
+    digits = m["num"].replace(".", "")
+    if len(digits.lstrip("0")) > 20:
+        raise InputError(f"{flag}: found {quoted(body)}, {len(digits)} digits; expected a size such as 64m or 16g")
+    size = int(Fraction(m["num"]) * _DOCKER_UNITS[(m["unit"] or "").lower()])
+    if size > LARGEST_SIZE:
+        raise InputError(f"{flag}: found {quoted(body)}, expected a size of at most {fmt(LARGEST_SIZE, 'TiB', 0)}")
+    if size == 0:
+        raise InputError(
+            f"{flag}: found {quoted(body)}, which docker reads as not set (its default /dev/shm, {fmt(DOCKER_DEFAULT_SHM, 'MiB', 0)}); "
+            "expected the size the container gets, such as 64m or 16g"
+        )
+    return size
 
 
 @dataclass(frozen=True)
@@ -119,10 +147,10 @@ def sleep(level: int, weights_bytes: int, kv_bytes: int) -> Sleep:
 
 def sleep_note(s: Sleep, where: str = "a unified-memory box (GB10)") -> str:
     """What sleeping gives back, on a card and on a unified-memory box (`where`)."""
-    # What the host must hold is rounded up, what is freed down.
+    # The weights are restated as the terms print them (to the nearest); what is freed is rounded down.
     if s.level == 1:
         return (
-            f"sleep level 1 copies the {fmt(s.host_backup_bytes, 'GiB', up=True)} of weights a rank to pinned host memory "
+            f"sleep level 1 copies the {fmt(s.host_backup_bytes, 'GiB')} of weights a rank to pinned host memory "
             f"(vllm/device_allocator/cumem.py) and frees {fmt(s.device_freed_bytes, 'GiB', down=True)} of device memory; on {where} the copy "
             f"is the same memory: MemAvailable rises by the KV pool only, {fmt(s.unified_freed_bytes, 'GiB', down=True)}, not by the weights"
         )
