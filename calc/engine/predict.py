@@ -501,7 +501,7 @@ def predict(
     nt = non_torch(s.tp, s.pp, rel)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
     lora_n = tuple(
-        lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers)).device_bytes if s.lora else 0
+        lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes if s.lora else 0
         for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
     )
     bounds = _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
