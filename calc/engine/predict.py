@@ -580,7 +580,7 @@ def predict(
                 ),
             )
         else:
-            verdict, reason = "starts", f"{fmt(p.tokens, 'count')} tokens, {fmt(p.concurrency, 'plain', down=True)} requests of {s.max_model_len:,} at once"
+            verdict, reason = "starts", f"{fmt(p.tokens, 'count')} tokens, {fmt(p.concurrency, 'plain')} requests of {s.max_model_len:,} at once"
     return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
