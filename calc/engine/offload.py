@@ -126,7 +126,7 @@ def unified_note(h: HostUse, weights_bytes: int) -> str:
     parts = []
     if h.offloaded_per_rank:
         parts.append(
-            f"the {fmt(h.offloaded_per_rank, 'GiB', down=True)} a rank --cpu-offload-gb moves stay in the same memory: MemAvailable still falls by "
+            f"the {fmt(h.offloaded_per_rank, 'GiB')} a rank --cpu-offload-gb moves stay in the same memory: MemAvailable still falls by "
             f"the whole {fmt(weights_bytes, 'GiB')} of weights a rank, and nothing is freed"
         )
     extra = h.kv_offloading_bytes + h.swap_bytes

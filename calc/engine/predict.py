@@ -508,7 +508,7 @@ def predict(
     moved_n = tuple(offload.moved(shape, s.tp, s.cpu_offload_gib, range(a, b)) if s.cpu_offload_gib else 0 for a, b in bounds)
     if s.pp == 1 and moved_n[0]:
         moved = min(moved_n[0], wterm.bytes)
-        wterm = Term("weights", wterm.bytes - moved, f"{wterm.source}, less {_gib(moved, down=True)} --cpu-offload-gb moves to the host (offloader/uva.py)")
+        wterm = Term("weights", wterm.bytes - moved, f"{wterm.source}, less {_gib(moved)} --cpu-offload-gb moves to the host (offloader/uva.py)")
     lterm = _lora_term(s.lora, lora_n[0])
     pool = requested - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - cg.bytes
     mode = kvlayout.mamba_cache_mode(shape, v, s.prefix_caching)  # a hybrid's state pages, by the release's rule
