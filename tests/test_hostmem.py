@@ -153,12 +153,24 @@ def test_bad_host_flags_are_one_line(argv: list[str], message: str, capsys: pyte
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
-def test_sleep_note_rounds_the_backup_up_and_what_is_freed_down() -> None:
+def test_sleep_note_adds_up_as_printed() -> None:
     """Weights of 1.005 GiB less a byte and a pool of 2.005 GiB less a byte: to the nearest
-    hundredth 1.00 and 2.00 GiB, 3.01 together. The weights are restated as the terms print them;
-    what sleeping frees is rounded down, never promising a byte it does not free."""
+    hundredth 1.00 and 2.00 GiB, 3.01 together. Each is restated as the lines beside the note
+    print it; what sleeping frees is their sum as printed, 3.00 GiB, the sum a reader makes."""
     w, kv = GiB + 5 * GiB // 1000, 2 * GiB + 5 * GiB // 1000
     one = hostmem.sleep_note(hostmem.sleep(1, w, kv))
     assert "copies the 1.00 GiB of weights" in one and "frees 3.00 GiB of device memory" in one
     assert one.endswith("MemAvailable rises by the KV pool only, 2.00 GiB, not by the weights")
     assert hostmem.sleep_note(hostmem.sleep(2, w, kv)).startswith("sleep level 2 discards the weights and the KV pool, 3.00 GiB a rank")
+
+
+def test_sleep_level_2_on_the_command_line_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
+    """Qwen3 8B at TP 2 on an L40S: weights 7.63 GiB and a pool of 29.22 GiB a rank as printed;
+    level 2 frees their sum as printed, 36.85 GiB (36.8478 GiB exactly, which a floor printed
+    36.84)."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32768", "--gpu", "l40s", "--tp", "2",
+            "--enable-sleep-mode", "--sleep-level", "2"]  # fmt: skip
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "Weights per rank: 7.63 GiB" in out and "Pool 29.22 GiB" in out
+    assert "sleep level 2 discards the weights and the KV pool, 36.85 GiB a rank" in out

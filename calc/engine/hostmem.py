@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from calc.units import LARGEST_SIZE, InputError, MiB, fmt, parse_size, quoted
+from calc.units import LARGEST_SIZE, InputError, MiB, fmt, parse_size, quoted, shown
 
 MAX_WORLD = 4096
 
@@ -134,6 +134,8 @@ class Sleep:
     host_backup_bytes: int  # a rank's copy kept in host memory while asleep
     device_freed_bytes: int  # what leaves the device's allocations
     unified_freed_bytes: int  # what MemAvailable gains on a unified box
+    weights_bytes: int = 0  # the rank's weights and KV pool, as the figures beside the note print them
+    kv_bytes: int = 0
 
 
 def sleep(level: int, weights_bytes: int, kv_bytes: int) -> Sleep:
@@ -141,20 +143,19 @@ def sleep(level: int, weights_bytes: int, kv_bytes: int) -> Sleep:
     if level not in (1, 2):
         raise InputError(f"--sleep-level: found {level}, expected 1 (weights kept in host memory) or 2 (weights discarded)")
     if level == 1:
-        return Sleep(1, weights_bytes, weights_bytes + kv_bytes, kv_bytes)
-    return Sleep(2, 0, weights_bytes + kv_bytes, weights_bytes + kv_bytes)
+        return Sleep(1, weights_bytes, weights_bytes + kv_bytes, kv_bytes, weights_bytes, kv_bytes)
+    return Sleep(2, 0, weights_bytes + kv_bytes, weights_bytes + kv_bytes, weights_bytes, kv_bytes)
 
 
 def sleep_note(s: Sleep, where: str = "a unified-memory box (GB10)") -> str:
     """What sleeping gives back, on a card and on a unified-memory box (`where`)."""
-    # The weights are restated as the terms print them (to the nearest); what is freed is rounded down.
+    # The weights and the pool are restated as the lines beside the note print them (to the
+    # nearest); what both free together is the sum of the two as printed, so the reader's sum agrees.
+    both = fmt(shown(s.weights_bytes, "GiB") + shown(s.kv_bytes, "GiB"), "GiB")
     if s.level == 1:
         return (
-            f"sleep level 1 copies the {fmt(s.host_backup_bytes, 'GiB')} of weights a rank to pinned host memory "
-            f"(vllm/device_allocator/cumem.py) and frees {fmt(s.device_freed_bytes, 'GiB', down=True)} of device memory; on {where} the copy "
-            f"is the same memory: MemAvailable rises by the KV pool only, {fmt(s.unified_freed_bytes, 'GiB', down=True)}, not by the weights"
+            f"sleep level 1 copies the {fmt(s.weights_bytes, 'GiB')} of weights a rank to pinned host memory "
+            f"(vllm/device_allocator/cumem.py) and frees {both} of device memory; on {where} the copy "
+            f"is the same memory: MemAvailable rises by the KV pool only, {fmt(s.kv_bytes, 'GiB')}, not by the weights"
         )
-    return (
-        f"sleep level 2 discards the weights and the KV pool, {fmt(s.device_freed_bytes, 'GiB', down=True)} a rank, and reloads the weights "
-        f"on wake; on {where} that is what MemAvailable gains"
-    )
+    return f"sleep level 2 discards the weights and the KV pool, {both} a rank, and reloads the weights on wake; on {where} that is what MemAvailable gains"
