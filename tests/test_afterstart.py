@@ -86,4 +86,9 @@ def test_verdict_rounds_on_the_safe_side() -> None:
         "the start: 0.01 GiB short, the long prefill will fail after a clean start"
     )
     fits, said = afterstart.verdict(left + 1, extra)
-    assert fits is True and said.startswith("a prefill at max_model_len takes 1.01 GiB a rank beyond the profile run; 1.00 GiB is left")
+    assert fits is True and said.startswith("a prefill at max_model_len takes 1.01 GiB a rank beyond the profile run; 1.01 GiB is left")
+    # it fits by 10 B across the half-hundredth: to the nearest, 1.00 taken and 1.01 left; rounded
+    # up and down the two would have read 1.01 taken and 1.00 left beside "it fits"
+    above = GiB + 5 * GiB // 1000 + 10
+    fits, said = afterstart.verdict(above, afterstart.Extra(above - 10, (), ""))
+    assert fits is True and said == ("a prefill at max_model_len takes 1.00 GiB a rank beyond the profile run; 1.01 GiB is left after the start: it fits")

@@ -127,9 +127,11 @@ def sparse_indexer_churn(chunk_tokens: int, prompt_tokens: int, rel: tuple[int, 
 def verdict(left_bytes: int, extra: Extra) -> tuple[bool, str]:
     """Whether the worst prefill fits in what the start left, and the sentence that says so."""
     fits = extra.bytes <= left_bytes
-    # What the prefill takes is rounded up, what is left down: the printed figures never show a
-    # margin the exact ones do not have. The shortfall is worked from them as printed.
-    takes, left = shown(extra.bytes, "GiB", up=True), shown(left_bytes, "GiB", down=True)
+    # Printed so the figures never contradict the verdict: when it fits, both to the nearest (a
+    # rounding that keeps their order); when it does not, what the prefill takes rounded up and
+    # what is left down, so the printed shortfall, worked from them as printed, is never 0.00.
+    short = not fits
+    takes, left = shown(extra.bytes, "GiB", up=short), shown(left_bytes, "GiB", down=short)
     said = f"a prefill at max_model_len takes {fmt(takes, 'GiB')} a rank beyond the profile run; {fmt(left, 'GiB')} is left after " + (
         "the start: it fits" if fits else f"the start: {fmt(takes - left, 'GiB')} short, the long prefill will fail after a clean start"
     )
