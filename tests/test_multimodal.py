@@ -21,18 +21,11 @@ from calc.units import GiB, InputError
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "models" / "configs"
-
-
-def config_path(name: str) -> Path:
-    """A public config of models/configs by the name the tests give it (qwen2.5-vl-3b.json)."""
-    return CONFIGS / name.removesuffix(".json") / "config.json"
-
-
 LOG_81 = ROOT / "logs" / "public" / "81-v011-qwen25-vl-3b-ray-data-encoder-budget.log"
 
 
 def report(name: str, **given) -> dict:
-    return modeled.model_report(modeled.ModelInputs(config_path(name).read_text(), name, **given))
+    return modeled.model_report(modeled.ModelInputs((CONFIGS / name.removesuffix(".json") / "config.json").read_text(), name, **given))
 
 
 def test_qwen25_vl_3b_meets_its_checkpoint_and_the_loading_line() -> None:
@@ -62,11 +55,11 @@ def test_the_encoder_budget_and_batch_the_log_prints() -> None:
     most 16,384 tokens: budget max(2048, 16384) = 16384 and 16384 // 16384 = 1 item, as printed;
     the outputs kept, 16,384 x 2,048 x 2 B = 64 MiB."""
     assert "Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items" in LOG_81.read_text()
-    s = hfconfig.shape(json.loads(config_path("qwen2.5-vl-3b.json").read_text()), "q")
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
     p = multimodal.encoder_profile(s, multimodal.Settings(), 2048, 256, 8192, (0, 11))
     assert p is not None and (p.budget_tokens, p.items, p.held_bytes) == (16384, 1, 16384 * 2048 * 2)
     # Gemma 3 at 8192 tokens: 256 a picture, 8192 // 256 = 32 items of 3,840 wide; 0.8.5 rounds up the same
-    g = hfconfig.shape(json.loads(config_path("gemma-3-12b-it.json").read_text()), "g")
+    g = hfconfig.shape(json.loads((CONFIGS / "gemma-3-12b-it" / "config.json").read_text()), "g")
     p = multimodal.encoder_profile(g, multimodal.Settings(), 8192, 256, 32768)
     assert p is not None and (p.budget_tokens, p.items, p.held_bytes) == (8192, 32, 32 * 256 * 3840 * 2)
     # a prompt limited to one image and a short context: items = min(32, 2 seqs x max(1, min(1, 4096 // 256))) = 2
@@ -76,7 +69,7 @@ def test_the_encoder_budget_and_batch_the_log_prints() -> None:
 
 
 def test_the_profile_keeps_the_encoder_outputs_in_the_predicted_pool() -> None:
-    s = hfconfig.shape(json.loads(config_path("qwen2.5-vl-3b.json").read_text()), "q")
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
     card = predict.card_from_total("22 GiB")
     start = predict.Start(max_model_len=8192, max_num_batched_tokens=2048, engine_version="0.11.0")
     with_tower = predict.predict(s, card, start)
@@ -111,13 +104,13 @@ def test_the_tower_divided_or_whole_on_each_rank() -> None:
 
 
 def _text_rank(tp: int) -> int:
-    s = hfconfig.shape(json.loads(config_path("qwen3-vl-30b-a3b-instruct.json").read_text()), "q")
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-30b-a3b-instruct" / "config.json").read_text()), "q")
     return sum(weights.tensor_bytes(t, weights.quant_of(s), 2) for t in weights.tensors(s, tp) if not t.tower)
 
 
 def test_heads_that_do_not_divide_leave_the_tower_whole() -> None:
     """Pixtral's 16 heads over 3 ranks: vLLM falls back to one whole copy a rank (vision.py)."""
-    t = hfconfig.shape(json.loads(config_path("ministral-3-3b-2512.json").read_text()), "m").tower
+    t = hfconfig.shape(json.loads((CONFIGS / "ministral-3-3b-2512" / "config.json").read_text()), "m").tower
     assert t is not None and weights.tower_split(t, 3) == 1 and weights.tower_split(t, 4) == 4
 
 
@@ -146,7 +139,7 @@ def test_every_pipeline_stage_builds_the_tower() -> None:
     tower = 668_684_288 * 2
     first, last = r["ranks"]
     assert first["weights_bytes"] + last["weights_bytes"] == (3_085_938_688 + 151_936 * 2048) * 2 + 2 * tower  # the tied table twice
-    s = hfconfig.shape(json.loads(config_path("qwen2.5-vl-3b.json").read_text()), "q")
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
     assert ranks._place("visual.blocks.0.attn.qkv", False, ((0, 18), (18, 36)), True) == (0, 1)
     assert s.tower is not None
 
@@ -180,7 +173,7 @@ def test_bad_limits_are_one_line(text: str, message: str) -> None:
 
 
 def test_the_flags_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    config = str(config_path("qwen3-vl-30b-a3b-instruct.json"))
+    config = str(CONFIGS / "qwen3-vl-30b-a3b-instruct" / "config.json")
     r = cli_json(["model", config, "--tp", "2", "--max-model-len", "32768", "--mm-encoder-tp-mode", "data", "--json"], capsys)
     assert r["tower"]["bytes_per_rank"] == 538_631_408 * 2 and r["tower"]["replicated"] is True
     r = cli_json(["model", config, "--tp", "2", "--max-model-len", "32768", "--limit-mm-per-prompt", '{"image": 0, "video": 0}', "--json"], capsys)
@@ -211,7 +204,7 @@ def test_the_key_value_form_as_vllm_read_it() -> None:
 def test_the_key_value_form_is_gone_from_0_10() -> None:
     """From 0.10.0 vLLM parses the flag with json.loads alone (0.8.5's optional_type fell back to
     nullable_kvs and warned it 'will be removed in v0.10.0'): the note gives the JSON to pass."""
-    shape = hfconfig.shape(json.loads(config_path("qwen3-vl-8b-instruct.json").read_text()), "q")
+    shape = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q")
     pairs = multimodal.Settings(limits=multimodal.parse_limits("image=0,video=0"))
     _, notes = multimodal.apply(shape, pairs, (0, 33))
     assert notes[-1] == (
@@ -227,7 +220,7 @@ def test_the_key_value_form_is_gone_from_0_10() -> None:
 def test_one_modality_limited_leaves_the_tower() -> None:
     """Qwen3-VL serves images and video: image=0 alone leaves video at vLLM's 999, and the tower
     is built; the note says which limit keeps it."""
-    shape = hfconfig.shape(json.loads(config_path("qwen3-vl-8b-instruct.json").read_text()), "q")
+    shape = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q")
     built, notes = multimodal.apply(shape, multimodal.Settings(limits={"image": 0}), (0, 33))
     assert built.tower is not None
     assert notes == [
