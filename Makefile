@@ -29,7 +29,7 @@ lint: deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m calc schema --check
-	$(VENV)/bin/mypy --strict -p calc
+	$(VENV)/bin/mypy --strict -p calc -p hooks
 
 bench: deps /usr/bin/chromium
 	$(PY) scripts/bench.py

@@ -36,7 +36,12 @@ def open_regular(path: str | Path) -> BinaryIO:
 def read_bounded(path: str | Path, limit: int = READ_LIMIT) -> bytes:
     """A regular file's bytes, refused (OSError) above `limit`."""
     with open_regular(path) as file:
-        data = file.read(limit + 1)
+        # read(n) sets n bytes aside before it reads: ask for the file's size, not the limit, and
+        # for the rest only should the file have grown since
+        size = os.fstat(file.fileno()).st_size
+        data = file.read(min(size, limit) + 1)
+        if len(data) <= limit and len(data) > size:
+            data += file.read(limit + 1 - len(data))
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"more than {limit:,} bytes, expected at most {limit // 2**20} MiB")
     return data

@@ -8,11 +8,16 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
+from calc.catalog.model import Catalog
 from calc.present import address
 from calc.present import html as calc_html
 from hooks.runtime import PYSCRIPT, browser_calc_files, pyscript_files
+
+if TYPE_CHECKING:
+    from hooks.pagemacros.build import MacrosEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 GLUE = "calculator/main.py"  # docs/calculator/main.py, copied by MkDocs as a static file
@@ -93,7 +98,7 @@ def up(page_url: str) -> str:
     return "../" * depth if depth else "./"
 
 
-def pyscript_config(root: str) -> dict:
+def pyscript_config(root: str) -> dict[str, object]:
     """The interpreter, resolved against the page URL: the early start below, which also writes
     the calculators' files, so PyScript has none to fetch."""
     return {"interpreter": f"{root}{EARLY}", "plugins": [f"!{name}" for name in UNUSED_PLUGINS]}
@@ -197,7 +202,7 @@ def count_in_words(n: int) -> str:
     return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
 
 
-def calculator_href(catalog, page_url: str, calculator: str, inputs: dict[str, str]) -> str:
+def calculator_href(catalog: Catalog, page_url: str, calculator: str, inputs: dict[str, str]) -> str:
     """The address of a calculator's page, relative to `page_url`, with `inputs` in its query as
     the page writes them; a build error when the calculator would not take them as they are."""
     defaults = calc_html.defaults_of(catalog, calculator).values
@@ -212,7 +217,7 @@ def calculator_href(catalog, page_url: str, calculator: str, inputs: dict[str, s
     return f"{up(page_url)}calculator/{calc_html.PAGES[calculator]}/" + (f"?{query}" if query else "")
 
 
-def register(env, catalog) -> None:
+def register(env: MacrosEnv, catalog: Catalog) -> None:
     """Add the calculator page's macros to the macros environment."""
 
     @env.macro

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from calc.catalog.loader import read_yaml_dir
 from calc.catalog.model import Catalog, build
@@ -32,10 +33,10 @@ def take_problems(page_uri: str) -> list[str]:
     return PROBLEMS.pop(page_uri, [])
 
 
-_cache: dict[str, tuple[tuple, dict, Catalog]] = {}
+_cache: dict[str, tuple[tuple[tuple[str, int], ...], dict[str, Any], Catalog]] = {}
 
 
-def _load(root: str | Path) -> tuple[dict, Catalog]:
+def _load(root: str | Path) -> tuple[dict[str, Any], Catalog]:
     """The catalog files read once per build (and again only when one changes): raw and validated."""
     directory = Path(root) / "catalog"
     stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in directory.glob("*.yaml")))
@@ -43,6 +44,7 @@ def _load(root: str | Path) -> tuple[dict, Catalog]:
     if cached and cached[0] == stamp:
         return cached[1], cached[2]
     raw = as_catalog_text(read_yaml_dir(directory))
+    assert isinstance(raw, dict)  # the files by name, as read_yaml_dir gives them
     catalog = build(raw)
     _cache[str(directory)] = (stamp, raw, catalog)
     return raw, catalog
@@ -88,7 +90,7 @@ def site_catalog(root: str | Path) -> Catalog:
     return _load(root)[1]
 
 
-def site_catalog_raw(root: str | Path) -> dict:
+def site_catalog_raw(root: str | Path) -> dict[str, Any]:
     """The catalog files' contents as read, which the browser receives as JSON."""
     return _load(root)[0]
 
@@ -242,7 +244,7 @@ _RENDERED_SKIP = [
 _DIGIT = re.compile(r"[0-9]")
 
 
-def _blank(match: re.Match) -> str:
+def _blank(match: re.Match[str]) -> str:
     return "\n".join(" " * len(part) for part in match.group(0).split("\n"))
 
 
@@ -252,7 +254,7 @@ def bare_figures(markdown: str, rendered: bool = False) -> list[tuple[int, str]]
     text = markdown
     for pattern in (_RENDERED_SKIP if rendered else []) + _SKIP:
         text = pattern.sub(_blank, text)
-    found = []
+    found: list[tuple[int, str]] = []
     for number, line in enumerate(text.splitlines(), 1):
         if _DIGIT.search(line):  # every figure and every exemption holds a digit; most lines none
             found.extend((number, match.group(0).strip()) for match in _BARE.finditer(_EXEMPT.sub(_blank, line)))

@@ -8,6 +8,8 @@ as models x pages.
 
 from __future__ import annotations
 
+from typing import Any
+
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.engine import derive, fraction, hfconfig
@@ -57,7 +59,7 @@ def _figure_rows(figures: list[tuple[str, Figure, str, int]]) -> list[str]:
     return rows
 
 
-def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], fits: list[derive.LengthFit]) -> str:
+def model_page(catalog: Catalog, model: dict[str, Any], readings: list[derive.KvReading], fits: list[derive.LengthFit]) -> str:
     lines = [f"# {text(model['name'])}", ""]
     if model.get("illustrative"):
         lines += ["An illustrative model from the several-models guide: its figures are estimates, not readings.", ""]
@@ -151,6 +153,7 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
         measured = derive.measured_start(d)
         if measured:
             row = derive.gate_row(catalog, d["id"])
+            assert row.overhead is not None  # a measured start gives the remainder
             lines += [
                 "The start gate's row, derived from the latest measured start:",
                 "",
@@ -167,6 +170,7 @@ def model_page(catalog: Catalog, model: dict, readings: list[derive.KvReading], 
 
 def _as_written(figure: Figure) -> tuple[str, int]:
     """A whole number of GiB or GB in that unit (a specification's capacity), anything else in GiB."""
+    assert figure.value is not None, f"{figure.entry}: a range has no one unit"
     if figure.value % 2**30 == 0:
         return "GiB", 0
     if figure.value % 10**9 == 0:
@@ -174,7 +178,7 @@ def _as_written(figure: Figure) -> tuple[str, int]:
     return "GiB", 2
 
 
-def box_page(catalog: Catalog, box: dict) -> str:
+def box_page(catalog: Catalog, box: dict[str, Any]) -> str:
     unified = box["memory"] == "unified"
     lines = [f"# {text(box['name'])}", "", f"Memory: {box['memory']}" + (" (CPU and GPU share one pool)." if unified else " (the GPU's own memory)."), ""]
     figures = []
@@ -212,7 +216,7 @@ def box_page(catalog: Catalog, box: dict) -> str:
             "",
         ]
     if "free_at_start" in box:
-        ceiling = fraction.ceiling(total.value, box["free_at_start"].value)
+        ceiling = fraction.ceiling(total.size, box["free_at_start"].size)
         lines += [
             f"vLLM's start check asks for the fraction times the total; the largest fraction that passes here is "
             f"{render(ceiling, 'fraction', 4)} (free / total, rounded down).",

@@ -57,7 +57,7 @@ def module_imports(source: str, module: str, is_package: bool = False, everywher
     return found
 
 
-_parsed: dict[tuple, set[str]] = {}
+_parsed: dict[tuple[str, int, int, str, bool, bool], set[str]] = {}
 
 
 def file_imports(path: Path, module: str, is_package: bool, everywhere: bool) -> set[str]:
@@ -92,7 +92,8 @@ def browser_calc_files(root: Path = ROOT) -> list[str]:
     digest of calc's sources and the glue: parsing them costs a build more than the rest."""
     cache = cache_dir(root) / f"calc-files-{sources_digest(root)}.json"
     try:
-        return json.loads(cache.read_text(encoding="utf-8"))
+        kept: list[str] = json.loads(cache.read_text(encoding="utf-8"))
+        return kept
     except (OSError, ValueError):
         files = _browser_calc_files(root)
         keep_cached(cache, json.dumps(files).encode(), "calc-files-*.json")
@@ -111,8 +112,8 @@ def _browser_calc_files(root: Path) -> list[str]:
     while todo:
         for module in _parents(todo.pop()):
             found = _calc_file(root, module) if module.split(".")[0] == "calc" else None
-            path = found and str(found[0].relative_to(root / "calc"))
-            if found and path not in files:
+            path = str(found[0].relative_to(root / "calc")) if found else None
+            if found and path is not None and path not in files:
                 files.add(path)
                 todo.extend(file_imports(found[0], module, found[1], everywhere=True))
     return sorted(files)
@@ -129,7 +130,8 @@ def pyscript_files(dist: Path, disabled: tuple[str, ...], root: Path = ROOT) -> 
     listing = sorted((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in dist.iterdir())
     cache = cache_dir(root) / f"pyscript-files-{_digest(listing, disabled)}.json"
     try:
-        return json.loads(cache.read_text(encoding="utf-8"))
+        kept: list[str] = json.loads(cache.read_text(encoding="utf-8"))
+        return kept
     except (OSError, ValueError):
         files = _pyscript_files(dist, disabled)
         keep_cached(cache, json.dumps(files).encode(), "pyscript-files-*.json")
@@ -225,7 +227,7 @@ def trimmed_stdlib(path: Path, root: Path = ROOT) -> bytes:
 # --- digests ---------------------------------------------------------------------------------
 
 
-_digests: dict[tuple, str] = {}
+_digests: dict[tuple[tuple[str, int, int], ...], str] = {}
 
 
 def sources_digest(root: Path) -> str:

@@ -13,9 +13,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from mkdocs.config.defaults import MkDocsConfig  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
-from mkdocs.structure.files import File, InclusionLevel  # noqa: E402
+from mkdocs.structure.files import File, Files, InclusionLevel  # noqa: E402
+from mkdocs.structure.pages import Page  # noqa: E402
 
 from calc.catalog.loader import raw_as_json  # noqa: E402
 from calc.catalog.spec import CatalogError  # noqa: E402
@@ -32,7 +34,7 @@ _one_off = [False]  # `mkdocs build` or `gh-deploy`: the process ends with the b
 
 
 @event_priority(100)
-def on_config(config, **_):
+def on_config(config: MkDocsConfig, **_: object) -> MkDocsConfig:
     try:
         catalog = site_catalog(ROOT)
     except CatalogError as error:
@@ -56,9 +58,9 @@ def on_config(config, **_):
     return config
 
 
-def on_files(files, config, **_):
+def on_files(files: Files, config: MkDocsConfig, **_: object) -> Files:
     """The generated pages; a model's or box's page is reached from its index page, not the nav."""
-    for path, (_, markdown) in _generated.items():
+    for path, (_title, markdown) in _generated.items():
         listed = path in (reference.MODELS_INDEX, reference.BOXES_INDEX)
         files.append(File.generated(config, path, content=markdown, inclusion=InclusionLevel.UNDEFINED if listed else InclusionLevel.NOT_IN_NAV))
     return files
@@ -82,7 +84,7 @@ def catalog_date(raw: object) -> str:
     return max(found, default="1970-01-01")
 
 
-def on_pre_page(page, **_):
+def on_pre_page(page: Page, **_: object) -> Page:
     # The sitemap's date (and sitemap.xml.gz's timestamp) is the catalog's, not the clock's, so
     # two builds of the same sources are byte-identical on any day.
     page.update_date = _date[0]
@@ -90,7 +92,7 @@ def on_pre_page(page, **_):
 
 
 @event_priority(-100)  # after the macros plugin has rendered the page
-def on_page_markdown(markdown, page, **_):
+def on_page_markdown(markdown: str, page: Page, **_: object) -> str:
     checked = take_problems(page.file.src_uri)
     if checked:
         raise PluginError("figures that disagree with the catalog:\n" + "\n".join(f"  {p}" for p in checked))
@@ -108,7 +110,7 @@ def on_page_markdown(markdown, page, **_):
     return markdown
 
 
-def on_post_page(output, page, **_):
+def on_post_page(output: str, page: Page, **_: object) -> str:
     """A page that starts the calculators' Python holds Material's script until it has loaded."""
     if RUNTIME_BEGIN not in output:
         return output
@@ -118,15 +120,15 @@ def on_post_page(output, page, **_):
         raise PluginError(str(error)) from None
 
 
-def on_startup(command, **_):
+def on_startup(command: str, **_: object) -> None:
     _one_off[0] = command in ("build", "gh-deploy")
 
 
-def on_build_error(**_):
+def on_build_error(**_: object) -> None:
     gc.unfreeze()
 
 
-def on_post_build(config, **_):
+def on_post_build(config: MkDocsConfig, **_: object) -> None:
     """The calculator's runtime, only what the page loads (hooks/runtime.py says how each list is
     found), its Python and the catalog as JSON; Material's assets without source maps."""
     site = Path(config["site_dir"])
@@ -150,9 +152,9 @@ def on_post_build(config, **_):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / "calc" / path, target)
     (site / "py" / "catalog.json").write_text(raw_as_json(site_catalog_raw(ROOT)), encoding="utf-8")
-    for path in (site / "assets").rglob("*.map"):
-        path.unlink()
-        generated = path.with_suffix("")
+    for source_map in (site / "assets").rglob("*.map"):
+        source_map.unlink()
+        generated = source_map.with_suffix("")
         if generated.is_file():
             generated.write_text(strip_source_map(generated.read_text(encoding="utf-8")), encoding="utf-8")
     lunr = site / "assets" / "javascripts" / "lunr"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -54,7 +55,7 @@ def settings_digest(environment: jinja2.Environment) -> str:
 def code_digest(root: Path) -> str:
     """The hooks' and calc's sources: Jinja runs a filter, and the finalize function, over a
     constant at compile time (`{{ "a*b" | code }}`), so their output is part of the code kept."""
-    return files_digest(root, sorted((root / "hooks").glob("*.py")) + sorted((root / "calc").rglob("*.py")))
+    return files_digest(root, sorted((root / "hooks").rglob("*.py")) + sorted((root / "calc").rglob("*.py")))
 
 
 class CompiledTemplates:
@@ -62,7 +63,7 @@ class CompiledTemplates:
 
     def __init__(self, environment: jinja2.Environment, root: Path) -> None:
         self.environment = environment
-        self.compile_anew = environment.compile
+        self.compile_anew: Callable[..., Any] = environment.compile
         self.root = root
         self.kept: dict[str, CodeType] | None = None  # read on the first page: the settings are final by then
         self.used: dict[str, CodeType] = {}

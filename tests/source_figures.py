@@ -130,18 +130,18 @@ def free_at_gate(c: Catalog) -> int:
     return refused_request(c)["available"].value
 
 
-def start_report(c: Catalog, pin: str | int, drafter: bool) -> dict:
+def start_report(c: Catalog, pin: str | int, drafter: bool) -> report.StartReport:
     """The report the command line and the calculator show, at the deployment's defaults."""
     inputs = replace(report.defaults(c, DSV4), kv_pin=parse_size(pin, "pin"), drafter=drafter)
     return report.start_report(c, inputs)
 
 
 def needs(c: Catalog, pin: str | int, drafter: bool) -> int:
-    return start_report(c, pin, drafter)["needs_bytes"]
+    return start_report(c, pin, drafter).needs_bytes
 
 
 def passes(c: Catalog, pin: str | int, drafter: bool) -> bool:
-    return start_report(c, pin, drafter)["passes"]
+    return start_report(c, pin, drafter).passes
 
 
 def verdict(c: Catalog, pin: str) -> str:
@@ -154,8 +154,8 @@ def verdict(c: Catalog, pin: str) -> str:
 
 
 def largest_pin(c: Catalog, drafter: bool) -> int:
-    largest = start_report(c, "10e9", False)["largest_pin_bytes"]
-    return largest["with_drafter" if drafter else "without_drafter"]
+    largest = start_report(c, "10e9", False).largest_pin_bytes
+    return largest.with_drafter if drafter else largest.without_drafter
 
 
 def term(result: gate.GateResult, name: str) -> int:

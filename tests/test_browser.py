@@ -152,46 +152,46 @@ def expected_start(catalog, inputs: report.StartInputs) -> dict[str, str]:
     """The figures the start calculator must show, straight from calc.answers.report and calc.units.fmt."""
     r = report.start_report(catalog, inputs)
     e: dict[str, str] = {}
-    if r["outside_calibration"]:
+    if r.outside_calibration:
         e["verdict"] = "outside calibration"
     else:
-        tightest = min(r["boxes"], key=lambda b: b["margin_bytes"])
-        e["verdict"] = "passes" if r["passes"] else "refused"
+        tightest = min(r.boxes, key=lambda b: b.margin_bytes)
+        e["verdict"] = "passes" if r.passes else "refused"
         # printed arithmetic: the total is its terms as printed, a margin the printed figures' difference
-        needs = report.needs_as_printed(r["terms"])
+        needs = report.needs_as_printed(r.terms)
         e["needs"] = fmt(needs, "GiB")
         e["needs_short"] = fmt(needs, "GiB", 1)
-        e["available_short"] = fmt(tightest["available_bytes"], "GiB", 1)
-        e["margin_short"] = fmt(abs(shown(tightest["available_bytes"], "GiB", 1) - shown(needs, "GiB", 1)), "GiB", 1)
-        for t in r["terms"]:
+        e["available_short"] = fmt(tightest.available_bytes, "GiB", 1)
+        e["margin_short"] = fmt(abs(shown(tightest.available_bytes, "GiB", 1) - shown(needs, "GiB", 1)), "GiB", 1)
+        for t in r.terms:
             e[f"term_{slug(t.name)}"] = fmt(t.bytes, "GiB")
-        for i, b in enumerate(r["boxes"], 1):
-            e[f"box{i}_available"] = fmt(b["available_bytes"], "GiB")
-            e[f"box{i}_verdict"] = "passes" if b["passes"] else "refused"
-            e[f"box{i}_margin"] = fmt(abs(report.margin_as_printed(b["available_bytes"], r["terms"])), "GiB")
-        for n, t in enumerate(r["changes"] if not r["passes"] else [], 1):
+        for i, b in enumerate(r.boxes, 1):
+            e[f"box{i}_available"] = fmt(b.available_bytes, "GiB")
+            e[f"box{i}_verdict"] = "passes" if b.passes else "refused"
+            e[f"box{i}_margin"] = fmt(abs(report.margin_as_printed(b.available_bytes, r.terms)), "GiB")
+        for n, t in enumerate(r.changes if not r.passes else [], 1):
             e[f"change_{n}"] = fmt(t.bytes, "GiB")
         for key in ("without", "with"):
-            value = r["largest_pin_bytes"][f"{key}_drafter"]
+            value = getattr(r.largest_pin_bytes, f"{key}_drafter")
             if value is not None:
                 e[f"largest_{key}"] = fmt(value, "e9", 2, down=True) if value >= 0 else f"none: short by {fmt(-value, 'GiB')} at a zero pin"
-    pool = r["kv"]
-    if pool["bytes_per_token"] is not None:
-        e["kv_bpt"] = fmt(pool["bytes_per_token"], "count")
-        e["kv_tokens"] = fmt(pool["tokens"], "tokens")
-        e["kv_contexts"] = fmt(int(pool["tokens"]) // inputs.max_model_len, "count")
-        e["kv_concurrency"] = fmt(Fraction(int(pool["tokens"]), inputs.max_model_len), "x", down=True)
-        e["kv_one_context"] = "yes" if int(pool["tokens"]) >= inputs.max_model_len else "no"
-        e["kv_one_context_pin"] = smallest_pin(pool["one_context_pin_bytes"])
+    pool = r.kv
+    if pool is not None:
+        e["kv_bpt"] = fmt(pool.bytes_per_token, "count")
+        e["kv_tokens"] = fmt(pool.tokens, "tokens")
+        e["kv_contexts"] = fmt(int(pool.tokens) // inputs.max_model_len, "count")
+        e["kv_concurrency"] = fmt(Fraction(int(pool.tokens), inputs.max_model_len), "x", down=True)
+        e["kv_one_context"] = "yes" if int(pool.tokens) >= inputs.max_model_len else "no"
+        e["kv_one_context_pin"] = smallest_pin(pool.one_context_pin_bytes)
         if inputs.typical_context:
             e["kv_tokens_needed"] = fmt(inputs.seats * inputs.typical_context, "tokens")
-            e["kv_seats_fit"] = "fit" if pool["seats_fit"] else "do not fit"
-    f = r["fraction"]
-    e["fraction"] = report.fraction_text(f["fraction"])
-    e["fraction_ceiling"] = fmt(f["ceiling"], "fraction", 4)
-    e["fraction_verdict"] = ("passes" if f["passes"] else "refused") if r["passes"] is not False else "not reached: the gate refuses the start first"
-    if r["passes"] is not False or r["fix"] is not None:  # a refused start with no fix offers no flags
-        e["flags"] = " \\\n".join(r["flags"])
+            e["kv_seats_fit"] = "fit" if pool.seats is not None and pool.seats.seats_fit else "do not fit"
+    f = r.fraction
+    e["fraction"] = report.fraction_text(f.fraction)
+    e["fraction_ceiling"] = fmt(f.ceiling, "fraction", 4)
+    e["fraction_verdict"] = ("passes" if f.passes else "refused") if r.passes is not False else "not reached: the gate refuses the start first"
+    if r.passes is not False or r.fix is not None:  # a refused start with no fix offers no flags
+        e["flags"] = " \\\n".join(r.flags)
     return e
 
 
@@ -262,10 +262,10 @@ def test_build_time_figures_before_python_loads(browser, base_url, catalog):
         r = report.start_report(catalog, defaults)
         shown = page.text_content("#start-calc")
         for figure in (
-            fmt(r["needs_bytes"], "GiB"),  # 110.00 GiB
-            fmt(r["needs_bytes"], "GiB", 1),  # 110.0 GiB
-            fmt(r["largest_pin_bytes"]["without_drafter"], "e9", 2, down=True),  # 14.83e9 B
-            fmt(r["largest_pin_bytes"]["with_drafter"], "e9", 2, down=True),  # 9.39e9 B
+            fmt(r.needs_bytes, "GiB"),  # 110.00 GiB
+            fmt(r.needs_bytes, "GiB", 1),  # 110.0 GiB
+            fmt(r.largest_pin_bytes.without_drafter, "e9", 2, down=True),  # 14.83e9 B
+            fmt(r.largest_pin_bytes.with_drafter, "e9", 2, down=True),  # 9.39e9 B
         ):
             assert figure in shown
         assert figures_on(page, "start").items() >= expected_start(catalog, defaults).items()
@@ -539,7 +539,9 @@ def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
         pyscript = {url.rsplit("/", 1)[1].split("-")[0] for url, _ in responses if "/runtime/pyscript/" in url}
         assert pyscript == {"core.js", "core", "error"}, pyscript
         assert not [url for url, _ in responses if url.endswith(".map")]
-        assert any(url.endswith("/py/calc/html.py") for url, _ in responses) and not any(url.endswith("/py/calc/cli.py") for url, _ in responses)
+        assert any(url.endswith("/py/calc/present/html.py") for url, _ in responses) and not any(
+            url.endswith("/py/calc/present/cli.py") for url, _ in responses
+        )
     finally:
         context.close()
 
@@ -614,9 +616,9 @@ def test_the_refused_request_of_2026_10_24(live, catalog):
     verdict = live.text_content("#start-verdict")
     assert "Start: refused" in verdict and "124.4 GiB" in verdict and "114.5 GiB" in verdict
     r = report.start_report(catalog, inputs_of(catalog, {**defaults, "pin": "20e9", "drafter": "on"}))
-    assert fmt(r["needs_bytes"], "GiB", 1) == "124.4 GiB"
-    assert fmt(min(r["inputs"].available), "GiB", 1) == "114.5 GiB"
-    assert r["passes"] is False
+    assert fmt(r.needs_bytes, "GiB", 1) == "124.4 GiB"
+    assert fmt(min(r.inputs.available), "GiB", 1) == "114.5 GiB"
+    assert r.passes is False
     live.uncheck("#start-drafter")
     live.fill("#start-pin", defaults["pin"])
     assert figures_on(live, "start")["verdict"] == "passes"
@@ -897,13 +899,13 @@ def test_the_charts_redraw_on_every_edit(live, catalog):
     live.check("#start-drafter")
     after = drawn_bars(live, "start")
     r = report.start_report(catalog, inputs_of(catalog, {**defaults, "pin": "20e9", "drafter": "on"}))
-    expected = [(t.name, str(t.bytes)) for t in r["terms"] if t.bytes]
+    expected = [(t.name, str(t.bytes)) for t in r.terms if t.bytes]
     rows = sorted({row for row, _, _ in after})
-    assert len(rows) == len(r["boxes"])
+    assert len(rows) == len(r.boxes)
     for row in rows:
         assert [(name, value) for r_, name, value in after if r_ == row] == expected
     notes = live.eval_on_selector_all("#start-result figure.chart text", "els => els.map(e => e.textContent)")
-    assert notes.count("refused") == len(r["boxes"])
+    assert notes.count("refused") == len(r.boxes)
     live.uncheck("#start-drafter")
     live.fill("#start-pin", defaults["pin"])
     assert drawn_bars(live, "start") == before

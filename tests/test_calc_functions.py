@@ -367,12 +367,41 @@ def test_report_check_names_fields(catalog) -> None:
     assert [p.split(":")[0] for p in problems] == ["max_model_len", "available", "speculative tokens"]
 
 
+def test_the_start_report_is_typed_and_its_json_keeps_the_keys_and_leaves_out_what_was_not_asked(catalog, monkeypatch) -> None:
+    r = report.start_report(catalog, report.defaults(catalog, DSV4))
+    assert isinstance(r, report.StartReport) and isinstance(r.kv, report.PoolFigures) and r.kv.seats is None
+    out = r.to_json()
+    assert list(out) == [
+        "deployment", "model", "box", "boxes_count", "data_parallel", "tp", "inputs", "terms", "needs_bytes", "outside_calibration", "passes",
+        "boxes", "tightest_box", "largest_pin_bytes", "kv", "kv_source", "fraction", "flags", "flags_are_the_fix", "headroom_bytes", "fix",
+        "changes", "notes",
+    ]  # fmt: skip
+    assert list(out["boxes"][0]) == ["box", "available_bytes", "head_extra_bytes", "needs_bytes", "passes", "margin_bytes", "largest_pin_bytes"]
+    defaults = report.defaults(catalog, DSV4)
+    two = report.start_report(catalog, replace(defaults, data_parallel=2, available=defaults.available * 2)).to_json()
+    assert two["kv_tokens_all_replicas"] == 2 * 181777 and list(two)[-1] == "kv_tokens_all_replicas" and len(two["boxes"]) == 2 * len(out["boxes"])
+    assert list(out["kv"]) == [
+        "bytes_per_token", "tokens", "tokens_logged", "full_contexts", "holds_one_context", "one_context_pin_bytes", "block_size", "block_source"
+    ]  # fmt: skip
+    assert out["kv"]["tokens"] == 181777 and out["largest_pin_bytes"] == {
+        "without_drafter": r.largest_pin_bytes.without_drafter,
+        "with_drafter": r.largest_pin_bytes.with_drafter,
+    }
+    assert out["boxes"][0]["margin_bytes"] == r.margins[0] == out["boxes"][0]["available_bytes"] - out["needs_bytes"]
+    seated = report.start_report(catalog, replace(report.defaults(catalog, DSV4), typical_context=32768))
+    assert seated.kv is not None and seated.kv.seats is not None and seated.kv.seats.tokens_needed == seated.inputs.seats * 32768
+    assert list(seated.to_json()["kv"])[-3:] == ["tokens_needed", "seats_fit", "pin_for_seats_bytes"]
+    monkeypatch.setattr(report, "pool_reading", lambda *args: None)  # a model without a measured bytes per token
+    unread = report.start_report(catalog, report.defaults(catalog, DSV4))
+    assert unread.kv is None and unread.to_json()["kv"] == {"bytes_per_token": None}
+
+
 def test_report_kv_figures_use_the_logged_count_at_a_logged_pin(catalog) -> None:
     result = report.start_report(catalog, report.defaults(catalog, DSV4))
-    assert result["kv"]["tokens"] == 181777 and result["kv"]["tokens_logged"]
+    assert result.kv.tokens == 181777 and result.kv.tokens_logged
     other = report.start_report(catalog, replace(report.defaults(catalog, DSV4), kv_pin=12 * 10**9))
-    assert not other["kv"]["tokens_logged"]
-    assert other["kv"]["tokens"] == kv.tokens_for_pool(12 * 10**9, other["kv"]["bytes_per_token"])
+    assert not other.kv.tokens_logged
+    assert other.kv.tokens == kv.tokens_for_pool(12 * 10**9, other.kv.bytes_per_token)
 
 
 def test_report_to_json_is_plain() -> None:
@@ -478,3 +507,16 @@ def test_a_deployment_without_max_model_len_is_named(catalog_copy) -> None:
     catalog = load_dir(catalog_copy)
     with pytest.raises(InputError, match=r"dsv4-flash-pair: settings\.max_model_len: found nothing"):
         report.defaults(catalog, "dsv4-flash-pair")
+
+
+def test_the_fit_report_is_typed_and_its_json_adds_the_tokens_by_length() -> None:
+    """24 GiB read at 50,000 (398,000 tokens) and 500,000 (2,450,000): pool / tokens 64,748.25 B
+    and 10,518.29 B; the fit predicts at 131,072 the tokens kv.tokens_at_length gives."""
+    pool = 24 * GiB
+    r = report.fit_report(pool, [(50000, 398000), (500000, 2450000)], [131072])
+    assert isinstance(r, report.FitReport) and r.readings[0] == report.FitReading(50000, 398000, Fraction(pool, 398000))
+    tokens = kv.tokens_at_length(pool, r.per_token_bytes, r.fixed_bytes, 131072)
+    assert r.predicted == (report.FitPrediction(131072, tokens, tokens / 131072),)
+    out = r.to_json()
+    assert list(out) == ["pool_bytes", "per_token_bytes", "fixed_bytes", "readings", "predicted", "predicted_tokens"]
+    assert out["predicted_tokens"] == {"131072": tokens} and out["readings"][1]["pool_over_tokens"] == float(Fraction(pool, 2450000))

@@ -36,12 +36,12 @@ def test_figures_are_the_model_report(catalog, default) -> None:
     # Qwen3-30B-A3B at TP 1: 2 x 4 KV heads x 128 x 2 B x 48 layers = 98,304 B a token;
     # a page is 16 tokens x 2,048 B a layer; 10e9 B // 32,768 B // 48 layers = 6,357 blocks, one
     # 32,768-token request holds 2,048 of them: int(6357 / 2048 x 32768) = 101,712
-    assert r["kv_bytes_per_token"] == 98304
+    assert r.kv_bytes_per_token == 98304
     assert out.valid
     assert out.figures["per_token"] == fmt(98304, "count")
-    assert out.figures["weights"] == fmt(r["weights_bytes_per_rank"], "GiB")
-    assert out.figures["tokens"] == fmt(r["kv_tokens"], "tokens") == "101,712 tokens"
-    assert out.figures["concurrency"] == fmt(r["max_concurrency"], "x")
+    assert out.figures["weights"] == fmt(r.weights_bytes_per_rank, "GiB")
+    assert out.figures["tokens"] == fmt(r.kv_tokens, "tokens") == "101,712 tokens"
+    assert out.figures["concurrency"] == fmt(r.max_concurrency, "x")
     assert out.figures["gate"] == "outside calibration"  # no measured start of this model, none typed
     assert "Modeled:" in out.sections["before-verdict"]
 
@@ -49,7 +49,7 @@ def test_figures_are_the_model_report(catalog, default) -> None:
 def test_a_typed_overhead_gates_the_start(catalog, default) -> None:
     raw = {**default, "overhead": "4 GiB", "available": "100 GiB"}
     out = calc_html.run(catalog, "before", raw)
-    weights = modeled.model_report(modeled.ModelInputs(default["config"], max_model_len=32768, pool=10**10))["weights_bytes_per_rank"]
+    weights = modeled.model_report(modeled.ModelInputs(default["config"], max_model_len=32768, pool=10**10)).weights_bytes_per_rank
     needs = weights + 10**10 + 4 * GiB + 8 * GiB  # weights + pin + overhead + the 8 GiB start headroom
     assert out.figures["needs"] == fmt(needs, "GiB")
     assert out.figures["margin"] == fmt(100 * GiB - needs, "GiB")
@@ -176,7 +176,7 @@ def test_the_gate_rows_add_up_as_printed(catalog, default) -> None:
         added = sum(Decimal(t.removesuffix(" GiB")) for t in terms)
         assert out.figures["needs"] == f"{added:.2f} GiB"
         assert out.figures["margin"] == f"{abs(Decimal(100) - added):.2f} GiB"
-        weights = modeled.model_report(modeled.ModelInputs(default["config"], max_model_len=32768))["weights_bytes_per_rank"]
+        weights = modeled.model_report(modeled.ModelInputs(default["config"], max_model_len=32768)).weights_bytes_per_rank
         exact = weights + parse_size(pin) + parse_size("3.333 GiB") + 8 * GiB
         differs += fmt(exact, "GiB") != out.figures["needs"]
     assert differs  # at least one pin where rounding the exact sum would print another figure
@@ -253,8 +253,8 @@ def test_a_refused_start_on_a_card_lists_the_changes_that_pass(catalog, default)
 @pytest.mark.parametrize(
     ("box", "edits", "field", "message"),
     [
-        ("h100-sxm", {"utilization": "1.5"}, "utilization", "GPU memory utilization: found '1.5', expected a fraction above 0 and at most 1"),
-        ("h100-sxm", {"utilization": "most"}, "utilization", "GPU memory utilization: found 'most'"),
+        ("h100-sxm", {"utilization": "1.5"}, "utilization", "gpu_memory_utilization: found '1.5', expected a fraction above 0 and at most 1"),
+        ("h100-sxm", {"utilization": "most"}, "utilization", "gpu_memory_utilization: found 'most'"),
         ("dgx-spark", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the DGX Spark (GB10) is no discrete card"),
         ("h200", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the NVIDIA H200 is no discrete card with a total"),
     ],

@@ -266,6 +266,52 @@ def test_before_the_first_start_predicts_the_pool_on_a_discrete_card(browser, ba
         page.fill("#before-utilization", "1.5")
         page.dispatch_event("#before-utilization", "change")
         page.wait_for_function("document.getElementById('before-result').dataset.state === 'invalid'")
-        assert "GPU memory utilization: found '1.5'" in page.text_content("#before-calc")
+        assert "gpu_memory_utilization: found '1.5'" in page.text_content("#before-calc")
+    finally:
+        page.context.close()
+
+
+def test_pipeline_lora_and_offload_are_typed_shown_and_kept_in_the_link(browser, base_url, catalog) -> None:
+    """Before the first start takes pipeline stages, LoRA slots and host memory, shows calc's
+    figures for them and keeps them in its address; the start gate takes the offload flags."""
+    typed = {"overhead": "4 GiB", "pipeline_parallel_size": "2", "enable_lora": "on", "max_loras": "2", "kv_offloading_size": "8"}
+    expected = calc_html.run(catalog, "before", {**calc_html.defaults_of(catalog, "before").values, **typed}).figures
+    assert {"stage0_weights", "stage1_kv", "lora", "kv_offloading", "term_host_buffers"} <= set(expected)
+    page, _ = open_page(browser, base_url, calculator="before")
+    try:
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        page.fill("#before-overhead", "4 GiB")
+        page.fill("#before-pipeline-parallel-size", "2")
+        page.check("#before-enable-lora")
+        page.dispatch_event("#before-enable-lora", "change")
+        page.fill("#before-max-loras", "2")
+        page.fill("#before-kv-offloading-size", "8")
+        page.dispatch_event("#before-kv-offloading-size", "change")
+        page.wait_for_function("want => document.querySelector('#before-calc [data-fig=lora]')?.textContent === want", arg=expected["lora"])
+        assert figures_on(page, "before") == expected
+        assert query(page) == typed
+        link = page.url
+    finally:
+        page.context.close()
+    fresh, _ = open_page(browser, base_url, calculator="before")
+    try:
+        fresh.goto(link)
+        fresh.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        fresh.wait_for_function("want => document.querySelector('#before-calc [data-fig=lora]')?.textContent === want", arg=expected["lora"])
+        assert fresh.input_value("#before-pipeline-parallel-size") == "2" and fresh.is_checked("#before-enable-lora")
+        assert figures_on(fresh, "before") == expected
+    finally:
+        fresh.context.close()
+    gate = calc_html.run(catalog, "start", {**calc_html.defaults_of(catalog, "start").values, "kv_offloading_size": "8"}).figures
+    page, _ = open_page(browser, base_url)
+    try:
+        page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        page.fill("#start-kv-offloading-size", "8")
+        page.dispatch_event("#start-kv-offloading-size", "change")
+        page.wait_for_function(
+            "want => document.querySelector('#start-calc [data-fig=term_host_buffers]')?.textContent === want", arg=gate["term_host_buffers"]
+        )
+        assert figures_on(page, "start") == gate
+        assert query(page) == {"kv_offloading_size": "8"}
     finally:
         page.context.close()

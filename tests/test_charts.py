@@ -293,14 +293,14 @@ def test_the_start_calculator_draws_its_needs_against_each_box(catalog) -> None:
     out = calc_html.run(catalog, "start", raw)
     root = chart_in(out.sections["start-result"])
     r = report.start_report(catalog, calc_html.parse_start(catalog, raw)[0])
-    for n, b in enumerate(r["boxes"]):
-        row = f"{b['box']}: "
+    for n, b in enumerate(r.boxes):
+        row = f"{b.box}: "
         assert [(e.get("data-name"), int(e.get("data-value"))) for e in svg_of(root).iter("rect") if e.get("data-row").startswith(row)] == [
-            (t.name, t.bytes) for t in r["terms"] if t.bytes
+            (t.name, t.bytes) for t in r.terms if t.bytes
         ]
         mark = [m for m in svg_of(root).iter("line") if m.get("class") == "mark tone-available"][n]
-        assert float(mark.get("x1")) == pytest.approx(x_at(root, b["available_bytes"]), abs=0.02)
-    assert fmt(r["needs_bytes"], "GiB", 1) == "124.4 GiB" and "needs 124.4 GiB" in "".join(root.find("figcaption").itertext())
+        assert float(mark.get("x1")) == pytest.approx(x_at(root, b.available_bytes), abs=0.02)
+    assert fmt(r.needs_bytes, "GiB", 1) == "124.4 GiB" and "needs 124.4 GiB" in "".join(root.find("figcaption").itertext())
 
 
 def test_the_planner_draws_what_is_typed(catalog) -> None:

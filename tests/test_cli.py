@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -70,11 +71,42 @@ def test_gate_human(expected) -> None:
         assert line.split()[len(name.split())] == value, line
     assert f"available {fmt(expected['free'], 'GiB')}, passes by {fmt(expected['free'] - expected['needs'], 'GiB')}" in out
     assert "Start: yes" in out
-    assert f"Largest pin that passes: {fmt(expected['largest'], 'e9', 2, down=True)} without the drafter" in out
-    assert f"{fmt(expected['largest_drafter'], 'e9', 2, down=True)} with it" in out
-    assert "14.83e9 B without the drafter, 9.39e9 B with it" in out
+    assert f"({fmt(expected['largest'], 'e9', 2, down=True)} from exact bytes)" in out.split("  with the drafter:")[0]
+    assert f"({fmt(expected['largest_drafter'], 'e9', 2, down=True)} from exact bytes)" in out.split("  with the drafter:")[1]
+    # the largest pin worked from its printed operands: MemAvailable rounded down, each cost rounded up
+    # (weights 79.29 GiB in the table, 79.30 here); 13.80 GiB is 14,817,637,171 B, 14.81e9 B rounded down
+    assert (
+        "  without the drafter: 114.50 - 79.30 weights - 13.40 overhead - 8.00 start headroom = 13.80 GiB, so 14.81e9 B (14.83e9 B from exact bytes)"
+    ) in out
+    assert (
+        "  with the drafter: 114.50 - 79.30 weights - 5.06 drafter - 13.40 overhead - 8.00 start headroom = 8.74 GiB, so 9.38e9 B (9.39e9 B from exact bytes)"
+        in out
+    )
     assert "KV pool: 181,777 tokens (logged)" in out
     assert "1.38x full 131,072-token contexts" in out
+
+
+@pytest.mark.parametrize("argv", [[], ["--drafter"], ["--available", "117.2GiB"], ["--available", "90GiB"], ["--available", "123456789012", "--seats", "9"]])
+def test_gate_largest_pin_is_worked_from_its_printed_operands(argv: list[str]) -> None:
+    """A reader with a calculator gets the printed largest pin from the printed terms, and it is never
+    above the one from exact bytes."""
+    out = ok("gate", *argv)
+    lines = [line for line in out.splitlines() if line.startswith(("  without the drafter: ", "  with the drafter: "))]
+    assert len(lines) == 2, out
+    for line in lines:
+        m = re.fullmatch(
+            r"  [^:]+: ([0-9.]+) ((?:- [0-9.]+ [a-z -]+? )+)= (-?[0-9.]+) GiB(?:, so ([0-9.]+)e9 B|: no pin passes) \((.+) from exact bytes\)", line
+        )
+        assert m, line
+        terms = [Fraction(t) for t in re.findall(r"- ([0-9.]+) ", m[2])]
+        worked = Fraction(m[1]) - sum(terms)
+        assert Fraction(m[3]) == worked, line
+        exact = m[5]
+        if m[4] is None:
+            assert worked < 0
+            continue
+        assert Fraction(m[4]) == Fraction(math.floor(worked * 2**30 / 10**7), 100), line
+        assert exact.endswith("e9 B") and Fraction(m[4]) <= Fraction(exact.removesuffix("e9 B")), line
 
 
 def test_gate_json(catalog, expected) -> None:

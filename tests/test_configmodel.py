@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from calc.checks import modeled
-from calc.engine import hfconfig, kvlayout, weights
+from calc.engine import hfconfig, kvlayout, lora, weights
 from calc.units import GiB, InputError, MiB
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,20 +119,20 @@ def test_the_two_ways_of_printing_tokens() -> None:
 def test_pool_at_a_pin_and_the_json_keys() -> None:
     # 10e9 B // 65,536 B a page // 32 layers = 4,768 blocks; one 131,072-token request holds 8,192
     r = modeled.model_report(modeled.ModelInputs((CONFIGS / "llama-3.1-8b" / "config.json").read_text(), max_model_len=131072, pool=10**10))
-    assert r["weights_bytes_per_rank"] == 16060522496  # 8,030,261,248 parameters x 2 B
-    assert r["kv_bytes_per_token"] == 131072
-    assert r["kv_fixed_bytes_per_request"] == 0
-    assert r["kv_bytes_per_request"] == 131072 * 131072
-    assert r["kv_blocks"] == 4768
-    assert r["max_concurrency"] == Fraction(4768, 8192)
-    assert r["kv_tokens"] == 76288
+    assert r.weights_bytes_per_rank == 16060522496  # 8,030,261,248 parameters x 2 B
+    assert r.kv_bytes_per_token == 131072
+    assert r.kv_fixed_bytes_per_request == 0
+    assert r.kv_bytes_per_request == 131072 * 131072
+    assert r.kv_blocks == 4768
+    assert r.max_concurrency == Fraction(4768, 8192)
+    assert r.kv_tokens == 76288
     # the newest rules (0.29.0 on) check one request against the pool less one block, the null block
-    assert r["largest_max_model_len"] == (4768 - 1) * 16
+    assert r.largest_max_model_len == (4768 - 1) * 16
     old = modeled.model_report(
         modeled.ModelInputs((CONFIGS / "llama-3.1-8b" / "config.json").read_text(), max_model_len=131072, pool=10**10, engine_version="0.28.0")
     )
-    assert old["largest_max_model_len"] == 4768 * 16
-    assert r["modeled"] is True
+    assert old.largest_max_model_len == 4768 * 16
+    assert r.modeled is True
 
 
 # --- MLA: one latent a layer, not split ---------------------------------------------------------
@@ -334,6 +334,23 @@ def test_cli_model_json() -> None:
     assert r["weights_source"] == "config"
 
 
+def test_the_model_report_is_typed_and_its_json_keeps_vllms_keys_in_their_order() -> None:
+    """llama-3.1-8b at PP 2 with LoRA and a 10e9 B pool: the stages are records, and the JSON keeps
+    the keys the command line printed, pool_bytes after the notes, each stage's LoRA bytes last."""
+    text = (CONFIGS / "llama-3.1-8b" / "config.json").read_text()
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, pool=10**10, pp=2, lora=lora.Lora(1, 16, None)))
+    assert isinstance(r, modeled.ModelReport) and r.prediction is None and r.pool_bytes == 10**10
+    assert [(st.rank, st.first_layer, st.end_layer) for st in r.ranks] == [(0, 0, 16), (1, 16, 32)]
+    assert r.lora is not None and all(st.lora_bytes for st in r.ranks) and r.ranks[0].offloaded_bytes is None
+    out = r.to_json()
+    assert list(out)[:3] == ["modeled", "architecture", "family"]
+    assert list(out)[-7:] == ["ranks", "lora", "tower", "offload", "notes", "pool_bytes", "one_request_fits"] and out["one_request_fits"] is True
+    assert list(out["ranks"][0])[-2:] == ["kv_floor_bytes", "lora_bytes"] and out["ranks"][1]["holds"] == list(r.ranks[1].holds)
+    assert out["kv_tokens"] == r.kv_tokens and out["max_concurrency"] == float(r.max_concurrency or 0) and out["offload"] is None
+    plain = modeled.model_report(modeled.ModelInputs(text, max_model_len=8192)).to_json()
+    assert "pool_bytes" not in plain and plain["kv_tokens"] is None and "lora_bytes" not in plain["ranks"][0]
+
+
 def test_cli_model_bad_file_is_one_line(tmp_path) -> None:
     bad = tmp_path / "config.json"
     bad.write_text('{"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 40, "hidden_size": 4096}')
@@ -487,8 +504,8 @@ def test_nemotron_h_pattern_state_and_block() -> None:
 )
 def test_other_architectures_read(config, family, per_token) -> None:
     r = modeled.model_report(modeled.ModelInputs(json.dumps(config), "tiny.json", max_model_len=32768, pool=10**9))
-    assert (r["family"], r["kv_bytes_per_token"]) == (family, per_token)
-    assert r["kv_fixed_bytes_per_request"] > 0 and r["weights_bytes_per_rank"] > 0 and r["kv_tokens"] > 0
+    assert (r.family, r.kv_bytes_per_token) == (family, per_token)
+    assert r.kv_fixed_bytes_per_request > 0 and r.weights_bytes_per_rank > 0 and r.kv_tokens > 0
 
 
 # --- real configs that lean on transformers' defaults or slide every layer -----------------
@@ -499,7 +516,7 @@ def public(name: str) -> Path:
     return CONFIGS / name.removesuffix(".json") / "config.json"
 
 
-def public_report(name: str, **given) -> dict:
+def public_report(name: str, **given) -> modeled.ModelReport:
     return modeled.model_report(modeled.ModelInputs(public(name).read_text(), name, **given))
 
 
@@ -507,11 +524,11 @@ def test_mistral_v01_slides_every_layer() -> None:
     """No layer_types and a 4096 window: vLLM gives every layer the window. Each holds
     cdiv(min(4095 + 2 x 8192, 32768), 16) + 1 = 1281 pages of 16 x 2 x 8 x 128 x 2 B."""
     r = public_report("mistral-7b-v0.1.json", max_model_len=32768, pool=20 * GiB)
-    assert r["layers"] == "32 sliding" and r["family"] == "sliding window"
-    assert r["kv_bytes_per_request"] == 1281 * 32 * 65536 == 2_686_451_712
-    assert r["kv_blocks"] == 20 * GiB // 65536 // 32 == 10240
-    assert r["max_concurrency"] == pytest.approx(10240 / 1281)
-    assert r["kv_tokens"] == 261_939  # concurrency x 32768, floored
+    assert r.layers == "32 sliding" and r.family == "sliding window"
+    assert r.kv_bytes_per_request == 1281 * 32 * 65536 == 2_686_451_712
+    assert r.kv_blocks == 20 * GiB // 65536 // 32 == 10240
+    assert r.max_concurrency == pytest.approx(10240 / 1281)
+    assert r.kv_tokens == 261_939  # concurrency x 32768, floored
 
 
 def test_mistral_window_default_and_null() -> None:
@@ -534,10 +551,10 @@ def test_gemma3_nested_text_config_takes_the_class_defaults() -> None:
     (6) and the tie (true). 8 full layers x 2 x 8 x 256 x 2 B a token; 5 groups of 8 sliding
     layers each hold cdiv(min(1023 + 16384, 32768), 16) + 1 = 1089 pages of 16 x 8,192 B."""
     r = public_report("gemma-3-12b-it.json", max_model_len=32768)
-    assert r["layers"] == "40 sliding, 8 full"
-    assert r["kv_bytes_per_token"] == 8 * 2 * 8 * 256 * 2 == 65536
-    assert r["kv_fixed_bytes_per_request"] == 5 * 1089 * 8 * 131072 == 5_709_496_320
-    assert r["notes"][0] == (
+    assert r.layers == "40 sliding, 8 full"
+    assert r.kv_bytes_per_token == 8 * 2 * 8 * 256 * 2 == 65536
+    assert r.kv_fixed_bytes_per_request == 5 * 1089 * 8 * 131072 == 5_709_496_320
+    assert r.notes[0] == (
         "not in the config, taken as Gemma3TextConfig's defaults in transformers 5.5.3: text_config.sliding_window_pattern 6, "
         "text_config.vocab_size 262208, text_config.head_dim 256, text_config.tie_word_embeddings true"
     )
@@ -548,9 +565,9 @@ def test_gemma3_nested_text_config_takes_the_class_defaults() -> None:
     layer = 4 * d + (3 * d * d + 3 * d) + (d * d + d) + (i * d + i) + (d * i + d)
     tower = d * 3 * 14 * 14 + d + 4096 * d + 27 * layer + 2 * d + d * 3840 + d
     assert tower == 421_290_864
-    assert r["tower"] == {"name": "SigLIP vision tower", "blocks": 27, "bytes_per_rank": tower * 2, "replicated": False, "mm_encoder_tp_mode": "weights",
-                          "source": "vllm/model_executor/models/siglip.py and gemma3_mm.py, 0.33.0"}  # fmt: skip
-    assert r["notes"][1] == "the weights include the SigLIP vision tower (27 blocks) and its projector, 0.78 GiB"
+    assert r.to_json()["tower"] == {"name": "SigLIP vision tower", "blocks": 27, "bytes_per_rank": tower * 2, "replicated": False, "mm_encoder_tp_mode": "weights",
+                                    "source": "vllm/model_executor/models/siglip.py and gemma3_mm.py, 0.33.0"}  # fmt: skip
+    assert r.notes[1] == "the weights include the SigLIP vision tower (27 blocks) and its projector, 0.78 GiB"
 
 
 def test_gemma3_ties_its_head_by_default() -> None:
@@ -558,26 +575,26 @@ def test_gemma3_ties_its_head_by_default() -> None:
     262,144 x 1,152 table, not two. Its card gives 999,885,952 parameters, which the count meets
     exactly with Gemma 3's four norms a layer and its q/k norms of a head (73,216 parameters)."""
     r = public_report("gemma-3-1b-it.json", max_model_len=32768)
-    assert r["weights_bytes_per_rank"] == 999_885_952 * 2
+    assert r.weights_bytes_per_rank == 999_885_952 * 2
     untied = json.loads(public("gemma-3-1b-it.json").read_text()) | {"tie_word_embeddings": False}
     assert (
-        modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768))["weights_bytes_per_rank"] - r["weights_bytes_per_rank"]
+        modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768)).weights_bytes_per_rank - r.weights_bytes_per_rank
         == 262_144 * 1152 * 2
     )
-    assert r["notes"] == ["not in the config, taken as Gemma3TextConfig's defaults in transformers 5.5.3: tie_word_embeddings true"]
+    assert r.notes == ("not in the config, taken as Gemma3TextConfig's defaults in transformers 5.5.3: tie_word_embeddings true",)
 
 
 def test_max_model_len_above_the_positions_is_noted() -> None:
     r = public_report("gemma-3-1b-it.json", max_model_len=131072)
-    assert "max_model_len 131,072 is above the config's max_position_embeddings (32,768)" in r["notes"][-1]
-    assert not any("max_position" in n for n in public_report("gemma-3-12b-it.json", max_model_len=262144)["notes"])  # rope scaling stretches it
+    assert "max_model_len 131,072 is above the config's max_position_embeddings (32,768)" in r.notes[-1]
+    assert not any("max_position" in n for n in public_report("gemma-3-12b-it.json", max_model_len=262144).notes)  # rope scaling stretches it
 
 
 def test_tp_must_divide_or_be_a_multiple_of_the_kv_heads() -> None:
     text = (CONFIGS / "qwen2.5-7b" / "config.json").read_text()  # 28 heads, 4 KV heads
     with pytest.raises(InputError, match="--tp: found 7, expected a divisor or a multiple of the model's 4 KV heads"):
         modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=7))
-    assert modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=2))["kv_bytes_per_token"] == 28 * 2 * 2 * 128 * 2
+    assert modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=2)).kv_bytes_per_token == 28 * 2 * 2 * 128 * 2
 
 
 # --- more model classes, on their real configs ------------------------------------------------
@@ -595,7 +612,7 @@ def test_tp_must_divide_or_be_a_multiple_of_the_kv_heads() -> None:
     ],
 )
 def test_parameter_counts_meet_the_model_cards(name, parameters) -> None:
-    assert public_report(name, max_model_len=4096)["weights_bytes_per_rank"] == parameters * 2
+    assert public_report(name, max_model_len=4096).weights_bytes_per_rank == parameters * 2
 
 
 def test_gemma2_alternates_and_a_float32_checkpoint_loads_in_bfloat16() -> None:
@@ -603,14 +620,14 @@ def test_gemma2_alternates_and_a_float32_checkpoint_loads_in_bfloat16() -> None:
     Even layers slide (4096), odd ones are full: 13 x 2 x 4 x 256 x 2 B a token, and each
     sliding layer holds cdiv(min(4095 + 2 x 8192, 8192), 16) + 1 = 513 blocks of 16 x 4,096 B."""
     r = public_report("gemma-2-2b.json", max_model_len=8192)
-    assert r["layers"] == "13 sliding, 13 full"
-    assert r["kv_bytes_per_token"] == 13 * 2 * 4 * 256 * 2 == 53_248
-    assert r["kv_fixed_bytes_per_request"] == 13 * 513 * 16 * 4096
-    assert "the checkpoint is float32" in r["notes"][-1]
+    assert r.layers == "13 sliding, 13 full"
+    assert r.kv_bytes_per_token == 13 * 2 * 4 * 256 * 2 == 53_248
+    assert r.kv_fixed_bytes_per_request == 13 * 513 * 16 * 4096
+    assert "the checkpoint is float32" in r.notes[-1]
     stored = json.dumps({"metadata": {"total_size": 2_614_341_888 * 4}})
     halved = modeled.model_report(modeled.ModelInputs(public("gemma-2-2b.json").read_text(), max_model_len=8192, index_text=stored))
-    assert halved["weights_bytes_per_rank"] == 2_614_341_888 * 2
-    assert halved["weights_source"] == "index total_size, halved: stored in float32, loaded in bfloat16"
+    assert halved.weights_bytes_per_rank == 2_614_341_888 * 2
+    assert halved.weights_source == "index total_size, halved: stored in float32, loaded in bfloat16"
 
 
 def test_phi3_mini_slides_every_layer() -> None:
@@ -618,22 +635,22 @@ def test_phi3_mini_slides_every_layer() -> None:
     at 4,096 tokens each layer holds cdiv(min(2046 + 16384, 4096), 16) + 1 = 257 blocks of
     16 x 2 x 32 x 96 x 2 B. 10 GiB is 1,706 such blocks of all 32 layers: 1706/257 requests."""
     r = public_report("phi-3-mini-4k-instruct.json", max_model_len=4096, pool=10 * GiB)
-    assert (r["layers"], r["kv_bytes_per_token"]) == ("32 sliding", 0)
-    assert r["kv_fixed_bytes_per_request"] == 257 * 16 * 2 * 32 * 96 * 2 * 32 == 1_616_904_192
-    assert r["max_concurrency"] == Fraction(10 * GiB // (16 * 2 * 32 * 96 * 2 * 32), 257)
-    assert r["kv_tokens"] == 27_189  # int(1706 / 257 x 4096)
+    assert (r.layers, r.kv_bytes_per_token) == ("32 sliding", 0)
+    assert r.kv_fixed_bytes_per_request == 257 * 16 * 2 * 32 * 96 * 2 * 32 == 1_616_904_192
+    assert r.max_concurrency == Fraction(10 * GiB // (16 * 2 * 32 * 96 * 2 * 32), 257)
+    assert r.kv_tokens == 27_189  # int(1706 / 257 x 4096)
 
 
 def test_qwen3_vl_reads_its_text_config() -> None:
     dense, moe = public_report("qwen3-vl-8b-instruct.json", max_model_len=32768), public_report("qwen3-vl-30b-a3b-instruct.json", max_model_len=32768)
-    assert (dense["family"], dense["kv_bytes_per_token"]) == ("dense", 36 * 2 * 8 * 128 * 2)
-    assert (moe["family"], moe["kv_bytes_per_token"]) == ("moe", 48 * 2 * 4 * 128 * 2)
+    assert (dense.family, dense.kv_bytes_per_token) == ("dense", 36 * 2 * 8 * 128 * 2)
+    assert (moe.family, moe.kv_bytes_per_token) == ("moe", 48 * 2 * 4 * 128 * 2)
     # the language models' own counts, 8,190,735,360 and 30,532,122,624, and the vision towers' (27 blocks
     # of 1,152, four mergers: the main one and three deepstack), 576,388,336 and 538,631,408: the
     # cards' 8.8 B and 31.1 B
-    assert dense["weights_bytes_per_rank"] == (8_190_735_360 + 576_388_336) * 2
-    assert moe["weights_bytes_per_rank"] == (30_532_122_624 + 538_631_408) * 2
-    assert dense["notes"][-1] == "the weights include the Qwen3-VL vision tower (27 blocks) and its projector, 1.07 GiB"
+    assert dense.weights_bytes_per_rank == (8_190_735_360 + 576_388_336) * 2
+    assert moe.weights_bytes_per_rank == (30_532_122_624 + 538_631_408) * 2
+    assert dense.notes[-1] == "the weights include the Qwen3-VL vision tower (27 blocks) and its projector, 1.07 GiB"
 
 
 def test_glm_moe_drafter_and_float32_router() -> None:
@@ -645,8 +662,8 @@ def test_glm_moe_drafter_and_float32_router() -> None:
     router = [t for t in weights.tensors(s) if t.path == "model.layers.3.mlp.gate"]
     assert [(t.rows, t.cols, t.dtype_bytes) for t in router] == [(160, 5120, 4)]
     r = public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4)
-    assert r["kv_bytes_per_token"] == 92 * 2 * 2 * 128 * 2 and r["drafter_bytes_per_rank"] > 0
-    assert public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4, speculative_tokens=1)["kv_bytes_per_token"] == 93 * 2 * 2 * 128 * 2
+    assert r.kv_bytes_per_token == 92 * 2 * 2 * 128 * 2 and r.drafter_bytes_per_rank > 0
+    assert public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4, speculative_tokens=1).kv_bytes_per_token == 93 * 2 * 2 * 128 * 2
 
 
 def test_minimax_m2_counts_no_drafter() -> None:
@@ -657,37 +674,37 @@ def test_minimax_m2_counts_no_drafter() -> None:
     norms = {t.path.rpartition(".")[2]: t.rows for t in weights.tensors(s, 4) if t.path.startswith("model.layers.0.self_attn.") and t.path.endswith("norm")}
     assert norms == {"q_norm": 48 * 128 // 4, "k_norm": 8 * 128 // 4}
     r = public_report("minimax-m2.7.json", max_model_len=32768, tp=4)
-    assert (r["kv_bytes_per_token"], r["drafter_bytes_per_rank"]) == (62 * 2 * 2 * 128 * 2, 0)
+    assert (r.kv_bytes_per_token, r.drafter_bytes_per_rank) == (62 * 2 * 2 * 128 * 2, 0)
 
 
 def test_olmo2_norms_q_and_k_over_all_heads_on_every_rank() -> None:
     s = hfconfig.shape(json.loads(public("olmo-2-1124-7b-instruct.json").read_text()), "olmo")
     norms = {t.path.rpartition(".")[2]: t.rows for t in weights.tensors(s, 4) if t.path.startswith("model.layers.0.self_attn.") and t.path.endswith("norm")}
     assert norms == {"q_norm": 4096, "k_norm": 4096}
-    assert public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096)["kv_bytes_per_token"] == 32 * 2 * 32 * 128 * 2
+    assert public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096).kv_bytes_per_token == 32 * 2 * 32 * 128 * 2
 
 
 def test_mistral3_text_defaults_follow_the_text_model_type() -> None:
     """A Mistral 3 text_config of model_type mistral that leaves out the window takes
     MistralConfig's 4096, and vLLM then slides every layer; Ministral 3's class has none."""
     small = json.loads(public("mistral3-24b-flux2-text-encoder.json").read_text())
-    assert public_report("mistral3-24b-flux2-text-encoder.json", max_model_len=32768)["layers"] == "40 full"  # it writes null
+    assert public_report("mistral3-24b-flux2-text-encoder.json", max_model_len=32768).layers == "40 full"  # it writes null
     del small["text_config"]["sliding_window"]
     r = modeled.model_report(modeled.ModelInputs(json.dumps(small), max_model_len=32768))
-    assert r["layers"] == "40 sliding" and "text_config.sliding_window 4096" in r["notes"][0] and "MistralConfig" in r["notes"][0]
+    assert r.layers == "40 sliding" and "text_config.sliding_window 4096" in r.notes[0] and "MistralConfig" in r.notes[0]
     ministral = json.loads(public("ministral-3-3b-2512.json").read_text())
     del ministral["text_config"]["sliding_window"]
     r = modeled.model_report(modeled.ModelInputs(json.dumps(ministral), max_model_len=32768))
-    assert r["layers"] == "26 full" and "Ministral3Config" in r["notes"][0]
-    assert public_report("ministral-3-3b-2512.json", max_model_len=32768)["kv_bytes_per_token"] == 26 * 2 * 8 * 128 * 2
+    assert r.layers == "26 full" and "Ministral3Config" in r.notes[0]
+    assert public_report("ministral-3-3b-2512.json", max_model_len=32768).kv_bytes_per_token == 26 * 2 * 8 * 128 * 2
 
 
 def test_qwen25_vl_takes_the_text_config_and_its_tie() -> None:
     r = public_report("qwen2.5-vl-3b.json", max_model_len=32768)
-    assert r["kv_bytes_per_token"] == 36 * 2 * 2 * 128 * 2  # head_dim 2048 / 16
+    assert r.kv_bytes_per_token == 36 * 2 * 2 * 128 * 2  # head_dim 2048 / 16
     untied = json.loads(public("qwen2.5-vl-3b.json").read_text()) | {"tie_word_embeddings": False}  # the top level wins
     assert (
-        modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768))["weights_bytes_per_rank"] - r["weights_bytes_per_rank"]
+        modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768)).weights_bytes_per_rank - r.weights_bytes_per_rank
         == 151_936 * 2048 * 2
     )
 
@@ -707,20 +724,20 @@ def test_hybrid_prefix_caching_default_follows_the_version() -> None:
         "intermediate_size": 21504, "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,
     })  # fmt: skip
 
-    def report(v: str | None, caching: bool | None = None) -> dict:
+    def report(v: str | None, caching: bool | None = None) -> modeled.ModelReport:
         return modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, engine_version=v, prefix_caching=caching))
 
     state = 6 * 4 * 4_259_840
     assert state == 102_236_160
     for v, states in (("0.24.0", 1), ("0.26.0", 1), ("0.27.1", 1), ("0.28.0", 2), ("0.31.0", 2), ("0.32.0", 3), (None, 3)):
-        assert report(v)["kv_fixed_bytes_per_request"] == states * state, v
-    assert "prefix caching is off by default for hybrid models in vLLM 0.24.0" in report("0.24.0")["notes"][-1]
+        assert report(v).kv_fixed_bytes_per_request == states * state, v
+    assert "prefix caching is off by default for hybrid models in vLLM 0.24.0" in report("0.24.0").notes[-1]
     # "all" mode: cdiv(8,192, 1,040) = 8 pages a mamba group, all growing with context: 7 groups x 4 x page / 1,040 a token
     on = report("0.26.0", True)
-    assert (on["kv_fixed_bytes_per_request"], on["kv_bytes_per_token"]) == (0, 7 * 4 * 4_259_840 // 1040)
-    assert on["kv_bytes_per_request"] == (8 + 6 * 8) * 4 * 4_259_840
-    assert "mamba 'all' mode" in on["notes"][-1]
-    assert report("0.28.0", True)["kv_fixed_bytes_per_request"] == 2 * state  # 0.28.0: "align" for every model
+    assert (on.kv_fixed_bytes_per_request, on.kv_bytes_per_token) == (0, 7 * 4 * 4_259_840 // 1040)
+    assert on.kv_bytes_per_request == (8 + 6 * 8) * 4 * 4_259_840
+    assert "mamba 'all' mode" in on.notes[-1]
+    assert report("0.28.0", True).kv_fixed_bytes_per_request == 2 * state  # 0.28.0: "align" for every model
 
 
 @pytest.mark.parametrize(
@@ -775,8 +792,8 @@ def test_qwen36_moe_reads_as_vllm_builds_it() -> None:
     # 35B parameters on the card: the language model's 34,660,610,688 and the vision tower's
     # 446,571,248 (27 blocks of 1,152, one merger to 2,048, no deepstack), and the MTP layer apart
     r = qwen36(max_model_len=32768)
-    assert r["weights_bytes_per_rank"] == (34_660_610_688 + 446_571_248) * 2
-    assert r["tower"]["bytes_per_rank"] == 446_571_248 * 2
+    assert r.weights_bytes_per_rank == (34_660_610_688 + 446_571_248) * 2
+    assert r.tower is not None and r.tower.bytes_per_rank == 446_571_248 * 2
 
 
 @pytest.mark.parametrize(
@@ -798,7 +815,7 @@ def test_qwen36_moe_meets_the_real_starts(log, version, kv_dtype, max_len, pool,
     caching = "'enable_prefix_caching': True" in text or None  # a hybrid's default is off up to 0.27.1
 
     def at(p: int) -> int:
-        return qwen36(max_model_len=max_len, pool=p, kv_cache_dtype=kv_dtype, engine_version=version, prefix_caching=caching)["kv_tokens"]
+        return qwen36(max_model_len=max_len, pool=p, kv_cache_dtype=kv_dtype, engine_version=version, prefix_caching=caching).kv_tokens
 
     assert at(int(Fraction(pool) * GiB)) == tokens
     assert at(low) <= tokens <= at(high - 1)
@@ -809,13 +826,13 @@ def test_qwen3_next_meets_its_checkpoint_tensor_for_tensor() -> None:
     parameters, 1,650,471,424 of them in the MTP layer (mtp.fc 2,048 x 4,096, one attention layer
     with 512 experts of 512, its norms), which vLLM loads only as a drafter."""
     r = modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3-next-80b-a3b-instruct" / "config.json").read_text(), max_model_len=32768))
-    assert r["layers"] == "36 linear, 12 full" and r["family"] == "hybrid"
+    assert r.layers == "36 linear, 12 full" and r.family == "hybrid"
     fc_and_norms = 2048 * 4096 + 3 * 2048  # mtp.fc, mtp.norm and the two pre_fc norms
     layer = 2 * 2048 + (8192 + 2 * 512 + 4096) * 2048 + 2 * 256  # its two norms, q/k/v/o, q/k norms
     moe = 512 * 3 * 512 * 2048 + 512 * 2048 + 3 * 512 * 2048 + 2048  # experts, router, shared expert and its gate
     mtp = fc_and_norms + layer + moe
     assert mtp == 1_650_471_424
-    assert r["weights_bytes_per_rank"] == (81_324_862_720 - mtp) * 2
+    assert r.weights_bytes_per_rank == (81_324_862_720 - mtp) * 2
 
 
 def test_deepseek_v2_lite_meets_its_checkpoint() -> None:
@@ -823,9 +840,9 @@ def test_deepseek_v2_lite_meets_its_checkpoint() -> None:
     MLA with no q LoRA. Its checkpoint holds 15,706,484,224 parameters, which the count meets, and
     a token costs (512 + 64) x 2 B in each of the 27 layers."""
     r = modeled.model_report(modeled.ModelInputs((CONFIGS / "deepseek-v2-lite-chat" / "config.json").read_text(), max_model_len=32768))
-    assert (r["architecture"], r["family"], r["layers"]) == ("DeepseekV2ForCausalLM", "mla", "27 mla")
-    assert r["weights_bytes_per_rank"] == 15_706_484_224 * 2
-    assert r["kv_bytes_per_token"] == (512 + 64) * 2 * 27 == 31104
+    assert (r.architecture, r.family, r.layers) == ("DeepseekV2ForCausalLM", "mla", "27 mla")
+    assert r.weights_bytes_per_rank == 15_706_484_224 * 2
+    assert r.kv_bytes_per_token == (512 + 64) * 2 * 27 == 31104
 
 
 def test_qwen35_dense_meets_its_checkpoint() -> None:
@@ -834,23 +851,23 @@ def test_qwen35_dense_meets_its_checkpoint() -> None:
     the vision tower's (12 blocks of 768, the merger, the patch and position embeddings), which
     the count meets value for value."""
     r = modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3.5-0.8b-base" / "config.json").read_text(), max_model_len=32768))
-    assert (r["layers"], r["family"]) == ("18 linear, 6 full", "hybrid")
+    assert (r.layers, r.family) == ("18 linear, 6 full", "hybrid")
     block = 768 * 768 + 768 + 2304 * 768 + 2304 + 3072 * 768 + 3072 + 768 * 3072 + 768 + 4 * 768
     vision = 12 * block + 3072 * 3072 + 3072 + 1024 * 3072 + 1024 + 2 * 768 + 768 * 3 * 2 * 16 * 16 + 768 + 2304 * 768
     # mtp: fc 1,024 x 2,048, its three norms, one attention layer with its MLP
     mtp = 1024 * 2048 + 3 * 1024 + 2 * 1024 + (4096 + 2 * 512) * 1024 + 1024 * 2048 + 2 * 256 + 3 * 3584 * 1024
-    assert r["drafter_bytes_per_rank"] == mtp * 2
-    assert vision == 100_592_896 and r["tower"]["bytes_per_rank"] == vision * 2
-    assert r["weights_bytes_per_rank"] + r["drafter_bytes_per_rank"] == 873_438_784 * 2
+    assert r.drafter_bytes_per_rank == mtp * 2
+    assert r.tower is not None and vision == 100_592_896 and r.tower.bytes_per_rank == vision * 2
+    assert r.weights_bytes_per_rank + r.drafter_bytes_per_rank == 873_438_784 * 2
 
 
 def test_mixtral_8x7b_meets_its_card() -> None:
     """Mixtral-8x7B-v0.1: 32 layers of 8 experts of 14,336 and a router each, 8 KV heads of 128;
     46.7B parameters on its card, 46,702,792,704 in its checkpoint, which the count meets."""
     r = modeled.model_report(modeled.ModelInputs((CONFIGS / "mixtral-8x7b-v0.1" / "config.json").read_text(), max_model_len=32768))
-    assert (r["architecture"], r["family"], r["layers"]) == ("MixtralForCausalLM", "moe", "32 full")
-    assert r["weights_bytes_per_rank"] == 46_702_792_704 * 2
-    assert r["kv_bytes_per_token"] == 2 * 8 * 128 * 2 * 32 == 131072
+    assert (r.architecture, r.family, r.layers) == ("MixtralForCausalLM", "moe", "32 full")
+    assert r.weights_bytes_per_rank == 46_702_792_704 * 2
+    assert r.kv_bytes_per_token == 2 * 8 * 128 * 2 * 32 == 131072
 
 
 def test_granite_33_8b_meets_its_parameter_shapes() -> None:
@@ -861,8 +878,8 @@ def test_granite_33_8b_meets_its_parameter_shapes() -> None:
     layer = 2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 12800 * 4096 + 2 * 4096
     listed = 49159 * 4096 + 40 * layer + 4096
     assert listed == 8_170_864_640
-    assert r["weights_bytes_per_rank"] == (listed + (49216 - 49159) * 4096) * 2
-    assert r["kv_bytes_per_token"] == 2 * 8 * 128 * 2 * 40 == 163840
+    assert r.weights_bytes_per_rank == (listed + (49216 - 49159) * 4096) * 2
+    assert r.kv_bytes_per_token == 2 * 8 * 128 * 2 * 40 == 163840
 
 
 def test_qwen2_57b_a14b_meets_the_hubs_count() -> None:
@@ -871,13 +888,13 @@ def test_qwen2_57b_a14b_meets_the_hubs_count() -> None:
     57,408,658,944 parameters in its safetensors, which the count meets only with those biases."""
     text = (CONFIGS / "qwen2-57b-a14b" / "config.json").read_text()
     r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
-    assert (r["architecture"], r["family"], r["layers"]) == ("Qwen2MoeForCausalLM", "moe", "28 full")
+    assert (r.architecture, r.family, r.layers) == ("Qwen2MoeForCausalLM", "moe", "28 full")
     attention = 2 * 3584 * 3584 + 2 * 512 * 3584 + (3584 + 2 * 512)  # q, o, k, v and the q/k/v biases
     moe = 64 * 3 * 2560 * 3584 + 64 * 3584 + 3 * 20480 * 3584 + 3584  # experts, router, shared expert and its gate
     layer = attention + moe + 2 * 3584
     assert 28 * layer + 2 * 151936 * 3584 + 3584 == 57_408_658_944
-    assert r["weights_bytes_per_rank"] == 57_408_658_944 * 2
-    assert r["kv_bytes_per_token"] == 2 * 4 * 128 * 2 * 28 == 57344
+    assert r.weights_bytes_per_rank == 57_408_658_944 * 2
+    assert r.kv_bytes_per_token == 2 * 4 * 128 * 2 * 28 == 57344
     s = hfconfig.shape(json.loads(text), "qwen2-moe")
     assert [t.rows for t in weights.tensors(s, 4) if t.path == "model.layers.0.self_attn.k_proj.bias"] == [128]  # 4 KV heads of 128 over 4 ranks
 
@@ -902,8 +919,8 @@ def test_nemotron_3_nano_meets_its_published_size() -> None:
     # the router (128 x 2,688 a layer) and its correction bias stay float32
     fp32 = 23 * (128 * h + 128)
     r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
-    assert r["weights_bytes_per_rank"] == (total - fp32) * 2 + fp32 * 4
-    assert (r["layers"], r["kv_bytes_per_token"]) == ("23 mamba, 23 moe, 6 full", 6 * 2 * 2 * 128 * 2)
+    assert r.weights_bytes_per_rank == (total - fp32) * 2 + fp32 * 4
+    assert (r.layers, r.kv_bytes_per_token) == ("23 mamba, 23 moe, 6 full", 6 * 2 * 2 * 128 * 2)
 
 
 def test_nemotron_h_mlp_layers_have_no_gate_and_one_norm() -> None:
@@ -937,12 +954,12 @@ def test_qwen3_next_on_v011_holds_one_state_page_and_meets_log_33() -> None:
 
     for tp in (1, 2):
         r = at(338, tp=tp)
-        assert (r["kv_tokens"], f"{float(r['max_concurrency']):.2f}") == (90048, "1.66")
-        assert r["kv_fixed_bytes_per_request"] == 36 * 1 * page // tp
-    assert "one mamba state a request" in at(338)["notes"][-1]
+        assert (r.kv_tokens, f"{float(r.max_concurrency):.2f}") == (90048, "1.66")
+        assert r.kv_fixed_bytes_per_request == 36 * 1 * page // tp
+    assert "one mamba state a request" in at(338).notes[-1]
     later = at(338, "0.24.0", prefix_caching=True)  # two state pages from 0.15 ("align", prefix caching on): 207 pages a request
-    assert later["max_concurrency"] == Fraction(338, 207)
-    assert at(338, "0.24.0")["max_concurrency"] == Fraction(338, 204)  # off by default for a hybrid up to 0.27.1: one page
+    assert later.max_concurrency == Fraction(338, 207)
+    assert at(338, "0.24.0").max_concurrency == Fraction(338, 204)  # off by default for a hybrid up to 0.27.1: one page
 
 
 # Registered classes no public config.json was found for whole (SOURCES.yaml lists where we
@@ -981,9 +998,9 @@ def test_qwen35_text_only_gptq_int8_meets_the_start_of_its_issue() -> None:
     # q_proj carries the output gate: 24 heads x 256 x 2; k and v 4 heads of 256; q and k normed a head
     full = gptq8(24 * 256 * 2, 5120) + 2 * gptq8(4 * 256, 5120) + gptq8(5120, 24 * 256) + mlp + 2 * (2 * 5120 + 2 * 256)
     r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
-    assert (r["architecture"], r["layers"], r["family"]) == ("Qwen3_5ForCausalLM", "48 linear, 16 full", "hybrid")
-    assert r["weights_bytes_per_rank"] == 48 * linear + 16 * full + 2 * (2 * 248320 * 5120 + 5120) == 29_833_518_080
-    assert r["kv_bytes_per_token"] == 16 * 2 * 4 * 256 * 2 == 65536
+    assert (r.architecture, r.layers, r.family) == ("Qwen3_5ForCausalLM", "48 linear, 16 full", "hybrid")
+    assert r.weights_bytes_per_rank == 48 * linear + 16 * full + 2 * (2 * 248320 * 5120 + 5120) == 29_833_518_080
+    assert r.kv_bytes_per_token == 16 * 2 * 4 * 256 * 2 == 65536
 
     state = 3 * (2 * 16 * 128 + 48 * 128) // 2 * 2 + 48 // 2 * 128 * 128 * 2
     assert state == 817_152
@@ -996,4 +1013,4 @@ def test_qwen35_text_only_gptq_int8_meets_the_start_of_its_issue() -> None:
     at_027 = kvlayout.request(shape("qwen3.5-27b-derestricted-gptq-int8"), s, 131072, kvlayout.version("0.27.0"))
     assert at_027.layout.groups[0].spec.block_size == 16 * -(-(30720 + 24 * 128 * 128 * 4) // (16 * 2048)) == 784
     report = modeled.model_report(modeled.ModelInputs(text, tp=2, max_model_len=131072, engine_version="0.17.0"))
-    assert (report["block_size"], report["kv_bytes_per_token"]) == (400, 16 * 2 * 2 * 256 * 2)
+    assert (report.block_size, report.kv_bytes_per_token) == (400, 16 * 2 * 2 * 256 * 2)

@@ -23,15 +23,16 @@ DSV4 = "dsv4-flash-pair"
 @pytest.mark.parametrize("available", ["114.5GiB", "117.2GiB", "110GiB", "123456789012"])
 def test_largest_pins_printed_pass_the_gate(catalog, available) -> None:
     out = ok("gate", "--available", available)
-    m = re.search(r"Largest pin that passes: ([0-9.]+e9 B) without the drafter, ([0-9.]+e9 B) with it", out)
-    assert m, out
+    m = re.findall(r"  with(?:out)? the drafter: .* = [0-9.]+ GiB, so ([0-9.]+e9 B) \(([0-9.]+e9 B) from exact bytes\)", out)
+    assert len(m) == 2, out
     row = derive.gate_row(catalog, DSV4)
     base = report.defaults(catalog, DSV4)
-    for text, drafter in ((m[1], False), (m[2], True)):
-        request = gate.Request(parse_size(text), drafter, base.prefill_budget, base.seats)
-        assert gate.gate(row, request, (parse_size(available),)).passes, f"{text} printed as a limit is refused at {available}"
-        # and it is the largest at its two decimals: one step up is refused
-        step = gate.Request(parse_size(text) + 10**7, drafter, base.prefill_budget, base.seats)
+    for (worked, exact), drafter in zip(m, (False, True), strict=True):
+        for text in (worked, exact):
+            request = gate.Request(parse_size(text), drafter, base.prefill_budget, base.seats)
+            assert gate.gate(row, request, (parse_size(available),)).passes, f"{text} printed as a limit is refused at {available}"
+        # the one from exact bytes is the largest at its two decimals: one step up is refused
+        step = gate.Request(parse_size(exact) + 10**7, drafter, base.prefill_budget, base.seats)
         assert not gate.gate(row, step, (parse_size(available),)).passes
 
 

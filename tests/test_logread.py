@@ -8,6 +8,7 @@ import json
 import random
 import subprocess
 import sys
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
@@ -915,3 +916,28 @@ def test_the_argument_dump_gives_data_and_expert_parallel() -> None:
     )
     assert r.data_parallel_size.value == 4 and r.data_parallel_size.line_no == 1
     assert r.expert_parallel is not None and r.expert_parallel.line_no == 1
+
+
+def test_a_forks_per_group_kv_lines_give_the_pool_blocks_and_the_cost_of_one_request() -> None:
+    # log 87: the fork's pool line "usable block ids: 566 (num_blocks=567 incl. the null block; 406 ids per
+    # 1,000,000-token request => 1.40x)" and seven group lines whose blocks per request add up to 406
+    text = (PUBLIC / "87-glm53-fork-kv-capacity-log-per-group-blocks.log").read_text(encoding="utf-8")
+    r = read_log(text)
+    assert (r.gpu_blocks.value, r.gpu_blocks.line_no) == (567, 23)
+    assert any("their blocks per request add up to the 406 the pool line prints" in n for n in r.notes)
+    assert any("is int(567 / 406 x 1,000,000): the concurrency x max_model_len" in n for n in r.notes)
+    assert any(n.startswith("maximum concurrency 1.40x (line 15) = 567 blocks / 406 blocks per request (line 23) = 1.3966") for n in r.notes)
+    assert r.max_concurrency is not None and r.max_concurrency.exact == Fraction(567, 406)
+    # without the stock concurrency line, and the pool line cut before its "=> 1.40x": 567 / 406 = 1.3966, shown 1.40x
+    lines = text.splitlines()
+    cut = [line.split(" => ")[0] if "usable block ids" in line else line for line in lines if "Maximum concurrency" not in line]
+    r = read_log("\n".join(cut))
+    assert r.max_concurrency is not None and r.max_concurrency.derived
+    assert (r.max_concurrency.value, r.max_concurrency.exact, r.max_concurrency.line_no) == (Decimal("1.40"), Fraction(567, 406), 22)
+    # without "Setting attention block size", the block size is the MLA group's, from its group line
+    without = "\n".join(line for line in lines if "Setting attention block size" not in line)
+    r = read_log(without)
+    assert r.block_size is not None and (r.block_size.value, r.block_size.line_no) == (3584, 15)
+    assert any("block size 3584 is the full-attention group's (group 0, MLAAttentionSpec" in n for n in r.notes)
+    # a source build's "0.1.devN" is no release: its token count is not said to be the pool's blocks, as builds to 0.20.0 print it
+    assert "builds up to 0.20.0" not in read_log(text).bytes_per_token.how

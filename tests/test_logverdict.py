@@ -378,3 +378,35 @@ def test_a_yaml_file_that_quotes_log_lines_is_not_read_as_a_start() -> None:
     done = run(str(ROOT / "catalog" / "boxes.yaml"))
     assert done.returncode == 2 and "found a YAML file (" in done.stderr and "not a startup log" in done.stderr
     assert "total memory" not in done.stdout
+
+
+def test_the_weights_dtype_is_not_the_kv_cache_dtype() -> None:
+    # vllm#40291 (0.19.1): cache.py's "Using fp8 data type to store kv cache" (line 1) beside the engine config's
+    # dtype=torch.bfloat16, the weights' dtype; the config line is cut before its kv_cache_dtype
+    r, a = _answer(_public("86"))
+    assert r.kv_cache_dtype is not None and (r.kv_cache_dtype.value, r.kv_cache_dtype.line_no) == ("fp8", 1)
+    flags = {f: v for f, v, _ in a.command_flags}
+    assert flags["--kv-cache-dtype"] == "fp8" and flags["--dtype"] == "bfloat16"
+    assert "--kv-cache-dtype fp8" in (a.command or "") and "--kv-cache-dtype bfloat16" not in (a.command or "")
+    # an engine config line that prints kv_cache_dtype=auto next to dtype=torch.bfloat16: auto, and no flag
+    r, a = _answer(_public("56"))
+    assert r.kv_cache_dtype is not None and r.kv_cache_dtype.value == "auto"
+    assert "--kv-cache-dtype" not in (a.command or "")
+    # a log that states nothing of the KV dtype, its loading line a weights dtype (SGLang's "Load weight end ... dtype="
+    # is SGLang's; vLLM's is the engine config's): nothing is read as the KV dtype, and the note says auto
+    text = (
+        "(EngineCore_DP0 pid=2) INFO 05-01 10:00:00 [core.py:93] Initializing a V1 LLM engine (v0.11.0) with config: "
+        "model='Qwen/Qwen2.5-7B', dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=1\n"
+        "(EngineCore_DP0 pid=2) INFO 05-01 10:00:09 [gpu_worker.py:316] Available KV cache memory: 20.00 GiB\n"
+    )
+    r, a = answer_text(text)
+    assert r.kv_cache_dtype is None
+    assert "--kv-cache-dtype" not in (a.command or "") and "--dtype bfloat16" in (a.command or "")
+    assert any("vLLM's default auto, which keeps the KV cache in the model's dtype" in n for n in r.notes)
+    # a later setting that names the exact dtype wins over cache.py's fp8 family (up to 0.19 it prints "fp8" for any)
+    r, _ = answer_text(
+        "(APIServer pid=1) INFO 04-19 15:32:29 [cache.py:227] Using fp8 data type to store kv cache. It reduces the GPU memory footprint.\n"
+        "(EngineCore pid=2) INFO 04-19 15:32:37 [core.py:105] Initializing a V1 LLM engine (v0.19.1) with config: "
+        "model='m', dtype=torch.bfloat16, max_seq_len=8192, kv_cache_dtype=fp8_e5m2, device_config=cuda\n"
+    )
+    assert r.kv_cache_dtype is not None and (r.kv_cache_dtype.value, r.kv_cache_dtype.line_no) == ("fp8_e5m2", 2)

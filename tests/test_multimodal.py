@@ -25,7 +25,8 @@ LOG_81 = ROOT / "logs" / "public" / "81-v011-qwen25-vl-3b-ray-data-encoder-budge
 
 
 def report(name: str, **given) -> dict:
-    return modeled.model_report(modeled.ModelInputs((CONFIGS / name.removesuffix(".json") / "config.json").read_text(), name, **given))
+    """The report as `python -m calc model --json` gives it."""
+    return modeled.model_report(modeled.ModelInputs((CONFIGS / name.removesuffix(".json") / "config.json").read_text(), name, **given)).to_json()
 
 
 def test_qwen25_vl_3b_meets_its_checkpoint_and_the_loading_line() -> None:

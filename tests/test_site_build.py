@@ -499,3 +499,9 @@ def test_page_templates_are_kept_until_their_text_or_the_code_that_compiles_them
     assert build_once("!") == ("fits!", 0)  # the same text and sources: read from the cache
     (tmp_path / "hooks" / "filters.py").write_text("SHOUT = '?'\n")  # the filter's code changed
     assert build_once("?") == ("fits?", 1)
+    (tmp_path / "hooks" / "pagemacros").mkdir()  # the macros' modules, in a package under hooks/
+    (tmp_path / "hooks" / "pagemacros" / "every_page.py").write_text("SHOUT = '?'\n")
+    assert build_once("?") == ("fits?", 1)
+    assert build_once("?") == ("fits?", 0)
+    (tmp_path / "hooks" / "pagemacros" / "every_page.py").write_text("SHOUT = '!'\n")
+    assert build_once("!") == ("fits!", 1)

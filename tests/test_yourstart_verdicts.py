@@ -10,8 +10,10 @@ from fractions import Fraction
 from html import unescape
 from pathlib import Path
 
+from calc.answers import yourstart
 from calc.logs import logread
 from calc.present import html
+from calc.present.calculators import yourstart as page
 from calc.units import GiB, MiB
 
 LOGS = Path(__file__).resolve().parent.parent / "logs" / "public"
@@ -202,3 +204,28 @@ def test_an_sglang_failure_is_sglangs_and_no_fix_is_invented(catalog) -> None:
     out, verdict, result = run(catalog, "40-sglang-deepseek-v4-pro-h200-tp8-no-kv-memory.log")
     assert out.figures["verdict"] == "refused" and verdict.startswith("Start: refused by SGLang, in your log")
     assert "command" not in out.figures and "None offered" in result
+
+
+def test_the_answer_is_typed_each_check_its_own_record(catalog) -> None:
+    """The gate refusal above, as calc.yourstart answers it: 94 GiB against 104 GiB needs, short by
+    10 GiB; the fix is the pin 21.36e9 B; the checks after the gate are marked not reached."""
+    fields = dict(weights="60 GiB", overhead="6 GiB", bytes_per_token="131072", pin="30 GiB", max_model_len="32768", before="94 GiB")
+    raw = {
+        **dict(html.defaults_of(catalog, "yourstart").values),
+        "preset": "",
+        "log": "",
+        "box": "rtx-pro-6000-blackwell",
+        "gpu_memory_utilization": "0.937",
+        **fields,
+    }
+    y, _, errors = page.parse(catalog, raw)
+    assert y is not None, errors
+    a = yourstart.answer(y)
+    assert isinstance(a, yourstart.Answer) and isinstance(a.gate, yourstart.GateAnswer)
+    assert a.gate.needs.value == 104 * GiB and a.gate.available == 94 * GiB and a.gate.margin == -10 * GiB and a.gate.passes is False
+    assert a.gate.largest_pin == 20 * GiB and a.refused_by == "gate" and a.passes is False
+    assert a.fix == yourstart.Fix(
+        21_360_000_000, (yourstart.Change("pin", 21_360_000_000, "the largest pin that passes the gate with the reading's precision to spare"),)
+    )
+    assert a.fraction is not None and a.fraction.reached is False and a.one_request is not None and a.one_request.reached is False
+    assert a.grid[0] == yourstart.GridRow(30 * GiB, 30 * GiB // 131072, False, {32768: 30 * GiB // 131072 // 32768})

@@ -3,7 +3,7 @@ prints, what the calculator page shows and what the pages quote. Plain values, e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -94,7 +94,120 @@ def floor_problem(catalog: Catalog, inputs: StartInputs, pin_label: str = "pin")
     )
 
 
-def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BoxVerdict:
+    """The gate on one box: its MemAvailable against the needs."""
+
+    box: str  # the box's name and its number, "DGX Spark #1"
+    available_bytes: int
+    head_extra_bytes: int  # the head box's processes beside its rank; 0 on the others
+    needs_bytes: int | None
+    passes: bool | None
+    margin_bytes: int | None
+    largest_pin_bytes: int | None
+
+
+@dataclass(frozen=True)
+class LargestPins:
+    """The largest KV pin that passes, the rest of the request unchanged (None: the gate cannot
+    size it, or no drafter; negative: no pin passes)."""
+
+    without_drafter: int | None
+    with_drafter: int | None
+
+
+@dataclass(frozen=True)
+class SeatsFit:
+    """Every seat at the typical context against the pool."""
+
+    tokens_needed: int
+    seats_fit: bool
+    pin_for_seats_bytes: int
+
+
+@dataclass(frozen=True)
+class PoolFigures:
+    """What the pin holds, from the measured bytes per token (none when the catalog has no
+    reading: the report's `kv` is None then)."""
+
+    bytes_per_token: int | Fraction
+    tokens: int | Fraction
+    tokens_logged: bool
+    full_contexts: Fraction
+    holds_one_context: bool
+    one_context_pin_bytes: int
+    block_size: int
+    block_source: str
+    seats: SeatsFit | None = None  # when a typical context is given
+
+    def to_json(self) -> dict[str, Any]:
+        """The figures in one object, the seats' beside the rest."""
+        out: dict[str, Any] = to_json(self)
+        del out["seats"]
+        out.update(to_json(self.seats) if self.seats else {})
+        return out
+
+
+@dataclass(frozen=True)
+class FractionCheck:
+    """vLLM's own start check, ceil(total x gpu_memory_utilization) <= free, at the fraction chosen."""
+
+    total_bytes: int
+    free_bytes: int
+    fraction: Fraction
+    requested_bytes: int | None
+    passes: bool
+    ceiling: Fraction
+    edge: Fraction
+    typed: bool  # the fraction was typed, not offered
+    reached: bool  # False when the gate refuses the start first
+
+
+@dataclass(frozen=True)
+class StartReport:
+    """One start as the operator sees it: the gate on every box, the largest pin, the pool, vLLM's
+    fraction check, the flags and what to change. `to_json()` is `python -m calc gate --json`."""
+
+    deployment: str
+    model: str
+    box: str
+    boxes_count: int
+    data_parallel: int
+    tp: int
+    inputs: StartInputs
+    terms: tuple[gate.Term, ...]
+    needs_bytes: int | None
+    outside_calibration: str | None
+    passes: bool | None
+    boxes: tuple[BoxVerdict, ...]
+    tightest_box: str | None  # the box with the least margin
+    largest_pin_bytes: LargestPins
+    kv: PoolFigures | None
+    kv_source: str | None
+    fraction: FractionCheck
+    flags: tuple[str, ...]
+    flags_are_the_fix: bool
+    headroom_bytes: int
+    fix: StartInputs | None
+    changes: tuple[gate.Term, ...]
+    notes: tuple[str, ...] = ()
+    kv_tokens_all_replicas: int | None = None  # with data parallel: each replica its own pool
+
+    @property
+    def margins(self) -> tuple[int, ...]:
+        """MemAvailable less needs on each box; none when the gate cannot size the start."""
+        return tuple(b.margin_bytes for b in self.boxes if b.margin_bytes is not None)
+
+    def to_json(self) -> dict[str, Any]:
+        """`python -m calc gate --json`: vLLM's spelling of the flags, sizes in bytes, fractions as floats."""
+        out: dict[str, Any] = to_json(self)
+        out["kv"] = self.kv.to_json() if self.kv else {"bytes_per_token": None}
+        if self.kv_tokens_all_replicas is None:
+            del out["kv_tokens_all_replicas"]
+        return out
+
+
+def start_report(catalog: Catalog, inputs: StartInputs) -> StartReport:
     deployment = catalog.deployments[inputs.deployment]
     model = catalog.models[deployment["model"]]
     box = catalog.boxes[deployment["box"]]
@@ -105,24 +218,22 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
     left = tuple(a - x for a, x in zip(inputs.available, extras, strict=True))
     result = gate.gate(row, request, left)
     host = inputs.host_bytes
-    largest = {
-        "without_drafter": gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), left),
-        "with_drafter": gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), left)
-        if row.drafter
-        else None,
-    }
-    boxes: list[dict[str, Any]] = [
-        {
-            "box": f"{box['name']} #{i + 1}" + (" (head)" if x else "") + (f" (replica {i // deployment['boxes']})" if inputs.data_parallel > 1 else ""),
-            "available_bytes": a,
-            "head_extra_bytes": x,
-            "needs_bytes": None if result.needs is None else result.needs + x,
-            "passes": None if result.needs is None else result.needs + x <= a,
-            "margin_bytes": None if result.needs is None else a - x - result.needs,
-            "largest_pin_bytes": None if result.needs is None else a - x - (result.needs - inputs.kv_pin),
-        }
+    largest = LargestPins(
+        without_drafter=gate.largest_pin(row, gate.Request(0, False, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), left),
+        with_drafter=gate.largest_pin(row, gate.Request(0, True, inputs.prefill_budget, inputs.seats, host, inputs.shm_bytes), left) if row.drafter else None,
+    )
+    boxes = tuple(
+        BoxVerdict(
+            box=f"{box['name']} #{i + 1}" + (" (head)" if x else "") + (f" (replica {i // deployment['boxes']})" if inputs.data_parallel > 1 else ""),
+            available_bytes=a,
+            head_extra_bytes=x,
+            needs_bytes=None if result.needs is None else result.needs + x,
+            passes=None if result.needs is None else result.needs + x <= a,
+            margin_bytes=None if result.needs is None else a - x - result.needs,
+            largest_pin_bytes=None if result.needs is None else a - x - (result.needs - inputs.kv_pin),
+        )
         for i, (a, x) in enumerate(zip(inputs.available, extras, strict=True))
-    ]
+    )
     reading = pool_reading(catalog, inputs.deployment, inputs.speculative_tokens if inputs.drafter else 0)
     asked = inputs.speculative_tokens if inputs.drafter else 0
     same_config = reading is not None and (reading.speculative_tokens or 0) == asked
@@ -132,58 +243,58 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> dict[str, Any]:
     chosen = inputs.gpu_memory_utilization if inputs.gpu_memory_utilization is not None else default_fraction(catalog, total, free)
     precision = catalog.policy["gate"]["reading_precision"].value
     fix = suggested_fix(inputs, largest, pool, precision) if result.passes is False else None
-    out = {
-        "deployment": deployment["id"],
-        "model": model["name"],
-        "box": box["name"],
-        "boxes_count": deployment["boxes"],
-        "data_parallel": inputs.data_parallel,
-        "tp": deployment["tp"],
-        "inputs": inputs,
-        "terms": result.terms,
-        "needs_bytes": result.needs,
-        "outside_calibration": result.outside_calibration,
-        "passes": result.passes,
-        "boxes": boxes,
-        "tightest_box": None if result.needs is None else min(boxes, key=lambda b: b["margin_bytes"])["box"],
-        "largest_pin_bytes": largest,
-        "kv": pool,
-        "kv_source": kv_source(reading, asked),
-        "fraction": {
-            "total_bytes": total,
-            "free_bytes": free,
-            "fraction": chosen,
-            "requested_bytes": fraction.requested(total, chosen) if chosen > 0 else None,
-            "passes": chosen > 0 and fraction.passes(total, free, chosen),
-            "ceiling": fraction.ceiling(total, free, 4),
-            "edge": fraction.ceiling(total, free, 2),
-            "typed": inputs.gpu_memory_utilization is not None,
-            "reached": result.passes is not False,
-        },
-        "flags": flags(deployment, fix or inputs, chosen, model),
-        "flags_are_the_fix": fix is not None,
-        "headroom_bytes": catalog.policy["gate"]["headroom"].value,
-        "fix": fix,
-        "changes": [t for t in gate.movable_terms(result)],
-    }
-    out["notes"] = notes(catalog, out)
+    out = StartReport(
+        deployment=deployment["id"],
+        model=model["name"],
+        box=box["name"],
+        boxes_count=deployment["boxes"],
+        data_parallel=inputs.data_parallel,
+        tp=deployment["tp"],
+        inputs=inputs,
+        terms=result.terms,
+        needs_bytes=result.needs,
+        outside_calibration=result.outside_calibration,
+        passes=result.passes,
+        boxes=boxes,
+        tightest_box=None if result.needs is None else min(boxes, key=lambda b: b.margin_bytes or 0).box,
+        largest_pin_bytes=largest,
+        kv=pool,
+        kv_source=kv_source(reading, asked),
+        fraction=FractionCheck(
+            total_bytes=total,
+            free_bytes=free,
+            fraction=chosen,
+            requested_bytes=fraction.requested(total, chosen) if chosen > 0 else None,
+            passes=chosen > 0 and fraction.passes(total, free, chosen),
+            ceiling=fraction.ceiling(total, free, 4),
+            edge=fraction.ceiling(total, free, 2),
+            typed=inputs.gpu_memory_utilization is not None,
+            reached=result.passes is not False,
+        ),
+        flags=tuple(flags(deployment, fix or inputs, chosen, model)),
+        flags_are_the_fix=fix is not None,
+        headroom_bytes=catalog.policy["gate"]["headroom"].value,
+        fix=fix,
+        changes=tuple(gate.movable_terms(result)),
+    )
+    said = notes(catalog, out)
     if inputs.data_parallel > 1:
-        out["notes"].append(
+        said.append(
             f"data parallel {inputs.data_parallel}: each replica runs its ranks on boxes of its own and sizes its own pool, so every box needs a "
             "whole rank's budget (vllm/v1/engine/core.py: a replica is an engine of its own); an MoE's experts are split over TP x DP ranks "
             "(fused_moe/config.py flatten_tp_across_dp), so its ranks hold less than the weights measured at DP 1: the gate keeps the measured "
             "figure, on the safe side, and `python -m calc model --data-parallel-size` models the split"
         )
-        if pool.get("tokens") is not None:
-            out["kv_tokens_all_replicas"] = int(pool["tokens"]) * inputs.data_parallel
+        if pool is not None:
+            out = replace(out, kv_tokens_all_replicas=int(pool.tokens) * inputs.data_parallel)
     if inputs.cpu_offload_gib:
         where = "this unified-memory box" if box.get("memory") == "unified" else "a unified-memory box"
-        out["notes"].append(
+        said.append(
             f"--cpu-offload-gb {float(inputs.cpu_offload_gib):g}: on {where} the weights it moves to the host stay in the same memory, "
             "so the weights term is unchanged and nothing is freed (vllm/model_executor/offloader/uva.py)"
         )
-    out["notes"] += list(inputs.host_notes)
-    return out
+    said += list(inputs.host_notes)
+    return replace(out, notes=tuple(said))
 
 
 def default_fraction(catalog: Catalog, total: int, free: int) -> Fraction:
@@ -191,14 +302,14 @@ def default_fraction(catalog: Catalog, total: int, free: int) -> Fraction:
     return fraction.safe(total, free, catalog.policy["gate"]["headroom"].value)
 
 
-def suggested_fix(inputs: StartInputs, largest: dict[str, Any], pool: dict[str, Any], margin: int) -> StartInputs | None:
+def suggested_fix(inputs: StartInputs, largest: LargestPins, pool: PoolFigures | None, margin: int) -> StartInputs | None:
     """For a refused start: the same request at the largest pin that passes with `margin` to
     spare (the MemAvailable reading's precision), rounded down to two decimals of 10^9 B; with
     the drafter kept when such a pin above the one-request floor passes with it, else without it.
     None when no pin passes either way."""
-    floor = pool.get("one_context_pin_bytes") or 1
+    floor = (pool.one_context_pin_bytes if pool else 0) or 1
     for drafter in (True, False) if inputs.drafter else (False,):
-        limit = largest["with_drafter" if drafter else "without_drafter"]
+        limit = largest.with_drafter if drafter else largest.without_drafter
         if limit is None or limit - margin <= 0:
             continue
         pin = int(shown(limit - margin, "e9", 2, down=True))
@@ -207,34 +318,34 @@ def suggested_fix(inputs: StartInputs, largest: dict[str, Any], pool: dict[str, 
     return None
 
 
-def notes(catalog: Catalog, r: dict[str, Any]) -> list[str]:
+def notes(catalog: Catalog, r: StartReport) -> list[str]:
     """What the verdict has to add beyond passes or refused, in the order a reader needs it."""
     out = []
-    i: StartInputs = r["inputs"]
+    i = r.inputs
     precision = catalog.policy["gate"]["reading_precision"].value
-    if r["passes"]:
-        margin = min(b["margin_bytes"] for b in r["boxes"])
+    if r.passes:
+        margin = min(r.margins)
         if margin < precision:
             out.append(
                 f"the margin, {fmt(margin, 'GiB')}, is inside the precision of the MemAvailable reading "
                 f"({fmt(precision, 'GiB', 1)}): a reading that much lower refuses this start; take the pin a step down"
             )
-    pool = r["kv"]
-    if pool.get("bytes_per_token") is not None and "tokens_needed" in pool and not pool["seats_fit"]:
-        fit = int(pool["tokens"]) // i.typical_context if i.typical_context else 0
+    pool = r.kv
+    if pool is not None and pool.seats is not None and not pool.seats.seats_fit:
+        fit = int(pool.tokens) // i.typical_context if i.typical_context else 0
         out.append(
-            f"the pool holds {fmt(pool['tokens'], 'tokens')}, not the {fmt(pool['tokens_needed'], 'tokens')} that "
+            f"the pool holds {fmt(pool.tokens, 'tokens')}, not the {fmt(pool.seats.tokens_needed, 'tokens')} that "
             f"{fmt(i.seats, 'count')} seats at {fmt(i.typical_context or 0, 'tokens')} need: at most {fmt(fit, 'count')} such seats fit; "
-            f"a pin of at least {fmt(pool['pin_for_seats_bytes'], 'e9', 2, up=True)} holds them all, more by each seat's fixed part"
+            f"a pin of at least {fmt(pool.seats.pin_for_seats_bytes, 'e9', 2, up=True)} holds them all, more by each seat's fixed part"
         )
-    f = r["fraction"]
-    if not f["passes"] and r["passes"]:
-        out.append(f"vLLM's own check refuses gpu_memory_utilization {fraction_text(f['fraction'])}: at most {fmt(f['ceiling'], 'fraction', 4)} passes")
-    if r["fix"] is not None:
-        fix: StartInputs = r["fix"]
+    f = r.fraction
+    if not f.passes and r.passes:
+        out.append(f"vLLM's own check refuses gpu_memory_utilization {fraction_text(f.fraction)}: at most {fmt(f.ceiling, 'fraction', 4)} passes")
+    if r.fix is not None:
+        fix = r.fix
         dropped = " and the drafter off" if i.drafter and not fix.drafter else ""
         out.append(f"the flags below are the suggested fix, not the refused request: a pin of {fmt(fix.kv_pin, 'e9')}{dropped}")
-    elif r["passes"] is False:
+    elif r.passes is False:
         out.append("no pin passes with the rest of the request unchanged: only more MemAvailable, or a smaller model, lets it start")
     return out
 
@@ -271,27 +382,27 @@ def kv_source(reading: derive.KvReading | None, speculative_tokens: int) -> str 
 
 def kv_figures(
     reading: derive.KvReading | None, pool: int, max_model_len: int, seats: int, typical_context: int | None, same_config: bool = True
-) -> dict[str, Any]:
+) -> PoolFigures | None:
     """Tokens in the pool (as logged when a start of this configuration ran this very pin),
-    full contexts, the floor."""
+    full contexts, the floor; None without a measured reading."""
     if reading is None:
-        return {"bytes_per_token": None}
+        return None
     per_token = reading.bytes_per_token
     tokens, logged = reading.tokens_at(pool) if same_config else (kv.tokens_for_pool(pool, per_token), False)
     whole = int(tokens)
-    out = {
-        "bytes_per_token": per_token,
-        "tokens": tokens,
-        "tokens_logged": logged,
-        "full_contexts": kv.full_contexts(whole, max_model_len),
-        "holds_one_context": kv.holds_one_context(whole, max_model_len, reading.block_size),
-        "one_context_pin_bytes": kv.one_request_pin(max_model_len, per_token, reading.block_size),
-        "block_size": reading.block_size,
-        "block_source": reading.block_source,
-    }
+    out = PoolFigures(
+        bytes_per_token=per_token,
+        tokens=tokens,
+        tokens_logged=logged,
+        full_contexts=kv.full_contexts(whole, max_model_len),
+        holds_one_context=kv.holds_one_context(whole, max_model_len, reading.block_size),
+        one_context_pin_bytes=kv.one_request_pin(max_model_len, per_token, reading.block_size),
+        block_size=reading.block_size,
+        block_source=reading.block_source,
+    )
     if typical_context:
         needed = kv.tokens_needed(seats, typical_context)
-        out.update(tokens_needed=needed, seats_fit=whole >= needed, pin_for_seats_bytes=kv.pool_for_tokens(needed, per_token))
+        out = replace(out, seats=SeatsFit(tokens_needed=needed, seats_fit=whole >= needed, pin_for_seats_bytes=kv.pool_for_tokens(needed, per_token)))
     return out
 
 
@@ -370,19 +481,55 @@ def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
 
 
 def to_json(value: object) -> Any:
-    """Plain JSON values: Fractions as floats, dataclasses as dicts."""
+    """Plain JSON values: Fractions as floats, dataclasses as dicts in field order."""
     if isinstance(value, Fraction):
         return float(value)
     if isinstance(value, dict):
         return {k: to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
-    if hasattr(value, "__dataclass_fields__"):
-        return {k: to_json(getattr(value, k)) for k in value.__dataclass_fields__}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
     return value
 
 
-def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class FitReading:
+    """One reading of the pool: the tokens vLLM logged at a max_model_len."""
+
+    max_model_len: int
+    tokens: int
+    pool_over_tokens: Fraction
+
+
+@dataclass(frozen=True)
+class FitPrediction:
+    """The tokens the fit predicts vLLM logs at a max_model_len, and the full contexts they are."""
+
+    max_model_len: int
+    tokens: int
+    full_contexts: float  # tokens / max_model_len, as the command line has always printed it
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """A request's cost, per token and fixed, fit from one pool read at several max_model_len.
+    `to_json()` is `python -m calc fit --json`."""
+
+    pool_bytes: int
+    per_token_bytes: Fraction
+    fixed_bytes: Fraction
+    readings: tuple[FitReading, ...]
+    predicted: tuple[FitPrediction, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields, and the predicted tokens again by max_model_len."""
+        out: dict[str, Any] = to_json(self)
+        out["predicted_tokens"] = {str(p.max_model_len): p.tokens for p in self.predicted}
+        return out
+
+
+def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) -> FitReport:
     """The per-request cost from one pool read at several max_model_len, checked, and the token
     counts it predicts. Raises InputError naming what is wrong with the readings."""
     if pool <= 0:
@@ -392,13 +539,12 @@ def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) 
     per_token, fixed = kv.fit_per_request([(length, kv.per_request_bytes(pool, tokens, length)) for length, tokens in points])
     if per_token <= 0 or fixed < 0:
         raise InputError("readings: these give a negative per-token or fixed cost; expected readings of one pool on one build")
-    return {
-        "pool_bytes": pool,
-        "per_token_bytes": per_token,
-        "fixed_bytes": fixed,
-        "readings": [{"max_model_len": n, "tokens": t, "pool_over_tokens": Fraction(pool, t)} for n, t in points],
-        "predicted": [
-            {"max_model_len": n, "tokens": kv.tokens_at_length(pool, per_token, fixed, n), "full_contexts": kv.tokens_at_length(pool, per_token, fixed, n) / n}
-            for n in predict_at
-        ],
-    }
+    return FitReport(
+        pool_bytes=pool,
+        per_token_bytes=per_token,
+        fixed_bytes=fixed,
+        readings=tuple(FitReading(n, t, Fraction(pool, t)) for n, t in points),
+        predicted=tuple(
+            FitPrediction(n, kv.tokens_at_length(pool, per_token, fixed, n), kv.tokens_at_length(pool, per_token, fixed, n) / n) for n in predict_at
+        ),
+    )

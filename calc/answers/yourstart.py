@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import NamedTuple
 
 from calc.answers.report import fraction_text
 from calc.engine import fraction, kv
@@ -213,31 +213,121 @@ def per_token_as_printed(y: YourStart) -> Fraction | None:
     return shown(bpt, "B a token", 0 if bpt.denominator == 1 else 2) if bpt else None
 
 
-def tokens_at(y: YourStart, pin: int) -> int | None:
+@dataclass(frozen=True)
+class GateAnswer:
+    """The start gate on your box: needs (or why it cannot be sized) against MemAvailable."""
+
+    needs: Derived
+    available: int | None  # MemAvailable before the start
+    passes: bool | None = None  # None without a pin or a reading
+    margin: int | Fraction | None = None
+    largest_pin: int | Fraction | None = None  # exact: a typed size may be a fraction of a byte
+    sized: bool = False  # a pin was given
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """Tokens a pin holds and the full contexts at each length."""
+
+    pin: int | Fraction
+    tokens: int
+    logged: bool  # the count the engine logged for this very pool
+    contexts: dict[int, int]
+
+
+@dataclass(frozen=True)
+class FractionAnswer:
+    """vLLM's free-memory check at the gpu_memory_utilization typed, or the one offered."""
+
+    total: int
+    free: int
+    fraction: Fraction
+    typed: bool
+    requested: int | None
+    passes: bool
+    ceiling: Fraction
+    edge: Fraction
+    rounded: bool  # the log's rounding of free and total moved the ceiling
+    reached: bool = True  # False when an earlier check refuses the start
+
+
+@dataclass(frozen=True)
+class OneRequest:
+    """vLLM's check after profiling: the pool holds one request of max_model_len."""
+
+    max_model_len: int
+    pin_needed: int
+    request_bytes: int
+    block_bytes: int
+    block_how: str
+    floor_source: str | None
+    passes: bool
+    estimated_max_model_len: int
+    reached: bool = True
+
+
+class Change(NamedTuple):
+    """One setting the suggested fix changes: which, to what, why."""
+
+    setting: str  # "pin", "max_model_len" or "fraction"
+    value: int | Fraction
+    why: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What to launch instead of a refused start."""
+
+    pin: int | None
+    changes: tuple[Change, ...]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Every answer for a start's givens, and the verdict over all of them."""
+
+    held: Derived
+    overhead: Derived
+    gate: GateAnswer
+    bytes_per_token: Fraction | None
+    bytes_per_token_printed: Fraction | None
+    pins: tuple[int | Fraction, ...]
+    lengths: tuple[int, ...]
+    grid: tuple[GridRow, ...]
+    one_request: OneRequest | None
+    fraction: FractionAnswer | None
+    passes: bool | None
+    refused_by: str | None  # "gate", "fraction", "one_request" or "log"
+    fix: Fix | None
+    notes: tuple[str, ...]
+    command: str
+    command_note: str | None
+
+
+def tokens_at(y: YourStart, pin: int | Fraction) -> int | None:
     """Whole tokens a pin holds at the printed cost a token."""
     bpt = per_token_as_printed(y)
     return int(kv.tokens_for_pool(pin, bpt)) if bpt and pin > 0 else (0 if bpt else None)
 
 
-def _fraction(y: YourStart, before: int | None) -> dict[str, Any] | None:
+def _fraction(y: YourStart, before: int | None) -> FractionAnswer | None:
     if y.total is None or before is None:
         return None
     total = int(y.total.value)
     # safe against the rounding of a printed free and total: the high end of total, the low end of free
     high, low = _high(y.total), _low(y.before)  # type: ignore[arg-type]
     chosen = Fraction(y.gpu_memory_utilization.value) if y.gpu_memory_utilization is not None else fraction.safe(high, low, int(y.headroom.value))
-    return {
-        "total": total,
-        "free": before,
-        "fraction": chosen,
-        "typed": y.gpu_memory_utilization is not None,
-        "requested": fraction.requested(total, chosen) if chosen > 0 else None,
-        "passes": chosen > 0 and fraction.passes(high, low, chosen),
-        "ceiling": fraction.ceiling(high, low, 4),
-        "edge": fraction.ceiling(high, low, 2),
-        "rounded": (high, low) != (total, before),
-        "reached": True,
-    }
+    return FractionAnswer(
+        total=total,
+        free=before,
+        fraction=chosen,
+        typed=y.gpu_memory_utilization is not None,
+        requested=fraction.requested(total, chosen) if chosen > 0 else None,
+        passes=chosen > 0 and fraction.passes(high, low, chosen),
+        ceiling=fraction.ceiling(high, low, 4),
+        edge=fraction.ceiling(high, low, 2),
+        rounded=(high, low) != (total, before),
+    )
 
 
 def _release(version: Given | None) -> tuple[int, int, int] | None:
@@ -246,7 +336,7 @@ def _release(version: Given | None) -> tuple[int, int, int] | None:
     return (int(found.group(1)), int(found.group(2)), int(found.group(3) or 0)) if found else None
 
 
-def _one_request(y: YourStart, pin: int | None) -> dict[str, Any] | None:
+def _one_request(y: YourStart, pin: int | None) -> OneRequest | None:
     bpt = per_token_as_printed(y)
     if not bpt or y.max_model_len is None or pin is None:
         return None
@@ -269,61 +359,64 @@ def _one_request(y: YourStart, pin: int | None) -> dict[str, Any] | None:
     logged = y.pool_tokens is not None and y.pool is not None and pin == int(y.pool.value)
     longest = int(y.pool_tokens.value) if logged else tokens_at(y, pin) or 0  # type: ignore[union-attr]
     floor = need + block_bytes
-    return {
-        "max_model_len": length,
-        "pin_needed": floor,
-        "request_bytes": need,
-        "block_bytes": block_bytes,
-        "block_how": block_how,
-        "floor_source": y.per_request.source if engine else None,  # type: ignore[union-attr]
-        "passes": pin >= floor,
-        "estimated_max_model_len": longest,
-        "reached": True,
-    }
+    return OneRequest(
+        max_model_len=length,
+        pin_needed=floor,
+        request_bytes=need,
+        block_bytes=block_bytes,
+        block_how=block_how,
+        floor_source=y.per_request.source if engine else None,  # type: ignore[union-attr]
+        passes=pin >= floor,
+        estimated_max_model_len=longest,
+    )
 
 
-def _fix(y: YourStart, gate: dict[str, Any], frac: dict[str, Any] | None, one: dict[str, Any] | None) -> dict[str, Any] | None:
+def _fix(y: YourStart, gate: GateAnswer, frac: FractionAnswer | None, one: OneRequest | None) -> Fix | None:
     """For a refused start: what to launch instead, and why; None when nothing here can."""
     precision = int(y.precision.value) if y.precision is not None else 0
     pin = int(y.pin.value) if y.pin is not None else None
     length = int(y.max_model_len.value) if y.max_model_len is not None else None
-    changes: list[tuple[str, int | Fraction, str]] = []
-    largest = gate["largest_pin"]
+    changes: list[Change] = []
+    largest = gate.largest_pin
     if largest is not None:
         limit = int(shown(largest - precision, "e9", 2, down=True)) if largest - precision > 0 else 0
         if limit <= 0:
             return None
         if pin is None or pin > limit:
-            changes.append(("pin", limit, "the largest pin that passes the gate with the reading's precision to spare"))
+            changes.append(Change("pin", limit, "the largest pin that passes the gate with the reading's precision to spare"))
             pin = limit
-    floor = one["pin_needed"] if one is not None else None
+    floor = one.pin_needed if one is not None else None
     if pin is not None and floor is not None and floor > pin:
         up = int(shown(floor, "e9", 2, up=True))
         if largest is not None and up <= largest - precision:
-            changes.append(("pin", up, f"the smallest pin that holds one request of {fmt(length, 'tokens')}"))  # type: ignore[arg-type]
+            changes.append(Change("pin", up, f"the smallest pin that holds one request of {fmt(length, 'tokens')}"))  # type: ignore[arg-type]
             pin = up
         elif y.estimated_max_model_len is not None and y.pin is not None and pin == int(y.pin.value):
-            changes.append(("max_model_len", int(y.estimated_max_model_len.value), "vLLM's own estimate of the longest request this pool holds"))
+            changes.append(Change("max_model_len", int(y.estimated_max_model_len.value), "vLLM's own estimate of the longest request this pool holds"))
         else:
             longest = tokens_at(y, pin) or 0
             if longest <= 0:
                 return None
-            changes.append(("max_model_len", longest, "the tokens this pin holds at the bytes a token printed above"))
-    if frac is not None and not frac["passes"]:
+            changes.append(Change("max_model_len", longest, "the tokens this pin holds at the bytes a token printed above"))
+    if frac is not None and not frac.passes:
         fits = fraction.ceiling(_high(y.total), _low(y.before) - precision, 2)  # type: ignore[arg-type]
         if fits <= 0:
             return None
-        changes.append(("fraction", fits, "the largest two decimals that pass vLLM's free-memory check with the reading's precision to spare"))
+        changes.append(Change("fraction", fits, "the largest two decimals that pass vLLM's free-memory check with the reading's precision to spare"))
     if y.failure is not None and y.failure.value == "no_kv_memory" and pin is None:
         least = _fraction_for_a_pool(y)
         if least is None:
             return None
         changes.append(
-            ("fraction", least, "the smallest two decimals that leave any KV pool beyond the weights and the overhead; one request of max_model_len needs more")
+            Change(
+                "fraction",
+                least,
+                "the smallest two decimals that leave any KV pool beyond the weights and the overhead; one request of max_model_len needs more",
+            )
         )
     if not changes:
         return None
-    return {"pin": pin, "changes": changes}
+    return Fix(pin, tuple(changes))
 
 
 def _fraction_for_a_pool(y: YourStart) -> Fraction | None:
@@ -357,20 +450,20 @@ def pin_flag_note(y: YourStart) -> str | None:
     return None
 
 
-def answer(y: YourStart) -> dict[str, Any]:
+def answer(y: YourStart) -> Answer:
     """Every answer for these givens, and the verdict over all of them; a check that cannot be
     sized says what it needs, and a check after a refused one is not reached."""
     pin = int(y.pin.value) if y.pin is not None else None
     n = needs(y, pin or 0)
     before = int(y.before.value) if y.before is not None else None
-    gate: dict[str, Any] = {"needs": n, "available": before, "passes": None, "margin": None, "largest_pin": None, "sized": pin is not None}
+    gate = GateAnswer(n, before, sized=pin is not None)
     if n.value is not None and before is not None:
         largest = before - (n.value - (pin or 0))
-        gate["largest_pin"] = largest
+        gate = replace(gate, largest_pin=largest)
         if pin is not None:
-            gate.update(passes=n.value <= before, margin=before - n.value)
+            gate = replace(gate, passes=n.value <= before, margin=before - n.value)
     lengths = tuple(dict.fromkeys(((int(y.max_model_len.value),) if y.max_model_len else ()) + y.lengths))
-    pins = tuple(dict.fromkeys(p for p in (pin, gate["largest_pin"], *y.pins) if p is not None and p > 0))
+    pins = tuple(dict.fromkeys(p for p in (pin, gate.largest_pin, *y.pins) if p is not None and p > 0))
     bpt = per_token_as_printed(y)
     grid = []
     if bpt:
@@ -381,27 +474,27 @@ def answer(y: YourStart) -> dict[str, Any]:
             if logged and y.concurrency is not None and y.max_model_len is not None and int(y.max_model_len.value) in contexts:
                 # the engine's own count of full contexts at its max_model_len (a hybrid's tokens count per KV group)
                 contexts[int(y.max_model_len.value)] = math.floor(Fraction(y.concurrency.value))
-            grid.append({"pin": p, "tokens": tokens, "logged": logged, "contexts": contexts})
+            grid.append(GridRow(p, tokens, logged, contexts))
     # SGLang sizes its pool by mem_fraction_static and checks neither of vLLM's: they are vLLM's only
     frac = _fraction(y, before) if y.engine == "vllm" else None
     one = _one_request(y, pin) if y.engine == "vllm" else None
     # vLLM's order: the gate before launching, the fraction check at start, the one-request check after profiling
-    checks = [("gate", gate["passes"]), ("fraction", frac["passes"] if frac else None), ("one_request", one["passes"] if one else None)]
+    checks = [("gate", gate.passes), ("fraction", frac.passes if frac else None), ("one_request", one.passes if one else None)]
     refused = next((name for name, ok in checks if ok is False), None)
     if refused is None and y.failure is not None:
         refused = "log"  # the logged request failed, and no check here sizes why
     order = [name for name, _ in checks]
     after = order[order.index(refused) + 1 :] if refused in order else []
     if frac is not None and "fraction" in after:
-        frac["reached"] = False
+        frac = replace(frac, reached=False)
     if one is not None and "one_request" in after:
-        one["reached"] = False
+        one = replace(one, reached=False)
     fix = _fix(y, gate, frac, one) if refused else None
     notes = []
     precision = int(y.precision.value) if y.precision is not None else 0
-    if gate["passes"] and gate["margin"] < precision:
+    if gate.passes and gate.margin is not None and gate.margin < precision:
         notes.append(
-            f"the margin, {fmt(gate['margin'], 'GiB')}, is inside the precision of the MemAvailable reading ({fmt(precision, 'GiB', 1)}): "
+            f"the margin, {fmt(gate.margin, 'GiB')}, is inside the precision of the MemAvailable reading ({fmt(precision, 'GiB', 1)}): "
             "a reading that much lower refuses this start; take the pin a step down"
         )
     if y.total is not None and before is not None and before > _high(y.total):
@@ -409,35 +502,35 @@ def answer(y: YourStart) -> dict[str, Any]:
             f"the free memory before the start, {fmt(before, 'GiB')}, is more than the total, {fmt(int(y.total.value), 'GiB')}: "
             "one of the two is not this box's; check the box or the reading"
         )
-    passes = None if refused is None and gate["passes"] is None else refused is None
-    chosen = frac["fraction"] if frac else None
+    passes = None if refused is None and gate.passes is None else refused is None
+    chosen = frac.fraction if frac else None
     if fix is not None:
-        chosen = next((v for k, v, _ in fix["changes"] if k == "fraction"), chosen)
-    return {
-        "held": held(y),
-        "overhead": overhead(y),
-        "gate": gate,
-        "bytes_per_token": per_token(y),
-        "bytes_per_token_printed": bpt,
-        "pins": pins,
-        "lengths": lengths,
-        "grid": grid,
-        "one_request": one,
-        "fraction": frac,
-        "passes": passes,
-        "refused_by": refused,
-        "fix": fix,
-        "notes": notes,
-        "command": command(y, chosen, fix),
-        "command_note": pin_flag_note(y),
-    }
+        chosen = next((Fraction(c.value) for c in fix.changes if c.setting == "fraction"), chosen)
+    return Answer(
+        held=held(y),
+        overhead=overhead(y),
+        gate=gate,
+        bytes_per_token=per_token(y),
+        bytes_per_token_printed=bpt,
+        pins=pins,
+        lengths=lengths,
+        grid=tuple(grid),
+        one_request=one,
+        fraction=frac,
+        passes=passes,
+        refused_by=refused,
+        fix=fix,
+        notes=tuple(notes),
+        command=command(y, chosen, fix),
+        command_note=pin_flag_note(y),
+    )
 
 
-def command(y: YourStart, utilization: Fraction | None, fix: dict[str, Any] | None = None) -> str | None:
+def command(y: YourStart, utilization: Fraction | None, fix: Fix | None = None) -> str:
     """The launch line for this start, for the engine the log came from (the suggested fix's when
-    one is given): vLLM's `vllm serve`, or SGLang's `python -m sglang.launch_server`. None when a
-    refused start has no fix."""
-    changed = {k: v for k, v, _ in (fix or {}).get("changes", ())}
+    one is given): vLLM's `vllm serve`, or SGLang's `python -m sglang.launch_server`. The page
+    shows none for a refused start with no fix."""
+    changed = {c.setting: c.value for c in (fix.changes if fix else ())}
     pin = changed.get("pin", int(y.pin.value) if y.pin is not None else None)
     length = changed.get("max_model_len", y.max_model_len.value if y.max_model_len is not None else None)
     model = str(y.model.value) if y.model is not None else "MODEL"

@@ -3,9 +3,11 @@ and the browser alike. Every figure here is modeled (calc/engine/weights.py, cal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
+from calc.answers import report
 from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
 from calc.units import InputError, fmt
 
@@ -35,7 +37,286 @@ class ModelInputs:
     enable_expert_parallel: bool = False  # --enable-expert-parallel
 
 
-def model_report(i: ModelInputs) -> dict[str, Any]:
+@dataclass(frozen=True)
+class StagePoolTerms:
+    """A pipeline stage's own pool terms on a card (calc/engine/predict.py)."""
+
+    lora_bytes: int
+    activation_peak_bytes: int
+    cuda_graph_bytes: int
+    available_kv_bytes: int
+    kv_blocks: int
+
+
+@dataclass(frozen=True)
+class StageReport:
+    """One pipeline stage, one rank of it: its layers, weights and KV figures."""
+
+    rank: int
+    layers: int
+    first_layer: int
+    end_layer: int
+    holds: tuple[str, ...]
+    weights_bytes: int
+    drafter_bytes: int
+    kv_bytes_per_token: int | Fraction
+    kv_bytes_per_request: int
+    kv_block_bytes: int
+    kv_floor_bytes: int
+    lora_bytes: int | None = None  # with --enable-lora
+    offloaded_bytes: int | None = None  # with an offload flag
+    experts: ExpertsReport | None = None  # with the experts split over TP x DP ranks
+    pool: StagePoolTerms | None = None  # on a card
+
+    def to_json(self) -> dict[str, Any]:
+        """The stage as the report's `ranks` list gives it: the pool terms last, LoRA's in its place."""
+        out: dict[str, Any] = {f: getattr(self, f) for f in STAGE_KEYS}
+        out["holds"] = list(self.holds)
+        if self.lora_bytes is not None:
+            out["lora_bytes"] = self.lora_bytes
+        if self.offloaded_bytes is not None:
+            out["offloaded_bytes"] = self.offloaded_bytes
+        if self.experts is not None:
+            out.update(report.to_json(self.experts))
+        if self.pool is not None:
+            out.update(report.to_json(self.pool))
+        return out
+
+
+STAGE_KEYS = ("rank", "layers", "first_layer", "end_layer", "holds", "weights_bytes", "drafter_bytes", "kv_bytes_per_token", "kv_bytes_per_request",
+              "kv_block_bytes", "kv_floor_bytes")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ExpertRankReport:
+    """One rank of a stage's TP x DP ranks: its routed experts and weights."""
+
+    ep_rank: int
+    dp_rank: int
+    tp_rank: int
+    local_experts: int
+    weights_bytes: int
+
+
+@dataclass(frozen=True)
+class ExpertsReport:
+    """The experts of a stage's heaviest rank, and every rank's."""
+
+    local_experts: int
+    expert_ranks: tuple[ExpertRankReport, ...]
+
+
+@dataclass(frozen=True)
+class TowerReport:
+    """The vision tower as one rank holds it."""
+
+    name: str
+    blocks: int
+    bytes_per_rank: int
+    replicated: bool
+    mm_encoder_tp_mode: str
+    source: str
+
+
+@dataclass(frozen=True)
+class PrefillPart:
+    name: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class WorstPrefill:
+    """What a prefill at max_model_len takes beyond the profile run (calc/engine/afterstart.py),
+    and against --left-after-start whether it fits."""
+
+    bytes: int
+    parts: tuple[PrefillPart, ...]
+    source: str
+    after_profile_bytes: int
+    left_after_start_bytes: int | None
+    fits: bool | None
+    note: str
+
+
+@dataclass(frozen=True)
+class ShmQueue:
+    name: str
+    count: int
+    bytes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class SleepReport:
+    level: int
+    host_backup_bytes: int
+    device_freed_bytes: int
+    unified_freed_bytes: int
+    kv_known: bool
+
+
+@dataclass(frozen=True)
+class HostMemory:
+    """/dev/shm's message queues against --shm-size, and what sleep mode frees (calc/engine/hostmem.py)."""
+
+    shm_queues: tuple[ShmQueue, ...]
+    shm_bytes: int
+    shm_size_bytes: int | None
+    shm_refused: bool
+    sleep: SleepReport | None
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LoraReport:
+    """The LoRA slots on the heaviest rank and the adapters on the host."""
+
+    max_loras: int
+    max_lora_rank: int
+    max_cpu_loras: int
+    slot_bytes: int
+    device_bytes_per_rank: int
+    host_bytes_per_worker: int  # every worker process keeps its own whole copies
+    host_bytes: int
+    modules: int
+    source: str
+
+
+@dataclass(frozen=True)
+class OffloadReport:
+    """The bytes moved to the host, and what a unified-memory box makes of them."""
+
+    offloaded_bytes_per_rank: int
+    weights_on_device_bytes_per_rank: int
+    offloaded_bytes: int
+    kv_offloading_bytes: int
+    swap_space_bytes: int
+    host_bytes: int
+    # on a unified-memory box the host is the same memory: nothing is saved, and the host buffers add
+    unified_saving_bytes: int
+    unified_extra_bytes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class PredictedTerm:
+    bytes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class PredictedFix:
+    change: str
+    flags: str
+    available_kv_bytes: int
+    kv_tokens: int | None
+
+
+@dataclass(frozen=True)
+class CardPrediction:
+    """The pool predicted on a card (calc/engine/predict.py): each term with its source, vLLM's verdict."""
+
+    card: str
+    card_source: str
+    total_memory_bytes: int
+    gpu_memory_utilization: float
+    requested_bytes: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    batch_source: str
+    activation_peak_bytes: int
+    forward_peak_bytes: int
+    sampler_warmup_bytes: int
+    non_torch_bytes: int
+    cuda_graph_bytes: int
+    terms: dict[str, PredictedTerm]
+    available_kv_bytes: int
+    verdict: str
+    verdict_reason: str
+    fixes: tuple[PredictedFix, ...]
+    tightest_rank: int
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    """Before the first start, from a config.json: weights a rank, the KV cost of a request, what a
+    pool holds, each pipeline stage; on a card, the pool predicted. `to_json()` is `python -m calc
+    model --json`, in vLLM's spelling."""
+
+    architecture: str
+    family: str
+    layers: str
+    tp: int
+    kv_cache_dtype: str
+    max_model_len: int
+    engine_rules: str
+    weights_bytes_per_rank: int
+    weights_source: str
+    drafter_bytes_per_rank: int
+    checkpoint_bytes: int | None
+    kv_bytes_per_token: int | Fraction
+    kv_fixed_bytes_per_request: int
+    kv_bytes_per_request: int
+    kv_floor_bytes: int  # the smallest pool vLLM's one-request check passes
+    null_block_bytes: int
+    block_size: int
+    kv_groups: int
+    layers_per_group: int
+    padding_layers: int
+    pp: int
+    dp: int
+    enable_expert_parallel: bool
+    ep_size: int
+    world_size: int
+    ranks: tuple[StageReport, ...]
+    lora: LoraReport | None
+    tower: TowerReport | None
+    offload: OffloadReport | None
+    notes: tuple[str, ...]
+    modeled: bool = True
+    kv_tokens: int | None = None
+    kv_tokens_all_replicas: int | None = None  # each replica its own pool and requests
+    max_concurrency: Fraction | None = None
+    kv_blocks: int | None = None
+    largest_max_model_len: int | None = None
+    pool_bytes: int | None = None  # the pool given, or the one predicted on a card
+    # vLLM's one-request check (vllm/v1/core/kv_cache_utils.py, _check_enough_kv_cache_memory):
+    # below it the start is refused, and the figures above are never printed; None without a pool
+    one_request_fits: bool | None = None
+    prediction: CardPrediction | None = field(default=None)
+    worst_prefill: WorstPrefill | None = None  # the command line's, beside the report
+    host_memory: HostMemory | None = None
+    after_start: bool = False  # the command line adds worst_prefill and host_memory, null or not
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {key: getattr(self, key) for key in REPORT_KEYS}
+        out["ranks"] = [st.to_json() for st in self.ranks]
+        out["notes"] = list(self.notes)
+        p = self.prediction
+        if p is None:
+            if self.pool_bytes is not None:
+                out.update(pool_bytes=self.pool_bytes, one_request_fits=self.one_request_fits)
+        else:
+            ahead = {f: getattr(p, f) for f in CARD_KEYS}
+            ahead["terms"] = {name: {"bytes": t.bytes, "source": t.source} for name, t in p.terms.items()}
+            out.update(ahead, available_kv_bytes=p.available_kv_bytes, pool_bytes=self.pool_bytes, one_request_fits=self.one_request_fits,
+                       verdict=p.verdict, verdict_reason=p.verdict_reason, fixes=[report.to_json(f) for f in p.fixes], tightest_rank=p.tightest_rank)  # fmt: skip
+        if self.after_start:
+            out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory)
+        result: dict[str, Any] = report.to_json(out)
+        return result
+
+
+REPORT_KEYS = ("modeled", "architecture", "family", "layers", "tp", "kv_cache_dtype", "max_model_len", "engine_rules", "weights_bytes_per_rank",
+               "weights_source", "drafter_bytes_per_rank", "checkpoint_bytes", "kv_bytes_per_token", "kv_fixed_bytes_per_request",
+               "kv_bytes_per_request", "kv_floor_bytes", "null_block_bytes", "block_size", "kv_groups", "layers_per_group", "padding_layers",
+               "kv_tokens", "kv_tokens_all_replicas", "max_concurrency", "kv_blocks", "largest_max_model_len", "pp", "dp", "enable_expert_parallel",
+               "ep_size", "world_size", "ranks", "lora", "tower", "offload", "notes")  # fmt: skip
+CARD_KEYS = ("card", "card_source", "total_memory_bytes", "gpu_memory_utilization", "requested_bytes", "max_num_seqs", "max_num_batched_tokens",
+             "batch_source", "activation_peak_bytes", "forward_peak_bytes", "sampler_warmup_bytes", "non_torch_bytes", "cuda_graph_bytes")  # fmt: skip
+
+
+def model_report(i: ModelInputs) -> ModelReport:
     """Weights per rank, the KV cost of one request and, given a pool, what vLLM would print.
     Raises InputError (ConfigError names the file and field) for anything it cannot size."""
     shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
@@ -141,57 +422,52 @@ def model_report(i: ModelInputs) -> dict[str, Any]:
             notes.append(said)
     floor = whole_req.floor_bytes if i.pp > 1 and ranks.whole_model_check(rules) else max(st.kv_floor_bytes for st in stage_list)
     lay = req.layout
-    out: dict[str, Any] = {
-        "modeled": True,
-        "architecture": shape.architecture,
-        "family": shape.family,
-        "layers": shape.parameters_note,
-        "tp": i.tp,
-        "kv_cache_dtype": i.kv_cache_dtype,
-        "max_model_len": i.max_model_len,
-        "engine_rules": f"vLLM {rules.name} ({'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints})",
-        "weights_bytes_per_rank": w.model,
-        "weights_source": w.source,
-        "drafter_bytes_per_rank": w.drafter,
-        "checkpoint_bytes": w.checkpoint_total,
-        "kv_bytes_per_token": int(req.bytes_per_token) if req.bytes_per_token.denominator == 1 else req.bytes_per_token,
-        "kv_fixed_bytes_per_request": req.fixed_bytes,
-        "kv_bytes_per_request": req.bytes_per_request,
-        "kv_floor_bytes": floor,  # the smallest pool vLLM's one-request check passes
-        "null_block_bytes": req.null_block_bytes,
-        "block_size": min(g.spec.block_size for g in lay.groups),
-        "kv_groups": len(lay.groups),
-        "layers_per_group": lay.group_size,
-        "padding_layers": lay.padding_layers,
-        "kv_tokens": None,
-        "kv_tokens_all_replicas": None,
-        "max_concurrency": None,
-        "kv_blocks": None,
-        "largest_max_model_len": None,
-        "pp": i.pp,
-        "dp": i.dp,
-        "enable_expert_parallel": i.enable_expert_parallel,
-        "ep_size": par.ep_size if ranks.uses_ep(par, rules) else 1,
-        "world_size": i.tp * i.pp * i.dp,
-        "ranks": [
-            {
-                **stage_json(st),
-                **({"lora_bytes": stage_lora[st.rank].device_bytes} if stage_lora else {}),
-                **({"offloaded_bytes": moved[st.rank]} if host else {}),
-                **(_expert_json(group[st.rank], heavy) if group else {}),
-            }
+    out = ModelReport(
+        architecture=shape.architecture,
+        family=shape.family,
+        layers=shape.parameters_note,
+        tp=i.tp,
+        kv_cache_dtype=i.kv_cache_dtype,
+        max_model_len=i.max_model_len,
+        engine_rules=f"vLLM {rules.name} ({'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints})",
+        weights_bytes_per_rank=w.model,
+        weights_source=w.source,
+        drafter_bytes_per_rank=w.drafter,
+        checkpoint_bytes=w.checkpoint_total,
+        kv_bytes_per_token=int(req.bytes_per_token) if req.bytes_per_token.denominator == 1 else req.bytes_per_token,
+        kv_fixed_bytes_per_request=req.fixed_bytes,
+        kv_bytes_per_request=req.bytes_per_request,
+        kv_floor_bytes=floor,
+        null_block_bytes=req.null_block_bytes,
+        block_size=min(g.spec.block_size for g in lay.groups),
+        kv_groups=len(lay.groups),
+        layers_per_group=lay.group_size,
+        padding_layers=lay.padding_layers,
+        pp=i.pp,
+        dp=i.dp,
+        enable_expert_parallel=i.enable_expert_parallel,
+        ep_size=par.ep_size if ranks.uses_ep(par, rules) else 1,
+        world_size=i.tp * i.pp * i.dp,
+        ranks=tuple(
+            replace(
+                stage_report(st),
+                lora_bytes=stage_lora[st.rank].device_bytes if stage_lora else None,
+                offloaded_bytes=moved[st.rank] if host else None,
+                experts=_experts_report(group[st.rank], heavy) if group else None,
+            )
             for st in stage_list
-        ],
-        "lora": _lora_json(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
-        "tower": _tower_json(shape.tower, tower_bytes, i.tp) if shape.tower is not None else None,
-        "offload": _offload_json(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
-        "notes": notes,
-    }
+        ),
+        lora=_lora_report(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
+        tower=_tower_report(shape.tower, tower_bytes, i.tp) if shape.tower is not None else None,
+        offload=_offload_report(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
+        notes=tuple(notes),
+    )
     if i.pool is not None:
         p = kvlayout.pool(tight_shape, settings, i.max_model_len, i.pool, rules, req)
         check_shape = shape if i.pp > 1 and ranks.whole_model_check(rules) else tight_shape
         largest = kvlayout.largest_max_model_len(check_shape, settings, i.pool, rules)
-        out.update(
+        out = replace(
+            out,
             pool_bytes=i.pool,
             kv_tokens=p.tokens,
             max_concurrency=p.concurrency,
@@ -215,16 +491,16 @@ def release_of(text: str | None) -> tuple[int, int]:
 _TOWER_SOURCES = {"qwen3-vl": "qwen3_vl.py", "qwen2.5-vl": "qwen2_5_vl.py", "siglip": "siglip.py and gemma3_mm.py", "pixtral": "pixtral.py and mistral3.py"}
 
 
-def _tower_json(tw: hfconfig.Tower, bytes_per_rank: int, tp: int) -> dict[str, Any]:
+def _tower_report(tw: hfconfig.Tower, bytes_per_rank: int, tp: int) -> TowerReport:
     """The vision tower as one rank holds it."""
-    return {
-        "name": tw.name,
-        "blocks": tw.depth,
-        "bytes_per_rank": bytes_per_rank,
-        "replicated": tp > 1 and weights.tower_split(tw, tp) == 1,
-        "mm_encoder_tp_mode": "data" if tw.data_parallel else "weights",
-        "source": f"vllm/model_executor/models/{_TOWER_SOURCES[tw.kind]}, 0.33.0",
-    }
+    return TowerReport(
+        name=tw.name,
+        blocks=tw.depth,
+        bytes_per_rank=bytes_per_rank,
+        replicated=tp > 1 and weights.tower_split(tw, tp) == 1,
+        mm_encoder_tp_mode="data" if tw.data_parallel else "weights",
+        source=f"vllm/model_executor/models/{_TOWER_SOURCES[tw.kind]}, 0.33.0",
+    )
 
 
 def parallel_notes(shape: hfconfig.Shape, par: ranks.Parallel, rules: kvlayout.Version, group: Any, heavy: int) -> list[str]:
@@ -261,61 +537,56 @@ def parallel_notes(shape: hfconfig.Shape, par: ranks.Parallel, rules: kvlayout.V
     return out
 
 
-def _expert_json(each: tuple[ranks.ExpertRank, ...], heavy: int) -> dict[str, Any]:
+def _experts_report(each: tuple[ranks.ExpertRank, ...], heavy: int) -> ExpertsReport:
     """A stage's TP x DP ranks: the routed experts and weights of each."""
-    return {
-        "local_experts": each[heavy].local_experts,
-        "expert_ranks": [
-            {"ep_rank": e.ep_rank, "dp_rank": e.dp_rank, "tp_rank": e.tp_rank, "local_experts": e.local_experts, "weights_bytes": e.weights_bytes} for e in each
-        ],
-    }
+    return ExpertsReport(
+        local_experts=each[heavy].local_experts,
+        expert_ranks=tuple(ExpertRankReport(e.ep_rank, e.dp_rank, e.tp_rank, e.local_experts, e.weights_bytes) for e in each),
+    )
 
 
-def _lora_json(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> dict[str, Any]:
-    """The LoRA slots on the heaviest rank and the adapters on the host."""
+def _lora_report(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> LoraReport:
     top = max(each, key=lambda b: b.device_bytes)
-    return {
-        "max_loras": cfg.max_loras,
-        "max_lora_rank": cfg.max_lora_rank,
-        "max_cpu_loras": cfg.max_cpu_loras or cfg.max_loras,
-        "slot_bytes": top.slot_bytes,
-        "device_bytes_per_rank": top.device_bytes,
-        "host_bytes_per_worker": each[0].host_bytes,  # every worker process keeps its own whole copies
-        "host_bytes": each[0].host_bytes * tp * len(each),
-        "modules": top.modules,
-        "source": "vllm/lora/layers (create_lora_weights) and model_manager.py, 0.33.0",
-    }
+    return LoraReport(
+        max_loras=cfg.max_loras,
+        max_lora_rank=cfg.max_lora_rank,
+        max_cpu_loras=cfg.max_cpu_loras or cfg.max_loras,
+        slot_bytes=top.slot_bytes,
+        device_bytes_per_rank=top.device_bytes,
+        host_bytes_per_worker=each[0].host_bytes,
+        host_bytes=each[0].host_bytes * tp * len(each),
+        modules=top.modules,
+        source="vllm/lora/layers (create_lora_weights) and model_manager.py, 0.33.0",
+    )
 
 
-def _offload_json(h: offload.HostUse, on_device: int) -> dict[str, Any]:
-    """The bytes moved to the host, and what a unified-memory box makes of them."""
-    return {
-        "offloaded_bytes_per_rank": h.offloaded_per_rank,
-        "weights_on_device_bytes_per_rank": on_device,
-        "offloaded_bytes": h.offloaded_bytes,
-        "kv_offloading_bytes": h.kv_offloading_bytes,
-        "swap_space_bytes": h.swap_bytes,
-        "host_bytes": h.host_bytes,
-        # on a unified-memory box the host is the same memory: nothing is saved, and the host buffers add
-        "unified_saving_bytes": 0,
-        "unified_extra_bytes": h.kv_offloading_bytes + h.swap_bytes,
-        "source": "vllm/model_executor/offloader/uva.py, vllm/config/cache.py and vllm/config/vllm.py, 0.33.0",
-    }
+def _offload_report(h: offload.HostUse, on_device: int) -> OffloadReport:
+    return OffloadReport(
+        offloaded_bytes_per_rank=h.offloaded_per_rank,
+        weights_on_device_bytes_per_rank=on_device,
+        offloaded_bytes=h.offloaded_bytes,
+        kv_offloading_bytes=h.kv_offloading_bytes,
+        swap_space_bytes=h.swap_bytes,
+        host_bytes=h.host_bytes,
+        unified_saving_bytes=0,
+        unified_extra_bytes=h.kv_offloading_bytes + h.swap_bytes,
+        source="vllm/model_executor/offloader/uva.py, vllm/config/cache.py and vllm/config/vllm.py, 0.33.0",
+    )
 
 
-def stage_json(st: ranks.Stage) -> dict[str, Any]:
+def stage_report(st: ranks.Stage) -> StageReport:
     """One pipeline stage as the report's `ranks` list gives it."""
     per_token = st.kv_bytes_per_token
-    return {
-        "rank": st.rank,
-        "layers": st.layers,
-        "first_layer": st.first_layer,
-        "end_layer": st.end_layer,
-        "holds": list(st.holds),
-        "weights_bytes": st.weights_bytes,
-        "drafter_bytes": st.drafter_bytes,
-        "kv_bytes_per_token": int(per_token) if per_token.denominator == 1 else per_token,
-        "kv_bytes_per_request": st.kv_bytes_per_request,
-        "kv_block_bytes": st.kv_block_bytes,
-        "kv_floor_bytes": st.kv_floor_bytes,
-    }
+    return StageReport(
+        rank=st.rank,
+        layers=st.layers,
+        first_layer=st.first_layer,
+        end_layer=st.end_layer,
+        holds=st.holds,
+        weights_bytes=st.weights_bytes,
+        drafter_bytes=st.drafter_bytes,
+        kv_bytes_per_token=int(per_token) if per_token.denominator == 1 else per_token,
+        kv_bytes_per_request=st.kv_bytes_per_request,
+        kv_block_bytes=st.kv_block_bytes,
+        kv_floor_bytes=st.kv_floor_bytes,
+    )

@@ -93,8 +93,8 @@ def terms(row: GateRow, request: Request) -> tuple[tuple[Term, ...], str | None]
              row.drafter.source if row.drafter else "no drafter", True),
         Term("KV pin", request.kv_pin, "the pin asked for", True),
         Term("overhead", row.overhead.bytes, row.overhead.source, False),
-        Term("prefill-budget term", prefill, "zero inside the calibration" if not prefill else row.prefill_bytes_per_token.source, True),  # type: ignore[union-attr]
-        Term("seat term", seats, "zero inside the calibration" if not seats else row.seat_bytes.source, True),  # type: ignore[union-attr]
+        Term("prefill-budget term", prefill, row.prefill_bytes_per_token.source if prefill and row.prefill_bytes_per_token else "zero inside the calibration", True),
+        Term("seat term", seats, row.seat_bytes.source if seats and row.seat_bytes else "zero inside the calibration", True),
     ]  # fmt: skip
     if request.host_bytes:
         out.append(Term("host buffers", request.host_bytes,

@@ -25,7 +25,7 @@ def whole_bytes(per_token: Fraction) -> int:
     return int(Fraction(per_token) + Fraction(1, 2))
 
 
-def tokens_for_pool(pool: int, per_token: int | Fraction) -> int:
+def tokens_for_pool(pool: int | Fraction, per_token: int | Fraction) -> int:
     """Whole tokens a pool holds at this cost: a part of a token is not held, so the count is
     floored, as vLLM floors its own ("GPU KV cache size")."""
     if per_token <= 0:

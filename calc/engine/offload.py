@@ -106,6 +106,12 @@ class HostUse:
     notes: tuple[str, ...]
 
 
+def kv_offloading_a_rank(gib: Fraction, tp: int) -> int:
+    """--kv-offloading-size is the buffer over the tensor-parallel ranks (vllm/config/cache.py,
+    0.33.0): a rank's share in bytes, rounded up."""
+    return -(-int(gib * GiB) // tp)
+
+
 def host_use(o: Offload, offloaded: tuple[int, ...], tp: int, engine: str) -> HostUse:
     """`offloaded`: the bytes moved off one rank of each pipeline stage."""
     check(o)

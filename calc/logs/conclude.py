@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -272,10 +273,21 @@ def conclude(r: Reader) -> LogReading:
     kv_dtype = None
     dtypes = r.seen.get("kv_dtype") or []
     concrete = [f for v, f, _ in dtypes if str(v) != "auto"]
+    cache_line = r.seen.get("kv_dtype_said") or []
     if concrete:
         kv_dtype = concrete[0]
+    elif cache_line:
+        # cache.py's "Using fp8 data type to store kv cache": the KV cache's own dtype, where no setting
+        # gives it (an engine config line cut before its kv_cache_dtype); never the weights' dtype
+        kv_dtype = cache_line[0][1]
     elif dtypes:
         kv_dtype = dtypes[0][1]
+    if kv_dtype is None and engine_name == "vllm":
+        notes.append(
+            "the KV cache dtype is not printed (no kv_cache_dtype setting, no 'Using fp8 data type to store kv cache'): "
+            "the command sets no --kv-cache-dtype, vLLM's default auto, which keeps the KV cache in the model's dtype; "
+            "a dtype=torch.bfloat16 or a loading line's dtype is the weights', not the KV cache's"
+        )
     block = pick("block_size", what="block size")
     fraction = pick("fraction", what="gpu_memory_utilization")
     mem_fraction = pick("mem_fraction", what="mem_fraction_static")
@@ -295,6 +307,12 @@ def conclude(r: Reader) -> LogReading:
     blocks = pick("blocks", what="GPU blocks")
     concurrency = pick("concurrency", what="maximum concurrency")
     dcp = pick("dcp", what="dcp_world_size")
+    per_request = pick("blocks_per_request", what="blocks per request")
+    groups = sorted({v for v, _, _ in r.seen.get("kv_group") or []})
+    if blocks is not None and per_request is not None:
+        concurrency = _concurrency_from_blocks(blocks, per_request, concurrency, tokens, max_len, groups, notes)
+    if block is None and groups:
+        block = _block_from_groups(r, groups, notes)
 
     # the pool: the pin if the log has it, else what was printed
     available = None
@@ -484,6 +502,49 @@ def _exact_pool(available: Opt, exact: Opt, notes: list[str]) -> Found | None:
     return smallest
 
 
+def _concurrency_from_blocks(blocks: Found, per_request: Found, concurrency: Opt, tokens: Opt, max_len: Opt, groups: list[Any], notes: list[str]) -> Opt:
+    """A line that prints the pool's blocks and one full request's blocks (summed over the KV cache groups) gives vLLM's
+    max_concurrency exactly: num_blocks / num_blocks_per_request (vllm/v1/core/kv_cache_utils.py,
+    get_max_concurrency_for_kv_cache_config); the printed concurrency is checked against it, or stands in for it."""
+    exact = Fraction(blocks.value, per_request.value)
+    where = f"line {blocks.line_no}" if blocks.line_no == per_request.line_no else f"lines {blocks.line_no}, {per_request.line_no}"
+    how = f"{blocks.value:,} blocks / {per_request.value:,} blocks per request ({where}) = {float(exact):.4f}"
+    if groups:
+        summed = sum(int(g[3]) for g in groups)
+        sizes = ", ".join(f"group {g[0]} {g[1]} {g[2]}" for g in groups)
+        agree = "add up to" if summed == per_request.value else f"add up to {summed}, not"
+        notes.append(
+            f"the KV cache groups' block sizes (tokens a block): {sizes}; their blocks per request {agree} the {per_request.value:,} the pool line prints"
+        )
+    if tokens is not None and max_len is not None:
+        product = math.floor(exact * max_len.value)
+        if product == tokens.value:
+            notes.append(
+                f"the token count {tokens.value:,} (line {tokens.line_no}) is int({blocks.value:,} / {per_request.value:,} x {max_len.value:,}): "
+                "the concurrency x max_model_len, not a count of the tokens the pool's blocks hold"
+            )
+    if concurrency is not None:
+        if abs(Fraction(concurrency.value) - exact) <= concurrency.half:
+            notes.append(f"maximum concurrency {concurrency.printed} (line {concurrency.line_no}) = {how}, as vLLM works it out")
+            return replace(concurrency, exact=exact)
+        notes.append(f"maximum concurrency {concurrency.printed} (line {concurrency.line_no}) is not {how}: the printed figure is read")
+        return concurrency
+    shown_value = f"{float(exact):.2f}"
+    notes.append(f"maximum concurrency {shown_value}x is worked out: {how}, as vLLM works it out; the log prints no concurrency line")
+    return Found(Decimal(shown_value), per_request.line_no, how, f"{shown_value}x", Fraction(1, 200), derived=True, exact=exact)
+
+
+def _block_from_groups(r: Reader, groups: list[Any], notes: list[str]) -> Found | None:
+    """A hybrid's block size, where nothing else prints it: its full-attention group's, from the per-group KV lines."""
+    attention = [g for g in groups if "Attention" in str(g[1]) and "SlidingWindow" not in str(g[1])]
+    if not attention:
+        return None
+    g = attention[0]
+    line = next(f for v, f, _ in r.seen["kv_group"] if v == g)
+    notes.append(f"block size {g[2]} is the full-attention group's (group {g[0]}, {g[1]}, line {line.line_no}); each group has its own")
+    return Found(g[2], line.line_no, line.line_text, str(g[2]), derived=True)
+
+
 def _block_from_concurrency(blocks: Found, concurrency: Found, max_len: Found, notes: list[str]) -> Found | None:
     """Builds that print blocks compute the concurrency as blocks x block_size / max_model_len
     (V0: vllm/executor/gpu_executor.py 0.6.x, executor_base.py 0.7-0.10; V1: v1/core/kv_cache_utils.py
@@ -555,7 +616,10 @@ def _sglang_sum(r: Reader, name: str, notes: list[str], said: str) -> Found:
 
 
 def _release(version: Opt) -> tuple[int, int, int] | None:
-    """The release of a printed engine version ("0.13.0+faa43dbf.nv26.01": (0, 13, 0); "0.20": (0, 20, 0))."""
+    """The release of a printed engine version ("0.13.0+faa43dbf.nv26.01": (0, 13, 0); "0.20": (0, 20, 0)); none
+    for a source build without a release tag, which setuptools-scm numbers "0.1.devN+gHASH" whatever its age."""
+    if version is not None and re.match(r"v?0\.1\.dev", str(version.value)):
+        return None
     found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(version.value)) if version is not None and version.value else None
     return (int(found.group(1)), int(found.group(2)), int(found.group(3) or 0)) if found else None
 

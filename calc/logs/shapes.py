@@ -173,6 +173,14 @@ def _expert_parallel(rec: Recorder, g: tuple[str | None, ...], line: Any, text: 
         rec.put("ep", (size, local, total), line, f"{local}/{total} experts on each of {size} ranks", text=text)
 
 
+def _kv_group(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
+    """A fork's per-group KV line: the group's index, its spec, its block size and one full request's blocks in it."""
+    index, spec, block, per_request = int(str(g[0])), str(g[1]), _count(str(g[2])), _count(str(g[4]))
+    if block >= 1:
+        printed = f"group {index}: {spec} block_size={block}, {per_request} blocks per request"
+        rec.put("kv_group", (index, spec, block, per_request), line, printed, text=text)
+
+
 def _padding(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
     rec.put("padding", (int(str(g[0])), g[1]), line, text=text)
 
@@ -324,6 +332,14 @@ SHAPES: tuple[Shape, ...] = (
           era="v0", begins="The model's max seq len"),
     Shape('start_snapshot', "memory snapshot: ", r"memory snapshot: torch_peak=" + NUM + r" ?GiB, free_memory=" + NUM + r" ?GiB, total_memory=" + NUM + r" ?GiB", (Put("total", 2, "GiB"),), source="v1/worker/gpu_worker.py 0.19 (DEBUG): 'worker init memory snapshot: %r', MemorySnapshot.__repr__ (utils/mem_utils.py); its non_torch_memory is the CUDA context before loading, not the profile's term"),
     Shape('profile_increase', "non-torch forward increase memory", r"torch peak memory increase: " + NUM + r" ?GiB; non-torch forward increase memory: " + NUM + r" ?GiB(?:; weights memory: " + NUM + r" ?GiB)?", (Put("activation", 0, "GiB"), Put("non_torch", 1, "GiB"), Put("profile_weights", 2, "GiB"),), source="MemoryProfilingResult.__repr__ (utils/mem_utils.py, 0.13 on), logged at DEBUG by v1/worker/gpu_worker.py: 'Memory profiling takes S seconds. Total non KV cache memory: X; torch peak memory increase: A; non-torch forward increase memory: N; weights memory: W.'"),
+    Shape('kv_dtype_said', "data type to store kv cache", r"Using ([\w.]+) data type to store kv cache", (Put("kv_dtype_said", 0, "word"),), era="v?", source="config/cache.py (CacheConfig._validate_cache_dtype), logged where kv_cache_dtype starts with fp8: 'Using fp8 data type to store kv cache' up to 0.19 (any fp8 variant), 'Using %s data type to store kv cache' with the dtype itself from 0.20"),
+    Shape("fork_kv_group", "kv-capacity-log] group ",
+          r"kv-capacity-log\] group ([0-9]+): (\w+) layers=[0-9]+ block_size=" + INT + r" page_size=[0-9,]+ B blocks/request@" + INT + r"=" + INT + r"(?= )",
+          then=_kv_group, era="v1",
+          source="a fork's log-only overlay on v1/core/kv_cache_utils.py (GLM-5.3-Flash kit, overlay/patch_kv_capacity_log.py): one line a KV cache "
+          "group, 'group I: SPEC layers=N block_size=B page_size=P B blocks/request@L=K ...', K = cdiv(max_memory_usage_bytes, page_size_bytes), "
+          "the group's share of vLLM's num_blocks_per_request"),
+    Shape('fork_kv_pool', "usable block ids: ", r"usable block ids: " + INT + r" \(num_blocks=" + INT + r" incl\. the null block; " + INT + r" ids per " + INT + r"-token request(?: => " + NUM + r"x\))?", (Put("blocks", 1, "count"), Put("blocks_per_request", 2, "count"), Put("max_model_len", 3, "count"), Put("concurrency", 4, "x"),), era="v1", source="a fork's log-only overlay on v1/core/kv_cache_utils.py (GLM-5.3-Flash kit, GLM53_KV_CAPACITY_LOG, overlay/patch_kv_capacity_log.py): after 'GPU KV cache size' it prints one line per KV cache group and 'usable block ids: U (num_blocks=N incl. the null block; D ids per L-token request => Rx)', N the pool's blocks (kv_cache_config.num_blocks), D the sum over groups of cdiv(max_memory_usage_bytes, page_size_bytes), R = N / D (vLLM's max_concurrency)"),
     # SGLang
     Shape("sg_args", "server_args=", r"server_args=ServerArgs\((.*)", era="sglang", begins="server_args=", settings=True),
     Shape("sg_load", "Load weight end", r"Load weight end\..*?avail mem=" + NUM + r" ?GB(?:, mem usage=" + NUM + r" ?GB)?",

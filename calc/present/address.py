@@ -107,17 +107,29 @@ def note_html(left_out: Sequence[tuple[str, str, str]], dropped: Sequence[str]) 
     return "".join(f"<span>{part}</span>" for part in parts)
 
 
+def vllm_keys(names: Sequence[str]) -> dict[str, str]:
+    """vLLM's key of each field in `names` whose own name differs (calc/present/inputs.py): the address
+    is written with the field's name, which published links have; vLLM's is read as well."""
+    from calc.present.inputs import TABLE
+
+    known = set(names)
+    return {i.vllm: i.key for i in TABLE if i.vllm and i.key in known and i.vllm not in known and i.vllm != i.key}
+
+
 def decode(pairs: Sequence[tuple[str, str]], names: Sequence[str], choices: Mapping[str, Sequence[str]] | None = None) -> Restored:
     """The values an address gives the fields in `names`. An unknown name, a repeated one, a
     packed value that does not unpack or a value that is not one of its field's `choices` (a
-    select's options) is dropped and said, never guessed."""
+    select's options) is dropped and said, never guessed. A field is also found under vLLM's key
+    for its input (`kv_cache_memory_bytes` for `pin`), so a link written with vLLM's names opens."""
     choices = choices or {}
     known = set(names)
+    spelled = vllm_keys(names)
     values: dict[str, str] = {}
     dropped: list[str] = []
-    for name, value in pairs:
+    for given, value in pairs:
+        name = spelled.get(given, given)
         if name not in known:
-            dropped.append(f"{name!r} (not a field of this calculator)")
+            dropped.append(f"{given!r} (not a field of this calculator)")
         elif name in values:
             dropped.append(f"{name!r} given twice (the first kept)")
         else:

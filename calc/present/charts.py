@@ -181,7 +181,11 @@ def pin_matrix(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", pins: S
 
 
 def needs_vs_boxes(
-    terms: Sequence[gate.Term], needs: int, boxes: Sequence[tuple[str, int]], title: str = "What the start needs on each box", chart_id: str = "start-needs"
+    terms: Sequence[gate.Term],
+    needs: int | Fraction,
+    boxes: Sequence[tuple[str, int]],
+    title: str = "What the start needs on each box",
+    chart_id: str = "start-needs",
 ) -> Bars:
     """The calculator's start: the needs stacked, once per box, with that box's MemAvailable marked."""
     rows = []
@@ -322,7 +326,7 @@ def length_fit(catalog: Catalog, model_id: str = "deepseek-v4-flash") -> Plot:
 
 
 def length_plot(
-    chart_id: str, fits: Sequence[tuple[int, Fraction, Fraction]], readings: Sequence[tuple[int, int]], predicted: Sequence[tuple[int, Fraction]] = ()
+    chart_id: str, fits: Sequence[tuple[int, Fraction, Fraction]], readings: Sequence[tuple[int, int]], predicted: Sequence[tuple[int, int | Fraction]] = ()
 ) -> Plot:
     lengths = [length for length, _ in readings] + [length for length, _ in predicted]
     x_high = nice_high(max(lengths))

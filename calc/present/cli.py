@@ -20,13 +20,15 @@ from calc.catalog.model import Catalog
 from calc.catalog.schema import schemas
 from calc.catalog.spec import CatalogError
 from calc.engine import derive, fraction, kv
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, quoted, shown
+from calc.present import inputs
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import BinaryIO
 
     from calc.answers import logverdict
+    from calc.checks import modeled as modeled_module
     from calc.engine import lora as lora_module
     from calc.engine import multimodal as multimodal_module
     from calc.engine import offload as offload_module
@@ -143,6 +145,8 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 
 
 def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
+    from calc.engine import offload
+
     deployment_id = _deployment(catalog, args.deployment)
     dp = parse_count(args.data_parallel_size, "--data-parallel-size", 1)
     if dp > MAX_REPLICAS:
@@ -152,28 +156,28 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     base = report.defaults(catalog, deployment_id, readings)
     inputs = report.StartInputs(
         deployment=deployment_id,
-        kv_pin=parse_size(args.pin, "--pin") if args.pin else base.kv_pin,
+        kv_pin=_int(args, "pin") if args.pin else base.kv_pin,
         drafter=args.drafter,
-        speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens", 1) if args.speculative_tokens else base.speculative_tokens,
-        prefill_budget=parse_count(args.prefill_budget, "--prefill-budget", 1) if args.prefill_budget else base.prefill_budget,
-        seats=parse_count(args.seats, "--seats", 1) if args.seats else base.seats,
-        max_model_len=parse_count(args.max_model_len, "--max-model-len", 1) if args.max_model_len else base.max_model_len,
+        speculative_tokens=_int(args, "speculative_tokens", 1) if args.speculative_tokens else base.speculative_tokens,
+        prefill_budget=_int(args, "prefill_budget") if args.prefill_budget else base.prefill_budget,
+        seats=_int(args, "seats") if args.seats else base.seats,
+        max_model_len=_int(args, "max_model_len") if args.max_model_len else base.max_model_len,
         available=base.available,
-        typical_context=parse_count(args.typical_context, "--typical-context", 1) if args.typical_context else None,
-        gpu_memory_utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization else None,
-        host_bytes=_kv_offload_a_rank(args.kv_offloading_size, catalog.deployments[deployment_id]["tp"]),
-        cpu_offload_gib=_gib_flag(args.cpu_offload_gb, "--cpu-offload-gb"),
-        kv_offloading_gib=_gib_flag(args.kv_offloading_size, "--kv-offloading-size"),
+        typical_context=_int(args, "typical_context") if args.typical_context else None,
+        gpu_memory_utilization=_frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else None,
+        host_bytes=offload.kv_offloading_a_rank(_gib_flag(args.kv_offloading_size, _flag(args, "kv_offloading_size")), catalog.deployments[deployment_id]["tp"]),
+        cpu_offload_gib=_gib_flag(args.cpu_offload_gb, _flag(args, "cpu_offload_gb")),
+        kv_offloading_gib=_gib_flag(args.kv_offloading_size, _flag(args, "kv_offloading_size")),
         head_extra_bytes=_head_extra(catalog, args, boxes),
         data_parallel=dp,
     )  # fmt: skip
     inputs = _gate_host(catalog, deployment_id, inputs, args)
-    problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, "--pin")] if p]
+    problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, _flag(args, "pin"))] if p]
     if problems:
         raise InputError(problems[0] if problems[0].startswith("--") else "--" + problems[0])
     result = report.start_report(catalog, inputs)
     if args.json:
-        return report.to_json(result)
+        return result.to_json()
     return render_gate(result)
 
 
@@ -189,12 +193,12 @@ def _gate_host(catalog: Catalog, deployment_id: str, inputs: report.StartInputs,
     host = _host_memory(args, d["tp"] if one_box else 1, 1, weights_a_rank, inputs.kv_pin, where)
     if host is None:
         return inputs
-    said = list(host["notes"])
+    said = list(host.notes)
     if not one_box:
         said.insert(
             0, f"/dev/shm: a start over {d['boxes']} boxes (Ray) makes none of the one-box message queues; Ray's own object store in /dev/shm is not counted"
         )
-    return replace(inputs, shm_bytes=host["shm_bytes"] if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
+    return replace(inputs, shm_bytes=host.shm_bytes if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
 
 
 MAX_REPLICAS = 64
@@ -216,85 +220,97 @@ def _head_extra(catalog: Catalog, args: argparse.Namespace, boxes: int) -> int:
 
 
 def _gib_flag(text: str | None, flag: str) -> Fraction:
-    """A size in GiB as vLLM's offload flags take it: 0 or more."""
-    if text is None:
-        return Fraction(0)
-    value = parse_number(text, flag)
-    if value < 0:
-        raise InputError(f"{flag}: found {text!r}, expected a size in GiB of 0 or more")
-    return value
+    """A size in GiB as vLLM's offload flags take it: 0 or more; none given is 0."""
+    return Fraction(0) if text is None else inputs.gib_at_least_zero(text, flag)
 
 
-def _kv_offload_a_rank(text: str | None, tp: int) -> int:
-    """--kv-offloading-size is the buffer over the tensor-parallel ranks (vllm/config/cache.py): a rank's share, rounded up."""
-    size = _gib_flag(text, "--kv-offloading-size")
-    return -(-int(size * 2**30) // tp)
-
-
-def render_gate(r: dict[str, Any]) -> str:
-    i: report.StartInputs = r["inputs"]
-    replicas = f", data parallel {r['data_parallel']}: {r['boxes_count']} boxes a replica" if r["data_parallel"] > 1 else ""
-    lines = [f"Start gate: {r['model']}, TP={r['tp']} on {r['boxes_count'] * r['data_parallel']}x {r['box']}{replicas}"]
+def render_gate(r: report.StartReport) -> str:
+    i = r.inputs
+    replicas = f", data parallel {r.data_parallel}: {r.boxes_count} boxes a replica" if r.data_parallel > 1 else ""
+    lines = [f"Start gate: {r.model}, TP={r.tp} on {r.boxes_count * r.data_parallel}x {r.box}{replicas}"]
     lines.append(f"  pin {fmt(i.kv_pin, 'e9')} ({fmt(i.kv_pin, 'GiB')}), drafter {'on' if i.drafter else 'off'}, "
                  f"prefill budget {fmt(i.prefill_budget, 'count')}, seats {i.seats}")  # fmt: skip
-    if r["outside_calibration"]:
-        lines.append(f"  outside calibration: {r['outside_calibration']}")
+    if r.outside_calibration:
+        lines.append(f"  outside calibration: {r.outside_calibration}")
         return "\n".join(lines)
     lines.append(f"  {'term':<22}{'GiB a rank':>11}  source")
-    for t in r["terms"]:
+    for t in r.terms:
         lines.append(f"  {t.name:<22}{fmt(t.bytes, 'GiB').removesuffix(' GiB'):>11}  {t.source}")
-    lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r['terms']), 'GiB').removesuffix(' GiB'):>11}")
-    for b in r["boxes"]:
-        verdict = "passes" if b["passes"] else "refused"
-        margin = report.margin_as_printed(b["available_bytes"], r["terms"], b["head_extra_bytes"])
-        extra = f", less {fmt(b['head_extra_bytes'], 'GiB')} for the Ray head (GCS, dashboard)" if b["head_extra_bytes"] else ""
-        lines.append(f"  {b['box']}: available {fmt(b['available_bytes'], 'GiB')}{extra}, {verdict} by {fmt(abs(margin), 'GiB')}")
-    if len(r["boxes"]) > 1 and r["tightest_box"] is not None:
-        lines.append(f"  tighter box: {r['tightest_box']}")
-    lines.append(f"Start: {'yes' if r['passes'] else 'no, refused'}")
-    lines.extend(f"  note: {note}" for note in r["notes"])
-    largest = r["largest_pin_bytes"]
-    lines.append("Largest pin that passes: " + _pin(largest["without_drafter"]) + " without the drafter"
-                 + (f", {_pin(largest['with_drafter'])} with it" if largest["with_drafter"] is not None else ""))  # fmt: skip
-    pool = r["kv"]
-    if pool["bytes_per_token"] is not None:
-        tokens = fmt(pool["tokens"], "tokens") + (" (logged)" if pool["tokens_logged"] else "")
-        lines.append(f"KV pool: {tokens} at {fmt(pool['bytes_per_token'], 'count')} B/token ({r['kv_source']}), "
-                     f"{fmt(pool['full_contexts'], 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
-        if not pool["holds_one_context"]:
+    lines.append(f"  {'needs':<22}{fmt(report.needs_as_printed(r.terms), 'GiB').removesuffix(' GiB'):>11}")
+    for b in r.boxes:
+        verdict = "passes" if b.passes else "refused"
+        margin = report.margin_as_printed(b.available_bytes, r.terms, b.head_extra_bytes)
+        extra = f", less {fmt(b.head_extra_bytes, 'GiB')} for the Ray head (GCS, dashboard)" if b.head_extra_bytes else ""
+        lines.append(f"  {b.box}: available {fmt(b.available_bytes, 'GiB')}{extra}, {verdict} by {fmt(abs(margin), 'GiB')}")
+    if len(r.boxes) > 1 and r.tightest_box is not None:
+        lines.append(f"  tighter box: {r.tightest_box}")
+    lines.append(f"Start: {'yes' if r.passes else 'no, refused'}")
+    lines.extend(f"  note: {note}" for note in r.notes)
+    lines.extend(_largest_pin_lines(r))
+    pool = r.kv
+    if pool is not None:
+        tokens = fmt(pool.tokens, "tokens") + (" (logged)" if pool.tokens_logged else "")
+        lines.append(f"KV pool: {tokens} at {fmt(pool.bytes_per_token, 'count')} B/token ({r.kv_source}), "
+                     f"{fmt(pool.full_contexts, 'x', down=True)} full {fmt(i.max_model_len, 'count')}-token contexts")  # fmt: skip
+        if not pool.holds_one_context:
             lines.append(
-                f"  below the floor: one full context and the block vLLM holds back from 0.29.0 ({fmt(pool['block_size'], 'tokens')}, "
-                f"{pool['block_source']}) need a pin of {fmt(pool['one_context_pin_bytes'], 'e9', 2, up=True)}"
+                f"  below the floor: one full context and the block vLLM holds back from 0.29.0 ({fmt(pool.block_size, 'tokens')}, "
+                f"{pool.block_source}) need a pin of {fmt(pool.one_context_pin_bytes, 'e9', 2, up=True)}"
             )
-        if "tokens_needed" in pool:
-            lines.append(f"  seats x typical context = {fmt(pool['tokens_needed'], 'tokens')}: {'fits' if pool['seats_fit'] else 'does not fit'}")
-    f = r["fraction"]
-    when = "" if f["reached"] else " (not reached: the gate refuses the start first; the fix passes it)"
+        if pool.seats is not None:
+            lines.append(f"  seats x typical context = {fmt(pool.seats.tokens_needed, 'tokens')}: {'fits' if pool.seats.seats_fit else 'does not fit'}")
+    f = r.fraction
+    when = "" if f.reached else " (not reached: the gate refuses the start first; the fix passes it)"
     how = (
         "typed"
-        if f["typed"]
-        else f"the largest two-decimal fraction that leaves the {fmt(r['headroom_bytes'], 'GiB', 0)} start headroom free; the edge, {fmt(f['edge'], 'fraction')}, leaves {fmt(f['free_bytes'] - fraction.requested(f['total_bytes'], f['edge']), 'GiB')}"
+        if f.typed
+        else f"the largest two-decimal fraction that leaves the {fmt(r.headroom_bytes, 'GiB', 0)} start headroom free; the edge, {fmt(f.edge, 'fraction')}, leaves {fmt(f.free_bytes - fraction.requested(f.total_bytes, f.edge), 'GiB')}"
     )
-    lines.append(f"vLLM fraction check{when}: {report.fraction_text(f['fraction'])} x {fmt(f['total_bytes'], 'GiB')} "
-                 f"{'<=' if f['passes'] else '>'} {fmt(f['free_bytes'], 'GiB')} free ({how}); ceiling {fmt(f['ceiling'], 'fraction', 4)}")  # fmt: skip
-    if not r["passes"]:
-        lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r["changes"]))
-    if r["flags_are_the_fix"]:
+    lines.append(f"vLLM fraction check{when}: {report.fraction_text(f.fraction)} x {fmt(f.total_bytes, 'GiB')} "
+                 f"{'<=' if f.passes else '>'} {fmt(f.free_bytes, 'GiB')} free ({how}); ceiling {fmt(f.ceiling, 'fraction', 4)}")  # fmt: skip
+    if not r.passes:
+        lines.append("What to change, largest movable term first: " + ", ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in r.changes))
+    if r.flags_are_the_fix:
         lines.append("Flags of the suggested fix (not the refused request):")
-    elif r["passes"] is False:
+    elif r.passes is False:
         lines.append("Flags of the refused request, for reference (it does not start):")
     else:
         lines.append("Flags:")
-    lines.extend(f"  {flag}" for flag in r["flags"])
+    lines.extend(f"  {flag}" for flag in r.flags)
     return "\n".join(lines)
 
 
-def _pin(value: int | None) -> str:
-    if value is None:
-        return "unknown"
-    if value < 0:
-        return "none (short by " + fmt(-value, "GiB") + ")"
-    return fmt(value, "e9", 2, down=True)
+def _exact_pin(value: int) -> str:
+    return fmt(value, "e9", 2, down=True) if value >= 0 else "short by " + fmt(-value, "GiB", up=True)
+
+
+def _largest_pin_lines(r: report.StartReport) -> list[str]:
+    """The largest pin, worked from its printed operands: the tightest box's MemAvailable rounded
+    down less each cost (every term but the pin, and the Ray head on a head box) rounded up, so the
+    printed limit is never above the exact one; its bytes are the GiB as printed, rounded down, and
+    the limit from exact bytes stands beside."""
+    largest = r.largest_pin_bytes
+    if largest.without_drafter is None:
+        return ["Largest pin that passes: unknown"]
+    box = min(r.boxes, key=lambda b: b.available_bytes - b.head_extra_bytes)
+    costs = [(t.name, t.bytes) for t in r.terms if t.name not in ("KV pin", "drafter") and t.bytes]
+    if box.head_extra_bytes:
+        costs.append(("Ray head", box.head_extra_bytes))
+    # both limits are the tightest box's MemAvailable less the same terms at a zero pin, the drafter's aside
+    drafter = None if largest.with_drafter is None else largest.without_drafter - largest.with_drafter
+    lines = ["Largest pin that passes (MemAvailable rounded down, less each cost rounded up, in GiB):"]
+    with_drafter: list[tuple[str, int]] = [] if drafter is None else [("drafter", drafter)]
+    for label, extra, exact in (("without the drafter", [], largest.without_drafter), ("with the drafter", with_drafter, largest.with_drafter)):
+        if exact is None:
+            continue
+        terms = costs[:1] + extra + costs[1:]
+        worked = shown(box.available_bytes, "GiB", 2, down=True) - sum(shown(b, "GiB", 2, up=True) for _, b in terms)
+        said = " - ".join(
+            [fmt(box.available_bytes, "GiB", 2, down=True).removesuffix(" GiB")] + [f"{fmt(b, 'GiB', 2, up=True).removesuffix(' GiB')} {n}" for n, b in terms]
+        )
+        result = f"{fmt(worked, 'GiB')}, so {fmt(worked, 'e9', 2, down=True)}" if worked >= 0 else f"{fmt(worked, 'GiB')}: no pin passes"
+        lines.append(f"  {label}: {said} = {result} ({_exact_pin(exact)} from exact bytes)")
+    return lines
 
 
 # --- kv -------------------------------------------------------------------------------------
@@ -307,11 +323,11 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
     tokens: int | Fraction
     block, block_source = kv.DEFAULT_BLOCK_SIZE, "vLLM's default block"
     if args.bytes_per_token:
-        per_token = Fraction(parse_count(args.bytes_per_token, "--bytes-per-token", 1))
+        per_token = Fraction(_int(args, "bytes_per_token"))
         source, reading = "given", None
     else:
         deployment_id = _deployment(catalog, args.deployment)
-        spec = parse_count(args.speculative_tokens, "--speculative-tokens") if args.speculative_tokens else 0
+        spec = _int(args, "speculative_tokens") if args.speculative_tokens else 0
         reading = report.pool_reading(catalog, deployment_id, spec)
         if reading is None:
             raise InputError(f"--deployment {deployment_id}: no measured bytes per token; give --bytes-per-token")
@@ -319,17 +335,17 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
         block, block_source = reading.block_size, reading.block_source
         if (reading.speculative_tokens or 0) != spec:
             reading = None  # measured at another speculative-token count: derive, never quote its log
-    max_len = parse_count(args.max_model_len, "--max-model-len", 1)
+    max_len = _int(args, "max_model_len")
     out: dict[str, Any] = {"bytes_per_token": per_token, "source": source, "max_model_len": max_len}
     if args.tokens:
-        tokens = parse_count(args.tokens, "--tokens", 1)
+        tokens = _int(args, "tokens")
         out.update(tokens=tokens, pin_bytes=kv.pool_for_tokens(tokens, per_token))
     else:
-        pin = parse_size(args.pin if args.pin is not None else "10e9", "--pin")
+        pin = parse_size(args.pin if args.pin is not None else "10e9", _flag(args, "pin"))
         tokens, logged = reading.tokens_at(pin) if reading else (kv.tokens_for_pool(pin, per_token), False)
         out.update(pin_bytes=pin, tokens=tokens, tokens_logged=logged)
     if args.block_size:
-        block, block_source = parse_count(args.block_size, "--block-size", 1), "given"
+        block, block_source = _int(args, "block_size"), "given"
     whole = int(out["tokens"])
     out.update(
         full_contexts=kv.full_contexts(whole, max_len),
@@ -338,7 +354,7 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
         block_size=block,
     )
     if args.seats and args.typical_context:
-        seats, typical = parse_count(args.seats, "--seats", 1), parse_count(args.typical_context, "--typical-context", 1)
+        seats, typical = _int(args, "seats"), _int(args, "typical_context")
         low, high = kv.seats_pool_range(seats, typical, per_token, max_len)
         out.update(tokens_needed=kv.tokens_needed(seats, typical), pin_for_needed_bytes=low, pin_for_needed_at_most_bytes=high)
     if args.json:
@@ -380,17 +396,17 @@ def cmd_fit(catalog: Catalog, args: argparse.Namespace) -> object:
         if not sep:
             raise InputError(f"--reading: found {text!r}, expected MAX_MODEL_LEN:TOKENS, such as 131072:181777")
         points.append((parse_count(length_text, "--reading max_model_len", 1), parse_count(tokens_text, "--reading tokens", 1)))
-    wanted = [parse_count(x, "--max-model-len", 1) for x in (args.max_model_len or [])]
-    fit = report.fit_report(parse_size(args.pool, "--pool"), points, wanted)
+    wanted = [parse_count(x, _flag(args, "max_model_len"), 1) for x in (args.max_model_len or [])]
+    fit = report.fit_report(_int(args, "pool"), points, wanted)
     if args.json:
-        return report.to_json({**fit, "predicted_tokens": {str(p["max_model_len"]): p["tokens"] for p in fit["predicted"]}})
+        return fit.to_json()
     lines = [
-        f"Per-request bytes = {fmt(fit['per_token_bytes'], 'count')} B x context + {fmt(fit['fixed_bytes'], 'GB')} fixed, "
-        f"from {len(points)} readings of {fmt(fit['pool_bytes'], 'GiB')}",
-        *(f"  at {fmt(r['max_model_len'], 'count')}: pool / tokens = {fmt(r['pool_over_tokens'], 'count')} B" for r in fit["readings"]),
+        f"Per-request bytes = {fmt(fit.per_token_bytes, 'count')} B x context + {fmt(fit.fixed_bytes, 'GB')} fixed, "
+        f"from {len(points)} readings of {fmt(fit.pool_bytes, 'GiB')}",
+        *(f"  at {fmt(r.max_model_len, 'count')}: pool / tokens = {fmt(r.pool_over_tokens, 'count')} B" for r in fit.readings),
         *(
-            f"Predicted at {fmt(p['max_model_len'], 'count')}: {fmt(p['tokens'], 'tokens')}, {fmt(p['full_contexts'], 'x', down=True)} full contexts"
-            for p in fit["predicted"]
+            f"Predicted at {fmt(p.max_model_len, 'count')}: {fmt(p.tokens, 'tokens')}, {fmt(p.full_contexts, 'x', down=True)} full contexts"
+            for p in fit.predicted
         ),
     ]
     return "\n".join(lines)
@@ -403,16 +419,16 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
     box = catalog.boxes.get(args.box)
     if box is None:
         raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
-    total = parse_size(args.total, "--total") if args.total else derive.box_total(box)[0].size
+    total = _int(args, "total") if args.total else derive.box_total(box)[0].size
     if total <= 0:
         raise InputError(f"--total: found {args.total!r}, expected a size above zero")
     if args.free:
-        free = meminfo_available() if args.free == "auto" else parse_size(args.free, "--free")
+        free = meminfo_available() if args.free == "auto" else _int(args, "free")
     elif "free_at_start" in box:
         free = box["free_at_start"].value
     else:
         raise InputError(f"--free: box {args.box} has no free-at-start reading in the catalog; give --free")
-    chosen = parse_fraction(args.fraction, "--fraction") if args.fraction else catalog.policy["vllm"]["default_gpu_memory_utilization"].value
+    chosen = _frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else catalog.policy["vllm"]["default_gpu_memory_utilization"].value
     out = {
         "total_bytes": total,
         "free_bytes": free,
@@ -447,7 +463,7 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> object:
             raise InputError(f"trace {args.trace}: cannot read it ({error.strerror}); expected a file or one of {', '.join(catalog.traces)}") from None
         samples = guard.parse_trace(text, args.trace)
     floor, polls = _guard_settings(policy, args)
-    serving = _seconds(args.serving_at, "--serving-at") if args.serving_at else None
+    serving = _secs(args, "serving_at") if args.serving_at else None
     result = guard.run(samples, floor, polls, serving)
     if args.json:
         return report.to_json({**result.__dict__, "floor_bytes": floor, "polls_in_a_row": polls, "samples": len(samples)})
@@ -460,8 +476,8 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> object:
 
 def _guard_settings(policy: dict[str, Any], args: argparse.Namespace) -> tuple[int, int]:
     """The guard's floor and polls in a row: the options where given, the catalog's policy otherwise."""
-    floor = parse_size(args.floor, "--floor") if args.floor else policy["floor"].value
-    polls = parse_count(args.polls, "--polls", 1) if args.polls else policy["polls_in_a_row"].value
+    floor = _int(args, "floor") if args.floor else policy["floor"].value
+    polls = _int(args, "polls") if args.polls else policy["polls_in_a_row"].value
     return floor, polls
 
 
@@ -473,8 +489,8 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
 
     policy = catalog.policy["guard"]
     paths = args.proc or ["/proc/meminfo"]
-    interval = _seconds(args.interval, "--interval") if args.interval else float(policy["poll_seconds"].value)
-    duration = _seconds(args.duration, "--duration") if args.duration else interval * (len(paths) - 1) if args.proc else 60.0
+    interval = _secs(args, "interval") if args.interval else float(policy["poll_seconds"].value)
+    duration = _secs(args, "duration") if args.duration else interval * (len(paths) - 1) if args.proc else 60.0
     floor, polls = _guard_settings(policy, args)
     count = watch.poll_count(duration, interval)
 
@@ -531,17 +547,6 @@ def _out_file(name: str, force: bool, catalog_dir: str) -> io.TextIOWrapper:
         raise InputError(f"--out {name}: cannot write it ({error.strerror})") from None
 
 
-def _seconds(text: str, what: str) -> float:
-    """Seconds as every number is read (calc.units.parse_number: ASCII digits, bounded)."""
-    expected = "seconds, such as 357"
-    try:
-        return float(parse_number(text, what, expected, expected))
-    except InputError as error:
-        if str(error).endswith("expected a number"):  # not a number at all: say what is wanted
-            raise InputError(f"{what}: found {quoted(text.strip())}, expected {expected}") from None
-        raise
-
-
 # --- plan -----------------------------------------------------------------------------------
 
 
@@ -565,7 +570,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
         residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].value, kv_size, headroom))
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []
-    available = parse_size(args.available, "--available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).size
+    available = _int(args, "available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).size
     engines = fraction.plan(total, available, fractions)
     if args.json:
         word, notes = report.plan_verdict(total, residents, fractions, engines)
@@ -595,9 +600,9 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
     from calc.answers import prefetch
 
     share = catalog.policy["vllm"]["prefetch_fraction"].value
-    checkpoint = parse_size(args.checkpoint, "--checkpoint")
-    available = meminfo_available() if args.available == "auto" else parse_size(args.available, "--available")
-    cgroup = parse_size(args.cgroup_available, "--cgroup-available") if args.cgroup_available else None
+    checkpoint = _int(args, "checkpoint")
+    available = meminfo_available() if args.available == "auto" else _int(args, "available")
+    cgroup = _int(args, "cgroup_available") if args.cgroup_available else None
     room = prefetch.available_to_loader(available, cgroup)
     fits = prefetch.prefetch_enabled(checkpoint, room, share)
     largest = prefetch.largest_prefetched(room, share)
@@ -632,15 +637,13 @@ def _read_text(path: str, what: str) -> str:
 
 
 def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
+    from dataclasses import replace
+
     from calc.checks import modeled
     from calc.engine import predict
 
     config_text = _read_text(args.config, "config")
-    max_len = parse_count(args.max_model_len, "--max-model-len", 1)
-    if args.max_num_batched_tokens is not None:
-        if args.prefill_budget is not None:
-            raise InputError("--max-num-batched-tokens: found beside --prefill-budget, expected one of them (they are the same setting)")
-        args.prefill_budget = args.max_num_batched_tokens
+    max_len = _int(args, "max_model_len")
     card = _card(catalog, args)
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
@@ -648,43 +651,43 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     start = None
     if card is not None:
         start = predict.Start(
-            tp=parse_count(args.tp, "--tp", 1), pp=parse_count(args.pp, "--pp", 1), pp_layer_partition=args.pp_layer_partition, lora=lora_cfg, max_model_len=max_len,
+            tp=_int(args, "tp"), pp=_int(args, "pp"), pp_layer_partition=args.pp_layer_partition, lora=lora_cfg, max_model_len=max_len,
             cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
-            utilization=parse_fraction(args.gpu_memory_utilization, "--gpu-memory-utilization") if args.gpu_memory_utilization is not None else None,
-            max_num_seqs=parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else None,
-            max_num_batched_tokens=parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None,
+            utilization=_frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization is not None else None,
+            max_num_seqs=_int(args, "seats") if args.seats is not None else None,
+            max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg,
         )  # fmt: skip
         predict.check_start(start)
-        if args.pool is not None:
-            raise InputError("--pool: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
-    elif args.gpu_memory_utilization is not None or args.max_num_seqs is not None or args.enforce_eager or args.offline:
+        if args.pin is not None:
+            raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
+    elif args.gpu_memory_utilization is not None or args.seats is not None or args.enforce_eager or args.offline:
         raise InputError(
             "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
         )
-    pp = parse_count(args.pp, "--pp", 1)
+    pp = _int(args, "pp")
     if args.pp_layer_partition is not None and pp == 1:
         raise InputError("--pp-layer-partition: found with --pp 1, expected --pp N above 1 (it splits the layers over the pipeline stages)")
-    budget = parse_count(args.prefill_budget, _budget_flag(args), 1) if args.prefill_budget is not None else None
+    budget = _int(args, "prefill_budget") if args.prefill_budget is not None else None
     if budget is None and card is not None and start is not None:
         rel = predict.release(args.engine_version)
         budget = start.max_num_batched_tokens or predict.default_batch(rel, card.total_bytes, card.name, max_len, args.offline).max_num_batched_tokens
     inputs = modeled.ModelInputs(
         config_text=config_text,
         config_file=args.config,
-        tp=parse_count(args.tp, "--tp", 1),
+        tp=_int(args, "tp"),
         kv_cache_dtype=args.kv_cache_dtype,
         max_model_len=max_len,
-        pool=parse_size(args.pool, "--pool") if args.pool is not None else None,
+        pool=_int(args, "pin") if args.pin is not None else None,
         engine_version=args.engine_version,
         index_text=_read_text(args.index, "index") if args.index is not None else None,
         index_file=args.index or "model.safetensors.index.json",
-        block_size=parse_count(args.block_size, "--block-size", 1) if args.block_size is not None else None,
+        block_size=_int(args, "block_size") if args.block_size is not None else None,
         prefill_budget=budget or 8192,
-        speculative_tokens=parse_count(args.speculative_tokens, "--speculative-tokens"),
-        dcp=parse_count(args.dcp, "--dcp", 1),
+        speculative_tokens=_int(args, "speculative_tokens"),
+        dcp=_int(args, "dcp"),
         prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
         pp=pp,
         pp_layer_partition=args.pp_layer_partition,
@@ -697,81 +700,79 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
         r = _with_prediction(r, config_text, args.config, card, start)
-    r["worst_prefill"] = _worst_prefill(args, config_text, r, budget or 8192)
-    if r["worst_prefill"]["note"]:
-        r["notes"].append(r["worst_prefill"]["note"])
-    r["host_memory"] = _host_memory(args, r["tp"], r["pp"], r["weights_bytes_per_rank"], r.get("pool_bytes"))
-    if r["host_memory"] is not None:
-        r["notes"] += r["host_memory"]["notes"]
+    worst = _worst_prefill(args, config_text, r, budget or 8192)
+    host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes)
+    said = r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
+    r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
     if args.json:
-        return report.to_json(r)
+        return r.to_json()
     lines = [
-        f"{r['architecture']} ({r['family']}: {r['layers']}), TP={r['tp']}, KV {r['kv_cache_dtype']}; {r['engine_rules']}; all figures modeled",
-        f"Weights per rank: {fmt(r['weights_bytes_per_rank'], 'GiB')} (from the {r['weights_source']})"
-        + (f", drafter layers {fmt(r['drafter_bytes_per_rank'], 'GiB')} more with speculative decoding" if r["drafter_bytes_per_rank"] else ""),
-        f"KV per request at {fmt(r['max_model_len'], 'count')} tokens: {fmt(r['kv_bytes_per_request'], 'GiB')} = "
-        f"{fmt(r['kv_bytes_per_token'], 'count')} B a token + {fmt(r['kv_fixed_bytes_per_request'], 'GiB')} fixed",
-        f"  {r['kv_groups']} KV group(s) of {r['layers_per_group']} layers, block {r['block_size']} tokens"
-        + (f", {r['padding_layers']} padding layer(s)" if r["padding_layers"] else ""),
-        f"Smallest pool that starts: {fmt(r['kv_floor_bytes'], 'B')} ({fmt(r['kv_floor_bytes'], 'e9', 2, up=True)} rounded up)"
+        f"{r.architecture} ({r.family}: {r.layers}), TP={r.tp}, KV {r.kv_cache_dtype}; {r.engine_rules}; all figures modeled",
+        f"Weights per rank: {fmt(r.weights_bytes_per_rank, 'GiB')} (from the {r.weights_source})"
+        + (f", drafter layers {fmt(r.drafter_bytes_per_rank, 'GiB')} more with speculative decoding" if r.drafter_bytes_per_rank else ""),
+        f"KV per request at {fmt(r.max_model_len, 'count')} tokens: {fmt(r.kv_bytes_per_request, 'GiB')} = "
+        f"{fmt(r.kv_bytes_per_token, 'count')} B a token + {fmt(r.kv_fixed_bytes_per_request, 'GiB')} fixed",
+        f"  {r.kv_groups} KV group(s) of {r.layers_per_group} layers, block {r.block_size} tokens"
+        + (f", {r.padding_layers} padding layer(s)" if r.padding_layers else ""),
+        f"Smallest pool that starts: {fmt(r.kv_floor_bytes, 'B')} ({fmt(r.kv_floor_bytes, 'e9', 2, up=True)} rounded up)"
         + (
-            f", the request and the block of {fmt(r['null_block_bytes'], 'B')} vLLM 0.29.0 and later hold back before the one-request check"
-            if r["null_block_bytes"]
+            f", the request and the block of {fmt(r.null_block_bytes, 'B')} vLLM 0.29.0 and later hold back before the one-request check"
+            if r.null_block_bytes
             else ", one request (this build holds no block back before the check)"
         ),
     ]
-    if r["kv_tokens"] is not None:
+    if r.kv_tokens is not None:
+        assert r.pool_bytes is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "a pool that holds tokens is sized"
         lines += [
-            f"Pool {fmt(r['pool_bytes'], 'GiB')}: GPU KV cache size {fmt(r['kv_tokens'], 'tokens')}, "
-            f"maximum concurrency {fmt(r['max_concurrency'], 'x')} at {fmt(r['max_model_len'], 'count')}",
-            f"Largest max_model_len one request fits: {fmt(r['largest_max_model_len'], 'count')}",
+            f"Pool {fmt(r.pool_bytes, 'GiB')}: GPU KV cache size {fmt(r.kv_tokens, 'tokens')}, "
+            f"maximum concurrency {fmt(r.max_concurrency, 'x')} at {fmt(r.max_model_len, 'count')}",
+            f"Largest max_model_len one request fits: {fmt(r.largest_max_model_len, 'count')}",
         ]
-        if r.get("one_request_fits") is False and "verdict" not in r:  # with a card, vLLM's verdict says it
+        if r.one_request_fits is False and r.prediction is None:  # with a card, vLLM's verdict says it
             lines.insert(
                 len(lines) - 2,
-                f"vLLM refuses this start: one request at max_model_len {fmt(r['max_model_len'], 'count')} does not fit this pool "
+                f"vLLM refuses this start: one request at max_model_len {fmt(r.max_model_len, 'count')} does not fit this pool "
                 "(its check raises before vLLM prints the pool's size and concurrency below)",
             )
-    if "verdict" in r:
-        terms = r["terms"]
-        lines.insert(2, f"On {r['card']} ({fmt(r['total_memory_bytes'], 'GiB')}) x utilization {r['gpu_memory_utilization']} = "
-                        f"{fmt(r['requested_bytes'], 'GiB')} requested; max_num_seqs {r['max_num_seqs']}, max_num_batched_tokens {r['max_num_batched_tokens']}")  # fmt: skip
-        lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t['bytes'], 'GiB')}" for name, t in terms.items()))
-        lines.insert(4, f"KV pool a rank (predicted): {fmt(r['available_kv_bytes'], 'GiB')}; vLLM's verdict: {r['verdict']} ({r['verdict_reason']})")
-        for i, f in enumerate(r["fixes"]):
-            lines.insert(5 + i, f"  passes with {f['change']} ({f['flags']}): pool {fmt(f['available_kv_bytes'], 'GiB')}")
-    if r["lora"] is not None:
-        lo = r["lora"]
-        lines.insert(2, f"LoRA: {lo['max_loras']} slot(s) of rank {lo['max_lora_rank']} on each rank, {fmt(lo['device_bytes_per_rank'], 'GiB')} "
-                        f"allocated at load beside the weights ({lo['modules']} modules); {lo['max_cpu_loras']} adapter(s) on the host, "
-                        f"at most {fmt(lo['host_bytes'], 'GiB')} over every worker")  # fmt: skip
-    if r["offload"] is not None:
-        of = r["offload"]
-        lines.insert(2, f"Host memory: {fmt(of['offloaded_bytes_per_rank'], 'GiB')} of weights a rank moved by --cpu-offload-gb "
-                        f"({fmt(of['weights_on_device_bytes_per_rank'], 'GiB')} stay on the device), KV offloading {fmt(of['kv_offloading_bytes'], 'GiB')}, "
-                        f"swap {fmt(of['swap_space_bytes'], 'GiB')}: {fmt(of['host_bytes'], 'GiB')} on the host in all")  # fmt: skip
-    if r["dp"] > 1 or r["ep_size"] > 1:
+    if r.prediction is not None:
+        c = r.prediction
+        terms = c.terms
+        lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
+                        f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
+        lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
+        lines.insert(4, f"KV pool a rank (predicted): {fmt(c.available_kv_bytes, 'GiB')}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
+        for i, f in enumerate(c.fixes):
+            lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
+    if r.lora is not None:
+        lo = r.lora
+        lines.insert(2, f"LoRA: {lo.max_loras} slot(s) of rank {lo.max_lora_rank} on each rank, {fmt(lo.device_bytes_per_rank, 'GiB')} "
+                        f"allocated at load beside the weights ({lo.modules} modules); {lo.max_cpu_loras} adapter(s) on the host, "
+                        f"at most {fmt(lo.host_bytes, 'GiB')} over every worker")  # fmt: skip
+    if r.offload is not None:
+        of = r.offload
+        lines.insert(2, f"Host memory: {fmt(of.offloaded_bytes_per_rank, 'GiB')} of weights a rank moved by --cpu-offload-gb "
+                        f"({fmt(of.weights_on_device_bytes_per_rank, 'GiB')} stay on the device), KV offloading {fmt(of.kv_offloading_bytes, 'GiB')}, "
+                        f"swap {fmt(of.swap_space_bytes, 'GiB')}: {fmt(of.host_bytes, 'GiB')} on the host in all")  # fmt: skip
+    if r.dp > 1 or r.ep_size > 1:
         lines[1:1] = _parallel_lines(r)
-    if r["pp"] > 1:
-        lines.insert(2, f"Pipeline parallel {r['pp']}, one rank of each stage:")
-        for n, st in enumerate(r["ranks"]):
-            holds = f" + {', '.join(st['holds'])}" if st["holds"] else ""
-            lines.insert(3 + n, f"  stage {st['rank']}: layers {st['first_layer']}-{st['end_layer'] - 1} ({st['layers']}{holds}): weights "
-                                f"{fmt(st['weights_bytes'], 'GiB')}, KV {fmt(st['kv_bytes_per_token'], 'count')} B a token")  # fmt: skip
-    lines += [f"Note: {note}" for note in r["notes"]]
+    if r.pp > 1:
+        lines.insert(2, f"Pipeline parallel {r.pp}, one rank of each stage:")
+        for n, st in enumerate(r.ranks):
+            holds = f" + {', '.join(st.holds)}" if st.holds else ""
+            lines.insert(3 + n, f"  stage {st.rank}: layers {st.first_layer}-{st.end_layer - 1} ({st.layers}{holds}): weights "
+                                f"{fmt(st.weights_bytes, 'GiB')}, KV {fmt(st.kv_bytes_per_token, 'count')} B a token")  # fmt: skip
+    lines += [f"Note: {note}" for note in r.notes]
     return "\n".join(lines)
 
 
-def _parallel_lines(r: dict[str, Any]) -> list[str]:
+def _parallel_lines(r: modeled_module.ModelReport) -> list[str]:
     """Data and expert parallel: the ranks of each replica, their experts and weights, grouped."""
-    out = [
-        f"Ranks: {r['world_size']} = TP {r['tp']} x PP {r['pp']} x DP {r['dp']}" + (f"; expert parallel over {r['ep_size']} ranks" if r["ep_size"] > 1 else "")
-    ]
-    for st in r["ranks"]:
+    out = [f"Ranks: {r.world_size} = TP {r.tp} x PP {r.pp} x DP {r.dp}" + (f"; expert parallel over {r.ep_size} ranks" if r.ep_size > 1 else "")]
+    for st in r.ranks:
         kinds: dict[tuple[int, int], list[int]] = {}
-        for e in st.get("expert_ranks", []):
-            kinds.setdefault((e["local_experts"], e["weights_bytes"]), []).append(e["ep_rank"])
-        where = f"stage {st['rank']}: " if r["pp"] > 1 else ""
+        for e in st.experts.expert_ranks if st.experts else ():
+            kinds.setdefault((e.local_experts, e.weights_bytes), []).append(e.ep_rank)
+        where = f"stage {st.rank}: " if r.pp > 1 else ""
         for (local, held), members in kinds.items():
             shown_ranks = (
                 f"rank {members[0]}"
@@ -781,8 +782,8 @@ def _parallel_lines(r: dict[str, Any]) -> list[str]:
                 else "ranks " + ", ".join(map(str, members))
             )
             out.append(f"  {where}{shown_ranks}: {local} routed experts a layer, weights {fmt(held, 'GiB')}")
-    if r["kv_tokens_all_replicas"] is not None and r["dp"] > 1:
-        out.append(f"  {r['dp']} replicas x {fmt(r['kv_tokens'], 'tokens')} = {fmt(r['kv_tokens_all_replicas'], 'tokens')} over the replicas")
+    if r.kv_tokens is not None and r.kv_tokens_all_replicas is not None and r.dp > 1:
+        out.append(f"  {r.dp} replicas x {fmt(r.kv_tokens, 'tokens')} = {fmt(r.kv_tokens_all_replicas, 'tokens')} over the replicas")
     return out
 
 
@@ -797,9 +798,9 @@ def _lora(args: argparse.Namespace) -> lora_module.Lora | None:
             raise InputError(f"{given[0]}: found without --enable-lora, expected --enable-lora beside it")
         return None
     cfg = lora.Lora(
-        parse_count(args.max_loras, "--max-loras", 1) if args.max_loras is not None else 1,
-        parse_count(args.max_lora_rank, "--max-lora-rank", 1) if args.max_lora_rank is not None else 16,
-        parse_count(args.max_cpu_loras, "--max-cpu-loras", 1) if args.max_cpu_loras is not None else None,
+        _int(args, "max_loras") if args.max_loras is not None else 1,
+        _int(args, "max_lora_rank") if args.max_lora_rank is not None else 16,
+        _int(args, "max_cpu_loras") if args.max_cpu_loras is not None else None,
     )
     lora.check(cfg)
     return cfg
@@ -841,27 +842,30 @@ def _multimodal(args: argparse.Namespace) -> multimodal_module.Settings | None:
     return cfg
 
 
-def _worst_prefill(args: argparse.Namespace, config_text: str, r: dict[str, Any], chunk: int) -> dict[str, Any]:
+def _worst_prefill(args: argparse.Namespace, config_text: str, r: modeled_module.ModelReport, chunk: int) -> modeled_module.WorstPrefill:
     """What a prefill at max_model_len takes beyond the profile run (calc/engine/afterstart.py), and
     against --left-after-start whether it fits."""
+    from calc.checks import modeled
     from calc.engine import afterstart, hfconfig
 
     shape = hfconfig.shape(hfconfig.load(config_text, args.config), args.config)
-    seqs = r.get("max_num_seqs") or (parse_count(args.max_num_seqs, "--max-num-seqs", 1) if args.max_num_seqs is not None else 256)
+    seqs = (r.prediction.max_num_seqs if r.prediction else None) or (_int(args, "seats") if args.seats is not None else 256)
     if hfconfig.MLA in shape.layers:
-        extra = afterstart.mla_context(shape, r["tp"], r["max_model_len"], seqs, r["block_size"], chunk)
+        extra = afterstart.mla_context(shape, r.tp, r.max_model_len, seqs, r.block_size, chunk)
     else:
         extra = afterstart.Extra(0, (), "plain attention: the kernels tile the scores, the last chunk's activations are the profile run's")
     left = parse_size(args.left_after_start, "--left-after-start") if args.left_after_start is not None else None
     fits, said = afterstart.verdict(left, extra) if left is not None else (None, "")
-    return {"bytes": extra.bytes, "parts": [{"name": n, "bytes": b} for n, b in extra.parts], "source": extra.source,
-            "after_profile_bytes": extra.after_profile_bytes, "left_after_start_bytes": left, "fits": fits, "note": said}  # fmt: skip
+    return modeled.WorstPrefill(
+        extra.bytes, tuple(modeled.PrefillPart(n, b) for n, b in extra.parts), extra.source, extra.after_profile_bytes, left, fits, said
+    )
 
 
 def _host_memory(
     args: argparse.Namespace, tp: int, pp: int, weights_bytes: int, kv_bytes: int | None, where: str = "a unified-memory box (GB10)"
-) -> dict[str, Any] | None:
+) -> modeled_module.HostMemory | None:
     """--shm-size against the /dev/shm queues of the start, and what sleep mode frees (calc/engine/hostmem.py)."""
+    from calc.checks import modeled
     from calc.engine import hostmem, predict
 
     if args.sleep_level is not None and not args.enable_sleep_mode:
@@ -881,25 +885,20 @@ def _host_memory(
         notes.append(
             f"/dev/shm: {need / 2**20:,.0f} MiB of message queues for {tp * pp} ranks on one box (shm_broadcast.py); on {where} they come out of MemAvailable"
         )
-    sleep = None
+    sleep: modeled.SleepReport | None = None
     if args.enable_sleep_mode:
         level = parse_count(args.sleep_level, "--sleep-level", 1) if args.sleep_level is not None else 1
         s = hostmem.sleep(level, weights_bytes, kv_bytes or 0)
-        sleep = {"level": s.level, "host_backup_bytes": s.host_backup_bytes, "device_freed_bytes": s.device_freed_bytes,
-                 "unified_freed_bytes": s.unified_freed_bytes, "kv_known": kv_bytes is not None}  # fmt: skip
+        sleep = modeled.SleepReport(s.level, s.host_backup_bytes, s.device_freed_bytes, s.unified_freed_bytes, kv_bytes is not None)
         notes.append(hostmem.sleep_note(s, where) + ("" if kv_bytes is not None else " (the KV pool is not known here: give --pool or a card)"))
-    return {
-        "shm_queues": [{"name": q.name, "count": q.count, "bytes": q.bytes, "source": q.source} for q in queues],
-        "shm_bytes": need,
-        "shm_size_bytes": shm_size,
-        "shm_refused": refusal is not None,
-        "sleep": sleep,
-        "notes": notes,
-    }
-
-
-def _budget_flag(args: argparse.Namespace) -> str:
-    return "--max-num-batched-tokens" if args.max_num_batched_tokens is not None else "--prefill-budget"
+    return modeled.HostMemory(
+        shm_queues=tuple(modeled.ShmQueue(q.name, q.count, q.bytes, q.source) for q in queues),
+        shm_bytes=need,
+        shm_size_bytes=shm_size,
+        shm_refused=refusal is not None,
+        sleep=sleep,
+        notes=tuple(notes),
+    )
 
 
 def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.Card | None:
@@ -916,75 +915,83 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
     return predict.card_of_box(predict.find_box(catalog.boxes, args.gpu))
 
 
-def _with_prediction(r: dict[str, Any], config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start) -> dict[str, Any]:
+def _with_prediction(
+    r: modeled_module.ModelReport, config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start
+) -> modeled_module.ModelReport:
     """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict."""
+    from dataclasses import replace
+
+    from calc.checks import modeled
     from calc.engine import hfconfig, predict
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    own = tuple(st["weights_bytes"] for st in r["ranks"]) if start.pp > 1 else None
+    own = tuple(st.weights_bytes for st in r.ranks) if start.pp > 1 else None
     p = predict.predict(
-        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/engine/weights.py from the {r['weights_source']}", own
+        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
     )
     terms = {
-        t.name: {"bytes": t.bytes, "source": t.source} for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
+        t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
     }
     pool = p.available_kv_bytes
     found = predict.fixes(
-        shape, card, start, predict.experts_per_token(data), r["weights_bytes_per_rank"], f"calc/engine/weights.py from the {r['weights_source']}", own
+        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
     )
-    notes = list(r["notes"])
-    if r["dp"] > 1 or r["ep_size"] > 1:  # a larger TP or more stages would be figured without the expert split: not offered
+    notes = list(r.notes)
+    if r.dp > 1 or r.ep_size > 1:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
         notes.append(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
             "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
         )
-    fixes = [{"change": f.change, "flags": f.flags, "available_kv_bytes": f.prediction.available_kv_bytes, "kv_tokens": f.prediction.kv_tokens} for f in found]
-    return {
-        **r,
-        "card": card.name,
-        "card_source": card.source,
-        "total_memory_bytes": p.total_bytes,
-        "gpu_memory_utilization": float(p.utilization),
-        "requested_bytes": p.requested_bytes,
-        "max_num_seqs": p.max_num_seqs,
-        "max_num_batched_tokens": p.max_num_batched_tokens,
-        "batch_source": p.batch_source,
-        "activation_peak_bytes": p.activation.bytes,
-        "forward_peak_bytes": p.forward.bytes,
-        "sampler_warmup_bytes": p.sampler.bytes,
-        "non_torch_bytes": p.non_torch.bytes,
-        "cuda_graph_bytes": p.cuda_graph.bytes,
-        "terms": terms,
-        "available_kv_bytes": pool,
-        "pool_bytes": pool if pool > 0 else None,
-        "kv_tokens": p.kv_tokens,
-        "max_concurrency": p.max_concurrency,
-        "kv_blocks": None,
-        "largest_max_model_len": p.largest_max_model_len,
-        "one_request_fits": p.largest_max_model_len is not None and p.largest_max_model_len >= r["max_model_len"],
-        "verdict": p.verdict,
-        "verdict_reason": p.reason,
-        "fixes": fixes,
-        "modeled": True,
-        "tightest_rank": p.tightest_stage,
-        "notes": notes,
-        "ranks": [{**st, **_stage_pool(sp)} for st, sp in zip(r["ranks"], p.stages or (None,) * len(r["ranks"]), strict=True)],
-    }
+    prediction = modeled.CardPrediction(
+        card=card.name,
+        card_source=card.source,
+        total_memory_bytes=p.total_bytes,
+        gpu_memory_utilization=float(p.utilization),
+        requested_bytes=p.requested_bytes,
+        max_num_seqs=p.max_num_seqs,
+        max_num_batched_tokens=p.max_num_batched_tokens,
+        batch_source=p.batch_source,
+        activation_peak_bytes=p.activation.bytes,
+        forward_peak_bytes=p.forward.bytes,
+        sampler_warmup_bytes=p.sampler.bytes,
+        non_torch_bytes=p.non_torch.bytes,
+        cuda_graph_bytes=p.cuda_graph.bytes,
+        terms=terms,
+        available_kv_bytes=pool,
+        verdict=p.verdict,
+        verdict_reason=p.reason,
+        fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
+        tightest_rank=p.tightest_stage,
+    )
+    return replace(
+        r,
+        prediction=prediction,
+        pool_bytes=pool if pool > 0 else None,
+        kv_tokens=p.kv_tokens,
+        max_concurrency=p.max_concurrency,
+        kv_blocks=None,
+        largest_max_model_len=p.largest_max_model_len,
+        one_request_fits=p.largest_max_model_len is not None and p.largest_max_model_len >= r.max_model_len,
+        notes=tuple(notes),
+        ranks=tuple(replace(st, pool=_stage_pool(sp)) for st, sp in zip(r.ranks, p.stages or (None,) * len(r.ranks), strict=True)),
+    )
 
 
-def _stage_pool(sp: predict_module.StagePool | None) -> dict[str, Any]:
+def _stage_pool(sp: predict_module.StagePool | None) -> modeled_module.StagePoolTerms | None:
     """A pipeline stage's own pool terms, for its entry in `ranks`."""
+    from calc.checks import modeled
+
     if sp is None:
-        return {}
-    return {
-        "lora_bytes": sp.lora_bytes,
-        "activation_peak_bytes": sp.activation_bytes,
-        "cuda_graph_bytes": sp.cuda_graph_bytes,
-        "available_kv_bytes": sp.available_kv_bytes,
-        "kv_blocks": sp.kv_blocks,
-    }
+        return None
+    return modeled.StagePoolTerms(
+        lora_bytes=sp.lora_bytes,
+        activation_peak_bytes=sp.activation_bytes,
+        cuda_graph_bytes=sp.cuda_graph_bytes,
+        available_kv_bytes=sp.available_kv_bytes,
+        kv_blocks=sp.kv_blocks,
+    )
 
 
 # --- ingest ---------------------------------------------------------------------------------
@@ -1083,7 +1090,7 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
     except InputError as error:  # a paste of the failure alone is answered from the failure
         reading = logverdict.failure_only(watcher, str(error))
     if args.pin:
-        reading = logread.with_pin(reading, parse_size(args.pin, "--pin"), f"--pin {args.pin}, given on the command line")
+        reading = logread.with_pin(reading, _int(args, "pin"), f"{_flag(args, 'pin')} {args.pin}, given on the command line")
     said = logverdict.answer(reading, watcher)
     if args.json:
         return {**reading.to_json(), **said.to_json()}
@@ -1104,8 +1111,8 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
             raise InputError(f"--box: found {args.box!r}, expected the box the log was taken on: {detail}")
         source = "standard input" if args.file == "-" else Path(args.file).name
         entry = ingest.start_entry(
-            reading, model_id=model_id, box=args.box, boxes=parse_count(args.boxes, "--boxes", 1), source=f"startup log {source}",
-            tp=parse_count(args.tp, "--tp", 1) if args.tp else None, deployment_id=args.id,
+            reading, model_id=model_id, box=args.box, boxes=_int(args, "boxes"), source=f"startup log {source}",
+            tp=_int(args, "tp") if args.tp else None, deployment_id=args.id,
         )  # fmt: skip
         return entry.rstrip("\n")
     if args.model and args.model not in catalog.models:
@@ -1196,183 +1203,116 @@ def cmd_check(catalog: Catalog, args: argparse.Namespace) -> str:
     )
 
 
-def _gate_flags(p: Parser) -> None:
-    p.add_argument("--deployment", help="deployment id from catalog/starts.yaml (default: the first)")
-    p.add_argument("--pin", help="KV pin: 10e9, 9.31 GiB, 10 GB or 10000000000")
-    p.add_argument("--drafter", action="store_true", help="the speculative drafter loads with the model")
-    p.add_argument("--speculative-tokens", help="speculative tokens with the drafter")
-    p.add_argument("--prefill-budget", help="--max-num-batched-tokens")
-    p.add_argument("--seats", help="--max-num-seqs")
-    p.add_argument("--max-model-len", help="--max-model-len")
-    p.add_argument("--typical-context", help="tokens a seat typically holds")
-    p.add_argument("--gpu-memory-utilization", help="the fraction to check (default: the largest that leaves the start headroom free)")
-    p.add_argument("--available", help="MemAvailable per box: one size, one per box separated by ', ' (the head box first), or auto")
-    p.add_argument("--data-parallel-size", default="1", help="replicas of the deployment, each on boxes of its own with a whole budget")
-    p.add_argument(
-        "--head-extra", help="over several boxes: what the head box runs beside its rank (default with one --available a box: the catalog's Ray head)"
-    )
-    p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading over the TP ranks: on a unified box it comes out of MemAvailable")
-    p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host: on a unified box it frees nothing")
-    _host_flags(p)
-    p.set_defaults(run=cmd_gate)
-
-
-def _kv_flags(p: Parser) -> None:
-    p.add_argument("--deployment", help="take bytes per token measured on this deployment")
-    p.add_argument("--speculative-tokens", help="the measured reading at this many speculative tokens")
-    p.add_argument("--bytes-per-token", help="bytes per token per rank, instead of a deployment's")
-    p.add_argument("--pin", help="pool size (default 10e9)")
-    p.add_argument("--tokens", help="tokens wanted: prints the pin that holds them")
-    p.add_argument("--max-model-len", default="131072")
-    p.add_argument("--block-size", help="the pool's block in tokens, which vLLM 0.29.0 and later hold back (default: the deployment's, else 16)")
-    p.add_argument("--seats")
-    p.add_argument("--typical-context")
-    p.set_defaults(run=cmd_kv)
-
-
-def _fit_flags(p: Parser) -> None:
-    p.add_argument("--pool", required=True, help="the pool's size per rank, such as 24 GiB")
-    p.add_argument("--reading", action="append", help="MAX_MODEL_LEN:TOKENS from a startup line, repeatable")
-    p.add_argument("--max-model-len", action="append", help="predict the token count at this max_model_len, repeatable")
-    p.set_defaults(run=cmd_fit)
-
-
-def _fraction_flags(p: Parser) -> None:
-    p.add_argument("--box", default="rtx-5090-node")
-    p.add_argument("--total", help="card or box total (default: the catalog's)")
-    p.add_argument("--free", help="free memory at start, or auto (default: the catalog's reading)")
-    p.add_argument("--fraction", help="gpu_memory_utilization (default: vLLM's)")
-    p.set_defaults(run=cmd_fraction)
-
-
-def _guard_flags(p: Parser) -> None:
-    p.add_argument("trace", help="a trace file ('<seconds> <size>' a line), - for stdin, or a trace id from the catalog")
-    p.add_argument("--floor")
-    p.add_argument("--polls")
-    p.add_argument("--serving-at", help="seconds at which the head serves; the guard stops there")
-    p.set_defaults(run=cmd_guard)
-
-
-def _watch_flags(p: Parser) -> None:
-    p.add_argument("--proc", action="append", help="meminfo file to read (default /proc/meminfo); repeat it to read one file a poll, the last one after that")
-    p.add_argument("--interval", help="seconds between polls (default: the guard's, 2)")
-    p.add_argument("--duration", help="seconds to watch (default 60; with --proc files, one poll a file)")
-    p.add_argument("--out", help="write the polls to this new trace file (never in the catalog), which python -m calc guard replays")
-    p.add_argument("--force", action="store_true", help="--out may replace an existing file")
-    p.add_argument("--floor", help="the guard's floor (default: the catalog's policy)")
-    p.add_argument("--polls", help="polls in a row under the floor that kill (default: the catalog's policy)")
-    p.set_defaults(run=cmd_watch)
-
-
-def _plan_flags(p: Parser) -> None:
-    p.add_argument("--box", default="dgx-spark")
-    p.add_argument("--model", action="append", help="MODEL[:KV[:HEADROOM]], repeatable")
-    p.add_argument("--fractions", help="engine fractions in start order, such as 0.5,0.35")
-    p.add_argument("--available", help="MemAvailable before the first engine (default: the box's idle reading)")
-    p.set_defaults(run=cmd_plan)
-
-
-def _prefetch_flags(p: Parser) -> None:
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--available", required=True, help="MemAvailable when loading starts, or auto")
-    p.add_argument("--filesystem", help="where the checkpoint is: nfs, nfs4, lustre, ext4, xfs...; both kinds when omitted")
-    p.add_argument("--cgroup-available", help="the container's memory limit less its usage, when it runs under one")
-    p.set_defaults(run=cmd_prefetch)
-
-
-def _model_flags(p: Parser) -> None:
-    p.add_argument("config", help="the model's config.json")
-    p.add_argument("--tp", default="1", help="tensor parallel size: the TP ranks of each replica")
-    p.add_argument("--tensor-parallel-size", dest="tp", default=argparse.SUPPRESS, help="the same as --tp, by vLLM's name")
-    p.add_argument("--kv-cache-dtype", default="auto", help="auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla or nvfp4")
-    p.add_argument("--max-model-len", required=True)
-    p.add_argument("--pool", help="KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency")
-    p.add_argument("--engine-version", help="vLLM version whose rules to follow (default: 0.32.0 and later, the newest read)")
-    p.add_argument("--index", help="model.safetensors.index.json (its total_size) or safetensors headers: the checkpoint's size beats the parameter count")
-    p.add_argument("--block-size", help="--block-size (default 16, 64 for MLA, grown for mamba states)")
-    p.add_argument("--prefill-budget", help="--max-num-batched-tokens (default 8192; with a card, the release's default for it)")
-    p.add_argument("--max-num-batched-tokens", help="the same as --prefill-budget, by vLLM's name")
-    p.add_argument("--gpu", help="a card of the catalog (boxes.yaml: h100-sxm, l40s, rtx-3090...): predicts the KV pool vLLM sizes on it")
-    p.add_argument("--total-memory", help="the card's total as torch and vLLM report it, such as 79.22 GiB: predicts the pool")
-    p.add_argument("--gpu-memory-utilization", help="with a card: the fraction vLLM may use (default the release's: 0.92 from 0.20.0, 0.9 before)")
-    p.add_argument("--max-num-seqs", help="with a card: the sequences the sampler warms up for (default the release's for the card)")
-    p.add_argument("--pp", default="1", help="--pipeline-parallel-size: the layers split over stages as vLLM splits them, each stage's bytes")
-    p.add_argument("--enable-lora", action="store_true", help="LoRA adapters: their slots are allocated on every rank at load")
-    p.add_argument("--max-loras", help="with --enable-lora: adapters in one batch, the slots on each rank (default 1)")
-    p.add_argument("--max-lora-rank", help="with --enable-lora: the largest adapter rank, the slots' size (default 16)")
-    p.add_argument("--max-cpu-loras", help="with --enable-lora: adapters kept in host memory (default --max-loras)")
-    p.add_argument("--cpu-offload-gb", help="GiB of weights a rank moved to the host (whole parameters, the decoder layers in order)")
-    p.add_argument("--kv-offloading-size", help="GiB of host memory for KV offloading, over the tensor-parallel ranks")
-    p.add_argument("--kv-offloading-backend", help="native (the default) or lmcache (sized by LMCache's own server)")
-    p.add_argument("--swap-space", help="GiB of CPU swap a GPU: allocated by the V0 engine only")
-    p.add_argument("--pp-layer-partition", help="VLLM_PP_LAYER_PARTITION: the layers of each stage, such as 15,16,15,15")
-    _host_flags(p)
-    p.add_argument("--left-after-start", help="MemAvailable (or free memory) once the pool and graphs are allocated: checked against the worst prefill")
-    p.add_argument("--mm-encoder-tp-mode", help="weights (the default: the vision tower divided over the TP ranks) or data (whole on every rank)")
-    p.add_argument(
-        "--limit-mm-per-prompt", help='items a prompt may hold, such as \'{"image": 0, "video": 0}\' (0 for all: no tower loaded, no encoder profile)'
-    )
-    p.add_argument("--data-parallel-size", default="1", help="replicas, each with its own pool; an MoE's experts are split over TP x DP ranks")
-    p.add_argument("--enable-expert-parallel", action="store_true", help="an MoE's routed experts dealt whole over TP x DP ranks, as vLLM deals them")
-    p.add_argument("--enforce-eager", action="store_true", help="with a card: no CUDA graphs, no graph estimate")
-    p.add_argument("--offline", action="store_true", help="with a card: the LLM class's defaults, not vllm serve's")
-    p.add_argument("--speculative-tokens", default="0")
-    p.add_argument("--dcp", default="1", help="--decode-context-parallel-size")
-    caching = p.add_mutually_exclusive_group()
-    caching.add_argument("--no-prefix-caching", action="store_true", help="--no-enable-prefix-caching: hybrids keep one mamba state a request")
-    caching.add_argument(
-        "--prefix-caching", action="store_true", help="--enable-prefix-caching, which hybrids before vLLM 0.28.0 are started without by default"
-    )
-    p.set_defaults(run=cmd_model)
-
-
-def _host_flags(p: Parser) -> None:
-    p.add_argument("--enable-sleep-mode", action="store_true", help="sleep mode: what a sleeping engine frees, and on a unified box what it does not")
-    p.add_argument("--sleep-level", help="with --enable-sleep-mode: the level of POST /sleep, 1 (weights kept in host memory, the default) or 2")
-    p.add_argument("--shm-size", help="the container's /dev/shm (docker --shm-size), such as 64m or 1 GiB: checked against vLLM's message queues")
-    p.add_argument("--mq-max-chunk-mb", help="VLLM_MQ_MAX_CHUNK_BYTES_MB (default 16): the chunk of the scheduler's /dev/shm queue")
-
-
-def _ingest_flags(p: Parser) -> None:
-    p.add_argument("file", help="the log file, or - for standard input")
-    p.add_argument("--yaml", action="store_true", help="print a catalog deployment with this start, for catalog/starts.yaml")
-    p.add_argument("--model", help="the catalog model id to compare with and to write (default: matched on the log's model name)")
-    p.add_argument("--pin", help="the KV pin the start was given, where the log does not print it: 10e9, 9.31 GiB")
-    p.add_argument("--box", help="--yaml: the catalog box id the log was taken on")
-    p.add_argument("--boxes", default="1", help="--yaml: how many boxes the start spans")
-    p.add_argument("--tp", help="--yaml: the tensor-parallel size, where the log does not print it")
-    p.add_argument("--id", help="--yaml: the deployment's id (default: the model's name and -log)")
-    p.set_defaults(run=cmd_ingest)
-
-
-def _schema_flags(p: Parser) -> None:
-    p.add_argument("--check", action="store_true")
-    p.set_defaults(run=cmd_schema, json=False)
-
-
-def _check_flags(p: Parser) -> None:
-    p.set_defaults(run=cmd_check)
-
-
-# Each command: its help, the function that declares its flags, and whether it prints JSON on --json.
-COMMANDS: dict[str, tuple[str, Callable[[Parser], None], bool]] = {
-    "gate": ("the start gate: needs vs MemAvailable, the largest pin, the flags", _gate_flags, True),
-    "kv": ("the KV pool both ways: pin to tokens, tokens to pin", _kv_flags, True),
-    "fit": ("per-request KV cost (per token x context + fixed) from one pool read at two or more max_model_len", _fit_flags, True),
-    "fraction": ("vLLM's own start check: ceil(total x fraction) <= free", _fraction_flags, True),
-    "guard": ("the memory guard replayed over a MemAvailable trace", _guard_flags, True),
+# Each command: its help, the function that runs it, and whether it prints JSON on --json. Its
+# flags are the inputs calc/present/inputs.py lists for it (COMMAND_FLAGS), declared from that table.
+COMMANDS: dict[str, tuple[str, Callable[[Any, argparse.Namespace], object], bool]] = {
+    "gate": ("the start gate: needs vs MemAvailable, the largest pin, the flags", cmd_gate, True),
+    "kv": ("the KV pool both ways: pin to tokens, tokens to pin", cmd_kv, True),
+    "fit": ("per-request KV cost (per token x context + fixed) from one pool read at two or more max_model_len", cmd_fit, True),
+    "fraction": ("vLLM's own start check: ceil(total x fraction) <= free", cmd_fraction, True),
+    "guard": ("the memory guard replayed over a MemAvailable trace", cmd_guard, True),
     "watch": (
         "poll MemAvailable, MemFree and the page cache for a bounded time: when the guard would kill, when memory is available but not free",
-        _watch_flags,
+        cmd_watch,
         True,
     ),
-    "plan": ("several models on one box: resident budget and fractions planned together", _plan_flags, True),
-    "prefetch": ("vLLM's auto-prefetch: a network filesystem and a checkpoint within its share of available memory", _prefetch_flags, True),
-    "model": ("before the first start: weights and KV per rank from a config.json, by vLLM's layout (modeled)", _model_flags, True),
-    "ingest": ("read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model", _ingest_flags, True),
-    "schema": ("write (or --check) the catalog's JSON Schema files", _schema_flags, False),
-    "check": ("validate the catalog", _check_flags, True),
+    "plan": ("several models on one box: resident budget and fractions planned together", cmd_plan, True),
+    "prefetch": ("vLLM's auto-prefetch: a network filesystem and a checkpoint within its share of available memory", cmd_prefetch, True),
+    "model": ("before the first start: weights and KV per rank from a config.json, by vLLM's layout (modeled)", cmd_model, True),
+    "ingest": ("read a vLLM or SGLang startup log: its figures, what they give, the catalog's figures for the model", cmd_ingest, True),
+    "schema": ("write (or --check) the catalog's JSON Schema files", cmd_schema, False),
+    "check": ("validate the catalog", cmd_check, True),
 }
+
+
+class _Typed(argparse.Action):
+    """Stores a flag's value under its input's key and records the spelling typed, so a message
+    names the flag as the user wrote it; one setting given under two spellings is refused."""
+
+    def __call__(self, parser: argparse.ArgumentParser, ns: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        typed: dict[str, str] = ns.__dict__.setdefault("typed", {})
+        before = typed.get(self.dest)
+        if option_string and before and before != option_string:
+            raise InputError(f"{option_string}: found beside {before}, expected one of them (they are the same setting)")
+        if option_string:
+            typed[self.dest] = option_string
+        if self.const is not None:  # a switch
+            setattr(ns, self.dest, True)
+        elif self.default == []:  # repeated: each value kept
+            setattr(ns, self.dest, [*(getattr(ns, self.dest) or []), values])
+        else:
+            setattr(ns, self.dest, values)
+
+
+def declare(p: Parser, command: str) -> None:
+    """A command's flags, each from its input's entry in calc/present/inputs.py: the flag as vLLM spells
+    it, listed with its help; each former spelling read too, unlisted."""
+    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    for u in inputs.COMMAND_FLAGS[command]:
+        i = u.input
+        flag, aliases = inputs.flag_names(u)
+        if not flag.startswith("-"):
+            p.add_argument(flag, help=inputs.cli_help(u))
+            continue
+        if u.group and u.group not in groups:
+            groups[u.group] = p.add_mutually_exclusive_group()
+        target: Any = groups[u.group] if u.group else p
+        kwargs: dict[str, Any] = {"dest": i.key, "action": _Typed}
+        if i.kind == "switch":
+            kwargs.update(nargs=0, const=True, default=False)
+        else:
+            kwargs.update(type=given, default=[] if u.repeat else u.default, metavar=flag.lstrip("-").upper().replace("-", "_"))
+            if u.required:
+                kwargs["required"] = True
+        target.add_argument(flag, help=inputs.cli_help(u), **kwargs)
+        for alias in aliases:
+            target.add_argument(alias, **{**kwargs, "required": False} if "required" in kwargs else kwargs, help=argparse.SUPPRESS)
+    p.set_defaults(run=COMMANDS[command][1])
+    if command == "schema":
+        p.set_defaults(json=False)
+
+
+def _flag(args: argparse.Namespace, key: str) -> str:
+    """The flag of an input as the command line gave it (a former spelling, if that was typed)."""
+    flag = inputs.INPUTS[key].flag
+    return str(getattr(args, "typed", {}).get(key) or flag)
+
+
+def _val(args: argparse.Namespace, key: str, minimum: int | None = None) -> object:
+    """A flag's value read as its input's kind (calc/present/inputs.py), named in a message as typed."""
+    return inputs.INPUTS[key].parse(getattr(args, key), _flag(args, key), minimum)
+
+
+def _int(args: argparse.Namespace, key: str, minimum: int | None = None) -> int:
+    """A count or a size in bytes."""
+    value = _val(args, key, minimum)
+    assert isinstance(value, int)
+    return value
+
+
+def _frac(args: argparse.Namespace, key: str) -> Fraction:
+    value = _val(args, key)
+    assert isinstance(value, Fraction)
+    return value
+
+
+def _secs(args: argparse.Namespace, key: str) -> float:
+    value = _val(args, key)
+    assert isinstance(value, float)
+    return value
+
+
+def _as_typed(message: str, args: argparse.Namespace | None) -> str:
+    """A message that opens with another spelling of a flag the user typed names it as typed."""
+    if args is None:
+        return message
+    for key, typed in dict(getattr(args, "typed", {})).items():
+        i = inputs.INPUTS[key]
+        spellings = {i.flag or "", *i.aliases, *(a for u in inputs.COMMAND_FLAGS[args.command] if u.key == key for a in (u.aliases or ()))}
+        for spelling in sorted(spellings - {"", typed}, key=len, reverse=True):
+            if message.startswith(spelling + ":") or message.startswith(spelling + " "):
+                return str(typed) + message[len(spelling) :]
+    return message
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -1404,14 +1344,14 @@ def build_parser(command: str | None = None) -> Parser:
     """The command line's parser, declaring the flags of `command` only (of every command when
     None): a run needs its own, and declaring all of them is most of the parser's cost."""
     parser = Parser(prog=PROG, description="Memory calculators for vLLM starts, from the catalog.")
-    parser.add_argument("--catalog", default=str(CATALOG_DIR), help="catalog directory (default: the project's)")
+    parser.add_argument("--catalog", default=str(CATALOG_DIR), help=inputs.INPUTS["catalog"].help)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for name, (helptext, flags, machine) in COMMANDS.items():
+    for name, (helptext, _, machine) in COMMANDS.items():
         p = sub.add_parser(name, help=helptext, description=helptext)
         if command in (None, name):
             if machine:
-                p.add_argument("--json", action="store_true", help="print JSON for machines")
-            flags(p)
+                p.add_argument("--json", action="store_true", help=inputs.INPUTS["json"].help)
+            declare(p, name)
     return parser
 
 
@@ -1424,6 +1364,7 @@ def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: C
     """Run one command; `catalog`, when given, stands for the default catalog directory's contents
     (the site build passes the catalog it has already read); `sleep`, when given, is what `watch`
     waits between polls with (the build replays saved readings without waiting)."""
+    args = None
     try:
         args = parse(sys.argv[1:] if argv is None else argv)
         if sleep is not None:
@@ -1434,7 +1375,7 @@ def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: C
             catalog = load_dir(args.catalog)
         out = args.run(catalog, args)
     except (UsageError, InputError, CatalogError) as error:
-        print(f"calc: error: {one_line(str(error))}", file=sys.stderr)
+        print(f"calc: error: {one_line(_as_typed(str(error), args))}", file=sys.stderr)
         return 2
     print(json.dumps(out, indent=2) if isinstance(out, dict) else out)
     return 0

@@ -8,6 +8,7 @@ typed, or the gate answers "outside calibration".
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from calc.answers import report
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.checks import modeled
-from calc.engine import derive, gate, hfconfig, kvlayout, predict, weights
+from calc.engine import derive, gate, hfconfig, kvlayout, lora, offload, predict, weights
 from calc.engine.gate import Amount
 from calc.present import charts
 from calc.present.calculators.form import (
@@ -25,74 +26,41 @@ from calc.present.calculators.form import (
     Figures,
     Output,
     badge,
-    counted,
     default_note,
     dl,
     dom_id,
     esc,
+    flag,
+    form_fields,
+    form_labels,
     invalid,
     pin_up,
+    read,
     short,
-    size_examples,
     size_text,
     table,
     take,
 )
 from calc.present.chart import figure_html
-from calc.units import InputError, fmt, parse_fraction, parse_size, shown
+from calc.present.inputs import FORMS, INPUTS, gib_at_least_zero
+from calc.units import InputError, fmt, parse_size, shown
 
 NAME = "before"
 TITLE = "Before the first start"
 DEFAULT_CONFIG = "qwen3-30b-a3b"  # one of models/configs, shipped with its source
 PASTE_CHARACTERS = 8 * 2**20  # a config.json is kilobytes, an index or safetensors headers a few megabytes: more is refused, not read
 
-LABELS = {
-    "config": "config.json (paste)",
-    "index": "Checkpoint size (optional: model.safetensors.index.json or shard headers pasted, or a size)",
-    "box": "Box",
-    "available": "MemAvailable at start",
-    "tp": "Tensor parallel size",
-    "kv_cache_dtype": "KV cache dtype (--kv-cache-dtype)",
-    "max_model_len": "max_model_len",
-    "prefill_budget": "Prefill budget (--max-num-batched-tokens)",
-    "seats": "Seats (--max-num-seqs)",
-    "pin": "KV pin (--kv-cache-memory-bytes)",
-    "utilization": "GPU memory utilization (optional)",
-    "overhead": "Overhead a rank (optional)",
-    "engine_version": "vLLM version (optional)",
-}
-FLAGS = {"tp": "--tp", "kv_cache_dtype": "--kv-cache-dtype"}  # how calc/checks/modeled.py names a field in its messages
+LABELS = form_labels(NAME)
+# how calc/checks/modeled.py, calc/engine/ranks.py, calc/engine/lora.py and calc/engine/offload.py name a field in their
+# messages: by its flag, any spelling, which the form says with its label
+FLAGS = {s: u.field_name for u in FORMS[NAME] if u.input.flag for s in (u.input.flag, *u.input.aliases) if s.startswith("--")}
 DTYPES = ("auto", "bfloat16", "fp8", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 
 
 def fields(catalog: Catalog) -> list[Field]:
     boxes = tuple((b, box["name"], False) for b, box in catalog.boxes.items())
-    return [
-        Field(
-            "config",
-            LABELS["config"],
-            "textarea",
-            f"The model's config.json as Hugging Face ships it, quantization_config and all (at most {PASTE_CHARACTERS // 2**20} MiB)",
-            rows=12,
-        ),
-        Field(
-            "index",
-            LABELS["index"],
-            "textarea",
-            f"Its metadata.total_size beats the parameter count; a size such as 61.06e9 works too (at most {PASTE_CHARACTERS // 2**20} MiB)",
-        ),
-        Field("box", LABELS["box"], "select", options=boxes),
-        Field("available", LABELS["available"], "text", "Bytes: " + size_examples()),
-        Field("tp", LABELS["tp"], "text", "Ranks the model is split over", inputmode="numeric"),
-        Field("kv_cache_dtype", LABELS["kv_cache_dtype"], "select", options=tuple((d, d, False) for d in DTYPES)),
-        Field("max_model_len", LABELS["max_model_len"], "text", "Tokens", inputmode="numeric"),
-        Field("prefill_budget", LABELS["prefill_budget"], "text", "Tokens", inputmode="numeric"),
-        Field("seats", LABELS["seats"], "text", "Concurrent sequences", inputmode="numeric"),
-        Field("pin", LABELS["pin"], "text", "Bytes: " + size_examples() + "; empty on a discrete card: the pool vLLM leaves, predicted"),
-        Field("utilization", LABELS["utilization"], "text", "--gpu-memory-utilization, such as 0.9; empty: the release's default", inputmode="decimal"),
-        Field("overhead", LABELS["overhead"], "text", "Empty: from a measured start of the same model, if the catalog has one"),
-        Field("engine_version", LABELS["engine_version"], "text", "Such as 0.10.2; empty: the rules of v0.32.0 and later, the newest read"),
-    ]
+    dtypes = tuple((d, d, False) for d in DTYPES)
+    return form_fields(NAME, {"box": boxes, "kv_cache_dtype": dtypes}, fill={"paste": str(PASTE_CHARACTERS // 2**20)})
 
 
 def _available(box: dict[str, Any]) -> tuple[Figure, str]:
@@ -199,6 +167,15 @@ def defaults(catalog: Catalog) -> Defaults:
         "utilization": "",
         "overhead": "",
         "engine_version": "",
+        "pipeline_parallel_size": "1",
+        "pp_layer_partition": "",
+        "enable_lora": "",
+        "max_loras": "1",
+        "max_lora_rank": "16",
+        "max_cpu_loras": "",
+        "cpu_offload_gb": "",
+        "kv_offloading_size": "",
+        "swap_space": "",
     }
     sources = {
         "config": DEFAULT_CONFIG_NOTE,
@@ -214,6 +191,15 @@ def defaults(catalog: Catalog) -> Defaults:
         "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
         "engine_version": "Default empty: the rules of vLLM v0.32.0 and later, the newest read",
+        "pipeline_parallel_size": "Default 1: no pipeline parallel, vLLM's default",
+        "pp_layer_partition": "Default empty: vLLM's split (vllm/distributed/utils.py get_pp_indices)",
+        "enable_lora": "Default off: no adapters, vLLM's default",
+        "max_loras": "Default 1: vLLM's default (vllm/config/lora.py)",
+        "max_lora_rank": "Default 16: vLLM's default (vllm/config/lora.py)",
+        "max_cpu_loras": "Default empty: vLLM keeps as many on the host as there are slots",
+        "cpu_offload_gb": "Default empty: no weights offloaded, vLLM's default 0",
+        "kv_offloading_size": "Default empty: no KV offloading, vLLM's default",
+        "swap_space": "Default empty: vLLM's default (4 GiB a GPU, allocated by the V0 engine only)",
     }
     return Defaults(values, sources)
 
@@ -253,24 +239,28 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     dtype = str(raw.get("kv_cache_dtype", "auto"))
     if dtype not in DTYPES:
         errors["kv_cache_dtype"] = f"{short(LABELS['kv_cache_dtype'])}: found {dtype!r}, expected one of {', '.join(DTYPES)}"
-    available = take(errors, "available", lambda: parse_size(str(raw.get("available", "")), LABELS["available"]))
-    tp = take(errors, "tp", counted(raw, "tp", LABELS["tp"]))
-    max_len = take(errors, "max_model_len", counted(raw, "max_model_len", LABELS["max_model_len"]))
-    prefill = take(errors, "prefill_budget", counted(raw, "prefill_budget", LABELS["prefill_budget"]))
-    seats = take(errors, "seats", counted(raw, "seats", LABELS["seats"]))
+    available = read(NAME, raw, errors, "available", LABELS)
+    tp = read(NAME, raw, errors, "tp", LABELS)
+    max_len = read(NAME, raw, errors, "max_model_len", LABELS)
+    prefill = read(NAME, raw, errors, "prefill_budget", LABELS)
+    seats = read(NAME, raw, errors, "seats", LABELS)
     card = _card(catalog.boxes[box_id]) if box_id in catalog.boxes else None
     pin_text = str(raw.get("pin", "")).strip()
-    pin = take(errors, "pin", lambda: parse_size(pin_text, short(LABELS["pin"]))) if pin_text or card is None else None
+    pin = read(NAME, raw, errors, "pin", LABELS) if pin_text or card is None else None
     if pin is None and not pin_text and card is None and box_id in catalog.boxes:
         errors["pin"] = (
             f"{short(LABELS['pin'])}: found nothing, expected a size such as 10e9; the {catalog.boxes[box_id]['name']} is no discrete card "
             "with a total torch reports, so its pool cannot be predicted"
         )
-    util_text = str(raw.get("utilization", "")).strip()
-    utilization = take(errors, "utilization", lambda: parse_fraction(util_text, short(LABELS["utilization"]))) if util_text else None
-    text = str(raw.get("overhead", "")).strip()
-    typed_overhead = take(errors, "overhead", lambda: parse_size(text, short(LABELS["overhead"])) if text else None)
+    utilization = read(NAME, raw, errors, "utilization", LABELS, optional=True)
+    typed_overhead = read(NAME, raw, errors, "overhead", LABELS, optional=True)
     index_text, index_size = take(errors, "index", lambda: _index(str(raw.get("index", "")))) or (None, None)
+    pp = read(NAME, raw, errors, "pipeline_parallel_size", LABELS)
+    partition = str(raw.get("pp_layer_partition", "")).strip() or None
+    if partition is not None and pp == 1:
+        errors["pp_layer_partition"] = f"{short(LABELS['pp_layer_partition'])}: found {partition!r} with one stage, expected a pipeline parallel size above 1"
+    lora_cfg = _lora(raw, errors)
+    host_cfg = _offload(raw, errors)
     version = str(raw.get("engine_version", "")).strip() or None
     try:
         kvlayout.version(version)
@@ -293,7 +283,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             )
     if errors:
         return invalid(NAME, errors, LABELS, names)
-    inputs = modeled.ModelInputs(config_text, "config.json", tp, dtype, max_len, pin, version, index_text, block_size=None, prefill_budget=prefill)
+    inputs = modeled.ModelInputs(
+        config_text, "config.json", tp, dtype, max_len, pin, version, index_text, block_size=None, prefill_budget=prefill,
+        pp=pp, pp_layer_partition=partition, lora=lora_cfg, offload=host_cfg,
+    )  # fmt: skip
     if pin is None:  # no pin: a discrete card's pool is predicted (any other box was refused above)
         if card is None:
             return invalid(NAME, {"pin": f"{short(LABELS['pin'])}: found nothing, expected a size such as 10e9"}, LABELS, names)
@@ -303,48 +296,162 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         shape = hfconfig.shape(hfconfig.load(config_text, "config.json"), "config.json")
     except InputError as error:
         message = str(error)
-        key = next((k for k, flag in FLAGS.items() if message.startswith(flag)), "config")
-        key = "index" if message.startswith("model.safetensors.index.json") else key
-        return invalid(NAME, {key: message.replace(FLAGS.get(key, "\0"), short(LABELS[key]))}, LABELS, names)
+        spelling = next((f for f in sorted(FLAGS, key=len, reverse=True) if message.startswith(f + ":") or message.startswith(f + " ")), None)
+        key = FLAGS[spelling] if spelling else "index" if message.startswith("model.safetensors.index.json") else "config"
+        return invalid(NAME, {key: short(LABELS[key]) + message[len(spelling) :] if spelling else message}, LABELS, names)
     if index_size is not None:
         w = weights.per_rank(shape, tp, index_size, "checkpoint size typed")
-        r.update(weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
+        r = replace(r, weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
+    assert r.kv_tokens is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "the pin is the pool modeled"
     fig = Figures()
-    refused = r["largest_max_model_len"] is not None and r["largest_max_model_len"] < max_len
+    refused = r.largest_max_model_len is not None and r.largest_max_model_len < max_len
     settings = kvlayout.Settings(tp=tp, kv_cache_dtype=dtype, prefill_budget=prefill)
-    row, where = _gate_row(catalog, shape, settings, r, typed_overhead)
-    result = gate.gate(row, gate.Request(pin, False, prefill, seats), (available,))
+    box = catalog.boxes[box_id]
+    unified = box.get("memory") == "unified"
+    row, where = _gate_row(catalog, shape, settings, r, typed_overhead, unified)
+    host = _host_a_rank(r, tp, pp) if unified else 0
+    result = gate.gate(row, gate.Request(pin, False, prefill, seats, host), (available,))
     rows = [
-        ("Model", esc(f"{r['architecture']}: {r['family']}, {r['layers']}")),
-        ("Weights a rank (modeled)", fig("weights", fmt(r["weights_bytes_per_rank"], "GiB")) + esc(f" from the {r['weights_source']}")
-         + (f"; drafter layers {fig('drafter', fmt(r['drafter_bytes_per_rank'], 'GiB'))} more with speculative decoding" if r["drafter_bytes_per_rank"] else "")),
+        ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
+        ("Weights a rank (modeled)", fig("weights", fmt(r.weights_bytes_per_rank, "GiB")) + esc(f" from the {r.weights_source}")
+         + (f"; drafter layers {fig('drafter', fmt(r.drafter_bytes_per_rank, 'GiB'))} more with speculative decoding" if r.drafter_bytes_per_rank else "")),
         (f"KV a request at {fmt(max_len, 'count')} tokens (modeled)",
-         fig("per_request", fmt(r["kv_bytes_per_request"], "GiB")) + " = " + fig("per_token", fmt(r["kv_bytes_per_token"], "count")) + " B a token + "
-         + fig("fixed", fmt(r["kv_fixed_bytes_per_request"], "GiB")) + " fixed"),
-        ("Layout", esc(f"{fmt(r['kv_groups'], 'count')} KV group(s) of {fmt(r['layers_per_group'], 'count')} layers, blocks of {fmt(r['block_size'], 'count')} tokens")
-         + (esc(f", {fmt(r['padding_layers'], 'count')} padding layer(s)") if r["padding_layers"] else "")),
-        ("GPU KV cache size at the pin (modeled)", fig("tokens", fmt(r["kv_tokens"], "tokens")) + ", maximum concurrency "
-         + fig("concurrency", fmt(r["max_concurrency"], "x")) + esc(f" ({r['engine_rules']})")),
-        ("Smallest pin that starts (modeled)", fig("floor", pin_up(r["kv_floor_bytes"]))
-         + (esc(" (the request and one block, which vLLM 0.29.0 and later hold back before the one-request check)") if r["null_block_bytes"] else esc(" (one request)"))),
-        ("Longest max_model_len the pin fits", fig("largest_len", fmt(r["largest_max_model_len"], "tokens"))),
+         fig("per_request", fmt(r.kv_bytes_per_request, "GiB")) + " = " + fig("per_token", fmt(r.kv_bytes_per_token, "count")) + " B a token + "
+         + fig("fixed", fmt(r.kv_fixed_bytes_per_request, "GiB")) + " fixed"),
+        ("Layout", esc(f"{fmt(r.kv_groups, 'count')} KV group(s) of {fmt(r.layers_per_group, 'count')} layers, blocks of {fmt(r.block_size, 'count')} tokens")
+         + (esc(f", {fmt(r.padding_layers, 'count')} padding layer(s)") if r.padding_layers else "")),
+        ("GPU KV cache size at the pin (modeled)", fig("tokens", fmt(r.kv_tokens, "tokens")) + ", maximum concurrency "
+         + fig("concurrency", fmt(r.max_concurrency, "x")) + esc(f" ({r.engine_rules})")),
+        ("Smallest pin that starts (modeled)", fig("floor", pin_up(r.kv_floor_bytes))
+         + (esc(" (the request and one block, which vLLM 0.29.0 and later hold back before the one-request check)") if r.null_block_bytes else esc(" (one request)"))),
+        ("Longest max_model_len the pin fits", fig("largest_len", fmt(r.largest_max_model_len, "tokens"))),
         *((("vLLM's one-request check", badge(False, "", "refused") + " " + fig("one_request", "vLLM refuses this start")
             + esc(f": one request at max_model_len {fmt(max_len, 'count')} does not fit the pin; vLLM stops at start-up "
                   f"(\"To serve at least one request with the models's max seq len\"). Lower max_model_len to "
-                  f"{fmt(r['largest_max_model_len'], 'count')} or raise the pin.")),) if refused else ()),
-        *(("Note", esc(note)) for note in r["notes"]),
+                  f"{fmt(r.largest_max_model_len, 'count')} or raise the pin.")),) if refused else ()),
+        *_ranks_rows(r, fig),
+        *(("Note", esc(note)) for note in r.notes),
     ]  # fmt: skip
-    verdict_gate = _gate_rows(result, row, available, pin, prefill, seats, where, fig, rows)
+    verdict_gate = _gate_rows(result, row, available, pin, prefill, seats, where, fig, rows, host)
     verdict = (
-        f"Modeled: {r['family']}, {fmt(r['weights_bytes_per_rank'], 'GiB')} of weights a rank; the pin holds "
-        f"{fmt(r['kv_tokens'], 'tokens')} ({fmt(r['max_concurrency'], 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
+        f"Modeled: {r.family}, {fmt(r.weights_bytes_per_rank, 'GiB')} of weights a rank; the pin holds "
+        f"{fmt(r.kv_tokens, 'tokens')} ({fmt(r.max_concurrency, 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
     )
     if refused:
         verdict += f" vLLM refuses this start: one request at max_model_len {fmt(max_len, 'count')} does not fit the pin."
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
 
 
-def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: dict[str, Any], typed: int | None) -> tuple[gate.GateRow, str]:
+def _lora(raw: Mapping[str, str], errors: dict[str, str]) -> lora.Lora | None:
+    """LoRA's settings as vLLM's LoRAConfig takes them; the sizes beside an unticked box are
+    refused unless they are vLLM's defaults, which the form shows."""
+    slots = read(NAME, raw, errors, "max_loras", LABELS)
+    rank = read(NAME, raw, errors, "max_lora_rank", LABELS)
+    host = read(NAME, raw, errors, "max_cpu_loras", LABELS, optional=True)
+    if not flag(raw, "enable_lora"):
+        for name, value, default in (("max_loras", slots, 1), ("max_lora_rank", rank, 16), ("max_cpu_loras", host, None)):
+            if value is not None and value != default and name not in errors:
+                errors[name] = f"{short(LABELS[name])}: found {value} with LoRA off, expected {short(LABELS['enable_lora'])} ticked beside it"
+        return None
+    if slots is None or rank is None or "max_cpu_loras" in errors:
+        return None
+    cfg = lora.Lora(slots, rank, host)
+    try:
+        lora.check(cfg)
+    except InputError as error:
+        message = str(error)
+        key = next(k for k in ("max_cpu_loras", "max_lora_rank", "max_loras") if message.startswith(INPUTS[k].flag or "-"))
+        errors[key] = short(LABELS[key]) + message[len(INPUTS[key].flag or "") :]
+        return None
+    return cfg
+
+
+def _offload(raw: Mapping[str, str], errors: dict[str, str]) -> offload.Offload | None:
+    """--cpu-offload-gb, --kv-offloading-size and --swap-space, in GiB as vLLM takes them; None when all are empty."""
+    gib: dict[str, Any] = {name: _gib(raw, errors, name) for name in ("cpu_offload_gb", "kv_offloading_size", "swap_space")}
+    if any(name in errors for name in gib) or all(v is None for v in gib.values()):
+        return None
+    if gib["kv_offloading_size"] == 0:
+        errors["kv_offloading_size"] = f"{short(LABELS['kv_offloading_size'])}: found 0, expected a size in GiB above 0 (or empty: no KV offloading)"
+        return None
+    return offload.Offload(gib["cpu_offload_gb"] or Fraction(0), gib["kv_offloading_size"], "native", gib["swap_space"])
+
+
+def _gib(raw: Mapping[str, str], errors: dict[str, str], name: str) -> Fraction | None:
+    """An optional size in GiB, 0 or more, as vLLM's offload flags take it."""
+    text = str(raw.get(name, "")).strip()
+
+    def parse() -> Fraction | None:
+        return gib_at_least_zero(text, short(LABELS[name])) if text else None
+
+    value: Fraction | None = take(errors, name, parse)
+    return value
+
+
+def _host_a_rank(r: modeled.ModelReport, tp: int, pp: int) -> int:
+    """The host buffers a rank's share, which on a unified box come out of MemAvailable: the KV
+    offloading buffer is over the tensor-parallel ranks (vllm/config/cache.py), rounded up as the
+    gate command takes it; the V0 engine's swap space is per GPU."""
+    o = r.offload
+    if o is None:
+        return 0
+    return offload.kv_offloading_a_rank(Fraction(o.kv_offloading_bytes, 2**30), tp) + int(o.swap_space_bytes) // (tp * pp)
+
+
+def _ranks_rows(r: modeled.ModelReport, fig: Figures) -> list[tuple[str, str]]:
+    """Each pipeline stage's layers, weights and KV, the LoRA slots and the bytes moved to the host."""
+    rows = []
+    if r.pp > 1:
+        stages = []
+        for st in r.ranks:
+            n = st.rank
+            holds = f" + {', '.join(st.holds)}" if st.holds else ""
+            stages.append(
+                (
+                    fmt(n, "count"),
+                    esc(f"{st.first_layer}-{st.end_layer - 1} ({st.layers}{holds})"),
+                    fig(f"stage{n}_weights", fmt(st.weights_bytes, "GiB")),
+                    fig(f"stage{n}_kv", fmt(st.kv_bytes_per_token, "count")) + " B",
+                )
+            )
+        caption = f"Pipeline parallel {fmt(r.pp, 'count')}: one rank of each stage (modeled)"
+        rows.append(("Pipeline stages", table(("Stage", "Layers", "Weights", "KV a token"), stages, caption)))
+    if r.lora is not None:
+        lo = r.lora
+        rows.append(
+            (
+                "LoRA slots a rank (modeled)",
+                fig("lora", fmt(lo.device_bytes_per_rank, "GiB"))
+                + esc(
+                    f": {fmt(lo.max_loras, 'count')} slot(s) of rank {fmt(lo.max_lora_rank, 'count')} over {fmt(lo.modules, 'count')} modules, allocated at load beside the weights; "
+                )
+                + fig("lora_host", fmt(lo.host_bytes, "GiB"))
+                + esc(f" on the host for {fmt(lo.max_cpu_loras, 'count')} adapter(s) ({lo.source})"),
+            )
+        )
+    if r.offload is not None:
+        of = r.offload
+        rows.append(
+            (
+                "Host memory (modeled)",
+                fig("offloaded", fmt(of.offloaded_bytes_per_rank, "GiB"))
+                + " of weights a rank moved by --cpu-offload-gb ("
+                + fig("on_device", fmt(of.weights_on_device_bytes_per_rank, "GiB"))
+                + " stay on the device), KV offloading "
+                + fig("kv_offloading", fmt(of.kv_offloading_bytes, "GiB"))
+                + ", swap "
+                + fig("swap", fmt(of.swap_space_bytes, "GiB"))
+                + ": "
+                + fig("host", fmt(of.host_bytes, "GiB"))
+                + " on the host in all",
+            )
+        )
+    return rows
+
+
+def _gate_row(
+    catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: modeled.ModelReport, typed: int | None, unified: bool = True
+) -> tuple[gate.GateRow, str]:
     policy = catalog.policy["gate"]
     headroom = policy["headroom"]
     overhead, where = None, "no measured start of this model in the catalog, and none typed"
@@ -355,8 +462,14 @@ def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settin
         if d_id is not None:
             overhead = derive.gate_row(catalog, d_id).overhead
             where = f"from {catalog.deployments[d_id]['name']}'s measured start"
+    weights_bytes, source = r.weights_bytes_per_rank, f"modeled from the config ({r.weights_source})"
+    if r.offload is not None and not unified:  # on a card the moved weights leave it; on a unified box they stay in the same memory
+        weights_bytes, source = r.offload.weights_on_device_bytes_per_rank, source + ", less what --cpu-offload-gb moves to the host"
+    if r.lora is not None:
+        weights_bytes += r.lora.device_bytes_per_rank
+        source += ", and the LoRA slots allocated beside them"
     row = gate.GateRow(
-        weights=Amount(r["weights_bytes_per_rank"], f"modeled from the config ({r['weights_source']})"),
+        weights=Amount(weights_bytes, source),
         overhead=overhead,
         headroom=Amount(headroom.value, headroom.source or headroom.provenance),
         calibration_prefill=policy["calibration"]["prefill_budget"].value,
@@ -366,7 +479,7 @@ def _gate_row(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settin
 
 
 def _gate_rows(
-    result: gate.GateResult, row: gate.GateRow, available: int, pin: int, prefill: int, seats: int, where: str, fig: Figures, rows: list[Any]
+    result: gate.GateResult, row: gate.GateRow, available: int, pin: int, prefill: int, seats: int, where: str, fig: Figures, rows: list[Any], host: int = 0
 ) -> str:
     if result.needs is None:
         reason = result.outside_calibration or ""
@@ -378,7 +491,7 @@ def _gate_rows(
     rows.append(("Start gate (overhead " + esc(where) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
                  ("needs", fig("needs", fmt(report.needs_as_printed(result.terms), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
     passes = bool(result.passes)
-    largest = gate.largest_pin(row, gate.Request(pin, False, prefill, seats), (available,))
+    largest = gate.largest_pin(row, gate.Request(pin, False, prefill, seats, host), (available,))
     rows.append(
         (
             "Against MemAvailable",
@@ -408,8 +521,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         shape = hfconfig.shape(data, "config.json")
         if index_size is not None:
             w = weights.per_rank(shape, inputs.tp, index_size, "checkpoint size typed")
-            r.update(weights_bytes_per_rank=w.model, weights_source=w.source)
-        given = (r["weights_bytes_per_rank"], f"calc/engine/weights.py from the {r['weights_source']}")
+            r = replace(r, weights_bytes_per_rank=w.model, weights_source=w.source)
+        given = (r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}")
         topk = predict.experts_per_token(data)
         p = predict.predict(shape, card, start, topk, *given)
         found = predict.fixes(shape, card, start, topk, *given)
@@ -428,7 +541,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     # printed arithmetic: the pool row is the requested row less the term rows, as printed; the verdict stays on exact bytes
     pool_shown = shown(p.requested_bytes, "GiB") - sum((shown(t.bytes, "GiB") for t in taken), Fraction(0))
     rows = [
-        ("Model", esc(f"{r['architecture']}: {r['family']}, {r['layers']}")),
+        ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
         ("Card", esc(card.name) + ": total " + fig("card_total", fmt(card.total_bytes, "GiB")) + esc(f" as torch reports it ({card.source})")),
         ("vLLM requests (total x utilization)", fig("requested", fmt(p.requested_bytes, "GiB")) + " at utilization "
          + fig("utilization", fmt(p.utilization, "fraction")) + esc(f"; max_num_seqs {fmt(p.max_num_seqs, 'count')}, max_num_batched_tokens {fmt(p.max_num_batched_tokens, 'count')}")),
@@ -438,7 +551,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
          + fig("band_median", fmt(band["held_out_median_error"].value, "%", 2)) + esc(" at the median and ")
          + fig("band_p90", fmt(band["held_out_p90_error"].value, "%", 2)) + esc(" at the 90th percentile, over ")
          + fig("band_starts", fmt(band["held_out_starts"].value, "count")) + esc(" starts (scripts/pool_accuracy.py)")),
-        (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r["kv_bytes_per_request"], "GiB"))),
+        (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r.kv_bytes_per_request, "GiB"))),
     ]  # fmt: skip
     if p.kv_tokens is not None and p.max_concurrency is not None and p.largest_max_model_len is not None:
         rows.append(("GPU KV cache size (predicted)", fig("tokens", fmt(p.kv_tokens, "tokens")) + ", maximum concurrency "

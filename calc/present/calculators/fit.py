@@ -10,33 +10,18 @@ from calc.answers import report
 from calc.catalog.model import Catalog
 from calc.engine import derive
 from calc.present import charts
-from calc.present.calculators.form import Defaults, Field, Figures, Output, counted, default_note, dl, esc, invalid, size_examples, size_text, take
+from calc.present.calculators.form import Defaults, Field, Figures, Output, default_note, dl, esc, form_fields, form_labels, invalid, read, size_text
 from calc.present.chart import figure_html
-from calc.units import InputError, fmt, parse_size
+from calc.units import InputError, fmt
 
 NAME = "fit"
 TITLE = "Per-request cost over max_model_len"
 
-LABELS = {
-    "pool": "KV pool a rank",
-    "length_1": "max_model_len, first start",
-    "tokens_1": "Tokens logged, first start",
-    "length_2": "max_model_len, second start",
-    "tokens_2": "Tokens logged, second start",
-    "predict": "Predict at max_model_len",
-}
+LABELS = form_labels(NAME)
 
 
 def fields(catalog: Catalog) -> list[Field]:
-    tokens_help = 'The "GPU KV cache size: N tokens" line'
-    return [
-        Field("pool", LABELS["pool"], "text", "The same pool at both starts. Bytes: " + size_examples()),
-        Field("length_1", LABELS["length_1"], "text", "--max-model-len", inputmode="numeric"),
-        Field("tokens_1", LABELS["tokens_1"], "text", tokens_help, inputmode="numeric"),
-        Field("length_2", LABELS["length_2"], "text", "Another --max-model-len, same build and pool", inputmode="numeric"),
-        Field("tokens_2", LABELS["tokens_2"], "text", tokens_help, inputmode="numeric"),
-        Field("predict", LABELS["predict"], "text", "The context length you plan to run", inputmode="numeric"),
-    ]
+    return form_fields(NAME)
 
 
 def defaults(catalog: Catalog) -> Defaults:
@@ -75,8 +60,8 @@ def defaults(catalog: Catalog) -> Defaults:
 def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     names = tuple(LABELS)
     errors: dict[str, str] = {}
-    pool = take(errors, "pool", lambda: parse_size(str(raw.get("pool", "")), LABELS["pool"]))
-    counts = {name: take(errors, name, counted(raw, name, LABELS[name])) for name in names[1:]}
+    pool = read(NAME, raw, errors, "pool", LABELS)
+    counts = {name: read(NAME, raw, errors, name, LABELS) for name in names[1:]}
     if not errors:
         points = [(counts["length_1"], counts["tokens_1"]), (counts["length_2"], counts["tokens_2"])]
         try:
@@ -87,24 +72,22 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         return invalid("fit", errors, LABELS, names)
     fig = Figures()
     rows = [
-        ("Per token", fig("per_token", fmt(fit["per_token_bytes"], "B"))),
-        ("Fixed, every request", fig("fixed", fmt(fit["fixed_bytes"], "GB", 2)) + f" ({fig('fixed_gib', fmt(fit['fixed_bytes'], 'GiB'))})"),
+        ("Per token", fig("per_token", fmt(fit.per_token_bytes, "B"))),
+        ("Fixed, every request", fig("fixed", fmt(fit.fixed_bytes, "GB", 2)) + f" ({fig('fixed_gib', fmt(fit.fixed_bytes, 'GiB'))})"),
         *(
-            (f"Pool / tokens at {fmt(r['max_model_len'], 'count')}", fig(f"pool_over_tokens_{n}", fmt(r["pool_over_tokens"], "B")))
-            for n, r in enumerate(fit["readings"], 1)
+            (f"Pool / tokens at {fmt(r.max_model_len, 'count')}", fig(f"pool_over_tokens_{n}", fmt(r.pool_over_tokens, "B")))
+            for n, r in enumerate(fit.readings, 1)
         ),
     ]
-    predicted = fit["predicted"][0]
-    at = fmt(predicted["max_model_len"], "count")
+    predicted = fit.predicted[0]
+    at = fmt(predicted.max_model_len, "count")
     rows += [
-        (f"Tokens vLLM would log at {at}", fig("predicted_tokens", fmt(predicted["tokens"], "tokens"))),
-        (f"Full {at}-token contexts", fig("predicted_contexts", fmt(predicted["full_contexts"], "x", down=True))),
+        (f"Tokens vLLM would log at {at}", fig("predicted_tokens", fmt(predicted.tokens, "tokens"))),
+        (f"Full {at}-token contexts", fig("predicted_contexts", fmt(predicted.full_contexts, "x", down=True))),
     ]
     verdict = (
-        f"Each request costs {fmt(fit['per_token_bytes'], 'B')} a token of context plus {fmt(fit['fixed_bytes'], 'GB', 2)} fixed; "
-        f"at {at} the pool would show {fmt(predicted['tokens'], 'tokens')}."
+        f"Each request costs {fmt(fit.per_token_bytes, 'B')} a token of context plus {fmt(fit.fixed_bytes, 'GB', 2)} fixed; "
+        f"at {at} the pool would show {fmt(predicted.tokens, 'tokens')}."
     )
-    drawn = figure_html(
-        charts.length_plot("fit-curve", [(pool, fit["per_token_bytes"], fit["fixed_bytes"])], points, [(predicted["max_model_len"], predicted["tokens"])])
-    )
+    drawn = figure_html(charts.length_plot("fit-curve", [(pool, fit.per_token_bytes, fit.fixed_bytes)], points, [(predicted.max_model_len, predicted.tokens)]))
     return Output("fit", True, {}, {"fit-verdict": verdict, "fit-result": dl(rows) + drawn}, fig.shown, names)

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calc.catalog.spec import Figure
-from calc.units import GB, InputError, fmt, parse_count, parse_size
+from calc.present.inputs import FORMS, SIZES, Use
+from calc.units import InputError, fmt, parse_count, parse_size
 
 # --- small pieces ---------------------------------------------------------------------------
 
@@ -38,8 +39,7 @@ def pin_up(value: int) -> str:
 
 
 def size_examples() -> str:
-    ten = 10 * GB
-    return f"{fmt(ten, 'e9', 0)}, {fmt(ten, 'GiB')} or {fmt(ten, 'GB', 0)}"
+    return SIZES
 
 
 @dataclass
@@ -211,6 +211,74 @@ def _field_html(calculator: str, f: Field, d: Defaults) -> str:
     parts.append(f'<span class="calc-err" id="{fid}-err"></span>')
     parts.append("</div>")
     return "".join(parts)
+
+
+# --- the fields, from the one table of inputs (calc/present/inputs.py) ---------------------------------
+
+
+def form_uses(calculator: str, count: int = 0) -> list[tuple[str, Use, int]]:
+    """A calculator's fields in form order as (name, use, n): a numbered use repeated for 1..n
+    (`count` for one numbered -1), neighbouring numbered uses of one count row by row."""
+    uses = FORMS[calculator]
+    out: list[tuple[str, Use, int]] = []
+    i = 0
+    while i < len(uses):
+        u = uses[i]
+        if not u.numbered:
+            out.append((u.field_name, u, 0))
+            i += 1
+            continue
+        j = i + 1
+        while j < len(uses) and uses[j].numbered == u.numbered:
+            j += 1
+        for n in range(1, (count if u.numbered < 0 else u.numbered) + 1):
+            out.extend((f"{g.field_name}_{n}", g, n) for g in uses[i:j])
+        i = j
+    return out
+
+
+def _label(u: Use, n: int) -> str:
+    text = u.input.label if u.label is None else u.label
+    return text.replace("{n}", fmt(n, "count")) if n else text
+
+
+def form_labels(calculator: str, count: int = 0) -> dict[str, str]:
+    """Each field's label, by name."""
+    return {name: _label(u, n) for name, u, n in form_uses(calculator, count)}
+
+
+def form_fields(
+    calculator: str,
+    options: Mapping[str, tuple[tuple[str, str, bool], ...]] | None = None,
+    count: int = 0,
+    labels: Mapping[str, str] | None = None,
+    fill: Mapping[str, str] | None = None,
+) -> list[Field]:
+    """A calculator's fields: each input's label, help, control and keyboard from the table;
+    `options` gives a select its choices (by field name, or by the name before its number),
+    `labels` a label the calculator words itself, `fill` a help's {placeholder}."""
+    options, labels = options or {}, labels or {}
+    out = []
+    for name, u, n in form_uses(calculator, count):
+        i = u.input
+        text = i.form_help if u.form_help is None else u.form_help
+        for key, value in (fill or {}).items():
+            text = text.replace("{" + key + "}", value)
+        kind = u.kind or {"switch": "checkbox", "choice": "select"}.get(i.kind, "text")
+        choices = options.get(name, options.get(u.field_name, ()))
+        out.append(Field(name, labels.get(name, _label(u, n)), kind, text, choices, u.inputmode or i.mode, u.rows))
+    return out
+
+
+def read(calculator: str, raw: Mapping[str, str], errors: dict[str, str], name: str, labels: Mapping[str, str], optional: bool = False) -> Any:
+    """One field's typed value read as its input's kind, named in a message by its label (without
+    its parenthesis); an empty optional field is None. A bad value is kept in `errors`, None returned."""
+    base = name.rstrip("0123456789").removesuffix("_") if name[-1:].isdigit() else name
+    u = next(u for u in FORMS[calculator] if u.field_name in (name, base))
+    text = str(raw.get(name, ""))
+    if optional and not text.strip():
+        return None
+    return take(errors, name, lambda: u.input.parse(text, short(labels[name]), u.minimum))
 
 
 def form_html(calculator: str, title: str, fields: list[Field], d: Defaults) -> str:

@@ -10,23 +10,15 @@ from typing import Any
 from calc.answers import report
 from calc.catalog.model import Catalog
 from calc.engine import derive, kv
-from calc.present.calculators.form import Defaults, Field, Figures, Output, counted, dl, esc, invalid, pin_up, short, size_examples, size_text, take
+from calc.present.calculators.form import Defaults, Field, Figures, Output, dl, esc, form_fields, form_labels, invalid, pin_up, read, size_text
 from calc.present.calculators.start import gated
-from calc.units import fmt, parse_size
+from calc.units import fmt
 
 NAME = "kv"
 TYPED = "typed"
 TITLE = "The KV pool, both ways"
 
-LABELS = {
-    "reading": "Bytes per token from",
-    "bpt": "Bytes per token per rank (typed)",
-    "pin": "KV pool (bytes)",
-    "tokens": "Tokens wanted",
-    "max_model_len": "max_model_len",
-    "seats": "Seats (optional)",
-    "typical_context": "Typical context per seat, tokens (optional)",
-}
+LABELS = form_labels(NAME)
 
 
 def kv_readings(catalog: Catalog) -> list[derive.KvReading]:
@@ -41,15 +33,7 @@ def _reading_label(catalog: Catalog, r: derive.KvReading) -> str:
 def fields(catalog: Catalog) -> list[Field]:
     options = [(f"r{n}", _reading_label(catalog, r), False) for n, r in enumerate(kv_readings(catalog))]
     options.append((TYPED, "typed below", False))
-    return [
-        Field("reading", LABELS["reading"], "select", options=tuple(options)),
-        Field("bpt", LABELS["bpt"], "text", "Used when \u201ctyped below\u201d is chosen", inputmode="numeric"),
-        Field("pin", LABELS["pin"], "text", "Bytes to tokens: " + size_examples()),
-        Field("tokens", LABELS["tokens"], "text", "Tokens to bytes", inputmode="numeric"),
-        Field("max_model_len", LABELS["max_model_len"], "text", "Tokens", inputmode="numeric"),
-        Field("seats", LABELS["seats"], "text", "With a typical context: the pin for them", inputmode="numeric"),
-        Field("typical_context", LABELS["typical_context"], "text", "Tokens", inputmode="numeric"),
-    ]
+    return form_fields(NAME, {"reading": tuple(options)})
 
 
 def defaults(catalog: Catalog) -> Defaults:
@@ -88,7 +72,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     reading = None
     per_token: int | Fraction | None
     if key == TYPED:
-        bpt = take(errors, "bpt", counted(raw, "bpt", LABELS["bpt"]))
+        bpt = read(NAME, raw, errors, "bpt", LABELS)
         per_token, source = (Fraction(bpt) if bpt else None), "typed"
     elif re.fullmatch(r"r[0-9]+", key) and int(key[1:]) < len(readings):
         reading = readings[int(key[1:])]
@@ -96,11 +80,11 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     else:
         errors["reading"] = f"{LABELS['reading']}: found {key or 'nothing'!r}, expected a reading from the list or typed"
         per_token, source = None, ""
-    pin = take(errors, "pin", lambda: parse_size(str(raw.get("pin", "")), short(LABELS["pin"])))
-    tokens = take(errors, "tokens", counted(raw, "tokens", LABELS["tokens"]))
-    max_len = take(errors, "max_model_len", counted(raw, "max_model_len", LABELS["max_model_len"]))
-    seats = take(errors, "seats", counted(raw, "seats", LABELS["seats"], optional=True))
-    typical = take(errors, "typical_context", counted(raw, "typical_context", LABELS["typical_context"], optional=True))
+    pin = read(NAME, raw, errors, "pin", LABELS)
+    tokens = read(NAME, raw, errors, "tokens", LABELS)
+    max_len = read(NAME, raw, errors, "max_model_len", LABELS)
+    seats = read(NAME, raw, errors, "seats", LABELS, optional=True)
+    typical = read(NAME, raw, errors, "typical_context", LABELS, optional=True)
     if errors or per_token is None:
         return invalid("kv", errors, LABELS, names)
     fig = Figures()

@@ -12,9 +12,24 @@ from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.engine import budget, derive, fraction
 from calc.present import charts
-from calc.present.calculators.form import Defaults, Field, Figures, Output, badge, default_note, esc, invalid, size_examples, size_text, sized, table, take
+from calc.present.calculators.form import (
+    Defaults,
+    Field,
+    Figures,
+    Output,
+    badge,
+    default_note,
+    esc,
+    form_fields,
+    form_labels,
+    invalid,
+    read,
+    size_text,
+    table,
+    take,
+)
 from calc.present.chart import figure_html
-from calc.units import InputError, fmt, parse_fraction, parse_size, printed_sum, shown
+from calc.units import InputError, fmt, parse_fraction, printed_sum, shown
 
 NAME = "plan"
 TITLE = "Several models on one box"
@@ -22,14 +37,7 @@ PLAN_ROWS = 3
 
 
 def field_labels() -> dict[str, str]:
-    labels = {"box": "Box"}
-    for n in range(1, PLAN_ROWS + 1):
-        labels[f"model_{n}"] = f"Model {fmt(n, 'count')}"
-        labels[f"kv_{n}"] = f"Model {fmt(n, 'count')}: KV pool"
-        labels[f"headroom_{n}"] = f"Model {fmt(n, 'count')}: headroom"
-    labels["fractions"] = "Engine fractions, in start order"
-    labels["available"] = "MemAvailable before the first engine"
-    return labels
+    return form_labels(NAME)
 
 
 def _resident_models(catalog: Catalog) -> list[str]:
@@ -37,7 +45,6 @@ def _resident_models(catalog: Catalog) -> list[str]:
 
 
 def fields(catalog: Catalog) -> list[Field]:
-    labels = field_labels()
     models = tuple(
         [("", "none", False)]
         + [
@@ -46,14 +53,7 @@ def fields(catalog: Catalog) -> list[Field]:
         ]
     )
     boxes = tuple((b, f"{e['name']}: {fmt(derive.box_total(e)[0].size, 'GiB')}", False) for b, e in catalog.boxes.items())
-    out = [Field("box", labels["box"], "select", options=boxes)]
-    for n in range(1, PLAN_ROWS + 1):
-        out.append(Field(f"model_{n}", labels[f"model_{n}"], "select", options=models))
-        out.append(Field(f"kv_{n}", labels[f"kv_{n}"], "text", "Bytes"))
-        out.append(Field(f"headroom_{n}", labels[f"headroom_{n}"], "text", "Bytes"))
-    out.append(Field("fractions", labels["fractions"], "text", "gpu_memory_utilization of each engine, separated by commas", inputmode="decimal"))
-    out.append(Field("available", labels["available"], "text", "Bytes: " + size_examples()))
-    return out
+    return form_fields(NAME, {"box": boxes, "model": models})
 
 
 def _plan_available(box: dict[str, Any]) -> tuple[int, Figure]:
@@ -117,12 +117,12 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         if model_id not in _resident_models(catalog):
             errors[f"model_{n}"] = f"{labels[f'model_{n}']}: found {model_id!r}, expected one of {', '.join(_resident_models(catalog))}"
             continue
-        size = take(errors, f"kv_{n}", sized(raw, f"kv_{n}", labels[f"kv_{n}"]))
-        headroom = take(errors, f"headroom_{n}", sized(raw, f"headroom_{n}", labels[f"headroom_{n}"]))
+        size = read(NAME, raw, errors, f"kv_{n}", labels)
+        headroom = read(NAME, raw, errors, f"headroom_{n}", labels)
         model = catalog.models[model_id]
         residents.append((budget.Resident(model["name"], model["weights"].value, size or 0, headroom or 0), model["weights"]))
     fractions = take(errors, "fractions", lambda: _parse_fractions(str(raw.get("fractions", "")), labels["fractions"]))
-    available = take(errors, "available", lambda: parse_size(str(raw.get("available", "")), labels["available"]))
+    available = read(NAME, raw, errors, "available", labels)
     if errors:
         return invalid("plan", errors, labels, names)
     box = catalog.boxes[box_id]

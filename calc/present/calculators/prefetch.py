@@ -8,25 +8,19 @@ from typing import Any
 from calc.answers import prefetch
 from calc.catalog.model import Catalog
 from calc.present import charts
-from calc.present.calculators.form import Defaults, Field, Figures, Output, badge, default_note, dl, esc, invalid, size_examples, size_text, take
+from calc.present.calculators.form import Defaults, Field, Figures, Output, badge, default_note, dl, esc, form_fields, form_labels, invalid, read, size_text
 from calc.present.chart import figure_html
-from calc.units import fmt, parse_size
+from calc.units import fmt
 
 NAME = "prefetch"
 TITLE = "vLLM's auto-prefetch"
 
-LABELS = {"checkpoint": "Checkpoint size", "available": "MemAvailable when loading starts", "filesystem": "Filesystem of the checkpoint"}
+LABELS = form_labels(NAME)
 FILESYSTEMS = (("nfs", "NFS"), ("nfs4", "NFS4"), ("lustre", "Lustre"), ("local", "a local disk (EXT4, XFS, ...)"))
 
 
 def fields(catalog: Catalog) -> list[Field]:
-    return [
-        Field("checkpoint", LABELS["checkpoint"], "text", "Bytes: " + size_examples()),
-        Field("available", LABELS["available"], "text", "After the kernel-init allocations, on GB10; in a container, at most its memory limit less its usage"),
-        Field(
-            "filesystem", LABELS["filesystem"], "select", "vLLM auto-prefetches only from a network filesystem", tuple((v, t, False) for v, t in FILESYSTEMS)
-        ),
-    ]
+    return form_fields(NAME, {"filesystem": tuple((v, t, False) for v, t in FILESYSTEMS)})
 
 
 def _prefetch_trace(catalog: Catalog) -> dict[str, Any] | None:
@@ -54,8 +48,8 @@ def defaults(catalog: Catalog) -> Defaults:
 def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     names = tuple(LABELS)
     errors: dict[str, str] = {}
-    checkpoint = take(errors, "checkpoint", lambda: parse_size(str(raw.get("checkpoint", "")), LABELS["checkpoint"]))
-    available = take(errors, "available", lambda: parse_size(str(raw.get("available", "")), LABELS["available"]))
+    checkpoint = read(NAME, raw, errors, "checkpoint", LABELS)
+    available = read(NAME, raw, errors, "available", LABELS)
     filesystem = str(raw.get("filesystem", "")).strip()
     if filesystem not in dict(FILESYSTEMS):
         errors["filesystem"] = f"{LABELS['filesystem']}: found {filesystem or 'nothing'!r}, expected one of {', '.join(dict(FILESYSTEMS))}"

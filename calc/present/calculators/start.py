@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 from calc.answers import report
 from calc.answers.report import StartInputs
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
-from calc.engine import derive, fraction
+from calc.engine import derive, fraction, offload
 from calc.present import charts
 from calc.present.calculators.form import (
     Defaults,
@@ -20,37 +21,27 @@ from calc.present.calculators.form import (
     Figures,
     Output,
     badge,
-    counted,
     default_note,
     dl,
     esc,
     flag,
+    form_fields,
+    form_labels,
+    form_uses,
     invalid,
     pin_up,
+    read,
     short,
-    size_examples,
     size_text,
-    sized,
     table,
     take,
 )
 from calc.present.chart import figure_html
-from calc.units import fmt, parse_fraction, parse_size, shown
+from calc.present.inputs import gib_at_least_zero
+from calc.units import fmt, shown
 
 NAME = "start"
 TITLE = "Will this start fit?"
-
-LABELS = {
-    "deployment": "Deployment",
-    "drafter": "Drafter (speculative decoding) on",
-    "speculative_tokens": "Speculative tokens",
-    "pin": "KV pin (--kv-cache-memory-bytes)",
-    "prefill_budget": "Prefill budget (--max-num-batched-tokens)",
-    "seats": "Seats (--max-num-seqs)",
-    "max_model_len": "max_model_len",
-    "gpu_memory_utilization": "gpu_memory_utilization (optional)",
-    "typical_context": "Typical context per seat, tokens (optional)",
-}
 
 
 def gate_problem(catalog: Catalog, deployment_id: str) -> str | None:
@@ -72,55 +63,22 @@ def max_boxes(catalog: Catalog) -> int:
 
 
 def field_labels(catalog: Catalog) -> dict[str, str]:
-    labels = dict(LABELS)
-    for i in range(max_boxes(catalog)):
-        labels[f"available_{i + 1}"] = f"MemAvailable at start, box {fmt(i + 1, 'count')}" + (" (head)" if i == 0 else "")
+    labels = form_labels(NAME, max_boxes(catalog))
+    labels["available_1"] += " (head)"
     return labels
 
 
 def field_names(catalog: Catalog) -> tuple[str, ...]:
-    boxes = tuple(f"available_{i + 1}" for i in range(max_boxes(catalog)))
-    return (
-        "deployment",
-        "drafter",
-        "speculative_tokens",
-        "pin",
-        *boxes,
-        "prefill_budget",
-        "seats",
-        "max_model_len",
-        "gpu_memory_utilization",
-        "typical_context",
-    )
+    return tuple(name for name, _, _ in form_uses(NAME, max_boxes(catalog)))
 
 
 def fields(catalog: Catalog) -> list[Field]:
-    labels = field_labels(catalog)
     options = []
     for d_id, d in catalog.deployments.items():
         problem = gate_problem(catalog, d_id)
         text = f"{d['name']}: TP={fmt(d['tp'], 'count')} on {fmt(d['boxes'], 'count')}x {catalog.boxes[d['box']]['name']}"
         options.append((d_id, text + (f" (the gate cannot size it: {problem})" if problem else ""), problem is not None))
-    helps = {
-        "pin": "Bytes: " + size_examples(),
-        "prefill_budget": "Tokens",
-        "seats": "Concurrent sequences",
-        "max_model_len": "Tokens",
-        "gpu_memory_utilization": "A fraction above 0 and at most 1; empty: the largest that leaves the start headroom free at vLLM's check",
-        "typical_context": "Tokens a seat typically holds; empty: not sized",
-    }
-    out = []
-    for name in field_names(catalog):
-        if name == "deployment":
-            out.append(Field(name, labels[name], "select", options=tuple(options)))
-        elif name == "drafter":
-            out.append(Field(name, labels[name], "checkbox"))
-        elif name.startswith("available_"):
-            out.append(Field(name, labels[name], "text", "Bytes: " + size_examples()))
-        else:
-            mode = "decimal" if name == "gpu_memory_utilization" else "numeric" if name != "pin" else "text"
-            out.append(Field(name, labels[name], "text", helps.get(name, ""), inputmode=mode))
-    return out
+    return form_fields(NAME, {"deployment": tuple(options)}, max_boxes(catalog), field_labels(catalog))
 
 
 def _available_figure(deployment: dict[str, Any]) -> Figure | None:
@@ -149,6 +107,8 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
         "max_model_len": fmt(base.max_model_len, "count"),
         "gpu_memory_utilization": "",
         "typical_context": "",
+        "kv_offloading_size": "",
+        "cpu_offload_gb": "",
     }
     where = ", ".join(p for p in (f"gen {start['generation']}" if start.get("generation") else "", start.get("date", "")) if p)
     drafter = model.get("drafter")
@@ -181,6 +141,8 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
         "gpu_memory_utilization": "Default empty: the calculator offers the largest two-decimal fraction that leaves the start headroom free "
         "at vLLM's check; with a pin the fraction sizes nothing, so it need not run to the edge",
         "typical_context": "Default empty: the seats are not sized",
+        "kv_offloading_size": "Default empty: no KV offloading",
+        "cpu_offload_gb": "Default empty: no weights offloaded",
     }
     figure = _available_figure(deployment)
     hidden, disabled = {}, {"drafter": drafter is None}
@@ -206,18 +168,15 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     drafter = flag(raw, "drafter")
     if drafter and not model.get("drafter"):
         errors["drafter"] = f"{short(labels['drafter'])}: the catalog has no drafter for {model['name']}"
-    spec = take(errors, "speculative_tokens", counted(raw, "speculative_tokens", labels["speculative_tokens"]))
-    pin = take(errors, "pin", lambda: parse_size(str(raw.get("pin", "")), short(labels["pin"])))
-    available = []
-    for i in range(deployment["boxes"]):
-        name = f"available_{i + 1}"
-        available.append(take(errors, name, sized(raw, name, labels[name])))
-    prefill = take(errors, "prefill_budget", counted(raw, "prefill_budget", labels["prefill_budget"]))
-    seats = take(errors, "seats", counted(raw, "seats", labels["seats"]))
-    max_len = take(errors, "max_model_len", counted(raw, "max_model_len", labels["max_model_len"]))
-    text = str(raw.get("gpu_memory_utilization", "")).strip()
-    utilization = take(errors, "gpu_memory_utilization", lambda: parse_fraction(text, short(labels["gpu_memory_utilization"])) if text else None)
-    typical = take(errors, "typical_context", counted(raw, "typical_context", labels["typical_context"], optional=True))
+    spec = read(NAME, raw, errors, "speculative_tokens", labels)
+    pin = read(NAME, raw, errors, "pin", labels)
+    available = [read(NAME, raw, errors, f"available_{i + 1}", labels) for i in range(deployment["boxes"])]
+    prefill = read(NAME, raw, errors, "prefill_budget", labels)
+    seats = read(NAME, raw, errors, "seats", labels)
+    max_len = read(NAME, raw, errors, "max_model_len", labels)
+    utilization = read(NAME, raw, errors, "gpu_memory_utilization", labels, optional=True)
+    typical = read(NAME, raw, errors, "typical_context", labels, optional=True)
+    host = {name: _gib(raw, errors, name, labels) for name in ("kv_offloading_size", "cpu_offload_gb")}
     if errors:
         return None, errors
     inputs = StartInputs(
@@ -231,6 +190,9 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
         available=tuple(available),
         typical_context=typical,
         gpu_memory_utilization=utilization,
+        host_bytes=offload.kv_offloading_a_rank(host["kv_offloading_size"], deployment["tp"]),
+        cpu_offload_gib=host["cpu_offload_gb"],
+        kv_offloading_gib=host["kv_offloading_size"],
     )
     for problem in report.check(inputs):
         key = {"available": "available_1"}.get(problem.split(":", 1)[0], problem.split(":", 1)[0].replace(" ", "_"))
@@ -238,6 +200,17 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     if not errors and (floor := report.floor_problem(catalog, inputs, short(labels["pin"]))):
         errors["pin"] = floor
     return (None, errors) if errors else (inputs, {})
+
+
+def _gib(raw: Mapping[str, str], errors: dict[str, str], name: str, labels: Mapping[str, str]) -> Fraction:
+    """A size in GiB as vLLM's offload flags take it, 0 or more; empty is 0, vLLM's default."""
+    text = str(raw.get(name, "")).strip()
+
+    def parse() -> Fraction:
+        return gib_at_least_zero(text, short(labels[name])) if text else Fraction(0)
+
+    value: Fraction = take(errors, name, parse) or Fraction(0)
+    return value
 
 
 def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
@@ -261,58 +234,58 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output("start", True, {}, {"start-verdict": verdict, "start-result": result}, fig.shown, names)
 
 
-def start_verdict(r: dict[str, Any], fig: Figures) -> str:
+def start_verdict(r: report.StartReport, fig: Figures) -> str:
     """The one sentence a screen reader announces after each edit: passes or refused, and every
     note the other checks add (the reading's precision, seats that do not fit, the fix offered)."""
-    if r["outside_calibration"]:
-        return f"<strong>Start: {fig('verdict', 'outside calibration')}</strong>. {esc(r['outside_calibration'])}."
-    tightest = min(r["boxes"], key=lambda b: b["margin_bytes"])
-    verdict = fig("verdict", "passes" if r["passes"] else "refused")
-    needs_shown = shown(report.needs_as_printed(r["terms"]), "GiB", 1)
-    available_shown = shown(tightest["available_bytes"], "GiB", 1)
+    if r.outside_calibration:
+        return f"<strong>Start: {fig('verdict', 'outside calibration')}</strong>. {esc(r.outside_calibration)}."
+    tightest = min(r.boxes, key=lambda b: b.margin_bytes or 0)  # every box has one once the gate sizes the start
+    verdict = fig("verdict", "passes" if r.passes else "refused")
+    needs_shown = shown(report.needs_as_printed(r.terms), "GiB", 1)
+    available_shown = shown(tightest.available_bytes, "GiB", 1)
     needs = fig("needs_short", fmt(needs_shown, "GiB", 1))
     available = fig("available_short", fmt(available_shown, "GiB", 1))
     margin = fig("margin_short", fmt(abs(available_shown - needs_shown), "GiB", 1))
-    notes = "".join(f" Note: {esc(n)}." for n in r["notes"])
-    if r["passes"]:
-        where = "every box" if len(r["boxes"]) > 1 else tightest["box"]
+    notes = "".join(f" Note: {esc(n)}." for n in r.notes)
+    if r.passes:
+        where = "every box" if len(r.boxes) > 1 else tightest.box
         return (
             f"<strong>Start: {verdict}</strong> on {esc(where)}: needs {needs} a rank against {available} MemAvailable, "
             f"{margin} to spare on the tightest box.{notes}"
         )
-    refused = ", ".join(b["box"] for b in r["boxes"] if not b["passes"])
+    refused = ", ".join(b.box for b in r.boxes if not b.passes)
     return (
         f"<strong>Start: {verdict}</strong> on {esc(refused)}: needs {needs} a rank against {available} MemAvailable, "
         f"short by {margin} on the tightest box.{notes}"
     )
 
 
-def start_needs(r: dict[str, Any], fig: Figures) -> str:
+def start_needs(r: report.StartReport, fig: Figures) -> str:
     """The needs formula term by term with each term's source, then every box against it."""
-    if r["outside_calibration"]:
+    if r.outside_calibration:
         return (
             '<section class="calc-section"><h3>Needs against MemAvailable</h3>'
-            f'<p class="calc-unknown-note">The gate does not know: {esc(r["outside_calibration"])}. '
+            f'<p class="calc-unknown-note">The gate does not know: {esc(r.outside_calibration)}. '
             "Inside the calibration the prefill-budget and seat terms are zero; outside it each needs a per-model constant in the catalog.</p></section>"
         )
-    rows = [(esc(t.name), fig(f"term_{_slug(t.name)}", fmt(t.bytes, "GiB")), esc(t.source)) for t in r["terms"]]
-    total = ("needs", fig("needs", fmt(report.needs_as_printed(r["terms"]), "GiB")), "the sum of the terms as printed, on every box")
+    rows = [(esc(t.name), fig(f"term_{_slug(t.name)}", fmt(t.bytes, "GiB")), esc(t.source)) for t in r.terms]
+    total = ("needs", fig("needs", fmt(report.needs_as_printed(r.terms), "GiB")), "the sum of the terms as printed, on every box")
     terms = table(
         ("Term", "GiB a rank", "Source"), rows, "The start gate: needs = weights + drafter + KV pin + overhead + prefill term + seat term + headroom", total
     )
     box_rows = []
-    for i, b in enumerate(r["boxes"], 1):
-        margin = fig(f"box{i}_margin", fmt(abs(report.margin_as_printed(b["available_bytes"], r["terms"])), "GiB"))
+    for i, b in enumerate(r.boxes, 1):
+        margin = fig(f"box{i}_margin", fmt(abs(report.margin_as_printed(b.available_bytes, r.terms)), "GiB"))
         box_rows.append(
             (
-                esc(b["box"]),
-                fig(f"box{i}_available", fmt(b["available_bytes"], "GiB")),
-                badge(b["passes"]) + fig(f"box{i}_verdict", "passes" if b["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"'),
-                f"{margin} {'to spare' if b['passes'] else 'short'}",
+                esc(b.box),
+                fig(f"box{i}_available", fmt(b.available_bytes, "GiB")),
+                badge(b.passes) + fig(f"box{i}_verdict", "passes" if b.passes else "refused").replace('class="fig"', 'class="fig calc-sr"'),
+                f"{margin} {'to spare' if b.passes else 'short'}",
             )
         )
     boxes = table(("Box", "MemAvailable", "Start", "By"), box_rows, "Start if needs &le; MemAvailable on every box")
-    drawn = figure_html(charts.needs_vs_boxes(r["terms"], r["needs_bytes"], [(b["box"], b["available_bytes"]) for b in r["boxes"]]))
+    drawn = figure_html(charts.needs_vs_boxes(r.terms, r.needs_bytes or 0, [(b.box, b.available_bytes) for b in r.boxes]))
     return f'<section class="calc-section"><h3>Needs against MemAvailable</h3>{drawn}{terms}{boxes}</section>'
 
 
@@ -328,12 +301,11 @@ def pin_text(value: int | None) -> str:
     return fmt(value, "e9", 2, down=True)
 
 
-def start_largest(r: dict[str, Any], fig: Figures) -> str:
-    largest = r["largest_pin_bytes"]
+def start_largest(r: report.StartReport, fig: Figures) -> str:
+    largest = r.largest_pin_bytes
     rows = []
-    for key, label in (("without_drafter", "Without the drafter"), ("with_drafter", "With the drafter")):
-        value = largest[key]
-        if key == "with_drafter" and value is None and not r["outside_calibration"]:
+    for key, label, value in (("without_drafter", "Without the drafter", largest.without_drafter), ("with_drafter", "With the drafter", largest.with_drafter)):
+        if key == "with_drafter" and value is None and not r.outside_calibration:
             rows.append((label, "no drafter in the catalog for this model"))
             continue
         name = "largest_" + key.split("_")[0]
@@ -347,38 +319,38 @@ def start_largest(r: dict[str, Any], fig: Figures) -> str:
     )
 
 
-def start_pool(r: dict[str, Any], fig: Figures) -> str:
-    pool = r["kv"]
-    i: StartInputs = r["inputs"]
-    if pool["bytes_per_token"] is None:
+def start_pool(r: report.StartReport, fig: Figures) -> str:
+    pool = r.kv
+    i = r.inputs
+    if pool is None:
         return '<section class="calc-section"><h3>The KV pool</h3><p>No measured bytes per token for this model in the catalog.</p></section>'
-    logged = "logged by vLLM at this pin" if pool["tokens_logged"] else "the pin over the bytes per token"
+    logged = "logged by vLLM at this pin" if pool.tokens_logged else "the pin over the bytes per token"
     max_len = fig("kv_max_len", fmt(i.max_model_len, "tokens"))
-    one = pool["holds_one_context"]
+    one = pool.holds_one_context
     rows = [
-        ("Bytes per token per rank", f"{fig('kv_bpt', fmt(pool['bytes_per_token'], 'count'))} B ({esc(r['kv_source'])})"),
-        ("Tokens in the pool", f"{fig('kv_tokens', fmt(pool['tokens'], 'tokens'))} ({logged})"),
-        (f"Full contexts of {max_len}", fig("kv_contexts", fmt(pool["full_contexts"], "count", 0, down=True)) + " at once"),
+        ("Bytes per token per rank", f"{fig('kv_bpt', fmt(pool.bytes_per_token, 'count'))} B ({esc(r.kv_source)})"),
+        ("Tokens in the pool", f"{fig('kv_tokens', fmt(pool.tokens, 'tokens'))} ({logged})"),
+        (f"Full contexts of {max_len}", fig("kv_contexts", fmt(pool.full_contexts, "count", 0, down=True)) + " at once"),
         (
             "Maximum concurrency, rounded down (vLLM's startup line rounds it to two decimals)",
-            fig("kv_concurrency", fmt(pool["full_contexts"], "x", down=True)),
+            fig("kv_concurrency", fmt(pool.full_contexts, "x", down=True)),
         ),
         (
             "One full context fits",
             fig("kv_one_context", "yes" if one else "no")
-            + f"; a pin of {fig('kv_one_context_pin', pin_up(pool['one_context_pin_bytes']))} holds one and the block of "
-            + f"{fig('kv_null_block', fmt(pool['block_size'], 'tokens'))} vLLM holds back from 0.29.0 ({esc(pool['block_source'])})"
+            + f"; a pin of {fig('kv_one_context_pin', pin_up(pool.one_context_pin_bytes))} holds one and the block of "
+            + f"{fig('kv_null_block', fmt(pool.block_size, 'tokens'))} vLLM holds back from 0.29.0 ({esc(pool.block_source)})"
             + ("" if one else " (below one request at max_model_len and the block vLLM 0.29.0 and later hold back: vLLM does not start)"),
         ),
     ]
-    if "tokens_needed" in pool:
+    if pool.seats is not None:
         seats = fmt(i.seats, "count")
         rows.append(
             (
                 f"{seats} seats &times; {fmt(i.typical_context or 0, 'tokens')}",
-                f"{fig('kv_tokens_needed', fmt(pool['tokens_needed'], 'tokens'))}: "
-                + fig("kv_seats_fit", "fit" if pool["seats_fit"] else "do not fit")
-                + f"; a pin of at least {fig('kv_seats_pin', pin_up(pool['pin_for_seats_bytes']))} holds them, more by each seat's fixed part",
+                f"{fig('kv_tokens_needed', fmt(pool.seats.tokens_needed, 'tokens'))}: "
+                + fig("kv_seats_fit", "fit" if pool.seats.seats_fit else "do not fit")
+                + f"; a pin of at least {fig('kv_seats_pin', pin_up(pool.seats.pin_for_seats_bytes))} holds them, more by each seat's fixed part",
             )
         )
     else:
@@ -386,17 +358,17 @@ def start_pool(r: dict[str, Any], fig: Figures) -> str:
     return '<section class="calc-section"><h3>The KV pool</h3>' + dl(rows) + "</section>"
 
 
-def start_fraction(r: dict[str, Any], fig: Figures) -> str:
-    f = r["fraction"]
-    edge_left = f["free_bytes"] - fraction.requested(f["total_bytes"], f["edge"])
+def start_fraction(r: report.StartReport, fig: Figures) -> str:
+    f = r.fraction
+    edge_left = f.free_bytes - fraction.requested(f.total_bytes, f.edge)
     how = (
         "typed"
-        if f["typed"]
-        else f"the largest two-decimal fraction that leaves the {fmt(r['headroom_bytes'], 'GiB', 0)} start headroom free; "
-        f"the edge, {fmt(f['edge'], 'fraction')}, would leave {fmt(edge_left, 'GiB')}"
+        if f.typed
+        else f"the largest two-decimal fraction that leaves the {fmt(r.headroom_bytes, 'GiB', 0)} start headroom free; "
+        f"the edge, {fmt(f.edge, 'fraction')}, would leave {fmt(edge_left, 'GiB')}"
     )
-    chosen = fig("fraction", report.fraction_text(f["fraction"]))
-    requested = fig("fraction_requested", fmt(f["requested_bytes"], "GiB")) if f["requested_bytes"] is not None else "nothing"
+    chosen = fig("fraction", report.fraction_text(f.fraction))
+    requested = fig("fraction_requested", fmt(f.requested_bytes, "GiB")) if f.requested_bytes is not None else "nothing"
     return (
         '<section class="calc-section"><h3>vLLM&rsquo;s fraction check</h3>'
         "<p>vLLM starts only if ceil(gpu_memory_utilization &times; total) &le; free memory, even with a pinned pool; "
@@ -406,36 +378,36 @@ def start_fraction(r: dict[str, Any], fig: Figures) -> str:
                 ("gpu_memory_utilization", f"{chosen} ({how})"),
                 (
                     "Asks for",
-                    f"{requested} of {fig('fraction_total', fmt(f['total_bytes'], 'GiB'))}, against {fig('fraction_free', fmt(f['free_bytes'], 'GiB'))} free on the tightest box",
+                    f"{requested} of {fig('fraction_total', fmt(f.total_bytes, 'GiB'))}, against {fig('fraction_free', fmt(f.free_bytes, 'GiB'))} free on the tightest box",
                 ),
                 (
                     "Check",
                     (
-                        badge(f["passes"]) + fig("fraction_verdict", "passes" if f["passes"] else "refused").replace('class="fig"', 'class="fig calc-sr"')
-                        if f["reached"]
+                        badge(f.passes) + fig("fraction_verdict", "passes" if f.passes else "refused").replace('class="fig"', 'class="fig calc-sr"')
+                        if f.reached
                         else '<span class="calc-badge calc-unknown">not reached</span> '
                         + fig("fraction_verdict", "not reached: the gate refuses the start first")
                     ),
                 ),
-                ("The fraction to pass it", "at most " + fig("fraction_ceiling", fmt(f["ceiling"], "fraction", 4))),
+                ("The fraction to pass it", "at most " + fig("fraction_ceiling", fmt(f.ceiling, "fraction", 4))),
             ]
         )
         + "</section>"
     )
 
 
-def start_flags(r: dict[str, Any], fig: Figures) -> str:
+def start_flags(r: report.StartReport, fig: Figures) -> str:
     """The flags to launch with: the request's when it passes, the suggested fix's when it is
     refused (labelled so), never a refused request's as if it would start."""
-    if r["passes"] is False and not r["flags_are_the_fix"]:
+    if r.passes is False and not r.flags_are_the_fix:
         return '<section class="calc-section"><h3>vLLM flags</h3><p>None: no pin passes with the rest of the request unchanged.</p></section>'
-    text = " \\\n".join(r["flags"])
+    text = " \\\n".join(r.flags)
     fig("flags", text)
-    if r["flags_are_the_fix"]:
+    if r.flags_are_the_fix:
         head, note, button = (
             "vLLM flags of the suggested fix",
             "<p>Not the refused request: the same request at the largest pin that passes with the reading&rsquo;s precision to spare"
-            + (", the drafter off" if r["inputs"].drafter and not r["fix"].drafter else "")
+            + (", the drafter off" if r.inputs.drafter and r.fix is not None and not r.fix.drafter else "")
             + ".</p>",
             "Copy the suggested fix&rsquo;s flags",
         )
@@ -448,33 +420,32 @@ def start_flags(r: dict[str, Any], fig: Figures) -> str:
     )
 
 
-def start_changes(r: dict[str, Any], fig: Figures) -> str:
+def start_changes(r: report.StartReport, fig: Figures) -> str:
     head = '<section class="calc-section"><h3>What to change</h3>'
-    if r["outside_calibration"]:
+    if r.outside_calibration:
         return head + _calibration_note() + "</section>"
-    if r["passes"]:
-        tightest = min(report.margin_as_printed(b["available_bytes"], r["terms"]) for b in r["boxes"])
-        if not r["notes"]:
+    if r.passes:
+        tightest = min(report.margin_as_printed(b.available_bytes, r.terms) for b in r.boxes)
+        if not r.notes:
             return head + f"<p>Nothing: the start fits with {fig('spare', fmt(tightest, 'GiB'))} to spare on the tightest box.</p></section>"
-        items = "".join(f"<li>{esc(n[0].upper() + n[1:])}.</li>" for n in r["notes"])
+        items = "".join(f"<li>{esc(n[0].upper() + n[1:])}.</li>" for n in r.notes)
         return head + f"<p>The gate passes with {fig('spare', fmt(tightest, 'GiB'))} to spare on the tightest box, but:</p><ul>{items}</ul></section>"
-    short = -min(b["margin_bytes"] for b in r["boxes"])
+    short = -min(r.margins)
     changes = []
-    for n, t in enumerate(r["changes"], 1):
+    for n, t in enumerate(r.changes, 1):
         alone = "covers the shortfall alone" if t.bytes >= short else "not enough alone"
         changes.append(f"<li>{esc(t.name)}: {fig(f'change_{n}', fmt(t.bytes, 'GiB'))} ({alone}); {_how(t.name, r)}</li>")
     listing = f"<ol>{''.join(changes)}</ol>" if changes else "<p>No term here can move: only more MemAvailable helps.</p>"
     return head + f"<p>Short by {fig('short', fmt(short, 'GiB'))} on the tightest box. The terms you can move, largest first:</p>{listing}</section>"
 
 
-def _how(term: str, r: dict[str, Any]) -> str:
-    largest = r["largest_pin_bytes"]
-    inputs: StartInputs = r["inputs"]
+def _how(term: str, r: report.StartReport) -> str:
+    largest = r.largest_pin_bytes
+    inputs = r.inputs
     if term == "KV pin":
-        key = "with_drafter" if inputs.drafter else "without_drafter"
-        return f"lower it to at most {esc(pin_text(largest[key]))}"
+        return f"lower it to at most {esc(pin_text(largest.with_drafter if inputs.drafter else largest.without_drafter))}"
     if term == "drafter":
-        return f"turn it off (the largest pin then is {esc(pin_text(largest['without_drafter']))})"
+        return f"turn it off (the largest pin then is {esc(pin_text(largest.without_drafter))})"
     if term == "prefill-budget term":
         return "lower the prefill budget toward the calibration"
     if term == "seat term":

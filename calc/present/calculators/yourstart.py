@@ -22,7 +22,23 @@ from calc.catalog.model import Catalog
 from calc.engine import derive, gate
 from calc.logs.figures import PAGE_FIGURES
 from calc.present import charts
-from calc.present.calculators.form import Defaults, Field, Figures, Output, badge, dl, esc, invalid, pin_up, short, size_examples, size_text, table, take
+from calc.present.calculators.form import (
+    Defaults,
+    Field,
+    Figures,
+    Output,
+    badge,
+    dl,
+    esc,
+    form_fields,
+    form_labels,
+    invalid,
+    pin_up,
+    short,
+    size_text,
+    table,
+    take,
+)
 from calc.present.calculators.start import gated
 from calc.present.chart import figure_html
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
@@ -38,25 +54,7 @@ PASTE_CHARACTERS = 2**20
 PASTE_LINES = 20_000
 _MEMAVAILABLE = re.compile(r"MemAvailable:\s*([0-9]{1,15})\s*kB")
 
-LABELS = {
-    "preset": "Preset from the catalog",
-    "log": "Startup log (paste)",
-    "box": "Box",
-    "total": "Box or card total (optional)",
-    "before": "Before the start: free -b, free -m, /proc/meminfo or MemAvailable",
-    "serving": "Once it serves: the same reading",
-    "free_unit": "Unit of pasted free output",
-    "weights": "Weights a rank (optional)",
-    "overhead": "Overhead a rank (optional)",
-    "bytes_per_token": "Bytes per token a rank (optional)",
-    "pin": "KV pin to plan (--kv-cache-memory-bytes)",
-    "max_model_len": "max_model_len (optional)",
-    "tp": "Tensor-parallel size (optional)",
-    "gpu_memory_utilization": "gpu_memory_utilization (optional)",
-    "model": "Model for the serve command (optional)",
-    "pins": "Other pins to size (optional)",
-    "lengths": "Other max_model_len to size (optional)",
-}
+LABELS = form_labels(NAME)
 # What a preset fills: everything a log would otherwise give.
 PRESET_FIELDS = ("weights", "overhead", "bytes_per_token", "pin", "max_model_len", "tp", "before", "box", "model")
 UNITS = (
@@ -72,32 +70,8 @@ def fields(catalog: Catalog) -> list[Field]:
     presets = [("", "none: your own start", False)] + [(d, f"{catalog.deployments[d]['name']}", False) for d in gated(catalog)]
     boxes = [(b, f"{e['name']} ({e['memory']}, {fmt(derive.box_total(e).figure.size, 'GiB')})", False) for b, e in catalog.boxes.items()]
     boxes.append((OTHER_BOX, "another box: type its total", False))
-    sizes = "Bytes: " + size_examples()
-    return [
-        Field("preset", LABELS["preset"], "select", "Fills the fields below from a deployment the catalog measured", options=tuple(presets)),
-        Field(
-            "log",
-            LABELS["log"],
-            "textarea",
-            f"vLLM or SGLang startup output, as printed; one rank's or all of them (at most {PASTE_LINES:,} lines and {PASTE_CHARACTERS // 2**20} MiB)",
-            rows=6,
-        ),
-        Field("box", LABELS["box"], "select", options=tuple(boxes)),
-        Field("total", LABELS["total"], "text", "Empty: the box's total from the catalog. " + sizes),
-        Field("before", LABELS["before"], "textarea", "The tightest box's reading; on a discrete card, its free memory", rows=3),
-        Field("serving", LABELS["serving"], "textarea", "With both readings the overhead is measured, not typed", rows=3),
-        Field("free_unit", LABELS["free_unit"], "select", "free prints no unit; paste the command line with it or choose", options=UNITS),
-        Field("weights", LABELS["weights"], "text", "Empty: the log's \u201cModel loading took\u201d line. " + sizes),
-        Field("overhead", LABELS["overhead"], "text", "Empty: held - weights - KV pool, from the two readings. " + sizes),
-        Field("bytes_per_token", LABELS["bytes_per_token"], "text", "Empty: the log's pool over its token count", inputmode="decimal"),
-        Field("pin", LABELS["pin"], "text", "Empty: the log's KV pool. " + sizes),
-        Field("max_model_len", LABELS["max_model_len"], "text", "Empty: the log's", inputmode="numeric"),
-        Field("tp", LABELS["tp"], "text", "Empty: the log's", inputmode="numeric"),
-        Field("gpu_memory_utilization", LABELS["gpu_memory_utilization"], "text", "Empty: the log's, else the largest that passes", inputmode="decimal"),
-        Field("model", LABELS["model"], "text", "Empty: the log's"),
-        Field("pins", LABELS["pins"], "text", "Sizes separated by commas, such as 20 GiB, 30e9"),
-        Field("lengths", LABELS["lengths"], "text", "Token counts separated by commas, such as 32768, 131072", inputmode="numeric"),
-    ]
+    fill = {"lines": f"{PASTE_LINES:,}", "paste": str(PASTE_CHARACTERS // 2**20)}
+    return form_fields(NAME, {"preset": tuple(presets), "box": tuple(boxes), "free_unit": UNITS}, fill=fill)
 
 
 def preset(catalog: Catalog, deployment_id: str) -> dict[str, tuple[str, Given | None]]:
@@ -532,7 +506,7 @@ def _source(*sources: str) -> str:
     return "; ".join(f'<span class="calc-from">{esc(s)}</span>' for s in sources if s)
 
 
-def _size(fig: Figures, name: str, value: int) -> str:
+def _size(fig: Figures, name: str, value: int | Fraction) -> str:
     return fig(name, fmt(value, "GiB")) + f" ({fig(name + '_b', fmt(value, 'B'))})"
 
 
@@ -543,29 +517,31 @@ FAILURES = {
 }
 
 
-def _needs_printed(y: YourStart, a: dict[str, Any], pin: int) -> Fraction:
+def _needs_printed(y: YourStart, a: yourstart.Answer, pin: int) -> Fraction:
     """The gate's needs as its table prints it: the sum of the printed terms."""
-    terms = [int(y.weights.value), pin, a["overhead"].value, int(y.headroom.value)]  # type: ignore[union-attr]
+    over = a.overhead.value
+    assert over is not None, "the gate is sized only with an overhead"
+    terms: list[int | float | Fraction] = [int(y.weights.value), pin, over, int(y.headroom.value)]  # type: ignore[union-attr]
     return printed_sum(terms, "GiB")
 
 
-def _verdict(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
+def _verdict(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     """One sentence over every check: refused by the first that refuses, passes only when every
     check that can be sized passes; the fix offered and every note said."""
-    g = a["gate"]
-    notes = "".join(f" Note: {esc(n)}." for n in a["notes"])
-    fix = (
-        " The command below is the suggested fix, not the refused request." if a["fix"] else (" No fix is offered: see below." if a["passes"] is False else "")
-    )
-    if a["passes"] is None:
-        need = g["needs"].how if g["needs"].value is None else ("needs a pin" if not g["sized"] else "needs MemAvailable before the start")
-        if g["largest_pin"] is not None and not g["sized"]:
+    g = a.gate
+    notes = "".join(f" Note: {esc(n)}." for n in a.notes)
+    fix = " The command below is the suggested fix, not the refused request." if a.fix else (" No fix is offered: see below." if a.passes is False else "")
+    if a.passes is None:
+        need = g.needs.how if g.needs.value is None else ("needs a pin" if not g.sized else "needs MemAvailable before the start")
+        if g.largest_pin is not None and not g.sized:
             need = "has no pin to check; the largest that passes is below"
         return f"<strong>Start: {fig('verdict', 'not sized')}</strong>: the gate {esc(need)}.{notes}"
-    if a["passes"]:
+    before = g.available
+    assert before is not None or a.refused_by not in (None, "gate"), "a start that passes, or the gate refuses, was sized against MemAvailable"
+    if a.passes:
         pin = int(y.pin.value)  # type: ignore[union-attr]
-        available = shown(g["available"], "GiB", 2)
-        checked = [name for name, c in (("free-memory", a["fraction"]), ("one-request", a["one_request"])) if c is not None]
+        available = shown(before or 0, "GiB", 2)
+        checked = [name for name, c in (("free-memory", a.fraction), ("one-request", a.one_request)) if c is not None]
         also = (
             f"; vLLM's {' and '.join(checked)} check{'s pass' if len(checked) > 1 else ' passes'} too"
             if checked
@@ -575,18 +551,20 @@ def _verdict(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
             f"<strong>Start: {fig('verdict', 'passes')}</strong>: needs {fig('needs_short', fmt(_needs_printed(y, a, pin), 'GiB'))} a rank against "
             f"{fig('available_short', fmt(available, 'GiB'))}, {fig('margin_short', fmt(available - _needs_printed(y, a, pin), 'GiB'))} to spare{also}.{notes}"
         )
-    by = a["refused_by"]
+    by = a.refused_by
     if by == "gate":
-        margin = shown(g["available"], "GiB", 2) - _needs_printed(y, a, int(y.pin.value))  # type: ignore[union-attr]
-        why = f"the gate: needs {fig('needs_short', fmt(_needs_printed(y, a, int(y.pin.value)), 'GiB', 2))} a rank against {fig('available_short', fmt(shown(g['available'], 'GiB', 2), 'GiB', 2))}, short by {fig('margin_short', fmt(-margin, 'GiB', 2))}"  # type: ignore[union-attr]
+        margin = shown(before or 0, "GiB", 2) - _needs_printed(y, a, int(y.pin.value))  # type: ignore[union-attr]
+        why = f"the gate: needs {fig('needs_short', fmt(_needs_printed(y, a, int(y.pin.value)), 'GiB', 2))} a rank against {fig('available_short', fmt(shown(before or 0, 'GiB', 2), 'GiB', 2))}, short by {fig('margin_short', fmt(-margin, 'GiB', 2))}"  # type: ignore[union-attr]
     elif by == "fraction":
-        f = a["fraction"]
-        why = f"vLLM's free-memory check: gpu_memory_utilization {fig('verdict_fraction', fraction_text(f['fraction']))} asks for more than the free memory; at most {fmt(f['ceiling'], 'fraction', 4)} passes"
+        f = a.fraction
+        assert f is not None, "the free-memory check refused it, so it was sized"
+        why = f"vLLM's free-memory check: gpu_memory_utilization {fig('verdict_fraction', fraction_text(f.fraction))} asks for more than the free memory; at most {fmt(f.ceiling, 'fraction', 4)} passes"
     elif by == "log":
         why = f"{'SGLang' if y.engine == 'sglang' else 'vLLM'}, in your log: {esc(FAILURES.get(str(y.failure.value), str(y.failure.value)))} ({_source(y.failure.source)})"  # type: ignore[union-attr]
     else:
-        o = a["one_request"]
-        why = f"vLLM's one-request check: the pin holds {fig('verdict_longest', fmt(o['estimated_max_model_len'], 'tokens'))}, not one request of {fmt(o['max_model_len'], 'tokens')}"
+        o = a.one_request
+        assert o is not None, "the one-request check refused it, so it was sized"
+        why = f"vLLM's one-request check: the pin holds {fig('verdict_longest', fmt(o.estimated_max_model_len, 'tokens'))}, not one request of {fmt(o.max_model_len, 'tokens')}"
     return f"<strong>Start: {fig('verdict', 'refused')}</strong> by {why}.{fix}{notes}"
 
 
@@ -674,7 +652,7 @@ def _log_answer_section(answer: Any, fig: Figures) -> str:
     return "".join(out) + "</section>"
 
 
-def _holds_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
+def _holds_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     rows = []
     if y.weights is not None:
         rows.append(("Weights", _size(fig, "weights", int(y.weights.value)), _source(y.weights.source)))
@@ -682,7 +660,7 @@ def _holds_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
         rows.append(("Weights", "unknown", "paste a log with its &ldquo;Model loading took&rdquo; line, or type them"))
     if y.pool is not None:
         rows.append(("KV pool of the measured start", _size(fig, "pool", int(y.pool.value)), _source(y.pool.source)))
-    h, over = a["held"], a["overhead"]
+    h, over = a.held, a.overhead
     if h.value is not None:
         rows.append(("Held: MemAvailable before - serving", _size(fig, "held", h.value), _source(*h.sources)))
     if over.value is not None:
@@ -704,32 +682,33 @@ def _check(name: str, passes: bool, fig: Figures) -> str:
     return badge(passes) + fig(name, "passes" if passes else "refused").replace('class="fig"', 'class="fig calc-sr"')
 
 
-def _gate_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
-    g = a["gate"]
+def _gate_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
+    g = a.gate
     head = '<section class="calc-section"><h3>The start gate</h3>'
-    if g["needs"].value is None:
-        return head + f'<p class="calc-unknown-note">The gate cannot size this start: it {esc(g["needs"].how)}.</p></section>'
-    over = a["overhead"]
+    if g.needs.value is None:
+        return head + f'<p class="calc-unknown-note">The gate cannot size this start: it {esc(g.needs.how)}.</p></section>'
+    over = a.overhead
+    over_bytes = over.value
+    assert over_bytes is not None, "needs are sized only with an overhead"
     pin = int(y.pin.value) if y.pin is not None else 0
     rows = [
         ("weights", _size(fig, "term_weights", int(y.weights.value)), _source(y.weights.source)),  # type: ignore[union-attr]
         ("KV pin", _size(fig, "term_pin", pin), _source(y.pin.source) if y.pin is not None else "no pin: the log gives none; type one to check it"),
-        ("overhead", _size(fig, "term_overhead", over.value), _source(*over.sources)),
+        ("overhead", _size(fig, "term_overhead", over_bytes), _source(*over.sources)),
         ("start headroom", _size(fig, "term_headroom", int(y.headroom.value)), _source(y.headroom.source)),
     ]
     needs = _needs_printed(y, a, pin)
     total = ("needs", fig("needs", fmt(needs, "GiB")), "the sum of the terms as printed; the check runs on exact bytes")
     terms = table(("Term", "A rank", "From"), rows, "needs = weights + KV pin + overhead + headroom", total)
-    if g["available"] is None:
+    if g.available is None:
         return head + terms + "<p>Paste or type MemAvailable before the start to see whether it passes and the largest pin.</p></section>"
-    largest = g["largest_pin"]
-    available = ("MemAvailable before the start", _size(fig, "available", g["available"]) + " " + _source(y.before.source))  # type: ignore[union-attr]
-    margin = shown(g["available"], "GiB", 2) - needs
+    largest = g.largest_pin
+    assert largest is not None, "needs and MemAvailable give the largest pin"
+    available = ("MemAvailable before the start", _size(fig, "available", g.available) + " " + _source(y.before.source))  # type: ignore[union-attr]
+    margin = shown(g.available, "GiB", 2) - needs
     items = [available]
-    if g["passes"] is not None:
-        items.append(
-            ("Gate", f"{_check('gate_verdict', g['passes'], fig)} by {fig('margin', fmt(abs(margin), 'GiB'))} {'to spare' if g['passes'] else 'short'}")
-        )
+    if g.passes is not None:
+        items.append(("Gate", f"{_check('gate_verdict', g.passes, fig)} by {fig('margin', fmt(abs(margin), 'GiB'))} {'to spare' if g.passes else 'short'}"))
     items.append(
         (
             "Largest pin that passes",
@@ -738,12 +717,12 @@ def _gate_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
             else fig("largest_pin", f"none: short by {fmt(-largest, 'GiB', up=True)} at a zero pin"),
         )
     )
-    parts = [("weights", int(y.weights.value)), ("KV pin", pin), ("overhead", over.value), ("start headroom", int(y.headroom.value))]  # type: ignore[union-attr]
+    parts = [("weights", int(y.weights.value)), ("KV pin", pin), ("overhead", over_bytes), ("start headroom", int(y.headroom.value))]  # type: ignore[union-attr]
     drawn = figure_html(
         charts.needs_vs_boxes(
-            [gate.Term(name, value, "", True) for name, value in parts],
-            g["needs"].value,
-            [("your box", g["available"])],
+            [gate.Term(name, value, "", True) for name, value in parts],  # type: ignore[arg-type]  # a typed overhead may be a fraction of a byte, drawn as it is
+            g.needs.value,
+            [("your box", g.available)],
             "What your start needs",
             "yourstart-needs",
         )
@@ -751,28 +730,28 @@ def _gate_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     return head + drawn + terms + dl(items) + "</section>"
 
 
-def _grid_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
+def _grid_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     head = '<section class="calc-section"><h3>Tokens and full contexts</h3>'
-    bpt = a["bytes_per_token_printed"]
+    bpt = a.bytes_per_token_printed
     if not bpt:
         return head + "<p>No bytes per token: paste a log with its KV cache lines, or type it.</p></section>"
-    if not a["grid"]:
+    if not a.grid:
         return head + "<p>No pin to size: type one, or give the readings that size the largest that passes.</p></section>"
     src = _source(y.bytes_per_token.source)  # type: ignore[union-attr]
-    lengths = a["lengths"]
+    lengths = a.lengths
     pin = int(y.pin.value) if y.pin is not None else None
     rows = []
-    for i, cell in enumerate(a["grid"]):
-        p = cell["pin"]
-        name = "the pin" if p == pin else "largest that passes" if p == a["gate"]["largest_pin"] else "typed"
-        logged = f" (logged by {'SGLang' if y.engine == 'sglang' else 'vLLM'})" if cell["logged"] else ""
-        row = [f"{fig(f'grid_pin_{i}', fmt(p, 'B'))} ({esc(name)})", fig(f"grid_tokens_{i}", fmt(cell["tokens"], "tokens")) + logged]
-        row += [fig(f"grid_contexts_{i}_{n}", fmt(cell["contexts"][n], "count")) for n in lengths]
+    for i, cell in enumerate(a.grid):
+        p = cell.pin
+        name = "the pin" if p == pin else "largest that passes" if p == a.gate.largest_pin else "typed"
+        logged = f" (logged by {'SGLang' if y.engine == 'sglang' else 'vLLM'})" if cell.logged else ""
+        row = [f"{fig(f'grid_pin_{i}', fmt(p, 'B'))} ({esc(name)})", fig(f"grid_tokens_{i}", fmt(cell.tokens, "tokens")) + logged]
+        row += [fig(f"grid_contexts_{i}_{n}", fmt(cell.contexts[n], "count")) for n in lengths]
         rows.append(tuple(row))
     head_row = ("KV pin", "Tokens", *(f"Full {fmt(n, 'count')}-token contexts" for n in lengths))
     note = (
         f"<p>Tokens = the pin / {fig('bpt', fmt(bpt, 'B a token', 0 if bpt.denominator == 1 else 2))} a token a rank, rounded down"
-        + (" (the count vLLM logged at its own pool)" if any(c["logged"] for c in a["grid"]) else "")
+        + (" (the count vLLM logged at its own pool)" if any(c.logged for c in a.grid) else "")
         + "; full contexts = tokens / the length, rounded down "
         + ("(at the log&rsquo;s own pool and max_model_len, the maximum concurrency the engine printed, rounded down) " if y.concurrency is not None else "")
         + f"(bytes a token: {src}). Where part of a request's footprint is fixed "
@@ -784,40 +763,40 @@ def _grid_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
     return head + table(head_row, rows, "Tokens a pin holds, and how many full contexts of each length at once") + note + "</section>"
 
 
-def _checks_section(y: YourStart, a: dict[str, Any], reading: Any, fig: Figures) -> str:
+def _checks_section(y: YourStart, a: yourstart.Answer, reading: Any, fig: Figures) -> str:
     out = ['<section class="calc-section"><h3>vLLM&rsquo;s own checks</h3>']
     if y.engine == "sglang":
         out.append(
             "<p>This is an SGLang log: SGLang sizes its pool by mem_fraction_static after the weights load and runs neither of vLLM&rsquo;s checks "
             "(gpu_memory_utilization against free memory, one request of max_model_len in the pool), so neither is worked here.</p>"
         )
-    f = a["fraction"]
+    f = a.fraction
     if f is None and y.engine != "sglang":
         out.append("<p>The fraction check needs the box total and the free memory before the start (MemAvailable on unified memory).</p>")
     elif f is not None:
-        how = "" if f["typed"] else f"the largest two decimals whose ask leaves the {fmt(int(y.headroom.value), 'GiB', 0)} start headroom free"
-        asks = fig("fraction_requested", fmt(f["requested"], "GiB")) if f["requested"] is not None else "nothing"
+        how = "" if f.typed else f"the largest two decimals whose ask leaves the {fmt(int(y.headroom.value), 'GiB', 0)} start headroom free"
+        asks = fig("fraction_requested", fmt(f.requested, "GiB")) if f.requested is not None else "nothing"
         out.append(
             "<p>The fraction check: vLLM starts only if ceil(gpu_memory_utilization &times; total) &le; free memory, even with a pin.</p>"
             + dl(
                 [
                     (
                         "gpu_memory_utilization",
-                        f"{fig('fraction', fraction_text(f['fraction']))} ({_source(y.gpu_memory_utilization.source) if f['typed'] else how})",  # type: ignore[union-attr]
+                        f"{fig('fraction', fraction_text(f.fraction))} ({_source(y.gpu_memory_utilization.source) if f.typed else how})",  # type: ignore[union-attr]
                     ),
-                    ("Asks for", f"{asks} of {fig('fraction_total', fmt(f['total'], 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
-                    ("Against free", fig("fraction_free", fmt(f["free"], "GiB")) + f" ({_source(y.before.source)})"),  # type: ignore[union-attr]
-                    ("Check", _check("fraction_verdict", f["passes"], fig) if f["reached"] else _not_reached("fraction_verdict", fig)),
+                    ("Asks for", f"{asks} of {fig('fraction_total', fmt(f.total, 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
+                    ("Against free", fig("fraction_free", fmt(f.free, "GiB")) + f" ({_source(y.before.source)})"),  # type: ignore[union-attr]
+                    ("Check", _check("fraction_verdict", f.passes, fig) if f.reached else _not_reached("fraction_verdict", fig)),
                     (
                         "The fraction to pass it",
                         "at most "
-                        + fig("fraction_ceiling", fmt(f["ceiling"], "fraction", 4, down=True))
-                        + (" (the low end of free over the high end of total, as the log rounded them)" if f["rounded"] else ""),
+                        + fig("fraction_ceiling", fmt(f.ceiling, "fraction", 4, down=True))
+                        + (" (the low end of free over the high end of total, as the log rounded them)" if f.rounded else ""),
                     ),
                 ]
             )
         )
-    one = a["one_request"]
+    one = a.one_request
     if one is None and y.engine != "sglang":
         out.append("<p>The one-request check needs a pin, bytes per token and max_model_len.</p>")
     elif one is not None:
@@ -826,19 +805,19 @@ def _checks_section(y: YourStart, a: dict[str, Any], reading: Any, fig: Figures)
             + dl(
                 [
                     (
-                        f"One {fig('one_request_len', fmt(one['max_model_len'], 'tokens'))} request",
-                        f"needs a pin of at least {fig('one_request_pin', pin_up(one['pin_needed']))} "
+                        f"One {fig('one_request_len', fmt(one.max_model_len, 'tokens'))} request",
+                        f"needs a pin of at least {fig('one_request_pin', pin_up(one.pin_needed))} "
                         + (
-                            f"(vLLM&rsquo;s own per-request maximum: {_source(one['floor_source'])}"
-                            if one["floor_source"]
+                            f"(vLLM&rsquo;s own per-request maximum: {_source(one.floor_source)}"
+                            if one.floor_source
                             else "(max_model_len &times; the bytes a token printed above, rounded up; vLLM&rsquo;s own floor is its per-request maximum, larger by any fixed part"
                         )
-                        + (f"; and {esc(one['block_how'])}, {fig('one_request_block', fmt(one['block_bytes'], 'B'))})" if one["block_bytes"] else ")"),
+                        + (f"; and {esc(one.block_how)}, {fig('one_request_block', fmt(one.block_bytes, 'B'))})" if one.block_bytes else ")"),
                     ),
-                    ("Check", _check("one_request_verdict", one["passes"], fig) if one["reached"] else _not_reached("one_request_verdict", fig)),
+                    ("Check", _check("one_request_verdict", one.passes, fig) if one.reached else _not_reached("one_request_verdict", fig)),
                     (
                         "Tokens the pin holds",
-                        fig("one_request_longest", fmt(one["estimated_max_model_len"], "tokens"))
+                        fig("one_request_longest", fmt(one.estimated_max_model_len, "tokens"))
                         + " at the bytes a token printed above (vLLM&rsquo;s own estimate of the longest context differs for hybrid and sliding-window models)",
                     ),
                 ]
@@ -853,30 +832,30 @@ def _checks_section(y: YourStart, a: dict[str, Any], reading: Any, fig: Figures)
     return "".join(out) + "</section>"
 
 
-def _command_section(y: YourStart, a: dict[str, Any], fig: Figures) -> str:
+def _command_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     """The launch line for the log's engine: the request's when nothing refuses it, the suggested
     fix's (labelled, each change said) when something does, none when nothing here starts it."""
     sglang = y.engine == "sglang"
     head = "SGLang launch command" if sglang else "vllm serve"
-    if a["passes"] is False and a["fix"] is None:
+    if a.passes is False and a.fix is None:
         why = (
             "None offered: what is given does not size a fix (it needs the start&rsquo;s total, weights and overhead); pick the box, type them, or paste the readings."
-            if a["refused_by"] == "log"
+            if a.refused_by == "log"
             else "None: no pin and no fraction here lets this request start; only more free memory, a shorter max_model_len or a smaller model does."
         )
         return f'<section class="calc-section"><h3>{head}</h3><p>{why}</p></section>'
-    text = a["command"]
+    text = a.command
     fig("command", text)
     note, button = "", "Copy the command"
-    if a["fix"] is not None:
+    if a.fix is not None:
         head += " of the suggested fix"
-        changes = "".join(f"<li>{esc(_change(k, v))}: {esc(why)}</li>" for k, v, why in a["fix"]["changes"])
+        changes = "".join(f"<li>{esc(_change(k, v))}: {esc(why)}</li>" for k, v, why in a.fix.changes)
         note = f"<p>Not the refused request: the same request with</p><ul>{changes}</ul>"
         button = "Copy the suggested fix&rsquo;s command"
     if y.model is None:
         note += "<p>MODEL stands for your model: type it above, or paste a log that names it.</p>"
-    if a["command_note"]:
-        note += f"<p><strong>Note:</strong> {esc(a['command_note'])}.</p>"
+    if a.command_note:
+        note += f"<p><strong>Note:</strong> {esc(a.command_note)}.</p>"
     if sglang:
         note += (
             "<p>SGLang has no byte pin: mem_fraction_static (the log&rsquo;s, when it printed one) sizes its pool, and "

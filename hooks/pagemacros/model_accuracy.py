@@ -1,0 +1,149 @@
+"""Macros of the KV pool page's accuracy sections: the config model and the predicted pool beside
+what public startup logs printed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from calc.catalog.model import Catalog
+from calc.checks import accuracy, poolaccuracy
+from hooks.pagemacros.build import Build, table
+from hooks.pagemacros.every_page import fig, source_text
+
+
+def model_accuracy_rows(build: Build) -> list[accuracy.Row]:
+    """Every observation with a known architecture, predicted by the config model."""
+    if build.accuracy_rows is None:  # once a build: three tables on the KV page read the same rows
+        build.accuracy_rows = model_accuracy(build.root, build.catalog)
+    return build.accuracy_rows
+
+
+def model_accuracy_table(build: Build) -> str:
+    """Predicted beside printed, row by row: the published accuracy of calc/engine/kvlayout.py."""
+    rows = []
+    for r in model_accuracy_rows(build):
+        o = r.observation
+        pool = fig(o.pool_low, "B") if o.pool_low == o.pool_high else fig(o.pool, "GiB")
+        needed = o.quantity == "needed"
+        unit = "GiB" if needed else "count"
+        rows.append((
+            f"[{source_text(o.label)}]({o.source})" if o.source.startswith("http") else f"{source_text(o.label)} ({o.source})",
+            r.family, source_text(o.rules), pool,
+            f"{fig(o.printed, unit)} needed by one request" if needed else f"{fig(o.printed, unit)} {o.quantity}",
+            fig(r.predicted, unit, source="modeled by calc/engine/kvlayout.py"),
+            fig(r.error, "%", 2),
+            "yes" if r.within_precision else "no",
+            fig(r.predicted_per_token, "count", source="modeled"), fig(r.printed_pool_per_token, "count"),
+            source_text(o.suspicion),
+        ))  # fmt: skip
+    head = ("Start", "Family", "Rules", "Pool a rank", "Printed", "Modeled", "Error", "Within printed precision",
+            "Modeled B a token", "Pool ÷ printed tokens", "What we suspect")  # fmt: skip
+    return table(head, rows)
+
+
+def model_weights_table(build: Build) -> str:
+    """Weights a rank by the config's count beside what the log's loading line says."""
+    rows = []
+    for r in model_accuracy_rows(build):
+        found = accuracy.weights_error(r.observation)
+        if found is None:
+            continue
+        modeled, error = found
+        o = r.observation
+        rows.append((f"[{source_text(o.label)}]({o.source})", fig(o.settings.tp, "count"), fig(o.weights_loaded, "GiB", 4),
+                     fig(modeled, "GiB", 4, source="modeled by calc/engine/weights.py"), fig(error, "%", 2)))  # fmt: skip
+    return table(("Start", "TP", '"Model loading took"', "Modeled weights a rank", "Error"), rows)
+
+
+def pool_prediction_summary(build: Build) -> str:
+    """The predicted pool's error on the fitted and the held-out starts of models/pool_starts.yaml."""
+    rows = pool_rows(build.root, build.catalog)
+    out = []
+    for name, chosen in (("fitted", [r for r in rows if not r.held_out]), ("held out", [r for r in rows if r.held_out])):
+        s = poolaccuracy.summary(chosen)
+        shown = [fig(x, "%", 1) if x is not None else "no start yet" for x in (s.median, s.p90)]
+        out.append((name, fig(s.starts, "count"), *shown, f"{fig(s.verdicts_right, 'count')} of {fig(s.verdicts, 'count')}"))
+    return table(("Starts", "With a printed pool", "Median error", "90th-percentile error", "Verdict right"), out)
+
+
+def pool_prediction_by_group(build: Build) -> str:
+    """The predicted pool's error by family and by era, fitted and held-out starts together."""
+    out = []
+    for kind, name, s in poolaccuracy.by_group(pool_rows(build.root, build.catalog)):
+        shown = [fig(x, "%", 1) if x is not None else "no printed pool" for x in (s.median, s.p90)]
+        out.append((kind, source_text(name), fig(s.starts, "count"), *shown, f"{fig(s.verdicts_right, 'count')} of {fig(s.verdicts, 'count')}"))
+    return table(("By", "Group", "With a printed pool", "Median error", "90th-percentile error", "Verdict right"), out)
+
+
+def pool_prediction_table(build: Build) -> str:
+    """Each start: the pool vLLM printed beside the pool calc/engine/predict.py predicts from the config."""
+    out = []
+    for r in pool_rows(build.root, build.catalog):
+        p = r.prediction
+        out.append((
+            f"[{source_text(r.label)}]({r.url})" if r.url else source_text(r.label), "held out" if r.held_out else "fitted",
+            fig(r.printed_pool, "GiB"), fig(p.available_kv_bytes, "GiB", source="predicted by calc/engine/predict.py"),
+            fig(r.error, "%", 1) if r.error is not None else "vLLM refused: no KV memory",
+            fig(p.activation.bytes, "GiB", source="modeled"), fig(p.cuda_graph.bytes, "GiB", source="modeled"), source_text(p.verdict),
+        ))  # fmt: skip
+    return table(("Start", "Set", "Printed pool", "Predicted pool", "Error", "Activation peak", "CUDA graphs", "Verdict"), out)
+
+
+def model_accuracy_by_family(build: Build) -> str:
+    rows = model_accuracy_rows(build)
+    errors, covered = accuracy.family_errors(rows), accuracy.family_errors(rows, covered_only=True)
+    out = []
+    for family, mae in errors.items():
+        n = sum(1 for r in rows if r.family == family)
+        exact = sum(1 for r in rows if r.family == family and r.within_precision)
+        shown = [fig(e, "%", 2) if e is not None else "no observation yet" for e in (mae, covered[family])]
+        out.append((family, fig(n, "count"), fig(exact, "count"), *shown))
+    head = ("Family", "Rows", "Within printed precision", "Mean absolute error", "Mean absolute error, rows the rules cover")
+    return table(head, out)
+
+
+def public_observations(root: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, str]]:
+    """models/observations.yaml, the config.json files and the public logs it names, as read."""
+    import json
+
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml, as the catalog is read
+    entries: list[dict[str, Any]] = yaml.load((root / "models" / "observations.yaml").read_text(encoding="utf-8"), Loader=loader)["observations"]
+    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries if "config" in e}
+    logs = {e["log"]: (root / "logs" / "public" / e["log"]).read_text(encoding="utf-8") for e in entries if "log" in e}
+    return entries, configs, logs
+
+
+def model_accuracy(root: Path, catalog: Catalog) -> list[accuracy.Row]:
+    """The accuracy table's rows: the public observations, then the catalog's own starts."""
+    entries, configs, logs = public_observations(root)
+    return [accuracy.row(o) for o in accuracy.public_observations(entries, configs, catalog, logs) + accuracy.catalog_observations(catalog)]
+
+
+def pool_rows(root: Path, catalog: Catalog) -> list[poolaccuracy.Row]:
+    """models/pool_starts.yaml's starts, each predicted and set beside its printed pool."""
+    import json
+
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load((root / "models" / "pool_starts.yaml").read_text(encoding="utf-8"), Loader=loader)
+    entries = data["starts"]
+    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries}
+    logs = {e["log"]: (root / "logs" / "public" / e["log"]).read_text(encoding="utf-8") for e in entries}
+    sources = yaml.load((root / "logs" / "public" / "SOURCES.yaml").read_text(encoding="utf-8"), Loader=loader)
+    urls = {x["file"]: x["url"] for x in sources if isinstance(x, dict) and "file" in x}
+    return poolaccuracy.rows(entries, configs, logs, catalog.boxes, urls)
+
+
+MACROS = (
+    model_accuracy_rows,
+    model_accuracy_table,
+    model_weights_table,
+    pool_prediction_summary,
+    pool_prediction_by_group,
+    pool_prediction_table,
+    model_accuracy_by_family,
+)
