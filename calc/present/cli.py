@@ -129,7 +129,7 @@ def available_list(text: str, boxes: int) -> tuple[int, ...]:
     for part, size in zip(_LIST_COMMA.split(text), values, strict=True):
         if size < GiB:  # no box serves a model in less: a unit left out (100 for 100 GiB)
             raise InputError(
-                f"--available: found {part!r}, {fmt(size, 'B')}, expected at least 1 GiB free, such as '119.5 GiB' (a number without a unit is bytes)"
+                f"--available: found {part.strip()!r}, {fmt(size, 'B')}, expected at least 1 GiB free, such as '119.5 GiB' (a number without a unit is bytes)"
             )
     if len(values) == 1:
         return values * boxes
