@@ -45,7 +45,11 @@ def test_left_after_start_against_the_worst_prefill(capsys: pytest.CaptureFixtur
     base = ["model", "models/configs/deepseek-v2-lite-chat/config.json", "--max-model-len", "32768", "--json"]
     short = cli_json([*base, "--left-after-start", "0.3 GiB"], capsys)["worst_prefill"]
     assert short["bytes"] == 420_478_976 and short["fits"] is False
-    assert short["note"].endswith("0.09 GiB short, the long prefill will fail after a clean start")
+    # 420,478,976 B = 0.3916 GiB rounded up; 0.3 GiB typed is 322,122,547 B, 0.2999 GiB, rounded down
+    assert short["note"] == (
+        "a prefill at max_model_len takes 0.40 GiB a rank beyond the profile run; 0.29 GiB is left after "
+        "the start: 0.11 GiB short, the long prefill will fail after a clean start"
+    )
     fits = cli_json([*base, "--left-after-start", "1 GiB"], capsys)["worst_prefill"]
     assert fits["fits"] is True and fits["note"].endswith("is left after the start: it fits")
     plain = cli_json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32768", "--json"], capsys)["worst_prefill"]
@@ -67,3 +71,24 @@ def test_indexer_logits_churn_on_a_unified_box() -> None:
     assert afterstart.sparse_indexer_churn(4608, 4608, (0, 33), 512, 4).bytes == 4608 * 1152 * 4
     # before 0.19.0 nothing caps a launch: the chunks past the crossing take their whole width
     assert afterstart.sparse_indexer_churn(4608, 231_000, (0, 18), 512, 4).bytes > dies.bytes
+
+
+def test_verdict_rounds_on_the_safe_side() -> None:
+    """One byte short at about 1.005 GiB: to the nearest hundredth both sides print 1.01 GiB and a
+    shortfall of 0.00 GiB; the cost is rounded up and what is left down, the shortfall worked from
+    them as printed (1.01 - 1.00)."""
+    left = GiB + 5 * GiB // 1000
+    extra = afterstart.Extra(left + 1, (), "")
+    fits, said = afterstart.verdict(left, extra)
+    assert fits is False
+    assert said == (
+        "a prefill at max_model_len takes 1.01 GiB a rank beyond the profile run; 1.00 GiB is left after "
+        "the start: 0.01 GiB short, the long prefill will fail after a clean start"
+    )
+    fits, said = afterstart.verdict(left + 1, extra)
+    assert fits is True and said.startswith("a prefill at max_model_len takes 1.01 GiB a rank beyond the profile run; 1.01 GiB is left")
+    # it fits by 10 B across the half-hundredth: to the nearest, 1.00 taken and 1.01 left; rounded
+    # up and down the two would have read 1.01 taken and 1.00 left beside "it fits"
+    above = GiB + 5 * GiB // 1000 + 10
+    fits, said = afterstart.verdict(above, afterstart.Extra(above - 10, (), ""))
+    assert fits is True and said == ("a prefill at max_model_len takes 1.00 GiB a rank beyond the profile run; 1.01 GiB is left after the start: it fits")

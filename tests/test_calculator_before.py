@@ -263,3 +263,11 @@ def test_a_prediction_refuses_bad_input_beside_its_field(catalog, default, box, 
     out = calc_html.run(catalog, "before", {**_on_card(catalog, default, box), **edits})
     assert not out.valid
     assert out.errors[field].startswith(message), out.errors
+
+
+def test_a_memavailable_without_its_unit_is_refused_not_gated(catalog, default) -> None:
+    """'100' in MemAvailable is 100 bytes: no box serves a model in less than 1 GiB free, so the field
+    is refused with the bytes it read, never gated as 0.00 GiB available."""
+    out = calc_html.run(catalog, "before", {**default, "available": "100"})
+    assert not out.valid
+    assert out.errors["available"] == ("MemAvailable at start: found 100 B, expected at least 1 GiB free, such as 119.5 GiB (a number without a unit is bytes)")

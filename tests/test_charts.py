@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
@@ -392,6 +393,13 @@ def test_the_predicted_pool_stacks_the_terms_against_the_card(catalog) -> None:
     table = figures_table(root)
     assert table["KV pool"] == fmt(p.available_kv_bytes, "GiB", 2) and table["card total"] == fmt(card.total_bytes, "GiB", 2)
     assert f"requested {fmt(p.requested_bytes, 'GiB', 1)}" in labels(root)
+    # the sentence adds up as printed: requested less what the terms take is the pool (72.9 - 58.0 read 14.8)
+    said = re.search(r"Of the ([0-9.]+) GiB .* take ([0-9.]+) GiB and leave a KV pool of ([0-9.]+) GiB", c.summary)
+    assert said and Decimal(said[1]) - Decimal(said[2]) == Decimal(said[3])
+    odd = charts.predicted_pool(
+        "H100", 85_045_477_376, 78_241_839_186, [("weights", 57 * GiB + 10**9), ("activation_peak", 10**8)], 78_241_839_186 - 57 * GiB - 10**9 - 10**8
+    )
+    assert "take 58.1 GiB and leave a KV pool of 14.8 GiB" in odd.summary  # 58.03 taken, 14.84 left, 72.87 asked
     none = charts.predicted_pool("a small card", 8 * GiB, 7 * GiB, [("weights", 9 * GiB)], -2 * GiB)
     assert "leave no KV pool: vLLM refuses the start" in none.summary
     assert all(s.name != "KV pool" for s in none.rows[0].segments)

@@ -711,3 +711,32 @@ def test_ingest_yaml_refuses_a_box_the_log_cannot_be_from() -> None:
         "the DGX Spark (GB10) has 121.69 GiB: this log is not from this box (it looks like RTX 5090 node)",
     )
     assert "box: rtx-5090-node" in ok("ingest", log, "--yaml", "--box", "rtx-5090-node", "--model", "qwen3.8-27b")
+
+
+def test_gate_available_without_its_unit_is_refused() -> None:
+    """--available 100 is 100 bytes: refused in one line, not gated as a box with 0.00 GiB free."""
+    done = calc("gate", "--available", "100")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == (
+        "calc: error: --available: found '100', 100 B, expected at least 1 GiB free, such as '119.5 GiB' (a number without a unit is bytes)"
+    )
+    assert calc("gate", "--available", "120 GiB, 100").stderr.strip().startswith("calc: error: --available: found '100', 100 B")
+
+
+def test_a_dense_models_replicas_get_no_expert_note(capsys) -> None:
+    """Data parallel on a dense model: no routed experts, so the card's prediction says nothing of
+    the rank with the most experts, and keeps the larger-TP fixes."""
+    from conftest import cli_json
+
+    dense = cli_json(["model", "models/configs/qwen3-8b/config.json", "--pp", "2", "--data-parallel-size", "2", "--gpu", "h100-sxm",
+                      "--max-model-len", "8192", "--json"], capsys)  # fmt: skip
+    assert dense["verdict"] and not any("most experts" in n for n in dense["notes"])
+    moe = cli_json(["model", "models/configs/qwen3-30b-a3b/config.json", "--tp", "2", "--data-parallel-size", "2", "--enable-expert-parallel",
+                    "--total-memory", "21 GiB", "--max-model-len", "32768", "--json"], capsys)  # fmt: skip
+    assert any("most experts" in n for n in moe["notes"])
+
+
+def test_shm_queues_print_rounded_up_as_the_refusal_does() -> None:
+    """696,254,546 B of /dev/shm queues are 664.0005 MiB: the note says 665, as the refusal does."""
+    out = ok("model", "models/configs/qwen3-30b-a3b/config.json", "--tp", "2", "--max-model-len", "8192", "--shm-size", "1g")
+    assert "/dev/shm: 665 MiB of message queues for 2 ranks on one box" in out

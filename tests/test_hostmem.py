@@ -50,11 +50,53 @@ def test_a_small_dev_shm_is_refused_or_crashes_by_release() -> None:
     need = hostmem.shm_bytes(hostmem.shm_queues(2, 1, (0, 33)))
     assert need == (16 * MiB + 3) * 10 + 2 * (24 * MiB + 2) * 10 + (4 * MiB + 2) * 6 == 696_254_546
     said = hostmem.shm_refusal(need, 64 * MiB, (0, 33))
-    assert said is not None and said.startswith("--shm-size 64 MiB is below the 664 MiB of message queues: vLLM refuses the start")
+    # 696,254,546 B is 664.0005 MiB: the size to give is rounded up, as --shm-size 664m is still short
+    assert said is not None and said.startswith("--shm-size 64 MiB is below the 665 MiB of message queues: vLLM refuses the start")
+    assert hostmem.shm_refusal(need, hostmem.docker_size("664m"), (0, 33)) is not None
+    assert hostmem.shm_refusal(need, hostmem.docker_size("665m"), (0, 33)) is None
+    # a size just under the need prints below it, never equal to it
+    almost = hostmem.shm_refusal(need, need - 1, (0, 33))
+    assert almost is not None and almost.startswith("--shm-size 664 MiB is below the 665 MiB")
     said = hostmem.shm_refusal(need, 64 * MiB, (0, 26))
     assert said is not None and "bus error" in said
     assert hostmem.shm_refusal(need, GiB, (0, 33)) is None
     assert hostmem.docker_size("64m") == 64 * MiB and hostmem.docker_size("2G") == 2 * GiB and hostmem.docker_size("1 GiB") == GiB
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("2gb", 2 * GiB),  # docker's units are all powers of 1024 (go-units RAMInBytes)
+        ("2GB", 2 * GiB),
+        ("10 GB", 10 * GiB),
+        ("1.5g", 3 * GiB // 2),
+        ("512mib", 512 * MiB),
+        ("4096", 4096),  # no unit: bytes
+        ("0.5k", 512),
+        ("1.0000000001k", 1024),  # truncated, as int64(size x unit)
+        ("10e9", 10**10),  # not docker's form: read as calc reads a size
+    ],
+)
+def test_docker_size_as_docker_reads_it(text: str, size: int) -> None:
+    assert hostmem.docker_size(text) == size
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("0", "--shm-size: found '0', which docker reads as not set (its default /dev/shm, 64 MiB); expected the size the container gets"),
+        ("0m", "--shm-size: found '0m', which docker reads as not set"),
+        ("9999999999999999g", "--shm-size: found '9999999999999999g', expected a size of at most 1,024 TiB"),
+        ("1" * 25 + "k", "--shm-size: found '1111111111111111111111111k', 25 digits; expected a size such as 64m or 16g"),
+        ("-1g", "--shm-size: found '-1g', expected a size above zero, such as 64m or 16g"),
+        ("64 m b", "--shm-size: found '64 m b', expected a size as docker takes it, such as 64m, 2g or 1 GiB (units of 1024)"),
+        ("lots", "--shm-size: found 'lots', expected a size as docker takes it"),
+    ],
+)
+def test_docker_size_refusals(text: str, message: str) -> None:
+    with pytest.raises(InputError) as e:
+        hostmem.docker_size(text)
+    assert str(e.value).startswith(message), str(e.value)
 
 
 def test_sleep_frees_the_pool_only_on_a_unified_box() -> None:
@@ -74,7 +116,7 @@ def test_model_reports_the_queues_and_sleep(capsys: pytest.CaptureFixture[str]) 
     assert h["shm_bytes"] == 696_254_546 and h["shm_size_bytes"] == 64 * MiB and h["shm_refused"] is True
     assert h["sleep"]["level"] == 1 and h["sleep"]["unified_freed_bytes"] == 10 * GiB
     assert h["sleep"]["host_backup_bytes"] == r["weights_bytes_per_rank"]
-    assert any(n.startswith("--shm-size 64 MiB is below the 664 MiB") for n in r["notes"])
+    assert any(n.startswith("--shm-size 64 MiB is below the 665 MiB") for n in r["notes"])
 
 
 def test_gate_says_what_sleep_keeps_and_adds_no_queue_over_ray(capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,3 +151,26 @@ def test_bad_host_flags_are_one_line(argv: list[str], message: str, capsys: pyte
     status = cli.main(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", *argv])
     err = capsys.readouterr().err
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_sleep_note_adds_up_as_printed() -> None:
+    """Weights of 1.005 GiB less a byte and a pool of 2.005 GiB less a byte: to the nearest
+    hundredth 1.00 and 2.00 GiB, 3.01 together. Each is restated as the lines beside the note
+    print it; what sleeping frees is their sum as printed, 3.00 GiB, the sum a reader makes."""
+    w, kv = GiB + 5 * GiB // 1000, 2 * GiB + 5 * GiB // 1000
+    one = hostmem.sleep_note(hostmem.sleep(1, w, kv))
+    assert "copies the 1.00 GiB of weights" in one and "frees 3.00 GiB of device memory" in one
+    assert one.endswith("MemAvailable rises by the KV pool only, 2.00 GiB, not by the weights")
+    assert hostmem.sleep_note(hostmem.sleep(2, w, kv)).startswith("sleep level 2 discards the weights and the KV pool, 3.00 GiB a rank")
+
+
+def test_sleep_level_2_on_the_command_line_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
+    """Qwen3 8B at TP 2 on an L40S: weights 7.63 GiB and a pool of 29.22 GiB a rank as printed;
+    level 2 frees their sum as printed, 36.85 GiB (36.8478 GiB exactly, which a floor printed
+    36.84)."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32768", "--gpu", "l40s", "--tp", "2",
+            "--enable-sleep-mode", "--sleep-level", "2"]  # fmt: skip
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "Weights per rank: 7.63 GiB" in out and "Pool 29.22 GiB" in out
+    assert "sleep level 2 discards the weights and the KV pool, 36.85 GiB a rank" in out

@@ -77,7 +77,7 @@ def test_what_lora_config_refuses(cfg: lora.Lora, fragment: str) -> None:
 
 
 def test_a_vocabulary_above_the_limit_is_refused() -> None:
-    with pytest.raises(ValueError, match="vLLM refuses LoRA above 258,048"):
+    with pytest.raises(ValueError, match="vLLM 0.33 refuses LoRA above 258,048"):
         lora.per_rank(replace(_shape("qwen3-8b"), vocab=262144), 1, lora.Lora())
 
 
@@ -144,3 +144,29 @@ def test_tied_embeddings_under_pipeline_parallel() -> None:
     embedding = (128256 + 3072) * 16 * 2
     assert last.slot_bytes - first.slot_bytes == embedding + (3072 + 128256) * 16 * 2  # one more embedding, and the logits
     assert first.slot_bytes + last.slot_bytes == lora.per_rank(shape, 1, cfg).slot_bytes + embedding
+
+
+def test_the_limits_follow_the_release() -> None:
+    """layers/logits_processor.py refuses `32000 < vocab_size > 257024` in 0.8.2 to 0.16.0 and
+    `vocab_size > 258048` from 0.17.0; config.py's possible_max_ranks has no rank 1 up to 0.11.0,
+    config/lora.py's MaxLoRARanks has it from 0.13.0."""
+    shape = replace(_shape("qwen3-8b"), vocab=257536)  # between the two limits
+    assert lora.per_rank(shape, 1, lora.Lora(), rel=(0, 17)).device_bytes > 0
+    with pytest.raises(lora.InputError, match=r"vocab_size is 257,536, vLLM 0\.16 refuses LoRA above 257,024"):
+        lora.per_rank(shape, 1, lora.Lora(), rel=(0, 16))
+    with pytest.raises(lora.InputError, match=r"vLLM 0\.33 refuses LoRA above 258,048"):
+        lora.per_rank(replace(shape, vocab=258049), 1, lora.Lora())
+    one = lora.Lora(max_lora_rank=1)
+    lora.check(one, (0, 13))
+    with pytest.raises(
+        lora.InputError, match=r"--max-lora-rank: found 1, expected one of 8, 16, 32, 64, 128, 256, 320, 512 \(vllm/config.py LoRAConfig, vLLM 0\.11\)"
+    ):
+        lora.per_rank(_shape("qwen3-8b"), 1, one, rel=(0, 11))
+
+
+def test_the_release_reaches_the_prediction(capsys: pytest.CaptureFixture[str]) -> None:
+    """--engine-version 0.11.0 with --max-lora-rank 1: one line naming the flag, not a slot figured."""
+    status = cli.main(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", "--gpu", "l40s",
+                       "--engine-version", "0.11.0", "--enable-lora", "--max-lora-rank", "1"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "--max-lora-rank: found 1, expected one of 8, 16" in err, err

@@ -189,3 +189,42 @@ def test_data_parallel_encoder_needs_0_11() -> None:
         report("qwen2.5-vl-3b.json", max_model_len=8192, tp=2, engine_version="0.8.5", multimodal=multimodal.Settings("data"))
     r = report("qwen2.5-vl-3b.json", max_model_len=8192, tp=2, engine_version="0.11.0", multimodal=multimodal.Settings("data"))
     assert r["tower"]["replicated"] is True and r["tower"]["bytes_per_rank"] == 668_684_288 * 2
+
+
+def test_the_key_value_form_as_vllm_read_it() -> None:
+    """vLLM 0.8.x's nullable_kvs lowercased the keys and refused a key given twice with two values
+    ('Conflicting values specified for key'); the same value twice is one."""
+    assert multimodal.parse_limits("IMAGE=0, Video=1") == {"image": 0, "video": 1}
+    assert multimodal.parse_limits("image=2,image=2") == {"image": 2}
+    with pytest.raises(InputError, match=r"^--limit-mm-per-prompt: found image=2 and image=3, expected one count a modality$"):
+        multimodal.parse_limits("image=2,image=3")
+    assert isinstance(multimodal.parse_limits("image=0"), multimodal.PairLimits)
+    assert not isinstance(multimodal.parse_limits('{"image": 0}'), multimodal.PairLimits)
+
+
+def test_the_key_value_form_is_gone_from_0_10() -> None:
+    """From 0.10.0 vLLM parses the flag with json.loads alone (0.8.5's optional_type fell back to
+    nullable_kvs and warned it 'will be removed in v0.10.0'): the note gives the JSON to pass."""
+    shape = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q")
+    pairs = multimodal.Settings(limits=multimodal.parse_limits("image=0,video=0"))
+    _, notes = multimodal.apply(shape, pairs, (0, 33))
+    assert notes[-1] == (
+        "--limit-mm-per-prompt image=0,video=0: vLLM 0.33 takes JSON only and refuses the key=value form "
+        """(vllm/engine/arg_utils.py, from 0.10.0); give it to vLLM as '{"image": 0, "video": 0}'"""
+    )
+    _, notes = multimodal.apply(shape, pairs, (0, 8))
+    assert not any("JSON only" in n for n in notes)
+    _, notes = multimodal.apply(shape, multimodal.Settings(limits=multimodal.parse_limits('{"image": 0, "video": 0}')), (0, 33))
+    assert not any("JSON only" in n for n in notes)
+
+
+def test_one_modality_limited_leaves_the_tower() -> None:
+    """Qwen3-VL serves images and video: image=0 alone leaves video at vLLM's 999, and the tower
+    is built; the note says which limit keeps it."""
+    shape = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q")
+    built, notes = multimodal.apply(shape, multimodal.Settings(limits={"image": 0}), (0, 33))
+    assert built.tower is not None
+    assert notes == [
+        "--limit-mm-per-prompt allows no image but leaves video at 999: the Qwen3-VL vision tower is built, loaded and profiled; "
+        "limit video to 0 as well to leave it out"
+    ]

@@ -131,3 +131,27 @@ def test_gate_flags_carry_the_offload_settings(capsys: pytest.CaptureFixture[str
     status = cli.main(["gate", "--kv-offloading-size", "-1"])
     _, err = capsys.readouterr()
     assert status == 2 and err.count("\n") == 1 and "--kv-offloading-size: found '-1'" in err
+
+
+def test_unified_note_rounds_on_the_safe_side() -> None:
+    """1.0075 GiB moved by --cpu-offload-gb, 8.005 GiB of weights less a byte, 0.505 GiB of host
+    buffers less a byte: the bytes moved and the weights are restated as the host-memory line and
+    the terms print them (to the nearest), the buffers MemAvailable loses rounded up."""
+    h = offload.HostUse(GiB + 75 * GiB // 10000, 0, GiB // 2 + 5 * GiB // 1000, 0, 0, ())
+    note = offload.unified_note(h, 8 * GiB + 5 * GiB // 1000)
+    assert note == (
+        "on a unified-memory box (GB10): the 1.01 GiB a rank --cpu-offload-gb moves stay in the same memory: MemAvailable still "
+        "falls by the whole 8.00 GiB of weights a rank, and nothing is freed; the host buffers (0.51 GiB) come out of MemAvailable too"
+    )
+
+
+def test_the_bytes_moved_print_alike_in_each_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """Qwen3 8B with --cpu-offload-gb 100 on an L40S: every decoder layer moves, 13,892,143,104 B,
+    12.9381 GiB; the host-memory line and the unified-memory note say the same 12.94 GiB."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32768", "--gpu", "l40s", "--cpu-offload-gb", "100"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    moved = _json(["model", *argv[1:], "--json"], capsys)["offload"]["offloaded_bytes_per_rank"]
+    assert moved == 13_892_143_104
+    assert "Host memory: 12.94 GiB of weights a rank moved by --cpu-offload-gb" in out
+    assert "the 12.94 GiB a rank --cpu-offload-gb moves stay in the same memory" in out

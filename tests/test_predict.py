@@ -384,6 +384,8 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
         (["--gpu", "dgx-spark"], "is a unified-memory box"),
         (["--total-memory", "lots"], "--total-memory: found 'lots'"),
         (["--total-memory", "0 GiB"], "--total-memory: found '0 GiB', expected a size above zero"),
+        (["--total-memory", "80"], "--total-memory: found '80', 80 B, expected a card's total of at least 1 GiB"),
+        (["--total-memory", "1023 MiB"], "--total-memory: found '1023 MiB', 1,072,693,248 B, expected a card's total of at least 1 GiB"),
         (["--gpu", "l40s", "--gpu-memory-utilization", "0"], "--gpu-memory-utilization: found '0', expected a fraction above 0 and at most 1"),
         (["--gpu", "l40s", "--gpu-memory-utilization", "1.2"], "--gpu-memory-utilization: found '1.2'"),
         (["--gpu", "l40s", "--total-memory", "44 GiB"], "--gpu: found beside --total-memory"),
@@ -558,3 +560,15 @@ def test_the_catalog_states_the_held_out_accuracy(measured) -> None:
     assert band["held_out_median_error"].value == round(Fraction(held.median), 4)
     assert band["held_out_p90_error"].value == round(Fraction(held.p90), 4)
     assert band["held_out_starts"].value == held.starts
+
+
+def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> None:
+    """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM, its tower whole on each rank and no images: 825,680
+    tokens at 32,768 is a concurrency of 25.1978; vLLM's line prints it to the nearest hundredth,
+    25.20x, and the verdict says the same."""
+    argv = ["model", "models/configs/qwen3-vl-30b-a3b-instruct/config.json", "--max-model-len", "32768", "--gpu", "h100-sxm", "--tp", "2",
+            "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt", "image=0"]  # fmt: skip
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "vLLM's verdict: starts (825,680 tokens, 25.20 requests of 32,768 at once)" in out
+    assert "maximum concurrency 25.20x at 32,768" in out

@@ -404,7 +404,10 @@ def model_report(i: ModelInputs) -> ModelReport:
                 "(vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.14.0 to 0.16.x): the smallest pool that starts is the whole model's"
             )
     stage_lora = (
-        tuple(lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1) for st in stage_list)
+        tuple(
+            lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1, release_of(i.engine_version))
+            for st in stage_list
+        )
         if i.lora is not None
         else None
     )

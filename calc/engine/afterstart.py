@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.engine.hfconfig import MLA, Shape
-from calc.units import InputError
+from calc.units import InputError, fmt, shown
 
 MLA_CONTEXT_CAP = 64 * 1024  # tokens: mla_attention.py, "limiting it to 64k tokens"
 
@@ -126,9 +126,13 @@ def sparse_indexer_churn(chunk_tokens: int, prompt_tokens: int, rel: tuple[int, 
 
 def verdict(left_bytes: int, extra: Extra) -> tuple[bool, str]:
     """Whether the worst prefill fits in what the start left, and the sentence that says so."""
-    gib = 2**30
     fits = extra.bytes <= left_bytes
-    said = f"a prefill at max_model_len takes {extra.bytes / gib:.2f} GiB a rank beyond the profile run; {left_bytes / gib:.2f} GiB is left after " + (
-        "the start: it fits" if fits else f"the start: {(extra.bytes - left_bytes) / gib:.2f} GiB short, the long prefill will fail after a clean start"
+    # Printed so the figures never contradict the verdict: when it fits, both to the nearest (a
+    # rounding that keeps their order); when it does not, what the prefill takes rounded up and
+    # what is left down, so the printed shortfall, worked from them as printed, is never 0.00.
+    short = not fits
+    takes, left = shown(extra.bytes, "GiB", up=short), shown(left_bytes, "GiB", down=short)
+    said = f"a prefill at max_model_len takes {fmt(takes, 'GiB')} a rank beyond the profile run; {fmt(left, 'GiB')} is left after " + (
+        "the start: it fits" if fits else f"the start: {fmt(takes - left, 'GiB')} short, the long prefill will fail after a clean start"
     )
     return fits, said

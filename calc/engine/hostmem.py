@@ -29,9 +29,11 @@ Read from vLLM's released sources:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from fractions import Fraction
 
-from calc.units import InputError, MiB, parse_size
+from calc.units import LARGEST_SIZE, InputError, MiB, fmt, parse_size, quoted, shown
 
 MAX_WORLD = 4096
 
@@ -88,16 +90,42 @@ def shm_refusal(need: int, shm_size: int | None, rel: tuple[int, int]) -> str | 
         if rel >= (0, 27)
         else "the start dies with a bus error when the queues' pages are first written (vLLM checks the space from 0.27.0 only)"
     )
-    return f"--shm-size {shm_size / MiB:,.0f} MiB is below the {need / MiB:,.0f} MiB of message queues: {how}; give --shm-size of at least that, or --ipc=host"
+    return f"--shm-size {fmt(shm_size, 'MiB', 0, down=True)} is below the {fmt(need, 'MiB', 0, up=True)} of message queues: {how}; give --shm-size of at least that, or --ipc=host"
+
+
+# docker's --shm-size is read by github.com/docker/go-units size.go RAMInBytes: a number (a
+# decimal point allowed), an optional space, an optional k, m, g, t or p, an optional i and an
+# optional b, any case, every unit a power of 1024 ("2gb" and "2GB" are 2 GiB, not 2e9 B); the
+# bytes are int64(number x unit), truncated. 0 is docker's "not set": the daemon's default, 64 MiB.
+_DOCKER_SIZE = re.compile(r"(?P<num>[0-9]+(?:\.[0-9]+)?) ?(?P<unit>[kmgtp])?i?b?", re.IGNORECASE)
+_DOCKER_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
+DOCKER_DEFAULT_SHM = 64 * MiB
 
 
 def docker_size(text: str, flag: str = "--shm-size") -> int:
-    """A size as docker's --shm-size takes it (64m, 1g, 2048k; units of 1024) or as calc does (1 GiB)."""
+    """A size as docker's --shm-size takes it (64m, 1g, 2gb, 1 GiB: units of 1024), or as calc
+    takes one (10e9)."""
     body = text.strip()
-    units = {"b": 1, "k": 2**10, "m": 2**20, "g": 2**30}
-    if body[-1:].lower() in units and body[:-1].isascii() and body[:-1].isdigit() and 0 < len(body) - 1 <= 15:
-        return int(body[:-1]) * units[body[-1].lower()]
-    return parse_size(body, flag)
+    m = _DOCKER_SIZE.fullmatch(body)
+    if m is None:
+        if body.startswith("-"):
+            raise InputError(f"{flag}: found {quoted(body)}, expected a size above zero, such as 64m or 16g")
+        try:
+            return parse_size(body, flag)
+        except InputError:
+            raise InputError(f"{flag}: found {quoted(body)}, expected a size as docker takes it, such as 64m, 2g or 1 GiB (units of 1024)") from None
+    digits = m["num"].replace(".", "")
+    if len(digits.lstrip("0")) > 20:
+        raise InputError(f"{flag}: found {quoted(body)}, {len(digits)} digits; expected a size such as 64m or 16g")
+    size = int(Fraction(m["num"]) * _DOCKER_UNITS[(m["unit"] or "").lower()])
+    if size > LARGEST_SIZE:
+        raise InputError(f"{flag}: found {quoted(body)}, expected a size of at most {fmt(LARGEST_SIZE, 'TiB', 0)}")
+    if size == 0:
+        raise InputError(
+            f"{flag}: found {quoted(body)}, which docker reads as not set (its default /dev/shm, {fmt(DOCKER_DEFAULT_SHM, 'MiB', 0)}); "
+            "expected the size the container gets, such as 64m or 16g"
+        )
+    return size
 
 
 @dataclass(frozen=True)
@@ -106,6 +134,8 @@ class Sleep:
     host_backup_bytes: int  # a rank's copy kept in host memory while asleep
     device_freed_bytes: int  # what leaves the device's allocations
     unified_freed_bytes: int  # what MemAvailable gains on a unified box
+    weights_bytes: int = 0  # the rank's weights and KV pool, as the figures beside the note print them
+    kv_bytes: int = 0
 
 
 def sleep(level: int, weights_bytes: int, kv_bytes: int) -> Sleep:
@@ -113,20 +143,19 @@ def sleep(level: int, weights_bytes: int, kv_bytes: int) -> Sleep:
     if level not in (1, 2):
         raise InputError(f"--sleep-level: found {level}, expected 1 (weights kept in host memory) or 2 (weights discarded)")
     if level == 1:
-        return Sleep(1, weights_bytes, weights_bytes + kv_bytes, kv_bytes)
-    return Sleep(2, 0, weights_bytes + kv_bytes, weights_bytes + kv_bytes)
+        return Sleep(1, weights_bytes, weights_bytes + kv_bytes, kv_bytes, weights_bytes, kv_bytes)
+    return Sleep(2, 0, weights_bytes + kv_bytes, weights_bytes + kv_bytes, weights_bytes, kv_bytes)
 
 
 def sleep_note(s: Sleep, where: str = "a unified-memory box (GB10)") -> str:
     """What sleeping gives back, on a card and on a unified-memory box (`where`)."""
-    gib = 2**30
+    # The weights and the pool are restated as the lines beside the note print them (to the
+    # nearest); what both free together is the sum of the two as printed, so the reader's sum agrees.
+    both = fmt(shown(s.weights_bytes, "GiB") + shown(s.kv_bytes, "GiB"), "GiB")
     if s.level == 1:
         return (
-            f"sleep level 1 copies the {s.host_backup_bytes / gib:.2f} GiB of weights a rank to pinned host memory "
-            f"(vllm/device_allocator/cumem.py) and frees {s.device_freed_bytes / gib:.2f} GiB of device memory; on {where} the copy "
-            f"is the same memory: MemAvailable rises by the KV pool only, {s.unified_freed_bytes / gib:.2f} GiB, not by the weights"
+            f"sleep level 1 copies the {fmt(s.weights_bytes, 'GiB')} of weights a rank to pinned host memory "
+            f"(vllm/device_allocator/cumem.py) and frees {both} of device memory; on {where} the copy "
+            f"is the same memory: MemAvailable rises by the KV pool only, {fmt(s.kv_bytes, 'GiB')}, not by the weights"
         )
-    return (
-        f"sleep level 2 discards the weights and the KV pool, {s.device_freed_bytes / gib:.2f} GiB a rank, and reloads the weights "
-        f"on wake; on {where} that is what MemAvailable gains"
-    )
+    return f"sleep level 2 discards the weights and the KV pool, {both} a rank, and reloads the weights on wake; on {where} that is what MemAvailable gains"

@@ -40,8 +40,23 @@ from calc.engine import weights
 from calc.engine.hfconfig import Shape
 from calc.units import InputError
 
-RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # config/lora.py MaxLoRARanks, 0.33.0
-MAX_VOCAB = 258048  # layers/logits_processor.py
+RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # config/lora.py MaxLoRARanks, 0.13.0 to 0.33.0
+RANKS_BEFORE_0_13 = RANKS[1:]  # config.py LoRAConfig possible_max_ranks, 0.8.2 to 0.11.0: no rank 1
+MAX_VOCAB = 258048  # layers/logits_processor.py, 0.17.0 to 0.33.0: `vocab_size > 258048` refused
+MAX_VOCAB_BEFORE_0_17 = 257024  # 0.8.2 to 0.16.0: `32000 < vocab_size > 257024` refused
+LATEST = (0, 33)
+
+
+def ranks_of(rel: tuple[int, int]) -> tuple[int, ...]:
+    """The --max-lora-rank values a release takes (0.12 not read: taken as 0.13)."""
+    return RANKS if rel >= (0, 12) else RANKS_BEFORE_0_13
+
+
+def max_vocab(rel: tuple[int, int]) -> int:
+    """The largest vocabulary a release's LoRA logits processor takes."""
+    return MAX_VOCAB if rel >= (0, 17) else MAX_VOCAB_BEFORE_0_17
+
+
 _LAYER = re.compile(r"model\.layers\.(\d+)\.")
 
 
@@ -54,12 +69,14 @@ class Lora:
     max_cpu_loras: int | None = None  # None: max_loras
 
 
-def check(cfg: Lora) -> None:
+def check(cfg: Lora, rel: tuple[int, int] = LATEST) -> None:
     """What vLLM's LoRAConfig refuses, each as one line."""
     if cfg.max_loras < 1:
         raise InputError(f"--max-loras: found {cfg.max_loras}, expected at least 1")
-    if cfg.max_lora_rank not in RANKS:
-        raise InputError(f"--max-lora-rank: found {cfg.max_lora_rank}, expected one of {', '.join(map(str, RANKS))} (vllm/config/lora.py)")
+    allowed = ranks_of(rel)
+    if cfg.max_lora_rank not in allowed:
+        where = "vllm/config/lora.py" if rel >= (0, 12) else f"vllm/config.py LoRAConfig, vLLM {rel[0]}.{rel[1]}"
+        raise InputError(f"--max-lora-rank: found {cfg.max_lora_rank}, expected one of {', '.join(map(str, allowed))} ({where})")
     if cfg.max_cpu_loras is not None and cfg.max_cpu_loras < cfg.max_loras:
         raise InputError(
             f"--max-cpu-loras: found {cfg.max_cpu_loras}, expected at least --max-loras {cfg.max_loras} (vLLM: max_cpu_loras must be >= max_loras)"
@@ -80,13 +97,14 @@ def _gated(shape: Shape, path: str) -> bool:
     return mlp.gated
 
 
-def per_rank(shape: Shape, tp: int, cfg: Lora, layers: range | None = None, first: bool = True, last: bool = True) -> LoraBytes:
+def per_rank(shape: Shape, tp: int, cfg: Lora, layers: range | None = None, first: bool = True, last: bool = True, rel: tuple[int, int] = LATEST) -> LoraBytes:
     """The LoRA bytes on one rank holding `layers` (all by default), the embedding when `first`,
-    the head when `last`."""
-    check(cfg)
-    if last and shape.vocab > MAX_VOCAB:
+    the head when `last`, under release `rel`'s limits."""
+    check(cfg, rel)
+    limit = max_vocab(rel)
+    if last and shape.vocab > limit and shape.vocab > 32000:
         raise InputError(
-            f"--enable-lora: the model's vocab_size is {shape.vocab:,}, vLLM refuses LoRA above {MAX_VOCAB:,} (vllm/lora/layers/logits_processor.py)"
+            f"--enable-lora: the model's vocab_size is {shape.vocab:,}, vLLM {rel[0]}.{rel[1]} refuses LoRA above {limit:,} (vllm/lora/layers/logits_processor.py)"
         )
     r, elem = cfg.max_lora_rank, shape.dtype_bytes
     values = modules = 0

@@ -26,6 +26,7 @@ Read from vLLM's released sources:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 
 from calc import jsontext
@@ -35,6 +36,16 @@ from calc.units import InputError
 MODES = ("weights", "data")
 MODALITIES = ("image", "video", "audio")
 MAX_ITEMS = 1_000_000
+
+
+class PairLimits(dict[str, int]):
+    """Limits written as image=0,video=0: vLLM 0.8.x's nullable_kvs read that form (its keys
+    lowercased, a key given twice with two values refused: "Conflicting values specified for key");
+    0.8.x warns it "will be removed in v0.10.0", and from 0.10.0 the flag takes JSON only
+    (vllm/engine/arg_utils.py: parse_type(json.loads), no nullable_kvs in 0.10.1 or 0.11.0)."""
+
+
+PAIRS_GONE = (0, 10)
 
 
 def parse_limits(text: str) -> dict[str, int]:
@@ -59,8 +70,8 @@ def parse_limits(text: str) -> dict[str, int]:
             name, eq, value = part.partition("=")
             if not eq:
                 raise InputError(f"{flag}: found {part.strip()!r}, expected modality=count, such as image=0")
-            pairs.append((name.strip(), value.strip()))
-    out: dict[str, int] = {}
+            pairs.append((name.strip().lower(), value.strip()))
+    out: dict[str, int] = {} if body.startswith("{") else PairLimits()
     for name, value in pairs:
         if name not in MODALITIES:
             raise InputError(f"{flag}: found modality {name!r}, expected one of {', '.join(MODALITIES)}")
@@ -69,6 +80,8 @@ def parse_limits(text: str) -> dict[str, int]:
             count = int(count)
         if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_ITEMS:
             raise InputError(f"{flag}: found {name}={count!r}, expected a count of items from 0 to {MAX_ITEMS:,}")
+        if name in out and out[name] != count:
+            raise InputError(f"{flag}: found {name}={out[name]} and {name}={count}, expected one count a modality")
         out[name] = count
     return out
 
@@ -109,17 +122,32 @@ def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[
             f"--mm-encoder-tp-mode: found data with vLLM {rel[0]}.{rel[1]}, expected 0.11.0 or later "
             "(0.8.5 divides the tower over the ranks whatever is asked: its qwen2_5_vl.py has no data-parallel encoder)"
         )
+    form = []
+    if isinstance(s.limits, PairLimits) and rel >= PAIRS_GONE:
+        written = ",".join(f"{k}={v}" for k, v in s.limits.items())
+        form.append(
+            f"--limit-mm-per-prompt {written}: vLLM {rel[0]}.{rel[1]} takes JSON only and refuses the key=value form "
+            f"(vllm/engine/arg_utils.py, from 0.10.0); give it to vLLM as '{json.dumps(dict(s.limits))}'"
+        )
     tower = shape.tower
     if tower is None:
         if s.limits is not None or s.mm_encoder_tp_mode != "weights":
-            return shape, ["--limit-mm-per-prompt and --mm-encoder-tp-mode change nothing here: the config describes no vision tower"]
-        return shape, []
+            return shape, ["--limit-mm-per-prompt and --mm-encoder-tp-mode change nothing here: the config describes no vision tower", *form]
+        return shape, form
     if skips_tower(tower, s, rel, shape.architecture):
         return replace(shape, tower=None), [
             f"--limit-mm-per-prompt allows no {' or '.join(tower.modalities)}: vLLM builds and loads no {tower.name} and profiles no encoder "
-            "(vllm/model_executor/models/interfaces.py _mark_tower_model from 0.15.0; the model's own __init__ from 0.11.0)"
+            "(vllm/model_executor/models/interfaces.py _mark_tower_model from 0.15.0; the model's own __init__ from 0.11.0)",
+            *form,
         ]
-    notes = []
+    notes = form
+    zero = [m for m in tower.modalities if limit(s, m) == 0]
+    if zero and len(zero) < len(tower.modalities):
+        left = [m for m in tower.modalities if limit(s, m) != 0]
+        notes.append(
+            f"--limit-mm-per-prompt allows no {' or '.join(zero)} but leaves {' and '.join(f'{m} at {limit(s, m)}' for m in left)}: "
+            f"the {tower.name} is built, loaded and profiled; limit {' and '.join(left)} to 0 as well to leave it out"
+        )
     if all(limit(s, m) == 0 for m in tower.modalities):
         notes.append(
             f"vLLM {rel[0]}.{rel[1]} builds the {tower.name} whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0, Gemma 3 from 0.15.0)"

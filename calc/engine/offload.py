@@ -36,7 +36,7 @@ from fractions import Fraction
 
 from calc.engine import weights
 from calc.engine.hfconfig import Shape
-from calc.units import GiB, InputError
+from calc.units import GiB, InputError, fmt
 
 _LAYER = re.compile(r"model\.layers\.(\d+)\.")
 _MERGED = re.compile(r"\.(q_proj|k_proj|v_proj)$|\.(gate_proj|up_proj)$")
@@ -132,10 +132,10 @@ def unified_note(h: HostUse, weights_bytes: int) -> str:
     parts = []
     if h.offloaded_per_rank:
         parts.append(
-            f"the {h.offloaded_per_rank / GiB:.2f} GiB a rank --cpu-offload-gb moves stay in the same memory: MemAvailable still falls by "
-            f"the whole {weights_bytes / GiB:.2f} GiB of weights a rank, and nothing is freed"
+            f"the {fmt(h.offloaded_per_rank, 'GiB')} a rank --cpu-offload-gb moves stay in the same memory: MemAvailable still falls by "
+            f"the whole {fmt(weights_bytes, 'GiB')} of weights a rank, and nothing is freed"
         )
     extra = h.kv_offloading_bytes + h.swap_bytes
     if extra:
-        parts.append(f"the host buffers ({extra / GiB:.2f} GiB) come out of MemAvailable too")
+        parts.append(f"the host buffers ({fmt(extra, 'GiB', up=True)}) come out of MemAvailable too")
     return "on a unified-memory box (GB10): " + "; ".join(parts) if parts else ""

@@ -38,9 +38,10 @@ from typing import Any
 
 from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
-from calc.units import GiB, InputError, parse_size
+from calc.units import GiB, InputError, fmt, parse_size
 
 LATEST = (0, 33)  # the newest release whose source these terms were read in
+SMALLEST_CARD = GiB  # no card vLLM runs on has less; a smaller --total-memory is a unit left out (80 for 80 GiB)
 MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer one is a typing slip
 
 # Fitted constants (see the module docstring): the medians over the fitted starts.
@@ -360,7 +361,7 @@ def cuda_graph(
     piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens)
     return Term("cuda_graph", cuda_graph_estimate(piecewise, full, tp),
                 f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}; "
-                f"{CUDA_GRAPH_FIRST_CAPTURE / 2**20:.0f} MiB first capture + {(CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH) / 2**20:.0f} MiB a further graph (fitted)")  # fmt: skip
+                f"{fmt(CUDA_GRAPH_FIRST_CAPTURE, 'MiB', 0, up=True)} first capture + {fmt(CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH, 'MiB', 0, up=True)} a further graph (fitted)")  # fmt: skip
 
 
 # --- the start -------------------------------------------------------------------------------
@@ -480,7 +481,7 @@ def predict(
         w = weights.per_rank(shape, s.tp)
         pad = mxfp4_padding(shape, s.tp, rel, card.vendor)
         wterm = Term("weights", w.model + pad.bytes, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
-                     + (f"; MXFP4 experts padded by {_gib(pad.bytes)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
+                     + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
     fwd = forward_peak(shape, s.tp, tokens, topk)
@@ -495,12 +496,12 @@ def predict(
         peak + held,
         "the larger of the forward pass and the sampler warm-up: "
         + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
-        + (f"; plus {_gib(held)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
+        + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
     )
     nt = non_torch(s.tp, s.pp, rel)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
     lora_n = tuple(
-        lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers)).device_bytes if s.lora else 0
+        lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes if s.lora else 0
         for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
     )
     bounds = _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
@@ -554,7 +555,7 @@ def predict(
         verdict, reason = (
             "weights do not fit",
             (
-                f"CUDA out of memory while loading: {_gib(heaviest)} of weights a rank on a card of {_gib(card.total_bytes)} "
+                f"CUDA out of memory while loading: {_gib(heaviest, up=True)} of weights a rank on a card of {_gib(card.total_bytes, down=True)} "
                 "(vllm/v1/worker/gpu_model_runner.py load_model)"
             ),
         )
@@ -563,7 +564,7 @@ def predict(
             "no KV memory",
             (
                 "vLLM refuses: 'No available memory for the cache blocks' (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory); "
-                f"the terms take {_gib(requested - pool)} of the {_gib(requested)} requested"
+                f"the terms take {_gib(requested - pool, up=True)} of the {_gib(requested, down=True)} requested"
             ),
         )
     else:
@@ -574,12 +575,12 @@ def predict(
             verdict, reason = (
                 "max_model_len",
                 (
-                    f"vLLM refuses: one request of {s.max_model_len:,} tokens needs {_gib(req.bytes_per_request)} of KV cache, more than the "
-                    f"{_gib(pool)} available; the largest max_model_len that fits is {largest:,} (vllm/v1/core/kv_cache_utils.py)"
+                    f"vLLM refuses: one request of {s.max_model_len:,} tokens needs {_gib(req.bytes_per_request, up=True)} of KV cache, more than the "
+                    f"{_gib(pool, down=True)} available; the largest max_model_len that fits is {largest:,} (vllm/v1/core/kv_cache_utils.py)"
                 ),
             )
         else:
-            verdict, reason = "starts", f"{p.tokens:,} tokens, {float(p.concurrency):.2f} requests of {s.max_model_len:,} at once"
+            verdict, reason = "starts", f"{fmt(p.tokens, 'count')} tokens, {fmt(p.concurrency, 'plain')} requests of {s.max_model_len:,} at once"
     return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
@@ -597,8 +598,9 @@ def _lora_term(cfg: lora.Lora | None, n: int) -> Term:
     return Term("lora", n, f"vllm/lora/layers create_lora_weights, 0.33.0: {cfg.max_loras} slot(s) of rank {cfg.max_lora_rank}, allocated in load_model")
 
 
-def _gib(n: int) -> str:
-    return f"{n / GiB:.2f} GiB"
+def _gib(n: int, up: bool = False, down: bool = False) -> str:
+    """Bytes as a sentence prints them: a cost rounded up, what is available or saved down."""
+    return fmt(n, "GiB", up=up, down=down)
 
 
 def card_from_total(text: str) -> Card:
@@ -606,6 +608,11 @@ def card_from_total(text: str) -> Card:
     size = parse_size(text, "--total-memory")
     if size <= 0:
         raise InputError(f"--total-memory: found {text!r}, expected a size above zero such as '79.22 GiB'")
+    if size < SMALLEST_CARD:
+        raise InputError(
+            f"--total-memory: found {text!r}, {fmt(size, 'B')}, expected a card's total of at least {fmt(SMALLEST_CARD, 'GiB', 0)}, "
+            "such as '79.22 GiB' (a number without a unit is bytes)"
+        )
     return Card("given", f"a card of {text}", size, text, "--total-memory")
 
 

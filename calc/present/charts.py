@@ -17,7 +17,7 @@ from calc.catalog.model import Catalog
 from calc.engine import derive, gate, kv
 from calc.engine.budget import Resident
 from calc.present.chart import Axis, Band, Bars, Event, Mark, Plot, Row, Rule, Segment, Series, nice_high
-from calc.units import GiB, InputError, fmt
+from calc.units import GiB, InputError, fmt, shown
 
 TERM_TONES = {
     "weights": "weights",
@@ -463,7 +463,9 @@ def predicted_pool(card_name: str, total: int, requested: int, terms: Sequence[t
         ("card total", gib(total, 2)),
     )
     taken = sum(value for _, value in terms)
-    summary = f"Of the {gib(requested)} vLLM requests on the {card_name} ({gib(total)} in all), the profile's terms take {gib(taken)} and " + (
+    # with a pool left, what the terms take is said as the requested less the pool, both as printed, so the sentence adds up
+    said_taken = gib(shown(requested, "GiB", 1) - shown(pool, "GiB", 1)) if pool > 0 else gib(taken)
+    summary = f"Of the {gib(requested)} vLLM requests on the {card_name} ({gib(total)} in all), the profile's terms take {said_taken} and " + (
         f"leave a KV pool of {gib(pool)}." if pool > 0 else "leave no KV pool: vLLM refuses the start."
     )
     return Bars(chart_id, "The pool vLLM leaves, predicted", summary, _gib_axis(max(total, taken)), (row,), rules, figures)

@@ -19,9 +19,9 @@ from calc.catalog.loader import load_dir
 from calc.catalog.model import Catalog
 from calc.catalog.schema import schemas
 from calc.catalog.spec import CatalogError
-from calc.engine import derive, fraction, kv
+from calc.engine import derive, fraction, kv, ranks
 from calc.present import inputs
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
+from calc.units import GiB, InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -126,6 +126,11 @@ def available_list(text: str, boxes: int) -> tuple[int, ...]:
     if text == "auto":
         return (meminfo_available(),) * boxes
     values = tuple(parse_size(part, "--available") for part in _LIST_COMMA.split(text))
+    for part, size in zip(_LIST_COMMA.split(text), values, strict=True):
+        if size < GiB:  # no box serves a model in less: a unit left out (100 for 100 GiB)
+            raise InputError(
+                f"--available: found {part.strip()!r}, {fmt(size, 'B')}, expected at least 1 GiB free, such as '119.5 GiB' (a number without a unit is bytes)"
+            )
     if len(values) == 1:
         return values * boxes
     if len(values) != boxes:
@@ -883,7 +888,7 @@ def _host_memory(
         notes.append(refusal)
     if need:
         notes.append(
-            f"/dev/shm: {need / 2**20:,.0f} MiB of message queues for {tp * pp} ranks on one box (shm_broadcast.py); on {where} they come out of MemAvailable"
+            f"/dev/shm: {fmt(need, 'MiB', 0, up=True)} of message queues for {tp * pp} ranks on one box (shm_broadcast.py); on {where} they come out of MemAvailable"
         )
     sleep: modeled.SleepReport | None = None
     if args.enable_sleep_mode:
@@ -938,7 +943,7 @@ def _with_prediction(
         shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
     )
     notes = list(r.notes)
-    if r.dp > 1 or r.ep_size > 1:  # a larger TP or more stages would be figured without the expert split: not offered
+    if (r.dp > 1 or r.ep_size > 1) and ranks.moe_experts(shape):  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
         notes.append(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "

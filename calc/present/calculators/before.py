@@ -43,7 +43,7 @@ from calc.present.calculators.form import (
 )
 from calc.present.chart import figure_html
 from calc.present.inputs import FORMS, INPUTS, gib_at_least_zero
-from calc.units import InputError, fmt, parse_size, shown
+from calc.units import GiB, InputError, fmt, parse_size, shown
 
 NAME = "before"
 TITLE = "Before the first start"
@@ -276,7 +276,11 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     if available is not None and "box" not in errors and (pin is not None or card is None):  # the gate reads it; a predicted pool does not
         box = catalog.boxes[box_id]
         total = derive.box_total(box).figure.size
-        if available > total:
+        if available < GiB:
+            errors["available"] = (
+                f"{short(LABELS['available'])}: found {fmt(available, 'B')}, expected at least 1 GiB free, such as 119.5 GiB (a number without a unit is bytes)"
+            )
+        elif available > total:
             errors["available"] = (
                 f"{short(LABELS['available'])}: found {fmt(available, 'GiB')}, above the {box['name']}'s total of {fmt(total, 'GiB')}; "
                 "expected what that box has free (a value left from another box?)"
