@@ -569,7 +569,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     drawn = figure_html(charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes))
     rows.insert(4, ("The terms against the card", drawn))
     verdict = (
-        f"Predicted on the {card.name}: a pool of {fmt(pool_shown, 'GiB')} a rank "
-        f"(held-out starts: off by {fmt(band['held_out_median_error'].value, '%', 2)} at the median); vLLM's verdict: {p.verdict}."
+        f"Predicted on the {card.name}: "
+        + (f"a pool of {fmt(pool_shown, 'GiB')} a rank " if p.available_kv_bytes > 0 else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank ")
+        + f"(held-out starts: off by {fmt(band['held_out_median_error'].value, '%', 2)} at the median); vLLM's verdict: {p.verdict}."
     )
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
