@@ -740,3 +740,58 @@ def test_shm_queues_print_rounded_up_as_the_refusal_does() -> None:
     """696,254,546 B of /dev/shm queues are 664.0005 MiB: the note says 665, as the refusal does."""
     out = ok("model", "models/configs/qwen3-30b-a3b/config.json", "--tp", "2", "--max-model-len", "8192", "--shm-size", "1g")
     assert "/dev/shm: 665 MiB of message queues for 2 ranks on one box" in out
+
+
+def imported_by(*args: str) -> set[str]:
+    """The modules `python -m calc ARGS` imports, as `-X importtime` lists them (a fresh process)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "calc", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-400:]
+    return {line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time:") and "|" in line}
+
+
+# What `gate` needs: the catalog, the start's terms and its report; what it must not import: the
+# log reader, the model checks, the card prediction, the config and layout models (the default
+# deployment's block is in its model's KV report), the schema writer, the calculators and charts.
+# Each of these once came in at `gate`'s start.
+GATE_NEVER = (
+    "calc.logs",
+    "calc.checks",
+    "calc.answers.ingest",
+    "calc.answers.logverdict",
+    "calc.answers.guard",
+    "calc.answers.watch",
+    "calc.answers.prefetch",
+    "calc.engine.predict",
+    "calc.engine.hfconfig",
+    "calc.engine.kvlayout",
+    "calc.engine.weights",
+    "calc.engine.ranks",
+    "calc.engine.lora",
+    "calc.engine.multimodal",
+    "calc.engine.offload",
+    "calc.engine.hostmem",
+    "calc.engine.afterstart",
+    "calc.engine.budget",
+    "calc.catalog.schema",
+    "calc.present.calculators",
+    "calc.present.charts",
+    "calc.present.chart",
+    "calc.present.html",
+)
+
+
+@pytest.mark.parametrize("argv", [["gate"], ["gate", "--json"], ["gate", "--help"], ["gate", "--kv-cache-memory-bytes", "20e9", "--drafter"]])
+def test_gate_imports_only_what_it_runs(argv: list[str]) -> None:
+    """`python -m calc gate` starts fast because each command imports what it runs: the others'
+    modules (the log reader, the model report...) stay unimported."""
+    seen = imported_by(*argv)
+    assert {"calc.present.cli", "calc.catalog.loader"} <= seen  # the listing is read as it should be
+    assert "calc.answers.report" in seen  # what the gate runs on
+    unwanted = sorted(m for m in seen if m in GATE_NEVER or m.startswith(tuple(n + "." for n in GATE_NEVER)))
+    assert unwanted == []
+
+
+def test_gate_imports_the_host_models_for_their_flags() -> None:
+    """The modules left out of the plain gate are still there when a flag needs them."""
+    seen = imported_by("gate", "--kv-offloading-size", "4", "--shm-size", "64m", "--enable-sleep-mode")
+    assert {"calc.engine.offload", "calc.engine.hostmem", "calc.checks.modeled"} <= seen

@@ -361,7 +361,7 @@ def fraction_text(value: Fraction) -> str:
 def pool_reading(catalog: Catalog, deployment_id: str, speculative_tokens: int) -> derive.KvReading | None:
     """This deployment's measured bytes per token at the speculative-token count, or the nearest."""
     deployment = catalog.deployments[deployment_id]
-    mine = [r for r in derive.kv_readings(catalog) if r.kind == "measured" and r.model == deployment["model"] and r.readings]
+    mine = [r for r in derive.kv_readings(catalog, deployment["model"]) if r.kind == "measured" and r.readings]
     return min(mine, key=lambda r: abs((r.speculative_tokens or 0) - speculative_tokens), default=None)
 
 

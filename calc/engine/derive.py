@@ -178,10 +178,13 @@ def _key(deployment: dict[str, Any], start: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(sorted(s.items()))
 
 
-def kv_readings(catalog: Catalog) -> list[KvReading]:
-    """Every bytes-per-token figure: our starts (pooled per configuration), then reports."""
+def kv_readings(catalog: Catalog, model: str | None = None) -> list[KvReading]:
+    """Every bytes-per-token figure (of `model` alone, when given): our starts (pooled per
+    configuration), then reports."""
     out: list[KvReading] = []
     for deployment in catalog.deployments.values():
+        if model is not None and deployment["model"] != model:
+            continue  # each reading's block size may take vLLM's layout of its model: only the ones asked for
         groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for start in deployment["starts"]:
             if "kv_tokens" in start:
@@ -203,10 +206,12 @@ def kv_readings(catalog: Catalog) -> list[KvReading]:
                     s.get("max_model_len"), deployment["tp"], spec, block, block_source,
                 )
             )  # fmt: skip
-    for model in catalog.models.values():
-        for report in model.get("kv_reports", []):
-            block, block_source = block_size(model, report["kv_dtype"], report.get("tp") or 1, report.get("block_size"), "the report's")
-            out.append(replace(_report(model["id"], report), block_size=block, block_source=block_source))
+    for entry in catalog.models.values():
+        if model is not None and entry["id"] != model:
+            continue
+        for report in entry.get("kv_reports", []):
+            block, block_source = block_size(entry, report["kv_dtype"], report.get("tp") or 1, report.get("block_size"), "the report's")
+            out.append(replace(_report(entry["id"], report), block_size=block, block_source=block_source))
     return out
 
 

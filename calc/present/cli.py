@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from calc.answers import report
 from calc.catalog.loader import load_dir
 from calc.catalog.model import Catalog
-from calc.catalog.schema import schemas
 from calc.catalog.spec import CatalogError
-from calc.engine import derive, fraction, kv, ranks
+from calc.engine import derive, fraction, kv
 from calc.present import inputs
 from calc.units import GiB, InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
 
@@ -150,8 +149,6 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 
 
 def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
-    from calc.engine import offload
-
     deployment_id = _deployment(catalog, args.deployment)
     dp = parse_count(args.data_parallel_size, "--data-parallel-size", 1)
     if dp > MAX_REPLICAS:
@@ -170,7 +167,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         available=base.available,
         typical_context=_int(args, "typical_context") if args.typical_context else None,
         gpu_memory_utilization=_frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else None,
-        host_bytes=offload.kv_offloading_a_rank(_gib_flag(args.kv_offloading_size, _flag(args, "kv_offloading_size")), catalog.deployments[deployment_id]["tp"]),
+        host_bytes=_kv_offloading_a_rank(args, catalog.deployments[deployment_id]["tp"]),
         cpu_offload_gib=_gib_flag(args.cpu_offload_gb, _flag(args, "cpu_offload_gb")),
         kv_offloading_gib=_gib_flag(args.kv_offloading_size, _flag(args, "kv_offloading_size")),
         head_extra_bytes=_head_extra(catalog, args, boxes),
@@ -222,6 +219,15 @@ def _head_extra(catalog: Catalog, args: argparse.Namespace, boxes: int) -> int:
         return 0
     head = catalog.policy["gate"].get("head_box")
     return int(head["ray_head"].value) if head else 0
+
+
+def _kv_offloading_a_rank(args: argparse.Namespace, tp: int) -> int:
+    """--kv-offloading-size a rank; the offload model is imported only when the flag is given."""
+    if args.kv_offloading_size is None:
+        return 0
+    from calc.engine import offload
+
+    return offload.kv_offloading_a_rank(_gib_flag(args.kv_offloading_size, _flag(args, "kv_offloading_size")), tp)
 
 
 def _gib_flag(text: str | None, flag: str) -> Fraction:
@@ -870,13 +876,13 @@ def _host_memory(
     args: argparse.Namespace, tp: int, pp: int, weights_bytes: int, kv_bytes: int | None, where: str = "a unified-memory box (GB10)"
 ) -> modeled_module.HostMemory | None:
     """--shm-size against the /dev/shm queues of the start, and what sleep mode frees (calc/engine/hostmem.py)."""
-    from calc.checks import modeled
-    from calc.engine import hostmem, predict
-
     if args.sleep_level is not None and not args.enable_sleep_mode:
         raise InputError("--sleep-level: found without --enable-sleep-mode, expected --enable-sleep-mode beside it")
     if not (args.enable_sleep_mode or args.shm_size is not None or args.mq_max_chunk_mb is not None):
         return None
+    from calc.checks import modeled  # only now: the gate without these flags starts without the model's modules
+    from calc.engine import hostmem, predict
+
     rel = predict.release(getattr(args, "engine_version", None))
     chunk = parse_count(args.mq_max_chunk_mb, "--mq-max-chunk-mb", 1) if args.mq_max_chunk_mb is not None else None
     queues = hostmem.shm_queues(tp, pp, rel, chunk)
@@ -927,7 +933,7 @@ def _with_prediction(
     from dataclasses import replace
 
     from calc.checks import modeled
-    from calc.engine import hfconfig, predict
+    from calc.engine import hfconfig, predict, ranks
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
@@ -1181,6 +1187,8 @@ def _shown(found: logread.Found) -> str:
 
 
 def cmd_schema(catalog: Catalog | None, args: argparse.Namespace) -> str:
+    from calc.catalog.schema import schemas
+
     wanted = schemas()
     if args.check:  # the files hold the schemas the catalog's spec gives, as data (compared as JSON reads them)
         stale = [n for n, schema in wanted.items() if _json_file(SCHEMA_DIR / n) != json.loads(json.dumps(schema))]
