@@ -141,13 +141,13 @@ def test_a_link_reopens_the_same_inputs_and_result_and_history_steps_through_the
         page.fill("#start-pin", "20e9")
         page.check("#start-drafter")
         page.dispatch_event("#start-drafter", "change")
-        assert query(page) == {"pin": "20e9", "drafter": "on"}
+        assert query(page) == {"kv_cache_memory_bytes": "20e9", "drafter": "on"}  # vLLM's names for its settings
         refused = figures_on(page, "start")
         assert refused["verdict"] == "refused"
         link = page.url
         page.fill("#start-pin", "12e9")
         page.dispatch_event("#start-pin", "change")
-        assert query(page) == {"pin": "12e9", "drafter": "on"}
+        assert query(page) == {"kv_cache_memory_bytes": "12e9", "drafter": "on"}
         page.go_back()
         page.wait_for_function("document.getElementById('start-pin').value === '20e9'")
         assert figures_on(page, "start") == refused
@@ -169,6 +169,15 @@ def test_a_link_reopens_the_same_inputs_and_result_and_history_steps_through_the
         assert "'deployment' ('bogus' is not one of its choices)" in note  # the default deployment kept, and said
     finally:
         fresh.context.close()
+    older, _ = open_page(browser, base_url)  # a link as the site wrote it before, with the fields' own names
+    try:
+        older.goto(link.split("?")[0] + "?pin=20e9&drafter=on")
+        older.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
+        older.wait_for_function("document.getElementById('start-result').dataset.state === 'valid'")
+        assert older.input_value("#start-pin") == "20e9" and older.is_checked("#start-drafter")
+        assert figures_on(older, "start") == refused and older.is_hidden("#start-address")  # nothing dropped
+    finally:
+        older.context.close()
 
 
 def test_a_pasted_log_travels_compressed_and_one_too_long_is_offered_to_copy(browser, base_url, catalog) -> None:
@@ -209,7 +218,7 @@ def test_the_home_page_and_the_explaining_pages_link_to_the_calculators_with_the
         page.goto(base_url + "memory-budget/")
         link = page.locator("a.calc-link", has_text="in the start-gate calculator")
         href = link.get_attribute("href")
-        assert dict(parse_qsl(urlsplit(href).query)) == {"pin": "20e9", "drafter": "on"}
+        assert dict(parse_qsl(urlsplit(href).query)) == {"kv_cache_memory_bytes": "20e9", "drafter": "on"}
     finally:
         page.context.close()
     live, _ = open_page(browser, base_url)

@@ -164,7 +164,8 @@ def test_the_address_keeps_every_field_under_its_table_name(catalog, calculator:
     assert fields == [name for name, _, _ in form.form_uses(calculator, start.max_boxes(catalog))]
     values = {name: "7" for name in fields}
     pairs = address.encode(values, {}, fields).pairs
-    assert [n for n, _ in pairs] == fields
+    keys = address.address_keys(fields)  # vLLM's key where its input has one, else the table's name
+    assert [n for n, _ in pairs] == [keys.get(f, f) for f in fields]
     assert address.decode(pairs, fields).values == values
 
 
@@ -308,3 +309,28 @@ def test_a_link_written_with_vllms_keys_opens(catalog) -> None:
     assert twice.values == {"pin": "12e9"} and twice.dropped == ("'pin' given twice (the first kept)",)
     assert address.decode([("max_num_seqz", "8")], names).dropped == ("'max_num_seqz' (not a field of this calculator)",)
     assert address.vllm_keys([f.name for f in calc_html.fields_of(catalog, "before")])["tensor_parallel_size"] == "tp"
+
+
+def hidden_spellings() -> tuple[set[str], dict[str, set[str]]]:
+    """The former spellings the command line still reads but no longer lists: every input's, and
+    each command's own (`--pool` is `model`'s former --kv-cache-memory-bytes, and `fit`'s own flag)."""
+    everywhere = {a for i in inputs.TABLE for a in i.aliases}
+    by_command = {
+        command: {a for u in uses for a in (u.aliases if u.aliases is not None else u.input.aliases)} for command, uses in inputs.COMMAND_FLAGS.items()
+    }
+    return everywhere, by_command
+
+
+def test_the_pages_spell_every_flag_as_vllm_does() -> None:
+    """No page shows a former spelling of a flag (`--pin`, `--seats`, `--tp`...): in prose, in a
+    table or in a command the page runs, each flag is spelled as --help lists it, vLLM's way."""
+    everywhere, by_command = hidden_spellings()
+    assert {"--pin", "--seats", "--prefill-budget", "--tp", "--fraction"} <= everywhere  # the list is read as it should be
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w-])")
+    found = []
+    for page in sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "hooks").rglob("*.py")):
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for run in re.finditer(r"""shell\(["'](\w+) ([^"']*)""", line):  # a command the page runs: its own former spellings too
+                found += [f"{page.relative_to(ROOT)}:{number}: {f}" for f in flag.findall(run.group(2)) if f in by_command.get(run.group(1), set())]
+            found += [f"{page.relative_to(ROOT)}:{number}: {f}" for f in flag.findall(line) if f in everywhere]
+    assert found == []

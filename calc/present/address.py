@@ -1,7 +1,8 @@
 """A calculator's inputs in the page's address, and back: a link that reopens the same result.
 
-The address holds each field that differs from the page's default, under the field's own name
-(`?pin=20e9&drafter=on`). A pasted log or config is long and spans lines: it goes compressed
+The address holds each field that differs from the page's default, under vLLM's key for its input
+where vLLM has one (`?kv_cache_memory_bytes=20e9&drafter=on`), else under the field's own name;
+a link written with the field's name (`?pin=20e9`, as the site wrote them before) opens the same. A pasted log or config is long and spans lines: it goes compressed
 (zlib, then base64url), marked by a leading `~`. An address past ADDRESS_LIMIT characters is not
 written: the field that made it too long is left out and named, so the page can say so and offer
 the text to copy instead. Reading an address keeps the names the calculator knows and reports the
@@ -68,14 +69,17 @@ def unpack(value: str) -> str:
 
 
 def encode(values: Mapping[str, str], defaults: Mapping[str, str], names: Sequence[str], limit: int = ADDRESS_LIMIT) -> Address:
-    """The pairs for the fields in `names` whose value differs from its default, in form order;
-    while the query would pass `limit` characters, the longest value is left out and named."""
-    pairs = [(name, pack(values[name])) for name in names if name in values and values[name] != defaults.get(name, "")]
+    """The pairs for the fields in `names` whose value differs from its default, in form order,
+    each under its address key (address_keys); while the query would pass `limit` characters, the
+    longest value is left out and its field named."""
+    keys = address_keys(names)
+    fields = [name for name in names if name in values and values[name] != defaults.get(name, "")]
+    pairs = [(keys.get(name, name), pack(values[name])) for name in fields]
     left_out: list[str] = []
     while pairs and query_length(pairs) > limit:
-        longest = max(pairs, key=lambda pair: len(pair[1]))
-        pairs.remove(longest)
-        left_out.append(longest[0])
+        longest = max(range(len(pairs)), key=lambda n: len(pairs[n][1]))
+        left_out.append(fields.pop(longest))
+        pairs.pop(longest)
     return Address(tuple(pairs), tuple(left_out))
 
 
@@ -107,20 +111,53 @@ def note_html(left_out: Sequence[tuple[str, str, str]], dropped: Sequence[str]) 
     return "".join(f"<span>{part}</span>" for part in parts)
 
 
-def vllm_keys(names: Sequence[str]) -> dict[str, str]:
-    """vLLM's key of each field in `names` whose own name differs (calc/present/inputs.py): the address
-    is written with the field's name, which published links have; vLLM's is read as well."""
-    from calc.present.inputs import TABLE
+def address_keys(names: Sequence[str]) -> dict[str, str]:
+    """The key each field in `names` is written under, where it is not the field's own name:
+    vLLM's key for its input (calc/present/inputs.py), when that is no other field's name and
+    no other field of the form has the same vLLM key (prefix caching on and off share one)."""
+    from calc.present.inputs import INPUTS
 
     known = set(names)
-    return {i.vllm: i.key for i in TABLE if i.vllm and i.key in known and i.vllm not in known and i.vllm != i.key}
+    inputs = _field_inputs()
+    wanted = []
+    for name in names:
+        vllm = INPUTS[inputs[name]].vllm if name in inputs else None
+        if vllm and vllm not in known:
+            wanted.append((name, vllm))
+    claimed = [vllm for _, vllm in wanted]
+    return {name: vllm for name, vllm in wanted if claimed.count(vllm) == 1}
+
+
+_FIELD_INPUTS: dict[str, str] = {}
+
+
+def _field_inputs() -> dict[str, str]:
+    """The input each form field's name stands for: its own key, or the key of the use that gives
+    it another name (`utilization` is gpu_memory_utilization), where every form agrees."""
+    if not _FIELD_INPUTS:
+        from calc.present.inputs import FORMS, INPUTS
+
+        found: dict[str, set[str]] = {key: {key} for key in INPUTS}
+        for uses in FORMS.values():
+            for u in uses:
+                if not u.numbered and u.name:
+                    found.setdefault(u.name, set()).add(u.key)
+        _FIELD_INPUTS.update({name: next(iter(keys)) for name, keys in found.items() if len(keys) == 1})
+    return _FIELD_INPUTS
+
+
+def vllm_keys(names: Sequence[str]) -> dict[str, str]:
+    """The field each address key of `names` stands for (address_keys, turned round): the address is
+    written with vLLM's key; the field's own name, which older links have, is read as well."""
+    return {vllm: key for key, vllm in address_keys(names).items()}
 
 
 def decode(pairs: Sequence[tuple[str, str]], names: Sequence[str], choices: Mapping[str, Sequence[str]] | None = None) -> Restored:
     """The values an address gives the fields in `names`. An unknown name, a repeated one, a
     packed value that does not unpack or a value that is not one of its field's `choices` (a
-    select's options) is dropped and said, never guessed. A field is also found under vLLM's key
-    for its input (`kv_cache_memory_bytes` for `pin`), so a link written with vLLM's names opens."""
+    select's options) is dropped and said, never guessed. A field is found under its address key,
+    vLLM's key for its input (`kv_cache_memory_bytes` for `pin`), and under its own name, which
+    links from older versions of the site have."""
     choices = choices or {}
     known = set(names)
     spelled = vllm_keys(names)
