@@ -190,7 +190,7 @@ def test_each_chart_is_in_its_page_as_svg(shipped, catalog, page, chart):
 
 def test_cli_example_output_is_produced_at_build_time(shipped):
     text = shipped.text("memory-budget")
-    assert "$ python -m calc gate --pin 20e9 --drafter" in text
+    assert "$ python -m calc gate --kv-cache-memory-bytes 20e9 --drafter" in text
     assert "Start: no, refused" in text
 
 
