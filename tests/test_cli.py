@@ -777,6 +777,9 @@ GATE_NEVER = (
     "calc.present.charts",
     "calc.present.chart",
     "calc.present.html",
+    "shutil",  # argparse's help width, read without it (and the compression modules it brings)
+    "bz2",
+    "lzma",
 )
 
 

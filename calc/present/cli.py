@@ -67,6 +67,21 @@ class Parser(argparse.ArgumentParser):
             kwargs["type"] = given
         return super().add_argument(*names, **kwargs)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        """argparse's, at the width it would take from shutil.get_terminal_size, read the same way
+        without importing shutil (and the compression modules it imports) for every flag declared."""
+        try:
+            columns = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            columns = 0
+        if columns <= 0:
+            try:
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+            except (AttributeError, ValueError, OSError):
+                columns = 0
+        factory: Callable[..., argparse.HelpFormatter] = self.formatter_class
+        return factory(prog=self.prog, width=(columns or 80) - 2)
+
 
 MEMINFO = "/proc/meminfo"
 _MEMAVAILABLE = re.compile(r"MemAvailable:\s*(?P<count>\S+)\s*(?P<unit>\S*)\s*")
@@ -1354,17 +1369,18 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 @functools.cache  # built once a process a command: the site build runs the command line for every example
 def build_parser(command: str | None = None) -> Parser:
-    """The command line's parser, declaring the flags of `command` only (of every command when
-    None): a run needs its own, and declaring all of them is most of the parser's cost."""
+    """The command line's parser, holding `command` alone with its flags (every command when None):
+    a run needs its own, and declaring all of them is most of the parser's cost."""
     parser = Parser(prog=PROG, description="Memory calculators for vLLM starts, from the catalog.")
     parser.add_argument("--catalog", default=str(CATALOG_DIR), help=inputs.INPUTS["catalog"].help)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name, (helptext, _, machine) in COMMANDS.items():
+        if command not in (None, name):
+            continue  # a run's parser holds its own command alone; any other reading falls back to the whole parser
         p = sub.add_parser(name, help=helptext, description=helptext)
-        if command in (None, name):
-            if machine:
-                p.add_argument("--json", action="store_true", help=inputs.INPUTS["json"].help)
-            declare(p, name)
+        if machine:
+            p.add_argument("--json", action="store_true", help=inputs.INPUTS["json"].help)
+        declare(p, name)
     return parser
 
 
