@@ -403,3 +403,12 @@ def test_the_predicted_pool_stacks_the_terms_against_the_card(catalog) -> None:
     none = charts.predicted_pool("a small card", 8 * GiB, 7 * GiB, [("weights", 9 * GiB)], -2 * GiB)
     assert "leave no KV pool: vLLM refuses the start" in none.summary
     assert all(s.name != "KV pool" for s in none.rows[0].segments)
+
+
+def test_svg_text_is_escaped_as_html_escape_does() -> None:
+    import html
+
+    from calc.present import chart
+
+    for text in ("a & b", "<b>", "\"quoted\" 'single'", "plain", "9.31 GiB < 10 GB"):
+        assert chart.esc(text) == html.escape(text, quote=True)
