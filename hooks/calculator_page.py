@@ -1,6 +1,6 @@
 """Macros of the calculator page: the build-time result for its default inputs, rendered by the
 same calc.present.html functions the browser runs, the status line above them, and the tags that start
-PyScript on the local Pyodide, placed after the calculators."""
+the local Pyodide and run the page's glue on it, placed after the calculators."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from calc.catalog.model import Catalog
 from calc.present import address
 from calc.present import html as calc_html
-from hooks.runtime import PYSCRIPT, browser_calc_files, pyscript_files
+from hooks.runtime import browser_calc_files
 
 if TYPE_CHECKING:
     from hooks.pagemacros.build import MacrosEnv
@@ -24,10 +24,6 @@ GLUE = "calculator/main.py"  # docs/calculator/main.py, copied by MkDocs as a st
 EARLY = "calculator/early-pyodide.mjs"  # boots Pyodide and writes the calculators' files
 # The runtime's large files, fetched while the page is still being parsed.
 PRELOAD = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
-# PyScript plugins the calculators do not use, turned off (the error plugin too: the glue shows
-# its own messages, never a traceback). PyScript reads a config for MicroPython as well and, with
-# none, loads every plugin: the page gives it one too, with the same plugins off.
-UNUSED_PLUGINS = ("codemirror", "deprecations-manager", "donkey", "error", "py-editor", "py-game", "py-terminal")
 
 # Updates the status line while Python starts, and says so if it cannot start; marks a result as
 # waiting (data-state="pending") when its form differs from the page as built before Python has
@@ -59,7 +55,7 @@ LOADING_SCRIPT = """<script>(function () {
   }
   check();
   addEventListener("pageshow", check);
-  addEventListener("py:progress", function (event) {
+  addEventListener("calc:progress", function (event) {
     if (!window.calcReady && status.dataset.state !== "failed") status.textContent = "Python is starting (" + event.detail + "); the figures below are the build-time result for the default inputs.";
   });
   function failed(reason) {
@@ -98,32 +94,26 @@ def up(page_url: str) -> str:
     return "../" * depth if depth else "./"
 
 
-def pyscript_config(root: str) -> dict[str, object]:
-    """The interpreter, resolved against the page URL: the early start below, which also writes
-    the calculators' files, so PyScript has none to fetch."""
-    return {"interpreter": f"{root}{EARLY}", "plugins": [f"!{name}" for name in UNUSED_PLUGINS]}
-
-
 def python_files(root: str) -> list[tuple[str, str]]:
     """(URL relative to the page, path in Python's working directory): the calc modules the
     browser imports and the catalog."""
     return [(f"{root}py/calc/{path}", f"calc/{path}") for path in browser_calc_files()] + [(f"{root}py/catalog.json", "catalog.json")]
 
 
-# Starts the runtime once the parsed page has been painted: preloads Pyodide's large files, imports
-# the early start and adds PyScript's core.js. Fetching and booting earlier would compete with
-# the page for the network and the main thread and paint the build-time figures later.
+# Starts the runtime once the parsed page has been painted: preloads Pyodide's large files and
+# imports the early start, which boots Pyodide, writes the files and runs the glue on it (no
+# PyScript: its own bootstrap, Python and JavaScript, came before the glue and gave it nothing it
+# uses). Fetching and booting earlier would compete with the page for the network and the main
+# thread and paint the build-time figures later.
 START_SCRIPT = """<script>(function () {
   var runtime = RUNTIME;
   function go() {
+    performance.mark("calc:runtime-start");  // the phases of the start, on the page's timeline (scripts/bench.py reads them)
     runtime.modules.forEach(function (href) { var link = document.createElement("link"); link.rel = "modulepreload"; link.href = href; document.head.append(link); });
     runtime.fetches.forEach(function (href) { var link = document.createElement("link"); link.rel = "preload"; link.as = "fetch"; link.crossOrigin = "anonymous"; link.href = href; document.head.append(link); });
-    import(runtime.early).then(function (m) { return m.start(); });
-    var core = document.createElement("script");
-    core.type = "module";
-    core.src = runtime.core;
-    core.onerror = function () { dispatchEvent(new CustomEvent("calc:failed", { detail: core.src + " did not load" })); };
-    document.head.append(core);
+    import(runtime.early).then(function (m) { return m.run(runtime.glue); }, function () {
+      dispatchEvent(new CustomEvent("calc:failed", { detail: runtime.early + " did not load" }));
+    });
   }
   function afterPaint() { requestAnimationFrame(function () { setTimeout(go, 0); }); }
   if (document.readyState === "loading") addEventListener("DOMContentLoaded", afterPaint, { once: true });
@@ -147,26 +137,19 @@ def runtime_html(page_url: str) -> str:
     """The lists the runtime reads, the script that keeps the status line, and the one that
     starts the runtime after the page's first paint. Nothing here blocks parsing or painting."""
     root = up(page_url)
-    config = html.escape(json.dumps(pyscript_config(root), separators=(",", ":")), quote=True)
-    micropython = html.escape(json.dumps({"plugins": [f"!{name}" for name in UNUSED_PLUGINS]}, separators=(",", ":")), quote=False)
     files = json.dumps(python_files(root), separators=(",", ":"))
     pyodide = f"{root}runtime/pyodide/"
-    pyscript = ROOT / PYSCRIPT
-    chunks = [name for name in pyscript_files(pyscript, UNUSED_PLUGINS) if name != "core.js"] if pyscript.is_dir() else []
     runtime = {
-        # the chunks core.js imports, the error plugin among them, fetched beside it rather than after
-        "modules": [f"{pyodide}pyodide.mjs", f"{pyodide}pyodide.asm.mjs", *(f"{root}runtime/pyscript/{name}" for name in chunks)],
+        "modules": [f"{pyodide}pyodide.mjs", f"{pyodide}pyodide.asm.mjs"],
         "fetches": [f"{pyodide}{name}" for name in PRELOAD],
         "early": f"{root}{EARLY}",
-        "core": f"{root}runtime/pyscript/core.js",
+        "glue": f"{root}{GLUE}",
     }
     return "\n".join(
         (
             RUNTIME_BEGIN,
-            f"<div hidden><mpy-config>{micropython}</mpy-config></div>",
             LOADING_SCRIPT,
             f'<script type="application/json" id="calc-python-files">{files}</script>',
-            f'<script type="py" src="{root}{GLUE}" config="{config}"></script>',
             START_SCRIPT.replace("RUNTIME", json.dumps(runtime, separators=(",", ":"))),
             "<!-- /calc-runtime -->",
         )
@@ -243,5 +226,5 @@ def register(env: MacrosEnv, catalog: Catalog) -> None:
 
     @env.macro
     def calculator_runtime() -> str:
-        """The PyScript tags, with paths relative to this page, after the calculators."""
+        """The runtime's tags, with paths relative to this page, after the calculators."""
         return runtime_html(env.page.url if env.page else "")

@@ -1,10 +1,8 @@
-"""What the calculator page ships, and nothing more: the calc modules the browser imports, the
-PyScript chunks it loads, Pyodide without a package lock it never reads and with a standard
-library cut to the modules that run.
+"""What the calculator page ships, and nothing more: the calc modules the browser imports, Pyodide
+without a package lock it never reads and with a standard library cut to the modules that run.
 
 Each list is derived, not typed: calc's files from the imports of the browser's entry modules;
-PyScript's chunks from core.js's static imports and the plugins it loads; the standard library
-from the modules Pyodide, PyScript and the calculators were seen to import in the browser
+the standard library from the modules Pyodide and the calculators were seen to import in the browser
 (hooks/stdlib-modules.txt, written by scripts/stdlib_modules.py) closed over the module-level
 imports of calc's browser modules and of any module that list does not hold yet.
 """
@@ -15,7 +13,6 @@ import ast
 import hashlib
 import io
 import json
-import re
 import zipfile
 from pathlib import Path
 
@@ -25,10 +22,7 @@ from hooks.buildcache import cache_dir, files_digest, keep_cached
 ROOT = Path(__file__).resolve().parent.parent
 GLUE = Path("docs", "calculator", "main.py")  # the page's glue, the browser's entry module
 PYODIDE = Path("node_modules", "pyodide")  # the npm packages the runtime is copied from
-PYSCRIPT = Path("node_modules", "@pyscript", "core", "dist")
 STDLIB_SEEN = Path(__file__).with_name("stdlib-modules.txt")
-# PyScript imports its error plugin even when it is turned off (to keep errors off the page).
-ALWAYS_LOADED_PLUGINS = ("error",)
 
 
 def module_imports(source: str, module: str, is_package: bool = False, everywhere: bool = False) -> set[str]:
@@ -119,40 +113,33 @@ def _browser_calc_files(root: Path) -> list[str]:
     return sorted(files)
 
 
-# --- PyScript -------------------------------------------------------------------------------
-
-_STATIC = re.compile(r"""(?:from|import)\s*"\./([^"]+\.js)\"""")
-
-
-def pyscript_files(dist: Path, disabled: tuple[str, ...], root: Path = ROOT) -> list[str]:
-    """core.js, the chunks it imports statically, and the plugins it loads for this config; kept
-    in the build cache by the npm package's files (names, sizes, times) and the disabled plugins."""
-    listing = sorted((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in dist.iterdir())
-    cache = cache_dir(root) / f"pyscript-files-{_digest(listing, disabled)}.json"
+def shipped_calc(root: Path = ROOT) -> dict[str, str]:
+    """calc's browser files as the site ships them (browser_source), by path under calc/; kept in
+    the build cache by the digest of calc's sources and the glue."""
+    cache = cache_dir(root) / f"calc-shipped-{sources_digest(root)}.json"
     try:
-        kept: list[str] = json.loads(cache.read_text(encoding="utf-8"))
+        kept: dict[str, str] = json.loads(cache.read_text(encoding="utf-8"))
         return kept
     except (OSError, ValueError):
-        files = _pyscript_files(dist, disabled)
-        keep_cached(cache, json.dumps(files).encode(), "pyscript-files-*.json")
-        return files
+        shipped = {path: browser_source((root / "calc" / path).read_text(encoding="utf-8"), path) for path in browser_calc_files(root)}
+        keep_cached(cache, json.dumps(shipped).encode(), "calc-shipped-*.json")
+        return shipped
 
 
-def _pyscript_files(dist: Path, disabled: tuple[str, ...]) -> list[str]:
-    files: list[str] = []
-    todo = ["core.js"]
-    while todo:
-        name = todo.pop()
-        if name in files:
-            continue
-        files.append(name)
-        text = (dist / name).read_text(encoding="utf-8")
-        todo.extend(_STATIC.findall(text))
-        for plugin in re.findall(r'"?([\w-]+)"?:\(\)=>import\("\./[^"]+"\)', text):
-            if plugin not in disabled or plugin in ALWAYS_LOADED_PLUGINS:
-                found = re.search(rf'"?{re.escape(plugin)}"?:\(\)=>import\("\./([^"]+)"\)', text)
-                todo.append(found.group(1))  # type: ignore[union-attr]
-    return sorted(files)
+def browser_source(source: str, name: str) -> str:
+    """A calc module as the browser gets it: the same code without its docstrings and comments (a
+    third of the bytes, which no reader of the page needs). Its syntax tree is checked equal to
+    the source's, docstrings aside, so what runs is what the tests ran."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    text = ast.unparse(tree) + "\n"
+    if ast.dump(ast.parse(text)) != ast.dump(tree):
+        raise ValueError(f"calc/{name}: its code without docstrings does not read back as the same code")
+    return text
 
 
 # --- Pyodide --------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """MkDocs hooks: load and validate the catalog once, add the generated reference pages, fail on
-a bare figure, and ship the calculator's Python and the local Pyodide/PyScript runtime."""
+a bare figure, and ship the calculator's Python and the local Pyodide runtime."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from mkdocs.structure.pages import Page  # noqa: E402
 from calc.catalog.loader import raw_as_json  # noqa: E402
 from calc.catalog.spec import CatalogError  # noqa: E402
 from hooks import reference, runtime  # noqa: E402
-from hooks.calculator_page import RUNTIME_BEGIN, UNUSED_PLUGINS, hold_theme_script  # noqa: E402
+from hooks.calculator_page import RUNTIME_BEGIN, hold_theme_script  # noqa: E402
 from hooks.figures import bare_figures, site_catalog, site_catalog_raw, take_problems  # noqa: E402
 
 PYODIDE_SCRIPTS = ("pyodide.mjs", "pyodide.asm.mjs")  # and pyodide.asm.wasm as npm has it; the lock and the stdlib trimmed
@@ -133,9 +133,9 @@ def on_post_build(config: MkDocsConfig, **_: object) -> None:
     found), its Python and the catalog as JSON; Material's assets without source maps."""
     site = Path(config["site_dir"])
     runtime_dir = site / "runtime"
-    pyodide, pyscript = ROOT / runtime.PYODIDE, ROOT / runtime.PYSCRIPT
-    if not pyodide.is_dir() or not pyscript.is_dir():
-        raise PluginError("node_modules has no pyodide or @pyscript/core: run `npm ci` (make deps installs it)")
+    pyodide = ROOT / runtime.PYODIDE
+    if not pyodide.is_dir():
+        raise PluginError("node_modules has no pyodide: run `npm ci` (make deps installs it)")
     (runtime_dir / "pyodide").mkdir(parents=True, exist_ok=True)
     for name in PYODIDE_SCRIPTS:
         (runtime_dir / "pyodide" / name).write_text(strip_source_map((pyodide / name).read_text(encoding="utf-8")), encoding="utf-8")
@@ -144,13 +144,10 @@ def on_post_build(config: MkDocsConfig, **_: object) -> None:
         runtime.trimmed_lock((pyodide / "pyodide-lock.json").read_text(encoding="utf-8")), encoding="utf-8"
     )
     (runtime_dir / "pyodide" / "python_stdlib.zip").write_bytes(runtime.trimmed_stdlib(pyodide / "python_stdlib.zip"))
-    (runtime_dir / "pyscript").mkdir(parents=True, exist_ok=True)
-    for name in runtime.pyscript_files(pyscript, UNUSED_PLUGINS):
-        (runtime_dir / "pyscript" / name).write_text(strip_source_map((pyscript / name).read_text(encoding="utf-8")), encoding="utf-8")
-    for path in runtime.browser_calc_files(ROOT):
+    for path, source in runtime.shipped_calc(ROOT).items():
         target = site / "py" / "calc" / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / "calc" / path, target)
+        target.write_text(source, encoding="utf-8")
     (site / "py" / "catalog.json").write_text(raw_as_json(site_catalog_raw(ROOT)), encoding="utf-8")
     for source_map in (site / "assets").rglob("*.map"):
         source_map.unlink()

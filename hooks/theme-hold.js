@@ -96,8 +96,8 @@
     requested = true;
     reach.forEach(function (type) { removeEventListener(type, load, true); });
     var script = document.createElement("script");
-    // The script being run, as the browser knows it: PyScript gives `document` a currentScript
-    // of its own (its <script type="py">) while it runs Python, and may leave it there.
+    // The script being run, as the browser knows it: a script may give `document` a currentScript
+    // of its own while it runs (PyScript did, for its <script type="py">), and leave it there.
     var running = Object.getOwnPropertyDescriptor(Document.prototype, "currentScript").get;
     document.addEventListener = function (type, listener, options) {
       if (type !== "DOMContentLoaded" || !listener || running.call(document) !== script) {

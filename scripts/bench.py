@@ -355,7 +355,6 @@ PHASE_ORDER = (
     "dom-content-loaded",
     "first-paint",
     "runtime-start",
-    "pyscript-asks",
     "pyodide-loaded",
     "files-written",
     "glue-start",
@@ -400,8 +399,8 @@ def visit(browser, url: str, wait: str, script: str | None = MARKS, keep: bool =
 
 
 def python_files(page_html: str) -> list[list[str]]:
-    """The [URL, path] pairs of the files the calculator page's Python gets: its PyScript config's
-    `files`, or what it hands the early Pyodide start."""
+    """The [URL, path] pairs of the files the calculator page's Python gets: what it hands the early
+    Pyodide start (or, on a page built before it, its PyScript config's `files`)."""
     started = re.search(r'<script type="application/json" id="calc-python-files">(.*?)</script>', page_html)
     if started:
         return json.loads(started.group(1))
@@ -531,7 +530,7 @@ def bench_calculator(pairs: int) -> None:
         runtime = site / "runtime"
         print(
             f"Site: {size(site) / 1e6:.1f} MB in all; runtime/pyodide {size(runtime / 'pyodide') / 1e6:.1f} MB, "
-            f"runtime/pyscript {size(runtime / 'pyscript') / 1e6:.2f} MB, py/ (calc and catalog) {size(site / 'py') / 1e3:.0f} kB, "
+            f"py/ (calc and catalog) {size(site / 'py') / 1e3:.0f} kB, "
             f"assets {size(site / 'assets') / 1e6:.1f} MB"
         )
 

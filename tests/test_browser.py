@@ -340,9 +340,9 @@ def test_a_value_the_browser_restores_on_a_return_to_the_page_is_an_edit(browser
 
 MATERIAL_RAN = "typeof window.document$ === 'object'"  # Material's script publishes its streams
 PALETTE = "[data-md-component=palette]"
-# The page has been parsed and painted and its runtime start has run (it adds PyScript's core.js):
+# The page has been parsed and painted and its runtime start has run (the early start marks it):
 # whatever the page does on its own before Python loads has been set going.
-RUNTIME_STARTED = "document.querySelector('script[src$=\"runtime/pyscript/core.js\"]') !== null"
+RUNTIME_STARTED = "performance.getEntriesByName('calc:runtime-start').length > 0"
 
 
 def bundle_requests(page: Page) -> list[str]:
@@ -374,18 +374,18 @@ def test_material_waits_for_python_and_runs_once_it_has_loaded(browser, base_url
         page.context.close()
 
 
-def test_material_takes_over_while_pyscript_says_its_script_is_the_current_one(browser, base_url):
-    """PyScript gives `document` a currentScript of its own (the page's <script type="py">) while it
-    runs Python, and may leave it there: Material's script, run meanwhile, still takes over (its
-    setup runs and the page's stand-in withdraws), as it does once Python has loaded."""
+def test_material_takes_over_while_another_script_says_it_is_the_current_one(browser, base_url):
+    """A script that gives `document` a currentScript of its own while it runs, and leaves it
+    there: Material's script, run meanwhile, still takes over (its setup runs and the page's
+    stand-in withdraws), as it does once Python has loaded."""
     page, guard = open_page(browser, base_url, hold=("/runtime/pyodide/",))
     try:
         page.wait_for_function(RUNTIME_STARTED)
-        page.evaluate("Object.defineProperty(document, 'currentScript', { configurable: true, get: () => document.querySelector('script[type=py]') })")
+        page.evaluate("Object.defineProperty(document, 'currentScript', { configurable: true, get: () => document.getElementById('calc-python-files') })")
         page.keyboard.press("Shift")  # the reader reaches for the page: Material's script is fetched and run
         page.wait_for_function(MATERIAL_RAN)
         page.wait_for_function("!document.documentElement.classList.contains('calc-theme-held')")
-        assert page.evaluate("document.currentScript.type") == "py"  # the stand-in's test did not go by it
+        assert page.evaluate("document.currentScript.id") == "calc-python-files"  # the stand-in's test did not go by it
         assert guard.outside == []
     finally:
         page.context.close()
@@ -407,10 +407,10 @@ def test_material_runs_after_ten_seconds_of_a_python_that_neither_loads_nor_fail
     [
         ({"**/pyodide.asm.wasm": (404, "text/plain")}, "the interpreter's WebAssembly did not load"),
         ({"**/pyodide.asm.wasm": (200, "application/octet-stream")}, "the interpreter's WebAssembly did not load"),  # a host that mistypes it
-        ({"**/runtime/pyscript/core.js": (404, "text/plain")}, "core.js did not load"),
+        ({"**/calculator/main.py": (404, "text/plain")}, "main.py: 404"),
         ({"**/py/catalog.json": (404, "text/plain")}, "catalog.json: 404"),
     ],
-    ids=["wasm missing", "wasm mistyped", "pyscript missing", "catalog missing"],
+    ids=["wasm missing", "wasm mistyped", "glue missing", "catalog missing"],
 )
 def test_python_that_cannot_start_says_why_and_material_runs(browser, base_url, answer, said):
     """A runtime file the host lacks or serves wrong: the status line says Python could not start
@@ -421,7 +421,7 @@ def test_python_that_cannot_start_says_why_and_material_runs(browser, base_url, 
         page.wait_for_function("document.getElementById('calc-status').dataset.state === 'failed'", timeout=BOOT_TIMEOUT_MS)
         assert "Python could not start" in page.text_content("#calc-status") and said in page.text_content("#calc-status")
         page.wait_for_function(MATERIAL_RAN, timeout=BOOT_TIMEOUT_MS)
-        page.evaluate("dispatchEvent(new CustomEvent('py:progress', { detail: 'Loading Pyodide' }))")
+        page.evaluate("dispatchEvent(new CustomEvent('calc:progress', { detail: 'loading Pyodide' }))")
         assert "Python could not start" in page.text_content("#calc-status")  # a progress event after the failure leaves it as it is
         assert page.evaluate("window.calcReady") is None
         assert guard.outside == []
@@ -514,10 +514,9 @@ def test_the_start_marks_its_phases_on_the_pages_timeline(browser, base_url):
         page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
         marks = page.evaluate("performance.getEntriesByType('mark').filter(m => m.name.startsWith('calc:')).map(m => [m.name, m.startTime])")
         names = [name for name, _ in marks]
-        assert [n for n in names if n != "calc:pyscript-asks"] == [
+        assert names == [
             "calc:runtime-start", "calc:pyodide-loaded", "calc:files-written", "calc:glue-start", "calc:imported", "calc:catalog-loaded", "calc:wired",
         ]  # fmt: skip
-        assert names.count("calc:pyscript-asks") == 1 and names.index("calc:pyscript-asks") > 0  # PyScript asks for the instance on its way
         assert [t for _, t in marks] == sorted(t for _, t in marks)
         assert guard.outside == []
     finally:
@@ -525,8 +524,8 @@ def test_the_start_marks_its_phases_on_the_pages_timeline(browser, base_url):
 
 
 def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
-    """Every request answered (no chunk or module the build left out), none of PyScript's unused
-    plugins, no source map."""
+    """Every request answered (no module the build left out), no PyScript (the early start runs the
+    glue itself), no source map."""
     context = browser.new_context()
     page = context.new_page()
     responses: list[tuple[str, int]] = []
@@ -536,8 +535,8 @@ def test_the_page_fetches_only_what_the_site_ships(browser, base_url):
         page.wait_for_function("window.calcReady === true", timeout=BOOT_TIMEOUT_MS)
         page.wait_for_load_state("networkidle")
         assert [(url, status) for url, status in responses if status >= 400] == []
-        pyscript = {url.rsplit("/", 1)[1].split("-")[0] for url, _ in responses if "/runtime/pyscript/" in url}
-        assert pyscript == {"core.js", "core", "error"}, pyscript
+        assert [url for url, _ in responses if "pyscript" in url] == []
+        assert any(url.endswith("/calculator/main.py") for url, _ in responses)
         assert not [url for url, _ in responses if url.endswith(".map")]
         assert any(url.endswith("/py/calc/present/html.py") for url, _ in responses) and not any(
             url.endswith("/py/calc/present/cli.py") for url, _ in responses

@@ -78,3 +78,65 @@ def test_the_standard_library_keeps_what_ran_and_what_calc_imports(tmp_path):
         more = runtime.stdlib_modules(stdlib, root)
         assert more - keep >= {"statistics.py"}
         assert all(entry in more for entry in ("numbers.py", "bisect.py", "random.py"))
+
+
+def test_the_browser_source_drops_docstrings_and_comments_and_keeps_the_code():
+    source = '''"""The module's docstring."""
+
+from __future__ import annotations
+
+X = 1  # a comment
+
+
+class A:
+    """A class's docstring."""
+
+
+def f(x: int) -> str:
+    """A function's docstring."""
+    # a comment
+    return f"{x!r:>4}" + "not a docstring"
+'''
+    shipped = runtime.browser_source(source, "m.py")
+    assert "docstring" not in shipped.replace("not a docstring", "") and "#" not in shipped
+    assert shipped.startswith("from __future__ import annotations")  # still first
+    space: dict[str, object] = {}
+    exec(compile(shipped, "m.py", "exec"), space)  # noqa: S102
+    assert space["f"](7) == "   7not a docstring" and space["X"] == 1  # type: ignore[operator]
+
+
+def test_the_shipped_calc_gives_every_calculators_result_as_calc_does(tmp_path):
+    """calc as the site ships it (without docstrings), imported from a folder of its own: each
+    calculator's build-time result and one gate are the source's, figure for figure."""
+    import subprocess
+    import sys
+
+    for path, text in runtime.shipped_calc(ROOT).items():
+        target = tmp_path / "calc" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        assert len(text) < len((ROOT / "calc" / path).read_text(encoding="utf-8")) or "__init__" in path
+    script = """
+import json, sys
+from calc.catalog.loader import load_json
+from calc.present import html
+catalog = load_json(open(sys.argv[1], encoding="utf-8").read())
+print(json.dumps({c: html.run(catalog, c, html.defaults_of(catalog, c).values).to_json() for c in html.CALCULATORS}, sort_keys=True))
+print(html.run_json(catalog, json.dumps({"calculator": "start", "inputs": {"pin": "20e9", "drafter": "on"}})))
+"""
+    from calc.catalog.loader import raw_as_json
+    from calc.present.calculators import before
+    from hooks.figures import site_catalog_raw
+
+    config = Path("models", "configs", before.DEFAULT_CONFIG, "config.json")  # the default the build reads beside calc/
+    (tmp_path / config).parent.mkdir(parents=True)
+    shutil.copy2(ROOT / config, tmp_path / config)
+
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(raw_as_json(site_catalog_raw(ROOT)), encoding="utf-8")
+    runs = [
+        subprocess.run([sys.executable, "-c", script, str(catalog)], cwd=where, capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(where)})
+        for where in (tmp_path, ROOT)
+    ]
+    assert runs[0].returncode == 0, runs[0].stderr[-600:]
+    assert runs[0].stdout == runs[1].stdout and '"verdict"' in runs[0].stdout

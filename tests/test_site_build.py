@@ -13,6 +13,7 @@ from calc.engine import derive
 from calc.present import charts
 from calc.present.chart import figure_html
 from calc.units import fmt
+from hooks import runtime
 from hooks.calculator_page import hold_theme_script
 from hooks.figures import bare_figures
 from hooks.runtime import browser_calc_files
@@ -101,11 +102,12 @@ def test_the_calculators_python_and_runtime_ship_with_the_site(shipped):
     site = shipped.site
     for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
         assert (site / "runtime" / "pyodide" / name).stat().st_size > 0
-    assert (site / "runtime" / "pyscript" / "core.js").exists()
+    assert not (site / "runtime" / "pyscript").exists()  # the early start runs the glue on Pyodide itself
     shipped_calc = sorted(str(p.relative_to(site / "py" / "calc")) for p in (site / "py" / "calc").rglob("*.py"))
     assert shipped_calc == browser_calc_files()
+    shipped = runtime.shipped_calc(ROOT)  # the code without docstrings and comments (tests/test_runtime.py runs it)
     for path in shipped_calc:
-        assert (site / "py" / "calc" / path).read_bytes() == (ROOT / "calc" / path).read_bytes()
+        assert (site / "py" / "calc" / path).read_text(encoding="utf-8") == shipped[path]
 
 
 def test_the_calculator_pages_hold_materials_script_and_no_other_page_does(shipped):
@@ -152,8 +154,7 @@ def test_only_what_the_page_loads_is_shipped(shipped):
             assert module in names, module
         for module in ("unittest/__init__.py", "tkinter/__init__.py", "email/__init__.py", "pydoc.py"):
             assert module not in names, module
-    # PyScript: core.js, its chunk and the one plugin it loads; no source maps anywhere
-    assert sorted(p.name.split("-")[0] for p in (site / "runtime" / "pyscript").iterdir()) == ["core", "core.js", "error"]
+    # no source maps anywhere
     assert not list(site.rglob("*.map"))
     for path in [*site.rglob("*.js"), *site.rglob("*.css"), *site.rglob("*.mjs")]:
         assert "sourceMappingURL" not in path.read_text(encoding="utf-8", errors="ignore")[-300:], path
@@ -199,8 +200,8 @@ def test_the_calculators_package_ships_and_the_browser_is_told_to_fetch_it(shipp
 
     nested = [p for p in browser_calc_files() if "/" in p]
     assert {p.split("/")[-1] for p in nested} >= {"form.py", "start.py", "kv.py", "fit.py", "plan.py", "prefetch.py", "yourstart.py", "__init__.py"}
-    for path in browser_calc_files():
-        assert (shipped.site / "py" / "calc" / path).read_bytes() == (ROOT / "calc" / path).read_bytes()
+    for path, text in runtime.shipped_calc(ROOT).items():
+        assert (shipped.site / "py" / "calc" / path).read_text(encoding="utf-8") == text
     assert ("../py/calc/present/calculators/yourstart.py", "calc/present/calculators/yourstart.py") in python_files("../")
     assert 'id="calc-python-files">' in shipped.page("calculator/start-gate")
     assert ("../../py/calc/present/calculators/yourstart.py", "calc/present/calculators/yourstart.py") in python_files(

@@ -1,8 +1,7 @@
-// Pyodide for the calculator page, with the calculators' files: the page starts it (once it has
-// been painted) and PyScript's `interpreter` names this module, which hands PyScript the same
-// instance with the files already in its file system. The files, listed by the page in
-// #calc-python-files, download while Pyodide boots. Everything is loaded from this site
-// (runtime/pyodide/, copied by the build).
+// Pyodide for the calculator page, with the calculators' files, and the page's glue run on it:
+// the page imports this module once it has been painted and calls run(). The files, listed by
+// the page in #calc-python-files, and the glue (docs/calculator/main.py) download while Pyodide
+// boots. Everything is loaded from this site (runtime/pyodide/, copied by the build).
 import { loadPyodide as load, version } from "../runtime/pyodide/pyodide.mjs";
 
 const indexURL = new URL("../runtime/pyodide/", import.meta.url).href;
@@ -45,18 +44,26 @@ function whenFatal(pyodide) {
   };
 }
 
+// What the start is doing, for the page's status line.
+function progress(detail) {
+  dispatchEvent(new CustomEvent("calc:progress", { detail }));
+}
+
 // Each file's path is relative to Python's working directory, which is on sys.path, so
 // `import calc` finds calc/. The phases of the start are marked on the page's timeline
-// (performance marks "calc:..."; the glue adds its own), for scripts/bench.py to read.
+// (performance marks "calc:..."; the page's start script marks the first, the glue its own), for
+// scripts/bench.py to read.
+
 export function start() {
   started ??= (async () => {
-    performance.mark("calc:runtime-start");
+    progress("loading Pyodide");
     const list = document.getElementById("calc-python-files");
     const files = list ? JSON.parse(list.textContent) : [];
     const downloads = Promise.all(files.map(([url, path]) => fetched(new URL(url, location.href).href, path)));
     const watch = instantiationFailure();
     const pyodide = await Promise.race([load({ indexURL }), watch.failed]).finally(watch.restore);
     performance.mark("calc:pyodide-loaded");
+    progress("loading the calculators");
     whenFatal(pyodide);
     for (const [path, bytes] of await downloads) {
       const folder = path.split("/").slice(0, -1).join("/");
@@ -71,11 +78,13 @@ export function start() {
 
 export { version };
 
-// What PyScript calls: the instance on its way, with PyScript's output streams.
-export async function loadPyodide(options = {}) {
-  performance.mark("calc:pyscript-asks");
+// The page's glue, fetched while Pyodide boots, run once the files are written: it wires the
+// forms and says when Python is ready.
+export async function run(glueURL) {
+  const glue = fetched(new URL(glueURL, location.href).href, "main.py");
   const pyodide = await start();
-  if (options.stdout) pyodide.setStdout({ batched: options.stdout });
-  if (options.stderr) pyodide.setStderr({ batched: options.stderr });
+  const [, bytes] = await glue;
+  pyodide.runPython("import os, sys\nif os.getcwd() not in sys.path: sys.path.insert(0, os.getcwd())");  // calc/ is found there
+  pyodide.runPython(new TextDecoder().decode(bytes), { filename: "main.py" });
   return pyodide;
 }

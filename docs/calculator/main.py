@@ -1,6 +1,7 @@
-"""A calculator page's browser glue, run by PyScript: wires the form's input events to calc.present.html,
-swaps the result sections in, and keeps the inputs in the page's address (calc/present/address.py says
-what goes there). All presentation lives in calc/present/calculators/ (one module a calculator, run by
+"""A calculator page's browser glue, run on Pyodide by the page's early start
+(docs/calculator/early-pyodide.mjs): wires the form's input events to calc.present.html, swaps the
+result sections in, and keeps the inputs in the page's address (calc/present/address.py says what
+goes there). All presentation lives in calc/present/calculators/ (one module a calculator, run by
 name through calc/present/html.py); this file only moves strings between the DOM and it. Exceptions stop
 here: the page shows a message, never a traceback.
 """
