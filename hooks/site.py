@@ -110,14 +110,35 @@ def on_page_markdown(markdown: str, page: Page, **_: object) -> str:
     return markdown
 
 
+_SITE_SCRIPT = re.compile(r'<script src="[^"]*javascripts/site\.js"></script>\n?')
+_BUNDLE = re.compile(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js"></script>')
+
+
+def site_script_first(output: str) -> str:
+    """docs/javascripts/site.js placed before Material's script, which asks for the search index
+    as it runs: site.js holds that request until the reader goes to search."""
+    site, bundle = _SITE_SCRIPT.search(output), _BUNDLE.search(output)
+    if not site or not bundle or site.start() < bundle.start():
+        return output
+    without = output[: site.start()] + output[site.end() :]
+    return without[: bundle.start()] + site.group(0).rstrip("\n") + "\n" + without[bundle.start() :]
+
+
 def on_post_page(output: str, page: Page, **_: object) -> str:
-    """A page that starts the calculators' Python holds Material's script until it has loaded."""
+    """site.js runs before Material's script; a page that starts the calculators' Python holds
+    Material's script until it has loaded."""
+    output = site_script_first(output)
     if RUNTIME_BEGIN not in output:
         return output
     try:
         return hold_theme_script(output, page.file.src_uri)
     except ValueError as error:
         raise PluginError(str(error)) from None
+
+
+def on_post_template(output_content: str, **_: object) -> str:
+    """The theme's own pages (404.html) get site.js first too."""
+    return site_script_first(output_content)
 
 
 def on_startup(command: str, **_: object) -> None:

@@ -208,29 +208,24 @@ def search(page, query: str) -> list[str]:
     return list(dict.fromkeys(re.sub(r"^.*?/sub/|[?#].*$", "", h) for h in hrefs))
 
 
-def test_the_search_index_is_built_when_the_reader_goes_to_search(browser, base_url) -> None:
-    """Material's worker gets the index only once the search box takes the focus: a page view
-    that never searches costs no index build."""
-    page = open_page(browser, base_url, "calculator/start-gate/", viewport={"width": 1200, "height": 900})
-    meta = "document.querySelector('.md-search-result__meta').textContent.trim()"
-    page.wait_for_load_state("networkidle")  # the index has arrived
-    page.wait_for_function(f"{MATERIAL_RAN} && window.__searchMessages.asked[0] > 0", timeout=20_000)  # Material has run and asked for the index's build
-    assert page.evaluate("window.__searchMessages.sent[0]") == 0  # held back: the worker has not been given it
-    assert page.evaluate(meta) == "Initializing search"
-    page.click("input.md-search__input")
-    page.wait_for_function(f"() => {meta} === 'Type to start searching'", timeout=20_000)
-    assert search(page, "--max-model-len")
-    page.goto(base_url + "kv-pool/?q=prefetch")  # a link that searches at once gets its results at once
-    page.wait_for_function("() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=20_000)
-    held = []  # a reader who goes to search before the index has arrived
-    page.route("**/search/search_index.json", lambda route: held.append(route))
-    with page.expect_request("**/search/search_index.json", timeout=90_000):  # asked for once Python has loaded
-        page.goto(base_url + "kv-pool/")
-    while not held:  # the route's handler runs on the next round trip
-        page.evaluate("0")
-    page.click("input.md-search__input")
-    held[0].continue_()
-    page.wait_for_function(f"() => {meta} === 'Type to start searching'", timeout=20_000)
+def test_the_search_index_is_fetched_and_built_when_the_reader_goes_to_search(browser, base_url) -> None:
+    """Material's request for the index, and its worker's build of it, wait until the search box
+    takes the focus: a page view that never searches fetches no index and builds none."""
+    for path in ("calculator/start-gate/", "memory-budget/"):  # Material's script held until Python has loaded, and run at once
+        page = open_page(browser, base_url, path, viewport={"width": 1200, "height": 900})
+        fetched = "performance.getEntriesByType('resource').filter(e => e.name.endsWith('/search/search_index.json')).length"
+        meta = "document.querySelector('.md-search-result__meta').textContent.trim()"
+        page.wait_for_function(MATERIAL_RAN, timeout=30_000)
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate(fetched) == 0, path  # not fetched
+        assert page.evaluate("window.__searchMessages.sent[0]") == 0 and page.evaluate(meta) == "Initializing search"
+        page.click("input.md-search__input")
+        page.wait_for_function(f"() => {meta} === 'Type to start searching'", timeout=20_000)
+        assert page.evaluate(fetched) == 1
+        assert search(page, "--max-model-len")
+        page.context.close()
+    page = open_page(browser, base_url, "kv-pool/?q=prefetch", viewport={"width": 1200, "height": 900})
+    page.wait_for_function("() => document.querySelectorAll('.md-search-result__item').length > 0", timeout=20_000)  # a link that searches at once
     page.context.close()
 
 

@@ -52,13 +52,13 @@
 // +memory +bytes finds the pages that write the flag (and gpu_memory_utilization, split at its
 // underscores like the index, the pages that write the setting). The box shows what was typed.
 //
-// The worker builds its index (lunr, from search_index.json) when the reader goes to search, not
-// on every page load: the build takes a core for a quarter of a second on a small machine, and
-// the calculator page needs both cores while Python starts. Material's setup message waits here
-// until search opens, the search box takes the focus or a query is sent; the box says
-// "Initializing search" until then, as it does while any index builds. A link that searches at
-// once (?q=...), or a reader who went to search before the index arrived, has it built as soon as
-// it arrives.
+// The index (search_index.json) is fetched, and the worker builds it (lunr), when the reader goes
+// to search, not on every page load: the file is a tenth of a page view's bytes besides the
+// calculators' runtime, and the build takes a core for a quarter of a second on a small machine,
+// while the calculator page needs both cores as Python starts. Material's request for the file
+// and its setup message wait here until search opens, the search box takes the focus or a query
+// is sent; the box says "Initializing search" until then, as it does while any index builds. A
+// link that searches at once (?q=...) has it fetched and built at once.
 (function () {
   const SETUP = 0, QUERY = 2;  // Material's search messages
   const hyphenated = /(^|\s)(\S*[-_]\S*)(?=\s|$)/g;
@@ -66,8 +66,24 @@
   const post = Worker.prototype.postMessage;
   const waiting = new Map();  // worker -> its setup message
   let wanted = new URLSearchParams(location.search).has("q");  // once true, a setup passes at once
+  let release;
+  const released = new Promise((resolve) => { release = resolve; });
+  if (wanted) release();
+  const INDEX = /\/search\/search_index\.json(?:[?#]|$)/;  // Material asks for it with an XMLHttpRequest
+  const forIndex = new WeakSet();
+  const open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+    if (INDEX.test(String(url))) forIndex.add(this);
+    else forIndex.delete(this);
+    return open.call(this, method, url, ...rest);
+  };
+  XMLHttpRequest.prototype.send = function (...args) {
+    if (!wanted && forIndex.has(this)) return void released.then(() => send.apply(this, args));
+    return send.apply(this, args);
+  };
   function build() {
     wanted = true;
+    release();
     for (const [worker, args] of waiting) post.apply(worker, args);
     waiting.clear();
   }
