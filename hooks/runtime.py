@@ -181,7 +181,8 @@ def stdlib_modules(stdlib: zipfile.ZipFile, root: Path = ROOT) -> set[str]:
 
 
 def trimmed_stdlib(path: Path, root: Path = ROOT) -> bytes:
-    """The npm package's python_stdlib.zip with only the kept modules, entries in their order.
+    """The npm package's python_stdlib.zip with only the kept modules, entries in their order,
+    the standard library's sources without their docstrings and comments (stdlib_source).
 
     Finding the entries and compressing them take a second or two, so both are kept in
     node_modules/.cache: the entries by a digest of the npm zip's size and time, the list of
@@ -197,7 +198,7 @@ def trimmed_stdlib(path: Path, root: Path = ROOT) -> bytes:
         with zipfile.ZipFile(path) as stdlib:
             keep = stdlib_modules(stdlib, root)
         keep_cached(listed, json.dumps(sorted(keep)).encode(), "stdlib-keep-*.json")
-    cache = cache_dir(root) / f"python_stdlib-{_digest(*where, sorted(keep))}.zip"
+    cache = cache_dir(root) / f"python_stdlib-{_digest(*where, sorted(keep), STDLIB_FORM)}.zip"
     if cache.is_file():
         return cache.read_bytes()
     with zipfile.ZipFile(path) as stdlib:
@@ -205,10 +206,27 @@ def trimmed_stdlib(path: Path, root: Path = ROOT) -> bytes:
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as target:
             for info in stdlib.infolist():
                 if info.filename in keep:
-                    target.writestr(info, stdlib.read(info), compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+                    data = stdlib_source(info.filename, stdlib.read(info))
+                    target.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
     data = out.getvalue()
     keep_cached(cache, data, "python_stdlib-*.zip")
     return data
+
+
+STDLIB_FORM = "without docstrings 1"  # in the cached zip's digest: a change here makes it anew
+
+
+def stdlib_source(name: str, data: bytes) -> bytes:
+    """A standard-library module as the page ships it: without docstrings and comments, as
+    browser_source gives calc's (the standard library runs under `python -OO`, which drops its
+    docstrings too). Pyodide's own packages keep theirs (it reads them as it boots), and a module
+    this Python cannot parse (newer syntax) or read back as the same tree goes as it is."""
+    if not name.endswith(".py") or name.startswith(("_pyodide/", "pyodide/")):
+        return data
+    try:
+        return browser_source(data.decode("utf-8"), name).encode("utf-8")
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
+        return data
 
 
 # --- digests ---------------------------------------------------------------------------------

@@ -140,3 +140,22 @@ print(html.run_json(catalog, json.dumps({"calculator": "start", "inputs": {"pin"
     ]
     assert runs[0].returncode == 0, runs[0].stderr[-600:]
     assert runs[0].stdout == runs[1].stdout and '"verdict"' in runs[0].stdout
+
+
+def test_the_shipped_standard_library_drops_docstrings_but_not_pyodides():
+    """The standard library's sources go without docstrings and comments (as `python -OO` runs
+    them); Pyodide's own packages, which read docstrings as they boot, and a module in syntax this
+    Python does not parse go as they are; every entry of the cut zip is there, in order."""
+    import io
+
+    shipped = zipfile.ZipFile(io.BytesIO(runtime.trimmed_stdlib(STDLIB)))
+    with zipfile.ZipFile(STDLIB) as full:
+        names = [i.filename for i in shipped.infolist()]
+        assert names == [i.filename for i in full.infolist() if i.filename in set(names)]
+        fractions = shipped.read("fractions.py").decode()
+        assert '"""' not in fractions[:200] and "class Fraction" in fractions and len(fractions) < len(full.read("fractions.py")) * 0.8
+        compile(fractions, "fractions.py", "exec")
+        for name in ("_pyodide/_core_docs.py", "pyodide/webloop.py"):
+            assert shipped.read(name) == full.read(name)
+    assert runtime.stdlib_source("x.py", b"def f(:\n") == b"def f(:\n"  # not this Python's syntax: as it is
+    assert runtime.stdlib_source("data.txt", b'"""x"""') == b'"""x"""'
