@@ -329,8 +329,10 @@ def test_the_pages_spell_every_flag_as_vllm_does() -> None:
     flag = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w-])")
     found = []
     for page in sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "hooks").rglob("*.py")):
-        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
-            for run in re.finditer(r"""shell\(["'](\w+) ([^"']*)""", line):  # a command the page runs: its own former spellings too
-                found += [f"{page.relative_to(ROOT)}:{number}: {f}" for f in flag.findall(run.group(2)) if f in by_command.get(run.group(1), set())]
+        text = page.read_text(encoding="utf-8")
+        for run in re.finditer(r"""shell\(\s*["'](\w+) ([^"']*)""", text):  # a command the page runs: its own former spellings too
+            number = text.count("\n", 0, run.start()) + 1
+            found += [f"{page.relative_to(ROOT)}:{number}: {f}" for f in flag.findall(run.group(2)) if f in by_command.get(run.group(1), set())]
+        for number, line in enumerate(text.splitlines(), 1):
             found += [f"{page.relative_to(ROOT)}:{number}: {f}" for f in flag.findall(line) if f in everywhere]
     assert found == []
