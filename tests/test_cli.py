@@ -428,7 +428,7 @@ BAD = [
     ("no-command", [], "the following arguments are required"),
     ("pin-abc", ["gate", "--pin", "abc"], "--pin: found 'abc', expected a size"),
     ("pin-negative", ["gate", "--pin=-5GB"], "--pin: found '-5GB', expected a size of zero or more bytes"),
-    ("pin-negative-as-flag", ["gate", "--pin", "-5GB"], "argument --pin: expected one argument"),
+    ("pin-negative-as-flag", ["gate", "--pin", "-5GB"], "--pin: found '-5GB', expected a size of zero or more bytes"),
     ("pin-unknown-unit", ["gate", "--pin", "10 XB"], "--pin: found unit 'XB'"),
     ("available-count", ["gate", "--available", "100GiB,100GiB,100GiB"], "--available: found 3 figures, expected 1 or 2 (one per box)"),
     ("available-abc", ["gate", "--available", "lots"], "--available: found 'lots'"),

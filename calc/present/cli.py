@@ -21,7 +21,7 @@ from calc.catalog.schema import schemas
 from calc.catalog.spec import CatalogError
 from calc.engine import derive, fraction, kv, ranks
 from calc.present import inputs
-from calc.units import GiB, InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
+from calc.units import GiB, InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -821,7 +821,7 @@ def _offload(args: argparse.Namespace) -> offload_module.Offload | None:
         return None
 
     def gib(text: str | None, flag: str) -> Fraction | None:
-        return None if text is None else parse_number(text, flag)
+        return None if text is None else inputs.gib_at_least_zero(text, flag)
 
     o = offload.Offload(
         gib(args.cpu_offload_gb, "--cpu-offload-gb") or Fraction(0),
@@ -1330,10 +1330,45 @@ def command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _value_flags(command: str | None) -> frozenset[str]:
+    """The spellings of every flag that takes a value, of `command` (of every command when None)."""
+    names: set[str] = set()
+    for name, uses in inputs.COMMAND_FLAGS.items():
+        if command in (None, name):
+            for u in uses:
+                if u.input.kind != "switch" and u.input.flag and u.input.flag.startswith("-"):
+                    flag, aliases = inputs.flag_names(u)
+                    names.update((flag, *aliases))
+    return frozenset(names | {"--catalog"})
+
+
+def dashed_values(argv: Sequence[str], command: str | None) -> list[str]:
+    """A value that starts with one '-' (`--total-memory -80GiB`, `--cpu-offload-gb -3`) joined to
+    its flag (`--total-memory=-80GiB`), so it reaches the flag's own reading and its message rather
+    than argparse's "expected one argument"; '-' alone (standard input) and a following flag are
+    left as they are."""
+    takes = _value_flags(command)
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return out + list(argv[i:])
+        following = argv[i + 1] if i + 1 < len(argv) else ""
+        if word in takes and following.startswith("-") and not following.startswith("--") and following != "-":
+            out.append(f"{word}={following}")
+            i += 2
+            continue
+        out.append(word)
+        i += 1
+    return out
+
+
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """The command line read with its command's flags alone; should that guess miss, read again
     with every command's, so the answer is the full parser's."""
     guess = command_of(argv)
+    argv = dashed_values(argv, guess)
     if guess is not None:
         try:
             args = build_parser(guess).parse_args(argv)

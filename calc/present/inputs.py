@@ -66,7 +66,7 @@ class Input:
         if self.kind == "fraction":
             return parse_fraction(text, name)
         if self.kind == "gib":
-            return parse_number(text, name)
+            return gib_at_least_zero(text, name)
         if self.kind == "seconds":
             return seconds(text, name)
         if self.kind == "choice" and self.choices and text not in self.choices:
@@ -92,12 +92,24 @@ def seconds(text: str, what: str) -> float:
         raise
 
 
+GIB_EXPECTED = "a size in GiB, 0 or more, such as 4 or 0.5"
+
+
 def gib_at_least_zero(text: str, name: str) -> Fraction:
-    """A size in GiB as vLLM's offload flags take it: 0 or more."""
-    value = parse_number(text, name)
-    if value < 0:
-        raise InputError(f"{name}: found {text!r}, expected a size in GiB of 0 or more")
-    return value
+    """A size in GiB as vLLM's offload flags take it (--cpu-offload-gb, --kv-offloading-size,
+    --swap-space: floats of 0 or more in vllm/config/cache.py and vllm/config/offload.py): a value
+    that is no number, or a negative one, is named with what was found and what is expected."""
+    from calc.units import quoted
+
+    raw = text.strip()
+    if raw.startswith("-"):
+        raise InputError(f"{name}: found {quoted(raw)}, expected {GIB_EXPECTED}")
+    try:
+        return parse_number(raw, name, small="a larger size in GiB")
+    except InputError as error:
+        if str(error).endswith("expected a number"):  # not a number at all: say what is wanted
+            raise InputError(f"{name}: found {quoted(raw)}, expected {GIB_EXPECTED}") from None
+        raise
 
 
 _DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
