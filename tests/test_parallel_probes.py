@@ -57,3 +57,46 @@ def test_dashed_values_leave_flags_and_stdin_alone() -> None:
     argv = ["model", "c.json", "--total-memory", "-80GiB", "--enforce-eager", "--index", "-", "--max-model-len", "--json"]
     assert cli.dashed_values(argv, "model") == ["model", "c.json", "--total-memory=-80GiB", "--enforce-eager", "--index", "-", "--max-model-len", "--json"]
     assert cli.dashed_values(["ingest", "-", "--", "--pin", "-1"], "ingest") == ["ingest", "-", "--", "--pin", "-1"]
+
+
+def test_the_json_carries_the_host_memory_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """The text prints a host-memory line for --cpu-offload-gb; the JSON's host_memory carries its
+    figures (Qwen3-8B: 36 layers of 0.36 GiB, 12.94 GiB of whole parameters moved at 100 GiB asked,
+    the embedding and head kept), not null."""
+    from conftest import cli_json
+
+    argv = ["model", QWEN3_8B, "--max-model-len", "4096", "--cpu-offload-gb", "100", "--kv-offloading-size", "2"]
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "Host memory: 12.94 GiB of weights a rank moved by --cpu-offload-gb (2.32 GiB stay on the device)" in text
+    assert "KV offloading 2.00 GiB, swap 0.00 GiB: 14.94 GiB on the host in all" in text
+    r = cli_json([*argv, "--json"], capsys)
+    h = r["host_memory"]
+    assert h["offloaded_bytes_per_rank"] == r["offload"]["offloaded_bytes_per_rank"] == 13_892_143_104
+    assert h["weights_on_device_bytes_per_rank"] == 2_489_327_616
+    assert h["kv_offloading_bytes"] == 2 * 2**30 and h["swap_space_bytes"] == 0  # V1 allocates no swap
+    assert h["offload_host_bytes"] == 13_892_143_104 + 2 * 2**30
+    assert h["shm_bytes"] is None and h["sleep"] is None  # /dev/shm and sleep not asked about
+    plain = cli_json(["model", QWEN3_8B, "--max-model-len", "4096", "--json"], capsys)
+    assert plain["host_memory"] is None  # nothing on the host: no line in the text either
+
+
+def test_a_version_beyond_the_newest_read_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """--engine-version 0.99.0 follows the rules of 0.33.0, the newest release read, and says so in
+    the text's first line, a note, and the JSON; a release read (0.33.0, 0.20.0) says nothing of it."""
+    from conftest import cli_json
+
+    argv = ["model", QWEN3_8B, "--max-model-len", "4096", "--kv-cache-memory-bytes", "4GiB", "--engine-version", "0.99.0"]
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    first = text.splitlines()[0]
+    assert "the rules of vLLM 0.33.0, the newest release read (V1, tokens printed from concurrency); 0.99.0 is beyond it" in first
+    said = "--engine-version 0.99.0 is beyond vLLM 0.33.0, the newest release read: the rules used are those of 0.33.0"
+    assert f"Note: {said}" in text
+    r = cli_json([*argv, "--json"], capsys)
+    assert r["engine_rules"].endswith("0.99.0 is beyond it") and said in r["notes"]
+    same = cli_json([*argv[:-1], "0.33.0", "--json"], capsys)
+    assert same["kv_tokens"] == r["kv_tokens"] and not any("beyond" in n for n in same["notes"])
+    assert same["engine_rules"] == "vLLM 0.33.0 (V1, tokens printed from concurrency)"
+    older = cli_json([*argv[:-1], "0.20.0", "--json"], capsys)
+    assert not any("beyond" in n for n in older["notes"])

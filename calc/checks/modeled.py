@@ -157,14 +157,22 @@ class SleepReport:
 
 @dataclass(frozen=True)
 class HostMemory:
-    """/dev/shm's message queues against --shm-size, and what sleep mode frees (calc/engine/hostmem.py)."""
+    """What the start puts in host memory: the weights and KV moved there (--cpu-offload-gb,
+    --kv-offloading-size, --swap-space; calc/engine/offload.py), /dev/shm's message queues against
+    --shm-size, and what sleep mode frees (calc/engine/hostmem.py). `shm_bytes` is None where
+    /dev/shm was not asked about (no --shm-size, --mq-max-chunk-mb or --enable-sleep-mode)."""
 
     shm_queues: tuple[ShmQueue, ...]
-    shm_bytes: int
+    shm_bytes: int | None
     shm_size_bytes: int | None
     shm_refused: bool
     sleep: SleepReport | None
     notes: tuple[str, ...]
+    offloaded_bytes_per_rank: int = 0  # the weights --cpu-offload-gb moves, on one rank
+    weights_on_device_bytes_per_rank: int | None = None  # what stays on the device; None without offload
+    kv_offloading_bytes: int = 0
+    swap_space_bytes: int = 0
+    offload_host_bytes: int = 0  # the three over every rank, as the text's host-memory line adds them
 
 
 @dataclass(frozen=True)
@@ -351,7 +359,7 @@ def model_report(i: ModelInputs) -> ModelReport:
     w = weights.per_rank(shape, i.tp, total, source)
     if split:  # the rank with the most experts, which holds the most
         w = weights.Weights(stage_list[0].weights_bytes, stage_list[-1].drafter_bytes, w.source, w.checkpoint_total)
-    notes = list(shape.defaults) + parallel_notes(shape, par, rules, group, heavy)
+    notes = [n for n in [beyond_read(i.engine_version)] if n] + list(shape.defaults) + parallel_notes(shape, par, rules, group, heavy)
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes
@@ -429,7 +437,7 @@ def model_report(i: ModelInputs) -> ModelReport:
         tp=i.tp,
         kv_cache_dtype=i.kv_cache_dtype,
         max_model_len=i.max_model_len,
-        engine_rules=f"vLLM {rules.name} ({'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints})",
+        engine_rules=_engine_rules(rules, i.engine_version),
         weights_bytes_per_rank=w.model,
         weights_source=w.source,
         drafter_bytes_per_rank=w.drafter,
@@ -479,6 +487,30 @@ def model_report(i: ModelInputs) -> ModelReport:
             one_request_fits=largest >= i.max_model_len,
         )
     return out
+
+
+def beyond_read(text: str | None) -> str | None:
+    """Where --engine-version names a release newer than the newest whose source was read
+    (calc/engine/predict.py LATEST, the 0.33.0 wheel), what the report says of it: the rules
+    followed are the newest release's, and the version typed is beyond it. None otherwise."""
+    from calc.engine import predict
+
+    if not text or release_of(text) <= predict.LATEST:
+        return None
+    newest = f"{predict.LATEST[0]}.{predict.LATEST[1]}.0"
+    return f"--engine-version {text.strip()} is beyond vLLM {newest}, the newest release read: the rules used are those of {newest}"
+
+
+def _engine_rules(rules: kvlayout.Version, version: str | None) -> str:
+    """The rules the report follows, as its first line names them."""
+    from calc.engine import predict
+
+    how = f"{'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints}"
+    if beyond_read(version) is None:
+        return f"vLLM {rules.name} ({how})"
+    assert version is not None
+    newest = f"{predict.LATEST[0]}.{predict.LATEST[1]}.0"
+    return f"the rules of vLLM {newest}, the newest release read ({how}); {version.strip()} is beyond it"
 
 
 def release_of(text: str | None) -> tuple[int, int]:

@@ -203,7 +203,7 @@ def _gate_host(catalog: Catalog, deployment_id: str, inputs: report.StartInputs,
         said.insert(
             0, f"/dev/shm: a start over {d['boxes']} boxes (Ray) makes none of the one-box message queues; Ray's own object store in /dev/shm is not counted"
         )
-    return replace(inputs, shm_bytes=host.shm_bytes if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
+    return replace(inputs, shm_bytes=(host.shm_bytes or 0) if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
 
 
 MAX_REPLICAS = 64
@@ -706,7 +706,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     if card is not None and start is not None:
         r = _with_prediction(r, config_text, args.config, card, start)
     worst = _worst_prefill(args, config_text, r, budget or 8192)
-    host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes)
+    host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
     said = r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
     r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
     if args.json:
@@ -867,16 +867,35 @@ def _worst_prefill(args: argparse.Namespace, config_text: str, r: modeled_module
 
 
 def _host_memory(
-    args: argparse.Namespace, tp: int, pp: int, weights_bytes: int, kv_bytes: int | None, where: str = "a unified-memory box (GB10)"
+    args: argparse.Namespace,
+    tp: int,
+    pp: int,
+    weights_bytes: int,
+    kv_bytes: int | None,
+    where: str = "a unified-memory box (GB10)",
+    offload: modeled_module.OffloadReport | None = None,
 ) -> modeled_module.HostMemory | None:
-    """--shm-size against the /dev/shm queues of the start, and what sleep mode frees (calc/engine/hostmem.py)."""
+    """--shm-size against the /dev/shm queues of the start, and what sleep mode frees (calc/engine/hostmem.py);
+    `offload`, the bytes --cpu-offload-gb, --kv-offloading-size and --swap-space move to the host."""
     from calc.checks import modeled
     from calc.engine import hostmem, predict
 
     if args.sleep_level is not None and not args.enable_sleep_mode:
         raise InputError("--sleep-level: found without --enable-sleep-mode, expected --enable-sleep-mode beside it")
+    moved = (
+        {
+            "offloaded_bytes_per_rank": offload.offloaded_bytes_per_rank,
+            "weights_on_device_bytes_per_rank": offload.weights_on_device_bytes_per_rank,
+            "kv_offloading_bytes": offload.kv_offloading_bytes,
+            "swap_space_bytes": offload.swap_space_bytes,
+            "offload_host_bytes": offload.host_bytes,
+        }
+        if offload is not None
+        else {}
+    )
     if not (args.enable_sleep_mode or args.shm_size is not None or args.mq_max_chunk_mb is not None):
-        return None
+        # the host-memory line of the text, and nothing asked of /dev/shm or sleep
+        return modeled.HostMemory((), None, None, False, None, (), **moved) if offload is not None else None
     rel = predict.release(getattr(args, "engine_version", None))
     chunk = parse_count(args.mq_max_chunk_mb, "--mq-max-chunk-mb", 1) if args.mq_max_chunk_mb is not None else None
     queues = hostmem.shm_queues(tp, pp, rel, chunk)
@@ -903,6 +922,7 @@ def _host_memory(
         shm_refused=refusal is not None,
         sleep=sleep,
         notes=tuple(notes),
+        **moved,
     )
 
 
