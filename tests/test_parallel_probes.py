@@ -100,3 +100,21 @@ def test_a_version_beyond_the_newest_read_is_said(capsys: pytest.CaptureFixture[
     assert same["engine_rules"] == "vLLM 0.33.0 (V1, tokens printed from concurrency)"
     older = cli_json([*argv[:-1], "0.20.0", "--json"], capsys)
     assert not any("beyond" in n for n in older["notes"])
+
+
+def test_each_stage_names_the_vision_tower_it_builds(capsys: pytest.CaptureFixture[str]) -> None:
+    """The V1 model runner builds the tower on every pipeline stage (vllm/model_executor/models/
+    interfaces.py, _mark_tower_model, 0.33.0: only Model Runner V2 skips it after the first): each
+    stage's line and its `holds` name it; with no image and no video it is not built, nor named."""
+    from conftest import cli_json
+
+    argv = ["model", "models/configs/qwen2.5-vl-3b/config.json", "--max-model-len", "8192", "--pp", "2"]
+    assert cli.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3].startswith("  stage 0: layers 0-17 (18 + embedding, Qwen2.5-VL vision tower): weights 4.41 GiB")
+    assert lines[4].startswith("  stage 1: layers 18-35 (18 + embedding, head, final norm, Qwen2.5-VL vision tower): weights 4.41 GiB")
+    r = cli_json([*argv, "--json"], capsys)
+    assert [st["holds"] for st in r["ranks"]] == [["embedding", "Qwen2.5-VL vision tower"], ["embedding", "head", "final norm", "Qwen2.5-VL vision tower"]]
+    off = cli_json([*argv, "--limit-mm-per-prompt", '{"image": 0, "video": 0}', "--json"], capsys)
+    assert [st["holds"] for st in off["ranks"]] == [["embedding"], ["embedding", "head", "final norm"]]
+    assert r["ranks"][0]["weights_bytes"] - off["ranks"][0]["weights_bytes"] == 668_684_288 * 2  # the tower, bf16

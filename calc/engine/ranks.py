@@ -132,6 +132,8 @@ def stages(
         last = n == pp - 1
         sub = stage_shape(shape, a, b, last)
         holds = (("embedding",) if n == 0 or (last and shape.tie_embeddings) else ()) + (("head", "final norm") if last else ())
+        if shape.tower is not None and n in _place("visual.", False, bounds, shape.tie_embeddings):  # built on every stage, as _place says
+            holds += (shape.tower.name,)
         try:
             req: kvlayout.Request | None = kvlayout.request(sub, settings, max_model_len, rules)
         except ValueError as error:
