@@ -118,3 +118,34 @@ def test_each_stage_names_the_vision_tower_it_builds(capsys: pytest.CaptureFixtu
     off = cli_json([*argv, "--limit-mm-per-prompt", '{"image": 0, "video": 0}', "--json"], capsys)
     assert [st["holds"] for st in off["ranks"]] == [["embedding"], ["embedding", "head", "final norm"]]
     assert r["ranks"][0]["weights_bytes"] - off["ranks"][0]["weights_bytes"] == 668_684_288 * 2  # the tower, bf16
+
+
+def _meminfo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kib: int) -> None:
+    path = tmp_path / "meminfo"
+    path.write_text(f"MemTotal: 127601756 kB\nMemAvailable: {kib} kB\n")
+    monkeypatch.setattr(cli, "MEMINFO", str(path))
+
+
+def test_auto_on_two_boxes_says_it_read_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """On the Spark pair, `--available auto` reads this machine alone: both boxes gated on it, and
+    the verdict says the other box was not read and how to give each its own."""
+    from conftest import cli_json
+
+    _meminfo(tmp_path, monkeypatch, 117 * 2**20)  # 117 GiB
+    r = cli_json(["gate", "--available", "auto", "--json"], capsys)
+    assert [b["available_bytes"] for b in r["boxes"]] == [117 * 2**30, 117 * 2**30]
+    said = "--available auto read this machine's MemAvailable, 117.00 GiB, and gated each of the 2 boxes on it: the other boxes were not read"
+    assert any(n.startswith(said) and "'auto, 118 GiB'" in n for n in r["notes"])
+    assert cli.main(["gate", "--available", "auto"]) == 0
+    assert f"note: {said}" in capsys.readouterr().out
+
+
+def test_auto_in_a_list_reads_this_box_and_the_others_as_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import cli_json
+
+    _meminfo(tmp_path, monkeypatch, 117 * 2**20)
+    r = cli_json(["gate", "--available", "auto, 118 GiB", "--json"], capsys)
+    assert [b["available_bytes"] for b in r["boxes"]] == [117 * 2**30, 118 * 2**30]
+    assert r["boxes"][0]["head_extra_bytes"] == 2**30  # one reading a box: the Ray head charged on the head
+    assert not any("auto read this machine" in n for n in r["notes"])
+    assert_one_error_line(calc("gate", "--available", "auto, auto"), "--available: found auto 2 times, expected it once at most")

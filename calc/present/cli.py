@@ -122,20 +122,34 @@ def read_text(path: str) -> str:
 _LIST_COMMA = re.compile(r"(?<=[A-Za-z]),|,(?=\s)")
 
 
-def available_list(text: str, boxes: int) -> tuple[int, ...]:
-    if text == "auto":
-        return (meminfo_available(),) * boxes
-    values = tuple(parse_size(part, "--available") for part in _LIST_COMMA.split(text))
-    for part, size in zip(_LIST_COMMA.split(text), values, strict=True):
-        if size < GiB:  # no box serves a model in less: a unit left out (100 for 100 GiB)
+def available_list(text: str, boxes: int) -> tuple[tuple[int, ...], str | None]:
+    """MemAvailable of each box from --available, and what the report must say of how it was read.
+    `auto` reads this machine's /proc/meminfo: one box's reading. Alone on a start over several
+    boxes it stands for every box, which the note says; in a list ('auto, 118 GiB') it is the box
+    whose place it takes, the others typed."""
+    parts = [part.strip() for part in _LIST_COMMA.split(text)]
+    if text.strip() == "auto":
+        here = meminfo_available()
+        if boxes == 1:
+            return (here,), None
+        return (here,) * boxes, (
+            f"--available auto read this machine's MemAvailable, {fmt(here, 'GiB', down=True)}, and gated each of the {boxes} boxes on it: "
+            "the other boxes were not read; give one reading a box, the head's first, such as 'auto, 118 GiB' on the head"
+        )
+    if parts.count("auto") > 1:
+        raise InputError(f"--available: found auto {parts.count('auto')} times, expected it once at most (it reads this machine's MemAvailable, one box's)")
+    here = meminfo_available() if "auto" in parts else 0
+    values = tuple(here if part == "auto" else parse_size(part, "--available") for part in parts)
+    for part, size in zip(parts, values, strict=True):
+        if part != "auto" and size < GiB:  # no box serves a model in less: a unit left out (100 for 100 GiB)
             raise InputError(
                 f"--available: found {part.strip()!r}, {fmt(size, 'B')}, expected at least 1 GiB free, such as '119.5 GiB' (a number without a unit is bytes)"
             )
     if len(values) == 1:
-        return values * boxes
+        return values * boxes, None
     if len(values) != boxes:
         raise InputError(f"--available: found {len(values)} figures, expected 1 or {boxes} (one per box)")
-    return values
+    return values, None
 
 
 def _deployment(catalog: Catalog, name: str | None) -> str:
@@ -150,6 +164,8 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 
 
 def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
+    from dataclasses import replace
+
     from calc.engine import offload
 
     deployment_id = _deployment(catalog, args.deployment)
@@ -157,7 +173,9 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
     if dp > MAX_REPLICAS:
         raise InputError(f"--data-parallel-size: found {dp}, expected at most {MAX_REPLICAS} replicas")
     boxes = catalog.deployments[deployment_id]["boxes"] * dp  # each replica on boxes of its own
-    readings = available_list(args.available, boxes) if args.available else (report.last_available(catalog.deployments[deployment_id]),) * boxes
+    readings, auto_said = (
+        available_list(args.available, boxes) if args.available else ((report.last_available(catalog.deployments[deployment_id]),) * boxes, None)
+    )
     base = report.defaults(catalog, deployment_id, readings)
     inputs = report.StartInputs(
         deployment=deployment_id,
@@ -177,6 +195,8 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         data_parallel=dp,
     )  # fmt: skip
     inputs = _gate_host(catalog, deployment_id, inputs, args)
+    if auto_said:  # said on the verdict, first
+        inputs = replace(inputs, host_notes=(auto_said, *inputs.host_notes))
     problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, _flag(args, "pin"))] if p]
     if problems:
         raise InputError(problems[0] if problems[0].startswith("--") else "--" + problems[0])
