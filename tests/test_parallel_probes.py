@@ -149,3 +149,28 @@ def test_auto_in_a_list_reads_this_box_and_the_others_as_typed(tmp_path: Path, m
     assert r["boxes"][0]["head_extra_bytes"] == 2**30  # one reading a box: the Ray head charged on the head
     assert not any("auto read this machine" in n for n in r["notes"])
     assert_one_error_line(calc("gate", "--available", "auto, auto"), "--available: found auto 2 times, expected it once at most")
+
+
+def test_the_start_calculator_charges_the_head_box_as_the_gate_does(catalog, capsys: pytest.CaptureFixture[str]) -> None:
+    """The two-box form's head box extra (--head-extra) is the command line's: the same readings
+    and extra give the same boxes, margins and verdict; empty gates every box alike."""
+    from conftest import cli_json
+
+    from calc.present import html as calc_html
+
+    d = dict(calc_html.defaults_of(catalog, "start").values)
+    assert d["head_extra"] == "" and calc_html.defaults_of(catalog, "start").hidden["head_extra"] is False
+    for head in ("116.5 GiB", "111 GiB"):
+        raw = {**d, "available_1": head, "available_2": "118 GiB", "head_extra": "1.5 GiB"}
+        out = calc_html.run(catalog, "start", raw)
+        g = cli_json(["gate", "--available", f"{head}, 118 GiB", "--head-extra", "1.5 GiB", "--json"], capsys)
+        assert out.valid and out.figures["verdict"] == ("passes" if g["passes"] else "refused")
+        assert out.figures["box1_head_extra"] == "1.50 GiB" and "box2_head_extra" not in out.figures
+        for n, box in enumerate(g["boxes"], 1):
+            assert out.figures[f"box{n}_verdict"] == ("passes" if box["passes"] else "refused")
+            assert out.figures[f"box{n}_margin"] == f"{abs(box['margin_bytes']) / 2**30:.2f} GiB"
+    assert calc_html.run(catalog, "start", {**d, "available_1": "111 GiB", "available_2": "118 GiB", "head_extra": "1.5 GiB"}).figures["verdict"] == "refused"
+    alike = calc_html.run(catalog, "start", {**d, "available_1": "111 GiB", "available_2": "118 GiB"})
+    assert alike.figures["verdict"] == "passes" and "box1_head_extra" not in alike.figures
+    bad = calc_html.run(catalog, "start", {**d, "head_extra": "-1"})
+    assert bad.errors == {"head_extra": "Head box extra: found '-1', expected a size of zero or more bytes"}

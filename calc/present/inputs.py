@@ -744,6 +744,11 @@ FORMS: dict[str, tuple[Use, ...]] = {
         use("speculative_tokens", minimum=1),
         use("pin"),
         use("available", label="MemAvailable at start, box {n}", numbered=-1),  # as many as the catalog's largest deployment has boxes
+        use(
+            "head_extra",
+            label="Head box extra (optional, --head-extra)",
+            form_help="What the head box runs beside its rank (Ray's head: GCS, dashboard); empty: none, every box gated alike. Bytes: " + SIZES,
+        ),
         use("prefill_budget"),
         use("seats"),
         use("max_model_len"),
