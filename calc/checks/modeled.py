@@ -35,6 +35,9 @@ class ModelInputs:
     multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
     dp: int = 1  # --data-parallel-size
     enable_expert_parallel: bool = False  # --enable-expert-parallel
+    enable_eplb: bool = False  # --enable-eplb
+    eplb_config: str | None = None  # --eplb-config, JSON (0.11.0 on)
+    num_redundant_experts: int | None = None  # --num-redundant-experts (up to 0.11.0)
 
 
 @dataclass(frozen=True)
@@ -345,7 +348,8 @@ def model_report(i: ModelInputs) -> ModelReport:
                                      prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
                                      mamba_cache_mode=mode)  # fmt: skip
         req = kvlayout.request(shape, settings, i.max_model_len, rules)
-        par = ranks.Parallel(i.tp, i.dp, i.enable_expert_parallel)
+        redundant = ranks.redundant_experts(i.eplb_config, i.num_redundant_experts, rules, i.enable_eplb)
+        par = ranks.Parallel(i.tp, i.dp, i.enable_expert_parallel, i.enable_eplb, redundant)
         ranks.check_parallel(shape, par, rules)
         split = ranks.moe_experts(shape) > 0 and (i.dp > 1 or ranks.uses_ep(par, rules))
         group = ranks.expert_ranks(shape, par, rules, i.pp, i.pp_layer_partition, total, source or "index total_size") if split else None
@@ -551,6 +555,12 @@ def parallel_notes(shape: hfconfig.Shape, par: ranks.Parallel, rules: kvlayout.V
             f"expert parallel over TP x DP = {par.ep_size} ranks: {experts} routed experts, {dealt} (determine_expert_map); each expert whole "
             "on its rank; attention, embeddings and dense layers as under TP; the weights are the rank with the most experts"
         )
+        if par.eplb:
+            out.append(
+                f"EPLB with {par.redundant} redundant experts: {experts} + {par.redundant} = {experts + par.redundant} physical experts a layer, "
+                f"{counts[heavy]} on each of the {par.ep_size} EP ranks, each copy a whole expert's weights "
+                "(fused_moe/layer.py global_num_experts, 0.10.1 to 0.33.0)" + ("" if par.redundant else ": no copies, the experts only rearranged")
+            )
         if ranks.shared_replicated(shape, par, rules):
             out.append("with EP, TP > 1 and DP > 1 the shared experts are built whole on every rank (sequence-parallel MoE, deepseek_v2.py)")
     elif par.ep and experts and par.ep_size == 1:

@@ -721,6 +721,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         multimodal=mm_cfg,
         dp=parse_count(args.data_parallel_size, "--data-parallel-size", 1),
         enable_expert_parallel=args.enable_expert_parallel,
+        enable_eplb=args.enable_eplb,
+        eplb_config=args.eplb_config,
+        num_redundant_experts=_int(args, "num_redundant_experts", 0) if args.num_redundant_experts is not None else None,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
