@@ -415,9 +415,13 @@ def model_report(i: ModelInputs) -> ModelReport:
                 f"vLLM {rules.name} checks one request of the whole model's layers against the smallest stage's pool "
                 "(vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.14.0 to 0.16.x): the smallest pool that starts is the whole model's"
             )
+    # under expert or data parallel the LoRA slots and the offloaded parameters follow the rank's own
+    # experts (calc/engine/lora.py, calc/engine/offload.py): those of the rank with the most
+    if i.lora is not None:
+        lora.check_parallel(ranks.moe_experts(shape), i.tp, i.dp, ranks.uses_ep(par, rules), release_of(i.engine_version))
     stage_lora = (
         tuple(
-            lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1, release_of(i.engine_version))
+            lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1, release_of(i.engine_version), own)
             for st in stage_list
         )
         if i.lora is not None
@@ -425,9 +429,10 @@ def model_report(i: ModelInputs) -> ModelReport:
     )
     host, moved = None, tuple(0 for _ in stage_list)
     if i.offload is not None:
-        moved = tuple(offload.moved(shape, i.tp, i.offload.cpu_offload_gib, range(st.first_layer, st.end_layer)) for st in stage_list)
+        moved = tuple(offload.moved(shape, i.tp, i.offload.cpu_offload_gib, range(st.first_layer, st.end_layer), own) for st in stage_list)
         moved = tuple(min(m, st.weights_bytes) for m, st in zip(moved, stage_list, strict=True))  # a checkpoint smaller than the count
-        host = offload.host_use(i.offload, moved, i.tp, rules.engine)
+        every = _moved_by_every_rank(shape, par, rules, group, stage_list, i.offload.cpu_offload_gib) if split and group else None
+        host = offload.host_use(i.offload, moved, i.tp, rules.engine, every)
         notes += list(host.notes)
         said = offload.unified_note(host, w.model)
         if said:
@@ -469,7 +474,7 @@ def model_report(i: ModelInputs) -> ModelReport:
             )
             for st in stage_list
         ),
-        lora=_lora_report(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
+        lora=_lora_report(i.lora, stage_lora, i.tp * i.dp) if i.lora is not None and stage_lora else None,  # every worker of every replica
         tower=_tower_report(shape.tower, tower_bytes, i.tp) if shape.tower is not None else None,
         offload=_offload_report(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
         notes=tuple(notes),
@@ -585,6 +590,22 @@ def _experts_report(each: tuple[ranks.ExpertRank, ...], heavy: int) -> ExpertsRe
         local_experts=each[heavy].local_experts,
         expert_ranks=tuple(ExpertRankReport(e.ep_rank, e.dp_rank, e.tp_rank, e.local_experts, e.weights_bytes) for e in each),
     )
+
+
+def _moved_by_every_rank(
+    shape: hfconfig.Shape, par: ranks.Parallel, rules: kvlayout.Version, group: Any, stage_list: tuple[ranks.Stage, ...], gib: Fraction
+) -> int:
+    """What --cpu-offload-gb moves off every TP x DP rank of every stage together, each rank from
+    its own experts (ranks holding as many experts move as many bytes: each count figured once)."""
+    total = 0
+    for st, each in zip(stage_list, group, strict=True):
+        figured: dict[int, int] = {}
+        for e in each:
+            if e.local_experts not in figured:
+                own = ranks.rank_tensors(shape, par, rules, e.ep_rank)
+                figured[e.local_experts] = min(offload.moved(shape, par.tp, gib, range(st.first_layer, st.end_layer), own), e.weights_bytes)
+            total += figured[e.local_experts]
+    return total
 
 
 def _lora_report(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> LoraReport:

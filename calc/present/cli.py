@@ -992,6 +992,11 @@ def _with_prediction(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
             "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
         )
+        if start.lora is not None and r.lora is not None and p.lora.bytes != r.lora.device_bytes_per_rank:
+            notes.append(
+                f"the card's pool takes LoRA's slots as TP splits the experts, {fmt(p.lora.bytes, 'GiB')}; the rank's own experts take "
+                f"{fmt(r.lora.device_bytes_per_rank, 'GiB')} (the lora figures above)"
+            )
     prediction = modeled.CardPrediction(
         card=card.name,
         card_source=card.source,
