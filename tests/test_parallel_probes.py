@@ -174,3 +174,13 @@ def test_the_start_calculator_charges_the_head_box_as_the_gate_does(catalog, cap
     assert alike.figures["verdict"] == "passes" and "box1_head_extra" not in alike.figures
     bad = calc_html.run(catalog, "start", {**d, "head_extra": "-1"})
     assert bad.errors == {"head_extra": "Head box extra: found '-1', expected a size of zero or more bytes"}
+
+
+def test_the_before_calculator_says_a_version_beyond_the_newest_read(catalog) -> None:
+    from calc.present import html as calc_html
+
+    d = dict(calc_html.defaults_of(catalog, "before").values)
+    out = calc_html.run(catalog, "before", {**d, "engine_version": "0.99.0"})
+    text = "".join(out.sections.values())
+    assert out.valid and "the rules of vLLM 0.33.0, the newest release read" in text and "0.99.0 is beyond it" in text
+    assert "beyond" not in "".join(calc_html.run(catalog, "before", {**d, "engine_version": "0.33.0"}).sections.values())
