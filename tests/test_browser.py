@@ -806,6 +806,14 @@ def test_pin_below_one_full_context_names_the_floor(live, catalog):
 def test_the_head_box_extra_charges_the_head_as_the_gate_does(live, catalog):
     """The two-box form's head box extra, typed in the page: the head box refused by what its
     processes take, the worker passing, as `gate --available '111 GiB, 118 GiB' --head-extra 1.5 GiB`."""
+    for name, value in default_raw(catalog).items():  # from the defaults, whatever an earlier test typed
+        dom = "#" + calc_html.dom_id("start", name)
+        if name == "deployment":
+            live.select_option(dom, value)
+        elif name == "drafter":
+            live.set_checked(dom, value == "on")
+        else:
+            live.fill(dom, value)
     assert live.is_visible("#start-head-extra")
     live.fill("#start-available-1", "111 GiB")
     live.fill("#start-available-2", "118 GiB")

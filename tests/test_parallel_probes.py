@@ -184,3 +184,15 @@ def test_the_before_calculator_says_a_version_beyond_the_newest_read(catalog) ->
     text = "".join(out.sections.values())
     assert out.valid and "the rules of vLLM 0.33.0, the newest release read" in text and "0.99.0 is beyond it" in text
     assert "beyond" not in "".join(calc_html.run(catalog, "before", {**d, "engine_version": "0.33.0"}).sections.values())
+
+
+def test_the_verdict_rounds_once_without_a_head_extra(catalog) -> None:
+    """Without a head box extra the verdict's MemAvailable is the reading rounded once (98.649 GiB
+    is 98.6 GiB, not 98.65 then 98.7); with one, the box table's two printed figures less each other."""
+    from calc.present import html as calc_html
+
+    d = dict(calc_html.defaults_of(catalog, "start").values)
+    out = calc_html.run(catalog, "start", {**d, "available_1": "98.649 GiB", "available_2": "98.649 GiB"})
+    assert out.figures["available_short"] == "98.6 GiB"
+    head = calc_html.run(catalog, "start", {**d, "available_1": "98.649 GiB", "available_2": "120 GiB", "head_extra": "1 GiB"})
+    assert head.figures["available_short"] == "97.7 GiB"  # 98.65 - 1.00, as printed

@@ -259,8 +259,9 @@ def start_verdict(r: report.StartReport, fig: Figures) -> str:
     tightest = min(r.boxes, key=lambda b: b.margin_bytes or 0)  # every box has one once the gate sizes the start
     verdict = fig("verdict", "passes" if r.passes else "refused")
     needs_shown = shown(report.needs_as_printed(r.terms), "GiB", 1)
-    # the head box's processes come off its MemAvailable, as the box table prints them
-    available_shown = shown(shown(tightest.available_bytes, "GiB", 2) - shown(tightest.head_extra_bytes, "GiB", 2), "GiB", 1)
+    available_shown = shown(tightest.available_bytes, "GiB", 1)
+    if tightest.head_extra_bytes:  # the head box's processes come off its MemAvailable, both as the box table prints them
+        available_shown = shown(shown(tightest.available_bytes, "GiB", 2) - shown(tightest.head_extra_bytes, "GiB", 2), "GiB", 1)
     needs = fig("needs_short", fmt(needs_shown, "GiB", 1))
     available = fig("available_short", fmt(available_shown, "GiB", 1))
     after = " left beside the head's processes" if tightest.head_extra_bytes else ""
