@@ -368,6 +368,25 @@ def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
     assert r["null_block_bytes"] == 2_359_296  # one block of 16 tokens at 147,456 B a token
 
 
+@pytest.mark.parametrize(
+    ("typed", "box"),
+    [
+        ("4090", "rtx-4090"),
+        ("A100 80GB", "a100-80gb"),
+        ("GB10", "dgx-spark"),
+        ("L4", "nvidia-l4"),
+        ("A10", "nvidia-a10"),
+        ("T4", "tesla-t4"),
+        ("MI300X", "amd-mi300x"),
+        ("RTX 5090", "rtx-5090-node"),
+        ("NVIDIA L40S", "l40s"),
+    ],
+)
+def test_a_card_named_by_the_words_that_tell_it_apart(typed: str, box: str) -> None:
+    """L4 is nvidia-l4, not the L40S whose id begins with the same letters: a run of whole words."""
+    assert predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, typed)["id"] == box
+
+
 def test_cli_without_a_card_answers_as_before(capsys) -> None:
     r = _json(
         ["model", "models/configs/qwen3-14b/config.json", "--max-model-len", "32768", "--pool", "6.51 GiB", "--engine-version", "0.11.0", "--json"], capsys
@@ -380,6 +399,8 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
     ("extra", "fragment"),
     [
         (["--gpu", "h800"], "--gpu: found 'h800', expected one of dgx-spark, "),
+        (["--gpu", "H100"], "--gpu: found 'H100', which fits h100-sxm and h100-pcie; expected one of them"),
+        (["--gpu", "a100"], "--gpu: found 'a100', which fits a100-40gb and a100-80gb; expected one of them"),
         (["--gpu", "h200"], "--gpu: NVIDIA H200 has no total as torch and vLLM report it"),
         (["--gpu", "dgx-spark"], "is a unified-memory box"),
         (["--total-memory", "lots"], "--total-memory: found 'lots'"),

@@ -32,6 +32,7 @@ A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memor
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -87,12 +88,28 @@ def card_of_box(box: dict[str, Any]) -> Card:
 
 
 def find_box(boxes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
-    """A catalog box by its id or its name, case, spaces and dashes aside; an unknown one lists the known."""
+    """A catalog box by its id or its name, case, spaces and dashes aside, or by a run of the words
+    of either ("4090", "A100 80GB", "GB10") when that names one box; a name that fits several
+    ("H100") lists them, an unknown one lists the known."""
     key = _key(name)
     for box in boxes.values():
         if key in (_key(box["id"]), _key(box["name"]), _key(str(box["name"]).removeprefix("NVIDIA "))):
             return box
+    fits = [box for box in boxes.values() if key and key in _word_runs(box)]
+    if len(fits) == 1:
+        return fits[0]
+    if fits:
+        raise InputError(f"--gpu: found {name!r}, which fits {' and '.join(str(b['id']) for b in fits)}; expected one of them")
     raise InputError(f"--gpu: found {name!r}, expected one of {', '.join(boxes)}")
+
+
+def _word_runs(box: dict[str, Any]) -> set[str]:
+    """Every run of consecutive words of a box's id and of its name, each as _key spells it."""
+    runs: set[str] = set()
+    for text in (str(box["id"]), str(box["name"])):
+        words = [w for w in (_key(w) for w in re.split(r"[\s\-()+]+", text)) if w]
+        runs.update("".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+    return runs
 
 
 def _key(text: str) -> str:
