@@ -745,7 +745,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
                         f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
         lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
-        lines.insert(4, f"KV pool a rank (predicted): {fmt(c.available_kv_bytes, 'GiB')}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
+        pool = fmt(c.available_kv_bytes, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-c.available_kv_bytes, 'GiB')} short"
+        lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
         for i, f in enumerate(c.fixes):
             lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
     if r.lora is not None:
