@@ -380,7 +380,7 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
     ("extra", "fragment"),
     [
         (["--gpu", "h800"], "--gpu: found 'h800', expected one of dgx-spark, "),
-        (["--gpu", "h200"], "--gpu: NVIDIA H200 has no total as torch and vLLM report it"),
+        (["--gpu", "gh200"], "--gpu: NVIDIA GH200 Grace Hopper has no total as torch and vLLM report it in catalog/boxes.yaml (only its reported total)"),
         (["--gpu", "dgx-spark"], "is a unified-memory box"),
         (["--total-memory", "lots"], "--total-memory: found 'lots'"),
         (["--total-memory", "0 GiB"], "--total-memory: found '0 GiB', expected a size above zero"),
