@@ -216,7 +216,7 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
 
     expected = {  # GiB as printed: torch's total_memory / 2^30, vLLM's 'total_gpu_memory' or start check
         "h100-pcie": "79.19", "h200": "139.81", "b200": "178.35", "rtx-pro-6000-blackwell": "94.97",
-        "nvidia-l4": "22.03", "amd-mi300x": "191.98",
+        "nvidia-l4": "22.03", "amd-mi300x": "191.98", "nvidia-a10g": "22.06",
     }  # fmt: skip
     for box_id, gib in expected.items():
         total = box_total(catalog.boxes[box_id])
@@ -227,11 +227,11 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
             assert 0.4 * 2**30 < reported.value - total.figure.value < 2**30, box_id
     assert catalog.boxes["h200"]["reported_total"].value == 143771 * 2**20
     assert catalog.boxes["rtx-pro-6000-blackwell"]["reported_total"].value == 97887 * 2**20
-    # cards with nothing but the driver's total are still not sized
-    for box_id, mib in (("gh200", 97871), ("nvidia-a10g", 23028)):
-        assert box_total(catalog.boxes[box_id]).kind == "driver" and catalog.boxes[box_id]["reported_total"].value == mib * 2**20
-        with pytest.raises(InputError, match="has no total as torch and vLLM report it"):
-            predict.card_of_box(catalog.boxes[box_id])
+    assert catalog.boxes["nvidia-a10g"]["reported_total"].value == 23028 * 2**20
+    # the GH200 keeps nothing but the driver's total (how v0.20.0 and later read the part is not settled): not sized
+    assert box_total(catalog.boxes["gh200"]).kind == "driver" and catalog.boxes["gh200"]["reported_total"].value == 97871 * 2**20
+    with pytest.raises(InputError, match="has no total as torch and vLLM report it"):
+        predict.card_of_box(catalog.boxes["gh200"])
 
 
 def test_a_specification_read_as_binary_is_backed_by_the_drivers_total(catalog) -> None:
