@@ -220,6 +220,22 @@ EXPECTED = {
     # gpt-oss-20b under TP 2 on Hopper: v0.19.0 picks the TRITON MXFP4 backend (the log's
     # oracle/mxfp4.py line), whose layout is not counted: 6.41 GiB a rank against the 7.01 loaded
     "111-v0190-gpt-oss-20b-tp2-h100-llmd-planner.log": (0.0089, 0.01),
+    # Qwen2.5-VL 3B on an L4 (vLLM 0.11.0, Ray Data's example): the encoder cache's profile, 16,384
+    # tokens with one image of the largest size, holds 1.79 GiB more than the sampler's warm-up counted
+    "81-v011-qwen25-vl-3b-ray-data-encoder-budget.log": (0.1930, 0.2),
+    # held out: Gemma 3 12B, the vision tower's 32 profiled images over the language model's peak
+    "112-v0190-gemma3-12b-it-vl-h100-llmd-planner.log": (0.0145, 0.02),
+    "113-v0190-gemma2-27b-it-h100-llmd-planner.log": (-0.0027, 0.005),
+    # vLLM 0.10.1.1 on A100s (a public benchmark's logs): the pool is under-predicted by 0.92 GiB on
+    # one GPU at utilization 0.25 and at 0.5 alike, and by 2.7 GiB a rank under TP 2 (2.3 under Ray
+    # across two nodes): the sort-path sampler warm-up (36 B a logit) and V1's TP memory fitted on
+    # 0.19.0 are more than 0.10.1.1 holds on these cards
+    "114-v01011-qwen2-7b-a100-util025-dennislee22.log": (-0.1864, 0.19),
+    "115-v01011-qwen2-7b-a100-util05-dennislee22.log": (-0.0372, 0.04),
+    "116-v01011-qwen2-7b-tp2-a100-util025-dennislee22.log": (-0.2239, 0.23),
+    "117-v01011-qwen2-7b-tp2-a100-util05-dennislee22.log": (-0.0839, 0.09),
+    "118-v01011-qwen2-7b-tp2-a100-40gb-ray-two-nodes-dennislee22.log": (-0.1615, 0.17),
+    "119-v01011-gpt-oss-120b-tp4-a100-ray-dennislee22.log": (-0.0643, 0.07),
 }
 
 
@@ -238,7 +254,10 @@ def test_each_pool_against_the_printed(measured) -> None:
         assert float(r.error) == pytest.approx(expected, abs=5e-4), r.label
         assert abs(r.error) <= bound, r.label
         seen[Path(r.log).name] = r.held_out
-    assert seen == {log: log.startswith(("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-")) for log in EXPECTED}
+    assert seen == {
+        log: log.startswith(("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-"))
+        for log in EXPECTED
+    }
 
 
 def test_verdicts_against_what_vllm_did(measured) -> None:
@@ -255,7 +274,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "81": ("starts", "starts"), "82": ("starts", "starts"), "83": ("starts", "starts"), "84": ("starts", "starts"),
         "85": ("starts", "starts"), "86": ("starts", "starts"), "87": ("starts", "starts"),
         "88": ("starts", "starts"),
-        **{str(n): ("starts", "starts") for n in range(89, 112)},
+        **{str(n): ("starts", "starts") for n in range(89, 120)},
     }  # fmt: skip
 
 
@@ -283,12 +302,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (26, 0.0006, 0.028)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (12, 0.0009, 0.0061)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (32, 0.0018, 0.186)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (15, 0.0024, 0.0372)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 26 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.8 %; verdict right on 27 of 27" in out
-    assert "held out: 12 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.6 %; verdict right on 13 of 13" in out
+    assert "fitted: 32 starts with a printed pool; median |error| +0.2 %, 90th percentile +18.6 %; verdict right on 33 of 33" in out
+    assert "held out: 15 starts with a printed pool; median |error| +0.2 %, 90th percentile +3.7 %; verdict right on 16 of 16" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -305,15 +324,17 @@ def test_accuracy_by_family_and_era(measured) -> None:
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(89, 112)},
         "98": ("moe", poolaccuracy.ERAS[1]), "99": ("moe", poolaccuracy.ERAS[1]), "100": ("mla", poolaccuracy.ERAS[1]),
         "107": ("sliding window", poolaccuracy.ERAS[1]), "111": ("sliding window", poolaccuracy.ERAS[1]),
+        "112": ("sliding window", poolaccuracy.ERAS[1]), "113": ("sliding window", poolaccuracy.ERAS[1]),
+        **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(114, 119)}, "119": ("sliding window", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"), ("era", poolaccuracy.ERAS[0]),
                             ("era", poolaccuracy.ERAS[1]), ("era", poolaccuracy.ERAS[2])]  # fmt: skip
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (31, 32)
+    assert (dense.starts, dense.verdicts) == (37, 38)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (33, 0.014)
+    assert (v1.starts, round(float(v1.p90), 3)) == (42, 0.162)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -323,8 +344,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.056, 1.454)
-    assert round(float(held.median), 3) == 0.075
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.058, 1.168)
+    assert round(float(held.median), 3) == 0.077
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -401,7 +422,7 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
         (["--gpu", "h800"], "--gpu: found 'h800', expected one of dgx-spark, "),
         (["--gpu", "H100"], "--gpu: found 'H100', which fits h100-sxm and h100-pcie; expected one of them"),
         (["--gpu", "a100"], "--gpu: found 'a100', which fits a100-40gb and a100-80gb; expected one of them"),
-        (["--gpu", "h200"], "--gpu: NVIDIA H200 has no total as torch and vLLM report it"),
+        (["--gpu", "gh200"], "--gpu: NVIDIA GH200 Grace Hopper has no total as torch and vLLM report it in catalog/boxes.yaml (only its reported total)"),
         (["--gpu", "dgx-spark"], "is a unified-memory box"),
         (["--total-memory", "lots"], "--total-memory: found 'lots'"),
         (["--total-memory", "0 GiB"], "--total-memory: found '0 GiB', expected a size above zero"),
@@ -530,7 +551,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://github.com/") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 31
+    assert len(excerpts) == 39
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 

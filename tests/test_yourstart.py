@@ -128,9 +128,15 @@ def test_typed_figures_without_a_log(catalog) -> None:
     assert out.figures["grid_tokens_0"] == "163,840 tokens"  # 20 GiB / 131,072 B
     assert [out.figures[f"grid_contexts_0_{n}"] for n in (32768, 8192, 131072)] == ["5", "20", "1"]
     assert out.figures["grid_tokens_1"] == "81,920 tokens"  # the typed 10 GiB pin
-    # the box has no engine total: the fraction check uses the specification's, and says so
-    assert out.figures["fraction_total"] == "89.41 GiB"  # 96 GB as written, 96 x 10^9 B
-    assert "the specification's capacity" in unescape(out.sections["yourstart-result"])
+    # the box's total as the engine sees it: CUDA's 94.97 GiB (catalog/boxes.yaml), not the 96 GB specification
+    assert out.figures["fraction_total"] == "94.97 GiB"
+    assert "the specification's capacity" not in unescape(out.sections["yourstart-result"])
+    # a box with nothing but the driver's total (the GH200's nvidia-smi 97,871 MiB) uses it, and says so
+    raw.update(box="gh200", before="90 GiB")
+    out = html.run(catalog, "yourstart", raw)
+    assert out.valid, out.errors
+    assert out.figures["fraction_total"] == "95.58 GiB"  # 97,871 MiB
+    assert "the driver's total" in unescape(out.sections["yourstart-result"])
 
 
 @pytest.mark.parametrize(
