@@ -111,3 +111,20 @@ def test_cli_replays_a_trace_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["killed"] is True and out["at"] == 2 and out["samples"] == 5
     assert cli.main(["guard", path, "--serving-at", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["killed"] is False
+
+
+def test_the_page_tables_replay_the_files(catalog: Any) -> None:
+    """The memory-budget page's tables come from the files through calc's guard, figures marked up."""
+    from types import SimpleNamespace
+
+    from hooks.pagemacros import traces
+
+    build: Any = SimpleNamespace(catalog=catalog, root=ROOT)
+    replays = traces.published_traces_table(build).splitlines()
+    collapse = next(r for r in replays if "vllm-project/vllm issue 56824" in r)
+    assert "(https://github.com/vllm-project/vllm/issues/56824)" in collapse and "| stopped |" in collapse
+    assert ">6.27 GiB</span>" in collapse and collapse.endswith("| quiet | quiet |")
+    served = next(r for r in replays if "pull request 54" in r)
+    assert "| stood down, serving | kills at <span" in served and ">2 s</span> |" in served and ">6.81 GiB</span>" in served
+    lowest = traces.readings_without_polls_table(build)
+    assert ">~10.00 GiB</span>" in lowest and ">3.22 GiB</span>" in lowest and "not given exactly" in lowest
