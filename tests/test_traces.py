@@ -129,7 +129,7 @@ def test_the_page_tables_replay_the_files(catalog: Any) -> None:
     served = next(r for r in replays if "pull request 54" in r)
     assert "| stood down, serving | kills at <span" in served and ">2 s</span> |" in served and ">6.81 GiB</span>" in served
     lowest = traces.readings_without_polls_table(build)
-    assert ">~10.00 GiB</span>" in lowest and ">3.22 GiB</span>" in lowest and "not given exactly" in lowest
+    assert ">~10.00 GiB</span>" in lowest and ">3.22 GiB</span>" in lowest and "| serving | not given | crashed |" in lowest
 
 
 def test_after_start_check_on_a_thread_deployment(capsys: pytest.CaptureFixture[str]) -> None:

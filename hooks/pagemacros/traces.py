@@ -78,7 +78,7 @@ def readings_without_polls_table(build: Build) -> str:
     for e in published_traces(build.root)["readings_without_polls"]:
         low = e["lowest_available"]
         lowest = Value(parse_size(low), e["url"], "", bool(e.get("lowest_approximate"))) if low else None
-        prompt = fig(e["prefill_tokens"], "tokens") if e["prefill_tokens"] else "not given exactly" if e.get("prompt_note") else "none"
+        prompt = fig(e["prefill_tokens"], "tokens") if e["prefill_tokens"] else "not given" if e.get("prompt_note") else "no request"
         rows.append(
             (
                 _report(e["url"]),
