@@ -108,6 +108,7 @@ def rows(
             engine_version=str(e["engine_version"]),
             kv_cache_dtype=str(e.get("kv_cache_dtype", "auto")),
             prefix_caching=accuracy.log_mamba_cache_mode(logs[e["log"]])[0],  # as the log states it, else the release's default
+            flashinfer_sampler=flashinfer_sampler(logs[e["log"]], e.get("sampler"), f"{where}.sampler"),
         )
         given: dict[str, Any] = {}
         if e.get("weights") == "log":
@@ -132,6 +133,19 @@ def rows(
         out.append(Row(i, str(e["label"]), e["log"], str(e.get("url") or urls.get(e["log"], "")), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
                        shape.family, era_of(predict.release(str(e["engine_version"])))))  # fmt: skip
     return out
+
+
+_FLASHINFER_SAMPLER = "Using FlashInfer for top-p & top-k sampling"  # v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__
+
+
+def flashinfer_sampler(text: str, stated: object, where: str) -> bool:
+    """Whether the start sampled with FlashInfer: the log's own line, or what the entry states
+    (`sampler: flashinfer` or `sampler: pytorch`) where the log kept no such line."""
+    if stated is None:
+        return _FLASHINFER_SAMPLER in text
+    if stated not in ("flashinfer", "pytorch"):
+        raise InputError(f"{where}: found {stated!r}, expected flashinfer or pytorch")
+    return stated == "flashinfer"
 
 
 ERAS = ("V0, before 0.8.0", "V1, from 0.8.0, before 0.20.0", "V1 from 0.20.0, the CUDA graph estimate off the pool")

@@ -275,12 +275,12 @@ TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_T
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
 
 
-def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia") -> Term:
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool = False) -> Term:
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
     rows over the whole vocabulary.
     - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
-      vllm/envs.py): the float32 logits, the sorted copy and its int64 indices, the softmax and
+      vllm/envs.py; before v0.12.0 only where FlashInfer is not installed, see below): the float32 logits, the sorted copy and its int64 indices, the softmax and
       its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
     - From v0.17.0 to v0.20.x, on 8 rows or more, apply_top_k_top_p masks in place with a Triton
       kernel (v1/sample/ops/topk_topp_triton.py) and no sort: the logits, their float32 copy, the
@@ -289,7 +289,19 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
     - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
       12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
       no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
-      logits to float32; FlashInfer takes their softmax)."""
+      logits to float32; FlashInfer takes their softmax).
+    - From v0.8.0 to v0.11.x V1 reads VLLM_USE_FLASHINFER_SAMPLER unset as on: FlashInfer's sampler
+      runs wherever FlashInfer imports (v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__,
+      `envs.VLLM_USE_FLASHINFER_SAMPLER is not False`, v0.10.1.1 and v0.11.0), and the log says
+      'Using FlashInfer for top-p & top-k sampling.'. The wheel lists FlashInfer as an extra only
+      (vllm[flashinfer], METADATA of v0.10.1.1 and v0.11.0), so `flashinfer` is what the install has:
+      false (the sort) unless told. flashinfer_sample calls top_k_top_p_sampling_from_logits on the
+      float32 logits (v0.10.1.1): FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element. From v0.12.0
+      it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0."""
+    if (0, 8) <= rel < (0, 12) and flashinfer and vendor == "nvidia":
+        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer where it imports, v0.8.0 to v0.11.x; v0.10.1.1): "
+                    f"{rows} rows x {vocab} logits x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
     if rel >= (0, 21) and vendor == "nvidia":
         return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
                     f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
@@ -401,6 +413,7 @@ class Start:
     cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: whole parameters moved to the host, a rank
     prefix_caching: bool | None = None  # None: the release's default (off for hybrids up to 0.27.1): a hybrid's mamba cache mode
     multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
+    flashinfer_sampler: bool = False  # FlashInfer installed: V1 samples with it from v0.8.0 to v0.11.x (sampler_warmup)
 
 
 @dataclass(frozen=True)
@@ -502,7 +515,7 @@ def predict(
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
     fwd = forward_peak(shape, s.tp, tokens, topk)
-    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor)
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler)
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after).
     residual = tokens * shape.hidden * shape.dtype_bytes
     peak = max(fwd.bytes, smp.bytes + residual)
