@@ -39,6 +39,7 @@ class Row:
     log_verdict: str = "starts"  # what vLLM did: "starts", "no KV memory" or "max_model_len" (the log's error)
     family: str = ""  # hfconfig.Shape.family: dense, moe, mla, sliding window, hybrid
     era: str = ""  # era_of(the start's release)
+    release: tuple[int, int] = (0, 0)  # the start's vLLM release, (major, minor)
 
     @property
     def error(self) -> Fraction | None:
@@ -131,7 +132,7 @@ def rows(
         error = r.error.value if r.error is not None else None
         said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
         out.append(Row(i, str(e["label"]), e["log"], str(e.get("url") or urls.get(e["log"], "")), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
-                       shape.family, era_of(predict.release(str(e["engine_version"])))))  # fmt: skip
+                       shape.family, era_of(predict.release(str(e["engine_version"]))), predict.release(str(e["engine_version"]))))  # fmt: skip
     return out
 
 
@@ -196,12 +197,21 @@ def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
 def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -> dict[str, int]:
     """The three constants calc/engine/predict.py takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
-    sampler's bytes a logit where the printed activation peak is the sampler's, and a graph's bytes."""
+    sampler's bytes a logit where the printed activation peak is the sampler's, and a graph's bytes;
+    under TP before v0.11.0, where no log prints the non-torch increase, what the printed pool leaves."""
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
     one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
     many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0]]
     many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
+    # Before v0.11.0 no start prints the non-torch increase under TP: what its printed pool leaves
+    # after the printed weights and the predicted activation peak (no CUDA graph estimate then).
+    no_cumem = [
+        r.prediction.requested_bytes - r.printed_terms["weights"] - r.prediction.activation.bytes - r.printed_pool
+        for r in fitted
+        if _tp(r) > 1 and r.era == ERAS[1] and r.release < (0, 11) and "non_torch" not in r.printed_terms
+        and "weights" in r.printed_terms and r.printed_pool > 0
+    ]  # fmt: skip
     sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
         act, p = r.printed_terms.get("activation_peak"), r.prediction
@@ -223,6 +233,7 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
         "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
         "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
         "NON_TORCH_PER_RANK_TP_V0": round(median(many_v0)) if many_v0 else 0,
+        "NON_TORCH_PER_RANK_TP_NO_CUMEM": round(median(no_cumem)) if no_cumem else 0,
         "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
         "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
         "CUDA_GRAPH_FIRST_CAPTURE": round(median(firsts)) if firsts else 0,

@@ -52,6 +52,7 @@ NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_244_120_412  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
+NON_TORCH_PER_RANK_TP_NO_CUMEM = 356_567_430  # and on V1 before v0.11.0, where vLLM turns NCCL's cuMem allocator off
 CUDA_GRAPH_FIRST_CAPTURE = 255_852_544  # what vLLM's profile measures for the first (largest) graph of a mode
 CUDA_GRAPH_PER_GRAPH = 6_291_456  # and for each graph after it (the second capture's growth)
 CUDA_GRAPH_PER_GRAPH_TP = 16_777_216  # the same under tensor parallel
@@ -321,7 +322,16 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
     on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
     figure of the source: the medians of the fitted starts that print it, on one GPU apart for V0
     (before v0.8.0, where the profile measured from the process's start) and V1 (from its first
-    snapshot, after the CUDA context)."""
+    snapshot, after the CUDA context).
+
+    Under tensor or pipeline parallel V1 before v0.11.0 takes its own median: up to v0.10.x
+    vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 (unless the variable is set or the box has
+    /dev/nvidia-caps-imex-channels; read in v0.8.5 and v0.10.1.1), so NCCL allocates its buffers
+    without cuMem and takes no NVLink SHARP buffers, which need it; v0.11.0 drops the override and
+    NCCL keeps its own default. There the snapshot is also taken before the distributed init
+    (gpu_worker.py init_device, v0.10.1.1; after it from v0.11.0), so NCCL's set-up counts. No start
+    before v0.11.0 prints the term: the constant is the median of what the fitted starts' printed
+    pools leave after their printed weights and the predicted activation (poolaccuracy.fit)."""
     if tp * pp == 1:
         if rel < (0, 8):
             return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
@@ -330,6 +340,10 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
         return Term(
             "non_torch", NON_TORCH_PER_RANK_TP_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; NCCL and all-reduce under TP/PP (fitted, V0)"
         )
+    if rel < (0, 11):
+        return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
+                    "vllm/utils/__init__.py memory_profiling, non_torch_increase, v0.10.1.1; NCCL under TP/PP with NCCL_CUMEM_ENABLE=0 "
+                    "(vllm/env_override.py, up to v0.10.x) (fitted, before v0.11)")  # fmt: skip
     return Term(
         "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
     )
