@@ -298,7 +298,7 @@ def test_guard_catalog_trace(catalog) -> None:
     lowest = min(trace["samples"], key=lambda s: s["available"])
     out = ok("guard", "kernel-init-report")
     assert out.splitlines() == [
-        f"Guard (3 polls in a row under 8.00 GiB) over {len(trace['samples'])} polls: lets the start through",
+        f"Guard (3 polls in a row under 8.00 GiB) over {len(trace['samples'])} polls: kills nothing over the whole trace",
         f"Lowest MemAvailable: {fmt(lowest['available'], 'GiB')} at {lowest['t']:g} s; longest run under the floor: 0",
     ]
     data = as_json("guard", "kernel-init-report", "--floor", "70 GiB")
@@ -740,3 +740,12 @@ def test_shm_queues_print_rounded_up_as_the_refusal_does() -> None:
     """696,254,546 B of /dev/shm queues are 664.0005 MiB: the note says 665, as the refusal does."""
     out = ok("model", "models/configs/qwen3-30b-a3b/config.json", "--tp", "2", "--max-model-len", "8192", "--shm-size", "1g")
     assert "/dev/shm: 665 MiB of message queues for 2 ranks on one box" in out
+
+
+def test_guard_that_stood_down_says_so_not_that_the_start_passed() -> None:
+    """The surviving server's 1 s polls (MiaAI-Lab pull request 54) sat under the floor for five
+    polls: replayed with the head serving from 0 s, the guard watched none of them."""
+    out = ok("guard", "logs/traces/qwen38-single-memwatch-survived.trace", "--serving-at", "0")
+    assert out.splitlines()[0] == (
+        "Guard (3 polls in a row under 8.00 GiB) over 5 polls: kills nothing; it stood down at 0 s, when the head served (5 later polls not watched)"
+    )

@@ -472,7 +472,13 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> object:
     result = guard.run(samples, floor, polls, serving)
     if args.json:
         return report.to_json({**result.__dict__, "floor_bytes": floor, "polls_in_a_row": polls, "samples": len(samples)})
-    verdict = f"kills the rank at {result.at:g} s" if result.killed else "lets the start through"
+    unwatched = sum(1 for t, _ in samples if serving is not None and t >= serving)
+    if result.killed:
+        verdict = f"kills the rank at {result.at:g} s"
+    elif unwatched:
+        verdict = f"kills nothing; it stood down at {serving:g} s, when the head served ({unwatched} later polls not watched)"
+    else:
+        verdict = "kills nothing over the whole trace"
     return (
         f"Guard ({polls} polls in a row under {fmt(floor, 'GiB')}) over {len(samples)} polls: {verdict}\n"
         f"Lowest MemAvailable: {fmt(result.lowest, 'GiB')} at {result.lowest_at:g} s; longest run under the floor: {result.longest_run}"
