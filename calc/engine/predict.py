@@ -32,12 +32,14 @@ A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memor
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
+from calc.catalog.entries import Box
 from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.jsontext import JsonObject
 from calc.units import GiB, InputError, fmt, parse_size
 
 LATEST = (0, 33)  # the newest release whose source these terms were read in
@@ -70,7 +72,7 @@ class Card:
     vendor: str = "nvidia"  # "amd": ROCm takes no CUDA graph estimate off the pool
 
 
-def card_of_box(box: dict[str, Any]) -> Card:
+def card_of_box(box: Box) -> Card:
     """A catalog box (catalog/boxes.yaml) as a card. Only its total_memory is the total torch and
     vLLM report; a box with nothing but the driver's or the vendor's figure cannot be sized here."""
     total = box.get("total_memory")
@@ -83,10 +85,10 @@ def card_of_box(box: dict[str, Any]) -> Card:
         )
     name = str(box["name"])
     vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
-    return Card(str(box["id"]), name, int(total.value), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
+    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
 
 
-def find_box(boxes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+def find_box(boxes: Mapping[str, Box], name: str) -> Box:
     """A catalog box by its id or its name, case, spaces and dashes aside; an unknown one lists the known."""
     key = _key(name)
     for box in boxes.values():
@@ -157,7 +159,7 @@ class Term:
     source: str
 
 
-def experts_per_token(config: dict[str, Any]) -> int:
+def experts_per_token(config: JsonObject) -> int:
     """Experts each token is routed to (num_experts_per_tok, experts_per_token or moe_topk)."""
     for c in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
         assert isinstance(c, dict)

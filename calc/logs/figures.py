@@ -34,6 +34,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from calc.jsontext import Json, JsonObject
 from calc.units import InputError, parse_number
 
 GiB, MiB = 2**30, 2**20
@@ -87,7 +88,7 @@ Opt = Found | None
 def _figure(json: bool = False, page: tuple[str, str | None] | None = None) -> Any:
     """A figure of the reading: `json` puts it among ingest --json's keys, `page` gives its row on
     the "Your start" page (its label and unit), in field order."""
-    meta: dict[str, Any] = {"json": json}
+    meta: dict[str, object] = {"json": json}
     if page is not None:
         meta["page"] = page
     return field(default=None, metadata=meta)
@@ -143,9 +144,9 @@ class LogReading:
     def figures(self) -> dict[str, Found | Derived]:
         return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), (Found, Derived))}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The issue's keys, always present, null where the log does not say; sizes in bytes."""
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         for key in JSON_KEYS:
             found = getattr(self, key)
             out[key] = None if found is None or getattr(found, "derived", False) else _json_value(found.value)
@@ -159,12 +160,18 @@ JSON_KEYS = tuple(f.name for f in fields(LogReading) if f.metadata.get("json"))
 PAGE_FIGURES: tuple[tuple[str, str, str | None], ...] = tuple((f.name, *f.metadata["page"]) for f in fields(LogReading) if "page" in f.metadata)
 
 
-def _json_value(value: Any) -> Any:
+def _json_value(value: object) -> Json:
     if isinstance(value, Fraction):
         return round(value) if value.denominator > 1 and abs(value) > 100 else float(value) if value.denominator > 1 else int(value)
     if isinstance(value, Decimal):
         return float(value)
-    return value
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"found a {type(value).__name__}, expected a value JSON can hold")
 
 
 # --- numbers as printed ------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from calc.answers import report
+from calc.catalog.entries import GuardPolicy
 from calc.catalog.loader import load_dir
 from calc.catalog.model import Catalog
 from calc.catalog.schema import schemas
@@ -221,7 +222,7 @@ def _head_extra(catalog: Catalog, args: argparse.Namespace, boxes: int) -> int:
     if boxes < 2 or not args.available or len(_LIST_COMMA.split(args.available)) < 2:
         return 0
     head = catalog.policy["gate"].get("head_box")
-    return int(head["ray_head"].value) if head else 0
+    return int(head["ray_head"].size) if head else 0
 
 
 def _gib_flag(text: str | None, flag: str) -> Fraction:
@@ -430,24 +431,18 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
     if args.free:
         free = meminfo_available() if args.free == "auto" else _int(args, "free")
     elif "free_at_start" in box:
-        free = box["free_at_start"].value
+        free = box["free_at_start"].size
     else:
         raise InputError(f"--free: box {args.box} has no free-at-start reading in the catalog; give --free")
-    chosen = _frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else catalog.policy["vllm"]["default_gpu_memory_utilization"].value
-    out = {
-        "total_bytes": total,
-        "free_bytes": free,
-        "fraction": chosen,
-        "requested_bytes": fraction.requested(total, chosen),
-        "passes": fraction.passes(total, free, chosen),
-        "ceiling": fraction.ceiling(total, free),
-    }
+    chosen = _frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else catalog.policy["vllm"]["default_gpu_memory_utilization"].fraction
+    requested, passes, ceiling = fraction.requested(total, chosen), fraction.passes(total, free, chosen), fraction.ceiling(total, free)
     if args.json:
+        out = {"total_bytes": total, "free_bytes": free, "fraction": chosen, "requested_bytes": requested, "passes": passes, "ceiling": ceiling}
         return report.to_json(out)
-    verdict = "starts" if out["passes"] else "refused: free memory is less than the fraction asks"
+    verdict = "starts" if passes else "refused: free memory is less than the fraction asks"
     return (
-        f"{fmt(chosen, 'fraction')} x {fmt(total, 'GiB')} = {fmt(out['requested_bytes'], 'GiB')} against {fmt(free, 'GiB')} free: {verdict}\n"
-        f"Ceiling: {fmt(out['ceiling'], 'fraction', 4)}"
+        f"{fmt(chosen, 'fraction')} x {fmt(total, 'GiB')} = {fmt(requested, 'GiB')} against {fmt(free, 'GiB')} free: {verdict}\n"
+        f"Ceiling: {fmt(ceiling, 'fraction', 4)}"
     )
 
 
@@ -479,10 +474,10 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> object:
     )
 
 
-def _guard_settings(policy: dict[str, Any], args: argparse.Namespace) -> tuple[int, int]:
+def _guard_settings(policy: GuardPolicy, args: argparse.Namespace) -> tuple[int, int]:
     """The guard's floor and polls in a row: the options where given, the catalog's policy otherwise."""
-    floor = _int(args, "floor") if args.floor else policy["floor"].value
-    polls = _int(args, "polls") if args.polls else policy["polls_in_a_row"].value
+    floor = _int(args, "floor") if args.floor else policy["floor"].size
+    polls = _int(args, "polls") if args.polls else policy["polls_in_a_row"].count
     return floor, polls
 
 
@@ -494,7 +489,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
 
     policy = catalog.policy["guard"]
     paths = args.proc or ["/proc/meminfo"]
-    interval = _secs(args, "interval") if args.interval else float(policy["poll_seconds"].value)
+    interval = _secs(args, "interval") if args.interval else float(policy["poll_seconds"].number)
     duration = _secs(args, "duration") if args.duration else interval * (len(paths) - 1) if args.proc else 60.0
     floor, polls = _guard_settings(policy, args)
     count = watch.poll_count(duration, interval)
@@ -524,7 +519,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
         if out:
             out.close()
     if args.json:
-        return dict(report.to_json({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen}))
+        return report.to_json_object({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen})
     return watch.summary(seen, floor, polls) + (f"\nTrace written to {args.out}; replay it with: python -m calc guard {args.out}" if args.out else "")
 
 
@@ -572,7 +567,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
         if len(parts) > 2:
             raise InputError(f"--model: found {spec!r}, expected MODEL[:KV[:HEADROOM]]")
         kv_size, headroom = (parse_size(text, f"--model {name} {what}") for text, what in zip([*parts, "0", "0"][:2], ("KV", "headroom"), strict=True))
-        residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].value, kv_size, headroom))
+        residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].size, kv_size, headroom))
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []
     available = _int(args, "available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).size
@@ -604,7 +599,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
 def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
     from calc.answers import prefetch
 
-    share = catalog.policy["vllm"]["prefetch_fraction"].value
+    share = catalog.policy["vllm"]["prefetch_fraction"].fraction
     checkpoint = _int(args, "checkpoint")
     available = meminfo_available() if args.available == "auto" else _int(args, "available")
     cgroup = _int(args, "cgroup_available") if args.cgroup_available else None

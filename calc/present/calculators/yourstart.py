@@ -20,6 +20,7 @@ from calc.answers.report import fraction_text
 from calc.answers.yourstart import Given, YourStart
 from calc.catalog.model import Catalog
 from calc.engine import derive, gate
+from calc.jsontext import JsonObject
 from calc.logs.figures import PAGE_FIGURES
 from calc.present import charts
 from calc.present.calculators.form import (
@@ -195,7 +196,7 @@ def _inferred_box(catalog: Catalog, reading: Any) -> tuple[str | None, str]:
     return None, f"{where} is no catalog box's: choose another box and type its total below"
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> JsonObject | None:
     """A preset fills the typed fields; "none", or a pasted log, empties them; a pasted log
     chooses the box its printed total names, or asks for it."""
     chosen = str(raw.get("preset", ""))
@@ -429,8 +430,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         )
     y = YourStart(
         pin=pin,
-        headroom=Given(headroom.value, f"catalog: the gate's headroom ({headroom.source})"),
-        precision=Given(precision.value, f"catalog: the MemAvailable reading's precision ({precision.source})"),
+        headroom=Given(headroom.size, f"catalog: the gate's headroom ({headroom.source})"),
+        precision=Given(precision.size, f"catalog: the MemAvailable reading's precision ({precision.source})"),
         engine=engine,
         version=_found(reading, "engine_version"),
         block_size=_found(reading, "block_size"),
