@@ -109,3 +109,48 @@ def test_the_json_keys_and_the_page_rows_come_from_the_readings_fields() -> None
     assert LOG_FIGURES is PAGE_FIGURES
     assert PAGE_FIGURES[10:12] == (("total_memory_bytes", "Total memory", "GiB"), ("free_memory_bytes", "Free memory", "GiB"))
     assert [k for k, _, _ in PAGE_FIGURES] == [name for name, meta in declared.items() if "page" in meta]
+
+
+def _names_put() -> set[str]:
+    """Every name a line shape's Put, a shape's `then` or a settings line records."""
+    from calc.logs import reader
+
+    source = (ROOT / "calc" / "logs" / "shapes.py").read_text(encoding="utf-8")
+    then = set(re.findall(r'rec\.(?:put|size)\(\s*"(\w+)"', source))
+    return {p.field for s in shapes.SHAPES for p in s.puts} | then | set(reader._KEY.values()) | {"speculative"}
+
+
+def test_every_name_a_line_puts_is_concluded_and_every_conclusion_is_put() -> None:
+    from calc.logs import conclude
+
+    tables = {**conclude.LENGTH, **conclude.SETTINGS, **conclude.MEMORY}
+    concluded = set(tables) | conclude.CONCLUDED_ELSEWHERE
+    assert not set(tables) & conclude.CONCLUDED_ELSEWHERE
+    put = _names_put()
+    assert {"sg_avail_load", "padding", "ep_on", "pin"} <= put
+    assert sorted(put - concluded) == []  # a new Put's field needs its Pick or its function in conclude.py
+    assert sorted(concluded - put) == []  # a Pick no line gives is stale
+
+
+def test_each_pick_fills_a_field_of_the_reading_once() -> None:
+    from dataclasses import fields
+
+    from calc.logs import conclude
+    from calc.logs.figures import LogReading
+
+    picks = [p.field for table in (conclude.LENGTH, conclude.SETTINGS, conclude.MEMORY) for p in table.values()]
+    assert len(picks) == len(set(picks)) == 17
+    assert set(picks) <= {f.name for f in fields(LogReading)}
+
+
+def test_a_picked_figure_printed_differently_is_read_at_its_table_end_with_its_note() -> None:
+    # two ranks print different CUDA graph estimates: MEMORY reads the largest, naming it as its Pick says
+    log = (
+        "INFO 01-01 00:00:01 [gpu_model_runner.py:1] Model loading took 10.00 GiB and 3.1 seconds\n"
+        "(Worker_TP0 pid=1) INFO 01-01 00:00:02 [gpu_worker.py:1] Estimated CUDA graph memory: 0.50 GiB total\n"
+        "(Worker_TP1 pid=2) INFO 01-01 00:00:02 [gpu_worker.py:1] Estimated CUDA graph memory: 0.75 GiB total\n"
+    )
+    reading = read_log(log)
+    assert reading.cuda_graph_bytes is not None and reading.cuda_graph_bytes.printed == "0.75 GiB"
+    assert any(n.startswith("estimated CUDA graph memory: ranks or repeats printed different figures") and "reading the largest" in n for n in reading.notes)
+
