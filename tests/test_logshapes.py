@@ -154,3 +154,22 @@ def test_a_picked_figure_printed_differently_is_read_at_its_table_end_with_its_n
     assert reading.cuda_graph_bytes is not None and reading.cuda_graph_bytes.printed == "0.75 GiB"
     assert any(n.startswith("estimated CUDA graph memory: ranks or repeats printed different figures") and "reading the largest" in n for n in reading.notes)
 
+
+def test_ingest_text_rows_come_from_the_readings_fields() -> None:
+    from dataclasses import fields
+
+    from calc.logs.figures import INGEST_ROWS, LogReading
+    from calc.present import cli
+
+    declared = {f.name: f.metadata["ingest"] for f in fields(LogReading) if "ingest" in f.metadata}
+    places = sorted(place for place, _ in declared.values())
+    assert places == list(range(1, len(declared) + 1))  # each place once, none skipped
+    assert INGEST_ROWS[:2] == (("model", "model"), ("date", "date")) and ("model_loading_bytes", "model loading") in INGEST_ROWS
+    assert len(INGEST_ROWS) == 27 and [label for _, label in INGEST_ROWS].index("KV pool") == 10
+    text = (PUBLIC / "01-v06-llama31-8b-3090-maxlen-29k.log").read_text(encoding="utf-8")
+    catalog = cli.load_dir(cli.CATALOG_DIR)
+    rendered = cli.render_ingest(catalog, read_log(text), "x.log").split("\n")
+    read = rendered[rendered.index("Read:") + 1 : rendered.index("Derived:")]
+    labels = [label for _, label in INGEST_ROWS]
+    shown = [max((label for label in labels if row[2:].startswith(label + " ")), key=len) for row in read]
+    assert shown == sorted(shown, key=labels.index) and "KV pool" in shown and "model loading" in shown

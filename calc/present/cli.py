@@ -1122,23 +1122,13 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
 
 def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:
     from calc.answers import ingest
+    from calc.logs.figures import INGEST_ROWS
 
     engine = str(r.engine.value) if r.engine else ""
     build = f"{engine} {r.engine_version.value}" if r.engine_version else engine
     era = f", {r.era.value.upper()} engine" if r.era and r.era.value in ("v0", "v1") else ""
     lines = [f"{name}: a {build} startup log{era}", "Read:"]
-    shown = {
-        "model": r.model, "date": r.date, "tensor_parallel_size": r.tensor_parallel_size, "max_model_len": r.max_model_len,
-        "kv_cache_dtype": r.kv_cache_dtype, "block_size": r.block_size, "gpu_memory_utilization": r.gpu_memory_utilization,
-        "mem_fraction_static": r.mem_fraction_static, "kv_cache_memory_bytes": r.kv_cache_memory_bytes,
-        "model loading": r.model_loading_bytes, "KV pool": r.available_kv_bytes, "KV tokens": r.kv_tokens,
-        "GPU blocks": r.gpu_blocks, "max concurrency": r.max_concurrency, "CUDA graph estimate": r.cuda_graph_bytes,
-        "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "requested memory": r.requested_memory_bytes,
-        "KV for one request": r.kv_needed_bytes,
-        "estimated max_model_len": r.estimated_max_model_len, "speculative": r.speculative, "error": r.error,
-        "CUDA graphs took": r.cuda_graph_taken_bytes, "non-torch memory": r.non_torch_bytes, "activation peak": r.activation_peak_bytes,
-        "max_num_batched_tokens": r.max_num_batched_tokens, "max_num_seqs": r.max_num_seqs,
-    }  # fmt: skip
+    shown = {label: getattr(r, name) for name, label in INGEST_ROWS}
     for label, found in shown.items():
         if found is not None:
             where = "worked out, not printed (see Notes)" if found.derived else f"line {found.line_no}"
