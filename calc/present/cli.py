@@ -71,7 +71,7 @@ class Parser(argparse.ArgumentParser):
 
 
 MEMINFO = "/proc/meminfo"
-_MEMAVAILABLE = re.compile(r"MemAvailable:\s*(?P<count>\S+)\s*(?P<unit>\S*)\s*")
+_MEMAVAILABLE = re.compile(r"MemAvailable:\s*(?P<count>\S+)\s*+(?P<unit>\S*)\s*")  # possessive: the spaces never go back to the unit
 
 
 def meminfo_available(path: str | None = None) -> int:
