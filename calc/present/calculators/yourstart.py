@@ -404,8 +404,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     if bpt is None and planned is not None and tokens is not None and tokens.value:
         bpt = Given(Fraction(int(planned.value), int(tokens.value)), f"{planned.source} / {tokens.source}")
     if before is None and _found(reading, "free_memory_bytes") is not None:
-        free = _found(reading, "free_memory_bytes")
-        before = Given(free.value, free.source + " (vLLM's own reading of free memory at start)", free.low, free.high)  # type: ignore[union-attr]
+        free = yourstart.known(_found(reading, "free_memory_bytes"))
+        before = Given(free.value, free.source + " (vLLM's own reading of free memory at start)", free.low, free.high)
     total = typed["total"] or _found(reading, "total_memory_bytes")
     if total is None and box_id in catalog.boxes:
         t = derive.box_total(catalog.boxes[box_id])
@@ -522,7 +522,7 @@ def _needs_printed(y: YourStart, a: yourstart.Answer, pin: int) -> Fraction:
     """The gate's needs as its table prints it: the sum of the printed terms."""
     over = a.overhead.value
     assert over is not None, "the gate is sized only with an overhead"
-    terms: list[int | float | Fraction] = [int(y.weights.value), pin, over, int(y.headroom.value)]  # type: ignore[union-attr]
+    terms: list[int | float | Fraction] = [int(yourstart.known(y.weights).number), pin, over, int(y.headroom.number)]
     return printed_sum(terms, "GiB")
 
 
@@ -540,7 +540,7 @@ def _verdict(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     before = g.available
     assert before is not None or a.refused_by not in (None, "gate"), "a start that passes, or the gate refuses, was sized against MemAvailable"
     if a.passes:
-        pin = int(y.pin.value)  # type: ignore[union-attr]
+        pin = int(yourstart.known(y.pin).number)
         available = shown(before or 0, "GiB", 2)
         checked = [name for name, c in (("free-memory", a.fraction), ("one-request", a.one_request)) if c is not None]
         also = (
@@ -554,14 +554,15 @@ def _verdict(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
         )
     by = a.refused_by
     if by == "gate":
-        margin = shown(before or 0, "GiB", 2) - _needs_printed(y, a, int(y.pin.value))  # type: ignore[union-attr]
-        why = f"the gate: needs {fig('needs_short', fmt(_needs_printed(y, a, int(y.pin.value)), 'GiB', 2))} a rank against {fig('available_short', fmt(shown(before or 0, 'GiB', 2), 'GiB', 2))}, short by {fig('margin_short', fmt(-margin, 'GiB', 2))}"  # type: ignore[union-attr]
+        margin = shown(before or 0, "GiB", 2) - _needs_printed(y, a, int(yourstart.known(y.pin).number))
+        why = f"the gate: needs {fig('needs_short', fmt(_needs_printed(y, a, int(yourstart.known(y.pin).number)), 'GiB', 2))} a rank against {fig('available_short', fmt(shown(before or 0, 'GiB', 2), 'GiB', 2))}, short by {fig('margin_short', fmt(-margin, 'GiB', 2))}"
     elif by == "fraction":
         f = a.fraction
         assert f is not None, "the free-memory check refused it, so it was sized"
         why = f"vLLM's free-memory check: gpu_memory_utilization {fig('verdict_fraction', fraction_text(f.fraction))} asks for more than the free memory; at most {fmt(f.ceiling, 'fraction', 4)} passes"
     elif by == "log":
-        why = f"{'SGLang' if y.engine == 'sglang' else 'vLLM'}, in your log: {esc(FAILURES.get(str(y.failure.value), str(y.failure.value)))} ({_source(y.failure.source)})"  # type: ignore[union-attr]
+        failure = yourstart.known(y.failure)
+        why = f"{'SGLang' if y.engine == 'sglang' else 'vLLM'}, in your log: {esc(FAILURES.get(str(failure.value), str(failure.value)))} ({_source(failure.source)})"
     else:
         o = a.one_request
         assert o is not None, "the one-request check refused it, so it was sized"
@@ -693,7 +694,7 @@ def _gate_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     assert over_bytes is not None, "needs are sized only with an overhead"
     pin = int(y.pin.value) if y.pin is not None else 0
     rows = [
-        ("weights", _size(fig, "term_weights", int(y.weights.value)), _source(y.weights.source)),  # type: ignore[union-attr]
+        ("weights", _size(fig, "term_weights", int(yourstart.known(y.weights).number)), _source(yourstart.known(y.weights).source)),
         ("KV pin", _size(fig, "term_pin", pin), _source(y.pin.source) if y.pin is not None else "no pin: the log gives none; type one to check it"),
         ("overhead", _size(fig, "term_overhead", over_bytes), _source(*over.sources)),
         ("start headroom", _size(fig, "term_headroom", int(y.headroom.value)), _source(y.headroom.source)),
@@ -705,7 +706,7 @@ def _gate_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
         return head + terms + "<p>Paste or type MemAvailable before the start to see whether it passes and the largest pin.</p></section>"
     largest = g.largest_pin
     assert largest is not None, "needs and MemAvailable give the largest pin"
-    available = ("MemAvailable before the start", _size(fig, "available", g.available) + " " + _source(y.before.source))  # type: ignore[union-attr]
+    available = ("MemAvailable before the start", _size(fig, "available", g.available) + " " + _source(yourstart.known(y.before).source))
     margin = shown(g.available, "GiB", 2) - needs
     items = [available]
     if g.passes is not None:
@@ -718,7 +719,7 @@ def _gate_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
             else fig("largest_pin", f"none: short by {fmt(-largest, 'GiB', up=True)} at a zero pin"),
         )
     )
-    parts = [("weights", int(y.weights.value)), ("KV pin", pin), ("overhead", over_bytes), ("start headroom", int(y.headroom.value))]  # type: ignore[union-attr]
+    parts = [("weights", int(yourstart.known(y.weights).number)), ("KV pin", pin), ("overhead", over_bytes), ("start headroom", int(y.headroom.number))]
     drawn = figure_html(
         charts.needs_vs_boxes(
             [gate.Term(name, value, "", True) for name, value in parts],  # type: ignore[arg-type]  # a typed overhead may be a fraction of a byte, drawn as it is
@@ -738,7 +739,7 @@ def _grid_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
         return head + "<p>No bytes per token: paste a log with its KV cache lines, or type it.</p></section>"
     if not a.grid:
         return head + "<p>No pin to size: type one, or give the readings that size the largest that passes.</p></section>"
-    src = _source(y.bytes_per_token.source)  # type: ignore[union-attr]
+    src = _source(yourstart.known(y.bytes_per_token).source)
     lengths = a.lengths
     pin = int(y.pin.value) if y.pin is not None else None
     rows = []
@@ -783,10 +784,10 @@ def _checks_section(y: YourStart, a: yourstart.Answer, reading: Any, fig: Figure
                 [
                     (
                         "gpu_memory_utilization",
-                        f"{fig('fraction', fraction_text(f.fraction))} ({_source(y.gpu_memory_utilization.source) if f.typed else how})",  # type: ignore[union-attr]
+                        f"{fig('fraction', fraction_text(f.fraction))} ({_source(yourstart.known(y.gpu_memory_utilization).source) if f.typed else how})",
                     ),
-                    ("Asks for", f"{asks} of {fig('fraction_total', fmt(f.total, 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
-                    ("Against free", fig("fraction_free", fmt(f.free, "GiB")) + f" ({_source(y.before.source)})"),  # type: ignore[union-attr]
+                    ("Asks for", f"{asks} of {fig('fraction_total', fmt(f.total, 'GiB'))} ({_source(yourstart.known(y.total).source)})"),
+                    ("Against free", fig("fraction_free", fmt(f.free, "GiB")) + f" ({_source(yourstart.known(y.before).source)})"),
                     ("Check", _check("fraction_verdict", f.passes, fig) if f.reached else _not_reached("fraction_verdict", fig)),
                     (
                         "The fraction to pass it",
