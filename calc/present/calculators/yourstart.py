@@ -13,7 +13,7 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from calc.answers import meminfo, report, yourstart
 from calc.answers.report import fraction_text
@@ -21,7 +21,7 @@ from calc.answers.yourstart import Given, YourStart
 from calc.catalog.model import Catalog
 from calc.engine import derive, gate
 from calc.jsontext import JsonObject
-from calc.logs.figures import PAGE_FIGURES
+from calc.logs.figures import PAGE_FIGURES, LogReading
 from calc.present import charts
 from calc.present.calculators.form import (
     Defaults,
@@ -43,6 +43,9 @@ from calc.present.calculators.form import (
 from calc.present.calculators.start import gated
 from calc.present.chart import figure_html
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
+
+if TYPE_CHECKING:  # imported where it runs: the log's answer is read only when a log is pasted
+    from calc.answers.logverdict import LogAnswer
 
 NAME = "yourstart"
 TITLE = "Your start"
@@ -75,7 +78,20 @@ def fields(catalog: Catalog) -> list[Field]:
     return form_fields(NAME, {"preset": tuple(presets), "box": tuple(boxes), "free_unit": UNITS}, fill=fill)
 
 
-def preset(catalog: Catalog, deployment_id: str) -> dict[str, tuple[str, Given | None]]:
+# a preset's fields: the text it fills and the exact value that text stands for
+Filled = dict[str, tuple[str, Given | None]]
+
+
+class Said(TypedDict, total=False):
+    """What the pastes said beside the givens: the log's reading and its answer, the memory readings."""
+
+    reading: LogReading | None
+    before: meminfo.MemoryReading | None
+    serving: meminfo.MemoryReading | None
+    answer: LogAnswer | None
+
+
+def preset(catalog: Catalog, deployment_id: str) -> Filled:
     """What a catalog deployment fills: each field's text and the exact value it stands for, with
     its source (a field left as the preset filled it is read back exactly, not from its rounding)."""
     deployment = catalog.deployments[deployment_id]
@@ -84,7 +100,7 @@ def preset(catalog: Catalog, deployment_id: str) -> dict[str, tuple[str, Given |
     reading = report.pool_reading(catalog, deployment_id, 0)
     model = catalog.models[deployment["model"]]
     name = f"preset {deployment['name']}"
-    out: dict[str, tuple[str, Given | None]] = {
+    out: Filled = {
         "weights": (size_text(row.weights.bytes, "GiB"), Given(row.weights.bytes, f"{name}: the gate row's weights ({row.weights.source})")),
         "pin": (size_text(base.kv_pin, "e9"), Given(base.kv_pin, f"{name}: the serving start's pin (catalog/starts.yaml)")),
         "max_model_len": (fmt(base.max_model_len, "plain", 0), Given(base.max_model_len, f"{name}: its setting (catalog/starts.yaml)")),
@@ -253,7 +269,7 @@ def _read_log(text: str) -> Any:
     return logread.read_log(text)
 
 
-def _read_log_answered(text: str) -> tuple[Any, Any]:
+def _read_log_answered(text: str) -> tuple[LogReading | None, LogAnswer | None]:
     """The reading and the log's own answer (verdict, failed phase, fixes, whole command): the
     same function `python -m calc ingest` answers with."""
     from calc.answers import logverdict
@@ -263,7 +279,7 @@ def _read_log_answered(text: str) -> tuple[Any, Any]:
     return logverdict.answer_text(text)
 
 
-def _found(reading: Any, name: str) -> Given | None:
+def _found(reading: LogReading | None, name: str) -> Given | None:
     """A figure the log reader found (with its line) or derived (with how), as a Given."""
     found = getattr(reading, name, None) if reading is not None else None
     if found is None or found.value is None:
@@ -275,7 +291,7 @@ def _found(reading: Any, name: str) -> Given | None:
     return Given(found.value, _line("log", found.line_no, found.line_text), **bounds)
 
 
-def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: dict[str, Any] | None = None) -> tuple[Given | None, Any]:
+def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: Filled | None = None) -> tuple[Given | None, meminfo.MemoryReading | None]:
     """MemAvailable typed as a size, or read from pasted free / meminfo output."""
     text = str(raw.get(name, "")).strip()
     if not text:
@@ -303,7 +319,7 @@ def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: d
     return Given(reading.available.value, _line(f"pasted {reading.source}", reading.available.line_no, reading.available.text) + approx), reading
 
 
-def _typed(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Callable[[str, str], Any], filled: dict[str, Any] | None = None) -> Given | None:
+def _typed(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Callable[[str, str], Any], filled: Filled | None = None) -> Given | None:
     text = str(raw.get(name, "")).strip()
     if not text:
         return None
@@ -346,7 +362,7 @@ def _total(text: str, what: str) -> int:
     return value
 
 
-def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, dict[str, Any], dict[str, str]]:
+def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, Said, dict[str, str]]:
     """The givens, what the log says (for the page), and a message per bad field."""
     errors: dict[str, str] = {}
     log_text = str(raw.get("log", ""))
@@ -459,7 +475,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         pins=pins,
         lengths=lengths,
     )
-    said = {"reading": reading, "before": before_reading, "serving": serving_reading, "answer": log_answer}
+    said: Said = {"reading": reading, "before": before_reading, "serving": serving_reading, "answer": log_answer}
     return y, said, {}
 
 
@@ -573,7 +589,7 @@ def _verdict(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
 LOG_FIGURES = PAGE_FIGURES  # the reading's figures, label and unit, as calc/logs/figures.py declares them
 
 
-def _log_section(reading: Any, fig: Figures) -> str:
+def _log_section(reading: LogReading | None, fig: Figures) -> str:
     if reading is None:
         return ""
     rows = []
@@ -614,7 +630,7 @@ VERDICT_WORDS = {
 }
 
 
-def _log_answer_section(answer: Any, fig: Figures) -> str:
+def _log_answer_section(answer: LogAnswer | None, fig: Figures) -> str:
     """The log's own answer (calc.answers.logverdict, as `python -m calc ingest` gives it): the verdict, the
     phase that failed and the engine source that prints it, the changes ranked, each checked
     against the log's figures, and the whole command with the changed flags marked."""
@@ -765,7 +781,7 @@ def _grid_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     return head + table(head_row, rows, "Tokens a pin holds, and how many full contexts of each length at once") + note + "</section>"
 
 
-def _checks_section(y: YourStart, a: yourstart.Answer, reading: Any, fig: Figures) -> str:
+def _checks_section(y: YourStart, a: yourstart.Answer, reading: LogReading | None, fig: Figures) -> str:
     out = ['<section class="calc-section"><h3>vLLM&rsquo;s own checks</h3>']
     if y.engine == "sglang":
         out.append(
