@@ -176,9 +176,9 @@ def load_json(text: str) -> Catalog:
     return build(raw)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     """A JSON object whose keys are each given once, as in the YAML it came from."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in pairs:
         if key in out:
             raise CatalogError("catalog.json", key, Found(f"the key {key!r} twice"), "each key once in an object")
