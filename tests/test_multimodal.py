@@ -6,13 +6,11 @@ modalities, and the encoder's outputs the profile run keeps."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import cli_json
+from conftest import cli_json, run_calc
 from test_cli import assert_one_error_line
 
 from calc.checks import modeled
@@ -179,8 +177,7 @@ def test_the_flags_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> No
     assert r["tower"]["bytes_per_rank"] == 538_631_408 * 2 and r["tower"]["replicated"] is True
     r = cli_json(["model", config, "--tp", "2", "--max-model-len", "32768", "--limit-mm-per-prompt", '{"image": 0, "video": 0}', "--json"], capsys)
     assert r["tower"] is None and r["weights_bytes_per_rank"] == _text_rank(2)
-    done = subprocess.run([sys.executable, "-m", "calc", "model", config, "--max-model-len", "8192", "--mm-encoder-tp-mode", "tensor"],
-                          capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    done = run_calc("model", config, "--max-model-len", "8192", "--mm-encoder-tp-mode", "tensor")
     assert_one_error_line(done, "--mm-encoder-tp-mode: found 'tensor', expected weights or data")
 
 

@@ -10,13 +10,16 @@ vLLM printed negative has no relative error: its row checks the verdict instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import median
 from typing import Any
 
+from calc.catalog.entries import Box
 from calc.checks import accuracy
 from calc.engine import hfconfig, predict
+from calc.jsontext import JsonObject
 from calc.logs import logread
 from calc.units import InputError, parse_size
 
@@ -74,9 +77,7 @@ def _mid(found: logread.Found | None) -> int | None:
     return int(found.value)
 
 
-def rows(
-    entries: list[dict[str, Any]], configs: dict[str, dict[str, Any]], logs: dict[str, str], boxes: dict[str, dict[str, Any]], urls: dict[str, str]
-) -> list[Row]:
+def rows(entries: list[dict[str, Any]], configs: dict[str, JsonObject], logs: dict[str, str], boxes: Mapping[str, Box], urls: dict[str, str]) -> list[Row]:
     out = []
     for i, e in enumerate(entries):
         where = f"models/pool_starts.yaml: starts[{i}]"

@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
+from calc.catalog.entries import Box
 from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.jsontext import JsonObject
 from calc.units import GiB, InputError, fmt, parse_size
 
 LATEST = (0, 33)  # the newest release whose source these terms were read in
@@ -71,7 +73,7 @@ class Card:
     vendor: str = "nvidia"  # "amd": ROCm takes no CUDA graph estimate off the pool
 
 
-def card_of_box(box: dict[str, Any]) -> Card:
+def card_of_box(box: Box) -> Card:
     """A catalog box (catalog/boxes.yaml) as a card. Only its total_memory is the total torch and
     vLLM report; a box with nothing but the driver's or the vendor's figure cannot be sized here."""
     total = box.get("total_memory")
@@ -84,10 +86,10 @@ def card_of_box(box: dict[str, Any]) -> Card:
         )
     name = str(box["name"])
     vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
-    return Card(str(box["id"]), name, int(total.value), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
+    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
 
 
-def find_box(boxes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+def find_box(boxes: Mapping[str, Box], name: str) -> Box:
     """A catalog box by its id or its name, case, spaces and dashes aside, or by a run of the words
     of either ("4090", "A100 80GB", "GB10") when that names one box; a name that fits several
     ("H100") lists them, an unknown one lists the known."""
@@ -103,7 +105,7 @@ def find_box(boxes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
     raise InputError(f"--gpu: found {name!r}, expected one of {', '.join(boxes)}")
 
 
-def _word_runs(box: dict[str, Any]) -> set[str]:
+def _word_runs(box: Box) -> set[str]:
     """Every run of consecutive words of a box's id and of its name, each as _key spells it."""
     runs: set[str] = set()
     for text in (str(box["id"]), str(box["name"])):
@@ -174,7 +176,7 @@ class Term:
     source: str
 
 
-def experts_per_token(config: dict[str, Any]) -> int:
+def experts_per_token(config: JsonObject) -> int:
     """Experts each token is routed to (num_experts_per_tok, experts_per_token or moe_topk)."""
     for c in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
         assert isinstance(c, dict)
