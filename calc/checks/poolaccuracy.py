@@ -193,7 +193,7 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -
         act, p = r.printed_terms.get("activation_peak"), r.prediction
         for path, values in sampler.items():
             if act is not None and act > p.forward.bytes and f"(fitted, {path})" in p.sampler.source:
-                values.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
+                values.append(Fraction(act - p.residual_bytes - p.moe_workspace_bytes, p.sampler_rows * p.vocab))
     firsts: list[int] = []
     pers: list[int] = []
     pers_tp: list[int] = []

@@ -205,7 +205,62 @@ def mxfp4_padding(shape: Shape, tp: int, rel: tuple[int, int], vendor: str = "nv
     return Term("mxfp4_padding", extra, f"vllm/model_executor/layers/quantization/mxfp4.py create_weights, v0.11.0: {path}")
 
 
-def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
+def moe_chunk(rel: tuple[int, int]) -> int | None:
+    """The rows a fused-expert call works on at once (VLLM_FUSED_MOE_CHUNK_SIZE, vllm/envs.py):
+    32,768 up to v0.12 (read in v0.8.5 and v0.11.0), 16,384 from v0.13.0 to v0.17.x; from v0.18.0
+    the modular kernel takes every row at once (modular_kernel.py _allocate_buffers, M_full)."""
+    if rel >= (0, 18):
+        return None
+    return 16384 if rel >= (0, 13) else 32768
+
+
+def _experts_n(shape: Shape, m: hfconfig.Mlp, tp: int) -> tuple[int, int]:
+    """(N, the activation's output width) of a fused-expert call on one rank: N is the fused
+    gate_up width, 2 x expert intermediate / TP (up alone for an ungated activation, whose output
+    is N wide: modular_kernel.py adjust_N_for_activation, v0.19.0)."""
+    n = (2 if m.gated else 1) * m.expert_intermediate // tp
+    return n, (n // 2 if m.gated else n)
+
+
+def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
+    """The fused-expert workspace that stays allocated after the forward pass, through the sampler's
+    warm-up. From v0.14.0 vLLM runs unquantized experts through the modular kernel
+    (unquantized_fused_moe_method.py, FusedMoEModularKernel over TritonExperts, v0.14.0; the
+    unquantized oracle's TRITON backend on CUDA, v0.19.0), whose _allocate_buffers takes
+    workspace13 and workspace2 from the worker's WorkspaceManager (vllm/v1/worker/workspace.py,
+    get_simultaneous: one torch.empty kept for the process, grown never shrunk, locked after the
+    warm-up). TritonExperts.workspace_shapes (fused_moe.py, v0.19.0): workspace13 = M x top_k x
+    max(N/2, K), workspace2 = M x top_k x max(N, K), in the activations' dtype, with M the rows of
+    a chunk (moe_chunk); with more than one chunk the output (M_full x K) is taken beside them
+    (modular_kernel.py, v0.14.0 to v0.17.x), with one it shares workspace13.
+    Up to v0.13.x unquantized experts call fused_experts (fused_moe.py fused_experts_impl), whose
+    caches are freed at each layer's end: nothing stays. Quantized experts (fp8, MXFP4, ...) pick
+    their kernel by card from v0.12 (fused_moe/oracle/); that choice is not modeled and their
+    workspace is not held here (on Hopper, v0.19.0 runs MXFP4 through the monolithic Triton
+    kernel, which takes no workspace from the manager)."""
+    from calc.engine.weights import quant_of
+
+    moe = [m for m in shape.mlps if m.experts]
+    if not moe or not topk:
+        return Term("moe_workspace", 0, "no fused experts")
+    if rel < (0, 14):
+        return Term("moe_workspace", 0, "up to v0.13.x fused_experts frees its caches at each layer (fused_moe.py fused_experts_impl)")
+    if quant_of(shape).method != "none":
+        return Term("moe_workspace", 0, "quantized experts: the kernel vLLM picks by card is not modeled; no workspace held")
+    chunk = moe_chunk(rel)
+    rows = min(tokens, chunk) if chunk else tokens
+    dt, k = shape.dtype_bytes, shape.hidden
+    most = 0
+    for m in set(moe):
+        n, act = _experts_n(shape, m, tp)
+        w13, w2, out = rows * topk * max(act, k), rows * topk * max(n, k), tokens * k
+        most = max(most, (w13 + w2 + out) if rows < tokens else (max(w13, out) + w2))
+    return Term("moe_workspace", most * dt,
+                f"vllm/v1/worker/workspace.py WorkspaceManager, kept from the forward pass (fused_moe/modular_kernel.py _allocate_buffers, "
+                f"TritonExperts.workspace_shapes, v0.14.0 to v0.33.0): {rows:,} rows x top_k {topk}")  # fmt: skip
+
+
+def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
     """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
     v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
     the normed input a layer reads) plus the largest of a layer's transient tensors, in the model
@@ -213,8 +268,9 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
     - attention: the fused qkv output and the attention output (q heads and KV heads divided by TP);
     - dense MLP: gate_up's output (2 x intermediate / TP) and the activation's (intermediate / TP);
     - MoE (vllm/model_executor/layers/fused_moe/fused_moe.py, TritonExperts.workspace_shapes,
-      v0.20.0): tokens x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
-      N = 2 x expert intermediate / TP and K = hidden; a shared expert adds its own MLP;
+      v0.20.0): rows x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
+      N = 2 x expert intermediate / TP, K = hidden and rows the tokens of one chunk (moe_chunk:
+      VLLM_FUSED_MOE_CHUNK_SIZE up to v0.17.x); a shared expert adds its own MLP;
     - gated-delta and mamba layers: their input projection's output."""
     dt = shape.dtype_bytes
     h = shape.hidden
@@ -237,19 +293,19 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
         mb = shape.mamba
         inner = mb["heads"] * mb["head_dim"]
         attention = max(attention, (2 * inner + 2 * mb["groups"] * mb["state"] + mb["heads"]) // tp + inner // tp)
-    mlp = 0
+    per_token = 3 * h + attention
+    chunk = moe_chunk(rel)
+    rows = min(tokens, chunk) if chunk else tokens
+    moe_bytes = 0  # a chunked MoE layer's workspace, sized on the chunk, not on every token
     for m in set(shape.mlps):
         if m.experts:
-            n = 2 * m.expert_intermediate // tp
+            n, act = _experts_n(shape, m, tp)
             k = topk or 1
-            moe = k * (max(n // 2, h) + max(n, h)) + h
-            if m.shared_intermediate:
-                moe += 3 * m.shared_intermediate // tp
-            mlp = max(mlp, moe)
+            shared = 3 * m.shared_intermediate // tp if m.shared_intermediate else 0
+            moe_bytes = max(moe_bytes, tokens * (3 * h + h + shared) + rows * k * (max(act, h) + max(n, h)))
         else:
-            mlp = max(mlp, 3 * m.intermediate // tp)
-    per_token = (3 * h + max(attention, mlp)) * dt
-    return Term("forward", tokens * per_token,
+            per_token = max(per_token, 3 * h + 3 * m.intermediate // tp)
+    return Term("forward", max(tokens * per_token, moe_bytes) * dt,
                 "vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; "
                 "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
 
@@ -429,6 +485,7 @@ class Prediction:
     stages: tuple[StagePool, ...] = ()  # under pipeline parallel, every stage; the figures above are the tightest's
     tightest_stage: int = 0
     lora: Term = Term("lora", 0, "no --enable-lora")
+    moe_workspace_bytes: int = 0  # the fused-expert workspace kept through the sampler's warm-up (moe_workspace)
 
 
 def check_start(s: Start) -> None:
@@ -484,18 +541,21 @@ def predict(
                      + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
-    fwd = forward_peak(shape, s.tp, tokens, topk)
+    fwd = forward_peak(shape, s.tp, tokens, topk, rel)
     smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor)
-    # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after).
+    # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
+    # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes
-    peak = max(fwd.bytes, smp.bytes + residual)
+    ws = moe_workspace(shape, s.tp, tokens, topk, rel)
+    peak = max(fwd.bytes, smp.bytes + residual + ws.bytes)
     enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel)
     held = enc.held_bytes if enc else 0
     act = Term(
         "activation_peak",
         peak + held,
         "the larger of the forward pass and the sampler warm-up: "
-        + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
+        + (fwd.source if fwd.bytes >= smp.bytes + residual + ws.bytes else smp.source)
+        + (f"; plus {_gib(ws.bytes, up=True)} of fused-expert workspace kept through it ({ws.source})" if ws.bytes and fwd.bytes < peak else "")
         + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
     )
     nt = non_torch(s.tp, s.pp, rel)
@@ -584,7 +644,7 @@ def predict(
     return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
-                      stage_pools, tightest, lterm)  # fmt: skip
+                      stage_pools, tightest, lterm, ws.bytes)  # fmt: skip
 
 
 def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:
