@@ -92,6 +92,27 @@ def test_mxfp4_experts_padded_as_the_marlin_path_pads_them() -> None:
         - 128 * (2 * 1440 * 2880 // 2 + 2 * 1440 * 2880 // 32 + 4 * 1440 + 2880 * 1440 // 2 + 2880 * 1440 // 32 + 2 * 2880)
     )
     assert predict.mxfp4_padding(shape, 1, (0, 20)).bytes == 0  # the oracle's choice is not modeled
+    assert predict.mxfp4_padding(shape, 1, (0, 19), card_name="NVIDIA L40S").bytes == 0  # nor off Hopper
+
+
+def test_gpt_oss_mxfp4_as_triton_holds_it_on_hopper_in_0_19() -> None:
+    """gpt-oss-20b under TP 2 on an H100, v0.19.0's TRITON backend: intermediate 1,440 a rank to
+    1,472 (a multiple of 64); w13 swizzled as 1,472 x 2,944 bytes an expert and w2 as 768 x 2,880
+    (HopperMXValueLayout: both dims to 64); the swizzled scales (2,944 and 2,880 rows to 3,072)
+    beside the loaded ones, which stay registered; float32 biases. 32 experts in 24 layers: 0.55
+    GiB more than the checkpoint's count, and the weights a rank come to 6.96 GiB against the 7.01
+    GiB the log loads (6.41 counted as the checkpoint)."""
+    shape = _shape("gpt-oss-20b")
+    e, h, i, ip = 32, 2880, 1440, 1472
+    held = e * (1472 * 2944 + 768 * 2880 + 3072 * 90 + 3072 * 46 + 2 * ip * 90 + h * 46 + (2 * ip + h) * 4)
+    counted = e * (2 * i * h // 2 + 2 * i * h // 32 + 2 * i * 2 + h * i // 2 + h * i // 32 + h * 2)
+    pad = predict.mxfp4_padding(shape, 2, (0, 19), card_name="NVIDIA H100 SXM")
+    assert pad.bytes == 24 * (held - counted) == 585842688
+    card = predict.Card("h100", "NVIDIA H100 SXM", round(79.19 * GiB), "79.19 GiB", "log 111")
+    p = predict.predict(shape, card, predict.Start(tp=2, max_model_len=8192, engine_version="0.19.0"), 4)
+    assert round(p.weights.bytes / GiB, 2) == 6.96 and "TRITON on Hopper" in p.weights.source
+    assert abs(p.weights.bytes - parse_size("7.01 GiB")) < 0.06 * GiB
+    assert predict.mxfp4_padding(_shape("qwen3-30b-a3b"), 1, (0, 10)).bytes == 0  # no MXFP4
 
 
 def test_forward_peak_of_a_dense_model() -> None:
@@ -238,9 +259,9 @@ EXPECTED = {
     "108-v0190-qwen25-72b-tp2-h100-llmd-planner.log": (0.0283, 0.03),
     "109-v0190-kimi-dev-72b-tp2-h100-llmd-planner.log": (0.0001, 0.005),
     "110-v0190-kimi-dev-72b-tp4-h100-llmd-planner.log": (0.0030, 0.005),
-    # gpt-oss-20b under TP 2 on Hopper: v0.19.0 picks the TRITON MXFP4 backend (the log's
-    # oracle/mxfp4.py line), whose layout is not counted: 6.41 GiB a rank against the 7.01 loaded
-    "111-v0190-gpt-oss-20b-tp2-h100-llmd-planner.log": (0.0089, 0.01),
+    # gpt-oss-20b under TP 2 on Hopper: v0.19.0's TRITON MXFP4 backend, its swizzled layout
+    # counted: 6.96 GiB a rank against the 7.01 loaded
+    "111-v0190-gpt-oss-20b-tp2-h100-llmd-planner.log": (-0.0003, 0.005),
 }
 
 

@@ -172,30 +172,60 @@ def round_up(n: int, m: int) -> int:
     return -(-n // m) * m
 
 
-def mxfp4_padding(shape: Shape, tp: int, rel: tuple[int, int], vendor: str = "nvidia") -> Term:
-    """What vLLM's MXFP4 MoE method allocates for the experts beyond the checkpoint's count
-    (vllm/model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights, v0.11.0).
-    The fused gate_up (w13) and down (w2) weights, their e8m0 scales (one a 32) and their bf16
-    biases are made for a padded intermediate size a rank and a padded hidden size:
+HOPPER = ("h100", "h200", "h800", "h20", "gh200")  # compute capability 9.0: triton_kernels' Hopper layouts
+
+
+def is_hopper(card_name: str) -> bool:
+    return any(k in _key(card_name) for k in HOPPER)
+
+
+def mxfp4_padding(shape: Shape, tp: int, rel: tuple[int, int], vendor: str = "nvidia", card_name: str = "") -> Term:
+    """What vLLM's MXFP4 MoE method holds for the experts beyond the checkpoint's count once loaded.
+    v0.10 and v0.11 (vllm/model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights,
+    v0.11.0): the fused gate_up (w13) and down (w2) weights, their e8m0 scales (one a 32) and their
+    bf16 biases are made for a padded intermediate size a rank and a padded hidden size:
     - the Marlin path, which get_mxfp4_backend takes on every CUDA card when the optional
       triton_kernels package is absent and no FlashInfer MXFP4 variable is set (v0.10 and v0.11
       depend on neither; log 16 prints marlin_utils_fp4.py's warning on an H100): intermediate a
       rank to a multiple of 128, hidden to 256 ("n % 256 == 0 and k % 128 == 0");
     - ROCm's Triton path: both to a multiple of 256.
-    From v0.12 the wheel depends on FlashInfer and later an oracle (fused_moe/oracle/mxfp4.py)
-    picks the kernel by card; that choice is not modeled, so no padding is counted there."""
+    v0.19.x on Hopper (read in v0.19.0): the oracle (fused_moe/oracle/mxfp4.py,
+    select_mxfp4_moe_backend) takes the TRITON backend, the vendored triton_kernels being present
+    (vllm/third_party/triton_kernels) and FlashInfer's TRT-LLM kernels Blackwell's only; then
+    - mxfp4_round_up_hidden_size_and_intermediate_size: intermediate a rank to a multiple of 64;
+    - convert_to_mxfp4_moe_kernel_format (TRITON) swizzles w13 and w2 with
+      quantization/utils/mxfp4_utils.py _swizzle_mxfp4: HopperMXValueLayout.swizzle_data pads both
+      dims of each expert's (K/2 bytes, N) matrix to a multiple of 64; HopperMXScaleLayout pads the
+      scales' N to a multiple of 2 x num_warps(8) x 2 x 8 = 256 into new tensors, while the loaded
+      w13_weight_scale and w2_weight_scale stay registered on the layer (only w13_weight and
+      w2_weight are deleted); the biases become float32 (w13_bias.to(torch.float32)).
+    From v0.12 to v0.18 and from v0.20 (where the oracle's order and the Hopper kernels change),
+    and on other cards, the kernel vLLM picks is not modeled: no padding counted."""
     from calc.engine.weights import quant_of
 
     moe = [m for m in shape.mlps if m.experts]
     if quant_of(shape).method != "mxfp4" or not moe:
         return Term("mxfp4_padding", 0, "no MXFP4 experts")
-    if not (0, 10) <= rel < (0, 12):
-        return Term("mxfp4_padding", 0, "MXFP4 experts: the kernel vLLM picks from v0.12 is not modeled; no padding counted")
-    h_align, i_align = (256, 256) if vendor == "amd" else (256, 128)
 
-    def experts(h: int, i: int, e: int) -> int:  # w13 + scale + bias, w2 + scale + bias, one layer
+    def experts(h: int, i: int, e: int) -> int:  # w13 + scale + bias, w2 + scale + bias, one layer, as the checkpoint counts them
         return e * (2 * i * h // 2 + 2 * i * h // 32 + 2 * i * 2 + h * i // 2 + h * i // 32 + h * 2)
 
+    def triton_hopper(h: int, i: int, e: int) -> int:  # the same, as v0.19.0's TRITON backend holds them on Hopper
+        ip = round_up(i, 64)
+        values = round_up(h // 2, 64) * round_up(2 * ip, 64) + round_up(ip // 2, 64) * round_up(h, 64)
+        swizzled_scales = round_up(2 * ip, 256) * round_up(h // 32, 2) + round_up(h, 256) * round_up(ip // 32, 2)
+        loaded_scales = 2 * ip * (h // 32) + h * (ip // 32)
+        return e * (values + swizzled_scales + loaded_scales + (2 * ip + h) * 4)
+
+    if rel[:2] == (0, 19) and vendor == "nvidia" and is_hopper(card_name):
+        extra = sum(triton_hopper(shape.hidden, m.expert_intermediate // tp, m.experts) - experts(shape.hidden, m.expert_intermediate // tp, m.experts)
+                    for m in shape.mlps if m.experts)  # fmt: skip
+        return Term("mxfp4_padding", extra,
+                    "fused_moe/oracle/mxfp4.py (TRITON on Hopper) and quantization/utils/mxfp4_utils.py _swizzle_mxfp4, v0.19.0: intermediate to 64, "
+                    "Hopper value layout padded to 64, scales swizzled beside the loaded ones, float32 biases")  # fmt: skip
+    if not (0, 10) <= rel < (0, 12):
+        return Term("mxfp4_padding", 0, "MXFP4 experts: the kernel vLLM picks on this card and release is not modeled; no padding counted")
+    h_align, i_align = (256, 256) if vendor == "amd" else (256, 128)
     extra = 0
     for m in shape.mlps:
         if m.experts:
@@ -536,7 +566,7 @@ def predict(
     seqs = s.max_num_seqs or batch.max_num_seqs
     if weights_bytes is None:
         w = weights.per_rank(shape, s.tp)
-        pad = mxfp4_padding(shape, s.tp, rel, card.vendor)
+        pad = mxfp4_padding(shape, s.tp, rel, card.vendor, card.name)
         wterm = Term("weights", w.model + pad.bytes, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
                      + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
     else:
