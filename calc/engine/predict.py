@@ -51,9 +51,9 @@ NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_244_120_412  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
-CUDA_GRAPH_FIRST_CAPTURE = 255_852_544  # what vLLM's profile measures for the first (largest) graph of a mode
-CUDA_GRAPH_PER_GRAPH = 6_291_456  # and for each graph after it (the second capture's growth)
-CUDA_GRAPH_PER_GRAPH_TP = 16_777_216  # the same under tensor parallel
+CUDA_GRAPH_FIRST_CAPTURE = 272_629_760  # what vLLM's profile measures for the first (largest) graph of a mode
+CUDA_GRAPH_PIECEWISE_PER_LAYER = 196_608  # each further piecewise graph's growth, a decoder layer
+CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decoder layer
 
 
 # --- cards -----------------------------------------------------------------------------------
@@ -392,62 +392,71 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
     )
 
 
-def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
+GPT_OSS_CAPTURE = 1024  # models/config.py GptOssForCausalLMConfig: max_cudagraph_capture_size 1024 (v0.13.0 to v0.33.0)
+
+
+def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "") -> list[int]:
     """vllm/config/vllm.py, _set_cudagraph_sizes (v0.20.0): [1, 2, 4] + 8 to 248 by 8 + 256 by 16,
-    up to min(2 x max_num_seqs, 512, max_num_batched_tokens)."""
-    largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
+    up to min(2 x max_num_seqs, 512, max_num_batched_tokens); gpt-oss sets the largest to 1,024
+    (GptOssForCausalLMConfig.verify_and_update_config, vllm/model_executor/models/config.py), still
+    no more than max_num_batched_tokens (log 111: 'PIECEWISE=83 (largest=1024)')."""
+    cap = GPT_OSS_CAPTURE if architecture == "GptOssForCausalLM" else min(2 * max_num_seqs, 512)
+    largest = min(cap, max_num_batched_tokens)
     sizes = [s for s in (1, 2, 4) if s <= largest]
     sizes += list(range(8, min(largest + 1, 256), 8))
     sizes += list(range(256, largest + 1, 16))
     return sizes
 
 
-def graph_counts(max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
+def graph_counts(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "") -> tuple[int, int]:
     """The graphs vLLM captures under FULL_AND_PIECEWISE, the default cudagraph_mode (vllm/config/
     compilation.py; gpu_model_runner.py profile_cudagraph_memory logs them as 'Profiling CUDA graph
     memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)'): a piecewise graph for every
     capture size, and a full decode graph for every size up to max_num_seqs."""
-    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens)
+    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens, architecture)
     return len(sizes), len([s for s in sizes if s <= max_num_seqs])
 
 
-def cuda_graph_estimate(piecewise: int, full: int, tp: int = 1) -> int:
+def cuda_graph_estimate(piecewise: int, full: int, layers: int) -> int:
     """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to
     v0.33.0): for each mode it captures the two largest graphs, takes the first capture's growth of
-    used memory as `first_capture` and the second's as `per_graph`, and estimates
+    free memory (torch.cuda.mem_get_info) as `first_capture` and the second's as `per_graph`, and
+    estimates
         max over modes of first_capture + sum over modes of per_graph x (graphs of the mode - 1)
     (the modes share one pool and never replay at once, so their first captures overlap). The two
-    measurements are the allocator's at run time, no figure of the source: CUDA_GRAPH_FIRST_CAPTURE
-    and CUDA_GRAPH_PER_GRAPH are the medians over the logs that print them (the DEBUG line
-    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph').
-    Under tensor parallel each graph also registers its buffers with the custom all-reduce
-    (distributed/device_communicators/custom_all_reduce.py, 'Registering N cuda graph addresses'),
-    and the second capture grows by more: CUDA_GRAPH_PER_GRAPH_TP, fitted the same way."""
-    counts = [n for n in (piecewise, full) if n]
-    if not counts:
+    measurements are the driver's at run time, no figure of the source. The second capture grows by
+    the graph's own nodes, not by its buffers (the pool is shared): a piecewise capture is one CUDA
+    graph a piece, and the compiled model is split at every attention layer (vllm/config/
+    compilation.py, splitting_ops = _attention_ops; compilation/piecewise_backend.py), a full graph
+    holds every layer's kernels; so each further graph grows with the decoder layers, not with the
+    tensor-parallel size (the H100 logs of v0.19.0 print 18 to 20 MiB for 80 layers at TP 2 and 4,
+    4 to 6 MiB for 28 or 32 at TP 1, 2 and 4). CUDA_GRAPH_FIRST_CAPTURE and the bytes a layer of
+    each mode are the medians over the fitted logs that print the two measurements (the DEBUG line
+    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph')."""
+    if not piecewise and not full:
         return 0
-    per = CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH
-    return CUDA_GRAPH_FIRST_CAPTURE + sum(per * (n - 1) for n in counts)
+    further = CUDA_GRAPH_PIECEWISE_PER_LAYER * max(piecewise - 1, 0) + CUDA_GRAPH_FULL_PER_LAYER * max(full - 1, 0)
+    return CUDA_GRAPH_FIRST_CAPTURE + further * layers
 
 
-def cuda_graph(
-    shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia", tp: int = 1
-) -> Term:
+def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia") -> Term:
     """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
     v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
-    formula, cuda_graph_estimate, over the graphs graph_counts gives. Zero before v0.20.0 (the
-    estimate is off by default there: v0.19.0 prints it and takes nothing off), under
-    --enforce-eager and on ROCm."""
+    formula, cuda_graph_estimate, over the graphs graph_counts gives and the shape's decoder layers
+    (a pipeline stage's own). Zero before v0.20.0 (the estimate is off by default there: v0.19.0
+    prints it and takes nothing off), under --enforce-eager and on ROCm."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if rel < (0, 20):
         return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
     if vendor == "amd":
         return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
-    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens)
-    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, tp),
+    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture)
+    layers = len(shape.layers)
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers),
                 f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}; "
-                f"{fmt(CUDA_GRAPH_FIRST_CAPTURE, 'MiB', 0, up=True)} first capture + {fmt(CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH, 'MiB', 0, up=True)} a further graph (fitted)")  # fmt: skip
+                f"{fmt(CUDA_GRAPH_FIRST_CAPTURE, 'MiB', 0, up=True)} first capture + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
+                f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip
 
 
 # --- the start -------------------------------------------------------------------------------
@@ -589,7 +598,7 @@ def predict(
         + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
     )
     nt = non_torch(s.tp, s.pp, rel)
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
     lora_n = tuple(
         lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes if s.lora else 0
         for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
@@ -617,7 +626,7 @@ def predict(
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else fwd.bytes + held
-                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
@@ -629,7 +638,7 @@ def predict(
             wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/engine/ranks.py")
             if not last:
                 act = Term("activation_peak", fwd.bytes + held, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
