@@ -587,16 +587,27 @@ def predict(
     residual = tokens * shape.hidden * shape.dtype_bytes
     ws = moe_workspace(shape, s.tp, tokens, topk, rel)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes)
-    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel)
+    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
     held = enc.held_bytes if enc else 0
-    act = Term(
-        "activation_peak",
-        peak + held,
-        "the larger of the forward pass and the sampler warm-up: "
-        + (fwd.source if fwd.bytes >= smp.bytes + residual + ws.bytes else smp.source)
-        + (f"; plus {_gib(ws.bytes, up=True)} of fused-expert workspace kept through it ({ws.source})" if ws.bytes and fwd.bytes < peak else "")
-        + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
-    )
+    # The tower's own forward pass runs first, on the profile's dummy items, and frees all but its
+    # outputs before the language model's (gpu_model_runner.py profile_run): the peak is the larger.
+    enc_fwd = enc.forward_bytes if enc else 0
+    if enc and enc_fwd > peak + held:
+        act = Term(
+            "activation_peak",
+            enc_fwd,
+            f"the vision tower's forward over the profile's {enc.items} dummy items ({enc.patches:,} patches; calc/engine/multimodal.py "
+            "encoder_forward_peak, from the model code, uncalibrated), above the language model's pass and the sampler warm-up",
+        )
+    else:
+        act = Term(
+            "activation_peak",
+            peak + held,
+            "the larger of the forward pass and the sampler warm-up: "
+            + (fwd.source if fwd.bytes >= smp.bytes + residual + ws.bytes else smp.source)
+            + (f"; plus {_gib(ws.bytes, up=True)} of fused-expert workspace kept through it ({ws.source})" if ws.bytes and fwd.bytes < peak else "")
+            + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
+        )
     nt = non_torch(s.tp, s.pp, rel)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
     lora_n = tuple(
@@ -625,7 +636,7 @@ def predict(
             for st, w_n in zip(stage_list, own, strict=True):
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
-                act_n = act.bytes if last else fwd.bytes + held
+                act_n = act.bytes if last else max(fwd.bytes + held, enc_fwd if st.rank == 0 else 0)  # the tower sits on the first stage
                 cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
@@ -637,7 +648,8 @@ def predict(
             kv_shape = ranks.stage_shape(shape, st.first_layer, st.end_layer, last)
             wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/engine/ranks.py")
             if not last:
-                act = Term("activation_peak", fwd.bytes + held, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
+                act = Term("activation_peak", max(fwd.bytes + held, enc_fwd if tightest == 0 else 0),
+                           "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)  # fmt: skip
             cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
