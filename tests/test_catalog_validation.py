@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import marshal
 import pickle
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import CATALOG_DIR, ROOT, edit
+from conftest import CATALOG_DIR, edit, run_calc
 
 from calc.catalog.loader import load_dir, raw_as_json, read_yaml_dir
 from calc.catalog.schema import schemas
@@ -155,7 +153,7 @@ def test_every_yaml_file_points_at_its_schema() -> None:
 
 
 def test_schema_check_command_passes() -> None:
-    done = subprocess.run([sys.executable, "-m", "calc", "schema", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = run_calc("schema", "--check")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"catalog/schema: {len(FILES)} files up to date"
     assert done.stderr == ""

@@ -27,7 +27,7 @@ def _samples(name: str) -> list[tuple[float, int]]:
 
 def _settings(catalog: Any) -> tuple[int, int]:
     policy = catalog.policy["guard"]
-    return policy["floor"].value, policy["polls_in_a_row"].value
+    return policy["floor"].size, policy["polls_in_a_row"].count
 
 
 def test_every_trace_file_has_its_source() -> None:

@@ -1,4 +1,4 @@
-"""Your start: the calculator run on real public log excerpts (tests/data/yourstart/SOURCES.md),
+"""Your start: the calculator run on real public log excerpts (logs/public/excerpts/SOURCES.yaml),
 typed figures and pasted memory readings; every figure worked out by hand below."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from calc.present import html
 from calc.present.calculators import yourstart as page
 from calc.units import GiB, KiB, MiB
 
-DATA = Path(__file__).parent / "data" / "yourstart"
+DATA = Path(__file__).resolve().parent.parent / "logs" / "public" / "excerpts"
 OWN = ("preset", "weights", "overhead", "bytes_per_token", "pin", "max_model_len", "tp", "before", "model")
 
 
@@ -224,3 +224,19 @@ def test_hints_follow_the_preset(catalog) -> None:
     assert "preset" not in none["sources"]["yourstart-serving-src"] and "preset" not in none["sources"]["yourstart-log-src"]
     again = html.changed(catalog, "yourstart", "preset", {**raw.values, "preset": raw.values["preset"]})
     assert again["sources"]["yourstart-serving-src"] == "Empty: the overhead comes from the preset"
+
+
+def test_each_excerpt_has_its_source_and_the_sites_samples_are_excerpts() -> None:
+    import yaml
+
+    sources = yaml.safe_load((DATA / "SOURCES.yaml").read_text(encoding="utf-8"))
+    assert (
+        {p.name for p in DATA.glob("*.log")}
+        == {e["file"] for e in sources}
+        == {"1cat-237-v100-tp4.log", "pr12569-llama70b-w8a8.log", "pytorch-175666-free-memory.log"}
+    )
+    assert all(e["url"].startswith("https://github.com/") and e["what"] for e in sources)
+    samples = sorted((DATA.parent.parent.parent / "docs" / "samples").glob("*.log"))
+    assert [p.name for p in samples] == ["1cat-237-v100-tp4.log", "pytorch-175666-free-memory.log"]
+    for sample in samples:  # what the pages run `ingest` on is the store's excerpt, byte for byte
+        assert sample.read_bytes() == (DATA / sample.name).read_bytes()

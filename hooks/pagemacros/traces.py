@@ -38,7 +38,7 @@ def _at(t: float | None, quiet: str) -> str:
 def published_traces_table(build: Build) -> str:
     """Each published trace replayed: as the guard watches (until the head serves) and kept on."""
     policy = build.catalog.policy["guard"]
-    floor, in_a_row = policy["floor"].value, policy["polls_in_a_row"].value
+    floor, in_a_row = policy["floor"].size, policy["polls_in_a_row"].count
     rows = []
     for e in published_traces(build.root)["traces"]:
         samples = guard.parse_trace((build.root / "logs" / "traces" / e["file"]).read_text(encoding="utf-8"), e["file"])
