@@ -991,7 +991,7 @@ def test_parity_of_the_config_model(live, catalog):
 def test_your_start_from_a_pasted_log(live, catalog):
     """Paste a real startup log (1CatAI/1Cat-vLLM#237) into Your start: the page shows calc's figures,
     each with its log line; a paste that is not a log withdraws the result and says why."""
-    text = (ROOT / "tests" / "data" / "yourstart" / "1cat-237-v100-tp4.log").read_text(encoding="utf-8")
+    text = (ROOT / "logs" / "public" / "excerpts" / "1cat-237-v100-tp4.log").read_text(encoding="utf-8")
     live.select_option("#yourstart-preset", "")
     assert live.input_value("#yourstart-weights") == "" and live.input_value("#yourstart-pin") == ""
     live.fill("#yourstart-log", text)

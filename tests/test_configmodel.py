@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from conftest import run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, lora, weights
@@ -321,7 +321,7 @@ def test_bad_configs_are_named(text, message) -> None:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "calc", *args], capture_output=True, text=True, cwd=ROOT, check=False)
+    return run_calc(*args)
 
 
 def test_cli_model_json() -> None:

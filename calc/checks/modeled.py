@@ -9,6 +9,7 @@ from typing import Any
 
 from calc.answers import report
 from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
+from calc.jsontext import JsonObject
 from calc.units import InputError, fmt
 
 
@@ -71,19 +72,19 @@ class StageReport:
     experts: ExpertsReport | None = None  # with the experts split over TP x DP ranks
     pool: StagePoolTerms | None = None  # on a card
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The stage as the report's `ranks` list gives it: the pool terms last, LoRA's in its place."""
-        out: dict[str, Any] = {f: getattr(self, f) for f in STAGE_KEYS}
+        out: dict[str, object] = {f: getattr(self, f) for f in STAGE_KEYS}
         out["holds"] = list(self.holds)
         if self.lora_bytes is not None:
             out["lora_bytes"] = self.lora_bytes
         if self.offloaded_bytes is not None:
             out["offloaded_bytes"] = self.offloaded_bytes
         if self.experts is not None:
-            out.update(report.to_json(self.experts))
+            out.update(report.to_json_object(self.experts))
         if self.pool is not None:
-            out.update(report.to_json(self.pool))
-        return out
+            out.update(report.to_json_object(self.pool))
+        return report.to_json_object(out)
 
 
 STAGE_KEYS = ("rank", "layers", "first_layer", "end_layer", "holds", "weights_bytes", "drafter_bytes", "kv_bytes_per_token", "kv_bytes_per_request",
@@ -299,8 +300,8 @@ class ModelReport:
     host_memory: HostMemory | None = None
     after_start: bool = False  # the command line adds worst_prefill and host_memory, null or not
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {key: getattr(self, key) for key in REPORT_KEYS}
+    def to_json(self) -> JsonObject:
+        out: dict[str, object] = {key: getattr(self, key) for key in REPORT_KEYS}
         out["ranks"] = [st.to_json() for st in self.ranks]
         out["notes"] = list(self.notes)
         p = self.prediction
@@ -314,8 +315,7 @@ class ModelReport:
                        verdict=p.verdict, verdict_reason=p.verdict_reason, fixes=[report.to_json(f) for f in p.fixes], tightest_rank=p.tightest_rank)  # fmt: skip
         if self.after_start:
             out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory)
-        result: dict[str, Any] = report.to_json(out)
-        return result
+        return report.to_json_object(out)
 
 
 REPORT_KEYS = ("modeled", "architecture", "family", "layers", "tp", "kv_cache_dtype", "max_model_len", "engine_rules", "weights_bytes_per_rank",

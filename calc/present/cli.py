@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from calc.answers import report
+from calc.catalog.entries import GuardPolicy
 from calc.catalog.loader import load_dir
 from calc.catalog.model import Catalog
 from calc.catalog.schema import schemas
@@ -70,7 +71,7 @@ class Parser(argparse.ArgumentParser):
 
 
 MEMINFO = "/proc/meminfo"
-_MEMAVAILABLE = re.compile(r"MemAvailable:\s*(?P<count>\S+)\s*(?P<unit>\S*)\s*")
+_MEMAVAILABLE = re.compile(r"MemAvailable:\s*(?P<count>\S+)\s*+(?P<unit>\S*)\s*")  # possessive: the spaces never go back to the unit
 
 
 def meminfo_available(path: str | None = None) -> int:
@@ -241,7 +242,7 @@ def _head_extra(catalog: Catalog, args: argparse.Namespace, boxes: int) -> int:
     if boxes < 2 or not args.available or len(_LIST_COMMA.split(args.available)) < 2:
         return 0
     head = catalog.policy["gate"].get("head_box")
-    return int(head["ray_head"].value) if head else 0
+    return int(head["ray_head"].size) if head else 0
 
 
 def _gib_flag(text: str | None, flag: str) -> Fraction:
@@ -450,24 +451,18 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
     if args.free:
         free = meminfo_available() if args.free == "auto" else _int(args, "free")
     elif "free_at_start" in box:
-        free = box["free_at_start"].value
+        free = box["free_at_start"].size
     else:
         raise InputError(f"--free: box {args.box} has no free-at-start reading in the catalog; give --free")
-    chosen = _frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else catalog.policy["vllm"]["default_gpu_memory_utilization"].value
-    out = {
-        "total_bytes": total,
-        "free_bytes": free,
-        "fraction": chosen,
-        "requested_bytes": fraction.requested(total, chosen),
-        "passes": fraction.passes(total, free, chosen),
-        "ceiling": fraction.ceiling(total, free),
-    }
+    chosen = _frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else catalog.policy["vllm"]["default_gpu_memory_utilization"].fraction
+    requested, passes, ceiling = fraction.requested(total, chosen), fraction.passes(total, free, chosen), fraction.ceiling(total, free)
     if args.json:
+        out = {"total_bytes": total, "free_bytes": free, "fraction": chosen, "requested_bytes": requested, "passes": passes, "ceiling": ceiling}
         return report.to_json(out)
-    verdict = "starts" if out["passes"] else "refused: free memory is less than the fraction asks"
+    verdict = "starts" if passes else "refused: free memory is less than the fraction asks"
     return (
-        f"{fmt(chosen, 'fraction')} x {fmt(total, 'GiB')} = {fmt(out['requested_bytes'], 'GiB')} against {fmt(free, 'GiB')} free: {verdict}\n"
-        f"Ceiling: {fmt(out['ceiling'], 'fraction', 4)}"
+        f"{fmt(chosen, 'fraction')} x {fmt(total, 'GiB')} = {fmt(requested, 'GiB')} against {fmt(free, 'GiB')} free: {verdict}\n"
+        f"Ceiling: {fmt(ceiling, 'fraction', 4)}"
     )
 
 
@@ -492,17 +487,23 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> object:
     result = guard.run(samples, floor, polls, serving)
     if args.json:
         return report.to_json({**result.__dict__, "floor_bytes": floor, "polls_in_a_row": polls, "samples": len(samples)})
-    verdict = f"kills the rank at {result.at:g} s" if result.killed else "lets the start through"
+    unwatched = sum(1 for t, _ in samples if serving is not None and t >= serving)
+    if result.killed:
+        verdict = f"kills the rank at {result.at:g} s"
+    elif unwatched:
+        verdict = f"kills nothing; it stood down at {serving:g} s, when the head served ({unwatched} later polls not watched)"
+    else:
+        verdict = "kills nothing over the whole trace"
     return (
         f"Guard ({polls} polls in a row under {fmt(floor, 'GiB')}) over {len(samples)} polls: {verdict}\n"
         f"Lowest MemAvailable: {fmt(result.lowest, 'GiB')} at {result.lowest_at:g} s; longest run under the floor: {result.longest_run}"
     )
 
 
-def _guard_settings(policy: dict[str, Any], args: argparse.Namespace) -> tuple[int, int]:
+def _guard_settings(policy: GuardPolicy, args: argparse.Namespace) -> tuple[int, int]:
     """The guard's floor and polls in a row: the options where given, the catalog's policy otherwise."""
-    floor = _int(args, "floor") if args.floor else policy["floor"].value
-    polls = _int(args, "polls") if args.polls else policy["polls_in_a_row"].value
+    floor = _int(args, "floor") if args.floor else policy["floor"].size
+    polls = _int(args, "polls") if args.polls else policy["polls_in_a_row"].count
     return floor, polls
 
 
@@ -514,7 +515,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
 
     policy = catalog.policy["guard"]
     paths = args.proc or ["/proc/meminfo"]
-    interval = _secs(args, "interval") if args.interval else float(policy["poll_seconds"].value)
+    interval = _secs(args, "interval") if args.interval else float(policy["poll_seconds"].number)
     duration = _secs(args, "duration") if args.duration else interval * (len(paths) - 1) if args.proc else 60.0
     floor, polls = _guard_settings(policy, args)
     count = watch.poll_count(duration, interval)
@@ -544,7 +545,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
         if out:
             out.close()
     if args.json:
-        return dict(report.to_json({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen}))
+        return report.to_json_object({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen})
     return watch.summary(seen, floor, polls) + (f"\nTrace written to {args.out}; replay it with: python -m calc guard {args.out}" if args.out else "")
 
 
@@ -592,7 +593,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
         if len(parts) > 2:
             raise InputError(f"--model: found {spec!r}, expected MODEL[:KV[:HEADROOM]]")
         kv_size, headroom = (parse_size(text, f"--model {name} {what}") for text, what in zip([*parts, "0", "0"][:2], ("KV", "headroom"), strict=True))
-        residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].value, kv_size, headroom))
+        residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].size, kv_size, headroom))
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []
     available = _int(args, "available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).size
@@ -624,7 +625,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
 def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
     from calc.answers import prefetch
 
-    share = catalog.policy["vllm"]["prefetch_fraction"].value
+    share = catalog.policy["vllm"]["prefetch_fraction"].fraction
     checkpoint = _int(args, "checkpoint")
     available = meminfo_available() if args.available == "auto" else _int(args, "available")
     cgroup = _int(args, "cgroup_available") if args.cgroup_available else None
@@ -768,7 +769,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
                         f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
         lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
-        lines.insert(4, f"KV pool a rank (predicted): {fmt(c.available_kv_bytes, 'GiB')}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
+        pool = fmt(c.available_kv_bytes, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-c.available_kv_bytes, 'GiB')} short"
+        lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
         for i, f in enumerate(c.fixes):
             lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
     if r.lora is not None:
@@ -1175,23 +1177,13 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
 
 def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:
     from calc.answers import ingest
+    from calc.logs.figures import INGEST_ROWS
 
     engine = str(r.engine.value) if r.engine else ""
     build = f"{engine} {r.engine_version.value}" if r.engine_version else engine
     era = f", {r.era.value.upper()} engine" if r.era and r.era.value in ("v0", "v1") else ""
     lines = [f"{name}: a {build} startup log{era}", "Read:"]
-    shown = {
-        "model": r.model, "date": r.date, "tensor_parallel_size": r.tensor_parallel_size, "max_model_len": r.max_model_len,
-        "kv_cache_dtype": r.kv_cache_dtype, "block_size": r.block_size, "gpu_memory_utilization": r.gpu_memory_utilization,
-        "mem_fraction_static": r.mem_fraction_static, "kv_cache_memory_bytes": r.kv_cache_memory_bytes,
-        "model loading": r.model_loading_bytes, "KV pool": r.available_kv_bytes, "KV tokens": r.kv_tokens,
-        "GPU blocks": r.gpu_blocks, "max concurrency": r.max_concurrency, "CUDA graph estimate": r.cuda_graph_bytes,
-        "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "requested memory": r.requested_memory_bytes,
-        "KV for one request": r.kv_needed_bytes,
-        "estimated max_model_len": r.estimated_max_model_len, "speculative": r.speculative, "error": r.error,
-        "CUDA graphs took": r.cuda_graph_taken_bytes, "non-torch memory": r.non_torch_bytes, "activation peak": r.activation_peak_bytes,
-        "max_num_batched_tokens": r.max_num_batched_tokens, "max_num_seqs": r.max_num_seqs,
-    }  # fmt: skip
+    shown = {label: getattr(r, name) for name, label in INGEST_ROWS}
     for label, found in shown.items():
         if found is not None:
             where = "worked out, not printed (see Notes)" if found.derived else f"line {found.line_no}"

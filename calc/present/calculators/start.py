@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
 
 from calc.answers import report
 from calc.answers.report import StartInputs
+from calc.catalog.entries import Deployment
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.engine import derive, fraction, offload
+from calc.jsontext import JsonObject
 from calc.present import charts
 from calc.present.calculators.form import (
     Defaults,
@@ -81,7 +82,7 @@ def fields(catalog: Catalog) -> list[Field]:
     return form_fields(NAME, {"deployment": tuple(options)}, max_boxes(catalog), field_labels(catalog))
 
 
-def _available_figure(deployment: dict[str, Any]) -> Figure | None:
+def _available_figure(deployment: Deployment) -> Figure | None:
     """The figure report.last_available takes its value from."""
     figures = [r["available"] for r in deployment.get("requests", [])]
     figures += [s["available_before"] for s in deployment["starts"] if "available_before" in s]
@@ -126,7 +127,7 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
             f"engine {deployment.get('engine', 'not recorded')}"
         ),
         "drafter": (
-            f"Default off: the serving start runs without it. The drafter is {esc(drafter['name'])}, {esc(fmt(drafter['weights'].value, 'GiB'))}"
+            f"Default off: the serving start runs without it. The drafter is {esc(drafter['name'])}, {esc(fmt(drafter['weights'].size, 'GiB'))}"
             + (f" for {esc(fmt(drafter['weights'].extra['ranks'], 'count'))} ranks together" if drafter["weights"].extra.get("ranks", 1) > 1 else "")
             + f" ({esc(drafter['weights'].provenance)})"
             if drafter
@@ -136,8 +137,8 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
         if settings.get("speculative_tokens")
         else f"Default {esc(values['speculative_tokens'])}: the calculator's choice; the deployment runs no drafter",
         "pin": f"Default {esc(values['pin'])}: the pin of the serving start" + (f" ({esc(where)})" if where else ""),
-        "prefill_budget": setting("prefill_budget", f"the calibration, {fmt(policy['prefill_budget'].value, 'count')} tokens"),
-        "seats": setting("seats", f"the calibration, {fmt(policy['seats'].value, 'count')} seats"),
+        "prefill_budget": setting("prefill_budget", f"the calibration, {fmt(policy['prefill_budget'].count, 'count')} tokens"),
+        "seats": setting("seats", f"the calibration, {fmt(policy['seats'].count, 'count')} seats"),
         "max_model_len": setting("max_model_len", "the deployment's setting"),
         "gpu_memory_utilization": "Default empty: the calculator offers the largest two-decimal fraction that leaves the start headroom free "
         "at vLLM's check; with a pin the fraction sizes nothing, so it need not run to the edge",
@@ -481,7 +482,7 @@ def _calibration_note() -> str:
     )
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> JsonObject | None:
     """A new deployment moves every default."""
     if name == "deployment" and str(raw.get("deployment", "")) in gated(catalog):
         return defaults(catalog, str(raw["deployment"])).to_json(NAME)
