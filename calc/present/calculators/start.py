@@ -215,7 +215,7 @@ def _head_extra_note(catalog: Catalog) -> str:
     ray = head["ray_head"]
     return (
         "Default empty: none, every box gated alike, as one MemAvailable for every box is on the command line; "
-        f"Ray's head takes about {esc(fmt(ray.value, 'GiB', 0))} ({esc(ray.provenance)}), which "
+        f"Ray's head takes about {esc(fmt(ray.size, 'GiB', 0))} ({esc(ray.provenance)}), which "
         "<code>gate --available</code> with one reading a box charges the head box"
     )
 
