@@ -11,7 +11,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
+
+# A JSON value as the layers hand it on (`--json`, the page's requests and answers): no `Any`.
+Json: TypeAlias = bool | int | float | str | None | list["Json"] | dict[str, "Json"]
+JsonObject: TypeAlias = dict[str, Json]
 
 MAX_DEPTH = 64  # a config.json nests 3 or 4 deep; the catalog as JSON 12 or so
 MAX_DIGITS = 40  # no field of a config, an index or the catalog needs more digits than this
@@ -49,8 +53,8 @@ def _decimal(text: str) -> float:
     return float(text)
 
 
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _once(pairs: list[tuple[str, Json]]) -> JsonObject:
+    out: JsonObject = {}
     for key, value in pairs:
         if key in out:
             raise JsonError(f"the key {key[:40]!r} twice in one object", "each key once")

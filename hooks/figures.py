@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 from calc.catalog.loader import read_yaml_dir
 from calc.catalog.model import Catalog, build
@@ -33,10 +32,10 @@ def take_problems(page_uri: str) -> list[str]:
     return PROBLEMS.pop(page_uri, [])
 
 
-_cache: dict[str, tuple[tuple[tuple[str, int], ...], dict[str, Any], Catalog]] = {}
+_cache: dict[str, tuple[tuple[tuple[str, int], ...], dict[str, object], Catalog]] = {}
 
 
-def _load(root: str | Path) -> tuple[dict[str, Any], Catalog]:
+def _load(root: str | Path) -> tuple[dict[str, object], Catalog]:
     """The catalog files read once per build (and again only when one changes): raw and validated."""
     directory = Path(root) / "catalog"
     stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in directory.glob("*.yaml")))
@@ -90,7 +89,7 @@ def site_catalog(root: str | Path) -> Catalog:
     return _load(root)[1]
 
 
-def site_catalog_raw(root: str | Path) -> dict[str, Any]:
+def site_catalog_raw(root: str | Path) -> dict[str, object]:
     """The catalog files' contents as read, which the browser receives as JSON."""
     return _load(root)[0]
 

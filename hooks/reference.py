@@ -8,8 +8,7 @@ as models x pages.
 
 from __future__ import annotations
 
-from typing import Any
-
+from calc.catalog.entries import Box, Model
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.engine import derive, fraction, hfconfig
@@ -59,7 +58,7 @@ def _figure_rows(figures: list[tuple[str, Figure, str, int]]) -> list[str]:
     return rows
 
 
-def model_page(catalog: Catalog, model: dict[str, Any], readings: list[derive.KvReading], fits: list[derive.LengthFit]) -> str:
+def model_page(catalog: Catalog, model: Model, readings: list[derive.KvReading], fits: list[derive.LengthFit]) -> str:
     lines = [f"# {text(model['name'])}", ""]
     if model.get("illustrative"):
         lines += ["An illustrative model from the several-models guide: its figures are estimates, not readings.", ""]
@@ -178,22 +177,24 @@ def _as_written(figure: Figure) -> tuple[str, int]:
     return "GiB", 2
 
 
-def box_page(catalog: Catalog, box: dict[str, Any]) -> str:
+def box_page(catalog: Catalog, box: Box) -> str:
     unified = box["memory"] == "unified"
     lines = [f"# {text(box['name'])}", "", f"Memory: {box['memory']}" + (" (CPU and GPU share one pool)." if unified else " (the GPU's own memory)."), ""]
     figures = []
-    for key, label in (
-        ("total_memory", "Total the engine sees"),
-        ("reported_total", "Total the driver reports"),
-        ("spec_memory", "Specification"),
-        ("idle_available", "MemAvailable, idle"),
-        ("free_at_start", "Free at start"),
+    for figure, label in (
+        (box.get("total_memory"), "Total the engine sees"),
+        (box.get("reported_total"), "Total the driver reports"),
+        (box.get("spec_memory"), "Specification"),
+        (box.get("idle_available"), "MemAvailable, idle"),
+        (box.get("free_at_start"), "Free at start"),
     ):
-        if key in box:
-            figures.append((label, box[key], *_as_written(box[key])))
+        if figure is not None:
+            figures.append((label, figure, *_as_written(figure)))
     lines += [*_figure_rows(figures), ""]
     notes = [
-        f"{label}: {source_text(box[key].note)}" for key, label in (("spec_memory", "Specification"), ("total_memory", "Total")) if key in box and box[key].note
+        f"{label}: {source_text(figure.note)}"
+        for figure, label in ((box.get("spec_memory"), "Specification"), (box.get("total_memory"), "Total"))
+        if figure is not None and figure.note
     ]
     lines += [f"- {n}" for n in notes] + ([""] if notes else [])
     total, _, what = derive.box_total(box)

@@ -35,7 +35,19 @@ def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, Any]]:
     urls = {s["file"]: s["url"] for s in listed if isinstance(s, dict) and "file" in s}
     catalog = load_dir(root / "catalog")
     rows = poolaccuracy.rows(entries, configs, logs, catalog.boxes, urls)
-    return rows, poolaccuracy.fit(rows, graph_logs, logs)
+    return rows, poolaccuracy.fit(rows, graph_logs, logs, graph_layers(graph_logs, root))
+
+
+def graph_layers(graph_logs: list[dict[str, Any]], root: Path = ROOT) -> dict[str, int]:
+    """The decoder layers of each CUDA graph log that names its own config (a log that is no start)."""
+    from calc.engine import hfconfig
+
+    out = {}
+    for g in graph_logs:
+        if g.get("config"):
+            path = root / "models" / "configs" / g["config"] / "config.json"
+            out[g["log"]] = len(hfconfig.shape(json.loads(path.read_text(encoding="utf-8")), str(path)).layers)
+    return out
 
 
 def _pct(x: object) -> str:

@@ -6,8 +6,11 @@ so a test that builds without saying so fails there instead of slowing every edi
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +31,26 @@ if str(ROOT) not in sys.path:  # `pytest` run from elsewhere than the repository
 
 from calc.catalog.loader import load_dir  # noqa: E402
 from calc.catalog.model import Catalog  # noqa: E402
+
+
+def run_calc(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m calc ARGS` run in this process, from the repository's root: its status, stdout and
+    stderr as a finished process gives them (the fast tier spawns no interpreter for the command line)."""
+    from calc.present import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode("utf-8")), encoding="utf-8")
+    try:
+        with contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(list(args))
+            except SystemExit as done:  # argparse's usage errors and --help
+                code = done.code if isinstance(done.code, int) else 0 if done.code is None else 1
+    finally:
+        sys.stdin = saved
+    return subprocess.CompletedProcess(["python", "-m", "calc", *args], code, out.getvalue(), err.getvalue())
+
 
 SLOW_FIXTURES = frozenset({"shipped", "site", "base_url", "browser", "project", "project_copy"})
 

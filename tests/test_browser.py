@@ -802,6 +802,33 @@ def test_pin_below_one_full_context_names_the_floor(live, catalog):
     live.fill("#start-pin", default_raw(catalog)["pin"])
 
 
+def test_the_head_box_extra_charges_the_head_as_the_gate_does(live, catalog):
+    """The two-box form's head box extra, typed in the page: the head box refused by what its
+    processes take, the worker passing, as `gate --available '111 GiB, 118 GiB' --head-extra 1.5 GiB`."""
+    for name, value in default_raw(catalog).items():  # from the defaults, whatever an earlier test typed
+        dom = "#" + calc_html.dom_id("start", name)
+        if name == "deployment":
+            live.select_option(dom, value)
+        elif name == "drafter":
+            live.set_checked(dom, value == "on")
+        else:
+            live.fill(dom, value)
+    assert live.is_visible("#start-head-extra")
+    live.fill("#start-available-1", "111 GiB")
+    live.fill("#start-available-2", "118 GiB")
+    assert figures_on(live, "start")["verdict"] == "passes"
+    live.fill("#start-head-extra", "1.5 GiB")
+    raw = {**default_raw(catalog), "available_1": "111 GiB", "available_2": "118 GiB", "head_extra": "1.5 GiB"}
+    shown = figures_on(live, "start")
+    assert shown == calc_html.run(catalog, "start", raw).figures
+    assert (shown["verdict"], shown["box1_verdict"], shown["box2_verdict"], shown["box1_head_extra"]) == ("refused", "refused", "passes", "1.50 GiB")
+    live.fill("#start-head-extra", "-1")
+    assert live.text_content("#start-head-extra-err") == "Head box extra: found '-1', expected a size of zero or more bytes"
+    for name in ("head_extra", "available_1", "available_2"):
+        live.fill("#" + calc_html.dom_id("start", name), default_raw(catalog)[name])
+    assert figures_on(live, "start")["verdict"] == "passes"
+
+
 def test_kv_pool_both_ways_and_a_typed_bytes_per_token(live, catalog):
     live.select_option("#kv-reading", calc_html.TYPED)
     assert live.is_enabled("#kv-bpt")
@@ -963,7 +990,7 @@ def test_parity_of_the_config_model(live, catalog):
 def test_your_start_from_a_pasted_log(live, catalog):
     """Paste a real startup log (1CatAI/1Cat-vLLM#237) into Your start: the page shows calc's figures,
     each with its log line; a paste that is not a log withdraws the result and says why."""
-    text = (ROOT / "tests" / "data" / "yourstart" / "1cat-237-v100-tp4.log").read_text(encoding="utf-8")
+    text = (ROOT / "logs" / "public" / "excerpts" / "1cat-237-v100-tp4.log").read_text(encoding="utf-8")
     live.select_option("#yourstart-preset", "")
     assert live.input_value("#yourstart-weights") == "" and live.input_value("#yourstart-pin") == ""
     live.fill("#yourstart-log", text)

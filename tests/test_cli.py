@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, edit
+from conftest import ROOT, edit, run_calc
 
 from calc.answers import report
 from calc.catalog.spec import FILES
@@ -24,7 +24,7 @@ DSV4 = "dsv4-flash-pair"
 
 
 def calc(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "calc", *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60)
+    return run_calc(*args, stdin=stdin)
 
 
 def ok(*args: str, stdin: str | None = None) -> str:
@@ -298,7 +298,7 @@ def test_guard_catalog_trace(catalog) -> None:
     lowest = min(trace["samples"], key=lambda s: s["available"])
     out = ok("guard", "kernel-init-report")
     assert out.splitlines() == [
-        f"Guard (3 polls in a row under 8.00 GiB) over {len(trace['samples'])} polls: lets the start through",
+        f"Guard (3 polls in a row under 8.00 GiB) over {len(trace['samples'])} polls: kills nothing over the whole trace",
         f"Lowest MemAvailable: {fmt(lowest['available'], 'GiB')} at {lowest['t']:g} s; longest run under the floor: 0",
     ]
     data = as_json("guard", "kernel-init-report", "--floor", "70 GiB")
@@ -428,7 +428,7 @@ BAD = [
     ("no-command", [], "the following arguments are required"),
     ("pin-abc", ["gate", "--pin", "abc"], "--pin: found 'abc', expected a size"),
     ("pin-negative", ["gate", "--pin=-5GB"], "--pin: found '-5GB', expected a size of zero or more bytes"),
-    ("pin-negative-as-flag", ["gate", "--pin", "-5GB"], "argument --pin: expected one argument"),
+    ("pin-negative-as-flag", ["gate", "--pin", "-5GB"], "--pin: found '-5GB', expected a size of zero or more bytes"),
     ("pin-unknown-unit", ["gate", "--pin", "10 XB"], "--pin: found unit 'XB'"),
     ("available-count", ["gate", "--available", "100GiB,100GiB,100GiB"], "--available: found 3 figures, expected 1 or 2 (one per box)"),
     ("available-abc", ["gate", "--available", "lots"], "--available: found 'lots'"),
@@ -660,7 +660,7 @@ def test_the_one_request_floor_holds_the_null_block_back() -> None:
     assert as_json("kv", "--deployment", "dsv4-flash-pair", "--tokens", "131072")["one_context_pin_bytes"] == 7_224_484_608
     assert "block_size" in as_json("kv", "--bytes-per-token", "3", "--pin", "1e9", "--block-size", "64")
     assert as_json("kv", "--bytes-per-token", "3", "--pin", "1e9", "--block-size", "64")["one_context_pin_bytes"] == (131072 + 64) * 3
-    refused = subprocess.run([sys.executable, "-m", "calc", "gate", "--pin", "7.22e9"], capture_output=True, text=True, cwd=ROOT)
+    refused = calc("gate", "--pin", "7.22e9")
     assert refused.returncode == 2 and "the block of 256 tokens vLLM holds back from 0.29.0" in refused.stderr
     assert "expected a pin of at least 7.23e9 B" in refused.stderr
     assert ok("gate", "--pin", "7.23e9")
@@ -798,3 +798,22 @@ def test_gate_imports_the_host_models_for_their_flags() -> None:
     """The modules left out of the plain gate are still there when a flag needs them."""
     seen = imported_by("gate", "--kv-offloading-size", "4", "--shm-size", "64m", "--enable-sleep-mode")
     assert {"calc.engine.offload", "calc.engine.hostmem", "calc.checks.modeled"} <= seen
+
+
+def test_guard_that_stood_down_says_so_not_that_the_start_passed() -> None:
+    """The surviving server's 1 s polls (MiaAI-Lab pull request 54) sat under the floor for five
+    polls: replayed with the head serving from 0 s, the guard watched none of them."""
+    out = ok("guard", "logs/traces/qwen38-single-memwatch-survived.trace", "--serving-at", "0")
+    assert out.splitlines()[0] == (
+        "Guard (3 polls in a row under 8.00 GiB) over 5 polls: kills nothing; it stood down at 0 s, when the head served (5 later polls not watched)"
+    )
+
+
+@pytest.mark.parametrize("args", [("gate", "--json"), ("gate", "--pin", "7.22e9"), ("kv", "--pin", "abc"), ("ingest", "-", "--json")])
+def test_the_command_run_in_process_says_what_the_command_says(args: tuple[str, ...]) -> None:
+    # the tests call the command line in their own process (conftest.run_calc): status, stdout and stderr as `python -m calc` gives them
+    stdin = (ROOT / "logs" / "public" / "excerpts" / "1cat-237-v100-tp4.log").read_text(encoding="utf-8")
+    inside = run_calc(*args, stdin=stdin)
+    spawned = subprocess.run([sys.executable, "-m", "calc", *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60)
+    assert (inside.returncode, inside.stdout, inside.stderr) == (spawned.returncode, spawned.stdout, spawned.stderr)
+    assert inside.stdout or inside.stderr

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from conftest import run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, lora, weights
@@ -321,7 +321,7 @@ def test_bad_configs_are_named(text, message) -> None:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "calc", *args], capture_output=True, text=True, cwd=ROOT, check=False)
+    return run_calc(*args)
 
 
 def test_cli_model_json() -> None:
@@ -964,15 +964,25 @@ def test_qwen3_next_on_v011_holds_one_state_page_and_meets_log_33() -> None:
 
 # Registered classes no public config.json was found for whole (SOURCES.yaml lists where we
 # looked); a class added to the registry joins this set or ships its real config.
-WITHOUT_A_REAL_CONFIG = {
-    "Glm4ForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM",
-}  # fmt: skip
+WITHOUT_A_REAL_CONFIG = hfconfig.UNCHECKED
 
 
 def test_every_registered_class_but_the_named_ones_has_a_real_config() -> None:
     real = {json.loads(p.read_text())["architectures"][0] for p in CONFIGS.glob("*/config.json")}
     assert real <= set(hfconfig.model_classes())
     assert set(hfconfig.model_classes()) - real == WITHOUT_A_REAL_CONFIG
+
+
+def test_a_reading_of_an_unchecked_class_says_so() -> None:
+    """A GLM-4 config (the class's fields as vLLM's glm4.py reads them, a few dimensions) gets the
+    note; a checked class (Qwen3) does not."""
+    glm4 = {"architectures": ["Glm4ForCausalLM"], "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1024, "max_position_embeddings": 4096,
+            "torch_dtype": "bfloat16", "partial_rotary_factor": 0.5, "attention_bias": True}  # fmt: skip
+    r = modeled.model_report(modeled.ModelInputs(json.dumps(glm4), "glm4-small.json", max_model_len=2048))
+    assert any(n.startswith("Glm4ForCausalLM is read by vLLM's model code, but no real public config.json") for n in r.notes)
+    qwen = modeled.model_report(modeled.ModelInputs((CONFIGS / "qwen3-8b" / "config.json").read_text(), max_model_len=2048))
+    assert not any("no real public config.json" in n for n in qwen.notes)
 
 
 def test_qwen35_text_only_gptq_int8_meets_the_start_of_its_issue() -> None:

@@ -182,7 +182,7 @@ def test_a_bad_value_in_a_new_field_is_named_beside_it(catalog) -> None:
         ({"max_loras": "4"}, "max_loras", "LoRA slots: found 4 with LoRA off, expected LoRA adapters on ticked beside it"),
         ({"enable_lora": "on", "max_lora_rank": "7"}, "max_lora_rank", "Largest LoRA rank: found 7, expected one of"),
         ({"enable_lora": "on", "max_loras": "4", "max_cpu_loras": "2"}, "max_cpu_loras", "LoRA adapters on the host: found 2, expected at least --max-loras 4"),
-        ({"cpu_offload_gb": "-1"}, "cpu_offload_gb", "Weights moved to the host, GiB a rank: found '-1', expected a number"),
+        ({"cpu_offload_gb": "-1"}, "cpu_offload_gb", "Weights moved to the host, GiB a rank: found '-1', expected a size in GiB, 0 or more"),
         ({"kv_offloading_size": "0"}, "kv_offloading_size", "KV offloading, GiB over the ranks: found 0, expected a size in GiB above 0"),
     ]
     for edits, field, message in cases:

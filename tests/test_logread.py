@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, run_calc
 
 from calc.answers import logverdict
 from calc.answers.logverdict import answer_text
@@ -411,7 +410,7 @@ def test_fifty_megabytes_streams() -> None:
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "calc", "ingest", *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60)
+    return run_calc("ingest", *args, stdin=stdin)
 
 
 @pytest.mark.parametrize("entry", SOURCES[:3] + SOURCES[-3:], ids=_ids()[:3] + _ids()[-3:])
@@ -457,7 +456,7 @@ def test_cli_yaml_is_accepted_by_check(catalog_copy: Path) -> None:
     assert "model: deepseek-v4-flash" in entry and "kv_pin: 9.31 GiB" in entry and "line: 4" in entry and "date: 2026-10-24" in entry
     starts = catalog_copy / "starts.yaml"
     starts.write_text(starts.read_text() + entry)
-    check = subprocess.run([sys.executable, "-m", "calc", "--catalog", str(catalog_copy), "check"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    check = run_calc("--catalog", str(catalog_copy), "check")
     assert check.returncode == 0, check.stderr
     assert "3 deployments" in check.stdout
     # and the catalog reads the start back as measured, with its line

@@ -109,3 +109,67 @@ def test_the_json_keys_and_the_page_rows_come_from_the_readings_fields() -> None
     assert LOG_FIGURES is PAGE_FIGURES
     assert PAGE_FIGURES[10:12] == (("total_memory_bytes", "Total memory", "GiB"), ("free_memory_bytes", "Free memory", "GiB"))
     assert [k for k, _, _ in PAGE_FIGURES] == [name for name, meta in declared.items() if "page" in meta]
+
+
+def _names_put() -> set[str]:
+    """Every name a line shape's Put, a shape's `then` or a settings line records."""
+    from calc.logs import reader
+
+    source = (ROOT / "calc" / "logs" / "shapes.py").read_text(encoding="utf-8")
+    then = set(re.findall(r'rec\.(?:put|size)\(\s*"(\w+)"', source))
+    return {p.field for s in shapes.SHAPES for p in s.puts} | then | set(reader._KEY.values()) | {"speculative"}
+
+
+def test_every_name_a_line_puts_is_concluded_and_every_conclusion_is_put() -> None:
+    from calc.logs import conclude
+
+    tables = {**conclude.LENGTH, **conclude.SETTINGS, **conclude.MEMORY}
+    concluded = set(tables) | conclude.CONCLUDED_ELSEWHERE
+    assert not set(tables) & conclude.CONCLUDED_ELSEWHERE
+    put = _names_put()
+    assert {"sg_avail_load", "padding", "ep_on", "pin"} <= put
+    assert sorted(put - concluded) == []  # a new Put's field needs its Pick or its function in conclude.py
+    assert sorted(concluded - put) == []  # a Pick no line gives is stale
+
+
+def test_each_pick_fills_a_field_of_the_reading_once() -> None:
+    from dataclasses import fields
+
+    from calc.logs import conclude
+    from calc.logs.figures import LogReading
+
+    picks = [p.field for table in (conclude.LENGTH, conclude.SETTINGS, conclude.MEMORY) for p in table.values()]
+    assert len(picks) == len(set(picks)) == 17
+    assert set(picks) <= {f.name for f in fields(LogReading)}
+
+
+def test_a_picked_figure_printed_differently_is_read_at_its_table_end_with_its_note() -> None:
+    # two ranks print different CUDA graph estimates: MEMORY reads the largest, naming it as its Pick says
+    log = (
+        "INFO 01-01 00:00:01 [gpu_model_runner.py:1] Model loading took 10.00 GiB and 3.1 seconds\n"
+        "(Worker_TP0 pid=1) INFO 01-01 00:00:02 [gpu_worker.py:1] Estimated CUDA graph memory: 0.50 GiB total\n"
+        "(Worker_TP1 pid=2) INFO 01-01 00:00:02 [gpu_worker.py:1] Estimated CUDA graph memory: 0.75 GiB total\n"
+    )
+    reading = read_log(log)
+    assert reading.cuda_graph_bytes is not None and reading.cuda_graph_bytes.printed == "0.75 GiB"
+    assert any(n.startswith("estimated CUDA graph memory: ranks or repeats printed different figures") and "reading the largest" in n for n in reading.notes)
+
+
+def test_ingest_text_rows_come_from_the_readings_fields() -> None:
+    from dataclasses import fields
+
+    from calc.logs.figures import INGEST_ROWS, LogReading
+    from calc.present import cli
+
+    declared = {f.name: f.metadata["ingest"] for f in fields(LogReading) if "ingest" in f.metadata}
+    places = sorted(place for place, _ in declared.values())
+    assert places == list(range(1, len(declared) + 1))  # each place once, none skipped
+    assert INGEST_ROWS[:2] == (("model", "model"), ("date", "date")) and ("model_loading_bytes", "model loading") in INGEST_ROWS
+    assert len(INGEST_ROWS) == 27 and [label for _, label in INGEST_ROWS].index("KV pool") == 10
+    text = (PUBLIC / "01-v06-llama31-8b-3090-maxlen-29k.log").read_text(encoding="utf-8")
+    catalog = cli.load_dir(cli.CATALOG_DIR)
+    rendered = cli.render_ingest(catalog, read_log(text), "x.log").split("\n")
+    read = rendered[rendered.index("Read:") + 1 : rendered.index("Derived:")]
+    labels = [label for _, label in INGEST_ROWS]
+    shown = [max((label for label in labels if row[2:].startswith(label + " ")), key=len) for row in read]
+    assert shown == sorted(shown, key=labels.index) and "KV pool" in shown and "model loading" in shown

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, run_calc
 
 from calc.answers import logverdict
 from calc.answers.logverdict import PHASES, answer_text
@@ -278,7 +277,7 @@ def test_speculative_entry_without_a_method_does_not_stop_the_reader() -> None:
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "calc", "ingest", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return run_calc("ingest", *args)
 
 
 def test_cli_answers_a_failure_only_paste() -> None:

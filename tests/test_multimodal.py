@@ -6,13 +6,11 @@ modalities, and the encoder's outputs the profile run keeps."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import cli_json
+from conftest import cli_json, run_calc
 from test_cli import assert_one_error_line
 
 from calc.checks import modeled
@@ -75,9 +73,14 @@ def test_the_profile_keeps_the_encoder_outputs_in_the_predicted_pool() -> None:
     start = predict.Start(max_model_len=8192, max_num_batched_tokens=2048, engine_version="0.11.0")
     with_tower = predict.predict(s, card, start)
     without = predict.predict(s, card, predict.Start(**{**start.__dict__, "multimodal": multimodal.Settings(limits={"image": 0, "video": 0})}))
-    assert with_tower.activation.bytes - without.activation.bytes == 16384 * 2048 * 2
+    enc = multimodal.encoder_profile(s, multimodal.Settings(), 2048, 256, 8192, (0, 11))
+    assert enc is not None and enc.held_bytes == 16384 * 2048 * 2  # the image's outputs, kept through the language model's pass
+    # the tower's own forward over that image's 65,536 patches comes first and is the larger here
+    assert with_tower.activation.bytes == max(enc.forward_bytes, without.activation.bytes + enc.held_bytes) == enc.forward_bytes
     assert with_tower.weights.bytes - without.weights.bytes == 668_684_288 * 2  # no tower loaded
-    assert "profiled with 1 image items" in with_tower.activation.source
+    assert "1 dummy items (65,536 patches" in with_tower.activation.source
+    small = predict.predict(s, card, predict.Start(**{**start.__dict__, "max_num_batched_tokens": 8192, "max_num_seqs": 1024}))
+    assert "profiled with 1 image items" in small.activation.source  # the sampler's phase above the tower's: the outputs counted
 
 
 def qwen3_vl_tower_rank(tp: int) -> int:
@@ -179,8 +182,7 @@ def test_the_flags_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> No
     assert r["tower"]["bytes_per_rank"] == 538_631_408 * 2 and r["tower"]["replicated"] is True
     r = cli_json(["model", config, "--tp", "2", "--max-model-len", "32768", "--limit-mm-per-prompt", '{"image": 0, "video": 0}', "--json"], capsys)
     assert r["tower"] is None and r["weights_bytes_per_rank"] == _text_rank(2)
-    done = subprocess.run([sys.executable, "-m", "calc", "model", config, "--max-model-len", "8192", "--mm-encoder-tp-mode", "tensor"],
-                          capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    done = run_calc("model", config, "--max-model-len", "8192", "--mm-encoder-tp-mode", "tensor")
     assert_one_error_line(done, "--mm-encoder-tp-mode: found 'tensor', expected weights or data")
 
 

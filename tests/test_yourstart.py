@@ -1,4 +1,4 @@
-"""Your start: the calculator run on real public log excerpts (tests/data/yourstart/SOURCES.md),
+"""Your start: the calculator run on real public log excerpts (logs/public/excerpts/SOURCES.yaml),
 typed figures and pasted memory readings; every figure worked out by hand below."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from calc.present import html
 from calc.present.calculators import yourstart as page
 from calc.units import GiB, KiB, MiB
 
-DATA = Path(__file__).parent / "data" / "yourstart"
+DATA = Path(__file__).resolve().parent.parent / "logs" / "public" / "excerpts"
 OWN = ("preset", "weights", "overhead", "bytes_per_token", "pin", "max_model_len", "tp", "before", "model")
 
 
@@ -128,9 +128,15 @@ def test_typed_figures_without_a_log(catalog) -> None:
     assert out.figures["grid_tokens_0"] == "163,840 tokens"  # 20 GiB / 131,072 B
     assert [out.figures[f"grid_contexts_0_{n}"] for n in (32768, 8192, 131072)] == ["5", "20", "1"]
     assert out.figures["grid_tokens_1"] == "81,920 tokens"  # the typed 10 GiB pin
-    # the box has no engine total: the fraction check uses the specification's, and says so
-    assert out.figures["fraction_total"] == "89.41 GiB"  # 96 GB as written, 96 x 10^9 B
-    assert "the specification's capacity" in unescape(out.sections["yourstart-result"])
+    # the box's total as the engine sees it: CUDA's 94.97 GiB (catalog/boxes.yaml), not the 96 GB specification
+    assert out.figures["fraction_total"] == "94.97 GiB"
+    assert "the specification's capacity" not in unescape(out.sections["yourstart-result"])
+    # a box with nothing but the driver's total (the GH200's nvidia-smi 97,871 MiB) uses it, and says so
+    raw.update(box="gh200", before="90 GiB")
+    out = html.run(catalog, "yourstart", raw)
+    assert out.valid, out.errors
+    assert out.figures["fraction_total"] == "95.58 GiB"  # 97,871 MiB
+    assert "the driver's total" in unescape(out.sections["yourstart-result"])
 
 
 @pytest.mark.parametrize(
@@ -218,3 +224,19 @@ def test_hints_follow_the_preset(catalog) -> None:
     assert "preset" not in none["sources"]["yourstart-serving-src"] and "preset" not in none["sources"]["yourstart-log-src"]
     again = html.changed(catalog, "yourstart", "preset", {**raw.values, "preset": raw.values["preset"]})
     assert again["sources"]["yourstart-serving-src"] == "Empty: the overhead comes from the preset"
+
+
+def test_each_excerpt_has_its_source_and_the_sites_samples_are_excerpts() -> None:
+    import yaml
+
+    sources = yaml.safe_load((DATA / "SOURCES.yaml").read_text(encoding="utf-8"))
+    assert (
+        {p.name for p in DATA.glob("*.log")}
+        == {e["file"] for e in sources}
+        == {"1cat-237-v100-tp4.log", "pr12569-llama70b-w8a8.log", "pytorch-175666-free-memory.log"}
+    )
+    assert all(e["url"].startswith("https://github.com/") and e["what"] for e in sources)
+    samples = sorted((DATA.parent.parent.parent / "docs" / "samples").glob("*.log"))
+    assert [p.name for p in samples] == ["1cat-237-v100-tp4.log", "pytorch-175666-free-memory.log"]
+    for sample in samples:  # what the pages run `ingest` on is the store's excerpt, byte for byte
+        assert sample.read_bytes() == (DATA / sample.name).read_bytes()

@@ -36,8 +36,9 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypedDict
 
+from calc.jsontext import JsonObject
 from calc.logs import logread
 from calc.logs.logread import Found, LogReading
 from calc.logs.peel import peel
@@ -228,29 +229,54 @@ class Fix:
     check: str  # how the log's own figures check it, or why they cannot
     passes: bool | None  # True: checked to pass; False: checked not to suffice alone; None: the log cannot check it
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"flag": self.flag, "value": self.value, "why": self.why, "check": self.check, "passes": self.passes}
+
+
+class Phase(TypedDict):
+    """The phase a start failed in, the line that says so and the engine source that prints it."""
+
+    phase: str
+    what: str
+    line: int
+    text: str
+    engine_source: str
+
+
+class CommandChange(TypedDict):
+    """One flag of the whole command changed from what the log proves, and why."""
+
+    flag: str
+    value: str | None
+    was: str | None
+    why: str
+    passes: bool | None
 
 
 @dataclass(frozen=True)
 class LogAnswer:
     verdict: str  # started, refused, killed or unknown
     verdict_how: str
-    failure_phase: dict[str, Any] | None
+    failure_phase: Phase | None
     fixes: tuple[Fix, ...]
     command: str | None
-    command_changes: tuple[dict[str, Any], ...]
+    command_changes: tuple[CommandChange, ...]
     command_flags: tuple[tuple[str, str | None, bool], ...] = ()  # flag, value, changed
     proven: tuple[tuple[str, str | None], ...] = ()  # every flag the log proves, before any change ("MODEL": the model)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
+        p = self.failure_phase
         return {
             "verdict": self.verdict,
             "verdict_how": self.verdict_how,
-            "failure_phase": self.failure_phase,
+            "failure_phase": None
+            if p is None
+            else {"phase": p["phase"], "what": p["what"], "line": p["line"], "text": p["text"], "engine_source": p["engine_source"]},
             "fixes": [f.to_json() for f in self.fixes],
             "command": self.command,
-            "command_changes": list(self.command_changes),
+            "command_changes": [
+                {"flag": c["flag"], "value": c["value"], "was": c["was"], "why": c["why"], "passes": c["passes"]} for c in self.command_changes
+            ],
         }
 
     def text(self) -> list[str]:
@@ -337,12 +363,12 @@ def answer(reading: LogReading, watcher: Watcher | None = None) -> LogAnswer:
 # --- the phase that failed ----------------------------------------------------------------------
 
 
-def _phase_of(name: str, line: int, text: str, said: str | None = None) -> dict[str, Any]:
+def _phase_of(name: str, line: int, text: str, said: str | None = None) -> Phase:
     what, source = PHASES[name]
     return {"phase": name, "what": said or what, "line": line, "text": " ".join(text.split())[:300], "engine_source": source}
 
 
-def _phase(r: LogReading, w: Watcher, sglang: bool) -> dict[str, Any] | None:
+def _phase(r: LogReading, w: Watcher, sglang: bool) -> Phase | None:
     e = r.error
     if e is not None:
         if sglang:
@@ -411,7 +437,7 @@ def _exception(r: LogReading, w: Watcher | None = None) -> tuple[int, str] | Non
     return None
 
 
-def _verdict(r: LogReading, w: Watcher, phase: dict[str, Any] | None) -> tuple[str, str]:
+def _verdict(r: LogReading, w: Watcher, phase: Phase | None) -> tuple[str, str]:
     if r.error is not None:
         engine = "SGLang" if r.engine is not None and r.engine.value == "sglang" else "vLLM"
         return "refused", f"{engine}'s own check refused it, line {r.error.line_no}"
@@ -481,7 +507,7 @@ def _total(r: LogReading) -> Fraction | None:
     return None
 
 
-def _fixes(r: LogReading, w: Watcher, phase: dict[str, Any] | None, sglang: bool) -> list[Fix]:
+def _fixes(r: LogReading, w: Watcher, phase: Phase | None, sglang: bool) -> list[Fix]:
     name = phase["phase"] if phase else None
     flags = _flags(r, w, sglang)
     if sglang:
@@ -995,12 +1021,12 @@ def _command_pairs(rest: str, positional_model: bool) -> list[tuple[str, str]]:
 
 def _command(
     r: LogReading, flags: dict[str, str | None], fix: Fix | None, sglang: bool
-) -> tuple[str | None, list[dict[str, Any]], list[tuple[str, str | None, bool]]]:
+) -> tuple[str | None, list[CommandChange], list[tuple[str, str | None, bool]]]:
     if not flags and (fix is None or not fix.flag.startswith("--") or (fix.value is None and fix.flag not in _SWITCHES)):
         return None, [], []
     model = flags.get("MODEL") or "MODEL"
     rest = {k: v for k, v in flags.items() if k != "MODEL"}
-    changes: list[dict[str, Any]] = []
+    changes: list[CommandChange] = []
     changed: set[str] = set()
     if fix is not None and fix.flag.startswith("--") and not (fix.value is None and fix.flag not in _SWITCHES):
         was = rest.get(fix.flag, None) if fix.flag in rest else None

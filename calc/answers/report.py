@@ -7,8 +7,10 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+from calc.catalog.entries import Deployment, Model, SpeculativeConfig
 from calc.catalog.model import Catalog
 from calc.engine import derive, fraction, gate, kv
+from calc.jsontext import Json, JsonObject
 from calc.units import InputError, fmt, printed_sum, shown
 
 
@@ -45,7 +47,7 @@ def defaults(catalog: Catalog, deployment_id: str | None = None, available: tupl
         deployment=deployment["id"],
         kv_pin=start["kv_pin"],
         drafter=False,
-        speculative_tokens=s.get("speculative_tokens") or drafter_config(catalog.models[deployment["model"]]).get("num_speculative_tokens", 1),
+        speculative_tokens=s.get("speculative_tokens") or _drafter_tokens(catalog.models[deployment["model"]]),
         prefill_budget=s["prefill_budget"],
         seats=s["seats"],
         max_model_len=s["max_model_len"],
@@ -54,9 +56,9 @@ def defaults(catalog: Catalog, deployment_id: str | None = None, available: tupl
     )
 
 
-def last_available(deployment: dict[str, Any]) -> int:
-    readings = [r["available"].value for r in deployment.get("requests", [])]
-    readings += [s["available_before"].value for s in deployment["starts"] if "available_before" in s]
+def last_available(deployment: Deployment) -> int:
+    readings = [r["available"].size for r in deployment.get("requests", [])]
+    readings += [s["available_before"].size for s in deployment["starts"] if "available_before" in s]
     if not readings:
         raise InputError(f"{deployment['id']}: no MemAvailable reading in the catalog; give --available")
     return int(readings[0])
@@ -140,11 +142,11 @@ class PoolFigures:
     block_source: str
     seats: SeatsFit | None = None  # when a typical context is given
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The figures in one object, the seats' beside the rest."""
-        out: dict[str, Any] = to_json(self)
+        out = to_json_object(self)
         del out["seats"]
-        out.update(to_json(self.seats) if self.seats else {})
+        out.update(to_json_object(self.seats) if self.seats else {})
         return out
 
 
@@ -198,9 +200,9 @@ class StartReport:
         """MemAvailable less needs on each box; none when the gate cannot size the start."""
         return tuple(b.margin_bytes for b in self.boxes if b.margin_bytes is not None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """`python -m calc gate --json`: vLLM's spelling of the flags, sizes in bytes, fractions as floats."""
-        out: dict[str, Any] = to_json(self)
+        out = to_json_object(self)
         out["kv"] = self.kv.to_json() if self.kv else {"bytes_per_token": None}
         if self.kv_tokens_all_replicas is None:
             del out["kv_tokens_all_replicas"]
@@ -241,7 +243,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> StartReport:
     total = derive.box_total(box)[0].size
     free = min(inputs.available)
     chosen = inputs.gpu_memory_utilization if inputs.gpu_memory_utilization is not None else default_fraction(catalog, total, free)
-    precision = catalog.policy["gate"]["reading_precision"].value
+    precision = catalog.policy["gate"]["reading_precision"].size
     fix = suggested_fix(inputs, largest, pool, precision) if result.passes is False else None
     out = StartReport(
         deployment=deployment["id"],
@@ -273,7 +275,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> StartReport:
         ),
         flags=tuple(flags(deployment, fix or inputs, chosen, model)),
         flags_are_the_fix=fix is not None,
-        headroom_bytes=catalog.policy["gate"]["headroom"].value,
+        headroom_bytes=catalog.policy["gate"]["headroom"].size,
         fix=fix,
         changes=tuple(gate.movable_terms(result)),
     )
@@ -299,7 +301,7 @@ def start_report(catalog: Catalog, inputs: StartInputs) -> StartReport:
 
 def default_fraction(catalog: Catalog, total: int, free: int) -> Fraction:
     """The gpu_memory_utilization the calculators offer: see `fraction.safe`."""
-    return fraction.safe(total, free, catalog.policy["gate"]["headroom"].value)
+    return fraction.safe(total, free, catalog.policy["gate"]["headroom"].size)
 
 
 def suggested_fix(inputs: StartInputs, largest: LargestPins, pool: PoolFigures | None, margin: int) -> StartInputs | None:
@@ -322,7 +324,7 @@ def notes(catalog: Catalog, r: StartReport) -> list[str]:
     """What the verdict has to add beyond passes or refused, in the order a reader needs it."""
     out = []
     i = r.inputs
-    precision = catalog.policy["gate"]["reading_precision"].value
+    precision = catalog.policy["gate"]["reading_precision"].size
     if r.passes:
         margin = min(r.margins)
         if margin < precision:
@@ -406,12 +408,18 @@ def kv_figures(
     return out
 
 
-def drafter_config(model: dict[str, Any]) -> dict[str, Any]:
-    """The drafter's --speculative-config as the catalog records it (method, count, source), or {}."""
-    return (model.get("drafter") or {}).get("speculative_config") or {}
+def drafter_config(model: Model | None) -> SpeculativeConfig | None:
+    """The drafter's --speculative-config as the catalog records it (method, count, source), or None."""
+    drafter = model.get("drafter") if model else None
+    return drafter["speculative_config"] if drafter else None
 
 
-def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction, model: dict[str, Any] | None = None) -> list[str]:
+def _drafter_tokens(model: Model) -> int:
+    config = drafter_config(model)
+    return config["num_speculative_tokens"] if config else 1
+
+
+def flags(deployment: Deployment, inputs: StartInputs, utilization: Fraction, model: Model | None = None) -> list[str]:
     out = [
         f"--kv-cache-memory-bytes {inputs.kv_pin}",
         f"--gpu-memory-utilization {fraction_text(utilization)}",
@@ -421,7 +429,7 @@ def flags(deployment: dict[str, Any], inputs: StartInputs, utilization: Fraction
         f"--max-num-seqs {inputs.seats}",
         f"--max-num-batched-tokens {inputs.prefill_budget}",
     ]
-    config = drafter_config(model or {})
+    config = drafter_config(model)
     if inputs.drafter and config:
         out.append(f'--speculative-config \'{{"method": "{config["method"]}", "num_speculative_tokens": {inputs.speculative_tokens}}}\'')
     if inputs.kv_offloading_gib:
@@ -480,7 +488,7 @@ def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
     return out
 
 
-def to_json(value: object) -> Any:
+def to_json(value: object) -> Json:
     """Plain JSON values: Fractions as floats, dataclasses as dicts in field order."""
     if isinstance(value, Fraction):
         return float(value)
@@ -490,7 +498,17 @@ def to_json(value: object) -> Any:
         return [to_json(v) for v in value]
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
-    return value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"found a {type(value).__name__}, expected a value JSON can hold")
+
+
+def to_json_object(value: object) -> JsonObject:
+    """`to_json` of a dataclass or a mapping: one JSON object."""
+    out = to_json(value)
+    if not isinstance(out, dict):
+        raise TypeError(f"found {type(out).__name__}, expected a JSON object")
+    return out
 
 
 @dataclass(frozen=True)
@@ -522,9 +540,9 @@ class FitReport:
     readings: tuple[FitReading, ...]
     predicted: tuple[FitPrediction, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The fields, and the predicted tokens again by max_model_len."""
-        out: dict[str, Any] = to_json(self)
+        out = to_json_object(self)
         out["predicted_tokens"] = {str(p.max_model_len): p.tokens for p in self.predicted}
         return out
 

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from calc.answers.report import fraction_text
 from calc.engine import fraction, kv
-from calc.units import fmt, shown
+from calc.units import InputError, fmt, shown
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,19 @@ class Given:
     source: str
     low: int | Fraction | None = None  # where the figure was printed rounded: the bounds it stands for
     high: int | Fraction | None = None
+
+    @property
+    def number(self) -> int | Fraction:
+        """The value of a figure (a size, a count, a fraction); text (a version, a model) has none."""
+        if isinstance(self.value, str):
+            raise InputError(f"{self.source}: found {self.value!r}, expected a number")
+        return self.value
+
+
+def known(g: Given | None) -> Given:
+    """A given the caller's checks have made sure of (the answer reads it only then)."""
+    assert g is not None, "a given the checks before made sure of"
+    return g
 
 
 def _low(g: Given) -> int:
@@ -113,7 +126,7 @@ def held(y: YourStart) -> Derived:
     """What the start took from the box: MemAvailable before minus once it serves."""
     if y.before is None or y.serving is None:
         return Derived(None, "needs MemAvailable before the start and once it serves")
-    return Derived(y.before.value - y.serving.value, "before - serving", _src(y.before, y.serving))  # type: ignore[operator]
+    return Derived(y.before.number - y.serving.number, "before - serving", _src(y.before, y.serving))
 
 
 def _spread(*givens: Given | None) -> int:
@@ -171,12 +184,12 @@ def profile_overhead(y: YourStart) -> Derived:
 def overhead(y: YourStart) -> Derived:
     """Typed; else the remainder held - weights - KV pool (measured); else the engine's profile."""
     if y.overhead is not None:
-        return Derived(y.overhead.value, "typed", _src(y.overhead))  # type: ignore[arg-type]
+        return Derived(y.overhead.number, "typed", _src(y.overhead))
     h = held(y)
     missing = [name for name, g in (("the weights", y.weights), ("the KV pool", y.pool)) if g is None]
     negative = ""
     if h.value is not None and not missing:
-        measured = h.value - y.weights.value - y.pool.value  # type: ignore[union-attr, operator]
+        measured = h.value - known(y.weights).number - known(y.pool).number
         if measured >= 0:
             return Derived(measured, "held - weights - KV pool", _src(h, y.weights, y.pool))
         # less held than the weights and the pool alone: the readings are not of this start (or the
@@ -200,7 +213,7 @@ def needs(y: YourStart, pin: int) -> Derived:
     if y.weights is None or over.value is None:
         reason = "needs the weights" if y.weights is None else f"needs the overhead ({over.how})"
         return Derived(None, reason)
-    return Derived(y.weights.value + pin + over.value + y.headroom.value, "weights + KV pin + overhead + headroom", _src(y.weights, over, y.headroom))  # type: ignore[operator]
+    return Derived(y.weights.number + pin + over.value + y.headroom.number, "weights + KV pin + overhead + headroom", _src(y.weights, over, y.headroom))
 
 
 def per_token(y: YourStart) -> Fraction | None:
@@ -315,7 +328,7 @@ def _fraction(y: YourStart, before: int | None) -> FractionAnswer | None:
         return None
     total = int(y.total.value)
     # safe against the rounding of a printed free and total: the high end of total, the low end of free
-    high, low = _high(y.total), _low(y.before)  # type: ignore[arg-type]
+    high, low = _high(known(y.total)), _low(known(y.before))
     chosen = Fraction(y.gpu_memory_utilization.value) if y.gpu_memory_utilization is not None else fraction.safe(high, low, int(y.headroom.value))
     return FractionAnswer(
         total=total,
@@ -344,7 +357,7 @@ def _one_request(y: YourStart, pin: int | None) -> OneRequest | None:
     engine = y.per_request is not None and y.per_request_len == length
     # vLLM's floor is its per-request maximum (a hybrid's or a window's fixed part included); the
     # log gives it at its own max_model_len, else max_model_len x the bytes a token as printed
-    need = int(y.per_request.value) if engine else kv.pool_for_tokens(length, bpt)  # type: ignore[union-attr]
+    need = int(known(y.per_request).number) if engine else kv.pool_for_tokens(length, bpt)
     # from 0.29.0 vLLM takes one block, the null block, off the pool before the check (kv.NULL_BLOCK_FROM);
     # a block is at most block_size tokens at the bytes a token
     release = _release(y.version)
@@ -357,7 +370,7 @@ def _one_request(y: YourStart, pin: int | None) -> OneRequest | None:
     else:
         block_how = ""
     logged = y.pool_tokens is not None and y.pool is not None and pin == int(y.pool.value)
-    longest = int(y.pool_tokens.value) if logged else tokens_at(y, pin) or 0  # type: ignore[union-attr]
+    longest = int(known(y.pool_tokens).number) if logged else tokens_at(y, pin) or 0
     floor = need + block_bytes
     return OneRequest(
         max_model_len=length,
@@ -365,7 +378,7 @@ def _one_request(y: YourStart, pin: int | None) -> OneRequest | None:
         request_bytes=need,
         block_bytes=block_bytes,
         block_how=block_how,
-        floor_source=y.per_request.source if engine else None,  # type: ignore[union-attr]
+        floor_source=known(y.per_request).source if engine else None,
         passes=pin >= floor,
         estimated_max_model_len=longest,
     )
@@ -386,10 +399,10 @@ def _fix(y: YourStart, gate: GateAnswer, frac: FractionAnswer | None, one: OneRe
             changes.append(Change("pin", limit, "the largest pin that passes the gate with the reading's precision to spare"))
             pin = limit
     floor = one.pin_needed if one is not None else None
-    if pin is not None and floor is not None and floor > pin:
+    if pin is not None and floor is not None and floor > pin and length is not None:  # a floor is one request's, of a known length
         up = int(shown(floor, "e9", 2, up=True))
         if largest is not None and up <= largest - precision:
-            changes.append(Change("pin", up, f"the smallest pin that holds one request of {fmt(length, 'tokens')}"))  # type: ignore[arg-type]
+            changes.append(Change("pin", up, f"the smallest pin that holds one request of {fmt(length, 'tokens')}"))
             pin = up
         elif y.estimated_max_model_len is not None and y.pin is not None and pin == int(y.pin.value):
             changes.append(Change("max_model_len", int(y.estimated_max_model_len.value), "vLLM's own estimate of the longest request this pool holds"))
@@ -399,7 +412,7 @@ def _fix(y: YourStart, gate: GateAnswer, frac: FractionAnswer | None, one: OneRe
                 return None
             changes.append(Change("max_model_len", longest, "the tokens this pin holds at the bytes a token printed above"))
     if frac is not None and not frac.passes:
-        fits = fraction.ceiling(_high(y.total), _low(y.before) - precision, 2)  # type: ignore[arg-type]
+        fits = fraction.ceiling(_high(known(y.total)), _low(known(y.before)) - precision, 2)
         if fits <= 0:
             return None
         changes.append(Change("fraction", fits, "the largest two decimals that pass vLLM's free-memory check with the reading's precision to spare"))
@@ -469,7 +482,7 @@ def answer(y: YourStart) -> Answer:
     if bpt:
         for p in pins:
             logged = y.pool_tokens is not None and y.pool is not None and p == int(y.pool.value)
-            tokens = int(y.pool_tokens.value) if logged else int(kv.tokens_for_pool(p, bpt))  # type: ignore[union-attr]
+            tokens = int(known(y.pool_tokens).number) if logged else int(kv.tokens_for_pool(p, bpt))
             contexts = {length: tokens // length for length in lengths}
             if logged and y.concurrency is not None and y.max_model_len is not None and int(y.max_model_len.value) in contexts:
                 # the engine's own count of full contexts at its max_model_len (a hybrid's tokens count per KV group)

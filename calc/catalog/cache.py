@@ -25,7 +25,7 @@ def _reader(loader: Path) -> tuple[bytes, int | None]:
     return loader.read_bytes() + Path(__file__).read_bytes(), Path(spec.origin).stat().st_mtime_ns if spec and spec.origin else None
 
 
-def kept(directory: Path, texts: dict[str, bytes], loader: Path) -> dict[str, Any] | None:
+def kept(directory: Path, texts: dict[str, bytes], loader: Path) -> dict[str, object] | None:
     """The raw contents kept for these exact file bytes and this reader, or None (none yet, stale,
     unreadable or not one this reader wrote)."""
     cache = _path(directory)
@@ -35,13 +35,13 @@ def kept(directory: Path, texts: dict[str, bytes], loader: Path) -> dict[str, An
         found = marshal.loads(cache.read_bytes())
         if found["reader"] != _reader(loader) or found["texts"] != texts or not _plain(found["raw"]):
             return None
-        raw: dict[str, Any] = found["raw"]
+        raw: dict[str, object] = found["raw"]
         return raw
     except Exception:  # none yet or unreadable: parse
         return None
 
 
-def keep(directory: Path, texts: dict[str, bytes], loader: Path, raw: dict[str, Any]) -> None:
+def keep(directory: Path, texts: dict[str, bytes], loader: Path, raw: dict[str, object]) -> None:
     """Keep the parse for the next read; a read-only catalog is parsed every time."""
     cache = _path(directory)
     try:

@@ -139,13 +139,13 @@ def _read_texts(directory: Path) -> dict[str, bytes]:
     return texts
 
 
-def _parse_yaml(texts: dict[str, bytes]) -> dict[str, Any]:
+def _parse_yaml(texts: dict[str, bytes]) -> dict[str, object]:
     """Every file parsed by parse_yaml: bounded, UTF-8, no aliases, no duplicate keys, on
     libyaml's loader where PyYAML was built with it."""
     return {name: parse_yaml(data, f"{name}.yaml") for name, data in texts.items()}
 
 
-def read_yaml_dir(directory: str | Path) -> dict[str, Any]:
+def read_yaml_dir(directory: str | Path) -> dict[str, object]:
     """Raw contents of catalog/*.yaml, each read safely (see parse_yaml), through the parse cache
     (calc/catalog/cache.py): a read of an unchanged catalog skips the parser."""
     directory = Path(directory)
@@ -176,9 +176,9 @@ def load_json(text: str) -> Catalog:
     return build(raw)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     """A JSON object whose keys are each given once, as in the YAML it came from."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in pairs:
         if key in out:
             raise CatalogError("catalog.json", key, Found(f"the key {key!r} twice"), "each key once in an object")
@@ -186,6 +186,6 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def raw_as_json(raw: dict[str, Any]) -> str:
+def raw_as_json(raw: dict[str, object]) -> str:
     """Raw file contents as JSON, dates as ISO text, so the browser needs no YAML parser."""
     return json.dumps(raw, default=lambda o: o.isoformat() if isinstance(o, datetime.date) else str(o), sort_keys=True)

@@ -3,24 +3,28 @@ cross-references and the figures' context (a start's date and generation) resolv
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, TypeVar
 
+from calc.catalog.entries import Box, Deployment, FractionPlan, Incident, Model, Plan, Policy, Trace
 from calc.catalog.spec import _MISSING, FILES, SPEC, CatalogError, Figure, Found, _check
+
+_Entry = TypeVar("_Entry", Box, Model, Deployment, Incident, Trace, Plan, FractionPlan)
 
 
 @dataclass(frozen=True, repr=False)
 class Catalog:
     """The validated catalog: entries by id, figures as `Figure`."""
 
-    boxes: dict[str, dict[str, Any]]
-    models: dict[str, dict[str, Any]]
-    deployments: dict[str, dict[str, Any]]
-    policy: dict[str, Any]
-    incidents: dict[str, dict[str, Any]]
-    traces: dict[str, dict[str, Any]]
-    plans: dict[str, dict[str, Any]]
-    fraction_plans: dict[str, dict[str, Any]]
+    boxes: dict[str, Box]
+    models: dict[str, Model]
+    deployments: dict[str, Deployment]
+    policy: Policy
+    incidents: dict[str, Incident]
+    traces: dict[str, Trace]
+    plans: dict[str, Plan]
+    fraction_plans: dict[str, FractionPlan]
 
     def __repr__(self) -> str:
         """What it holds, counted: its full contents would run to hundreds of kB in a traceback
@@ -28,8 +32,8 @@ class Catalog:
         return "Catalog(" + ", ".join(f"{len(getattr(self, f.name))} {f.name}" for f in fields(self) if f.name != "policy") + ")"
 
 
-def _by_id(file: str, section: str, items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _by_id(file: str, section: str, items: list[_Entry]) -> dict[str, _Entry]:
+    out: dict[str, _Entry] = {}
     for i, item in enumerate(items):
         if item["id"] in out:
             raise CatalogError(file, f"{section}[{i}].id", item["id"], "an id not used before in this file")
@@ -37,7 +41,7 @@ def _by_id(file: str, section: str, items: list[dict[str, Any]]) -> dict[str, di
     return out
 
 
-def _trace_times(traces: list[dict[str, Any]]) -> None:
+def _trace_times(traces: list[Trace]) -> None:
     """A trace's polls run forward in time, and its kernel-init window starts and ends on polls."""
     for i, trace in enumerate(traces):
         times = [sample["t"] for sample in trace["samples"]]
@@ -55,7 +59,7 @@ def _trace_times(traces: list[dict[str, Any]]) -> None:
                 raise CatalogError("traces.yaml", f"traces[{i}].kernel_init.to_t", window["to_t"], f"a time after from_t ({window['from_t']})")
 
 
-def _lengths(models: list[dict[str, Any]]) -> None:
+def _lengths(models: list[Model]) -> None:
     """A length report is fit over max_model_len: it needs readings at two different lengths."""
     for i, model in enumerate(models):
         for j, report in enumerate(model.get("length_reports", [])):
@@ -69,38 +73,40 @@ def _lengths(models: list[dict[str, Any]]) -> None:
                 )
 
 
-def _refs(file: str, section: str, items: dict[str, dict[str, Any]], targets: dict[str, dict[str, dict[str, Any]]]) -> None:
-    for i, item in enumerate(items.values()):
+def _refs(file: str, section: str, items: Iterable[Mapping[str, object]], targets: dict[str, Mapping[str, object]]) -> None:
+    for i, item in enumerate(items):
         for key, target in (("model", "models"), ("box", "boxes")):
             if key in item and item[key] not in targets[target]:
                 known = ", ".join(targets[target])
                 raise CatalogError(file, f"{section}[{i}].{key}", item[key], f"the id of an entry in {target}.yaml ({known})")
-        for j, resident in enumerate(item.get("residents", [])):
+        residents = item.get("residents", [])
+        for j, resident in enumerate(residents if isinstance(residents, list) else []):
             if resident["model"] not in targets["models"]:
                 known = ", ".join(targets["models"])
                 raise CatalogError(file, f"{section}[{i}].residents[{j}].model", resident["model"], f"the id of an entry in models.yaml ({known})")
 
 
-def _with_context(start: dict[str, Any]) -> dict[str, Any]:
+def _with_context(start: dict[str, object]) -> dict[str, object]:
     """A start's figures carry the start's date and generation unless they say otherwise."""
     date, generation = start.get("date"), start.get("generation")
+    day = date if isinstance(date, str) else None
     return {
-        key: replace(v, date=v.date or date, generation=v.generation or (str(generation) if generation else None))
+        key: _with_context_figure(v, day, generation)
         if isinstance(v, Figure)
-        else {k: _with_context_figure(f, date, generation) for k, f in v.items()}
-        if key == "gate_row"
+        else {k: _with_context_figure(f, day, generation) for k, f in v.items()}
+        if key == "gate_row" and isinstance(v, dict)
         else v
         for key, v in start.items()
     }
 
 
-def _with_context_figure(figure: Figure, date: str | None, generation: int | None) -> Figure:
+def _with_context_figure(figure: Figure, date: str | None, generation: object) -> Figure:
     return replace(figure, date=figure.date or date, generation=figure.generation or (str(generation) if generation else None))
 
 
-def build(raw: dict[str, Any]) -> Catalog:
+def build(raw: dict[str, object]) -> Catalog:
     """Validate raw file contents ({"boxes": ..., "models": ...}) into a Catalog."""
-    data = {}
+    data: dict[str, Any] = {}  # each file as its spec checked it: the entries below are typed
     for name in FILES:
         file = f"{name}.yaml"
         if name not in raw:
@@ -112,10 +118,10 @@ def build(raw: dict[str, Any]) -> Catalog:
         if not {"total_memory", "reported_total", "spec_memory"} & box.keys():
             raise CatalogError("boxes.yaml", f"boxes[{i}].total_memory", _MISSING, "a total: total_memory, reported_total or spec_memory")
     models = _by_id("models.yaml", "models", data["models"]["models"])
-    targets = {"boxes": boxes, "models": models}
-    deployments = _by_id("starts.yaml", "deployments", data["starts"]["deployments"])
-    for deployment in deployments.values():
+    targets: dict[str, Mapping[str, object]] = {"boxes": boxes, "models": models}
+    for deployment in data["starts"]["deployments"]:
         deployment["starts"] = [_with_context(start) for start in deployment["starts"]]
+    deployments = _by_id("starts.yaml", "deployments", data["starts"]["deployments"])
     incidents = _by_id("incidents.yaml", "incidents", data["incidents"]["incidents"])
     traces = _by_id("traces.yaml", "traces", data["traces"]["traces"])
     _trace_times(data["traces"]["traces"])
@@ -128,5 +134,5 @@ def build(raw: dict[str, Any]) -> Catalog:
         ("plans.yaml", "plans", plans),
         ("plans.yaml", "fraction_plans", fraction_plans),
     ):
-        _refs(file, section, items, targets)
+        _refs(file, section, items.values(), targets)
     return Catalog(boxes, models, deployments, data["policy"], incidents, traces, plans, fraction_plans)

@@ -6,17 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from calc.catalog.spec import _NUMBER_TEXT, COUNT, EXPECTED_UNIT, FIGURE_COMMON, FILES, FRACTION, LARGEST_NUMBER, SIZE, SPEC
+from calc.jsontext import JsonObject
 from calc.units import LARGEST_COUNT, SIZE_UNITS
 
 _SIZE_PATTERN = r"^\s*([0-9]{1,3}(,[0-9]{3})+|[0-9]+(_[0-9]+)*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*(" + "|".join(SIZE_UNITS) + r")\s*$"
 
 
-def json_schema(spec: tuple[Any, ...]) -> dict[str, Any]:
+def json_schema(spec: tuple[Any, ...]) -> JsonObject:
     tag = spec[0]
     if tag == "obj":
         _, required, optional = spec
-        props = {k: json_schema(v) for k, v in {**required, **optional}.items()}
-        out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+        props: JsonObject = {k: json_schema(v) for k, v in {**required, **optional}.items()}
+        out: JsonObject = {"type": "object", "properties": props, "additionalProperties": False}
         if required:
             out["required"] = list(required)
         return out
@@ -54,7 +55,7 @@ def json_schema(spec: tuple[Any, ...]) -> dict[str, Any]:
     return {"type": ["string", "number"]}
 
 
-def _value_schema(unit: str, above_zero: bool = False) -> dict[str, Any]:
+def _value_schema(unit: str, above_zero: bool = False) -> JsonObject:
     least = {"exclusiveMinimum": 0} if above_zero else {"minimum": 0}
     if unit == SIZE:
         return {"type": "string", "pattern": _SIZE_PATTERN, "description": EXPECTED_UNIT[SIZE]}
@@ -65,7 +66,7 @@ def _value_schema(unit: str, above_zero: bool = False) -> dict[str, Any]:
     return {"type": "number", **least, "maximum": LARGEST_NUMBER}
 
 
-def schemas() -> dict[str, dict[str, Any]]:
+def schemas() -> dict[str, JsonObject]:
     """The JSON Schema of each catalog file, by file name."""
     return {
         f"{name}.schema.json": {

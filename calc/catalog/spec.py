@@ -63,13 +63,46 @@ class Figure:
     note: str | None = None
     approximate: bool = False
     line: int | None = None  # the log line a measured figure was read from
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, int] = field(default_factory=dict)  # the spec's extras are counts: ranks, streams, a TP size
+
+    # `value` is the union of what the units give: bytes and counts are whole numbers, numbers
+    # whole or exact fractions, fractions always `Fraction`, a range None. The reader says which
+    # it reads, and a figure that is not that is refused by its entry, never used as another.
 
     @property
     def size(self) -> int:
         """A size figure's value in bytes; a range or a figure of another unit has none."""
         if not isinstance(self.value, int):
             raise InputError(f"{self.entry}: found {self.value!r}, expected a size in bytes")
+        return self.value
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """A size figure's bytes: its value, or a range's two ends (a pool read as ~24-25 GiB)."""
+        ends = (self.value,) if self.value is not None else (self.minimum, self.maximum)
+        if not all(isinstance(end, int) for end in ends):
+            raise InputError(f"{self.entry}: found {ends!r}, expected a size in bytes")
+        return tuple(end for end in ends if isinstance(end, int))
+
+    @property
+    def count(self) -> int:
+        """A count figure's value (tokens, seats, polls): a whole number."""
+        if not isinstance(self.value, int):
+            raise InputError(f"{self.entry}: found {self.value!r}, expected a whole number")
+        return self.value
+
+    @property
+    def number(self) -> int | Fraction:
+        """The exact value of a figure of any unit; a range has none."""
+        if self.value is None:
+            raise InputError(f"{self.entry}: found a range ({self.minimum} to {self.maximum}), expected one value")
+        return self.value
+
+    @property
+    def fraction(self) -> Fraction:
+        """A fraction figure's value (gpu_memory_utilization, a share): above 0, at most 1."""
+        if not isinstance(self.value, Fraction):
+            raise InputError(f"{self.entry}: found {self.value!r}, expected a fraction")
         return self.value
 
     @property
@@ -396,8 +429,10 @@ def _scalar(unit: str, raw: Any, file: str, path: str) -> int | Fraction:
         raise CatalogError(file, path, raw, EXPECTED_UNIT[COUNT])
     if raw < 0 or raw != raw or raw in (float("inf"), float("-inf")) or raw > LARGEST_NUMBER:
         raise CatalogError(file, path, raw, EXPECTED_UNIT[unit])
-    if unit == FRACTION and not 0 < raw <= 1:
-        raise CatalogError(file, path, raw, EXPECTED_UNIT[FRACTION])
+    if unit == FRACTION:
+        if not 0 < raw <= 1:
+            raise CatalogError(file, path, raw, EXPECTED_UNIT[FRACTION])
+        return Fraction(str(raw))  # a fraction is a Fraction even when written 1
     return raw if isinstance(raw, int) else Fraction(str(raw))
 
 

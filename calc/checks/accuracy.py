@@ -20,8 +20,10 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from calc.catalog.entries import Settings
 from calc.catalog.model import Catalog
 from calc.engine import hfconfig, kvlayout, weights
+from calc.jsontext import JsonObject
 from calc.logs import logread
 from calc.units import SIZE_UNITS, InputError
 
@@ -155,7 +157,7 @@ def log_mamba_cache_mode(text: str) -> tuple[bool | None, str | None]:
     return prefix, mode
 
 
-def public_observations(entries: list[dict[str, Any]], configs: dict[str, dict[str, Any]], catalog: Catalog, logs: dict[str, str]) -> list[Observation]:
+def public_observations(entries: list[dict[str, Any]], configs: dict[str, JsonObject], catalog: Catalog, logs: dict[str, str]) -> list[Observation]:
     """models/observations.yaml's entries. Each names its architecture one of three ways: a
     shipped config.json (`config`, already read into `configs`), a catalog model
     (`catalog_model`), or architecture fields written out with their source (`architecture`).
@@ -216,7 +218,7 @@ def public_observations(entries: list[dict[str, Any]], configs: dict[str, dict[s
     return out
 
 
-def _shape(e: dict[str, Any], where: str, configs: dict[str, dict[str, Any]], catalog: Catalog, i: int) -> hfconfig.Shape:
+def _shape(e: dict[str, Any], where: str, configs: dict[str, JsonObject], catalog: Catalog, i: int) -> hfconfig.Shape:
     if "config" in e:
         if e["config"] not in configs:
             raise InputError(f"{where}.config: found {e['config']!r}, expected one of {', '.join(sorted(configs))}")
@@ -243,7 +245,7 @@ def catalog_observations(catalog: Catalog) -> list[Observation]:
         for start in d["starts"]:
             if "kv_tokens" not in start:
                 continue
-            s = {**d.get("settings", {}), **start.get("settings", {})}
+            s: Settings = {**d.get("settings", {}), **start.get("settings", {})}
             label = f"{model['name']}, " + (f"generation {start['generation']}" if "generation" in start else start.get("date", ""))
             if s.get("speculative_tokens"):
                 label += f", {s['speculative_tokens']} speculative tokens"
@@ -253,6 +255,6 @@ def catalog_observations(catalog: Catalog) -> list[Observation]:
                                            prefill_budget=s.get("prefill_budget", 8192), speculative_tokens=s.get("speculative_tokens", 0),
                                            mamba_cache_mode=kvlayout.mamba_cache_mode(shape, kvlayout.version(None))),
                 engine_version=None, max_model_len=s["max_model_len"], pool_low=start["kv_pin"], pool_high=start["kv_pin"],
-                printed=start["kv_tokens"].value, quantity="tokens", suspicion=arch.get("note"),
+                printed=start["kv_tokens"].count, quantity="tokens", suspicion=arch.get("note"),
             ))  # fmt: skip
     return out

@@ -9,6 +9,7 @@ from typing import Any
 
 from calc.answers import report
 from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
+from calc.jsontext import JsonObject
 from calc.units import InputError, fmt
 
 
@@ -35,6 +36,9 @@ class ModelInputs:
     multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
     dp: int = 1  # --data-parallel-size
     enable_expert_parallel: bool = False  # --enable-expert-parallel
+    enable_eplb: bool = False  # --enable-eplb
+    eplb_config: str | None = None  # --eplb-config, JSON (0.11.0 on)
+    num_redundant_experts: int | None = None  # --num-redundant-experts (up to 0.11.0)
 
 
 @dataclass(frozen=True)
@@ -68,19 +72,19 @@ class StageReport:
     experts: ExpertsReport | None = None  # with the experts split over TP x DP ranks
     pool: StagePoolTerms | None = None  # on a card
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The stage as the report's `ranks` list gives it: the pool terms last, LoRA's in its place."""
-        out: dict[str, Any] = {f: getattr(self, f) for f in STAGE_KEYS}
+        out: dict[str, object] = {f: getattr(self, f) for f in STAGE_KEYS}
         out["holds"] = list(self.holds)
         if self.lora_bytes is not None:
             out["lora_bytes"] = self.lora_bytes
         if self.offloaded_bytes is not None:
             out["offloaded_bytes"] = self.offloaded_bytes
         if self.experts is not None:
-            out.update(report.to_json(self.experts))
+            out.update(report.to_json_object(self.experts))
         if self.pool is not None:
-            out.update(report.to_json(self.pool))
-        return out
+            out.update(report.to_json_object(self.pool))
+        return report.to_json_object(out)
 
 
 STAGE_KEYS = ("rank", "layers", "first_layer", "end_layer", "holds", "weights_bytes", "drafter_bytes", "kv_bytes_per_token", "kv_bytes_per_request",
@@ -157,14 +161,22 @@ class SleepReport:
 
 @dataclass(frozen=True)
 class HostMemory:
-    """/dev/shm's message queues against --shm-size, and what sleep mode frees (calc/engine/hostmem.py)."""
+    """What the start puts in host memory: the weights and KV moved there (--cpu-offload-gb,
+    --kv-offloading-size, --swap-space; calc/engine/offload.py), /dev/shm's message queues against
+    --shm-size, and what sleep mode frees (calc/engine/hostmem.py). `shm_bytes` is None where
+    /dev/shm was not asked about (no --shm-size, --mq-max-chunk-mb or --enable-sleep-mode)."""
 
     shm_queues: tuple[ShmQueue, ...]
-    shm_bytes: int
+    shm_bytes: int | None
     shm_size_bytes: int | None
     shm_refused: bool
     sleep: SleepReport | None
     notes: tuple[str, ...]
+    offloaded_bytes_per_rank: int = 0  # the weights --cpu-offload-gb moves, on one rank
+    weights_on_device_bytes_per_rank: int | None = None  # what stays on the device; None without offload
+    kv_offloading_bytes: int = 0
+    swap_space_bytes: int = 0
+    offload_host_bytes: int = 0  # the three over every rank, as the text's host-memory line adds them
 
 
 @dataclass(frozen=True)
@@ -288,8 +300,8 @@ class ModelReport:
     host_memory: HostMemory | None = None
     after_start: bool = False  # the command line adds worst_prefill and host_memory, null or not
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {key: getattr(self, key) for key in REPORT_KEYS}
+    def to_json(self) -> JsonObject:
+        out: dict[str, object] = {key: getattr(self, key) for key in REPORT_KEYS}
         out["ranks"] = [st.to_json() for st in self.ranks]
         out["notes"] = list(self.notes)
         p = self.prediction
@@ -303,8 +315,7 @@ class ModelReport:
                        verdict=p.verdict, verdict_reason=p.verdict_reason, fixes=[report.to_json(f) for f in p.fixes], tightest_rank=p.tightest_rank)  # fmt: skip
         if self.after_start:
             out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory)
-        result: dict[str, Any] = report.to_json(out)
-        return result
+        return report.to_json_object(out)
 
 
 REPORT_KEYS = ("modeled", "architecture", "family", "layers", "tp", "kv_cache_dtype", "max_model_len", "engine_rules", "weights_bytes_per_rank",
@@ -337,7 +348,8 @@ def model_report(i: ModelInputs) -> ModelReport:
                                      prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
                                      mamba_cache_mode=mode)  # fmt: skip
         req = kvlayout.request(shape, settings, i.max_model_len, rules)
-        par = ranks.Parallel(i.tp, i.dp, i.enable_expert_parallel)
+        redundant = ranks.redundant_experts(i.eplb_config, i.num_redundant_experts, rules, i.enable_eplb)
+        par = ranks.Parallel(i.tp, i.dp, i.enable_expert_parallel, i.enable_eplb, redundant)
         ranks.check_parallel(shape, par, rules)
         split = ranks.moe_experts(shape) > 0 and (i.dp > 1 or ranks.uses_ep(par, rules))
         group = ranks.expert_ranks(shape, par, rules, i.pp, i.pp_layer_partition, total, source or "index total_size") if split else None
@@ -351,7 +363,8 @@ def model_report(i: ModelInputs) -> ModelReport:
     w = weights.per_rank(shape, i.tp, total, source)
     if split:  # the rank with the most experts, which holds the most
         w = weights.Weights(stage_list[0].weights_bytes, stage_list[-1].drafter_bytes, w.source, w.checkpoint_total)
-    notes = list(shape.defaults) + parallel_notes(shape, par, rules, group, heavy)
+    notes = [n for n in [beyond_read(i.engine_version), hfconfig.unchecked_note(shape.architecture)] if n] + list(shape.defaults)
+    notes += parallel_notes(shape, par, rules, group, heavy)
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes
@@ -403,9 +416,13 @@ def model_report(i: ModelInputs) -> ModelReport:
                 f"vLLM {rules.name} checks one request of the whole model's layers against the smallest stage's pool "
                 "(vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.14.0 to 0.16.x): the smallest pool that starts is the whole model's"
             )
+    # under expert or data parallel the LoRA slots and the offloaded parameters follow the rank's own
+    # experts (calc/engine/lora.py, calc/engine/offload.py): those of the rank with the most
+    if i.lora is not None:
+        lora.check_parallel(ranks.moe_experts(shape), i.tp, i.dp, ranks.uses_ep(par, rules), release_of(i.engine_version))
     stage_lora = (
         tuple(
-            lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1, release_of(i.engine_version))
+            lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1, release_of(i.engine_version), own)
             for st in stage_list
         )
         if i.lora is not None
@@ -413,9 +430,10 @@ def model_report(i: ModelInputs) -> ModelReport:
     )
     host, moved = None, tuple(0 for _ in stage_list)
     if i.offload is not None:
-        moved = tuple(offload.moved(shape, i.tp, i.offload.cpu_offload_gib, range(st.first_layer, st.end_layer)) for st in stage_list)
+        moved = tuple(offload.moved(shape, i.tp, i.offload.cpu_offload_gib, range(st.first_layer, st.end_layer), own) for st in stage_list)
         moved = tuple(min(m, st.weights_bytes) for m, st in zip(moved, stage_list, strict=True))  # a checkpoint smaller than the count
-        host = offload.host_use(i.offload, moved, i.tp, rules.engine)
+        every = _moved_by_every_rank(shape, par, rules, group, stage_list, i.offload.cpu_offload_gib) if split and group else None
+        host = offload.host_use(i.offload, moved, i.tp, rules.engine, every)
         notes += list(host.notes)
         said = offload.unified_note(host, w.model)
         if said:
@@ -429,7 +447,7 @@ def model_report(i: ModelInputs) -> ModelReport:
         tp=i.tp,
         kv_cache_dtype=i.kv_cache_dtype,
         max_model_len=i.max_model_len,
-        engine_rules=f"vLLM {rules.name} ({'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints})",
+        engine_rules=_engine_rules(rules, i.engine_version),
         weights_bytes_per_rank=w.model,
         weights_source=w.source,
         drafter_bytes_per_rank=w.drafter,
@@ -457,7 +475,7 @@ def model_report(i: ModelInputs) -> ModelReport:
             )
             for st in stage_list
         ),
-        lora=_lora_report(i.lora, stage_lora, i.tp) if i.lora is not None and stage_lora else None,
+        lora=_lora_report(i.lora, stage_lora, i.tp * i.dp) if i.lora is not None and stage_lora else None,  # every worker of every replica
         tower=_tower_report(shape.tower, tower_bytes, i.tp) if shape.tower is not None else None,
         offload=_offload_report(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
         notes=tuple(notes),
@@ -479,6 +497,30 @@ def model_report(i: ModelInputs) -> ModelReport:
             one_request_fits=largest >= i.max_model_len,
         )
     return out
+
+
+def beyond_read(text: str | None) -> str | None:
+    """Where --engine-version names a release newer than the newest whose source was read
+    (calc/engine/predict.py LATEST, the 0.33.0 wheel), what the report says of it: the rules
+    followed are the newest release's, and the version typed is beyond it. None otherwise."""
+    from calc.engine import predict
+
+    if not text or release_of(text) <= predict.LATEST:
+        return None
+    newest = f"{predict.LATEST[0]}.{predict.LATEST[1]}.0"
+    return f"--engine-version {text.strip()} is beyond vLLM {newest}, the newest release read: the rules used are those of {newest}"
+
+
+def _engine_rules(rules: kvlayout.Version, version: str | None) -> str:
+    """The rules the report follows, as its first line names them."""
+    from calc.engine import predict
+
+    how = f"{'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints}"
+    if beyond_read(version) is None:
+        return f"vLLM {rules.name} ({how})"
+    assert version is not None
+    newest = f"{predict.LATEST[0]}.{predict.LATEST[1]}.0"
+    return f"the rules of vLLM {newest}, the newest release read ({how}); {version.strip()} is beyond it"
 
 
 def release_of(text: str | None) -> tuple[int, int]:
@@ -519,6 +561,12 @@ def parallel_notes(shape: hfconfig.Shape, par: ranks.Parallel, rules: kvlayout.V
             f"expert parallel over TP x DP = {par.ep_size} ranks: {experts} routed experts, {dealt} (determine_expert_map); each expert whole "
             "on its rank; attention, embeddings and dense layers as under TP; the weights are the rank with the most experts"
         )
+        if par.eplb:
+            out.append(
+                f"EPLB with {par.redundant} redundant experts: {experts} + {par.redundant} = {experts + par.redundant} physical experts a layer, "
+                f"{counts[heavy]} on each of the {par.ep_size} EP ranks, each copy a whole expert's weights "
+                "(fused_moe/layer.py global_num_experts, 0.10.1 to 0.33.0)" + ("" if par.redundant else ": no copies, the experts only rearranged")
+            )
         if ranks.shared_replicated(shape, par, rules):
             out.append("with EP, TP > 1 and DP > 1 the shared experts are built whole on every rank (sequence-parallel MoE, deepseek_v2.py)")
     elif par.ep and experts and par.ep_size == 1:
@@ -543,6 +591,22 @@ def _experts_report(each: tuple[ranks.ExpertRank, ...], heavy: int) -> ExpertsRe
         local_experts=each[heavy].local_experts,
         expert_ranks=tuple(ExpertRankReport(e.ep_rank, e.dp_rank, e.tp_rank, e.local_experts, e.weights_bytes) for e in each),
     )
+
+
+def _moved_by_every_rank(
+    shape: hfconfig.Shape, par: ranks.Parallel, rules: kvlayout.Version, group: Any, stage_list: tuple[ranks.Stage, ...], gib: Fraction
+) -> int:
+    """What --cpu-offload-gb moves off every TP x DP rank of every stage together, each rank from
+    its own experts (ranks holding as many experts move as many bytes: each count figured once)."""
+    total = 0
+    for st, each in zip(stage_list, group, strict=True):
+        figured: dict[int, int] = {}
+        for e in each:
+            if e.local_experts not in figured:
+                own = ranks.rank_tensors(shape, par, rules, e.ep_rank)
+                figured[e.local_experts] = min(offload.moved(shape, par.tp, gib, range(st.first_layer, st.end_layer), own), e.weights_bytes)
+            total += figured[e.local_experts]
+    return total
 
 
 def _lora_report(cfg: lora.Lora, each: tuple[lora.LoraBytes, ...], tp: int) -> LoraReport:

@@ -10,13 +10,16 @@ vLLM printed negative has no relative error: its row checks the verdict instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import median
 from typing import Any
 
+from calc.catalog.entries import Box
 from calc.checks import accuracy
 from calc.engine import hfconfig, predict
+from calc.jsontext import JsonObject
 from calc.logs import logread
 from calc.units import InputError, parse_size
 
@@ -39,6 +42,8 @@ class Row:
     log_verdict: str = "starts"  # what vLLM did: "starts", "no KV memory" or "max_model_len" (the log's error)
     family: str = ""  # hfconfig.Shape.family: dense, moe, mla, sliding window, hybrid
     era: str = ""  # era_of(the start's release)
+    release: tuple[int, int] = (0, 0)  # the start's vLLM release, (major, minor)
+    layers: int = 0  # the config's decoder layers: each further CUDA graph grows with them
 
     @property
     def error(self) -> Fraction | None:
@@ -74,9 +79,7 @@ def _mid(found: logread.Found | None) -> int | None:
     return int(found.value)
 
 
-def rows(
-    entries: list[dict[str, Any]], configs: dict[str, dict[str, Any]], logs: dict[str, str], boxes: dict[str, dict[str, Any]], urls: dict[str, str]
-) -> list[Row]:
+def rows(entries: list[dict[str, Any]], configs: dict[str, JsonObject], logs: dict[str, str], boxes: Mapping[str, Box], urls: dict[str, str]) -> list[Row]:
     out = []
     for i, e in enumerate(entries):
         where = f"models/pool_starts.yaml: starts[{i}]"
@@ -108,6 +111,7 @@ def rows(
             engine_version=str(e["engine_version"]),
             kv_cache_dtype=str(e.get("kv_cache_dtype", "auto")),
             prefix_caching=accuracy.log_mamba_cache_mode(logs[e["log"]])[0],  # as the log states it, else the release's default
+            flashinfer_sampler=flashinfer_sampler(logs[e["log"]], e.get("sampler"), f"{where}.sampler"),
         )
         given: dict[str, Any] = {}
         if e.get("weights") == "log":
@@ -130,8 +134,21 @@ def rows(
         error = r.error.value if r.error is not None else None
         said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
         out.append(Row(i, str(e["label"]), e["log"], str(e.get("url") or urls.get(e["log"], "")), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
-                       shape.family, era_of(predict.release(str(e["engine_version"])))))  # fmt: skip
+                       shape.family, era_of(predict.release(str(e["engine_version"]))), predict.release(str(e["engine_version"])), len(shape.layers)))  # fmt: skip
     return out
+
+
+_FLASHINFER_SAMPLER = "Using FlashInfer for top-p & top-k sampling"  # v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__
+
+
+def flashinfer_sampler(text: str, stated: object, where: str) -> bool:
+    """Whether the start sampled with FlashInfer: the log's own line, or what the entry states
+    (`sampler: flashinfer` or `sampler: pytorch`) where the log kept no such line."""
+    if stated is None:
+        return _FLASHINFER_SAMPLER in text
+    if stated not in ("flashinfer", "pytorch"):
+        raise InputError(f"{where}: found {stated!r}, expected flashinfer or pytorch")
+    return stated == "flashinfer"
 
 
 ERAS = ("V0, before 0.8.0", "V1, from 0.8.0, before 0.20.0", "V1 from 0.20.0, the CUDA graph estimate off the pool")
@@ -179,41 +196,53 @@ def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
     return out
 
 
-def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str]) -> dict[str, int]:
-    """The three constants calc/engine/predict.py takes, as medians over the rows not held out (and the
+def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str], layers: dict[str, int] | None = None) -> dict[str, int]:
+    """The constants calc/engine/predict.py takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
-    sampler's bytes a logit where the printed activation peak is the sampler's, and a graph's bytes."""
+    sampler's bytes a logit where the printed activation peak is the sampler's, a graph's first
+    capture and each further graph's bytes a decoder layer of each mode (`layers`: each graph log's
+    decoder layers, the rows' own where none is given); under TP before v0.11.0, where no log prints
+    the non-torch increase, what the printed pool leaves."""
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
     one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
     many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0]]
     many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
+    # Before v0.11.0 no start prints the non-torch increase under TP: what its printed pool leaves
+    # after the printed weights and the predicted activation peak (no CUDA graph estimate then).
+    no_cumem = [
+        r.prediction.requested_bytes - r.printed_terms["weights"] - r.prediction.activation.bytes - r.printed_pool
+        for r in fitted
+        if _tp(r) > 1 and r.era == ERAS[1] and r.release < (0, 11) and "non_torch" not in r.printed_terms
+        and "weights" in r.printed_terms and r.printed_pool > 0
+    ]  # fmt: skip
     sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
         act, p = r.printed_terms.get("activation_peak"), r.prediction
         for path, values in sampler.items():
             if act is not None and act > p.forward.bytes and f"(fitted, {path})" in p.sampler.source:
-                values.append(Fraction(act - p.residual_bytes, p.sampler_rows * p.vocab))
+                values.append(Fraction(act - p.residual_bytes - p.moe_workspace_bytes, p.sampler_rows * p.vocab))
     firsts: list[int] = []
-    pers: list[int] = []
-    pers_tp: list[int] = []
+    per_layer: dict[str, list[Fraction]] = {"PIECEWISE": [], "FULL": []}
     held = {r.log for r in rs if r.held_out}
-    tps = {r.log: r.prediction.tp for r in rs}
+    depth = {r.log: r.layers for r in rs} | (layers or {})
     for g in graph_logs:  # the logs that print vLLM's own two measurements (DEBUG), but a held-out start's
         measured = graph_breakdown(logs[g["log"]]) if g["log"] not in held else {}
-        if measured:
+        if measured and depth.get(g["log"]):
             firsts.append(max(first for first, _ in measured.values()))
-            (pers_tp if tps.get(g["log"], 1) > 1 else pers).extend(per for _, per in measured.values())
+            for mode, (_, per) in measured.items():
+                per_layer[mode].append(Fraction(per, depth[g["log"]]))
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
         "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
         "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
         "NON_TORCH_PER_RANK_TP_V0": round(median(many_v0)) if many_v0 else 0,
+        "NON_TORCH_PER_RANK_TP_NO_CUMEM": round(median(no_cumem)) if no_cumem else 0,
         "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
         "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
         "CUDA_GRAPH_FIRST_CAPTURE": round(median(firsts)) if firsts else 0,
-        "CUDA_GRAPH_PER_GRAPH": round(median(pers)) if pers else 0,
-        "CUDA_GRAPH_PER_GRAPH_TP": round(median(pers_tp)) if pers_tp else 0,
+        "CUDA_GRAPH_PIECEWISE_PER_LAYER": round(median(per_layer["PIECEWISE"])) if per_layer["PIECEWISE"] else 0,
+        "CUDA_GRAPH_FULL_PER_LAYER": round(median(per_layer["FULL"])) if per_layer["FULL"] else 0,
     }
 
 
@@ -241,9 +270,10 @@ class GraphCheck:
         return Fraction(self.predicted - self.printed, self.printed)
 
 
-def graph_checks(names: list[str], logs: dict[str, str], tps: dict[str, int] | None = None) -> list[GraphCheck]:
+def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int]) -> list[GraphCheck]:
     """The estimate predict.cuda_graph_estimate gives for the graphs each log profiled (its
-    'Profiling CUDA graph memory: PIECEWISE=.., FULL=..' line) beside the total vLLM printed."""
+    'Profiling CUDA graph memory: PIECEWISE=.., FULL=..' line) and its model's decoder layers
+    beside the total vLLM printed."""
     out = []
     for name in names:
         text = logs[name]
@@ -253,7 +283,9 @@ def graph_checks(names: list[str], logs: dict[str, str], tps: dict[str, int] | N
         if not modes or total is None:
             raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {name} prints no 'Profiling CUDA graph memory' line with its total")
         pw, full = int(modes.get("PIECEWISE", 0)), int(modes.get("FULL", 0))
-        out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full, (tps or {}).get(name, 1))))
+        if not layers.get(name):
+            raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {name} has no config to count its layers, expected a start's or its own config")
+        out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full, layers[name])))
     return out
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from calc.catalog.entries import Box, Deployment, KvReport, Model, Settings, Start
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.engine import kv
@@ -27,30 +28,31 @@ class BoxTotal(NamedTuple):
     what: str
 
 
-def box_total(box: dict[str, Any]) -> BoxTotal:
+def box_total(box: Box) -> BoxTotal:
     """The best total the catalog has for a box, and what kind of total it is."""
-    for key, kind, what in BOX_TOTALS:
-        if key in box:
-            return BoxTotal(box[key], kind, what)
+    figures = (box.get("total_memory"), box.get("reported_total"), box.get("spec_memory"))  # BOX_TOTALS' keys, in order
+    for figure, (_, kind, what) in zip(figures, BOX_TOTALS, strict=True):
+        if figure is not None:
+            return BoxTotal(figure, kind, what)
     raise InputError(f"boxes.yaml: {box['id']}: found no total_memory, reported_total or spec_memory, expected one")
 
 
-def box_free(box: dict[str, Any]) -> Figure | None:
+def box_free(box: Box) -> Figure | None:
     """The reading the gate needs and a specification cannot give: MemAvailable on the idle box
     (unified memory) or free memory on the card at start (discrete)."""
     return box.get("idle_available") or box.get("free_at_start")
 
 
 def amount(figure: Figure) -> Amount:
-    return Amount(figure.value, figure.provenance, figure.entry)  # type: ignore[arg-type]
+    return Amount(figure.size, figure.provenance, figure.entry)
 
 
-def settings(deployment: dict[str, Any], start: dict[str, Any] | None = None) -> dict[str, Any]:
+def settings(deployment: Deployment, start: Start | None = None) -> Settings:
     """The deployment's settings with a start's own settings over them."""
-    return {**deployment["settings"], **((start or {}).get("settings") or {})}
+    return {**deployment["settings"], **(start.get("settings", {}) if start else {})}
 
 
-def start_settings(catalog: Catalog, deployment: dict[str, Any], start: dict[str, Any] | None = None) -> dict[str, Any]:
+def start_settings(catalog: Catalog, deployment: Deployment, start: Start | None = None) -> Settings:
     """What a start ran with, for the gate: its settings over the deployment's. A prefill budget
     or seat count the catalog does not record is taken at the calibration, where the gate adds
     nothing for it (never as zero); max_model_len has no such stand-in and must be recorded."""
@@ -58,36 +60,36 @@ def start_settings(catalog: Catalog, deployment: dict[str, Any], start: dict[str
     if "max_model_len" not in s:
         raise InputError(f"starts.yaml: {deployment['id']}: settings.max_model_len: found nothing, expected the deployment's --max-model-len")
     calibration = catalog.policy["gate"]["calibration"]
-    return {**s, "prefill_budget": s.get("prefill_budget", calibration["prefill_budget"].value), "seats": s.get("seats", calibration["seats"].value)}
+    return {**s, "prefill_budget": s.get("prefill_budget", calibration["prefill_budget"].count), "seats": s.get("seats", calibration["seats"].count)}
 
 
-def held(start: dict[str, Any]) -> Amount:
+def held(start: Start) -> Amount:
     """What the rank holds: MemAvailable before the start minus after it."""
     before, after = start["available_before"], start["available_after"]
-    return Amount(before.value - after.value, f"available before - after, {after.provenance}", after.entry)
+    return Amount(before.size - after.size, f"available before - after, {after.provenance}", after.entry)
 
 
-def measured_start(deployment: dict[str, Any]) -> dict[str, Any] | None:
+def measured_start(deployment: Deployment) -> Start | None:
     """The latest start with both a weights log line and MemAvailable before and after."""
     found = [s for s in deployment["starts"] if {"weights_loaded", "available_before", "available_after"} <= s.keys()]
     return found[-1] if found else None
 
 
-def overhead(start: dict[str, Any]) -> Amount:
+def overhead(start: Start) -> Amount:
     """A remainder, not a measurement of each part: held - weights - KV pool."""
-    value = held(start).bytes - start["weights_loaded"].value - start["kv_pin"]
+    value = held(start).bytes - start["weights_loaded"].size - start["kv_pin"]
     gen = start["weights_loaded"].generation
     return Amount(value, f"remainder: held - weights - KV pool, gen {gen}", start["weights_loaded"].entry)
 
 
-def drafter_per_rank(model: dict[str, Any]) -> Amount | None:
+def drafter_per_rank(model: Model) -> Amount | None:
     drafter = model.get("drafter")
     if not drafter:
         return None
     weights = drafter["weights"]
     ranks = weights.extra.get("ranks", 1)
     split = f", both ranks' figure / {ranks}" if ranks > 1 else ""
-    return Amount(weights.value // ranks, f"{weights.kind}{split}", weights.entry)
+    return Amount(weights.size // ranks, f"{weights.kind}{split}", weights.entry)
 
 
 def gate_row(catalog: Catalog, deployment_id: str) -> GateRow:
@@ -110,15 +112,15 @@ def gate_row(catalog: Catalog, deployment_id: str) -> GateRow:
         weights=weights,
         overhead=over,
         headroom=amount(policy["headroom"]),
-        calibration_prefill=policy["calibration"]["prefill_budget"].value,
-        calibration_seats=policy["calibration"]["seats"].value,
+        calibration_prefill=policy["calibration"]["prefill_budget"].count,
+        calibration_seats=policy["calibration"]["seats"].count,
         drafter=drafter_per_rank(model),
         prefill_bytes_per_token=amount(constants["prefill_bytes_per_token"]) if "prefill_bytes_per_token" in constants else None,
         seat_bytes=amount(constants["seat_bytes"]) if "seat_bytes" in constants else None,
     )
 
 
-def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict[str, Any]) -> GateRow:
+def gate_row_of_start(catalog: Catalog, deployment_id: str, start: Start) -> GateRow:
     """The row the gate held when a start was admitted (a pre-measurement row, say)."""
     current = gate_row(catalog, deployment_id)
     recorded = start["gate_row"]
@@ -132,15 +134,15 @@ def gate_row_of_start(catalog: Catalog, deployment_id: str, start: dict[str, Any
     )
 
 
-def request_of(catalog: Catalog, deployment: dict[str, Any], start: dict[str, Any], drafter: bool = False) -> Request:
+def request_of(catalog: Catalog, deployment: Deployment, start: Start, drafter: bool = False) -> Request:
     s = start_settings(catalog, deployment, start)
     return Request(start["kv_pin"], drafter, s["prefill_budget"], s["seats"])
 
 
-def start_by_generation(deployment: dict[str, Any], generation: int) -> dict[str, Any]:
+def start_by_generation(deployment: Deployment, generation: int) -> Start:
     for start in deployment["starts"]:
         if start.get("generation") == generation:
-            return dict(start)
+            return start.copy()
     raise KeyError(f"{deployment['id']}: no start with generation {generation}")
 
 
@@ -173,7 +175,7 @@ class KvReading:
         return kv.tokens_for_pool(pool, self.bytes_per_token), False
 
 
-def _key(deployment: dict[str, Any], start: dict[str, Any]) -> tuple[Any, ...]:
+def _key(deployment: Deployment, start: Start) -> tuple[tuple[str, object], ...]:
     s = settings(deployment, start)
     return tuple(sorted(s.items()))
 
@@ -185,13 +187,13 @@ def kv_readings(catalog: Catalog, model: str | None = None) -> list[KvReading]:
     for deployment in catalog.deployments.values():
         if model is not None and deployment["model"] != model:
             continue  # each reading's block size may take vLLM's layout of its model: only the ones asked for
-        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        groups: dict[tuple[tuple[str, object], ...], list[Start]] = {}
         for start in deployment["starts"]:
             if "kv_tokens" in start:
                 groups.setdefault(_key(deployment, start), []).append(start)
         for starts in groups.values():
             s = settings(deployment, starts[0])
-            pairs = tuple((st["kv_pin"], st["kv_tokens"].value) for st in starts)
+            pairs = tuple((st["kv_pin"], st["kv_tokens"].count) for st in starts)
             gens = sorted({st["generation"] for st in starts if st.get("generation")})
             dates = sorted({st["date"] for st in starts if st.get("date")})
             where = ("gen " + "/".join(map(str, gens))) if gens else ""
@@ -215,7 +217,7 @@ def kv_readings(catalog: Catalog, model: str | None = None) -> list[KvReading]:
     return out
 
 
-def block_size(model: dict[str, Any], kv_dtype: str, tp: int, given: int | None, whose: str = "the start's") -> tuple[int, str]:
+def block_size(model: Model, kv_dtype: str, tp: int, given: int | None, whose: str = "the start's") -> tuple[int, str]:
     """The block of a model's pool, in tokens, and where it comes from: the start's own setting,
     a report of the same model and KV type that names one, the layout vLLM gives the catalog's
     architecture (calc/engine/kvlayout.py), else vLLM's default of 16."""
@@ -237,15 +239,15 @@ def block_size(model: dict[str, Any], kv_dtype: str, tp: int, given: int | None,
     return kv.DEFAULT_BLOCK_SIZE, "vLLM's default block (no block size known for this model)"
 
 
-def _report(model_id: str, report: dict[str, Any]) -> KvReading:
+def _report(model_id: str, report: KvReport) -> KvReading:
     pairs: tuple[tuple[int, int], ...]
     per_token: int | Fraction
     if "bytes_per_token" in report:
         figure = report["bytes_per_token"]
-        per_token, pairs = Fraction(figure.value), ()
+        per_token, pairs = Fraction(figure.number), ()
     elif "pool" in report and "tokens" in report:
         figure = report["tokens"]
-        pairs = ((report["pool"].value, report["tokens"].value),)
+        pairs = ((report["pool"].size, report["tokens"].count),)
         per_token = kv.whole_bytes(kv.bytes_per_token(*pairs[0]))
     else:
         raise InputError(f"models.yaml: {model_id}: a kv report needs bytes_per_token, or pool and tokens")
@@ -256,7 +258,7 @@ def _report(model_id: str, report: dict[str, Any]) -> KvReading:
     )  # fmt: skip
 
 
-def modeled_from_architecture(model: dict[str, Any], kv_dtype: str, tp: int = 1) -> int | None:
+def modeled_from_architecture(model: Model, kv_dtype: str, tp: int = 1) -> int | None:
     """Bytes a token adds per rank, by vLLM's layout (calc/engine/kvlayout.py), from the catalog's
     architecture fields; None when the catalog holds none for this model."""
     arch = model.get("architecture")
@@ -297,8 +299,8 @@ def length_fits(catalog: Catalog) -> list[LengthFit]:
     for model in catalog.models.values():
         for report in model.get("length_reports", []):
             pool = report["pool"]
-            readings = tuple((r["max_model_len"], r["tokens"].value) for r in report["readings"])
-            for size in [pool.value] if pool.value is not None else [pool.minimum, pool.maximum]:
+            readings = tuple((r["max_model_len"], r["tokens"].count) for r in report["readings"])
+            for size in pool.sizes:
                 points = [(length, kv.per_request_bytes(size, tokens, length)) for length, tokens in readings]
                 per_token, fixed = kv.fit_per_request(points)
                 out.append(LengthFit(model["id"], report.get("label", ""), report["kv_dtype"], size, per_token, fixed, readings, pool.provenance))

@@ -27,6 +27,16 @@ Read from vLLM 0.33.0 (vllm/lora/):
   config/lora.py). An adapter is at most one of the whole model's slots (TP 1, every layer) at
   the largest rank.
 
+- MoE experts (vllm/lora/layers/fused_moe.py): not wrapped before it exists (0.11.0 has no such
+  layer: an MoE's experts take no slots; 0.12 is not read, taken as 0.13.0); from 0.13.0 its
+  slots span the rank's own experts (local_num_experts) and the intermediate as the rank holds it
+  (intermediate_size_per_partition: divided over TP x DP without expert parallel, whole with it).
+  Expert parallel is refused from 0.13.0 to 0.20.x (FusedMoEWithLoRA.__init__: "EP support for
+  Fused MoE LoRA is not implemented yet"); from 0.21.0 it is taken with the default all2all
+  backend (allgather_reducescatter) but not as the sequence-parallel MoE, EP with TP and DP both
+  above 1 (`_ep_check`: `assert not moe_parallel_config.is_sequence_parallel`, 0.21.0 to
+  0.33.0; vllm/config/parallel.py use_sequence_parallel_moe).
+
 Not counted: Punica's index tensors (a few integers a token), --fully-sharded-loras (which
 divides the A of column-parallel layers and the B of row-parallel ones), --lora-target-modules.
 """
@@ -97,9 +107,45 @@ def _gated(shape: Shape, path: str) -> bool:
     return mlp.gated
 
 
-def per_rank(shape: Shape, tp: int, cfg: Lora, layers: range | None = None, first: bool = True, last: bool = True, rel: tuple[int, int] = LATEST) -> LoraBytes:
+MOE_LORA_FROM = (0, 12)  # vllm/lora/layers/fused_moe.py: absent in 0.11.0, present in 0.13.0 (0.12 not read)
+MOE_LORA_EP_FROM = (0, 21)  # expert parallel taken from 0.21.0 (refused 0.13.0 to 0.20.x)
+
+
+def _wraps(t: weights.Tensor, rel: tuple[int, int]) -> bool:
+    """Whether the release wraps this tensor's module at all: an MoE's experts from 0.13.0 only."""
+    return ".experts." not in t.path or rel >= MOE_LORA_FROM
+
+
+def check_parallel(experts: int, tp: int, dp: int, ep: bool, rel: tuple[int, int] = LATEST) -> None:
+    """What vLLM refuses of LoRA on an MoE's experts under expert parallel (see above), one line each."""
+    if not experts or not ep or rel < MOE_LORA_FROM:
+        return
+    if rel < MOE_LORA_EP_FROM:
+        raise InputError(
+            f"--enable-lora: found with --enable-expert-parallel on vLLM {rel[0]}.{rel[1]}, expected vLLM 0.21.0 or later, or no expert parallel "
+            "(vllm/lora/layers/fused_moe.py 0.13.0 to 0.20.x: EP support for Fused MoE LoRA is not implemented yet)"
+        )
+    if tp > 1 and dp > 1:
+        raise InputError(
+            f"--enable-lora: found with expert parallel at TP {tp} x DP {dp}, the sequence-parallel MoE, expected TP 1 or DP 1 "
+            "(vllm/lora/layers/fused_moe.py _ep_check, 0.21.0 to 0.33.0)"
+        )
+
+
+def per_rank(
+    shape: Shape,
+    tp: int,
+    cfg: Lora,
+    layers: range | None = None,
+    first: bool = True,
+    last: bool = True,
+    rel: tuple[int, int] = LATEST,
+    tensors: list[weights.Tensor] | None = None,
+) -> LoraBytes:
     """The LoRA bytes on one rank holding `layers` (all by default), the embedding when `first`,
-    the head when `last`, under release `rel`'s limits."""
+    the head when `last`, under release `rel`'s limits; `tensors`, the rank's weights where they
+    are not TP's alone (expert or data parallel: calc/engine/ranks.py rank_tensors), whose experts
+    the MoE slots follow."""
     check(cfg, rel)
     limit = max_vocab(rel)
     if last and shape.vocab > limit and shape.vocab > 32000:
@@ -108,8 +154,8 @@ def per_rank(shape: Shape, tp: int, cfg: Lora, layers: range | None = None, firs
         )
     r, elem = cfg.max_lora_rank, shape.dtype_bytes
     values = modules = 0
-    for t in weights.tensors(shape, tp):
-        if t.drafter:
+    for t in tensors if tensors is not None else weights.tensors(shape, tp):
+        if t.drafter or not _wraps(t, rel):
             continue
         m = _LAYER.match(t.path + ".")
         if m is None or (layers is not None and int(m.group(1)) not in layers):
@@ -130,21 +176,21 @@ def per_rank(shape: Shape, tp: int, cfg: Lora, layers: range | None = None, firs
         values += r * (shape.hidden + shape.vocab)  # the logits processor's A and B
         modules += 1
     slot = values * elem
-    return LoraBytes(slot, slot * cfg.max_loras, adapter_bytes(shape, cfg) * (cfg.max_cpu_loras or cfg.max_loras), modules)
+    return LoraBytes(slot, slot * cfg.max_loras, adapter_bytes(shape, cfg, rel) * (cfg.max_cpu_loras or cfg.max_loras), modules)
 
 
-def adapter_bytes(shape: Shape, cfg: Lora) -> int:
+def adapter_bytes(shape: Shape, cfg: Lora, rel: tuple[int, int] = LATEST) -> int:
     """The largest adapter a worker loads to the host: every wrapped module of the whole model at
     TP 1, the embedding and the head once each, at max_lora_rank."""
-    whole = per_rank_values(shape, cfg)
+    whole = per_rank_values(shape, cfg, rel)
     return whole * shape.dtype_bytes
 
 
-def per_rank_values(shape: Shape, cfg: Lora) -> int:
+def per_rank_values(shape: Shape, cfg: Lora, rel: tuple[int, int] = LATEST) -> int:
     r = cfg.max_lora_rank
     values = 0
     for t in weights.tensors(shape, 1):
-        if t.drafter or _LAYER.match(t.path + ".") is None:
+        if t.drafter or _LAYER.match(t.path + ".") is None or not _wraps(t, rel):
             continue
         router = t.path.endswith((".gate", ".router")) and t.cols == shape.hidden and _gated(shape, t.path + ".")
         if t.linear or router:

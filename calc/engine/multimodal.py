@@ -164,10 +164,48 @@ class EncoderProfile:
     tokens_per_item: int
     held_bytes: int  # the encoder's outputs, kept through the language model's dummy pass
     source: str
+    forward_bytes: int = 0  # the tower's own forward over the batch, before the language model runs (encoder_forward_peak)
+    patches: int = 0  # the patches the tower sees in that batch
+
+
+def patches_per_item(tower: Tower) -> int:
+    """The patches one item of the most tokens gives the tower: SigLIP (Gemma 3) sees its whole
+    position table, (image_size / patch)^2, and its projector pools them to image_tokens
+    (gemma3_mm.py Gemma3MultiModalProjector); Qwen2.5-VL, Qwen3-VL and Pixtral see
+    image_tokens x spatial_merge_size^2 patches, which their merger folds by merge^2."""
+    if tower.kind == "siglip":
+        return tower.positions or tower.image_tokens
+    return tower.image_tokens * tower.merge * tower.merge
+
+
+def encoder_forward_peak(tower: Tower, items: int, tp: int, dtype_bytes: int) -> tuple[int, int]:
+    """(bytes, patches) of the tower's forward pass over the profile's dummy batch, read from the
+    model code (vllm/model_executor/models/siglip.py SiglipEncoderLayer, qwen2_5_vl.py
+    Qwen2_5_VisionBlock, qwen3_vl.py Qwen3_VisionBlock, pixtral.py TransformerBlock, 0.19.0), the
+    tower run on every item at once (gemma3_mm.py _process_image_input: vision_tower(pixel_values)):
+    - the pixels as the processor gives them (float32) and their cast to the model's dtype:
+      patches x channels x temporal_patch x patch^2 x (4 + dtype) bytes;
+    - in a block, the residual and the normed input (2 x hidden a patch), and the larger of the
+      attention's transients (the fused qkv output, 3 x hidden / TP, the attention's output,
+      hidden / TP, and out_proj's, hidden; the encoder attention is FlashAttention's varlen
+      kernel, which keeps no patches x patches scores) and the MLP's (fc1 and its activation,
+      2 x intermediate / TP; a gated MLP's gate_up and its product, 3 x intermediate / TP).
+    The tower is divided over the TP ranks unless --mm-encoder-tp-mode data builds it whole on each
+    (then every rank is counted with the whole batch). No start so far shows this peak: the
+    Gemma 3 starts of v0.19.0 print peaks the sampler's warm-up sets (models/pool_starts.yaml),
+    above this one, so it is modeled from the source and uncalibrated."""
+    n = items * patches_per_item(tower)
+    t = 1 if tower.data_parallel else tp
+    h, i = tower.hidden, tower.intermediate
+    gated = tower.kind in ("qwen2.5-vl", "pixtral")
+    attention = (3 * h + h) // t + h
+    mlp = (3 * i if gated else 2 * i) // t
+    pixels = n * tower.channels * tower.temporal_patch * tower.patch * tower.patch * (4 + dtype_bytes)
+    return n * (2 * h + max(attention, mlp)) * dtype_bytes + pixels, n
 
 
 def encoder_profile(
-    shape: Shape, s: Settings, max_num_batched_tokens: int, max_num_seqs: int, max_model_len: int, rel: tuple[int, int] = (0, 33)
+    shape: Shape, s: Settings, max_num_batched_tokens: int, max_num_seqs: int, max_model_len: int, rel: tuple[int, int] = (0, 33), tp: int = 1
 ) -> EncoderProfile | None:
     """The encoder's batch in the profile run and the outputs it leaves for the rest of the run;
     None when the model has no tower, the limits leave it unbuilt (apply first), or the engine is
@@ -185,6 +223,7 @@ def encoder_profile(
         items = max(1, min(budget // per_item, max_num_seqs * per_prompt))
     width = tower.out_hidden * (1 + tower.deepstack)
     held = items * per_item * width * shape.dtype_bytes
+    forward, patches = encoder_forward_peak(tower, items, tp, shape.dtype_bytes)
     return EncoderProfile(
         budget,
         items,
@@ -193,4 +232,6 @@ def encoder_profile(
         f"vllm/v1/worker/gpu_model_runner.py profile_run, {'0.8.5' if rel < (0, 11) else '0.33.0'}: 'Encoder cache will be initialized with a budget of {budget} tokens, "
         f"and profiled with {items} image items of the maximum feature size'; their outputs ({per_item:,} tokens x {width:,} wide) stay "
         "through the dummy pass",
+        forward,
+        patches,
     )

@@ -63,11 +63,13 @@ def check(o: Offload) -> None:
         raise InputError(f"--swap-space: found {float(o.swap_space_gib):g}, expected a size in GiB of 0 or more")
 
 
-def parameters(shape: Shape, tp: int, layers: range | None = None) -> list[tuple[str, int]]:
-    """The decoder layers' parameters on one rank, in the order the offloader meets them."""
+def parameters(shape: Shape, tp: int, layers: range | None = None, tensors: list[weights.Tensor] | None = None) -> list[tuple[str, int]]:
+    """The decoder layers' parameters on one rank, in the order the offloader meets them
+    (`tensors`: the rank's weights where they are not TP's alone: under expert parallel an MoE
+    layer's experts parameter holds the rank's own experts, whole, and moves as one)."""
     quant = weights.quant_of(shape)
     by_layer: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
-    for t in weights.tensors(shape, tp):
+    for t in tensors if tensors is not None else weights.tensors(shape, tp):
         m = _LAYER.match(t.path + ".")
         if t.drafter or m is None or (layers is not None and int(m.group(1)) not in layers):
             continue
@@ -83,11 +85,11 @@ def parameters(shape: Shape, tp: int, layers: range | None = None) -> list[tuple
     return out
 
 
-def moved(shape: Shape, tp: int, cpu_offload_gib: Fraction, layers: range | None = None) -> int:
+def moved(shape: Shape, tp: int, cpu_offload_gib: Fraction, layers: range | None = None, tensors: list[weights.Tensor] | None = None) -> int:
     """The bytes --cpu-offload-gb moves off one rank: whole parameters until the budget is reached."""
     budget = int(cpu_offload_gib * GiB)
     done = 0
-    for _, size in parameters(shape, tp, layers):
+    for _, size in parameters(shape, tp, layers, tensors):
         if done >= budget:
             break
         done += size
@@ -112,13 +114,15 @@ def kv_offloading_a_rank(gib: Fraction, tp: int) -> int:
     return -(-int(gib * GiB) // tp)
 
 
-def host_use(o: Offload, offloaded: tuple[int, ...], tp: int, engine: str) -> HostUse:
-    """`offloaded`: the bytes moved off one rank of each pipeline stage."""
+def host_use(o: Offload, offloaded: tuple[int, ...], tp: int, engine: str, all_ranks: int | None = None) -> HostUse:
+    """`offloaded`: the bytes moved off one rank of each pipeline stage; `all_ranks`, what every
+    worker moves together where the ranks of a stage differ (expert or data parallel), else each
+    stage's figure times TP."""
     check(o)
     kv = int(o.kv_offloading_gib * GiB) if o.kv_offloading_gib is not None and o.kv_offloading_backend == "native" else 0
     swap_gib = o.swap_space_gib if o.swap_space_gib is not None else Fraction(4)
     swap = int(swap_gib * GiB) * tp * len(offloaded) if engine == "v0" else 0
-    total_offloaded = sum(offloaded) * tp
+    total_offloaded = sum(offloaded) * tp if all_ranks is None else all_ranks
     notes = []
     if o.kv_offloading_gib is not None and o.kv_offloading_backend == "lmcache":
         notes.append("--kv-offloading-backend lmcache: the store is LMCache's own server process, sized there, not by --kv-offloading-size")

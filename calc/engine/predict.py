@@ -32,12 +32,15 @@ A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memor
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
+from calc.catalog.entries import Box
 from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.jsontext import JsonObject
 from calc.units import GiB, InputError, fmt, parse_size
 
 LATEST = (0, 33)  # the newest release whose source these terms were read in
@@ -51,9 +54,10 @@ NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_244_120_412  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
-CUDA_GRAPH_FIRST_CAPTURE = 255_852_544  # what vLLM's profile measures for the first (largest) graph of a mode
-CUDA_GRAPH_PER_GRAPH = 6_291_456  # and for each graph after it (the second capture's growth)
-CUDA_GRAPH_PER_GRAPH_TP = 16_777_216  # the same under tensor parallel
+NON_TORCH_PER_RANK_TP_NO_CUMEM = 356_567_430  # and on V1 before v0.11.0, where vLLM turns NCCL's cuMem allocator off
+CUDA_GRAPH_FIRST_CAPTURE = 272_629_760  # what vLLM's profile measures for the first (largest) graph of a mode
+CUDA_GRAPH_PIECEWISE_PER_LAYER = 196_608  # each further piecewise graph's growth, a decoder layer
+CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decoder layer
 
 
 # --- cards -----------------------------------------------------------------------------------
@@ -70,7 +74,7 @@ class Card:
     vendor: str = "nvidia"  # "amd": ROCm takes no CUDA graph estimate off the pool
 
 
-def card_of_box(box: dict[str, Any]) -> Card:
+def card_of_box(box: Box) -> Card:
     """A catalog box (catalog/boxes.yaml) as a card. Only its total_memory is the total torch and
     vLLM report; a box with nothing but the driver's or the vendor's figure cannot be sized here."""
     total = box.get("total_memory")
@@ -83,16 +87,32 @@ def card_of_box(box: dict[str, Any]) -> Card:
         )
     name = str(box["name"])
     vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
-    return Card(str(box["id"]), name, int(total.value), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
+    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
 
 
-def find_box(boxes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
-    """A catalog box by its id or its name, case, spaces and dashes aside; an unknown one lists the known."""
+def find_box(boxes: Mapping[str, Box], name: str) -> Box:
+    """A catalog box by its id or its name, case, spaces and dashes aside, or by a run of the words
+    of either ("4090", "A100 80GB", "GB10") when that names one box; a name that fits several
+    ("H100") lists them, an unknown one lists the known."""
     key = _key(name)
     for box in boxes.values():
         if key in (_key(box["id"]), _key(box["name"]), _key(str(box["name"]).removeprefix("NVIDIA "))):
             return box
+    fits = [box for box in boxes.values() if key and key in _word_runs(box)]
+    if len(fits) == 1:
+        return fits[0]
+    if fits:
+        raise InputError(f"--gpu: found {name!r}, which fits {' and '.join(str(b['id']) for b in fits)}; expected one of them")
     raise InputError(f"--gpu: found {name!r}, expected one of {', '.join(boxes)}")
+
+
+def _word_runs(box: Box) -> set[str]:
+    """Every run of consecutive words of a box's id and of its name, each as _key spells it."""
+    runs: set[str] = set()
+    for text in (str(box["id"]), str(box["name"])):
+        words = [w for w in (_key(w) for w in re.split(r"[\s\-()+]+", text)) if w]
+        runs.update("".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+    return runs
 
 
 def _key(text: str) -> str:
@@ -157,7 +177,7 @@ class Term:
     source: str
 
 
-def experts_per_token(config: dict[str, Any]) -> int:
+def experts_per_token(config: JsonObject) -> int:
     """Experts each token is routed to (num_experts_per_tok, experts_per_token or moe_topk)."""
     for c in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
         assert isinstance(c, dict)
@@ -172,30 +192,60 @@ def round_up(n: int, m: int) -> int:
     return -(-n // m) * m
 
 
-def mxfp4_padding(shape: Shape, tp: int, rel: tuple[int, int], vendor: str = "nvidia") -> Term:
-    """What vLLM's MXFP4 MoE method allocates for the experts beyond the checkpoint's count
-    (vllm/model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights, v0.11.0).
-    The fused gate_up (w13) and down (w2) weights, their e8m0 scales (one a 32) and their bf16
-    biases are made for a padded intermediate size a rank and a padded hidden size:
+HOPPER = ("h100", "h200", "h800", "h20", "gh200")  # compute capability 9.0: triton_kernels' Hopper layouts
+
+
+def is_hopper(card_name: str) -> bool:
+    return any(k in _key(card_name) for k in HOPPER)
+
+
+def mxfp4_padding(shape: Shape, tp: int, rel: tuple[int, int], vendor: str = "nvidia", card_name: str = "") -> Term:
+    """What vLLM's MXFP4 MoE method holds for the experts beyond the checkpoint's count once loaded.
+    v0.10 and v0.11 (vllm/model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights,
+    v0.11.0): the fused gate_up (w13) and down (w2) weights, their e8m0 scales (one a 32) and their
+    bf16 biases are made for a padded intermediate size a rank and a padded hidden size:
     - the Marlin path, which get_mxfp4_backend takes on every CUDA card when the optional
       triton_kernels package is absent and no FlashInfer MXFP4 variable is set (v0.10 and v0.11
       depend on neither; log 16 prints marlin_utils_fp4.py's warning on an H100): intermediate a
       rank to a multiple of 128, hidden to 256 ("n % 256 == 0 and k % 128 == 0");
     - ROCm's Triton path: both to a multiple of 256.
-    From v0.12 the wheel depends on FlashInfer and later an oracle (fused_moe/oracle/mxfp4.py)
-    picks the kernel by card; that choice is not modeled, so no padding is counted there."""
+    v0.19.x on Hopper (read in v0.19.0): the oracle (fused_moe/oracle/mxfp4.py,
+    select_mxfp4_moe_backend) takes the TRITON backend, the vendored triton_kernels being present
+    (vllm/third_party/triton_kernels) and FlashInfer's TRT-LLM kernels Blackwell's only; then
+    - mxfp4_round_up_hidden_size_and_intermediate_size: intermediate a rank to a multiple of 64;
+    - convert_to_mxfp4_moe_kernel_format (TRITON) swizzles w13 and w2 with
+      quantization/utils/mxfp4_utils.py _swizzle_mxfp4: HopperMXValueLayout.swizzle_data pads both
+      dims of each expert's (K/2 bytes, N) matrix to a multiple of 64; HopperMXScaleLayout pads the
+      scales' N to a multiple of 2 x num_warps(8) x 2 x 8 = 256 into new tensors, while the loaded
+      w13_weight_scale and w2_weight_scale stay registered on the layer (only w13_weight and
+      w2_weight are deleted); the biases become float32 (w13_bias.to(torch.float32)).
+    From v0.12 to v0.18 and from v0.20 (where the oracle's order and the Hopper kernels change),
+    and on other cards, the kernel vLLM picks is not modeled: no padding counted."""
     from calc.engine.weights import quant_of
 
     moe = [m for m in shape.mlps if m.experts]
     if quant_of(shape).method != "mxfp4" or not moe:
         return Term("mxfp4_padding", 0, "no MXFP4 experts")
-    if not (0, 10) <= rel < (0, 12):
-        return Term("mxfp4_padding", 0, "MXFP4 experts: the kernel vLLM picks from v0.12 is not modeled; no padding counted")
-    h_align, i_align = (256, 256) if vendor == "amd" else (256, 128)
 
-    def experts(h: int, i: int, e: int) -> int:  # w13 + scale + bias, w2 + scale + bias, one layer
+    def experts(h: int, i: int, e: int) -> int:  # w13 + scale + bias, w2 + scale + bias, one layer, as the checkpoint counts them
         return e * (2 * i * h // 2 + 2 * i * h // 32 + 2 * i * 2 + h * i // 2 + h * i // 32 + h * 2)
 
+    def triton_hopper(h: int, i: int, e: int) -> int:  # the same, as v0.19.0's TRITON backend holds them on Hopper
+        ip = round_up(i, 64)
+        values = round_up(h // 2, 64) * round_up(2 * ip, 64) + round_up(ip // 2, 64) * round_up(h, 64)
+        swizzled_scales = round_up(2 * ip, 256) * round_up(h // 32, 2) + round_up(h, 256) * round_up(ip // 32, 2)
+        loaded_scales = 2 * ip * (h // 32) + h * (ip // 32)
+        return e * (values + swizzled_scales + loaded_scales + (2 * ip + h) * 4)
+
+    if rel[:2] == (0, 19) and vendor == "nvidia" and is_hopper(card_name):
+        extra = sum(triton_hopper(shape.hidden, m.expert_intermediate // tp, m.experts) - experts(shape.hidden, m.expert_intermediate // tp, m.experts)
+                    for m in shape.mlps if m.experts)  # fmt: skip
+        return Term("mxfp4_padding", extra,
+                    "fused_moe/oracle/mxfp4.py (TRITON on Hopper) and quantization/utils/mxfp4_utils.py _swizzle_mxfp4, v0.19.0: intermediate to 64, "
+                    "Hopper value layout padded to 64, scales swizzled beside the loaded ones, float32 biases")  # fmt: skip
+    if not (0, 10) <= rel < (0, 12):
+        return Term("mxfp4_padding", 0, "MXFP4 experts: the kernel vLLM picks on this card and release is not modeled; no padding counted")
+    h_align, i_align = (256, 256) if vendor == "amd" else (256, 128)
     extra = 0
     for m in shape.mlps:
         if m.experts:
@@ -205,7 +255,62 @@ def mxfp4_padding(shape: Shape, tp: int, rel: tuple[int, int], vendor: str = "nv
     return Term("mxfp4_padding", extra, f"vllm/model_executor/layers/quantization/mxfp4.py create_weights, v0.11.0: {path}")
 
 
-def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
+def moe_chunk(rel: tuple[int, int]) -> int | None:
+    """The rows a fused-expert call works on at once (VLLM_FUSED_MOE_CHUNK_SIZE, vllm/envs.py):
+    32,768 up to v0.12 (read in v0.8.5 and v0.11.0), 16,384 from v0.13.0 to v0.17.x; from v0.18.0
+    the modular kernel takes every row at once (modular_kernel.py _allocate_buffers, M_full)."""
+    if rel >= (0, 18):
+        return None
+    return 16384 if rel >= (0, 13) else 32768
+
+
+def _experts_n(shape: Shape, m: hfconfig.Mlp, tp: int) -> tuple[int, int]:
+    """(N, the activation's output width) of a fused-expert call on one rank: N is the fused
+    gate_up width, 2 x expert intermediate / TP (up alone for an ungated activation, whose output
+    is N wide: modular_kernel.py adjust_N_for_activation, v0.19.0)."""
+    n = (2 if m.gated else 1) * m.expert_intermediate // tp
+    return n, (n // 2 if m.gated else n)
+
+
+def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
+    """The fused-expert workspace that stays allocated after the forward pass, through the sampler's
+    warm-up. From v0.14.0 vLLM runs unquantized experts through the modular kernel
+    (unquantized_fused_moe_method.py, FusedMoEModularKernel over TritonExperts, v0.14.0; the
+    unquantized oracle's TRITON backend on CUDA, v0.19.0), whose _allocate_buffers takes
+    workspace13 and workspace2 from the worker's WorkspaceManager (vllm/v1/worker/workspace.py,
+    get_simultaneous: one torch.empty kept for the process, grown never shrunk, locked after the
+    warm-up). TritonExperts.workspace_shapes (fused_moe.py, v0.19.0): workspace13 = M x top_k x
+    max(N/2, K), workspace2 = M x top_k x max(N, K), in the activations' dtype, with M the rows of
+    a chunk (moe_chunk); with more than one chunk the output (M_full x K) is taken beside them
+    (modular_kernel.py, v0.14.0 to v0.17.x), with one it shares workspace13.
+    Up to v0.13.x unquantized experts call fused_experts (fused_moe.py fused_experts_impl), whose
+    caches are freed at each layer's end: nothing stays. Quantized experts (fp8, MXFP4, ...) pick
+    their kernel by card from v0.12 (fused_moe/oracle/); that choice is not modeled and their
+    workspace is not held here (on Hopper, v0.19.0 runs MXFP4 through the monolithic Triton
+    kernel, which takes no workspace from the manager)."""
+    from calc.engine.weights import quant_of
+
+    moe = [m for m in shape.mlps if m.experts]
+    if not moe or not topk:
+        return Term("moe_workspace", 0, "no fused experts")
+    if rel < (0, 14):
+        return Term("moe_workspace", 0, "up to v0.13.x fused_experts frees its caches at each layer (fused_moe.py fused_experts_impl)")
+    if quant_of(shape).method != "none":
+        return Term("moe_workspace", 0, "quantized experts: the kernel vLLM picks by card is not modeled; no workspace held")
+    chunk = moe_chunk(rel)
+    rows = min(tokens, chunk) if chunk else tokens
+    dt, k = shape.dtype_bytes, shape.hidden
+    most = 0
+    for m in set(moe):
+        n, act = _experts_n(shape, m, tp)
+        w13, w2, out = rows * topk * max(act, k), rows * topk * max(n, k), tokens * k
+        most = max(most, (w13 + w2 + out) if rows < tokens else (max(w13, out) + w2))
+    return Term("moe_workspace", most * dt,
+                f"vllm/v1/worker/workspace.py WorkspaceManager, kept from the forward pass (fused_moe/modular_kernel.py _allocate_buffers, "
+                f"TritonExperts.workspace_shapes, v0.14.0 to v0.33.0): {rows:,} rows x top_k {topk}")  # fmt: skip
+
+
+def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
     """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
     v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
     the normed input a layer reads) plus the largest of a layer's transient tensors, in the model
@@ -213,8 +318,9 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
     - attention: the fused qkv output and the attention output (q heads and KV heads divided by TP);
     - dense MLP: gate_up's output (2 x intermediate / TP) and the activation's (intermediate / TP);
     - MoE (vllm/model_executor/layers/fused_moe/fused_moe.py, TritonExperts.workspace_shapes,
-      v0.20.0): tokens x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
-      N = 2 x expert intermediate / TP and K = hidden; a shared expert adds its own MLP;
+      v0.20.0): rows x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
+      N = 2 x expert intermediate / TP, K = hidden and rows the tokens of one chunk (moe_chunk:
+      VLLM_FUSED_MOE_CHUNK_SIZE up to v0.17.x); a shared expert adds its own MLP;
     - gated-delta and mamba layers: their input projection's output."""
     dt = shape.dtype_bytes
     h = shape.hidden
@@ -237,19 +343,19 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int) -> Term:
         mb = shape.mamba
         inner = mb["heads"] * mb["head_dim"]
         attention = max(attention, (2 * inner + 2 * mb["groups"] * mb["state"] + mb["heads"]) // tp + inner // tp)
-    mlp = 0
+    per_token = 3 * h + attention
+    chunk = moe_chunk(rel)
+    rows = min(tokens, chunk) if chunk else tokens
+    moe_bytes = 0  # a chunked MoE layer's workspace, sized on the chunk, not on every token
     for m in set(shape.mlps):
         if m.experts:
-            n = 2 * m.expert_intermediate // tp
+            n, act = _experts_n(shape, m, tp)
             k = topk or 1
-            moe = k * (max(n // 2, h) + max(n, h)) + h
-            if m.shared_intermediate:
-                moe += 3 * m.shared_intermediate // tp
-            mlp = max(mlp, moe)
+            shared = 3 * m.shared_intermediate // tp if m.shared_intermediate else 0
+            moe_bytes = max(moe_bytes, tokens * (3 * h + h + shared) + rows * k * (max(act, h) + max(n, h)))
         else:
-            mlp = max(mlp, 3 * m.intermediate // tp)
-    per_token = (3 * h + max(attention, mlp)) * dt
-    return Term("forward", tokens * per_token,
+            per_token = max(per_token, 3 * h + 3 * m.intermediate // tp)
+    return Term("forward", max(tokens * per_token, moe_bytes) * dt,
                 "vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; "
                 "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
 
@@ -258,12 +364,12 @@ TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_T
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
 
 
-def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia") -> Term:
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool = False) -> Term:
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
     rows over the whole vocabulary.
     - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
-      vllm/envs.py): the float32 logits, the sorted copy and its int64 indices, the softmax and
+      vllm/envs.py; before v0.12.0 only where FlashInfer is not installed, see below): the float32 logits, the sorted copy and its int64 indices, the softmax and
       its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
     - From v0.17.0 to v0.20.x, on 8 rows or more, apply_top_k_top_p masks in place with a Triton
       kernel (v1/sample/ops/topk_topp_triton.py) and no sort: the logits, their float32 copy, the
@@ -272,7 +378,19 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
     - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
       12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
       no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
-      logits to float32; FlashInfer takes their softmax)."""
+      logits to float32; FlashInfer takes their softmax).
+    - From v0.8.0 to v0.11.x V1 reads VLLM_USE_FLASHINFER_SAMPLER unset as on: FlashInfer's sampler
+      runs wherever FlashInfer imports (v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__,
+      `envs.VLLM_USE_FLASHINFER_SAMPLER is not False`, v0.10.1.1 and v0.11.0), and the log says
+      'Using FlashInfer for top-p & top-k sampling.'. The wheel lists FlashInfer as an extra only
+      (vllm[flashinfer], METADATA of v0.10.1.1 and v0.11.0), so `flashinfer` is what the install has:
+      false (the sort) unless told. flashinfer_sample calls top_k_top_p_sampling_from_logits on the
+      float32 logits (v0.10.1.1): FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element. From v0.12.0
+      it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0."""
+    if (0, 8) <= rel < (0, 12) and flashinfer and vendor == "nvidia":
+        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer where it imports, v0.8.0 to v0.11.x; v0.10.1.1): "
+                    f"{rows} rows x {vocab} logits x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
     if rel >= (0, 21) and vendor == "nvidia":
         return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
                     f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
@@ -292,7 +410,16 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
     on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
     figure of the source: the medians of the fitted starts that print it, on one GPU apart for V0
     (before v0.8.0, where the profile measured from the process's start) and V1 (from its first
-    snapshot, after the CUDA context)."""
+    snapshot, after the CUDA context).
+
+    Under tensor or pipeline parallel V1 before v0.11.0 takes its own median: up to v0.10.x
+    vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 (unless the variable is set or the box has
+    /dev/nvidia-caps-imex-channels; read in v0.8.5 and v0.10.1.1), so NCCL allocates its buffers
+    without cuMem and takes no NVLink SHARP buffers, which need it; v0.11.0 drops the override and
+    NCCL keeps its own default. There the snapshot is also taken before the distributed init
+    (gpu_worker.py init_device, v0.10.1.1; after it from v0.11.0), so NCCL's set-up counts. No start
+    before v0.11.0 prints the term: the constant is the median of what the fitted starts' printed
+    pools leave after their printed weights and the predicted activation (poolaccuracy.fit)."""
     if tp * pp == 1:
         if rel < (0, 8):
             return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
@@ -301,67 +428,80 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
         return Term(
             "non_torch", NON_TORCH_PER_RANK_TP_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; NCCL and all-reduce under TP/PP (fitted, V0)"
         )
+    if rel < (0, 11):
+        return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
+                    "vllm/utils/__init__.py memory_profiling, non_torch_increase, v0.10.1.1; NCCL under TP/PP with NCCL_CUMEM_ENABLE=0 "
+                    "(vllm/env_override.py, up to v0.10.x) (fitted, before v0.11)")  # fmt: skip
     return Term(
         "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
     )
 
 
-def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
+GPT_OSS_CAPTURE = 1024  # models/config.py GptOssForCausalLMConfig: max_cudagraph_capture_size 1024 (v0.13.0 to v0.33.0)
+
+
+def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "") -> list[int]:
     """vllm/config/vllm.py, _set_cudagraph_sizes (v0.20.0): [1, 2, 4] + 8 to 248 by 8 + 256 by 16,
-    up to min(2 x max_num_seqs, 512, max_num_batched_tokens)."""
-    largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
+    up to min(2 x max_num_seqs, 512, max_num_batched_tokens); gpt-oss sets the largest to 1,024
+    (GptOssForCausalLMConfig.verify_and_update_config, vllm/model_executor/models/config.py), still
+    no more than max_num_batched_tokens (log 111: 'PIECEWISE=83 (largest=1024)')."""
+    cap = GPT_OSS_CAPTURE if architecture == "GptOssForCausalLM" else min(2 * max_num_seqs, 512)
+    largest = min(cap, max_num_batched_tokens)
     sizes = [s for s in (1, 2, 4) if s <= largest]
     sizes += list(range(8, min(largest + 1, 256), 8))
     sizes += list(range(256, largest + 1, 16))
     return sizes
 
 
-def graph_counts(max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
+def graph_counts(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "") -> tuple[int, int]:
     """The graphs vLLM captures under FULL_AND_PIECEWISE, the default cudagraph_mode (vllm/config/
     compilation.py; gpu_model_runner.py profile_cudagraph_memory logs them as 'Profiling CUDA graph
     memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)'): a piecewise graph for every
     capture size, and a full decode graph for every size up to max_num_seqs."""
-    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens)
+    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens, architecture)
     return len(sizes), len([s for s in sizes if s <= max_num_seqs])
 
 
-def cuda_graph_estimate(piecewise: int, full: int, tp: int = 1) -> int:
+def cuda_graph_estimate(piecewise: int, full: int, layers: int) -> int:
     """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to
     v0.33.0): for each mode it captures the two largest graphs, takes the first capture's growth of
-    used memory as `first_capture` and the second's as `per_graph`, and estimates
+    free memory (torch.cuda.mem_get_info) as `first_capture` and the second's as `per_graph`, and
+    estimates
         max over modes of first_capture + sum over modes of per_graph x (graphs of the mode - 1)
     (the modes share one pool and never replay at once, so their first captures overlap). The two
-    measurements are the allocator's at run time, no figure of the source: CUDA_GRAPH_FIRST_CAPTURE
-    and CUDA_GRAPH_PER_GRAPH are the medians over the logs that print them (the DEBUG line
-    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph').
-    Under tensor parallel each graph also registers its buffers with the custom all-reduce
-    (distributed/device_communicators/custom_all_reduce.py, 'Registering N cuda graph addresses'),
-    and the second capture grows by more: CUDA_GRAPH_PER_GRAPH_TP, fitted the same way."""
-    counts = [n for n in (piecewise, full) if n]
-    if not counts:
+    measurements are the driver's at run time, no figure of the source. The second capture grows by
+    the graph's own nodes, not by its buffers (the pool is shared): a piecewise capture is one CUDA
+    graph a piece, and the compiled model is split at every attention layer (vllm/config/
+    compilation.py, splitting_ops = _attention_ops; compilation/piecewise_backend.py), a full graph
+    holds every layer's kernels; so each further graph grows with the decoder layers, not with the
+    tensor-parallel size (the H100 logs of v0.19.0 print 18 to 20 MiB for 80 layers at TP 2 and 4,
+    4 to 6 MiB for 28 or 32 at TP 1, 2 and 4). CUDA_GRAPH_FIRST_CAPTURE and the bytes a layer of
+    each mode are the medians over the fitted logs that print the two measurements (the DEBUG line
+    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph')."""
+    if not piecewise and not full:
         return 0
-    per = CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH
-    return CUDA_GRAPH_FIRST_CAPTURE + sum(per * (n - 1) for n in counts)
+    further = CUDA_GRAPH_PIECEWISE_PER_LAYER * max(piecewise - 1, 0) + CUDA_GRAPH_FULL_PER_LAYER * max(full - 1, 0)
+    return CUDA_GRAPH_FIRST_CAPTURE + further * layers
 
 
-def cuda_graph(
-    shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia", tp: int = 1
-) -> Term:
+def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia") -> Term:
     """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
     v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
-    formula, cuda_graph_estimate, over the graphs graph_counts gives. Zero before v0.20.0 (the
-    estimate is off by default there: v0.19.0 prints it and takes nothing off), under
-    --enforce-eager and on ROCm."""
+    formula, cuda_graph_estimate, over the graphs graph_counts gives and the shape's decoder layers
+    (a pipeline stage's own). Zero before v0.20.0 (the estimate is off by default there: v0.19.0
+    prints it and takes nothing off), under --enforce-eager and on ROCm."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if rel < (0, 20):
         return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
     if vendor == "amd":
         return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
-    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens)
-    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, tp),
+    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture)
+    layers = len(shape.layers)
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers),
                 f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}; "
-                f"{fmt(CUDA_GRAPH_FIRST_CAPTURE, 'MiB', 0, up=True)} first capture + {fmt(CUDA_GRAPH_PER_GRAPH_TP if tp > 1 else CUDA_GRAPH_PER_GRAPH, 'MiB', 0, up=True)} a further graph (fitted)")  # fmt: skip
+                f"{fmt(CUDA_GRAPH_FIRST_CAPTURE, 'MiB', 0, up=True)} first capture + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
+                f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip
 
 
 # --- the start -------------------------------------------------------------------------------
@@ -384,6 +524,7 @@ class Start:
     cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: whole parameters moved to the host, a rank
     prefix_caching: bool | None = None  # None: the release's default (off for hybrids up to 0.27.1): a hybrid's mamba cache mode
     multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
+    flashinfer_sampler: bool = False  # FlashInfer installed: V1 samples with it from v0.8.0 to v0.11.x (sampler_warmup)
 
 
 @dataclass(frozen=True)
@@ -429,6 +570,7 @@ class Prediction:
     stages: tuple[StagePool, ...] = ()  # under pipeline parallel, every stage; the figures above are the tightest's
     tightest_stage: int = 0
     lora: Term = Term("lora", 0, "no --enable-lora")
+    moe_workspace_bytes: int = 0  # the fused-expert workspace kept through the sampler's warm-up (moe_workspace)
 
 
 def check_start(s: Start) -> None:
@@ -479,27 +621,41 @@ def predict(
     seqs = s.max_num_seqs or batch.max_num_seqs
     if weights_bytes is None:
         w = weights.per_rank(shape, s.tp)
-        pad = mxfp4_padding(shape, s.tp, rel, card.vendor)
+        pad = mxfp4_padding(shape, s.tp, rel, card.vendor, card.name)
         wterm = Term("weights", w.model + pad.bytes, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
                      + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
-    fwd = forward_peak(shape, s.tp, tokens, topk)
-    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor)
-    # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after).
+    fwd = forward_peak(shape, s.tp, tokens, topk, rel)
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler)
+    # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
+    # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes
-    peak = max(fwd.bytes, smp.bytes + residual)
-    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel)
+    ws = moe_workspace(shape, s.tp, tokens, topk, rel)
+    peak = max(fwd.bytes, smp.bytes + residual + ws.bytes)
+    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
     held = enc.held_bytes if enc else 0
-    act = Term(
-        "activation_peak",
-        peak + held,
-        "the larger of the forward pass and the sampler warm-up: "
-        + (fwd.source if fwd.bytes >= smp.bytes + residual else smp.source)
-        + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
-    )
+    # The tower's own forward pass runs first, on the profile's dummy items, and frees all but its
+    # outputs before the language model's (gpu_model_runner.py profile_run): the peak is the larger.
+    enc_fwd = enc.forward_bytes if enc else 0
+    if enc and enc_fwd > peak + held:
+        act = Term(
+            "activation_peak",
+            enc_fwd,
+            f"the vision tower's forward over the profile's {enc.items} dummy items ({enc.patches:,} patches; calc/engine/multimodal.py "
+            "encoder_forward_peak, from the model code, uncalibrated), above the language model's pass and the sampler warm-up",
+        )
+    else:
+        act = Term(
+            "activation_peak",
+            peak + held,
+            "the larger of the forward pass and the sampler warm-up: "
+            + (fwd.source if fwd.bytes >= smp.bytes + residual + ws.bytes else smp.source)
+            + (f"; plus {_gib(ws.bytes, up=True)} of fused-expert workspace kept through it ({ws.source})" if ws.bytes and fwd.bytes < peak else "")
+            + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
+        )
     nt = non_torch(s.tp, s.pp, rel)
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
     lora_n = tuple(
         lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes if s.lora else 0
         for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
@@ -526,8 +682,8 @@ def predict(
             for st, w_n in zip(stage_list, own, strict=True):
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
-                act_n = act.bytes if last else fwd.bytes + held
-                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
+                act_n = act.bytes if last else max(fwd.bytes + held, enc_fwd if st.rank == 0 else 0)  # the tower sits on the first stage
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
@@ -538,8 +694,9 @@ def predict(
             kv_shape = ranks.stage_shape(shape, st.first_layer, st.end_layer, last)
             wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/engine/ranks.py")
             if not last:
-                act = Term("activation_peak", fwd.bytes + held, "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, s.tp)
+                act = Term("activation_peak", max(fwd.bytes + held, enc_fwd if tightest == 0 else 0),
+                           "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)  # fmt: skip
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
@@ -584,7 +741,7 @@ def predict(
     return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
-                      stage_pools, tightest, lterm)  # fmt: skip
+                      stage_pools, tightest, lterm, ws.bytes)  # fmt: skip
 
 
 def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:

@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from calc import jsontext
 from calc.engine import kvlayout, weights
 from calc.engine.hfconfig import Shape
 from calc.units import InputError
@@ -132,6 +133,8 @@ def stages(
         last = n == pp - 1
         sub = stage_shape(shape, a, b, last)
         holds = (("embedding",) if n == 0 or (last and shape.tie_embeddings) else ()) + (("head", "final norm") if last else ())
+        if shape.tower is not None and n in _place("visual.", False, bounds, shape.tie_embeddings):  # built on every stage, as _place says
+            holds += (shape.tower.name,)
         try:
             req: kvlayout.Request | None = kvlayout.request(sub, settings, max_model_len, rules)
         except ValueError as error:
@@ -213,8 +216,25 @@ def pools(stage_list: tuple[Stage, ...], pool_bytes: tuple[int, ...]) -> Pools:
 #   attention, vLLM issue 16037: "If Tensor Parallelism is used in an MLA model, we duplicate the
 #   KV cache across GPUs").
 
+# - EPLB (--enable-eplb) and its redundant experts: the MoE layers are built with
+#   global_num_experts = experts + num_redundant_experts physical experts (fused_moe/layer.py
+#   FusedMoE.__init__, 0.10.1 to 0.20.0; determine_expert_counts, 0.26.0 to 0.33.0), dealt by the
+#   same determine_expert_map, so each EP rank holds (experts + redundant) / EP experts' weights,
+#   every copy a whole expert; EPLB refuses a count EP does not divide ("EPLB currently only
+#   supports even distribution of experts across ranks", the same files), redundant experts without
+#   EPLB ("Redundant experts are only supported with EPLB"), EPLB without --enable-expert-parallel
+#   or at TP x DP = 1 (vllm/config/parallel.py, ParallelConfig.__post_init__, 0.10.1 to 0.33.0).
+#   The count is spelled --num-redundant-experts N up to 0.11.0 (a ParallelConfig field in 0.10.1;
+#   deprecated in 0.11.0, vllm/engine/arg_utils.py forwards it into eplb_config, "will be removed
+#   in v0.12.0", and 0.13.0 has no such flag) and --eplb-config '{"num_redundant_experts": N}'
+#   from 0.11.0 (EPLBConfig, vllm/config/parallel.py, 0.11.0 to 0.33.0). Before 0.10.1 EPLB is
+#   not read (0.8.5 has none).
+
 MAX_DP = 1024
 BALANCED_FROM = (0, 10, 1)  # the first release read that deals the remainder to the first ranks
+EPLB_FROM = (0, 10, 1)  # the first release read with EPLB
+EPLB_CONFIG_FROM = (0, 11, 0)  # --eplb-config, read in 0.11.0 (0.10.2 not read)
+OLD_REDUNDANT_UNTIL = (0, 11, 99)  # --num-redundant-experts: 0.10.1 and 0.11.0; gone in 0.13.0
 
 
 @dataclass(frozen=True)
@@ -224,6 +244,8 @@ class Parallel:
     tp: int = 1
     dp: int = 1
     ep: bool = False  # --enable-expert-parallel
+    eplb: bool = False  # --enable-eplb
+    redundant: int = 0  # EPLB's redundant experts: copies beyond the routed experts, dealt with them
 
     @property
     def ep_size(self) -> int:
@@ -270,8 +292,72 @@ def check_parallel(shape: Shape, par: Parallel, rules: kvlayout.Version) -> None
                     f"--data-parallel-size: the experts' intermediate size {m.expert_intermediate} does not divide over TP x DP = {width} ranks "
                     "(vLLM asserts intermediate_size % tp_size == 0, fused_moe/config.py); expected a TP x DP that divides it, or --enable-expert-parallel"
                 )
+    check_eplb(shape, par, rules)
     if ep:
-        expert_counts(experts, par.ep_size, rules)
+        expert_counts(experts + par.redundant, par.ep_size, rules)
+
+
+MAX_REDUNDANT = 4096
+
+
+def redundant_experts(eplb_config: str | None, num_redundant: int | None, rules: kvlayout.Version, eplb: bool = True) -> int:
+    """EPLB's redundant experts as the release spells them: --num-redundant-experts N up to 0.11.0,
+    --eplb-config '{"num_redundant_experts": N}' from 0.11.0 (the rules above); 0 when neither.
+    Redundant experts without --enable-eplb (`eplb` False) are refused, named as typed."""
+    at = _release(rules)
+    if eplb_config is not None and num_redundant is not None:
+        raise InputError("--num-redundant-experts: found beside --eplb-config, expected one of them (0.11.0 forwards the first into the second)")
+    if num_redundant is not None:
+        if at > OLD_REDUNDANT_UNTIL:
+            raise InputError(
+                f"--num-redundant-experts: found with vLLM {rules.name}, expected --eplb-config '{{\"num_redundant_experts\": {num_redundant}}}' "
+                "(0.11.0 deprecated the flag for removal in 0.12.0; 0.13.0 has none)"
+            )
+        if num_redundant and not eplb:
+            raise InputError(f"--num-redundant-experts: found {num_redundant} without --enable-eplb, expected --enable-eplb beside it (vLLM: {_NO_EPLB})")
+        return num_redundant
+    if eplb_config is None:
+        return 0
+    if at < EPLB_CONFIG_FROM:
+        raise InputError(f"--eplb-config: found with vLLM {rules.name}, expected --num-redundant-experts N (--eplb-config is read from 0.11.0)")
+    try:
+        data = jsontext.loads(eplb_config.strip())
+    except jsontext.JsonError as error:
+        raise InputError(f"--eplb-config: found {error.found}, expected JSON such as '{{\"num_redundant_experts\": 32}}'") from None
+    if not isinstance(data, dict):
+        raise InputError(f"--eplb-config: found {type(data).__name__}, expected a JSON object such as '{{\"num_redundant_experts\": 32}}'")
+    count = data.get("num_redundant_experts", 0)
+    if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_REDUNDANT:
+        raise InputError(f"--eplb-config: found num_redundant_experts {count!r}, expected a whole number from 0 to {MAX_REDUNDANT}")
+    if count and not eplb:
+        raise InputError(f"--eplb-config: found {count} redundant experts without --enable-eplb, expected --enable-eplb beside it (vLLM: {_NO_EPLB})")
+    return count
+
+
+_NO_EPLB = "redundant experts are only supported with EPLB"
+
+
+def check_eplb(shape: Shape, par: Parallel, rules: kvlayout.Version) -> None:
+    """What vLLM refuses of EPLB and its redundant experts (see the rules above), each as one line."""
+    if par.redundant < 0:
+        raise InputError(f"num_redundant_experts: found {par.redundant}, expected 0 or more")
+    if not par.eplb:
+        if par.redundant:
+            raise InputError(f"--enable-eplb: found off with {par.redundant} redundant experts, expected it on (vLLM: {_NO_EPLB})")
+        return
+    if _release(rules) < EPLB_FROM:
+        raise InputError(f"--enable-eplb: found with vLLM {rules.name}, expected 0.10.1 or later (the first release read with EPLB)")
+    if not par.ep:
+        raise InputError("--enable-eplb: found without --enable-expert-parallel, expected it beside (vLLM: enable_expert_parallel must be True to use EPLB)")
+    if par.tp * par.dp <= 1:
+        raise InputError("--enable-eplb: found at TP x DP = 1, expected a tensor or data parallel size above 1 (vLLM: EPLB requires it)")
+    experts = moe_experts(shape)
+    total = experts + par.redundant
+    if total % par.ep_size:
+        raise InputError(
+            f"--enable-eplb: {experts} experts + {par.redundant} redundant = {total} over {par.ep_size} EP ranks, expected a sum the ranks divide "
+            "(vLLM: EPLB currently only supports even distribution of experts across ranks)"
+        )
 
 
 def uses_ep(par: Parallel, rules: kvlayout.Version) -> bool:
@@ -296,7 +382,7 @@ def rank_tensors(shape: Shape, par: Parallel, rules: kvlayout.Version, ep_rank: 
     out = []
     for n, (a, m) in enumerate(zip(attn, moe, strict=True)):
         if ".experts." in a.path:
-            out.append(replace(m, count=expert_counts(m.count, par.ep_size, rules)[ep_rank]) if ep else m)
+            out.append(replace(m, count=expert_counts(m.count + par.redundant, par.ep_size, rules)[ep_rank]) if ep else m)
         elif whole is not None and ".shared_expert." in a.path:
             out.append(whole[n])
         else:
@@ -328,7 +414,7 @@ def expert_ranks(
     experts hold as many bytes: each distinct count is figured once."""
     experts = moe_experts(shape)
     ep = uses_ep(par, rules)
-    counts = expert_counts(experts, par.ep_size, rules) if ep else (experts,) * (par.tp * par.dp)
+    counts = expert_counts(experts + par.redundant, par.ep_size, rules) if ep else (experts,) * (par.tp * par.dp)
     figured: dict[int, tuple[tuple[int, int], ...]] = {}
     for r, local in enumerate(counts):
         if local not in figured:

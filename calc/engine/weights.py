@@ -76,7 +76,7 @@ class Quant:
 
 def quant_of(shape: Shape) -> Quant:
     """The checkpoint's packing, read from quantization_config."""
-    q = shape.quantization
+    q: dict[str, Any] | None = shape.quantization  # each field is checked as it is read
     if not q:
         return Quant("none")
     nested: dict[str, Any] = q["quantization"] if isinstance(q.get("quantization"), dict) else {}

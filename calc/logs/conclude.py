@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -198,7 +198,59 @@ def _conflict(reader: Reader, name: str, what: str) -> None:
         )
 
 
-def conclude(r: Reader) -> LogReading:
+@dataclass(frozen=True)
+class Pick:
+    """How a figure printed once or by several ranks and repeats is concluded: the reading's field
+    it fills, whether the smallest is read (the pool's figures and the settings vLLM sizes every
+    rank by) or the largest (the weights and the terms the rank that needs the most holds), and
+    what the notes call it."""
+
+    field: str
+    lowest: bool = True
+    what: str = ""
+
+
+# The figures read as printed, keyed by the reader's name (a Put's field in calc/logs/shapes.py),
+# each group picked where its notes fall in the reading's notes. A figure with a rule of its own
+# (a fallback, a choice between lines, a sum) has its function below.
+LENGTH = {"max_model_len": Pick("max_model_len")}
+SETTINGS = {
+    "block_size": Pick("block_size", what="block size"),
+    "fraction": Pick("gpu_memory_utilization", what="gpu_memory_utilization"),
+    "mem_fraction": Pick("mem_fraction_static", what="mem_fraction_static"),
+    "pin": Pick("kv_cache_memory_bytes", what="kv_cache_memory_bytes"),
+}
+MEMORY = {
+    "version": Pick("engine_version", lowest=False, what="engine version"),
+    "free": Pick("free_memory_bytes", what="free memory"),
+    "total": Pick("total_memory_bytes", what="total memory"),
+    "requested": Pick("requested_memory_bytes", what="requested memory"),
+    "kv_needed": Pick("kv_needed_bytes", what="KV needed for one request"),
+    "cuda_graph": Pick("cuda_graph_bytes", lowest=False, what="estimated CUDA graph memory"),
+    "graph_taken": Pick("cuda_graph_taken_bytes", lowest=False, what="CUDA graph memory taken"),
+    "cuda_graph_off": Pick("cuda_graph_off", lowest=False, what="CUDA graph memory profiling off"),
+    "non_torch": Pick("non_torch_bytes", lowest=False, what="non-torch memory"),
+    "activation": Pick("activation_peak_bytes", lowest=False, what="activation peak"),
+    "prefill": Pick("max_num_batched_tokens", what="max_num_batched_tokens"),
+    "seats": Pick("max_num_seqs", what="max_num_seqs"),
+}
+# the reader's names the functions below conclude ("sglang_line" only proves the engine); every name a
+# shape or a setting puts is in a table or here (tests/test_logshapes.py)
+CONCLUDED_ELSEWHERE = frozenset({
+    "sglang_line", "model", "served", "tp", "pp", "dp", "ep", "ep_on", "kv_dtype", "kv_dtype_said", "loading", "sg_loading", "profile_weights",
+    "tokens", "sg_total", "blocks", "concurrency", "dcp", "blocks_per_request", "kv_group", "sg_pool", "sg_swa", "sg_avail_load",
+    "sg_avail_pool", "available", "available_exact", "pinned_printed", "error", "sg_profiled_none", "estimated", "v0_capacity",
+    "speculative", "drafter", "oom", "padding",
+})  # fmt: skip
+
+
+def _picked(r: Reader, picks: dict[str, Pick], notes: list[str]) -> dict[str, Found | None]:
+    """The figures a table picks, by the reading's field."""
+    return {p.field: _pick(r, name, p.lowest, notes, p.what) for name, p in picks.items()}
+
+
+def _refuse_what_is_no_log(r: Reader) -> None:
+    """A YAML file, a command line alone, figures no engine prints, a config.json, or nothing a start prints."""
     if r.text_lines >= 10 and r.yaml_lines * 10 >= r.text_lines * 6:
         raise InputError(
             f"found a YAML file ({r.yaml_lines} of its {r.text_lines} lines are 'key: value'), not a startup log; expected the lines vLLM or "
@@ -225,8 +277,11 @@ def conclude(r: Reader) -> LogReading:
             f"found none of the lines a vLLM or SGLang start prints in {r.lines_read} lines "
             "(such as 'GPU KV cache size', 'Model loading took', 'KV Cache is allocated'); expected a startup log"
         )
+
+
+def _unreadable_notes(r: Reader) -> list[str]:
+    """The figures that are not read, each with its line: oversized, free above its total, a line's words without its figure."""
     notes: list[str] = []
-    missing: list[str] = []
     if r.oversized:
         notes.append(f"line {r.oversized[0]} holds a figure of more than 32 digits, not one an engine prints: it is not read")
     _free_within_total(r)
@@ -235,6 +290,11 @@ def conclude(r: Reader) -> LogReading:
             no, said = r.unread[figure]
             r.unreadable.append((no, f"{said!r}: its figure could not be read"))
     notes.extend(f"unreadable, line {no}: {what}; not one an engine prints, so it is not read" for no, what in r.unreadable)
+    return notes
+
+
+def _refuse_two_starts(r: Reader) -> None:
+    """Two models, lengths, fractions or TP sizes, or a vLLM line beside an SGLang one: two starts."""
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
     _conflict(r, "fraction", "gpu_memory_utilization")
@@ -246,30 +306,38 @@ def conclude(r: Reader) -> LogReading:
             "expected the lines of one start (split the log and read each part)"
         )
 
-    def pick(name: str, lowest: bool = True, what: str = "") -> Found | None:
-        return _pick(r, name, lowest, notes, what)
 
+def _engine(r: Reader) -> dict[str, Found | None]:
+    """The engine (vLLM unless a line proves SGLang) and its era, from the lines' hints."""
     engine_name = "sglang" if r.era_hints.get("sglang") else "vllm"
     any_line = next(iter(r.seen.values()))[0][1]
     engine = Found(engine_name, any_line.line_no, any_line.line_text)
     era_name = "sglang" if engine_name == "sglang" else "v0" if r.era_hints.get("v0", 0) > r.era_hints.get("v1", 0) else "v1" if r.era_hints.get("v1") else None
     era = Found(era_name, any_line.line_no, any_line.line_text) if era_name else None
+    return {"engine": engine, "era": era}
 
-    model = pick("model", what="model") or pick("served", what="served model name")
-    tp = pick("tp", what="tensor_parallel_size")
-    if tp is None and engine_name == "sglang":
+
+def _parallel(r: Reader, sglang: bool, notes: list[str]) -> dict[str, Found | None]:
+    """The model and how it is split: tensor, pipeline, data and expert parallel, from settings or rank prefixes."""
+    model = _pick(r, "model", True, notes, "model") or _pick(r, "served", True, notes, "served model name")
+    tp = _pick(r, "tp", True, notes, "tensor_parallel_size")
+    if tp is None and sglang:
         tp = _sglang_dp_tp(r, notes)
     if tp is None and r.tp_ranks:
         ranks = ", ".join(f"TP{n}" for n in sorted(r.tp_ranks)[:8])
         notes.append(
             f"the rank prefixes show {len(r.tp_ranks)} tensor-parallel rank(s) ({ranks}), so tensor_parallel_size is at least {max(r.tp_ranks) + 1}; the log prints no setting"
         )
-    pp = pick("pp", what="pipeline_parallel_size")
+    pp = _pick(r, "pp", True, notes, "pipeline_parallel_size")
     if pp is None and r.pp_ranks:
         pp = _pp_from_ranks(r, notes)
-    dp = pick("dp", what="data_parallel_size") or _dp_from_ranks(r, notes)
+    dp = _pick(r, "dp", True, notes, "data_parallel_size") or _dp_from_ranks(r, notes)
     ep = _expert_parallel(r, notes)
-    max_len = pick("max_model_len")
+    return {"model": model, "tensor_parallel_size": tp, "pipeline_parallel_size": pp, "data_parallel_size": dp, "expert_parallel": ep}
+
+
+def _kv_dtype(r: Reader, vllm: bool, notes: list[str]) -> Found | None:
+    """The KV cache's dtype: a setting that names one, else cache.py's fp8 line, else the setting (auto)."""
     kv_dtype = None
     dtypes = r.seen.get("kv_dtype") or []
     concrete = [f for v, f, _ in dtypes if str(v) != "auto"]
@@ -282,41 +350,51 @@ def conclude(r: Reader) -> LogReading:
         kv_dtype = cache_line[0][1]
     elif dtypes:
         kv_dtype = dtypes[0][1]
-    if kv_dtype is None and engine_name == "vllm":
+    if kv_dtype is None and vllm:
         notes.append(
             "the KV cache dtype is not printed (no kv_cache_dtype setting, no 'Using fp8 data type to store kv cache'): "
             "the command sets no --kv-cache-dtype, vLLM's default auto, which keeps the KV cache in the model's dtype; "
             "a dtype=torch.bfloat16 or a loading line's dtype is the weights', not the KV cache's"
         )
-    block = pick("block_size", what="block size")
-    fraction = pick("fraction", what="gpu_memory_utilization")
-    mem_fraction = pick("mem_fraction", what="mem_fraction_static")
-    pin = pick("pin", what="kv_cache_memory_bytes")
-    loading = pick("loading", lowest=False, what="model loading")
+    return kv_dtype
+
+
+def _loading(r: Reader, notes: list[str]) -> Found | None:
+    """The weights one rank loaded: vLLM's loading line (the largest rank), SGLang's loads summed, or the profile's weights."""
+    loading = _pick(r, "loading", False, notes, "model loading")
     if loading is None and "sg_loading" in r.seen:
         loading = _sglang_sum(
             r, "sg_loading", notes, "loaded weights {n} times on one rank (lines {lines}): the target's and the drafter's; the weights read are their sum"
         )
     if loading is None and "profile_weights" in r.seen:
-        loading = pick("profile_weights", lowest=False, what="model weights")
-    tokens = pick("tokens", what="KV cache tokens")
-    if engine_name == "sglang" and "sg_total" in r.seen:
+        loading = _pick(r, "profile_weights", False, notes, "model weights")
+    return loading
+
+
+def _pool_counts(r: Reader, sglang: bool, max_len: Opt, block: Opt, notes: list[str]) -> dict[str, Found | None]:
+    """The pool's tokens, blocks and concurrency; a concurrency and a block size the blocks per request give."""
+    tokens = _pick(r, "tokens", True, notes, "KV cache tokens")
+    if sglang and "sg_total" in r.seen:
         # a hybrid prints one "KV Cache is allocated. #tokens" per pool (full and sliding-window); the
         # capacity SGLang schedules by is max_total_num_tokens (model_runner.py)
-        tokens = pick("sg_total", what="max_total_num_tokens")
-    blocks = pick("blocks", what="GPU blocks")
-    concurrency = pick("concurrency", what="maximum concurrency")
-    dcp = pick("dcp", what="dcp_world_size")
-    per_request = pick("blocks_per_request", what="blocks per request")
+        tokens = _pick(r, "sg_total", True, notes, "max_total_num_tokens")
+    blocks = _pick(r, "blocks", True, notes, "GPU blocks")
+    concurrency = _pick(r, "concurrency", True, notes, "maximum concurrency")
+    dcp = _pick(r, "dcp", True, notes, "dcp_world_size")
+    per_request = _pick(r, "blocks_per_request", True, notes, "blocks per request")
     groups = sorted({v for v, _, _ in r.seen.get("kv_group") or []})
     if blocks is not None and per_request is not None:
         concurrency = _concurrency_from_blocks(blocks, per_request, concurrency, tokens, max_len, groups, notes)
     if block is None and groups:
         block = _block_from_groups(r, groups, notes)
+    return {"kv_tokens": tokens, "gpu_blocks": blocks, "max_concurrency": concurrency, "dcp_size": dcp, "block_size": block}
 
-    # the pool: the pin if the log has it, else what was printed
+
+def _pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) -> dict[str, Found | None]:
+    """The pool: SGLang's K and V summed (or what free memory fell by), else vLLM's printed pool,
+    exact where a line gives its bytes, the reserved pin where printed; the pin if nothing else."""
     available = None
-    if engine_name == "sglang" and "sg_pool" in r.seen:
+    if sglang and "sg_pool" in r.seen:
         available = _sglang_pool(r, notes)
         if "sg_swa" in r.seen:  # a sliding-window hybrid: its two pools are the full layers' and the window layers', not a drafter's
             notes[:] = [
@@ -328,11 +406,13 @@ def conclude(r: Reader) -> LogReading:
         if available.value == 0:
             _below_precision(available, tokens, notes)
             available = None
-    elif engine_name == "sglang" and "sg_avail_load" in r.seen and "sg_avail_pool" in r.seen:
+    elif sglang and "sg_avail_load" in r.seen and "sg_avail_pool" in r.seen:
         available = _sglang_pool_from_free(r, notes)
     else:
-        available = _exact_pool(pick("available", what="available KV cache memory"), pick("available_exact", what="KV cache memory in use"), notes)
-        pinned = pick("pinned_printed", what="reserved KV cache memory")
+        available = _exact_pool(
+            _pick(r, "available", True, notes, "available KV cache memory"), _pick(r, "available_exact", True, notes, "KV cache memory in use"), notes
+        )
+        pinned = _pick(r, "pinned_printed", True, notes, "reserved KV cache memory")
         if pinned is not None:
             if pin is not None and abs(pinned.value - pin.value) > pinned.half:
                 notes.append(f"the pin {pin.value:,} B (line {pin.line_no}) and the reserved {pinned.printed} (line {pinned.line_no}) disagree")
@@ -341,7 +421,12 @@ def conclude(r: Reader) -> LogReading:
                 pin = pinned
     if pin is not None and available is None:
         available = pin
+    return {"available_kv_bytes": available, "kv_cache_memory_bytes": pin}
 
+
+def _error(r: Reader, available: Opt, blocks: Opt, notes: list[str]) -> Found | None:
+    """The check that refused the start (free memory, no KV memory, max_model_len), a negative pool
+    or no blocks being no KV memory; a traceback that is none of them is said."""
     error = None
     errors = {v: f for v, f, _ in r.seen.get("error", [])}
     if available is not None and available.value < 0:
@@ -369,9 +454,14 @@ def conclude(r: Reader) -> LogReading:
             notes.append(
                 f"a traceback begins at line {r.traceback}, but the paste holds no exception line after it: the start failed, and the reason was cut off"
             )
-    estimated = pick("estimated", what="estimated maximum model length")
+    return error
+
+
+def _estimated(r: Reader, tokens: Opt, notes: list[str]) -> dict[str, Found | None]:
+    """vLLM's estimated maximum model length; V0's capacity line gives it (and the tokens, where none are printed)."""
+    estimated = _pick(r, "estimated", True, notes, "estimated maximum model length")
     if estimated is None and "v0_capacity" in r.seen:
-        cap = pick("v0_capacity")
+        cap = _pick(r, "v0_capacity", True, notes, "")
         assert cap is not None  # seen, so picked
         estimated = Found(cap.value, cap.line_no, cap.line_text, cap.printed, derived=True)
         if tokens is None:
@@ -380,6 +470,13 @@ def conclude(r: Reader) -> LogReading:
             f"the V0 check prints the tokens the cache can hold ({cap.value:,}, line {cap.line_no}); "
             "that is the largest max_model_len that passes, given as the estimated maximum model length"
         )
+    return {"estimated_max_model_len": estimated, "kv_tokens": tokens}
+
+
+def _block_worked_out(got: dict[str, Found | None], notes: list[str]) -> Found | None:
+    """A block size no line prints: V0's tokens over its blocks, or the blocks, the concurrency and max_model_len."""
+    block, tokens, blocks, era = got["block_size"], got["kv_tokens"], got["gpu_blocks"], got["era"]
+    era_name = era.value if era is not None else None
     if block is None and tokens is not None and blocks is not None and blocks.value and tokens.value % blocks.value == 0 and era_name == "v0":
         block = Found(
             tokens.value // blocks.value,
@@ -388,10 +485,14 @@ def conclude(r: Reader) -> LogReading:
             derived=True,
         )
         notes.append(f"block size {block.value} is worked out from the tokens and the blocks, not printed")
-
+    concurrency, max_len = got["max_concurrency"], got["max_model_len"]
     if block is None and blocks is not None and blocks.value and concurrency is not None and max_len is not None and era_name in ("v0", "v1"):
         block = _block_from_concurrency(blocks, concurrency, max_len, notes)
+    return block
 
+
+def _speculation(r: Reader) -> dict[str, Found | None]:
+    """The speculative config, and whether a drafter was loaded (said, or a method that loads one)."""
     speculative = None
     if "speculative" in r.seen:
         s = _speculative_entry(r)
@@ -400,27 +501,21 @@ def conclude(r: Reader) -> LogReading:
     drafter_loaded = drafter[0][1] if drafter else None
     if drafter_loaded is None and speculative is not None and (speculative.value["method"] or "").lower() not in _DRAFTERLESS:
         drafter_loaded = Found(True, speculative.line_no, speculative.line_text)
+    return {"speculative": speculative, "drafter_loaded": drafter_loaded}
 
-    date = None
+
+def _date(r: Reader, notes: list[str]) -> Found | None:
+    """The earliest timestamp's day, where the timestamps carry a year."""
     if r.dates:
         day, no = min(r.dates)
-        date = Found(day, no, f"timestamp {day}")
-    elif r.month_days:
+        return Found(day, no, f"timestamp {day}")
+    if r.month_days:
         notes.append(f"the timestamps carry month and day ({', '.join(sorted(r.month_days)[:3])}) but no year: the log's date is not known")
-    version = pick("version", lowest=False, what="engine version")
+    return None
 
-    free = pick("free", what="free memory")
-    total = pick("total", what="total memory")
-    requested = pick("requested", what="requested memory")
-    kv_needed = pick("kv_needed", what="KV needed for one request")
-    cuda_graph = pick("cuda_graph", lowest=False, what="estimated CUDA graph memory")
-    graph_taken = pick("graph_taken", lowest=False, what="CUDA graph memory taken")
-    graph_off = pick("cuda_graph_off", lowest=False, what="CUDA graph memory profiling off")
-    non_torch = pick("non_torch", lowest=False, what="non-torch memory")
-    activation = pick("activation", lowest=False, what="activation peak")
-    prefill = pick("prefill", what="max_num_batched_tokens")
-    seats = pick("seats", what="max_num_seqs")
 
+def _padding(r: Reader, notes: list[str]) -> Found | None:
+    """A CUDA out-of-memory error after the checks is said; a hybrid's padding layers are read."""
     for _, f, _ in r.seen.get("oom", [])[:1]:
         notes.append(
             f"a CUDA out-of-memory error (line {f.line_no}): none of vLLM's start checks refused the start; memory ran out after them "
@@ -434,32 +529,55 @@ def conclude(r: Reader) -> LogReading:
             f"a hybrid model: vLLM added {count} padding layers to group its KV layers, which may waste up to {waste} % of the pool (line {f.line_no}); "
             "pool / tokens is then an effective figure, not a per-layer cost"
         )
+    return padding
 
-    per_token = _bytes_per_token(pin, available, tokens, blocks, block, dcp, kv_needed, max_len, concurrency, notes, version)
-    if engine_name == "vllm" and error is None and concurrency is None:
+
+def conclude(r: Reader) -> LogReading:
+    """The reading of what the reader saw: each figure or group concluded by its function or its
+    table's `Pick`, in the order their notes are said."""
+    _refuse_what_is_no_log(r)
+    notes = _unreadable_notes(r)
+    _refuse_two_starts(r)
+    got = _engine(r)
+    engine, era = got["engine"], got["era"]
+    assert engine is not None  # the engine is always concluded
+    sglang = engine.value == "sglang"
+    got |= _parallel(r, sglang, notes)
+    got |= _picked(r, LENGTH, notes)
+    got["kv_cache_dtype"] = _kv_dtype(r, not sglang, notes)
+    got |= _picked(r, SETTINGS, notes)
+    got["model_loading_bytes"] = _loading(r, notes)
+    got |= _pool_counts(r, sglang, got["max_model_len"], got["block_size"], notes)
+    got |= _pool(r, sglang, got["kv_cache_memory_bytes"], got["kv_tokens"], notes)
+    got["error"] = _error(r, got["available_kv_bytes"], got["gpu_blocks"], notes)
+    got |= _estimated(r, got["kv_tokens"], notes)
+    got["block_size"] = _block_worked_out(got, notes)
+    got |= _speculation(r)
+    got["date"] = _date(r, notes)
+    got |= _picked(r, MEMORY, notes)
+    got["padding_layers"] = _padding(r, notes)
+
+    pin, available, tokens, max_len, concurrency = (
+        got[k] for k in ("kv_cache_memory_bytes", "available_kv_bytes", "kv_tokens", "max_model_len", "max_concurrency")
+    )
+    per_token = _bytes_per_token(pin, available, tokens, got["gpu_blocks"], got["block_size"], got["dcp_size"], got["kv_needed_bytes"], max_len,
+                                 concurrency, notes, got["engine_version"])  # fmt: skip
+    if not sglang and got["error"] is None and concurrency is None:
         per_token = _one_request_fits(per_token, pin or available, tokens, max_len, notes)
+    missing: list[str] = []
     pool_unread = r.unread.get("available") or next(((no, what) for no, what in r.unreadable if what.startswith("KV pool ")), None)
-    _missing(missing, engine_name, era_name, loading, available, pin, tokens, blocks, block, max_len, concurrency,
-             fraction, mem_fraction, tp, per_token, pool_unread)  # fmt: skip
+    _missing(missing, engine.value, era.value if era is not None else None, got["model_loading_bytes"], available, pin, tokens, got["gpu_blocks"],
+             got["block_size"], max_len, concurrency, got["gpu_memory_utilization"], got["mem_fraction_static"], got["tensor_parallel_size"],
+             per_token, pool_unread)  # fmt: skip
     if r.last_partial is not None and r.last_partial[0] == r.lines_read:
         no, text = r.last_partial
         notes.append(f"line {no} ends mid-line ({text[-60:]!r}): the log is cut short there, and a figure cut off with it is not read")
         missing.append(f"the figure of line {no}, cut off")
-    if engine_name == "vllm" and era_name == "v1" and loading is not None and drafter_loaded is not None:
-        notes.append(f"'Model loading took' (line {loading.line_no}) includes the drafter's weights: V1 loads the drafter inside the same measured step")
-
-    return LogReading(
-        engine=engine, engine_version=version, era=era, model=model, tensor_parallel_size=tp, pipeline_parallel_size=pp, data_parallel_size=dp,
-        expert_parallel=ep, max_model_len=max_len,
-        kv_cache_dtype=kv_dtype, block_size=block, gpu_memory_utilization=fraction, mem_fraction_static=mem_fraction,
-        kv_cache_memory_bytes=pin, model_loading_bytes=loading, available_kv_bytes=available, kv_tokens=tokens,
-        gpu_blocks=blocks, max_concurrency=concurrency, bytes_per_token=per_token, error=error,
-        estimated_max_model_len=estimated, kv_needed_bytes=kv_needed, free_memory_bytes=free, total_memory_bytes=total,
-        requested_memory_bytes=requested,
-        cuda_graph_bytes=cuda_graph, cuda_graph_taken_bytes=graph_taken, cuda_graph_off=graph_off, non_torch_bytes=non_torch,
-        activation_peak_bytes=activation, max_num_batched_tokens=prefill, max_num_seqs=seats, dcp_size=dcp, padding_layers=padding, speculative=speculative, drafter_loaded=drafter_loaded, date=date,
-        missing=missing, notes=notes,
-    )  # fmt: skip
+    if not sglang and era is not None and era.value == "v1" and got["model_loading_bytes"] is not None and got["drafter_loaded"] is not None:
+        notes.append(
+            f"'Model loading took' (line {got['model_loading_bytes'].line_no}) includes the drafter's weights: V1 loads the drafter inside the same measured step"
+        )
+    return LogReading(**got, bytes_per_token=per_token, missing=missing, notes=notes)
 
 
 def with_pin(reading: LogReading, pin: int, said: str) -> LogReading:

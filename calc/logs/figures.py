@@ -34,6 +34,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from calc.jsontext import Json, JsonObject
 from calc.units import InputError, parse_number
 
 GiB, MiB = 2**30, 2**20
@@ -84,12 +85,16 @@ class Derived:
 Opt = Found | None
 
 
-def _figure(json: bool = False, page: tuple[str, str | None] | None = None) -> Any:
+def _figure(json: bool = False, page: tuple[str, str | None] | None = None, ingest: tuple[int, str] | None = None) -> Any:
     """A figure of the reading: `json` puts it among ingest --json's keys, `page` gives its row on
-    the "Your start" page (its label and unit), in field order."""
-    meta: dict[str, Any] = {"json": json}
+    the "Your start" page (its label and unit), in field order; `ingest` its row in `ingest`'s text
+    under "Read:" (its place there and its label: the text lists the settings first, then the pool,
+    then the checks' figures, an order older than the fields')."""
+    meta: dict[str, object] = {"json": json}
     if page is not None:
         meta["page"] = page
+    if ingest is not None:
+        meta["ingest"] = ingest
     return field(default=None, metadata=meta)
 
 
@@ -100,52 +105,54 @@ class LogReading:
     engine: Found | None = _figure(json=True, page=("Engine", None))  # "vllm" or "sglang"
     engine_version: Found | None = _figure(json=True, page=("Version", None))
     era: Found | None = None  # "v0", "v1" (vLLM engines) or "sglang"
-    model: Found | None = _figure(page=("Model", None))
-    tensor_parallel_size: Found | None = _figure(json=True, page=("Tensor-parallel size", "count"))
+    model: Found | None = _figure(ingest=(1, "model"), page=("Model", None))
+    tensor_parallel_size: Found | None = _figure(ingest=(3, "tensor_parallel_size"), json=True, page=("Tensor-parallel size", "count"))
     pipeline_parallel_size: Found | None = None  # the setting, or every stage's "Worker_PPn" prefix
     data_parallel_size: Found | None = None  # the setting, or every data-parallel rank's prefix
     expert_parallel: Found | None = None  # (ep_size, local experts, global experts) where printed, else (None, None, None): expert parallel is on
-    max_model_len: Found | None = _figure(json=True, page=("max_model_len", "count"))
-    kv_cache_dtype: Found | None = _figure(json=True, page=("KV cache dtype", None))
-    block_size: Found | None = _figure(json=True, page=("Block size", "count"))
-    gpu_memory_utilization: Found | None = _figure(json=True, page=("gpu_memory_utilization", "fraction"))  # Fraction
-    mem_fraction_static: Found | None = _figure(json=True, page=("mem_fraction_static", "fraction"))  # Fraction
-    kv_cache_memory_bytes: Found | None = _figure(json=True, page=("KV pin", "GiB"))  # the pin, exact bytes
-    total_memory_bytes: Found | None = _figure(page=("Total memory", "GiB"))
-    free_memory_bytes: Found | None = _figure(page=("Free memory", "GiB"))  # from the free-memory check or the pin line
-    model_loading_bytes: Found | None = _figure(json=True, page=("Weights loaded", "GiB"))
+    max_model_len: Found | None = _figure(ingest=(4, "max_model_len"), json=True, page=("max_model_len", "count"))
+    kv_cache_dtype: Found | None = _figure(ingest=(5, "kv_cache_dtype"), json=True, page=("KV cache dtype", None))
+    block_size: Found | None = _figure(ingest=(6, "block_size"), json=True, page=("Block size", "count"))
+    gpu_memory_utilization: Found | None = _figure(ingest=(7, "gpu_memory_utilization"), json=True, page=("gpu_memory_utilization", "fraction"))  # Fraction
+    mem_fraction_static: Found | None = _figure(ingest=(8, "mem_fraction_static"), json=True, page=("mem_fraction_static", "fraction"))  # Fraction
+    kv_cache_memory_bytes: Found | None = _figure(ingest=(9, "kv_cache_memory_bytes"), json=True, page=("KV pin", "GiB"))  # the pin, exact bytes
+    total_memory_bytes: Found | None = _figure(ingest=(17, "total memory"), page=("Total memory", "GiB"))
+    free_memory_bytes: Found | None = _figure(ingest=(16, "free memory"), page=("Free memory", "GiB"))  # from the free-memory check or the pin line
+    model_loading_bytes: Found | None = _figure(ingest=(10, "model loading"), json=True, page=("Weights loaded", "GiB"))
     available_kv_bytes: Found | None = _figure(
-        json=True, page=("KV cache memory available", "GiB")
+        json=True, page=("KV cache memory available", "GiB"), ingest=(11, "KV pool")
     )  # the pool as printed (profiled, pinned, or SGLang's K + V)
-    kv_tokens: Found | None = _figure(json=True, page=("KV cache tokens", "tokens"))
-    gpu_blocks: Found | None = _figure(json=True, page=("KV blocks", "count"))
-    max_concurrency: Found | None = _figure(json=True, page=("Maximum concurrency", "x"))  # Decimal as printed
+    kv_tokens: Found | None = _figure(ingest=(12, "KV tokens"), json=True, page=("KV cache tokens", "tokens"))
+    gpu_blocks: Found | None = _figure(ingest=(13, "GPU blocks"), json=True, page=("KV blocks", "count"))
+    max_concurrency: Found | None = _figure(ingest=(14, "max concurrency"), json=True, page=("Maximum concurrency", "x"))  # Decimal as printed
     bytes_per_token: Derived | None = _figure(json=True, page=("Bytes per token a rank", "B"))
-    error: Found | None = _figure(json=True, page=("Start failure", None))  # "free_memory", "no_kv_memory" or "max_model_len"
-    estimated_max_model_len: Found | None = _figure(json=True, page=("vLLM's estimated maximum max_model_len", "count"))
-    kv_needed_bytes: Found | None = None  # one request at max_model_len, from the one-request check
-    requested_memory_bytes: Found | None = None  # gpu_memory_utilization x total, as the free-memory check prints it
-    cuda_graph_bytes: Found | None = None  # "Estimated CUDA graph memory"
-    cuda_graph_taken_bytes: Found | None = None  # "Graph capturing finished ..., took X GiB": what the graphs held
+    error: Found | None = _figure(ingest=(22, "error"), json=True, page=("Start failure", None))  # "free_memory", "no_kv_memory" or "max_model_len"
+    estimated_max_model_len: Found | None = _figure(ingest=(20, "estimated max_model_len"), json=True, page=("vLLM's estimated maximum max_model_len", "count"))
+    kv_needed_bytes: Found | None = _figure(ingest=(19, "KV for one request"))  # one request at max_model_len, from the one-request check
+    requested_memory_bytes: Found | None = _figure(ingest=(18, "requested memory"))  # gpu_memory_utilization x total, as the free-memory check prints it
+    cuda_graph_bytes: Found | None = _figure(ingest=(15, "CUDA graph estimate"))  # "Estimated CUDA graph memory"
+    cuda_graph_taken_bytes: Found | None = _figure(ingest=(23, "CUDA graphs took"))  # "Graph capturing finished ..., took X GiB": what the graphs held
     cuda_graph_off: Found | None = None  # the line saying the estimate was not taken off the pool (the default up to 0.19.x)
-    non_torch_bytes: Found | None = None  # the V0 memory profile's non_torch_memory
-    activation_peak_bytes: Found | None = None  # and its PyTorch activation peak
-    max_num_batched_tokens: Found | None = None  # the prefill budget
-    max_num_seqs: Found | None = None
+    non_torch_bytes: Found | None = _figure(ingest=(24, "non-torch memory"))  # the V0 memory profile's non_torch_memory
+    activation_peak_bytes: Found | None = _figure(ingest=(25, "activation peak"))  # and its PyTorch activation peak
+    max_num_batched_tokens: Found | None = _figure(ingest=(26, "max_num_batched_tokens"))  # the prefill budget
+    max_num_seqs: Found | None = _figure(ingest=(27, "max_num_seqs"))
     dcp_size: Found | None = None
     padding_layers: Found | None = None  # hybrid models: "Add N padding layers, may waste at most X% KV cache memory"
-    speculative: Found | None = _figure(page=("Speculative decoding", None))  # {"method": str | None, "num_speculative_tokens": int | None}
+    speculative: Found | None = _figure(
+        ingest=(21, "speculative"), page=("Speculative decoding", None)
+    )  # {"method": str | None, "num_speculative_tokens": int | None}
     drafter_loaded: Found | None = None
-    date: Found | None = _figure(page=("Date", None))  # ISO date, where the timestamps carry a year
+    date: Found | None = _figure(ingest=(2, "date"), page=("Date", None))  # ISO date, where the timestamps carry a year
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def figures(self) -> dict[str, Found | Derived]:
         return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), (Found, Derived))}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The issue's keys, always present, null where the log does not say; sizes in bytes."""
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         for key in JSON_KEYS:
             found = getattr(self, key)
             out[key] = None if found is None or getattr(found, "derived", False) else _json_value(found.value)
@@ -157,14 +164,24 @@ class LogReading:
 # ingest --json's keys and the "Your start" page's rows, in field order, from the fields' declarations
 JSON_KEYS = tuple(f.name for f in fields(LogReading) if f.metadata.get("json"))
 PAGE_FIGURES: tuple[tuple[str, str, str | None], ...] = tuple((f.name, *f.metadata["page"]) for f in fields(LogReading) if "page" in f.metadata)
+# ingest's "Read:" rows, (field, label), in their declared places
+INGEST_ROWS: tuple[tuple[str, str], ...] = tuple(
+    (f.name, f.metadata["ingest"][1]) for f in sorted((f for f in fields(LogReading) if "ingest" in f.metadata), key=lambda f: f.metadata["ingest"][0])
+)
 
 
-def _json_value(value: Any) -> Any:
+def _json_value(value: object) -> Json:
     if isinstance(value, Fraction):
         return round(value) if value.denominator > 1 and abs(value) > 100 else float(value) if value.denominator > 1 else int(value)
     if isinstance(value, Decimal):
         return float(value)
-    return value
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"found a {type(value).__name__}, expected a value JSON can hold")
 
 
 # --- numbers as printed ------------------------------------------------------------------

@@ -20,6 +20,7 @@ from fractions import Fraction
 from calc.units import fmt
 
 Number = int | Fraction
+Coordinate = int | float | Fraction  # a point's place: a trace's poll times are the catalog's plain numbers
 
 WIDTH = 360  # viewBox units; the SVG scales to the column: ~0.9 px a unit on a 360 px phone
 FONT = 14
@@ -81,7 +82,7 @@ class Series:
     """Points over two axes; joined by a line when `line`, each drawn as a dot when `dots`."""
 
     name: str
-    points: tuple[tuple[Number, Number], ...]
+    points: tuple[tuple[Coordinate, Coordinate], ...]
     tone: str
     line: bool = True
     dots: bool = True
@@ -91,8 +92,8 @@ class Series:
 class Event:
     """A numbered marker on a point, explained in the figures table (log lines are long)."""
 
-    x: Number
-    y: Number
+    x: Coordinate
+    y: Coordinate
     number: str
     text: str
 
@@ -101,8 +102,8 @@ class Event:
 class Band:
     """An interval of x shaded across the plot (the kernel-init window)."""
 
-    low: Number
-    high: Number
+    low: Coordinate
+    high: Coordinate
     label: str
     tone: str = "band"
 
@@ -148,7 +149,7 @@ class Scale:
     start: float
     end: float
 
-    def __call__(self, value: Number) -> float:
+    def __call__(self, value: Coordinate) -> float:
         # geometry only: placed to 0.01 of a unit, so floats do (the figures stay exact in labels)
         span = float(self.high) - float(self.low)
         share = (float(value) - float(self.low)) / span if span else 0.0
@@ -342,7 +343,7 @@ def plot_svg(chart: Plot) -> str:
     return _svg(chart, height, body, data)
 
 
-def _num(value: Number) -> str:
+def _num(value: Coordinate) -> str:
     """An exact value as an attribute, for tests and scripts: 10000000000, or 27/2."""
     return str(Fraction(value)) if not isinstance(value, int) else str(value)
 

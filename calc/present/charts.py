@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from calc.answers import guard, prefetch, report
+from calc.catalog.entries import Deployment, Start
 from calc.catalog.model import Catalog
 from calc.engine import derive, gate, kv
 from calc.engine.budget import Resident
@@ -65,13 +66,13 @@ def rank_holds(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", killed:
     measured start: what each held against MemAvailable at start, with the start headroom and
     the guard's floor marked on each."""
     deployment = catalog.deployments[deployment_id]
-    floor = catalog.policy["guard"]["floor"].value
+    floor = catalog.policy["guard"]["floor"].size
     first = _start_with(deployment, killed, ("available_before", "lowest_available", "gate_row"))
     second = _start_with(deployment, serving, ("available_before", "available_after", "weights_loaded"))
-    before_1, before_2 = first["available_before"].value, second["available_before"].value
+    before_1, before_2 = first["available_before"].size, second["available_before"].size
 
     then = gate.gate(derive.gate_row_of_start(catalog, deployment_id, first), derive.request_of(catalog, deployment, first), (before_1,))
-    lowest = first["lowest_available"].value
+    lowest = first["lowest_available"].size
     held_1 = before_1 - lowest
     now = derive.gate_row(catalog, deployment_id)
     assert now.overhead is not None  # a measured start, so its overhead is known
@@ -125,11 +126,11 @@ def rank_holds(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", killed:
         f"{gib(held_1)}, leaving {gib(lowest)}, under the {gib(floor, 0)} floor, and the guard killed it. "
         f"Gen {serving} holds {gib(held_2)} of {gib(before_2)}, leaving {gib(before_2 - held_2)}."
     )
-    largest = max(then.needs, before_1, before_2)
+    largest = max(then.needs or 0, before_1, before_2)
     return Bars(f"rank-holds-{killed}-{serving}", "What one rank holds against MemAvailable at start", summary, _gib_axis(largest), rows, (), tuple(figures))
 
 
-def _start_with(deployment: dict[str, Any], generation: int, keys: tuple[str, ...]) -> dict[str, Any]:
+def _start_with(deployment: Deployment, generation: int, keys: tuple[str, ...]) -> Start:
     try:
         start = derive.start_by_generation(deployment, generation)
     except KeyError:
@@ -151,7 +152,7 @@ def pin_matrix(catalog: Catalog, deployment_id: str = "dsv4-flash-pair", pins: S
     """What each pin needs with and without the drafter, against the free memory of the refused
     request, with the largest pin that passes either way."""
     request = catalog.deployments[deployment_id]["requests"][0]
-    available = request["available"].value
+    available = request["available"].size
     row = derive.gate_row(catalog, deployment_id)
     prefill, seats = _calibrated(catalog, deployment_id)
     rows, figures = [], []
@@ -215,9 +216,9 @@ def startup_timeline(catalog: Catalog, trace_id: str = "kernel-init-report") -> 
     """MemAvailable through a start: the log's events on it, the guard's floor, and the line
     below which vLLM stops prefetching the checkpoint."""
     trace = catalog.traces[trace_id]
-    floor = catalog.policy["guard"]["floor"].value
-    share = catalog.policy["vllm"]["prefetch_fraction"].value
-    checkpoint = trace["checkpoint"].value
+    floor = catalog.policy["guard"]["floor"].size
+    share = catalog.policy["vllm"]["prefetch_fraction"].fraction
+    checkpoint = trace["checkpoint"].size
     samples = [(s["t"], s["available"]) for s in trace["samples"]]
     threshold = prefetch.least_available(checkpoint, share)
     x, y = _trace_axes(samples, floor, threshold)
@@ -256,7 +257,7 @@ def guard_trace(catalog: Catalog, trace_id: str = "kernel-init-report") -> Plot:
     """The memory guard over a trace: each poll, the floor, and the kill where there is one."""
     trace = catalog.traces[trace_id]
     policy = catalog.policy["guard"]
-    floor, in_a_row = policy["floor"].value, policy["polls_in_a_row"].value
+    floor, in_a_row = policy["floor"].size, policy["polls_in_a_row"].count
     samples = [(s["t"], s["available"]) for s in trace["samples"]]
     return guard_plot(f"guard-{trace_id}", samples, floor, in_a_row)
 
@@ -432,14 +433,14 @@ def residents_chart(
 def plan_budget(catalog: Catalog, plan_id: str = "coder-and-70b") -> Bars:
     plan = catalog.plans[plan_id]
     box = catalog.boxes[plan["box"]]
-    residents = [Resident(catalog.models[r["model"]]["name"], catalog.models[r["model"]]["weights"].value) for r in plan["residents"]]
+    residents = [Resident(catalog.models[r["model"]]["name"], catalog.models[r["model"]]["weights"].size) for r in plan["residents"]]
     stated = plan.get("budget_stated")
     return residents_chart(
         f"plan-{plan_id}",
         residents,
-        box["total_memory"].value,
+        box["total_memory"].size,
         f"Resident models' weights on one {box['name']}",
-        (stated.value, f"addressable, as stated: {gib(stated.value)}") if stated else None,
+        (stated.size, f"addressable, as stated: {gib(stated.size)}") if stated else None,
     )
 
 

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from calc.answers import report
+from calc.catalog.entries import GuardPolicy
 from calc.catalog.loader import load_dir
 from calc.catalog.model import Catalog
 from calc.catalog.spec import CatalogError
 from calc.engine import derive, fraction, kv
 from calc.present import inputs
-from calc.units import GiB, InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
+from calc.units import GiB, InputError, fmt, parse_count, parse_fraction, parse_size, printed_sum, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -84,7 +85,7 @@ class Parser(argparse.ArgumentParser):
 
 
 MEMINFO = "/proc/meminfo"
-_MEMAVAILABLE = re.compile(r"MemAvailable:\s*(?P<count>\S+)\s*(?P<unit>\S*)\s*")
+_MEMAVAILABLE = re.compile(r"MemAvailable:\s*(?P<count>\S+)\s*+(?P<unit>\S*)\s*")  # possessive: the spaces never go back to the unit
 
 
 def meminfo_available(path: str | None = None) -> int:
@@ -136,20 +137,34 @@ def read_text(path: str) -> str:
 _LIST_COMMA = re.compile(r"(?<=[A-Za-z]),|,(?=\s)")
 
 
-def available_list(text: str, boxes: int) -> tuple[int, ...]:
-    if text == "auto":
-        return (meminfo_available(),) * boxes
-    values = tuple(parse_size(part, "--available") for part in _LIST_COMMA.split(text))
-    for part, size in zip(_LIST_COMMA.split(text), values, strict=True):
-        if size < GiB:  # no box serves a model in less: a unit left out (100 for 100 GiB)
+def available_list(text: str, boxes: int) -> tuple[tuple[int, ...], str | None]:
+    """MemAvailable of each box from --available, and what the report must say of how it was read.
+    `auto` reads this machine's /proc/meminfo: one box's reading. Alone on a start over several
+    boxes it stands for every box, which the note says; in a list ('auto, 118 GiB') it is the box
+    whose place it takes, the others typed."""
+    parts = [part.strip() for part in _LIST_COMMA.split(text)]
+    if text.strip() == "auto":
+        here = meminfo_available()
+        if boxes == 1:
+            return (here,), None
+        return (here,) * boxes, (
+            f"--available auto read this machine's MemAvailable, {fmt(here, 'GiB', down=True)}, and gated each of the {boxes} boxes on it: "
+            "the other boxes were not read; give one reading a box, the head's first, such as 'auto, 118 GiB' on the head"
+        )
+    if parts.count("auto") > 1:
+        raise InputError(f"--available: found auto {parts.count('auto')} times, expected it once at most (it reads this machine's MemAvailable, one box's)")
+    here = meminfo_available() if "auto" in parts else 0
+    values = tuple(here if part == "auto" else parse_size(part, "--available") for part in parts)
+    for part, size in zip(parts, values, strict=True):
+        if part != "auto" and size < GiB:  # no box serves a model in less: a unit left out (100 for 100 GiB)
             raise InputError(
                 f"--available: found {part.strip()!r}, {fmt(size, 'B')}, expected at least 1 GiB free, such as '119.5 GiB' (a number without a unit is bytes)"
             )
     if len(values) == 1:
-        return values * boxes
+        return values * boxes, None
     if len(values) != boxes:
         raise InputError(f"--available: found {len(values)} figures, expected 1 or {boxes} (one per box)")
-    return values
+    return values, None
 
 
 def _deployment(catalog: Catalog, name: str | None) -> str:
@@ -164,12 +179,16 @@ def _deployment(catalog: Catalog, name: str | None) -> str:
 
 
 def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
+    from dataclasses import replace
+
     deployment_id = _deployment(catalog, args.deployment)
     dp = parse_count(args.data_parallel_size, "--data-parallel-size", 1)
     if dp > MAX_REPLICAS:
         raise InputError(f"--data-parallel-size: found {dp}, expected at most {MAX_REPLICAS} replicas")
     boxes = catalog.deployments[deployment_id]["boxes"] * dp  # each replica on boxes of its own
-    readings = available_list(args.available, boxes) if args.available else (report.last_available(catalog.deployments[deployment_id]),) * boxes
+    readings, auto_said = (
+        available_list(args.available, boxes) if args.available else ((report.last_available(catalog.deployments[deployment_id]),) * boxes, None)
+    )
     base = report.defaults(catalog, deployment_id, readings)
     inputs = report.StartInputs(
         deployment=deployment_id,
@@ -189,6 +208,8 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
         data_parallel=dp,
     )  # fmt: skip
     inputs = _gate_host(catalog, deployment_id, inputs, args)
+    if auto_said:  # said on the verdict, first
+        inputs = replace(inputs, host_notes=(auto_said, *inputs.host_notes))
     problems = report.check(inputs) + [p for p in [report.floor_problem(catalog, inputs, _flag(args, "pin"))] if p]
     if problems:
         raise InputError(problems[0] if problems[0].startswith("--") else "--" + problems[0])
@@ -215,7 +236,7 @@ def _gate_host(catalog: Catalog, deployment_id: str, inputs: report.StartInputs,
         said.insert(
             0, f"/dev/shm: a start over {d['boxes']} boxes (Ray) makes none of the one-box message queues; Ray's own object store in /dev/shm is not counted"
         )
-    return replace(inputs, shm_bytes=host.shm_bytes if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
+    return replace(inputs, shm_bytes=(host.shm_bytes or 0) if one_box else 0, host_notes=tuple(said), sleep_mode=args.enable_sleep_mode)
 
 
 MAX_REPLICAS = 64
@@ -233,7 +254,7 @@ def _head_extra(catalog: Catalog, args: argparse.Namespace, boxes: int) -> int:
     if boxes < 2 or not args.available or len(_LIST_COMMA.split(args.available)) < 2:
         return 0
     head = catalog.policy["gate"].get("head_box")
-    return int(head["ray_head"].value) if head else 0
+    return int(head["ray_head"].size) if head else 0
 
 
 def _kv_offloading_a_rank(args: argparse.Namespace, tp: int) -> int:
@@ -451,24 +472,18 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
     if args.free:
         free = meminfo_available() if args.free == "auto" else _int(args, "free")
     elif "free_at_start" in box:
-        free = box["free_at_start"].value
+        free = box["free_at_start"].size
     else:
         raise InputError(f"--free: box {args.box} has no free-at-start reading in the catalog; give --free")
-    chosen = _frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else catalog.policy["vllm"]["default_gpu_memory_utilization"].value
-    out = {
-        "total_bytes": total,
-        "free_bytes": free,
-        "fraction": chosen,
-        "requested_bytes": fraction.requested(total, chosen),
-        "passes": fraction.passes(total, free, chosen),
-        "ceiling": fraction.ceiling(total, free),
-    }
+    chosen = _frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else catalog.policy["vllm"]["default_gpu_memory_utilization"].fraction
+    requested, passes, ceiling = fraction.requested(total, chosen), fraction.passes(total, free, chosen), fraction.ceiling(total, free)
     if args.json:
+        out = {"total_bytes": total, "free_bytes": free, "fraction": chosen, "requested_bytes": requested, "passes": passes, "ceiling": ceiling}
         return report.to_json(out)
-    verdict = "starts" if out["passes"] else "refused: free memory is less than the fraction asks"
+    verdict = "starts" if passes else "refused: free memory is less than the fraction asks"
     return (
-        f"{fmt(chosen, 'fraction')} x {fmt(total, 'GiB')} = {fmt(out['requested_bytes'], 'GiB')} against {fmt(free, 'GiB')} free: {verdict}\n"
-        f"Ceiling: {fmt(out['ceiling'], 'fraction', 4)}"
+        f"{fmt(chosen, 'fraction')} x {fmt(total, 'GiB')} = {fmt(requested, 'GiB')} against {fmt(free, 'GiB')} free: {verdict}\n"
+        f"Ceiling: {fmt(ceiling, 'fraction', 4)}"
     )
 
 
@@ -493,17 +508,23 @@ def cmd_guard(catalog: Catalog, args: argparse.Namespace) -> object:
     result = guard.run(samples, floor, polls, serving)
     if args.json:
         return report.to_json({**result.__dict__, "floor_bytes": floor, "polls_in_a_row": polls, "samples": len(samples)})
-    verdict = f"kills the rank at {result.at:g} s" if result.killed else "lets the start through"
+    unwatched = sum(1 for t, _ in samples if serving is not None and t >= serving)
+    if result.killed:
+        verdict = f"kills the rank at {result.at:g} s"
+    elif unwatched:
+        verdict = f"kills nothing; it stood down at {serving:g} s, when the head served ({unwatched} later polls not watched)"
+    else:
+        verdict = "kills nothing over the whole trace"
     return (
         f"Guard ({polls} polls in a row under {fmt(floor, 'GiB')}) over {len(samples)} polls: {verdict}\n"
         f"Lowest MemAvailable: {fmt(result.lowest, 'GiB')} at {result.lowest_at:g} s; longest run under the floor: {result.longest_run}"
     )
 
 
-def _guard_settings(policy: dict[str, Any], args: argparse.Namespace) -> tuple[int, int]:
+def _guard_settings(policy: GuardPolicy, args: argparse.Namespace) -> tuple[int, int]:
     """The guard's floor and polls in a row: the options where given, the catalog's policy otherwise."""
-    floor = _int(args, "floor") if args.floor else policy["floor"].value
-    polls = _int(args, "polls") if args.polls else policy["polls_in_a_row"].value
+    floor = _int(args, "floor") if args.floor else policy["floor"].size
+    polls = _int(args, "polls") if args.polls else policy["polls_in_a_row"].count
     return floor, polls
 
 
@@ -515,7 +536,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
 
     policy = catalog.policy["guard"]
     paths = args.proc or ["/proc/meminfo"]
-    interval = _secs(args, "interval") if args.interval else float(policy["poll_seconds"].value)
+    interval = _secs(args, "interval") if args.interval else float(policy["poll_seconds"].number)
     duration = _secs(args, "duration") if args.duration else interval * (len(paths) - 1) if args.proc else 60.0
     floor, polls = _guard_settings(policy, args)
     count = watch.poll_count(duration, interval)
@@ -545,7 +566,7 @@ def cmd_watch(catalog: Catalog, args: argparse.Namespace) -> object:
         if out:
             out.close()
     if args.json:
-        return dict(report.to_json({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen}))
+        return report.to_json_object({"floor_bytes": floor, "polls_in_a_row": polls, "interval_seconds": interval, "polls": seen})
     return watch.summary(seen, floor, polls) + (f"\nTrace written to {args.out}; replay it with: python -m calc guard {args.out}" if args.out else "")
 
 
@@ -593,7 +614,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
         if len(parts) > 2:
             raise InputError(f"--model: found {spec!r}, expected MODEL[:KV[:HEADROOM]]")
         kv_size, headroom = (parse_size(text, f"--model {name} {what}") for text, what in zip([*parts, "0", "0"][:2], ("KV", "headroom"), strict=True))
-        residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].value, kv_size, headroom))
+        residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].size, kv_size, headroom))
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []
     available = _int(args, "available") if args.available else (derive.box_free(box) or derive.box_total(box)[0]).size
@@ -625,7 +646,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
 def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
     from calc.answers import prefetch
 
-    share = catalog.policy["vllm"]["prefetch_fraction"].value
+    share = catalog.policy["vllm"]["prefetch_fraction"].fraction
     checkpoint = _int(args, "checkpoint")
     available = meminfo_available() if args.available == "auto" else _int(args, "available")
     cgroup = _int(args, "cgroup_available") if args.cgroup_available else None
@@ -722,12 +743,15 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         multimodal=mm_cfg,
         dp=parse_count(args.data_parallel_size, "--data-parallel-size", 1),
         enable_expert_parallel=args.enable_expert_parallel,
+        enable_eplb=args.enable_eplb,
+        eplb_config=args.eplb_config,
+        num_redundant_experts=_int(args, "num_redundant_experts", 0) if args.num_redundant_experts is not None else None,
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
         r = _with_prediction(r, config_text, args.config, card, start)
     worst = _worst_prefill(args, config_text, r, budget or 8192)
-    host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes)
+    host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
     said = r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
     r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
     if args.json:
@@ -766,7 +790,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
                         f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
         lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
-        lines.insert(4, f"KV pool a rank (predicted): {fmt(c.available_kv_bytes, 'GiB')}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
+        pool = fmt(c.available_kv_bytes, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-c.available_kv_bytes, 'GiB')} short"
+        lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
         for i, f in enumerate(c.fixes):
             lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
     if r.lora is not None:
@@ -842,7 +867,7 @@ def _offload(args: argparse.Namespace) -> offload_module.Offload | None:
         return None
 
     def gib(text: str | None, flag: str) -> Fraction | None:
-        return None if text is None else parse_number(text, flag)
+        return None if text is None else inputs.gib_at_least_zero(text, flag)
 
     o = offload.Offload(
         gib(args.cpu_offload_gb, "--cpu-offload-gb") or Fraction(0),
@@ -888,14 +913,37 @@ def _worst_prefill(args: argparse.Namespace, config_text: str, r: modeled_module
 
 
 def _host_memory(
-    args: argparse.Namespace, tp: int, pp: int, weights_bytes: int, kv_bytes: int | None, where: str = "a unified-memory box (GB10)"
+    args: argparse.Namespace,
+    tp: int,
+    pp: int,
+    weights_bytes: int,
+    kv_bytes: int | None,
+    where: str = "a unified-memory box (GB10)",
+    offload: modeled_module.OffloadReport | None = None,
 ) -> modeled_module.HostMemory | None:
-    """--shm-size against the /dev/shm queues of the start, and what sleep mode frees (calc/engine/hostmem.py)."""
+    """--shm-size against the /dev/shm queues of the start, and what sleep mode frees (calc/engine/hostmem.py);
+    `offload`, the bytes --cpu-offload-gb, --kv-offloading-size and --swap-space move to the host."""
     if args.sleep_level is not None and not args.enable_sleep_mode:
         raise InputError("--sleep-level: found without --enable-sleep-mode, expected --enable-sleep-mode beside it")
+    moved = (
+        {
+            "offloaded_bytes_per_rank": offload.offloaded_bytes_per_rank,
+            "weights_on_device_bytes_per_rank": offload.weights_on_device_bytes_per_rank,
+            "kv_offloading_bytes": offload.kv_offloading_bytes,
+            "swap_space_bytes": offload.swap_space_bytes,
+            "offload_host_bytes": offload.host_bytes,
+        }
+        if offload is not None
+        else {}
+    )
     if not (args.enable_sleep_mode or args.shm_size is not None or args.mq_max_chunk_mb is not None):
-        return None
-    from calc.checks import modeled  # only now: the gate without these flags starts without the model's modules
+        if offload is None:
+            return None
+        from calc.checks import modeled  # only now: the gate without these flags starts without the model's modules
+
+        # the host-memory line of the text, and nothing asked of /dev/shm or sleep
+        return modeled.HostMemory((), None, None, False, None, (), **moved)
+    from calc.checks import modeled
     from calc.engine import hostmem, predict
 
     rel = predict.release(getattr(args, "engine_version", None))
@@ -924,6 +972,7 @@ def _host_memory(
         shm_refused=refusal is not None,
         sleep=sleep,
         notes=tuple(notes),
+        **moved,
     )
 
 
@@ -970,6 +1019,11 @@ def _with_prediction(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
             "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
         )
+        if start.lora is not None and r.lora is not None and p.lora.bytes != r.lora.device_bytes_per_rank:
+            notes.append(
+                f"the card's pool takes LoRA's slots as TP splits the experts, {fmt(p.lora.bytes, 'GiB')}; the rank's own experts take "
+                f"{fmt(r.lora.device_bytes_per_rank, 'GiB')} (the lora figures above)"
+            )
     prediction = modeled.CardPrediction(
         card=card.name,
         card_source=card.source,
@@ -1148,23 +1202,13 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
 
 def render_ingest(catalog: Catalog, r: logread.LogReading, name: str, model_id: str | None = None) -> str:
     from calc.answers import ingest
+    from calc.logs.figures import INGEST_ROWS
 
     engine = str(r.engine.value) if r.engine else ""
     build = f"{engine} {r.engine_version.value}" if r.engine_version else engine
     era = f", {r.era.value.upper()} engine" if r.era and r.era.value in ("v0", "v1") else ""
     lines = [f"{name}: a {build} startup log{era}", "Read:"]
-    shown = {
-        "model": r.model, "date": r.date, "tensor_parallel_size": r.tensor_parallel_size, "max_model_len": r.max_model_len,
-        "kv_cache_dtype": r.kv_cache_dtype, "block_size": r.block_size, "gpu_memory_utilization": r.gpu_memory_utilization,
-        "mem_fraction_static": r.mem_fraction_static, "kv_cache_memory_bytes": r.kv_cache_memory_bytes,
-        "model loading": r.model_loading_bytes, "KV pool": r.available_kv_bytes, "KV tokens": r.kv_tokens,
-        "GPU blocks": r.gpu_blocks, "max concurrency": r.max_concurrency, "CUDA graph estimate": r.cuda_graph_bytes,
-        "free memory": r.free_memory_bytes, "total memory": r.total_memory_bytes, "requested memory": r.requested_memory_bytes,
-        "KV for one request": r.kv_needed_bytes,
-        "estimated max_model_len": r.estimated_max_model_len, "speculative": r.speculative, "error": r.error,
-        "CUDA graphs took": r.cuda_graph_taken_bytes, "non-torch memory": r.non_torch_bytes, "activation peak": r.activation_peak_bytes,
-        "max_num_batched_tokens": r.max_num_batched_tokens, "max_num_seqs": r.max_num_seqs,
-    }  # fmt: skip
+    shown = {label: getattr(r, name) for name, label in INGEST_ROWS}
     for label, found in shown.items():
         if found is not None:
             where = "worked out, not printed (see Notes)" if found.derived else f"line {found.line_no}"
@@ -1353,10 +1397,45 @@ def command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _value_flags(command: str | None) -> frozenset[str]:
+    """The spellings of every flag that takes a value, of `command` (of every command when None)."""
+    names: set[str] = set()
+    for name, uses in inputs.COMMAND_FLAGS.items():
+        if command in (None, name):
+            for u in uses:
+                if u.input.kind != "switch" and u.input.flag and u.input.flag.startswith("-"):
+                    flag, aliases = inputs.flag_names(u)
+                    names.update((flag, *aliases))
+    return frozenset(names | {"--catalog"})
+
+
+def dashed_values(argv: Sequence[str], command: str | None) -> list[str]:
+    """A value that starts with one '-' (`--total-memory -80GiB`, `--cpu-offload-gb -3`) joined to
+    its flag (`--total-memory=-80GiB`), so it reaches the flag's own reading and its message rather
+    than argparse's "expected one argument"; '-' alone (standard input) and a following flag are
+    left as they are."""
+    takes = _value_flags(command)
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return out + list(argv[i:])
+        following = argv[i + 1] if i + 1 < len(argv) else ""
+        if word in takes and following.startswith("-") and not following.startswith("--") and following != "-":
+            out.append(f"{word}={following}")
+            i += 2
+            continue
+        out.append(word)
+        i += 1
+    return out
+
+
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """The command line read with its command's flags alone; should that guess miss, read again
     with every command's, so the answer is the full parser's."""
     guess = command_of(argv)
+    argv = dashed_values(argv, guess)
     if guess is not None:
         try:
             args = build_parser(guess).parse_args(argv)

@@ -18,6 +18,7 @@ from typing import Any
 
 from calc import jsontext
 from calc.catalog.model import Catalog
+from calc.jsontext import JsonObject
 from calc.present.calculators.form import Defaults, Field, Output, block_html, dom_id, invalid
 from calc.units import InputError
 
@@ -110,7 +111,7 @@ def run(catalog: Catalog, calculator: str, raw: Mapping[str, str]) -> Output:
     return output
 
 
-def changed(catalog: Catalog, calculator: str, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+def changed(catalog: Catalog, calculator: str, name: str, raw: Mapping[str, str]) -> JsonObject | None:
     """Field updates after an edit that moves other defaults: a new deployment, box or reading."""
     hook = getattr(module(calculator), "changed", None) if calculator in CALCULATORS else None
     return hook(catalog, name, raw) if hook else None

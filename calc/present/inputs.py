@@ -66,7 +66,7 @@ class Input:
         if self.kind == "fraction":
             return parse_fraction(text, name)
         if self.kind == "gib":
-            return parse_number(text, name)
+            return gib_at_least_zero(text, name)
         if self.kind == "seconds":
             return seconds(text, name)
         if self.kind == "choice" and self.choices and text not in self.choices:
@@ -92,12 +92,24 @@ def seconds(text: str, what: str) -> float:
         raise
 
 
+GIB_EXPECTED = "a size in GiB, 0 or more, such as 4 or 0.5"
+
+
 def gib_at_least_zero(text: str, name: str) -> Fraction:
-    """A size in GiB as vLLM's offload flags take it: 0 or more."""
-    value = parse_number(text, name)
-    if value < 0:
-        raise InputError(f"{name}: found {text!r}, expected a size in GiB of 0 or more")
-    return value
+    """A size in GiB as vLLM's offload flags take it (--cpu-offload-gb, --kv-offloading-size,
+    --swap-space: floats of 0 or more in vllm/config/cache.py and vllm/config/offload.py): a value
+    that is no number, or a negative one, is named with what was found and what is expected."""
+    from calc.units import quoted
+
+    raw = text.strip()
+    if raw.startswith("-"):
+        raise InputError(f"{name}: found {quoted(raw)}, expected {GIB_EXPECTED}")
+    try:
+        return parse_number(raw, name, small="a larger size in GiB")
+    except InputError as error:
+        if str(error).endswith("expected a number"):  # not a number at all: say what is wanted
+            raise InputError(f"{name}: found {quoted(raw)}, expected {GIB_EXPECTED}") from None
+        raise
 
 
 _DTYPES = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
@@ -218,6 +230,31 @@ TABLE: tuple[Input, ...] = (
         "switch",
         "expert parallel",
         "an MoE's routed experts dealt whole over TP x DP ranks, as vLLM deals them",
+    ),
+    Input(
+        "enable_eplb",
+        "--enable-eplb",
+        "enable_eplb",
+        "switch",
+        "EPLB",
+        "expert parallel load balancing: with redundant experts each EP rank holds (experts + redundant) / EP experts",
+    ),
+    Input(
+        "eplb_config",
+        "--eplb-config",
+        "eplb_config",
+        "text",
+        "EPLB config",
+        "with --enable-eplb, vLLM 0.11.0 on: JSON such as '{\"num_redundant_experts\": 32}', the copies dealt with the experts",
+    ),
+    Input(
+        "num_redundant_experts",
+        "--num-redundant-experts",
+        "num_redundant_experts",
+        "count",
+        "redundant experts",
+        "with --enable-eplb, up to vLLM 0.11.0: the redundant experts (later releases take them in --eplb-config)",
+        minimum=0,
     ),
     Input(
         "head_extra",
@@ -702,6 +739,9 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("limit_mm_per_prompt"),
         use("data_parallel_size", default="1"),
         use("enable_expert_parallel"),
+        use("enable_eplb"),
+        use("eplb_config"),
+        use("num_redundant_experts"),
         use("enforce_eager"),
         use("offline"),
         use("speculative_tokens", "", default="0"),
@@ -732,6 +772,11 @@ FORMS: dict[str, tuple[Use, ...]] = {
         use("speculative_tokens", minimum=1),
         use("pin"),
         use("available", label="MemAvailable at start, box {n}", numbered=-1),  # as many as the catalog's largest deployment has boxes
+        use(
+            "head_extra",
+            label="Head box extra (optional, --head-extra)",
+            form_help="What the head box runs beside its rank (Ray's head: GCS, dashboard); empty: none, every box gated alike. Bytes: " + SIZES,
+        ),
         use("prefill_budget"),
         use("seats"),
         use("max_model_len"),

@@ -16,10 +16,10 @@ from calc.answers import guard, prefetch, report
 from calc.engine import budget, derive, fraction, gate, hfconfig, kv, kvlayout
 from calc.units import GiB
 from hooks import calculator_page
-from hooks.pagemacros import catalog_reference, deployment, every_page, kv_pool, memory_budget, model_accuracy, several_models, start_up_memory
+from hooks.pagemacros import catalog_reference, deployment, every_page, kv_pool, memory_budget, model_accuracy, several_models, start_up_memory, traces
 from hooks.pagemacros.build import Build, MacrosEnv, guarded
 
-GROUPS = (every_page, deployment, memory_budget, kv_pool, start_up_memory, several_models, model_accuracy, catalog_reference)
+GROUPS = (every_page, deployment, memory_budget, kv_pool, start_up_memory, several_models, model_accuracy, traces, catalog_reference)
 CALC_MODULES = (derive, gate, hfconfig, kv, kvlayout, fraction, budget, prefetch, guard, report, units)  # the pages call these by module name
 
 

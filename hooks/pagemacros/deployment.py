@@ -3,9 +3,8 @@ generation, its gate row, its refused request, the gate's needs for a pin and th
 
 from __future__ import annotations
 
-from typing import Any
-
 from calc.answers import report
+from calc.catalog.entries import Deployment, GateRequest, Start
 from calc.engine import derive, gate
 from calc.engine.gate import Amount
 from calc.units import parse_size
@@ -13,11 +12,11 @@ from hooks.figures import Value
 from hooks.pagemacros.build import SERVING, Build
 
 
-def deployment(build: Build, deployment_id: str = SERVING) -> dict[str, Any]:
+def deployment(build: Build, deployment_id: str = SERVING) -> Deployment:
     return build.catalog.deployments[deployment_id]
 
 
-def gen(build: Build, generation: int, deployment_id: str = SERVING) -> dict[str, Any]:
+def gen(build: Build, generation: int, deployment_id: str = SERVING) -> Start:
     return derive.start_by_generation(build.catalog.deployments[deployment_id], generation)
 
 
@@ -25,9 +24,8 @@ def row(build: Build, deployment_id: str = SERVING) -> gate.GateRow:
     return derive.gate_row(build.catalog, deployment_id)
 
 
-def refused_request(build: Build, deployment_id: str = SERVING) -> dict[str, Any]:
-    request: dict[str, Any] = build.catalog.deployments[deployment_id]["requests"][0]
-    return request
+def refused_request(build: Build, deployment_id: str = SERVING) -> GateRequest:
+    return build.catalog.deployments[deployment_id]["requests"][0]
 
 
 def calibrated(build: Build, deployment_id: str) -> tuple[int, int]:
@@ -52,7 +50,7 @@ def needs(build: Build, pin_text: str, drafter: bool = False, deployment_id: str
 
 def largest_pin(build: Build, drafter: bool = False, deployment_id: str = SERVING) -> int | None:
     """None when the gate cannot size the start: the page's figure of it then fails the build."""
-    available = (refused_request(build, deployment_id)["available"].value,)
+    available = (refused_request(build, deployment_id)["available"].size,)
     return gate.largest_pin(row(build, deployment_id), gate.Request(0, drafter, *calibrated(build, deployment_id)), available)
 
 

@@ -54,7 +54,7 @@ def generations_table(build: Build, deployment_id: str = SERVING) -> str:
     max_len = d["settings"]["max_model_len"]
     rows = []
     for s in d["starts"]:
-        tokens = s["kv_tokens"].value
+        tokens = s["kv_tokens"].count
         rows.append(
             (
                 f"gen {s['generation']}" if s.get("generation") else "",
@@ -74,8 +74,8 @@ def drafter_share_table(build: Build, deployment_id: str = "flash-next-pair") ->
     rows = []
     for s in starts:
         k = derive.settings(d, s)["speculative_tokens"]
-        tokens = s["kv_tokens"].value
-        lost = base["kv_tokens"].value - tokens
+        tokens = s["kv_tokens"].count
+        lost = base["kv_tokens"].count - tokens
         rows.append(
             (
                 fig(k, "count", source="setting"),
@@ -124,8 +124,8 @@ def startup_line(build: Build, generation: int = 235, deployment_id: str = SERVI
     d = build.catalog.deployments[deployment_id]
     start = gen(build, generation, deployment_id)
     max_len = derive.settings(d, start)["max_model_len"]
-    tokens = start["kv_tokens"].value
-    ratio = start["concurrency"].value if "concurrency" in start else kv.full_contexts(tokens, max_len)
+    tokens = start["kv_tokens"].count
+    ratio = start["concurrency"].number if "concurrency" in start else kv.full_contexts(tokens, max_len)
     return "\n".join(
         (
             "```text",
@@ -143,7 +143,7 @@ def concurrency_table(build: Build) -> str:
         for rep in model.get("kv_reports", []):
             if not {"tokens", "max_model_len", "block_size"} <= rep.keys():
                 continue
-            tokens, max_len, block = rep["tokens"].value, rep["max_model_len"], rep["block_size"]
+            tokens, max_len, block = rep["tokens"].count, rep["max_model_len"], rep["block_size"]
             what = text(", ".join(p for p in (model["name"], rep.get("engine", ""), rep["kv_dtype"]) if p))
             rows.append(
                 (
@@ -202,7 +202,7 @@ def bytes_per_token_compared(build: Build, deployment_id: str = SERVING, pool_te
 def never_start(build: Build, box_id: str, *typed: str) -> str:
     """A checked claim: these fractions fail vLLM's start check on this box; the build fails if one passes."""
     box = build.catalog.boxes[box_id]
-    total, free = box["total_memory"].value, box["free_at_start"].value
+    total, free = box["total_memory"].size, box["free_at_start"].size
     passing = [t for t in typed if fraction.passes(total, free, units.parse_fraction(t))]
     if passing:
         build.problem(
@@ -214,10 +214,10 @@ def never_start(build: Build, box_id: str, *typed: str) -> str:
 def fraction_check_table(build: Build, box_id: str = "rtx-5090-node") -> str:
     """vLLM's start check, ceil(total x fraction) <= free, at the fractions that matter on one box."""
     box = build.catalog.boxes[box_id]
-    total, free = box["total_memory"].value, box["free_at_start"].value
+    total, free = box["total_memory"].size, box["free_at_start"].size
     named = {
-        build.catalog.policy["vllm"]["default_gpu_memory_utilization"].value: "vLLM's default",
-        box["serving"]["gpu_memory_utilization"].value: "the serving start",
+        build.catalog.policy["vllm"]["default_gpu_memory_utilization"].fraction: "vLLM's default",
+        box["serving"]["gpu_memory_utilization"].fraction: "the serving start",
         fraction.ceiling(total, free): "the ceiling",
         Fraction(99, 100): "",
         Fraction(1): "",

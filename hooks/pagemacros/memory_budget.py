@@ -36,7 +36,7 @@ def rank_holds_table(build: Build, generation: int = 235, deployment_id: str = S
 def pin_matrix(build: Build, pins: tuple[str, ...] = ("8e9", "10e9", "16e9", "20e9"), deployment_id: str = SERVING) -> str:
     """Pins x drafter off/on against the free memory of the refused request."""
     request = refused_request(build, deployment_id)
-    available = (request["available"].value,)
+    available = (request["available"].size,)
     current = row(build, deployment_id)
     rows = []
     for typed in pins:
@@ -69,7 +69,7 @@ def largest_pin_table(build: Build, deployment_id: str = SERVING) -> str:
     limits = []
     for drafter in (False, True):
         terms = [a.bytes for name, a in costs if drafter or name != "drafter"]
-        worked = units.shown(available.value, "GiB", 2, down=True) - sum(units.shown(t, "GiB", 2, up=True) for t in terms)
+        worked = units.shown(available.size, "GiB", 2, down=True) - sum(units.shown(t, "GiB", 2, up=True) for t in terms)
         limits.append(worked)
     rows.append(("**largest pin**", *(f"**{fig(x)}**" for x in limits)))
     # the bytes are the line above's, so a reader who multiplies the printed GiB gets them; the
@@ -88,7 +88,7 @@ def largest_pin_table(build: Build, deployment_id: str = SERVING) -> str:
 
 def needs_breakdown(build: Build, pin_text: str, drafter: bool, deployment_id: str = SERVING) -> str:
     request = gate.Request(parse_size(pin_text), drafter, *calibrated(build, deployment_id))
-    result = gate.gate(row(build, deployment_id), request, (refused_request(build, deployment_id)["available"].value,))
+    result = gate.gate(row(build, deployment_id), request, (refused_request(build, deployment_id)["available"].size,))
     rows = [(t.name, fig(t.bytes), source_text(t.source)) for t in result.terms]
     rows.append(("**needs**", f"**{fig(report.needs_as_printed(result.terms))}**", "the sum"))
     return table(("Term", "GiB a rank", "Source"), rows)
@@ -98,7 +98,7 @@ def gate_then_and_now_table(build: Build, generation: int = 234, deployment_id: 
     """A start's gate with the row it held when it ran, beside the same request under the measured row."""
     start = gen(build, generation, deployment_id)
     request = derive.request_of(build.catalog, build.catalog.deployments[deployment_id], start)
-    available = (start["available_before"].value,)
+    available = (start["available_before"].size,)
     then = gate.gate(derive.gate_row_of_start(build.catalog, deployment_id, start), request, available)
     now = gate.gate(row(build, deployment_id), request, available)
     rows = [
@@ -124,7 +124,7 @@ def movable_table(build: Build, pin_text: str = "20e9", drafter: bool = True, de
         "seat term": "`--max-num-seqs`",
     }
     request = gate.Request(parse_size(pin_text), drafter, *calibrated(build, deployment_id))
-    result = gate.gate(row(build, deployment_id), request, (refused_request(build, deployment_id)["available"].value,))
+    result = gate.gate(row(build, deployment_id), request, (refused_request(build, deployment_id)["available"].size,))
     moving = gate.movable_terms(result)
     idle = [t for t in result.terms if t.movable and not t.bytes]
     rows = [(t.name, fig(t.bytes), flags.get(t.name, ""), source_text(t.source)) for t in moving + idle]

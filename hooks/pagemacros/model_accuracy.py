@@ -8,6 +8,7 @@ from typing import Any
 
 from calc.catalog.model import Catalog
 from calc.checks import accuracy, poolaccuracy
+from calc.jsontext import JsonObject
 from hooks.pagemacros.build import Build, table
 from hooks.pagemacros.every_page import fig, source_text
 
@@ -103,7 +104,7 @@ def model_accuracy_by_family(build: Build) -> str:
     return table(head, out)
 
 
-def public_observations(root: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, str]]:
+def public_observations(root: Path) -> tuple[list[dict[str, Any]], dict[str, JsonObject], dict[str, str]]:
     """models/observations.yaml, the config.json files and the public logs it names, as read."""
     import json
 

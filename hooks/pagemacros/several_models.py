@@ -3,23 +3,24 @@ engines started one after another, each with its fraction."""
 
 from __future__ import annotations
 
-from typing import Any
+from fractions import Fraction
 
 from calc import units
 from calc.answers import report
+from calc.catalog.entries import Plan
 from calc.engine import budget, fraction
 from hooks.figures import text
 from hooks.pagemacros.build import Build, table
 from hooks.pagemacros.every_page import fig, source_text
 
 
-def residents(build: Build, plan: dict[str, Any]) -> list[budget.Resident]:
-    return [budget.Resident(build.catalog.models[r["model"]]["name"], build.catalog.models[r["model"]]["weights"].value) for r in plan["residents"]]
+def residents(build: Build, plan: Plan) -> list[budget.Resident]:
+    return [budget.Resident(build.catalog.models[r["model"]]["name"], build.catalog.models[r["model"]]["weights"].size) for r in plan["residents"]]
 
 
 def plan_budget(build: Build, plan_id: str = "coder-and-70b") -> budget.Budget:
     plan = build.catalog.plans[plan_id]
-    return budget.budget(build.catalog.boxes[plan["box"]]["total_memory"].value, residents(build, plan))
+    return budget.budget(build.catalog.boxes[plan["box"]]["total_memory"].size, residents(build, plan))
 
 
 def plan_budget_table(build: Build, plan_id: str = "coder-and-70b") -> str:
@@ -31,12 +32,12 @@ def plan_budget_table(build: Build, plan_id: str = "coder-and-70b") -> str:
         model = build.catalog.models[r["model"]]
         w = model["weights"]
         rows.append((text(model["name"]), fig(w, "GB", 0), fig(w), text(r.get("role", "")), f"{w.kind}: {source_text(w.source)}"))
-    weights = [build.catalog.models[r["model"]]["weights"].value for r in plan["residents"]]
+    weights: list[int | float | Fraction] = [build.catalog.models[r["model"]]["weights"].size for r in plan["residents"]]
     together = {unit: units.printed_sum(weights, unit, digits) for unit, digits in (("GB", 0), ("GiB", 2))}
     rows.append(("**weights together**", f"**{fig(together['GB'], 'GB', 0)}**", f"**{fig(together['GiB'])}**", "", "the sum"))
     total = box["total_memory"]
     rows.append((f"{text(box['name'])}, total", fig(total, "GB"), fig(total), "", f"{total.kind}: {source_text(total.source)}"))
-    left = {unit: units.shown(total.value, unit, 2) - together[unit] for unit in ("GB", "GiB")}
+    left = {unit: units.shown(total.size, unit, 2) - together[unit] for unit in ("GB", "GiB")}
     rows.append(("**left for KV and headroom**", f"**{fig(left['GB'], 'GB')}**", f"**{fig(left['GiB'])}**", "", "total - weights"))
     return table(("Resident", "GB", "GiB", "Role", "Source"), rows)
 
@@ -66,7 +67,7 @@ def fraction_plans_table(build: Build) -> str:
     for plan in build.catalog.fraction_plans.values():
         box = build.catalog.boxes[plan["box"]]
         together = " + ".join(fig(f, "fraction", 2) for f in plan["fractions"])
-        engines = fraction.plan(box["total_memory"].value, box["idle_available"].value, plan["fractions"])
+        engines = fraction.plan(box["total_memory"].size, box["idle_available"].size, plan["fractions"])
         for n, (e, free) in enumerate(zip(engines, report.free_as_printed(engines), strict=True), 1):
             rows.append((together, f"engine {n}", fig(e.fraction, "fraction", 2), fig(e.requested), fig(free), "starts" if e.passes else "**refused**"))
     return table(("Plan", "Engine", "Fraction", "Asks", "Free before it", "vLLM"), rows)

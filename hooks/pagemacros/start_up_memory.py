@@ -28,8 +28,8 @@ def prefetch_table(build: Build, trace_id: str = "kernel-init-report") -> str:
     checkpoint = trace["checkpoint"]
     rows = []
     for s in trace["samples"]:
-        largest = prefetch.largest_prefetched(s["available"], share.value)
-        enabled = prefetch.prefetch_enabled(checkpoint.value, s["available"], share.value)
+        largest = prefetch.largest_prefetched(s["available"], share.fraction)
+        enabled = prefetch.prefetch_enabled(checkpoint.size, s["available"], share.fraction)
         rows.append(
             (
                 fig(s["t"], "s", 0),
@@ -47,7 +47,7 @@ def guard_replay_table(build: Build, trace_id: str = "kernel-init-report") -> st
     """The memory guard's view of a trace, poll by poll."""
     trace = build.catalog.traces[trace_id]
     policy = build.catalog.policy["guard"]
-    floor = policy["floor"].value
+    floor = policy["floor"].size
     samples = trace["samples"]
     runs = guard.runs_under([(s["t"], s["available"]) for s in samples], floor)
     rows = [(fig(s["t"], "s", 0), fig(s["available"]), fig(s["available"] - floor), fig(n, "count")) for s, n in zip(samples, runs, strict=True)]
@@ -59,7 +59,7 @@ def guard_result(build: Build, trace_id: str = "kernel-init-report") -> guard.Gu
     trace = build.catalog.traces[trace_id]
     policy = build.catalog.policy["guard"]
     samples = [(s["t"], s["available"]) for s in trace["samples"]]
-    return guard.run(samples, policy["floor"].value, policy["polls_in_a_row"].value)
+    return guard.run(samples, policy["floor"].size, policy["polls_in_a_row"].count)
 
 
 MACROS = (

@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from calc.answers import report
+from calc.catalog.entries import Box
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.checks import modeled
 from calc.engine import derive, gate, hfconfig, kvlayout, lora, offload, predict, weights
 from calc.engine.gate import Amount
+from calc.jsontext import JsonObject
 from calc.present import charts
 from calc.present.calculators.form import (
     Defaults,
@@ -63,7 +65,7 @@ def fields(catalog: Catalog) -> list[Field]:
     return form_fields(NAME, {"box": boxes, "kv_cache_dtype": dtypes}, fill={"paste": str(PASTE_CHARACTERS // 2**20)})
 
 
-def _available(box: dict[str, Any]) -> tuple[Figure, str]:
+def _available(box: Box) -> tuple[Figure, str]:
     """The box's default MemAvailable, and how it is taken: its idle or free-at-start reading, else
     its best total (a discrete card's free memory is below it by what the driver holds)."""
     free = derive.box_free(box)
@@ -73,7 +75,7 @@ def _available(box: dict[str, Any]) -> tuple[Figure, str]:
     return total.figure, f", {total.what.split(';')[0]}: the catalog has no free-memory reading of this box"
 
 
-def _available_note(box: dict[str, Any], text: str) -> str:
+def _available_note(box: Box, text: str) -> str:
     figure, how = _available(box)
     return default_note(figure, text, how)
 
@@ -81,7 +83,7 @@ def _available_note(box: dict[str, Any], text: str) -> str:
 def _serving_pin(catalog: Catalog, box_id: str) -> tuple[int, str]:
     box = catalog.boxes[box_id]
     if "serving" in box:
-        return box["serving"]["kv_pin"].value, f"the pin of the {box['name']}'s serving start (catalog/boxes.yaml)"
+        return box["serving"]["kv_pin"].size, f"the pin of the {box['name']}'s serving start (catalog/boxes.yaml)"
     for d in catalog.deployments.values():
         serving = [s for s in d["starts"] if s["outcome"] == "serving" and d["box"] == box_id]
         if serving:
@@ -105,7 +107,7 @@ def _box_defaults(catalog: Catalog, box_id: str) -> tuple[dict[str, str], dict[s
     return values, sources
 
 
-def _card(box: dict[str, Any]) -> predict.Card | None:
+def _card(box: Box) -> predict.Card | None:
     """The box as a card whose pool calc/engine/predict.py sizes: discrete, with the total torch reports."""
     if box.get("memory") == "unified" or box.get("total_memory") is None:
         return None
@@ -132,7 +134,7 @@ def _default_config() -> str:
     return (Path(__file__).resolve().parents[3] / "models" / "configs" / DEFAULT_CONFIG / "config.json").read_text(encoding="utf-8")
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> JsonObject | None:
     """A new box moves the MemAvailable and pin defaults with it; a pasted config says so."""
     box_id = str(raw.get("box", ""))
     if name == "config":
@@ -161,8 +163,8 @@ def defaults(catalog: Catalog) -> Defaults:
         "tp": "1",
         "kv_cache_dtype": "auto",
         "max_model_len": fmt(32768, "count"),
-        "prefill_budget": fmt(calibration["prefill_budget"].value, "count"),
-        "seats": fmt(calibration["seats"].value, "count"),
+        "prefill_budget": fmt(calibration["prefill_budget"].count, "count"),
+        "seats": fmt(calibration["seats"].count, "count"),
         "pin": box_values["pin"],
         "utilization": "",
         "overhead": "",
@@ -475,9 +477,9 @@ def _gate_row(
     row = gate.GateRow(
         weights=Amount(weights_bytes, source),
         overhead=overhead,
-        headroom=Amount(headroom.value, headroom.source or headroom.provenance),
-        calibration_prefill=policy["calibration"]["prefill_budget"].value,
-        calibration_seats=policy["calibration"]["seats"].value,
+        headroom=Amount(headroom.size, headroom.source or headroom.provenance),
+        calibration_prefill=policy["calibration"]["prefill_budget"].count,
+        calibration_seats=policy["calibration"]["seats"].count,
     )
     return row, where
 
@@ -552,9 +554,9 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         ("The terms vLLM takes off (predicted)", table(("Term", "A rank", "Source"), terms, "What the profile takes before the pool",
                                                        ("pool", fig("pool", fmt(pool_shown, "GiB")), "the pool one rank gets: what is left"))),
         ("How close the prediction comes", esc("on the held-out public starts (nothing fitted to them) the predicted pool was off by ")
-         + fig("band_median", fmt(band["held_out_median_error"].value, "%", 2)) + esc(" at the median and ")
-         + fig("band_p90", fmt(band["held_out_p90_error"].value, "%", 2)) + esc(" at the 90th percentile, over ")
-         + fig("band_starts", fmt(band["held_out_starts"].value, "count")) + esc(" starts (scripts/pool_accuracy.py)")),
+         + fig("band_median", fmt(band["held_out_median_error"].fraction, "%", 2)) + esc(" at the median and ")
+         + fig("band_p90", fmt(band["held_out_p90_error"].fraction, "%", 2)) + esc(" at the 90th percentile, over ")
+         + fig("band_starts", fmt(band["held_out_starts"].count, "count")) + esc(" starts (scripts/pool_accuracy.py)")),
         (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r.kv_bytes_per_request, "GiB"))),
     ]  # fmt: skip
     if p.kv_tokens is not None and p.max_concurrency is not None and p.largest_max_model_len is not None:
@@ -571,6 +573,6 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     verdict = (
         f"Predicted on the {card.name}: "
         + (f"a pool of {fmt(pool_shown, 'GiB')} a rank " if p.available_kv_bytes > 0 else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank ")
-        + f"(held-out starts: off by {fmt(band['held_out_median_error'].value, '%', 2)} at the median); vLLM's verdict: {p.verdict}."
+        + f"(held-out starts: off by {fmt(band['held_out_median_error'].fraction, '%', 2)} at the median); vLLM's verdict: {p.verdict}."
     )
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)

@@ -35,14 +35,14 @@ def defaults(catalog: Catalog) -> Defaults:
         return Defaults({**values, "predict": predict_text}, {**{k: "Default empty" for k in LABELS}, "predict": predict_source})
     model, rep = found
     pool = rep["pool"]
-    size = pool.value if pool.value is not None else pool.minimum
+    size = pool.sizes[0]  # a range: its low end
     first, second = rep["readings"][:2]
     values = {
         "pool": size_text(size, "GiB"),
         "length_1": fmt(first["max_model_len"], "plain", 0),
-        "tokens_1": fmt(first["tokens"].value, "plain", 0),
+        "tokens_1": fmt(first["tokens"].count, "plain", 0),
         "length_2": fmt(second["max_model_len"], "plain", 0),
-        "tokens_2": fmt(second["tokens"].value, "plain", 0),
+        "tokens_2": fmt(second["tokens"].count, "plain", 0),
         "predict": predict_text,
     }
     low = "" if pool.value is not None else ", the low end of the range"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calc.catalog.spec import Figure
+from calc.jsontext import JsonObject
 from calc.present.inputs import FORMS, SIZES, Use
 from calc.units import InputError, fmt, parse_count, parse_size
 
@@ -53,14 +54,14 @@ class Output:
     figures: dict[str, str] = field(default_factory=dict)
     fields: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "calculator": self.calculator,
             "valid": self.valid,
             "errors": {dom_id(self.calculator, k): v for k, v in self.errors.items()},
             "fields": [dom_id(self.calculator, f) for f in self.fields],
-            "sections": self.sections,
-            "figures": self.figures,
+            "sections": {k: v for k, v in self.sections.items()},
+            "figures": {k: v for k, v in self.figures.items()},
         }
 
 
@@ -175,7 +176,7 @@ class Defaults:
     hidden: dict[str, bool] = field(default_factory=dict)
     disabled: dict[str, bool] = field(default_factory=dict)
 
-    def to_json(self, calculator: str) -> dict[str, Any]:
+    def to_json(self, calculator: str) -> JsonObject:
         return {
             "values": {dom_id(calculator, k): v for k, v in self.values.items()},
             "sources": {dom_id(calculator, k) + "-src": v for k, v in self.sources.items()},

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
 
 from calc.answers import report
 from calc.catalog.model import Catalog
 from calc.engine import derive, kv
+from calc.jsontext import JsonObject
 from calc.present.calculators.form import Defaults, Field, Figures, Output, dl, esc, form_fields, form_labels, invalid, pin_up, read, size_text
 from calc.present.calculators.start import gated
 from calc.units import fmt
@@ -132,7 +132,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output("kv", True, {}, {"kv-verdict": verdict, "kv-result": dl(rows)}, fig.shown, names)
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> JsonObject | None:
     """The typed bytes per token are editable only when "typed below" is chosen."""
     if name == "reading":
         return {"values": {}, "sources": {}, "hidden": {}, "disabled": {"kv-bpt": str(raw.get("reading", "")) != TYPED}}

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
 
 from calc.answers import report
+from calc.catalog.entries import Box
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.engine import budget, derive, fraction
+from calc.jsontext import JsonObject
 from calc.present import charts
 from calc.present.calculators.form import (
     Defaults,
@@ -48,7 +49,7 @@ def fields(catalog: Catalog) -> list[Field]:
     models = tuple(
         [("", "none", False)]
         + [
-            (m, f"{catalog.models[m]['name']}: {fmt(catalog.models[m]['weights'].value, 'GiB')} ({catalog.models[m]['weights'].provenance})", False)
+            (m, f"{catalog.models[m]['name']}: {fmt(catalog.models[m]['weights'].size, 'GiB')} ({catalog.models[m]['weights'].provenance})", False)
             for m in _resident_models(catalog)
         ]
     )
@@ -56,13 +57,13 @@ def fields(catalog: Catalog) -> list[Field]:
     return form_fields(NAME, {"box": boxes, "model": models})
 
 
-def _plan_available(box: dict[str, Any]) -> tuple[int, Figure]:
+def _plan_available(box: Box) -> tuple[int, Figure]:
     """What the box has free before the first engine: its idle reading, its free-at-start reading, or its total."""
     figure = derive.box_free(box) or derive.box_total(box)[0]
     return figure.size, figure
 
 
-def _total_note(box: dict[str, Any]) -> str:
+def _total_note(box: Box) -> str:
     total = derive.box_total(box)
     kind = "" if total.kind == "engine" else f"; {total.what}"
     return f"Total {esc(fmt(total.figure.size, 'GiB'))} ({esc(total.figure.provenance)}{esc(kind)})"
@@ -120,7 +121,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         size = read(NAME, raw, errors, f"kv_{n}", labels)
         headroom = read(NAME, raw, errors, f"headroom_{n}", labels)
         model = catalog.models[model_id]
-        residents.append((budget.Resident(model["name"], model["weights"].value, size or 0, headroom or 0), model["weights"]))
+        residents.append((budget.Resident(model["name"], model["weights"].size, size or 0, headroom or 0), model["weights"]))
     fractions = take(errors, "fractions", lambda: _parse_fractions(str(raw.get("fractions", "")), labels["fractions"]))
     available = read(NAME, raw, errors, "available", labels)
     if errors:
@@ -186,7 +187,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     return Output("plan", True, {}, {"plan-verdict": verdict, "plan-result": result_html}, fig.shown, names)
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> JsonObject | None:
     """A new box moves the MemAvailable default and the box's total beside it."""
     if name == "box" and str(raw.get("box", "")) in catalog.boxes:
         box = catalog.boxes[str(raw["box"])]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from calc.answers import prefetch
+from calc.catalog.entries import Trace
 from calc.catalog.model import Catalog
 from calc.present import charts
 from calc.present.calculators.form import Defaults, Field, Figures, Output, badge, default_note, dl, esc, form_fields, form_labels, invalid, read, size_text
@@ -23,7 +23,7 @@ def fields(catalog: Catalog) -> list[Field]:
     return form_fields(NAME, {"filesystem": tuple((v, t, False) for v, t in FILESYSTEMS)})
 
 
-def _prefetch_trace(catalog: Catalog) -> dict[str, Any] | None:
+def _prefetch_trace(catalog: Catalog) -> Trace | None:
     return next((t for t in catalog.traces.values() if "checkpoint" in t), None)
 
 
@@ -35,7 +35,7 @@ def defaults(catalog: Catalog) -> Defaults:
         )
     sample = trace["samples"][-1]
     checkpoint = trace["checkpoint"]
-    values = {"checkpoint": size_text(checkpoint.value, "GB"), "available": size_text(sample["available"], "MiB"), "filesystem": "nfs"}
+    values = {"checkpoint": size_text(checkpoint.size, "GB"), "available": size_text(sample["available"], "MiB"), "filesystem": "nfs"}
     event = f" ({sample['event']})" if sample.get("event") else ""
     sources = {
         "checkpoint": default_note(checkpoint, values["checkpoint"]),
@@ -56,7 +56,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     if errors:
         return invalid("prefetch", errors, LABELS, names)
     share_figure = catalog.policy["vllm"]["prefetch_fraction"]
-    share = share_figure.value
+    share = share_figure.fraction
     enabled, why = prefetch.auto_prefetch(checkpoint, available, share, filesystem)
     fits = prefetch.prefetch_enabled(checkpoint, available, share)
     largest = prefetch.largest_prefetched(available, share)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
 
 from calc.answers import report
 from calc.answers.report import StartInputs
+from calc.catalog.entries import Deployment
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.engine import derive, fraction, offload
+from calc.jsontext import JsonObject
 from calc.present import charts
 from calc.present.calculators.form import (
     Defaults,
@@ -81,7 +82,7 @@ def fields(catalog: Catalog) -> list[Field]:
     return form_fields(NAME, {"deployment": tuple(options)}, max_boxes(catalog), field_labels(catalog))
 
 
-def _available_figure(deployment: dict[str, Any]) -> Figure | None:
+def _available_figure(deployment: Deployment) -> Figure | None:
     """The figure report.last_available takes its value from."""
     figures = [r["available"] for r in deployment.get("requests", [])]
     figures += [s["available_before"] for s in deployment["starts"] if "available_before" in s]
@@ -109,6 +110,7 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
         "typical_context": "",
         "kv_offloading_size": "",
         "cpu_offload_gb": "",
+        "head_extra": "",
     }
     where = ", ".join(p for p in (f"gen {start['generation']}" if start.get("generation") else "", start.get("date", "")) if p)
     drafter = model.get("drafter")
@@ -125,7 +127,7 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
             f"engine {deployment.get('engine', 'not recorded')}"
         ),
         "drafter": (
-            f"Default off: the serving start runs without it. The drafter is {esc(drafter['name'])}, {esc(fmt(drafter['weights'].value, 'GiB'))}"
+            f"Default off: the serving start runs without it. The drafter is {esc(drafter['name'])}, {esc(fmt(drafter['weights'].size, 'GiB'))}"
             + (f" for {esc(fmt(drafter['weights'].extra['ranks'], 'count'))} ranks together" if drafter["weights"].extra.get("ranks", 1) > 1 else "")
             + f" ({esc(drafter['weights'].provenance)})"
             if drafter
@@ -135,17 +137,18 @@ def defaults(catalog: Catalog, deployment_id: str | None = None) -> Defaults:
         if settings.get("speculative_tokens")
         else f"Default {esc(values['speculative_tokens'])}: the calculator's choice; the deployment runs no drafter",
         "pin": f"Default {esc(values['pin'])}: the pin of the serving start" + (f" ({esc(where)})" if where else ""),
-        "prefill_budget": setting("prefill_budget", f"the calibration, {fmt(policy['prefill_budget'].value, 'count')} tokens"),
-        "seats": setting("seats", f"the calibration, {fmt(policy['seats'].value, 'count')} seats"),
+        "prefill_budget": setting("prefill_budget", f"the calibration, {fmt(policy['prefill_budget'].count, 'count')} tokens"),
+        "seats": setting("seats", f"the calibration, {fmt(policy['seats'].count, 'count')} seats"),
         "max_model_len": setting("max_model_len", "the deployment's setting"),
         "gpu_memory_utilization": "Default empty: the calculator offers the largest two-decimal fraction that leaves the start headroom free "
         "at vLLM's check; with a pin the fraction sizes nothing, so it need not run to the edge",
         "typical_context": "Default empty: the seats are not sized",
         "kv_offloading_size": "Default empty: no KV offloading",
         "cpu_offload_gb": "Default empty: no weights offloaded",
+        "head_extra": _head_extra_note(catalog),
     }
     figure = _available_figure(deployment)
-    hidden, disabled = {}, {"drafter": drafter is None}
+    hidden, disabled = {"head_extra": deployment["boxes"] < 2}, {"drafter": drafter is None}  # one box runs no Ray head
     for i in range(max_boxes(catalog)):
         name = f"available_{i + 1}"
         hidden[name] = i >= deployment["boxes"]
@@ -177,6 +180,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     utilization = read(NAME, raw, errors, "gpu_memory_utilization", labels, optional=True)
     typical = read(NAME, raw, errors, "typical_context", labels, optional=True)
     host = {name: _gib(raw, errors, name, labels) for name in ("kv_offloading_size", "cpu_offload_gb")}
+    head_extra = read(NAME, raw, errors, "head_extra", labels, optional=True) if deployment["boxes"] > 1 else None  # hidden on one box
     if errors:
         return None, errors
     inputs = StartInputs(
@@ -193,6 +197,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
         host_bytes=offload.kv_offloading_a_rank(host["kv_offloading_size"], deployment["tp"]),
         cpu_offload_gib=host["cpu_offload_gb"],
         kv_offloading_gib=host["kv_offloading_size"],
+        head_extra_bytes=head_extra or 0,
     )
     for problem in report.check(inputs):
         key = {"available": "available_1"}.get(problem.split(":", 1)[0], problem.split(":", 1)[0].replace(" ", "_"))
@@ -200,6 +205,19 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[StartInputs | None,
     if not errors and (floor := report.floor_problem(catalog, inputs, short(labels["pin"]))):
         errors["pin"] = floor
     return (None, errors) if errors else (inputs, {})
+
+
+def _head_extra_note(catalog: Catalog) -> str:
+    """The head box extra's default, and the catalog's figure for Ray's head beside it."""
+    head = catalog.policy["gate"].get("head_box")
+    if not head:
+        return "Default empty: none, every box gated alike"
+    ray = head["ray_head"]
+    return (
+        "Default empty: none, every box gated alike, as one MemAvailable for every box is on the command line; "
+        f"Ray's head takes about {esc(fmt(ray.size, 'GiB', 0))} ({esc(ray.provenance)}), which "
+        "<code>gate --available</code> with one reading a box charges the head box"
+    )
 
 
 def _gib(raw: Mapping[str, str], errors: dict[str, str], name: str, labels: Mapping[str, str]) -> Fraction:
@@ -243,19 +261,22 @@ def start_verdict(r: report.StartReport, fig: Figures) -> str:
     verdict = fig("verdict", "passes" if r.passes else "refused")
     needs_shown = shown(report.needs_as_printed(r.terms), "GiB", 1)
     available_shown = shown(tightest.available_bytes, "GiB", 1)
+    if tightest.head_extra_bytes:  # the head box's processes come off its MemAvailable, both as the box table prints them
+        available_shown = shown(shown(tightest.available_bytes, "GiB", 2) - shown(tightest.head_extra_bytes, "GiB", 2), "GiB", 1)
     needs = fig("needs_short", fmt(needs_shown, "GiB", 1))
     available = fig("available_short", fmt(available_shown, "GiB", 1))
+    after = " left beside the head's processes" if tightest.head_extra_bytes else ""
     margin = fig("margin_short", fmt(abs(available_shown - needs_shown), "GiB", 1))
     notes = "".join(f" Note: {esc(n)}." for n in r.notes)
     if r.passes:
         where = "every box" if len(r.boxes) > 1 else tightest.box
         return (
-            f"<strong>Start: {verdict}</strong> on {esc(where)}: needs {needs} a rank against {available} MemAvailable, "
+            f"<strong>Start: {verdict}</strong> on {esc(where)}: needs {needs} a rank against {available} MemAvailable{after}, "
             f"{margin} to spare on the tightest box.{notes}"
         )
     refused = ", ".join(b.box for b in r.boxes if not b.passes)
     return (
-        f"<strong>Start: {verdict}</strong> on {esc(refused)}: needs {needs} a rank against {available} MemAvailable, "
+        f"<strong>Start: {verdict}</strong> on {esc(refused)}: needs {needs} a rank against {available} MemAvailable{after}, "
         f"short by {margin} on the tightest box.{notes}"
     )
 
@@ -275,10 +296,10 @@ def start_needs(r: report.StartReport, fig: Figures) -> str:
     )
     box_rows = []
     for i, b in enumerate(r.boxes, 1):
-        margin = fig(f"box{i}_margin", fmt(abs(report.margin_as_printed(b.available_bytes, r.terms)), "GiB"))
+        margin = fig(f"box{i}_margin", fmt(abs(report.margin_as_printed(b.available_bytes, r.terms, b.head_extra_bytes)), "GiB"))
         box_rows.append(
             (
-                esc(b.box),
+                esc(b.box) + (f" (less {fig(f'box{i}_head_extra', fmt(b.head_extra_bytes, 'GiB'))} for the head's processes)" if b.head_extra_bytes else ""),
                 fig(f"box{i}_available", fmt(b.available_bytes, "GiB")),
                 badge(b.passes) + fig(f"box{i}_verdict", "passes" if b.passes else "refused").replace('class="fig"', 'class="fig calc-sr"'),
                 f"{margin} {'to spare' if b.passes else 'short'}",
@@ -425,7 +446,7 @@ def start_changes(r: report.StartReport, fig: Figures) -> str:
     if r.outside_calibration:
         return head + _calibration_note() + "</section>"
     if r.passes:
-        tightest = min(report.margin_as_printed(b.available_bytes, r.terms) for b in r.boxes)
+        tightest = min(report.margin_as_printed(b.available_bytes, r.terms, b.head_extra_bytes) for b in r.boxes)
         if not r.notes:
             return head + f"<p>Nothing: the start fits with {fig('spare', fmt(tightest, 'GiB'))} to spare on the tightest box.</p></section>"
         items = "".join(f"<li>{esc(n[0].upper() + n[1:])}.</li>" for n in r.notes)
@@ -461,7 +482,7 @@ def _calibration_note() -> str:
     )
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> JsonObject | None:
     """A new deployment moves every default."""
     if name == "deployment" and str(raw.get("deployment", "")) in gated(catalog):
         return defaults(catalog, str(raw["deployment"])).to_json(NAME)

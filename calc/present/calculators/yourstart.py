@@ -13,14 +13,15 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from calc.answers import meminfo, report, yourstart
 from calc.answers.report import fraction_text
 from calc.answers.yourstart import Given, YourStart
 from calc.catalog.model import Catalog
 from calc.engine import derive, gate
-from calc.logs.figures import PAGE_FIGURES
+from calc.jsontext import JsonObject
+from calc.logs.figures import PAGE_FIGURES, LogReading
 from calc.present import charts
 from calc.present.calculators.form import (
     Defaults,
@@ -42,6 +43,9 @@ from calc.present.calculators.form import (
 from calc.present.calculators.start import gated
 from calc.present.chart import figure_html
 from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, printed_sum, shown
+
+if TYPE_CHECKING:  # imported where it runs: the log's answer is read only when a log is pasted
+    from calc.answers.logverdict import LogAnswer
 
 NAME = "yourstart"
 TITLE = "Your start"
@@ -74,7 +78,20 @@ def fields(catalog: Catalog) -> list[Field]:
     return form_fields(NAME, {"preset": tuple(presets), "box": tuple(boxes), "free_unit": UNITS}, fill=fill)
 
 
-def preset(catalog: Catalog, deployment_id: str) -> dict[str, tuple[str, Given | None]]:
+# a preset's fields: the text it fills and the exact value that text stands for
+Filled = dict[str, tuple[str, Given | None]]
+
+
+class Said(TypedDict, total=False):
+    """What the pastes said beside the givens: the log's reading and its answer, the memory readings."""
+
+    reading: LogReading | None
+    before: meminfo.MemoryReading | None
+    serving: meminfo.MemoryReading | None
+    answer: LogAnswer | None
+
+
+def preset(catalog: Catalog, deployment_id: str) -> Filled:
     """What a catalog deployment fills: each field's text and the exact value it stands for, with
     its source (a field left as the preset filled it is read back exactly, not from its rounding)."""
     deployment = catalog.deployments[deployment_id]
@@ -83,7 +100,7 @@ def preset(catalog: Catalog, deployment_id: str) -> dict[str, tuple[str, Given |
     reading = report.pool_reading(catalog, deployment_id, 0)
     model = catalog.models[deployment["model"]]
     name = f"preset {deployment['name']}"
-    out: dict[str, tuple[str, Given | None]] = {
+    out: Filled = {
         "weights": (size_text(row.weights.bytes, "GiB"), Given(row.weights.bytes, f"{name}: the gate row's weights ({row.weights.source})")),
         "pin": (size_text(base.kv_pin, "e9"), Given(base.kv_pin, f"{name}: the serving start's pin (catalog/starts.yaml)")),
         "max_model_len": (fmt(base.max_model_len, "plain", 0), Given(base.max_model_len, f"{name}: its setting (catalog/starts.yaml)")),
@@ -195,7 +212,7 @@ def _inferred_box(catalog: Catalog, reading: Any) -> tuple[str | None, str]:
     return None, f"{where} is no catalog box's: choose another box and type its total below"
 
 
-def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> dict[str, Any] | None:
+def changed(catalog: Catalog, name: str, raw: Mapping[str, str]) -> JsonObject | None:
     """A preset fills the typed fields; "none", or a pasted log, empties them; a pasted log
     chooses the box its printed total names, or asks for it."""
     chosen = str(raw.get("preset", ""))
@@ -252,7 +269,7 @@ def _read_log(text: str) -> Any:
     return logread.read_log(text)
 
 
-def _read_log_answered(text: str) -> tuple[Any, Any]:
+def _read_log_answered(text: str) -> tuple[LogReading | None, LogAnswer | None]:
     """The reading and the log's own answer (verdict, failed phase, fixes, whole command): the
     same function `python -m calc ingest` answers with."""
     from calc.answers import logverdict
@@ -262,7 +279,7 @@ def _read_log_answered(text: str) -> tuple[Any, Any]:
     return logverdict.answer_text(text)
 
 
-def _found(reading: Any, name: str) -> Given | None:
+def _found(reading: LogReading | None, name: str) -> Given | None:
     """A figure the log reader found (with its line) or derived (with how), as a Given."""
     found = getattr(reading, name, None) if reading is not None else None
     if found is None or found.value is None:
@@ -274,7 +291,7 @@ def _found(reading: Any, name: str) -> Given | None:
     return Given(found.value, _line("log", found.line_no, found.line_text), **bounds)
 
 
-def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: dict[str, Any] | None = None) -> tuple[Given | None, Any]:
+def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: Filled | None = None) -> tuple[Given | None, meminfo.MemoryReading | None]:
     """MemAvailable typed as a size, or read from pasted free / meminfo output."""
     text = str(raw.get(name, "")).strip()
     if not text:
@@ -302,7 +319,7 @@ def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: d
     return Given(reading.available.value, _line(f"pasted {reading.source}", reading.available.line_no, reading.available.text) + approx), reading
 
 
-def _typed(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Callable[[str, str], Any], filled: dict[str, Any] | None = None) -> Given | None:
+def _typed(raw: Mapping[str, str], name: str, errors: dict[str, str], parse: Callable[[str, str], Any], filled: Filled | None = None) -> Given | None:
     text = str(raw.get(name, "")).strip()
     if not text:
         return None
@@ -345,7 +362,7 @@ def _total(text: str, what: str) -> int:
     return value
 
 
-def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, dict[str, Any], dict[str, str]]:
+def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, Said, dict[str, str]]:
     """The givens, what the log says (for the page), and a message per bad field."""
     errors: dict[str, str] = {}
     log_text = str(raw.get("log", ""))
@@ -403,8 +420,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
     if bpt is None and planned is not None and tokens is not None and tokens.value:
         bpt = Given(Fraction(int(planned.value), int(tokens.value)), f"{planned.source} / {tokens.source}")
     if before is None and _found(reading, "free_memory_bytes") is not None:
-        free = _found(reading, "free_memory_bytes")
-        before = Given(free.value, free.source + " (vLLM's own reading of free memory at start)", free.low, free.high)  # type: ignore[union-attr]
+        free = yourstart.known(_found(reading, "free_memory_bytes"))
+        before = Given(free.value, free.source + " (vLLM's own reading of free memory at start)", free.low, free.high)
     total = typed["total"] or _found(reading, "total_memory_bytes")
     if total is None and box_id in catalog.boxes:
         t = derive.box_total(catalog.boxes[box_id])
@@ -429,8 +446,8 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         )
     y = YourStart(
         pin=pin,
-        headroom=Given(headroom.value, f"catalog: the gate's headroom ({headroom.source})"),
-        precision=Given(precision.value, f"catalog: the MemAvailable reading's precision ({precision.source})"),
+        headroom=Given(headroom.size, f"catalog: the gate's headroom ({headroom.source})"),
+        precision=Given(precision.size, f"catalog: the MemAvailable reading's precision ({precision.source})"),
         engine=engine,
         version=_found(reading, "engine_version"),
         block_size=_found(reading, "block_size"),
@@ -458,7 +475,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, d
         pins=pins,
         lengths=lengths,
     )
-    said = {"reading": reading, "before": before_reading, "serving": serving_reading, "answer": log_answer}
+    said: Said = {"reading": reading, "before": before_reading, "serving": serving_reading, "answer": log_answer}
     return y, said, {}
 
 
@@ -521,7 +538,7 @@ def _needs_printed(y: YourStart, a: yourstart.Answer, pin: int) -> Fraction:
     """The gate's needs as its table prints it: the sum of the printed terms."""
     over = a.overhead.value
     assert over is not None, "the gate is sized only with an overhead"
-    terms: list[int | float | Fraction] = [int(y.weights.value), pin, over, int(y.headroom.value)]  # type: ignore[union-attr]
+    terms: list[int | float | Fraction] = [int(yourstart.known(y.weights).number), pin, over, int(y.headroom.number)]
     return printed_sum(terms, "GiB")
 
 
@@ -539,7 +556,7 @@ def _verdict(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     before = g.available
     assert before is not None or a.refused_by not in (None, "gate"), "a start that passes, or the gate refuses, was sized against MemAvailable"
     if a.passes:
-        pin = int(y.pin.value)  # type: ignore[union-attr]
+        pin = int(yourstart.known(y.pin).number)
         available = shown(before or 0, "GiB", 2)
         checked = [name for name, c in (("free-memory", a.fraction), ("one-request", a.one_request)) if c is not None]
         also = (
@@ -553,14 +570,15 @@ def _verdict(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
         )
     by = a.refused_by
     if by == "gate":
-        margin = shown(before or 0, "GiB", 2) - _needs_printed(y, a, int(y.pin.value))  # type: ignore[union-attr]
-        why = f"the gate: needs {fig('needs_short', fmt(_needs_printed(y, a, int(y.pin.value)), 'GiB', 2))} a rank against {fig('available_short', fmt(shown(before or 0, 'GiB', 2), 'GiB', 2))}, short by {fig('margin_short', fmt(-margin, 'GiB', 2))}"  # type: ignore[union-attr]
+        margin = shown(before or 0, "GiB", 2) - _needs_printed(y, a, int(yourstart.known(y.pin).number))
+        why = f"the gate: needs {fig('needs_short', fmt(_needs_printed(y, a, int(yourstart.known(y.pin).number)), 'GiB', 2))} a rank against {fig('available_short', fmt(shown(before or 0, 'GiB', 2), 'GiB', 2))}, short by {fig('margin_short', fmt(-margin, 'GiB', 2))}"
     elif by == "fraction":
         f = a.fraction
         assert f is not None, "the free-memory check refused it, so it was sized"
         why = f"vLLM's free-memory check: gpu_memory_utilization {fig('verdict_fraction', fraction_text(f.fraction))} asks for more than the free memory; at most {fmt(f.ceiling, 'fraction', 4)} passes"
     elif by == "log":
-        why = f"{'SGLang' if y.engine == 'sglang' else 'vLLM'}, in your log: {esc(FAILURES.get(str(y.failure.value), str(y.failure.value)))} ({_source(y.failure.source)})"  # type: ignore[union-attr]
+        failure = yourstart.known(y.failure)
+        why = f"{'SGLang' if y.engine == 'sglang' else 'vLLM'}, in your log: {esc(FAILURES.get(str(failure.value), str(failure.value)))} ({_source(failure.source)})"
     else:
         o = a.one_request
         assert o is not None, "the one-request check refused it, so it was sized"
@@ -571,7 +589,7 @@ def _verdict(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
 LOG_FIGURES = PAGE_FIGURES  # the reading's figures, label and unit, as calc/logs/figures.py declares them
 
 
-def _log_section(reading: Any, fig: Figures) -> str:
+def _log_section(reading: LogReading | None, fig: Figures) -> str:
     if reading is None:
         return ""
     rows = []
@@ -612,7 +630,7 @@ VERDICT_WORDS = {
 }
 
 
-def _log_answer_section(answer: Any, fig: Figures) -> str:
+def _log_answer_section(answer: LogAnswer | None, fig: Figures) -> str:
     """The log's own answer (calc.answers.logverdict, as `python -m calc ingest` gives it): the verdict, the
     phase that failed and the engine source that prints it, the changes ranked, each checked
     against the log's figures, and the whole command with the changed flags marked."""
@@ -692,7 +710,7 @@ def _gate_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     assert over_bytes is not None, "needs are sized only with an overhead"
     pin = int(y.pin.value) if y.pin is not None else 0
     rows = [
-        ("weights", _size(fig, "term_weights", int(y.weights.value)), _source(y.weights.source)),  # type: ignore[union-attr]
+        ("weights", _size(fig, "term_weights", int(yourstart.known(y.weights).number)), _source(yourstart.known(y.weights).source)),
         ("KV pin", _size(fig, "term_pin", pin), _source(y.pin.source) if y.pin is not None else "no pin: the log gives none; type one to check it"),
         ("overhead", _size(fig, "term_overhead", over_bytes), _source(*over.sources)),
         ("start headroom", _size(fig, "term_headroom", int(y.headroom.value)), _source(y.headroom.source)),
@@ -704,7 +722,7 @@ def _gate_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
         return head + terms + "<p>Paste or type MemAvailable before the start to see whether it passes and the largest pin.</p></section>"
     largest = g.largest_pin
     assert largest is not None, "needs and MemAvailable give the largest pin"
-    available = ("MemAvailable before the start", _size(fig, "available", g.available) + " " + _source(y.before.source))  # type: ignore[union-attr]
+    available = ("MemAvailable before the start", _size(fig, "available", g.available) + " " + _source(yourstart.known(y.before).source))
     margin = shown(g.available, "GiB", 2) - needs
     items = [available]
     if g.passes is not None:
@@ -717,7 +735,7 @@ def _gate_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
             else fig("largest_pin", f"none: short by {fmt(-largest, 'GiB', up=True)} at a zero pin"),
         )
     )
-    parts = [("weights", int(y.weights.value)), ("KV pin", pin), ("overhead", over_bytes), ("start headroom", int(y.headroom.value))]  # type: ignore[union-attr]
+    parts = [("weights", int(yourstart.known(y.weights).number)), ("KV pin", pin), ("overhead", over_bytes), ("start headroom", int(y.headroom.number))]
     drawn = figure_html(
         charts.needs_vs_boxes(
             [gate.Term(name, value, "", True) for name, value in parts],  # type: ignore[arg-type]  # a typed overhead may be a fraction of a byte, drawn as it is
@@ -737,7 +755,7 @@ def _grid_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
         return head + "<p>No bytes per token: paste a log with its KV cache lines, or type it.</p></section>"
     if not a.grid:
         return head + "<p>No pin to size: type one, or give the readings that size the largest that passes.</p></section>"
-    src = _source(y.bytes_per_token.source)  # type: ignore[union-attr]
+    src = _source(yourstart.known(y.bytes_per_token).source)
     lengths = a.lengths
     pin = int(y.pin.value) if y.pin is not None else None
     rows = []
@@ -763,7 +781,7 @@ def _grid_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:
     return head + table(head_row, rows, "Tokens a pin holds, and how many full contexts of each length at once") + note + "</section>"
 
 
-def _checks_section(y: YourStart, a: yourstart.Answer, reading: Any, fig: Figures) -> str:
+def _checks_section(y: YourStart, a: yourstart.Answer, reading: LogReading | None, fig: Figures) -> str:
     out = ['<section class="calc-section"><h3>vLLM&rsquo;s own checks</h3>']
     if y.engine == "sglang":
         out.append(
@@ -782,10 +800,10 @@ def _checks_section(y: YourStart, a: yourstart.Answer, reading: Any, fig: Figure
                 [
                     (
                         "gpu_memory_utilization",
-                        f"{fig('fraction', fraction_text(f.fraction))} ({_source(y.gpu_memory_utilization.source) if f.typed else how})",  # type: ignore[union-attr]
+                        f"{fig('fraction', fraction_text(f.fraction))} ({_source(yourstart.known(y.gpu_memory_utilization).source) if f.typed else how})",
                     ),
-                    ("Asks for", f"{asks} of {fig('fraction_total', fmt(f.total, 'GiB'))} ({_source(y.total.source)})"),  # type: ignore[union-attr]
-                    ("Against free", fig("fraction_free", fmt(f.free, "GiB")) + f" ({_source(y.before.source)})"),  # type: ignore[union-attr]
+                    ("Asks for", f"{asks} of {fig('fraction_total', fmt(f.total, 'GiB'))} ({_source(yourstart.known(y.total).source)})"),
+                    ("Against free", fig("fraction_free", fmt(f.free, "GiB")) + f" ({_source(yourstart.known(y.before).source)})"),
                     ("Check", _check("fraction_verdict", f.passes, fig) if f.reached else _not_reached("fraction_verdict", fig)),
                     (
                         "The fraction to pass it",
