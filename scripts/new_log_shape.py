@@ -161,6 +161,15 @@ def main(argv: list[str] | None = None) -> None:
             (fixtures / f"{args.name}{suffix}").unlink()
         fail(f"the new case fails (see above), so nothing was written: check the pattern, the puts and the --expect figures of {args.name!r}")
     print(f"added: {'' if args.fixture_only else 'calc/logs/shapes.py entry, '}tests/data/logshapes/{args.name}.log and .json")
+    from calc.logs import conclude
+
+    concluded = {**conclude.LENGTH, **conclude.SETTINGS, **conclude.MEMORY}.keys() | conclude.CONCLUDED_ELSEWHERE
+    new = sorted({put.split(":")[0] for put in args.put} - concluded)
+    if new and not args.fixture_only:
+        print(
+            f"next: conclude {', '.join(new)} in calc/logs/conclude.py (a Pick in LENGTH, SETTINGS or MEMORY, or a function of its own); "
+            "tests/test_logshapes.py checks that every name a line puts is concluded"
+        )
 
 
 if __name__ == "__main__":

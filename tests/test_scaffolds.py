@@ -50,13 +50,22 @@ def test_a_new_log_shape_is_added_with_its_fixture_and_read(copy: Path) -> None:
     assert 'Shape(\'blocks_override\', "num_gpu_blocks_override=", r"Overriding num_gpu_blocks=" + INT + r" with num_gpu_blocks_override=" + INT' in shapes
     assert shapes.index("blocks_override") < shapes.index("    # SGLang\n")  # among vLLM's shapes
     assert json.loads((copy / "tests/data/logshapes/blocks_override.json").read_text())["figures"] == {"blocks_override": ["512"]}
-    # the copy's own tests pass with the new shape: its case, every shape well formed, the prefilter computed
+    # the copy's own tests pass with the new shape: its case, every shape well formed, the prefilter
+    # computed; all but the one that asks for the new figure's conclusion, which the scaffold names
+    # as the next step and leaves to the engineer (what the reading makes of it is a choice)
+    conclusion = "test_every_name_a_line_puts_is_concluded_and_every_conclusion_is_put"
+    assert done.stdout.strip().splitlines()[-1].startswith("next: conclude blocks_override in calc/logs/conclude.py")
     tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_logshape_cases.py", "tests/test_logshapes.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_logshape_cases.py", "tests/test_logshapes.py", "-k", f"not {conclusion}"],
         cwd=copy, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert tests.returncode == 0, tests.stdout[-3000:]
     assert re.search(r"\b(\d+) passed", tests.stdout)
+    unconcluded = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_logshapes.py", "-k", conclusion],
+        cwd=copy, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert unconcluded.returncode == 1 and "'blocks_override'" in unconcluded.stdout
     # and the copy's reader now reads the line, its prefilter holding the new trigger
     read = subprocess.run(
         [sys.executable, "-c", "import sys; from tests.test_logshape_cases import seen; from calc.logs.shapes import ANCHORS; "
