@@ -4,7 +4,7 @@ doing nothing with them: figures to read, not a pass/fail test.
 It writes a log of about 50 MB to a temporary file (a real start's lines from logs/public, then
 the request and stats lines a serving engine prints for hours), then prints, as medians over a
 few runs: the time to iterate the file's lines, the time of `python -m calc ingest`'s reading
-(calc.present.cli.read_log_file), and their ratio.
+(calc.present.commands.ingest.read_log_file), and their ratio.
 Run: .venv/bin/python scripts/bench_ingest.py [--megabytes 50] [--runs 3]
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from calc.present.cli import read_log_file  # noqa: E402
+from calc.present.commands.ingest import read_log_file  # noqa: E402
 
 START = ROOT / "logs" / "public"
 SERVING = (

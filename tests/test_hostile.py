@@ -24,6 +24,9 @@ from calc.catalog.loader import load_dir, load_json, parse_yaml
 from calc.catalog.spec import CatalogError
 from calc.present import cli
 from calc.present import html as calc_html
+from calc.present.commands import common
+from calc.present.commands import ingest as ingest_command
+from calc.present.commands import watch as watch_command
 from calc.units import InputError
 
 NINES = "9" * 5000
@@ -272,7 +275,7 @@ def test_watch_out_never_writes_into_the_catalog(catalog_copy: Path, files: Path
     argv = ["watch", "--proc", str(files / "meminfo.txt"), "--duration", "0"]
     for target in (catalog_copy / "traces.yaml", catalog_copy / "new.yaml", catalog_copy / "schema" / "x.json"):
         _assert_one_error(*_run(["--catalog", str(catalog_copy), *argv, "--out", str(target), "--force"], capsys), "found a path in the catalog")
-    monkeypatch.setattr(cli, "CATALOG_DIR", catalog_copy)  # the project's own catalog, wherever it is
+    monkeypatch.setattr(watch_command, "CATALOG_DIR", catalog_copy)  # the project's own catalog, wherever it is
     _assert_one_error(*_run([*argv, "--out", str(catalog_copy / "traces.yaml"), "--force"], capsys), "found a path in the catalog")
     assert (catalog_copy / "traces.yaml").read_bytes() == before and not (catalog_copy / "new.yaml").exists()
 
@@ -289,15 +292,15 @@ def test_watch_out_replaces_a_file_only_with_force(files: Path, capsys) -> None:
 def test_cli_refuses_a_meminfo_it_cannot_read(argv: list[str], meminfo: bytes, fragment: str, tmp_path: Path, monkeypatch, capsys) -> None:
     path = tmp_path / "meminfo"
     path.write_bytes(meminfo)
-    monkeypatch.setattr(cli, "MEMINFO", str(path))
+    monkeypatch.setattr(common, "MEMINFO", str(path))
     _assert_one_error(*_run(argv, capsys), fragment)
 
 
 def test_cli_reads_meminfo_in_kib(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "meminfo"
     path.write_text("MemTotal: 127601756 kB\nMemAvailable:   117440512 kB\n")
-    monkeypatch.setattr(cli, "MEMINFO", str(path))
-    assert cli.meminfo_available() == 117440512 * 1024 == 112 * 2**30
+    monkeypatch.setattr(common, "MEMINFO", str(path))
+    assert common.meminfo_available() == 117440512 * 1024 == 112 * 2**30
 
 
 def _value_options() -> list[tuple[list[str], str]]:
@@ -961,8 +964,8 @@ def test_a_large_read_shows_its_progress_on_stderr_only(tmp_path: Path, monkeypa
     log.write_text(sample + "INFO 01-01 00:00:00 [x.py:1] nothing to read here\n" * 2000, encoding="utf-8")
     status, quiet, err = _run(["ingest", str(log), "--json"], capsys)
     assert status == 0 and err == ""  # a small read, not on a terminal: nothing on stderr
-    monkeypatch.setattr(cli, "LARGE_READ", 1000)
-    monkeypatch.setattr(cli, "PROGRESS_EVERY", 20_000)
+    monkeypatch.setattr(ingest_command, "LARGE_READ", 1000)
+    monkeypatch.setattr(ingest_command, "PROGRESS_EVERY", 20_000)
     status, out, err = _run(["ingest", str(log), "--json"], capsys)
     assert status == 0 and out == quiet  # the answer unchanged
     lines = err.splitlines()
@@ -1108,7 +1111,7 @@ def test_meminfo_reads_memavailable_after_any_run_of_spaces(tmp_path: Path) -> N
     # the fullmatch that once traded spaces between two optional parts (a square law on the run)
     proc = tmp_path / "meminfo"
     proc.write_text("MemTotal: 100 kB\nMemAvailable:" + " " * 20_000 + "64 kB\n")
-    assert cli.meminfo_available(str(proc)) == 64 * 1024
+    assert common.meminfo_available(str(proc)) == 64 * 1024
     proc.write_text("MemTotal: 100 kB\nMemAvailable: 1" + " " * 20_000 + "a b\n")
     with pytest.raises(InputError, match=r"line 2: found 'MemAvailable: 1 {60}.*expected 'MemAvailable: <number> kB'"):
-        cli.meminfo_available(str(proc))
+        common.meminfo_available(str(proc))

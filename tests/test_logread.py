@@ -642,7 +642,7 @@ def _text(prefix: str) -> str:
 
 
 def test_text_form_shows_counts_without_their_punctuation_and_marks_what_was_worked_out(catalog) -> None:
-    from calc.present.cli import render_ingest
+    from calc.present.commands.ingest import render_ingest
 
     shown = render_ingest(catalog, public("62"), "62.log")
     assert "  GPU blocks              6001                         line 3" in shown

@@ -160,6 +160,7 @@ def test_ingest_text_rows_come_from_the_readings_fields() -> None:
 
     from calc.logs.figures import INGEST_ROWS, LogReading
     from calc.present import cli
+    from calc.present.commands import ingest
 
     declared = {f.name: f.metadata["ingest"] for f in fields(LogReading) if "ingest" in f.metadata}
     places = sorted(place for place, _ in declared.values())
@@ -168,7 +169,7 @@ def test_ingest_text_rows_come_from_the_readings_fields() -> None:
     assert len(INGEST_ROWS) == 27 and [label for _, label in INGEST_ROWS].index("KV pool") == 10
     text = (PUBLIC / "01-v06-llama31-8b-3090-maxlen-29k.log").read_text(encoding="utf-8")
     catalog = cli.load_dir(cli.CATALOG_DIR)
-    rendered = cli.render_ingest(catalog, read_log(text), "x.log").split("\n")
+    rendered = ingest.render_ingest(catalog, read_log(text), "x.log").split("\n")
     read = rendered[rendered.index("Read:") + 1 : rendered.index("Derived:")]
     labels = [label for _, label in INGEST_ROWS]
     shown = [max((label for label in labels if row[2:].startswith(label + " ")), key=len) for row in read]

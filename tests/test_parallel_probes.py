@@ -11,6 +11,7 @@ import pytest
 from test_cli import assert_one_error_line
 
 from calc.present import cli
+from calc.present.commands import common
 
 ROOT = Path(__file__).resolve().parent.parent
 QWEN3_8B = "models/configs/qwen3-8b/config.json"
@@ -123,7 +124,7 @@ def test_each_stage_names_the_vision_tower_it_builds(capsys: pytest.CaptureFixtu
 def _meminfo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kib: int) -> None:
     path = tmp_path / "meminfo"
     path.write_text(f"MemTotal: 127601756 kB\nMemAvailable: {kib} kB\n")
-    monkeypatch.setattr(cli, "MEMINFO", str(path))
+    monkeypatch.setattr(common, "MEMINFO", str(path))
 
 
 def test_auto_on_two_boxes_says_it_read_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

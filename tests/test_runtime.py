@@ -45,7 +45,8 @@ def copy_calc(tmp_path: Path) -> Path:
 def test_the_browser_gets_the_calc_modules_the_glue_imports_and_nothing_else():
     files = runtime.browser_calc_files()
     assert "present/html.py" in files and "catalog/spec.py" in files and "catalog/loader.py" in files and "units.py" in files
-    assert "present/cli.py" not in files and "answers/watch.py" not in files and "answers/ingest.py" not in files and "__main__.py" not in files
+    assert "present/cli.py" not in files and not any(f.startswith("present/commands/") for f in files)
+    assert "answers/watch.py" not in files and "answers/ingest.py" not in files and "__main__.py" not in files
 
 
 def test_a_new_calculator_module_is_picked_up_from_the_imports(tmp_path):

@@ -141,6 +141,7 @@ def test_only_what_the_page_loads_is_shipped(shipped):
     # calc: what the browser imports, not the command line
     assert {"present/html.py", "catalog/spec.py", "units.py", "answers/report.py"} <= set(browser_calc_files())
     assert not {"present/cli.py", "answers/watch.py", "answers/ingest.py", "__main__.py"} & set(browser_calc_files())
+    assert not [f for f in browser_calc_files() if f.startswith("present/commands/")]
     # Pyodide: no packages in the lock; the standard library cut, with what calc imports
     lock = json.loads((site / "runtime" / "pyodide" / "pyodide-lock.json").read_text())
     assert lock["packages"] == {} and lock["info"]["python"]

@@ -10,6 +10,7 @@ import pytest
 
 from calc.answers import meminfo, watch
 from calc.present import cli
+from calc.present.commands import watch as watch_command
 from calc.units import GiB, InputError, KiB, MiB
 
 # Pasted from a Linux box (24 GiB); the same moment in three forms would differ by a few pages,
@@ -118,7 +119,7 @@ def test_watch_command_writes_a_trace_the_guard_replays(tmp_path: Path, monkeypa
         path.write_text(meminfo_text(*poll))
         files += ["--proc", str(path)]
     slept: list[float] = []
-    monkeypatch.setattr(cli.time, "sleep", slept.append)
+    monkeypatch.setattr(watch_command.time, "sleep", slept.append)
     trace = tmp_path / "trace.txt"
     assert cli.main(["watch", *files, "--out", str(trace)]) == 0
     out = capsys.readouterr().out
@@ -135,7 +136,7 @@ def test_watch_command_writes_a_trace_the_guard_replays(tmp_path: Path, monkeypa
 def test_watch_bounded_by_duration_reads_the_last_file_again(tmp_path: Path, monkeypatch, capsys) -> None:
     path = tmp_path / "meminfo"
     path.write_text(MEMINFO)
-    monkeypatch.setattr(cli.time, "sleep", lambda s: None)
+    monkeypatch.setattr(watch_command.time, "sleep", lambda s: None)
     assert cli.main(["watch", "--proc", str(path), "--duration", "10", "--interval", "2.5", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [p["t"] for p in data["polls"]] == [0, 2.5, 5, 7.5, 10]
@@ -151,6 +152,6 @@ def test_watch_bounded_by_duration_reads_the_last_file_again(tmp_path: Path, mon
     ],
 )
 def test_watch_bad_arguments(args: list[str], message: str, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(cli.time, "sleep", lambda s: None)
+    monkeypatch.setattr(watch_command.time, "sleep", lambda s: None)
     assert cli.main(["watch", *args]) == 2
     assert capsys.readouterr().err.startswith(message)

@@ -129,7 +129,7 @@ TABLE: tuple[Input, ...] = (
         "available",
         "--available",
         None,
-        "size",  # a size on a form; the command line also takes auto and one size a box (calc/present/cli.py)
+        "size",  # a size on a form; the command line also takes auto and one size a box (calc/present/commands/gate.py)
         "MemAvailable",
         "MemAvailable per box: one size, one per box separated by ', ' (the head box first), or auto",
         "MemAvailable at start",

@@ -1,0 +1,357 @@
+"""`model`: before the first start, weights and KV per rank from a config.json (modeled)."""
+
+from __future__ import annotations
+
+import argparse
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from calc.catalog.model import Catalog
+from calc.present import inputs
+from calc.present.commands.common import _flag, _frac, _host_memory, _int
+from calc.units import InputError, fmt, parse_count, parse_size
+
+if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
+    from calc.checks import modeled as modeled_module
+    from calc.engine import lora as lora_module
+    from calc.engine import multimodal as multimodal_module
+    from calc.engine import offload as offload_module
+    from calc.engine import predict as predict_module
+
+
+def _read_text(path: str, what: str) -> str:
+    from calc import files
+
+    try:
+        return files.read_bounded(path).decode("utf-8")
+    except OSError as error:
+        raise InputError(f"{what} {path}: cannot read it ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} {path}: not text, expected a JSON file") from None
+
+
+def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
+    from dataclasses import replace
+
+    from calc.checks import modeled
+    from calc.engine import predict
+
+    config_text = _read_text(args.config, "config")
+    max_len = _int(args, "max_model_len")
+    card = _card(catalog, args)
+    lora_cfg = _lora(args)
+    host_cfg = _offload(args)
+    mm_cfg = _multimodal(args)
+    start = None
+    if card is not None:
+        start = predict.Start(
+            tp=_int(args, "tp"), pp=_int(args, "pp"), pp_layer_partition=args.pp_layer_partition, lora=lora_cfg, max_model_len=max_len,
+            cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
+            utilization=_frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization is not None else None,
+            max_num_seqs=_int(args, "seats") if args.seats is not None else None,
+            max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
+            enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
+            prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
+            multimodal=mm_cfg,
+        )  # fmt: skip
+        predict.check_start(start)
+        if args.pin is not None:
+            raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
+    elif args.gpu_memory_utilization is not None or args.seats is not None or args.enforce_eager or args.offline:
+        raise InputError(
+            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
+        )
+    pp = _int(args, "pp")
+    if args.pp_layer_partition is not None and pp == 1:
+        raise InputError("--pp-layer-partition: found with --pp 1, expected --pp N above 1 (it splits the layers over the pipeline stages)")
+    budget = _int(args, "prefill_budget") if args.prefill_budget is not None else None
+    if budget is None and card is not None and start is not None:
+        rel = predict.release(args.engine_version)
+        budget = start.max_num_batched_tokens or predict.default_batch(rel, card.total_bytes, card.name, max_len, args.offline).max_num_batched_tokens
+    inputs = modeled.ModelInputs(
+        config_text=config_text,
+        config_file=args.config,
+        tp=_int(args, "tp"),
+        kv_cache_dtype=args.kv_cache_dtype,
+        max_model_len=max_len,
+        pool=_int(args, "pin") if args.pin is not None else None,
+        engine_version=args.engine_version,
+        index_text=_read_text(args.index, "index") if args.index is not None else None,
+        index_file=args.index or "model.safetensors.index.json",
+        block_size=_int(args, "block_size") if args.block_size is not None else None,
+        prefill_budget=budget or 8192,
+        speculative_tokens=_int(args, "speculative_tokens"),
+        dcp=_int(args, "dcp"),
+        prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
+        pp=pp,
+        pp_layer_partition=args.pp_layer_partition,
+        lora=lora_cfg,
+        offload=host_cfg,
+        multimodal=mm_cfg,
+        dp=parse_count(args.data_parallel_size, "--data-parallel-size", 1),
+        enable_expert_parallel=args.enable_expert_parallel,
+        enable_eplb=args.enable_eplb,
+        eplb_config=args.eplb_config,
+        num_redundant_experts=_int(args, "num_redundant_experts", 0) if args.num_redundant_experts is not None else None,
+    )
+    r = modeled.model_report(inputs)
+    if card is not None and start is not None:
+        r = _with_prediction(r, config_text, args.config, card, start)
+    worst = _worst_prefill(args, config_text, r, budget or 8192)
+    host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
+    said = r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
+    r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
+    if args.json:
+        return r.to_json()
+    lines = [
+        f"{r.architecture} ({r.family}: {r.layers}), TP={r.tp}, KV {r.kv_cache_dtype}; {r.engine_rules}; all figures modeled",
+        f"Weights per rank: {fmt(r.weights_bytes_per_rank, 'GiB')} (from the {r.weights_source})"
+        + (f", drafter layers {fmt(r.drafter_bytes_per_rank, 'GiB')} more with speculative decoding" if r.drafter_bytes_per_rank else ""),
+        f"KV per request at {fmt(r.max_model_len, 'count')} tokens: {fmt(r.kv_bytes_per_request, 'GiB')} = "
+        f"{fmt(r.kv_bytes_per_token, 'count')} B a token + {fmt(r.kv_fixed_bytes_per_request, 'GiB')} fixed",
+        f"  {r.kv_groups} KV group(s) of {r.layers_per_group} layers, block {r.block_size} tokens"
+        + (f", {r.padding_layers} padding layer(s)" if r.padding_layers else ""),
+        f"Smallest pool that starts: {fmt(r.kv_floor_bytes, 'B')} ({fmt(r.kv_floor_bytes, 'e9', 2, up=True)} rounded up)"
+        + (
+            f", the request and the block of {fmt(r.null_block_bytes, 'B')} vLLM 0.29.0 and later hold back before the one-request check"
+            if r.null_block_bytes
+            else ", one request (this build holds no block back before the check)"
+        ),
+    ]
+    if r.kv_tokens is not None:
+        assert r.pool_bytes is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "a pool that holds tokens is sized"
+        lines += [
+            f"Pool {fmt(r.pool_bytes, 'GiB')}: GPU KV cache size {fmt(r.kv_tokens, 'tokens')}, "
+            f"maximum concurrency {fmt(r.max_concurrency, 'x')} at {fmt(r.max_model_len, 'count')}",
+            f"Largest max_model_len one request fits: {fmt(r.largest_max_model_len, 'count')}",
+        ]
+        if r.one_request_fits is False and r.prediction is None:  # with a card, vLLM's verdict says it
+            lines.insert(
+                len(lines) - 2,
+                f"vLLM refuses this start: one request at max_model_len {fmt(r.max_model_len, 'count')} does not fit this pool "
+                "(its check raises before vLLM prints the pool's size and concurrency below)",
+            )
+    if r.prediction is not None:
+        c = r.prediction
+        terms = c.terms
+        lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
+                        f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
+        lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
+        pool = fmt(c.available_kv_bytes, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-c.available_kv_bytes, 'GiB')} short"
+        lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
+        for i, f in enumerate(c.fixes):
+            lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
+    if r.lora is not None:
+        lo = r.lora
+        lines.insert(2, f"LoRA: {lo.max_loras} slot(s) of rank {lo.max_lora_rank} on each rank, {fmt(lo.device_bytes_per_rank, 'GiB')} "
+                        f"allocated at load beside the weights ({lo.modules} modules); {lo.max_cpu_loras} adapter(s) on the host, "
+                        f"at most {fmt(lo.host_bytes, 'GiB')} over every worker")  # fmt: skip
+    if r.offload is not None:
+        of = r.offload
+        lines.insert(2, f"Host memory: {fmt(of.offloaded_bytes_per_rank, 'GiB')} of weights a rank moved by --cpu-offload-gb "
+                        f"({fmt(of.weights_on_device_bytes_per_rank, 'GiB')} stay on the device), KV offloading {fmt(of.kv_offloading_bytes, 'GiB')}, "
+                        f"swap {fmt(of.swap_space_bytes, 'GiB')}: {fmt(of.host_bytes, 'GiB')} on the host in all")  # fmt: skip
+    if r.dp > 1 or r.ep_size > 1:
+        lines[1:1] = _parallel_lines(r)
+    if r.pp > 1:
+        lines.insert(2, f"Pipeline parallel {r.pp}, one rank of each stage:")
+        for n, st in enumerate(r.ranks):
+            holds = f" + {', '.join(st.holds)}" if st.holds else ""
+            lines.insert(3 + n, f"  stage {st.rank}: layers {st.first_layer}-{st.end_layer - 1} ({st.layers}{holds}): weights "
+                                f"{fmt(st.weights_bytes, 'GiB')}, KV {fmt(st.kv_bytes_per_token, 'count')} B a token")  # fmt: skip
+    lines += [f"Note: {note}" for note in r.notes]
+    return "\n".join(lines)
+
+
+def _parallel_lines(r: modeled_module.ModelReport) -> list[str]:
+    """Data and expert parallel: the ranks of each replica, their experts and weights, grouped."""
+    out = [f"Ranks: {r.world_size} = TP {r.tp} x PP {r.pp} x DP {r.dp}" + (f"; expert parallel over {r.ep_size} ranks" if r.ep_size > 1 else "")]
+    for st in r.ranks:
+        kinds: dict[tuple[int, int], list[int]] = {}
+        for e in st.experts.expert_ranks if st.experts else ():
+            kinds.setdefault((e.local_experts, e.weights_bytes), []).append(e.ep_rank)
+        where = f"stage {st.rank}: " if r.pp > 1 else ""
+        for (local, held), members in kinds.items():
+            shown_ranks = (
+                f"rank {members[0]}"
+                if len(members) == 1
+                else f"ranks {members[0]}-{members[-1]}"
+                if members == list(range(members[0], members[-1] + 1))
+                else "ranks " + ", ".join(map(str, members))
+            )
+            out.append(f"  {where}{shown_ranks}: {local} routed experts a layer, weights {fmt(held, 'GiB')}")
+    if r.kv_tokens is not None and r.kv_tokens_all_replicas is not None and r.dp > 1:
+        out.append(f"  {r.dp} replicas x {fmt(r.kv_tokens, 'tokens')} = {fmt(r.kv_tokens_all_replicas, 'tokens')} over the replicas")
+    return out
+
+
+def _lora(args: argparse.Namespace) -> lora_module.Lora | None:
+    """--enable-lora and its sizes, as vLLM's LoRAConfig takes them (defaults 1 slot, rank 16)."""
+    from calc.engine import lora
+
+    sizes = {"--max-loras": args.max_loras, "--max-lora-rank": args.max_lora_rank, "--max-cpu-loras": args.max_cpu_loras}
+    if not args.enable_lora:
+        given = [name for name, value in sizes.items() if value is not None]
+        if given:
+            raise InputError(f"{given[0]}: found without --enable-lora, expected --enable-lora beside it")
+        return None
+    cfg = lora.Lora(
+        _int(args, "max_loras") if args.max_loras is not None else 1,
+        _int(args, "max_lora_rank") if args.max_lora_rank is not None else 16,
+        _int(args, "max_cpu_loras") if args.max_cpu_loras is not None else None,
+    )
+    lora.check(cfg)
+    return cfg
+
+
+def _offload(args: argparse.Namespace) -> offload_module.Offload | None:
+    """--cpu-offload-gb, --kv-offloading-size (and its backend) and --swap-space, in GiB as vLLM takes them."""
+    from calc.engine import offload
+
+    if args.kv_offloading_backend is not None and args.kv_offloading_size is None:
+        raise InputError("--kv-offloading-backend: found without --kv-offloading-size, expected the size beside it (vLLM offloads nothing without it)")
+    if args.cpu_offload_gb is None and args.kv_offloading_size is None and args.swap_space is None:
+        return None
+
+    def gib(text: str | None, flag: str) -> Fraction | None:
+        return None if text is None else inputs.gib_at_least_zero(text, flag)
+
+    o = offload.Offload(
+        gib(args.cpu_offload_gb, "--cpu-offload-gb") or Fraction(0),
+        gib(args.kv_offloading_size, "--kv-offloading-size"),
+        args.kv_offloading_backend or "native",
+        gib(args.swap_space, "--swap-space"),
+    )
+    offload.check(o)
+    return o
+
+
+def _multimodal(args: argparse.Namespace) -> multimodal_module.Settings | None:
+    """--mm-encoder-tp-mode and --limit-mm-per-prompt, as vLLM spells them."""
+    from calc.engine import multimodal
+
+    if args.mm_encoder_tp_mode is None and args.limit_mm_per_prompt is None:
+        return None
+    cfg = multimodal.Settings(
+        args.mm_encoder_tp_mode if args.mm_encoder_tp_mode is not None else "weights",
+        multimodal.parse_limits(args.limit_mm_per_prompt) if args.limit_mm_per_prompt is not None else None,
+    )
+    multimodal.check(cfg)
+    return cfg
+
+
+def _worst_prefill(args: argparse.Namespace, config_text: str, r: modeled_module.ModelReport, chunk: int) -> modeled_module.WorstPrefill:
+    """What a prefill at max_model_len takes beyond the profile run (calc/engine/afterstart.py), and
+    against --left-after-start whether it fits."""
+    from calc.checks import modeled
+    from calc.engine import afterstart, hfconfig
+
+    shape = hfconfig.shape(hfconfig.load(config_text, args.config), args.config)
+    seqs = (r.prediction.max_num_seqs if r.prediction else None) or (_int(args, "seats") if args.seats is not None else 256)
+    if hfconfig.MLA in shape.layers:
+        extra = afterstart.mla_context(shape, r.tp, r.max_model_len, seqs, r.block_size, chunk)
+    else:
+        extra = afterstart.Extra(0, (), "plain attention: the kernels tile the scores, the last chunk's activations are the profile run's")
+    left = parse_size(args.left_after_start, "--left-after-start") if args.left_after_start is not None else None
+    fits, said = afterstart.verdict(left, extra) if left is not None else (None, "")
+    return modeled.WorstPrefill(
+        extra.bytes, tuple(modeled.PrefillPart(n, b) for n, b in extra.parts), extra.source, extra.after_profile_bytes, left, fits, said
+    )
+
+
+def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.Card | None:
+    from calc.engine import predict
+
+    if args.gpu is not None and args.total_memory is not None:
+        raise InputError("--gpu: found beside --total-memory, expected one of them")
+    if args.total_memory is not None:
+        return predict.card_from_total(args.total_memory)
+    if args.gpu is None:
+        return None
+    if catalog is None:
+        raise InputError("--gpu: found no catalog to look the card up in, expected --total-memory instead")
+    return predict.card_of_box(predict.find_box(catalog.boxes, args.gpu))
+
+
+def _with_prediction(
+    r: modeled_module.ModelReport, config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start
+) -> modeled_module.ModelReport:
+    """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict."""
+    from dataclasses import replace
+
+    from calc.checks import modeled
+    from calc.engine import hfconfig, predict, ranks
+
+    data = hfconfig.load(config_text, config_file)
+    shape = hfconfig.shape(data, config_file)
+    own = tuple(st.weights_bytes for st in r.ranks) if start.pp > 1 else None
+    p = predict.predict(
+        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
+    )
+    terms = {
+        t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
+    }
+    pool = p.available_kv_bytes
+    found = predict.fixes(
+        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
+    )
+    notes = list(r.notes)
+    if (r.dp > 1 or r.ep_size > 1) and ranks.moe_experts(shape):  # a larger TP or more stages would be figured without the expert split: not offered
+        found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
+        notes.append(
+            "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
+            "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
+        )
+        if start.lora is not None and r.lora is not None and p.lora.bytes != r.lora.device_bytes_per_rank:
+            notes.append(
+                f"the card's pool takes LoRA's slots as TP splits the experts, {fmt(p.lora.bytes, 'GiB')}; the rank's own experts take "
+                f"{fmt(r.lora.device_bytes_per_rank, 'GiB')} (the lora figures above)"
+            )
+    prediction = modeled.CardPrediction(
+        card=card.name,
+        card_source=card.source,
+        total_memory_bytes=p.total_bytes,
+        gpu_memory_utilization=float(p.utilization),
+        requested_bytes=p.requested_bytes,
+        max_num_seqs=p.max_num_seqs,
+        max_num_batched_tokens=p.max_num_batched_tokens,
+        batch_source=p.batch_source,
+        activation_peak_bytes=p.activation.bytes,
+        forward_peak_bytes=p.forward.bytes,
+        sampler_warmup_bytes=p.sampler.bytes,
+        non_torch_bytes=p.non_torch.bytes,
+        cuda_graph_bytes=p.cuda_graph.bytes,
+        terms=terms,
+        available_kv_bytes=pool,
+        verdict=p.verdict,
+        verdict_reason=p.reason,
+        fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
+        tightest_rank=p.tightest_stage,
+    )
+    return replace(
+        r,
+        prediction=prediction,
+        pool_bytes=pool if pool > 0 else None,
+        kv_tokens=p.kv_tokens,
+        max_concurrency=p.max_concurrency,
+        kv_blocks=None,
+        largest_max_model_len=p.largest_max_model_len,
+        one_request_fits=p.largest_max_model_len is not None and p.largest_max_model_len >= r.max_model_len,
+        notes=tuple(notes),
+        ranks=tuple(replace(st, pool=_stage_pool(sp)) for st, sp in zip(r.ranks, p.stages or (None,) * len(r.ranks), strict=True)),
+    )
+
+
+def _stage_pool(sp: predict_module.StagePool | None) -> modeled_module.StagePoolTerms | None:
+    """A pipeline stage's own pool terms, for its entry in `ranks`."""
+    from calc.checks import modeled
+
+    if sp is None:
+        return None
+    return modeled.StagePoolTerms(
+        lora_bytes=sp.lora_bytes,
+        activation_peak_bytes=sp.activation_bytes,
+        cuda_graph_bytes=sp.cuda_graph_bytes,
+        available_kv_bytes=sp.available_kv_bytes,
+        kv_blocks=sp.kv_blocks,
+    )
