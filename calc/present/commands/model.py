@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from calc.catalog.model import Catalog
 from calc.present import inputs
 from calc.present.commands.common import _flag, _frac, _host_memory, _int
-from calc.units import InputError, fmt, parse_count, parse_size
+from calc.units import InputError, fmt, parse_count, parse_size, printed_sum, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from calc.checks import modeled as modeled_module
@@ -137,7 +137,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
                         f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
         lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
-        pool = fmt(c.available_kv_bytes, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-c.available_kv_bytes, 'GiB')} short"
+        # the requested share less the terms, as printed beside it (units.shown): a reader's subtraction
+        left = shown(c.requested_bytes, "GiB") - printed_sum([t.bytes for t in terms.values()], "GiB")
+        pool = fmt(left, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-left, 'GiB')} short"
         lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
         for i, f in enumerate(c.fixes):
             lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
