@@ -6,6 +6,7 @@ finding in SOURCES.yaml; the replay of each is pinned, so a change to the guard'
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -144,3 +145,27 @@ def test_after_start_check_on_a_thread_deployment(capsys: pytest.CaptureFixture[
         worst = json.loads(capsys.readouterr().out)["worst_prefill"]
         assert worst["bytes"] == 0 and worst["source"].startswith("plain attention")
     assert entry["result"] == "crashed" and entry["prefill_tokens"] is None
+
+
+def test_a_malformed_sources_entry_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """A trace entry whose url is no report address, or whose ends_at is a word, stops the build
+    with the file, the entry and the field, and what was expected."""
+    from hooks.pagemacros import traces
+
+    (tmp_path / "logs" / "traces").mkdir(parents=True)
+    good = {"file": "t.trace", "url": "https://github.com/o/r/issues/1", "phase": "start", "outcome": "crashed", "ends_at": 11, "serving_at": None}
+    cases = [
+        (
+            {**good, "url": "https://example.org/post"},
+            "logs/traces/SOURCES.yaml: traces[0].url: found 'https://example.org/post', expected a GitHub issue or pull request address",
+        ),
+        ({**good, "ends_at": "soon"}, "logs/traces/SOURCES.yaml: traces[0].ends_at: found 'soon', expected a number of seconds, or null"),
+        ({k: v for k, v in good.items() if k != "phase"}, "logs/traces/SOURCES.yaml: traces[0].phase: found None, expected start or serving"),
+    ]
+    for entry, message in cases:
+        (tmp_path / "logs" / "traces" / "SOURCES.yaml").write_text(yaml.safe_dump({"traces": [entry], "readings_without_polls": []}))
+        with pytest.raises(ValueError) as raised:
+            traces.published_traces(tmp_path)
+        assert str(raised.value) == message
+    (tmp_path / "logs" / "traces" / "SOURCES.yaml").write_text(yaml.safe_dump({"traces": [good], "readings_without_polls": []}))
+    assert traces.published_traces(tmp_path).traces[0].ends_at == 11.0  # the edit is read, not the cached error
