@@ -789,6 +789,8 @@ GATE_NEVER = (
     "calc.present.chart",
     "calc.present.html",
     "shutil",  # argparse's help width, read without it (and the compression modules it brings)
+    "dataclasses",  # the gate's types are records (calc/record.py): dataclasses compiled six methods a class
+    "inspect",  # and imported inspect (ast, dis, tokenize) for them
     "bz2",
     "lzma",
 )

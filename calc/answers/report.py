@@ -3,7 +3,6 @@ prints, what the calculator page shows and what the pages quote. Plain values, e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, is_dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -11,10 +10,11 @@ from calc.catalog.entries import Deployment, Model, SpeculativeConfig
 from calc.catalog.model import Catalog
 from calc.engine import derive, fraction, gate, kv
 from calc.jsontext import Json, JsonObject
+from calc.record import field_names, is_record, record, replace
 from calc.units import InputError, fmt, printed_sum, shown
 
 
-@dataclass(frozen=True)
+@record
 class StartInputs:
     deployment: str
     kv_pin: int
@@ -96,7 +96,7 @@ def floor_problem(catalog: Catalog, inputs: StartInputs, pin_label: str = "pin")
     )
 
 
-@dataclass(frozen=True)
+@record
 class BoxVerdict:
     """The gate on one box: its MemAvailable against the needs."""
 
@@ -109,7 +109,7 @@ class BoxVerdict:
     largest_pin_bytes: int | None
 
 
-@dataclass(frozen=True)
+@record
 class LargestPins:
     """The largest KV pin that passes, the rest of the request unchanged (None: the gate cannot
     size it, or no drafter; negative: no pin passes)."""
@@ -118,7 +118,7 @@ class LargestPins:
     with_drafter: int | None
 
 
-@dataclass(frozen=True)
+@record
 class SeatsFit:
     """Every seat at the typical context against the pool."""
 
@@ -127,7 +127,7 @@ class SeatsFit:
     pin_for_seats_bytes: int
 
 
-@dataclass(frozen=True)
+@record
 class PoolFigures:
     """What the pin holds, from the measured bytes per token (none when the catalog has no
     reading: the report's `kv` is None then)."""
@@ -150,7 +150,7 @@ class PoolFigures:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class FractionCheck:
     """vLLM's own start check, ceil(total x gpu_memory_utilization) <= free, at the fraction chosen."""
 
@@ -165,7 +165,7 @@ class FractionCheck:
     reached: bool  # False when the gate refuses the start first
 
 
-@dataclass(frozen=True)
+@record
 class StartReport:
     """One start as the operator sees it: the gate on every box, the largest pin, the pool, vLLM's
     fraction check, the flags and what to change. `to_json()` is `python -m calc gate --json`."""
@@ -489,29 +489,33 @@ def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
 
 
 def to_json(value: object) -> Json:
-    """Plain JSON values: Fractions as floats, dataclasses as dicts in field order."""
+    """Plain JSON values: Fractions as floats, records and dataclasses as dicts in field order."""
     if isinstance(value, Fraction):
         return float(value)
     if isinstance(value, dict):
         return {k: to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
+    if is_record(value):
+        return {name: to_json(getattr(value, name)) for name in field_names(value)}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if hasattr(type(value), "__dataclass_fields__"):  # a dataclass of another module (its module has imported dataclasses)
+        from dataclasses import fields
+
+        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}  # type: ignore[arg-type]
     raise TypeError(f"found a {type(value).__name__}, expected a value JSON can hold")
 
 
 def to_json_object(value: object) -> JsonObject:
-    """`to_json` of a dataclass or a mapping: one JSON object."""
+    """`to_json` of a record, a dataclass or a mapping: one JSON object."""
     out = to_json(value)
     if not isinstance(out, dict):
         raise TypeError(f"found {type(out).__name__}, expected a JSON object")
     return out
 
 
-@dataclass(frozen=True)
+@record
 class FitReading:
     """One reading of the pool: the tokens vLLM logged at a max_model_len."""
 
@@ -520,7 +524,7 @@ class FitReading:
     pool_over_tokens: Fraction
 
 
-@dataclass(frozen=True)
+@record
 class FitPrediction:
     """The tokens the fit predicts vLLM logs at a max_model_len, and the full contexts they are."""
 
@@ -529,7 +533,7 @@ class FitPrediction:
     full_contexts: float  # tokens / max_model_len, as the command line has always printed it
 
 
-@dataclass(frozen=True)
+@record
 class FitReport:
     """A request's cost, per token and fixed, fit from one pool read at several max_model_len.
     `to_json()` is `python -m calc fit --json`."""

@@ -4,16 +4,16 @@ cross-references and the figures' context (a start's date and generation) resolv
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 from calc.catalog.entries import Box, Deployment, FractionPlan, Incident, Model, Plan, Policy, Trace
 from calc.catalog.spec import _MISSING, FILES, SPEC, CatalogError, Figure, Found, _check
+from calc.record import field_names, record, replace
 
 _Entry = TypeVar("_Entry", Box, Model, Deployment, Incident, Trace, Plan, FractionPlan)
 
 
-@dataclass(frozen=True, repr=False)
+@record
 class Catalog:
     """The validated catalog: entries by id, figures as `Figure`."""
 
@@ -29,7 +29,7 @@ class Catalog:
     def __repr__(self) -> str:
         """What it holds, counted: its full contents would run to hundreds of kB in a traceback
         or in a log line that prints it (the page templates' debug output does)."""
-        return "Catalog(" + ", ".join(f"{len(getattr(self, f.name))} {f.name}" for f in fields(self) if f.name != "policy") + ")"
+        return "Catalog(" + ", ".join(f"{len(getattr(self, f))} {f}" for f in field_names(self) if f != "policy") + ")"
 
 
 def _by_id(file: str, section: str, items: list[_Entry]) -> dict[str, _Entry]:

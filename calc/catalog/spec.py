@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import datetime
 import re
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from calc.record import field, record
 from calc.units import LARGEST_COUNT, InputError, parse_size
 
 KINDS = ("measured", "shard headers", "modeled", "published", "estimated", "remainder", "setting", "source-read")
@@ -47,7 +47,7 @@ LARGEST_NUMBER = 1e30  # no figure of the catalog comes near; a larger one is a 
 _HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-@dataclass(frozen=True)
+@record
 class Figure:
     """One catalog figure with its provenance. `value` is exact: bytes (int) for sizes."""
 

@@ -3,7 +3,6 @@ drafter per rank, the gate's rows, and bytes per token. Nothing derived is store
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -12,6 +11,7 @@ from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.engine import kv
 from calc.engine.gate import Amount, GateRow, Request
+from calc.record import record, replace
 from calc.units import InputError
 
 # A box's total, best first: what the engine sees, what the driver prints, what the vendor specifies.
@@ -149,7 +149,7 @@ def start_by_generation(deployment: Deployment, generation: int) -> Start:
 # --- bytes per token ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class KvReading:
     """Bytes per token for one model, engine, KV type and configuration."""
 
@@ -274,7 +274,7 @@ def modeled_from_architecture(model: Model, kv_dtype: str, tp: int = 1) -> int |
 # --- per-request cost over max_model_len ----------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class LengthFit:
     """Per-request bytes = per_token x context + fixed, fit to one pool read at several lengths."""
 

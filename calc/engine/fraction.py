@@ -7,9 +7,9 @@ On unified memory (GB10) free is MemAvailable and total is the box's.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
+from calc.record import record
 from calc.units import InputError
 
 
@@ -34,7 +34,7 @@ def ceiling(total: int, free: int, digits: int = 4) -> Fraction:
     return Fraction(top, scale)
 
 
-@dataclass(frozen=True)
+@record
 class EngineStart:
     fraction: Fraction
     requested: int

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from calc.record import record
 from calc.units import fmt
 
 
-@dataclass(frozen=True)
+@record
 class Amount:
     """A number of bytes and where it came from."""
 
@@ -16,7 +15,7 @@ class Amount:
     entry: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class GateRow:
     """The load balancer's row for one model: every constant of the gate formula."""
 
@@ -30,7 +29,7 @@ class GateRow:
     seat_bytes: Amount | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     """What the operator asks for."""
 
@@ -42,7 +41,7 @@ class Request:
     shm_bytes: int = 0  # /dev/shm message queues on the box (calc/engine/hostmem.py): tmpfs pages, out of MemAvailable
 
 
-@dataclass(frozen=True)
+@record
 class Term:
     name: str
     bytes: int
@@ -50,7 +49,7 @@ class Term:
     movable: bool
 
 
-@dataclass(frozen=True)
+@record
 class GateResult:
     terms: tuple[Term, ...]
     needs: int | None

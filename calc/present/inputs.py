@@ -13,9 +13,9 @@ argparse flags and its docs. Standard library only, and light: the calculator pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+from calc.record import record
 from calc.units import GB, InputError, fmt, parse_count, parse_fraction, parse_number, parse_size
 
 # What a value is read as. Every kind reads numbers through calc.units, so a size typed on the
@@ -31,7 +31,7 @@ def _size_examples() -> str:
 SIZES = _size_examples()  # 10e9 B, 9.31 GiB or 10 GB: how a size is typed, in the forms' help
 
 
-@dataclass(frozen=True)
+@record
 class Input:
     """One input. `key` names it everywhere inside: the argparse dest, the form field's name and
     the address key (kept as published links have it); `flag` is the command line's spelling and
@@ -611,7 +611,7 @@ if len(INPUTS) != len(TABLE):  # pragma: no cover - a slip in the table above
 # --- where each input is taken --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Use:
     """One input as a command or a form takes it; what is given here overrides the table's entry
     for this use alone (a help that says what the input means to this command, a default)."""

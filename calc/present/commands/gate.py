@@ -49,7 +49,7 @@ def available_list(text: str, boxes: int) -> tuple[tuple[int, ...], str | None]:
 
 
 def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
-    from dataclasses import replace
+    from calc.record import replace
 
     deployment_id = _deployment(catalog, args.deployment)
     dp = parse_count(args.data_parallel_size, "--data-parallel-size", 1)
@@ -91,7 +91,7 @@ def cmd_gate(catalog: Catalog, args: argparse.Namespace) -> object:
 
 def _gate_host(catalog: Catalog, deployment_id: str, inputs: report.StartInputs, args: argparse.Namespace) -> report.StartInputs:
     """/dev/shm and sleep mode on the gate: the queues a term against MemAvailable, sleep's backup said."""
-    from dataclasses import replace
+    from calc.record import replace
 
     d = catalog.deployments[deployment_id]
     box = catalog.boxes[d["box"]]
