@@ -9,8 +9,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 READ_LIMIT = 64 * 2**20  # a trace, a meminfo, a config.json or an index: far below this
 

@@ -122,6 +122,49 @@ def test_missing_file(catalog_copy: Path) -> None:
     assert str(raised.value) == f"traces.yaml: (file): found nothing, expected a file at {catalog_copy / 'traces.yaml'}"
 
 
+@pytest.mark.parametrize("spelled", ["{d}", "{d}/", "{d}//", "{d}/./"])
+def test_a_missing_file_is_named_as_pathlib_names_it(catalog_copy: Path, spelled: str) -> None:
+    """The catalog is read by os.path (the command line starts without pathlib), and a missing
+    file's message names its path as it did: normalised, however --catalog was spelled."""
+    (catalog_copy / "boxes.yaml").unlink()
+    with pytest.raises(CatalogError) as raised:
+        load_dir(spelled.format(d=catalog_copy))
+    assert str(raised.value) == f"boxes.yaml: (file): found nothing, expected a file at {catalog_copy}/boxes.yaml"
+
+
+def test_a_catalog_folder_that_is_a_file_is_a_missing_catalog(tmp_path: Path) -> None:
+    (tmp_path / "cat").write_text("", encoding="utf-8")
+    with pytest.raises(CatalogError) as raised:
+        load_dir(tmp_path / "cat")
+    assert str(raised.value) == f"boxes.yaml: (file): found nothing, expected a file at {tmp_path}/cat/boxes.yaml"
+    with pytest.raises(CatalogError) as raised:
+        load_dir(f"{tmp_path}/no\0where")
+    assert str(raised.value).startswith("boxes.yaml: (file): found nothing, expected a file at ")
+
+
+def test_a_date_is_on_the_calendar_as_datetime_reads_it() -> None:
+    """The catalog's date check, made without datetime, takes what date.fromisoformat takes."""
+    import datetime
+    import re
+
+    from calc.catalog.spec import _is_date
+
+    def takes(text: str) -> bool:
+        if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", text):
+            return False
+        try:
+            datetime.date.fromisoformat(text if len(text) == 10 else text + "-01")
+        except ValueError:
+            return False
+        return True
+
+    texts = [f"{y:04d}-{m:02d}-{d:02d}" for y in (0, 1, 1900, 2000, 2024, 2026, 2100, 9999) for m in range(14) for d in range(33)]
+    texts += [f"{y:04d}-{m:02d}" for y in (0, 1, 2026, 9999) for m in range(14)]
+    texts += ["\uff12\uff10\uff12\uff16-01-01", "\u0662\u0660\u0662\u0666-01", "2026-1-01", "2026-01-1", "20260101", "2026-01-01 ", "2026-W01", ""]
+    assert [t for t in texts if _is_date(t) != takes(t)] == []
+    assert _is_date("2024-02-29") and not _is_date("2026-02-29") and not _is_date("2100-02-29") and _is_date("2000-02-29")
+
+
 def test_empty_file(catalog_copy: Path) -> None:
     (catalog_copy / "plans.yaml").write_text("# nothing here\n", encoding="utf-8")
     with pytest.raises(CatalogError, match=r"^plans\.yaml: : found None, expected a mapping with plans, fraction_plans$"):

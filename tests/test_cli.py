@@ -791,6 +791,9 @@ GATE_NEVER = (
     "shutil",  # argparse's help width, read without it (and the compression modules it brings)
     "dataclasses",  # the gate's types are records (calc/record.py): dataclasses compiled six methods a class
     "inspect",  # and imported inspect (ast, dis, tokenize) for them
+    "pathlib",  # the catalog's folder and files by os.path (pathlib imports urllib.parse and ipaddress)
+    "datetime",  # a catalog date checked on the calendar without it
+    "calc.jsontext",  # the browser's catalog reader and the report's JSON types, not the gate's
     "bz2",
     "lzma",
 )
@@ -806,6 +809,7 @@ def test_gate_imports_only_what_it_runs(argv: list[str]) -> None:
         assert {"calc.present.commands.gate", "calc.answers.report"} <= seen
     unwanted = sorted(m for m in seen if m in GATE_NEVER or m.startswith(tuple(n + "." for n in GATE_NEVER)))
     assert unwanted == []
+    assert ("json" in seen) == ("--json" in argv)  # JSON is imported to print it, only
 
 
 def test_gate_imports_the_host_models_for_their_flags() -> None:

@@ -4,14 +4,16 @@ prints, what the calculator page shows and what the pages quote. Plain values, e
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calc.catalog.entries import Deployment, Model, SpeculativeConfig
 from calc.catalog.model import Catalog
 from calc.engine import derive, fraction, gate, kv
-from calc.jsontext import Json, JsonObject
 from calc.record import field_names, is_record, record, replace
 from calc.units import InputError, fmt, printed_sum, shown
+
+if TYPE_CHECKING:
+    from calc.jsontext import Json, JsonObject
 
 
 @record

@@ -11,28 +11,37 @@ from __future__ import annotations
 import marshal
 import os
 from importlib.util import find_spec
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+# Paths are os.path's strings, not pathlib's: the command line starts without pathlib's import.
 
 
-def _path(directory: Path) -> Path:
-    return directory / "__pycache__" / "catalog.marshal"
+def _path(directory: str | PathLike[str]) -> str:
+    return os.path.join(directory, "__pycache__", "catalog.marshal")
 
 
-def _reader(loader: Path) -> tuple[bytes, int | None]:
+def _bytes(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def _reader(loader: str) -> tuple[bytes, int | None]:
     """What the parse depends on beyond the files: the reader's source and PyYAML's install time."""
     spec = find_spec("yaml")
-    return loader.read_bytes() + Path(__file__).read_bytes(), Path(spec.origin).stat().st_mtime_ns if spec and spec.origin else None
+    return _bytes(loader) + _bytes(__file__), os.stat(spec.origin).st_mtime_ns if spec and spec.origin else None
 
 
-def kept(directory: Path, texts: dict[str, bytes], loader: Path) -> dict[str, object] | None:
+def kept(directory: str | PathLike[str], texts: dict[str, bytes], loader: str) -> dict[str, object] | None:
     """The raw contents kept for these exact file bytes and this reader, or None (none yet, stale,
     unreadable or not one this reader wrote)."""
     cache = _path(directory)
     try:
-        if cache.stat().st_size > 8 * sum(len(t) for t in texts.values()) + 2**20:  # not one this reader wrote
+        if os.stat(cache).st_size > 8 * sum(len(t) for t in texts.values()) + 2**20:  # not one this reader wrote
             return None
-        found = marshal.loads(cache.read_bytes())
+        found = marshal.loads(_bytes(cache))
         if found["reader"] != _reader(loader) or found["texts"] != texts or not _plain(found["raw"]):
             return None
         raw: dict[str, object] = found["raw"]
@@ -41,14 +50,15 @@ def kept(directory: Path, texts: dict[str, bytes], loader: Path) -> dict[str, ob
         return None
 
 
-def keep(directory: Path, texts: dict[str, bytes], loader: Path, raw: dict[str, object]) -> None:
+def keep(directory: str | PathLike[str], texts: dict[str, bytes], loader: str, raw: dict[str, object]) -> None:
     """Keep the parse for the next read; a read-only catalog is parsed every time."""
     cache = _path(directory)
     try:
-        cache.parent.mkdir(exist_ok=True)
-        partial = cache.with_suffix(f".{os.getpid()}.partial")  # this process's own: builds may run side by side
-        partial.write_bytes(marshal.dumps({"reader": _reader(loader), "texts": texts, "raw": raw}))
-        partial.replace(cache)
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        partial = cache.removesuffix(".marshal") + f".{os.getpid()}.partial"  # this process's own: builds may run side by side
+        with open(partial, "wb") as file:
+            file.write(marshal.dumps({"reader": _reader(loader), "texts": texts, "raw": raw}))
+        os.replace(partial, cache)
     except OSError:
         pass
 

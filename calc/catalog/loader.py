@@ -8,15 +8,17 @@ receives the catalog as JSON) and every other module of calc/ stay standard libr
 
 from __future__ import annotations
 
-import datetime
-import json
-from pathlib import Path
-from typing import Any
+import errno
+import os
+from typing import TYPE_CHECKING, Any
 
-from calc import files, jsontext
+from calc import files
 from calc.catalog import cache
 from calc.catalog.model import Catalog, build
 from calc.catalog.spec import _MISSING, FILES, CatalogError, Found
+
+if TYPE_CHECKING:
+    from os import PathLike
 
 # Bounds on a catalog file, checked before anything is built from it: its size, how deep its
 # mappings and lists nest, and how many digits a whole number has. The shipped files are a few
@@ -125,16 +127,23 @@ def parse_yaml(data: bytes, file: str) -> Any:
         raise CatalogError(file, where, problem, "valid YAML") from None
 
 
-def _read_texts(directory: Path) -> dict[str, bytes]:
+# What a missing file's open raises (and Path.exists takes for "no such file"): a name not there,
+# a folder that is a file, a loop of links.
+_NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+
+
+def _read_texts(directory: str | PathLike[str]) -> dict[str, bytes]:
     texts = {}
     for name in FILES:
-        path = directory / f"{name}.yaml"
-        if not path.exists():
-            raise CatalogError(f"{name}.yaml", "(file)", _MISSING, f"a file at {path}")
         try:  # a regular file, read to one byte past the limit (a link to /dev/zero was read whole)
-            with files.open_regular(path) as file:
+            with files.open_regular(os.path.join(directory, f"{name}.yaml")) as file:
                 texts[name] = file.read(MAX_FILE_BYTES + 1)  # parse_yaml refuses it when larger
-        except OSError as error:
+        except (OSError, ValueError) as error:  # ValueError: a path no file can have (a NUL in it)
+            from pathlib import Path  # the path as the message has always shown it: only now
+
+            path = Path(directory) / f"{name}.yaml"
+            if isinstance(error, ValueError) or error.errno in _NOT_THERE:
+                raise CatalogError(f"{name}.yaml", "(file)", _MISSING, f"a file at {path}") from None
             raise CatalogError(f"{name}.yaml", "(file)", Found(f"a file it cannot read ({error.strerror})"), f"a regular file at {path}") from None
     return texts
 
@@ -145,26 +154,27 @@ def _parse_yaml(texts: dict[str, bytes]) -> dict[str, object]:
     return {name: parse_yaml(data, f"{name}.yaml") for name, data in texts.items()}
 
 
-def read_yaml_dir(directory: str | Path) -> dict[str, object]:
+def read_yaml_dir(directory: str | PathLike[str]) -> dict[str, object]:
     """Raw contents of catalog/*.yaml, each read safely (see parse_yaml), through the parse cache
     (calc/catalog/cache.py): a read of an unchanged catalog skips the parser."""
-    directory = Path(directory)
     texts = _read_texts(directory)
-    kept = cache.kept(directory, texts, Path(__file__))
+    kept = cache.kept(directory, texts, __file__)
     if kept is not None:
         return kept
     raw = _parse_yaml(texts)
-    cache.keep(directory, texts, Path(__file__), raw)
+    cache.keep(directory, texts, __file__, raw)
     return raw
 
 
-def load_dir(directory: str | Path) -> Catalog:
+def load_dir(directory: str | PathLike[str]) -> Catalog:
     """The catalog of a directory of YAML files, validated (every time; the parse is kept)."""
     return build(read_yaml_dir(directory))
 
 
 def load_json(text: str) -> Catalog:
     """The catalog as the build emitted it for the browser (raw file contents, as JSON)."""
+    from calc import jsontext
+
     try:
         raw = jsontext.loads(text, pairs=_unique_keys)
     except CatalogError:
@@ -188,4 +198,7 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
 
 def raw_as_json(raw: dict[str, object]) -> str:
     """Raw file contents as JSON, dates as ISO text, so the browser needs no YAML parser."""
+    import datetime
+    import json
+
     return json.dumps(raw, default=lambda o: o.isoformat() if isinstance(o, datetime.date) else str(o), sort_keys=True)

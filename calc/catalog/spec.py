@@ -4,8 +4,8 @@ figures into exact values (`Figure`); the JSON Schema editors use is written fro
 
 from __future__ import annotations
 
-import datetime
 import re
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -513,8 +513,9 @@ def _check(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Any:
             raise CatalogError(file, path, raw, "one of " + ", ".join(map(str, spec[1])))
         return raw
     if tag == "date":
-        if isinstance(raw, datetime.date):
-            return raw.isoformat()
+        dates = sys.modules.get("datetime")  # a date object is made by datetime, imported by then
+        if dates is not None and isinstance(raw, dates.date):
+            return str(raw.isoformat())
         if isinstance(raw, str) and _is_date(raw):
             return raw
         raise CatalogError(file, path, raw, "a date written YYYY-MM-DD (or YYYY-MM), one that is on the calendar")
@@ -553,14 +554,17 @@ def _check(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Any:
     raise AssertionError(f"unknown spec tag {tag}")
 
 
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
 def _is_date(text: str) -> bool:
-    if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", text):
+    """YYYY-MM-DD or YYYY-MM, ASCII digits, a day on the calendar: what datetime.date.fromisoformat
+    takes, checked without importing datetime (the command line starts without it)."""
+    if not text.isascii() or not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", text):
         return False
-    try:
-        datetime.date.fromisoformat(text if len(text) == 10 else text + "-01")
-    except ValueError:
-        return False
-    return True
+    year, month, day = int(text[:4]), int(text[5:7]), int(text[8:]) if len(text) == 10 else 1
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return year >= 1 and 1 <= month <= 12 and 1 <= day <= _DAYS[month - 1] + (month == 2 and leap)
 
 
 def _describe(spec: tuple[Any, ...]) -> str:

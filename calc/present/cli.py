@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import re
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from calc.catalog.loader import load_dir
@@ -22,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 
-PROG = "vllm-settings" if Path(sys.argv[0]).name == "vllm-settings" else "python -m calc"
+PROG = "vllm-settings" if os.path.basename(sys.argv[0]) == "vllm-settings" else "python -m calc"
 
 
 class UsageError(Exception):
@@ -216,7 +214,7 @@ def build_parser(command: str | None = None) -> Parser:
     """The command line's parser, holding `command` alone with its flags (every command when None):
     a run needs its own, and declaring all of them is most of the parser's cost."""
     parser = Parser(prog=PROG, description="Memory calculators for vLLM starts, from the catalog.")
-    parser.add_argument("--catalog", default=str(CATALOG_DIR), help=inputs.INPUTS["catalog"].help)
+    parser.add_argument("--catalog", default=CATALOG_DIR, help=inputs.INPUTS["catalog"].help)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name, (helptext, _, machine) in COMMANDS.items():
         if command not in (None, name):
@@ -245,11 +243,15 @@ def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: C
         run = runner_of(args.command)
         if args.command == "schema" or (args.command == "model" and args.gpu is None):  # `model` reads the catalog for a card only
             catalog = None
-        elif catalog is None or args.catalog != str(CATALOG_DIR):
+        elif catalog is None or args.catalog != CATALOG_DIR:
             catalog = load_dir(args.catalog)
         out = run(catalog, args)
     except (UsageError, InputError, CatalogError) as error:
         print(f"calc: error: {one_line(_as_typed(str(error), args))}", file=sys.stderr)
         return 2
-    print(json.dumps(out, indent=2) if isinstance(out, dict) else out)
+    if isinstance(out, dict):
+        import json  # --json's answer only: the text's run starts without it
+
+        out = json.dumps(out, indent=2)
+    print(out)
     return 0

@@ -11,7 +11,7 @@ from calc.catalog.model import Catalog
 from calc.present.commands.common import CATALOG_DIR
 from calc.units import InputError
 
-SCHEMA_DIR = CATALOG_DIR / "schema"
+SCHEMA_DIR = Path(CATALOG_DIR) / "schema"
 
 
 def cmd_schema(catalog: Catalog | None, args: argparse.Namespace) -> str:

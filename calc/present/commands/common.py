@@ -4,10 +4,10 @@ MemAvailable, a text file, the deployment, the guard's settings and the host's m
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from fractions import Fraction
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from calc.catalog.entries import GuardPolicy
@@ -19,11 +19,12 @@ if TYPE_CHECKING:  # the model report is imported by the flags that need it only
     from calc.checks import modeled as modeled_module
 
 
-def _catalog_dir() -> Path:
-    """The checkout's catalog/, or the copy `pip install .` puts beside calc/ (calc/catalog_data/)."""
-    calc = Path(__file__).resolve().parents[2]
-    installed = calc / "catalog_data"
-    return installed if (installed / "boxes.yaml").is_file() else calc.parent / "catalog"
+def _catalog_dir() -> str:
+    """The checkout's catalog/, or the copy `pip install .` puts beside calc/ (calc/catalog_data/),
+    as os.path's text (the command line starts without pathlib)."""
+    calc = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    installed = os.path.join(calc, "catalog_data")
+    return installed if os.path.isfile(os.path.join(installed, "boxes.yaml")) else os.path.join(os.path.dirname(calc), "catalog")
 
 
 CATALOG_DIR = _catalog_dir()

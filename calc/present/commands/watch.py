@@ -57,7 +57,7 @@ def _out_file(name: str, force: bool, catalog_dir: str) -> io.TextIOWrapper:
     catalog (a trace written over catalog/traces.yaml breaks every command after it)."""
     path = Path(name)
     target = path.resolve()
-    for folder in {CATALOG_DIR.resolve(), Path(catalog_dir).resolve()}:
+    for folder in {Path(CATALOG_DIR).resolve(), Path(catalog_dir).resolve()}:
         if target == folder or folder in target.parents:
             raise InputError(f"--out {name}: found a path in the catalog ({folder}), expected a file outside it; the catalog is edited by hand")
     if not target.parent.is_dir():
