@@ -78,7 +78,7 @@ def record(cls: type[T]) -> type[T]:
     defaults: dict[str, object] = {}
     env: dict[str, object] = {"__record_object__": object}  # the generated __init__'s globals
     params = []
-    body = []
+    values = []
     for name in names:
         default = cls.__dict__.get(name, _MISSING)
         if default is _MISSING:
@@ -96,14 +96,17 @@ def record(cls: type[T]) -> type[T]:
             else:
                 params.append(f"{name}=__record_default_{name}__")
                 value = name
-        body.append(f"  __record_object__.__setattr__(self, {name!r}, {value})")
+        values.append(f"{name!r}: {value}")
+    # the fields in one new instance dict (a frozen dataclass sets them one by one: the same record,
+    # half the compile and twice as fast to make)
+    body = [f"  __record_object__.__setattr__(self, '__dict__', {{{', '.join(values)}}})"]
     if hasattr(cls, "__post_init__"):
         body.append("  self.__post_init__()")
     for name in ("__setattr__", "__delattr__"):
         if name in cls.__dict__:
             raise TypeError(f"{cls.__qualname__}: found {name} defined, expected none on a frozen record")
     made: dict[str, Any] = {}
-    exec(f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "  pass"), env, made)  # the one compile  # noqa: S102
+    exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body), env, made)  # the one compile  # noqa: S102
     methods = {"__init__": made["__init__"], **_methods(cls, names)}
     for name, function in methods.items():
         if name not in cls.__dict__ or (name == "__hash__" and cls.__dict__[name] is None):  # a method the class defines is its own
@@ -158,10 +161,11 @@ def is_record(value: object) -> bool:
     return not isinstance(value, type) and hasattr(type(value), "__record_fields__")
 
 
-def replace(value: T, **changes: Any) -> T:
-    """A copy of a record with some fields changed, as `dataclasses.replace` makes it."""
-    for name in field_names(value):
+def replace(record: T, /, **changes: Any) -> T:
+    """A copy of a record with some fields changed, as `dataclasses.replace` makes it (the record
+    positional only: a field may be called anything, `record` and `value` too)."""
+    for name in field_names(record):
         if name not in changes:
-            changes[name] = getattr(value, name)
-    made: T = type(value)(**changes)
+            changes[name] = getattr(record, name)
+    made: T = type(record)(**changes)
     return made

@@ -60,6 +60,12 @@ def _slip(text: str, what: str) -> InputError | None:
 
 def _exact(match: re.Match[str], text: str, what: str, large: str, small: str) -> Fraction:
     """The exact value of a matched number, its digits and exponent bounded first."""
+    return Fraction(*_exact_ratio(match, text, what, large, small))
+
+
+def _exact_ratio(match: re.Match[str], text: str, what: str, large: str, small: str) -> tuple[int, int]:
+    """The exact value of a matched number as a numerator and a denominator (a power of ten, not
+    reduced), its digits and exponent bounded first."""
     digits = match["whole"].replace(",", "").replace("_", "") + (match["decimals"] or "")
     if len(digits.lstrip("0")) > MAX_DIGITS or len(digits) > 2 * MAX_DIGITS:
         raise InputError(f"{what}: found {_short(text)}, {len(digits)} digits; expected at most {MAX_DIGITS}")
@@ -68,8 +74,8 @@ def _exact(match: re.Match[str], text: str, what: str, large: str, small: str) -
     magnitude = exponent_text.lstrip("-").lstrip("0") or "0"
     if len(magnitude) > 3 or int(magnitude) > MAX_EXPONENT:
         raise InputError(f"{what}: found {_short(text)}, expected {large if sign > 0 else small}")
-    mantissa = Fraction(int(digits), 10 ** len(match["decimals"] or ""))
-    return mantissa * Fraction(10) ** (sign * int(magnitude))
+    shift = sign * int(magnitude) - len(match["decimals"] or "")
+    return (int(digits) * 10**shift, 1) if shift >= 0 else (int(digits), 10**-shift)
 
 
 def _short(text: str) -> str:
@@ -80,10 +86,6 @@ def _short(text: str) -> str:
 def quoted(text: str) -> str:
     """Text as a message quotes it: whole when short, its ends and its length when long."""
     return _short(text)
-
-
-def _half_up(value: Fraction) -> int:
-    return math.floor(value + Fraction(1, 2)) if value >= 0 else -math.floor(-value + Fraction(1, 2))
 
 
 def parse_number(text: str, what: str = "number", large: str = "a smaller number", small: str = "a larger number") -> Fraction:
@@ -118,12 +120,13 @@ def parse_size(text: str | int, what: str = "size") -> int:
         raise InputError(f"{what}: found unit {unit!r} in {_short(stripped)}, expected one of {known}")
     number = _NUMBER_RE.fullmatch(match["num"])
     assert number is not None
-    value = _exact(number, stripped, what, "a memory size below 1 PiB", "a size of at least 1 B (or 0): this is below one byte")
-    value *= SIZE_UNITS[unit]
-    if value > LARGEST_SIZE:
+    # exact, in whole numbers: bytes = numerator / denominator, rounded half up (the size is never negative)
+    numerator, denominator = _exact_ratio(number, stripped, what, "a memory size below 1 PiB", "a size of at least 1 B (or 0): this is below one byte")
+    numerator *= SIZE_UNITS[unit]
+    if numerator > LARGEST_SIZE * denominator:
         raise InputError(f"{what}: found {_short(stripped)}, expected a memory size below 1 PiB")
-    whole = _half_up(value)
-    if value and not whole:
+    whole = (2 * numerator + denominator) // (2 * denominator)
+    if numerator and not whole:
         raise InputError(f"{what}: found {_short(stripped)}, expected a size of at least 1 B (or 0): this is below one byte")
     return whole
 

@@ -38,6 +38,25 @@ def test_parse_size_gib_is_exact_to_the_byte() -> None:
     assert parse_size("0.5 B") == 1  # half up, not to even
 
 
+def test_parse_size_is_the_exact_value_rounded_once() -> None:
+    """Bytes are worked in whole numbers (numerator over a power of ten), as the exact fraction
+    gives them: rounded half up once, after the unit, with the bounds on the exact value."""
+    cases = ["2.5 B", "0.0005 KiB", "1e-1 KiB", "1.5e-3 MB", "2.25e-1 kB", "7.22e9", "0.99999 GiB", "1125899906842623.5", "3.3333e3 B"]
+    for text in cases:
+        number, _, unit = text.partition(" ")
+        exact = Fraction(number) * {"": 1, "B": 1, "KiB": 2**10, "MB": 10**6, "kB": 10**3, "GiB": GiB}[unit]
+        assert parse_size(text) == int(exact + Fraction(1, 2)), text  # floor(x + 1/2): half up
+    assert parse_size("1125899906842624") == 2**50 and parse_size("1 TiB") == 2**40
+    for text, message in (
+        ("1125899906842624.5", "below 1 PiB"),
+        ("0.49999 B", "below one byte"),
+        ("0.0004 KiB", "below one byte"),
+        ("1.5e-30", "below one byte"),
+    ):
+        with pytest.raises(InputError, match=message):
+            parse_size(text)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
