@@ -73,6 +73,9 @@ class _DataclassFields:
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def record(cls: type[T]) -> type[T]:
     """Make `cls` a frozen record of its annotated fields (a method the class defines itself is kept)."""
+    for base in cls.__mro__[1:]:
+        if "__record_fields__" in base.__dict__ or "__dataclass_fields__" in base.__dict__:
+            raise TypeError(f"{cls.__qualname__}: found it based on {base.__qualname__}, expected a record of its own fields (records inherit none)")
     annotations: dict[str, object] = cls.__dict__.get("__annotations__") or getattr(cls, "__annotations__", {})
     names = tuple(name for name, annotation in annotations.items() if _is_field(annotation))
     defaults: dict[str, object] = {}

@@ -57,7 +57,7 @@ def test_a_record_is_built_compared_hashed_and_shown_as_the_frozen_dataclass() -
     with pytest.raises(AttributeError, match="cannot assign to field 'size'"):
         frozen.size = 4  # type: ignore[misc]
     with pytest.raises(AttributeError, match="cannot delete field 'name'"):
-        del frozen.name  # type: ignore[misc]
+        del frozen.name
     with pytest.raises(TypeError):
         Pair()  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="count: found -1"):
@@ -92,6 +92,14 @@ def test_a_field_without_a_default_after_one_with_is_refused() -> None:
         class Wrong:
             a: int = 1
             b: int  # type: ignore[misc]
+
+
+def test_a_record_based_on_another_is_refused() -> None:
+    with pytest.raises(TypeError, match="found it based on Pair, expected a record of its own fields"):
+
+        @rec.record
+        class More(Pair):
+            extra: int = 0
 
 
 def test_the_start_report_as_json_is_the_dataclass_walk() -> None:
