@@ -5,8 +5,9 @@ and `field(default_factory=...)`, then `__post_init__` when the class has one), 
 `__eq__` and `__hash__` over its fields in order, and assignment refused, as a frozen dataclass
 has them. Two costs are left out, which the command line paid for every class it imports on
 CPython 3.11: dataclasses compiles each of those methods apart (six compiles a class), and it
-imports `inspect` (with `ast`, `dis` and `tokenize`). A record's methods are compiled together,
-once, and `dataclasses` is imported only when something asks for dataclasses' view of a record:
+imports `inspect` (with `ast`, `dis` and `tokenize`). A record compiles its `__init__` alone (the
+fields set in one instance dict), its other methods are shared functions over its field names,
+and `dataclasses` is imported only when something asks for dataclasses' view of a record:
 `dataclasses.fields`, `replace`, `asdict` and `is_dataclass` find its `__dataclass_fields__`,
 made on first use by `dataclasses` itself, so a record is a dataclass to all of them.
 
