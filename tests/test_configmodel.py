@@ -592,7 +592,7 @@ def test_max_model_len_above_the_positions_is_noted() -> None:
 
 def test_tp_must_divide_or_be_a_multiple_of_the_kv_heads() -> None:
     text = (CONFIGS / "qwen2.5-7b" / "config.json").read_text()  # 28 heads, 4 KV heads
-    with pytest.raises(InputError, match="--tp: found 7, expected a divisor or a multiple of the model's 4 KV heads"):
+    with pytest.raises(InputError, match="--tensor-parallel-size: found 7, expected a divisor or a multiple of the model's 4 KV heads"):
         modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=7))
     assert modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=2)).kv_bytes_per_token == 28 * 2 * 2 * 128 * 2
 

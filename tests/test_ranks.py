@@ -60,9 +60,9 @@ def test_a_bad_environment_partition_is_refused(text: str, fragment: str) -> Non
 
 
 def test_more_stages_than_layers_is_refused() -> None:
-    with pytest.raises(InputError, match="--pp: found 8, expected at most the model's 4 layers"):
+    with pytest.raises(InputError, match="--pipeline-parallel-size: found 8, expected at most the model's 4 layers"):
         ranks.partition(4, 8)
-    with pytest.raises(InputError, match="--pp: found 0"):
+    with pytest.raises(InputError, match="--pipeline-parallel-size: found 0"):
         ranks.partition(4, 0)
 
 
@@ -171,7 +171,7 @@ def test_a_build_that_checks_the_whole_model(capsys: pytest.CaptureFixture[str])
     [
         (["--pp", "0"], "--pp: found 0, expected at least 1"),
         (["--pp", "40"], "--pp: found 40, expected at most the model's 36 layers"),
-        (["--pp-layer-partition", "18,18"], "--pp-layer-partition: found with --pp 1"),
+        (["--pp-layer-partition", "18,18"], "--pp-layer-partition: found with --pipeline-parallel-size 1, expected --pipeline-parallel-size N above 1"),
         (["--pp", "2", "--pp-layer-partition", "18,17"], "--pp-layer-partition: found 35 layers in all, expected the model's 36"),
         (["--pp", "2", "--pp-layer-partition", "18;18"], "--pp-layer-partition: found '18;18'"),
     ],

@@ -334,11 +334,11 @@ def model_report(i: ModelInputs) -> ModelReport:
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.tp < 1 or shape.heads % i.tp:
-        raise InputError(f"--tp: found {i.tp}, expected a divisor of the model's {shape.heads} attention heads")
+        raise InputError(f"--tensor-parallel-size: found {i.tp}, expected a divisor of the model's {shape.heads} attention heads")
     if hfconfig.MLA not in shape.layers and shape.kv_heads % i.tp and i.tp % shape.kv_heads:  # vLLM asserts one or the other
-        raise InputError(f"--tp: found {i.tp}, expected a divisor or a multiple of the model's {shape.kv_heads} KV heads")
+        raise InputError(f"--tensor-parallel-size: found {i.tp}, expected a divisor or a multiple of the model's {shape.kv_heads} KV heads")
     if i.dcp < 1 or i.tp % i.dcp:
-        raise InputError(f"--dcp: found {i.dcp}, expected a divisor of the tensor parallel size {i.tp}")
+        raise InputError(f"--decode-context-parallel-size: found {i.dcp}, expected a divisor of the tensor parallel size {i.tp}")
     try:
         rules = ranks.in_flight(kvlayout.version(i.engine_version), i.pp)
         hybrid = bool({hfconfig.MAMBA, hfconfig.LINEAR} & set(shape.layers))

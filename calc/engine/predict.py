@@ -582,7 +582,7 @@ def check_start(s: Start) -> None:
     if s.max_num_seqs is not None and not 0 < s.max_num_seqs <= 1_000_000:
         raise InputError(f"--max-num-seqs: found {s.max_num_seqs}, expected a count from 1 to 1,000,000")
     if not 1 <= s.pp <= ranks.MAX_PP:
-        raise InputError(f"--pp: found {s.pp}, expected a pipeline parallel size from 1 to {ranks.MAX_PP}")
+        raise InputError(f"--pipeline-parallel-size: found {s.pp}, expected a pipeline parallel size from 1 to {ranks.MAX_PP}")
     if s.max_num_batched_tokens is not None and not 0 < s.max_num_batched_tokens <= MAX_MODEL_LEN:
         raise InputError(f"--max-num-batched-tokens: found {s.max_num_batched_tokens}, expected a count from 1 to {MAX_MODEL_LEN:,}")
 

@@ -46,7 +46,7 @@ _LAYER = re.compile(r"model\.layers\.(\d+)\.")
 def partition(layers: int, pp: int, override: str | None = None) -> tuple[int, ...]:
     """The layers of each stage, as get_pp_indices counts them (`override`: VLLM_PP_LAYER_PARTITION)."""
     if not 1 <= pp <= MAX_PP:
-        raise InputError(f"--pp: found {pp}, expected a pipeline parallel size from 1 to {MAX_PP}")
+        raise InputError(f"--pipeline-parallel-size: found {pp}, expected a pipeline parallel size from 1 to {MAX_PP}")
     if override is not None:
         parts = override.split(",")
         if not all(re.fullmatch(r"\s*\d{1,6}\s*", p) for p in parts):
@@ -60,7 +60,7 @@ def partition(layers: int, pp: int, override: str | None = None) -> tuple[int, .
             raise InputError(f"--pp-layer-partition: found a stage of no layers in {override!r}, expected at least one layer a stage")
         return counts
     if pp > layers:
-        raise InputError(f"--pp: found {pp}, expected at most the model's {layers} layers (a stage of no layers holds nothing to run)")
+        raise InputError(f"--pipeline-parallel-size: found {pp}, expected at most the model's {layers} layers (a stage of no layers holds nothing to run)")
     each = [layers // pp] * pp
     for i in range(2, layers % pp + 2):  # the remainder to the stages before the last
         each[-i] += 1
