@@ -63,7 +63,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         )
     pp = _int(args, "pp")
     if args.pp_layer_partition is not None and pp == 1:
-        raise InputError("--pp-layer-partition: found with --pipeline-parallel-size 1, expected --pipeline-parallel-size N above 1 (it splits the layers over the pipeline stages)")
+        raise InputError(
+            "--pp-layer-partition: found with --pipeline-parallel-size 1, expected --pipeline-parallel-size N above 1 (it splits the layers over the pipeline stages)"
+        )
     budget = _int(args, "prefill_budget") if args.prefill_budget is not None else None
     if budget is None and card is not None and start is not None:
         rel = predict.release(args.engine_version)
