@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from calc.checks import poolaccuracy
+from calc.checks import poolaccuracy, records
 from calc.engine import hfconfig, multimodal, predict
 from calc.present import cli
 from calc.units import GiB, InputError, parse_size
@@ -291,10 +291,10 @@ def test_the_graph_estimate_against_the_printed(measured) -> None:
     import yaml
 
     data = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))
-    names = [g["log"] for g in data["cuda_graph_logs"]]
+    names = [g.log for g in records.graph_logs(data)]
     logs = {n: (ROOT / "logs" / "public" / n).read_text(encoding="utf-8") for n in names}
     rows, _ = measured
-    layers = {r.log: r.layers for r in rows} | pool_accuracy.graph_layers(data["cuda_graph_logs"])
+    layers = {r.log: r.layers for r in rows} | pool_accuracy.graph_layers(records.graph_logs(data))
     checks = {Path(c.log).name.split("-")[0]: c for c in poolaccuracy.graph_checks(names, logs, layers)}
     expected = {"81": -0.083, "82": -0.129, "83": -0.083, "84": 0.295, "85": -0.151, "86": -0.092, "87": 0.215, "88": -0.006,
                 "31": 0.45, "45": -0.509, "25": 1.314, "89": -0.544, "90": 0.351, "91": -0.083, "92": -0.083, "93": 0.157,
@@ -737,7 +737,7 @@ def test_an_entry_with_a_bad_quote_says_which(extra: dict, fragment: str) -> Non
     log = (ROOT / "logs" / "public" / entry["log"]).read_text(encoding="utf-8")
     config = json.loads((ROOT / "models" / "configs" / "llama-3.1-8b" / "config.json").read_text())
     with pytest.raises(InputError) as caught:
-        poolaccuracy.rows([entry], {"llama-3.1-8b": config}, {entry["log"]: log}, load_dir(ROOT / "catalog").boxes, {})
+        poolaccuracy.rows(records.pool_starts({"starts": [entry]}), {"llama-3.1-8b": config}, {entry["log"]: log}, load_dir(ROOT / "catalog").boxes, {})
     assert fragment in str(caught.value)
     assert "\n" not in str(caught.value)
 
