@@ -290,6 +290,30 @@ def test_ignored_modules_stay_in_the_model_dtype() -> None:
     assert weights.tensor_bytes(weights.Tensor("model.layers.3.mlp.experts.down_proj", 64, 64, linear=True), q, 2) == 64 * 64 // 2 + 64 * 64 // 32
 
 
+@pytest.mark.parametrize(
+    ("quant", "message"),
+    [
+        ({"quant_method": "fp8", "modules_to_not_convert": [1, 2]}, "x: quantization_config.modules_to_not_convert: found [1, 2], expected a list of module names"),
+        ({"quant_method": "fp8", "ignore": "lm_head"}, "x: quantization_config.ignore: found 'lm_head', expected a list of module names"),
+        ({"quant_method": "fp8", "weight_block_size": [128, True]}, "x: quantization_config.weight_block_size: found [128, True], expected two whole numbers"),
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": "lots"}, "x: quantization_config.group_size: found 'lots', expected a whole number"),
+        ({"quant_method": "compressed-tensors", "config_groups": [1]}, "x: quantization_config.config_groups: found [1], expected an object"),
+        ({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {"g": {"weights": "fp8"}}},
+         "x: quantization_config.config_groups.*.weights: found 'fp8', expected an object"),
+        ({"quant_method": "compressed-tensors", "format": "float-quantized",
+          "config_groups": {"g": {"weights": {"strategy": "block", "block_structure": [128]}}}},
+         "x: quantization_config.config_groups.*.weights.block_structure: found [128], expected two whole numbers"),
+    ],
+)  # fmt: skip
+def test_a_quantization_field_of_the_wrong_type_is_named(quant, message) -> None:
+    """Each field of quantization_config is checked as it is read: a wrong type is one line naming
+    the field, never a traceback or a module list read letter by letter."""
+    s = hfconfig.Shape(file="x", architecture="x", layers=(), hidden=1, vocab=1, heads=1, kv_heads=1, head_dim=1, mlps=(), quantization=quant)
+    with pytest.raises(InputError) as caught:
+        weights.quant_of(s)
+    assert str(caught.value).startswith(message)
+
+
 # --- bad input --------------------------------------------------------------------------------------
 
 
