@@ -7,7 +7,6 @@ import ast
 import json
 import re
 from fractions import Fraction
-from typing import Any
 
 from calc.answers.logverdict.printing import ftext
 from calc.answers.logverdict.result import CommandChange, Fix
@@ -89,7 +88,7 @@ def _pair(part: str) -> list[tuple[str, str]]:
     return [(m[1], m[2].strip())] if m else []
 
 
-def _plain(value: str) -> Any:
+def _plain(value: str) -> object:
     try:
         return ast.literal_eval(value)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -104,7 +103,7 @@ def _spec_json(value: str) -> str | None:
         return None
     if text.startswith("SpeculativeConfig("):
         pairs = dict(_split_top(text[len("SpeculativeConfig(") :]))
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for key, name in (
             ("method", "method"),
             ("model", "model"),

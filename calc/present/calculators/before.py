@@ -374,7 +374,7 @@ def _lora(raw: Mapping[str, str], errors: dict[str, str]) -> lora.Lora | None:
 
 def _offload(raw: Mapping[str, str], errors: dict[str, str]) -> offload.Offload | None:
     """--cpu-offload-gb, --kv-offloading-size and --swap-space, in GiB as vLLM takes them; None when all are empty."""
-    gib: dict[str, Any] = {name: _gib(raw, errors, name) for name in ("cpu_offload_gb", "kv_offloading_size", "swap_space")}
+    gib: dict[str, Fraction | None] = {name: _gib(raw, errors, name) for name in ("cpu_offload_gb", "kv_offloading_size", "swap_space")}
     if any(name in errors for name in gib) or all(v is None for v in gib.values()):
         return None
     if gib["kv_offloading_size"] == 0:
