@@ -122,6 +122,18 @@ class _Entry:
             raise InputError(f"{self.where}.{key}: found nothing, expected a whole number of at least {minimum}")
         return value
 
+    def fraction(self, key: str) -> Fraction | None:
+        """A fraction as YAML writes it (0.9), read exactly from its digits."""
+        value = self.raw.get(key)
+        if value is None:
+            return None
+        try:
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise ValueError
+            return Fraction(str(value))
+        except ValueError:
+            raise self._bad(key, "a fraction such as 0.9") from None
+
     def switch(self, key: str) -> bool | None:
         value = self.raw.get(key)
         if value is not None and not isinstance(value, bool):
@@ -194,13 +206,6 @@ def pool_starts(data: object, file: str = POOL_STARTS) -> list[PoolStart]:
         printed = e.mapping("printed") or {}
         if set(printed) - set(PRINTED_TERMS) or not all(isinstance(v, str) for v in printed.values()):
             raise e._bad("printed", f"a mapping of {', '.join(PRINTED_TERMS)} to sizes")
-        utilization = e.raw.get("gpu_memory_utilization")
-        if utilization is not None and (isinstance(utilization, bool) or not isinstance(utilization, (int, float, str))):
-            raise e._bad("gpu_memory_utilization", "a fraction such as 0.9")
-        try:
-            fraction = Fraction(str(utilization)) if utilization is not None else None
-        except ValueError:
-            raise e._bad("gpu_memory_utilization", "a fraction such as 0.9") from None
         out.append(
             PoolStart(
                 where=e.where,
@@ -213,7 +218,7 @@ def pool_starts(data: object, file: str = POOL_STARTS) -> list[PoolStart]:
                 max_model_len=e.required_count("max_model_len"),
                 url=e.text("url"),
                 tp=e.count("tp"),
-                gpu_memory_utilization=fraction,
+                gpu_memory_utilization=e.fraction("gpu_memory_utilization"),
                 kv_cache_dtype=e.text("kv_cache_dtype") or "auto",
                 max_num_seqs=e.count("max_num_seqs"),
                 max_num_batched_tokens=e.count("max_num_batched_tokens"),
