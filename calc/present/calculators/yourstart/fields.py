@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from calc.catalog.model import Catalog
 from calc.engine import derive
 from calc.present.calculators.form import Field, form_fields, form_labels
 from calc.present.calculators.start import gated
 from calc.units import fmt
-
-if TYPE_CHECKING:  # imported where it runs: the log's answer is read only when a log is pasted
-    pass
-
 
 NAME = "yourstart"
 TITLE = "Your start"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from calc.answers import report
 from calc.answers.yourstart import Given
@@ -15,13 +15,9 @@ from calc.engine import derive
 from calc.jsontext import JsonObject
 from calc.present.calculators.form import Defaults, esc, size_text
 from calc.present.calculators.start import gated
-from calc.units import InputError, fmt
-
-if TYPE_CHECKING:  # imported where it runs: the log's answer is read only when a log is pasted
-    pass
-
 from calc.present.calculators.yourstart.fields import LABELS, MODEL_NAME, NAME, PRESET_FIELDS
 from calc.present.calculators.yourstart.log import read_log
+from calc.units import InputError, fmt
 
 # a preset's fields: the text it fills and the exact value that text stands for
 Filled = dict[str, tuple[str, Given | None]]

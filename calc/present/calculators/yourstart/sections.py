@@ -3,7 +3,7 @@ checks and the launch command."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from calc.answers import yourstart
 from calc.answers.report import fraction_text
@@ -12,15 +12,11 @@ from calc.engine import gate
 from calc.logs.figures import LogReading
 from calc.present import charts
 from calc.present.calculators.form import Figures, badge, dl, esc, pin_up, table
-from calc.present.chart import figure_html
-from calc.units import fmt, shown
-
-if TYPE_CHECKING:  # imported where it runs: the log's answer is read only when a log is pasted
-    pass
-
 from calc.present.calculators.yourstart.fields import NAME
 from calc.present.calculators.yourstart.log import quoted_line
 from calc.present.calculators.yourstart.verdict import FAILURES, needs_printed, size_html, source_html
+from calc.present.chart import figure_html
+from calc.units import fmt, shown
 
 
 def holds_section(y: YourStart, a: yourstart.Answer, fig: Figures) -> str:

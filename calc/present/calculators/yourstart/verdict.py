@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from calc.answers import yourstart
 from calc.answers.report import fraction_text
 from calc.answers.yourstart import YourStart
 from calc.present.calculators.form import Figures, esc
 from calc.units import fmt, printed_sum, shown
-
-if TYPE_CHECKING:  # imported where it runs: the log's answer is read only when a log is pasted
-    pass
 
 
 def source_html(*sources: str) -> str:
