@@ -230,3 +230,62 @@ def test_one_modality_limited_leaves_the_tower() -> None:
         "--limit-mm-per-prompt allows no image but leaves video at 999: the Qwen3-VL vision tower is built, loaded and profiled; "
         "limit video to 0 as well to leave it out"
     ]
+
+
+def test_the_qwen25_vl_attention_peak_by_release() -> None:
+    """Qwen2.5-VL's tower attention as each release's qwen2_5_vl.py writes it, a patch (hidden 1,280,
+    bfloat16): the block's residual, the fused qkv output kept until the attention returns (3 x
+    hidden) and q, k, v copied contiguous (3 x hidden); then the rotary embedding
+    (qwen2_vl.py apply_rotary_pos_emb_vision: t.float(), a float32 result, its cast back).
+    0.11.0 concatenates q and k and rotates them at once: 2 x hidden in float32 twice and 2 x
+    hidden cast back, 38 x 1,280 B a patch, above the gated MLP's 2 + 2 + 3 x 2.672 hidden.
+    0.10.1.1 rotates q, then k: one hidden in float32 twice and one cast, 24 x 1,280 B.
+    From 0.12.0 the rotation runs in the model's dtype on a contiguous qk (the MLP decides).
+    The pixels (14 x 14 x 2 x 3 values a patch) come from the processor already in bfloat16 from
+    0.10 on (vLLM casts its floating outputs to the model's dtype); 0.8.x keeps them in float32."""
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
+    assert s.tower is not None
+    n, pixels = 65536, 65536 * 3 * 2 * 14 * 14 * 2
+    b011, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 11))
+    assert b011 == n * 1280 * (2 + 6 + 6 + 4 + 8 + 8 + 4) + pixels == 3_341_811_712
+    b010, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 10))
+    assert b010 == n * 1280 * (2 + 6 + 6 + 4 + 4 + 2) + pixels
+    b019, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 19))
+    assert b019 == n * (2 * 1280 + 3 * 3420) * 2 + pixels < b010 < b011
+    assert "0.11.0" in multimodal.attention_live(s.tower, 1, 2, (0, 11))[1]
+    b08, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 8))  # float32 pixels
+    assert b08 == n * 1280 * (2 + 6 + 6 + 4 + 4 + 2) + 2 * pixels
+
+
+def test_the_encoder_peak_against_the_l4_start() -> None:
+    """logs/public/81 (v0.11.0, one L4, max_num_batched_tokens 2048): 'Available KV cache memory:
+    9.26 GiB' after 'Model loading took 7.1550 GiB'. The tower's forward over the one image of
+    16,384 tokens sets the profile's peak (3.11 GiB, the attention of 0.11.0 above); the pool comes
+    within 0.6 % of the printed (the tower's forward modeled from 0.19.0's code left it 12.6 % over)."""
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
+    text = LOG_81.read_text()
+    assert "Available KV cache memory: 9.26 GiB" in text
+    card = predict.card_from_total("22.03 GiB")  # the L4 as the catalog gives it (nvidia-l4)
+    p = predict.predict(s, card, predict.Start(max_model_len=8192, max_num_batched_tokens=2048, engine_version="0.11.0"),
+                        weights_bytes=round(Fraction("7.1550") * GiB))  # fmt: skip
+    assert p.activation.bytes == 3_341_811_712 and "0.11.0: qk concatenated and rotated in float32" in p.activation.source
+    printed = round(Fraction("9.26") * GiB)
+    assert abs(Fraction(p.available_kv_bytes - printed, printed)) < Fraction(6, 1000)
+
+
+def test_release_0_11_widens_short_outputs_to_the_budget() -> None:
+    """vLLM 0.11.x (gpu_model_runner.py profile_run) widens each item's encoder output shorter than
+    the encoder budget to the whole budget (`output.new_zeros((encoder_budget, hidden))`) before
+    keeping it; 0.12.x widens to the most tokens an item gives (what Gemma 3 writes already), and
+    0.13.0 keeps the outputs as written. Gemma 3 12B at 8,192 tokens: 32 items of 256 tokens, each
+    kept as 8,192 x 3,840 at 0.11.0 (1.88 GiB), as 256 x 3,840 from 0.12.0 (0.06 GiB)."""
+    g = hfconfig.shape(json.loads((CONFIGS / "gemma-3-12b-it" / "config.json").read_text()), "g")
+    wide = multimodal.encoder_profile(g, multimodal.Settings(), 8192, 1024, 8192, (0, 11))
+    kept = multimodal.encoder_profile(g, multimodal.Settings(), 8192, 1024, 8192, (0, 12))
+    assert wide is not None and kept is not None and wide.items == kept.items == 32
+    assert wide.held_bytes == 32 * 8192 * 3840 * 2 and kept.held_bytes == 32 * 256 * 3840 * 2
+    assert "widened to the budget" in wide.source and "widened" not in kept.source
+    # an item as long as the budget is not widened (Qwen2.5-VL's one image of 16,384 tokens)
+    q = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
+    one = multimodal.encoder_profile(q, multimodal.Settings(), 2048, 256, 8192, (0, 11))
+    assert one is not None and one.held_bytes == 16384 * 2048 * 2

@@ -178,30 +178,58 @@ def patches_per_item(tower: Tower) -> int:
     return tower.image_tokens * tower.merge * tower.merge
 
 
-def encoder_forward_peak(tower: Tower, items: int, tp: int, dtype_bytes: int) -> tuple[int, int]:
+def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]) -> tuple[int, str]:
+    """Bytes a patch holds at the tower's attention peak beside the block's residual, and the
+    vLLM code it follows. Qwen2.5-VL's attention (qwen2_5_vl.py Qwen2_5_VisionAttention.forward)
+    keeps its fused qkv output (3 x hidden) until it returns and copies q, k and v contiguous
+    (3 x hidden more); its rotary embedding (qwen2_vl.py apply_rotary_pos_emb_vision) casts its
+    input to float32 and writes a float32 result before the cast back:
+    - 0.11.x concatenates q and k (2 x hidden) and rotates them at once: 2 x hidden in float32
+      twice and the cast back, 2 x hidden: 18 x hidden a patch in 2-byte units;
+    - 0.8.x to 0.10.x rotates q and then k, each alone: one hidden in float32 twice and its cast:
+      11 x hidden;
+    - other towers and releases: the fused qkv output, the attention's output and out_proj's
+      (3 + 1 + 1 x hidden; FlashAttention's varlen kernel keeps no patches x patches scores)
+      with the normed input still alive (one hidden more), from the model code alone."""
+    h, t, d = tower.hidden, tp, dtype_bytes
+    if tower.kind == "qwen2.5-vl" and (0, 11) <= rel < (0, 12):
+        live = (8 * h // t) * d + (4 * h // t) * 4 + (2 * h // t) * d
+        return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.0: qk concatenated and rotated in float32"
+    if tower.kind == "qwen2.5-vl" and rel < (0, 11):
+        live = (6 * h // t) * d + (2 * h // t) * 4 + (h // t) * d
+        return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.10.1.1: q and k rotated in float32 one at a time"
+    return (h + (3 * h + h) // t + h) * d, "the fused qkv, the attention's output and out_proj's, from the model code"
+
+
+def encoder_forward_peak(tower: Tower, items: int, tp: int, dtype_bytes: int, rel: tuple[int, int] = (0, 33)) -> tuple[int, int]:
     """(bytes, patches) of the tower's forward pass over the profile's dummy batch, read from the
     model code (vllm/model_executor/models/siglip.py SiglipEncoderLayer, qwen2_5_vl.py
     Qwen2_5_VisionBlock, qwen3_vl.py Qwen3_VisionBlock, pixtral.py TransformerBlock, 0.19.0), the
     tower run on every item at once (gemma3_mm.py _process_image_input: vision_tower(pixel_values)):
-    - the pixels as the processor gives them (float32) and their cast to the model's dtype:
-      patches x channels x temporal_patch x patch^2 x (4 + dtype) bytes;
-    - in a block, the residual and the normed input (2 x hidden a patch), and the larger of the
-      attention's transients (the fused qkv output, 3 x hidden / TP, the attention's output,
-      hidden / TP, and out_proj's, hidden; the encoder attention is FlashAttention's varlen
-      kernel, which keeps no patches x patches scores) and the MLP's (fc1 and its activation,
-      2 x intermediate / TP; a gated MLP's gate_up and its product, 3 x intermediate / TP).
+    - the pixels, alive through the whole pass (the batch holds them): from 0.10 vLLM casts every
+      floating tensor the processor returns to the model's dtype (vllm/inputs/registry.py
+      call_hf_processor, 0.10.1.1; vllm/multimodal/processing.py _postprocess_output, 0.11.0;
+      processing/context.py, 0.19.0 to 0.33.0: "this emulates output.to(dtype=...)"), so they
+      are patches x channels x temporal_patch x patch^2 x the dtype's bytes, and the towers' own
+      casts (siglip.py `pixel_values.to(dtype=target_dtype)`, qwen2_5_vl.py `x.to(dtype=self.dtype)`)
+      change nothing; 0.8.x keeps the processor's float32 (4 bytes a value), whose cast inside the
+      tower is dropped at the patch embedding;
+    - in a block, the residual and the larger of the attention's peak (attention_live) and the
+      MLP's: the normed input and fc1 with its activation (2 x intermediate / TP; a gated MLP's
+      gate_up and its product, 3 x intermediate / TP).
     The tower is divided over the TP ranks unless --mm-encoder-tp-mode data builds it whole on each
-    (then every rank is counted with the whole batch). No start so far shows this peak: the
-    Gemma 3 starts of v0.19.0 print peaks the sampler's warm-up sets (models/pool_starts.yaml),
-    above this one, so it is modeled from the source and uncalibrated."""
+    (then every rank is counted with the whole batch). Calibrated on one start whose tower sets the
+    peak: Qwen2.5-VL-3B on an L4 at 0.11.0 (models/pool_starts.yaml; the pool within 0.6 %); Gemma 3's
+    and Pixtral's starts of v0.19.0 print peaks the sampler's warm-up sets, above this one."""
     n = items * patches_per_item(tower)
     t = 1 if tower.data_parallel else tp
-    h, i = tower.hidden, tower.intermediate
+    h, i, d = tower.hidden, tower.intermediate, dtype_bytes
     gated = tower.kind in ("qwen2.5-vl", "pixtral")
-    attention = (3 * h + h) // t + h
-    mlp = (3 * i if gated else 2 * i) // t
-    pixels = n * tower.channels * tower.temporal_patch * tower.patch * tower.patch * (4 + dtype_bytes)
-    return n * (2 * h + max(attention, mlp)) * dtype_bytes + pixels, n
+    attention, _ = attention_live(tower, t, d, rel)
+    mlp = (h + (3 * i if gated else 2 * i) // t) * d
+    pixel = 4 if rel < (0, 10) else d
+    pixels = n * tower.channels * tower.temporal_patch * tower.patch * tower.patch * pixel
+    return n * (h * d + max(attention, mlp)) + pixels, n
 
 
 def encoder_profile(
@@ -222,15 +250,19 @@ def encoder_profile(
         per_prompt = max(1, min(limit(s, "image"), max_model_len // per_item))
         items = max(1, min(budget // per_item, max_num_seqs * per_prompt))
     width = tower.out_hidden * (1 + tower.deepstack)
-    held = items * per_item * width * shape.dtype_bytes
-    forward, patches = encoder_forward_peak(tower, items, tp, shape.dtype_bytes)
+    # 0.11.x widens each item's outputs shorter than the budget to the whole budget before it keeps
+    # them (gpu_model_runner.py profile_run, 0.11.0: output.new_zeros((encoder_budget, hidden))); 0.12.x
+    # to the most tokens an item gives, which is what an item writes here; 0.13.0 keeps them as written.
+    rows = budget if (0, 11) <= rel < (0, 12) and per_item < budget else per_item
+    held = items * rows * width * shape.dtype_bytes
+    forward, patches = encoder_forward_peak(tower, items, tp, shape.dtype_bytes, rel)
     return EncoderProfile(
         budget,
         items,
         per_item,
         held,
         f"vllm/v1/worker/gpu_model_runner.py profile_run, {'0.8.5' if rel < (0, 11) else '0.33.0'}: 'Encoder cache will be initialized with a budget of {budget} tokens, "
-        f"and profiled with {items} image items of the maximum feature size'; their outputs ({per_item:,} tokens x {width:,} wide) stay "
+        f"and profiled with {items} image items of the maximum feature size'; their outputs ({rows:,} tokens x {width:,} wide{' each, widened to the budget' if rows != per_item else ''}) stay "
         "through the dummy pass",
         forward,
         patches,

@@ -638,12 +638,14 @@ def predict(
     # The tower's own forward pass runs first, on the profile's dummy items, and frees all but its
     # outputs before the language model's (gpu_model_runner.py profile_run): the peak is the larger.
     enc_fwd = enc.forward_bytes if enc else 0
-    if enc and enc_fwd > peak + held:
+    enc_tower = shape.tower
+    if enc and enc_tower and enc_fwd > peak + held:
         act = Term(
             "activation_peak",
             enc_fwd,
             f"the vision tower's forward over the profile's {enc.items} dummy items ({enc.patches:,} patches; calc/engine/multimodal.py "
-            "encoder_forward_peak, from the model code, uncalibrated), above the language model's pass and the sampler warm-up",
+            f"encoder_forward_peak, from the model code; {multimodal.attention_live(enc_tower, s.tp, shape.dtype_bytes, rel)[1]}), "
+            "above the language model's pass and the sampler warm-up",
         )
     else:
         act = Term(
