@@ -6,6 +6,7 @@ modalities, and the encoder's outputs the profile run keeps."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -240,7 +241,8 @@ def test_the_qwen25_vl_attention_peak_by_release() -> None:
     0.11.0 concatenates q and k and rotates them at once: 2 x hidden in float32 twice and 2 x
     hidden cast back, 38 x 1,280 B a patch, above the gated MLP's 2 + 2 + 3 x 2.672 hidden.
     0.10.1.1 rotates q, then k: one hidden in float32 twice and one cast, 24 x 1,280 B.
-    From 0.12.0 the rotation runs in the model's dtype on a contiguous qk (the MLP decides).
+    From 0.12.0 q and k are copied once and rotated in the model's dtype: 8 x 1,280 x 2 B, below the
+    gated MLP's (1,280 + 3 x 3,420) x 2 B, which decides. Qwen3-VL's blocks build the same attention.
     The pixels (14 x 14 x 2 x 3 values a patch) come from the processor already in bfloat16 from
     0.10 on (vLLM casts its floating outputs to the model's dtype); 0.8.x keeps them in float32."""
     s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
@@ -253,6 +255,10 @@ def test_the_qwen25_vl_attention_peak_by_release() -> None:
     b019, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 19))
     assert b019 == n * (2 * 1280 + 3 * 3420) * 2 + pixels < b010 < b011
     assert "0.11.0" in multimodal.attention_live(s.tower, 1, 2, (0, 11))[1]
+    assert multimodal.attention_live(s.tower, 1, 2, (0, 19))[0] == 8 * 1280 * 2 < (1280 + 3 * 3420) * 2
+    q3 = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q3").tower
+    assert q3 is not None and q3.kind == "qwen3-vl"
+    assert multimodal.attention_live(q3, 1, 2, (0, 11)) == multimodal.attention_live(replace(s.tower, hidden=q3.hidden), 1, 2, (0, 11))
     b08, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 8))  # float32 pixels
     assert b08 == n * 1280 * (2 + 6 + 6 + 4 + 4 + 2) + 2 * pixels
 

@@ -180,24 +180,28 @@ def patches_per_item(tower: Tower) -> int:
 
 def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]) -> tuple[int, str]:
     """Bytes a patch holds at the tower's attention peak beside the block's residual, and the
-    vLLM code it follows. Qwen2.5-VL's attention (qwen2_5_vl.py Qwen2_5_VisionAttention.forward)
-    keeps its fused qkv output (3 x hidden) until it returns and copies q, k and v contiguous
-    (3 x hidden more); its rotary embedding (qwen2_vl.py apply_rotary_pos_emb_vision) casts its
-    input to float32 and writes a float32 result before the cast back:
-    - 0.11.x concatenates q and k (2 x hidden) and rotates them at once: 2 x hidden in float32
-      twice and the cast back, 2 x hidden: 18 x hidden a patch in 2-byte units;
-    - 0.8.x to 0.10.x rotates q and then k, each alone: one hidden in float32 twice and its cast:
-      11 x hidden;
-    - other towers and releases: the fused qkv output, the attention's output and out_proj's
-      (3 + 1 + 1 x hidden; FlashAttention's varlen kernel keeps no patches x patches scores)
-      with the normed input still alive (one hidden more), from the model code alone."""
+    vLLM code it follows. Qwen2.5-VL's attention, which Qwen3-VL's blocks build too (qwen3_vl.py
+    Qwen3_VisionBlock: `self.attn = Qwen2_5_VisionAttention(...)`, 0.11.0 to 0.33.0), keeps its
+    fused qkv output (3 x hidden) until it returns (qwen2_5_vl.py Qwen2_5_VisionAttention.forward):
+    - 0.11.x copies q, k and v contiguous (3 x hidden), concatenates q and k (2 x hidden) and
+      rotates them at once in float32 (qwen2_vl.py apply_rotary_pos_emb_vision: `t.float()`, a
+      float32 result, its cast back): 2 x hidden in float32 twice and 2 x hidden cast back,
+      18 x hidden a patch in 2-byte units;
+    - 0.8.x to 0.10.x copies q, k and v and rotates q, then k, each alone in float32: 11 x hidden;
+    - from 0.12.0 q and k are rearranged into one copy (2 x hidden) and rotated in the model's
+      dtype (2 x hidden; ApplyRotaryEmb without enable_fp32_compute from 0.13.0), v stays a view,
+      and FlashAttention's varlen kernel writes the output (one hidden): 8 x hidden;
+    - other towers: the normed input, the fused qkv output, the attention's output and out_proj's
+      (1 + 3 + 1 + 1 x hidden; the varlen kernel keeps no patches x patches scores)."""
     h, t, d = tower.hidden, tp, dtype_bytes
-    if tower.kind == "qwen2.5-vl" and (0, 11) <= rel < (0, 12):
-        live = (8 * h // t) * d + (4 * h // t) * 4 + (2 * h // t) * d
-        return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.0: qk concatenated and rotated in float32"
-    if tower.kind == "qwen2.5-vl" and rel < (0, 11):
-        live = (6 * h // t) * d + (2 * h // t) * 4 + (h // t) * d
-        return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.10.1.1: q and k rotated in float32 one at a time"
+    if tower.kind in ("qwen2.5-vl", "qwen3-vl"):
+        if (0, 11) <= rel < (0, 12):
+            live = (8 * h // t) * d + (4 * h // t) * 4 + (2 * h // t) * d
+            return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.0: qk concatenated and rotated in float32"
+        if rel < (0, 11):
+            live = (6 * h // t) * d + (2 * h // t) * 4 + (h // t) * d
+            return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.10.1.1: q and k rotated in float32 one at a time"
+        return (8 * h // t) * d, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.12.0 to 0.33.0: qk copied once and rotated in the model's dtype"
     return (h + (3 * h + h) // t + h) * d, "the fused qkv, the attention's output and out_proj's, from the model code"
 
 
