@@ -481,8 +481,14 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "120": ("dense", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
-    assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"), ("era", poolaccuracy.ERAS[0]),
-                            ("era", poolaccuracy.ERAS[1]), ("era", poolaccuracy.ERAS[2])]  # fmt: skip
+    assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
+                            ("family", poolaccuracy.MULTIMODAL), ("era", poolaccuracy.ERAS[0]), ("era", poolaccuracy.ERAS[1]),
+                            ("era", poolaccuracy.ERAS[2])]  # fmt: skip
+    # the starts that build a vision tower, each also in its language model's family
+    towers = [r for r in rows if r.tower]
+    assert sorted(_key(r) for r in towers) == ["112", "120", "81"] and {r.family for r in towers} == {"dense", "sliding window"}
+    mm = groups[("family", poolaccuracy.MULTIMODAL)]
+    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (3, 0.0054, 0.0145)
     dense = groups[("family", "dense")]
     assert (dense.starts, dense.verdicts) == (38, 39)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])

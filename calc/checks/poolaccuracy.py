@@ -44,6 +44,7 @@ class Row:
     era: str = ""  # era_of(the start's release)
     release: tuple[int, int] = (0, 0)  # the start's vLLM release, (major, minor)
     layers: int = 0  # the config's decoder layers: each further CUDA graph grows with them
+    tower: bool = False  # the start builds a vision tower (calc/engine/multimodal.py profiles its encoder)
 
     @property
     def error(self) -> Fraction | None:
@@ -134,7 +135,8 @@ def rows(entries: list[dict[str, Any]], configs: dict[str, JsonObject], logs: di
         error = r.error.value if r.error is not None else None
         said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
         out.append(Row(i, str(e["label"]), e["log"], str(e.get("url") or urls.get(e["log"], "")), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
-                       shape.family, era_of(predict.release(str(e["engine_version"]))), predict.release(str(e["engine_version"])), len(shape.layers)))  # fmt: skip
+                       shape.family, era_of(predict.release(str(e["engine_version"]))), predict.release(str(e["engine_version"])), len(shape.layers),
+                       shape.tower is not None))  # fmt: skip
     return out
 
 
@@ -184,15 +186,23 @@ def summary(rs: list[Row], naive: bool = False) -> Summary:
                    sum(r.verdict_matches for r in rs), len(rs))  # fmt: skip
 
 
+MULTIMODAL = "multimodal (a vision tower; also in its family)"
+
+
 def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
     """The summary of each family and of each era, every row counted (fitted and held out), in the
-    order of hfconfig.FAMILIES and ERAS; a group with no start is left out."""
+    order of hfconfig.FAMILIES and ERAS; a group with no start is left out. The multimodal starts
+    (a vision tower built, its encoder profiled) follow the families as a group of their own,
+    each also counted in its language model's family."""
     out = []
     for kind, names, key in (("family", hfconfig.FAMILIES, "family"), ("era", ERAS, "era")):
         for name in names:
             chosen = [r for r in rs if getattr(r, key) == name]
             if chosen:
                 out.append((kind, name, summary(chosen)))
+        towers = [r for r in rs if r.tower]
+        if kind == "family" and towers:
+            out.append((kind, MULTIMODAL, summary(towers)))
     return out
 
 
