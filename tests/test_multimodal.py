@@ -295,3 +295,17 @@ def test_release_0_11_widens_short_outputs_to_the_budget() -> None:
     q = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
     one = multimodal.encoder_profile(q, multimodal.Settings(), 2048, 256, 8192, (0, 11))
     assert one is not None and one.held_bytes == 16384 * 2048 * 2
+
+
+def test_the_items_round_down_from_0_10() -> None:
+    """Mistral Small 3.1's images give 3,080 tokens (55 x 55 merged patches and a break token a
+    row). At a budget of 8,192 tokens 0.8.x profiles cdiv(8192, 3080) = 3 images
+    (gpu_model_runner.py profile_run, 0.8.5); 0.10.1.1 already takes 8192 // 3080 = 2
+    (vllm/v1/worker/utils.py MultiModalBudget.get_max_items), as the v0.19.0 start prints
+    ('profiled with 2 image items', logs/starts/120)."""
+    m = hfconfig.shape(json.loads((CONFIGS / "mistral3-24b-flux2-text-encoder" / "config.json").read_text()), "m")
+    assert m.tower is not None and m.tower.image_tokens == 55 * 56
+    items = {rel: multimodal.encoder_profile(m, multimodal.Settings(), 8192, 1024, 8192, rel) for rel in ((0, 8), (0, 10), (0, 19))}
+    assert {rel: p.items for rel, p in items.items() if p is not None} == {(0, 8): 3, (0, 10): 2, (0, 19): 2}
+    log = (ROOT / "logs" / "starts" / "120-v0190-mistral-small-31-24b-vl-h100-llmd-planner.log").read_text()
+    assert "budget of 8192 tokens, and profiled with 2 image items" in log

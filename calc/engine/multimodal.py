@@ -242,13 +242,17 @@ def encoder_profile(
     """The encoder's batch in the profile run and the outputs it leaves for the rest of the run;
     None when the model has no tower, the limits leave it unbuilt (apply first), or the engine is
     V0 (before 0.8, not read here). vLLM 0.8.x rounds the items up and caps them by the
-    sequences x the prompt's limit alone (gpu_model_runner.py profile_run, 0.8.5)."""
+    sequences x the prompt's limit alone (gpu_model_runner.py profile_run, 0.8.5: cdiv(encoder_budget,
+    max_tokens_per_mm_item)); from 0.10 they are rounded down and each prompt holds at most
+    max_model_len // tokens an item (vllm/v1/worker/utils.py MultiModalBudget.get_max_items,
+    0.10.1.1 and 0.11.0; vllm/multimodal/encoder_budget.py _get_max_items, 0.20.0 to 0.33.0;
+    0.9.x not read)."""
     tower = shape.tower
     if tower is None or tower.image_tokens <= 0 or rel < (0, 8):
         return None
     per_item = tower.image_tokens
     budget = max(max_num_batched_tokens, per_item)
-    if rel < (0, 11):
+    if rel < (0, 10):
         items = min(-(-budget // per_item), max_num_seqs * limit(s, "image"))
     else:
         per_prompt = max(1, min(limit(s, "image"), max_model_len // per_item))
@@ -265,7 +269,7 @@ def encoder_profile(
         items,
         per_item,
         held,
-        f"vllm/v1/worker/gpu_model_runner.py profile_run, {'0.8.5' if rel < (0, 11) else '0.33.0'}: 'Encoder cache will be initialized with a budget of {budget} tokens, "
+        f"vllm/v1/worker/gpu_model_runner.py profile_run, {'0.8.5' if rel < (0, 10) else '0.10.1.1 to 0.33.0'}: 'Encoder cache will be initialized with a budget of {budget} tokens, "
         f"and profiled with {items} image items of the maximum feature size'; their outputs ({rows:,} tokens x {width:,} wide{' each, widened to the budget' if rows != per_item else ''}) stay "
         "through the dummy pass",
         forward,
