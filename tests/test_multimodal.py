@@ -290,7 +290,7 @@ def test_release_0_11_widens_short_outputs_to_the_budget() -> None:
     kept = multimodal.encoder_profile(g, multimodal.Settings(), 8192, 1024, 8192, (0, 12))
     assert wide is not None and kept is not None and wide.items == kept.items == 32
     assert wide.held_bytes == 32 * 8192 * 3840 * 2 and kept.held_bytes == 32 * 256 * 3840 * 2
-    assert "widened to the budget" in wide.source and "widened" not in kept.source
+    assert "each, widened" in wide.source and "widened" not in kept.source
     # an item as long as the budget is not widened (Qwen2.5-VL's one image of 16,384 tokens)
     q = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
     one = multimodal.encoder_profile(q, multimodal.Settings(), 2048, 256, 8192, (0, 11))
@@ -309,3 +309,47 @@ def test_the_items_round_down_from_0_10() -> None:
     assert {rel: p.items for rel, p in items.items() if p is not None} == {(0, 8): 3, (0, 10): 2, (0, 19): 2}
     log = (ROOT / "logs" / "starts" / "120-v0190-mistral-small-31-24b-vl-h100-llmd-planner.log").read_text()
     assert "budget of 8192 tokens, and profiled with 2 image items" in log
+
+
+def test_a_video_outweighs_the_image_as_each_release_sizes_it() -> None:
+    """The profile runs the modality whose item has the most tokens (get_modality_with_max_tokens).
+    Qwen2.5-VL's video (qwen2_vl.py get_num_frames_with_most_features): frames at the largest image
+    size (16,384 tokens a pair of frames), as many as max_model_len holds, at most 14 from 0.11.0
+    (16 before, and one image's tokens taken off the length first). At 8,192 tokens one frame pair
+    ties the image (the image up to 0.16.x, the first of the largest; video from 0.17.0, by name);
+    at 32,768 four frames give 32,768 tokens, the budget, and twice the image's patches; at 128,000,
+    14 frames, 114,688 tokens; 0.10.1.1 holds 12 frames there (128,000 - 16,384 over 16,384 a pair).
+    --limit-mm-per-prompt with no video keeps the image."""
+    q = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
+    assert q.tower is not None
+    item = multimodal.largest_item
+    assert (item(q.tower, multimodal.Settings(), 8192, (0, 11)).modality, item(q.tower, multimodal.Settings(), 8192, (0, 20)).modality) == ("image", "video")
+    long = item(q.tower, multimodal.Settings(), 32768, (0, 11))
+    assert (long.modality, long.tokens, long.patches) == ("video", 32768, 32768 * 4)
+    assert item(q.tower, multimodal.Settings(), 128000, (0, 11)).tokens == 7 * 16384
+    assert item(q.tower, multimodal.Settings(), 128000, (0, 10)).tokens == 6 * 16384
+    assert item(q.tower, multimodal.Settings(limits={"video": 0}), 128000, (0, 11)).modality == "image"
+    p = multimodal.encoder_profile(q, multimodal.Settings(), 2048, 256, 32768, (0, 11))
+    assert p is not None and (p.budget_tokens, p.items, p.patches) == (32768, 1, 131072) and "1 video items" in p.source
+
+
+def test_the_qwen3_vl_video_profile_of_0_11_against_its_start() -> None:
+    """logs/starts/121 (v0.11.0, Qwen3-VL-30B-A3B, TP 4, max_model_len 65,536): 'Encoder cache will be
+    initialized with a budget of 153600 tokens, and profiled with 1 video items'. qwen3_vl.py 0.11.0:
+    frames of the largest image (4,096 px a side) shrunk by the video processor's smart_resize so a
+    clip holds at most 25,165,824 pixels (longest_edge), from 2 frames up while the clip's tokens stay
+    within max_model_len, capped at 24,576 frames: 32 x 32 px frames, 12,288 temporal pairs of one
+    token each; the budget counts each token 12.5 (timestamps and vision marks): 153,600. The tower
+    sees 12,288 x 4 patches; the outputs (12,288 rows of 2,048 x 4 with the deepstack mergers') are
+    widened to the budget's 153,600 rows (0.11.x), 2.34 GiB kept through the language model's pass.
+    From 0.13.0 the 12.5 is gone and the image (16,384 tokens) is the larger."""
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-30b-a3b-instruct" / "config.json").read_text()), "q3")
+    assert s.tower is not None
+    text = (ROOT / "logs" / "starts" / "121-v0110-qwen3-vl-30b-a3b-tp4-rtx3090-video-profile-sipeed.log").read_text()
+    assert "budget of 153600 tokens, and profiled with 1 video items" in text
+    assert multimodal._qwen3_video_tokens(24576, 4096, 16, 2, 2) == 12288
+    p = multimodal.encoder_profile(s, multimodal.Settings(), 2048, 256, 65536, (0, 11), tp=4)
+    assert p is not None and (p.budget_tokens, p.items, p.tokens_per_item, p.patches) == (153600, 1, 153600, 12288 * 4)
+    assert p.held_bytes == 153600 * 2048 * 4 * 2 and "1 video items" in p.source
+    later = multimodal.encoder_profile(s, multimodal.Settings(), 2048, 256, 65536, (0, 13), tp=4)
+    assert later is not None and (later.budget_tokens, later.items) == (16384, 1) and "image items" in later.source

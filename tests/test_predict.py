@@ -387,6 +387,12 @@ EXPECTED = {
     # Mistral Small 3.1 (Pixtral tower, mistralai's format, the log's weights): two images of 3,080
     # tokens profiled, as printed; the sampler's warm-up over 131,072 logits sets the peak
     "120-v0190-mistral-small-31-24b-vl-h100-llmd-planner.log": (0.0007, 0.005),
+    # held out: Qwen3-VL 30B-A3B under TP 4 on four PCIe RTX 3090 (v0.11.0): the encoder's profile as
+    # printed (one video of 153,600 tokens, its outputs widened to the budget: 2.34 GiB), the pool
+    # 69.5 % under: the non-torch term under TP (2.09 GiB a rank) is fitted on H100s over NVLink, and
+    # what this start leaves for activation and non-torch (4.12 GiB) less the modeled activation (3.66)
+    # is 0.46 GiB; the verdict refuses the length vLLM started
+    "121-v0110-qwen3-vl-30b-a3b-tp4-rtx3090-video-profile-sipeed.log": (-0.6946, 0.70),
 }
 
 
@@ -406,7 +412,7 @@ def test_each_pool_against_the_printed(measured) -> None:
         assert abs(r.error) <= bound, r.label
         seen[Path(r.log).name] = r.held_out
     assert seen == {
-        log: log.startswith(("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-"))
+        log: log.startswith(("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-"))
         for log in EXPECTED
     }
 
@@ -426,6 +432,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "85": ("starts", "starts"), "86": ("starts", "starts"), "87": ("starts", "starts"),
         "88": ("starts", "starts"),
         **{str(n): ("starts", "starts") for n in range(89, 121)},
+        "121": ("starts", "max_model_len"),
     }  # fmt: skip
 
 
@@ -455,11 +462,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
     assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (33, 0.0007, 0.013)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (15, 0.0007, 0.0056)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (16, 0.001, 0.0145)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted: 33 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.3 %; verdict right on 34 of 34" in out
-    assert "held out: 15 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.6 %; verdict right on 16 of 16" in out
+    assert "held out: 16 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.4 %; verdict right on 16 of 17" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -478,7 +485,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "107": ("sliding window", poolaccuracy.ERAS[1]), "111": ("sliding window", poolaccuracy.ERAS[1]),
         "112": ("sliding window", poolaccuracy.ERAS[1]), "113": ("sliding window", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(114, 119)}, "119": ("sliding window", poolaccuracy.ERAS[1]),
-        "120": ("dense", poolaccuracy.ERAS[1]),
+        "120": ("dense", poolaccuracy.ERAS[1]), "121": ("moe", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -486,14 +493,14 @@ def test_accuracy_by_family_and_era(measured) -> None:
                             ("era", poolaccuracy.ERAS[2])]  # fmt: skip
     # the starts that build a vision tower, each also in its language model's family
     towers = [r for r in rows if r.tower]
-    assert sorted(_key(r) for r in towers) == ["112", "120", "81"] and {r.family for r in towers} == {"dense", "sliding window"}
+    assert sorted(_key(r) for r in towers) == ["112", "120", "121", "81"] and {r.family for r in towers} == {"dense", "sliding window", "moe"}
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
-    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (3, 0.0054, 0.0145)
+    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (4, 0.0099, 0.6946)
     dense = groups[("family", "dense")]
     assert (dense.starts, dense.verdicts) == (38, 39)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (43, 0.006)
+    assert (v1.starts, round(float(v1.p90), 3)) == (44, 0.006)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -504,7 +511,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
     assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.059, 1.168)
-    assert round(float(held.median), 3) == 0.077
+    assert round(float(held.median), 3) == 0.084
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -712,7 +719,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://github.com/") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 40
+    assert len(excerpts) == 41
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 

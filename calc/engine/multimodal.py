@@ -26,7 +26,9 @@ Read from vLLM's released sources:
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 from dataclasses import dataclass, replace
 
 from calc import jsontext
@@ -178,6 +180,96 @@ def patches_per_item(tower: Tower) -> int:
     return tower.image_tokens * tower.merge * tower.merge
 
 
+@dataclass(frozen=True)
+class Item:
+    """One dummy item of the modality the profile runs: what the encoder budget counts for it, the
+    outputs it writes and the patches the tower sees."""
+
+    modality: str
+    tokens: int  # vLLM's most tokens an item of the modality (what the budget divides)
+    rows: int  # the encoder outputs one item writes
+    patches: int
+    source: str = ""
+
+
+QWEN2_VL_FRAMES = {(0, 8): 16, (0, 11): 14}  # qwen2_vl.py _MAX_FRAMES_PER_VIDEO: 16 in 0.8.5 and 0.10.1.1, 14 from 0.11.0 to 0.33.0
+QWEN3_VL_VIDEO = (25165824, 4096)  # Qwen3-VL's video_preprocessor_config.json size: longest_edge, shortest_edge (pixels over a clip)
+QWEN3_VL_FRAMES = 24576  # qwen3_vl.py _MAX_FRAMES_PER_VIDEO, 0.11.0 and 0.12.0
+
+
+def _qwen3_video_tokens(frames: int, side: int, patch: int, merge: int, temporal: int) -> int:
+    """The video tokens one clip of `frames` frames of side x side pixels gives, as
+    transformers' Qwen3-VL video smart_resize sizes the frames (models/qwen3_vl/
+    video_processing_qwen3_vl.py: the clip's pixels at most longest_edge) and vLLM counts them
+    (qwen3_vl.py Qwen3VLProcessingInfo._get_vision_info, 0.11.0)."""
+    factor = patch * merge
+    longest, shortest = QWEN3_VL_VIDEO
+    h_bar = w_bar = round(side / factor) * factor
+    t_bar = round(frames / temporal) * temporal
+    if t_bar * h_bar * w_bar > longest:
+        beta = math.sqrt((frames * side * side) / longest)
+        h_bar = w_bar = max(factor, math.floor(side / beta / factor) * factor)
+    elif t_bar * h_bar * w_bar < shortest:
+        beta = math.sqrt(shortest / (frames * side * side))
+        h_bar = w_bar = math.ceil(side * beta / factor) * factor
+    grid_t = max((frames + frames % temporal) // temporal, 1)
+    return grid_t * (h_bar // patch) * (w_bar // patch) // (merge * merge)
+
+
+@functools.lru_cache(maxsize=64)
+def _qwen3_video_frames(seq_len: int, side: int, patch: int, merge: int, temporal: int) -> int:
+    """qwen3_vl.py _get_max_video_frames (from 2 frames, one more while the clip's tokens stay
+    within max_model_len) capped by _MAX_FRAMES_PER_VIDEO (get_num_frames_with_most_features)."""
+    if seq_len >= _qwen3_video_most(side, patch, merge, temporal):
+        return QWEN3_VL_FRAMES  # no clip up to the cap outgrows the length: the loop runs to the cap
+    frames = 2
+    while frames < QWEN3_VL_FRAMES and _qwen3_video_tokens(frames + 1, side, patch, merge, temporal) <= seq_len:
+        frames += 1
+    return frames
+
+
+@functools.lru_cache(maxsize=16)
+def _qwen3_video_most(side: int, patch: int, merge: int, temporal: int) -> int:
+    """The most tokens any clip of 3 to 24,576 frames gives (a length at least this lets every step pass)."""
+    return max(_qwen3_video_tokens(n, side, patch, merge, temporal) for n in range(3, QWEN3_VL_FRAMES + 1))
+
+
+def largest_item(tower: Tower, s: Settings, max_model_len: int, rel: tuple[int, int]) -> Item:
+    """The item of the modality with the most tokens, which the profile runs
+    (get_modality_with_max_tokens: the first of the largest up to 0.16.x, the largest by
+    (tokens, name) from 0.17.0, so a tie goes to video; vllm/v1/worker/utils.py 0.10.1.1 to
+    0.14.0, vllm/multimodal/encoder_budget.py 0.17.0 to 0.33.0). Images give the processor's
+    largest (Tower.image_tokens). A video, where the tower takes one and its limit allows it:
+    - Qwen2.5-VL (qwen2_vl.py get_num_frames_with_most_features): frames at the largest image
+      size, as many as max_model_len holds (less one image's tokens up to 0.10.x), at most
+      _MAX_FRAMES_PER_VIDEO, two frames a temporal patch; tokens = ceil(frames / 2) x an image's;
+    - Qwen3-VL at 0.11.x and 0.12.x (qwen3_vl.py get_max_video_tokens): frames shrunk so the clip
+      holds at most the video processor's longest_edge pixels, up to 24,576 of them, and the budget
+      counts each soft token as 12.5 ('<{timestamp} seconds>' and the vision marks); from 0.13.0
+      the images are the larger (a v0.20.0 start of Qwen3.6 profiles an image).
+    An item of another modality, or a tower without video, is the image."""
+    image = Item("image", tower.image_tokens, tower.image_tokens, patches_per_item(tower), "the processor's largest image")
+    if limit(s, "video") == 0 or "video" not in tower.modalities:
+        return image
+    merge2 = tower.merge * tower.merge
+    video: Item | None = None
+    if tower.kind == "qwen2.5-vl":
+        cap = QWEN2_VL_FRAMES[(0, 8) if rel < (0, 11) else (0, 11)]
+        room = max_model_len - (tower.image_tokens if rel < (0, 11) and limit(s, "image") > 0 else 0)
+        frames = max(1, min(max(1, 2 * (room // tower.image_tokens)), cap))
+        tokens = (frames + frames % 2) // 2 * tower.image_tokens
+        video = Item("video", tokens, tokens, tokens * merge2, f"a video of {frames} frames at the largest image size (qwen2_vl.py, at most {cap} frames)")
+    elif tower.kind == "qwen3-vl" and (0, 11) <= rel < (0, 13):
+        side = math.isqrt(tower.image_tokens) * tower.patch * tower.merge
+        frames = _qwen3_video_frames(max_model_len, side, tower.patch, tower.merge, tower.temporal_patch)
+        soft = _qwen3_video_tokens(frames, side, tower.patch, tower.merge, tower.temporal_patch)
+        video = Item("video", int(soft * 12.5), soft, soft * merge2,
+                     f"a video of {frames:,} frames, {soft:,} tokens counted 12.5 each (qwen3_vl.py get_max_video_tokens, 0.11.0)")  # fmt: skip
+    if video is None or limit(s, "image") > 0 and (video.tokens < image.tokens or video.tokens == image.tokens and rel < (0, 17)):
+        return image
+    return video
+
+
 def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]) -> tuple[int, str]:
     """Bytes a patch holds at the tower's attention peak beside the block's residual, and the
     vLLM code it follows. Qwen2.5-VL's attention, which Qwen3-VL's blocks build too (qwen3_vl.py
@@ -205,7 +297,9 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]
     return (h + (3 * h + h) // t + h) * d, "the fused qkv, the attention's output and out_proj's, from the model code"
 
 
-def encoder_forward_peak(tower: Tower, items: int, tp: int, dtype_bytes: int, rel: tuple[int, int] = (0, 33)) -> tuple[int, int]:
+def encoder_forward_peak(
+    tower: Tower, items: int, tp: int, dtype_bytes: int, rel: tuple[int, int] = (0, 33), patches_each: int | None = None
+) -> tuple[int, int]:
     """(bytes, patches) of the tower's forward pass over the profile's dummy batch, read from the
     model code (vllm/model_executor/models/siglip.py SiglipEncoderLayer, qwen2_5_vl.py
     Qwen2_5_VisionBlock, qwen3_vl.py Qwen3_VisionBlock, pixtral.py TransformerBlock, 0.19.0), the
@@ -225,7 +319,7 @@ def encoder_forward_peak(tower: Tower, items: int, tp: int, dtype_bytes: int, re
     (then every rank is counted with the whole batch). Calibrated on one start whose tower sets the
     peak: Qwen2.5-VL-3B on an L4 at 0.11.0 (models/pool_starts.yaml; the pool within 0.6 %); Gemma 3's
     and Pixtral's starts of v0.19.0 print peaks the sampler's warm-up sets, above this one."""
-    n = items * patches_per_item(tower)
+    n = items * (patches_each if patches_each is not None else patches_per_item(tower))
     t = 1 if tower.data_parallel else tp
     h, i, d = tower.hidden, tower.intermediate, dtype_bytes
     gated = tower.kind in ("qwen2.5-vl", "pixtral")
@@ -250,28 +344,33 @@ def encoder_profile(
     tower = shape.tower
     if tower is None or tower.image_tokens <= 0 or rel < (0, 8):
         return None
-    per_item = tower.image_tokens
+    item = largest_item(tower, s, max_model_len, rel)
+    per_item, cap = item.tokens, limit(s, item.modality)
     budget = max(max_num_batched_tokens, per_item)
     if rel < (0, 10):
-        items = min(-(-budget // per_item), max_num_seqs * limit(s, "image"))
+        items = min(-(-budget // per_item), max_num_seqs * cap)
     else:
-        per_prompt = max(1, min(limit(s, "image"), max_model_len // per_item))
+        per_prompt = max(1, min(cap, max_model_len // per_item))
         items = max(1, min(budget // per_item, max_num_seqs * per_prompt))
     width = tower.out_hidden * (1 + tower.deepstack)
     # 0.11.x widens each item's outputs shorter than the budget to the whole budget before it keeps
     # them (gpu_model_runner.py profile_run, 0.11.0: output.new_zeros((encoder_budget, hidden))); 0.12.x
-    # to the most tokens an item gives, which is what an item writes here; 0.13.0 keeps them as written.
-    rows = budget if (0, 11) <= rel < (0, 12) and per_item < budget else per_item
+    # to the most tokens an item gives (max_tokens_by_modality); 0.13.0 keeps them as written.
+    rows = item.rows
+    if (0, 11) <= rel < (0, 12) and rows < budget:
+        rows = budget
+    elif (0, 12) <= rel < (0, 13) and rows < per_item:
+        rows = per_item
     held = items * rows * width * shape.dtype_bytes
-    forward, patches = encoder_forward_peak(tower, items, tp, shape.dtype_bytes, rel)
+    forward, patches = encoder_forward_peak(tower, items, tp, shape.dtype_bytes, rel, item.patches)
     return EncoderProfile(
         budget,
         items,
         per_item,
         held,
         f"vllm/v1/worker/gpu_model_runner.py profile_run, {'0.8.5' if rel < (0, 10) else '0.10.1.1 to 0.33.0'}: 'Encoder cache will be initialized with a budget of {budget} tokens, "
-        f"and profiled with {items} image items of the maximum feature size'; their outputs ({rows:,} tokens x {width:,} wide{' each, widened to the budget' if rows != per_item else ''}) stay "
-        "through the dummy pass",
+        f"and profiled with {items} {item.modality} items of the maximum feature size' ({item.source}); their outputs ({rows:,} tokens x {width:,} wide"
+        f"{' each, widened' if rows != item.rows else ''}) stay through the dummy pass",
         forward,
         patches,
     )
