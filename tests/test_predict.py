@@ -262,6 +262,43 @@ def test_cuda_graph_only_from_0_20_and_not_eager() -> None:
     assert predict.cuda_graph_estimate(0, 0, 36) == 0
 
 
+def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
+    """Model Runner V2's profile_cudagraph_memory returns 0 from v0.22.0 to v0.28.0
+    (vllm/v1/worker/gpu/model_runner.py), and each release's vllm/config/vllm.py decides which models
+    run on it by default: Qwen3 dense alone in v0.22.0, Llama and Mistral too in v0.23.0 (neither
+    quantized), a listed set with its MoEs in v0.24.0, every model neither hybrid nor MoE from
+    v0.25.1. A start on V2 keeps the graphs' bytes in its pool; the V1 runner's start, and V2's
+    from v0.29.0 (its own estimate), give them up."""
+    llama, qwen3, hybrid, moe, qwen2moe = (_shape(n) for n in ("llama-3.1-8b", "qwen3-8b", "qwen3.6-35b-a3b", "qwen3-30b-a3b", "qwen2-57b-a14b"))
+    v2 = {
+        name: [predict.model_runner_v2(shape, rel) for rel in ((0, 21), (0, 22), (0, 23), (0, 24), (0, 25), (0, 27), (0, 28), (0, 29))]
+        for name, shape in (("llama", llama), ("qwen3", qwen3), ("hybrid", hybrid), ("moe", moe), ("qwen2moe", qwen2moe))
+    }
+    assert v2 == {
+        "llama": [False, False, True, True, True, True, True, True],
+        "qwen3": [False, True, True, True, True, True, True, True],
+        "hybrid": [False] * 8,
+        "moe": [False] * 8,
+        "qwen2moe": [False, False, False, True, True, True, True, True],
+    }
+    # a quantized checkpoint of a listed architecture stays on V1 until v0.24.0
+    assert not predict.model_runner_v2(replace(llama, quantization={"quant_method": "fp8"}), (0, 23))
+    assert predict.model_runner_v2(replace(llama, quantization={"quant_method": "fp8"}), (0, 24))
+    full = predict.cuda_graph(llama, (0, 21), 1024, 8192, False).bytes
+    assert full > 0
+    assert predict.cuda_graph(llama, (0, 25), 1024, 8192, False, runner_v2=True).bytes == 0
+    assert predict.cuda_graph(llama, (0, 29), 1024, 8192, False, runner_v2=True).bytes == full
+    # the whole start: Llama 3.1 8B on an H100 keeps the 0.77 GiB the V1 runner's estimate takes
+    card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "h100-sxm"))
+    pools = {rel: predict.predict(llama, card, predict.Start(max_model_len=8192, engine_version=rel)) for rel in ("0.22.0", "0.25.1", "0.29.0")}
+    assert pools["0.25.1"].cuda_graph.bytes == 0 and pools["0.22.0"].cuda_graph.bytes == pools["0.29.0"].cuda_graph.bytes == full
+    assert pools["0.25.1"].available_kv_bytes - pools["0.22.0"].available_kv_bytes == full
+    assert round(full / GiB, 2) == 0.77
+    # a pipeline stage without the MoE layers is still the MoE's: the runner is the whole model's
+    staged = predict.predict(moe, card, predict.Start(max_model_len=8192, engine_version="0.25.1", pp=2))
+    assert all(sp.cuda_graph_bytes > 0 for sp in staged.stages)
+
+
 def test_a_further_cuda_graph_grows_with_the_layers_not_the_tp_size() -> None:
     """The second capture's growth, as vLLM's v0.19.0 DEBUG lines print it on the H100 starts, is
     the graph's own nodes: 80 layers take 16 to 20 MiB a piecewise graph at TP 2 and TP 4, 28 and

@@ -484,18 +484,69 @@ def cuda_graph_estimate(piecewise: int, full: int, layers: int) -> int:
     return CUDA_GRAPH_FIRST_CAPTURE + further * layers
 
 
-def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia") -> Term:
+# The architectures each release runs on Model Runner V2 by default (vllm/config/vllm.py,
+# DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES), from the release that set the list.
+V2_ARCHITECTURES: tuple[tuple[tuple[int, int], frozenset[str]], ...] = (
+    ((0, 22), frozenset({"Qwen3ForCausalLM"})),
+    ((0, 23), frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"})),
+    ((0, 24), frozenset({"Qwen3ForCausalLM", "DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM",
+                         "LlamaForCausalLM", "MistralForCausalLM"})),
+    ((0, 25), frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"})),
+    ((0, 26), frozenset({"DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
+                         "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"})),
+    ((0, 27), frozenset({"DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
+                         "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"})),
+    ((0, 28), frozenset({"DeepseekV2ForCausalLM", "DeepseekV4ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM",
+                         "InklingForConditionalGeneration", "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM",
+                         "Qwen2MoeForCausalLM"})),
+)  # fmt: skip
+V2_ESTIMATE_FROM = (0, 29)  # vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory: V2's own estimate from v0.29.0
+
+
+def model_runner_v2(shape: Shape, rel: tuple[int, int]) -> bool:
+    """Whether the release runs this model on Model Runner V2 when VLLM_USE_V2_MODEL_RUNNER is unset
+    (vllm/config/vllm.py, VllmConfig.use_v2_model_runner and _is_default_v2_model_runner_model):
+    v0.22.0 and v0.23.x a listed architecture, neither MoE nor quantized; v0.24.x a listed
+    architecture; v0.25.1 and v0.26.x any model that is neither hybrid nor MoE, and a listed MoE;
+    from v0.27.0 a listed hybrid too. Before v0.22.0 the V1 runner alone. The features V2 leaves
+    to V1 (ngram drafts, prefill context parallel, sequence parallel, custom logits processors,
+    prompt embeddings; in v0.22.0 a reasoning parser too) are not among the inputs here."""
+    if rel < (0, 22):
+        return False
+    archs = [a for since, a in V2_ARCHITECTURES if since <= rel][-1]
+    listed = shape.architecture in archs
+    moe = any(m.experts for m in shape.mlps)
+    hybrid = shape.family == "hybrid"
+    if rel < (0, 24):
+        return listed and not moe and shape.quantization is None
+    if rel < (0, 25):
+        return listed
+    if rel < (0, 27):
+        return not hybrid and (listed or not moe)
+    return (listed or not hybrid) and (listed or not moe)
+
+
+def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia",
+               runner_v2: bool = False) -> Term:  # fmt: skip
     """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
     v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
     formula, cuda_graph_estimate, over the graphs graph_counts gives and the shape's decoder layers
     (a pipeline stage's own). Zero before v0.20.0 (the estimate is off by default there: v0.19.0
-    prints it and takes nothing off), under --enforce-eager and on ROCm."""
+    prints it and takes nothing off), under --enforce-eager and on ROCm, and on Model Runner V2
+    before v0.29.0 (`runner_v2`, model_runner_v2 of the whole model): its profile_cudagraph_memory
+    returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0; https://github.com/vllm-project/vllm/issues/49224), so the
+    worker takes nothing off for the graphs it captures after sizing the pool. From v0.29.0 V2
+    measures its own estimate (vllm/v1/worker/gpu/cudagraph_utils.py); the formula here, fitted on
+    the V1 runner's, stands in for it."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if rel < (0, 20):
         return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
     if vendor == "amd":
         return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
+    if runner_v2 and rel < V2_ESTIMATE_FROM:
+        return Term("cuda_graph", 0, "Model Runner V2, this release's default for the model (vllm/config/vllm.py use_v2_model_runner): its "
+                    "profile_cudagraph_memory returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0), so nothing is taken off")  # fmt: skip
     piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture)
     layers = len(shape.layers)
     return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers),
@@ -655,7 +706,8 @@ def predict(
             + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
         )
     nt = non_torch(s.tp, s.pp, rel)
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+    v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
     lora_n = tuple(
         lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes if s.lora else 0
         for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
@@ -683,7 +735,7 @@ def predict(
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else max(fwd.bytes + held, enc_fwd if st.rank == 0 else 0)  # the tower sits on the first stage
-                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
@@ -696,7 +748,7 @@ def predict(
             if not last:
                 act = Term("activation_peak", max(fwd.bytes + held, enc_fwd if tightest == 0 else 0),
                            "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)  # fmt: skip
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
