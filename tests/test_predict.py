@@ -299,6 +299,29 @@ def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
     assert all(sp.cuda_graph_bytes > 0 for sp in staged.stages)
 
 
+def test_a_hybrid_needs_a_mamba_block_for_each_sequence_from_0_20() -> None:
+    """From v0.20.0 vLLM refuses a hybrid whose max_num_seqs exceeds the pool's blocks, since each
+    decode sequence of a full CUDA graph needs its own Mamba cache block (vllm/config/compilation.py
+    resolve_cudagraph_mode_and_sizes); 0.17 to 0.19 capped the graphs instead. On an H100 the default
+    1,024 sequences outgrow the blocks of Nemotron-3-Nano at its full length, as vLLM's own CI and
+    recipes met it (max_num_seqs (1024) exceeds available Mamba cache blocks (600), (856))."""
+    shape = _shape("nemotron-3-nano-30b-a3b")
+    card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "h100-sxm"))
+    start = predict.Start(max_model_len=262144, engine_version="0.21.0")
+    p = predict.predict(shape, card, start)
+    blocks = 950  # the pool's blocks: one page of each of the 6 layers of a group
+    assert (p.verdict, p.max_num_seqs) == ("max_num_seqs", 1024)
+    assert p.reason.startswith("vLLM refuses: max_num_seqs (1024) exceeds the 950 Mamba cache blocks the pool holds")
+    assert predict.predict(shape, card, replace(start, max_num_seqs=blocks)).verdict == "starts"
+    assert predict.predict(shape, card, replace(start, max_num_seqs=2048)).verdict == "max_num_seqs"
+    assert predict.predict(shape, card, replace(start, enforce_eager=True)).verdict == "starts"  # no graphs
+    assert predict.predict(shape, card, replace(start, engine_version="0.19.0")).verdict == "starts"  # capped, not refused
+    # a dense model's sequences need no block of their own
+    assert not predict.mamba_graphs(_shape("qwen3-8b"), (0, 21), False)
+    fix = next(f for f in predict.fixes(shape, card, start) if f.change.startswith("max_num_seqs"))
+    assert fix.flags == "--max-num-seqs 512" and fix.prediction.verdict == "starts"
+
+
 def test_a_further_cuda_graph_grows_with_the_layers_not_the_tp_size() -> None:
     """The second capture's growth, as vLLM's v0.19.0 DEBUG lines print it on the H100 starts, is
     the graph's own nodes: 80 layers take 16 to 20 MiB a piecewise graph at TP 2 and TP 4, 28 and

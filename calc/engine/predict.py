@@ -503,6 +503,15 @@ V2_ARCHITECTURES: tuple[tuple[tuple[int, int], frozenset[str]], ...] = (
 V2_ESTIMATE_FROM = (0, 29)  # vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory: V2's own estimate from v0.29.0
 
 
+def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool) -> bool:
+    """Whether vLLM holds max_num_seqs to the pool's blocks: from v0.20.0 a model with mamba or
+    gated-delta layers captures full decode CUDA graphs (FULL_AND_PIECEWISE, the default mode), and
+    each decode sequence of one needs its own Mamba cache block, so resolve_cudagraph_mode_and_sizes
+    (vllm/config/compilation.py, 0.20.0 to 0.33.0) refuses a max_num_seqs above kv_cache_config.num_blocks.
+    None under --enforce-eager (no graphs)."""
+    return rel >= (0, 20) and not enforce_eager and bool({MAMBA, LINEAR} & set(shape.layers))
+
+
 def model_runner_v2(shape: Shape, rel: tuple[int, int]) -> bool:
     """Whether the release runs this model on Model Runner V2 when VLLM_USE_V2_MODEL_RUNNER is unset
     (vllm/config/vllm.py, VllmConfig.use_v2_model_runner and _is_default_v2_model_runner_model):
@@ -612,7 +621,7 @@ class Prediction:
     kv_tokens: int | None
     max_concurrency: Fraction | None
     largest_max_model_len: int | None
-    verdict: str  # "starts", "weights do not fit", "no KV memory", "max_model_len"
+    verdict: str  # "starts", "weights do not fit", "no KV memory", "max_model_len", "max_num_seqs"
     reason: str
     sampler_rows: int = 0
     vocab: int = 0
@@ -786,6 +795,14 @@ def predict(
                 (
                     f"vLLM refuses: one request of {s.max_model_len:,} tokens needs {_gib(req.bytes_per_request, up=True)} of KV cache, more than the "
                     f"{_gib(pool, down=True)} available; the largest max_model_len that fits is {largest:,} (vllm/v1/core/kv_cache_utils.py)"
+                ),
+            )
+        elif mamba_graphs(kv_shape, rel, s.enforce_eager) and seqs > p.blocks:
+            verdict, reason = (
+                "max_num_seqs",
+                (
+                    f"vLLM refuses: max_num_seqs ({seqs}) exceeds the {p.blocks:,} Mamba cache blocks the pool holds; each sequence of a full decode "
+                    "CUDA graph needs one (vllm/config/compilation.py resolve_cudagraph_mode_and_sizes, from 0.20.0)"
                 ),
             )
         else:
