@@ -287,28 +287,24 @@ def _with_prediction(
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
     own = tuple(st.weights_bytes for st in r.ranks) if start.pp > 1 else None
-    p = predict.predict(
-        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
-    )
+    split = (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
+    # under expert or data parallel the LoRA slots follow each stage's rank with the most experts
+    slots = tuple((st.lora_bytes or 0) // start.lora.max_loras for st in r.ranks) if split and start.lora is not None else None
+    weights_from = f"calc/engine/weights.py from the {r.weights_source}"
+    topk = predict.experts_per_token(data)
+    p = predict.predict(shape, card, start, topk, r.weights_bytes_per_rank, weights_from, own, slots)
     terms = {
         t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
     }
     pool = p.available_kv_bytes
-    found = predict.fixes(
-        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
-    )
+    found = predict.fixes(shape, card, start, topk, r.weights_bytes_per_rank, weights_from, own, slots)
     notes = list(r.notes)
-    if (r.dp > 1 or r.ep_size > 1) and ranks.moe_experts(shape):  # a larger TP or more stages would be figured without the expert split: not offered
+    if split:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
         notes.append(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
             "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
         )
-        if start.lora is not None and r.lora is not None and p.lora.bytes != r.lora.device_bytes_per_rank:
-            notes.append(
-                f"the card's pool takes LoRA's slots as TP splits the experts, {fmt(p.lora.bytes, 'GiB')}; the rank's own experts take "
-                f"{fmt(r.lora.device_bytes_per_rank, 'GiB')} (the lora figures above)"
-            )
     prediction = modeled.CardPrediction(
         card=card.name,
         card_source=card.source,
