@@ -151,6 +151,8 @@ def test_the_page_tables_replay_the_files(catalog: Any) -> None:
     assert ">5.88 GiB</span>" in stopped and stopped.count(">10 s</span>") == 2
     lowest = traces.readings_without_polls_table(build)
     assert ">~10.00 GiB</span>" in lowest and ">3.22 GiB</span>" in lowest and "| serving | not given | crashed |" in lowest
+    one_spark = next(r for r in lowest.splitlines() if "glm-5.3-one-spark issue 3" in r)
+    assert "| serving | not given | crashed |" in one_spark and ">2.05 GiB</span>" in one_spark  # 2.2 GB as published
 
 
 def test_after_start_check_on_a_thread_deployment(capsys: pytest.CaptureFixture[str]) -> None:
