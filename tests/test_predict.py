@@ -532,6 +532,29 @@ def test_cli_on_a_card(capsys) -> None:
     assert eager["available_kv_bytes"] == r["available_kv_bytes"] + r["cuda_graph_bytes"]
 
 
+def test_cli_says_flashinfer_is_installed(capsys) -> None:
+    """From 0.8.0 to 0.11.x V1 samples with FlashInfer wherever it imports (topk_topp_sampler.py,
+    0.10.1.1): --flashinfer-installed prices the warm-up at 10 B a logit, not the sort's 36. On the
+    public 0.10.1.1 start of Qwen2-7B on an A100 80GB at utilization 0.5 (its install's log prints
+    'Using FlashInfer for top-p & top-k sampling.', and 'Available KV cache memory: 24.83 GiB') the
+    flag brings the pool within 0.1 % of the printed; outside those releases it changes nothing
+    and says so."""
+    argv = ["model", "models/configs/qwen2.5-7b/config.json", "--max-model-len", "16384", "--gpu", "a100-80gb",
+            "--gpu-memory-utilization", "0.5", "--engine-version", "0.10.1.1", "--json"]  # fmt: skip
+    sort, fi = _json(argv, capsys), _json([*argv, "--flashinfer-installed"], capsys)
+    rows_logits = 256 * 152064
+    residual = sort["max_num_batched_tokens"] * 3584 * 2  # the hidden states kept through the sampler, bf16
+    assert sort["activation_peak_bytes"] == rows_logits * predict.SAMPLER_BYTES_PER_LOGIT + residual
+    assert fi["activation_peak_bytes"] == rows_logits * predict.FLASHINFER_SAMPLER_BYTES_PER_LOGIT + residual
+    assert fi["available_kv_bytes"] - sort["available_kv_bytes"] == rows_logits * (36 - 10)
+    assert abs(fi["available_kv_bytes"] / parse_size("24.83 GiB") - 1) < 0.001
+    later = _json([*argv[:-2], "0.20.0", "--json", "--flashinfer-installed"], capsys)
+    assert later["available_kv_bytes"] == _json([*argv[:-2], "0.20.0", "--json"], capsys)["available_kv_bytes"]
+    assert any(n.startswith("--flashinfer-installed changes nothing on vLLM 0.20") for n in later["notes"])
+    assert cli.main(["model", "models/configs/qwen2.5-7b/config.json", "--max-model-len", "16384", "--flashinfer-installed"]) == 2
+    assert "--flashinfer-installed: found without a card" in capsys.readouterr().err
+
+
 def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
     r = _json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "131072", "--gpu", "rtx-3090", "--json"], capsys)
     assert r["verdict"] == "max_model_len"

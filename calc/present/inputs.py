@@ -366,6 +366,14 @@ TABLE: tuple[Input, ...] = (
     ),
     Input("enforce_eager", "--enforce-eager", "enforce_eager", "switch", "eager mode", "with a card: no CUDA graphs, no graph estimate"),
     Input("offline", "--offline", None, "switch", "offline", "with a card: the LLM class's defaults, not vllm serve's"),
+    Input(
+        "flashinfer_installed",
+        "--flashinfer-installed",
+        None,
+        "switch",
+        "FlashInfer installed",
+        "with a card, vLLM 0.8 to 0.11: FlashInfer imports (vllm[flashinfer]), so V1 samples with it unless VLLM_USE_FLASHINFER_SAMPLER=0",
+    ),
     # speculative decoding
     Input("drafter", "--drafter", None, "switch", "drafter", "the speculative drafter loads with the model", "Drafter (speculative decoding) on"),
     Input(
@@ -744,6 +752,7 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("num_redundant_experts"),
         use("enforce_eager"),
         use("offline"),
+        use("flashinfer_installed"),
         use("speculative_tokens", "", default="0"),
         use("dcp", default="1"),
         use("no_prefix_caching", group="caching"),

@@ -51,15 +51,17 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             max_num_seqs=_int(args, "seats") if args.seats is not None else None,
             max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
+            flashinfer_sampler=args.flashinfer_installed,
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg,
         )  # fmt: skip
         predict.check_start(start)
         if args.pin is not None:
             raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
-    elif args.gpu_memory_utilization is not None or args.seats is not None or args.enforce_eager or args.offline:
+    elif args.gpu_memory_utilization is not None or args.seats is not None or args.enforce_eager or args.offline or args.flashinfer_installed:
         raise InputError(
-            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
+            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline, --flashinfer-installed: found without a card, "
+            "expected --gpu NAME or --total-memory SIZE"
         )
     pp = _int(args, "pp")
     if args.pp_layer_partition is not None and pp == 1:
@@ -299,6 +301,13 @@ def _with_prediction(
     pool = p.available_kv_bytes
     found = predict.fixes(shape, card, start, topk, r.weights_bytes_per_rank, weights_from, own, slots)
     notes = list(r.notes)
+    rel = predict.release(start.engine_version)
+    if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
+        notes.append(
+            f"--flashinfer-installed changes nothing on vLLM {rel[0]}.{rel[1]}: V1 samples with FlashInfer wherever it imports from 0.8.0 to "
+            "0.11.x only; from 0.12.0 on VLLM_USE_FLASHINFER_SAMPLER=1 alone, and by default on NVIDIA cards from 0.21.0 "
+            "(vllm/v1/sample/ops/topk_topp_sampler.py, vllm/envs.py)"
+        )
     if split:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
         notes.append(
