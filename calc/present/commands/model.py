@@ -30,15 +30,38 @@ def _read_text(path: str, what: str) -> str:
         raise InputError(f"{what} {path}: not text, expected a JSON file") from None
 
 
-def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
+AUTO_LENGTH = ("auto", "-1")  # vLLM's --max-model-len -1 or auto: the largest that fits (argparse_utils.py human_readable_int_or_auto)
+AUTO_LENGTH_FROM = (0, 14)  # vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, first in 0.14.0
+AUTO_FIT = "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0 to 0.32.x; kv_cache_planning.py from 0.33.0"
+
+
+def _length(args: argparse.Namespace, config_text: str, card: object, rel: tuple[int, int]) -> tuple[int, bool, str]:
+    """max_model_len as vLLM takes it: the number typed; none, the config's derived length; -1 or
+    auto (0.14.0 and later), the derived length, to be fitted to the pool. With the note that says so."""
+    from calc.engine import hfconfig
+
+    raw = args.max_model_len
+    auto = isinstance(raw, str) and raw.strip().lower() in AUTO_LENGTH
+    if raw is not None and not auto:
+        return _int(args, "max_model_len"), False, ""
+    if auto and rel < AUTO_LENGTH_FROM:
+        raise InputError(f"--max-model-len: found {raw.strip()!r} on vLLM {rel[0]}.{rel[1]}, expected a token count (auto and -1 from 0.14.0)")
+    if auto and card is None and args.pin is None:
+        raise InputError(f"--max-model-len: found {raw.strip()!r} without a card or a pool, expected --gpu NAME, --total-memory SIZE or a pool to fit it to")
+    derived = hfconfig.derived_max_model_len(hfconfig.load(config_text, args.config), rel, args.config)
+    said = f"max_model_len {derived.tokens:,}: " + ("auto, " if auto else "none given, ") + f"the model's own, from {derived.source}"
+    return derived.tokens, auto, said
+
+
+def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = ()) -> object:
     from dataclasses import replace
 
     from calc.checks import modeled
     from calc.engine import predict
 
     config_text = _read_text(args.config, "config")
-    max_len = _int(args, "max_model_len")
     card = _card(catalog, args)
+    max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version))
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
     mm_cfg = _multimodal(args)
@@ -99,9 +122,19 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
         r = _with_prediction(r, config_text, args.config, card, start)
+    if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
+        fit = r.largest_max_model_len
+        if fit is not None and 0 < fit < max_len:
+            fitted = f"{length_note}; reduced to {fit:,}, the largest the pool holds ({AUTO_FIT})"
+            again = {"max_model_len": str(fit), "prefill_budget": str(budget) if budget is not None else None}
+            if start is not None:  # the defaults vLLM set before the fit stay
+                again["seats"] = str(r.prediction.max_num_seqs if r.prediction else start.max_num_seqs)
+            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted))
+        length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
+    said = (*said, length_note) if length_note else said
     worst = _worst_prefill(args, config_text, r, budget or 8192)
     host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
-    said = r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
+    said = said + r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
     r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
     if args.json:
         return r.to_json()
