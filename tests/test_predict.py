@@ -594,6 +594,29 @@ def test_cli_on_a_card(capsys) -> None:
     assert eager["available_kv_bytes"] == r["available_kv_bytes"] + r["cuda_graph_bytes"]
 
 
+def test_cli_says_flashinfer_is_installed(capsys) -> None:
+    """From 0.8.0 to 0.11.x V1 samples with FlashInfer wherever it imports (topk_topp_sampler.py,
+    0.10.1.1): --flashinfer-installed prices the warm-up at 10 B a logit, not the sort's 36. On the
+    public 0.10.1.1 start of Qwen2-7B on an A100 80GB at utilization 0.5 (its install's log prints
+    'Using FlashInfer for top-p & top-k sampling.', and 'Available KV cache memory: 24.83 GiB') the
+    flag brings the pool within 0.1 % of the printed; outside those releases it changes nothing
+    and says so."""
+    argv = ["model", "models/configs/qwen2.5-7b/config.json", "--max-model-len", "16384", "--gpu", "a100-80gb",
+            "--gpu-memory-utilization", "0.5", "--engine-version", "0.10.1.1", "--json"]  # fmt: skip
+    sort, fi = _json(argv, capsys), _json([*argv, "--flashinfer-installed"], capsys)
+    rows_logits = 256 * 152064
+    residual = sort["max_num_batched_tokens"] * 3584 * 2  # the hidden states kept through the sampler, bf16
+    assert sort["activation_peak_bytes"] == rows_logits * predict.SAMPLER_BYTES_PER_LOGIT + residual
+    assert fi["activation_peak_bytes"] == rows_logits * predict.FLASHINFER_SAMPLER_BYTES_PER_LOGIT + residual
+    assert fi["available_kv_bytes"] - sort["available_kv_bytes"] == rows_logits * (36 - 10)
+    assert abs(fi["available_kv_bytes"] / parse_size("24.83 GiB") - 1) < 0.001
+    later = _json([*argv[:-2], "0.20.0", "--json", "--flashinfer-installed"], capsys)
+    assert later["available_kv_bytes"] == _json([*argv[:-2], "0.20.0", "--json"], capsys)["available_kv_bytes"]
+    assert any(n.startswith("--flashinfer-installed changes nothing on vLLM 0.20") for n in later["notes"])
+    assert cli.main(["model", "models/configs/qwen2.5-7b/config.json", "--max-model-len", "16384", "--flashinfer-installed"]) == 2
+    assert "--flashinfer-installed: found without a card" in capsys.readouterr().err
+
+
 def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
     r = _json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "131072", "--gpu", "rtx-3090", "--json"], capsys)
     assert r["verdict"] == "max_model_len"
@@ -838,3 +861,79 @@ def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsy
     assert status == 0
     assert "KV pool a rank (predicted): none, 41.48 GiB short; vLLM's verdict: weights do not fit" in out
     assert "-41.4" not in out
+
+
+# --- max_model_len as vLLM takes it: none, a number with a suffix, auto -----------------------
+
+
+def _config(path: str) -> dict:
+    return hfconfig.load(Path(path).read_text(), path)
+
+
+def test_the_derived_length_by_release() -> None:
+    """vllm/config/model.py _get_and_verify_max_len: the smallest length key; a YaRN factor times
+    its original_max_position_embeddings up to 0.29.x, the config's own from 0.30.0; a linear
+    factor stretches it in both; Gemma 3's is not stretched."""
+    assert hfconfig.derived_max_model_len(_config("models/configs/qwen3-8b/config.json"), (0, 33)).tokens == 40_960
+    qwen_yarn = {**_config("models/configs/qwen3-8b/config.json"),
+                 "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32_768}}  # fmt: skip
+    assert hfconfig.derived_max_model_len(qwen_yarn, (0, 29)).tokens == 131_072
+    assert hfconfig.derived_max_model_len(qwen_yarn, (0, 30)).tokens == 40_960
+    linear = {**qwen_yarn, "rope_scaling": {"type": "linear", "factor": 2.0}}
+    assert hfconfig.derived_max_model_len(linear, (0, 33)).tokens == 81_920
+    assert hfconfig.derived_max_model_len({**linear, "model_type": "gemma3"}, (0, 33)).tokens == 40_960
+    llama3 = {**qwen_yarn, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}}
+    assert hfconfig.derived_max_model_len(llama3, (0, 20)).tokens == 40_960
+    both = {**qwen_yarn, "rope_scaling": None, "seq_length": 8192}
+    d = hfconfig.derived_max_model_len(both, (0, 33))
+    assert d.tokens == 8192 and "seq_length" in d.source
+    none = hfconfig.derived_max_model_len({"architectures": ["LlamaForCausalLM"]}, (0, 33))
+    assert none.tokens == hfconfig.DEFAULT_MAX_LEN == 2048 and "vLLM assumes 2048" in none.source
+
+
+QWEN3_8B_4090 = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--json"]
+
+
+def test_no_length_is_the_models_own(capsys) -> None:
+    """Without --max-model-len vLLM takes the config's 40,960 and refuses on a 4090: one request
+    of 40,960 x 147,456 B is more than the pool; the report says where the length came from."""
+    r = _json(QWEN3_8B_4090, capsys)
+    assert r["max_model_len"] == 40_960 and r["verdict"] == "max_model_len"
+    assert any(n.startswith("max_model_len 40,960: none given, the model's own, from") for n in r["notes"])
+
+
+def test_auto_fits_the_length_to_the_pool(capsys) -> None:
+    """--max-model-len auto (or -1) from 0.14.0: the largest length one request fits
+    (_auto_fit_max_model_len), the pool and the defaults as sized at the model's own length."""
+    own = _json(QWEN3_8B_4090, capsys)
+    auto = _json([*QWEN3_8B_4090, "--max-model-len", "auto"], capsys)
+    minus = _json([*QWEN3_8B_4090, "--max-model-len", "-1"], capsys)
+    assert auto == minus
+    assert auto["max_model_len"] == own["largest_max_model_len"] == 37_456 < 40_960
+    assert auto["available_kv_bytes"] == own["available_kv_bytes"] and auto["verdict"] == "starts"
+    assert any("reduced to 37,456, the largest the pool holds" in n for n in auto["notes"])
+    whole = _json([*QWEN3_8B_4090[:-3], "--gpu", "h100-sxm", "--json", "--max-model-len", "auto"], capsys)
+    assert whole["max_model_len"] == 40_960 and any("it fits whole" in n for n in whole["notes"])
+    pool = _json([*QWEN3_8B_4090[:-3], "--pool", "5 GiB", "--json", "--max-model-len", "auto"], capsys)
+    assert pool["max_model_len"] == pool["largest_max_model_len"] == 36_384
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--max-model-len", "auto"], "--max-model-len: found 'auto' without a card or a pool, expected --gpu NAME"),
+        (
+            ["--max-model-len", "-1", "--gpu", "rtx-4090", "--engine-version", "0.13.0"],
+            "found '-1' on vLLM 0.13, expected a token count (auto and -1 from 0.14.0)",
+        ),
+        (["--max-model-len", "1.5K"], "--max-model-len: found '1.5K', expected a whole number before K (binary), or 1.5k (decimal)"),
+    ],
+)
+def test_a_length_vllm_would_not_take(capsys, flags: list[str], said: str) -> None:
+    assert cli.main(["model", "models/configs/qwen3-8b/config.json", *flags]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_length_with_a_suffix(capsys) -> None:
+    r = _json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32K", "--max-num-batched-tokens", "8k", "--json"], capsys)
+    assert (r["max_model_len"], r["kv_bytes_per_request"]) == (32_768, 32_768 * 147_456)

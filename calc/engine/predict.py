@@ -655,10 +655,13 @@ def predict(
     weights_bytes: int | None = None,
     weights_source: str = "",
     stage_weights: tuple[int, ...] | None = None,
+    stage_lora_slots: tuple[int, ...] | None = None,
 ) -> Prediction:
     """The pool one rank gets, each term with its source, and vLLM's verdict on the start.
     `weights_bytes` replaces the config's count (the checkpoint's size, or a log's loading line);
     under pipeline parallel `stage_weights` gives each stage's (calc/engine/ranks.py counts them without).
+    `stage_lora_slots`, one LoRA slot's bytes on each stage's rank where that rank's weights are not
+    TP's alone (expert or data parallel: the slots follow the rank's own experts, calc/engine/lora.py).
 
     Under pipeline parallel every stage sizes its pool the same way from its own weights, its own
     layers' graphs and, on the last stage alone, the sampler's warm-up (gpu_model_runner.py
@@ -717,9 +720,13 @@ def predict(
     nt = non_torch(s.tp, s.pp, rel)
     v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
+    if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
+        raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")
     lora_n = tuple(
-        lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes if s.lora else 0
-        for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
+        (slot * s.lora.max_loras if stage_lora_slots else lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes)
+        if s.lora
+        else 0
+        for (a, b), slot in zip(_bounds(len(shape.layers), s.pp, s.pp_layer_partition), stage_lora_slots or (0,) * s.pp, strict=True)
     )
     bounds = _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
     moved_n = tuple(offload.moved(shape, s.tp, s.cpu_offload_gib, range(a, b)) if s.cpu_offload_gib else 0 for a, b in bounds)
@@ -864,6 +871,7 @@ def fixes(
     weights_bytes: int | None = None,
     weights_source: str = "",
     stage_weights: tuple[int, ...] | None = None,
+    stage_lora_slots: tuple[int, ...] | None = None,
 ) -> list[Fix]:
     """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
     order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
@@ -873,8 +881,10 @@ def fixes(
     from dataclasses import replace
 
     def run(t: Start) -> Prediction:
-        same = t.tp == s.tp
-        return predict(shape, card, t, topk, weights_bytes if same else None, weights_source, stage_weights if same else None)
+        same = t.tp == s.tp and t.pp == s.pp
+        return predict(
+            shape, card, t, topk, weights_bytes if same else None, weights_source, stage_weights if same else None, stage_lora_slots if same else None
+        )
 
     base = run(s)
     if base.verdict == "starts":
