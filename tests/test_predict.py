@@ -937,3 +937,17 @@ def test_a_length_vllm_would_not_take(capsys, flags: list[str], said: str) -> No
 def test_a_length_with_a_suffix(capsys) -> None:
     r = _json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32K", "--max-num-batched-tokens", "8k", "--json"], capsys)
     assert (r["max_model_len"], r["kv_bytes_per_request"]) == (32_768, 32_768 * 147_456)
+
+
+def test_the_drafters_layers_load_with_the_model(capsys) -> None:
+    """With --speculative-tokens the MTP layers load inside the profiler that prints 'Model loading
+    took' (gpu_model_runner.py load_model, drafter.load_model, 0.20.0): the weights term grows by
+    the drafter's bytes and the pool falls by as much; without it nothing is added."""
+    argv = ["model", "models/configs/qwen3.6-35b-a3b/config.json", "--gpu", "h100-sxm", "--max-model-len", "32768", "--json"]
+    plain, mtp = _json(argv, capsys), _json([*argv, "--speculative-tokens", "3"], capsys)
+    drafter = mtp["drafter_bytes_per_rank"]
+    assert drafter == plain["drafter_bytes_per_rank"] > 1.5 * 2**30  # one MTP decoder layer of 256 experts, bf16
+    assert plain["terms"]["weights"]["bytes"] == plain["weights_bytes_per_rank"]
+    assert mtp["terms"]["weights"]["bytes"] == mtp["weights_bytes_per_rank"] + drafter
+    assert "with the drafter's layers 1.57 GiB" in mtp["terms"]["weights"]["source"]
+    assert plain["available_kv_bytes"] - mtp["available_kv_bytes"] == drafter

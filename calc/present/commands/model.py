@@ -121,7 +121,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
-        r = _with_prediction(r, config_text, args.config, card, start)
+        drafting = _int(args, "speculative_tokens") > 0
+        r = _with_prediction(r, config_text, args.config, card, start, drafting)
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
         fit = r.largest_max_model_len
         if fit is not None and 0 < fit < max_len:
@@ -311,9 +312,17 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
 
 
 def _with_prediction(
-    r: modeled_module.ModelReport, config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start
+    r: modeled_module.ModelReport,
+    config_text: str,
+    config_file: str,
+    card: predict_module.Card,
+    start: predict_module.Start,
+    drafting: bool = False,
 ) -> modeled_module.ModelReport:
-    """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict."""
+    """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict.
+    With speculative tokens the drafter's layers load with the model, inside the profiler that
+    prints 'Model loading took' (gpu_model_runner.py load_model, drafter.load_model, 0.20.0): they
+    are weights, on the last stage."""
     from dataclasses import replace
 
     from calc.checks import modeled
@@ -321,18 +330,21 @@ def _with_prediction(
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    own = tuple(st.weights_bytes for st in r.ranks) if start.pp > 1 else None
+    drafter = r.drafter_bytes_per_rank if drafting else 0
+    own = tuple(st.weights_bytes + (st.drafter_bytes if drafting else 0) for st in r.ranks) if start.pp > 1 else None
     split = (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
     # under expert or data parallel the LoRA slots follow each stage's rank with the most experts
     slots = tuple((st.lora_bytes or 0) // start.lora.max_loras for st in r.ranks) if split and start.lora is not None else None
-    weights_from = f"calc/engine/weights.py from the {r.weights_source}"
+    weights_from = f"calc/engine/weights.py from the {r.weights_source}" + (
+        f", with the drafter's layers {fmt(drafter, 'GiB')} (they load with the model: gpu_model_runner.py load_model, 0.20.0)" if drafter else ""
+    )
     topk = predict.experts_per_token(data)
-    p = predict.predict(shape, card, start, topk, r.weights_bytes_per_rank, weights_from, own, slots)
+    p = predict.predict(shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots)
     terms = {
         t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
     }
     pool = p.available_kv_bytes
-    found = predict.fixes(shape, card, start, topk, r.weights_bytes_per_rank, weights_from, own, slots)
+    found = predict.fixes(shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots)
     notes = list(r.notes)
     rel = predict.release(start.engine_version)
     if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
