@@ -262,6 +262,68 @@ def test_cuda_graph_only_from_0_20_and_not_eager() -> None:
     assert predict.cuda_graph_estimate(0, 0, 36) == 0
 
 
+def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
+    """Model Runner V2's profile_cudagraph_memory returns 0 from v0.22.0 to v0.28.0
+    (vllm/v1/worker/gpu/model_runner.py), and each release's vllm/config/vllm.py decides which models
+    run on it by default: Qwen3 dense alone in v0.22.0, Llama and Mistral too in v0.23.0 (neither
+    quantized), a listed set with its MoEs in v0.24.0, every model neither hybrid nor MoE from
+    v0.25.1. A start on V2 keeps the graphs' bytes in its pool; the V1 runner's start, and V2's
+    from v0.29.0 (its own estimate), give them up. vLLM's tracker measured as much on 0.26.0
+    (Qwen2.5-0.5B on an RTX PRO 6000: the same pool on either runner in eager mode, about a tenth
+    of a GiB more on V2 with graphs, where V1 takes its estimate off)."""
+    llama, qwen3, hybrid, moe, qwen2moe = (_shape(n) for n in ("llama-3.1-8b", "qwen3-8b", "qwen3.6-35b-a3b", "qwen3-30b-a3b", "qwen2-57b-a14b"))
+    v2 = {
+        name: [predict.model_runner_v2(shape, rel) for rel in ((0, 21), (0, 22), (0, 23), (0, 24), (0, 25), (0, 27), (0, 28), (0, 29))]
+        for name, shape in (("llama", llama), ("qwen3", qwen3), ("hybrid", hybrid), ("moe", moe), ("qwen2moe", qwen2moe))
+    }
+    assert v2 == {
+        "llama": [False, False, True, True, True, True, True, True],
+        "qwen3": [False, True, True, True, True, True, True, True],
+        "hybrid": [False] * 8,
+        "moe": [False] * 8,
+        "qwen2moe": [False, False, False, True, True, True, True, True],
+    }
+    # a quantized checkpoint of a listed architecture stays on V1 until v0.24.0
+    assert not predict.model_runner_v2(replace(llama, quantization={"quant_method": "fp8"}), (0, 23))
+    assert predict.model_runner_v2(replace(llama, quantization={"quant_method": "fp8"}), (0, 24))
+    full = predict.cuda_graph(llama, (0, 21), 1024, 8192, False).bytes
+    assert full > 0
+    assert predict.cuda_graph(llama, (0, 25), 1024, 8192, False, runner_v2=True).bytes == 0
+    assert predict.cuda_graph(llama, (0, 29), 1024, 8192, False, runner_v2=True).bytes == full
+    # the whole start: Llama 3.1 8B on an H100 keeps the 0.77 GiB the V1 runner's estimate takes
+    card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "h100-sxm"))
+    pools = {rel: predict.predict(llama, card, predict.Start(max_model_len=8192, engine_version=rel)) for rel in ("0.22.0", "0.25.1", "0.29.0")}
+    assert pools["0.25.1"].cuda_graph.bytes == 0 and pools["0.22.0"].cuda_graph.bytes == pools["0.29.0"].cuda_graph.bytes == full
+    assert pools["0.25.1"].available_kv_bytes - pools["0.22.0"].available_kv_bytes == full
+    assert round(full / GiB, 2) == 0.77
+    # a pipeline stage without the MoE layers is still the MoE's: the runner is the whole model's
+    staged = predict.predict(moe, card, predict.Start(max_model_len=8192, engine_version="0.25.1", pp=2))
+    assert all(sp.cuda_graph_bytes > 0 for sp in staged.stages)
+
+
+def test_a_hybrid_needs_a_mamba_block_for_each_sequence_from_0_20() -> None:
+    """From v0.20.0 vLLM refuses a hybrid whose max_num_seqs exceeds the pool's blocks, since each
+    decode sequence of a full CUDA graph needs its own Mamba cache block (vllm/config/compilation.py
+    resolve_cudagraph_mode_and_sizes); 0.17 to 0.19 capped the graphs instead. On an H100 the default
+    1,024 sequences outgrow the blocks of Nemotron-3-Nano at its full length, as vLLM's own CI and
+    recipes met it (max_num_seqs (1024) exceeds available Mamba cache blocks (600), (856))."""
+    shape = _shape("nemotron-3-nano-30b-a3b")
+    card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "h100-sxm"))
+    start = predict.Start(max_model_len=262144, engine_version="0.21.0")
+    p = predict.predict(shape, card, start)
+    blocks = 950  # the pool's blocks: one page of each of the 6 layers of a group
+    assert (p.verdict, p.max_num_seqs) == ("max_num_seqs", 1024)
+    assert p.reason.startswith("vLLM refuses: max_num_seqs (1024) exceeds the 950 Mamba cache blocks the pool holds")
+    assert predict.predict(shape, card, replace(start, max_num_seqs=blocks)).verdict == "starts"
+    assert predict.predict(shape, card, replace(start, max_num_seqs=2048)).verdict == "max_num_seqs"
+    assert predict.predict(shape, card, replace(start, enforce_eager=True)).verdict == "starts"  # no graphs
+    assert predict.predict(shape, card, replace(start, engine_version="0.19.0")).verdict == "starts"  # capped, not refused
+    # a dense model's sequences need no block of their own
+    assert not predict.mamba_graphs(_shape("qwen3-8b"), (0, 21), False)
+    fix = next(f for f in predict.fixes(shape, card, start) if f.change.startswith("max_num_seqs"))
+    assert fix.flags == "--max-num-seqs 512" and fix.prediction.verdict == "starts"
+
+
 def test_a_further_cuda_graph_grows_with_the_layers_not_the_tp_size() -> None:
     """The second capture's growth, as vLLM's v0.19.0 DEBUG lines print it on the H100 starts, is
     the graph's own nodes: 80 layers take 16 to 20 MiB a piecewise graph at TP 2 and TP 4, 28 and
@@ -549,6 +611,29 @@ def test_cli_on_a_card(capsys) -> None:
     assert eager["available_kv_bytes"] == r["available_kv_bytes"] + r["cuda_graph_bytes"]
 
 
+def test_cli_says_flashinfer_is_installed(capsys) -> None:
+    """From 0.8.0 to 0.11.x V1 samples with FlashInfer wherever it imports (topk_topp_sampler.py,
+    0.10.1.1): --flashinfer-installed prices the warm-up at 10 B a logit, not the sort's 36. On the
+    public 0.10.1.1 start of Qwen2-7B on an A100 80GB at utilization 0.5 (its install's log prints
+    'Using FlashInfer for top-p & top-k sampling.', and 'Available KV cache memory: 24.83 GiB') the
+    flag brings the pool within 0.1 % of the printed; outside those releases it changes nothing
+    and says so."""
+    argv = ["model", "models/configs/qwen2.5-7b/config.json", "--max-model-len", "16384", "--gpu", "a100-80gb",
+            "--gpu-memory-utilization", "0.5", "--engine-version", "0.10.1.1", "--json"]  # fmt: skip
+    sort, fi = _json(argv, capsys), _json([*argv, "--flashinfer-installed"], capsys)
+    rows_logits = 256 * 152064
+    residual = sort["max_num_batched_tokens"] * 3584 * 2  # the hidden states kept through the sampler, bf16
+    assert sort["activation_peak_bytes"] == rows_logits * predict.SAMPLER_BYTES_PER_LOGIT + residual
+    assert fi["activation_peak_bytes"] == rows_logits * predict.FLASHINFER_SAMPLER_BYTES_PER_LOGIT + residual
+    assert fi["available_kv_bytes"] - sort["available_kv_bytes"] == rows_logits * (36 - 10)
+    assert abs(fi["available_kv_bytes"] / parse_size("24.83 GiB") - 1) < 0.001
+    later = _json([*argv[:-2], "0.20.0", "--json", "--flashinfer-installed"], capsys)
+    assert later["available_kv_bytes"] == _json([*argv[:-2], "0.20.0", "--json"], capsys)["available_kv_bytes"]
+    assert any(n.startswith("--flashinfer-installed changes nothing on vLLM 0.20") for n in later["notes"])
+    assert cli.main(["model", "models/configs/qwen2.5-7b/config.json", "--max-model-len", "16384", "--flashinfer-installed"]) == 2
+    assert "--flashinfer-installed: found without a card" in capsys.readouterr().err
+
+
 def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
     r = _json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "131072", "--gpu", "rtx-3090", "--json"], capsys)
     assert r["verdict"] == "max_model_len"
@@ -793,3 +878,93 @@ def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsy
     assert status == 0
     assert "KV pool a rank (predicted): none, 41.48 GiB short; vLLM's verdict: weights do not fit" in out
     assert "-41.4" not in out
+
+
+# --- max_model_len as vLLM takes it: none, a number with a suffix, auto -----------------------
+
+
+def _config(path: str) -> dict:
+    return hfconfig.load(Path(path).read_text(), path)
+
+
+def test_the_derived_length_by_release() -> None:
+    """vllm/config/model.py _get_and_verify_max_len: the smallest length key; a YaRN factor times
+    its original_max_position_embeddings up to 0.29.x, the config's own from 0.30.0; a linear
+    factor stretches it in both; Gemma 3's is not stretched."""
+    assert hfconfig.derived_max_model_len(_config("models/configs/qwen3-8b/config.json"), (0, 33)).tokens == 40_960
+    qwen_yarn = {**_config("models/configs/qwen3-8b/config.json"),
+                 "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32_768}}  # fmt: skip
+    assert hfconfig.derived_max_model_len(qwen_yarn, (0, 29)).tokens == 131_072
+    assert hfconfig.derived_max_model_len(qwen_yarn, (0, 30)).tokens == 40_960
+    linear = {**qwen_yarn, "rope_scaling": {"type": "linear", "factor": 2.0}}
+    assert hfconfig.derived_max_model_len(linear, (0, 33)).tokens == 81_920
+    assert hfconfig.derived_max_model_len({**linear, "model_type": "gemma3"}, (0, 33)).tokens == 40_960
+    llama3 = {**qwen_yarn, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}}
+    assert hfconfig.derived_max_model_len(llama3, (0, 20)).tokens == 40_960
+    both = {**qwen_yarn, "rope_scaling": None, "seq_length": 8192}
+    d = hfconfig.derived_max_model_len(both, (0, 33))
+    assert d.tokens == 8192 and "seq_length" in d.source
+    none = hfconfig.derived_max_model_len({"architectures": ["LlamaForCausalLM"]}, (0, 33))
+    assert none.tokens == hfconfig.DEFAULT_MAX_LEN == 2048 and "vLLM assumes 2048" in none.source
+
+
+QWEN3_8B_4090 = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--json"]
+
+
+def test_no_length_is_the_models_own(capsys) -> None:
+    """Without --max-model-len vLLM takes the config's 40,960 and refuses on a 4090: one request
+    of 40,960 x 147,456 B is more than the pool; the report says where the length came from."""
+    r = _json(QWEN3_8B_4090, capsys)
+    assert r["max_model_len"] == 40_960 and r["verdict"] == "max_model_len"
+    assert any(n.startswith("max_model_len 40,960: none given, the model's own, from") for n in r["notes"])
+
+
+def test_auto_fits_the_length_to_the_pool(capsys) -> None:
+    """--max-model-len auto (or -1) from 0.14.0: the largest length one request fits
+    (_auto_fit_max_model_len), the pool and the defaults as sized at the model's own length."""
+    own = _json(QWEN3_8B_4090, capsys)
+    auto = _json([*QWEN3_8B_4090, "--max-model-len", "auto"], capsys)
+    minus = _json([*QWEN3_8B_4090, "--max-model-len", "-1"], capsys)
+    assert auto == minus
+    assert auto["max_model_len"] == own["largest_max_model_len"] == 37_456 < 40_960
+    assert auto["available_kv_bytes"] == own["available_kv_bytes"] and auto["verdict"] == "starts"
+    assert any("reduced to 37,456, the largest the pool holds" in n for n in auto["notes"])
+    whole = _json([*QWEN3_8B_4090[:-3], "--gpu", "h100-sxm", "--json", "--max-model-len", "auto"], capsys)
+    assert whole["max_model_len"] == 40_960 and any("it fits whole" in n for n in whole["notes"])
+    pool = _json([*QWEN3_8B_4090[:-3], "--pool", "5 GiB", "--json", "--max-model-len", "auto"], capsys)
+    assert pool["max_model_len"] == pool["largest_max_model_len"] == 36_384
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--max-model-len", "auto"], "--max-model-len: found 'auto' without a card or a pool, expected --gpu NAME"),
+        (
+            ["--max-model-len", "-1", "--gpu", "rtx-4090", "--engine-version", "0.13.0"],
+            "found '-1' on vLLM 0.13, expected a token count (auto and -1 from 0.14.0)",
+        ),
+        (["--max-model-len", "1.5K"], "--max-model-len: found '1.5K', expected a whole number before K (binary), or 1.5k (decimal)"),
+    ],
+)
+def test_a_length_vllm_would_not_take(capsys, flags: list[str], said: str) -> None:
+    assert cli.main(["model", "models/configs/qwen3-8b/config.json", *flags]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_length_with_a_suffix(capsys) -> None:
+    r = _json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32K", "--max-num-batched-tokens", "8k", "--json"], capsys)
+    assert (r["max_model_len"], r["kv_bytes_per_request"]) == (32_768, 32_768 * 147_456)
+
+
+def test_the_drafters_layers_load_with_the_model(capsys) -> None:
+    """With --speculative-tokens the MTP layers load inside the profiler that prints 'Model loading
+    took' (gpu_model_runner.py load_model, drafter.load_model, 0.20.0): the weights term grows by
+    the drafter's bytes and the pool falls by as much; without it nothing is added."""
+    argv = ["model", "models/configs/qwen3.6-35b-a3b/config.json", "--gpu", "h100-sxm", "--max-model-len", "32768", "--json"]
+    plain, mtp = _json(argv, capsys), _json([*argv, "--speculative-tokens", "3"], capsys)
+    drafter = mtp["drafter_bytes_per_rank"]
+    assert drafter == plain["drafter_bytes_per_rank"] > 1.5 * 2**30  # one MTP decoder layer of 256 experts, bf16
+    assert plain["terms"]["weights"]["bytes"] == plain["weights_bytes_per_rank"]
+    assert mtp["terms"]["weights"]["bytes"] == mtp["weights_bytes_per_rank"] + drafter
+    assert "with the drafter's layers 1.57 GiB" in mtp["terms"]["weights"]["source"]
+    assert plain["available_kv_bytes"] - mtp["available_kv_bytes"] == drafter

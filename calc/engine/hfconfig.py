@@ -256,6 +256,67 @@ def _max_positions(config: dict[str, Any]) -> int | None:
     return positions
 
 
+# The keys vLLM reads a model's longest context from, the smallest present winning
+# (vllm/transformers_utils/model_arch_config_convertor.py derive_max_model_len_and_key, 0.33.0;
+# vllm/config/model.py _get_and_verify_max_len up to 0.2x), and the rope types whose factor does
+# not stretch it: from 0.30.0 YaRN's too, whose max_position_embeddings is taken as scaled already.
+_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
+_UNSTRETCHED = ("su", "longrope", "llama3")
+_UNSTRETCHED_FROM_0_30 = (*_UNSTRETCHED, "yarn", "deepseek_yarn", "deepseek_llama_scaling")
+DEFAULT_MAX_LEN = 2048  # no key in the config: vLLM assumes it, with a warning
+
+
+@dataclass(frozen=True)
+class DerivedLength:
+    """The max_model_len vLLM takes when none is given (or -1, auto): from the config alone."""
+
+    tokens: int
+    source: str
+
+
+def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], file: str = "config.json") -> DerivedLength:
+    """The longest context vLLM derives from the config (the text config of a multimodal one):
+    the smallest of the length keys (a model_max_length wins outright), times the rope scaling
+    factor unless the rope type is one that does not stretch it, and, up to 0.29.x, a YaRN
+    factor times its original_max_position_embeddings (vllm/config/model.py
+    _get_and_verify_max_len, 0.11.0 to 0.33.0). Gemma 3's is taken as scaled already. A
+    tokenizer_config.json's model_max_length, which vLLM also caps it by, is not read."""
+    data: dict[str, Any] = config
+    text = data.get("text_config")
+    inner: dict[str, Any] = text if isinstance(text, dict) else data
+    found = {k: v for k in _LENGTH_KEYS if isinstance(v := inner.get(k), (int, float)) and not isinstance(v, bool) and v > 0}
+    where = "vllm/config/model.py _get_and_verify_max_len"
+    if "model_max_length" in found:
+        key, length = "model_max_length", found["model_max_length"]
+    elif found:
+        key = min(found, key=lambda k: found[k])
+        length = found[key]
+    else:
+        return DerivedLength(DEFAULT_MAX_LEN, f"none of {', '.join(_LENGTH_KEYS[:2])}... in {file}: vLLM assumes {DEFAULT_MAX_LEN} ({where})")
+    said = f"{file}'s {key} ({length:,})"
+    model_type = str(data.get("model_type", ""))
+    rope = inner.get("rope_parameters") or inner.get("rope_scaling")
+    params = [rope] if isinstance(rope, dict) and ("rope_type" in rope or "type" in rope) else list(rope.values()) if isinstance(rope, dict) else []
+    unstretched = _UNSTRETCHED_FROM_0_30 if rel >= (0, 30) else _UNSTRETCHED
+    if "gemma3" not in model_type:
+        factor: float = 1.0
+        for rp in params:
+            if not isinstance(rp, dict):
+                continue
+            kind = str(rp.get("rope_type", rp.get("type", "default")))
+            if kind in unstretched or kind in ("default", "mrope"):
+                continue
+            f = rp.get("factor", factor)
+            factor = f if isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0 else 1.0
+            original = rp.get("original_max_position_embeddings")
+            if kind == "yarn" and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+                length, said = original, f"{file}'s rope original_max_position_embeddings ({original:,})"
+        if factor != 1.0:
+            length, said = length * factor, f"{said} x the rope scaling factor {factor:g}"
+    return DerivedLength(int(length), f"{said} ({where}, {'0.30.0 and later' if rel >= (0, 30) else 'up to 0.29.x'})")
+
+
 # What transformers fills in for a field a config leaves out (its config classes, transformers
 # 5.5.3, models/<model>/configuration_<model>.py); vLLM reads the config through them. A saved
 # config writes its class's own fields in full, except ones that postdate it (head_dim) and ones
