@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from statistics import median
 from typing import Any
@@ -45,6 +45,7 @@ class Row:
     release: tuple[int, int] = (0, 0)  # the start's vLLM release, (major, minor)
     layers: int = 0  # the config's decoder layers: each further CUDA graph grows with them
     tower: bool = False  # the start builds a vision tower (calc/engine/multimodal.py profiles its encoder)
+    nvls: bool = True  # the card runs NCCL's NVLS all-reduce (predict.NVLS_BOXES)
 
     @property
     def error(self) -> Fraction | None:
@@ -93,12 +94,18 @@ def rows(entries: list[dict[str, Any]], configs: dict[str, JsonObject], logs: di
         shape = hfconfig.shape(config, f"models/configs/{e['config']}/config.json")
         card = predict.card_of_box(predict.find_box(boxes, str(e["box"])))
         if r.total_memory_bytes is not None:  # the log's own total beats the catalog's reading
-            card = predict.Card(
-                card.id, card.name, int(r.total_memory_bytes.value), r.total_memory_bytes.line_text, f"{e['log']}, line {r.total_memory_bytes.line_no}"
+            card = replace(
+                card,
+                total_bytes=int(r.total_memory_bytes.value),
+                total_text=r.total_memory_bytes.line_text,
+                source=f"{e['log']}, line {r.total_memory_bytes.line_no}",
             )
         elif e.get("total_memory") is not None:  # a total the log prints in a line the reader does not take (a DEBUG snapshot)
-            card = predict.Card(
-                card.id, card.name, _size(e["total_memory"], f"{where}.total_memory"), str(e["total_memory"]), f"{e['log']}, as the entry quotes it"
+            card = replace(
+                card,
+                total_bytes=_size(e["total_memory"], f"{where}.total_memory"),
+                total_text=str(e["total_memory"]),
+                source=f"{e['log']}, as the entry quotes it",
             )
         util = e.get("gpu_memory_utilization")
         utilization = Fraction(str(util)) if util is not None else (Fraction(r.gpu_memory_utilization.value) if r.gpu_memory_utilization else None)
@@ -136,7 +143,7 @@ def rows(entries: list[dict[str, Any]], configs: dict[str, JsonObject], logs: di
         said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
         out.append(Row(i, str(e["label"]), e["log"], str(e.get("url") or urls.get(e["log"], "")), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
                        shape.family, era_of(predict.release(str(e["engine_version"]))), predict.release(str(e["engine_version"])), len(shape.layers),
-                       shape.tower is not None))  # fmt: skip
+                       shape.tower is not None, card.nvls))  # fmt: skip
     return out
 
 
@@ -216,7 +223,8 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str], l
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
     one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
-    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0]]
+    # under TP, NCCL's NVLS buffers on NVSwitch boards (predict.non_torch): the median of those alone
+    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0] and r.nvls]
     many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
     # Before v0.11.0 no start prints the non-torch increase under TP: what its printed pool leaves
     # after the printed weights and the predicted activation peak (no CUDA graph estimate then).

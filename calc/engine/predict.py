@@ -72,6 +72,12 @@ class Card:
     source: str
     unified: bool = False  # CPU and GPU share one memory: vLLM reads MemAvailable
     vendor: str = "nvidia"  # "amd": ROCm takes no CUDA graph estimate off the pool
+    nvls: bool = True  # NCCL's NVLink SHARP all-reduce can run (non_torch); a card known by its total alone is taken as able
+
+
+# Boards whose GPUs meet on NVSwitch with multicast (HGX H100, H200, B200): there NCCL's NVLS
+# all-reduce runs when NCCL allocates with cuMem, and its buffers count outside torch (non_torch).
+NVLS_BOXES = ("h100-sxm", "h200", "b200")
 
 
 def card_of_box(box: Box) -> Card:
@@ -87,7 +93,8 @@ def card_of_box(box: Box) -> Card:
         )
     name = str(box["name"])
     vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
-    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
+    unified = box.get("memory") == "unified"
+    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), unified, vendor, str(box["id"]) in NVLS_BOXES)
 
 
 def find_box(boxes: Mapping[str, Box], name: str) -> Box:
@@ -404,7 +411,7 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
                 f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
 
 
-def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
+def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True) -> Term:
     """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
     memory_profiling, non_torch_increase, v0.20.0; vllm/worker/worker.py on V0): cuBLAS workspaces
     on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
@@ -419,7 +426,13 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
     NCCL keeps its own default. There the snapshot is also taken before the distributed init
     (gpu_worker.py init_device, v0.10.1.1; after it from v0.11.0), so NCCL's set-up counts. No start
     before v0.11.0 prints the term: the constant is the median of what the fitted starts' printed
-    pools leave after their printed weights and the predicted activation (poolaccuracy.fit)."""
+    pools leave after their printed weights and the predicted activation (poolaccuracy.fit).
+
+    From v0.11.0, where NCCL keeps cuMem, the fitted starts under TP all ran on HGX H100 boards,
+    where NCCL also runs its NVLink SHARP (NVLS) all-reduce, whose buffers need NVSwitch multicast
+    and cuMem. On a card without it (`nvls` false: PCIe cards, A100, AMD) under TP the term is NCCL's
+    without NVLS, which the starts before v0.11.0 measured (A100s, NVLS off with cuMem): the same
+    constant."""
     if tp * pp == 1:
         if rel < (0, 8):
             return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
@@ -432,6 +445,10 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
         return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
                     "vllm/utils/__init__.py memory_profiling, non_torch_increase, v0.10.1.1; NCCL under TP/PP with NCCL_CUMEM_ENABLE=0 "
                     "(vllm/env_override.py, up to v0.10.x) (fitted, before v0.11)")  # fmt: skip
+    if tp > 1 and not nvls:
+        return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
+                    "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL under TP on a card without NVSwitch multicast, "
+                    "so without NCCL's NVLS buffers: the median where NCCL ran without them (fitted, before v0.11)")  # fmt: skip
     return Term(
         "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
     )
@@ -719,7 +736,7 @@ def predict(
             + (f"; plus {_gib(ws.bytes, up=True)} of fused-expert workspace kept through it ({ws.source})" if ws.bytes and fwd.bytes < peak else "")
             + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
         )
-    nt = non_torch(s.tp, s.pp, rel)
+    nt = non_torch(s.tp, s.pp, rel, card.nvls)
     v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
     if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
