@@ -80,7 +80,8 @@ def test_capture_sizes_match_the_graphs_a_log_profiled() -> None:
 def test_mxfp4_experts_padded_as_the_marlin_path_pads_them() -> None:
     """gpt-oss-120b on one H100 under 0.10/0.11 (quantization/mxfp4.py create_weights, Marlin):
     intermediate 2,880 to 2,944, hidden 2,880 to 3,072 for 128 experts in 36 layers: 5.13 GiB more
-    than the checkpoint's count, 65.90 GiB against the 65.97 GiB log 16 prints as loaded."""
+    than the checkpoint's count, and the rope's cache (131,072 positions of 64): 65.91 GiB against the
+    65.97 GiB log 16 prints as loaded."""
     shape = _shape("gpt-oss-120b")
 
     def experts(h: int, i: int) -> int:
@@ -90,7 +91,7 @@ def test_mxfp4_experts_padded_as_the_marlin_path_pads_them() -> None:
     assert pad.bytes == 36 * (experts(3072, 2944) - experts(2880, 2880))
     card = predict.Card("h", "H100", 85045477376, "79.2 GiB", "s")
     p = predict.predict(shape, card, predict.Start(max_model_len=131072, engine_version="0.10.1"), 4)
-    assert round(p.weights.bytes / GiB, 2) == 65.90 and "Marlin" in p.weights.source
+    assert round(p.weights.bytes / GiB, 2) == 65.91 and "Marlin" in p.weights.source
     assert abs(p.weights.bytes - parse_size("65.9651 GiB")) < 0.1 * GiB
     # TP 2: intermediate 1,440 a rank pads to 1,536
     assert predict.mxfp4_padding(shape, 2, (0, 11)).bytes == 36 * (
@@ -116,7 +117,7 @@ def test_gpt_oss_mxfp4_as_triton_holds_it_on_hopper_in_0_19() -> None:
     assert pad.bytes == 24 * (held - counted) == 585842688
     card = predict.Card("h100", "NVIDIA H100 SXM", round(79.19 * GiB), "79.19 GiB", "log 111")
     p = predict.predict(shape, card, predict.Start(tp=2, max_model_len=8192, engine_version="0.19.0"), 4)
-    assert round(p.weights.bytes / GiB, 2) == 6.96 and "TRITON on Hopper" in p.weights.source
+    assert round(p.weights.bytes / GiB, 2) == 6.97 and "TRITON on Hopper" in p.weights.source  # with the rope cache, 16 MiB
     assert abs(p.weights.bytes - parse_size("7.01 GiB")) < 0.06 * GiB
     assert predict.mxfp4_padding(_shape("qwen3-30b-a3b"), 1, (0, 10)).bytes == 0  # no MXFP4
 
@@ -372,19 +373,19 @@ def test_the_graph_estimate_against_the_printed(measured) -> None:
 
 # Per log: the relative error of the predicted pool, and the bound this test holds it to.
 EXPECTED = {
-    "01-v06-llama31-8b-3090-maxlen-29k.log": (0.0130, 0.02),
-    "02-v06-llama31-8b-3090-20k-ok.log": (0.0117, 0.02),
-    "04-v07-qwen25-32b-l40s-tp2.log": (0.0069, 0.01),
-    "05-v065-llama3-8b-tabular-profile.log": (0.0288, 0.035),
+    "01-v06-llama31-8b-3090-maxlen-29k.log": (0.0022, 0.02),
+    "02-v06-llama31-8b-3090-20k-ok.log": (0.0035, 0.02),
+    "04-v07-qwen25-32b-l40s-tp2.log": (0.0028, 0.01),
+    "05-v065-llama3-8b-tabular-profile.log": (0.0283, 0.035),
     # held out: the graph estimate is over (0.75 GiB against the printed 0.52), the other terms under
-    "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log": (0.0023, 0.015),
-    # gpt-oss on Hopper: the experts padded for Marlin (65.90 GiB against the 65.97 log 16 loads);
-    # 0.34 GiB of a 1.71 GiB pool is still over
-    "17-v011-gpt-oss-120b-h100-maxlen-error.log": (0.2571, 0.27),
+    "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log": (0.0008, 0.015),
+    # gpt-oss on Hopper: the experts padded for Marlin and the rope's cache (65.91 GiB against the
+    # 65.97 log 16 loads); 0.42 GiB of a 1.71 GiB pool is still over
+    "17-v011-gpt-oss-120b-h100-maxlen-error.log": (0.2479, 0.27),
     # held out: the EAGLE head's weights and KV layer are not counted
-    "57-v091-llama31-8b-eagle-h100-quote-trailing-spaces.log": (-0.0004, 0.01),
+    "57-v091-llama31-8b-eagle-h100-quote-trailing-spaces.log": (-0.001, 0.01),
     # v0.19.0 on an H100: the Triton sampler's warm-up, fitted on these two
-    "81-v0190-llama31-8b-h100-16k-llmd-planner.log": (0.0003, 0.005),
+    "81-v0190-llama31-8b-h100-16k-llmd-planner.log": (-0.0003, 0.005),
     "82-v0190-qwen25-7b-w8a8-h100-llmd-planner.log": (-0.0005, 0.005),
     # held out: the same profile with --quantization fp8, weights as the log prints them
     "83-v0190-llama31-8b-runtime-fp8-h100-llmd-planner.log": (-0.0003, 0.005),
@@ -394,57 +395,58 @@ EXPECTED = {
     "85-v0190-llama33-70b-fp8-tp2-h100-llmd-planner.log": (0.0006, 0.005),
     "86-v0190-llama33-70b-fp8-tp4-h100-llmd-planner.log": (0.0024, 0.005),
     # Granite 3.1 8B with 3.3's shape: 0.46 GiB outside torch where the median start holds 0.25
-    "87-v0190-granite31-8b-h100-llmd-planner.log": (0.0056, 0.01),
+    "87-v0190-granite31-8b-h100-llmd-planner.log": (0.005, 0.01),
     "88-v0190-qwen25-7b-fp8-dynamic-h100-llmd-planner.log": (-0.0005, 0.005),
     # the same sweep's other starts: TP 2 and 4 (V1's NCCL and all-reduce memory a rank), 32,768 tokens,
     # fp8 KV, float16, int4 and int8 weights as the log prints them
-    "89-v0190-llama31-8b-tp2-h100-llmd-planner.log": (0.0001, 0.005),
-    "90-v0190-llama31-8b-tp4-h100-llmd-planner.log": (0.0009, 0.005),
-    "91-v0190-llama31-8b-32k-h100-llmd-planner.log": (0.0003, 0.005),
-    "92-v0190-llama31-8b-kvfp8-h100-llmd-planner.log": (0.0003, 0.005),
-    "93-v0190-qwen25-7b-h100-llmd-planner.log": (0.0006, 0.005),
-    "94-v0190-qwen25-7b-tp2-h100-llmd-planner.log": (-0.0003, 0.005),
-    "95-v0190-qwen25-7b-tp4-h100-llmd-planner.log": (0.0004, 0.005),
-    "96-v0190-qwen25-7b-kvfp8-h100-llmd-planner.log": (0.0006, 0.005),
+    "89-v0190-llama31-8b-tp2-h100-llmd-planner.log": (-0.0004, 0.005),
+    "90-v0190-llama31-8b-tp4-h100-llmd-planner.log": (0.0005, 0.005),
+    "91-v0190-llama31-8b-32k-h100-llmd-planner.log": (-0.0003, 0.005),
+    "92-v0190-llama31-8b-kvfp8-h100-llmd-planner.log": (-0.0003, 0.005),
+    "93-v0190-qwen25-7b-h100-llmd-planner.log": (0.0001, 0.005),
+    "94-v0190-qwen25-7b-tp2-h100-llmd-planner.log": (-0.0008, 0.005),
+    "95-v0190-qwen25-7b-tp4-h100-llmd-planner.log": (-0.0001, 0.005),
+    "96-v0190-qwen25-7b-kvfp8-h100-llmd-planner.log": (0.0001, 0.005),
     "97-v0190-qwen3-8b-h100-llmd-planner.log": (-0.0002, 0.005),
     # MoE and MLA: the fused-expert workspace the worker keeps through the sampler's warm-up
     # (Qwen3-30B-A3B 2.70 GiB against the printed 2.68, Mixtral under TP 2 1.18 against 1.21,
     # DeepSeek-V2-Lite 1.94 against 1.93); DeepSeek-V2-Lite's weights are 0.17 GiB under the log's
-    "98-v0190-qwen3-30b-a3b-h100-llmd-planner.log": (-0.0003, 0.005),
+    "98-v0190-qwen3-30b-a3b-h100-llmd-planner.log": (-0.0009, 0.005),
     "99-v0190-mixtral-8x7b-tp2-h100-llmd-planner.log": (0.0010, 0.005),
-    "100-v0190-deepseek-v2-lite-h100-llmd-planner.log": (0.0040, 0.005),
+    "100-v0190-deepseek-v2-lite-h100-llmd-planner.log": (0.0035, 0.005),
     # Granite 3.3 8B: 0.46 GiB outside torch, as Granite 3.1's start
-    "101-v0190-granite33-8b-h100-llmd-planner.log": (0.0056, 0.01),
+    "101-v0190-granite33-8b-h100-llmd-planner.log": (0.005, 0.01),
     "102-v0190-llama31-8b-w4a16-h100-llmd-planner.log": (-0.0001, 0.005),
     "103-v0190-llama31-8b-w8a8-h100-llmd-planner.log": (-0.0001, 0.005),
     "104-v0190-llama33-70b-w8a8-tp2-h100-llmd-planner.log": (0.0006, 0.005),
-    "105-v0190-qwen25-7b-32k-h100-llmd-planner.log": (0.0006, 0.005),
-    "106-v0190-llama31-8b-fp16-h100-llmd-planner.log": (0.0003, 0.005),
+    "105-v0190-qwen25-7b-32k-h100-llmd-planner.log": (0.0001, 0.005),
+    "106-v0190-llama31-8b-fp16-h100-llmd-planner.log": (-0.0003, 0.005),
     "107-v0190-gemma2-9b-h100-llmd-planner.log": (-0.0013, 0.005),
-    # Qwen2.5 72B under TP 2 with Qwen2-72B Instruct's config: 67.71 GiB of weights a rank against
-    # the 67.80 the log loads, 0.09 GiB of a 3.04 GiB pool; Kimi-Dev-72B takes the log's weights
-    "108-v0190-qwen25-72b-tp2-h100-llmd-planner.log": (0.0283, 0.03),
+    # Qwen2.5 72B under TP 2 with Qwen2-72B Instruct's config: 67.72 GiB of weights a rank against
+    # the 67.80 the log loads, 0.08 GiB of a 3.04 GiB pool; Kimi-Dev-72B takes the log's weights
+    "108-v0190-qwen25-72b-tp2-h100-llmd-planner.log": (0.0257, 0.03),
     "109-v0190-kimi-dev-72b-tp2-h100-llmd-planner.log": (0.0001, 0.005),
     "110-v0190-kimi-dev-72b-tp4-h100-llmd-planner.log": (0.0030, 0.005),
     # gpt-oss-20b under TP 2 on Hopper: v0.19.0's TRITON MXFP4 backend, its swizzled layout
-    # counted: 6.96 GiB a rank against the 7.01 loaded
+    # counted, and the rope's cache: 6.97 GiB a rank against the 7.01 loaded
     "111-v0190-gpt-oss-20b-tp2-h100-llmd-planner.log": (-0.0003, 0.005),
     # Qwen2.5-VL 3B on an L4 (vLLM 0.11.0, Ray Data's example): the tower's forward over one image of
     # 16,384 tokens sets the peak, its attention as 0.11.0 writes it (q and k concatenated and rotated
     # in float32: 3.11 GiB); 12.6 % over while the attention was read from 0.19.0's code
     "81-v011-qwen25-vl-3b-ray-data-encoder-budget.log": (0.0054, 0.01),
-    # held out: Gemma 3 12B, the vision tower's 32 profiled images over the language model's peak
-    "112-v0190-gemma3-12b-it-vl-h100-llmd-planner.log": (0.0145, 0.02),
+    # held out: Gemma 3 12B, the vision tower's 32 profiled images over the language model's peak;
+    # its weights with the two ropes' caches (the global one stretched 8x: 0.56 GiB) as loaded
+    "112-v0190-gemma3-12b-it-vl-h100-llmd-planner.log": (0.0027, 0.02),
     "113-v0190-gemma2-27b-it-h100-llmd-planner.log": (-0.0027, 0.005),
     # vLLM 0.10.1.1 on A100s (a public benchmark's logs): FlashInfer's sampler where the log says it ran
     # (10 B a logit, no sort), the sort where FlashInfer is not installed (118); under TP the NCCL
     # memory of a release that turns NCCL's cuMem allocator off (0.33 GiB a rank, fitted on 116, 117
     # and 119; 118, held out, across two nodes under Ray, within 0.2 %)
-    "114-v01011-qwen2-7b-a100-util025-dennislee22.log": (0.0017, 0.005),
-    "115-v01011-qwen2-7b-a100-util05-dennislee22.log": (0.0007, 0.005),
-    "116-v01011-qwen2-7b-tp2-a100-util025-dennislee22.log": (0.0007, 0.005),
-    "117-v01011-qwen2-7b-tp2-a100-util05-dennislee22.log": (0.0009, 0.005),
-    "118-v01011-qwen2-7b-tp2-a100-40gb-ray-two-nodes-dennislee22.log": (-0.0021, 0.005),
+    "114-v01011-qwen2-7b-a100-util025-dennislee22.log": (-0.0045, 0.005),
+    "115-v01011-qwen2-7b-a100-util05-dennislee22.log": (-0.0005, 0.005),
+    "116-v01011-qwen2-7b-tp2-a100-util025-dennislee22.log": (-0.0019, 0.005),
+    "117-v01011-qwen2-7b-tp2-a100-util05-dennislee22.log": (-0.0001, 0.005),
+    "118-v01011-qwen2-7b-tp2-a100-40gb-ray-two-nodes-dennislee22.log": (-0.005, 0.005),
     "119-v01011-gpt-oss-120b-tp4-a100-ray-dennislee22.log": (0.0020, 0.005),
     # Mistral Small 3.1 (Pixtral tower, mistralai's format, the log's weights): two images of 3,080
     # tokens profiled, as printed; the sampler's warm-up over 131,072 logits sets the peak
@@ -524,12 +526,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (33, 0.0007, 0.013)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (16, 0.001, 0.0145)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (33, 0.0007, 0.005)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (16, 0.001, 0.005)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 33 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.3 %; verdict right on 34 of 34" in out
-    assert "held out: 16 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.4 %; verdict right on 17 of 17" in out
+    assert "fitted: 33 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.5 %; verdict right on 34 of 34" in out
+    assert "held out: 16 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.5 %; verdict right on 17 of 17" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -558,12 +560,12 @@ def test_accuracy_by_family_and_era(measured) -> None:
     towers = [r for r in rows if r.tower]
     assert sorted(_key(r) for r in towers) == ["112", "120", "121", "81"] and {r.family for r in towers} == {"dense", "sliding window", "moe"}
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
-    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (4, 0.0099, 0.0664)
+    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (4, 0.004, 0.0664)
     dense = groups[("family", "dense")]
     assert (dense.starts, dense.verdicts) == (38, 39)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (44, 0.006)
+    assert (v1.starts, round(float(v1.p90), 3)) == (44, 0.005)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -573,8 +575,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.059, 1.168)
-    assert round(float(held.median), 3) == 0.084
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.057, 1.157)
+    assert round(float(held.median), 3) == 0.083
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -772,8 +774,8 @@ def test_a_hybrid_on_a_card_holds_the_state_pages_of_its_release() -> None:
     each of its three gated-delta groups holds one state page, not two: with blocks of 2,096
     tokens, cdiv(131,072, 2,096) = 63 attention pages + 3 = 66 a request by default, 63 + 6 = 69
     with --enable-prefix-caching, and 69 by default from 0.28.0. The pool (the vision tower's
-    weights counted, and the fused-expert workspace kept through the sampler's warm-up), 168 blocks
-    of ten layers' pages, is the same either way; 168 / 66 prints 2.55x, 168 / 69 2.43x."""
+    weights and the rope cache counted, and the fused-expert workspace kept through the sampler's
+    warm-up), 166 blocks of ten layers' pages, is the same either way; 166 / 66 prints 2.52x, 166 / 69 2.41x."""
     from calc.engine import kvlayout
 
     config = json.loads((ROOT / "models" / "configs" / "qwen3.6-35b-a3b" / "config.json").read_text())
@@ -788,9 +790,9 @@ def test_a_hybrid_on_a_card_holds_the_state_pages_of_its_release() -> None:
     assert (lay.groups[0].spec.block_size, len(lay.groups), lay.group_size) == (2096, 4, 10)
     off, on, later = at("0.24.0"), at("0.24.0", True), at("0.28.0")
     assert off.available_kv_bytes == on.available_kv_bytes == later.available_kv_bytes
-    assert off.available_kv_bytes // (lay.page_bytes * 10) == 168
-    assert (off.max_concurrency, on.max_concurrency, later.max_concurrency) == (Fraction(168, 63 + 3), Fraction(168, 63 + 6), Fraction(168, 69))
-    assert (off.kv_tokens, on.kv_tokens) == (int(Fraction(168, 66) * 131072), int(Fraction(168, 69) * 131072)) == (333637, 319131)
+    assert off.available_kv_bytes // (lay.page_bytes * 10) == 166
+    assert (off.max_concurrency, on.max_concurrency, later.max_concurrency) == (Fraction(166, 63 + 3), Fraction(166, 63 + 6), Fraction(166, 69))
+    assert (off.kv_tokens, on.kv_tokens) == (int(Fraction(166, 66) * 131072), int(Fraction(166, 69) * 131072)) == (329665, 315332)
 
 
 def test_start_excerpts_keep_their_sources() -> None:
@@ -859,25 +861,25 @@ def test_the_catalog_states_the_held_out_accuracy(measured) -> None:
 
 
 def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> None:
-    """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM, its tower whole on each rank and no images: 831,632
-    tokens at 16,384 is a concurrency of 50.7588; vLLM's line prints it to the nearest hundredth,
-    50.76x, and the verdict says the same."""
+    """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM, its tower whole on each rank and no images: 830,272
+    tokens at 16,384 is a concurrency of 50.6758; vLLM's line prints it to the nearest hundredth,
+    50.68x, and the verdict says the same."""
     argv = ["model", "models/configs/qwen3-vl-30b-a3b-instruct/config.json", "--max-model-len", "16384", "--gpu", "h100-sxm", "--tp", "2",
             "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt", "image=0"]  # fmt: skip
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
-    assert "vLLM's verdict: starts (831,632 tokens, 50.76 requests of 16,384 at once)" in out
-    assert "maximum concurrency 50.76x at 16,384" in out
+    assert "vLLM's verdict: starts (830,272 tokens, 50.68 requests of 16,384 at once)" in out
+    assert "maximum concurrency 50.68x at 16,384" in out
 
 
 def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsys) -> None:
-    """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 62.79 GiB, so the pool
-    line says none and how far short, never -41.49: the requested share less the terms as printed
-    beside it, 21.31 - (61.02 + 0.38 + 0.25 + 1.14) = -41.48 (the exact bytes give 41.49)."""
+    """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 62.80 GiB, so the pool
+    line says none and how far short, never a negative pool: the requested share less the terms as
+    printed beside it, 21.31 - (61.03 + 0.38 + 0.25 + 1.14) = -41.49."""
     status = cli.main(["model", "models/configs/qwen3-32b/config.json", "--gpu", "rtx-4090", "--max-model-len", "32768", "--gpu-memory-utilization", "0.9"])
     out = capsys.readouterr().out
     assert status == 0
-    assert "KV pool a rank (predicted): none, 41.48 GiB short; vLLM's verdict: weights do not fit" in out
+    assert "KV pool a rank (predicted): none, 41.49 GiB short; vLLM's verdict: weights do not fit" in out
     assert "-41.4" not in out
 
 
@@ -927,9 +929,9 @@ def test_auto_fits_the_length_to_the_pool(capsys) -> None:
     auto = _json([*QWEN3_8B_4090, "--max-model-len", "auto"], capsys)
     minus = _json([*QWEN3_8B_4090, "--max-model-len", "-1"], capsys)
     assert auto == minus
-    assert auto["max_model_len"] == own["largest_max_model_len"] == 37_456 < 40_960
+    assert auto["max_model_len"] == own["largest_max_model_len"] == 37_392 < 40_960
     assert auto["available_kv_bytes"] == own["available_kv_bytes"] and auto["verdict"] == "starts"
-    assert any("reduced to 37,456, the largest the pool holds" in n for n in auto["notes"])
+    assert any("reduced to 37,392, the largest the pool holds" in n for n in auto["notes"])
     whole = _json([*QWEN3_8B_4090[:-3], "--gpu", "h100-sxm", "--json", "--max-model-len", "auto"], capsys)
     assert whole["max_model_len"] == 40_960 and any("it fits whole" in n for n in whole["notes"])
     pool = _json([*QWEN3_8B_4090[:-3], "--pool", "5 GiB", "--json", "--max-model-len", "auto"], capsys)

@@ -96,6 +96,18 @@ class Tower:
 
 
 @dataclass(frozen=True)
+class Rope:
+    """One rotary embedding's cos/sin cache, a buffer vLLM builds at load on every rank, in the
+    model's dtype (vllm/model_executor/layers/rotary_embedding/base.py, register_buffer
+    cos_sin_cache, 0.20.0): positions x rotary_dim values, shared by the layers of `kind` (get_rope
+    keeps one a distinct configuration)."""
+
+    kind: str
+    positions: int
+    rotary_dim: int
+
+
+@dataclass(frozen=True)
 class Shape:
     file: str
     architecture: str
@@ -134,6 +146,7 @@ class Shape:
     state_dtype_bytes: int | None = None  # mamba_ssm_dtype, which vLLM takes for the temporal state
     quantization: jsontext.JsonObject | None = None
     tower: Tower | None = None  # a multimodal model's vision tower and projector
+    ropes: tuple[Rope, ...] = ()  # the rotary embeddings' cos/sin caches vLLM builds (not in the checkpoint)
 
     @property
     def family(self) -> str:
@@ -243,7 +256,7 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     float32 = DTYPE_BYTES[dtype] == 4
     return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
                  tie_embeddings=tie, quantization=quant, defaults=noted,
-                 max_positions=_max_positions(inner), tower=tower, **fields)  # fmt: skip
+                 max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch), **fields)  # fmt: skip
 
 
 def _max_positions(config: dict[str, Any]) -> int | None:
@@ -254,6 +267,65 @@ def _max_positions(config: dict[str, Any]) -> int | None:
     if scaled or isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
         return None
     return positions
+
+
+_LAYER_TYPE_KIND = {"full_attention": "full", "sliding_attention": "sliding"}
+
+
+def _rope_positions(rp: Mapping[str, Any], max_pos: int, top_original: object = None) -> int:
+    """How many positions a rope's cache holds (vllm/model_executor/layers/rotary_embedding/__init__.py
+    get_rope, 0.20.0): a linear or dynamic factor stretches the model's positions, YaRN's (and
+    DeepSeek's) its original ones; LongRoPE keeps a short cache and a long one; the rest, the model's."""
+    kind = str(rp.get("rope_type", rp.get("type", "default")))
+    factor = rp.get("factor", 1)
+    factor = factor if isinstance(factor, (int, float)) and not isinstance(factor, bool) and factor > 0 else 1
+    original = rp.get("original_max_position_embeddings", top_original)  # Phi-3 writes it beside the rope, not in it
+    original = original if isinstance(original, int) and not isinstance(original, bool) and original > 0 else max_pos
+    if kind in ("linear", "dynamic"):
+        return int(max_pos * factor)
+    if kind in ("yarn", "deepseek_yarn"):
+        return int(original * factor)
+    if kind in ("longrope", "su"):
+        return original + max_pos
+    return max_pos
+
+
+def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mapping[str, Any], arch: str) -> tuple[Rope, ...]:
+    """The cos/sin caches of a model's attention layers: one for each distinct rope; Gemma 3's
+    sliding layers keep their own at the local base, unscaled (gemma3.py), a config's rope
+    parameters by layer type give each kind its own. A length the config leaves out is its
+    transformers class's default (`defaults`)."""
+    layers = fields["layers"]
+    kinds = [k for k in (FULL, SLIDING, MLA) if k in layers]
+    max_pos = inner.get("max_position_embeddings", defaults.get("max_position_embeddings"))
+    if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
+        return ()
+    if arch.startswith("NemotronH"):  # its attention layers take no rope (nemotron_h.py: no get_rope)
+        return ()
+    if MLA in layers:
+        rot = fields.get("qk_rope_head_dim") or 0
+    elif isinstance(inner.get("rotary_dim"), int) and not isinstance(inner.get("rotary_dim"), bool):  # MiniMax-M2 writes it
+        rot = inner["rotary_dim"]
+    else:
+        partial = inner.get("partial_rotary_factor", 1)
+        partial = partial if isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1 else 1
+        rot = int(fields["head_dim"] * partial)
+    if not rot:
+        return ()
+    rope = inner.get("rope_parameters") or inner.get("rope_scaling") or {}
+    rope = rope if isinstance(rope, dict) else {}
+    nested = {_LAYER_TYPE_KIND[k]: v for k, v in rope.items() if k in _LAYER_TYPE_KIND and isinstance(v, dict)}
+    out: list[Rope] = []
+    seen: set[tuple[int, int, bool, str]] = set()
+    for kind in kinds:
+        rp = nested.get(kind, {} if nested else rope)
+        local = kind == SLIDING and arch.startswith("Gemma3")  # Gemma 3: the local rope, at its own base, unscaled
+        positions = _rope_positions({} if local else rp, max_pos, inner.get("original_max_position_embeddings"))
+        key = (positions, rot, local, json.dumps(rp, sort_keys=True, default=str))  # get_rope's cache key: its base and scaling too
+        if key not in seen:
+            seen.add(key)
+            out.append(Rope(kind, positions, rot))
+    return tuple(out)
 
 
 # The keys vLLM reads a model's longest context from, the smallest present winning
@@ -322,7 +394,7 @@ def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], fil
 # config writes its class's own fields in full, except ones that postdate it (head_dim) and ones
 # equal to the base class's default (tie_word_embeddings: true). A nested text_config is written
 # as its difference from its class's defaults, so there any field may be left out.
-_GEMMA3_TEXT = {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+_GEMMA3_TEXT = {"max_position_embeddings": 131072, "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
                 "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True}  # fmt: skip
 _QWEN3_5_TEXT = {"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32, "num_attention_heads": 16,
                  "num_key_value_heads": 4, "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
