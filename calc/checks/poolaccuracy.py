@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from statistics import median
 
@@ -43,6 +43,8 @@ class Row:
     era: str = ""  # era_of(the start's release)
     release: tuple[int, int] = (0, 0)  # the start's vLLM release, (major, minor)
     layers: int = 0  # the config's decoder layers: each further CUDA graph grows with them
+    tower: bool = False  # the start builds a vision tower (calc/engine/multimodal.py profiles its encoder)
+    nvls: bool = True  # the card runs NCCL's NVLS all-reduce (predict.NVLS_BOXES)
 
     @property
     def error(self) -> Fraction | None:
@@ -106,11 +108,11 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
     shape = hfconfig.shape(config, f"models/configs/{e.config}/config.json")
     card = predict.card_of_box(predict.find_box(boxes, e.box))
     if r.total_memory_bytes is not None:  # the log's own total beats the catalog's reading
-        card = predict.Card(
-            card.id, card.name, int(r.total_memory_bytes.value), r.total_memory_bytes.line_text, f"{e.log}, line {r.total_memory_bytes.line_no}"
+        card = replace(
+            card, total_bytes=int(r.total_memory_bytes.value), total_text=r.total_memory_bytes.line_text, source=f"{e.log}, line {r.total_memory_bytes.line_no}"
         )
     elif e.total_memory is not None:  # a total the log prints in a line the reader does not take (a DEBUG snapshot)
-        card = predict.Card(card.id, card.name, _size(e.total_memory, f"{where}.total_memory"), e.total_memory, f"{e.log}, as the entry quotes it")
+        card = replace(card, total_bytes=_size(e.total_memory, f"{where}.total_memory"), total_text=e.total_memory, source=f"{e.log}, as the entry quotes it")
     utilization = e.gpu_memory_utilization
     if utilization is None and r.gpu_memory_utilization:
         utilization = Fraction(r.gpu_memory_utilization.value)
@@ -138,7 +140,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
     said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
     release = predict.release(e.engine_version)
     return Row(e.index, e.label, e.log, e.url or urls.get(e.log, ""), held_out(e.index), int(r.available_kv_bytes.value), p, terms, said,
-               shape.family, era_of(release), release, len(shape.layers))  # fmt: skip
+               shape.family, era_of(release), release, len(shape.layers), shape.tower is not None, card.nvls)  # fmt: skip
 
 
 _FLASHINFER_SAMPLER = "Using FlashInfer for top-p & top-k sampling"  # v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__
@@ -187,15 +189,23 @@ def summary(rs: list[Row], naive: bool = False) -> Summary:
                    sum(r.verdict_matches for r in rs), len(rs))  # fmt: skip
 
 
+MULTIMODAL = "multimodal (a vision tower; also in its family)"
+
+
 def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
     """The summary of each family and of each era, every row counted (fitted and held out), in the
-    order of hfconfig.FAMILIES and ERAS; a group with no start is left out."""
+    order of hfconfig.FAMILIES and ERAS; a group with no start is left out. The multimodal starts
+    (a vision tower built, its encoder profiled) follow the families as a group of their own,
+    each also counted in its language model's family."""
     out = []
     for kind, names, key in (("family", hfconfig.FAMILIES, "family"), ("era", ERAS, "era")):
         for name in names:
             chosen = [r for r in rs if getattr(r, key) == name]
             if chosen:
                 out.append((kind, name, summary(chosen)))
+        towers = [r for r in rs if r.tower]
+        if kind == "family" and towers:
+            out.append((kind, MULTIMODAL, summary(towers)))
     return out
 
 
@@ -209,7 +219,8 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
     one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
-    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0]]
+    # under TP, NCCL's NVLS buffers on NVSwitch boards (predict.non_torch): the median of those alone
+    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0] and r.nvls]
     many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
     # Before v0.11.0 no start prints the non-torch increase under TP: what its printed pool leaves
     # after the printed weights and the predicted activation peak (no CUDA graph estimate then).

@@ -72,6 +72,12 @@ class Card:
     source: str
     unified: bool = False  # CPU and GPU share one memory: vLLM reads MemAvailable
     vendor: str = "nvidia"  # "amd": ROCm takes no CUDA graph estimate off the pool
+    nvls: bool = True  # NCCL's NVLink SHARP all-reduce can run (non_torch); a card known by its total alone is taken as able
+
+
+# Boards whose GPUs meet on NVSwitch with multicast (HGX H100, H200, B200): there NCCL's NVLS
+# all-reduce runs when NCCL allocates with cuMem, and its buffers count outside torch (non_torch).
+NVLS_BOXES = ("h100-sxm", "h200", "b200")
 
 
 def card_of_box(box: Box) -> Card:
@@ -87,7 +93,8 @@ def card_of_box(box: Box) -> Card:
         )
     name = str(box["name"])
     vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
-    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), box.get("memory") == "unified", vendor)
+    unified = box.get("memory") == "unified"
+    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), unified, vendor, str(box["id"]) in NVLS_BOXES)
 
 
 def find_box(boxes: Mapping[str, Box], name: str) -> Box:
@@ -404,7 +411,7 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
                 f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
 
 
-def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
+def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True) -> Term:
     """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
     memory_profiling, non_torch_increase, v0.20.0; vllm/worker/worker.py on V0): cuBLAS workspaces
     on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
@@ -419,7 +426,13 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
     NCCL keeps its own default. There the snapshot is also taken before the distributed init
     (gpu_worker.py init_device, v0.10.1.1; after it from v0.11.0), so NCCL's set-up counts. No start
     before v0.11.0 prints the term: the constant is the median of what the fitted starts' printed
-    pools leave after their printed weights and the predicted activation (poolaccuracy.fit)."""
+    pools leave after their printed weights and the predicted activation (poolaccuracy.fit).
+
+    From v0.11.0, where NCCL keeps cuMem, the fitted starts under TP all ran on HGX H100 boards,
+    where NCCL also runs its NVLink SHARP (NVLS) all-reduce, whose buffers need NVSwitch multicast
+    and cuMem. On a card without it (`nvls` false: PCIe cards, A100, AMD) under TP the term is NCCL's
+    without NVLS, which the starts before v0.11.0 measured (A100s, NVLS off with cuMem): the same
+    constant."""
     if tp * pp == 1:
         if rel < (0, 8):
             return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
@@ -432,6 +445,10 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST) -> Term:
         return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
                     "vllm/utils/__init__.py memory_profiling, non_torch_increase, v0.10.1.1; NCCL under TP/PP with NCCL_CUMEM_ENABLE=0 "
                     "(vllm/env_override.py, up to v0.10.x) (fitted, before v0.11)")  # fmt: skip
+    if tp > 1 and not nvls:
+        return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
+                    "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL under TP on a card without NVSwitch multicast, "
+                    "so without NCCL's NVLS buffers: the median where NCCL ran without them (fitted, before v0.11)")  # fmt: skip
     return Term(
         "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
     )
@@ -484,18 +501,78 @@ def cuda_graph_estimate(piecewise: int, full: int, layers: int) -> int:
     return CUDA_GRAPH_FIRST_CAPTURE + further * layers
 
 
-def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia") -> Term:
+# The architectures each release runs on Model Runner V2 by default (vllm/config/vllm.py,
+# DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES), from the release that set the list.
+V2_ARCHITECTURES: tuple[tuple[tuple[int, int], frozenset[str]], ...] = (
+    ((0, 22), frozenset({"Qwen3ForCausalLM"})),
+    ((0, 23), frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"})),
+    ((0, 24), frozenset({"Qwen3ForCausalLM", "DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM",
+                         "LlamaForCausalLM", "MistralForCausalLM"})),
+    ((0, 25), frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"})),
+    ((0, 26), frozenset({"DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
+                         "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"})),
+    ((0, 27), frozenset({"DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
+                         "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"})),
+    ((0, 28), frozenset({"DeepseekV2ForCausalLM", "DeepseekV4ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM",
+                         "InklingForConditionalGeneration", "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM",
+                         "Qwen2MoeForCausalLM"})),
+)  # fmt: skip
+V2_ESTIMATE_FROM = (0, 29)  # vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory: V2's own estimate from v0.29.0
+
+
+def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool) -> bool:
+    """Whether vLLM holds max_num_seqs to the pool's blocks: from v0.20.0 a model with mamba or
+    gated-delta layers captures full decode CUDA graphs (FULL_AND_PIECEWISE, the default mode), and
+    each decode sequence of one needs its own Mamba cache block, so resolve_cudagraph_mode_and_sizes
+    (vllm/config/compilation.py, 0.20.0 to 0.33.0) refuses a max_num_seqs above kv_cache_config.num_blocks.
+    None under --enforce-eager (no graphs)."""
+    return rel >= (0, 20) and not enforce_eager and bool({MAMBA, LINEAR} & set(shape.layers))
+
+
+def model_runner_v2(shape: Shape, rel: tuple[int, int]) -> bool:
+    """Whether the release runs this model on Model Runner V2 when VLLM_USE_V2_MODEL_RUNNER is unset
+    (vllm/config/vllm.py, VllmConfig.use_v2_model_runner and _is_default_v2_model_runner_model):
+    v0.22.0 and v0.23.x a listed architecture, neither MoE nor quantized; v0.24.x a listed
+    architecture; v0.25.1 and v0.26.x any model that is neither hybrid nor MoE, and a listed MoE;
+    from v0.27.0 a listed hybrid too. Before v0.22.0 the V1 runner alone. The features V2 leaves
+    to V1 (ngram drafts, prefill context parallel, sequence parallel, custom logits processors,
+    prompt embeddings; in v0.22.0 a reasoning parser too) are not among the inputs here."""
+    if rel < (0, 22):
+        return False
+    archs = [a for since, a in V2_ARCHITECTURES if since <= rel][-1]
+    listed = shape.architecture in archs
+    moe = any(m.experts for m in shape.mlps)
+    hybrid = shape.family == "hybrid"
+    if rel < (0, 24):
+        return listed and not moe and shape.quantization is None
+    if rel < (0, 25):
+        return listed
+    if rel < (0, 27):
+        return not hybrid and (listed or not moe)
+    return (listed or not hybrid) and (listed or not moe)
+
+
+def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia",
+               runner_v2: bool = False) -> Term:  # fmt: skip
     """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
     v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
     formula, cuda_graph_estimate, over the graphs graph_counts gives and the shape's decoder layers
     (a pipeline stage's own). Zero before v0.20.0 (the estimate is off by default there: v0.19.0
-    prints it and takes nothing off), under --enforce-eager and on ROCm."""
+    prints it and takes nothing off), under --enforce-eager and on ROCm, and on Model Runner V2
+    before v0.29.0 (`runner_v2`, model_runner_v2 of the whole model): its profile_cudagraph_memory
+    returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0; https://github.com/vllm-project/vllm/issues/49224), so the
+    worker takes nothing off for the graphs it captures after sizing the pool. From v0.29.0 V2
+    measures its own estimate (vllm/v1/worker/gpu/cudagraph_utils.py); the formula here, fitted on
+    the V1 runner's, stands in for it."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if rel < (0, 20):
         return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
     if vendor == "amd":
         return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
+    if runner_v2 and rel < V2_ESTIMATE_FROM:
+        return Term("cuda_graph", 0, "Model Runner V2, this release's default for the model (vllm/config/vllm.py use_v2_model_runner): its "
+                    "profile_cudagraph_memory returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0), so nothing is taken off")  # fmt: skip
     piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture)
     layers = len(shape.layers)
     return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers),
@@ -561,7 +638,7 @@ class Prediction:
     kv_tokens: int | None
     max_concurrency: Fraction | None
     largest_max_model_len: int | None
-    verdict: str  # "starts", "weights do not fit", "no KV memory", "max_model_len"
+    verdict: str  # "starts", "weights do not fit", "no KV memory", "max_model_len", "max_num_seqs"
     reason: str
     sampler_rows: int = 0
     vocab: int = 0
@@ -595,10 +672,13 @@ def predict(
     weights_bytes: int | None = None,
     weights_source: str = "",
     stage_weights: tuple[int, ...] | None = None,
+    stage_lora_slots: tuple[int, ...] | None = None,
 ) -> Prediction:
     """The pool one rank gets, each term with its source, and vLLM's verdict on the start.
     `weights_bytes` replaces the config's count (the checkpoint's size, or a log's loading line);
     under pipeline parallel `stage_weights` gives each stage's (calc/engine/ranks.py counts them without).
+    `stage_lora_slots`, one LoRA slot's bytes on each stage's rank where that rank's weights are not
+    TP's alone (expert or data parallel: the slots follow the rank's own experts, calc/engine/lora.py).
 
     Under pipeline parallel every stage sizes its pool the same way from its own weights, its own
     layers' graphs and, on the last stage alone, the sampler's warm-up (gpu_model_runner.py
@@ -638,12 +718,14 @@ def predict(
     # The tower's own forward pass runs first, on the profile's dummy items, and frees all but its
     # outputs before the language model's (gpu_model_runner.py profile_run): the peak is the larger.
     enc_fwd = enc.forward_bytes if enc else 0
-    if enc and enc_fwd > peak + held:
+    enc_tower = shape.tower
+    if enc and enc_tower and enc_fwd > peak + held:
         act = Term(
             "activation_peak",
             enc_fwd,
             f"the vision tower's forward over the profile's {enc.items} dummy items ({enc.patches:,} patches; calc/engine/multimodal.py "
-            "encoder_forward_peak, from the model code, uncalibrated), above the language model's pass and the sampler warm-up",
+            f"encoder_forward_peak, from the model code; {multimodal.attention_live(enc_tower, s.tp, shape.dtype_bytes, rel)[1]}), "
+            "above the language model's pass and the sampler warm-up",
         )
     else:
         act = Term(
@@ -654,11 +736,16 @@ def predict(
             + (f"; plus {_gib(ws.bytes, up=True)} of fused-expert workspace kept through it ({ws.source})" if ws.bytes and fwd.bytes < peak else "")
             + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
         )
-    nt = non_torch(s.tp, s.pp, rel)
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+    nt = non_torch(s.tp, s.pp, rel, card.nvls)
+    v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
+    if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
+        raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")
     lora_n = tuple(
-        lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes if s.lora else 0
-        for a, b in _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
+        (slot * s.lora.max_loras if stage_lora_slots else lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes)
+        if s.lora
+        else 0
+        for (a, b), slot in zip(_bounds(len(shape.layers), s.pp, s.pp_layer_partition), stage_lora_slots or (0,) * s.pp, strict=True)
     )
     bounds = _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
     moved_n = tuple(offload.moved(shape, s.tp, s.cpu_offload_gib, range(a, b)) if s.cpu_offload_gib else 0 for a, b in bounds)
@@ -683,7 +770,7 @@ def predict(
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else max(fwd.bytes + held, enc_fwd if st.rank == 0 else 0)  # the tower sits on the first stage
-                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor)
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
@@ -696,7 +783,7 @@ def predict(
             if not last:
                 act = Term("activation_peak", max(fwd.bytes + held, enc_fwd if tightest == 0 else 0),
                            "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)  # fmt: skip
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
@@ -734,6 +821,14 @@ def predict(
                 (
                     f"vLLM refuses: one request of {s.max_model_len:,} tokens needs {_gib(req.bytes_per_request, up=True)} of KV cache, more than the "
                     f"{_gib(pool, down=True)} available; the largest max_model_len that fits is {largest:,} (vllm/v1/core/kv_cache_utils.py)"
+                ),
+            )
+        elif mamba_graphs(kv_shape, rel, s.enforce_eager) and seqs > p.blocks:
+            verdict, reason = (
+                "max_num_seqs",
+                (
+                    f"vLLM refuses: max_num_seqs ({seqs}) exceeds the {p.blocks:,} Mamba cache blocks the pool holds; each sequence of a full decode "
+                    "CUDA graph needs one (vllm/config/compilation.py resolve_cudagraph_mode_and_sizes, from 0.20.0)"
                 ),
             )
         else:
@@ -795,6 +890,7 @@ def fixes(
     weights_bytes: int | None = None,
     weights_source: str = "",
     stage_weights: tuple[int, ...] | None = None,
+    stage_lora_slots: tuple[int, ...] | None = None,
 ) -> list[Fix]:
     """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
     order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
@@ -804,8 +900,10 @@ def fixes(
     from dataclasses import replace
 
     def run(t: Start) -> Prediction:
-        same = t.tp == s.tp
-        return predict(shape, card, t, topk, weights_bytes if same else None, weights_source, stage_weights if same else None)
+        same = t.tp == s.tp and t.pp == s.pp
+        return predict(
+            shape, card, t, topk, weights_bytes if same else None, weights_source, stage_weights if same else None, stage_lora_slots if same else None
+        )
 
     base = run(s)
     if base.verdict == "starts":

@@ -432,11 +432,19 @@ def stage_weights(
     scale, _, _ = weights.checkpoint_scale(shape, total_size, source)
     model = [0] * pp
     drafter = [0] * pp
+    buffers = [0] * pp
     for t in tensors:
         b = weights.tensor_bytes(t, quant, shape.dtype_bytes)
-        for n in _place(t.path, t.drafter, bounds, shape.tie_embeddings):
-            if t.drafter:
+        places = _place(t.path, t.drafter, bounds, shape.tie_embeddings)
+        layer = _LAYER.match(t.path + ".")
+        if t.buffer and layer is not None:  # a rope's cache: on every stage that builds a layer of its kind (each process its own get_rope)
+            kind = shape.layers[int(layer.group(1))]
+            places = tuple(n for n, (a, b) in enumerate(bounds) if kind in shape.layers[a:b])
+        for n in places:
+            if t.buffer:  # built at load: not scaled to the checkpoint
+                buffers[n] += b
+            elif t.drafter:
                 drafter[n] += b
             else:
                 model[n] += b
-    return tuple((round(m * scale), round(d * scale)) for m, d in zip(model, drafter, strict=True))
+    return tuple((round(m * scale) + f, round(d * scale)) for m, d, f in zip(model, drafter, buffers, strict=True))

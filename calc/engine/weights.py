@@ -60,6 +60,7 @@ class Tensor:
     drafter: bool = False
     dtype_bytes: int | None = None  # kept in this width whatever the model's dtype (float32 routers)
     tower: bool = False  # the vision tower or its projector
+    buffer: bool = False  # built at load, not read from the checkpoint (a rope's cos/sin cache): not scaled to it, not offloaded
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,9 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         out.append(Tensor("mtp.norm", h, drafter=True))  # (vllm/model_executor/models/qwen3_5_mtp.py and qwen3_next_mtp.py, 0.33.0)
     if shape.tower is not None:
         out += tower_tensors(shape.tower, tp)
+    for rope in shape.ropes:  # on every rank whole, placed at the first layer it serves (its pipeline stage)
+        first = shape.layers.index(rope.kind)
+        out.append(Tensor(f"model.layers.{first}.self_attn.rotary_emb.cos_sin_cache", rope.positions, rope.rotary_dim, buffer=True))
     return out
 
 
@@ -458,16 +462,16 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
     by the modeled layout (that figure beats the count); without it the count stands."""
     if tp < 1 or shape.heads % tp:
         raise ConfigError(shape.file, "num_attention_heads", shape.heads, f"a multiple of the tensor parallel size {tp}")
-    rank = _sum(shape, tp, quant_of(shape))
+    model, drafter, buffers = _sum(shape, tp, quant_of(shape))
     scale, source, whole = checkpoint_scale(shape, total_size, source)
-    return Weights(round(rank[0] * scale), round(rank[1] * scale), source, whole)
+    return Weights(round(model * scale) + buffers, round(drafter * scale), source, whole)
 
 
 def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index total_size") -> tuple[Fraction, str, int]:
     """What the count is multiplied by to give the checkpoint's own bytes (1 without them), the
     source of the figure and the whole checkpoint's bytes, all ranks together."""
     whole = _sum(shape, 1, quant_of(shape))
-    counted = whole[0] + whole[1]
+    counted = whole[0] + whole[1]  # the checkpoint's tensors, not the buffers
     if total_size is None:
         return Fraction(1), "config", counted
     if not counted // PLAUSIBLE <= total_size <= counted * PLAUSIBLE:  # total_size 1 once gave weights of 0.00 GiB
@@ -480,15 +484,18 @@ def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index 
     return Fraction(total_size, counted), source, total_size
 
 
-def _sum(shape: Shape, tp: int, quant: Quant) -> tuple[int, int]:
-    model = drafter = 0
+def _sum(shape: Shape, tp: int, quant: Quant) -> tuple[int, int, int]:
+    """The model's, the drafter's and the buffers' bytes on one rank."""
+    model = drafter = buffers = 0
     for t in tensors(shape, tp):
         b = tensor_bytes(t, quant, shape.dtype_bytes)
-        if t.drafter:
+        if t.buffer:
+            buffers += b
+        elif t.drafter:
             drafter += b
         else:
             model += b
-    return model, drafter
+    return model, drafter, buffers
 
 
 def checkpoint_size(data: object, file: str) -> tuple[int, str]:

@@ -22,7 +22,8 @@ _REPORT = re.compile(r"https://github\.com/([^/\s]+)/([^/\s]+)/(issues|pull)/(\d
 @dataclass(frozen=True)
 class Trace:
     """A published poll-by-poll trace: its file in logs/traces/, its report, when the run ended and
-    when the head served (None: never, or not said)."""
+    when the head served (None: never, or not said); `phase_said` False when the report leaves the
+    phase open and the entry records the one it is replayed as."""
 
     file: str
     url: str
@@ -30,6 +31,7 @@ class Trace:
     outcome: str
     ends_at: float | None
     serving_at: float | None
+    phase_said: bool = True
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ def _published(source: str) -> Published:
             str(_field(e, w, "outcome", word, "what happened, in words")),
             _seconds(_field(e, w, "ends_at", number, opt)),
             _seconds(_field(e, w, "serving_at", number, opt)),
+            not isinstance(e, dict) or "phase_said" not in e or bool(_field(e, w, "phase_said", (bool,), "true or false")),
         )
 
     def reading(e: object, w: str) -> Reading:
@@ -139,10 +142,11 @@ def published_traces_table(build: Build) -> str:
         watched = guard.run(samples, floor, in_a_row, e.serving_at)
         kept_on = guard.run(samples, floor, in_a_row)
         ended = fig(e.ends_at, "s", 0) if e.ends_at is not None else "went on serving"
+        during = "the start" if e.phase == "start" else "serving"
         rows.append(
             (
                 _report(e.url),
-                "the start" if e.phase == "start" else "serving",
+                during if e.phase_said else f"not said; replayed as {during}",
                 e.outcome,
                 ended,
                 fig(len(samples), "count"),

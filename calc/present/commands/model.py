@@ -30,15 +30,38 @@ def _read_text(path: str, what: str) -> str:
         raise InputError(f"{what} {path}: not text, expected a JSON file") from None
 
 
-def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
+AUTO_LENGTH = ("auto", "-1")  # vLLM's --max-model-len -1 or auto: the largest that fits (argparse_utils.py human_readable_int_or_auto)
+AUTO_LENGTH_FROM = (0, 14)  # vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, first in 0.14.0
+AUTO_FIT = "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0 to 0.32.x; kv_cache_planning.py from 0.33.0"
+
+
+def _length(args: argparse.Namespace, config_text: str, card: object, rel: tuple[int, int]) -> tuple[int, bool, str]:
+    """max_model_len as vLLM takes it: the number typed; none, the config's derived length; -1 or
+    auto (0.14.0 and later), the derived length, to be fitted to the pool. With the note that says so."""
+    from calc.engine import hfconfig
+
+    raw = args.max_model_len
+    auto = isinstance(raw, str) and raw.strip().lower() in AUTO_LENGTH
+    if raw is not None and not auto:
+        return _int(args, "max_model_len"), False, ""
+    if auto and rel < AUTO_LENGTH_FROM:
+        raise InputError(f"--max-model-len: found {raw.strip()!r} on vLLM {rel[0]}.{rel[1]}, expected a token count (auto and -1 from 0.14.0)")
+    if auto and card is None and args.pin is None:
+        raise InputError(f"--max-model-len: found {raw.strip()!r} without a card or a pool, expected --gpu NAME, --total-memory SIZE or a pool to fit it to")
+    derived = hfconfig.derived_max_model_len(hfconfig.load(config_text, args.config), rel, args.config)
+    said = f"max_model_len {derived.tokens:,}: " + ("auto, " if auto else "none given, ") + f"the model's own, from {derived.source}"
+    return derived.tokens, auto, said
+
+
+def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = ()) -> object:
     from dataclasses import replace
 
     from calc.checks import modeled
     from calc.engine import predict
 
     config_text = _read_text(args.config, "config")
-    max_len = _int(args, "max_model_len")
     card = _card(catalog, args)
+    max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version))
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
     mm_cfg = _multimodal(args)
@@ -51,15 +74,17 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             max_num_seqs=_int(args, "seats") if args.seats is not None else None,
             max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
+            flashinfer_sampler=args.flashinfer_installed,
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg,
         )  # fmt: skip
         predict.check_start(start)
         if args.pin is not None:
             raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
-    elif args.gpu_memory_utilization is not None or args.seats is not None or args.enforce_eager or args.offline:
+    elif args.gpu_memory_utilization is not None or args.seats is not None or args.enforce_eager or args.offline or args.flashinfer_installed:
         raise InputError(
-            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
+            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline, --flashinfer-installed: found without a card, "
+            "expected --gpu NAME or --total-memory SIZE"
         )
     pp = _int(args, "pp")
     if args.pp_layer_partition is not None and pp == 1:
@@ -98,10 +123,21 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
-        r = _with_prediction(r, config_text, args.config, card, start)
+        drafting = _int(args, "speculative_tokens") > 0
+        r = _with_prediction(r, config_text, args.config, card, start, drafting)
+    if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
+        fit = r.largest_max_model_len
+        if fit is not None and 0 < fit < max_len:
+            fitted = f"{length_note}; reduced to {fit:,}, the largest the pool holds ({AUTO_FIT})"
+            again = {"max_model_len": str(fit), "prefill_budget": str(budget) if budget is not None else None}
+            if start is not None:  # the defaults vLLM set before the fit stay
+                again["seats"] = str(r.prediction.max_num_seqs if r.prediction else start.max_num_seqs)
+            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted))
+        length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
+    said = (*said, length_note) if length_note else said
     worst = _worst_prefill(args, config_text, r, budget or 8192)
     host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
-    said = r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
+    said = said + r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
     r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
     if args.json:
         return r.to_json()
@@ -278,9 +314,17 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
 
 
 def _with_prediction(
-    r: modeled_module.ModelReport, config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start
+    r: modeled_module.ModelReport,
+    config_text: str,
+    config_file: str,
+    card: predict_module.Card,
+    start: predict_module.Start,
+    drafting: bool = False,
 ) -> modeled_module.ModelReport:
-    """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict."""
+    """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict.
+    With speculative tokens the drafter's layers load with the model, inside the profiler that
+    prints 'Model loading took' (gpu_model_runner.py load_model, drafter.load_model, 0.20.0): they
+    are weights, on the last stage."""
     from dataclasses import replace
 
     from calc.checks import modeled
@@ -288,29 +332,35 @@ def _with_prediction(
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    own = tuple(st.weights_bytes for st in r.ranks) if start.pp > 1 else None
-    p = predict.predict(
-        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
+    drafter = r.drafter_bytes_per_rank if drafting else 0
+    own = tuple(st.weights_bytes + (st.drafter_bytes if drafting else 0) for st in r.ranks) if start.pp > 1 else None
+    split = (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
+    # under expert or data parallel the LoRA slots follow each stage's rank with the most experts
+    slots = tuple((st.lora_bytes or 0) // start.lora.max_loras for st in r.ranks) if split and start.lora is not None else None
+    weights_from = f"calc/engine/weights.py from the {r.weights_source}" + (
+        f", with the drafter's layers {fmt(drafter, 'GiB')} (they load with the model: gpu_model_runner.py load_model, 0.20.0)" if drafter else ""
     )
+    topk = predict.experts_per_token(data)
+    p = predict.predict(shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots)
     terms = {
         t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
     }
     pool = p.available_kv_bytes
-    found = predict.fixes(
-        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
-    )
+    found = predict.fixes(shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots)
     notes = list(r.notes)
-    if (r.dp > 1 or r.ep_size > 1) and ranks.moe_experts(shape):  # a larger TP or more stages would be figured without the expert split: not offered
+    rel = predict.release(start.engine_version)
+    if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
+        notes.append(
+            f"--flashinfer-installed changes nothing on vLLM {rel[0]}.{rel[1]}: V1 samples with FlashInfer wherever it imports from 0.8.0 to "
+            "0.11.x only; from 0.12.0 on VLLM_USE_FLASHINFER_SAMPLER=1 alone, and by default on NVIDIA cards from 0.21.0 "
+            "(vllm/v1/sample/ops/topk_topp_sampler.py, vllm/envs.py)"
+        )
+    if split:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
         notes.append(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
             "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
         )
-        if start.lora is not None and r.lora is not None and p.lora.bytes != r.lora.device_bytes_per_rank:
-            notes.append(
-                f"the card's pool takes LoRA's slots as TP splits the experts, {fmt(p.lora.bytes, 'GiB')}; the rank's own experts take "
-                f"{fmt(r.lora.device_bytes_per_rank, 'GiB')} (the lora figures above)"
-            )
     prediction = modeled.CardPrediction(
         card=card.name,
         card_source=card.source,
