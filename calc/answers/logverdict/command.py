@@ -275,12 +275,9 @@ def whole_command(
     changes: list[CommandChange] = []
     changed: set[str] = set()
     if fix is not None and fix.flag.startswith("--") and not (fix.value is None and fix.flag not in _SWITCHES):
-        was = rest.get(fix.flag, None) if fix.flag in rest else None
-        changes.append({"flag": fix.flag, "value": fix.value, "was": was if fix.flag in rest else None, "why": fix.why, "passes": fix.passes})
+        changes.append({"flag": fix.flag, "value": fix.value, "was": rest.get(fix.flag), "why": fix.why, "passes": fix.passes})
         rest[fix.flag] = fix.value
         changed.add(fix.flag)
-        if fix.flag == "--kv-cache-dtype" and "--kv-cache-memory-bytes" in rest:
-            pass
     head = ["python -m sglang.launch_server", f"--model-path {model}"] if sglang else ["vllm serve", model]
     shown: list[tuple[str, str | None, bool]] = []
     parts = [" ".join(head)] if not sglang else head
