@@ -1,4 +1,4 @@
-"""The pool a peer estimator implies, beside calc/engine/predict.py's and the naive rule's, on the same
+"""The pool a peer estimator implies, beside calc/engine/predict's and the naive rule's, on the same
 public starts (models/pool_starts.yaml).
 
 The peer is `vramcalc` (PyPI, 0.1.2, MIT): of the memory estimators in the package lists it is the

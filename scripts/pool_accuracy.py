@@ -1,4 +1,4 @@
-"""The pool calc/engine/predict.py predicts beside the pool vLLM printed, on the public starts of
+"""The pool calc/engine/predict/ predicts beside the pool vLLM printed, on the public starts of
 models/pool_starts.yaml: each start's error, and the median and 90th-percentile error of the
 fitted and the held-out starts apart (every third start is held out; nothing is fitted to it).
 

@@ -196,7 +196,7 @@ def _on_card(catalog, default, box: str, **edits: str) -> dict[str, str]:
 def test_a_discrete_card_clears_the_pin_and_predicts_the_pool(catalog, default) -> None:
     """Llama 3.1 8B on one H100 at 0.95, 16,384 tokens, 1,024 seqs and 8,192 tokens a step, vLLM
     0.19.0: the public start printed 58.11 GiB (logs/starts/81-...); the calculator's pool is
-    calc/engine/predict.py's, each term with its source, and the band is the catalog's."""
+    calc/engine/predict's, each term with its source, and the band is the catalog's."""
     from fractions import Fraction
 
     from calc.engine import hfconfig, predict

@@ -88,7 +88,7 @@ def test_offload_moves_each_ranks_own_experts(capsys: pytest.CaptureFixture[str]
 
 
 def test_on_a_card_the_pool_takes_the_lora_slots_of_the_ranks_own_experts(capsys: pytest.CaptureFixture[str]) -> None:
-    """Under expert parallel the card's pool (calc/engine/predict.py) takes LoRA's slots as the rank
+    """Under expert parallel the card's pool (calc/engine/predict/) takes LoRA's slots as the rank
     with the most experts holds them (vllm/lora/layers/fused_moe.py: local_num_experts, the
     intermediate whole), the same figure as the rank's own lora report, not TP's split of every
     expert; the pool falls by exactly the slots, and the fewer-slots fix is figured the same way."""

@@ -1,4 +1,4 @@
-"""The pool predicted before the first start (calc/engine/predict.py): each term against what vLLM's
+"""The pool predicted before the first start (calc/engine/predict/): each term against what vLLM's
 source gives, the prediction against the pools real logs printed (models/pool_starts.yaml), the
 fitted constants against the fitted starts, and the command line's keys and refusals."""
 

@@ -230,7 +230,7 @@ def model_report(i: ModelInputs) -> ModelReport:
 
 def beyond_read(text: str | None) -> str | None:
     """Where --engine-version names a release newer than the newest whose source was read
-    (calc/engine/predict.py LATEST, the 0.33.0 wheel), what the report says of it: the rules
+    (calc/engine/predict/defaults.py LATEST, the 0.33.0 wheel), what the report says of it: the rules
     followed are the newest release's, and the version typed is beyond it. None otherwise."""
     from calc.engine import predict
 

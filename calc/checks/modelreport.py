@@ -41,7 +41,7 @@ class ModelInputs:
 
 @dataclass(frozen=True)
 class StagePoolTerms:
-    """A pipeline stage's own pool terms on a card (calc/engine/predict.py)."""
+    """A pipeline stage's own pool terms on a card (calc/engine/predict/)."""
 
     lora_bytes: int
     activation_peak_bytes: int
@@ -224,7 +224,7 @@ class PredictedFix:
 
 @dataclass(frozen=True)
 class CardPrediction:
-    """The pool predicted on a card (calc/engine/predict.py): each term with its source, vLLM's verdict."""
+    """The pool predicted on a card (calc/engine/predict/): each term with its source, vLLM's verdict."""
 
     card: str
     card_source: str

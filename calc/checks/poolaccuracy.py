@@ -1,7 +1,7 @@
-"""How close calc/engine/predict.py comes to the pool vLLM printed, on public starts it never saw.
+"""How close calc/engine/predict/ comes to the pool vLLM printed, on public starts it never saw.
 
 models/pool_starts.yaml lists the starts; every third (index % 3 == 2) is held out, and the three
-fitted constants of calc/engine/predict.py are medians over the others only (`fit`). Each row predicts
+fitted constants of calc/engine/predict/ are medians over the others only (`fit`). Each row predicts
 the pool from the config, the card's total and the settings, and compares it with the log's
 "Available KV cache memory" (V1) or "the rest of the memory reserved for KV Cache" (V0). A pool
 vLLM printed negative has no relative error: its row checks the verdict instead.
@@ -210,7 +210,7 @@ def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
 
 
 def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str], layers: dict[str, int] | None = None) -> dict[str, int]:
-    """The constants calc/engine/predict.py takes, as medians over the rows not held out (and the
+    """The constants calc/engine/predict/ takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
     sampler's bytes a logit where the printed activation peak is the sampler's, a graph's first
     capture and each further graph's bytes a decoder layer of each mode (`layers`: each graph log's

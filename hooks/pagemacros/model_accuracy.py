@@ -78,13 +78,13 @@ def pool_prediction_by_group(build: Build) -> str:
 
 
 def pool_prediction_table(build: Build) -> str:
-    """Each start: the pool vLLM printed beside the pool calc/engine/predict.py predicts from the config."""
+    """Each start: the pool vLLM printed beside the pool calc/engine/predict/ predicts from the config."""
     out = []
     for r in pool_rows(build.root, build.catalog):
         p = r.prediction
         out.append((
             f"[{source_text(r.label)}]({r.url})" if r.url else source_text(r.label), "held out" if r.held_out else "fitted",
-            fig(r.printed_pool, "GiB"), fig(p.available_kv_bytes, "GiB", source="predicted by calc/engine/predict.py"),
+            fig(r.printed_pool, "GiB"), fig(p.available_kv_bytes, "GiB", source="predicted by calc/engine/predict/"),
             fig(r.error, "%", 1) if r.error is not None else "vLLM refused: no KV memory",
             fig(p.activation.bytes, "GiB", source="modeled"), fig(p.cuda_graph.bytes, "GiB", source="modeled"), source_text(p.verdict),
         ))  # fmt: skip
