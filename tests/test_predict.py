@@ -321,8 +321,12 @@ def test_a_hybrid_needs_a_mamba_block_for_each_sequence_from_0_20() -> None:
     assert predict.predict(shape, card, replace(start, engine_version="0.19.0")).verdict == "starts"  # capped, not refused
     # a dense model's sequences need no block of their own
     assert not predict.mamba_graphs(_shape("qwen3-8b"), (0, 21), False)
+    # the fix is the most sequences that start: fewer graphs captured leave a few more blocks (957)
     fix = next(f for f in predict.fixes(shape, card, start) if f.change.startswith("max_num_seqs"))
-    assert fix.flags == "--max-num-seqs 512" and fix.prediction.verdict == "starts"
+    assert fix.flags == "--max-num-seqs 957" and fix.prediction.verdict == "starts"
+    assert predict.predict(shape, card, replace(start, max_num_seqs=958)).verdict == "max_num_seqs"
+    fit = predict.limits(shape, card, start)
+    assert (fit.max_num_seqs, fit.seqs_unlimited, fit.gpu_memory_utilization) == (957, False, Fraction(94, 100))  # 1,024 blocks at 0.94
 
 
 def test_a_further_cuda_graph_grows_with_the_layers_not_the_tp_size() -> None:
@@ -984,3 +988,26 @@ def test_nccls_nvls_buffers_only_on_nvswitch_boards() -> None:
     assert predict.non_torch(4, 1, (0, 11), nvls=False).bytes == predict.NON_TORCH_PER_RANK_TP_NO_CUMEM < 400 * 2**20
     assert predict.non_torch(4, 1, (0, 11), nvls=True).bytes == predict.NON_TORCH_PER_RANK_TP > 2 * 2**30
     assert predict.non_torch(1, 1, (0, 20), nvls=False) == predict.non_torch(1, 1, (0, 20), nvls=True)
+
+
+def test_the_settings_that_fit_each_alone(capsys) -> None:
+    """Qwen3-8B on an RTX 4090 at 16,000 tokens starts; the JSON says how far each setting goes with
+    the others as given: the longest length one request fits (37,392, the same as the report's
+    largest_max_model_len), sequences without a memory limit (the sampler's rows stop at the
+    batched tokens, the graphs at 512), and the lowest utilization that starts, 0.80: at 0.79 the
+    pool no longer holds one request of 16,000 tokens."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "16k", "--json"]
+    r = _json(argv, capsys)
+    fit = r["settings_that_fit"]
+    assert fit == {"max_model_len": 37_392, "max_num_seqs": None, "max_num_seqs_unlimited": True, "gpu_memory_utilization": 0.8}
+    assert fit["max_model_len"] == r["largest_max_model_len"]
+    low = _json([*argv, "--gpu-memory-utilization", "0.80"], capsys)
+    lower = _json([*argv, "--gpu-memory-utilization", "0.79"], capsys)
+    assert (low["verdict"], lower["verdict"]) == ("starts", "max_model_len")
+    assert cli.main(argv[:-1]) == 0
+    assert "each alone, the rest as given: max_model_len up to 37,392; max_num_seqs: any (memory sets no limit); gpu_memory_utilization from 0.80" in (
+        capsys.readouterr().out
+    )
+    # the model's own length caps it: vLLM refuses a longer one unless told to allow it
+    h100 = _json([*argv[:2], "--gpu", "h100-sxm", "--max-model-len", "16k", "--json"], capsys)
+    assert h100["largest_max_model_len"] > 40_960 == h100["settings_that_fit"]["max_model_len"]

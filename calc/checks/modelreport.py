@@ -245,6 +245,7 @@ class CardPrediction:
     verdict_reason: str
     fixes: tuple[PredictedFix, ...]
     tightest_rank: int
+    settings_that_fit: dict[str, object] | None = None  # predict.Limits.to_json(): how far each setting goes, the others as given
 
 
 @dataclass(frozen=True)
@@ -310,7 +311,8 @@ class ModelReport:
             ahead = {f: getattr(p, f) for f in CARD_KEYS}
             ahead["terms"] = {name: {"bytes": t.bytes, "source": t.source} for name, t in p.terms.items()}
             out.update(ahead, available_kv_bytes=p.available_kv_bytes, pool_bytes=self.pool_bytes, one_request_fits=self.one_request_fits,
-                       verdict=p.verdict, verdict_reason=p.verdict_reason, fixes=[report.to_json(f) for f in p.fixes], tightest_rank=p.tightest_rank)  # fmt: skip
+                       verdict=p.verdict, verdict_reason=p.verdict_reason, fixes=[report.to_json(f) for f in p.fixes], tightest_rank=p.tightest_rank,
+                       settings_that_fit=p.settings_that_fit)  # fmt: skip
         if self.after_start:
             out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory)
         return report.to_json_object(out)

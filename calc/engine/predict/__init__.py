@@ -34,7 +34,7 @@ from __future__ import annotations
 from calc.engine import hfconfig
 from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
-from calc.engine.predict.fixes import Fix, fixes
+from calc.engine.predict.fixes import SEQS_SEARCHED, Fix, Limits, fixes, limits
 from calc.engine.predict.graphs import (
     CUDA_GRAPH_FIRST_CAPTURE,
     CUDA_GRAPH_FULL_PER_LAYER,
@@ -82,6 +82,7 @@ __all__ = [
     "GPT_OSS_CAPTURE",
     "HOPPER",
     "LATEST",
+    "Limits",
     "MAX_MODEL_LEN",
     "NON_TORCH_ONE_RANK",
     "NON_TORCH_ONE_RANK_V0",
@@ -92,6 +93,7 @@ __all__ = [
     "Prediction",
     "SAMPLER_BYTES_PER_LOGIT",
     "SAMPLER_TRITON_BYTES_PER_LOGIT",
+    "SEQS_SEARCHED",
     "SMALLEST_CARD",
     "StagePool",
     "Start",
@@ -114,6 +116,7 @@ __all__ = [
     "graph_counts",
     "hfconfig",
     "is_hopper",
+    "limits",
     "mamba_graphs",
     "model_runner_v2",
     "moe_chunk",

@@ -1,8 +1,10 @@
-"""For a start vLLM refuses, the least changes that pass, each checked by the same prediction."""
+"""For a start vLLM refuses, the least changes that pass; for any start, how far each setting can go
+with the others as given. Each is checked by the same prediction."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -67,14 +69,10 @@ def fixes(
         if p.verdict == "starts":
             out.append(Fix(f"gpu_memory_utilization {hundredths / 100:.2f}", f"--gpu-memory-utilization {hundredths / 100:.2f}", t, p))
             break
-    seqs = base.max_num_seqs // 2
-    while seqs >= 1:
+    seqs = _most(lambda n: run(replace(s, max_num_seqs=n)).verdict == "starts", 1, base.max_num_seqs - 1) if base.max_num_seqs > 1 else None
+    if seqs is not None:
         t = replace(s, max_num_seqs=seqs)
-        p = run(t)
-        if p.verdict == "starts":
-            out.append(Fix(f"max_num_seqs {seqs}", f"--max-num-seqs {seqs}", t, p))
-            break
-        seqs //= 2
+        out.append(Fix(f"max_num_seqs {seqs}", f"--max-num-seqs {seqs}", t, run(t)))
     if s.lora is not None and s.lora.max_loras > 1:  # fewer adapter slots: the most that start (the pool falls as they grow)
         cfg = s.lora
 
@@ -112,3 +110,69 @@ def fixes(
                 out.append(Fix(f"pipeline parallel {pp}", f"--pipeline-parallel-size {pp}", t, p))
                 break
     return out
+
+
+SEQS_SEARCHED = 1 << 16  # the most sequences `limits` tries; above it memory is taken to set no limit
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How far each setting can go with the others as given, each checked by `predict`: the longest
+    max_model_len one request fits (--max-model-len auto takes it where the model's own is longer),
+    the most sequences and the lowest utilization that start. None: no value starts (or, for the sequences, memory sets no
+    limit up to SEQS_SEARCHED)."""
+
+    max_model_len: int | None
+    max_num_seqs: int | None
+    gpu_memory_utilization: Fraction | None
+    seqs_unlimited: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "max_model_len": self.max_model_len,
+            "max_num_seqs": None if self.seqs_unlimited else self.max_num_seqs,
+            "max_num_seqs_unlimited": self.seqs_unlimited,
+            "gpu_memory_utilization": float(self.gpu_memory_utilization) if self.gpu_memory_utilization is not None else None,
+        }
+
+
+def _most(starts: Callable[[int], bool], lo: int, hi: int) -> int | None:
+    """The largest n in [lo, hi] that starts, where starting holds up to some n and not beyond."""
+    if not starts(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def limits(
+    shape: Shape,
+    card: Card,
+    s: Start,
+    topk: int = 0,
+    weights_bytes: int | None = None,
+    weights_source: str = "",
+    stage_weights: tuple[int, ...] | None = None,
+    stage_lora_slots: tuple[int, ...] | None = None,
+    longest: int | None = None,
+) -> Limits:
+    """The settings that fit, each alone: the pool falls as max_num_seqs grows (the sampler's rows,
+    the graphs' capture sizes; a hybrid's state blocks from 0.20.0) and rises with the utilization,
+    so each limit is the edge a bisection finds. `longest`, the model's own length, caps the length:
+    vLLM refuses a longer one unless told to allow it (VLLM_ALLOW_LONG_MAX_MODEL_LEN)."""
+    from dataclasses import replace
+
+    def starts(t: Start) -> bool:
+        return predict(shape, card, t, topk, weights_bytes, weights_source, stage_weights, stage_lora_slots).verdict == "starts"
+
+    base = predict(shape, card, s, topk, weights_bytes, weights_source, stage_weights, stage_lora_slots)
+    length = base.largest_max_model_len if base.largest_max_model_len and base.largest_max_model_len > 0 else None
+    if length is not None and longest is not None:
+        length = min(length, longest)
+    seqs = _most(lambda n: starts(replace(s, max_num_seqs=n)), 1, SEQS_SEARCHED)
+    lowest = _most(lambda n: starts(replace(s, utilization=Fraction(99 - n, 100))), 1, 98)
+    return Limits(length, seqs, Fraction(99 - lowest, 100) if lowest is not None else None, seqs == SEQS_SEARCHED)

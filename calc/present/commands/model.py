@@ -181,6 +181,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
         for i, f in enumerate(c.fixes):
             lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
+        if c.settings_that_fit is not None:
+            lines.insert(5 + len(c.fixes), "  " + _fit_line(c.settings_that_fit))
     if r.lora is not None:
         lo = r.lora
         lines.insert(2, f"LoRA: {lo.max_loras} slot(s) of rank {lo.max_lora_rank} on each rank, {fmt(lo.device_bytes_per_rank, 'GiB')} "
@@ -299,6 +301,18 @@ def _worst_prefill(args: argparse.Namespace, config_text: str, r: modeled_module
     )
 
 
+def _fit_line(fit: dict[str, object]) -> str:
+    """The settings that fit, each with the others as given (predict.limits), in one line."""
+    length, seqs, util = fit["max_model_len"], fit["max_num_seqs"], fit["gpu_memory_utilization"]
+    parts = [
+        f"max_model_len up to {length:,}" if isinstance(length, int) else "no max_model_len starts",
+        "max_num_seqs: any (memory sets no limit)" if fit["max_num_seqs_unlimited"] else f"max_num_seqs up to {seqs:,}" if isinstance(seqs, int)
+        else "no max_num_seqs starts",
+        f"gpu_memory_utilization from {util:.2f}" if isinstance(util, float) else "no gpu_memory_utilization up to 0.98 starts",
+    ]  # fmt: skip
+    return "each alone, the rest as given: " + "; ".join(parts)
+
+
 def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.Card | None:
     from calc.engine import predict
 
@@ -381,6 +395,9 @@ def _with_prediction(
         verdict_reason=p.reason,
         fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
         tightest_rank=p.tightest_stage,
+        settings_that_fit=predict.limits(
+            shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots, hfconfig.derived_max_model_len(data, rel).tokens
+        ).to_json(),
     )
     return replace(
         r,
