@@ -142,12 +142,13 @@ def test_the_page_tables_replay_the_files(catalog: Any) -> None:
     build: Any = SimpleNamespace(catalog=catalog, root=ROOT)
     replays = traces.published_traces_table(build).splitlines()
     collapse = next(r for r in replays if "vllm-project/vllm issue 56824" in r)
-    assert "(https://github.com/vllm-project/vllm/issues/56824)" in collapse and "| stopped |" in collapse
-    assert ">6.27 GiB</span>" in collapse and collapse.endswith("| quiet | quiet |")
+    assert "(https://github.com/vllm-project/vllm/issues/56824)" in collapse and "| stopped, at <span" in collapse
+    assert ">6.27 GiB</span>" in collapse and collapse.endswith("| quiet; kept on: quiet |")
     served = next(r for r in replays if "pull request 54" in r)
-    assert "| stood down, serving | kills at <span" in served and ">2 s</span> |" in served and ">6.81 GiB</span>" in served
+    assert "| survived, went on serving |" in served and ">6.81 GiB</span>" in served
+    assert "| stood down, serving; kept on: kills at <span" in served and ">2 s</span> |" in served
     stopped = next(r for r in replays if "Single-DGX-Spark issue 3" in r)
-    assert "| not said; replayed as the start | stopped |" in stopped and ">19 s</span>" in stopped
+    assert "| not said; replayed as the start | stopped, at <span" in stopped and ">19 s</span>" in stopped
     assert ">5.88 GiB</span>" in stopped and stopped.count(">10 s</span>") == 2
     lowest = traces.readings_without_polls_table(build)
     assert ">~10.00 GiB</span>" in lowest and ">3.22 GiB</span>" in lowest and "| serving | not given | crashed |" in lowest

@@ -141,31 +141,25 @@ def published_traces_table(build: Build) -> str:
         samples = guard.parse_trace((build.root / "logs" / "traces" / e.file).read_text(encoding="utf-8"), e.file)
         watched = guard.run(samples, floor, in_a_row, e.serving_at)
         kept_on = guard.run(samples, floor, in_a_row)
-        ended = fig(e.ends_at, "s", 0) if e.ends_at is not None else "went on serving"
+        ended = f"at {fig(e.ends_at, 's', 0)}" if e.ends_at is not None else "went on serving"
         during = "the start" if e.phase == "start" else "serving"
         rows.append(
             (
                 _report(e.url),
                 during if e.phase_said else f"not said; replayed as {during}",
-                e.outcome,
-                ended,
-                fig(len(samples), "count"),
+                f"{e.outcome}, {ended}",
+                f"{fig(len(samples), 'count')} ({fig(kept_on.longest_run, 'count')})",
                 fig(kept_on.lowest, "GiB", 2, source=e.url),
-                fig(kept_on.longest_run, "count"),
-                _at(watched.at, "stood down, serving" if e.serving_at == 0 else "quiet"),
-                _at(kept_on.at, "quiet"),
+                _at(watched.at, "stood down, serving" if e.serving_at == 0 else "quiet") + "; kept on: " + _at(kept_on.at, "quiet"),
             )
         )
     head = (
         "Report",
         "During",
-        "Outcome",
-        "Ended at",
-        "Polls",
+        "Outcome, when",
+        "Polls (longest run under the floor)",
         "Lowest MemAvailable",
-        "Longest run under the floor",
-        "The guard, as it watches",
-        "The guard, kept on after serving",
+        "The guard as it watches; kept on after serving",
     )
     return table(head, rows)
 
