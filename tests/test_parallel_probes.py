@@ -112,8 +112,8 @@ def test_each_stage_names_the_vision_tower_it_builds(capsys: pytest.CaptureFixtu
     argv = ["model", "models/configs/qwen2.5-vl-3b/config.json", "--max-model-len", "8192", "--pp", "2"]
     assert cli.main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[3].startswith("  stage 0: layers 0-17 (18 + embedding, Qwen2.5-VL vision tower): weights 4.44 GiB")
-    assert lines[4].startswith("  stage 1: layers 18-35 (18 + embedding, head, final norm, Qwen2.5-VL vision tower): weights 4.44 GiB")
+    assert lines[3].startswith("  stage 0: layers 0-17 (18 + embedding, Qwen2.5-VL vision tower): weights 4.53 GiB")
+    assert lines[4].startswith("  stage 1: layers 18-35 (18 + embedding, head, final norm, Qwen2.5-VL vision tower): weights 4.53 GiB")
     r = cli_json([*argv, "--json"], capsys)
     assert [st["holds"] for st in r["ranks"]] == [["embedding", "Qwen2.5-VL vision tower"], ["embedding", "head", "final norm", "Qwen2.5-VL vision tower"]]
     off = cli_json([*argv, "--limit-mm-per-prompt", '{"image": 0, "video": 0}', "--json"], capsys)

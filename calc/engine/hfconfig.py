@@ -105,6 +105,7 @@ class Rope:
     kind: str
     positions: int
     rotary_dim: int
+    dtype_bytes: int | None = None  # built in this width whatever the model's (gpt-oss: float32)
 
 
 @dataclass(frozen=True)
@@ -233,8 +234,7 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     if (text is not None or arch in WITH_VISION and "text_config" in data) and not isinstance(text, dict):
         raise ConfigError(file, "text_config", text, "an object holding the language model's fields")
     inner = text if isinstance(text, dict) else data
-    text_type = inner.get("model_type") if inner is not data else None  # a wrapper's text model can be of more than one class
-    config_class, defaults = _DEFAULTS.get(text_type if isinstance(text_type, str) else arch) or _DEFAULTS.get(arch, ("", {}))
+    config_class, defaults = _class_defaults(data, inner, arch)
     if inner is data:  # a top level holds its class's fields in full: only those that postdate it are filled in
         defaults = {k: v for k, v in defaults.items() if k not in _WRITTEN_IN_FULL}
     r = _Reader(inner, file, "text_config." if inner is not data else "", arch, defaults)
@@ -321,10 +321,14 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         rp = nested.get(kind, {} if nested else rope)
         local = kind == SLIDING and arch.startswith("Gemma3")  # Gemma 3: the local rope, at its own base, unscaled
         positions = _rope_positions({} if local else rp, max_pos, inner.get("original_max_position_embeddings"))
+        if "mrope_section" in rp or rp.get("type") == "mrope" or rp.get("rope_type") == "mrope":
+            # M-RoPE keeps 4 x the positions (rotary_embedding/mrope.py, positions_factor 4); from 0.32.0
+            # Qwen3-VL and Qwen3.5 pass 1 unless video pruning is on (qwen3_vl.py mrope_positions_factor)
+            positions *= 1 if arch.startswith(("Qwen3VL", "Qwen3_5")) else 4
         key = (positions, rot, local, json.dumps(rp, sort_keys=True, default=str))  # get_rope's cache key: its base and scaling too
         if key not in seen:
             seen.add(key)
-            out.append(Rope(kind, positions, rot))
+            out.append(Rope(kind, positions, rot, 4 if arch.startswith("GptOss") else None))  # gpt_oss.py: get_rope(dtype=torch.float32)
     return tuple(out)
 
 
@@ -343,8 +347,21 @@ DEFAULT_MAX_LEN = 2048  # no key in the config: vLLM assumes it, with a warning
 class DerivedLength:
     """The max_model_len vLLM takes when none is given (or -1, auto): from the config alone."""
 
-    tokens: int
+    tokens: int  # the longest vLLM takes without VLLM_ALLOW_LONG_MAX_MODEL_LEN
     source: str
+    default: int | None = None  # what it takes when none is given (or -1), where that is shorter (LongRoPE); None: tokens
+    default_source: str = ""
+
+    @property
+    def given_none(self) -> tuple[int, str]:
+        """The length vLLM takes when none is given, and where it comes from."""
+        return (self.default, self.default_source) if self.default is not None else (self.tokens, self.source)
+
+
+def _class_defaults(data: Mapping[str, Any], inner: Mapping[str, Any], arch: str) -> tuple[str, dict[str, Any]]:
+    """The transformers class vLLM reads the (text) config through, and the fields it fills in."""
+    text_type = inner.get("model_type") if inner is not data else None  # a wrapper's text model can be of more than one class
+    return _DEFAULTS.get(text_type if isinstance(text_type, str) else arch) or _DEFAULTS.get(arch, ("", {}))
 
 
 def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], file: str = "config.json") -> DerivedLength:
@@ -357,7 +374,9 @@ def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], fil
     data: dict[str, Any] = config
     text = data.get("text_config")
     inner: dict[str, Any] = text if isinstance(text, dict) else data
-    found = {k: v for k in _LENGTH_KEYS if isinstance(v := inner.get(k), (int, float)) and not isinstance(v, bool) and v > 0}
+    archs = data.get("architectures")
+    config_class, defaults = _class_defaults(data, inner, archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else "")
+    found = {k: v for k in _LENGTH_KEYS if isinstance(v := inner.get(k, defaults.get(k)), (int, float)) and not isinstance(v, bool) and v > 0}
     where = "vllm/config/model.py _get_and_verify_max_len"
     if "model_max_length" in found:
         key, length = "model_max_length", found["model_max_length"]
@@ -366,7 +385,7 @@ def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], fil
         length = found[key]
     else:
         return DerivedLength(DEFAULT_MAX_LEN, f"none of {', '.join(_LENGTH_KEYS[:2])}... in {file}: vLLM assumes {DEFAULT_MAX_LEN} ({where})")
-    said = f"{file}'s {key} ({length:,})"
+    said = f"{file}'s {key} ({length:,})" if key in inner else f"{key} {length:,}, not in {file}: {config_class}'s default in transformers 5.5.3"
     model_type = str(data.get("model_type", ""))
     rope = inner.get("rope_parameters") or inner.get("rope_scaling")
     params = [rope] if isinstance(rope, dict) and ("rope_type" in rope or "type" in rope) else list(rope.values()) if isinstance(rope, dict) else []
@@ -386,7 +405,14 @@ def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], fil
                 length, said = original, f"{file}'s rope original_max_position_embeddings ({original:,})"
         if factor != 1.0:
             length, said = length * factor, f"{said} x the rope scaling factor {factor:g}"
-    return DerivedLength(int(length), f"{said} ({where}, {'0.30.0 and later' if rel >= (0, 30) else 'up to 0.29.x'})")
+    era = "0.30.0 and later" if rel >= (0, 30) else "up to 0.29.x"
+    # none given (or -1): from 0.12.0 a LongRoPE model starts at its original length, not the stretched one
+    original = data.get("original_max_position_embeddings", inner.get("original_max_position_embeddings"))
+    longrope = any(isinstance(rp, dict) and str(rp.get("rope_type", rp.get("type"))) in ("longrope", "su") for rp in params)
+    if longrope and rel >= (0, 12) and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+        return DerivedLength(int(length), f"{said} ({where}, {era})", original,
+                             f"{file}'s original_max_position_embeddings ({original:,}): LongRoPE's, which vLLM takes when none is given, from 0.12.0 ({where})")  # fmt: skip
+    return DerivedLength(int(length), f"{said} ({where}, {era})")
 
 
 # What transformers fills in for a field a config leaves out (its config classes, transformers

@@ -239,7 +239,9 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         out += tower_tensors(shape.tower, tp)
     for rope in shape.ropes:  # on every rank whole, placed at the first layer it serves (its pipeline stage)
         first = shape.layers.index(rope.kind)
-        out.append(Tensor(f"model.layers.{first}.self_attn.rotary_emb.cos_sin_cache", rope.positions, rope.rotary_dim, buffer=True))
+        out.append(
+            Tensor(f"model.layers.{first}.self_attn.rotary_emb.cos_sin_cache", rope.positions, rope.rotary_dim, dtype_bytes=rope.dtype_bytes, buffer=True)
+        )
     return out
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 from calc.engine import hfconfig
 from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
-from calc.engine.predict.fixes import SEQS_SEARCHED, Fix, Limits, fixes, limits
+from calc.engine.predict.fixes import Fix, Limits, fixes, limits
 from calc.engine.predict.graphs import (
     CUDA_GRAPH_FIRST_CAPTURE,
     CUDA_GRAPH_FULL_PER_LAYER,
@@ -49,7 +49,7 @@ from calc.engine.predict.graphs import (
     mamba_graphs,
     model_runner_v2,
 )
-from calc.engine.predict.pool import Prediction, StagePool, Start, check_start, predict
+from calc.engine.predict.pool import Prediction, StagePool, Start, check_start, predict, scheduled
 from calc.engine.predict.terms import (
     FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
     NON_TORCH_ONE_RANK,
@@ -93,7 +93,6 @@ __all__ = [
     "Prediction",
     "SAMPLER_BYTES_PER_LOGIT",
     "SAMPLER_TRITON_BYTES_PER_LOGIT",
-    "SEQS_SEARCHED",
     "SMALLEST_CARD",
     "StagePool",
     "Start",
@@ -127,4 +126,5 @@ __all__ = [
     "release",
     "round_up",
     "sampler_warmup",
+    "scheduled",
 ]

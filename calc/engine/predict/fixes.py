@@ -112,33 +112,30 @@ def fixes(
     return out
 
 
-SEQS_SEARCHED = 1 << 16  # the most sequences `limits` tries; above it memory is taken to set no limit
-
-
 @dataclass(frozen=True)
 class Limits:
     """How far each setting can go with the others as given, each checked by `predict`: the longest
-    max_model_len one request fits (--max-model-len auto takes it where the model's own is longer),
-    the most sequences and the lowest utilization that start. None: no value starts (or, for the sequences, memory sets no
-    limit up to SEQS_SEARCHED)."""
+    max_model_len that starts (--max-model-len auto takes it where the model's own is longer), the
+    most sequences and the lowest utilization that start. None: no value starts. The sequences stop
+    at max_num_batched_tokens where memory does not stop them first (vLLM refuses more)."""
 
     max_model_len: int | None
     max_num_seqs: int | None
     gpu_memory_utilization: Fraction | None
-    seqs_unlimited: bool = False
+    seqs_limited_by: str = "memory"  # or "max_num_batched_tokens"
 
     def to_json(self) -> dict[str, object]:
         return {
             "max_model_len": self.max_model_len,
-            "max_num_seqs": None if self.seqs_unlimited else self.max_num_seqs,
-            "max_num_seqs_unlimited": self.seqs_unlimited,
+            "max_num_seqs": self.max_num_seqs,
+            "max_num_seqs_limited_by": self.seqs_limited_by,
             "gpu_memory_utilization": float(self.gpu_memory_utilization) if self.gpu_memory_utilization is not None else None,
         }
 
 
 def _most(starts: Callable[[int], bool], lo: int, hi: int) -> int | None:
     """The largest n in [lo, hi] that starts, where starting holds up to some n and not beyond."""
-    if not starts(lo):
+    if hi < lo or not starts(lo):
         return None
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -160,19 +157,26 @@ def limits(
     stage_lora_slots: tuple[int, ...] | None = None,
     longest: int | None = None,
 ) -> Limits:
-    """The settings that fit, each alone: the pool falls as max_num_seqs grows (the sampler's rows,
-    the graphs' capture sizes; a hybrid's state blocks from 0.20.0) and rises with the utilization,
-    so each limit is the edge a bisection finds. `longest`, the model's own length, caps the length:
-    vLLM refuses a longer one unless told to allow it (VLLM_ALLOW_LONG_MAX_MODEL_LEN)."""
+    """The settings that fit, each alone: the pool falls as max_model_len (one request must fit,
+    and the defaults move with it) and max_num_seqs grow (the sampler's rows, the graphs' capture
+    sizes; a hybrid's state blocks from 0.20.0), and rises with the utilization, so each limit is the
+    edge a bisection over `predict` finds. `longest`, the model's own length, caps the length: vLLM
+    refuses a longer one unless told to allow it (VLLM_ALLOW_LONG_MAX_MODEL_LEN)."""
     from dataclasses import replace
 
     def starts(t: Start) -> bool:
-        return predict(shape, card, t, topk, weights_bytes, weights_source, stage_weights, stage_lora_slots).verdict == "starts"
+        try:
+            return predict(shape, card, t, topk, weights_bytes, weights_source, stage_weights, stage_lora_slots).verdict == "starts"
+        except InputError:  # a setting vLLM refuses before it sizes anything (more sequences than tokens)
+            return False
 
     base = predict(shape, card, s, topk, weights_bytes, weights_source, stage_weights, stage_lora_slots)
-    length = base.largest_max_model_len if base.largest_max_model_len and base.largest_max_model_len > 0 else None
-    if length is not None and longest is not None:
-        length = min(length, longest)
-    seqs = _most(lambda n: starts(replace(s, max_num_seqs=n)), 1, SEQS_SEARCHED)
+    top = max(base.largest_max_model_len or 0, s.max_model_len)
+    if longest is not None and s.max_model_len <= longest:
+        top = min(top, longest)
+    length = _most(lambda n: starts(replace(s, max_model_len=n)), 1, top)
+    tokens = base.max_num_batched_tokens
+    seqs = _most(lambda n: starts(replace(s, max_num_seqs=n)), 1, tokens)
     lowest = _most(lambda n: starts(replace(s, utilization=Fraction(99 - n, 100))), 1, 98)
-    return Limits(length, seqs, Fraction(99 - lowest, 100) if lowest is not None else None, seqs == SEQS_SEARCHED)
+    by = "max_num_batched_tokens" if seqs == tokens else "memory"
+    return Limits(length, seqs, Fraction(99 - lowest, 100) if lowest is not None else None, by)

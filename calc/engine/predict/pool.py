@@ -10,7 +10,7 @@ from fractions import Fraction
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import Shape
 from calc.engine.predict.cards import Card
-from calc.engine.predict.defaults import MAX_MODEL_LEN, default_batch, default_utilization, release
+from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.graphs import cuda_graph, mamba_graphs, model_runner_v2
 from calc.engine.predict.terms import Term, _gib, forward_peak, moe_workspace, mxfp4_padding, non_torch, sampler_warmup
 from calc.units import InputError, fmt
@@ -36,6 +36,7 @@ class Start:
     prefix_caching: bool | None = None  # None: the release's default (off for hybrids up to 0.27.1): a hybrid's mamba cache mode
     multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
     flashinfer_sampler: bool = False  # FlashInfer installed: V1 samples with it from v0.8.0 to v0.11.x (sampler_warmup)
+    drafter: bool = False  # speculative decoding: the drafter's (MTP) layers load with the model, on the last stage
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,26 @@ def check_start(s: Start) -> None:
         raise InputError(f"--max-num-batched-tokens: found {s.max_num_batched_tokens}, expected a count from 1 to {MAX_MODEL_LEN:,}")
 
 
+SCHEDULER = "vllm/config/scheduler.py SchedulerConfig: max_num_batched_tokens must be greater than or equal to max_num_seqs"
+
+
+def scheduled(s: Start, batch: Batch, rel: tuple[int, int]) -> tuple[int, int]:
+    """max_num_batched_tokens and max_num_seqs as vLLM settles them: what the reader set, else the
+    release's defaults, which from 0.12.0 give no more tokens than max_num_seqs x max_model_len
+    and no more sequences than tokens (vllm/engine/arg_utils.py,
+    _set_default_max_num_seqs_and_batched_tokens_args). vLLM refuses fewer tokens than sequences."""
+    seqs = s.max_num_seqs or batch.max_num_seqs
+    tokens = s.max_num_batched_tokens or batch.max_num_batched_tokens
+    if rel >= (0, 12) and s.max_num_batched_tokens is None:
+        tokens = min(tokens, seqs * s.max_model_len)
+    if rel >= (0, 12) and s.max_num_seqs is None:
+        seqs = min(seqs, tokens)
+    if tokens < seqs:
+        said = "--max-num-batched-tokens" if s.max_num_batched_tokens is not None else "max_num_batched_tokens (the default)"
+        raise InputError(f"--max-num-seqs: found {seqs:,} beside {said} {tokens:,}, expected at most {tokens:,} ({SCHEDULER})")
+    return tokens, seqs
+
+
 def predict(
     shape: Shape,
     card: Card,
@@ -131,12 +152,13 @@ def predict(
     util = s.utilization if s.utilization is not None else default_utilization(rel)
     requested = math.ceil(card.total_bytes * util)
     batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline)
-    tokens = s.max_num_batched_tokens or batch.max_num_batched_tokens
-    seqs = s.max_num_seqs or batch.max_num_seqs
+    tokens, seqs = scheduled(s, batch, rel)
     if weights_bytes is None:
         w = weights.per_rank(shape, s.tp)
         pad = mxfp4_padding(shape, s.tp, rel, card.vendor, card.name)
-        wterm = Term("weights", w.model + pad.bytes, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
+        drafted = w.drafter if s.drafter else 0  # gpu_model_runner.py load_model loads the drafter inside the same profiler (0.20.0)
+        wterm = Term("weights", w.model + drafted + pad.bytes, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
+                     + (f", with the drafter's layers {_gib(drafted)}" if drafted else "")
                      + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
@@ -196,7 +218,7 @@ def predict(
         req = kvlayout.request(shape, settings, s.max_model_len, v)
         if s.pp > 1:
             stage_list = ranks.stages(shape, settings, s.max_model_len, v, s.pp, s.pp_layer_partition)
-            own = stage_weights or tuple(st.weights_bytes for st in stage_list)
+            own = stage_weights or tuple(st.weights_bytes + (st.drafter_bytes if s.drafter else 0) for st in stage_list)
             if len(own) != s.pp:
                 raise InputError(f"stage weights: found {len(own)}, expected one a stage of {s.pp}")
             made: list[StagePool] = []

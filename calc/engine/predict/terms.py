@@ -286,7 +286,7 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
         return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
                     "vllm/utils/__init__.py memory_profiling, non_torch_increase, v0.10.1.1; NCCL under TP/PP with NCCL_CUMEM_ENABLE=0 "
                     "(vllm/env_override.py, up to v0.10.x) (fitted, before v0.11)")  # fmt: skip
-    if tp > 1 and not nvls:
+    if not nvls:  # under TP or PP alike: NVLS needs NVSwitch multicast whatever the layout
         return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
                     "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL under TP on a card without NVSwitch multicast, "
                     "so without NCCL's NVLS buffers: the median where NCCL ran without them (fitted, before v0.11)")  # fmt: skip

@@ -48,9 +48,9 @@ def _length(args: argparse.Namespace, config_text: str, card: object, rel: tuple
         raise InputError(f"--max-model-len: found {raw.strip()!r} on vLLM {rel[0]}.{rel[1]}, expected a token count (auto and -1 from 0.14.0)")
     if auto and card is None and args.pin is None:
         raise InputError(f"--max-model-len: found {raw.strip()!r} without a card or a pool, expected --gpu NAME, --total-memory SIZE or a pool to fit it to")
-    derived = hfconfig.derived_max_model_len(hfconfig.load(config_text, args.config), rel, args.config)
-    said = f"max_model_len {derived.tokens:,}: " + ("auto, " if auto else "none given, ") + f"the model's own, from {derived.source}"
-    return derived.tokens, auto, said
+    tokens, source = hfconfig.derived_max_model_len(hfconfig.load(config_text, args.config), rel, args.config).given_none
+    said = f"max_model_len {tokens:,}: " + ("auto, " if auto else "none given, ") + f"the model's own, from {source}"
+    return tokens, auto, said
 
 
 def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = ()) -> object:
@@ -74,7 +74,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             max_num_seqs=_int(args, "seats") if args.seats is not None else None,
             max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
-            flashinfer_sampler=args.flashinfer_installed,
+            flashinfer_sampler=args.flashinfer_installed, drafter=_int(args, "speculative_tokens") > 0,
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg,
         )  # fmt: skip
@@ -94,7 +94,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     budget = _int(args, "prefill_budget") if args.prefill_budget is not None else None
     if budget is None and card is not None and start is not None:
         rel = predict.release(args.engine_version)
-        budget = start.max_num_batched_tokens or predict.default_batch(rel, card.total_bytes, card.name, max_len, args.offline).max_num_batched_tokens
+        budget = predict.scheduled(start, predict.default_batch(rel, card.total_bytes, card.name, max_len, args.offline), rel)[0]
     inputs = modeled.ModelInputs(
         config_text=config_text,
         config_file=args.config,
@@ -123,8 +123,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
-        drafting = _int(args, "speculative_tokens") > 0
-        r = _with_prediction(r, config_text, args.config, card, start, drafting)
+        r = _with_prediction(r, config_text, args.config, card, start)
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
         fit = r.largest_max_model_len
         if fit is not None and 0 < fit < max_len:
@@ -306,8 +305,8 @@ def _fit_line(fit: dict[str, object]) -> str:
     length, seqs, util = fit["max_model_len"], fit["max_num_seqs"], fit["gpu_memory_utilization"]
     parts = [
         f"max_model_len up to {length:,}" if isinstance(length, int) else "no max_model_len starts",
-        "max_num_seqs: any (memory sets no limit)" if fit["max_num_seqs_unlimited"] else f"max_num_seqs up to {seqs:,}" if isinstance(seqs, int)
-        else "no max_num_seqs starts",
+        (f"max_num_seqs up to {seqs:,}" + (" (max_num_batched_tokens)" if fit["max_num_seqs_limited_by"] == "max_num_batched_tokens" else ""))
+        if isinstance(seqs, int) else "no max_num_seqs starts",
         f"gpu_memory_utilization from {util:.2f}" if isinstance(util, float) else "no gpu_memory_utilization up to 0.98 starts",
     ]  # fmt: skip
     return "each alone, the rest as given: " + "; ".join(parts)
@@ -333,7 +332,6 @@ def _with_prediction(
     config_file: str,
     card: predict_module.Card,
     start: predict_module.Start,
-    drafting: bool = False,
 ) -> modeled_module.ModelReport:
     """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict.
     With speculative tokens the drafter's layers load with the model, inside the profiler that
@@ -346,8 +344,8 @@ def _with_prediction(
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    drafter = r.drafter_bytes_per_rank if drafting else 0
-    own = tuple(st.weights_bytes + (st.drafter_bytes if drafting else 0) for st in r.ranks) if start.pp > 1 else None
+    drafter = r.drafter_bytes_per_rank if start.drafter else 0
+    own = tuple(st.weights_bytes + (st.drafter_bytes if start.drafter else 0) for st in r.ranks) if start.pp > 1 else None
     split = (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
     # under expert or data parallel the LoRA slots follow each stage's rank with the most experts
     slots = tuple((st.lora_bytes or 0) // start.lora.max_loras for st in r.ranks) if split and start.lora is not None else None
