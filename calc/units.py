@@ -162,8 +162,8 @@ _BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
 def parse_tokens(text: str | int, what: str = "tokens", minimum: int = 0) -> int:
-    """A token count as vLLM's command line reads one (vllm/utils/argparse_utils.py
-    human_readable_int, 0.20.0 to 0.33.0): a whole number, or a number with a suffix, k m g t
+    """A token count as vLLM's command line reads one (human_readable_int, from 0.8.5: in
+    vllm/engine/arg_utils.py, later vllm/utils/argparse_utils.py): a whole number, or a number with a suffix, k m g t
     decimal (25.6k is 25,600), K M G T binary and whole (32K is 32,768)."""
     if not isinstance(text, str):
         return parse_count(text, what, minimum)
