@@ -160,6 +160,30 @@ def parse_count(text: str | int, what: str = "count", minimum: int = 0) -> int:
     return value
 
 
+_DECIMAL_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_tokens(text: str | int, what: str = "tokens", minimum: int = 0) -> int:
+    """A token count as vLLM's command line reads one (human_readable_int, from 0.8.5: in
+    vllm/engine/arg_utils.py, later vllm/utils/argparse_utils.py): a whole number, or a number with a suffix, k m g t
+    decimal (25.6k is 25,600), K M G T binary and whole (32K is 32,768)."""
+    if not isinstance(text, str):
+        return parse_count(text, what, minimum)
+    raw = text.strip()
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([kKmMgGtT])", raw)
+    if match is None:
+        return parse_count(text, what, minimum)
+    number, suffix = match.groups()
+    if suffix in _BINARY_SUFFIX and "." in number:
+        raise InputError(f"{what}: found {_short(raw)}, expected a whole number before {suffix} (binary), or {number}{suffix.lower()} (decimal)")
+    # in float, as vLLM multiplies, so a decimal that float cannot hold rounds as it does there
+    value = int(float(number) * _DECIMAL_SUFFIX[suffix]) if suffix in _DECIMAL_SUFFIX else int(number) * _BINARY_SUFFIX[suffix]
+    if not minimum <= value <= LARGEST_COUNT:
+        raise InputError(f"{what}: found {_short(raw)} ({value:,}), expected a whole number from {minimum} to {LARGEST_COUNT:.0e}")
+    return value
+
+
 def parse_fraction(text: str | float, what: str = "fraction") -> Fraction:
     """A fraction such as gpu_memory_utilization: above 0, at most 1, kept exact."""
     expected = "a fraction above 0 and at most 1, such as 0.92"

@@ -100,9 +100,9 @@ def _browser_calc_files(root: Path) -> list[str]:
     bodies too, as the browser may reach them on any edit)."""
     files: set[str] = set()
     todo = sorted(file_imports(root / GLUE, "__main__", False, everywhere=True))
-    # calc/present/html.py imports each calculator by its name (importlib), which no import statement shows
-    package = root.joinpath(*calc_html.PACKAGE.split("."))
-    todo += [f"{calc_html.PACKAGE}.{path.stem}" for path in sorted(package.glob("*.py")) if path.stem != "__init__"]
+    # calc/present/html.py imports each calculator by its name (importlib), which no import statement
+    # shows; a calculator is a module or a package
+    todo += [f"{calc_html.PACKAGE}.{name}" for name in calc_html.CALCULATORS]
     while todo:
         for module in _parents(todo.pop()):
             found = _calc_file(root, module) if module.split(".")[0] == "calc" else None

@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     new = sorted({put.split(":")[0] for put in args.put} - concluded)
     if new and not args.fixture_only:
         print(
-            f"next: conclude {', '.join(new)} in calc/logs/conclude.py (a Pick in LENGTH, SETTINGS or MEMORY, or a function of its own); "
+            f"next: conclude {', '.join(new)} in calc/logs/conclude/ (a Pick in LENGTH, SETTINGS or MEMORY, or a function of its own); "
             "tests/test_logshapes.py checks that every name a line puts is concluded"
         )
 

@@ -1,4 +1,4 @@
-"""The pool a peer estimator implies, beside calc/engine/predict.py's and the naive rule's, on the same
+"""The pool a peer estimator implies, beside calc/engine/predict's and the naive rule's, on the same
 public starts (models/pool_starts.yaml).
 
 The peer is `vramcalc` (PyPI, 0.1.2, MIT): of the memory estimators in the package lists it is the
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from calc.checks import poolaccuracy  # noqa: E402
+from calc.checks import poolaccuracy, records  # noqa: E402
 
 PEER = "vramcalc"
 
@@ -44,11 +44,11 @@ def table(peer: ModuleType) -> list[dict[str, Any]]:
     import yaml
 
     rows, _ = pool_accuracy.load(ROOT)
-    entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
+    entries = records.pool_starts(yaml.safe_load((ROOT / records.POOL_STARTS).read_text(encoding="utf-8")))
     out = []
     for r in rows:
-        config = json.loads((ROOT / "models" / "configs" / entries[r.index]["config"] / "config.json").read_text())
-        length = int(entries[r.index]["max_model_len"])
+        config = json.loads((ROOT / "models" / "configs" / entries[r.index].config / "config.json").read_text())
+        length = entries[r.index].max_model_len
         try:
             e = peer.estimate(config, mode="inference", batch=1, seq_len=length)
             implied: int | None = int(r.prediction.requested_bytes - (e.weights // max(1, r.prediction.tp) + e.activations + e.overhead))

@@ -1,4 +1,4 @@
-"""The pool calc/engine/predict.py predicts beside the pool vLLM printed, on the public starts of
+"""The pool calc/engine/predict/ predicts beside the pool vLLM printed, on the public starts of
 models/pool_starts.yaml: each start's error, and the median and 90th-percentile error of the
 fitted and the held-out starts apart (every third start is held out; nothing is fitted to it).
 
@@ -13,22 +13,21 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from calc.catalog.loader import load_dir  # noqa: E402
-from calc.checks import poolaccuracy  # noqa: E402
+from calc.checks import poolaccuracy, records  # noqa: E402
 
 
-def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, Any]]:
+def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, int]]:
     import yaml
 
-    data = yaml.safe_load((root / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))
-    entries, graph_logs = data["starts"], data.get("cuda_graph_logs", [])
-    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries}
-    names = {e["log"] for e in entries} | {g["log"] for g in graph_logs}
+    data = yaml.safe_load((root / records.POOL_STARTS).read_text(encoding="utf-8"))
+    entries, graph_logs = records.pool_starts(data), records.graph_logs(data)
+    configs = {e.config: json.loads((root / "models" / "configs" / e.config / "config.json").read_text()) for e in entries}
+    names = {e.log for e in entries} | {g.log for g in graph_logs}
     logs = {n: (root / "logs" / "public" / n).read_text(encoding="utf-8") for n in names}
     sources = yaml.safe_load((root / "logs" / "public" / "SOURCES.yaml").read_text(encoding="utf-8"))
     listed = sources if isinstance(sources, list) else sources.get("logs", [])
@@ -38,15 +37,15 @@ def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, Any]]:
     return rows, poolaccuracy.fit(rows, graph_logs, logs, graph_layers(graph_logs, root))
 
 
-def graph_layers(graph_logs: list[dict[str, Any]], root: Path = ROOT) -> dict[str, int]:
+def graph_layers(graph_logs: list[records.GraphLog], root: Path = ROOT) -> dict[str, int]:
     """The decoder layers of each CUDA graph log that names its own config (a log that is no start)."""
     from calc.engine import hfconfig
 
     out = {}
     for g in graph_logs:
-        if g.get("config"):
-            path = root / "models" / "configs" / g["config"] / "config.json"
-            out[g["log"]] = len(hfconfig.shape(json.loads(path.read_text(encoding="utf-8")), str(path)).layers)
+        if g.config:
+            path = root / "models" / "configs" / g.config / "config.json"
+            out[g.log] = len(hfconfig.shape(json.loads(path.read_text(encoding="utf-8")), str(path)).layers)
     return out
 
 

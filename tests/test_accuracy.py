@@ -217,7 +217,7 @@ def test_dense_fp8_row_from_a_gb10_log(rows) -> None:
 
 def _observed(catalog, log: str, text: str | None = None) -> accuracy.Observation:
     entries, configs, logs = public_observations(ROOT)
-    entry = next(e for e in entries if e.get("log") == log)
+    entry = next(e for e in entries if e.log == log)
     return accuracy.public_observations([entry], configs, catalog, {log: logs[log] if text is None else text})[0]
 
 

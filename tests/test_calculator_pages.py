@@ -251,7 +251,7 @@ def test_every_link_to_a_calculator_in_the_built_pages_is_taken_whole(site, cata
 
 def test_before_the_first_start_predicts_the_pool_on_a_discrete_card(browser, base_url, catalog) -> None:
     """In Chromium, under Pyodide: choosing an H100 clears the pin and the result becomes the pool
-    predicted by calc/engine/predict.py, term by term, with the catalog's accuracy band; the figures are
+    predicted by calc/engine/predict/, term by term, with the catalog's accuracy band; the figures are
     the CPython run's of the same inputs, and a typed utilization out of range is refused beside
     its field."""
     page, _ = open_page(browser, base_url, calculator="before")

@@ -373,7 +373,7 @@ def test_a_rows_note_never_crosses_a_line_or_the_edge(catalog, name: str) -> Non
 
 
 def test_the_predicted_pool_stacks_the_terms_against_the_card(catalog) -> None:
-    """Before the first start on an H100: each of calc/engine/predict.py's terms a bar as long as its
+    """Before the first start on an H100: each of calc/engine/predict's terms a bar as long as its
     bytes, the pool after them, the card's total and the requested share as lines; a start that
     leaves no pool draws none and says so."""
     import json

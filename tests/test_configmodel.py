@@ -19,6 +19,13 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "models" / "configs"
 
 
+def rope(positions: int, rotary_dim: int) -> int:
+    """A rotary embedding's cos/sin cache, built at load beside the weights in the model's dtype
+    (vllm/model_executor/layers/rotary_embedding/base.py, register_buffer cos_sin_cache, 0.20.0):
+    what 'Model loading took' holds beyond the checkpoint's parameters."""
+    return positions * rotary_dim * 2
+
+
 def shape(name: str) -> hfconfig.Shape:
     return hfconfig.shape(json.loads((CONFIGS / name / "config.json").read_text()), name)
 
@@ -119,7 +126,8 @@ def test_the_two_ways_of_printing_tokens() -> None:
 def test_pool_at_a_pin_and_the_json_keys() -> None:
     # 10e9 B // 65,536 B a page // 32 layers = 4,768 blocks; one 131,072-token request holds 8,192
     r = modeled.model_report(modeled.ModelInputs((CONFIGS / "llama-3.1-8b" / "config.json").read_text(), max_model_len=131072, pool=10**10))
-    assert r.weights_bytes_per_rank == 16060522496  # 8,030,261,248 parameters x 2 B
+    # 8,030,261,248 parameters x 2 B and the rope's 131,072 positions of 128: 14.9888 GiB, vLLM's 'Model loading took'
+    assert r.weights_bytes_per_rank == 16060522496 + rope(131072, 128) and round(r.weights_bytes_per_rank / 2**30, 4) == 14.9888
     assert r.kv_bytes_per_token == 131072
     assert r.kv_fixed_bytes_per_request == 0
     assert r.kv_bytes_per_request == 131072 * 131072
@@ -225,10 +233,11 @@ def test_mamba_state_pages_grow_with_speculative_tokens() -> None:
 
 def test_llama_weights_count_and_split() -> None:
     s = shape("llama-3.1-8b")
-    assert weights.per_rank(s, 1).model == 16060522496
-    # TP 2: everything but the norms halves (32 layers x 2 norms + 1 final, of 4,096 x 2 B, stay whole)
+    assert weights.per_rank(s, 1).model == 16060522496 + rope(131072, 128)
+    # TP 2: everything but the norms halves (32 layers x 2 norms + 1 final, of 4,096 x 2 B, stay whole),
+    # and every rank builds the rope's cache whole
     norms = (32 * 2 + 1) * 4096 * 2
-    assert weights.per_rank(s, 2).model == (16060522496 - norms) // 2 + norms
+    assert weights.per_rank(s, 2).model == (16060522496 - norms) // 2 + norms + rope(131072, 128)
 
 
 def test_llama_weights_against_the_v06_log() -> None:
@@ -249,7 +258,7 @@ def test_index_total_size_beats_the_count() -> None:
     counted = weights.per_rank(s, 2)
     given = weights.per_rank(s, 2, total_size=2 * counted.checkpoint_total)
     assert given.source == "index total_size"
-    assert given.model == 2 * counted.model
+    assert given.model - rope(131072, 128) == 2 * (counted.model - rope(131072, 128))  # the checkpoint's part scales, the rope's cache does not
     with pytest.raises(InputError, match=r"index.json: metadata.total_size: found None"):
         weights.checkpoint_size({"metadata": {}, "weight_map": {}}, "index.json")
 
@@ -288,6 +297,30 @@ def test_ignored_modules_stay_in_the_model_dtype() -> None:
     q = weights.quant_of(s)
     assert weights.tensor_bytes(weights.Tensor("model.layers.3.self_attn.q_proj", 64, 64, linear=True), q, 2) == 64 * 64 * 2
     assert weights.tensor_bytes(weights.Tensor("model.layers.3.mlp.experts.down_proj", 64, 64, linear=True), q, 2) == 64 * 64 // 2 + 64 * 64 // 32
+
+
+@pytest.mark.parametrize(
+    ("quant", "message"),
+    [
+        ({"quant_method": "fp8", "modules_to_not_convert": [1, 2]}, "x: quantization_config.modules_to_not_convert: found [1, 2], expected a list of module names"),
+        ({"quant_method": "fp8", "ignore": "lm_head"}, "x: quantization_config.ignore: found 'lm_head', expected a list of module names"),
+        ({"quant_method": "fp8", "weight_block_size": [128, True]}, "x: quantization_config.weight_block_size: found [128, True], expected two whole numbers"),
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": "lots"}, "x: quantization_config.group_size: found 'lots', expected a whole number"),
+        ({"quant_method": "compressed-tensors", "config_groups": [1]}, "x: quantization_config.config_groups: found [1], expected an object"),
+        ({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {"g": {"weights": "fp8"}}},
+         "x: quantization_config.config_groups.*.weights: found 'fp8', expected an object"),
+        ({"quant_method": "compressed-tensors", "format": "float-quantized",
+          "config_groups": {"g": {"weights": {"strategy": "block", "block_structure": [128]}}}},
+         "x: quantization_config.config_groups.*.weights.block_structure: found [128], expected two whole numbers"),
+    ],
+)  # fmt: skip
+def test_a_quantization_field_of_the_wrong_type_is_named(quant, message) -> None:
+    """Each field of quantization_config is checked as it is read: a wrong type is one line naming
+    the field, never a traceback or a module list read letter by letter."""
+    s = hfconfig.Shape(file="x", architecture="x", layers=(), hidden=1, vocab=1, heads=1, kv_heads=1, head_dim=1, mlps=(), quantization=quant)
+    with pytest.raises(InputError) as caught:
+        weights.quant_of(s)
+    assert str(caught.value).startswith(message)
 
 
 # --- bad input --------------------------------------------------------------------------------------
@@ -575,7 +608,7 @@ def test_gemma3_ties_its_head_by_default() -> None:
     262,144 x 1,152 table, not two. Its card gives 999,885,952 parameters, which the count meets
     exactly with Gemma 3's four norms a layer and its q/k norms of a head (73,216 parameters)."""
     r = public_report("gemma-3-1b-it.json", max_model_len=32768)
-    assert r.weights_bytes_per_rank == 999_885_952 * 2
+    assert r.weights_bytes_per_rank == 999_885_952 * 2 + 2 * rope(32768, 256)  # a local and a global rope
     untied = json.loads(public("gemma-3-1b-it.json").read_text()) | {"tie_word_embeddings": False}
     assert (
         modeled.model_report(modeled.ModelInputs(json.dumps(untied), max_model_len=32768)).weights_bytes_per_rank - r.weights_bytes_per_rank
@@ -592,7 +625,7 @@ def test_max_model_len_above_the_positions_is_noted() -> None:
 
 def test_tp_must_divide_or_be_a_multiple_of_the_kv_heads() -> None:
     text = (CONFIGS / "qwen2.5-7b" / "config.json").read_text()  # 28 heads, 4 KV heads
-    with pytest.raises(InputError, match="--tp: found 7, expected a divisor or a multiple of the model's 4 KV heads"):
+    with pytest.raises(InputError, match="--tensor-parallel-size: found 7, expected a divisor or a multiple of the model's 4 KV heads"):
         modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=7))
     assert modeled.model_report(modeled.ModelInputs(text, max_model_len=8192, tp=2)).kv_bytes_per_token == 28 * 2 * 2 * 128 * 2
 
@@ -601,18 +634,19 @@ def test_tp_must_divide_or_be_a_multiple_of_the_kv_heads() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "parameters"),
+    ("name", "parameters", "cache"),
     [
         # the model cards' counts, met to the parameter: Gemma 2's four norms a layer and tied
-        # head, Phi-3's and Phi-4-mini's fused q/k/v and gate/up (the same sizes as apart)
-        ("gemma-2-2b.json", 2_614_341_888),
-        ("gemma-2-27b.json", 27_227_128_320),
-        ("phi-3-mini-4k-instruct.json", 3_821_079_552),
-        ("phi-4-mini-instruct.json", 3_836_021_760),
+        # head, Phi-3's and Phi-4-mini's fused q/k/v and gate/up (the same sizes as apart); and the
+        # rope's cache: Phi-4-mini's LongRoPE keeps a short one (4,096) and a long one (131,072)
+        ("gemma-2-2b.json", 2_614_341_888, rope(8192, 256)),
+        ("gemma-2-27b.json", 27_227_128_320, rope(8192, 128)),
+        ("phi-3-mini-4k-instruct.json", 3_821_079_552, rope(4096, 96)),
+        ("phi-4-mini-instruct.json", 3_836_021_760, rope(4096 + 131072, 96)),
     ],
 )
-def test_parameter_counts_meet_the_model_cards(name, parameters) -> None:
-    assert public_report(name, max_model_len=4096).weights_bytes_per_rank == parameters * 2
+def test_parameter_counts_meet_the_model_cards(name, parameters, cache) -> None:
+    assert public_report(name, max_model_len=4096).weights_bytes_per_rank == parameters * 2 + cache
 
 
 def test_gemma2_alternates_and_a_float32_checkpoint_loads_in_bfloat16() -> None:
@@ -626,7 +660,7 @@ def test_gemma2_alternates_and_a_float32_checkpoint_loads_in_bfloat16() -> None:
     assert "the checkpoint is float32" in r.notes[-1]
     stored = json.dumps({"metadata": {"total_size": 2_614_341_888 * 4}})
     halved = modeled.model_report(modeled.ModelInputs(public("gemma-2-2b.json").read_text(), max_model_len=8192, index_text=stored))
-    assert halved.weights_bytes_per_rank == 2_614_341_888 * 2
+    assert halved.weights_bytes_per_rank == 2_614_341_888 * 2 + rope(8192, 256)
     assert halved.weights_source == "index total_size, halved: stored in float32, loaded in bfloat16"
 
 
@@ -648,8 +682,8 @@ def test_qwen3_vl_reads_its_text_config() -> None:
     # the language models' own counts, 8,190,735,360 and 30,532,122,624, and the vision towers' (27 blocks
     # of 1,152, four mergers: the main one and three deepstack), 576,388,336 and 538,631,408: the
     # cards' 8.8 B and 31.1 B
-    assert dense.weights_bytes_per_rank == (8_190_735_360 + 576_388_336) * 2
-    assert moe.weights_bytes_per_rank == (30_532_122_624 + 538_631_408) * 2
+    assert dense.weights_bytes_per_rank == (8_190_735_360 + 576_388_336) * 2 + rope(262144, 128)
+    assert moe.weights_bytes_per_rank == (30_532_122_624 + 538_631_408) * 2 + rope(262144, 128)
     assert dense.notes[-1] == "the weights include the Qwen3-VL vision tower (27 blocks) and its projector, 1.07 GiB"
 
 
@@ -792,7 +826,7 @@ def test_qwen36_moe_reads_as_vllm_builds_it() -> None:
     # 35B parameters on the card: the language model's 34,660,610,688 and the vision tower's
     # 446,571,248 (27 blocks of 1,152, one merger to 2,048, no deepstack), and the MTP layer apart
     r = qwen36(max_model_len=32768)
-    assert r.weights_bytes_per_rank == (34_660_610_688 + 446_571_248) * 2
+    assert r.weights_bytes_per_rank == (34_660_610_688 + 446_571_248) * 2 + rope(262144, 64)  # partial rotary: a quarter of 256
     assert r.tower is not None and r.tower.bytes_per_rank == 446_571_248 * 2
 
 
@@ -832,7 +866,7 @@ def test_qwen3_next_meets_its_checkpoint_tensor_for_tensor() -> None:
     moe = 512 * 3 * 512 * 2048 + 512 * 2048 + 3 * 512 * 2048 + 2048  # experts, router, shared expert and its gate
     mtp = fc_and_norms + layer + moe
     assert mtp == 1_650_471_424
-    assert r.weights_bytes_per_rank == (81_324_862_720 - mtp) * 2
+    assert r.weights_bytes_per_rank == (81_324_862_720 - mtp) * 2 + rope(262144, 64)
 
 
 def test_deepseek_v2_lite_meets_its_checkpoint() -> None:
@@ -841,7 +875,7 @@ def test_deepseek_v2_lite_meets_its_checkpoint() -> None:
     a token costs (512 + 64) x 2 B in each of the 27 layers."""
     r = modeled.model_report(modeled.ModelInputs((CONFIGS / "deepseek-v2-lite-chat" / "config.json").read_text(), max_model_len=32768))
     assert (r.architecture, r.family, r.layers) == ("DeepseekV2ForCausalLM", "mla", "27 mla")
-    assert r.weights_bytes_per_rank == 15_706_484_224 * 2
+    assert r.weights_bytes_per_rank == 15_706_484_224 * 2 + rope(4096 * 40, 64)  # DeepSeek's YaRN: 4,096 original positions x 40
     assert r.kv_bytes_per_token == (512 + 64) * 2 * 27 == 31104
 
 
@@ -858,7 +892,7 @@ def test_qwen35_dense_meets_its_checkpoint() -> None:
     mtp = 1024 * 2048 + 3 * 1024 + 2 * 1024 + (4096 + 2 * 512) * 1024 + 1024 * 2048 + 2 * 256 + 3 * 3584 * 1024
     assert r.drafter_bytes_per_rank == mtp * 2
     assert r.tower is not None and vision == 100_592_896 and r.tower.bytes_per_rank == vision * 2
-    assert r.weights_bytes_per_rank + r.drafter_bytes_per_rank == 873_438_784 * 2
+    assert r.weights_bytes_per_rank + r.drafter_bytes_per_rank == 873_438_784 * 2 + rope(262144, 64)
 
 
 def test_mixtral_8x7b_meets_its_card() -> None:
@@ -866,7 +900,7 @@ def test_mixtral_8x7b_meets_its_card() -> None:
     46.7B parameters on its card, 46,702,792,704 in its checkpoint, which the count meets."""
     r = modeled.model_report(modeled.ModelInputs((CONFIGS / "mixtral-8x7b-v0.1" / "config.json").read_text(), max_model_len=32768))
     assert (r.architecture, r.family, r.layers) == ("MixtralForCausalLM", "moe", "32 full")
-    assert r.weights_bytes_per_rank == 46_702_792_704 * 2
+    assert r.weights_bytes_per_rank == 46_702_792_704 * 2 + rope(32768, 128)
     assert r.kv_bytes_per_token == 2 * 8 * 128 * 2 * 32 == 131072
 
 
@@ -878,7 +912,7 @@ def test_granite_33_8b_meets_its_parameter_shapes() -> None:
     layer = 2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 12800 * 4096 + 2 * 4096
     listed = 49159 * 4096 + 40 * layer + 4096
     assert listed == 8_170_864_640
-    assert r.weights_bytes_per_rank == (listed + (49216 - 49159) * 4096) * 2
+    assert r.weights_bytes_per_rank == (listed + (49216 - 49159) * 4096) * 2 + rope(131072, 128)
     assert r.kv_bytes_per_token == 2 * 8 * 128 * 2 * 40 == 163840
 
 
@@ -893,7 +927,7 @@ def test_qwen2_57b_a14b_meets_the_hubs_count() -> None:
     moe = 64 * 3 * 2560 * 3584 + 64 * 3584 + 3 * 20480 * 3584 + 3584  # experts, router, shared expert and its gate
     layer = attention + moe + 2 * 3584
     assert 28 * layer + 2 * 151936 * 3584 + 3584 == 57_408_658_944
-    assert r.weights_bytes_per_rank == 57_408_658_944 * 2
+    assert r.weights_bytes_per_rank == 57_408_658_944 * 2 + rope(131072, 128)
     assert r.kv_bytes_per_token == 2 * 4 * 128 * 2 * 28 == 57344
     s = hfconfig.shape(json.loads(text), "qwen2-moe")
     assert [t.rows for t in weights.tensors(s, 4) if t.path == "model.layers.0.self_attn.k_proj.bias"] == [128]  # 4 KV heads of 128 over 4 ranks
@@ -912,7 +946,7 @@ def test_nemotron_3_nano_meets_its_published_size() -> None:
     expert = 2 * 1856 * h
     moe = 128 * expert + 2 * 3712 * h + 128 * h + 128 + h  # experts, shared expert, router and its bias, norm
     total = 2 * 131072 * h + 23 * mamba + 6 * attention + 23 * moe + h
-    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total == 31_577_940_288
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total == 31_577_940_288  # no rope in Nemotron-H's attention
     assert round(total / 1e9, 1) == 31.6
     active = total - 23 * (128 - 6) * expert
     assert (round(active / 1e9, 1), round((active - 131072 * h) / 1e9, 1)) == (3.6, 3.2)
@@ -1009,7 +1043,7 @@ def test_qwen35_text_only_gptq_int8_meets_the_start_of_its_issue() -> None:
     full = gptq8(24 * 256 * 2, 5120) + 2 * gptq8(4 * 256, 5120) + gptq8(5120, 24 * 256) + mlp + 2 * (2 * 5120 + 2 * 256)
     r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
     assert (r.architecture, r.layers, r.family) == ("Qwen3_5ForCausalLM", "48 linear, 16 full", "hybrid")
-    assert r.weights_bytes_per_rank == 48 * linear + 16 * full + 2 * (2 * 248320 * 5120 + 5120) == 29_833_518_080
+    assert r.weights_bytes_per_rank - rope(262144, 64) == 48 * linear + 16 * full + 2 * (2 * 248320 * 5120 + 5120) == 29_833_518_080
     assert r.kv_bytes_per_token == 16 * 2 * 4 * 256 * 2 == 65536
 
     state = 3 * (2 * 16 * 128 + 48 * 128) // 2 * 2 + 48 // 2 * 128 * 128 * 2

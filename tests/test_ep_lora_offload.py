@@ -87,9 +87,16 @@ def test_offload_moves_each_ranks_own_experts(capsys: pytest.CaptureFixture[str]
     assert eplb["offloaded_bytes_per_rank"] - plain["offloaded_bytes_per_rank"] == 2 * 3 * 768 * 2048 * 2
 
 
-def test_on_a_card_the_pool_says_its_lora_term_is_tps(capsys: pytest.CaptureFixture[str]) -> None:
-    """The card's pool (calc/engine/predict.py) counts LoRA's slots as TP splits the experts; the
-    report says so beside the rank's own figure rather than showing two figures unexplained."""
-    r = _model(capsys, QWEN3_30B, "--tp", "2", "--enable-expert-parallel", "--enable-lora", "--gpu", "h100-sxm")
-    assert r["terms"]["lora"]["bytes"] == 1_467_310_080 and r["lora"]["device_bytes_per_rank"] == 863_330_304
-    assert "the card's pool takes LoRA's slots as TP splits the experts, 1.37 GiB; the rank's own experts take 0.80 GiB (the lora figures above)" in r["notes"]
+def test_on_a_card_the_pool_takes_the_lora_slots_of_the_ranks_own_experts(capsys: pytest.CaptureFixture[str]) -> None:
+    """Under expert parallel the card's pool (calc/engine/predict/) takes LoRA's slots as the rank
+    with the most experts holds them (vllm/lora/layers/fused_moe.py: local_num_experts, the
+    intermediate whole), the same figure as the rank's own lora report, not TP's split of every
+    expert; the pool falls by exactly the slots, and the fewer-slots fix is figured the same way."""
+    args = (QWEN3_30B, "--tp", "2", "--enable-expert-parallel", "--gpu", "h100-sxm")
+    r = _model(capsys, *args, "--enable-lora")
+    bare = _model(capsys, *args)
+    assert r["terms"]["lora"]["bytes"] == r["lora"]["device_bytes_per_rank"] == 863_330_304
+    assert bare["available_kv_bytes"] - r["available_kv_bytes"] == 863_330_304
+    assert not any("takes LoRA's slots as TP" in n for n in r["notes"])
+    four = _model(capsys, *args, "--enable-lora", "--max-loras", "4")
+    assert four["terms"]["lora"]["bytes"] == 4 * 863_330_304

@@ -24,7 +24,11 @@ py.FS.mkdirTree("/home/pyodide/calc");
 py.FS.mkdirTree("/home/pyodide/logs");
 py.FS.mkdirTree("/home/pyodide/calc/logs");
 for (const f of ["units.py", "jsontext.py"]) py.FS.writeFile("/home/pyodide/calc/" + f, fs.readFileSync("%(root)s/calc/" + f, "utf8"));
-for (const f of fs.readdirSync("%(root)s/calc/logs").filter((n) => n.endsWith(".py"))) py.FS.writeFile("/home/pyodide/calc/logs/" + f, fs.readFileSync("%(root)s/calc/logs/" + f, "utf8"));
+// the package's modules and its subpackages' (calc/logs/conclude/)
+for (const f of fs.readdirSync("%(root)s/calc/logs", { recursive: true }).filter((n) => n.endsWith(".py") && !n.includes("__pycache__"))) {
+  py.FS.mkdirTree("/home/pyodide/calc/logs/" + f.split("/").slice(0, -1).join("/"));
+  py.FS.writeFile("/home/pyodide/calc/logs/" + f, fs.readFileSync("%(root)s/calc/logs/" + f, "utf8"));
+}
 py.FS.writeFile("/home/pyodide/calc/__init__.py", "");
 const names = fs.readdirSync("%(root)s/logs/public").filter((n) => n.endsWith(".log"));
 for (const n of names) py.FS.writeFile("/home/pyodide/logs/" + n, fs.readFileSync("%(root)s/logs/public/" + n, "utf8"));

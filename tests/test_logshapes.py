@@ -128,7 +128,7 @@ def test_every_name_a_line_puts_is_concluded_and_every_conclusion_is_put() -> No
     assert not set(tables) & conclude.CONCLUDED_ELSEWHERE
     put = _names_put()
     assert {"sg_avail_load", "padding", "ep_on", "pin"} <= put
-    assert sorted(put - concluded) == []  # a new Put's field needs its Pick or its function in conclude.py
+    assert sorted(put - concluded) == []  # a new Put's field needs its Pick or its function in calc/logs/conclude/
     assert sorted(concluded - put) == []  # a Pick no line gives is stale
 
 

@@ -1,4 +1,4 @@
-"""One answer for a log (calc/answers/logverdict.py): the verdict, the phase that failed, the least change
+"""One answer for a log (calc/answers/logverdict/): the verdict, the phase that failed, the least change
 checked against the log's own figures, and the whole command; and the line shapes the reader
 learnt for it, each on the real line. The logs are in logs/public/ and logs/public/phases/, each
 with its public address in the SOURCES.yaml beside it."""

@@ -6,6 +6,7 @@ modalities, and the encoder's outputs the profile run keeps."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,6 +23,12 @@ CONFIGS = ROOT / "models" / "configs"
 LOG_81 = ROOT / "logs" / "public" / "81-v011-qwen25-vl-3b-ray-data-encoder-budget.log"
 
 
+def rope(positions: int, rotary_dim: int) -> int:
+    """A rotary embedding's cos/sin cache, built at load on every rank (and every pipeline stage)
+    beside the weights, in the model's dtype (rotary_embedding/base.py, register_buffer, 0.20.0)."""
+    return positions * rotary_dim * 2
+
+
 def report(name: str, **given) -> dict:
     """The report as `python -m calc model --json` gives it."""
     return modeled.model_report(modeled.ModelInputs((CONFIGS / name.removesuffix(".json") / "config.json").read_text(), name, **given)).to_json()
@@ -33,20 +40,21 @@ def test_qwen25_vl_3b_meets_its_checkpoint_and_the_loading_line() -> None:
     bias, 32 blocks of two RMSNorms, qkv, proj, a gated MLP of 3,420 with biases, a merger of
     5,120 to 2,048 (vllm/model_executor/models/qwen2_5_vl.py). logs/public/81 (v0.11.0, TP 1):
     'Model loading took 7.1550 GiB' = 7,682,622,751 B. The language model alone was 19.7 % light;
-    with the tower the count is 2.3 % under what loading took (buffers beside the weights)."""
+    with the tower and the rope's cache the count is 0.6 % under what loading took (other buffers beside the weights)."""
     d, i = 1280, 3420
     block = 2 * d + (3 * d * d + 3 * d) + (d * d + d) + (2 * i * d + 2 * i) + (d * i + d)
     tower = d * 3 * 2 * 14 * 14 + 32 * block + d + (5120 * 5120 + 5120) + (2048 * 5120 + 2048)
     assert tower == 668_684_288
     r = report("qwen2.5-vl-3b.json", max_model_len=8192)
     assert r["tower"]["bytes_per_rank"] == tower * 2 and r["tower"]["replicated"] is False
-    assert r["weights_bytes_per_rank"] == 3_754_622_976 * 2 == (3_085_938_688 + tower) * 2
+    # the rope's cache: M-RoPE keeps four times the positions (rotary_embedding/mrope.py)
+    assert r["weights_bytes_per_rank"] - rope(4 * 128000, 128) == 3_754_622_976 * 2 == (3_085_938_688 + tower) * 2
     text = LOG_81.read_text()
     assert "Model loading took 7.1550 GiB" in text
     loaded = round(Fraction("7.1550") * GiB)
     assert loaded == 7_682_622_751
     before, after = Fraction(3_085_938_688 * 2 - loaded, loaded), Fraction(r["weights_bytes_per_rank"] - loaded, loaded)
-    assert round(float(before) * 100, 1) == -19.7 and round(float(after) * 100, 1) == -2.3
+    assert round(float(before) * 100, 1) == -19.7 and round(float(after) * 100, 1) == -0.6
 
 
 def test_the_encoder_budget_and_batch_the_log_prints() -> None:
@@ -121,7 +129,7 @@ def test_heads_that_do_not_divide_leave_the_tower_whole() -> None:
 def test_no_image_no_video_loads_no_tower_from_0_11() -> None:
     zero = multimodal.Settings(limits={"image": 0, "video": 0})
     r = report("qwen3-vl-8b-instruct.json", max_model_len=32768, multimodal=zero)
-    assert r["tower"] is None and r["weights_bytes_per_rank"] == 8_190_735_360 * 2
+    assert r["tower"] is None and r["weights_bytes_per_rank"] == 8_190_735_360 * 2 + rope(262144, 128)
     assert r["notes"][-1].startswith("--limit-mm-per-prompt allows no image or video: vLLM builds and loads no Qwen3-VL vision tower")
     old = report("qwen2.5-vl-3b.json", max_model_len=8192, multimodal=zero, engine_version="0.8.5")  # qwen2_5_vl.py, 0.8.5
     assert old["tower"] is not None
@@ -142,7 +150,8 @@ def test_every_pipeline_stage_builds_the_tower() -> None:
     r = report("qwen2.5-vl-3b.json", max_model_len=8192, pp=2)
     tower = 668_684_288 * 2
     first, last = r["ranks"]
-    assert first["weights_bytes"] + last["weights_bytes"] == (3_085_938_688 + 151_936 * 2048) * 2 + 2 * tower  # the tied table twice
+    # the tied table twice, and each stage its rope cache
+    assert first["weights_bytes"] + last["weights_bytes"] == (3_085_938_688 + 151_936 * 2048) * 2 + 2 * tower + 2 * rope(4 * 128000, 128)
     s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
     assert ranks._place("visual.blocks.0.attn.qkv", False, ((0, 18), (18, 36)), True) == (0, 1)
     assert s.tower is not None
@@ -230,3 +239,125 @@ def test_one_modality_limited_leaves_the_tower() -> None:
         "--limit-mm-per-prompt allows no image but leaves video at 999: the Qwen3-VL vision tower is built, loaded and profiled; "
         "limit video to 0 as well to leave it out"
     ]
+
+
+def test_the_qwen25_vl_attention_peak_by_release() -> None:
+    """Qwen2.5-VL's tower attention as each release's qwen2_5_vl.py writes it, a patch (hidden 1,280,
+    bfloat16): the block's residual, the fused qkv output kept until the attention returns (3 x
+    hidden) and q, k, v copied contiguous (3 x hidden); then the rotary embedding
+    (qwen2_vl.py apply_rotary_pos_emb_vision: t.float(), a float32 result, its cast back).
+    0.11.0 concatenates q and k and rotates them at once: 2 x hidden in float32 twice and 2 x
+    hidden cast back, 38 x 1,280 B a patch, above the gated MLP's 2 + 2 + 3 x 2.672 hidden.
+    0.10.1.1 rotates q, then k: one hidden in float32 twice and one cast, 24 x 1,280 B.
+    From 0.12.0 q and k are copied once and rotated in the model's dtype: 8 x 1,280 x 2 B, below the
+    gated MLP's (1,280 + 3 x 3,420) x 2 B, which decides. Qwen3-VL's blocks build the same attention.
+    The pixels (14 x 14 x 2 x 3 values a patch) come from the processor already in bfloat16 from
+    0.10 on (vLLM casts its floating outputs to the model's dtype); 0.8.x keeps them in float32."""
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
+    assert s.tower is not None
+    n, pixels = 65536, 65536 * 3 * 2 * 14 * 14 * 2
+    b011, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 11))
+    assert b011 == n * 1280 * (2 + 6 + 6 + 4 + 8 + 8 + 4) + pixels == 3_341_811_712
+    b010, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 10))
+    assert b010 == n * 1280 * (2 + 6 + 6 + 4 + 4 + 2) + pixels
+    b019, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 19))
+    assert b019 == n * (2 * 1280 + 3 * 3420) * 2 + pixels < b010 < b011
+    assert "0.11.0" in multimodal.attention_live(s.tower, 1, 2, (0, 11))[1]
+    assert multimodal.attention_live(s.tower, 1, 2, (0, 19))[0] == 8 * 1280 * 2 < (1280 + 3 * 3420) * 2
+    q3 = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q3").tower
+    assert q3 is not None and q3.kind == "qwen3-vl"
+    assert multimodal.attention_live(q3, 1, 2, (0, 11)) == multimodal.attention_live(replace(s.tower, hidden=q3.hidden), 1, 2, (0, 11))
+    b08, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 8))  # float32 pixels
+    assert b08 == n * 1280 * (2 + 6 + 6 + 4 + 4 + 2) + 2 * pixels
+
+
+def test_the_encoder_peak_against_the_l4_start() -> None:
+    """logs/public/81 (v0.11.0, one L4, max_num_batched_tokens 2048): 'Available KV cache memory:
+    9.26 GiB' after 'Model loading took 7.1550 GiB'. The tower's forward over the one image of
+    16,384 tokens sets the profile's peak (3.11 GiB, the attention of 0.11.0 above); the pool comes
+    within 0.6 % of the printed (the tower's forward modeled from 0.19.0's code left it 12.6 % over)."""
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
+    text = LOG_81.read_text()
+    assert "Available KV cache memory: 9.26 GiB" in text
+    card = predict.card_from_total("22.03 GiB")  # the L4 as the catalog gives it (nvidia-l4)
+    p = predict.predict(s, card, predict.Start(max_model_len=8192, max_num_batched_tokens=2048, engine_version="0.11.0"),
+                        weights_bytes=round(Fraction("7.1550") * GiB))  # fmt: skip
+    assert p.activation.bytes == 3_341_811_712 and "0.11.0: qk concatenated and rotated in float32" in p.activation.source
+    printed = round(Fraction("9.26") * GiB)
+    assert abs(Fraction(p.available_kv_bytes - printed, printed)) < Fraction(6, 1000)
+
+
+def test_release_0_11_widens_short_outputs_to_the_budget() -> None:
+    """vLLM 0.11.x (gpu_model_runner.py profile_run) widens each item's encoder output shorter than
+    the encoder budget to the whole budget (`output.new_zeros((encoder_budget, hidden))`) before
+    keeping it; 0.12.x widens to the most tokens an item gives (what Gemma 3 writes already), and
+    0.13.0 keeps the outputs as written. Gemma 3 12B at 8,192 tokens: 32 items of 256 tokens, each
+    kept as 8,192 x 3,840 at 0.11.0 (1.88 GiB), as 256 x 3,840 from 0.12.0 (0.06 GiB)."""
+    g = hfconfig.shape(json.loads((CONFIGS / "gemma-3-12b-it" / "config.json").read_text()), "g")
+    wide = multimodal.encoder_profile(g, multimodal.Settings(), 8192, 1024, 8192, (0, 11))
+    kept = multimodal.encoder_profile(g, multimodal.Settings(), 8192, 1024, 8192, (0, 12))
+    assert wide is not None and kept is not None and wide.items == kept.items == 32
+    assert wide.held_bytes == 32 * 8192 * 3840 * 2 and kept.held_bytes == 32 * 256 * 3840 * 2
+    assert "each, widened" in wide.source and "widened" not in kept.source
+    # an item as long as the budget is not widened (Qwen2.5-VL's one image of 16,384 tokens)
+    q = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
+    one = multimodal.encoder_profile(q, multimodal.Settings(), 2048, 256, 8192, (0, 11))
+    assert one is not None and one.held_bytes == 16384 * 2048 * 2
+
+
+def test_the_items_round_down_from_0_10() -> None:
+    """Mistral Small 3.1's images give 3,080 tokens (55 x 55 merged patches and a break token a
+    row). At a budget of 8,192 tokens 0.8.x profiles cdiv(8192, 3080) = 3 images
+    (gpu_model_runner.py profile_run, 0.8.5); 0.10.1.1 already takes 8192 // 3080 = 2
+    (vllm/v1/worker/utils.py MultiModalBudget.get_max_items), as the v0.19.0 start prints
+    ('profiled with 2 image items', logs/starts/120)."""
+    m = hfconfig.shape(json.loads((CONFIGS / "mistral3-24b-flux2-text-encoder" / "config.json").read_text()), "m")
+    assert m.tower is not None and m.tower.image_tokens == 55 * 56
+    items = {rel: multimodal.encoder_profile(m, multimodal.Settings(), 8192, 1024, 8192, rel) for rel in ((0, 8), (0, 10), (0, 19))}
+    assert {rel: p.items for rel, p in items.items() if p is not None} == {(0, 8): 3, (0, 10): 2, (0, 19): 2}
+    log = (ROOT / "logs" / "starts" / "120-v0190-mistral-small-31-24b-vl-h100-llmd-planner.log").read_text()
+    assert "budget of 8192 tokens, and profiled with 2 image items" in log
+
+
+def test_a_video_outweighs_the_image_as_each_release_sizes_it() -> None:
+    """The profile runs the modality whose item has the most tokens (get_modality_with_max_tokens).
+    Qwen2.5-VL's video (qwen2_vl.py get_num_frames_with_most_features): frames at the largest image
+    size (16,384 tokens a pair of frames), as many as max_model_len holds, at most 14 from 0.11.0
+    (16 before, and one image's tokens taken off the length first). At 8,192 tokens one frame pair
+    ties the image (the image up to 0.16.x, the first of the largest; video from 0.17.0, by name);
+    at 32,768 four frames give 32,768 tokens, the budget, and twice the image's patches; at 128,000,
+    14 frames, 114,688 tokens; 0.10.1.1 holds 12 frames there (128,000 - 16,384 over 16,384 a pair).
+    --limit-mm-per-prompt with no video keeps the image."""
+    q = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
+    assert q.tower is not None
+    item = multimodal.largest_item
+    assert (item(q.tower, multimodal.Settings(), 8192, (0, 11)).modality, item(q.tower, multimodal.Settings(), 8192, (0, 20)).modality) == ("image", "video")
+    long = item(q.tower, multimodal.Settings(), 32768, (0, 11))
+    assert (long.modality, long.tokens, long.patches) == ("video", 32768, 32768 * 4)
+    assert item(q.tower, multimodal.Settings(), 128000, (0, 11)).tokens == 7 * 16384
+    assert item(q.tower, multimodal.Settings(), 128000, (0, 10)).tokens == 6 * 16384
+    assert item(q.tower, multimodal.Settings(limits={"video": 0}), 128000, (0, 11)).modality == "image"
+    p = multimodal.encoder_profile(q, multimodal.Settings(), 2048, 256, 32768, (0, 11))
+    assert p is not None and (p.budget_tokens, p.items, p.patches) == (32768, 1, 131072) and "1 video items" in p.source
+
+
+def test_the_qwen3_vl_video_profile_of_0_11_against_its_start() -> None:
+    """logs/starts/121 (v0.11.0, Qwen3-VL-30B-A3B, TP 4, max_model_len 65,536): 'Encoder cache will be
+    initialized with a budget of 153600 tokens, and profiled with 1 video items'. qwen3_vl.py 0.11.0:
+    frames of the largest image (4,096 px a side) shrunk by the video processor's smart_resize so a
+    clip holds at most 25,165,824 pixels (longest_edge), from 2 frames up while the clip's tokens stay
+    within max_model_len, capped at 24,576 frames: 32 x 32 px frames, 12,288 temporal pairs of one
+    token each; the budget counts each token 12.5 (timestamps and vision marks): 153,600. The tower
+    sees 12,288 x 4 patches; the outputs (12,288 rows of 2,048 x 4 with the deepstack mergers') are
+    widened to the budget's 153,600 rows (0.11.x), 2.34 GiB kept through the language model's pass.
+    From 0.13.0 the 12.5 is gone and the image (16,384 tokens) is the larger."""
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-30b-a3b-instruct" / "config.json").read_text()), "q3")
+    assert s.tower is not None
+    text = (ROOT / "logs" / "starts" / "121-v0110-qwen3-vl-30b-a3b-tp4-rtx3090-video-profile-sipeed.log").read_text()
+    assert "budget of 153600 tokens, and profiled with 1 video items" in text
+    assert multimodal._qwen3_video_tokens(24576, 4096, 16, 2, 2) == 12288
+    p = multimodal.encoder_profile(s, multimodal.Settings(), 2048, 256, 65536, (0, 11), tp=4)
+    assert p is not None and (p.budget_tokens, p.items, p.tokens_per_item, p.patches) == (153600, 1, 153600, 12288 * 4)
+    assert p.held_bytes == 153600 * 2048 * 4 * 2 and "1 video items" in p.source
+    later = multimodal.encoder_profile(s, multimodal.Settings(), 2048, 256, 65536, (0, 13), tp=4)
+    assert later is not None and (later.budget_tokens, later.items) == (16384, 1) and "image items" in later.source

@@ -20,6 +20,12 @@ NEWEST = kvlayout.version(None)
 # --- the partition, as vllm/distributed/utils.py get_pp_indices gives it ---------------------------
 
 
+def rope(positions: int, rotary_dim: int) -> int:
+    """A rotary embedding's cos/sin cache, built at load on every rank (and every pipeline stage)
+    beside the weights, in the model's dtype (rotary_embedding/base.py, register_buffer, 0.20.0)."""
+    return positions * rotary_dim * 2
+
+
 @pytest.mark.parametrize(
     ("layers", "pp", "expected"),
     [
@@ -60,9 +66,9 @@ def test_a_bad_environment_partition_is_refused(text: str, fragment: str) -> Non
 
 
 def test_more_stages_than_layers_is_refused() -> None:
-    with pytest.raises(InputError, match="--pp: found 8, expected at most the model's 4 layers"):
+    with pytest.raises(InputError, match="--pipeline-parallel-size: found 8, expected at most the model's 4 layers"):
         ranks.partition(4, 8)
-    with pytest.raises(InputError, match="--pp: found 0"):
+    with pytest.raises(InputError, match="--pipeline-parallel-size: found 0"):
         ranks.partition(4, 0)
 
 
@@ -79,7 +85,7 @@ def test_kimi_k2_over_four_stages() -> None:
     assert [(s.first_layer, s.end_layer) for s in st] == [(0, 15), (15, 30), (30, 46), (46, 61)]
     assert [s.kv_bytes_per_token for s in st] == [15 * 1152, 15 * 1152, 16 * 1152, 15 * 1152]
     assert [s.holds for s in st] == [("embedding",), (), (), ("head", "final norm")]
-    assert sum(s.weights_bytes for s in st) == weights.per_rank(shape, 8).model
+    assert sum(s.weights_bytes for s in st) == weights.per_rank(shape, 8).model + 3 * rope(4096 * 32, 64)  # each further stage its own rope cache
     # stage 2 and stage 1 differ by one MoE layer; stage 0 holds the first dense layer (first_k_dense_replace)
     layer = weights.per_rank(shape, 8).model
     assert st[2].weights_bytes > st[1].weights_bytes and st[0].weights_bytes < st[1].weights_bytes < layer
@@ -94,7 +100,7 @@ def test_tied_embeddings_load_on_both_ends() -> None:
     embedding = 128256 * 3072 * 2  # the vocabulary is already a multiple of 64
     assert [s.layers for s in st] == [14, 14]
     assert st[1].weights_bytes - st[0].weights_bytes == 3072 * 2
-    assert sum(s.weights_bytes for s in st) == weights.per_rank(shape).model + embedding
+    assert sum(s.weights_bytes for s in st) == weights.per_rank(shape).model + embedding + rope(131072, 128)  # the second stage's rope cache
     assert st[1].holds == ("embedding", "head", "final norm")
 
 
@@ -104,7 +110,7 @@ def test_untied_head_on_the_last_stage_only() -> None:
     shape = _shape("qwen3-8b")
     st = ranks.stages(shape, kvlayout.Settings(), 8192, NEWEST, 2)
     assert st[1].weights_bytes - st[0].weights_bytes == 4096 * 2
-    assert sum(s.weights_bytes for s in st) == weights.per_rank(shape).model
+    assert sum(s.weights_bytes for s in st) == weights.per_rank(shape).model + rope(40960, 128)  # and the second stage's rope cache
     assert [s.kv_bytes_per_token for s in st] == [18 * 8 * 128 * 2 * 2] * 2
     assert st[0].kv_block_bytes == 18 * 16 * 8 * 128 * 2 * 2
 
@@ -112,9 +118,9 @@ def test_untied_head_on_the_last_stage_only() -> None:
 def test_the_checkpoint_size_is_split_by_stage() -> None:
     """With the index's total_size the stages' counts are scaled as one GPU's is."""
     shape = _shape("qwen3-8b")
-    whole = weights.per_rank(shape).model
+    whole = weights.per_rank(shape).checkpoint_total  # the checkpoint's tensors: the rope's cache is built, not scaled
     st = ranks.stages(shape, kvlayout.Settings(), 8192, NEWEST, 2, total_size=2 * whole)
-    assert abs(sum(s.weights_bytes for s in st) - 2 * whole) <= 1
+    assert abs(sum(s.weights_bytes for s in st) - 2 * whole - 2 * rope(40960, 128)) <= 1
 
 
 def test_pools_keep_the_smallest_count_of_blocks() -> None:
@@ -171,7 +177,7 @@ def test_a_build_that_checks_the_whole_model(capsys: pytest.CaptureFixture[str])
     [
         (["--pp", "0"], "--pp: found 0, expected at least 1"),
         (["--pp", "40"], "--pp: found 40, expected at most the model's 36 layers"),
-        (["--pp-layer-partition", "18,18"], "--pp-layer-partition: found with --pp 1"),
+        (["--pp-layer-partition", "18,18"], "--pp-layer-partition: found with --pipeline-parallel-size 1, expected --pipeline-parallel-size N above 1"),
         (["--pp", "2", "--pp-layer-partition", "18,17"], "--pp-layer-partition: found 35 layers in all, expected the model's 36"),
         (["--pp", "2", "--pp-layer-partition", "18;18"], "--pp-layer-partition: found '18;18'"),
     ],

@@ -54,7 +54,7 @@ def test_a_new_log_shape_is_added_with_its_fixture_and_read(copy: Path) -> None:
     # computed; all but the one that asks for the new figure's conclusion, which the scaffold names
     # as the next step and leaves to the engineer (what the reading makes of it is a choice)
     conclusion = "test_every_name_a_line_puts_is_concluded_and_every_conclusion_is_put"
-    assert done.stdout.strip().splitlines()[-1].startswith("next: conclude blocks_override in calc/logs/conclude.py")
+    assert done.stdout.strip().splitlines()[-1].startswith("next: conclude blocks_override in calc/logs/conclude/")
     tests = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_logshape_cases.py", "tests/test_logshapes.py", "-k", f"not {conclusion}"],
         cwd=copy, capture_output=True, text=True, timeout=300,

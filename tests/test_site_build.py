@@ -200,12 +200,14 @@ def test_the_calculators_package_ships_and_the_browser_is_told_to_fetch_it(shipp
     from hooks.calculator_page import python_files
 
     nested = [p for p in browser_calc_files() if "/" in p]
-    assert {p.split("/")[-1] for p in nested} >= {"form.py", "start.py", "kv.py", "fit.py", "plan.py", "prefetch.py", "yourstart.py", "__init__.py"}
+    assert {p.split("/")[-1] for p in nested} >= {"form.py", "start.py", "kv.py", "fit.py", "plan.py", "prefetch.py", "__init__.py"}
+    # a calculator that is a package ships whole: Your start's parts, and the log's verdict it imports
+    assert {"present/calculators/yourstart/__init__.py", "present/calculators/yourstart/sections.py", "answers/logverdict/fixes.py"} <= set(nested)
     for path, text in runtime.shipped_calc(ROOT).items():
         assert (shipped.site / "py" / "calc" / path).read_text(encoding="utf-8") == text
-    assert ("../py/calc/present/calculators/yourstart.py", "calc/present/calculators/yourstart.py") in python_files("../")
+    assert ("../py/calc/present/calculators/yourstart/__init__.py", "calc/present/calculators/yourstart/__init__.py") in python_files("../")
     assert 'id="calc-python-files">' in shipped.page("calculator/start-gate")
-    assert ("../../py/calc/present/calculators/yourstart.py", "calc/present/calculators/yourstart.py") in python_files(
+    assert ("../../py/calc/present/calculators/yourstart/__init__.py", "calc/present/calculators/yourstart/__init__.py") in python_files(
         "../../"
     )  # a calculator's page, two deep
 

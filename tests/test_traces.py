@@ -50,6 +50,9 @@ def test_readings_kept_as_published() -> None:
     served = _samples("qwen38-single-memwatch-survived.trace")
     assert [t for t, _ in served] == [0, 1, 2, 3, 4]
     assert [a // MiB for _, a in served] == [7071, 6969, 7055, 7023, 7039]
+    stopped = _samples("qwen38-single-memwatch-stopped.trace")
+    assert [t for t, _ in stopped] == [0, 5, 10, 15, 19]
+    assert [a // MiB for _, a in stopped] == [7488, 7463, 7281, 6761, 6018]
 
 
 @pytest.mark.parametrize("name", sorted(ENTRIES))
@@ -90,6 +93,20 @@ def test_serving_box_under_the_floor_survived(catalog: Any) -> None:
     assert guard.run(samples[::2], floor, in_a_row).at == 4
 
 
+def test_watchdog_stop_the_guard_would_have_come_first(catalog: Any) -> None:
+    """The single-Spark kit's issue 3: every published poll is under 8 GiB, five seconds apart, so the
+    guard kills at the third (t = 10), nine seconds before the reporter's watchdog stopped the
+    container at its own 6 GiB floor (6018 MiB). The report does not say whether the head had served:
+    the entry says so, and had it served before t = 10 the guard would have stood down."""
+    floor, in_a_row = _settings(catalog)
+    entry = ENTRIES["qwen38-single-memwatch-stopped.trace"]
+    samples = _samples(entry["file"])
+    assert all(a < floor for _, a in samples) and samples[-1][1] < 6 * GiB
+    assert guard.run(samples, floor, in_a_row).at == 10 < entry["ends_at"] == samples[-1][0]
+    assert guard.run(samples, floor, in_a_row, serving_at=10).killed is False
+    assert entry["outcome"] == "stopped" and entry["serving_at"] is None and entry["phase_said"] is False
+
+
 def test_survived_long_prefills_sat_under_the_floor(catalog: Any) -> None:
     """Where a survived long prefill's lowest MemAvailable is published, it is under the guard's
     floor: a floor held after serving would have killed them, which is why the guard stands down."""
@@ -125,12 +142,18 @@ def test_the_page_tables_replay_the_files(catalog: Any) -> None:
     build: Any = SimpleNamespace(catalog=catalog, root=ROOT)
     replays = traces.published_traces_table(build).splitlines()
     collapse = next(r for r in replays if "vllm-project/vllm issue 56824" in r)
-    assert "(https://github.com/vllm-project/vllm/issues/56824)" in collapse and "| stopped |" in collapse
-    assert ">6.27 GiB</span>" in collapse and collapse.endswith("| quiet | quiet |")
+    assert "(https://github.com/vllm-project/vllm/issues/56824)" in collapse and "| stopped, at <span" in collapse
+    assert ">6.27 GiB</span>" in collapse and collapse.endswith("| quiet; kept on: quiet |")
     served = next(r for r in replays if "pull request 54" in r)
-    assert "| stood down, serving | kills at <span" in served and ">2 s</span> |" in served and ">6.81 GiB</span>" in served
+    assert "| survived, went on serving |" in served and ">6.81 GiB</span>" in served
+    assert "| stood down, serving; kept on: kills at <span" in served and ">2 s</span> |" in served
+    stopped = next(r for r in replays if "Single-DGX-Spark issue 3" in r)
+    assert "| not said; replayed as the start | stopped, at <span" in stopped and ">19 s</span>" in stopped
+    assert ">5.88 GiB</span>" in stopped and stopped.count(">10 s</span>") == 2
     lowest = traces.readings_without_polls_table(build)
     assert ">~10.00 GiB</span>" in lowest and ">3.22 GiB</span>" in lowest and "| serving | not given | crashed |" in lowest
+    one_spark = next(r for r in lowest.splitlines() if "glm-5.3-one-spark issue 3" in r)
+    assert "| serving | not given | crashed |" in one_spark and ">2.05 GiB</span>" in one_spark  # 2.2 GB as published
 
 
 def test_after_start_check_on_a_thread_deployment(capsys: pytest.CaptureFixture[str]) -> None:
@@ -161,6 +184,7 @@ def test_a_malformed_sources_entry_is_named_not_a_traceback(tmp_path: Path) -> N
         ),
         ({**good, "ends_at": "soon"}, "logs/traces/SOURCES.yaml: traces[0].ends_at: found 'soon', expected a number of seconds, or null"),
         ({k: v for k, v in good.items() if k != "phase"}, "logs/traces/SOURCES.yaml: traces[0].phase: found None, expected start or serving"),
+        ({**good, "phase_said": "maybe"}, "logs/traces/SOURCES.yaml: traces[0].phase_said: found 'maybe', expected true or false"),
     ]
     for entry, message in cases:
         (tmp_path / "logs" / "traces" / "SOURCES.yaml").write_text(yaml.safe_dump({"traces": [entry], "readings_without_polls": []}))

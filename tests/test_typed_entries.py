@@ -77,6 +77,14 @@ def test_each_entry_type_is_the_spec_key_for_key(file: str, path: tuple[str, ...
     assert _compare(spec, typed, f"{file}.yaml: {'.'.join(path) or '(top)'}") == []
 
 
+def test_each_file_type_is_its_spec_and_the_files_are_the_catalogs() -> None:
+    """calc/catalog/model.py builds the catalog from `Files`: each of its keys is a file, typed as the
+    spec checks that file, whole."""
+    hints = typing.get_type_hints(entries.Files)
+    assert list(hints) == list(SPEC)
+    assert [p for file, spec in SPEC.items() for p in _compare(spec, hints[file], f"{file}.yaml")] == []
+
+
 def test_the_comparison_finds_a_key_the_types_leave_out() -> None:
     class Short(typing.TypedDict):
         id: str

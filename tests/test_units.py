@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from calc.units import GB, GiB, InputError, MiB, fmt, parse_count, parse_fraction, parse_size, shown, to_gib
+from calc.units import GB, GiB, InputError, MiB, fmt, parse_count, parse_fraction, parse_size, parse_tokens, shown, to_gib
 
 
 @pytest.mark.parametrize(
@@ -93,6 +93,26 @@ def test_parse_count() -> None:
         parse_count("")
     with pytest.raises(InputError, match="expected a number below"):
         parse_count(str(10**13))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("32k", 32_000), ("32K", 32_768), ("1M", 1_048_576), ("1m", 1_000_000), ("25.6k", 25_600), ("131072", 131_072), ("131,072", 131_072), (" 8k ", 8_000)],
+)
+def test_parse_tokens_reads_lengths_as_vllm_does(text: str, expected: int) -> None:
+    """vllm/utils/argparse_utils.py human_readable_int (0.20.0 to 0.33.0): k m g t decimal, K M G T binary."""
+    assert parse_tokens(text, "--max-model-len", 1) == expected
+
+
+def test_parse_tokens_refuses_what_vllm_refuses() -> None:
+    with pytest.raises(InputError, match=r"--max-model-len: found '1\.5K', expected a whole number before K \(binary\), or 1\.5k \(decimal\)"):
+        parse_tokens("1.5K", "--max-model-len", 1)
+    with pytest.raises(InputError, match="--max-model-len: found 'k', expected a whole number"):
+        parse_tokens("k", "--max-model-len", 1)
+    with pytest.raises(InputError, match=r"found '99T' \(108,851,651,149,824\), expected a whole number from 1 to 1e\+12"):
+        parse_tokens("99T", "--max-model-len", 1)
+    with pytest.raises(InputError, match=r"found '0k' \(0\), expected a whole number from 1"):
+        parse_tokens("0k", "--max-model-len", 1)
 
 
 def test_parse_fraction() -> None:

@@ -1,4 +1,4 @@
-"""Your start on a pasted log: the same answer as `python -m calc ingest` (calc/answers/logverdict.py), the
+"""Your start on a pasted log: the same answer as `python -m calc ingest` (calc/answers/logverdict/), the
 engine's own counts where it printed them, SGLang's figures as SGLang's, a lone MemAvailable line."""
 
 from __future__ import annotations

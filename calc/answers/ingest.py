@@ -184,7 +184,7 @@ def start_entry(reading: LogReading, *, model_id: str, box: str, boxes: int, sou
     build = f"{engine_name} {reading.engine_version.value}" if reading.engine_version else engine_name
     if tp is None:
         tp = reading.tensor_parallel_size.value if reading.tensor_parallel_size else None
-    tp_text = str(tp) if tp is not None else "1  # not in the log: give --tp"
+    tp_text = str(tp) if tp is not None else "1  # not in the log: give --tensor-parallel-size"
     date = reading.date.value if reading.date else None
     slug = re.sub(r"[^a-z0-9.]+", "-", str(reading.model.value if reading.model else model_id).lower().rsplit("/", 1)[-1]).strip("-.")
     ident = deployment_id or f"{slug or model_id}-log"

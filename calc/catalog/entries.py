@@ -288,3 +288,40 @@ class FractionPlan(TypedDict):
     id: str
     box: str
     fractions: list[Fraction]
+
+
+# Each file as its spec checks it (calc/catalog/spec.py SPEC), and the seven together: what the
+# catalog is built from (calc/catalog/model.py build).
+class BoxesFile(TypedDict):
+    boxes: list[Box]
+
+
+class ModelsFile(TypedDict):
+    models: list[Model]
+
+
+class StartsFile(TypedDict):
+    deployments: list[Deployment]
+
+
+class IncidentsFile(TypedDict):
+    incidents: list[Incident]
+
+
+class TracesFile(TypedDict):
+    traces: list[Trace]
+
+
+class PlansFile(TypedDict):
+    plans: list[Plan]
+    fraction_plans: list[FractionPlan]
+
+
+class Files(TypedDict):
+    boxes: BoxesFile
+    models: ModelsFile
+    starts: StartsFile
+    policy: Policy
+    incidents: IncidentsFile
+    traces: TracesFile
+    plans: PlansFile

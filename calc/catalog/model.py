@@ -4,9 +4,9 @@ cross-references and the figures' context (a start's date and generation) resolv
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar, cast
 
-from calc.catalog.entries import Box, Deployment, FractionPlan, Incident, Model, Plan, Policy, Trace
+from calc.catalog.entries import Box, Deployment, Files, FractionPlan, Incident, Model, Plan, Policy, Start, Trace
 from calc.catalog.spec import _MISSING, FILES, SPEC, CatalogError, Figure, Found, _check
 from calc.record import field_names, record, replace
 
@@ -86,18 +86,21 @@ def _refs(file: str, section: str, items: Iterable[Mapping[str, object]], target
                 raise CatalogError(file, f"{section}[{i}].residents[{j}].model", resident["model"], f"the id of an entry in models.yaml ({known})")
 
 
-def _with_context(start: dict[str, object]) -> dict[str, object]:
+def _with_context(start: Start) -> Start:
     """A start's figures carry the start's date and generation unless they say otherwise."""
     date, generation = start.get("date"), start.get("generation")
     day = date if isinstance(date, str) else None
-    return {
-        key: _with_context_figure(v, day, generation)
-        if isinstance(v, Figure)
-        else {k: _with_context_figure(f, day, generation) for k, f in v.items()}
-        if key == "gate_row" and isinstance(v, dict)
-        else v
-        for key, v in start.items()
-    }
+    return cast(
+        Start,
+        {
+            key: _with_context_figure(v, day, generation)
+            if isinstance(v, Figure)
+            else {k: _with_context_figure(f, day, generation) for k, f in v.items()}
+            if key == "gate_row" and isinstance(v, dict)
+            else v
+            for key, v in start.items()
+        },
+    )
 
 
 def _with_context_figure(figure: Figure, date: str | None, generation: object) -> Figure:
@@ -106,12 +109,13 @@ def _with_context_figure(figure: Figure, date: str | None, generation: object) -
 
 def build(raw: dict[str, object]) -> Catalog:
     """Validate raw file contents ({"boxes": ..., "models": ...}) into a Catalog."""
-    data: dict[str, Any] = {}  # each file as its spec checked it: the entries below are typed
+    checked: dict[str, object] = {}
     for name in FILES:
         file = f"{name}.yaml"
         if name not in raw:
             raise CatalogError(file, "(file)", _MISSING, f"catalog/{file}")
-        data[name] = _check(SPEC[name], raw[name], file, "")
+        checked[name] = _check(SPEC[name], raw[name], file, "")
+    data = cast(Files, checked)  # each file as its spec checked it, which tests/test_typed_entries.py keeps equal to Files
     _lengths(data["models"]["models"])
     boxes = _by_id("boxes.yaml", "boxes", data["boxes"]["boxes"])
     for i, box in enumerate(boxes.values()):

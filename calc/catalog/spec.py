@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import sys
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeAlias
 
 from calc.record import field, record
 from calc.units import LARGEST_COUNT, InputError, parse_size
@@ -117,17 +117,19 @@ class Figure:
 
 
 # --- the spec -------------------------------------------------------------------------------
+Spec: TypeAlias = tuple[Any, ...]  # a node of the spec tree below: its tag, then what the tag takes
+
 # A spec is a small tuple tree: ("obj", required, optional), ("list", item), ("fig", unit,
 # extra), ("ref", section), ("enum", values), ("id",), ("str",), ("int",), ("num",),
 # ("bool",), ("date",).
 
 
-def fig(unit: str, above_zero: bool = False, **extra: tuple[Any, ...]) -> tuple[Any, ...]:
+def fig(unit: str, above_zero: bool = False, **extra: Spec) -> Spec:
     """A figure; `above_zero` where zero would be a division by zero or a nonsense reading."""
     return ("fig", unit, extra, above_zero)
 
 
-def obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> tuple[Any, ...]:
+def obj(required: dict[str, Spec], optional: dict[str, Spec] | None = None) -> Spec:
     return ("obj", required, optional or {})
 
 
@@ -172,7 +174,7 @@ LENGTH_REPORT = obj(
     {"engine": STR, "label": STR, "tp": POS, "block_size": POS, "speculative_tokens": INT},
 )
 
-SPEC: dict[str, tuple[Any, ...]] = {
+SPEC: dict[str, Spec] = {
     "boxes": obj(
         {
             "boxes": (
@@ -436,7 +438,7 @@ def _scalar(unit: str, raw: Any, file: str, path: str) -> int | Fraction:
     return raw if isinstance(raw, int) else Fraction(str(raw))
 
 
-def _figure(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Figure:
+def _figure(spec: Spec, raw: Any, file: str, path: str) -> Figure:
     _, unit, extra, above_zero = spec
     if not isinstance(raw, dict):
         raise CatalogError(file, path, raw, f"a figure: a mapping with value (or min and max) and kind, value being {EXPECTED_UNIT[unit]}")
@@ -447,7 +449,7 @@ def _figure(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Figure:
     if "kind" not in raw:
         raise CatalogError(file, f"{path}.kind", _MISSING, "one of " + ", ".join(KINDS))
     common = {k: _check(FIGURE_COMMON[k], raw[k], file, f"{path}.{k}") for k in FIGURE_COMMON if k in raw}
-    values: dict[str, Any] = {}
+    values: dict[str, int | Fraction] = {}
     if "value" in raw:
         values["value"] = _scalar(unit, raw["value"], file, f"{path}.value")
     elif "min" in raw and "max" in raw:
@@ -479,7 +481,7 @@ def _figure(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Figure:
     )
 
 
-def _check(spec: tuple[Any, ...], raw: Any, file: str, path: str) -> Any:
+def _check(spec: Spec, raw: Any, file: str, path: str) -> Any:
     tag = spec[0]
     if tag == "obj":
         _, required, optional = spec
@@ -567,7 +569,7 @@ def _is_date(text: str) -> bool:
     return year >= 1 and 1 <= month <= 12 and 1 <= day <= _DAYS[month - 1] + (month == 2 and leap)
 
 
-def _describe(spec: tuple[Any, ...]) -> str:
+def _describe(spec: Spec) -> str:
     tag = spec[0]
     return {
         "obj": "a mapping",

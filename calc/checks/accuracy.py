@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
 
 from calc.catalog.entries import Settings
 from calc.catalog.model import Catalog
+from calc.checks import records
 from calc.engine import hfconfig, kvlayout, weights
 from calc.jsontext import JsonObject
 from calc.logs import logread
@@ -157,7 +157,7 @@ def log_mamba_cache_mode(text: str) -> tuple[bool | None, str | None]:
     return prefix, mode
 
 
-def public_observations(entries: list[dict[str, Any]], configs: dict[str, JsonObject], catalog: Catalog, logs: dict[str, str]) -> list[Observation]:
+def public_observations(entries: list[records.Observation], configs: dict[str, JsonObject], catalog: Catalog, logs: dict[str, str]) -> list[Observation]:
     """models/observations.yaml's entries. Each names its architecture one of three ways: a
     shipped config.json (`config`, already read into `configs`), a catalog model
     (`catalog_model`), or architecture fields written out with their source (`architecture`).
@@ -165,39 +165,45 @@ def public_observations(entries: list[dict[str, Any]], configs: dict[str, JsonOb
     and whatever settings the log states from the log reader; an entry quoting a post that is no
     log writes them out."""
     out = []
-    for i, e in enumerate(entries):
-        where = f"models/observations.yaml: observations[{i}]"
-        shape = _shape(e, where, configs, catalog, i)
-        given = {k: e[k] for k in ("tp", "kv_cache_dtype", "max_model_len", "engine_version") if e.get(k) is not None}
-        if "log" in e:
-            if e["log"] not in logs:
-                raise InputError(f"{where}.log: found {e['log']!r}, expected a log in logs/public/")
-            r = logread.read_log(logs[e["log"]])
+    for e in entries:
+        where = e.where
+        shape = _shape(e, configs, catalog)
+        stated: dict[str, int | str | None] = {
+            "tp": e.tp,
+            "kv_cache_dtype": e.kv_cache_dtype,
+            "max_model_len": e.max_model_len,
+            "engine_version": e.engine_version,
+        }
+        given: dict[str, int | str] = {k: v for k, v in stated.items() if v is not None}
+        if e.log is not None:
+            if e.log not in logs:
+                raise InputError(f"{where}.log: found {e.log!r}, expected a log in logs/public/")
+            r = logread.read_log(logs[e.log])
             engine = r.engine.value if r.engine is not None else "vllm"
             read = {"tp": r.tensor_parallel_size, "kv_cache_dtype": r.kv_cache_dtype, "max_model_len": r.max_model_len, "engine_version": r.engine_version}
             given = {**{k: f.value for k, f in read.items() if f is not None}, **given}
             pool, count = r.available_kv_bytes, r.kv_tokens or r.gpu_blocks or r.kv_needed_bytes
             if pool is None or count is None:
-                raise InputError(f"{where}.log: {e['log']} prints no pool, or none of a token count, a block count, the KV one request needs")
+                raise InputError(f"{where}.log: {e.log} prints no pool, or none of a token count, a block count, the KV one request needs")
             low, high = math.floor(pool.low), math.ceil(pool.high)
             printed = count.value
             quantity = "tokens" if r.kv_tokens else "blocks" if r.gpu_blocks else "needed"
             half = math.ceil(count.half) if quantity == "needed" else 0
             # the loading line is compared only where the config is the checkpoint's own
-            own = "config" in e and e.get("checkpoint_config", True)
+            own = e.config is not None and e.checkpoint_config
             loaded = r.model_loading_bytes.value if r.model_loading_bytes is not None and own else None
-            prefix, mode = log_mamba_cache_mode(logs[e["log"]])
+            prefix, mode = log_mamba_cache_mode(logs[e.log])
         else:
             engine = "vllm"
-            low, high = printed_pool(str(e["pool"]), f"{where}.pool")
-            printed, quantity = e.get("tokens", e.get("blocks")), "tokens" if "tokens" in e else "blocks"
+            low, high = printed_pool(str(e.pool), f"{where}.pool")
+            printed, quantity = e.tokens if e.tokens is not None else e.blocks, "tokens" if e.tokens is not None else "blocks"
+            if printed is None:
+                raise InputError(f"{where}: found neither tokens nor blocks, expected the count the post printed beside its pool")
             half = 0
             loaded = None
             prefix, mode = None, None
-        if e.get("prefix_caching") is not None:  # what the post states, where it is no log
-            if not isinstance(e["prefix_caching"], bool):
-                raise InputError(f"{where}.prefix_caching: found {e['prefix_caching']!r}, expected true or false")
-            prefix = e["prefix_caching"]
+        if e.prefix_caching is not None:  # what the post states, where it is no log (read as true or false)
+            prefix = e.prefix_caching
         if engine == "sglang":  # SGLang's pool does not depend on the context length
             given.setdefault("max_model_len", 0)
         if "max_model_len" not in given:
@@ -208,29 +214,29 @@ def public_observations(entries: list[dict[str, Any]], configs: dict[str, JsonOb
         # prefix caching the start ran with (stated, or the build's default)
         mode = mode or kvlayout.mamba_cache_mode(shape, kvlayout.version(release), prefix)
         out.append(Observation(
-            label=e["label"], source=e["url"], shape=shape,
+            label=e.label, source=e.url, shape=shape,
             settings=kvlayout.Settings(tp=int(given.get("tp", 1)), kv_cache_dtype=dtype, mamba_cache_mode=mode,
-                                       prefill_budget=e.get("prefill_budget", 8192), speculative_tokens=e.get("speculative_tokens", 0)),
+                                       prefill_budget=e.prefill_budget, speculative_tokens=e.speculative_tokens),
             engine_version=release, max_model_len=int(given["max_model_len"]),
-            pool_low=low, pool_high=high, printed=int(printed), quantity=quantity, suspicion=e.get("suspicion"),
+            pool_low=low, pool_high=high, printed=int(printed), quantity=quantity, suspicion=e.suspicion,
             weights_loaded=loaded, engine=engine, printed_half=half,
         ))  # fmt: skip
     return out
 
 
-def _shape(e: dict[str, Any], where: str, configs: dict[str, JsonObject], catalog: Catalog, i: int) -> hfconfig.Shape:
-    if "config" in e:
-        if e["config"] not in configs:
-            raise InputError(f"{where}.config: found {e['config']!r}, expected one of {', '.join(sorted(configs))}")
-        return hfconfig.shape(configs[e["config"]], f"models/configs/{e['config']}/config.json")
-    if "catalog_model" in e:
-        model = catalog.models.get(e["catalog_model"])
+def _shape(e: records.Observation, configs: dict[str, JsonObject], catalog: Catalog) -> hfconfig.Shape:
+    if e.config is not None:
+        if e.config not in configs:
+            raise InputError(f"{e.where}.config: found {e.config!r}, expected one of {', '.join(sorted(configs))}")
+        return hfconfig.shape(configs[e.config], f"models/configs/{e.config}/config.json")
+    if e.catalog_model is not None:
+        model = catalog.models.get(e.catalog_model)
         if model is None or "architecture" not in model:
-            raise InputError(f"{where}.catalog_model: found {e['catalog_model']!r}, expected a catalog model with an architecture")
+            raise InputError(f"{e.where}.catalog_model: found {e.catalog_model!r}, expected a catalog model with an architecture")
         return hfconfig.from_architecture(model["architecture"], model["id"])
-    if isinstance(e.get("architecture"), dict):
-        return hfconfig.from_architecture(e["architecture"], f"observations[{i}]")
-    raise InputError(f"{where}: found none of config, catalog_model, architecture, expected one of them")
+    if e.architecture is not None:
+        return hfconfig.from_architecture(e.architecture, f"observations[{e.index}]")
+    raise InputError(f"{e.where}: found none of config, catalog_model, architecture, expected one of them")
 
 
 def catalog_observations(catalog: Catalog) -> list[Observation]:

@@ -1,7 +1,7 @@
-"""How close calc/engine/predict.py comes to the pool vLLM printed, on public starts it never saw.
+"""How close calc/engine/predict/ comes to the pool vLLM printed, on public starts it never saw.
 
 models/pool_starts.yaml lists the starts; every third (index % 3 == 2) is held out, and the three
-fitted constants of calc/engine/predict.py are medians over the others only (`fit`). Each row predicts
+fitted constants of calc/engine/predict/ are medians over the others only (`fit`). Each row predicts
 the pool from the config, the card's total and the settings, and compares it with the log's
 "Available KV cache memory" (V1) or "the rest of the memory reserved for KV Cache" (V0). A pool
 vLLM printed negative has no relative error: its row checks the verdict instead.
@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from statistics import median
-from typing import Any
 
 from calc.catalog.entries import Box
-from calc.checks import accuracy
+from calc.checks import accuracy, records
 from calc.engine import hfconfig, predict
 from calc.jsontext import JsonObject
 from calc.logs import logread
@@ -44,6 +43,8 @@ class Row:
     era: str = ""  # era_of(the start's release)
     release: tuple[int, int] = (0, 0)  # the start's vLLM release, (major, minor)
     layers: int = 0  # the config's decoder layers: each further CUDA graph grows with them
+    tower: bool = False  # the start builds a vision tower (calc/engine/multimodal.py profiles its encoder)
+    nvls: bool = True  # the card runs NCCL's NVLS all-reduce (predict.NVLS_BOXES)
 
     @property
     def error(self) -> Fraction | None:
@@ -65,7 +66,7 @@ class Row:
         return self.prediction.verdict == self.log_verdict
 
 
-TERMS = ("activation_peak", "non_torch", "cuda_graph", "weights")
+TERMS = records.PRINTED_TERMS
 
 
 def _size(text: object, where: str) -> int:
@@ -79,63 +80,67 @@ def _mid(found: logread.Found | None) -> int | None:
     return int(found.value)
 
 
-def rows(entries: list[dict[str, Any]], configs: dict[str, JsonObject], logs: dict[str, str], boxes: Mapping[str, Box], urls: dict[str, str]) -> list[Row]:
-    out = []
-    for i, e in enumerate(entries):
-        where = f"models/pool_starts.yaml: starts[{i}]"
-        if e.get("log") not in logs:
-            raise InputError(f"{where}.log: found {e.get('log')!r}, expected a log in logs/public/")
-        if e.get("config") not in configs:
-            raise InputError(f"{where}.config: found {e.get('config')!r}, expected one of {', '.join(sorted(configs))}")
-        r = logread.read_log(logs[e["log"]])
-        config = configs[e["config"]]
-        shape = hfconfig.shape(config, f"models/configs/{e['config']}/config.json")
-        card = predict.card_of_box(predict.find_box(boxes, str(e["box"])))
-        if r.total_memory_bytes is not None:  # the log's own total beats the catalog's reading
-            card = predict.Card(
-                card.id, card.name, int(r.total_memory_bytes.value), r.total_memory_bytes.line_text, f"{e['log']}, line {r.total_memory_bytes.line_no}"
-            )
-        elif e.get("total_memory") is not None:  # a total the log prints in a line the reader does not take (a DEBUG snapshot)
-            card = predict.Card(
-                card.id, card.name, _size(e["total_memory"], f"{where}.total_memory"), str(e["total_memory"]), f"{e['log']}, as the entry quotes it"
-            )
-        util = e.get("gpu_memory_utilization")
-        utilization = Fraction(str(util)) if util is not None else (Fraction(r.gpu_memory_utilization.value) if r.gpu_memory_utilization else None)
-        tp = int(e.get("tp") or (r.tensor_parallel_size.value if r.tensor_parallel_size else 1))
-        start = predict.Start(
-            tp=tp,
-            max_model_len=int(e["max_model_len"]),
-            utilization=utilization,
-            max_num_seqs=e.get("max_num_seqs"),
-            max_num_batched_tokens=e.get("max_num_batched_tokens"),
-            engine_version=str(e["engine_version"]),
-            kv_cache_dtype=str(e.get("kv_cache_dtype", "auto")),
-            prefix_caching=accuracy.log_mamba_cache_mode(logs[e["log"]])[0],  # as the log states it, else the release's default
-            flashinfer_sampler=flashinfer_sampler(logs[e["log"]], e.get("sampler"), f"{where}.sampler"),
+def rows(entries: list[records.PoolStart], configs: dict[str, JsonObject], logs: dict[str, str], boxes: Mapping[str, Box], urls: dict[str, str]) -> list[Row]:
+    return [_row(e, configs, logs, boxes, urls) for e in entries]
+
+
+def _stated_weights(e: records.PoolStart, r: logread.LogReading) -> tuple[int | None, str]:
+    """The weights an entry takes instead of the config's count, and their source: the log's loading
+    line (`weights: log`), or the weights as a line the reader does not take prints them."""
+    if e.weights == "log":
+        if r.model_loading_bytes is None:
+            raise InputError(f"{e.where}.weights: {e.log} prints no loading line, expected one for weights: log")
+        return int(r.model_loading_bytes.value), f"{e.log}, line {r.model_loading_bytes.line_no}"
+    if e.weights is not None:
+        return _size(e.weights, f"{e.where}.weights"), f"{e.log}, as the entry quotes it"
+    return None, ""
+
+
+def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, str], boxes: Mapping[str, Box], urls: dict[str, str]) -> Row:
+    """One start predicted from its config, its card and its settings, beside what its log printed."""
+    where = e.where
+    if e.log not in logs:
+        raise InputError(f"{where}.log: found {e.log!r}, expected a log in logs/public/")
+    if e.config not in configs:
+        raise InputError(f"{where}.config: found {e.config!r}, expected one of {', '.join(sorted(configs))}")
+    r = logread.read_log(logs[e.log])
+    config = configs[e.config]
+    shape = hfconfig.shape(config, f"models/configs/{e.config}/config.json")
+    card = predict.card_of_box(predict.find_box(boxes, e.box))
+    if r.total_memory_bytes is not None:  # the log's own total beats the catalog's reading
+        card = replace(
+            card, total_bytes=int(r.total_memory_bytes.value), total_text=r.total_memory_bytes.line_text, source=f"{e.log}, line {r.total_memory_bytes.line_no}"
         )
-        given: dict[str, Any] = {}
-        if e.get("weights") == "log":
-            if r.model_loading_bytes is None:
-                raise InputError(f"{where}.weights: {e['log']} prints no loading line, expected one for weights: log")
-            given = {"weights_bytes": int(r.model_loading_bytes.value), "weights_source": f"{e['log']}, line {r.model_loading_bytes.line_no}"}
-        elif e.get("weights") is not None:  # the log's weights as a line the reader does not take prints them
-            given = {"weights_bytes": _size(e["weights"], f"{where}.weights"), "weights_source": f"{e['log']}, as the entry quotes it"}
-        p = predict.predict(shape, card, start, predict.experts_per_token(config), **given)
-        if r.available_kv_bytes is None:
-            raise InputError(f"{where}.log: {e['log']} prints no pool")
-        terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),
-                                   ("cuda_graph", _mid(r.cuda_graph_bytes)), ("weights", _mid(r.model_loading_bytes))) if v is not None}  # fmt: skip
-        # Terms the log prints in a line the reader does not take, quoted by the entry: they win over the reader's.
-        quoted = e.get("printed") or {}
-        if not isinstance(quoted, dict) or set(quoted) - set(TERMS):
-            raise InputError(f"{where}.printed: found {quoted!r}, expected a mapping of {', '.join(TERMS)} to sizes")
-        for key, text in quoted.items():
-            terms[key] = _size(text, f"{where}.printed.{key}")
-        error = r.error.value if r.error is not None else None
-        said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
-        out.append(Row(i, str(e["label"]), e["log"], str(e.get("url") or urls.get(e["log"], "")), held_out(i), int(r.available_kv_bytes.value), p, terms, said,
-                       shape.family, era_of(predict.release(str(e["engine_version"]))), predict.release(str(e["engine_version"])), len(shape.layers)))  # fmt: skip
-    return out
+    elif e.total_memory is not None:  # a total the log prints in a line the reader does not take (a DEBUG snapshot)
+        card = replace(card, total_bytes=_size(e.total_memory, f"{where}.total_memory"), total_text=e.total_memory, source=f"{e.log}, as the entry quotes it")
+    utilization = e.gpu_memory_utilization
+    if utilization is None and r.gpu_memory_utilization:
+        utilization = Fraction(r.gpu_memory_utilization.value)
+    start = predict.Start(
+        tp=int(e.tp or (r.tensor_parallel_size.value if r.tensor_parallel_size else 1)),
+        max_model_len=e.max_model_len,
+        utilization=utilization,
+        max_num_seqs=e.max_num_seqs,
+        max_num_batched_tokens=e.max_num_batched_tokens,
+        engine_version=e.engine_version,
+        kv_cache_dtype=e.kv_cache_dtype,
+        prefix_caching=accuracy.log_mamba_cache_mode(logs[e.log])[0],  # as the log states it, else the release's default
+        flashinfer_sampler=flashinfer_sampler(logs[e.log], e.sampler, f"{where}.sampler"),
+    )
+    weights_bytes, weights_source = _stated_weights(e, r)
+    p = predict.predict(shape, card, start, predict.experts_per_token(config), weights_bytes, weights_source)
+    if r.available_kv_bytes is None:
+        raise InputError(f"{where}.log: {e.log} prints no pool")
+    terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),
+                               ("cuda_graph", _mid(r.cuda_graph_bytes)), ("weights", _mid(r.model_loading_bytes))) if v is not None}  # fmt: skip
+    # Terms the log prints in a line the reader does not take, quoted by the entry: they win over the reader's.
+    for key, text in e.printed.items():
+        terms[key] = _size(text, f"{where}.printed.{key}")
+    error = r.error.value if r.error is not None else None
+    said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
+    release = predict.release(e.engine_version)
+    return Row(e.index, e.label, e.log, e.url or urls.get(e.log, ""), held_out(e.index), int(r.available_kv_bytes.value), p, terms, said,
+               shape.family, era_of(release), release, len(shape.layers), shape.tower is not None, card.nvls)  # fmt: skip
 
 
 _FLASHINFER_SAMPLER = "Using FlashInfer for top-p & top-k sampling"  # v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__
@@ -184,20 +189,28 @@ def summary(rs: list[Row], naive: bool = False) -> Summary:
                    sum(r.verdict_matches for r in rs), len(rs))  # fmt: skip
 
 
+MULTIMODAL = "multimodal (a vision tower; also in its family)"
+
+
 def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
     """The summary of each family and of each era, every row counted (fitted and held out), in the
-    order of hfconfig.FAMILIES and ERAS; a group with no start is left out."""
+    order of hfconfig.FAMILIES and ERAS; a group with no start is left out. The multimodal starts
+    (a vision tower built, its encoder profiled) follow the families as a group of their own,
+    each also counted in its language model's family."""
     out = []
     for kind, names, key in (("family", hfconfig.FAMILIES, "family"), ("era", ERAS, "era")):
         for name in names:
             chosen = [r for r in rs if getattr(r, key) == name]
             if chosen:
                 out.append((kind, name, summary(chosen)))
+        towers = [r for r in rs if r.tower]
+        if kind == "family" and towers:
+            out.append((kind, MULTIMODAL, summary(towers)))
     return out
 
 
-def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str], layers: dict[str, int] | None = None) -> dict[str, int]:
-    """The constants calc/engine/predict.py takes, as medians over the rows not held out (and the
+def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str], layers: dict[str, int] | None = None) -> dict[str, int]:
+    """The constants calc/engine/predict/ takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
     sampler's bytes a logit where the printed activation peak is the sampler's, a graph's first
     capture and each further graph's bytes a decoder layer of each mode (`layers`: each graph log's
@@ -206,7 +219,8 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str], l
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
     one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
-    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0]]
+    # under TP, NCCL's NVLS buffers on NVSwitch boards (predict.non_torch): the median of those alone
+    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0] and r.nvls]
     many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
     # Before v0.11.0 no start prints the non-torch increase under TP: what its printed pool leaves
     # after the printed weights and the predicted activation peak (no CUDA graph estimate then).
@@ -227,11 +241,11 @@ def fit(rs: list[Row], graph_logs: list[dict[str, Any]], logs: dict[str, str], l
     held = {r.log for r in rs if r.held_out}
     depth = {r.log: r.layers for r in rs} | (layers or {})
     for g in graph_logs:  # the logs that print vLLM's own two measurements (DEBUG), but a held-out start's
-        measured = graph_breakdown(logs[g["log"]]) if g["log"] not in held else {}
-        if measured and depth.get(g["log"]):
+        measured = graph_breakdown(logs[g.log]) if g.log not in held else {}
+        if measured and depth.get(g.log):
             firsts.append(max(first for first, _ in measured.values()))
             for mode, (_, per) in measured.items():
-                per_layer[mode].append(Fraction(per, depth[g["log"]]))
+                per_layer[mode].append(Fraction(per, depth[g.log]))
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
         "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,

@@ -96,6 +96,19 @@ class Tower:
 
 
 @dataclass(frozen=True)
+class Rope:
+    """One rotary embedding's cos/sin cache, a buffer vLLM builds at load on every rank, in the
+    model's dtype (vllm/model_executor/layers/rotary_embedding/base.py, register_buffer
+    cos_sin_cache, 0.20.0): positions x rotary_dim values, shared by the layers of `kind` (get_rope
+    keeps one a distinct configuration)."""
+
+    kind: str
+    positions: int
+    rotary_dim: int
+    dtype_bytes: int | None = None  # built in this width whatever the model's (gpt-oss: float32)
+
+
+@dataclass(frozen=True)
 class Shape:
     file: str
     architecture: str
@@ -134,6 +147,7 @@ class Shape:
     state_dtype_bytes: int | None = None  # mamba_ssm_dtype, which vLLM takes for the temporal state
     quantization: jsontext.JsonObject | None = None
     tower: Tower | None = None  # a multimodal model's vision tower and projector
+    ropes: tuple[Rope, ...] = ()  # the rotary embeddings' cos/sin caches vLLM builds (not in the checkpoint)
 
     @property
     def family(self) -> str:
@@ -220,8 +234,7 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     if (text is not None or arch in WITH_VISION and "text_config" in data) and not isinstance(text, dict):
         raise ConfigError(file, "text_config", text, "an object holding the language model's fields")
     inner = text if isinstance(text, dict) else data
-    text_type = inner.get("model_type") if inner is not data else None  # a wrapper's text model can be of more than one class
-    config_class, defaults = _DEFAULTS.get(text_type if isinstance(text_type, str) else arch) or _DEFAULTS.get(arch, ("", {}))
+    config_class, defaults = _class_defaults(data, inner, arch)
     if inner is data:  # a top level holds its class's fields in full: only those that postdate it are filled in
         defaults = {k: v for k, v in defaults.items() if k not in _WRITTEN_IN_FULL}
     r = _Reader(inner, file, "text_config." if inner is not data else "", arch, defaults)
@@ -243,7 +256,7 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     float32 = DTYPE_BYTES[dtype] == 4
     return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
                  tie_embeddings=tie, quantization=quant, defaults=noted,
-                 max_positions=_max_positions(inner), tower=tower, **fields)  # fmt: skip
+                 max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch), **fields)  # fmt: skip
 
 
 def _max_positions(config: dict[str, Any]) -> int | None:
@@ -256,12 +269,158 @@ def _max_positions(config: dict[str, Any]) -> int | None:
     return positions
 
 
+_LAYER_TYPE_KIND = {"full_attention": "full", "sliding_attention": "sliding"}
+
+
+def _rope_positions(rp: Mapping[str, Any], max_pos: int, top_original: object = None) -> int:
+    """How many positions a rope's cache holds (vllm/model_executor/layers/rotary_embedding/__init__.py
+    get_rope, 0.20.0): a linear or dynamic factor stretches the model's positions, YaRN's (and
+    DeepSeek's) its original ones; LongRoPE keeps a short cache and a long one; the rest, the model's."""
+    kind = str(rp.get("rope_type", rp.get("type", "default")))
+    factor = rp.get("factor", 1)
+    factor = factor if isinstance(factor, (int, float)) and not isinstance(factor, bool) and factor > 0 else 1
+    original = rp.get("original_max_position_embeddings", top_original)  # Phi-3 writes it beside the rope, not in it
+    original = original if isinstance(original, int) and not isinstance(original, bool) and original > 0 else max_pos
+    if kind in ("linear", "dynamic"):
+        return int(max_pos * factor)
+    if kind in ("yarn", "deepseek_yarn"):
+        return int(original * factor)
+    if kind in ("longrope", "su"):
+        return original + max_pos
+    return max_pos
+
+
+def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mapping[str, Any], arch: str) -> tuple[Rope, ...]:
+    """The cos/sin caches of a model's attention layers: one for each distinct rope; Gemma 3's
+    sliding layers keep their own at the local base, unscaled (gemma3.py), a config's rope
+    parameters by layer type give each kind its own. A length the config leaves out is its
+    transformers class's default (`defaults`)."""
+    layers = fields["layers"]
+    kinds = [k for k in (FULL, SLIDING, MLA) if k in layers]
+    max_pos = inner.get("max_position_embeddings", defaults.get("max_position_embeddings"))
+    if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
+        return ()
+    if arch.startswith("NemotronH"):  # its attention layers take no rope (nemotron_h.py: no get_rope)
+        return ()
+    if MLA in layers:
+        rot = fields.get("qk_rope_head_dim") or 0
+    elif isinstance(inner.get("rotary_dim"), int) and not isinstance(inner.get("rotary_dim"), bool):  # MiniMax-M2 writes it
+        rot = inner["rotary_dim"]
+    else:
+        partial = inner.get("partial_rotary_factor", 1)
+        partial = partial if isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1 else 1
+        rot = int(fields["head_dim"] * partial)
+    if not rot:
+        return ()
+    rope = inner.get("rope_parameters") or inner.get("rope_scaling") or {}
+    rope = rope if isinstance(rope, dict) else {}
+    nested = {_LAYER_TYPE_KIND[k]: v for k, v in rope.items() if k in _LAYER_TYPE_KIND and isinstance(v, dict)}
+    out: list[Rope] = []
+    seen: set[tuple[int, int, bool, str]] = set()
+    for kind in kinds:
+        rp = nested.get(kind, {} if nested else rope)
+        local = kind == SLIDING and arch.startswith("Gemma3")  # Gemma 3: the local rope, at its own base, unscaled
+        positions = _rope_positions({} if local else rp, max_pos, inner.get("original_max_position_embeddings"))
+        if "mrope_section" in rp or rp.get("type") == "mrope" or rp.get("rope_type") == "mrope":
+            # M-RoPE keeps 4 x the positions (rotary_embedding/mrope.py, positions_factor 4); from 0.32.0
+            # Qwen3-VL and Qwen3.5 pass 1 unless video pruning is on (qwen3_vl.py mrope_positions_factor)
+            positions *= 1 if arch.startswith(("Qwen3VL", "Qwen3_5")) else 4
+        key = (positions, rot, local, json.dumps(rp, sort_keys=True, default=str))  # get_rope's cache key: its base and scaling too
+        if key not in seen:
+            seen.add(key)
+            out.append(Rope(kind, positions, rot, 4 if arch.startswith("GptOss") else None))  # gpt_oss.py: get_rope(dtype=torch.float32)
+    return tuple(out)
+
+
+# The keys vLLM reads a model's longest context from, the smallest present winning
+# (vllm/transformers_utils/model_arch_config_convertor.py derive_max_model_len_and_key, 0.33.0;
+# vllm/config/model.py _get_and_verify_max_len up to 0.2x), and the rope types whose factor does
+# not stretch it: from 0.30.0 YaRN's too, whose max_position_embeddings is taken as scaled already.
+_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
+_UNSTRETCHED = ("su", "longrope", "llama3")
+_UNSTRETCHED_FROM_0_30 = (*_UNSTRETCHED, "yarn", "deepseek_yarn", "deepseek_llama_scaling")
+DEFAULT_MAX_LEN = 2048  # no key in the config: vLLM assumes it, with a warning
+
+
+@dataclass(frozen=True)
+class DerivedLength:
+    """The max_model_len vLLM takes when none is given (or -1, auto): from the config alone."""
+
+    tokens: int  # the longest vLLM takes without VLLM_ALLOW_LONG_MAX_MODEL_LEN
+    source: str
+    default: int | None = None  # what it takes when none is given (or -1), where that is shorter (LongRoPE); None: tokens
+    default_source: str = ""
+
+    @property
+    def given_none(self) -> tuple[int, str]:
+        """The length vLLM takes when none is given, and where it comes from."""
+        return (self.default, self.default_source) if self.default is not None else (self.tokens, self.source)
+
+
+def _class_defaults(data: Mapping[str, Any], inner: Mapping[str, Any], arch: str) -> tuple[str, dict[str, Any]]:
+    """The transformers class vLLM reads the (text) config through, and the fields it fills in."""
+    text_type = inner.get("model_type") if inner is not data else None  # a wrapper's text model can be of more than one class
+    return _DEFAULTS.get(text_type if isinstance(text_type, str) else arch) or _DEFAULTS.get(arch, ("", {}))
+
+
+def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], file: str = "config.json") -> DerivedLength:
+    """The longest context vLLM derives from the config (the text config of a multimodal one):
+    the smallest of the length keys (a model_max_length wins outright), times the rope scaling
+    factor unless the rope type is one that does not stretch it, and, up to 0.29.x, a YaRN
+    factor times its original_max_position_embeddings (vllm/config/model.py
+    _get_and_verify_max_len, 0.11.0 to 0.33.0). Gemma 3's is taken as scaled already. A
+    tokenizer_config.json's model_max_length, which vLLM also caps it by, is not read."""
+    data: dict[str, Any] = config
+    text = data.get("text_config")
+    inner: dict[str, Any] = text if isinstance(text, dict) else data
+    archs = data.get("architectures")
+    config_class, defaults = _class_defaults(data, inner, archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else "")
+    found = {k: v for k in _LENGTH_KEYS if isinstance(v := inner.get(k, defaults.get(k)), (int, float)) and not isinstance(v, bool) and v > 0}
+    where = "vllm/config/model.py _get_and_verify_max_len"
+    if "model_max_length" in found:
+        key, length = "model_max_length", found["model_max_length"]
+    elif found:
+        key = min(found, key=lambda k: found[k])
+        length = found[key]
+    else:
+        return DerivedLength(DEFAULT_MAX_LEN, f"none of {', '.join(_LENGTH_KEYS[:2])}... in {file}: vLLM assumes {DEFAULT_MAX_LEN} ({where})")
+    said = f"{file}'s {key} ({length:,})" if key in inner else f"{key} {length:,}, not in {file}: {config_class}'s default in transformers 5.5.3"
+    model_type = str(data.get("model_type", ""))
+    rope = inner.get("rope_parameters") or inner.get("rope_scaling")
+    params = [rope] if isinstance(rope, dict) and ("rope_type" in rope or "type" in rope) else list(rope.values()) if isinstance(rope, dict) else []
+    unstretched = _UNSTRETCHED_FROM_0_30 if rel >= (0, 30) else _UNSTRETCHED
+    if "gemma3" not in model_type:
+        factor: float = 1.0
+        for rp in params:
+            if not isinstance(rp, dict):
+                continue
+            kind = str(rp.get("rope_type", rp.get("type", "default")))
+            if kind in unstretched or kind in ("default", "mrope"):
+                continue
+            f = rp.get("factor", factor)
+            factor = f if isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0 else 1.0
+            original = rp.get("original_max_position_embeddings")
+            if kind == "yarn" and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+                length, said = original, f"{file}'s rope original_max_position_embeddings ({original:,})"
+        if factor != 1.0:
+            length, said = length * factor, f"{said} x the rope scaling factor {factor:g}"
+    era = "0.30.0 and later" if rel >= (0, 30) else "up to 0.29.x"
+    # none given (or -1): from 0.12.0 a LongRoPE model starts at its original length, not the stretched one
+    original = data.get("original_max_position_embeddings", inner.get("original_max_position_embeddings"))
+    longrope = any(isinstance(rp, dict) and str(rp.get("rope_type", rp.get("type"))) in ("longrope", "su") for rp in params)
+    if longrope and rel >= (0, 12) and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+        return DerivedLength(int(length), f"{said} ({where}, {era})", original,
+                             f"{file}'s original_max_position_embeddings ({original:,}): LongRoPE's, which vLLM takes when none is given, from 0.12.0 ({where})")  # fmt: skip
+    return DerivedLength(int(length), f"{said} ({where}, {era})")
+
+
 # What transformers fills in for a field a config leaves out (its config classes, transformers
 # 5.5.3, models/<model>/configuration_<model>.py); vLLM reads the config through them. A saved
 # config writes its class's own fields in full, except ones that postdate it (head_dim) and ones
 # equal to the base class's default (tie_word_embeddings: true). A nested text_config is written
 # as its difference from its class's defaults, so there any field may be left out.
-_GEMMA3_TEXT = {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+_GEMMA3_TEXT = {"max_position_embeddings": 131072, "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
                 "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True}  # fmt: skip
 _QWEN3_5_TEXT = {"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32, "num_attention_heads": 16,
                  "num_key_value_heads": 4, "head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,

@@ -59,7 +59,7 @@ class Queue:
 def shm_queues(tp: int, pp: int, rel: tuple[int, int], mq_chunk_mib: int | None = None) -> tuple[Queue, ...]:
     """The /dev/shm queues of a start of tp x pp ranks on one box (V1, 0.8.0 on)."""
     if not (1 <= tp <= MAX_WORLD and 1 <= pp <= MAX_WORLD):
-        raise InputError(f"--tp / --pp: found {tp} / {pp}, expected sizes from 1 to {MAX_WORLD:,}")
+        raise InputError(f"--tensor-parallel-size / --pipeline-parallel-size: found {tp} / {pp}, expected sizes from 1 to {MAX_WORLD:,}")
     world = tp * pp
     if world == 1 or rel < (0, 8):
         return ()

@@ -26,7 +26,9 @@ Read from vLLM's released sources:
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 from dataclasses import dataclass, replace
 
 from calc import jsontext
@@ -178,30 +180,154 @@ def patches_per_item(tower: Tower) -> int:
     return tower.image_tokens * tower.merge * tower.merge
 
 
-def encoder_forward_peak(tower: Tower, items: int, tp: int, dtype_bytes: int) -> tuple[int, int]:
+@dataclass(frozen=True)
+class Item:
+    """One dummy item of the modality the profile runs: what the encoder budget counts for it, the
+    outputs it writes and the patches the tower sees."""
+
+    modality: str
+    tokens: int  # vLLM's most tokens an item of the modality (what the budget divides)
+    rows: int  # the encoder outputs one item writes
+    patches: int
+    source: str = ""
+
+
+QWEN2_VL_FRAMES = {(0, 8): 16, (0, 11): 14}  # qwen2_vl.py _MAX_FRAMES_PER_VIDEO: 16 in 0.8.5 and 0.10.1.1, 14 from 0.11.0 to 0.33.0
+QWEN3_VL_VIDEO = (25165824, 4096)  # Qwen3-VL's video_preprocessor_config.json size: longest_edge, shortest_edge (pixels over a clip)
+QWEN3_VL_FRAMES = 24576  # qwen3_vl.py _MAX_FRAMES_PER_VIDEO, 0.11.0 and 0.12.0
+
+
+def _qwen3_video_tokens(frames: int, side: int, patch: int, merge: int, temporal: int) -> int:
+    """The video tokens one clip of `frames` frames of side x side pixels gives, as
+    transformers' Qwen3-VL video smart_resize sizes the frames (models/qwen3_vl/
+    video_processing_qwen3_vl.py: the clip's pixels at most longest_edge) and vLLM counts them
+    (qwen3_vl.py Qwen3VLProcessingInfo._get_vision_info, 0.11.0)."""
+    factor = patch * merge
+    longest, shortest = QWEN3_VL_VIDEO
+    h_bar = w_bar = round(side / factor) * factor
+    t_bar = round(frames / temporal) * temporal
+    if t_bar * h_bar * w_bar > longest:
+        beta = math.sqrt((frames * side * side) / longest)
+        h_bar = w_bar = max(factor, math.floor(side / beta / factor) * factor)
+    elif t_bar * h_bar * w_bar < shortest:
+        beta = math.sqrt(shortest / (frames * side * side))
+        h_bar = w_bar = math.ceil(side * beta / factor) * factor
+    grid_t = max((frames + frames % temporal) // temporal, 1)
+    return grid_t * (h_bar // patch) * (w_bar // patch) // (merge * merge)
+
+
+@functools.lru_cache(maxsize=64)
+def _qwen3_video_frames(seq_len: int, side: int, patch: int, merge: int, temporal: int) -> int:
+    """qwen3_vl.py _get_max_video_frames (from 2 frames, one more while the clip's tokens stay
+    within max_model_len) capped by _MAX_FRAMES_PER_VIDEO (get_num_frames_with_most_features)."""
+    if seq_len >= _qwen3_video_most(side, patch, merge, temporal):
+        return QWEN3_VL_FRAMES  # no clip up to the cap outgrows the length: the loop runs to the cap
+    frames = 2
+    while frames < QWEN3_VL_FRAMES and _qwen3_video_tokens(frames + 1, side, patch, merge, temporal) <= seq_len:
+        frames += 1
+    return frames
+
+
+@functools.lru_cache(maxsize=16)
+def _qwen3_video_most(side: int, patch: int, merge: int, temporal: int) -> int:
+    """The most tokens any clip of 3 to 24,576 frames gives (a length at least this lets every step pass)."""
+    return max(_qwen3_video_tokens(n, side, patch, merge, temporal) for n in range(3, QWEN3_VL_FRAMES + 1))
+
+
+def largest_item(tower: Tower, s: Settings, max_model_len: int, rel: tuple[int, int]) -> Item:
+    """The item of the modality with the most tokens, which the profile runs
+    (get_modality_with_max_tokens: the first of the largest up to 0.16.x, the largest by
+    (tokens, name) from 0.17.0, so a tie goes to video; vllm/v1/worker/utils.py 0.10.1.1 to
+    0.14.0, vllm/multimodal/encoder_budget.py 0.17.0 to 0.33.0). Images give the processor's
+    largest (Tower.image_tokens). A video, where the tower takes one and its limit allows it:
+    - Qwen2.5-VL (qwen2_vl.py get_num_frames_with_most_features): frames at the largest image
+      size, as many as max_model_len holds (less one image's tokens up to 0.10.x), at most
+      _MAX_FRAMES_PER_VIDEO, two frames a temporal patch; tokens = ceil(frames / 2) x an image's;
+    - Qwen3-VL at 0.11.x and 0.12.x (qwen3_vl.py get_max_video_tokens): frames shrunk so the clip
+      holds at most the video processor's longest_edge pixels, up to 24,576 of them, and the budget
+      counts each soft token as 12.5 ('<{timestamp} seconds>' and the vision marks); from 0.13.0
+      the images are the larger (a v0.20.0 start of Qwen3.6 profiles an image).
+    An item of another modality, or a tower without video, is the image."""
+    image = Item("image", tower.image_tokens, tower.image_tokens, patches_per_item(tower), "the processor's largest image")
+    if limit(s, "video") == 0 or "video" not in tower.modalities:
+        return image
+    merge2 = tower.merge * tower.merge
+    video: Item | None = None
+    if tower.kind == "qwen2.5-vl":
+        cap = QWEN2_VL_FRAMES[(0, 8) if rel < (0, 11) else (0, 11)]
+        room = max_model_len - (tower.image_tokens if rel < (0, 11) and limit(s, "image") > 0 else 0)
+        frames = max(1, min(max(1, 2 * (room // tower.image_tokens)), cap))
+        tokens = (frames + frames % 2) // 2 * tower.image_tokens
+        video = Item("video", tokens, tokens, tokens * merge2, f"a video of {frames} frames at the largest image size (qwen2_vl.py, at most {cap} frames)")
+    elif tower.kind == "qwen3-vl" and (0, 11) <= rel < (0, 13):
+        side = math.isqrt(tower.image_tokens) * tower.patch * tower.merge
+        frames = _qwen3_video_frames(max_model_len, side, tower.patch, tower.merge, tower.temporal_patch)
+        soft = _qwen3_video_tokens(frames, side, tower.patch, tower.merge, tower.temporal_patch)
+        video = Item("video", int(soft * 12.5), soft, soft * merge2,
+                     f"a video of {frames:,} frames, {soft:,} tokens counted 12.5 each (qwen3_vl.py get_max_video_tokens, 0.11.0)")  # fmt: skip
+    if video is None or limit(s, "image") > 0 and (video.tokens < image.tokens or video.tokens == image.tokens and rel < (0, 17)):
+        return image
+    return video
+
+
+def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]) -> tuple[int, str]:
+    """Bytes a patch holds at the tower's attention peak beside the block's residual, and the
+    vLLM code it follows. Qwen2.5-VL's attention, which Qwen3-VL's blocks build too (qwen3_vl.py
+    Qwen3_VisionBlock: `self.attn = Qwen2_5_VisionAttention(...)`, 0.11.0 to 0.33.0), keeps its
+    fused qkv output (3 x hidden) until it returns (qwen2_5_vl.py Qwen2_5_VisionAttention.forward):
+    - 0.11.x copies q, k and v contiguous (3 x hidden), concatenates q and k (2 x hidden) and
+      rotates them at once in float32 (qwen2_vl.py apply_rotary_pos_emb_vision: `t.float()`, a
+      float32 result, its cast back): 2 x hidden in float32 twice and 2 x hidden cast back,
+      18 x hidden a patch in 2-byte units;
+    - 0.8.x to 0.10.x copies q, k and v and rotates q, then k, each alone in float32: 11 x hidden;
+    - from 0.12.0 q and k are rearranged into one copy (2 x hidden) and rotated in the model's
+      dtype (2 x hidden; ApplyRotaryEmb without enable_fp32_compute from 0.13.0), v stays a view,
+      and FlashAttention's varlen kernel writes the output (one hidden): 8 x hidden;
+    - other towers: the normed input, the fused qkv output, the attention's output and out_proj's
+      (1 + 3 + 1 + 1 x hidden; the varlen kernel keeps no patches x patches scores)."""
+    h, t, d = tower.hidden, tp, dtype_bytes
+    if tower.kind in ("qwen2.5-vl", "qwen3-vl"):
+        if (0, 11) <= rel < (0, 12):
+            live = (8 * h // t) * d + (4 * h // t) * 4 + (2 * h // t) * d
+            return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.0: qk concatenated and rotated in float32"
+        if rel < (0, 11):
+            live = (6 * h // t) * d + (2 * h // t) * 4 + (h // t) * d
+            return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.10.1.1: q and k rotated in float32 one at a time"
+        return (8 * h // t) * d, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.12.0 to 0.33.0: qk copied once and rotated in the model's dtype"
+    return (h + (3 * h + h) // t + h) * d, "the fused qkv, the attention's output and out_proj's, from the model code"
+
+
+def encoder_forward_peak(
+    tower: Tower, items: int, tp: int, dtype_bytes: int, rel: tuple[int, int] = (0, 33), patches_each: int | None = None
+) -> tuple[int, int]:
     """(bytes, patches) of the tower's forward pass over the profile's dummy batch, read from the
     model code (vllm/model_executor/models/siglip.py SiglipEncoderLayer, qwen2_5_vl.py
     Qwen2_5_VisionBlock, qwen3_vl.py Qwen3_VisionBlock, pixtral.py TransformerBlock, 0.19.0), the
     tower run on every item at once (gemma3_mm.py _process_image_input: vision_tower(pixel_values)):
-    - the pixels as the processor gives them (float32) and their cast to the model's dtype:
-      patches x channels x temporal_patch x patch^2 x (4 + dtype) bytes;
-    - in a block, the residual and the normed input (2 x hidden a patch), and the larger of the
-      attention's transients (the fused qkv output, 3 x hidden / TP, the attention's output,
-      hidden / TP, and out_proj's, hidden; the encoder attention is FlashAttention's varlen
-      kernel, which keeps no patches x patches scores) and the MLP's (fc1 and its activation,
-      2 x intermediate / TP; a gated MLP's gate_up and its product, 3 x intermediate / TP).
+    - the pixels, alive through the whole pass (the batch holds them): from 0.10 vLLM casts every
+      floating tensor the processor returns to the model's dtype (vllm/inputs/registry.py
+      call_hf_processor, 0.10.1.1; vllm/multimodal/processing.py _postprocess_output, 0.11.0;
+      processing/context.py, 0.19.0 to 0.33.0: "this emulates output.to(dtype=...)"), so they
+      are patches x channels x temporal_patch x patch^2 x the dtype's bytes, and the towers' own
+      casts (siglip.py `pixel_values.to(dtype=target_dtype)`, qwen2_5_vl.py `x.to(dtype=self.dtype)`)
+      change nothing; 0.8.x keeps the processor's float32 (4 bytes a value), whose cast inside the
+      tower is dropped at the patch embedding;
+    - in a block, the residual and the larger of the attention's peak (attention_live) and the
+      MLP's: the normed input and fc1 with its activation (2 x intermediate / TP; a gated MLP's
+      gate_up and its product, 3 x intermediate / TP).
     The tower is divided over the TP ranks unless --mm-encoder-tp-mode data builds it whole on each
-    (then every rank is counted with the whole batch). No start so far shows this peak: the
-    Gemma 3 starts of v0.19.0 print peaks the sampler's warm-up sets (models/pool_starts.yaml),
-    above this one, so it is modeled from the source and uncalibrated."""
-    n = items * patches_per_item(tower)
+    (then every rank is counted with the whole batch). Calibrated on one start whose tower sets the
+    peak: Qwen2.5-VL-3B on an L4 at 0.11.0 (models/pool_starts.yaml; the pool within 0.6 %); Gemma 3's
+    and Pixtral's starts of v0.19.0 print peaks the sampler's warm-up sets, above this one."""
+    n = items * (patches_each if patches_each is not None else patches_per_item(tower))
     t = 1 if tower.data_parallel else tp
-    h, i = tower.hidden, tower.intermediate
+    h, i, d = tower.hidden, tower.intermediate, dtype_bytes
     gated = tower.kind in ("qwen2.5-vl", "pixtral")
-    attention = (3 * h + h) // t + h
-    mlp = (3 * i if gated else 2 * i) // t
-    pixels = n * tower.channels * tower.temporal_patch * tower.patch * tower.patch * (4 + dtype_bytes)
-    return n * (2 * h + max(attention, mlp)) * dtype_bytes + pixels, n
+    attention, _ = attention_live(tower, t, d, rel)
+    mlp = (h + (3 * i if gated else 2 * i) // t) * d
+    pixel = 4 if rel < (0, 10) else d
+    pixels = n * tower.channels * tower.temporal_patch * tower.patch * tower.patch * pixel
+    return n * (h * d + max(attention, mlp)) + pixels, n
 
 
 def encoder_profile(
@@ -210,28 +336,41 @@ def encoder_profile(
     """The encoder's batch in the profile run and the outputs it leaves for the rest of the run;
     None when the model has no tower, the limits leave it unbuilt (apply first), or the engine is
     V0 (before 0.8, not read here). vLLM 0.8.x rounds the items up and caps them by the
-    sequences x the prompt's limit alone (gpu_model_runner.py profile_run, 0.8.5)."""
+    sequences x the prompt's limit alone (gpu_model_runner.py profile_run, 0.8.5: cdiv(encoder_budget,
+    max_tokens_per_mm_item)); from 0.10 they are rounded down and each prompt holds at most
+    max_model_len // tokens an item (vllm/v1/worker/utils.py MultiModalBudget.get_max_items,
+    0.10.1.1 and 0.11.0; vllm/multimodal/encoder_budget.py _get_max_items, 0.20.0 to 0.33.0;
+    0.9.x not read)."""
     tower = shape.tower
     if tower is None or tower.image_tokens <= 0 or rel < (0, 8):
         return None
-    per_item = tower.image_tokens
+    item = largest_item(tower, s, max_model_len, rel)
+    per_item, cap = item.tokens, limit(s, item.modality)
     budget = max(max_num_batched_tokens, per_item)
-    if rel < (0, 11):
-        items = min(-(-budget // per_item), max_num_seqs * limit(s, "image"))
+    if rel < (0, 10):
+        items = min(-(-budget // per_item), max_num_seqs * cap)
     else:
-        per_prompt = max(1, min(limit(s, "image"), max_model_len // per_item))
+        per_prompt = max(1, min(cap, max_model_len // per_item))
         items = max(1, min(budget // per_item, max_num_seqs * per_prompt))
     width = tower.out_hidden * (1 + tower.deepstack)
-    held = items * per_item * width * shape.dtype_bytes
-    forward, patches = encoder_forward_peak(tower, items, tp, shape.dtype_bytes)
+    # 0.11.x widens each item's outputs shorter than the budget to the whole budget before it keeps
+    # them (gpu_model_runner.py profile_run, 0.11.0: output.new_zeros((encoder_budget, hidden))); 0.12.x
+    # to the most tokens an item gives (max_tokens_by_modality); 0.13.0 keeps them as written.
+    rows = item.rows
+    if (0, 11) <= rel < (0, 12) and rows < budget:
+        rows = budget
+    elif (0, 12) <= rel < (0, 13) and rows < per_item:
+        rows = per_item
+    held = items * rows * width * shape.dtype_bytes
+    forward, patches = encoder_forward_peak(tower, items, tp, shape.dtype_bytes, rel, item.patches)
     return EncoderProfile(
         budget,
         items,
         per_item,
         held,
-        f"vllm/v1/worker/gpu_model_runner.py profile_run, {'0.8.5' if rel < (0, 11) else '0.33.0'}: 'Encoder cache will be initialized with a budget of {budget} tokens, "
-        f"and profiled with {items} image items of the maximum feature size'; their outputs ({per_item:,} tokens x {width:,} wide) stay "
-        "through the dummy pass",
+        f"vllm/v1/worker/gpu_model_runner.py profile_run, {'0.8.5' if rel < (0, 10) else '0.10.1.1 to 0.33.0'}: 'Encoder cache will be initialized with a budget of {budget} tokens, "
+        f"and profiled with {items} {item.modality} items of the maximum feature size' ({item.source}); their outputs ({rows:,} tokens x {width:,} wide"
+        f"{' each, widened' if rows != item.rows else ''}) stay through the dummy pass",
         forward,
         patches,
     )

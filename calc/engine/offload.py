@@ -71,7 +71,7 @@ def parameters(shape: Shape, tp: int, layers: range | None = None, tensors: list
     by_layer: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
     for t in tensors if tensors is not None else weights.tensors(shape, tp):
         m = _LAYER.match(t.path + ".")
-        if t.drafter or m is None or (layers is not None and int(m.group(1)) not in layers):
+        if t.drafter or t.buffer or m is None or (layers is not None and int(m.group(1)) not in layers):
             continue
         body, norms = by_layer.setdefault(int(m.group(1)), ({}, {}))
         name = _MERGED.sub(lambda g: ".qkv_proj" if g.group(1) else ".gate_up_proj", t.path)

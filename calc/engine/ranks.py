@@ -46,7 +46,7 @@ _LAYER = re.compile(r"model\.layers\.(\d+)\.")
 def partition(layers: int, pp: int, override: str | None = None) -> tuple[int, ...]:
     """The layers of each stage, as get_pp_indices counts them (`override`: VLLM_PP_LAYER_PARTITION)."""
     if not 1 <= pp <= MAX_PP:
-        raise InputError(f"--pp: found {pp}, expected a pipeline parallel size from 1 to {MAX_PP}")
+        raise InputError(f"--pipeline-parallel-size: found {pp}, expected a pipeline parallel size from 1 to {MAX_PP}")
     if override is not None:
         parts = override.split(",")
         if not all(re.fullmatch(r"\s*\d{1,6}\s*", p) for p in parts):
@@ -60,7 +60,7 @@ def partition(layers: int, pp: int, override: str | None = None) -> tuple[int, .
             raise InputError(f"--pp-layer-partition: found a stage of no layers in {override!r}, expected at least one layer a stage")
         return counts
     if pp > layers:
-        raise InputError(f"--pp: found {pp}, expected at most the model's {layers} layers (a stage of no layers holds nothing to run)")
+        raise InputError(f"--pipeline-parallel-size: found {pp}, expected at most the model's {layers} layers (a stage of no layers holds nothing to run)")
     each = [layers // pp] * pp
     for i in range(2, layers % pp + 2):  # the remainder to the stages before the last
         each[-i] += 1
@@ -432,11 +432,19 @@ def stage_weights(
     scale, _, _ = weights.checkpoint_scale(shape, total_size, source)
     model = [0] * pp
     drafter = [0] * pp
+    buffers = [0] * pp
     for t in tensors:
         b = weights.tensor_bytes(t, quant, shape.dtype_bytes)
-        for n in _place(t.path, t.drafter, bounds, shape.tie_embeddings):
-            if t.drafter:
+        places = _place(t.path, t.drafter, bounds, shape.tie_embeddings)
+        layer = _LAYER.match(t.path + ".")
+        if t.buffer and layer is not None:  # a rope's cache: on every stage that builds a layer of its kind (each process its own get_rope)
+            kind = shape.layers[int(layer.group(1))]
+            places = tuple(n for n, (a, b) in enumerate(bounds) if kind in shape.layers[a:b])
+        for n in places:
+            if t.buffer:  # built at load: not scaled to the checkpoint
+                buffers[n] += b
+            elif t.drafter:
                 drafter[n] += b
             else:
                 model[n] += b
-    return tuple((round(m * scale), round(d * scale)) for m, d in zip(model, drafter, strict=True))
+    return tuple((round(m * scale) + f, round(d * scale)) for m, d, f in zip(model, drafter, buffers, strict=True))

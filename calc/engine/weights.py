@@ -36,9 +36,9 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, SLIDING, ConfigError, Mlp, Shape, Tower, as_flag
+from calc.jsontext import Json, JsonObject
 from calc.units import InputError
 
 VOCAB_PADDING = 64
@@ -60,6 +60,7 @@ class Tensor:
     drafter: bool = False
     dtype_bytes: int | None = None  # kept in this width whatever the model's dtype (float32 routers)
     tower: bool = False  # the vision tower or its projector
+    buffer: bool = False  # built at load, not read from the checkpoint (a rope's cos/sin cache): not scaled to it, not offloaded
 
 
 @dataclass(frozen=True)
@@ -75,27 +76,26 @@ class Quant:
 
 
 def quant_of(shape: Shape) -> Quant:
-    """The checkpoint's packing, read from quantization_config."""
-    q: dict[str, Any] | None = shape.quantization  # each field is checked as it is read
+    """The checkpoint's packing, read from quantization_config (each field checked as it is read)."""
+    q = shape.quantization
     if not q:
         return Quant("none")
-    nested: dict[str, Any] = q["quantization"] if isinstance(q.get("quantization"), dict) else {}
+    nested = _object(q.get("quantization"))
     method = str(q.get("quant_method", "")).lower()
-    ignore = tuple(q.get("ignore") or q.get("modules_to_not_convert") or q.get("exclude_modules") or nested.get("exclude_modules") or ())
+    ignore = _ignore(shape.file, q, nested)
     algo = str(q.get("quant_algo") or nested.get("quant_algo") or "").upper()
     if method == "fp8":
         block = q.get("weight_block_size")
         static = q.get("activation_scheme") == "static"
         if block:
-            if not (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block)):
-                raise ConfigError(shape.file, "quantization_config.weight_block_size", block, "two whole numbers, such as [128, 128]")
-            return Quant("fp8-block", block=(block[0], block[1]), ignore=ignore)
+            return Quant("fp8-block", block=_block(block, shape.file, "quantization_config.weight_block_size"), ignore=ignore)
         return Quant("fp8", ignore=ignore, static_input=static)
     if method == "mxfp4":
         return Quant("mxfp4", group=32, ignore=ignore)
     if method == "modelopt":
         if algo == "NVFP4":
-            return Quant("nvfp4", group=int(q.get("group_size") or nested.get("group_size") or 16), ignore=ignore)
+            size = _whole(q.get("group_size") or nested.get("group_size") or 16, shape.file, "quantization_config.group_size")
+            return Quant("nvfp4", group=size, ignore=ignore)
         if algo == "FP8":
             return Quant("fp8", ignore=ignore, static_input=True)
         raise ConfigError(shape.file, "quantization_config.quant_algo", algo or None, "NVFP4 or FP8")
@@ -117,23 +117,64 @@ def quant_of(shape: Shape) -> Quant:
                       "fp8, mxfp4, modelopt (NVFP4 or FP8), awq, gptq or compressed-tensors")  # fmt: skip
 
 
-def _compressed_tensors(shape: Shape, q: dict[str, Any], ignore: tuple[str, ...]) -> Quant:
+def _compressed_tensors(shape: Shape, q: JsonObject, ignore: tuple[str, ...]) -> Quant:
     fmt_name = str(q.get("format", ""))
     groups = q.get("config_groups") or {}
+    if not isinstance(groups, dict):
+        raise ConfigError(shape.file, "quantization_config.config_groups", groups, "an object of quantization groups")
     weights = next((g.get("weights") for g in groups.values() if isinstance(g, dict) and g.get("weights")), None) or {}
+    if not isinstance(weights, dict):
+        raise ConfigError(shape.file, "quantization_config.config_groups.*.weights", weights, "an object")
     if "nvfp4" in fmt_name:
-        return Quant("nvfp4", group=int(weights.get("group_size") or 16), ignore=ignore)
+        return Quant(
+            "nvfp4", group=_whole(weights.get("group_size") or 16, shape.file, "quantization_config.config_groups.*.weights.group_size"), ignore=ignore
+        )
     if fmt_name == "float-quantized" or weights.get("type") == "float":
         block = weights.get("block_structure")
         if weights.get("strategy") == "block" and block:
-            return Quant("fp8-block", block=(block[0], block[1]), ignore=ignore)
+            return Quant("fp8-block", block=_block(block, shape.file, "quantization_config.config_groups.*.weights.block_structure"), ignore=ignore)
         return Quant("fp8", ignore=ignore, static_input=not weights.get("dynamic", False))
     if fmt_name in ("pack-quantized", "int-quantized") or weights.get("type") == "int":
-        bits, group = weights.get("num_bits"), weights.get("group_size") or -1
+        bits = weights.get("num_bits")
+        group = _whole(weights.get("group_size") or -1, shape.file, "quantization_config.config_groups.*.weights.group_size")
         if not isinstance(bits, int):
             raise ConfigError(shape.file, "quantization_config.config_groups.*.weights.num_bits", bits, "a whole number of bits")
         return Quant("int", bits=bits, group=group, zeros=not weights.get("symmetric", True), ignore=ignore)
     raise ConfigError(shape.file, "quantization_config.format", fmt_name or None, "nvfp4-pack-quantized, float-quantized or pack-quantized")
+
+
+def _object(value: Json) -> JsonObject:
+    """A nested object of quantization_config, or none."""
+    return value if isinstance(value, dict) else {}
+
+
+def _ignore(file: str, q: JsonObject, nested: JsonObject) -> tuple[str, ...]:
+    """The modules left unquantized: the first of the names a checkpoint's format gives them."""
+    for key, value in (("ignore", q.get("ignore")), ("modules_to_not_convert", q.get("modules_to_not_convert")),
+                       ("exclude_modules", q.get("exclude_modules")), ("quantization.exclude_modules", nested.get("exclude_modules"))):  # fmt: skip
+        if value:
+            if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+                raise ConfigError(file, f"quantization_config.{key}", value, "a list of module names")
+            return tuple(name for name in value if isinstance(name, str))
+    return ()
+
+
+def _block(value: Json, file: str, field: str) -> tuple[int, int]:
+    """A block of weights that shares one scale: two whole numbers of rows and columns."""
+    whole = [b for b in value if isinstance(b, int) and not isinstance(b, bool) and b > 0] if isinstance(value, list) else []
+    if not isinstance(value, list) or len(value) != 2 or len(whole) != 2:
+        raise ConfigError(file, field, value, "two whole numbers, such as [128, 128]")
+    return whole[0], whole[1]
+
+
+def _whole(value: Json, file: str, field: str) -> int:
+    """A group size: a whole number (JSON's, or its digits)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ConfigError(file, field, value, "a whole number")
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(file, field, value, "a whole number") from None
 
 
 def _ignored(path: str, patterns: tuple[str, ...]) -> bool:
@@ -196,6 +237,11 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         out.append(Tensor("mtp.norm", h, drafter=True))  # (vllm/model_executor/models/qwen3_5_mtp.py and qwen3_next_mtp.py, 0.33.0)
     if shape.tower is not None:
         out += tower_tensors(shape.tower, tp)
+    for rope in shape.ropes:  # on every rank whole, placed at the first layer it serves (its pipeline stage)
+        first = shape.layers.index(rope.kind)
+        out.append(
+            Tensor(f"model.layers.{first}.self_attn.rotary_emb.cos_sin_cache", rope.positions, rope.rotary_dim, dtype_bytes=rope.dtype_bytes, buffer=True)
+        )
     return out
 
 
@@ -418,16 +464,16 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
     by the modeled layout (that figure beats the count); without it the count stands."""
     if tp < 1 or shape.heads % tp:
         raise ConfigError(shape.file, "num_attention_heads", shape.heads, f"a multiple of the tensor parallel size {tp}")
-    rank = _sum(shape, tp, quant_of(shape))
+    model, drafter, buffers = _sum(shape, tp, quant_of(shape))
     scale, source, whole = checkpoint_scale(shape, total_size, source)
-    return Weights(round(rank[0] * scale), round(rank[1] * scale), source, whole)
+    return Weights(round(model * scale) + buffers, round(drafter * scale), source, whole)
 
 
 def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index total_size") -> tuple[Fraction, str, int]:
     """What the count is multiplied by to give the checkpoint's own bytes (1 without them), the
     source of the figure and the whole checkpoint's bytes, all ranks together."""
     whole = _sum(shape, 1, quant_of(shape))
-    counted = whole[0] + whole[1]
+    counted = whole[0] + whole[1]  # the checkpoint's tensors, not the buffers
     if total_size is None:
         return Fraction(1), "config", counted
     if not counted // PLAUSIBLE <= total_size <= counted * PLAUSIBLE:  # total_size 1 once gave weights of 0.00 GiB
@@ -440,15 +486,18 @@ def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index 
     return Fraction(total_size, counted), source, total_size
 
 
-def _sum(shape: Shape, tp: int, quant: Quant) -> tuple[int, int]:
-    model = drafter = 0
+def _sum(shape: Shape, tp: int, quant: Quant) -> tuple[int, int, int]:
+    """The model's, the drafter's and the buffers' bytes on one rank."""
+    model = drafter = buffers = 0
     for t in tensors(shape, tp):
         b = tensor_bytes(t, quant, shape.dtype_bytes)
-        if t.drafter:
+        if t.buffer:
+            buffers += b
+        elif t.drafter:
             drafter += b
         else:
             model += b
-    return model, drafter
+    return model, drafter, buffers
 
 
 def checkpoint_size(data: object, file: str) -> tuple[int, str]:

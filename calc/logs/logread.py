@@ -4,7 +4,7 @@ Standard library only: the browser runs this package through Pyodide.
 
 The package: figures.py (what a figure is, numbers as printed, the units of each engine),
 peel.py (a line's prefixes), shapes.py (the line shapes, one entry each), reader.py (the stream),
-conclude.py (from what was seen to the reading). This module is what callers import.
+conclude/ (from what was seen to the reading). This module is what callers import.
 
 `read_log(text)` (or `read_lines(lines)`, which streams) returns a `LogReading`: each figure is
 a `Found` that keeps the line it came from and, for a figure printed with decimals, the

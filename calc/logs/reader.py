@@ -1,6 +1,6 @@
 """The reader: a log read one physical line at a time, each peeled to its message (calc/logs/peel.py),
 folded lines joined again, and every line shape (calc/logs/shapes.py) whose trigger a message holds
-applied. It keeps what was seen; calc/logs/conclude.py turns that into a LogReading."""
+applied. It keeps what was seen; calc/logs/conclude/ turns that into a LogReading."""
 
 from __future__ import annotations
 

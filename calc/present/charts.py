@@ -449,7 +449,7 @@ def plan_budget(catalog: Catalog, plan_id: str = "coder-and-70b") -> Bars:
 
 def predicted_pool(card_name: str, total: int, requested: int, terms: Sequence[tuple[str, int]], pool: int, chart_id: str = "before-pool") -> Bars:
     """Before the first start on a discrete card: what vLLM's profile takes off the memory it
-    requests (calc/engine/predict.py's terms), and the pool that is left, stacked against the card's total
+    requests (calc/engine/predict's terms), and the pool that is left, stacked against the card's total
     and the requested share. A pool at or below zero is drawn as none and said."""
     tones = {"weights": "weights", "activation_peak": "prefill", "non_torch": "overhead", "cuda_graph": "seats", "lora": "drafter"}
     segments = [Segment(name.replace("_", " "), value, tones.get(name, "held"), gib(value)) for name, value in terms if value > 0]

@@ -22,7 +22,7 @@ from calc.jsontext import JsonObject
 from calc.present.calculators.form import Defaults, Field, Output, block_html, dom_id, invalid
 from calc.units import InputError
 
-# The calculators in page order, each the module calc/present/calculators/<name>.py. A module is imported
+# The calculators in page order, each the module (or package) calc/present/calculators/<name>. One is imported
 # the first time it is run: a page that wires its forms need not import them all first (in the
 # browser, importing every calculator costs more than the rest of getting ready).
 CALCULATORS = ("yourstart", "start", "kv", "fit", "plan", "prefetch", "before")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from calc.record import record
-from calc.units import GB, InputError, fmt, parse_count, parse_fraction, parse_number, parse_size
+from calc.units import GB, InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, parse_tokens
 
 # What a value is read as. Every kind reads numbers through calc.units, so a size typed on the
 # command line and in a form is read the same way, with the same one-line message.
@@ -61,6 +61,8 @@ class Input:
         or the form's label) with what was found and what was expected."""
         if self.kind == "size":
             return parse_size(text, name)
+        if self.kind == "count" and self.unit == "tokens":
+            return parse_tokens(text, name, self.minimum if minimum is None else minimum)
         if self.kind == "count":
             return parse_count(text, name, self.minimum if minimum is None else minimum)
         if self.kind == "fraction":
@@ -366,6 +368,14 @@ TABLE: tuple[Input, ...] = (
     ),
     Input("enforce_eager", "--enforce-eager", "enforce_eager", "switch", "eager mode", "with a card: no CUDA graphs, no graph estimate"),
     Input("offline", "--offline", None, "switch", "offline", "with a card: the LLM class's defaults, not vllm serve's"),
+    Input(
+        "flashinfer_installed",
+        "--flashinfer-installed",
+        None,
+        "switch",
+        "FlashInfer installed",
+        "with a card, vLLM 0.8 to 0.11: FlashInfer imports (vllm[flashinfer]), so V1 samples with it unless VLLM_USE_FLASHINFER_SAMPLER=0",
+    ),
     # speculative decoding
     Input("drafter", "--drafter", None, "switch", "drafter", "the speculative drafter loads with the model", "Drafter (speculative decoding) on"),
     Input(
@@ -710,7 +720,10 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("config"),
         use("tp", "tensor parallel size: the TP ranks of each replica", default="1"),
         use("kv_cache_dtype", default="auto"),
-        use("max_model_len", required=True),
+        use(
+            "max_model_len",
+            "the context length: 32768, 32k or 32K as vLLM reads them; auto or -1: the largest that fits (vLLM 0.14.0 and later); none: the config's own",
+        ),
         use("pin", "KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency", aliases=("--pool",)),
         use("engine_version"),
         use("index"),
@@ -744,6 +757,7 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("num_redundant_experts"),
         use("enforce_eager"),
         use("offline"),
+        use("flashinfer_installed"),
         use("speculative_tokens", "", default="0"),
         use("dcp", default="1"),
         use("no_prefix_caching", group="caching"),

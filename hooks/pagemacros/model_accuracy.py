@@ -4,10 +4,10 @@ what public startup logs printed."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from calc.catalog.model import Catalog
-from calc.checks import accuracy, poolaccuracy
+from calc.checks import accuracy, poolaccuracy, records
+from calc.engine import hfconfig
 from calc.jsontext import JsonObject
 from hooks.pagemacros.build import Build, table
 from hooks.pagemacros.every_page import fig, source_text
@@ -78,13 +78,13 @@ def pool_prediction_by_group(build: Build) -> str:
 
 
 def pool_prediction_table(build: Build) -> str:
-    """Each start: the pool vLLM printed beside the pool calc/engine/predict.py predicts from the config."""
+    """Each start: the pool vLLM printed beside the pool calc/engine/predict/ predicts from the config."""
     out = []
     for r in pool_rows(build.root, build.catalog):
         p = r.prediction
         out.append((
             f"[{source_text(r.label)}]({r.url})" if r.url else source_text(r.label), "held out" if r.held_out else "fitted",
-            fig(r.printed_pool, "GiB"), fig(p.available_kv_bytes, "GiB", source="predicted by calc/engine/predict.py"),
+            fig(r.printed_pool, "GiB"), fig(p.available_kv_bytes, "GiB", source="predicted by calc/engine/predict/"),
             fig(r.error, "%", 1) if r.error is not None else "vLLM refused: no KV memory",
             fig(p.activation.bytes, "GiB", source="modeled"), fig(p.cuda_graph.bytes, "GiB", source="modeled"), source_text(p.verdict),
         ))  # fmt: skip
@@ -104,17 +104,21 @@ def model_accuracy_by_family(build: Build) -> str:
     return table(head, out)
 
 
-def public_observations(root: Path) -> tuple[list[dict[str, Any]], dict[str, JsonObject], dict[str, str]]:
+def public_observations(root: Path) -> tuple[list[records.Observation], dict[str, JsonObject], dict[str, str]]:
     """models/observations.yaml, the config.json files and the public logs it names, as read."""
-    import json
-
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml, as the catalog is read
-    entries: list[dict[str, Any]] = yaml.load((root / "models" / "observations.yaml").read_text(encoding="utf-8"), Loader=loader)["observations"]
-    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries if "config" in e}
-    logs = {e["log"]: (root / "logs" / "public" / e["log"]).read_text(encoding="utf-8") for e in entries if "log" in e}
+    entries = records.observations(yaml.load((root / records.OBSERVATIONS).read_text(encoding="utf-8"), Loader=loader))
+    configs = {e.config: _config(root, e.config) for e in entries if e.config is not None}
+    logs = {e.log: (root / "logs" / "public" / e.log).read_text(encoding="utf-8") for e in entries if e.log is not None}
     return entries, configs, logs
+
+
+def _config(root: Path, name: str) -> JsonObject:
+    """A shipped config.json (models/configs/NAME/), read as the command line reads one."""
+    path = root / "models" / "configs" / name / "config.json"
+    return hfconfig.load(path.read_text(encoding="utf-8"), str(path.relative_to(root)))
 
 
 def model_accuracy(root: Path, catalog: Catalog) -> list[accuracy.Row]:
@@ -125,15 +129,12 @@ def model_accuracy(root: Path, catalog: Catalog) -> list[accuracy.Row]:
 
 def pool_rows(root: Path, catalog: Catalog) -> list[poolaccuracy.Row]:
     """models/pool_starts.yaml's starts, each predicted and set beside its printed pool."""
-    import json
-
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data = yaml.load((root / "models" / "pool_starts.yaml").read_text(encoding="utf-8"), Loader=loader)
-    entries = data["starts"]
-    configs = {e["config"]: json.loads((root / "models" / "configs" / e["config"] / "config.json").read_text()) for e in entries}
-    logs = {e["log"]: (root / "logs" / "public" / e["log"]).read_text(encoding="utf-8") for e in entries}
+    entries = records.pool_starts(yaml.load((root / records.POOL_STARTS).read_text(encoding="utf-8"), Loader=loader))
+    configs = {e.config: _config(root, e.config) for e in entries}
+    logs = {e.log: (root / "logs" / "public" / e.log).read_text(encoding="utf-8") for e in entries}
     sources = yaml.load((root / "logs" / "public" / "SOURCES.yaml").read_text(encoding="utf-8"), Loader=loader)
     urls = {x["file"]: x["url"] for x in sources if isinstance(x, dict) and "file" in x}
     return poolaccuracy.rows(entries, configs, logs, catalog.boxes, urls)

@@ -22,7 +22,8 @@ _REPORT = re.compile(r"https://github\.com/([^/\s]+)/([^/\s]+)/(issues|pull)/(\d
 @dataclass(frozen=True)
 class Trace:
     """A published poll-by-poll trace: its file in logs/traces/, its report, when the run ended and
-    when the head served (None: never, or not said)."""
+    when the head served (None: never, or not said); `phase_said` False when the report leaves the
+    phase open and the entry records the one it is replayed as."""
 
     file: str
     url: str
@@ -30,6 +31,7 @@ class Trace:
     outcome: str
     ends_at: float | None
     serving_at: float | None
+    phase_said: bool = True
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ def _published(source: str) -> Published:
             str(_field(e, w, "outcome", word, "what happened, in words")),
             _seconds(_field(e, w, "ends_at", number, opt)),
             _seconds(_field(e, w, "serving_at", number, opt)),
+            not isinstance(e, dict) or "phase_said" not in e or bool(_field(e, w, "phase_said", (bool,), "true or false")),
         )
 
     def reading(e: object, w: str) -> Reading:
@@ -138,30 +141,25 @@ def published_traces_table(build: Build) -> str:
         samples = guard.parse_trace((build.root / "logs" / "traces" / e.file).read_text(encoding="utf-8"), e.file)
         watched = guard.run(samples, floor, in_a_row, e.serving_at)
         kept_on = guard.run(samples, floor, in_a_row)
-        ended = fig(e.ends_at, "s", 0) if e.ends_at is not None else "went on serving"
+        ended = f"at {fig(e.ends_at, 's', 0)}" if e.ends_at is not None else "went on serving"
+        during = "the start" if e.phase == "start" else "serving"
         rows.append(
             (
                 _report(e.url),
-                "the start" if e.phase == "start" else "serving",
-                e.outcome,
-                ended,
-                fig(len(samples), "count"),
+                during if e.phase_said else f"not said; replayed as {during}",
+                f"{e.outcome}, {ended}",
+                f"{fig(len(samples), 'count')} ({fig(kept_on.longest_run, 'count')})",
                 fig(kept_on.lowest, "GiB", 2, source=e.url),
-                fig(kept_on.longest_run, "count"),
-                _at(watched.at, "stood down, serving" if e.serving_at == 0 else "quiet"),
-                _at(kept_on.at, "quiet"),
+                _at(watched.at, "stood down, serving" if e.serving_at == 0 else "quiet") + "; kept on: " + _at(kept_on.at, "quiet"),
             )
         )
     head = (
         "Report",
         "During",
-        "Outcome",
-        "Ended at",
-        "Polls",
+        "Outcome, when",
+        "Polls (longest run under the floor)",
         "Lowest MemAvailable",
-        "Longest run under the floor",
-        "The guard, as it watches",
-        "The guard, kept on after serving",
+        "The guard as it watches; kept on after serving",
     )
     return table(head, rows)
 

@@ -103,12 +103,12 @@ def _box_defaults(catalog: Catalog, box_id: str) -> tuple[dict[str, str], dict[s
     }
     if _card(box) is not None and "serving" not in box:  # a discrete card and no pin of ours: vLLM sizes the pool, predicted
         values["pin"] = ""
-        sources["pin"] = "Default empty: on a discrete card vLLM sizes the pool itself; the calculator predicts it (calc/engine/predict.py)"
+        sources["pin"] = "Default empty: on a discrete card vLLM sizes the pool itself; the calculator predicts it (calc/engine/predict/)"
     return values, sources
 
 
 def _card(box: Box) -> predict.Card | None:
-    """The box as a card whose pool calc/engine/predict.py sizes: discrete, with the total torch reports."""
+    """The box as a card whose pool calc/engine/predict/ sizes: discrete, with the total torch reports."""
     if box.get("memory") == "unified" or box.get("total_memory") is None:
         return None
     return predict.card_of_box(box)
@@ -374,7 +374,7 @@ def _lora(raw: Mapping[str, str], errors: dict[str, str]) -> lora.Lora | None:
 
 def _offload(raw: Mapping[str, str], errors: dict[str, str]) -> offload.Offload | None:
     """--cpu-offload-gb, --kv-offloading-size and --swap-space, in GiB as vLLM takes them; None when all are empty."""
-    gib: dict[str, Any] = {name: _gib(raw, errors, name) for name in ("cpu_offload_gb", "kv_offloading_size", "swap_space")}
+    gib: dict[str, Fraction | None] = {name: _gib(raw, errors, name) for name in ("cpu_offload_gb", "kv_offloading_size", "swap_space")}
     if any(name in errors for name in gib) or all(v is None for v in gib.values()):
         return None
     if gib["kv_offloading_size"] == 0:
@@ -509,7 +509,7 @@ def _gate_rows(
 
 
 def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, utilization: Fraction | None, seats: int, index_size: int | None) -> Output:
-    """No pin on a discrete card: the pool vLLM will leave, predicted term by term (calc/engine/predict.py),
+    """No pin on a discrete card: the pool vLLM will leave, predicted term by term (calc/engine/predict/),
     with the band it was off by on held-out public starts, vLLM's verdict and, for a refused start,
     the least changes that pass."""
     names = tuple(LABELS)

@@ -147,7 +147,9 @@ def _host_memory(
         level = parse_count(args.sleep_level, "--sleep-level", 1) if args.sleep_level is not None else 1
         s = hostmem.sleep(level, weights_bytes, kv_bytes or 0)
         sleep = modeled.SleepReport(s.level, s.host_backup_bytes, s.device_freed_bytes, s.unified_freed_bytes, kv_bytes is not None)
-        notes.append(hostmem.sleep_note(s, where) + ("" if kv_bytes is not None else " (the KV pool is not known here: give --pool or a card)"))
+        notes.append(
+            hostmem.sleep_note(s, where) + ("" if kv_bytes is not None else " (the KV pool is not known here: give --kv-cache-memory-bytes or a card)")
+        )
     return modeled.HostMemory(
         shm_queues=tuple(modeled.ShmQueue(q.name, q.count, q.bytes, q.source) for q in queues),
         shm_bytes=need,

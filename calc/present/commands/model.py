@@ -30,15 +30,38 @@ def _read_text(path: str, what: str) -> str:
         raise InputError(f"{what} {path}: not text, expected a JSON file") from None
 
 
-def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
+AUTO_LENGTH = ("auto", "-1")  # vLLM's --max-model-len -1 or auto: the largest that fits (argparse_utils.py human_readable_int_or_auto)
+AUTO_LENGTH_FROM = (0, 14)  # vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, first in 0.14.0
+AUTO_FIT = "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0 to 0.32.x; kv_cache_planning.py from 0.33.0"
+
+
+def _length(args: argparse.Namespace, config_text: str, card: object, rel: tuple[int, int]) -> tuple[int, bool, str]:
+    """max_model_len as vLLM takes it: the number typed; none, the config's derived length; -1 or
+    auto (0.14.0 and later), the derived length, to be fitted to the pool. With the note that says so."""
+    from calc.engine import hfconfig
+
+    raw = args.max_model_len
+    auto = isinstance(raw, str) and raw.strip().lower() in AUTO_LENGTH
+    if raw is not None and not auto:
+        return _int(args, "max_model_len"), False, ""
+    if auto and rel < AUTO_LENGTH_FROM:
+        raise InputError(f"--max-model-len: found {raw.strip()!r} on vLLM {rel[0]}.{rel[1]}, expected a token count (auto and -1 from 0.14.0)")
+    if auto and card is None and args.pin is None:
+        raise InputError(f"--max-model-len: found {raw.strip()!r} without a card or a pool, expected --gpu NAME, --total-memory SIZE or a pool to fit it to")
+    tokens, source = hfconfig.derived_max_model_len(hfconfig.load(config_text, args.config), rel, args.config).given_none
+    said = f"max_model_len {tokens:,}: " + ("auto, " if auto else "none given, ") + f"the model's own, from {source}"
+    return tokens, auto, said
+
+
+def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = ()) -> object:
     from dataclasses import replace
 
     from calc.checks import modeled
     from calc.engine import predict
 
     config_text = _read_text(args.config, "config")
-    max_len = _int(args, "max_model_len")
     card = _card(catalog, args)
+    max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version))
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
     mm_cfg = _multimodal(args)
@@ -51,23 +74,27 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
             max_num_seqs=_int(args, "seats") if args.seats is not None else None,
             max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
+            flashinfer_sampler=args.flashinfer_installed, drafter=_int(args, "speculative_tokens") > 0,
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg,
         )  # fmt: skip
         predict.check_start(start)
         if args.pin is not None:
             raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
-    elif args.gpu_memory_utilization is not None or args.seats is not None or args.enforce_eager or args.offline:
+    elif args.gpu_memory_utilization is not None or args.seats is not None or args.enforce_eager or args.offline or args.flashinfer_installed:
         raise InputError(
-            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline: found without a card, expected --gpu NAME or --total-memory SIZE"
+            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline, --flashinfer-installed: found without a card, "
+            "expected --gpu NAME or --total-memory SIZE"
         )
     pp = _int(args, "pp")
     if args.pp_layer_partition is not None and pp == 1:
-        raise InputError("--pp-layer-partition: found with --pp 1, expected --pp N above 1 (it splits the layers over the pipeline stages)")
+        raise InputError(
+            "--pp-layer-partition: found with --pipeline-parallel-size 1, expected --pipeline-parallel-size N above 1 (it splits the layers over the pipeline stages)"
+        )
     budget = _int(args, "prefill_budget") if args.prefill_budget is not None else None
     if budget is None and card is not None and start is not None:
         rel = predict.release(args.engine_version)
-        budget = start.max_num_batched_tokens or predict.default_batch(rel, card.total_bytes, card.name, max_len, args.offline).max_num_batched_tokens
+        budget = predict.scheduled(start, predict.default_batch(rel, card.total_bytes, card.name, max_len, args.offline), rel)[0]
     inputs = modeled.ModelInputs(
         config_text=config_text,
         config_file=args.config,
@@ -97,9 +124,19 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
         r = _with_prediction(r, config_text, args.config, card, start)
+    if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
+        fit = r.largest_max_model_len
+        if fit is not None and 0 < fit < max_len:
+            fitted = f"{length_note}; reduced to {fit:,}, the largest the pool holds ({AUTO_FIT})"
+            again = {"max_model_len": str(fit), "prefill_budget": str(budget) if budget is not None else None}
+            if start is not None:  # the defaults vLLM set before the fit stay
+                again["seats"] = str(r.prediction.max_num_seqs if r.prediction else start.max_num_seqs)
+            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted))
+        length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
+    said = (*said, length_note) if length_note else said
     worst = _worst_prefill(args, config_text, r, budget or 8192)
     host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
-    said = r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
+    said = said + r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
     r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
     if args.json:
         return r.to_json()
@@ -143,6 +180,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace) -> object:
         lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
         for i, f in enumerate(c.fixes):
             lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
+        if c.settings_that_fit is not None:
+            lines.insert(5 + len(c.fixes), "  " + _fit_line(c.settings_that_fit))
     if r.lora is not None:
         lo = r.lora
         lines.insert(2, f"LoRA: {lo.max_loras} slot(s) of rank {lo.max_lora_rank} on each rank, {fmt(lo.device_bytes_per_rank, 'GiB')} "
@@ -261,6 +300,18 @@ def _worst_prefill(args: argparse.Namespace, config_text: str, r: modeled_module
     )
 
 
+def _fit_line(fit: dict[str, object]) -> str:
+    """The settings that fit, each with the others as given (predict.limits), in one line."""
+    length, seqs, util = fit["max_model_len"], fit["max_num_seqs"], fit["gpu_memory_utilization"]
+    parts = [
+        f"max_model_len up to {length:,}" if isinstance(length, int) else "no max_model_len starts",
+        (f"max_num_seqs up to {seqs:,}" + (" (max_num_batched_tokens)" if fit["max_num_seqs_limited_by"] == "max_num_batched_tokens" else ""))
+        if isinstance(seqs, int) else "no max_num_seqs starts",
+        f"gpu_memory_utilization from {util:.2f}" if isinstance(util, float) else "no gpu_memory_utilization up to 0.98 starts",
+    ]  # fmt: skip
+    return "each alone, the rest as given: " + "; ".join(parts)
+
+
 def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.Card | None:
     from calc.engine import predict
 
@@ -276,9 +327,16 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
 
 
 def _with_prediction(
-    r: modeled_module.ModelReport, config_text: str, config_file: str, card: predict_module.Card, start: predict_module.Start
+    r: modeled_module.ModelReport,
+    config_text: str,
+    config_file: str,
+    card: predict_module.Card,
+    start: predict_module.Start,
 ) -> modeled_module.ModelReport:
-    """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict."""
+    """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict.
+    With speculative tokens the drafter's layers load with the model, inside the profiler that
+    prints 'Model loading took' (gpu_model_runner.py load_model, drafter.load_model, 0.20.0): they
+    are weights, on the last stage."""
     from dataclasses import replace
 
     from calc.checks import modeled
@@ -286,29 +344,35 @@ def _with_prediction(
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    own = tuple(st.weights_bytes for st in r.ranks) if start.pp > 1 else None
-    p = predict.predict(
-        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
+    drafter = r.drafter_bytes_per_rank if start.drafter else 0
+    own = tuple(st.weights_bytes + (st.drafter_bytes if start.drafter else 0) for st in r.ranks) if start.pp > 1 else None
+    split = (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
+    # under expert or data parallel the LoRA slots follow each stage's rank with the most experts
+    slots = tuple((st.lora_bytes or 0) // start.lora.max_loras for st in r.ranks) if split and start.lora is not None else None
+    weights_from = f"calc/engine/weights.py from the {r.weights_source}" + (
+        f", with the drafter's layers {fmt(drafter, 'GiB')} (they load with the model: gpu_model_runner.py load_model, 0.20.0)" if drafter else ""
     )
+    topk = predict.experts_per_token(data)
+    p = predict.predict(shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots)
     terms = {
         t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
     }
     pool = p.available_kv_bytes
-    found = predict.fixes(
-        shape, card, start, predict.experts_per_token(data), r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}", own
-    )
+    found = predict.fixes(shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots)
     notes = list(r.notes)
-    if (r.dp > 1 or r.ep_size > 1) and ranks.moe_experts(shape):  # a larger TP or more stages would be figured without the expert split: not offered
+    rel = predict.release(start.engine_version)
+    if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
+        notes.append(
+            f"--flashinfer-installed changes nothing on vLLM {rel[0]}.{rel[1]}: V1 samples with FlashInfer wherever it imports from 0.8.0 to "
+            "0.11.x only; from 0.12.0 on VLLM_USE_FLASHINFER_SAMPLER=1 alone, and by default on NVIDIA cards from 0.21.0 "
+            "(vllm/v1/sample/ops/topk_topp_sampler.py, vllm/envs.py)"
+        )
+    if split:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
         notes.append(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
             "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
         )
-        if start.lora is not None and r.lora is not None and p.lora.bytes != r.lora.device_bytes_per_rank:
-            notes.append(
-                f"the card's pool takes LoRA's slots as TP splits the experts, {fmt(p.lora.bytes, 'GiB')}; the rank's own experts take "
-                f"{fmt(r.lora.device_bytes_per_rank, 'GiB')} (the lora figures above)"
-            )
     prediction = modeled.CardPrediction(
         card=card.name,
         card_source=card.source,
@@ -329,6 +393,9 @@ def _with_prediction(
         verdict_reason=p.reason,
         fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
         tightest_rank=p.tightest_stage,
+        settings_that_fit=predict.limits(
+            shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots, hfconfig.derived_max_model_len(data, rel).tokens
+        ).to_json(),
     )
     return replace(
         r,

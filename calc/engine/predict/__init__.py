@@ -1,0 +1,130 @@
+"""Before the first start on a discrete card: the pool vLLM will leave for the KV cache, term by term.
+
+vLLM sizes its KV pool once, at start (vllm/v1/worker/gpu_worker.py, determine_available_memory,
+v0.20.0 to v0.33.0; vllm/worker/worker.py, determine_num_available_blocks, on V0):
+
+    requested = ceil(total x gpu_memory_utilization)        (vllm/v1/worker/utils.py, request_memory)
+    pool      = requested - weights - activation peak - non-torch increase - CUDA graph estimate
+
+- weights: what loading left allocated on the rank ("Model loading took"), modeled here by
+  calc/engine/weights.py from the config;
+- activation peak: the torch allocator's peak over the profile run (gpu_model_runner.py,
+  profile_run): one forward pass of max_num_batched_tokens tokens (_dummy_run, is_profile=True)
+  followed by the sampler's warm-up over min(max_num_seqs, tokens) rows of logits
+  (_dummy_sampler_run);
+- non-torch increase: memory the driver, cuBLAS, NCCL and the custom all-reduce took outside
+  torch's allocator since the engine's first snapshot (vllm/utils/mem_utils.py, memory_profiling);
+- CUDA graph estimate: from v0.20.0 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 in
+  vllm/envs.py) the memory a capture of every graph size will take comes off the pool
+  (gpu_model_runner.py, profile_cudagraph_memory); none under --enforce-eager. Up to v0.19.x the
+  estimate is off by default and the graphs are captured after the pool is sized.
+
+Every term is a function of the config, the card and the settings; each says which vLLM file and
+release it follows. Three constants are no figure of the source but of the allocator at run time
+(bytes a sampler warm-up holds per logit, the non-torch increase, bytes a captured graph holds);
+they are medians over the starts of models/pool_starts.yaml that are not held out
+(scripts/pool_accuracy.py --fit prints them; tests/test_predict.py checks they still are).
+
+A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memory as MemAvailable
+(vllm/utils/mem_utils.py, MemorySnapshot) and the start gate (calc/engine/gate.py) stays the answer.
+"""
+
+from __future__ import annotations
+
+from calc.engine import hfconfig
+from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper
+from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
+from calc.engine.predict.fixes import Fix, Limits, fixes, limits
+from calc.engine.predict.graphs import (
+    CUDA_GRAPH_FIRST_CAPTURE,
+    CUDA_GRAPH_FULL_PER_LAYER,
+    CUDA_GRAPH_PIECEWISE_PER_LAYER,
+    GPT_OSS_CAPTURE,
+    V2_ARCHITECTURES,
+    V2_ESTIMATE_FROM,
+    capture_sizes,
+    cuda_graph,
+    cuda_graph_estimate,
+    graph_counts,
+    mamba_graphs,
+    model_runner_v2,
+)
+from calc.engine.predict.pool import Prediction, StagePool, Start, check_start, predict, scheduled
+from calc.engine.predict.terms import (
+    FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+    NON_TORCH_ONE_RANK,
+    NON_TORCH_ONE_RANK_V0,
+    NON_TORCH_PER_RANK_TP,
+    NON_TORCH_PER_RANK_TP_NO_CUMEM,
+    NON_TORCH_PER_RANK_TP_V0,
+    SAMPLER_BYTES_PER_LOGIT,
+    SAMPLER_TRITON_BYTES_PER_LOGIT,
+    TRITON_SAMPLER_MIN_ROWS,
+    Term,
+    experts_per_token,
+    forward_peak,
+    moe_chunk,
+    moe_workspace,
+    mxfp4_padding,
+    non_torch,
+    round_up,
+    sampler_warmup,
+)
+
+__all__ = [
+    "Batch",
+    "CUDA_GRAPH_FIRST_CAPTURE",
+    "CUDA_GRAPH_FULL_PER_LAYER",
+    "CUDA_GRAPH_PIECEWISE_PER_LAYER",
+    "Card",
+    "FLASHINFER_SAMPLER_BYTES_PER_LOGIT",
+    "Fix",
+    "GPT_OSS_CAPTURE",
+    "HOPPER",
+    "LATEST",
+    "Limits",
+    "MAX_MODEL_LEN",
+    "NON_TORCH_ONE_RANK",
+    "NON_TORCH_ONE_RANK_V0",
+    "NON_TORCH_PER_RANK_TP",
+    "NON_TORCH_PER_RANK_TP_NO_CUMEM",
+    "NON_TORCH_PER_RANK_TP_V0",
+    "NVLS_BOXES",
+    "Prediction",
+    "SAMPLER_BYTES_PER_LOGIT",
+    "SAMPLER_TRITON_BYTES_PER_LOGIT",
+    "SMALLEST_CARD",
+    "StagePool",
+    "Start",
+    "TRITON_SAMPLER_MIN_ROWS",
+    "Term",
+    "V2_ARCHITECTURES",
+    "V2_ESTIMATE_FROM",
+    "capture_sizes",
+    "card_from_total",
+    "card_of_box",
+    "check_start",
+    "cuda_graph",
+    "cuda_graph_estimate",
+    "default_batch",
+    "default_utilization",
+    "experts_per_token",
+    "find_box",
+    "fixes",
+    "forward_peak",
+    "graph_counts",
+    "hfconfig",
+    "is_hopper",
+    "limits",
+    "mamba_graphs",
+    "model_runner_v2",
+    "moe_chunk",
+    "moe_workspace",
+    "mxfp4_padding",
+    "non_torch",
+    "predict",
+    "release",
+    "round_up",
+    "sampler_warmup",
+    "scheduled",
+]

@@ -1,0 +1,99 @@
+"""Cards by the total memory torch and vLLM report: from a catalog box, from a typed total, and
+the few facts of a card a term depends on (its vendor, NVSwitch multicast, Hopper)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from calc.catalog.entries import Box
+from calc.units import GiB, InputError, fmt, parse_size
+
+SMALLEST_CARD = GiB  # no card vLLM runs on has less; a smaller --total-memory is a unit left out (80 for 80 GiB)
+
+
+# --- cards -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Card:
+    id: str
+    name: str
+    total_bytes: int  # total memory as torch and vLLM report it (torch.cuda.mem_get_info()[1])
+    total_text: str  # as the catalog writes it
+    source: str
+    unified: bool = False  # CPU and GPU share one memory: vLLM reads MemAvailable
+    vendor: str = "nvidia"  # "amd": ROCm takes no CUDA graph estimate off the pool
+    nvls: bool = True  # NCCL's NVLink SHARP all-reduce can run (non_torch); a card known by its total alone is taken as able
+
+
+# Boards whose GPUs meet on NVSwitch with multicast (HGX H100, H200, B200): there NCCL's NVLS
+# all-reduce runs when NCCL allocates with cuMem, and its buffers count outside torch (non_torch).
+NVLS_BOXES = ("h100-sxm", "h200", "b200")
+
+
+def card_of_box(box: Box) -> Card:
+    """A catalog box (catalog/boxes.yaml) as a card. Only its total_memory is the total torch and
+    vLLM report; a box with nothing but the driver's or the vendor's figure cannot be sized here."""
+    total = box.get("total_memory")
+    if total is None:
+        have = next((k for k in ("reported_total", "spec_memory") if k in box), None)
+        raise InputError(
+            f"--gpu: {box['name']} has no total as torch and vLLM report it in catalog/boxes.yaml"
+            + (f" (only its {have.replace('_', ' ')})" if have else "")
+            + "; give --total-memory, the total_gpu_memory of a vLLM log or torch.cuda.mem_get_info()[1]"
+        )
+    name = str(box["name"])
+    vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
+    unified = box.get("memory") == "unified"
+    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), unified, vendor, str(box["id"]) in NVLS_BOXES)
+
+
+def find_box(boxes: Mapping[str, Box], name: str) -> Box:
+    """A catalog box by its id or its name, case, spaces and dashes aside, or by a run of the words
+    of either ("4090", "A100 80GB", "GB10") when that names one box; a name that fits several
+    ("H100") lists them, an unknown one lists the known."""
+    key = _key(name)
+    for box in boxes.values():
+        if key in (_key(box["id"]), _key(box["name"]), _key(str(box["name"]).removeprefix("NVIDIA "))):
+            return box
+    fits = [box for box in boxes.values() if key and key in _word_runs(box)]
+    if len(fits) == 1:
+        return fits[0]
+    if fits:
+        raise InputError(f"--gpu: found {name!r}, which fits {' and '.join(str(b['id']) for b in fits)}; expected one of them")
+    raise InputError(f"--gpu: found {name!r}, expected one of {', '.join(boxes)}")
+
+
+def _word_runs(box: Box) -> set[str]:
+    """Every run of consecutive words of a box's id and of its name, each as _key spells it."""
+    runs: set[str] = set()
+    for text in (str(box["id"]), str(box["name"])):
+        words = [w for w in (_key(w) for w in re.split(r"[\s\-()+]+", text)) if w]
+        runs.update("".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+    return runs
+
+
+def _key(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+HOPPER = ("h100", "h200", "h800", "h20", "gh200")  # compute capability 9.0: triton_kernels' Hopper layouts
+
+
+def is_hopper(card_name: str) -> bool:
+    return any(k in _key(card_name) for k in HOPPER)
+
+
+def card_from_total(text: str) -> Card:
+    """--total-memory: a card known only by its total, as torch reports it."""
+    size = parse_size(text, "--total-memory")
+    if size <= 0:
+        raise InputError(f"--total-memory: found {text!r}, expected a size above zero such as '79.22 GiB'")
+    if size < SMALLEST_CARD:
+        raise InputError(
+            f"--total-memory: found {text!r}, {fmt(size, 'B')}, expected a card's total of at least {fmt(SMALLEST_CARD, 'GiB', 0)}, "
+            "such as '79.22 GiB' (a number without a unit is bytes)"
+        )
+    return Card("given", f"a card of {text}", size, text, "--total-memory")

@@ -1,0 +1,61 @@
+"""The release a start runs and the settings it leaves to vLLM: the default utilization, max_num_seqs
+and max_num_batched_tokens by release, card and use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from calc.engine.predict.cards import _key
+from calc.units import GiB, InputError
+
+LATEST = (0, 33)  # the newest release whose source these terms were read in
+MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer one is a typing slip
+
+
+# --- releases and defaults -------------------------------------------------------------------
+
+
+def release(text: str | None) -> tuple[int, int]:
+    """(major, minor) of a vLLM version; the newest read when none is given."""
+    if not text:
+        return LATEST
+    parts = text.strip().lstrip("v").split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (ValueError, IndexError):
+        raise InputError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
+
+
+def default_utilization(rel: tuple[int, int]) -> Fraction:
+    """vllm/config/cache.py, gpu_memory_utilization: 0.9 up to v0.19.x, 0.92 from v0.20.0."""
+    return Fraction(92, 100) if rel >= (0, 20) else Fraction(9, 10)
+
+
+@dataclass(frozen=True)
+class Batch:
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    source: str
+
+
+def default_batch(rel: tuple[int, int], card_total: int, card_name: str, max_model_len: int, offline: bool = False) -> Batch:
+    """The scheduler's defaults when the reader sets neither.
+
+    V1 (v0.8.0 on): vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults (_set_default_args_v1
+    in v0.8.x): a card of 70 GiB or more that is no A100 takes 8192 tokens (16384 offline) and 1024
+    sequences, any other 2048 (8192 offline) and 256; from v0.28.0 a card of 160 GiB or more
+    takes 16384 tokens served too; v0.33.0 keeps GB10 on the small tier.
+    V0 (before v0.8): vllm/config.py, SchedulerConfig: 256 sequences and max(max_model_len, 2048)
+    tokens, or 2048 when chunked prefill is on (served with max_model_len above 32K)."""
+    if rel < (0, 8):
+        chunked = max_model_len > 32768 and not offline
+        tokens = 2048 if chunked else max(max_model_len, 2048)
+        return Batch(tokens, 256, "vllm/config.py, SchedulerConfig, V0 (v0.6-v0.7): " + ("chunked prefill, 2048" if chunked else "max(max_model_len, 2048)"))
+    where = "vllm/engine/arg_utils.py, get_batch_defaults"
+    gb10 = "gb10" in _key(card_name) and rel >= (0, 33)
+    if rel >= (0, 28) and card_total >= 160 * GiB:
+        return Batch(16384, 1024, f"{where} (v0.28.0 on): 160 GiB or more")
+    if card_total >= 70 * GiB and "a100" not in _key(card_name) and not gb10:
+        return Batch(16384 if offline else 8192, 1024, f"{where}: 70 GiB or more, no A100")
+    return Batch(8192 if offline else 2048, 256, f"{where}: below 70 GiB, an A100" + (" or GB10" if gb10 else ""))

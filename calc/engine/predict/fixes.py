@@ -1,0 +1,182 @@
+"""For a start vLLM refuses, the least changes that pass; for any start, how far each setting can go
+with the others as given. Each is checked by the same prediction."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from calc.engine.hfconfig import MLA, Shape
+from calc.engine.predict.cards import Card
+from calc.engine.predict.defaults import default_utilization, release
+from calc.engine.predict.pool import Prediction, Start, predict
+from calc.units import InputError
+
+# --- the settings that fit ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fix:
+    change: str  # what changes, in words
+    flags: str  # the vLLM flags that make it
+    start: Start
+    prediction: Prediction
+
+
+def fixes(
+    shape: Shape,
+    card: Card,
+    s: Start,
+    topk: int = 0,
+    weights_bytes: int | None = None,
+    weights_source: str = "",
+    stage_weights: tuple[int, ...] | None = None,
+    stage_lora_slots: tuple[int, ...] | None = None,
+) -> list[Fix]:
+    """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
+    order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
+    lowest that starts, at most 0.98), fewer sequences (the most that start), fewer LoRA slots
+    (the most that start), a larger TP, and
+    where no larger TP passes (heads that do not divide), more pipeline stages."""
+    from dataclasses import replace
+
+    def run(t: Start) -> Prediction:
+        same = t.tp == s.tp and t.pp == s.pp
+        return predict(
+            shape, card, t, topk, weights_bytes if same else None, weights_source, stage_weights if same else None, stage_lora_slots if same else None
+        )
+
+    base = run(s)
+    if base.verdict == "starts":
+        return []
+    out: list[Fix] = []
+    if base.verdict == "max_model_len" and base.largest_max_model_len:
+        t = replace(s, max_model_len=base.largest_max_model_len)
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"max_model_len {t.max_model_len:,}", f"--max-model-len {t.max_model_len}", t, p))
+    if s.kv_cache_dtype in ("auto", "bfloat16", "bf16", "float16", "fp16") and shape.dtype_bytes == 2:
+        t = replace(s, kv_cache_dtype="fp8")
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix("fp8 KV cache", "--kv-cache-dtype fp8", t, p))
+    util = s.utilization if s.utilization is not None else default_utilization(release(s.engine_version))
+    for hundredths in range(math.floor(util * 100) + 1, 99):
+        t = replace(s, utilization=Fraction(hundredths, 100))
+        p = run(t)
+        if p.verdict == "starts":
+            out.append(Fix(f"gpu_memory_utilization {hundredths / 100:.2f}", f"--gpu-memory-utilization {hundredths / 100:.2f}", t, p))
+            break
+    seqs = _most(lambda n: run(replace(s, max_num_seqs=n)).verdict == "starts", 1, base.max_num_seqs - 1) if base.max_num_seqs > 1 else None
+    if seqs is not None:
+        t = replace(s, max_num_seqs=seqs)
+        out.append(Fix(f"max_num_seqs {seqs}", f"--max-num-seqs {seqs}", t, run(t)))
+    if s.lora is not None and s.lora.max_loras > 1:  # fewer adapter slots: the most that start (the pool falls as they grow)
+        cfg = s.lora
+
+        def slots(n: int) -> Start:
+            return replace(s, lora=replace(cfg, max_loras=n, max_cpu_loras=max(n, cfg.max_cpu_loras or n)))
+
+        lo, hi = 0, cfg.max_loras - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if run(slots(mid)).verdict == "starts":
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo:
+            t = slots(lo)
+            out.append(Fix(f"max_loras {lo}", f"--max-loras {lo}", t, run(t)))
+    for tp in (2, 4, 8):
+        if tp <= s.tp or shape.heads % tp or (MLA not in shape.layers and shape.kv_heads % tp and tp % shape.kv_heads):
+            continue
+        t = replace(s, tp=tp)
+        try:
+            p = run(t)
+        except InputError:
+            continue
+        if p.verdict == "starts":
+            out.append(Fix(f"tensor parallel {tp}", f"--tensor-parallel-size {tp}", t, p))
+            break
+    if not any(f.start.tp != s.tp for f in out):  # no larger TP passes: more pipeline stages, each of its own layers
+        for pp in (2, 4, 8):
+            if pp <= s.pp or pp > len(shape.layers):
+                continue
+            t = replace(s, pp=pp, pp_layer_partition=None)
+            p = predict(shape, card, t, topk, None, weights_source)
+            if p.verdict == "starts":
+                out.append(Fix(f"pipeline parallel {pp}", f"--pipeline-parallel-size {pp}", t, p))
+                break
+    return out
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How far each setting can go with the others as given, each checked by `predict`: the longest
+    max_model_len that starts (--max-model-len auto takes it where the model's own is longer), the
+    most sequences and the lowest utilization that start. None: no value starts. The sequences stop
+    at max_num_batched_tokens where memory does not stop them first (vLLM refuses more)."""
+
+    max_model_len: int | None
+    max_num_seqs: int | None
+    gpu_memory_utilization: Fraction | None
+    seqs_limited_by: str = "memory"  # or "max_num_batched_tokens"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "max_model_len": self.max_model_len,
+            "max_num_seqs": self.max_num_seqs,
+            "max_num_seqs_limited_by": self.seqs_limited_by,
+            "gpu_memory_utilization": float(self.gpu_memory_utilization) if self.gpu_memory_utilization is not None else None,
+        }
+
+
+def _most(starts: Callable[[int], bool], lo: int, hi: int) -> int | None:
+    """The largest n in [lo, hi] that starts, where starting holds up to some n and not beyond."""
+    if hi < lo or not starts(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def limits(
+    shape: Shape,
+    card: Card,
+    s: Start,
+    topk: int = 0,
+    weights_bytes: int | None = None,
+    weights_source: str = "",
+    stage_weights: tuple[int, ...] | None = None,
+    stage_lora_slots: tuple[int, ...] | None = None,
+    longest: int | None = None,
+) -> Limits:
+    """The settings that fit, each alone: the pool falls as max_model_len (one request must fit,
+    and the defaults move with it) and max_num_seqs grow (the sampler's rows, the graphs' capture
+    sizes; a hybrid's state blocks from 0.20.0), and rises with the utilization, so each limit is the
+    edge a bisection over `predict` finds. `longest`, the model's own length, caps the length: vLLM
+    refuses a longer one unless told to allow it (VLLM_ALLOW_LONG_MAX_MODEL_LEN)."""
+    from dataclasses import replace
+
+    def starts(t: Start) -> bool:
+        try:
+            return predict(shape, card, t, topk, weights_bytes, weights_source, stage_weights, stage_lora_slots).verdict == "starts"
+        except InputError:  # a setting vLLM refuses before it sizes anything (more sequences than tokens)
+            return False
+
+    base = predict(shape, card, s, topk, weights_bytes, weights_source, stage_weights, stage_lora_slots)
+    top = max(base.largest_max_model_len or 0, s.max_model_len)
+    if longest is not None and s.max_model_len <= longest:
+        top = min(top, longest)
+    length = _most(lambda n: starts(replace(s, max_model_len=n)), 1, top)
+    tokens = base.max_num_batched_tokens
+    seqs = _most(lambda n: starts(replace(s, max_num_seqs=n)), 1, tokens)
+    lowest = _most(lambda n: starts(replace(s, utilization=Fraction(99 - n, 100))), 1, 98)
+    by = "max_num_batched_tokens" if seqs == tokens else "memory"
+    return Limits(length, seqs, Fraction(99 - lowest, 100) if lowest is not None else None, by)

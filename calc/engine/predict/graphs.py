@@ -1,0 +1,139 @@
+"""The CUDA graph estimate vLLM takes off the pool from 0.20.0: the capture sizes, the two
+measured growths, and which model runner and which models take it."""
+
+from __future__ import annotations
+
+from calc.engine.hfconfig import LINEAR, MAMBA, Shape
+from calc.engine.predict.terms import Term
+from calc.units import fmt
+
+CUDA_GRAPH_FIRST_CAPTURE = 272_629_760  # what vLLM's profile measures for the first (largest) graph of a mode
+CUDA_GRAPH_PIECEWISE_PER_LAYER = 196_608  # each further piecewise graph's growth, a decoder layer
+CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decoder layer
+
+
+GPT_OSS_CAPTURE = 1024  # models/config.py GptOssForCausalLMConfig: max_cudagraph_capture_size 1024 (v0.13.0 to v0.33.0)
+
+
+def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "") -> list[int]:
+    """vllm/config/vllm.py, _set_cudagraph_sizes (v0.20.0): [1, 2, 4] + 8 to 248 by 8 + 256 by 16,
+    up to min(2 x max_num_seqs, 512, max_num_batched_tokens); gpt-oss sets the largest to 1,024
+    (GptOssForCausalLMConfig.verify_and_update_config, vllm/model_executor/models/config.py), still
+    no more than max_num_batched_tokens (log 111: 'PIECEWISE=83 (largest=1024)')."""
+    cap = GPT_OSS_CAPTURE if architecture == "GptOssForCausalLM" else min(2 * max_num_seqs, 512)
+    largest = min(cap, max_num_batched_tokens)
+    sizes = [s for s in (1, 2, 4) if s <= largest]
+    sizes += list(range(8, min(largest + 1, 256), 8))
+    sizes += list(range(256, largest + 1, 16))
+    return sizes
+
+
+def graph_counts(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "") -> tuple[int, int]:
+    """The graphs vLLM captures under FULL_AND_PIECEWISE, the default cudagraph_mode (vllm/config/
+    compilation.py; gpu_model_runner.py profile_cudagraph_memory logs them as 'Profiling CUDA graph
+    memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)'): a piecewise graph for every
+    capture size, and a full decode graph for every size up to max_num_seqs."""
+    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens, architecture)
+    return len(sizes), len([s for s in sizes if s <= max_num_seqs])
+
+
+def cuda_graph_estimate(piecewise: int, full: int, layers: int) -> int:
+    """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to
+    v0.33.0): for each mode it captures the two largest graphs, takes the first capture's growth of
+    free memory (torch.cuda.mem_get_info) as `first_capture` and the second's as `per_graph`, and
+    estimates
+        max over modes of first_capture + sum over modes of per_graph x (graphs of the mode - 1)
+    (the modes share one pool and never replay at once, so their first captures overlap). The two
+    measurements are the driver's at run time, no figure of the source. The second capture grows by
+    the graph's own nodes, not by its buffers (the pool is shared): a piecewise capture is one CUDA
+    graph a piece, and the compiled model is split at every attention layer (vllm/config/
+    compilation.py, splitting_ops = _attention_ops; compilation/piecewise_backend.py), a full graph
+    holds every layer's kernels; so each further graph grows with the decoder layers, not with the
+    tensor-parallel size (the H100 logs of v0.19.0 print 18 to 20 MiB for 80 layers at TP 2 and 4,
+    4 to 6 MiB for 28 or 32 at TP 1, 2 and 4). CUDA_GRAPH_FIRST_CAPTURE and the bytes a layer of
+    each mode are the medians over the fitted logs that print the two measurements (the DEBUG line
+    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph')."""
+    if not piecewise and not full:
+        return 0
+    further = CUDA_GRAPH_PIECEWISE_PER_LAYER * max(piecewise - 1, 0) + CUDA_GRAPH_FULL_PER_LAYER * max(full - 1, 0)
+    return CUDA_GRAPH_FIRST_CAPTURE + further * layers
+
+
+# The architectures each release runs on Model Runner V2 by default (vllm/config/vllm.py,
+# DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES), from the release that set the list.
+V2_ARCHITECTURES: tuple[tuple[tuple[int, int], frozenset[str]], ...] = (
+    ((0, 22), frozenset({"Qwen3ForCausalLM"})),
+    ((0, 23), frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"})),
+    ((0, 24), frozenset({"Qwen3ForCausalLM", "DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM",
+                         "LlamaForCausalLM", "MistralForCausalLM"})),
+    ((0, 25), frozenset({"DeepseekV2ForCausalLM", "Qwen2MoeForCausalLM", "GraniteMoeForCausalLM"})),
+    ((0, 26), frozenset({"DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
+                         "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"})),
+    ((0, 27), frozenset({"DeepseekV2ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM", "InklingForConditionalGeneration",
+                         "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM", "Qwen2MoeForCausalLM"})),
+    ((0, 28), frozenset({"DeepseekV2ForCausalLM", "DeepseekV4ForCausalLM", "GraniteMoeForCausalLM", "InklingForCausalLM",
+                         "InklingForConditionalGeneration", "KimiK3ForConditionalGeneration", "LongcatFlashNgramForCausalLM",
+                         "Qwen2MoeForCausalLM"})),
+)  # fmt: skip
+V2_ESTIMATE_FROM = (0, 29)  # vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory: V2's own estimate from v0.29.0
+
+
+def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool) -> bool:
+    """Whether vLLM holds max_num_seqs to the pool's blocks: from v0.20.0 a model with mamba or
+    gated-delta layers captures full decode CUDA graphs (FULL_AND_PIECEWISE, the default mode), and
+    each decode sequence of one needs its own Mamba cache block, so resolve_cudagraph_mode_and_sizes
+    (vllm/config/compilation.py, 0.20.0 to 0.33.0) refuses a max_num_seqs above kv_cache_config.num_blocks.
+    None under --enforce-eager (no graphs)."""
+    return rel >= (0, 20) and not enforce_eager and bool({MAMBA, LINEAR} & set(shape.layers))
+
+
+def model_runner_v2(shape: Shape, rel: tuple[int, int]) -> bool:
+    """Whether the release runs this model on Model Runner V2 when VLLM_USE_V2_MODEL_RUNNER is unset
+    (vllm/config/vllm.py, VllmConfig.use_v2_model_runner and _is_default_v2_model_runner_model):
+    v0.22.0 and v0.23.x a listed architecture, neither MoE nor quantized; v0.24.x a listed
+    architecture; v0.25.1 and v0.26.x any model that is neither hybrid nor MoE, and a listed MoE;
+    from v0.27.0 a listed hybrid too. Before v0.22.0 the V1 runner alone. The features V2 leaves
+    to V1 (ngram drafts, prefill context parallel, sequence parallel, custom logits processors,
+    prompt embeddings; in v0.22.0 a reasoning parser too) are not among the inputs here."""
+    if rel < (0, 22):
+        return False
+    archs = [a for since, a in V2_ARCHITECTURES if since <= rel][-1]
+    listed = shape.architecture in archs
+    moe = any(m.experts for m in shape.mlps)
+    hybrid = shape.family == "hybrid"
+    if rel < (0, 24):
+        return listed and not moe and shape.quantization is None
+    if rel < (0, 25):
+        return listed
+    if rel < (0, 27):
+        return not hybrid and (listed or not moe)
+    return (listed or not hybrid) and (listed or not moe)
+
+
+def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia",
+               runner_v2: bool = False) -> Term:  # fmt: skip
+    """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
+    v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
+    formula, cuda_graph_estimate, over the graphs graph_counts gives and the shape's decoder layers
+    (a pipeline stage's own). Zero before v0.20.0 (the estimate is off by default there: v0.19.0
+    prints it and takes nothing off), under --enforce-eager and on ROCm, and on Model Runner V2
+    before v0.29.0 (`runner_v2`, model_runner_v2 of the whole model): its profile_cudagraph_memory
+    returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0; https://github.com/vllm-project/vllm/issues/49224), so the
+    worker takes nothing off for the graphs it captures after sizing the pool. From v0.29.0 V2
+    measures its own estimate (vllm/v1/worker/gpu/cudagraph_utils.py); the formula here, fitted on
+    the V1 runner's, stands in for it."""
+    if enforce_eager:
+        return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
+    if rel < (0, 20):
+        return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
+    if vendor == "amd":
+        return Term("cuda_graph", 0, "vllm/v1/worker/gpu_worker.py, v0.20.0: no estimate on ROCm")
+    if runner_v2 and rel < V2_ESTIMATE_FROM:
+        return Term("cuda_graph", 0, "Model Runner V2, this release's default for the model (vllm/config/vllm.py use_v2_model_runner): its "
+                    "profile_cudagraph_memory returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0), so nothing is taken off")  # fmt: skip
+    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture)
+    layers = len(shape.layers)
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers),
+                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}; "
+                f"{fmt(CUDA_GRAPH_FIRST_CAPTURE, 'MiB', 0, up=True)} first capture + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
+                f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip

@@ -1,0 +1,306 @@
+"""The pool one rank gets on a card: the terms taken off the requested share, each stage's under
+pipeline parallel, and vLLM's verdict on the start."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
+from calc.engine.hfconfig import Shape
+from calc.engine.predict.cards import Card
+from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
+from calc.engine.predict.graphs import cuda_graph, mamba_graphs, model_runner_v2
+from calc.engine.predict.terms import Term, _gib, forward_peak, moe_workspace, mxfp4_padding, non_torch, sampler_warmup
+from calc.units import InputError, fmt
+
+# --- the start -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Start:
+    tp: int = 1
+    pp: int = 1
+    max_model_len: int = 8192
+    utilization: Fraction | None = None  # None: the release's default
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    enforce_eager: bool = False
+    kv_cache_dtype: str = "auto"
+    engine_version: str | None = None
+    offline: bool = False  # the LLM class, not `vllm serve`
+    pp_layer_partition: str | None = None  # VLLM_PP_LAYER_PARTITION
+    lora: lora.Lora | None = None  # --enable-lora: its slots are allocated at load, beside the weights
+    cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: whole parameters moved to the host, a rank
+    prefix_caching: bool | None = None  # None: the release's default (off for hybrids up to 0.27.1): a hybrid's mamba cache mode
+    multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
+    flashinfer_sampler: bool = False  # FlashInfer installed: V1 samples with it from v0.8.0 to v0.11.x (sampler_warmup)
+    drafter: bool = False  # speculative decoding: the drafter's (MTP) layers load with the model, on the last stage
+
+
+@dataclass(frozen=True)
+class StagePool:
+    """One pipeline stage's pool: its own weights, activation peak and graphs off the same request."""
+
+    rank: int
+    layers: int
+    weights_bytes: int
+    activation_bytes: int  # the sampler warms up on the last stage only
+    cuda_graph_bytes: int
+    available_kv_bytes: int
+    kv_block_bytes: int
+    kv_blocks: int  # available // block; vLLM keeps the smallest over the stages
+    lora_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Prediction:
+    total_bytes: int
+    utilization: Fraction
+    requested_bytes: int
+    weights: Term
+    activation: Term  # the profile run's peak: forward pass or sampler, whichever is larger, plus what stays
+    forward: Term
+    sampler: Term
+    non_torch: Term
+    cuda_graph: Term
+    available_kv_bytes: int  # the pool one rank gets; negative where vLLM would print it so
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    batch_source: str
+    kv_bytes_per_request: int
+    kv_tokens: int | None
+    max_concurrency: Fraction | None
+    largest_max_model_len: int | None
+    verdict: str  # "starts", "weights do not fit", "no KV memory", "max_model_len", "max_num_seqs"
+    reason: str
+    sampler_rows: int = 0
+    vocab: int = 0
+    residual_bytes: int = 0  # the forward pass's hidden states, alive while the sampler runs
+    tp: int = 1
+    stages: tuple[StagePool, ...] = ()  # under pipeline parallel, every stage; the figures above are the tightest's
+    tightest_stage: int = 0
+    lora: Term = Term("lora", 0, "no --enable-lora")
+    moe_workspace_bytes: int = 0  # the fused-expert workspace kept through the sampler's warm-up (moe_workspace)
+
+
+def check_start(s: Start) -> None:
+    """The settings vLLM itself refuses before it loads anything, each as one line."""
+    if s.utilization is not None and not 0 < s.utilization <= 1:
+        raise InputError(f"--gpu-memory-utilization: found {float(s.utilization):g}, expected a fraction above 0 and at most 1")
+    if not 0 < s.max_model_len <= MAX_MODEL_LEN:
+        raise InputError(f"--max-model-len: found {s.max_model_len}, expected a length from 1 to {MAX_MODEL_LEN:,}")
+    if s.max_num_seqs is not None and not 0 < s.max_num_seqs <= 1_000_000:
+        raise InputError(f"--max-num-seqs: found {s.max_num_seqs}, expected a count from 1 to 1,000,000")
+    if not 1 <= s.pp <= ranks.MAX_PP:
+        raise InputError(f"--pipeline-parallel-size: found {s.pp}, expected a pipeline parallel size from 1 to {ranks.MAX_PP}")
+    if s.max_num_batched_tokens is not None and not 0 < s.max_num_batched_tokens <= MAX_MODEL_LEN:
+        raise InputError(f"--max-num-batched-tokens: found {s.max_num_batched_tokens}, expected a count from 1 to {MAX_MODEL_LEN:,}")
+
+
+SCHEDULER = "vllm/config/scheduler.py SchedulerConfig: max_num_batched_tokens must be greater than or equal to max_num_seqs"
+
+
+def scheduled(s: Start, batch: Batch, rel: tuple[int, int]) -> tuple[int, int]:
+    """max_num_batched_tokens and max_num_seqs as vLLM settles them: what the reader set, else the
+    release's defaults, which from 0.12.0 give no more tokens than max_num_seqs x max_model_len
+    and no more sequences than tokens (vllm/engine/arg_utils.py,
+    _set_default_max_num_seqs_and_batched_tokens_args). vLLM refuses fewer tokens than sequences."""
+    seqs = s.max_num_seqs or batch.max_num_seqs
+    tokens = s.max_num_batched_tokens or batch.max_num_batched_tokens
+    if rel >= (0, 12) and s.max_num_batched_tokens is None:
+        tokens = min(tokens, seqs * s.max_model_len)
+    if rel >= (0, 12) and s.max_num_seqs is None:
+        seqs = min(seqs, tokens)
+    if tokens < seqs:
+        said = "--max-num-batched-tokens" if s.max_num_batched_tokens is not None else "max_num_batched_tokens (the default)"
+        raise InputError(f"--max-num-seqs: found {seqs:,} beside {said} {tokens:,}, expected at most {tokens:,} ({SCHEDULER})")
+    return tokens, seqs
+
+
+def predict(
+    shape: Shape,
+    card: Card,
+    s: Start,
+    topk: int = 0,
+    weights_bytes: int | None = None,
+    weights_source: str = "",
+    stage_weights: tuple[int, ...] | None = None,
+    stage_lora_slots: tuple[int, ...] | None = None,
+) -> Prediction:
+    """The pool one rank gets, each term with its source, and vLLM's verdict on the start.
+    `weights_bytes` replaces the config's count (the checkpoint's size, or a log's loading line);
+    under pipeline parallel `stage_weights` gives each stage's (calc/engine/ranks.py counts them without).
+    `stage_lora_slots`, one LoRA slot's bytes on each stage's rank where that rank's weights are not
+    TP's alone (expert or data parallel: the slots follow the rank's own experts, calc/engine/lora.py).
+
+    Under pipeline parallel every stage sizes its pool the same way from its own weights, its own
+    layers' graphs and, on the last stage alone, the sampler's warm-up (gpu_model_runner.py
+    profile_run: `if get_pp_group().is_last_rank`, 0.33.0); vLLM then keeps the smallest count of
+    blocks over the stages (calc/engine/ranks.py), and the stage that gives it is the one reported."""
+    check_start(s)
+    if card.unified:
+        also = "; there --cpu-offload-gb frees nothing, the weights it moves stay in the same memory" if s.cpu_offload_gib else ""
+        raise InputError(
+            f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card){also}"
+        )
+    rel = release(s.engine_version)
+    mm = s.multimodal or multimodal.Settings()
+    shape, _ = multimodal.apply(shape, mm, rel)
+    v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
+    util = s.utilization if s.utilization is not None else default_utilization(rel)
+    requested = math.ceil(card.total_bytes * util)
+    batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline)
+    tokens, seqs = scheduled(s, batch, rel)
+    if weights_bytes is None:
+        w = weights.per_rank(shape, s.tp)
+        pad = mxfp4_padding(shape, s.tp, rel, card.vendor, card.name)
+        drafted = w.drafter if s.drafter else 0  # gpu_model_runner.py load_model loads the drafter inside the same profiler (0.20.0)
+        wterm = Term("weights", w.model + drafted + pad.bytes, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
+                     + (f", with the drafter's layers {_gib(drafted)}" if drafted else "")
+                     + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
+    else:
+        wterm = Term("weights", weights_bytes, weights_source or "given")
+    fwd = forward_peak(shape, s.tp, tokens, topk, rel)
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler)
+    # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
+    # and so does the fused-expert workspace the worker keeps (moe_workspace).
+    residual = tokens * shape.hidden * shape.dtype_bytes
+    ws = moe_workspace(shape, s.tp, tokens, topk, rel)
+    peak = max(fwd.bytes, smp.bytes + residual + ws.bytes)
+    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
+    held = enc.held_bytes if enc else 0
+    # The tower's own forward pass runs first, on the profile's dummy items, and frees all but its
+    # outputs before the language model's (gpu_model_runner.py profile_run): the peak is the larger.
+    enc_fwd = enc.forward_bytes if enc else 0
+    enc_tower = shape.tower
+    if enc and enc_tower and enc_fwd > peak + held:
+        act = Term(
+            "activation_peak",
+            enc_fwd,
+            f"the vision tower's forward over the profile's {enc.items} dummy items ({enc.patches:,} patches; calc/engine/multimodal.py "
+            f"encoder_forward_peak, from the model code; {multimodal.attention_live(enc_tower, s.tp, shape.dtype_bytes, rel)[1]}), "
+            "above the language model's pass and the sampler warm-up",
+        )
+    else:
+        act = Term(
+            "activation_peak",
+            peak + held,
+            "the larger of the forward pass and the sampler warm-up: "
+            + (fwd.source if fwd.bytes >= smp.bytes + residual + ws.bytes else smp.source)
+            + (f"; plus {_gib(ws.bytes, up=True)} of fused-expert workspace kept through it ({ws.source})" if ws.bytes and fwd.bytes < peak else "")
+            + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
+        )
+    nt = non_torch(s.tp, s.pp, rel, card.nvls)
+    v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
+    if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
+        raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")
+    lora_n = tuple(
+        (slot * s.lora.max_loras if stage_lora_slots else lora.per_rank(shape, s.tp, s.lora, range(a, b), a == 0, b == len(shape.layers), rel).device_bytes)
+        if s.lora
+        else 0
+        for (a, b), slot in zip(_bounds(len(shape.layers), s.pp, s.pp_layer_partition), stage_lora_slots or (0,) * s.pp, strict=True)
+    )
+    bounds = _bounds(len(shape.layers), s.pp, s.pp_layer_partition)
+    moved_n = tuple(offload.moved(shape, s.tp, s.cpu_offload_gib, range(a, b)) if s.cpu_offload_gib else 0 for a, b in bounds)
+    if s.pp == 1 and moved_n[0]:
+        moved = min(moved_n[0], wterm.bytes)
+        wterm = Term("weights", wterm.bytes - moved, f"{wterm.source}, less {_gib(moved)} --cpu-offload-gb moves to the host (offloader/uva.py)")
+    lterm = _lora_term(s.lora, lora_n[0])
+    pool = requested - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - cg.bytes
+    mode = kvlayout.mamba_cache_mode(shape, v, s.prefix_caching)  # a hybrid's state pages, by the release's rule
+    settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens, mamba_cache_mode=mode)
+    kv_shape, tightest, check_whole = shape, 0, False
+    stage_pools: tuple[StagePool, ...] = ()
+    try:
+        req = kvlayout.request(shape, settings, s.max_model_len, v)
+        if s.pp > 1:
+            stage_list = ranks.stages(shape, settings, s.max_model_len, v, s.pp, s.pp_layer_partition)
+            own = stage_weights or tuple(st.weights_bytes + (st.drafter_bytes if s.drafter else 0) for st in stage_list)
+            if len(own) != s.pp:
+                raise InputError(f"stage weights: found {len(own)}, expected one a stage of {s.pp}")
+            made: list[StagePool] = []
+            for st, w_n in zip(stage_list, own, strict=True):
+                w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
+                last = st.rank == s.pp - 1
+                act_n = act.bytes if last else max(fwd.bytes + held, enc_fwd if st.rank == 0 else 0)  # the tower sits on the first stage
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
+                avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
+                blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
+                made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
+            stage_pools = tuple(made)
+            tightest = min(stage_pools, key=lambda sp: (sp.kv_blocks, sp.available_kv_bytes)).rank
+            st, sp = stage_list[tightest], stage_pools[tightest]
+            last = tightest == s.pp - 1
+            kv_shape = ranks.stage_shape(shape, st.first_layer, st.end_layer, last)
+            wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/engine/ranks.py")
+            if not last:
+                act = Term("activation_peak", max(fwd.bytes + held, enc_fwd if tightest == 0 else 0),
+                           "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)  # fmt: skip
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
+            lterm = _lora_term(s.lora, sp.lora_bytes)
+            pool = sp.available_kv_bytes
+            check_whole = ranks.whole_model_check(v)
+            if not check_whole:
+                req = kvlayout.request(kv_shape, settings, s.max_model_len, v)
+    except ValueError as error:
+        if isinstance(error, InputError):
+            raise
+        raise InputError(str(error)) from None
+    kv_tokens = concurrency = largest = None
+    heaviest = max((sp.weights_bytes + sp.lora_bytes for sp in stage_pools), default=wterm.bytes + lterm.bytes)
+    if heaviest >= card.total_bytes:
+        verdict, reason = (
+            "weights do not fit",
+            (
+                f"CUDA out of memory while loading: {_gib(heaviest, up=True)} of weights a rank on a card of {_gib(card.total_bytes, down=True)} "
+                "(vllm/v1/worker/gpu_model_runner.py load_model)"
+            ),
+        )
+    elif pool <= 0:
+        verdict, reason = (
+            "no KV memory",
+            (
+                "vLLM refuses: 'No available memory for the cache blocks' (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory); "
+                f"the terms take {_gib(requested - pool, up=True)} of the {_gib(requested, down=True)} requested"
+            ),
+        )
+    else:
+        p = kvlayout.pool(kv_shape, settings, s.max_model_len, pool, v, None if check_whole else req)
+        kv_tokens, concurrency = p.tokens, p.concurrency
+        largest = kvlayout.largest_max_model_len(shape if check_whole else kv_shape, settings, pool, v)
+        if req.bytes_per_request > pool:
+            verdict, reason = (
+                "max_model_len",
+                (
+                    f"vLLM refuses: one request of {s.max_model_len:,} tokens needs {_gib(req.bytes_per_request, up=True)} of KV cache, more than the "
+                    f"{_gib(pool, down=True)} available; the largest max_model_len that fits is {largest:,} (vllm/v1/core/kv_cache_utils.py)"
+                ),
+            )
+        elif mamba_graphs(kv_shape, rel, s.enforce_eager) and seqs > p.blocks:
+            verdict, reason = (
+                "max_num_seqs",
+                (
+                    f"vLLM refuses: max_num_seqs ({seqs}) exceeds the {p.blocks:,} Mamba cache blocks the pool holds; each sequence of a full decode "
+                    "CUDA graph needs one (vllm/config/compilation.py resolve_cudagraph_mode_and_sizes, from 0.20.0)"
+                ),
+            )
+        else:
+            verdict, reason = "starts", f"{fmt(p.tokens, 'count')} tokens, {fmt(p.concurrency, 'plain')} requests of {s.max_model_len:,} at once"
+    return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
+                      batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
+                      kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
+                      stage_pools, tightest, lterm, ws.bytes)  # fmt: skip
+
+
+def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:
+    counts = ranks.partition(layers, pp, override)
+    return [(sum(counts[:n]), sum(counts[: n + 1])) for n in range(pp)]
+
+
+def _lora_term(cfg: lora.Lora | None, n: int) -> Term:
+    if cfg is None:
+        return Term("lora", 0, "no --enable-lora")
+    return Term("lora", n, f"vllm/lora/layers create_lora_weights, 0.33.0: {cfg.max_loras} slot(s) of rank {cfg.max_lora_rank}, allocated in load_model")

@@ -1,0 +1,300 @@
+"""The terms of the profile run: the forward pass, the MoE workspace, the sampler's warm-up, the
+memory outside torch, and what a quantization method holds beyond the checkpoint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.engine import hfconfig
+from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.engine.predict.cards import is_hopper
+from calc.engine.predict.defaults import LATEST
+from calc.jsontext import JsonObject
+from calc.units import fmt
+
+# Fitted constants (see calc/engine/predict/__init__.py): the medians over the fitted starts; graphs.py keeps the graphs'.
+SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element, sorting
+SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
+NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
+NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
+NON_TORCH_PER_RANK_TP = 2_244_120_412  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
+NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
+NON_TORCH_PER_RANK_TP_NO_CUMEM = 356_567_430  # and on V1 before v0.11.0, where vLLM turns NCCL's cuMem allocator off
+
+
+# --- the terms -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    bytes: int
+    source: str
+
+
+def experts_per_token(config: JsonObject) -> int:
+    """Experts each token is routed to (num_experts_per_tok, experts_per_token or moe_topk)."""
+    for c in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
+        assert isinstance(c, dict)
+        for key in ("num_experts_per_tok", "experts_per_token", "moe_topk", "num_selected_experts"):
+            value = c.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return 0
+
+
+def round_up(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+def mxfp4_padding(shape: Shape, tp: int, rel: tuple[int, int], vendor: str = "nvidia", card_name: str = "") -> Term:
+    """What vLLM's MXFP4 MoE method holds for the experts beyond the checkpoint's count once loaded.
+    v0.10 and v0.11 (vllm/model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights,
+    v0.11.0): the fused gate_up (w13) and down (w2) weights, their e8m0 scales (one a 32) and their
+    bf16 biases are made for a padded intermediate size a rank and a padded hidden size:
+    - the Marlin path, which get_mxfp4_backend takes on every CUDA card when the optional
+      triton_kernels package is absent and no FlashInfer MXFP4 variable is set (v0.10 and v0.11
+      depend on neither; log 16 prints marlin_utils_fp4.py's warning on an H100): intermediate a
+      rank to a multiple of 128, hidden to 256 ("n % 256 == 0 and k % 128 == 0");
+    - ROCm's Triton path: both to a multiple of 256.
+    v0.19.x on Hopper (read in v0.19.0): the oracle (fused_moe/oracle/mxfp4.py,
+    select_mxfp4_moe_backend) takes the TRITON backend, the vendored triton_kernels being present
+    (vllm/third_party/triton_kernels) and FlashInfer's TRT-LLM kernels Blackwell's only; then
+    - mxfp4_round_up_hidden_size_and_intermediate_size: intermediate a rank to a multiple of 64;
+    - convert_to_mxfp4_moe_kernel_format (TRITON) swizzles w13 and w2 with
+      quantization/utils/mxfp4_utils.py _swizzle_mxfp4: HopperMXValueLayout.swizzle_data pads both
+      dims of each expert's (K/2 bytes, N) matrix to a multiple of 64; HopperMXScaleLayout pads the
+      scales' N to a multiple of 2 x num_warps(8) x 2 x 8 = 256 into new tensors, while the loaded
+      w13_weight_scale and w2_weight_scale stay registered on the layer (only w13_weight and
+      w2_weight are deleted); the biases become float32 (w13_bias.to(torch.float32)).
+    From v0.12 to v0.18 and from v0.20 (where the oracle's order and the Hopper kernels change),
+    and on other cards, the kernel vLLM picks is not modeled: no padding counted."""
+    from calc.engine.weights import quant_of
+
+    moe = [m for m in shape.mlps if m.experts]
+    if quant_of(shape).method != "mxfp4" or not moe:
+        return Term("mxfp4_padding", 0, "no MXFP4 experts")
+
+    def experts(h: int, i: int, e: int) -> int:  # w13 + scale + bias, w2 + scale + bias, one layer, as the checkpoint counts them
+        return e * (2 * i * h // 2 + 2 * i * h // 32 + 2 * i * 2 + h * i // 2 + h * i // 32 + h * 2)
+
+    def triton_hopper(h: int, i: int, e: int) -> int:  # the same, as v0.19.0's TRITON backend holds them on Hopper
+        ip = round_up(i, 64)
+        values = round_up(h // 2, 64) * round_up(2 * ip, 64) + round_up(ip // 2, 64) * round_up(h, 64)
+        swizzled_scales = round_up(2 * ip, 256) * round_up(h // 32, 2) + round_up(h, 256) * round_up(ip // 32, 2)
+        loaded_scales = 2 * ip * (h // 32) + h * (ip // 32)
+        return e * (values + swizzled_scales + loaded_scales + (2 * ip + h) * 4)
+
+    if rel[:2] == (0, 19) and vendor == "nvidia" and is_hopper(card_name):
+        extra = sum(triton_hopper(shape.hidden, m.expert_intermediate // tp, m.experts) - experts(shape.hidden, m.expert_intermediate // tp, m.experts)
+                    for m in shape.mlps if m.experts)  # fmt: skip
+        return Term("mxfp4_padding", extra,
+                    "fused_moe/oracle/mxfp4.py (TRITON on Hopper) and quantization/utils/mxfp4_utils.py _swizzle_mxfp4, v0.19.0: intermediate to 64, "
+                    "Hopper value layout padded to 64, scales swizzled beside the loaded ones, float32 biases")  # fmt: skip
+    if not (0, 10) <= rel < (0, 12):
+        return Term("mxfp4_padding", 0, "MXFP4 experts: the kernel vLLM picks on this card and release is not modeled; no padding counted")
+    h_align, i_align = (256, 256) if vendor == "amd" else (256, 128)
+    extra = 0
+    for m in shape.mlps:
+        if m.experts:
+            i = m.expert_intermediate // tp
+            extra += experts(round_up(shape.hidden, h_align), round_up(i, i_align), m.experts) - experts(shape.hidden, i, m.experts)
+    path = "ROCm Triton, intermediate and hidden to 256" if vendor == "amd" else "Marlin, intermediate to 128 and hidden to 256"
+    return Term("mxfp4_padding", extra, f"vllm/model_executor/layers/quantization/mxfp4.py create_weights, v0.11.0: {path}")
+
+
+def moe_chunk(rel: tuple[int, int]) -> int | None:
+    """The rows a fused-expert call works on at once (VLLM_FUSED_MOE_CHUNK_SIZE, vllm/envs.py):
+    32,768 up to v0.12 (read in v0.8.5 and v0.11.0), 16,384 from v0.13.0 to v0.17.x; from v0.18.0
+    the modular kernel takes every row at once (modular_kernel.py _allocate_buffers, M_full)."""
+    if rel >= (0, 18):
+        return None
+    return 16384 if rel >= (0, 13) else 32768
+
+
+def _experts_n(shape: Shape, m: hfconfig.Mlp, tp: int) -> tuple[int, int]:
+    """(N, the activation's output width) of a fused-expert call on one rank: N is the fused
+    gate_up width, 2 x expert intermediate / TP (up alone for an ungated activation, whose output
+    is N wide: modular_kernel.py adjust_N_for_activation, v0.19.0)."""
+    n = (2 if m.gated else 1) * m.expert_intermediate // tp
+    return n, (n // 2 if m.gated else n)
+
+
+def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
+    """The fused-expert workspace that stays allocated after the forward pass, through the sampler's
+    warm-up. From v0.14.0 vLLM runs unquantized experts through the modular kernel
+    (unquantized_fused_moe_method.py, FusedMoEModularKernel over TritonExperts, v0.14.0; the
+    unquantized oracle's TRITON backend on CUDA, v0.19.0), whose _allocate_buffers takes
+    workspace13 and workspace2 from the worker's WorkspaceManager (vllm/v1/worker/workspace.py,
+    get_simultaneous: one torch.empty kept for the process, grown never shrunk, locked after the
+    warm-up). TritonExperts.workspace_shapes (fused_moe.py, v0.19.0): workspace13 = M x top_k x
+    max(N/2, K), workspace2 = M x top_k x max(N, K), in the activations' dtype, with M the rows of
+    a chunk (moe_chunk); with more than one chunk the output (M_full x K) is taken beside them
+    (modular_kernel.py, v0.14.0 to v0.17.x), with one it shares workspace13.
+    Up to v0.13.x unquantized experts call fused_experts (fused_moe.py fused_experts_impl), whose
+    caches are freed at each layer's end: nothing stays. Quantized experts (fp8, MXFP4, ...) pick
+    their kernel by card from v0.12 (fused_moe/oracle/); that choice is not modeled and their
+    workspace is not held here (on Hopper, v0.19.0 runs MXFP4 through the monolithic Triton
+    kernel, which takes no workspace from the manager)."""
+    from calc.engine.weights import quant_of
+
+    moe = [m for m in shape.mlps if m.experts]
+    if not moe or not topk:
+        return Term("moe_workspace", 0, "no fused experts")
+    if rel < (0, 14):
+        return Term("moe_workspace", 0, "up to v0.13.x fused_experts frees its caches at each layer (fused_moe.py fused_experts_impl)")
+    if quant_of(shape).method != "none":
+        return Term("moe_workspace", 0, "quantized experts: the kernel vLLM picks by card is not modeled; no workspace held")
+    chunk = moe_chunk(rel)
+    rows = min(tokens, chunk) if chunk else tokens
+    dt, k = shape.dtype_bytes, shape.hidden
+    most = 0
+    for m in set(moe):
+        n, act = _experts_n(shape, m, tp)
+        w13, w2, out = rows * topk * max(act, k), rows * topk * max(n, k), tokens * k
+        most = max(most, (w13 + w2 + out) if rows < tokens else (max(w13, out) + w2))
+    return Term("moe_workspace", most * dt,
+                f"vllm/v1/worker/workspace.py WorkspaceManager, kept from the forward pass (fused_moe/modular_kernel.py _allocate_buffers, "
+                f"TritonExperts.workspace_shapes, v0.14.0 to v0.33.0): {rows:,} rows x top_k {topk}")  # fmt: skip
+
+
+def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
+    """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
+    v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
+    the normed input a layer reads) plus the largest of a layer's transient tensors, in the model
+    dtype, on one rank.
+    - attention: the fused qkv output and the attention output (q heads and KV heads divided by TP);
+    - dense MLP: gate_up's output (2 x intermediate / TP) and the activation's (intermediate / TP);
+    - MoE (vllm/model_executor/layers/fused_moe/fused_moe.py, TritonExperts.workspace_shapes,
+      v0.20.0): rows x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
+      N = 2 x expert intermediate / TP, K = hidden and rows the tokens of one chunk (moe_chunk:
+      VLLM_FUSED_MOE_CHUNK_SIZE up to v0.17.x); a shared expert adds its own MLP;
+    - gated-delta and mamba layers: their input projection's output."""
+    dt = shape.dtype_bytes
+    h = shape.hidden
+    kv_rank = max(1, shape.kv_heads // tp)
+    q = shape.heads // tp * shape.head_dim
+    kv = kv_rank * shape.head_dim
+    attention = 0
+    if FULL in shape.layers or SLIDING in shape.layers:
+        attention = (q + 2 * kv) + q
+    if MLA in shape.layers and shape.kv_lora_rank is not None:
+        rope = shape.qk_rope_head_dim or 0
+        nope = shape.qk_nope_head_dim or 0
+        v = shape.v_head_dim or shape.head_dim
+        attention = max(attention, shape.heads // tp * (nope + rope) + shape.kv_lora_rank + rope + shape.heads // tp * (nope + v) + shape.heads // tp * v)
+    if LINEAR in shape.layers and shape.linear:
+        g = shape.linear
+        key, value = g["k_heads"] * g["k_dim"], g["v_heads"] * g["v_dim"]
+        attention = max(attention, (2 * key + 2 * value) // tp + value // tp)  # in_proj_qkvz's output and the core's
+    if MAMBA in shape.layers and shape.mamba:
+        mb = shape.mamba
+        inner = mb["heads"] * mb["head_dim"]
+        attention = max(attention, (2 * inner + 2 * mb["groups"] * mb["state"] + mb["heads"]) // tp + inner // tp)
+    per_token = 3 * h + attention
+    chunk = moe_chunk(rel)
+    rows = min(tokens, chunk) if chunk else tokens
+    moe_bytes = 0  # a chunked MoE layer's workspace, sized on the chunk, not on every token
+    for m in set(shape.mlps):
+        if m.experts:
+            n, act = _experts_n(shape, m, tp)
+            k = topk or 1
+            shared = 3 * m.shared_intermediate // tp if m.shared_intermediate else 0
+            moe_bytes = max(moe_bytes, tokens * (3 * h + h + shared) + rows * k * (max(act, h) + max(n, h)))
+        else:
+            per_token = max(per_token, 3 * h + 3 * m.intermediate // tp)
+    return Term("forward", max(tokens * per_token, moe_bytes) * dt,
+                "vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; "
+                "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
+
+
+TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_TRITON and logits.shape[0] >= 8` (v0.17.0)
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
+
+
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool = False) -> Term:
+    """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
+    a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
+    rows over the whole vocabulary.
+    - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
+      vllm/envs.py; before v0.12.0 only where FlashInfer is not installed, see below): the float32 logits, the sorted copy and its int64 indices, the softmax and
+      its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
+    - From v0.17.0 to v0.20.x, on 8 rows or more, apply_top_k_top_p masks in place with a Triton
+      kernel (v1/sample/ops/topk_topp_triton.py) and no sort: the logits, their float32 copy, the
+      float32 probabilities and random_sample's exponential draw, SAMPLER_TRITON_BYTES_PER_LOGIT
+      bytes an element, fitted.
+    - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
+      12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
+      no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
+      logits to float32; FlashInfer takes their softmax).
+    - From v0.8.0 to v0.11.x V1 reads VLLM_USE_FLASHINFER_SAMPLER unset as on: FlashInfer's sampler
+      runs wherever FlashInfer imports (v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__,
+      `envs.VLLM_USE_FLASHINFER_SAMPLER is not False`, v0.10.1.1 and v0.11.0), and the log says
+      'Using FlashInfer for top-p & top-k sampling.'. The wheel lists FlashInfer as an extra only
+      (vllm[flashinfer], METADATA of v0.10.1.1 and v0.11.0), so `flashinfer` is what the install has:
+      false (the sort) unless told. flashinfer_sample calls top_k_top_p_sampling_from_logits on the
+      float32 logits (v0.10.1.1): FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element. From v0.12.0
+      it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0."""
+    if (0, 8) <= rel < (0, 12) and flashinfer and vendor == "nvidia":
+        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer where it imports, v0.8.0 to v0.11.x; v0.10.1.1): "
+                    f"{rows} rows x {vocab} logits x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+    if rel >= (0, 21) and vendor == "nvidia":
+        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
+                    f"x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+    if rel >= (0, 17) and rows >= TRITON_SAMPLER_MIN_ROWS:
+        return Term("sampler", rows * vocab * SAMPLER_TRITON_BYTES_PER_LOGIT,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, v0.17.0 to v0.20.x: the Triton kernel (topk_topp_triton.py) from "
+                    f"{TRITON_SAMPLER_MIN_ROWS} rows, no sort: {rows} rows x {vocab} logits x {SAMPLER_TRITON_BYTES_PER_LOGIT} B (fitted, triton)")  # fmt: skip
+    return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0 (PyTorch-native top-k/top-p): {rows} rows x {vocab} logits "
+                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
+
+
+def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True) -> Term:
+    """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
+    memory_profiling, non_torch_increase, v0.20.0; vllm/worker/worker.py on V0): cuBLAS workspaces
+    on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
+    figure of the source: the medians of the fitted starts that print it, on one GPU apart for V0
+    (before v0.8.0, where the profile measured from the process's start) and V1 (from its first
+    snapshot, after the CUDA context).
+
+    Under tensor or pipeline parallel V1 before v0.11.0 takes its own median: up to v0.10.x
+    vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 (unless the variable is set or the box has
+    /dev/nvidia-caps-imex-channels; read in v0.8.5 and v0.10.1.1), so NCCL allocates its buffers
+    without cuMem and takes no NVLink SHARP buffers, which need it; v0.11.0 drops the override and
+    NCCL keeps its own default. There the snapshot is also taken before the distributed init
+    (gpu_worker.py init_device, v0.10.1.1; after it from v0.11.0), so NCCL's set-up counts. No start
+    before v0.11.0 prints the term: the constant is the median of what the fitted starts' printed
+    pools leave after their printed weights and the predicted activation (poolaccuracy.fit).
+
+    From v0.11.0, where NCCL keeps cuMem, the fitted starts under TP all ran on HGX H100 boards,
+    where NCCL also runs its NVLink SHARP (NVLS) all-reduce, whose buffers need NVSwitch multicast
+    and cuMem. On a card without it (`nvls` false: PCIe cards, A100, AMD) under TP the term is NCCL's
+    without NVLS, which the starts before v0.11.0 measured (A100s, NVLS off with cuMem): the same
+    constant."""
+    if tp * pp == 1:
+        if rel < (0, 8):
+            return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
+        return Term("non_torch", NON_TORCH_ONE_RANK, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)")
+    if rel < (0, 8):
+        return Term(
+            "non_torch", NON_TORCH_PER_RANK_TP_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; NCCL and all-reduce under TP/PP (fitted, V0)"
+        )
+    if rel < (0, 11):
+        return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
+                    "vllm/utils/__init__.py memory_profiling, non_torch_increase, v0.10.1.1; NCCL under TP/PP with NCCL_CUMEM_ENABLE=0 "
+                    "(vllm/env_override.py, up to v0.10.x) (fitted, before v0.11)")  # fmt: skip
+    if not nvls:  # under TP or PP alike: NVLS needs NVSwitch multicast whatever the layout
+        return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
+                    "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL under TP on a card without NVSwitch multicast, "
+                    "so without NCCL's NVLS buffers: the median where NCCL ran without them (fitted, before v0.11)")  # fmt: skip
+    return Term(
+        "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
+    )
+
+
+def _gib(n: int, up: bool = False, down: bool = False) -> str:
+    """Bytes as a sentence prints them: a cost rounded up, what is available or saved down."""
+    return fmt(n, "GiB", up=up, down=down)
