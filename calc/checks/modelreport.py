@@ -8,6 +8,7 @@ from fractions import Fraction
 
 from calc.answers import report
 from calc.engine import lora, multimodal, offload
+from calc.engine.predict.fixes import Limits
 from calc.jsontext import JsonObject
 
 
@@ -245,7 +246,7 @@ class CardPrediction:
     verdict_reason: str
     fixes: tuple[PredictedFix, ...]
     tightest_rank: int
-    settings_that_fit: dict[str, object] | None = None  # predict.Limits.to_json(): how far each setting goes, the others as given
+    settings_that_fit: Limits | None = None  # how far each setting goes, the others as given
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,7 @@ class ModelReport:
             ahead["terms"] = {name: {"bytes": t.bytes, "source": t.source} for name, t in p.terms.items()}
             out.update(ahead, available_kv_bytes=p.available_kv_bytes, pool_bytes=self.pool_bytes, one_request_fits=self.one_request_fits,
                        verdict=p.verdict, verdict_reason=p.verdict_reason, fixes=[report.to_json(f) for f in p.fixes], tightest_rank=p.tightest_rank,
-                       settings_that_fit=p.settings_that_fit)  # fmt: skip
+                       settings_that_fit=p.settings_that_fit.to_json() if p.settings_that_fit else None)  # fmt: skip
         if self.after_start:
             out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory)
         return report.to_json_object(out)

@@ -300,14 +300,15 @@ def _worst_prefill(args: argparse.Namespace, config_text: str, r: modeled_module
     )
 
 
-def _fit_line(fit: dict[str, object]) -> str:
+def _fit_line(fit: predict_module.Limits) -> str:
     """The settings that fit, each with the others as given (predict.limits), in one line."""
-    length, seqs, util = fit["max_model_len"], fit["max_num_seqs"], fit["gpu_memory_utilization"]
+    seqs = fit.max_num_seqs
     parts = [
-        f"max_model_len up to {length:,}" if isinstance(length, int) else "no max_model_len starts",
-        (f"max_num_seqs up to {seqs:,}" + (" (max_num_batched_tokens)" if fit["max_num_seqs_limited_by"] == "max_num_batched_tokens" else ""))
-        if isinstance(seqs, int) else "no max_num_seqs starts",
-        f"gpu_memory_utilization from {util:.2f}" if isinstance(util, float) else "no gpu_memory_utilization up to 0.98 starts",
+        f"max_model_len up to {fit.max_model_len:,}" if fit.max_model_len is not None else "no max_model_len starts",
+        (f"max_num_seqs up to {seqs:,}" + (" (max_num_batched_tokens)" if fit.seqs_limited_by == "max_num_batched_tokens" else ""))
+        if seqs is not None else "no max_num_seqs starts",
+        f"gpu_memory_utilization from {float(fit.gpu_memory_utilization):.2f}" if fit.gpu_memory_utilization is not None
+        else "no gpu_memory_utilization up to 0.98 starts",
     ]  # fmt: skip
     return "each alone, the rest as given: " + "; ".join(parts)
 
@@ -395,7 +396,7 @@ def _with_prediction(
         tightest_rank=p.tightest_stage,
         settings_that_fit=predict.limits(
             shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots, hfconfig.derived_max_model_len(data, rel).tokens
-        ).to_json(),
+        ),
     )
     return replace(
         r,
