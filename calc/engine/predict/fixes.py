@@ -79,16 +79,10 @@ def fixes(
         def slots(n: int) -> Start:
             return replace(s, lora=replace(cfg, max_loras=n, max_cpu_loras=max(n, cfg.max_cpu_loras or n)))
 
-        lo, hi = 0, cfg.max_loras - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if run(slots(mid)).verdict == "starts":
-                lo = mid
-            else:
-                hi = mid - 1
-        if lo:
-            t = slots(lo)
-            out.append(Fix(f"max_loras {lo}", f"--max-loras {lo}", t, run(t)))
+        most = _most(lambda n: run(slots(n)).verdict == "starts", 1, cfg.max_loras - 1)
+        if most is not None:
+            t = slots(most)
+            out.append(Fix(f"max_loras {most}", f"--max-loras {most}", t, run(t)))
     for tp in (2, 4, 8):
         if tp <= s.tp or shape.heads % tp or (MLA not in shape.layers and shape.kv_heads % tp and tp % shape.kv_heads):
             continue
