@@ -281,7 +281,7 @@ def test_the_encoder_peak_against_the_l4_start() -> None:
     assert "Available KV cache memory: 9.26 GiB" in text
     card = predict.card_from_total("22.03 GiB")  # the L4 as the catalog gives it (nvidia-l4)
     p = predict.predict(s, card, predict.Start(max_model_len=8192, max_num_batched_tokens=2048, engine_version="0.11.0"),
-                        weights_bytes=round(Fraction("7.1550") * GiB))  # fmt: skip
+                        given=predict.Given(round(Fraction("7.1550") * GiB)))  # fmt: skip
     assert p.activation.bytes == 3_341_811_712 and "0.11.0: qk concatenated and rotated in float32" in p.activation.source
     printed = round(Fraction("9.26") * GiB)
     assert abs(Fraction(p.available_kv_bytes - printed, printed)) < Fraction(6, 1000)

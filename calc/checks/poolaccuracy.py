@@ -128,7 +128,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         flashinfer_sampler=flashinfer_sampler(logs[e.log], e.sampler, f"{where}.sampler"),
     )
     weights_bytes, weights_source = _stated_weights(e, r)
-    p = predict.predict(shape, card, start, predict.experts_per_token(config), weights_bytes, weights_source)
+    p = predict.predict(shape, card, start, predict.experts_per_token(config), predict.Given(weights_bytes, weights_source))
     if r.available_kv_bytes is None:
         raise InputError(f"{where}.log: {e.log} prints no pool")
     terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),

@@ -49,7 +49,7 @@ from calc.engine.predict.graphs import (
     mamba_graphs,
     model_runner_v2,
 )
-from calc.engine.predict.pool import Prediction, StagePool, Start, check_start, predict, scheduled
+from calc.engine.predict.pool import Given, Prediction, StagePool, Start, check_start, predict, scheduled
 from calc.engine.predict.terms import (
     FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
     NON_TORCH_ONE_RANK,
@@ -80,6 +80,7 @@ __all__ = [
     "FLASHINFER_SAMPLER_BYTES_PER_LOGIT",
     "Fix",
     "GPT_OSS_CAPTURE",
+    "Given",
     "HOPPER",
     "LATEST",
     "Limits",

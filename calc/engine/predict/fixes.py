@@ -11,7 +11,7 @@ from fractions import Fraction
 from calc.engine.hfconfig import MLA, Shape
 from calc.engine.predict.cards import Card
 from calc.engine.predict.defaults import default_utilization, release
-from calc.engine.predict.pool import Prediction, Start, predict
+from calc.engine.predict.pool import Given, Prediction, Start, predict
 from calc.units import InputError
 
 # --- the settings that fit ---------------------------------------------------------------------
@@ -30,10 +30,7 @@ def fixes(
     card: Card,
     s: Start,
     topk: int = 0,
-    weights_bytes: int | None = None,
-    weights_source: str = "",
-    stage_weights: tuple[int, ...] | None = None,
-    stage_lora_slots: tuple[int, ...] | None = None,
+    given: Given | None = None,
 ) -> list[Fix]:
     """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
     order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
@@ -42,11 +39,10 @@ def fixes(
     where no larger TP passes (heads that do not divide), more pipeline stages."""
     from dataclasses import replace
 
+    g = given or Given()
+
     def run(t: Start) -> Prediction:
-        same = t.tp == s.tp and t.pp == s.pp
-        return predict(
-            shape, card, t, topk, weights_bytes if same else None, weights_source, stage_weights if same else None, stage_lora_slots if same else None
-        )
+        return predict(shape, card, t, topk, g.at(s, t))
 
     base = run(s)
     if base.verdict == "starts":
@@ -99,7 +95,7 @@ def fixes(
             if pp <= s.pp or pp > len(shape.layers):
                 continue
             t = replace(s, pp=pp, pp_layer_partition=None)
-            p = predict(shape, card, t, topk, None, weights_source)
+            p = run(t)
             if p.verdict == "starts":
                 out.append(Fix(f"pipeline parallel {pp}", f"--pipeline-parallel-size {pp}", t, p))
                 break
@@ -145,10 +141,7 @@ def limits(
     card: Card,
     s: Start,
     topk: int = 0,
-    weights_bytes: int | None = None,
-    weights_source: str = "",
-    stage_weights: tuple[int, ...] | None = None,
-    stage_lora_slots: tuple[int, ...] | None = None,
+    given: Given | None = None,
     longest: int | None = None,
 ) -> Limits:
     """The settings that fit, each alone: the pool falls as max_model_len (one request must fit,
@@ -160,11 +153,11 @@ def limits(
 
     def starts(t: Start) -> bool:
         try:
-            return predict(shape, card, t, topk, weights_bytes, weights_source, stage_weights, stage_lora_slots).verdict == "starts"
+            return predict(shape, card, t, topk, given).verdict == "starts"
         except InputError:  # a setting vLLM refuses before it sizes anything (more sequences than tokens)
             return False
 
-    base = predict(shape, card, s, topk, weights_bytes, weights_source, stage_weights, stage_lora_slots)
+    base = predict(shape, card, s, topk, given)
     top = max(base.largest_max_model_len or 0, s.max_model_len)
     if longest is not None and s.max_model_len <= longest:
         top = min(top, longest)

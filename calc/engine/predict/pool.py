@@ -119,27 +119,35 @@ def scheduled(s: Start, batch: Batch, rel: tuple[int, int]) -> tuple[int, int]:
     return tokens, seqs
 
 
-def predict(
-    shape: Shape,
-    card: Card,
-    s: Start,
-    topk: int = 0,
-    weights_bytes: int | None = None,
-    weights_source: str = "",
-    stage_weights: tuple[int, ...] | None = None,
-    stage_lora_slots: tuple[int, ...] | None = None,
-) -> Prediction:
-    """The pool one rank gets, each term with its source, and vLLM's verdict on the start.
-    `weights_bytes` replaces the config's count (the checkpoint's size, or a log's loading line);
-    under pipeline parallel `stage_weights` gives each stage's (calc/engine/ranks.py counts them without).
-    `stage_lora_slots`, one LoRA slot's bytes on each stage's rank where that rank's weights are not
-    TP's alone (expert or data parallel: the slots follow the rank's own experts, calc/engine/lora.py).
+@dataclass(frozen=True)
+class Given:
+    """What a prediction takes instead of the config's count. `weights_bytes` the weights a rank (the
+    checkpoint's size, or a log's loading line), from `weights_source`; under pipeline parallel
+    `stage_weights` each stage's (calc/engine/ranks.py counts them without); `stage_lora_slots` one
+    LoRA slot's bytes on each stage's rank where that rank's weights are not TP's alone (expert or
+    data parallel: the slots follow the rank's own experts, calc/engine/lora.py)."""
+
+    weights_bytes: int | None = None
+    weights_source: str = ""
+    stage_weights: tuple[int, ...] | None = None
+    stage_lora_slots: tuple[int, ...] | None = None
+
+    def at(self, s: Start, t: Start) -> Given:
+        """What holds for start `t` changed from `s`: all of it at the same TP and stages, none at others."""
+        return self if (t.tp, t.pp) == (s.tp, s.pp) else Given()
+
+
+def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | None = None) -> Prediction:
+    """The pool one rank gets, each term with its source, and vLLM's verdict on the start; `given`,
+    what replaces the config's count (Given).
 
     Under pipeline parallel every stage sizes its pool the same way from its own weights, its own
     layers' graphs and, on the last stage alone, the sampler's warm-up (gpu_model_runner.py
     profile_run: `if get_pp_group().is_last_rank`, 0.33.0); vLLM then keeps the smallest count of
     blocks over the stages (calc/engine/ranks.py), and the stage that gives it is the one reported."""
     check_start(s)
+    g = given or Given()
+    weights_bytes, weights_source, stage_weights, stage_lora_slots = g.weights_bytes, g.weights_source, g.stage_weights, g.stage_lora_slots
     if card.unified:
         also = "; there --cpu-offload-gb frees nothing, the weights it moves stay in the same memory" if s.cpu_offload_gib else ""
         raise InputError(

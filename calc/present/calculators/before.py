@@ -528,10 +528,10 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         if index_size is not None:
             w = weights.per_rank(shape, inputs.tp, index_size, "checkpoint size typed")
             r = replace(r, weights_bytes_per_rank=w.model, weights_source=w.source)
-        given = (r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}")
+        given = predict.Given(r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}")
         topk = predict.experts_per_token(data)
-        p = predict.predict(shape, card, start, topk, *given)
-        found = predict.fixes(shape, card, start, topk, *given)
+        p = predict.predict(shape, card, start, topk, given)
+        found = predict.fixes(shape, card, start, topk, given)
     except InputError as error:
         message = str(error)
         key = next(

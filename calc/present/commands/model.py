@@ -354,12 +354,13 @@ def _with_prediction(
         f", with the drafter's layers {fmt(drafter, 'GiB')} (they load with the model: gpu_model_runner.py load_model, 0.20.0)" if drafter else ""
     )
     topk = predict.experts_per_token(data)
-    p = predict.predict(shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots)
+    given = predict.Given(r.weights_bytes_per_rank + drafter, weights_from, own, slots)
+    p = predict.predict(shape, card, start, topk, given)
     terms = {
         t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
     }
     pool = p.available_kv_bytes
-    found = predict.fixes(shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots)
+    found = predict.fixes(shape, card, start, topk, given)
     notes = list(r.notes)
     rel = predict.release(start.engine_version)
     if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
@@ -394,9 +395,7 @@ def _with_prediction(
         verdict_reason=p.reason,
         fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
         tightest_rank=p.tightest_stage,
-        settings_that_fit=predict.limits(
-            shape, card, start, topk, r.weights_bytes_per_rank + drafter, weights_from, own, slots, hfconfig.derived_max_model_len(data, rel).tokens
-        ),
+        settings_that_fit=predict.limits(shape, card, start, topk, given, hfconfig.derived_max_model_len(data, rel).tokens),
     )
     return replace(
         r,
