@@ -67,6 +67,7 @@ All sizes are per rank and in bytes. Everything here is modeled, not measured.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -393,12 +394,17 @@ def largest_max_model_len(shape: Shape, s: Settings, pool_bytes: int, v: Version
     def fits(n: int) -> bool:
         return request(shape, s, n, v).floor_bytes <= pool_bytes
 
-    if not fits(1):
-        return 0
-    lo, hi = 1, ceiling
+    return largest(fits, 1, ceiling) or 0
+
+
+def largest(holds: Callable[[int], bool], lo: int, hi: int) -> int | None:
+    """The largest n in [lo, hi] for which `holds`, where it holds up to some n and not beyond (a
+    binary search, as vLLM's for the longest length); None where it does not hold at `lo`."""
+    if hi < lo or not holds(lo):
+        return None
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if fits(mid):
+        if holds(mid):
             lo = mid
         else:
             hi = mid - 1

@@ -4,11 +4,11 @@ with the others as given. Each is checked by the same prediction."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
 from calc.engine.hfconfig import MLA, Shape
+from calc.engine.kvlayout import largest
 from calc.engine.predict.cards import Card
 from calc.engine.predict.defaults import default_utilization, release
 from calc.engine.predict.pool import Given, Prediction, Start, predict
@@ -65,7 +65,7 @@ def fixes(
         if p.verdict == "starts":
             out.append(Fix(f"gpu_memory_utilization {hundredths / 100:.2f}", f"--gpu-memory-utilization {hundredths / 100:.2f}", t, p))
             break
-    seqs = _most(lambda n: run(replace(s, max_num_seqs=n)).verdict == "starts", 1, base.max_num_seqs - 1) if base.max_num_seqs > 1 else None
+    seqs = largest(lambda n: run(replace(s, max_num_seqs=n)).verdict == "starts", 1, base.max_num_seqs - 1)
     if seqs is not None:
         t = replace(s, max_num_seqs=seqs)
         out.append(Fix(f"max_num_seqs {seqs}", f"--max-num-seqs {seqs}", t, run(t)))
@@ -75,7 +75,7 @@ def fixes(
         def slots(n: int) -> Start:
             return replace(s, lora=replace(cfg, max_loras=n, max_cpu_loras=max(n, cfg.max_cpu_loras or n)))
 
-        most = _most(lambda n: run(slots(n)).verdict == "starts", 1, cfg.max_loras - 1)
+        most = largest(lambda n: run(slots(n)).verdict == "starts", 1, cfg.max_loras - 1)
         if most is not None:
             t = slots(most)
             out.append(Fix(f"max_loras {most}", f"--max-loras {most}", t, run(t)))
@@ -123,19 +123,6 @@ class Limits:
         }
 
 
-def _most(starts: Callable[[int], bool], lo: int, hi: int) -> int | None:
-    """The largest n in [lo, hi] that starts, where starting holds up to some n and not beyond."""
-    if hi < lo or not starts(lo):
-        return None
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if starts(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def limits(
     shape: Shape,
     card: Card,
@@ -161,9 +148,9 @@ def limits(
     top = max(base.largest_max_model_len or 0, s.max_model_len)
     if longest is not None and s.max_model_len <= longest:
         top = min(top, longest)
-    length = _most(lambda n: starts(replace(s, max_model_len=n)), 1, top)
+    length = largest(lambda n: starts(replace(s, max_model_len=n)), 1, top)
     tokens = base.max_num_batched_tokens
-    seqs = _most(lambda n: starts(replace(s, max_num_seqs=n)), 1, tokens)
-    lowest = _most(lambda n: starts(replace(s, utilization=Fraction(99 - n, 100))), 1, 98)
+    seqs = largest(lambda n: starts(replace(s, max_num_seqs=n)), 1, tokens)
+    lowest = largest(lambda n: starts(replace(s, utilization=Fraction(99 - n, 100))), 1, 98)
     by = "max_num_batched_tokens" if seqs == tokens else "memory"
     return Limits(length, seqs, Fraction(99 - lowest, 100) if lowest is not None else None, by)
