@@ -300,11 +300,13 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
     max_pos = inner.get("max_position_embeddings", defaults.get("max_position_embeddings"))
     if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
         return ()
-    if arch.startswith("NemotronH"):  # its attention layers take no rope (nemotron_h.py: no get_rope)
+    if arch.startswith("NemotronH"):  # its attention layers take no rope (vllm/model_executor/models/nemotron_h.py builds no rope, 0.20.0 and 0.33.0)
         return ()
     if MLA in layers:
         rot = fields.get("qk_rope_head_dim") or 0
-    elif isinstance(inner.get("rotary_dim"), int) and not isinstance(inner.get("rotary_dim"), bool):  # MiniMax-M2 writes it
+    elif isinstance(inner.get("rotary_dim"), int) and not isinstance(
+        inner.get("rotary_dim"), bool
+    ):  # MiniMax-M2 writes it (minimax_m2.py rotary_dim=config.rotary_dim, 0.20.0)
         rot = inner["rotary_dim"]
     else:
         partial = inner.get("partial_rotary_factor", 1)
@@ -322,13 +324,15 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         local = kind == SLIDING and arch.startswith("Gemma3")  # Gemma 3: the local rope, at its own base, unscaled
         positions = _rope_positions({} if local else rp, max_pos, inner.get("original_max_position_embeddings"))
         if "mrope_section" in rp or rp.get("type") == "mrope" or rp.get("rope_type") == "mrope":
-            # M-RoPE keeps 4 x the positions (rotary_embedding/mrope.py, positions_factor 4); from 0.32.0
+            # M-RoPE keeps 4 x the positions (rotary_embedding/mrope.py, 0.8.2 to 0.33.0); from 0.32.0
             # Qwen3-VL and Qwen3.5 pass 1 unless video pruning is on (qwen3_vl.py mrope_positions_factor)
             positions *= 1 if arch.startswith(("Qwen3VL", "Qwen3_5")) else 4
         key = (positions, rot, local, json.dumps(rp, sort_keys=True, default=str))  # get_rope's cache key: its base and scaling too
         if key not in seen:
             seen.add(key)
-            out.append(Rope(kind, positions, rot, 4 if arch.startswith("GptOss") else None))  # gpt_oss.py: get_rope(dtype=torch.float32)
+            out.append(
+                Rope(kind, positions, rot, 4 if arch.startswith("GptOss") else None)
+            )  # models/gpt_oss.py get_rope(dtype=torch.float32), 0.11.0 to 0.33.0
     return tuple(out)
 
 
