@@ -77,6 +77,46 @@ def test_capture_sizes_match_the_graphs_a_log_profiled() -> None:
     assert predict.graph_counts(1024, 8192) == (51, 51)
 
 
+def test_capture_sizes_by_release() -> None:
+    """vllm/config/vllm.py _set_cudagraph_sizes: max_num_batched_tokens is captured when it is off the
+    stride from 0.21.0, max_num_seqs from 0.31.0, and data-center Blackwell goes up to 1,024 from 0.28.0."""
+    assert predict.capture_sizes(256, 500, "", (0, 20))[-1] == 496
+    assert predict.capture_sizes(256, 500, "", (0, 21))[-2:] == [496, 500]
+    assert predict.graph_counts(256, 500, "", (0, 21)) == (51, 35)
+    assert 100 not in predict.capture_sizes(100, 8192, "", (0, 30))
+    assert predict.graph_counts(100, 8192, "", (0, 31)) == (29, 16)  # 1, 2, 4, 8 to 96 by 8, then 100
+    b200 = predict.Capture(sm100=True)
+    assert predict.graph_counts(1024, 8192, "", (0, 27), b200) == (51, 51)
+    assert predict.graph_counts(1024, 8192, "", (0, 28), b200) == (83, 83)
+
+
+def test_drafts_set_the_graphs_and_the_backend_may_drop_the_full_ones() -> None:
+    """With n drafted tokens a decode step is n + 1 tokens a sequence: the largest size is 2 x
+    max_num_seqs x (n + 1) (log 25: 'PIECEWISE=5 (largest=16)' at 2 x 2 x 4). FlashInfer without
+    TRT-LLM decode captures no full graph of it ('setting cudagraph_mode=PIECEWISE', the same log, an
+    RTX 3090 with an fp8 cache); FlashAttention keeps them, every size rounded up to a multiple of
+    n + 1, and from 0.29.0 the request grid times n + 1 is added."""
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    rtx, h100, b200 = (predict.card_of_box(predict.find_box(boxes, b)) for b in ("rtx-3090", "h100-sxm", "b200"))
+    qwen = _shape("qwen3.5-27b-derestricted-gptq-int8")
+    on_3090 = predict.capture_of(qwen, rtx, "fp8_e5m2", 3)
+    assert not on_3090.full_spec_decode
+    assert predict.graph_counts(2, 8192, qwen.architecture, (0, 21), on_3090) == (5, 0)
+    assert predict.capture_of(qwen, rtx, "auto", 3).full_spec_decode  # FlashAttention with a bf16 cache
+    assert predict.capture_of(qwen, h100, "fp8", 3).full_spec_decode  # FA3 takes fp8 on Hopper
+    assert predict.capture_of(qwen, b200, "fp8", 3).full_spec_decode  # FlashInfer with TRT-LLM decode
+    assert predict.capture_of(_shape("deepseek-v2-lite-chat"), rtx, "fp8", 3).full_spec_decode  # an MLA backend
+    mtp = predict.Capture(3)
+    assert predict.capture_sizes(8, 8192, "", (0, 26), mtp) == [1, 2, 4, *range(8, 65, 8)]
+    assert predict.graph_counts(8, 8192, "", (0, 26), mtp) == (9, 5)  # 4, 8, 16 ... 64; full 4 to 32
+    assert predict.graph_counts(8, 8192, "", (0, 26), mtp, runner_v2=True) == (11, 5)  # V2 sizes its own
+    assert predict.graph_counts(9, 8192, "", (0, 28), mtp) == (10, 5)  # 4, 8, 16 ... 72; full 4 to 32
+    assert predict.graph_counts(9, 8192, "", (0, 29), mtp) == (11, 6)  # 36 = 9 x 4 joins them
+    # the hybrid's Mamba-block check asks for full graphs: none under FlashInfer with drafts
+    assert predict.mamba_graphs(qwen, (0, 21), False, predict.Capture(3))
+    assert not predict.mamba_graphs(qwen, (0, 21), False, on_3090)
+
+
 def test_mxfp4_experts_padded_as_the_marlin_path_pads_them() -> None:
     """gpt-oss-120b on one H100 under 0.10/0.11 (quantization/mxfp4.py create_weights, Marlin):
     intermediate 2,880 to 2,944, hidden 2,880 to 3,072 for 128 experts in 36 layers: 5.13 GiB more
@@ -974,7 +1014,10 @@ def test_the_drafters_layers_load_with_the_model(capsys) -> None:
     assert plain["terms"]["weights"]["bytes"] == plain["weights_bytes_per_rank"]
     assert mtp["terms"]["weights"]["bytes"] == mtp["weights_bytes_per_rank"] + drafter
     assert "with the drafter's layers 1.57 GiB" in mtp["terms"]["weights"]["source"]
-    assert plain["available_kv_bytes"] - mtp["available_kv_bytes"] == drafter
+    # the drafts also set the graphs: a decode step of 4 tokens, every size a multiple of 4 (graph_counts)
+    graphs = plain["cuda_graph_bytes"] - mtp["cuda_graph_bytes"]
+    assert "PIECEWISE=49, FULL=49 (3 drafted tokens" in mtp["terms"]["cuda_graph"]["source"]
+    assert plain["available_kv_bytes"] - mtp["available_kv_bytes"] == drafter - graphs
 
 
 def test_nccls_nvls_buffers_only_on_nvswitch_boards() -> None:

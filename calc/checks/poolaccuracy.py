@@ -116,6 +116,9 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
     utilization = e.gpu_memory_utilization
     if utilization is None and r.gpu_memory_utilization:
         utilization = Fraction(r.gpu_memory_utilization.value)
+    drafts = e.speculative_tokens
+    if drafts is None:  # as the log's speculative config states it
+        drafts = int((r.speculative.value.get("num_speculative_tokens") if r.speculative else None) or 0)
     start = predict.Start(
         tp=int(e.tp or (r.tensor_parallel_size.value if r.tensor_parallel_size else 1)),
         max_model_len=e.max_model_len,
@@ -126,6 +129,8 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         kv_cache_dtype=e.kv_cache_dtype,
         prefix_caching=accuracy.log_mamba_cache_mode(logs[e.log])[0],  # as the log states it, else the release's default
         flashinfer_sampler=flashinfer_sampler(logs[e.log], e.sampler, f"{where}.sampler"),
+        drafter=drafts > 0,
+        speculative_tokens=drafts,
     )
     weights_bytes, weights_source = _stated_weights(e, r)
     p = predict.predict(shape, card, start, predict.experts_per_token(config), predict.Given(weights_bytes, weights_source))

@@ -89,6 +89,27 @@ def is_hopper(card_name: str) -> bool:
     return any(k in _key(card_name) for k in HOPPER)
 
 
+SM100 = ("b200", "b300", "gb200", "gb300")  # compute capability 10.x, data-center Blackwell (not GB10, RTX PRO 6000 or Thor)
+TURING = ("t4",)  # compute capability 7.5: below FlashAttention's 8.0
+
+
+def is_sm100(card_name: str) -> bool:
+    return any(k in _key(card_name) for k in SM100)
+
+
+def runs_flashinfer(card: Card, kv_cache_dtype: str) -> bool | None:
+    """Whether vLLM's attention backend for a non-MLA model on this card is FlashInfer (vllm/platforms/
+    cuda.py _get_backend_priorities and the backends' checks, v0.20.0 to v0.33.0): FlashInfer comes
+    first on data-center Blackwell and FlashAttention elsewhere; FlashAttention needs compute
+    capability 8.0 and takes an fp8 KV cache only as FA3 on Hopper (v1/attention/backends/
+    flash_attn.py supports_compute_capability, supports_kv_cache_dtype), so a Turing card, or an fp8
+    cache off Hopper, runs FlashInfer. None for a card known by its total alone, or not NVIDIA's."""
+    if card.id == "given" or card.vendor != "nvidia":
+        return None
+    name = card.name
+    return is_sm100(name) or any(k in _key(name) for k in TURING) or (kv_cache_dtype.startswith("fp8") and not is_hopper(name))
+
+
 def card_from_total(text: str) -> Card:
     """--total-memory: a card known only by its total, as torch reports it."""
     size = parse_size(text, "--total-memory")

@@ -3,7 +3,10 @@ measured growths, and which model runner and which models take it."""
 
 from __future__ import annotations
 
-from calc.engine.hfconfig import LINEAR, MAMBA, Shape
+from dataclasses import dataclass
+
+from calc.engine.hfconfig import LINEAR, MAMBA, MLA, Shape
+from calc.engine.predict.cards import Card, is_sm100, runs_flashinfer
 from calc.engine.predict.terms import Term
 from calc.units import fmt
 
@@ -13,28 +16,82 @@ CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decod
 
 
 GPT_OSS_CAPTURE = 1024  # models/config.py GptOssForCausalLMConfig: max_cudagraph_capture_size 1024 (v0.13.0 to v0.33.0)
+CEILING = 512  # the largest capture size vLLM sets by default
+SM100_CEILING = 1024  # on data-center Blackwell (compute capability 10.x) from SM100_CEILING_FROM
+SM100_CEILING_FROM = (0, 28)  # vllm/config/vllm.py _set_cudagraph_sizes: is_device_capability_family(100), v0.28.0
+APPEND_BATCH_FROM = (0, 21)  # _set_cudagraph_sizes appends max_num_batched_tokens when it fits under the largest, v0.21.0
+DECODE_GRID_FROM = (0, 29)  # with drafts, the request-count grid times the query length is appended, v0.29.0
+APPEND_SEQS_FROM = (0, 31)  # without drafts, max_num_seqs is appended when it fits under the largest, v0.31.0
 
 
-def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "") -> list[int]:
-    """vllm/config/vllm.py, _set_cudagraph_sizes (v0.20.0): [1, 2, 4] + 8 to 248 by 8 + 256 by 16,
-    up to min(2 x max_num_seqs, 512, max_num_batched_tokens); gpt-oss sets the largest to 1,024
-    (GptOssForCausalLMConfig.verify_and_update_config, vllm/model_executor/models/config.py), still
-    no more than max_num_batched_tokens (log 111: 'PIECEWISE=83 (largest=1024)')."""
-    cap = GPT_OSS_CAPTURE if architecture == "GptOssForCausalLM" else min(2 * max_num_seqs, 512)
-    largest = min(cap, max_num_batched_tokens)
+@dataclass(frozen=True)
+class Capture:
+    """What decides the graphs besides the batch: the tokens drafted a step, the card, and whether
+    the attention backend can capture a full graph of a speculative decode step."""
+
+    speculative_tokens: int = 0
+    sm100: bool = False  # data-center Blackwell: the larger ceiling (from v0.28.0)
+    full_spec_decode: bool = True  # False under FlashInfer without TRT-LLM decode (flashinfer_single_token)
+
+
+def _grid(largest: int) -> list[int]:
+    """1, 2, 4, then 8 to 248 by 8 and 256 up by 16, none above `largest`."""
     sizes = [s for s in (1, 2, 4) if s <= largest]
     sizes += list(range(8, min(largest + 1, 256), 8))
     sizes += list(range(256, largest + 1, 16))
     return sizes
 
 
-def graph_counts(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "") -> tuple[int, int]:
+def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "", rel: tuple[int, int] = (0, 20),
+                  capture: Capture = Capture()) -> list[int]:  # fmt: skip
+    """vllm/config/vllm.py, _set_cudagraph_sizes (v0.20.0 to v0.33.0): the grid _grid gives up to
+    min(2 x max_num_seqs x (1 + the drafted tokens), 512, max_num_batched_tokens), 1,024 in place of
+    512 on data-center Blackwell from v0.28.0; gpt-oss sets the largest to 1,024
+    (GptOssForCausalLMConfig.verify_and_update_config, vllm/model_executor/models/config.py), still
+    no more than max_num_batched_tokens (log 111: 'PIECEWISE=83 (largest=1024)'). From v0.21.0
+    max_num_batched_tokens is appended when it is no larger; with drafts from v0.29.0 each count of
+    the request grid (up to max_num_seqs, itself included) times the query length, where it fits
+    under the ceiling; without drafts from v0.31.0 max_num_seqs itself."""
+    query = 1 + capture.speculative_tokens
+    ceiling = SM100_CEILING if capture.sm100 and rel >= SM100_CEILING_FROM else CEILING
+    decode: list[int] = []
+    if architecture == "GptOssForCausalLM":
+        cap = GPT_OSS_CAPTURE  # set in the compilation config: the default sizing is skipped
+    else:
+        cap = min(max_num_seqs * query * 2, ceiling)
+        if query > 1 and rel >= DECODE_GRID_FROM:
+            most = min(max_num_seqs, ceiling)
+            decode = [n * query for n in sorted(set(_grid(most) + [most])) if n * query <= cap]
+        elif query == 1 and rel >= APPEND_SEQS_FROM and max_num_seqs <= cap:
+            decode = [max_num_seqs]
+    largest = min(cap, max_num_batched_tokens)
+    sizes = _grid(largest)
+    if rel >= APPEND_BATCH_FROM and max_num_batched_tokens <= largest:
+        sizes.append(max_num_batched_tokens)
+    sizes += [d for d in decode if d <= max_num_batched_tokens]
+    return sorted(set(sizes))
+
+
+def graph_counts(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "", rel: tuple[int, int] = (0, 20),
+                 capture: Capture = Capture(), runner_v2: bool = False) -> tuple[int, int]:  # fmt: skip
     """The graphs vLLM captures under FULL_AND_PIECEWISE, the default cudagraph_mode (vllm/config/
     compilation.py; gpu_model_runner.py profile_cudagraph_memory logs them as 'Profiling CUDA graph
     memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)'): a piecewise graph for every
-    capture size, and a full decode graph for every size up to max_num_seqs."""
-    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens, architecture)
-    return len(sizes), len([s for s in sizes if s <= max_num_seqs])
+    capture size, and a full decode graph for every size from the query length (1 + the drafted
+    tokens) up to max_num_seqs x the query length (vllm/v1/cudagraph_dispatcher.py
+    initialize_cudagraph_keys). With drafts, a backend that cannot capture a speculative decode step
+    whole drops the full graphs ('setting cudagraph_mode=PIECEWISE', resolve_cudagraph_mode_and_sizes);
+    where the full graphs stay, the V1 runner rounds every size up to a multiple of the query length,
+    none above the largest (adjust_cudagraph_sizes_for_spec_decode; Model Runner V2 sizes its own
+    from v0.25.0)."""
+    query = 1 + capture.speculative_tokens
+    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens, architecture, rel, capture)
+    if query > 1 and not capture.full_spec_decode:
+        return len(sizes), 0
+    if query > 1 and sizes and not (runner_v2 and rel >= (0, 25)):
+        top = sizes[-1]
+        sizes = sorted({-(-s // query) * query for s in sizes if -(-s // query) * query <= top}) or ([query] if query <= top else [])
+    return len(sizes), len([s for s in sizes if query <= s <= query * max_num_seqs])
 
 
 def cuda_graph_estimate(piecewise: int, full: int, layers: int) -> int:
@@ -78,13 +135,28 @@ V2_ARCHITECTURES: tuple[tuple[tuple[int, int], frozenset[str]], ...] = (
 V2_ESTIMATE_FROM = (0, 29)  # vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory: V2's own estimate from v0.29.0
 
 
-def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool) -> bool:
+def capture_of(shape: Shape, card: Card, kv_cache_dtype: str, speculative_tokens: int) -> Capture:
+    """The graphs' inputs from the card and the settings. FlashInfer captures a speculative decode step
+    whole only with TRT-LLM's decode kernels, on data-center Blackwell (v1/attention/backends/
+    flashinfer.py get_cudagraph_support: UNIFORM_BATCH there, UNIFORM_SINGLE_TOKEN_DECODE elsewhere,
+    v0.20.0 to v0.33.0), so on another card that runs it (runs_flashinfer) drafts leave the piecewise
+    graphs alone; FlashAttention and the gated-delta and Mamba backends capture it (UNIFORM_BATCH).
+    An MLA model runs an MLA backend, which this rule leaves as captured whole; so does a card
+    known by its total alone."""
+    sm100 = is_sm100(card.name)
+    flashinfer = bool(runs_flashinfer(card, kv_cache_dtype)) and MLA not in shape.layers
+    return Capture(speculative_tokens, sm100, not (flashinfer and not sm100))
+
+
+def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool, capture: Capture = Capture()) -> bool:
     """Whether vLLM holds max_num_seqs to the pool's blocks: from v0.20.0 a model with mamba or
     gated-delta layers captures full decode CUDA graphs (FULL_AND_PIECEWISE, the default mode), and
     each decode sequence of one needs its own Mamba cache block, so resolve_cudagraph_mode_and_sizes
     (vllm/config/compilation.py, 0.20.0 to 0.33.0) refuses a max_num_seqs above kv_cache_config.num_blocks.
-    None under --enforce-eager (no graphs)."""
-    return rel >= (0, 20) and not enforce_eager and bool({MAMBA, LINEAR} & set(shape.layers))
+    None under --enforce-eager (no graphs), nor where drafts leave piecewise graphs alone (the check
+    asks cudagraph_mode.has_full_cudagraphs())."""
+    full = capture.speculative_tokens == 0 or capture.full_spec_decode
+    return rel >= (0, 20) and not enforce_eager and full and bool({MAMBA, LINEAR} & set(shape.layers))
 
 
 def model_runner_v2(shape: Shape, rel: tuple[int, int]) -> bool:
@@ -111,7 +183,7 @@ def model_runner_v2(shape: Shape, rel: tuple[int, int]) -> bool:
 
 
 def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia",
-               runner_v2: bool = False) -> Term:  # fmt: skip
+               runner_v2: bool = False, capture: Capture = Capture()) -> Term:  # fmt: skip
     """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
     v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
     formula, cuda_graph_estimate, over the graphs graph_counts gives and the shape's decoder layers
@@ -131,9 +203,19 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     if runner_v2 and rel < V2_ESTIMATE_FROM:
         return Term("cuda_graph", 0, "Model Runner V2, this release's default for the model (vllm/config/vllm.py use_v2_model_runner): its "
                     "profile_cudagraph_memory returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0), so nothing is taken off")  # fmt: skip
-    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture)
+    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture, rel, capture, runner_v2)
     layers = len(shape.layers)
+    drafts = capture.speculative_tokens
+    why = (
+        (
+            f" ({drafts} drafted tokens: "
+            + ("sizes in multiples of " + str(drafts + 1) if full else "the backend captures no full graph of a speculative step")
+            + ")"
+        )
+        if drafts
+        else ""
+    )
     return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers),
-                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}; "
+                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}{why}; "
                 f"{fmt(CUDA_GRAPH_FIRST_CAPTURE, 'MiB', 0, up=True)} first capture + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
                 f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip

@@ -11,7 +11,7 @@ from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import Shape
 from calc.engine.predict.cards import Card
 from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
-from calc.engine.predict.graphs import cuda_graph, mamba_graphs, model_runner_v2
+from calc.engine.predict.graphs import capture_of, cuda_graph, mamba_graphs, model_runner_v2
 from calc.engine.predict.terms import Term, _gib, forward_peak, moe_workspace, mxfp4_padding, non_torch, sampler_warmup
 from calc.units import InputError, fmt
 
@@ -37,6 +37,7 @@ class Start:
     multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
     flashinfer_sampler: bool = False  # FlashInfer installed: V1 samples with it from v0.8.0 to v0.11.x (sampler_warmup)
     drafter: bool = False  # speculative decoding: the drafter's (MTP) layers load with the model, on the last stage
+    speculative_tokens: int = 0  # --speculative-config's num_speculative_tokens: the query length of a decode step, the graphs' sizes
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         )
     nt = non_torch(s.tp, s.pp, rel, card.nvls)
     v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
+    capture = capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture)
     if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
         raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")
     lora_n = tuple(
@@ -234,7 +236,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else max(fwd.bytes + held, enc_fwd if st.rank == 0 else 0)  # the tower sits on the first stage
-                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture)
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
@@ -247,7 +249,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             if not last:
                 act = Term("activation_peak", max(fwd.bytes + held, enc_fwd if tightest == 0 else 0),
                            "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)  # fmt: skip
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
@@ -287,7 +289,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                     f"{_gib(pool, down=True)} available; the largest max_model_len that fits is {largest:,} (vllm/v1/core/kv_cache_utils.py)"
                 ),
             )
-        elif mamba_graphs(kv_shape, rel, s.enforce_eager) and seqs > p.blocks:
+        elif mamba_graphs(kv_shape, rel, s.enforce_eager, capture) and seqs > p.blocks:
             verdict, reason = (
                 "max_num_seqs",
                 (
