@@ -342,6 +342,53 @@ def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
     assert all(sp.cuda_graph_bytes > 0 for sp in staged.stages)
 
 
+def test_flashinfer_workspace_grows_with_the_batch_from_0_26() -> None:
+    """https://github.com/vllm-project/vllm/issues/52872 (an RTX 5090 of 31.4 GiB, a 64-layer hybrid
+    of 16 full-attention and 48 gated-delta layers, at TP 1): the CUDA graph pool is 0.89 GiB at
+    --max-num-batched-tokens 8192 and 0.52 GiB at 4096, 3072 and 2048. From v0.26.0 the FlashInfer
+    builder's workspace is max(394 MiB, tokens x 24 query heads x 256 x 16 B) (v1/attention/backends/
+    flashinfer.py _get_workspace_buffer), allocated in the first full capture's warm-up where FlashInfer
+    decodes with its own wrapper: 768 MiB at 8,192 tokens, the default at 4,096 (384 MiB) and below.
+    The report prints neither its cache dtype nor max_num_seqs; the step is FlashInfer's, which an
+    RTX 5090 runs with an fp8 cache (runs_flashinfer), and the graphs are the same at every row, so
+    the step alone is compared."""
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    rtx5090, b200, rtx4090 = (predict.card_of_box(predict.find_box(boxes, b)) for b in ("rtx-5090-node", "b200", "rtx-4090"))
+    qwen = _shape("qwen3.5-27b-derestricted-gptq-int8")
+    assert (qwen.layers.count("full"), qwen.layers.count("linear"), qwen.heads, qwen.head_dim) == (16, 48, 24, 256)
+    assert predict.attention_groups(qwen) == 1
+    fp8 = predict.capture_of(qwen, rtx5090, "fp8", 0)
+
+    def pool(version: str, tokens: int, capture: predict.Capture = fp8, tp: int = 1) -> int:
+        rel = predict.release(version)
+        return predict.cuda_graph(qwen, rel, 256, tokens, False, "nvidia", predict.model_runner_v2(qwen, rel), capture, tp).bytes
+
+    rows = {tokens: pool("0.27.1", tokens) for tokens in (8192, 4096, 3072, 2048)}
+    assert rows[4096] == rows[3072] == rows[2048]
+    assert round((rows[8192] - rows[4096]) / GiB, 2) == round(0.89 - 0.52, 2)
+    assert rows[8192] - rows[4096] == 8192 * 24 * 256 * 16 - predict.FLASHINFER_WORKSPACE
+    assert predict.flashinfer_workspace_growth(4202, 24, 256) == 0 < predict.flashinfer_workspace_growth(4203, 24, 256)
+    # v0.25.0 keeps the default workspace; from v0.28.0 a 12.x card decodes with XQA, which takes none
+    assert pool("0.25.0", 8192) == pool("0.25.0", 2048) == rows[2048]
+    assert pool("0.26.0", 8192) == rows[8192]
+    assert pool("0.28.0", 8192) == pool("0.33.0", 8192) == rows[2048]
+    # FlashAttention with a bf16 cache, TRT-LLM decode on a B200: no builder workspace in the capture
+    assert pool("0.27.1", 8192, predict.capture_of(qwen, rtx5090, "auto", 0)) == rows[2048]
+    assert pool("0.27.1", 8192, predict.capture_of(qwen, b200, "fp8", 0)) == rows[2048]
+    # an RTX 4090 (8.9) decodes with FlashInfer's wrapper in every release; at TP 2 a rank holds 12 heads
+    ada = predict.capture_of(qwen, rtx4090, "fp8", 0)
+    assert pool("0.33.0", 16384, ada) - pool("0.33.0", 2048, ada) == 16384 * 24 * 256 * 16 - predict.FLASHINFER_WORKSPACE
+    assert pool("0.33.0", 16384, ada, 2) - pool("0.33.0", 2048, ada, 2) == 16384 * 12 * 256 * 16 - predict.FLASHINFER_WORKSPACE
+    # drafts leave FlashInfer without full graphs off data-center Blackwell: no full capture, no workspace
+    mtp = predict.capture_of(qwen, rtx5090, "fp8", 3)
+    assert pool("0.27.1", 8192, mtp) == pool("0.27.1", 2048, mtp)
+    # each attention group has its own builder: Gemma 3 1B's 22 sliding and 4 full layers make 7
+    assert predict.attention_groups(_shape("gemma-3-1b-it")) == 7
+    assert predict.attention_groups(_shape("deepseek-v2-lite-chat")) == 0
+    assert predict.is_sm120("RTX 5090 node") and predict.is_sm120("NVIDIA RTX PRO 6000 Blackwell")
+    assert not predict.is_sm120("NVIDIA GeForce RTX 4060") and not predict.is_sm120("NVIDIA B200")
+
+
 def test_a_hybrid_needs_a_mamba_block_for_each_sequence_from_0_20() -> None:
     """From v0.20.0 vLLM refuses a hybrid whose max_num_seqs exceeds the pool's blocks, since each
     decode sequence of a full CUDA graph needs its own Mamba cache block (vllm/config/compilation.py

@@ -32,21 +32,25 @@ A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memor
 from __future__ import annotations
 
 from calc.engine import hfconfig
-from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper
+from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper, is_sm120
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.fixes import Fix, Limits, fixes, limits
 from calc.engine.predict.graphs import (
     CUDA_GRAPH_FIRST_CAPTURE,
     CUDA_GRAPH_FULL_PER_LAYER,
     CUDA_GRAPH_PIECEWISE_PER_LAYER,
+    FLASHINFER_WORKSPACE,
     GPT_OSS_CAPTURE,
     V2_ARCHITECTURES,
     V2_ESTIMATE_FROM,
     Capture,
+    attention_groups,
     capture_of,
     capture_sizes,
     cuda_graph,
     cuda_graph_estimate,
+    flashinfer_native_decode,
+    flashinfer_workspace_growth,
     graph_counts,
     mamba_graphs,
     model_runner_v2,
@@ -80,6 +84,7 @@ __all__ = [
     "CUDA_GRAPH_PIECEWISE_PER_LAYER",
     "Card",
     "FLASHINFER_SAMPLER_BYTES_PER_LOGIT",
+    "FLASHINFER_WORKSPACE",
     "Fix",
     "GPT_OSS_CAPTURE",
     "Given",
@@ -104,6 +109,7 @@ __all__ = [
     "V2_ARCHITECTURES",
     "V2_ESTIMATE_FROM",
     "Capture",
+    "attention_groups",
     "capture_of",
     "capture_sizes",
     "card_from_total",
@@ -116,10 +122,13 @@ __all__ = [
     "experts_per_token",
     "find_box",
     "fixes",
+    "flashinfer_native_decode",
+    "flashinfer_workspace_growth",
     "forward_peak",
     "graph_counts",
     "hfconfig",
     "is_hopper",
+    "is_sm120",
     "limits",
     "mamba_graphs",
     "model_runner_v2",

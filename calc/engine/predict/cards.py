@@ -97,6 +97,15 @@ def is_sm100(card_name: str) -> bool:
     return any(k in _key(card_name) for k in SM100)
 
 
+# Compute capability 12.x, the Blackwell GeForce and RTX PRO cards and GB10: vLLM's
+# is_device_capability_family(120) (vllm/platforms/interface.py).
+SM120 = ("5090", "5080", "5070", "5060", "rtxpro", "gb10")
+
+
+def is_sm120(card_name: str) -> bool:
+    return any(k in _key(card_name) for k in SM120)
+
+
 def runs_flashinfer(card: Card, kv_cache_dtype: str) -> bool | None:
     """Whether vLLM's attention backend for a non-MLA model on this card is FlashInfer (vllm/platforms/
     cuda.py _get_backend_priorities and the backends' checks, v0.20.0 to v0.33.0): FlashInfer comes

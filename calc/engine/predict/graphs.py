@@ -3,10 +3,11 @@ measured growths, and which model runner and which models take it."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
-from calc.engine.hfconfig import LINEAR, MAMBA, MLA, Shape
-from calc.engine.predict.cards import Card, is_sm100, runs_flashinfer
+from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.engine.predict.cards import Card, is_sm100, is_sm120, runs_flashinfer
 from calc.engine.predict.terms import Term
 from calc.units import fmt
 
@@ -23,6 +24,11 @@ APPEND_BATCH_FROM = (0, 21)  # _set_cudagraph_sizes appends max_num_batched_toke
 DECODE_GRID_FROM = (0, 29)  # with drafts, the request-count grid times the query length is appended, v0.29.0
 APPEND_SEQS_FROM = (0, 31)  # without drafts, max_num_seqs is appended when it fits under the largest, v0.31.0
 
+FLASHINFER_WORKSPACE = 394 * 1024 * 1024  # vllm/envs.py VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, v0.20.0 to v0.33.0
+FLASHINFER_WORKSPACE_BYTES_PER_ELEM = 16  # v1/attention/backends/flashinfer.py FLASHINFER_PREFILL_WORKSPACE_BYTES_PER_ELEM, v0.26.0
+FLASHINFER_WORKSPACE_SCALED_FROM = (0, 26)  # the builder's workspace sized to the batch from v0.26.0 (v0.25.0 keeps the default)
+SM120_XQA_FROM = (0, 28)  # utils/flashinfer.py supports_trtllm_attention: XQA decode on compute capability 12.x from v0.28.0
+
 
 @dataclass(frozen=True)
 class Capture:
@@ -32,6 +38,8 @@ class Capture:
     speculative_tokens: int = 0
     sm100: bool = False  # data-center Blackwell: the larger ceiling (from v0.28.0)
     full_spec_decode: bool = True  # False under FlashInfer without TRT-LLM decode (flashinfer_single_token)
+    flashinfer: bool = False  # the attention backend is FlashInfer (runs_flashinfer, a model without MLA)
+    sm120: bool = False  # Blackwell GeForce and RTX PRO: FlashInfer decodes with XQA from v0.28.0
 
 
 def _grid(largest: int) -> list[int]:
@@ -116,6 +124,46 @@ def cuda_graph_estimate(piecewise: int, full: int, layers: int) -> int:
     return CUDA_GRAPH_FIRST_CAPTURE + further * layers
 
 
+def flashinfer_workspace_growth(max_num_batched_tokens: int, heads: int, head_dim: int) -> int:
+    """What the FlashInfer workspace adds to the first full capture from v0.26.0, a metadata builder:
+    vllm/v1/attention/backends/flashinfer.py (v0.26.0 to v0.33.0), _get_workspace_buffer, sizes the
+    buffer as max(VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, 394 MiB by default, max_num_batched_tokens x
+    the rank's query heads x head_dim x 16 bytes) where v0.25.0 and earlier take the default alone.
+    The builder allocates it the first time it builds a native decode wrapper (_get_decode_wrapper),
+    which is the first warm-up of the first full graph profile_cudagraph_memory captures (attention
+    metadata is built for no earlier dummy run): so the estimate's `first_capture` of the FULL mode
+    holds it, and the sequence lengths of that warm-up do not enter. The default part was there in
+    every release and is left to the fitted first capture; this is the part above it. Below
+    394 MiB / (heads x head_dim x 16) batched tokens it is nothing: 4,202 tokens for 24 query heads of
+    256 (Qwen3.5-27B at TP 1), whence the flat estimate of https://github.com/vllm-project/vllm/issues/52872
+    up to 4,096 tokens and 0.365 GiB more at 8,192."""
+    scaled = max_num_batched_tokens * heads * head_dim * FLASHINFER_WORKSPACE_BYTES_PER_ELEM
+    return max(scaled - FLASHINFER_WORKSPACE, 0)
+
+
+def attention_groups(shape: Shape) -> int:
+    """The KV cache groups that hold attention layers, each with its own metadata builder and so its
+    own FlashInfer workspace (the V1 runner shares none: vllm/v1/worker/gpu_model_runner.py, v0.26.0):
+    one for a model of one layer kind, else each kind's layers cut into groups of the common size
+    (kvlayout.layout, as vllm/v1/core/kv_cache_utils.py get_kv_cache_groups does), counted for the
+    full and sliding-window kinds. One for Qwen3.5 and Qwen3-Next (a full-attention layer in four)."""
+    counts = Counter(k for k in shape.layers if k in (FULL, SLIDING, MLA, MAMBA, LINEAR))
+    if len(counts) <= 1:
+        return 1 if counts.keys() & {FULL, SLIDING} else 0
+    fewest, most = min(counts.values()), max(counts.values())
+    size = most if most < fewest * 1.5 else fewest
+    return sum(-(-counts[k] // size) for k in (FULL, SLIDING) if counts[k])
+
+
+def flashinfer_native_decode(capture: Capture, rel: tuple[int, int]) -> bool:
+    """Whether FlashInfer decodes with its own wrapper, the one that allocates the builder's workspace:
+    not where TRT-LLM's kernels decode (FlashInferMetadataBuilder use_trtllm_decode_attention, from
+    can_use_trtllm_attention in vllm/utils/flashinfer.py): TRT-LLM-gen on data-center Blackwell, XQA
+    on Hopper (v0.26.0 to v0.33.0; FlashAttention runs there, runs_flashinfer) and on compute capability
+    12.x from v0.28.0. The rule assumes the kernels' download site is reachable (has_nvidia_artifactory)."""
+    return capture.flashinfer and not capture.sm100 and not (capture.sm120 and rel >= SM120_XQA_FROM)
+
+
 # The architectures each release runs on Model Runner V2 by default (vllm/config/vllm.py,
 # DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES), from the release that set the list.
 V2_ARCHITECTURES: tuple[tuple[tuple[int, int], frozenset[str]], ...] = (
@@ -145,7 +193,7 @@ def capture_of(shape: Shape, card: Card, kv_cache_dtype: str, speculative_tokens
     known by its total alone."""
     sm100 = is_sm100(card.name)
     flashinfer = bool(runs_flashinfer(card, kv_cache_dtype)) and MLA not in shape.layers
-    return Capture(speculative_tokens, sm100, not (flashinfer and not sm100))
+    return Capture(speculative_tokens, sm100, not (flashinfer and not sm100), flashinfer, is_sm120(card.name))
 
 
 def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool, capture: Capture = Capture()) -> bool:
@@ -183,7 +231,7 @@ def model_runner_v2(shape: Shape, rel: tuple[int, int]) -> bool:
 
 
 def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia",
-               runner_v2: bool = False, capture: Capture = Capture()) -> Term:  # fmt: skip
+               runner_v2: bool = False, capture: Capture = Capture(), tp: int = 1) -> Term:  # fmt: skip
     """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
     v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
     formula, cuda_graph_estimate, over the graphs graph_counts gives and the shape's decoder layers
@@ -193,7 +241,12 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0; https://github.com/vllm-project/vllm/issues/49224), so the
     worker takes nothing off for the graphs it captures after sizing the pool. From v0.29.0 V2
     measures its own estimate (vllm/v1/worker/gpu/cudagraph_utils.py); the formula here, fitted on
-    the V1 runner's, stands in for it."""
+    the V1 runner's, stands in for it. On the V1 runner from v0.26.0, where FlashInfer decodes with its
+    own wrapper and full graphs are captured, each attention group's workspace above the default
+    (flashinfer_workspace_growth, over the rank's query heads) is added: it lands in the full mode's
+    first capture, which is the largest of the modes' there (the default workspace alone, 394 MiB,
+    is more than the fitted first capture). V2 allocates the workspace with its builders before it
+    measures (vllm/v1/worker/gpu/attn_utils.py init_attn_backend, v0.29.0), so nothing is added there."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if rel < (0, 20):
@@ -215,7 +268,16 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
         if drafts
         else ""
     )
-    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers),
+    workspace, ws = 0, ""
+    if full and not runner_v2 and rel >= FLASHINFER_WORKSPACE_SCALED_FROM and flashinfer_native_decode(capture, rel):
+        groups = attention_groups(shape)
+        heads = max(shape.heads // tp, 1)
+        workspace = groups * flashinfer_workspace_growth(max_num_batched_tokens, heads, shape.head_dim)
+        if workspace:
+            ws = (f"; plus {fmt(workspace, 'MiB', 0, up=True)} of FlashInfer workspace above the default in the first full capture "
+                  f"({groups} x ({max_num_batched_tokens:,} tokens x {heads} query heads x {shape.head_dim} x 16 B - 394 MiB), "
+                  "v1/attention/backends/flashinfer.py _get_workspace_buffer, v0.26.0)")  # fmt: skip
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers) + workspace,
                 f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}{why}; "
                 f"{fmt(CUDA_GRAPH_FIRST_CAPTURE, 'MiB', 0, up=True)} first capture + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
-                f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip
+                f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted){ws}")  # fmt: skip

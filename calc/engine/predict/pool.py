@@ -204,7 +204,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     nt = non_torch(s.tp, s.pp, rel, card.nvls)
     v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
     capture = capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens)
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
     if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
         raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")
     lora_n = tuple(
@@ -236,7 +236,9 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else max(fwd.bytes + held, enc_fwd if st.rank == 0 else 0)  # the tower sits on the first stage
-                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture)
+                cg_n = cuda_graph(
+                    ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp
+                )
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
@@ -249,7 +251,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             if not last:
                 act = Term("activation_peak", max(fwd.bytes + held, enc_fwd if tightest == 0 else 0),
                            "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)  # fmt: skip
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
