@@ -502,6 +502,10 @@ EXPECTED = {
     # 0.46 GiB, so the pool comes out 6.6 % over. Before the NVLS split it was 69.5 % under, and the
     # verdict refused the length vLLM started: the split was looked for after that miss
     "121-v0110-qwen3-vl-30b-a3b-tp4-rtx3090-video-profile-sipeed.log": (0.0664, 0.07),
+    # Qwen3-Next 80B-A3B (hybrid, MoE) under TP 2 on two H200 (v0.10.2): the weights as printed (74.28
+    # GiB a rank); the printed non-torch term (1.38 GiB) is 1.05 GiB over the modeled 0.33, and the
+    # printed peak (5.58 GiB) 0.33 over the modeled 5.25, so the pool comes out 3.1 % over
+    "122-v0102-qwen3-next-80b-tp2-h200-hybrid-moe.log": (0.0309, 0.035),
 }
 
 
@@ -541,7 +545,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "85": ("starts", "starts"), "86": ("starts", "starts"), "87": ("starts", "starts"),
         "88": ("starts", "starts"),
         **{str(n): ("starts", "starts") for n in range(89, 121)},
-        "121": ("starts", "starts"),
+        "121": ("starts", "starts"), "122": ("starts", "starts"),
     }  # fmt: skip
 
 
@@ -570,11 +574,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (33, 0.0007, 0.005)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (34, 0.0008, 0.026)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (16, 0.001, 0.005)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 33 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.5 %; verdict right on 34 of 34" in out
+    assert "fitted: 34 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.6 %; verdict right on 35 of 35" in out
     assert "held out: 16 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.5 %; verdict right on 17 of 17" in out
 
 
@@ -594,11 +598,11 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "107": ("sliding window", poolaccuracy.ERAS[1]), "111": ("sliding window", poolaccuracy.ERAS[1]),
         "112": ("sliding window", poolaccuracy.ERAS[1]), "113": ("sliding window", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(114, 119)}, "119": ("sliding window", poolaccuracy.ERAS[1]),
-        "120": ("dense", poolaccuracy.ERAS[1]), "121": ("moe", poolaccuracy.ERAS[1]),
+        "120": ("dense", poolaccuracy.ERAS[1]), "121": ("moe", poolaccuracy.ERAS[1]), "122": ("hybrid", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
-                            ("family", poolaccuracy.MULTIMODAL), ("era", poolaccuracy.ERAS[0]), ("era", poolaccuracy.ERAS[1]),
+                            ("family", "hybrid"), ("family", poolaccuracy.MULTIMODAL), ("era", poolaccuracy.ERAS[0]), ("era", poolaccuracy.ERAS[1]),
                             ("era", poolaccuracy.ERAS[2])]  # fmt: skip
     # the starts that build a vision tower, each also in its language model's family
     towers = [r for r in rows if r.tower]
@@ -609,7 +613,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     assert (dense.starts, dense.verdicts) == (38, 39)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (44, 0.005)
+    assert (v1.starts, round(float(v1.p90), 3)) == (45, 0.005)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -619,7 +623,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.057, 1.157)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.058, 1.157)
     assert round(float(held.median), 3) == 0.083
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
@@ -851,7 +855,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://github.com/") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 41
+    assert len(excerpts) == 42
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
