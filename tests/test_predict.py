@@ -1012,6 +1012,15 @@ def test_a_length_with_a_suffix(capsys) -> None:
     assert (r["max_model_len"], r["kv_bytes_per_request"]) == (32_768, 32_768 * 147_456)
 
 
+def test_a_config_without_its_mtp_field_still_loads_one_mtp_layer() -> None:
+    """Qwen3-Next-80B-A3B's config names no MTP layers; vLLM's Qwen3NextMTP takes
+    getattr(config, "num_nextn_predict_layers", 1), so a drafted start loads one (qwen3_next_mtp.py,
+    0.33.0), whose attention layer also joins the pool's groups."""
+    shape = _shape("qwen3-next-80b-a3b-instruct")
+    assert shape.drafter_layers == 1
+    assert _shape("qwen3.6-35b-a3b").drafter_layers == 1  # mtp_num_hidden_layers, as written
+
+
 def test_the_drafters_layers_load_with_the_model(capsys) -> None:
     """With --speculative-tokens the MTP layers load inside the profiler that prints 'Model loading
     took' (gpu_model_runner.py load_model, drafter.load_model, 0.20.0): the weights term grows by
