@@ -250,6 +250,31 @@ def test_a_refused_start_on_a_card_lists_the_changes_that_pass(catalog, default)
     assert out.figures["utilization"] == "0.92"  # 0.21's default, none typed
 
 
+def test_drafted_tokens_load_the_drafter_and_set_the_graphs(catalog, default, capsys) -> None:
+    """Qwen3.6-35B-A3B with 3 drafted tokens on an RTX PRO 6000 Blackwell, fp8 cache, vLLM 0.26.0: its
+    MTP layer loads with the model, and FlashInfer (an fp8 cache off Hopper) keeps the piecewise
+    graphs alone (1, 2, 4, 8 to 32: 2 x 4 sequences x 4 tokens); the same pool, weights and graphs as
+    `calc model --speculative-tokens 3`."""
+    from calc.present import cli
+
+    path = "models/configs/qwen3.6-35b-a3b/config.json"
+    settings = {"config": (ROOT / path).read_text(), "max_model_len": "32768", "seats": "4", "prefill_budget": "4096", "engine_version": "0.26.0",
+                "kv_cache_dtype": "fp8"}  # fmt: skip
+    plain = calc_html.run(catalog, "before", _on_card(catalog, default, "rtx-pro-6000-blackwell", **settings))
+    mtp = calc_html.run(catalog, "before", _on_card(catalog, default, "rtx-pro-6000-blackwell", **settings, speculative_tokens="3"))
+    assert plain.valid and mtp.valid, (plain.errors, mtp.errors)
+    argv = ["model", path, "--gpu", "rtx-pro-6000-blackwell", "--max-model-len", "32768", "--max-num-seqs", "4", "--max-num-batched-tokens", "4096",
+            "--engine-version", "0.26.0", "--kv-cache-dtype", "fp8", "--speculative-tokens", "3", "--json"]  # fmt: skip
+    assert cli.main(argv) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert abs(parse_size(mtp.figures["pool"]) - r["available_kv_bytes"]) < 0.01 * GiB  # the printed terms' difference, as the row is worked
+    assert mtp.figures["p_weights"] == fmt(r["terms"]["weights"]["bytes"], "GiB")
+    assert mtp.figures["p_cuda_graph"] == fmt(r["cuda_graph_bytes"], "GiB")
+    assert "PIECEWISE=7, FULL=0 (3 drafted tokens: the backend captures no full graph" in mtp.sections["before-result"]
+    assert "PIECEWISE=4, FULL=3" in plain.sections["before-result"]
+    assert parse_size(mtp.figures["p_weights"]) - parse_size(plain.figures["p_weights"]) > 1.5 * GiB  # one MTP layer of 256 experts
+
+
 @pytest.mark.parametrize(
     ("box", "edits", "field", "message"),
     [

@@ -96,6 +96,22 @@ def test_no_page_scrolls_sideways_at_360_px(browser, base_url, site) -> None:
     assert wide == {}, f"pages wider than {PHONE['width']} px: {wide}"
 
 
+def test_no_table_scrolls_in_its_frame_at_1920_px(browser, base_url, site) -> None:
+    """On a desktop screen the grid grows past Material's 61rem and a table of nine columns or more
+    wraps its headers, so every table (the public starts' among them) fits beside the sidebars."""
+    framed = {}
+    for path in pages(site):
+        page = open_page(browser, base_url, path, viewport={"width": 1920, "height": 1080})
+        over = page.evaluate(
+            "() => Array.from(document.querySelectorAll('.md-typeset__scrollwrap')).filter(w => w.scrollWidth > w.clientWidth + 1)"
+            ".map(w => [(w.querySelector('th') || w).innerText.slice(0, 30), w.scrollWidth, w.clientWidth])"
+        )
+        if over:
+            framed[path or "/"] = over
+        page.context.close()
+    assert framed == {}, f"tables that scroll inside their frame at 1920 px: {framed}"
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_axe_finds_no_violation_in_our_content(browser, base_url, site, scheme) -> None:
     found, theme_seen = [], set()

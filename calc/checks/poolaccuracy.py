@@ -45,6 +45,7 @@ class Row:
     layers: int = 0  # the config's decoder layers: each further CUDA graph grows with them
     tower: bool = False  # the start builds a vision tower (calc/engine/multimodal.py profiles its encoder)
     nvls: bool = True  # the card runs NCCL's NVLS all-reduce (predict.NVLS_BOXES)
+    cumem: bool = True  # NCCL allocates with cuMem in the start's release (predict.nccl_cumem)
 
     @property
     def error(self) -> Fraction | None:
@@ -145,7 +146,8 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
     said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
     release = predict.release(e.engine_version)
     return Row(e.index, e.label, e.log, e.url or urls.get(e.log, ""), held_out(e.index), int(r.available_kv_bytes.value), p, terms, said,
-               shape.family, era_of(release), release, len(shape.layers), shape.tower is not None, card.nvls)  # fmt: skip
+               shape.family, era_of(release), release, len(shape.layers), shape.tower is not None, card.nvls,
+               predict.nccl_cumem(e.engine_version))  # fmt: skip
 
 
 _FLASHINFER_SAMPLER = "Using FlashInfer for top-p & top-k sampling"  # v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__
@@ -217,26 +219,29 @@ def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
 def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str], layers: dict[str, int] | None = None) -> dict[str, int]:
     """The constants calc/engine/predict/ takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
-    sampler's bytes a logit where the printed activation peak is the sampler's, a graph's first
+    sampler's bytes a logit where the printed activation peak is the sampler's (dense models, which hold
+    nothing of their own through it but the residual), a graph's first
     capture and each further graph's bytes a decoder layer of each mode (`layers`: each graph log's
-    decoder layers, the rows' own where none is given); under TP before v0.11.0, where no log prints
-    the non-torch increase, what the printed pool leaves."""
+    decoder layers, the rows' own where none is given); under TP with NCCL's cuMem off (up to
+    v0.10.1.1), where no log prints the non-torch increase, what the printed pool leaves."""
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
     one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
     # under TP, NCCL's NVLS buffers on NVSwitch boards (predict.non_torch): the median of those alone
-    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0] and r.nvls]
+    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0] and r.nvls and r.cumem]
     many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
-    # Before v0.11.0 no start prints the non-torch increase under TP: what its printed pool leaves
+    # With cuMem off no start prints the non-torch increase under TP: what its printed pool leaves
     # after the printed weights and the predicted activation peak (no CUDA graph estimate then).
     no_cumem = [
         r.prediction.requested_bytes - r.printed_terms["weights"] - r.prediction.activation.bytes - r.printed_pool
         for r in fitted
-        if _tp(r) > 1 and r.era == ERAS[1] and r.release < (0, 11) and "non_torch" not in r.printed_terms
+        if _tp(r) > 1 and r.era == ERAS[1] and not r.cumem and "non_torch" not in r.printed_terms
         and "weights" in r.printed_terms and r.printed_pool > 0
     ]  # fmt: skip
     sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
+        if r.family != "dense":  # a model's own buffers held through it (experts, recurrent state) are modeled, not printed
+            continue
         act, p = r.printed_terms.get("activation_peak"), r.prediction
         for path, values in sampler.items():
             if act is not None and act > p.forward.bytes and f"(fitted, {path})" in p.sampler.source:

@@ -722,7 +722,15 @@ def _qwen3_next(r: _Reader) -> dict[str, Any]:
     }
     return {**_common(r, qk_norm="head"), "layers": layers, "mlps": moe, "linear": linear, "output_gate": True,
             "state_dtype_bytes": state,
-            "drafter_layers": r.int("mtp_num_hidden_layers", 0, minimum=0)}  # fmt: skip
+            "drafter_layers": _mtp_layers(r)}  # fmt: skip
+
+
+def _mtp_layers(r: _Reader) -> int:
+    """The MTP drafter's layers, loaded only with speculative decoding: Qwen3NextMTP reads
+    num_nextn_predict_layers and Qwen3_5MTP mtp_num_hidden_layers, each 1 when the config has none
+    (vllm/model_executor/models/qwen3_next_mtp.py and qwen3_5_mtp.py, getattr(config, ..., 1), 0.33.0)."""
+    layers: int = r.int("num_nextn_predict_layers" if r.architecture == "Qwen3NextForCausalLM" else "mtp_num_hidden_layers", 1, minimum=0)
+    return layers
 
 
 def _state_bytes(r: _Reader, key: str, default: str | None) -> int | None:

@@ -809,6 +809,7 @@ FORMS: dict[str, tuple[Use, ...]] = {
         use("max_model_len"),
         use("prefill_budget"),
         use("seats"),
+        use("speculative_tokens", form_help="--speculative-config's num_speculative_tokens; 0: no drafter"),
         use("pin", form_help="Bytes: " + SIZES + "; empty on a discrete card: the pool vLLM leaves, predicted"),
         use(
             "gpu_memory_utilization",

@@ -12,7 +12,7 @@ from calc.engine.hfconfig import Shape
 from calc.engine.predict.cards import Card
 from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, mamba_graphs, model_runner_v2
-from calc.engine.predict.terms import Term, _gib, forward_peak, moe_workspace, mxfp4_padding, non_torch, sampler_warmup
+from calc.engine.predict.terms import Term, _gib, forward_peak, moe_workspace, mxfp4_padding, nccl_cumem, non_torch, sampler_warmup
 from calc.units import InputError, fmt
 
 # --- the start -------------------------------------------------------------------------------
@@ -201,7 +201,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             + (f"; plus {_gib(ws.bytes, up=True)} of fused-expert workspace kept through it ({ws.source})" if ws.bytes and fwd.bytes < peak else "")
             + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
         )
-    nt = non_torch(s.tp, s.pp, rel, card.nvls)
+    nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version))
     v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
     capture = capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)

@@ -17,7 +17,7 @@ SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocab
 SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
 NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
-NON_TORCH_PER_RANK_TP = 2_244_120_412  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
+NON_TORCH_PER_RANK_TP = 2_233_382_994  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
 NON_TORCH_PER_RANK_TP_NO_CUMEM = 356_567_430  # and on V1 before v0.11.0, where vLLM turns NCCL's cuMem allocator off
 
@@ -252,7 +252,21 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
                 f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
 
 
-def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True) -> Term:
+NCCL_CUMEM_FROM = (0, 10, 2)  # vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 up to v0.10.1.1; v0.10.2 has no such override
+
+
+def nccl_cumem(version: str | None) -> bool:
+    """Whether NCCL allocates with cuMem, its default, in this vLLM release: vllm/env_override.py
+    turns it off (NCCL_CUMEM_ENABLE=0, unless the variable is set) up to v0.10.1.1 (read in v0.8.5
+    and v0.10.1.1) and v0.10.2 drops the override (read in v0.10.2 and v0.11.0). A version without
+    its patch level is taken at .0."""
+    if not version:
+        return True
+    parts = [int(p) if p.isdigit() else 0 for p in version.strip().lstrip("v").split(".")[:3]]
+    return tuple(parts + [0] * (3 - len(parts))) >= NCCL_CUMEM_FROM
+
+
+def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True, cumem: bool | None = None) -> Term:
     """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
     memory_profiling, non_torch_increase, v0.20.0; vllm/worker/worker.py on V0): cuBLAS workspaces
     on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
@@ -260,16 +274,17 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
     (before v0.8.0, where the profile measured from the process's start) and V1 (from its first
     snapshot, after the CUDA context).
 
-    Under tensor or pipeline parallel V1 before v0.11.0 takes its own median: up to v0.10.x
-    vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 (unless the variable is set or the box has
-    /dev/nvidia-caps-imex-channels; read in v0.8.5 and v0.10.1.1), so NCCL allocates its buffers
-    without cuMem and takes no NVLink SHARP buffers, which need it; v0.11.0 drops the override and
-    NCCL keeps its own default. There the snapshot is also taken before the distributed init
-    (gpu_worker.py init_device, v0.10.1.1; after it from v0.11.0), so NCCL's set-up counts. No start
-    before v0.11.0 prints the term: the constant is the median of what the fitted starts' printed
-    pools leave after their printed weights and the predicted activation (poolaccuracy.fit).
+    Under tensor or pipeline parallel V1 with NCCL's cuMem off (`cumem`, nccl_cumem: up to
+    v0.10.1.1 vllm/env_override.py sets NCCL_CUMEM_ENABLE=0, unless the variable is set or the box
+    has /dev/nvidia-caps-imex-channels) takes its own median: NCCL allocates its buffers without
+    cuMem and takes no NVLink SHARP buffers, which need it; v0.10.2 drops the override and NCCL
+    keeps its own default. Up to v0.10.x the snapshot is also taken before the distributed init
+    (gpu_worker.py init_device, v0.10.1.1 and v0.10.2; after it from v0.11.0), so NCCL's set-up
+    counts. No start with cuMem off prints the term: the constant is the median of what the fitted
+    starts' printed pools leave after their printed weights and the predicted activation
+    (poolaccuracy.fit). `cumem` None: as the release's (major, minor) gives it, .0.
 
-    From v0.11.0, where NCCL keeps cuMem, the fitted starts under TP all ran on HGX H100 boards,
+    Where NCCL keeps cuMem, the fitted starts under TP ran on HGX H100 and H200 boards,
     where NCCL also runs its NVLink SHARP (NVLS) all-reduce, whose buffers need NVSwitch multicast
     and cuMem. On a card without it (`nvls` false: PCIe cards, A100, AMD) under TP the term is NCCL's
     without NVLS, which the starts before v0.11.0 measured (A100s, NVLS off with cuMem): the same
@@ -282,14 +297,14 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
         return Term(
             "non_torch", NON_TORCH_PER_RANK_TP_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; NCCL and all-reduce under TP/PP (fitted, V0)"
         )
-    if rel < (0, 11):
+    if not (cumem if cumem is not None else rel > (0, 10)):
         return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
                     "vllm/utils/__init__.py memory_profiling, non_torch_increase, v0.10.1.1; NCCL under TP/PP with NCCL_CUMEM_ENABLE=0 "
-                    "(vllm/env_override.py, up to v0.10.x) (fitted, before v0.11)")  # fmt: skip
+                    "(vllm/env_override.py, up to v0.10.1.1) (fitted, cuMem off)")  # fmt: skip
     if not nvls:  # under TP or PP alike: NVLS needs NVSwitch multicast whatever the layout
         return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
                     "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL under TP on a card without NVSwitch multicast, "
-                    "so without NCCL's NVLS buffers: the median where NCCL ran without them (fitted, before v0.11)")  # fmt: skip
+                    "so without NCCL's NVLS buffers: the median where NCCL ran without them (fitted, cuMem off)")  # fmt: skip
     return Term(
         "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
     )

@@ -165,6 +165,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "max_model_len": fmt(32768, "count"),
         "prefill_budget": fmt(calibration["prefill_budget"].count, "count"),
         "seats": fmt(calibration["seats"].count, "count"),
+        "speculative_tokens": "0",
         "pin": box_values["pin"],
         "utilization": "",
         "overhead": "",
@@ -189,6 +190,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "max_model_len": "Default 32,768: the calculator's choice",
         "prefill_budget": default_note(calibration["prefill_budget"], values["prefill_budget"], ", the calibration"),
         "seats": default_note(calibration["seats"], values["seats"], ", the calibration"),
+        "speculative_tokens": "Default 0: no drafter, vLLM's default",
         "pin": box_sources["pin"],
         "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
@@ -246,6 +248,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     max_len = read(NAME, raw, errors, "max_model_len", LABELS)
     prefill = read(NAME, raw, errors, "prefill_budget", LABELS)
     seats = read(NAME, raw, errors, "seats", LABELS)
+    drafts = read(NAME, raw, errors, "speculative_tokens", LABELS)
     card = _card(catalog.boxes[box_id]) if box_id in catalog.boxes else None
     pin_text = str(raw.get("pin", "")).strip()
     pin = read(NAME, raw, errors, "pin", LABELS) if pin_text or card is None else None
@@ -291,7 +294,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         return invalid(NAME, errors, LABELS, names)
     inputs = modeled.ModelInputs(
         config_text, "config.json", tp, dtype, max_len, pin, version, index_text, block_size=None, prefill_budget=prefill,
-        pp=pp, pp_layer_partition=partition, lora=lora_cfg, offload=host_cfg,
+        speculative_tokens=drafts, pp=pp, pp_layer_partition=partition, lora=lora_cfg, offload=host_cfg,
     )  # fmt: skip
     if pin is None:  # no pin: a discrete card's pool is predicted (any other box was refused above)
         if card is None:
@@ -515,11 +518,12 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     names = tuple(LABELS)
     inputs = modeled.ModelInputs(
         inputs.config_text, inputs.config_file, inputs.tp, inputs.kv_cache_dtype, inputs.max_model_len, None, inputs.engine_version,
-        inputs.index_text, block_size=None, prefill_budget=inputs.prefill_budget,
+        inputs.index_text, block_size=None, prefill_budget=inputs.prefill_budget, speculative_tokens=inputs.speculative_tokens,
     )  # fmt: skip
     start = predict.Start(
         tp=inputs.tp, max_model_len=inputs.max_model_len, utilization=utilization, max_num_seqs=seats,
         max_num_batched_tokens=inputs.prefill_budget, kv_cache_dtype=inputs.kv_cache_dtype, engine_version=inputs.engine_version,
+        drafter=inputs.speculative_tokens > 0, speculative_tokens=inputs.speculative_tokens,
     )  # fmt: skip
     try:
         r = modeled.model_report(inputs)
@@ -528,7 +532,9 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         if index_size is not None:
             w = weights.per_rank(shape, inputs.tp, index_size, "checkpoint size typed")
             r = replace(r, weights_bytes_per_rank=w.model, weights_source=w.source)
-        given = predict.Given(r.weights_bytes_per_rank, f"calc/engine/weights.py from the {r.weights_source}")
+        drafter = r.drafter_bytes_per_rank if start.drafter else 0  # the drafter's layers load with the model (gpu_model_runner.py load_model)
+        given = predict.Given(r.weights_bytes_per_rank + drafter, f"calc/engine/weights.py from the {r.weights_source}"
+                              + (f", with the drafter's layers {fmt(drafter, 'GiB')}" if drafter else ""))  # fmt: skip
         topk = predict.experts_per_token(data)
         p = predict.predict(shape, card, start, topk, given)
         found = predict.fixes(shape, card, start, topk, given)
