@@ -3,9 +3,9 @@ measured growths, and which model runner and which models take it."""
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
+from calc.engine import kvlayout
 from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
 from calc.engine.predict.cards import Card, is_sm100, is_sm120, runs_flashinfer
 from calc.engine.predict.terms import Term
@@ -143,16 +143,15 @@ def flashinfer_workspace_growth(max_num_batched_tokens: int, heads: int, head_di
 
 def attention_groups(shape: Shape) -> int:
     """The KV cache groups that hold attention layers, each with its own metadata builder and so its
-    own FlashInfer workspace (the V1 runner shares none: vllm/v1/worker/gpu_model_runner.py, v0.26.0):
-    one for a model of one layer kind, else each kind's layers cut into groups of the common size
-    (kvlayout.layout, as vllm/v1/core/kv_cache_utils.py get_kv_cache_groups does), counted for the
-    full and sliding-window kinds. One for Qwen3.5 and Qwen3-Next (a full-attention layer in four)."""
-    counts = Counter(k for k in shape.layers if k in (FULL, SLIDING, MLA, MAMBA, LINEAR))
-    if len(counts) <= 1:
-        return 1 if counts.keys() & {FULL, SLIDING} else 0
-    fewest, most = min(counts.values()), max(counts.values())
-    size = most if most < fewest * 1.5 else fewest
-    return sum(-(-counts[k] // size) for k in (FULL, SLIDING) if counts[k])
+    own FlashInfer workspace (the V1 runner shares none: vllm/v1/worker/gpu_model_runner.py, v0.26.0),
+    as kvlayout.layout groups the layers (vllm/v1/core/kv_cache_utils.py get_kv_cache_groups): one
+    for Qwen3.5 and Qwen3-Next (a full-attention layer in four), none for MLA. A layout vLLM refuses
+    is refused where the pool is sized; one group stands in here."""
+    try:
+        lay = kvlayout.layout(kvlayout.layer_specs(shape, kvlayout.Settings()))
+    except ValueError:
+        return 1
+    return sum(1 for g in lay.groups if g.spec.kind in (FULL, SLIDING))
 
 
 def flashinfer_native_decode(capture: Capture, rel: tuple[int, int]) -> bool:
