@@ -34,19 +34,37 @@ def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, int]]:
     urls = {s["file"]: s["url"] for s in listed if isinstance(s, dict) and "file" in s}
     catalog = load_dir(root / "catalog")
     rows = poolaccuracy.rows(entries, configs, logs, catalog.boxes, urls)
-    return rows, poolaccuracy.fit(rows, graph_logs, logs, graph_layers(graph_logs, root))
+    layers, buffers = graph_models(graph_logs, entries, logs, root, {r.log: r.prediction.tp for r in rows})
+    return rows, poolaccuracy.fit(rows, graph_logs, logs, layers, buffers)
 
 
-def graph_layers(graph_logs: list[records.GraphLog], root: Path = ROOT) -> dict[str, int]:
-    """The decoder layers of each CUDA graph log that names its own config (a log that is no start)."""
-    from calc.engine import hfconfig
+def graph_models(
+    graph_logs: list[records.GraphLog], entries: list[records.PoolStart], logs: dict[str, str], root: Path = ROOT, tps: dict[str, int] | None = None
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Each CUDA graph log's decoder layers and the attention backend's buffers in its first full
+    capture (predict.full_graph_buffers for the largest full graph it profiled): from its own config
+    and card, or else its start's (`tps`: each start's tensor-parallel size, as its row read it)."""
+    from calc.engine import hfconfig, predict
 
-    out = {}
+    boxes = load_dir(root / "catalog").boxes
+    starts = {e.log: e for e in entries}
+    layers, buffers = {}, {}
     for g in graph_logs:
-        if g.config:
-            path = root / "models" / "configs" / g.config / "config.json"
-            out[g.log] = len(hfconfig.shape(json.loads(path.read_text(encoding="utf-8")), str(path)).layers)
-    return out
+        e = starts.get(g.log)
+        name, box = g.config or (e.config if e else None), g.box or (e.box if e else None)
+        if name is None:
+            continue
+        path = root / "models" / "configs" / name / "config.json"
+        shape = hfconfig.shape(json.loads(path.read_text(encoding="utf-8")), str(path))
+        layers[g.log] = len(shape.layers)
+        largest = poolaccuracy.largest_full(logs[g.log])
+        if box and largest:
+            card = predict.card_of_box(predict.find_box(boxes, box))
+            capture = predict.capture_of(shape, card, e.kv_cache_dtype if e else "auto", 0)
+            rel = predict.release(e.engine_version if e else None)
+            tp = g.tp or (e.tp if e else None) or (tps or {}).get(g.log) or 1
+            buffers[g.log] = predict.full_graph_buffers(shape, capture, tp, largest, e.max_num_batched_tokens or 8192 if e else 8192, rel)[0]
+    return layers, buffers
 
 
 def _pct(x: object) -> str:

@@ -298,12 +298,18 @@ def test_cuda_graph_only_from_0_20_and_not_eager() -> None:
     assert predict.cuda_graph(shape, (0, 19), 256, 2048, False).bytes == 0
     assert predict.cuda_graph(shape, (0, 21), 256, 2048, True).bytes == 0
     assert predict.cuda_graph(shape, (0, 21), 256, 2048, False, vendor="amd").bytes == 0
-    # vLLM's formula over log 31's graphs: the larger first capture, then each further graph of both
-    # modes, growing with Qwen3-8B's 36 decoder layers
+    # vLLM's formula over log 31's graphs: the larger first capture (the piecewise one where the full
+    # graphs' backend holds no buffers, FlashAttention 2), then each further graph of both modes,
+    # growing with Qwen3-8B's 36 decoder layers
     assert predict.graph_counts(256, 2048) == (51, 35)
     per = 50 * predict.CUDA_GRAPH_PIECEWISE_PER_LAYER + 34 * predict.CUDA_GRAPH_FULL_PER_LAYER
-    assert predict.cuda_graph(shape, (0, 21), 256, 2048, False).bytes == predict.CUDA_GRAPH_FIRST_CAPTURE + 36 * per
-    assert predict.cuda_graph_estimate(5, 0, 64) == predict.CUDA_GRAPH_FIRST_CAPTURE + 4 * 64 * predict.CUDA_GRAPH_PIECEWISE_PER_LAYER
+    assert predict.cuda_graph(shape, (0, 21), 256, 2048, False).bytes == predict.CUDA_GRAPH_PIECEWISE_FIRST + 36 * per
+    assert predict.cuda_graph_estimate(5, 0, 64) == predict.CUDA_GRAPH_PIECEWISE_FIRST + 4 * 64 * predict.CUDA_GRAPH_PIECEWISE_PER_LAYER
+    # on Hopper FlashAttention 3's split buffers for the largest full graph (256 tokens) come first
+    h100 = predict.Capture(fa3=True)
+    split = predict.fa3_split_buffers(256, 32, 128)
+    assert split == 32 * 256 * 32 * 129 * 4
+    assert predict.cuda_graph(shape, (0, 21), 256, 2048, False, capture=h100).bytes == predict.CUDA_GRAPH_FULL_FIRST + split + 36 * per
     assert predict.cuda_graph_estimate(0, 0, 36) == 0
 
 
@@ -331,12 +337,13 @@ def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
     # a quantized checkpoint of a listed architecture stays on V1 until v0.24.0
     assert not predict.model_runner_v2(replace(llama, quantization={"quant_method": "fp8"}), (0, 23))
     assert predict.model_runner_v2(replace(llama, quantization={"quant_method": "fp8"}), (0, 24))
-    full = predict.cuda_graph(llama, (0, 21), 1024, 8192, False).bytes
-    assert full > 0
-    assert predict.cuda_graph(llama, (0, 25), 1024, 8192, False, runner_v2=True).bytes == 0
-    assert predict.cuda_graph(llama, (0, 29), 1024, 8192, False, runner_v2=True).bytes == full
-    # the whole start: Llama 3.1 8B on an H100 keeps the 0.77 GiB the V1 runner's estimate takes
     card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "h100-sxm"))
+    h100 = predict.capture_of(llama, card, "auto", 0)
+    full = predict.cuda_graph(llama, (0, 21), 1024, 8192, False, capture=h100).bytes
+    assert full > 0
+    assert predict.cuda_graph(llama, (0, 25), 1024, 8192, False, runner_v2=True, capture=h100).bytes == 0
+    assert predict.cuda_graph(llama, (0, 29), 1024, 8192, False, runner_v2=True, capture=h100).bytes == full
+    # the whole start: Llama 3.1 8B on an H100 keeps the 0.77 GiB the V1 runner's estimate takes
     pools = {rel: predict.predict(llama, card, predict.Start(max_model_len=8192, engine_version=rel)) for rel in ("0.22.0", "0.25.1", "0.29.0")}
     assert pools["0.25.1"].cuda_graph.bytes == 0 and pools["0.22.0"].cuda_graph.bytes == pools["0.29.0"].cuda_graph.bytes == full
     assert pools["0.25.1"].available_kv_bytes - pools["0.22.0"].available_kv_bytes == full
@@ -371,14 +378,18 @@ def test_flashinfer_workspace_grows_with_the_batch_from_0_26() -> None:
     assert rows[4096] == rows[3072] == rows[2048]
     assert round((rows[8192] - rows[4096]) / GiB, 2) == round(0.89 - 0.52, 2)
     assert rows[8192] - rows[4096] == 8192 * 24 * 256 * 16 - predict.FLASHINFER_WORKSPACE
-    assert predict.flashinfer_workspace_growth(4202, 24, 256) == 0 < predict.flashinfer_workspace_growth(4203, 24, 256)
+    ws = predict.flashinfer_workspace
+    assert ws(4202, 24, 256, (0, 26)) == predict.FLASHINFER_WORKSPACE < ws(4203, 24, 256, (0, 26))
+    assert ws(8192, 24, 256, (0, 25)) == predict.FLASHINFER_WORKSPACE  # the default alone before 0.26.0
     # v0.25.0 keeps the default workspace; from v0.28.0 a 12.x card decodes with XQA, which takes none
     assert pool("0.25.0", 8192) == pool("0.25.0", 2048) == rows[2048]
     assert pool("0.26.0", 8192) == rows[8192]
-    assert pool("0.28.0", 8192) == pool("0.33.0", 8192) == rows[2048]
-    # FlashAttention with a bf16 cache, TRT-LLM decode on a B200: no builder workspace in the capture
-    assert pool("0.27.1", 8192, predict.capture_of(qwen, rtx5090, "auto", 0)) == rows[2048]
-    assert pool("0.27.1", 8192, predict.capture_of(qwen, b200, "fp8", 0)) == rows[2048]
+    # where no workspace is allocated in the full warm-up the piecewise graph's first capture is the larger
+    own = rows[2048] - predict.FLASHINFER_WORKSPACE - predict.CUDA_GRAPH_FULL_FIRST + predict.CUDA_GRAPH_PIECEWISE_FIRST
+    assert pool("0.28.0", 8192) == pool("0.33.0", 8192) == own
+    # FlashAttention 2 with a bf16 cache, TRT-LLM decode on a B200: no builder workspace in the capture
+    assert pool("0.27.1", 8192, predict.capture_of(qwen, rtx5090, "auto", 0)) == own
+    assert pool("0.27.1", 8192, predict.capture_of(qwen, b200, "fp8", 0)) == own
     # an RTX 4090 (8.9) decodes with FlashInfer's wrapper in every release; at TP 2 a rank holds 12 heads
     ada = predict.capture_of(qwen, rtx4090, "fp8", 0)
     assert pool("0.33.0", 16384, ada) - pool("0.33.0", 2048, ada) == 16384 * 24 * 256 * 16 - predict.FLASHINFER_WORKSPACE
@@ -429,36 +440,42 @@ def test_a_further_cuda_graph_grows_with_the_layers_not_the_tp_size() -> None:
     printed 0.61 GiB."""
     qwen7 = _shape("qwen2.5-7b")
     a, b = (predict.cuda_graph(qwen7, (0, 20), 1024, 8192, False).bytes for _ in (1, 2))
-    assert a == b == predict.CUDA_GRAPH_FIRST_CAPTURE + 28 * 50 * (predict.CUDA_GRAPH_PIECEWISE_PER_LAYER + predict.CUDA_GRAPH_FULL_PER_LAYER)
-    assert round(a / GiB, 2) == 0.71  # log 94 (TP 2) prints 0.61 GiB, log 93 (TP 1) 0.61 GiB
-    assert predict.cuda_graph_estimate(51, 51, 80) - predict.CUDA_GRAPH_FIRST_CAPTURE == 2 * (
-        predict.cuda_graph_estimate(51, 51, 40) - predict.CUDA_GRAPH_FIRST_CAPTURE
+    assert a == b == predict.CUDA_GRAPH_PIECEWISE_FIRST + 28 * 50 * (predict.CUDA_GRAPH_PIECEWISE_PER_LAYER + predict.CUDA_GRAPH_FULL_PER_LAYER)
+    assert round(a / GiB, 2) == 0.58  # log 94 (TP 2) prints 0.61 GiB, log 93 (TP 1) 0.61 GiB
+    assert predict.cuda_graph_estimate(51, 51, 80) - predict.CUDA_GRAPH_PIECEWISE_FIRST == 2 * (
+        predict.cuda_graph_estimate(51, 51, 40) - predict.CUDA_GRAPH_PIECEWISE_FIRST
     )
-    assert round(predict.cuda_graph_estimate(51, 51, 80) / GiB, 2) == 1.54  # logs 108 and 109 (TP 2) print 1.63, log 110 (TP 4) 1.51
+    # logs 108 and 109 (TP 2) print 1.63, log 110 (TP 4) 1.51: FlashAttention 3's split buffers, 32 of 64 heads a rank, then 16
+    assert round(predict.cuda_graph_estimate(51, 51, 80, predict.fa3_split_buffers(512, 32, 128)) / GiB, 2) == 1.55
+    assert round(predict.cuda_graph_estimate(51, 51, 80, predict.fa3_split_buffers(512, 16, 128)) / GiB, 2) == 1.42
 
 
 def test_the_graph_estimate_against_the_printed(measured) -> None:
-    """vLLM's own two measurements, fitted on the fitted H100 logs of v0.19.0 that print them (first
-    captures of 8 to 522 MiB, a median of 260; a further graph 0.19 MiB a decoder layer piecewise,
-    0.14 full), give the H100 estimates at TP 1, 2 and 4 within 22 % but five (the test holds
-    each): Llama 3.1 8B under TP 4 over by 35 %, its TP 2 start under by 54 % (26 MiB a piecewise
-    graph, where TP 1 and TP 4 print 6), DeepSeek-V2-Lite under by 50 % (its MLA full graph's first
-    capture, 522 MiB), Gemma 2 2B over by 30 %, gpt-oss-20b (83 graphs a mode) under by 19 %; off
-    the H100, a 24 GB card with Qwen3-8B over by 45 %, GB10 with a hybrid MoE under by 51 %, and
-    five small piecewise graphs under TP 2 over by 131 %."""
+    """vLLM's own two measurements, fitted on the fitted H100 logs of v0.19.0 that print them (the
+    piecewise first capture, a median of 128 MiB; the full one, FlashAttention 3's split buffers and
+    a median of 4 MiB beside them, 2 to 13 in every log but gpt-oss's; a further graph 0.19 MiB a
+    decoder layer piecewise, 0.14 full), give the H100 estimates at TP 1, 2 and 4 within 22 % but
+    three (the test holds each): Llama 3.1 8B's TP 2 start under by 62 % (26 MiB a piecewise graph,
+    where TP 1 and TP 4 print 6), DeepSeek-V2-Lite under by 32 % (10 MiB further graphs) and
+    gpt-oss-20b (83 graphs a mode) under by 30 %; the MoE and 70B starts under TP are under by 15 to
+    21 % (their further graphs grow more than a layer's median). Off the H100: a 24 GB card with
+    Qwen3-8B over by 20 % (45 % with one first capture for all), GB10 with a hybrid MoE under by 59 %,
+    and five small piecewise graphs under TP 2 over by 32 % (131 %)."""
     import yaml
 
     data = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))
     names = [g.log for g in records.graph_logs(data)]
     logs = {n: (ROOT / "logs" / "public" / n).read_text(encoding="utf-8") for n in names}
     rows, _ = measured
-    layers = {r.log: r.layers for r in rows} | pool_accuracy.graph_layers(records.graph_logs(data))
-    checks = {Path(c.log).name.split("-")[0]: c for c in poolaccuracy.graph_checks(names, logs, layers)}
-    expected = {"81": -0.083, "82": -0.129, "83": -0.083, "84": 0.295, "85": -0.151, "86": -0.092, "87": 0.215, "88": -0.006,
-                "31": 0.45, "45": -0.509, "25": 1.314, "89": -0.544, "90": 0.351, "91": -0.083, "92": -0.083, "93": 0.157,
-                "94": 0.157, "95": 0.023, "96": 0.157, "97": -0.006, "98": -0.171, "99": -0.061, "100": -0.504, "101": 0.215,
-                "102": -0.083, "103": -0.083, "104": -0.196, "105": 0.157, "106": -0.083, "107": 0.109, "108": -0.053,
-                "109": -0.053, "110": 0.023, "111": -0.185}  # fmt: skip
+    graph_logs, entries = records.graph_logs(data), records.pool_starts(data)
+    layers, buffers = pool_accuracy.graph_models(graph_logs, entries, logs, ROOT, {r.log: r.prediction.tp for r in rows})
+    layers = {r.log: r.layers for r in rows} | layers
+    checks = {Path(c.log).name.split("-")[0]: c for c in poolaccuracy.graph_checks(names, logs, layers, buffers)}
+    expected = {"81": -0.081, "82": -0.165, "83": -0.081, "84": 0.055, "85": -0.15, "86": -0.165, "87": 0.218, "88": -0.048,
+                "31": 0.203, "45": -0.587, "25": 0.322, "89": -0.618, "90": 0.125, "91": -0.081, "92": -0.081, "93": 0.108,
+                "94": -0.055, "95": -0.164, "96": 0.108, "97": -0.004, "98": -0.169, "99": -0.212, "100": -0.323, "101": 0.218,
+                "102": -0.081, "103": -0.081, "104": -0.195, "105": 0.108, "106": -0.081, "107": 0.11, "108": -0.051,
+                "109": -0.051, "110": -0.059, "111": -0.303}  # fmt: skip
     assert {k: round(float(c.error), 3) for k, c in checks.items()} == expected
     assert (checks["45"].piecewise, checks["45"].full, checks["25"].piecewise, checks["25"].full) == (51, 35, 5, 0)
     assert poolaccuracy.graph_breakdown(logs[names[0]]) == {"PIECEWISE": (138 * 2**20, 6 * 2**20), "FULL": (260 * 2**20, 6 * 2**20)}
@@ -472,8 +489,9 @@ EXPECTED = {
     "02-v06-llama31-8b-3090-20k-ok.log": (0.0035, 0.02),
     "04-v07-qwen25-32b-l40s-tp2.log": (0.0028, 0.01),
     "05-v065-llama3-8b-tabular-profile.log": (0.0283, 0.035),
-    # held out: the graph estimate is over (0.75 GiB against the printed 0.52), the other terms under
-    "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log": (0.0008, 0.015),
+    # held out: the graph estimate is over by 0.11 GiB (0.63 against the printed 0.52) and the other
+    # terms under by 0.24, on a 24 GB card the log does not name
+    "31-v02x-qwen3-8b-cudagraph-estimate-enginecore.log": (0.0211, 0.025),
     # gpt-oss on Hopper: the experts padded for Marlin and the rope's cache (65.93 GiB against the
     # 65.97 log 16 loads); 0.41 GiB of a 1.71 GiB pool is still over
     "17-v011-gpt-oss-120b-h100-maxlen-error.log": (0.2388, 0.27),
@@ -616,7 +634,8 @@ def test_the_constants_are_the_medians_of_the_fitted_starts(measured) -> None:
         "NON_TORCH_PER_RANK_TP_NO_CUMEM": predict.NON_TORCH_PER_RANK_TP_NO_CUMEM,
         "SAMPLER_BYTES_PER_LOGIT": predict.SAMPLER_BYTES_PER_LOGIT,
         "SAMPLER_TRITON_BYTES_PER_LOGIT": predict.SAMPLER_TRITON_BYTES_PER_LOGIT,
-        "CUDA_GRAPH_FIRST_CAPTURE": predict.CUDA_GRAPH_FIRST_CAPTURE,
+        "CUDA_GRAPH_PIECEWISE_FIRST": predict.CUDA_GRAPH_PIECEWISE_FIRST,
+        "CUDA_GRAPH_FULL_FIRST": predict.CUDA_GRAPH_FULL_FIRST,
         "CUDA_GRAPH_PIECEWISE_PER_LAYER": predict.CUDA_GRAPH_PIECEWISE_PER_LAYER,
         "CUDA_GRAPH_FULL_PER_LAYER": predict.CUDA_GRAPH_FULL_PER_LAYER,
     }
@@ -627,11 +646,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
     assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (34, 0.0009, 0.008)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (16, 0.001, 0.005)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (16, 0.0012, 0.0211)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted: 34 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.8 %; verdict right on 35 of 35" in out
-    assert "held out: 16 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.5 %; verdict right on 17 of 17" in out
+    assert "held out: 16 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.1 %; verdict right on 17 of 17" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -702,7 +721,7 @@ def test_cli_on_a_card(capsys) -> None:
     assert (r["max_num_seqs"], r["max_num_batched_tokens"]) == (256, 2048)
     parts = r["weights_bytes_per_rank"] + r["activation_peak_bytes"] + r["non_torch_bytes"] + r["cuda_graph_bytes"]
     assert r["available_kv_bytes"] == r["requested_bytes"] - parts
-    assert r["cuda_graph_bytes"] == predict.CUDA_GRAPH_FIRST_CAPTURE + 36 * (
+    assert r["cuda_graph_bytes"] == predict.CUDA_GRAPH_PIECEWISE_FIRST + 36 * (
         50 * predict.CUDA_GRAPH_PIECEWISE_PER_LAYER + 34 * predict.CUDA_GRAPH_FULL_PER_LAYER
     )
     assert set(r["terms"]) == {"weights", "activation_peak", "non_torch", "cuda_graph"}
@@ -961,26 +980,26 @@ def test_the_catalog_states_the_held_out_accuracy(measured) -> None:
 
 
 def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> None:
-    """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM, its tower whole on each rank and no images: 830,480
-    tokens at 16,384 is a concurrency of 50.6885; vLLM's line prints it to the nearest hundredth,
-    50.69x, and the verdict says the same."""
+    """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM, its tower whole on each rank and no images: 833,200
+    tokens at 16,384 is a concurrency of 50.8545; vLLM's line prints it to the nearest hundredth,
+    50.85x, and the verdict says the same."""
     argv = ["model", "models/configs/qwen3-vl-30b-a3b-instruct/config.json", "--max-model-len", "16384", "--gpu", "h100-sxm", "--tp", "2",
             "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt", "image=0"]  # fmt: skip
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
-    assert "vLLM's verdict: starts (830,480 tokens, 50.69 requests of 16,384 at once)" in out
-    assert "maximum concurrency 50.69x at 16,384" in out
+    assert "vLLM's verdict: starts (833,200 tokens, 50.85 requests of 16,384 at once)" in out
+    assert "maximum concurrency 50.85x at 16,384" in out
 
 
 def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsys) -> None:
-    """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 62.80 GiB, so the pool
+    """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 62.67 GiB, so the pool
     line says none and how far short, never a negative pool: the requested share less the terms as
-    printed beside it, 21.31 - (61.03 + 0.38 + 0.25 + 1.14) = -41.49."""
+    printed beside it, 21.31 - (61.03 + 0.38 + 0.25 + 1.01) = -41.36."""
     status = cli.main(["model", "models/configs/qwen3-32b/config.json", "--gpu", "rtx-4090", "--max-model-len", "32768", "--gpu-memory-utilization", "0.9"])
     out = capsys.readouterr().out
     assert status == 0
-    assert "KV pool a rank (predicted): none, 41.49 GiB short; vLLM's verdict: weights do not fit" in out
-    assert "-41.4" not in out
+    assert "KV pool a rank (predicted): none, 41.36 GiB short; vLLM's verdict: weights do not fit" in out
+    assert "-41.3" not in out
 
 
 # --- max_model_len as vLLM takes it: none, a number with a suffix, auto -----------------------
@@ -1029,9 +1048,9 @@ def test_auto_fits_the_length_to_the_pool(capsys) -> None:
     auto = _json([*QWEN3_8B_4090, "--max-model-len", "auto"], capsys)
     minus = _json([*QWEN3_8B_4090, "--max-model-len", "-1"], capsys)
     assert auto == minus
-    assert auto["max_model_len"] == own["largest_max_model_len"] == 37_392 < 40_960
+    assert auto["max_model_len"] == own["largest_max_model_len"] == 38_320 < 40_960
     assert auto["available_kv_bytes"] == own["available_kv_bytes"] and auto["verdict"] == "starts"
-    assert any("reduced to 37,392, the largest the pool holds" in n for n in auto["notes"])
+    assert any("reduced to 38,320, the largest the pool holds" in n for n in auto["notes"])
     whole = _json([*QWEN3_8B_4090[:-3], "--gpu", "h100-sxm", "--json", "--max-model-len", "auto"], capsys)
     assert whole["max_model_len"] == 40_960 and any("it fits whole" in n for n in whole["notes"])
     pool = _json([*QWEN3_8B_4090[:-3], "--pool", "5 GiB", "--json", "--max-model-len", "auto"], capsys)
@@ -1101,7 +1120,7 @@ def test_nccls_nvls_buffers_only_on_nvswitch_boards() -> None:
 
 def test_the_settings_that_fit_each_alone(capsys) -> None:
     """Qwen3-8B on an RTX 4090 at 16,000 tokens starts; the JSON says how far each setting goes with
-    the others as given: the longest length one request fits (37,392, the same as the report's
+    the others as given: the longest length one request fits (38,320, the same as the report's
     largest_max_model_len), sequences up to the batched tokens (memory does not stop them first:
     the sampler's rows stop at the batched tokens, the graphs at 512; vLLM refuses more sequences
     than tokens), and the lowest utilization that starts, 0.80: at 0.79 the pool no longer holds
@@ -1109,13 +1128,13 @@ def test_the_settings_that_fit_each_alone(capsys) -> None:
     argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "16k", "--json"]
     r = _json(argv, capsys)
     fit = r["settings_that_fit"]
-    assert fit == {"max_model_len": 37_392, "max_num_seqs": 2048, "max_num_seqs_limited_by": "max_num_batched_tokens", "gpu_memory_utilization": 0.8}
+    assert fit == {"max_model_len": 38_320, "max_num_seqs": 2048, "max_num_seqs_limited_by": "max_num_batched_tokens", "gpu_memory_utilization": 0.8}
     assert fit["max_model_len"] == r["largest_max_model_len"]
     low = _json([*argv, "--gpu-memory-utilization", "0.80"], capsys)
     lower = _json([*argv, "--gpu-memory-utilization", "0.79"], capsys)
     assert (low["verdict"], lower["verdict"]) == ("starts", "max_model_len")
     assert cli.main(argv[:-1]) == 0
-    assert "each alone, the rest as given: max_model_len up to 37,392; max_num_seqs up to 2,048 (max_num_batched_tokens); gpu_memory_utilization from 0.80" in (
+    assert "each alone, the rest as given: max_model_len up to 38,320; max_num_seqs up to 2,048 (max_num_batched_tokens); gpu_memory_utilization from 0.80" in (
         capsys.readouterr().out
     )
     # the model's own length caps it: vLLM refuses a longer one unless told to allow it

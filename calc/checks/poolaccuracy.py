@@ -216,12 +216,14 @@ def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
     return out
 
 
-def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str], layers: dict[str, int] | None = None) -> dict[str, int]:
+def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str], layers: dict[str, int] | None = None,
+        buffers: dict[str, int] | None = None) -> dict[str, int]:  # fmt: skip
     """The constants calc/engine/predict/ takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
     sampler's bytes a logit where the printed activation peak is the sampler's (dense models, which hold
-    nothing of their own through it but the residual), a graph's first
-    capture and each further graph's bytes a decoder layer of each mode (`layers`: each graph log's
+    nothing of their own through it but the residual), each mode's first capture (the full mode's
+    less the attention backend's buffers, `buffers`: predict.full_graph_buffers of each graph log)
+    and each further graph's bytes a decoder layer of each mode (`layers`: each graph log's
     decoder layers, the rows' own where none is given); under TP with NCCL's cuMem off (up to
     v0.10.1.1), where no log prints the non-torch increase, what the printed pool leaves."""
     fitted = [r for r in rs if not r.held_out]
@@ -246,15 +248,15 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         for path, values in sampler.items():
             if act is not None and act > p.forward.bytes and f"(fitted, {path})" in p.sampler.source:
                 values.append(Fraction(act - p.residual_bytes - p.moe_workspace_bytes, p.sampler_rows * p.vocab))
-    firsts: list[int] = []
+    firsts: dict[str, list[int]] = {"PIECEWISE": [], "FULL": []}
     per_layer: dict[str, list[Fraction]] = {"PIECEWISE": [], "FULL": []}
     held = {r.log for r in rs if r.held_out}
     depth = {r.log: r.layers for r in rs} | (layers or {})
     for g in graph_logs:  # the logs that print vLLM's own two measurements (DEBUG), but a held-out start's
         measured = graph_breakdown(logs[g.log]) if g.log not in held else {}
         if measured and depth.get(g.log):
-            firsts.append(max(first for first, _ in measured.values()))
-            for mode, (_, per) in measured.items():
+            for mode, (first, per) in measured.items():  # the full mode's first capture less the backend's buffers
+                firsts[mode].append(first - ((buffers or {}).get(g.log, 0) if mode == "FULL" else 0))
                 per_layer[mode].append(Fraction(per, depth[g.log]))
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
@@ -264,7 +266,8 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         "NON_TORCH_PER_RANK_TP_NO_CUMEM": round(median(no_cumem)) if no_cumem else 0,
         "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
         "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
-        "CUDA_GRAPH_FIRST_CAPTURE": round(median(firsts)) if firsts else 0,
+        "CUDA_GRAPH_PIECEWISE_FIRST": round(median(firsts["PIECEWISE"])) if firsts["PIECEWISE"] else 0,
+        "CUDA_GRAPH_FULL_FIRST": round(median(firsts["FULL"])) if firsts["FULL"] else 0,
         "CUDA_GRAPH_PIECEWISE_PER_LAYER": round(median(per_layer["PIECEWISE"])) if per_layer["PIECEWISE"] else 0,
         "CUDA_GRAPH_FULL_PER_LAYER": round(median(per_layer["FULL"])) if per_layer["FULL"] else 0,
     }
@@ -273,6 +276,18 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
 _BREAKDOWN = re.compile(r"Estimated (PIECEWISE|FULL) CUDA graph memory: ([0-9.]+) MiB first-capture \+ \((\d+)-1\) \S+ ([0-9.]+) MiB per-graph")
 _COUNTS = re.compile(r"Profiling CUDA graph memory: ((?:(?:PIECEWISE|FULL)=\d+ \(largest=\d+\)(?:, )?)+)")
 _TOTAL = re.compile(r"Estimated CUDA graph memory: ([0-9.]+) GiB total")
+
+
+def largest_full(text: str) -> int | None:
+    """The largest full graph a log profiled: its 'FULL=35 (largest=256)', or else, where it prints
+    only the DEBUG lines, the full mode's graphs counted there ('(51-1)') as the default sizes run:
+    1, 2, 4, then by 8 to 256 and by 16 above (predict.capture_sizes)."""
+    m = re.search(r"FULL=\d+ \(largest=(\d+)\)", text)
+    if m:
+        return int(m[1])
+    counted = {mode: int(n) for mode, _, n, _ in _BREAKDOWN.findall(text)}
+    grid = predict.capture_sizes(1024, 1 << 20, "GptOssForCausalLM")  # the default sizes up to 1,024
+    return grid[min(counted["FULL"], len(grid)) - 1] if "FULL" in counted else None
 
 
 def graph_breakdown(text: str) -> dict[str, tuple[int, int]]:
@@ -294,7 +309,7 @@ class GraphCheck:
         return Fraction(self.predicted - self.printed, self.printed)
 
 
-def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int]) -> list[GraphCheck]:
+def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int], buffers: dict[str, int] | None = None) -> list[GraphCheck]:
     """The estimate predict.cuda_graph_estimate gives for the graphs each log profiled (its
     'Profiling CUDA graph memory: PIECEWISE=.., FULL=..' line) and its model's decoder layers
     beside the total vLLM printed."""
@@ -309,7 +324,9 @@ def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int])
         pw, full = int(modes.get("PIECEWISE", 0)), int(modes.get("FULL", 0))
         if not layers.get(name):
             raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {name} has no config to count its layers, expected a start's or its own config")
-        out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full, layers[name])))
+        out.append(
+            GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full, layers[name], (buffers or {}).get(name, 0)))
+        )
     return out
 
 

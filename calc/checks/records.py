@@ -78,6 +78,7 @@ class GraphLog:
     log: str
     config: str | None = None
     tp: int | None = None
+    box: str | None = None  # the card, where the log is no start's (the attention backend's buffers follow it)
 
 
 class _Entry:
@@ -237,6 +238,6 @@ def graph_logs(data: object, file: str = POOL_STARTS) -> list[GraphLog]:
     """models/pool_starts.yaml's cuda_graph_logs, into their records (none where the file has none)."""
     out = []
     for i, raw in enumerate(_listed(data, file, "cuda_graph_logs", required=False)):
-        e = _Entry(raw, f"{file}: cuda_graph_logs[{i}]", ("log", "config", "tp"))
-        out.append(GraphLog(e.required_text("log"), e.text("config"), e.count("tp")))
+        e = _Entry(raw, f"{file}: cuda_graph_logs[{i}]", ("log", "config", "tp", "box"))
+        out.append(GraphLog(e.required_text("log"), e.text("config"), e.count("tp"), e.text("box")))
     return out

@@ -36,9 +36,11 @@ from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, c
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.fixes import Fix, Limits, fixes, limits
 from calc.engine.predict.graphs import (
-    CUDA_GRAPH_FIRST_CAPTURE,
+    CUDA_GRAPH_FULL_FIRST,
     CUDA_GRAPH_FULL_PER_LAYER,
+    CUDA_GRAPH_PIECEWISE_FIRST,
     CUDA_GRAPH_PIECEWISE_PER_LAYER,
+    FA3_SPLITS,
     FLASHINFER_WORKSPACE,
     GPT_OSS_CAPTURE,
     V2_ARCHITECTURES,
@@ -49,9 +51,12 @@ from calc.engine.predict.graphs import (
     capture_sizes,
     cuda_graph,
     cuda_graph_estimate,
+    fa3_split_buffers,
     flashinfer_native_decode,
-    flashinfer_workspace_growth,
+    flashinfer_workspace,
+    full_graph_buffers,
     graph_counts,
+    graph_sizes,
     mamba_graphs,
     model_runner_v2,
 )
@@ -80,7 +85,9 @@ from calc.engine.predict.terms import (
 
 __all__ = [
     "Batch",
-    "CUDA_GRAPH_FIRST_CAPTURE",
+    "CUDA_GRAPH_FULL_FIRST",
+    "CUDA_GRAPH_PIECEWISE_FIRST",
+    "FA3_SPLITS",
     "CUDA_GRAPH_FULL_PER_LAYER",
     "CUDA_GRAPH_PIECEWISE_PER_LAYER",
     "Card",
@@ -124,7 +131,10 @@ __all__ = [
     "find_box",
     "fixes",
     "flashinfer_native_decode",
-    "flashinfer_workspace_growth",
+    "fa3_split_buffers",
+    "flashinfer_workspace",
+    "full_graph_buffers",
+    "graph_sizes",
     "forward_peak",
     "graph_counts",
     "hfconfig",

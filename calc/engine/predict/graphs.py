@@ -7,11 +7,13 @@ from dataclasses import dataclass
 
 from calc.engine import kvlayout
 from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
-from calc.engine.predict.cards import Card, is_sm100, is_sm120, runs_flashinfer
+from calc.engine.predict.cards import Card, is_hopper, is_sm100, is_sm120, runs_flashinfer
 from calc.engine.predict.terms import Term
 from calc.units import fmt
 
-CUDA_GRAPH_FIRST_CAPTURE = 272_629_760  # what vLLM's profile measures for the first (largest) graph of a mode
+CUDA_GRAPH_PIECEWISE_FIRST = 134_217_728  # the piecewise mode's first capture: its largest graph's own (fitted)
+CUDA_GRAPH_FULL_FIRST = 4_194_304  # the full mode's first capture beside the attention backend's buffers (fitted)
+FA3_SPLITS = 32  # vllm/config/attention.py flash_attn_max_num_splits_for_cuda_graph, v0.20.0 to v0.33.0
 CUDA_GRAPH_PIECEWISE_PER_LAYER = 196_608  # each further piecewise graph's growth, a decoder layer
 CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decoder layer
 
@@ -40,6 +42,7 @@ class Capture:
     full_spec_decode: bool = True  # False under FlashInfer without TRT-LLM decode (flashinfer_single_token)
     flashinfer: bool = False  # the attention backend is FlashInfer (runs_flashinfer, a model without MLA)
     sm120: bool = False  # Blackwell GeForce and RTX PRO: FlashInfer decodes with XQA from v0.28.0
+    fa3: bool = False  # FlashAttention 3 (Hopper, FlashAttention's backend or its MLA one): split buffers in full graphs
 
 
 def _grid(largest: int) -> list[int]:
@@ -92,53 +95,68 @@ def graph_counts(max_num_seqs: int, max_num_batched_tokens: int, architecture: s
     where the full graphs stay, the V1 runner rounds every size up to a multiple of the query length,
     none above the largest (adjust_cudagraph_sizes_for_spec_decode; Model Runner V2 sizes its own
     from v0.25.0)."""
+    piecewise, full = graph_sizes(max_num_seqs, max_num_batched_tokens, architecture, rel, capture, runner_v2)
+    return len(piecewise), len(full)
+
+
+def graph_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "", rel: tuple[int, int] = (0, 20),
+                capture: Capture = Capture(), runner_v2: bool = False) -> tuple[list[int], list[int]]:  # fmt: skip
+    """The token counts of the piecewise graphs and of the full ones, as graph_counts counts them."""
     query = 1 + capture.speculative_tokens
     sizes = capture_sizes(max_num_seqs, max_num_batched_tokens, architecture, rel, capture)
     if query > 1 and not capture.full_spec_decode:
-        return len(sizes), 0
+        return sizes, []
     if query > 1 and sizes and not (runner_v2 and rel >= (0, 25)):
         top = sizes[-1]
         sizes = sorted({-(-s // query) * query for s in sizes if -(-s // query) * query <= top}) or ([query] if query <= top else [])
-    return len(sizes), len([s for s in sizes if query <= s <= query * max_num_seqs])
+    return sizes, [s for s in sizes if query <= s <= query * max_num_seqs]
 
 
-def cuda_graph_estimate(piecewise: int, full: int, layers: int) -> int:
+def cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: int = 0) -> int:
     """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to
     v0.33.0): for each mode it captures the two largest graphs, takes the first capture's growth of
     free memory (torch.cuda.mem_get_info) as `first_capture` and the second's as `per_graph`, and
     estimates
         max over modes of first_capture + sum over modes of per_graph x (graphs of the mode - 1)
     (the modes share one pool and never replay at once, so their first captures overlap). The two
-    measurements are the driver's at run time, no figure of the source. The second capture grows by
-    the graph's own nodes, not by its buffers (the pool is shared): a piecewise capture is one CUDA
-    graph a piece, and the compiled model is split at every attention layer (vllm/config/
-    compilation.py, splitting_ops = _attention_ops; compilation/piecewise_backend.py), a full graph
-    holds every layer's kernels; so each further graph grows with the decoder layers, not with the
-    tensor-parallel size (the H100 logs of v0.19.0 print 18 to 20 MiB for 80 layers at TP 2 and 4,
-    4 to 6 MiB for 28 or 32 at TP 1, 2 and 4). CUDA_GRAPH_FIRST_CAPTURE and the bytes a layer of
-    each mode are the medians over the fitted logs that print the two measurements (the DEBUG line
-    'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB per-graph')."""
+    measurements are the driver's at run time. The first capture of the full mode holds what its
+    warm-ups allocate for the attention backend, `full_buffers` (full_graph_buffers: FlashAttention
+    3's split buffers, FlashInfer's workspace), beside the graph's own, CUDA_GRAPH_FULL_FIRST; the
+    piecewise mode's first capture is its largest graph's own, CUDA_GRAPH_PIECEWISE_FIRST. The second
+    capture grows by the graph's own nodes, not by its buffers (the pool is shared): a piecewise
+    capture is one CUDA graph a piece, and the compiled model is split at every attention layer
+    (vllm/config/compilation.py, splitting_ops = _attention_ops; compilation/piecewise_backend.py), a
+    full graph holds every layer's kernels; so each further graph grows with the decoder layers, not
+    with the tensor-parallel size (the H100 logs of v0.19.0 print 18 to 20 MiB for 80 layers at TP 2
+    and 4, 4 to 6 MiB for 28 or 32 at TP 1, 2 and 4). The two first captures' own parts and the bytes
+    a layer of each mode are the medians over the fitted logs that print the two measurements (the
+    DEBUG line 'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB
+    per-graph')."""
     if not piecewise and not full:
         return 0
+    first = max(CUDA_GRAPH_PIECEWISE_FIRST if piecewise else 0, CUDA_GRAPH_FULL_FIRST + full_buffers if full else 0)
     further = CUDA_GRAPH_PIECEWISE_PER_LAYER * max(piecewise - 1, 0) + CUDA_GRAPH_FULL_PER_LAYER * max(full - 1, 0)
-    return CUDA_GRAPH_FIRST_CAPTURE + further * layers
+    return first + further * layers
 
 
-def flashinfer_workspace_growth(max_num_batched_tokens: int, heads: int, head_dim: int) -> int:
-    """What the FlashInfer workspace adds to the first full capture from v0.26.0, a metadata builder:
-    vllm/v1/attention/backends/flashinfer.py (v0.26.0 to v0.33.0), _get_workspace_buffer, sizes the
-    buffer as max(VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, 394 MiB by default, max_num_batched_tokens x
-    the rank's query heads x head_dim x 16 bytes) where v0.25.0 and earlier take the default alone.
-    The builder allocates it the first time it builds a native decode wrapper (_get_decode_wrapper),
-    which is the first warm-up of the first full graph profile_cudagraph_memory captures (attention
-    metadata is built for no earlier dummy run): so the estimate's `first_capture` of the FULL mode
-    holds it, and the sequence lengths of that warm-up do not enter. The default part was there in
-    every release and is left to the fitted first capture; this is the part above it. Below
-    394 MiB / (heads x head_dim x 16) batched tokens it is nothing: 4,202 tokens for 24 query heads of
-    256 (Qwen3.5-27B at TP 1), whence the flat estimate of https://github.com/vllm-project/vllm/issues/52872
-    up to 4,096 tokens and 0.365 GiB more at 8,192."""
-    scaled = max_num_batched_tokens * heads * head_dim * FLASHINFER_WORKSPACE_BYTES_PER_ELEM
-    return max(scaled - FLASHINFER_WORKSPACE, 0)
+def fa3_split_buffers(tokens: int, heads: int, head_dim: int) -> int:
+    """FlashAttention 3's split-KV buffers for a full graph of `tokens`: vLLM passes num_splits =
+    flash_attn_max_num_splits_for_cuda_graph (32) to every call a full graph captures, 'so that large
+    enough intermediate buffers are pre-allocated during capture' (v1/attention/backends/flash_attn.py,
+    FlashAttentionMetadataBuilder, v0.20.0 to v0.33.0), and FA3 holds an fp32 output accumulator of
+    [splits, tokens, heads, head_dim] and a log-sum-exp one of [splits, heads, tokens]: 32 x tokens x
+    the rank's query heads x (head_dim + 1) x 4 bytes. The first full capture, the largest, holds
+    them: 258 MiB for Llama 3.1 8B at 512 tokens, where the H100 logs of v0.19.0 print 260 MiB, and
+    half at TP 2 (132), a quarter at TP 4 (70)."""
+    return FA3_SPLITS * tokens * heads * (head_dim + 1) * 4
+
+
+def flashinfer_workspace(max_num_batched_tokens: int, heads: int, head_dim: int, rel: tuple[int, int]) -> int:
+    """One metadata builder's FlashInfer workspace: VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, 394 MiB by
+    default (vllm/envs.py), and from v0.26.0 no less than max_num_batched_tokens x the rank's query
+    heads x head_dim x 16 bytes (v1/attention/backends/flashinfer.py _get_workspace_buffer)."""
+    scaled = max_num_batched_tokens * heads * head_dim * FLASHINFER_WORKSPACE_BYTES_PER_ELEM if rel >= FLASHINFER_WORKSPACE_SCALED_FROM else 0
+    return max(FLASHINFER_WORKSPACE, scaled)
 
 
 def attention_groups(shape: Shape) -> int:
@@ -161,6 +179,34 @@ def flashinfer_native_decode(capture: Capture, rel: tuple[int, int]) -> bool:
     on Hopper (v0.26.0 to v0.33.0; FlashAttention runs there, runs_flashinfer) and on compute capability
     12.x from v0.28.0. The rule assumes the kernels' download site is reachable (has_nvidia_artifactory)."""
     return capture.flashinfer and not capture.sm100 and not (capture.sm120 and rel >= SM120_XQA_FROM)
+
+
+def full_graph_buffers(shape: Shape, capture: Capture, tp: int, largest_full: int, max_num_batched_tokens: int, rel: tuple[int, int],
+                       runner_v2: bool = False) -> tuple[int, str]:  # fmt: skip
+    """What the attention backend allocates in the warm-ups of the first full capture, with what says
+    so: FlashAttention 3's split buffers for the largest full graph (fa3_split_buffers; MLA's output is
+    kv_lora_rank wide), none for a model with attention sinks (gpt-oss-20b on H100s, log 111, prints an
+    8 MiB first full capture); else, where FlashInfer decodes with its own wrapper, each attention
+    group's builder's workspace (flashinfer_workspace), which that warm-up is the first to build
+    metadata for on the V1 runner (Model Runner V2 allocates it with its builders, before it
+    measures: vllm/v1/worker/gpu/attn_utils.py init_attn_backend, v0.29.0). FlashAttention 2 and
+    Triton take no more than the graph's own."""
+    heads = max(shape.heads // tp, 1)
+    if capture.fa3 and not shape.sinks:
+        width = shape.kv_lora_rank if MLA in shape.layers and shape.kv_lora_rank else shape.head_dim
+        b = fa3_split_buffers(largest_full, heads, width)
+        return (
+            b,
+            f"FlashAttention 3's split buffers, {FA3_SPLITS} x {largest_full:,} tokens x {heads} heads x ({width} + 1) x 4 B (v1/attention/backends/flash_attn.py)",
+        )
+    if flashinfer_native_decode(capture, rel) and not runner_v2:
+        groups = attention_groups(shape)
+        b = groups * flashinfer_workspace(max_num_batched_tokens, heads, shape.head_dim, rel)
+        return (
+            b,
+            f"FlashInfer's workspace, {groups} x {fmt(b // max(groups, 1), 'MiB', 0, up=True)} (v1/attention/backends/flashinfer.py _get_workspace_buffer)",
+        )
+    return 0, ""
 
 
 # The architectures each release runs on Model Runner V2 by default (vllm/config/vllm.py,
@@ -191,8 +237,10 @@ def capture_of(shape: Shape, card: Card, kv_cache_dtype: str, speculative_tokens
     An MLA model runs an MLA backend, which this rule leaves as captured whole; so does a card
     known by its total alone."""
     sm100 = is_sm100(card.name)
-    flashinfer = bool(runs_flashinfer(card, kv_cache_dtype)) and MLA not in shape.layers
-    return Capture(speculative_tokens, sm100, not (flashinfer and not sm100), flashinfer, is_sm120(card.name))
+    runs = runs_flashinfer(card, kv_cache_dtype)
+    flashinfer = bool(runs) and MLA not in shape.layers
+    fa3 = runs is False and is_hopper(card.name)  # FlashAttention first on Hopper, FA3 there (fa_utils.py get_flash_attn_version)
+    return Capture(speculative_tokens, sm100, not (flashinfer and not sm100), flashinfer, is_sm120(card.name), fa3)
 
 
 def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool, capture: Capture = Capture()) -> bool:
@@ -240,12 +288,8 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0; https://github.com/vllm-project/vllm/issues/49224), so the
     worker takes nothing off for the graphs it captures after sizing the pool. From v0.29.0 V2
     measures its own estimate (vllm/v1/worker/gpu/cudagraph_utils.py); the formula here, fitted on
-    the V1 runner's, stands in for it. On the V1 runner from v0.26.0, where FlashInfer decodes with its
-    own wrapper and full graphs are captured, each attention group's workspace above the default
-    (flashinfer_workspace_growth, over the rank's query heads) is added: it lands in the full mode's
-    first capture, which is the largest of the modes' there (the default workspace alone, 394 MiB,
-    is more than the fitted first capture). V2 allocates the workspace with its builders before it
-    measures (vllm/v1/worker/gpu/attn_utils.py init_attn_backend, v0.29.0), so nothing is added there."""
+    the V1 runner's, stands in for it. The full mode's first capture holds the attention backend's
+    buffers for the largest full graph (full_graph_buffers)."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if rel < (0, 20):
@@ -255,7 +299,8 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     if runner_v2 and rel < V2_ESTIMATE_FROM:
         return Term("cuda_graph", 0, "Model Runner V2, this release's default for the model (vllm/config/vllm.py use_v2_model_runner): its "
                     "profile_cudagraph_memory returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0), so nothing is taken off")  # fmt: skip
-    piecewise, full = graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture, rel, capture, runner_v2)
+    pw_sizes, full_sizes = graph_sizes(max_num_seqs, max_num_batched_tokens, shape.architecture, rel, capture, runner_v2)
+    piecewise, full = len(pw_sizes), len(full_sizes)
     layers = len(shape.layers)
     drafts = capture.speculative_tokens
     why = (
@@ -267,16 +312,10 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
         if drafts
         else ""
     )
-    workspace, ws = 0, ""
-    if full and not runner_v2 and rel >= FLASHINFER_WORKSPACE_SCALED_FROM and flashinfer_native_decode(capture, rel):
-        groups = attention_groups(shape)
-        heads = max(shape.heads // tp, 1)
-        workspace = groups * flashinfer_workspace_growth(max_num_batched_tokens, heads, shape.head_dim)
-        if workspace:
-            ws = (f"; plus {fmt(workspace, 'MiB', 0, up=True)} of FlashInfer workspace above the default in the first full capture "
-                  f"({groups} x ({max_num_batched_tokens:,} tokens x {heads} query heads x {shape.head_dim} x 16 B - 394 MiB), "
-                  "v1/attention/backends/flashinfer.py _get_workspace_buffer, v0.26.0)")  # fmt: skip
-    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers) + workspace,
+    buffers, said = full_graph_buffers(shape, capture, tp, full_sizes[-1], max_num_batched_tokens, rel, runner_v2) if full else (0, "")
+    first = max(CUDA_GRAPH_PIECEWISE_FIRST if piecewise else 0, CUDA_GRAPH_FULL_FIRST + buffers if full else 0)
+    held = f", with {fmt(buffers, 'MiB', 0, up=True)} of {said}" if buffers else ""
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers, buffers),
                 f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}{why}; "
-                f"{fmt(CUDA_GRAPH_FIRST_CAPTURE, 'MiB', 0, up=True)} first capture + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
-                f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted){ws}")  # fmt: skip
+                f"{fmt(first, 'MiB', 0, up=True)} first capture{held} + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
+                f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip
