@@ -576,6 +576,12 @@ EXPECTED = {
     # is 0.70 GiB under the NVLS boards' 2.08, and the printed peak (5.58 GiB, the sampler's) 0.33
     # over the modeled 5.25, so the pool comes out 0.9 % under
     "122-v0102-qwen3-next-80b-tp2-h200-hybrid-moe.log": (-0.0083, 0.01),
+    # Qwen3-Reranker-8B through the LLM class on an RTX PRO 6000 Blackwell (v0.20.2, the CUDA graph
+    # estimate off the pool; the log's weights): the modeled estimate (0.71 GiB over 51 piecewise and
+    # 51 full graphs) is 0.37 GiB over the printed 0.34, and the modeled peak and non-torch term
+    # (2.55 GiB, the Triton sampler's warm-up over 1,024 rows) 0.23 under what the start leaves them,
+    # so the pool comes out 0.2 % under
+    "123-v0202-qwen3-reranker-8b-rtx-pro-6000-colab.log": (-0.0022, 0.005),
 }
 
 
@@ -615,7 +621,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "85": ("starts", "starts"), "86": ("starts", "starts"), "87": ("starts", "starts"),
         "88": ("starts", "starts"),
         **{str(n): ("starts", "starts") for n in range(89, 121)},
-        "121": ("starts", "starts"), "122": ("starts", "starts"),
+        "121": ("starts", "starts"), "122": ("starts", "starts"), "123": ("starts", "starts"),
     }  # fmt: skip
 
 
@@ -645,11 +651,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (34, 0.0009, 0.008)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (35, 0.0009, 0.008)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (16, 0.0012, 0.0211)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 34 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.8 %; verdict right on 35 of 35" in out
+    assert "fitted: 35 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.8 %; verdict right on 36 of 36" in out
     assert "held out: 16 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.1 %; verdict right on 17 of 17" in out
 
 
@@ -670,6 +676,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "112": ("sliding window", poolaccuracy.ERAS[1]), "113": ("sliding window", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(114, 119)}, "119": ("sliding window", poolaccuracy.ERAS[1]),
         "120": ("dense", poolaccuracy.ERAS[1]), "121": ("moe", poolaccuracy.ERAS[1]), "122": ("hybrid", poolaccuracy.ERAS[1]),
+        "123": ("dense", poolaccuracy.ERAS[2]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -681,7 +688,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (4, 0.004, 0.0664)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (38, 39)
+    assert (dense.starts, dense.verdicts) == (39, 40)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
     assert (v1.starts, round(float(v1.p90), 3)) == (45, 0.005)
@@ -694,7 +701,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.058, 1.157)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.057, 1.157)
     assert round(float(held.median), 3) == 0.083
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
@@ -926,7 +933,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://github.com/") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 42
+    assert len(excerpts) == 43
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
