@@ -461,7 +461,8 @@ def test_the_graph_estimate_against_the_printed(measured) -> None:
     21 % (their further graphs grow more than a layer's median). Off the H100: a 24 GB card with
     Qwen3-8B over by 20 % (45 % with one first capture for all), GB10 with a hybrid MoE under by 59 %,
     five small piecewise graphs under TP 2 over by 32 % (131 %), and Qwen3-8B's decoder on an RTX PRO
-    6000 Blackwell under v0.20.2 over by 108 % (0.71 GiB modeled for 51 graphs a mode, 0.34 printed)."""
+    6000 Blackwell under v0.20.2 and v0.21.0 over by 108 % (0.71 GiB modeled for 51 graphs a mode, 0.34
+    printed)."""
     import yaml
 
     data = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))
@@ -476,7 +477,7 @@ def test_the_graph_estimate_against_the_printed(measured) -> None:
                 "31": 0.203, "45": -0.587, "25": 0.322, "89": -0.618, "90": 0.125, "91": -0.081, "92": -0.081, "93": 0.108,
                 "94": -0.055, "95": -0.164, "96": 0.108, "97": -0.004, "98": -0.169, "99": -0.212, "100": -0.323, "101": 0.218,
                 "102": -0.081, "103": -0.081, "104": -0.195, "105": 0.108, "106": -0.081, "107": 0.11, "108": -0.051,
-                "109": -0.051, "110": -0.059, "111": -0.303, "123": 1.076}  # fmt: skip
+                "109": -0.051, "110": -0.059, "111": -0.303, "123": 1.076, "124": 1.076}  # fmt: skip
     assert {k: round(float(c.error), 3) for k, c in checks.items()} == expected
     assert (checks["45"].piecewise, checks["45"].full, checks["25"].piecewise, checks["25"].full) == (51, 35, 5, 0)
     assert poolaccuracy.graph_breakdown(logs[names[0]]) == {"PIECEWISE": (138 * 2**20, 6 * 2**20), "FULL": (260 * 2**20, 6 * 2**20)}
@@ -583,6 +584,10 @@ EXPECTED = {
     # (2.55 GiB, the Triton sampler's warm-up over 1,024 rows) 0.23 under what the start leaves them,
     # so the pool comes out 0.2 % under
     "123-v0202-qwen3-reranker-8b-rtx-pro-6000-colab.log": (-0.0022, 0.005),
+    # held out: the same start under v0.21.0 (the same pool printed), with VLLM_USE_FLASHINFER_SAMPLER=0:
+    # the Triton sampler's warm-up (2.17 GiB) ran, where the model takes FlashInfer's (1.45), v0.21.0's
+    # default, so the pool comes out 0.9 % over
+    "124-v0210-qwen3-reranker-8b-rtx-pro-6000-colab.log": (0.0094, 0.01),
 }
 
 
@@ -602,7 +607,7 @@ def test_each_pool_against_the_printed(measured) -> None:
         assert abs(r.error) <= bound, r.label
         seen[Path(r.log).name] = r.held_out
     assert seen == {
-        log: log.startswith(("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-"))
+        log: log.startswith(("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-"))
         for log in EXPECTED
     }
 
@@ -623,6 +628,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "88": ("starts", "starts"),
         **{str(n): ("starts", "starts") for n in range(89, 121)},
         "121": ("starts", "starts"), "122": ("starts", "starts"), "123": ("starts", "starts"),
+        "124": ("starts", "starts"),
     }  # fmt: skip
 
 
@@ -653,11 +659,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
     assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (35, 0.0009, 0.008)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (16, 0.0012, 0.0211)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (17, 0.0014, 0.0211)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted: 35 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.8 %; verdict right on 36 of 36" in out
-    assert "held out: 16 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.1 %; verdict right on 17 of 17" in out
+    assert "held out: 17 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.1 %; verdict right on 18 of 18" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -677,7 +683,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "112": ("sliding window", poolaccuracy.ERAS[1]), "113": ("sliding window", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(114, 119)}, "119": ("sliding window", poolaccuracy.ERAS[1]),
         "120": ("dense", poolaccuracy.ERAS[1]), "121": ("moe", poolaccuracy.ERAS[1]), "122": ("hybrid", poolaccuracy.ERAS[1]),
-        "123": ("dense", poolaccuracy.ERAS[2]),
+        "123": ("dense", poolaccuracy.ERAS[2]), "124": ("dense", poolaccuracy.ERAS[2]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -689,7 +695,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (4, 0.004, 0.0664)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (39, 40)
+    assert (dense.starts, dense.verdicts) == (40, 41)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
     assert (v1.starts, round(float(v1.p90), 3)) == (45, 0.005)
@@ -703,7 +709,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
     assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.057, 1.157)
-    assert round(float(held.median), 3) == 0.083
+    assert round(float(held.median), 3) == 0.077
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -934,7 +940,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://github.com/") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 43
+    assert len(excerpts) == 44
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
