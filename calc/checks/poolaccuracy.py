@@ -151,13 +151,16 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
 
 
 _FLASHINFER_SAMPLER = "Using FlashInfer for top-p & top-k sampling"  # v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__
+_NO_FLASHINFER_SAMPLER = ("FlashInfer top-p/top-k sampling disabled via", "FlashInfer is not available. Falling back")  # the same __init__, 0.21.0 and 0.10.1.1
 
 
-def flashinfer_sampler(text: str, stated: object, where: str) -> bool:
-    """Whether the start sampled with FlashInfer: the log's own line, or what the entry states
-    (`sampler: flashinfer` or `sampler: pytorch`) where the log kept no such line."""
+def flashinfer_sampler(text: str, stated: object, where: str) -> bool | None:
+    """Whether the start sampled with FlashInfer: the log's own line (or its line that
+    VLLM_USE_FLASHINFER_SAMPLER=0 turned it off, or that it is not available), or what the entry
+    states (`sampler: flashinfer` or `sampler: pytorch`) where the log kept no such line; None where
+    neither says, the release's default."""
     if stated is None:
-        return _FLASHINFER_SAMPLER in text
+        return True if _FLASHINFER_SAMPLER in text else False if any(n in text for n in _NO_FLASHINFER_SAMPLER) else None
     if stated not in ("flashinfer", "pytorch"):
         raise InputError(f"{where}: found {stated!r}, expected flashinfer or pytorch")
     return stated == "flashinfer"

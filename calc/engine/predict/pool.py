@@ -35,7 +35,9 @@ class Start:
     cpu_offload_gib: Fraction = Fraction(0)  # --cpu-offload-gb: whole parameters moved to the host, a rank
     prefix_caching: bool | None = None  # None: the release's default (off for hybrids up to 0.27.1): a hybrid's mamba cache mode
     multimodal: multimodal.Settings | None = None  # --mm-encoder-tp-mode, --limit-mm-per-prompt
-    flashinfer_sampler: bool = False  # FlashInfer installed: V1 samples with it from v0.8.0 to v0.11.x (sampler_warmup)
+    flashinfer_sampler: bool | None = (
+        None  # whether FlashInfer's sampler runs (installed up to v0.11.x; off by VLLM_USE_FLASHINFER_SAMPLER=0); None: the release's default
+    )
     drafter: bool = False  # speculative decoding: the drafter's (MTP) layers load with the model, on the last stage
     speculative_tokens: int = 0  # --speculative-config's num_speculative_tokens: the query length of a decode step, the graphs' sizes
 

@@ -212,7 +212,7 @@ TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_T
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
 
 
-def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool = False) -> Term:
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool | None = None) -> Term:
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
     rows over the whole vocabulary.
@@ -234,18 +234,22 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
       (vllm[flashinfer], METADATA of v0.10.1.1 and v0.11.0), so `flashinfer` is what the install has:
       false (the sort) unless told. flashinfer_sample calls top_k_top_p_sampling_from_logits on the
       float32 logits (v0.10.1.1): FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element. From v0.12.0
-      it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0."""
+      it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0.
+    `flashinfer`: what is known of FlashInfer's sampler (True: installed, which counts up to v0.11.x;
+    False: not installed, or VLLM_USE_FLASHINFER_SAMPLER=0, which from v0.21.0 leaves the
+    PyTorch-native path, the Triton kernel from 8 rows: 'FlashInfer top-p/top-k sampling disabled via
+    VLLM_USE_FLASHINFER_SAMPLER=0', topk_topp_sampler.py, 0.21.0); None: the release's default."""
     if (0, 8) <= rel < (0, 12) and flashinfer and vendor == "nvidia":
         return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
                     f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer where it imports, v0.8.0 to v0.11.x; v0.10.1.1): "
                     f"{rows} rows x {vocab} logits x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
-    if rel >= (0, 21) and vendor == "nvidia":
+    if rel >= (0, 21) and vendor == "nvidia" and flashinfer is not False:
         return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
                     f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
                     f"x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
     if rel >= (0, 17) and rows >= TRITON_SAMPLER_MIN_ROWS:
         return Term("sampler", rows * vocab * SAMPLER_TRITON_BYTES_PER_LOGIT,
-                    f"vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, v0.17.0 to v0.20.x: the Triton kernel (topk_topp_triton.py) from "
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, v0.17.0 on without FlashInfer: the Triton kernel (topk_topp_triton.py) from "
                     f"{TRITON_SAMPLER_MIN_ROWS} rows, no sort: {rows} rows x {vocab} logits x {SAMPLER_TRITON_BYTES_PER_LOGIT} B (fitted, triton)")  # fmt: skip
     return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
                 f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0 (PyTorch-native top-k/top-p): {rows} rows x {vocab} logits "

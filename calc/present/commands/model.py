@@ -74,7 +74,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             max_num_seqs=_int(args, "seats") if args.seats is not None else None,
             max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
-            flashinfer_sampler=args.flashinfer_installed, drafter=_int(args, "speculative_tokens") > 0,
+            flashinfer_sampler=True if args.flashinfer_installed else None, drafter=_int(args, "speculative_tokens") > 0,
             speculative_tokens=_int(args, "speculative_tokens"),
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg,
