@@ -594,6 +594,12 @@ EXPECTED = {
     # which its log says: the Triton sampler's warm-up (2.17 GiB), not FlashInfer's (1.45), v0.21.0's
     # default (0.9 % over before the log's line was read)
     "124-v0210-qwen3-reranker-8b-rtx-pro-6000-colab.log": (-0.0022, 0.005),
+    # Qwen3-Next 80B-A3B AWQ 4-bit (hybrid, int4 experts) under TP 2 on two PCIe L40S (v0.13.0, fp8 KV, 8
+    # sequences, the log's weights, 22.53 GiB a rank): the modeled peak (0.76 GiB, TritonExperts' workspace
+    # over 8,192 tokens) and non-torch term (0.33, NCCL without NVLS) take 0.34 GiB more than the start
+    # left them (its experts ran Marlin's int4 path, CompressedTensorsWNA16MarlinMoEMethod), so the pool
+    # comes out 1.9 % under
+    "125-v0130-qwen3-next-80b-awq-tp2-l40s-aether.log": (-0.0193, 0.02),
 }
 
 
@@ -634,7 +640,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "88": ("starts", "starts"),
         **{str(n): ("starts", "starts") for n in range(89, 121)},
         "121": ("starts", "starts"), "122": ("starts", "starts"), "123": ("starts", "starts"),
-        "124": ("starts", "starts"),
+        "124": ("starts", "starts"), "125": ("starts", "starts"),
     }  # fmt: skip
 
 
@@ -664,11 +670,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (35, 0.0009, 0.008)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (36, 0.001, 0.019)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (17, 0.0014, 0.0211)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 35 starts with a printed pool; median |error| +0.1 %, 90th percentile +0.8 %; verdict right on 36 of 36" in out
+    assert "fitted: 36 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.9 %; verdict right on 37 of 37" in out
     assert "held out: 17 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.1 %; verdict right on 18 of 18" in out
 
 
@@ -689,7 +695,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "112": ("sliding window", poolaccuracy.ERAS[1]), "113": ("sliding window", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(114, 119)}, "119": ("sliding window", poolaccuracy.ERAS[1]),
         "120": ("dense", poolaccuracy.ERAS[1]), "121": ("moe", poolaccuracy.ERAS[1]), "122": ("hybrid", poolaccuracy.ERAS[1]),
-        "123": ("dense", poolaccuracy.ERAS[2]), "124": ("dense", poolaccuracy.ERAS[2]),
+        "123": ("dense", poolaccuracy.ERAS[2]), "124": ("dense", poolaccuracy.ERAS[2]), "125": ("hybrid", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -704,7 +710,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     assert (dense.starts, dense.verdicts) == (40, 41)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (45, 0.005)
+    assert (v1.starts, round(float(v1.p90), 3)) == (46, 0.008)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -946,7 +952,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://github.com/") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 44
+    assert len(excerpts) == 45
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
