@@ -281,6 +281,23 @@ def test_non_torch_under_tp_by_release() -> None:
     assert predict.NON_TORCH_PER_RANK_TP_NO_CUMEM < predict.NON_TORCH_PER_RANK_TP / 5
 
 
+def test_cli_turns_the_flashinfer_sampler_off(capsys) -> None:
+    """--no-flashinfer-sampler is VLLM_USE_FLASHINFER_SAMPLER=0: from 0.21.0 the warm-up runs the
+    Triton kernel, 15 B a logit against FlashInfer's 10, as the Qwen3-Reranker-8B start under 0.21.0
+    printed (62.35 GiB, the same as under 0.20.2); with --flashinfer-installed it is one line."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-pro-6000-blackwell", "--gpu-memory-utilization", "0.85",
+            "--max-model-len", "1024", "--max-num-seqs", "1024", "--max-num-batched-tokens", "16384", "--engine-version", "0.21.0", "--json"]  # fmt: skip
+    on, off = _json(argv, capsys), _json([*argv, "--no-flashinfer-sampler"], capsys)
+    rows_x_vocab = 1024 * 151936
+    assert off["activation_peak_bytes"] - on["activation_peak_bytes"] == rows_x_vocab * (
+        predict.SAMPLER_TRITON_BYTES_PER_LOGIT - predict.FLASHINFER_SAMPLER_BYTES_PER_LOGIT
+    )
+    assert on["available_kv_bytes"] - off["available_kv_bytes"] == off["activation_peak_bytes"] - on["activation_peak_bytes"]
+    assert abs(off["available_kv_bytes"] - parse_size("62.35 GiB")) < 0.01 * parse_size("62.35 GiB")
+    assert cli.main([*argv, "--no-flashinfer-sampler", "--flashinfer-installed"]) == 2
+    assert capsys.readouterr().err == "calc: error: --flashinfer-installed, --no-flashinfer-sampler: found both, expected one of them\n"
+
+
 def test_the_log_says_which_sampler_ran() -> None:
     """topk_topp_sampler.py's INFO line names FlashInfer; its warning that FlashInfer is not available
     does not; an entry may state it where the log kept no line, and a wrong word is one line."""
@@ -779,7 +796,7 @@ def test_cli_says_flashinfer_is_installed(capsys) -> None:
     assert later["available_kv_bytes"] == _json([*argv[:-2], "0.20.0", "--json"], capsys)["available_kv_bytes"]
     assert any(n.startswith("--flashinfer-installed changes nothing on vLLM 0.20") for n in later["notes"])
     assert cli.main(["model", "models/configs/qwen2.5-7b/config.json", "--max-model-len", "16384", "--flashinfer-installed"]) == 2
-    assert "--flashinfer-installed: found without a card" in capsys.readouterr().err
+    assert "--flashinfer-installed, --no-flashinfer-sampler: found without a card" in capsys.readouterr().err
 
 
 def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:

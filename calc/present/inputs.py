@@ -376,6 +376,14 @@ TABLE: tuple[Input, ...] = (
         "FlashInfer installed",
         "with a card, vLLM 0.8 to 0.11: FlashInfer imports (vllm[flashinfer]), so V1 samples with it unless VLLM_USE_FLASHINFER_SAMPLER=0",
     ),
+    Input(
+        "no_flashinfer_sampler",
+        "--no-flashinfer-sampler",
+        None,
+        "switch",
+        "FlashInfer sampler off",
+        "with a card, vLLM 0.21 and later: VLLM_USE_FLASHINFER_SAMPLER=0, so the sampler warms up on the PyTorch-native path",
+    ),
     # speculative decoding
     Input("drafter", "--drafter", None, "switch", "drafter", "the speculative drafter loads with the model", "Drafter (speculative decoding) on"),
     Input(
@@ -758,6 +766,7 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("enforce_eager"),
         use("offline"),
         use("flashinfer_installed"),
+        use("no_flashinfer_sampler"),
         use("speculative_tokens", "", default="0"),
         use("dcp", default="1"),
         use("no_prefix_caching", group="caching"),
