@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from calc.catalog.entries import Box  # noqa: E402
 from calc.catalog.loader import load_dir  # noqa: E402
 from calc.checks import poolaccuracy, records  # noqa: E402
 
@@ -34,23 +36,26 @@ def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, int]]:
     urls = {s["file"]: s["url"] for s in listed if isinstance(s, dict) and "file" in s}
     catalog = load_dir(root / "catalog")
     rows = poolaccuracy.rows(entries, configs, logs, catalog.boxes, urls)
-    layers, buffers = graph_models(graph_logs, entries, logs, root, {r.log: r.prediction.tp for r in rows})
+    layers, buffers = graph_models(graph_logs, entries, logs, catalog.boxes, rows, root)
     return rows, poolaccuracy.fit(rows, graph_logs, logs, layers, buffers)
 
 
 def graph_models(
-    graph_logs: list[records.GraphLog], entries: list[records.PoolStart], logs: dict[str, str], root: Path = ROOT, tps: dict[str, int] | None = None
-) -> tuple[dict[str, int], dict[str, int]]:
+    graph_logs: list[records.GraphLog], entries: list[records.PoolStart], logs: dict[str, str], boxes: Mapping[str, Box], rows: list[poolaccuracy.Row],
+    root: Path = ROOT,
+) -> tuple[dict[str, int], dict[str, int]]:  # fmt: skip
     """Each CUDA graph log's decoder layers and the attention backend's buffers in its first full
     capture (predict.full_graph_buffers for the largest full graph it profiled): from its own config
-    and card, or else its start's (`tps`: each start's tensor-parallel size, as its row read it)."""
+    and card, or else its start's, at the tensor-parallel size and batch its row predicted (a log
+    that is no start's: its own TP, and 8,192 batched tokens, which enter only FlashInfer's workspace
+    from 0.26.0)."""
     from calc.engine import hfconfig, predict
 
-    boxes = load_dir(root / "catalog").boxes
     starts = {e.log: e for e in entries}
+    predicted = {r.log: r.prediction for r in rows}
     layers, buffers = {}, {}
     for g in graph_logs:
-        e = starts.get(g.log)
+        e, p = starts.get(g.log), predicted.get(g.log)
         name, box = g.config or (e.config if e else None), g.box or (e.box if e else None)
         if name is None:
             continue
@@ -62,8 +67,8 @@ def graph_models(
             card = predict.card_of_box(predict.find_box(boxes, box))
             capture = predict.capture_of(shape, card, e.kv_cache_dtype if e else "auto", 0)
             rel = predict.release(e.engine_version if e else None)
-            tp = g.tp or (e.tp if e else None) or (tps or {}).get(g.log) or 1
-            buffers[g.log] = predict.full_graph_buffers(shape, capture, tp, largest, e.max_num_batched_tokens or 8192 if e else 8192, rel)[0]
+            tp, batch = (p.tp, p.max_num_batched_tokens) if p else (g.tp or 1, 8192)
+            buffers[g.log] = predict.full_graph_buffers(shape, capture, tp, largest, batch, rel)[0]
     return layers, buffers
 
 

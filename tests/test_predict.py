@@ -473,7 +473,7 @@ def test_a_further_cuda_graph_grows_with_the_layers_not_the_tp_size() -> None:
     assert round(predict.cuda_graph_estimate(51, 51, 80, predict.fa3_split_buffers(512, 16, 128)) / GiB, 2) == 1.42
 
 
-def test_the_graph_estimate_against_the_printed(measured) -> None:
+def test_the_graph_estimate_against_the_printed(measured, catalog) -> None:
     """vLLM's own two measurements, fitted on the fitted H100 logs of v0.19.0 that print them (the
     piecewise first capture, a median of 128 MiB; the full one, FlashAttention 3's split buffers and
     a median of 4 MiB beside them, 2 to 13 in every log but gpt-oss's; a further graph 0.19 MiB a
@@ -493,7 +493,7 @@ def test_the_graph_estimate_against_the_printed(measured) -> None:
     logs = {n: (ROOT / "logs" / "public" / n).read_text(encoding="utf-8") for n in names}
     rows, _ = measured
     graph_logs, entries = records.graph_logs(data), records.pool_starts(data)
-    layers, buffers = pool_accuracy.graph_models(graph_logs, entries, logs, ROOT, {r.log: r.prediction.tp for r in rows})
+    layers, buffers = pool_accuracy.graph_models(graph_logs, entries, logs, catalog.boxes, rows, ROOT)
     layers = {r.log: r.layers for r in rows} | layers
     checks = {Path(c.log).name.split("-")[0]: c for c in poolaccuracy.graph_checks(names, logs, layers, buffers)}
     expected = {"81": -0.081, "82": -0.165, "83": -0.081, "84": 0.055, "85": -0.15, "86": -0.165, "87": 0.218, "88": -0.048,

@@ -289,7 +289,7 @@ def largest_full(text: str) -> int | None:
     if m:
         return int(m[1])
     counted = {mode: int(n) for mode, _, n, _ in _BREAKDOWN.findall(text)}
-    grid = predict.capture_sizes(1024, 1 << 20, "GptOssForCausalLM")  # the default sizes up to 1,024
+    grid = predict.capture_grid(1024)
     return grid[min(counted["FULL"], len(grid)) - 1] if "FULL" in counted else None
 
 

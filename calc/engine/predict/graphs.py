@@ -38,14 +38,19 @@ class Capture:
     the attention backend can capture a full graph of a speculative decode step."""
 
     speculative_tokens: int = 0
-    sm100: bool = False  # data-center Blackwell: the larger ceiling (from v0.28.0)
-    full_spec_decode: bool = True  # False under FlashInfer without TRT-LLM decode (flashinfer_single_token)
+    sm100: bool = False  # data-center Blackwell: the larger ceiling (from v0.28.0), TRT-LLM's decode kernels
     flashinfer: bool = False  # the attention backend is FlashInfer (runs_flashinfer, a model without MLA)
     sm120: bool = False  # Blackwell GeForce and RTX PRO: FlashInfer decodes with XQA from v0.28.0
     fa3: bool = False  # FlashAttention 3 (Hopper, FlashAttention's backend or its MLA one): split buffers in full graphs
 
+    @property
+    def full_spec_decode(self) -> bool:
+        """Whether the backend captures a speculative decode step whole: all but FlashInfer without
+        TRT-LLM's decode kernels (capture_of)."""
+        return not self.flashinfer or self.sm100
 
-def _grid(largest: int) -> list[int]:
+
+def capture_grid(largest: int) -> list[int]:
     """1, 2, 4, then 8 to 248 by 8 and 256 up by 16, none above `largest`."""
     sizes = [s for s in (1, 2, 4) if s <= largest]
     sizes += list(range(8, min(largest + 1, 256), 8))
@@ -55,7 +60,7 @@ def _grid(largest: int) -> list[int]:
 
 def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "", rel: tuple[int, int] = (0, 20),
                   capture: Capture = Capture()) -> list[int]:  # fmt: skip
-    """vllm/config/vllm.py, _set_cudagraph_sizes (v0.20.0 to v0.33.0): the grid _grid gives up to
+    """vllm/config/vllm.py, _set_cudagraph_sizes (v0.20.0 to v0.33.0): the grid capture_grid gives up to
     min(2 x max_num_seqs x (1 + the drafted tokens), 512, max_num_batched_tokens), 1,024 in place of
     512 on data-center Blackwell from v0.28.0; gpt-oss sets the largest to 1,024
     (GptOssForCausalLMConfig.verify_and_update_config, vllm/model_executor/models/config.py), still
@@ -72,11 +77,11 @@ def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: 
         cap = min(max_num_seqs * query * 2, ceiling)
         if query > 1 and rel >= DECODE_GRID_FROM:
             most = min(max_num_seqs, ceiling)
-            decode = [n * query for n in sorted(set(_grid(most) + [most])) if n * query <= cap]
+            decode = [n * query for n in sorted(set(capture_grid(most) + [most])) if n * query <= cap]
         elif query == 1 and rel >= APPEND_SEQS_FROM and max_num_seqs <= cap:
             decode = [max_num_seqs]
     largest = min(cap, max_num_batched_tokens)
-    sizes = _grid(largest)
+    sizes = capture_grid(largest)
     if rel >= APPEND_BATCH_FROM and max_num_batched_tokens <= largest:
         sizes.append(max_num_batched_tokens)
     sizes += [d for d in decode if d <= max_num_batched_tokens]
@@ -134,9 +139,14 @@ def cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: in
     per-graph')."""
     if not piecewise and not full:
         return 0
-    first = max(CUDA_GRAPH_PIECEWISE_FIRST if piecewise else 0, CUDA_GRAPH_FULL_FIRST + full_buffers if full else 0)
     further = CUDA_GRAPH_PIECEWISE_PER_LAYER * max(piecewise - 1, 0) + CUDA_GRAPH_FULL_PER_LAYER * max(full - 1, 0)
-    return first + further * layers
+    return first_capture(piecewise, full, full_buffers) + further * layers
+
+
+def first_capture(piecewise: int, full: int, full_buffers: int = 0) -> int:
+    """The larger of the modes' first captures (cuda_graph_estimate): the piecewise mode's own, or the
+    full mode's own and the attention backend's buffers."""
+    return max(CUDA_GRAPH_PIECEWISE_FIRST if piecewise else 0, CUDA_GRAPH_FULL_FIRST + full_buffers if full else 0)
 
 
 def fa3_split_buffers(tokens: int, heads: int, head_dim: int) -> int:
@@ -240,7 +250,7 @@ def capture_of(shape: Shape, card: Card, kv_cache_dtype: str, speculative_tokens
     runs = runs_flashinfer(card, kv_cache_dtype)
     flashinfer = bool(runs) and MLA not in shape.layers
     fa3 = runs is False and is_hopper(card.name)  # FlashAttention first on Hopper, FA3 there (fa_utils.py get_flash_attn_version)
-    return Capture(speculative_tokens, sm100, not (flashinfer and not sm100), flashinfer, is_sm120(card.name), fa3)
+    return Capture(speculative_tokens, sm100, flashinfer, is_sm120(card.name), fa3)
 
 
 def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool, capture: Capture = Capture()) -> bool:
@@ -313,7 +323,7 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
         else ""
     )
     buffers, said = full_graph_buffers(shape, capture, tp, full_sizes[-1], max_num_batched_tokens, rel, runner_v2) if full else (0, "")
-    first = max(CUDA_GRAPH_PIECEWISE_FIRST if piecewise else 0, CUDA_GRAPH_FULL_FIRST + buffers if full else 0)
+    first = first_capture(piecewise, full, buffers)
     held = f", with {fmt(buffers, 'MiB', 0, up=True)} of {said}" if buffers else ""
     return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers, buffers),
                 f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}{why}; "
