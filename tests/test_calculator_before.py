@@ -189,7 +189,7 @@ def _on_card(catalog, default, box: str, **edits: str) -> dict[str, str]:
     """The form as a reader leaves it after choosing a card: the box's own defaults applied."""
     moved = calc_html.changed(catalog, "before", "box", {**default, "box": box})
     assert moved is not None
-    raw = {**default, "box": box, **{k.removeprefix("before-"): v for k, v in moved["values"].items()}}
+    raw = {**default, "box": box, **{k.removeprefix("before-").replace("-", "_"): v for k, v in moved["values"].items()}}
     return {**raw, **edits}
 
 
@@ -307,3 +307,69 @@ def test_a_card_the_weights_overfill_says_no_pool_not_a_negative_one(catalog, de
     assert out.valid
     verdict = out.sections["before-verdict"]
     assert "no pool left, 36.27 GiB short a rank" in verdict and "a pool of -" not in verdict
+
+
+@pytest.mark.parametrize(
+    ("box", "edits", "argv"),
+    [
+        # vllm serve's defaults on an H100 (1,024 sequences, 8,192 tokens): the fields left empty
+        ("h100-sxm", {}, []),
+        ("h100-sxm", {"engine_version": "0.21.0", "enforce_eager": "on"}, ["--engine-version", "0.21.0", "--enforce-eager"]),
+        (
+            "l40s",
+            {"engine_version": "0.11.0", "offline": "on", "flashinfer_installed": "on"},
+            ["--engine-version", "0.11.0", "--offline", "--flashinfer-installed"],
+        ),
+        ("rtx-pro-6000-blackwell", {"engine_version": "0.21.0", "no_flashinfer_sampler": "on"}, ["--engine-version", "0.21.0", "--no-flashinfer-sampler"]),
+        ("l40s", {"tp": "2", "pipeline_parallel_size": "2", "engine_version": "0.19.0"}, ["--tp", "2", "--pp", "2", "--engine-version", "0.19.0"]),
+        ("a100-80gb", {"enable_lora": "on", "max_loras": "4", "max_lora_rank": "64"}, ["--enable-lora", "--max-loras", "4", "--max-lora-rank", "64"]),
+    ],
+)
+def test_the_calculator_predicts_what_the_command_line_does(catalog, default, capsys, box, edits, argv) -> None:
+    """Every setting of the form reaches the prediction: the pool, the batch and each term are
+    `calc model --gpu`'s for the same flags, and an empty max_num_seqs is the release's default for
+    the card, not the gate's calibration."""
+    from calc.present import cli
+
+    path = "models/configs/qwen3-8b/config.json"
+    out = calc_html.run(catalog, "before", _on_card(catalog, default, box, config=(ROOT / path).read_text(), max_model_len="16384", **edits))
+    assert out.valid, out.errors
+    assert cli.main(["model", path, "--gpu", box, "--max-model-len", "16384", *argv, "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    for key, term in (("p_weights", "weights"), ("p_activation_peak", "activation_peak"), ("p_non_torch", "non_torch"), ("p_cuda_graph", "cuda_graph")):
+        assert out.figures[key] == fmt(r["terms"][term]["bytes"], "GiB"), key
+    assert (
+        f"max_num_seqs {fmt(r['max_num_seqs'], 'count')}, max_num_batched_tokens {fmt(r['max_num_batched_tokens'], 'count')}" in out.sections["before-result"]
+    )
+    assert out.figures["tokens"] == fmt(r["kv_tokens"], "tokens")
+    assert out.figures["verdict"] == r["verdict"]
+
+
+def test_the_scheduler_fields_follow_the_box(catalog, default) -> None:
+    """On a discrete card the scheduler's fields empty to the release's defaults; back on a unified box
+    they are the gate's calibration again."""
+    on_card = calc_html.changed(catalog, "before", "box", {**default, "box": "h100-sxm"})
+    assert on_card["values"]["before-seats"] == on_card["values"]["before-prefill-budget"] == ""
+    assert "release's default for the card" in on_card["sources"]["before-seats-src"]
+    back = calc_html.changed(catalog, "before", "box", {**default, "box": next(iter(catalog.boxes))})
+    assert back["values"]["before-seats"] == default["seats"] == fmt(catalog.policy["gate"]["calibration"]["seats"].value, "count")
+
+
+@pytest.mark.parametrize(
+    ("box", "edits", "field", "message"),
+    [
+        ("dgx-spark", {"enforce_eager": "on"}, "enforce_eager", "Eager: found ticked with a pin, expected the pin empty on a discrete card"),
+        ("h100-sxm", {"pin": "10e9", "offline": "on"}, "offline", "Offline: found ticked with a pin"),
+        (
+            "h100-sxm",
+            {"flashinfer_installed": "on", "no_flashinfer_sampler": "on"},
+            "no_flashinfer_sampler",
+            "VLLM_USE_FLASHINFER_SAMPLER=0: found ticked beside",
+        ),
+        ("h100-sxm", {"seats": "4096", "prefill_budget": "2048"}, "seats", "Seats: found 4,096 beside --max-num-batched-tokens 2,048, expected at most 2,048"),
+    ],
+)
+def test_settings_that_change_no_prediction_are_refused(catalog, default, box, edits, field, message) -> None:
+    out = calc_html.run(catalog, "before", {**_on_card(catalog, default, box), **edits})
+    assert not out.valid
+    assert out.errors[field].startswith(message), out.errors

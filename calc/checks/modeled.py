@@ -27,7 +27,7 @@ from calc.checks.modelreport import (
     TowerReport,
     WorstPrefill,
 )
-from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, ranks, weights
+from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, predict, ranks, weights
 from calc.units import InputError, fmt
 
 __all__ = [
@@ -232,8 +232,6 @@ def beyond_read(text: str | None) -> str | None:
     """Where --engine-version names a release newer than the newest whose source was read
     (calc/engine/predict/defaults.py LATEST, the 0.33.0 wheel), what the report says of it: the rules
     followed are the newest release's, and the version typed is beyond it. None otherwise."""
-    from calc.engine import predict
-
     if not text or release_of(text) <= predict.LATEST:
         return None
     newest = f"{predict.LATEST[0]}.{predict.LATEST[1]}.0"
@@ -242,8 +240,6 @@ def beyond_read(text: str | None) -> str | None:
 
 def _engine_rules(rules: kvlayout.Version, version: str | None) -> str:
     """The rules the report follows, as its first line names them."""
-    from calc.engine import predict
-
     how = f"{'V0' if rules.engine == 'v0' else 'V1'}, tokens printed from {rules.prints}"
     if beyond_read(version) is None:
         return f"vLLM {rules.name} ({how})"
@@ -254,8 +250,6 @@ def _engine_rules(rules: kvlayout.Version, version: str | None) -> str:
 
 def release_of(text: str | None) -> tuple[int, int]:
     """(major, minor) of --engine-version; the newest read when none is given."""
-    from calc.engine import predict
-
     return predict.release(text)
 
 
@@ -383,3 +377,23 @@ def stage_report(st: ranks.Stage) -> StageReport:
         kv_block_bytes=st.kv_block_bytes,
         kv_floor_bytes=st.kv_floor_bytes,
     )
+
+
+def prediction_given(r: ModelReport, shape: hfconfig.Shape, start: predict.Start) -> predict.Given:
+    """What the modeled report gives the pool's prediction (calc/engine/predict/ Given): the weights a
+    rank with the drafter's layers when drafting (they load with the model, inside the profiler that
+    prints 'Model loading took': gpu_model_runner.py load_model, drafter.load_model, 0.20.0), each
+    pipeline stage's own, and under expert or data parallel the LoRA slots of each stage's rank with
+    the most experts."""
+    drafter = r.drafter_bytes_per_rank if start.drafter else 0
+    own = tuple(st.weights_bytes + (st.drafter_bytes if start.drafter else 0) for st in r.ranks) if start.pp > 1 else None
+    slots = tuple((st.lora_bytes or 0) // start.lora.max_loras for st in r.ranks) if expert_split(r, shape) and start.lora is not None else None
+    weights_from = f"calc/engine/weights.py from the {r.weights_source}" + (
+        f", with the drafter's layers {fmt(drafter, 'GiB')} (they load with the model: gpu_model_runner.py load_model, 0.20.0)" if drafter else ""
+    )
+    return predict.Given(r.weights_bytes_per_rank + drafter, weights_from, own, slots)
+
+
+def expert_split(r: ModelReport, shape: hfconfig.Shape) -> bool:
+    """Whether the experts are split over data or expert parallel ranks: the pool is then the rank with the most experts'."""
+    return (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))

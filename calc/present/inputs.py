@@ -816,9 +816,21 @@ FORMS: dict[str, tuple[Use, ...]] = {
         use("tp"),
         use("kv_cache_dtype", kind="select"),
         use("max_model_len"),
-        use("prefill_budget"),
-        use("seats"),
+        use("prefill_budget", form_help="Tokens; empty: on a discrete card the release's default for the card, else the gate's calibration"),
+        use("seats", form_help="Concurrent sequences; empty: on a discrete card the release's default for the card, else the gate's calibration"),
         use("speculative_tokens", form_help="--speculative-config's num_speculative_tokens; 0: no drafter"),
+        use("enforce_eager", label="Eager (--enforce-eager)", form_help="No CUDA graphs, so no graph estimate (a predicted pool only)"),
+        use("offline", label="Offline (the LLM class)", form_help="The LLM class's scheduler defaults, not vllm serve's (a predicted pool only)"),
+        use(
+            "flashinfer_installed",
+            label="FlashInfer installed",
+            form_help="vLLM 0.8 to 0.11: FlashInfer imports, so V1 samples with it (a predicted pool only)",
+        ),
+        use(
+            "no_flashinfer_sampler",
+            label="VLLM_USE_FLASHINFER_SAMPLER=0",
+            form_help="vLLM 0.21 and later: the sampler warms up on the Triton or PyTorch path (a predicted pool only)",
+        ),
         use("pin", form_help="Bytes: " + SIZES + "; empty on a discrete card: the pool vLLM leaves, predicted"),
         use(
             "gpu_memory_utilization",

@@ -62,7 +62,7 @@ from calc.engine.predict.graphs import (
     mamba_graphs,
     model_runner_v2,
 )
-from calc.engine.predict.pool import Given, Prediction, StagePool, Start, check_start, predict, scheduled
+from calc.engine.predict.pool import Given, Prediction, StagePool, Start, batch_on, check_start, predict, scheduled
 from calc.engine.predict.terms import (
     FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
     NON_TORCH_ONE_RANK,
@@ -120,6 +120,7 @@ __all__ = [
     "V2_ESTIMATE_FROM",
     "Capture",
     "attention_groups",
+    "batch_on",
     "capture_grid",
     "capture_of",
     "capture_sizes",

@@ -122,6 +122,12 @@ def scheduled(s: Start, batch: Batch, rel: tuple[int, int]) -> tuple[int, int]:
     return tokens, seqs
 
 
+def batch_on(s: Start, card: Card) -> tuple[int, int]:
+    """max_num_batched_tokens and max_num_seqs of the start on the card (scheduled, from the release's defaults)."""
+    rel = release(s.engine_version)
+    return scheduled(s, default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline), rel)
+
+
 @dataclass(frozen=True)
 class Given:
     """What a prediction takes instead of the config's count. `weights_bytes` the weights a rank (the

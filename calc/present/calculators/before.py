@@ -92,7 +92,9 @@ def _serving_pin(catalog: Catalog, box_id: str) -> tuple[int, str]:
 
 
 def _box_defaults(catalog: Catalog, box_id: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The defaults that follow the box: its MemAvailable and the pin of its serving start."""
+    """The defaults that follow the box: its MemAvailable, the pin of its serving start, and the
+    scheduler's sizes (the gate's calibration; on a discrete card whose pool is predicted, empty: the
+    release's defaults)."""
     box = catalog.boxes[box_id]
     pin, pin_source = _serving_pin(catalog, box_id)
     values = {"available": size_text(_available(box)[0].size, "MiB"), "pin": size_text(pin, "e9")}
@@ -101,9 +103,16 @@ def _box_defaults(catalog: Catalog, box_id: str) -> tuple[dict[str, str], dict[s
         "available": _available_note(box, values["available"]),
         "pin": f"Default {esc(values['pin'])}: {esc(pin_source)}",
     }
+    calibration = catalog.policy["gate"]["calibration"]
+    for name in ("prefill_budget", "seats"):
+        values[name] = fmt(calibration[name].count, "count")
+        sources[name] = default_note(calibration[name], values[name], ", the calibration")
     if _card(box) is not None and "serving" not in box:  # a discrete card and no pin of ours: vLLM sizes the pool, predicted
         values["pin"] = ""
         sources["pin"] = "Default empty: on a discrete card vLLM sizes the pool itself; the calculator predicts it (calc/engine/predict/)"
+        for name in ("prefill_budget", "seats"):
+            values[name] = ""
+            sources[name] = "Default empty: the release's default for the card, as vLLM sets it (vllm/engine/arg_utils.py)"
     return values, sources
 
 
@@ -154,7 +163,6 @@ def defaults(catalog: Catalog) -> Defaults:
     box_id = next(iter(catalog.boxes))
     box = catalog.boxes[box_id]
     box_values, box_sources = _box_defaults(catalog, box_id)
-    calibration = catalog.policy["gate"]["calibration"]
     values = {
         "config": _default_config(),
         "index": "",
@@ -163,9 +171,13 @@ def defaults(catalog: Catalog) -> Defaults:
         "tp": "1",
         "kv_cache_dtype": "auto",
         "max_model_len": fmt(32768, "count"),
-        "prefill_budget": fmt(calibration["prefill_budget"].count, "count"),
-        "seats": fmt(calibration["seats"].count, "count"),
+        "prefill_budget": box_values["prefill_budget"],
+        "seats": box_values["seats"],
         "speculative_tokens": "0",
+        "enforce_eager": "",
+        "offline": "",
+        "flashinfer_installed": "",
+        "no_flashinfer_sampler": "",
         "pin": box_values["pin"],
         "utilization": "",
         "overhead": "",
@@ -188,9 +200,13 @@ def defaults(catalog: Catalog) -> Defaults:
         "tp": "Default 1: the calculator's choice",
         "kv_cache_dtype": "Default auto: vLLM's default, the model's dtype",
         "max_model_len": "Default 32,768: the calculator's choice",
-        "prefill_budget": default_note(calibration["prefill_budget"], values["prefill_budget"], ", the calibration"),
-        "seats": default_note(calibration["seats"], values["seats"], ", the calibration"),
+        "prefill_budget": box_sources["prefill_budget"],
+        "seats": box_sources["seats"],
         "speculative_tokens": "Default 0: no drafter, vLLM's default",
+        "enforce_eager": "Default off: CUDA graphs captured, vLLM's default",
+        "offline": "Default off: vllm serve's defaults",
+        "flashinfer_installed": "Default off: the release's sampler (FlashInfer's only where vLLM installs it)",
+        "no_flashinfer_sampler": "Default off: the release's sampler",
         "pin": box_sources["pin"],
         "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
@@ -246,8 +262,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     available = read(NAME, raw, errors, "available", LABELS)
     tp = read(NAME, raw, errors, "tp", LABELS)
     max_len = read(NAME, raw, errors, "max_model_len", LABELS)
-    prefill = read(NAME, raw, errors, "prefill_budget", LABELS)
-    seats = read(NAME, raw, errors, "seats", LABELS)
+    prefill_typed = read(NAME, raw, errors, "prefill_budget", LABELS, optional=True)
+    seats_typed = read(NAME, raw, errors, "seats", LABELS, optional=True)
     drafts = read(NAME, raw, errors, "speculative_tokens", LABELS)
     card = _card(catalog.boxes[box_id]) if box_id in catalog.boxes else None
     pin_text = str(raw.get("pin", "")).strip()
@@ -290,16 +306,39 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
                 f"{short(LABELS['available'])}: found {fmt(available, 'GiB')}, above the {box['name']}'s total of {fmt(total, 'GiB')}; "
                 "expected what that box has free (a value left from another box?)"
             )
+    predicting = pin is None and card is not None
+    switches = {name: flag(raw, name) for name in ("enforce_eager", "offline", "flashinfer_installed", "no_flashinfer_sampler")}
+    if switches["flashinfer_installed"] and switches["no_flashinfer_sampler"]:
+        errors["no_flashinfer_sampler"] = (
+            f"{short(LABELS['no_flashinfer_sampler'])}: found ticked beside {short(LABELS['flashinfer_installed'])}, expected one of them"
+        )
+    for name in (n for n, on in switches.items() if on and not predicting and n not in errors):
+        errors[name] = f"{short(LABELS[name])}: found ticked with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)"
     if errors:
         return invalid(NAME, errors, LABELS, names)
+    calibration = catalog.policy["gate"]["calibration"]
+    prefill = prefill_typed or calibration["prefill_budget"].count
+    seats = seats_typed or calibration["seats"].count
+    if predicting:  # no pin: a discrete card's pool is predicted (any other box was refused above)
+        assert card is not None
+        start = predict.Start(
+            tp=tp, pp=pp, pp_layer_partition=partition, lora=lora_cfg, max_model_len=max_len, utilization=utilization, max_num_seqs=seats_typed,
+            max_num_batched_tokens=prefill_typed, enforce_eager=switches["enforce_eager"], kv_cache_dtype=dtype, engine_version=version,
+            offline=switches["offline"], cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
+            flashinfer_sampler=True if switches["flashinfer_installed"] else False if switches["no_flashinfer_sampler"] else None,
+            drafter=drafts > 0, speculative_tokens=drafts,
+        )  # fmt: skip
+        try:
+            prefill = predict.batch_on(start, card)[0]
+        except InputError as error:
+            return invalid(NAME, {"seats": short(LABELS["seats"]) + str(error).removeprefix("--max-num-seqs")}, LABELS, names)
     inputs = modeled.ModelInputs(
         config_text, "config.json", tp, dtype, max_len, pin, version, index_text, block_size=None, prefill_budget=prefill,
         speculative_tokens=drafts, pp=pp, pp_layer_partition=partition, lora=lora_cfg, offload=host_cfg,
     )  # fmt: skip
-    if pin is None:  # no pin: a discrete card's pool is predicted (any other box was refused above)
-        if card is None:
-            return invalid(NAME, {"pin": f"{short(LABELS['pin'])}: found nothing, expected a size such as 10e9"}, LABELS, names)
-        return _predicted(catalog, card, inputs, utilization, seats, index_size)
+    if pin is None:
+        assert card is not None, "no pin is refused above off a discrete card"
+        return _predicted(catalog, card, inputs, start, index_size)
     try:
         r = modeled.model_report(inputs)
         shape = hfconfig.shape(hfconfig.load(config_text, "config.json"), "config.json")
@@ -511,20 +550,11 @@ def _gate_rows(
     return "passes" if passes else "refused"
 
 
-def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, utilization: Fraction | None, seats: int, index_size: int | None) -> Output:
+def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, start: predict.Start, index_size: int | None) -> Output:
     """No pin on a discrete card: the pool vLLM will leave, predicted term by term (calc/engine/predict/),
     with the band it was off by on held-out public starts, vLLM's verdict and, for a refused start,
-    the least changes that pass."""
+    the least changes that pass. The same prediction as `calc model --gpu` (modeled.prediction_given)."""
     names = tuple(LABELS)
-    inputs = modeled.ModelInputs(
-        inputs.config_text, inputs.config_file, inputs.tp, inputs.kv_cache_dtype, inputs.max_model_len, None, inputs.engine_version,
-        inputs.index_text, block_size=None, prefill_budget=inputs.prefill_budget, speculative_tokens=inputs.speculative_tokens,
-    )  # fmt: skip
-    start = predict.Start(
-        tp=inputs.tp, max_model_len=inputs.max_model_len, utilization=utilization, max_num_seqs=seats,
-        max_num_batched_tokens=inputs.prefill_budget, kv_cache_dtype=inputs.kv_cache_dtype, engine_version=inputs.engine_version,
-        drafter=inputs.speculative_tokens > 0, speculative_tokens=inputs.speculative_tokens,
-    )  # fmt: skip
     try:
         r = modeled.model_report(inputs)
         data = hfconfig.load(inputs.config_text, "config.json")
@@ -532,9 +562,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         if index_size is not None:
             w = weights.per_rank(shape, inputs.tp, index_size, "checkpoint size typed")
             r = replace(r, weights_bytes_per_rank=w.model, weights_source=w.source)
-        drafter = r.drafter_bytes_per_rank if start.drafter else 0  # the drafter's layers load with the model (gpu_model_runner.py load_model)
-        given = predict.Given(r.weights_bytes_per_rank + drafter, f"calc/engine/weights.py from the {r.weights_source}"
-                              + (f", with the drafter's layers {fmt(drafter, 'GiB')}" if drafter else ""))  # fmt: skip
+        given = modeled.prediction_given(r, shape, start)
         topk = predict.experts_per_token(data)
         p = predict.predict(shape, card, start, topk, given)
         found = predict.fixes(shape, card, start, topk, given)

@@ -95,8 +95,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         )
     budget = _int(args, "prefill_budget") if args.prefill_budget is not None else None
     if budget is None and card is not None and start is not None:
-        rel = predict.release(args.engine_version)
-        budget = predict.scheduled(start, predict.default_batch(rel, card.total_bytes, card.name, max_len, args.offline), rel)[0]
+        budget = predict.batch_on(start, card)[0]
     inputs = modeled.ModelInputs(
         config_text=config_text,
         config_file=args.config,
@@ -351,20 +350,13 @@ def _with_prediction(
     from dataclasses import replace
 
     from calc.checks import modeled
-    from calc.engine import hfconfig, predict, ranks
+    from calc.engine import hfconfig, predict
 
     data = hfconfig.load(config_text, config_file)
     shape = hfconfig.shape(data, config_file)
-    drafter = r.drafter_bytes_per_rank if start.drafter else 0
-    own = tuple(st.weights_bytes + (st.drafter_bytes if start.drafter else 0) for st in r.ranks) if start.pp > 1 else None
-    split = (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
-    # under expert or data parallel the LoRA slots follow each stage's rank with the most experts
-    slots = tuple((st.lora_bytes or 0) // start.lora.max_loras for st in r.ranks) if split and start.lora is not None else None
-    weights_from = f"calc/engine/weights.py from the {r.weights_source}" + (
-        f", with the drafter's layers {fmt(drafter, 'GiB')} (they load with the model: gpu_model_runner.py load_model, 0.20.0)" if drafter else ""
-    )
+    split = modeled.expert_split(r, shape)
     topk = predict.experts_per_token(data)
-    given = predict.Given(r.weights_bytes_per_rank + drafter, weights_from, own, slots)
+    given = modeled.prediction_given(r, shape, start)
     p = predict.predict(shape, card, start, topk, given)
     terms = {
         t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
