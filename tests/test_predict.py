@@ -485,7 +485,8 @@ def test_the_graph_estimate_against_the_printed(measured, catalog) -> None:
     Qwen3-8B over by 20 % (45 % with one first capture for all), GB10 with a hybrid MoE under by 59 %,
     five small piecewise graphs under TP 2 over by 32 % (131 %), and Qwen3-8B's decoder on an RTX PRO
     6000 Blackwell under v0.20.2 and v0.21.0 over by 108 % (0.71 GiB modeled for 51 graphs a mode, 0.34
-    printed)."""
+    printed). Held out, Qwen1.5-MoE-A2.7B (24 layers, 60 experts) comes out under by 37 % (8 and 6 MiB
+    a further graph printed, 4.5 and 3.4 modeled from the layers)."""
     import yaml
 
     data = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))
@@ -500,7 +501,7 @@ def test_the_graph_estimate_against_the_printed(measured, catalog) -> None:
                 "31": 0.203, "45": -0.587, "25": 0.322, "89": -0.618, "90": 0.125, "91": -0.081, "92": -0.081, "93": 0.108,
                 "94": -0.055, "95": -0.164, "96": 0.108, "97": -0.004, "98": -0.169, "99": -0.212, "100": -0.323, "101": 0.218,
                 "102": -0.081, "103": -0.081, "104": -0.195, "105": 0.108, "106": -0.081, "107": 0.11, "108": -0.051,
-                "109": -0.051, "110": -0.059, "111": -0.303, "123": 1.076, "124": 1.076}  # fmt: skip
+                "109": -0.051, "110": -0.059, "111": -0.303, "123": 1.076, "124": 1.076, "127": -0.369}  # fmt: skip
     assert {k: round(float(c.error), 3) for k, c in checks.items()} == expected
     assert (checks["45"].piecewise, checks["45"].full, checks["25"].piecewise, checks["25"].full) == (51, 35, 5, 0)
     assert poolaccuracy.graph_breakdown(logs[names[0]]) == {"PIECEWISE": (138 * 2**20, 6 * 2**20), "FULL": (260 * 2**20, 6 * 2**20)}
@@ -617,6 +618,13 @@ EXPECTED = {
     # left them (its experts ran Marlin's int4 path, CompressedTensorsWNA16MarlinMoEMethod), so the pool
     # comes out 1.9 % under
     "125-v0130-qwen3-next-80b-awq-tp2-l40s-aether.log": (-0.0193, 0.02),
+    # Added 2026-12-02, each as first predicted, nothing fitted to them: gpt-oss-20b on one A100 80GB
+    # (v0.19.0, utilization 0.65, 131,072 tokens, the log's MXFP4 weights as Ampere loads them) 0.30 GiB
+    # over a 36.56 GiB pool; Qwen1.5-MoE-A2.7B (held out: 60 experts and a shared one, 16 full KV heads)
+    # and CodeLlama 7B (32 KV heads) on the llm-d-planner sweep's H100
+    "126-v0190-gpt-oss-20b-a100-myoceane.log": (0.0081, 0.01),
+    "127-v0190-qwen15-moe-a27b-h100-llmd-planner.log": (-0.0005, 0.005),
+    "128-v0190-codellama-7b-h100-llmd-planner.log": (0.0012, 0.005),
 }
 
 
@@ -636,7 +644,9 @@ def test_each_pool_against_the_printed(measured) -> None:
         assert abs(r.error) <= bound, r.label
         seen[Path(r.log).name] = r.held_out
     assert seen == {
-        log: log.startswith(("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-"))
+        log: log.startswith(
+            ("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-", "127-")
+        )
         for log in EXPECTED
     }
 
@@ -657,7 +667,8 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "88": ("starts", "starts"),
         **{str(n): ("starts", "starts") for n in range(89, 121)},
         "121": ("starts", "starts"), "122": ("starts", "starts"), "123": ("starts", "starts"),
-        "124": ("starts", "starts"), "125": ("starts", "starts"),
+        "124": ("starts", "starts"), "125": ("starts", "starts"), "126": ("starts", "starts"),
+        "127": ("starts", "starts"), "128": ("starts", "starts"),
     }  # fmt: skip
 
 
@@ -687,12 +698,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (36, 0.001, 0.019)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (17, 0.0014, 0.0211)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (38, 0.0011, 0.019)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (18, 0.0012, 0.0211)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 36 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.9 %; verdict right on 37 of 37" in out
-    assert "held out: 17 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.1 %; verdict right on 18 of 18" in out
+    assert "fitted: 38 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.9 %; verdict right on 39 of 39" in out
+    assert "held out: 18 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.1 %; verdict right on 19 of 19" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -713,6 +724,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(114, 119)}, "119": ("sliding window", poolaccuracy.ERAS[1]),
         "120": ("dense", poolaccuracy.ERAS[1]), "121": ("moe", poolaccuracy.ERAS[1]), "122": ("hybrid", poolaccuracy.ERAS[1]),
         "123": ("dense", poolaccuracy.ERAS[2]), "124": ("dense", poolaccuracy.ERAS[2]), "125": ("hybrid", poolaccuracy.ERAS[1]),
+        "126": ("sliding window", poolaccuracy.ERAS[1]), "127": ("moe", poolaccuracy.ERAS[1]), "128": ("dense", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -724,10 +736,10 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (4, 0.004, 0.0664)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (40, 41)
+    assert (dense.starts, dense.verdicts) == (41, 42)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (46, 0.008)
+    assert (v1.starts, round(float(v1.p90), 3)) == (49, 0.008)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -737,8 +749,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.057, 1.157)
-    assert round(float(held.median), 3) == 0.077
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.055, 1.157)
+    assert round(float(held.median), 3) == 0.075
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -966,10 +978,10 @@ def test_start_excerpts_keep_their_sources() -> None:
     sources = yaml.safe_load((folder / "SOURCES.yaml").read_text(encoding="utf-8"))
     assert {p.name for p in folder.glob("*.log")} == {s["file"] for s in sources}
     urls = {s["file"]: s["url"] for s in sources}
-    assert all(u.startswith("https://github.com/") for u in urls.values())
+    assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 45
+    assert len(excerpts) == 48
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
