@@ -253,7 +253,13 @@ def release_of(text: str | None) -> tuple[int, int]:
     return predict.release(text)
 
 
-_TOWER_SOURCES = {"qwen3-vl": "qwen3_vl.py", "qwen2.5-vl": "qwen2_5_vl.py", "siglip": "siglip.py and gemma3_mm.py", "pixtral": "pixtral.py and mistral3.py"}
+_TOWER_SOURCES = {
+    "qwen3-vl": "qwen3_vl.py",
+    "qwen2.5-vl": "qwen2_5_vl.py",
+    "siglip": "siglip.py and gemma3_mm.py",
+    "pixtral": "pixtral.py and mistral3.py",
+    "llama4": "mllama4.py",
+}
 
 
 def _tower_report(tw: hfconfig.Tower, bytes_per_rank: int, tp: int) -> TowerReport:
