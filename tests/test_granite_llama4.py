@@ -83,6 +83,9 @@ def test_granite_tiny_kv_and_state_by_release() -> None:
     assert all(g.spec.state_pages == 3 for g in mamba)
     off = kvlayout.request(s, kvlayout.Settings(mamba_cache_mode="none"), 32768, kvlayout.version("0.26.0"))
     assert off.pages_per_request == cdiv(32768, 400) * (len(groups) - len(mamba)) + len(mamba)
+    # prefix caching asked for on 0.15.0 to 0.27.1: "all" mode, as kvlayout.MAMBA_PREFIX_CACHING lists the class
+    assert kvlayout.mamba_cache_mode(s, kvlayout.version("0.26.0"), prefix_caching=True) == "all"
+    assert kvlayout.mamba_cache_mode(s, kvlayout.version("0.26.0")) == "none"
 
 
 def cdiv(a: int, b: int) -> int:
