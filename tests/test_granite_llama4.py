@@ -54,6 +54,39 @@ def test_granite_tiny_meets_its_published_size() -> None:
     assert s.ropes == ()  # no rope unless position_embedding_type is "rope"
 
 
+# Granite-4.0-H-Small: no copy of its config.json was found whole. Its sizing fields are taken from two
+# public quotes of it (code index files, repositories not named): a design note's "relevant fields only"
+# (57624389648: hidden_size, num_hidden_layers, heads, KV heads, num_local_experts, num_experts_per_tok,
+# shared_intermediate_size, intermediate_size, mamba_d_state, mamba_d_conv, mamba_expand,
+# tie_word_embeddings, vocab_size, torch_dtype; layer_types 36 mamba and 4 attention) and a Transformers
+# audit's table of the same file (56673281434: mamba heads / head / state 128 / 64 / 128, conv_dim
+# 8,192 + 2 x 1 x 128, so one group, attention at layers 5, 15, 25 and 35, position_embedding_type
+# "nope", max_position_embeddings 131,072).
+SMALL = {
+    "architectures": ["GraniteMoeHybridForCausalLM"], "model_type": "granitemoehybrid", "hidden_size": 4096, "num_hidden_layers": 40,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 72, "num_experts_per_tok": 10, "shared_intermediate_size": 1536,
+    "intermediate_size": 768, "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2, "tie_word_embeddings": True, "vocab_size": 100352,
+    "torch_dtype": "bfloat16", "mamba_n_heads": 128, "mamba_d_head": 64, "mamba_n_groups": 1, "max_position_embeddings": 131072,
+    "position_embedding_type": "nope", "layer_types": ["attention" if i in (5, 15, 25, 35) else "mamba" for i in range(40)],
+}  # fmt: skip
+
+
+def test_granite_small_meets_its_published_size() -> None:
+    """Granite-4.0-H-Small: 32B parameters, 9B active (the model card). Counted: 32,207,337,984 in all;
+    10 of 72 experts a token leave 8.80B active with the tied embedding."""
+    s = hfconfig.shape(SMALL, "granite-4.0-h-small")
+    h = 4096
+    mamba = (2 * 8192 + 2 * 128 + 128) * h + 8448 * 4 + 8448 + 3 * 128 + 8192 + h * 8192
+    attention = (4096 + 2 * 1024) * h + h * 4096
+    expert = 3 * 768 * h
+    mlp = 2 * h + 72 * h + 72 * expert + 3 * 1536 * h
+    total = 100352 * h + h + 36 * mamba + 4 * attention + 40 * mlp
+    assert count(s) == total == 32_207_337_984 and round(total / 1e9) == 32
+    assert round((total - 40 * 62 * expert) / 1e9, 1) == 8.8
+    r = kvlayout.request(s, kvlayout.Settings(tp=4), 131072, kvlayout.version(None))
+    assert r.bytes_per_token == 4 * 2 * 2 * 128 * 2  # 4 attention layers, 2 KV heads a rank at TP 4
+
+
 @pytest.mark.parametrize("tp", [1, 2, 4])
 def test_granite_tiny_splits_over_the_ranks(tp: int) -> None:
     """Every projection is divided; norms, the router and the mixer's n_groups of 1 (extended to one a
