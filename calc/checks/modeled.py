@@ -113,6 +113,11 @@ def model_report(i: ModelInputs) -> ModelReport:
         notes.append(
             f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else "")
         )
+        if not tw.image_tokens:
+            notes.append(
+                f"the {tw.name}'s encoder profile (its dummy images' forward and outputs) is not modeled: the most tiles an image is cut "
+                "into is the processor's max_patches (preprocessor_config.json), which the config does not give"
+            )
     if shape.max_positions is not None and i.max_model_len > shape.max_positions:
         notes.append(f"max_model_len {i.max_model_len:,} is above the config's max_position_embeddings ({shape.max_positions:,}): "
                      "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")  # fmt: skip
@@ -253,7 +258,13 @@ def release_of(text: str | None) -> tuple[int, int]:
     return predict.release(text)
 
 
-_TOWER_SOURCES = {"qwen3-vl": "qwen3_vl.py", "qwen2.5-vl": "qwen2_5_vl.py", "siglip": "siglip.py and gemma3_mm.py", "pixtral": "pixtral.py and mistral3.py"}
+_TOWER_SOURCES = {
+    "qwen3-vl": "qwen3_vl.py",
+    "qwen2.5-vl": "qwen2_5_vl.py",
+    "siglip": "siglip.py and gemma3_mm.py",
+    "pixtral": "pixtral.py and mistral3.py",
+    "llama4": "mllama4.py",
+}
 
 
 def _tower_report(tw: hfconfig.Tower, bytes_per_rank: int, tp: int) -> TowerReport:

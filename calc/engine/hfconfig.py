@@ -18,6 +18,7 @@ from calc import jsontext
 from calc.units import InputError
 
 FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
+CHUNKED = "chunked"  # chunked local attention (Llama 4's RoPE layers): a request holds one chunk and the batch in flight
 MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
 FAMILIES = ("dense", "moe", "mla", "sliding window", "hybrid")
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
@@ -69,7 +70,12 @@ class Tower:
       bias, RMSNorms, a gated MLP (gate_up_proj, down_proj), biases on every projection, a merger;
     - "siglip" (Gemma 3): siglip.py, SiglipVisionModel, and gemma3_mm.py, Gemma3MultiModalProjector;
     - "pixtral" (Mistral 3): pixtral.py, PixtralHFVisionModel (no biases), and mistral3.py,
-      Mistral3MultiModalProjector with its patch merger.
+      Mistral3MultiModalProjector with its patch merger;
+    - "llama4" (Llama 4 Scout and Maverick): mllama4.py, Llama4VisionModel (an unfold patch
+      embedding without bias, a class embedding, a learned position table, LayerNorms, `depth`
+      encoder layers with biases), its pixel-shuffle adapter (vision_adapter.mlp: fc1 of
+      projector_input_dim, fc2 of projector_output_dim) and Llama4MultiModalProjector (linear_1,
+      no bias, divided over the ranks whatever --mm-encoder-tp-mode says), 0.33.0.
     """
 
     kind: str
@@ -86,13 +92,15 @@ class Tower:
     deepstack: int = 0  # Qwen3-VL's deepstack mergers
     projector_bias: bool = False
     modalities: tuple[str, ...] = ("image",)
-    image_tokens: int = 0  # the most tokens one image gives the language model (the processor's default)
+    image_tokens: int = 0  # the most tokens one image gives the language model (the processor's default); 0: not modeled
+    adapter: tuple[int, int, int] = (0, 0, 0)  # Llama 4: projector_input_dim, projector_output_dim, vision_output_dim
     data_parallel: bool = False  # --mm-encoder-tp-mode data: the tower whole on every rank
 
     @property
     def name(self) -> str:
         return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "siglip": "SigLIP vision tower",
-                "pixtral": "Pixtral vision tower"}[self.kind]  # fmt: skip
+                "pixtral": "Pixtral vision tower",
+                "llama4": "Llama 4 vision tower"}[self.kind]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,7 @@ class Shape:
     float32_checkpoint: bool = False
     head_dim_v: int | None = None
     sliding_window: int | None = None
+    attention_chunk_size: int | None = None  # the chunk of a CHUNKED layer
     tie_embeddings: bool = False
     attention_bias: bool = False  # q, k and v carry a bias
     output_bias: bool = False  # o_proj carries one too (Llama's attention_bias, Gemma 2, gpt-oss)
@@ -157,7 +166,7 @@ class Shape:
             return "hybrid"
         if MLA in kinds:
             return "mla"
-        if SLIDING in kinds:
+        if kinds & {SLIDING, CHUNKED}:
             return "sliding window"
         return "moe" if any(m.experts for m in self.mlps) else "dense"
 
@@ -296,7 +305,11 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
     parameters by layer type give each kind its own. A length the config leaves out is its
     transformers class's default (`defaults`)."""
     layers = fields["layers"]
-    kinds = [k for k in (FULL, SLIDING, MLA) if k in layers]
+    kinds = [k for k in (FULL, SLIDING, MLA, CHUNKED) if k in layers]
+    if arch.startswith("Llama4"):  # its full-attention layers are NoPE: only the chunked ones rotate (llama4.py)
+        kinds = [CHUNKED]
+    if arch == "GraniteMoeHybridForCausalLM" and inner.get("position_embedding_type") != "rope":
+        return ()  # granitemoehybrid.py builds a rope only for position_embedding_type "rope" (Granite 4.0-H: "nope")
     max_pos = inner.get("max_position_embeddings", defaults.get("max_position_embeddings"))
     if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
         return ()
@@ -467,10 +480,14 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
     "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
+    # Llama4TextConfig: no_rope_layers left empty is filled from the interval (one NoPE layer in four)
+    "llama4_text": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
+    "Llama4ForConditionalGeneration": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
 }
 # Multimodal wrappers: the language model from text_config, the vision tower from vision_config (Tower).
 WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
-               "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration")  # fmt: skip
+               "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
+               "Llama4ForConditionalGeneration")  # fmt: skip
 
 
 # The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
@@ -500,6 +517,15 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Towe
                      v.int("patch_size"), v.int("in_channels", v.get("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
                      v.int("spatial_merge_size", 2), 0, 0, True, ("image", "video"), _IMAGE_TOKENS["qwen2.5-vl"])  # fmt: skip
     top = _Reader(data, file)
+    if arch.startswith("Llama4"):
+        # The encoder profile is not modeled (image_tokens 0): the most tiles an image is cut into is the
+        # processor's max_patches (preprocessor_config.json, mllama4.py get_max_num_tiles), not the config's.
+        patch, image = v.int("patch_size"), v.int("image_size")
+        if v.flag("multi_modal_projector_bias", False):
+            raise ConfigError(file, "vision_config.multi_modal_projector_bias", True, "false: the adapter's biases are not modeled")
+        return Tower("llama4", v.int("hidden_size"), v.int("intermediate_size"), v.int("num_hidden_layers", maximum=MAX_LAYERS),
+                     v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, 1, (image // patch) ** 2 + 1,
+                     adapter=(v.int("projector_input_dim"), v.int("projector_output_dim"), v.int("vision_output_dim")))  # fmt: skip
     if arch.startswith("Gemma3"):
         patch, image = v.int("patch_size"), v.int("image_size")
         return Tower("siglip", v.int("hidden_size"), v.int("intermediate_size"), v.int("num_hidden_layers", maximum=MAX_LAYERS),
@@ -775,6 +801,71 @@ def _nemotron_h(r: _Reader) -> dict[str, Any]:
             "router_fp32": "E" in pattern, "routing_bias": "E" in pattern}  # fmt: skip
 
 
+def _granite_hybrid(r: _Reader) -> dict[str, Any]:
+    """IBM Granite 4.0-H (vllm/model_executor/models/granitemoehybrid.py, GraniteMoeHybridForCausalLM,
+    0.33.0; the same layers from 0.10.1.1): each layer, by layer_types, a Mamba2 mixer (MambaMixer2,
+    intermediate mamba_expand x hidden_size in mamba_n_heads heads of mamba_d_head, a conv bias, no
+    projection bias) or attention (GraniteMoeHybridAttention: head_dim hidden_size / heads whatever the
+    config says, attention_bias on qkv and o_proj alike, a rope only with position_embedding_type
+    "rope"), then num_local_experts routed experts of intermediate_size (GraniteMoeMoE: a router in the
+    model's dtype) beside a shared gated MLP of shared_intermediate_size (GraniteMoeSharedMLP), or that
+    MLP alone where the config has no experts. The recurrent state is kept in the model's dtype
+    (get_mamba_state_dtype_from_config: mamba2_state_dtype of the model's dtype unless
+    --mamba-ssm-cache-dtype says otherwise)."""
+    n = r.layers()
+    layers = _layer_types(r, n, {"mamba": MAMBA, "attention": FULL})
+    common = _common(r)
+    common["head_dim"] = common["hidden"] // common["heads"]
+    common["output_bias"] = common["attention_bias"]
+    mamba: dict[str, int] = {}
+    if MAMBA in layers:
+        hidden, heads, head_dim = common["hidden"], r.int("mamba_n_heads"), r.int("mamba_d_head")
+        if r.int("mamba_expand") * hidden != heads * head_dim:
+            raise ConfigError(r.file, r.prefix + "mamba_expand", r.get("mamba_expand"),
+                              f"mamba_n_heads x mamba_d_head ({heads * head_dim}) over hidden_size ({hidden}): the mixer's width both ways")  # fmt: skip
+        # transformers' GraniteMoeHybridConfig defaults: a conv bias, no projection bias
+        if not r.flag("mamba_conv_bias", True) or r.flag("mamba_proj_bias", False):
+            raise ConfigError(r.file, r.prefix + "mamba_proj_bias", r.get("mamba_proj_bias", False),
+                              "false, with mamba_conv_bias true: other mixer biases are not modeled")  # fmt: skip
+        mamba = {"heads": heads, "head_dim": head_dim, "state": r.int("mamba_d_state"), "groups": r.int("mamba_n_groups"),
+                 "conv_kernel": r.int("mamba_d_conv")}  # fmt: skip
+    experts, shared = r.int("num_local_experts", 0, minimum=0), r.int("shared_intermediate_size", 0, minimum=0)
+    if experts:
+        mlp = Mlp(experts=experts, expert_intermediate=r.int("intermediate_size"), shared_intermediate=shared)
+    else:
+        mlp = Mlp(intermediate=shared)
+    return {**common, "layers": layers, "mlps": (mlp,) * n, "mamba": mamba}
+
+
+def _llama4(r: _Reader) -> dict[str, Any]:
+    """Llama 4's language model (vllm/model_executor/models/llama4.py, Llama4DecoderLayer and
+    Llama4Attention, 0.33.0): a layer whose no_rope_layers entry is 1 takes RoPE and chunked local
+    attention over attention_chunk_size tokens (ChunkedLocalAttention), one whose entry is 0 is a
+    global NoPE layer of full attention; no_rope_layers empty or absent is filled as transformers'
+    Llama4TextConfig fills it, one NoPE layer in no_rope_layer_interval (the last of each run). The
+    q/k/v and o projections carry no bias and the q/k norm no weight. Every
+    interleave_moe_layer_step-th layer is Llama4MoE: num_local_experts experts of intermediate_size,
+    a router in the model's dtype and one shared expert (LlamaMLP of intermediate_size); the others
+    a dense LlamaMLP of intermediate_size_mlp."""
+    n = r.layers()
+    chunk = r.int("attention_chunk_size", None)
+    if chunk is None:
+        raise ConfigError(r.file, r.prefix + "attention_chunk_size", None, "a whole number: Llama 4 without chunked local attention is not modeled")
+    rope = r.data.get("no_rope_layers")
+    if not rope:
+        every = r.int("no_rope_layer_interval")
+        rope = [int((i + 1) % every != 0) for i in range(n)]
+    if not isinstance(rope, list) or len(rope) != n or any(v not in (0, 1) or isinstance(v, bool) for v in rope):
+        raise ConfigError(r.file, r.prefix + "no_rope_layers", rope, f"a list of {n} entries, 1 for a RoPE layer and 0 for a NoPE one")
+    step = r.int("interleave_moe_layer_step", minimum=0)
+    shared = r.int("intermediate_size")
+    moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=shared, shared_intermediate=shared)
+    dense = Mlp(intermediate=r.int("intermediate_size_mlp"))
+    mlps = tuple(moe if step and (i + 1) % step == 0 else dense for i in range(n))
+    common = {**_common(r), "head_dim": r.int("head_dim"), "attention_bias": False, "output_bias": False}
+    return {**common, "layers": tuple(CHUNKED if v else FULL for v in rope), "mlps": mlps, "attention_chunk_size": chunk}
+
+
 _ARCHITECTURES = {
     "LlamaForCausalLM": _llama,
     "MistralForCausalLM": _llama,
@@ -808,6 +899,8 @@ _ARCHITECTURES = {
     # Qwen3_5DecoderLayer: model_type qwen3_5_moe_text takes Qwen3NextSparseMoeBlock, 0.33.0)
     "Qwen3_5MoeForConditionalGeneration": _qwen3_next,
     "NemotronHForCausalLM": _nemotron_h,
+    "GraniteMoeHybridForCausalLM": _granite_hybrid,
+    "Llama4ForConditionalGeneration": _llama4,
 }
 
 

@@ -21,6 +21,17 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   (vllm/config/scheduler.py: async_scheduling defaults to None, which vllm/config/vllm.py turns
   on unless pipeline parallelism, an unsupported drafter or the executor rule it out, in 0.14.0,
   0.18.1, 0.20.0 and 0.26.0 alike; 0.13.0 defaults to False).
+- Chunked local attention (Llama 4's RoPE layers; vllm/v1/kv_cache_interface.py
+  ChunkedLocalAttentionSpec): a request holds cdiv(min(attention_chunk_size + budget, max_model_len),
+  block_size) pages, the budget as a sliding window's (max_num_batched_tokens up to 0.25.x,
+  max_in_flight_tokens from 0.26.0), no extra page. vLLM keeps that spec only with the hybrid KV
+  cache manager, which it turns off for a model with attention_chunk_size unless
+  VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE is set (vllm/config/vllm.py, and
+  vllm/config/__init__.py before 0.13); off, every such layer becomes a FullAttentionSpec
+  (kv_cache_utils.py unify_hybrid_kv_cache_specs) of the whole length, one group of all layers. The
+  variable defaults to 0 in 0.10.1.1, 0.10.2, 0.11.0 and 0.13.0 (vllm/envs.py: chunked layers as full
+  attention) and to 1 from 0.19.0 to 0.33.0 (their own spec); releases between, and before 0.10,
+  were not read and are refused.
 - Which mode a hybrid runs in. Prefix caching is off by default for hybrid models up to 0.27.1
   (vllm/config/model.py is_prefix_caching_supported returns False for them up to 0.25.1;
   vllm/engine/arg_utils.py 0.26.0 and 0.27.1 add `and not model_config.is_hybrid`) and on from
@@ -71,7 +82,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Shape
+from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Shape
 from calc.engine.weights import cdiv
 
 KV_DTYPES = ("auto", "bfloat16", "bf16", "float16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
@@ -111,6 +122,9 @@ class Version:
     # (vllm/model_executor/models/config.py maps it to Qwen3_5ForCausalLMConfig); before, only the
     # multimodal class did, and its state is kept in the model's dtype
     causal_qwen3_5_state: bool = False
+    # chunked local attention kept as its own spec ("chunked"), folded into full attention ("full"), or
+    # not read ("unread"); see the module docstring (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE)
+    chunked_local: str = "chunked"
 
 
 def version(text: str | None) -> Version:
@@ -126,7 +140,7 @@ def version(text: str | None) -> Version:
     except (ValueError, IndexError):
         raise ValueError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
     if (major, minor) < (0, 8):
-        return Version(text, "v0", "blocks", 1)
+        return Version(text, "v0", "blocks", 1, chunked_local="full")
     prints = "blocks" if (major, minor, patch) < (0, 20, 1) else "concurrency"
     at = (major, minor)
     return Version(
@@ -134,6 +148,7 @@ def version(text: str | None) -> Version:
         hybrid_prefix_caching_off=at < (0, 28), mamba_all=(0, 15) <= at < (0, 28), mamba2_checkpoint=at >= (0, 32),
         pads_attention=at >= (0, 24), pads_mamba=at >= (0, 26), null_block=at >= (0, 29), one_state_page=at < (0, 13),
         causal_qwen3_5_state=at >= (0, 27),
+        chunked_local="full" if (0, 10) <= at < (0, 14) else "chunked" if at >= (0, 19) else "unread",
     )  # fmt: skip
 
 
@@ -141,10 +156,10 @@ def version(text: str | None) -> Version:
 class Spec:
     """One layer's cache on one rank, as a KVCacheSpec: its page and how many pages a request holds."""
 
-    kind: str  # full, sliding, mla, mamba
+    kind: str  # full, sliding, chunked, mla, mamba
     block_size: int
     page_bytes: int
-    window: int | None = None
+    window: int | None = None  # a sliding window's, or a chunked layer's attention_chunk_size
     state_pages: int = 1  # mamba: pages a request holds ("all" mode: these beyond one a block of context)
     all_mode: bool = False  # mamba "all" mode: a page per block of context
 
@@ -158,6 +173,9 @@ class Spec:
         if self.kind == SLIDING:
             assert self.window is not None
             return cdiv(min(self.window - 1 + prefill_budget, max_model_len), self.block_size) + 1
+        if self.kind == CHUNKED:  # ChunkedLocalAttentionSpec.max_memory_usage_bytes: no page beyond
+            assert self.window is not None
+            return cdiv(min(self.window + prefill_budget, max_model_len), self.block_size)
         if self.all_mode:
             return cdiv(max_model_len, self.block_size) + self.state_pages
         return self.state_pages
@@ -226,9 +244,16 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
     kinds = list(shape.layers)
     if s.speculative_tokens and shape.drafter_layers:  # the MTP drafter's attention layers share the pool
         kinds += [MLA if MLA in kinds else FULL] * shape.drafter_layers
+    if CHUNKED in kinds and v.chunked_local == "unread":
+        raise ValueError(f"vLLM {v.name}: whether it keeps chunked local attention apart was not read for this release "
+                         "(0.10.1.1 to 0.13.0 fold it into full attention, 0.19.0 on keep it); pick a release read")  # fmt: skip
+    if v.chunked_local == "full":  # the hybrid KV cache manager off: every chunked layer a full-attention one
+        kinds = [FULL if k == CHUNKED else k for k in kinds]
     specs = []
     for kind in kinds:
-        if kind == FULL:
+        if kind == CHUNKED:
+            specs.append(Spec(CHUNKED, block, block * attention_token, window=shape.attention_chunk_size))
+        elif kind == FULL:
             specs.append(Spec(FULL, block, block * attention_token))
         elif kind == SLIDING:
             specs.append(Spec(SLIDING, block, block * attention_token, window=shape.sliding_window))
@@ -299,7 +324,7 @@ def layout(specs: list[Spec], v: Version | None = None) -> Layout:
                 sp = replace(sp, page_bytes=largest)  # page_size_padded: the state's block unchanged
             elif largest % sp.page_bytes == 0:
                 sp = replace(sp, block_size=sp.block_size * (largest // sp.page_bytes), page_bytes=largest)
-            elif sp.kind in (FULL, SLIDING) and v.pads_attention:
+            elif sp.kind in (FULL, SLIDING, CHUNKED) and v.pads_attention:
                 sp = replace(sp, page_bytes=largest)  # page_size_padded: the same block, a padded page
             else:
                 raise ValueError(
@@ -416,7 +441,7 @@ def sglang_cell_bytes(shape: Shape, s: Settings) -> int:
     if set(shape.layers) & {MAMBA, LINEAR}:
         raise ValueError("SGLang keeps a hybrid's recurrent state in a pool of its own, which is not modeled here")
     elem = _elem_bytes(s.kv_cache_dtype, shape.dtype_bytes)
-    layers = sum(1 for kind in shape.layers if kind in (FULL, SLIDING, MLA))
+    layers = sum(1 for kind in shape.layers if kind in (FULL, SLIDING, CHUNKED, MLA))
     if MLA in shape.layers:
         return ((shape.kv_lora_rank or 0) + (shape.qk_rope_head_dim or 0)) * layers * elem
     return max(1, shape.kv_heads // s.tp) * shape.head_dim * 2 * layers * elem

@@ -37,7 +37,7 @@ import fnmatch
 from dataclasses import dataclass
 from fractions import Fraction
 
-from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, SLIDING, ConfigError, Mlp, Shape, Tower, as_flag
+from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, SLIDING, ConfigError, Mlp, Shape, Tower, as_flag
 from calc.jsontext import Json, JsonObject
 from calc.units import InputError
 
@@ -295,6 +295,19 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
         for b in range(tower.depth):
             ts += block(f"{p}.encoder.layers.{b}", layernorm=True, bias=True, gated=False)
         return ts
+    if tower.kind == "llama4":
+        # mllama4.py, 0.33.0: Llama4UnfoldConvolution (a linear, no bias), class_embedding, positional_embedding_vlm,
+        # layernorm_pre and layernorm_post, the encoder layers, vision_adapter.mlp (fc1, fc2: no bias unless
+        # multi_modal_projector_bias) and multi_modal_projector.linear_1 (ColumnParallelLinear without disable_tp)
+        p = "vision_model"
+        pin, pout, vout = tower.adapter
+        ts = [t(f"{p}.patch_embedding.linear", d // n, tower.channels * tower.patch * tower.patch), t(f"{p}.class_embedding", d),
+              t(f"{p}.positional_embedding_vlm", tower.positions, d), t(f"{p}.layernorm_pre", 2 * d), t(f"{p}.layernorm_post", 2 * d),
+              t(f"{p}.vision_adapter.mlp.fc1", pin // n, i), t(f"{p}.vision_adapter.mlp.fc2", pout, pin // n),
+              t("multi_modal_projector.linear_1", out // tp, vout)]  # fmt: skip
+        for b in range(tower.depth):
+            ts += block(f"{p}.model.layers.{b}", layernorm=True, bias=True, gated=False)
+        return ts
     # pixtral: no biases, RMSNorms, a gated MLP; the projector's two linears always divided (mistral3.py)
     ts = [t("vision_tower.patch_conv", d, tower.channels * tower.patch * tower.patch), t("vision_tower.ln_pre", d),
           t("multi_modal_projector.norm", d), t("multi_modal_projector.patch_merger.merging_layer", d, d * tower.merge**2),
@@ -309,7 +322,7 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
     h = shape.hidden
     out = [Tensor(f"{prefix}.input_layernorm", h)]
-    if kind in (FULL, SLIDING):
+    if kind in (FULL, SLIDING, CHUNKED):
         out += _attention(shape, prefix + ".self_attn", tp)
     elif kind == MLA:
         out += _mla(shape, prefix + ".self_attn", tp)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.engine import kvlayout
-from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
 from calc.engine.predict.cards import Card, is_hopper, is_sm100, is_sm120, runs_flashinfer
 from calc.engine.predict.terms import Term
 from calc.units import fmt
@@ -179,7 +179,7 @@ def attention_groups(shape: Shape) -> int:
         lay = kvlayout.layout(kvlayout.layer_specs(shape, kvlayout.Settings()))
     except ValueError:
         return 1
-    return sum(1 for g in lay.groups if g.spec.kind in (FULL, SLIDING))
+    return sum(1 for g in lay.groups if g.spec.kind in (FULL, SLIDING, CHUNKED))
 
 
 def flashinfer_native_decode(capture: Capture, rel: tuple[int, int]) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.engine import hfconfig
-from calc.engine.hfconfig import FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
 from calc.engine.predict.cards import is_hopper
 from calc.engine.predict.defaults import LATEST
 from calc.jsontext import JsonObject
@@ -176,7 +176,7 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
     q = shape.heads // tp * shape.head_dim
     kv = kv_rank * shape.head_dim
     attention = 0
-    if FULL in shape.layers or SLIDING in shape.layers:
+    if FULL in shape.layers or SLIDING in shape.layers or CHUNKED in shape.layers:
         attention = (q + 2 * kv) + q
     if MLA in shape.layers and shape.kv_lora_rank is not None:
         rope = shape.qk_rope_head_dim or 0
