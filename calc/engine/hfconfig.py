@@ -906,7 +906,7 @@ _ARCHITECTURES = {
 
 # Classes read by vLLM's model code whose reading no real public config.json has checked: none was
 # found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
-UNCHECKED = frozenset({"Glm4ForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM"})
+UNCHECKED = frozenset({"Glm4ForCausalLM", "GraniteMoeHybridForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM"})
 
 
 def unchecked_note(architecture: str) -> str | None:
