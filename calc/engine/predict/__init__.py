@@ -72,6 +72,9 @@ from calc.engine.predict.terms import (
     NON_TORCH_PER_RANK_TP_V0,
     SAMPLER_BYTES_PER_LOGIT,
     SAMPLER_TRITON_BYTES_PER_LOGIT,
+    SORT_SEGMENTED_MIN_ROWS,
+    SORT_TEMP_FULL,
+    SORT_TEMP_SEGMENTED,
     TRITON_SAMPLER_MIN_ROWS,
     Term,
     experts_per_token,
@@ -83,6 +86,7 @@ from calc.engine.predict.terms import (
     non_torch,
     round_up,
     sampler_warmup,
+    sort_bytes_per_logit,
 )
 
 __all__ = [
@@ -111,6 +115,9 @@ __all__ = [
     "Prediction",
     "SAMPLER_BYTES_PER_LOGIT",
     "SAMPLER_TRITON_BYTES_PER_LOGIT",
+    "SORT_SEGMENTED_MIN_ROWS",
+    "SORT_TEMP_FULL",
+    "SORT_TEMP_SEGMENTED",
     "SMALLEST_CARD",
     "StagePool",
     "Start",
@@ -156,5 +163,6 @@ __all__ = [
     "release",
     "round_up",
     "sampler_warmup",
+    "sort_bytes_per_logit",
     "scheduled",
 ]

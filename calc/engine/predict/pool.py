@@ -174,7 +174,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
     fwd = forward_peak(shape, s.tp, tokens, topk, rel)
-    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler)
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler, shape.dtype_bytes)
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
     # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes

@@ -13,7 +13,7 @@ from calc.jsontext import JsonObject
 from calc.units import fmt
 
 # Fitted constants (see calc/engine/predict/__init__.py): the medians over the fitted starts; graphs.py keeps the graphs'.
-SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element, sorting
+SAMPLER_BYTES_PER_LOGIT = 36  # bytes V0's sampler (before v0.8.0) holds per (row x vocabulary) element, sorting; V1's sort is derived (sort_bytes_per_logit)
 SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
 NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
@@ -210,19 +210,48 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
 
 TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_TRITON and logits.shape[0] >= 8` (v0.17.0)
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
+SORT_SEGMENTED_MIN_ROWS = 128  # PyTorch's SortStable.cu launch_stable_sort_kernel: `nsegments < 128` sorts by one full sort
+SORT_TEMP_SEGMENTED = 20  # segmented_sort_pairs: its int64 reverse indices (8 B) and CUB's third keys (4 B) and values (8 B) buffers
+SORT_TEMP_FULL = 32  # segmented_sort_pairs_by_full_sort: two int2 index-and-segment buffers (16 B), the keys' output (4 B), CUB's third buffers (12 B)
 
 
-def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool | None = None) -> Term:
+def sort_bytes_per_logit(rows: int, logits_bytes: int = 2) -> int:
+    """What V1's PyTorch-native top-k/top-p holds an element at its peak, the sort (read in
+    v0.10.1.1, v0.11.0, v0.13.0, v0.19.0 and v0.21.0; the dummy run asks top_k = vocabulary - 1 and
+    top_p = 0.9 of every row, gpu_model_runner.py _dummy_sampler_run):
+    - the logits compute_logits returned, in the model's dtype (`logits_bytes`), which
+      _dummy_sampler_run keeps, and their float32 copy (v1/sample/sampler.py Sampler.forward,
+      `logits.to(torch.float32)`; none for float32 logits): 4 B;
+    - apply_top_k_top_p's `logits.sort(dim=-1)` (v1/sample/ops/topk_topp_sampler.py): float32
+      values (4 B) and int64 indices (8 B);
+    - inside the sort, PyTorch's launch_stable_sort_kernel (aten/src/ATen/native/cuda/SortStable.cu,
+      one segment a row): from 128 rows (and for one) segmented_sort_pairs takes int64 reverse
+      indices (8 B) and CUB's DeviceSegmentedRadixSort, given separate outputs, its third keys and
+      values buffers (4 + 8 B; cub dispatch_segmented_radix_sort.cuh, 'bytes needed for 3rd keys
+      buffer'): SORT_TEMP_SEGMENTED; from 2 to 127 rows segmented_sort_pairs_by_full_sort takes two
+      int2 buffers, the keys' output and CUB's third buffers: SORT_TEMP_FULL.
+    Later steps hold less (the top-k and top-p masks, the softmax cumulated in place and the
+    scatter's copy, 26 B with bf16 logits, are taken after the sort's buffers are freed)."""
+    temp = SORT_TEMP_FULL if 1 < rows < SORT_SEGMENTED_MIN_ROWS else SORT_TEMP_SEGMENTED
+    return logits_bytes + (4 if logits_bytes != 4 else 0) + 4 + 8 + temp
+
+
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool | None = None, logits_bytes: int = 2) -> Term:
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
     rows over the whole vocabulary.
     - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
-      vllm/envs.py; before v0.12.0 only where FlashInfer is not installed, see below): the float32 logits, the sorted copy and its int64 indices, the softmax and
-      its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
+      vllm/envs.py; before v0.12.0 only where FlashInfer is not installed, see below), and below 8
+      rows after: on V1 sort_bytes_per_logit an element, from the source (38 B with bf16 logits
+      from 128 rows); on V0 (before v0.8.0, whose sampler is not read here)
+      SAMPLER_BYTES_PER_LOGIT, fitted.
     - From v0.17.0 to v0.20.x, on 8 rows or more, apply_top_k_top_p masks in place with a Triton
       kernel (v1/sample/ops/topk_topp_triton.py) and no sort: the logits, their float32 copy, the
-      float32 probabilities and random_sample's exponential draw, SAMPLER_TRITON_BYTES_PER_LOGIT
-      bytes an element, fitted.
+      float32 probabilities and random_sample's exponential draw (2 + 4 + 4 + 4 B with bf16
+      logits), beside the kernel's cached buffer of one float32 row a program (topk_topp_triton.py
+      apply_top_k_top_p_triton: min(SMs, rows) rows, 0.52 B an element on an H100 at 1,024 rows),
+      whose SM count the catalog does not hold: SAMPLER_TRITON_BYTES_PER_LOGIT bytes an element,
+      fitted (14.9 on the fitted H100 starts).
     - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
       12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
       no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
@@ -234,7 +263,11 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
       (vllm[flashinfer], METADATA of v0.10.1.1 and v0.11.0), so `flashinfer` is what the install has:
       false (the sort) unless told. flashinfer_sample calls top_k_top_p_sampling_from_logits on the
       float32 logits (v0.10.1.1): FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element. From v0.12.0
-      it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0.
+      it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0. FlashInfer's own
+      top_k_top_p_sampling_from_logits (flashinfer/sampling.py, flashinfer-ai/flashinfer as stored)
+      masks the top k into a new float32 tensor before its softmax, which would make it 14 B; the
+      fitted 0.10.1.1 starts that ran it (Qwen2 7B on A100s) leave no room for that mask, so the
+      FlashInfer release they installed is not the one read and the 10 B stay.
     `flashinfer`: what is known of FlashInfer's sampler (True: installed, which counts up to v0.11.x;
     False: not installed, or VLLM_USE_FLASHINFER_SAMPLER=0, which from v0.21.0 leaves the
     PyTorch-native path, the Triton kernel from 8 rows: 'FlashInfer top-p/top-k sampling disabled via
@@ -251,9 +284,14 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
         return Term("sampler", rows * vocab * SAMPLER_TRITON_BYTES_PER_LOGIT,
                     f"vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, v0.17.0 on without FlashInfer: the Triton kernel (topk_topp_triton.py) from "
                     f"{TRITON_SAMPLER_MIN_ROWS} rows, no sort: {rows} rows x {vocab} logits x {SAMPLER_TRITON_BYTES_PER_LOGIT} B (fitted, triton)")  # fmt: skip
-    return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
-                f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0 (PyTorch-native top-k/top-p): {rows} rows x {vocab} logits "
-                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
+    if rel < (0, 8):
+        return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
+                    f"vllm/model_executor/layers/sampler.py, V0 (top-k/top-p by sort): {rows} rows x {vocab} logits "
+                    f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
+    per = sort_bytes_per_logit(rows, logits_bytes)
+    return Term("sampler", rows * vocab * per,
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run and v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p (PyTorch-native "
+                f"sort; PyTorch SortStable.cu): {rows} rows x {vocab} logits x {per} B")  # fmt: skip
 
 
 NCCL_CUMEM_FROM = (0, 10, 2)  # vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 up to v0.10.1.1; v0.10.2 has no such override
