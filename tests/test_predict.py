@@ -281,6 +281,45 @@ def test_the_sort_bytes_from_the_source() -> None:
     assert predict.sampler_warmup(vocab, rows, (0, 11), logits_bytes=4).bytes == rows * vocab * 36
 
 
+def test_the_marlin_experts_workspace_by_hand() -> None:
+    """fused_marlin_moe (fused_moe/fused_marlin_moe.py, v0.13.0) for Qwen3-Next 80B-A3B's experts
+    under TP 2 (hidden K = 2,048, expert intermediate 512, so N = 256 a rank, top_k 10) over 8,192
+    tokens, bf16: intermediate_cache13 = M x top_k x max(2N, K) = 8,192 x 10 x 2,048 and
+    intermediate_cache2 = M x top_k x N = 8,192 x 10 x 256, beside the output M x K, every token at
+    once; TritonExperts' workspace over the same tokens (one 16,384-row chunk in v0.13.0) is
+    M x top_k x (max(N, K) + max(2N, K)) = 8,192 x 10 x 4,096."""
+    cache13, cache2, out = 8192 * 10 * max(2 * 256, 2048), 8192 * 10 * 256, 8192 * 2048
+    assert (cache13, cache2) == (167_772_160, 20_971_520)
+    assert 8192 * 10 * predict.marlin_moe_workspace(512, 256, 2048) == cache13 + cache2
+    shape = _shape("qwen3-next-80b-a3b-instruct")
+    marlin = predict.forward_peak(shape, 2, 8192, 10, (0, 13), marlin=True)
+    triton = predict.forward_peak(shape, 2, 8192, 10, (0, 13))
+    residual = 8192 * (3 * 2048 + 3 * 512 // 2)  # the residual stream, the normed input and the shared expert's MLP
+    assert marlin.bytes == (residual + out + cache13 + cache2) * 2 == 524_288_000
+    assert triton.bytes - marlin.bytes == 8192 * 10 * (4096 - 2304) * 2 == 293_601_280  # 0.27 GiB
+    assert "fused_marlin_moe" in marlin.source
+
+
+def test_which_experts_run_marlin() -> None:
+    """An int checkpoint's experts run fused_marlin_moe on CUDA from 0.10 to 0.19 (awq_marlin.py,
+    gptq_marlin.py, compressed_tensors_moe.py, read in 0.10.1.1, 0.11.0, 0.13.0, 0.19.0); a log's
+    line or an entry says so where the config is not the checkpoint's; outside, not modeled."""
+    bf16 = _shape("qwen3-next-80b-a3b-instruct")
+    awq = replace(bf16, quantization={"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True})
+    assert predict.marlin_experts(awq, (0, 13)) and predict.marlin_experts(awq, (0, 10)) and predict.marlin_experts(awq, (0, 19))
+    assert not predict.marlin_experts(awq, (0, 20)) and not predict.marlin_experts(awq, (0, 9))
+    assert not predict.marlin_experts(awq, (0, 13), vendor="amd") and not predict.marlin_experts(bf16, (0, 13))
+    assert predict.marlin_experts(bf16, (0, 13), stated=True) and not predict.marlin_experts(awq, (0, 13), stated=False)
+    line = "(Worker_TP0 pid=306) INFO 02-12 19:46:46 [compressed_tensors_moe.py:193] Using CompressedTensorsWNA16MarlinMoEMethod"
+    assert poolaccuracy.marlin_experts(line, None, "x") is True
+    assert poolaccuracy.marlin_experts("Initializing a V1 LLM engine (v0.11.0) with config: quantization=awq_marlin, ", None, "x") is True
+    assert poolaccuracy.marlin_experts("Using CompressedTensorsWNA16MoEMethod", None, "x") is False
+    assert poolaccuracy.marlin_experts("", None, "x") is None and poolaccuracy.marlin_experts("", "marlin", "x") is True
+    with pytest.raises(InputError) as caught:
+        poolaccuracy.marlin_experts("", "awq", "models/pool_starts.yaml: starts[54].experts")
+    assert str(caught.value) == "models/pool_starts.yaml: starts[54].experts: found 'awq', expected marlin or triton"
+
+
 def test_non_torch_under_tp_by_release() -> None:
     """Up to v0.10.1.1 vllm/env_override.py turns NCCL's cuMem allocator off (NCCL_CUMEM_ENABLE=0) and
     the NCCL memory a rank holds under TP is the smaller median; v0.10.2 drops the override (the
@@ -633,11 +672,10 @@ EXPECTED = {
     # default (0.9 % over before the log's line was read)
     "124-v0210-qwen3-reranker-8b-rtx-pro-6000-colab.log": (-0.0022, 0.005),
     # Qwen3-Next 80B-A3B AWQ 4-bit (hybrid, int4 experts) under TP 2 on two PCIe L40S (v0.13.0, fp8 KV, 8
-    # sequences, the log's weights, 22.53 GiB a rank): the modeled peak (0.76 GiB, TritonExperts' workspace
-    # over 8,192 tokens) and non-torch term (0.33, NCCL without NVLS) take 0.34 GiB more than the start
-    # left them (its experts ran Marlin's int4 path, CompressedTensorsWNA16MarlinMoEMethod), so the pool
-    # comes out 1.9 % under
-    "125-v0130-qwen3-next-80b-awq-tp2-l40s-aether.log": (-0.0193, 0.02),
+    # sequences, the log's weights, 22.53 GiB a rank): its experts ran fused_marlin_moe (the log's
+    # 'Using CompressedTensorsWNA16MarlinMoEMethod'), whose caches over 8,192 tokens (0.35 GiB) are
+    # 0.27 GiB below TritonExperts' workspace; the pool comes out 0.4 % under (1.9 % with Triton's)
+    "125-v0130-qwen3-next-80b-awq-tp2-l40s-aether.log": (-0.0037, 0.01),
 }
 
 
@@ -708,11 +746,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (36, 0.001, 0.015)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (36, 0.001, 0.014)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (17, 0.0022, 0.0211)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 36 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.5 %; verdict right on 37 of 37" in out
+    assert "fitted: 36 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.4 %; verdict right on 37 of 37" in out
     assert "held out: 17 starts with a printed pool; median |error| +0.2 %, 90th percentile +2.1 %; verdict right on 18 of 18" in out
 
 
@@ -748,7 +786,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     assert (dense.starts, dense.verdicts) == (40, 41)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (46, 0.014)
+    assert (v1.starts, round(float(v1.p90), 3)) == (46, 0.012)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 

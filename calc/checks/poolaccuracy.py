@@ -130,6 +130,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         kv_cache_dtype=e.kv_cache_dtype,
         prefix_caching=accuracy.log_mamba_cache_mode(logs[e.log])[0],  # as the log states it, else the release's default
         flashinfer_sampler=flashinfer_sampler(logs[e.log], e.sampler, f"{where}.sampler"),
+        marlin_experts=marlin_experts(logs[e.log], e.experts, f"{where}.experts"),
         drafter=drafts > 0,
         speculative_tokens=drafts,
     )
@@ -164,6 +165,26 @@ def flashinfer_sampler(text: str, stated: object, where: str) -> bool | None:
     if stated not in ("flashinfer", "pytorch"):
         raise InputError(f"{where}: found {stated!r}, expected flashinfer or pytorch")
     return stated == "flashinfer"
+
+
+_MARLIN_EXPERTS = (
+    "Using CompressedTensorsWNA16MarlinMoEMethod",  # compressed_tensors_moe.py get_moe_method's INFO line (0.13.0)
+    "quantization=awq_marlin",  # the engine's config line (core.py 'Initializing a V1 LLM engine')
+    "quantization=gptq_marlin",
+)
+_NO_MARLIN_EXPERTS = ("Using CompressedTensorsWNA16MoEMethod",)  # compressed-tensors' Triton int path (moe_wna16)
+
+
+def marlin_experts(text: str, stated: object, where: str) -> bool | None:
+    """Whether the start's int experts ran fused_marlin_moe (predict.marlin_experts): the log's line
+    naming the method (CompressedTensorsWNA16MarlinMoEMethod, or the engine's awq_marlin or
+    gptq_marlin quantization), or what the entry states (`experts: marlin` or `experts: triton`)
+    where the log keeps no such line; None where neither says, the config's quantization_config."""
+    if stated is None:
+        return True if any(m in text for m in _MARLIN_EXPERTS) else False if any(m in text for m in _NO_MARLIN_EXPERTS) else None
+    if stated not in ("marlin", "triton"):
+        raise InputError(f"{where}: found {stated!r}, expected marlin or triton")
+    return stated == "marlin"
 
 
 ERAS = ("V0, before 0.8.0", "V1, from 0.8.0, before 0.20.0", "V1 from 0.20.0, the CUDA graph estimate off the pool")

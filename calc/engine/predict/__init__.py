@@ -65,6 +65,7 @@ from calc.engine.predict.graphs import (
 from calc.engine.predict.pool import Given, Prediction, StagePool, Start, check_start, predict, scheduled
 from calc.engine.predict.terms import (
     FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
+    MARLIN_MOE_RELEASES,
     NON_TORCH_ONE_RANK,
     NON_TORCH_ONE_RANK_V0,
     NON_TORCH_PER_RANK_TP,
@@ -79,6 +80,8 @@ from calc.engine.predict.terms import (
     Term,
     experts_per_token,
     forward_peak,
+    marlin_experts,
+    marlin_moe_workspace,
     moe_chunk,
     moe_workspace,
     mxfp4_padding,
@@ -114,6 +117,7 @@ __all__ = [
     "NVLS_BOXES",
     "Prediction",
     "SAMPLER_BYTES_PER_LOGIT",
+    "MARLIN_MOE_RELEASES",
     "SAMPLER_TRITON_BYTES_PER_LOGIT",
     "SORT_SEGMENTED_MIN_ROWS",
     "SORT_TEMP_FULL",
@@ -162,6 +166,8 @@ __all__ = [
     "predict",
     "release",
     "round_up",
+    "marlin_experts",
+    "marlin_moe_workspace",
     "sampler_warmup",
     "sort_bytes_per_logit",
     "scheduled",

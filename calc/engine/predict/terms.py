@@ -158,7 +158,29 @@ def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int,
                 f"TritonExperts.workspace_shapes, v0.14.0 to v0.33.0): {rows:,} rows x top_k {topk}")  # fmt: skip
 
 
-def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
+MARLIN_MOE_RELEASES = ((0, 10), (0, 20))  # fused_marlin_moe called by the quant methods themselves: read in 0.10.1.1, 0.11.0, 0.13.0, 0.19.0
+
+
+def marlin_experts(shape: Shape, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", stated: bool | None = None) -> bool:
+    """Whether a layer's int4 (or int8) experts run vLLM's fused_marlin_moe in the profile's
+    forward: AWQ (awq_marlin.py AWQMarlinMoEMethod.apply), GPTQ (gptq_marlin.py
+    GPTQMarlinMoEMethod.apply) and compressed-tensors' W4A16/WNA16 (compressed_tensors_moe.py
+    CompressedTensorsWNA16MarlinMoEMethod.apply) call it directly from v0.10 to v0.19.x (read in
+    v0.10.1.1, v0.11.0, v0.13.0 and v0.19.0). `stated`: what the start's log says ran (the method's
+    'Using CompressedTensorsWNA16MarlinMoEMethod', or quantization=awq_marlin / gptq_marlin), else the
+    config's quantization_config (an int checkpoint on a CUDA card). From v0.20.0 GPTQ goes through
+    make_wna16_moe_kernel and compressed-tensors' method moves to its own file; not modeled there,
+    nor on cards below compute capability 8.0, where vLLM takes no Marlin kernel."""
+    from calc.engine.weights import quant_of
+
+    if not MARLIN_MOE_RELEASES[0] <= rel < MARLIN_MOE_RELEASES[1] or vendor != "nvidia":
+        return False
+    if stated is not None:
+        return stated
+    return quant_of(shape).method == "int"
+
+
+def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST, marlin: bool = False) -> Term:
     """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
     v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
     the normed input a layer reads) plus the largest of a layer's transient tensors, in the model
@@ -169,6 +191,11 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
       v0.20.0): rows x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
       N = 2 x expert intermediate / TP, K = hidden and rows the tokens of one chunk (moe_chunk:
       VLLM_FUSED_MOE_CHUNK_SIZE up to v0.17.x); a shared expert adds its own MLP;
+    - MoE through fused_marlin_moe (`marlin`, marlin_experts; fused_moe/fused_marlin_moe.py,
+      v0.10.1.1 to v0.19.0), every token at once, no chunk: intermediate_cache13
+      (M x top_k x max(N, K), gate_up's output and then down's), intermediate_cache2
+      (M x top_k x N/2, the activation's) and the output (M x K, torch.empty_like unless in place),
+      with N the fused gate_up width and M the tokens;
     - gated-delta and mamba layers: their input projection's output."""
     dt = shape.dtype_bytes
     h = shape.hidden
@@ -200,12 +227,24 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
             n, act = _experts_n(shape, m, tp)
             k = topk or 1
             shared = 3 * m.shared_intermediate // tp if m.shared_intermediate else 0
-            moe_bytes = max(moe_bytes, tokens * (3 * h + h + shared) + rows * k * (max(act, h) + max(n, h)))
+            workspace = tokens * k * marlin_moe_workspace(n, act, h) if marlin else rows * k * (max(act, h) + max(n, h))
+            moe_bytes = max(moe_bytes, tokens * (3 * h + h + shared) + workspace)
         else:
             per_token = max(per_token, 3 * h + 3 * m.intermediate // tp)
+    experts = (
+        "fused_moe/fused_marlin_moe.py fused_marlin_moe, v0.13.0: every token at once" if marlin else "fused_moe.py TritonExperts.workspace_shapes, v0.20.0"
+    )
     return Term("forward", max(tokens * per_token, moe_bytes) * dt,
-                "vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; "
-                "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; {experts}")  # fmt: skip
+
+
+def marlin_moe_workspace(n: int, act: int, k: int) -> int:
+    """The elements fused_marlin_moe allocates a (token x top_k) row beside its output
+    (fused_moe/fused_marlin_moe.py, v0.11.0 fused_marlin_moe and v0.13.0 _fused_marlin_moe; v0.19.0
+    writes max(w13_num_shards * N, K)): intermediate_cache13, max(2 x N, K) with N the expert
+    intermediate a rank (w2's rows, marlin_moe_intermediate_size), here the fused gate_up width `n`
+    against the hidden size `k`, and intermediate_cache2, N (`act`, the activation's output)."""
+    return max(n, k) + act
 
 
 TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_TRITON and logits.shape[0] >= 8` (v0.17.0)
