@@ -19,7 +19,7 @@ NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_233_382_994  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
-NON_TORCH_PER_RANK_TP_NO_CUMEM = 356_567_430  # and on V1 before v0.11.0, where vLLM turns NCCL's cuMem allocator off
+NON_TORCH_PER_RANK_TP_NO_CUMEM = 200_853_894  # and on V1 before v0.11.0, where vLLM turns NCCL's cuMem allocator off
 
 
 # --- the terms -------------------------------------------------------------------------------
@@ -248,10 +248,22 @@ def marlin_moe_workspace(n: int, act: int, k: int) -> int:
 
 
 TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_TRITON and logits.shape[0] >= 8` (v0.17.0)
-FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 14  # with bf16 logits: flashinfer_bytes_per_logit(2)
 SORT_SEGMENTED_MIN_ROWS = 128  # PyTorch's SortStable.cu launch_stable_sort_kernel: `nsegments < 128` sorts by one full sort
 SORT_TEMP_SEGMENTED = 20  # segmented_sort_pairs: its int64 reverse indices (8 B) and CUB's third keys (4 B) and values (8 B) buffers
 SORT_TEMP_FULL = 32  # segmented_sort_pairs_by_full_sort: two int2 index-and-segment buffers (16 B), the keys' output (4 B), CUB's third buffers (12 B)
+
+
+def flashinfer_bytes_per_logit(logits_bytes: int = 2) -> int:
+    """What V1's FlashInfer top-k/top-p holds an element: the logits as computed (`logits_bytes`),
+    kept by _dummy_sampler_run, their float32 copy (v1/sample/sampler.py; none for float32 logits),
+    and inside flashinfer_sample's top_k_top_p_sampling_from_logits (flashinfer/sampling.py,
+    filter_apply_order "top_k_first", the default) top_k_mask_logits' new float32 tensor
+    (torch.empty_like(logits)) and torch.softmax's float32 probabilities: 14 B with bf16 logits.
+    Read in flashinfer-python 0.2.11, the release vLLM 0.10.1.1's `flashinfer` extra pins (0.3.1
+    for 0.11.0, 0.6.8.post1 a dependency of 0.21.0; flashinfer-ai/flashinfer's stored sampling.py
+    has the same steps)."""
+    return logits_bytes + (4 if logits_bytes != 4 else 0) + 4 + 4
 
 
 def sort_bytes_per_logit(rows: int, logits_bytes: int = 2) -> int:
@@ -293,32 +305,28 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
       fitted (14.9 on the fitted H100 starts).
     - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
       12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
-      no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
-      logits to float32; FlashInfer takes their softmax).
+      no sort, flashinfer_bytes_per_logit bytes an element.
     - From v0.8.0 to v0.11.x V1 reads VLLM_USE_FLASHINFER_SAMPLER unset as on: FlashInfer's sampler
       runs wherever FlashInfer imports (v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__,
       `envs.VLLM_USE_FLASHINFER_SAMPLER is not False`, v0.10.1.1 and v0.11.0), and the log says
       'Using FlashInfer for top-p & top-k sampling.'. The wheel lists FlashInfer as an extra only
       (vllm[flashinfer], METADATA of v0.10.1.1 and v0.11.0), so `flashinfer` is what the install has:
       false (the sort) unless told. flashinfer_sample calls top_k_top_p_sampling_from_logits on the
-      float32 logits (v0.10.1.1): FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element. From v0.12.0
-      it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0. FlashInfer's own
-      top_k_top_p_sampling_from_logits (flashinfer/sampling.py, flashinfer-ai/flashinfer as stored)
-      masks the top k into a new float32 tensor before its softmax, which would make it 14 B; the
-      fitted 0.10.1.1 starts that ran it (Qwen2 7B on A100s) leave no room for that mask, so the
-      FlashInfer release they installed is not the one read and the 10 B stay.
+      float32 logits (v0.10.1.1): flashinfer_bytes_per_logit bytes an element. From v0.12.0
+      it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0.
     `flashinfer`: what is known of FlashInfer's sampler (True: installed, which counts up to v0.11.x;
     False: not installed, or VLLM_USE_FLASHINFER_SAMPLER=0, which from v0.21.0 leaves the
     PyTorch-native path, the Triton kernel from 8 rows: 'FlashInfer top-p/top-k sampling disabled via
     VLLM_USE_FLASHINFER_SAMPLER=0', topk_topp_sampler.py, 0.21.0); None: the release's default."""
+    fi = flashinfer_bytes_per_logit(logits_bytes)
     if (0, 8) <= rel < (0, 12) and flashinfer and vendor == "nvidia":
-        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
-                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer where it imports, v0.8.0 to v0.11.x; v0.10.1.1): "
-                    f"{rows} rows x {vocab} logits x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+        return Term("sampler", rows * vocab * fi,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer where it imports, v0.8.0 to v0.11.x; v0.10.1.1; "
+                    f"flashinfer/sampling.py top_k_top_p_sampling_from_logits, 0.2.11): {rows} rows x {vocab} logits x {fi} B")  # fmt: skip
     if rel >= (0, 21) and vendor == "nvidia" and flashinfer is not False:
-        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
-                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
-                    f"x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+        return Term("sampler", rows * vocab * fi,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0; flashinfer/sampling.py "
+                    f"top_k_top_p_sampling_from_logits): {rows} rows x {vocab} logits x {fi} B")  # fmt: skip
     if rel >= (0, 17) and rows >= TRITON_SAMPLER_MIN_ROWS:
         return Term("sampler", rows * vocab * SAMPLER_TRITON_BYTES_PER_LOGIT,
                     f"vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, v0.17.0 on without FlashInfer: the Triton kernel (topk_topp_triton.py) from "
