@@ -303,23 +303,47 @@ def test_the_marlin_experts_workspace_by_hand() -> None:
 
 
 def test_which_experts_run_marlin() -> None:
-    """An int checkpoint's experts run fused_marlin_moe on CUDA from 0.10 to 0.19 (awq_marlin.py,
-    gptq_marlin.py, compressed_tensors_moe.py, read in 0.10.1.1, 0.11.0, 0.13.0, 0.19.0); a log's
-    line or an entry says so where the config is not the checkpoint's; outside, not modeled."""
+    """An int checkpoint's experts run Marlin on CUDA from 0.10: the quant method calls
+    fused_marlin_moe itself (GPTQ up to 0.19, AWQ up to 0.21, compressed-tensors' WNA16 up to 0.22),
+    then builds MarlinExperts under the modular kernel (make_wna16_moe_kernel); a log's line or an
+    entry names the method where the config is not the checkpoint's; W8A8 int8 is no WNA16."""
     bf16 = _shape("qwen3-next-80b-a3b-instruct")
     awq = replace(bf16, quantization={"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True})
-    assert predict.marlin_experts(awq, (0, 13)) and predict.marlin_experts(awq, (0, 10)) and predict.marlin_experts(awq, (0, 19))
-    assert not predict.marlin_experts(awq, (0, 20)) and not predict.marlin_experts(awq, (0, 9))
-    assert not predict.marlin_experts(awq, (0, 13), vendor="amd") and not predict.marlin_experts(bf16, (0, 13))
-    assert predict.marlin_experts(bf16, (0, 13), stated=True) and not predict.marlin_experts(awq, (0, 13), stated=False)
+    gptq = replace(bf16, quantization={"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True})
+    assert [predict.marlin_experts(awq, r) for r in ((0, 9), (0, 10), (0, 19), (0, 21), (0, 22), (0, 33))] == [
+        "", "direct", "direct", "direct", "modular", "modular"]  # fmt: skip
+    assert [predict.marlin_experts(gptq, r) for r in ((0, 19), (0, 20))] == ["direct", "modular"]
+    assert [predict.marlin_experts(bf16, (0, r), stated="compressed-tensors") for r in (13, 22, 23)] == ["direct", "direct", "modular"]
+    assert predict.marlin_experts(awq, (0, 13), vendor="amd") == predict.marlin_experts(bf16, (0, 13)) == ""
+    assert predict.marlin_experts(awq, (0, 13), stated="") == ""
+    w8a8 = {"quant_method": "compressed-tensors", "format": "int-quantized",
+            "config_groups": {"g": {"weights": {"type": "int", "num_bits": 8}, "input_activations": {"type": "int", "num_bits": 8}}}}  # fmt: skip
+    assert predict.marlin_experts(replace(bf16, quantization=w8a8), (0, 13)) == ""
     line = "(Worker_TP0 pid=306) INFO 02-12 19:46:46 [compressed_tensors_moe.py:193] Using CompressedTensorsWNA16MarlinMoEMethod"
-    assert poolaccuracy.marlin_experts(line, None, "x") is True
-    assert poolaccuracy.marlin_experts("Initializing a V1 LLM engine (v0.11.0) with config: quantization=awq_marlin, ", None, "x") is True
-    assert poolaccuracy.marlin_experts("Using CompressedTensorsWNA16MoEMethod", None, "x") is False
-    assert poolaccuracy.marlin_experts("", None, "x") is None and poolaccuracy.marlin_experts("", "marlin", "x") is True
+    assert poolaccuracy.marlin_experts(line, None, "x") == "compressed-tensors"
+    assert poolaccuracy.marlin_experts("Initializing a V1 LLM engine (v0.11.0) with config: quantization=awq_marlin, ", None, "x") == "awq"
+    assert poolaccuracy.marlin_experts("Using CompressedTensorsWNA16MoEMethod", None, "x") == ""
+    assert poolaccuracy.marlin_experts("", None, "x") is None and poolaccuracy.marlin_experts("", "gptq_marlin", "x") == "gptq"
     with pytest.raises(InputError) as caught:
         poolaccuracy.marlin_experts("", "awq", "models/pool_starts.yaml: starts[54].experts")
-    assert str(caught.value) == "models/pool_starts.yaml: starts[54].experts: found 'awq', expected marlin or triton"
+    assert str(caught.value) == (
+        "models/pool_starts.yaml: starts[54].experts: found 'awq', expected awq_marlin, gptq_marlin, compressed-tensors-wna16-marlin, triton"
+    )
+
+
+def test_marlin_experts_keep_their_workspace_once_modular() -> None:
+    """Under the modular kernel (from 0.20 for GPTQ, 0.22 for AWQ) MarlinExperts takes its workspace
+    from the WorkspaceManager, which keeps it through the sampler's warm-up: workspace13 =
+    M x top_k x max(N, K) shared with the output, workspace2 = M x top_k x max(2N, K)
+    (experts/marlin_moe.py MarlinExperts.workspace_shapes, 0.25.0), by hand for Qwen3-Next under TP 2
+    over 8,192 tokens; fused_marlin_moe called directly keeps nothing."""
+    shape = _shape("qwen3-next-80b-a3b-instruct")
+    awq = replace(shape, quantization={"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True})
+    kept = 8192 * 10 * max(256, 2048) + 8192 * 10 * max(512, 2048)  # the output (8,192 x 2,048) fits in workspace13
+    assert predict.moe_workspace(awq, 2, 8192, 10, (0, 25), "modular").bytes == kept * 2 == 671_088_640
+    assert predict.moe_workspace(awq, 2, 8192, 10, (0, 25)).bytes == 0  # quantized, the kernel not named
+    assert predict.moe_workspace(shape, 2, 8192, 10, (0, 19), "direct").bytes == 0
+    assert predict.moe_workspace(shape, 2, 8192, 10, (0, 19)).bytes == kept * 2  # bf16 experts through TritonExperts
 
 
 def test_non_torch_under_tp_by_release() -> None:

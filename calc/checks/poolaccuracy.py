@@ -167,24 +167,26 @@ def flashinfer_sampler(text: str, stated: object, where: str) -> bool | None:
     return stated == "flashinfer"
 
 
-_MARLIN_EXPERTS = (
-    "Using CompressedTensorsWNA16MarlinMoEMethod",  # compressed_tensors_moe.py get_moe_method's INFO line (0.13.0)
-    "quantization=awq_marlin",  # the engine's config line (core.py 'Initializing a V1 LLM engine')
-    "quantization=gptq_marlin",
+_MARLIN_EXPERTS = (  # the line that names the method whose Marlin MoE ran, and the method
+    ("Using CompressedTensorsWNA16MarlinMoEMethod", "compressed-tensors"),  # compressed_tensors_moe.py get_moe_method's INFO line (0.13.0)
+    ("quantization=awq_marlin", "awq"),  # the engine's config line (core.py 'Initializing a V1 LLM engine')
+    ("quantization=gptq_marlin", "gptq"),
+    ("Using CompressedTensorsWNA16MoEMethod", ""),  # compressed-tensors' Triton int path (moe_wna16)
 )
-_NO_MARLIN_EXPERTS = ("Using CompressedTensorsWNA16MoEMethod",)  # compressed-tensors' Triton int path (moe_wna16)
+_STATED_EXPERTS = {"awq_marlin": "awq", "gptq_marlin": "gptq", "compressed-tensors-wna16-marlin": "compressed-tensors", "triton": ""}
 
 
-def marlin_experts(text: str, stated: object, where: str) -> bool | None:
-    """Whether the start's int experts ran fused_marlin_moe (predict.marlin_experts): the log's line
-    naming the method (CompressedTensorsWNA16MarlinMoEMethod, or the engine's awq_marlin or
-    gptq_marlin quantization), or what the entry states (`experts: marlin` or `experts: triton`)
-    where the log keeps no such line; None where neither says, the config's quantization_config."""
+def marlin_experts(text: str, stated: object, where: str) -> str | None:
+    """The method whose int experts ran Marlin (predict.marlin_experts): the log's line naming it
+    (CompressedTensorsWNA16MarlinMoEMethod, or the engine's awq_marlin or gptq_marlin quantization;
+    "" where it names compressed-tensors' Triton path), or what the entry states (`experts:
+    awq_marlin`, `gptq_marlin`, `compressed-tensors-wna16-marlin` or `triton`) where the log keeps
+    no such line; None where neither says, the config's quantization_config."""
     if stated is None:
-        return True if any(m in text for m in _MARLIN_EXPERTS) else False if any(m in text for m in _NO_MARLIN_EXPERTS) else None
-    if stated not in ("marlin", "triton"):
-        raise InputError(f"{where}: found {stated!r}, expected marlin or triton")
-    return stated == "marlin"
+        return next((method for line, method in _MARLIN_EXPERTS if line in text), None)
+    if stated not in _STATED_EXPERTS:
+        raise InputError(f"{where}: found {stated!r}, expected {', '.join(_STATED_EXPERTS)}")
+    return _STATED_EXPERTS[stated]
 
 
 ERAS = ("V0, before 0.8.0", "V1, from 0.8.0, before 0.20.0", "V1 from 0.20.0, the CUDA graph estimate off the pool")

@@ -68,7 +68,7 @@ class PoolStart:
     total_memory: str | None = None
     printed: Mapping[str, str] = field(default_factory=dict)  # a PRINTED_TERMS term -> its size as printed
     sampler: str | None = None
-    experts: str | None = None  # "marlin" or "triton": which fused-expert kernel ran, where the log keeps no line naming it
+    experts: str | None = None  # awq_marlin, gptq_marlin, compressed-tensors-wna16-marlin or triton: the int experts' kernel, where the log names none
     speculative_tokens: int | None = None  # None: as the log's speculative config states it, else none
 
 

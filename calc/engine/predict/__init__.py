@@ -65,7 +65,9 @@ from calc.engine.predict.graphs import (
 from calc.engine.predict.pool import Given, Prediction, StagePool, Start, check_start, predict, scheduled
 from calc.engine.predict.terms import (
     FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
-    MARLIN_MOE_RELEASES,
+    MARLIN_DIRECT_UNTIL,
+    MARLIN_FROM,
+    MARLIN_METHODS,
     NON_TORCH_ONE_RANK,
     NON_TORCH_ONE_RANK_V0,
     NON_TORCH_PER_RANK_TP,
@@ -118,7 +120,9 @@ __all__ = [
     "NVLS_BOXES",
     "Prediction",
     "SAMPLER_BYTES_PER_LOGIT",
-    "MARLIN_MOE_RELEASES",
+    "MARLIN_DIRECT_UNTIL",
+    "MARLIN_FROM",
+    "MARLIN_METHODS",
     "SAMPLER_TRITON_BYTES_PER_LOGIT",
     "SORT_SEGMENTED_MIN_ROWS",
     "SORT_TEMP_FULL",

@@ -120,7 +120,7 @@ def _experts_n(shape: Shape, m: hfconfig.Mlp, tp: int) -> tuple[int, int]:
     return n, (n // 2 if m.gated else n)
 
 
-def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
+def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST, marlin: str = "") -> Term:
     """The fused-expert workspace that stays allocated after the forward pass, through the sampler's
     warm-up. From v0.14.0 vLLM runs unquantized experts through the modular kernel
     (unquantized_fused_moe_method.py, FusedMoEModularKernel over TritonExperts, v0.14.0; the
@@ -135,7 +135,12 @@ def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int,
     caches are freed at each layer's end: nothing stays. Quantized experts (fp8, MXFP4, ...) pick
     their kernel by card from v0.12 (fused_moe/oracle/); that choice is not modeled and their
     workspace is not held here (on Hopper, v0.19.0 runs MXFP4 through the monolithic Triton
-    kernel, which takes no workspace from the manager)."""
+    kernel, which takes no workspace from the manager). Int experts on Marlin (`marlin`,
+    marlin_experts): "direct" keeps nothing (fused_marlin_moe's caches are its own torch.empty);
+    "modular" keeps MarlinExperts' workspace from the same manager: workspace13 = M x top_k x
+    max(N', K) shared with the output (M x K), workspace2 = M x top_k x max(2N', K), N' the expert
+    intermediate a rank (MarlinExperts.workspace_shapes, experts/marlin_moe.py, v0.25.0 and v0.33.0;
+    fused_marlin_moe.py, v0.20.0), the same sizes as TritonExperts' over every token."""
     from calc.engine.weights import quant_of
 
     moe = [m for m in shape.mlps if m.experts]
@@ -143,7 +148,9 @@ def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int,
         return Term("moe_workspace", 0, "no fused experts")
     if rel < (0, 14):
         return Term("moe_workspace", 0, "up to v0.13.x fused_experts frees its caches at each layer (fused_moe.py fused_experts_impl)")
-    if quant_of(shape).method != "none":
+    if marlin == "direct":
+        return Term("moe_workspace", 0, "int experts through fused_marlin_moe, whose caches are freed at each layer (fused_moe/fused_marlin_moe.py)")
+    if quant_of(shape).method != "none" and marlin != "modular":
         return Term("moe_workspace", 0, "quantized experts: the kernel vLLM picks by card is not modeled; no workspace held")
     chunk = moe_chunk(rel)
     rows = min(tokens, chunk) if chunk else tokens
@@ -153,31 +160,52 @@ def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int,
         n, act = _experts_n(shape, m, tp)
         w13, w2, out = rows * topk * max(act, k), rows * topk * max(n, k), tokens * k
         most = max(most, (w13 + w2 + out) if rows < tokens else (max(w13, out) + w2))
+    experts = "MarlinExperts.workspace_shapes, v0.20.0 to v0.33.0" if marlin == "modular" else "TritonExperts.workspace_shapes, v0.14.0 to v0.33.0"
     return Term("moe_workspace", most * dt,
                 f"vllm/v1/worker/workspace.py WorkspaceManager, kept from the forward pass (fused_moe/modular_kernel.py _allocate_buffers, "
-                f"TritonExperts.workspace_shapes, v0.14.0 to v0.33.0): {rows:,} rows x top_k {topk}")  # fmt: skip
+                f"{experts}): {rows:,} rows x top_k {topk}")  # fmt: skip
 
 
-MARLIN_MOE_RELEASES = ((0, 10), (0, 20))  # fused_marlin_moe called by the quant methods themselves: read in 0.10.1.1, 0.11.0, 0.13.0, 0.19.0
+MARLIN_FROM = (0, 10)  # fused_marlin_moe's caches as read in v0.10.1.1 (earlier releases not read)
+# Up to (not including) these releases each method calls fused_marlin_moe itself, whose caches are
+# freed at each layer's end; from them it builds make_wna16_moe_kernel (fused_moe/oracle/int_wna16.py),
+# MarlinExperts under the modular kernel, whose workspace the WorkspaceManager keeps.
+MARLIN_DIRECT_UNTIL = {
+    "gptq": (0, 20),  # gptq_marlin.py GPTQMarlinMoEMethod: make_wna16_moe_kernel in v0.20.0
+    "awq": (0, 22),  # awq_marlin.py AWQMarlinMoEMethod.apply calls fused_marlin_moe in v0.21.0, make_wna16_moe_kernel in v0.22.0
+    "compressed-tensors": (0, 23),  # compressed_tensors_moe_wna16_marlin.py: fused_marlin_moe in v0.22.0, make_wna16_moe_kernel in v0.23.0
+}
+MARLIN_METHODS = tuple(MARLIN_DIRECT_UNTIL)
 
 
-def marlin_experts(shape: Shape, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", stated: bool | None = None) -> bool:
-    """Whether a layer's int4 (or int8) experts run vLLM's fused_marlin_moe in the profile's
-    forward: AWQ (awq_marlin.py AWQMarlinMoEMethod.apply), GPTQ (gptq_marlin.py
-    GPTQMarlinMoEMethod.apply) and compressed-tensors' W4A16/WNA16 (compressed_tensors_moe.py
-    CompressedTensorsWNA16MarlinMoEMethod.apply) call it directly from v0.10 to v0.19.x (read in
-    v0.10.1.1, v0.11.0, v0.13.0 and v0.19.0). `stated`: what the start's log says ran (the method's
-    'Using CompressedTensorsWNA16MarlinMoEMethod', or quantization=awq_marlin / gptq_marlin), else the
-    config's quantization_config (an int checkpoint on a CUDA card). From v0.20.0 GPTQ goes through
-    make_wna16_moe_kernel and compressed-tensors' method moves to its own file; not modeled there,
-    nor on cards below compute capability 8.0, where vLLM takes no Marlin kernel."""
+def marlin_experts(shape: Shape, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", stated: str | None = None) -> str:
+    """How a layer's int4 (or int8) experts run Marlin on a CUDA card: "direct" where the quant
+    method calls fused_marlin_moe itself (AWQ: awq_marlin.py AWQMarlinMoEMethod.apply; GPTQ:
+    gptq_marlin.py GPTQMarlinMoEMethod.apply; compressed-tensors' W4A16/WNA16:
+    CompressedTensorsWNA16MarlinMoEMethod.apply; read in v0.10.1.1, v0.11.0, v0.13.0, v0.19.0,
+    v0.20.0, v0.21.0 and v0.22.0), "modular" where it builds MarlinExperts under the modular kernel
+    (MARLIN_DIRECT_UNTIL; read in v0.20.0, v0.22.0, v0.23.0, v0.25.0 and v0.33.0), "" where Marlin
+    is not modeled (not an int checkpoint, before v0.10, not NVIDIA; cards below compute
+    capability 8.0, where vLLM takes no Marlin kernel, are not told apart). `stated`: the method
+    whose Marlin MoE the start's log or entry says ran ("awq", "gptq" or "compressed-tensors"; ""
+    for another kernel), else the config's quantization_config."""
     from calc.engine.weights import quant_of
 
-    if not MARLIN_MOE_RELEASES[0] <= rel < MARLIN_MOE_RELEASES[1] or vendor != "nvidia":
-        return False
-    if stated is not None:
-        return stated
-    return quant_of(shape).method == "int"
+    if rel < MARLIN_FROM or vendor != "nvidia":
+        return ""
+    if stated is None:
+        q, quant = shape.quantization or {}, quant_of(shape)
+        method = str(q.get("quant_method", "")).lower() if quant.method == "int" and quant.bits in (4, 8) else ""
+        groups = q.get("config_groups")
+        if method == "awq" and quant.bits != 4:
+            method = ""  # awq_marlin.py is_awq_marlin_compatible: 4 bits
+        if method == "compressed-tensors" and isinstance(groups, dict) and any(isinstance(g, dict) and g.get("input_activations") for g in groups.values()):
+            method = ""  # quantized activations (W8A8 int8): CompressedTensorsW8A8Int8MoEMethod, not WNA16
+    else:
+        method = stated
+    if method not in MARLIN_DIRECT_UNTIL:
+        return ""
+    return "direct" if rel < MARLIN_DIRECT_UNTIL[method] else "modular"
 
 
 def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST, marlin: bool = False) -> Term:
@@ -191,11 +219,13 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
       v0.20.0): rows x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
       N = 2 x expert intermediate / TP, K = hidden and rows the tokens of one chunk (moe_chunk:
       VLLM_FUSED_MOE_CHUNK_SIZE up to v0.17.x); a shared expert adds its own MLP;
-    - MoE through fused_marlin_moe (`marlin`, marlin_experts; fused_moe/fused_marlin_moe.py,
-      v0.10.1.1 to v0.19.0), every token at once, no chunk: intermediate_cache13
+    - MoE through fused_marlin_moe called by the quant method (`marlin`, marlin_experts "direct";
+      fused_moe/fused_marlin_moe.py, v0.10.1.1 to v0.22.0), every token at once, no chunk: intermediate_cache13
       (M x top_k x max(N, K), gate_up's output and then down's), intermediate_cache2
       (M x top_k x N/2, the activation's) and the output (M x K, torch.empty_like unless in place),
-      with N the fused gate_up width and M the tokens;
+      with N the fused gate_up width and M the tokens (MarlinExperts under the modular kernel,
+      "modular", takes TritonExperts' shapes: fused_marlin_moe.py MarlinExperts.workspace_shapes,
+      v0.20.0, experts/marlin_moe.py from v0.21.0);
     - gated-delta and mamba layers: their input projection's output."""
     dt = shape.dtype_bytes
     h = shape.hidden
