@@ -311,8 +311,9 @@ def sort_bytes_per_logit(rows: int, logits_bytes: int = 2) -> int:
       values buffers (4 + 8 B; cub dispatch_segmented_radix_sort.cuh, 'bytes needed for 3rd keys
       buffer'): SORT_TEMP_SEGMENTED; from 2 to 127 rows segmented_sort_pairs_by_full_sort takes two
       int2 buffers, the keys' output and CUB's third buffers: SORT_TEMP_FULL.
-    Later steps hold less (the top-k and top-p masks, the softmax cumulated in place and the
-    scatter's copy, 26 B with bf16 logits, are taken after the sort's buffers are freed)."""
+    Later steps hold less: at the scatter, beside the logits, their copy and the sort's outputs,
+    the top-k and top-p masks (1 B each), the softmax cumulated in place (4 B) and the scatter's
+    copy (4 B), 28 B with bf16 logits, taken after the sort's own buffers are freed."""
     temp = SORT_TEMP_FULL if 1 < rows < SORT_SEGMENTED_MIN_ROWS else SORT_TEMP_SEGMENTED
     return logits_bytes + (4 if logits_bytes != 4 else 0) + 4 + 8 + temp
 
