@@ -130,6 +130,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         kv_cache_dtype=e.kv_cache_dtype,
         prefix_caching=accuracy.log_mamba_cache_mode(logs[e.log])[0],  # as the log states it, else the release's default
         flashinfer_sampler=flashinfer_sampler(logs[e.log], e.sampler, f"{where}.sampler"),
+        marlin_experts=marlin_experts(logs[e.log], e.experts, f"{where}.experts"),
         drafter=drafts > 0,
         speculative_tokens=drafts,
     )
@@ -164,6 +165,28 @@ def flashinfer_sampler(text: str, stated: object, where: str) -> bool | None:
     if stated not in ("flashinfer", "pytorch"):
         raise InputError(f"{where}: found {stated!r}, expected flashinfer or pytorch")
     return stated == "flashinfer"
+
+
+_MARLIN_EXPERTS = (  # the line that names the method whose Marlin MoE ran, and the method
+    ("Using CompressedTensorsWNA16MarlinMoEMethod", "compressed-tensors"),  # compressed_tensors_moe.py get_moe_method's INFO line (0.13.0)
+    ("quantization=awq_marlin", "awq"),  # the engine's config line (core.py 'Initializing a V1 LLM engine')
+    ("quantization=gptq_marlin", "gptq"),
+    ("Using CompressedTensorsWNA16MoEMethod", ""),  # compressed-tensors' Triton int path (moe_wna16)
+)
+_STATED_EXPERTS = {"awq_marlin": "awq", "gptq_marlin": "gptq", "compressed-tensors-wna16-marlin": "compressed-tensors", "triton": ""}
+
+
+def marlin_experts(text: str, stated: object, where: str) -> str | None:
+    """The method whose int experts ran Marlin (predict.marlin_experts): the log's line naming it
+    (CompressedTensorsWNA16MarlinMoEMethod, or the engine's awq_marlin or gptq_marlin quantization;
+    "" where it names compressed-tensors' Triton path), or what the entry states (`experts:
+    awq_marlin`, `gptq_marlin`, `compressed-tensors-wna16-marlin` or `triton`) where the log keeps
+    no such line; None where neither says, the config's quantization_config."""
+    if stated is None:
+        return next((method for line, method in _MARLIN_EXPERTS if line in text), None)
+    if stated not in _STATED_EXPERTS:
+        raise InputError(f"{where}: found {stated!r}, expected {', '.join(_STATED_EXPERTS)}")
+    return _STATED_EXPERTS[stated]
 
 
 ERAS = ("V0, before 0.8.0", "V1, from 0.8.0, before 0.20.0", "V1 from 0.20.0, the CUDA graph estimate off the pool")

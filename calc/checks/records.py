@@ -68,6 +68,7 @@ class PoolStart:
     total_memory: str | None = None
     printed: Mapping[str, str] = field(default_factory=dict)  # a PRINTED_TERMS term -> its size as printed
     sampler: str | None = None
+    experts: str | None = None  # awq_marlin, gptq_marlin, compressed-tensors-wna16-marlin or triton: the int experts' kernel, where the log names none
     speculative_tokens: int | None = None  # None: as the log's speculative config states it, else none
 
 
@@ -228,6 +229,7 @@ def pool_starts(data: object, file: str = POOL_STARTS) -> list[PoolStart]:
                 total_memory=e.text("total_memory"),
                 printed={k: str(v) for k, v in printed.items()},
                 sampler=e.text("sampler"),
+                experts=e.text("experts"),
                 speculative_tokens=e.count("speculative_tokens", 0),
             )
         )

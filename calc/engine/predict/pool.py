@@ -12,7 +12,17 @@ from calc.engine.hfconfig import Shape
 from calc.engine.predict.cards import Card
 from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, mamba_graphs, model_runner_v2
-from calc.engine.predict.terms import Term, _gib, forward_peak, moe_workspace, mxfp4_padding, nccl_cumem, non_torch, sampler_warmup
+from calc.engine.predict.terms import (
+    Term,
+    _gib,
+    forward_peak,
+    marlin_experts,
+    moe_workspace,
+    mxfp4_padding,
+    nccl_cumem,
+    non_torch,
+    sampler_warmup,
+)
 from calc.units import InputError, fmt
 
 # --- the start -------------------------------------------------------------------------------
@@ -38,6 +48,7 @@ class Start:
     flashinfer_sampler: bool | None = (
         None  # whether FlashInfer's sampler runs (installed up to v0.11.x; off by VLLM_USE_FLASHINFER_SAMPLER=0); None: the release's default
     )
+    marlin_experts: str | None = None  # the method whose Marlin MoE ran (awq, gptq, compressed-tensors; "" another kernel); None: from the config
     drafter: bool = False  # speculative decoding: the drafter's (MTP) layers load with the model, on the last stage
     speculative_tokens: int = 0  # --speculative-config's num_speculative_tokens: the query length of a decode step, the graphs' sizes
 
@@ -179,12 +190,13 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                      + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
-    fwd = forward_peak(shape, s.tp, tokens, topk, rel)
-    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler)
+    marlin = marlin_experts(shape, rel, card.vendor, s.marlin_experts)
+    fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct")
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler, shape.dtype_bytes)
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
     # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes
-    ws = moe_workspace(shape, s.tp, tokens, topk, rel)
+    ws = moe_workspace(shape, s.tp, tokens, topk, rel, marlin)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes)
     enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
     held = enc.held_bytes if enc else 0

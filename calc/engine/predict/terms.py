@@ -13,13 +13,13 @@ from calc.jsontext import JsonObject
 from calc.units import fmt
 
 # Fitted constants (see calc/engine/predict/__init__.py): the medians over the fitted starts; graphs.py keeps the graphs'.
-SAMPLER_BYTES_PER_LOGIT = 36  # bytes the sampler warm-up holds per (row x vocabulary) element, sorting
+SAMPLER_BYTES_PER_LOGIT = 36  # bytes V0's sampler (before v0.8.0) holds per (row x vocabulary) element, sorting; V1's sort is derived (sort_bytes_per_logit)
 SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
 NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_233_382_994  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
-NON_TORCH_PER_RANK_TP_NO_CUMEM = 356_567_430  # and on V1 before v0.11.0, where vLLM turns NCCL's cuMem allocator off
+NON_TORCH_PER_RANK_TP_NO_CUMEM = 200_853_894  # and on V1 before v0.11.0, where vLLM turns NCCL's cuMem allocator off
 
 
 # --- the terms -------------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def _experts_n(shape: Shape, m: hfconfig.Mlp, tp: int) -> tuple[int, int]:
     return n, (n // 2 if m.gated else n)
 
 
-def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
+def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST, marlin: str = "") -> Term:
     """The fused-expert workspace that stays allocated after the forward pass, through the sampler's
     warm-up. From v0.14.0 vLLM runs unquantized experts through the modular kernel
     (unquantized_fused_moe_method.py, FusedMoEModularKernel over TritonExperts, v0.14.0; the
@@ -135,7 +135,12 @@ def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int,
     caches are freed at each layer's end: nothing stays. Quantized experts (fp8, MXFP4, ...) pick
     their kernel by card from v0.12 (fused_moe/oracle/); that choice is not modeled and their
     workspace is not held here (on Hopper, v0.19.0 runs MXFP4 through the monolithic Triton
-    kernel, which takes no workspace from the manager)."""
+    kernel, which takes no workspace from the manager). Int experts on Marlin (`marlin`,
+    marlin_experts): "direct" keeps nothing (fused_marlin_moe's caches are its own torch.empty);
+    "modular" keeps MarlinExperts' workspace from the same manager: workspace13 = M x top_k x
+    max(N', K) shared with the output (M x K), workspace2 = M x top_k x max(2N', K), N' the expert
+    intermediate a rank (MarlinExperts.workspace_shapes, experts/marlin_moe.py, v0.25.0 and v0.33.0;
+    fused_marlin_moe.py, v0.20.0), the same sizes as TritonExperts' over every token."""
     from calc.engine.weights import quant_of
 
     moe = [m for m in shape.mlps if m.experts]
@@ -143,7 +148,9 @@ def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int,
         return Term("moe_workspace", 0, "no fused experts")
     if rel < (0, 14):
         return Term("moe_workspace", 0, "up to v0.13.x fused_experts frees its caches at each layer (fused_moe.py fused_experts_impl)")
-    if quant_of(shape).method != "none":
+    if marlin == "direct":
+        return Term("moe_workspace", 0, "int experts through fused_marlin_moe, whose caches are freed at each layer (fused_moe/fused_marlin_moe.py)")
+    if quant_of(shape).method != "none" and marlin != "modular":
         return Term("moe_workspace", 0, "quantized experts: the kernel vLLM picks by card is not modeled; no workspace held")
     chunk = moe_chunk(rel)
     rows = min(tokens, chunk) if chunk else tokens
@@ -153,12 +160,55 @@ def moe_workspace(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int,
         n, act = _experts_n(shape, m, tp)
         w13, w2, out = rows * topk * max(act, k), rows * topk * max(n, k), tokens * k
         most = max(most, (w13 + w2 + out) if rows < tokens else (max(w13, out) + w2))
+    experts = "MarlinExperts.workspace_shapes, v0.20.0 to v0.33.0" if marlin == "modular" else "TritonExperts.workspace_shapes, v0.14.0 to v0.33.0"
     return Term("moe_workspace", most * dt,
                 f"vllm/v1/worker/workspace.py WorkspaceManager, kept from the forward pass (fused_moe/modular_kernel.py _allocate_buffers, "
-                f"TritonExperts.workspace_shapes, v0.14.0 to v0.33.0): {rows:,} rows x top_k {topk}")  # fmt: skip
+                f"{experts}): {rows:,} rows x top_k {topk}")  # fmt: skip
 
 
-def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST) -> Term:
+MARLIN_FROM = (0, 10)  # fused_marlin_moe's caches as read in v0.10.1.1 (earlier releases not read)
+# Up to (not including) these releases each method calls fused_marlin_moe itself, whose caches are
+# freed at each layer's end; from them it builds make_wna16_moe_kernel (fused_moe/oracle/int_wna16.py),
+# MarlinExperts under the modular kernel, whose workspace the WorkspaceManager keeps.
+MARLIN_DIRECT_UNTIL = {
+    "gptq": (0, 20),  # gptq_marlin.py GPTQMarlinMoEMethod: make_wna16_moe_kernel in v0.20.0
+    "awq": (0, 22),  # awq_marlin.py AWQMarlinMoEMethod.apply calls fused_marlin_moe in v0.21.0, make_wna16_moe_kernel in v0.22.0
+    "compressed-tensors": (0, 23),  # compressed_tensors_moe_wna16_marlin.py: fused_marlin_moe in v0.22.0, make_wna16_moe_kernel in v0.23.0
+}
+MARLIN_METHODS = tuple(MARLIN_DIRECT_UNTIL)
+
+
+def marlin_experts(shape: Shape, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", stated: str | None = None) -> str:
+    """How a layer's int4 (or int8) experts run Marlin on a CUDA card: "direct" where the quant
+    method calls fused_marlin_moe itself (AWQ: awq_marlin.py AWQMarlinMoEMethod.apply; GPTQ:
+    gptq_marlin.py GPTQMarlinMoEMethod.apply; compressed-tensors' W4A16/WNA16:
+    CompressedTensorsWNA16MarlinMoEMethod.apply; read in v0.10.1.1, v0.11.0, v0.13.0, v0.19.0,
+    v0.20.0, v0.21.0 and v0.22.0), "modular" where it builds MarlinExperts under the modular kernel
+    (MARLIN_DIRECT_UNTIL; read in v0.20.0, v0.22.0, v0.23.0, v0.25.0 and v0.33.0), "" where Marlin
+    is not modeled (not an int checkpoint, before v0.10, not NVIDIA; cards below compute
+    capability 8.0, where vLLM takes no Marlin kernel, are not told apart). `stated`: the method
+    whose Marlin MoE the start's log or entry says ran ("awq", "gptq" or "compressed-tensors"; ""
+    for another kernel), else the config's quantization_config."""
+    from calc.engine.weights import quant_of
+
+    if rel < MARLIN_FROM or vendor != "nvidia":
+        return ""
+    if stated is None:
+        q, quant = shape.quantization or {}, quant_of(shape)
+        method = str(q.get("quant_method", "")).lower() if quant.method == "int" and quant.bits in (4, 8) else ""
+        groups = q.get("config_groups")
+        if method == "awq" and quant.bits != 4:
+            method = ""  # awq_marlin.py is_awq_marlin_compatible: 4 bits
+        if method == "compressed-tensors" and isinstance(groups, dict) and any(isinstance(g, dict) and g.get("input_activations") for g in groups.values()):
+            method = ""  # quantized activations (W8A8 int8): CompressedTensorsW8A8Int8MoEMethod, not WNA16
+    else:
+        method = stated
+    if method not in MARLIN_DIRECT_UNTIL:
+        return ""
+    return "direct" if rel < MARLIN_DIRECT_UNTIL[method] else "modular"
+
+
+def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST, marlin: bool = False) -> Term:
     """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
     v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
     the normed input a layer reads) plus the largest of a layer's transient tensors, in the model
@@ -169,6 +219,13 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
       v0.20.0): rows x top_k x (max(N/2, K) + max(N, K)) plus the output (tokens x K), where
       N = 2 x expert intermediate / TP, K = hidden and rows the tokens of one chunk (moe_chunk:
       VLLM_FUSED_MOE_CHUNK_SIZE up to v0.17.x); a shared expert adds its own MLP;
+    - MoE through fused_marlin_moe called by the quant method (`marlin`, marlin_experts "direct";
+      fused_moe/fused_marlin_moe.py, v0.10.1.1 to v0.22.0), every token at once, no chunk: intermediate_cache13
+      (M x top_k x max(N, K), gate_up's output and then down's), intermediate_cache2
+      (M x top_k x N/2, the activation's) and the output (M x K, torch.empty_like unless in place),
+      with N the fused gate_up width and M the tokens (MarlinExperts under the modular kernel,
+      "modular", takes TritonExperts' shapes: fused_marlin_moe.py MarlinExperts.workspace_shapes,
+      v0.20.0, experts/marlin_moe.py from v0.21.0);
     - gated-delta and mamba layers: their input projection's output."""
     dt = shape.dtype_bytes
     h = shape.hidden
@@ -200,60 +257,119 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
             n, act = _experts_n(shape, m, tp)
             k = topk or 1
             shared = 3 * m.shared_intermediate // tp if m.shared_intermediate else 0
-            moe_bytes = max(moe_bytes, tokens * (3 * h + h + shared) + rows * k * (max(act, h) + max(n, h)))
+            workspace = tokens * k * marlin_moe_workspace(n, act, h) if marlin else rows * k * (max(act, h) + max(n, h))
+            moe_bytes = max(moe_bytes, tokens * (3 * h + h + shared) + workspace)
         else:
             per_token = max(per_token, 3 * h + 3 * m.intermediate // tp)
+    experts = (
+        "fused_moe/fused_marlin_moe.py fused_marlin_moe, v0.13.0: every token at once" if marlin else "fused_moe.py TritonExperts.workspace_shapes, v0.20.0"
+    )
     return Term("forward", max(tokens * per_token, moe_bytes) * dt,
-                "vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; "
-                "fused_moe.py TritonExperts.workspace_shapes, v0.20.0")  # fmt: skip
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; {experts}")  # fmt: skip
+
+
+def marlin_moe_workspace(n: int, act: int, k: int) -> int:
+    """The elements fused_marlin_moe allocates a (token x top_k) row beside its output
+    (fused_moe/fused_marlin_moe.py, v0.11.0 fused_marlin_moe and v0.13.0 _fused_marlin_moe; v0.19.0
+    writes max(w13_num_shards * N, K)): intermediate_cache13, max(2 x N, K) with N the expert
+    intermediate a rank (w2's rows, marlin_moe_intermediate_size), here the fused gate_up width `n`
+    against the hidden size `k`, and intermediate_cache2, N (`act`, the activation's output)."""
+    return max(n, k) + act
 
 
 TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_TRITON and logits.shape[0] >= 8` (v0.17.0)
-FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 10  # the logits as computed (2 B), their float32 copy (4 B), FlashInfer's probabilities (4 B)
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 14  # with bf16 logits: flashinfer_bytes_per_logit(2)
+SORT_SEGMENTED_MIN_ROWS = 128  # PyTorch's SortStable.cu launch_stable_sort_kernel: `nsegments < 128` sorts by one full sort
+SORT_TEMP_SEGMENTED = 20  # segmented_sort_pairs: its int64 reverse indices (8 B) and CUB's third keys (4 B) and values (8 B) buffers
+SORT_TEMP_FULL = 32  # segmented_sort_pairs_by_full_sort: two int2 index-and-segment buffers (16 B), the keys' output (4 B), CUB's third buffers (12 B)
 
 
-def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool | None = None) -> Term:
+def flashinfer_bytes_per_logit(logits_bytes: int = 2) -> int:
+    """What V1's FlashInfer top-k/top-p holds an element: the logits as computed (`logits_bytes`),
+    kept by _dummy_sampler_run, their float32 copy (v1/sample/sampler.py; none for float32 logits),
+    and inside flashinfer_sample's top_k_top_p_sampling_from_logits (flashinfer/sampling.py,
+    filter_apply_order "top_k_first", the default) top_k_mask_logits' new float32 tensor
+    (torch.empty_like(logits)) and torch.softmax's float32 probabilities: 14 B with bf16 logits.
+    Read in flashinfer-python 0.2.11, the release vLLM 0.10.1.1's `flashinfer` extra pins (0.3.1
+    for 0.11.0, 0.6.8.post1 a dependency of 0.21.0; flashinfer-ai/flashinfer's stored sampling.py
+    has the same steps)."""
+    return logits_bytes + (4 if logits_bytes != 4 else 0) + 4 + 4
+
+
+def sort_bytes_per_logit(rows: int, logits_bytes: int = 2) -> int:
+    """What V1's PyTorch-native top-k/top-p holds an element at its peak, the sort (read in
+    v0.10.1.1, v0.11.0, v0.13.0, v0.19.0 and v0.21.0; the dummy run asks top_k = vocabulary - 1 and
+    top_p = 0.9 of every row, gpu_model_runner.py _dummy_sampler_run):
+    - the logits compute_logits returned, in the model's dtype (`logits_bytes`), which
+      _dummy_sampler_run keeps, and their float32 copy (v1/sample/sampler.py Sampler.forward,
+      `logits.to(torch.float32)`; none for float32 logits): 4 B;
+    - apply_top_k_top_p's `logits.sort(dim=-1)` (v1/sample/ops/topk_topp_sampler.py): float32
+      values (4 B) and int64 indices (8 B);
+    - inside the sort, PyTorch's launch_stable_sort_kernel (aten/src/ATen/native/cuda/SortStable.cu,
+      one segment a row): from 128 rows (and for one) segmented_sort_pairs takes int64 reverse
+      indices (8 B) and CUB's DeviceSegmentedRadixSort, given separate outputs, its third keys and
+      values buffers (4 + 8 B; cub dispatch_segmented_radix_sort.cuh, 'bytes needed for 3rd keys
+      buffer'): SORT_TEMP_SEGMENTED; from 2 to 127 rows segmented_sort_pairs_by_full_sort takes two
+      int2 buffers, the keys' output and CUB's third buffers: SORT_TEMP_FULL.
+    Later steps hold less: at the scatter, beside the logits, their copy and the sort's outputs,
+    the top-k and top-p masks (1 B each), the softmax cumulated in place (4 B) and the scatter's
+    copy (4 B), 28 B with bf16 logits, taken after the sort's own buffers are freed."""
+    temp = SORT_TEMP_FULL if 1 < rows < SORT_SEGMENTED_MIN_ROWS else SORT_TEMP_SEGMENTED
+    return logits_bytes + (4 if logits_bytes != 4 else 0) + 4 + 8 + temp
+
+
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool | None = None, logits_bytes: int = 2) -> Term:
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
     rows over the whole vocabulary.
     - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
-      vllm/envs.py; before v0.12.0 only where FlashInfer is not installed, see below): the float32 logits, the sorted copy and its int64 indices, the softmax and
-      its cumulative sum: SAMPLER_BYTES_PER_LOGIT bytes an element, fitted.
+      vllm/envs.py; before v0.12.0 only where FlashInfer is not installed, see below), and below 8
+      rows after: on V1 sort_bytes_per_logit an element, from the source (38 B with bf16 logits
+      from 128 rows); on V0 (before v0.8.0, whose sampler is not read here)
+      SAMPLER_BYTES_PER_LOGIT, fitted.
     - From v0.17.0 to v0.20.x, on 8 rows or more, apply_top_k_top_p masks in place with a Triton
       kernel (v1/sample/ops/topk_topp_triton.py) and no sort: the logits, their float32 copy, the
-      float32 probabilities and random_sample's exponential draw, SAMPLER_TRITON_BYTES_PER_LOGIT
-      bytes an element, fitted.
+      float32 probabilities and random_sample's exponential draw (2 + 4 + 4 + 4 B with bf16
+      logits), beside the kernel's cached buffer of one float32 row a program (topk_topp_triton.py
+      apply_top_k_top_p_triton: min(SMs, rows) rows, 0.52 B an element on an H100 at 1,024 rows),
+      whose SM count the catalog does not hold: SAMPLER_TRITON_BYTES_PER_LOGIT bytes an element,
+      fitted (14.9 on the fitted H100 starts).
     - From v0.21.0 FlashInfer's sampler is the default on CUDA cards of compute capability 7.5 to
       12.1 (vllm/envs.py, VLLM_USE_FLASHINFER_SAMPLER = True; v1/sample/ops/topk_topp_sampler.py):
-      no sort, FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element (v1/sample/sampler.py casts the
-      logits to float32; FlashInfer takes their softmax).
+      no sort, flashinfer_bytes_per_logit bytes an element.
     - From v0.8.0 to v0.11.x V1 reads VLLM_USE_FLASHINFER_SAMPLER unset as on: FlashInfer's sampler
       runs wherever FlashInfer imports (v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__,
       `envs.VLLM_USE_FLASHINFER_SAMPLER is not False`, v0.10.1.1 and v0.11.0), and the log says
       'Using FlashInfer for top-p & top-k sampling.'. The wheel lists FlashInfer as an extra only
       (vllm[flashinfer], METADATA of v0.10.1.1 and v0.11.0), so `flashinfer` is what the install has:
       false (the sort) unless told. flashinfer_sample calls top_k_top_p_sampling_from_logits on the
-      float32 logits (v0.10.1.1): FLASHINFER_SAMPLER_BYTES_PER_LOGIT bytes an element. From v0.12.0
+      float32 logits (v0.10.1.1): flashinfer_bytes_per_logit bytes an element. From v0.12.0
       it is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1) until v0.21.0.
     `flashinfer`: what is known of FlashInfer's sampler (True: installed, which counts up to v0.11.x;
     False: not installed, or VLLM_USE_FLASHINFER_SAMPLER=0, which from v0.21.0 leaves the
     PyTorch-native path, the Triton kernel from 8 rows: 'FlashInfer top-p/top-k sampling disabled via
     VLLM_USE_FLASHINFER_SAMPLER=0', topk_topp_sampler.py, 0.21.0); None: the release's default."""
+    fi = flashinfer_bytes_per_logit(logits_bytes)
     if (0, 8) <= rel < (0, 12) and flashinfer and vendor == "nvidia":
-        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
-                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer where it imports, v0.8.0 to v0.11.x; v0.10.1.1): "
-                    f"{rows} rows x {vocab} logits x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+        return Term("sampler", rows * vocab * fi,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer where it imports, v0.8.0 to v0.11.x; v0.10.1.1; "
+                    f"flashinfer/sampling.py top_k_top_p_sampling_from_logits, 0.2.11): {rows} rows x {vocab} logits x {fi} B")  # fmt: skip
     if rel >= (0, 21) and vendor == "nvidia" and flashinfer is not False:
-        return Term("sampler", rows * vocab * FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
-                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0): {rows} rows x {vocab} logits "
-                    f"x {FLASHINFER_SAMPLER_BYTES_PER_LOGIT} B")  # fmt: skip
+        return Term("sampler", rows * vocab * fi,
+                    f"vllm/v1/sample/ops/topk_topp_sampler.py forward_cuda (FlashInfer, default from v0.21.0; flashinfer/sampling.py "
+                    f"top_k_top_p_sampling_from_logits): {rows} rows x {vocab} logits x {fi} B")  # fmt: skip
     if rel >= (0, 17) and rows >= TRITON_SAMPLER_MIN_ROWS:
         return Term("sampler", rows * vocab * SAMPLER_TRITON_BYTES_PER_LOGIT,
                     f"vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p, v0.17.0 on without FlashInfer: the Triton kernel (topk_topp_triton.py) from "
                     f"{TRITON_SAMPLER_MIN_ROWS} rows, no sort: {rows} rows x {vocab} logits x {SAMPLER_TRITON_BYTES_PER_LOGIT} B (fitted, triton)")  # fmt: skip
-    return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
-                f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v0.20.0 (PyTorch-native top-k/top-p): {rows} rows x {vocab} logits "
-                f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
+    if rel < (0, 8):
+        return Term("sampler", rows * vocab * SAMPLER_BYTES_PER_LOGIT,
+                    f"vllm/model_executor/layers/sampler.py, V0 (top-k/top-p by sort): {rows} rows x {vocab} logits "
+                    f"x {SAMPLER_BYTES_PER_LOGIT} B (fitted, sort)")  # fmt: skip
+    per = sort_bytes_per_logit(rows, logits_bytes)
+    return Term("sampler", rows * vocab * per,
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run and v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p (PyTorch-native "
+                f"sort; PyTorch SortStable.cu): {rows} rows x {vocab} logits x {per} B")  # fmt: skip
 
 
 NCCL_CUMEM_FROM = (0, 10, 2)  # vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 up to v0.10.1.1; v0.10.2 has no such override
