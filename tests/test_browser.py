@@ -966,7 +966,8 @@ def test_before_the_first_start_from_a_pasted_config(live, catalog):
 
 
 def test_parity_of_the_config_model(live, catalog):
-    """Random configs, ranks, KV types, lengths and pins: the page's answer is CPython's, byte for byte."""
+    """Random configs, ranks, KV types, lengths and pins, and predicted pools on discrete cards with
+    random switches: the page's answer is CPython's, byte for byte."""
     rng = random.Random(8)
     d = calc_html.defaults_of(catalog, "before").values
     requests = []
@@ -981,6 +982,12 @@ def test_parity_of_the_config_model(live, catalog):
             "overhead": rng.choice(["", "3 GiB"]),
             "engine_version": rng.choice(["", "0.6.4", "0.10.2"]),
         }
+        requests.append(raw)
+    for _ in range(12):  # no pin on a discrete card: the pool predicted, with the scheduler's fields empty and the switches random
+        switches = {name: rng.choice(["", "on"]) for name in ("enforce_eager", "offline", "no_flashinfer_sampler")}
+        raw = {**d, "config": rng.choice(CONFIGS).read_text(), "box": rng.choice(["h100-sxm", "rtx-4090", "l40s", "a100-80gb", "b200"]),
+               "tp": str(rng.choice([1, 2, 4])), "max_model_len": str(rng.choice([4096, 32768])), "pin": "", "seats": "", "prefill_budget": "",
+               "engine_version": rng.choice(["", "0.11.0", "0.21.0"]), "speculative_tokens": rng.choice(["0", "2"]), **switches}  # fmt: skip
         requests.append(raw)
     answers = live.evaluate("requests => requests.map(r => window.calcRun(r))", [json.dumps({"calculator": "before", "inputs": raw}) for raw in requests])
     for raw, answer in zip(requests, answers, strict=True):
