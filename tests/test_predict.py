@@ -628,6 +628,10 @@ EXPECTED = {
     # v0.24.0 on an RTX 4090, as first predicted: the log's 14.29 GiB of weights are 0.07 GiB over the
     # config's 14.22, and the profile's other terms 0.1 GiB over the H100-fitted ones
     "129-v0240-qwen25-7b-rtx4090-llm-infra-lab.log": (0.0416, 0.05),
+    # v0.22.1 on an RTX 3090, held out, as first predicted: quantization=awq runs AWQLinearMethod, which at
+    # 256 tokens or more dequantizes each weight whole before its matmul (awq.py apply, v0.22.0), a transient
+    # the bf16 config's forward pass does not hold; the printed graph estimate is 0.19 GiB over the formula's
+    "130-v0221-qwen25-7b-awq-rtx3090-runpod.log": (0.0580, 0.06),
 }
 
 
@@ -648,7 +652,7 @@ def test_each_pool_against_the_printed(measured) -> None:
         seen[Path(r.log).name] = r.held_out
     assert seen == {
         log: log.startswith(
-            ("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-", "127-")
+            ("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-", "127-", "130-")
         )
         for log in EXPECTED
     }
@@ -671,7 +675,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         **{str(n): ("starts", "starts") for n in range(89, 121)},
         "121": ("starts", "starts"), "122": ("starts", "starts"), "123": ("starts", "starts"),
         "124": ("starts", "starts"), "125": ("starts", "starts"), "126": ("starts", "starts"),
-        "127": ("starts", "starts"), "128": ("starts", "starts"), "129": ("starts", "starts"),
+        "127": ("starts", "starts"), "128": ("starts", "starts"), "129": ("starts", "starts"), "130": ("starts", "starts"),
     }  # fmt: skip
 
 
@@ -702,11 +706,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
     assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (39, 0.0012, 0.028)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (18, 0.0012, 0.0211)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (19, 0.0014, 0.058)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted: 39 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.8 %; verdict right on 40 of 40" in out
-    assert "held out: 18 starts with a printed pool; median |error| +0.1 %, 90th percentile +2.1 %; verdict right on 19 of 19" in out
+    assert "held out: 19 starts with a printed pool; median |error| +0.1 %, 90th percentile +5.8 %; verdict right on 20 of 20" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -728,7 +732,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "120": ("dense", poolaccuracy.ERAS[1]), "121": ("moe", poolaccuracy.ERAS[1]), "122": ("hybrid", poolaccuracy.ERAS[1]),
         "123": ("dense", poolaccuracy.ERAS[2]), "124": ("dense", poolaccuracy.ERAS[2]), "125": ("hybrid", poolaccuracy.ERAS[1]),
         "126": ("sliding window", poolaccuracy.ERAS[1]), "127": ("moe", poolaccuracy.ERAS[1]), "128": ("dense", poolaccuracy.ERAS[1]),
-        "129": ("dense", poolaccuracy.ERAS[2]),
+        "129": ("dense", poolaccuracy.ERAS[2]), "130": ("dense", poolaccuracy.ERAS[2]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -740,7 +744,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (4, 0.004, 0.0664)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (42, 43)
+    assert (dense.starts, dense.verdicts) == (43, 44)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
     assert (v1.starts, round(float(v1.p90), 3)) == (49, 0.008)
@@ -754,7 +758,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
     assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.057, 1.157)
-    assert round(float(held.median), 3) == 0.075
+    assert round(float(held.median), 3) == 0.077
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -985,7 +989,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 49
+    assert len(excerpts) == 50
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
