@@ -716,6 +716,14 @@ EXPECTED = {
     "126-v0190-gpt-oss-20b-a100-myoceane.log": (0.0081, 0.01),
     "127-v0190-qwen15-moe-a27b-h100-llmd-planner.log": (-0.0005, 0.005),
     "128-v0190-codellama-7b-h100-llmd-planner.log": (0.0012, 0.005),
+    # v0.24.0 on an RTX 4090: 4.2 % over as first predicted, 0.9 % once the sampler's sort was read from
+    # the source (38 B a logit, nothing fitted to this start); the log's 14.29 GiB of weights are 0.07 GiB
+    # over the config's 14.22
+    "129-v0240-qwen25-7b-rtx4090-llm-infra-lab.log": (0.0090, 0.015),
+    # v0.22.1 on an RTX 3090, held out, as first predicted: quantization=awq runs AWQLinearMethod, which at
+    # 256 tokens or more dequantizes each weight whole before its matmul (awq.py apply, v0.22.0), a transient
+    # the bf16 config's forward pass does not hold; the printed graph estimate is 0.19 GiB over the formula's
+    "130-v0221-qwen25-7b-awq-rtx3090-runpod.log": (0.0580, 0.06),
 }
 
 
@@ -736,7 +744,7 @@ def test_each_pool_against_the_printed(measured) -> None:
         seen[Path(r.log).name] = r.held_out
     assert seen == {
         log: log.startswith(
-            ("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-", "127-")
+            ("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-", "127-", "130-")
         )
         for log in EXPECTED
     }
@@ -759,7 +767,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         **{str(n): ("starts", "starts") for n in range(89, 121)},
         "121": ("starts", "starts"), "122": ("starts", "starts"), "123": ("starts", "starts"),
         "124": ("starts", "starts"), "125": ("starts", "starts"), "126": ("starts", "starts"),
-        "127": ("starts", "starts"), "128": ("starts", "starts"),
+        "127": ("starts", "starts"), "128": ("starts", "starts"), "129": ("starts", "starts"), "130": ("starts", "starts"),
     }  # fmt: skip
 
 
@@ -789,12 +797,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (38, 0.001, 0.015)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (18, 0.0016, 0.0064)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (39, 0.001, 0.015)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (19, 0.0017, 0.058)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 38 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.5 %; verdict right on 39 of 39" in out
-    assert "held out: 18 starts with a printed pool; median |error| +0.2 %, 90th percentile +0.6 %; verdict right on 19 of 19" in out
+    assert "fitted: 39 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.5 %; verdict right on 40 of 40" in out
+    assert "held out: 19 starts with a printed pool; median |error| +0.2 %, 90th percentile +5.8 %; verdict right on 20 of 20" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -816,6 +824,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "120": ("dense", poolaccuracy.ERAS[1]), "121": ("moe", poolaccuracy.ERAS[1]), "122": ("hybrid", poolaccuracy.ERAS[1]),
         "123": ("dense", poolaccuracy.ERAS[2]), "124": ("dense", poolaccuracy.ERAS[2]), "125": ("hybrid", poolaccuracy.ERAS[1]),
         "126": ("sliding window", poolaccuracy.ERAS[1]), "127": ("moe", poolaccuracy.ERAS[1]), "128": ("dense", poolaccuracy.ERAS[1]),
+        "129": ("dense", poolaccuracy.ERAS[2]), "130": ("dense", poolaccuracy.ERAS[2]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -827,7 +836,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (4, 0.004, 0.0979)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (41, 42)
+    assert (dense.starts, dense.verdicts) == (43, 44)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
     assert (v1.starts, round(float(v1.p90), 3)) == (49, 0.014)
@@ -840,8 +849,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.055, 1.157)
-    assert round(float(held.median), 3) == 0.075
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.057, 1.157)
+    assert round(float(held.median), 3) == 0.077
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -1072,7 +1081,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 48
+    assert len(excerpts) == 50
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
