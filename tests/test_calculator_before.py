@@ -373,3 +373,24 @@ def test_settings_that_change_no_prediction_are_refused(catalog, default, box, e
     out = calc_html.run(catalog, "before", {**_on_card(catalog, default, box), **edits})
     assert not out.valid
     assert out.errors[field].startswith(message), out.errors
+
+
+def test_fp8_at_load_is_the_command_lines(catalog, default, capsys) -> None:
+    """Quantization fp8 chosen for Llama 3.1 8B's bf16 config: the weights and the pool are
+    `calc model --quantization fp8`'s; on a checkpoint saved with another method it is refused beside
+    its field, as vLLM refuses it."""
+    from calc.present import cli
+
+    path = "models/configs/llama-3.1-8b/config.json"
+    out = calc_html.run(catalog, "before", _on_card(catalog, default, "h100-sxm", config=(ROOT / path).read_text(), max_model_len="8192", quantization="fp8"))
+    assert out.valid, out.errors
+    assert cli.main(["model", path, "--gpu", "h100-sxm", "--max-model-len", "8192", "--quantization", "fp8", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert out.figures["p_weights"] == fmt(r["terms"]["weights"]["bytes"], "GiB") == "8.49 GiB"
+    assert out.figures["tokens"] == fmt(r["kv_tokens"], "tokens")
+    gptq = (ROOT / "models/configs/qwen3.5-27b-derestricted-gptq-int8/config.json").read_text()
+    refused = calc_html.run(catalog, "before", {**default, "config": gptq, "quantization": "fp8"})
+    assert not refused.valid
+    assert refused.errors["quantization"].startswith("Quantization: found 'fp8' for a checkpoint quantized with 'gptq'"), refused.errors
+    odd = calc_html.run(catalog, "before", {**default, "quantization": "int3"})
+    assert odd.errors["quantization"] == "Quantization: found 'int3', expected empty or one of fp8"

@@ -835,3 +835,23 @@ def test_the_command_run_in_process_says_what_the_command_says(args: tuple[str, 
     spawned = subprocess.run([sys.executable, "-m", "calc", *args], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60)
     assert (inside.returncode, inside.stdout, inside.stderr) == (spawned.returncode, spawned.stdout, spawned.stderr)
     assert inside.stdout or inside.stderr
+
+
+def test_quantization_fp8_quantizes_an_unquantized_checkpoint_as_it_loads() -> None:
+    """--quantization fp8 on Llama 3.1 8B's bf16 config: each linear layer one byte a weight and a
+    float32 scale, the embedding and the head kept in bfloat16 (vllm/model_executor/layers/quantization/fp8.py):
+    8.49 GiB, the weights the v0.19.0 H100 start with --quantization fp8 printed ('weights memory: 8.49GiB',
+    logs/starts/83-...); a method the checkpoint was not saved with is refused as vLLM refuses it."""
+    path = "models/configs/llama-3.1-8b/config.json"
+    plain = json.loads(run_calc("model", path, "--json").stdout)
+    fp8 = json.loads(run_calc("model", path, "--quantization", "fp8", "--json").stdout)
+    linear = 32 * (4096 * (4096 + 2 * 1024) + 4096 * 4096 + 3 * 4096 * 14336)  # q, k, v; o; gate, up and down
+    assert plain["weights_bytes_per_rank"] - fp8["weights_bytes_per_rank"] == linear * 2 - (linear + 4 * 32 * 7)  # a scale a tensor, 7 a layer
+    assert round(fp8["weights_bytes_per_rank"] / 2**30, 2) == 8.49
+    done = run_calc("model", path, "--quantization", "awq")
+    assert done.returncode == 2
+    assert "--quantization: found 'awq' for an unquantized checkpoint" in done.stderr and "expected 'fp8'" in done.stderr
+    gptq = "models/configs/qwen3.5-27b-derestricted-gptq-int8/config.json"
+    assert run_calc("model", gptq, "--quantization", "gptq_marlin", "--json").returncode == 0
+    refused = run_calc("model", gptq, "--quantization", "fp8")
+    assert refused.returncode == 2 and "expected 'gptq' or 'gptq_marlin' or 'marlin'" in refused.stderr

@@ -105,8 +105,9 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
     if e.config not in configs:
         raise InputError(f"{where}.config: found {e.config!r}, expected one of {', '.join(sorted(configs))}")
     r = logread.read_log(logs[e.log])
-    config = configs[e.config]
-    shape = hfconfig.shape(config, f"models/configs/{e.config}/config.json")
+    file = f"models/configs/{e.config}/config.json"
+    config = configs[e.config] if e.quantization is None else hfconfig.quantization_applied(configs[e.config], e.quantization, f"{where}.quantization, {file}")
+    shape = hfconfig.shape(config, file)
     card = predict.card_of_box(predict.find_box(boxes, e.box))
     if r.total_memory_bytes is not None:  # the log's own total beats the catalog's reading
         card = replace(

@@ -65,6 +65,7 @@ class PoolStart:
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     weights: str | None = None  # "log", or the weights as a line the reader does not take prints them
+    quantization: str | None = None  # --quantization, where the start quantized an unquantized checkpoint as it loaded (fp8)
     total_memory: str | None = None
     printed: Mapping[str, str] = field(default_factory=dict)  # a PRINTED_TERMS term -> its size as printed
     sampler: str | None = None
@@ -226,6 +227,7 @@ def pool_starts(data: object, file: str = POOL_STARTS) -> list[PoolStart]:
                 max_num_seqs=e.count("max_num_seqs"),
                 max_num_batched_tokens=e.count("max_num_batched_tokens"),
                 weights=e.text("weights"),
+                quantization=e.text("quantization"),
                 total_memory=e.text("total_memory"),
                 printed={k: str(v) for k, v in printed.items()},
                 sampler=e.text("sampler"),

@@ -187,6 +187,50 @@ def load(text: str, file: str) -> jsontext.JsonObject:
     return data
 
 
+# --quantization: the methods vLLM takes in place of a checkpoint's own, as each one's
+# override_quantization_method answers (vllm/model_executor/layers/quantization/awq_marlin.py,
+# gptq_marlin.py, modelopt.py, 0.33.0), and the one method that quantizes an unquantized checkpoint
+# as it loads: fp8, one float32 scale a tensor, activations scaled at run time (fp8.py, Fp8Config with
+# is_checkpoint_fp8_serialized False; its quantization_config is what Fp8Config.from_config reads).
+QUANTIZATION_OVERRIDES = {"awq": ("awq_marlin", "marlin"), "gptq": ("gptq_marlin", "marlin"), "modelopt": ("modelopt_fp4",)}
+AT_LOAD = {"fp8": {"quant_method": "fp8", "activation_scheme": "dynamic"}}
+
+
+def quantized_at_load(text: str, method: str | None, file: str) -> str:
+    """The config text as vLLM sizes it under --quantization METHOD (quantization_applied)."""
+    if method is None:
+        return text
+    data = load(text, file)
+    applied = quantization_applied(data, method, file)
+    return text if applied is data else json.dumps(applied)
+
+
+def quantization_applied(data: jsontext.JsonObject, method: str, file: str) -> jsontext.JsonObject:
+    """The config under --quantization METHOD (vllm/config/model.py _verify_quantization, 0.33.0): a
+    checkpoint quantized with the same method, or one that overrides it, is itself; another method is
+    refused, as vLLM refuses it; an unquantized checkpoint under fp8 gains the quantization_config
+    fp8 quantizes it with as it loads."""
+    method = method.strip().lower()
+    inner = data.get("text_config")
+    own = data.get("quantization_config", inner.get("quantization_config") if isinstance(inner, dict) else None)
+    if isinstance(own, dict):
+        checkpoint = str(own.get("quant_method", "")).lower()
+        if method == checkpoint or method in QUANTIZATION_OVERRIDES.get(checkpoint, ()):
+            return data
+        raise InputError(
+            f"--quantization: found {method!r} for a checkpoint quantized with {checkpoint!r} ({file}'s quantization_config), expected "
+            + " or ".join(repr(m) for m in (checkpoint, *QUANTIZATION_OVERRIDES.get(checkpoint, ())))
+            + " (vLLM refuses a method that does not match the config's: vllm/config/model.py _verify_quantization)"
+        )
+    if method not in AT_LOAD:
+        raise InputError(
+            f"--quantization: found {method!r} for an unquantized checkpoint ({file} has no quantization_config), expected "
+            + " or ".join(repr(m) for m in AT_LOAD)
+            + " (quantized as it loads); other methods need a checkpoint saved with them"
+        )
+    return {**data, "quantization_config": dict(AT_LOAD[method])}
+
+
 class _Reader:
     """A config's fields; one it leaves out is its class's default (`defaults`, noted in `taken`),
     else the `default` the caller gives, else refused."""

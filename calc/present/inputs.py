@@ -291,6 +291,16 @@ TABLE: tuple[Input, ...] = (
         choices=_DTYPES,
     ),
     Input(
+        "quantization",
+        "--quantization",
+        "quantization",
+        "text",
+        "quantization",
+        "the checkpoint's method, or fp8 to quantize an unquantized one as it loads (default: the config's quantization_config)",
+        "Quantization (--quantization)",
+        "Empty: the config's own quantization_config; fp8: an unquantized checkpoint quantized as it loads",
+    ),
+    Input(
         "block_size",
         "--block-size",
         "block_size",
@@ -728,6 +738,7 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("config"),
         use("tp", "tensor parallel size: the TP ranks of each replica", default="1"),
         use("kv_cache_dtype", default="auto"),
+        use("quantization"),
         use(
             "max_model_len",
             "the context length: 32768, 32k or 32K as vLLM reads them; auto or -1: the largest that fits (vLLM 0.14.0 and later); none: the config's own",
@@ -815,6 +826,7 @@ FORMS: dict[str, tuple[Use, ...]] = {
         use("available"),
         use("tp"),
         use("kv_cache_dtype", kind="select"),
+        use("quantization", kind="select"),
         use("max_model_len"),
         use("prefill_budget", form_help="Tokens; empty: on a discrete card the release's default for the card, else the gate's calibration"),
         use("seats", form_help="Concurrent sequences; empty: on a discrete card the release's default for the card, else the gate's calibration"),

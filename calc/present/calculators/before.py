@@ -62,7 +62,8 @@ DTYPES = ("auto", "bfloat16", "fp8", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 def fields(catalog: Catalog) -> list[Field]:
     boxes = tuple((b, box["name"], False) for b, box in catalog.boxes.items())
     dtypes = tuple((d, d, False) for d in DTYPES)
-    return form_fields(NAME, {"box": boxes, "kv_cache_dtype": dtypes}, fill={"paste": str(PASTE_CHARACTERS // 2**20)})
+    methods = (("", "the config's own", False), *((m, f"{m}, quantized as it loads", False) for m in hfconfig.AT_LOAD))
+    return form_fields(NAME, {"box": boxes, "kv_cache_dtype": dtypes, "quantization": methods}, fill={"paste": str(PASTE_CHARACTERS // 2**20)})
 
 
 def _available(box: Box) -> tuple[Figure, str]:
@@ -170,6 +171,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "available": box_values["available"],
         "tp": "1",
         "kv_cache_dtype": "auto",
+        "quantization": "",
         "max_model_len": fmt(32768, "count"),
         "prefill_budget": box_values["prefill_budget"],
         "seats": box_values["seats"],
@@ -199,6 +201,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "available": box_sources["available"],
         "tp": "Default 1: the calculator's choice",
         "kv_cache_dtype": "Default auto: vLLM's default, the model's dtype",
+        "quantization": "Default empty: the config's quantization_config, or none, as vLLM reads it",
         "max_model_len": "Default 32,768: the calculator's choice",
         "prefill_budget": box_sources["prefill_budget"],
         "seats": box_sources["seats"],
@@ -222,6 +225,19 @@ def defaults(catalog: Catalog) -> Defaults:
         "swap_space": "Default empty: vLLM's default (4 GiB a GPU, allocated by the V0 engine only)",
     }
     return Defaults(values, sources)
+
+
+def _quantized(text: str, method: str | None) -> str:
+    """The pasted config under --quantization; a config that does not parse is left for the model
+    to name, and a method the checkpoint refuses is named beside the field."""
+    try:
+        hfconfig.load(text, "config.json")
+    except InputError:
+        return text
+    try:
+        return hfconfig.quantized_at_load(text, method, "config.json")
+    except InputError as error:
+        raise InputError(short(LABELS["quantization"]) + str(error).removeprefix("--quantization")) from None
 
 
 def _index(text: str) -> tuple[str | None, int | None]:
@@ -290,6 +306,11 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     config_text = str(raw.get("config", ""))
     if not config_text.strip():
         errors["config"] = f"{short(LABELS['config'])}: found nothing, expected the model's config.json pasted"
+    method = str(raw.get("quantization", "")).strip() or None
+    if method is not None and method not in hfconfig.AT_LOAD:
+        errors["quantization"] = f"{short(LABELS['quantization'])}: found {method!r}, expected empty or one of {', '.join(hfconfig.AT_LOAD)}"
+    elif "config" not in errors and len(config_text) <= PASTE_CHARACTERS:
+        config_text = take(errors, "quantization", lambda: _quantized(config_text, method)) or config_text
     for name in ("config", "index"):
         pasted = str(raw.get(name, ""))
         if len(pasted) > PASTE_CHARACTERS:

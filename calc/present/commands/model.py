@@ -57,9 +57,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     from dataclasses import replace
 
     from calc.checks import modeled
-    from calc.engine import predict
+    from calc.engine import hfconfig, predict
 
-    config_text = _read_text(args.config, "config")
+    config_text = hfconfig.quantized_at_load(_read_text(args.config, "config"), args.quantization, args.config)
     card = _card(catalog, args)
     max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version))
     lora_cfg = _lora(args)
