@@ -87,6 +87,7 @@ def test_deepseek_v32_indexer_is_whole_on_every_rank(tp: int) -> None:
     assert "model.layers.61.self_attn.indexer.wq_b" in by and by["model.layers.61.self_attn.indexer.wq_b"].drafter
     r = modeled.model_report(modeled.ModelInputs(text(DSV32), tp=tp, max_model_len=32768))
     assert r.weights_bytes_per_rank == weights.per_rank(s, tp).model
+    assert hfconfig.INDEXER_NOTE in r.notes  # the top-k buffer and workspaces are said to be left out
 
 
 def test_deepseek_v32_kv_by_release() -> None:

@@ -22,6 +22,9 @@ CHUNKED = "chunked"  # chunked local attention (Llama 4's RoPE layers): a reques
 MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
 NO_ATTENTION = "no attention"  # a DeciLM layer whose attention is a no-op: no input norm, no cache, the MLP alone (or nothing)
 INDEXER_QUANT_BLOCK = 128  # DeepSeek V3.2's indexer keys: fp8 values and one float32 scale per 128 (deepseek_v2.py quant_block_size)
+INDEXER_NOTE = ("not modeled: the indexer's top-k buffer, max_num_batched_tokens x index_topk int32 on every rank, built at load "
+                "(deepseek_v2.py DeepseekV2Model, topk_indices_buffer: 64 MiB at 8,192 tokens and a top-k of 2,048), nor its prefill "
+                "workspaces")  # fmt: skip
 FAMILIES = ("dense", "moe", "mla", "sliding window", "hybrid")
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
 MAX_LAYERS = 4096  # far above any published model's (a few hundred): a larger count is a typo

@@ -296,8 +296,8 @@ def _sparse_mla_token(shape: Shape, s: Settings, v: Version, latent: int) -> int
     if v.sparse_mla == "absent":
         raise ValueError(f"vLLM {v.name} has no DeepseekV32ForCausalLM: it came in 0.11.0")
     if v.sparse_mla == "unread":
-        raise ValueError(f"vLLM {v.name}: how it stores DeepSeek V3.2's MLA cache under --kv-cache-dtype auto was not read for this "
-                         "release (0.11.0 and 0.13.0 use fp8_ds_mla, 0.19.0 on the model's dtype); pick a release read")  # fmt: skip
+        raise ValueError(f"vLLM {v.name}: how it stores DeepSeek V3.2's MLA cache was not read for this release (under "
+                         "--kv-cache-dtype auto 0.11.0 and 0.13.0 use fp8_ds_mla, 0.19.0 on the model's dtype); pick a release read")  # fmt: skip
     kv = s.kv_cache_dtype
     if kv == "nvfp4":
         raise ValueError("--kv-cache-dtype nvfp4: DeepSeek V3.2's sparse MLA packs its own NVFP4 format (nvfp4_ds_mla), which is not modeled")
