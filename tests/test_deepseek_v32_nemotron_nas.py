@@ -218,23 +218,26 @@ def test_nemotron_blocks_vllm_does_not_build_are_refused() -> None:
         hfconfig.shape(data, SUPER)
 
 
-@pytest.mark.parametrize(
-    ("name", "args"),
-    [
-        (DSV32, ["--tp", "8", "--max-model-len", "auto", "--gpu", "h200"]),
-        (DSV32, ["--tp", "8", "--kv-cache-dtype", "fp8", "--max-model-len", "163840", "--gpu", "h200", "--engine-version", "0.11.0"]),
-        (DSV32, ["--tp", "4", "--pp", "2", "--kv-cache-dtype", "fp8", "--max-model-len", "auto", "--gpu", "h200"]),
-        (DSV32, ["--tp", "2", "--max-model-len", "32768", "--gpu", "h200"]),
-        (SUPER, ["--tp", "1", "--max-model-len", "auto", "--gpu", "h200"]),
-        (SUPER, ["--tp", "2", "--kv-cache-dtype", "fp8", "--max-model-len", "65536", "--gpu", "h100-sxm"]),
-        (SUPER, ["--tp", "4", "--pp", "2", "--max-model-len", "auto", "--gpu", "l4"]),
-        (ULTRA, ["--tp", "8", "--max-model-len", "auto", "--kv-cache-dtype", "fp8", "--gpu", "h100-sxm"]),
-        (ULTRA, ["--tp", "4", "--pp", "2", "--max-model-len", "131072", "--gpu", "h200", "--engine-version", "0.26.0"]),
-    ],
-)
+MATRIX = [
+    (name, [*tp, *kv, *rest, "--gpu", "h200"])
+    for name in (DSV32, SUPER, ULTRA)
+    for tp, kv, rest in (
+        (["--tp", "1"], [], ["--max-model-len", "auto"]),
+        (["--tp", "2"], [], ["--max-model-len", "32768"]),
+        (["--tp", "4"], ["--kv-cache-dtype", "fp8"], ["--max-model-len", "auto"]),
+        (["--tp", "8"], [], ["--max-model-len", "auto"]),
+        (["--tp", "8"], ["--kv-cache-dtype", "fp8"], ["--max-model-len", "131072", "--engine-version", "0.11.0"]),
+        (["--tp", "4", "--pp", "2"], ["--kv-cache-dtype", "fp8"], ["--max-model-len", "auto"]),
+        (["--tp", "4", "--pp", "2"], [], ["--max-model-len", "65536", "--engine-version", "0.26.0"]),
+    )
+]
+
+
+@pytest.mark.parametrize(("name", "args"), MATRIX, ids=[f"{n}-{'-'.join(a[1::2])}" for n, a in MATRIX])
 def test_the_command_line_predicts_a_pool(name: str, args: list[str]) -> None:
+    """TP 1 to 8, fp8, PP 2 and auto: a verdict each (TP 1 and 2 of the largest: the weights do not fit)."""
     done = run_calc("model", str(path(name)), *args, "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["architecture"] in ("DeepseekV32ForCausalLM", "DeciLMForCausalLM")
-    assert data["verdict"]
+    assert data["verdict"] and data["kv_bytes_per_token"] > 0
