@@ -103,6 +103,7 @@ def test_deepseek_v32_kv_by_release() -> None:
             assert r.bytes_per_token == 61 * token, (version, kv)
             assert (len(r.layout.groups), r.layout.group_size, r.layout.min_block_size, r.layout.page_bytes) == (1, 61, 64, 64 * token)
             assert r.pages_per_request == 163840 // 64 and r.fixed_bytes == 0
+            assert r.bytes_per_request == 2560 * 61 * 64 * token  # a request of 163,840 tokens: 2,560 blocks of the group
     assert kvlayout.indexer_bytes(s) == 132
     spec = kvlayout.request(s, kvlayout.Settings(speculative_tokens=1), 8192, kvlayout.version(None))
     assert spec.bytes_per_token == 62 * (1152 + 132)  # the MTP layer's latent and indexer share the pool
@@ -187,6 +188,7 @@ def test_nemotron_kv_only_for_the_layers_with_attention(tp: int, kv_heads: int) 
         r = kvlayout.request(shape(name), kvlayout.Settings(tp=tp), 131072, kvlayout.version(None))
         assert r.bytes_per_token == 2 * kv_heads * 128 * 2 * layers
         assert (len(r.layout.groups), r.layout.group_size, r.layout.min_block_size) == (1, layers, 16)
+        assert r.bytes_per_request == 131072 // 16 * layers * 16 * 2 * kv_heads * 128 * 2
         fp8 = modeled.model_report(modeled.ModelInputs(text(name), tp=tp, max_model_len=32768, kv_cache_dtype="fp8"))
         assert fp8.kv_bytes_per_token == 2 * kv_heads * 128 * 1 * layers
 
