@@ -94,6 +94,8 @@ def model_report(i: ModelInputs) -> ModelReport:
         w = weights.Weights(stage_list[0].weights_bytes, stage_list[-1].drafter_bytes, w.source, w.checkpoint_total)
     notes = [n for n in [beyond_read(i.engine_version), hfconfig.unchecked_note(shape.architecture)] if n] + list(shape.defaults)
     notes += parallel_notes(shape, par, rules, group, heavy)
+    if shape.indexer:
+        notes.append(hfconfig.INDEXER_NOTE)
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes

@@ -20,6 +20,11 @@ from calc.units import InputError
 FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
 CHUNKED = "chunked"  # chunked local attention (Llama 4's RoPE layers): a request holds one chunk and the batch in flight
 MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
+NO_ATTENTION = "no attention"  # a DeciLM layer whose attention is a no-op: no input norm, no cache, the MLP alone (or nothing)
+INDEXER_QUANT_BLOCK = 128  # DeepSeek V3.2's indexer keys: fp8 values and one float32 scale per 128 (deepseek_v2.py quant_block_size)
+INDEXER_NOTE = ("not modeled: the indexer's top-k buffer, max_num_batched_tokens x index_topk int32 on every rank, built at load "
+                "(deepseek_v2.py DeepseekV2Model, topk_indices_buffer: 64 MiB at 8,192 tokens and a top-k of 2,048), nor its prefill "
+                "workspaces")  # fmt: skip
 FAMILIES = ("dense", "moe", "mla", "sliding window", "hybrid")
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2}
 MAX_LAYERS = 4096  # far above any published model's (a few hundred): a larger count is a typo
@@ -149,6 +154,7 @@ class Shape:
     v_head_dim: int | None = None
     mamba: dict[str, int] = field(default_factory=dict)
     linear: dict[str, int] = field(default_factory=dict)
+    indexer: dict[str, int] = field(default_factory=dict)  # DeepSeek V3.2's lightning indexer: heads, head_dim, q_lora_rank
     drafter_layers: int = 0
     defaults: tuple[str, ...] = ()  # fields the config leaves out, taken as its transformers class's defaults
     max_positions: int | None = None  # max_position_embeddings, where no rope scaling stretches it
@@ -390,6 +396,8 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
             out.append(
                 Rope(kind, positions, rot, 4 if arch.startswith("GptOss") else None)
             )  # models/gpt_oss.py get_rope(dtype=torch.float32), 0.11.0 to 0.33.0
+    if fields.get("indexer") and out:  # DeepSeek V3.2's indexer rope: neox style, a cache of its own (deepseek_v2.py, 0.13.0 to 0.33.0)
+        out.append(out[0])
     return tuple(out)
 
 
@@ -733,6 +741,88 @@ def _deepseek(r: _Reader) -> dict[str, Any]:
     }
 
 
+def _deepseek_v32(r: _Reader) -> dict[str, Any]:
+    """DeepSeek-V3.2-Exp and V3.2 (vllm/model_executor/models/deepseek_v2.py, DeepseekV2MLAAttention
+    and Indexer, 0.11.0 to 0.33.0): DeepSeek-V3's layers, each MLA layer with a lightning indexer
+    (is_v32: the config has index_topk), replicated on every rank: wq_b (q_lora_rank to index_n_heads
+    x index_head_dim, quantized as the checkpoint is), wk and weights_proj (hidden_size to index_head_dim
+    and to index_n_heads, fused into one unquantized wk_weights_proj from 0.20.0; 0.11.0 and 0.13.0 also
+    give weights_proj a bias of index_n_heads) and k_norm, a LayerNorm of index_head_dim (float32 in
+    0.33.0), counted as 0.33.0 builds them. Each indexer keeps its own cache of one key a token
+    (DeepseekV32IndexerCache), and from 0.13.0 its own rope (indexer_rope_emb, neox style: a cos/sin
+    cache apart from MLA's). An MTP layer builds a full indexer too. index_topk_freq or
+    index_topk_pattern (layers that reuse another layer's indexer, 0.33.0) are refused: no config of
+    this class writes them."""
+    fields = _deepseek(r)
+    q_lora = fields["q_lora_rank"]
+    if q_lora is None:
+        raise ConfigError(r.file, r.prefix + "q_lora_rank", None, "a whole number: the indexer's wq_b reads the q latent (vLLM asserts it)")
+    for key in ("index_topk_freq", "index_topk_pattern"):
+        if r.get(key, None) not in (None, 1):
+            raise ConfigError(r.file, r.prefix + key, r.get(key), "absent or 1: indexers shared between layers are not modeled")
+    r.int("index_topk")
+    # topk_method "noaux_tc" gives each gate a float32 e_score_correction_bias (deepseek_v2.py DeepseekV2MoE)
+    fields["routing_bias"] = r.get("topk_method", None) == "noaux_tc"
+    fields["indexer"] = {"heads": r.int("index_n_heads"), "head_dim": r.int("index_head_dim"), "q_lora_rank": q_lora}
+    return fields
+
+
+def _decilm(r: _Reader) -> dict[str, Any]:
+    """NVIDIA's Llama-Nemotron NAS models (vllm/model_executor/models/nemotron_nas.py, DeciLMDecoderLayer,
+    the same from 0.10.1.1 to 0.33.0): each layer as its block_configs entry builds it. An attention of
+    no_op builds neither the attention nor its input norm and holds no cache; else LlamaAttention of
+    num_attention_heads / n_heads_in_group KV heads (the config's num_key_value_heads is null). An ffn of
+    no_op builds no MLP and no post-attention norm; else LlamaMLP of intermediate size
+    2 x ffn_mult x hidden_size / 3 rounded down, then up to a multiple of 256
+    (_ffn_mult_to_intermediate_size), or the block's intermediate_size where it has no ffn_mult.
+    vLLM reads no replace_with_linear: a block that asks for one is refused, as is a model whose
+    attention layers differ in n_heads_in_group (one KV head count a model is modeled)."""
+    n = r.layers()
+    blocks = r.get("block_configs")
+    if not isinstance(blocks, list) or len(blocks) != n:
+        raise ConfigError(r.file, r.prefix + "block_configs", blocks if blocks is not None else _MISSING, f"a list of {n} blocks, one a layer")
+    heads, hidden = r.int("num_attention_heads"), r.int("hidden_size")
+    groups: set[int] = set()
+    layers, mlps = [], []
+    for i, block in enumerate(blocks):
+        where = f"{r.prefix}block_configs[{i}]"
+        attention = block.get("attention") if isinstance(block, dict) else None
+        ffn = block.get("ffn") if isinstance(block, dict) else None
+        if not isinstance(attention, dict) or not isinstance(ffn, dict):
+            raise ConfigError(r.file, where, block, "an object with an attention and an ffn object")
+        a, f = _Reader(attention, r.file, where + ".attention."), _Reader(ffn, r.file, where + ".ffn.")
+        for sub, part in ((a, "attention"), (f, "ffn")):
+            if sub.flag("replace_with_linear", False):
+                raise ConfigError(r.file, f"{where}.{part}.replace_with_linear", True, "false: vLLM's nemotron_nas.py builds no linear replacement")
+        if a.flag("no_op", False):
+            layers.append(NO_ATTENTION)
+        else:
+            group = a.int("n_heads_in_group")
+            if heads % group:
+                raise ConfigError(r.file, where + ".attention.n_heads_in_group", group, f"a divisor of num_attention_heads ({heads})")
+            groups.add(group)
+            layers.append(FULL)
+        if f.flag("no_op", False):
+            mlps.append(Mlp())
+            continue
+        mult = ffn.get("ffn_mult")
+        if mult is None:
+            size = f.int("intermediate_size")
+        elif isinstance(mult, bool) or not isinstance(mult, (int, float)) or mult <= 0:
+            raise ConfigError(r.file, where + ".ffn.ffn_mult", mult, "a number above zero")
+        else:
+            size = int(2 * mult * hidden / 3)
+            size += -size % 256
+        mlps.append(Mlp(intermediate=size, bias=r.flag("mlp_bias")))
+    if len(groups) != 1:
+        raise ConfigError(r.file, r.prefix + "block_configs[*].attention.n_heads_in_group", sorted(groups) or None,
+                          "one value over the layers with attention: a KV head count a layer is not modeled")  # fmt: skip
+    bias = r.flag("attention_bias")
+    common = {"hidden": hidden, "vocab": r.int("vocab_size"), "heads": heads, "kv_heads": heads // groups.pop(),
+              "head_dim": r.int("head_dim", None) or hidden // heads, "attention_bias": bias, "output_bias": bias, "qk_norm": ""}  # fmt: skip
+    return {**common, "layers": tuple(layers), "mlps": tuple(mlps)}
+
+
 def _layer_types(r: _Reader, n: int, names: dict[str, str]) -> tuple[str, ...]:
     types = r.get("layer_types")
     if not isinstance(types, list) or len(types) != n:
@@ -933,6 +1023,8 @@ _ARCHITECTURES = {
     "MixtralForCausalLM": _mixtral,
     "DeepseekV3ForCausalLM": _deepseek,
     "DeepseekV2ForCausalLM": _deepseek,
+    "DeepseekV32ForCausalLM": _deepseek_v32,
+    "DeciLMForCausalLM": _decilm,
     "GptOssForCausalLM": _gpt_oss,
     "Gemma3ForCausalLM": _gemma3,
     "Gemma3ForConditionalGeneration": _gemma3,
@@ -950,7 +1042,7 @@ _ARCHITECTURES = {
 
 # Classes read by vLLM's model code whose reading no real public config.json has checked: none was
 # found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
-UNCHECKED = frozenset({"Glm4ForCausalLM", "GraniteMoeHybridForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM"})
+UNCHECKED = frozenset({"DeepseekV32ForCausalLM", "Glm4ForCausalLM", "GraniteMoeHybridForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM"})
 
 
 def unchecked_note(architecture: str) -> str | None:

@@ -82,7 +82,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Shape
+from calc.engine.hfconfig import CHUNKED, FULL, INDEXER_QUANT_BLOCK, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Shape
 from calc.engine.weights import cdiv
 
 KV_DTYPES = ("auto", "bfloat16", "bf16", "float16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
@@ -125,6 +125,9 @@ class Version:
     # chunked local attention kept as its own spec ("chunked"), folded into full attention ("full"), or
     # not read ("unread"); see the module docstring (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE)
     chunked_local: str = "chunked"
+    # DeepSeek V3.2's MLA cache under --kv-cache-dtype auto: "fp8_ds_mla" (0.11.0 and 0.13.0 turn auto into it),
+    # "auto" (the model's dtype, 0.19.0 on), "unread" (0.14 to 0.18, not read), "absent" (no DeepseekV32ForCausalLM)
+    sparse_mla: str = "auto"
 
 
 def version(text: str | None) -> Version:
@@ -140,7 +143,7 @@ def version(text: str | None) -> Version:
     except (ValueError, IndexError):
         raise ValueError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
     if (major, minor) < (0, 8):
-        return Version(text, "v0", "blocks", 1, chunked_local="full")
+        return Version(text, "v0", "blocks", 1, chunked_local="full", sparse_mla="absent")
     prints = "blocks" if (major, minor, patch) < (0, 20, 1) else "concurrency"
     at = (major, minor)
     return Version(
@@ -149,6 +152,7 @@ def version(text: str | None) -> Version:
         pads_attention=at >= (0, 24), pads_mamba=at >= (0, 26), null_block=at >= (0, 29), one_state_page=at < (0, 13),
         causal_qwen3_5_state=at >= (0, 27),
         chunked_local="full" if (0, 10) <= at < (0, 14) else "chunked" if at >= (0, 19) else "unread",
+        sparse_mla="absent" if at < (0, 11) else "fp8_ds_mla" if at < (0, 14) else "unread" if at < (0, 19) else "auto",
     )  # fmt: skip
 
 
@@ -233,7 +237,12 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
     if MLA in shape.layers:
         latent = (shape.kv_lora_rank or 0) + (shape.qk_rope_head_dim or 0)
         mla_token = FP8_DS_MLA_BYTES if s.kv_cache_dtype in ("fp8_ds_mla",) else latent * elem
+        if shape.indexer:
+            mla_token = _sparse_mla_token(shape, s, v, latent)
     block = s.block_size or (64 if MLA in shape.layers else 16)
+    if shape.indexer and block % 64:
+        raise ValueError(f"--block-size: found {block}, expected a multiple of 64: DeepSeek V3.2's sparse MLA backends take no other "
+                         "(0.11.0 and 0.13.0 force 64: vllm/platforms/cuda.py; FlashMLASparseBackend MultipleOf(64), 0.33.0)")  # fmt: skip
     state = _state_bytes(shape, s, v)
     if state:
         need = KERNEL_BLOCK_ALIGNMENT * cdiv(state, KERNEL_BLOCK_ALIGNMENT * attention_token)
@@ -263,6 +272,40 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
             checkpoint = int(kind == MAMBA and v.mamba2_checkpoint and s.mamba_cache_mode == "align")
             specs.append(Spec(MAMBA, block, block * attention_token, state_pages=state_pages + checkpoint, all_mode=s.mamba_cache_mode == "all"))
     return specs
+
+
+def indexer_bytes(shape: Shape) -> int:
+    """One token's key in one DeepSeek V3.2 indexer cache: index_head_dim fp8 values and a float32
+    scale for each 128 (deepseek_v2.py Indexer: DeepseekV32IndexerCache of head_dim + head_dim //
+    quant_block_size x 4 bytes, torch.uint8, one head, whatever the ranks: 132 B, 0.11.0 to 0.33.0)."""
+    d = shape.indexer["head_dim"] if shape.indexer else 0
+    return d + d // INDEXER_QUANT_BLOCK * 4
+
+
+def _sparse_mla_token(shape: Shape, s: Settings, v: Version, latent: int) -> int:
+    """One token of one DeepSeek V3.2 layer: the MLA latent and the indexer's key. vLLM gives both the
+    layer's MLA block size, and every layer's two specs are MLAAttentionSpecs of one block size, which
+    UniformTypeKVCacheSpecs puts in one group whose page is their sum (vllm/v1/core/kv_cache_utils.py
+    get_kv_cache_groups, 0.11.0; kv_cache_planning.py, 0.33.0): a layer counts as one spec of the sum.
+
+    The latent: 0.11.0 and 0.13.0 turn --kv-cache-dtype auto and any fp8 into fp8_ds_mla, 656 B
+    (vllm/model_executor/models/config.py, DeepseekV32ForCausalLM.verify_and_update_config); from
+    0.19.0 auto keeps the model's dtype (576 x 2 B) and FlashMLA's sparse backend serves fp8 as
+    fp8_ds_mla (mla_attention.py, _canonicalize_sparse_mla_kv_cache_dtype, 0.26.0 and 0.33.0). FlashInfer's
+    sparse backend (Blackwell) keeps standard fp8, 576 B a token, which is not modeled."""
+    if v.sparse_mla == "absent":
+        raise ValueError(f"vLLM {v.name} has no DeepseekV32ForCausalLM: it came in 0.11.0")
+    if v.sparse_mla == "unread":
+        raise ValueError(f"vLLM {v.name}: how it stores DeepSeek V3.2's MLA cache was not read for this release (under "
+                         "--kv-cache-dtype auto 0.11.0 and 0.13.0 use fp8_ds_mla, 0.19.0 on the model's dtype); pick a release read")  # fmt: skip
+    kv = s.kv_cache_dtype
+    if kv == "nvfp4":
+        raise ValueError("--kv-cache-dtype nvfp4: DeepSeek V3.2's sparse MLA packs its own NVFP4 format (nvfp4_ds_mla), which is not modeled")
+    if kv.startswith("fp8") or (kv == "auto" and v.sparse_mla == "fp8_ds_mla"):
+        main = FP8_DS_MLA_BYTES
+    else:
+        main = latent * _elem_bytes(kv, shape.dtype_bytes)
+    return main + indexer_bytes(shape)
 
 
 def _state_bytes(shape: Shape, s: Settings, v: Version) -> int:

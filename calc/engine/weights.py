@@ -37,7 +37,7 @@ import fnmatch
 from dataclasses import dataclass
 from fractions import Fraction
 
-from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, SLIDING, ConfigError, Mlp, Shape, Tower, as_flag
+from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, NO_ATTENTION, SLIDING, ConfigError, Mlp, Shape, Tower, as_flag
 from calc.jsontext import Json, JsonObject
 from calc.units import InputError
 
@@ -321,7 +321,7 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
 
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
     h = shape.hidden
-    out = [Tensor(f"{prefix}.input_layernorm", h)]
+    out = [] if kind == NO_ATTENTION else [Tensor(f"{prefix}.input_layernorm", h)]  # DeciLM builds no norm for a no-op attention
     if kind in (FULL, SLIDING, CHUNKED):
         out += _attention(shape, prefix + ".self_attn", tp)
     elif kind == MLA:
@@ -387,12 +387,20 @@ def _mla(shape: Shape, p: str, tp: int) -> list[Tensor]:
         ]
     else:
         out.append(Tensor(f"{p}.q_proj", heads_rank * (nope + rope), h, linear=True))
-    return out + [
+    out += [
         Tensor(f"{p}.kv_a_proj_with_mqa", kv_lora + rope, h, linear=True),
         Tensor(f"{p}.kv_a_layernorm", kv_lora),
         Tensor(f"{p}.kv_b_proj", heads_rank * (nope + v), kv_lora, linear=True),
         Tensor(f"{p}.o_proj", h, heads_rank * v, linear=True),
     ]
+    if shape.indexer:  # DeepSeek V3.2's lightning indexer, whole on every rank (deepseek_v2.py Indexer, 0.33.0)
+        x = shape.indexer
+        out += [
+            Tensor(f"{p}.indexer.wq_b", x["heads"] * x["head_dim"], x["q_lora_rank"], linear=True),
+            Tensor(f"{p}.indexer.wk_weights_proj", x["head_dim"] + x["heads"], h),  # quant_config=None: the model's dtype
+            Tensor(f"{p}.indexer.k_norm", 2 * x["head_dim"], dtype_bytes=4),  # a LayerNorm's weight and bias, float32
+        ]
+    return out
 
 
 def _mamba(shape: Shape, p: str, tp: int) -> list[Tensor]:
