@@ -116,10 +116,9 @@ def model_report(i: ModelInputs) -> ModelReport:
             f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else "")
         )
         if not tw.image_tokens:
-            notes.append(
-                f"the {tw.name}'s encoder profile (its dummy images' forward and outputs) is not modeled: the most tiles an image is cut "
-                "into is the processor's max_patches (preprocessor_config.json), which the config does not give"
-            )
+            glm = "the largest image is the processor's size.longest_edge in pixels (preprocessor_config.json; glm4_1v.py get_image_size_with_most_features)"
+            unread = glm if tw.kind == "glm4v" else "the most tiles an image is cut into is the processor's max_patches (preprocessor_config.json)"
+            notes.append(f"the {tw.name}'s encoder profile (its dummy images' forward and outputs) is not modeled: {unread}, which the config does not give")
     if shape.max_positions is not None and i.max_model_len > shape.max_positions:
         notes.append(f"max_model_len {i.max_model_len:,} is above the config's max_position_embeddings ({shape.max_positions:,}): "
                      "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")  # fmt: skip
@@ -263,6 +262,8 @@ def release_of(text: str | None) -> tuple[int, int]:
 _TOWER_SOURCES = {
     "qwen3-vl": "qwen3_vl.py",
     "qwen2.5-vl": "qwen2_5_vl.py",
+    "qwen2-vl": "qwen2_vl.py",
+    "glm4v": "glm4_1v.py",
     "siglip": "siglip.py and gemma3_mm.py",
     "pixtral": "pixtral.py and mistral3.py",
     "llama4": "mllama4.py",

@@ -73,6 +73,17 @@ class Tower:
       all with biases, then a patch merger and one more for each deepstack layer;
     - "qwen2.5-vl": qwen2_5_vl.py, Qwen2_5_VisionTransformer: a Conv3d patch embedding without
       bias, RMSNorms, a gated MLP (gate_up_proj, down_proj), biases on every projection, a merger;
+    - "qwen2-vl" (Qwen2-VL): qwen2_vl.py, Qwen2VisionTransformer (0.10.1.1 to 0.33.0): a Conv3d patch
+      embedding of embed_dim without bias, `depth` blocks of two LayerNorms, attention (qkv, proj) and
+      a QuickGELU MLP of embed_dim x mlp_ratio (fc1, fc2), all with biases, then Qwen2VisionPatchMerger
+      (a LayerNorm, mlp.0 of embed_dim x merge^2 and mlp.2 to vision_config.hidden_size, the
+      language model's width, both with biases);
+    - "glm4v" (GLM-4.1V, GLM-4.5V): glm4_1v.py, Glm4vVisionTransformer (0.33.0): a Conv3d patch
+      embedding with bias, a learned position table of (image_size / patch_size)^2 rows, `depth`
+      blocks of two RMSNorms, attention (qkv, proj) and a gated MLP of out_hidden_size, no biases,
+      post_conv_layernorm, a Conv2d downsample of merge x merge (with bias) to out_hidden_size,
+      post_layernorm, and Glm4vPatchMerger (proj, a LayerNorm, gate_up and down of intermediate_size,
+      no biases);
     - "siglip" (Gemma 3): siglip.py, SiglipVisionModel, and gemma3_mm.py, Gemma3MultiModalProjector;
     - "pixtral" (Mistral 3): pixtral.py, PixtralHFVisionModel (no biases), and mistral3.py,
       Mistral3MultiModalProjector with its patch merger;
@@ -103,7 +114,8 @@ class Tower:
 
     @property
     def name(self) -> str:
-        return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "siglip": "SigLIP vision tower",
+        return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "qwen2-vl": "Qwen2-VL vision tower",
+                "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
                 "pixtral": "Pixtral vision tower",
                 "llama4": "Llama 4 vision tower"}[self.kind]  # fmt: skip
 
@@ -539,7 +551,7 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 # Multimodal wrappers: the language model from text_config, the vision tower from vision_config (Tower).
 WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
-               "Llama4ForConditionalGeneration")  # fmt: skip
+               "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration")  # fmt: skip
 
 
 # The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
@@ -547,7 +559,9 @@ WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneratio
 # token (a public v0.11.0 start prints "Encoder cache will be initialized with a budget of 16384
 # tokens"); Qwen3-VL's longest_edge 16,777,216 over 32 x 32; Pixtral's image_size over patch x merge
 # a side, one break token a row (mistral3.py, get_num_image_tokens); Gemma 3's mm_tokens_per_image.
-_IMAGE_TOKENS = {"qwen3-vl": 16777216 // (32 * 32), "qwen2.5-vl": 12845056 // (28 * 28)}
+# Qwen2-VL's processor has the same max_pixels (a public quote of its preprocessor_config.json,
+# Qwen2VLImageProcessor: "max_pixels": 12845056, code index file 46628936662).
+_IMAGE_TOKENS = {"qwen3-vl": 16777216 // (32 * 32), "qwen2.5-vl": 12845056 // (28 * 28), "qwen2-vl": 12845056 // (28 * 28)}
 
 
 def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Tower:
@@ -568,6 +582,22 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Towe
         return Tower("qwen2.5-vl", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"),
                      v.int("patch_size"), v.int("in_channels", v.get("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
                      v.int("spatial_merge_size", 2), 0, 0, True, ("image", "video"), _IMAGE_TOKENS["qwen2.5-vl"])  # fmt: skip
+    if arch.startswith("Qwen2VL"):
+        # Qwen2VisionTransformer: blocks of embed_dim, an MLP of int(embed_dim x mlp_ratio); the merger
+        # writes vision_config.hidden_size (qwen2_vl.py: self.out_hidden_size = vision_config.hidden_size)
+        embed, ratio = v.int("embed_dim"), v.get("mlp_ratio", _MISSING)
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0:
+            raise ConfigError(file, "vision_config.mlp_ratio", ratio, "a number above zero")
+        return Tower("qwen2-vl", embed, int(embed * ratio), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"), v.int("patch_size"),
+                     v.int("in_channels", v.get("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("hidden_size"),
+                     v.int("spatial_merge_size", 2), 0, 0, True, ("image", "video"), _IMAGE_TOKENS["qwen2-vl"])  # fmt: skip
+    if arch.startswith("Glm4v"):
+        # The encoder profile is not modeled (image_tokens 0): the largest image is the processor's
+        # size.longest_edge (preprocessor_config.json, glm4_1v.py get_image_size_with_most_features), not the config's.
+        patch = v.int("patch_size")
+        return Tower("glm4v", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"), patch,
+                     v.int("in_channels", 3), v.int("temporal_patch_size", 2), v.int("out_hidden_size"), v.int("spatial_merge_size", 2),
+                     (v.int("image_size") // patch) ** 2, modalities=("image", "video"))  # fmt: skip
     top = _Reader(data, file)
     if arch.startswith("Llama4"):
         # The encoder profile is not modeled (image_tokens 0): the most tiles an image is cut into is the
@@ -1008,6 +1038,8 @@ _ARCHITECTURES = {
     "GraniteForCausalLM": _llama,
     "Qwen2ForCausalLM": lambda r: _dense(r, bias=True),  # Qwen2's q/k/v carry a bias
     "Qwen2_5_VLForConditionalGeneration": lambda r: _dense(r, bias=True),
+    # Qwen2-VL: Qwen2's layers (qwen2_vl.py builds Qwen2ForCausalLM over the config, 0.10.1.1 to 0.33.0)
+    "Qwen2VLForConditionalGeneration": lambda r: _dense(r, bias=True),
     "Qwen3ForCausalLM": _qwen3,
     "Qwen3VLForConditionalGeneration": _qwen3,
     "Qwen3MoeForCausalLM": lambda r: _qwen_moe(r, qk_norm="head"),
@@ -1018,6 +1050,9 @@ _ARCHITECTURES = {
     "Olmo3ForCausalLM": _olmo,
     "Glm4ForCausalLM": _glm4,
     "Glm4MoeForCausalLM": _glm4_moe,
+    # GLM-4.5V / 4.6V: GLM-4.5-Air's layers from text_config (glm4_1v.py Glm4vForConditionalGeneration
+    # builds Glm4MoeForCausalLM for model_type glm4v_moe, 0.33.0)
+    "Glm4vMoeForConditionalGeneration": _glm4_moe,
     "MiniMaxM2ForCausalLM": _minimax_m2,
     "Gemma2ForCausalLM": _gemma2,
     "MixtralForCausalLM": _mixtral,

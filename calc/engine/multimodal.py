@@ -11,7 +11,8 @@ Read from vLLM's released sources:
   unloaded, and the encoder unprofiled: Qwen2.5-VL, Qwen3-VL and Mistral 3 test the limit in
   their own __init__ from 0.11.0 (qwen2_5_vl.py, qwen3_vl.py, mistral3.py: `self.visual = None`;
   0.8.5 builds the tower whatever the limit), every model through _mark_tower_model from 0.15.0
-  (vllm/model_executor/models/interfaces.py), Gemma 3 from then only (gemma3_mm.py).
+  (vllm/model_executor/models/interfaces.py), Gemma 3 and GLM-4V from then only (gemma3_mm.py,
+  glm4_1v.py). Qwen2-VL tests it from 0.10.1.1 (qwen2_vl.py), counted here from 0.11.0 as the others.
 - The profile run (vllm/v1/worker/gpu_model_runner.py, profile_run, 0.11.0 to 0.33.0) first runs
   the encoder on a batch of dummy items of the largest modality and keeps their outputs in the
   encoder cache while the language model's dummy pass and the sampler run; it clears them after.
@@ -113,7 +114,7 @@ def skips_tower(tower: Tower, s: Settings, rel: tuple[int, int], architecture: s
         return False
     if rel >= (0, 15):
         return True
-    return rel >= (0, 11) and not architecture.startswith("Gemma3")
+    return rel >= (0, 11) and not architecture.startswith(("Gemma3", "Glm4v"))
 
 
 def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[str]]:
@@ -240,7 +241,7 @@ def largest_item(tower: Tower, s: Settings, max_model_len: int, rel: tuple[int, 
     (tokens, name) from 0.17.0, so a tie goes to video; vllm/v1/worker/utils.py 0.10.1.1 to
     0.14.0, vllm/multimodal/encoder_budget.py 0.17.0 to 0.33.0). Images give the processor's
     largest (Tower.image_tokens). A video, where the tower takes one and its limit allows it:
-    - Qwen2.5-VL (qwen2_vl.py get_num_frames_with_most_features): frames at the largest image
+    - Qwen2.5-VL and Qwen2-VL (qwen2_vl.py get_num_frames_with_most_features): frames at the largest image
       size, as many as max_model_len holds (less one image's tokens up to 0.10.x), at most
       _MAX_FRAMES_PER_VIDEO, two frames a temporal patch; tokens = ceil(frames / 2) x an image's;
     - Qwen3-VL at 0.11.x and 0.12.x (qwen3_vl.py get_max_video_tokens): frames shrunk so the clip
@@ -253,7 +254,7 @@ def largest_item(tower: Tower, s: Settings, max_model_len: int, rel: tuple[int, 
         return image
     merge2 = tower.merge * tower.merge
     video: Item | None = None
-    if tower.kind == "qwen2.5-vl":
+    if tower.kind in ("qwen2.5-vl", "qwen2-vl"):
         cap = QWEN2_VL_FRAMES[(0, 8) if rel < (0, 11) else (0, 11)]
         room = max_model_len - (tower.image_tokens if rel < (0, 11) and limit(s, "image") > 0 else 0)
         frames = max(1, min(max(1, 2 * (room // tower.image_tokens)), cap))
@@ -283,10 +284,13 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]
     - from 0.12.0 q and k are rearranged into one copy (2 x hidden) and rotated in the model's
       dtype (2 x hidden; ApplyRotaryEmb without enable_fp32_compute from 0.13.0), v stays a view,
       and FlashAttention's varlen kernel writes the output (one hidden): 8 x hidden;
+    - Qwen2-VL's own attention (qwen2_vl.py Qwen2VisionAttention.forward) is written as Qwen2.5-VL's in
+      0.10.1.1 and 0.11.0; from 0.13.0 it concatenates q and k (one copy, 2 x hidden) and rotates them,
+      the same count; its split_qkv gathers the fused qkv from every rank at TP above 1 (not modeled);
     - other towers: the normed input, the fused qkv output, the attention's output and out_proj's
       (1 + 3 + 1 + 1 x hidden; the varlen kernel keeps no patches x patches scores)."""
     h, t, d = tower.hidden, tp, dtype_bytes
-    if tower.kind in ("qwen2.5-vl", "qwen3-vl"):
+    if tower.kind in ("qwen2.5-vl", "qwen3-vl", "qwen2-vl"):
         if (0, 11) <= rel < (0, 12):
             live = (8 * h // t) * d + (4 * h // t) * 4 + (2 * h // t) * d
             return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.0: qk concatenated and rotated in float32"

@@ -287,6 +287,30 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
             ts += [t(f"{p}.norm", norm), t(f"{p}.linear_fc1", wide // n, wide), t(f"{p}.linear_fc1.bias", wide // n),
                    t(f"{p}.linear_fc2", out, wide // n), t(f"{p}.linear_fc2.bias", out)]  # fmt: skip
         return ts
+    if tower.kind == "qwen2-vl":
+        # qwen2_vl.py, 0.33.0: Qwen2VisionPatchEmbed (no bias), Qwen2VisionBlock (LayerNorms; qkv, proj, fc1, fc2
+        # with biases), Qwen2VisionPatchMerger (ln_q a LayerNorm; mlp.0 and mlp.2 with biases)
+        wide = d * tower.merge**2
+        ts = [t("visual.patch_embed.proj", d, tower.channels * tower.temporal_patch * tower.patch * tower.patch)]
+        for b in range(tower.depth):
+            ts += block(f"visual.blocks.{b}", layernorm=True, bias=True, gated=False)
+        return ts + [t("visual.merger.ln_q", 2 * d), t("visual.merger.mlp.0", wide // n, wide), t("visual.merger.mlp.0.bias", wide // n),
+                     t("visual.merger.mlp.2", out, wide // n), t("visual.merger.mlp.2.bias", out)]  # fmt: skip
+    if tower.kind == "glm4v":
+        # glm4_1v.py, 0.33.0: Glm4vVisionPatchEmbed (Conv3d with bias), Glm4vVisionEmbeddings (a position table),
+        # Glm4vVisionBlock (RMSNorms; qkv, proj and a gated MLP of out_hidden_size, no biases), post_conv_layernorm,
+        # downsample (Conv2d, merge x merge, with bias), post_layernorm and Glm4vPatchMerger (no biases)
+        p = "visual"
+        ts = [t(f"{p}.patch_embed.proj", d, tower.channels * tower.temporal_patch * tower.patch * tower.patch), t(f"{p}.patch_embed.proj.bias", d),
+              t(f"{p}.embeddings.position_embedding", tower.positions, d), t(f"{p}.post_conv_layernorm", d),
+              t(f"{p}.downsample", out, d * tower.merge**2), t(f"{p}.downsample.bias", out), t(f"{p}.post_layernorm", d),
+              t(f"{p}.merger.proj", out // n, out), t(f"{p}.merger.post_projection_norm", 2 * out),
+              t(f"{p}.merger.gate_up_proj", 2 * i // n, out), t(f"{p}.merger.down_proj", out, i // n)]  # fmt: skip
+        for b in range(tower.depth):
+            q = f"{p}.blocks.{b}"
+            ts += [t(f"{q}.norm1", d), t(f"{q}.norm2", d), t(f"{q}.attn.qkv", 3 * d // n, d), t(f"{q}.attn.proj", d, d // n),
+                   t(f"{q}.mlp.gate_up_proj", 2 * out // n, d), t(f"{q}.mlp.down_proj", d, out // n)]  # fmt: skip
+        return ts
     if tower.kind == "siglip":
         p = "vision_tower.vision_model"
         ts = [t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch), t(f"{p}.embeddings.patch_embedding.bias", d),
