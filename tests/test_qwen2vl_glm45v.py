@@ -16,6 +16,7 @@ from conftest import run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, multimodal, weights
+from calc.units import InputError
 
 CONFIGS = Path(__file__).resolve().parent.parent / "models" / "configs"
 QWEN, GLM = "qwen2-vl-7b-instruct", "glm-4.5v"
@@ -152,19 +153,39 @@ def test_glm_45v_meets_its_checkpoints_total() -> None:
     assert [(r.positions, r.rotary_dim) for r in s.ropes] == [(4 * 65536, 64)]
 
 
-@pytest.mark.parametrize(("tp", "split"), [(1, 1), (2, 2), (4, 4), (8, 1)])
-def test_glm_45v_tower_under_tp(tp: int, split: int) -> None:
-    """12 heads divide over 2 and 4 ranks; over 8 they do not, and vLLM builds the tower whole on
-    each rank (vision.py is_vit_use_data_parallel)."""
+@pytest.mark.parametrize("tp", [1, 2, 4])
+def test_glm_45v_tower_under_tp(tp: int) -> None:
+    """12 heads divide over 1, 2 and 4 ranks: qkv, gate_up and the merger's proj and gate_up are
+    divided by rows, proj and the down projections by columns; norms, the patch embedding, the
+    position table and the downsample are whole."""
     s = shape(GLM)
-    assert s.tower is not None and weights.tower_split(s.tower, tp) == split
+    assert s.tower is not None and weights.tower_split(s.tower, tp) == tp
     by = {t.path: t for t in weights.tower_tensors(s.tower, tp)}
     assert (by["visual.blocks.0.attn.qkv"].rows, by["visual.blocks.0.mlp.gate_up_proj"].rows, by["visual.merger.down_proj"].cols) == (
-        3 * D // split,
-        2 * OUT // split,
-        INNER // split,
+        3 * D // tp,
+        2 * OUT // tp,
+        INNER // tp,
     )
-    assert sum(t.rows * t.cols for t in weights.tower_tensors(s.tower, tp)) * split >= G_TOWER
+    assert (by["visual.downsample"].rows, by["visual.embeddings.position_embedding"].rows) == (OUT, 576)
+    whole = sum(t.rows * t.cols for t in weights.tower_tensors(replace(s.tower, data_parallel=True), tp))
+    assert whole == G_TOWER
+
+
+def test_glm_45v_at_tp8_needs_the_data_parallel_tower() -> None:
+    """12 heads do not divide over 8 ranks, and glm4_1v.py asks is_vit_use_data_parallel without the
+    head count, so nothing falls back: Glm4vVisionAttention's dist_utils.divide(12, 8) stops the load.
+    --mm-encoder-tp-mode data builds the tower whole on each rank; from 0.15.0 a limit of 0 images and
+    videos leaves it out."""
+    s = shape(GLM)
+    assert s.tower is not None
+    with pytest.raises(InputError, match="12 heads"):
+        weights.per_rank(s, 8)
+    done = run_calc("model", str(CONFIGS / GLM / "config.json"), "--tp", "8", "--max-model-len", "65536", "--json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "--mm-encoder-tp-mode data" in done.stderr
+    data = multimodal.apply(s, multimodal.Settings("data"), (0, 33))[0]
+    assert data.tower is not None and weights.tower_split(data.tower, 8) == 1
+    assert count(data, 8, tower=True) == G_TOWER
+    assert multimodal.apply(s, multimodal.Settings(limits={"image": 0, "video": 0}), (0, 15))[0].tower is None
 
 
 def test_glm_45v_kv_a_token_and_a_request() -> None:
@@ -202,7 +223,8 @@ def test_glm_45v_encoder_profile_is_refused_in_words() -> None:
         (QWEN, ["--tp", "2", "--pp", "2", "--max-model-len", "auto", "--gpu", "l4"]),
         (QWEN, ["--tp", "2", "--max-model-len", "16384", "--gpu", "l4", "--engine-version", "0.11.0"]),
         (GLM, ["--tp", "4", "--max-model-len", "auto", "--gpu", "h100-sxm"]),
-        (GLM, ["--tp", "8", "--max-model-len", "65536", "--kv-cache-dtype", "fp8", "--gpu", "h100-sxm"]),
+        (GLM, ["--tp", "8", "--max-model-len", "65536", "--kv-cache-dtype", "fp8", "--gpu", "h100-sxm", "--mm-encoder-tp-mode", "data"]),
+        (GLM, ["--tp", "8", "--max-model-len", "auto", "--gpu", "h100-sxm", "--limit-mm-per-prompt", '{"image": 0, "video": 0}']),
         (GLM, ["--tp", "2", "--pp", "2", "--max-model-len", "auto", "--gpu", "h200"]),
         (GLM, ["--tp", "1", "--max-model-len", "auto", "--gpu", "h200"]),
     ],

@@ -250,8 +250,19 @@ def tower_split(tower: Tower, tp: int) -> int:
     ColumnParallelLinear / RowParallelLinear / QKVParallelLinear layers are built, unless
     --mm-encoder-tp-mode data builds them with disable_tp (one whole copy a rank), or the tower's
     heads do not divide over the ranks, where vLLM falls back to the same
-    (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0)."""
-    return 1 if tower.data_parallel or tower.heads % tp else tp
+    (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0). Qwen2-VL's and GLM-4V's
+    towers ask without their head count, so there is no fall-back: their attention divides the heads
+    over the ranks and vLLM stops at load (qwen2_vl.py Qwen2VisionAttention and glm4_1v.py
+    Glm4vVisionAttention: dist_utils.divide(num_heads, tp_size), 0.10.1.1 to 0.33.0), which is refused here."""
+    if tower.data_parallel:
+        return 1
+    if tower.heads % tp and tower.kind in ("qwen2-vl", "glm4v"):
+        raise InputError(
+            f"--tp: found {tp}, which does not divide the {tower.name}'s {tower.heads} heads: vLLM fails to load it "
+            f"({'glm4_1v.py Glm4vVisionAttention' if tower.kind == 'glm4v' else 'qwen2_vl.py Qwen2VisionAttention'}: "
+            f"dist_utils.divide(num_heads, tp_size)); give --mm-encoder-tp-mode data (0.11.0 and later) to build the tower whole on each rank"
+        )
+    return 1 if tower.heads % tp else tp
 
 
 def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
