@@ -3,7 +3,15 @@ by vLLM's model code: the parameter counts against the published totals, the KV 
 request, the groups, the vision tower under tensor parallel, the encoder profile and the command
 line. Both configs are shipped (models/configs/SOURCES.yaml): Qwen2-VL-7B-Instruct as a MindSpore
 port quotes it, GLM-4.5V as a model report prints it beside its checkpoint's parameter total.
-No whole config.json of Qwen2-VL-2B or -72B was found, so their published sizes are not checked."""
+No whole config.json of Qwen2-VL-2B or -72B was found, so their published sizes are not checked.
+
+GLM-4.1V (Glm4vForConditionalGeneration) has no whole config.json at a citable address: its class is
+unchecked, and the tests read GLM-4.1V-9B-Thinking from a fixture (tests/data/configs/): the text
+fields a public test module quotes as GLM-4.1V's (code index file 54636794657, repository not
+named), the vision fields another quotes (54872200264: depth 24, hidden 1,536, 12 heads, image 336,
+out_hidden_size 4,096, intermediate 13,696), with "architectures" and "model_type" added (the class
+transformers and vLLM register for model_type glm4v); fields left out are transformers'
+Glm4vTextConfig defaults (max_position_embeddings 32,768, where the model card gives 64K)."""
 
 from __future__ import annotations
 
@@ -19,11 +27,16 @@ from calc.engine import hfconfig, kvlayout, multimodal, weights
 from calc.units import InputError
 
 CONFIGS = Path(__file__).resolve().parent.parent / "models" / "configs"
-QWEN, GLM = "qwen2-vl-7b-instruct", "glm-4.5v"
+FIXTURES = Path(__file__).resolve().parent / "data" / "configs"
+QWEN, GLM, GLM41 = "qwen2-vl-7b-instruct", "glm-4.5v", "glm-4.1v-9b-thinking"
+
+
+def path(name: str) -> Path:
+    return (FIXTURES if name == GLM41 else CONFIGS) / name / "config.json"
 
 
 def text(name: str) -> str:
-    return (CONFIGS / name / "config.json").read_text()
+    return path(name).read_text()
 
 
 def shape(name: str) -> hfconfig.Shape:
@@ -227,12 +240,52 @@ def test_glm_45v_encoder_profile_is_refused_in_words() -> None:
         (GLM, ["--tp", "8", "--max-model-len", "auto", "--gpu", "h100-sxm", "--limit-mm-per-prompt", '{"image": 0, "video": 0}']),
         (GLM, ["--tp", "2", "--pp", "2", "--max-model-len", "auto", "--gpu", "h200"]),
         (GLM, ["--tp", "1", "--max-model-len", "auto", "--gpu", "h200"]),
+        (GLM41, ["--tp", "1", "--max-model-len", "auto", "--gpu", "l4"]),
+        (GLM41, ["--tp", "2", "--max-model-len", "32768", "--kv-cache-dtype", "fp8", "--gpu", "l4"]),
+        (GLM41, ["--tp", "4", "--pp", "2", "--max-model-len", "auto", "--gpu", "a100-80gb"]),
+        (GLM41, ["--tp", "8", "--max-model-len", "32768", "--gpu", "h100-sxm", "--mm-encoder-tp-mode", "data"]),
     ],
 )
 def test_the_command_line_predicts_a_pool(name: str, args: list[str]) -> None:
-    done = run_calc("model", str(CONFIGS / name / "config.json"), *args, "--json")
+    done = run_calc("model", str(path(name)), *args, "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["architecture"] in ("Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration")
+    assert data["architecture"] in ("Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration", "Glm4vForConditionalGeneration")
     assert data["verdict"]
     assert data["pool_bytes"] is None or data["pool_bytes"] > 0
+
+
+# --- GLM-4.1V-9B-Thinking (a fixture): GLM-4's 40 layers and the GLM-4V tower ---
+
+T = 4096
+T_LAYER = 4 * T + (T + 2 * 256) * T + (T + 2 * 256) + T * T + 3 * 13696 * T  # four norms, q/k/v with biases (2 KV heads), o_proj, the MLP
+T_TEXT = 2 * 151552 * T + T + 40 * T_LAYER
+T_TOWER = G_TOWER - 3 * INNER * OUT + 3 * 13696 * OUT  # GLM-4.5V's tower with the merger's intermediate_size 13,696
+
+
+def test_glm_41v_counts_and_says_it_is_unchecked() -> None:
+    """Counted as glm4_1v.py and glm4.py build it: 9,400,279,040 in the language model (published as
+    9B) and 892,498,432 in the tower, 10,292,777,472 together. The class is unchecked, and the report
+    says so."""
+    s = shape(GLM41)
+    assert (s.architecture, len(s.layers), s.kv_heads, s.head_dim, s.attention_bias) == ("Glm4vForConditionalGeneration", 40, 2, 128, True)
+    assert s.extra_norms == ("post_self_attn_layernorm", "post_mlp_layernorm")
+    assert count(s, tower=False) == T_TEXT == 9_400_279_040 and round(T_TEXT / 1e9) == 9
+    assert count(s, tower=True) == T_TOWER == 892_498_432
+    assert [(r.positions, r.rotary_dim) for r in s.ropes] == [(4 * 32768, 64)]
+    assert "Glm4vForConditionalGeneration" in hfconfig.UNCHECKED
+    r = modeled.model_report(modeled.ModelInputs(text(GLM41), tp=2, max_model_len=32768))
+    assert any(n.startswith("Glm4vForConditionalGeneration is read by vLLM's model code, but no real public config.json") for n in r.notes)
+
+
+def test_glm_41v_kv_a_token_and_a_request() -> None:
+    """40 layers of 2 KV heads of 128: 40,960 B a token at TP 1; from TP 2 one head a rank (at TP 4
+    each is held twice), 20,480 B; one group of 40 layers, 2,048 pages at 32,768 tokens."""
+    s = shape(GLM41)
+    assert kvlayout.request(s, kvlayout.Settings(), 32768, kvlayout.version(None)).bytes_per_token == 40 * 2 * 2 * 128 * 2 == 40960
+    for tp in (2, 4):
+        r = kvlayout.request(s, kvlayout.Settings(tp=tp), 32768, kvlayout.version(None))
+        assert r.bytes_per_token == 40 * 2 * 1 * 128 * 2
+        assert (len(r.layout.groups), r.layout.group_size, r.pages_per_request) == (1, 40, 2048)
+    with pytest.raises(InputError, match="12 heads"):
+        weights.per_rank(s, 8)

@@ -517,6 +517,8 @@ _QWEN3_VL_MOE_TEXT = {"vocab_size": 151936, "hidden_size": 2048, "intermediate_s
                       "moe_intermediate_size": 1408, "num_experts": 60, "tie_word_embeddings": False}  # fmt: skip
 _QWEN2_5_VL_TEXT = {"vocab_size": 152064, "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64,
                     "num_key_value_heads": 8, "tie_word_embeddings": False}  # fmt: skip
+_GLM4V_TEXT = {"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32,
+               "num_key_value_heads": 2, "max_position_embeddings": 32768, "tie_word_embeddings": False}  # fmt: skip
 _MISTRAL = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
             "num_key_value_heads": 8, "sliding_window": 4096, "tie_word_embeddings": False}  # fmt: skip
 _MINISTRAL3 = {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "num_attention_heads": 32,
@@ -531,6 +533,7 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3VLForConditionalGeneration": ("Qwen3VLTextConfig", _QWEN3_VL_TEXT),
     # vLLM takes the tie from the top level (Qwen3VLMoeConfig: false), not the text class's true
     "Qwen3VLMoeForConditionalGeneration": ("Qwen3VLMoeTextConfig", _QWEN3_VL_MOE_TEXT),
+    "Glm4vForConditionalGeneration": ("Glm4vTextConfig", _GLM4V_TEXT),
     "Gemma2ForCausalLM": ("Gemma2Config", {"head_dim": 256, "sliding_window": 4096, "tie_word_embeddings": True}),
     "Olmo3ForCausalLM": ("Olmo3Config", {"sliding_window": 4096}),
     "SeedOssForCausalLM": ("SeedOssConfig", {"head_dim": 128, "attention_bias": True}),
@@ -551,7 +554,8 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 # Multimodal wrappers: the language model from text_config, the vision tower from vision_config (Tower).
 WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
-               "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration")  # fmt: skip
+               "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
+               "Glm4vForConditionalGeneration")  # fmt: skip
 
 
 # The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
@@ -692,9 +696,12 @@ def _olmo(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": layers, "mlps": mlps, "sliding_window": r.int("sliding_window")}
 
 
-def _glm4(r: _Reader) -> dict[str, Any]:
-    """GLM-4 (0414): Llama's layers with a norm after attention and one after the MLP."""
-    return {**_dense(r, bias=True), "extra_norms": ("post_self_attn_layernorm", "post_mlp_layernorm")}
+def _glm4(r: _Reader, bias: bool = True) -> dict[str, Any]:
+    """GLM-4 (0414): Llama's layers with a norm after attention and one after the MLP. GLM-4.1V's
+    language model is the same (glm4_1v.py builds Glm4ForCausalLM for model_type glm4v, 0.33.0), its
+    q/k/v biased only where the config says so (glm4.py: getattr(config, "attention_bias", False);
+    Glm4vTextConfig has no such field, Glm4Config's is true)."""
+    return {**_dense(r, bias=bias), "extra_norms": ("post_self_attn_layernorm", "post_mlp_layernorm")}
 
 
 def _glm4_moe(r: _Reader) -> dict[str, Any]:
@@ -1053,6 +1060,7 @@ _ARCHITECTURES = {
     # GLM-4.5V / 4.6V: GLM-4.5-Air's layers from text_config (glm4_1v.py Glm4vForConditionalGeneration
     # builds Glm4MoeForCausalLM for model_type glm4v_moe, 0.33.0)
     "Glm4vMoeForConditionalGeneration": _glm4_moe,
+    "Glm4vForConditionalGeneration": lambda r: _glm4(r, bias=False),
     "MiniMaxM2ForCausalLM": _minimax_m2,
     "Gemma2ForCausalLM": _gemma2,
     "MixtralForCausalLM": _mixtral,
@@ -1077,7 +1085,9 @@ _ARCHITECTURES = {
 
 # Classes read by vLLM's model code whose reading no real public config.json has checked: none was
 # found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
-UNCHECKED = frozenset({"DeepseekV32ForCausalLM", "Glm4ForCausalLM", "GraniteMoeHybridForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM"})
+UNCHECKED = frozenset(
+    {"DeepseekV32ForCausalLM", "Glm4ForCausalLM", "Glm4vForConditionalGeneration", "GraniteMoeHybridForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM"}
+)
 
 
 def unchecked_note(architecture: str) -> str | None:
