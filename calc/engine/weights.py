@@ -258,7 +258,7 @@ def tower_split(tower: Tower, tp: int) -> int:
         return 1
     if tower.heads % tp and tower.kind in ("qwen2-vl", "glm4v"):
         raise InputError(
-            f"--tp: found {tp}, which does not divide the {tower.name}'s {tower.heads} heads: vLLM fails to load it "
+            f"--tensor-parallel-size: found {tp}, which does not divide the {tower.name}'s {tower.heads} heads: vLLM fails to load it "
             f"({'glm4_1v.py Glm4vVisionAttention' if tower.kind == 'glm4v' else 'qwen2_vl.py Qwen2VisionAttention'}: "
             f"dist_utils.divide(num_heads, tp_size)); give --mm-encoder-tp-mode data (0.11.0 and later) to build the tower whole on each rank"
         )
