@@ -120,8 +120,10 @@ def test_qwen2_vl_encoder_profile() -> None:
     assert (p.patches, p.forward_bytes) == (32768 * 4, 32768 * 4 * (1280 * 2 + (1280 + 2 * 5120) * 2 + 3 * 2 * 14 * 14 * 2))
     image = multimodal.encoder_profile(s, multimodal.Settings(limits={"video": 0}), 8192, 256, 32768, (0, 33))
     assert image is not None and (image.budget_tokens, image.items, image.held_bytes) == (16384, 1, 16384 * 3584 * 2)
-    shape_without, notes = multimodal.apply(s, multimodal.Settings(limits={"image": 0, "video": 0}), (0, 33))
-    assert shape_without.tower is None and notes
+    zero = multimodal.Settings(limits={"image": 0, "video": 0})
+    for rel in ((0, 10), (0, 33)):  # qwen2_vl.py tests the limit in its own __init__ from 0.10.1.1
+        shape_without, notes = multimodal.apply(s, zero, rel)
+        assert shape_without.tower is None and notes
 
 
 def test_qwen2_vl_7b_at_tp8_is_refused_as_vllm_refuses_it() -> None:
