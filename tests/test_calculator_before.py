@@ -375,6 +375,29 @@ def test_settings_that_change_no_prediction_are_refused(catalog, default, box, e
     assert out.errors[field].startswith(message), out.errors
 
 
+def test_a_typed_checkpoint_size_is_split_over_the_stages_as_the_command_line_splits_it(catalog, default, capsys, tmp_path) -> None:
+    """A checkpoint size typed under pipeline parallel: each stage's weights are its share of that
+    size, as `calc model --pp 2 --index` gives them from an index of the same total_size, on a card
+    and with a pin alike (not the config's count, nor the whole model on one stage)."""
+    from calc.present import cli
+
+    path = "models/configs/qwen3-8b/config.json"
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(json.dumps({"metadata": {"total_size": 12 * 10**9}, "weight_map": {}}))
+    config = (ROOT / path).read_text()
+    out = calc_html.run(
+        catalog, "before", _on_card(catalog, default, "h100-sxm", config=config, max_model_len="8192", pipeline_parallel_size="2", index="12 GB")
+    )
+    assert out.valid, out.errors
+    assert cli.main(["model", path, "--gpu", "h100-sxm", "--max-model-len", "8192", "--pp", "2", "--index", str(index), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert out.figures["p_weights"] == fmt(r["terms"]["weights"]["bytes"], "GiB") == "5.60 GiB"  # half of 12e9 B over the counted 16.38e9, each stage
+    assert out.figures["tokens"] == fmt(r["kv_tokens"], "tokens")
+    pinned = calc_html.run(catalog, "before", {**default, "config": config, "max_model_len": "8192", "pipeline_parallel_size": "2", "index": "12 GB"})
+    assert pinned.valid, pinned.errors
+    assert pinned.figures["weights"] == "5.60 GiB"
+
+
 def test_fp8_at_load_is_the_command_lines(catalog, default, capsys) -> None:
     """Quantization fp8 chosen for Llama 3.1 8B's bf16 config: the weights and the pool are
     `calc model --quantization fp8`'s; on a checkpoint saved with another method it is refused beside

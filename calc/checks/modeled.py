@@ -62,6 +62,8 @@ def model_report(i: ModelInputs) -> ModelReport:
     shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
+    if i.checkpoint_bytes is not None:  # a size typed: split over the stages and ranks as an index's total_size is
+        total, source = i.checkpoint_bytes, "checkpoint size typed"
     if i.tp < 1 or shape.heads % i.tp:
         raise InputError(f"--tensor-parallel-size: found {i.tp}, expected a divisor of the model's {shape.heads} attention heads")
     if hfconfig.MLA not in shape.layers and shape.kv_heads % i.tp and i.tp % shape.kv_heads:  # vLLM asserts one or the other
