@@ -282,6 +282,13 @@ def test_drafted_tokens_load_the_drafter_and_set_the_graphs(catalog, default, ca
         ("h100-sxm", {"utilization": "most"}, "utilization", "gpu_memory_utilization: found 'most'"),
         ("dgx-spark", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the DGX Spark (GB10) is no discrete card"),
         ("gh200", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the NVIDIA GH200 Grace Hopper is no discrete card with a total"),
+        # what the model and the prediction refuse stands beside its own field under its label, on a card as with a pin
+        ("h100-sxm", {"tp": "3"}, "tp", "Tensor parallel size: found 3, expected a divisor of the model's 32 attention heads"),
+        ("h100-sxm", {"pipeline_parallel_size": "64"}, "pipeline_parallel_size", "Pipeline parallel size: found 64, expected at most the model's 48 layers"),
+        ("h100-sxm", {"pipeline_parallel_size": "2", "pp_layer_partition": "0,48"}, "pp_layer_partition", "Layers of each stage: found a stage of no layers"),
+        ("h100-sxm", {"kv_cache_dtype": "fp8_ds_mla"}, "kv_cache_dtype", "KV cache dtype: fp8_ds_mla packs an MLA latent"),
+        ("h100-sxm", {"index": "1 GB"}, "index", "checkpoint size typed: found 1,000,000,000 B, expected a checkpoint size within 8x"),
+        ("dgx-spark", {"index": "1 GB"}, "index", "checkpoint size typed: found 1,000,000,000 B, expected a checkpoint size within 8x"),
     ],
 )
 def test_a_prediction_refuses_bad_input_beside_its_field(catalog, default, box, edits, field, message) -> None:

@@ -239,6 +239,16 @@ def _quantized(text: str, method: str | None) -> str:
         raise InputError(short(LABELS["quantization"]) + str(error).removeprefix("--quantization")) from None
 
 
+def _beside(message: str) -> dict[str, str]:
+    """A message of calc's beside the field it is about: one that names a flag (any spelling, FLAGS)
+    beside that field, the flag said as the field's label; one about the checkpoint's size beside
+    the index; any other beside the config."""
+    spelling = next((f for f in sorted(FLAGS, key=len, reverse=True) if message.startswith((f + ":", f + " "))), None)
+    if spelling is not None:
+        return {FLAGS[spelling]: short(LABELS[FLAGS[spelling]]) + message[len(spelling) :]}
+    return {"index" if message.startswith(("model.safetensors.index.json", "checkpoint size typed")) else "config": message}
+
+
 def _index(text: str) -> tuple[str | None, int | None]:
     """The index pasted (JSON) or a size typed: (index text, None) or (None, bytes)."""
     text = text.strip()
@@ -363,10 +373,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         r = modeled.model_report(inputs)
         shape = hfconfig.shape(hfconfig.load(config_text, "config.json"), "config.json")
     except InputError as error:
-        message = str(error)
-        spelling = next((f for f in sorted(FLAGS, key=len, reverse=True) if message.startswith(f + ":") or message.startswith(f + " ")), None)
-        key = FLAGS[spelling] if spelling else "index" if message.startswith("model.safetensors.index.json") else "config"
-        return invalid(NAME, {key: short(LABELS[key]) + message[len(spelling) :] if spelling else message}, LABELS, names)
+        return invalid(NAME, _beside(str(error)), LABELS, names)
     assert r.kv_tokens is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "the pin is the pool modeled"
     fig = Figures()
     refused = r.largest_max_model_len is not None and r.largest_max_model_len < max_len
@@ -581,12 +588,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         p = predict.predict(shape, card, start, topk, given)
         found = predict.fixes(shape, card, start, topk, given)
     except InputError as error:
-        message = str(error)
-        key = next(
-            (k for k, flag in {**FLAGS, "utilization": "--gpu-memory-utilization", "max_model_len": "--max-model-len"}.items() if message.startswith(flag)),
-            "config",
-        )
-        return invalid(NAME, {key: message}, LABELS, names)
+        return invalid(NAME, _beside(str(error)), LABELS, names)
     fig = Figures()
     band = catalog.policy["prediction"]
     taken = (p.weights, p.activation, p.non_torch, p.cuda_graph)
