@@ -405,6 +405,25 @@ def test_a_typed_checkpoint_size_is_split_over_the_stages_as_the_command_line_sp
     assert pinned.figures["weights"] == "5.60 GiB"
 
 
+def test_a_predicted_pool_says_what_the_command_line_says_beside_it(catalog, default, capsys) -> None:
+    """DeepSeek V3.2 at TP 8 on H100s, vLLM 0.21.0, FlashInfer ticked: the prediction carries the
+    notes `calc model --gpu` prints beside it, each once (the class no public config has checked, the
+    indexer's top-k buffer left out, a FlashInfer switch that release does not read)."""
+    from calc.present import cli
+    from calc.present.calculators.form import esc
+
+    path = "tests/data/configs/deepseek-v3.2/config.json"
+    edits = {"config": (ROOT / path).read_text(), "tp": "8", "max_model_len": "8192", "engine_version": "0.21.0", "flashinfer_installed": "on"}
+    out = calc_html.run(catalog, "before", _on_card(catalog, default, "h100-sxm", **edits))
+    assert out.valid, out.errors
+    argv = ["model", path, "--gpu", "h100-sxm", "--tp", "8", "--max-model-len", "8192", "--engine-version", "0.21.0", "--flashinfer-installed"]
+    assert cli.main([*argv, "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 3 and notes[1].startswith("not modeled: the indexer's top-k buffer") and notes[2].startswith("--flashinfer-installed changes nothing")
+    for note in notes:
+        assert out.sections["before-result"].count(esc(note)) == 1, note
+
+
 def test_fp8_at_load_is_the_command_lines(catalog, default, capsys) -> None:
     """Quantization fp8 chosen for Llama 3.1 8B's bf16 config: the weights and the pool are
     `calc model --quantization fp8`'s; on a checkpoint saved with another method it is refused beside

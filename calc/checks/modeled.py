@@ -412,3 +412,23 @@ def prediction_given(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
 def expert_split(r: ModelReport, shape: hfconfig.Shape) -> bool:
     """Whether the experts are split over data or expert parallel ranks: the pool is then the rank with the most experts'."""
     return (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
+
+
+def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start) -> tuple[str, ...]:
+    """What a predicted pool says beside its figures: the model report's notes, a FlashInfer switch
+    the release does not read, and under an expert split what the pool leaves out. The same in the
+    command line (`calc model --gpu`) and the browser's calculator."""
+    notes = list(r.notes)
+    rel = predict.release(start.engine_version)
+    if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
+        notes.append(
+            f"--flashinfer-installed changes nothing on vLLM {rel[0]}.{rel[1]}: V1 samples with FlashInfer wherever it imports from 0.8.0 to "
+            "0.11.x only; from 0.12.0 on VLLM_USE_FLASHINFER_SAMPLER=1 alone, and by default on NVIDIA cards from 0.21.0 "
+            "(vllm/v1/sample/ops/topk_topp_sampler.py, vllm/envs.py)"
+        )
+    if expert_split(r, shape):
+        notes.append(
+            "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
+            "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
+        )
+    return tuple(notes)
