@@ -424,6 +424,20 @@ def test_a_predicted_pool_says_what_the_command_line_says_beside_it(catalog, def
         assert out.sections["before-result"].count(esc(note)) == 1, note
 
 
+def test_drafted_tokens_without_mtp_layers_say_the_drafter_is_not_counted(catalog, default) -> None:
+    """Qwen3-8B has no MTP layers: drafted tokens would come from a drafter of its own checkpoint
+    (EAGLE, a draft model), whose weights and cache are not counted, and the answer says so beside
+    the pool; Qwen3-Next's MTP layer is its drafter, counted, and no such note is shown."""
+    qwen = (ROOT / "models/configs/qwen3-8b/config.json").read_text()
+    out = calc_html.run(catalog, "before", _on_card(catalog, default, "h100-sxm", config=qwen, max_model_len="8192", speculative_tokens="2"))
+    assert out.valid, out.errors
+    assert "2 speculative tokens, and the config has no MTP layers for a drafter" in out.sections["before-result"]
+    nxt = (ROOT / "models/configs/qwen3-next-80b-a3b-instruct/config.json").read_text()
+    mtp = calc_html.run(catalog, "before", _on_card(catalog, default, "h100-sxm", config=nxt, tp="4", max_model_len="8192", speculative_tokens="2"))
+    assert mtp.valid, mtp.errors
+    assert "no MTP layers" not in mtp.sections["before-result"]
+
+
 def test_fp8_at_load_is_the_command_lines(catalog, default, capsys) -> None:
     """Quantization fp8 chosen for Llama 3.1 8B's bf16 config: the weights and the pool are
     `calc model --quantization fp8`'s; on a checkpoint saved with another method it is refused beside

@@ -98,6 +98,12 @@ def model_report(i: ModelInputs) -> ModelReport:
     notes += parallel_notes(shape, par, rules, group, heavy)
     if shape.indexer:
         notes.append(hfconfig.INDEXER_NOTE)
+    if i.speculative_tokens and not shape.drafter_layers:
+        notes.append(
+            f"{i.speculative_tokens} speculative tokens, and the config has no MTP layers for a drafter: a drafter from another checkpoint "
+            "(EAGLE, a draft model) is not counted, neither its weights nor its KV cache; vLLM refuses num_speculative_tokens given "
+            "without a method or model ('num_speculative_tokens was provided but without speculative model', vllm/config/speculative.py, 0.33.0)"
+        )
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes
