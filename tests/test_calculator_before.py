@@ -457,3 +457,10 @@ def test_fp8_at_load_is_the_command_lines(catalog, default, capsys) -> None:
     assert refused.errors["quantization"].startswith("Quantization: found 'fp8' for a checkpoint quantized with 'gptq'"), refused.errors
     odd = calc_html.run(catalog, "before", {**default, "quantization": "int3"})
     assert odd.errors["quantization"] == "Quantization: found 'int3', expected empty or one of fp8"
+
+
+def test_quantization_takes_any_case_as_the_command_line_does(catalog, default) -> None:
+    llama = (ROOT / "models/configs/llama-3.1-8b/config.json").read_text()
+    upper = calc_html.run(catalog, "before", {**default, "config": llama, "quantization": "FP8"})
+    lower = calc_html.run(catalog, "before", {**default, "config": llama, "quantization": "fp8"})
+    assert upper.valid and upper.figures == lower.figures

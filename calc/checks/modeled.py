@@ -423,8 +423,9 @@ def expert_split(r: ModelReport, shape: hfconfig.Shape) -> bool:
 def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start) -> tuple[str, ...]:
     """What a predicted pool says beside its figures: the model report's notes, a FlashInfer switch
     the release does not read, and under an expert split what the pool leaves out. The same in the
-    command line (`calc model --gpu`) and the browser's calculator."""
-    notes = list(r.notes)
+    command line (`calc model --gpu`) and the browser's calculator. A prediction is on a discrete card:
+    what a unified-memory box would make of the host memory is left out."""
+    notes = [n for n in r.notes if not n.startswith(offload.UNIFIED)]
     rel = predict.release(start.engine_version)
     if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
         notes.append(

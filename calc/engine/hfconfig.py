@@ -221,8 +221,12 @@ def quantization_applied(data: jsontext.JsonObject, method: str, file: str) -> j
     method = method.strip().lower()
     inner = data.get("text_config")
     own = data.get("quantization_config", inner.get("quantization_config") if isinstance(inner, dict) else None)
-    if isinstance(own, dict):
-        checkpoint = str(own.get("quant_method", "")).lower()
+    if isinstance(own, dict) and own:  # an empty one quantizes nothing (weights.quant_of)
+        if not isinstance(own.get("quant_method"), str) or not own["quant_method"]:
+            raise ConfigError(
+                file, "quantization_config.quant_method", own.get("quant_method", _MISSING), "the method the checkpoint was saved with, such as fp8 or awq"
+            )
+        checkpoint = own["quant_method"].lower()
         if method == checkpoint or method in QUANTIZATION_OVERRIDES.get(checkpoint, ()):
             return data
         raise InputError(

@@ -315,7 +315,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     config_text = str(raw.get("config", ""))
     if not config_text.strip():
         errors["config"] = f"{short(LABELS['config'])}: found nothing, expected the model's config.json pasted"
-    method = str(raw.get("quantization", "")).strip() or None
+    method = str(raw.get("quantization", "")).strip().lower() or None
     if method is not None and method not in hfconfig.AT_LOAD:
         errors["quantization"] = f"{short(LABELS['quantization'])}: found {method!r}, expected empty or one of {', '.join(hfconfig.AT_LOAD)}"
     elif "config" not in errors and len(config_text) <= PASTE_CHARACTERS:
