@@ -5,7 +5,6 @@ offloading and (V0) swap take host memory; on a unified-memory box none of it fr
 from __future__ import annotations
 
 import json
-
 from fractions import Fraction
 
 import pytest
