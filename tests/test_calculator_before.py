@@ -282,6 +282,13 @@ def test_drafted_tokens_load_the_drafter_and_set_the_graphs(catalog, default, ca
         ("h100-sxm", {"utilization": "most"}, "utilization", "gpu_memory_utilization: found 'most'"),
         ("dgx-spark", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the DGX Spark (GB10) is no discrete card"),
         ("gh200", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the NVIDIA GH200 Grace Hopper is no discrete card with a total"),
+        # what the model and the prediction refuse stands beside its own field under its label, on a card as with a pin
+        ("h100-sxm", {"tp": "3"}, "tp", "Tensor parallel size: found 3, expected a divisor of the model's 32 attention heads"),
+        ("h100-sxm", {"pipeline_parallel_size": "64"}, "pipeline_parallel_size", "Pipeline parallel size: found 64, expected at most the model's 48 layers"),
+        ("h100-sxm", {"pipeline_parallel_size": "2", "pp_layer_partition": "0,48"}, "pp_layer_partition", "Layers of each stage: found a stage of no layers"),
+        ("h100-sxm", {"kv_cache_dtype": "fp8_ds_mla"}, "kv_cache_dtype", "KV cache dtype: fp8_ds_mla packs an MLA latent"),
+        ("h100-sxm", {"index": "1 GB"}, "index", "checkpoint size typed: found 1,000,000,000 B, expected a checkpoint size within 8x"),
+        ("dgx-spark", {"index": "1 GB"}, "index", "checkpoint size typed: found 1,000,000,000 B, expected a checkpoint size within 8x"),
     ],
 )
 def test_a_prediction_refuses_bad_input_beside_its_field(catalog, default, box, edits, field, message) -> None:
@@ -375,6 +382,62 @@ def test_settings_that_change_no_prediction_are_refused(catalog, default, box, e
     assert out.errors[field].startswith(message), out.errors
 
 
+def test_a_typed_checkpoint_size_is_split_over_the_stages_as_the_command_line_splits_it(catalog, default, capsys, tmp_path) -> None:
+    """A checkpoint size typed under pipeline parallel: each stage's weights are its share of that
+    size, as `calc model --pp 2 --index` gives them from an index of the same total_size, on a card
+    and with a pin alike (not the config's count, nor the whole model on one stage)."""
+    from calc.present import cli
+
+    path = "models/configs/qwen3-8b/config.json"
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(json.dumps({"metadata": {"total_size": 12 * 10**9}, "weight_map": {}}))
+    config = (ROOT / path).read_text()
+    out = calc_html.run(
+        catalog, "before", _on_card(catalog, default, "h100-sxm", config=config, max_model_len="8192", pipeline_parallel_size="2", index="12 GB")
+    )
+    assert out.valid, out.errors
+    assert cli.main(["model", path, "--gpu", "h100-sxm", "--max-model-len", "8192", "--pp", "2", "--index", str(index), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert out.figures["p_weights"] == fmt(r["terms"]["weights"]["bytes"], "GiB") == "5.60 GiB"  # half of 12e9 B over the counted 16.38e9, each stage
+    assert out.figures["tokens"] == fmt(r["kv_tokens"], "tokens")
+    pinned = calc_html.run(catalog, "before", {**default, "config": config, "max_model_len": "8192", "pipeline_parallel_size": "2", "index": "12 GB"})
+    assert pinned.valid, pinned.errors
+    assert pinned.figures["weights"] == "5.60 GiB"
+
+
+def test_a_predicted_pool_says_what_the_command_line_says_beside_it(catalog, default, capsys) -> None:
+    """DeepSeek V3.2 at TP 8 on H100s, vLLM 0.21.0, FlashInfer ticked: the prediction carries the
+    notes `calc model --gpu` prints beside it, each once (the class no public config has checked, the
+    indexer's top-k buffer left out, a FlashInfer switch that release does not read)."""
+    from calc.present import cli
+    from calc.present.calculators.form import esc
+
+    path = "tests/data/configs/deepseek-v3.2/config.json"
+    edits = {"config": (ROOT / path).read_text(), "tp": "8", "max_model_len": "8192", "engine_version": "0.21.0", "flashinfer_installed": "on"}
+    out = calc_html.run(catalog, "before", _on_card(catalog, default, "h100-sxm", **edits))
+    assert out.valid, out.errors
+    argv = ["model", path, "--gpu", "h100-sxm", "--tp", "8", "--max-model-len", "8192", "--engine-version", "0.21.0", "--flashinfer-installed"]
+    assert cli.main([*argv, "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 3 and notes[1].startswith("not modeled: the indexer's top-k buffer") and notes[2].startswith("--flashinfer-installed changes nothing")
+    for note in notes:
+        assert out.sections["before-result"].count(esc(note)) == 1, note
+
+
+def test_drafted_tokens_without_mtp_layers_say_the_drafter_is_not_counted(catalog, default) -> None:
+    """Qwen3-8B has no MTP layers: drafted tokens would come from a drafter of its own checkpoint
+    (EAGLE, a draft model), whose weights and cache are not counted, and the answer says so beside
+    the pool; Qwen3-Next's MTP layer is its drafter, counted, and no such note is shown."""
+    qwen = (ROOT / "models/configs/qwen3-8b/config.json").read_text()
+    out = calc_html.run(catalog, "before", _on_card(catalog, default, "h100-sxm", config=qwen, max_model_len="8192", speculative_tokens="2"))
+    assert out.valid, out.errors
+    assert "2 speculative tokens, and the config has no MTP layers for a drafter" in out.sections["before-result"]
+    nxt = (ROOT / "models/configs/qwen3-next-80b-a3b-instruct/config.json").read_text()
+    mtp = calc_html.run(catalog, "before", _on_card(catalog, default, "h100-sxm", config=nxt, tp="4", max_model_len="8192", speculative_tokens="2"))
+    assert mtp.valid, mtp.errors
+    assert "no MTP layers" not in mtp.sections["before-result"]
+
+
 def test_fp8_at_load_is_the_command_lines(catalog, default, capsys) -> None:
     """Quantization fp8 chosen for Llama 3.1 8B's bf16 config: the weights and the pool are
     `calc model --quantization fp8`'s; on a checkpoint saved with another method it is refused beside
@@ -394,3 +457,10 @@ def test_fp8_at_load_is_the_command_lines(catalog, default, capsys) -> None:
     assert refused.errors["quantization"].startswith("Quantization: found 'fp8' for a checkpoint quantized with 'gptq'"), refused.errors
     odd = calc_html.run(catalog, "before", {**default, "quantization": "int3"})
     assert odd.errors["quantization"] == "Quantization: found 'int3', expected empty or one of fp8"
+
+
+def test_quantization_takes_any_case_as_the_command_line_does(catalog, default) -> None:
+    llama = (ROOT / "models/configs/llama-3.1-8b/config.json").read_text()
+    upper = calc_html.run(catalog, "before", {**default, "config": llama, "quantization": "FP8"})
+    lower = calc_html.run(catalog, "before", {**default, "config": llama, "quantization": "fp8"})
+    assert upper.valid and upper.figures == lower.figures

@@ -853,5 +853,7 @@ def test_quantization_fp8_quantizes_an_unquantized_checkpoint_as_it_loads() -> N
     assert "--quantization: found 'awq' for an unquantized checkpoint" in done.stderr and "expected 'fp8'" in done.stderr
     gptq = "models/configs/qwen3.5-27b-derestricted-gptq-int8/config.json"
     assert run_calc("model", gptq, "--quantization", "gptq_marlin", "--json").returncode == 0
+    # auto_gptq.py (0.22.0 on) takes its own name too, as auto_awq.py (0.24.0 on) does for AWQ checkpoints
+    assert run_calc("model", gptq, "--quantization", "auto_gptq", "--json").returncode == 0
     refused = run_calc("model", gptq, "--quantization", "fp8")
-    assert refused.returncode == 2 and "expected 'gptq' or 'gptq_marlin' or 'marlin'" in refused.stderr
+    assert refused.returncode == 2 and "expected 'gptq' or 'gptq_marlin' or 'auto_gptq' or 'marlin'" in refused.stderr

@@ -1058,3 +1058,13 @@ def test_qwen35_text_only_gptq_int8_meets_the_start_of_its_issue() -> None:
     assert at_027.layout.groups[0].spec.block_size == 16 * -(-(30720 + 24 * 128 * 128 * 4) // (16 * 2048)) == 784
     report = modeled.model_report(modeled.ModelInputs(text, tp=2, max_model_len=131072, engine_version="0.17.0"))
     assert (report.block_size, report.kv_bytes_per_token) == (400, 16 * 2 * 2 * 256 * 2)
+
+
+def test_quantization_reads_an_empty_or_nameless_quantization_config_plainly() -> None:
+    """An empty quantization_config quantizes nothing, so fp8 at load applies; one without its method
+    is named as the field it lacks."""
+    qwen = json.loads((CONFIGS / "qwen3-8b" / "config.json").read_text())
+    empty = json.loads(hfconfig.quantized_at_load(json.dumps({**qwen, "quantization_config": {}}), "fp8", "q.json"))
+    assert empty["quantization_config"] == {"quant_method": "fp8", "activation_scheme": "dynamic"}
+    with pytest.raises(InputError, match=r"^q.json: quantization_config.quant_method: found nothing, expected the method the checkpoint"):
+        hfconfig.quantized_at_load(json.dumps({**qwen, "quantization_config": {"bits": 4}}), "fp8", "q.json")

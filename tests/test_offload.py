@@ -4,6 +4,7 @@ offloading and (V0) swap take host memory; on a unified-memory box none of it fr
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 import pytest
@@ -146,12 +147,25 @@ def test_unified_note_rounds_on_the_safe_side() -> None:
 
 
 def test_the_bytes_moved_print_alike_in_each_line(capsys: pytest.CaptureFixture[str]) -> None:
-    """Qwen3 8B with --cpu-offload-gb 100 on an L40S: every decoder layer moves, 13,892,143,104 B,
-    12.9381 GiB; the host-memory line and the unified-memory note say the same 12.94 GiB."""
-    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32768", "--gpu", "l40s", "--cpu-offload-gb", "100"]
+    """Qwen3 8B with --cpu-offload-gb 100 and a pool (no card: the note for a unified-memory box is
+    said): every decoder layer moves, 13,892,143,104 B, 12.9381 GiB; the host-memory line and the
+    unified-memory note say the same 12.94 GiB."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32768", "--kv-cache-memory-bytes", "10e9", "--cpu-offload-gb", "100"]
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     moved = _json(["model", *argv[1:], "--json"], capsys)["offload"]["offloaded_bytes_per_rank"]
     assert moved == 13_892_143_104
     assert "Host memory: 12.94 GiB of weights a rank moved by --cpu-offload-gb" in out
     assert "the 12.94 GiB a rank --cpu-offload-gb moves stay in the same memory" in out
+
+
+def test_a_predicted_pool_on_a_discrete_card_says_nothing_of_unified_memory() -> None:
+    """--cpu-offload-gb on an H100: the weights it moves leave the card, so the note that they stay in
+    the same memory (a unified-memory box's) is not said; without a card the report still says it."""
+    from conftest import run_calc
+
+    path = "models/configs/qwen3-8b/config.json"
+    on_card = json.loads(run_calc("model", path, "--gpu", "h100-sxm", "--cpu-offload-gb", "4", "--json").stdout)
+    assert not any("unified-memory" in n for n in on_card["notes"])
+    pinned = json.loads(run_calc("model", path, "--cpu-offload-gb", "4", "--kv-cache-memory-bytes", "10e9", "--json").stdout)
+    assert any(n.startswith("on a unified-memory box (GB10): the 4.00 GiB a rank --cpu-offload-gb moves") for n in pinned["notes"])

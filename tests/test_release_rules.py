@@ -189,3 +189,15 @@ def test_asynchronous_scheduling_is_on_by_default_from_0_14_0() -> None:
     assert "which 0.26.0 turns on by default" not in " ".join((kvlayout.__doc__ or "").split())
     # the window's budget is what changed in 0.26.0: one prefill budget before, two batches after
     assert (kvlayout.version("0.25.1").in_flight_batches, kvlayout.version("0.26.0").in_flight_batches) == (1, 2)
+
+
+def test_the_nccl_cumem_override_ends_where_the_page_says() -> None:
+    """vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 in 0.10.1.1 and no longer in 0.10.2: the pool
+    prediction keeps cuMem from 0.10.2, and the page names the last release with the override, not
+    the whole 0.10 line."""
+    from calc.engine import predict
+
+    assert (predict.nccl_cumem("0.10.1.1"), predict.nccl_cumem("0.10.2")) == (False, True)
+    page = " ".join((ROOT / "docs" / "kv-pool.md").read_text(encoding="utf-8").split())
+    assert "up to v0.10.1 vLLM turns NCCL's cuMem allocator off" in page
+    assert "up to v0.10.x vLLM turns" not in page

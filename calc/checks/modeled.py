@@ -62,6 +62,8 @@ def model_report(i: ModelInputs) -> ModelReport:
     shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
+    if i.checkpoint_bytes is not None:  # a size typed: split over the stages and ranks as an index's total_size is
+        total, source = i.checkpoint_bytes, "checkpoint size typed"
     if i.tp < 1 or shape.heads % i.tp:
         raise InputError(f"--tensor-parallel-size: found {i.tp}, expected a divisor of the model's {shape.heads} attention heads")
     if hfconfig.MLA not in shape.layers and shape.kv_heads % i.tp and i.tp % shape.kv_heads:  # vLLM asserts one or the other
@@ -96,6 +98,12 @@ def model_report(i: ModelInputs) -> ModelReport:
     notes += parallel_notes(shape, par, rules, group, heavy)
     if shape.indexer:
         notes.append(hfconfig.INDEXER_NOTE)
+    if i.speculative_tokens and not shape.drafter_layers:
+        notes.append(
+            f"{i.speculative_tokens} speculative tokens, and the config has no MTP layers for a drafter: a drafter from another checkpoint "
+            "(EAGLE, a draft model) is not counted, neither its weights nor its KV cache; vLLM refuses num_speculative_tokens given "
+            "without a method or model ('num_speculative_tokens was provided but without speculative model', vllm/config/speculative.py, 0.33.0)"
+        )
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes
@@ -411,3 +419,24 @@ def prediction_given(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
 def expert_split(r: ModelReport, shape: hfconfig.Shape) -> bool:
     """Whether the experts are split over data or expert parallel ranks: the pool is then the rank with the most experts'."""
     return (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
+
+
+def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start) -> tuple[str, ...]:
+    """What a predicted pool says beside its figures: the model report's notes, a FlashInfer switch
+    the release does not read, and under an expert split what the pool leaves out. The same in the
+    command line (`calc model --gpu`) and the browser's calculator. A prediction is on a discrete card:
+    what a unified-memory box would make of the host memory is left out."""
+    notes = [n for n in r.notes if not n.startswith(offload.UNIFIED)]
+    rel = predict.release(start.engine_version)
+    if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
+        notes.append(
+            f"--flashinfer-installed changes nothing on vLLM {rel[0]}.{rel[1]}: V1 samples with FlashInfer wherever it imports from 0.8.0 to "
+            "0.11.x only; from 0.12.0 on VLLM_USE_FLASHINFER_SAMPLER=1 alone, and by default on NVIDIA cards from 0.21.0 "
+            "(vllm/v1/sample/ops/topk_topp_sampler.py, vllm/envs.py)"
+        )
+    if expert_split(r, shape):
+        notes.append(
+            "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
+            "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
+        )
+    return tuple(notes)

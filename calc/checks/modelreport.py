@@ -23,6 +23,7 @@ class ModelInputs:
     engine_version: str | None = None
     index_text: str | None = None
     index_file: str = "model.safetensors.index.json"
+    checkpoint_bytes: int | None = None  # the checkpoint's size typed, in place of an index (the browser's calculator)
     block_size: int | None = None
     prefill_budget: int = 8192
     speculative_tokens: int = 0

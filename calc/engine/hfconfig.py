@@ -206,11 +206,13 @@ def load(text: str, file: str) -> jsontext.JsonObject:
 
 
 # --quantization: the methods vLLM takes in place of a checkpoint's own, as each one's
-# override_quantization_method answers (vllm/model_executor/layers/quantization/awq_marlin.py,
-# gptq_marlin.py, modelopt.py, 0.33.0), and the one method that quantizes an unquantized checkpoint
+# override_quantization_method answers (vllm/model_executor/layers/quantization/: awq_marlin.py
+# and gptq_marlin.py up to 0.21.0; auto_gptq.py from 0.22.0 and auto_awq.py from 0.24.0, which also
+# take auto_gptq and auto_awq; modelopt.py, 0.33.0), and the one method that quantizes an unquantized checkpoint
 # as it loads: fp8, one float32 scale a tensor, activations scaled at run time (fp8.py, Fp8Config with
 # is_checkpoint_fp8_serialized False; its quantization_config is what Fp8Config.from_config reads).
-QUANTIZATION_OVERRIDES = {"awq": ("awq_marlin", "marlin"), "gptq": ("gptq_marlin", "marlin"), "modelopt": ("modelopt_fp4",)}
+# moe_wna16 (moe_wna16.py), which also overrides awq and gptq, runs no Marlin kernel and is not modeled.
+QUANTIZATION_OVERRIDES = {"awq": ("awq_marlin", "auto_awq", "marlin"), "gptq": ("gptq_marlin", "auto_gptq", "marlin"), "modelopt": ("modelopt_fp4",)}
 AT_LOAD = {"fp8": {"quant_method": "fp8", "activation_scheme": "dynamic"}}
 
 
@@ -231,8 +233,12 @@ def quantization_applied(data: jsontext.JsonObject, method: str, file: str) -> j
     method = method.strip().lower()
     inner = data.get("text_config")
     own = data.get("quantization_config", inner.get("quantization_config") if isinstance(inner, dict) else None)
-    if isinstance(own, dict):
-        checkpoint = str(own.get("quant_method", "")).lower()
+    if isinstance(own, dict) and own:  # an empty one quantizes nothing (weights.quant_of)
+        if not isinstance(own.get("quant_method"), str) or not own["quant_method"]:
+            raise ConfigError(
+                file, "quantization_config.quant_method", own.get("quant_method", _MISSING), "the method the checkpoint was saved with, such as fp8 or awq"
+            )
+        checkpoint = own["quant_method"].lower()
         if method == checkpoint or method in QUANTIZATION_OVERRIDES.get(checkpoint, ()):
             return data
         raise InputError(

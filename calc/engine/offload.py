@@ -131,8 +131,11 @@ def host_use(o: Offload, offloaded: tuple[int, ...], tp: int, engine: str, all_r
     return HostUse(max(offloaded), total_offloaded, kv, swap, total_offloaded + kv + swap, tuple(notes))
 
 
+UNIFIED = "on a unified-memory box (GB10): "
+
+
 def unified_note(h: HostUse, weights_bytes: int) -> str:
-    """What a unified-memory box makes of it, in one sentence."""
+    """What a unified-memory box makes of it, in one sentence (UNIFIED and the rest)."""
     parts = []
     if h.offloaded_per_rank:
         parts.append(
@@ -142,4 +145,4 @@ def unified_note(h: HostUse, weights_bytes: int) -> str:
     extra = h.kv_offloading_bytes + h.swap_bytes
     if extra:
         parts.append(f"the host buffers ({fmt(extra, 'GiB', up=True)}) come out of MemAvailable too")
-    return "on a unified-memory box (GB10): " + "; ".join(parts) if parts else ""
+    return UNIFIED + "; ".join(parts) if parts else ""

@@ -8,7 +8,6 @@ typed, or the gate answers "outside calibration".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from calc.catalog.entries import Box
 from calc.catalog.model import Catalog
 from calc.catalog.spec import Figure
 from calc.checks import modeled
-from calc.engine import derive, gate, hfconfig, kvlayout, lora, offload, predict, weights
+from calc.engine import derive, gate, hfconfig, kvlayout, lora, offload, predict
 from calc.engine.gate import Amount
 from calc.jsontext import JsonObject
 from calc.present import charts
@@ -240,6 +239,16 @@ def _quantized(text: str, method: str | None) -> str:
         raise InputError(short(LABELS["quantization"]) + str(error).removeprefix("--quantization")) from None
 
 
+def _beside(message: str) -> dict[str, str]:
+    """A message of calc's beside the field it is about: one that names a flag (any spelling, FLAGS)
+    beside that field, the flag said as the field's label; one about the checkpoint's size beside
+    the index; any other beside the config."""
+    spelling = next((f for f in sorted(FLAGS, key=len, reverse=True) if message.startswith((f + ":", f + " "))), None)
+    if spelling is not None:
+        return {FLAGS[spelling]: short(LABELS[FLAGS[spelling]]) + message[len(spelling) :]}
+    return {"index" if message.startswith(("model.safetensors.index.json", "checkpoint size typed")) else "config": message}
+
+
 def _index(text: str) -> tuple[str | None, int | None]:
     """The index pasted (JSON) or a size typed: (index text, None) or (None, bytes)."""
     text = text.strip()
@@ -306,7 +315,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     config_text = str(raw.get("config", ""))
     if not config_text.strip():
         errors["config"] = f"{short(LABELS['config'])}: found nothing, expected the model's config.json pasted"
-    method = str(raw.get("quantization", "")).strip() or None
+    method = str(raw.get("quantization", "")).strip().lower() or None
     if method is not None and method not in hfconfig.AT_LOAD:
         errors["quantization"] = f"{short(LABELS['quantization'])}: found {method!r}, expected empty or one of {', '.join(hfconfig.AT_LOAD)}"
     elif "config" not in errors and len(config_text) <= PASTE_CHARACTERS:
@@ -354,23 +363,17 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         except InputError as error:
             return invalid(NAME, {"seats": short(LABELS["seats"]) + str(error).removeprefix("--max-num-seqs")}, LABELS, names)
     inputs = modeled.ModelInputs(
-        config_text, "config.json", tp, dtype, max_len, pin, version, index_text, block_size=None, prefill_budget=prefill,
+        config_text, "config.json", tp, dtype, max_len, pin, version, index_text, checkpoint_bytes=index_size, block_size=None, prefill_budget=prefill,
         speculative_tokens=drafts, pp=pp, pp_layer_partition=partition, lora=lora_cfg, offload=host_cfg,
     )  # fmt: skip
     if pin is None:
         assert card is not None, "no pin is refused above off a discrete card"
-        return _predicted(catalog, card, inputs, start, index_size)
+        return _predicted(catalog, card, inputs, start)
     try:
         r = modeled.model_report(inputs)
         shape = hfconfig.shape(hfconfig.load(config_text, "config.json"), "config.json")
     except InputError as error:
-        message = str(error)
-        spelling = next((f for f in sorted(FLAGS, key=len, reverse=True) if message.startswith(f + ":") or message.startswith(f + " ")), None)
-        key = FLAGS[spelling] if spelling else "index" if message.startswith("model.safetensors.index.json") else "config"
-        return invalid(NAME, {key: short(LABELS[key]) + message[len(spelling) :] if spelling else message}, LABELS, names)
-    if index_size is not None:
-        w = weights.per_rank(shape, tp, index_size, "checkpoint size typed")
-        r = replace(r, weights_bytes_per_rank=w.model, drafter_bytes_per_rank=w.drafter, weights_source=w.source)
+        return invalid(NAME, _beside(str(error)), LABELS, names)
     assert r.kv_tokens is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "the pin is the pool modeled"
     fig = Figures()
     refused = r.largest_max_model_len is not None and r.largest_max_model_len < max_len
@@ -571,7 +574,7 @@ def _gate_rows(
     return "passes" if passes else "refused"
 
 
-def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, start: predict.Start, index_size: int | None) -> Output:
+def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, start: predict.Start) -> Output:
     """No pin on a discrete card: the pool vLLM will leave, predicted term by term (calc/engine/predict/),
     with the band it was off by on held-out public starts, vLLM's verdict and, for a refused start,
     the least changes that pass. The same prediction as `calc model --gpu` (modeled.prediction_given)."""
@@ -580,20 +583,12 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         r = modeled.model_report(inputs)
         data = hfconfig.load(inputs.config_text, "config.json")
         shape = hfconfig.shape(data, "config.json")
-        if index_size is not None:
-            w = weights.per_rank(shape, inputs.tp, index_size, "checkpoint size typed")
-            r = replace(r, weights_bytes_per_rank=w.model, weights_source=w.source)
         given = modeled.prediction_given(r, shape, start)
         topk = predict.experts_per_token(data)
         p = predict.predict(shape, card, start, topk, given)
         found = predict.fixes(shape, card, start, topk, given)
     except InputError as error:
-        message = str(error)
-        key = next(
-            (k for k, flag in {**FLAGS, "utilization": "--gpu-memory-utilization", "max_model_len": "--max-model-len"}.items() if message.startswith(flag)),
-            "config",
-        )
-        return invalid(NAME, {key: message}, LABELS, names)
+        return invalid(NAME, _beside(str(error)), LABELS, names)
     fig = Figures()
     band = catalog.policy["prediction"]
     taken = (p.weights, p.activation, p.non_torch, p.cuda_graph)
@@ -625,6 +620,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         rows.append(("The least changes that pass, each predicted again", table(("Change", "Flags", "Pool a rank"), fixes, "Settings that start")))
     drawn = figure_html(charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes))
     rows.insert(4, ("The terms against the card", drawn))
+    rows += [("Note", esc(note)) for note in modeled.prediction_notes(r, shape, start)]
     verdict = (
         f"Predicted on the {card.name}: "
         + (f"a pool of {fmt(pool_shown, 'GiB')} a rank " if p.available_kv_bytes > 0 else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank ")

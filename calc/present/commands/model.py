@@ -363,20 +363,10 @@ def _with_prediction(
     }
     pool = p.available_kv_bytes
     found = predict.fixes(shape, card, start, topk, given)
-    notes = list(r.notes)
+    notes = modeled.prediction_notes(r, shape, start)
     rel = predict.release(start.engine_version)
-    if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
-        notes.append(
-            f"--flashinfer-installed changes nothing on vLLM {rel[0]}.{rel[1]}: V1 samples with FlashInfer wherever it imports from 0.8.0 to "
-            "0.11.x only; from 0.12.0 on VLLM_USE_FLASHINFER_SAMPLER=1 alone, and by default on NVIDIA cards from 0.21.0 "
-            "(vllm/v1/sample/ops/topk_topp_sampler.py, vllm/envs.py)"
-        )
     if split:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
-        notes.append(
-            "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
-            "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
-        )
     prediction = modeled.CardPrediction(
         card=card.name,
         card_source=card.source,
@@ -408,7 +398,7 @@ def _with_prediction(
         kv_blocks=None,
         largest_max_model_len=p.largest_max_model_len,
         one_request_fits=p.largest_max_model_len is not None and p.largest_max_model_len >= r.max_model_len,
-        notes=tuple(notes),
+        notes=notes,
         ranks=tuple(replace(st, pool=_stage_pool(sp)) for st, sp in zip(r.ranks, p.stages or (None,) * len(r.ranks), strict=True)),
     )
 
