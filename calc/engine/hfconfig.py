@@ -299,6 +299,8 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
         raise ConfigError(file, "architectures", archs if archs is not None else _MISSING, 'a list naming the model class, such as ["LlamaForCausalLM"]')
     arch = archs[0]
     reader = _ARCHITECTURES.get(arch)
+    if arch in NOT_IN_VLLM:
+        raise ConfigError(file, "architectures[0]", arch, f"a class vLLM registers: {NOT_IN_VLLM[arch]}, which is not modeled")
     if reader is None:
         raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
     text = data.get("text_config")
@@ -523,6 +525,9 @@ _MISTRAL = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336
             "num_key_value_heads": 8, "sliding_window": 4096, "tie_word_embeddings": False}  # fmt: skip
 _MINISTRAL3 = {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "num_attention_heads": 32,
                "num_key_value_heads": 8, "head_dim": 128, "sliding_window": None, "tie_word_embeddings": False}  # fmt: skip
+# Ernie4_5_MoeConfig: moe_layer_end_index -1 is the last layer; no head_dim field (hidden_size / heads)
+_ERNIE45_MOE = {"moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1, "use_bias": False,
+                "tie_word_embeddings": True, "max_position_embeddings": 131072}  # fmt: skip
 _WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                     "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -547,6 +552,8 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
     "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
+    "Ernie4_5ForCausalLM": ("Ernie4_5Config", {"head_dim": 128, "use_bias": False, "tie_word_embeddings": True}),
+    "Ernie4_5_MoeForCausalLM": ("Ernie4_5_MoeConfig", _ERNIE45_MOE),
     # Llama4TextConfig: no_rope_layers left empty is filled from the interval (one NoPE layer in four)
     "llama4_text": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
     "Llama4ForConditionalGeneration": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
@@ -1037,6 +1044,47 @@ def _llama4(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": tuple(CHUNKED if v else FULL for v in rope), "mlps": mlps, "attention_chunk_size": chunk}
 
 
+def _ernie45(r: _Reader) -> dict[str, Any]:
+    """Baidu's ERNIE 4.5 dense model (vllm/model_executor/models/ernie45.py, Ernie4_5ForCausalLM,
+    0.10.1.1 to 0.33.0): LlamaForCausalLM's layers, the rope not neox style and o_proj's bias
+    removed. Llama's layers read attention_bias and mlp_bias, not ERNIE's use_bias: a config with
+    use_bias true holds biases vLLM's Llama layers do not build, and is refused."""
+    if r.flag("use_bias", False):
+        raise ConfigError(r.file, r.prefix + "use_bias", True, "false: vLLM's ernie45.py builds Llama's layers, which read no use_bias")
+    return {**_dense(r), "output_bias": False}
+
+
+def _ernie45_moe(r: _Reader) -> dict[str, Any]:
+    """Baidu's ERNIE 4.5 MoE models (vllm/model_executor/models/ernie45_moe.py, Ernie4_5_MoeDecoderLayer,
+    0.10.1.1 to 0.33.0): attention with q/k/v biased by use_bias and o_proj never; layer i holds
+    Ernie4_5_MoeMoE where use_moe (moe_num_experts > 0 unless the config says) and (i + 1) %
+    moe_layer_interval == 0 and moe_layer_start_index <= i <= moe_layer_end_index (-1: the last
+    layer, as transformers' Ernie4_5_MoeConfig fills it), else a dense Ernie4_5_MoeMLP of
+    intermediate_size with use_bias. The MoE: moe_num_experts experts of moe_intermediate_size, a
+    router and its e_score_correction_bias (built whatever moe_use_aux_free says), and
+    moe_num_shared_experts shared experts fused into one MLP of moe_num_shared_experts x
+    moe_intermediate_size, no bias and no gate of its own. The router is float32 from 0.13.0
+    (params_dtype=torch.float32) and in the model's dtype in 0.10.1.1 and 0.11.0; counted as 0.13.0
+    on. The MTP layers of num_nextn_predict_layers are skipped at load (orig_to_new_substr "mtp") and
+    load only as ernie_mtp.py's drafter, which is not counted."""
+    n = r.layers()
+    experts = r.int("moe_num_experts", 0, minimum=0)
+    end = r.get("moe_layer_end_index", n - 1)
+    if end == -1:
+        end = n - 1
+    if isinstance(end, bool) or not isinstance(end, int) or end < 0:
+        raise ConfigError(r.file, r.prefix + "moe_layer_end_index", end, "a layer index, or -1 for the last layer")
+    start, every = r.int("moe_layer_start_index", 0, minimum=0), r.int("moe_layer_interval", 1)
+    bias = r.flag("use_bias", False)
+    use_moe = r.flag("use_moe", experts > 0)
+    size = r.int("moe_intermediate_size") if use_moe else 0
+    moe = Mlp(experts=experts, expert_intermediate=size, shared_intermediate=r.int("moe_num_shared_experts", 0, minimum=0) * size)
+    dense = Mlp(intermediate=r.int("intermediate_size"), bias=bias)
+    mlps = tuple(moe if use_moe and (i + 1) % every == 0 and start <= i <= end else dense for i in range(n))
+    common = {**_common(r), "attention_bias": bias, "output_bias": False}
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "router_fp32": use_moe, "routing_bias": use_moe}
+
+
 _ARCHITECTURES = {
     "LlamaForCausalLM": _llama,
     "MistralForCausalLM": _llama,
@@ -1080,13 +1128,31 @@ _ARCHITECTURES = {
     "NemotronHForCausalLM": _nemotron_h,
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "Llama4ForConditionalGeneration": _llama4,
+    "Ernie4_5ForCausalLM": _ernie45,
+    "Ernie4_5_MoeForCausalLM": _ernie45_moe,
+}
+
+# Classes a config can name that vLLM's registry does not (vllm/model_executor/models/registry.py,
+# 0.10.1.1 to 0.33.0): vLLM serves them, if at all, through its Transformers backend, which is not modeled.
+NOT_IN_VLLM = {
+    "Ernie4_5_ForCausalLM": "the remote-code name of Baidu's Paddle checkpoints (ERNIE-4.5-0.3B-Paddle); vLLM registers "
+    "Ernie4_5ForCausalLM, which the -PT checkpoints name, and would serve this one only through its Transformers backend",
 }
 
 
 # Classes read by vLLM's model code whose reading no real public config.json has checked: none was
 # found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
 UNCHECKED = frozenset(
-    {"DeepseekV32ForCausalLM", "Glm4ForCausalLM", "Glm4vForConditionalGeneration", "GraniteMoeHybridForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM"}
+    {
+        "DeepseekV32ForCausalLM",
+        "Ernie4_5ForCausalLM",
+        "Ernie4_5_MoeForCausalLM",
+        "Glm4ForCausalLM",
+        "Glm4vForConditionalGeneration",
+        "GraniteMoeHybridForCausalLM",
+        "Olmo3ForCausalLM",
+        "SeedOssForCausalLM",
+    }
 )
 
 
