@@ -156,6 +156,7 @@ class Shape:
         ""  # "head": q and k normed a head (Qwen3, Gemma 3, GLM); "full": over all heads, on every rank (OLMo 2); "split": over all heads, divided (MiniMax-M2)
     )
     extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
+    parallel_block: bool = False  # attention and MLP read one input norm, no post-attention norm (Cohere's commandr.py)
     router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
     routing_bias: bool = False  # and its float32 score-correction bias a layer
     sinks: bool = False
@@ -375,6 +376,8 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
     if arch == "GraniteMoeHybridForCausalLM" and inner.get("position_embedding_type") != "rope":
         return ()  # granitemoehybrid.py builds a rope only for position_embedding_type "rope" (Granite 4.0-H: "nope")
     max_pos = inner.get("max_position_embeddings", defaults.get("max_position_embeddings"))
+    if arch.startswith("Cohere"):  # commandr.py: model_max_length, else max_position_embeddings
+        max_pos = inner.get("model_max_length") or max_pos
     if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
         return ()
     if arch.startswith("NemotronH"):  # its attention layers take no rope (vllm/model_executor/models/nemotron_h.py builds no rope, 0.20.0 and 0.33.0)
@@ -554,6 +557,8 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
     "Ernie4_5ForCausalLM": ("Ernie4_5Config", {"head_dim": 128, "use_bias": False, "tie_word_embeddings": True}),
     "Ernie4_5_MoeForCausalLM": ("Ernie4_5_MoeConfig", _ERNIE45_MOE),
+    "CohereForCausalLM": ("CohereConfig", {"tie_word_embeddings": True}),
+    "Cohere2ForCausalLM": ("Cohere2Config", {"tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096, "sliding_window_pattern": 4}),
     # Llama4TextConfig: no_rope_layers left empty is filled from the interval (one NoPE layer in four)
     "llama4_text": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
     "Llama4ForConditionalGeneration": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
@@ -1085,6 +1090,30 @@ def _ernie45_moe(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": (FULL,) * n, "mlps": mlps, "router_fp32": use_moe, "routing_bias": use_moe}
 
 
+def _cohere(r: _Reader) -> dict[str, Any]:
+    """Cohere's Command R and R+ (CohereForCausalLM) and Command R7B and A (Cohere2ForCausalLM), both built
+    by vllm/model_executor/models/commandr.py (0.10.1.1 to 0.33.0): a parallel block, attention and MLP
+    reading one input norm (a weight, no bias) with no norm after attention; q/k/v, o_proj and the gated
+    MLP without biases whatever attention_bias says; with use_qk_norm, q and k normed over the heads a
+    rank holds (param_shape num_heads x head_dim, divided); the logits from the embedding (tie asserted
+    up to 0.28.0, lm_head never built). Cohere2's layers slide or not by layer_types (transformers'
+    Cohere2Config fills them from sliding_window_pattern, 4: the last of each four global), a global
+    layer taking no rope; its head_dim is hidden_size / heads (Cohere2Config sets it so). A sliding layer's
+    window is sliding_window up to 0.28.0 and sliding_window + 1 from 0.29.0 (calc/engine/kvlayout.py)."""
+    n = r.layers()
+    if r.flag("attention_bias", False):
+        raise ConfigError(r.file, r.prefix + "attention_bias", True, "false: vLLM's commandr.py builds no attention bias")
+    if not r.flag("tie_word_embeddings", True):
+        raise ConfigError(r.file, r.prefix + "tie_word_embeddings", False, "true: commandr.py takes the logits from the embedding")
+    common = {**_common(r, qk_norm="split" if r.flag("use_qk_norm", False) else ""), "parallel_block": True}
+    mlps = (Mlp(intermediate=r.int("intermediate_size")),) * n
+    if r.architecture == "CohereForCausalLM":
+        return {**common, "layers": (FULL,) * n, "mlps": mlps}
+    common["head_dim"] = common["hidden"] // common["heads"]
+    layers = _kinds(r, n, SLIDING, "sliding_attention", "sliding_window_pattern")
+    return {**common, "layers": layers, "mlps": mlps, "sliding_window": r.int("sliding_window")}
+
+
 _ARCHITECTURES = {
     "LlamaForCausalLM": _llama,
     "MistralForCausalLM": _llama,
@@ -1130,6 +1159,8 @@ _ARCHITECTURES = {
     "Llama4ForConditionalGeneration": _llama4,
     "Ernie4_5ForCausalLM": _ernie45,
     "Ernie4_5_MoeForCausalLM": _ernie45_moe,
+    "CohereForCausalLM": _cohere,
+    "Cohere2ForCausalLM": _cohere,
 }
 
 # Classes a config can name that vLLM's registry does not (vllm/model_executor/models/registry.py,
@@ -1144,6 +1175,8 @@ NOT_IN_VLLM = {
 # found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
 UNCHECKED = frozenset(
     {
+        "Cohere2ForCausalLM",
+        "CohereForCausalLM",
         "DeepseekV32ForCausalLM",
         "Ernie4_5ForCausalLM",
         "Ernie4_5_MoeForCausalLM",

@@ -368,7 +368,8 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
     if kind in (MLP_ONLY, MOE_ONLY):  # a Nemotron-H layer of one mixer has one norm, the input's
         out += _mlp(shape, prefix + ".mixer", mlp, tp)
     elif mlp.intermediate or mlp.experts:
-        out.append(Tensor(f"{prefix}.post_attention_layernorm", h))
+        if not shape.parallel_block:  # Cohere's attention and MLP share the input norm
+            out.append(Tensor(f"{prefix}.post_attention_layernorm", h))
         out += [Tensor(f"{prefix}.{name}", h) for name in shape.extra_norms]
         out += _mlp(shape, prefix + ".mlp", mlp, tp)
     return out
