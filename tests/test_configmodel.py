@@ -1058,3 +1058,10 @@ def test_qwen35_text_only_gptq_int8_meets_the_start_of_its_issue() -> None:
     assert at_027.layout.groups[0].spec.block_size == 16 * -(-(30720 + 24 * 128 * 128 * 4) // (16 * 2048)) == 784
     report = modeled.model_report(modeled.ModelInputs(text, tp=2, max_model_len=131072, engine_version="0.17.0"))
     assert (report.block_size, report.kv_bytes_per_token) == (400, 16 * 2 * 2 * 256 * 2)
+
+
+def test_smollm3_is_refused_with_the_reason() -> None:
+    """vLLM has no SmolLM3 model code: its registry sends SmolLM3ForCausalLM to the Transformers backend,
+    which is not modeled (a config of the class alone, to show the refusal)."""
+    with pytest.raises(hfconfig.ConfigError, match="SmolLM3ForCausalLM.*Transformers backend"):
+        hfconfig.shape({"architectures": ["SmolLM3ForCausalLM"]}, "config.json")

@@ -300,8 +300,8 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
         raise ConfigError(file, "architectures", archs if archs is not None else _MISSING, 'a list naming the model class, such as ["LlamaForCausalLM"]')
     arch = archs[0]
     reader = _ARCHITECTURES.get(arch)
-    if arch in NOT_IN_VLLM:
-        raise ConfigError(file, "architectures[0]", arch, f"a class vLLM registers: {NOT_IN_VLLM[arch]}, which is not modeled")
+    if arch in NOT_MODELED:
+        raise ConfigError(file, "architectures[0]", arch, f"a class vLLM builds with model code of its own: {NOT_MODELED[arch]}; not modeled")
     if reader is None:
         raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
     text = data.get("text_config")
@@ -1163,11 +1163,13 @@ _ARCHITECTURES = {
     "Cohere2ForCausalLM": _cohere,
 }
 
-# Classes a config can name that vLLM's registry does not (vllm/model_executor/models/registry.py,
-# 0.10.1.1 to 0.33.0): vLLM serves them, if at all, through its Transformers backend, which is not modeled.
-NOT_IN_VLLM = {
-    "Ernie4_5_ForCausalLM": "the remote-code name of Baidu's Paddle checkpoints (ERNIE-4.5-0.3B-Paddle); vLLM registers "
-    "Ernie4_5ForCausalLM, which the -PT checkpoints name, and would serve this one only through its Transformers backend",
+# Classes vLLM serves, if at all, without model code of its own: the Transformers backend
+# (vllm/model_executor/models/transformers/), which builds transformers' modules and is not modeled.
+NOT_MODELED = {
+    "Ernie4_5_ForCausalLM": "the remote-code name of Baidu's Paddle checkpoints (ERNIE-4.5-0.3B-Paddle), in no vLLM registry from "
+    "0.10.1.1 to 0.33.0; vLLM's ernie45.py is registered as Ernie4_5ForCausalLM, which the -PT checkpoints name",
+    "SmolLM3ForCausalLM": "vLLM has no SmolLM3 model code: its registry sends the class to the Transformers backend "
+    "(vllm/model_executor/models/registry.py _TRANSFORMERS_SUPPORTED_MODELS, 0.10.1.1 to 0.33.0)",
 }
 
 
