@@ -157,6 +157,7 @@ class Shape:
     )
     extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
     parallel_block: bool = False  # attention and MLP read one input norm, no post-attention norm (Cohere's commandr.py)
+    no_input_norm: bool = False  # a layer normed only after attention and after the MLP (EXAONE 4.0's exaone4.py)
     router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
     routing_bias: bool = False  # and its float32 score-correction bias a layer
     sinks: bool = False
@@ -558,6 +559,8 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Ernie4_5ForCausalLM": ("Ernie4_5Config", {"head_dim": 128, "use_bias": False, "tie_word_embeddings": True}),
     "Ernie4_5_MoeForCausalLM": ("Ernie4_5_MoeConfig", _ERNIE45_MOE),
     "CohereForCausalLM": ("CohereConfig", {"tie_word_embeddings": True}),
+    # Exaone4Config: layer_types filled from an integer sliding_window_pattern (the last of each run full)
+    "Exaone4ForCausalLM": ("Exaone4Config", {"sliding_window": 4096, "sliding_window_pattern": 4, "tie_word_embeddings": False}),
     "Cohere2ForCausalLM": ("Cohere2Config", {"tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096, "sliding_window_pattern": 4}),
     # Llama4TextConfig: no_rope_layers left empty is filled from the interval (one NoPE layer in four)
     "llama4_text": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
@@ -1114,6 +1117,33 @@ def _cohere(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": layers, "mlps": mlps, "sliding_window": r.int("sliding_window")}
 
 
+def _exaone4(r: _Reader) -> dict[str, Any]:
+    """LG's EXAONE 4.0 (vllm/model_executor/models/exaone4.py, Exaone4DecoderLayer, the same from 0.10.1.1 to
+    0.33.0): no input norm, a post_attention_layernorm and a post_feedforward_layernorm; q and k normed a
+    head (RMSNorm of head_dim); q/k/v and o_proj biased where attention_bias or bias says, the gated MLP
+    where mlp_bias does. A layer slides where layer_types says "sliding_attention", with the config's
+    sliding_window (no + 1), else holds full attention without rope while any layer slides. A config
+    without layer_types takes them as transformers' Exaone4Config fills them: the last of each
+    sliding_window_pattern layers full, the rest sliding (an integer pattern; a string one such as "LLLG"
+    is refused, as that class cannot take it)."""
+    n = r.layers()
+    common = _common(r, qk_norm="head")
+    common["attention_bias"] = common["output_bias"] = common["attention_bias"] or r.flag("bias", False)
+    if isinstance(r.get("layer_types"), list):
+        layers = _layer_types(r, n, _SLIDING_OR_FULL)
+    else:
+        if r.get("sliding_window", None) is None:
+            raise ConfigError(r.file, r.prefix + "sliding_window", None, "a window, or layer_types: Exaone4Config cannot fill layer_types without one")
+        pattern = r.get("sliding_window_pattern")
+        if isinstance(pattern, bool) or not isinstance(pattern, int) or pattern < 1:
+            raise ConfigError(r.file, r.prefix + "sliding_window_pattern", pattern, "a whole number of layers, or layer_types")
+        layers = _interleaved(n, pattern, SLIDING)
+    mlps = (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias")),) * n
+    window = r.int("sliding_window") if SLIDING in layers else None
+    return {**common, "layers": layers, "mlps": mlps, "sliding_window": window, "no_input_norm": True,
+            "extra_norms": ("post_feedforward_layernorm",)}  # fmt: skip
+
+
 _ARCHITECTURES = {
     "LlamaForCausalLM": _llama,
     "MistralForCausalLM": _llama,
@@ -1161,6 +1191,7 @@ _ARCHITECTURES = {
     "Ernie4_5_MoeForCausalLM": _ernie45_moe,
     "CohereForCausalLM": _cohere,
     "Cohere2ForCausalLM": _cohere,
+    "Exaone4ForCausalLM": _exaone4,
 }
 
 # Classes vLLM serves, if at all, without model code of its own: the Transformers backend
@@ -1182,6 +1213,7 @@ UNCHECKED = frozenset(
         "DeepseekV32ForCausalLM",
         "Ernie4_5ForCausalLM",
         "Ernie4_5_MoeForCausalLM",
+        "Exaone4ForCausalLM",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",
         "GraniteMoeHybridForCausalLM",

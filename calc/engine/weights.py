@@ -356,7 +356,8 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
 
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
     h = shape.hidden
-    out = [] if kind == NO_ATTENTION else [Tensor(f"{prefix}.input_layernorm", h)]  # DeciLM builds no norm for a no-op attention
+    # DeciLM builds no norm for a no-op attention; EXAONE 4.0 norms only after attention and the MLP
+    out = [] if kind == NO_ATTENTION or shape.no_input_norm else [Tensor(f"{prefix}.input_layernorm", h)]
     if kind in (FULL, SLIDING, CHUNKED):
         out += _attention(shape, prefix + ".self_attn", tp)
     elif kind == MLA:
