@@ -133,6 +133,8 @@ def test_ernie_moe_top_k_and_layer_choice() -> None:
     assert [i for i, m in enumerate(mlps) if m.experts] == list(range(1, 28, 2))
     d["use_moe"] = False
     assert all(not m.experts and m.intermediate == 12288 for m in hfconfig.shape(d, MOE).mlps)
+    with pytest.raises(hfconfig.ConfigError, match="moe_num_experts: found 0"):
+        hfconfig.shape({**data(MOE), "moe_num_experts": 0, "use_moe": True}, MOE)
     d = {**data(MOE), "moe_layer_end_index": None}
     with pytest.raises(hfconfig.ConfigError, match="moe_layer_end_index: found None"):
         hfconfig.shape(d, MOE)

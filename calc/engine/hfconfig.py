@@ -1085,6 +1085,8 @@ def _ernie45_moe(r: _Reader) -> dict[str, Any]:
     start, every = r.int("moe_layer_start_index", 0, minimum=0), r.int("moe_layer_interval", 1)
     bias = r.flag("use_bias", False)
     use_moe = r.flag("use_moe", experts > 0)
+    if use_moe and not experts:
+        raise ConfigError(r.file, r.prefix + "moe_num_experts", experts, "a whole number of at least 1 where use_moe is true")
     size = r.int("moe_intermediate_size") if use_moe else 0
     moe = Mlp(experts=experts, expert_intermediate=size, shared_intermediate=r.int("moe_num_shared_experts", 0, minimum=0) * size)
     dense = Mlp(intermediate=r.int("intermediate_size"), bias=bias)
