@@ -1068,3 +1068,10 @@ def test_quantization_reads_an_empty_or_nameless_quantization_config_plainly() -
     assert empty["quantization_config"] == {"quant_method": "fp8", "activation_scheme": "dynamic"}
     with pytest.raises(InputError, match=r"^q.json: quantization_config.quant_method: found nothing, expected the method the checkpoint"):
         hfconfig.quantized_at_load(json.dumps({**qwen, "quantization_config": {"bits": 4}}), "fp8", "q.json")
+
+
+def test_smollm3_is_refused_with_the_reason() -> None:
+    """vLLM has no SmolLM3 model code: its registry sends SmolLM3ForCausalLM to the Transformers backend,
+    which is not modeled (a config of the class alone, to show the refusal)."""
+    with pytest.raises(hfconfig.ConfigError, match="SmolLM3ForCausalLM.*Transformers backend"):
+        hfconfig.shape({"architectures": ["SmolLM3ForCausalLM"]}, "config.json")

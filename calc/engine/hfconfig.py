@@ -156,6 +156,8 @@ class Shape:
         ""  # "head": q and k normed a head (Qwen3, Gemma 3, GLM); "full": over all heads, on every rank (OLMo 2); "split": over all heads, divided (MiniMax-M2)
     )
     extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
+    parallel_block: bool = False  # attention and MLP read one input norm, no post-attention norm (Cohere's commandr.py)
+    no_input_norm: bool = False  # a layer normed only after attention and after the MLP (EXAONE 4.0's exaone4.py)
     router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
     routing_bias: bool = False  # and its float32 score-correction bias a layer
     sinks: bool = False
@@ -305,6 +307,8 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
         raise ConfigError(file, "architectures", archs if archs is not None else _MISSING, 'a list naming the model class, such as ["LlamaForCausalLM"]')
     arch = archs[0]
     reader = _ARCHITECTURES.get(arch)
+    if arch in NOT_MODELED:
+        raise ConfigError(file, "architectures[0]", arch, f"a class vLLM builds with model code of its own: {NOT_MODELED[arch]}; not modeled")
     if reader is None:
         raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
     text = data.get("text_config")
@@ -379,6 +383,8 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
     if arch == "GraniteMoeHybridForCausalLM" and inner.get("position_embedding_type") != "rope":
         return ()  # granitemoehybrid.py builds a rope only for position_embedding_type "rope" (Granite 4.0-H: "nope")
     max_pos = inner.get("max_position_embeddings", defaults.get("max_position_embeddings"))
+    if arch.startswith("Cohere"):  # commandr.py: model_max_length, else max_position_embeddings
+        max_pos = inner.get("model_max_length") or max_pos
     if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
         return ()
     if arch.startswith("NemotronH"):  # its attention layers take no rope (vllm/model_executor/models/nemotron_h.py builds no rope, 0.20.0 and 0.33.0)
@@ -529,6 +535,9 @@ _MISTRAL = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336
             "num_key_value_heads": 8, "sliding_window": 4096, "tie_word_embeddings": False}  # fmt: skip
 _MINISTRAL3 = {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "num_attention_heads": 32,
                "num_key_value_heads": 8, "head_dim": 128, "sliding_window": None, "tie_word_embeddings": False}  # fmt: skip
+# Ernie4_5_MoeConfig: moe_layer_end_index -1 is the last layer; no head_dim field (hidden_size / heads)
+_ERNIE45_MOE = {"moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1, "use_bias": False,
+                "tie_word_embeddings": True, "max_position_embeddings": 131072}  # fmt: skip
 _WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                     "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -553,6 +562,12 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
     "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
+    "Ernie4_5ForCausalLM": ("Ernie4_5Config", {"head_dim": 128, "use_bias": False, "tie_word_embeddings": True}),
+    "Ernie4_5_MoeForCausalLM": ("Ernie4_5_MoeConfig", _ERNIE45_MOE),
+    "CohereForCausalLM": ("CohereConfig", {"tie_word_embeddings": True}),
+    # Exaone4Config: layer_types filled from an integer sliding_window_pattern (the last of each run full)
+    "Exaone4ForCausalLM": ("Exaone4Config", {"sliding_window": 4096, "sliding_window_pattern": 4, "tie_word_embeddings": False}),
+    "Cohere2ForCausalLM": ("Cohere2Config", {"tie_word_embeddings": True, "attention_bias": False, "sliding_window": 4096, "sliding_window_pattern": 4}),
     # Llama4TextConfig: no_rope_layers left empty is filled from the interval (one NoPE layer in four)
     "llama4_text": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
     "Llama4ForConditionalGeneration": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
@@ -1043,6 +1058,100 @@ def _llama4(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": tuple(CHUNKED if v else FULL for v in rope), "mlps": mlps, "attention_chunk_size": chunk}
 
 
+def _ernie45(r: _Reader) -> dict[str, Any]:
+    """Baidu's ERNIE 4.5 dense model (vllm/model_executor/models/ernie45.py, Ernie4_5ForCausalLM,
+    0.10.1.1 to 0.33.0): LlamaForCausalLM's layers, the rope not neox style and o_proj's bias
+    removed. Llama's layers read attention_bias and mlp_bias, not ERNIE's use_bias: a config with
+    use_bias true holds biases vLLM's Llama layers do not build, and is refused."""
+    if r.flag("use_bias", False):
+        raise ConfigError(r.file, r.prefix + "use_bias", True, "false: vLLM's ernie45.py builds Llama's layers, which read no use_bias")
+    return {**_dense(r), "output_bias": False}
+
+
+def _ernie45_moe(r: _Reader) -> dict[str, Any]:
+    """Baidu's ERNIE 4.5 MoE models (vllm/model_executor/models/ernie45_moe.py, Ernie4_5_MoeDecoderLayer,
+    0.10.1.1 to 0.33.0): attention with q/k/v biased by use_bias and o_proj never; layer i holds
+    Ernie4_5_MoeMoE where use_moe (moe_num_experts > 0 unless the config says) and (i + 1) %
+    moe_layer_interval == 0 and moe_layer_start_index <= i <= moe_layer_end_index (-1: the last
+    layer, as transformers' Ernie4_5_MoeConfig fills it), else a dense Ernie4_5_MoeMLP of
+    intermediate_size with use_bias. The MoE: moe_num_experts experts of moe_intermediate_size, a
+    router and its e_score_correction_bias (built whatever moe_use_aux_free says), and
+    moe_num_shared_experts shared experts fused into one MLP of moe_num_shared_experts x
+    moe_intermediate_size, no bias and no gate of its own. The router is float32 from 0.13.0
+    (params_dtype=torch.float32) and in the model's dtype in 0.10.1.1 and 0.11.0; counted as 0.13.0
+    on. The MTP layers of num_nextn_predict_layers are skipped at load (orig_to_new_substr "mtp") and
+    load only as ernie_mtp.py's drafter, which is not counted."""
+    n = r.layers()
+    experts = r.int("moe_num_experts", 0, minimum=0)
+    end = r.get("moe_layer_end_index", n - 1)
+    if end == -1:
+        end = n - 1
+    if isinstance(end, bool) or not isinstance(end, int) or end < 0:
+        raise ConfigError(r.file, r.prefix + "moe_layer_end_index", end, "a layer index, or -1 for the last layer")
+    start, every = r.int("moe_layer_start_index", 0, minimum=0), r.int("moe_layer_interval", 1)
+    bias = r.flag("use_bias", False)
+    use_moe = r.flag("use_moe", experts > 0)
+    if use_moe and not experts:
+        raise ConfigError(r.file, r.prefix + "moe_num_experts", experts, "a whole number of at least 1 where use_moe is true")
+    size = r.int("moe_intermediate_size") if use_moe else 0
+    moe = Mlp(experts=experts, expert_intermediate=size, shared_intermediate=r.int("moe_num_shared_experts", 0, minimum=0) * size)
+    dense = Mlp(intermediate=r.int("intermediate_size"), bias=bias)
+    mlps = tuple(moe if use_moe and (i + 1) % every == 0 and start <= i <= end else dense for i in range(n))
+    common = {**_common(r), "attention_bias": bias, "output_bias": False}
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "router_fp32": use_moe, "routing_bias": use_moe}
+
+
+def _cohere(r: _Reader) -> dict[str, Any]:
+    """Cohere's Command R and R+ (CohereForCausalLM) and Command R7B and A (Cohere2ForCausalLM), both built
+    by vllm/model_executor/models/commandr.py (0.10.1.1 to 0.33.0): a parallel block, attention and MLP
+    reading one input norm (a weight, no bias) with no norm after attention; q/k/v, o_proj and the gated
+    MLP without biases whatever attention_bias says; with use_qk_norm, q and k normed over the heads a
+    rank holds (param_shape num_heads x head_dim, divided); the logits from the embedding (tie asserted
+    up to 0.28.0, lm_head never built). Cohere2's layers slide or not by layer_types (transformers'
+    Cohere2Config fills them from sliding_window_pattern, 4: the last of each four global), a global
+    layer taking no rope; its head_dim is hidden_size / heads (Cohere2Config sets it so). A sliding layer's
+    window is sliding_window up to 0.28.0 and sliding_window + 1 from 0.29.0 (calc/engine/kvlayout.py)."""
+    n = r.layers()
+    if r.flag("attention_bias", False):
+        raise ConfigError(r.file, r.prefix + "attention_bias", True, "false: vLLM's commandr.py builds no attention bias")
+    if not r.flag("tie_word_embeddings", True):
+        raise ConfigError(r.file, r.prefix + "tie_word_embeddings", False, "true: commandr.py takes the logits from the embedding")
+    common = {**_common(r, qk_norm="split" if r.flag("use_qk_norm", False) else ""), "parallel_block": True}
+    mlps = (Mlp(intermediate=r.int("intermediate_size")),) * n
+    if r.architecture == "CohereForCausalLM":
+        return {**common, "layers": (FULL,) * n, "mlps": mlps}
+    common["head_dim"] = common["hidden"] // common["heads"]
+    layers = _kinds(r, n, SLIDING, "sliding_attention", "sliding_window_pattern")
+    return {**common, "layers": layers, "mlps": mlps, "sliding_window": r.int("sliding_window")}
+
+
+def _exaone4(r: _Reader) -> dict[str, Any]:
+    """LG's EXAONE 4.0 (vllm/model_executor/models/exaone4.py, Exaone4DecoderLayer, the same from 0.10.1.1 to
+    0.33.0): no input norm, a post_attention_layernorm and a post_feedforward_layernorm; q and k normed a
+    head (RMSNorm of head_dim); q/k/v and o_proj biased where attention_bias or bias says, the gated MLP
+    where mlp_bias does. A layer slides where layer_types says "sliding_attention", with the config's
+    sliding_window (no + 1), else holds full attention without rope while any layer slides. A config
+    without layer_types takes them as transformers' Exaone4Config fills them: the last of each
+    sliding_window_pattern layers full, the rest sliding (an integer pattern; a string one such as "LLLG"
+    is refused, as that class cannot take it)."""
+    n = r.layers()
+    common = _common(r, qk_norm="head")
+    common["attention_bias"] = common["output_bias"] = common["attention_bias"] or r.flag("bias", False)
+    if isinstance(r.get("layer_types"), list):
+        layers = _layer_types(r, n, _SLIDING_OR_FULL)
+    else:
+        if r.get("sliding_window", None) is None:
+            raise ConfigError(r.file, r.prefix + "sliding_window", None, "a window, or layer_types: Exaone4Config cannot fill layer_types without one")
+        pattern = r.get("sliding_window_pattern")
+        if isinstance(pattern, bool) or not isinstance(pattern, int) or pattern < 1:
+            raise ConfigError(r.file, r.prefix + "sliding_window_pattern", pattern, "a whole number of layers, or layer_types")
+        layers = _interleaved(n, pattern, SLIDING)
+    mlps = (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias")),) * n
+    window = r.int("sliding_window") if SLIDING in layers else None
+    return {**common, "layers": layers, "mlps": mlps, "sliding_window": window, "no_input_norm": True,
+            "extra_norms": ("post_feedforward_layernorm",)}  # fmt: skip
+
+
 _ARCHITECTURES = {
     "LlamaForCausalLM": _llama,
     "MistralForCausalLM": _llama,
@@ -1086,13 +1195,39 @@ _ARCHITECTURES = {
     "NemotronHForCausalLM": _nemotron_h,
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "Llama4ForConditionalGeneration": _llama4,
+    "Ernie4_5ForCausalLM": _ernie45,
+    "Ernie4_5_MoeForCausalLM": _ernie45_moe,
+    "CohereForCausalLM": _cohere,
+    "Cohere2ForCausalLM": _cohere,
+    "Exaone4ForCausalLM": _exaone4,
+}
+
+# Classes vLLM serves, if at all, without model code of its own: the Transformers backend
+# (vllm/model_executor/models/transformers/), which builds transformers' modules and is not modeled.
+NOT_MODELED = {
+    "Ernie4_5_ForCausalLM": "the remote-code name of Baidu's Paddle checkpoints (ERNIE-4.5-0.3B-Paddle), in no vLLM registry from "
+    "0.10.1.1 to 0.33.0; vLLM's ernie45.py is registered as Ernie4_5ForCausalLM, which the -PT checkpoints name",
+    "SmolLM3ForCausalLM": "vLLM has no SmolLM3 model code: its registry sends the class to the Transformers backend "
+    "(vllm/model_executor/models/registry.py _TRANSFORMERS_SUPPORTED_MODELS, 0.10.1.1 to 0.33.0)",
 }
 
 
 # Classes read by vLLM's model code whose reading no real public config.json has checked: none was
 # found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
 UNCHECKED = frozenset(
-    {"DeepseekV32ForCausalLM", "Glm4ForCausalLM", "Glm4vForConditionalGeneration", "GraniteMoeHybridForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM"}
+    {
+        "Cohere2ForCausalLM",
+        "CohereForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "Ernie4_5ForCausalLM",
+        "Ernie4_5_MoeForCausalLM",
+        "Exaone4ForCausalLM",
+        "Glm4ForCausalLM",
+        "Glm4vForConditionalGeneration",
+        "GraniteMoeHybridForCausalLM",
+        "Olmo3ForCausalLM",
+        "SeedOssForCausalLM",
+    }
 )
 
 

@@ -128,6 +128,9 @@ class Version:
     # DeepSeek V3.2's MLA cache under --kv-cache-dtype auto: "fp8_ds_mla" (0.11.0 and 0.13.0 turn auto into it),
     # "auto" (the model's dtype, 0.19.0 on), "unread" (0.14 to 0.18, not read), "absent" (no DeepseekV32ForCausalLM)
     sparse_mla: str = "auto"
+    # Cohere2's sliding layers keep sliding_window + 1 tokens from 0.29.0, sliding_window before
+    # (vllm/model_executor/models/commandr.py CohereAttention: per_layer_sliding_window, 0.28.0 and 0.29.0)
+    cohere2_window_plus_one: bool = True
 
 
 def version(text: str | None) -> Version:
@@ -143,7 +146,7 @@ def version(text: str | None) -> Version:
     except (ValueError, IndexError):
         raise ValueError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
     if (major, minor) < (0, 8):
-        return Version(text, "v0", "blocks", 1, chunked_local="full", sparse_mla="absent")
+        return Version(text, "v0", "blocks", 1, chunked_local="full", sparse_mla="absent", cohere2_window_plus_one=False)
     prints = "blocks" if (major, minor, patch) < (0, 20, 1) else "concurrency"
     at = (major, minor)
     return Version(
@@ -153,6 +156,7 @@ def version(text: str | None) -> Version:
         causal_qwen3_5_state=at >= (0, 27),
         chunked_local="full" if (0, 10) <= at < (0, 14) else "chunked" if at >= (0, 19) else "unread",
         sparse_mla="absent" if at < (0, 11) else "fp8_ds_mla" if at < (0, 14) else "unread" if at < (0, 19) else "auto",
+        cohere2_window_plus_one=at >= (0, 29),
     )  # fmt: skip
 
 
@@ -258,6 +262,9 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
                          "(0.10.1.1 to 0.13.0 fold it into full attention, 0.19.0 on keep it); pick a release read")  # fmt: skip
     if v.chunked_local == "full":  # the hybrid KV cache manager off: every chunked layer a full-attention one
         kinds = [FULL if k == CHUNKED else k for k in kinds]
+    window = shape.sliding_window
+    if window is not None and shape.architecture == "Cohere2ForCausalLM" and v.cohere2_window_plus_one:
+        window += 1
     specs = []
     for kind in kinds:
         if kind == CHUNKED:
@@ -265,7 +272,7 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
         elif kind == FULL:
             specs.append(Spec(FULL, block, block * attention_token))
         elif kind == SLIDING:
-            specs.append(Spec(SLIDING, block, block * attention_token, window=shape.sliding_window))
+            specs.append(Spec(SLIDING, block, block * attention_token, window=window))
         elif kind == MLA:
             specs.append(Spec(MLA, block, block * mla_token))
         elif kind in (MAMBA, LINEAR):

@@ -356,7 +356,8 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
 
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
     h = shape.hidden
-    out = [] if kind == NO_ATTENTION else [Tensor(f"{prefix}.input_layernorm", h)]  # DeciLM builds no norm for a no-op attention
+    # DeciLM builds no norm for a no-op attention; EXAONE 4.0 norms only after attention and the MLP
+    out = [] if kind == NO_ATTENTION or shape.no_input_norm else [Tensor(f"{prefix}.input_layernorm", h)]
     if kind in (FULL, SLIDING, CHUNKED):
         out += _attention(shape, prefix + ".self_attn", tp)
     elif kind == MLA:
@@ -368,7 +369,8 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
     if kind in (MLP_ONLY, MOE_ONLY):  # a Nemotron-H layer of one mixer has one norm, the input's
         out += _mlp(shape, prefix + ".mixer", mlp, tp)
     elif mlp.intermediate or mlp.experts:
-        out.append(Tensor(f"{prefix}.post_attention_layernorm", h))
+        if not shape.parallel_block:  # Cohere's attention and MLP share the input norm
+            out.append(Tensor(f"{prefix}.post_attention_layernorm", h))
         out += [Tensor(f"{prefix}.{name}", h) for name in shape.extra_norms]
         out += _mlp(shape, prefix + ".mlp", mlp, tp)
     return out

@@ -33,10 +33,11 @@ class Term:
 
 
 def experts_per_token(config: JsonObject) -> int:
-    """Experts each token is routed to (num_experts_per_tok, experts_per_token or moe_topk)."""
+    """Experts each token is routed to (num_experts_per_tok, experts_per_token or moe_topk; ERNIE 4.5's
+    moe_k, which vllm/model_executor/models/ernie45_moe.py passes as top_k, 0.10.1.1 to 0.33.0)."""
     for c in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
         assert isinstance(c, dict)
-        for key in ("num_experts_per_tok", "experts_per_token", "moe_topk", "num_selected_experts"):
+        for key in ("num_experts_per_tok", "experts_per_token", "moe_topk", "num_selected_experts", "moe_k"):
             value = c.get(key)
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 return value
