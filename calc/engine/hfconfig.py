@@ -91,7 +91,15 @@ class Tower:
       embedding without bias, a class embedding, a learned position table, LayerNorms, `depth`
       encoder layers with biases), its pixel-shuffle adapter (vision_adapter.mlp: fc1 of
       projector_input_dim, fc2 of projector_output_dim) and Llama4MultiModalProjector (linear_1,
-      no bias, divided over the ranks whatever --mm-encoder-tp-mode says), 0.33.0.
+      no bias, divided over the ranks whatever --mm-encoder-tp-mode says), 0.33.0;
+    - "internvit" (InternVL 2.5, 3 and 3.5): intern_vit.py, InternVisionModel (0.10.1.1 to 0.33.0): a
+      Conv2d patch embedding with bias, a class embedding, a learned position table of
+      (image_size / patch_size)^2 + 1 rows, then the encoder layers up to select_layer, each two
+      norms (norm_type), attention (qkv with qkv_bias, proj with bias, q_norm and k_norm where
+      qk_normalization), an MLP (fc1, fc2 with biases) and two layer scales (ls1, ls2); no final
+      norm. Then internvl.py InternVLChatModel._init_mlp1: a LayerNorm of hidden x (1 / downsample_ratio)^2,
+      a Linear to the language model's width and one more of that width, both with biases, plain
+      nn.Linear, whole on every rank.
     """
 
     kind: str
@@ -111,13 +119,16 @@ class Tower:
     image_tokens: int = 0  # the most tokens one image gives the language model (the processor's default); 0: not modeled
     adapter: tuple[int, int, int] = (0, 0, 0)  # Llama 4: projector_input_dim, projector_output_dim, vision_output_dim
     data_parallel: bool = False  # --mm-encoder-tp-mode data: the tower whole on every rank
+    rms_norm: bool = False  # InternViT: norm_type rms_norm (RMSNorm, a weight) rather than layer_norm (a weight and a bias)
+    qk_norm: bool = False  # InternViT: qk_normalization, an RMSNorm over all heads for q and one for k, whole on every rank
+    qkv_bias: bool = True  # InternViT: qkv_bias
 
     @property
     def name(self) -> str:
         return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "qwen2-vl": "Qwen2-VL vision tower",
                 "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
                 "pixtral": "Pixtral vision tower",
-                "llama4": "Llama 4 vision tower"}[self.kind]  # fmt: skip
+                "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower"}[self.kind]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -194,6 +205,13 @@ class Shape:
         return ", ".join(f"{n} {kind}" for kind, n in counts.items())
 
 
+# vLLM reads a config's llm_config as its text_config (vllm/transformers_utils/config.py,
+# _CONFIG_ATTRS_MAPPING {"llm_config": "text_config"}, 0.10.1.1 to 0.33.0): InternVL's configs name it so.
+def _text_key(data: Mapping[str, Any]) -> str:
+    """The key that holds the language model's fields: text_config, or llm_config where only it is given."""
+    return "llm_config" if "text_config" not in data and "llm_config" in data else "text_config"
+
+
 def load(text: str, file: str) -> jsontext.JsonObject:
     """The config's JSON object, or a ConfigError naming the file."""
     try:
@@ -229,7 +247,7 @@ def quantization_applied(data: jsontext.JsonObject, method: str, file: str) -> j
     refused, as vLLM refuses it; an unquantized checkpoint under fp8 gains the quantization_config
     fp8 quantizes it with as it loads."""
     method = method.strip().lower()
-    inner = data.get("text_config")
+    inner = data.get(_text_key(data))
     own = data.get("quantization_config", inner.get("quantization_config") if isinstance(inner, dict) else None)
     if isinstance(own, dict):
         checkpoint = str(own.get("quant_method", "")).lower()
@@ -301,14 +319,15 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     reader = _ARCHITECTURES.get(arch)
     if reader is None:
         raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
-    text = data.get("text_config")
-    if (text is not None or arch in WITH_VISION and "text_config" in data) and not isinstance(text, dict):
-        raise ConfigError(file, "text_config", text, "an object holding the language model's fields")
+    key = _text_key(data)
+    text = data.get(key)
+    if (text is not None or arch in WITH_VISION and key in data) and not isinstance(text, dict):
+        raise ConfigError(file, key, text, "an object holding the language model's fields")
     inner = text if isinstance(text, dict) else data
     config_class, defaults = _class_defaults(data, inner, arch)
     if inner is data:  # a top level holds its class's fields in full: only those that postdate it are filled in
         defaults = {k: v for k, v in defaults.items() if k not in _WRITTEN_IN_FULL}
-    r = _Reader(inner, file, "text_config." if inner is not data else "", arch, defaults)
+    r = _Reader(inner, file, key + "." if inner is not data else "", arch, defaults)
     quant = data.get("quantization_config", inner.get("quantization_config"))
     if quant is not None and not isinstance(quant, dict):
         raise ConfigError(file, "quantization_config", quant, "an object")
@@ -453,7 +472,7 @@ def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], fil
     _get_and_verify_max_len, 0.11.0 to 0.33.0). Gemma 3's is taken as scaled already. A
     tokenizer_config.json's model_max_length, which vLLM also caps it by, is not read."""
     data: dict[str, Any] = config
-    text = data.get("text_config")
+    text = data.get(_text_key(data))
     inner: dict[str, Any] = text if isinstance(text, dict) else data
     archs = data.get("architectures")
     config_class, defaults = _class_defaults(data, inner, archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else "")
@@ -555,7 +574,7 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
                "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
-               "Glm4vForConditionalGeneration")  # fmt: skip
+               "Glm4vForConditionalGeneration", "InternVLChatModel")  # fmt: skip
 
 
 # The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
@@ -603,6 +622,8 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Towe
                      v.int("in_channels", 3), v.int("temporal_patch_size", 2), v.int("out_hidden_size"), v.int("spatial_merge_size", 2),
                      (v.int("image_size") // patch) ** 2, modalities=("image", "video"))  # fmt: skip
     top = _Reader(data, file)
+    if arch == "InternVLChatModel":
+        return _internvit(data, v, top, file, text_hidden)
     if arch.startswith("Llama4"):
         # The encoder profile is not modeled (image_tokens 0): the most tiles an image is cut into is the
         # processor's max_patches (preprocessor_config.json, mllama4.py get_max_num_tiles), not the config's.
@@ -627,6 +648,36 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Towe
                  v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, merge,
                  projector_bias=as_flag(data.get("multimodal_projector_bias", True), file, "multimodal_projector_bias"),
                  image_tokens=side * (side + 1))  # fmt: skip
+
+
+def _internvit(data: dict[str, Any], v: _Reader, top: _Reader, file: str, text_hidden: int) -> Tower:
+    """InternVL's InternViT and mlp1 (Tower "internvit"). The tower is built up to select_layer
+    (internvl.py _init_vision_model: num_hidden_layers + select_layer + 1 for a negative one); mlp1's
+    input is hidden x (1 / downsample_ratio)^2 (pixel_shuffle merges that many patches into one token).
+    norm_type, qkv_bias and qk_normalization are read as written: InternVisionConfig's defaults are
+    those of the 6B tower, so a config without them is refused rather than guessed. The encoder
+    profile is not modeled (image_tokens 0): see calc/checks/modeled.py."""
+    layers = v.int("num_hidden_layers", maximum=MAX_LAYERS)
+    select = data.get("select_layer", _MISSING)
+    if isinstance(select, bool) or not isinstance(select, int) or not -layers <= select < layers:
+        raise ConfigError(file, "select_layer", select, f"a layer index from {-layers} to {layers - 1}")
+    ratio = data.get("downsample_ratio", _MISSING)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1 or (1 / ratio) != int(1 / ratio):
+        raise ConfigError(file, "downsample_ratio", ratio, "a number such as 0.5: one over a whole number")
+    norm = v.get("norm_type", _MISSING)
+    if norm not in ("layer_norm", "rms_norm"):
+        raise ConfigError(file, "vision_config.norm_type", norm, "layer_norm or rms_norm")
+    hidden, heads, patch = v.int("hidden_size"), v.int("num_attention_heads"), v.int("patch_size")
+    if hidden % heads:
+        raise ConfigError(
+            file, "vision_config.num_attention_heads", heads, f"a divisor of vision_config.hidden_size ({hidden}) (intern_vit.py raises otherwise)"
+        )
+    for key in ("qkv_bias", "qk_normalization"):
+        if key not in v.data:
+            raise ConfigError(file, f"vision_config.{key}", _MISSING, "true or false, as the config writes it")
+    return Tower("internvit", hidden, v.int("intermediate_size"), layers + select + 1 if select < 0 else select + 1, heads, patch, 3, 1,
+                 text_hidden, int(1 / ratio), (v.int("image_size") // patch) ** 2 + 1, modalities=("image", "video"),
+                 rms_norm=norm == "rms_norm", qk_norm=v.flag("qk_normalization"), qkv_bias=v.flag("qkv_bias"))  # fmt: skip
 
 
 def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:
@@ -1037,6 +1088,26 @@ def _llama4(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": tuple(CHUNKED if v else FULL for v in rope), "mlps": mlps, "attention_chunk_size": chunk}
 
 
+# The language models an InternVL config's llm_config may name that these readers size; InternLM2
+# (InternVL 2.5's 8B and 26B) and the others vLLM builds are refused.
+_INTERNVL_TEXT = ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "LlamaForCausalLM")
+
+
+def _internvl(r: _Reader) -> dict[str, Any]:
+    """InternVL 2.5, 3 and 3.5 (vllm/model_executor/models/internvl.py, InternVLChatModel, 0.10.1.1 to
+    0.33.0): the language model is the class llm_config names, built over it by
+    init_vllm_registered_model, and read here by that class's own reader."""
+    archs = r.data.get("architectures")
+    inner = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    if inner not in _INTERNVL_TEXT:
+        raise ConfigError(r.file, r.prefix + "architectures[0]", inner if inner is not None else _MISSING,
+                          "one of " + ", ".join(_INTERNVL_TEXT) + ": other language models under InternVL (InternLM2) are not modeled")  # fmt: skip
+    text = _Reader(r.data, r.file, r.prefix, inner, r.defaults)
+    text.taken = r.taken
+    fields: dict[str, Any] = _ARCHITECTURES[inner](text)
+    return fields
+
+
 _ARCHITECTURES = {
     "LlamaForCausalLM": _llama,
     "MistralForCausalLM": _llama,
@@ -1080,6 +1151,7 @@ _ARCHITECTURES = {
     "NemotronHForCausalLM": _nemotron_h,
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "Llama4ForConditionalGeneration": _llama4,
+    "InternVLChatModel": _internvl,
 }
 
 

@@ -322,6 +322,8 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
             ts += [t(f"{q}.norm1", d), t(f"{q}.norm2", d), t(f"{q}.attn.qkv", 3 * d // n, d), t(f"{q}.attn.proj", d, d // n),
                    t(f"{q}.mlp.gate_up_proj", 2 * out // n, d), t(f"{q}.mlp.down_proj", d, out // n)]  # fmt: skip
         return ts
+    if tower.kind == "internvit":
+        return _internvit(tower, tp)
     if tower.kind == "siglip":
         p = "vision_tower.vision_model"
         ts = [t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch), t(f"{p}.embeddings.patch_embedding.bias", d),
@@ -351,6 +353,39 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
         ts += [t("multi_modal_projector.linear_1.bias", out // tp), t("multi_modal_projector.linear_2.bias", out)]
     for b in range(tower.depth):
         ts += block(f"vision_tower.transformer.layers.{b}", layernorm=False, bias=False, gated=True)
+    return ts
+
+
+def _internvit(tower: Tower, tp: int) -> list[Tensor]:
+    """InternViT and mlp1 on one rank (intern_vit.py and internvl.py, 0.10.1.1 to 0.33.0). The MLP
+    (InternMLP: fc1 column-, fc2 row-parallel) is divided over the ranks unless --mm-encoder-tp-mode
+    data; the attention only where its heads divide over them: otherwise vLLM builds it whole on each
+    rank (0.33.0 InternParallelAttention with disable_tp; 0.10.1.1 to 0.13.0 InternSdpaAttention, two
+    nn.Linear), so InternViT-6B's 25 heads run whole at TP 2, 4 and 8 while its MLP is split. q_norm
+    and k_norm (RMSNorm over all heads) are whole on every rank; so are the embeddings and mlp1
+    (nn.LayerNorm and two nn.Linear)."""
+    d, i, out = tower.hidden, tower.intermediate, tower.out_hidden
+    m = 1 if tower.data_parallel else tp
+    a = 1 if tower.data_parallel or tower.heads % tp else tp
+    norm = 1 if tower.rms_norm else 2
+    wide = d * tower.merge**2
+
+    def t(path: str, rows: int, cols: int = 1) -> Tensor:
+        return Tensor(path, rows, cols, tower=True)
+
+    p = "vision_model"
+    ts = [t(f"{p}.embeddings.class_embedding", d), t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch),
+          t(f"{p}.embeddings.patch_embedding.bias", d), t(f"{p}.embeddings.position_embedding", tower.positions, d),
+          t("mlp1.0", 2 * wide), t("mlp1.1", out, wide), t("mlp1.1.bias", out), t("mlp1.3", out, out), t("mlp1.3.bias", out)]  # fmt: skip
+    for b in range(tower.depth):
+        q = f"{p}.encoder.layers.{b}"
+        ts += [t(f"{q}.norm1", norm * d), t(f"{q}.norm2", norm * d), t(f"{q}.ls1", d), t(f"{q}.ls2", d),
+               t(f"{q}.attn.qkv", 3 * d // a, d), t(f"{q}.attn.proj", d, d // a), t(f"{q}.attn.proj.bias", d),
+               t(f"{q}.mlp.fc1", i // m, d), t(f"{q}.mlp.fc1.bias", i // m), t(f"{q}.mlp.fc2", d, i // m), t(f"{q}.mlp.fc2.bias", d)]  # fmt: skip
+        if tower.qkv_bias:
+            ts.append(t(f"{q}.attn.qkv.bias", 3 * d // a))
+        if tower.qk_norm:
+            ts += [t(f"{q}.attn.q_norm", d), t(f"{q}.attn.k_norm", d)]
     return ts
 
 
