@@ -96,6 +96,18 @@ def model_report(i: ModelInputs) -> ModelReport:
     notes += parallel_notes(shape, par, rules, group, heavy)
     if shape.indexer:
         notes.append(hfconfig.INDEXER_NOTE)
+    if shape.per_layer:
+        wide = len(shape.layers) * shape.per_layer["hidden"]
+        notes.append(
+            "not modeled: the KV-shared layers' k_proj, v_proj and k_norm, which vLLM 0.10.1.1 to 0.29.x also build and load (qkv_proj on "
+            "every layer; from 0.30.0 gemma3n.py builds q_proj alone, as counted here)"
+            + (
+                f"; and the per-layer embedding buffer gemma3n_mm.py allocates at load, max_num_batched_tokens x {wide:,} values in the "
+                f"model's dtype (Gemma3nForConditionalGeneration.per_layer_embeddings: {fmt(2048 * wide * shape.dtype_bytes, 'MiB')} at 2,048 tokens)"
+                if shape.architecture == "Gemma3nForConditionalGeneration"
+                else ""
+            )
+        )
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes
@@ -281,6 +293,7 @@ _TOWER_SOURCES = {
     "pixtral": "pixtral.py and mistral3.py",
     "llama4": "mllama4.py",
     "internvit": "intern_vit.py and internvl.py",
+    "gemma3n": "gemma3n_mm.py",
 }
 
 

@@ -21,6 +21,8 @@ FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
 CHUNKED = "chunked"  # chunked local attention (Llama 4's RoPE layers): a request holds one chunk and the batch in flight
 MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
 NO_ATTENTION = "no attention"  # a DeciLM layer whose attention is a no-op: no input norm, no cache, the MLP alone (or nothing)
+# Gemma 3n's KV-shared layers: attention that reads an earlier layer's cache and holds none of its own
+SHARED_FULL, SHARED_SLIDING = "shared full", "shared sliding"
 INDEXER_QUANT_BLOCK = 128  # DeepSeek V3.2's indexer keys: fp8 values and one float32 scale per 128 (deepseek_v2.py quant_block_size)
 INDEXER_NOTE = ("not modeled: the indexer's top-k buffer, max_num_batched_tokens x index_topk int32 on every rank, built at load "
                 "(deepseek_v2.py DeepseekV2Model, topk_indices_buffer: 64 MiB at 8,192 tokens and a top-k of 2,048), nor its prefill "
@@ -99,7 +101,11 @@ class Tower:
       qk_normalization), an MLP (fc1, fc2 with biases) and two layer scales (ls1, ls2); no final
       norm. Then internvl.py InternVLChatModel._init_mlp1: a LayerNorm of hidden x (1 / downsample_ratio)^2,
       a Linear to the language model's width and one more of that width, both with biases, plain
-      nn.Linear, whole on every rank.
+      nn.Linear, whole on every rank;
+    - "gemma3n" (Gemma 3n): gemma3n_mm.py builds the vision tower (timm's MobileNetV5, named by
+      vision_config.architecture) and the audio tower (a Conformer) through transformers' AutoModel,
+      with their embedders: not modeled (their tensors are refused), so a start is sized only where
+      --limit-mm-per-prompt leaves both unbuilt.
     """
 
     kind: str
@@ -128,7 +134,8 @@ class Tower:
         return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "qwen2-vl": "Qwen2-VL vision tower",
                 "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
                 "pixtral": "Pixtral vision tower",
-                "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower"}[self.kind]  # fmt: skip
+                "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower",
+                "gemma3n": "Gemma 3n vision and audio towers"}[self.kind]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,7 @@ class Shape:
     quantization: jsontext.JsonObject | None = None
     tower: Tower | None = None  # a multimodal model's vision tower and projector
     ropes: tuple[Rope, ...] = ()  # the rotary embeddings' cos/sin caches vLLM builds (not in the checkpoint)
+    per_layer: dict[str, int] = field(default_factory=dict)  # Gemma 3n: hidden and vocab of the per-layer inputs, altup inputs, laurel rank
 
     @property
     def family(self) -> str:
@@ -542,6 +550,11 @@ _MISTRAL = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336
             "num_key_value_heads": 8, "sliding_window": 4096, "tie_word_embeddings": False}  # fmt: skip
 _MINISTRAL3 = {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "num_attention_heads": 32,
                "num_key_value_heads": 8, "head_dim": 128, "sliding_window": None, "tie_word_embeddings": False}  # fmt: skip
+# Gemma3nTextConfig: the E4B model's text fields (layer_types, left out, are filled by the reader as it fills them)
+_GEMMA3N_TEXT = {"vocab_size": 262400, "hidden_size": 2048, "intermediate_size": 16384, "num_hidden_layers": 35, "num_attention_heads": 8,
+                 "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "sliding_window": 512, "tie_word_embeddings": True,
+                 "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256, "altup_num_inputs": 4, "num_kv_shared_layers": 15,
+                 "laurel_rank": 64}  # fmt: skip
 _WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                     "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -569,12 +582,15 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     # Llama4TextConfig: no_rope_layers left empty is filled from the interval (one NoPE layer in four)
     "llama4_text": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
     "Llama4ForConditionalGeneration": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
+    "gemma3n_text": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
+    "Gemma3nForCausalLM": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
+    "Gemma3nForConditionalGeneration": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
 }
 # Multimodal wrappers: the language model from text_config, the vision tower from vision_config (Tower).
 WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
                "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
-               "Glm4vForConditionalGeneration", "InternVLChatModel")  # fmt: skip
+               "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration")  # fmt: skip
 
 
 # The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
@@ -589,6 +605,8 @@ _IMAGE_TOKENS = {"qwen3-vl": 16777216 // (32 * 32), "qwen2.5-vl": 12845056 // (2
 
 def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Tower:
     """The vision tower of a multimodal wrapper, from its vision_config."""
+    if arch.startswith("Gemma3n"):  # not read: its tensors are refused (weights.py), its profile not modeled
+        return Tower("gemma3n", 0, 0, 0, 1, 1, out_hidden=text_hidden, modalities=("image", "audio"))
     vision = data.get("vision_config")
     if not isinstance(vision, dict):
         raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
@@ -1088,6 +1106,53 @@ def _llama4(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": tuple(CHUNKED if v else FULL for v in rope), "mlps": mlps, "attention_chunk_size": chunk}
 
 
+def _gemma3n(r: _Reader) -> dict[str, Any]:
+    """Gemma 3n's language model (vllm/model_executor/models/gemma3n.py, Gemma3nDecoderLayer and
+    Gemma3nAttention, 0.33.0; the same layers from 0.10.1.1): layers by layer_types, sliding or full,
+    the last num_kv_shared_layers reading the cache of the last layer of their kind before them
+    (kv_sharing_target_layer_name: the layer before the shared ones for full attention, the one
+    before that for sliding), so they hold no cache (gpu_model_runner.py get_kv_cache_spec skips a
+    layer with a sharing target, 0.10.1.1 to 0.33.0). A layer's MLP is intermediate_size[i]
+    (a list, or one size for all); q and k are normed a head, v by a norm without weight; each layer
+    adds AltUp (Gemma3nAltUp), a laurel block (Gemma3nLaurelBlock) and the per-layer input gate and
+    projection, and five norms."""
+    n = r.layers()
+    types = r.get("layer_types", None)
+    if types is None:  # transformers' Gemma3nTextConfig fills them so: every fifth layer full
+        types = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(n)]
+        r.taken["layer_types"] = Said("full_attention every fifth layer, sliding_attention the others")
+        r.data = {**r.data, "layer_types": types}
+    kinds = list(_layer_types(r, n, _SLIDING_OR_FULL))
+    shared = r.int("num_kv_shared_layers", minimum=0, maximum=n)
+    first = n - shared
+    if shared and (first < 2 or kinds[first - 1] != FULL or kinds[first - 2] != SLIDING):
+        raise ConfigError(r.file, r.prefix + "num_kv_shared_layers", shared,
+                          "a count whose first shared layer follows a full-attention layer and, before it, a sliding one "
+                          "(gemma3n.py takes those two as the cache the shared layers read)")  # fmt: skip
+    kinds = [k if i < first else SHARED_FULL if k == FULL else SHARED_SLIDING for i, k in enumerate(kinds)]
+    sizes = r.get("intermediate_size")
+    if isinstance(sizes, int) and not isinstance(sizes, bool):
+        sizes = [sizes] * n
+    if not isinstance(sizes, list) or len(sizes) != n or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sizes):
+        raise ConfigError(r.file, r.prefix + "intermediate_size", sizes, f"a whole number, or a list of {n}, one a layer")
+    activation = r.get("hidden_activation", None)
+    if activation not in (None, "gelu_pytorch_tanh"):
+        raise ConfigError(r.file, r.prefix + "hidden_activation", activation, "gelu_pytorch_tanh (gemma3n.py Gemma3nMLP raises otherwise)")
+    if not r.flag("altup_correct_scale", True):
+        raise ConfigError(r.file, r.prefix + "altup_correct_scale", False, "true (gemma3n.py asserts it)")
+    per_layer = {"hidden": r.int("hidden_size_per_layer_input"), "vocab": r.int("vocab_size_per_layer_input"),
+                 "altup": r.int("altup_num_inputs"), "laurel": r.int("laurel_rank")}  # fmt: skip
+    return {**_common(r, qk_norm="head"), "layers": tuple(kinds), "mlps": tuple(Mlp(intermediate=v) for v in sizes),
+            "sliding_window": r.int("sliding_window"), "extra_norms": (*_GEMMA_NORMS, "post_per_layer_input_norm"),
+            "per_layer": per_layer}  # fmt: skip
+
+
+# vLLM refuses pipeline parallel for a model class without SupportsPP (vllm/config/model.py
+# verify_with_parallel_config: "Pipeline parallelism is not supported for this model"):
+# gemma3n.py Gemma3nForCausalLM and gemma3n_mm.py Gemma3nForConditionalGeneration (0.10.1.1 to 0.33.0).
+NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"})
+
+
 # The language models an InternVL config's llm_config may name that these readers size; InternLM2
 # (InternVL 2.5's 8B and 26B) and the others vLLM builds are refused.
 _INTERNVL_TEXT = ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "LlamaForCausalLM")
@@ -1152,13 +1217,25 @@ _ARCHITECTURES = {
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "Llama4ForConditionalGeneration": _llama4,
     "InternVLChatModel": _internvl,
+    "Gemma3nForCausalLM": _gemma3n,
+    # Gemma 3n: the language model from text_config (gemma3n_mm.py builds Gemma3nForCausalLM over it)
+    "Gemma3nForConditionalGeneration": _gemma3n,
 }
 
 
 # Classes read by vLLM's model code whose reading no real public config.json has checked: none was
 # found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
 UNCHECKED = frozenset(
-    {"DeepseekV32ForCausalLM", "Glm4ForCausalLM", "Glm4vForConditionalGeneration", "GraniteMoeHybridForCausalLM", "Olmo3ForCausalLM", "SeedOssForCausalLM"}
+    {
+        "DeepseekV32ForCausalLM",
+        "Gemma3nForCausalLM",
+        "Gemma3nForConditionalGeneration",
+        "Glm4ForCausalLM",
+        "Glm4vForConditionalGeneration",
+        "GraniteMoeHybridForCausalLM",
+        "Olmo3ForCausalLM",
+        "SeedOssForCausalLM",
+    }
 )
 
 
