@@ -1154,8 +1154,8 @@ NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"
 
 
 # The language models an InternVL config's llm_config may name that these readers size; InternLM2
-# (InternVL 2.5's 8B and 26B) and the others vLLM builds are refused.
-_INTERNVL_TEXT = ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "LlamaForCausalLM")
+# (InternVL2 and InternVL 2.5's 8B and 26B) is Llama's layers without biases; the others vLLM builds are refused.
+_INTERNVL_TEXT = ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "LlamaForCausalLM", "InternLM2ForCausalLM")
 
 
 def _internvl(r: _Reader) -> dict[str, Any]:
@@ -1166,7 +1166,7 @@ def _internvl(r: _Reader) -> dict[str, Any]:
     inner = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
     if inner not in _INTERNVL_TEXT:
         raise ConfigError(r.file, r.prefix + "architectures[0]", inner if inner is not None else _MISSING,
-                          "one of " + ", ".join(_INTERNVL_TEXT) + ": other language models under InternVL (InternLM2) are not modeled")  # fmt: skip
+                          "one of " + ", ".join(_INTERNVL_TEXT) + ": other language models under InternVL are not modeled")  # fmt: skip
     text = _Reader(r.data, r.file, r.prefix, inner, r.defaults)
     text.taken = r.taken
     fields: dict[str, Any] = _ARCHITECTURES[inner](text)
@@ -1217,6 +1217,9 @@ _ARCHITECTURES = {
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "Llama4ForConditionalGeneration": _llama4,
     "InternVLChatModel": _internvl,
+    # InternLM2 (vllm/model_executor/models/internlm2.py, 0.10.1.1 to 0.33.0): Llama's layers, fused wqkv and
+    # gate_up, no bias anywhere (bias=False written in, whatever the config's "bias"), the head tied only where the config says
+    "InternLM2ForCausalLM": lambda r: _dense(r),
     "Gemma3nForCausalLM": _gemma3n,
     # Gemma 3n: the language model from text_config (gemma3n_mm.py builds Gemma3nForCausalLM over it)
     "Gemma3nForConditionalGeneration": _gemma3n,
