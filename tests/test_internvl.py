@@ -1,10 +1,12 @@
 """InternVL (InternVLChatModel), read by vLLM's model code (internvl.py, intern_vit.py and the
 language model llm_config names): the parameter count against the published total, the KV cache a
 token and a request, the groups, the InternViT tower under tensor parallel and the command line.
-InternVL3-1B's config is shipped (models/configs/SOURCES.yaml): a notebook prints it after loading
-the checkpoint. No whole config.json of InternVL3-8B, -38B or -78B was found, so their published
-sizes (7.94B, 38.4B) are not checked; the HF-format InternVLForConditionalGeneration is vLLM's
-interns1.py, another tower, and is refused."""
+Three configs are shipped (models/configs/SOURCES.yaml): InternVL3-1B (Qwen2.5-0.5B and InternViT-300M),
+as a notebook prints it after loading the checkpoint, and InternVL2-8B (InternLM2.5-7B, InternViT-300M)
+and InternVL2-26B (InternLM2-20B, InternViT-6B), as a serving project's module quotes them. No whole
+config.json of InternVL3-8B, -38B or -78B was found, so their published sizes (7.94B, 38.4B) are not
+checked; the HF-format InternVLForConditionalGeneration is vLLM's interns1.py, another tower, and is
+refused."""
 
 from __future__ import annotations
 
@@ -18,11 +20,12 @@ from conftest import run_calc
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, multimodal, weights
 
-CONFIG = Path(__file__).resolve().parent.parent / "models" / "configs" / "internvl3-1b" / "config.json"
+CONFIGS = Path(__file__).resolve().parent.parent / "models" / "configs"
+CONFIG = CONFIGS / "internvl3-1b" / "config.json"
 
 
-def shape() -> hfconfig.Shape:
-    return hfconfig.shape(json.loads(CONFIG.read_text()), "internvl3-1b")
+def shape(name: str = "internvl3-1b") -> hfconfig.Shape:
+    return hfconfig.shape(json.loads((CONFIGS / name / "config.json").read_text()), name)
 
 
 def count(s: hfconfig.Shape, tp: int = 1, tower: bool | None = None) -> int:
@@ -125,11 +128,12 @@ def test_internvl_max_model_len_and_encoder_profile() -> None:
 
 
 def test_other_internvl_language_models_and_the_hf_class_are_refused() -> None:
-    """InternLM2 under llm_config (InternVL 2.5's 8B and 26B) is not modeled; neither is
-    InternVLForConditionalGeneration (interns1.py in vLLM)."""
+    """A language model other than Qwen2, Qwen3, Qwen3 MoE, Llama or InternLM2 under llm_config (Phi-3,
+    InternVL 1.5's mini models) is not modeled; neither is InternVLForConditionalGeneration
+    (interns1.py in vLLM)."""
     data = json.loads(CONFIG.read_text())
-    data["llm_config"]["architectures"] = ["InternLM2ForCausalLM"]
-    with pytest.raises(hfconfig.ConfigError, match=r"llm_config\.architectures\[0\].*InternLM2"):
+    data["llm_config"]["architectures"] = ["Phi3ForCausalLM"]
+    with pytest.raises(hfconfig.ConfigError, match=r"llm_config\.architectures\[0\].*InternLM2ForCausalLM"):
         hfconfig.shape(data, "internvl")
     data["architectures"] = ["InternVLForConditionalGeneration"]
     with pytest.raises(hfconfig.ConfigError, match="architectures"):
@@ -160,3 +164,72 @@ def test_internvl3_1b_at_tp_4_and_8_is_refused_as_vllm_refuses_it(tp: str) -> No
     """14 attention heads do not divide over 4 or 8 ranks."""
     done = run_calc("model", str(CONFIG), "--tp", tp, "--max-model-len", "32768", "--json")
     assert done.returncode == 2 and "Traceback" not in done.stderr and "14 attention heads" in done.stderr
+
+
+# --- InternVL2-8B and -26B: InternLM2 under llm_config; InternViT-300M and InternViT-6B ---
+
+
+def internlm2(h: int, inter: int, layers: int, kv_heads: int) -> int:
+    """InternLM2 as internlm2.py builds it: Llama's layers without biases (head_dim 128), untied."""
+    layer = 2 * h + (h + 2 * kv_heads * 128) * h + h * h + 3 * inter * h
+    return 2 * 92608 * h + h + layers * layer  # 92,553 tokens padded to 92,608
+
+
+VIT_6B_BLOCK = 2 * 3200 + 2 * 3200 + 3 * 3200 * 3200 + 3200 * 3200 + 3200 + 2 * 3200 + 2 * 12800 * 3200 + 12800 + 3200
+VIT_6B = 3200 + 3200 * 3 * 14 * 14 + 3200 + 1025 * 3200 + 45 * VIT_6B_BLOCK  # RMSNorms, q_norm and k_norm, no qkv bias
+
+
+def mlp1(vit: int, h: int) -> int:
+    return 2 * 4 * vit + h * 4 * vit + h + h * h + h
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "tower", "published"),
+    [
+        ("internvl2-8b", internlm2(4096, 14336, 32, 8), EMBED + 24 * BLOCK + mlp1(1024, 4096), 8.08e9),
+        ("internvl2-26b", internlm2(6144, 16384, 48, 8), VIT_6B + mlp1(3200, 6144), 25.5e9),
+    ],
+)
+def test_internvl2_meets_its_published_size(name: str, text: int, tower: int, published: float) -> None:
+    """InternVL2-8B: 7,738,232,832 in the language model and 337,583,104 in the tower and mlp1,
+    8,075,365,376 unpadded (published as 8.08B); InternVL2-26B: 19,861,936,128 and 5,652,925,824,
+    25,514,186,112 unpadded (published as 25.5B)."""
+    s = shape(name)
+    assert (s.architecture, s.attention_bias, s.output_bias, s.tie_embeddings) == ("InternVLChatModel", False, False, False)
+    assert count(s, tower=False) == text and count(s, tower=True) == tower
+    h = s.hidden
+    raw = text + tower - 2 * (92608 - 92553) * h
+    assert raw == {"internvl2-8b": 8_075_365_376, "internvl2-26b": 25_514_186_112}[name]
+    assert abs(raw - published) < 0.005 * published
+
+
+@pytest.mark.parametrize("tp", [2, 4, 8])
+def test_internvit_6b_keeps_its_attention_whole(tp: int) -> None:
+    """InternViT-6B's 25 heads divide over no TP above 1: qkv, proj, q_norm and k_norm whole on every
+    rank, the MLP divided; the language model's 48 heads and 8 KV heads divide as usual."""
+    s = shape("internvl2-26b")
+    assert s.tower is not None
+    by = {t.path: t for t in weights.tower_tensors(s.tower, tp)}
+    layer = "vision_model.encoder.layers.0"
+    assert (by[f"{layer}.attn.qkv"].rows, by[f"{layer}.attn.proj"].cols, by[f"{layer}.attn.q_norm"].rows) == (3 * 3200, 3200, 3200)
+    assert (by[f"{layer}.mlp.fc1"].rows, by[f"{layer}.mlp.fc2"].cols, by[f"{layer}.norm1"].rows) == (12800 // tp, 12800 // tp, 3200)
+    assert weights.tower_split(s.tower, tp) == 1
+    r = kvlayout.request(s, kvlayout.Settings(tp=tp), 32768, kvlayout.version(None))
+    assert r.bytes_per_token == 48 * 2 * (8 // tp) * 128 * 2
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("internvl2-26b", ["--tp", "2", "--max-model-len", "auto", "--gpu", "a100-80gb"]),
+        ("internvl2-26b", ["--tp", "8", "--max-model-len", "32768", "--kv-cache-dtype", "fp8", "--gpu", "l4"]),
+        ("internvl2-26b", ["--tp", "2", "--pp", "2", "--max-model-len", "32768", "--gpu", "l4"]),
+        ("internvl2-26b", ["--tp", "4", "--max-model-len", "32768", "--gpu", "l4", "--engine-version", "0.10.1.1"]),
+        ("internvl2-8b", ["--tp", "1", "--max-model-len", "auto", "--gpu", "l4"]),
+        ("internvl2-8b", ["--tp", "4", "--max-model-len", "32768", "--gpu", "l4", "--mm-encoder-tp-mode", "data"]),
+    ],
+)
+def test_internvl2_command_line_predicts_a_pool(name: str, args: list[str]) -> None:
+    done = run_calc("model", str(CONFIGS / name / "config.json"), *args, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["architecture"] == "InternVLChatModel"
