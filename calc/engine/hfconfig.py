@@ -1169,7 +1169,10 @@ def _internvl(r: _Reader) -> dict[str, Any]:
                           "one of " + ", ".join(_INTERNVL_TEXT) + ": other language models under InternVL are not modeled")  # fmt: skip
     text = _Reader(r.data, r.file, r.prefix, inner, r.defaults)
     text.taken = r.taken
-    fields: dict[str, Any] = _ARCHITECTURES[inner](text)
+    # InternLM2 (vllm/model_executor/models/internlm2.py, 0.10.1.1 to 0.33.0): Llama's layers, fused wqkv and gate_up,
+    # no bias anywhere (bias=False written in, whatever the config's "bias"), the head tied only where the config says;
+    # read here under InternVL alone (no config of the class on its own is shipped)
+    fields: dict[str, Any] = _dense(text) if inner == "InternLM2ForCausalLM" else _ARCHITECTURES[inner](text)
     return fields
 
 
@@ -1217,9 +1220,6 @@ _ARCHITECTURES = {
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "Llama4ForConditionalGeneration": _llama4,
     "InternVLChatModel": _internvl,
-    # InternLM2 (vllm/model_executor/models/internlm2.py, 0.10.1.1 to 0.33.0): Llama's layers, fused wqkv and
-    # gate_up, no bias anywhere (bias=False written in, whatever the config's "bias"), the head tied only where the config says
-    "InternLM2ForCausalLM": lambda r: _dense(r),
     "Gemma3nForCausalLM": _gemma3n,
     # Gemma 3n: the language model from text_config (gemma3n_mm.py builds Gemma3nForCausalLM over it)
     "Gemma3nForConditionalGeneration": _gemma3n,
