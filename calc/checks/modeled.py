@@ -104,6 +104,18 @@ def model_report(i: ModelInputs) -> ModelReport:
             "(EAGLE, a draft model) is not counted, neither its weights nor its KV cache; vLLM refuses num_speculative_tokens given "
             "without a method or model ('num_speculative_tokens was provided but without speculative model', vllm/config/speculative.py, 0.33.0)"
         )
+    if shape.per_layer:
+        wide = len(shape.layers) * shape.per_layer["hidden"]
+        notes.append(
+            "not modeled: the KV-shared layers' k_proj, v_proj and k_norm, which vLLM 0.10.1.1 to 0.29.x also build and load (qkv_proj on "
+            "every layer; from 0.30.0 gemma3n.py builds q_proj alone, as counted here)"
+            + (
+                f"; and the per-layer embedding buffer gemma3n_mm.py allocates at load, max_num_batched_tokens x {wide:,} values in the "
+                f"model's dtype (Gemma3nForConditionalGeneration.per_layer_embeddings: {fmt(2048 * wide * shape.dtype_bytes, 'MiB')} at 2,048 tokens)"
+                if shape.architecture == "Gemma3nForConditionalGeneration"
+                else ""
+            )
+        )
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes
@@ -116,6 +128,8 @@ def model_report(i: ModelInputs) -> ModelReport:
         how = (
             "whole on every rank (--mm-encoder-tp-mode data)"
             if tw.data_parallel and i.tp > 1
+            else f"its attention whole on every rank (its {tw.heads} heads do not divide over {i.tp} ranks), its MLP divided"
+            if tower_split == 1 and i.tp > 1 and tw.kind == "internvit"
             else f"whole on every rank: its {tw.heads} heads do not divide over {i.tp} ranks"
             if tower_split == 1 and i.tp > 1
             else f"its projections divided over the {i.tp} ranks"
@@ -125,7 +139,18 @@ def model_report(i: ModelInputs) -> ModelReport:
         )
         if not tw.image_tokens:
             glm = "the largest image is the processor's size.longest_edge in pixels (preprocessor_config.json; glm4_1v.py get_image_size_with_most_features)"
-            unread = glm if tw.kind == "glm4v" else "the most tiles an image is cut into is the processor's max_patches (preprocessor_config.json)"
+            intern = (
+                "an image is cut into tiles up to max_dynamic_patch (plus a thumbnail), 256 tokens a tile, but a video of one tile a frame "
+                "as long as max_model_len holds is served only where the tokenizer has a video token (internvl.py ctx_video_token): "
+                "the tokenizer's vocabulary"
+            )
+            unread = (
+                intern
+                if tw.kind == "internvit"
+                else glm
+                if tw.kind == "glm4v"
+                else "the most tiles an image is cut into is the processor's max_patches (preprocessor_config.json)"
+            )
             notes.append(f"the {tw.name}'s encoder profile (its dummy images' forward and outputs) is not modeled: {unread}, which the config does not give")
     if shape.max_positions is not None and i.max_model_len > shape.max_positions:
         notes.append(f"max_model_len {i.max_model_len:,} is above the config's max_position_embeddings ({shape.max_positions:,}): "
@@ -275,6 +300,8 @@ _TOWER_SOURCES = {
     "siglip": "siglip.py and gemma3_mm.py",
     "pixtral": "pixtral.py and mistral3.py",
     "llama4": "mllama4.py",
+    "internvit": "intern_vit.py and internvl.py",
+    "gemma3n": "gemma3n_mm.py",
 }
 
 

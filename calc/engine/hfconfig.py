@@ -21,6 +21,8 @@ FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
 CHUNKED = "chunked"  # chunked local attention (Llama 4's RoPE layers): a request holds one chunk and the batch in flight
 MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
 NO_ATTENTION = "no attention"  # a DeciLM layer whose attention is a no-op: no input norm, no cache, the MLP alone (or nothing)
+# Gemma 3n's KV-shared layers: attention that reads an earlier layer's cache and holds none of its own
+SHARED_FULL, SHARED_SLIDING = "shared full", "shared sliding"
 INDEXER_QUANT_BLOCK = 128  # DeepSeek V3.2's indexer keys: fp8 values and one float32 scale per 128 (deepseek_v2.py quant_block_size)
 INDEXER_NOTE = ("not modeled: the indexer's top-k buffer, max_num_batched_tokens x index_topk int32 on every rank, built at load "
                 "(deepseek_v2.py DeepseekV2Model, topk_indices_buffer: 64 MiB at 8,192 tokens and a top-k of 2,048), nor its prefill "
@@ -91,7 +93,19 @@ class Tower:
       embedding without bias, a class embedding, a learned position table, LayerNorms, `depth`
       encoder layers with biases), its pixel-shuffle adapter (vision_adapter.mlp: fc1 of
       projector_input_dim, fc2 of projector_output_dim) and Llama4MultiModalProjector (linear_1,
-      no bias, divided over the ranks whatever --mm-encoder-tp-mode says), 0.33.0.
+      no bias, divided over the ranks whatever --mm-encoder-tp-mode says), 0.33.0;
+    - "internvit" (InternVL 2.5, 3 and 3.5): intern_vit.py, InternVisionModel (0.10.1.1 to 0.33.0): a
+      Conv2d patch embedding with bias, a class embedding, a learned position table of
+      (image_size / patch_size)^2 + 1 rows, then the encoder layers up to select_layer, each two
+      norms (norm_type), attention (qkv with qkv_bias, proj with bias, q_norm and k_norm where
+      qk_normalization), an MLP (fc1, fc2 with biases) and two layer scales (ls1, ls2); no final
+      norm. Then internvl.py InternVLChatModel._init_mlp1: a LayerNorm of hidden x (1 / downsample_ratio)^2,
+      a Linear to the language model's width and one more of that width, both with biases, plain
+      nn.Linear, whole on every rank;
+    - "gemma3n" (Gemma 3n): gemma3n_mm.py builds the vision tower (timm's MobileNetV5, named by
+      vision_config.architecture) and the audio tower (a Conformer) through transformers' AutoModel,
+      with their embedders: not modeled (their tensors are refused), so a start is sized only where
+      --limit-mm-per-prompt leaves both unbuilt.
     """
 
     kind: str
@@ -111,13 +125,17 @@ class Tower:
     image_tokens: int = 0  # the most tokens one image gives the language model (the processor's default); 0: not modeled
     adapter: tuple[int, int, int] = (0, 0, 0)  # Llama 4: projector_input_dim, projector_output_dim, vision_output_dim
     data_parallel: bool = False  # --mm-encoder-tp-mode data: the tower whole on every rank
+    rms_norm: bool = False  # InternViT: norm_type rms_norm (RMSNorm, a weight) rather than layer_norm (a weight and a bias)
+    qk_norm: bool = False  # InternViT: qk_normalization, an RMSNorm over all heads for q and one for k, whole on every rank
+    qkv_bias: bool = True  # InternViT: qkv_bias
 
     @property
     def name(self) -> str:
         return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "qwen2-vl": "Qwen2-VL vision tower",
                 "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
                 "pixtral": "Pixtral vision tower",
-                "llama4": "Llama 4 vision tower"}[self.kind]  # fmt: skip
+                "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower",
+                "gemma3n": "Gemma 3n vision and audio towers"}[self.kind]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -177,6 +195,7 @@ class Shape:
     quantization: jsontext.JsonObject | None = None
     tower: Tower | None = None  # a multimodal model's vision tower and projector
     ropes: tuple[Rope, ...] = ()  # the rotary embeddings' cos/sin caches vLLM builds (not in the checkpoint)
+    per_layer: dict[str, int] = field(default_factory=dict)  # Gemma 3n: hidden and vocab of the per-layer inputs, altup inputs, laurel rank
 
     @property
     def family(self) -> str:
@@ -194,6 +213,13 @@ class Shape:
     def parameters_note(self) -> str:
         counts = {kind: self.layers.count(kind) for kind in dict.fromkeys(self.layers)}
         return ", ".join(f"{n} {kind}" for kind, n in counts.items())
+
+
+# vLLM reads a config's llm_config as its text_config (vllm/transformers_utils/config.py,
+# _CONFIG_ATTRS_MAPPING {"llm_config": "text_config"}, 0.10.1.1 to 0.33.0): InternVL's configs name it so.
+def _text_key(data: Mapping[str, Any]) -> str:
+    """The key that holds the language model's fields: text_config, or llm_config where only it is given."""
+    return "llm_config" if "text_config" not in data and "llm_config" in data else "text_config"
 
 
 def load(text: str, file: str) -> jsontext.JsonObject:
@@ -233,14 +259,13 @@ def quantization_applied(data: jsontext.JsonObject, method: str, file: str) -> j
     refused, as vLLM refuses it; an unquantized checkpoint under fp8 gains the quantization_config
     fp8 quantizes it with as it loads."""
     method = method.strip().lower()
-    inner = data.get("text_config")
+    inner = data.get(_text_key(data))
     own = data.get("quantization_config", inner.get("quantization_config") if isinstance(inner, dict) else None)
     if isinstance(own, dict) and own:  # an empty one quantizes nothing (weights.quant_of)
-        if not isinstance(own.get("quant_method"), str) or not own["quant_method"]:
-            raise ConfigError(
-                file, "quantization_config.quant_method", own.get("quant_method", _MISSING), "the method the checkpoint was saved with, such as fp8 or awq"
-            )
-        checkpoint = own["quant_method"].lower()
+        name = own.get("quant_method", _MISSING)
+        if not isinstance(name, str) or not name:
+            raise ConfigError(file, "quantization_config.quant_method", name, "the method the checkpoint was saved with, such as fp8 or awq")
+        checkpoint = name.lower()
         if method == checkpoint or method in QUANTIZATION_OVERRIDES.get(checkpoint, ()):
             return data
         raise InputError(
@@ -311,14 +336,15 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
         raise ConfigError(file, "architectures[0]", arch, f"a class vLLM builds with model code of its own: {NOT_MODELED[arch]}; not modeled")
     if reader is None:
         raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
-    text = data.get("text_config")
-    if (text is not None or arch in WITH_VISION and "text_config" in data) and not isinstance(text, dict):
-        raise ConfigError(file, "text_config", text, "an object holding the language model's fields")
+    key = _text_key(data)
+    text = data.get(key)
+    if (text is not None or arch in WITH_VISION and key in data) and not isinstance(text, dict):
+        raise ConfigError(file, key, text, "an object holding the language model's fields")
     inner = text if isinstance(text, dict) else data
     config_class, defaults = _class_defaults(data, inner, arch)
     if inner is data:  # a top level holds its class's fields in full: only those that postdate it are filled in
         defaults = {k: v for k, v in defaults.items() if k not in _WRITTEN_IN_FULL}
-    r = _Reader(inner, file, "text_config." if inner is not data else "", arch, defaults)
+    r = _Reader(inner, file, key + "." if inner is not data else "", arch, defaults)
     quant = data.get("quantization_config", inner.get("quantization_config"))
     if quant is not None and not isinstance(quant, dict):
         raise ConfigError(file, "quantization_config", quant, "an object")
@@ -465,7 +491,7 @@ def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], fil
     _get_and_verify_max_len, 0.11.0 to 0.33.0). Gemma 3's is taken as scaled already. A
     tokenizer_config.json's model_max_length, which vLLM also caps it by, is not read."""
     data: dict[str, Any] = config
-    text = data.get("text_config")
+    text = data.get(_text_key(data))
     inner: dict[str, Any] = text if isinstance(text, dict) else data
     archs = data.get("architectures")
     config_class, defaults = _class_defaults(data, inner, archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else "")
@@ -538,6 +564,13 @@ _MINISTRAL3 = {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 1
 # Ernie4_5_MoeConfig: moe_layer_end_index -1 is the last layer; no head_dim field (hidden_size / heads)
 _ERNIE45_MOE = {"moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1, "use_bias": False,
                 "tie_word_embeddings": True, "max_position_embeddings": 131072}  # fmt: skip
+
+
+# Gemma3nTextConfig: the E4B model's text fields (layer_types, left out, are filled by the reader as it fills them)
+_GEMMA3N_TEXT = {"vocab_size": 262400, "hidden_size": 2048, "intermediate_size": 16384, "num_hidden_layers": 35, "num_attention_heads": 8,
+                 "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "sliding_window": 512, "tie_word_embeddings": True,
+                 "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256, "altup_num_inputs": 4, "num_kv_shared_layers": 15,
+                 "laurel_rank": 64}  # fmt: skip
 _WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                     "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -571,12 +604,15 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     # Llama4TextConfig: no_rope_layers left empty is filled from the interval (one NoPE layer in four)
     "llama4_text": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
     "Llama4ForConditionalGeneration": ("Llama4TextConfig", {"no_rope_layer_interval": 4, "interleave_moe_layer_step": 1}),
+    "gemma3n_text": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
+    "Gemma3nForCausalLM": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
+    "Gemma3nForConditionalGeneration": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
 }
 # Multimodal wrappers: the language model from text_config, the vision tower from vision_config (Tower).
 WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
                "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
-               "Glm4vForConditionalGeneration")  # fmt: skip
+               "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration")  # fmt: skip
 
 
 # The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
@@ -591,6 +627,8 @@ _IMAGE_TOKENS = {"qwen3-vl": 16777216 // (32 * 32), "qwen2.5-vl": 12845056 // (2
 
 def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Tower:
     """The vision tower of a multimodal wrapper, from its vision_config."""
+    if arch.startswith("Gemma3n"):  # not read: its tensors are refused (weights.py), its profile not modeled
+        return Tower("gemma3n", 0, 0, 0, 1, 1, out_hidden=text_hidden, modalities=("image", "audio"))
     vision = data.get("vision_config")
     if not isinstance(vision, dict):
         raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
@@ -624,6 +662,8 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Towe
                      v.int("in_channels", 3), v.int("temporal_patch_size", 2), v.int("out_hidden_size"), v.int("spatial_merge_size", 2),
                      (v.int("image_size") // patch) ** 2, modalities=("image", "video"))  # fmt: skip
     top = _Reader(data, file)
+    if arch == "InternVLChatModel":
+        return _internvit(data, v, top, file, text_hidden)
     if arch.startswith("Llama4"):
         # The encoder profile is not modeled (image_tokens 0): the most tiles an image is cut into is the
         # processor's max_patches (preprocessor_config.json, mllama4.py get_max_num_tiles), not the config's.
@@ -648,6 +688,36 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Towe
                  v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, merge,
                  projector_bias=as_flag(data.get("multimodal_projector_bias", True), file, "multimodal_projector_bias"),
                  image_tokens=side * (side + 1))  # fmt: skip
+
+
+def _internvit(data: dict[str, Any], v: _Reader, top: _Reader, file: str, text_hidden: int) -> Tower:
+    """InternVL's InternViT and mlp1 (Tower "internvit"). The tower is built up to select_layer
+    (internvl.py _init_vision_model: num_hidden_layers + select_layer + 1 for a negative one); mlp1's
+    input is hidden x (1 / downsample_ratio)^2 (pixel_shuffle merges that many patches into one token).
+    norm_type, qkv_bias and qk_normalization are read as written: InternVisionConfig's defaults are
+    those of the 6B tower, so a config without them is refused rather than guessed. The encoder
+    profile is not modeled (image_tokens 0): see calc/checks/modeled.py."""
+    layers = v.int("num_hidden_layers", maximum=MAX_LAYERS)
+    select = data.get("select_layer", _MISSING)
+    if isinstance(select, bool) or not isinstance(select, int) or not -layers <= select < layers:
+        raise ConfigError(file, "select_layer", select, f"a layer index from {-layers} to {layers - 1}")
+    ratio = data.get("downsample_ratio", _MISSING)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1 or (1 / ratio) != int(1 / ratio):
+        raise ConfigError(file, "downsample_ratio", ratio, "a number such as 0.5: one over a whole number")
+    norm = v.get("norm_type", _MISSING)
+    if norm not in ("layer_norm", "rms_norm"):
+        raise ConfigError(file, "vision_config.norm_type", norm, "layer_norm or rms_norm")
+    hidden, heads, patch = v.int("hidden_size"), v.int("num_attention_heads"), v.int("patch_size")
+    if hidden % heads:
+        raise ConfigError(
+            file, "vision_config.num_attention_heads", heads, f"a divisor of vision_config.hidden_size ({hidden}) (intern_vit.py raises otherwise)"
+        )
+    for key in ("qkv_bias", "qk_normalization"):
+        if key not in v.data:
+            raise ConfigError(file, f"vision_config.{key}", _MISSING, "true or false, as the config writes it")
+    return Tower("internvit", hidden, v.int("intermediate_size"), layers + select + 1 if select < 0 else select + 1, heads, patch, 3, 1,
+                 text_hidden, int(1 / ratio), (v.int("image_size") // patch) ** 2 + 1, modalities=("image", "video"),
+                 rms_norm=norm == "rms_norm", qk_norm=v.flag("qk_normalization"), qkv_bias=v.flag("qkv_bias"))  # fmt: skip
 
 
 def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:
@@ -1152,6 +1222,76 @@ def _exaone4(r: _Reader) -> dict[str, Any]:
             "extra_norms": ("post_feedforward_layernorm",)}  # fmt: skip
 
 
+def _gemma3n(r: _Reader) -> dict[str, Any]:
+    """Gemma 3n's language model (vllm/model_executor/models/gemma3n.py, Gemma3nDecoderLayer and
+    Gemma3nAttention, 0.33.0; the same layers from 0.10.1.1): layers by layer_types, sliding or full,
+    the last num_kv_shared_layers reading the cache of the last layer of their kind before them
+    (kv_sharing_target_layer_name: the layer before the shared ones for full attention, the one
+    before that for sliding), so they hold no cache (gpu_model_runner.py get_kv_cache_spec skips a
+    layer with a sharing target, 0.10.1.1 to 0.33.0). A layer's MLP is intermediate_size[i]
+    (a list, or one size for all); q and k are normed a head, v by a norm without weight; each layer
+    adds AltUp (Gemma3nAltUp), a laurel block (Gemma3nLaurelBlock) and the per-layer input gate and
+    projection, and five norms."""
+    n = r.layers()
+    types = r.get("layer_types", None)
+    if types is None:  # transformers' Gemma3nTextConfig fills them so: every fifth layer full
+        types = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(n)]
+        r.taken["layer_types"] = Said("full_attention every fifth layer, sliding_attention the others")
+        r.data = {**r.data, "layer_types": types}
+    kinds = list(_layer_types(r, n, _SLIDING_OR_FULL))
+    shared = r.int("num_kv_shared_layers", minimum=0, maximum=n)
+    first = n - shared
+    if shared and (first < 2 or kinds[first - 1] != FULL or kinds[first - 2] != SLIDING):
+        raise ConfigError(r.file, r.prefix + "num_kv_shared_layers", shared,
+                          "a count whose first shared layer follows a full-attention layer and, before it, a sliding one "
+                          "(gemma3n.py takes those two as the cache the shared layers read)")  # fmt: skip
+    kinds = [k if i < first else SHARED_FULL if k == FULL else SHARED_SLIDING for i, k in enumerate(kinds)]
+    sizes = r.get("intermediate_size")
+    if isinstance(sizes, int) and not isinstance(sizes, bool):
+        sizes = [sizes] * n
+    if not isinstance(sizes, list) or len(sizes) != n or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sizes):
+        raise ConfigError(r.file, r.prefix + "intermediate_size", sizes, f"a whole number, or a list of {n}, one a layer")
+    activation = r.get("hidden_activation", None)
+    if activation not in (None, "gelu_pytorch_tanh"):
+        raise ConfigError(r.file, r.prefix + "hidden_activation", activation, "gelu_pytorch_tanh (gemma3n.py Gemma3nMLP raises otherwise)")
+    if not r.flag("altup_correct_scale", True):
+        raise ConfigError(r.file, r.prefix + "altup_correct_scale", False, "true (gemma3n.py asserts it)")
+    per_layer = {"hidden": r.int("hidden_size_per_layer_input"), "vocab": r.int("vocab_size_per_layer_input"),
+                 "altup": r.int("altup_num_inputs"), "laurel": r.int("laurel_rank")}  # fmt: skip
+    return {**_common(r, qk_norm="head"), "layers": tuple(kinds), "mlps": tuple(Mlp(intermediate=v) for v in sizes),
+            "sliding_window": r.int("sliding_window"), "extra_norms": (*_GEMMA_NORMS, "post_per_layer_input_norm"),
+            "per_layer": per_layer}  # fmt: skip
+
+
+# vLLM refuses pipeline parallel for a model class without SupportsPP (vllm/config/model.py
+# verify_with_parallel_config: "Pipeline parallelism is not supported for this model"):
+# gemma3n.py Gemma3nForCausalLM and gemma3n_mm.py Gemma3nForConditionalGeneration (0.10.1.1 to 0.33.0).
+NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"})
+
+
+# The language models an InternVL config's llm_config may name that these readers size; InternLM2
+# (InternVL2 and InternVL 2.5's 8B and 26B) is Llama's layers without biases; the others vLLM builds are refused.
+_INTERNVL_TEXT = ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "LlamaForCausalLM", "InternLM2ForCausalLM")
+
+
+def _internvl(r: _Reader) -> dict[str, Any]:
+    """InternVL 2.5, 3 and 3.5 (vllm/model_executor/models/internvl.py, InternVLChatModel, 0.10.1.1 to
+    0.33.0): the language model is the class llm_config names, built over it by
+    init_vllm_registered_model, and read here by that class's own reader."""
+    archs = r.data.get("architectures")
+    inner = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    if inner not in _INTERNVL_TEXT:
+        raise ConfigError(r.file, r.prefix + "architectures[0]", inner if inner is not None else _MISSING,
+                          "one of " + ", ".join(_INTERNVL_TEXT) + ": other language models under InternVL are not modeled")  # fmt: skip
+    text = _Reader(r.data, r.file, r.prefix, inner, r.defaults)
+    text.taken = r.taken
+    # InternLM2 (vllm/model_executor/models/internlm2.py, 0.10.1.1 to 0.33.0): Llama's layers, fused wqkv and gate_up,
+    # no bias anywhere (bias=False written in, whatever the config's "bias"), the head tied only where the config says;
+    # read here under InternVL alone (no config of the class on its own is shipped)
+    fields: dict[str, Any] = _dense(text) if inner == "InternLM2ForCausalLM" else _ARCHITECTURES[inner](text)
+    return fields
+
+
 _ARCHITECTURES = {
     "LlamaForCausalLM": _llama,
     "MistralForCausalLM": _llama,
@@ -1195,6 +1335,10 @@ _ARCHITECTURES = {
     "NemotronHForCausalLM": _nemotron_h,
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "Llama4ForConditionalGeneration": _llama4,
+    "InternVLChatModel": _internvl,
+    "Gemma3nForCausalLM": _gemma3n,
+    # Gemma 3n: the language model from text_config (gemma3n_mm.py builds Gemma3nForCausalLM over it)
+    "Gemma3nForConditionalGeneration": _gemma3n,
     "Ernie4_5ForCausalLM": _ernie45,
     "Ernie4_5_MoeForCausalLM": _ernie45_moe,
     "CohereForCausalLM": _cohere,
@@ -1222,6 +1366,8 @@ UNCHECKED = frozenset(
         "Ernie4_5ForCausalLM",
         "Ernie4_5_MoeForCausalLM",
         "Exaone4ForCausalLM",
+        "Gemma3nForCausalLM",
+        "Gemma3nForConditionalGeneration",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",
         "GraniteMoeHybridForCausalLM",

@@ -21,6 +21,9 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   (vllm/config/scheduler.py: async_scheduling defaults to None, which vllm/config/vllm.py turns
   on unless pipeline parallelism, an unsupported drafter or the executor rule it out, in 0.14.0,
   0.18.1, 0.20.0 and 0.26.0 alike; 0.13.0 defaults to False).
+- A layer that reads another layer's cache (Gemma 3n's last num_kv_shared_layers: Attention with a
+  kv_sharing_target_layer_name) holds none: get_kv_cache_spec skips it (vllm/v1/worker/gpu_model_runner.py,
+  0.10.1.1 to 0.33.0), so it joins no group and its tokens cost nothing.
 - Chunked local attention (Llama 4's RoPE layers; vllm/v1/kv_cache_interface.py
   ChunkedLocalAttentionSpec): a request holds cdiv(min(attention_chunk_size + budget, max_model_len),
   block_size) pages, the budget as a sliding window's (max_num_batched_tokens up to 0.25.x,

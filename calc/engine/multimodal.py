@@ -11,8 +11,8 @@ Read from vLLM's released sources:
   unloaded, and the encoder unprofiled: Qwen2.5-VL, Qwen3-VL and Mistral 3 test the limit in
   their own __init__ from 0.11.0 (qwen2_5_vl.py, qwen3_vl.py, mistral3.py: `self.visual = None`;
   0.8.5 builds the tower whatever the limit), every model through _mark_tower_model from 0.15.0
-  (vllm/model_executor/models/interfaces.py), Gemma 3 and GLM-4V from then only (gemma3_mm.py,
-  glm4_1v.py); Qwen2-VL's own __init__ tests it already in 0.10.1.1 (qwen2_vl.py).
+  (vllm/model_executor/models/interfaces.py), Gemma 3, GLM-4V and InternVL from then only (gemma3_mm.py,
+  glm4_1v.py, internvl.py: images and videos both at 0); Qwen2-VL's own __init__ tests it already in 0.10.1.1 (qwen2_vl.py).
 - The profile run (vllm/v1/worker/gpu_model_runner.py, profile_run, 0.11.0 to 0.33.0) first runs
   the encoder on a batch of dummy items of the largest modality and keeps their outputs in the
   encoder cache while the language model's dummy pass and the sampler run; it clears them after.
@@ -114,7 +114,7 @@ def skips_tower(tower: Tower, s: Settings, rel: tuple[int, int], architecture: s
         return False
     if rel >= (0, 15) or rel >= (0, 10) and architecture.startswith("Qwen2VL"):
         return True
-    return rel >= (0, 11) and not architecture.startswith(("Gemma3", "Glm4v"))
+    return rel >= (0, 11) and not architecture.startswith(("Gemma3", "Glm4v", "InternVL"))
 
 
 def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[str]]:

@@ -36,7 +36,7 @@ from fractions import Fraction
 
 from calc import jsontext
 from calc.engine import kvlayout, weights
-from calc.engine.hfconfig import Shape
+from calc.engine.hfconfig import NO_PIPELINE, Shape
 from calc.units import InputError
 
 MAX_PP = 64
@@ -92,12 +92,16 @@ def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: 
     last = len(bounds) - 1
     if drafter:
         return (last,)
-    if path.startswith(("visual.", "vision_tower.", "vision_model.", "multi_modal_projector.")):
+    if path.startswith(("visual.", "vision_tower.", "vision_model.", "multi_modal_projector.", "mlp1.")):
         # the vision tower is built on every stage by the V1 model runner; only Model Runner V2 skips it
         # after the first (vllm/model_executor/models/interfaces.py, _mark_tower_model, 0.33.0)
         return tuple(range(len(bounds)))
     if path == "model.embed_tokens":
         return (0, last) if tied and last else (0,)
+    if path.startswith(("model.embed_tokens_per_layer", "model.per_layer_", "model.altup_projections.")):  # Gemma 3n: before the layers
+        return (0,)
+    if path.startswith("model.altup_unembed_projections."):
+        return (last,)
     if path in ("lm_head", "model.norm"):
         return (last,)
     m = _LAYER.match(path + ".")
@@ -426,6 +430,9 @@ def stage_weights(
     shape: Shape, tensors: list[weights.Tensor], pp: int, override: str | None = None, total_size: int | None = None, source: str = "index total_size"
 ) -> tuple[tuple[int, int], ...]:
     """The model's and the drafter's bytes on each stage, from one rank's tensors."""
+    if pp > 1 and shape.architecture in NO_PIPELINE:
+        raise InputError(f"--pipeline-parallel-size: found {pp}, expected 1: vLLM refuses pipeline parallel for {shape.architecture}, "
+                         "which does not implement SupportsPP (vllm/config/model.py verify_with_parallel_config)")  # fmt: skip
     counts = partition(len(shape.layers), pp, override)
     bounds = tuple((sum(counts[:n]), sum(counts[: n + 1])) for n in range(pp))
     quant = weights.quant_of(shape)

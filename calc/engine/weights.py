@@ -37,7 +37,24 @@ import fnmatch
 from dataclasses import dataclass
 from fractions import Fraction
 
-from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, MLP_ONLY, MOE_ONLY, NO_ATTENTION, SLIDING, ConfigError, Mlp, Shape, Tower, as_flag
+from calc.engine.hfconfig import (
+    CHUNKED,
+    FULL,
+    LINEAR,
+    MAMBA,
+    MLA,
+    MLP_ONLY,
+    MOE_ONLY,
+    NO_ATTENTION,
+    SHARED_FULL,
+    SHARED_SLIDING,
+    SLIDING,
+    ConfigError,
+    Mlp,
+    Shape,
+    Tower,
+    as_flag,
+)
 from calc.jsontext import Json, JsonObject
 from calc.units import InputError
 
@@ -220,6 +237,7 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     if not shape.tie_embeddings:
         out.append(Tensor("lm_head", vocab_rank, h))
     out.append(Tensor("model.norm", h))
+    out += _per_layer_inputs(shape, tp)
     for i, (kind, mlp) in enumerate(zip(shape.layers, shape.mlps, strict=True)):
         out += _layer(shape, f"model.layers.{i}", kind, mlp, tp)
     for j in range(shape.drafter_layers):
@@ -243,6 +261,39 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
             Tensor(f"model.layers.{first}.self_attn.rotary_emb.cos_sin_cache", rope.positions, rope.rotary_dim, dtype_bytes=rope.dtype_bytes, buffer=True)
         )
     return out
+
+
+def _per_layer_inputs(shape: Shape, tp: int) -> list[Tensor]:
+    """Gemma 3n's model-level tensors beyond the embedding (gemma3n.py Gemma3nSelfDecoder and
+    Gemma3nTextModel, 0.33.0): the per-layer embedding (VocabParallelEmbedding of
+    vocab_size_per_layer_input rows, num_hidden_layers x hidden_size_per_layer_input wide),
+    per_layer_model_projection (ColumnParallelLinear to that width), per_layer_projection_norm, and
+    altup_num_inputs - 1 AltUp projections in and as many out (ColumnParallelLinear of hidden_size),
+    all divided over the ranks but the norm."""
+    if not shape.per_layer:
+        return []
+    h, n = shape.hidden, shape.per_layer["altup"]
+    wide = len(shape.layers) * shape.per_layer["hidden"]
+    vocab = cdiv(cdiv(shape.per_layer["vocab"], VOCAB_PADDING) * VOCAB_PADDING, tp)
+    out = [Tensor("model.embed_tokens_per_layer", vocab, wide), Tensor("model.per_layer_model_projection", cdiv(wide, tp), h, linear=True),
+           Tensor("model.per_layer_projection_norm", shape.per_layer["hidden"])]  # fmt: skip
+    out += [Tensor(f"model.altup_projections.{i}", h // tp, h, linear=True) for i in range(n - 1)]
+    out += [Tensor(f"model.altup_unembed_projections.{i}", h // tp, h, linear=True) for i in range(n - 1)]
+    return out
+
+
+def _gemma3n_layer(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    """A Gemma 3n layer's own additions (gemma3n.py, 0.33.0): Gemma3nAltUp (correction_coefs,
+    prediction_coefs, modality_router, replicated; router_norm; correct_output_scale, float32),
+    Gemma3nLaurelBlock (linear_left column-, linear_right row-parallel; post_laurel_norm) and the
+    per-layer input gate and projection (ReplicatedLinear)."""
+    h, n, rank, hpl = shape.hidden, shape.per_layer["altup"], shape.per_layer["laurel"], shape.per_layer["hidden"]
+    return [Tensor(f"{p}.altup.correction_coefs", n, n), Tensor(f"{p}.altup.prediction_coefs", n * n, n),
+            Tensor(f"{p}.altup.modality_router", n, h), Tensor(f"{p}.altup.router_norm", h),
+            Tensor(f"{p}.altup.correct_output_scale", h, dtype_bytes=4),
+            Tensor(f"{p}.laurel.linear_left", cdiv(rank, tp), h, linear=True), Tensor(f"{p}.laurel.linear_right", h, cdiv(rank, tp), linear=True),
+            Tensor(f"{p}.laurel.post_laurel_norm", h),
+            Tensor(f"{p}.per_layer_input_gate", hpl, h, linear=True), Tensor(f"{p}.per_layer_projection", h, hpl, linear=True)]  # fmt: skip
 
 
 def tower_split(tower: Tower, tp: int) -> int:
@@ -322,6 +373,14 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
             ts += [t(f"{q}.norm1", d), t(f"{q}.norm2", d), t(f"{q}.attn.qkv", 3 * d // n, d), t(f"{q}.attn.proj", d, d // n),
                    t(f"{q}.mlp.gate_up_proj", 2 * out // n, d), t(f"{q}.mlp.down_proj", d, out // n)]  # fmt: skip
         return ts
+    if tower.kind == "gemma3n":
+        raise InputError(
+            "the Gemma 3n vision tower (timm's MobileNetV5, named by vision_config.architecture) and audio tower (a Conformer), built by "
+            'transformers\' AutoModel in gemma3n_mm.py, are not modeled: give --limit-mm-per-prompt \'{"image": 0, "audio": 0}\' '
+            "(vLLM 0.15.0 and later leave both unbuilt) to size the language model alone"
+        )
+    if tower.kind == "internvit":
+        return _internvit(tower, tp)
     if tower.kind == "siglip":
         p = "vision_tower.vision_model"
         ts = [t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch), t(f"{p}.embeddings.patch_embedding.bias", d),
@@ -354,12 +413,53 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
     return ts
 
 
+def _internvit(tower: Tower, tp: int) -> list[Tensor]:
+    """InternViT and mlp1 on one rank (intern_vit.py and internvl.py, 0.10.1.1 to 0.33.0). The MLP
+    (InternMLP: fc1 column-, fc2 row-parallel) is divided over the ranks unless --mm-encoder-tp-mode
+    data; the attention only where its heads divide over them: otherwise vLLM builds it whole on each
+    rank (0.33.0 InternParallelAttention with disable_tp; 0.10.1.1 to 0.13.0 InternSdpaAttention, two
+    nn.Linear), so InternViT-6B's 25 heads run whole at TP 2, 4 and 8 while its MLP is split. q_norm
+    and k_norm (RMSNorm over all heads) are whole on every rank; so are the embeddings and mlp1
+    (nn.LayerNorm and two nn.Linear)."""
+    d, i, out = tower.hidden, tower.intermediate, tower.out_hidden
+    m = 1 if tower.data_parallel else tp
+    a = 1 if tower.data_parallel or tower.heads % tp else tp
+    norm = 1 if tower.rms_norm else 2
+    wide = d * tower.merge**2
+
+    def t(path: str, rows: int, cols: int = 1) -> Tensor:
+        return Tensor(path, rows, cols, tower=True)
+
+    p = "vision_model"
+    ts = [t(f"{p}.embeddings.class_embedding", d), t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch),
+          t(f"{p}.embeddings.patch_embedding.bias", d), t(f"{p}.embeddings.position_embedding", tower.positions, d),
+          t("mlp1.0", 2 * wide), t("mlp1.1", out, wide), t("mlp1.1.bias", out), t("mlp1.3", out, out), t("mlp1.3.bias", out)]  # fmt: skip
+    for b in range(tower.depth):
+        q = f"{p}.encoder.layers.{b}"
+        ts += [t(f"{q}.norm1", norm * d), t(f"{q}.norm2", norm * d), t(f"{q}.ls1", d), t(f"{q}.ls2", d),
+               t(f"{q}.attn.qkv", 3 * d // a, d), t(f"{q}.attn.proj", d, d // a), t(f"{q}.attn.proj.bias", d),
+               t(f"{q}.mlp.fc1", i // m, d), t(f"{q}.mlp.fc1.bias", i // m), t(f"{q}.mlp.fc2", d, i // m), t(f"{q}.mlp.fc2.bias", d)]  # fmt: skip
+        if tower.qkv_bias:
+            ts.append(t(f"{q}.attn.qkv.bias", 3 * d // a))
+        if tower.qk_norm:
+            ts += [t(f"{q}.attn.q_norm", d), t(f"{q}.attn.k_norm", d)]
+    return ts
+
+
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
     h = shape.hidden
     # DeciLM builds no norm for a no-op attention; EXAONE 4.0 norms only after attention and the MLP
     out = [] if kind == NO_ATTENTION or shape.no_input_norm else [Tensor(f"{prefix}.input_layernorm", h)]
     if kind in (FULL, SLIDING, CHUNKED):
         out += _attention(shape, prefix + ".self_attn", tp)
+    elif kind in (SHARED_FULL, SHARED_SLIDING):
+        # gemma3n.py Gemma3nAttention, 0.30.0 to 0.33.0: a KV-shared layer builds q_proj alone (and o_proj, q_norm);
+        # 0.10.1.1 to 0.29.x build and load qkv_proj whole on every layer, k_proj and v_proj and k_norm too (not modeled)
+        heads_rank, d = shape.heads // tp, shape.head_dim
+        out += [Tensor(f"{prefix}.self_attn.q_proj", heads_rank * d, h, linear=True), Tensor(f"{prefix}.self_attn.o_proj", h, heads_rank * d, linear=True),
+                Tensor(f"{prefix}.self_attn.q_norm", d)]  # fmt: skip
+    if shape.per_layer:
+        out += _gemma3n_layer(shape, prefix, tp)
     elif kind == MLA:
         out += _mla(shape, prefix + ".self_attn", tp)
     elif kind == MAMBA:
