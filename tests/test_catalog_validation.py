@@ -259,7 +259,7 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
         "h100-pcie": "79.19", "h200": "139.81", "b200": "178.35", "rtx-pro-6000-blackwell": "94.97",
         "nvidia-l4": "22.03", "amd-mi300x": "191.98", "nvidia-a10g": "22.06",
         "nvidia-a40": "44.42", "rtx-a6000": "47.54", "rtx-6000-ada": "44.43", "nvidia-l40": "44.40",
-        "tesla-v100-32gb": "31.74", "nvidia-h20": "95.22", "rtx-4080-super": "15.57", "rtx-4070-ti-super": "15.56",
+        "tesla-v100-16gb": "15.77", "tesla-v100-32gb": "31.74", "nvidia-h20": "95.22", "rtx-4080-super": "15.57", "rtx-4070-ti-super": "15.56",
         "rtx-3080": "9.78", "rtx-5080": "15.48", "rtx-5070-ti": "15.47",
     }  # fmt: skip
     for box_id, gib in expected.items():
