@@ -962,6 +962,18 @@ def test_a_name_two_cards_share_lists_both() -> None:
         predict.find_box(boxes, "V100")
 
 
+def test_an_unknown_card_offers_the_ids_that_share_a_word() -> None:
+    """Past a short line's worth of ids the error offers those sharing a word with the name typed
+    (or the first) and the catalog's count: one line however many cards the catalog holds."""
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    with pytest.raises(InputError) as caught:
+        predict.find_box(boxes, "RTX 3070")
+    message = str(caught.value)
+    assert message.startswith("--gpu: found 'RTX 3070', expected one of rtx-5090-node, rtx-4090, ")
+    assert message.endswith(f" or another of the {len(boxes)} boxes of catalog/boxes.yaml") and len(message) < 300
+    assert all(i.startswith("rtx-") for i in message.split("expected one of ")[1].split(" or another")[0].split(", "))
+
+
 def test_the_added_cards_architecture_facts() -> None:
     """What the graphs read from a card's name (graphs.capture_of): Hopper for the H20 (FlashAttention 3),
     compute capability 12.x for the RTX 5080 and 5070 Ti (FlashInfer's XQA decode from v0.28.0), Volta

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from calc.catalog.entries import Box
+from calc.catalog.model import box_choices
 from calc.units import GiB, InputError, fmt, parse_size
 
 SMALLEST_CARD = GiB  # no card vLLM runs on has less; a smaller --total-memory is a unit left out (80 for 80 GiB)
@@ -66,7 +67,7 @@ def find_box(boxes: Mapping[str, Box], name: str) -> Box:
         return fits[0]
     if fits:
         raise InputError(f"--gpu: found {name!r}, which fits {' and '.join(str(b['id']) for b in fits)}; expected one of them")
-    raise InputError(f"--gpu: found {name!r}, expected one of {', '.join(boxes)}")
+    raise InputError(f"--gpu: found {name!r}, expected one of {box_choices(boxes, name)}")
 
 
 def _word_runs(box: Box) -> set[str]:
