@@ -464,3 +464,21 @@ def test_quantization_takes_any_case_as_the_command_line_does(catalog, default) 
     upper = calc_html.run(catalog, "before", {**default, "config": llama, "quantization": "FP8"})
     lower = calc_html.run(catalog, "before", {**default, "config": llama, "quantization": "fp8"})
     assert upper.valid and upper.figures == lower.figures
+
+
+ADDED_CARDS = ("nvidia-a40", "rtx-a6000", "rtx-6000-ada", "nvidia-l40", "tesla-v100-16gb", "tesla-v100-32gb", "nvidia-h20", "rtx-4080-super",
+               "rtx-4070-ti-super", "rtx-3080", "rtx-5080", "rtx-5070-ti")  # fmt: skip
+
+
+@pytest.mark.parametrize("box_id", ADDED_CARDS)
+def test_each_added_card_is_offered_and_runs(catalog, default, box_id: str) -> None:
+    """Each card is among the page's boxes, by its name; chosen, MemAvailable follows its total
+    (torch's: the catalog has no free reading of these cards) and the form runs."""
+    box = catalog.boxes[box_id]
+    (field,) = [f for f in before.fields(catalog) if f.name == "box"]
+    assert (box_id, box["name"], False) in field.options
+    moved = calc_html.changed(catalog, "before", "box", {**default, "box": box_id})
+    assert moved is not None
+    assert abs(parse_size(moved["values"]["before-available"]) - box["total_memory"].value) < 0.01 * GiB
+    out = calc_html.run(catalog, "before", {**default, "box": box_id, "overhead": "2 GiB", "available": moved["values"]["before-available"]})
+    assert out.valid and out.sections["before-verdict"]

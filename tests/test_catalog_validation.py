@@ -258,6 +258,9 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
     expected = {  # GiB as printed: torch's total_memory / 2^30, vLLM's 'total_gpu_memory' or start check
         "h100-pcie": "79.19", "h200": "139.81", "b200": "178.35", "rtx-pro-6000-blackwell": "94.97",
         "nvidia-l4": "22.03", "amd-mi300x": "191.98", "nvidia-a10g": "22.06",
+        "nvidia-a40": "44.42", "rtx-a6000": "47.54", "rtx-6000-ada": "44.43", "nvidia-l40": "44.40",
+        "tesla-v100-16gb": "15.77", "tesla-v100-32gb": "31.74", "nvidia-h20": "95.22", "rtx-4080-super": "15.57", "rtx-4070-ti-super": "15.56",
+        "rtx-3080": "9.78", "rtx-5080": "15.48", "rtx-5070-ti": "15.47",
     }  # fmt: skip
     for box_id, gib in expected.items():
         total = box_total(catalog.boxes[box_id])
@@ -269,6 +272,9 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
     assert catalog.boxes["h200"]["reported_total"].value == 143771 * 2**20
     assert catalog.boxes["rtx-pro-6000-blackwell"]["reported_total"].value == 97887 * 2**20
     assert catalog.boxes["nvidia-a10g"]["reported_total"].value == 23028 * 2**20
+    for box_id in ("nvidia-a40", "rtx-6000-ada", "nvidia-l40"):  # 48 GB with ECC on: nvidia-smi's 46,068 MiB
+        assert catalog.boxes[box_id]["reported_total"].value == 46068 * 2**20, box_id
+    assert catalog.boxes["rtx-4080-super"]["reported_total"].value == 16376 * 2**20
     # the GH200 keeps nothing but the driver's total (how v0.20.0 and later read the part is not settled): not sized
     assert box_total(catalog.boxes["gh200"]).kind == "driver" and catalog.boxes["gh200"]["reported_total"].value == 97871 * 2**20
     with pytest.raises(InputError, match="has no total as torch and vLLM report it"):

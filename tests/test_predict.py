@@ -14,6 +14,7 @@ import pytest
 
 from calc.checks import poolaccuracy, records
 from calc.engine import hfconfig, multimodal, predict
+from calc.engine.predict.cards import is_sm100, runs_flashinfer
 from calc.present import cli
 from calc.units import GiB, InputError, parse_size
 
@@ -931,11 +932,88 @@ def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
         ("MI300X", "amd-mi300x"),
         ("RTX 5090", "rtx-5090-node"),
         ("NVIDIA L40S", "l40s"),
+        ("A40", "nvidia-a40"),
+        ("a6000", "rtx-a6000"),
+        ("RTX 6000 Ada", "rtx-6000-ada"),
+        ("L40", "nvidia-l40"),
+        ("V100 32GB", "tesla-v100-32gb"),
+        ("V100 16GB", "tesla-v100-16gb"),
+        ("H20", "nvidia-h20"),
+        ("H200", "h200"),
+        ("4080 SUPER", "rtx-4080-super"),
+        ("4070 Ti SUPER", "rtx-4070-ti-super"),
+        ("RTX 3080", "rtx-3080"),
+        ("5080", "rtx-5080"),
+        ("5070 Ti", "rtx-5070-ti"),
     ],
 )
 def test_a_card_named_by_the_words_that_tell_it_apart(typed: str, box: str) -> None:
     """L4 is nvidia-l4, not the L40S whose id begins with the same letters: a run of whole words."""
     assert predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, typed)["id"] == box
+
+
+def test_a_name_two_cards_share_lists_both() -> None:
+    """'6000' is the RTX 6000 Ada and the RTX PRO 6000 Blackwell, not the RTX A6000 (its word is A6000);
+    'V100' is either V100."""
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    with pytest.raises(InputError, match="fits rtx-pro-6000-blackwell and rtx-6000-ada; expected one of them"):
+        predict.find_box(boxes, "6000")
+    with pytest.raises(InputError, match="fits tesla-v100-16gb and tesla-v100-32gb; expected one of them"):
+        predict.find_box(boxes, "V100")
+
+
+def test_an_unknown_card_offers_the_ids_that_share_a_word() -> None:
+    """Past a short line's worth of ids the error offers those sharing a word with the name typed
+    (or the first) and the catalog's count: one line however many cards the catalog holds."""
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    with pytest.raises(InputError) as caught:
+        predict.find_box(boxes, "RTX 3070")
+    message = str(caught.value)
+    assert message.startswith("--gpu: found 'RTX 3070', expected one of rtx-5090-node, rtx-4090, ")
+    assert message.endswith(f" or another of the {len(boxes)} boxes of catalog/boxes.yaml") and len(message) < 300
+    assert all(i.startswith("rtx-") for i in message.split("expected one of ")[1].split(" or another")[0].split(", "))
+
+
+def test_the_added_cards_architecture_facts() -> None:
+    """What the graphs read from a card's name (graphs.capture_of): Hopper for the H20 (FlashAttention 3),
+    compute capability 12.x for the RTX 5080 and 5070 Ti (FlashInfer's XQA decode from v0.28.0), Volta
+    for the V100 (Triton attends: not FlashInfer even with an fp8 cache), and Ampere or Ada elsewhere
+    (FlashAttention 2, FlashInfer with an fp8 cache)."""
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    card = {b: predict.card_of_box(boxes[b]) for b in ADDED_CARDS}
+    qwen = _shape("qwen3-8b")
+    for box_id, c in card.items():
+        assert predict.is_hopper(c.name) == (box_id == "nvidia-h20"), box_id
+        assert predict.is_sm120(c.name) == (box_id in ("rtx-5080", "rtx-5070-ti")), box_id
+        assert not is_sm100(c.name) and c.vendor == "nvidia" and not c.unified and not c.nvls, box_id
+        assert runs_flashinfer(c, "auto") is False, box_id
+        assert runs_flashinfer(c, "fp8") is (box_id not in ("nvidia-h20", "tesla-v100-16gb", "tesla-v100-32gb")), box_id
+    assert predict.capture_of(qwen, card["nvidia-h20"], "auto", 0).fa3
+    assert not predict.capture_of(qwen, card["nvidia-a40"], "auto", 0).fa3
+    volta = predict.capture_of(qwen, card["tesla-v100-32gb"], "fp8", 3)
+    assert not volta.flashinfer and volta.full_spec_decode and not volta.fa3
+
+
+ADDED_CARDS = ("nvidia-a40", "rtx-a6000", "rtx-6000-ada", "nvidia-l40", "tesla-v100-16gb", "tesla-v100-32gb", "nvidia-h20", "rtx-4080-super",
+               "rtx-4070-ti-super", "rtx-3080", "rtx-5080", "rtx-5070-ti")  # fmt: skip
+
+
+@pytest.mark.parametrize("box_id", ADDED_CARDS)
+def test_each_added_card_gives_a_verdict_end_to_end(box_id: str, capsys) -> None:
+    """Qwen3-8B at 8,192 tokens on each card: a pool where the weights leave room (the 48 GB and larger
+    cards, the V100 32GB), vLLM's refusal on the 16 GB and 10 GB ones, and an fp8 checkpoint's pool on the
+    16 GB cards of compute capability 8.0 and later (a V100 has no fp8 kernels to run it)."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", "--gpu", box_id, "--json"]
+    r = _json(argv, capsys)
+    total = cli.load_dir(cli.CATALOG_DIR).boxes[box_id]["total_memory"].value
+    assert r["total_memory_bytes"] == total
+    if total > 30 * 2**30:
+        assert r["verdict"] == "starts" and r["pool_bytes"] > 0
+    else:
+        assert r["verdict"] in ("no KV memory", "weights do not fit") and r["pool_bytes"] is None
+    if 15 * 2**30 < total < 30 * 2**30 and "v100" not in box_id:
+        fp8 = _json([*argv, "--quantization", "fp8"], capsys)
+        assert fp8["verdict"] == "starts" and fp8["pool_bytes"] > 0
 
 
 def test_cli_without_a_card_answers_as_before(capsys) -> None:

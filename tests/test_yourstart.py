@@ -3,6 +3,7 @@ typed figures and pasted memory readings; every figure worked out by hand below.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 from html import unescape
 from pathlib import Path
@@ -204,6 +205,19 @@ def test_a_log_from_another_card_is_not_gated_on_the_default_box(catalog) -> Non
     assert picked["values"]["yourstart-box"] == "rtx-5090-node"
     assert picked["sources"]["yourstart-box-src"].startswith("The log&#x27;s total, 31.40 GiB (log line 1), is the RTX 5090 node&#x27;s")
     assert html.run(catalog, "yourstart", {**raw, "box": "rtx-5090-node"}).valid
+
+
+def test_a_printed_total_fits_the_boxes_within_their_reading(catalog) -> None:
+    """A box whose total torch and vLLM print matches a log within 1%: the RTX 5090 node's 31.36 GiB
+    takes a 31.40 GiB log and the V100 32GB's 31.74 GiB does not; the 48 GB cards with ECC on print
+    44.40 to 44.43 GiB and all fit one another's log; a driver's or specification's total keeps 5%."""
+    from calc.present.calculators.yourstart import boxes_of_total
+
+    gib = lambda text: round(Decimal(text) * 2**30)  # noqa: E731
+    assert boxes_of_total(catalog, gib("31.40")) == ["rtx-5090-node"]
+    assert set(boxes_of_total(catalog, gib("44.42"))) == {"l40s", "nvidia-a40", "rtx-6000-ada", "nvidia-l40"}
+    assert set(boxes_of_total(catalog, gib("15.57"))) == {"rtx-4080-super", "rtx-4070-ti-super", "rtx-5080", "rtx-5070-ti"}
+    assert boxes_of_total(catalog, gib("93.00")) == ["gh200"]  # its driver's 97,871 MiB, within 5%
 
 
 def test_a_total_several_boxes_share_is_asked_for(catalog) -> None:

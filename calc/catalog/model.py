@@ -3,6 +3,7 @@ cross-references and the figures' context (a start's date and generation) resolv
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar, cast
 
@@ -30,6 +31,21 @@ class Catalog:
         """What it holds, counted: its full contents would run to hundreds of kB in a traceback
         or in a log line that prints it (the page templates' debug output does)."""
         return "Catalog(" + ", ".join(f"{len(getattr(self, f))} {f}" for f in field_names(self) if f != "policy") + ")"
+
+
+CHOICES_SHOWN = 8  # box ids an error offers once all of them no longer fit its one line
+
+
+def box_choices(ids: Iterable[str], typed: str | None = "") -> str:
+    """The box ids an error offers for a name it did not find: all of them while they fit a short
+    line; past that, those that share a word with what was typed (or the first), and how many
+    catalog/boxes.yaml holds, so that the error stays one readable line as the catalog grows."""
+    every = list(ids)
+    if len(", ".join(every)) <= 240:
+        return ", ".join(every)
+    words = {w for w in re.split(r"[^a-z0-9]+", (typed or "").lower()) if w}
+    near = [i for i in every if words & set(i.split("-"))]
+    return f"{', '.join((near or every)[:CHOICES_SHOWN])} or another of the {len(every)} boxes of catalog/boxes.yaml"
 
 
 def _by_id(file: str, section: str, items: list[_Entry]) -> dict[str, _Entry]:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from calc.catalog.entries import Box
+from calc.catalog.model import box_choices
 from calc.units import GiB, InputError, fmt, parse_size
 
 SMALLEST_CARD = GiB  # no card vLLM runs on has less; a smaller --total-memory is a unit left out (80 for 80 GiB)
@@ -66,7 +67,7 @@ def find_box(boxes: Mapping[str, Box], name: str) -> Box:
         return fits[0]
     if fits:
         raise InputError(f"--gpu: found {name!r}, which fits {' and '.join(str(b['id']) for b in fits)}; expected one of them")
-    raise InputError(f"--gpu: found {name!r}, expected one of {', '.join(boxes)}")
+    raise InputError(f"--gpu: found {name!r}, expected one of {box_choices(boxes, name)}")
 
 
 def _word_runs(box: Box) -> set[str]:
@@ -91,6 +92,7 @@ def is_hopper(card_name: str) -> bool:
 
 SM100 = ("b200", "b300", "gb200", "gb300")  # compute capability 10.x, data-center Blackwell (not GB10, RTX PRO 6000 or Thor)
 TURING = ("t4",)  # compute capability 7.5: below FlashAttention's 8.0
+VOLTA = ("v100",)  # compute capability 7.0: below FlashAttention's 8.0 and FlashInfer's 7.5 as well
 
 
 def is_sm100(card_name: str) -> bool:
@@ -112,10 +114,14 @@ def runs_flashinfer(card: Card, kv_cache_dtype: str) -> bool | None:
     first on data-center Blackwell and FlashAttention elsewhere; FlashAttention needs compute
     capability 8.0 and takes an fp8 KV cache only as FA3 on Hopper (v1/attention/backends/
     flash_attn.py supports_compute_capability, supports_kv_cache_dtype), so a Turing card, or an fp8
-    cache off Hopper, runs FlashInfer. None for a card known by its total alone, or not NVIDIA's."""
+    cache off Hopper, runs FlashInfer. A Volta card runs neither (FlashInfer's supports_compute_capability
+    asks 7.5 or more, 8.0 in v0.33.0): the next in the list, Triton, attends and captures whole, as
+    FlashAttention does. None for a card known by its total alone, or not NVIDIA's."""
     if card.id == "given" or card.vendor != "nvidia":
         return None
     name = card.name
+    if any(k in _key(name) for k in VOLTA):
+        return False
     return is_sm100(name) or any(k in _key(name) for k in TURING) or (kv_cache_dtype.startswith("fp8") and not is_hopper(name))
 
 

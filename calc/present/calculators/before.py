@@ -14,7 +14,7 @@ from typing import Any
 
 from calc.answers import report
 from calc.catalog.entries import Box
-from calc.catalog.model import Catalog
+from calc.catalog.model import Catalog, box_choices
 from calc.catalog.spec import Figure
 from calc.checks import modeled
 from calc.engine import derive, gate, hfconfig, kvlayout, lora, offload, predict
@@ -280,7 +280,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     errors: dict[str, str] = {}
     box_id = str(raw.get("box", ""))
     if box_id not in catalog.boxes:
-        errors["box"] = f"{LABELS['box']}: found {box_id or 'nothing'!r}, expected one of {', '.join(catalog.boxes)}"
+        errors["box"] = f"{LABELS['box']}: found {box_id or 'nothing'!r}, expected one of {box_choices(catalog.boxes, box_id)}"
     dtype = str(raw.get("kv_cache_dtype", "auto"))
     if dtype not in DTYPES:
         errors["kv_cache_dtype"] = f"{short(LABELS['kv_cache_dtype'])}: found {dtype!r}, expected one of {', '.join(DTYPES)}"

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from calc.answers import report
 from calc.catalog.entries import Box
-from calc.catalog.model import Catalog
+from calc.catalog.model import Catalog, box_choices
 from calc.catalog.spec import Figure
 from calc.engine import budget, derive, fraction
 from calc.jsontext import JsonObject
@@ -109,7 +109,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     errors: dict[str, str] = {}
     box_id = str(raw.get("box", "")).strip()
     if box_id not in catalog.boxes:
-        errors["box"] = f"{labels['box']}: found {box_id or 'nothing'!r}, expected one of {', '.join(catalog.boxes)}"
+        errors["box"] = f"{labels['box']}: found {box_id or 'nothing'!r}, expected one of {box_choices(catalog.boxes, box_id)}"
     residents = []
     for n in range(1, PLAN_ROWS + 1):
         model_id = str(raw.get(f"model_{n}", "")).strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from calc.answers import report
-from calc.catalog.model import Catalog
+from calc.catalog.model import Catalog, box_choices
 from calc.engine import derive, fraction
 from calc.present.commands.common import _frac, _int, meminfo_available
 from calc.units import InputError, fmt
@@ -14,7 +14,7 @@ from calc.units import InputError, fmt
 def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
     box = catalog.boxes.get(args.box)
     if box is None:
-        raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
+        raise InputError(f"--box: found {args.box!r}, expected one of {box_choices(catalog.boxes, args.box)}")
     total = _int(args, "total") if args.total else derive.box_total(box)[0].size
     if total <= 0:
         raise InputError(f"--total: found {args.total!r}, expected a size above zero")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from calc.catalog.model import Catalog
+from calc.catalog.model import Catalog, box_choices
 from calc.present.commands.common import _flag, _int
 from calc.units import InputError, fmt
 
@@ -129,7 +129,7 @@ def cmd_ingest(catalog: Catalog, args: argparse.Namespace) -> object:
         if args.id is not None and (not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", args.id) or args.id in catalog.deployments):
             raise InputError(f"--id: found {args.id!r}, expected a new id of lower-case letters, digits, dots and dashes")
         if not args.box or args.box not in catalog.boxes:
-            raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)} (the box the log was taken on)")
+            raise InputError(f"--box: found {args.box!r}, expected one of {box_choices(catalog.boxes, args.box)} (the box the log was taken on)")
         from calc.present.calculators import yourstart
 
         wrong = yourstart.box_mismatch(catalog, args.box, reading)  # a box whose total is not the log's: no entry written

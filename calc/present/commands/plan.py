@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from calc.answers import report
-from calc.catalog.model import Catalog
+from calc.catalog.model import Catalog, box_choices
 from calc.engine import derive, fraction
 from calc.present.commands.common import _int
 from calc.units import InputError, fmt, parse_fraction, parse_size, printed_sum, shown
@@ -16,7 +16,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
 
     box = catalog.boxes.get(args.box)
     if box is None:
-        raise InputError(f"--box: found {args.box!r}, expected one of {', '.join(catalog.boxes)}")
+        raise InputError(f"--box: found {args.box!r}, expected one of {box_choices(catalog.boxes, args.box)}")
     total = derive.box_total(box)[0].size
     residents = []
     for spec in args.model or []:

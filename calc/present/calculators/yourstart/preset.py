@@ -90,6 +90,10 @@ def defaults(catalog: Catalog) -> Defaults:
 # A log's total GPU memory and a box's total agree within this share when the log can be the
 # box's: CUDA's total sits a little under nvidia-smi's and a specification's capacity.
 TOTAL_MATCH = Fraction(5, 100)
+# Where the box's total is itself the one torch and vLLM print, it moves only with the driver: a
+# few hundredths of a GiB, 0.65% under WSL2 on the RTX PRO 6000 (catalog/boxes.yaml). Within 5%
+# a 32 GB RTX 5090's 31.40 GiB would also be a V100 32GB's 31.74.
+ENGINE_TOTAL_MATCH = Fraction(1, 100)
 PRESET_HINTS = {
     "log": "Empty: the preset's figures are used",
     "serving": "Empty: the overhead comes from the preset",
@@ -101,8 +105,15 @@ OWN_HINTS = {
 
 
 def boxes_of_total(catalog: Catalog, total: int) -> list[str]:
-    """The catalog's boxes whose total is the one a log printed, within TOTAL_MATCH."""
-    return [b for b, box in catalog.boxes.items() if abs(total - derive.box_total(box).figure.size) <= TOTAL_MATCH * derive.box_total(box).figure.size]
+    """The catalog's boxes whose total is the one a log printed: within ENGINE_TOTAL_MATCH of a total
+    torch and vLLM print, within TOTAL_MATCH of the driver's or the specification's."""
+    found = []
+    for box_id, box in catalog.boxes.items():
+        best = derive.box_total(box)
+        share = ENGINE_TOTAL_MATCH if best.kind == "engine" else TOTAL_MATCH
+        if abs(total - best.figure.size) <= share * best.figure.size:
+            found.append(box_id)
+    return found
 
 
 def box_mismatch(catalog: Catalog, box_id: str, reading: Any) -> str | None:

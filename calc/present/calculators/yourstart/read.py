@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from calc.answers import meminfo, yourstart
 from calc.answers.yourstart import Given, YourStart
-from calc.catalog.model import Catalog
+from calc.catalog.model import Catalog, box_choices
 from calc.engine import derive
 from calc.logs.figures import LogReading
 from calc.present.calculators.form import short, take
@@ -130,7 +130,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, S
             errors["log"] = f"{short(LABELS['log'])}: this build has no log reader; type the weights, overhead and bytes per token instead"
     box_id = str(raw.get("box", "")).strip()
     if box_id != OTHER_BOX and box_id not in catalog.boxes:
-        errors["box"] = f"{LABELS['box']}: found {box_id or 'nothing'!r}, expected one of {', '.join(catalog.boxes)} or {OTHER_BOX}"
+        errors["box"] = f"{LABELS['box']}: found {box_id or 'nothing'!r}, expected one of {box_choices(catalog.boxes, box_id)} or {OTHER_BOX}"
     elif not str(raw.get("total", "")).strip() and (mismatch := box_mismatch(catalog, box_id, reading)):
         errors["box"] = mismatch
     chosen = str(raw.get("preset", "")).strip()
