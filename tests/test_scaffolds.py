@@ -134,13 +134,14 @@ def test_a_new_architecture_is_registered_with_its_config_and_case(copy: Path) -
     assert '  granite-3.3-8b-instruct:\n    model: "ibm-granite/granite-3.3-8b-instruct"' in (copy / "models/configs/SOURCES.yaml").read_text()
     assert '- name: "granite-3.3-8b-instruct"\n  architecture: "GraniteForCausalLM"\n  tp: 1' in (copy / "tests/data/architectures.yaml").read_text()
     tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_architecture_cases.py"],
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "tests/test_architecture_cases.py"],
         cwd=copy,
         capture_output=True,
         text=True,
         timeout=300,
     )
-    assert tests.returncode == 0 and "5 passed" in tests.stdout, tests.stdout[-3000:]
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    assert "test_config_reads_as_its_class_with_its_bytes_a_token[granite-3.3-8b-instruct] PASSED" in tests.stdout, tests.stdout[-3000:]
 
 
 def test_an_architecture_whose_bytes_are_wrong_leaves_nothing(copy: Path) -> None:
