@@ -132,13 +132,36 @@ def browser():
 # --- helpers the model tests share ---------------------------------------------------------------
 
 
+def config_path(name: str) -> Path:
+    """models/configs/<name>/config.json, a shipped config; else tests/data/configs/<name>/config.json,
+    a test fixture (a config quoted in part, or without a citable address)."""
+    shipped = ROOT / "models" / "configs" / name / "config.json"
+    return shipped if shipped.exists() else ROOT / "tests" / "data" / "configs" / name / "config.json"
+
+
+def config_text(name: str) -> str:
+    return config_path(name).read_text(encoding="utf-8")
+
+
 def config_shape(name: str):
-    """The config model's reading of models/configs/<name>/config.json."""
+    """The config model's reading of a shipped config or a test fixture (config_path)."""
     import json
 
     from calc.engine import hfconfig
 
-    return hfconfig.shape(json.loads((ROOT / "models" / "configs" / name / "config.json").read_text()), name)
+    return hfconfig.shape(json.loads(config_text(name)), name)
+
+
+def parameters(s, tp: int = 1, tower: bool | None = None, drafter: bool | None = None) -> int:
+    """The parameters a rank holds as calc/engine/weights.py lists its tensors (buffers left out), of
+    the tower or the rest where `tower` says, of the drafter or the rest where `drafter` says."""
+    from calc.engine import weights
+
+    return sum(
+        t.rows * t.cols * t.count
+        for t in weights.tensors(s, tp)
+        if not t.buffer and (tower is None or t.tower == tower) and (drafter is None or t.drafter == drafter)
+    )
 
 
 def cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:

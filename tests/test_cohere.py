@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_calc
+from conftest import parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, ranks, weights
@@ -41,8 +41,7 @@ def shape(config: dict | None = None) -> hfconfig.Shape:
     return hfconfig.shape(config or data(), NAME)
 
 
-def count(s: hfconfig.Shape, tp: int = 1) -> int:
-    return sum(t.rows * t.cols * t.count for t in weights.tensors(s, tp) if not t.buffer)
+count = parameters
 
 
 # A layer: one input norm (a parallel block: no post-attention norm), q/k/v/o of 64 heads of 128 without

@@ -12,37 +12,21 @@ deepseek-ai/DeepSeek-V3.2 from a local copy). The same report sums the checkpoin
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from conftest import run_calc
+from conftest import config_path, config_shape, config_text, parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, ranks, weights
 
-CONFIGS = Path(__file__).resolve().parent.parent / "models" / "configs"
-FIXTURES = Path(__file__).resolve().parent / "data" / "configs"
 DSV32, SUPER, ULTRA = "deepseek-v3.2", "llama-3.3-nemotron-super-49b-v1", "llama-3.1-nemotron-ultra-253b-v1"
 
 
-def path(name: str) -> Path:
-    return (FIXTURES if name == DSV32 else CONFIGS) / name / "config.json"
-
-
-def text(name: str) -> str:
-    return path(name).read_text()
-
-
-def shape(name: str) -> hfconfig.Shape:
-    return hfconfig.shape(json.loads(text(name)), name)
+path, text, shape = config_path, config_text, config_shape
 
 
 def count(s: hfconfig.Shape, tp: int = 1, drafter: bool = False) -> int:
-    return sum(t.rows * t.cols * t.count for t in weights.tensors(s, tp) if not t.buffer and t.drafter == drafter)
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
+    return parameters(s, tp, drafter=drafter)
 
 
 # --- DeepSeek V3.2: 61 MLA layers, each with a lightning indexer (64 heads of 128), and one MTP layer ---

@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_calc
+from conftest import parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, ranks, weights
@@ -44,8 +44,7 @@ def shape(name: str) -> hfconfig.Shape:
     return hfconfig.shape(data(name), name)
 
 
-def count(s: hfconfig.Shape, tp: int = 1) -> int:
-    return sum(t.rows * t.cols * t.count for t in weights.tensors(s, tp) if not t.buffer)
+count = parameters
 
 
 # --- ERNIE-4.5-21B-A3B: 28 layers, layer 0 dense, 27 MoE layers of 64 experts and 2 shared ---

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import run_calc
+from conftest import parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, multimodal, weights
@@ -39,8 +39,7 @@ def text_only() -> hfconfig.Shape:
     return s
 
 
-def count(s: hfconfig.Shape, tp: int = 1) -> int:
-    return sum(t.rows * t.cols * t.count for t in weights.tensors(s, tp) if not t.buffer)
+count = parameters
 
 
 H, V, V_LAYER, HPL, L, N, RANK, INTER, D = 2048, 262400, 262144, 256, 35, 4, 64, 16384, 256

@@ -12,33 +12,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from conftest import run_calc
+from conftest import config_path, config_shape, config_text, parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, weights
+from calc.engine.weights import cdiv
 
-CONFIGS = Path(__file__).resolve().parent.parent / "models" / "configs"
-FIXTURES = Path(__file__).resolve().parent / "data" / "configs"
 GRANITE, SCOUT, MAVERICK = "granite-4.0-h-tiny", "llama-4-scout-17b-16e-instruct", "llama-4-maverick-17b-128e-instruct"
 
 
-def path(name: str) -> Path:
-    return (FIXTURES if name == GRANITE else CONFIGS) / name / "config.json"
+path, text, shape = config_path, config_text, config_shape
 
 
-def text(name: str) -> str:
-    return path(name).read_text()
-
-
-def shape(name: str) -> hfconfig.Shape:
-    return hfconfig.shape(json.loads(text(name)), name)
-
-
-def count(s: hfconfig.Shape, tp: int = 1, tower: bool | None = None) -> int:
-    return sum(t.rows * t.cols * t.count for t in weights.tensors(s, tp) if not t.buffer and (tower is None or t.tower == tower))
+count = parameters
 
 
 # --- Granite 4.0-H-Tiny: 36 Mamba2 layers, 4 attention, 64 experts (6 a token) and a shared MLP ---
@@ -127,10 +115,6 @@ def test_granite_tiny_kv_and_state_by_release() -> None:
     # prefix caching asked for on 0.15.0 to 0.27.1: "all" mode, as kvlayout.MAMBA_PREFIX_CACHING lists the class
     assert kvlayout.mamba_cache_mode(s, kvlayout.version("0.26.0"), prefix_caching=True) == "all"
     assert kvlayout.mamba_cache_mode(s, kvlayout.version("0.26.0")) == "none"
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 # --- Llama 4 Scout and Maverick ---

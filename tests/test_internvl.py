@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import run_calc
+from conftest import parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, multimodal, weights
@@ -28,8 +28,7 @@ def shape(name: str = "internvl3-1b") -> hfconfig.Shape:
     return hfconfig.shape(json.loads((CONFIGS / name / "config.json").read_text()), name)
 
 
-def count(s: hfconfig.Shape, tp: int = 1, tower: bool | None = None) -> int:
-    return sum(t.rows * t.cols * t.count for t in weights.tensors(s, tp) if not t.buffer and (tower is None or t.tower == tower))
+count = parameters
 
 
 # --- InternVL3-1B: Qwen2.5-0.5B's 24 layers under llm_config, InternViT-300M's 24 blocks of 1,024 ---

@@ -20,35 +20,20 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import run_calc
+from conftest import config_path, config_shape, config_text, parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, multimodal, weights
 from calc.units import InputError
 
 CONFIGS = Path(__file__).resolve().parent.parent / "models" / "configs"
-FIXTURES = Path(__file__).resolve().parent / "data" / "configs"
 QWEN, GLM, GLM41 = "qwen2-vl-7b-instruct", "glm-4.5v", "glm-4.1v-9b-thinking"
 
 
-def path(name: str) -> Path:
-    return (FIXTURES if name == GLM41 else CONFIGS) / name / "config.json"
+path, text, shape = config_path, config_text, config_shape
 
 
-def text(name: str) -> str:
-    return path(name).read_text()
-
-
-def shape(name: str) -> hfconfig.Shape:
-    return hfconfig.shape(json.loads(text(name)), name)
-
-
-def count(s: hfconfig.Shape, tp: int = 1, tower: bool | None = None) -> int:
-    return sum(t.rows * t.cols * t.count for t in weights.tensors(s, tp) if not t.buffer and (tower is None or t.tower == tower))
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
+count = parameters
 
 
 # --- Qwen2-VL-7B-Instruct: Qwen2's 28 layers and a 32-block tower of 1,280 ---
