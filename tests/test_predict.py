@@ -1393,3 +1393,17 @@ def test_the_fixes_keep_the_drafter_when_the_tp_changes(capsys) -> None:
     argv = ["model", "models/configs/qwen3.6-35b-a3b/config.json", "--speculative-tokens", "3", "--gpu", "h100-sxm", "--json"]
     fix = next(f for f in _json(argv, capsys)["fixes"] if f["flags"] == "--tensor-parallel-size 2")
     assert fix["available_kv_bytes"] == _json([*argv, "--tensor-parallel-size", "2"], capsys)["available_kv_bytes"]
+
+
+def test_a_turing_card_runs_flashinfer_until_its_floor_rose() -> None:
+    """A T4 (7.5): FlashInfer up to v0.32, the only backend there for an attention model; from v0.33.0
+    FlashInfer asks 8.0 (flashinfer.py supports_compute_capability) and Triton attends, capturing the
+    full graphs FlashInfer without TRT-LLM's decode left out with drafts."""
+    from calc.catalog.loader import load_dir
+
+    t4 = predict.card_of_box(load_dir(ROOT / "catalog").boxes["tesla-t4"])
+    assert runs_flashinfer(t4, "auto", (0, 32)) is True
+    assert runs_flashinfer(t4, "auto", (0, 33)) is False
+    qwen = _shape("qwen3-8b")
+    assert not predict.capture_of(qwen, t4, "auto", 2, (0, 32)).full_spec_decode
+    assert predict.capture_of(qwen, t4, "auto", 2, (0, 33)).full_spec_decode

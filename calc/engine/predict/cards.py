@@ -108,7 +108,7 @@ def is_sm120(card_name: str) -> bool:
     return any(k in _key(card_name) for k in SM120)
 
 
-def runs_flashinfer(card: Card, kv_cache_dtype: str) -> bool | None:
+def runs_flashinfer(card: Card, kv_cache_dtype: str, rel: tuple[int, int] | None = None) -> bool | None:
     """Whether vLLM's attention backend for a non-MLA model on this card is FlashInfer (vllm/platforms/
     cuda.py _get_backend_priorities and the backends' checks, v0.20.0 to v0.33.0): FlashInfer comes
     first on data-center Blackwell and FlashAttention elsewhere; FlashAttention needs compute
@@ -116,11 +116,13 @@ def runs_flashinfer(card: Card, kv_cache_dtype: str) -> bool | None:
     flash_attn.py supports_compute_capability, supports_kv_cache_dtype), so a Turing card, or an fp8
     cache off Hopper, runs FlashInfer. A Volta card runs neither (FlashInfer's supports_compute_capability
     asks 7.5 or more, 8.0 in v0.33.0): the next in the list, Triton, attends and captures whole, as
-    FlashAttention does. None for a card known by its total alone, or not NVIDIA's."""
+    FlashAttention does; so does a Turing card from v0.33.0, where FlashInfer's floor is raised to 8.0
+    ("FlashInfer supports SM75+, but is currently broken on SM75", flashinfer.py). None for a card
+    known by its total alone, or not NVIDIA's. `rel` None: the newest release read."""
     if card.id == "given" or card.vendor != "nvidia":
         return None
     name = card.name
-    if any(k in _key(name) for k in VOLTA):
+    if any(k in _key(name) for k in VOLTA) or ((rel is None or rel >= (0, 33)) and any(k in _key(name) for k in TURING)):
         return False
     return is_sm100(name) or any(k in _key(name) for k in TURING) or (kv_cache_dtype.startswith("fp8") and not is_hopper(name))
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from calc.engine import kvlayout
 from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
 from calc.engine.predict.cards import Card, is_hopper, is_sm100, is_sm120, runs_flashinfer
+from calc.engine.predict.defaults import LATEST
 from calc.engine.predict.terms import Term
 from calc.units import fmt
 
@@ -238,7 +239,7 @@ V2_ARCHITECTURES: tuple[tuple[tuple[int, int], frozenset[str]], ...] = (
 V2_ESTIMATE_FROM = (0, 29)  # vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory: V2's own estimate from v0.29.0
 
 
-def capture_of(shape: Shape, card: Card, kv_cache_dtype: str, speculative_tokens: int) -> Capture:
+def capture_of(shape: Shape, card: Card, kv_cache_dtype: str, speculative_tokens: int, rel: tuple[int, int] = LATEST) -> Capture:
     """The graphs' inputs from the card and the settings. FlashInfer captures a speculative decode step
     whole only with TRT-LLM's decode kernels, on data-center Blackwell (v1/attention/backends/
     flashinfer.py get_cudagraph_support: UNIFORM_BATCH there, UNIFORM_SINGLE_TOKEN_DECODE elsewhere,
@@ -247,7 +248,7 @@ def capture_of(shape: Shape, card: Card, kv_cache_dtype: str, speculative_tokens
     An MLA model runs an MLA backend, which this rule leaves as captured whole; so does a card
     known by its total alone."""
     sm100 = is_sm100(card.name)
-    runs = runs_flashinfer(card, kv_cache_dtype)
+    runs = runs_flashinfer(card, kv_cache_dtype, rel)
     flashinfer = bool(runs) and MLA not in shape.layers
     fa3 = runs is False and is_hopper(card.name)  # FlashAttention first on Hopper, FA3 there (fa_utils.py get_flash_attn_version)
     return Capture(speculative_tokens, sm100, flashinfer, is_sm120(card.name), fa3)

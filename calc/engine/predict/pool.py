@@ -223,7 +223,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         )
     nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version))
     v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
-    capture = capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens)
+    capture = capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
     if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
         raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")
