@@ -103,6 +103,9 @@ def test_every_calculator_reads_at_every_width_once_python_has_loaded(browser, b
                 "t => { const a = document.getElementById('yourstart-log'); a.value = t; a.dispatchEvent(new Event('input', { bubbles: true })); }",
                 LOG.read_text(),
             )
+            # its total, 44.42 GiB, fits four cards of 48 GB: the page asks which, and the reader picks the L40S it ran on
+            page.wait_for_function("document.getElementById('yourstart-box-src').textContent.includes('choose the one it was taken on')")
+            page.select_option("#yourstart-box", "l40s")
             page.wait_for_function("document.querySelector('#yourstart-result .calc-line') !== null")
             line = page.locator("#yourstart-result .calc-line").first
             assert line.get_attribute("role") == "region" and line.get_attribute("tabindex") == "0" and line.get_attribute("aria-label").startswith("Log line ")
@@ -266,7 +269,12 @@ def test_before_the_first_start_predicts_the_pool_on_a_discrete_card(browser, ba
         defaults = calc_html.defaults_of(catalog, "before").values
         moved = calc_html.changed(catalog, "before", "box", {**defaults, "box": "h100-sxm"})
         assert moved is not None
-        raw = {**defaults, "box": "h100-sxm", **{k.removeprefix("before-"): v for k, v in moved["values"].items()}, "engine_version": "0.19.0"}
+        raw = {
+            **defaults,
+            "box": "h100-sxm",
+            **{k.removeprefix("before-").replace("-", "_"): v for k, v in moved["values"].items()},
+            "engine_version": "0.19.0",
+        }
         expected = calc_html.run(catalog, "before", raw)
         assert expected.valid and "pool" in expected.figures
         assert figures_on(page, "before") == expected.figures
