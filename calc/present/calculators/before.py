@@ -614,7 +614,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
                      + fig("concurrency", fmt(p.max_concurrency, "x"))))  # fmt: skip
         rows.append(("Longest max_model_len that starts", fig("largest_len", fmt(p.largest_max_model_len, "tokens"))))
     starts = p.verdict == "starts"
-    rows.append(("vLLM's verdict", badge(starts, "starts", "refused") + " " + fig("verdict", p.verdict) + esc(f": {p.reason}")))
+    said = fig("verdict", p.verdict)  # "starts", or the check that refuses the start
+    rows.append(("vLLM's verdict", (badge(True, said) if starts else badge(False) + " " + said) + esc(f": {p.reason}")))
     if found:
         fixes = [(esc(f.change), esc(f.flags), fig(f"fix_{n}", fmt(f.prediction.available_kv_bytes, "GiB"))) for n, f in enumerate(found)]
         rows.append(("The least changes that pass, each predicted again", table(("Change", "Flags", "Pool a rank"), fixes, "Settings that start")))
