@@ -62,7 +62,7 @@ from calc.engine.predict.graphs import (
     mamba_graphs,
     model_runner_v2,
 )
-from calc.engine.predict.pool import Given, Prediction, StagePool, Start, batch_on, check_start, predict, scheduled
+from calc.engine.predict.pool import Given, Prediction, StagePool, Start, batch_on, check_start, flashinfer_sampler, predict, scheduled
 from calc.engine.predict.terms import (
     FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
     MARLIN_DIRECT_UNTIL,
@@ -153,6 +153,7 @@ __all__ = [
     "flashinfer_native_decode",
     "fa3_split_buffers",
     "first_capture",
+    "flashinfer_sampler",
     "flashinfer_workspace",
     "full_graph_buffers",
     "graph_sizes",

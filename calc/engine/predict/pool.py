@@ -99,6 +99,15 @@ class Prediction:
     moe_workspace_bytes: int = 0  # the fused-expert workspace kept through the sampler's warm-up (moe_workspace)
 
 
+def flashinfer_sampler(installed: bool, off: bool) -> bool | None:
+    """What a reader says of FlashInfer's sampler, as Start.flashinfer_sampler takes it: installed (it
+    runs from 0.8.0 to 0.11.x), turned off by VLLM_USE_FLASHINFER_SAMPLER=0, or nothing, the release's
+    own; both at once is refused."""
+    if installed and off:
+        raise InputError("--flashinfer-installed, --no-flashinfer-sampler: found both, expected one of them")
+    return True if installed else False if off else None
+
+
 def check_start(s: Start) -> None:
     """The settings vLLM itself refuses before it loads anything, each as one line."""
     if s.utilization is not None and not 0 < s.utilization <= 1:

@@ -338,7 +338,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             )
     predicting = pin is None and card is not None
     switches = {name: flag(raw, name) for name in ("enforce_eager", "offline", "flashinfer_installed", "no_flashinfer_sampler")}
-    if switches["flashinfer_installed"] and switches["no_flashinfer_sampler"]:
+    sampler = take(errors, "no_flashinfer_sampler", lambda: predict.flashinfer_sampler(switches["flashinfer_installed"], switches["no_flashinfer_sampler"]))
+    if "no_flashinfer_sampler" in errors:
         errors["no_flashinfer_sampler"] = (
             f"{short(LABELS['no_flashinfer_sampler'])}: found ticked beside {short(LABELS['flashinfer_installed'])}, expected one of them"
         )
@@ -355,7 +356,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             tp=tp, pp=pp, pp_layer_partition=partition, lora=lora_cfg, max_model_len=max_len, utilization=utilization, max_num_seqs=seats_typed,
             max_num_batched_tokens=prefill_typed, enforce_eager=switches["enforce_eager"], kv_cache_dtype=dtype, engine_version=version,
             offline=switches["offline"], cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
-            flashinfer_sampler=True if switches["flashinfer_installed"] else False if switches["no_flashinfer_sampler"] else None,
+            flashinfer_sampler=sampler,
             drafter=drafts > 0, speculative_tokens=drafts,
         )  # fmt: skip
         try:

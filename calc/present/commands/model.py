@@ -74,7 +74,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             max_num_seqs=_int(args, "seats") if args.seats is not None else None,
             max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
             enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
-            flashinfer_sampler=_sampler(args), drafter=_int(args, "speculative_tokens") > 0,
+            flashinfer_sampler=predict.flashinfer_sampler(args.flashinfer_installed, args.no_flashinfer_sampler), drafter=_int(args, "speculative_tokens") > 0,
             speculative_tokens=_int(args, "speculative_tokens"),
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg,
@@ -312,14 +312,6 @@ def _fit_line(fit: predict_module.Limits) -> str:
         else "no gpu_memory_utilization up to 0.98 starts",
     ]  # fmt: skip
     return "each alone, the rest as given: " + "; ".join(parts)
-
-
-def _sampler(args: argparse.Namespace) -> bool | None:
-    """What the reader says of FlashInfer's sampler: installed (it runs from 0.8.0 to 0.11.x), turned off
-    by VLLM_USE_FLASHINFER_SAMPLER=0 (the default from 0.21.0 no longer runs), or nothing: the release's."""
-    if args.flashinfer_installed and args.no_flashinfer_sampler:
-        raise InputError("--flashinfer-installed, --no-flashinfer-sampler: found both, expected one of them")
-    return True if args.flashinfer_installed else False if args.no_flashinfer_sampler else None
 
 
 def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.Card | None:
