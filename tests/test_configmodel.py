@@ -1065,7 +1065,7 @@ def test_quantization_reads_an_empty_or_nameless_quantization_config_plainly() -
     is named as the field it lacks."""
     qwen = json.loads((CONFIGS / "qwen3-8b" / "config.json").read_text())
     empty = json.loads(hfconfig.quantized_at_load(json.dumps({**qwen, "quantization_config": {}}), "fp8", "q.json"))
-    assert empty["quantization_config"] == {"quant_method": "fp8", "activation_scheme": "dynamic"}
+    assert empty["quantization_config"] == {"quant_method": "fp8", "activation_scheme": "dynamic", "is_checkpoint_fp8_serialized": False}
     with pytest.raises(InputError, match=r"^q.json: quantization_config.quant_method: found nothing, expected the method the checkpoint"):
         hfconfig.quantized_at_load(json.dumps({**qwen, "quantization_config": {"bits": 4}}), "fp8", "q.json")
 

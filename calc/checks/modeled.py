@@ -59,7 +59,8 @@ __all__ = [
 def model_report(i: ModelInputs) -> ModelReport:
     """Weights per rank, the KV cost of one request and, given a pool, what vLLM would print.
     Raises InputError (ConfigError names the file and field) for anything it cannot size."""
-    shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
+    config = hfconfig.load(i.config_text, i.config_file)
+    read = shape = hfconfig.shape(config, i.config_file)
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.checkpoint_bytes is not None:  # a size typed: split over the stages and ranks as an index's total_size is
@@ -247,6 +248,8 @@ def model_report(i: ModelInputs) -> ModelReport:
         tower=_tower_report(shape.tower, tower_bytes, i.tp) if shape.tower is not None else None,
         offload=_offload_report(host, max(st.weights_bytes - m for st, m in zip(stage_list, moved, strict=True))) if host is not None else None,
         notes=tuple(notes),
+        config=config,
+        shape=read,
     )
     if i.pool is not None:
         p = kvlayout.pool(tight_shape, settings, i.max_model_len, i.pool, rules, req)

@@ -8,6 +8,7 @@ from fractions import Fraction
 
 from calc.answers import report
 from calc.engine import lora, multimodal, offload
+from calc.engine.hfconfig import Shape
 from calc.engine.predict.fixes import Limits
 from calc.jsontext import JsonObject
 
@@ -300,6 +301,10 @@ class ModelReport:
     worst_prefill: WorstPrefill | None = None  # the command line's, beside the report
     host_memory: HostMemory | None = None
     after_start: bool = False  # the command line adds worst_prefill and host_memory, null or not
+    # the config as read and its Shape before the multimodal settings, for the prediction beside the
+    # report (read once); neither is in the JSON
+    config: JsonObject = field(default_factory=dict, repr=False, compare=False)
+    shape: Shape | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> JsonObject:
         out: dict[str, object] = {key: getattr(self, key) for key in REPORT_KEYS}

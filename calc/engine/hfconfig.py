@@ -238,10 +238,11 @@ def load(text: str, file: str) -> jsontext.JsonObject:
 # and gptq_marlin.py up to 0.21.0; auto_gptq.py from 0.22.0 and auto_awq.py from 0.24.0, which also
 # take auto_gptq and auto_awq; modelopt.py, 0.33.0), and the one method that quantizes an unquantized checkpoint
 # as it loads: fp8, one float32 scale a tensor, activations scaled at run time (fp8.py, Fp8Config with
-# is_checkpoint_fp8_serialized False; its quantization_config is what Fp8Config.from_config reads).
+# is_checkpoint_fp8_serialized False; its quantization_config is what Fp8Config.from_config reads, with
+# that flag kept so the weights say they were counted in fp8 as they load).
 # moe_wna16 (moe_wna16.py), which also overrides awq and gptq, runs no Marlin kernel and is not modeled.
 QUANTIZATION_OVERRIDES = {"awq": ("awq_marlin", "auto_awq", "marlin"), "gptq": ("gptq_marlin", "auto_gptq", "marlin"), "modelopt": ("modelopt_fp4",)}
-AT_LOAD = {"fp8": {"quant_method": "fp8", "activation_scheme": "dynamic"}}
+AT_LOAD: dict[str, jsontext.JsonObject] = {"fp8": {"quant_method": "fp8", "activation_scheme": "dynamic", "is_checkpoint_fp8_serialized": False}}
 
 
 def quantized_at_load(text: str, method: str | None, file: str) -> str:

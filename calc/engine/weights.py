@@ -633,7 +633,8 @@ def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index 
     whole = _sum(shape, 1, quant_of(shape))
     counted = whole[0] + whole[1]  # the checkpoint's tensors, not the buffers
     if total_size is None:
-        return Fraction(1), "config", counted
+        at_load = shape.quantization and shape.quantization.get("is_checkpoint_fp8_serialized") is False
+        return Fraction(1), "config" + (", fp8 as it loads under --quantization fp8" if at_load else ""), counted
     if not counted // PLAUSIBLE <= total_size <= counted * PLAUSIBLE:  # total_size 1 once gave weights of 0.00 GiB
         raise InputError(
             f"{source}: found {total_size:,} B, expected a checkpoint size within {PLAUSIBLE}x of the {counted:,} B the config's "

@@ -372,10 +372,11 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         return _predicted(catalog, card, inputs, start)
     try:
         r = modeled.model_report(inputs)
-        shape = hfconfig.shape(hfconfig.load(config_text, "config.json"), "config.json")
     except InputError as error:
         return invalid(NAME, _beside(str(error)), LABELS, names)
     assert r.kv_tokens is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "the pin is the pool modeled"
+    shape = r.shape
+    assert shape is not None, "model_report keeps the config's Shape"
     fig = Figures()
     refused = r.largest_max_model_len is not None and r.largest_max_model_len < max_len
     settings = kvlayout.Settings(tp=tp, kv_cache_dtype=dtype, prefill_budget=prefill)
@@ -582,8 +583,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     names = tuple(LABELS)
     try:
         r = modeled.model_report(inputs)
-        data = hfconfig.load(inputs.config_text, "config.json")
-        shape = hfconfig.shape(data, "config.json")
+        data, shape = r.config, r.shape
+        assert shape is not None, "model_report keeps the config's Shape"
         given = modeled.prediction_given(r, shape, start)
         topk = predict.experts_per_token(data)
         p = predict.predict(shape, card, start, topk, given)

@@ -124,7 +124,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
-        r = _with_prediction(r, config_text, args.config, card, start)
+        r = _with_prediction(r, card, start)
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
         fit = r.largest_max_model_len
         if fit is not None and 0 < fit < max_len:
@@ -135,7 +135,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted))
         length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
     said = (*said, length_note) if length_note else said
-    worst = _worst_prefill(args, config_text, r, budget or 8192)
+    worst = _worst_prefill(args, r, budget or 8192)
     host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
     said = said + r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
     r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
@@ -282,13 +282,14 @@ def _multimodal(args: argparse.Namespace) -> multimodal_module.Settings | None:
     return cfg
 
 
-def _worst_prefill(args: argparse.Namespace, config_text: str, r: modeled_module.ModelReport, chunk: int) -> modeled_module.WorstPrefill:
+def _worst_prefill(args: argparse.Namespace, r: modeled_module.ModelReport, chunk: int) -> modeled_module.WorstPrefill:
     """What a prefill at max_model_len takes beyond the profile run (calc/engine/afterstart.py), and
     against --left-after-start whether it fits."""
     from calc.checks import modeled
     from calc.engine import afterstart, hfconfig
 
-    shape = hfconfig.shape(hfconfig.load(config_text, args.config), args.config)
+    shape = r.shape
+    assert shape is not None, "model_report keeps the config's Shape"
     seqs = (r.prediction.max_num_seqs if r.prediction else None) or (_int(args, "seats") if args.seats is not None else 256)
     if hfconfig.MLA in shape.layers:
         extra = afterstart.mla_context(shape, r.tp, r.max_model_len, seqs, r.block_size, chunk)
@@ -328,13 +329,7 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
     return predict.card_of_box(predict.find_box(catalog.boxes, args.gpu))
 
 
-def _with_prediction(
-    r: modeled_module.ModelReport,
-    config_text: str,
-    config_file: str,
-    card: predict_module.Card,
-    start: predict_module.Start,
-) -> modeled_module.ModelReport:
+def _with_prediction(r: modeled_module.ModelReport, card: predict_module.Card, start: predict_module.Start) -> modeled_module.ModelReport:
     """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict.
     With speculative tokens the drafter's layers load with the model, inside the profiler that
     prints 'Model loading took' (gpu_model_runner.py load_model, drafter.load_model, 0.20.0): they
@@ -344,8 +339,8 @@ def _with_prediction(
     from calc.checks import modeled
     from calc.engine import hfconfig, predict
 
-    data = hfconfig.load(config_text, config_file)
-    shape = hfconfig.shape(data, config_file)
+    data, shape = r.config, r.shape
+    assert shape is not None, "model_report keeps the config's Shape"
     split = modeled.expert_split(r, shape)
     topk = predict.experts_per_token(data)
     given = modeled.prediction_given(r, shape, start)
