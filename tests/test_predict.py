@@ -171,6 +171,25 @@ def test_forward_peak_of_a_dense_model() -> None:
     assert round(t.bytes / GiB, 2) == 2.99
 
 
+def test_the_plain_awq_kernel_holds_a_whole_weight() -> None:
+    """--quantization awq by name keeps AWQLinearMethod up to 0.23.x; at 256 tokens or more it writes
+    gate_up's whole weight (3,584 x 2 x 18,944 for Qwen2.5 7B) beside gate_up's output: 2,048 x
+    (3 x 3,584 + 2 x 18,944) + 3,584 x 37,888 values in float16, 0.18 GiB over the plain peak."""
+    shape = _shape("qwen2.5-7b")
+    plain = predict.forward_peak(shape, 1, 2048, 0)
+    whole = predict.forward_peak(shape, 1, 2048, 0, (0, 22), dequantized=True)
+    assert plain.bytes == 2048 * (3 * 3584 + 3 * 18944) * 2
+    assert whole.bytes == (2048 * (3 * 3584 + 2 * 18944) + 3584 * 2 * 18944) * 2
+    assert round((whole.bytes - plain.bytes) / GiB, 2) == 0.18 and "awq.py" in whole.source
+    assert predict.forward_peak(shape, 1, 255, 0, (0, 22), dequantized=True).bytes == 255 * (3 * 3584 + 3 * 18944) * 2  # matmul on the packed weight
+    assert [predict.plain_awq(rel, q) for rel, q in (((0, 23), "AWQ"), ((0, 24), "awq"), ((0, 22), "awq_marlin"), ((0, 22), None))] == [
+        True,
+        False,
+        False,
+        False,
+    ]
+
+
 def test_forward_peak_of_an_moe_uses_the_fused_workspace() -> None:
     """Qwen3-30B-A3B: 8 of 128 experts of 768, hidden 2,048: top_k x (max(N/2, K) + max(N, K)) + K, N = 2 x 768."""
     shape = _shape("qwen3-30b-a3b")
@@ -721,10 +740,11 @@ EXPECTED = {
     # the source (38 B a logit, nothing fitted to this start); the log's 14.29 GiB of weights are 0.07 GiB
     # over the config's 14.22
     "129-v0240-qwen25-7b-rtx4090-llm-infra-lab.log": (0.0090, 0.015),
-    # v0.22.1 on an RTX 3090, held out, as first predicted: quantization=awq runs AWQLinearMethod, which at
-    # 256 tokens or more dequantizes each weight whole before its matmul (awq.py apply, v0.22.0), a transient
-    # the bf16 config's forward pass does not hold; the printed graph estimate is 0.19 GiB over the formula's
-    "130-v0221-qwen25-7b-awq-rtx3090-runpod.log": (0.0580, 0.06),
+    # v0.22.1 on an RTX 3090, held out: 5.8 % over as first predicted; quantization=awq runs AWQLinearMethod,
+    # which at 256 tokens or more dequantizes each weight whole before its matmul (awq.py apply, v0.22.0):
+    # 4.5 % over once that rule was read from the source (the log's 'so forcing awq'); the printed graph
+    # estimate is 0.19 GiB over the formula's, and about 0.5 GiB more is not found
+    "130-v0221-qwen25-7b-awq-rtx3090-runpod.log": (0.0450, 0.05),
 }
 
 
@@ -799,11 +819,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
     assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (39, 0.001, 0.015)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (19, 0.0017, 0.058)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (19, 0.0017, 0.0455)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted: 39 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.5 %; verdict right on 40 of 40" in out
-    assert "held out: 19 starts with a printed pool; median |error| +0.2 %, 90th percentile +5.8 %; verdict right on 20 of 20" in out
+    assert "held out: 19 starts with a printed pool; median |error| +0.2 %, 90th percentile +4.5 %; verdict right on 20 of 20" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -868,6 +888,25 @@ def test_percentile_by_nearest_rank() -> None:
 def _json(argv: list[str], capsys) -> dict:
     assert cli.main(argv) == 0
     return json.loads(capsys.readouterr().out)
+
+
+def test_cli_awq_by_name_before_0_24(tmp_path, capsys) -> None:
+    """Qwen2.5 7B's config with an AWQ checkpoint's quantization_config (4 bits, groups of 128, the
+    GEMM layout): --quantization awq on 0.22.0 keeps the plain kernel, whose whole gate_up weight at
+    the 2,048-token profile comes off the pool and is said; on 0.24.0, and as awq_marlin, Marlin runs."""
+    config = json.loads((ROOT / "models/configs/qwen2.5-7b/config.json").read_text())
+    config["quantization_config"] = {"bits": 4, "group_size": 128, "quant_method": "awq", "version": "gemm", "zero_point": True}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    argv = ["model", str(path), "--gpu", "rtx-3090", "--max-model-len", "4096", "--max-num-seqs", "8", "--gpu-memory-utilization", "0.9", "--json"]
+    forced = _json([*argv, "--quantization", "awq", "--engine-version", "0.22.0"], capsys)
+    marlin = _json([*argv, "--quantization", "awq_marlin", "--engine-version", "0.22.0"], capsys)
+    later = _json([*argv, "--quantization", "awq", "--engine-version", "0.24.0"], capsys)
+    whole = predict.forward_peak(_shape("qwen2.5-7b"), 1, 2048, 0, (0, 22), dequantized=True).bytes
+    plain = predict.forward_peak(_shape("qwen2.5-7b"), 1, 2048, 0).bytes
+    assert marlin["available_kv_bytes"] - forced["available_kv_bytes"] == whole - plain
+    assert later["available_kv_bytes"] == marlin["available_kv_bytes"]
+    assert [n for n in forced["notes"] if "plain AWQ kernel" in n] and not [n for n in later["notes"] if "plain AWQ kernel" in n]
 
 
 def test_cli_on_a_card(capsys) -> None:

@@ -464,6 +464,12 @@ def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
             "0.11.x only; from 0.12.0 on VLLM_USE_FLASHINFER_SAMPLER=1 alone, and by default on NVIDIA cards from 0.21.0 "
             "(vllm/v1/sample/ops/topk_topp_sampler.py, vllm/envs.py)"
         )
+    if predict.plain_awq(rel, start.quantization):
+        notes.append(
+            f"--quantization awq by name keeps vLLM {rel[0]}.{rel[1]} on the plain AWQ kernel, not Marlin ('so forcing awq', "
+            "quantization/awq_marlin.py): at 256 tokens or more it dequantizes each weight whole before its matmul, counted in the "
+            "activation peak; --quantization awq_marlin, or none, runs Marlin, faster and without that transient"
+        )
     if expert_split(r, shape):
         notes.append(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "

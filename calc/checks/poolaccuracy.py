@@ -132,6 +132,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         prefix_caching=accuracy.log_mamba_cache_mode(logs[e.log])[0],  # as the log states it, else the release's default
         flashinfer_sampler=flashinfer_sampler(logs[e.log], e.sampler, f"{where}.sampler"),
         marlin_experts=marlin_experts(logs[e.log], e.experts, f"{where}.experts"),
+        quantization=e.quantization or ("awq" if FORCED_AWQ in logs[e.log] else None),
         drafter=drafts > 0,
         speculative_tokens=drafts,
     )
@@ -174,6 +175,7 @@ _MARLIN_EXPERTS = (  # the line that names the method whose Marlin MoE ran, and 
     ("quantization=gptq_marlin", "gptq"),
     ("Using CompressedTensorsWNA16MoEMethod", ""),  # compressed-tensors' Triton int path (moe_wna16)
 )
+FORCED_AWQ = "so forcing awq"  # quantization/awq_marlin.py override_quantization_method's warning (v0.10.1.1 to v0.23.0)
 _STATED_EXPERTS = {"awq_marlin": "awq", "gptq_marlin": "gptq", "compressed-tensors-wna16-marlin": "compressed-tensors", "triton": ""}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from calc import units
-from calc.engine import derive, fraction, kv
+from calc.engine import derive, fraction, hfconfig, kv, predict
 from calc.units import parse_size
 from hooks.figures import text
 from hooks.pagemacros.build import SERVING, Build, table
@@ -229,6 +229,15 @@ def fraction_check_table(build: Build, box_id: str = "rtx-5090-node") -> str:
     return table(("Fraction", "Note", f"Asks (of {fig(box['total_memory'])})", "Free at start", "vLLM"), rows)
 
 
+def plain_awq_extra(build: Build, config: str = "qwen2.5-7b", tokens: int = 2048) -> int:
+    """What the plain AWQ kernel's whole weight adds to the forward peak of a shipped config on one rank
+    (predict.forward_peak, dequantized against not), in bytes."""
+    path = build.root / "models" / "configs" / config / "config.json"
+    shape = hfconfig.shape(hfconfig.load(path.read_text(encoding="utf-8"), f"models/configs/{config}/config.json"), f"models/configs/{config}/config.json")
+    last = (predict.AUTO_AWQ_FROM[0], predict.AUTO_AWQ_FROM[1] - 1)
+    return predict.forward_peak(shape, 1, tokens, 0, last, dequantized=True).bytes - predict.forward_peak(shape, 1, tokens, 0, last).bytes
+
+
 MACROS = (
     readings,
     reading,
@@ -242,4 +251,5 @@ MACROS = (
     bytes_per_token_compared,
     never_start,
     fraction_check_table,
+    plain_awq_extra,
 )

@@ -64,6 +64,8 @@ from calc.engine.predict.graphs import (
 )
 from calc.engine.predict.pool import Given, Prediction, StagePool, Start, batch_on, check_start, flashinfer_sampler, predict, scheduled
 from calc.engine.predict.terms import (
+    AUTO_AWQ_FROM,
+    AWQ_DEQUANT_TOKENS,
     FLASHINFER_SAMPLER_BYTES_PER_LOGIT,
     MARLIN_DIRECT_UNTIL,
     MARLIN_FROM,
@@ -90,12 +92,15 @@ from calc.engine.predict.terms import (
     mxfp4_padding,
     nccl_cumem,
     non_torch,
+    plain_awq,
     round_up,
     sampler_warmup,
     sort_bytes_per_logit,
 )
 
 __all__ = [
+    "AUTO_AWQ_FROM",
+    "AWQ_DEQUANT_TOKENS",
     "Batch",
     "CUDA_GRAPH_FULL_FIRST",
     "CUDA_GRAPH_PIECEWISE_FIRST",
@@ -159,6 +164,7 @@ __all__ = [
     "graph_sizes",
     "flashinfer_bytes_per_logit",
     "forward_peak",
+    "plain_awq",
     "graph_counts",
     "hfconfig",
     "is_hopper",

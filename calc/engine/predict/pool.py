@@ -21,6 +21,7 @@ from calc.engine.predict.terms import (
     mxfp4_padding,
     nccl_cumem,
     non_torch,
+    plain_awq,
     sampler_warmup,
 )
 from calc.units import InputError, fmt
@@ -51,6 +52,7 @@ class Start:
     marlin_experts: str | None = None  # the method whose Marlin MoE ran (awq, gptq, compressed-tensors; "" another kernel); None: from the config
     drafter: bool = False  # speculative decoding: the drafter's (MTP) layers load with the model, on the last stage
     speculative_tokens: int = 0  # --speculative-config's num_speculative_tokens: the query length of a decode step, the graphs' sizes
+    quantization: str | None = None  # --quantization as given: awq by name keeps the plain AWQ kernel up to v0.23.x (plain_awq)
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
     marlin = marlin_experts(shape, rel, card.vendor, s.marlin_experts)
-    fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct")
+    fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct", plain_awq(rel, s.quantization))
     smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler, shape.dtype_bytes)
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
     # and so does the fused-expert workspace the worker keeps (moe_workspace).

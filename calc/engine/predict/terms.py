@@ -209,7 +209,18 @@ def marlin_experts(shape: Shape, rel: tuple[int, int] = LATEST, vendor: str = "n
     return "direct" if rel < MARLIN_DIRECT_UNTIL[method] else "modular"
 
 
-def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST, marlin: bool = False) -> Term:
+def plain_awq(rel: tuple[int, int], quantization: str | None) -> bool:
+    """Whether the plain AWQ kernel runs the linear layers: `--quantization awq` asked for by name keeps
+    it up to v0.23.x (quantization/awq_marlin.py override_quantization_method: 'so forcing awq', v0.10.1.1
+    to v0.23.0); from v0.24.0 auto_awq.py takes awq to Marlin wherever Marlin runs."""
+    return quantization is not None and quantization.strip().lower() == "awq" and rel < AUTO_AWQ_FROM
+
+
+AUTO_AWQ_FROM = (0, 24)  # quantization/auto_awq.py AutoAWQConfig.override_quantization_method takes "awq", v0.24.0
+AWQ_DEQUANT_TOKENS = 256  # quantization/awq.py AWQLinearMethod.apply FP16_MATMUL_HEURISTIC_CONDITION, v0.10.1.1 to v0.23.0
+
+
+def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST, marlin: bool = False, dequantized: bool = False) -> Term:
     """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
     v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
     the normed input a layer reads) plus the largest of a layer's transient tensors, in the model
@@ -227,7 +238,11 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
       with N the fused gate_up width and M the tokens (MarlinExperts under the modular kernel,
       "modular", takes TritonExperts' shapes: fused_marlin_moe.py MarlinExperts.workspace_shapes,
       v0.20.0, experts/marlin_moe.py from v0.21.0);
-    - gated-delta and mamba layers: their input projection's output."""
+    - gated-delta and mamba layers: their input projection's output;
+    - under the plain AWQ kernel (`dequantized`, plain_awq) at 256 tokens or more, awq_dequantize writes a
+      linear layer's whole weight on the rank in the model dtype before torch.matmul (quantization/awq.py
+      AWQLinearMethod.apply, v0.10.1.1 to v0.23.0): beside qkv's input and output, beside gate_up's, and
+      beside down_proj's with gate_up's output and the activation's still held (the MLP's forward keeps both)."""
     dt = shape.dtype_bytes
     h = shape.hidden
     kv_rank = max(1, shape.kv_heads // tp)
@@ -250,6 +265,8 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
         inner = mb["heads"] * mb["head_dim"]
         attention = max(attention, (2 * inner + 2 * mb["groups"] * mb["state"] + mb["heads"]) // tp + inner // tp)
     per_token = 3 * h + attention
+    whole = dequantized and tokens >= AWQ_DEQUANT_TOKENS
+    dequant = tokens * (3 * h + q + 2 * kv) + h * (q + 2 * kv) if whole and attention else 0
     chunk = moe_chunk(rel)
     rows = min(tokens, chunk) if chunk else tokens
     moe_bytes = 0  # a chunked MoE layer's workspace, sized on the chunk, not on every token
@@ -262,11 +279,15 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
             moe_bytes = max(moe_bytes, tokens * (3 * h + h + shared) + workspace)
         else:
             per_token = max(per_token, 3 * h + 3 * m.intermediate // tp)
+            if whole:
+                i = m.intermediate // tp
+                dequant = max(dequant, tokens * (3 * h + 2 * i) + h * 2 * i, tokens * (3 * h + 3 * i) + i * h)
     experts = (
         "fused_moe/fused_marlin_moe.py fused_marlin_moe, v0.13.0: every token at once" if marlin else "fused_moe.py TritonExperts.workspace_shapes, v0.20.0"
     )
-    return Term("forward", max(tokens * per_token, moe_bytes) * dt,
-                f"vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; {experts}")  # fmt: skip
+    awq = "; the plain AWQ kernel's whole weights (quantization/awq.py AWQLinearMethod.apply, v0.23.0)" if dequant else ""
+    return Term("forward", max(tokens * per_token, moe_bytes, dequant) * dt,
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; {experts}{awq}")  # fmt: skip
 
 
 def marlin_moe_workspace(n: int, act: int, k: int) -> int:

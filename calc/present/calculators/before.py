@@ -356,7 +356,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             tp=tp, pp=pp, pp_layer_partition=partition, lora=lora_cfg, max_model_len=max_len, utilization=utilization, max_num_seqs=seats_typed,
             max_num_batched_tokens=prefill_typed, enforce_eager=switches["enforce_eager"], kv_cache_dtype=dtype, engine_version=version,
             offline=switches["offline"], cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
-            flashinfer_sampler=sampler,
+            flashinfer_sampler=sampler, quantization=method,
             drafter=drafts > 0, speculative_tokens=drafts,
         )  # fmt: skip
         try:

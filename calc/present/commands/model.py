@@ -77,7 +77,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             flashinfer_sampler=predict.flashinfer_sampler(args.flashinfer_installed, args.no_flashinfer_sampler), drafter=_int(args, "speculative_tokens") > 0,
             speculative_tokens=_int(args, "speculative_tokens"),
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
-            multimodal=mm_cfg,
+            multimodal=mm_cfg, quantization=args.quantization,
         )  # fmt: skip
         predict.check_start(start)
         if args.pin is not None:
