@@ -1001,6 +1001,22 @@ def test_a_name_two_cards_share_lists_both() -> None:
         predict.find_box(boxes, "V100")
 
 
+def test_a_card_by_the_name_torch_gives_it() -> None:
+    """The device names vLLM, torch and nvidia-smi print find their box (catalog/boxes.yaml
+    device_names), and a GeForce or Tesla name without the vendor's words; the names are unique."""
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    found = {n: predict.find_box(boxes, n)["id"] for n in ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe",
+                                                          "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA GeForce RTX 5090", "Tesla T4",
+                                                          "nvidia_h100_pcie", "AMD Instinct MI300X")}  # fmt: skip
+    assert found == {"NVIDIA H100 80GB HBM3": "h100-sxm", "NVIDIA A100-SXM4-80GB": "a100-80gb", "NVIDIA A100 80GB PCIe": "a100-80gb",
+                     "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "rtx-pro-6000-blackwell", "NVIDIA GeForce RTX 5090": "rtx-5090-node",
+                     "Tesla T4": "tesla-t4", "nvidia_h100_pcie": "h100-pcie", "AMD Instinct MI300X": "amd-mi300x"}  # fmt: skip
+    named = [n for b in boxes.values() for n in (b["device_names"]["names"] if "device_names" in b else [])]
+    assert len(named) == len(set(named)) >= 15
+    with pytest.raises(InputError, match="fits h100-sxm and h100-pcie"):
+        predict.find_box(boxes, "NVIDIA H100")
+
+
 def test_an_unknown_card_offers_the_ids_that_share_a_word() -> None:
     """Past a short line's worth of ids the error offers those sharing a word with the name typed
     (or the first) and the catalog's count: one line however many cards the catalog holds."""

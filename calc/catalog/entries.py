@@ -23,6 +23,11 @@ class Serving(TypedDict):
     gpu_memory_utilization: Figure
 
 
+class DeviceNames(TypedDict):
+    names: list[str]
+    source: str
+
+
 class Box(TypedDict):
     id: str
     name: str
@@ -33,6 +38,7 @@ class Box(TypedDict):
     idle_available: NotRequired[Figure]
     free_at_start: NotRequired[Figure]
     serving: NotRequired[Serving]
+    device_names: NotRequired[DeviceNames]
 
 
 # --- models.yaml ----------------------------------------------------------------------------

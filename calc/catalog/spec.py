@@ -188,6 +188,8 @@ SPEC: dict[str, Spec] = {
                         "idle_available": fig(SIZE),
                         "free_at_start": fig(SIZE),
                         "serving": obj({"kv_pin": fig(SIZE), "gpu_memory_utilization": fig(FRACTION)}),
+                        # the names torch.cuda.get_device_name() gives the card, which vLLM and nvidia-smi print
+                        "device_names": obj({"names": ("list", STR), "source": STR}),
                     },
                 ),
             )

@@ -55,14 +55,17 @@ def card_of_box(box: Box) -> Card:
 
 
 def find_box(boxes: Mapping[str, Box], name: str) -> Box:
-    """A catalog box by its id or its name, case, spaces and dashes aside, or by a run of the words
-    of either ("4090", "A100 80GB", "GB10") when that names one box; a name that fits several
-    ("H100") lists them, an unknown one lists the known."""
+    """A catalog box by its id, its name or a device name torch gives it ("NVIDIA H100 80GB HBM3"),
+    case, spaces and dashes aside, or by a run of the words of its id or name ("4090", "A100 80GB",
+    "GB10"; "NVIDIA GeForce RTX 5090" without the vendor's words) when that names one box; a name
+    that fits several ("H100") lists them, an unknown one lists the known."""
     key = _key(name)
     for box in boxes.values():
-        if key in (_key(box["id"]), _key(box["name"]), _key(str(box["name"]).removeprefix("NVIDIA "))):
+        names = box["device_names"]["names"] if "device_names" in box else []
+        if key in (_key(box["id"]), _key(box["name"]), _key(str(box["name"]).removeprefix("NVIDIA ")), *map(_key, names)):
             return box
-    fits = [box for box in boxes.values() if key and key in _word_runs(box)]
+    bare = _key(re.sub(r"^\s*(NVIDIA|AMD)\s+(GeForce\s+|Tesla\s+|Instinct\s+)?", "", name, flags=re.I))  # the vendor's words of a device name
+    fits = [box for box in boxes.values() if key and key in _word_runs(box)] or [box for box in boxes.values() if bare and bare in _word_runs(box)]
     if len(fits) == 1:
         return fits[0]
     if fits:
