@@ -19,7 +19,7 @@ scale per 32), AWQ/GPTQ (bits per value plus an fp16 scale, and packed zeros unl
 per group). Embeddings, lm_head, norms and routers stay in the model dtype unless the config
 says otherwise, and so does every module the config's ignore list names.
 
-The drafter layers a config declares (DeepSeek's and GLM's num_nextn_predict_layers, Qwen3-Next's
+The drafter layers a config declares (DeepSeek's, GLM's and MiMo's num_nextn_predict_layers, Qwen3-Next's
 mtp_num_hidden_layers) are counted apart: they load only with speculative decoding. MiniMax-M2's
 MTP modules are not counted: vLLM skips them and has no drafter for them.
 
@@ -247,6 +247,9 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         mlp = next((m for m in reversed(shape.mlps) if m.experts), shape.mlps[-1])
         layer = _layer(shape, prefix, kind, mlp, tp)
         extra = [Tensor(f"{prefix}.eh_proj", h, 2 * h), Tensor(f"{prefix}.enorm", h), Tensor(f"{prefix}.hnorm", h)]
+        if shape.architecture == "MiMoForCausalLM":  # mimo_mtp.py MiMoMultiTokenPredictorLayer: the same, and a norm after its block
+            extra = [Tensor(f"{prefix}.input_proj", h, 2 * h), Tensor(f"{prefix}.token_layernorm", h), Tensor(f"{prefix}.hidden_layernorm", h),
+                     Tensor(f"{prefix}.final_layernorm", h)]  # fmt: skip
         if shape.architecture.startswith(("Deepseek", "Glm")):  # the MTP module loads its own embedding and head
             extra += [Tensor(f"{prefix}.embed_tokens", vocab_rank, h), Tensor(f"{prefix}.shared_head.head", vocab_rank, h),
                       Tensor(f"{prefix}.shared_head.norm", h)]  # fmt: skip
