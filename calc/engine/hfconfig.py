@@ -176,6 +176,7 @@ class Shape:
     extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
     parallel_block: bool = False  # attention and MLP read one input norm, no post-attention norm (Cohere's commandr.py)
     no_input_norm: bool = False  # a layer normed only after attention and after the MLP (EXAONE 4.0's exaone4.py)
+    norm_bias: bool = False  # every norm an nn.LayerNorm, a weight and a bias (StarCoder2's starcoder2.py)
     router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
     routing_bias: bool = False  # and its float32 score-correction bias a layer
     sinks: bool = False
@@ -583,6 +584,7 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3VLMoeForConditionalGeneration": ("Qwen3VLMoeTextConfig", _QWEN3_VL_MOE_TEXT),
     "Glm4vForConditionalGeneration": ("Glm4vTextConfig", _GLM4V_TEXT),
     "GemmaForCausalLM": ("GemmaConfig", {"head_dim": 256, "tie_word_embeddings": True}),
+    "Starcoder2ForCausalLM": ("Starcoder2Config", {"use_bias": True, "tie_word_embeddings": True}),
     "Gemma2ForCausalLM": ("Gemma2Config", {"head_dim": 256, "sliding_window": 4096, "tie_word_embeddings": True}),
     "Olmo3ForCausalLM": ("Olmo3Config", {"sliding_window": 4096}),
     "SeedOssForCausalLM": ("SeedOssConfig", {"head_dim": 128, "attention_bias": True}),
@@ -1313,6 +1315,22 @@ def _internlm3(r: _Reader) -> dict[str, Any]:
     return {**common, **_uniform(r, n), "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias")),) * n}
 
 
+def _starcoder2(r: _Reader) -> dict[str, Any]:
+    """StarCoder2 (vllm/model_executor/models/starcoder2.py, Starcoder2ForCausalLM, the same from 0.10.1.1 to
+    0.24.0; from 0.25.0 the registry sends the class to the Transformers backend, see
+    TRANSFORMERS_BACKEND_FROM): head_dim hidden_size / heads; q/k/v and o_proj biased where use_bias says;
+    a plain MLP, c_fc (column-parallel) and c_proj (row-parallel), biased the same way; every norm,
+    the final one too, an nn.LayerNorm with its bias. No layer passes a window of its own, so the
+    config's sliding_window is every layer's (_uniform); the head is the embedding where
+    tie_word_embeddings says so (Starcoder2Config's default: it does)."""
+    n = r.layers()
+    bias = r.flag("use_bias")
+    common = _common(r)
+    common.update(head_dim=common["hidden"] // common["heads"], attention_bias=bias, output_bias=bias)
+    mlps = (Mlp(intermediate=r.int("intermediate_size"), bias=bias, gated=False),) * n
+    return {**common, **_uniform(r, n), "mlps": mlps, "norm_bias": True}
+
+
 def _mimo(r: _Reader) -> dict[str, Any]:
     """Xiaomi's MiMo-7B (vllm/model_executor/models/mimo.py, MiMoForCausalLM, 0.10.1.1 to 0.33.0): Qwen2's
     model and layers (MiMoModel subclasses Qwen2Model: q/k/v with biases, the final norm applied before
@@ -1410,7 +1428,28 @@ _ARCHITECTURES = {
     "InternLM2ForCausalLM": _internlm2,
     "InternLM3ForCausalLM": _internlm3,
     "MiMoForCausalLM": _mimo,
+    "Starcoder2ForCausalLM": _starcoder2,
 }
+
+# Classes vLLM builds with model code of its own up to a release and from it sends to the Transformers
+# backend, which is not modeled: the first (major, minor) that does, and the model file it dropped.
+# StarCoder2: registry.py maps Starcoder2ForCausalLM to ("transformers", "TransformersForCausalLM") from
+# 0.25.0, where starcoder2.py is gone.
+TRANSFORMERS_BACKEND_FROM = {"Starcoder2ForCausalLM": ((0, 25), "starcoder2.py")}
+
+
+def check_release(architecture: str, release: tuple[int, int], file: str = "config.json") -> None:
+    """Refuse a class the release no longer builds with model code of its own (TRANSFORMERS_BACKEND_FROM)."""
+    moved = TRANSFORMERS_BACKEND_FROM.get(architecture)
+    if moved is None or release < moved[0]:
+        return
+    (major, minor), code = moved
+    raise InputError(
+        f"{file}: architectures[0]: found {architecture!r}, which vLLM {major}.{minor}.0 and later serve with the Transformers backend "
+        f"(vllm/model_executor/models/registry.py; {code} is gone), not modeled; expected --engine-version {major}.{minor - 1}.0 or earlier, "
+        f"where {code} builds it"
+    )
+
 
 # Classes vLLM serves, if at all, without model code of its own: the Transformers backend
 # (vllm/model_executor/models/transformers/), which builds transformers' modules and is not modeled.
@@ -1443,6 +1482,7 @@ UNCHECKED = frozenset(
         "MiMoForCausalLM",
         "Olmo3ForCausalLM",
         "SeedOssForCausalLM",
+        "Starcoder2ForCausalLM",
     }
 )
 

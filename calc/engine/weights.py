@@ -236,7 +236,8 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     out = [Tensor("model.embed_tokens", vocab_rank, h)]
     if not shape.tie_embeddings:
         out.append(Tensor("lm_head", vocab_rank, h))
-    out.append(Tensor("model.norm", h))
+    norm = h * (2 if shape.norm_bias else 1)  # an nn.LayerNorm's weight and bias (StarCoder2), else one weight
+    out.append(Tensor("model.norm", norm))
     out += _per_layer_inputs(shape, tp)
     for i, (kind, mlp) in enumerate(zip(shape.layers, shape.mlps, strict=True)):
         out += _layer(shape, f"model.layers.{i}", kind, mlp, tp)
@@ -451,8 +452,9 @@ def _internvit(tower: Tower, tp: int) -> list[Tensor]:
 
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
     h = shape.hidden
+    norm = h * (2 if shape.norm_bias else 1)
     # DeciLM builds no norm for a no-op attention; EXAONE 4.0 norms only after attention and the MLP
-    out = [] if kind == NO_ATTENTION or shape.no_input_norm else [Tensor(f"{prefix}.input_layernorm", h)]
+    out = [] if kind == NO_ATTENTION or shape.no_input_norm else [Tensor(f"{prefix}.input_layernorm", norm)]
     if kind in (FULL, SLIDING, CHUNKED):
         out += _attention(shape, prefix + ".self_attn", tp)
     elif kind in (SHARED_FULL, SHARED_SLIDING):
@@ -473,7 +475,7 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
         out += _mlp(shape, prefix + ".mixer", mlp, tp)
     elif mlp.intermediate or mlp.experts:
         if not shape.parallel_block:  # Cohere's attention and MLP share the input norm
-            out.append(Tensor(f"{prefix}.post_attention_layernorm", h))
+            out.append(Tensor(f"{prefix}.post_attention_layernorm", norm))
         out += [Tensor(f"{prefix}.{name}", h) for name in shape.extra_norms]
         out += _mlp(shape, prefix + ".mlp", mlp, tp)
     return out
