@@ -1,14 +1,17 @@
-"""Four dense classes vLLM builds with its own model code: Gemma 1 (GemmaForCausalLM, gemma.py), InternLM2
+"""Five dense classes vLLM builds with its own model code: Gemma 1 (GemmaForCausalLM, gemma.py), InternLM2
 and 2.5 (InternLM2ForCausalLM, internlm2.py), InternLM3 (InternLM3ForCausalLM, which the registry sends to
 llama.py) and Xiaomi's MiMo-7B (MiMoForCausalLM, mimo.py, with its MTP layer as mimo_mtp.py builds it), each
-registered so from 0.10.1.1 to 0.33.0: the parameter count against the published total, the KV cache a
-token, tensor and pipeline parallel, refusals, and the command line.
+registered so from 0.10.1.1 to 0.33.0, and StarCoder2 (Starcoder2ForCausalLM, starcoder2.py), registered so
+from 0.10.1.1 to 0.24.0 and sent to the Transformers backend from 0.25.0: the parameter count against the
+published total, the KV cache a token, tensor and pipeline parallel, refusals, and the command line.
 
-No whole config.json of any of the four was found at a citable address, so all four classes are unchecked
+No whole config.json of any of the five was found at a citable address, so all five classes are unchecked
 and the tests read fixtures (tests/data/configs/; models/configs/SOURCES.yaml says where each was found and
 where else was looked): gemma-7b, transformers' printed GemmaConfig of google/gemma-7b; internlm2_5-7b-chat,
 its config.json quoted whole in a deployment note; internlm3-8b-instruct, the field dict a test module
-quotes as its real config; mimo-7b, the MiMo-7B fields NVIDIA-NeMo/Megatron-Bridge's bridge test quotes."""
+quotes as its real config; mimo-7b, the MiMo-7B fields NVIDIA-NeMo/Megatron-Bridge's bridge test quotes;
+starcoder2-3b, StarCoder2-3B's fields as NVIDIA/TensorRT-LLM's model test quotes them, its layer count
+(cut to 6 for testing, "Reduced from 30/32/40") put back to 30."""
 
 from __future__ import annotations
 
@@ -21,7 +24,8 @@ from conftest import config_path, config_text, parameters, run_calc
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, ranks, weights
 
-NAMES = ("gemma-7b", "internlm2_5-7b-chat", "internlm3-8b-instruct", "mimo-7b")
+NAMES = ("gemma-7b", "internlm2_5-7b-chat", "internlm3-8b-instruct", "mimo-7b", "starcoder2-3b")
+RELEASE = {"starcoder2-3b": "0.24.0"}  # the last release whose starcoder2.py builds it
 
 
 def data(name: str) -> dict:
@@ -208,7 +212,66 @@ def test_mimo_keeps_qwen2s_window_rule() -> None:
     assert shape("mimo-7b", num_nextn_predict_layers=0).drafter_layers == 0
 
 
-# --- all four: pipeline stages, bad input, the command line -----------------------------------------------
+# --- StarCoder2-3B --------------------------------------------------------------------------------------
+
+
+def starcoder2_layer(h: int, q: int, kv: int, ffn: int, bias: bool = True) -> int:
+    """q/k/v/o, c_fc and c_proj, their biases where use_bias says, and two LayerNorms of a weight and a bias."""
+    return h * q + 2 * h * kv + q * h + 2 * h * ffn + 4 * h + ((q + 2 * kv + h + ffn + h) if bias else 0)
+
+
+STARCODER2_LAYERS = 30 * starcoder2_layer(3072, 24 * 128, 2 * 128, 12288)
+
+
+def test_starcoder2_3b_meets_its_published_size() -> None:
+    """3,030,371,328 parameters, published as 3.03B: 30 layers of 24 heads and 2 KV heads of 128, biases
+    throughout, LayerNorms with biases, the final one too, and the embedding as the head
+    (Starcoder2Config's default, which the config leaves to it, and says so)."""
+    s = shape("starcoder2-3b")
+    assert (s.architecture, s.heads, s.kv_heads, s.head_dim, s.tie_embeddings, s.norm_bias) == ("Starcoder2ForCausalLM", 24, 2, 128, True, True)
+    assert (s.layers, s.sliding_window) == (("sliding",) * 30, 4096)
+    assert parameters(s) == 49152 * 3072 + STARCODER2_LAYERS + 2 * 3072 == 3_030_371_328
+    assert round(parameters(s) / 1e9, 2) == 3.03
+    by = {t.path: t for t in weights.tensors(s)}
+    assert "lm_head" not in by and by["model.norm"].rows == by["model.layers.0.input_layernorm"].rows == 2 * 3072
+    assert not any("gate_proj" in p for p in by) and by["model.layers.0.mlp.up_proj.bias"].rows == 12288
+    assert "tie_word_embeddings true" in s.defaults[0] and hfconfig.unchecked_note("Starcoder2ForCausalLM")
+
+
+@pytest.mark.parametrize(("tp", "release", "pages"), [(1, "0.24.0", 769), (2, "0.24.0", 769), (4, "0.10.1.1", 769), (8, "0.24.0", 769)])
+def test_starcoder2_3b_weights_and_kv_per_rank(tp: int, release: str, pages: int) -> None:
+    """24 heads and the MLP divided over the ranks, the 2 KV heads one a rank from TP 2 on; row-parallel
+    biases (o_proj, c_proj), the norms and the rope cache (16,384 x 128 x 2 B) whole. Every layer slides:
+    at 16,384 tokens each holds cdiv(min(4,095 + 8,192, 16,384), 16) + 1 = 769 pages and nothing grows."""
+    s = shape("starcoder2-3b")
+    q, kv, ffn = 24 * 128 // tp, max(1, 2 // tp) * 128, 12288 // tp
+    per_layer = 3072 * q + 2 * 3072 * kv + q * 3072 + 2 * 3072 * ffn + 4 * 3072 + q + 2 * kv + 3072 + ffn + 3072
+    assert weights.per_rank(s, tp).model == 2 * (49152 // tp * 3072 + 2 * 3072 + 30 * per_layer) + 16384 * 128 * 2
+    r = kvlayout.request(s, kvlayout.Settings(tp=tp), 16384, kvlayout.version(release))
+    assert (r.bytes_per_token, r.pages_per_request) == (0, pages)
+    assert r.fixed_bytes == pages * 16 * kv_token(30, 2, 128, tp)
+
+
+def test_starcoder2_reads_its_switches() -> None:
+    """use_bias false drops every linear's bias but not the LayerNorms'; an untied config gains an
+    lm_head; no window is every layer full."""
+    plain = shape("starcoder2-3b", use_bias=False)
+    assert parameters(plain) == 3_030_371_328 - 30 * (24 * 128 + 4 * 128 + 3072 + 12288 + 3072)
+    assert parameters(shape("starcoder2-3b", tie_word_embeddings=False)) == 3_030_371_328 + 49152 * 3072
+    assert shape("starcoder2-3b", sliding_window=None).layers == ("full",) * 30
+
+
+@pytest.mark.parametrize("release", [None, "0.25.0", "0.33.0"])
+def test_starcoder2_is_refused_where_the_transformers_backend_serves_it(release: str | None) -> None:
+    """From 0.25.0 the registry sends Starcoder2ForCausalLM to the Transformers backend (starcoder2.py is
+    gone): refused in one line that names the last release that builds it; no version is the newest."""
+    args = ["--engine-version", release] if release else []
+    done = run_calc("model", str(config_path("starcoder2-3b")), "--gpu", "h200", *args, "--json")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert "Transformers backend" in done.stderr and "--engine-version 0.24.0 or earlier" in done.stderr
+
+
+# --- all five: pipeline stages, bad input, the command line -----------------------------------------------
 
 
 @pytest.mark.parametrize(("name", "layers", "kv_heads", "head_dim"), [("gemma-7b", 28, 16, 256), ("internlm2_5-7b-chat", 32, 8, 128),
@@ -221,18 +284,25 @@ def test_pipeline_stages(name: str, layers: int, kv_heads: int, head_dim: int) -
     assert r.kv_bytes_per_token == kv_token(max(first, second), kv_heads, head_dim, 2)
 
 
+def test_starcoder2_pipeline_stages() -> None:
+    """PP 2 at TP 2: 15 sliding layers a stage, each holding 769 pages of 16 x 2 x 1 x 128 x 2 B."""
+    r = modeled.model_report(modeled.ModelInputs(config_text("starcoder2-3b"), tp=2, pp=2, max_model_len=16384, engine_version="0.24.0"))
+    assert (r.kv_bytes_per_token, r.kv_fixed_bytes_per_request) == (0, 15 * 769 * 16 * 2 * 128 * 2)
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("field", ["hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"])
 def test_a_missing_field_is_one_line_naming_it(name: str, field: str, tmp_path: Path) -> None:
     config = tmp_path / "config.json"
     config.write_text(json.dumps({k: v for k, v in data(name).items() if k != field}))
-    done = run_calc("model", str(config), "--gpu", "h200", "--json")
+    release = ["--engine-version", RELEASE[name]] if name in RELEASE else []
+    done = run_calc("model", str(config), "--gpu", "h200", *release, "--json")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and f"{field}: found nothing" in done.stderr
 
 
 MATRIX = [
-    (name, [*tp, *rest, "--gpu", "h200"])
+    (name, [*tp, *rest, "--gpu", "h200", *(["--engine-version", RELEASE[name]] if name in RELEASE and "--engine-version" not in rest else [])])
     for name in NAMES
     for tp, rest in (
         (["--tp", "1"], ["--max-model-len", "auto"]),
@@ -249,7 +319,8 @@ def test_the_command_line_predicts_a_pool(name: str, args: list[str]) -> None:
     done = run_calc("model", str(config_path(name)), *args, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["architecture"] == data(name)["architectures"][0] and out["verdict"] and out["kv_bytes_per_token"] > 0
+    assert out["architecture"] == data(name)["architectures"][0] and out["verdict"]
+    assert out["kv_bytes_per_token"] + out["kv_fixed_bytes_per_request"] > 0  # StarCoder2's layers all slide: nothing grows
 
 
 def test_mimo_drafting_on_the_command_line() -> None:
