@@ -67,6 +67,14 @@ def test_gemma_7b_meets_its_published_size() -> None:
     assert hfconfig.unchecked_note("GemmaForCausalLM")
 
 
+def test_gemma_2b_dimensions_meet_the_reports_row() -> None:
+    """The same reading on Gemma 2B's dimensions as the report's Table 1 gives them (d_model 2,048, 18
+    layers, 8 heads and one KV head of 256, feedforward 32,768 for gate and up together): 1,981,884,416
+    outside the embedding, Table 2's figure, multi-query attention's single K and V head counted once."""
+    s = shape("gemma-7b", hidden_size=2048, num_hidden_layers=18, num_attention_heads=8, num_key_value_heads=1, intermediate_size=16384)
+    assert parameters(s) - 256000 * 2048 == 18 * layer(2048, 8 * 256, 256, 16384) + 2048 == 1_981_884_416
+
+
 @pytest.mark.parametrize("tp", [1, 2, 4, 8, 16])
 def test_gemma_7b_weights_and_kv_per_rank(tp: int) -> None:
     """Heads, KV heads, MLP and vocabulary divided over the ranks, the norms and the rope cache
