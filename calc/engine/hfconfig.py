@@ -176,6 +176,7 @@ class Shape:
     extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
     parallel_block: bool = False  # attention and MLP read one input norm, no post-attention norm (Cohere's commandr.py)
     no_input_norm: bool = False  # a layer normed only after attention and after the MLP (EXAONE 4.0's exaone4.py)
+    norm_bias: bool = False  # every norm an nn.LayerNorm, a weight and a bias (StarCoder2's starcoder2.py)
     router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
     routing_bias: bool = False  # and its float32 score-correction bias a layer
     sinks: bool = False
@@ -583,6 +584,8 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     # vLLM takes the tie from the top level (Qwen3VLMoeConfig: false), not the text class's true
     "Qwen3VLMoeForConditionalGeneration": ("Qwen3VLMoeTextConfig", _QWEN3_VL_MOE_TEXT),
     "Glm4vForConditionalGeneration": ("Glm4vTextConfig", _GLM4V_TEXT),
+    "GemmaForCausalLM": ("GemmaConfig", {"head_dim": 256, "tie_word_embeddings": True}),
+    "Starcoder2ForCausalLM": ("Starcoder2Config", {"use_bias": True, "tie_word_embeddings": True}),
     "Gemma2ForCausalLM": ("Gemma2Config", {"head_dim": 256, "sliding_window": 4096, "tie_word_embeddings": True}),
     "Olmo3ForCausalLM": ("Olmo3Config", {"sliding_window": 4096}),
     "SeedOssForCausalLM": ("SeedOssConfig", {"head_dim": 128, "attention_bias": True}),
@@ -751,8 +754,9 @@ def _uniform(r: _Reader, n: int) -> dict[str, Any]:
     (vllm/engine/arg_utils.py, 0.26.0: `if not is_interleaved(...)`), and every attention layer
     without a window of its own takes it (vllm/model_executor/layers/attention/attention.py).
     Qwen's configs keep the window only with use_sliding_window, and then slide the layers from
-    max_window_layers on, which these models do not size."""
-    if r.architecture.startswith("Qwen"):
+    max_window_layers on, which these models do not size. MiMo's config is Qwen2's (MiMoConfig, remote
+    code, subclasses Qwen2Config), so it keeps the window the same way."""
+    if r.architecture.startswith(("Qwen", "MiMo")):
         if r.get("use_sliding_window", False):
             raise ConfigError(r.file, r.prefix + "use_sliding_window", True, "false: Qwen's sliding-window layers (from max_window_layers on) are not modeled")
         return {"layers": (FULL,) * n}
@@ -1264,6 +1268,85 @@ def _gemma3n(r: _Reader) -> dict[str, Any]:
             "per_layer": per_layer}  # fmt: skip
 
 
+def _gemma(r: _Reader) -> dict[str, Any]:
+    """Gemma 1 (vllm/model_executor/models/gemma.py, GemmaDecoderLayer, the same from 0.10.1.1 to 0.33.0):
+    Llama's layers without a bias anywhere (bias=False written in, whatever attention_bias says), every
+    layer full attention, head_dim as the config gives it (Gemma 7B: 16 heads of 256, 4,096 wide on a
+    hidden size of 3,072; GemmaConfig's default is 256), a GeGLU MLP (gate and up, the same tensors as
+    SwiGLU) and GemmaRMSNorm's one weight a norm. The logits come from the embedding: gemma.py asserts
+    tie_word_embeddings up to 0.28.x, and an untied config (an lm_head of its own from 0.29.0) is refused.
+    The embedding's scale, sqrt(hidden_size), is a one-value buffer (register_buffer normalizer,
+    persistent=False): two bytes, not counted. hidden_activation may be absent (gemma.py then takes
+    approximate GeLU whatever hidden_act says), gelu_pytorch_tanh or gelu; vLLM raises on any other."""
+    n = r.layers()
+    activation = r.get("hidden_activation", None)
+    if activation not in (None, "gelu_pytorch_tanh", "gelu"):
+        raise ConfigError(r.file, r.prefix + "hidden_activation", activation, "gelu_pytorch_tanh or gelu (gemma.py raises otherwise)")
+    if not r.flag("tie_word_embeddings", True):
+        raise ConfigError(r.file, r.prefix + "tie_word_embeddings", False,
+                          "true: gemma.py takes the logits from the embedding (it asserts so up to 0.28.x; an untied head is not modeled)")  # fmt: skip
+    common = {**_common(r), "attention_bias": False, "output_bias": False}
+    return {**common, "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n}
+
+
+def _internlm2(r: _Reader) -> dict[str, Any]:
+    """InternLM2 and InternLM2.5 (vllm/model_executor/models/internlm2.py, InternLM2ForCausalLM, the same
+    from 0.10.1.1 to 0.33.0): Llama's layers, q/k/v fused in wqkv and gate/up in gate_up_proj (the same
+    sizes as apart), no bias anywhere (bias=False written in, whatever the config's "bias" says),
+    head_dim hidden_size / num_attention_heads (any head_dim field is not read), every layer full
+    attention, the output head tied only where the config says (InternLM2Config: not). Read on its own
+    and as InternVL's language model under llm_config."""
+    n = r.layers()
+    common = _common(r)
+    common.update(head_dim=common["hidden"] // common["heads"], attention_bias=False, output_bias=False)
+    return {**common, "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n}
+
+
+def _internlm3(r: _Reader) -> dict[str, Any]:
+    """InternLM3, which vLLM builds with Llama's code (registry.py: InternLM3ForCausalLM -> llama.py
+    LlamaForCausalLM, 0.10.1.1 to 0.33.0). LlamaDecoderLayer reads its biases so: o_proj where
+    attention_bias or the config's "bias" says, q/k/v where qkv_bias says when the config has it (else as
+    o_proj), the MLP where mlp_bias says; head_dim as the config gives it (else hidden_size / heads).
+    InternLM3's own modeling code reads "bias" as the MLP's; vLLM's reading is the one counted."""
+    n = r.layers()
+    common = _common(r, llama=True)
+    biased = common["attention_bias"] or r.flag("bias", False)
+    qkv = r.flag("qkv_bias") if "qkv_bias" in r.data else biased
+    common.update(attention_bias=qkv, output_bias=biased)
+    return {**common, **_uniform(r, n), "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias")),) * n}
+
+
+def _starcoder2(r: _Reader) -> dict[str, Any]:
+    """StarCoder2 (vllm/model_executor/models/starcoder2.py, Starcoder2ForCausalLM, the same from 0.10.1.1 to
+    0.24.0; from 0.25.0 the registry sends the class to the Transformers backend, see
+    TRANSFORMERS_BACKEND_FROM): head_dim hidden_size / heads; q/k/v and o_proj biased where use_bias says;
+    a plain MLP, c_fc (column-parallel) and c_proj (row-parallel), biased the same way; every norm,
+    the final one too, an nn.LayerNorm with its bias. No layer passes a window of its own, so the
+    config's sliding_window is every layer's (_uniform); the head is the embedding where
+    tie_word_embeddings says so (Starcoder2Config's default: it does)."""
+    n = r.layers()
+    bias = r.flag("use_bias")
+    common = _common(r)
+    common.update(head_dim=common["hidden"] // common["heads"], attention_bias=bias, output_bias=bias)
+    mlps = (Mlp(intermediate=r.int("intermediate_size"), bias=bias, gated=False),) * n
+    return {**common, **_uniform(r, n), "mlps": mlps, "norm_bias": True}
+
+
+def _mimo(r: _Reader) -> dict[str, Any]:
+    """Xiaomi's MiMo-7B (vllm/model_executor/models/mimo.py, MiMoForCausalLM, 0.10.1.1 to 0.33.0): Qwen2's
+    model and layers (MiMoModel subclasses Qwen2Model: q/k/v with biases, the final norm applied before
+    the head), its model.mtp_layers skipped at load. Those num_nextn_predict_layers layers are the
+    drafter's, loaded only with speculative decoding by mimo_mtp.py (MiMoMTP): each a
+    MiMoMultiTokenPredictorLayer of token_layernorm, hidden_layernorm, input_proj (nn.Linear of
+    2 x hidden_size to hidden_size, whole on every rank), a Qwen2DecoderLayer and final_layernorm. The MTP
+    model also loads an embed_tokens and an lm_head, but the proposer swaps in the target's and frees its
+    own inside the load's memory profile (vllm/v1/spec_decode/eagle.py load_model, 0.10.1.1;
+    llm_base_proposer.py _maybe_share_embeddings and _maybe_share_lm_head, 0.33.0), so they are not
+    counted; with pipeline parallelism (its world size above 1) the drafter keeps its own embedding, which
+    is not modeled."""
+    return {**_dense(r, bias=True), "drafter_layers": r.int("num_nextn_predict_layers", 0, minimum=0)}
+
+
 # vLLM refuses pipeline parallel for a model class without SupportsPP (vllm/config/model.py
 # verify_with_parallel_config: "Pipeline parallelism is not supported for this model"):
 # gemma3n.py Gemma3nForCausalLM and gemma3n_mm.py Gemma3nForConditionalGeneration (0.10.1.1 to 0.33.0).
@@ -1271,7 +1354,7 @@ NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"
 
 
 # The language models an InternVL config's llm_config may name that these readers size; InternLM2
-# (InternVL2 and InternVL 2.5's 8B and 26B) is Llama's layers without biases; the others vLLM builds are refused.
+# (InternVL2 and InternVL 2.5's 8B and 26B) is read as on its own (_internlm2); the others vLLM builds are refused.
 _INTERNVL_TEXT = ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "LlamaForCausalLM", "InternLM2ForCausalLM")
 
 
@@ -1286,10 +1369,7 @@ def _internvl(r: _Reader) -> dict[str, Any]:
                           "one of " + ", ".join(_INTERNVL_TEXT) + ": other language models under InternVL are not modeled")  # fmt: skip
     text = _Reader(r.data, r.file, r.prefix, inner, r.defaults)
     text.taken = r.taken
-    # InternLM2 (vllm/model_executor/models/internlm2.py, 0.10.1.1 to 0.33.0): Llama's layers, fused wqkv and gate_up,
-    # no bias anywhere (bias=False written in, whatever the config's "bias"), the head tied only where the config says;
-    # read here under InternVL alone (no config of the class on its own is shipped)
-    fields: dict[str, Any] = _dense(text) if inner == "InternLM2ForCausalLM" else _ARCHITECTURES[inner](text)
+    fields: dict[str, Any] = _ARCHITECTURES[inner](text)
     return fields
 
 
@@ -1345,7 +1425,32 @@ _ARCHITECTURES = {
     "CohereForCausalLM": _cohere,
     "Cohere2ForCausalLM": _cohere,
     "Exaone4ForCausalLM": _exaone4,
+    "GemmaForCausalLM": _gemma,
+    "InternLM2ForCausalLM": _internlm2,
+    "InternLM3ForCausalLM": _internlm3,
+    "MiMoForCausalLM": _mimo,
+    "Starcoder2ForCausalLM": _starcoder2,
 }
+
+# Classes vLLM builds with model code of its own up to a release and from it sends to the Transformers
+# backend, which is not modeled: the first (major, minor) that does, and the model file it dropped.
+# StarCoder2: registry.py maps Starcoder2ForCausalLM to ("transformers", "TransformersForCausalLM") from
+# 0.25.0, where starcoder2.py is gone.
+TRANSFORMERS_BACKEND_FROM = {"Starcoder2ForCausalLM": ((0, 25), "starcoder2.py")}
+
+
+def check_release(architecture: str, release: tuple[int, int], file: str = "config.json") -> None:
+    """Refuse a class the release no longer builds with model code of its own (TRANSFORMERS_BACKEND_FROM)."""
+    moved = TRANSFORMERS_BACKEND_FROM.get(architecture)
+    if moved is None or release < moved[0]:
+        return
+    (major, minor), code = moved
+    raise InputError(
+        f"{file}: architectures[0]: found {architecture!r}, which vLLM {major}.{minor}.0 and later serve with the Transformers backend "
+        f"(vllm/model_executor/models/registry.py; {code} is gone), not modeled; expected --engine-version {major}.{minor - 1}.0 or earlier, "
+        f"where {code} builds it"
+    )
+
 
 # Classes vLLM serves, if at all, without model code of its own: the Transformers backend
 # (vllm/model_executor/models/transformers/), which builds transformers' modules and is not modeled.
@@ -1369,11 +1474,16 @@ UNCHECKED = frozenset(
         "Exaone4ForCausalLM",
         "Gemma3nForCausalLM",
         "Gemma3nForConditionalGeneration",
+        "GemmaForCausalLM",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",
         "GraniteMoeHybridForCausalLM",
+        "InternLM2ForCausalLM",
+        "InternLM3ForCausalLM",
+        "MiMoForCausalLM",
         "Olmo3ForCausalLM",
         "SeedOssForCausalLM",
+        "Starcoder2ForCausalLM",
     }
 )
 

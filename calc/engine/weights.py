@@ -19,7 +19,7 @@ scale per 32), AWQ/GPTQ (bits per value plus an fp16 scale, and packed zeros unl
 per group). Embeddings, lm_head, norms and routers stay in the model dtype unless the config
 says otherwise, and so does every module the config's ignore list names.
 
-The drafter layers a config declares (DeepSeek's and GLM's num_nextn_predict_layers, Qwen3-Next's
+The drafter layers a config declares (DeepSeek's, GLM's and MiMo's num_nextn_predict_layers, Qwen3-Next's
 mtp_num_hidden_layers) are counted apart: they load only with speculative decoding. MiniMax-M2's
 MTP modules are not counted: vLLM skips them and has no drafter for them.
 
@@ -236,7 +236,8 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     out = [Tensor("model.embed_tokens", vocab_rank, h)]
     if not shape.tie_embeddings:
         out.append(Tensor("lm_head", vocab_rank, h))
-    out.append(Tensor("model.norm", h))
+    norm = h * (2 if shape.norm_bias else 1)  # an nn.LayerNorm's weight and bias (StarCoder2), else one weight
+    out.append(Tensor("model.norm", norm))
     out += _per_layer_inputs(shape, tp)
     for i, (kind, mlp) in enumerate(zip(shape.layers, shape.mlps, strict=True)):
         out += _layer(shape, f"model.layers.{i}", kind, mlp, tp)
@@ -247,6 +248,9 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         mlp = next((m for m in reversed(shape.mlps) if m.experts), shape.mlps[-1])
         layer = _layer(shape, prefix, kind, mlp, tp)
         extra = [Tensor(f"{prefix}.eh_proj", h, 2 * h), Tensor(f"{prefix}.enorm", h), Tensor(f"{prefix}.hnorm", h)]
+        if shape.architecture == "MiMoForCausalLM":  # mimo_mtp.py MiMoMultiTokenPredictorLayer: the same, and a norm after its block
+            extra = [Tensor(f"{prefix}.input_proj", h, 2 * h), Tensor(f"{prefix}.token_layernorm", h), Tensor(f"{prefix}.hidden_layernorm", h),
+                     Tensor(f"{prefix}.final_layernorm", h)]  # fmt: skip
         if shape.architecture.startswith(("Deepseek", "Glm")):  # the MTP module loads its own embedding and head
             extra += [Tensor(f"{prefix}.embed_tokens", vocab_rank, h), Tensor(f"{prefix}.shared_head.head", vocab_rank, h),
                       Tensor(f"{prefix}.shared_head.norm", h)]  # fmt: skip
@@ -448,8 +452,9 @@ def _internvit(tower: Tower, tp: int) -> list[Tensor]:
 
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
     h = shape.hidden
+    norm = h * (2 if shape.norm_bias else 1)
     # DeciLM builds no norm for a no-op attention; EXAONE 4.0 norms only after attention and the MLP
-    out = [] if kind == NO_ATTENTION or shape.no_input_norm else [Tensor(f"{prefix}.input_layernorm", h)]
+    out = [] if kind == NO_ATTENTION or shape.no_input_norm else [Tensor(f"{prefix}.input_layernorm", norm)]
     if kind in (FULL, SLIDING, CHUNKED):
         out += _attention(shape, prefix + ".self_attn", tp)
     elif kind in (SHARED_FULL, SHARED_SLIDING):
@@ -470,7 +475,7 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
         out += _mlp(shape, prefix + ".mixer", mlp, tp)
     elif mlp.intermediate or mlp.experts:
         if not shape.parallel_block:  # Cohere's attention and MLP share the input norm
-            out.append(Tensor(f"{prefix}.post_attention_layernorm", h))
+            out.append(Tensor(f"{prefix}.post_attention_layernorm", norm))
         out += [Tensor(f"{prefix}.{name}", h) for name in shape.extra_norms]
         out += _mlp(shape, prefix + ".mlp", mlp, tp)
     return out
