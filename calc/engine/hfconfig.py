@@ -175,6 +175,8 @@ class Shape:
     )
     extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
     parallel_block: bool = False  # attention and MLP read one input norm, no post-attention norm (Cohere's commandr.py)
+    norm_bias: bool = False  # the layer and final norms are LayerNorms with a bias (PhiMoE's phimoe.py)
+    lm_head_bias: bool = False  # lm_head carries a bias of the padded vocabulary, divided like it (PhiMoE)
     no_input_norm: bool = False  # a layer normed only after attention and after the MLP (EXAONE 4.0's exaone4.py)
     router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
     routing_bias: bool = False  # and its float32 score-correction bias a layer
