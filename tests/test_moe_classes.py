@@ -23,7 +23,7 @@ from conftest import config_path, config_shape, config_text, parameters, run_cal
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, offload, ranks, weights
-from calc.engine.predict import terms
+from calc.engine.predict import release, terms
 from calc.units import InputError
 
 PHI, HUNYUAN, GRANITE, OLMOE = "phi-3.5-moe-instruct", "hunyuan-a13b", "granite-3.1-3b-a800m-instruct", "olmoe-1b-7b-0125-instruct"
@@ -204,12 +204,16 @@ def test_expert_parallel_deals_the_routed_experts_and_divides_the_shared_one() -
 @pytest.mark.parametrize("version", [None, "0.29.0", "0.33.0"])
 def test_hunyuan_from_0_29_is_the_transformers_backend_and_refused(version: str | None) -> None:
     """vllm/model_executor/models/registry.py sends both Hunyuan classes to _TRANSFORMERS_SUPPORTED_MODELS
-    from 0.29.0 (0.29.0 to 0.33.0 read); 0.10.1.1 to 0.28.0 register hunyuan_v1.py."""
+    from 0.29.0 (0.29.0 to 0.33.0 read); 0.10.1.1 to 0.28.0 register hunyuan_v1.py, 0.9.2 the MoE class
+    alone (hunyuan_v1_moe.py), 0.8.5 neither."""
     with pytest.raises(InputError, match="0.29.0 and later serve HunYuanMoEV1ForCausalLM with the Transformers backend"):
         report(HUNYUAN, engine_version=version)
-    for own in ("0.10.1.1", LAST_OWN):
-        assert report(HUNYUAN, engine_version=own).weights_bytes_per_rank > 0
-    assert hfconfig.served_by_transformers("PhiMoEForCausalLM", (0, 33)) is None
+    for own in ("0.9.2", "0.10.1.1", LAST_OWN):
+        assert hfconfig.outside_own_code("HunYuanMoEV1ForCausalLM", release(own)) is None
+    assert report(HUNYUAN, engine_version="0.10.1.1").weights_bytes_per_rank == report(HUNYUAN).weights_bytes_per_rank
+    assert "0.9 does not register HunYuanDenseV1ForCausalLM" in str(hfconfig.outside_own_code("HunYuanDenseV1ForCausalLM", (0, 9)))
+    assert "0.8 does not register HunYuanMoEV1ForCausalLM" in str(hfconfig.outside_own_code("HunYuanMoEV1ForCausalLM", (0, 8)))
+    assert hfconfig.outside_own_code("PhiMoEForCausalLM", (0, 33)) is None
 
 
 BAD = [

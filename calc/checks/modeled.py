@@ -60,9 +60,9 @@ def model_report(i: ModelInputs) -> ModelReport:
     """Weights per rank, the KV cost of one request and, given a pool, what vLLM would print.
     Raises InputError (ConfigError names the file and field) for anything it cannot size."""
     shape = hfconfig.shape(hfconfig.load(i.config_text, i.config_file), i.config_file)
-    backend = hfconfig.served_by_transformers(shape.architecture, release_of(i.engine_version))
-    if backend:
-        raise InputError(f"--engine-version: found {i.engine_version or 'none, the newest read'}: {backend}")
+    elsewhere = hfconfig.outside_own_code(shape.architecture, release_of(i.engine_version))
+    if elsewhere:
+        raise InputError(f"--engine-version: found {i.engine_version or 'none, the newest read'}: {elsewhere}")
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.checkpoint_bytes is not None:  # a size typed: split over the stages and ranks as an index's total_size is

@@ -919,13 +919,13 @@ def _by_layer(r: _Reader, key: str, n: int, minimum: int = 1) -> list[int]:
 
 def _hunyuan(r: _Reader) -> dict[str, Any]:
     """Tencent's Hunyuan models (vllm/model_executor/models/hunyuan_v1.py, HunYuanMoEV1ForCausalLM and
-    HunYuanDenseV1ForCausalLM, 0.10.1.1 to 0.28.x; from 0.29.0 vLLM's registry sends both to the
-    Transformers backend, SERVED_BY_TRANSFORMERS_FROM). head_dim is head_dim where set, else
-    attention_head_dim, else hidden_size / heads; q/k/v and o_proj biased where attention_bias or bias
-    says; with use_qk_norm, query_layernorm and key_layernorm of head_dim. A layer is
-    HunYuanSparseMoeBlock where num_experts is above 1 (_is_moe): num_experts experts of
-    moe_intermediate_size (else intermediate_size), a router (ReplicatedLinear, unquantized, in the
-    model's dtype) and, with use_mixed_mlp_moe, a shared HunYuanMLP of intermediate_size x
+    HunYuanDenseV1ForCausalLM, 0.10.1.1 to 0.28.0, and the MoE class's hunyuan_v1_moe.py in 0.9.2, the
+    same layers; from 0.29.0 the registry sends both to the Transformers backend: OWN_CODE_RELEASES).
+    head_dim is head_dim where set, else attention_head_dim, else hidden_size / heads; q/k/v and o_proj
+    biased where attention_bias or bias says; with use_qk_norm, query_layernorm and key_layernorm of
+    head_dim. A layer is HunYuanSparseMoeBlock where num_experts is above 1 (_is_moe): num_experts
+    experts of moe_intermediate_size (else intermediate_size), a router (ReplicatedLinear, unquantized,
+    in the model's dtype) and, with use_mixed_mlp_moe, a shared HunYuanMLP of intermediate_size x
     num_shared_expert, without a gate of its own, divided over the ranks like a dense MLP; else a dense
     HunYuanMLP of intermediate_size, biased where mlp_bias says. Each of these sizes (and moe_topk) may
     be one value or a list, one a layer. Cross-layer attention (use_cla with a cla_share_factor above 1:
@@ -1457,21 +1457,27 @@ _ARCHITECTURES = {
     "HunYuanDenseV1ForCausalLM": _hunyuan,
 }
 
-# Classes vLLM builds with model code of its own up to a release, and from it sends to the Transformers
-# backend (vllm/model_executor/models/registry.py _TRANSFORMERS_SUPPORTED_MODELS), which is not modeled:
-# Hunyuan's hunyuan_v1.py is registered from 0.10.1.1 to 0.28.0 and moved there in 0.29.0 (to 0.33.0).
-SERVED_BY_TRANSFORMERS_FROM = {"HunYuanMoEV1ForCausalLM": (0, 29), "HunYuanDenseV1ForCausalLM": (0, 29)}
+# Classes whose model code vLLM registers in only some of the releases read (vllm/model_executor/models/
+# registry.py), the first and last (major, minor) that build them with it. Hunyuan's MoE class is
+# hunyuan_v1_moe.py in 0.9.2 (absent from 0.8.5), both classes hunyuan_v1.py from 0.10.1.1 to 0.28.0;
+# from 0.29.0 (to 0.33.0) the registry sends both to the Transformers backend
+# (_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled.
+OWN_CODE_RELEASES = {"HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)), "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28))}
 
 
-def served_by_transformers(architecture: str, release: tuple[int, int]) -> str | None:
-    """Why vLLM `release` builds this class with the Transformers backend, None where its own code does."""
-    since = SERVED_BY_TRANSFORMERS_FROM.get(architecture)
-    if since is None or release < since:
+def outside_own_code(architecture: str, release: tuple[int, int]) -> str | None:
+    """Why vLLM `release` does not build this class with the model code read, None where it does."""
+    window = OWN_CODE_RELEASES.get(architecture)
+    if window is None or window[0] <= release <= window[1]:
         return None
-    return (
-        f"vLLM {since[0]}.{since[1]}.0 and later serve {architecture} with the Transformers backend (vllm/model_executor/models/registry.py "
-        f"_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled; expected {since[0]}.{since[1] - 1}.x or earlier, whose own model code builds it"
-    )
+    (a, b), (y, z) = window
+    expected = f"expected {a}.{b} to {y}.{z}.x, whose own model code builds it"
+    if release > window[1]:
+        return (
+            f"vLLM {y}.{z + 1}.0 and later serve {architecture} with the Transformers backend (vllm/model_executor/models/registry.py "
+            f"_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled; {expected}"
+        )
+    return f"vLLM {release[0]}.{release[1]} does not register {architecture} (vllm/model_executor/models/registry.py); {expected}"
 
 
 # Classes vLLM serves, if at all, without model code of its own: the Transformers backend
