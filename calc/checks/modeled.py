@@ -61,7 +61,9 @@ def model_report(i: ModelInputs) -> ModelReport:
     Raises InputError (ConfigError names the file and field) for anything it cannot size."""
     config = hfconfig.load(i.config_text, i.config_file)
     read = shape = hfconfig.shape(config, i.config_file)
-    hfconfig.check_release(shape.architecture, release_of(i.engine_version), i.config_file)
+    elsewhere = hfconfig.outside_own_code(shape.architecture, release_of(i.engine_version))
+    if elsewhere:
+        raise InputError(f"--engine-version: found {i.engine_version or 'none, the newest read'}: {elsewhere}")
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.checkpoint_bytes is not None:  # a size typed: split over the stages and ranks as an index's total_size is

@@ -175,8 +175,9 @@ class Shape:
     )
     extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
     parallel_block: bool = False  # attention and MLP read one input norm, no post-attention norm (Cohere's commandr.py)
+    norm_bias: bool = False  # the layer and final norms are LayerNorms with a bias (PhiMoE's phimoe.py, StarCoder2's starcoder2.py)
+    lm_head_bias: bool = False  # lm_head carries a bias of the padded vocabulary, divided like it (PhiMoE)
     no_input_norm: bool = False  # a layer normed only after attention and after the MLP (EXAONE 4.0's exaone4.py)
-    norm_bias: bool = False  # every norm an nn.LayerNorm, a weight and a bias (StarCoder2's starcoder2.py)
     router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
     routing_bias: bool = False  # and its float32 score-correction bias a layer
     sinks: bool = False
@@ -384,12 +385,16 @@ _LAYER_TYPE_KIND = {"full_attention": "full", "sliding_attention": "sliding"}
 def _rope_positions(rp: Mapping[str, Any], max_pos: int, top_original: object = None) -> int:
     """How many positions a rope's cache holds (vllm/model_executor/layers/rotary_embedding/__init__.py
     get_rope, 0.20.0): a linear or dynamic factor stretches the model's positions, YaRN's (and
-    DeepSeek's) its original ones; LongRoPE keeps a short cache and a long one; the rest, the model's."""
+    DeepSeek's) its original ones; LongRoPE keeps a short cache and a long one; the rest, the model's.
+    A dynamic rope with an alpha (Hunyuan's) is DynamicNTKAlphaRotaryEmbedding, whose cache holds the
+    model's positions whatever its factor (rotary_embedding/dynamic_ntk_alpha_rope.py, 0.10.1.1 to 0.33.0)."""
     kind = str(rp.get("rope_type", rp.get("type", "default")))
     factor = rp.get("factor", 1)
     factor = factor if isinstance(factor, (int, float)) and not isinstance(factor, bool) and factor > 0 else 1
     original = rp.get("original_max_position_embeddings", top_original)  # Phi-3 writes it beside the rope, not in it
     original = original if isinstance(original, int) and not isinstance(original, bool) and original > 0 else max_pos
+    if kind == "dynamic" and "alpha" in rp:
+        return max_pos
     if kind in ("linear", "dynamic"):
         return int(max_pos * factor)
     if kind in ("yarn", "deepseek_yarn"):
@@ -849,6 +854,106 @@ def _qwen_moe(r: _Reader, qk_norm: str = "", bias: bool = False) -> dict[str, An
 def _mixtral(r: _Reader) -> dict[str, Any]:
     n = r.layers()
     return {**_common(r), **_uniform(r, n), "mlps": (Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size")),) * n}
+
+
+def _granite_moe(r: _Reader) -> dict[str, Any]:
+    """IBM's Granite 3.0 and 3.1 MoE models (vllm/model_executor/models/granitemoe.py, GraniteMoeForCausalLM,
+    0.10.1.1 to 0.33.0): Mixtral's layout, every layer num_local_experts experts of intermediate_size and a
+    router (GraniteMoeMoE: gate and FusedMoE, divided over the ranks or dealt under expert parallel as any
+    FusedMoE); q/k/v and o_proj without biases whatever attention_bias says (bias=False), head_dim
+    hidden_size / heads, the head tied where the config says. The embedding, attention, residual and
+    logits multipliers scale activations and build no weight. From 0.29.0 the attention also reads
+    layer_types, layer_rope_theta and attention_sinks (granite.py granite_layer_attn_params: sliding
+    layers, NoPE layers, sinks), which no Granite 3.x MoE config writes: a config that does is refused."""
+    n = r.layers()
+    for key in ("layer_types", "layer_rope_theta", "attention_sinks"):
+        if r.get(key, None) is not None:
+            raise ConfigError(r.file, r.prefix + key, r.get(key), "absent: Granite MoE's per-layer windows, NoPE layers and sinks are not modeled")
+    if r.flag("attention_bias", False):
+        raise ConfigError(r.file, r.prefix + "attention_bias", True, "false: vLLM's granitemoe.py builds no attention bias")
+    moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"))
+    common = {**_common(r), "head_dim": r.int("hidden_size") // r.int("num_attention_heads")}
+    return {**common, **_uniform(r, n), "mlps": (moe,) * n}
+
+
+def _untied(r: _Reader, source: str) -> None:
+    """A class whose model code builds lm_head apart from the embedding and never ties them."""
+    if r.flag("tie_word_embeddings", False):
+        raise ConfigError(r.file, r.prefix + "tie_word_embeddings", True, f"false: vLLM's {source} builds lm_head apart from the embedding, never tied")
+
+
+def _phimoe(r: _Reader) -> dict[str, Any]:
+    """Microsoft's Phi-3.5-MoE (vllm/model_executor/models/phimoe.py, PhiMoEForCausalLM, 0.10.1.1 to 0.33.0):
+    every layer num_local_experts experts of intermediate_size and a router (PhiMoE: gate and FusedMoE);
+    q/k/v and o_proj with biases whatever attention_bias says (bias=True); the two layer norms and the
+    final one nn.LayerNorm with a weight and a bias (elementwise_affine, bias by default); head_dim the
+    config's, else hidden_size / heads; lm_head (ParallelLMHead, bias=True, quant_config=None) its own,
+    its bias of the padded vocabulary divided like it, never tied to the embedding."""
+    n = r.layers()
+    _untied(r, "phimoe.py")
+    moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=r.int("intermediate_size"))
+    return {**_common(r), **_uniform(r, n), "mlps": (moe,) * n, "attention_bias": True, "output_bias": True,
+            "norm_bias": True, "lm_head_bias": True}  # fmt: skip
+
+
+def _olmoe(r: _Reader) -> dict[str, Any]:
+    """AI2's OLMoE (vllm/model_executor/models/olmoe.py, OlmoeForCausalLM, 0.10.1.1 to 0.33.0): every layer
+    num_experts experts of intermediate_size and a router (OlmoeMoE: gate and FusedMoE), no shared expert;
+    q/k/v and o_proj without biases (bias=False); q_norm and k_norm RMSNorms over all heads (heads x
+    head_dim and KV heads x head_dim), whole on every rank (_apply_qk_norm gathers q and k over the
+    ranks before norming them); head_dim hidden_size / heads; lm_head its own, never tied."""
+    n = r.layers()
+    _untied(r, "olmoe.py")
+    if r.flag("attention_bias", False):
+        raise ConfigError(r.file, r.prefix + "attention_bias", True, "false: vLLM's olmoe.py builds no attention bias")
+    moe = Mlp(experts=r.int("num_experts"), expert_intermediate=r.int("intermediate_size"))
+    common = {**_common(r, qk_norm="full"), "head_dim": r.int("hidden_size") // r.int("num_attention_heads")}
+    return {**common, **_uniform(r, n), "mlps": (moe,) * n}
+
+
+def _by_layer(r: _Reader, key: str, n: int, minimum: int = 1) -> list[int]:
+    """A field that is one whole number for every layer or a list of n, one a layer (Hunyuan's)."""
+    value = r.get(key)
+    if not isinstance(value, list):
+        return [r.int(key, minimum=minimum)] * n
+    if len(value) != n or any(isinstance(v, bool) or not isinstance(v, int) or v < minimum for v in value):
+        raise ConfigError(r.file, r.prefix + key, value, f"a whole number, or a list of {n} whole numbers of at least {minimum}, one a layer")
+    return value
+
+
+def _hunyuan(r: _Reader) -> dict[str, Any]:
+    """Tencent's Hunyuan models (vllm/model_executor/models/hunyuan_v1.py, HunYuanMoEV1ForCausalLM and
+    HunYuanDenseV1ForCausalLM, 0.10.1.1 to 0.28.0, and the MoE class's hunyuan_v1_moe.py in 0.9.2, the
+    same layers; from 0.29.0 the registry sends both to the Transformers backend: OWN_CODE_RELEASES).
+    head_dim is head_dim where set, else attention_head_dim, else hidden_size / heads; q/k/v and o_proj
+    biased where attention_bias or bias says; with use_qk_norm, query_layernorm and key_layernorm of
+    head_dim. A layer is HunYuanSparseMoeBlock where num_experts is above 1 (_is_moe): num_experts
+    experts of moe_intermediate_size (else intermediate_size), a router (ReplicatedLinear, unquantized,
+    in the model's dtype) and, with use_mixed_mlp_moe, a shared HunYuanMLP of intermediate_size x
+    num_shared_expert, without a gate of its own, divided over the ranks like a dense MLP; else a dense
+    HunYuanMLP of intermediate_size, biased where mlp_bias says. Each of these sizes (and moe_topk) may
+    be one value or a list, one a layer. Cross-layer attention (use_cla with a cla_share_factor above 1:
+    a layer the factor does not divide reads the K and V of the layer before through
+    HunYuanCrossAttention, q_proj alone) is refused: its cache sharing is not modeled."""
+    n = r.layers()
+    if r.flag("use_cla", False) and r.int("cla_share_factor", 1) > 1:
+        raise ConfigError(r.file, r.prefix + "use_cla", True, "false: Hunyuan's cross-layer attention (cla_share_factor above 1) is not modeled")
+    heads, hidden = r.int("num_attention_heads"), r.int("hidden_size")
+    head_dim = r.int("head_dim", None) or r.int("attention_head_dim", None) or hidden // heads
+    common = _common(r)
+    bias = common["attention_bias"] or r.flag("bias", False)
+    common.update(head_dim=head_dim, attention_bias=bias, output_bias=bias, qk_norm="head" if r.flag("use_qk_norm", False) else "")
+    if isinstance(r.get("num_experts", None), list):
+        raise ConfigError(r.file, r.prefix + "num_experts", r.get("num_experts"), "one whole number: hunyuan_v1.py builds as many in every MoE layer")
+    experts = 0 if r.get("num_experts", None) is None else r.int("num_experts", minimum=0)  # absent or null: dense (_is_moe)
+    intermediate = _by_layer(r, "intermediate_size", n)
+    if experts <= 1:
+        mlps = tuple(Mlp(intermediate=size, bias=r.flag("mlp_bias")) for size in intermediate)
+        return {**common, "layers": (FULL,) * n, "mlps": mlps}
+    sizes = intermediate if r.get("moe_intermediate_size", None) is None else _by_layer(r, "moe_intermediate_size", n)
+    shared = _by_layer(r, "num_shared_expert", n, minimum=0) if r.flag("use_mixed_mlp_moe", False) else [0] * n
+    mlps = tuple(Mlp(experts=experts, expert_intermediate=size, shared_intermediate=intermediate[i] * shared[i]) for i, size in enumerate(sizes))
+    return {**common, "layers": (FULL,) * n, "mlps": mlps}
 
 
 def _deepseek(r: _Reader) -> dict[str, Any]:
@@ -1319,7 +1424,7 @@ def _internlm3(r: _Reader) -> dict[str, Any]:
 def _starcoder2(r: _Reader) -> dict[str, Any]:
     """StarCoder2 (vllm/model_executor/models/starcoder2.py, Starcoder2ForCausalLM, the same from 0.10.1.1 to
     0.24.0; from 0.25.0 the registry sends the class to the Transformers backend, see
-    TRANSFORMERS_BACKEND_FROM): head_dim hidden_size / heads; q/k/v and o_proj biased where use_bias says;
+    OWN_CODE_RELEASES): head_dim hidden_size / heads; q/k/v and o_proj biased where use_bias says;
     a plain MLP, c_fc (column-parallel) and c_proj (row-parallel), biased the same way; every norm,
     the final one too, an nn.LayerNorm with its bias. No layer passes a window of its own, so the
     config's sliding_window is every layer's (_uniform); the head is the embedding where
@@ -1430,26 +1535,39 @@ _ARCHITECTURES = {
     "InternLM3ForCausalLM": _internlm3,
     "MiMoForCausalLM": _mimo,
     "Starcoder2ForCausalLM": _starcoder2,
+    "GraniteMoeForCausalLM": _granite_moe,
+    "PhiMoEForCausalLM": _phimoe,
+    "OlmoeForCausalLM": _olmoe,
+    "HunYuanMoEV1ForCausalLM": _hunyuan,
+    "HunYuanDenseV1ForCausalLM": _hunyuan,
 }
 
-# Classes vLLM builds with model code of its own up to a release and from it sends to the Transformers
-# backend, which is not modeled: the first (major, minor) that does, and the model file it dropped.
-# StarCoder2: registry.py maps Starcoder2ForCausalLM to ("transformers", "TransformersForCausalLM") from
-# 0.25.0, where starcoder2.py is gone.
-TRANSFORMERS_BACKEND_FROM = {"Starcoder2ForCausalLM": ((0, 25), "starcoder2.py")}
+# Classes whose model code vLLM registers in only some of the releases read (vllm/model_executor/models/
+# registry.py), the first and last (major, minor) that build them with it. Hunyuan's MoE class is
+# hunyuan_v1_moe.py in 0.9.2 (absent from 0.8.5), both classes hunyuan_v1.py from 0.10.1.1 to 0.28.0;
+# from 0.29.0 (to 0.33.0) the registry sends both to the Transformers backend
+# (_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled. StarCoder2: starcoder2.py in every release read
+# up to 0.24.0; from 0.25.0 the registry maps Starcoder2ForCausalLM to the Transformers backend and the file is gone.
+OWN_CODE_RELEASES = {
+    "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
+    "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28)),
+    "Starcoder2ForCausalLM": ((0, 8), (0, 24)),
+}
 
 
-def check_release(architecture: str, release: tuple[int, int], file: str = "config.json") -> None:
-    """Refuse a class the release no longer builds with model code of its own (TRANSFORMERS_BACKEND_FROM)."""
-    moved = TRANSFORMERS_BACKEND_FROM.get(architecture)
-    if moved is None or release < moved[0]:
-        return
-    (major, minor), code = moved
-    raise InputError(
-        f"{file}: architectures[0]: found {architecture!r}, which vLLM {major}.{minor}.0 and later serve with the Transformers backend "
-        f"(vllm/model_executor/models/registry.py; {code} is gone), not modeled; expected --engine-version {major}.{minor - 1}.0 or earlier, "
-        f"where {code} builds it"
-    )
+def outside_own_code(architecture: str, release: tuple[int, int]) -> str | None:
+    """Why vLLM `release` does not build this class with the model code read, None where it does."""
+    window = OWN_CODE_RELEASES.get(architecture)
+    if window is None or window[0] <= release <= window[1]:
+        return None
+    (a, b), (y, z) = window
+    expected = f"expected --engine-version from {a}.{b} to {y}.{z}.x, whose own model code builds it"
+    if release > window[1]:
+        return (
+            f"vLLM {y}.{z + 1}.0 and later serve {architecture} with the Transformers backend (vllm/model_executor/models/registry.py "
+            f"_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled; {expected}"
+        )
+    return f"vLLM {release[0]}.{release[1]} does not register {architecture} (vllm/model_executor/models/registry.py); {expected}"
 
 
 # Classes vLLM serves, if at all, without model code of its own: the Transformers backend
@@ -1477,11 +1595,14 @@ UNCHECKED = frozenset(
         "GemmaForCausalLM",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",
+        "GraniteMoeForCausalLM",
         "GraniteMoeHybridForCausalLM",
+        "HunYuanDenseV1ForCausalLM",
         "InternLM2ForCausalLM",
         "InternLM3ForCausalLM",
         "MiMoForCausalLM",
         "Olmo3ForCausalLM",
+        "OlmoeForCausalLM",
         "SeedOssForCausalLM",
         "Starcoder2ForCausalLM",
     }

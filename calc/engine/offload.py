@@ -75,7 +75,8 @@ def parameters(shape: Shape, tp: int, layers: range | None = None, tensors: list
             continue
         body, norms = by_layer.setdefault(int(m.group(1)), ({}, {}))
         name = _MERGED.sub(lambda g: ".qkv_proj" if g.group(1) else ".gate_up_proj", t.path)
-        layer_norm = t.path.endswith(("input_layernorm", "post_attention_layernorm")) or "feedforward_layernorm" in t.path
+        norm = t.path.removesuffix(".bias")  # a LayerNorm's bias is a parameter of its own, after its weight
+        layer_norm = norm.endswith(("input_layernorm", "post_attention_layernorm")) or "feedforward_layernorm" in norm
         into = norms if layer_norm else body
         into[name] = into.get(name, 0) + weights.tensor_bytes(t, quant, shape.dtype_bytes)
     out: list[tuple[str, int]] = []

@@ -102,7 +102,7 @@ def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: 
         return (0,)
     if path.startswith("model.altup_unembed_projections."):
         return (last,)
-    if path in ("lm_head", "model.norm"):
+    if path in ("lm_head", "lm_head.bias", "model.norm", "model.norm.bias"):
         return (last,)
     m = _LAYER.match(path + ".")
     if m is None:

@@ -236,8 +236,9 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     out = [Tensor("model.embed_tokens", vocab_rank, h)]
     if not shape.tie_embeddings:
         out.append(Tensor("lm_head", vocab_rank, h))
-    norm = h * (2 if shape.norm_bias else 1)  # an nn.LayerNorm's weight and bias (StarCoder2), else one weight
-    out.append(Tensor("model.norm", norm))
+        if shape.lm_head_bias:
+            out.append(Tensor("lm_head.bias", vocab_rank))
+    out += _norm(shape, "model.norm")
     out += _per_layer_inputs(shape, tp)
     for i, (kind, mlp) in enumerate(zip(shape.layers, shape.mlps, strict=True)):
         out += _layer(shape, f"model.layers.{i}", kind, mlp, tp)
@@ -450,11 +451,15 @@ def _internvit(tower: Tower, tp: int) -> list[Tensor]:
     return ts
 
 
+def _norm(shape: Shape, path: str) -> list[Tensor]:
+    """A norm of the model's width: its weight, and a bias where the model's norms are LayerNorms with one."""
+    return [Tensor(path, shape.hidden)] + ([Tensor(f"{path}.bias", shape.hidden)] if shape.norm_bias else [])
+
+
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
     h = shape.hidden
-    norm = h * (2 if shape.norm_bias else 1)
     # DeciLM builds no norm for a no-op attention; EXAONE 4.0 norms only after attention and the MLP
-    out = [] if kind == NO_ATTENTION or shape.no_input_norm else [Tensor(f"{prefix}.input_layernorm", norm)]
+    out = [] if kind == NO_ATTENTION or shape.no_input_norm else _norm(shape, f"{prefix}.input_layernorm")
     if kind in (FULL, SLIDING, CHUNKED):
         out += _attention(shape, prefix + ".self_attn", tp)
     elif kind in (SHARED_FULL, SHARED_SLIDING):
@@ -475,8 +480,8 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
         out += _mlp(shape, prefix + ".mixer", mlp, tp)
     elif mlp.intermediate or mlp.experts:
         if not shape.parallel_block:  # Cohere's attention and MLP share the input norm
-            out.append(Tensor(f"{prefix}.post_attention_layernorm", norm))
-        out += [Tensor(f"{prefix}.{name}", h) for name in shape.extra_norms]
+            out += _norm(shape, f"{prefix}.post_attention_layernorm")
+        out += [t for name in shape.extra_norms for t in _norm(shape, f"{prefix}.{name}")]
         out += _mlp(shape, prefix + ".mlp", mlp, tp)
     return out
 

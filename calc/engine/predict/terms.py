@@ -34,13 +34,17 @@ class Term:
 
 def experts_per_token(config: JsonObject) -> int:
     """Experts each token is routed to (num_experts_per_tok, experts_per_token or moe_topk; ERNIE 4.5's
-    moe_k, which vllm/model_executor/models/ernie45_moe.py passes as top_k, 0.10.1.1 to 0.33.0)."""
+    moe_k, which vllm/model_executor/models/ernie45_moe.py passes as top_k, 0.10.1.1 to 0.33.0). A list,
+    one a layer (Hunyuan's moe_topk, which hunyuan_v1.py reads as moe_topk[layer_id], 0.10.1.1 to
+    0.28.0), gives its largest."""
     for c in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
         assert isinstance(c, dict)
         for key in ("num_experts_per_tok", "experts_per_token", "moe_topk", "num_selected_experts", "moe_k"):
             value = c.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
+            each = value if isinstance(value, list) else [value]
+            counts = [v for v in each if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+            if counts and len(counts) == len(each):
+                return max(counts)
     return 0
 
 
