@@ -616,7 +616,9 @@ def _mamba1(shape: Shape, p: str, tp: int) -> list[Tensor]:
 def _short_conv(shape: Shape, p: str, tp: int) -> list[Tensor]:
     """LFM2's short convolution (vllm/model_executor/layers/mamba/short_conv.py, ShortConv, 0.33.0):
     in_proj of B, C and x column-parallel, a depthwise conv of conv_L_cache taps, out_proj
-    row-parallel, each with a bias where conv_bias."""
+    row-parallel, each with a bias where conv_bias. The projections take the checkpoint's quantization
+    from 0.27.1; 0.10.2 to 0.26.0 build them without it (short_conv.py passes no quant_config), so a
+    quantized LFM2 keeps them in the model's dtype there, which is not modeled."""
     m, h = shape.mamba, shape.hidden
     d = m["inner"] // tp
     out = [Tensor(f"{p}.in_proj", 3 * d, h, linear=True), Tensor(f"{p}.conv1d", d, m["conv_kernel"]), Tensor(f"{p}.out_proj", h, d, linear=True)]
