@@ -1,11 +1,13 @@
 """Hybrids whose recurrent layers are not Mamba-2 alone, read by vLLM's own model code: Jamba
 (JambaForCausalLM, jamba.py: Mamba-1 layers and attention by period and offset, experts every other
 layer), Falcon-H1 (FalconH1ForCausalLM, falcon_h1.py: attention and a Mamba-2 mixer side by side in every
-layer) and LFM2 (Lfm2ForCausalLM, lfm2.py: short convolutions and attention). The parameter counts
+layer), LFM2 (Lfm2ForCausalLM, lfm2.py: short convolutions and attention) and LFM2-MoE
+(Lfm2MoeForCausalLM, lfm2_moe.py: the same layers, experts after the first dense ones). The parameter counts
 against the published totals, the state a request and the KV cache a token by hand, the split over the
 ranks, the releases, refused input and the command line.
 
-Jamba-v0.1's config is shipped (models/configs/SOURCES.yaml: the Hub's file). No whole config.json of a
+Jamba-v0.1's config is shipped (models/configs/SOURCES.yaml: the Hub's file), and so is an LFM2-8B-A1B
+fine-tune's (augment-multi-ft2: the Hub's file). No whole config.json of a
 Falcon-H1 or LFM2 checkpoint of their makers was found, so both classes are unchecked: Falcon-H1-0.5B is
 read from the field dict a public Megatron Bridge test module quotes (code index file 54893243323,
 repository not named) with mamba_d_ssm put in (the quote leaves it out; 24 heads x 64, the width
@@ -23,7 +25,7 @@ from conftest import config_path, config_shape, parameters, run_calc
 from calc.engine import hfconfig, kvlayout, weights
 from calc.engine.weights import cdiv
 
-JAMBA, LFM2 = "jamba-v0.1", "lfm2.5-1.2b-distilled-claude-4.6"
+JAMBA, LFM2, MOE = "jamba-v0.1", "lfm2.5-1.2b-distilled-claude-4.6", "augment-multi-ft2"
 FALCON = {
     "architectures": ["FalconH1ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0, "attention_in_multiplier": 1.0,
     "attention_out_multiplier": 0.9375, "attn_layer_indices": None, "embedding_multiplier": 5.656854249492381, "head_dim": 64,
@@ -210,7 +212,7 @@ def test_lfm2_meets_its_published_size_and_releases() -> None:
     assert kvlayout._state_bytes(s, kvlayout.Settings(speculative_tokens=2), kvlayout.version("0.28.0")) == 2 * 2048 * 2
     assert kvlayout.mamba_cache_mode(s, kvlayout.version("0.26.0"), prefix_caching=True) == "align"  # not a SupportsMambaPrefixCaching class
     request(s, v=kvlayout.version("0.10.2"))
-    with pytest.raises(ValueError, match="vLLM 0.10.1.1 has no Lfm2ForCausalLM"):
+    with pytest.raises(ValueError, match=r"vLLM 0.10.1.1 has no Lfm2ForCausalLM \(vllm/model_executor/models/registry.py: in 0.10.2, not in 0.10.1.1\)"):
         request(s, v=kvlayout.version("0.10.1.1"))
     assert hfconfig.unchecked_note("Lfm2ForCausalLM")
 
@@ -230,6 +232,51 @@ def test_lfm2_layer_kinds_and_widths() -> None:
         hfconfig.shape({**data(LFM2), "conv_dim": 1024}, LFM2)
 
 
+# --- LFM2-MoE: LFM2's layers, experts from the third on ------------------------------------------
+
+
+def lfm2_moe_count(tp: int = 1) -> int:
+    """One rank's parameters by lfm2_moe.py: LFM2's 18 convolutions and 6 attention layers of 2,048,
+    two dense MLPs of 7,168, then 22 layers of 32 experts of 1,792 with a router and its float32
+    score-correction bias, the head tied."""
+    h = 2048
+    conv = 3 * h // tp * h + h // tp * 3 + h * h // tp
+    attention = 32 // tp * 64 * h + 2 * max(1, 8 // tp) * 64 * h + h * 32 // tp * 64 + 2 * 64
+    moe = 32 * h + 32 * 3 * 1792 // tp * h + 32
+    return 65536 // tp * h + h + 18 * conv + 6 * attention + 24 * 2 * h + 2 * 3 * 7168 // tp * h + 22 * moe
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4, 8])
+def test_lfm2_moe_over_the_ranks(tp: int) -> None:
+    """8,339,930,560 parameters (published for LFM2-8B-A1B: 8.3B). The convolution is hidden_size wide
+    (2 x 2,048 / TP values a state); 18 of them make three groups of six beside the attention's."""
+    s = config_shape(MOE)
+    assert parameters(s, tp) == lfm2_moe_count(tp)
+    token = 2 * max(1, 8 // tp) * 64 * 2
+    r = request(s, tp)
+    assert r.bytes_per_token == 6 * token
+    assert (len(r.layout.groups), r.layout.group_size, r.layout.padding_layers) == (4, 6, 0)
+    assert kvlayout._state_bytes(s, kvlayout.Settings(tp=tp), NEWEST) == 2 * 2048 // tp * 2
+
+
+def test_lfm2_moe_meets_its_published_size_and_releases() -> None:
+    """8.3B in all and 1.56B a token with 4 of 32 experts (published: 1.5B active); the bias is float32;
+    0.11.0 has no class, 0.11.1 to 0.12.x were not read; layer_types must be given (Lfm2MoeConfig
+    fills none)."""
+    s = config_shape(MOE)
+    assert round(lfm2_moe_count() / 1e9, 1) == 8.3 and 1.5e9 < lfm2_moe_count() - 22 * 28 * 3 * 1792 * 2048 < 1.6e9
+    bias = [t for t in weights.tensors(s) if t.path.endswith("e_score_correction_bias")]
+    assert len(bias) == 22 and all(t.dtype_bytes == 4 for t in bias)
+    assert hfconfig.unchecked_note("Lfm2MoeForCausalLM") is None
+    request(s, v=kvlayout.version("0.13.0"))
+    with pytest.raises(ValueError, match="vLLM 0.11.0 has no Lfm2MoeForCausalLM"):
+        request(s, v=kvlayout.version("0.11.0"))
+    with pytest.raises(ValueError, match="vLLM 0.12.0: whether it registers Lfm2MoeForCausalLM was not read"):
+        request(s, v=kvlayout.version("0.12.0"))
+    with pytest.raises(hfconfig.ConfigError, match="layer_types: found None, expected a list of 24 layer types"):
+        hfconfig.shape({k: v for k, v in data(MOE).items() if k != "layer_types"}, MOE)
+
+
 # --- refused input and the command line ---------------------------------------------------------
 
 
@@ -241,6 +288,7 @@ def test_lfm2_layer_kinds_and_widths() -> None:
         (JAMBA, "intermediate_size"),
         (LFM2, "block_dim"),
         (LFM2, "conv_dim"),
+        (MOE, "moe_intermediate_size"),
     ],
 )
 def test_a_missing_field_is_named(config: dict | str, field: str) -> None:
@@ -252,7 +300,7 @@ def test_a_missing_field_is_named(config: dict | str, field: str) -> None:
         hfconfig.shape(config, "config.json")
 
 
-@pytest.mark.parametrize("name", [JAMBA, "falcon", LFM2])
+@pytest.mark.parametrize("name", [JAMBA, "falcon", LFM2, MOE])
 def test_the_command_line_predicts_a_pool(name: str, tmp_path: Path) -> None:
     path = config_path(name)
     if name == "falcon":
@@ -261,5 +309,5 @@ def test_the_command_line_predicts_a_pool(name: str, tmp_path: Path) -> None:
     done = run_calc("model", str(path), "--gpu", "h200", "--tp", "2", "--max-model-len", "auto", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["architecture"] in ("JambaForCausalLM", "FalconH1ForCausalLM", "Lfm2ForCausalLM")
+    assert out["architecture"] in ("JambaForCausalLM", "FalconH1ForCausalLM", "Lfm2ForCausalLM", "Lfm2MoeForCausalLM")
     assert out["verdict"] == "starts" and out["kv_bytes_per_token"] > 0

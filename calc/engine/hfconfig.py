@@ -579,6 +579,17 @@ _GEMMA3N_TEXT = {"vocab_size": 262400, "hidden_size": 2048, "intermediate_size":
                  "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "sliding_window": 512, "tie_word_embeddings": True,
                  "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256, "altup_num_inputs": 4, "num_kv_shared_layers": 15,
                  "laurel_rank": 64}  # fmt: skip
+# JambaConfig, FalconH1Config (its mamba_d_ssm of 1,024 is refused unless the heads make that width),
+# Lfm2Config and Lfm2MoeConfig
+_JAMBA = {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2, "expert_layer_offset": 1, "num_experts": 16, "mamba_d_state": 16,
+          "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": "auto", "mamba_conv_bias": True, "mamba_proj_bias": False,
+          "max_position_embeddings": 262144}  # fmt: skip
+_FALCON_H1 = {"mamba_d_ssm": 1024, "mamba_n_groups": 1, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_conv_bias": True, "mamba_proj_bias": False,
+              "mamba_rms_norm": False, "max_position_embeddings": 8192}  # fmt: skip
+_LFM2 = {"block_multiple_of": 256, "block_ffn_dim_multiplier": 1.0, "block_auto_adjust_ff_dim": True, "conv_L_cache": 3, "conv_bias": False,
+         "max_position_embeddings": 128000, "tie_word_embeddings": True}  # fmt: skip
+_LFM2_MOE = {"conv_L_cache": 3, "conv_bias": False, "num_dense_layers": 2, "num_experts": 32, "use_expert_bias": True, "max_position_embeddings": 128000,
+             "tie_word_embeddings": True}  # fmt: skip
 _WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                     "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -603,49 +614,11 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
     "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
-    "JambaForCausalLM": (
-        "JambaConfig",
-        {
-            "attn_layer_period": 8,
-            "attn_layer_offset": 4,
-            "expert_layer_period": 2,
-            "expert_layer_offset": 1,
-            "num_experts": 16,
-            "mamba_d_state": 16,
-            "mamba_d_conv": 4,
-            "mamba_expand": 2,
-            "mamba_dt_rank": "auto",
-            "mamba_conv_bias": True,
-            "mamba_proj_bias": False,
-            "max_position_embeddings": 262144,
-        },
-    ),
-    "FalconH1ForCausalLM": (
-        "FalconH1Config",
-        {
-            "mamba_d_ssm": 1024,
-            "mamba_n_groups": 1,
-            "mamba_d_conv": 4,
-            "mamba_expand": 2,
-            "mamba_conv_bias": True,
-            "mamba_proj_bias": False,
-            "mamba_rms_norm": False,
-            "max_position_embeddings": 8192,
-        },
-    ),
+    "JambaForCausalLM": ("JambaConfig", _JAMBA),
+    "FalconH1ForCausalLM": ("FalconH1Config", _FALCON_H1),
     # Lfm2Config: block_ff_dim, where given, is its intermediate_size; layer_types from full_attn_idxs
-    "Lfm2ForCausalLM": (
-        "Lfm2Config",
-        {
-            "block_multiple_of": 256,
-            "block_ffn_dim_multiplier": 1.0,
-            "block_auto_adjust_ff_dim": True,
-            "conv_L_cache": 3,
-            "conv_bias": False,
-            "max_position_embeddings": 128000,
-            "tie_word_embeddings": True,
-        },
-    ),
+    "Lfm2ForCausalLM": ("Lfm2Config", _LFM2),
+    "Lfm2MoeForCausalLM": ("Lfm2MoeConfig", _LFM2_MOE),
     "Ernie4_5ForCausalLM": ("Ernie4_5Config", {"head_dim": 128, "use_bias": False, "tie_word_embeddings": True}),
     "Ernie4_5_MoeForCausalLM": ("Ernie4_5_MoeConfig", _ERNIE45_MOE),
     "CohereForCausalLM": ("CohereConfig", {"tie_word_embeddings": True}),
@@ -1211,7 +1184,7 @@ def _falcon_h1(r: _Reader) -> dict[str, Any]:
 
 def _lfm2(r: _Reader) -> dict[str, Any]:
     """Liquid AI's LFM2 (vllm/model_executor/models/lfm2.py, Lfm2ForCausalLM, 0.33.0; registered from
-    0.10.2): each layer, by layer_types ("full_attention", else a short convolution), is attention
+    0.10.2), and LFM2-MoE's layers with their own feed-forwards (_lfm2_moe_mlps): each layer, by layer_types ("full_attention", else a short convolution), is attention
     (qkv_proj and out_proj without bias, hidden_size / heads a head, q and k normed a head, a rope) or
     ShortConv (vllm/model_executor/layers/mamba/short_conv.py: in_proj of 3 x conv_dim, a depthwise conv
     of conv_L_cache taps, out_proj, biases by conv_bias), each with two norms and a gated MLP (Lfm2MLP) of
@@ -1221,7 +1194,7 @@ def _lfm2(r: _Reader) -> dict[str, Any]:
     model's dtype (short_conv_state_dtype)."""
     n = r.layers()
     layer_types = r.get("layer_types", None)
-    if layer_types is None:  # transformers' Lfm2Config fills layer_types from full_attn_idxs, every layer where it has none
+    if layer_types is None and r.architecture == "Lfm2ForCausalLM":  # Lfm2Config fills them from full_attn_idxs, every layer where it has none
         idxs = r.get("full_attn_idxs", None)
         if idxs is None:
             idxs = r.taken["full_attn_idxs"] = list(range(n))
@@ -1234,6 +1207,9 @@ def _lfm2(r: _Reader) -> dict[str, Any]:
     common = _common(r, qk_norm="head")
     common["head_dim"] = common["hidden"] // common["heads"]
     hidden = common["hidden"]
+    mamba = {"inner": hidden, "conv_kernel": r.int("conv_L_cache"), "conv_bias": int(r.flag("conv_bias"))} if SHORT_CONV in layers else {}
+    if r.architecture == "Lfm2MoeForCausalLM":
+        return {**common, **_lfm2_moe_mlps(r, n), "layers": layers, "mamba": mamba, "tie_embeddings": True}
     for key in ("block_dim", "conv_dim"):  # the MLP's and the convolution's width; the residual stream's hidden_size
         if r.int(key) != hidden:
             raise ConfigError(r.file, r.prefix + key, r.get(key), f"hidden_size ({hidden}): a width other than the layers' is not modeled")
@@ -1247,10 +1223,20 @@ def _lfm2(r: _Reader) -> dict[str, Any]:
             ff = int(multiplier * ff)
         multiple = r.int("block_multiple_of")
         ff = multiple * -(-ff // multiple)
-    mamba: dict[str, int] = {}
-    if SHORT_CONV in layers:
-        mamba = {"inner": hidden, "conv_kernel": r.int("conv_L_cache"), "conv_bias": int(r.flag("conv_bias"))}
     return {**common, "layers": layers, "mlps": (Mlp(intermediate=ff),) * n, "mamba": mamba, "tie_embeddings": True}
+
+
+def _lfm2_moe_mlps(r: _Reader, n: int) -> dict[str, Any]:
+    """LFM2-MoE's feed-forwards (vllm/model_executor/models/lfm2_moe.py, 0.33.0; the same from 0.13.0, the
+    first release read that registers it): the first num_dense_layers a gated MLP of intermediate_size as
+    it stands (Lfm2MoeMlp), the rest num_experts experts of moe_intermediate_size (Lfm2MoeSparseMoeBlock:
+    a router in the model's dtype and, with use_expert_bias, a float32 score-correction bias), no shared
+    expert. Its layers are LFM2's, the convolution hidden_size wide (get_mamba_state_shape_from_config);
+    transformers' Lfm2MoeConfig does not fill layer_types, so the config must give them."""
+    dense, experts = r.int("num_dense_layers", minimum=0), r.int("num_experts")
+    moe = Mlp(experts=experts, expert_intermediate=r.int("moe_intermediate_size"))
+    mlp = Mlp(intermediate=r.int("intermediate_size")) if dense else moe
+    return {"mlps": tuple(mlp if i < dense else moe for i in range(n)), "routing_bias": r.flag("use_expert_bias", True)}
 
 
 def _llama4(r: _Reader) -> dict[str, Any]:
@@ -1491,6 +1477,7 @@ _ARCHITECTURES = {
     "JambaForCausalLM": _jamba,
     "FalconH1ForCausalLM": _falcon_h1,
     "Lfm2ForCausalLM": _lfm2,
+    "Lfm2MoeForCausalLM": _lfm2,  # LFM2's layers, experts from num_dense_layers on (_lfm2_moe_mlps)
     "Llama4ForConditionalGeneration": _llama4,
     "InternVLChatModel": _internvl,
     "Gemma3nForCausalLM": _gemma3n,

@@ -121,9 +121,10 @@ MAMBA_PREFIX_CACHING = frozenset({
     "GraniteMoeHybridForCausalLM", "MambaForCausalLM", "Mamba2ForCausalLM",
 })  # fmt: skip
 NEWEST = "v0.32.0 and later"  # the rules of the newest releases read, 0.32.0 and 0.33.0
-# Classes not in every release read, with the first that registers them (vllm/model_executor/models/
-# registry.py): LFM2 from 0.10.2 (0.10.1.1 has no lfm2.py); Jamba and Falcon-H1 are in all, 0.10.1.1 to 0.33.0.
-FIRST_RELEASE = {"Lfm2ForCausalLM": (0, 10, 2)}
+# Classes not in every release read: the first read that registers them and the last read that does not
+# (vllm/model_executor/models/registry.py): LFM2 from 0.10.2 (0.10.1.1 has no lfm2.py); LFM2-MoE in 0.13.0
+# and not 0.11.0 (0.11.1 to 0.12.x not read); Jamba and Falcon-H1 are in all, 0.10.1.1 to 0.33.0.
+FIRST_RELEASE = {"Lfm2ForCausalLM": ("0.10.2", "0.10.1.1"), "Lfm2MoeForCausalLM": ("0.13.0", "0.11.0")}
 
 
 @dataclass(frozen=True)
@@ -259,10 +260,13 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
     """The cache spec of every layer that holds one, in order, before grouping (`v`: the build,
     the newest rules when None)."""
     v = v or version(None)
-    first = FIRST_RELEASE.get(shape.architecture)
-    if first and v.release < first:
-        raise ValueError(f"vLLM {v.name} has no {shape.architecture}: its registry lists the class from {'.'.join(map(str, first))} "
-                         "(vllm/model_executor/models/registry.py)")  # fmt: skip
+    if shape.architecture in FIRST_RELEASE:
+        first, without = FIRST_RELEASE[shape.architecture]
+        registry = f"(vllm/model_executor/models/registry.py: in {first}, not in {without})"
+        if v.release <= version(without).release:
+            raise ValueError(f"vLLM {v.name} has no {shape.architecture} {registry}")
+        if v.release < version(first).release:
+            raise ValueError(f"vLLM {v.name}: whether it registers {shape.architecture} was not read {registry}; pick a release read")
     if s.kv_cache_dtype not in KV_DTYPES:
         raise ValueError(f"--kv-cache-dtype: found {s.kv_cache_dtype!r}, expected one of {', '.join(KV_DTYPES)}")
     if s.kv_cache_dtype == "fp8_ds_mla" and MLA not in shape.layers:
