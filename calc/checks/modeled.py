@@ -76,7 +76,7 @@ def model_report(i: ModelInputs) -> ModelReport:
         raise InputError(f"--decode-context-parallel-size: found {i.dcp}, expected a divisor of the tensor parallel size {i.tp}")
     try:
         rules = ranks.in_flight(kvlayout.version(i.engine_version), i.pp)
-        hybrid = bool({hfconfig.MAMBA, hfconfig.LINEAR} & set(shape.layers))
+        hybrid = bool(hfconfig.RECURRENT & set(shape.layers))
         prefix_caching = i.prefix_caching if i.prefix_caching is not None else not (hybrid and rules.hybrid_prefix_caching_off)
         mode = kvlayout.mamba_cache_mode(shape, rules, i.prefix_caching)
         settings = kvlayout.Settings(tp=i.tp, kv_cache_dtype=i.kv_cache_dtype, block_size=i.block_size,

@@ -18,6 +18,10 @@ from calc import jsontext
 from calc.units import InputError
 
 FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
+# Recurrent mixers beside Mamba-2 (MAMBA) and gated delta (LINEAR): Jamba's Mamba-1 layers, LFM2's short
+# convolutions, and Falcon-H1's layers, which run attention and a Mamba-2 mixer side by side
+MAMBA1, SHORT_CONV, PARALLEL = "mamba1", "short conv", "attention+mamba"
+RECURRENT = frozenset({MAMBA, LINEAR, MAMBA1, SHORT_CONV, PARALLEL})  # layers that hold a state a request (a hybrid's)
 CHUNKED = "chunked"  # chunked local attention (Llama 4's RoPE layers): a request holds one chunk and the batch in flight
 MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
 NO_ATTENTION = "no attention"  # a DeciLM layer whose attention is a no-op: no input norm, no cache, the MLP alone (or nothing)
@@ -203,7 +207,7 @@ class Shape:
     def family(self) -> str:
         """dense, moe, mla, sliding window or hybrid: the accuracy table's grouping."""
         kinds = set(self.layers)
-        if kinds & {MAMBA, LINEAR}:
+        if kinds & RECURRENT:
             return "hybrid"
         if MLA in kinds:
             return "mla"
@@ -359,6 +363,7 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", _MISSING))
     where = "tie_word_embeddings" if "tie_word_embeddings" in data else r.prefix + "tie_word_embeddings"
     tie = as_flag(r.get("tie_word_embeddings", False) if tie is _MISSING else tie, file, where)
+    tie = fields.pop("tie_embeddings", tie)  # a class whose model code ties (or unties) the head whatever the config says
     taken = ", ".join(f"{r.prefix}{key} {json.dumps(value)}" for key, value in r.taken.items())
     noted = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
     # --dtype auto downcasts a float32 checkpoint to the GPU's first dtype, bfloat16 from Ampere on
@@ -410,7 +415,7 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
     parameters by layer type give each kind its own. A length the config leaves out is its
     transformers class's default (`defaults`)."""
     layers = fields["layers"]
-    kinds = [k for k in (FULL, SLIDING, MLA, CHUNKED) if k in layers]
+    kinds = [k for k in (FULL, SLIDING, MLA, CHUNKED, PARALLEL) if k in layers]
     if arch.startswith("Llama4"):  # its full-attention layers are NoPE: only the chunked ones rotate (llama4.py)
         kinds = [CHUNKED]
     if arch == "GraniteMoeHybridForCausalLM" and inner.get("position_embedding_type") != "rope":
@@ -420,7 +425,7 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         max_pos = inner.get("model_max_length") or max_pos
     if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
         return ()
-    if arch.startswith("NemotronH"):  # its attention layers take no rope (vllm/model_executor/models/nemotron_h.py builds no rope, 0.20.0 and 0.33.0)
+    if arch.startswith(("NemotronH", "Jamba")):  # their attention layers take no rope (nemotron_h.py, jamba.py build none, 0.20.0 and 0.33.0)
         return ()
     if MLA in layers:
         rot = fields.get("qk_rope_head_dim") or 0
@@ -428,6 +433,9 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         inner.get("rotary_dim"), bool
     ):  # MiniMax-M2 writes it (minimax_m2.py rotary_dim=config.rotary_dim, 0.20.0)
         rot = inner["rotary_dim"]
+    elif arch.startswith("FalconH1"):  # falcon_h1.py: attn_rotary_emb where the config has it, else the head (0.20.0 and 0.33.0)
+        given = inner.get("attn_rotary_emb")
+        rot = given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else fields["head_dim"]
     else:
         partial = inner.get("partial_rotary_factor", 1)
         partial = partial if isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1 else 1
@@ -578,6 +586,17 @@ _GEMMA3N_TEXT = {"vocab_size": 262400, "hidden_size": 2048, "intermediate_size":
                  "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "sliding_window": 512, "tie_word_embeddings": True,
                  "vocab_size_per_layer_input": 262144, "hidden_size_per_layer_input": 256, "altup_num_inputs": 4, "num_kv_shared_layers": 15,
                  "laurel_rank": 64}  # fmt: skip
+# JambaConfig, FalconH1Config (its mamba_d_ssm of 1,024 is refused unless the heads make that width),
+# Lfm2Config and Lfm2MoeConfig
+_JAMBA = {"attn_layer_period": 8, "attn_layer_offset": 4, "expert_layer_period": 2, "expert_layer_offset": 1, "num_experts": 16, "mamba_d_state": 16,
+          "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": "auto", "mamba_conv_bias": True, "mamba_proj_bias": False,
+          "max_position_embeddings": 262144}  # fmt: skip
+_FALCON_H1 = {"mamba_d_ssm": 1024, "mamba_n_groups": 1, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_conv_bias": True, "mamba_proj_bias": False,
+              "mamba_rms_norm": False, "max_position_embeddings": 8192}  # fmt: skip
+_LFM2 = {"block_multiple_of": 256, "block_ffn_dim_multiplier": 1.0, "block_auto_adjust_ff_dim": True, "conv_L_cache": 3, "conv_bias": False,
+         "max_position_embeddings": 128000, "tie_word_embeddings": True}  # fmt: skip
+_LFM2_MOE = {"conv_L_cache": 3, "conv_bias": False, "num_dense_layers": 2, "num_experts": 32, "use_expert_bias": True, "max_position_embeddings": 128000,
+             "tie_word_embeddings": True}  # fmt: skip
 _WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                     "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -604,6 +623,11 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
     "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
+    "JambaForCausalLM": ("JambaConfig", _JAMBA),
+    "FalconH1ForCausalLM": ("FalconH1Config", _FALCON_H1),
+    # Lfm2Config: block_ff_dim, where given, is its intermediate_size; layer_types from full_attn_idxs
+    "Lfm2ForCausalLM": ("Lfm2Config", _LFM2),
+    "Lfm2MoeForCausalLM": ("Lfm2MoeConfig", _LFM2_MOE),
     "Ernie4_5ForCausalLM": ("Ernie4_5Config", {"head_dim": 128, "use_bias": False, "tie_word_embeddings": True}),
     "Ernie4_5_MoeForCausalLM": ("Ernie4_5_MoeConfig", _ERNIE45_MOE),
     "CohereForCausalLM": ("CohereConfig", {"tie_word_embeddings": True}),
@@ -1209,6 +1233,122 @@ def _granite_hybrid(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": layers, "mlps": (mlp,) * n, "mamba": mamba}
 
 
+def _jamba(r: _Reader) -> dict[str, Any]:
+    """AI21's Jamba (vllm/model_executor/models/jamba.py, JambaForCausalLM, 0.33.0; the same layers from
+    0.10.1.1): layer i is attention where i % attn_layer_period == attn_layer_offset, else a Mamba-1
+    mixer (MambaMixer: intermediate mamba_expand x hidden_size, mamba_dt_rank ("auto": hidden_size / 16
+    rounded up), mamba_d_state, mamba_d_conv, a conv bias by mamba_conv_bias, projection biases by
+    mamba_proj_bias, its dt, B and C RMSNorms, A in float32), as transformers' JambaConfig lays them out
+    (layers_block_type). Attention takes hidden_size / heads a head, no bias and no rope. Layer i's
+    feed-forward has num_experts experts (JambaMoE: a router in the model's dtype) where i %
+    expert_layer_period == expert_layer_offset, else one gated MLP of intermediate_size. The head is
+    never tied: JambaForCausalLM builds its own lm_head. The state is kept in the model's dtype
+    (mamba1_state_dtype, unless --mamba-ssm-cache-dtype says otherwise)."""
+    n = r.layers()
+    period, offset = r.int("attn_layer_period"), r.int("attn_layer_offset", minimum=0)
+    every, first = r.int("expert_layer_period"), r.int("expert_layer_offset", minimum=0)
+    if offset >= period or first >= every:  # transformers' JambaConfig.validate_architecture refuses it
+        key, value, bound = ("attn_layer_offset", offset, period) if offset >= period else ("expert_layer_offset", first, every)
+        raise ConfigError(r.file, r.prefix + key, value, f"a layer offset below its period ({bound})")
+    common = _common(r)
+    common["head_dim"] = common["hidden"] // common["heads"]
+    common["attention_bias"] = False
+    hidden = common["hidden"]
+    layers = tuple(FULL if i % period == offset else MAMBA1 for i in range(n))
+    rank = r.get("mamba_dt_rank")
+    dt_rank = -(-hidden // 16) if rank == "auto" else r.int("mamba_dt_rank")
+    mamba: dict[str, int] = {}
+    if MAMBA1 in layers:
+        mamba = {"inner": r.int("mamba_expand") * hidden, "state": r.int("mamba_d_state"), "conv_kernel": r.int("mamba_d_conv"),
+                 "dt_rank": dt_rank, "conv_bias": int(r.flag("mamba_conv_bias", True)), "bias": int(r.flag("mamba_proj_bias"))}  # fmt: skip
+    experts, intermediate = r.int("num_experts"), r.int("intermediate_size")
+    moe = Mlp(experts=experts, expert_intermediate=intermediate) if experts > 1 else Mlp(intermediate=intermediate)
+    mlps = tuple(moe if i % every == first else Mlp(intermediate=intermediate) for i in range(n))
+    return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "tie_embeddings": False}
+
+
+def _falcon_h1(r: _Reader) -> dict[str, Any]:
+    """TII's Falcon-H1 (vllm/model_executor/models/falcon_h1.py, FalconH1ParallelHybrid, 0.33.0; the same
+    layers from 0.10.1.1): every layer runs attention (q, k and v of head_dim, or hidden_size / heads
+    without it, no bias, a rope of attn_rotary_emb or the head) and a Mamba-2 mixer side by side on one
+    input norm (MambaMixer2 of intermediate mamba_d_ssm, or mamba_expand x hidden_size where it is null,
+    in mamba_n_heads heads of mamba_d_head, mamba_n_groups groups, a conv bias by mamba_conv_bias,
+    projection biases by mamba_proj_bias, the gated norm only with mamba_rms_norm), then a pre-MLP norm
+    and a gated MLP of intermediate_size without bias (mlp_bias and projectors_bias are not read). Each
+    layer keeps an attention cache and a Mamba-2 state; the state in the model's dtype
+    (mamba2_state_dtype, unless --mamba-ssm-cache-dtype says otherwise)."""
+    n = r.layers()
+    common = _common(r)
+    common["attention_bias"] = False
+    hidden, heads, head_dim = common["hidden"], r.int("mamba_n_heads"), r.int("mamba_d_head")
+    d_ssm = r.int("mamba_d_ssm", None)
+    inner = d_ssm if d_ssm is not None else r.int("mamba_expand") * hidden
+    if heads * head_dim != inner:  # transformers' FalconH1Config.validate_architecture refuses it, and so the model
+        raise ConfigError(r.file, r.prefix + ("mamba_d_ssm" if d_ssm is not None else "mamba_expand"), d_ssm if d_ssm is not None else r.get("mamba_expand"),
+                          f"mamba_n_heads x mamba_d_head ({heads * head_dim}): the mixer's width both ways")  # fmt: skip
+    groups = r.int("mamba_n_groups")
+    mamba = {"heads": heads, "head_dim": head_dim, "state": r.int("mamba_d_state"), "groups": groups, "conv_kernel": r.int("mamba_d_conv"),
+             "conv_bias": int(r.flag("mamba_conv_bias", True)), "bias": int(r.flag("mamba_proj_bias")), "norm": int(r.flag("mamba_rms_norm"))}  # fmt: skip
+    return {**common, "layers": (PARALLEL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n, "mamba": mamba}
+
+
+def _lfm2(r: _Reader) -> dict[str, Any]:
+    """Liquid AI's LFM2 (vllm/model_executor/models/lfm2.py, Lfm2ForCausalLM, 0.33.0; registered from
+    0.10.2), and LFM2-MoE's layers with their own feed-forwards (_lfm2_moe_mlps): each layer, by layer_types ("full_attention", else a short convolution), is attention
+    (qkv_proj and out_proj without bias, hidden_size / heads a head, q and k normed a head, a rope) or
+    ShortConv (vllm/model_executor/layers/mamba/short_conv.py: in_proj of 3 x conv_dim, a depthwise conv
+    of conv_L_cache taps, out_proj, biases by conv_bias), each with two norms and a gated MLP (Lfm2MLP) of
+    block_ff_dim (transformers' Lfm2Config reads it as intermediate_size) taken down to two thirds,
+    times block_ffn_dim_multiplier, rounded up to block_multiple_of where block_auto_adjust_ff_dim. vLLM
+    ties the head to the embedding whatever the config says (tie_weights). The conv state is kept in the
+    model's dtype (short_conv_state_dtype)."""
+    n = r.layers()
+    layer_types = r.get("layer_types", None)
+    if layer_types is None and r.architecture == "Lfm2ForCausalLM":  # Lfm2Config fills them from full_attn_idxs, every layer where it has none
+        idxs = r.get("full_attn_idxs", None)
+        if idxs is None:
+            idxs = r.taken["full_attn_idxs"] = list(range(n))
+        if not isinstance(idxs, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in idxs):
+            raise ConfigError(r.file, r.prefix + "full_attn_idxs", idxs, "a list of layer numbers")
+        layer_types = ["full_attention" if i in idxs else "conv" for i in range(n)]
+    if not isinstance(layer_types, list) or len(layer_types) != n or not all(isinstance(t, str) for t in layer_types):
+        raise ConfigError(r.file, r.prefix + "layer_types", layer_types, f"a list of {n} layer types")
+    layers = tuple(FULL if t == "full_attention" else SHORT_CONV for t in layer_types)
+    common = _common(r, qk_norm="head")
+    common["head_dim"] = common["hidden"] // common["heads"]
+    hidden = common["hidden"]
+    mamba = {"inner": hidden, "conv_kernel": r.int("conv_L_cache"), "conv_bias": int(r.flag("conv_bias"))} if SHORT_CONV in layers else {}
+    if r.architecture == "Lfm2MoeForCausalLM":
+        return {**common, **_lfm2_moe_mlps(r, n), "layers": layers, "mamba": mamba, "tie_embeddings": True}
+    for key in ("block_dim", "conv_dim"):  # the MLP's and the convolution's width; the residual stream's hidden_size
+        if r.int(key) != hidden:
+            raise ConfigError(r.file, r.prefix + key, r.get(key), f"hidden_size ({hidden}): a width other than the layers' is not modeled")
+    ff = r.int("block_ff_dim", None) or r.int("intermediate_size")
+    if r.flag("block_auto_adjust_ff_dim", True):
+        ff = int(2 * ff / 3)
+        multiplier = r.get("block_ffn_dim_multiplier", 1.0)
+        if multiplier is not None:
+            if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)) or multiplier <= 0:
+                raise ConfigError(r.file, r.prefix + "block_ffn_dim_multiplier", multiplier, "a number above zero")
+            ff = int(multiplier * ff)
+        multiple = r.int("block_multiple_of")
+        ff = multiple * -(-ff // multiple)
+    return {**common, "layers": layers, "mlps": (Mlp(intermediate=ff),) * n, "mamba": mamba, "tie_embeddings": True}
+
+
+def _lfm2_moe_mlps(r: _Reader, n: int) -> dict[str, Any]:
+    """LFM2-MoE's feed-forwards (vllm/model_executor/models/lfm2_moe.py, 0.33.0; the same from 0.13.0, the
+    first release read that registers it): the first num_dense_layers a gated MLP of intermediate_size as
+    it stands (Lfm2MoeMlp), the rest num_experts experts of moe_intermediate_size (Lfm2MoeSparseMoeBlock:
+    a router in the model's dtype and, with use_expert_bias, a float32 score-correction bias), no shared
+    expert. Its layers are LFM2's, the convolution hidden_size wide (get_mamba_state_shape_from_config);
+    transformers' Lfm2MoeConfig does not fill layer_types, so the config must give them."""
+    dense, experts = r.int("num_dense_layers", minimum=0), r.int("num_experts")
+    moe = Mlp(experts=experts, expert_intermediate=r.int("moe_intermediate_size"))
+    mlp = Mlp(intermediate=r.int("intermediate_size")) if dense else moe
+    return {"mlps": tuple(mlp if i < dense else moe for i in range(n)), "routing_bias": r.flag("use_expert_bias", True)}
+
+
 def _llama4(r: _Reader) -> dict[str, Any]:
     """Llama 4's language model (vllm/model_executor/models/llama4.py, Llama4DecoderLayer and
     Llama4Attention, 0.33.0): a layer whose no_rope_layers entry is 1 takes RoPE and chunked local
@@ -1520,6 +1660,10 @@ _ARCHITECTURES = {
     "Qwen3_5MoeForConditionalGeneration": _qwen3_next,
     "NemotronHForCausalLM": _nemotron_h,
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
+    "JambaForCausalLM": _jamba,
+    "FalconH1ForCausalLM": _falcon_h1,
+    "Lfm2ForCausalLM": _lfm2,
+    "Lfm2MoeForCausalLM": _lfm2,  # LFM2's layers, experts from num_dense_layers on (_lfm2_moe_mlps)
     "Llama4ForConditionalGeneration": _llama4,
     "InternVLChatModel": _internvl,
     "Gemma3nForCausalLM": _gemma3n,
@@ -1590,6 +1734,7 @@ UNCHECKED = frozenset(
         "Ernie4_5ForCausalLM",
         "Ernie4_5_MoeForCausalLM",
         "Exaone4ForCausalLM",
+        "FalconH1ForCausalLM",
         "Gemma3nForCausalLM",
         "Gemma3nForConditionalGeneration",
         "GemmaForCausalLM",
@@ -1600,6 +1745,7 @@ UNCHECKED = frozenset(
         "HunYuanDenseV1ForCausalLM",
         "InternLM2ForCausalLM",
         "InternLM3ForCausalLM",
+        "Lfm2ForCausalLM",
         "MiMoForCausalLM",
         "Olmo3ForCausalLM",
         "OlmoeForCausalLM",

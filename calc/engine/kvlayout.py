@@ -47,7 +47,14 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   the model's dtype), and Nemotron-H float32 unless its config says otherwise.
 - vllm/model_executor/layers/mamba/mamba_utils.py: the mamba2 and gated-delta state shapes
   (conv state (kernel - 1 + speculative tokens) x conv dim / TP; temporal state heads / TP x
-  head_dim x state), groups extended to a multiple of TP.
+  head_dim x state), groups extended to a multiple of TP; Mamba-1's (Jamba: conv (kernel - 1) x
+  intermediate / TP, temporal intermediate / TP x state, no speculative rows) and the short
+  convolution's (LFM2: (kernel - 1) x conv_dim / TP, plus a row a speculative token from 0.29.0),
+  the same sizes from 0.10.1.1 to 0.33.0. Conv states take the model's dtype; temporal states too
+  unless --mamba-ssm-cache-dtype says otherwise (mamba1_state_dtype, mamba2_state_dtype,
+  short_conv_state_dtype). A Falcon-H1 layer registers an attention layer and a Mamba-2 mixer, one
+  spec each (falcon_h1.py FalconH1ParallelHybrid); neither Mamba-1 nor the short convolution holds a
+  prefill checkpoint page (only mamba_mixer2.py and the FlashInfer gated-delta layer ask for one).
 - vllm/platforms/interface.py (0.24.0, `_align_hybrid_block_size`): with mamba layers the
   attention block grows to 16 x cdiv(mamba page, 16 x one token's attention page) tokens and the
   mamba page is padded up to the attention page.
@@ -85,7 +92,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from calc.engine.hfconfig import CHUNKED, FULL, INDEXER_QUANT_BLOCK, LINEAR, MAMBA, MLA, SLIDING, ConfigError, Shape
+from calc.engine.hfconfig import (
+    CHUNKED,
+    FULL,
+    INDEXER_QUANT_BLOCK,
+    LINEAR,
+    MAMBA,
+    MAMBA1,
+    MLA,
+    PARALLEL,
+    RECURRENT,
+    SHORT_CONV,
+    SLIDING,
+    ConfigError,
+    Shape,
+)
 from calc.engine.weights import cdiv
 
 KV_DTYPES = ("auto", "bfloat16", "bf16", "float16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
@@ -100,6 +121,10 @@ MAMBA_PREFIX_CACHING = frozenset({
     "GraniteMoeHybridForCausalLM", "MambaForCausalLM", "Mamba2ForCausalLM",
 })  # fmt: skip
 NEWEST = "v0.32.0 and later"  # the rules of the newest releases read, 0.32.0 and 0.33.0
+# Classes not in every release read: the first read that registers them and the last read that does not
+# (vllm/model_executor/models/registry.py): LFM2 from 0.10.2 (0.10.1.1 has no lfm2.py); LFM2-MoE in 0.13.0
+# and not 0.11.0 (0.11.1 to 0.12.x not read); Jamba and Falcon-H1 are in all, 0.10.1.1 to 0.33.0.
+FIRST_RELEASE = {"Lfm2ForCausalLM": ("0.10.2", "0.10.1.1"), "Lfm2MoeForCausalLM": ("0.13.0", "0.11.0")}
 
 
 @dataclass(frozen=True)
@@ -134,6 +159,10 @@ class Version:
     # Cohere2's sliding layers keep sliding_window + 1 tokens from 0.29.0, sliding_window before
     # (vllm/model_executor/models/commandr.py CohereAttention: per_layer_sliding_window, 0.28.0 and 0.29.0)
     cohere2_window_plus_one: bool = True
+    # a short convolution's state holds one row more a speculative token from 0.29.0 (mamba_utils.py
+    # short_conv_state_shape: conv_kernel - 1 + num_spec; before, conv_kernel - 1 whatever the drafter)
+    short_conv_spec: bool = True
+    release: tuple[int, int, int] = (999, 0, 0)  # the build's number, for FIRST_RELEASE; the newest rules: above all
 
 
 def version(text: str | None) -> Version:
@@ -149,7 +178,8 @@ def version(text: str | None) -> Version:
     except (ValueError, IndexError):
         raise ValueError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
     if (major, minor) < (0, 8):
-        return Version(text, "v0", "blocks", 1, chunked_local="full", sparse_mla="absent", cohere2_window_plus_one=False)
+        return Version(text, "v0", "blocks", 1, chunked_local="full", sparse_mla="absent", cohere2_window_plus_one=False,
+                       short_conv_spec=False, release=(major, minor, patch))  # fmt: skip
     prints = "blocks" if (major, minor, patch) < (0, 20, 1) else "concurrency"
     at = (major, minor)
     return Version(
@@ -159,7 +189,7 @@ def version(text: str | None) -> Version:
         causal_qwen3_5_state=at >= (0, 27),
         chunked_local="full" if (0, 10) <= at < (0, 14) else "chunked" if at >= (0, 19) else "unread",
         sparse_mla="absent" if at < (0, 11) else "fp8_ds_mla" if at < (0, 14) else "unread" if at < (0, 19) else "auto",
-        cohere2_window_plus_one=at >= (0, 29),
+        cohere2_window_plus_one=at >= (0, 29), short_conv_spec=at >= (0, 29), release=(major, minor, patch),
     )  # fmt: skip
 
 
@@ -210,7 +240,7 @@ def mamba_cache_mode(shape: Shape, v: Version, prefix_caching: bool | None = Non
     "all" for the models that support mamba prefix caching from 0.15.0 to 0.27.1, else "align".
     `prefix_caching`: the start's setting, None for the build's default. A catalog architecture
     of kind "mamba" is Nemotron-H's pattern (hfconfig.from_architecture), which supports it."""
-    hybrid = bool({MAMBA, LINEAR} & set(shape.layers))
+    hybrid = bool(RECURRENT & set(shape.layers))
     on = prefix_caching if prefix_caching is not None else not (hybrid and v.hybrid_prefix_caching_off)
     if not on or v.one_state_page:
         return "none"
@@ -230,6 +260,13 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
     """The cache spec of every layer that holds one, in order, before grouping (`v`: the build,
     the newest rules when None)."""
     v = v or version(None)
+    if shape.architecture in FIRST_RELEASE:
+        first, without = FIRST_RELEASE[shape.architecture]
+        registry = f"(vllm/model_executor/models/registry.py: in {first}, not in {without})"
+        if v.release <= version(without).release:
+            raise ValueError(f"vLLM {v.name} has no {shape.architecture} {registry}")
+        if v.release < version(first).release:
+            raise ValueError(f"vLLM {v.name}: whether it registers {shape.architecture} was not read {registry}; pick a release read")
     if s.kv_cache_dtype not in KV_DTYPES:
         raise ValueError(f"--kv-cache-dtype: found {s.kv_cache_dtype!r}, expected one of {', '.join(KV_DTYPES)}")
     if s.kv_cache_dtype == "fp8_ds_mla" and MLA not in shape.layers:
@@ -257,7 +294,7 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
     if s.mamba_cache_mode not in ("align", "none", "all"):
         raise ValueError(f"mamba cache mode: found {s.mamba_cache_mode!r}, expected align (prefix caching on), all or none")
     state_pages = {"align": 2, "none": 1, "all": 0}[s.mamba_cache_mode] + s.speculative_tokens
-    kinds = list(shape.layers)
+    kinds = [k for kind in shape.layers for k in ((FULL, MAMBA) if kind == PARALLEL else (kind,))]  # Falcon-H1: a cache and a state a layer
     if s.speculative_tokens and shape.drafter_layers:  # the MTP drafter's attention layers share the pool
         kinds += [MLA if MLA in kinds else FULL] * shape.drafter_layers
     if CHUNKED in kinds and v.chunked_local == "unread":
@@ -278,7 +315,7 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
             specs.append(Spec(SLIDING, block, block * attention_token, window=window))
         elif kind == MLA:
             specs.append(Spec(MLA, block, block * mla_token))
-        elif kind in (MAMBA, LINEAR):
+        elif kind in (MAMBA, LINEAR, MAMBA1, SHORT_CONV):
             checkpoint = int(kind == MAMBA and v.mamba2_checkpoint and s.mamba_cache_mode == "align")
             specs.append(Spec(MAMBA, block, block * attention_token, state_pages=state_pages + checkpoint, all_mode=s.mamba_cache_mode == "all"))
     return specs
@@ -327,7 +364,13 @@ def _state_bytes(shape: Shape, s: Settings, v: Version) -> int:
         read = shape.architecture != "Qwen3_5ForCausalLM" or v.causal_qwen3_5_state
         ssm_elem = (shape.state_dtype_bytes if read else None) or conv_elem
     tp, spec = s.tp, s.speculative_tokens
-    if MAMBA in shape.layers:
+    if MAMBA1 in shape.layers:  # mamba1_state_shape: conv (kernel - 1) x inner / TP, temporal inner / TP x state
+        m = shape.mamba
+        return (m["conv_kernel"] - 1) * (m["inner"] // tp) * conv_elem + (m["inner"] // tp) * m["state"] * ssm_elem
+    if SHORT_CONV in shape.layers:  # short_conv_state_shape: (kernel - 1, plus the drafts from 0.29.0) x conv_dim / TP
+        m = shape.mamba
+        return (m["conv_kernel"] - 1 + (spec if v.short_conv_spec else 0)) * (m["inner"] // tp) * conv_elem
+    if MAMBA in shape.layers or PARALLEL in shape.layers:
         m = shape.mamba
         groups = m["groups"] + (0 if m["groups"] % tp == 0 else tp - m["groups"])
         conv_dim = m["heads"] * m["head_dim"] + 2 * groups * m["state"]
@@ -491,7 +534,7 @@ def largest(holds: Callable[[int], bool], lo: int, hi: int) -> int | None:
 
 def sglang_cell_bytes(shape: Shape, s: Settings) -> int:
     """One token's cache over every layer of one rank, as SGLang's memory pool holds it."""
-    if set(shape.layers) & {MAMBA, LINEAR}:
+    if set(shape.layers) & RECURRENT:
         raise ValueError("SGLang keeps a hybrid's recurrent state in a pool of its own, which is not modeled here")
     elem = _elem_bytes(s.kv_cache_dtype, shape.dtype_bytes)
     layers = sum(1 for kind in shape.layers if kind in (FULL, SLIDING, CHUNKED, MLA))

@@ -42,12 +42,15 @@ from calc.engine.hfconfig import (
     FULL,
     LINEAR,
     MAMBA,
+    MAMBA1,
     MLA,
     MLP_ONLY,
     MOE_ONLY,
     NO_ATTENTION,
+    PARALLEL,
     SHARED_FULL,
     SHARED_SLIDING,
+    SHORT_CONV,
     SLIDING,
     ConfigError,
     Mlp,
@@ -460,7 +463,7 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
     h = shape.hidden
     # DeciLM builds no norm for a no-op attention; EXAONE 4.0 norms only after attention and the MLP
     out = [] if kind == NO_ATTENTION or shape.no_input_norm else _norm(shape, f"{prefix}.input_layernorm")
-    if kind in (FULL, SLIDING, CHUNKED):
+    if kind in (FULL, SLIDING, CHUNKED, PARALLEL):
         out += _attention(shape, prefix + ".self_attn", tp)
     elif kind in (SHARED_FULL, SHARED_SLIDING):
         # gemma3n.py Gemma3nAttention, 0.30.0 to 0.33.0: a KV-shared layer builds q_proj alone (and o_proj, q_norm);
@@ -474,6 +477,13 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
         out += _mla(shape, prefix + ".self_attn", tp)
     elif kind == MAMBA:
         out += _mamba(shape, prefix + ".mixer", tp)
+    elif kind == PARALLEL:  # Falcon-H1: the Mamba-2 mixer beside the attention, and its muP vector (a buffer)
+        out += _mamba(shape, prefix + ".mamba", tp)
+        out.append(Tensor(f"{prefix}.mamba.mup_vector", _mamba_in_rows(shape, tp), buffer=True))
+    elif kind == MAMBA1:
+        out += _mamba1(shape, prefix + ".mamba", tp)
+    elif kind == SHORT_CONV:
+        out += _short_conv(shape, prefix + ".conv", tp)
     elif kind == LINEAR:
         out += _gated_delta(shape, prefix + ".linear_attn", tp)
     if kind in (MLP_ONLY, MOE_ONLY):  # a Nemotron-H layer of one mixer has one norm, the input's
@@ -550,22 +560,81 @@ def _mla(shape: Shape, p: str, tp: int) -> list[Tensor]:
     return out
 
 
+def _mamba_in_rows(shape: Shape, tp: int) -> int:
+    """A Mamba-2 mixer's in_proj rows on one rank: z, x, B and C of the groups (extended to a multiple
+    of the ranks where they do not divide, mamba_mixer2.py) and dt."""
+    m = shape.mamba
+    groups = m["groups"] + (0 if m["groups"] % tp == 0 else tp - m["groups"])
+    rows: int = (2 * m["heads"] * m["head_dim"] + 2 * groups * m["state"] + m["heads"]) // tp
+    return rows
+
+
 def _mamba(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    """A Mamba-2 mixer (vllm/model_executor/layers/mamba/mamba_mixer2.py, MambaMixer2, 0.33.0): the conv
+    bias, projection biases and gated norm as the config asks (Granite 4.0-H and Nemotron-H: a conv
+    bias and the norm, no projection bias)."""
     m, h = shape.mamba, shape.hidden
     inner = m["heads"] * m["head_dim"]
     groups = m["groups"] + (0 if m["groups"] % tp == 0 else tp - m["groups"])
     conv = (inner + 2 * groups * m["state"]) // tp
     heads_rank = m["heads"] // tp
-    return [
-        Tensor(f"{p}.in_proj", (2 * inner + 2 * groups * m["state"] + m["heads"]) // tp, h, linear=True),
+    rows = _mamba_in_rows(shape, tp)
+    out = [
+        Tensor(f"{p}.in_proj", rows, h, linear=True),
         Tensor(f"{p}.conv1d", conv, m["conv_kernel"]),
-        Tensor(f"{p}.conv1d.bias", conv),
         Tensor(f"{p}.dt_bias", heads_rank),
         Tensor(f"{p}.A_log", heads_rank),
         Tensor(f"{p}.D", heads_rank),
-        Tensor(f"{p}.norm", inner // tp),
         Tensor(f"{p}.out_proj", h, inner // tp, linear=True),
     ]
+    if m.get("conv_bias", 1):
+        out.append(Tensor(f"{p}.conv1d.bias", conv))
+    if m.get("norm", 1):
+        out.append(Tensor(f"{p}.norm", inner // tp))
+    if m.get("bias", 0):
+        out += [Tensor(f"{p}.in_proj.bias", rows), Tensor(f"{p}.out_proj.bias", h)]
+    return out
+
+
+def _mamba1(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    """A Mamba-1 mixer (vllm/model_executor/layers/mamba/mamba_mixer.py, MambaMixer, 0.33.0): in_proj of x
+    and z and the depthwise conv column-parallel, x_proj (dt, B and C) row-parallel, dt_proj with its
+    bias, A (float32) and D divided like the channels, out_proj; with use_rms_norm (Jamba) the dt, B
+    and C RMSNorms, whole on every rank. None of them takes the quantization config."""
+    m, h = shape.mamba, shape.hidden
+    inner = m["inner"] // tp
+    out = [  # built without the quantization config: in the model's dtype whatever the checkpoint's method
+        Tensor(f"{p}.in_proj", 2 * inner, h),
+        Tensor(f"{p}.conv1d", inner, m["conv_kernel"]),
+        Tensor(f"{p}.x_proj", m["dt_rank"] + 2 * m["state"], inner),
+        Tensor(f"{p}.dt_proj", inner, m["dt_rank"]),
+        Tensor(f"{p}.dt_proj.bias", inner),
+        Tensor(f"{p}.A", inner, m["state"], dtype_bytes=4),
+        Tensor(f"{p}.D", inner),
+        Tensor(f"{p}.out_proj", h, inner),
+        Tensor(f"{p}.dt_layernorm", m["dt_rank"]),
+        Tensor(f"{p}.b_layernorm", m["state"]),
+        Tensor(f"{p}.c_layernorm", m["state"]),
+    ]
+    if m["conv_bias"]:
+        out.append(Tensor(f"{p}.conv1d.bias", inner))
+    if m["bias"]:
+        out += [Tensor(f"{p}.in_proj.bias", 2 * inner), Tensor(f"{p}.out_proj.bias", h)]
+    return out
+
+
+def _short_conv(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    """LFM2's short convolution (vllm/model_executor/layers/mamba/short_conv.py, ShortConv, 0.33.0):
+    in_proj of B, C and x column-parallel, a depthwise conv of conv_L_cache taps, out_proj
+    row-parallel, each with a bias where conv_bias. The projections take the checkpoint's quantization
+    from 0.27.1; 0.10.2 to 0.26.0 build them without it (short_conv.py passes no quant_config), so a
+    quantized LFM2 keeps them in the model's dtype there, which is not modeled."""
+    m, h = shape.mamba, shape.hidden
+    d = m["inner"] // tp
+    out = [Tensor(f"{p}.in_proj", 3 * d, h, linear=True), Tensor(f"{p}.conv1d", d, m["conv_kernel"]), Tensor(f"{p}.out_proj", h, d, linear=True)]
+    if m["conv_bias"]:
+        out += [Tensor(f"{p}.in_proj.bias", 3 * d), Tensor(f"{p}.conv1d.bias", d), Tensor(f"{p}.out_proj.bias", h)]
+    return out
 
 
 def _gated_delta(shape: Shape, p: str, tp: int) -> list[Tensor]:

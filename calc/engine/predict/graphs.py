@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.engine import kvlayout
-from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.engine.hfconfig import CHUNKED, FULL, MLA, RECURRENT, SLIDING, Shape
 from calc.engine.predict.cards import Card, is_hopper, is_sm100, is_sm120, runs_flashinfer
 from calc.engine.predict.defaults import LATEST
 from calc.engine.predict.terms import Term
@@ -262,7 +262,7 @@ def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool, captur
     None under --enforce-eager (no graphs), nor where drafts leave piecewise graphs alone (the check
     asks cudagraph_mode.has_full_cudagraphs())."""
     full = capture.speculative_tokens == 0 or capture.full_spec_decode
-    return rel >= (0, 20) and not enforce_eager and full and bool({MAMBA, LINEAR} & set(shape.layers))
+    return rel >= (0, 20) and not enforce_eager and full and bool(RECURRENT & set(shape.layers))
 
 
 def model_runner_v2(shape: Shape, rel: tuple[int, int]) -> bool:

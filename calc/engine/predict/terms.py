@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.engine import hfconfig
-from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MLA, SLIDING, Shape
+from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MAMBA1, MLA, PARALLEL, SHORT_CONV, SLIDING, Shape
 from calc.engine.predict.cards import is_hopper
 from calc.engine.predict.defaults import LATEST
 from calc.jsontext import JsonObject
@@ -242,7 +242,7 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
       with N the fused gate_up width and M the tokens (MarlinExperts under the modular kernel,
       "modular", takes TritonExperts' shapes: fused_marlin_moe.py MarlinExperts.workspace_shapes,
       v0.20.0, experts/marlin_moe.py from v0.21.0);
-    - gated-delta and mamba layers: their input projection's output;
+    - gated-delta, mamba and short-convolution layers: their input projection's output and the mixer's;
     - under the plain AWQ kernel (`dequantized`, plain_awq) at 256 tokens or more, awq_dequantize writes a
       linear layer's whole weight on the rank in the model dtype before torch.matmul (quantization/awq.py
       AWQLinearMethod.apply, v0.10.1.1 to v0.23.0): beside qkv's input and output, beside gate_up's, and
@@ -253,7 +253,7 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
     q = shape.heads // tp * shape.head_dim
     kv = kv_rank * shape.head_dim
     attention = 0
-    if FULL in shape.layers or SLIDING in shape.layers or CHUNKED in shape.layers:
+    if {FULL, SLIDING, CHUNKED, PARALLEL} & set(shape.layers):
         attention = (q + 2 * kv) + q
     if MLA in shape.layers and shape.kv_lora_rank is not None:
         rope = shape.qk_rope_head_dim or 0
@@ -264,10 +264,13 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
         g = shape.linear
         key, value = g["k_heads"] * g["k_dim"], g["v_heads"] * g["v_dim"]
         attention = max(attention, (2 * key + 2 * value) // tp + value // tp)  # in_proj_qkvz's output and the core's
-    if MAMBA in shape.layers and shape.mamba:
+    if (MAMBA in shape.layers or PARALLEL in shape.layers) and shape.mamba:
         mb = shape.mamba
         inner = mb["heads"] * mb["head_dim"]
         attention = max(attention, (2 * inner + 2 * mb["groups"] * mb["state"] + mb["heads"]) // tp + inner // tp)
+    if (MAMBA1 in shape.layers or SHORT_CONV in shape.layers) and shape.mamba:  # in_proj's output (x and z; B, C and x) and the mixer's
+        width = (2 if MAMBA1 in shape.layers else 3) * shape.mamba["inner"] // tp
+        attention = max(attention, width + shape.mamba["inner"] // tp)
     per_token = 3 * h + attention
     whole = dequantized and tokens >= AWQ_DEQUANT_TOKENS
     dequant = tokens * (3 * h + q + 2 * kv) + h * (q + 2 * kv) if whole and attention else 0
