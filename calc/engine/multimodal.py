@@ -12,7 +12,11 @@ Read from vLLM's released sources:
   their own __init__ from 0.11.0 (qwen2_5_vl.py, qwen3_vl.py, mistral3.py: `self.visual = None`;
   0.8.5 builds the tower whatever the limit), every model through _mark_tower_model from 0.15.0
   (vllm/model_executor/models/interfaces.py), Gemma 3, GLM-4V and InternVL from then only (gemma3_mm.py,
-  glm4_1v.py, internvl.py: images and videos both at 0); Qwen2-VL's own __init__ tests it already in 0.10.1.1 (qwen2_vl.py).
+  glm4_1v.py, internvl.py: images and videos both at 0); Qwen2-VL's own __init__ tests it already in 0.10.1.1 (qwen2_vl.py),
+  and so does LLaVA's (llava.py: `if multimodal_config.get_limit_per_prompt("image")`, 0.10.1.1 to 0.13.0).
+- LLaVA declares no supports_encoder_tp_data: under `--mm-encoder-tp-mode data` vLLM warns
+  "This model does not support `--mm-encoder-tp-mode data`" and builds the tower divided (vllm/config/model.py,
+  0.11.0 to 0.33.0).
 - The profile run (vllm/v1/worker/gpu_model_runner.py, profile_run, 0.11.0 to 0.33.0) first runs
   the encoder on a batch of dummy items of the largest modality and keeps their outputs in the
   encoder cache while the language model's dummy pass and the sampler run; it clears them after.
@@ -102,6 +106,10 @@ def check(s: Settings) -> None:
         raise InputError(f"--mm-encoder-tp-mode: found {s.mm_encoder_tp_mode!r}, expected weights or data")
 
 
+# Classes whose model code sets no supports_encoder_tp_data (vllm/model_executor/models/interfaces.py), 0.11.0 to 0.33.0
+NO_ENCODER_DATA = ("LlavaForConditionalGeneration",)
+
+
 def limit(s: Settings, modality: str) -> int:
     """The items of a modality one prompt may hold (vllm/config/multimodal.py: 999 unless limited)."""
     return 999 if s.limits is None else s.limits.get(modality, 999)
@@ -112,7 +120,7 @@ def skips_tower(tower: Tower, s: Settings, rel: tuple[int, int], architecture: s
     whose model code tests the limit."""
     if not all(limit(s, m) == 0 for m in tower.modalities):
         return False
-    if rel >= (0, 15) or rel >= (0, 10) and architecture.startswith("Qwen2VL"):
+    if rel >= (0, 15) or rel >= (0, 10) and architecture.startswith(("Qwen2VL", "LlavaForConditionalGeneration")):
         return True
     return rel >= (0, 11) and not architecture.startswith(("Gemma3", "Glm4v", "InternVL"))
 
@@ -155,7 +163,10 @@ def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[
         notes.append(
             f"vLLM {rel[0]}.{rel[1]} builds the {tower.name} whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0, Gemma 3 from 0.15.0)"
         )
-    if s.mm_encoder_tp_mode == "data":
+    if s.mm_encoder_tp_mode == "data" and shape.architecture in NO_ENCODER_DATA:
+        notes.append(f"--mm-encoder-tp-mode data: {shape.architecture} does not support it, and vLLM builds the {tower.name} divided "
+                     "over the ranks as under weights ('Falling back to `--mm-encoder-tp-mode weights`', vllm/config/model.py)")  # fmt: skip
+    elif s.mm_encoder_tp_mode == "data":
         tower = replace(tower, data_parallel=True)
     return replace(shape, tower=tower), notes
 
@@ -176,7 +187,7 @@ def patches_per_item(tower: Tower) -> int:
     position table, (image_size / patch)^2, and its projector pools them to image_tokens
     (gemma3_mm.py Gemma3MultiModalProjector); Qwen2.5-VL, Qwen3-VL and Pixtral see
     image_tokens x spatial_merge_size^2 patches, which their merger folds by merge^2."""
-    if tower.kind == "siglip":
+    if tower.kind in ("siglip", "clip"):  # CLIP (LLaVA) sees its class token too
         return tower.positions or tower.image_tokens
     return tower.image_tokens * tower.merge * tower.merge
 
