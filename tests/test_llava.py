@@ -85,14 +85,14 @@ def test_llava_encoder_profile_and_the_image_limit() -> None:
     """One image is 576 tokens (CLIP's (336 / 14)^2 patches, the class token dropped under the
     'default' select strategy: llava.py get_num_image_tokens); budget max(8,192, 576), items
     min(8,192 // 576, 256 x min(999, 4,096 // 576)) = 14, their outputs 576 x 4,096 wide. The tower
-    sees 577 positions an image. With no image allowed, llava.py leaves the tower and projector
+    sees 577 positions an image, 576 of them patches of pixels. With no image allowed, llava.py leaves the tower and projector
     unbuilt from 0.10.1.1 (its own __init__); an older release builds them."""
     s = config_shape(LLAVA)
     p = multimodal.encoder_profile(s, multimodal.Settings(), 8192, 256, 4096, (0, 33))
     assert p is not None
     assert (p.budget_tokens, p.items, p.tokens_per_item, p.held_bytes, p.patches) == (8192, 14, 576, 14 * 576 * H * 2, 14 * 577)
-    per_patch = E * 2 + max((E + 4 * E + E) * 2, (E + 2 * M) * 2) + 3 * 14 * 14 * 2  # residual, the MLP's peak, the pixels
-    assert p.forward_bytes == 14 * 577 * per_patch
+    per_position = E * 2 + max((E + 4 * E + E) * 2, (E + 2 * M) * 2)  # the residual and the MLP's peak, above the attention's
+    assert p.forward_bytes == 14 * 577 * per_position + 14 * 576 * 3 * 14 * 14 * 2  # and the pixels of 576 patches an image
     zero = multimodal.Settings(limits={"image": 0})
     for rel in ((0, 10), (0, 13), (0, 33)):
         assert multimodal.apply(s, zero, rel)[0].tower is None

@@ -133,9 +133,7 @@ def test_no_image_no_video_loads_no_tower_from_0_11() -> None:
     assert r["notes"][-1].startswith("--limit-mm-per-prompt allows no image or video: vLLM builds and loads no Qwen3-VL vision tower")
     old = report("qwen2.5-vl-3b.json", max_model_len=8192, multimodal=zero, engine_version="0.8.5")  # qwen2_5_vl.py, 0.8.5
     assert old["tower"] is not None
-    assert (
-        "vLLM 0.8 builds the Qwen2.5-VL vision tower whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0, Gemma 3 from 0.15.0)" in old["notes"]
-    )
+    assert "vLLM 0.8 builds the Qwen2.5-VL vision tower whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0)" in old["notes"]
     only_video = report("qwen3-vl-8b-instruct.json", max_model_len=32768, multimodal=multimodal.Settings(limits={"image": 0}))
     assert only_video["tower"] is not None  # the tower serves video still
     # Gemma 3 tests the limit from 0.15.0 only (gemma3_mm.py through _mark_tower_model)

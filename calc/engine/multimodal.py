@@ -13,7 +13,8 @@ Read from vLLM's released sources:
   0.8.5 builds the tower whatever the limit), every model through _mark_tower_model from 0.15.0
   (vllm/model_executor/models/interfaces.py), Gemma 3, GLM-4V and InternVL from then only (gemma3_mm.py,
   glm4_1v.py, internvl.py: images and videos both at 0); Qwen2-VL's own __init__ tests it already in 0.10.1.1 (qwen2_vl.py),
-  and so does LLaVA's (llava.py: `if multimodal_config.get_limit_per_prompt("image")`, 0.10.1.1 to 0.13.0).
+  and so does LLaVA's (llava.py: `if multimodal_config.get_limit_per_prompt("image")`, 0.10.1.1 to 0.13.0; 0.8.5 and
+  0.9.2 build its tower whatever the limit).
 - LLaVA declares no supports_encoder_tp_data: under `--mm-encoder-tp-mode data` vLLM warns
   "This model does not support `--mm-encoder-tp-mode data`" and builds the tower divided (vllm/config/model.py,
   0.11.0 to 0.33.0).
@@ -115,14 +116,17 @@ def limit(s: Settings, modality: str) -> int:
     return 999 if s.limits is None else s.limits.get(modality, 999)
 
 
+def limit_skips_from(architecture: str) -> tuple[int, int]:
+    """The first release whose model code leaves the tower out when the limits allow none of its modalities."""
+    if architecture.startswith(("Qwen2VL", "LlavaForConditionalGeneration")):
+        return (0, 10)
+    return (0, 15) if architecture.startswith(("Gemma3", "Glm4v", "InternVL")) else (0, 11)
+
+
 def skips_tower(tower: Tower, s: Settings, rel: tuple[int, int], architecture: str) -> bool:
     """Whether vLLM leaves the tower unbuilt: every modality it serves limited to 0, in a release
     whose model code tests the limit."""
-    if not all(limit(s, m) == 0 for m in tower.modalities):
-        return False
-    if rel >= (0, 15) or rel >= (0, 10) and architecture.startswith(("Qwen2VL", "LlavaForConditionalGeneration")):
-        return True
-    return rel >= (0, 11) and not architecture.startswith(("Gemma3", "Glm4v", "InternVL"))
+    return all(limit(s, m) == 0 for m in tower.modalities) and rel >= limit_skips_from(architecture)
 
 
 def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[str]]:
@@ -161,7 +165,9 @@ def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[
         )
     if all(limit(s, m) == 0 for m in tower.modalities):
         notes.append(
-            f"vLLM {rel[0]}.{rel[1]} builds the {tower.name} whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0, Gemma 3 from 0.15.0)"
+            f"vLLM {rel[0]}.{rel[1]} builds the {tower.name} whatever --limit-mm-per-prompt says (the limit skips it from "
+            + {(0, 10): "0.10.1.1", (0, 11): "0.11.0", (0, 15): "0.15.0"}[limit_skips_from(shape.architecture)]
+            + ")"
         )
     if s.mm_encoder_tp_mode == "data" and shape.architecture in NO_ENCODER_DATA:
         notes.append(f"--mm-encoder-tp-mode data: {shape.architecture} does not support it, and vLLM builds the {tower.name} divided "
@@ -341,7 +347,8 @@ def encoder_forward_peak(
     attention, _ = attention_live(tower, t, d, rel)
     mlp = (h + (3 * i if gated else 2 * i) // t) * d
     pixel = 4 if rel < (0, 10) else d
-    pixels = n * tower.channels * tower.temporal_patch * tower.patch * tower.patch * pixel
+    seen = n - items if tower.kind == "clip" else n  # CLIP's class token is a position without pixels
+    pixels = seen * tower.channels * tower.temporal_patch * tower.patch * tower.patch * pixel
     return n * (h * d + max(attention, mlp)) + pixels, n
 
 
