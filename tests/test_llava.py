@@ -103,6 +103,8 @@ def test_llava_encoder_profile_and_the_image_limit() -> None:
     ("edit", "field"),
     [
         (lambda c: c.pop("vision_config"), "vision_config"),
+        (lambda c: c.pop("text_config"), "text_config"),
+        (lambda c: c.update(vision_feature_select_strategy="cls"), "vision_feature_select_strategy"),
         (lambda c: c["vision_config"].update(model_type="siglip_vision_model"), "vision_config.model_type"),
         (lambda c: c.update(vision_feature_layer=-30), "vision_feature_layer"),
         (lambda c: c["text_config"].update(architectures=["Qwen2ForCausalLM"]), "text_config.architectures[0]"),

@@ -583,7 +583,7 @@ _LLAMA = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, 
           "max_position_embeddings": 2048, "tie_word_embeddings": False}  # fmt: skip
 _CLIP_VISION = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12, "num_channels": 3,
                 "image_size": 224, "patch_size": 32}  # fmt: skip
-_LLAVA_TOP = {"vision_feature_layer": -2, "multimodal_projector_bias": True}
+_LLAVA_TOP = {"vision_feature_layer": -2, "vision_feature_select_strategy": "default", "multimodal_projector_bias": True}
 _MINISTRAL3 = {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "num_attention_heads": 32,
                "num_key_value_heads": 8, "head_dim": 128, "sliding_window": None, "tie_word_embeddings": False}  # fmt: skip
 # Ernie4_5_MoeConfig: moe_layer_end_index -1 is the last layer; no head_dim field (hidden_size / heads)
@@ -633,7 +633,7 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Gemma3nForCausalLM": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
     "Gemma3nForConditionalGeneration": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
 }
-# LLaVA (llava.py, LlavaForConditionalGeneration, 0.10.1.1 to 0.33.0): the language model is the class
+# LLaVA (llava.py, LlavaForConditionalGeneration, registered in every release read, 0.8.5 to 0.33.0): the language model is the class
 # text_config names, or its model_type's causal LM (vllm/config/vllm.py with_hf_config:
 # MODEL_FOR_CAUSAL_LM_MAPPING_NAMES), read here by that class's reader. LLaVA-NeXT (llava_next.py) adds
 # image_newline and its anyres tiles; no whole public config.json of it was found, so it is not read.
@@ -751,7 +751,7 @@ def _llava_tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, f
     if hidden % heads:
         raise ConfigError(file, "vision_config.num_attention_heads", heads, f"a divisor of vision_config.hidden_size ({hidden}) (clip.py raises otherwise)")
     image = v.int("image_size")
-    strategy = data.get("vision_feature_select_strategy", "default")
+    strategy = top.get("vision_feature_select_strategy")
     if strategy not in ("default", "full"):
         raise ConfigError(file, "vision_feature_select_strategy", strategy, "default or full")
     positions = (image // patch) ** 2 + 1
@@ -1349,6 +1349,8 @@ _INTERNVL_TEXT = ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
 def _llava(r: _Reader) -> dict[str, Any]:
     """LLaVA's language model: text_config's architectures[0], else its model_type's
     causal LM (llama when LlavaConfig is given none), built by init_vllm_registered_model over text_config."""
+    if not r.prefix:  # LlavaConfig would build LlamaConfig() whole from its defaults: a config without one is refused
+        raise ConfigError(r.file, "text_config", _MISSING, "an object holding the language model's fields")
     archs = r.data.get("architectures")
     model_type = r.data.get("model_type", "llama")
     inner = (

@@ -340,6 +340,14 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
                    t(f"{p}.mlp.fc2.bias", d)]  # fmt: skip
         return ts
 
+    def linears(source: int) -> list[Tensor]:
+        """The projector's linear_1 (column-parallel, from `source`) and linear_2 (row-parallel), divided
+        over every rank whatever --mm-encoder-tp-mode says (llava.py LlavaMultiModalProjector, mistral3.py)."""
+        ts = [t("multi_modal_projector.linear_1", out // tp, source), t("multi_modal_projector.linear_2", out, out // tp)]
+        if tower.projector_bias:
+            ts += [t("multi_modal_projector.linear_1.bias", out // tp), t("multi_modal_projector.linear_2.bias", out)]
+        return ts
+
     if tower.kind in ("qwen3-vl", "qwen2.5-vl"):
         qwen3 = tower.kind == "qwen3-vl"
         kernel = tower.channels * tower.temporal_patch * tower.patch * tower.patch
@@ -391,10 +399,7 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
         # (linear_1 column-, linear_2 row-parallel)
         p = "vision_tower.vision_model"
         ts = [t(f"{p}.embeddings.class_embedding", d), t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch),
-              t(f"{p}.embeddings.position_embedding", tower.positions, d), t(f"{p}.pre_layrnorm", 2 * d),
-              t("multi_modal_projector.linear_1", out // tp, d), t("multi_modal_projector.linear_2", out, out // tp)]  # fmt: skip
-        if tower.projector_bias:
-            ts += [t("multi_modal_projector.linear_1.bias", out // tp), t("multi_modal_projector.linear_2.bias", out)]
+              t(f"{p}.embeddings.position_embedding", tower.positions, d), t(f"{p}.pre_layrnorm", 2 * d), *linears(d)]  # fmt: skip
         for b in range(tower.depth):
             ts += block(f"{p}.encoder.layers.{b}", layernorm=True, bias=True, gated=False)
         return ts
@@ -421,10 +426,7 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
         return ts
     # pixtral: no biases, RMSNorms, a gated MLP; the projector's two linears always divided (mistral3.py)
     ts = [t("vision_tower.patch_conv", d, tower.channels * tower.patch * tower.patch), t("vision_tower.ln_pre", d),
-          t("multi_modal_projector.norm", d), t("multi_modal_projector.patch_merger.merging_layer", d, d * tower.merge**2),
-          t("multi_modal_projector.linear_1", out // tp, d), t("multi_modal_projector.linear_2", out, out // tp)]  # fmt: skip
-    if tower.projector_bias:
-        ts += [t("multi_modal_projector.linear_1.bias", out // tp), t("multi_modal_projector.linear_2.bias", out)]
+          t("multi_modal_projector.norm", d), t("multi_modal_projector.patch_merger.merging_layer", d, d * tower.merge**2), *linears(d)]  # fmt: skip
     for b in range(tower.depth):
         ts += block(f"vision_tower.transformer.layers.{b}", layernorm=False, bias=False, gated=True)
     return ts
