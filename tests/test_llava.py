@@ -61,17 +61,13 @@ def test_clip_and_the_projector_split_over_the_ranks(tp: int) -> None:
     assert not any("post_layernorm" in path for path in by)
 
 
-def test_a_tp_that_does_not_divide_clips_heads_is_refused_and_data_mode_changes_nothing() -> None:
+def test_a_tp_that_does_not_divide_clips_heads_is_refused() -> None:
     """clip.py CLIPAttention divides the 16 heads over the ranks (divide(num_heads, tp_size)): 3 ranks
-    fail to load. LLaVA sets no supports_encoder_tp_data, so --mm-encoder-tp-mode data falls back to
-    weights (vllm/config/model.py): the tower stays divided, and the start is told so."""
+    fail to load, and LLaVA's --mm-encoder-tp-mode data falls back to weights (tests/test_multimodal.py)."""
     s = config_shape(LLAVA)
     assert s.tower is not None
     with pytest.raises(InputError, match="16 heads.*clip.py CLIPAttention"):
         weights.tower_tensors(s.tower, 3)
-    built, notes = multimodal.apply(s, multimodal.Settings("data"), (0, 33))
-    assert built.tower is not None and not built.tower.data_parallel
-    assert any("does not support it" in n for n in notes)
 
 
 def test_llava_kv_a_token() -> None:

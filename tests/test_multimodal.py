@@ -11,7 +11,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import cli_json, run_calc
+from conftest import cli_json, config_shape, run_calc
 from test_cli import assert_one_error_line
 
 from calc.checks import modeled
@@ -191,6 +191,17 @@ def test_the_flags_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> No
     assert r["tower"] is None and r["weights_bytes_per_rank"] == _text_rank(2)
     done = run_calc("model", config, "--max-model-len", "8192", "--mm-encoder-tp-mode", "tensor")
     assert_one_error_line(done, "--mm-encoder-tp-mode: found 'tensor', expected weights or data")
+
+
+@pytest.mark.parametrize("name", ["gemma-3-12b-it", "ministral-3-3b-2512", "llava-1.5-7b-hf"])
+def test_data_mode_falls_back_to_weights_where_the_model_does_not_support_it(name: str) -> None:
+    """gemma3_mm.py, mistral3.py and llava.py set no supports_encoder_tp_data (0.11.0 to 0.33.0): vLLM
+    warns and builds the tower as under weights, divided over the ranks (vllm/config/model.py)."""
+    s = config_shape(name)
+    for rel in ((0, 11), (0, 33)):
+        built, notes = multimodal.apply(s, multimodal.Settings("data"), rel)
+        assert built.tower is not None and not built.tower.data_parallel
+        assert any("does not support it" in n for n in notes)
 
 
 def test_data_parallel_encoder_needs_0_11() -> None:

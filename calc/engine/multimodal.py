@@ -5,8 +5,11 @@ Read from vLLM's released sources:
 - The tower's weights (calc/engine/weights.py, tower_tensors) are divided over the tensor-parallel ranks
   like the language model's, unless `--mm-encoder-tp-mode data` (from 0.11.0; before it
   `--enable-multimodal-encoder-data-parallel`) builds its layers with disable_tp: one whole copy
-  a rank (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0). Mistral 3's
-  projector stays divided either way (mistral3.py, Mistral3MultiModalProjector).
+  a rank (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0), in a model whose
+  class sets supports_encoder_tp_data; for one that does not, vLLM warns "This model does not support
+  `--mm-encoder-tp-mode data`" and builds the tower as under weights (vllm/config/model.py, 0.11.0 to
+  0.33.0): Gemma 3, Gemma 3n, Mistral 3 and LLaVA (gemma3_mm.py, gemma3n_mm.py, mistral3.py,
+  llava.py: no release from 0.11.0 to 0.33.0 sets it).
 - `--limit-mm-per-prompt` at 0 for every modality a tower serves leaves the tower unbuilt and
   unloaded, and the encoder unprofiled: Qwen2.5-VL, Qwen3-VL and Mistral 3 test the limit in
   their own __init__ from 0.11.0 (qwen2_5_vl.py, qwen3_vl.py, mistral3.py: `self.visual = None`;
@@ -15,9 +18,6 @@ Read from vLLM's released sources:
   glm4_1v.py, internvl.py: images and videos both at 0); Qwen2-VL's own __init__ tests it already in 0.10.1.1 (qwen2_vl.py),
   and so does LLaVA's (llava.py: `if multimodal_config.get_limit_per_prompt("image")`, 0.10.1.1 to 0.13.0; 0.8.5 and
   0.9.2 build its tower whatever the limit).
-- LLaVA declares no supports_encoder_tp_data: under `--mm-encoder-tp-mode data` vLLM warns
-  "This model does not support `--mm-encoder-tp-mode data`" and builds the tower divided (vllm/config/model.py,
-  0.11.0 to 0.33.0).
 - The profile run (vllm/v1/worker/gpu_model_runner.py, profile_run, 0.11.0 to 0.33.0) first runs
   the encoder on a batch of dummy items of the largest modality and keeps their outputs in the
   encoder cache while the language model's dummy pass and the sampler run; it clears them after.
@@ -108,7 +108,9 @@ def check(s: Settings) -> None:
 
 
 # Classes whose model code sets no supports_encoder_tp_data (vllm/model_executor/models/interfaces.py), 0.11.0 to 0.33.0
-NO_ENCODER_DATA = ("LlavaForConditionalGeneration",)
+NO_ENCODER_DATA = frozenset(
+    {"Gemma3ForConditionalGeneration", "Gemma3nForConditionalGeneration", "Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration"}
+)
 
 
 def limit(s: Settings, modality: str) -> int:
