@@ -11,7 +11,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import cli_json, run_calc
+from conftest import cli_json, config_shape, run_calc
 from test_cli import assert_one_error_line
 
 from calc.checks import modeled
@@ -133,9 +133,7 @@ def test_no_image_no_video_loads_no_tower_from_0_11() -> None:
     assert r["notes"][-1].startswith("--limit-mm-per-prompt allows no image or video: vLLM builds and loads no Qwen3-VL vision tower")
     old = report("qwen2.5-vl-3b.json", max_model_len=8192, multimodal=zero, engine_version="0.8.5")  # qwen2_5_vl.py, 0.8.5
     assert old["tower"] is not None
-    assert (
-        "vLLM 0.8 builds the Qwen2.5-VL vision tower whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0, Gemma 3 from 0.15.0)" in old["notes"]
-    )
+    assert "vLLM 0.8 builds the Qwen2.5-VL vision tower whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0)" in old["notes"]
     only_video = report("qwen3-vl-8b-instruct.json", max_model_len=32768, multimodal=multimodal.Settings(limits={"image": 0}))
     assert only_video["tower"] is not None  # the tower serves video still
     # Gemma 3 tests the limit from 0.15.0 only (gemma3_mm.py through _mark_tower_model)
@@ -193,6 +191,17 @@ def test_the_flags_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> No
     assert r["tower"] is None and r["weights_bytes_per_rank"] == _text_rank(2)
     done = run_calc("model", config, "--max-model-len", "8192", "--mm-encoder-tp-mode", "tensor")
     assert_one_error_line(done, "--mm-encoder-tp-mode: found 'tensor', expected weights or data")
+
+
+@pytest.mark.parametrize("name", ["gemma-3-12b-it", "ministral-3-3b-2512", "llava-1.5-7b-hf"])
+def test_data_mode_falls_back_to_weights_where_the_model_does_not_support_it(name: str) -> None:
+    """gemma3_mm.py, mistral3.py and llava.py set no supports_encoder_tp_data (0.11.0 to 0.33.0): vLLM
+    warns and builds the tower as under weights, divided over the ranks (vllm/config/model.py)."""
+    s = config_shape(name)
+    for rel in ((0, 11), (0, 33)):
+        built, notes = multimodal.apply(s, multimodal.Settings("data"), rel)
+        assert built.tower is not None and not built.tower.data_parallel
+        assert any("does not support it" in n for n in notes)
 
 
 def test_data_parallel_encoder_needs_0_11() -> None:

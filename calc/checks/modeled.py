@@ -308,6 +308,7 @@ _TOWER_SOURCES = {
     "llama4": "mllama4.py",
     "internvit": "intern_vit.py and internvl.py",
     "gemma3n": "gemma3n_mm.py",
+    "clip": "clip.py and llava.py",
 }
 
 

@@ -106,6 +106,13 @@ class Tower:
       norm. Then internvl.py InternVLChatModel._init_mlp1: a LayerNorm of hidden x (1 / downsample_ratio)^2,
       a Linear to the language model's width and one more of that width, both with biases, plain
       nn.Linear, whole on every rank;
+    - "clip" (LLaVA-1.5): clip.py, CLIPVisionModel, built by llava.py
+      init_vision_tower_for_llava up to the deepest vision_feature_layer, without post_layernorm
+      (require_post_norm=False): a class embedding, a Conv2d patch embedding without bias, a learned
+      position table of (image_size / patch_size)^2 + 1 rows, pre_layrnorm, then blocks of two
+      LayerNorms, attention (qkv_proj, out_proj) and an MLP (fc1, fc2), all with biases; then
+      LlavaMultiModalProjector (linear_1 from the vision width to the language model's, linear_2 of
+      that width, biases where multimodal_projector_bias);
     - "gemma3n" (Gemma 3n): gemma3n_mm.py builds the vision tower (timm's MobileNetV5, named by
       vision_config.architecture) and the audio tower (a Conformer) through transformers' AutoModel,
       with their embedders: not modeled (their tensors are refused), so a start is sized only where
@@ -137,7 +144,7 @@ class Tower:
     def name(self) -> str:
         return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "qwen2-vl": "Qwen2-VL vision tower",
                 "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
-                "pixtral": "Pixtral vision tower",
+                "pixtral": "Pixtral vision tower", "clip": "CLIP vision tower",
                 "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower",
                 "gemma3n": "Gemma 3n vision and audio towers"}[self.kind]  # fmt: skip
 
@@ -359,13 +366,20 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     if dtype not in DTYPE_BYTES:
         raise ConfigError(file, "torch_dtype", dtype, "bfloat16, float16 or float32")
     fields = reader(r)
-    tower = _tower(data, file, arch, fields["hidden"]) if arch in WITH_VISION else None
+    filled: list[_Reader] = []  # the tower's readers that took a class's defaults
+    tower = _tower(data, file, arch, fields["hidden"], filled) if arch in WITH_VISION else None
     tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", _MISSING))
-    where = "tie_word_embeddings" if "tie_word_embeddings" in data else r.prefix + "tie_word_embeddings"
+    if arch in LLAVA:  # the language model reads its own config's (llama.py over text_config), not the wrapper's
+        tie = inner.get("tie_word_embeddings", _MISSING)
+    where = "tie_word_embeddings" if "tie_word_embeddings" in data and arch not in LLAVA else r.prefix + "tie_word_embeddings"
     tie = as_flag(r.get("tie_word_embeddings", False) if tie is _MISSING else tie, file, where)
     tie = fields.pop("tie_embeddings", tie)  # a class whose model code ties (or unties) the head whatever the config says
     taken = ", ".join(f"{r.prefix}{key} {json.dumps(value)}" for key, value in r.taken.items())
-    noted = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
+    noted: tuple[str, ...] = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
+    for other in filled:  # a tower reader's `architecture` names its transformers class
+        if other.taken:
+            said = ", ".join(f"{other.prefix}{key} {json.dumps(value)}" for key, value in other.taken.items())
+            noted += (f"not in the config, taken as {other.architecture}'s defaults in transformers 5.5.3: {said}",)
     # --dtype auto downcasts a float32 checkpoint to the GPU's first dtype, bfloat16 from Ampere on
     # (vllm/config/model.py, _resolve_auto_dtype: "Downcast for float32 models")
     float32 = DTYPE_BYTES[dtype] == 4
@@ -495,6 +509,8 @@ class DerivedLength:
 def _class_defaults(data: Mapping[str, Any], inner: Mapping[str, Any], arch: str) -> tuple[str, dict[str, Any]]:
     """The transformers class vLLM reads the (text) config through, and the fields it fills in."""
     text_type = inner.get("model_type") if inner is not data else None  # a wrapper's text model can be of more than one class
+    if arch in LLAVA and inner is not data:  # LlavaConfig reads a text_config without model_type as llama
+        return _LLAVA_TEXT_CLASSES.get(text_type if isinstance(text_type, str) else "llama", ("", {}))
     return _DEFAULTS.get(text_type if isinstance(text_type, str) else arch) or _DEFAULTS.get(arch, ("", {}))
 
 
@@ -574,6 +590,14 @@ _GLM4V_TEXT = {"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 1
                "num_key_value_heads": 2, "max_position_embeddings": 32768, "tie_word_embeddings": False}  # fmt: skip
 _MISTRAL = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
             "num_key_value_heads": 8, "sliding_window": 4096, "tie_word_embeddings": False}  # fmt: skip
+# LlamaConfig and CLIPVisionConfig: what a LLaVA config's text_config and vision_config leave to
+# them (llava-1.5-7b-hf writes its text_config's length and vocabulary alone, its vision_config
+# without num_channels); LlavaConfig: the top level's fields the towers read
+_LLAMA = {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+          "max_position_embeddings": 2048, "tie_word_embeddings": False}  # fmt: skip
+_CLIP_VISION = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12, "num_channels": 3,
+                "image_size": 224, "patch_size": 32}  # fmt: skip
+_LLAVA_TOP = {"vision_feature_layer": -2, "vision_feature_select_strategy": "default", "multimodal_projector_bias": True}
 _MINISTRAL3 = {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34, "num_attention_heads": 32,
                "num_key_value_heads": 8, "head_dim": 128, "sliding_window": None, "tie_word_embeddings": False}  # fmt: skip
 # Ernie4_5_MoeConfig: moe_layer_end_index -1 is the last layer; no head_dim field (hidden_size / heads)
@@ -641,8 +665,15 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Gemma3nForCausalLM": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
     "Gemma3nForConditionalGeneration": ("Gemma3nTextConfig", _GEMMA3N_TEXT),
 }
+# LLaVA (llava.py, LlavaForConditionalGeneration, registered in every release read, 0.8.5 to 0.33.0): the language model is the class
+# text_config names, or its model_type's causal LM (vllm/config/vllm.py with_hf_config:
+# MODEL_FOR_CAUSAL_LM_MAPPING_NAMES), read here by that class's reader. LLaVA-NeXT (llava_next.py) adds
+# image_newline and its anyres tiles; no whole public config.json of it was found, so it is not read.
+LLAVA = ("LlavaForConditionalGeneration",)
+_LLAVA_TEXT_CLASSES = {"llama": ("LlamaConfig", _LLAMA), "mistral": ("MistralConfig", _MISTRAL)}
+_LLAVA_TEXT = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM"}
 # Multimodal wrappers: the language model from text_config, the vision tower from vision_config (Tower).
-WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+WITH_VISION = LLAVA + ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
                "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
                "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration")  # fmt: skip
@@ -658,8 +689,11 @@ WITH_VISION = ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneratio
 _IMAGE_TOKENS = {"qwen3-vl": 16777216 // (32 * 32), "qwen2.5-vl": 12845056 // (28 * 28), "qwen2-vl": 12845056 // (28 * 28)}
 
 
-def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Tower:
-    """The vision tower of a multimodal wrapper, from its vision_config."""
+def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled: list[_Reader] | None = None) -> Tower:
+    """The vision tower of a multimodal wrapper, from its vision_config (`filled` gathers the
+    readers that took a transformers class's defaults, for the shape's notes)."""
+    if arch in LLAVA:
+        return _llava_tower(data, file, arch, text_hidden, filled if filled is not None else [])
     if arch.startswith("Gemma3n"):  # not read: its tensors are refused (weights.py), its profile not modeled
         return Tower("gemma3n", 0, 0, 0, 1, 1, out_hidden=text_hidden, modalities=("image", "audio"))
     vision = data.get("vision_config")
@@ -721,6 +755,43 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int) -> Towe
                  v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, merge,
                  projector_bias=as_flag(data.get("multimodal_projector_bias", True), file, "multimodal_projector_bias"),
                  image_tokens=side * (side + 1))  # fmt: skip
+
+
+def _llava_tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled: list[_Reader]) -> Tower:
+    """LLaVA's CLIP tower and projector (Tower "clip"). init_vision_tower_for_llava (llava.py,
+    0.10.1.1 to 0.33.0) builds the tower up to the deepest vision_feature_layer (_get_num_hidden_layers:
+    num_hidden_layers + layer + 1 for a negative one, a list's deepest); linear_1 reads the vision
+    width. SigLIP and Pixtral vision configs, which the same function builds, are refused: SigLIP's
+    pooling head differs across releases, and no whole public pixtral-12b config.json was found."""
+    vision = data.get("vision_config")
+    if not isinstance(vision, dict):
+        raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
+    kind = vision.get("model_type", "clip_vision_model")
+    if kind != "clip_vision_model":
+        raise ConfigError(file, "vision_config.model_type", kind, "clip_vision_model: SigLIP and Pixtral towers under LLaVA are not modeled")
+    top = _Reader(data, file, "", "LlavaConfig", _LLAVA_TOP)
+    v = _Reader(vision, file, "vision_config.", "CLIPVisionConfig", _CLIP_VISION)
+    filled += [top, v]
+    layers = v.int("num_hidden_layers", maximum=MAX_LAYERS)
+    feature = top.get("vision_feature_layer")
+    indexes = feature if isinstance(feature, list) and feature else [feature]
+    for index in indexes:
+        if isinstance(index, bool) or not isinstance(index, int) or not -layers <= index <= layers:
+            raise ConfigError(file, "vision_feature_layer", feature, f"a layer index from {-layers} to {layers}, or a list of them")
+    deepest = max(layers + i + 1 if i < 0 else i for i in indexes)
+    hidden, heads, patch = v.int("hidden_size"), v.int("num_attention_heads"), v.int("patch_size")
+    if hidden % heads:
+        raise ConfigError(file, "vision_config.num_attention_heads", heads, f"a divisor of vision_config.hidden_size ({hidden}) (clip.py raises otherwise)")
+    image = v.int("image_size")
+    strategy = top.get("vision_feature_select_strategy")
+    if strategy not in ("default", "full"):
+        raise ConfigError(file, "vision_feature_select_strategy", strategy, "default or full")
+    positions = (image // patch) ** 2 + 1
+    # the most tokens an image gives: one size, CLIP's patches less the class token under 'default'
+    # (llava.py get_num_image_tokens, get_num_selected_vision_tokens)
+    tokens = positions - (strategy == "default")
+    return Tower("clip", hidden, v.int("intermediate_size"), deepest, heads, patch, v.int("num_channels"), 1, text_hidden,
+                 positions=positions, projector_bias=top.flag("multimodal_projector_bias"), image_tokens=tokens)  # fmt: skip
 
 
 def _internvit(data: dict[str, Any], v: _Reader, top: _Reader, file: str, text_hidden: int) -> Tower:
@@ -1603,6 +1674,30 @@ NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"
 _INTERNVL_TEXT = ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "LlamaForCausalLM", "InternLM2ForCausalLM")
 
 
+def _llava(r: _Reader) -> dict[str, Any]:
+    """LLaVA's language model: text_config's architectures[0], else its model_type's
+    causal LM (llama when LlavaConfig is given none), built by init_vllm_registered_model over text_config."""
+    if not r.prefix:  # LlavaConfig would build LlamaConfig() whole from its defaults: a config without one is refused
+        raise ConfigError(r.file, "text_config", _MISSING, "an object holding the language model's fields")
+    archs = r.data.get("architectures")
+    model_type = r.data.get("model_type", "llama")
+    inner = (
+        archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else _LLAVA_TEXT.get(model_type) if isinstance(model_type, str) else None
+    )
+    if inner is None or inner not in _LLAVA_TEXT.values():
+        where, found = ("architectures[0]", inner) if isinstance(archs, list) and archs else ("model_type", model_type)
+        raise ConfigError(
+            r.file,
+            r.prefix + where,
+            found,
+            "one of " + ", ".join(_LLAVA_TEXT.values()) + " (llama or mistral): other language models under LLaVA are not modeled",
+        )
+    text = _Reader(r.data, r.file, r.prefix, inner, r.defaults)
+    text.taken = r.taken
+    fields: dict[str, Any] = _ARCHITECTURES[inner](text)
+    return fields
+
+
 def _internvl(r: _Reader) -> dict[str, Any]:
     """InternVL 2.5, 3 and 3.5 (vllm/model_executor/models/internvl.py, InternVLChatModel, 0.10.1.1 to
     0.33.0): the language model is the class llm_config names, built over it by
@@ -1666,6 +1761,7 @@ _ARCHITECTURES = {
     "Lfm2MoeForCausalLM": _lfm2,  # LFM2's layers, experts from num_dense_layers on (_lfm2_moe_mlps)
     "Llama4ForConditionalGeneration": _llama4,
     "InternVLChatModel": _internvl,
+    "LlavaForConditionalGeneration": _llava,
     "Gemma3nForCausalLM": _gemma3n,
     # Gemma 3n: the language model from text_config (gemma3n_mm.py builds Gemma3nForCausalLM over it)
     "Gemma3nForConditionalGeneration": _gemma3n,

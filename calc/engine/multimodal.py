@@ -5,14 +5,19 @@ Read from vLLM's released sources:
 - The tower's weights (calc/engine/weights.py, tower_tensors) are divided over the tensor-parallel ranks
   like the language model's, unless `--mm-encoder-tp-mode data` (from 0.11.0; before it
   `--enable-multimodal-encoder-data-parallel`) builds its layers with disable_tp: one whole copy
-  a rank (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0). Mistral 3's
-  projector stays divided either way (mistral3.py, Mistral3MultiModalProjector).
+  a rank (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0), in a model whose
+  class sets supports_encoder_tp_data; for one that does not, vLLM warns "This model does not support
+  `--mm-encoder-tp-mode data`" and builds the tower as under weights (vllm/config/model.py, 0.11.0 to
+  0.33.0): Gemma 3, Gemma 3n, Mistral 3 and LLaVA (gemma3_mm.py, gemma3n_mm.py, mistral3.py,
+  llava.py: no release from 0.11.0 to 0.33.0 sets it).
 - `--limit-mm-per-prompt` at 0 for every modality a tower serves leaves the tower unbuilt and
   unloaded, and the encoder unprofiled: Qwen2.5-VL, Qwen3-VL and Mistral 3 test the limit in
   their own __init__ from 0.11.0 (qwen2_5_vl.py, qwen3_vl.py, mistral3.py: `self.visual = None`;
   0.8.5 builds the tower whatever the limit), every model through _mark_tower_model from 0.15.0
   (vllm/model_executor/models/interfaces.py), Gemma 3, GLM-4V and InternVL from then only (gemma3_mm.py,
-  glm4_1v.py, internvl.py: images and videos both at 0); Qwen2-VL's own __init__ tests it already in 0.10.1.1 (qwen2_vl.py).
+  glm4_1v.py, internvl.py: images and videos both at 0); Qwen2-VL's own __init__ tests it already in 0.10.1.1 (qwen2_vl.py),
+  and so does LLaVA's (llava.py: `if multimodal_config.get_limit_per_prompt("image")`, 0.10.1.1 to 0.13.0; 0.8.5 and
+  0.9.2 build its tower whatever the limit).
 - The profile run (vllm/v1/worker/gpu_model_runner.py, profile_run, 0.11.0 to 0.33.0) first runs
   the encoder on a batch of dummy items of the largest modality and keeps their outputs in the
   encoder cache while the language model's dummy pass and the sampler run; it clears them after.
@@ -102,19 +107,28 @@ def check(s: Settings) -> None:
         raise InputError(f"--mm-encoder-tp-mode: found {s.mm_encoder_tp_mode!r}, expected weights or data")
 
 
+# Classes whose model code sets no supports_encoder_tp_data (vllm/model_executor/models/interfaces.py), 0.11.0 to 0.33.0
+NO_ENCODER_DATA = frozenset(
+    {"Gemma3ForConditionalGeneration", "Gemma3nForConditionalGeneration", "Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration"}
+)
+
+
 def limit(s: Settings, modality: str) -> int:
     """The items of a modality one prompt may hold (vllm/config/multimodal.py: 999 unless limited)."""
     return 999 if s.limits is None else s.limits.get(modality, 999)
 
 
+def limit_skips_from(architecture: str) -> tuple[int, int]:
+    """The first release whose model code leaves the tower out when the limits allow none of its modalities."""
+    if architecture.startswith(("Qwen2VL", "LlavaForConditionalGeneration")):
+        return (0, 10)
+    return (0, 15) if architecture.startswith(("Gemma3", "Glm4v", "InternVL")) else (0, 11)
+
+
 def skips_tower(tower: Tower, s: Settings, rel: tuple[int, int], architecture: str) -> bool:
     """Whether vLLM leaves the tower unbuilt: every modality it serves limited to 0, in a release
     whose model code tests the limit."""
-    if not all(limit(s, m) == 0 for m in tower.modalities):
-        return False
-    if rel >= (0, 15) or rel >= (0, 10) and architecture.startswith("Qwen2VL"):
-        return True
-    return rel >= (0, 11) and not architecture.startswith(("Gemma3", "Glm4v", "InternVL"))
+    return all(limit(s, m) == 0 for m in tower.modalities) and rel >= limit_skips_from(architecture)
 
 
 def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[str]]:
@@ -153,9 +167,14 @@ def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[
         )
     if all(limit(s, m) == 0 for m in tower.modalities):
         notes.append(
-            f"vLLM {rel[0]}.{rel[1]} builds the {tower.name} whatever --limit-mm-per-prompt says (the limit skips it from 0.11.0, Gemma 3 from 0.15.0)"
+            f"vLLM {rel[0]}.{rel[1]} builds the {tower.name} whatever --limit-mm-per-prompt says (the limit skips it from "
+            + {(0, 10): "0.10.1.1", (0, 11): "0.11.0", (0, 15): "0.15.0"}[limit_skips_from(shape.architecture)]
+            + ")"
         )
-    if s.mm_encoder_tp_mode == "data":
+    if s.mm_encoder_tp_mode == "data" and shape.architecture in NO_ENCODER_DATA:
+        notes.append(f"--mm-encoder-tp-mode data: {shape.architecture} does not support it, and vLLM builds the {tower.name} divided "
+                     "over the ranks as under weights ('Falling back to `--mm-encoder-tp-mode weights`', vllm/config/model.py)")  # fmt: skip
+    elif s.mm_encoder_tp_mode == "data":
         tower = replace(tower, data_parallel=True)
     return replace(shape, tower=tower), notes
 
@@ -176,7 +195,7 @@ def patches_per_item(tower: Tower) -> int:
     position table, (image_size / patch)^2, and its projector pools them to image_tokens
     (gemma3_mm.py Gemma3MultiModalProjector); Qwen2.5-VL, Qwen3-VL and Pixtral see
     image_tokens x spatial_merge_size^2 patches, which their merger folds by merge^2."""
-    if tower.kind == "siglip":
+    if tower.kind in ("siglip", "clip"):  # CLIP (LLaVA) sees its class token too
         return tower.positions or tower.image_tokens
     return tower.image_tokens * tower.merge * tower.merge
 
@@ -330,7 +349,8 @@ def encoder_forward_peak(
     attention, _ = attention_live(tower, t, d, rel)
     mlp = (h + (3 * i if gated else 2 * i) // t) * d
     pixel = 4 if rel < (0, 10) else d
-    pixels = n * tower.channels * tower.temporal_patch * tower.patch * tower.patch * pixel
+    seen = n - items if tower.kind == "clip" else n  # CLIP's class token is a position without pixels
+    pixels = seen * tower.channels * tower.temporal_patch * tower.patch * tower.patch * pixel
     return n * (h * d + max(attention, mlp)) + pixels, n
 
 

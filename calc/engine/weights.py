@@ -312,15 +312,19 @@ def tower_split(tower: Tower, tp: int) -> int:
     (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0). Qwen2-VL's and GLM-4V's
     towers ask without their head count, so there is no fall-back: their attention divides the heads
     over the ranks and vLLM stops at load (qwen2_vl.py Qwen2VisionAttention and glm4_1v.py
-    Glm4vVisionAttention: dist_utils.divide(num_heads, tp_size), 0.10.1.1 to 0.33.0), which is refused here."""
+    Glm4vVisionAttention: dist_utils.divide(num_heads, tp_size), 0.10.1.1 to 0.33.0), which is refused here;
+    so do CLIP's under LLaVA (clip.py CLIPAttention: divide(num_heads, tp_size), 0.10.1.1 to 0.33.0)."""
     if tower.data_parallel:
         return 1
-    if tower.heads % tp and tower.kind in ("qwen2-vl", "glm4v"):
+    if tower.heads % tp and tower.kind in ("qwen2-vl", "glm4v", "clip"):
+        where = {"glm4v": "glm4_1v.py Glm4vVisionAttention", "clip": "clip.py CLIPAttention"}.get(tower.kind, "qwen2_vl.py Qwen2VisionAttention")
         raise InputError(
             f"--tensor-parallel-size: found {tp}, which does not divide the {tower.name}'s {tower.heads} heads: vLLM fails to load it "
-            f"({'glm4_1v.py Glm4vVisionAttention' if tower.kind == 'glm4v' else 'qwen2_vl.py Qwen2VisionAttention'}: "
-            f"dist_utils.divide(num_heads, tp_size)); give --mm-encoder-tp-mode data (0.11.0 and later) to build the tower whole on each rank"
-        )
+            f"({where}: "
+            "divide(num_heads, tp_size)); "
+            + ("LLaVA takes no --mm-encoder-tp-mode data (vLLM falls back to weights): give a size that divides them"
+               if tower.kind == "clip" else "give --mm-encoder-tp-mode data (0.11.0 and later) to build the tower whole on each rank")
+        )  # fmt: skip
     return 1 if tower.heads % tp else tp
 
 
@@ -342,6 +346,14 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
         if bias:
             ts += [t(f"{p}.attn.qkv.bias", 3 * d // n), t(f"{p}.attn.proj.bias", d), t(f"{p}.mlp.fc1.bias", (2 if gated else 1) * i // n),
                    t(f"{p}.mlp.fc2.bias", d)]  # fmt: skip
+        return ts
+
+    def linears(source: int) -> list[Tensor]:
+        """The projector's linear_1 (column-parallel, from `source`) and linear_2 (row-parallel), divided
+        over every rank whatever --mm-encoder-tp-mode says (llava.py LlavaMultiModalProjector, mistral3.py)."""
+        ts = [t("multi_modal_projector.linear_1", out // tp, source), t("multi_modal_projector.linear_2", out, out // tp)]
+        if tower.projector_bias:
+            ts += [t("multi_modal_projector.linear_1.bias", out // tp), t("multi_modal_projector.linear_2.bias", out)]
         return ts
 
     if tower.kind in ("qwen3-vl", "qwen2.5-vl"):
@@ -389,6 +401,16 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
         )
     if tower.kind == "internvit":
         return _internvit(tower, tp)
+    if tower.kind == "clip":
+        # clip.py CLIPVisionTransformer (0.33.0; the same tensors from 0.10.1.1): embeddings, pre_layrnorm and the
+        # layers up to the feature layer, no post_layernorm under LLaVA; llava.py LlavaMultiModalProjector
+        # (linear_1 column-, linear_2 row-parallel)
+        p = "vision_tower.vision_model"
+        ts = [t(f"{p}.embeddings.class_embedding", d), t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch),
+              t(f"{p}.embeddings.position_embedding", tower.positions, d), t(f"{p}.pre_layrnorm", 2 * d), *linears(d)]  # fmt: skip
+        for b in range(tower.depth):
+            ts += block(f"{p}.encoder.layers.{b}", layernorm=True, bias=True, gated=False)
+        return ts
     if tower.kind == "siglip":
         p = "vision_tower.vision_model"
         ts = [t(f"{p}.embeddings.patch_embedding", d, tower.channels * tower.patch * tower.patch), t(f"{p}.embeddings.patch_embedding.bias", d),
@@ -412,10 +434,7 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
         return ts
     # pixtral: no biases, RMSNorms, a gated MLP; the projector's two linears always divided (mistral3.py)
     ts = [t("vision_tower.patch_conv", d, tower.channels * tower.patch * tower.patch), t("vision_tower.ln_pre", d),
-          t("multi_modal_projector.norm", d), t("multi_modal_projector.patch_merger.merging_layer", d, d * tower.merge**2),
-          t("multi_modal_projector.linear_1", out // tp, d), t("multi_modal_projector.linear_2", out, out // tp)]  # fmt: skip
-    if tower.projector_bias:
-        ts += [t("multi_modal_projector.linear_1.bias", out // tp), t("multi_modal_projector.linear_2.bias", out)]
+          t("multi_modal_projector.norm", d), t("multi_modal_projector.patch_merger.merging_layer", d, d * tower.merge**2), *linears(d)]  # fmt: skip
     for b in range(tower.depth):
         ts += block(f"vision_tower.transformer.layers.{b}", layernorm=False, bias=False, gated=True)
     return ts
