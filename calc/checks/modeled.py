@@ -77,7 +77,7 @@ def model_report(i: ModelInputs) -> ModelReport:
     try:
         rules = ranks.in_flight(kvlayout.version(i.engine_version), i.pp)
         hybrid = bool(hfconfig.RECURRENT & set(shape.layers))
-        prefix_caching = i.prefix_caching if i.prefix_caching is not None else not (hybrid and rules.hybrid_prefix_caching_off)
+        prefix_caching = kvlayout.prefix_caching_on(shape, rules, i.prefix_caching)
         mode = kvlayout.mamba_cache_mode(shape, rules, i.prefix_caching)
         settings = kvlayout.Settings(tp=i.tp, kv_cache_dtype=i.kv_cache_dtype, block_size=i.block_size,
                                      prefill_budget=i.prefill_budget, speculative_tokens=i.speculative_tokens, dcp=i.dcp,
@@ -161,6 +161,9 @@ def model_report(i: ModelInputs) -> ModelReport:
                      "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set")  # fmt: skip
     if hybrid and rules.one_state_page:
         notes.append(f"vLLM {rules.name} keeps one mamba state a request, prefix caching or not")
+    elif shape.attention_free and i.prefix_caching is None:
+        notes.append(f"prefix caching is off by default for attention-free models in vLLM {rules.name}: one mamba state a request, "
+                     f"its block max_model_len ({i.max_model_len:,} tokens), so the tokens printed are the concurrency x max_model_len")  # fmt: skip
     elif hybrid and i.prefix_caching is None and not prefix_caching:
         notes.append(f"prefix caching is off by default for hybrid models in vLLM {rules.name}: one mamba state a request")
     if hybrid and mode == "all":

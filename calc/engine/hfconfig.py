@@ -22,6 +22,9 @@ FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
 # convolutions, and Falcon-H1's layers, which run attention and a Mamba-2 mixer side by side
 MAMBA1, SHORT_CONV, PARALLEL = "mamba1", "short conv", "attention+mamba"
 RECURRENT = frozenset({MAMBA, LINEAR, MAMBA1, SHORT_CONV, PARALLEL})  # layers that hold a state a request (a hybrid's)
+# Classes with no attention layer at all (IsAttentionFree in vllm/model_executor/models/mamba.py and mamba2.py):
+# their pool holds mamba states alone, of a block vLLM sets itself (vllm/model_executor/models/config.py MambaModelConfig)
+ATTENTION_FREE = frozenset({"MambaForCausalLM", "FalconMambaForCausalLM", "Mamba2ForCausalLM"})
 CHUNKED = "chunked"  # chunked local attention (Llama 4's RoPE layers): a request holds one chunk and the batch in flight
 MLP_ONLY, MOE_ONLY = "mlp", "moe"  # Nemotron-H layers that hold a feed-forward and no cache
 NO_ATTENTION = "no attention"  # a DeciLM layer whose attention is a no-op: no input norm, no cache, the MLP alone (or nothing)
@@ -209,6 +212,11 @@ class Shape:
     tower: Tower | None = None  # a multimodal model's vision tower and projector
     ropes: tuple[Rope, ...] = ()  # the rotary embeddings' cos/sin caches vLLM builds (not in the checkpoint)
     per_layer: dict[str, int] = field(default_factory=dict)  # Gemma 3n: hidden and vocab of the per-layer inputs, altup inputs, laurel rank
+
+    @property
+    def attention_free(self) -> bool:
+        """No attention layer in the whole model (not a pipeline stage's): vLLM sizes its pool by the state alone."""
+        return self.architecture in ATTENTION_FREE
 
     @property
     def family(self) -> str:
@@ -621,6 +629,8 @@ _LFM2 = {"block_multiple_of": 256, "block_ffn_dim_multiplier": 1.0, "block_auto_
          "max_position_embeddings": 128000, "tie_word_embeddings": True}  # fmt: skip
 _LFM2_MOE = {"conv_L_cache": 3, "conv_bias": False, "num_dense_layers": 2, "num_experts": 32, "use_expert_bias": True, "max_position_embeddings": 128000,
              "tie_word_embeddings": True}  # fmt: skip
+_MAMBA1_PURE = {"state_size": 16, "expand": 2, "conv_kernel": 4, "use_bias": False, "use_conv_bias": True, "time_step_rank": "auto",
+                "tie_word_embeddings": True}  # fmt: skip
 _WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                     "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -648,6 +658,10 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
     "JambaForCausalLM": ("JambaConfig", _JAMBA),
+    # MambaConfig and FalconMambaConfig (transformers 5.5.3 dataclass fields; intermediate_size is set to
+    # int(expand x hidden_size) in __post_init__, time_step_rank "auto" to ceil(hidden_size / 16))
+    "MambaForCausalLM": ("MambaConfig", _MAMBA1_PURE),
+    "FalconMambaForCausalLM": ("FalconMambaConfig", _MAMBA1_PURE),
     "FalconH1ForCausalLM": ("FalconH1Config", _FALCON_H1),
     # Lfm2Config: block_ff_dim, where given, is its intermediate_size; layer_types from full_attn_idxs
     "Lfm2ForCausalLM": ("Lfm2Config", _LFM2),
@@ -1338,6 +1352,54 @@ def _jamba(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "tie_embeddings": False}
 
 
+def _mamba_pure(r: _Reader) -> dict[str, Any]:
+    """Mamba-1 without attention (vllm/model_executor/models/mamba.py, MambaForCausalLM, 0.33.0; the same
+    layers from 0.10.1.1; FalconMambaForCausalLM is registered to the same class): each layer an RMSNorm
+    and a MambaMixer (mamba_mixer.py) of intermediate_size, state_size, conv_kernel, time_step_rank, a
+    conv bias by use_conv_bias and projection biases by use_bias; no MLP; a final norm_f; the head tied
+    by tie_word_embeddings. FalconMamba (model_type falcon_mamba) norms dt, B and C with RMSNorms
+    without weight (rms_norm_has_weight=False), plain Mamba not at all: neither adds a parameter.
+    transformers' config classes set intermediate_size to expand x hidden_size whatever the file says,
+    so a file whose two disagree is refused. No layer has attention: the model is attention free."""
+    n = r.layers()
+    hidden = r.int("hidden_size")
+    inner = r.int("expand") * hidden
+    given = r.int("intermediate_size", None)
+    if given is not None and given != inner:
+        raise ConfigError(r.file, r.prefix + "intermediate_size", given,
+                          f"expand x hidden_size ({inner}): transformers' {r.architecture.removesuffix('ForCausalLM')}Config sets it so")  # fmt: skip
+    rank = r.get("time_step_rank")
+    dt_rank = -(-hidden // 16) if rank == "auto" else r.int("time_step_rank")
+    mamba = {"inner": inner, "state": r.int("state_size"), "conv_kernel": r.int("conv_kernel"), "dt_rank": dt_rank,
+             "conv_bias": int(r.flag("use_conv_bias")), "bias": int(r.flag("use_bias")), "norms": 0}  # fmt: skip
+    return {"hidden": hidden, "vocab": r.int("vocab_size"), "heads": 0, "kv_heads": 0, "head_dim": 0,
+            "layers": (MAMBA1,) * n, "mlps": (Mlp(),) * n, "mamba": mamba}  # fmt: skip
+
+
+def _mamba2_pure(r: _Reader) -> dict[str, Any]:
+    """Mamba-2 without attention (vllm/model_executor/models/mamba2.py, Mamba2ForCausalLM, 0.33.0; the
+    same layers from 0.10.1.1): each layer an RMSNorm and a MambaMixer2 (mamba_mixer2.py) of num_heads
+    heads of head_dim, n_groups groups of state_size, conv_kernel taps, a conv bias by use_conv_bias,
+    projection biases by use_bias and the gated RMSNorm (use_rms_norm, on by default); no MLP; a final
+    norm_f; the head tied by tie_word_embeddings, which the file must give. The state is sized from
+    expand x hidden_size (get_mamba_state_shape_from_config), the mixer from num_heads x head_dim: a
+    file whose two disagree is refused. No layer has attention: the model is attention free."""
+    n = r.layers()
+    hidden, heads, head_dim = r.int("hidden_size"), r.int("num_heads"), r.int("head_dim")
+    if r.int("expand") * hidden != heads * head_dim:
+        raise ConfigError(r.file, r.prefix + "expand", r.get("expand"),
+                          f"num_heads x head_dim ({heads * head_dim}) over hidden_size ({hidden}): the mixer's width both ways")  # fmt: skip
+    given = r.int("intermediate_size", None)
+    if given is not None and given != heads * head_dim:
+        raise ConfigError(r.file, r.prefix + "intermediate_size", given, f"num_heads x head_dim ({heads * head_dim}): the mixer's width")
+    as_flag(r.get("tie_word_embeddings"), r.file, r.prefix + "tie_word_embeddings")
+    mamba = {"heads": heads, "head_dim": head_dim, "state": r.int("state_size"), "groups": r.int("n_groups"), "conv_kernel": r.int("conv_kernel"),
+             "conv_bias": int(as_flag(r.get("use_conv_bias"), r.file, r.prefix + "use_conv_bias")),
+             "bias": int(as_flag(r.get("use_bias"), r.file, r.prefix + "use_bias")), "norm": 1}  # fmt: skip
+    return {"hidden": hidden, "vocab": r.int("vocab_size"), "heads": 0, "kv_heads": 0, "head_dim": 0,
+            "layers": (MAMBA,) * n, "mlps": (Mlp(),) * n, "mamba": mamba}  # fmt: skip
+
+
 def _falcon_h1(r: _Reader) -> dict[str, Any]:
     """TII's Falcon-H1 (vllm/model_executor/models/falcon_h1.py, FalconH1ParallelHybrid, 0.33.0; the same
     layers from 0.10.1.1): every layer runs attention (q, k and v of head_dim, or hidden_size / heads
@@ -1756,6 +1818,9 @@ _ARCHITECTURES = {
     "NemotronHForCausalLM": _nemotron_h,
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "JambaForCausalLM": _jamba,
+    "MambaForCausalLM": _mamba_pure,
+    "FalconMambaForCausalLM": _mamba_pure,  # the registry maps it to mamba.py's MambaForCausalLM (0.10.1.1 to 0.33.0)
+    "Mamba2ForCausalLM": _mamba2_pure,
     "FalconH1ForCausalLM": _falcon_h1,
     "Lfm2ForCausalLM": _lfm2,
     "Lfm2MoeForCausalLM": _lfm2,  # LFM2's layers, experts from num_dense_layers on (_lfm2_moe_mlps)
@@ -1842,6 +1907,7 @@ UNCHECKED = frozenset(
         "InternLM2ForCausalLM",
         "InternLM3ForCausalLM",
         "Lfm2ForCausalLM",
+        "Mamba2ForCausalLM",
         "MiMoForCausalLM",
         "Olmo3ForCausalLM",
         "OlmoeForCausalLM",

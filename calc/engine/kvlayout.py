@@ -118,7 +118,7 @@ KERNEL_BLOCK_ALIGNMENT = 16
 # SupportsMambaPrefixCaching in vllm/model_executor/models/ (0.27.1).
 MAMBA_PREFIX_CACHING = frozenset({
     "NemotronHForCausalLM", "JambaForCausalLM", "FalconH1ForCausalLM", "Zamba2ForCausalLM",
-    "GraniteMoeHybridForCausalLM", "MambaForCausalLM", "Mamba2ForCausalLM",
+    "GraniteMoeHybridForCausalLM", "MambaForCausalLM", "FalconMambaForCausalLM", "Mamba2ForCausalLM",
 })  # fmt: skip
 NEWEST = "v0.32.0 and later"  # the rules of the newest releases read, 0.32.0 and 0.33.0
 # Classes not in every release read: the first read that registers them and the last read that does not
@@ -240,12 +240,22 @@ def mamba_cache_mode(shape: Shape, v: Version, prefix_caching: bool | None = Non
     "all" for the models that support mamba prefix caching from 0.15.0 to 0.27.1, else "align".
     `prefix_caching`: the start's setting, None for the build's default. A catalog architecture
     of kind "mamba" is Nemotron-H's pattern (hfconfig.from_architecture), which supports it."""
-    hybrid = bool(RECURRENT & set(shape.layers))
-    on = prefix_caching if prefix_caching is not None else not (hybrid and v.hybrid_prefix_caching_off)
-    if not on or v.one_state_page:
+    if not prefix_caching_on(shape, v, prefix_caching) or v.one_state_page:
         return "none"
     supports = shape.architecture in MAMBA_PREFIX_CACHING or shape.architecture == "catalog: mamba"
     return "all" if v.mamba_all and supports else "align"
+
+
+def prefix_caching_on(shape: Shape, v: Version, prefix_caching: bool | None = None) -> bool:
+    """Whether a start runs with prefix caching: as set, else the build's default, which is off for
+    hybrids up to 0.27.1 and for attention-free models in every release read (0.10.2 and 0.11.0:
+    MambaModelConfig turns it off whatever the setting; 0.13.0 to 0.33.0: vllm/config/model.py
+    is_prefix_caching_supported is False for attn_type "attention_free", the default
+    vllm/engine/arg_utils.py takes, while --enable-prefix-caching keeps it)."""
+    if prefix_caching is not None:
+        return prefix_caching
+    hybrid = bool(RECURRENT & set(shape.layers))
+    return not (shape.attention_free or (hybrid and v.hybrid_prefix_caching_off))
 
 
 def _elem_bytes(kv_dtype: str, model_dtype_bytes: int) -> int:
@@ -256,9 +266,10 @@ def _elem_bytes(kv_dtype: str, model_dtype_bytes: int) -> int:
     return 1
 
 
-def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spec]:
+def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_len: int | None = None) -> list[Spec]:
     """The cache spec of every layer that holds one, in order, before grouping (`v`: the build,
-    the newest rules when None)."""
+    the newest rules when None; `max_model_len`: the block of an attention-free model's state
+    without prefix caching, the default block where it is not given)."""
     v = v or version(None)
     if shape.architecture in FIRST_RELEASE:
         first, without = FIRST_RELEASE[shape.architecture]
@@ -267,6 +278,10 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
             raise ValueError(f"vLLM {v.name} has no {shape.architecture} {registry}")
         if v.release < version(first).release:
             raise ValueError(f"vLLM {v.name}: whether it registers {shape.architecture} was not read {registry}; pick a release read")
+    if shape.attention_free and v.release < (0, 10, 2):
+        raise ValueError(f"vLLM {v.name} runs {shape.architecture} on the V0 engine, whose mamba cache is not modeled (0.10.1.1: "
+                         "vllm/engine/arg_utils.py falls back to V0 for a model with inner state unless VLLM_USE_V1=1; 0.8.5 and 0.9.2: "
+                         "mamba.py is SupportsV0Only); pick 0.10.2 or later")  # fmt: skip
     if s.kv_cache_dtype not in KV_DTYPES:
         raise ValueError(f"--kv-cache-dtype: found {s.kv_cache_dtype!r}, expected one of {', '.join(KV_DTYPES)}")
     if s.kv_cache_dtype == "fp8_ds_mla" and MLA not in shape.layers:
@@ -288,6 +303,8 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
         raise ValueError(f"--block-size: found {block}, expected a multiple of 64: DeepSeek V3.2's sparse MLA backends take no other "
                          "(0.11.0 and 0.13.0 force 64: vllm/platforms/cuda.py; FlashMLASparseBackend MultipleOf(64), 0.33.0)")  # fmt: skip
     state = _state_bytes(shape, s, v)
+    if shape.attention_free:
+        return _attention_free_specs(shape, s, v, state, max_model_len)
     if state:
         need = KERNEL_BLOCK_ALIGNMENT * cdiv(state, KERNEL_BLOCK_ALIGNMENT * attention_token)
         block = max(block, need)
@@ -319,6 +336,37 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None) -> list[Spe
             checkpoint = int(kind == MAMBA and v.mamba2_checkpoint and s.mamba_cache_mode == "align")
             specs.append(Spec(MAMBA, block, block * attention_token, state_pages=state_pages + checkpoint, all_mode=s.mamba_cache_mode == "all"))
     return specs
+
+
+def _attention_free_specs(shape: Shape, s: Settings, v: Version, state: int, max_model_len: int | None) -> list[Spec]:
+    """Mamba and Mamba-2 without attention (hfconfig.ATTENTION_FREE): every layer a MambaSpec whose page
+    is one request's state, unpadded (mamba_page_size_padded is set only for hybrids, by
+    HybridAttentionMambaModelConfig), and whose block is mamba_block_size: max_model_len without prefix
+    caching, so that a request holds one block whatever its length, and the cache block (16 unless
+    --block-size) with it (vllm/model_executor/models/config.py MambaModelConfig, 0.13.0 to 0.33.0;
+    vllm/v1/worker/gpu_model_runner.py get_kv_cache_spec, block_size=max_model_len, 0.10.2 and 0.11.0).
+    The pages a request holds are the hybrids' ("none": one, "align": two, "all": one a block of
+    context; one more a draft token; a Mamba-2 mixer's prefill checkpoint in "align" from 0.32.0).
+    The mixer's width divides over the ranks as vLLM asserts (mamba_mixer2.py: num_heads, and n_groups
+    unless it is 1; mamba_mixer.py's column-parallel projections: intermediate_size)."""
+    m = shape.mamba
+    if MAMBA in shape.layers:
+        if m["heads"] % s.tp:
+            raise ConfigError(shape.file, "num_heads", m["heads"], f"a multiple of the tensor parallel size {s.tp} (mamba_mixer2.py asserts it)")
+        if m["groups"] % s.tp and m["groups"] != 1:
+            raise ConfigError(shape.file, "n_groups", m["groups"], f"1 or a multiple of the tensor parallel size {s.tp} (mamba_mixer2.py asserts it)")
+    elif m["inner"] % s.tp:
+        raise ConfigError(shape.file, "intermediate_size", m["inner"], f"a multiple of the tensor parallel size {s.tp}: the mixer's projections divide by it")
+    if s.mamba_cache_mode not in ("align", "none", "all"):
+        raise ValueError(f"mamba cache mode: found {s.mamba_cache_mode!r}, expected align (prefix caching on), all or none")
+    if s.mamba_cache_mode == "none":
+        block = max_model_len or s.block_size or 16
+    else:
+        block = s.block_size or 16
+    pages = {"align": 2, "none": 1, "all": 0}[s.mamba_cache_mode] + s.speculative_tokens
+    checkpoint = int(MAMBA in shape.layers and v.mamba2_checkpoint and s.mamba_cache_mode == "align")
+    spec = Spec(MAMBA, block, state, state_pages=pages + checkpoint, all_mode=s.mamba_cache_mode == "all")
+    return [spec] * len(shape.layers)
 
 
 def indexer_bytes(shape: Shape) -> int:
@@ -464,7 +512,7 @@ class Request:
 
 
 def request(shape: Shape, s: Settings, max_model_len: int, v: Version) -> Request:
-    specs = layer_specs(shape, s, v)
+    specs = layer_specs(shape, s, v, max_model_len)
     lay = layout(specs, v)
     budget = s.prefill_budget * v.in_flight_batches
     pages = sum(g.spec.pages(max_model_len, budget, s.dcp) for g in lay.groups)
@@ -494,7 +542,7 @@ def pool(shape: Shape, s: Settings, max_model_len: int, pool_bytes: int, v: Vers
     req = req or request(shape, s, max_model_len, v)
     lay = req.layout
     if v.engine == "v0":
-        specs = layer_specs(shape, s, v)
+        specs = layer_specs(shape, s, v, max_model_len)
         block_bytes = sum(sp.page_bytes for sp in specs)
         blocks = pool_bytes // block_bytes
         bs = specs[0].block_size

@@ -631,10 +631,9 @@ def _mamba1(shape: Shape, p: str, tp: int) -> list[Tensor]:
         Tensor(f"{p}.A", inner, m["state"], dtype_bytes=4),
         Tensor(f"{p}.D", inner),
         Tensor(f"{p}.out_proj", h, inner),
-        Tensor(f"{p}.dt_layernorm", m["dt_rank"]),
-        Tensor(f"{p}.b_layernorm", m["state"]),
-        Tensor(f"{p}.c_layernorm", m["state"]),
     ]
+    if m.get("norms", 1):  # Jamba's weighted dt, B and C norms; FalconMamba's have no weight, plain Mamba has none
+        out += [Tensor(f"{p}.dt_layernorm", m["dt_rank"]), Tensor(f"{p}.b_layernorm", m["state"]), Tensor(f"{p}.c_layernorm", m["state"])]
     if m["conv_bias"]:
         out.append(Tensor(f"{p}.conv1d.bias", inner))
     if m["bias"]:

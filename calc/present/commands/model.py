@@ -161,7 +161,10 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         lines += [
             f"Pool {fmt(r.pool_bytes, 'GiB')}: GPU KV cache size {fmt(r.kv_tokens, 'tokens')}, "
             f"maximum concurrency {fmt(r.max_concurrency, 'x')} at {fmt(r.max_model_len, 'count')}",
-            f"Largest max_model_len one request fits: {fmt(r.largest_max_model_len, 'count')}",
+            f"Largest max_model_len one request fits: {fmt(r.largest_max_model_len, 'count')}"
+            if r.shape is None or not r.shape.attention_free or r.kv_bytes_per_token
+            else "Largest max_model_len one request fits: any, once one state does: an attention-free model's request holds its state "
+            "whatever its length (vLLM's estimate returns the max_model_len set, or 0)",
         ]
         if r.one_request_fits is False and r.prediction is None:  # with a card, vLLM's verdict says it
             lines.insert(
