@@ -55,6 +55,11 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   short_conv_state_dtype). A Falcon-H1 layer registers an attention layer and a Mamba-2 mixer, one
   spec each (falcon_h1.py FalconH1ParallelHybrid); neither Mamba-1 nor the short convolution holds a
   prefill checkpoint page (only mamba_mixer2.py and the FlashInfer gated-delta layer ask for one).
+- Attention-free models (Mamba, FalconMamba, Mamba-2: IsAttentionFree) hold mamba states alone: a
+  layer's page is its state, unpadded, its block max_model_len without prefix caching and the cache
+  block (16) with it (vllm/model_executor/models/config.py MambaModelConfig, 0.13.0 to 0.33.0;
+  gpu_model_runner.py, 0.10.2 and 0.11.0). Prefix caching is off by default for them in every
+  release read. Before 0.10.2 they run on the V0 engine, which is refused here.
 - vllm/platforms/interface.py (0.24.0, `_align_hybrid_block_size`): with mamba layers the
   attention block grows to 16 x cdiv(mamba page, 16 x one token's attention page) tokens and the
   mamba page is padded up to the attention page.
@@ -558,7 +563,9 @@ def pool(shape: Shape, s: Settings, max_model_len: int, pool_bytes: int, v: Vers
 
 def largest_max_model_len(shape: Shape, s: Settings, pool_bytes: int, v: Version, ceiling: int = 10**8) -> int:
     """The longest max_model_len one request of which fits the pool (vLLM's binary search, run
-    from 0.29.0 on the pool less one block, as its check is)."""
+    from 0.29.0 on the pool less one block, as its check is). A request that does not grow with its
+    length (an attention-free model outside "all" mode) fits at any length once one state does: the
+    ceiling, or 0."""
 
     def fits(n: int) -> bool:
         return request(shape, s, n, v).floor_bytes <= pool_bytes
