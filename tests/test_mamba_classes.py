@@ -18,6 +18,7 @@ from conftest import cli_json, config_path, config_shape, parameters
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout
+from calc.engine.predict import graphs
 from calc.units import InputError
 
 FALCON, OUTAI, CODESTRAL = "falcon3-mamba-7b-base", "mambaoutai", "mamba-codestral-7b-v0.1"
@@ -139,3 +140,11 @@ def test_model_report_and_command_line(capsys: pytest.CaptureFixture[str]) -> No
     assert (out["max_model_len"], out["kv_blocks"], out["kv_tokens"]) == (2048, blocks, blocks * 2048)
     with pytest.raises(InputError, match="V0 engine"):
         modeled.model_report(modeled.ModelInputs(config_path(OUTAI).read_text(), "outai.json", max_model_len=2048, engine_version="0.10.1"))
+
+
+def test_no_attention_backend_buffers() -> None:
+    """Without attention no FlashAttention 3 split buffers or FlashInfer workspace are captured with the
+    graphs; Jamba, which has attention, keeps FlashAttention 3's."""
+    fa3 = graphs.Capture(fa3=True)
+    assert graphs.full_graph_buffers(config_shape(CODESTRAL), fa3, 1, 512, 8192, (0, 33)) == (0, "")
+    assert graphs.full_graph_buffers(config_shape("jamba-v0.1"), fa3, 1, 512, 8192, (0, 33))[0] > 0

@@ -201,7 +201,10 @@ def full_graph_buffers(shape: Shape, capture: Capture, tp: int, largest_full: in
     group's builder's workspace (flashinfer_workspace), which that warm-up is the first to build
     metadata for on the V1 runner (Model Runner V2 allocates it with its builders, before it
     measures: vllm/v1/worker/gpu/attn_utils.py init_attn_backend, v0.29.0). FlashAttention 2 and
-    Triton take no more than the graph's own."""
+    Triton take no more than the graph's own. A model without attention (Mamba, Mamba-2) runs no
+    attention backend, so none of these."""
+    if shape.attention_free:
+        return 0, ""
     heads = max(shape.heads // tp, 1)
     if capture.fa3 and not shape.sinks:
         width = shape.kv_lora_rank if MLA in shape.layers and shape.kv_lora_rank else shape.head_dim
