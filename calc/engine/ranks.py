@@ -98,6 +98,8 @@ def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: 
         return tuple(range(len(bounds)))
     if path == "model.embed_tokens":
         return (0, last) if tied and last else (0,)
+    if path == "model.wpe":  # gpt_bigcode.py builds its position table on every stage (0.10.1.1 to 0.24.0)
+        return tuple(range(len(bounds)))
     if path.startswith(("model.embed_tokens_per_layer", "model.per_layer_", "model.altup_projections.")):  # Gemma 3n: before the layers
         return (0,)
     if path.startswith("model.altup_unembed_projections."):
