@@ -1969,6 +1969,8 @@ UNCHECKED = frozenset(
         "Ernie4_5_MoeForCausalLM",
         "Exaone4ForCausalLM",
         "FalconH1ForCausalLM",
+        "GPTBigCodeForCausalLM",
+        "GPTNeoXForCausalLM",
         "Gemma3nForCausalLM",
         "Gemma3nForConditionalGeneration",
         "GemmaForCausalLM",
