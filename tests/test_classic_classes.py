@@ -19,7 +19,7 @@ import pytest
 from conftest import config_path, config_text, parameters, run_calc
 
 from calc.checks import modeled
-from calc.engine import hfconfig, kvlayout, weights
+from calc.engine import hfconfig, kvlayout, ranks, weights
 
 NAMES = ("phi-2", "falcon-7b-instruct", "pythia-6.9b-deduped", "gpt_bigcode-santacoder")
 RELEASE = {"phi-2": "0.31.0", "pythia-6.9b-deduped": "0.31.0", "gpt_bigcode-santacoder": "0.24.0"}  # the last that build them
@@ -184,6 +184,19 @@ def test_pipeline_stages_place_the_position_table_on_each() -> None:
     for name, layers, kv_heads, head_dim in (("phi-2", 16, 32, 80), ("pythia-6.9b-deduped", 16, 32, 128)):
         r = modeled.model_report(modeled.ModelInputs(config_text(name), tp=2, pp=2, max_model_len=2048, engine_version="0.31.0"))
         assert r.kv_bytes_per_token == kv_token(layers, kv_heads, head_dim, 2)
+
+
+def test_each_stage_builds_the_ends() -> None:
+    """phi.py, falcon.py, gpt_neox.py and gpt_bigcode.py build the embedding, the final norm and the head
+    on every stage (no PPMissingLayer): at PP 2 each of Phi-2's stages holds them beside its 16 layers,
+    and its rope cache (2,048 x 32 x 2 B); SantaCoder's tied wte and its wpe sit on both stages too."""
+    s = shape("phi-2")
+    ends = 2 * 51200 * 2560 + 51200 + 2 * 2560
+    each = (ends + 16 * layer(2560, 2560, 10240, norms=1)) * 2 + 2048 * 32 * 2
+    assert ranks.stage_weights(s, weights.tensors(s), 2) == ((each, 0), (each, 0))
+    s = shape("gpt_bigcode-santacoder")
+    each = (49280 * 2048 + 2048 * 2048 + 2 * 2048 + 12 * layer(2048, 128, 8192)) * 2
+    assert ranks.stage_weights(s, weights.tensors(s), 2) == ((each, 0), (each, 0))
 
 
 FIELDS = {"phi-2": "hidden_size", "falcon-7b-instruct": "num_attention_heads", "pythia-6.9b-deduped": "intermediate_size",
