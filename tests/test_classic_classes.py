@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import config_path, config_text, parameters, run_calc
+from conftest import assert_missing_field_refused, config_path, config_text, parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, ranks, weights
@@ -205,13 +205,8 @@ FIELDS = {"phi-2": "hidden_size", "falcon-7b-instruct": "num_attention_heads", "
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_missing_field_is_one_line_naming_it(name: str, tmp_path: Path) -> None:
-    field = FIELDS[name]
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({k: v for k, v in data(name).items() if k != field}))
     release = ["--engine-version", RELEASE[name]] if name in RELEASE else []
-    done = run_calc("model", str(config), "--gpu", "h200", *release, "--json")
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and f"{field}: found nothing" in done.stderr
+    assert_missing_field_refused(data(name), FIELDS[name], tmp_path, *release)
 
 
 @pytest.mark.parametrize("name", NAMES)
