@@ -147,6 +147,8 @@ def test_pythia_6_9b_meets_its_published_size(tp: int) -> None:
     assert shape("pythia-6.9b-deduped", use_parallel_residual=False).mlps == s.mlps
     assert parameters(shape("pythia-6.9b-deduped", attention_bias=False)) == 6_857_302_016 - 32 * (3 * 4096 + 4096)
     assert hfconfig.unchecked_note("GPTNeoXForCausalLM")
+    saved = {k: v for k, v in data("pythia-6.9b-deduped").items() if k != "rotary_pct"}
+    assert [r.rotary_dim for r in hfconfig.shape({**saved, "partial_rotary_factor": 0.5}, "pythia").ropes] == [64]
 
 
 # --- SantaCoder -------------------------------------------------------------------------------------

@@ -456,7 +456,7 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         given = inner.get("attn_rotary_emb")
         rot = given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else fields["head_dim"]
     elif arch == "GPTNeoXForCausalLM":  # gpt_neox.py: rotary_pct of the head (0.10.1.1; rope_parameters' partial_rotary_factor from it, 0.31.0)
-        partial = inner.get("rotary_pct", defaults.get("rotary_pct", 1))
+        partial = inner.get("rotary_pct", inner.get("partial_rotary_factor", defaults.get("rotary_pct", 1)))  # transformers 5 saves the latter
         partial = partial if isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1 else 1
         rot = int(fields["head_dim"] * partial)
     else:
