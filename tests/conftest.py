@@ -173,3 +173,14 @@ def cli_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
     assert cli.main(argv) == 0
     out: dict = json.loads(capsys.readouterr().out)
     return out
+
+
+def assert_missing_field_refused(config: dict, field: str, tmp_path: Path, *args: str) -> None:
+    """`python -m calc model` on CONFIG without FIELD (and ARGS) stops in one line naming the field."""
+    import json
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({k: v for k, v in config.items() if k != field}))
+    done = run_calc("model", str(path), "--gpu", "h200", *args, "--json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and f"{field}: found nothing" in done.stderr

@@ -192,6 +192,7 @@ class Shape:
     norm_bias: bool = False  # the layer and final norms are LayerNorms with a bias (PhiMoE's phimoe.py, StarCoder2's starcoder2.py)
     lm_head_bias: bool = False  # lm_head carries a bias of the padded vocabulary, divided like it (PhiMoE)
     no_input_norm: bool = False  # a layer normed only after attention and after the MLP (EXAONE 4.0's exaone4.py)
+    position_table: int = 0  # rows of a learned position embedding, an nn.Embedding whole on every rank (GPTBigCode's wpe)
     router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
     routing_bias: bool = False  # and its float32 score-correction bias a layer
     sinks: bool = False
@@ -380,8 +381,10 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     if arch in LLAVA:  # the language model reads its own config's (llama.py over text_config), not the wrapper's
         tie = inner.get("tie_word_embeddings", _MISSING)
     where = "tie_word_embeddings" if "tie_word_embeddings" in data and arch not in LLAVA else r.prefix + "tie_word_embeddings"
-    tie = as_flag(r.get("tie_word_embeddings", False) if tie is _MISSING else tie, file, where)
-    tie = fields.pop("tie_embeddings", tie)  # a class whose model code ties (or unties) the head whatever the config says
+    if "tie_embeddings" in fields:  # a class whose model code ties (or unties) the head whatever the config says
+        tie = fields.pop("tie_embeddings")
+    else:
+        tie = as_flag(r.get("tie_word_embeddings", False) if tie is _MISSING else tie, file, where)
     taken = ", ".join(f"{r.prefix}{key} {json.dumps(value)}" for key, value in r.taken.items())
     noted: tuple[str, ...] = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
     for other in filled:  # a tower reader's `architecture` names its transformers class
@@ -449,6 +452,8 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         return ()
     if arch.startswith(("NemotronH", "Jamba")):  # their attention layers take no rope (nemotron_h.py, jamba.py build none, 0.20.0 and 0.33.0)
         return ()
+    if arch == "GPTBigCodeForCausalLM" or arch == "FalconForCausalLM" and inner.get("alibi", False) is True:
+        return ()  # gpt_bigcode.py learns its positions (wpe); falcon.py's alibi layers take slopes, no rope
     if MLA in layers:
         rot = fields.get("qk_rope_head_dim") or 0
     elif isinstance(inner.get("rotary_dim"), int) and not isinstance(
@@ -458,8 +463,12 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
     elif arch.startswith("FalconH1"):  # falcon_h1.py: attn_rotary_emb where the config has it, else the head (0.20.0 and 0.33.0)
         given = inner.get("attn_rotary_emb")
         rot = given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else fields["head_dim"]
+    elif arch == "GPTNeoXForCausalLM":  # gpt_neox.py: rotary_pct of the head (0.10.1.1; rope_parameters' partial_rotary_factor from it, 0.31.0)
+        partial = inner.get("rotary_pct", inner.get("partial_rotary_factor", defaults.get("rotary_pct", 1)))  # transformers 5 saves the latter
+        partial = partial if isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1 else 1
+        rot = int(fields["head_dim"] * partial)
     else:
-        partial = inner.get("partial_rotary_factor", 1)
+        partial = inner.get("partial_rotary_factor", defaults.get("partial_rotary_factor", 1))
         partial = partial if isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1 else 1
         rot = int(fields["head_dim"] * partial)
     if not rot:
@@ -644,6 +653,23 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Glm4vForConditionalGeneration": ("Glm4vTextConfig", _GLM4V_TEXT),
     "GemmaForCausalLM": ("GemmaConfig", {"head_dim": 256, "tie_word_embeddings": True}),
     "Starcoder2ForCausalLM": ("Starcoder2Config", {"use_bias": True, "tie_word_embeddings": True}),
+    "PhiForCausalLM": ("PhiConfig", {"partial_rotary_factor": 0.5, "qk_layernorm": False, "tie_word_embeddings": False}),
+    # FalconConfig: num_kv_heads None is num_attention_heads; vLLM's falcon.py ties the head where tie_word_embeddings is None
+    "FalconForCausalLM": (
+        "FalconConfig",
+        {
+            "multi_query": True,
+            "parallel_attn": True,
+            "bias": False,
+            "alibi": False,
+            "new_decoder_architecture": False,
+            "num_ln_in_parallel_attn": None,
+            "max_position_embeddings": 2048,
+            "tie_word_embeddings": True,
+        },
+    ),
+    "GPTNeoXForCausalLM": ("GPTNeoXConfig", {"rotary_pct": 0.25, "attention_bias": True, "tie_word_embeddings": False}),
+    "GPTBigCodeForCausalLM": ("GPTBigCodeConfig", {"multi_query": True, "n_inner": None, "n_positions": 1024, "tie_word_embeddings": True}),
     "Gemma2ForCausalLM": ("Gemma2Config", {"head_dim": 256, "sliding_window": 4096, "tie_word_embeddings": True}),
     "Olmo3ForCausalLM": ("Olmo3Config", {"sliding_window": 4096}),
     "SeedOssForCausalLM": ("SeedOssConfig", {"head_dim": 128, "attention_bias": True}),
@@ -1710,6 +1736,108 @@ def _starcoder2(r: _Reader) -> dict[str, Any]:
     return {**common, **_uniform(r, n), "mlps": mlps, "norm_bias": True}
 
 
+def _width(r: _Reader, key: str, built: int, why: str) -> None:
+    """A width the model code does not read: refused where the config says another, as the checkpoint would not load."""
+    given = r.data.get(key)
+    if given is not None and given != built:
+        raise ConfigError(r.file, r.prefix + key, given, f"{built}: {why}, so a checkpoint of another width does not load")
+
+
+def _mha(r: _Reader, heads_key: str = "num_attention_heads", hidden_key: str = "hidden_size") -> dict[str, Any]:
+    """Attention of as many K and V heads as query heads, head_dim hidden / heads, and the vocabulary."""
+    heads, hidden = r.int(heads_key), r.int(hidden_key)
+    return {"hidden": hidden, "vocab": r.int("vocab_size"), "heads": heads, "kv_heads": heads, "head_dim": hidden // heads}
+
+
+def _phi(r: _Reader) -> dict[str, Any]:
+    """Microsoft's Phi-1, Phi-1.5 and Phi-2 (vllm/model_executor/models/phi.py, PhiForCausalLM, 0.10.1.1 to
+    0.31.0; from 0.32.0 the registry sends the class to the Transformers backend, see OWN_CODE_RELEASES): a
+    parallel block, attention and MLP reading one LayerNorm (with its bias); qkv_proj (QKVParallelLinear of
+    num_attention_heads K and V heads, num_key_value_heads unread) and dense, both biased; fc1 and fc2 of
+    n_inner, else 4 x hidden_size (PhiConfig's intermediate_size is not read), biased; final_layernorm; an
+    lm_head of its own with a bias (tie asserted false). The rope turns partial_rotary_factor of each head."""
+    n = r.layers()
+    common = _mha(r)
+    kv = r.data.get("num_key_value_heads")
+    if kv is not None and kv != common["heads"]:
+        raise ConfigError(r.file, r.prefix + "num_key_value_heads", kv, f"{common['heads']}: phi.py builds a K and V head for every query head")
+    if r.flag("qk_layernorm"):
+        raise ConfigError(r.file, r.prefix + "qk_layernorm", True, "false: phi.py builds no q or k LayerNorm")
+    if r.flag("tie_word_embeddings"):
+        raise ConfigError(r.file, r.prefix + "tie_word_embeddings", True, "false: phi.py's lm_head carries a bias of its own")
+    inner = r.int("n_inner", None) or 4 * common["hidden"]
+    _width(r, "intermediate_size", inner, "phi.py builds fc1 of n_inner, else 4 x hidden_size")
+    return {**common, "layers": (FULL,) * n, "mlps": (Mlp(intermediate=inner, bias=True, gated=False),) * n, "attention_bias": True,
+            "output_bias": True, "parallel_block": True, "norm_bias": True, "lm_head_bias": True}  # fmt: skip
+
+
+def _falcon(r: _Reader) -> dict[str, Any]:
+    """TII's Falcon 7B, 40B and 180B and Falcon-RW (vllm/model_executor/models/falcon.py, FalconForCausalLM,
+    0.10.1.1 to 0.33.0): head_dim hidden_size / heads (asserted whole); K and V heads num_kv_heads under
+    new_decoder_architecture, else one under multi_query, else one a query head (Falcon-7B's num_kv_heads
+    is not read); query_key_value and dense biased where bias says; an MLP of 4 x hidden_size
+    (ffn_hidden_size is not read), biased the same way; LayerNorms with biases: input_layernorm and
+    post_attention_layernorm without parallel_attn, else ln_attn and ln_mlp where num_ln_in_parallel_attn
+    is 2 (new_decoder_architecture leaves it 2 when None), else input_layernorm alone; ln_f. A rope of
+    the whole head unless alibi (slopes, no tensor). The head is the embedding unless
+    tie_word_embeddings is false (None ties). Falcon3 checkpoints are LlamaForCausalLM, Falcon-H1 FalconH1ForCausalLM."""
+    n = r.layers()
+    common = _mha(r)
+    if common["head_dim"] * common["heads"] != common["hidden"]:
+        raise ConfigError(r.file, r.prefix + "num_attention_heads", common["heads"], f"a divisor of hidden_size ({common['hidden']}): falcon.py asserts it")
+    new = r.flag("new_decoder_architecture")
+    if new:
+        common["kv_heads"] = common["heads"] if r.get("num_kv_heads", None) is None else r.int("num_kv_heads")
+    elif r.flag("multi_query"):
+        common["kv_heads"] = 1
+    if common["heads"] % common["kv_heads"]:
+        raise ConfigError(r.file, r.prefix + "num_kv_heads", common["kv_heads"], f"a divisor of num_attention_heads ({common['heads']})")
+    _width(r, "ffn_hidden_size", 4 * common["hidden"], "falcon.py builds dense_h_to_4h of 4 x hidden_size")
+    bias = r.flag("bias")
+    r.flag("alibi")  # read for the rope (_ropes): checked here
+    fields = {**common, "layers": (FULL,) * n, "mlps": (Mlp(intermediate=4 * common["hidden"], bias=bias, gated=False),) * n,
+              "attention_bias": bias, "output_bias": bias, "norm_bias": True}  # fmt: skip
+    if r.flag("parallel_attn"):
+        norms = r.get("num_ln_in_parallel_attn", None)
+        fields.update(parallel_block=True, extra_norms=("ln_mlp",) if norms == 2 or norms is None and new else ())
+    tie = r.get("tie_word_embeddings", None)
+    fields["tie_embeddings"] = True if tie is None else as_flag(tie, r.file, r.prefix + "tie_word_embeddings")
+    return fields
+
+
+def _gpt_neox(r: _Reader) -> dict[str, Any]:
+    """EleutherAI's GPT-NeoX-20B and Pythia (vllm/model_executor/models/gpt_neox.py, GPTNeoXForCausalLM,
+    0.10.1.1 to 0.31.0; from 0.32.0 the Transformers backend, see OWN_CODE_RELEASES): query_key_value of as
+    many K and V heads as query heads and dense, biased where attention_bias says (its default: they are);
+    dense_h_to_4h and dense_4h_to_h of intermediate_size, always biased; input_layernorm and
+    post_attention_layernorm, LayerNorms with biases, whatever use_parallel_residual says (it changes the
+    sum, not the tensors); final_layer_norm; embed_out, the embedding where tie_word_embeddings says. The
+    rope turns rotary_pct of each head."""
+    n = r.layers()
+    bias = r.flag("attention_bias")
+    return {**_mha(r), "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size"), bias=True, gated=False),) * n,
+            "attention_bias": bias, "output_bias": bias, "norm_bias": True}  # fmt: skip
+
+
+def _gpt_bigcode(r: _Reader) -> dict[str, Any]:
+    """BigCode's SantaCoder and StarCoder (vllm/model_executor/models/gpt_bigcode.py, GPTBigCodeForCausalLM,
+    0.10.1.1 to 0.24.0; from 0.25.0 the Transformers backend, see OWN_CODE_RELEASES), read through
+    GPTBigCodeConfig's names (n_embd, n_head, n_layer, n_positions, n_inner): c_attn of one K and V head
+    under multi_query (replicated on every rank), else one a query head, and c_proj, both biased; c_fc of
+    n_inner, else 4 x n_embd, and c_proj, biased; ln_1, ln_2 and ln_f, LayerNorms with biases; wte, and wpe,
+    a learned table of n_positions rows (nn.Embedding, whole on every rank); no rope. The head is wte
+    where tie_word_embeddings says (its default: it is)."""
+    if r.flag("add_cross_attention", False):
+        raise ConfigError(r.file, r.prefix + "add_cross_attention", True, "false: gpt_bigcode.py asserts no cross-attention")
+    n = r.int("n_layer", maximum=MAX_LAYERS)
+    common = _mha(r, "n_head", "n_embd")
+    if r.flag("multi_query"):
+        common["kv_heads"] = 1
+    inner = r.int("n_inner", None) or 4 * common["hidden"]
+    return {**common, "layers": (FULL,) * n, "mlps": (Mlp(intermediate=inner, bias=True, gated=False),) * n, "attention_bias": True,
+            "output_bias": True, "norm_bias": True, "position_table": r.int("n_positions")}  # fmt: skip
+
+
 def _mimo(r: _Reader) -> dict[str, Any]:
     """Xiaomi's MiMo-7B (vllm/model_executor/models/mimo.py, MiMoForCausalLM, 0.10.1.1 to 0.33.0): Qwen2's
     model and layers (MiMoModel subclasses Qwen2Model: q/k/v with biases, the final norm applied before
@@ -1840,6 +1968,10 @@ _ARCHITECTURES = {
     "InternLM3ForCausalLM": _internlm3,
     "MiMoForCausalLM": _mimo,
     "Starcoder2ForCausalLM": _starcoder2,
+    "PhiForCausalLM": _phi,
+    "FalconForCausalLM": _falcon,
+    "GPTNeoXForCausalLM": _gpt_neox,
+    "GPTBigCodeForCausalLM": _gpt_bigcode,
     "GraniteMoeForCausalLM": _granite_moe,
     "PhiMoEForCausalLM": _phimoe,
     "OlmoeForCausalLM": _olmoe,
@@ -1853,10 +1985,16 @@ _ARCHITECTURES = {
 # from 0.29.0 (to 0.33.0) the registry sends both to the Transformers backend
 # (_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled. StarCoder2: starcoder2.py in every release read
 # up to 0.24.0; from 0.25.0 the registry maps Starcoder2ForCausalLM to the Transformers backend and the file is gone.
+# GPTBigCodeForCausalLM likewise (gpt_bigcode.py to 0.24.0, the Transformers backend from 0.25.0); PhiForCausalLM
+# and GPTNeoXForCausalLM are phi.py and gpt_neox.py up to 0.31.0 and the Transformers backend from 0.32.0.
+# FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
 OWN_CODE_RELEASES = {
     "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
     "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28)),
     "Starcoder2ForCausalLM": ((0, 8), (0, 24)),
+    "PhiForCausalLM": ((0, 8), (0, 31)),
+    "GPTNeoXForCausalLM": ((0, 8), (0, 31)),
+    "GPTBigCodeForCausalLM": ((0, 8), (0, 24)),
 }
 
 
@@ -1896,6 +2034,8 @@ UNCHECKED = frozenset(
         "Ernie4_5_MoeForCausalLM",
         "Exaone4ForCausalLM",
         "FalconH1ForCausalLM",
+        "GPTBigCodeForCausalLM",
+        "GPTNeoXForCausalLM",
         "Gemma3nForCausalLM",
         "Gemma3nForConditionalGeneration",
         "GemmaForCausalLM",

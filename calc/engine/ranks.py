@@ -87,9 +87,18 @@ class Stage:
         return self.end_layer - self.first_layer
 
 
-def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: bool) -> tuple[int, ...]:
-    """The stages a tensor is built on."""
+# Classes whose model code builds the embedding, the final norm and the head on every stage, without
+# PPMissingLayer (a stage skips them in forward, not at load): phi.py, falcon.py, gpt_neox.py and
+# gpt_bigcode.py, 0.10.1.1 to the last release that builds each.
+EVERY_STAGE = frozenset({"PhiForCausalLM", "FalconForCausalLM", "GPTNeoXForCausalLM", "GPTBigCodeForCausalLM"})
+_ENDS = ("model.embed_tokens", "model.wpe", "lm_head", "lm_head.bias", "model.norm", "model.norm.bias")
+
+
+def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: bool, every: bool = False) -> tuple[int, ...]:
+    """The stages a tensor is built on; `every`: the model code builds its ends on each (EVERY_STAGE)."""
     last = len(bounds) - 1
+    if every and path in _ENDS:
+        return tuple(range(len(bounds)))
     if drafter:
         return (last,)
     if path.startswith(("visual.", "vision_tower.", "vision_model.", "multi_modal_projector.", "mlp1.")):
@@ -442,7 +451,7 @@ def stage_weights(
     buffers = [0] * pp
     for t in tensors:
         b = weights.tensor_bytes(t, quant, shape.dtype_bytes)
-        places = _place(t.path, t.drafter, bounds, shape.tie_embeddings)
+        places = _place(t.path, t.drafter, bounds, shape.tie_embeddings, shape.architecture in EVERY_STAGE)
         layer = _LAYER.match(t.path + ".")
         if t.buffer and layer is not None:  # a rope's cache: on every stage that builds a layer of its kind (each process its own get_rope)
             kind = shape.layers[int(layer.group(1))]

@@ -237,6 +237,8 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     h = shape.hidden
     vocab_rank = cdiv(cdiv(shape.vocab, VOCAB_PADDING) * VOCAB_PADDING, tp)
     out = [Tensor("model.embed_tokens", vocab_rank, h)]
+    if shape.position_table:  # GPTBigCode's wpe: nn.Embedding, whole on every rank (gpt_bigcode.py, 0.10.1.1 to 0.24.0)
+        out.append(Tensor("model.wpe", shape.position_table, h))
     if not shape.tie_embeddings:
         out.append(Tensor("lm_head", vocab_rank, h))
         if shape.lm_head_bias:
