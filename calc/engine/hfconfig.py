@@ -181,9 +181,9 @@ class Shape:
     tie_embeddings: bool = False
     attention_bias: bool = False  # q, k and v carry a bias
     output_bias: bool = False  # o_proj carries one too (Llama's attention_bias, Gemma 2, gpt-oss)
-    qk_norm: str = (
-        ""  # "head": q and k normed a head (Qwen3, Gemma 3, GLM); "full": over all heads, on every rank (OLMo 2); "split": over all heads, divided (MiniMax-M2)
-    )
+    # "head": q and k normed a head (Qwen3, Gemma 3, GLM); "head layernorm": so, by LayerNorms with a bias (Ling);
+    # "full": over all heads, on every rank (OLMo 2); "split": over all heads, divided (MiniMax-M2)
+    qk_norm: str = ""
     extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
     parallel_block: bool = False  # attention and MLP read one input norm, no post-attention norm (Cohere's commandr.py)
     norm_bias: bool = False  # the layer and final norms are LayerNorms with a bias (PhiMoE's phimoe.py, StarCoder2's starcoder2.py)
@@ -1051,6 +1051,42 @@ def _hunyuan(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": (FULL,) * n, "mlps": mlps}
 
 
+def _bailing(r: _Reader) -> dict[str, Any]:
+    """inclusionAI's Ling (vllm/model_executor/models/bailing_moe.py: BailingMoeForCausalLM, Ling 1.x,
+    from 0.10.1.1; BailingMoeV2ForCausalLM, Ling and Ring 2.0, from 0.11.0, a subclass that adds nothing;
+    read as 0.11.0 to 0.33.0 build them). Attention: query_key_value of head_dim (else hidden_size / heads),
+    biased where use_bias or use_qkv_bias says, dense (o_proj) biased where use_bias says; with use_qk_norm,
+    query_layernorm and key_layernorm of head_dim, RMSNorms where use_rmsnorm says, else nn.LayerNorms
+    with a bias; a rope of rotary_dim, else head_dim x partial_rotary_factor. The first
+    first_k_dense_replace layers a gated MLP of intermediate_size; the rest num_experts experts of
+    moe_intermediate_size (BailingMoE: FusedMoE, no bias) with a router (GateLinear, float32 where
+    router_dtype is "fp32", else the model's 2 B), a float32 expert_bias with
+    moe_router_enable_expert_bias, and with num_shared_experts a shared gated MLP of
+    moe_shared_expert_intermediate_size (else moe_intermediate_size) x num_shared_experts. The head is
+    tied where the config says. vLLM builds no drafter for the class (its MTP, bailing_moe_mtp.py, is
+    Ling 2.5's), so num_nextn_predict_layers loads nothing. 0.10.1.1 and 0.10.2 build Ling 1.x alike for
+    its configs (no dense layers, no q/k norms, no expert bias, a router in the model's dtype); they
+    read neither first_k_dense_replace nor use_qk_norm. use_bias (every linear but the experts biased,
+    the MLPs' too) is refused: no Ling checkpoint sets it."""
+    n = r.layers()
+    if r.flag("use_bias", False):
+        raise ConfigError(r.file, r.prefix + "use_bias", True, "false: Bailing's biased linears (use_bias) are not modeled")
+    common = _common(r)
+    common["attention_bias"] = r.flag("use_qkv_bias", False)
+    if r.flag("use_qk_norm", False):
+        common["qk_norm"] = "head" if r.flag("use_rmsnorm", False) else "head layernorm"
+    experts, moe_width = r.int("num_experts"), r.int("moe_intermediate_size")
+    shared = r.int("num_shared_experts", 0, minimum=0)
+    if shared:
+        shared *= moe_width if r.get("moe_shared_expert_intermediate_size", None) is None else r.int("moe_shared_expert_intermediate_size")
+    moe = Mlp(experts=experts, expert_intermediate=moe_width, shared_intermediate=shared)
+    first_dense = r.int("first_k_dense_replace", minimum=0)
+    mlps = tuple(Mlp(intermediate=r.int("intermediate_size")) if i < first_dense else moe for i in range(n))
+    router = r.get("router_dtype", None)
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "router_fp32": router == "fp32",
+            "routing_bias": r.flag("moe_router_enable_expert_bias", False)}  # fmt: skip
+
+
 def _deepseek(r: _Reader) -> dict[str, Any]:
     n = r.layers()
     first_dense = r.int("first_k_dense_replace", 0, minimum=0)
@@ -1780,6 +1816,8 @@ _ARCHITECTURES = {
     "OlmoeForCausalLM": _olmoe,
     "HunYuanMoEV1ForCausalLM": _hunyuan,
     "HunYuanDenseV1ForCausalLM": _hunyuan,
+    "BailingMoeForCausalLM": _bailing,
+    "BailingMoeV2ForCausalLM": _bailing,
 }
 
 # Classes whose model code vLLM registers in only some of the releases read (vllm/model_executor/models/
@@ -1788,21 +1826,29 @@ _ARCHITECTURES = {
 # from 0.29.0 (to 0.33.0) the registry sends both to the Transformers backend
 # (_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled. StarCoder2: starcoder2.py in every release read
 # up to 0.24.0; from 0.25.0 the registry maps Starcoder2ForCausalLM to the Transformers backend and the file is gone.
-OWN_CODE_RELEASES = {
+# No last release: registered from the first to the newest read. Ling's bailing_moe.py: BailingMoeForCausalLM
+# from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0.
+OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
     "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28)),
     "Starcoder2ForCausalLM": ((0, 8), (0, 24)),
+    "BailingMoeForCausalLM": ((0, 10), None),
+    "BailingMoeV2ForCausalLM": ((0, 11), None),
 }
 
 
 def outside_own_code(architecture: str, release: tuple[int, int]) -> str | None:
     """Why vLLM `release` does not build this class with the model code read, None where it does."""
     window = OWN_CODE_RELEASES.get(architecture)
-    if window is None or window[0] <= release <= window[1]:
+    if window is None or window[0] <= release and (window[1] is None or release <= window[1]):
         return None
-    (a, b), (y, z) = window
+    (a, b), last = window
+    if last is None:
+        return (f"vLLM {release[0]}.{release[1]} does not register {architecture} (vllm/model_executor/models/registry.py); "
+                f"expected --engine-version {a}.{b} or later")  # fmt: skip
+    y, z = last
     expected = f"expected --engine-version from {a}.{b} to {y}.{z}.x, whose own model code builds it"
-    if release > window[1]:
+    if release > last:
         return (
             f"vLLM {y}.{z + 1}.0 and later serve {architecture} with the Transformers backend (vllm/model_executor/models/registry.py "
             f"_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled; {expected}"
@@ -1824,6 +1870,8 @@ NOT_MODELED = {
 # found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
 UNCHECKED = frozenset(
     {
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
         "Cohere2ForCausalLM",
         "CohereForCausalLM",
         "DeepseekV32ForCausalLM",

@@ -536,11 +536,14 @@ def _attention(shape: Shape, p: str, tp: int) -> list[Tensor]:
 
 
 def _qk_norms(shape: Shape, p: str, tp: int) -> list[Tensor]:
-    """q and k normed a head (one head_dim weight each), over all heads on every rank (OLMo 2
-    gathers q and k first), or over all heads divided like the heads (MiniMax-M2)."""
+    """q and k normed a head (one head_dim weight each; "head layernorm": nn.LayerNorms, a weight and a
+    bias each, Ling's without use_rmsnorm), over all heads on every rank (OLMo 2 gathers q and k first),
+    or over all heads divided like the heads (MiniMax-M2)."""
     if not shape.qk_norm:
         return []
     d = shape.head_dim
+    if shape.qk_norm == "head layernorm":
+        return [Tensor(f"{p}.{name}{part}", d) for name in ("q_norm", "k_norm") for part in ("", ".bias")]
     widths = {
         "head": (d, d),
         "full": (shape.heads * d, shape.kv_heads * d),
