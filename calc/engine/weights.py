@@ -40,6 +40,7 @@ from fractions import Fraction
 from calc.engine.hfconfig import (
     CHUNKED,
     FULL,
+    LIGHTNING,
     LINEAR,
     MAMBA,
     MAMBA1,
@@ -238,7 +239,7 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     vocab_rank = cdiv(cdiv(shape.vocab, VOCAB_PADDING) * VOCAB_PADDING, tp)
     out = [Tensor("model.embed_tokens", vocab_rank, h)]
     if not shape.tie_embeddings:
-        out.append(Tensor("lm_head", vocab_rank, h))
+        out.append(Tensor("lm_head", vocab_rank, h, dtype_bytes=4 if shape.lm_head_fp32 else None))
         if shape.lm_head_bias:
             out.append(Tensor("lm_head.bias", vocab_rank))
     out += _norm(shape, "model.norm")
@@ -505,6 +506,8 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
         out += _short_conv(shape, prefix + ".conv", tp)
     elif kind == LINEAR:
         out += _gated_delta(shape, prefix + ".linear_attn", tp)
+    elif kind == LIGHTNING:
+        out += _lightning(shape, prefix + ".self_attn", tp)
     if kind in (MLP_ONLY, MOE_ONLY):  # a Nemotron-H layer of one mixer has one norm, the input's
         out += _mlp(shape, prefix + ".mixer", mlp, tp)
     elif mlp.intermediate or mlp.experts:
@@ -670,6 +673,19 @@ def _gated_delta(shape: Shape, p: str, tp: int) -> list[Tensor]:
         Tensor(f"{p}.A_log", g["v_heads"] // tp),
         Tensor(f"{p}.norm", g["v_dim"]),
         Tensor(f"{p}.out_proj", h, value // tp, linear=True),
+    ]
+
+
+def _lightning(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    """MiniMax-Text-01's lightning attention (layers/mamba/linear/minimax_linear_attn.py, 0.23.0; in
+    minimax_text_01.py from 0.10.1.1): qkv_proj, output_gate and the norm divided over the ranks by heads,
+    out_proj by its input; no bias."""
+    h, inner = shape.hidden, shape.heads * shape.head_dim // tp
+    return [
+        Tensor(f"{p}.qkv_proj", 3 * inner, h, linear=True),
+        Tensor(f"{p}.output_gate", inner, h, linear=True),
+        Tensor(f"{p}.out_proj", h, inner, linear=True),
+        Tensor(f"{p}.norm", inner),
     ]
 
 
