@@ -122,6 +122,12 @@ def test_text_01_reads_the_same_layers() -> None:
     assert hfconfig.unchecked_note("MiniMaxText01ForCausalLM")
 
 
+def test_pipeline_parallel_is_refused() -> None:
+    """MiniMaxText01ForCausalLM does not implement SupportsPP: vLLM refuses --pipeline-parallel-size above 1."""
+    with pytest.raises(InputError, match="does not implement SupportsPP"):
+        modeled.model_report(modeled.ModelInputs(config_text(M1), M1, tp=4, pp=2, max_model_len=4096, engine_version=LAST))
+
+
 def test_the_command_line_predicts_a_pool(capsys: pytest.CaptureFixture[str]) -> None:
     out = cli_json(["model", str(config_path(M1)), "--tp", "8", "--max-model-len", "131072", "--engine-version", LAST, "--gpu", "h200", "--json"], capsys)
     assert out["architecture"] == "MiniMaxM1ForCausalLM"

@@ -1752,8 +1752,9 @@ def _mimo(r: _Reader) -> dict[str, Any]:
 
 # vLLM refuses pipeline parallel for a model class without SupportsPP (vllm/config/model.py
 # verify_with_parallel_config: "Pipeline parallelism is not supported for this model"):
-# gemma3n.py Gemma3nForCausalLM and gemma3n_mm.py Gemma3nForConditionalGeneration (0.10.1.1 to 0.33.0).
-NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"})
+# gemma3n.py Gemma3nForCausalLM and gemma3n_mm.py Gemma3nForConditionalGeneration (0.10.1.1 to 0.33.0),
+# minimax_text_01.py MiniMaxText01ForCausalLM, which MiniMaxM1ForCausalLM names too (0.10.1.1 to 0.23.0).
+NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration", *MINIMAX_TEXT})
 
 
 # The language models an InternVL config's llm_config may name that these readers size; InternLM2
