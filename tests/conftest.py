@@ -152,6 +152,20 @@ def config_shape(name: str):
     return hfconfig.shape(json.loads(config_text(name)), name)
 
 
+def config_refusal(name: str, change: dict) -> str:
+    """The one-line ConfigError a config (shipped or a fixture) gets with `change` applied to its top
+    level, a key set to None left out."""
+    import json
+
+    from calc.engine import hfconfig
+
+    config = {k: v for k, v in {**json.loads(config_text(name)), **change}.items() if v is not None}
+    with pytest.raises(hfconfig.ConfigError) as caught:
+        hfconfig.shape(config, name)
+    assert "\n" not in str(caught.value)
+    return str(caught.value)
+
+
 def parameters(s, tp: int = 1, tower: bool | None = None, drafter: bool | None = None) -> int:
     """The parameters a rank holds as calc/engine/weights.py lists its tensors (buffers left out), of
     the tower or the rest where `tower` says, of the drafter or the rest where `drafter` says."""

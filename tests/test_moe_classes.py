@@ -17,9 +17,10 @@ Configs (models/configs/SOURCES.yaml says where each was found or looked for):
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
-from conftest import config_path, config_shape, config_text, parameters, run_calc
+from conftest import config_path, config_refusal, config_shape, config_text, parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, offload, ranks, weights
@@ -233,10 +234,7 @@ BAD = [
 
 @pytest.mark.parametrize(("name", "change", "message"), BAD, ids=[f"{n}-{next(iter(c))}" for n, c, _ in BAD])
 def test_bad_input_is_one_line_naming_the_field(name: str, change: dict, message: str) -> None:
-    config = {k: v for k, v in {**data(name), **change}.items() if v is not None}
-    with pytest.raises(hfconfig.ConfigError, match=message) as caught:
-        hfconfig.shape(config, name)
-    assert "\n" not in str(caught.value)
+    assert re.search(message, config_refusal(name, change))
 
 
 def test_hunyuan_dense_reads_per_layer_widths_and_biases() -> None:

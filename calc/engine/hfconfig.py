@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from calc import jsontext
@@ -21,7 +21,8 @@ FULL, SLIDING, MLA, MAMBA, LINEAR = "full", "sliding", "mla", "mamba", "linear"
 # Recurrent mixers beside Mamba-2 (MAMBA) and gated delta (LINEAR): Jamba's Mamba-1 layers, LFM2's short
 # convolutions, and Falcon-H1's layers, which run attention and a Mamba-2 mixer side by side
 MAMBA1, SHORT_CONV, PARALLEL = "mamba1", "short conv", "attention+mamba"
-RECURRENT = frozenset({MAMBA, LINEAR, MAMBA1, SHORT_CONV, PARALLEL})  # layers that hold a state a request (a hybrid's)
+LIGHTNING = "lightning"  # MiniMax-Text-01's and M1's lightning (linear) attention: one heads x head_dim x head_dim state a request
+RECURRENT = frozenset({MAMBA, LINEAR, MAMBA1, SHORT_CONV, PARALLEL, LIGHTNING})  # layers that hold a state a request (a hybrid's)
 # Classes with no attention layer at all (IsAttentionFree in vllm/model_executor/models/mamba.py and mamba2.py):
 # their pool holds mamba states alone, of a block vLLM sets itself (vllm/model_executor/models/config.py MambaModelConfig)
 ATTENTION_FREE = frozenset({"MambaForCausalLM", "FalconMambaForCausalLM", "Mamba2ForCausalLM"})
@@ -163,6 +164,7 @@ class Rope:
     positions: int
     rotary_dim: int
     dtype_bytes: int | None = None  # built in this width whatever the model's (gpt-oss: float32)
+    capped: bool = False  # built for min(positions, max_model_len) positions (MiniMax-Text-01's): at_max_model_len
 
 
 @dataclass(frozen=True)
@@ -184,13 +186,14 @@ class Shape:
     tie_embeddings: bool = False
     attention_bias: bool = False  # q, k and v carry a bias
     output_bias: bool = False  # o_proj carries one too (Llama's attention_bias, Gemma 2, gpt-oss)
-    qk_norm: str = (
-        ""  # "head": q and k normed a head (Qwen3, Gemma 3, GLM); "full": over all heads, on every rank (OLMo 2); "split": over all heads, divided (MiniMax-M2)
-    )
+    # "head": q and k normed a head (Qwen3, Gemma 3, GLM); "head layernorm": so, by LayerNorms with a bias (Ling);
+    # "full": over all heads, on every rank (OLMo 2); "split": over all heads, divided (MiniMax-M2)
+    qk_norm: str = ""
     extra_norms: tuple[str, ...] = ()  # a layer's norms beyond the two around attention (Gemma 2 and 3, GLM-4)
     parallel_block: bool = False  # attention and MLP read one input norm, no post-attention norm (Cohere's commandr.py)
     norm_bias: bool = False  # the layer and final norms are LayerNorms with a bias (PhiMoE's phimoe.py, StarCoder2's starcoder2.py)
     lm_head_bias: bool = False  # lm_head carries a bias of the padded vocabulary, divided like it (PhiMoE)
+    lm_head_fp32: bool = False  # lm_head kept in float32 whatever the model's dtype (MiniMax-Text-01's lm_head.float())
     no_input_norm: bool = False  # a layer normed only after attention and after the MLP (EXAONE 4.0's exaone4.py)
     position_table: int = 0  # rows of a learned position embedding, an nn.Embedding whole on every rank (GPTBigCode's wpe)
     router_fp32: bool = False  # the MoE router kept in float32 (GLM-4.5, MiniMax-M2)
@@ -399,6 +402,15 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
                  max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch), **fields)  # fmt: skip
 
 
+def at_max_model_len(shape: Shape, max_model_len: int) -> Shape:
+    """The shape as vLLM builds it for a max_model_len: a capped rope's cache holds no more positions than
+    it (minimax_text_01.py: max_position = min(max_position_embeddings, max_model_len), 0.10.1.1 to 0.23.0)."""
+    if not any(rope.capped for rope in shape.ropes):
+        return shape
+    ropes = tuple(replace(rope, positions=min(rope.positions, max_model_len)) if rope.capped else rope for rope in shape.ropes)
+    return replace(shape, ropes=ropes)
+
+
 def _max_positions(config: dict[str, Any]) -> int | None:
     """The longest context the config declares, where no rope scaling stretches it (vLLM derives
     the limit from both: vllm/config/model.py, _get_and_verify_max_len)."""
@@ -489,9 +501,10 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         key = (positions, rot, local, json.dumps(rp, sort_keys=True, default=str))  # get_rope's cache key: its base and scaling too
         if key not in seen:
             seen.add(key)
-            out.append(
-                Rope(kind, positions, rot, 4 if arch.startswith("GptOss") else None)
-            )  # models/gpt_oss.py get_rope(dtype=torch.float32), 0.11.0 to 0.33.0
+            # gpt_oss.py get_rope(dtype=torch.float32), 0.11.0 to 0.33.0; minimax_text_01.py the same, for
+            # min(max_position_embeddings, max_model_len) positions (MiniMaxText01Attention, 0.10.1.1 to 0.23.0)
+            minimax = arch in MINIMAX_TEXT
+            out.append(Rope(kind, positions, rot, 4 if arch.startswith("GptOss") or minimax else None, capped=minimax))
     if fields.get("indexer") and out:  # DeepSeek V3.2's indexer rope: neox style, a cache of its own (deepseek_v2.py, 0.13.0 to 0.33.0)
         out.append(out[0])
     return tuple(out)
@@ -1089,6 +1102,80 @@ def _hunyuan(r: _Reader) -> dict[str, Any]:
     shared = _by_layer(r, "num_shared_expert", n, minimum=0) if r.flag("use_mixed_mlp_moe", False) else [0] * n
     mlps = tuple(Mlp(experts=experts, expert_intermediate=size, shared_intermediate=intermediate[i] * shared[i]) for i, size in enumerate(sizes))
     return {**common, "layers": (FULL,) * n, "mlps": mlps}
+
+
+def _bailing(r: _Reader) -> dict[str, Any]:
+    """inclusionAI's Ling (vllm/model_executor/models/bailing_moe.py: BailingMoeForCausalLM, Ling 1.x,
+    from 0.10.1.1; BailingMoeV2ForCausalLM, Ling and Ring 2.0, from 0.11.0, a subclass that adds nothing;
+    read as 0.11.0 to 0.33.0 build them). Attention: query_key_value of head_dim (else hidden_size / heads),
+    biased where use_bias or use_qkv_bias says, dense (o_proj) biased where use_bias says; with use_qk_norm,
+    query_layernorm and key_layernorm of head_dim, RMSNorms where use_rmsnorm says, else nn.LayerNorms
+    with a bias; a rope of rotary_dim, else head_dim x partial_rotary_factor. The first
+    first_k_dense_replace layers a gated MLP of intermediate_size; the rest num_experts experts of
+    moe_intermediate_size (BailingMoE: FusedMoE, no bias) with a router (GateLinear, float32 where
+    router_dtype is "fp32", else the model's 2 B), a float32 expert_bias with
+    moe_router_enable_expert_bias, and with num_shared_experts a shared gated MLP of
+    moe_shared_expert_intermediate_size (else moe_intermediate_size) x num_shared_experts. The head is
+    tied where the config says. vLLM builds no drafter for the class (its MTP, bailing_moe_mtp.py, is
+    Ling 2.5's), so num_nextn_predict_layers loads nothing. 0.10.1.1 and 0.10.2 build Ling 1.x alike for
+    its configs (no dense layers, no q/k norms, no expert bias, a router in the model's dtype); they
+    read neither first_k_dense_replace nor use_qk_norm. use_bias (every linear but the experts biased,
+    the MLPs' too) is refused: no Ling checkpoint sets it."""
+    n = r.layers()
+    if r.flag("use_bias", False):
+        raise ConfigError(r.file, r.prefix + "use_bias", True, "false: Bailing's biased linears (use_bias) are not modeled")
+    common = _common(r)
+    common["attention_bias"] = r.flag("use_qkv_bias", False)
+    if r.flag("use_qk_norm", False):
+        common["qk_norm"] = "head" if r.flag("use_rmsnorm", False) else "head layernorm"
+    experts, moe_width = r.int("num_experts"), r.int("moe_intermediate_size")
+    shared = r.int("num_shared_experts", 0, minimum=0)
+    if shared:
+        shared *= moe_width if r.get("moe_shared_expert_intermediate_size", None) is None else r.int("moe_shared_expert_intermediate_size")
+    moe = Mlp(experts=experts, expert_intermediate=moe_width, shared_intermediate=shared)
+    first_dense = r.int("first_k_dense_replace", minimum=0)
+    mlps = tuple(Mlp(intermediate=r.int("intermediate_size")) if i < first_dense else moe for i in range(n))
+    router = r.get("router_dtype", None)
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "router_fp32": router == "fp32",
+            "routing_bias": r.flag("moe_router_enable_expert_bias", False)}  # fmt: skip
+
+
+MINIMAX_TEXT = ("MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
+
+
+def _minimax_text01(r: _Reader) -> dict[str, Any]:
+    """MiniMax-Text-01 and MiniMax-M1 (vllm/model_executor/models/minimax_text_01.py, MiniMaxText01ForCausalLM
+    for both names, 0.10.1.1 to 0.23.0, the same layers in each): layer i is lightning attention where
+    attn_type_list[i] is 0 (MiniMaxText01LinearAttention, layers/mamba/linear/minimax_linear_attn.py in
+    0.23.0: qkv_proj of 3 x heads x head_dim and output_gate of heads x head_dim, both divided over the
+    ranks, out_proj, and a norm of heads x head_dim divided like them, MiniMaxText01RMSNormTP; no bias) and
+    softmax attention where it is 1 (MiniMaxText01Attention: q/k/v and o_proj without bias, a float32 rope
+    of rotary_dim). Every layer two RMSNorms and num_local_experts experts of intermediate_size with a
+    float32 router (MiniMaxText01MoE: ReplicatedLinear params_dtype float32); a layer of one expert is a
+    gated MLP. lm_head is never tied and kept in float32 (lm_head.float()). Each lightning layer keeps one
+    state a request, heads / TP x head_dim x head_dim in the model's dtype (linear_attention_state_shape
+    and _dtype, under --mamba-cache-dtype auto). Refused: layer_types in place of attn_type_list, a list of
+    expert counts, a shared MLP (shared_intermediate_size above 0) and a sliding window, none of which
+    MiniMax's configs write."""
+    n = r.layers()
+    kinds = r.get("attn_type_list", None)
+    if not isinstance(kinds, list) or len(kinds) != n or any(k not in (0, 1) or isinstance(k, bool) for k in kinds):
+        raise ConfigError(r.file, r.prefix + "attn_type_list", kinds if kinds is not None else _MISSING,
+                          f"a list of {n} layer types, 0 (lightning attention) or 1 (softmax attention)")  # fmt: skip
+    experts = r.get("num_local_experts")
+    if isinstance(experts, list):
+        raise ConfigError(r.file, r.prefix + "num_local_experts", experts, "one whole number: experts counted a layer are not modeled")
+    shared = r.get("shared_intermediate_size", 0)
+    if not (shared in (0, None) or isinstance(shared, list) and not any(shared)):
+        raise ConfigError(r.file, r.prefix + "shared_intermediate_size", shared, "0: MiniMax's shared MLP and its coefficient are not modeled")
+    if r.get("sliding_window", None) is not None:
+        raise ConfigError(r.file, r.prefix + "sliding_window", r.get("sliding_window"), "null: a window on MiniMax's softmax layers is not modeled")
+    _untied(r, "minimax_text_01.py")
+    count, width = r.int("num_local_experts"), r.int("intermediate_size")
+    mlp = Mlp(experts=count, expert_intermediate=width) if count > 1 else Mlp(intermediate=width)
+    common = {**_common(r), "head_dim": r.int("head_dim", None) or r.int("hidden_size") // r.int("num_attention_heads")}
+    layers = tuple(FULL if k == 1 else LIGHTNING for k in kinds)
+    return {**common, "layers": layers, "mlps": (mlp,) * n, "router_fp32": count > 1, "lm_head_fp32": True, "tie_embeddings": False}
 
 
 def _deepseek(r: _Reader) -> dict[str, Any]:
@@ -1855,8 +1942,9 @@ def _mimo(r: _Reader) -> dict[str, Any]:
 
 # vLLM refuses pipeline parallel for a model class without SupportsPP (vllm/config/model.py
 # verify_with_parallel_config: "Pipeline parallelism is not supported for this model"):
-# gemma3n.py Gemma3nForCausalLM and gemma3n_mm.py Gemma3nForConditionalGeneration (0.10.1.1 to 0.33.0).
-NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"})
+# gemma3n.py Gemma3nForCausalLM and gemma3n_mm.py Gemma3nForConditionalGeneration (0.10.1.1 to 0.33.0),
+# minimax_text_01.py MiniMaxText01ForCausalLM, which MiniMaxM1ForCausalLM names too (0.10.1.1 to 0.23.0).
+NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration", *MINIMAX_TEXT})
 
 
 # The language models an InternVL config's llm_config may name that these readers size; InternLM2
@@ -1977,6 +2065,10 @@ _ARCHITECTURES = {
     "OlmoeForCausalLM": _olmoe,
     "HunYuanMoEV1ForCausalLM": _hunyuan,
     "HunYuanDenseV1ForCausalLM": _hunyuan,
+    "BailingMoeForCausalLM": _bailing,
+    "BailingMoeV2ForCausalLM": _bailing,
+    "MiniMaxText01ForCausalLM": _minimax_text01,
+    "MiniMaxM1ForCausalLM": _minimax_text01,  # registry.py maps it to minimax_text_01.py's MiniMaxText01ForCausalLM
 }
 
 # Classes whose model code vLLM registers in only some of the releases read (vllm/model_executor/models/
@@ -1988,24 +2080,47 @@ _ARCHITECTURES = {
 # GPTBigCodeForCausalLM likewise (gpt_bigcode.py to 0.24.0, the Transformers backend from 0.25.0); PhiForCausalLM
 # and GPTNeoXForCausalLM are phi.py and gpt_neox.py up to 0.31.0 and the Transformers backend from 0.32.0.
 # FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
-OWN_CODE_RELEASES = {
+# No last release: registered from the first to the newest read. Ling's bailing_moe.py: BailingMoeForCausalLM
+# from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0.
+OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
     "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28)),
     "Starcoder2ForCausalLM": ((0, 8), (0, 24)),
     "PhiForCausalLM": ((0, 8), (0, 31)),
     "GPTNeoXForCausalLM": ((0, 8), (0, 31)),
     "GPTBigCodeForCausalLM": ((0, 8), (0, 24)),
+    "BailingMoeForCausalLM": ((0, 10), None),
+    "BailingMoeV2ForCausalLM": ((0, 11), None),
+    "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
+    "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
 }
+# Classes the registry drops after their window (vllm/model_executor/models/registry.py
+# _PREVIOUSLY_SUPPORTED_MODELS, 0.24.0 to 0.33.0: "0.23.0", the last release that served them).
+DROPPED = frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM"})
+# Releases before the window that register a class but build it otherwise: MiniMax on the V0 engine only
+# (0.8.5 and 0.9.2: SupportsV0Only, its state in a pool of its own, MinimaxCacheManager; M1 from 0.9.2).
+_V0_ONLY = {"MiniMaxText01ForCausalLM": (0, 8), "MiniMaxM1ForCausalLM": (0, 9)}
 
 
 def outside_own_code(architecture: str, release: tuple[int, int]) -> str | None:
     """Why vLLM `release` does not build this class with the model code read, None where it does."""
     window = OWN_CODE_RELEASES.get(architecture)
-    if window is None or window[0] <= release <= window[1]:
+    if window is None or window[0] <= release and (window[1] is None or release <= window[1]):
         return None
-    (a, b), (y, z) = window
+    (a, b), last = window
+    if last is None:
+        return (f"vLLM {release[0]}.{release[1]} does not register {architecture} (vllm/model_executor/models/registry.py); "
+                f"expected --engine-version {a}.{b} or later")  # fmt: skip
+    y, z = last
     expected = f"expected --engine-version from {a}.{b} to {y}.{z}.x, whose own model code builds it"
-    if release > window[1]:
+    if release > last and architecture in DROPPED:
+        return (
+            f"vLLM {y}.{z + 1}.0 and later no longer register {architecture} (vllm/model_executor/models/registry.py _PREVIOUSLY_SUPPORTED_MODELS); {expected}"
+        )
+    if architecture in _V0_ONLY and _V0_ONLY[architecture] <= release < window[0]:
+        return (f"vLLM {release[0]}.{release[1]} builds {architecture} for the V0 engine only, its state in a pool apart from the KV cache "
+                f"(minimax_cache.py MinimaxCacheManager), which is not modeled; {expected}")  # fmt: skip
+    if release > last:
         return (
             f"vLLM {y}.{z + 1}.0 and later serve {architecture} with the Transformers backend (vllm/model_executor/models/registry.py "
             f"_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled; {expected}"
@@ -2027,6 +2142,8 @@ NOT_MODELED = {
 # found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
 UNCHECKED = frozenset(
     {
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
         "Cohere2ForCausalLM",
         "CohereForCausalLM",
         "DeepseekV32ForCausalLM",
@@ -2049,6 +2166,7 @@ UNCHECKED = frozenset(
         "Lfm2ForCausalLM",
         "Mamba2ForCausalLM",
         "MiMoForCausalLM",
+        "MiniMaxText01ForCausalLM",
         "Olmo3ForCausalLM",
         "OlmoeForCausalLM",
         "SeedOssForCausalLM",

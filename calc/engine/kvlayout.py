@@ -101,6 +101,7 @@ from calc.engine.hfconfig import (
     CHUNKED,
     FULL,
     INDEXER_QUANT_BLOCK,
+    LIGHTNING,
     LINEAR,
     MAMBA,
     MAMBA1,
@@ -337,7 +338,7 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
             specs.append(Spec(SLIDING, block, block * attention_token, window=window))
         elif kind == MLA:
             specs.append(Spec(MLA, block, block * mla_token))
-        elif kind in (MAMBA, LINEAR, MAMBA1, SHORT_CONV):
+        elif kind in (MAMBA, LINEAR, MAMBA1, SHORT_CONV, LIGHTNING):
             checkpoint = int(kind == MAMBA and v.mamba2_checkpoint and s.mamba_cache_mode == "align")
             specs.append(Spec(MAMBA, block, block * attention_token, state_pages=state_pages + checkpoint, all_mode=s.mamba_cache_mode == "all"))
     return specs
@@ -417,6 +418,8 @@ def _state_bytes(shape: Shape, s: Settings, v: Version) -> int:
         read = shape.architecture != "Qwen3_5ForCausalLM" or v.causal_qwen3_5_state
         ssm_elem = (shape.state_dtype_bytes if read else None) or conv_elem
     tp, spec = s.tp, s.speculative_tokens
+    if LIGHTNING in shape.layers:  # linear_attention_state_shape: heads / TP x head_dim x head_dim, the model's dtype, no drafts
+        return shape.heads // tp * shape.head_dim * shape.head_dim * conv_elem
     if MAMBA1 in shape.layers:  # mamba1_state_shape: conv (kernel - 1) x inner / TP, temporal inner / TP x state
         m = shape.mamba
         return (m["conv_kernel"] - 1) * (m["inner"] // tp) * conv_elem + (m["inner"] // tp) * m["state"] * ssm_elem

@@ -40,6 +40,7 @@ from fractions import Fraction
 from calc.engine.hfconfig import (
     CHUNKED,
     FULL,
+    LIGHTNING,
     LINEAR,
     MAMBA,
     MAMBA1,
@@ -240,7 +241,7 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     if shape.position_table:  # GPTBigCode's wpe: nn.Embedding, whole on every rank (gpt_bigcode.py, 0.10.1.1 to 0.24.0)
         out.append(Tensor("model.wpe", shape.position_table, h))
     if not shape.tie_embeddings:
-        out.append(Tensor("lm_head", vocab_rank, h))
+        out.append(Tensor("lm_head", vocab_rank, h, dtype_bytes=4 if shape.lm_head_fp32 else None))
         if shape.lm_head_bias:
             out.append(Tensor("lm_head.bias", vocab_rank))
     out += _norm(shape, "model.norm")
@@ -507,6 +508,8 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
         out += _short_conv(shape, prefix + ".conv", tp)
     elif kind == LINEAR:
         out += _gated_delta(shape, prefix + ".linear_attn", tp)
+    elif kind == LIGHTNING:
+        out += _lightning(shape, prefix + ".self_attn", tp)
     if kind in (MLP_ONLY, MOE_ONLY):  # a Nemotron-H layer of one mixer has one norm, the input's
         out += _mlp(shape, prefix + ".mixer", mlp, tp)
     elif mlp.intermediate or mlp.experts:
@@ -538,11 +541,14 @@ def _attention(shape: Shape, p: str, tp: int) -> list[Tensor]:
 
 
 def _qk_norms(shape: Shape, p: str, tp: int) -> list[Tensor]:
-    """q and k normed a head (one head_dim weight each), over all heads on every rank (OLMo 2
-    gathers q and k first), or over all heads divided like the heads (MiniMax-M2)."""
+    """q and k normed a head (one head_dim weight each; "head layernorm": nn.LayerNorms, a weight and a
+    bias each, Ling's without use_rmsnorm), over all heads on every rank (OLMo 2 gathers q and k first),
+    or over all heads divided like the heads (MiniMax-M2)."""
     if not shape.qk_norm:
         return []
     d = shape.head_dim
+    if shape.qk_norm == "head layernorm":
+        return [Tensor(f"{p}.{name}{part}", d) for name in ("q_norm", "k_norm") for part in ("", ".bias")]
     widths = {
         "head": (d, d),
         "full": (shape.heads * d, shape.kv_heads * d),
@@ -668,6 +674,19 @@ def _gated_delta(shape: Shape, p: str, tp: int) -> list[Tensor]:
         Tensor(f"{p}.A_log", g["v_heads"] // tp),
         Tensor(f"{p}.norm", g["v_dim"]),
         Tensor(f"{p}.out_proj", h, value // tp, linear=True),
+    ]
+
+
+def _lightning(shape: Shape, p: str, tp: int) -> list[Tensor]:
+    """MiniMax-Text-01's lightning attention (layers/mamba/linear/minimax_linear_attn.py, 0.23.0; in
+    minimax_text_01.py from 0.10.1.1): qkv_proj, output_gate and the norm divided over the ranks by heads,
+    out_proj by its input; no bias."""
+    h, inner = shape.hidden, shape.heads * shape.head_dim // tp
+    return [
+        Tensor(f"{p}.qkv_proj", 3 * inner, h, linear=True),
+        Tensor(f"{p}.output_gate", inner, h, linear=True),
+        Tensor(f"{p}.out_proj", h, inner, linear=True),
+        Tensor(f"{p}.norm", inner),
     ]
 
 

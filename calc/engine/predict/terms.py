@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.engine import hfconfig
-from calc.engine.hfconfig import CHUNKED, FULL, LINEAR, MAMBA, MAMBA1, MLA, PARALLEL, SHORT_CONV, SLIDING, Shape
+from calc.engine.hfconfig import CHUNKED, FULL, LIGHTNING, LINEAR, MAMBA, MAMBA1, MLA, PARALLEL, SHORT_CONV, SLIDING, Shape
 from calc.engine.predict.cards import is_hopper
 from calc.engine.predict.defaults import LATEST
 from calc.jsontext import JsonObject
@@ -242,7 +242,7 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
       with N the fused gate_up width and M the tokens (MarlinExperts under the modular kernel,
       "modular", takes TritonExperts' shapes: fused_marlin_moe.py MarlinExperts.workspace_shapes,
       v0.20.0, experts/marlin_moe.py from v0.21.0);
-    - gated-delta, mamba and short-convolution layers: their input projection's output and the mixer's;
+    - gated-delta, mamba, short-convolution and lightning layers: their input projection's output and the mixer's;
     - under the plain AWQ kernel (`dequantized`, plain_awq) at 256 tokens or more, awq_dequantize writes a
       linear layer's whole weight on the rank in the model dtype before torch.matmul (quantization/awq.py
       AWQLinearMethod.apply, v0.10.1.1 to v0.23.0): beside qkv's input and output, beside gate_up's, and
@@ -264,6 +264,8 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
         g = shape.linear
         key, value = g["k_heads"] * g["k_dim"], g["v_heads"] * g["v_dim"]
         attention = max(attention, (2 * key + 2 * value) // tp + value // tp)  # in_proj_qkvz's output and the core's
+    if LIGHTNING in shape.layers:  # qkv_proj's output, and the core's beside output_gate's (minimax_linear_attn.py)
+        attention = max(attention, 3 * q + 2 * q)
     if (MAMBA in shape.layers or PARALLEL in shape.layers) and shape.mamba:
         mb = shape.mamba
         inner = mb["heads"] * mb["head_dim"]
