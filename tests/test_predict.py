@@ -604,7 +604,7 @@ def test_the_graph_estimate_against_the_printed(measured, catalog) -> None:
                 "31": 0.203, "45": -0.587, "25": 0.322, "89": -0.618, "90": 0.125, "91": -0.081, "92": -0.081, "93": 0.108,
                 "94": -0.055, "95": -0.164, "96": 0.108, "97": -0.004, "98": -0.169, "99": -0.212, "100": -0.323, "101": 0.218,
                 "102": -0.081, "103": -0.081, "104": -0.195, "105": 0.108, "106": -0.081, "107": 0.11, "108": -0.051,
-                "109": -0.051, "110": -0.059, "111": -0.303, "123": 1.076, "124": 1.076, "127": -0.369}  # fmt: skip
+                "109": -0.051, "110": -0.059, "111": -0.303, "123": 1.076, "124": 1.076, "127": -0.369, "139": 0.349}  # fmt: skip
     assert {k: round(float(c.error), 3) for k, c in checks.items()} == expected
     assert (checks["45"].piecewise, checks["45"].full, checks["25"].piecewise, checks["25"].full) == (51, 35, 5, 0)
     assert poolaccuracy.graph_breakdown(logs[names[0]]) == {"PIECEWISE": (138 * 2**20, 6 * 2**20), "FULL": (260 * 2**20, 6 * 2**20)}
@@ -616,8 +616,9 @@ def test_the_graph_estimate_against_the_printed(measured, catalog) -> None:
 EXPECTED = {
     "01-v06-llama31-8b-3090-maxlen-29k.log": (0.0022, 0.02),
     "02-v06-llama31-8b-3090-20k-ok.log": (0.0035, 0.02),
-    "04-v07-qwen25-32b-l40s-tp2.log": (0.0028, 0.01),
-    "05-v065-llama3-8b-tabular-profile.log": (0.0283, 0.035),
+    # V0's sort at the fitted 39 B a logit (36 B before entry 140's printed peak entered the median: +0.3 %)
+    "04-v07-qwen25-32b-l40s-tp2.log": (-0.0113, 0.015),
+    "05-v065-llama3-8b-tabular-profile.log": (0.0265, 0.035),
     # held out: the graph estimate is over by 0.11 GiB (0.63 against the printed 0.52), on a 24 GB card
     # the log does not name; FlashInfer's warm-up at 14 B a logit (its top-k masked copy counted), where
     # 10 B left the pool 2.1 % over
@@ -752,6 +753,27 @@ EXPECTED = {
     "131-v0240-qwen25-05b-rtx4090-llm-infra-lab.log": (-0.0128, 0.015),
     "132-v0271-qwen25-05b-rtx4090-wsl2-llmso.log": (-0.0185, 0.02),
     "133-v0190-llama4-scout-tp4-h100-llmd-planner.log": (0.0106, 0.015),
+    # Added 2026-12-02 (a third search), each as first predicted, nothing changed in calc/ for them: Qwen2.5
+    # 1.5B Instruct (Qwen2-1.5B-Instruct's config) on an RTX 4080 Laptop GPU under WSL2, 4,096 tokens, 64
+    # sequences. Under v0.23.0 every pool comes out 0.16 GiB over, whatever the utilization (0.33 to 0.85: a
+    # fixed term, not the card's total); the graph estimate is 0.07 GiB over the 0.19 GiB the same start prints
+    # ('0.8500 is equivalent to 0.8340'), so the peak and non-torch terms (0.38 GiB modeled) are about 0.22 GiB
+    # under what these starts leave them; with --quantization fp8, 0.21 GiB over. Under v0.20.0 (held out: its
+    # log prints 2.89 GiB of weights and a 0.19 GiB graph estimate) 0.06 GiB over; under V0 0.7.2 through Ray
+    # Serve, 0.19 GiB under: the printed non-torch term is 0.04 GiB against V0's fitted 0.35, the printed peak
+    # 0.48 GiB against the modeled 0.36
+    "134-v0230-qwen25-15b-util055-rtx4080-laptop-llmso.log": (0.0558, 0.06),
+    "135-v0230-qwen25-15b-util085-rtx4080-laptop-llmso.log": (0.0245, 0.03),
+    "136-v0230-qwen25-15b-fp8-util085-rtx4080-laptop-llmso.log": (0.0273, 0.03),
+    "137-v0230-qwen25-15b-util045-rtx4080-laptop-llmso.log": (0.0955, 0.1),
+    "138-v0230-qwen25-15b-util033-rtx4080-laptop-llmso.log": (0.6093, 0.65),  # 0.165 GiB over a 0.27 GiB pool
+    "139-v0200-qwen25-15b-util085-rtx4080-laptop-llmso.log": (0.0091, 0.015),
+    "140-v072-qwen25-15b-util060-rayserve-rtx4080-laptop-llmso.log": (-0.0512, 0.06),
+    "141-v0230-qwen25-15b-fp8-util07656-rtx4080-laptop-llmso.log": (0.0311, 0.035),
+    "142-v0230-qwen25-15b-util065-rtx4080-laptop-llmso.log": (0.0392, 0.045),
+    "143-v0230-qwen25-15b-util075-rtx4080-laptop-llmso.log": (0.0302, 0.035),
+    "144-v0230-qwen25-15b-util036-rtx4080-laptop-llmso.log": (0.2606, 0.3),
+    "145-v0230-qwen25-15b-util040-rtx4080-laptop-llmso.log": (0.1476, 0.15),
 }
 
 
@@ -773,7 +795,7 @@ def test_each_pool_against_the_printed(measured) -> None:
     assert seen == {
         log: log.startswith(
             ("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-", "127-")
-            + ("130-", "133-")
+            + ("130-", "133-", "136-", "139-", "142-", "145-")
         )
         for log in EXPECTED
     }
@@ -798,6 +820,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "124": ("starts", "starts"), "125": ("starts", "starts"), "126": ("starts", "starts"),
         "127": ("starts", "starts"), "128": ("starts", "starts"), "129": ("starts", "starts"), "130": ("starts", "starts"),
         "131": ("starts", "starts"), "132": ("starts", "starts"), "133": ("starts", "starts"),
+        **{str(n): ("starts", "starts") for n in range(134, 146)},
     }  # fmt: skip
 
 
@@ -827,12 +850,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (41, 0.0012, 0.015)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (20, 0.002, 0.0106)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (49, 0.0028, 0.051)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (24, 0.0027, 0.0455)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 41 starts with a printed pool; median |error| +0.1 %, 90th percentile +1.5 %; verdict right on 42 of 42" in out
-    assert "held out: 20 starts with a printed pool; median |error| +0.2 %, 90th percentile +1.1 %; verdict right on 21 of 21" in out
+    assert "fitted: 49 starts with a printed pool; median |error| +0.3 %, 90th percentile +5.1 %; verdict right on 50 of 50" in out
+    assert "held out: 24 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.5 %; verdict right on 25 of 25" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -856,6 +879,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "126": ("sliding window", poolaccuracy.ERAS[1]), "127": ("moe", poolaccuracy.ERAS[1]), "128": ("dense", poolaccuracy.ERAS[1]),
         "129": ("dense", poolaccuracy.ERAS[2]), "130": ("dense", poolaccuracy.ERAS[2]),
         "131": ("dense", poolaccuracy.ERAS[2]), "132": ("dense", poolaccuracy.ERAS[2]), "133": ("sliding window", poolaccuracy.ERAS[1]),
+        **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(134, 146)}, "140": ("dense", poolaccuracy.ERAS[0]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -867,7 +891,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (5, 0.0054, 0.0979)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (45, 46)
+    assert (dense.starts, dense.verdicts) == (57, 58)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
     assert (v1.starts, round(float(v1.p90), 3)) == (50, 0.011)
@@ -880,8 +904,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.055, 0.636)
-    assert round(float(held.median), 3) == 0.083
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.06, 1.275)
+    assert round(float(held.median), 3) == 0.097
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -1224,7 +1248,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 53
+    assert len(excerpts) == 65
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 

@@ -13,7 +13,7 @@ from calc.jsontext import JsonObject
 from calc.units import fmt
 
 # Fitted constants (see calc/engine/predict/__init__.py): the medians over the fitted starts; graphs.py keeps the graphs'.
-SAMPLER_BYTES_PER_LOGIT = 36  # bytes V0's sampler (before v0.8.0) holds per (row x vocabulary) element, sorting; V1's sort is derived (sort_bytes_per_logit)
+SAMPLER_BYTES_PER_LOGIT = 39  # bytes V0's sampler (before v0.8.0) holds per (row x vocabulary) element, sorting; V1's sort is derived (sort_bytes_per_logit)
 SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
 NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
