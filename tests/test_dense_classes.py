@@ -293,9 +293,15 @@ def test_pipeline_stages(name: str, layers: int, kv_heads: int, head_dim: int) -
 
 
 def test_starcoder2_pipeline_stages() -> None:
-    """PP 2 at TP 2: 15 sliding layers a stage, each holding 769 pages of 16 x 2 x 1 x 128 x 2 B."""
+    """PP 2 at TP 2: 15 sliding layers a stage, each holding 769 pages of 16 x 2 x 1 x 128 x 2 B; starcoder2.py
+    builds the tied embedding and the final LayerNorm on both stages (no PPMissingLayer, 0.24.0)."""
     r = modeled.model_report(modeled.ModelInputs(config_text("starcoder2-3b"), tp=2, pp=2, max_model_len=16384, engine_version="0.24.0"))
     assert (r.kv_bytes_per_token, r.kv_fixed_bytes_per_request) == (0, 15 * 769 * 16 * 2 * 128 * 2)
+    first, second = r.ranks
+    ends = (49152 // 2 * 3072 + 2 * 3072) * 2  # the embedding's half at TP 2, the norm's weight and bias
+    assert first.weights_bytes == second.weights_bytes and first.weights_bytes > ends
+    s = shape("starcoder2-3b")
+    assert ranks.stage_weights(s, weights.tensors(s, 2), 2)[0] == ranks.stage_weights(s, weights.tensors(s, 2), 2)[1]
 
 
 @pytest.mark.parametrize("name", NAMES)

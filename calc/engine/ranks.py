@@ -88,9 +88,9 @@ class Stage:
 
 
 # Classes whose model code builds the embedding, the final norm and the head on every stage, without
-# PPMissingLayer (a stage skips them in forward, not at load): phi.py, falcon.py, gpt_neox.py and
-# gpt_bigcode.py, 0.10.1.1 to the last release that builds each.
-EVERY_STAGE = frozenset({"PhiForCausalLM", "FalconForCausalLM", "GPTNeoXForCausalLM", "GPTBigCodeForCausalLM"})
+# PPMissingLayer (a stage skips them in forward, not at load): phi.py, falcon.py, gpt_neox.py,
+# gpt_bigcode.py and starcoder2.py, 0.10.1.1 to the last release that builds each.
+EVERY_STAGE = frozenset({"PhiForCausalLM", "FalconForCausalLM", "GPTNeoXForCausalLM", "GPTBigCodeForCausalLM", "Starcoder2ForCausalLM"})
 _ENDS = ("model.embed_tokens", "model.wpe", "lm_head", "lm_head.bias", "model.norm", "model.norm.bias")
 
 
