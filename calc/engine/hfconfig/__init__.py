@@ -13,7 +13,6 @@ from calc.engine.hfconfig.core import (
     AT_LOAD,
     ATTENTION_FREE,
     CHUNKED,
-    DEFAULT_MAX_LEN,
     DROPPED,
     FAMILIES,
     FULL,
@@ -42,17 +41,15 @@ from calc.engine.hfconfig.core import (
     Shape,
     Tower,
     as_flag,
-    at_max_model_len,
-    derived_max_model_len,
     from_architecture,
     load,
     model_classes,
     outside_own_code,
     quantization_applied,
     quantized_at_load,
-    shape,
     unchecked_note,
 )
+from calc.engine.hfconfig.read import DEFAULT_MAX_LEN, at_max_model_len, derived_max_model_len, shape
 
 __all__ = [
     "ATTENTION_FREE",
