@@ -13,7 +13,6 @@ from calc.engine.hfconfig.core import (
     AT_LOAD,
     ATTENTION_FREE,
     CHUNKED,
-    DROPPED,
     FAMILIES,
     FULL,
     INDEXER_NOTE,
@@ -27,15 +26,12 @@ from calc.engine.hfconfig.core import (
     MLP_ONLY,
     MOE_ONLY,
     NO_ATTENTION,
-    NO_PIPELINE,
-    OWN_CODE_RELEASES,
     PARALLEL,
     RECURRENT,
     SHARED_FULL,
     SHARED_SLIDING,
     SHORT_CONV,
     SLIDING,
-    UNCHECKED,
     ConfigError,
     Mlp,
     Shape,
@@ -43,13 +39,11 @@ from calc.engine.hfconfig.core import (
     as_flag,
     from_architecture,
     load,
-    model_classes,
-    outside_own_code,
     quantization_applied,
     quantized_at_load,
-    unchecked_note,
 )
 from calc.engine.hfconfig.read import DEFAULT_MAX_LEN, at_max_model_len, derived_max_model_len, shape
+from calc.engine.hfconfig.registry import DROPPED, NO_PIPELINE, OWN_CODE_RELEASES, UNCHECKED, model_classes, outside_own_code, unchecked_note
 
 __all__ = [
     "ATTENTION_FREE",

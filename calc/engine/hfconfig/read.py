@@ -11,7 +11,6 @@ from typing import Any
 
 from calc import jsontext
 from calc.engine.hfconfig.core import (
-    _ARCHITECTURES,
     _DEFAULTS,
     _LLAVA_TEXT_CLASSES,
     _MISSING,
@@ -22,7 +21,6 @@ from calc.engine.hfconfig.core import (
     LLAVA,
     MINIMAX_TEXT,
     MLA,
-    NOT_MODELED,
     PARALLEL,
     SLIDING,
     WITH_VISION,
@@ -34,6 +32,7 @@ from calc.engine.hfconfig.core import (
     _tower,
     as_flag,
 )
+from calc.engine.hfconfig.registry import _ARCHITECTURES, NOT_MODELED
 
 
 def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
