@@ -11,10 +11,8 @@ from typing import Any
 
 from calc import jsontext
 from calc.engine.hfconfig.core import (
-    _DEFAULTS,
     _LLAVA_TEXT_CLASSES,
     _MISSING,
-    _WRITTEN_IN_FULL,
     CHUNKED,
     DTYPE_BYTES,
     FULL,
@@ -32,6 +30,7 @@ from calc.engine.hfconfig.core import (
     _tower,
     as_flag,
 )
+from calc.engine.hfconfig.defaults import _DEFAULTS, _WRITTEN_IN_FULL
 from calc.engine.hfconfig.registry import _ARCHITECTURES, NOT_MODELED
 
 
