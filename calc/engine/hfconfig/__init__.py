@@ -21,7 +21,6 @@ from calc.engine.hfconfig.core import (
     LINEAR,
     MAMBA,
     MAMBA1,
-    MINIMAX_TEXT,
     MLA,
     MLP_ONLY,
     MOE_ONLY,
@@ -43,6 +42,7 @@ from calc.engine.hfconfig.core import (
     quantized_at_load,
 )
 from calc.engine.hfconfig.read import DEFAULT_MAX_LEN, at_max_model_len, derived_max_model_len, shape
+from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
 from calc.engine.hfconfig.registry import DROPPED, NO_PIPELINE, OWN_CODE_RELEASES, UNCHECKED, model_classes, outside_own_code, unchecked_note
 
 __all__ = [

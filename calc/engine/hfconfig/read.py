@@ -17,7 +17,6 @@ from calc.engine.hfconfig.core import (
     DTYPE_BYTES,
     FULL,
     LLAVA,
-    MINIMAX_TEXT,
     MLA,
     PARALLEL,
     SLIDING,
@@ -31,6 +30,7 @@ from calc.engine.hfconfig.core import (
     as_flag,
 )
 from calc.engine.hfconfig.defaults import _DEFAULTS, _WRITTEN_IN_FULL
+from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
 from calc.engine.hfconfig.registry import _ARCHITECTURES, NOT_MODELED
 
 
