@@ -22,11 +22,11 @@ from calc.engine.hfconfig.core import (
     _common,
     _kinds,
     _layer_types,
-    _qwen_moe,
     _Reader,
     _untied,
     as_flag,
 )
+from calc.engine.hfconfig.moe import _qwen_moe
 
 MINIMAX_TEXT = ("MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 

@@ -6,27 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.engine.hfconfig.core import (
-    _LLAVA_TEXT,
-    _MISSING,
-    ConfigError,
-    _bailing,
-    _deepseek,
-    _deepseek_v32,
-    _ernie45_moe,
-    _gemma3n,
-    _glm4_moe,
-    _gpt_oss,
-    _granite_moe,
-    _hunyuan,
-    _llama4,
-    _minimax_m2,
-    _mixtral,
-    _olmoe,
-    _phimoe,
-    _qwen_moe,
-    _Reader,
-)
+from calc.engine.hfconfig.core import _LLAVA_TEXT, _MISSING, ConfigError, _gemma3n, _Reader
 from calc.engine.hfconfig.dense import (
     _cohere,
     _decilm,
@@ -48,6 +28,22 @@ from calc.engine.hfconfig.dense import (
     _phi,
     _qwen3,
     _starcoder2,
+)
+from calc.engine.hfconfig.moe import (
+    _bailing,
+    _deepseek,
+    _deepseek_v32,
+    _ernie45_moe,
+    _glm4_moe,
+    _gpt_oss,
+    _granite_moe,
+    _hunyuan,
+    _llama4,
+    _minimax_m2,
+    _mixtral,
+    _olmoe,
+    _phimoe,
+    _qwen_moe,
 )
 from calc.engine.hfconfig.recurrent import (
     MINIMAX_TEXT,
