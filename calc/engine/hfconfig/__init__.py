@@ -5,6 +5,18 @@ holds one) into a `Shape`: the layer kinds in order (full attention, sliding win
 mamba, linear attention), the attention and MLP dimensions, the drafter layers the config
 declares, and the checkpoint's quantization. Anything the models cannot size is refused with
 a `ConfigError` that names the file and the field.
+
+The package, each module importing only those above it in this list:
+- core.py: the layer kinds, Shape and its parts, ConfigError, load, the quantization under
+  --quantization, the field reader and the parts the readers share; from_architecture;
+- defaults.py: the transformers config classes' defaults a missing field is filled from;
+- dense.py, moe.py, recurrent.py (hybrid and state-space), multimodal.py (the vision towers,
+  Gemma 3n): one reader function a model family;
+- registry.py: which reader reads which class (_ARCHITECTURES), the LLaVA and InternVL readers
+  that read their language model through it, and the tables of classes (NO_PIPELINE, the
+  release windows, NOT_MODELED, UNCHECKED);
+- read.py: shape, at_max_model_len and derived_max_model_len.
+This module re-exports the names the rest of the project uses.
 """
 
 from __future__ import annotations

@@ -10,26 +10,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from calc import jsontext
-from calc.engine.hfconfig.core import (
-    _LLAVA_TEXT_CLASSES,
-    _MISSING,
-    CHUNKED,
-    DTYPE_BYTES,
-    FULL,
-    LLAVA,
-    MLA,
-    PARALLEL,
-    SLIDING,
-    WITH_VISION,
-    ConfigError,
-    Rope,
-    Shape,
-    _Reader,
-    _text_key,
-    _tower,
-    as_flag,
-)
+from calc.engine.hfconfig.core import _MISSING, CHUNKED, DTYPE_BYTES, FULL, MLA, PARALLEL, SLIDING, ConfigError, Rope, Shape, _Reader, _text_key, as_flag
 from calc.engine.hfconfig.defaults import _DEFAULTS, _WRITTEN_IN_FULL
+from calc.engine.hfconfig.multimodal import _LLAVA_TEXT_CLASSES, LLAVA, WITH_VISION, _tower
 from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
 from calc.engine.hfconfig.registry import _ARCHITECTURES, NOT_MODELED
 

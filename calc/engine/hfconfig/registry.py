@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.engine.hfconfig.core import _LLAVA_TEXT, _MISSING, ConfigError, _gemma3n, _Reader
+from calc.engine.hfconfig.core import _MISSING, ConfigError, _Reader
 from calc.engine.hfconfig.dense import (
     _cohere,
     _decilm,
@@ -45,6 +45,7 @@ from calc.engine.hfconfig.moe import (
     _phimoe,
     _qwen_moe,
 )
+from calc.engine.hfconfig.multimodal import _LLAVA_TEXT, _gemma3n
 from calc.engine.hfconfig.recurrent import (
     MINIMAX_TEXT,
     _falcon_h1,
