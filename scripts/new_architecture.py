@@ -9,8 +9,8 @@ tests/test_architecture_cases.py checks, one case a config.
         --model ibm-granite/granite-3.3-8b-instruct --url https://github.com/.../config.json \\
         --bytes-per-token 163840   # 2 (K, V) x 8 KV heads x 128 head_dim x 2 B x 40 layers
 
-A class whose layers none of the readers there describe needs its own reader in hfconfig.py
-first (see the README); --like names the reader to use.
+A class whose layers none of the readers there describe needs its own reader first, in its family's
+module of calc/engine/hfconfig/ (see the README); --like names the reader to use.
 Then: .venv/bin/python -m pytest tests/test_architecture_cases.py -q
 """
 
