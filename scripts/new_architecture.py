@@ -1,5 +1,5 @@
 """Add a model class (a config.json's `architectures` name) in one go: its registration in the config
-model (calc/engine/hfconfig.py, read as a class already there), the real config.json it is tested
+model (calc/engine/hfconfig/registry.py, read as a class already there), the real config.json it is tested
 on (models/configs/<name>/, its source in models/configs/SOURCES.yaml) and its case in
 tests/data/architectures.yaml (the KV bytes a token one rank holds, worked out by hand), which
 tests/test_architecture_cases.py checks, one case a config.
@@ -9,8 +9,8 @@ tests/test_architecture_cases.py checks, one case a config.
         --model ibm-granite/granite-3.3-8b-instruct --url https://github.com/.../config.json \\
         --bytes-per-token 163840   # 2 (K, V) x 8 KV heads x 128 head_dim x 2 B x 40 layers
 
-A class whose layers none of the readers there describe needs its own reader in hfconfig.py
-first (see the README); --like names the reader to use.
+A class whose layers none of the readers there describe needs its own reader first, in its family's
+module of calc/engine/hfconfig/ (see the README); --like names the reader to use.
 Then: .venv/bin/python -m pytest tests/test_architecture_cases.py -q
 """
 
@@ -57,7 +57,7 @@ def register(hfconfig: Path, architecture: str, like: str) -> None:
         fail(f"{hfconfig}: found no '_ARCHITECTURES = {{' ... '}}' block, expected the config model's registry")
     block = source[start:end]
     if f'\n    "{architecture}":' in block:
-        fail(f"{architecture}: registered already in calc/engine/hfconfig.py; expected a new class")
+        fail(f"{architecture}: registered already in calc/engine/hfconfig/registry.py; expected a new class")
     found = re.search(rf'\n    "{re.escape(like)}": (.+?),(?:  #.*)?(?=\n)', block)
     if not found:
         names = re.findall(r'\n    "(\w+)":', block)
@@ -83,11 +83,11 @@ def add_case(cases: Path, case: dict[str, object]) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
     root = args.root.resolve()
-    hfconfig = root / "calc" / "engine" / "hfconfig.py"
+    hfconfig = root / "calc" / "engine" / "hfconfig" / "registry.py"
     configs = root / "models" / "configs"
     cases = root / "tests" / "data" / "architectures.yaml"
     if not hfconfig.is_file() or not (configs / "SOURCES.yaml").is_file():
-        fail(f"--root {root}: found no calc/engine/hfconfig.py or models/configs/SOURCES.yaml, expected a checkout of this project")
+        fail(f"--root {root}: found no calc/engine/hfconfig/registry.py or models/configs/SOURCES.yaml, expected a checkout of this project")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.architecture):
         fail(f"{args.architecture!r}: expected a Python class name, as config.json's architectures gives it")
     if not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", args.name) or (configs / args.name).exists():
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
             cases.unlink()
         shutil.rmtree(configs / args.name)
         fail(f"the new case fails (see above), so nothing was written: check --like and the bytes a token of {args.architecture}")
-    print(f"added: {args.architecture} in calc/engine/hfconfig.py, models/configs/{args.name}/config.json, its source, its case")
+    print(f"added: {args.architecture} in calc/engine/hfconfig/registry.py, models/configs/{args.name}/config.json, its source, its case")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The config.json model (calc/engine/hfconfig.py, calc/engine/weights.py, calc/engine/kvlayout.py, calc/checks/modeled.py)
+"""The config.json model (calc/engine/hfconfig/, calc/engine/weights.py, calc/engine/kvlayout.py, calc/checks/modeled.py)
 against figures worked out by hand from real startup logs and the shipped configs."""
 
 from __future__ import annotations

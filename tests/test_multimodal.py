@@ -1,4 +1,4 @@
-"""Multimodal starts (calc/engine/multimodal.py, the tower in calc/engine/hfconfig.py and calc/engine/weights.py): the
+"""Multimodal starts (calc/engine/multimodal.py, the tower in calc/engine/hfconfig/multimodal.py and calc/engine/weights.py): the
 vision tower's weights as vLLM's model code builds them, divided over the tensor-parallel ranks
 or whole on each (--mm-encoder-tp-mode data), gone when --limit-mm-per-prompt allows none of its
 modalities, and the encoder's outputs the profile run keeps."""

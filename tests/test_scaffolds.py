@@ -108,7 +108,7 @@ def test_a_log_shape_with_a_bad_part_is_refused_in_one_line(copy: Path, change: 
 
 def _without_granite(copy: Path) -> Path:
     """The copy as it was before Granite's class was added; its config kept aside."""
-    hf = copy / "calc" / "engine" / "hfconfig.py"
+    hf = copy / "calc" / "engine" / "hfconfig" / "registry.py"
     hf.write_text(hf.read_text(encoding="utf-8").replace('    "GraniteForCausalLM": _llama,\n', ""), encoding="utf-8")
     config = copy / "granite-config.json"
     shutil.move(copy / "models" / "configs" / "granite-3.3-8b-instruct" / "config.json", config)
@@ -128,7 +128,7 @@ def test_a_new_architecture_is_registered_with_its_config_and_case(copy: Path) -
     # 2 (K and V) x 8 KV heads x 128 head_dim (4096 / 32 heads) x 2 B (bfloat16) x 40 layers
     done = run(copy, "new_architecture.py", *ARCH_ARGS, "--config", str(config), "--bytes-per-token", str(2 * 8 * 128 * 2 * 40))
     assert done.returncode == 0, done.stderr + done.stdout
-    hf = (copy / "calc" / "engine" / "hfconfig.py").read_text(encoding="utf-8")
+    hf = (copy / "calc" / "engine" / "hfconfig" / "registry.py").read_text(encoding="utf-8")
     assert '    "GraniteForCausalLM": _llama,  # read as LlamaForCausalLM\n}' in hf
     assert (copy / "models/configs/granite-3.3-8b-instruct/config.json").read_bytes() == config.read_bytes()
     assert '  granite-3.3-8b-instruct:\n    model: "ibm-granite/granite-3.3-8b-instruct"' in (copy / "models/configs/SOURCES.yaml").read_text()
@@ -146,7 +146,9 @@ def test_a_new_architecture_is_registered_with_its_config_and_case(copy: Path) -
 
 def test_an_architecture_whose_bytes_are_wrong_leaves_nothing(copy: Path) -> None:
     config = _without_granite(copy)
-    kept = {p: p.read_bytes() for p in (copy / "calc/engine/hfconfig.py", copy / "models/configs/SOURCES.yaml", copy / "tests/data/architectures.yaml")}
+    kept = {
+        p: p.read_bytes() for p in (copy / "calc/engine/hfconfig/registry.py", copy / "models/configs/SOURCES.yaml", copy / "tests/data/architectures.yaml")
+    }
     done = run(copy, "new_architecture.py", *ARCH_ARGS, "--config", str(config), "--bytes-per-token", "131072")  # Llama 3.1 8B's 32 layers, not Granite's 40
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith("new_architecture: the new case fails (see above), so nothing was written")
@@ -158,7 +160,7 @@ def test_an_architecture_already_registered_or_unknown_is_refused(copy: Path) ->
     config = copy / "models/configs/llama-3.1-8b/config.json"
     done = run(copy, "new_architecture.py", "LlamaForCausalLM", "--like", "MistralForCausalLM", "--config", str(config), "--name", "llama-copy",
                "--model", "m", "--url", "https://example.org/c", "--bytes-per-token", "131072")  # fmt: skip
-    assert done.returncode == 2 and "LlamaForCausalLM: registered already in calc/engine/hfconfig.py" in done.stderr
+    assert done.returncode == 2 and "LlamaForCausalLM: registered already in calc/engine/hfconfig/registry.py" in done.stderr
     config = _without_granite(copy)
     done = run(copy, "new_architecture.py", *ARCH_ARGS[:2], "NoSuchForCausalLM", *ARCH_ARGS[3:], "--config", str(config), "--bytes-per-token", "1")
     assert done.returncode == 2 and "--like 'NoSuchForCausalLM': not registered, expected one of" in done.stderr

@@ -1,0 +1,103 @@
+"""A Hugging Face config.json read into the shape the weight and KV models need.
+
+One function, `shape`, turns the config (and its `text_config` where a multimodal wrapper
+holds one) into a `Shape`: the layer kinds in order (full attention, sliding window, MLA,
+mamba, linear attention), the attention and MLP dimensions, the drafter layers the config
+declares, and the checkpoint's quantization. Anything the models cannot size is refused with
+a `ConfigError` that names the file and the field.
+
+The package, each module importing only those above it in this list:
+- core.py: the layer kinds, Shape and its parts, ConfigError, load, the quantization under
+  --quantization, the field reader and the parts the readers share; from_architecture;
+- defaults.py: the transformers config classes' defaults a missing field is filled from;
+- dense.py, moe.py, recurrent.py (hybrid and state-space), multimodal.py (the vision towers,
+  Gemma 3n): one reader function a model family;
+- registry.py: which reader reads which class (_ARCHITECTURES), the LLaVA and InternVL readers
+  that read their language model through it, and the tables of classes (NO_PIPELINE, the
+  release windows, NOT_MODELED, UNCHECKED);
+- read.py: shape, at_max_model_len and derived_max_model_len.
+This module re-exports the names the rest of the project uses.
+"""
+
+from __future__ import annotations
+
+from calc.engine.hfconfig.core import (
+    AT_LOAD,
+    ATTENTION_FREE,
+    CHUNKED,
+    FAMILIES,
+    FULL,
+    INDEXER_NOTE,
+    INDEXER_QUANT_BLOCK,
+    LIGHTNING,
+    LINEAR,
+    MAMBA,
+    MAMBA1,
+    MLA,
+    MLP_ONLY,
+    MOE_ONLY,
+    NO_ATTENTION,
+    PARALLEL,
+    RECURRENT,
+    SHARED_FULL,
+    SHARED_SLIDING,
+    SHORT_CONV,
+    SLIDING,
+    ConfigError,
+    Mlp,
+    Shape,
+    Tower,
+    as_flag,
+    from_architecture,
+    load,
+    quantization_applied,
+    quantized_at_load,
+)
+from calc.engine.hfconfig.read import DEFAULT_MAX_LEN, at_max_model_len, derived_max_model_len, shape
+from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
+from calc.engine.hfconfig.registry import DROPPED, NO_PIPELINE, OWN_CODE_RELEASES, UNCHECKED, model_classes, outside_own_code, unchecked_note
+
+__all__ = [
+    "ATTENTION_FREE",
+    "AT_LOAD",
+    "CHUNKED",
+    "ConfigError",
+    "DEFAULT_MAX_LEN",
+    "DROPPED",
+    "FAMILIES",
+    "FULL",
+    "INDEXER_NOTE",
+    "INDEXER_QUANT_BLOCK",
+    "LIGHTNING",
+    "LINEAR",
+    "MAMBA",
+    "MAMBA1",
+    "MINIMAX_TEXT",
+    "MLA",
+    "MLP_ONLY",
+    "MOE_ONLY",
+    "Mlp",
+    "NO_ATTENTION",
+    "NO_PIPELINE",
+    "OWN_CODE_RELEASES",
+    "PARALLEL",
+    "RECURRENT",
+    "SHARED_FULL",
+    "SHARED_SLIDING",
+    "SHORT_CONV",
+    "SLIDING",
+    "Shape",
+    "Tower",
+    "UNCHECKED",
+    "as_flag",
+    "at_max_model_len",
+    "derived_max_model_len",
+    "from_architecture",
+    "load",
+    "model_classes",
+    "outside_own_code",
+    "quantization_applied",
+    "quantized_at_load",
+    "shape",
+    "unchecked_note",
+]

@@ -1,0 +1,226 @@
+"""The multimodal wrappers: the classes that hold a vision tower (WITH_VISION), the tower and projector
+read from vision_config (_tower), and Gemma 3n's language model (_gemma3n). The language models of LLaVA
+and InternVL are read by the class they name, through the table (registry.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calc.engine.hfconfig.core import (
+    _GEMMA_NORMS,
+    _MISSING,
+    _SLIDING_OR_FULL,
+    FULL,
+    MAX_LAYERS,
+    SHARED_FULL,
+    SHARED_SLIDING,
+    SLIDING,
+    ConfigError,
+    Mlp,
+    Said,
+    Tower,
+    _common,
+    _layer_types,
+    _Reader,
+    as_flag,
+)
+from calc.engine.hfconfig.defaults import _CLIP_VISION, _LLAMA, _LLAVA_TOP, _MISTRAL
+
+# LLaVA (llava.py, LlavaForConditionalGeneration, registered in every release read, 0.8.5 to 0.33.0): the language model is the class
+# text_config names, or its model_type's causal LM (vllm/config/vllm.py with_hf_config:
+# MODEL_FOR_CAUSAL_LM_MAPPING_NAMES), read here by that class's reader. LLaVA-NeXT (llava_next.py) adds
+# image_newline and its anyres tiles; no whole public config.json of it was found, so it is not read.
+LLAVA = ("LlavaForConditionalGeneration",)
+_LLAVA_TEXT_CLASSES = {"llama": ("LlamaConfig", _LLAMA), "mistral": ("MistralConfig", _MISTRAL)}
+_LLAVA_TEXT = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM"}
+# Multimodal wrappers: the language model from text_config, the vision tower from vision_config (Tower).
+WITH_VISION = LLAVA + ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+               "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
+               "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
+               "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration")  # fmt: skip
+
+
+# The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
+# encoder profile: Qwen2.5-VL's preprocessor_config.json max_pixels 12,845,056 over 28 x 28 pixels a
+# token (a public v0.11.0 start prints "Encoder cache will be initialized with a budget of 16384
+# tokens"); Qwen3-VL's longest_edge 16,777,216 over 32 x 32; Pixtral's image_size over patch x merge
+# a side, one break token a row (mistral3.py, get_num_image_tokens); Gemma 3's mm_tokens_per_image.
+# Qwen2-VL's processor has the same max_pixels (a public quote of its preprocessor_config.json,
+# Qwen2VLImageProcessor: "max_pixels": 12845056, code index file 46628936662).
+_IMAGE_TOKENS = {"qwen3-vl": 16777216 // (32 * 32), "qwen2.5-vl": 12845056 // (28 * 28), "qwen2-vl": 12845056 // (28 * 28)}
+
+
+def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled: list[_Reader] | None = None) -> Tower:
+    """The vision tower of a multimodal wrapper, from its vision_config (`filled` gathers the
+    readers that took a transformers class's defaults, for the shape's notes)."""
+    if arch in LLAVA:
+        return _llava_tower(data, file, arch, text_hidden, filled if filled is not None else [])
+    if arch.startswith("Gemma3n"):  # not read: its tensors are refused (weights.py), its profile not modeled
+        return Tower("gemma3n", 0, 0, 0, 1, 1, out_hidden=text_hidden, modalities=("image", "audio"))
+    vision = data.get("vision_config")
+    if not isinstance(vision, dict):
+        raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
+    v = _Reader(vision, file, "vision_config.")
+    if arch.startswith(("Qwen3VL", "Qwen3_5")):
+        deep = v.get("deepstack_visual_indexes", [])
+        if not isinstance(deep, list):
+            raise ConfigError(file, "vision_config.deepstack_visual_indexes", deep, "a list of layer indexes")
+        return Tower("qwen3-vl", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"),
+                     v.int("patch_size"), v.int("in_channels", 3), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
+                     v.int("spatial_merge_size", 2), v.int("num_position_embeddings"), len(deep), True, ("image", "video"),
+                     _IMAGE_TOKENS["qwen3-vl"])  # fmt: skip
+    if arch.startswith("Qwen2_5_VL"):
+        return Tower("qwen2.5-vl", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"),
+                     v.int("patch_size"), v.int("in_channels", v.get("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
+                     v.int("spatial_merge_size", 2), 0, 0, True, ("image", "video"), _IMAGE_TOKENS["qwen2.5-vl"])  # fmt: skip
+    if arch.startswith("Qwen2VL"):
+        # Qwen2VisionTransformer: blocks of embed_dim, an MLP of int(embed_dim x mlp_ratio); the merger
+        # writes vision_config.hidden_size (qwen2_vl.py: self.out_hidden_size = vision_config.hidden_size)
+        embed, ratio = v.int("embed_dim"), v.get("mlp_ratio", _MISSING)
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0:
+            raise ConfigError(file, "vision_config.mlp_ratio", ratio, "a number above zero")
+        return Tower("qwen2-vl", embed, int(embed * ratio), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"), v.int("patch_size"),
+                     v.int("in_channels", v.get("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("hidden_size"),
+                     v.int("spatial_merge_size", 2), 0, 0, True, ("image", "video"), _IMAGE_TOKENS["qwen2-vl"])  # fmt: skip
+    if arch.startswith("Glm4v"):
+        # The encoder profile is not modeled (image_tokens 0): the largest image is the processor's
+        # size.longest_edge (preprocessor_config.json, glm4_1v.py get_image_size_with_most_features), not the config's.
+        patch = v.int("patch_size")
+        return Tower("glm4v", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"), patch,
+                     v.int("in_channels", 3), v.int("temporal_patch_size", 2), v.int("out_hidden_size"), v.int("spatial_merge_size", 2),
+                     (v.int("image_size") // patch) ** 2, modalities=("image", "video"))  # fmt: skip
+    top = _Reader(data, file)
+    if arch == "InternVLChatModel":
+        return _internvit(data, v, top, file, text_hidden)
+    if arch.startswith("Llama4"):
+        # The encoder profile is not modeled (image_tokens 0): the most tiles an image is cut into is the
+        # processor's max_patches (preprocessor_config.json, mllama4.py get_max_num_tiles), not the config's.
+        patch, image = v.int("patch_size"), v.int("image_size")
+        if v.flag("multi_modal_projector_bias", False):
+            raise ConfigError(file, "vision_config.multi_modal_projector_bias", True, "false: the adapter's biases are not modeled")
+        return Tower("llama4", v.int("hidden_size"), v.int("intermediate_size"), v.int("num_hidden_layers", maximum=MAX_LAYERS),
+                     v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, 1, (image // patch) ** 2 + 1,
+                     adapter=(v.int("projector_input_dim"), v.int("projector_output_dim"), v.int("vision_output_dim")))  # fmt: skip
+    if arch.startswith("Gemma3"):
+        patch, image = v.int("patch_size"), v.int("image_size")
+        return Tower("siglip", v.int("hidden_size"), v.int("intermediate_size"), v.int("num_hidden_layers", maximum=MAX_LAYERS),
+                     v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, 1, (image // patch) ** 2,
+                     image_tokens=top.int("mm_tokens_per_image", 256))  # fmt: skip
+    # Mistral 3: the tower built up to the deepest vision_feature_layer (mistral3.py, _get_num_hidden_layers)
+    layers, feature = v.int("num_hidden_layers", maximum=MAX_LAYERS), data.get("vision_feature_layer", -1)
+    if isinstance(feature, bool) or not isinstance(feature, int) or not -layers <= feature <= layers:
+        raise ConfigError(file, "vision_feature_layer", feature, f"a layer index from {-layers} to {layers}")
+    patch, merge = v.int("patch_size"), top.int("spatial_merge_size", 2)
+    side = v.int("image_size") // (patch * merge)
+    return Tower("pixtral", v.int("hidden_size"), v.int("intermediate_size"), layers + feature + 1 if feature < 0 else feature,
+                 v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, merge,
+                 projector_bias=as_flag(data.get("multimodal_projector_bias", True), file, "multimodal_projector_bias"),
+                 image_tokens=side * (side + 1))  # fmt: skip
+
+
+def _llava_tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled: list[_Reader]) -> Tower:
+    """LLaVA's CLIP tower and projector (Tower "clip"). init_vision_tower_for_llava (llava.py,
+    0.10.1.1 to 0.33.0) builds the tower up to the deepest vision_feature_layer (_get_num_hidden_layers:
+    num_hidden_layers + layer + 1 for a negative one, a list's deepest); linear_1 reads the vision
+    width. SigLIP and Pixtral vision configs, which the same function builds, are refused: SigLIP's
+    pooling head differs across releases, and no whole public pixtral-12b config.json was found."""
+    vision = data.get("vision_config")
+    if not isinstance(vision, dict):
+        raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
+    kind = vision.get("model_type", "clip_vision_model")
+    if kind != "clip_vision_model":
+        raise ConfigError(file, "vision_config.model_type", kind, "clip_vision_model: SigLIP and Pixtral towers under LLaVA are not modeled")
+    top = _Reader(data, file, "", "LlavaConfig", _LLAVA_TOP)
+    v = _Reader(vision, file, "vision_config.", "CLIPVisionConfig", _CLIP_VISION)
+    filled += [top, v]
+    layers = v.int("num_hidden_layers", maximum=MAX_LAYERS)
+    feature = top.get("vision_feature_layer")
+    indexes = feature if isinstance(feature, list) and feature else [feature]
+    for index in indexes:
+        if isinstance(index, bool) or not isinstance(index, int) or not -layers <= index <= layers:
+            raise ConfigError(file, "vision_feature_layer", feature, f"a layer index from {-layers} to {layers}, or a list of them")
+    deepest = max(layers + i + 1 if i < 0 else i for i in indexes)
+    hidden, heads, patch = v.int("hidden_size"), v.int("num_attention_heads"), v.int("patch_size")
+    if hidden % heads:
+        raise ConfigError(file, "vision_config.num_attention_heads", heads, f"a divisor of vision_config.hidden_size ({hidden}) (clip.py raises otherwise)")
+    image = v.int("image_size")
+    strategy = top.get("vision_feature_select_strategy")
+    if strategy not in ("default", "full"):
+        raise ConfigError(file, "vision_feature_select_strategy", strategy, "default or full")
+    positions = (image // patch) ** 2 + 1
+    # the most tokens an image gives: one size, CLIP's patches less the class token under 'default'
+    # (llava.py get_num_image_tokens, get_num_selected_vision_tokens)
+    tokens = positions - (strategy == "default")
+    return Tower("clip", hidden, v.int("intermediate_size"), deepest, heads, patch, v.int("num_channels"), 1, text_hidden,
+                 positions=positions, projector_bias=top.flag("multimodal_projector_bias"), image_tokens=tokens)  # fmt: skip
+
+
+def _internvit(data: dict[str, Any], v: _Reader, top: _Reader, file: str, text_hidden: int) -> Tower:
+    """InternVL's InternViT and mlp1 (Tower "internvit"). The tower is built up to select_layer
+    (internvl.py _init_vision_model: num_hidden_layers + select_layer + 1 for a negative one); mlp1's
+    input is hidden x (1 / downsample_ratio)^2 (pixel_shuffle merges that many patches into one token).
+    norm_type, qkv_bias and qk_normalization are read as written: InternVisionConfig's defaults are
+    those of the 6B tower, so a config without them is refused rather than guessed. The encoder
+    profile is not modeled (image_tokens 0): see calc/checks/modeled.py."""
+    layers = v.int("num_hidden_layers", maximum=MAX_LAYERS)
+    select = data.get("select_layer", _MISSING)
+    if isinstance(select, bool) or not isinstance(select, int) or not -layers <= select < layers:
+        raise ConfigError(file, "select_layer", select, f"a layer index from {-layers} to {layers - 1}")
+    ratio = data.get("downsample_ratio", _MISSING)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1 or (1 / ratio) != int(1 / ratio):
+        raise ConfigError(file, "downsample_ratio", ratio, "a number such as 0.5: one over a whole number")
+    norm = v.get("norm_type", _MISSING)
+    if norm not in ("layer_norm", "rms_norm"):
+        raise ConfigError(file, "vision_config.norm_type", norm, "layer_norm or rms_norm")
+    hidden, heads, patch = v.int("hidden_size"), v.int("num_attention_heads"), v.int("patch_size")
+    if hidden % heads:
+        raise ConfigError(
+            file, "vision_config.num_attention_heads", heads, f"a divisor of vision_config.hidden_size ({hidden}) (intern_vit.py raises otherwise)"
+        )
+    for key in ("qkv_bias", "qk_normalization"):
+        if key not in v.data:
+            raise ConfigError(file, f"vision_config.{key}", _MISSING, "true or false, as the config writes it")
+    return Tower("internvit", hidden, v.int("intermediate_size"), layers + select + 1 if select < 0 else select + 1, heads, patch, 3, 1,
+                 text_hidden, int(1 / ratio), (v.int("image_size") // patch) ** 2 + 1, modalities=("image", "video"),
+                 rms_norm=norm == "rms_norm", qk_norm=v.flag("qk_normalization"), qkv_bias=v.flag("qkv_bias"))  # fmt: skip
+
+
+def _gemma3n(r: _Reader) -> dict[str, Any]:
+    """Gemma 3n's language model (vllm/model_executor/models/gemma3n.py, Gemma3nDecoderLayer and
+    Gemma3nAttention, 0.33.0; the same layers from 0.10.1.1): layers by layer_types, sliding or full,
+    the last num_kv_shared_layers reading the cache of the last layer of their kind before them
+    (kv_sharing_target_layer_name: the layer before the shared ones for full attention, the one
+    before that for sliding), so they hold no cache (gpu_model_runner.py get_kv_cache_spec skips a
+    layer with a sharing target, 0.10.1.1 to 0.33.0). A layer's MLP is intermediate_size[i]
+    (a list, or one size for all); q and k are normed a head, v by a norm without weight; each layer
+    adds AltUp (Gemma3nAltUp), a laurel block (Gemma3nLaurelBlock) and the per-layer input gate and
+    projection, and five norms."""
+    n = r.layers()
+    types = r.get("layer_types", None)
+    if types is None:  # transformers' Gemma3nTextConfig fills them so: every fifth layer full
+        types = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(n)]
+        r.taken["layer_types"] = Said("full_attention every fifth layer, sliding_attention the others")
+        r.data = {**r.data, "layer_types": types}
+    kinds = list(_layer_types(r, n, _SLIDING_OR_FULL))
+    shared = r.int("num_kv_shared_layers", minimum=0, maximum=n)
+    first = n - shared
+    if shared and (first < 2 or kinds[first - 1] != FULL or kinds[first - 2] != SLIDING):
+        raise ConfigError(r.file, r.prefix + "num_kv_shared_layers", shared,
+                          "a count whose first shared layer follows a full-attention layer and, before it, a sliding one "
+                          "(gemma3n.py takes those two as the cache the shared layers read)")  # fmt: skip
+    kinds = [k if i < first else SHARED_FULL if k == FULL else SHARED_SLIDING for i, k in enumerate(kinds)]
+    sizes = r.get("intermediate_size")
+    if isinstance(sizes, int) and not isinstance(sizes, bool):
+        sizes = [sizes] * n
+    if not isinstance(sizes, list) or len(sizes) != n or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sizes):
+        raise ConfigError(r.file, r.prefix + "intermediate_size", sizes, f"a whole number, or a list of {n}, one a layer")
+    activation = r.get("hidden_activation", None)
+    if activation not in (None, "gelu_pytorch_tanh"):
+        raise ConfigError(r.file, r.prefix + "hidden_activation", activation, "gelu_pytorch_tanh (gemma3n.py Gemma3nMLP raises otherwise)")
+    if not r.flag("altup_correct_scale", True):
+        raise ConfigError(r.file, r.prefix + "altup_correct_scale", False, "true (gemma3n.py asserts it)")
+    per_layer = {"hidden": r.int("hidden_size_per_layer_input"), "vocab": r.int("vocab_size_per_layer_input"),
+                 "altup": r.int("altup_num_inputs"), "laurel": r.int("laurel_rank")}  # fmt: skip
+    return {**_common(r, qk_norm="head"), "layers": tuple(kinds), "mlps": tuple(Mlp(intermediate=v) for v in sizes),
+            "sliding_window": r.int("sliding_window"), "extra_norms": (*_GEMMA_NORMS, "post_per_layer_input_norm"),
+            "per_layer": per_layer}  # fmt: skip

@@ -1,0 +1,262 @@
+"""A config.json read whole (shape): its class's reader (registry.py) and what every class shares,
+the dtype, the tie, the quantization, the rope caches vLLM builds and the declared context; a shape
+at a max_model_len (at_max_model_len); the max_model_len vLLM derives from the config."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from calc import jsontext
+from calc.engine.hfconfig.core import _MISSING, CHUNKED, DTYPE_BYTES, FULL, MLA, PARALLEL, SLIDING, ConfigError, Rope, Shape, _Reader, _text_key, as_flag
+from calc.engine.hfconfig.defaults import _DEFAULTS, _WRITTEN_IN_FULL
+from calc.engine.hfconfig.multimodal import _LLAVA_TEXT_CLASSES, LLAVA, WITH_VISION, _tower
+from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
+from calc.engine.hfconfig.registry import _ARCHITECTURES, NOT_MODELED
+
+
+def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
+    """The config read for the weight and KV models; ConfigError names what is missing."""
+    data: dict[str, Any] = config  # each field is checked as it is read
+    archs = data.get("architectures")
+    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        raise ConfigError(file, "architectures", archs if archs is not None else _MISSING, 'a list naming the model class, such as ["LlamaForCausalLM"]')
+    arch = archs[0]
+    reader = _ARCHITECTURES.get(arch)
+    if arch in NOT_MODELED:
+        raise ConfigError(file, "architectures[0]", arch, f"a class vLLM builds with model code of its own: {NOT_MODELED[arch]}; not modeled")
+    if reader is None:
+        raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
+    key = _text_key(data)
+    text = data.get(key)
+    if (text is not None or arch in WITH_VISION and key in data) and not isinstance(text, dict):
+        raise ConfigError(file, key, text, "an object holding the language model's fields")
+    inner = text if isinstance(text, dict) else data
+    config_class, defaults = _class_defaults(data, inner, arch)
+    if inner is data:  # a top level holds its class's fields in full: only those that postdate it are filled in
+        defaults = {k: v for k, v in defaults.items() if k not in _WRITTEN_IN_FULL}
+    r = _Reader(inner, file, key + "." if inner is not data else "", arch, defaults)
+    quant = data.get("quantization_config", inner.get("quantization_config"))
+    if quant is not None and not isinstance(quant, dict):
+        raise ConfigError(file, "quantization_config", quant, "an object")
+    dtype = data.get("torch_dtype", data.get("dtype", inner.get("torch_dtype", inner.get("dtype", "bfloat16"))))
+    if dtype not in DTYPE_BYTES:
+        raise ConfigError(file, "torch_dtype", dtype, "bfloat16, float16 or float32")
+    fields = reader(r)
+    filled: list[_Reader] = []  # the tower's readers that took a class's defaults
+    tower = _tower(data, file, arch, fields["hidden"], filled) if arch in WITH_VISION else None
+    tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", _MISSING))
+    if arch in LLAVA:  # the language model reads its own config's (llama.py over text_config), not the wrapper's
+        tie = inner.get("tie_word_embeddings", _MISSING)
+    where = "tie_word_embeddings" if "tie_word_embeddings" in data and arch not in LLAVA else r.prefix + "tie_word_embeddings"
+    if "tie_embeddings" in fields:  # a class whose model code ties (or unties) the head whatever the config says
+        tie = fields.pop("tie_embeddings")
+    else:
+        tie = as_flag(r.get("tie_word_embeddings", False) if tie is _MISSING else tie, file, where)
+    taken = ", ".join(f"{r.prefix}{key} {json.dumps(value)}" for key, value in r.taken.items())
+    noted: tuple[str, ...] = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
+    for other in filled:  # a tower reader's `architecture` names its transformers class
+        if other.taken:
+            said = ", ".join(f"{other.prefix}{key} {json.dumps(value)}" for key, value in other.taken.items())
+            noted += (f"not in the config, taken as {other.architecture}'s defaults in transformers 5.5.3: {said}",)
+    # --dtype auto downcasts a float32 checkpoint to the GPU's first dtype, bfloat16 from Ampere on
+    # (vllm/config/model.py, _resolve_auto_dtype: "Downcast for float32 models")
+    float32 = DTYPE_BYTES[dtype] == 4
+    return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
+                 tie_embeddings=tie, quantization=quant, defaults=noted,
+                 max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch), **fields)  # fmt: skip
+
+
+def at_max_model_len(shape: Shape, max_model_len: int) -> Shape:
+    """The shape as vLLM builds it for a max_model_len: a capped rope's cache holds no more positions than
+    it (minimax_text_01.py: max_position = min(max_position_embeddings, max_model_len), 0.10.1.1 to 0.23.0)."""
+    if not any(rope.capped for rope in shape.ropes):
+        return shape
+    ropes = tuple(replace(rope, positions=min(rope.positions, max_model_len)) if rope.capped else rope for rope in shape.ropes)
+    return replace(shape, ropes=ropes)
+
+
+def _max_positions(config: dict[str, Any]) -> int | None:
+    """The longest context the config declares, where no rope scaling stretches it (vLLM derives
+    the limit from both: vllm/config/model.py, _get_and_verify_max_len)."""
+    positions = config.get("max_position_embeddings")
+    scaled = any(isinstance(config.get(key), dict) and config[key] for key in ("rope_scaling", "rope_parameters"))
+    if scaled or isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
+        return None
+    return positions
+
+
+_LAYER_TYPE_KIND = {"full_attention": "full", "sliding_attention": "sliding"}
+
+
+def _rope_positions(rp: Mapping[str, Any], max_pos: int, top_original: object = None) -> int:
+    """How many positions a rope's cache holds (vllm/model_executor/layers/rotary_embedding/__init__.py
+    get_rope, 0.20.0): a linear or dynamic factor stretches the model's positions, YaRN's (and
+    DeepSeek's) its original ones; LongRoPE keeps a short cache and a long one; the rest, the model's.
+    A dynamic rope with an alpha (Hunyuan's) is DynamicNTKAlphaRotaryEmbedding, whose cache holds the
+    model's positions whatever its factor (rotary_embedding/dynamic_ntk_alpha_rope.py, 0.10.1.1 to 0.33.0)."""
+    kind = str(rp.get("rope_type", rp.get("type", "default")))
+    factor = rp.get("factor", 1)
+    factor = factor if isinstance(factor, (int, float)) and not isinstance(factor, bool) and factor > 0 else 1
+    original = rp.get("original_max_position_embeddings", top_original)  # Phi-3 writes it beside the rope, not in it
+    original = original if isinstance(original, int) and not isinstance(original, bool) and original > 0 else max_pos
+    if kind == "dynamic" and "alpha" in rp:
+        return max_pos
+    if kind in ("linear", "dynamic"):
+        return int(max_pos * factor)
+    if kind in ("yarn", "deepseek_yarn"):
+        return int(original * factor)
+    if kind in ("longrope", "su"):
+        return original + max_pos
+    return max_pos
+
+
+def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mapping[str, Any], arch: str) -> tuple[Rope, ...]:
+    """The cos/sin caches of a model's attention layers: one for each distinct rope; Gemma 3's
+    sliding layers keep their own at the local base, unscaled (gemma3.py), a config's rope
+    parameters by layer type give each kind its own. A length the config leaves out is its
+    transformers class's default (`defaults`)."""
+    layers = fields["layers"]
+    kinds = [k for k in (FULL, SLIDING, MLA, CHUNKED, PARALLEL) if k in layers]
+    if arch.startswith("Llama4"):  # its full-attention layers are NoPE: only the chunked ones rotate (llama4.py)
+        kinds = [CHUNKED]
+    if arch == "GraniteMoeHybridForCausalLM" and inner.get("position_embedding_type") != "rope":
+        return ()  # granitemoehybrid.py builds a rope only for position_embedding_type "rope" (Granite 4.0-H: "nope")
+    max_pos = inner.get("max_position_embeddings", defaults.get("max_position_embeddings"))
+    if arch.startswith("Cohere"):  # commandr.py: model_max_length, else max_position_embeddings
+        max_pos = inner.get("model_max_length") or max_pos
+    if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
+        return ()
+    if arch.startswith(("NemotronH", "Jamba")):  # their attention layers take no rope (nemotron_h.py, jamba.py build none, 0.20.0 and 0.33.0)
+        return ()
+    if arch == "GPTBigCodeForCausalLM" or arch == "FalconForCausalLM" and inner.get("alibi", False) is True:
+        return ()  # gpt_bigcode.py learns its positions (wpe); falcon.py's alibi layers take slopes, no rope
+    if MLA in layers:
+        rot = fields.get("qk_rope_head_dim") or 0
+    elif isinstance(inner.get("rotary_dim"), int) and not isinstance(
+        inner.get("rotary_dim"), bool
+    ):  # MiniMax-M2 writes it (minimax_m2.py rotary_dim=config.rotary_dim, 0.20.0)
+        rot = inner["rotary_dim"]
+    elif arch.startswith("FalconH1"):  # falcon_h1.py: attn_rotary_emb where the config has it, else the head (0.20.0 and 0.33.0)
+        given = inner.get("attn_rotary_emb")
+        rot = given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else fields["head_dim"]
+    elif arch == "GPTNeoXForCausalLM":  # gpt_neox.py: rotary_pct of the head (0.10.1.1; rope_parameters' partial_rotary_factor from it, 0.31.0)
+        partial = inner.get("rotary_pct", inner.get("partial_rotary_factor", defaults.get("rotary_pct", 1)))  # transformers 5 saves the latter
+        partial = partial if isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1 else 1
+        rot = int(fields["head_dim"] * partial)
+    else:
+        partial = inner.get("partial_rotary_factor", defaults.get("partial_rotary_factor", 1))
+        partial = partial if isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1 else 1
+        rot = int(fields["head_dim"] * partial)
+    if not rot:
+        return ()
+    rope = inner.get("rope_parameters") or inner.get("rope_scaling") or {}
+    rope = rope if isinstance(rope, dict) else {}
+    nested = {_LAYER_TYPE_KIND[k]: v for k, v in rope.items() if k in _LAYER_TYPE_KIND and isinstance(v, dict)}
+    out: list[Rope] = []
+    seen: set[tuple[int, int, bool, str]] = set()
+    for kind in kinds:
+        rp = nested.get(kind, {} if nested else rope)
+        local = kind == SLIDING and arch.startswith("Gemma3")  # Gemma 3: the local rope, at its own base, unscaled
+        positions = _rope_positions({} if local else rp, max_pos, inner.get("original_max_position_embeddings"))
+        if "mrope_section" in rp or rp.get("type") == "mrope" or rp.get("rope_type") == "mrope":
+            # M-RoPE keeps 4 x the positions (rotary_embedding/mrope.py, 0.8.2 to 0.33.0); from 0.32.0
+            # Qwen3-VL and Qwen3.5 pass 1 unless video pruning is on (qwen3_vl.py mrope_positions_factor)
+            positions *= 1 if arch.startswith(("Qwen3VL", "Qwen3_5")) else 4
+        key = (positions, rot, local, json.dumps(rp, sort_keys=True, default=str))  # get_rope's cache key: its base and scaling too
+        if key not in seen:
+            seen.add(key)
+            # gpt_oss.py get_rope(dtype=torch.float32), 0.11.0 to 0.33.0; minimax_text_01.py the same, for
+            # min(max_position_embeddings, max_model_len) positions (MiniMaxText01Attention, 0.10.1.1 to 0.23.0)
+            minimax = arch in MINIMAX_TEXT
+            out.append(Rope(kind, positions, rot, 4 if arch.startswith("GptOss") or minimax else None, capped=minimax))
+    if fields.get("indexer") and out:  # DeepSeek V3.2's indexer rope: neox style, a cache of its own (deepseek_v2.py, 0.13.0 to 0.33.0)
+        out.append(out[0])
+    return tuple(out)
+
+
+# The keys vLLM reads a model's longest context from, the smallest present winning
+# (vllm/transformers_utils/model_arch_config_convertor.py derive_max_model_len_and_key, 0.33.0;
+# vllm/config/model.py _get_and_verify_max_len up to 0.2x), and the rope types whose factor does
+# not stretch it: from 0.30.0 YaRN's too, whose max_position_embeddings is taken as scaled already.
+_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")  # fmt: skip
+_UNSTRETCHED = ("su", "longrope", "llama3")
+_UNSTRETCHED_FROM_0_30 = (*_UNSTRETCHED, "yarn", "deepseek_yarn", "deepseek_llama_scaling")
+DEFAULT_MAX_LEN = 2048  # no key in the config: vLLM assumes it, with a warning
+
+
+@dataclass(frozen=True)
+class DerivedLength:
+    """The max_model_len vLLM takes when none is given (or -1, auto): from the config alone."""
+
+    tokens: int  # the longest vLLM takes without VLLM_ALLOW_LONG_MAX_MODEL_LEN
+    source: str
+    default: int | None = None  # what it takes when none is given (or -1), where that is shorter (LongRoPE); None: tokens
+    default_source: str = ""
+
+    @property
+    def given_none(self) -> tuple[int, str]:
+        """The length vLLM takes when none is given, and where it comes from."""
+        return (self.default, self.default_source) if self.default is not None else (self.tokens, self.source)
+
+
+def _class_defaults(data: Mapping[str, Any], inner: Mapping[str, Any], arch: str) -> tuple[str, dict[str, Any]]:
+    """The transformers class vLLM reads the (text) config through, and the fields it fills in."""
+    text_type = inner.get("model_type") if inner is not data else None  # a wrapper's text model can be of more than one class
+    if arch in LLAVA and inner is not data:  # LlavaConfig reads a text_config without model_type as llama
+        return _LLAVA_TEXT_CLASSES.get(text_type if isinstance(text_type, str) else "llama", ("", {}))
+    return _DEFAULTS.get(text_type if isinstance(text_type, str) else arch) or _DEFAULTS.get(arch, ("", {}))
+
+
+def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], file: str = "config.json") -> DerivedLength:
+    """The longest context vLLM derives from the config (the text config of a multimodal one):
+    the smallest of the length keys (a model_max_length wins outright), times the rope scaling
+    factor unless the rope type is one that does not stretch it, and, up to 0.29.x, a YaRN
+    factor times its original_max_position_embeddings (vllm/config/model.py
+    _get_and_verify_max_len, 0.11.0 to 0.33.0). Gemma 3's is taken as scaled already. A
+    tokenizer_config.json's model_max_length, which vLLM also caps it by, is not read."""
+    data: dict[str, Any] = config
+    text = data.get(_text_key(data))
+    inner: dict[str, Any] = text if isinstance(text, dict) else data
+    archs = data.get("architectures")
+    config_class, defaults = _class_defaults(data, inner, archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else "")
+    found = {k: v for k in _LENGTH_KEYS if isinstance(v := inner.get(k, defaults.get(k)), (int, float)) and not isinstance(v, bool) and v > 0}
+    where = "vllm/config/model.py _get_and_verify_max_len"
+    if "model_max_length" in found:
+        key, length = "model_max_length", found["model_max_length"]
+    elif found:
+        key = min(found, key=lambda k: found[k])
+        length = found[key]
+    else:
+        return DerivedLength(DEFAULT_MAX_LEN, f"none of {', '.join(_LENGTH_KEYS[:2])}... in {file}: vLLM assumes {DEFAULT_MAX_LEN} ({where})")
+    said = f"{file}'s {key} ({length:,})" if key in inner else f"{key} {length:,}, not in {file}: {config_class}'s default in transformers 5.5.3"
+    model_type = str(data.get("model_type", ""))
+    rope = inner.get("rope_parameters") or inner.get("rope_scaling")
+    params = [rope] if isinstance(rope, dict) and ("rope_type" in rope or "type" in rope) else list(rope.values()) if isinstance(rope, dict) else []
+    unstretched = _UNSTRETCHED_FROM_0_30 if rel >= (0, 30) else _UNSTRETCHED
+    if "gemma3" not in model_type:
+        factor: float = 1.0
+        for rp in params:
+            if not isinstance(rp, dict):
+                continue
+            kind = str(rp.get("rope_type", rp.get("type", "default")))
+            if kind in unstretched or kind in ("default", "mrope"):
+                continue
+            f = rp.get("factor", factor)
+            factor = f if isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0 else 1.0
+            original = rp.get("original_max_position_embeddings")
+            if kind == "yarn" and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+                length, said = original, f"{file}'s rope original_max_position_embeddings ({original:,})"
+        if factor != 1.0:
+            length, said = length * factor, f"{said} x the rope scaling factor {factor:g}"
+    era = "0.30.0 and later" if rel >= (0, 30) else "up to 0.29.x"
+    # none given (or -1): from 0.12.0 a LongRoPE model starts at its original length, not the stretched one
+    original = data.get("original_max_position_embeddings", inner.get("original_max_position_embeddings"))
+    longrope = any(isinstance(rp, dict) and str(rp.get("rope_type", rp.get("type"))) in ("longrope", "su") for rp in params)
+    if longrope and rel >= (0, 12) and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+        return DerivedLength(int(length), f"{said} ({where}, {era})", original,
+                             f"{file}'s original_max_position_embeddings ({original:,}): LongRoPE's, which vLLM takes when none is given, from 0.12.0 ({where})")  # fmt: skip
+    return DerivedLength(int(length), f"{said} ({where}, {era})")

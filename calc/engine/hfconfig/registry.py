@@ -1,0 +1,309 @@
+"""Which reader reads which class (_ARCHITECTURES, model_classes), the wrappers whose language model
+is read by another class's reader (LLaVA, InternVL), and the tables of classes: no pipeline parallel,
+the releases that build a class with its own model code, the classes not modeled or unchecked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calc.engine.hfconfig.core import _MISSING, ConfigError, _Reader
+from calc.engine.hfconfig.dense import (
+    _cohere,
+    _decilm,
+    _dense,
+    _ernie45,
+    _exaone4,
+    _falcon,
+    _gemma,
+    _gemma2,
+    _gemma3,
+    _glm4,
+    _gpt_bigcode,
+    _gpt_neox,
+    _internlm2,
+    _internlm3,
+    _llama,
+    _mimo,
+    _olmo,
+    _phi,
+    _qwen3,
+    _starcoder2,
+)
+from calc.engine.hfconfig.moe import (
+    _bailing,
+    _deepseek,
+    _deepseek_v32,
+    _ernie45_moe,
+    _glm4_moe,
+    _gpt_oss,
+    _granite_moe,
+    _hunyuan,
+    _llama4,
+    _minimax_m2,
+    _mixtral,
+    _olmoe,
+    _phimoe,
+    _qwen_moe,
+)
+from calc.engine.hfconfig.multimodal import _LLAVA_TEXT, _gemma3n
+from calc.engine.hfconfig.recurrent import (
+    MINIMAX_TEXT,
+    _falcon_h1,
+    _granite_hybrid,
+    _jamba,
+    _lfm2,
+    _mamba2_pure,
+    _mamba_pure,
+    _minimax_text01,
+    _nemotron_h,
+    _qwen3_next,
+)
+
+# vLLM refuses pipeline parallel for a model class without SupportsPP (vllm/config/model.py
+# verify_with_parallel_config: "Pipeline parallelism is not supported for this model"):
+# gemma3n.py Gemma3nForCausalLM and gemma3n_mm.py Gemma3nForConditionalGeneration (0.10.1.1 to 0.33.0),
+# minimax_text_01.py MiniMaxText01ForCausalLM, which MiniMaxM1ForCausalLM names too (0.10.1.1 to 0.23.0).
+NO_PIPELINE = frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration", *MINIMAX_TEXT})
+
+
+# The language models an InternVL config's llm_config may name that these readers size; InternLM2
+# (InternVL2 and InternVL 2.5's 8B and 26B) is read as on its own (_internlm2); the others vLLM builds are refused.
+_INTERNVL_TEXT = ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "LlamaForCausalLM", "InternLM2ForCausalLM")
+
+
+def _llava(r: _Reader) -> dict[str, Any]:
+    """LLaVA's language model: text_config's architectures[0], else its model_type's
+    causal LM (llama when LlavaConfig is given none), built by init_vllm_registered_model over text_config."""
+    if not r.prefix:  # LlavaConfig would build LlamaConfig() whole from its defaults: a config without one is refused
+        raise ConfigError(r.file, "text_config", _MISSING, "an object holding the language model's fields")
+    archs = r.data.get("architectures")
+    model_type = r.data.get("model_type", "llama")
+    inner = (
+        archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else _LLAVA_TEXT.get(model_type) if isinstance(model_type, str) else None
+    )
+    if inner is None or inner not in _LLAVA_TEXT.values():
+        where, found = ("architectures[0]", inner) if isinstance(archs, list) and archs else ("model_type", model_type)
+        raise ConfigError(
+            r.file,
+            r.prefix + where,
+            found,
+            "one of " + ", ".join(_LLAVA_TEXT.values()) + " (llama or mistral): other language models under LLaVA are not modeled",
+        )
+    text = _Reader(r.data, r.file, r.prefix, inner, r.defaults)
+    text.taken = r.taken
+    fields: dict[str, Any] = _ARCHITECTURES[inner](text)
+    return fields
+
+
+def _internvl(r: _Reader) -> dict[str, Any]:
+    """InternVL 2.5, 3 and 3.5 (vllm/model_executor/models/internvl.py, InternVLChatModel, 0.10.1.1 to
+    0.33.0): the language model is the class llm_config names, built over it by
+    init_vllm_registered_model, and read here by that class's own reader."""
+    archs = r.data.get("architectures")
+    inner = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    if inner not in _INTERNVL_TEXT:
+        raise ConfigError(r.file, r.prefix + "architectures[0]", inner if inner is not None else _MISSING,
+                          "one of " + ", ".join(_INTERNVL_TEXT) + ": other language models under InternVL are not modeled")  # fmt: skip
+    text = _Reader(r.data, r.file, r.prefix, inner, r.defaults)
+    text.taken = r.taken
+    fields: dict[str, Any] = _ARCHITECTURES[inner](text)
+    return fields
+
+
+_ARCHITECTURES = {
+    "LlamaForCausalLM": _llama,
+    "MistralForCausalLM": _llama,
+    "Mistral3ForConditionalGeneration": _llama,
+    "Phi3ForCausalLM": _llama,
+    "GraniteForCausalLM": _llama,
+    "Qwen2ForCausalLM": lambda r: _dense(r, bias=True),  # Qwen2's q/k/v carry a bias
+    "Qwen2_5_VLForConditionalGeneration": lambda r: _dense(r, bias=True),
+    # Qwen2-VL: Qwen2's layers (qwen2_vl.py builds Qwen2ForCausalLM over the config, 0.10.1.1 to 0.33.0)
+    "Qwen2VLForConditionalGeneration": lambda r: _dense(r, bias=True),
+    "Qwen3ForCausalLM": _qwen3,
+    "Qwen3VLForConditionalGeneration": _qwen3,
+    "Qwen3MoeForCausalLM": lambda r: _qwen_moe(r, qk_norm="head"),
+    "Qwen3VLMoeForConditionalGeneration": lambda r: _qwen_moe(r, qk_norm="head"),
+    "Qwen2MoeForCausalLM": lambda r: _qwen_moe(r, bias=True),
+    "SeedOssForCausalLM": lambda r: _dense(r, bias=True),
+    "Olmo2ForCausalLM": _olmo,
+    "Olmo3ForCausalLM": _olmo,
+    "Glm4ForCausalLM": _glm4,
+    "Glm4MoeForCausalLM": _glm4_moe,
+    # GLM-4.5V / 4.6V: GLM-4.5-Air's layers from text_config (glm4_1v.py Glm4vForConditionalGeneration
+    # builds Glm4MoeForCausalLM for model_type glm4v_moe, 0.33.0)
+    "Glm4vMoeForConditionalGeneration": _glm4_moe,
+    "Glm4vForConditionalGeneration": lambda r: _glm4(r, bias=False),
+    "MiniMaxM2ForCausalLM": _minimax_m2,
+    "Gemma2ForCausalLM": _gemma2,
+    "MixtralForCausalLM": _mixtral,
+    "DeepseekV3ForCausalLM": _deepseek,
+    "DeepseekV2ForCausalLM": _deepseek,
+    "DeepseekV32ForCausalLM": _deepseek_v32,
+    "DeciLMForCausalLM": _decilm,
+    "GptOssForCausalLM": _gpt_oss,
+    "Gemma3ForCausalLM": _gemma3,
+    "Gemma3ForConditionalGeneration": _gemma3,
+    "Qwen3NextForCausalLM": _qwen3_next,
+    "Qwen3_5ForCausalLM": _qwen3_next,
+    "Qwen3_5ForConditionalGeneration": _qwen3_next,
+    # Qwen3.5 / 3.6 MoE: Qwen3-Next's layers, each a sparse MoE block (vllm/model_executor/models/qwen3_5.py,
+    # Qwen3_5DecoderLayer: model_type qwen3_5_moe_text takes Qwen3NextSparseMoeBlock, 0.33.0)
+    "Qwen3_5MoeForConditionalGeneration": _qwen3_next,
+    "NemotronHForCausalLM": _nemotron_h,
+    "GraniteMoeHybridForCausalLM": _granite_hybrid,
+    "JambaForCausalLM": _jamba,
+    "MambaForCausalLM": _mamba_pure,
+    "FalconMambaForCausalLM": _mamba_pure,  # the registry maps it to mamba.py's MambaForCausalLM (0.10.1.1 to 0.33.0)
+    "Mamba2ForCausalLM": _mamba2_pure,
+    "FalconH1ForCausalLM": _falcon_h1,
+    "Lfm2ForCausalLM": _lfm2,
+    "Lfm2MoeForCausalLM": _lfm2,  # LFM2's layers, experts from num_dense_layers on (_lfm2_moe_mlps)
+    "Llama4ForConditionalGeneration": _llama4,
+    "InternVLChatModel": _internvl,
+    "LlavaForConditionalGeneration": _llava,
+    "Gemma3nForCausalLM": _gemma3n,
+    # Gemma 3n: the language model from text_config (gemma3n_mm.py builds Gemma3nForCausalLM over it)
+    "Gemma3nForConditionalGeneration": _gemma3n,
+    "Ernie4_5ForCausalLM": _ernie45,
+    "Ernie4_5_MoeForCausalLM": _ernie45_moe,
+    "CohereForCausalLM": _cohere,
+    "Cohere2ForCausalLM": _cohere,
+    "Exaone4ForCausalLM": _exaone4,
+    "GemmaForCausalLM": _gemma,
+    "InternLM2ForCausalLM": _internlm2,
+    "InternLM3ForCausalLM": _internlm3,
+    "MiMoForCausalLM": _mimo,
+    "Starcoder2ForCausalLM": _starcoder2,
+    "PhiForCausalLM": _phi,
+    "FalconForCausalLM": _falcon,
+    "GPTNeoXForCausalLM": _gpt_neox,
+    "GPTBigCodeForCausalLM": _gpt_bigcode,
+    "GraniteMoeForCausalLM": _granite_moe,
+    "PhiMoEForCausalLM": _phimoe,
+    "OlmoeForCausalLM": _olmoe,
+    "HunYuanMoEV1ForCausalLM": _hunyuan,
+    "HunYuanDenseV1ForCausalLM": _hunyuan,
+    "BailingMoeForCausalLM": _bailing,
+    "BailingMoeV2ForCausalLM": _bailing,
+    "MiniMaxText01ForCausalLM": _minimax_text01,
+    "MiniMaxM1ForCausalLM": _minimax_text01,  # registry.py maps it to minimax_text_01.py's MiniMaxText01ForCausalLM
+}
+
+# Classes whose model code vLLM registers in only some of the releases read (vllm/model_executor/models/
+# registry.py), the first and last (major, minor) that build them with it. Hunyuan's MoE class is
+# hunyuan_v1_moe.py in 0.9.2 (absent from 0.8.5), both classes hunyuan_v1.py from 0.10.1.1 to 0.28.0;
+# from 0.29.0 (to 0.33.0) the registry sends both to the Transformers backend
+# (_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled. StarCoder2: starcoder2.py in every release read
+# up to 0.24.0; from 0.25.0 the registry maps Starcoder2ForCausalLM to the Transformers backend and the file is gone.
+# GPTBigCodeForCausalLM likewise (gpt_bigcode.py to 0.24.0, the Transformers backend from 0.25.0); PhiForCausalLM
+# and GPTNeoXForCausalLM are phi.py and gpt_neox.py up to 0.31.0 and the Transformers backend from 0.32.0.
+# FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
+# No last release: registered from the first to the newest read. Ling's bailing_moe.py: BailingMoeForCausalLM
+# from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0.
+OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
+    "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
+    "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28)),
+    "Starcoder2ForCausalLM": ((0, 8), (0, 24)),
+    "PhiForCausalLM": ((0, 8), (0, 31)),
+    "GPTNeoXForCausalLM": ((0, 8), (0, 31)),
+    "GPTBigCodeForCausalLM": ((0, 8), (0, 24)),
+    "BailingMoeForCausalLM": ((0, 10), None),
+    "BailingMoeV2ForCausalLM": ((0, 11), None),
+    "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
+    "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
+}
+# Classes the registry drops after their window (vllm/model_executor/models/registry.py
+# _PREVIOUSLY_SUPPORTED_MODELS, 0.24.0 to 0.33.0: "0.23.0", the last release that served them).
+DROPPED = frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM"})
+# Releases before the window that register a class but build it otherwise: MiniMax on the V0 engine only
+# (0.8.5 and 0.9.2: SupportsV0Only, its state in a pool of its own, MinimaxCacheManager; M1 from 0.9.2).
+_V0_ONLY = {"MiniMaxText01ForCausalLM": (0, 8), "MiniMaxM1ForCausalLM": (0, 9)}
+
+
+def outside_own_code(architecture: str, release: tuple[int, int]) -> str | None:
+    """Why vLLM `release` does not build this class with the model code read, None where it does."""
+    window = OWN_CODE_RELEASES.get(architecture)
+    if window is None or window[0] <= release and (window[1] is None or release <= window[1]):
+        return None
+    (a, b), last = window
+    if last is None:
+        return (f"vLLM {release[0]}.{release[1]} does not register {architecture} (vllm/model_executor/models/registry.py); "
+                f"expected --engine-version {a}.{b} or later")  # fmt: skip
+    y, z = last
+    expected = f"expected --engine-version from {a}.{b} to {y}.{z}.x, whose own model code builds it"
+    if release > last and architecture in DROPPED:
+        return (
+            f"vLLM {y}.{z + 1}.0 and later no longer register {architecture} (vllm/model_executor/models/registry.py _PREVIOUSLY_SUPPORTED_MODELS); {expected}"
+        )
+    if architecture in _V0_ONLY and _V0_ONLY[architecture] <= release < window[0]:
+        return (f"vLLM {release[0]}.{release[1]} builds {architecture} for the V0 engine only, its state in a pool apart from the KV cache "
+                f"(minimax_cache.py MinimaxCacheManager), which is not modeled; {expected}")  # fmt: skip
+    if release > last:
+        return (
+            f"vLLM {y}.{z + 1}.0 and later serve {architecture} with the Transformers backend (vllm/model_executor/models/registry.py "
+            f"_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled; {expected}"
+        )
+    return f"vLLM {release[0]}.{release[1]} does not register {architecture} (vllm/model_executor/models/registry.py); {expected}"
+
+
+# Classes vLLM serves, if at all, without model code of its own: the Transformers backend
+# (vllm/model_executor/models/transformers/), which builds transformers' modules and is not modeled.
+NOT_MODELED = {
+    "Ernie4_5_ForCausalLM": "the remote-code name of Baidu's Paddle checkpoints (ERNIE-4.5-0.3B-Paddle), in no vLLM registry from "
+    "0.10.1.1 to 0.33.0; vLLM's ernie45.py is registered as Ernie4_5ForCausalLM, which the -PT checkpoints name",
+    "SmolLM3ForCausalLM": "vLLM has no SmolLM3 model code: its registry sends the class to the Transformers backend "
+    "(vllm/model_executor/models/registry.py _TRANSFORMERS_SUPPORTED_MODELS, 0.10.1.1 to 0.33.0)",
+}
+
+
+# Classes read by vLLM's model code whose reading no real public config.json has checked: none was
+# found quoted whole (models/configs/SOURCES.yaml says where was looked); a reading of one says so.
+UNCHECKED = frozenset(
+    {
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "Cohere2ForCausalLM",
+        "CohereForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "Ernie4_5ForCausalLM",
+        "Ernie4_5_MoeForCausalLM",
+        "Exaone4ForCausalLM",
+        "FalconH1ForCausalLM",
+        "GPTBigCodeForCausalLM",
+        "GPTNeoXForCausalLM",
+        "Gemma3nForCausalLM",
+        "Gemma3nForConditionalGeneration",
+        "GemmaForCausalLM",
+        "Glm4ForCausalLM",
+        "Glm4vForConditionalGeneration",
+        "GraniteMoeForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "HunYuanDenseV1ForCausalLM",
+        "InternLM2ForCausalLM",
+        "InternLM3ForCausalLM",
+        "Lfm2ForCausalLM",
+        "Mamba2ForCausalLM",
+        "MiMoForCausalLM",
+        "MiniMaxText01ForCausalLM",
+        "Olmo3ForCausalLM",
+        "OlmoeForCausalLM",
+        "SeedOssForCausalLM",
+        "Starcoder2ForCausalLM",
+    }
+)
+
+
+def unchecked_note(architecture: str) -> str | None:
+    """The note a reading of an unchecked class carries, None for a checked one."""
+    if architecture not in UNCHECKED:
+        return None
+    return (
+        f"{architecture} is read by vLLM's model code, but no real public config.json of this class has checked the reading: "
+        "compare the weights with the checkpoint's size before trusting the figures"
+    )
+
+
+def model_classes() -> list[str]:
+    """The `architectures` names these models read, in order."""
+    return sorted(_ARCHITECTURES)
