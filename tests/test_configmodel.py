@@ -1075,3 +1075,24 @@ def test_smollm3_is_refused_with_the_reason() -> None:
     which is not modeled (a config of the class alone, to show the refusal)."""
     with pytest.raises(hfconfig.ConfigError, match="SmolLM3ForCausalLM.*Transformers backend"):
         hfconfig.shape({"architectures": ["SmolLM3ForCausalLM"]}, "config.json")
+
+
+def test_the_mtp_drafter_frees_the_ends_it_shares() -> None:
+    """GLM-4.7's MTP layer loads its own embedding and shared_head.head (151,552 x 5,120 each, a rank's
+    eighth at TP 8, in bf16 beside the NVFP4 experts); the proposer swaps the embedding for the target's at
+    one pipeline stage in every release read, and the head from v0.16.0 at any, so 'Model loading took'
+    holds neither then; the checkpoint still holds both."""
+    text = (CONFIGS / "glm-4.7-nvfp4" / "config.json").read_text()
+    end = 151552 // 8 * 5120 * 2
+    drafted = {
+        (rel, pp): modeled.model_report(modeled.ModelInputs(text, tp=8, pp=pp, max_model_len=8192, engine_version=rel, speculative_tokens=1))
+        .ranks[-1]
+        .drafter_bytes
+        for rel in ("0.15.0", "0.16.0")
+        for pp in (1, 2)
+    }
+    assert drafted[("0.15.0", 2)] - drafted[("0.15.0", 1)] == drafted[("0.15.0", 1)] - drafted[("0.16.0", 1)] == end
+    assert drafted[("0.16.0", 2)] == drafted[("0.15.0", 1)]
+    shape = hfconfig.shape(hfconfig.load(text, "c.json"), "c.json")
+    assert weights.drafter_as_loaded(shape, (0, 33)).drafter_shared == {"embed_tokens", "shared_head.head"}
+    assert weights.checkpoint_scale(weights.drafter_as_loaded(shape, (0, 33)), None)[2] == weights.checkpoint_scale(shape, None)[2]

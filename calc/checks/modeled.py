@@ -65,6 +65,7 @@ def model_report(i: ModelInputs) -> ModelReport:
     if elsewhere:
         raise InputError(f"--engine-version: found {i.engine_version or 'none, the newest read'}: {elsewhere}")
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
+    shape = weights.drafter_as_loaded(shape, release_of(i.engine_version), i.pp)
     shape = hfconfig.at_max_model_len(shape, i.max_model_len)
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.checkpoint_bytes is not None:  # a size typed: split over the stages and ranks as an index's total_size is

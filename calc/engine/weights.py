@@ -34,7 +34,7 @@ A checkpoint's own size (model.safetensors.index.json's metadata.total_size) bea
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from calc.engine.hfconfig import (
@@ -259,8 +259,8 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
             extra = [Tensor(f"{prefix}.input_proj", h, 2 * h), Tensor(f"{prefix}.token_layernorm", h), Tensor(f"{prefix}.hidden_layernorm", h),
                      Tensor(f"{prefix}.final_layernorm", h)]  # fmt: skip
         if shape.architecture.startswith(("Deepseek", "Glm")):  # the MTP module loads its own embedding and head
-            extra += [Tensor(f"{prefix}.embed_tokens", vocab_rank, h), Tensor(f"{prefix}.shared_head.head", vocab_rank, h),
-                      Tensor(f"{prefix}.shared_head.norm", h)]  # fmt: skip
+            extra += [Tensor(f"{prefix}.{end}", vocab_rank, h) for end in MTP_ENDS if end not in shape.drafter_shared]
+            extra.append(Tensor(f"{prefix}.shared_head.norm", h))
         out += [Tensor(t.path, t.rows, t.cols, t.count, t.linear, drafter=True) for t in layer + extra]
     if shape.drafter_layers and shape.architecture.startswith(("Qwen3Next", "Qwen3_5")):  # Qwen's MTP module norms its output once
         out.append(Tensor("mtp.norm", h, drafter=True))  # (vllm/model_executor/models/qwen3_5_mtp.py and qwen3_next_mtp.py, 0.33.0)
@@ -745,10 +745,27 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
     return Weights(round(model * scale) + buffers, round(drafter * scale), source, whole)
 
 
+MTP_ENDS = ("embed_tokens", "shared_head.head")  # deepseek_mtp.py and glm4_moe_mtp.py: each MTP layer's own embedding and head
+SHARED_HEAD_FROM = (0, 16)  # v1/spec_decode/eagle.py load_model: 'sh.head = target_language_model.lm_head', first in v0.16.0
+
+
+def drafter_as_loaded(shape: Shape, rel: tuple[int, int], pp: int = 1) -> Shape:
+    """The shape with the MTP ends vLLM frees once the drafter loads: the proposer's load_model swaps the
+    drafter's embedding for the target's when there is one pipeline stage (v1/spec_decode/eagle.py,
+    v0.10.1.1 to v0.19.0; llm_base_proposer.py _maybe_share_embeddings, v0.20.0 to v0.33.0: an MTP model
+    always), and from v0.16.0 each MTP layer's shared_head.head for the target's lm_head, at any pipeline
+    size (_maybe_share_lm_head from v0.20.0). 'Model loading took' is measured after the swap, so the
+    freed copies are not in it; the checkpoint still holds them (checkpoint_scale counts them)."""
+    if not shape.drafter_layers or not shape.architecture.startswith(("Deepseek", "Glm")):
+        return shape
+    shared = ({"embed_tokens"} if pp == 1 else set()) | ({"shared_head.head"} if rel >= SHARED_HEAD_FROM else set())
+    return replace(shape, drafter_shared=frozenset(shared))
+
+
 def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index total_size") -> tuple[Fraction, str, int]:
     """What the count is multiplied by to give the checkpoint's own bytes (1 without them), the
     source of the figure and the whole checkpoint's bytes, all ranks together."""
-    whole = _sum(shape, 1, quant_of(shape))
+    whole = _sum(replace(shape, drafter_shared=frozenset()), 1, quant_of(shape))  # the checkpoint holds every MTP end
     counted = whole[0] + whole[1]  # the checkpoint's tensors, not the buffers
     if total_size is None:
         at_load = shape.quantization and shape.quantization.get("is_checkpoint_fp8_serialized") is False

@@ -205,6 +205,8 @@ class Shape:
     linear: dict[str, int] = field(default_factory=dict)
     indexer: dict[str, int] = field(default_factory=dict)  # DeepSeek V3.2's lightning indexer: heads, head_dim, q_lora_rank
     drafter_layers: int = 0
+    # the MTP module's own ends vLLM swaps for the target's after loading (weights.drafter_as_loaded); none as read
+    drafter_shared: frozenset[str] = frozenset()
     defaults: tuple[str, ...] = ()  # fields the config leaves out, taken as its transformers class's defaults
     max_positions: int | None = None  # max_position_embeddings, where no rope scaling stretches it
     output_gate: bool = False  # Qwen3-Next / Qwen3.5: q_proj also carries a gate for the output

@@ -187,6 +187,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     rel = release(s.engine_version)
     mm = s.multimodal or multimodal.Settings()
     shape, _ = multimodal.apply(shape, mm, rel)
+    shape = weights.drafter_as_loaded(shape, rel, s.pp)
     v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
     util = s.utilization if s.utilization is not None else default_utilization(rel)
     requested = math.ceil(card.total_bytes * util)
