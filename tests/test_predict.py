@@ -774,6 +774,9 @@ EXPECTED = {
     "143-v0230-qwen25-15b-util075-rtx4080-laptop-llmso.log": (0.0302, 0.035),
     "144-v0230-qwen25-15b-util036-rtx4080-laptop-llmso.log": (0.2606, 0.3),
     "145-v0230-qwen25-15b-util040-rtx4080-laptop-llmso.log": (0.1476, 0.15),
+    # Phi-2 on the llm-d-planner sweep's H100 (v0.19.0), added once PhiForCausalLM was read: 0.03 GiB over
+    # a 69.0 GiB pool as first predicted (the printed peak 0.79 GiB against 0.77, non-torch 0.24 against 0.25)
+    "146-v0190-phi-2-h100-llmd-planner.log": (0.0005, 0.005),
 }
 
 
@@ -820,7 +823,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "124": ("starts", "starts"), "125": ("starts", "starts"), "126": ("starts", "starts"),
         "127": ("starts", "starts"), "128": ("starts", "starts"), "129": ("starts", "starts"), "130": ("starts", "starts"),
         "131": ("starts", "starts"), "132": ("starts", "starts"), "133": ("starts", "starts"),
-        **{str(n): ("starts", "starts") for n in range(134, 146)},
+        **{str(n): ("starts", "starts") for n in range(134, 147)},
     }  # fmt: skip
 
 
@@ -850,11 +853,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (49, 0.0028, 0.051)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (50, 0.0025, 0.033)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (24, 0.0027, 0.0455)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 49 starts with a printed pool; median |error| +0.3 %, 90th percentile +5.1 %; verdict right on 50 of 50" in out
+    assert "fitted: 50 starts with a printed pool; median |error| +0.3 %, 90th percentile +3.3 %; verdict right on 51 of 51" in out
     assert "held out: 24 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.5 %; verdict right on 25 of 25" in out
 
 
@@ -879,7 +882,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "126": ("sliding window", poolaccuracy.ERAS[1]), "127": ("moe", poolaccuracy.ERAS[1]), "128": ("dense", poolaccuracy.ERAS[1]),
         "129": ("dense", poolaccuracy.ERAS[2]), "130": ("dense", poolaccuracy.ERAS[2]),
         "131": ("dense", poolaccuracy.ERAS[2]), "132": ("dense", poolaccuracy.ERAS[2]), "133": ("sliding window", poolaccuracy.ERAS[1]),
-        **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(134, 146)}, "140": ("dense", poolaccuracy.ERAS[0]),
+        **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(134, 146)}, "140": ("dense", poolaccuracy.ERAS[0]), "146": ("dense", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -891,10 +894,10 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (5, 0.0054, 0.0979)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (57, 58)
+    assert (dense.starts, dense.verdicts) == (58, 59)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (50, 0.011)
+    assert (v1.starts, round(float(v1.p90), 3)) == (51, 0.011)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -904,7 +907,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.06, 1.275)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.059, 1.157)
     assert round(float(held.median), 3) == 0.097
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
@@ -1248,7 +1251,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 65
+    assert len(excerpts) == 66
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
