@@ -182,12 +182,11 @@ def test_the_plain_awq_kernel_holds_a_whole_weight() -> None:
     assert whole.bytes == (2048 * (3 * 3584 + 2 * 18944) + 3584 * 2 * 18944) * 2
     assert round((whole.bytes - plain.bytes) / GiB, 2) == 0.18 and "awq.py" in whole.source
     assert predict.forward_peak(shape, 1, 255, 0, (0, 22), dequantized=True).bytes == 255 * (3 * 3584 + 3 * 18944) * 2  # matmul on the packed weight
-    assert [predict.plain_awq(rel, q) for rel, q in (((0, 23), "AWQ"), ((0, 24), "awq"), ((0, 22), "awq_marlin"), ((0, 22), None))] == [
-        True,
-        False,
-        False,
-        False,
-    ]
+    cases = (((0, 23), "AWQ"), ((0, 24), "awq"), ((0, 22), "awq_marlin"), ((0, 22), None))
+    assert [predict.plain_awq(rel, q) for rel, q in cases] == ["forced", "", "", ""]
+    # a T4 (compute capability 7.5) runs an AWQ checkpoint on the plain kernel until Marlin takes 7.5, v0.14.0
+    assert [predict.plain_awq(rel, None, True, True) for rel in ((0, 13), (0, 14))] == ["turing", ""]
+    assert predict.plain_awq((0, 13), None, False, True) == "" and predict.is_turing("NVIDIA Tesla T4")
 
 
 def test_forward_peak_of_an_moe_uses_the_fused_workspace() -> None:
@@ -1052,6 +1051,9 @@ def test_a_card_by_the_name_torch_gives_it() -> None:
     assert len(named) == len(set(named)) >= 15
     with pytest.raises(InputError, match="fits h100-sxm and h100-pcie"):
         predict.find_box(boxes, "NVIDIA H100")
+    for smaller in ("NVIDIA GeForce RTX 4070", "NVIDIA GeForce RTX 5070", "NVIDIA RTX 6000", "RTX 4080"):  # not the Ti SUPER, Ti, Ada or SUPER
+        with pytest.raises(InputError, match=f"^--gpu: found '{smaller}', (expected a card of catalog/boxes.yaml by its whole name|which fits)"):
+            predict.find_box(boxes, smaller)
 
 
 def test_an_unknown_card_offers_the_ids_that_share_a_word() -> None:

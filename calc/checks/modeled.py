@@ -460,7 +460,7 @@ def expert_split(r: ModelReport, shape: hfconfig.Shape) -> bool:
     return (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
 
 
-def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start) -> tuple[str, ...]:
+def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start, card_name: str = "") -> tuple[str, ...]:
     """What a predicted pool says beside its figures: the model report's notes, a FlashInfer switch
     the release does not read, and under an expert split what the pool leaves out. The same in the
     command line (`calc model --gpu`) and the browser's calculator. A prediction is on a discrete card:
@@ -473,11 +473,18 @@ def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
             "0.11.x only; from 0.12.0 on VLLM_USE_FLASHINFER_SAMPLER=1 alone, and by default on NVIDIA cards from 0.21.0 "
             "(vllm/v1/sample/ops/topk_topp_sampler.py, vllm/envs.py)"
         )
-    if predict.plain_awq(rel, start.quantization):
+    why = predict.plain_awq(rel, start.quantization, predict.awq_checkpoint(shape), predict.is_turing(card_name))
+    dequant = (f"at {predict.AWQ_DEQUANT_TOKENS} tokens or more it dequantizes each weight whole before its matmul, counted in the "
+               "activation peak")  # fmt: skip
+    if why == "turing":
+        notes.append(
+            f"on a Turing card vLLM {rel[0]}.{rel[1]} runs an AWQ checkpoint with the plain AWQ kernel, not Marlin, which asks compute "
+            f"capability 8.0 up to 0.13.x (quantization/utils/marlin_utils.py; 7.5 from 0.14.0): {dequant}"
+        )
+    elif why == "forced":
         notes.append(
             f"--quantization awq by name keeps vLLM {rel[0]}.{rel[1]} on the plain AWQ kernel, not Marlin ('so forcing awq', "
-            "quantization/awq_marlin.py): at 256 tokens or more it dequantizes each weight whole before its matmul, counted in the "
-            "activation peak; --quantization awq_marlin, or none, runs Marlin, faster and without that transient"
+            f"quantization/awq_marlin.py): {dequant}; --quantization awq_marlin, or none, runs Marlin, faster and without that transient"
         )
     if expert_split(r, shape):
         notes.append(

@@ -32,7 +32,7 @@ A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memor
 from __future__ import annotations
 
 from calc.engine import hfconfig
-from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper, is_sm120
+from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper, is_sm120, is_turing
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.fixes import Fix, Limits, fixes, limits
 from calc.engine.predict.graphs import (
@@ -62,7 +62,7 @@ from calc.engine.predict.graphs import (
     mamba_graphs,
     model_runner_v2,
 )
-from calc.engine.predict.pool import Given, Prediction, StagePool, Start, batch_on, check_start, flashinfer_sampler, predict, scheduled
+from calc.engine.predict.pool import Given, Prediction, StagePool, Start, awq_checkpoint, batch_on, check_start, flashinfer_sampler, predict, scheduled
 from calc.engine.predict.terms import (
     AUTO_AWQ_FROM,
     AWQ_DEQUANT_TOKENS,
@@ -70,6 +70,7 @@ from calc.engine.predict.terms import (
     MARLIN_DIRECT_UNTIL,
     MARLIN_FROM,
     MARLIN_METHODS,
+    MARLIN_TURING_FROM,
     NON_TORCH_ONE_RANK,
     NON_TORCH_ONE_RANK_V0,
     NON_TORCH_PER_RANK_TP,
@@ -165,6 +166,9 @@ __all__ = [
     "flashinfer_bytes_per_logit",
     "forward_peak",
     "plain_awq",
+    "MARLIN_TURING_FROM",
+    "awq_checkpoint",
+    "is_turing",
     "graph_counts",
     "hfconfig",
     "is_hopper",

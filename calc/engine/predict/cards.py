@@ -65,20 +65,31 @@ def find_box(boxes: Mapping[str, Box], name: str) -> Box:
         if key in (_key(box["id"]), _key(box["name"]), _key(str(box["name"]).removeprefix("NVIDIA ")), *map(_key, names)):
             return box
     bare = _key(re.sub(r"^\s*(NVIDIA|AMD)\s+(GeForce\s+|Tesla\s+|Instinct\s+)?", "", name, flags=re.I))  # the vendor's words of a device name
-    fits = [box for box in boxes.values() if key and key in _word_runs(box)] or [box for box in boxes.values() if bare and bare in _word_runs(box)]
-    if len(fits) == 1:
+    typed = next((k for k in (key, bare) if k and any(k in _word_runs(box) for box in boxes.values())), "")
+    fits = [box for box in boxes.values() if typed and typed in _word_runs(box)]
+    if len(fits) == 1 and typed in _word_runs(fits[0], whole=False):
         return fits[0]
+    if len(fits) == 1:  # the words before a Ti, SUPER, Ada or Laptop: another card, perhaps not in the catalog
+        raise InputError(f"--gpu: found {name!r}, expected a card of catalog/boxes.yaml by its whole name: {fits[0]['id']} ({fits[0]['name']}) is another card")
     if fits:
         raise InputError(f"--gpu: found {name!r}, which fits {' and '.join(str(b['id']) for b in fits)}; expected one of them")
     raise InputError(f"--gpu: found {name!r}, expected one of {box_choices(boxes, name)}")
 
 
-def _word_runs(box: Box) -> set[str]:
-    """Every run of consecutive words of a box's id and of its name, each as _key spells it."""
+# Words that make another card of the words before them ("RTX 4070" is not the "RTX 4070 Ti SUPER",
+# "RTX 6000" not the "RTX 6000 Ada"): a run of a box's words stops short of one only where the box ends there
+SUFFIXES = frozenset({"ti", "super", "laptop", "mobile", "maxq", "d", "ada", "xt", "xtx"})
+
+
+def _word_runs(box: Box, whole: bool = True) -> set[str]:
+    """Every run of consecutive words of a box's id and of its name, each as _key spells it; not `whole`,
+    but a run followed by a word that names another card (SUFFIXES)."""
     runs: set[str] = set()
     for text in (str(box["id"]), str(box["name"])):
         words = [w for w in (_key(w) for w in re.split(r"[\s\-()+]+", text)) if w]
-        runs.update("".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+        runs.update(
+            "".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1) if whole or j == len(words) or words[j] not in SUFFIXES
+        )
     return runs
 
 
@@ -95,6 +106,12 @@ def is_hopper(card_name: str) -> bool:
 
 SM100 = ("b200", "b300", "gb200", "gb300")  # compute capability 10.x, data-center Blackwell (not GB10, RTX PRO 6000 or Thor)
 TURING = ("t4",)  # compute capability 7.5: below FlashAttention's 8.0
+
+
+def is_turing(card_name: str) -> bool:
+    return any(k in _key(card_name) for k in TURING)
+
+
 VOLTA = ("v100",)  # compute capability 7.0: below FlashAttention's 8.0 and FlashInfer's 7.5 as well
 
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import Shape
-from calc.engine.predict.cards import Card
+from calc.engine.predict.cards import Card, is_turing
 from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, mamba_graphs, model_runner_v2
 from calc.engine.predict.terms import (
@@ -25,6 +25,12 @@ from calc.engine.predict.terms import (
     sampler_warmup,
 )
 from calc.units import InputError, fmt
+
+
+def awq_checkpoint(shape: Shape) -> bool:
+    """Whether the config's quantization_config is AWQ's."""
+    return str((shape.quantization or {}).get("quant_method", "")).lower() == "awq"
+
 
 # --- the start -------------------------------------------------------------------------------
 
@@ -203,7 +209,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
     marlin = marlin_experts(shape, rel, card.vendor, s.marlin_experts)
-    fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct", plain_awq(rel, s.quantization))
+    fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct", bool(plain_awq(rel, s.quantization, awq_checkpoint(shape), is_turing(card.name))))
     smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler, shape.dtype_bytes)
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
     # and so does the fused-expert workspace the worker keeps (moe_workspace).

@@ -213,13 +213,20 @@ def marlin_experts(shape: Shape, rel: tuple[int, int] = LATEST, vendor: str = "n
     return "direct" if rel < MARLIN_DIRECT_UNTIL[method] else "modular"
 
 
-def plain_awq(rel: tuple[int, int], quantization: str | None) -> bool:
-    """Whether the plain AWQ kernel runs the linear layers: `--quantization awq` asked for by name keeps
-    it up to v0.23.x (quantization/awq_marlin.py override_quantization_method: 'so forcing awq', v0.10.1.1
-    to v0.23.0); from v0.24.0 auto_awq.py takes awq to Marlin wherever Marlin runs."""
-    return quantization is not None and quantization.strip().lower() == "awq" and rel < AUTO_AWQ_FROM
+def plain_awq(rel: tuple[int, int], quantization: str | None, awq_checkpoint: bool = False, turing: bool = False) -> str:
+    """Why the plain AWQ kernel runs the linear layers, "" where Marlin does: `--quantization awq` asked for
+    by name keeps it up to v0.23.x (quantization/awq_marlin.py override_quantization_method: 'so forcing
+    awq', v0.10.1.1 to v0.23.0; from v0.24.0 auto_awq.py takes awq to Marlin wherever Marlin runs); and an
+    AWQ checkpoint on a Turing card runs it up to v0.13.x, where Marlin asks compute capability 8.0
+    (quantization/utils/marlin_utils.py and AWQMarlinConfig.get_min_capability; 7.5 from v0.14.0)."""
+    if awq_checkpoint and turing and rel < MARLIN_TURING_FROM:
+        return "turing"
+    if quantization is not None and quantization.strip().lower() == "awq" and rel < AUTO_AWQ_FROM:
+        return "forced"
+    return ""
 
 
+MARLIN_TURING_FROM = (0, 14)  # quantization/utils/marlin_utils.py query_marlin_supported_quant_types: 'device_capability < 75', v0.14.0
 AUTO_AWQ_FROM = (0, 24)  # quantization/auto_awq.py AutoAWQConfig.override_quantization_method takes "awq", v0.24.0
 AWQ_DEQUANT_TOKENS = 256  # quantization/awq.py AWQLinearMethod.apply FP16_MATMUL_HEURISTIC_CONDITION, v0.10.1.1 to v0.23.0
 
