@@ -984,7 +984,7 @@ def test_cli_says_flashinfer_is_installed(capsys) -> None:
     assert later["available_kv_bytes"] == _json([*argv[:-2], "0.20.0", "--json"], capsys)["available_kv_bytes"]
     assert any(n.startswith("--flashinfer-installed changes nothing on vLLM 0.20") for n in later["notes"])
     assert cli.main(["model", "models/configs/qwen2.5-7b/config.json", "--max-model-len", "16384", "--flashinfer-installed"]) == 2
-    assert "--flashinfer-installed, --no-flashinfer-sampler: found without a card" in capsys.readouterr().err
+    assert "--flashinfer-installed, --no-flashinfer-sampler, --allow-long-max-model-len: found without a card" in capsys.readouterr().err
 
 
 def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
@@ -1159,10 +1159,16 @@ def test_a_spec_only_box_and_a_unified_box_are_not_sized() -> None:
 
 def test_fixes_for_a_refused_start_each_pass(capsys) -> None:
     """Qwen3 8B at 131,072 on an RTX 3090 (0.26 rules): one request needs 18 GiB, the pool is 3.64 GiB.
-    A shorter length (the longest that starts) and TP 2 pass; fp8 KV, 0.98 and fewer seqs do not."""
-    r = _json(["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "131072", "--gpu", "rtx-3090", "--json"], capsys)
-    assert r["verdict"] == "max_model_len"
-    assert [f["flags"] for f in r["fixes"]] == [f"--max-model-len {r['largest_max_model_len']}", "--tensor-parallel-size 2"]
+    A shorter length (the longest that starts) passes; fp8 KV, 0.98 and fewer seqs do not, and TP 2 would
+    hold the request only with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: 131,072 is above the config's 40,960
+    positions, which vLLM refuses first."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "131072", "--gpu", "rtx-3090", "--json"]
+    r = _json(argv, capsys)
+    assert r["verdict"] == "max_model_len" and "max_position_embeddings=40,960" in r["verdict_reason"]
+    assert [f["flags"] for f in r["fixes"]] == [f"--max-model-len {r['largest_max_model_len']}"]
+    allowed = _json([*argv, "--allow-long-max-model-len"], capsys)
+    assert [f["flags"] for f in allowed["fixes"]] == [f"--max-model-len {r['largest_max_model_len']}", "--tensor-parallel-size 2"]
+    assert allowed["available_kv_bytes"] == r["available_kv_bytes"]
     shape = _shape("qwen3-8b")
     card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "rtx-3090"))
     for f in predict.fixes(shape, card, predict.Start(max_model_len=131072)):

@@ -394,6 +394,14 @@ TABLE: tuple[Input, ...] = (
         "FlashInfer sampler off",
         "with a card, vLLM 0.21 and later: VLLM_USE_FLASHINFER_SAMPLER=0, so the sampler warms up on the PyTorch-native path",
     ),
+    Input(
+        "allow_long_max_model_len",
+        "--allow-long-max-model-len",
+        None,
+        "switch",
+        "long max_model_len allowed",
+        "with a card: VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, so a max_model_len above the model's max_position_embeddings starts",
+    ),
     # speculative decoding
     Input("drafter", "--drafter", None, "switch", "drafter", "the speculative drafter loads with the model", "Drafter (speculative decoding) on"),
     Input(
@@ -778,6 +786,7 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("offline"),
         use("flashinfer_installed"),
         use("no_flashinfer_sampler"),
+        use("allow_long_max_model_len"),
         use("speculative_tokens", "", default="0"),
         use("dcp", default="1"),
         use("no_prefix_caching", group="caching"),

@@ -49,7 +49,8 @@ def fixes(
         return []
     out: list[Fix] = []
     if base.verdict == "max_model_len" and base.largest_max_model_len:
-        t = replace(s, max_model_len=base.largest_max_model_len)
+        own = shape.max_positions if shape.max_positions is not None and not s.allow_long_max_model_len else base.largest_max_model_len
+        t = replace(s, max_model_len=min(base.largest_max_model_len, own))  # no longer than the pool holds, nor than the model's own
         p = run(t)
         if p.verdict == "starts":
             out.append(Fix(f"max_model_len {t.max_model_len:,}", f"--max-model-len {t.max_model_len}", t, p))

@@ -58,6 +58,7 @@ class Start:
     marlin_experts: str | None = None  # the method whose Marlin MoE ran (awq, gptq, compressed-tensors; "" another kernel); None: from the config
     drafter: bool = False  # speculative decoding: the drafter's (MTP) layers load with the model, on the last stage
     speculative_tokens: int = 0  # --speculative-config's num_speculative_tokens: the query length of a decode step, the graphs' sizes
+    allow_long_max_model_len: bool = False  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len above the model's own is taken
     quantization: str | None = None  # --quantization as given: awq by name keeps the plain AWQ kernel up to v0.23.x (plain_awq)
 
 
@@ -339,6 +340,16 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             )
         else:
             verdict, reason = "starts", f"{fmt(p.tokens, 'count')} tokens, {fmt(p.concurrency, 'plain')} requests of {s.max_model_len:,} at once"
+    # vLLM checks the length against the model's own before it loads anything: that refusal comes first
+    if shape.max_positions is not None and s.max_model_len > shape.max_positions and not s.allow_long_max_model_len:
+        verdict, reason = (
+            "max_model_len",
+            (
+                f"vLLM refuses before it loads anything: max_model_len {s.max_model_len:,} is greater than the derived max_model_len "
+                f"(max_position_embeddings={shape.max_positions:,}) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (vllm/config/model.py "
+                "_get_and_verify_max_len)"
+            ),
+        )
     return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
