@@ -63,7 +63,9 @@ def model_report(i: ModelInputs) -> ModelReport:
     read = shape = hfconfig.shape(config, i.config_file)
     elsewhere = hfconfig.outside_own_code(shape.architecture, release_of(i.engine_version))
     if elsewhere:
-        raise InputError(f"--engine-version: found {i.engine_version or 'none, the newest read'}: {elsewhere}")
+        raise InputError(
+            f"--engine-version: found {i.engine_version or f'nothing (the newest rules read, {release_of(None)[0]}.{release_of(None)[1]})'}: {elsewhere}"
+        )
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
     shape = weights.drafter_as_loaded(shape, release_of(i.engine_version), i.pp)
     shape = hfconfig.at_max_model_len(shape, i.max_model_len)

@@ -258,7 +258,7 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         if shape.architecture == "MiMoForCausalLM":  # mimo_mtp.py MiMoMultiTokenPredictorLayer: the same, and a norm after its block
             extra = [Tensor(f"{prefix}.input_proj", h, 2 * h), Tensor(f"{prefix}.token_layernorm", h), Tensor(f"{prefix}.hidden_layernorm", h),
                      Tensor(f"{prefix}.final_layernorm", h)]  # fmt: skip
-        if shape.architecture.startswith(("Deepseek", "Glm")):  # the MTP module loads its own embedding and head
+        if mtp_with_ends(shape):  # the MTP module loads its own embedding and head
             extra += [Tensor(f"{prefix}.{end}", vocab_rank, h) for end in MTP_ENDS if end not in shape.drafter_shared]
             extra.append(Tensor(f"{prefix}.shared_head.norm", h))
         out += [Tensor(t.path, t.rows, t.cols, t.count, t.linear, drafter=True) for t in layer + extra]
@@ -746,6 +746,13 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
 
 
 MTP_ENDS = ("embed_tokens", "shared_head.head")  # deepseek_mtp.py and glm4_moe_mtp.py: each MTP layer's own embedding and head
+
+
+def mtp_with_ends(shape: Shape) -> bool:
+    """DeepSeek's and GLM's MTP layers (deepseek_mtp.py, glm4_moe_mtp.py) build an embedding and a head of their own."""
+    return shape.architecture.startswith(("Deepseek", "Glm"))
+
+
 SHARED_HEAD_FROM = (0, 16)  # v1/spec_decode/eagle.py load_model: 'sh.head = target_language_model.lm_head', first in v0.16.0
 
 
@@ -756,7 +763,7 @@ def drafter_as_loaded(shape: Shape, rel: tuple[int, int], pp: int = 1) -> Shape:
     always), and from v0.16.0 each MTP layer's shared_head.head for the target's lm_head, at any pipeline
     size (_maybe_share_lm_head from v0.20.0). 'Model loading took' is measured after the swap, so the
     freed copies are not in it; the checkpoint still holds them (checkpoint_scale counts them)."""
-    if not shape.drafter_layers or not shape.architecture.startswith(("Deepseek", "Glm")):
+    if not shape.drafter_layers or not mtp_with_ends(shape):
         return shape
     shared = ({"embed_tokens"} if pp == 1 else set()) | ({"shared_head.head"} if rel >= SHARED_HEAD_FROM else set())
     return replace(shape, drafter_shared=frozenset(shared))

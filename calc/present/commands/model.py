@@ -146,7 +146,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         f"Weights per rank: {fmt(r.weights_bytes_per_rank, 'GiB')} (from the {r.weights_source})"
         + (f", drafter layers {fmt(r.drafter_bytes_per_rank, 'GiB')} more with speculative decoding" if r.drafter_bytes_per_rank else ""),
         f"KV per request at {fmt(r.max_model_len, 'count')} tokens: {fmt(r.kv_bytes_per_request, 'GiB')} = "
-        f"{fmt(r.kv_bytes_per_token, 'count')} B a token + {fmt(r.kv_fixed_bytes_per_request, 'GiB')} fixed",
+        f"{fmt(r.kv_bytes_per_token, 'count')} B a token + {fmt(r.kv_fixed_bytes_per_request, 'GiB' if r.kv_fixed_bytes_per_request >= 2**30 // 100 else 'count')}{'' if r.kv_fixed_bytes_per_request >= 2**30 // 100 else ' B'} fixed",
         f"  {r.kv_groups} KV group(s) of {r.layers_per_group} layers, block {r.block_size} tokens"
         + (f", {r.padding_layers} padding layer(s)" if r.padding_layers else ""),
         f"Smallest pool that starts: {fmt(r.kv_floor_bytes, 'B')} ({fmt(r.kv_floor_bytes, 'e9', 2, up=True)} rounded up)"
