@@ -136,7 +136,7 @@ def test_the_registry_window() -> None:
     for arch, first, before in (("BailingMoeForCausalLM", "0.10.1.1", "0.9.2"), ("BailingMoeV2ForCausalLM", "0.11.0", "0.10.2")):
         assert hfconfig.outside_own_code(arch, release(first)) is None and hfconfig.outside_own_code(arch, release(None)) is None
         assert f"does not register {arch}" in str(hfconfig.outside_own_code(arch, release(before)))
-    with pytest.raises(InputError, match=r"0.10 does not register BailingMoeV2ForCausalLM .* expected --engine-version 0.11 or later"):
+    with pytest.raises(InputError, match=r"0.10.2 does not register BailingMoeV2ForCausalLM .* expected --engine-version 0.11 or later"):
         modeled.model_report(modeled.ModelInputs(config_text(MINI), MINI, max_model_len=4096, engine_version="0.10.2"))
 
 

@@ -715,7 +715,22 @@ def test_olmo2_norms_q_and_k_over_all_heads_on_every_rank() -> None:
     s = hfconfig.shape(json.loads(public("olmo-2-1124-7b-instruct.json").read_text()), "olmo")
     norms = {t.path.rpartition(".")[2]: t.rows for t in weights.tensors(s, 4) if t.path.startswith("model.layers.0.self_attn.") and t.path.endswith("norm")}
     assert norms == {"q_norm": 4096, "k_norm": 4096}
-    assert public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096).kv_bytes_per_token == 32 * 2 * 32 * 128 * 2
+    assert public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096, engine_version="0.25.0").kv_bytes_per_token == 32 * 2 * 32 * 128 * 2
+
+
+def test_olmo_and_seed_oss_leave_vllms_own_code_when_the_registry_says() -> None:
+    """vllm/model_executor/models/registry.py: Olmo2ForCausalLM olmo2.py to 0.25.0, Olmo3ForCausalLM
+    olmo2.py from 0.11.0 and olmo3.py to 0.28.0, SeedOssForCausalLM seed_oss.py from 0.10.2 to 0.31.0;
+    after each, _TRANSFORMERS_SUPPORTED_MODELS. A patch release counts where it added the class."""
+    for arch, inside, after in (("Olmo2ForCausalLM", (0, 25, 1), (0, 26, 0)), ("Olmo3ForCausalLM", (0, 28, 0), (0, 29, 0)),
+                                ("SeedOssForCausalLM", (0, 31, 0), (0, 32, 0))):  # fmt: skip
+        assert hfconfig.outside_own_code(arch, inside) is None
+        assert "Transformers backend" in str(hfconfig.outside_own_code(arch, after))
+    assert hfconfig.outside_own_code("SeedOssForCausalLM", (0, 10, 2)) is None
+    assert "0.10.1 does not register SeedOssForCausalLM" in str(hfconfig.outside_own_code("SeedOssForCausalLM", (0, 10, 1)))
+    assert hfconfig.own_code_window("SeedOssForCausalLM") == ("v0.10.2 to v0.31.x", "from v0.32.0 the Transformers backend")
+    with pytest.raises(InputError, match=r"found nothing \(the newest rules read, 0.33\): vLLM 0.26.0 and later serve Olmo2ForCausalLM"):
+        public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096)
 
 
 def test_mistral3_text_defaults_follow_the_text_model_type() -> None:

@@ -211,9 +211,11 @@ def test_lfm2_meets_its_published_size_and_releases() -> None:
     assert kvlayout._state_bytes(s, kvlayout.Settings(speculative_tokens=2), NEWEST) == 4 * 2048 * 2
     assert kvlayout._state_bytes(s, kvlayout.Settings(speculative_tokens=2), kvlayout.version("0.28.0")) == 2 * 2048 * 2
     assert kvlayout.mamba_cache_mode(s, kvlayout.version("0.26.0"), prefix_caching=True) == "align"  # not a SupportsMambaPrefixCaching class
-    request(s, v=kvlayout.version("0.10.2"))
-    with pytest.raises(ValueError, match=r"vLLM 0.10.1.1 has no Lfm2ForCausalLM \(vllm/model_executor/models/registry.py: in 0.10.2, not in 0.10.1.1\)"):
-        request(s, v=kvlayout.version("0.10.1.1"))
+    assert hfconfig.outside_own_code("Lfm2ForCausalLM", (0, 10, 2)) is None
+    assert "0.10.1 does not register Lfm2ForCausalLM in the releases read (vllm/model_executor/models/registry.py lists it from 0.10.2)" in str(
+        hfconfig.outside_own_code("Lfm2ForCausalLM", (0, 10, 1))
+    )
+    assert "0.10.1.1: vLLM 0.10.1 does not register" in run_calc("model", str(config_path(LFM2)), "--engine-version", "0.10.1.1").stderr
     assert hfconfig.unchecked_note("Lfm2ForCausalLM")
 
 
@@ -268,11 +270,8 @@ def test_lfm2_moe_meets_its_published_size_and_releases() -> None:
     bias = [t for t in weights.tensors(s) if t.path.endswith("e_score_correction_bias")]
     assert len(bias) == 22 and all(t.dtype_bytes == 4 for t in bias)
     assert hfconfig.unchecked_note("Lfm2MoeForCausalLM") is None
-    request(s, v=kvlayout.version("0.13.0"))
-    with pytest.raises(ValueError, match="vLLM 0.11.0 has no Lfm2MoeForCausalLM"):
-        request(s, v=kvlayout.version("0.11.0"))
-    with pytest.raises(ValueError, match="vLLM 0.12.0: whether it registers Lfm2MoeForCausalLM was not read"):
-        request(s, v=kvlayout.version("0.12.0"))
+    assert hfconfig.outside_own_code("Lfm2MoeForCausalLM", (0, 13, 0)) is None
+    assert "lists it from 0.13); expected --engine-version 0.13 or later" in str(hfconfig.outside_own_code("Lfm2MoeForCausalLM", (0, 12, 0)))
     with pytest.raises(hfconfig.ConfigError, match="layer_types: found None, expected a list of 24 layer types"):
         hfconfig.shape({k: v for k, v in data(MOE).items() if k != "layer_types"}, MOE)
 

@@ -61,7 +61,9 @@ def model_report(i: ModelInputs) -> ModelReport:
     Raises InputError (ConfigError names the file and field) for anything it cannot size."""
     config = hfconfig.load(i.config_text, i.config_file)
     read = shape = hfconfig.shape(config, i.config_file)
-    elsewhere = hfconfig.outside_own_code(shape.architecture, release_of(i.engine_version))
+    rel = release_of(i.engine_version)  # InputError for a version that does not parse
+    built = kvlayout.version(i.engine_version).release if i.engine_version else rel
+    elsewhere = hfconfig.outside_own_code(shape.architecture, built)
     if elsewhere:
         raise InputError(
             f"--engine-version: found {i.engine_version or f'nothing (the newest rules read, {release_of(None)[0]}.{release_of(None)[1]})'}: {elsewhere}"

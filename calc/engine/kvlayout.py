@@ -127,10 +127,6 @@ MAMBA_PREFIX_CACHING = frozenset({
     "GraniteMoeHybridForCausalLM", "MambaForCausalLM", "FalconMambaForCausalLM", "Mamba2ForCausalLM",
 })  # fmt: skip
 NEWEST = "v0.32.0 and later"  # the rules of the newest releases read, 0.32.0 and 0.33.0
-# Classes not in every release read: the first read that registers them and the last read that does not
-# (vllm/model_executor/models/registry.py): LFM2 from 0.10.2 (0.10.1.1 has no lfm2.py); LFM2-MoE in 0.13.0
-# and not 0.11.0 (0.11.1 to 0.12.x not read); Jamba and Falcon-H1 are in all, 0.10.1.1 to 0.33.0.
-FIRST_RELEASE = {"Lfm2ForCausalLM": ("0.10.2", "0.10.1.1"), "Lfm2MoeForCausalLM": ("0.13.0", "0.11.0")}
 
 
 @dataclass(frozen=True)
@@ -168,7 +164,7 @@ class Version:
     # a short convolution's state holds one row more a speculative token from 0.29.0 (mamba_utils.py
     # short_conv_state_shape: conv_kernel - 1 + num_spec; before, conv_kernel - 1 whatever the drafter)
     short_conv_spec: bool = True
-    release: tuple[int, int, int] = (999, 0, 0)  # the build's number, for FIRST_RELEASE; the newest rules: above all
+    release: tuple[int, int, int] = (999, 0, 0)  # the build's number; the newest rules: above all
 
 
 def version(text: str | None) -> Version:
@@ -277,13 +273,6 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
     the newest rules when None; `max_model_len`: the block of an attention-free model's state
     without prefix caching, the default block where it is not given)."""
     v = v or version(None)
-    if shape.architecture in FIRST_RELEASE:
-        first, without = FIRST_RELEASE[shape.architecture]
-        registry = f"(vllm/model_executor/models/registry.py: in {first}, not in {without})"
-        if v.release <= version(without).release:
-            raise ValueError(f"vLLM {v.name} has no {shape.architecture} {registry}")
-        if v.release < version(first).release:
-            raise ValueError(f"vLLM {v.name}: whether it registers {shape.architecture} was not read {registry}; pick a release read")
     if shape.attention_free and v.release < (0, 10, 2):
         raise ValueError(f"vLLM {v.name} runs {shape.architecture} on the V0 engine, whose mamba cache is not modeled (0.10.1.1: "
                          "vllm/engine/arg_utils.py falls back to V0 for a model with inner state unless VLLM_USE_V1=1; 0.8.5 and 0.9.2: "

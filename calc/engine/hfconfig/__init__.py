@@ -55,7 +55,7 @@ from calc.engine.hfconfig.core import (
 )
 from calc.engine.hfconfig.read import DEFAULT_MAX_LEN, at_max_model_len, derived_max_model_len, shape
 from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
-from calc.engine.hfconfig.registry import DROPPED, NO_PIPELINE, OWN_CODE_RELEASES, UNCHECKED, model_classes, outside_own_code, unchecked_note
+from calc.engine.hfconfig.registry import DROPPED, NO_PIPELINE, OWN_CODE_RELEASES, UNCHECKED, model_classes, outside_own_code, own_code_window, unchecked_note
 
 __all__ = [
     "ATTENTION_FREE",
@@ -96,6 +96,7 @@ __all__ = [
     "load",
     "model_classes",
     "outside_own_code",
+    "own_code_window",
     "quantization_applied",
     "quantized_at_load",
     "shape",

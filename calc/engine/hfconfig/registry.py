@@ -191,25 +191,35 @@ _ARCHITECTURES = {
 }
 
 # Classes whose model code vLLM registers in only some of the releases read (vllm/model_executor/models/
-# registry.py), the first and last (major, minor) that build them with it. Hunyuan's MoE class is
+# registry.py): the first release that builds them with it, (major, minor) or (major, minor, patch) where a
+# patch release added it, and the last (major, minor), every patch of it included. Hunyuan's MoE class is
 # hunyuan_v1_moe.py in 0.9.2 (absent from 0.8.5), both classes hunyuan_v1.py from 0.10.1.1 to 0.28.0;
 # from 0.29.0 (to 0.33.0) the registry sends both to the Transformers backend
 # (_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled. StarCoder2: starcoder2.py in every release read
 # up to 0.24.0; from 0.25.0 the registry maps Starcoder2ForCausalLM to the Transformers backend and the file is gone.
 # GPTBigCodeForCausalLM likewise (gpt_bigcode.py to 0.24.0, the Transformers backend from 0.25.0); PhiForCausalLM
 # and GPTNeoXForCausalLM are phi.py and gpt_neox.py up to 0.31.0 and the Transformers backend from 0.32.0.
+# OLMo 2: olmo2.py to 0.25.0, the Transformers backend from 0.26.0; OLMo 3: olmo2.py from 0.11.0 (absent
+# from 0.10.2), olmo3.py from 0.26.0 to 0.28.0 (the same parameters), the Transformers backend from 0.29.0;
+# Seed-OSS: seed_oss.py from 0.10.2 (absent from 0.10.1.1) to 0.31.0, the Transformers backend from 0.32.0.
 # FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
 # No last release: registered from the first to the newest read. Ling's bailing_moe.py: BailingMoeForCausalLM
-# from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0.
-OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
+# from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0;
+# lfm2.py from 0.10.2 (absent from 0.10.1.1); lfm2_moe.py in 0.13.0 and not 0.11.0 (0.11.1 to 0.12.x not read).
+OWN_CODE_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]] = {
     "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
     "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28)),
     "Starcoder2ForCausalLM": ((0, 8), (0, 24)),
     "PhiForCausalLM": ((0, 8), (0, 31)),
     "GPTNeoXForCausalLM": ((0, 8), (0, 31)),
     "GPTBigCodeForCausalLM": ((0, 8), (0, 24)),
+    "Olmo2ForCausalLM": ((0, 8), (0, 25)),
+    "Olmo3ForCausalLM": ((0, 11), (0, 28)),
+    "SeedOssForCausalLM": ((0, 10, 2), (0, 31)),
     "BailingMoeForCausalLM": ((0, 10), None),
     "BailingMoeV2ForCausalLM": ((0, 11), None),
+    "Lfm2ForCausalLM": ((0, 10, 2), None),
+    "Lfm2MoeForCausalLM": ((0, 13), None),
     "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
     "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
 }
@@ -219,32 +229,54 @@ DROPPED = frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM"})
 # Releases before the window that register a class but build it otherwise: MiniMax on the V0 engine only
 # (0.8.5 and 0.9.2: SupportsV0Only, its state in a pool of its own, MinimaxCacheManager; M1 from 0.9.2).
 _V0_ONLY = {"MiniMaxText01ForCausalLM": (0, 8), "MiniMaxM1ForCausalLM": (0, 9)}
+_REGISTRY = "vllm/model_executor/models/registry.py"
 
 
-def outside_own_code(architecture: str, release: tuple[int, int]) -> str | None:
-    """Why vLLM `release` does not build this class with the model code read, None where it does."""
+def _release(parts: tuple[int, ...]) -> tuple[int, int, int]:
+    """A release as (major, minor, patch), patch 0 where it is not given."""
+    return (*parts, 0, 0)[:3]  # type: ignore[return-value]
+
+
+def _name(parts: tuple[int, ...]) -> str:
+    return ".".join(map(str, parts))
+
+
+def own_code_window(architecture: str) -> tuple[str, str] | None:
+    """The window of releases whose own model code builds this class, and what vLLM does outside
+    it, as the KV page's table says them; None for a class every release read builds."""
     window = OWN_CODE_RELEASES.get(architecture)
-    if window is None or window[0] <= release and (window[1] is None or release <= window[1]):
+    if window is None:
         return None
-    (a, b), last = window
+    first, last = window
     if last is None:
-        return (f"vLLM {release[0]}.{release[1]} does not register {architecture} (vllm/model_executor/models/registry.py); "
-                f"expected --engine-version {a}.{b} or later")  # fmt: skip
+        return f"v{_name(first)} and later", "earlier registries do not list it"
+    after = f"from v{last[0]}.{last[1] + 1}.0"
+    if architecture in DROPPED:
+        return f"v{_name(first)} to v{_name(last)}.x", f"{after} the registry no longer lists it; before, V0 only where listed"
+    return f"v{_name(first)} to v{_name(last)}.x", f"{after} the Transformers backend"
+
+
+def outside_own_code(architecture: str, release: tuple[int, ...]) -> str | None:
+    """Why vLLM `release` ((major, minor) or (major, minor, patch)) does not build this class with the
+    model code read, None where it does."""
+    window = OWN_CODE_RELEASES.get(architecture)
+    at = _release(release)
+    if window is None or _release(window[0]) <= at and (window[1] is None or at[:2] <= window[1]):
+        return None
+    first, last = window
+    if last is None:
+        return (f"vLLM {_name(release)} does not register {architecture} in the releases read ({_REGISTRY} lists it from "
+                f"{_name(first)}); expected --engine-version {_name(first)} or later")  # fmt: skip
     y, z = last
-    expected = f"expected --engine-version from {a}.{b} to {y}.{z}.x, whose own model code builds it"
-    if release > last and architecture in DROPPED:
-        return (
-            f"vLLM {y}.{z + 1}.0 and later no longer register {architecture} (vllm/model_executor/models/registry.py _PREVIOUSLY_SUPPORTED_MODELS); {expected}"
-        )
-    if architecture in _V0_ONLY and _V0_ONLY[architecture] <= release < window[0]:
-        return (f"vLLM {release[0]}.{release[1]} builds {architecture} for the V0 engine only, its state in a pool apart from the KV cache "
+    expected = f"expected --engine-version from {_name(first)} to {y}.{z}.x, whose own model code builds it"
+    if at[:2] > last and architecture in DROPPED:
+        return f"vLLM {y}.{z + 1}.0 and later no longer register {architecture} ({_REGISTRY} _PREVIOUSLY_SUPPORTED_MODELS); {expected}"
+    if architecture in _V0_ONLY and _V0_ONLY[architecture] <= at[:2]:
+        return (f"vLLM {_name(release)} builds {architecture} for the V0 engine only, its state in a pool apart from the KV cache "
                 f"(minimax_cache.py MinimaxCacheManager), which is not modeled; {expected}")  # fmt: skip
-    if release > last:
-        return (
-            f"vLLM {y}.{z + 1}.0 and later serve {architecture} with the Transformers backend (vllm/model_executor/models/registry.py "
-            f"_TRANSFORMERS_SUPPORTED_MODELS), which is not modeled; {expected}"
-        )
-    return f"vLLM {release[0]}.{release[1]} does not register {architecture} (vllm/model_executor/models/registry.py); {expected}"
+    if at[:2] > last:
+        return f"vLLM {y}.{z + 1}.0 and later serve {architecture} with the Transformers backend ({_REGISTRY} _TRANSFORMERS_SUPPORTED_MODELS), which is not modeled; {expected}"
+    return f"vLLM {_name(release)} does not register {architecture} ({_REGISTRY}); {expected}"
 
 
 # Classes vLLM serves, if at all, without model code of its own: the Transformers backend
