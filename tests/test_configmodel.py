@@ -733,6 +733,18 @@ def test_olmo_and_seed_oss_leave_vllms_own_code_when_the_registry_says() -> None
         public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096)
 
 
+def test_newer_classes_are_refused_in_releases_that_do_not_list_them() -> None:
+    """The first release read whose registry lists each: gpt-oss 0.10.1.1 (not 0.9.2), Qwen3-Next
+    0.10.2 (not 0.10.1.1), DeepSeek-V3.2 0.11.0, MiniMax-M2 0.12.0 (not 0.11.0), Qwen3.5 0.17.0 (not 0.16.0)."""
+    for arch, first, before in (("GptOssForCausalLM", (0, 10, 1), (0, 9, 2)), ("Qwen3NextForCausalLM", (0, 10, 2), (0, 10, 1)),
+                                ("DeepseekV32ForCausalLM", (0, 11, 0), (0, 10, 2)), ("MiniMaxM2ForCausalLM", (0, 12, 0), (0, 11, 0)),
+                                ("Qwen3_5MoeForConditionalGeneration", (0, 17, 0), (0, 16, 0))):  # fmt: skip
+        assert hfconfig.outside_own_code(arch, first) is None and hfconfig.outside_own_code(arch, (0, 33, 0)) is None
+        assert f"does not register {arch} in the releases read" in str(hfconfig.outside_own_code(arch, before))
+    r = run_calc("model", str(CONFIGS / "gpt-oss-20b" / "config.json"), "--engine-version", "0.9.2")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "expected --engine-version 0.10 or later" in r.stderr
+
+
 def test_mistral3_text_defaults_follow_the_text_model_type() -> None:
     """A Mistral 3 text_config of model_type mistral that leaves out the window takes
     MistralConfig's 4096, and vLLM then slides every layer; Ministral 3's class has none."""

@@ -270,8 +270,8 @@ def test_lfm2_moe_meets_its_published_size_and_releases() -> None:
     bias = [t for t in weights.tensors(s) if t.path.endswith("e_score_correction_bias")]
     assert len(bias) == 22 and all(t.dtype_bytes == 4 for t in bias)
     assert hfconfig.unchecked_note("Lfm2MoeForCausalLM") is None
-    assert hfconfig.outside_own_code("Lfm2MoeForCausalLM", (0, 13, 0)) is None
-    assert "lists it from 0.13); expected --engine-version 0.13 or later" in str(hfconfig.outside_own_code("Lfm2MoeForCausalLM", (0, 12, 0)))
+    assert hfconfig.outside_own_code("Lfm2MoeForCausalLM", (0, 12, 0)) is None
+    assert "lists it from 0.12); expected --engine-version 0.12 or later" in str(hfconfig.outside_own_code("Lfm2MoeForCausalLM", (0, 11, 2)))
     with pytest.raises(hfconfig.ConfigError, match="layer_types: found None, expected a list of 24 layer types"):
         hfconfig.shape({k: v for k, v in data(MOE).items() if k != "layer_types"}, MOE)
 
