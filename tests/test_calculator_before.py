@@ -352,6 +352,21 @@ def test_the_calculator_predicts_what_the_command_line_does(catalog, default, ca
     assert out.figures["verdict"] == r["verdict"]
 
 
+def test_a_length_above_the_models_own_starts_only_with_the_switch(catalog, default, capsys) -> None:
+    """Phi-2 holds 2,048 positions: at 8,192 vLLM refuses the start (the verdict max_model_len) unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; ticked, the calculator predicts what --allow-long-max-model-len does."""
+    from calc.present import cli
+
+    path = "models/configs/phi-2/config.json"
+    form = _on_card(catalog, default, "h100-sxm", config=(ROOT / path).read_text(), max_model_len="8192", engine_version="0.19.0")
+    refused, allowed = (calc_html.run(catalog, "before", {**form, "allow_long_max_model_len": on}) for on in ("", "on"))
+    assert refused.valid and allowed.valid, (refused.errors, allowed.errors)
+    assert (refused.figures["verdict"], allowed.figures["verdict"]) == ("max_model_len", "starts")
+    assert cli.main(["model", path, "--gpu", "h100-sxm", "--max-model-len", "8192", "--engine-version", "0.19.0", "--allow-long-max-model-len", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert allowed.figures["tokens"] == fmt(r["kv_tokens"], "tokens") and r["verdict"] == "starts"
+
+
 def test_the_scheduler_fields_follow_the_box(catalog, default) -> None:
     """On a discrete card the scheduler's fields empty to the release's defaults; back on a unified box
     they are the gate's calibration again."""

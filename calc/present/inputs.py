@@ -852,6 +852,11 @@ FORMS: dict[str, tuple[Use, ...]] = {
             label="VLLM_USE_FLASHINFER_SAMPLER=0",
             form_help="vLLM 0.21 and later: the sampler warms up on the Triton or PyTorch path (a predicted pool only)",
         ),
+        use(
+            "allow_long_max_model_len",
+            label="VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+            form_help="A max_model_len above the model's max_position_embeddings starts rather than being refused (a predicted pool only)",
+        ),
         use("pin", form_help="Bytes: " + SIZES + "; empty on a discrete card: the pool vLLM leaves, predicted"),
         use(
             "gpu_memory_utilization",
