@@ -32,6 +32,7 @@ from calc.engine.hfconfig.dense import (
 from calc.engine.hfconfig.moe import (
     _bailing,
     _deepseek,
+    _deepseek_v4,
     _deepseek_v32,
     _ernie45_moe,
     _glm4_moe,
@@ -140,6 +141,7 @@ _ARCHITECTURES = {
     "DeepseekV3ForCausalLM": _deepseek,
     "DeepseekV2ForCausalLM": _deepseek,
     "DeepseekV32ForCausalLM": _deepseek_v32,
+    "DeepseekV4ForCausalLM": _deepseek_v4,
     "DeciLMForCausalLM": _decilm,
     "GptOssForCausalLM": _gpt_oss,
     "Gemma3ForCausalLM": _gemma3,
@@ -199,6 +201,8 @@ _ARCHITECTURES = {
 # GPTBigCodeForCausalLM likewise (gpt_bigcode.py to 0.24.0, the Transformers backend from 0.25.0); PhiForCausalLM
 # and GPTNeoXForCausalLM are phi.py and gpt_neox.py up to 0.31.0 and the Transformers backend from 0.32.0.
 # FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
+# DeepseekV4ForCausalLM: registered from 0.20.0 (absent from 0.19.0), vllm/model_executor/models/deepseek_v4.py
+# up to 0.21.0 and vllm/models/deepseek_v4/ from 0.22.0 to 0.33.0.
 # No last release: registered from the first to the newest read. Ling's bailing_moe.py: BailingMoeForCausalLM
 # from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0.
 OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
@@ -210,6 +214,7 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "GPTBigCodeForCausalLM": ((0, 8), (0, 24)),
     "BailingMoeForCausalLM": ((0, 10), None),
     "BailingMoeV2ForCausalLM": ((0, 11), None),
+    "DeepseekV4ForCausalLM": ((0, 20), None),
     "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
     "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
 }
@@ -266,6 +271,7 @@ UNCHECKED = frozenset(
         "Cohere2ForCausalLM",
         "CohereForCausalLM",
         "DeepseekV32ForCausalLM",
+        "DeepseekV4ForCausalLM",
         "Ernie4_5ForCausalLM",
         "Ernie4_5_MoeForCausalLM",
         "Exaone4ForCausalLM",
