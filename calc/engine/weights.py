@@ -552,7 +552,10 @@ def _dsv4_layer(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
       e_score_correction_bias (float32) where topk_method is noaux_tc; the experts (MXFP4 where expert_dtype is fp4,
       Mxfp4MoEMethod; else as the checkpoint); the shared experts (DeepseekV4MLP of moe_intermediate_size x
       n_shared_experts, its width rounded up so each rank holds whole 128-blocks under block fp8: cdiv(blocks, TP)).
-    The sequence-parallel build under expert parallel (shared experts and wo_b whole on each rank) is not modeled."""
+    The sequence-parallel build under expert parallel (shared experts and wo_b whole on each rank) is not modeled.
+    0.20.0 (vllm/model_executor/models/deepseek_v4.py) builds the same tensors but for the shared expert's rounding
+    to whole blocks (none: the same wherever its blocks divide over the ranks, as DeepSeek-V4-Flash's 16 do) and
+    e8m0 scales whatever expert_dtype."""
     h, d, q, x = shape.hidden, shape.head_dim, shape.q_lora_rank or 0, shape.dsv4
     i = int(p.rsplit(".", 1)[1])
     ratio = shape.compress_ratios[i]
