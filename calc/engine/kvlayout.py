@@ -118,6 +118,15 @@ from calc.engine.weights import cdiv
 KV_DTYPES = ("auto", "bfloat16", "bf16", "float16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
 FP8_DS_MLA_BYTES = 656  # vllm/v1/kv_cache_interface.py, MLAAttentionSpec.real_page_size_bytes
 KERNEL_BLOCK_ALIGNMENT = 16
+# DeepSeek V4 keeps several caches a layer (vllm/models/deepseek_v4/attention.py, compressor.py and
+# vllm/v1/attention/backends/mla/sparse_swa.py, 0.33.0): every layer a sliding window of sliding_window
+# tokens (DeepseekV4SWACache, SlidingWindowMLASpec, 584 B a token in fp8_ds_mla, blocks of 64); a layer of
+# ratio 4 or 128 one compressed entry for each 4 or 128 tokens (MLAAttentionSpec, tokens_per_state, 584 B,
+# pages padded to 576 B) and its compressor's float32 state (CompressorStateCache, a window of 8 or 128
+# tokens); a layer of ratio 4 also the indexer's keys (DeepseekV4IndexerCache, 132 B an entry) and its
+# compressor's state. How vLLM groups these specs and unifies their pages was not read.
+DSV4_KV_NOTE = ("DeepSeek V4's KV cache (a sliding window on every layer, compressed entries and compressor states on the "
+                "ratio-4 and ratio-128 layers, the indexer's keys) is not modeled: vLLM's grouping of its cache specs was not read")  # fmt: skip
 
 
 # The models whose vLLM class supports mamba prefix caching ("all" mode, 0.15.0 to 0.27.1):
@@ -277,6 +286,8 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
         raise ValueError(f"vLLM {v.name} runs {shape.architecture} on the V0 engine, whose mamba cache is not modeled (0.10.1.1: "
                          "vllm/engine/arg_utils.py falls back to V0 for a model with inner state unless VLLM_USE_V1=1; 0.8.5 and 0.9.2: "
                          "mamba.py is SupportsV0Only); pick 0.10.2 or later")  # fmt: skip
+    if shape.compress_ratios:
+        raise ValueError(DSV4_KV_NOTE)
     if s.kv_cache_dtype not in KV_DTYPES:
         raise ValueError(f"--kv-cache-dtype: found {s.kv_cache_dtype!r}, expected one of {', '.join(KV_DTYPES)}")
     if s.kv_cache_dtype == "fp8_ds_mla" and MLA not in shape.layers:

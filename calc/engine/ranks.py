@@ -109,6 +109,8 @@ def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: 
         return (0, last) if tied and last else (0,)
     if path.startswith(("model.embed_tokens_per_layer", "model.per_layer_", "model.altup_projections.")):  # Gemma 3n: before the layers
         return (0,)
+    if path.startswith("model.hc_head_"):  # DeepSeek V4's hyper-connection head: DeepseekV4Model builds it on every stage
+        return tuple(range(len(bounds)))  # (vllm/models/deepseek_v4/nvidia/model.py, no PPMissingLayer, 0.33.0)
     if path.startswith("model.altup_unembed_projections."):
         return (last,)
     if path in ("lm_head", "lm_head.bias", "model.norm", "model.norm.bias"):
@@ -122,7 +124,9 @@ def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: 
 
 def stage_shape(shape: Shape, first: int, end: int, last: bool) -> Shape:
     """The model as one stage builds it: its own layers, the drafter layers on the last."""
-    return replace(shape, layers=shape.layers[first:end], mlps=shape.mlps[first:end], drafter_layers=shape.drafter_layers if last else 0)
+    ratios = shape.compress_ratios[first:end]  # DeepSeek V4's, one a layer
+    return replace(shape, layers=shape.layers[first:end], mlps=shape.mlps[first:end], drafter_layers=shape.drafter_layers if last else 0,
+                   compress_ratios=ratios)  # fmt: skip
 
 
 def stages(

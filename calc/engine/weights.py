@@ -82,6 +82,7 @@ class Tensor:
     dtype_bytes: int | None = None  # kept in this width whatever the model's dtype (float32 routers)
     tower: bool = False  # the vision tower or its projector
     buffer: bool = False  # built at load, not read from the checkpoint (a rope's cos/sin cache): not scaled to it, not offloaded
+    fp4: bool = False  # MXFP4 whatever the checkpoint's quantization_config (DeepSeek V4's experts of expert_dtype fp4)
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class Quant:
     g_idx: bool = False
     ignore: tuple[str, ...] = ()
     static_input: bool = False
+    scale_bytes: int = 4  # a block's fp8 scale: float32, or one e8m0 byte (DeepSeek V4's fp4 checkpoints)
 
 
 def quant_of(shape: Shape) -> Quant:
@@ -109,7 +111,10 @@ def quant_of(shape: Shape) -> Quant:
         block = q.get("weight_block_size")
         static = q.get("activation_scheme") == "static"
         if block:
-            return Quant("fp8-block", block=_block(block, shape.file, "quantization_config.weight_block_size"), ignore=ignore)
+            # DeepSeek V4's fp4-expert checkpoints keep their linear scales as e8m0, one byte a block (deepseek_v4/quant_config.py
+            # is_scale_e8m0; fp8.py Fp8LinearMethod scale_dtype float8_e8m0fnu, 0.33.0)
+            scale = 1 if shape.dsv4.get("expert_fp4") else 4
+            return Quant("fp8-block", block=_block(block, shape.file, "quantization_config.weight_block_size"), ignore=ignore, scale_bytes=scale)
         return Quant("fp8", ignore=ignore, static_input=static)
     if method == "mxfp4":
         return Quant("mxfp4", group=32, ignore=ignore)
@@ -212,11 +217,13 @@ def _ignored(path: str, patterns: tuple[str, ...]) -> bool:
 def tensor_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
     """Bytes of one tensor on one rank, with the scales its packing adds."""
     n = t.rows * t.cols
+    if t.fp4:  # mxfp4.py Mxfp4MoEMethod: two values a byte and a uint8 (e8m0) scale a 32
+        return (n // 2 + cdiv(n, 32)) * t.count
     if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore):
         return n * (t.dtype_bytes or dtype_bytes) * t.count
     m = quant.method
     if m == "fp8-block":
-        each = n + cdiv(t.rows, quant.block[0]) * cdiv(t.cols, quant.block[1]) * 4
+        each = n + cdiv(t.rows, quant.block[0]) * cdiv(t.cols, quant.block[1]) * quant.scale_bytes
     elif m == "fp8":
         each = n + 4 + (4 if quant.static_input else 0)
     elif m == "nvfp4":
@@ -245,6 +252,10 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         if shape.lm_head_bias:
             out.append(Tensor("lm_head.bias", vocab_rank))
     out += _norm(shape, "model.norm")
+    if shape.dsv4:  # DeepseekV4Model's hyper-connection head, float32, whole on every rank
+        hc = shape.dsv4["hc_mult"]
+        out += [Tensor("model.hc_head_fn", hc, hc * h, dtype_bytes=4), Tensor("model.hc_head_base", hc, dtype_bytes=4),
+                Tensor("model.hc_head_scale", 1, dtype_bytes=4)]  # fmt: skip
     out += _per_layer_inputs(shape, tp)
     for i, (kind, mlp) in enumerate(zip(shape.layers, shape.mlps, strict=True)):
         out += _layer(shape, f"model.layers.{i}", kind, mlp, tp)
@@ -482,6 +493,8 @@ def _norm(shape: Shape, path: str) -> list[Tensor]:
 
 
 def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tensor]:
+    if shape.dsv4:
+        return _dsv4_layer(shape, prefix, mlp, tp)
     h = shape.hidden
     # DeciLM builds no norm for a no-op attention; EXAONE 4.0 norms only after attention and the MLP
     out = [] if kind == NO_ATTENTION or shape.no_input_norm else _norm(shape, f"{prefix}.input_layernorm")
@@ -517,6 +530,70 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
             out += _norm(shape, f"{prefix}.post_attention_layernorm")
         out += [t for name in shape.extra_norms for t in _norm(shape, f"{prefix}.{name}")]
         out += _mlp(shape, prefix + ".mlp", mlp, tp)
+    return out
+
+
+def _dsv4_layer(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
+    """A DeepSeek V4 decoder layer on one rank (vllm/models/deepseek_v4/nvidia/model.py DeepseekV4DecoderLayer and
+    DeepseekV4MoE, attention.py DeepseekV4Attention and DeepseekV4Indexer, compressor.py DeepseekCompressor; 0.33.0).
+
+    - attn_norm and ffn_norm; the hyper-connections' hc_attn_* and hc_ffn_* (fn: (2 + hc_mult) x hc_mult rows of
+      hc_mult x hidden_size, base: as many, scale: 3), float32, whole on every rank;
+    - attention: attn_sink (float32, a head a rank; the backend pads it to the kernel's head count, at most 128
+      values), fused_wqa_wkv (hidden to q_lora_rank + head_dim, replicated), q_norm and kv_norm, wq_b (column-parallel
+      to heads x head_dim), wo_a (column-parallel, o_groups x o_lora_rank from heads x head_dim / o_groups) and
+      wo_b (row-parallel to hidden), all quantized as the checkpoint is;
+    - a layer of ratio 4 or 128: its compressor, ape (ratio x coff x head_dim, float32; coff 2 at ratio 4, else 1),
+      fused_wkv_wgate (hidden to 2 x coff x head_dim, replicated, quant_config=None) and norm (head_dim);
+    - a layer of ratio 4: its indexer, wq_b (q_lora_rank to index_n_heads x index_head_dim, replicated, quantized),
+      weights_proj (hidden to index_n_heads, replicated, quant_config=None) and a compressor of index_head_dim;
+    - the MoE: gate (GateLinear, the model's dtype), then for the first num_hash_layers layers tid2eid
+      (vocab_size x num_experts_per_tok int32; int64 under a MegaMoE backend, not modeled) and for the others
+      e_score_correction_bias (float32) where topk_method is noaux_tc; the experts (MXFP4 where expert_dtype is fp4,
+      Mxfp4MoEMethod; else as the checkpoint); the shared experts (DeepseekV4MLP of moe_intermediate_size x
+      n_shared_experts, its width rounded up so each rank holds whole 128-blocks under block fp8: cdiv(blocks, TP)).
+    The sequence-parallel build under expert parallel (shared experts and wo_b whole on each rank) is not modeled.
+    0.20.0 (vllm/model_executor/models/deepseek_v4.py) builds the same tensors but for the shared expert's rounding
+    to whole blocks (none: the same wherever its blocks divide over the ranks, as DeepSeek-V4-Flash's 16 do) and
+    e8m0 scales whatever expert_dtype."""
+    h, d, q, x = shape.hidden, shape.head_dim, shape.q_lora_rank or 0, shape.dsv4
+    i = int(p.rsplit(".", 1)[1])
+    ratio = shape.compress_ratios[i]
+    heads_rank, hc = shape.heads // tp, x["hc_mult"]
+    mix = (2 + hc) * hc
+    a, f = f"{p}.attn", f"{p}.ffn"
+    out = [Tensor(f"{p}.attn_norm", h), Tensor(f"{p}.ffn_norm", h)]
+    for part in ("attn", "ffn"):
+        out += [Tensor(f"{p}.hc_{part}_fn", mix, hc * h, dtype_bytes=4), Tensor(f"{p}.hc_{part}_base", mix, dtype_bytes=4),
+                Tensor(f"{p}.hc_{part}_scale", 3, dtype_bytes=4)]  # fmt: skip
+    groups, o_rank = x["o_groups"], x["o_lora_rank"]
+    out += [Tensor(f"{a}.attn_sink", heads_rank, dtype_bytes=4), Tensor(f"{a}.fused_wqa_wkv", q + d, h, linear=True),
+            Tensor(f"{a}.q_norm", q), Tensor(f"{a}.kv_norm", d), Tensor(f"{a}.wq_b", heads_rank * d, q, linear=True),
+            Tensor(f"{a}.wo_a", groups * o_rank // tp, shape.heads * d // groups, linear=True),
+            Tensor(f"{a}.wo_b", h, groups * o_rank // tp, linear=True)]  # fmt: skip
+
+    def compressor(c: str, r: int, dim: int) -> list[Tensor]:
+        coff = 2 if r == 4 else 1
+        return [Tensor(f"{c}.ape", r, coff * dim, dtype_bytes=4), Tensor(f"{c}.fused_wkv_wgate", 2 * coff * dim, h), Tensor(f"{c}.norm", dim)]
+
+    if ratio > 1:
+        out += compressor(f"{a}.compressor", ratio, d)
+    if ratio == 4:
+        ih, idim = x["index_heads"], x["index_head_dim"]
+        out += [Tensor(f"{a}.indexer.wq_b", ih * idim, q, linear=True), Tensor(f"{a}.indexer.weights_proj", ih, h)]
+        out += compressor(f"{a}.indexer.compressor", 4, idim)
+    e, fp4 = mlp.experts, bool(x["expert_fp4"])
+    width = mlp.expert_intermediate // tp
+    out += [Tensor(f"{f}.gate", e, h), Tensor(f"{f}.experts.gate_up_proj", 2 * width, h, count=e, linear=True, fp4=fp4),
+            Tensor(f"{f}.experts.down_proj", h, width, count=e, linear=True, fp4=fp4)]  # fmt: skip
+    if i < x["hash_layers"]:
+        out.append(Tensor(f"{f}.gate.tid2eid", shape.vocab, x["top_k"], dtype_bytes=4))
+    elif shape.routing_bias:
+        out.append(Tensor(f"{f}.gate.e_score_correction_bias", e, dtype_bytes=4))
+    if mlp.shared_intermediate:
+        block = quant_of(shape).block[0] if quant_of(shape).method == "fp8-block" else 0
+        s = cdiv(mlp.shared_intermediate // block, tp) * block if block else mlp.shared_intermediate // tp
+        out += [Tensor(f"{f}.shared_experts.gate_up_proj", 2 * s, h, linear=True), Tensor(f"{f}.shared_experts.down_proj", h, s, linear=True)]
     return out
 
 

@@ -204,6 +204,10 @@ class Shape:
     mamba: dict[str, int] = field(default_factory=dict)
     linear: dict[str, int] = field(default_factory=dict)
     indexer: dict[str, int] = field(default_factory=dict)  # DeepSeek V3.2's lightning indexer: heads, head_dim, q_lora_rank
+    # DeepSeek V4: each layer's compress ratio (0: sliding window only, 4 with an indexer, 128), and its dimensions:
+    # o_lora_rank, o_groups, hc_mult, index_heads, index_head_dim, hash_layers, shared (0 or 1), expert_fp4 (0 or 1)
+    compress_ratios: tuple[int, ...] = ()
+    dsv4: dict[str, int] = field(default_factory=dict)
     drafter_layers: int = 0
     # the MTP module's own ends vLLM swaps for the target's after loading (weights.drafter_as_loaded); none as read
     drafter_shared: frozenset[str] = frozenset()

@@ -228,6 +228,47 @@ def _deepseek_v32(r: _Reader) -> dict[str, Any]:
     return fields
 
 
+DSV4_RATIOS = (0, 4, 128)  # a layer's compress ratio: 0 sliding window alone, 4 (CSA, with an indexer), 128 (HCA)
+
+
+def _deepseek_v4(r: _Reader) -> dict[str, Any]:
+    """DeepSeek V4 (vllm/models/deepseek_v4/, DeepseekV4ForCausalLM; registered from 0.20.0, in
+    vllm/model_executor/models/deepseek_v4.py up to 0.21.0; read as 0.33.0's nvidia/model.py,
+    attention.py and compressor.py build it). Every layer is a DeepseekV4DecoderLayer: an attention of
+    num_attention_heads heads of head_dim over one latent (fused_wqa_wkv, wq_b, wo_a of o_groups groups of
+    o_lora_rank, wo_b), a compressor where the layer's compress ratio is 4 or 128 and an indexer where it
+    is 4, and an MoE (DeepseekV4MoE) of n_routed_experts experts of moe_intermediate_size and
+    n_shared_experts shared ones; the first num_hash_layers layers route by a token table (tid2eid)
+    instead of a score bias; hyper-connections of hc_mult streams around both. The ratios are the first
+    num_hidden_layers entries of compress_ratios (the rest are the MTP layers'). The MTP layers
+    (num_nextn_predict_layers) are dropped at load (the weights mapper maps "mtp." to None) and load only
+    as the DeepSeekV4MTP drafter, which is not modeled: drafter_layers stays 0. The vision variant
+    (vision_n_layers, DeepseekV4ForConditionalGeneration from 0.30.0) is refused."""
+    n = r.layers()
+    if r.get("vision_n_layers", 0) not in (0, None):
+        raise ConfigError(r.file, r.prefix + "vision_n_layers", r.get("vision_n_layers"), "absent or 0: DeepSeek V4's vision variant is not modeled")
+    if r.get("hidden_act", "silu") != "silu":
+        raise ConfigError(r.file, r.prefix + "hidden_act", r.get("hidden_act"), "silu: DeepseekV4MLP takes no other")
+    _untied(r, "deepseek_v4")
+    ratios = r.get("compress_ratios")
+    if not isinstance(ratios, list) or len(ratios) < n or any(isinstance(v, bool) or v not in DSV4_RATIOS for v in ratios):
+        raise ConfigError(r.file, r.prefix + "compress_ratios", ratios, f"a list of at least {n} ratios, each 0, 4 or 128, one a layer")
+    expert_dtype = r.get("expert_dtype", "fp4")  # quant_config.py DeepseekV4FP8Config: missing is fp4
+    if expert_dtype not in ("fp4", "fp8"):
+        raise ConfigError(r.file, r.prefix + "expert_dtype", expert_dtype, "fp4 or fp8 (quant_config.py _DEEPSEEK_V4_EXPERT_DTYPES)")
+    width = r.int("moe_intermediate_size")
+    shared = r.get("n_shared_experts", None)
+    shared = 0 if shared is None else r.int("n_shared_experts")
+    moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=width, shared_intermediate=shared * width)
+    r.int("index_topk")  # the indexer's top-k buffer's width (DeepseekV4Model.topk_indices_buffer)
+    dsv4 = {"o_lora_rank": r.int("o_lora_rank"), "o_groups": r.int("o_groups"), "hc_mult": r.int("hc_mult"),
+            "index_heads": r.int("index_n_heads"), "index_head_dim": r.int("index_head_dim"), "hash_layers": r.int("num_hash_layers", minimum=0),
+            "top_k": r.int("num_experts_per_tok"), "expert_fp4": int(expert_dtype == "fp4")}  # fmt: skip
+    return {**_common(r), "attention_bias": False, "output_bias": False, "kv_heads": 1, "layers": (MLA,) * n, "mlps": (moe,) * n,
+            "q_lora_rank": r.int("q_lora_rank"), "qk_rope_head_dim": r.int("qk_rope_head_dim"), "sliding_window": r.int("sliding_window"),
+            "routing_bias": r.get("topk_method", None) == "noaux_tc", "compress_ratios": tuple(ratios[:n]), "dsv4": dsv4}  # fmt: skip
+
+
 def _gpt_oss(r: _Reader) -> dict[str, Any]:
     n = r.layers()
     layers = _layer_types(r, n, _SLIDING_OR_FULL)

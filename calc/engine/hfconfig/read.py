@@ -129,6 +129,8 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         max_pos = inner.get("model_max_length") or max_pos
     if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
         return ()
+    if fields.get("compress_ratios"):  # DeepSeek V4: build_deepseek_v4_rope's caches (a plain one for the sliding layers,
+        return ()  # compress_rope_theta's for the compressed ones, deepseek_v4/common/rope.py) are not modeled
     if arch.startswith(("NemotronH", "Jamba")):  # their attention layers take no rope (nemotron_h.py, jamba.py build none, 0.20.0 and 0.33.0)
         return ()
     if arch == "GPTBigCodeForCausalLM" or arch == "FalconForCausalLM" and inner.get("alibi", False) is True:

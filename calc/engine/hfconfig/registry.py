@@ -32,6 +32,7 @@ from calc.engine.hfconfig.dense import (
 from calc.engine.hfconfig.moe import (
     _bailing,
     _deepseek,
+    _deepseek_v4,
     _deepseek_v32,
     _ernie45_moe,
     _glm4_moe,
@@ -140,6 +141,7 @@ _ARCHITECTURES = {
     "DeepseekV3ForCausalLM": _deepseek,
     "DeepseekV2ForCausalLM": _deepseek,
     "DeepseekV32ForCausalLM": _deepseek_v32,
+    "DeepseekV4ForCausalLM": _deepseek_v4,
     "DeciLMForCausalLM": _decilm,
     "GptOssForCausalLM": _gpt_oss,
     "Gemma3ForCausalLM": _gemma3,
@@ -208,7 +210,8 @@ _ARCHITECTURES = {
 # 0.27.1, 0.28.0 to 0.33.0): from 0.9.2 Ernie 4.5 MoE, Falcon-H1, Gemma 3n (multimodal), GLM-4.1V, Granite 4.0-H,
 # MiMo, Nemotron-H; from 0.10.1.1 Ling 1.x (bailing_moe.py), Ernie 4.5, EXAONE 4.0, Gemma 3n (text), GLM-4.5 and
 # 4.5V, gpt-oss; from 0.10.2 LFM2 and Qwen3-Next; from 0.11.0 Ling 2.0, DeepSeek-V3.2, Qwen3-VL; from 0.12.0
-# LFM2-MoE and MiniMax-M2; from 0.17.0 Qwen3.5's classes. The text-only Qwen3_5ForCausalLM is listed from 0.27.1;
+# LFM2-MoE and MiniMax-M2; from 0.17.0 Qwen3.5's classes; from 0.20.0 DeepSeek V4 (vllm/model_executor/models/
+# deepseek_v4.py to 0.21.0, vllm/models/deepseek_v4/ from 0.22.0). The text-only Qwen3_5ForCausalLM is listed from 0.27.1;
 # from 0.17.0 to 0.26.0 the registry finds it by its suffix (registry.py _normalize_arch, from 0.10.1.1: a
 # ForCausalLM it does not list is looked up as ForConditionalGeneration, config/model.py _SUFFIX_TO_DEFAULTS).
 OWN_CODE_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]] = {
@@ -246,6 +249,7 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]] = {
     "Qwen3_5ForConditionalGeneration": ((0, 17), None),
     "Qwen3_5MoeForConditionalGeneration": ((0, 17), None),
     "Qwen3_5ForCausalLM": ((0, 17), None),
+    "DeepseekV4ForCausalLM": ((0, 20), None),
     "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
     "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
 }
@@ -324,6 +328,7 @@ UNCHECKED = frozenset(
         "Cohere2ForCausalLM",
         "CohereForCausalLM",
         "DeepseekV32ForCausalLM",
+        "DeepseekV4ForCausalLM",
         "Ernie4_5ForCausalLM",
         "Ernie4_5_MoeForCausalLM",
         "Exaone4ForCausalLM",
