@@ -140,6 +140,9 @@ _ARCHITECTURES = {
     "DeepseekV3ForCausalLM": _deepseek,
     "DeepseekV2ForCausalLM": _deepseek,
     "DeepseekV32ForCausalLM": _deepseek_v32,
+    # GLM-5 and 5.1: DeepSeek V3.2's layers (deepseek_v2.py GlmMoeDsaForCausalLM, a subclass that adds
+    # nothing, 0.16.0 to 0.28.0; vllm/models/deepseek_v32, the same class as DeepSeek V3.2's, 0.29.0 to 0.33.0)
+    "GlmMoeDsaForCausalLM": _deepseek_v32,
     "DeciLMForCausalLM": _decilm,
     "GptOssForCausalLM": _gpt_oss,
     "Gemma3ForCausalLM": _gemma3,
@@ -199,7 +202,8 @@ _ARCHITECTURES = {
 # GPTBigCodeForCausalLM likewise (gpt_bigcode.py to 0.24.0, the Transformers backend from 0.25.0); PhiForCausalLM
 # and GPTNeoXForCausalLM are phi.py and gpt_neox.py up to 0.31.0 and the Transformers backend from 0.32.0.
 # FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
-# No last release: registered from the first to the newest read. Ling's bailing_moe.py: BailingMoeForCausalLM
+# No last release: registered from the first to the newest read. GLM-5's GlmMoeDsaForCausalLM from 0.16.0
+# (absent from 0.15.0). Ling's bailing_moe.py: BailingMoeForCausalLM
 # from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0.
 OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
@@ -210,6 +214,7 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "GPTBigCodeForCausalLM": ((0, 8), (0, 24)),
     "BailingMoeForCausalLM": ((0, 10), None),
     "BailingMoeV2ForCausalLM": ((0, 11), None),
+    "GlmMoeDsaForCausalLM": ((0, 16), None),
     "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
     "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
 }
@@ -277,6 +282,7 @@ UNCHECKED = frozenset(
         "GemmaForCausalLM",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
         "GraniteMoeForCausalLM",
         "GraniteMoeHybridForCausalLM",
         "HunYuanDenseV1ForCausalLM",
