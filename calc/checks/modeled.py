@@ -152,11 +152,14 @@ def model_report(i: ModelInputs) -> ModelReport:
                 "as long as max_model_len holds is served only where the tokenizer has a video token (internvl.py ctx_video_token): "
                 "the tokenizer's vocabulary"
             )
+            moonvit = "its dummy image and video chunk are sized by the image processor (preprocessor_config.json, media_tokens_calculator)"
             unread = (
                 intern
                 if tw.kind == "internvit"
                 else glm
                 if tw.kind == "glm4v"
+                else moonvit
+                if tw.kind == "moonvit"
                 else "the most tiles an image is cut into is the processor's max_patches (preprocessor_config.json)"
             )
             notes.append(f"the {tw.name}'s encoder profile (its dummy images' forward and outputs) is not modeled: {unread}, which the config does not give")
@@ -316,6 +319,7 @@ _TOWER_SOURCES = {
     "internvit": "intern_vit.py and internvl.py",
     "gemma3n": "gemma3n_mm.py",
     "clip": "clip.py and llava.py",
+    "moonvit": "kimi_k25_vit.py and kimi_k25.py",
 }
 
 

@@ -163,6 +163,9 @@ _ARCHITECTURES = {
     "Lfm2ForCausalLM": _lfm2,
     "Lfm2MoeForCausalLM": _lfm2,  # LFM2's layers, experts from num_dense_layers on (_lfm2_moe_mlps)
     "Llama4ForConditionalGeneration": _llama4,
+    # Kimi K2.5 and K2.6: DeepSeek-V3's layers from text_config (kimi_k25.py builds DeepseekV2ForCausalLM over it,
+    # 0.19.0 to 0.33.0; DeepseekV2Model and a ParallelLMHead, the same tensors, 0.15.0 to 0.18.0) and the MoonViT tower
+    "KimiK25ForConditionalGeneration": _deepseek,
     "InternVLChatModel": _internvl,
     "LlavaForConditionalGeneration": _llava,
     "Gemma3nForCausalLM": _gemma3n,
@@ -203,7 +206,7 @@ _ARCHITECTURES = {
 # and GPTNeoXForCausalLM are phi.py and gpt_neox.py up to 0.31.0 and the Transformers backend from 0.32.0.
 # FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
 # No last release: registered from the first to the newest read. GLM-5's GlmMoeDsaForCausalLM from 0.16.0
-# (absent from 0.15.0). Ling's bailing_moe.py: BailingMoeForCausalLM
+# (absent from 0.15.0); Kimi K2.5's KimiK25ForConditionalGeneration from 0.15.0 (absent from 0.14.0). Ling's bailing_moe.py: BailingMoeForCausalLM
 # from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0.
 OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
@@ -215,6 +218,7 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "BailingMoeForCausalLM": ((0, 10), None),
     "BailingMoeV2ForCausalLM": ((0, 11), None),
     "GlmMoeDsaForCausalLM": ((0, 16), None),
+    "KimiK25ForConditionalGeneration": ((0, 15), None),
     "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
     "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
 }
@@ -288,6 +292,7 @@ UNCHECKED = frozenset(
         "HunYuanDenseV1ForCausalLM",
         "InternLM2ForCausalLM",
         "InternLM3ForCausalLM",
+        "KimiK25ForConditionalGeneration",
         "Lfm2ForCausalLM",
         "Mamba2ForCausalLM",
         "MiMoForCausalLM",
