@@ -110,3 +110,17 @@ def test_the_command_line_predicts_a_pool(args: list[str], capsys: pytest.Captur
     out = cli_json(["model", str(config_path(GLM)), *args, "--gpu", "h200", "--json"], capsys)
     assert out["architecture"] == "GlmMoeDsaForCausalLM" and out["layers"] == "78 mla"
     assert out["verdict"] and out["kv_bytes_per_token"] > 0
+
+
+def test_the_blackwell_fp8_default_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    """From 0.32.0 vLLM turns --kv-cache-dtype auto into fp8_e4m3 for this class on compute capability 10.x
+    (config.py GlmMoeDsaForCausalLM.verify_and_update_config; 0.29.0 to 0.31.0 set only the DCP defaults):
+    the prediction says so on a B200, not on an H200 nor before 0.32.0."""
+
+    def notes(gpu: str, version: str | None = None) -> list[str]:
+        extra = ["--engine-version", version] if version else []
+        out = cli_json(["model", str(config_path(GLM)), "--tp", "8", "--max-model-len", "32768", "--gpu", gpu, *extra, "--json"], capsys)
+        return [n for n in out["notes"] if "fp8_e4m3" in n]
+
+    assert len(notes("b200")) == 1 and "from 0.32.0" in notes("b200")[0]
+    assert notes("h200") == [] and notes("b200", "0.31.0") == []

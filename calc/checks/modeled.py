@@ -492,6 +492,12 @@ def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
             f"--quantization awq by name keeps vLLM {rel[0]}.{rel[1]} on the plain AWQ kernel, not Marlin ('so forcing awq', "
             f"quantization/awq_marlin.py): {dequant}; --quantization awq_marlin, or none, runs Marlin, faster and without that transient"
         )
+    if shape.architecture == "GlmMoeDsaForCausalLM" and rel >= (0, 32) and r.kv_cache_dtype == "auto" and predict.is_sm100(card_name):
+        notes.append(
+            f"on a compute capability 10.x card vLLM {rel[0]}.{rel[1]} turns --kv-cache-dtype auto into fp8_e4m3 for GlmMoeDsaForCausalLM "
+            "(model_executor/models/config.py, GlmMoeDsaForCausalLM.verify_and_update_config, from 0.32.0); the KV cache here is figured in "
+            "the model's dtype, and the sparse backend's fp8 layout on that card is not modeled"
+        )
     if expert_split(r, shape):
         notes.append(
             "on the card, the pool is the rank with the most experts'; the buffers the MoE's all-to-all exchange allocates across the "
