@@ -154,11 +154,14 @@ def model_report(i: ModelInputs) -> ModelReport:
                 "as long as max_model_len holds is served only where the tokenizer has a video token (internvl.py ctx_video_token): "
                 "the tokenizer's vocabulary"
             )
+            moonvit = "its dummy image and video chunk are sized by the image processor (preprocessor_config.json, media_tokens_calculator)"
             unread = (
                 intern
                 if tw.kind == "internvit"
                 else glm
                 if tw.kind == "glm4v"
+                else moonvit
+                if tw.kind == "moonvit"
                 else "the most tiles an image is cut into is the processor's max_patches (preprocessor_config.json)"
             )
             notes.append(f"the {tw.name}'s encoder profile (its dummy images' forward and outputs) is not modeled: {unread}, which the config does not give")
@@ -318,6 +321,7 @@ _TOWER_SOURCES = {
     "internvit": "intern_vit.py and internvl.py",
     "gemma3n": "gemma3n_mm.py",
     "clip": "clip.py and llava.py",
+    "moonvit": "kimi_k25_vit.py and kimi_k25.py",
 }
 
 
@@ -489,6 +493,12 @@ def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
         notes.append(
             f"--quantization awq by name keeps vLLM {rel[0]}.{rel[1]} on the plain AWQ kernel, not Marlin ('so forcing awq', "
             f"quantization/awq_marlin.py): {dequant}; --quantization awq_marlin, or none, runs Marlin, faster and without that transient"
+        )
+    if shape.architecture == "GlmMoeDsaForCausalLM" and rel >= (0, 32) and r.kv_cache_dtype == "auto" and predict.is_sm100(card_name):
+        notes.append(
+            f"on a compute capability 10.x card vLLM {rel[0]}.{rel[1]} turns --kv-cache-dtype auto into fp8_e4m3 for GlmMoeDsaForCausalLM "
+            "(model_executor/models/config.py, GlmMoeDsaForCausalLM.verify_and_update_config, from 0.32.0); the KV cache here is figured in "
+            "the model's dtype, and the sparse backend's fp8 layout on that card is not modeled"
         )
     if expert_split(r, shape):
         notes.append(

@@ -122,6 +122,8 @@ def limit_skips_from(architecture: str) -> tuple[int, int]:
     """The first release whose model code leaves the tower out when the limits allow none of its modalities."""
     if architecture.startswith(("Qwen2VL", "LlavaForConditionalGeneration")):
         return (0, 10)
+    if architecture.startswith("KimiK25"):  # kimi_k25.py: _mark_tower_model(vllm_config, "vision_chunk") from 0.16.0, not in 0.15.0
+        return (0, 16)
     return (0, 15) if architecture.startswith(("Gemma3", "Glm4v", "InternVL")) else (0, 11)
 
 
@@ -168,7 +170,7 @@ def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[
     if all(limit(s, m) == 0 for m in tower.modalities):
         notes.append(
             f"vLLM {rel[0]}.{rel[1]} builds the {tower.name} whatever --limit-mm-per-prompt says (the limit skips it from "
-            + {(0, 10): "0.10.1.1", (0, 11): "0.11.0", (0, 15): "0.15.0"}[limit_skips_from(shape.architecture)]
+            + {(0, 10): "0.10.1.1", (0, 11): "0.11.0", (0, 15): "0.15.0", (0, 16): "0.16.0"}[limit_skips_from(shape.architecture)]
             + ")"
         )
     if s.mm_encoder_tp_mode == "data" and shape.architecture in NO_ENCODER_DATA:

@@ -101,7 +101,7 @@ def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: 
         return tuple(range(len(bounds)))
     if drafter:
         return (last,)
-    if path.startswith(("visual.", "vision_tower.", "vision_model.", "multi_modal_projector.", "mlp1.")):
+    if path.startswith(("visual.", "vision_tower.", "vision_model.", "multi_modal_projector.", "mlp1.", "mm_projector.")):
         # the vision tower is built on every stage by the V1 model runner; only Model Runner V2 skips it
         # after the first (vllm/model_executor/models/interfaces.py, _mark_tower_model, 0.33.0)
         return tuple(range(len(bounds)))

@@ -203,14 +203,34 @@ def _whole(value: Json, file: str, field: str) -> int:
         raise ConfigError(file, field, value, "a whole number") from None
 
 
+def _globs(pattern: str) -> list[str]:
+    """A module name of an ignore list as shell patterns. A compressed-tensors "re:" name is read as the
+    few regex forms checkpoints write: ".*" any run, "\\." a dot, and groups of alternatives,
+    "(gate|up|down)", one pattern each (Kimi K2.5's "re:.*mlp\\.(gate|up|gate_up|down)_proj.*");
+    nothing else of a regex is taken, so no pattern of a config runs as one."""
+    if not pattern.startswith("re:"):
+        return [pattern]
+    out = [""]
+    rest = pattern[3:].replace(".*", "*").replace("\\.", ".")
+    while rest:
+        start, end = rest.find("("), rest.find(")")
+        choices = rest[start + 1 : end].split("|")
+        if start < 0 or end < start or "(" in rest[start + 1 : end] or len(out) * len(choices) > 64:
+            return [head + rest for head in out]
+        out = [head + rest[:start] + choice for head in out for choice in choices]
+        rest = rest[end + 1 :]
+    return out
+
+
 def _ignored(path: str, patterns: tuple[str, ...]) -> bool:
-    for p in patterns:
-        if p.startswith("re:"):
-            p = p[3:].replace(".*", "*")
-        if fnmatch.fnmatch(path, p) or fnmatch.fnmatch(path, p + ".*"):
-            return True
-        if "*" not in p and ("." + p + ".") in ("." + path + "."):
-            return True
+    # DeepSeek's and Kimi's checkpoints name the shared expert shared_experts (deepseek_v2.py), listed here as shared_expert
+    names = {path, path.replace(".shared_expert.", ".shared_experts.")}
+    for p in (g for pattern in patterns for g in _globs(pattern)):
+        for name in names:
+            if fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*"):
+                return True
+            if "*" not in p and ("." + p + ".") in ("." + name + "."):
+                return True
     return False
 
 
@@ -415,6 +435,21 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
         )
     if tower.kind == "internvit":
         return _internvit(tower, tp)
+    if tower.kind == "moonvit":
+        # kimi_k25_vit.py, 0.33.0 (the same tensors from 0.15.0): MoonVision3dPatchEmbed (a Conv2d with bias, the
+        # position table; the time table and the 2D rope's freqs_cis are buffers), MoonViTEncoderLayer (LayerNorms;
+        # wqkv, wo, fc0 and fc1 with biases), final_layernorm; KimiK25MultiModalProjector (ReplicatedLinear)
+        p, wide = "vision_tower", d * tower.merge**2
+        ts = [t(f"{p}.patch_embed.proj", d, tower.channels * tower.patch * tower.patch), t(f"{p}.patch_embed.proj.bias", d),
+              t(f"{p}.patch_embed.pos_emb", tower.positions, d), t(f"{p}.encoder.final_layernorm", 2 * d),
+              t("mm_projector.pre_norm", 2 * d), t("mm_projector.linear_1", wide, wide), t("mm_projector.linear_1.bias", wide),
+              t("mm_projector.linear_2", out, wide), t("mm_projector.linear_2.bias", out)]  # fmt: skip
+        for b in range(tower.depth):
+            q = f"{p}.encoder.blocks.{b}"
+            ts += [t(f"{q}.norm0", 2 * d), t(f"{q}.norm1", 2 * d), t(f"{q}.wqkv", 3 * d // n, d), t(f"{q}.wqkv.bias", 3 * d // n),
+                   t(f"{q}.wo", d, d // n), t(f"{q}.wo.bias", d), t(f"{q}.mlp.fc0", i // n, d), t(f"{q}.mlp.fc0.bias", i // n),
+                   t(f"{q}.mlp.fc1", d, i // n), t(f"{q}.mlp.fc1.bias", d)]  # fmt: skip
+        return ts
     if tower.kind == "clip":
         # clip.py CLIPVisionTransformer (0.33.0; the same tensors from 0.10.1.1): embeddings, pre_layrnorm and the
         # layers up to the feature layer, no post_layernorm under LLaVA; llava.py LlavaMultiModalProjector

@@ -114,6 +114,12 @@ class Tower:
       LayerNorms, attention (qkv_proj, out_proj) and an MLP (fc1, fc2), all with biases; then
       LlavaMultiModalProjector (linear_1 from the vision width to the language model's, linear_2 of
       that width, biases where multimodal_projector_bias);
+    - "moonvit" (Kimi K2.5 and K2.6): kimi_k25_vit.py, MoonViT3dPretrainedModel (0.33.0; the same tensors
+      from 0.15.0): a Conv2d patch embedding with bias, a learned position table of init_pos_emb_height x
+      init_pos_emb_width rows (its time table a buffer), `depth` blocks of two LayerNorms, attention (wqkv,
+      wo) and an MLP (fc0, fc1), all with biases, final_layernorm; then KimiK25MultiModalProjector
+      (pre_norm, a LayerNorm of the tower's width, linear_1 of hidden x merge^2 and linear_2 to the
+      language model's width, both with biases, ReplicatedLinear: whole on every rank);
     - "gemma3n" (Gemma 3n): gemma3n_mm.py builds the vision tower (timm's MobileNetV5, named by
       vision_config.architecture) and the audio tower (a Conformer) through transformers' AutoModel,
       with their embedders: not modeled (their tensors are refused), so a start is sized only where
@@ -146,7 +152,7 @@ class Tower:
         return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "qwen2-vl": "Qwen2-VL vision tower",
                 "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
                 "pixtral": "Pixtral vision tower", "clip": "CLIP vision tower",
-                "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower",
+                "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower", "moonvit": "MoonViT vision tower",
                 "gemma3n": "Gemma 3n vision and audio towers"}[self.kind]  # fmt: skip
 
 

@@ -213,7 +213,9 @@ def _deepseek_v32(r: _Reader) -> dict[str, Any]:
     (DeepseekV32IndexerCache), and from 0.13.0 its own rope (indexer_rope_emb, neox style: a cos/sin
     cache apart from MLA's). An MTP layer builds a full indexer too. index_topk_freq or
     index_topk_pattern (layers that reuse another layer's indexer, 0.33.0) are refused: no config of
-    this class writes them."""
+    this class writes them. GLM-5 and 5.1 (GlmMoeDsaForCausalLM, model_type glm_moe_dsa) are built by the
+    same code and read here: their router's logits are float32 from 0.25.0 (_get_moe_router_dtype), its
+    weight in the model's dtype; GLM-5.2's shared indexers (index_topk_freq 4) are refused likewise."""
     fields = _deepseek(r)
     q_lora = fields["q_lora_rank"]
     if q_lora is None:

@@ -11,6 +11,7 @@ from calc.engine.hfconfig.core import (
     _MISSING,
     _SLIDING_OR_FULL,
     FULL,
+    MAX_DIMENSION,
     MAX_LAYERS,
     SHARED_FULL,
     SHARED_SLIDING,
@@ -37,7 +38,14 @@ _LLAVA_TEXT = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM"}
 WITH_VISION = LLAVA + ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
                "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
-               "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration")  # fmt: skip
+               "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration", "KimiK25ForConditionalGeneration")  # fmt: skip
+
+# Kimi K2.5's MoonViT: the fields vLLM builds it from and what its config class fills in where they are absent
+# (vllm/transformers_utils/configs/kimi_k25.py KimiK25VisionConfig, 0.15.0 to 0.31.0; transformers'
+# Kimi_K25VisionConfig from 0.32.0, the same values), beside the names the published checkpoints write them under
+# (the remote code's vt_* fields, which neither class reads)
+_MOONVIT = (("hidden_size", "vt_hidden_size", 1152), ("intermediate_size", "vt_intermediate_size", 4304),
+            ("num_hidden_layers", "vt_num_hidden_layers", 27), ("num_attention_heads", "vt_num_attention_heads", 16))  # fmt: skip
 
 
 # The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
@@ -89,6 +97,8 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled:
         return Tower("glm4v", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"), patch,
                      v.int("in_channels", 3), v.int("temporal_patch_size", 2), v.int("out_hidden_size"), v.int("spatial_merge_size", 2),
                      (v.int("image_size") // patch) ** 2, modalities=("image", "video"))  # fmt: skip
+    if arch.startswith("KimiK25"):
+        return _moonvit(vision, v, file, text_hidden)
     top = _Reader(data, file)
     if arch == "InternVLChatModel":
         return _internvit(data, v, top, file, text_hidden)
@@ -153,6 +163,37 @@ def _llava_tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, f
     tokens = positions - (strategy == "default")
     return Tower("clip", hidden, v.int("intermediate_size"), deepest, heads, patch, v.int("num_channels"), 1, text_hidden,
                  positions=positions, projector_bias=top.flag("multimodal_projector_bias"), image_tokens=tokens)  # fmt: skip
+
+
+def _moonvit(vision: dict[str, Any], v: _Reader, file: str, text_hidden: int) -> Tower:
+    """Kimi K2.5's MoonViT and its projector (Tower "moonvit"; kimi_k25_vit.py, 0.15.0 to 0.33.0). vLLM
+    builds the tower from vision_config's hidden_size, intermediate_size, num_hidden_layers and
+    num_attention_heads, its config class's defaults where they are absent, as they are in the published
+    checkpoints, which write them as vt_*: a vt_* field that differs from what vLLM builds is refused (its
+    weights would not load). The position table is init_pos_emb_height x init_pos_emb_width (else
+    pos_emb_height and pos_emb_width, 64 each: MoonViT3dPretrainedModel _get_pos_emb_size, 0.33.0). The
+    projector is "patchmerger" (Kimi K3's "patchmergerv2" is another class). The encoder profile is not
+    modeled (image_tokens 0): its dummy image and video chunk are sized by the image processor
+    (preprocessor_config.json, media_tokens_calculator), which the config does not give."""
+    sizes = {}
+    for key, written, default in _MOONVIT:
+        built = v.int(key, default, maximum=MAX_LAYERS if key == "num_hidden_layers" else MAX_DIMENSION)
+        said = vision.get(written)
+        if said is not None and said != built:
+            raise ConfigError(file, f"vision_config.{written}", said, f"{built}: vLLM builds vision_config.{key} and would not load a tower of another size")
+        sizes[key] = built
+    kind = vision.get("mm_projector_type", "patchmerger")
+    if kind != "patchmerger":
+        raise ConfigError(file, "vision_config.mm_projector_type", kind, "patchmerger: other MoonViT projectors are not modeled")
+    merge = vision.get("merge_kernel_size", [2, 2])
+    if not isinstance(merge, list) or len(merge) != 2 or merge[0] != merge[1] or isinstance(merge[0], bool) or not isinstance(merge[0], int) or merge[0] < 1:
+        raise ConfigError(file, "vision_config.merge_kernel_size", merge, "two equal whole numbers, such as [2, 2]")
+    side = {dim: v.int(f"init_pos_emb_{dim}", None) or v.int(f"pos_emb_{dim}", 64) for dim in ("height", "width")}
+    heads, hidden = sizes["num_attention_heads"], sizes["hidden_size"]
+    if hidden % heads:
+        raise ConfigError(file, "vision_config.num_attention_heads", heads, f"a divisor of the tower's width ({hidden})")
+    return Tower("moonvit", hidden, sizes["intermediate_size"], sizes["num_hidden_layers"], heads, v.int("patch_size", 14), 3, 1, text_hidden,
+                 merge[0], side["height"] * side["width"], modalities=("vision_chunk",))  # fmt: skip
 
 
 def _internvit(data: dict[str, Any], v: _Reader, top: _Reader, file: str, text_hidden: int) -> Tower:

@@ -142,6 +142,9 @@ _ARCHITECTURES = {
     "DeepseekV2ForCausalLM": _deepseek,
     "DeepseekV32ForCausalLM": _deepseek_v32,
     "DeepseekV4ForCausalLM": _deepseek_v4,
+    # GLM-5 and 5.1: DeepSeek V3.2's layers (deepseek_v2.py GlmMoeDsaForCausalLM, a subclass that adds
+    # nothing, 0.16.0 to 0.28.0; vllm/models/deepseek_v32, the same class as DeepSeek V3.2's, 0.29.0 to 0.33.0)
+    "GlmMoeDsaForCausalLM": _deepseek_v32,
     "DeciLMForCausalLM": _decilm,
     "GptOssForCausalLM": _gpt_oss,
     "Gemma3ForCausalLM": _gemma3,
@@ -162,6 +165,9 @@ _ARCHITECTURES = {
     "Lfm2ForCausalLM": _lfm2,
     "Lfm2MoeForCausalLM": _lfm2,  # LFM2's layers, experts from num_dense_layers on (_lfm2_moe_mlps)
     "Llama4ForConditionalGeneration": _llama4,
+    # Kimi K2.5 and K2.6: DeepSeek-V3's layers from text_config (kimi_k25.py builds DeepseekV2ForCausalLM over it,
+    # 0.19.0 to 0.33.0; DeepseekV2Model and a ParallelLMHead, the same tensors, 0.15.0 to 0.18.0) and the MoonViT tower
+    "KimiK25ForConditionalGeneration": _deepseek,
     "InternVLChatModel": _internvl,
     "LlavaForConditionalGeneration": _llava,
     "Gemma3nForCausalLM": _gemma3n,
@@ -210,7 +216,7 @@ _ARCHITECTURES = {
 # 0.27.1, 0.28.0 to 0.33.0): from 0.9.2 Ernie 4.5 MoE, Falcon-H1, Gemma 3n (multimodal), GLM-4.1V, Granite 4.0-H,
 # MiMo, Nemotron-H; from 0.10.1.1 Ling 1.x (bailing_moe.py), Ernie 4.5, EXAONE 4.0, Gemma 3n (text), GLM-4.5 and
 # 4.5V, gpt-oss; from 0.10.2 LFM2 and Qwen3-Next; from 0.11.0 Ling 2.0, DeepSeek-V3.2, Qwen3-VL; from 0.12.0
-# LFM2-MoE and MiniMax-M2; from 0.17.0 Qwen3.5's classes; from 0.20.0 DeepSeek V4 (vllm/model_executor/models/
+# LFM2-MoE and MiniMax-M2; from 0.15.0 Kimi K2.5; from 0.16.0 GLM-5 (GlmMoeDsaForCausalLM); from 0.17.0 Qwen3.5's classes; from 0.20.0 DeepSeek V4 (vllm/model_executor/models/
 # deepseek_v4.py to 0.21.0, vllm/models/deepseek_v4/ from 0.22.0). The text-only Qwen3_5ForCausalLM is listed from 0.27.1;
 # from 0.17.0 to 0.26.0 the registry finds it by its suffix (registry.py _normalize_arch, from 0.10.1.1: a
 # ForCausalLM it does not list is looked up as ForConditionalGeneration, config/model.py _SUFFIX_TO_DEFAULTS).
@@ -246,6 +252,8 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]] = {
     "Qwen3VLMoeForConditionalGeneration": ((0, 11), None),
     "Lfm2MoeForCausalLM": ((0, 12), None),
     "MiniMaxM2ForCausalLM": ((0, 12), None),
+    "KimiK25ForConditionalGeneration": ((0, 15), None),
+    "GlmMoeDsaForCausalLM": ((0, 16), None),
     "Qwen3_5ForConditionalGeneration": ((0, 17), None),
     "Qwen3_5MoeForConditionalGeneration": ((0, 17), None),
     "Qwen3_5ForCausalLM": ((0, 17), None),
@@ -340,11 +348,13 @@ UNCHECKED = frozenset(
         "GemmaForCausalLM",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
         "GraniteMoeForCausalLM",
         "GraniteMoeHybridForCausalLM",
         "HunYuanDenseV1ForCausalLM",
         "InternLM2ForCausalLM",
         "InternLM3ForCausalLM",
+        "KimiK25ForConditionalGeneration",
         "Lfm2ForCausalLM",
         "Mamba2ForCausalLM",
         "MiMoForCausalLM",

@@ -32,7 +32,7 @@ A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memor
 from __future__ import annotations
 
 from calc.engine import hfconfig
-from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper, is_sm120, is_turing
+from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper, is_sm100, is_sm120, is_turing
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.fixes import Fix, Limits, fixes, limits
 from calc.engine.predict.graphs import (
@@ -172,6 +172,7 @@ __all__ = [
     "graph_counts",
     "hfconfig",
     "is_hopper",
+    "is_sm100",
     "is_sm120",
     "limits",
     "mamba_graphs",
