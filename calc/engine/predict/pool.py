@@ -211,7 +211,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         wterm = Term("weights", weights_bytes, weights_source or "given")
     marlin = marlin_experts(shape, rel, card.vendor, s.marlin_experts)
     fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct", bool(plain_awq(rel, s.quantization, awq_checkpoint(shape), is_turing(card.name))))
-    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler, shape.dtype_bytes)
+    v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler, shape.dtype_bytes, v2)
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
     # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes
@@ -241,7 +242,6 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
         )
     nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version))
-    v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
     capture = capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel)
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
     if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:

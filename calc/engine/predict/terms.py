@@ -356,10 +356,16 @@ def sort_bytes_per_logit(rows: int, logits_bytes: int = 2) -> int:
     return logits_bytes + (4 if logits_bytes != 4 else 0) + 4 + 8 + temp
 
 
-def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool | None = None, logits_bytes: int = 2) -> Term:
+def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor: str = "nvidia", flashinfer: bool | None = None, logits_bytes: int = 2,
+                   runner_v2: bool = False) -> Term:  # fmt: skip
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
     rows over the whole vocabulary.
+    - On Model Runner V2 (`runner_v2`, v0.22.0 on: graphs.py model_runner_v2) the logits alone:
+      vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run builds its dummy batch on the sampling
+      states' defaults (gpu/sample/states.py: temperature 0, top-k the vocabulary, top-p 1), so
+      gpu/sample/sampler.py _requires_logits_processing is false, no float32 copy is made, no
+      top-k/top-p runs and gumbel_sample keeps a row's few block maxima (v0.22.0 to v0.33.0).
     - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
       vllm/envs.py; before v0.12.0 only where FlashInfer is not installed, see below), and below 8
       rows after: on V1 sort_bytes_per_logit an element, from the source (38 B with bf16 logits
@@ -387,6 +393,10 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
     False: not installed, or VLLM_USE_FLASHINFER_SAMPLER=0, which from v0.21.0 leaves the
     PyTorch-native path, the Triton kernel from 8 rows: 'FlashInfer top-p/top-k sampling disabled via
     VLLM_USE_FLASHINFER_SAMPLER=0', topk_topp_sampler.py, 0.21.0); None: the release's default."""
+    if runner_v2:
+        return Term("sampler", rows * vocab * logits_bytes,
+                    f"vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run (Model Runner V2): the dummy requests sample greedily with no "
+                    f"top-k or top-p (gpu/sample/sampler.py), so the logits alone: {rows} rows x {vocab} logits x {logits_bytes} B")  # fmt: skip
     fi = flashinfer_bytes_per_logit(logits_bytes)
     if (0, 8) <= rel < (0, 12) and flashinfer and vendor == "nvidia":
         return Term("sampler", rows * vocab * fi,
