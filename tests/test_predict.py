@@ -784,6 +784,9 @@ EXPECTED = {
     "147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log": (0.5418, 0.55),  # 0.79 GiB over a 1.45 GiB pool
     "148-v0300-typhoon25-qwen3-4b-util070-rtx5060ti-wsl2-xinference-prp.log": (-0.1751, 0.18),
     "149-v0300-typhoon25-qwen3-4b-util090-rtx5060ti-wsl2-xinference-prp.log": (0.1697, 0.18),
+    # Llama 3.1 8B Instruct on an L4 under v0.11.0 at 32,000 tokens and 128 sequences: 0.32 GiB under, the peak and
+    # non-torch terms (0.85 GiB modeled) being 0.53 GiB in the log
+    "150-v0110-llama31-8b-l4-demo-env.log": (-0.0674, 0.07),
 }
 
 
@@ -830,7 +833,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "124": ("starts", "starts"), "125": ("starts", "starts"), "126": ("starts", "starts"),
         "127": ("starts", "starts"), "128": ("starts", "starts"), "129": ("starts", "starts"), "130": ("starts", "starts"),
         "131": ("starts", "starts"), "132": ("starts", "starts"), "133": ("starts", "starts"),
-        **{str(n): ("starts", "starts") for n in range(134, 150)},
+        **{str(n): ("starts", "starts") for n in range(134, 151)},
     }  # fmt: skip
 
 
@@ -860,11 +863,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (52, 0.0031, 0.056)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (53, 0.0034, 0.067)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (25, 0.0027, 0.0979)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 52 starts with a printed pool; median |error| +0.3 %, 90th percentile +5.6 %; verdict right on 53 of 53" in out
+    assert "fitted: 53 starts with a printed pool; median |error| +0.3 %, 90th percentile +6.7 %; verdict right on 54 of 54" in out
     assert "held out: 25 starts with a printed pool; median |error| +0.3 %, 90th percentile +9.8 %; verdict right on 26 of 26" in out
 
 
@@ -890,7 +893,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "129": ("dense", poolaccuracy.ERAS[2]), "130": ("dense", poolaccuracy.ERAS[2]),
         "131": ("dense", poolaccuracy.ERAS[2]), "132": ("dense", poolaccuracy.ERAS[2]), "133": ("sliding window", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(134, 146)}, "140": ("dense", poolaccuracy.ERAS[0]), "146": ("dense", poolaccuracy.ERAS[1]),
-        **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(147, 150)},
+        **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(147, 150)}, "150": ("dense", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -902,10 +905,10 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (5, 0.0054, 0.0979)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (61, 62)
+    assert (dense.starts, dense.verdicts) == (62, 63)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (51, 0.011)
+    assert (v1.starts, round(float(v1.p90), 3)) == (52, 0.014)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -915,7 +918,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.063, 1.275)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.067, 1.275)
     assert round(float(held.median), 3) == 0.104
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
@@ -1268,7 +1271,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 69
+    assert len(excerpts) == 70
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
