@@ -790,6 +790,8 @@ EXPECTED = {
     # Qwen2.5 14B Instruct AWQ (forced awq) on an RTX A5000 under v0.13.0 at 8,192 tokens (held out): 0.22 GiB under,
     # the log leaving 1.43 GiB for the peak and non-torch terms against 1.65 modeled
     "151-v0130-qwen25-14b-awq-rtx-a5000-duo-talk.log": (-0.0211, 0.025),
+    # Phi-3 mini 4K Instruct on an RTX 3090 under WSL2 and v0.19.1: 0.51 GiB under, the box's total a Linux reading
+    "152-v0191-phi-3-mini-rtx3090-wsl2-local-ai.log": (-0.0393, 0.045),
 }
 
 
@@ -836,7 +838,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "124": ("starts", "starts"), "125": ("starts", "starts"), "126": ("starts", "starts"),
         "127": ("starts", "starts"), "128": ("starts", "starts"), "129": ("starts", "starts"), "130": ("starts", "starts"),
         "131": ("starts", "starts"), "132": ("starts", "starts"), "133": ("starts", "starts"),
-        **{str(n): ("starts", "starts") for n in range(134, 152)},
+        **{str(n): ("starts", "starts") for n in range(134, 153)},
     }  # fmt: skip
 
 
@@ -866,11 +868,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (53, 0.0034, 0.067)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (54, 0.0034, 0.067)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (26, 0.003, 0.0979)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 53 starts with a printed pool; median |error| +0.3 %, 90th percentile +6.7 %; verdict right on 54 of 54" in out
+    assert "fitted: 54 starts with a printed pool; median |error| +0.3 %, 90th percentile +6.7 %; verdict right on 55 of 55" in out
     assert "held out: 26 starts with a printed pool; median |error| +0.3 %, 90th percentile +9.8 %; verdict right on 27 of 27" in out
 
 
@@ -897,6 +899,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "131": ("dense", poolaccuracy.ERAS[2]), "132": ("dense", poolaccuracy.ERAS[2]), "133": ("sliding window", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(134, 146)}, "140": ("dense", poolaccuracy.ERAS[0]), "146": ("dense", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(147, 150)}, "150": ("dense", poolaccuracy.ERAS[1]), "151": ("dense", poolaccuracy.ERAS[1]),
+        "152": ("sliding window", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -911,7 +914,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     assert (dense.starts, dense.verdicts) == (63, 64)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (53, 0.015)
+    assert (v1.starts, round(float(v1.p90), 3)) == (54, 0.021)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -921,7 +924,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.067, 1.275)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.063, 1.275)
     assert round(float(held.median), 3) == 0.106
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
@@ -1274,7 +1277,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 71
+    assert len(excerpts) == 72
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
