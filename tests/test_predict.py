@@ -781,14 +781,15 @@ EXPECTED = {
     # Phi-2 on the llm-d-planner sweep's H100 (v0.19.0), added once PhiForCausalLM was read: 0.03 GiB over
     # a 69.0 GiB pool as first predicted (the printed peak 0.79 GiB against 0.77, non-torch 0.24 against 0.25)
     "146-v0190-phi-2-h100-llmd-planner.log": (0.0005, 0.005),
-    # Added 2026-12-02 (a fourth search), each as first predicted, nothing changed in calc/ for them: Typhoon2.5
-    # Qwen3 4B (Qwen3-4B's config) on an RTX 5060 Ti under WSL2 at 8,192 tokens, the V2 model runner. None takes
-    # the graph estimate off the pool (the runner captured before the pool line), against 0.63 GiB modeled; the
-    # starts that compiled leave 8.59 GiB consumed and 1.09 GiB of peak (0.84 GiB over the modeled 7.75 and 0.52),
-    # the one that loaded its compiled graph from the cache 7.89 and 0.53 (v0.30.0 through Xinference, held out)
-    "147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log": (0.5418, 0.55),  # 0.79 GiB over a 1.45 GiB pool
-    "148-v0300-typhoon25-qwen3-4b-util070-rtx5060ti-wsl2-xinference-prp.log": (-0.1751, 0.18),
-    "149-v0300-typhoon25-qwen3-4b-util090-rtx5060ti-wsl2-xinference-prp.log": (0.1697, 0.18),
+    # Added 2026-12-02 (a fourth search): Typhoon2.5 Qwen3 4B (Qwen3-4B's config) on an RTX 5060 Ti under WSL2 at
+    # 8,192 tokens, Model Runner V2. As first predicted +54.2 %, -17.5 % (held out) and +17.0 %, with V1's sampler
+    # warm-up; once V2's (the logits alone, read from gpu/model_runner.py) as below. From 0.27 the printed peak is
+    # the transient headroom and the graph estimate together (0.38 GiB measured by V2, 0.63 modeled): the starts that
+    # compiled leave 8.59 GiB consumed and a 0.71 GiB transient, the one that loaded its compiled graph from the
+    # cache (v0.30.0 through Xinference, held out) 7.89 and 0.15, against 7.75 and 0.14 modeled
+    "147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log": (0.8013, 0.81),  # 1.16 GiB over a 1.45 GiB pool
+    "148-v0300-typhoon25-qwen3-4b-util070-rtx5060ti-wsl2-xinference-prp.log": (-0.0358, 0.04),
+    "149-v0300-typhoon25-qwen3-4b-util090-rtx5060ti-wsl2-xinference-prp.log": (0.2506, 0.26),
     # Llama 3.1 8B Instruct on an L4 under v0.11.0 at 32,000 tokens and 128 sequences: 0.32 GiB under, the peak and
     # non-torch terms (0.85 GiB modeled) being 0.53 GiB in the log
     "150-v0110-llama31-8b-l4-demo-env.log": (-0.0674, 0.07),
@@ -874,11 +875,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
     assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (54, 0.0034, 0.067)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (26, 0.003, 0.0979)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (26, 0.003, 0.0455)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted: 54 starts with a printed pool; median |error| +0.3 %, 90th percentile +6.7 %; verdict right on 55 of 55" in out
-    assert "held out: 26 starts with a printed pool; median |error| +0.3 %, 90th percentile +9.8 %; verdict right on 27 of 27" in out
+    assert "held out: 26 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.5 %; verdict right on 27 of 27" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
