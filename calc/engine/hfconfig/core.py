@@ -117,7 +117,11 @@ class Tower:
     - "gemma3n" (Gemma 3n): gemma3n_mm.py builds the vision tower (timm's MobileNetV5, named by
       vision_config.architecture) and the audio tower (a Conformer) through transformers' AutoModel,
       with their embedders: not modeled (their tensors are refused), so a start is sized only where
-      --limit-mm-per-prompt leaves both unbuilt.
+      --limit-mm-per-prompt leaves both unbuilt;
+    - "gemma4" (Gemma 4): gemma4_mm.py (0.19.0 to 0.33.0) builds the vision tower (images and video) and,
+      where the config has an audio_config, the audio tower through transformers' AutoModel, each with a
+      Gemma4MultimodalEmbedder: not modeled either, so a start is sized only where --limit-mm-per-prompt
+      leaves them unbuilt.
     """
 
     kind: str
@@ -147,7 +151,7 @@ class Tower:
                 "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
                 "pixtral": "Pixtral vision tower", "clip": "CLIP vision tower",
                 "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower",
-                "gemma3n": "Gemma 3n vision and audio towers"}[self.kind]  # fmt: skip
+                "gemma3n": "Gemma 3n vision and audio towers", "gemma4": "Gemma 4 vision and audio towers"}[self.kind]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,15 @@ class Shape:
     tower: Tower | None = None  # a multimodal model's vision tower and projector
     ropes: tuple[Rope, ...] = ()  # the rotary embeddings' cos/sin caches vLLM builds (not in the checkpoint)
     per_layer: dict[str, int] = field(default_factory=dict)  # Gemma 3n: hidden and vocab of the per-layer inputs, altup inputs, laurel rank
+    # Gemma 4: the full-attention layers' own KV heads and head_dim (global_head_dim; num_global_key_value_heads under
+    # attention_k_eq_v), where kv_heads and head_dim are the sliding layers'; None: every layer the same
+    full_kv: tuple[int, int] | None = None
+
+    def kv_dims(self, kind: str) -> tuple[int, int]:
+        """The KV heads and head_dim of a layer of `kind` (Gemma 4's full layers have their own: full_kv)."""
+        if self.full_kv is not None and kind in (FULL, SHARED_FULL):
+            return self.full_kv
+        return self.kv_heads, self.head_dim
 
     @property
     def attention_free(self) -> bool:
