@@ -161,6 +161,12 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         rp = nested.get(kind, {} if nested else rope)
         local = kind == SLIDING and arch.startswith("Gemma3")  # Gemma 3: the local rope, at its own base, unscaled
         positions = _rope_positions({} if local else rp, max_pos, inner.get("original_max_position_embeddings"))
+        if arch.startswith("Gemma4"):  # each kind its own head; a proportional rope's cache spans the whole head whatever its
+            # partial_rotary_factor (rotary_embedding/gemma4_rope.py Gemma4RotaryEmbedding: rotary_dim = head_size, 0.19.0 to 0.33.0)
+            head = fields["full_kv"][1] if kind == FULL and fields.get("full_kv") else fields["head_dim"]
+            part = rp.get("partial_rotary_factor", 1)
+            part = part if isinstance(part, (int, float)) and not isinstance(part, bool) and 0 < part <= 1 else 1
+            rot = head if rp.get("rope_type") == "proportional" else int(head * part)
         if "mrope_section" in rp or rp.get("type") == "mrope" or rp.get("rope_type") == "mrope":
             # M-RoPE keeps 4 x the positions (rotary_embedding/mrope.py, 0.8.2 to 0.33.0); from 0.32.0
             # Qwen3-VL and Qwen3.5 pass 1 unless video pruning is on (qwen3_vl.py mrope_positions_factor)

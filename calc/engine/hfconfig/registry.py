@@ -45,7 +45,7 @@ from calc.engine.hfconfig.moe import (
     _phimoe,
     _qwen_moe,
 )
-from calc.engine.hfconfig.multimodal import _LLAVA_TEXT, _gemma3n
+from calc.engine.hfconfig.multimodal import _LLAVA_TEXT, _gemma3n, _gemma4
 from calc.engine.hfconfig.recurrent import (
     MINIMAX_TEXT,
     _falcon_h1,
@@ -165,6 +165,9 @@ _ARCHITECTURES = {
     "Gemma3nForCausalLM": _gemma3n,
     # Gemma 3n: the language model from text_config (gemma3n_mm.py builds Gemma3nForCausalLM over it)
     "Gemma3nForConditionalGeneration": _gemma3n,
+    "Gemma4ForCausalLM": _gemma4,
+    # Gemma 4: the language model from text_config (gemma4_mm.py builds Gemma4ForCausalLM over it, 0.19.0 to 0.33.0)
+    "Gemma4ForConditionalGeneration": _gemma4,
     "Ernie4_5ForCausalLM": _ernie45,
     "Ernie4_5_MoeForCausalLM": _ernie45_moe,
     "CohereForCausalLM": _cohere,
@@ -201,6 +204,7 @@ _ARCHITECTURES = {
 # FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
 # No last release: registered from the first to the newest read. Ling's bailing_moe.py: BailingMoeForCausalLM
 # from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0.
+# Gemma 4's gemma4.py and gemma4_mm.py: both classes from 0.19.0 (absent from 0.18.0) to 0.33.0.
 OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
     "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28)),
@@ -210,6 +214,8 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "GPTBigCodeForCausalLM": ((0, 8), (0, 24)),
     "BailingMoeForCausalLM": ((0, 10), None),
     "BailingMoeV2ForCausalLM": ((0, 11), None),
+    "Gemma4ForCausalLM": ((0, 19), None),
+    "Gemma4ForConditionalGeneration": ((0, 19), None),
     "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
     "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
 }
@@ -274,6 +280,8 @@ UNCHECKED = frozenset(
         "GPTNeoXForCausalLM",
         "Gemma3nForCausalLM",
         "Gemma3nForConditionalGeneration",
+        "Gemma4ForCausalLM",
+        "Gemma4ForConditionalGeneration",
         "GemmaForCausalLM",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",
