@@ -147,10 +147,19 @@ def model_report(i: ModelInputs) -> ModelReport:
             if tower_split == 1 and i.tp > 1
             else f"its projections divided over the {i.tp} ranks"
         )
-        notes.append(
-            f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else "")
-        )
-        if not tw.image_tokens:
+        if tw.kind == "gemma4-unified":  # no blocks: the embedders, patch_dense divided, the projections whole (gemma4_unified.py)
+            how = f"patch_dense divided over the {i.tp} ranks, the rest whole on each"
+            notes.append(f"the weights include the {tw.name}, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else ""))
+        else:
+            notes.append(
+                f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else "")
+            )
+        if tw.kind == "gemma4-unified":
+            notes.append(
+                f"the {tw.name}' profile (the dummy images', videos' and audio's soft tokens, gemma4_unified.py "
+                "Gemma4UnifiedProcessingInfo.get_mm_max_tokens_per_item, and the encoder outputs kept) is not modeled"
+            )
+        elif not tw.image_tokens:
             glm = "the largest image is the processor's size.longest_edge in pixels (preprocessor_config.json; glm4_1v.py get_image_size_with_most_features)"
             intern = (
                 "an image is cut into tiles up to max_dynamic_patch (plus a thumbnail), 256 tokens a tile, but a video of one tile a frame "
@@ -321,6 +330,7 @@ _TOWER_SOURCES = {
     "internvit": "intern_vit.py and internvl.py",
     "gemma3n": "gemma3n_mm.py",
     "gemma4": "gemma4_mm.py",
+    "gemma4-unified": "gemma4_unified.py",
     "clip": "clip.py and llava.py",
 }
 

@@ -92,7 +92,7 @@ class Stage:
 # gpt_bigcode.py and starcoder2.py, 0.10.1.1 to the last release that builds each; gemma4.py (Gemma4Model,
 # 0.19.0 to 0.33.0), with its per-layer embedding and projection too.
 EVERY_STAGE = frozenset({"PhiForCausalLM", "FalconForCausalLM", "GPTNeoXForCausalLM", "GPTBigCodeForCausalLM", "Starcoder2ForCausalLM",
-                         "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"})  # fmt: skip
+                         "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration"})  # fmt: skip
 _ENDS = ("model.embed_tokens", "model.wpe", "lm_head", "lm_head.bias", "model.norm", "model.norm.bias")
 
 
@@ -103,7 +103,7 @@ def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: 
         return tuple(range(len(bounds)))
     if drafter:
         return (last,)
-    if path.startswith(("visual.", "vision_tower.", "vision_model.", "multi_modal_projector.", "mlp1.")):
+    if path.startswith(("visual.", "vision_tower.", "vision_model.", "multi_modal_projector.", "mlp1.", "vision_embedder.", "embed_vision.", "embed_audio.")):
         # the vision tower is built on every stage by the V1 model runner; only Model Runner V2 skips it
         # after the first (vllm/model_executor/models/interfaces.py, _mark_tower_model, 0.33.0)
         return tuple(range(len(bounds)))

@@ -409,6 +409,15 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
             f"(0.19.0 to 0.33.0), are not modeled: give --limit-mm-per-prompt '{{{limits}}}' (vLLM leaves them unbuilt) to size the "
             "language model alone"
         )
+    if tower.kind == "gemma4-unified":
+        # gemma4_unified.py Gemma4UnifiedVisionEmbedder (patch_dense column-parallel, gather_output) and the
+        # Gemma4MultimodalEmbedder projections (ReplicatedLinear, whole on every rank; their norms have no weight)
+        patch = tower.patch * tower.patch * tower.channels
+        ts = [t("vision_embedder.patch_ln1", 2 * patch), t("vision_embedder.patch_dense", cdiv(d, tp), patch),
+              t("vision_embedder.patch_dense.bias", cdiv(d, tp)), t("vision_embedder.patch_ln2", 2 * d),
+              t("vision_embedder.pos_embedding", tower.positions * 2, d), t("vision_embedder.pos_norm", 2 * d),
+              t("embed_vision.embedding_projection", out, i)]  # fmt: skip
+        return ts + ([t("embed_audio.embedding_projection", out, tower.audio_width)] if tower.audio_width else [])
     if tower.kind == "internvit":
         return _internvit(tower, tp)
     if tower.kind == "clip":

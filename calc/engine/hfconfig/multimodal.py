@@ -38,7 +38,8 @@ _LLAVA_TEXT = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM"}
 WITH_VISION = LLAVA + ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
                "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
-               "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration", "Gemma4ForConditionalGeneration")  # fmt: skip
+               "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration", "Gemma4ForConditionalGeneration",
+               "Gemma4UnifiedForConditionalGeneration")  # fmt: skip
 
 
 # The most tokens one image gives the language model, as vLLM's processors size the dummy image of the
@@ -58,6 +59,8 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled:
         return _llava_tower(data, file, arch, text_hidden, filled if filled is not None else [])
     if arch.startswith("Gemma3n"):  # not read: its tensors are refused (weights.py), its profile not modeled
         return Tower("gemma3n", 0, 0, 0, 1, 1, out_hidden=text_hidden, modalities=("image", "audio"))
+    if arch.startswith("Gemma4Unified"):
+        return _gemma4_unified(data, file, text_hidden)
     if arch.startswith("Gemma4"):  # likewise; the audio tower only where the config has an audio_config (gemma4_mm.py, 0.19.0 to 0.33.0)
         audio = ("audio",) if data.get("audio_config") is not None else ()
         return Tower("gemma4", 0, 0, 0, 1, 1, out_hidden=text_hidden, modalities=("image", "video", *audio))
@@ -120,6 +123,28 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled:
                  v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, merge,
                  projector_bias=as_flag(data.get("multimodal_projector_bias", True), file, "multimodal_projector_bias"),
                  image_tokens=side * (side + 1))  # fmt: skip
+
+
+def _gemma4_unified(data: dict[str, Any], file: str, text_hidden: int) -> Tower:
+    """Gemma 4 Unified's embedders (Tower "gemma4-unified", gemma4_unified.py 0.23.0 to 0.33.0): the vision
+    embedder from vision_config's model_patch_size, mm_embed_dim and mm_posemb_size; each
+    Gemma4MultimodalEmbedder projects from its config's output_proj_dims, else its hidden_size. The encoder
+    profile is not modeled (image_tokens 0)."""
+    vision = data.get("vision_config")
+    if not isinstance(vision, dict):  # gemma4_unified.py raises "Gemma4 Unified requires a vision configuration"
+        raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision embedder")
+    v = _Reader(vision, file, "vision_config.")
+    width = v.int("output_proj_dims", None) or v.int("hidden_size")
+    modalities: tuple[str, ...] = ("image", "video")
+    audio_width = 0
+    audio = data.get("audio_config")
+    if audio is not None:
+        if not isinstance(audio, dict):
+            raise ConfigError(file, "audio_config", audio, "an object describing the audio embedder, or null")
+        a = _Reader(audio, file, "audio_config.")
+        audio_width, modalities = a.int("output_proj_dims", None) or a.int("hidden_size"), ("image", "video", "audio")
+    return Tower("gemma4-unified", v.int("mm_embed_dim"), width, 0, 1, v.int("model_patch_size"), 3, 1, text_hidden,
+                 positions=v.int("mm_posemb_size"), modalities=modalities, audio_width=audio_width)  # fmt: skip
 
 
 def _llava_tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled: list[_Reader]) -> Tower:

@@ -168,6 +168,8 @@ _ARCHITECTURES = {
     "Gemma4ForCausalLM": _gemma4,
     # Gemma 4: the language model from text_config (gemma4_mm.py builds Gemma4ForCausalLM over it, 0.19.0 to 0.33.0)
     "Gemma4ForConditionalGeneration": _gemma4,
+    # Gemma 4 Unified (12B): Gemma4ForCausalLM over text_config (gemma4_unified.py, init_vllm_registered_model, 0.23.0 to 0.33.0)
+    "Gemma4UnifiedForConditionalGeneration": _gemma4,
     "Ernie4_5ForCausalLM": _ernie45,
     "Ernie4_5_MoeForCausalLM": _ernie45_moe,
     "CohereForCausalLM": _cohere,
@@ -204,7 +206,8 @@ _ARCHITECTURES = {
 # FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
 # No last release: registered from the first to the newest read. Ling's bailing_moe.py: BailingMoeForCausalLM
 # from 0.10.1.1 (absent from 0.9.2), BailingMoeV2ForCausalLM from 0.11.0 (absent from 0.10.2), both to 0.33.0.
-# Gemma 4's gemma4.py and gemma4_mm.py: both classes from 0.19.0 (absent from 0.18.0) to 0.33.0.
+# Gemma 4's gemma4.py and gemma4_mm.py: both classes from 0.19.0 (absent from 0.18.0) to 0.33.0; Gemma 4
+# Unified's gemma4_unified.py from 0.23.0 (absent from 0.22.0) to 0.33.0.
 OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
     "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28)),
@@ -216,6 +219,7 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, int], tuple[int, int] | None]] = {
     "BailingMoeV2ForCausalLM": ((0, 11), None),
     "Gemma4ForCausalLM": ((0, 19), None),
     "Gemma4ForConditionalGeneration": ((0, 19), None),
+    "Gemma4UnifiedForConditionalGeneration": ((0, 23), None),
     "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
     "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
 }
@@ -282,6 +286,7 @@ UNCHECKED = frozenset(
         "Gemma3nForConditionalGeneration",
         "Gemma4ForCausalLM",
         "Gemma4ForConditionalGeneration",
+        "Gemma4UnifiedForConditionalGeneration",
         "GemmaForCausalLM",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",
