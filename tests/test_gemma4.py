@@ -17,7 +17,10 @@ three fixtures (tests/data/configs/):
   public session log (code index file 54800082081) and cut there after transformers_version: its
   vision_config, which these readings do not read, is missing.
 No config of E2B or of 26B-A4B itself was found; 26B-A4B is checked through the pruned model's count
-with the 30 missing experts a layer added by hand.
+with the 30 missing experts a layer added by hand. Gemma 4 12B (Gemma4UnifiedForConditionalGeneration,
+gemma4_unified.py, registered from 0.23.0) reads tests/data/configs/gemma-4-12b: google/gemma-4-12B's
+config.json as the Hub served it (revision 56820d7d8cbe8e47975a53325439ed272e91cff2), printed whole in a
+public session log (code index file 54518386891).
 
 Published totals: Gemma 4 31B IT, "Total Parameters: 30.7B" (NVIDIA's model card,
 https://docs.api.nvidia.com/nim/reference/google-gemma-4-31b-it); 26B A4B, 25.2B in total (the Gemma 4
@@ -25,8 +28,10 @@ model specs table, https://gemma4pro.xyz/zh/guide: "26B A4B MoE 25.2..."); E4B, 
 its vision encoder about 150M and its audio encoder about 300M (the specifications table of
 https://skills.cat/skills/luckyegg168/gemma-4: "Total Parameters (with embeddings) ~5.1B ~8B ~30.7B",
 "Vision Encoder Params ~150M ~150M ~550M", "Audio Encoder Params ~300M ~300M N/A", for E2B, E4B and 31B).
-The towers are built by transformers' AutoModel and not modeled: the counts here are the language
-models', and a start is sized with --limit-mm-per-prompt leaving the towers unbuilt."""
+12B, "11.95B per the model card", its vision embedder "~35M-param"
+(https://labindex.pages.dev/outputs/google/gemma-4-12b). The towers of the other sizes are built by
+transformers' AutoModel and not modeled: their counts here are the language models', and a start is sized
+with --limit-mm-per-prompt leaving the towers unbuilt; 12B's embedders are counted."""
 
 from __future__ import annotations
 
@@ -41,7 +46,7 @@ from calc.engine import hfconfig, kvlayout, multimodal, weights
 from calc.units import InputError
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "configs"
-DENSE, SMALL, MOE = "gemma-4-31b-it", "gemma-4-e4b", "gemma-4-a4b-98e-v6-coder-it"
+DENSE, SMALL, MOE, UNIFIED = "gemma-4-31b-it", "gemma-4-e4b", "gemma-4-a4b-98e-v6-coder-it", "gemma-4-12b"
 NO_TOWERS = '{"image": 0, "video": 0, "audio": 0}'
 SHARED = (hfconfig.SHARED_FULL, hfconfig.SHARED_SLIDING)
 
@@ -213,6 +218,33 @@ def test_gemma4_refusals(tmp_path: Path) -> None:
     assert all(kind not in SHARED for kind in hfconfig.shape(config, "g").layers)
 
 
+def test_gemma4_12b_unified_meets_its_published_size() -> None:
+    """The language model (40 sliding layers of 8 KV heads of 256, 8 full ones of one KV head of 512, k_eq_v)
+    holds 11,923,078,912 parameters; the vision embedder (48 x 48 x 3 patches: two LayerNorms of 6,912 and
+    3,840, patch_dense with its bias, the 1,120 x 2 x 3,840 position table, pos_norm) and the projections from
+    3,840 and 640 wide frames add 52,379,904: 11,975,458,816 as vLLM builds it, 11,959,730,176 in the
+    checkpoint (no v_proj on the 8 k_eq_v layers), the card's 11.95B to its two decimals (11.96 rounded). The
+    embedder's patch_dense and position table: 35M, as published. The embedders are built whatever the limits
+    say, divided over the ranks only in patch_dense. The KV a token: 8 x 2 x 1 x 512 x 2 = 16,384 B."""
+    h = 3840
+    s = text_only(UNIFIED)
+    assert (s.architecture, s.full_kv, s.kv_heads, s.tower is not None) == ("Gemma4UnifiedForConditionalGeneration", (1, 512), 8, True)
+    slide = 16 * 256 * h + 2 * 8 * 256 * h + h * 16 * 256 + 2 * 256 + 4 * h + 3 * 15360 * h
+    full = 16 * 512 * h + 2 * 1 * 512 * h + h * 16 * 512 + 2 * 512 + 4 * h + 3 * 15360 * h
+    assert parameters(s, tower=False) == V * h + h + 40 * slide + 8 * full == 11_923_078_912
+    patch = 48 * 48 * 3
+    embedders = 2 * patch + patch * h + h + 2 * h + 1120 * 2 * h + 2 * h + h * h + h * 640
+    assert parameters(s, tower=True) == embedders == 52_379_904
+    checkpoint = parameters(s) - 8 * 512 * h
+    assert checkpoint == 11_959_730_176 and int(checkpoint / 1e7) / 100 == 11.95
+    assert round((patch * h + 1120 * 2 * h) / 1e6) == 35
+    by = {t.path: t for t in weights.tensors(s, 4)}
+    assert (by["vision_embedder.patch_dense"].rows, by["embed_vision.embedding_projection"].rows, by["embed_audio.embedding_projection"].cols) == (960, h, 640)
+    assert kvlayout.request(s, kvlayout.Settings(), 262144, kvlayout.version(None)).bytes_per_token == 16384
+    with pytest.raises(InputError, match="0.23"):
+        modeled.model_report(modeled.ModelInputs(json.dumps(data(UNIFIED)), tp=1, max_model_len=32768, engine_version="0.22.0"))
+
+
 MATRIX = [
     [name, *args]
     for name, args in (
@@ -224,6 +256,8 @@ MATRIX = [
         (SMALL, ["--tp", "2", "--max-model-len", "32768", "--gpu", "l4"]),
         (MOE, ["--tp", "2", "--max-model-len", "131072", "--gpu", "h200"]),
         (MOE, ["--tp", "2", "--data-parallel-size", "2", "--enable-expert-parallel", "--max-model-len", "32768", "--gpu", "h200"]),
+        (UNIFIED, ["--tp", "1", "--max-model-len", "auto", "--gpu", "l40s"]),
+        (UNIFIED, ["--tp", "2", "--pp", "2", "--max-model-len", "131072", "--gpu", "h100-sxm", "--engine-version", "0.23.0"]),
     )
 ]
 
@@ -234,7 +268,8 @@ def test_the_command_line_predicts_a_pool(args: list[str]) -> None:
     done = run_calc("model", str(FIXTURES / name / "config.json"), *rest, "--limit-mm-per-prompt", NO_TOWERS, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["architecture"] == "Gemma4ForConditionalGeneration" and out["verdict"] and out["kv_bytes_per_token"] > 0
+    assert out["architecture"].startswith("Gemma4") and out["architecture"].endswith("ForConditionalGeneration")
+    assert out["verdict"] and out["kv_bytes_per_token"] > 0
 
 
 def test_the_command_line_refuses_the_towers() -> None:
