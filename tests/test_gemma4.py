@@ -206,6 +206,20 @@ def test_gemma4_release_window_and_pipeline() -> None:
     assert sum(stage.weights_bytes for stage in two.ranks) > one.weights_bytes_per_rank
 
 
+def test_gemma4_attention_backend() -> None:
+    """Heads of 256 and 512: vLLM runs neither FlashInfer nor FA3 (Gemma4Config.verify_and_update_config:
+    TRITON_ATTN up to 0.23.x, FA4 or TRITON_ATTN from 0.24.0), so no FA3 split buffers on an H100 and no
+    FlashInfer workspace on a B200; from 0.32.0 an fp8 cache on Hopper keeps FA3 on the layers it takes."""
+    from calc.engine import predict
+    from calc.present import cli
+
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    h100, b200 = (predict.card_of_box(predict.find_box(boxes, b)) for b in ("h100-sxm", "b200"))
+    s = text_only(DENSE)
+    assert not predict.capture_of(s, h100, "auto", 0).fa3 and not predict.capture_of(s, b200, "auto", 0).flashinfer
+    assert predict.capture_of(s, h100, "fp8", 0, (0, 32)).fa3 and not predict.capture_of(s, h100, "fp8", 0, (0, 31)).fa3
+
+
 def test_gemma4_refusals(tmp_path: Path) -> None:
     """A missing head_dim is refused in one line; so is an MoE switch on which the releases disagree
     (enable_moe_block against num_experts), and a shared range with no layer of a kind before it."""
