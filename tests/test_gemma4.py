@@ -220,6 +220,26 @@ def test_gemma4_attention_backend() -> None:
     assert predict.capture_of(s, h100, "fp8", 0, (0, 32)).fa3 and not predict.capture_of(s, h100, "fp8", 0, (0, 31)).fa3
 
 
+@pytest.mark.parametrize(
+    ("name", "extra", "tokens"),
+    [
+        (DENSE, [], 2496),  # a prefix LM (use_bidirectional_attention "vision"): 2,048 raised to 32 x 78
+        (DENSE, ["--engine-version", "0.21.0"], 2048),  # before 0.22.0 no floor
+        (DENSE, ["--max-num-batched-tokens", "1024"], 1024),  # a value given stays
+        (SMALL, [], 2048),  # E4B's use_bidirectional_attention is null: no prefix LM
+        (UNIFIED, [], 2496),
+    ],
+)
+def test_a_prefix_lm_raises_the_default_batch(name: str, extra: list[str], tokens: int) -> None:
+    """vLLM raises a default max_num_batched_tokens to the largest multimodal item of a prefix LM (a video of
+    32 frames of 70 soft tokens and 8 more), whatever the limits; on an L40S (below 70 GiB: 2,048 by default)."""
+    done = run_calc("model", str(FIXTURES / name / "config.json"), "--gpu", "l40s", "--max-model-len", "32768",
+                    "--limit-mm-per-prompt", NO_TOWERS, *extra, "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["max_num_batched_tokens"] == tokens
+    assert hfconfig.batched_tokens_floor(causal(DENSE)) == 0 and hfconfig.shape(data(DENSE), "g").batched_tokens_floor == 2496
+
+
 def test_gemma4_refusals(tmp_path: Path) -> None:
     """A missing head_dim is refused in one line; so is an MoE switch on which the releases disagree
     (enable_moe_block against num_experts), and a shared range with no layer of a kind before it."""

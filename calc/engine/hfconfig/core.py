@@ -230,6 +230,7 @@ class Shape:
     # Gemma 4: the full-attention layers' own KV heads and head_dim (global_head_dim; num_global_key_value_heads under
     # attention_k_eq_v), where kv_heads and head_dim are the sliding layers'; None: every layer the same
     full_kv: tuple[int, int] | None = None
+    batched_tokens_floor: int = 0  # the least default max_num_batched_tokens vLLM takes (read.batched_tokens_floor)
 
     def kv_dims(self, kind: str) -> tuple[int, int]:
         """The KV heads and head_dim of a layer of `kind` (Gemma 4's full layers have their own: full_kv)."""

@@ -66,7 +66,30 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     float32 = DTYPE_BYTES[dtype] == 4
     return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
                  tie_embeddings=tie, quantization=quant, defaults=noted,
-                 max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch), **fields)  # fmt: skip
+                 max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch),
+                 batched_tokens_floor=batched_tokens_floor(data), **fields)  # fmt: skip
+
+
+# Gemma 4's multimodal classes as prefix LMs, whose one item must fit one batch: the largest item is a video of
+# _VIDEO_MAX_FRAMES (32) frames of _VIDEO_MAX_SOFT_TOKENS (70) soft tokens and 2 + 6 more each (gemma4_mm.py
+# get_mm_max_tokens_per_item, which gemma4_unified.py keeps; 0.22.0 to 0.33.0), above any image (at most 1,120
+# soft tokens) or audio clip; a limit of videos, even 0, leaves it so (only a num_frames option lowers it).
+MM_PREFIX_ITEM_TOKENS = 32 * (70 + 2 + 6)
+MM_PREFIX_FLOOR_FROM = (0, 22)
+
+
+def batched_tokens_floor(config: Mapping[str, Any]) -> int:
+    """The least max_num_batched_tokens vLLM takes by default for this config, 0 for none: a multimodal Gemma 4
+    whose text_config says use_bidirectional_attention "vision" is a prefix LM (vllm/transformers_utils/
+    model_arch_config_convertor.py Gemma4ModelArchConfigConvertor.is_mm_prefix_lm), and vLLM raises a default
+    max_num_batched_tokens to its largest item's tokens (vllm/engine/arg_utils.py _get_min_mm_batched_tokens,
+    "Raising max_num_batched_tokens", 0.22.0 to 0.33.0); a value given on the command line stays."""
+    archs = config.get("architectures")
+    text = config.get("text_config")
+    arch = archs[0] if isinstance(archs, list) and archs else None
+    if arch not in ("Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration") or not isinstance(text, dict):
+        return 0
+    return MM_PREFIX_ITEM_TOKENS if text.get("use_bidirectional_attention") == "vision" else 0
 
 
 def at_max_model_len(shape: Shape, max_model_len: int) -> Shape:
