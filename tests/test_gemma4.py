@@ -124,6 +124,17 @@ def test_gemma4_e4b_language_model_count() -> None:
     assert s.ropes[0].rotary_dim == 512 and s.ropes[1].rotary_dim == 256
 
 
+def test_gemma4_double_wide_mlp_on_the_shared_layers() -> None:
+    """use_double_wide_mlp (E2B's) doubles the MLP of the KV-shared layers alone (gemma4.py Gemma4DecoderLayer);
+    attention_k_eq_v without num_global_key_value_heads keeps the sliding layers' KV heads on the full ones."""
+    config = data(SMALL)
+    config["text_config"] = {**config["text_config"], "use_double_wide_mlp": True, "attention_k_eq_v": True}
+    s = text_only(SMALL, config)
+    assert {m.intermediate for m in s.mlps[:24]} == {10240} and {m.intermediate for m in s.mlps[24:]} == {20480}
+    assert s.full_kv == (2, 512)
+    assert parameters(s) == parameters(text_only(SMALL)) + 18 * 3 * 10240 * 2560
+
+
 def test_gemma4_moe_layers_and_the_26b_total() -> None:
     """Each layer runs the dense MLP (2,112) beside 98 experts of 704: the router (proj of 98 rows, a
     scale of 2,816, per_expert_scale) and three more norms. With the 26B-A4B's 128 experts a layer, 30 x 30
