@@ -1491,7 +1491,9 @@ def test_the_settings_that_fit_each_alone(capsys) -> None:
     lower = _json([*argv, "--gpu-memory-utilization", "0.78"], capsys)
     assert (low["verdict"], lower["verdict"]) == ("starts", "max_model_len")
     assert cli.main(argv[:-1]) == 0
-    assert "each alone, the rest as given: max_model_len up to 39,712; max_num_seqs up to 2,048 (max_num_batched_tokens); gpu_memory_utilization from 0.79" in (capsys.readouterr().out)
+    assert "each alone, the rest as given: max_model_len up to 39,712; max_num_seqs up to 2,048 (max_num_batched_tokens); gpu_memory_utilization from 0.79" in (
+        capsys.readouterr().out
+    )
     # the model's own length caps it: vLLM refuses a longer one unless told to allow it
     h100 = _json([*argv[:2], "--gpu", "h100-sxm", "--max-model-len", "16k", "--json"], capsys)
     assert h100["largest_max_model_len"] > 40_960 == h100["settings_that_fit"]["max_model_len"]

@@ -116,16 +116,21 @@ def model_report(i: ModelInputs) -> ModelReport:
         )
     if shape.per_layer:
         wide = len(shape.layers) * shape.per_layer["hidden"]
-        notes.append(
-            "not modeled: the KV-shared layers' k_proj, v_proj and k_norm, which vLLM 0.10.1.1 to 0.29.x also build and load (qkv_proj on "
-            "every layer; from 0.30.0 gemma3n.py builds q_proj alone, as counted here)"
-            + (
-                f"; and the per-layer embedding buffer gemma3n_mm.py allocates at load, max_num_batched_tokens x {wide:,} values in the "
-                f"model's dtype (Gemma3nForConditionalGeneration.per_layer_embeddings: {fmt(2048 * wide * shape.dtype_bytes, 'MiB')} at 2,048 tokens)"
-                if shape.architecture == "Gemma3nForConditionalGeneration"
-                else ""
+        gemma = "gemma4" if shape.architecture.startswith("Gemma4") else "gemma3n"
+        first = "0.19.0" if gemma == "gemma4" else "0.10.1.1"
+        shared = any(kind in (hfconfig.SHARED_FULL, hfconfig.SHARED_SLIDING) for kind in shape.layers)
+        unbuilt = [
+            f"the KV-shared layers' k_proj, v_proj and k_norm, which vLLM {first} to 0.29.x also build and load (qkv_proj on "
+            f"every layer; from 0.30.0 {gemma}.py builds q_proj alone, as counted here)"
+        ] if shared else []  # fmt: skip
+        if shape.architecture.endswith("ForConditionalGeneration"):
+            cls = shape.architecture
+            unbuilt.append(
+                f"the per-layer embedding buffer {gemma}_mm.py allocates at load, max_num_batched_tokens x {wide:,} values in the "
+                f"model's dtype ({cls}.per_layer_embeddings: {fmt(2048 * wide * shape.dtype_bytes, 'MiB')} at 2,048 tokens)"
             )
-        )
+        if unbuilt:
+            notes.append("not modeled: " + "; and ".join(unbuilt))
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes
@@ -144,10 +149,19 @@ def model_report(i: ModelInputs) -> ModelReport:
             if tower_split == 1 and i.tp > 1
             else f"its projections divided over the {i.tp} ranks"
         )
-        notes.append(
-            f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else "")
-        )
-        if not tw.image_tokens:
+        if tw.kind == "gemma4-unified":  # no blocks: the embedders, patch_dense divided, the projections whole (gemma4_unified.py)
+            how = f"patch_dense divided over the {i.tp} ranks, the rest whole on each"
+            notes.append(f"the weights include the {tw.name}, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else ""))
+        else:
+            notes.append(
+                f"the weights include the {tw.name} ({tw.depth} blocks) and its projector, {fmt(tower_bytes, 'GiB')}" + (f" a rank, {how}" if i.tp > 1 else "")
+            )
+        if tw.kind == "gemma4-unified":
+            notes.append(
+                f"the {tw.name}' profile (the dummy images', videos' and audio's soft tokens, gemma4_unified.py "
+                "Gemma4UnifiedProcessingInfo.get_mm_max_tokens_per_item, and the encoder outputs kept) is not modeled"
+            )
+        elif not tw.image_tokens:
             glm = "the largest image is the processor's size.longest_edge in pixels (preprocessor_config.json; glm4_1v.py get_image_size_with_most_features)"
             intern = (
                 "an image is cut into tiles up to max_dynamic_patch (plus a thumbnail), 256 tokens a tile, but a video of one tile a frame "
@@ -320,6 +334,8 @@ _TOWER_SOURCES = {
     "llama4": "mllama4.py",
     "internvit": "intern_vit.py and internvl.py",
     "gemma3n": "gemma3n_mm.py",
+    "gemma4": "gemma4_mm.py",
+    "gemma4-unified": "gemma4_unified.py",
     "clip": "clip.py and llava.py",
     "moonvit": "kimi_k25_vit.py and kimi_k25.py",
 }

@@ -21,8 +21,8 @@ Read from vLLM's released sources (the sdists on PyPI; file and version named wi
   (vllm/config/scheduler.py: async_scheduling defaults to None, which vllm/config/vllm.py turns
   on unless pipeline parallelism, an unsupported drafter or the executor rule it out, in 0.14.0,
   0.18.1, 0.20.0 and 0.26.0 alike; 0.13.0 defaults to False).
-- A layer that reads another layer's cache (Gemma 3n's last num_kv_shared_layers: Attention with a
-  kv_sharing_target_layer_name) holds none: get_kv_cache_spec skips it (vllm/v1/worker/gpu_model_runner.py,
+- A layer that reads another layer's cache (Gemma 3n's and Gemma 4's last num_kv_shared_layers: Attention
+  with a kv_sharing_target_layer_name) holds none: get_kv_cache_spec skips it (vllm/v1/worker/gpu_model_runner.py,
   0.10.1.1 to 0.33.0), so it joins no group and its tokens cost nothing.
 - Chunked local attention (Llama 4's RoPE layers; vllm/v1/kv_cache_interface.py
   ChunkedLocalAttentionSpec): a request holds cdiv(min(attention_chunk_size + budget, max_model_len),
@@ -293,12 +293,16 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
     if s.kv_cache_dtype == "fp8_ds_mla" and MLA not in shape.layers:
         raise ValueError("--kv-cache-dtype: fp8_ds_mla packs an MLA latent; this model has no MLA layers")
     elem = _elem_bytes(s.kv_cache_dtype, shape.dtype_bytes)
-    kv_heads = max(1, shape.kv_heads // s.tp)
-    d, dv = shape.head_dim, shape.head_dim_v or shape.head_dim
-    if s.kv_cache_dtype == "nvfp4":
-        attention_token = kv_heads * (d // 2 + d // 16 + dv // 2 + dv // 16)
-    else:
-        attention_token = kv_heads * (d + dv) * elem
+
+    def token_bytes(heads: int, d: int, dv: int) -> int:
+        kv_heads = max(1, heads // s.tp)
+        if s.kv_cache_dtype == "nvfp4":
+            return kv_heads * (d // 2 + d // 16 + dv // 2 + dv // 16)
+        return kv_heads * (d + dv) * elem
+
+    attention_token = token_bytes(shape.kv_heads, shape.head_dim, shape.head_dim_v or shape.head_dim)
+    # Gemma 4's full layers: their own KV heads and head_dim, K and V alike (gemma4.py, 0.19.0 to 0.33.0)
+    full_token = token_bytes(*shape.full_kv, shape.full_kv[1]) if shape.full_kv else attention_token
     if MLA in shape.layers:
         latent = (shape.kv_lora_rank or 0) + (shape.qk_rope_head_dim or 0)
         mla_token = FP8_DS_MLA_BYTES if s.kv_cache_dtype in ("fp8_ds_mla",) else latent * elem
@@ -333,7 +337,7 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
         if kind == CHUNKED:
             specs.append(Spec(CHUNKED, block, block * attention_token, window=shape.attention_chunk_size))
         elif kind == FULL:
-            specs.append(Spec(FULL, block, block * attention_token))
+            specs.append(Spec(FULL, block, block * full_token))
         elif kind == SLIDING:
             specs.append(Spec(SLIDING, block, block * attention_token, window=window))
         elif kind == MLA:
@@ -598,7 +602,7 @@ def sglang_cell_bytes(shape: Shape, s: Settings) -> int:
     layers = sum(1 for kind in shape.layers if kind in (FULL, SLIDING, CHUNKED, MLA))
     if MLA in shape.layers:
         return ((shape.kv_lora_rank or 0) + (shape.qk_rope_head_dim or 0)) * layers * elem
-    return max(1, shape.kv_heads // s.tp) * shape.head_dim * 2 * layers * elem
+    return sum(max(1, heads // s.tp) * d * 2 * elem for heads, d in (shape.kv_dims(kind) for kind in shape.layers if kind in (FULL, SLIDING, CHUNKED)))
 
 
 def sglang_tokens(shape: Shape, s: Settings, pool_bytes: int, page_size: int = 1) -> int:

@@ -8,7 +8,7 @@ Read from vLLM's released sources:
   a rank (vllm/model_executor/models/vision.py, is_vit_use_data_parallel, 0.33.0), in a model whose
   class sets supports_encoder_tp_data; for one that does not, vLLM warns "This model does not support
   `--mm-encoder-tp-mode data`" and builds the tower as under weights (vllm/config/model.py, 0.11.0 to
-  0.33.0): Gemma 3, Gemma 3n, Mistral 3 and LLaVA (gemma3_mm.py, gemma3n_mm.py, mistral3.py,
+  0.33.0): Gemma 3, Gemma 3n, Gemma 4, Mistral 3 and LLaVA (gemma3_mm.py, gemma3n_mm.py, gemma4_mm.py, mistral3.py,
   llava.py: no release from 0.11.0 to 0.33.0 sets it).
 - `--limit-mm-per-prompt` at 0 for every modality a tower serves leaves the tower unbuilt and
   unloaded, and the encoder unprofiled: Qwen2.5-VL, Qwen3-VL and Mistral 3 test the limit in
@@ -108,9 +108,11 @@ def check(s: Settings) -> None:
 
 
 # Classes whose model code sets no supports_encoder_tp_data (vllm/model_executor/models/interfaces.py), 0.11.0 to 0.33.0
+# (gemma4_mm.py and gemma4_unified.py from their first release, 0.19.0 and 0.23.0)
 NO_ENCODER_DATA = frozenset(
-    {"Gemma3ForConditionalGeneration", "Gemma3nForConditionalGeneration", "Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration"}
-)
+    {"Gemma3ForConditionalGeneration", "Gemma3nForConditionalGeneration", "Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",
+     "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration"}
+)  # fmt: skip
 
 
 def limit(s: Settings, modality: str) -> int:
@@ -129,7 +131,10 @@ def limit_skips_from(architecture: str) -> tuple[int, int]:
 
 def skips_tower(tower: Tower, s: Settings, rel: tuple[int, int], architecture: str) -> bool:
     """Whether vLLM leaves the tower unbuilt: every modality it serves limited to 0, in a release
-    whose model code tests the limit."""
+    whose model code tests the limit (Gemma 4 Unified's embedders never: gemma4_unified.py builds them
+    without _mark_tower_model, 0.23.0 to 0.33.0)."""
+    if tower.kind == "gemma4-unified":
+        return False
     return all(limit(s, m) == 0 for m in tower.modalities) and rel >= limit_skips_from(architecture)
 
 
@@ -167,7 +172,9 @@ def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[
             f"--limit-mm-per-prompt allows no {' or '.join(zero)} but leaves {' and '.join(f'{m} at {limit(s, m)}' for m in left)}: "
             f"the {tower.name} is built, loaded and profiled; limit {' and '.join(left)} to 0 as well to leave it out"
         )
-    if all(limit(s, m) == 0 for m in tower.modalities):
+    if all(limit(s, m) == 0 for m in tower.modalities) and tower.kind == "gemma4-unified":
+        notes.append(f"vLLM builds the {tower.name} whatever --limit-mm-per-prompt says (gemma4_unified.py, 0.23.0 to 0.33.0)")
+    elif all(limit(s, m) == 0 for m in tower.modalities):
         notes.append(
             f"vLLM {rel[0]}.{rel[1]} builds the {tower.name} whatever --limit-mm-per-prompt says (the limit skips it from "
             + {(0, 10): "0.10.1.1", (0, 11): "0.11.0", (0, 15): "0.15.0", (0, 16): "0.16.0"}[limit_skips_from(shape.architecture)]

@@ -89,19 +89,22 @@ class Stage:
 
 # Classes whose model code builds the embedding, the final norm and the head on every stage, without
 # PPMissingLayer (a stage skips them in forward, not at load): phi.py, falcon.py, gpt_neox.py,
-# gpt_bigcode.py and starcoder2.py, 0.10.1.1 to the last release that builds each.
-EVERY_STAGE = frozenset({"PhiForCausalLM", "FalconForCausalLM", "GPTNeoXForCausalLM", "GPTBigCodeForCausalLM", "Starcoder2ForCausalLM"})
+# gpt_bigcode.py and starcoder2.py, 0.10.1.1 to the last release that builds each; gemma4.py (Gemma4Model,
+# 0.19.0 to 0.33.0), with its per-layer embedding and projection too.
+EVERY_STAGE = frozenset({"PhiForCausalLM", "FalconForCausalLM", "GPTNeoXForCausalLM", "GPTBigCodeForCausalLM", "Starcoder2ForCausalLM",
+                         "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration"})  # fmt: skip
 _ENDS = ("model.embed_tokens", "model.wpe", "lm_head", "lm_head.bias", "model.norm", "model.norm.bias")
 
 
 def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: bool, every: bool = False) -> tuple[int, ...]:
     """The stages a tensor is built on; `every`: the model code builds its ends on each (EVERY_STAGE)."""
     last = len(bounds) - 1
-    if every and path in _ENDS:
+    if every and (path in _ENDS or path.startswith(("model.embed_tokens_per_layer", "model.per_layer_"))):
         return tuple(range(len(bounds)))
     if drafter:
         return (last,)
-    if path.startswith(("visual.", "vision_tower.", "vision_model.", "multi_modal_projector.", "mlp1.", "mm_projector.")):
+    if path.startswith(("visual.", "vision_tower.", "vision_model.", "multi_modal_projector.", "mlp1.", "mm_projector.", "vision_embedder.",
+                        "embed_vision.", "embed_audio.")):  # fmt: skip
         # the vision tower is built on every stage by the V1 model runner; only Model Runner V2 skips it
         # after the first (vllm/model_executor/models/interfaces.py, _mark_tower_model, 0.33.0)
         return tuple(range(len(bounds)))

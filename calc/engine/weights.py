@@ -314,7 +314,7 @@ def _per_layer_inputs(shape: Shape, tp: int) -> list[Tensor]:
     all divided over the ranks but the norm."""
     if not shape.per_layer:
         return []
-    h, n = shape.hidden, shape.per_layer["altup"]
+    h, n = shape.hidden, shape.per_layer.get("altup", 1)  # Gemma 4 (gemma4.py Gemma4Model, 0.19.0 to 0.33.0): no AltUp
     wide = len(shape.layers) * shape.per_layer["hidden"]
     vocab = cdiv(cdiv(shape.per_layer["vocab"], VOCAB_PADDING) * VOCAB_PADDING, tp)
     out = [Tensor("model.embed_tokens_per_layer", vocab, wide), Tensor("model.per_layer_model_projection", cdiv(wide, tp), h, linear=True),
@@ -433,6 +433,22 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
             'transformers\' AutoModel in gemma3n_mm.py, are not modeled: give --limit-mm-per-prompt \'{"image": 0, "audio": 0}\' '
             "(vLLM 0.15.0 and later leave both unbuilt) to size the language model alone"
         )
+    if tower.kind == "gemma4":
+        limits = ", ".join(f'"{m}": 0' for m in tower.modalities)
+        raise InputError(
+            "the Gemma 4 vision tower and, where the config has one, audio tower, built by transformers' AutoModel in gemma4_mm.py "
+            f"(0.19.0 to 0.33.0), are not modeled: give --limit-mm-per-prompt '{{{limits}}}' (vLLM leaves them unbuilt) to size the "
+            "language model alone"
+        )
+    if tower.kind == "gemma4-unified":
+        # gemma4_unified.py Gemma4UnifiedVisionEmbedder (patch_dense column-parallel, gather_output) and the
+        # Gemma4MultimodalEmbedder projections (ReplicatedLinear, whole on every rank; their norms have no weight)
+        patch = tower.patch * tower.patch * tower.channels
+        ts = [t("vision_embedder.patch_ln1", 2 * patch), t("vision_embedder.patch_dense", cdiv(d, tp), patch),
+              t("vision_embedder.patch_dense.bias", cdiv(d, tp)), t("vision_embedder.patch_ln2", 2 * d),
+              t("vision_embedder.pos_embedding", tower.positions * 2, d), t("vision_embedder.pos_norm", 2 * d),
+              t("embed_vision.embedding_projection", out, i)]  # fmt: skip
+        return ts + ([t("embed_audio.embedding_projection", out, tower.audio_width)] if tower.audio_width else [])
     if tower.kind == "internvit":
         return _internvit(tower, tp)
     if tower.kind == "moonvit":
@@ -533,16 +549,21 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
     h = shape.hidden
     # DeciLM builds no norm for a no-op attention; EXAONE 4.0 norms only after attention and the MLP
     out = [] if kind == NO_ATTENTION or shape.no_input_norm else _norm(shape, f"{prefix}.input_layernorm")
+    kv_heads, d = shape.kv_dims(kind)  # Gemma 4's full layers: their own KV heads and head_dim
     if kind in (FULL, SLIDING, CHUNKED, PARALLEL):
-        out += _attention(shape, prefix + ".self_attn", tp)
+        out += _attention(shape if shape.full_kv is None else replace(shape, kv_heads=kv_heads, head_dim=d), prefix + ".self_attn", tp)
     elif kind in (SHARED_FULL, SHARED_SLIDING):
-        # gemma3n.py Gemma3nAttention, 0.30.0 to 0.33.0: a KV-shared layer builds q_proj alone (and o_proj, q_norm);
-        # 0.10.1.1 to 0.29.x build and load qkv_proj whole on every layer, k_proj and v_proj and k_norm too (not modeled)
-        heads_rank, d = shape.heads // tp, shape.head_dim
+        # gemma3n.py Gemma3nAttention and gemma4.py Gemma4Attention, 0.30.0 to 0.33.0: a KV-shared layer builds q_proj
+        # alone (and o_proj, q_norm); before (Gemma 3n from 0.10.1.1, Gemma 4 from 0.19.0) they build and load qkv_proj
+        # whole on every layer, k_proj and v_proj and k_norm too (not modeled)
+        heads_rank = shape.heads // tp
         out += [Tensor(f"{prefix}.self_attn.q_proj", heads_rank * d, h, linear=True), Tensor(f"{prefix}.self_attn.o_proj", h, heads_rank * d, linear=True),
                 Tensor(f"{prefix}.self_attn.q_norm", d)]  # fmt: skip
-    if shape.per_layer:
+    if shape.per_layer and "altup" in shape.per_layer:
         out += _gemma3n_layer(shape, prefix, tp)
+    elif shape.per_layer:  # gemma4.py Gemma4DecoderLayer: the per-layer input gate and projection, ReplicatedLinear
+        hpl = shape.per_layer["hidden"]
+        out += [Tensor(f"{prefix}.per_layer_input_gate", hpl, h, linear=True), Tensor(f"{prefix}.per_layer_projection", h, hpl, linear=True)]
     elif kind == MLA:
         out += _mla(shape, prefix + ".self_attn", tp)
     elif kind == MAMBA:
@@ -814,6 +835,8 @@ def _mlp(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
     e, i = mlp.experts, mlp.expert_intermediate // tp
     router = "router" if shape.sinks else "gate"
     width = 4 if shape.router_fp32 else None
+    if shape.architecture.startswith("Gemma4"):
+        return _gemma4_moe(shape, p, mlp, tp)
     out = [
         Tensor(f"{p}.{router}", e, h, dtype_bytes=width),
         Tensor(f"{p}.experts.gate_up_proj", (2 if mlp.gated else 1) * i, h, count=e, linear=True),
@@ -832,6 +855,18 @@ def _mlp(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
         if mlp.gated_shared:
             out.append(Tensor(f"{p}.shared_expert_gate", 1, h))
     return out
+
+
+def _gemma4_moe(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
+    """A Gemma 4 layer's MLP and MoE block side by side (gemma4.py Gemma4DecoderLayer, 0.19.0 to 0.33.0): the
+    dense MLP (mlp.gate_up_proj, mlp.down_proj, divided like any), the router (router.proj, GateLinear in the
+    model's dtype, whole on every rank; router.scale of hidden_size; router.per_expert_scale) and the experts,
+    each of expert_intermediate, divided like a dense MLP."""
+    h, e, i, dense = shape.hidden, mlp.experts, mlp.expert_intermediate // tp, mlp.shared_intermediate // tp
+    layer = p.removesuffix(".mlp")
+    return [Tensor(f"{p}.gate_proj", dense, h, linear=True), Tensor(f"{p}.up_proj", dense, h, linear=True), Tensor(f"{p}.down_proj", h, dense, linear=True),
+            Tensor(f"{layer}.router.proj", e, h), Tensor(f"{layer}.router.scale", h), Tensor(f"{layer}.router.per_expert_scale", e),
+            Tensor(f"{layer}.experts.gate_up_proj", 2 * i, h, count=e, linear=True), Tensor(f"{layer}.experts.down_proj", h, i, count=e, linear=True)]  # fmt: skip
 
 
 @dataclass(frozen=True)

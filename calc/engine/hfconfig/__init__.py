@@ -53,7 +53,7 @@ from calc.engine.hfconfig.core import (
     quantization_applied,
     quantized_at_load,
 )
-from calc.engine.hfconfig.read import DEFAULT_MAX_LEN, at_max_model_len, derived_max_model_len, shape
+from calc.engine.hfconfig.read import DEFAULT_MAX_LEN, MM_PREFIX_FLOOR_FROM, at_max_model_len, batched_tokens_floor, derived_max_model_len, shape
 from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
 from calc.engine.hfconfig.registry import DROPPED, NO_PIPELINE, OWN_CODE_RELEASES, UNCHECKED, model_classes, outside_own_code, own_code_window, unchecked_note
 
@@ -73,6 +73,7 @@ __all__ = [
     "MAMBA",
     "MAMBA1",
     "MINIMAX_TEXT",
+    "MM_PREFIX_FLOOR_FROM",
     "MLA",
     "MLP_ONLY",
     "MOE_ONLY",
@@ -91,6 +92,7 @@ __all__ = [
     "UNCHECKED",
     "as_flag",
     "at_max_model_len",
+    "batched_tokens_floor",
     "derived_max_model_len",
     "from_architecture",
     "load",

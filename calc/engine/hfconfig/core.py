@@ -123,7 +123,17 @@ class Tower:
     - "gemma3n" (Gemma 3n): gemma3n_mm.py builds the vision tower (timm's MobileNetV5, named by
       vision_config.architecture) and the audio tower (a Conformer) through transformers' AutoModel,
       with their embedders: not modeled (their tensors are refused), so a start is sized only where
-      --limit-mm-per-prompt leaves both unbuilt.
+      --limit-mm-per-prompt leaves both unbuilt;
+    - "gemma4" (Gemma 4): gemma4_mm.py (0.19.0 to 0.33.0) builds the vision tower (images and video) and,
+      where the config has an audio_config, the audio tower through transformers' AutoModel, each with a
+      Gemma4MultimodalEmbedder: not modeled either, so a start is sized only where --limit-mm-per-prompt
+      leaves them unbuilt;
+    - "gemma4-unified" (Gemma 4 12B): gemma4_unified.py (0.23.0 to 0.33.0) builds no tower: Gemma4UnifiedVisionEmbedder
+      (patch_ln1, a LayerNorm of model_patch_size^2 x 3; patch_dense, column-parallel to mm_embed_dim with a bias;
+      patch_ln2; pos_embedding, mm_posemb_size x 2 x mm_embed_dim; pos_norm) and Gemma4MultimodalEmbedder's
+      embedding_projection (ReplicatedLinear from output_proj_dims, else hidden_size, to the language model's width)
+      for the images and, where the config has an audio_config, the audio frames; built whatever
+      --limit-mm-per-prompt says (no _mark_tower_model).
     """
 
     kind: str
@@ -146,6 +156,7 @@ class Tower:
     rms_norm: bool = False  # InternViT: norm_type rms_norm (RMSNorm, a weight) rather than layer_norm (a weight and a bias)
     qk_norm: bool = False  # InternViT: qk_normalization, an RMSNorm over all heads for q and one for k, whole on every rank
     qkv_bias: bool = True  # InternViT: qkv_bias
+    audio_width: int = 0  # Gemma 4 Unified: the audio frames' width its audio embedder projects (0: no audio_config)
 
     @property
     def name(self) -> str:
@@ -153,7 +164,8 @@ class Tower:
                 "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
                 "pixtral": "Pixtral vision tower", "clip": "CLIP vision tower",
                 "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower", "moonvit": "MoonViT vision tower",
-                "gemma3n": "Gemma 3n vision and audio towers"}[self.kind]  # fmt: skip
+                "gemma3n": "Gemma 3n vision and audio towers", "gemma4": "Gemma 4 vision and audio towers",
+                "gemma4-unified": "Gemma 4 Unified vision and audio embedders"}[self.kind]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -225,6 +237,16 @@ class Shape:
     tower: Tower | None = None  # a multimodal model's vision tower and projector
     ropes: tuple[Rope, ...] = ()  # the rotary embeddings' cos/sin caches vLLM builds (not in the checkpoint)
     per_layer: dict[str, int] = field(default_factory=dict)  # Gemma 3n: hidden and vocab of the per-layer inputs, altup inputs, laurel rank
+    # Gemma 4: the full-attention layers' own KV heads and head_dim (global_head_dim; num_global_key_value_heads under
+    # attention_k_eq_v), where kv_heads and head_dim are the sliding layers'; None: every layer the same
+    full_kv: tuple[int, int] | None = None
+    batched_tokens_floor: int = 0  # the least default max_num_batched_tokens vLLM takes (read.batched_tokens_floor)
+
+    def kv_dims(self, kind: str) -> tuple[int, int]:
+        """The KV heads and head_dim of a layer of `kind` (Gemma 4's full layers have their own: full_kv)."""
+        if self.full_kv is not None and kind in (FULL, SHARED_FULL):
+            return self.full_kv
+        return self.kv_heads, self.head_dim
 
     @property
     def attention_free(self) -> bool:

@@ -1,9 +1,10 @@
 """The multimodal wrappers: the classes that hold a vision tower (WITH_VISION), the tower and projector
-read from vision_config (_tower), and Gemma 3n's language model (_gemma3n). The language models of LLaVA
+read from vision_config (_tower), and the language models of Gemma 3n (_gemma3n) and Gemma 4 (_gemma4). The language models of LLaVA
 and InternVL are read by the class they name, through the table (registry.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from calc.engine.hfconfig.core import (
@@ -38,7 +39,8 @@ _LLAVA_TEXT = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM"}
 WITH_VISION = LLAVA + ("Gemma3ForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                "Qwen3VLMoeForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Mistral3ForConditionalGeneration",
                "Llama4ForConditionalGeneration", "Qwen2VLForConditionalGeneration", "Glm4vMoeForConditionalGeneration",
-               "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration", "KimiK25ForConditionalGeneration")  # fmt: skip
+               "Glm4vForConditionalGeneration", "InternVLChatModel", "Gemma3nForConditionalGeneration", "KimiK25ForConditionalGeneration",
+               "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration")  # fmt: skip
 
 # Kimi K2.5's MoonViT: the fields vLLM builds it from and what its config class fills in where they are absent
 # (vllm/transformers_utils/configs/kimi_k25.py KimiK25VisionConfig, 0.15.0 to 0.31.0; transformers'
@@ -65,6 +67,11 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled:
         return _llava_tower(data, file, arch, text_hidden, filled if filled is not None else [])
     if arch.startswith("Gemma3n"):  # not read: its tensors are refused (weights.py), its profile not modeled
         return Tower("gemma3n", 0, 0, 0, 1, 1, out_hidden=text_hidden, modalities=("image", "audio"))
+    if arch.startswith("Gemma4Unified"):
+        return _gemma4_unified(data, file, text_hidden)
+    if arch.startswith("Gemma4"):  # likewise; the audio tower only where the config has an audio_config (gemma4_mm.py, 0.19.0 to 0.33.0)
+        audio = ("audio",) if data.get("audio_config") is not None else ()
+        return Tower("gemma4", 0, 0, 0, 1, 1, out_hidden=text_hidden, modalities=("image", "video", *audio))
     vision = data.get("vision_config")
     if not isinstance(vision, dict):
         raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
@@ -126,6 +133,28 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled:
                  v.int("num_attention_heads"), patch, v.int("num_channels", 3), 1, text_hidden, merge,
                  projector_bias=as_flag(data.get("multimodal_projector_bias", True), file, "multimodal_projector_bias"),
                  image_tokens=side * (side + 1))  # fmt: skip
+
+
+def _gemma4_unified(data: dict[str, Any], file: str, text_hidden: int) -> Tower:
+    """Gemma 4 Unified's embedders (Tower "gemma4-unified", gemma4_unified.py 0.23.0 to 0.33.0): the vision
+    embedder from vision_config's model_patch_size, mm_embed_dim and mm_posemb_size; each
+    Gemma4MultimodalEmbedder projects from its config's output_proj_dims, else its hidden_size. The encoder
+    profile is not modeled (image_tokens 0)."""
+    vision = data.get("vision_config")
+    if not isinstance(vision, dict):  # gemma4_unified.py raises "Gemma4 Unified requires a vision configuration"
+        raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision embedder")
+    v = _Reader(vision, file, "vision_config.")
+    width = v.int("output_proj_dims", None) or v.int("hidden_size")
+    modalities: tuple[str, ...] = ("image", "video")
+    audio_width = 0
+    audio = data.get("audio_config")
+    if audio is not None:
+        if not isinstance(audio, dict):
+            raise ConfigError(file, "audio_config", audio, "an object describing the audio embedder, or null")
+        a = _Reader(audio, file, "audio_config.")
+        audio_width, modalities = a.int("output_proj_dims", None) or a.int("hidden_size"), ("image", "video", "audio")
+    return Tower("gemma4-unified", v.int("mm_embed_dim"), width, 0, 1, v.int("model_patch_size"), 3, 1, text_hidden,
+                 positions=v.int("mm_posemb_size"), modalities=modalities, audio_width=audio_width)  # fmt: skip
 
 
 def _llava_tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled: list[_Reader]) -> Tower:
@@ -265,3 +294,68 @@ def _gemma3n(r: _Reader) -> dict[str, Any]:
     return {**_common(r, qk_norm="head"), "layers": tuple(kinds), "mlps": tuple(Mlp(intermediate=v) for v in sizes),
             "sliding_window": r.int("sliding_window"), "extra_norms": (*_GEMMA_NORMS, "post_per_layer_input_norm"),
             "per_layer": per_layer}  # fmt: skip
+
+
+_GEMMA4_MOE_NORMS = ("post_feedforward_layernorm_1", "post_feedforward_layernorm_2", "pre_feedforward_layernorm_2")
+
+
+def _gemma4(r: _Reader) -> dict[str, Any]:
+    """Gemma 4's language model (vllm/model_executor/models/gemma4.py, Gemma4DecoderLayer and
+    Gemma4Attention, 0.19.0 to 0.33.0). Layers by layer_types, sliding or full; a full layer's head is
+    global_head_dim wide, and under attention_k_eq_v it holds num_global_key_value_heads KV heads
+    (vllm/transformers_utils/configs/gemma4.py gemma4_layer_config, 0.28.0; the same choice written in
+    gemma4.py from 0.19.0; transformers' per_layer_config from 0.32.0). A k_eq_v layer's checkpoint ships
+    k_proj alone, which vLLM loads into both the K and the V part of one qkv_proj: V is built, and
+    cached, all the same. q and k are normed a head, v by a norm without weight; four norms a layer.
+    The last num_kv_shared_layers read the cache of the last earlier layer of their kind and hold none
+    (kv_sharing_target_layer_name); from 0.30.0 such a layer builds q_proj alone (and o_proj, q_norm),
+    and under use_double_wide_mlp its MLP is twice intermediate_size. hidden_size_per_layer_input above
+    0 adds the per-layer embedding (Gemma 3n's, without AltUp or laurel) and a gate, a projection and a
+    norm a layer. A layer with an MoE block runs the dense MLP and the experts side by side: the
+    router (its proj of num_experts rows, a scale of hidden_size, a per_expert_scale) and experts of
+    moe_intermediate_size (else expert_intermediate_size), and three more norms. Releases 0.19.0 to
+    0.31.0 build the block where enable_moe_block says; 0.32.0 and 0.33.0 where num_experts is not null:
+    a config on which the two disagree is refused."""
+    n = r.layers()
+    kinds = list(_layer_types(r, n, _SLIDING_OR_FULL))
+    shared = r.int("num_kv_shared_layers", 0, minimum=0, maximum=n)
+    first = n - shared
+    for i in range(first, n):
+        if kinds[i] not in kinds[:first]:
+            raise ConfigError(r.file, r.prefix + "num_kv_shared_layers", shared,
+                              f"a count that leaves a {kinds[i]} layer before the shared ones (gemma4.py reads layer {i}'s cache from the last one)")  # fmt: skip
+    kinds = [k if i < first else SHARED_FULL if k == FULL else SHARED_SLIDING for i, k in enumerate(kinds)]
+    common = {**_common(r, qk_norm="head"), "head_dim": r.int("head_dim")}
+    common["output_bias"] = common["attention_bias"]  # o_proj takes attention_bias too
+    heads, kv, d = common["heads"], common["kv_heads"], common["head_dim"]
+    global_d = r.int("global_head_dim", None) or d
+    global_kv = kv
+    if r.flag("attention_k_eq_v", False):
+        global_kv = r.int("num_global_key_value_heads", None) or kv
+        if global_kv > heads or heads % global_kv:
+            raise ConfigError(r.file, r.prefix + "num_global_key_value_heads", global_kv, f"a divisor of num_attention_heads ({heads})")
+    full_kv = (global_kv, global_d) if (global_kv, global_d) != (kv, d) and FULL in kinds else None
+    intermediate = r.int("intermediate_size")
+    wide = 2 if r.flag("use_double_wide_mlp", False) else 1
+    moe = r.flag("enable_moe_block", False)
+    experts = r.get("num_experts", None)
+    if moe != (experts is not None):
+        raise ConfigError(r.file, r.prefix + "num_experts", experts if experts is not None else _MISSING,
+                          f"{'a count' if moe else 'null'} as enable_moe_block is {str(moe).lower()}: vLLM 0.19.0 to 0.31.0 build the experts "
+                          "by enable_moe_block, 0.32.0 and later by num_experts")  # fmt: skip
+    norms: tuple[str, ...] = _GEMMA_NORMS
+    if moe:
+        key = "moe_intermediate_size" if "moe_intermediate_size" in r.data else "expert_intermediate_size"
+        expert = Mlp(experts=r.int("num_experts"), expert_intermediate=r.int(key), shared_intermediate=intermediate)
+        r.int("top_k_experts")
+        mlps = tuple(replace(expert, shared_intermediate=intermediate * wide) if i >= first else expert for i in range(n))
+        norms += _GEMMA4_MOE_NORMS
+    else:
+        mlps = tuple(Mlp(intermediate=intermediate * (wide if i >= first else 1)) for i in range(n))
+    hpl = r.int("hidden_size_per_layer_input", 0, minimum=0) if r.get("hidden_size_per_layer_input", None) is not None else 0
+    per_layer = {"hidden": hpl, "vocab": r.int("vocab_size_per_layer_input", common["vocab"])} if hpl else {}
+    if hpl:
+        norms += ("post_per_layer_input_norm",)
+    window = r.int("sliding_window") if SLIDING in kinds or SHARED_SLIDING in kinds else None
+    return {**common, "layers": tuple(kinds), "mlps": mlps, "sliding_window": window, "extra_norms": norms, "per_layer": per_layer,
+            "full_kv": full_kv}  # fmt: skip

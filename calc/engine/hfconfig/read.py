@@ -66,7 +66,30 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     float32 = DTYPE_BYTES[dtype] == 4
     return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
                  tie_embeddings=tie, quantization=quant, defaults=noted,
-                 max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch), **fields)  # fmt: skip
+                 max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch),
+                 batched_tokens_floor=batched_tokens_floor(data), **fields)  # fmt: skip
+
+
+# Gemma 4's multimodal classes as prefix LMs, whose one item must fit one batch: the largest item is a video of
+# _VIDEO_MAX_FRAMES (32) frames of _VIDEO_MAX_SOFT_TOKENS (70) soft tokens and 2 + 6 more each (gemma4_mm.py
+# get_mm_max_tokens_per_item, which gemma4_unified.py keeps; 0.22.0 to 0.33.0), above any image (at most 1,120
+# soft tokens) or audio clip; a limit of videos, even 0, leaves it so (only a num_frames option lowers it).
+MM_PREFIX_ITEM_TOKENS = 32 * (70 + 2 + 6)
+MM_PREFIX_FLOOR_FROM = (0, 22)
+
+
+def batched_tokens_floor(config: Mapping[str, Any]) -> int:
+    """The least max_num_batched_tokens vLLM takes by default for this config, 0 for none: a multimodal Gemma 4
+    whose text_config says use_bidirectional_attention "vision" is a prefix LM (vllm/transformers_utils/
+    model_arch_config_convertor.py Gemma4ModelArchConfigConvertor.is_mm_prefix_lm), and vLLM raises a default
+    max_num_batched_tokens to its largest item's tokens (vllm/engine/arg_utils.py _get_min_mm_batched_tokens,
+    "Raising max_num_batched_tokens", 0.22.0 to 0.33.0); a value given on the command line stays."""
+    archs = config.get("architectures")
+    text = config.get("text_config")
+    arch = archs[0] if isinstance(archs, list) and archs else None
+    if arch not in ("Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration") or not isinstance(text, dict):
+        return 0
+    return MM_PREFIX_ITEM_TOKENS if text.get("use_bidirectional_attention") == "vision" else 0
 
 
 def at_max_model_len(shape: Shape, max_model_len: int) -> Shape:
@@ -163,6 +186,12 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         rp = nested.get(kind, {} if nested else rope)
         local = kind == SLIDING and arch.startswith("Gemma3")  # Gemma 3: the local rope, at its own base, unscaled
         positions = _rope_positions({} if local else rp, max_pos, inner.get("original_max_position_embeddings"))
+        if arch.startswith("Gemma4"):  # each kind its own head; a proportional rope's cache spans the whole head whatever its
+            # partial_rotary_factor (rotary_embedding/gemma4_rope.py Gemma4RotaryEmbedding: rotary_dim = head_size, 0.19.0 to 0.33.0)
+            head = fields["full_kv"][1] if kind == FULL and fields.get("full_kv") else fields["head_dim"]
+            part = rp.get("partial_rotary_factor", 1)
+            part = part if isinstance(part, (int, float)) and not isinstance(part, bool) and 0 < part <= 1 else 1
+            rot = head if rp.get("rope_type") == "proportional" else int(head * part)
         if "mrope_section" in rp or rp.get("type") == "mrope" or rp.get("rope_type") == "mrope":
             # M-RoPE keeps 4 x the positions (rotary_embedding/mrope.py, 0.8.2 to 0.33.0); from 0.32.0
             # Qwen3-VL and Qwen3.5 pass 1 unless video pruning is on (qwen3_vl.py mrope_positions_factor)

@@ -46,7 +46,7 @@ from calc.engine.hfconfig.moe import (
     _phimoe,
     _qwen_moe,
 )
-from calc.engine.hfconfig.multimodal import _LLAVA_TEXT, _gemma3n
+from calc.engine.hfconfig.multimodal import _LLAVA_TEXT, _gemma3n, _gemma4
 from calc.engine.hfconfig.recurrent import (
     MINIMAX_TEXT,
     _falcon_h1,
@@ -173,6 +173,11 @@ _ARCHITECTURES = {
     "Gemma3nForCausalLM": _gemma3n,
     # Gemma 3n: the language model from text_config (gemma3n_mm.py builds Gemma3nForCausalLM over it)
     "Gemma3nForConditionalGeneration": _gemma3n,
+    "Gemma4ForCausalLM": _gemma4,
+    # Gemma 4: the language model from text_config (gemma4_mm.py builds Gemma4ForCausalLM over it, 0.19.0 to 0.33.0)
+    "Gemma4ForConditionalGeneration": _gemma4,
+    # Gemma 4 Unified (12B): Gemma4ForCausalLM over text_config (gemma4_unified.py, init_vllm_registered_model, 0.23.0 to 0.33.0)
+    "Gemma4UnifiedForConditionalGeneration": _gemma4,
     "Ernie4_5ForCausalLM": _ernie45,
     "Ernie4_5_MoeForCausalLM": _ernie45_moe,
     "CohereForCausalLM": _cohere,
@@ -216,8 +221,9 @@ _ARCHITECTURES = {
 # 0.27.1, 0.28.0 to 0.33.0): from 0.9.2 Ernie 4.5 MoE, Falcon-H1, Gemma 3n (multimodal), GLM-4.1V, Granite 4.0-H,
 # MiMo, Nemotron-H; from 0.10.1.1 Ling 1.x (bailing_moe.py), Ernie 4.5, EXAONE 4.0, Gemma 3n (text), GLM-4.5 and
 # 4.5V, gpt-oss; from 0.10.2 LFM2 and Qwen3-Next; from 0.11.0 Ling 2.0, DeepSeek-V3.2, Qwen3-VL; from 0.12.0
-# LFM2-MoE and MiniMax-M2; from 0.15.0 Kimi K2.5; from 0.16.0 GLM-5 (GlmMoeDsaForCausalLM); from 0.17.0 Qwen3.5's classes; from 0.20.0 DeepSeek V4 (vllm/model_executor/models/
-# deepseek_v4.py to 0.21.0, vllm/models/deepseek_v4/ from 0.22.0). The text-only Qwen3_5ForCausalLM is listed from 0.27.1;
+# LFM2-MoE and MiniMax-M2; from 0.15.0 Kimi K2.5; from 0.16.0 GLM-5 (GlmMoeDsaForCausalLM); from 0.17.0 Qwen3.5's
+# classes; from 0.19.0 Gemma 4 (gemma4.py, gemma4_mm.py); from 0.20.0 DeepSeek V4 (vllm/model_executor/models/
+# deepseek_v4.py to 0.21.0, vllm/models/deepseek_v4/ from 0.22.0); from 0.23.0 Gemma 4 Unified (gemma4_unified.py). The text-only Qwen3_5ForCausalLM is listed from 0.27.1;
 # from 0.17.0 to 0.26.0 the registry finds it by its suffix (registry.py _normalize_arch, from 0.10.1.1: a
 # ForCausalLM it does not list is looked up as ForConditionalGeneration, config/model.py _SUFFIX_TO_DEFAULTS).
 OWN_CODE_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]] = {
@@ -257,7 +263,10 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]] = {
     "Qwen3_5ForConditionalGeneration": ((0, 17), None),
     "Qwen3_5MoeForConditionalGeneration": ((0, 17), None),
     "Qwen3_5ForCausalLM": ((0, 17), None),
+    "Gemma4ForCausalLM": ((0, 19), None),
+    "Gemma4ForConditionalGeneration": ((0, 19), None),
     "DeepseekV4ForCausalLM": ((0, 20), None),
+    "Gemma4UnifiedForConditionalGeneration": ((0, 23), None),
     "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
     "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
 }
@@ -345,6 +354,9 @@ UNCHECKED = frozenset(
         "GPTNeoXForCausalLM",
         "Gemma3nForCausalLM",
         "Gemma3nForConditionalGeneration",
+        "Gemma4ForCausalLM",
+        "Gemma4ForConditionalGeneration",
+        "Gemma4UnifiedForConditionalGeneration",
         "GemmaForCausalLM",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
-from calc.engine.hfconfig import Shape
+from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape
 from calc.engine.predict.cards import Card, is_turing
 from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, mamba_graphs, model_runner_v2
@@ -134,13 +134,17 @@ def check_start(s: Start) -> None:
 SCHEDULER = "vllm/config/scheduler.py SchedulerConfig: max_num_batched_tokens must be greater than or equal to max_num_seqs"
 
 
-def scheduled(s: Start, batch: Batch, rel: tuple[int, int]) -> tuple[int, int]:
+def scheduled(s: Start, batch: Batch, rel: tuple[int, int], floor: int = 0) -> tuple[int, int]:
     """max_num_batched_tokens and max_num_seqs as vLLM settles them: what the reader set, else the
     release's defaults, which from 0.12.0 give no more tokens than max_num_seqs x max_model_len
     and no more sequences than tokens (vllm/engine/arg_utils.py,
-    _set_default_max_num_seqs_and_batched_tokens_args). vLLM refuses fewer tokens than sequences."""
+    _set_default_max_num_seqs_and_batched_tokens_args). vLLM refuses fewer tokens than sequences. A
+    multimodal prefix LM's default tokens are first raised to `floor`, its largest item's tokens, from
+    0.22.0 (hfconfig.batched_tokens_floor)."""
     seqs = s.max_num_seqs or batch.max_num_seqs
     tokens = s.max_num_batched_tokens or batch.max_num_batched_tokens
+    if rel >= MM_PREFIX_FLOOR_FROM and s.max_num_batched_tokens is None:
+        tokens = max(tokens, floor)
     if rel >= (0, 12) and s.max_num_batched_tokens is None:
         tokens = min(tokens, seqs * s.max_model_len)
     if rel >= (0, 12) and s.max_num_seqs is None:
@@ -151,10 +155,11 @@ def scheduled(s: Start, batch: Batch, rel: tuple[int, int]) -> tuple[int, int]:
     return tokens, seqs
 
 
-def batch_on(s: Start, card: Card) -> tuple[int, int]:
-    """max_num_batched_tokens and max_num_seqs of the start on the card (scheduled, from the release's defaults)."""
+def batch_on(s: Start, card: Card, floor: int = 0) -> tuple[int, int]:
+    """max_num_batched_tokens and max_num_seqs of the start on the card (scheduled, from the release's defaults;
+    `floor`: hfconfig.batched_tokens_floor of the config)."""
     rel = release(s.engine_version)
-    return scheduled(s, default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline), rel)
+    return scheduled(s, default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline), rel, floor)
 
 
 @dataclass(frozen=True)
@@ -199,7 +204,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     util = s.utilization if s.utilization is not None else default_utilization(rel)
     requested = math.ceil(card.total_bytes * util)
     batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline)
-    tokens, seqs = scheduled(s, batch, rel)
+    tokens, seqs = scheduled(s, batch, rel, shape.batched_tokens_floor)
     if weights_bytes is None:
         w = weights.per_rank(shape, s.tp)
         pad = mxfp4_padding(shape, s.tp, rel, card.vendor, card.name)

@@ -256,9 +256,8 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
       beside down_proj's with gate_up's output and the activation's still held (the MLP's forward keeps both)."""
     dt = shape.dtype_bytes
     h = shape.hidden
-    kv_rank = max(1, shape.kv_heads // tp)
-    q = shape.heads // tp * shape.head_dim
-    kv = kv_rank * shape.head_dim
+    # the widest attention layer's q and k/v (Gemma 4's full layers have their own head_dim and KV heads: Shape.kv_dims)
+    q, kv = max((shape.heads // tp * d, max(1, heads // tp) * d) for heads, d in (shape.kv_dims(FULL), shape.kv_dims(SLIDING)))
     attention = 0
     if {FULL, SLIDING, CHUNKED, PARALLEL} & set(shape.layers):
         attention = (q + 2 * kv) + q

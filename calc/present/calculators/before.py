@@ -228,6 +228,15 @@ def defaults(catalog: Catalog) -> Defaults:
     return Defaults(values, sources)
 
 
+def _batched_floor(text: str) -> int:
+    """The least default max_num_batched_tokens the pasted config gets (hfconfig.batched_tokens_floor); a
+    config that does not parse is left for the model to name."""
+    try:
+        return hfconfig.batched_tokens_floor(hfconfig.load(text, "config.json"))
+    except InputError:
+        return 0
+
+
 def _quantized(text: str, method: str | None) -> str:
     """The pasted config under --quantization; a config that does not parse is left for the model
     to name, and a method the checkpoint refuses is named beside the field."""
@@ -362,7 +371,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             drafter=drafts > 0, speculative_tokens=drafts,
         )  # fmt: skip
         try:
-            prefill = predict.batch_on(start, card)[0]
+            prefill = predict.batch_on(start, card, _batched_floor(config_text))[0]
         except InputError as error:
             return invalid(NAME, {"seats": short(LABELS["seats"]) + str(error).removeprefix("--max-num-seqs")}, LABELS, names)
     inputs = modeled.ModelInputs(

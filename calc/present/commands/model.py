@@ -95,7 +95,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         )
     budget = _int(args, "prefill_budget") if args.prefill_budget is not None else None
     if budget is None and card is not None and start is not None:
-        budget = predict.batch_on(start, card)[0]
+        budget = predict.batch_on(start, card, hfconfig.batched_tokens_floor(hfconfig.load(config_text, args.config)))[0]
     inputs = modeled.ModelInputs(
         config_text=config_text,
         config_file=args.config,
