@@ -11,7 +11,10 @@ v0.20.0 to v0.33.0; vllm/worker/worker.py, determine_num_available_blocks, on V0
 - activation peak: the torch allocator's peak over the profile run (gpu_model_runner.py,
   profile_run): one forward pass of max_num_batched_tokens tokens (_dummy_run, is_profile=True)
   followed by the sampler's warm-up over min(max_num_seqs, tokens) rows of logits
-  (_dummy_sampler_run);
+  (_dummy_sampler_run; on Model Runner V2, vllm/v1/worker/gpu/model_runner.py, the logits alone);
+  from v0.27 the worker prints it as the transient headroom over what the profile leaves allocated
+  plus the graph estimate, and the weights and non-torch memory as one consumed figure
+  (vllm/utils/mem_utils.py memory_profiling, total_consumed), the same pool by other names;
 - non-torch increase: memory the driver, cuBLAS, NCCL and the custom all-reduce took outside
   torch's allocator since the engine's first snapshot (vllm/utils/mem_utils.py, memory_profiling);
 - CUDA graph estimate: from v0.20.0 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 in
