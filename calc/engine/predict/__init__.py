@@ -14,7 +14,8 @@ v0.20.0 to v0.33.0; vllm/worker/worker.py, determine_num_available_blocks, on V0
   (_dummy_sampler_run; on Model Runner V2, vllm/v1/worker/gpu/model_runner.py, the logits alone);
   from v0.27 the worker prints it as the transient headroom over what the profile leaves allocated
   plus the graph estimate, and the weights and non-torch memory as one consumed figure
-  (vllm/utils/mem_utils.py memory_profiling, total_consumed), the same pool by other names;
+  (vllm/utils/mem_utils.py memory_profiling, total_consumed), which also holds what torch keeps
+  allocated beside the weights after the profile (the runner's buffers, not modeled apart);
 - non-torch increase: memory the driver, cuBLAS, NCCL and the custom all-reduce took outside
   torch's allocator since the engine's first snapshot (vllm/utils/mem_utils.py, memory_profiling);
 - CUDA graph estimate: from v0.20.0 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 in
