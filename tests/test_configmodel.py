@@ -1123,3 +1123,12 @@ def test_the_mtp_drafter_frees_the_ends_it_shares() -> None:
     shape = hfconfig.shape(hfconfig.load(text, "c.json"), "c.json")
     assert weights.drafter_as_loaded(shape, (0, 33)).drafter_shared == {"embed_tokens", "shared_head.head"}
     assert weights.checkpoint_scale(weights.drafter_as_loaded(shape, (0, 33)), None)[2] == weights.checkpoint_scale(shape, None)[2]
+
+
+@pytest.mark.parametrize(("field", "value"), [("torch_dtype", [1]), ("dtype", {"a": 1}), ("torch_dtype", "int8"), ("dtype", None)])
+def test_a_dtype_of_any_type_is_named_not_a_traceback(field: str, value: object) -> None:
+    """The dtype key a config writes (transformers 4's torch_dtype or 5's dtype), whatever its type,
+    is named with what was found and what is expected."""
+    data = {k: v for k, v in json.loads(public("llama-3.1-8b.json").read_text()).items() if k not in ("torch_dtype", "dtype")}
+    with pytest.raises(hfconfig.ConfigError, match=rf"^c: {field}: found .*, expected bfloat16, float16 or float32$"):
+        hfconfig.shape({**data, field: value}, "c")

@@ -41,9 +41,10 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     quant = data.get("quantization_config", inner.get("quantization_config"))
     if quant is not None and not isinstance(quant, dict):
         raise ConfigError(file, "quantization_config", quant, "an object")
-    dtype = data.get("torch_dtype", data.get("dtype", inner.get("torch_dtype", inner.get("dtype", "bfloat16"))))
-    if dtype not in DTYPE_BYTES:
-        raise ConfigError(file, "torch_dtype", dtype, "bfloat16, float16 or float32")
+    named = next(((f"{pre}{k}", where[k]) for pre, where in (("", data), (key + ".", inner)) for k in ("torch_dtype", "dtype") if k in where), None)
+    field, dtype = named or ("torch_dtype", "bfloat16")
+    if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
+        raise ConfigError(file, field, dtype, "bfloat16, float16 or float32")
     fields = reader(r)
     filled: list[_Reader] = []  # the tower's readers that took a class's defaults
     tower = _tower(data, file, arch, fields["hidden"], filled) if arch in WITH_VISION else None
