@@ -175,6 +175,8 @@ def on_post_build(config: MkDocsConfig, **_: object) -> None:
         generated = source_map.with_suffix("")
         if generated.is_file():
             generated.write_text(strip_source_map(generated.read_text(encoding="utf-8")), encoding="utf-8")
+    for worker in (site / "assets" / "javascripts" / "workers").glob("search.*.min.js"):
+        worker.write_text(mend_token_set(worker.read_text(encoding="utf-8"), worker.name), encoding="utf-8")
     lunr = site / "assets" / "javascripts" / "lunr"
     search = next((plugin for name, plugin in config["plugins"].items() if name.endswith("search")), None)
     languages = [lang for lang in (search.config.lang if search else None) or ["en"] if lang != "en"]
@@ -187,6 +189,23 @@ def on_post_build(config: MkDocsConfig, **_: object) -> None:
         gc.freeze()
     else:
         gc.unfreeze()
+
+
+# lunr 2.3.9's TokenSet (in Material's search worker) merges equal nodes by a key of each edge's
+# label and child id written end to end: with digit labels, two different nodes can write the same
+# key (label "1" to node 23 beside label "4" to node 5, and "1" to 2 beside "3" to 45: "12345"), so
+# the merged automaton holds words the index does not, and a query that reaches one fails in the
+# browser ("Invalid query", then a TypeError reading '_index'). A separator after each id makes the
+# key one node's alone. Which pages trip it depends on the figures they print, so it is mended here.
+_TOKEN_SET_KEY = "e=e+s+o.id}return e},t.TokenSet.prototype.intersect"
+_TOKEN_SET_KEY_MENDED = 'e=e+s+o.id+";"}return e},t.TokenSet.prototype.intersect'
+
+
+def mend_token_set(script: str, name: str) -> str:
+    """Material's search worker with lunr's TokenSet key made unambiguous (see _TOKEN_SET_KEY)."""
+    if script.count(_TOKEN_SET_KEY) != 1:
+        raise PluginError(f"{name}: lunr's TokenSet.toString not found as mkdocs-material's pinned version writes it; check the mend")
+    return script.replace(_TOKEN_SET_KEY, _TOKEN_SET_KEY_MENDED)
 
 
 _SOURCE_MAP = re.compile(r"\n?/[/*]# sourceMappingURL=[^\n]*?(?:\*/)?\s*$")

@@ -136,6 +136,21 @@ def test_a_theme_without_the_script_to_hold_fails_the_build_naming_the_page():
     assert held.index("</header>") < held.index("var src") < held.index("<header></header>")
 
 
+def test_the_search_worker_ships_with_lunrs_token_set_key_mended(shipped):
+    """lunr's TokenSet merged nodes by a key that digit labels make ambiguous (hooks/site.py
+    mend_token_set): the shipped worker writes a separator after each child's id, and a worker that
+    no longer holds the code the mend replaces fails the build rather than ship unmended."""
+    import mkdocs.exceptions
+
+    from hooks.site import mend_token_set
+
+    (worker,) = (shipped.site / "assets" / "javascripts" / "workers").glob("search.*.min.js")
+    text = worker.read_text(encoding="utf-8")
+    assert text.count('e=e+s+o.id+";"}return e') == 1 and "e=e+s+o.id}return e" not in text
+    with pytest.raises(mkdocs.exceptions.PluginError, match=r"search\.x\.min\.js: lunr's TokenSet.toString not found"):
+        mend_token_set(text, "search.x.min.js")
+
+
 def test_only_what_the_page_loads_is_shipped(shipped):
     site = shipped.site
     # calc: what the browser imports, not the command line
