@@ -4,6 +4,7 @@ against figures worked out by hand from real startup logs and the shipped config
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from fractions import Fraction
 from pathlib import Path
@@ -1132,3 +1133,22 @@ def test_a_dtype_of_any_type_is_named_not_a_traceback(field: str, value: object)
     data = {k: v for k, v in json.loads(public("llama-3.1-8b.json").read_text()).items() if k not in ("torch_dtype", "dtype")}
     with pytest.raises(hfconfig.ConfigError, match=rf"^c: {field}: found .*, expected bfloat16, float16 or float32$"):
         hfconfig.shape({**data, field: value}, "c")
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "message"),
+    [
+        ("qwen3-30b-a3b", {"mlp_only_layers": "x"}, "mlp_only_layers: found 'x', expected a list of layer indexes"),
+        ("qwen3-30b-a3b", {"mlp_only_layers": -1}, "mlp_only_layers: found -1, expected a list of layer indexes"),
+        ("nemotron-3-nano-30b-a3b", {"mamba_ssm_cache_dtype": [1]}, "mamba_ssm_cache_dtype: found [1], expected float32, bfloat16 or float16"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_named_not_a_traceback(name: str, change: dict[str, object], message: str) -> None:
+    with pytest.raises(hfconfig.ConfigError, match=re.escape(message)):
+        hfconfig.shape({**json.loads(public(name).read_text()), **change}, "c")
+
+
+def test_a_tower_field_written_null_is_named() -> None:
+    vl = json.loads(public("qwen2-vl-7b-instruct").read_text())
+    with pytest.raises(hfconfig.ConfigError, match=re.escape("vision_config.in_chans: found None, expected a whole number")):
+        hfconfig.shape({**vl, "vision_config": {**vl["vision_config"], "in_chans": None}}, "c")

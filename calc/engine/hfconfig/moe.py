@@ -35,12 +35,14 @@ def _qwen_moe(r: _Reader, qk_norm: str = "", bias: bool = False) -> dict[str, An
     """Qwen2 and Qwen3 MoE. Qwen2 MoE's q/k/v carry a bias, as Qwen2's do
     (vllm/model_executor/models/qwen2_moe.py, Qwen2MoeAttention: QKVParallelLinear(bias=True), 0.33.0)."""
     n = r.layers()
-    only = r.get("mlp_only_layers", [])
+    only = r.get("mlp_only_layers", []) or []
+    if not isinstance(only, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in only):
+        raise ConfigError(r.file, r.prefix + "mlp_only_layers", only, "a list of layer indexes")
     step = r.int("decoder_sparse_step", 1)
     moe = Mlp(experts=r.int("num_experts"), expert_intermediate=r.int("moe_intermediate_size"),
               shared_intermediate=r.int("shared_expert_intermediate_size", 0, minimum=0), gated_shared=True)  # fmt: skip
     dense = Mlp(intermediate=r.int("intermediate_size", 1))
-    mlps = tuple(moe if (i not in (only or []) and (i + 1) % step == 0) else dense for i in range(n))
+    mlps = tuple(moe if (i not in only and (i + 1) % step == 0) else dense for i in range(n))
     return {**_common(r, bias=bias, qk_norm=qk_norm), **_uniform(r, n), "mlps": mlps}
 
 

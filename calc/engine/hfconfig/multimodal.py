@@ -86,7 +86,7 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled:
                      _IMAGE_TOKENS["qwen3-vl"])  # fmt: skip
     if arch.startswith("Qwen2_5_VL"):
         return Tower("qwen2.5-vl", v.int("hidden_size"), v.int("intermediate_size"), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"),
-                     v.int("patch_size"), v.int("in_channels", v.get("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
+                     v.int("patch_size"), v.int("in_channels", v.int("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("out_hidden_size"),
                      v.int("spatial_merge_size", 2), 0, 0, True, ("image", "video"), _IMAGE_TOKENS["qwen2.5-vl"])  # fmt: skip
     if arch.startswith("Qwen2VL"):
         # Qwen2VisionTransformer: blocks of embed_dim, an MLP of int(embed_dim x mlp_ratio); the merger
@@ -95,7 +95,7 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled:
         if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0:
             raise ConfigError(file, "vision_config.mlp_ratio", ratio, "a number above zero")
         return Tower("qwen2-vl", embed, int(embed * ratio), v.int("depth", maximum=MAX_LAYERS), v.int("num_heads"), v.int("patch_size"),
-                     v.int("in_channels", v.get("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("hidden_size"),
+                     v.int("in_channels", v.int("in_chans", 3)), v.int("temporal_patch_size", 2), v.int("hidden_size"),
                      v.int("spatial_merge_size", 2), 0, 0, True, ("image", "video"), _IMAGE_TOKENS["qwen2-vl"])  # fmt: skip
     if arch.startswith("Glm4v"):
         # The encoder profile is not modeled (image_tokens 0): the largest image is the processor's

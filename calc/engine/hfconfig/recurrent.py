@@ -98,7 +98,7 @@ def _state_bytes(r: _Reader, key: str, default: str | None) -> int | None:
     state = r.get(key, default)
     if state is None:
         return None
-    if state not in DTYPE_BYTES:
+    if not isinstance(state, str) or state not in DTYPE_BYTES:
         raise ConfigError(r.file, r.prefix + key, state, "float32, bfloat16 or float16")
     return DTYPE_BYTES[state]
 
