@@ -443,7 +443,7 @@ def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
     (vllm/v1/worker/gpu/model_runner.py), and each release's vllm/config/vllm.py decides which models
     run on it by default: Qwen3 dense alone in v0.22.0, Llama and Mistral too in v0.23.0 (neither
     quantized), a listed set with its MoEs in v0.24.0, every model neither hybrid nor MoE from
-    v0.25.1. A start on V2 keeps the graphs' bytes in its pool; the V1 runner's start, and V2's
+    v0.25.1, and every model from v0.29.0 (use_v2_model_runner, the list gone). A start on V2 keeps the graphs' bytes in its pool; the V1 runner's start, and V2's
     from v0.29.0 (its own estimate), give them up. vLLM's tracker measured as much on 0.26.0
     (Qwen2.5-0.5B on an RTX PRO 6000: the same pool on either runner in eager mode, about a tenth
     of a GiB more on V2 with graphs, where V1 takes its estimate off)."""
@@ -455,10 +455,14 @@ def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
     assert v2 == {
         "llama": [False, False, True, True, True, True, True, True],
         "qwen3": [False, True, True, True, True, True, True, True],
-        "hybrid": [False] * 8,
-        "moe": [False] * 8,
+        "hybrid": [False] * 7 + [True],
+        "moe": [False] * 7 + [True],
         "qwen2moe": [False, False, False, True, True, True, True, True],
     }
+    # ROCm keeps GLM-5 on V1 from v0.30.0 to v0.31.x (ROCM_DEFAULT_MRV1_ARCHITECTURES; DeepSeek V3.2 and V4 from v0.29.0)
+    glm5 = hfconfig.shape(json.loads((ROOT / "tests/data/configs/glm-5.1/config.json").read_text()), "glm-5.1")
+    assert [predict.model_runner_v2(glm5, rel, "amd") for rel in ((0, 29), (0, 30), (0, 31), (0, 32))] == [True, False, False, True]
+    assert predict.model_runner_v2(glm5, (0, 30))
     # a quantized checkpoint of a listed architecture stays on V1 until v0.24.0
     assert not predict.model_runner_v2(replace(llama, quantization={"quant_method": "fp8"}), (0, 23))
     assert predict.model_runner_v2(replace(llama, quantization={"quant_method": "fp8"}), (0, 24))
@@ -520,8 +524,10 @@ def test_flashinfer_workspace_grows_with_the_batch_from_0_26() -> None:
     assert pool("0.27.1", 8192, predict.capture_of(qwen, b200, "fp8", 0)) == own
     # an RTX 4090 (8.9) decodes with FlashInfer's wrapper in every release; at TP 2 a rank holds 12 heads
     ada = predict.capture_of(qwen, rtx4090, "fp8", 0)
-    assert pool("0.33.0", 16384, ada) - pool("0.33.0", 2048, ada) == 16384 * 24 * 256 * 16 - predict.FLASHINFER_WORKSPACE
-    assert pool("0.33.0", 16384, ada, 2) - pool("0.33.0", 2048, ada, 2) == 16384 * 12 * 256 * 16 - predict.FLASHINFER_WORKSPACE
+    assert pool("0.28.0", 16384, ada) - pool("0.28.0", 2048, ada) == 16384 * 24 * 256 * 16 - predict.FLASHINFER_WORKSPACE
+    assert pool("0.28.0", 16384, ada, 2) - pool("0.28.0", 2048, ada, 2) == 16384 * 12 * 256 * 16 - predict.FLASHINFER_WORKSPACE
+    # from v0.29.0 the hybrid runs on Model Runner V2, which builds the workspace with its builders, before the capture it measures
+    assert pool("0.33.0", 16384, ada) == pool("0.33.0", 2048, ada)
     # drafts leave FlashInfer without full graphs off data-center Blackwell: no full capture, no workspace
     mtp = predict.capture_of(qwen, rtx5090, "fp8", 3)
     assert pool("0.27.1", 8192, mtp) == pool("0.27.1", 2048, mtp)
@@ -1337,11 +1343,11 @@ def test_the_catalog_states_the_held_out_accuracy(measured) -> None:
 
 
 def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> None:
-    """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM, its tower whole on each rank and no images: 820,528
-    tokens at 16,384 is a concurrency of 50.0806; vLLM's line prints it to the nearest hundredth,
-    50.08x, and the verdict says the same."""
+    """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM under vLLM 0.28.0, its tower whole on each rank and no
+    images: 820,528 tokens at 16,384 is a concurrency of 50.0806; vLLM's line prints it to the
+    nearest hundredth, 50.08x, and the verdict says the same."""
     argv = ["model", "models/configs/qwen3-vl-30b-a3b-instruct/config.json", "--max-model-len", "16384", "--gpu", "h100-sxm", "--tp", "2",
-            "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt", "image=0"]  # fmt: skip
+            "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt", "image=0", "--engine-version", "0.28.0"]  # fmt: skip
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert "vLLM's verdict: starts (820,528 tokens, 50.08 requests of 16,384 at once)" in out
@@ -1447,8 +1453,10 @@ def test_a_config_without_its_mtp_field_still_loads_one_mtp_layer() -> None:
 def test_the_drafters_layers_load_with_the_model(capsys) -> None:
     """With --speculative-tokens the MTP layers load inside the profiler that prints 'Model loading
     took' (gpu_model_runner.py load_model, drafter.load_model, 0.20.0): the weights term grows by
-    the drafter's bytes and the pool falls by as much; without it nothing is added."""
-    argv = ["model", "models/configs/qwen3.6-35b-a3b/config.json", "--gpu", "h100-sxm", "--max-model-len", "32768", "--json"]
+    the drafter's bytes and the pool falls by as much; without it nothing is added. vLLM 0.28.0, whose
+    V1 runner rounds the graphs' sizes for the drafts (Model Runner V2, every model's from 0.29.0,
+    sizes its own)."""
+    argv = ["model", "models/configs/qwen3.6-35b-a3b/config.json", "--gpu", "h100-sxm", "--max-model-len", "32768", "--engine-version", "0.28.0", "--json"]
     plain, mtp = _json(argv, capsys), _json([*argv, "--speculative-tokens", "3"], capsys)
     drafter = mtp["drafter_bytes_per_rank"]
     assert drafter == plain["drafter_bytes_per_rank"] > 1.5 * 2**30  # one MTP decoder layer of 256 experts, bf16
@@ -1459,6 +1467,8 @@ def test_the_drafters_layers_load_with_the_model(capsys) -> None:
     graphs = plain["cuda_graph_bytes"] - mtp["cuda_graph_bytes"]
     assert "PIECEWISE=49, FULL=49 (3 drafted tokens" in mtp["terms"]["cuda_graph"]["source"]
     assert plain["available_kv_bytes"] - mtp["available_kv_bytes"] == drafter - graphs
+    newest = _json([*argv[:-3], "--speculative-tokens", "3", "--json"], capsys)
+    assert "PIECEWISE=51, FULL=49 (3 drafted tokens: Model Runner V2's own sizes)" in newest["terms"]["cuda_graph"]["source"]
 
 
 def test_nccls_nvls_buffers_only_on_nvswitch_boards() -> None:

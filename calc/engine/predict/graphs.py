@@ -273,16 +273,26 @@ def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool, captur
     return rel >= (0, 20) and not enforce_eager and full and bool(RECURRENT & set(shape.layers))
 
 
-def model_runner_v2(shape: Shape, rel: tuple[int, int]) -> bool:
+# ROCm keeps these on the V1 runner from the release given (vllm/config/vllm.py ROCM_DEFAULT_MRV1_ARCHITECTURES,
+# v0.29.0 to v0.31.0; gone in v0.32.0)
+ROCM_V1_ARCHITECTURES = {"DeepseekV32ForCausalLM": (0, 29), "DeepseekV4ForCausalLM": (0, 29), "GlmMoeDsaForCausalLM": (0, 30)}
+V2_EVERY_MODEL_FROM = (0, 29)  # use_v2_model_runner defaults to V2 for every model, v0.29.0 to v0.33.0
+
+
+def model_runner_v2(shape: Shape, rel: tuple[int, int], vendor: str = "nvidia") -> bool:
     """Whether the release runs this model on Model Runner V2 when VLLM_USE_V2_MODEL_RUNNER is unset
     (vllm/config/vllm.py, VllmConfig.use_v2_model_runner and _is_default_v2_model_runner_model):
     v0.22.0 and v0.23.x a listed architecture, neither MoE nor quantized; v0.24.x a listed
     architecture; v0.25.1 and v0.26.x any model that is neither hybrid nor MoE, and a listed MoE;
-    from v0.27.0 a listed hybrid too. Before v0.22.0 the V1 runner alone. The features V2 leaves
-    to V1 (ngram drafts, prefill context parallel, sequence parallel, custom logits processors,
-    prompt embeddings; in v0.22.0 a reasoning parser too) are not among the inputs here."""
+    v0.27.x and v0.28.x a listed hybrid too; from v0.29.0 every model (the list and
+    _is_default_v2_model_runner_model are gone), but on ROCm up to v0.31.x ROCM_V1_ARCHITECTURES.
+    Before v0.22.0 the V1 runner alone. The features V2 leaves to V1 (ngram drafts up to v0.30.x,
+    suffix drafts, prefill context parallel, sequence parallel, stock torch.compile, custom logits
+    processors, prompt embeddings; in v0.22.0 a reasoning parser too) are not among the inputs here."""
     if rel < (0, 22):
         return False
+    if rel >= V2_EVERY_MODEL_FROM:
+        return not (vendor == "amd" and ROCM_V1_ARCHITECTURES.get(shape.architecture, (1, 0)) <= rel < (0, 32))
     archs = [a for since, a in V2_ARCHITECTURES if since <= rel][-1]
     listed = shape.architecture in archs
     moe = any(m.experts for m in shape.mlps)
@@ -325,7 +335,11 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     why = (
         (
             f" ({drafts} drafted tokens: "
-            + ("sizes in multiples of " + str(drafts + 1) if full else "the backend captures no full graph of a speculative step")
+            + (
+                ("Model Runner V2's own sizes" if runner_v2 and rel >= (0, 25) else "sizes in multiples of " + str(drafts + 1))
+                if full
+                else "the backend captures no full graph of a speculative step"
+            )
             + ")"
         )
         if drafts
@@ -334,7 +348,13 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     buffers, said = full_graph_buffers(shape, capture, tp, full_sizes[-1], max_num_batched_tokens, rel, runner_v2) if full else (0, "")
     first = first_capture(piecewise, full, buffers)
     held = f", with {fmt(buffers, 'MiB', 0, up=True)} of {said}" if buffers else ""
+    where = (
+        "vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory (Model Runner V2, v0.29.0: it captures the graphs and measures "
+        "them; the V1 runner's formula stands in)"
+        if runner_v2
+        else "vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0"
+    )
     return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers, buffers),
-                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}{why}; "
+                f"{where}: PIECEWISE={piecewise}, FULL={full}{why}; "
                 f"{fmt(first, 'MiB', 0, up=True)} first capture{held} + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
                 f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip

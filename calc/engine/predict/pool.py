@@ -216,7 +216,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         wterm = Term("weights", weights_bytes, weights_source or "given")
     marlin = marlin_experts(shape, rel, card.vendor, s.marlin_experts)
     fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct", bool(plain_awq(rel, s.quantization, awq_checkpoint(shape), is_turing(card.name))))
-    v2 = model_runner_v2(shape, rel)  # decided on the whole model, not a pipeline stage's layers
+    v2 = model_runner_v2(shape, rel, card.vendor)  # decided on the whole model, not a pipeline stage's layers
     smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler, shape.dtype_bytes, v2)
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
     # and so does the fused-expert workspace the worker keeps (moe_workspace).
