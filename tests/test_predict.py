@@ -476,9 +476,12 @@ def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
     pools = {rel: predict.predict(llama, card, predict.Start(max_model_len=8192, engine_version=rel)) for rel in ("0.22.0", "0.25.1", "0.29.0")}
     assert pools["0.25.1"].cuda_graph.bytes == 0 and pools["0.22.0"].cuda_graph.bytes == pools["0.29.0"].cuda_graph.bytes == full
     assert pools["0.25.1"].available_kv_bytes - pools["0.29.0"].available_kv_bytes == full  # both V2: the same sampler, the same pass
-    # V1's warm-up runs FlashInfer's top-k/top-p over float32 copies; V2's dummy requests sample greedily from the logits alone
-    assert predict.sampler_warmup(128256, 1024, (0, 25), runner_v2=True).bytes == 1024 * 128256 * 2
-    assert pools["0.22.0"].sampler.bytes > pools["0.25.1"].sampler.bytes == 1024 * 128256 * 2
+    # V1's warm-up runs FlashInfer's top-k/top-p over float32 copies; V2's dummy requests sample greedily, from a float32
+    # copy of the logits up to v0.25.x, from the logits alone from v0.26.0 to v0.32.x; v0.33.0's second pass runs top-k/top-p
+    assert pools["0.22.0"].sampler.bytes > pools["0.25.1"].sampler.bytes == 1024 * 128256 * (2 + 4)
+    v2 = {rel: predict.sampler_warmup(128256, 1024, rel, runner_v2=True).bytes for rel in ((0, 26), (0, 32), (0, 33))}
+    assert v2[(0, 26)] == v2[(0, 32)] == 1024 * 128256 * 2
+    assert v2[(0, 33)] == predict.sampler_warmup(128256, 1024, (0, 33)).bytes == 1024 * 128256 * predict.FLASHINFER_SAMPLER_BYTES_PER_LOGIT
     assert round(full / GiB, 2) == 0.77
     # a pipeline stage without the MoE layers is still the MoE's: the runner is the whole model's
     staged = predict.predict(moe, card, predict.Start(max_model_len=8192, engine_version="0.25.1", pp=2))
@@ -1357,11 +1360,11 @@ def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> Non
 def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsys) -> None:
     """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 62.82 GiB, so the pool
     line says none and how far short, never a negative pool: the requested share less the terms as
-    printed beside it, 21.31 - (61.03 + 0.35 + 0.25 + 1.01) = -41.33."""
+    printed beside it, 21.31 - (61.03 + 0.53 + 0.25 + 1.01) = -41.51."""
     status = cli.main(["model", "models/configs/qwen3-32b/config.json", "--gpu", "rtx-4090", "--max-model-len", "32768", "--gpu-memory-utilization", "0.9"])
     out = capsys.readouterr().out
     assert status == 0
-    assert "KV pool a rank (predicted): none, 41.33 GiB short; vLLM's verdict: weights do not fit" in out
+    assert "KV pool a rank (predicted): none, 41.51 GiB short; vLLM's verdict: weights do not fit" in out
     assert "-41.5" not in out
 
 
@@ -1411,9 +1414,9 @@ def test_auto_fits_the_length_to_the_pool(capsys) -> None:
     auto = _json([*QWEN3_8B_4090, "--max-model-len", "auto"], capsys)
     minus = _json([*QWEN3_8B_4090, "--max-model-len", "-1"], capsys)
     assert auto == minus
-    assert auto["max_model_len"] == own["largest_max_model_len"] == 39_712 < 40_960
+    assert auto["max_model_len"] == own["largest_max_model_len"] == 37_264 < 40_960
     assert auto["available_kv_bytes"] == own["available_kv_bytes"] and auto["verdict"] == "starts"
-    assert any("reduced to 39,712, the largest the pool holds" in n for n in auto["notes"])
+    assert any("reduced to 37,264, the largest the pool holds" in n for n in auto["notes"])
     whole = _json([*QWEN3_8B_4090[:-3], "--gpu", "h100-sxm", "--json", "--max-model-len", "auto"], capsys)
     assert whole["max_model_len"] == 40_960 and any("it fits whole" in n for n in whole["notes"])
     pool = _json([*QWEN3_8B_4090[:-3], "--pool", "5 GiB", "--json", "--max-model-len", "auto"], capsys)
@@ -1487,21 +1490,21 @@ def test_nccls_nvls_buffers_only_on_nvswitch_boards() -> None:
 
 def test_the_settings_that_fit_each_alone(capsys) -> None:
     """Qwen3-8B on an RTX 4090 at 16,000 tokens starts; the JSON says how far each setting goes with
-    the others as given: the longest length one request fits (39,712, the same as the report's
-    largest_max_model_len), sequences up to 2,048, where the batched tokens stop them before memory
-    does (Model Runner V2's warm-up holds a row of logits a sequence, 2 B a logit; the graphs stop at
-    512), and the lowest utilization that starts, 0.79: at 0.78 the pool no longer holds one
-    request of 16,000 tokens."""
+    the others as given: the longest length one request fits (37,264, the same as the report's
+    largest_max_model_len), sequences up to 1,691, where memory stops them before the batched
+    tokens (the sampler's warm-up grows a row a sequence, FlashInfer's 14 B a logit in Model Runner
+    V2's second pass, v0.33.0; the graphs stop at 512), and the lowest utilization that starts,
+    0.80: at 0.79 the pool no longer holds one request of 16,000 tokens."""
     argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "16k", "--json"]
     r = _json(argv, capsys)
     fit = r["settings_that_fit"]
-    assert fit == {"max_model_len": 39_712, "max_num_seqs": 2048, "max_num_seqs_limited_by": "max_num_batched_tokens", "gpu_memory_utilization": 0.79}
+    assert fit == {"max_model_len": 37_264, "max_num_seqs": 1691, "max_num_seqs_limited_by": "memory", "gpu_memory_utilization": 0.8}
     assert fit["max_model_len"] == r["largest_max_model_len"]
-    low = _json([*argv, "--gpu-memory-utilization", "0.79"], capsys)
-    lower = _json([*argv, "--gpu-memory-utilization", "0.78"], capsys)
+    low = _json([*argv, "--gpu-memory-utilization", "0.80"], capsys)
+    lower = _json([*argv, "--gpu-memory-utilization", "0.79"], capsys)
     assert (low["verdict"], lower["verdict"]) == ("starts", "max_model_len")
     assert cli.main(argv[:-1]) == 0
-    assert "each alone, the rest as given: max_model_len up to 39,712; max_num_seqs up to 2,048 (max_num_batched_tokens); gpu_memory_utilization from 0.79" in (
+    assert "each alone, the rest as given: max_model_len up to 37,264; max_num_seqs up to 1,691; gpu_memory_utilization from 0.80" in (
         capsys.readouterr().out
     )
     # the model's own length caps it: vLLM refuses a longer one unless told to allow it

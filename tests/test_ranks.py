@@ -4,7 +4,6 @@ from its own layers, the smallest stage's blocks deciding, on real configs."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -256,18 +255,16 @@ def test_more_stages_when_no_larger_tp_passes() -> None:
     """Qwen2.5 7B (28 heads: no TP 8) on a card of 7 GiB: TP 2 and 4 leave too little (each rank
     also holds the 2.1 GiB V1 keeps outside torch under TP), and so do two and four stages; eight
     stages of three or four layers pass (the sampler on the last only, each stage's graphs over its
-    own layers). vLLM 0.23.0, whose V1 runner warms FlashInfer's sampler up (Model Runner V2's
-    smaller warm-up lets TP 4 pass)."""
+    own layers)."""
     shape, card = _shape("qwen2.5-7b"), predict.card_from_total("7 GiB")
-    start = predict.Start(max_model_len=4096, engine_version="0.23.0")
+    start = predict.Start(max_model_len=4096)
     found = predict.fixes(shape, card, start)
     assert [f.flags for f in found] == ["--pipeline-parallel-size 8"]
     assert found[0].prediction.verdict == "starts" and [s.layers for s in found[0].prediction.stages] == [3, 3, 3, 4, 4, 4, 4, 3]
     for tp in (2, 4):
-        assert predict.predict(shape, card, replace(start, tp=tp)).verdict != "starts"
+        assert predict.predict(shape, card, predict.Start(tp=tp, max_model_len=4096)).verdict != "starts"
     for pp in (2, 4):
-        assert predict.predict(shape, card, replace(start, pp=pp)).verdict != "starts"
-    assert predict.predict(shape, card, predict.Start(tp=4, max_model_len=4096)).verdict == "starts"
+        assert predict.predict(shape, card, predict.Start(pp=pp, max_model_len=4096)).verdict != "starts"
 
 
 def test_a_window_is_charged_a_batch_a_stage() -> None:

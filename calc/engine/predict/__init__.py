@@ -11,7 +11,8 @@ v0.20.0 to v0.33.0; vllm/worker/worker.py, determine_num_available_blocks, on V0
 - activation peak: the torch allocator's peak over the profile run (gpu_model_runner.py,
   profile_run): one forward pass of max_num_batched_tokens tokens (_dummy_run, is_profile=True)
   followed by the sampler's warm-up over min(max_num_seqs, tokens) rows of logits
-  (_dummy_sampler_run; on Model Runner V2, vllm/v1/worker/gpu/model_runner.py, the logits alone);
+  (_dummy_sampler_run; on Model Runner V2, vllm/v1/worker/gpu/model_runner.py, greedy sampling
+  from the logits until its second, top-k/top-p pass of v0.33.0: terms.sampler_warmup);
   from v0.27 the worker prints it as the transient headroom over what the profile leaves allocated
   plus the graph estimate, and the weights and non-torch memory as one consumed figure
   (vllm/utils/mem_utils.py memory_profiling, total_consumed), which also holds what torch keeps

@@ -316,6 +316,7 @@ def marlin_moe_workspace(n: int, act: int, k: int) -> int:
 
 TRITON_SAMPLER_MIN_ROWS = 8  # topk_topp_sampler.py apply_top_k_top_p: `if HAS_TRITON and logits.shape[0] >= 8` (v0.17.0)
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 14  # with bf16 logits: flashinfer_bytes_per_logit(2)
+V2_SAMPLER_WARMUP_PASS_FROM = (0, 33)  # gpu/model_runner.py _dummy_sampler_run's pass with SamplingParams.for_sampler_warmup, v0.33.0
 SORT_SEGMENTED_MIN_ROWS = 128  # PyTorch's SortStable.cu launch_stable_sort_kernel: `nsegments < 128` sorts by one full sort
 SORT_TEMP_SEGMENTED = 20  # segmented_sort_pairs: its int64 reverse indices (8 B) and CUB's third keys (4 B) and values (8 B) buffers
 SORT_TEMP_FULL = 32  # segmented_sort_pairs_by_full_sort: two int2 index-and-segment buffers (16 B), the keys' output (4 B), CUB's third buffers (12 B)
@@ -360,11 +361,16 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
     """The sampler's warm-up (gpu_model_runner.py, _dummy_sampler_run, v0.20.0; V0 samples one row
     a sequence in profile_run): the logits of `rows` = min(max_num_seqs, max_num_batched_tokens)
     rows over the whole vocabulary.
-    - On Model Runner V2 (`runner_v2`, v0.22.0 on: graphs.py model_runner_v2) the logits alone:
-      vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run builds its dummy batch on the sampling
-      states' defaults (gpu/sample/states.py: temperature 0, top-k the vocabulary, top-p 1), so
-      gpu/sample/sampler.py _requires_logits_processing is false, no float32 copy is made, no
-      top-k/top-p runs and gumbel_sample keeps a row's few block maxima (v0.22.0 to v0.33.0).
+    - On Model Runner V2 (`runner_v2`, v0.22.0 on: graphs.py model_runner_v2)
+      vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run samples a dummy batch left at the
+      sampling states' defaults (gpu/sample/states.py: temperature 0, top-k the vocabulary, top-p
+      1), so no top-k/top-p runs and gumbel_sample keeps a row's few block maxima. From v0.22.0 to
+      v0.25.x gpu/sample/sampler.py apply_sampling_params still copies the logits to float32 (4 B
+      more an element); v0.26.x works on them in place, and from v0.27.0 to v0.32.x it returns them
+      untouched (_requires_logits_processing, then needs_logits_processing): the logits alone.
+      v0.33.0 adds a second pass with SamplingParams.for_sampler_warmup (top-k 50, top-p 0.9,
+      penalties, logprobs), which runs the float32 copy and the top-k/top-p pipeline: the figures
+      below, as V1's.
     - Up to v0.16.x the PyTorch-native top-k/top-p sort runs (VLLM_USE_FLASHINFER_SAMPLER unset,
       vllm/envs.py; before v0.12.0 only where FlashInfer is not installed, see below), and below 8
       rows after: on V1 sort_bytes_per_logit an element, from the source (38 B with bf16 logits
@@ -392,10 +398,16 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
     False: not installed, or VLLM_USE_FLASHINFER_SAMPLER=0, which from v0.21.0 leaves the
     PyTorch-native path, the Triton kernel from 8 rows: 'FlashInfer top-p/top-k sampling disabled via
     VLLM_USE_FLASHINFER_SAMPLER=0', topk_topp_sampler.py, 0.21.0); None: the release's default."""
+    if runner_v2 and rel < V2_SAMPLER_WARMUP_PASS_FROM:
+        copy = 4 if rel < (0, 26) else 0
+        return Term("sampler", rows * vocab * (logits_bytes + copy),
+                    "vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run (Model Runner V2): the dummy requests sample greedily with no "
+                    "top-k or top-p (gpu/sample/sampler.py), so the logits" + (" and their float32 copy" if copy else " alone")
+                    + f": {rows} rows x {vocab} logits x {logits_bytes + copy} B")  # fmt: skip
     if runner_v2:
-        return Term("sampler", rows * vocab * logits_bytes,
-                    f"vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run (Model Runner V2): the dummy requests sample greedily with no "
-                    f"top-k or top-p (gpu/sample/sampler.py), so the logits alone: {rows} rows x {vocab} logits x {logits_bytes} B")  # fmt: skip
+        v1 = sampler_warmup(vocab, rows, rel, vendor, flashinfer, logits_bytes)
+        return Term("sampler", v1.bytes, "vllm/v1/worker/gpu/model_runner.py _dummy_sampler_run, its second pass (Model Runner V2, v0.33.0: "
+                    "SamplingParams.for_sampler_warmup, top-k 50 and top-p 0.9 over float32 logits) through " + v1.source)  # fmt: skip
     fi = flashinfer_bytes_per_logit(logits_bytes)
     if (0, 8) <= rel < (0, 12) and flashinfer and vendor == "nvidia":
         return Term("sampler", rows * vocab * fi,
