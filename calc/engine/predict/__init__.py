@@ -37,7 +37,20 @@ A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memor
 from __future__ import annotations
 
 from calc.engine import hfconfig
-from calc.engine.predict.cards import HOPPER, NVLS_BOXES, SMALLEST_CARD, Card, card_from_total, card_of_box, find_box, is_hopper, is_sm100, is_sm120, is_turing
+from calc.engine.predict.cards import (
+    HOPPER,
+    NVLS_BOXES,
+    SMALLEST_CARD,
+    Card,
+    card_from_total,
+    card_of_box,
+    find_box,
+    flashinfer_runs_on,
+    is_hopper,
+    is_sm100,
+    is_sm120,
+    is_turing,
+)
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.fixes import Fix, Limits, fixes, limits
 from calc.engine.predict.graphs import (
@@ -160,6 +173,7 @@ __all__ = [
     "default_utilization",
     "experts_per_token",
     "find_box",
+    "flashinfer_runs_on",
     "fixes",
     "flashinfer_native_decode",
     "fa3_split_buffers",

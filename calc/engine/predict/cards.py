@@ -113,6 +113,17 @@ def is_turing(card_name: str) -> bool:
 
 
 VOLTA = ("v100",)  # compute capability 7.0: below FlashAttention's 8.0 and FlashInfer's 7.5 as well
+TURING_FLASHINFER_UNTIL = (0, 24)  # FlashInferBackend.supports_compute_capability asks 8.0 from v0.24.0 ("broken on SM75")
+
+
+def flashinfer_runs_on(card: Card, rel: tuple[int, int]) -> bool:
+    """Whether FlashInfer's kernels run on this card in this release (v1/attention/backends/flashinfer.py
+    supports_compute_capability, which the attention backend and, from v0.21.0, the top-k/top-p
+    sampler ask, v1/sample/ops/topk_topp_sampler.py): compute capability 7.5 to 12.1 up to v0.23.x,
+    8.0 to 12.1 from v0.24.0 ('FlashInfer supports SM75+, but is currently broken on SM75'), so
+    never on a Volta card and on a Turing one only before v0.24.0."""
+    key = _key(card.name)
+    return not (any(k in key for k in VOLTA) or (rel >= TURING_FLASHINFER_UNTIL and any(k in key for k in TURING)))
 
 
 def is_sm100(card_name: str) -> bool:
@@ -134,15 +145,14 @@ def runs_flashinfer(card: Card, kv_cache_dtype: str, rel: tuple[int, int] | None
     first on data-center Blackwell and FlashAttention elsewhere; FlashAttention needs compute
     capability 8.0 and takes an fp8 KV cache only as FA3 on Hopper (v1/attention/backends/
     flash_attn.py supports_compute_capability, supports_kv_cache_dtype), so a Turing card, or an fp8
-    cache off Hopper, runs FlashInfer. A Volta card runs neither (FlashInfer's supports_compute_capability
-    asks 7.5 or more, 8.0 in v0.33.0): the next in the list, Triton, attends and captures whole, as
-    FlashAttention does; so does a Turing card from v0.33.0, where FlashInfer's floor is raised to 8.0
-    ("FlashInfer supports SM75+, but is currently broken on SM75", flashinfer.py). None for a card
-    known by its total alone, or not NVIDIA's. `rel` None: the newest release read."""
+    cache off Hopper, runs FlashInfer. A Volta card runs neither (flashinfer_runs_on): the next in the
+    list, Triton, attends and captures whole, as FlashAttention does; so does a Turing card from
+    v0.24.0, where FlashInfer's floor is raised to 8.0. None for a card known by its total alone, or
+    not NVIDIA's. `rel` None: the newest release read."""
     if card.id == "given" or card.vendor != "nvidia":
         return None
     name = card.name
-    if any(k in _key(name) for k in VOLTA) or ((rel is None or rel >= (0, 33)) and any(k in _key(name) for k in TURING)):
+    if not flashinfer_runs_on(card, rel or (999, 0)):
         return False
     return is_sm100(name) or any(k in _key(name) for k in TURING) or (kv_cache_dtype.startswith("fp8") and not is_hopper(name))
 

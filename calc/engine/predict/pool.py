@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape
-from calc.engine.predict.cards import Card, is_turing
+from calc.engine.predict.cards import Card, flashinfer_runs_on, is_turing
 from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, mamba_graphs, model_runner_v2
 from calc.engine.predict.terms import (
@@ -217,7 +217,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     marlin = marlin_experts(shape, rel, card.vendor, s.marlin_experts)
     fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct", bool(plain_awq(rel, s.quantization, awq_checkpoint(shape), is_turing(card.name))))
     v2 = model_runner_v2(shape, rel, card.vendor)  # decided on the whole model, not a pipeline stage's layers
-    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, s.flashinfer_sampler, shape.dtype_bytes, v2)
+    fi_sampler = s.flashinfer_sampler if s.flashinfer_sampler is not None or flashinfer_runs_on(card, rel) else False
+    smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, fi_sampler, shape.dtype_bytes, v2)
     # The forward pass's hidden states stay while the sampler runs (profile_run deletes them after),
     # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes
