@@ -1126,7 +1126,7 @@ def test_the_mtp_drafter_frees_the_ends_it_shares() -> None:
     assert weights.checkpoint_scale(weights.drafter_as_loaded(shape, (0, 33)), None)[2] == weights.checkpoint_scale(shape, None)[2]
 
 
-@pytest.mark.parametrize(("field", "value"), [("torch_dtype", [1]), ("dtype", {"a": 1}), ("torch_dtype", "int8"), ("dtype", None)])
+@pytest.mark.parametrize(("field", "value"), [("torch_dtype", [1]), ("dtype", {"a": 1}), ("torch_dtype", "int8")])
 def test_a_dtype_of_any_type_is_named_not_a_traceback(field: str, value: object) -> None:
     """The dtype key a config writes (transformers 4's torch_dtype or 5's dtype), whatever its type,
     is named with what was found and what is expected."""
@@ -1152,3 +1152,12 @@ def test_a_tower_field_written_null_is_named() -> None:
     vl = json.loads(public("qwen2-vl-7b-instruct").read_text())
     with pytest.raises(hfconfig.ConfigError, match=re.escape("vision_config.in_chans: found None, expected a whole number")):
         hfconfig.shape({**vl, "vision_config": {**vl["vision_config"], "in_chans": None}}, "c")
+
+
+def test_a_dtype_written_null_is_read_as_absent() -> None:
+    """vLLM reads a null dtype as none written (transformers_utils/model_arch_config_convertor.py,
+    0.33.0): the text config's is taken, else bfloat16; Gemma 4 12B's sub-configs write null."""
+    data = {k: v for k, v in json.loads(public("llama-3.1-8b.json").read_text()).items() if k not in ("torch_dtype", "dtype")}
+    assert hfconfig.shape({**data, "dtype": None, "torch_dtype": "float32"}, "c").float32_checkpoint
+    null = hfconfig.shape({**data, "dtype": None}, "c")
+    assert null.dtype_bytes == 2 and not null.float32_checkpoint

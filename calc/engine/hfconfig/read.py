@@ -41,7 +41,10 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     quant = data.get("quantization_config", inner.get("quantization_config"))
     if quant is not None and not isinstance(quant, dict):
         raise ConfigError(file, "quantization_config", quant, "an object")
-    named = next(((f"{pre}{k}", where[k]) for pre, where in (("", data), (key + ".", inner)) for k in ("torch_dtype", "dtype") if k in where), None)
+    # a dtype written null is absent (transformers_utils/model_arch_config_convertor.py, 0.33.0): the next place is read
+    named = next(
+        ((f"{pre}{k}", where[k]) for pre, where in (("", data), (key + ".", inner)) for k in ("torch_dtype", "dtype") if where.get(k) is not None), None
+    )
     field, dtype = named or ("torch_dtype", "bfloat16")
     if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
         raise ConfigError(file, field, dtype, "bfloat16, float16 or float32")
