@@ -22,7 +22,6 @@ from conftest import cli_json, config_path, config_refusal, config_shape, config
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, weights
-from calc.engine.predict import release
 from calc.units import InputError
 
 LITE, MINI = "ling-lite-1.5", "ling-mini-2.0"
@@ -134,8 +133,10 @@ def test_the_registry_window() -> None:
     """vllm/model_executor/models/registry.py: BailingMoeForCausalLM from 0.10.1.1 (not in 0.9.2),
     BailingMoeV2ForCausalLM from 0.11.0 (not in 0.10.2), both to 0.33.0, the newest read."""
     for arch, first, before in (("BailingMoeForCausalLM", "0.10.1.1", "0.9.2"), ("BailingMoeV2ForCausalLM", "0.11.0", "0.10.2")):
-        assert hfconfig.outside_own_code(arch, release(first)) is None and hfconfig.outside_own_code(arch, release(None)) is None
-        assert f"does not register {arch}" in str(hfconfig.outside_own_code(arch, release(before)))
+        assert (
+            hfconfig.outside_own_code(arch, kvlayout.version(first).release) is None and hfconfig.outside_own_code(arch, kvlayout.version(None).release) is None
+        )
+        assert f"does not register {arch}" in str(hfconfig.outside_own_code(arch, kvlayout.version(before).release))
     with pytest.raises(InputError, match=r"0.10.2 does not register BailingMoeV2ForCausalLM .* expected --engine-version 0.11 or later"):
         modeled.model_report(modeled.ModelInputs(config_text(MINI), MINI, max_model_len=4096, engine_version="0.10.2"))
 

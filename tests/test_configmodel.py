@@ -743,7 +743,7 @@ def test_newer_classes_are_refused_in_releases_that_do_not_list_them() -> None:
         assert hfconfig.outside_own_code(arch, first) is None and hfconfig.outside_own_code(arch, (0, 33, 0)) is None
         assert f"does not register {arch} in the releases read" in str(hfconfig.outside_own_code(arch, before))
     r = run_calc("model", str(CONFIGS / "gpt-oss-20b" / "config.json"), "--engine-version", "0.9.2")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "expected --engine-version 0.10 or later" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "expected --engine-version 0.10.1 or later" in r.stderr
 
 
 def test_mistral3_text_defaults_follow_the_text_model_type() -> None:

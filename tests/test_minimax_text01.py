@@ -18,7 +18,6 @@ from conftest import cli_json, config_path, config_refusal, config_shape, config
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, weights
-from calc.engine.predict import release
 from calc.units import InputError
 
 M1, LAST = "minimax-m1", "0.23.0"  # the last release whose registry builds the class
@@ -91,10 +90,13 @@ def test_the_registry_window() -> None:
     V1 engine; 0.8.5 (Text-01) and 0.9.2 (both) build them for V0 only (SupportsV0Only); 0.24.0 to 0.33.0
     list them in _PREVIOUSLY_SUPPORTED_MODELS ("0.23.0")."""
     for arch in hfconfig.MINIMAX_TEXT:
-        assert hfconfig.outside_own_code(arch, release("0.10.1.1")) is None and hfconfig.outside_own_code(arch, release(LAST)) is None
-        assert "no longer register" in str(hfconfig.outside_own_code(arch, release(None)))
-        assert "V0 engine only" in str(hfconfig.outside_own_code(arch, release("0.9.2")))
-    assert "does not register MiniMaxM1ForCausalLM" in str(hfconfig.outside_own_code("MiniMaxM1ForCausalLM", release("0.8.5")))
+        assert (
+            hfconfig.outside_own_code(arch, kvlayout.version("0.10.1.1").release) is None
+            and hfconfig.outside_own_code(arch, kvlayout.version(LAST).release) is None
+        )
+        assert "no longer register" in str(hfconfig.outside_own_code(arch, kvlayout.version(None).release))
+        assert "V0 engine only" in str(hfconfig.outside_own_code(arch, kvlayout.version("0.9.2").release))
+    assert "does not register MiniMaxM1ForCausalLM" in str(hfconfig.outside_own_code("MiniMaxM1ForCausalLM", kvlayout.version("0.8.5").release))
     with pytest.raises(InputError, match="0.24.0 and later no longer register MiniMaxM1ForCausalLM"):
         modeled.model_report(modeled.ModelInputs(config_text(M1), M1, max_model_len=4096))
 

@@ -24,7 +24,7 @@ from conftest import config_path, config_refusal, config_shape, config_text, par
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, offload, ranks, weights
-from calc.engine.predict import release, terms
+from calc.engine.predict import terms
 from calc.units import InputError
 
 PHI, HUNYUAN, GRANITE, OLMOE = "phi-3.5-moe-instruct", "hunyuan-a13b", "granite-3.1-3b-a800m-instruct", "olmoe-1b-7b-0125-instruct"
@@ -210,7 +210,7 @@ def test_hunyuan_from_0_29_is_the_transformers_backend_and_refused(version: str 
     with pytest.raises(InputError, match="0.29.0 and later serve HunYuanMoEV1ForCausalLM with the Transformers backend"):
         report(HUNYUAN, engine_version=version)
     for own in ("0.9.2", "0.10.1.1", LAST_OWN):
-        assert hfconfig.outside_own_code("HunYuanMoEV1ForCausalLM", release(own)) is None
+        assert hfconfig.outside_own_code("HunYuanMoEV1ForCausalLM", kvlayout.version(own).release) is None
     assert report(HUNYUAN, engine_version="0.10.1.1").weights_bytes_per_rank == report(HUNYUAN).weights_bytes_per_rank
     assert "0.9 does not register HunYuanDenseV1ForCausalLM" in str(hfconfig.outside_own_code("HunYuanDenseV1ForCausalLM", (0, 9)))
     assert "0.8 does not register HunYuanMoEV1ForCausalLM" in str(hfconfig.outside_own_code("HunYuanMoEV1ForCausalLM", (0, 8)))

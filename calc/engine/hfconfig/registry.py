@@ -216,19 +216,16 @@ _ARCHITECTURES = {
 # from 0.10.2), olmo3.py from 0.26.0 to 0.28.0 (the same parameters), the Transformers backend from 0.29.0;
 # Seed-OSS: seed_oss.py from 0.10.2 (absent from 0.10.1.1) to 0.31.0, the Transformers backend from 0.32.0.
 # FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
-# No last release: registered from the first to the newest read, 0.33.0; the first is the first release read
-# that lists the class (read: 0.8.5, 0.9.2, 0.10.1.1, 0.10.2, 0.11.0, 0.12.0 to 0.19.0, 0.20.0 to 0.26.0,
-# 0.27.1, 0.28.0 to 0.33.0): from 0.9.2 Ernie 4.5 MoE, Falcon-H1, Gemma 3n (multimodal), GLM-4.1V, Granite 4.0-H,
-# MiMo, Nemotron-H; from 0.10.1.1 Ling 1.x (bailing_moe.py), Ernie 4.5, EXAONE 4.0, Gemma 3n (text), GLM-4.5 and
-# 4.5V, gpt-oss; from 0.10.2 LFM2 and Qwen3-Next; from 0.11.0 Ling 2.0, DeepSeek-V3.2, Qwen3-VL; from 0.12.0
-# LFM2-MoE and MiniMax-M2; from 0.15.0 Kimi K2.5; from 0.16.0 GLM-5 (GlmMoeDsaForCausalLM); from 0.17.0 Qwen3.5's
-# classes; from 0.19.0 Gemma 4 (gemma4.py, gemma4_mm.py); from 0.20.0 DeepSeek V4 (vllm/model_executor/models/
-# deepseek_v4.py to 0.21.0, vllm/models/deepseek_v4/ from 0.22.0); from 0.23.0 Gemma 4 Unified (gemma4_unified.py). The text-only Qwen3_5ForCausalLM is listed from 0.27.1;
-# from 0.17.0 to 0.26.0 the registry finds it by its suffix (registry.py _normalize_arch, from 0.10.1.1: a
-# ForCausalLM it does not list is looked up as ForConditionalGeneration, config/model.py _SUFFIX_TO_DEFAULTS).
+# No last release: registered from the first to the newest read, 0.33.0. The first is the first release read
+# that lists the class (read: 0.8.5, 0.9.2, 0.10.1.1, 0.10.2, 0.11.0, 0.12.0 to 0.19.0, 0.20.0 to 0.26.0, 0.27.1,
+# 0.28.0 to 0.33.0), so a release between two read ones counts as the later. DeepSeek V4's code moved from
+# vllm/model_executor/models/deepseek_v4.py (to 0.21.0) to vllm/models/deepseek_v4/ (from 0.22.0). The text-only
+# Qwen3_5ForCausalLM is listed from 0.27.1; from 0.17.0 to 0.26.0 the registry finds it by its suffix
+# (registry.py _normalize_arch, from 0.10.1.1: a ForCausalLM it does not list is looked up as
+# ForConditionalGeneration, config/model.py _SUFFIX_TO_DEFAULTS).
 OWN_CODE_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]] = {
-    "HunYuanMoEV1ForCausalLM": ((0, 9), (0, 28)),
-    "HunYuanDenseV1ForCausalLM": ((0, 10), (0, 28)),
+    "HunYuanMoEV1ForCausalLM": ((0, 9, 2), (0, 28)),
+    "HunYuanDenseV1ForCausalLM": ((0, 10, 1), (0, 28)),
     "Starcoder2ForCausalLM": ((0, 8), (0, 24)),
     "PhiForCausalLM": ((0, 8), (0, 31)),
     "GPTNeoXForCausalLM": ((0, 8), (0, 31)),
@@ -236,20 +233,20 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]] = {
     "Olmo2ForCausalLM": ((0, 8), (0, 25)),
     "Olmo3ForCausalLM": ((0, 11), (0, 28)),
     "SeedOssForCausalLM": ((0, 10, 2), (0, 31)),
-    "Ernie4_5_MoeForCausalLM": ((0, 9), None),
-    "FalconH1ForCausalLM": ((0, 9), None),
-    "Gemma3nForConditionalGeneration": ((0, 9), None),
-    "Glm4vForConditionalGeneration": ((0, 9), None),
-    "GraniteMoeHybridForCausalLM": ((0, 9), None),
-    "MiMoForCausalLM": ((0, 9), None),
-    "NemotronHForCausalLM": ((0, 9), None),
-    "BailingMoeForCausalLM": ((0, 10), None),
-    "Ernie4_5ForCausalLM": ((0, 10), None),
-    "Exaone4ForCausalLM": ((0, 10), None),
-    "Gemma3nForCausalLM": ((0, 10), None),
-    "Glm4MoeForCausalLM": ((0, 10), None),
-    "Glm4vMoeForConditionalGeneration": ((0, 10), None),
-    "GptOssForCausalLM": ((0, 10), None),
+    "Ernie4_5_MoeForCausalLM": ((0, 9, 2), None),
+    "FalconH1ForCausalLM": ((0, 9, 2), None),
+    "Gemma3nForConditionalGeneration": ((0, 9, 2), None),
+    "Glm4vForConditionalGeneration": ((0, 9, 2), None),
+    "GraniteMoeHybridForCausalLM": ((0, 9, 2), None),
+    "MiMoForCausalLM": ((0, 9, 2), None),
+    "NemotronHForCausalLM": ((0, 9, 2), None),
+    "BailingMoeForCausalLM": ((0, 10, 1), None),
+    "Ernie4_5ForCausalLM": ((0, 10, 1), None),
+    "Exaone4ForCausalLM": ((0, 10, 1), None),
+    "Gemma3nForCausalLM": ((0, 10, 1), None),
+    "Glm4MoeForCausalLM": ((0, 10, 1), None),
+    "Glm4vMoeForConditionalGeneration": ((0, 10, 1), None),
+    "GptOssForCausalLM": ((0, 10, 1), None),
     "Lfm2ForCausalLM": ((0, 10, 2), None),
     "Qwen3NextForCausalLM": ((0, 10, 2), None),
     "BailingMoeV2ForCausalLM": ((0, 11), None),
