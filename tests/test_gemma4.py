@@ -36,6 +36,7 @@ with --limit-mm-per-prompt leaving the towers unbuilt; 12B's embedders are count
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -229,6 +230,10 @@ def test_gemma4_attention_backend() -> None:
     s = text_only(DENSE)
     assert not predict.capture_of(s, h100, "auto", 0).fa3 and not predict.capture_of(s, b200, "auto", 0).flashinfer
     assert predict.capture_of(s, h100, "fp8", 0, (0, 32)).fa3 and not predict.capture_of(s, h100, "fp8", 0, (0, 31)).fa3
+    # heads of 128 and 256, none wider than 256: up to 0.23.x the card's backend (FlashInfer on a B200); from 0.24.0
+    # Gemma4Config acts wherever the two sizes differ
+    narrow = replace(s, head_dim=128, full_kv=(s.full_kv[0], 256) if s.full_kv else None)
+    assert predict.capture_of(narrow, b200, "auto", 0, (0, 23)).flashinfer and not predict.capture_of(narrow, b200, "auto", 0, (0, 24)).flashinfer
 
 
 @pytest.mark.parametrize(

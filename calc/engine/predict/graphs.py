@@ -251,9 +251,10 @@ def capture_of(shape: Shape, card: Card, kv_cache_dtype: str, speculative_tokens
     An MLA model runs an MLA backend, which this rule leaves as captured whole; so does a card
     known by its total alone."""
     sm100 = is_sm100(card.name)
-    if shape.full_kv is not None and shape.full_kv[1] != shape.head_dim and max(shape.full_kv[1], shape.head_dim) > 256:
+    if shape.full_kv is not None and shape.full_kv[1] != shape.head_dim and (rel >= (0, 24) or max(shape.full_kv[1], shape.head_dim) > 256):
         # Gemma 4's heads of two sizes (vllm/model_executor/models/config.py Gemma4Config.verify_and_update_config):
-        # TRITON_ATTN for every layer up to 0.23.x; from 0.24.0 FA4 where it is supported, else TRITON_ATTN; neither is
+        # up to 0.23.x where a head is wider than 256, TRITON_ATTN for every layer; from 0.24.0 wherever the sizes differ,
+        # FA4 where it is supported, else TRITON_ATTN; neither is
         # FlashInfer nor FA3, but from 0.32.0 an fp8 KV cache on Hopper keeps FA3 on the layers it takes
         return Capture(speculative_tokens, sm100, False, is_sm120(card.name), rel >= (0, 32) and is_hopper(card.name) and kv_cache_dtype.startswith("fp8"))
     runs = runs_flashinfer(card, kv_cache_dtype, rel)

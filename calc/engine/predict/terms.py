@@ -257,7 +257,8 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
     dt = shape.dtype_bytes
     h = shape.hidden
     # the widest attention layer's q and k/v (Gemma 4's full layers have their own head_dim and KV heads: Shape.kv_dims)
-    q, kv = max((shape.heads // tp * d, max(1, heads // tp) * d) for heads, d in (shape.kv_dims(FULL), shape.kv_dims(SLIDING)))
+    q, kv = max(((shape.heads // tp * d, max(1, heads // tp) * d) for heads, d in (shape.kv_dims(FULL), shape.kv_dims(SLIDING))),
+                key=lambda qkv: 2 * qkv[0] + 2 * qkv[1])  # fmt: skip
     attention = 0
     if {FULL, SLIDING, CHUNKED, PARALLEL} & set(shape.layers):
         attention = (q + 2 * kv) + q
