@@ -443,7 +443,7 @@ def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
     (vllm/v1/worker/gpu/model_runner.py), and each release's vllm/config/vllm.py decides which models
     run on it by default: Qwen3 dense alone in v0.22.0, Llama and Mistral too in v0.23.0 (neither
     quantized), a listed set with its MoEs in v0.24.0, every model neither hybrid nor MoE from
-    v0.25.1, and every model from v0.29.0 (use_v2_model_runner, the list gone). A start on V2 keeps the graphs' bytes in its pool; the V1 runner's start, and V2's
+    v0.25.0, and every model from v0.29.0 (use_v2_model_runner, the list gone). A start on V2 keeps the graphs' bytes in its pool; the V1 runner's start, and V2's
     from v0.29.0 (its own estimate), give them up. vLLM's tracker measured as much on 0.26.0
     (Qwen2.5-0.5B on an RTX PRO 6000: the same pool on either runner in eager mode, about a tenth
     of a GiB more on V2 with graphs, where V1 takes its estimate off)."""

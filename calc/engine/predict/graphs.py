@@ -284,7 +284,7 @@ def model_runner_v2(shape: Shape, rel: tuple[int, int], vendor: str = "nvidia") 
     """Whether the release runs this model on Model Runner V2 when VLLM_USE_V2_MODEL_RUNNER is unset
     (vllm/config/vllm.py, VllmConfig.use_v2_model_runner and _is_default_v2_model_runner_model):
     v0.22.0 and v0.23.x a listed architecture, neither MoE nor quantized; v0.24.x a listed
-    architecture; v0.25.1 and v0.26.x any model that is neither hybrid nor MoE, and a listed MoE;
+    architecture; v0.25.x and v0.26.x any model that is neither hybrid nor MoE, and a listed MoE;
     v0.27.x and v0.28.x a listed hybrid too; from v0.29.0 every model (the list and
     _is_default_v2_model_runner_model are gone), but on ROCm up to v0.31.x ROCM_V1_ARCHITECTURES.
     Before v0.22.0 the V1 runner alone. The features V2 leaves to V1 (ngram drafts up to v0.30.x,
