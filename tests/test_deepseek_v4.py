@@ -24,6 +24,7 @@ import pytest
 from conftest import assert_missing_field_refused, config_path, config_refusal, config_shape, config_text, parameters, run_calc
 
 from calc.engine import hfconfig, kvlayout, ranks, weights
+from calc.units import fmt
 
 FLASH, REAP = "deepseek-v4-flash", "deepseek-v4-flash-0731-reap160"
 H, V, HEADS, D, Q, OR, G, HC, W, IH, ID, K = 4096, 129280, 64, 512, 1024, 1024, 8, 4, 2048, 64, 128, 6
@@ -158,11 +159,13 @@ def test_configs_vllm_does_not_build_are_refused(change: dict, message: str) -> 
 
 
 def test_the_kv_cache_is_refused_in_one_line(tmp_path: Path) -> None:
-    """A start needs the KV layout, which is not modeled: `calc model` says so in one line; a config without
-    a field the reader needs is refused first, naming it."""
-    done = run_calc("model", str(config_path(FLASH)), "--max-model-len", "8192", "--json")
+    """A start needs the KV layout, which is not modeled: `calc model` says so in one line, with the weights
+    a rank it does count; a config without a field the reader needs is refused first, naming it."""
+    done = run_calc("model", str(config_path(FLASH)), "--max-model-len", "8192", "--tensor-parallel-size", "4", "--json")
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines() == [f"calc: error: {kvlayout.DSV4_KV_NOTE}"]
+    at_tp4 = fmt(weights.per_rank(config_shape(FLASH), 4).model, "GiB")
+    assert done.stderr.strip().splitlines() == [f"calc: error: {kvlayout.DSV4_KV_NOTE}; the weights alone, from the config: {at_tp4} a rank at TP 4"]
+    assert at_tp4 == "37.24 GiB"
     with pytest.raises(ValueError, match="DeepSeek V4's KV cache"):
         kvlayout.layer_specs(config_shape(FLASH), kvlayout.Settings())
     assert_missing_field_refused(json.loads(config_text(FLASH)), "o_lora_rank", tmp_path)

@@ -100,6 +100,9 @@ def model_report(i: ModelInputs) -> ModelReport:
     except ValueError as error:
         if isinstance(error, InputError):
             raise
+        if str(error) == kvlayout.DSV4_KV_NOTE:  # the weights are counted, the cache is not: say the weights
+            counted = weights.per_rank(shape, i.tp, total, source)
+            raise InputError(f"{error}; the weights alone, from the {counted.source}: {fmt(counted.model, 'GiB')} a rank at TP {i.tp}") from None
         raise InputError(str(error)) from None
     w = weights.per_rank(shape, i.tp, total, source)
     if split:  # the rank with the most experts, which holds the most
