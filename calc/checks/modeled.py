@@ -65,11 +65,9 @@ def model_report(i: ModelInputs) -> ModelReport:
     built = kvlayout.version(i.engine_version).release if i.engine_version else rel
     elsewhere = hfconfig.outside_own_code(shape.architecture, built)
     if elsewhere:
-        raise InputError(
-            f"--engine-version: found {i.engine_version or f'nothing (the newest rules read, {release_of(None)[0]}.{release_of(None)[1]})'}: {elsewhere}"
-        )
-    shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), release_of(i.engine_version))
-    shape = weights.drafter_as_loaded(shape, release_of(i.engine_version), i.pp)
+        raise InputError(f"--engine-version: found {i.engine_version or f'nothing (the newest rules read, {rel[0]}.{rel[1]})'}: {elsewhere}")
+    shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), rel)
+    shape = weights.drafter_as_loaded(shape, rel, i.pp)
     shape = hfconfig.at_max_model_len(shape, i.max_model_len)
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.checkpoint_bytes is not None:  # a size typed: split over the stages and ranks as an index's total_size is
@@ -100,7 +98,7 @@ def model_report(i: ModelInputs) -> ModelReport:
     except ValueError as error:
         if isinstance(error, InputError):
             raise
-        if str(error) == kvlayout.DSV4_KV_NOTE:  # the weights are counted, the cache is not: say the weights
+        if shape.compress_ratios:  # DeepSeek V4: the weights are counted, the cache is not (kvlayout.DSV4_KV_NOTE): say the weights
             counted = weights.per_rank(shape, i.tp, total, source)
             raise InputError(f"{error}; the weights alone, from the {counted.source}: {fmt(counted.model, 'GiB')} a rank at TP {i.tp}") from None
         raise InputError(str(error)) from None
@@ -220,12 +218,9 @@ def model_report(i: ModelInputs) -> ModelReport:
     # under expert or data parallel the LoRA slots and the offloaded parameters follow the rank's own
     # experts (calc/engine/lora.py, calc/engine/offload.py): those of the rank with the most
     if i.lora is not None:
-        lora.check_parallel(ranks.moe_experts(shape), i.tp, i.dp, ranks.uses_ep(par, rules), release_of(i.engine_version))
+        lora.check_parallel(ranks.moe_experts(shape), i.tp, i.dp, ranks.uses_ep(par, rules), rel)
     stage_lora = (
-        tuple(
-            lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1, release_of(i.engine_version), own)
-            for st in stage_list
-        )
+        tuple(lora.per_rank(shape, i.tp, i.lora, range(st.first_layer, st.end_layer), st.rank == 0, st.rank == i.pp - 1, rel, own) for st in stage_list)
         if i.lora is not None
         else None
     )
