@@ -287,6 +287,7 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
             for mode, (first, per) in measured.items():  # the full mode's first capture less the backend's buffers
                 firsts[mode].append(first - ((buffers or {}).get(g.log, 0) if mode == "FULL" else 0))
                 per_layer[mode].append(Fraction(per, depth[g.log]))
+    v2_full, v2_piecewise = v2_graph_growths(fitted, logs)
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
         "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
@@ -299,7 +300,41 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         "CUDA_GRAPH_FULL_FIRST": round(median(firsts["FULL"])) if firsts["FULL"] else 0,
         "CUDA_GRAPH_PIECEWISE_PER_LAYER": round(median(per_layer["PIECEWISE"])) if per_layer["PIECEWISE"] else 0,
         "CUDA_GRAPH_FULL_PER_LAYER": round(median(per_layer["FULL"])) if per_layer["FULL"] else 0,
+        "V2_PIECEWISE_PER_LAYER": round(median(v2_piecewise)) if v2_piecewise else 0,
+        "V2_FULL_PER_LAYER": round(median(v2_full)) if v2_full else 0,
     }
+
+
+_V2_CAPTURED = re.compile(r"Graph capturing finished in \d+ secs, took ([0-9.]+) GiB")  # vllm/v1/worker/gpu/model_runner.py capture_model
+
+
+def v2_captured(text: str) -> int | None:
+    """What Model Runner V2's profile capture took (its first 'Graph capturing finished in 10 secs,
+    took 0.28 GiB' line, before the pool is printed; the second is the real capture), the middle
+    of what it rounds; None where the log prints none before the pool."""
+    pool = text.find("Available KV cache memory")
+    m = _V2_CAPTURED.search(text, 0, pool if pool >= 0 else len(text))
+    return round(Fraction(m[1]) * 2**30) if m else None
+
+
+def v2_graph_growths(fitted: list[Row], logs: dict[str, str]) -> tuple[list[Fraction], list[Fraction]]:
+    """Each fitted V2 start's growth a decoder layer of a full graph and of a piecewise one after
+    the first (predict.v2_cuda_graph_estimate), from what it prints: the estimate less the profile's
+    measured capture is the full graphs' extrapolation less its two samples, (full - 2) x the
+    second sample where that is above 1 MiB; the measured capture less the two samples and the
+    largest piecewise graph's own (predict.CUDA_GRAPH_PIECEWISE_FIRST) is the further piecewise
+    graphs'. Starts with too few graphs to tell are left out."""
+    full_growth: list[Fraction] = []
+    piecewise_growth: list[Fraction] = []
+    for r in fitted:
+        p, estimate, captured = r.prediction, r.printed_terms.get("cuda_graph"), v2_captured(logs[r.log])
+        (piecewise, full), layers = p.graphs, r.layers
+        if not p.runner_v2 or r.release < predict.V2_ESTIMATE_FROM or estimate is None or captured is None or piecewise < 2 or full < 3:
+            continue
+        sample = Fraction(estimate - captured, full - 2)
+        full_growth.append(sample / layers)
+        piecewise_growth.append((captured - 2 * sample - predict.CUDA_GRAPH_PIECEWISE_FIRST) / ((piecewise - 1) * layers))
+    return full_growth, piecewise_growth
 
 
 _BREAKDOWN = re.compile(r"Estimated (PIECEWISE|FULL) CUDA graph memory: ([0-9.]+) MiB first-capture \+ \((\d+)-1\) \S+ ([0-9.]+) MiB per-graph")

@@ -63,6 +63,9 @@ from calc.engine.predict.graphs import (
     GPT_OSS_CAPTURE,
     V2_ARCHITECTURES,
     V2_ESTIMATE_FROM,
+    V2_FULL_PER_LAYER,
+    V2_MIN_PER_GRAPH,
+    V2_PIECEWISE_PER_LAYER,
     Capture,
     attention_groups,
     capture_grid,
@@ -79,6 +82,7 @@ from calc.engine.predict.graphs import (
     graph_sizes,
     mamba_graphs,
     model_runner_v2,
+    v2_cuda_graph_estimate,
 )
 from calc.engine.predict.pool import Given, Prediction, StagePool, Start, awq_checkpoint, batch_on, check_start, flashinfer_sampler, predict, scheduled
 from calc.engine.predict.terms import (
@@ -158,6 +162,9 @@ __all__ = [
     "Term",
     "V2_ARCHITECTURES",
     "V2_ESTIMATE_FROM",
+    "V2_FULL_PER_LAYER",
+    "V2_MIN_PER_GRAPH",
+    "V2_PIECEWISE_PER_LAYER",
     "Capture",
     "attention_groups",
     "batch_on",
@@ -196,6 +203,7 @@ __all__ = [
     "limits",
     "mamba_graphs",
     "model_runner_v2",
+    "v2_cuda_graph_estimate",
     "moe_chunk",
     "moe_workspace",
     "mxfp4_padding",

@@ -17,6 +17,10 @@ CUDA_GRAPH_FULL_FIRST = 4_194_304  # the full mode's first capture beside the at
 FA3_SPLITS = 32  # vllm/config/attention.py flash_attn_max_num_splits_for_cuda_graph, v0.20.0 to v0.33.0
 CUDA_GRAPH_PIECEWISE_PER_LAYER = 196_608  # each further piecewise graph's growth, a decoder layer
 CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decoder layer
+# Model Runner V2 from v0.29.0 (v2_cuda_graph_estimate), fitted on its starts' two printed figures
+V2_PIECEWISE_PER_LAYER = 120_480  # each piecewise graph after the first, a decoder layer
+V2_FULL_PER_LAYER = 58_103  # each full graph, a decoder layer
+V2_MIN_PER_GRAPH = 1 << 20  # vllm/v1/worker/gpu/cudagraph_utils.py _MIN_PER_GRAPH_BYTES, v0.29.0 to v0.33.0
 
 
 GPT_OSS_CAPTURE = 1024  # models/config.py GptOssForCausalLMConfig: max_cudagraph_capture_size 1024 (v0.13.0 to v0.33.0)
@@ -142,6 +146,28 @@ def cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: in
         return 0
     further = CUDA_GRAPH_PIECEWISE_PER_LAYER * max(piecewise - 1, 0) + CUDA_GRAPH_FULL_PER_LAYER * max(full - 1, 0)
     return first_capture(piecewise, full, full_buffers) + further * layers
+
+
+def v2_cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: int = 0) -> int:
+    """Model Runner V2's own estimate (vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory,
+    v0.29.0 to v0.33.0): it captures every piecewise graph and the two largest full ones into a
+    throwaway pool, measures the whole capture by free memory ('Graph capturing finished in 10 secs,
+    took 0.28 GiB', its first such line), then swaps the two full samples for their extrapolation,
+    first + (full graphs - 1) x max(second, 1 MiB) (_extrapolate_full_graph_memory). So the piecewise
+    graphs count as captured, not extrapolated from the second largest as the V1 runner's do: the
+    largest's own (CUDA_GRAPH_PIECEWISE_FIRST, as the V1 runner's) and each further one's growth a
+    decoder layer, V2_PIECEWISE_PER_LAYER; a full graph, captured after them into the same pool, grows
+    by its nodes alone, V2_FULL_PER_LAYER a layer, its first beside the attention backend's buffers
+    (full_graph_buffers). Both growths are the medians over the fitted V2 starts that print the
+    measured capture and the estimate (the 'equivalent to --gpu-memory-utilization' line)."""
+    if not piecewise and not full:
+        return 0
+    own = CUDA_GRAPH_PIECEWISE_FIRST + V2_PIECEWISE_PER_LAYER * layers * (piecewise - 1) if piecewise else 0
+    per_full = V2_FULL_PER_LAYER * layers
+    if not full:
+        return own
+    first_full = (per_full if piecewise else CUDA_GRAPH_FULL_FIRST) + full_buffers
+    return own + first_full + (full - 1) * max(per_full, V2_MIN_PER_GRAPH)
 
 
 def first_capture(piecewise: int, full: int, full_buffers: int = 0) -> int:
@@ -317,9 +343,9 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     before v0.29.0 (`runner_v2`, model_runner_v2 of the whole model): its profile_cudagraph_memory
     returns 0 (vllm/v1/worker/gpu/model_runner.py, v0.22.0 to v0.28.0; https://github.com/vllm-project/vllm/issues/49224), so the
     worker takes nothing off for the graphs it captures after sizing the pool. From v0.29.0 V2
-    measures its own estimate (vllm/v1/worker/gpu/cudagraph_utils.py); the formula here, fitted on
-    the V1 runner's, stands in for it. The full mode's first capture holds the attention backend's
-    buffers for the largest full graph (full_graph_buffers)."""
+    measures its own estimate (vllm/v1/worker/gpu/cudagraph_utils.py), v2_cuda_graph_estimate. The
+    full mode's first capture holds the attention backend's buffers for the largest full graph
+    (full_graph_buffers)."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if rel < (0, 20):
@@ -347,15 +373,16 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
         else ""
     )
     buffers, said = full_graph_buffers(shape, capture, tp, full_sizes[-1], max_num_batched_tokens, rel, runner_v2) if full else (0, "")
-    first = first_capture(piecewise, full, buffers)
     held = f", with {fmt(buffers, 'MiB', 0, up=True)} of {said}" if buffers else ""
-    where = (
-        "vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory (Model Runner V2, v0.29.0: it captures the graphs and measures "
-        "them; the V1 runner's formula stands in)"
-        if runner_v2
-        else "vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0"
-    )
+    if runner_v2:
+        return Term("cuda_graph", v2_cuda_graph_estimate(piecewise, full, layers, buffers),
+                    "vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory (Model Runner V2, v0.29.0: every piecewise graph "
+                    f"captured and measured, the full ones extrapolated from the two largest): PIECEWISE={piecewise}, FULL={full}{why}; "
+                    f"{fmt(CUDA_GRAPH_PIECEWISE_FIRST if piecewise else 0, 'MiB', 0, up=True)} for the largest piecewise graph + a further one "
+                    f"{fmt(V2_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)}, a full graph {fmt(max(V2_FULL_PER_LAYER * layers, V2_MIN_PER_GRAPH), 'MiB', 1, up=True)}"
+                    f"{held}, over {layers} layers (fitted)")  # fmt: skip
+    first = first_capture(piecewise, full, buffers)
     return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers, buffers),
-                f"{where}: PIECEWISE={piecewise}, FULL={full}{why}; "
+                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}{why}; "
                 f"{fmt(first, 'MiB', 0, up=True)} first capture{held} + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
                 f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip

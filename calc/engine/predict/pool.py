@@ -11,7 +11,7 @@ from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape
 from calc.engine.predict.cards import Card, flashinfer_runs_on, is_turing
 from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
-from calc.engine.predict.graphs import capture_of, cuda_graph, mamba_graphs, model_runner_v2
+from calc.engine.predict.graphs import capture_of, cuda_graph, graph_counts, mamba_graphs, model_runner_v2
 from calc.engine.predict.terms import (
     Term,
     _gib,
@@ -106,6 +106,8 @@ class Prediction:
     tightest_stage: int = 0
     lora: Term = Term("lora", 0, "no --enable-lora")
     moe_workspace_bytes: int = 0  # the fused-expert workspace kept through the sampler's warm-up (moe_workspace)
+    graphs: tuple[int, int] = (0, 0)  # the piecewise and full CUDA graphs the estimate counts (graph_counts); none where it is 0
+    runner_v2: bool = False  # the start runs Model Runner V2 (model_runner_v2)
 
 
 def flashinfer_sampler(installed: bool, off: bool) -> bool | None:
@@ -359,7 +361,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
-                      stage_pools, tightest, lterm, ws.bytes)  # fmt: skip
+                      stage_pools, tightest, lterm, ws.bytes,
+                      graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2)  # fmt: skip
 
 
 def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:
