@@ -17,6 +17,7 @@ LFM2.5-1.2B-Thinking (tests/data/configs/lfm2.5-1.2b-distilled-claude-4.6)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -167,7 +168,7 @@ def test_falcon_h1_mixer_options() -> None:
     assert parameters(falcon(mamba_proj_bias=True)) == base + 36 * ((2 * 1536 + 2 * 128 + 24) + 1024)
     assert parameters(falcon(mamba_conv_bias=False)) == base - 36 * (1536 + 2 * 128)
     assert parameters(falcon(tie_word_embeddings=True)) == base - 32832 * 1024
-    assert falcon(mamba_d_ssm=None, mamba_n_heads=32).mamba["heads"] == 32  # 2 x 1,024 = 32 x 64
+    assert falcon(mamba_d_ssm=None, mamba_n_heads=32).part(hfconfig.Mamba2Mixer).heads == 32  # 2 x 1,024 = 32 x 64
     with pytest.raises(hfconfig.ConfigError, match=r"mamba_d_ssm: found 2048, expected mamba_n_heads x mamba_d_head \(1536\)"):
         falcon(mamba_d_ssm=2048)
 
@@ -232,6 +233,17 @@ def test_lfm2_layer_kinds_and_widths() -> None:
         hfconfig.shape({**base, "full_attn_idxs": "all"}, LFM2)
     with pytest.raises(hfconfig.ConfigError, match="conv_dim: found 1024, expected hidden_size"):
         hfconfig.shape({**data(LFM2), "conv_dim": 1024}, LFM2)
+
+
+def test_a_mixer_read_as_another_kind_is_refused_by_name() -> None:
+    """Each mixer's dimensions are a record of its kind (Shape.part): layers whose mixer was not read,
+    or was read as another kind, fail with the record they need rather than count a width of 0."""
+    lfm2, h1 = config_shape(LFM2), falcon()
+    assert lfm2.part(hfconfig.ShortConvMixer) == hfconfig.ShortConvMixer(inner=2048, conv_kernel=3, conv_bias=False)
+    with pytest.raises(ValueError, match="no ShortConvMixer was read"):
+        weights.per_rank(replace(lfm2, mamba=None), 1)
+    with pytest.raises(ValueError, match="falcon-h1-0.5b: FalconH1ForCausalLM: no Mamba2Mixer was read"):
+        kvlayout._state_bytes(replace(h1, mamba=lfm2.mamba), kvlayout.Settings(), NEWEST)
 
 
 # --- LFM2-MoE: LFM2's layers, experts from the third on ------------------------------------------

@@ -57,7 +57,8 @@ def test_tied_head_and_defaults() -> None:
     for key in ("tie_word_embeddings", "use_bias", "use_conv_bias", "time_step_rank"):
         del data[key]
     s = hfconfig.shape(data, "mamba.json")
-    assert s.tie_embeddings and s.mamba["dt_rank"] == 168 and s.mamba["conv_bias"] == 1 and s.mamba["bias"] == 0
+    m = s.part(hfconfig.Mamba1Mixer)
+    assert s.tie_embeddings and m.dt_rank == 168 and m.conv_bias and not m.bias
     assert "MambaConfig's defaults" in s.defaults[0]
     assert parameters(s) == parameters(config_shape(OUTAI)) - 65024 * 2688
 

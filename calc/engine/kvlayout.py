@@ -111,7 +111,11 @@ from calc.engine.hfconfig import (
     SHORT_CONV,
     SLIDING,
     ConfigError,
+    GatedDeltaNet,
+    Mamba1Mixer,
+    Mamba2Mixer,
     Shape,
+    ShortConvMixer,
 )
 from calc.engine.weights import cdiv
 
@@ -359,14 +363,14 @@ def _attention_free_specs(shape: Shape, s: Settings, v: Version, state: int, max
     context; one more a draft token; a Mamba-2 mixer's prefill checkpoint in "align" from 0.32.0).
     The mixer's width divides over the ranks as vLLM asserts (mamba_mixer2.py: num_heads, and n_groups
     unless it is 1; mamba_mixer.py's column-parallel projections: intermediate_size)."""
-    m = shape.mamba
     if MAMBA in shape.layers:
-        if m["heads"] % s.tp:
-            raise ConfigError(shape.file, "num_heads", m["heads"], f"a multiple of the tensor parallel size {s.tp} (mamba_mixer2.py asserts it)")
-        if m["groups"] % s.tp and m["groups"] != 1:
-            raise ConfigError(shape.file, "n_groups", m["groups"], f"1 or a multiple of the tensor parallel size {s.tp} (mamba_mixer2.py asserts it)")
-    elif m["inner"] % s.tp:
-        raise ConfigError(shape.file, "intermediate_size", m["inner"], f"a multiple of the tensor parallel size {s.tp}: the mixer's projections divide by it")
+        m = shape.part(Mamba2Mixer)
+        if m.heads % s.tp:
+            raise ConfigError(shape.file, "num_heads", m.heads, f"a multiple of the tensor parallel size {s.tp} (mamba_mixer2.py asserts it)")
+        if m.groups % s.tp and m.groups != 1:
+            raise ConfigError(shape.file, "n_groups", m.groups, f"1 or a multiple of the tensor parallel size {s.tp} (mamba_mixer2.py asserts it)")
+    elif (inner := shape.part(Mamba1Mixer).inner) % s.tp:
+        raise ConfigError(shape.file, "intermediate_size", inner, f"a multiple of the tensor parallel size {s.tp}: the mixer's projections divide by it")
     if s.mamba_cache_mode not in ("align", "none", "all"):
         raise ValueError(f"mamba cache mode: found {s.mamba_cache_mode!r}, expected align (prefix caching on), all or none")
     if s.mamba_cache_mode == "none":
@@ -425,23 +429,23 @@ def _state_bytes(shape: Shape, s: Settings, v: Version) -> int:
     if LIGHTNING in shape.layers:  # linear_attention_state_shape: heads / TP x head_dim x head_dim, the model's dtype, no drafts
         return shape.heads // tp * shape.head_dim * shape.head_dim * conv_elem
     if MAMBA1 in shape.layers:  # mamba1_state_shape: conv (kernel - 1) x inner / TP, temporal inner / TP x state
-        m = shape.mamba
-        return (m["conv_kernel"] - 1) * (m["inner"] // tp) * conv_elem + (m["inner"] // tp) * m["state"] * ssm_elem
+        m1 = shape.part(Mamba1Mixer)
+        return (m1.conv_kernel - 1) * (m1.inner // tp) * conv_elem + (m1.inner // tp) * m1.state * ssm_elem
     if SHORT_CONV in shape.layers:  # short_conv_state_shape: (kernel - 1, plus the drafts from 0.29.0) x conv_dim / TP
-        m = shape.mamba
-        return (m["conv_kernel"] - 1 + (spec if v.short_conv_spec else 0)) * (m["inner"] // tp) * conv_elem
+        c = shape.part(ShortConvMixer)
+        return (c.conv_kernel - 1 + (spec if v.short_conv_spec else 0)) * (c.inner // tp) * conv_elem
     if MAMBA in shape.layers or PARALLEL in shape.layers:
-        m = shape.mamba
-        groups = m["groups"] + (0 if m["groups"] % tp == 0 else tp - m["groups"])
-        conv_dim = m["heads"] * m["head_dim"] + 2 * groups * m["state"]
-        conv = (m["conv_kernel"] - 1 + spec) * (conv_dim // tp) * conv_elem
-        ssm = (m["heads"] // tp) * m["head_dim"] * m["state"] * ssm_elem
+        m2 = shape.part(Mamba2Mixer)
+        groups = m2.groups + (0 if m2.groups % tp == 0 else tp - m2.groups)
+        conv_dim = m2.heads * m2.head_dim + 2 * groups * m2.state
+        conv = (m2.conv_kernel - 1 + spec) * (conv_dim // tp) * conv_elem
+        ssm = (m2.heads // tp) * m2.head_dim * m2.state * ssm_elem
         return conv + ssm
     if LINEAR in shape.layers:
-        g = shape.linear
-        conv_dim = g["k_dim"] * g["k_heads"] * 2 + g["v_dim"] * g["v_heads"]
-        conv = (g["conv_kernel"] - 1 + spec) * (conv_dim // tp) * conv_elem
-        ssm = (g["v_heads"] // tp) * g["v_dim"] * g["k_dim"] * ssm_elem
+        g = shape.part(GatedDeltaNet)
+        conv_dim = g.k_dim * g.k_heads * 2 + g.v_dim * g.v_heads
+        conv = (g.conv_kernel - 1 + spec) * (conv_dim // tp) * conv_elem
+        ssm = (g.v_heads // tp) * g.v_dim * g.k_dim * ssm_elem
         return conv + ssm
     return 0
 

@@ -54,8 +54,12 @@ from calc.engine.hfconfig import (
     SHORT_CONV,
     SLIDING,
     ConfigError,
+    GatedDeltaNet,
+    Mamba1Mixer,
+    Mamba2Mixer,
     Mlp,
     Shape,
+    ShortConvMixer,
     Tower,
     as_flag,
 )
@@ -723,9 +727,9 @@ def _mla(shape: Shape, p: str, tp: int) -> list[Tensor]:
 def _mamba_in_rows(shape: Shape, tp: int) -> int:
     """A Mamba-2 mixer's in_proj rows on one rank: z, x, B and C of the groups (extended to a multiple
     of the ranks where they do not divide, mamba_mixer2.py) and dt."""
-    m = shape.mamba
-    groups = m["groups"] + (0 if m["groups"] % tp == 0 else tp - m["groups"])
-    rows: int = (2 * m["heads"] * m["head_dim"] + 2 * groups * m["state"] + m["heads"]) // tp
+    m = shape.part(Mamba2Mixer)
+    groups = m.groups + (0 if m.groups % tp == 0 else tp - m.groups)
+    rows: int = (2 * m.heads * m.head_dim + 2 * groups * m.state + m.heads) // tp
     return rows
 
 
@@ -733,25 +737,25 @@ def _mamba(shape: Shape, p: str, tp: int) -> list[Tensor]:
     """A Mamba-2 mixer (vllm/model_executor/layers/mamba/mamba_mixer2.py, MambaMixer2, 0.33.0): the conv
     bias, projection biases and gated norm as the config asks (Granite 4.0-H and Nemotron-H: a conv
     bias and the norm, no projection bias)."""
-    m, h = shape.mamba, shape.hidden
-    inner = m["heads"] * m["head_dim"]
-    groups = m["groups"] + (0 if m["groups"] % tp == 0 else tp - m["groups"])
-    conv = (inner + 2 * groups * m["state"]) // tp
-    heads_rank = m["heads"] // tp
+    m, h = shape.part(Mamba2Mixer), shape.hidden
+    inner = m.heads * m.head_dim
+    groups = m.groups + (0 if m.groups % tp == 0 else tp - m.groups)
+    conv = (inner + 2 * groups * m.state) // tp
+    heads_rank = m.heads // tp
     rows = _mamba_in_rows(shape, tp)
     out = [
         Tensor(f"{p}.in_proj", rows, h, linear=True),
-        Tensor(f"{p}.conv1d", conv, m["conv_kernel"]),
+        Tensor(f"{p}.conv1d", conv, m.conv_kernel),
         Tensor(f"{p}.dt_bias", heads_rank),
         Tensor(f"{p}.A_log", heads_rank),
         Tensor(f"{p}.D", heads_rank),
         Tensor(f"{p}.out_proj", h, inner // tp, linear=True),
     ]
-    if m.get("conv_bias", 1):
+    if m.conv_bias:
         out.append(Tensor(f"{p}.conv1d.bias", conv))
-    if m.get("norm", 1):
+    if m.norm:
         out.append(Tensor(f"{p}.norm", inner // tp))
-    if m.get("bias", 0):
+    if m.bias:
         out += [Tensor(f"{p}.in_proj.bias", rows), Tensor(f"{p}.out_proj.bias", h)]
     return out
 
@@ -761,23 +765,23 @@ def _mamba1(shape: Shape, p: str, tp: int) -> list[Tensor]:
     and z and the depthwise conv column-parallel, x_proj (dt, B and C) row-parallel, dt_proj with its
     bias, A (float32) and D divided like the channels, out_proj; with use_rms_norm (Jamba) the dt, B
     and C RMSNorms, whole on every rank. None of them takes the quantization config."""
-    m, h = shape.mamba, shape.hidden
-    inner = m["inner"] // tp
+    m, h = shape.part(Mamba1Mixer), shape.hidden
+    inner = m.inner // tp
     out = [  # built without the quantization config: in the model's dtype whatever the checkpoint's method
         Tensor(f"{p}.in_proj", 2 * inner, h),
-        Tensor(f"{p}.conv1d", inner, m["conv_kernel"]),
-        Tensor(f"{p}.x_proj", m["dt_rank"] + 2 * m["state"], inner),
-        Tensor(f"{p}.dt_proj", inner, m["dt_rank"]),
+        Tensor(f"{p}.conv1d", inner, m.conv_kernel),
+        Tensor(f"{p}.x_proj", m.dt_rank + 2 * m.state, inner),
+        Tensor(f"{p}.dt_proj", inner, m.dt_rank),
         Tensor(f"{p}.dt_proj.bias", inner),
-        Tensor(f"{p}.A", inner, m["state"], dtype_bytes=4),
+        Tensor(f"{p}.A", inner, m.state, dtype_bytes=4),
         Tensor(f"{p}.D", inner),
         Tensor(f"{p}.out_proj", h, inner),
     ]
-    if m.get("norms", 1):  # Jamba's weighted dt, B and C norms; FalconMamba's have no weight, plain Mamba has none
-        out += [Tensor(f"{p}.dt_layernorm", m["dt_rank"]), Tensor(f"{p}.b_layernorm", m["state"]), Tensor(f"{p}.c_layernorm", m["state"])]
-    if m["conv_bias"]:
+    if m.norms:  # Jamba's weighted dt, B and C norms; FalconMamba's have no weight, plain Mamba has none
+        out += [Tensor(f"{p}.dt_layernorm", m.dt_rank), Tensor(f"{p}.b_layernorm", m.state), Tensor(f"{p}.c_layernorm", m.state)]
+    if m.conv_bias:
         out.append(Tensor(f"{p}.conv1d.bias", inner))
-    if m["bias"]:
+    if m.bias:
         out += [Tensor(f"{p}.in_proj.bias", 2 * inner), Tensor(f"{p}.out_proj.bias", h)]
     return out
 
@@ -788,24 +792,24 @@ def _short_conv(shape: Shape, p: str, tp: int) -> list[Tensor]:
     row-parallel, each with a bias where conv_bias. The projections take the checkpoint's quantization
     from 0.27.1; 0.10.2 to 0.26.0 build them without it (short_conv.py passes no quant_config), so a
     quantized LFM2 keeps them in the model's dtype there, which is not modeled."""
-    m, h = shape.mamba, shape.hidden
-    d = m["inner"] // tp
-    out = [Tensor(f"{p}.in_proj", 3 * d, h, linear=True), Tensor(f"{p}.conv1d", d, m["conv_kernel"]), Tensor(f"{p}.out_proj", h, d, linear=True)]
-    if m["conv_bias"]:
+    m, h = shape.part(ShortConvMixer), shape.hidden
+    d = m.inner // tp
+    out = [Tensor(f"{p}.in_proj", 3 * d, h, linear=True), Tensor(f"{p}.conv1d", d, m.conv_kernel), Tensor(f"{p}.out_proj", h, d, linear=True)]
+    if m.conv_bias:
         out += [Tensor(f"{p}.in_proj.bias", 3 * d), Tensor(f"{p}.conv1d.bias", d), Tensor(f"{p}.out_proj.bias", h)]
     return out
 
 
 def _gated_delta(shape: Shape, p: str, tp: int) -> list[Tensor]:
-    g, h = shape.linear, shape.hidden
-    key, value = g["k_heads"] * g["k_dim"], g["v_heads"] * g["v_dim"]
+    g, h = shape.part(GatedDeltaNet), shape.hidden
+    key, value = g.k_heads * g.k_dim, g.v_heads * g.v_dim
     return [
         Tensor(f"{p}.in_proj_qkvz", (2 * key + 2 * value) // tp, h, linear=True),
-        Tensor(f"{p}.in_proj_ba", 2 * g["v_heads"] // tp, h, linear=True),
-        Tensor(f"{p}.conv1d", (2 * key + value) // tp, g["conv_kernel"]),
-        Tensor(f"{p}.dt_bias", g["v_heads"] // tp),
-        Tensor(f"{p}.A_log", g["v_heads"] // tp),
-        Tensor(f"{p}.norm", g["v_dim"]),
+        Tensor(f"{p}.in_proj_ba", 2 * g.v_heads // tp, h, linear=True),
+        Tensor(f"{p}.conv1d", (2 * key + value) // tp, g.conv_kernel),
+        Tensor(f"{p}.dt_bias", g.v_heads // tp),
+        Tensor(f"{p}.A_log", g.v_heads // tp),
+        Tensor(f"{p}.norm", g.v_dim),
         Tensor(f"{p}.out_proj", h, value // tp, linear=True),
     ]
 

@@ -1,7 +1,7 @@
-"""The config reading core: the layer kinds, the Shape and its parts (Mlp, Tower, Rope), ConfigError, the
-config's JSON object (load), a checkpoint's quantization under --quantization, the field reader (_Reader)
-and what the family readers share (_common, _uniform, _untied, the layer-kind patterns); and a cache-only
-Shape from a catalog model's fields (from_architecture).
+"""The config reading core: the layer kinds, the Shape and its parts (Mlp, Tower, Rope and the records of its
+mixers), ConfigError, the config's JSON object (load), a checkpoint's quantization under --quantization,
+the field reader (_Reader) and what the family readers share (_common, _uniform, _untied, the layer-kind
+patterns); and a cache-only Shape from a catalog model's fields (from_architecture).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from calc import jsontext
 from calc.units import InputError
@@ -183,6 +183,56 @@ class Rope:
 
 
 @dataclass(frozen=True)
+class Mamba2Mixer:
+    """A Mamba-2 mixer's dimensions (vllm/model_executor/layers/mamba/mamba_mixer2.py, MambaMixer2)."""
+
+    heads: int
+    head_dim: int
+    state: int
+    groups: int
+    conv_kernel: int
+    conv_bias: bool = True
+    bias: bool = False  # in_proj's and out_proj's
+    norm: bool = True  # the gated RMSNorm
+
+
+@dataclass(frozen=True)
+class Mamba1Mixer:
+    """A Mamba-1 mixer's dimensions (vllm/model_executor/layers/mamba/mamba_mixer.py, MambaMixer)."""
+
+    inner: int
+    state: int
+    conv_kernel: int
+    dt_rank: int
+    conv_bias: bool
+    bias: bool  # in_proj's and out_proj's
+    norms: bool = True  # the weighted dt, B and C RMSNorms (Jamba's; FalconMamba's have no weight, Mamba has none)
+
+
+@dataclass(frozen=True)
+class ShortConvMixer:
+    """LFM2's short convolution's dimensions (vllm/model_executor/layers/mamba/short_conv.py, ShortConv)."""
+
+    inner: int
+    conv_kernel: int
+    conv_bias: bool
+
+
+@dataclass(frozen=True)
+class GatedDeltaNet:
+    """A gated delta net's dimensions (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py, QwenGatedDeltaNetAttention)."""
+
+    k_heads: int
+    v_heads: int
+    k_dim: int
+    v_dim: int
+    conv_kernel: int
+
+
+_Part = TypeVar("_Part")
+
+
+@dataclass(frozen=True)
 class Shape:
     file: str
     architecture: str
@@ -219,8 +269,9 @@ class Shape:
     qk_nope_head_dim: int | None = None
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
-    mamba: dict[str, int] = field(default_factory=dict)
-    linear: dict[str, int] = field(default_factory=dict)
+    # the recurrent mixer, a record of its kind: Mamba-2 (MAMBA and PARALLEL layers), Mamba-1 (MAMBA1), short conv (SHORT_CONV)
+    mamba: Mamba2Mixer | Mamba1Mixer | ShortConvMixer | None = None
+    linear: GatedDeltaNet | None = None  # the gated delta net of the LINEAR layers
     indexer: dict[str, int] = field(default_factory=dict)  # DeepSeek V3.2's lightning indexer: heads, head_dim, q_lora_rank
     # DeepSeek V4: each layer's compress ratio (0: sliding window only, 4 with an indexer, 128), and its dimensions:
     # o_lora_rank, o_groups, hc_mult, index_heads, index_head_dim, hash_layers, shared (0 or 1), expert_fp4 (0 or 1)
@@ -247,6 +298,14 @@ class Shape:
         if self.full_kv is not None and kind in (FULL, SHARED_FULL):
             return self.full_kv
         return self.kv_heads, self.head_dim
+
+    def part(self, kind: type[_Part]) -> _Part:
+        """The part of `kind` this shape holds (its mixer or gated delta net), or a ValueError where it
+        holds none: a reader that needs one never reads a silent 0."""
+        for held in (self.mamba, self.linear):
+            if isinstance(held, kind):
+                return held
+        raise ValueError(f"{self.file}: {self.architecture}: no {kind.__name__} was read from the config, and its layers need one")
 
     @property
     def attention_free(self) -> bool:
@@ -475,11 +534,11 @@ def from_architecture(arch: Mapping[str, object], model_id: str) -> Shape:
         if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
             raise ConfigError(r.file, r.prefix + "hybrid_override_pattern", pattern, f"{n} characters of M, *, - and E")
         layers = tuple({"M": MAMBA, "*": FULL}.get(c, MLP_ONLY) for c in pattern)
-        mamba = {k: r.int(f"mamba_{k}") for k in ("heads", "head_dim", "state", "groups", "conv_kernel")}
+        mamba = Mamba2Mixer(**{k: r.int(f"mamba_{k}") for k in ("heads", "head_dim", "state", "groups", "conv_kernel")})
         return Shape(**common, **dims, layers=layers, mamba=mamba, state_dtype_bytes=DTYPE_BYTES[state] if state else None)
     every = r.int("full_attention_interval")
     if kind == "sliding":
         return Shape(**common, **dims, layers=_interleaved(n, every, SLIDING), sliding_window=r.int("sliding_window"))
     layers = _interleaved(n, every, LINEAR)
-    linear = {k: r.int(f"linear_{k}") for k in ("k_heads", "v_heads", "k_dim", "v_dim")} | {"conv_kernel": r.int("conv_kernel")}
+    linear = GatedDeltaNet(**{k: r.int(f"linear_{k}") for k in ("k_heads", "v_heads", "k_dim", "v_dim")}, conv_kernel=r.int("conv_kernel"))
     return Shape(**common, **dims, layers=layers, linear=linear, state_dtype_bytes=DTYPE_BYTES[state] if state else None)

@@ -18,7 +18,11 @@ from calc.engine.hfconfig.core import (
     PARALLEL,
     SHORT_CONV,
     ConfigError,
+    GatedDeltaNet,
+    Mamba1Mixer,
+    Mamba2Mixer,
     Mlp,
+    ShortConvMixer,
     _common,
     _kinds,
     _layer_types,
@@ -73,13 +77,13 @@ def _qwen3_next(r: _Reader) -> dict[str, Any]:
     # vLLM takes mamba_ssm_dtype for the recurrent state from Qwen3.5's config only
     # (vllm/model_executor/models/config.py, Qwen3_5ForConditionalGenerationConfig, 0.24.0)
     state = _state_bytes(r, "mamba_ssm_dtype", None) if r.architecture.startswith("Qwen3_5") else None
-    linear = {
-        "k_heads": r.int("linear_num_key_heads"),
-        "v_heads": r.int("linear_num_value_heads"),
-        "k_dim": r.int("linear_key_head_dim"),
-        "v_dim": r.int("linear_value_head_dim"),
-        "conv_kernel": r.int("linear_conv_kernel_dim"),
-    }
+    linear = GatedDeltaNet(
+        k_heads=r.int("linear_num_key_heads"),
+        v_heads=r.int("linear_num_value_heads"),
+        k_dim=r.int("linear_key_head_dim"),
+        v_dim=r.int("linear_value_head_dim"),
+        conv_kernel=r.int("linear_conv_kernel_dim"),
+    )
     return {**_common(r, qk_norm="head"), "layers": layers, "mlps": moe, "linear": linear, "output_gate": True,
             "state_dtype_bytes": state,
             "drafter_layers": _mtp_layers(r)}  # fmt: skip
@@ -114,13 +118,13 @@ def _nemotron_h(r: _Reader) -> dict[str, Any]:
     common = _common(r)
     common["head_dim"] = r.int("head_dim", None) or r.int("attention_head_dim", None) or common["head_dim"]
     state = _state_bytes(r, "mamba_ssm_cache_dtype", "float32")  # vLLM's NemotronHForCausalLMConfig default (0.24.0)
-    mamba = {
-        "heads": r.int("mamba_num_heads"),
-        "head_dim": r.int("mamba_head_dim"),
-        "state": r.int("ssm_state_size"),
-        "groups": r.int("n_groups"),
-        "conv_kernel": r.int("conv_kernel"),
-    }
+    mamba = Mamba2Mixer(
+        heads=r.int("mamba_num_heads"),
+        head_dim=r.int("mamba_head_dim"),
+        state=r.int("ssm_state_size"),
+        groups=r.int("n_groups"),
+        conv_kernel=r.int("conv_kernel"),
+    )
     # Squared-ReLU MLPs and experts, up and down projections only; n_shared_experts shared ones of
     # moe_shared_expert_intermediate_size; a router in float32 with its score-correction bias
     # (vllm/model_executor/models/nemotron_h.py: NemotronHMLP, NemotronHMoE, 0.33.0). The router's
@@ -151,7 +155,7 @@ def _granite_hybrid(r: _Reader) -> dict[str, Any]:
     common = _common(r)
     common["head_dim"] = common["hidden"] // common["heads"]
     common["output_bias"] = common["attention_bias"]
-    mamba: dict[str, int] = {}
+    mamba: Mamba2Mixer | None = None
     if MAMBA in layers:
         hidden, heads, head_dim = common["hidden"], r.int("mamba_n_heads"), r.int("mamba_d_head")
         if r.int("mamba_expand") * hidden != heads * head_dim:
@@ -161,8 +165,7 @@ def _granite_hybrid(r: _Reader) -> dict[str, Any]:
         if not r.flag("mamba_conv_bias", True) or r.flag("mamba_proj_bias", False):
             raise ConfigError(r.file, r.prefix + "mamba_proj_bias", r.get("mamba_proj_bias", False),
                               "false, with mamba_conv_bias true: other mixer biases are not modeled")  # fmt: skip
-        mamba = {"heads": heads, "head_dim": head_dim, "state": r.int("mamba_d_state"), "groups": r.int("mamba_n_groups"),
-                 "conv_kernel": r.int("mamba_d_conv")}  # fmt: skip
+        mamba = Mamba2Mixer(heads=heads, head_dim=head_dim, state=r.int("mamba_d_state"), groups=r.int("mamba_n_groups"), conv_kernel=r.int("mamba_d_conv"))
     experts, shared = r.int("num_local_experts", 0, minimum=0), r.int("shared_intermediate_size", 0, minimum=0)
     if experts:
         mlp = Mlp(experts=experts, expert_intermediate=r.int("intermediate_size"), shared_intermediate=shared)
@@ -195,10 +198,10 @@ def _jamba(r: _Reader) -> dict[str, Any]:
     layers = tuple(FULL if i % period == offset else MAMBA1 for i in range(n))
     rank = r.get("mamba_dt_rank")
     dt_rank = -(-hidden // 16) if rank == "auto" else r.int("mamba_dt_rank")
-    mamba: dict[str, int] = {}
+    mamba: Mamba1Mixer | None = None
     if MAMBA1 in layers:
-        mamba = {"inner": r.int("mamba_expand") * hidden, "state": r.int("mamba_d_state"), "conv_kernel": r.int("mamba_d_conv"),
-                 "dt_rank": dt_rank, "conv_bias": int(r.flag("mamba_conv_bias", True)), "bias": int(r.flag("mamba_proj_bias"))}  # fmt: skip
+        mamba = Mamba1Mixer(inner=r.int("mamba_expand") * hidden, state=r.int("mamba_d_state"), conv_kernel=r.int("mamba_d_conv"),
+                            dt_rank=dt_rank, conv_bias=r.flag("mamba_conv_bias", True), bias=r.flag("mamba_proj_bias"))  # fmt: skip
     experts, intermediate = r.int("num_experts"), r.int("intermediate_size")
     moe = Mlp(experts=experts, expert_intermediate=intermediate) if experts > 1 else Mlp(intermediate=intermediate)
     mlps = tuple(moe if i % every == first else Mlp(intermediate=intermediate) for i in range(n))
@@ -223,8 +226,8 @@ def _mamba_pure(r: _Reader) -> dict[str, Any]:
                           f"expand x hidden_size ({inner}): transformers' {r.architecture.removesuffix('ForCausalLM')}Config sets it so")  # fmt: skip
     rank = r.get("time_step_rank")
     dt_rank = -(-hidden // 16) if rank == "auto" else r.int("time_step_rank")
-    mamba = {"inner": inner, "state": r.int("state_size"), "conv_kernel": r.int("conv_kernel"), "dt_rank": dt_rank,
-             "conv_bias": int(r.flag("use_conv_bias")), "bias": int(r.flag("use_bias")), "norms": 0}  # fmt: skip
+    mamba = Mamba1Mixer(inner=inner, state=r.int("state_size"), conv_kernel=r.int("conv_kernel"), dt_rank=dt_rank,
+                        conv_bias=r.flag("use_conv_bias"), bias=r.flag("use_bias"), norms=False)  # fmt: skip
     return {"hidden": hidden, "vocab": r.int("vocab_size"), "heads": 0, "kv_heads": 0, "head_dim": 0,
             "layers": (MAMBA1,) * n, "mlps": (Mlp(),) * n, "mamba": mamba}  # fmt: skip
 
@@ -246,9 +249,9 @@ def _mamba2_pure(r: _Reader) -> dict[str, Any]:
     if given is not None and given != heads * head_dim:
         raise ConfigError(r.file, r.prefix + "intermediate_size", given, f"num_heads x head_dim ({heads * head_dim}): the mixer's width")
     as_flag(r.get("tie_word_embeddings"), r.file, r.prefix + "tie_word_embeddings")
-    mamba = {"heads": heads, "head_dim": head_dim, "state": r.int("state_size"), "groups": r.int("n_groups"), "conv_kernel": r.int("conv_kernel"),
-             "conv_bias": int(as_flag(r.get("use_conv_bias"), r.file, r.prefix + "use_conv_bias")),
-             "bias": int(as_flag(r.get("use_bias"), r.file, r.prefix + "use_bias")), "norm": 1}  # fmt: skip
+    mamba = Mamba2Mixer(heads=heads, head_dim=head_dim, state=r.int("state_size"), groups=r.int("n_groups"), conv_kernel=r.int("conv_kernel"),
+                        conv_bias=as_flag(r.get("use_conv_bias"), r.file, r.prefix + "use_conv_bias"),
+                        bias=as_flag(r.get("use_bias"), r.file, r.prefix + "use_bias"), norm=True)  # fmt: skip
     return {"hidden": hidden, "vocab": r.int("vocab_size"), "heads": 0, "kv_heads": 0, "head_dim": 0,
             "layers": (MAMBA,) * n, "mlps": (Mlp(),) * n, "mamba": mamba}  # fmt: skip
 
@@ -273,8 +276,8 @@ def _falcon_h1(r: _Reader) -> dict[str, Any]:
         raise ConfigError(r.file, r.prefix + ("mamba_d_ssm" if d_ssm is not None else "mamba_expand"), d_ssm if d_ssm is not None else r.get("mamba_expand"),
                           f"mamba_n_heads x mamba_d_head ({heads * head_dim}): the mixer's width both ways")  # fmt: skip
     groups = r.int("mamba_n_groups")
-    mamba = {"heads": heads, "head_dim": head_dim, "state": r.int("mamba_d_state"), "groups": groups, "conv_kernel": r.int("mamba_d_conv"),
-             "conv_bias": int(r.flag("mamba_conv_bias", True)), "bias": int(r.flag("mamba_proj_bias")), "norm": int(r.flag("mamba_rms_norm"))}  # fmt: skip
+    mamba = Mamba2Mixer(heads=heads, head_dim=head_dim, state=r.int("mamba_d_state"), groups=groups, conv_kernel=r.int("mamba_d_conv"),
+                        conv_bias=r.flag("mamba_conv_bias", True), bias=r.flag("mamba_proj_bias"), norm=r.flag("mamba_rms_norm"))  # fmt: skip
     return {**common, "layers": (PARALLEL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n, "mamba": mamba}
 
 
@@ -303,7 +306,7 @@ def _lfm2(r: _Reader) -> dict[str, Any]:
     common = _common(r, qk_norm="head")
     common["head_dim"] = common["hidden"] // common["heads"]
     hidden = common["hidden"]
-    mamba = {"inner": hidden, "conv_kernel": r.int("conv_L_cache"), "conv_bias": int(r.flag("conv_bias"))} if SHORT_CONV in layers else {}
+    mamba = ShortConvMixer(inner=hidden, conv_kernel=r.int("conv_L_cache"), conv_bias=r.flag("conv_bias")) if SHORT_CONV in layers else None
     if r.architecture == "Lfm2MoeForCausalLM":
         return {**common, **_lfm2_moe_mlps(r, n), "layers": layers, "mamba": mamba, "tie_embeddings": True}
     for key in ("block_dim", "conv_dim"):  # the MLP's and the convolution's width; the residual stream's hidden_size

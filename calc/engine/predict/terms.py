@@ -269,17 +269,18 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
         attention = max(attention, shape.heads // tp * (nope + rope) + shape.kv_lora_rank + rope + shape.heads // tp * (nope + v) + shape.heads // tp * v)
     if LINEAR in shape.layers and shape.linear:
         g = shape.linear
-        key, value = g["k_heads"] * g["k_dim"], g["v_heads"] * g["v_dim"]
+        key, value = g.k_heads * g.k_dim, g.v_heads * g.v_dim
         attention = max(attention, (2 * key + 2 * value) // tp + value // tp)  # in_proj_qkvz's output and the core's
     if LIGHTNING in shape.layers:  # qkv_proj's output, and the core's beside output_gate's (minimax_linear_attn.py)
         attention = max(attention, 3 * q + 2 * q)
     if (MAMBA in shape.layers or PARALLEL in shape.layers) and shape.mamba:
-        mb = shape.mamba
-        inner = mb["heads"] * mb["head_dim"]
-        attention = max(attention, (2 * inner + 2 * mb["groups"] * mb["state"] + mb["heads"]) // tp + inner // tp)
+        mb = shape.part(hfconfig.Mamba2Mixer)
+        inner = mb.heads * mb.head_dim
+        attention = max(attention, (2 * inner + 2 * mb.groups * mb.state + mb.heads) // tp + inner // tp)
     if (MAMBA1 in shape.layers or SHORT_CONV in shape.layers) and shape.mamba:  # in_proj's output (x and z; B, C and x) and the mixer's
-        width = (2 if MAMBA1 in shape.layers else 3) * shape.mamba["inner"] // tp
-        attention = max(attention, width + shape.mamba["inner"] // tp)
+        inner = shape.part(hfconfig.Mamba1Mixer).inner if MAMBA1 in shape.layers else shape.part(hfconfig.ShortConvMixer).inner
+        width = (2 if MAMBA1 in shape.layers else 3) * inner // tp
+        attention = max(attention, width + inner // tp)
     per_token = 3 * h + attention
     whole = dequantized and tokens >= AWQ_DEQUANT_TOKENS
     dequant = tokens * (3 * h + q + 2 * kv) + h * (q + 2 * kv) if whole and attention else 0
