@@ -47,7 +47,7 @@ def test_deepseek_v32_meets_its_published_size() -> None:
     attention 12,272 (the indexer's wk, 1 x 56, kept apart in the checkpoint, among them), a dense
     MLP 24,192, an MoE layer 690,816; with them, 685,396,921,376, the report's sum of the checkpoint."""
     s = shape(DSV32)
-    assert (s.layers.count(hfconfig.MLA), s.drafter_layers, s.indexer) == (61, 1, {"heads": 64, "head_dim": 128, "q_lora_rank": 1536})
+    assert (s.layers.count(hfconfig.MLA), s.drafter_layers, s.indexer) == (61, 1, hfconfig.Indexer(heads=64, head_dim=128, q_lora_rank=1536))
     assert count(s) == MAIN == 671_877_944_064 and int(MAIN / 1e9) == 671
     assert count(s, drafter=True) == MTP == 13_477_385_728
     assert round((MAIN + MTP) / 1e9) == 685

@@ -39,7 +39,7 @@ def test_glm5_meets_its_published_size() -> None:
     vLLM's MTP drafter builds its own embedding and head besides (deepseek_mtp.py). Active: all but 248 of
     the 256 routed experts in each of the 75 MoE layers, 41.78B, 39.88B without the embedding and head."""
     s = config_shape(GLM)
-    assert (s.layers.count(hfconfig.MLA), s.drafter_layers, s.indexer) == (78, 1, {"heads": 32, "head_dim": 128, "q_lora_rank": 2048})
+    assert (s.layers.count(hfconfig.MLA), s.drafter_layers, s.indexer) == (78, 1, hfconfig.Indexer(heads=32, head_dim=128, q_lora_rank=2048))
     assert s.routing_bias and not s.router_fp32  # GateLinear keeps the model's dtype; only its logits are float32 (0.25.0 on)
     assert parameters(s, drafter=False) == MAIN == 743_911_218_432 and round(MAIN / 1e9) == 744
     assert MAIN + MTP_CHECKPOINT == 753_864_139_008

@@ -387,7 +387,7 @@ def indexer_bytes(shape: Shape) -> int:
     """One token's key in one DeepSeek V3.2 indexer cache: index_head_dim fp8 values and a float32
     scale for each 128 (deepseek_v2.py Indexer: DeepseekV32IndexerCache of head_dim + head_dim //
     quant_block_size x 4 bytes, torch.uint8, one head, whatever the ranks: 132 B, 0.11.0 to 0.33.0)."""
-    d = shape.indexer["head_dim"] if shape.indexer else 0
+    d = shape.indexer.head_dim if shape.indexer else 0
     return d + d // INDEXER_QUANT_BLOCK * 4
 
 

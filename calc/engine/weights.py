@@ -54,6 +54,7 @@ from calc.engine.hfconfig import (
     SHORT_CONV,
     SLIDING,
     ConfigError,
+    DeepseekV4Dims,
     GatedDeltaNet,
     Mamba1Mixer,
     Mamba2Mixer,
@@ -117,7 +118,7 @@ def quant_of(shape: Shape) -> Quant:
         if block:
             # DeepSeek V4's fp4-expert checkpoints keep their linear scales as e8m0, one byte a block (deepseek_v4/quant_config.py
             # is_scale_e8m0; fp8.py Fp8LinearMethod scale_dtype float8_e8m0fnu, 0.33.0)
-            scale = 1 if shape.dsv4.get("expert_fp4") else 4
+            scale = 1 if shape.dsv4 and shape.dsv4.expert_fp4 else 4
             return Quant("fp8-block", block=_block(block, shape.file, "quantization_config.weight_block_size"), ignore=ignore, scale_bytes=scale)
         return Quant("fp8", ignore=ignore, static_input=static)
     if method == "mxfp4":
@@ -277,7 +278,7 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
             out.append(Tensor("lm_head.bias", vocab_rank))
     out += _norm(shape, "model.norm")
     if shape.dsv4:  # DeepseekV4Model's hyper-connection head, float32, whole on every rank
-        hc = shape.dsv4["hc_mult"]
+        hc = shape.dsv4.hc_mult
         out += [Tensor("model.hc_head_fn", hc, hc * h, dtype_bytes=4), Tensor("model.hc_head_base", hc, dtype_bytes=4),
                 Tensor("model.hc_head_scale", 1, dtype_bytes=4)]  # fmt: skip
     out += _per_layer_inputs(shape, tp)
@@ -616,17 +617,17 @@ def _dsv4_layer(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
     0.20.0 (vllm/model_executor/models/deepseek_v4.py) builds the same tensors but for the shared expert's rounding
     to whole blocks (none: the same wherever its blocks divide over the ranks, as DeepSeek-V4-Flash's 16 do) and
     e8m0 scales whatever expert_dtype."""
-    h, d, q, x = shape.hidden, shape.head_dim, shape.q_lora_rank or 0, shape.dsv4
+    h, d, q, x = shape.hidden, shape.head_dim, shape.q_lora_rank or 0, shape.part(DeepseekV4Dims)
     i = int(p.rsplit(".", 1)[1])
     ratio = shape.compress_ratios[i]
-    heads_rank, hc = shape.heads // tp, x["hc_mult"]
+    heads_rank, hc = shape.heads // tp, x.hc_mult
     mix = (2 + hc) * hc
     a, f = f"{p}.attn", f"{p}.ffn"
     out = [Tensor(f"{p}.attn_norm", h), Tensor(f"{p}.ffn_norm", h)]
     for part in ("attn", "ffn"):
         out += [Tensor(f"{p}.hc_{part}_fn", mix, hc * h, dtype_bytes=4), Tensor(f"{p}.hc_{part}_base", mix, dtype_bytes=4),
                 Tensor(f"{p}.hc_{part}_scale", 3, dtype_bytes=4)]  # fmt: skip
-    groups, o_rank = x["o_groups"], x["o_lora_rank"]
+    groups, o_rank = x.o_groups, x.o_lora_rank
     out += [Tensor(f"{a}.attn_sink", heads_rank, dtype_bytes=4), Tensor(f"{a}.fused_wqa_wkv", q + d, h, linear=True),
             Tensor(f"{a}.q_norm", q), Tensor(f"{a}.kv_norm", d), Tensor(f"{a}.wq_b", heads_rank * d, q, linear=True),
             Tensor(f"{a}.wo_a", groups * o_rank // tp, shape.heads * d // groups, linear=True),
@@ -639,15 +640,15 @@ def _dsv4_layer(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
     if ratio > 1:
         out += compressor(f"{a}.compressor", ratio, d)
     if ratio == 4:
-        ih, idim = x["index_heads"], x["index_head_dim"]
+        ih, idim = x.index_heads, x.index_head_dim
         out += [Tensor(f"{a}.indexer.wq_b", ih * idim, q, linear=True), Tensor(f"{a}.indexer.weights_proj", ih, h)]
         out += compressor(f"{a}.indexer.compressor", 4, idim)
-    e, fp4 = mlp.experts, bool(x["expert_fp4"])
+    e, fp4 = mlp.experts, x.expert_fp4
     width = mlp.expert_intermediate // tp
     out += [Tensor(f"{f}.gate", e, h), Tensor(f"{f}.experts.gate_up_proj", 2 * width, h, count=e, linear=True, fp4=fp4),
             Tensor(f"{f}.experts.down_proj", h, width, count=e, linear=True, fp4=fp4)]  # fmt: skip
-    if i < x["hash_layers"]:
-        out.append(Tensor(f"{f}.gate.tid2eid", shape.vocab, x["top_k"], dtype_bytes=4))
+    if i < x.hash_layers:
+        out.append(Tensor(f"{f}.gate.tid2eid", shape.vocab, x.top_k, dtype_bytes=4))
     elif shape.routing_bias:
         out.append(Tensor(f"{f}.gate.e_score_correction_bias", e, dtype_bytes=4))
     if mlp.shared_intermediate:
@@ -717,9 +718,9 @@ def _mla(shape: Shape, p: str, tp: int) -> list[Tensor]:
     if shape.indexer:  # DeepSeek V3.2's lightning indexer, whole on every rank (deepseek_v2.py Indexer, 0.33.0)
         x = shape.indexer
         out += [
-            Tensor(f"{p}.indexer.wq_b", x["heads"] * x["head_dim"], x["q_lora_rank"], linear=True),
-            Tensor(f"{p}.indexer.wk_weights_proj", x["head_dim"] + x["heads"], h),  # quant_config=None: the model's dtype
-            Tensor(f"{p}.indexer.k_norm", 2 * x["head_dim"], dtype_bytes=4),  # a LayerNorm's weight and bias, float32
+            Tensor(f"{p}.indexer.wq_b", x.heads * x.head_dim, x.q_lora_rank, linear=True),
+            Tensor(f"{p}.indexer.wk_weights_proj", x.head_dim + x.heads, h),  # quant_config=None: the model's dtype
+            Tensor(f"{p}.indexer.k_norm", 2 * x.head_dim, dtype_bytes=4),  # a LayerNorm's weight and bias, float32
         ]
     return out
 

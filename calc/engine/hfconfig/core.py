@@ -1,7 +1,8 @@
 """The config reading core: the layer kinds, the Shape and its parts (Mlp, Tower, Rope and the records of its
-mixers), ConfigError, the config's JSON object (load), a checkpoint's quantization under --quantization,
-the field reader (_Reader) and what the family readers share (_common, _uniform, _untied, the layer-kind
-patterns); and a cache-only Shape from a catalog model's fields (from_architecture).
+mixers, indexer and DeepSeek V4 dimensions), ConfigError, the config's JSON object (load), a checkpoint's
+quantization under --quantization, the field reader (_Reader) and what the family readers share (_common,
+_uniform, _untied, the layer-kind patterns); and a cache-only Shape from a catalog model's fields
+(from_architecture).
 """
 
 from __future__ import annotations
@@ -229,6 +230,29 @@ class GatedDeltaNet:
     conv_kernel: int
 
 
+@dataclass(frozen=True)
+class Indexer:
+    """DeepSeek V3.2's lightning indexer's dimensions (vllm/model_executor/models/deepseek_v2.py, Indexer)."""
+
+    heads: int
+    head_dim: int
+    q_lora_rank: int
+
+
+@dataclass(frozen=True)
+class DeepseekV4Dims:
+    """DeepSeek V4's dimensions beyond the Shape's (vllm/models/deepseek_v4/nvidia/model.py and attention.py)."""
+
+    o_lora_rank: int
+    o_groups: int
+    hc_mult: int  # the hyper-connections' streams
+    index_heads: int
+    index_head_dim: int
+    hash_layers: int  # the first layers, routed by a token table (tid2eid)
+    top_k: int  # num_experts_per_tok: tid2eid's width
+    expert_fp4: bool  # expert_dtype fp4 (MXFP4 experts, e8m0 linear scales)
+
+
 _Part = TypeVar("_Part")
 
 
@@ -272,11 +296,10 @@ class Shape:
     # the recurrent mixer, a record of its kind: Mamba-2 (MAMBA and PARALLEL layers), Mamba-1 (MAMBA1), short conv (SHORT_CONV)
     mamba: Mamba2Mixer | Mamba1Mixer | ShortConvMixer | None = None
     linear: GatedDeltaNet | None = None  # the gated delta net of the LINEAR layers
-    indexer: dict[str, int] = field(default_factory=dict)  # DeepSeek V3.2's lightning indexer: heads, head_dim, q_lora_rank
-    # DeepSeek V4: each layer's compress ratio (0: sliding window only, 4 with an indexer, 128), and its dimensions:
-    # o_lora_rank, o_groups, hc_mult, index_heads, index_head_dim, hash_layers, shared (0 or 1), expert_fp4 (0 or 1)
+    indexer: Indexer | None = None  # DeepSeek V3.2's lightning indexer
+    # DeepSeek V4: each layer's compress ratio (0: sliding window only, 4 with an indexer, 128), and its dimensions
     compress_ratios: tuple[int, ...] = ()
-    dsv4: dict[str, int] = field(default_factory=dict)
+    dsv4: DeepseekV4Dims | None = None
     drafter_layers: int = 0
     # the MTP module's own ends vLLM swaps for the target's after loading (weights.drafter_as_loaded); none as read
     drafter_shared: frozenset[str] = frozenset()
@@ -300,9 +323,9 @@ class Shape:
         return self.kv_heads, self.head_dim
 
     def part(self, kind: type[_Part]) -> _Part:
-        """The part of `kind` this shape holds (its mixer or gated delta net), or a ValueError where it
-        holds none: a reader that needs one never reads a silent 0."""
-        for held in (self.mamba, self.linear):
+        """The part of `kind` this shape holds (its mixer, gated delta net, indexer or DeepSeek V4's
+        dimensions), or a ValueError where it holds none: a reader that needs one never reads a silent 0."""
+        for held in (self.mamba, self.linear, self.indexer, self.dsv4):
             if isinstance(held, kind):
                 return held
         raise ValueError(f"{self.file}: {self.architecture}: no {kind.__name__} was read from the config, and its layers need one")

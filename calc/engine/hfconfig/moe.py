@@ -4,7 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.engine.hfconfig.core import _SLIDING_OR_FULL, CHUNKED, FULL, MLA, ConfigError, Mlp, _common, _layer_types, _Reader, _uniform, _untied
+from calc.engine.hfconfig.core import (
+    _SLIDING_OR_FULL,
+    CHUNKED,
+    FULL,
+    MLA,
+    ConfigError,
+    DeepseekV4Dims,
+    Indexer,
+    Mlp,
+    _common,
+    _layer_types,
+    _Reader,
+    _uniform,
+    _untied,
+)
 
 
 def _glm4_moe(r: _Reader) -> dict[str, Any]:
@@ -228,7 +242,7 @@ def _deepseek_v32(r: _Reader) -> dict[str, Any]:
     r.int("index_topk")
     # topk_method "noaux_tc" gives each gate a float32 e_score_correction_bias (deepseek_v2.py DeepseekV2MoE)
     fields["routing_bias"] = r.get("topk_method", None) == "noaux_tc"
-    fields["indexer"] = {"heads": r.int("index_n_heads"), "head_dim": r.int("index_head_dim"), "q_lora_rank": q_lora}
+    fields["indexer"] = Indexer(heads=r.int("index_n_heads"), head_dim=r.int("index_head_dim"), q_lora_rank=q_lora)
     return fields
 
 
@@ -265,9 +279,9 @@ def _deepseek_v4(r: _Reader) -> dict[str, Any]:
     shared = 0 if shared is None else r.int("n_shared_experts")
     moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=width, shared_intermediate=shared * width)
     r.int("index_topk")  # the indexer's top-k buffer's width (DeepseekV4Model.topk_indices_buffer)
-    dsv4 = {"o_lora_rank": r.int("o_lora_rank"), "o_groups": r.int("o_groups"), "hc_mult": r.int("hc_mult"),
-            "index_heads": r.int("index_n_heads"), "index_head_dim": r.int("index_head_dim"), "hash_layers": r.int("num_hash_layers", minimum=0),
-            "top_k": r.int("num_experts_per_tok"), "expert_fp4": int(expert_dtype == "fp4")}  # fmt: skip
+    dsv4 = DeepseekV4Dims(o_lora_rank=r.int("o_lora_rank"), o_groups=r.int("o_groups"), hc_mult=r.int("hc_mult"),
+                          index_heads=r.int("index_n_heads"), index_head_dim=r.int("index_head_dim"),
+                          hash_layers=r.int("num_hash_layers", minimum=0), top_k=r.int("num_experts_per_tok"), expert_fp4=expert_dtype == "fp4")  # fmt: skip
     return {**_common(r), "attention_bias": False, "output_bias": False, "kv_heads": 1, "layers": (MLA,) * n, "mlps": (moe,) * n,
             "q_lora_rank": r.int("q_lora_rank"), "qk_rope_head_dim": r.int("qk_rope_head_dim"), "sliding_window": r.int("sliding_window"),
             "routing_bias": r.get("topk_method", None) == "noaux_tc", "compress_ratios": tuple(ratios[:n]), "dsv4": dsv4}  # fmt: skip
