@@ -63,7 +63,10 @@ def test_gemma3n_e4b_language_model_count() -> None:
     assert TEXT + 15 * (2 * 2 * D * H + D) == 6_866_696_688
     # the full and the sliding layers keep their own cos/sin caches (rope_theta and rope_local_base_freq)
     assert [(r.kind, r.positions, r.rotary_dim) for r in s.ropes] == [("full", 32768, 256), ("sliding", 32768, 256)]
-    assert s.per_layer == {"hidden": 256, "vocab": 262144, "altup": 4, "laurel": 64}
+    assert s.per_layer == hfconfig.PerLayerInputs(hidden=256, vocab=262144, altup=4, laurel=64)
+    # Gemma 3n's layers (AltUp) need LAuReL's rank too: refused by name where it was not read, never a rank of 0
+    with pytest.raises(ValueError, match="a Gemma 3n layer needs altup_num_inputs and laurel_rank"):
+        weights.tensors(replace(s, per_layer=replace(s.per_layer, laurel=None)), 1)
 
 
 @pytest.mark.parametrize("tp", [2, 4, 8])

@@ -106,7 +106,7 @@ def test_gemma4_e4b_language_model_count() -> None:
     published 150M and 300M that is 8.0B, the published total with embeddings."""
     h, hpl, ffn, d, dg = 2560, 256, 10240, 256, 512
     s = text_only(SMALL)
-    assert (s.full_kv, s.kv_heads, s.per_layer) == ((2, 512), 2, {"hidden": 256, "vocab": 262144})
+    assert (s.full_kv, s.kv_heads, s.per_layer) == ((2, 512), 2, hfconfig.PerLayerInputs(hidden=256, vocab=262144))
     assert s.layers[:24].count(hfconfig.FULL) == 4 and s.layers[24:].count(hfconfig.SHARED_FULL) == 3
     assert s.layers[24:].count(hfconfig.SHARED_SLIDING) == 15
     inputs = V * h + h + V * 42 * hpl + 42 * hpl * h + hpl

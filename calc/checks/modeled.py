@@ -116,7 +116,7 @@ def model_report(i: ModelInputs) -> ModelReport:
             "without a method or model ('num_speculative_tokens was provided but without speculative model', vllm/config/speculative.py, 0.33.0)"
         )
     if shape.per_layer:
-        wide = len(shape.layers) * shape.per_layer["hidden"]
+        wide = len(shape.layers) * shape.per_layer.hidden
         gemma = "gemma4" if shape.architecture.startswith("Gemma4") else "gemma3n"
         first = "0.19.0" if gemma == "gemma4" else "0.10.1.1"
         shared = any(kind in (hfconfig.SHARED_FULL, hfconfig.SHARED_SLIDING) for kind in shape.layers)

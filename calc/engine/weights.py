@@ -59,6 +59,7 @@ from calc.engine.hfconfig import (
     Mamba1Mixer,
     Mamba2Mixer,
     Mlp,
+    PerLayerInputs,
     Shape,
     ShortConvMixer,
     Tower,
@@ -317,13 +318,14 @@ def _per_layer_inputs(shape: Shape, tp: int) -> list[Tensor]:
     per_layer_model_projection (ColumnParallelLinear to that width), per_layer_projection_norm, and
     altup_num_inputs - 1 AltUp projections in and as many out (ColumnParallelLinear of hidden_size),
     all divided over the ranks but the norm."""
-    if not shape.per_layer:
+    x = shape.per_layer
+    if not x:
         return []
-    h, n = shape.hidden, shape.per_layer.get("altup", 1)  # Gemma 4 (gemma4.py Gemma4Model, 0.19.0 to 0.33.0): no AltUp
-    wide = len(shape.layers) * shape.per_layer["hidden"]
-    vocab = cdiv(cdiv(shape.per_layer["vocab"], VOCAB_PADDING) * VOCAB_PADDING, tp)
+    h, n = shape.hidden, 1 if x.altup is None else x.altup  # Gemma 4 (gemma4.py Gemma4Model, 0.19.0 to 0.33.0): no AltUp
+    wide = len(shape.layers) * x.hidden
+    vocab = cdiv(cdiv(x.vocab, VOCAB_PADDING) * VOCAB_PADDING, tp)
     out = [Tensor("model.embed_tokens_per_layer", vocab, wide), Tensor("model.per_layer_model_projection", cdiv(wide, tp), h, linear=True),
-           Tensor("model.per_layer_projection_norm", shape.per_layer["hidden"])]  # fmt: skip
+           Tensor("model.per_layer_projection_norm", x.hidden)]  # fmt: skip
     out += [Tensor(f"model.altup_projections.{i}", h // tp, h, linear=True) for i in range(n - 1)]
     out += [Tensor(f"model.altup_unembed_projections.{i}", h // tp, h, linear=True) for i in range(n - 1)]
     return out
@@ -334,7 +336,10 @@ def _gemma3n_layer(shape: Shape, p: str, tp: int) -> list[Tensor]:
     prediction_coefs, modality_router, replicated; router_norm; correct_output_scale, float32),
     Gemma3nLaurelBlock (linear_left column-, linear_right row-parallel; post_laurel_norm) and the
     per-layer input gate and projection (ReplicatedLinear)."""
-    h, n, rank, hpl = shape.hidden, shape.per_layer["altup"], shape.per_layer["laurel"], shape.per_layer["hidden"]
+    x = shape.part(PerLayerInputs)
+    h, n, rank, hpl = shape.hidden, x.altup, x.laurel, x.hidden
+    if n is None or rank is None:
+        raise ValueError(f"{shape.file}: a Gemma 3n layer needs altup_num_inputs and laurel_rank, and the config's were not read")
     return [Tensor(f"{p}.altup.correction_coefs", n, n), Tensor(f"{p}.altup.prediction_coefs", n * n, n),
             Tensor(f"{p}.altup.modality_router", n, h), Tensor(f"{p}.altup.router_norm", h),
             Tensor(f"{p}.altup.correct_output_scale", h, dtype_bytes=4),
@@ -564,10 +569,10 @@ def _layer(shape: Shape, prefix: str, kind: str, mlp: Mlp, tp: int) -> list[Tens
         heads_rank = shape.heads // tp
         out += [Tensor(f"{prefix}.self_attn.q_proj", heads_rank * d, h, linear=True), Tensor(f"{prefix}.self_attn.o_proj", h, heads_rank * d, linear=True),
                 Tensor(f"{prefix}.self_attn.q_norm", d)]  # fmt: skip
-    if shape.per_layer and "altup" in shape.per_layer:
+    if shape.per_layer and shape.per_layer.altup is not None:
         out += _gemma3n_layer(shape, prefix, tp)
     elif shape.per_layer:  # gemma4.py Gemma4DecoderLayer: the per-layer input gate and projection, ReplicatedLinear
-        hpl = shape.per_layer["hidden"]
+        hpl = shape.per_layer.hidden
         out += [Tensor(f"{prefix}.per_layer_input_gate", hpl, h, linear=True), Tensor(f"{prefix}.per_layer_projection", h, hpl, linear=True)]
     elif kind == MLA:
         out += _mla(shape, prefix + ".self_attn", tp)

@@ -1,15 +1,15 @@
 """The config reading core: the layer kinds, the Shape and its parts (Mlp, Tower, Rope and the records of its
-mixers, indexer and DeepSeek V4 dimensions), ConfigError, the config's JSON object (load), a checkpoint's
-quantization under --quantization, the field reader (_Reader) and what the family readers share (_common,
-_uniform, _untied, the layer-kind patterns); and a cache-only Shape from a catalog model's fields
-(from_architecture).
+mixers, indexer, DeepSeek V4 dimensions and per-layer inputs), ConfigError, the config's JSON object
+(load), a checkpoint's quantization under --quantization, the field reader (_Reader) and what the family
+readers share (_common, _uniform, _untied, the layer-kind patterns); and a cache-only Shape from a catalog
+model's fields (from_architecture).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from calc import jsontext
@@ -253,6 +253,16 @@ class DeepseekV4Dims:
     expert_fp4: bool  # expert_dtype fp4 (MXFP4 experts, e8m0 linear scales)
 
 
+@dataclass(frozen=True)
+class PerLayerInputs:
+    """Gemma 3n's and Gemma 4's per-layer inputs (vllm/model_executor/models/gemma3n.py and gemma4.py)."""
+
+    hidden: int
+    vocab: int
+    altup: int | None = None  # Gemma 3n's AltUp inputs; Gemma 4 has no AltUp
+    laurel: int | None = None  # Gemma 3n's LAuReL rank; Gemma 4 has no LAuReL
+
+
 _Part = TypeVar("_Part")
 
 
@@ -310,7 +320,7 @@ class Shape:
     quantization: jsontext.JsonObject | None = None
     tower: Tower | None = None  # a multimodal model's vision tower and projector
     ropes: tuple[Rope, ...] = ()  # the rotary embeddings' cos/sin caches vLLM builds (not in the checkpoint)
-    per_layer: dict[str, int] = field(default_factory=dict)  # Gemma 3n: hidden and vocab of the per-layer inputs, altup inputs, laurel rank
+    per_layer: PerLayerInputs | None = None  # Gemma 3n and Gemma 4: the per-layer inputs (Gemma 3n's: with AltUp and LAuReL)
     # Gemma 4: the full-attention layers' own KV heads and head_dim (global_head_dim; num_global_key_value_heads under
     # attention_k_eq_v), where kv_heads and head_dim are the sliding layers'; None: every layer the same
     full_kv: tuple[int, int] | None = None
@@ -323,9 +333,9 @@ class Shape:
         return self.kv_heads, self.head_dim
 
     def part(self, kind: type[_Part]) -> _Part:
-        """The part of `kind` this shape holds (its mixer, gated delta net, indexer or DeepSeek V4's
-        dimensions), or a ValueError where it holds none: a reader that needs one never reads a silent 0."""
-        for held in (self.mamba, self.linear, self.indexer, self.dsv4):
+        """The part of `kind` this shape holds (its mixer, gated delta net, indexer, DeepSeek V4 dimensions or
+        per-layer inputs), or a ValueError where it holds none: a reader that needs one never reads a silent 0."""
+        for held in (self.mamba, self.linear, self.indexer, self.dsv4, self.per_layer):
             if isinstance(held, kind):
                 return held
         raise ValueError(f"{self.file}: {self.architecture}: no {kind.__name__} was read from the config, and its layers need one")

@@ -19,6 +19,7 @@ from calc.engine.hfconfig.core import (
     SLIDING,
     ConfigError,
     Mlp,
+    PerLayerInputs,
     Said,
     Tower,
     _common,
@@ -289,8 +290,8 @@ def _gemma3n(r: _Reader) -> dict[str, Any]:
         raise ConfigError(r.file, r.prefix + "hidden_activation", activation, "gelu_pytorch_tanh (gemma3n.py Gemma3nMLP raises otherwise)")
     if not r.flag("altup_correct_scale", True):
         raise ConfigError(r.file, r.prefix + "altup_correct_scale", False, "true (gemma3n.py asserts it)")
-    per_layer = {"hidden": r.int("hidden_size_per_layer_input"), "vocab": r.int("vocab_size_per_layer_input"),
-                 "altup": r.int("altup_num_inputs"), "laurel": r.int("laurel_rank")}  # fmt: skip
+    per_layer = PerLayerInputs(hidden=r.int("hidden_size_per_layer_input"), vocab=r.int("vocab_size_per_layer_input"),
+                               altup=r.int("altup_num_inputs"), laurel=r.int("laurel_rank"))  # fmt: skip
     return {**_common(r, qk_norm="head"), "layers": tuple(kinds), "mlps": tuple(Mlp(intermediate=v) for v in sizes),
             "sliding_window": r.int("sliding_window"), "extra_norms": (*_GEMMA_NORMS, "post_per_layer_input_norm"),
             "per_layer": per_layer}  # fmt: skip
@@ -353,7 +354,7 @@ def _gemma4(r: _Reader) -> dict[str, Any]:
     else:
         mlps = tuple(Mlp(intermediate=intermediate * (wide if i >= first else 1)) for i in range(n))
     hpl = r.int("hidden_size_per_layer_input", 0, minimum=0) if r.get("hidden_size_per_layer_input", None) is not None else 0
-    per_layer = {"hidden": hpl, "vocab": r.int("vocab_size_per_layer_input", common["vocab"])} if hpl else {}
+    per_layer = PerLayerInputs(hidden=hpl, vocab=r.int("vocab_size_per_layer_input", common["vocab"])) if hpl else None
     if hpl:
         norms += ("post_per_layer_input_norm",)
     window = r.int("sliding_window") if SLIDING in kinds or SHARED_SLIDING in kinds else None
