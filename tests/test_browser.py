@@ -984,7 +984,9 @@ def test_parity_of_the_config_model(live, catalog):
         }
         requests.append(raw)
     for _ in range(12):  # no pin on a discrete card: the pool predicted, with the scheduler's fields empty and the switches random
-        switches = {name: rng.choice(["", "on"]) for name in ("enforce_eager", "offline", "no_flashinfer_sampler", "allow_long_max_model_len")}
+        switches = {
+            name: rng.choice(["", "on"]) for name in ("enforce_eager", "offline", "no_flashinfer_sampler", "allow_long_max_model_len", "compile_cached")
+        }
         raw = {**d, "config": rng.choice(CONFIGS).read_text(), "box": rng.choice(["h100-sxm", "rtx-4090", "l40s", "a100-80gb", "b200"]),
                "tp": str(rng.choice([1, 2, 4])), "max_model_len": str(rng.choice([4096, 32768])), "pin": "", "seats": "", "prefill_budget": "",
                "engine_version": rng.choice(["", "0.11.0", "0.21.0"]), "speculative_tokens": rng.choice(["0", "2"]), **switches}  # fmt: skip

@@ -240,6 +240,7 @@ class CardPrediction:
     activation_peak_bytes: int
     forward_peak_bytes: int
     sampler_warmup_bytes: int
+    compile_block_bytes: int  # what a first start's compile holds at once in the profile (predict.compile_block); 0 when none
     non_torch_bytes: int
     cuda_graph_bytes: int
     terms: dict[str, PredictedTerm]
@@ -331,4 +332,5 @@ REPORT_KEYS = ("modeled", "architecture", "family", "layers", "tp", "kv_cache_dt
                "kv_tokens", "kv_tokens_all_replicas", "max_concurrency", "kv_blocks", "largest_max_model_len", "pp", "dp", "enable_expert_parallel",
                "ep_size", "world_size", "ranks", "lora", "tower", "offload", "notes")  # fmt: skip
 CARD_KEYS = ("card", "card_source", "total_memory_bytes", "gpu_memory_utilization", "requested_bytes", "max_num_seqs", "max_num_batched_tokens",
-             "batch_source", "activation_peak_bytes", "forward_peak_bytes", "sampler_warmup_bytes", "non_torch_bytes", "cuda_graph_bytes")  # fmt: skip
+             "batch_source", "activation_peak_bytes", "forward_peak_bytes", "sampler_warmup_bytes", "compile_block_bytes", "non_torch_bytes",
+             "cuda_graph_bytes")  # fmt: skip

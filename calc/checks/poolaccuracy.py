@@ -135,6 +135,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         quantization=e.quantization or ("awq" if FORCED_AWQ in logs[e.log] else None),
         drafter=drafts > 0,
         speculative_tokens=drafts,
+        compile_cached=compile_cached(logs[e.log]),
     )
     weights_bytes, weights_source = _stated_weights(e, r)
     p = predict.predict(shape, card, start, predict.experts_per_token(config), predict.Given(weights_bytes, weights_source))
@@ -151,6 +152,24 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
     return Row(e.index, e.label, e.log, e.url or urls.get(e.log, ""), held_out(e.index), int(r.available_kv_bytes.value), p, terms, said,
                shape.family, era_of(release), release, len(shape.layers), shape.tower is not None, card.nvls,
                predict.nccl_cumem(e.engine_version))  # fmt: skip
+
+
+_COMPILE_TIME = re.compile(r"torch\.compile (?:took|takes):? ([0-9.]+) s|\(compilation: ([0-9.]+) s\)")
+CACHED_COMPILE_SECONDS = 5  # a compile this quick loaded the compiled graph: a cold one takes 12 s and more in these logs
+
+
+def compile_cached(text: str) -> bool:
+    """Whether the start loaded its compiled graph from vLLM's cache (predict.compile_block): the log
+    says so ('Directly load AOT compilation', 'Directly load the compiled graph(s)'), or its compile
+    took under CACHED_COMPILE_SECONDS ('torch.compile took 0.54 s in total', 'init engine ...
+    (compilation: 0.11 s)'); a log that says it compiled ('Compiling a graph for'), or says neither,
+    is a first start's."""
+    if "Compiling a graph for" in text:
+        return False
+    if "Directly load" in text:
+        return True
+    m = _COMPILE_TIME.search(text)
+    return m is not None and float(m[1] or m[2]) < CACHED_COMPILE_SECONDS
 
 
 _FLASHINFER_SAMPLER = "Using FlashInfer for top-p & top-k sampling"  # v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__

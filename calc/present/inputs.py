@@ -402,6 +402,15 @@ TABLE: tuple[Input, ...] = (
         "long max_model_len allowed",
         "with a card: VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, so a max_model_len above the model's max_position_embeddings starts",
     ),
+    Input(
+        "compile_cached",
+        "--compile-cached",
+        None,
+        "switch",
+        "compiled graph cached",
+        "with a card: vLLM loads the compiled model from its cache (a start after the first of the same model and settings), "
+        "so nothing is compiled inside the profile",
+    ),
     # speculative decoding
     Input("drafter", "--drafter", None, "switch", "drafter", "the speculative drafter loads with the model", "Drafter (speculative decoding) on"),
     Input(
@@ -787,6 +796,7 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("flashinfer_installed"),
         use("no_flashinfer_sampler"),
         use("allow_long_max_model_len"),
+        use("compile_cached"),
         use("speculative_tokens", "", default="0"),
         use("dcp", default="1"),
         use("no_prefix_caching", group="caching"),
@@ -856,6 +866,11 @@ FORMS: dict[str, tuple[Use, ...]] = {
             "allow_long_max_model_len",
             label="VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
             form_help="A max_model_len above the model's max_position_embeddings starts rather than being refused (a predicted pool only)",
+        ),
+        use(
+            "compile_cached",
+            label="Compiled graph in vLLM's cache",
+            form_help="A start after the first of the same model and settings: nothing is compiled inside the profile (a predicted pool only)",
         ),
         use("pin", form_help="Bytes: " + SIZES + "; empty on a discrete card: the pool vLLM leaves, predicted"),
         use(

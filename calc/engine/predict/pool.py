@@ -15,12 +15,14 @@ from calc.engine.predict.graphs import capture_of, cuda_graph, graph_counts, mam
 from calc.engine.predict.terms import (
     Term,
     _gib,
+    compile_block,
     forward_peak,
     marlin_experts,
     moe_workspace,
     mxfp4_padding,
     nccl_cumem,
     non_torch,
+    pinned_block,
     plain_awq,
     sampler_warmup,
 )
@@ -60,6 +62,7 @@ class Start:
     speculative_tokens: int = 0  # --speculative-config's num_speculative_tokens: the query length of a decode step, the graphs' sizes
     allow_long_max_model_len: bool = False  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len above the model's own is taken
     quantization: str | None = None  # --quantization as given: awq by name keeps the plain AWQ kernel up to v0.23.x (plain_awq)
+    compile_cached: bool = False  # the compiled graph is in vLLM's cache (a start after the first): nothing compiles in the profile
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class Prediction:
     moe_workspace_bytes: int = 0  # the fused-expert workspace kept through the sampler's warm-up (moe_workspace)
     graphs: tuple[int, int] = (0, 0)  # the piecewise and full CUDA graphs the estimate counts (graph_counts); none where it is 0
     runner_v2: bool = False  # the start runs Model Runner V2 (model_runner_v2)
+    compile: Term = Term("compile", 0, "")  # what compiling the model holds at once in the profile (compile_block), inside `activation`
 
 
 def flashinfer_sampler(installed: bool, off: bool) -> bool | None:
@@ -225,29 +229,43 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes
     ws = moe_workspace(shape, s.tp, tokens, topk, rel, marlin)
-    peak = max(fwd.bytes, smp.bytes + residual + ws.bytes)
+    cb = compile_block(shape, s.tp, rel, not (s.enforce_eager or s.compile_cached), s.pp)
+    peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
+    pinned = cb.bytes if pinned_block(rel) else 0  # counted again as consumed once freed (v0.27.1 to v0.30.x)
     enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
     held = enc.held_bytes if enc else 0
     # The tower's own forward pass runs first, on the profile's dummy items, and frees all but its
     # outputs before the language model's (gpu_model_runner.py profile_run): the peak is the larger.
     enc_fwd = enc.forward_bytes if enc else 0
     enc_tower = shape.tower
+    kept = (
+        f"; and {_gib(pinned, up=True)} of it kept pinned past empty_cache(), counted as consumed (vllm/v1/worker/gpu_worker.py, v0.27.1 to v0.30.x)"
+        if pinned
+        else ""
+    )
     if enc and enc_tower and enc_fwd > peak + held:
         act = Term(
             "activation_peak",
-            enc_fwd,
+            enc_fwd + pinned,
             f"the vision tower's forward over the profile's {enc.items} dummy items ({enc.patches:,} patches; calc/engine/multimodal.py "
             f"encoder_forward_peak, from the model code; {multimodal.attention_live(enc_tower, s.tp, shape.dtype_bytes, rel)[1]}), "
-            "above the language model's pass and the sampler warm-up",
+            "above the language model's pass and the sampler warm-up" + kept,
         )
     else:
         act = Term(
             "activation_peak",
-            peak + held,
-            "the larger of the forward pass and the sampler warm-up: "
-            + (fwd.source if fwd.bytes >= smp.bytes + residual + ws.bytes else smp.source)
+            peak + held + pinned,
+            "the larger of the forward pass, the sampler warm-up and the compile's block: "
+            + (
+                cb.source
+                if cb.bytes == peak > max(fwd.bytes, smp.bytes + residual + ws.bytes)
+                else fwd.source
+                if fwd.bytes >= smp.bytes + residual + ws.bytes
+                else smp.source
+            )
             + (f"; plus {_gib(ws.bytes, up=True)} of fused-expert workspace kept through it ({ws.source})" if ws.bytes and fwd.bytes < peak else "")
-            + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else ""),
+            + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else "")
+            + kept,
         )
     nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version))
     capture = capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel)
@@ -362,7 +380,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
                       stage_pools, tightest, lterm, ws.bytes,
-                      graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2)  # fmt: skip
+                      graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb)  # fmt: skip
 
 
 def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:

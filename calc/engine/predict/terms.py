@@ -433,6 +433,45 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
                 f"sort; PyTorch SortStable.cu): {rows} rows x {vocab} logits x {per} B")  # fmt: skip
 
 
+COMBO_KERNELS_FROM = (0, 13)  # vllm/config/compilation.py: combo_kernels and benchmark_combo_kernel set for torch >= 2.9, v0.13.0 to v0.33.0
+PINNED_FROM = (0, 27)  # vllm/utils/mem_utils.py memory_profiling: the consumed memory read from free memory (total_consumed), v0.27.1
+PINNED_UNTIL = (0, 31)  # vllm/v1/worker/gpu_worker.py: _scoped_allocator_max_split(20) around profile_run too, v0.31.0
+EMBEDDING_PADDING = 64  # vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
+
+
+def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled: bool = True, pp: int = 1) -> Term:
+    """What a start that compiles the model (its first, with no compiled graph in vLLM's cache) holds
+    at once while it compiles, inside the profile's window: vLLM turns on Inductor's combo kernels
+    and their benchmarking (vllm/config/compilation.py, v0.13.0 on), and Inductor benchmarks a
+    candidate kernel on full-size random copies of its arguments, the model's weights among them.
+    The largest weight an Inductor kernel reads is the embedding (a gather; the linear layers and the
+    experts are custom ops), so the block is taken as the embedding a rank holds, rows padded to 64
+    x hidden x the model's dtype. Where that is above the profile's own peak it is the peak: the
+    public cold starts print 0.71 GiB of transient memory for Qwen3-4B (an embedding of 0.72 GiB),
+    0.44 for Qwen2.5-1.5B (0.43), where their starts that load the compiled graph from the cache
+    print 0.15 and 0.12. The size is fitted to those starts, not read from Inductor's code; a start
+    that loads its compiled graph ('Directly load AOT compilation'), or runs --enforce-eager, compiles
+    nothing, and under pipeline parallel the block is not modeled. From v0.27.1 to v0.30.x a freed
+    block can stay pinned by a later small allocation past empty_cache() and count as consumed
+    (pinned_block); v0.31.0 limits the split during the profile run, as its comment says."""
+    if not compiled:
+        return Term("compile", 0, "nothing is compiled in the profile: --enforce-eager, or the compiled graph loaded from vLLM's cache")
+    if rel < COMBO_KERNELS_FROM:
+        return Term("compile", 0, "before v0.13.0 vLLM leaves Inductor's combo kernels and their benchmarking off")
+    if pp > 1:
+        return Term("compile", 0, "under pipeline parallel the compile's block is not modeled")
+    rows = -(-(-(-shape.vocab // EMBEDDING_PADDING) * EMBEDDING_PADDING) // tp)
+    b = rows * shape.hidden * shape.dtype_bytes
+    return Term("compile", b, f"a first start compiles the model inside the profile, its benchmarks on copies of the weights as large as "
+                f"the embedding, {rows:,} x {shape.hidden:,} x {shape.dtype_bytes} B a rank (vllm/config/compilation.py combo kernels, "
+                "v0.13.0; the size fitted to the public cold starts)")  # fmt: skip
+
+
+def pinned_block(rel: tuple[int, int]) -> bool:
+    """Whether the compile's block stays counted once freed (compile_block): v0.27.1 to v0.30.x."""
+    return PINNED_FROM <= rel < PINNED_UNTIL
+
+
 NCCL_CUMEM_FROM = (0, 10, 2)  # vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 up to v0.10.1.1; v0.10.2 has no such override
 
 

@@ -180,6 +180,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "flashinfer_installed": "",
         "no_flashinfer_sampler": "",
         "allow_long_max_model_len": "",
+        "compile_cached": "",
         "pin": box_values["pin"],
         "utilization": "",
         "overhead": "",
@@ -211,6 +212,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "flashinfer_installed": "Default off: the release's sampler (FlashInfer's only where vLLM installs it)",
         "no_flashinfer_sampler": "Default off: the release's sampler",
         "allow_long_max_model_len": "Default off: vLLM refuses a max_model_len above the model's own (vllm/config/model.py _get_and_verify_max_len)",
+        "compile_cached": "Default off: a first start, which compiles the model inside the profile (vllm/config/compilation.py combo kernels)",
         "pin": box_sources["pin"],
         "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
@@ -348,7 +350,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
                 "expected what that box has free (a value left from another box?)"
             )
     predicting = pin is None and card is not None
-    switches = {name: flag(raw, name) for name in ("enforce_eager", "offline", "flashinfer_installed", "no_flashinfer_sampler", "allow_long_max_model_len")}
+    switches = {
+        name: flag(raw, name)
+        for name in ("enforce_eager", "offline", "flashinfer_installed", "no_flashinfer_sampler", "allow_long_max_model_len", "compile_cached")
+    }
     sampler = take(errors, "no_flashinfer_sampler", lambda: predict.flashinfer_sampler(switches["flashinfer_installed"], switches["no_flashinfer_sampler"]))
     if "no_flashinfer_sampler" in errors:
         errors["no_flashinfer_sampler"] = (
@@ -368,7 +373,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             max_num_batched_tokens=prefill_typed, enforce_eager=switches["enforce_eager"], kv_cache_dtype=dtype, engine_version=version,
             offline=switches["offline"], cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
             flashinfer_sampler=sampler, quantization=method, allow_long_max_model_len=switches["allow_long_max_model_len"],
-            drafter=drafts > 0, speculative_tokens=drafts,
+            drafter=drafts > 0, speculative_tokens=drafts, compile_cached=switches["compile_cached"],
         )  # fmt: skip
         try:
             prefill = predict.batch_on(start, card, _batched_floor(config_text))[0]

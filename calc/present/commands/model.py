@@ -78,15 +78,16 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             speculative_tokens=_int(args, "speculative_tokens"),
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg, quantization=args.quantization, allow_long_max_model_len=args.allow_long_max_model_len,
+            compile_cached=args.compile_cached,
         )  # fmt: skip
         predict.check_start(start)
         if args.pin is not None:
             raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
     elif any((args.gpu_memory_utilization is not None, args.seats is not None, args.enforce_eager, args.offline, args.flashinfer_installed,
-              args.no_flashinfer_sampler, args.allow_long_max_model_len)):  # fmt: skip
+              args.no_flashinfer_sampler, args.allow_long_max_model_len, args.compile_cached)):  # fmt: skip
         raise InputError(
             "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline, --flashinfer-installed, --no-flashinfer-sampler, "
-            "--allow-long-max-model-len: found without a card, expected --gpu NAME or --total-memory SIZE"
+            "--allow-long-max-model-len, --compile-cached: found without a card, expected --gpu NAME or --total-memory SIZE"
         )
     pp = _int(args, "pp")
     if args.pp_layer_partition is not None and pp == 1:
@@ -369,6 +370,7 @@ def _with_prediction(r: modeled_module.ModelReport, card: predict_module.Card, s
         activation_peak_bytes=p.activation.bytes,
         forward_peak_bytes=p.forward.bytes,
         sampler_warmup_bytes=p.sampler.bytes,
+        compile_block_bytes=p.compile.bytes,
         non_torch_bytes=p.non_torch.bytes,
         cuda_graph_bytes=p.cuda_graph.bytes,
         terms=terms,
