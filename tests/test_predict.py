@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from calc.checks import poolaccuracy, records
-from calc.engine import hfconfig, multimodal, predict
+from calc.engine import hfconfig, multimodal, predict, weights
 from calc.engine.predict.cards import is_sm100, runs_flashinfer
 from calc.present import cli
 from calc.units import GiB, InputError, parse_size
@@ -559,21 +559,21 @@ def test_a_hybrid_needs_a_mamba_block_for_each_sequence_from_0_20() -> None:
     card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "h100-sxm"))
     start = predict.Start(max_model_len=262144, engine_version="0.21.0")
     p = predict.predict(shape, card, start)
-    blocks = 908  # the pool's blocks: one page of each of the 6 layers of a group
+    blocks = 904  # the pool's blocks: one page of each of the 6 layers of a group
     assert (p.verdict, p.max_num_seqs) == ("max_num_seqs", 1024)
-    assert p.reason.startswith("vLLM refuses: max_num_seqs (1024) exceeds the 908 Mamba cache blocks the pool holds")
+    assert p.reason.startswith("vLLM refuses: max_num_seqs (1024) exceeds the 904 Mamba cache blocks the pool holds")
     assert predict.predict(shape, card, replace(start, max_num_seqs=blocks)).verdict == "starts"
     assert predict.predict(shape, card, replace(start, max_num_seqs=2048)).verdict == "max_num_seqs"
     assert predict.predict(shape, card, replace(start, enforce_eager=True)).verdict == "starts"  # no graphs
     assert predict.predict(shape, card, replace(start, engine_version="0.19.0")).verdict == "starts"  # capped, not refused
     # a dense model's sequences need no block of their own
     assert not predict.mamba_graphs(_shape("qwen3-8b"), (0, 21), False)
-    # the fix is the most sequences that start: fewer graphs captured leave a few more blocks (923)
+    # the fix is the most sequences that start: fewer graphs captured leave a few more blocks (919)
     fix = next(f for f in predict.fixes(shape, card, start) if f.change.startswith("max_num_seqs"))
-    assert fix.flags == "--max-num-seqs 923" and fix.prediction.verdict == "starts"
-    assert predict.predict(shape, card, replace(start, max_num_seqs=924)).verdict == "max_num_seqs"
+    assert fix.flags == "--max-num-seqs 919" and fix.prediction.verdict == "starts"
+    assert predict.predict(shape, card, replace(start, max_num_seqs=920)).verdict == "max_num_seqs"
     fit = predict.limits(shape, card, start)
-    assert (fit.max_num_seqs, fit.seqs_limited_by, fit.gpu_memory_utilization) == (923, "memory", Fraction(94, 100))  # 1,024 blocks at 0.94
+    assert (fit.max_num_seqs, fit.seqs_limited_by, fit.gpu_memory_utilization) == (919, "memory", Fraction(94, 100))  # 1,024 blocks at 0.94
 
 
 def test_a_further_cuda_graph_grows_with_the_layers_not_the_tp_size() -> None:
@@ -761,7 +761,7 @@ EXPECTED = {
     # v0.24.0 on an RTX 4090: 4.2 % over as first predicted, 0.9 % once the sampler's sort was read from
     # the source (38 B a logit, nothing fitted to this start); the log's 14.29 GiB of weights are 0.07 GiB
     # over the config's 14.22
-    "129-v0240-qwen25-7b-rtx4090-llm-infra-lab.log": (0.0090, 0.015),
+    "129-v0240-qwen25-7b-rtx4090-llm-infra-lab.log": (-0.0127, 0.015),
     # v0.22.1 on an RTX 3090, held out: 5.8 % over as first predicted; quantization=awq runs AWQLinearMethod,
     # which at 256 tokens or more dequantizes each weight whole before its matmul (awq.py apply, v0.22.0):
     # 4.5 % over once that rule was read from the source (the log's 'so forcing awq'); the printed graph
@@ -785,20 +785,22 @@ EXPECTED = {
     # log prints 2.89 GiB of weights and a 0.19 GiB graph estimate) 0.06 GiB over; under V0 0.7.2 through Ray
     # Serve, 0.19 GiB under: the printed non-torch term is 0.04 GiB against V0's fitted 0.35, the printed peak
     # 0.48 GiB against the modeled 0.36
-    "134-v0230-qwen25-15b-util055-rtx4080-laptop-llmso.log": (-0.0480, 0.06),
-    "135-v0230-qwen25-15b-util085-rtx4080-laptop-llmso.log": (-0.0219, 0.03),
-    "136-v0230-qwen25-15b-fp8-util085-rtx4080-laptop-llmso.log": (-0.0120, 0.03),
-    "137-v0230-qwen25-15b-util045-rtx4080-laptop-llmso.log": (-0.0811, 0.1),
+    "134-v0230-qwen25-15b-util055-rtx4080-laptop-llmso.log": (-0.0789, 0.08),
+    "135-v0230-qwen25-15b-util085-rtx4080-laptop-llmso.log": (-0.0357, 0.04),
+    "136-v0230-qwen25-15b-fp8-util085-rtx4080-laptop-llmso.log": (-0.0184, 0.03),
+    "137-v0230-qwen25-15b-util045-rtx4080-laptop-llmso.log": (-0.1336, 0.135),
     # the 0.23.0 laptop starts compiled (the same lab's e1-vanilla-startup.txt: 'compilation: 12.33 s'): with the
-    # compile's block (the 0.43 GiB embedding against a 0.13 GiB peak) each is 0.14 GiB under, where it was 0.16 over
-    "138-v0230-qwen25-15b-util033-rtx4080-laptop-llmso.log": (-0.5094, 0.65),  # 0.14 GiB under a 0.27 GiB pool
+    # compile's block (the 0.43 GiB embedding against a 0.13 GiB peak) and the allocator's rounding of the weights
+    # (0.09 GiB) each is 0.23 GiB under, where it was 0.16 over: on this WSL2 laptop under the V1 runner the cold
+    # transient the pools leave is about 0.2 GiB, not the embedding the V2 starts print
+    "138-v0230-qwen25-15b-util033-rtx4080-laptop-llmso.log": (-0.8417, 0.845),  # 0.23 GiB under a 0.27 GiB pool
     "139-v0200-qwen25-15b-util085-rtx4080-laptop-llmso.log": (-0.0353, 0.04),
     "140-v072-qwen25-15b-util060-rayserve-rtx4080-laptop-llmso.log": (-0.0512, 0.06),
-    "141-v0230-qwen25-15b-fp8-util07656-rtx4080-laptop-llmso.log": (-0.0142, 0.035),
-    "142-v0230-qwen25-15b-util065-rtx4080-laptop-llmso.log": (-0.0342, 0.045),
-    "143-v0230-qwen25-15b-util075-rtx4080-laptop-llmso.log": (-0.0267, 0.035),
-    "144-v0230-qwen25-15b-util036-rtx4080-laptop-llmso.log": (-0.2188, 0.3),
-    "145-v0230-qwen25-15b-util040-rtx4080-laptop-llmso.log": (-0.1245, 0.15),
+    "141-v0230-qwen25-15b-fp8-util07656-rtx4080-laptop-llmso.log": (-0.0215, 0.035),
+    "142-v0230-qwen25-15b-util065-rtx4080-laptop-llmso.log": (-0.0561, 0.06),
+    "143-v0230-qwen25-15b-util075-rtx4080-laptop-llmso.log": (-0.0436, 0.045),
+    "144-v0230-qwen25-15b-util036-rtx4080-laptop-llmso.log": (-0.3612, 0.365),
+    "145-v0230-qwen25-15b-util040-rtx4080-laptop-llmso.log": (-0.2054, 0.21),
     # Phi-2 on the llm-d-planner sweep's H100 (v0.19.0), added once PhiForCausalLM was read: 0.03 GiB over
     # a 69.0 GiB pool as first predicted (the printed peak 0.79 GiB against 0.77, non-torch 0.24 against 0.25)
     "146-v0190-phi-2-h100-llmd-planner.log": (0.0005, 0.005),
@@ -810,9 +812,9 @@ EXPECTED = {
     # measured by V2): the starts that compiled leave 8.59 GiB consumed and a 0.71 GiB transient, the one that loaded
     # its compiled graph from the cache (v0.30.0 through Xinference, held out) 7.89 and 0.15, against 7.80 and 0.14
     # modeled. With the compile's block (the 0.72 GiB embedding, counted again as consumed up to v0.30.x) as below
-    "147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log": (0.0213, 0.025),
-    "148-v0300-typhoon25-qwen3-4b-util070-rtx5060ti-wsl2-xinference-prp.log": (0.0293, 0.03),
-    "149-v0300-typhoon25-qwen3-4b-util090-rtx5060ti-wsl2-xinference-prp.log": (0.0067, 0.01),
+    "147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log": (-0.0151, 0.025),
+    "148-v0300-typhoon25-qwen3-4b-util070-rtx5060ti-wsl2-xinference-prp.log": (0.0098, 0.03),
+    "149-v0300-typhoon25-qwen3-4b-util090-rtx5060ti-wsl2-xinference-prp.log": (-0.0047, 0.01),
     # Llama 3.1 8B Instruct on an L4 under v0.11.0 at 32,000 tokens and 128 sequences: 0.32 GiB under, the peak and
     # non-torch terms (0.85 GiB modeled) being 0.53 GiB in the log
     "150-v0110-llama31-8b-l4-demo-env.log": (-0.0669, 0.07),
@@ -830,9 +832,9 @@ EXPECTED = {
     # which 0.34 the graph estimate, against 3.13, and 0.12 with 0.51 modeled). Once V2's own graph estimate is
     # modeled (0.34 GiB for these three, 0.40 for the Typhoon starts) each is over by what V2's consumed memory holds
     # beyond the weights and, where the start compiled from scratch, its larger transient
-    "153-v0310-qwen25-coder-15b-a100-40gb-sql-agent-rl.log": (0.0061, 0.01),
-    "154-v0300-qwen25-15b-fp16-tesla-t4-llm-lab.log": (0.0136, 0.015),
-    "155-v0300-qwen25-15b-fp16-prefix-cache-tesla-t4-llm-lab.log": (0.0136, 0.015),
+    "153-v0310-qwen25-coder-15b-a100-40gb-sql-agent-rl.log": (0.0034, 0.01),
+    "154-v0300-qwen25-15b-fp16-tesla-t4-llm-lab.log": (0.0032, 0.015),
+    "155-v0300-qwen25-15b-fp16-prefix-cache-tesla-t4-llm-lab.log": (0.0032, 0.015),
     # Qwen3 30B-A3B Instruct 2507 on an H100 under v0.10.2 at 6,144 tokens, the PyTorch sampler (its log: FlashInfer is
     # not available): 0.08 GiB under an 8.68 GiB pool, the printed peak 5.58 GiB against 5.54 modeled and the printed
     # non-torch term 0.07 GiB against 0.25. Held out, Qwen2.5 14B Instruct in float16 under TP 2 on two A100 40GB and V0
@@ -886,7 +888,11 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         "124": ("starts", "starts"), "125": ("starts", "starts"), "126": ("starts", "starts"),
         "127": ("starts", "starts"), "128": ("starts", "starts"), "129": ("starts", "starts"), "130": ("starts", "starts"),
         "131": ("starts", "starts"), "132": ("starts", "starts"), "133": ("starts", "starts"),
-        **{str(n): ("starts", "starts") for n in range(134, 158)},
+        **{str(n): ("starts", "starts") for n in range(134, 138)},
+        # a 0.27 GiB pool at utilization 0.33 on the 0.23.0 laptop, predicted 0.04 GiB as a first start (the compile's
+        # block and the allocator's rounding): less than the 4,096-token request, so refused where vLLM started
+        "138": ("starts", "max_model_len"),
+        **{str(n): ("starts", "starts") for n in range(139, 158)},
     }  # fmt: skip
 
 
@@ -932,12 +938,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (57, 0.0035, 0.048)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (28, 0.0053, 0.1016)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (57, 0.0034, 0.051)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (28, 0.0042, 0.1019)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 57 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.8 %; verdict right on 58 of 58" in out
-    assert "held out: 28 starts with a printed pool; median |error| +0.5 %, 90th percentile +10.2 %; verdict right on 29 of 29" in out
+    assert "fitted: 57 starts with a printed pool; median |error| +0.3 %, 90th percentile +5.1 %; verdict right on 57 of 58" in out
+    assert "held out: 28 starts with a printed pool; median |error| +0.4 %, 90th percentile +10.2 %; verdict right on 29 of 29" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -989,8 +995,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.067, 1.275)
-    assert round(float(held.median), 3) == 0.106
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.067, 1.157)
+    assert round(float(held.median), 3) == 0.104
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -1034,7 +1040,9 @@ def test_cli_on_a_card(capsys) -> None:
                "--gpu-memory-utilization", "0.9764", "--engine-version", "0.21.0", "--json"], capsys)  # fmt: skip
     assert r["requested_bytes"] == -(-parse_size("23.58 GiB") * 9764 // 10000)  # ceil(total x utilization)
     assert (r["max_num_seqs"], r["max_num_batched_tokens"]) == (256, 2048)
-    parts = r["weights_bytes_per_rank"] + r["activation_peak_bytes"] + r["non_torch_bytes"] + r["cuda_graph_bytes"]
+    # the weights as loaded: the count, and the allocator's 2 MiB segments for each parameter of 20 MiB or more (v0.21.0)
+    assert r["terms"]["weights"]["bytes"] == r["weights_bytes_per_rank"] + weights.allocator_rounding(_shape("qwen3-8b"), 1)
+    parts = r["terms"]["weights"]["bytes"] + r["activation_peak_bytes"] + r["non_torch_bytes"] + r["cuda_graph_bytes"]
     assert r["available_kv_bytes"] == r["requested_bytes"] - parts
     assert r["cuda_graph_bytes"] == predict.CUDA_GRAPH_PIECEWISE_FIRST + 36 * (
         50 * predict.CUDA_GRAPH_PIECEWISE_PER_LAYER + 34 * predict.CUDA_GRAPH_FULL_PER_LAYER
@@ -1401,14 +1409,14 @@ def test_the_catalog_states_the_held_out_accuracy(measured) -> None:
 
 def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> None:
     """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM under vLLM 0.28.0, its tower whole on each rank and no
-    images: 820,528 tokens at 16,384 is a concurrency of 50.0806; vLLM's line prints it to the
-    nearest hundredth, 50.08x, and the verdict says the same."""
+    images: 820,352 tokens at 16,384 is a concurrency of 50.0703; vLLM's line prints it to the
+    nearest hundredth, 50.07x, and the verdict says the same."""
     argv = ["model", "models/configs/qwen3-vl-30b-a3b-instruct/config.json", "--max-model-len", "16384", "--gpu", "h100-sxm", "--tp", "2",
             "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt", "image=0", "--engine-version", "0.28.0", "--compile-cached"]  # fmt: skip
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
-    assert "vLLM's verdict: starts (820,528 tokens, 50.08 requests of 16,384 at once)" in out
-    assert "maximum concurrency 50.08x at 16,384" in out
+    assert "vLLM's verdict: starts (820,352 tokens, 50.07 requests of 16,384 at once)" in out
+    assert "maximum concurrency 50.07x at 16,384" in out
 
 
 def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsys) -> None:
@@ -1469,9 +1477,9 @@ def test_auto_fits_the_length_to_the_pool(capsys) -> None:
     auto = _json([*QWEN3_8B_4090, "--max-model-len", "auto"], capsys)
     minus = _json([*QWEN3_8B_4090, "--max-model-len", "-1"], capsys)
     assert auto == minus
-    assert auto["max_model_len"] == own["largest_max_model_len"] == 34_304 < 40_960
+    assert auto["max_model_len"] == own["largest_max_model_len"] == 34_288 < 40_960
     assert auto["available_kv_bytes"] == own["available_kv_bytes"] and auto["verdict"] == "starts"
-    assert any("reduced to 34,304, the largest the pool holds" in n for n in auto["notes"])
+    assert any("reduced to 34,288, the largest the pool holds" in n for n in auto["notes"])
     whole = _json([*QWEN3_8B_4090[:-3], "--gpu", "h100-sxm", "--json", "--max-model-len", "auto"], capsys)
     assert whole["max_model_len"] == 40_960 and any("it fits whole" in n for n in whole["notes"])
     pool = _json([*QWEN3_8B_4090[:-3], "--pool", "5 GiB", "--json", "--max-model-len", "auto"], capsys)
@@ -1518,13 +1526,17 @@ def test_the_drafters_layers_load_with_the_model(capsys) -> None:
     plain, mtp = _json(argv, capsys), _json([*argv, "--speculative-tokens", "3"], capsys)
     drafter = mtp["drafter_bytes_per_rank"]
     assert drafter == plain["drafter_bytes_per_rank"] > 1.5 * 2**30  # one MTP decoder layer of 256 experts, bf16
-    assert plain["terms"]["weights"]["bytes"] == plain["weights_bytes_per_rank"]
-    assert mtp["terms"]["weights"]["bytes"] == mtp["weights_bytes_per_rank"] + drafter
+    # as loaded: each parameter of 20 MiB or more in a segment rounded up to 2 MiB (weights.allocator_rounding), the MTP layer's too
+    shape = _shape("qwen3.6-35b-a3b")
+    rounded, rounded_mtp = weights.allocator_rounding(shape, 1), weights.allocator_rounding(shape, 1, drafter=True)
+    assert 0 < rounded <= rounded_mtp < 4 * 2**20
+    assert plain["terms"]["weights"]["bytes"] == plain["weights_bytes_per_rank"] + rounded
+    assert mtp["terms"]["weights"]["bytes"] == mtp["weights_bytes_per_rank"] + drafter + rounded_mtp
     assert "with the drafter's layers 1.57 GiB" in mtp["terms"]["weights"]["source"]
     # the drafts also set the graphs: a decode step of 4 tokens, every size a multiple of 4 (graph_counts)
     graphs = plain["cuda_graph_bytes"] - mtp["cuda_graph_bytes"]
     assert "PIECEWISE=49, FULL=49 (3 drafted tokens" in mtp["terms"]["cuda_graph"]["source"]
-    assert plain["available_kv_bytes"] - mtp["available_kv_bytes"] == drafter - graphs
+    assert plain["available_kv_bytes"] - mtp["available_kv_bytes"] == drafter + rounded_mtp - rounded - graphs
     newest = _json([*argv[:-3], "--speculative-tokens", "3", "--json"], capsys)
     assert "PIECEWISE=51, FULL=49 (3 drafted tokens: Model Runner V2's own sizes)" in newest["terms"]["cuda_graph"]["source"]
 
@@ -1545,8 +1557,8 @@ def test_nccls_nvls_buffers_only_on_nvswitch_boards() -> None:
 
 def test_the_settings_that_fit_each_alone(capsys) -> None:
     """Qwen3-8B on an RTX 4090 at 16,000 tokens starts; the JSON says how far each setting goes with
-    the others as given: the longest length one request fits (34,304, the same as the report's
-    largest_max_model_len), sequences up to 1,832, where memory stops them before the batched
+    the others as given: the longest length one request fits (34,288, the same as the report's
+    largest_max_model_len), sequences up to 1,831, where memory stops them before the batched
     tokens (the sampler's warm-up grows a row a sequence, FlashInfer's 14 B a logit in Model Runner
     V2's second pass, v0.33.0; the graphs stop at 512), and the lowest utilization that starts,
     0.82: at 0.81 the pool no longer holds one request of 16,000 tokens (a first start, which holds
@@ -1554,13 +1566,13 @@ def test_the_settings_that_fit_each_alone(capsys) -> None:
     argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "16k", "--json"]
     r = _json(argv, capsys)
     fit = r["settings_that_fit"]
-    assert fit == {"max_model_len": 34_304, "max_num_seqs": 1832, "max_num_seqs_limited_by": "memory", "gpu_memory_utilization": 0.82}
+    assert fit == {"max_model_len": 34_288, "max_num_seqs": 1831, "max_num_seqs_limited_by": "memory", "gpu_memory_utilization": 0.82}
     assert fit["max_model_len"] == r["largest_max_model_len"]
     low = _json([*argv, "--gpu-memory-utilization", "0.82"], capsys)
     lower = _json([*argv, "--gpu-memory-utilization", "0.81"], capsys)
     assert (low["verdict"], lower["verdict"]) == ("starts", "max_model_len")
     assert cli.main(argv[:-1]) == 0
-    assert "each alone, the rest as given: max_model_len up to 34,304; max_num_seqs up to 1,832; gpu_memory_utilization from 0.82" in (capsys.readouterr().out)
+    assert "each alone, the rest as given: max_model_len up to 34,288; max_num_seqs up to 1,831; gpu_memory_utilization from 0.82" in (capsys.readouterr().out)
     # the model's own length caps it: vLLM refuses a longer one unless told to allow it
     h100 = _json([*argv[:2], "--gpu", "h100-sxm", "--max-model-len", "16k", "--json"], capsys)
     assert h100["largest_max_model_len"] > 40_960 == h100["settings_that_fit"]["max_model_len"]
@@ -1668,3 +1680,22 @@ def test_the_cli_takes_a_cached_compile(capsys) -> None:
 )
 def test_a_log_says_whether_it_compiled(line: str, cached: bool) -> None:
     assert poolaccuracy.compile_cached(line) is cached
+
+
+def test_the_load_rounds_each_large_parameter_to_2_mib() -> None:
+    """From v0.21.0 vLLM loads the model with max_split_size_mb at 20 (gpu_worker.py load_model), so
+    each parameter of 20 MiB or more holds its own segment, a multiple of 2 MiB, and 'Model loading
+    took' counts it. Qwen2.5-1.5B (fp16): the embedding, 151,936 x 1,536 x 2 B, 0.875 MiB short of a
+    multiple, and in each of 28 layers the fused gate_up_proj (1.5 MiB short) and down_proj (1.75);
+    qkv_proj and o_proj are under 20 MiB. The public starts under v0.30.0 and v0.31.0 print 2.98 GiB
+    for its 2.883 GiB of weights. Llama 3.1 8B's parameters are whole multiples: nothing."""
+    qwen = _shape("qwen2-1.5b-instruct")
+    assert weights.allocator_rounding(qwen, 1) == 917_504 + 28 * (1_572_864 + 1_835_008)
+    # within 0.01 GiB of the printed 2.98 (smaller blocks carved from 20 MiB segments leave a few MiB more, not modeled)
+    assert abs(weights.per_rank(qwen, 1).model + weights.allocator_rounding(qwen, 1) - 2.98 * GiB) < 0.01 * GiB
+    assert weights.allocator_rounding(_shape("llama-3.1-8b"), 1) == 0
+    card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "a100-40gb"))
+    before, after = (predict.predict(qwen, card, predict.Start(max_model_len=4096, engine_version=v)).weights for v in ("0.20.0", "0.21.0"))
+    assert after.bytes - before.bytes == weights.allocator_rounding(qwen, 1) and "max_split_size_mb 20" in after.source
+    printed = predict.Given(3 * GiB, "a log's loading line", rounding=False)  # a printed figure holds it already
+    assert predict.predict(qwen, card, predict.Start(max_model_len=4096, engine_version="0.21.0"), given=printed).weights.bytes == 3 * GiB

@@ -474,7 +474,7 @@ def prediction_given(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
     weights_from = f"calc/engine/weights.py from the {r.weights_source}" + (
         f", with the drafter's layers {fmt(drafter, 'GiB')} (they load with the model: gpu_model_runner.py load_model, 0.20.0)" if drafter else ""
     )
-    return predict.Given(r.weights_bytes_per_rank + drafter, weights_from, own, slots)
+    return predict.Given(r.weights_bytes_per_rank + drafter, weights_from, own, slots, rounding=not expert_split(r, shape))
 
 
 def expert_split(r: ModelReport, shape: hfconfig.Shape) -> bool:

@@ -138,7 +138,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         compile_cached=compile_cached(logs[e.log]),
     )
     weights_bytes, weights_source = _stated_weights(e, r)
-    p = predict.predict(shape, card, start, predict.experts_per_token(config), predict.Given(weights_bytes, weights_source))
+    p = predict.predict(shape, card, start, predict.experts_per_token(config), predict.Given(weights_bytes, weights_source, rounding=weights_bytes is None))
     if r.available_kv_bytes is None:
         raise InputError(f"{where}.log: {e.log} prints no pool")
     terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),

@@ -902,6 +902,44 @@ def per_rank(shape: Shape, tp: int = 1, total_size: int | None = None, source: s
     return Weights(round(model * scale) + buffers, round(drafter * scale), source, whole)
 
 
+ALLOCATOR_SPLIT_FROM = (0, 21)  # vllm/v1/worker/gpu_worker.py load_model: _scoped_allocator_max_split(max_split_size_mb=20), CUDA, v0.21.0
+ALLOCATOR_SPLIT_LIMIT = 20 << 20  # that max_split_size_mb, 20 MiB: PyTorch's least
+ALLOCATOR_LARGE_ROUND = 2 << 20  # c10/cuda/CUDACachingAllocator.cpp: a request of 10 MiB or more gets a segment of a multiple of 2 MiB
+FUSED_PARAMETERS = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj", "gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"}
+
+
+def _data_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
+    """The bytes of a tensor's own data, without the scales and zeros its packing keeps beside it."""
+    n = t.rows * t.cols * t.count
+    if t.fp4:
+        return n // 2
+    if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore):
+        return n * (t.dtype_bytes or dtype_bytes)
+    if quant.method in ("fp8", "fp8-block"):
+        return n
+    if quant.method in ("nvfp4", "mxfp4"):
+        return n // 2
+    return cdiv(n * quant.bits, 8)
+
+
+def allocator_rounding(shape: Shape, tp: int = 1, drafter: bool = False) -> int:
+    """What the load's allocator adds to 'Model loading took' beyond the weights' bytes on a CUDA
+    card from v0.21.0: vLLM loads the model with max_split_size_mb at 20 MiB (gpu_worker.py
+    _scoped_allocator_max_split), under which PyTorch's caching allocator neither splits a block for
+    a request of 20 MiB or more nor hands it a cached block much larger, so each such parameter holds
+    its own segment, a multiple of 2 MiB, and 'Model loading took' (torch's allocated bytes) counts
+    the segment. The parameters are vLLM's, fused where vLLM fuses them (QKVParallelLinear's
+    qkv_proj, MergedColumnParallelLinear's gate_up_proj; FusedMoE's experts are one tensor each),
+    their data alone (the scales are small tensors of their own); the drafter's layers where they load."""
+    quant = quant_of(shape)
+    fused: dict[str, int] = {}
+    for t in (t for t in tensors(shape, tp) if drafter or not t.drafter):
+        head, _, leaf = t.path.rpartition(".")
+        key = f"{head}.{FUSED_PARAMETERS.get(leaf, leaf)}"
+        fused[key] = fused.get(key, 0) + _data_bytes(t, quant, shape.dtype_bytes)
+    return sum(-b % ALLOCATOR_LARGE_ROUND for b in fused.values() if b >= ALLOCATOR_SPLIT_LIMIT)
+
+
 MTP_ENDS = ("embed_tokens", "shared_head.head")  # deepseek_mtp.py and glm4_moe_mtp.py: each MTP layer's own embedding and head
 
 

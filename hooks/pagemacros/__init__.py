@@ -13,14 +13,14 @@ from collections.abc import Callable
 
 from calc import units
 from calc.answers import guard, prefetch, report
-from calc.engine import budget, derive, fraction, gate, hfconfig, kv, kvlayout, predict
+from calc.engine import budget, derive, fraction, gate, hfconfig, kv, kvlayout, predict, weights
 from calc.units import GiB
 from hooks import calculator_page
 from hooks.pagemacros import catalog_reference, deployment, every_page, kv_pool, memory_budget, model_accuracy, several_models, start_up_memory, traces
 from hooks.pagemacros.build import Build, MacrosEnv, guarded
 
 GROUPS = (every_page, deployment, memory_budget, kv_pool, start_up_memory, several_models, model_accuracy, traces, catalog_reference)
-CALC_MODULES = (derive, gate, hfconfig, kv, kvlayout, fraction, budget, prefetch, guard, report, units, predict)  # the pages call these by module name
+CALC_MODULES = (derive, gate, hfconfig, kv, kvlayout, fraction, budget, prefetch, guard, report, units, predict, weights)  # the pages call these by module name
 
 
 def bound(build: Build, func: Callable[..., object]) -> Callable[..., object]:

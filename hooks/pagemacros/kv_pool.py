@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from calc import units
-from calc.engine import derive, fraction, hfconfig, kv, predict
+from calc.engine import derive, fraction, hfconfig, kv, predict, weights
 from calc.units import parse_size
 from hooks.figures import text
 from hooks.pagemacros.build import SERVING, Build, table
@@ -229,16 +229,28 @@ def fraction_check_table(build: Build, box_id: str = "rtx-5090-node") -> str:
     return table(("Fraction", "Note", f"Asks (of {fig(box['total_memory'])})", "Free at start", "vLLM"), rows)
 
 
+def _shipped(build: Build, config: str) -> hfconfig.Shape:
+    """A shipped config's shape (models/configs/NAME/config.json)."""
+    name = f"models/configs/{config}/config.json"
+    return hfconfig.shape(hfconfig.load((build.root / name).read_text(encoding="utf-8"), name), name)
+
+
 def plain_awq_extra(build: Build, config: str = "qwen2.5-7b", tokens: int = 2048) -> int:
     """What the plain AWQ kernel's whole weight adds to the forward peak of a shipped config on one rank
     (predict.forward_peak, dequantized against not), in bytes."""
-    path = build.root / "models" / "configs" / config / "config.json"
-    shape = hfconfig.shape(hfconfig.load(path.read_text(encoding="utf-8"), f"models/configs/{config}/config.json"), f"models/configs/{config}/config.json")
+    shape = _shipped(build, config)
     last = (predict.AUTO_AWQ_FROM[0], predict.AUTO_AWQ_FROM[1] - 1)
     return predict.forward_peak(shape, 1, tokens, 0, last, dequantized=True).bytes - predict.forward_peak(shape, 1, tokens, 0, last).bytes
 
 
+def load_rounding(build: Build, config: str, tp: int = 1) -> int:
+    """What the load's allocator adds to a shipped config's weights on a rank from v0.21.0
+    (weights.allocator_rounding), in bytes."""
+    return weights.allocator_rounding(_shipped(build, config), tp)
+
+
 MACROS = (
+    load_rounding,
     readings,
     reading,
     bytes_per_token_table,

@@ -180,6 +180,9 @@ class Given:
     weights_source: str = ""
     stage_weights: tuple[int, ...] | None = None
     stage_lora_slots: tuple[int, ...] | None = None
+    # whether the allocator's rounding (weights.allocator_rounding) is added: not to a figure vLLM printed ('Model
+    # loading took' holds it), nor under expert parallel (each rank's own experts are not what it counts)
+    rounding: bool = True
 
     def at(self, s: Start, t: Start) -> Given:
         """What holds for start `t` changed from `s`: all of it at the same TP and stages, none at others."""
@@ -220,6 +223,12 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                      + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
+    rounded = (
+        0 if not g.rounding or rel < weights.ALLOCATOR_SPLIT_FROM or card.vendor != "nvidia" or s.pp > 1 else weights.allocator_rounding(shape, s.tp, s.drafter)
+    )
+    if rounded:
+        wterm = Term("weights", wterm.bytes + rounded, f"{wterm.source}; and {_gib(rounded, up=True)} of segments the allocator rounds up to "
+                     "2 MiB, each parameter of 20 MiB or more in its own (gpu_worker.py load_model: max_split_size_mb 20, v0.21.0)")  # fmt: skip
     marlin = marlin_experts(shape, rel, card.vendor, s.marlin_experts)
     fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct", bool(plain_awq(rel, s.quantization, awq_checkpoint(shape), is_turing(card.name))))
     v2 = model_runner_v2(shape, rel, card.vendor)  # decided on the whole model, not a pipeline stage's layers
