@@ -1633,7 +1633,9 @@ def test_a_first_start_holds_the_compile_block() -> None:
     shape = _shape("qwen3-4b")
     embedding = 151_936 * 2560 * 2
     assert predict.compile_block(shape, 1, (0, 29)).bytes == embedding == 777_912_320
-    assert predict.compile_block(shape, 2, (0, 29)).bytes == 75_968 * 2560 * 2  # the vocabulary split over the ranks
+    assert predict.compile_block(shape, 2, (0, 28)).bytes == 75_968 * 2560 * 2  # the vocabulary split over the ranks
+    # from v0.29.0 an embedding split over ranks on a CUDA card gathers with vLLM's fused op, not an Inductor kernel
+    assert predict.compile_block(shape, 2, (0, 29)).bytes == 0 < predict.compile_block(shape, 2, (0, 29), vendor="amd").bytes
     assert predict.compile_block(shape, 1, (0, 12)).bytes == 0
     assert predict.compile_block(shape, 1, (0, 29), compiled=False).bytes == 0
     assert predict.compile_block(shape, 1, (0, 29), pp=2).bytes == 0

@@ -238,7 +238,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes
     ws = moe_workspace(shape, s.tp, tokens, topk, rel, marlin)
-    cb = compile_block(shape, s.tp, rel, not (s.enforce_eager or s.compile_cached), s.pp)
+    cb = compile_block(shape, s.tp, rel, not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
     pinned = cb.bytes if pinned_block(rel) else 0  # counted again as consumed once freed (v0.27.1 to v0.30.x)
     enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)

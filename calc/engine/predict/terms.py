@@ -437,9 +437,10 @@ COMBO_KERNELS_FROM = (0, 13)  # vllm/config/compilation.py: combo_kernels and be
 PINNED_FROM = (0, 27)  # vllm/utils/mem_utils.py memory_profiling: the consumed memory read from free memory (total_consumed), v0.27.1
 PINNED_UNTIL = (0, 31)  # vllm/v1/worker/gpu_worker.py: _scoped_allocator_max_split(20) around profile_run too, v0.31.0
 EMBEDDING_PADDING = 64  # vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
+FUSED_EMBEDDING_FROM = (0, 29)  # vocab_parallel_embedding.py use_fused_embedding: ops.vocab_parallel_embedding under TP on CUDA, v0.29.0
 
 
-def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled: bool = True, pp: int = 1) -> Term:
+def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled: bool = True, pp: int = 1, vendor: str = "nvidia") -> Term:
     """What a start that compiles the model (its first, with no compiled graph in vLLM's cache) holds
     at once while it compiles, inside the profile's window: vLLM turns on Inductor's combo kernels
     and their benchmarking (vllm/config/compilation.py, v0.13.0 on), and Inductor benchmarks a
@@ -451,7 +452,9 @@ def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled
     0.44 for Qwen2.5-1.5B (0.43), where their starts that load the compiled graph from the cache
     print 0.15 and 0.12. The size is fitted to those starts, not read from Inductor's code; a start
     that loads its compiled graph ('Directly load AOT compilation'), or runs --enforce-eager, compiles
-    nothing, and under pipeline parallel the block is not modeled. From v0.27.1 to v0.30.x a freed
+    nothing, and under pipeline parallel the block is not modeled. From v0.29.0 an unquantized
+    embedding under tensor parallel on a CUDA card gathers with vLLM's own fused op
+    (ops.vocab_parallel_embedding), not an Inductor kernel, so no such block. From v0.27.1 to v0.30.x a freed
     block can stay pinned by a later small allocation past empty_cache() and count as consumed
     (pinned_block); v0.31.0 limits the split during the profile run, as its comment says."""
     if not compiled:
@@ -460,6 +463,9 @@ def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled
         return Term("compile", 0, "before v0.13.0 vLLM leaves Inductor's combo kernels and their benchmarking off")
     if pp > 1:
         return Term("compile", 0, "under pipeline parallel the compile's block is not modeled")
+    if tp > 1 and rel >= FUSED_EMBEDDING_FROM and vendor == "nvidia":
+        return Term("compile", 0, "from v0.29.0 the embedding gathers with vLLM's fused op under tensor parallel "
+                    "(vocab_parallel_embedding.py use_fused_embedding), not an Inductor kernel")  # fmt: skip
     rows = -(-(-(-shape.vocab // EMBEDDING_PADDING) * EMBEDDING_PADDING) // tp)
     b = rows * shape.hidden * shape.dtype_bytes
     return Term("compile", b, f"a first start compiles the model inside the profile, its benchmarks on copies of the weights as large as "
