@@ -127,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     for kind, group, g in poolaccuracy.by_group(rows):
         print(f"{kind} {group}: {g.starts} with a printed pool; median |error| {_pct(g.median)}, 90th percentile {_pct(g.p90)}; "
               f"verdict right on {g.verdicts_right} of {g.verdicts}")  # fmt: skip
+    for t in poolaccuracy.term_errors(rows):
+        print(f"term {poolaccuracy.TERM_NAMES[t.term]}, {t.era or 'every era'}: {t.starts} starts print it; median |error| "
+              f"{t.median / gib:.2f} GiB ({_pct(t.median_relative)}), 90th percentile {t.p90 / gib:.2f} GiB")  # fmt: skip
     for name, s in summaries.items():
         print(f"{name}: {s.starts} starts with a printed pool; median |error| {_pct(s.median)}, 90th percentile {_pct(s.p90)}; "
               f"verdict right on {s.verdicts_right} of {s.verdicts}")  # fmt: skip

@@ -1701,3 +1701,26 @@ def test_the_load_rounds_each_large_parameter_to_2_mib() -> None:
     assert after.bytes - before.bytes == weights.allocator_rounding(qwen, 1) and "max_split_size_mb 20" in after.source
     printed = predict.Given(3 * GiB, "a log's loading line", rounding=False)  # a printed figure holds it already
     assert predict.predict(qwen, card, predict.Start(max_model_len=4096, engine_version="0.21.0"), given=printed).weights.bytes == 3 * GiB
+
+
+def test_each_printed_term_beside_the_prediction(measured) -> None:
+    """The KV page's table of the terms the logs print: each compared as the release composes it. From
+    v0.27.1 the printed peak is the transient and the graph estimate together (the T4 start of v0.30.0
+    prints 0.46 GiB: 0.12 of transient, 0.34 of graphs), less the compile's block pinned as consumed up
+    to v0.30.x; the graph estimate only from v0.20.0, where it comes off the pool."""
+    rows, _ = measured
+    t4 = next(r for r in rows if r.log.endswith("154-v0300-qwen25-15b-fp16-tesla-t4-llm-lab.log"))
+    p = t4.prediction
+    assert p.compile.bytes == 0 and poolaccuracy.predicted_term(t4, "activation_peak") == p.activation.bytes + p.cuda_graph.bytes
+    assert abs(poolaccuracy.predicted_term(t4, "activation_peak") - t4.printed_terms["activation_peak"]) < 0.02 * GiB
+    typhoon = next(r for r in rows if r.log.endswith("147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log"))
+    pinned = typhoon.prediction.compile.bytes
+    assert poolaccuracy.predicted_term(typhoon, "activation_peak") == typhoon.prediction.activation.bytes - pinned + typhoon.prediction.cuda_graph.bytes
+    old = next(r for r in rows if r.release < (0, 20) and "cuda_graph" in r.printed_terms)
+    assert poolaccuracy.predicted_term(old, "cuda_graph") is None
+    table = {(t.term, t.era): t for t in poolaccuracy.term_errors(rows)}
+    graphs = table[("cuda_graph", "")]
+    assert graphs.starts == 12 and graphs.median < 0.05 * GiB and ("cuda_graph", poolaccuracy.ERAS[1]) not in table
+    peak = table[("activation_peak", poolaccuracy.ERAS[1])]
+    assert peak.starts == 40 and peak.median < 0.03 * GiB and peak.median_relative < Fraction(2, 100)
+    assert table[("weights", "")].median < 0.02 * GiB

@@ -244,6 +244,55 @@ def summary(rs: list[Row], naive: bool = False) -> Summary:
                    sum(r.verdict_matches for r in rs), len(rs))  # fmt: skip
 
 
+GRAPH_ESTIMATE_FROM = (0, 20)  # vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1, v0.20.0
+PEAK_WITH_GRAPHS_FROM = (0, 27)  # vllm/v1/worker/gpu_worker.py, v0.27.1: the printed peak is the transient headroom and the graph estimate
+TERM_NAMES = {"weights": "weights", "activation_peak": "activation peak", "non_torch": "non-torch memory", "cuda_graph": "CUDA graph estimate"}
+
+
+def predicted_term(r: Row, term: str) -> int | None:
+    """The prediction's figure for a term a log prints, as vLLM composes that figure: the weights
+    where they are counted from the config (not a figure the entry takes from the log), and from
+    v0.27.1 the peak as the transient headroom and the graph estimate, less the compile's block that
+    release counts as consumed (predict.pinned_block); the graph estimate from v0.20.0, where it comes
+    off the pool. None where the prediction has no such figure."""
+    p = r.prediction
+    if term == "weights":
+        return p.weights.bytes if p.weights.source.startswith("calc/engine/weights.py") else None
+    if term == "non_torch":
+        return p.non_torch.bytes
+    if term == "cuda_graph":  # up to v0.19.x a log may print the estimate, but the pool keeps it (predict.cuda_graph)
+        return p.cuda_graph.bytes if r.release >= GRAPH_ESTIMATE_FROM else None
+    if r.release < PEAK_WITH_GRAPHS_FROM:
+        return p.activation.bytes
+    return p.activation.bytes - (p.compile.bytes if predict.pinned_block(r.release) else 0) + p.cuda_graph.bytes
+
+
+@dataclass(frozen=True)
+class TermSummary:
+    term: str
+    era: str  # "" for every era
+    starts: int  # the rows that print the term and predict it
+    median: int  # of |predicted - printed|, bytes
+    p90: int
+    median_relative: Fraction
+
+
+def term_errors(rs: list[Row]) -> list[TermSummary]:
+    """Each printed term's error, over every era and in each, fitted and held-out starts together: the
+    median and 90th percentile of |predicted - printed| in bytes, and the median relative to the
+    printed figure; an era with no start printing the term is left out."""
+    out = []
+    for term in TERM_NAMES:
+        for era in ("", *ERAS):
+            pairs = [(predicted_term(r, term), r.printed_terms[term]) for r in rs if term in r.printed_terms and era in ("", r.era)]
+            got = [(abs(a - b), Fraction(abs(a - b), b)) for a, b in pairs if a is not None and b > 0]
+            if got:
+                absolute = [a for a, _ in got]
+                out.append(TermSummary(term, era, len(got), int(median(absolute)), int(percentile([Fraction(a) for a in absolute], 90)),
+                                       Fraction(median([f for _, f in got]))))  # fmt: skip
+    return out
+
+
 MULTIMODAL = "multimodal (a vision tower; also in its family)"
 
 

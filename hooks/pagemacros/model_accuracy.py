@@ -77,6 +77,15 @@ def pool_prediction_by_group(build: Build) -> str:
     return table(("By", "Group", "With a printed pool", "Median error", "90th-percentile error", "Verdict right"), out)
 
 
+def pool_prediction_terms(build: Build) -> str:
+    """Each term the starts' logs print, beside the prediction's figure for it, over every era and in each."""
+    out = []
+    for t in poolaccuracy.term_errors(pool_rows(build.root, build.catalog)):
+        out.append((poolaccuracy.TERM_NAMES[t.term], source_text(t.era) if t.era else "every era", fig(t.starts, "count"),
+                    fig(t.median, "GiB"), fig(t.p90, "GiB"), fig(t.median_relative, "%", 1)))  # fmt: skip
+    return table(("Term", "Era", "Starts that print it", "Median error", "90th-percentile error", "Median error, relative"), out)
+
+
 def pool_prediction_table(build: Build) -> str:
     """Each start: the pool vLLM printed beside the pool calc/engine/predict/ predicts from the config."""
     out = []
@@ -146,6 +155,7 @@ MACROS = (
     model_weights_table,
     pool_prediction_summary,
     pool_prediction_by_group,
+    pool_prediction_terms,
     pool_prediction_table,
     model_accuracy_by_family,
 )
