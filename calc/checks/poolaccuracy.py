@@ -154,7 +154,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
                predict.nccl_cumem(e.engine_version))  # fmt: skip
 
 
-_COMPILE_TIME = re.compile(r"torch\.compile (?:took|takes):? ([0-9.]+) s|\(compilation: ([0-9.]+) s\)")
+_COMPILE_TIME = re.compile(r"torch\.compile (?:took|takes):? ([0-9]+(?:\.[0-9]+)?) s|\(compilation: ([0-9]+(?:\.[0-9]+)?) s\)")
 CACHED_COMPILE_SECONDS = 5  # a compile this quick loaded the compiled graph: a cold one takes 12 s and more in these logs
 
 

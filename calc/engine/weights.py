@@ -266,10 +266,16 @@ def tensor_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
     return each * t.count
 
 
+def vocab_rows(vocab: int, tp: int) -> int:
+    """A vocabulary-parallel embedding's rows on one rank: the vocabulary padded to 64, divided
+    (vocab_parallel_embedding.py, DEFAULT_VOCAB_PADDING_SIZE)."""
+    return cdiv(cdiv(vocab, VOCAB_PADDING) * VOCAB_PADDING, tp)
+
+
 def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     """Every weight of the checkpoint as one rank of `tp` holds it."""
     h = shape.hidden
-    vocab_rank = cdiv(cdiv(shape.vocab, VOCAB_PADDING) * VOCAB_PADDING, tp)
+    vocab_rank = vocab_rows(shape.vocab, tp)
     out = [Tensor("model.embed_tokens", vocab_rank, h)]
     if shape.position_table:  # GPTBigCode's wpe: nn.Embedding, whole on every rank (gpt_bigcode.py, 0.10.1.1 to 0.24.0)
         out.append(Tensor("model.wpe", shape.position_table, h))
@@ -323,7 +329,7 @@ def _per_layer_inputs(shape: Shape, tp: int) -> list[Tensor]:
         return []
     h, n = shape.hidden, 1 if x.altup is None else x.altup  # Gemma 4 (gemma4.py Gemma4Model, 0.19.0 to 0.33.0): no AltUp
     wide = len(shape.layers) * x.hidden
-    vocab = cdiv(cdiv(x.vocab, VOCAB_PADDING) * VOCAB_PADDING, tp)
+    vocab = vocab_rows(x.vocab, tp)
     out = [Tensor("model.embed_tokens_per_layer", vocab, wide), Tensor("model.per_layer_model_projection", cdiv(wide, tp), h, linear=True),
            Tensor("model.per_layer_projection_norm", x.hidden)]  # fmt: skip
     out += [Tensor(f"model.altup_projections.{i}", h // tp, h, linear=True) for i in range(n - 1)]

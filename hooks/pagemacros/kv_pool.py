@@ -3,6 +3,7 @@ the per-request fit, vLLM's logged pool lines and its start check at each fracti
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
 from calc import units
@@ -243,6 +244,29 @@ def plain_awq_extra(build: Build, config: str = "qwen2.5-7b", tokens: int = 2048
     return predict.forward_peak(shape, 1, tokens, 0, last, dequantized=True).bytes - predict.forward_peak(shape, 1, tokens, 0, last).bytes
 
 
+def compile_embedding(build: Build, config: str, tp: int = 1) -> int:
+    """The block a first start's compile holds for a shipped config on a rank (predict.compile_block), in bytes."""
+    return predict.compile_block(_shipped(build, config), tp, (0, 28)).bytes
+
+
+@dataclass(frozen=True)
+class GraphExample:
+    layers: int
+    piecewise: int
+    full: int
+    v2_bytes: int  # Model Runner V2's own estimate (predict.v2_cuda_graph_estimate)
+    v1_bytes: int  # the V1 runner's formula over the same graphs (predict.cuda_graph_estimate)
+
+
+def graph_example(build: Build, config: str, max_num_seqs: int = 256, max_num_batched_tokens: int = 2048) -> GraphExample:
+    """A shipped config's graphs at the given batch on Model Runner V2 (v0.30.0, no drafts, an
+    attention backend with no buffers of its own), and both runners' estimates over them."""
+    shape = _shipped(build, config)
+    piecewise, full = predict.graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture, (0, 30), runner_v2=True)
+    layers = len(shape.layers)
+    return GraphExample(layers, piecewise, full, predict.v2_cuda_graph_estimate(piecewise, full, layers), predict.cuda_graph_estimate(piecewise, full, layers))
+
+
 def load_rounding(build: Build, config: str, tp: int = 1) -> int:
     """What the load's allocator adds to a shipped config's weights on a rank from v0.21.0
     (weights.allocator_rounding), in bytes."""
@@ -250,6 +274,8 @@ def load_rounding(build: Build, config: str, tp: int = 1) -> int:
 
 
 MACROS = (
+    compile_embedding,
+    graph_example,
     load_rounding,
     readings,
     reading,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.engine import hfconfig
+from calc.engine import hfconfig, weights
 from calc.engine.hfconfig import CHUNKED, FULL, LIGHTNING, LINEAR, MAMBA, MAMBA1, MLA, PARALLEL, SHORT_CONV, SLIDING, Shape
 from calc.engine.predict.cards import is_hopper
 from calc.engine.predict.defaults import LATEST
@@ -436,7 +436,6 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
 COMBO_KERNELS_FROM = (0, 13)  # vllm/config/compilation.py: combo_kernels and benchmark_combo_kernel set for torch >= 2.9, v0.13.0 to v0.33.0
 PINNED_FROM = (0, 27)  # vllm/utils/mem_utils.py memory_profiling: the consumed memory read from free memory (total_consumed), v0.27.1
 PINNED_UNTIL = (0, 31)  # vllm/v1/worker/gpu_worker.py: _scoped_allocator_max_split(20) around profile_run too, v0.31.0
-EMBEDDING_PADDING = 64  # vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE
 FUSED_EMBEDDING_FROM = (0, 29)  # vocab_parallel_embedding.py use_fused_embedding: ops.vocab_parallel_embedding under TP on CUDA, v0.29.0
 
 
@@ -466,7 +465,7 @@ def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled
     if tp > 1 and rel >= FUSED_EMBEDDING_FROM and vendor == "nvidia":
         return Term("compile", 0, "from v0.29.0 the embedding gathers with vLLM's fused op under tensor parallel "
                     "(vocab_parallel_embedding.py use_fused_embedding), not an Inductor kernel")  # fmt: skip
-    rows = -(-(-(-shape.vocab // EMBEDDING_PADDING) * EMBEDDING_PADDING) // tp)
+    rows = weights.vocab_rows(shape.vocab, tp)
     b = rows * shape.hidden * shape.dtype_bytes
     return Term("compile", b, f"a first start compiles the model inside the profile, its benchmarks on copies of the weights as large as "
                 f"the embedding, {rows:,} x {shape.hidden:,} x {shape.dtype_bytes} B a rank (vllm/config/compilation.py combo kernels, "
