@@ -1059,6 +1059,19 @@ def test_cli_on_a_card(capsys) -> None:
     assert eager["available_kv_bytes"] == r["available_kv_bytes"] + r["cuda_graph_bytes"] + r["activation_peak_bytes"] - eager["activation_peak_bytes"]
 
 
+def test_cli_says_a_total_typed_as_sold(capsys) -> None:
+    """--total-memory 80GB is 80e9 B, 74.51 GiB: the size an 80 GB card is sold at, not the 79.2 GiB
+    torch reports on one. The answer says so and names the catalog's cards sold at that size with
+    the total each reports; a total typed in GiB, or with decimals, is taken as the reading it is."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", "--json", "--total-memory"]
+    sold = _json([*argv, "80GB"], capsys)
+    assert sold["total_memory_bytes"] == 80 * 10**9
+    (note,) = [n for n in sold["notes"] if n.startswith("--total-memory")]
+    assert "read as 74.51 GiB" in note and "h100-sxm 79.20 GiB" in note and "a100-80gb 79.32 GiB" in note and "--gpu" in note
+    for reading in ("79.19 GiB", "85.02 GB"):
+        assert not [n for n in _json([*argv, reading], capsys)["notes"] if n.startswith("--total-memory")]
+
+
 def test_cli_says_flashinfer_is_installed(capsys) -> None:
     """From 0.8.0 to 0.11.x V1 samples with FlashInfer wherever it imports (topk_topp_sampler.py,
     0.10.1.1): --flashinfer-installed prices the warm-up at 14 B a bf16 logit, not the sort's 38. On

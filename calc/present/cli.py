@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: C
         if sleep is not None:
             args.sleep = sleep
         run = runner_of(args.command)
-        if args.command == "schema" or (args.command == "model" and args.gpu is None):  # `model` reads the catalog for a card only
+        if args.command == "schema" or (args.command == "model" and args.gpu is None and args.total_memory is None):  # `model` reads it for a card
             catalog = None
         elif catalog is None or args.catalog != CATALOG_DIR:
             catalog = load_dir(args.catalog)

@@ -50,6 +50,7 @@ from calc.engine.predict.cards import (
     is_sm100,
     is_sm120,
     is_turing,
+    sold_size_note,
 )
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
 from calc.engine.predict.fixes import Fix, Limits, fixes, limits
@@ -178,6 +179,7 @@ __all__ = [
     "capture_of",
     "capture_sizes",
     "card_from_total",
+    "sold_size_note",
     "card_of_box",
     "check_start",
     "cuda_graph",

@@ -54,6 +54,33 @@ def card_of_box(box: Box) -> Card:
     return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), unified, vendor, str(box["id"]) in NVLS_BOXES)
 
 
+_DECIMAL_SIZE = re.compile(r"^\s*([0-9]+)\s*(GB|TB)\s*$", re.I)
+
+
+def sold_size_note(text: str, boxes: Mapping[str, Box]) -> str | None:
+    """A --total-memory written as a card is sold ("80GB", "24 GB"): decimal units, a whole number.
+    torch and vLLM report less than that in GiB and different from it in GB, so the note names the
+    catalog's cards sold at that size and the total each reports, or says where to read one."""
+    m = _DECIMAL_SIZE.match(text)
+    if m is None:
+        return None
+    size = parse_size(text, "--total-memory")
+    sold = [b for b in boxes.values() if "total_memory" in b and b.get("memory") != "unified" and _sold_as(b) == int(m.group(1))]
+    reads = ", ".join(f"{b['id']} {fmt(b['total_memory'].size, 'GiB')}" for b in sold)
+    return (
+        f"--total-memory {text.strip()} is read as {fmt(size, 'GiB')}, the size a card is sold at; torch and vLLM report another total"
+        + (f" ({reads} in the catalog sold at {m.group(1)} GB)" if sold else "")
+        + ": give --gpu with the card's name, or the total a vLLM log prints ('total_gpu_memory', or the second figure of 'Free memory on device')"
+    )
+
+
+def _sold_as(box: Box) -> int | None:
+    """The whole number of the size a card is sold at, as its spec_memory writes it (80 of '80 GiB', 24 of '24 GB')."""
+    spec = box.get("spec_memory")
+    v = int(spec.size) if spec is not None else 0
+    return v // 10**9 if v and v % 10**9 == 0 else v // GiB if v and v % GiB == 0 else None
+
+
 def find_box(boxes: Mapping[str, Box], name: str) -> Box:
     """A catalog box by its id, its name or a device name torch gives it ("NVIDIA H100 80GB HBM3"),
     case, spaces and dashes aside, or by a run of the words of its id or name ("4090", "A100 80GB",

@@ -138,7 +138,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     said = (*said, length_note) if length_note else said
     worst = _worst_prefill(args, r, budget or 8192)
     host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
-    said = said + r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
+    sold = predict.sold_size_note(args.total_memory, catalog.boxes if catalog else {}) if args.total_memory is not None else None
+    said = said + ((sold,) if sold else ()) + r.notes + ((worst.note,) if worst.note else ()) + (host.notes if host is not None else ())
     r = replace(r, worst_prefill=worst, host_memory=host, after_start=True, notes=said)
     if args.json:
         return r.to_json()
