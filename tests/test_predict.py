@@ -16,7 +16,7 @@ from calc.checks import poolaccuracy, records
 from calc.engine import hfconfig, multimodal, predict, weights
 from calc.engine.predict.cards import is_sm100, runs_flashinfer
 from calc.present import cli
-from calc.units import GiB, InputError, parse_size
+from calc.units import GiB, InputError, fmt, parse_size
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -1070,6 +1070,22 @@ def test_cli_says_a_total_typed_as_sold(capsys) -> None:
     assert "read as 74.51 GiB" in note and "h100-sxm 79.20 GiB" in note and "a100-80gb 79.32 GiB" in note and "--gpu" in note
     for reading in ("79.19 GiB", "85.02 GB"):
         assert not [n for n in _json([*argv, reading], capsys)["notes"] if n.startswith("--total-memory")]
+
+
+def test_cli_says_what_a_cached_compile_leaves(capsys) -> None:
+    """Qwen3-8B on an H100 under 0.23.0: a first start's peak is the compile's block, the embedding
+    (151,936 x 4,096 x 2 B); the note gives the pool of a start that loads the compiled graph from
+    vLLM's cache, which --compile-cached predicts, and that start gets no such note."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "h100-sxm", "--engine-version", "0.23.0", "--max-model-len", "4096", "--json"]
+    cold, cached = _json(argv, capsys), _json([*argv, "--compile-cached"], capsys)
+    assert cold["activation_peak_bytes"] == cold["compile_block_bytes"] == 151_936 * 4096 * 2 > cached["activation_peak_bytes"]
+    gain = cached["available_kv_bytes"] - cold["available_kv_bytes"]
+    assert gain == cold["activation_peak_bytes"] - cached["activation_peak_bytes"] > 0
+    (note,) = [n for n in cold["notes"] if "compiled graph" in n]
+    assert f"leaves {fmt(gain, 'GiB', down=True)} more a rank ({fmt(cached['available_kv_bytes'], 'GiB')})" in note
+    assert not [n for n in cached["notes"] if "compiled graph" in n]
+    short = _json(["model", "models/configs/qwen3-32b/config.json", "--gpu", "rtx-4090", "--max-model-len", "32768", "--json"], capsys)
+    assert short["available_kv_bytes"] < 0 and not [n for n in short["notes"] if "compiled graph" in n]  # no pool either way: no note
 
 
 def test_cli_says_flashinfer_is_installed(capsys) -> None:

@@ -482,6 +482,26 @@ def expert_split(r: ModelReport, shape: hfconfig.Shape) -> bool:
     return (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
 
 
+def compile_cache_note(
+    shape: hfconfig.Shape, card: predict.Card, start: predict.Start, topk: int, given: predict.Given, p: predict.Prediction
+) -> tuple[str, ...]:
+    """Where the compile's block of a first start is what sets the activation peak (predict.compile_block),
+    what a later start that loads the compiled graph from vLLM's cache gets instead: the same start
+    predicted again with the graph cached. The same in the command line and the browser's calculator."""
+    if start.compile_cached or p.compile.bytes == 0:
+        return ()
+    cached = predict.predict(shape, card, replace(start, compile_cached=True), topk, given)
+    gain = cached.available_kv_bytes - p.available_kv_bytes
+    if gain <= 0 or cached.available_kv_bytes <= 0:  # nothing to gain, or no pool either way
+        return ()
+    return (
+        f"the activation peak {fmt(p.activation.bytes, 'GiB')} is a first start's, which compiles the model inside the profile "
+        f"({fmt(p.compile.bytes, 'GiB')} held at once); a later start that loads the compiled graph from vLLM's cache "
+        f"(~/.cache/vllm/torch_compile_cache, 'Directly load') peaks at {fmt(cached.activation.bytes, 'GiB')} and leaves "
+        f"{fmt(gain, 'GiB', down=True)} more a rank ({fmt(cached.available_kv_bytes, 'GiB')}): --compile-cached figures it",
+    )
+
+
 def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start, card_name: str = "") -> tuple[str, ...]:
     """What a predicted pool says beside its figures: the model report's notes, a FlashInfer switch
     the release does not read, and under an expert split what the pool leaves out. The same in the

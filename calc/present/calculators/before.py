@@ -639,7 +639,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         rows.append(("The least changes that pass, each predicted again", table(("Change", "Flags", "Pool a rank"), fixes, "Settings that start")))
     drawn = figure_html(charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes))
     rows.insert(4, ("The terms against the card", drawn))
-    rows += [("Note", esc(note)) for note in modeled.prediction_notes(r, shape, start, card.name)]
+    notes = modeled.prediction_notes(r, shape, start, card.name) + modeled.compile_cache_note(shape, card, start, topk, given, p)
+    rows += [("Note", esc(note)) for note in notes]
     verdict = (
         f"Predicted on the {card.name}: "
         + (f"a pool of {fmt(pool_shown, 'GiB')} a rank " if p.available_kv_bytes > 0 else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank ")

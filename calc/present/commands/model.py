@@ -355,7 +355,7 @@ def _with_prediction(r: modeled_module.ModelReport, card: predict_module.Card, s
     }
     pool = p.available_kv_bytes
     found = predict.fixes(shape, card, start, topk, given)
-    notes = modeled.prediction_notes(r, shape, start, card.name)
+    notes = modeled.prediction_notes(r, shape, start, card.name) + modeled.compile_cache_note(shape, card, start, topk, given, p)
     rel = predict.release(start.engine_version)
     if split:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
