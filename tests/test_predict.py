@@ -1436,6 +1436,19 @@ def test_the_catalog_states_the_held_out_accuracy(measured) -> None:
     assert band["held_out_starts"].value == held.starts
 
 
+def test_the_command_line_states_the_held_out_band(capsys) -> None:
+    """`calc model --gpu` prints beside the pool the band the calculator prints, from the catalog."""
+    from calc.catalog.loader import load_dir
+
+    band = load_dir(ROOT / "catalog").policy["prediction"]
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "8192"]
+    said = _json([*argv, "--json"], capsys)["held_out_error"]
+    assert (said["median"], said["p90"], said["starts"]) == (float(band["held_out_median_error"].value), float(band["held_out_p90_error"].value),
+                                                              band["held_out_starts"].value)  # fmt: skip
+    assert cli.main(argv) == 0
+    assert f"on {said['starts']} held-out public starts the predicted pool was off by {fmt(said['median'], '%', 2)}" in capsys.readouterr().out
+
+
 def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> None:
     """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM under vLLM 0.28.0, its tower whole on each rank and no
     images: 820,352 tokens at 16,384 is a concurrency of 50.0703; vLLM's line prints it to the

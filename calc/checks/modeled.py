@@ -8,10 +8,12 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
+from calc.catalog.entries import Policy
 from calc.checks.modelreport import (
     CardPrediction,
     ExpertRankReport,
     ExpertsReport,
+    HeldOutError,
     HostMemory,
     LoraReport,
     ModelInputs,
@@ -34,6 +36,7 @@ __all__ = [
     "CardPrediction",
     "ExpertRankReport",
     "ExpertsReport",
+    "HeldOutError",
     "HostMemory",
     "LoraReport",
     "ModelInputs",
@@ -480,6 +483,17 @@ def prediction_given(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
 def expert_split(r: ModelReport, shape: hfconfig.Shape) -> bool:
     """Whether the experts are split over data or expert parallel ranks: the pool is then the rank with the most experts'."""
     return (r.dp > 1 or r.ep_size > 1) and bool(ranks.moe_experts(shape))
+
+
+def held_out_error(policy: Policy) -> HeldOutError | None:
+    """The band the predicted pool was off by on the held-out public starts, as catalog/policy.yaml
+    keeps it (scripts/pool_accuracy.py measures it; tests/test_predict.py checks it still holds)."""
+    band = policy.get("prediction")
+    if band is None:
+        return None
+    return HeldOutError(float(band["held_out_median_error"].fraction), float(band["held_out_p90_error"].fraction), int(band["held_out_starts"].count),
+                        "catalog/policy.yaml prediction: the held-out public starts of models/pool_starts.yaml, nothing fitted to them "
+                        "(scripts/pool_accuracy.py)")  # fmt: skip
 
 
 def compile_cache_note(

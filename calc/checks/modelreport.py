@@ -226,6 +226,16 @@ class PredictedFix:
 
 
 @dataclass(frozen=True)
+class HeldOutError:
+    """How far the predicted pool was off on the held-out public starts (catalog/policy.yaml prediction)."""
+
+    median: float  # |predicted - printed| / printed
+    p90: float
+    starts: int
+    source: str
+
+
+@dataclass(frozen=True)
 class CardPrediction:
     """The pool predicted on a card (calc/engine/predict/): each term with its source, vLLM's verdict."""
 
@@ -250,6 +260,7 @@ class CardPrediction:
     fixes: tuple[PredictedFix, ...]
     tightest_rank: int
     settings_that_fit: Limits | None = None  # how far each setting goes, the others as given
+    held_out_error: HeldOutError | None = None  # the band the prediction was off by on public starts nothing was fitted to
 
 
 @dataclass(frozen=True)
@@ -320,7 +331,8 @@ class ModelReport:
             ahead["terms"] = {name: {"bytes": t.bytes, "source": t.source} for name, t in p.terms.items()}
             out.update(ahead, available_kv_bytes=p.available_kv_bytes, pool_bytes=self.pool_bytes, one_request_fits=self.one_request_fits,
                        verdict=p.verdict, verdict_reason=p.verdict_reason, fixes=[report.to_json(f) for f in p.fixes], tightest_rank=p.tightest_rank,
-                       settings_that_fit=p.settings_that_fit.to_json() if p.settings_that_fit else None)  # fmt: skip
+                       settings_that_fit=p.settings_that_fit.to_json() if p.settings_that_fit else None,
+                       held_out_error=p.held_out_error)  # fmt: skip
         if self.after_start:
             out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory)
         return report.to_json_object(out)

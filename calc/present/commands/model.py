@@ -125,7 +125,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     )
     r = modeled.model_report(inputs)
     if card is not None and start is not None:
-        r = _with_prediction(r, card, start)
+        r = _with_prediction(r, card, start, modeled.held_out_error(catalog.policy) if catalog else None)
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
         fit = r.largest_max_model_len
         if fit is not None and 0 < fit < max_len:
@@ -184,10 +184,15 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         left = shown(c.requested_bytes, "GiB") - printed_sum([t.bytes for t in terms.values()], "GiB")
         pool = fmt(left, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-left, 'GiB')} short"
         lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
+        band = c.held_out_error
+        if band is not None:
+            lines.insert(5, f"  on {band.starts} held-out public starts the predicted pool was off by {fmt(band.median, '%', 2)} at the median, "
+                            f"{fmt(band.p90, '%', 2)} at the 90th percentile (scripts/pool_accuracy.py)")  # fmt: skip
+        at = 5 + (band is not None)
         for i, f in enumerate(c.fixes):
-            lines.insert(5 + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
+            lines.insert(at + i, f"  passes with {f.change} ({f.flags}): pool {fmt(f.available_kv_bytes, 'GiB')}")
         if c.settings_that_fit is not None:
-            lines.insert(5 + len(c.fixes), "  " + _fit_line(c.settings_that_fit))
+            lines.insert(at + len(c.fixes), "  " + _fit_line(c.settings_that_fit))
     if r.lora is not None:
         lo = r.lora
         lines.insert(2, f"LoRA: {lo.max_loras} slot(s) of rank {lo.max_lora_rank} on each rank, {fmt(lo.device_bytes_per_rank, 'GiB')} "
@@ -334,7 +339,9 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
     return predict.card_of_box(predict.find_box(catalog.boxes, args.gpu))
 
 
-def _with_prediction(r: modeled_module.ModelReport, card: predict_module.Card, start: predict_module.Start) -> modeled_module.ModelReport:
+def _with_prediction(
+    r: modeled_module.ModelReport, card: predict_module.Card, start: predict_module.Start, band: modeled_module.HeldOutError | None = None
+) -> modeled_module.ModelReport:
     """The modeled report with the pool predicted on the card: each term with its source, vLLM's verdict.
     With speculative tokens the drafter's layers load with the model, inside the profiler that
     prints 'Model loading took' (gpu_model_runner.py load_model, drafter.load_model, 0.20.0): they
@@ -381,6 +388,7 @@ def _with_prediction(r: modeled_module.ModelReport, card: predict_module.Card, s
         fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
         tightest_rank=p.tightest_stage,
         settings_that_fit=predict.limits(shape, card, start, topk, given, hfconfig.derived_max_model_len(data, rel).tokens),
+        held_out_error=band,
     )
     return replace(
         r,
