@@ -471,7 +471,7 @@ def test_fp8_at_load_is_the_command_lines(catalog, default, capsys) -> None:
     assert not refused.valid
     assert refused.errors["quantization"].startswith("Quantization: found 'fp8' for a checkpoint quantized with 'gptq'"), refused.errors
     odd = calc_html.run(catalog, "before", {**default, "quantization": "int3"})
-    assert odd.errors["quantization"] == "Quantization: found 'int3', expected empty or one of fp8"
+    assert odd.errors["quantization"] == "Quantization: found 'int3', expected empty or one of fp8, bitsandbytes"
 
 
 def test_quantization_takes_any_case_as_the_command_line_does(catalog, default) -> None:

@@ -284,12 +284,60 @@ def test_shard_headers_add_up() -> None:
         ({"quant_method": "mxfp4"}, 16777216 // 2 + 16777216 // 32),
         ({"quant_method": "awq", "bits": 4, "group_size": 128}, 16777216 // 2 + 32 * 4096 * 2 + 32 * 4096 // 2),
         ({"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True}, 16777216 // 2 + 32 * 4096 * 2 + 4096 * 4),
+        # bitsandbytes: a float32 absmax a block of 64; kept double-quantized, a byte a block and a float32 a 256 blocks
+        ({"quant_method": "bitsandbytes", "load_in_4bit": True}, 16777216 // 2 + 16777216 // 64 * 4),
+        ({"quant_method": "bitsandbytes", "load_in_4bit": True, weights.BNB_NESTED_KEY: True}, 16777216 // 2 + 16777216 // 64 + 16777216 // 64 // 256 * 4),
+        ({"quant_method": "bitsandbytes", "load_in_8bit": True}, 16777216 + 4096 * 4),
     ],
 )
 def test_quantized_tensor_bytes(quant, expected) -> None:
     s = hfconfig.Shape(file="x", architecture="x", layers=(), hidden=1, vocab=1, heads=1, kv_heads=1, head_dim=1, mlps=(), quantization=quant)
     t = weights.Tensor("model.layers.0.self_attn.q_proj", 4096, 4096, linear=True)
     assert weights.tensor_bytes(t, weights.quant_of(s), 2) == expected
+
+
+BNB_UNSLOTH = {  # the kwargs an Unsloth start logs for unsloth/meta-llama-3.1-8b-instruct-bnb-4bit (code index file 44847761102)
+    "quant_method": "bitsandbytes", "load_in_8bit": False, "load_in_4bit": True, "bnb_4bit_compute_dtype": "float16", "bnb_4bit_quant_storage": "uint8",
+    "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": True, "llm_int8_enable_fp32_cpu_offload": False, "llm_int8_has_fp16_weight": False,
+    "llm_int8_skip_modules": ["lm_head", "multi_modal_projector", "merger", "modality_projection"], "llm_int8_threshold": 6.0,
+}  # fmt: skip
+
+
+def _bnb_report(version: str, tp: int = 1, quantization: dict | None = None) -> modeled.ModelReport:
+    config = json.loads((CONFIGS / "llama-3.1-8b" / "config.json").read_text())
+    config["quantization_config"] = quantization or BNB_UNSLOTH
+    return modeled.model_report(modeled.ModelInputs(config_text=json.dumps(config), config_file="bnb.json", tp=tp, max_model_len=512, engine_version=version))
+
+
+def test_bitsandbytes_weights_as_each_release_loads_them() -> None:
+    """Llama 3.1 8B saved with bitsandbytes 4-bit (double-quantized statistics): 6,979,321,856 values
+    in the linear layers, the embedding and the head in the model's dtype. Up to v0.9.1 the device
+    keeps the statistics nested (a byte a block of 64 and a float32 a 256 blocks); from v0.9.2 the
+    loader expands them to a float32 a block. The v0.7.2 start that logged 'Loading model weights
+    took 5.3541 GB' (a Tesla T4, float16; code index file 44847761102) is the nested count within
+    0.3 %. From v0.28.0 vLLM has no bitsandbytes, and a saved checkpoint refuses tensor parallel."""
+    linear = 32 * (2 * 4096 * 4096 + 2 * 1024 * 4096 + 3 * 14336 * 4096)
+    assert linear == 6_979_321_856
+    rest = 2 * 128256 * 4096 * 2 + (2 * 32 + 1) * 4096 * 2  # the embedding and the head, the norms
+    old, new = _bnb_report("0.7.2"), _bnb_report("0.10.0")
+    nested = sum(n // 2 + n // 64 + -(-(n // 64) // 256) * 4 for n in _linear_sizes())  # every size a multiple of 64
+    expanded = sum(n // 2 + n // 64 * 4 for n in _linear_sizes())
+    rope = old.weights_bytes_per_rank - nested - rest
+    assert 0 < rope == new.weights_bytes_per_rank - expanded - rest  # the rotary cache, the same in both
+    assert abs(old.weights_bytes_per_rank - 5.3541 * GiB) < 0.003 * 5.3541 * GiB
+    with pytest.raises(
+        InputError, match=r"found 0\.28\.0: vLLM 0\.28\.0 and later load no bitsandbytes checkpoint.*expected --engine-version 0\.27\.1 or earlier"
+    ):
+        _bnb_report("0.28.0")
+    with pytest.raises(InputError, match=r"--tensor-parallel-size: found 2 for a checkpoint saved with bitsandbytes \(bnb\.json\), expected 1"):
+        _bnb_report("0.23.0", tp=2)
+    at_load = _bnb_report("0.23.0", tp=2, quantization=hfconfig.AT_LOAD["bitsandbytes"])  # an unquantized checkpoint quantized as it loads splits
+    assert at_load.tp == 2 and at_load.weights_bytes_per_rank < new.weights_bytes_per_rank
+
+
+def _linear_sizes() -> list[int]:
+    """Llama 3.1 8B's linear weights, one entry a tensor (each quantized on its own)."""
+    return [n for _ in range(32) for n in (4096 * 4096, 1024 * 4096, 1024 * 4096, 4096 * 4096, 14336 * 4096, 14336 * 4096, 4096 * 14336)]
 
 
 def test_ignored_modules_stay_in_the_model_dtype() -> None:

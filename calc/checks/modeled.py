@@ -70,7 +70,13 @@ def model_report(i: ModelInputs) -> ModelReport:
     if elsewhere:
         raise InputError(f"--engine-version: found {i.engine_version or f'nothing (the newest rules read, {rel[0]}.{rel[1]})'}: {elsewhere}")
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), rel)
-    shape = weights.drafter_as_loaded(shape, rel, i.pp)
+    shape = weights.bnb_as_loaded(weights.drafter_as_loaded(shape, rel, i.pp), predict.patch_release(i.engine_version))
+    if i.tp > 1 and weights.quant_of(shape).method in ("bnb4", "bnb8") and (shape.quantization or {}).get("pre_quant") is not False:
+        raise InputError(
+            f"--tensor-parallel-size: found {i.tp} for a checkpoint saved with bitsandbytes ({i.config_file}), expected 1: vLLM refuses it "
+            "('Prequant BitsAndBytes models with tensor parallelism is not supported. Please try with pipeline parallelism.', "
+            "vllm/model_executor/model_loader/bitsandbytes_loader.py, v0.23.0); an unquantized checkpoint under --quantization bitsandbytes splits"
+        )
     shape = hfconfig.at_max_model_len(shape, i.max_model_len)
     total, source = weights.checkpoint_size(hfconfig.load(i.index_text, i.index_file), i.index_file) if i.index_text else (None, "")
     if i.checkpoint_bytes is not None:  # a size typed: split over the stages and ranks as an index's total_size is

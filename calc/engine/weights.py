@@ -91,9 +91,23 @@ class Tensor:
     fp4: bool = False  # MXFP4 whatever the checkpoint's quantization_config (DeepSeek V4's experts of expert_dtype fp4)
 
 
+# bitsandbytes (vllm/model_executor/layers/quantization/bitsandbytes.py, read in v0.13.0 and v0.23.0; no
+# such file from v0.28.0): 4-bit weights packed two a byte (create_qweight_for_4bit), one absmax a block
+# of 64 values (bitsandbytes' quantize_4bit blocksize); 8-bit weights one byte a value
+# (create_qweight_for_8bit) and a float32 scale a row (the checkpoint's SCB). A double-quantized
+# checkpoint (bnb_4bit_use_double_quant), and any checkpoint quantized as it loads (quantize_4bit with
+# compress_statistics=True), keeps its absmax as one byte a block and a float32 a 256 blocks; from
+# v0.9.2 the loader expands them to a float32 a block as it loads (bitsandbytes_loader.py dequantize_dq,
+# not in v0.9.1). Nothing of a quant state's 16-value code table is counted.
+BNB_BLOCK = 64
+BNB_NESTED_BLOCK = 256
+BNB_EXPANDED_FROM = (0, 9, 2)
+BNB_UNTIL = (0, 28)
+
+
 @dataclass(frozen=True)
 class Quant:
-    method: str  # none, fp8, fp8-block, nvfp4, mxfp4, int
+    method: str  # none, fp8, fp8-block, nvfp4, mxfp4, int, bnb4, bnb8
     block: tuple[int, int] = (128, 128)
     bits: int = 16
     group: int = 0
@@ -102,6 +116,7 @@ class Quant:
     ignore: tuple[str, ...] = ()
     static_input: bool = False
     scale_bytes: int = 4  # a block's fp8 scale: float32, or one e8m0 byte (DeepSeek V4's fp4 checkpoints)
+    nested: bool = False  # bitsandbytes' absmax kept double-quantized on the device (bnb_as_loaded)
 
 
 def quant_of(shape: Shape) -> Quant:
@@ -145,8 +160,12 @@ def quant_of(shape: Shape) -> Quant:
         return Quant("int", bits=bits, group=group, zeros=zeros, g_idx=method == "gptq", ignore=ignore)
     if method == "compressed-tensors":
         return _compressed_tensors(shape, q, ignore)
+    if method == "bitsandbytes":
+        eight = as_flag(q.get("load_in_8bit", False), shape.file, "quantization_config.load_in_8bit")
+        kept = q.get(BNB_NESTED_KEY) is True  # set by bnb_as_loaded: the statistics stay double-quantized on the device
+        return Quant("bnb8", bits=8, ignore=ignore) if eight else Quant("bnb4", bits=4, group=BNB_BLOCK, ignore=ignore, nested=kept)
     raise ConfigError(shape.file, "quantization_config.quant_method", q.get("quant_method"),
-                      "fp8, mxfp4, modelopt (NVFP4 or FP8), awq, gptq or compressed-tensors")  # fmt: skip
+                      "fp8, mxfp4, modelopt (NVFP4 or FP8), awq, gptq, compressed-tensors or bitsandbytes")  # fmt: skip
 
 
 def _compressed_tensors(shape: Shape, q: JsonObject, ignore: tuple[str, ...]) -> Quant:
@@ -183,6 +202,7 @@ def _object(value: Json) -> JsonObject:
 def _ignore(file: str, q: JsonObject, nested: JsonObject) -> tuple[str, ...]:
     """The modules left unquantized: the first of the names a checkpoint's format gives them."""
     for key, value in (("ignore", q.get("ignore")), ("modules_to_not_convert", q.get("modules_to_not_convert")),
+                       ("llm_int8_skip_modules", q.get("llm_int8_skip_modules")),
                        ("exclude_modules", q.get("exclude_modules")), ("quantization.exclude_modules", nested.get("exclude_modules"))):  # fmt: skip
         if value:
             if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
@@ -256,6 +276,11 @@ def tensor_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
         each = n // 2 + cdiv(n, quant.group) + 4 + 4
     elif m == "mxfp4":
         each = n // 2 + cdiv(n, quant.group)
+    elif m == "bnb4":
+        blocks = cdiv(n, quant.group)
+        each = cdiv(n, 2) + (blocks + cdiv(blocks, BNB_NESTED_BLOCK) * 4 if quant.nested else blocks * 4)
+    elif m == "bnb8":
+        each = n + t.rows * 4
     else:  # int: AWQ, GPTQ, compressed-tensors pack-quantized
         groups = 1 if quant.group == -1 else cdiv(t.cols, quant.group)
         each = cdiv(n * quant.bits, 8) + groups * t.rows * 2
@@ -957,6 +982,28 @@ def mtp_with_ends(shape: Shape) -> bool:
 SHARED_HEAD_FROM = (0, 16)  # v1/spec_decode/eagle.py load_model: 'sh.head = target_language_model.lm_head', first in v0.16.0
 
 
+BNB_NESTED_KEY = "bnb_nested_on_device"  # a key of no checkpoint's: bnb_as_loaded's mark
+
+
+def bnb_as_loaded(shape: Shape, version: tuple[int, int, int]) -> Shape:
+    """A bitsandbytes checkpoint as the release loads it: its double-quantized statistics (or those
+    quantize_4bit writes as it loads an unquantized checkpoint) stay nested on the device before
+    v0.9.2 (BNB_EXPANDED_FROM); the release after v0.27.x has no bitsandbytes at all."""
+    q = shape.quantization
+    if not q or str(q.get("quant_method", "")).lower() != "bitsandbytes":
+        return shape
+    if version[:2] >= BNB_UNTIL:
+        raise InputError(
+            f"--engine-version: found {'.'.join(map(str, version))}: vLLM 0.28.0 and later load no bitsandbytes checkpoint "
+            f"(vllm/model_executor/layers/quantization/ has no bitsandbytes.py; 0.27.x is the last release with it), and {shape.file}'s "
+            "quantization_config.quant_method is 'bitsandbytes': expected --engine-version 0.27.1 or earlier"
+        )
+    nested = as_flag(q.get("bnb_4bit_use_double_quant", False), shape.file, "quantization_config.bnb_4bit_use_double_quant") or q.get("pre_quant") is False
+    if not nested or version >= BNB_EXPANDED_FROM:
+        return shape
+    return replace(shape, quantization={**q, BNB_NESTED_KEY: True})
+
+
 def drafter_as_loaded(shape: Shape, rel: tuple[int, int], pp: int = 1) -> Shape:
     """The shape with the MTP ends vLLM frees once the drafter loads: the proposer's load_model swaps the
     drafter's embedding for the target's when there is one pipeline stage (v1/spec_decode/eagle.py,
@@ -978,6 +1025,8 @@ def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index 
     if total_size is None:
         at_load = shape.quantization and shape.quantization.get("is_checkpoint_fp8_serialized") is False
         return Fraction(1), "config" + (", fp8 as it loads under --quantization fp8" if at_load else ""), counted
+    if quant_of(shape).method in ("bnb4", "bnb8"):  # the checkpoint's statistics are not what the device holds (BNB_BLOCK)
+        return Fraction(1), f"config (not {source}: vLLM expands a bitsandbytes checkpoint's double-quantized statistics as it loads)", total_size
     if not counted // PLAUSIBLE <= total_size <= counted * PLAUSIBLE:  # total_size 1 once gave weights of 0.00 GiB
         raise InputError(
             f"{source}: found {total_size:,} B, expected a checkpoint size within {PLAUSIBLE}x of the {counted:,} B the config's "

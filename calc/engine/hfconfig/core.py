@@ -390,7 +390,12 @@ def load(text: str, file: str) -> jsontext.JsonObject:
 # that flag kept so the weights say they were counted in fp8 as they load).
 # moe_wna16 (moe_wna16.py), which also overrides awq and gptq, runs no Marlin kernel and is not modeled.
 QUANTIZATION_OVERRIDES = {"awq": ("awq_marlin", "auto_awq", "marlin"), "gptq": ("gptq_marlin", "auto_gptq", "marlin"), "modelopt": ("modelopt_fp4",)}
-AT_LOAD: dict[str, jsontext.JsonObject] = {"fp8": {"quant_method": "fp8", "activation_scheme": "dynamic", "is_checkpoint_fp8_serialized": False}}
+AT_LOAD: dict[str, jsontext.JsonObject] = {
+    "fp8": {"quant_method": "fp8", "activation_scheme": "dynamic", "is_checkpoint_fp8_serialized": False},
+    # bitsandbytes_loader.py _unquantized_generator: quantize_4bit(compress_statistics=True, quant_type="nf4"), one block of 64
+    # a rank after the split (BitsAndBytesConfig's defaults otherwise; `pre_quant` is the loader's own name for the difference)
+    "bitsandbytes": {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "pre_quant": False},
+}
 
 
 def quantized_at_load(text: str, method: str | None, file: str) -> str:

@@ -52,7 +52,7 @@ from calc.engine.predict.cards import (
     is_turing,
     sold_size_note,
 )
-from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
+from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
 from calc.engine.predict.fixes import Fix, Limits, fixes, limits
 from calc.engine.predict.graphs import (
     CUDA_GRAPH_FULL_FIRST,
@@ -222,6 +222,7 @@ __all__ = [
     "PINNED_FROM",
     "PINNED_UNTIL",
     "predict",
+    "patch_release",
     "release",
     "round_up",
     "marlin_experts",

@@ -27,6 +27,16 @@ def release(text: str | None) -> tuple[int, int]:
         raise InputError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
 
 
+def patch_release(text: str | None) -> tuple[int, int, int]:
+    """(major, minor, patch) of a vLLM version, for the few rules a patch release changes; a version
+    without its patch level (or with a suffix such as post1 in its place) is taken at .0."""
+    major, minor = release(text)
+    parts = (text or "").strip().lstrip("v").split(".")
+    patch = parts[2] if text and len(parts) > 2 else ""
+    digits = patch[: len(patch) - len(patch.lstrip("0123456789"))] if patch else ""
+    return major, minor, int(digits) if digits else 0
+
+
 def default_utilization(rel: tuple[int, int]) -> Fraction:
     """vllm/config/cache.py, gpu_memory_utilization: 0.9 up to v0.19.x, 0.92 from v0.20.0."""
     return Fraction(92, 100) if rel >= (0, 20) else Fraction(9, 10)

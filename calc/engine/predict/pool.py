@@ -10,7 +10,7 @@ from fractions import Fraction
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape
 from calc.engine.predict.cards import Card, flashinfer_runs_on, is_turing
-from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, release
+from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, graph_counts, mamba_graphs, model_runner_v2
 from calc.engine.predict.terms import (
     Term,
@@ -208,7 +208,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     rel = release(s.engine_version)
     mm = s.multimodal or multimodal.Settings()
     shape, _ = multimodal.apply(shape, mm, rel)
-    shape = weights.drafter_as_loaded(shape, rel, s.pp)
+    shape = weights.bnb_as_loaded(weights.drafter_as_loaded(shape, rel, s.pp), patch_release(s.engine_version))
     v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
     util = s.utilization if s.utilization is not None else default_utilization(rel)
     requested = math.ceil(card.total_bytes * util)
