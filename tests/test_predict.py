@@ -1219,7 +1219,7 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
         (["--gpu", "h800"], "--gpu: found 'h800', expected one of dgx-spark, "),
         (["--gpu", "H100"], "--gpu: found 'H100', which fits h100-sxm and h100-pcie; expected one of them"),
         (["--gpu", "a100"], "--gpu: found 'a100', which fits a100-40gb and a100-80gb; expected one of them"),
-        (["--gpu", "gh200"], "--gpu: NVIDIA GH200 Grace Hopper has no total as torch and vLLM report it in catalog/boxes.yaml (only its reported total)"),
+        (["--gpu", "jetson-agx-thor"], "--gpu: NVIDIA Jetson AGX Thor has no total as torch and vLLM report it in catalog/boxes.yaml (only its spec memory)"),
         (["--gpu", "dgx-spark"], "is a unified-memory box"),
         (["--total-memory", "lots"], "--total-memory: found 'lots'"),
         (["--total-memory", "0 GiB"], "--total-memory: found '0 GiB', expected a size above zero"),
