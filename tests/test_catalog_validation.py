@@ -261,6 +261,7 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
         "nvidia-a40": "44.42", "rtx-a6000": "47.54", "rtx-6000-ada": "44.43", "nvidia-l40": "44.40",
         "tesla-v100-16gb": "15.77", "tesla-v100-32gb": "31.74", "nvidia-h20": "95.22", "rtx-4080-super": "15.57", "rtx-4070-ti-super": "15.56",
         "rtx-3080": "9.78", "rtx-5080": "15.48", "rtx-5070-ti": "15.47", "gh200": "94.50",
+        "h100-nvl": "93.10", "nvidia-a30": "23.53", "rtx-3060": "11.76", "rtx-4060-ti-16gb": "15.60", "rtx-2080-ti": "10.76",
     }  # fmt: skip
     for box_id, gib in expected.items():
         total = box_total(catalog.boxes[box_id])
@@ -275,6 +276,7 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
     for box_id in ("nvidia-a40", "rtx-6000-ada", "nvidia-l40"):  # 48 GB with ECC on: nvidia-smi's 46,068 MiB
         assert catalog.boxes[box_id]["reported_total"].value == 46068 * 2**20, box_id
     assert catalog.boxes["rtx-4080-super"]["reported_total"].value == 16376 * 2**20
+    assert catalog.boxes["h100-nvl"]["reported_total"].value == 95830 * 2**20
     # the GH200: CUDA keeps 1,103 MiB of nvidia-smi's 97,871 MiB back (deviceQuery's 96,768 MiB), more than on the cards
     # above; vLLM reads it as a discrete card (CUDA reports it not integrated), so its total is sized as theirs is
     assert catalog.boxes["gh200"]["reported_total"].value - catalog.boxes["gh200"]["total_memory"].value == (97871 - 96768) * 2**20
