@@ -281,7 +281,7 @@ def test_drafted_tokens_load_the_drafter_and_set_the_graphs(catalog, default, ca
         ("h100-sxm", {"utilization": "1.5"}, "utilization", "gpu_memory_utilization: found '1.5', expected a fraction above 0 and at most 1"),
         ("h100-sxm", {"utilization": "most"}, "utilization", "gpu_memory_utilization: found 'most'"),
         ("dgx-spark", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the DGX Spark (GB10) is no discrete card"),
-        ("gh200", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the NVIDIA GH200 Grace Hopper is no discrete card with a total"),
+        ("jetson-agx-thor", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the NVIDIA Jetson AGX Thor is no discrete card"),
         # what the model and the prediction refuse stands beside its own field under its label, on a card as with a pin
         ("h100-sxm", {"tp": "3"}, "tp", "Tensor parallel size: found 3, expected a divisor of the model's 32 attention heads"),
         ("h100-sxm", {"pipeline_parallel_size": "64"}, "pipeline_parallel_size", "Pipeline parallel size: found 64, expected at most the model's 48 layers"),

@@ -187,6 +187,7 @@ def test_the_plain_awq_kernel_holds_a_whole_weight() -> None:
     # a T4 (compute capability 7.5) runs an AWQ checkpoint on the plain kernel until Marlin takes 7.5, v0.14.0
     assert [predict.plain_awq(rel, None, True, True) for rel in ((0, 13), (0, 14))] == ["turing", ""]
     assert predict.plain_awq((0, 13), None, False, True) == "" and predict.is_turing("NVIDIA Tesla T4")
+    assert predict.is_turing("NVIDIA GeForce RTX 2080 Ti") and not predict.is_turing("NVIDIA GeForce RTX 3060")
 
 
 def test_forward_peak_of_an_moe_uses_the_fused_workspace() -> None:
@@ -1144,6 +1145,11 @@ def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
         ("RTX 3080", "rtx-3080"),
         ("5080", "rtx-5080"),
         ("5070 Ti", "rtx-5070-ti"),
+        ("H100 NVL", "h100-nvl"),
+        ("A30", "nvidia-a30"),
+        ("RTX 3060", "rtx-3060"),
+        ("2080 Ti", "rtx-2080-ti"),
+        ("4060 Ti 16GB", "rtx-4060-ti-16gb"),
     ],
 )
 def test_a_card_named_by_the_words_that_tell_it_apart(typed: str, box: str) -> None:
@@ -1173,9 +1179,10 @@ def test_a_card_by_the_name_torch_gives_it() -> None:
                      "Tesla T4": "tesla-t4", "nvidia_h100_pcie": "h100-pcie", "AMD Instinct MI300X": "amd-mi300x"}  # fmt: skip
     named = [n for b in boxes.values() for n in (b["device_names"]["names"] if "device_names" in b else [])]
     assert len(named) == len(set(named)) >= 15
-    with pytest.raises(InputError, match="fits h100-sxm and h100-pcie"):
+    with pytest.raises(InputError, match="fits h100-sxm and h100-pcie and h100-nvl"):
         predict.find_box(boxes, "NVIDIA H100")
-    for smaller in ("NVIDIA GeForce RTX 4070", "NVIDIA GeForce RTX 5070", "NVIDIA RTX 6000", "RTX 4080"):  # not the Ti SUPER, Ti, Ada or SUPER
+    # not the Ti SUPER, Ti, Ada or SUPER; torch's name for the RTX 4060 Ti is the 8 GB card's as well, so not the 16 GB box
+    for smaller in ("NVIDIA GeForce RTX 4070", "NVIDIA GeForce RTX 5070", "NVIDIA RTX 6000", "RTX 4080", "NVIDIA GeForce RTX 4060 Ti"):
         with pytest.raises(InputError, match=f"^--gpu: found '{smaller}', (expected a card of catalog/boxes.yaml by its whole name|which fits)"):
             predict.find_box(boxes, smaller)
 
@@ -1246,9 +1253,9 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
     ("extra", "fragment"),
     [
         (["--gpu", "h800"], "--gpu: found 'h800', expected one of dgx-spark, "),
-        (["--gpu", "H100"], "--gpu: found 'H100', which fits h100-sxm and h100-pcie; expected one of them"),
+        (["--gpu", "H100"], "--gpu: found 'H100', which fits h100-sxm and h100-pcie and h100-nvl; expected one of them"),
         (["--gpu", "a100"], "--gpu: found 'a100', which fits a100-40gb and a100-80gb; expected one of them"),
-        (["--gpu", "gh200"], "--gpu: NVIDIA GH200 Grace Hopper has no total as torch and vLLM report it in catalog/boxes.yaml (only its reported total)"),
+        (["--gpu", "jetson-agx-thor"], "--gpu: NVIDIA Jetson AGX Thor has no total as torch and vLLM report it in catalog/boxes.yaml (only its spec memory)"),
         (["--gpu", "dgx-spark"], "is a unified-memory box"),
         (["--total-memory", "lots"], "--total-memory: found 'lots'"),
         (["--total-memory", "0 GiB"], "--total-memory: found '0 GiB', expected a size above zero"),

@@ -147,10 +147,14 @@ def test_lines_that_print_decimal_gb_give_no_figure() -> None:
 
 def test_the_gh200_note_gives_both_unified_memory_rules(catalog) -> None:
     """vllm/utils/mem_utils.py: 0.19.1 tests the compute capability ((8, 7), (11, 0), (12, 1));
-    0.20.0 asks current_platform.is_integrated_gpu (vllm/platforms/cuda.py: is_integrated)."""
+    0.20.0 to 0.33.0 ask current_platform.is_integrated_gpu (vllm/platforms/cuda.py: torch's
+    is_integrated, cudaDeviceProp.integrated), which CUDA's deviceQuery prints as "No" on the GH200:
+    under both rules vLLM reads the card's free memory from CUDA, and the box is sized on its total."""
     note = " ".join(catalog.boxes["gh200"]["spec_memory"].note.split())
     assert "up to v0.19.1 only SM 8.7, 11.0 and 12.1 are treated as unified" in note
     assert "from v0.20.0 vLLM asks the device whether it is integrated" in note
+    assert "deviceQuery's line 'Integrated GPU sharing Host Memory:' reads 'No' on a GH200 480GB" in note
+    assert catalog.boxes["gh200"]["memory"] == "discrete" and "total_memory" in catalog.boxes["gh200"]
 
 
 def test_an_auto_prefetch_disabled_line_means_a_local_filesystem(catalog) -> None:

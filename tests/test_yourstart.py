@@ -14,6 +14,7 @@ from calc.answers import report
 from calc.engine import derive
 from calc.present import html
 from calc.present.calculators import yourstart as page
+from calc.record import replace
 from calc.units import GiB, KiB, MiB
 
 DATA = Path(__file__).resolve().parent.parent / "logs" / "public" / "excerpts"
@@ -132,9 +133,15 @@ def test_typed_figures_without_a_log(catalog) -> None:
     # the box's total as the engine sees it: CUDA's 94.97 GiB (catalog/boxes.yaml), not the 96 GB specification
     assert out.figures["fraction_total"] == "94.97 GiB"
     assert "the specification's capacity" not in unescape(out.sections["yourstart-result"])
-    # a box with nothing but the driver's total (the GH200's nvidia-smi 97,871 MiB) uses it, and says so
+    # the GH200: CUDA's 94.50 GiB, not nvidia-smi's 97,871 MiB (CUDA reports the card not integrated: vLLM reads it)
     raw.update(box="gh200", before="90 GiB")
     out = html.run(catalog, "yourstart", raw)
+    assert out.valid, out.errors
+    assert out.figures["fraction_total"] == "94.50 GiB"
+    assert "the driver's total" not in unescape(out.sections["yourstart-result"])
+    # a box with nothing but the driver's total (the GH200 with its CUDA total taken out) uses it, and says so
+    driver_only = {k: v for k, v in catalog.boxes["gh200"].items() if k != "total_memory"}
+    out = html.run(replace(catalog, boxes={**catalog.boxes, "gh200": driver_only}), "yourstart", raw)
     assert out.valid, out.errors
     assert out.figures["fraction_total"] == "95.58 GiB"  # 97,871 MiB
     assert "the driver's total" in unescape(out.sections["yourstart-result"])
@@ -216,8 +223,11 @@ def test_a_printed_total_fits_the_boxes_within_their_reading(catalog) -> None:
     gib = lambda text: round(Decimal(text) * 2**30)  # noqa: E731
     assert boxes_of_total(catalog, gib("31.40")) == ["rtx-5090-node"]
     assert set(boxes_of_total(catalog, gib("44.42"))) == {"l40s", "nvidia-a40", "rtx-6000-ada", "nvidia-l40"}
-    assert set(boxes_of_total(catalog, gib("15.57"))) == {"rtx-4080-super", "rtx-4070-ti-super", "rtx-5080", "rtx-5070-ti"}
-    assert boxes_of_total(catalog, gib("93.00")) == ["gh200"]  # its driver's 97,871 MiB, within 5%
+    assert set(boxes_of_total(catalog, gib("15.57"))) == {"rtx-4080-super", "rtx-4070-ti-super", "rtx-5080", "rtx-5070-ti", "rtx-4060-ti-16gb"}
+    # the GH200's 94.50 GiB, the RTX PRO 6000 Blackwell's 94.97 GiB and the H20's 95.22 GiB lie within 1% of one another
+    assert set(boxes_of_total(catalog, gib("94.50"))) == {"gh200", "rtx-pro-6000-blackwell", "nvidia-h20"}
+    driver_only = {k: v for k, v in catalog.boxes["gh200"].items() if k != "total_memory"}
+    assert boxes_of_total(replace(catalog, boxes={**catalog.boxes, "gh200": driver_only}), gib("91.00")) == ["gh200"]  # 97,871 MiB, within 5%
 
 
 def test_a_total_several_boxes_share_is_asked_for(catalog) -> None:

@@ -104,8 +104,9 @@ def find_box(boxes: Mapping[str, Box], name: str) -> Box:
 
 
 # Words that make another card of the words before them ("RTX 4070" is not the "RTX 4070 Ti SUPER",
-# "RTX 6000" not the "RTX 6000 Ada"): a run of a box's words stops short of one only where the box ends there
-SUFFIXES = frozenset({"ti", "super", "laptop", "mobile", "maxq", "d", "ada", "xt", "xtx"})
+# "RTX 6000" not the "RTX 6000 Ada"; torch names the 8 GB and 16 GB RTX 4060 Ti alike, so "RTX 4060 Ti"
+# is not the "RTX 4060 Ti 16GB"): a run of a box's words stops short of one only where the box ends there
+SUFFIXES = frozenset({"ti", "super", "laptop", "mobile", "maxq", "d", "ada", "xt", "xtx", "8gb", "12gb", "16gb"})
 
 
 def _word_runs(box: Box, whole: bool = True) -> set[str]:
@@ -132,7 +133,7 @@ def is_hopper(card_name: str) -> bool:
 
 
 SM100 = ("b200", "b300", "gb200", "gb300")  # compute capability 10.x, data-center Blackwell (not GB10, RTX PRO 6000 or Thor)
-TURING = ("t4",)  # compute capability 7.5: below FlashAttention's 8.0
+TURING = ("t4", "2080")  # compute capability 7.5 (Tesla T4, GeForce RTX 2080 Ti): below FlashAttention's 8.0
 
 
 def is_turing(card_name: str) -> bool:
