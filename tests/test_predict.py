@@ -1308,10 +1308,20 @@ def test_fixes_for_a_refused_start_each_pass(capsys) -> None:
 
 
 def test_weights_larger_than_the_card() -> None:
+    """Qwen2.5 32B in bf16 on an L40S-sized card: the weights alone are larger than the card. Two
+    changes pass, each predicted again: its weights in fp8 as they load with the longest length
+    that pool holds (one request at 32,768 tokens, 8 GiB, does not fit), or TP 2."""
     card = predict.card_from_total("44.42 GiB")
-    p = predict.predict(_shape("qwen2.5-32b"), card, predict.Start(max_model_len=32768))
+    shape, start = _shape("qwen2.5-32b"), predict.Start(max_model_len=32768)
+    p = predict.predict(shape, card, start)
     assert p.verdict == "weights do not fit" and p.weights.bytes > card.total_bytes
-    assert [f.flags for f in predict.fixes(_shape("qwen2.5-32b"), card, predict.Start(max_model_len=32768))] == ["--tensor-parallel-size 2"]
+    fp8, tp2 = predict.fixes(shape, card, start)
+    assert tp2.flags == "--tensor-parallel-size 2"
+    at_load = json.loads(hfconfig.quantized_at_load((ROOT / "models" / "configs" / "qwen2.5-32b" / "config.json").read_text(), "fp8", "config.json"))
+    again = predict.predict(hfconfig.shape(at_load, "config.json"), card, fp8.start)
+    assert fp8.flags == f"--quantization fp8 --max-model-len {again.largest_max_model_len}" and fp8.start.quantization == "fp8"
+    assert again.verdict == fp8.prediction.verdict == "starts" and again.available_kv_bytes == fp8.prediction.available_kv_bytes
+    assert predict.predict(hfconfig.shape(at_load, "config.json"), card, start).verdict == "max_model_len"  # fp8 alone is not enough
 
 
 # --- the peer estimator ----------------------------------------------------------------------

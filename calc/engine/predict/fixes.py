@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from calc.engine.hfconfig import MLA, Shape
+from calc.engine.hfconfig import AT_LOAD, MLA, Shape
 from calc.engine.kvlayout import largest
-from calc.engine.predict.cards import Card
+from calc.engine.predict.cards import VOLTA, Card
 from calc.engine.predict.defaults import default_utilization, release
 from calc.engine.predict.pool import Given, Prediction, Start, predict
 from calc.units import InputError
@@ -35,7 +35,7 @@ def fixes(
     """For a start vLLM refuses, the least changes that pass, each checked by `predict`, in this
     order: a shorter max_model_len (the longest that starts), fp8 KV, a higher utilization (the
     lowest that starts, at most 0.98), fewer sequences (the most that start), fewer LoRA slots
-    (the most that start), a larger TP, and
+    (the most that start), an unquantized checkpoint's weights in fp8 as they load, a larger TP, and
     where no larger TP passes (heads that do not divide), more pipeline stages."""
     from dataclasses import replace
 
@@ -80,6 +80,20 @@ def fixes(
         if most is not None:
             t = slots(most)
             out.append(Fix(f"max_loras {most}", f"--max-loras {most}", t, run(t)))
+    fp8_fits = base.verdict != "max_model_len" and not shape.quantization and shape.dtype_bytes == 2 and s.pp == 1 and not s.drafter
+    if fp8_fits and not any(v in card.name.lower() for v in VOLTA):  # where the weights leave no pool, not where a length is too long
+        # the weights in fp8 as they load (--quantization fp8: Fp8Config, compute capability 7.5 and up, fp8.py v0.23.0),
+        # counted from the config as fp8 packs them (a checkpoint's own size given for the unquantized weights does not hold)
+        fp8 = replace(shape, quantization=dict(AT_LOAD["fp8"]))
+        t = replace(s, quantization="fp8")
+        p = predict(fp8, card, t, topk, Given(rounding=g.rounding))
+        if p.verdict == "max_model_len" and p.largest_max_model_len:  # the weights fit now, and a shorter length with them
+            t = replace(t, max_model_len=p.largest_max_model_len)
+            p = predict(fp8, card, t, topk, Given(rounding=g.rounding))
+        if p.verdict == "starts":
+            shorter = t.max_model_len != s.max_model_len
+            out.append(Fix("weights in fp8 as they load" + (f", and max_model_len {t.max_model_len:,}" if shorter else ""),
+                           "--quantization fp8" + (f" --max-model-len {t.max_model_len}" if shorter else ""), t, p))  # fmt: skip
     for tp in (2, 4, 8):
         if tp <= s.tp or shape.heads % tp or (MLA not in shape.layers and shape.kv_heads % tp and tp % shape.kv_heads):
             continue
