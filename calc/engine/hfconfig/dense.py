@@ -192,6 +192,23 @@ def _exaone4(r: _Reader) -> dict[str, Any]:
             "extra_norms": ("post_feedforward_layernorm",)}  # fmt: skip
 
 
+def _exaone(r: _Reader) -> dict[str, Any]:
+    """LG's EXAONE 3.0, 3.5 and EXAONE Deep (vllm/model_executor/models/exaone.py, ExaoneForCausalLM, the same
+    parameters in 0.13.0, 0.20.0 and 0.33.0): Llama's layers under EXAONE's names, read through the checkpoint's
+    ExaoneConfig (remote code, configuration_exaone.py): num_layers, which its attribute_map gives as
+    num_hidden_layers; qkv_proj of num_key_value_heads K and V heads (num_attention_heads where it has none) and
+    out_proj, both biased where attention_bias or bias says; c_fc_0 and c_fc_1 (gate and up, merged) and c_proj,
+    biased where mlp_bias says; ln_1 and ln_2, RMSNorms; ln_f; head_dim as the config gives it, else
+    hidden_size / heads. Every layer full attention (no window is read). lm_head is the embedding where
+    tie_word_embeddings says, PretrainedConfig's default (tied) where the config leaves it out."""
+    n = r.int("num_layers", maximum=MAX_LAYERS)
+    common = _common(r)
+    biased = common["attention_bias"] or r.flag("bias", False)
+    common.update(attention_bias=biased, output_bias=biased)
+    mlps = (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias")),) * n
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "tie_embeddings": r.flag("tie_word_embeddings", True)}
+
+
 def _gemma(r: _Reader) -> dict[str, Any]:
     """Gemma 1 (vllm/model_executor/models/gemma.py, GemmaDecoderLayer, the same from 0.10.1.1 to 0.33.0):
     Llama's layers without a bias anywhere (bias=False written in, whatever attention_bias says), every
