@@ -209,6 +209,24 @@ def _exaone(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": (FULL,) * n, "mlps": mlps, "tie_embeddings": r.flag("tie_word_embeddings", True)}
 
 
+def _nemotron(r: _Reader) -> dict[str, Any]:
+    """NVIDIA's Nemotron-4, Minitron and Nemotron-Mini (vllm/model_executor/models/nemotron.py, NemotronForCausalLM,
+    the same parameters in 0.13.0, 0.20.0 and 0.33.0): qkv_proj of num_key_value_heads K and V heads and o_proj,
+    biased where attention_bias or bias says; an MLP without a gate, up_proj (column-parallel) and down_proj
+    (row-parallel) of intermediate_size with squared ReLU, biased where mlp_bias says; input_layernorm,
+    post_attention_layernorm and the final norm NemotronLayerNorm1P, a LayerNorm with its bias. head_dim is the
+    config's head_dim, else its kv_channels, else hidden_size / heads (NemotronConfig: vLLM's own up to 0.2x,
+    transformers' from 0.33.0, both so). The rope turns partial_rotary_factor of each head (NemotronConfig's
+    default: half); lm_head is the embedding where tie_word_embeddings says (its default: not)."""
+    n = r.layers()
+    common = _common(r)
+    common["head_dim"] = r.int("head_dim", None) or r.int("kv_channels", None) or common["hidden"] // common["heads"]
+    biased = common["attention_bias"] or r.flag("bias", False)
+    common.update(attention_bias=biased, output_bias=biased)
+    mlps = (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias"), gated=False),) * n
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "norm_bias": True}
+
+
 def _gemma(r: _Reader) -> dict[str, Any]:
     """Gemma 1 (vllm/model_executor/models/gemma.py, GemmaDecoderLayer, the same from 0.10.1.1 to 0.33.0):
     Llama's layers without a bias anywhere (bias=False written in, whatever attention_bias says), every

@@ -25,6 +25,7 @@ from calc.engine.hfconfig.dense import (
     _internlm3,
     _llama,
     _mimo,
+    _nemotron,
     _olmo,
     _phi,
     _qwen3,
@@ -156,6 +157,7 @@ _ARCHITECTURES = {
     # Qwen3.5 / 3.6 MoE: Qwen3-Next's layers, each a sparse MoE block (vllm/model_executor/models/qwen3_5.py,
     # Qwen3_5DecoderLayer: model_type qwen3_5_moe_text takes Qwen3NextSparseMoeBlock, 0.33.0)
     "Qwen3_5MoeForConditionalGeneration": _qwen3_next,
+    "NemotronForCausalLM": _nemotron,
     "NemotronHForCausalLM": _nemotron_h,
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "JambaForCausalLM": _jamba,
@@ -371,6 +373,7 @@ UNCHECKED = frozenset(
         "Mamba2ForCausalLM",
         "MiMoForCausalLM",
         "MiniMaxText01ForCausalLM",
+        "NemotronForCausalLM",
         "Olmo3ForCausalLM",
         "OlmoeForCausalLM",
         "SeedOssForCausalLM",
