@@ -227,6 +227,36 @@ def _nemotron(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": (FULL,) * n, "mlps": mlps, "norm_bias": True}
 
 
+def _chatglm(r: _Reader) -> dict[str, Any]:
+    """Zhipu's ChatGLM2, ChatGLM3 and GLM-4-9B (vllm/model_executor/models/chatglm.py, ChatGLMForCausalLM, which
+    the registry builds for ChatGLMModel and ChatGLMForConditionalGeneration; the same parameters in 0.13.0,
+    0.20.0 and 0.33.0), read through vLLM's own ChatGLMConfig (vllm/transformers_utils/configs/chatglm.py, which
+    the config registry takes for model_type chatglm) under its own names: num_layers, padded_vocab_size (the
+    embedding's and output_layer's rows), ffn_hidden_size. query_key_value holds num_attention_heads query heads
+    and multi_query_group_num K and V heads where multi_query_attention says, else as many as query heads, each
+    hidden_size / num_attention_heads wide (kv_channels is not read: a checkpoint of another width does not
+    load); it is biased where add_bias_linear or add_qkv_bias says, dense (the output) where add_bias_linear
+    does, as are dense_h_to_4h (gate and up, merged) and dense_4h_to_h. input_layernorm, post_attention_layernorm
+    and final_layernorm are RMSNorms under rmsnorm, else LayerNorms with a bias. The rope turns half of each head
+    over seq_length positions. output_layer is the embedding where tie_word_embeddings says. A config whose
+    post_layer_norm is false (no final norm) and a GLM-4V one (vision_config: chatglm.py refuses it) are refused."""
+    if r.get("vision_config", None) is not None:
+        raise ConfigError(r.file, r.prefix + "vision_config", "(an object)", "none: chatglm.py refuses a GLM-4V config (its text-only class)")
+    if not r.flag("post_layer_norm"):
+        raise ConfigError(r.file, r.prefix + "post_layer_norm", False, "true: a ChatGLM without its final norm is not modeled")
+    n = r.int("num_layers", maximum=MAX_LAYERS)
+    heads, hidden = r.int("num_attention_heads"), r.int("hidden_size")
+    kv_heads = r.int("multi_query_group_num") if r.flag("multi_query_attention") else heads
+    if kv_heads > heads or heads % kv_heads:
+        raise ConfigError(r.file, r.prefix + "multi_query_group_num", kv_heads, f"a divisor of num_attention_heads ({heads})")
+    _width(r, "kv_channels", hidden // heads, "chatglm.py builds heads of hidden_size / num_attention_heads")
+    bias = r.flag("add_bias_linear")
+    common = {"hidden": hidden, "vocab": r.int("padded_vocab_size"), "heads": heads, "kv_heads": kv_heads, "head_dim": hidden // heads,
+              "attention_bias": bias or r.flag("add_qkv_bias"), "output_bias": bias, "qk_norm": ""}  # fmt: skip
+    mlps = (Mlp(intermediate=r.int("ffn_hidden_size"), bias=bias),) * n
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "norm_bias": not r.flag("rmsnorm")}
+
+
 def _gemma(r: _Reader) -> dict[str, Any]:
     """Gemma 1 (vllm/model_executor/models/gemma.py, GemmaDecoderLayer, the same from 0.10.1.1 to 0.33.0):
     Llama's layers without a bias anywhere (bias=False written in, whatever attention_bias says), every

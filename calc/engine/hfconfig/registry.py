@@ -8,6 +8,7 @@ from typing import Any
 
 from calc.engine.hfconfig.core import _MISSING, ConfigError, _Reader
 from calc.engine.hfconfig.dense import (
+    _chatglm,
     _cohere,
     _decilm,
     _dense,
@@ -183,6 +184,8 @@ _ARCHITECTURES = {
     "Gemma4UnifiedForConditionalGeneration": _gemma4,
     "Ernie4_5ForCausalLM": _ernie45,
     "Ernie4_5_MoeForCausalLM": _ernie45_moe,
+    "ChatGLMModel": _chatglm,
+    "ChatGLMForConditionalGeneration": _chatglm,  # registry.py: chatglm.py ChatGLMForCausalLM, as ChatGLMModel
     "CohereForCausalLM": _cohere,
     "Cohere2ForCausalLM": _cohere,
     "ExaoneForCausalLM": _exaone,
@@ -343,6 +346,8 @@ UNCHECKED = frozenset(
     {
         "BailingMoeForCausalLM",
         "BailingMoeV2ForCausalLM",
+        "ChatGLMForConditionalGeneration",
+        "ChatGLMModel",
         "Cohere2ForCausalLM",
         "CohereForCausalLM",
         "DeepseekV32ForCausalLM",
