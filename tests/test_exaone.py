@@ -2,17 +2,18 @@
 (the same parameters in 0.13.0, 0.20.0 and 0.33.0): the parameter count against the published total, the KV
 cache a token, EXAONE's own field names, tensor and pipeline parallel, and the command line.
 
-No config.json of the class was found at a citable address, so the class is unchecked and the tests read a
-fixture (tests/data/configs/exaone-3.0-7.8b-instruct): transformers' printed ExaoneConfig of
-LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct, quoted whole in a model note beside the model's printed module tree
-(code index file 46001266965, repository not named; models/configs/SOURCES.yaml says where else was looked)."""
+Two EXAONE 3.5 configs ship as the Hub's pages show them (models/configs/SOURCES.yaml): the 32B's, from an
+abliterated copy of the same shapes, and the 2.4B's, from a fine-tune that leaves tie_word_embeddings out
+(tied, PretrainedConfig's default). EXAONE 3.0 7.8B reads a fixture (tests/data/configs/exaone-3.0-7.8b-instruct):
+transformers' printed ExaoneConfig of LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct, quoted whole in a model note beside
+the model's printed module tree (code index file 46001266965, repository not named)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from conftest import config_path, config_text, parameters, run_calc
+from conftest import config_path, config_shape, config_text, parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, ranks, weights
@@ -41,7 +42,36 @@ def test_exaone_3_7_8b_meets_its_published_size() -> None:
     assert parameters(s) == 2 * V * H + H + 32 * layer() == 7_818_448_896
     assert round(parameters(s) / 1e9, 1) == 7.8
     assert [(r.positions, r.rotary_dim) for r in s.ropes] == [(4096, 128)]
-    assert hfconfig.unchecked_note("ExaoneForCausalLM")
+    assert hfconfig.unchecked_note("ExaoneForCausalLM") is None
+
+
+def exaone(h: int, heads: int, head_dim: int, ffn: int, n: int, tied: bool) -> int:
+    """An EXAONE model's parameters: the embedding (and an untied head), n layers of q/k/v/o, 8 KV heads, the
+    gated MLP and two RMSNorms, ln_f."""
+    layer = 2 * h * heads * head_dim + 2 * h * 8 * head_dim + 3 * ffn * h + 2 * h
+    return (1 if tied else 2) * V * h + h + n * layer
+
+
+def test_exaone_3_5_32b_meets_its_published_size() -> None:
+    """32,003,200,000 parameters (EXAONE 3.5 32B: 32B): 64 layers of 40 heads of 128 on 5,120, 8 KV heads,
+    27,392 wide, untied; the llama3 rope keeps max_position_embeddings' 32,768 positions in its cache."""
+    s = config_shape("exaone-3.5-32b-instruct-abliterated")
+    assert (s.heads, s.kv_heads, s.head_dim, s.tie_embeddings, len(s.layers)) == (40, 8, 128, False, 64)
+    assert parameters(s) == exaone(5120, 40, 128, 27392, 64, tied=False) == 32_003_200_000
+    assert [(r.positions, r.rotary_dim) for r in s.ropes] == [(32768, 128)]
+
+
+def test_exaone_3_5_2_4b_meets_its_published_size_and_its_shards() -> None:
+    """2,405,327,360 parameters (EXAONE 3.5 2.4B: 2.4B) with the head tied, as the config that leaves
+    tie_word_embeddings out reads (an untied head would make 2.67B); head_dim 80 from the config, not 2,560 / 32.
+    The base checkpoint's two float32 shards, 4.98 GB and 4.65 GB (LGAI-EXAONE/EXAONE-3.5-2.4B-Instruct), hold
+    that count at 4 B (9.62 GB, the shards' sizes rounded to 10 MB)."""
+    s = config_shape("exaone-3.5-2.4b-it-text2sql")
+    assert (s.heads, s.kv_heads, s.head_dim, s.tie_embeddings, len(s.layers)) == (32, 8, 80, True, 30)
+    total = parameters(s)
+    assert total == exaone(2560, 32, 80, 7168, 30, tied=True) == 2_405_327_360
+    assert abs(4 * total - (4.98e9 + 4.65e9)) < 0.01e9
+    assert kvlayout.request(s, kvlayout.Settings(), 8192, kvlayout.version(None)).bytes_per_token == 30 * 2 * 8 * 80 * 2
 
 
 @pytest.mark.parametrize(("tp", "kv_heads"), [(1, 8), (2, 4), (4, 2), (8, 1), (16, 1)])

@@ -355,7 +355,6 @@ UNCHECKED = frozenset(
         "Ernie4_5ForCausalLM",
         "Ernie4_5_MoeForCausalLM",
         "Exaone4ForCausalLM",
-        "ExaoneForCausalLM",
         "FalconH1ForCausalLM",
         "GPTBigCodeForCausalLM",
         "GPTNeoXForCausalLM",
