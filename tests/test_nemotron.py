@@ -1,24 +1,22 @@
 """NVIDIA's Nemotron-4, Minitron and Nemotron-Mini (NemotronForCausalLM), read by vLLM's
-vllm/model_executor/models/nemotron.py (the same parameters in 0.13.0, 0.20.0 and 0.33.0): the parameter count,
-the KV cache a token, the MLP without a gate and the LayerNorms with biases, head_dim from kv_channels, tensor
-and pipeline parallel, and the command line.
+vllm/model_executor/models/nemotron.py (the same parameters in 0.13.0, 0.20.0 and 0.33.0): the parameter count
+against the checkpoints' sizes, the KV cache a token, the MLP without a gate and the LayerNorms with biases,
+head_dim from head_dim or kv_channels, tensor and pipeline parallel, and the command line.
 
-No config.json of the class was found at a citable address, so the class is unchecked and the tests read a
-fixture (tests/data/configs/nemotron-4-4b): the dict NVIDIA/TensorRT-LLM keeps as Nemotron_4_4B_CONFIG in
-tests/unittest/_torch/modeling/test_modeling_nemotron.py (commit 0193dbd4), written as JSON in its order; its
-dimensions are Minitron-4B's and Nemotron-Mini-4B's (3,072 wide, 24 heads of 128, 8 KV heads, 32 layers)."""
+nvidia/Nemotron-Mini-4B-Instruct's and nvidia/Minitron-8B-Base's config.json ship byte for byte as their Hub
+blame pages show them (models/configs/SOURCES.yaml)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from conftest import config_path, config_text, parameters, run_calc
+from conftest import config_path, config_shape, config_text, parameters, run_calc
 
 from calc.checks import modeled
 from calc.engine import hfconfig, kvlayout, ranks, weights
 
-NAME = "nemotron-4-4b"
+NAME = "nemotron-mini-4b-instruct"
 H, V, FFN = 3072, 256000, 9216
 
 
@@ -32,9 +30,10 @@ def layer(tp: int = 1, kv_heads: int = 8) -> int:
     return H * H // tp + 2 * kv_heads * 128 * H + H * H // tp + 2 * FFN // tp * H + 2 * 2 * H
 
 
-def test_nemotron_4b_counts_as_nemotron_py_builds_it() -> None:
-    """4,190,509,056 parameters (the 4B of Minitron-4B and Nemotron-Mini-4B): an untied head of 256,000, a plain
-    MLP (up_proj, down_proj: no gate), LayerNorm1P with a bias, no linear bias; the rope turns half of each head."""
+def test_nemotron_mini_4b_meets_its_checkpoint() -> None:
+    """4,190,509,056 parameters: an untied head of 256,000, a plain MLP (up_proj, down_proj: no gate), LayerNorm1P
+    with a bias, no linear bias; the rope turns half of each head. The checkpoint's pytorch_model.bin of bfloat16
+    tensors is 8.38 GB (huggingface.co/nvidia/Nemotron-Mini-4B-Instruct/tree/main): that count at 2 B."""
     s = shape()
     assert (s.architecture, s.heads, s.kv_heads, s.head_dim, s.tie_embeddings, s.norm_bias) == ("NemotronForCausalLM", 24, 8, 128, False, True)
     assert set(s.mlps) == {hfconfig.Mlp(intermediate=FFN, gated=False)} and (s.attention_bias, s.output_bias) == (False, False)
@@ -42,7 +41,20 @@ def test_nemotron_4b_counts_as_nemotron_py_builds_it() -> None:
     assert [(r.positions, r.rotary_dim) for r in s.ropes] == [(4096, 64)]
     names = {t.path for t in weights.tensors(s)}
     assert {"model.layers.0.mlp.up_proj", "model.layers.0.mlp.down_proj"} <= names and "model.layers.0.mlp.gate_proj" not in names
-    assert hfconfig.unchecked_note("NemotronForCausalLM")
+    assert abs(2 * parameters(s) - 8.38e9) < 0.005e9
+    assert hfconfig.unchecked_note("NemotronForCausalLM") is None
+
+
+def test_minitron_8b_meets_its_checkpoint() -> None:
+    """8,271,699,968 parameters: 48 heads of head_dim 128 (6,144 wide on a hidden size of 4,096, which 48 does not
+    divide), 8 KV heads, 16,384 wide; the checkpoint's bfloat16 pytorch_model.bin is 16.5 GB
+    (huggingface.co/nvidia/Minitron-8B-Base/tree/6d7f9b30e179f736bee69d92674b58def30b3284): that count at 2 B."""
+    s = config_shape("minitron-8b-base")
+    assert (s.heads, s.kv_heads, s.head_dim) == (48, 8, 128)
+    layer = 2 * 4096 * 6144 + 2 * 4096 * 1024 + 2 * 16384 * 4096 + 4 * 4096
+    assert parameters(s) == 2 * V * 4096 + 2 * 4096 + 32 * layer == 8_271_699_968
+    assert abs(2 * parameters(s) - 16.5e9) < 0.05e9
+    assert kvlayout.request(s, kvlayout.Settings(), 4096, kvlayout.version(None)).bytes_per_token == 32 * 2 * 8 * 128 * 2
 
 
 @pytest.mark.parametrize(("tp", "kv_heads"), [(1, 8), (2, 4), (4, 2), (8, 1)])

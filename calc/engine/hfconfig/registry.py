@@ -377,7 +377,6 @@ UNCHECKED = frozenset(
         "Mamba2ForCausalLM",
         "MiMoForCausalLM",
         "MiniMaxText01ForCausalLM",
-        "NemotronForCausalLM",
         "Olmo3ForCausalLM",
         "OlmoeForCausalLM",
         "SeedOssForCausalLM",
