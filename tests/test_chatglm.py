@@ -1,12 +1,12 @@
 """Zhipu's ChatGLM2, ChatGLM3 and GLM-4-9B (ChatGLMModel and ChatGLMForConditionalGeneration), which vLLM's
 registry builds with vllm/model_executor/models/chatglm.py ChatGLMForCausalLM (the same parameters in 0.13.0,
-0.20.0 and 0.33.0) over its own ChatGLMConfig: the parameter count, the KV cache a token, ChatGLM's own field
-names, the rope over seq_length, tensor and pipeline parallel, refusals, and the command line.
+0.20.0 and 0.33.0) over its own ChatGLMConfig: the parameter count against the checkpoint's shards, the KV cache
+a token, ChatGLM's own field names, the rope over seq_length, tensor and pipeline parallel, refusals, and the
+command line.
 
-No config.json of the class was found at a citable address, so both names are unchecked and the tests read a
-fixture (tests/data/configs/glm-4-9b-chat): transformers' printed ChatGLMConfig of THUDM/glm-4-9b-chat
-(snapshot f6e0743b) in a LLaMA-Factory deployment note's log (code index file 8873357857, repository not
-named), copied as printed; models/configs/SOURCES.yaml says where else was looked."""
+THUDM/glm-4-9b-chat's config.json ships as its Hub blame page shows it (models/configs/glm-4-9b-chat). No whole
+config.json naming ChatGLMForConditionalGeneration over these layers was found, so that name stays unchecked and
+is read here as the same config under it."""
 
 from __future__ import annotations
 
@@ -44,7 +44,15 @@ def test_glm_4_9b_chat_counts_as_chatglm_py_builds_it() -> None:
     assert s.layers == (hfconfig.FULL,) * 40
     assert parameters(s) == 2 * V * H + H + 40 * layer() == 9_399_951_360
     assert [(r.positions, r.rotary_dim) for r in s.ropes] == [(131072, 64)]
-    assert hfconfig.unchecked_note("ChatGLMModel") and hfconfig.unchecked_note("ChatGLMForConditionalGeneration")
+    assert hfconfig.unchecked_note("ChatGLMModel") is None and hfconfig.unchecked_note("ChatGLMForConditionalGeneration")
+
+
+def test_glm_4_9b_chat_fills_its_shards() -> None:
+    """The checkpoint's ten bfloat16 shards, 1.95, 1.82, 1.97, 1.93, 1.82, 1.97, 1.93, 1.82, 1.97 and 1.65 GB
+    (huggingface.co/THUDM/glm-4-9b-chat/tree/731ca7fd937cff9f2ae5f01de85a0c8bf21df6fa), 18.83 GB, hold the
+    count at 2 B (18.80 GB; each shard's size is rounded to 10 MB)."""
+    shards = (1.95, 1.82, 1.97, 1.93, 1.82, 1.97, 1.93, 1.82, 1.97, 1.65)
+    assert abs(2 * parameters(shape()) - sum(shards) * 1e9) < len(shards) * 0.005e9
 
 
 @pytest.mark.parametrize(("tp", "kv_heads"), [(1, 2), (2, 1), (4, 1), (8, 1)])
@@ -72,7 +80,8 @@ def test_chatglm_reads_its_own_names() -> None:
 @pytest.mark.parametrize(
     ("changes", "field"),
     [({"kv_channels": 96}, "kv_channels: found 96"), ({"post_layer_norm": False}, "post_layer_norm: found False"),
-     ({"vision_config": {"hidden_size": 1792}}, "vision_config"), ({"multi_query_group_num": 3}, "multi_query_group_num: found 3")],
+     ({"vision_config": {"hidden_size": 1792}}, "vision_config"), ({"multi_query_group_num": 3}, "multi_query_group_num: found 3"),
+     ({"position_encoding_2d": True, "inner_hidden_size": 16384}, "position_encoding_2d: found True")],
 )  # fmt: skip
 def test_chatglm_refuses_what_chatglm_py_does_not_build(changes: dict, field: str) -> None:
     with pytest.raises(hfconfig.ConfigError, match=field):

@@ -239,7 +239,11 @@ def _chatglm(r: _Reader) -> dict[str, Any]:
     does, as are dense_h_to_4h (gate and up, merged) and dense_4h_to_h. input_layernorm, post_attention_layernorm
     and final_layernorm are RMSNorms under rmsnorm, else LayerNorms with a bias. The rope turns half of each head
     over seq_length positions. output_layer is the embedding where tie_word_embeddings says. A config whose
-    post_layer_norm is false (no final norm) and a GLM-4V one (vision_config: chatglm.py refuses it) are refused."""
+    post_layer_norm is false (no final norm), a GLM-4V one (vision_config: chatglm.py refuses it) and the first
+    ChatGLM-6B's (position_encoding_2d, the same two class names over other layers) are refused."""
+    if r.get("position_encoding_2d", None) is not None:  # ChatGLM-6B's own config class writes it; ChatGLMConfig has no such field
+        raise ConfigError(r.file, r.prefix + "position_encoding_2d", r.get("position_encoding_2d"),
+                          "absent: the first ChatGLM-6B (2D positions, inner_hidden_size) is not what chatglm.py builds")  # fmt: skip
     if r.get("vision_config", None) is not None:
         raise ConfigError(r.file, r.prefix + "vision_config", "(an object)", "none: chatglm.py refuses a GLM-4V config (its text-only class)")
     if not r.flag("post_layer_norm"):

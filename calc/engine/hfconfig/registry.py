@@ -347,7 +347,6 @@ UNCHECKED = frozenset(
         "BailingMoeForCausalLM",
         "BailingMoeV2ForCausalLM",
         "ChatGLMForConditionalGeneration",
-        "ChatGLMModel",
         "Cohere2ForCausalLM",
         "CohereForCausalLM",
         "DeepseekV32ForCausalLM",
