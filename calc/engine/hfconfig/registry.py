@@ -35,6 +35,7 @@ from calc.engine.hfconfig.dense import (
 from calc.engine.hfconfig.moe import (
     _bailing,
     _deepseek,
+    _deepseek_v1,
     _deepseek_v4,
     _deepseek_v32,
     _ernie45_moe,
@@ -142,6 +143,7 @@ _ARCHITECTURES = {
     "Gemma2ForCausalLM": _gemma2,
     "MixtralForCausalLM": _mixtral,
     "DeepseekV3ForCausalLM": _deepseek,
+    "DeepseekForCausalLM": _deepseek_v1,
     "DeepseekV2ForCausalLM": _deepseek,
     "DeepseekV32ForCausalLM": _deepseek_v32,
     "DeepseekV4ForCausalLM": _deepseek_v4,
