@@ -261,6 +261,24 @@ def _chatglm(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": (FULL,) * n, "mlps": mlps, "norm_bias": not r.flag("rmsnorm")}
 
 
+def _minicpm(r: _Reader) -> dict[str, Any]:
+    """OpenBMB's MiniCPM 1B and 2B, MiniCPM4 and MiniCPM-MoE-8x2B (vllm/model_executor/models/minicpm.py,
+    MiniCPMForCausalLM, the same parameters in 0.13.0, 0.20.0 and 0.33.0): Llama's layers without a bias anywhere
+    (bias=False written in), qkv_proj of num_key_value_heads K and V heads of hidden_size / heads (a head_dim or
+    kv_channels field is not read), RMSNorms; a gated MLP of intermediate_size, or where num_experts is above 0
+    MiniCPMMoE: a router and num_experts experts of intermediate_size, each sharded over the ranks as FusedMoE
+    shards them (no shared expert). The muP scales (scale_emb, scale_depth, dim_model_base) are numbers, not
+    tensors. lm_head is the embedding where tie_word_embeddings says, the remote MiniCPMConfig's default (tied)
+    where the config leaves it out, as MiniCPM-2B's does."""
+    n = r.layers()
+    common = _common(r)
+    common.update(head_dim=common["hidden"] // common["heads"], attention_bias=False, output_bias=False)
+    experts = r.int("num_experts", 0, minimum=0)
+    width = r.int("intermediate_size")
+    mlp = Mlp(experts=experts, expert_intermediate=width) if experts else Mlp(intermediate=width)
+    return {**common, "layers": (FULL,) * n, "mlps": (mlp,) * n, "tie_embeddings": r.flag("tie_word_embeddings", True)}
+
+
 def _gemma(r: _Reader) -> dict[str, Any]:
     """Gemma 1 (vllm/model_executor/models/gemma.py, GemmaDecoderLayer, the same from 0.10.1.1 to 0.33.0):
     Llama's layers without a bias anywhere (bias=False written in, whatever attention_bias says), every
