@@ -279,6 +279,19 @@ def _minicpm(r: _Reader) -> dict[str, Any]:
     return {**common, "layers": (FULL,) * n, "mlps": (mlp,) * n, "tie_embeddings": r.flag("tie_word_embeddings", True)}
 
 
+def _baichuan(r: _Reader) -> dict[str, Any]:
+    """Baichuan and Baichuan 2 (vllm/model_executor/models/baichuan.py, BaiChuanForCausalLM and BaichuanForCausalLM,
+    the same parameters in 0.13.0, 0.20.0 and 0.23.0, the last release that registers them): W_pack (q/k/v fused,
+    as many K and V heads as query heads, each hidden_size / heads wide) and o_proj without biases, a gated MLP of
+    intermediate_size, RMSNorms. BaichuanForCausalLM rotates (a rope) where hidden_size is 4,096 (Baichuan2 7B)
+    and takes ALiBi slopes, no rope, otherwise (Baichuan and Baichuan2 13B); BaiChuanForCausalLM (Baichuan 7B)
+    always rotates. Baichuan2's NormHead is normalized as it loads: the same tensor. lm_head is the embedding where
+    tie_word_embeddings says (BaichuanConfig's default: not)."""
+    n = r.layers()
+    fields = {**_mha(r), "attention_bias": False, "output_bias": False, "qk_norm": ""}
+    return {**fields, "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n}
+
+
 def _gemma(r: _Reader) -> dict[str, Any]:
     """Gemma 1 (vllm/model_executor/models/gemma.py, GemmaDecoderLayer, the same from 0.10.1.1 to 0.33.0):
     Llama's layers without a bias anywhere (bias=False written in, whatever attention_bias says), every

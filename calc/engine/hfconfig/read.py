@@ -162,6 +162,8 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
         return ()  # compress_rope_theta's for the compressed ones, deepseek_v4/common/rope.py) are not modeled
     if arch.startswith(("NemotronH", "Jamba")):  # their attention layers take no rope (nemotron_h.py, jamba.py build none, 0.20.0 and 0.33.0)
         return ()
+    if arch == "BaichuanForCausalLM" and fields["hidden"] != 4096:  # baichuan.py: ALiBi, no rope, but for Baichuan2 7B's 4,096
+        return ()
     if arch == "GPTBigCodeForCausalLM" or arch == "FalconForCausalLM" and inner.get("alibi", False) is True:
         return ()  # gpt_bigcode.py learns its positions (wpe); falcon.py's alibi layers take slopes, no rope
     if MLA in layers:
