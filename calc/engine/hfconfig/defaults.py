@@ -106,6 +106,7 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3_5ForConditionalGeneration": ("Qwen3_5TextConfig", _QWEN3_5_TEXT),
     "Qwen3_5MoeForConditionalGeneration": ("Qwen3_5MoeTextConfig", _QWEN3_5_MOE_TEXT),
     "NemotronHForCausalLM": ("NemotronHConfig", {"head_dim": 128}),
+    "NemotronForCausalLM": ("NemotronConfig", {"partial_rotary_factor": 0.5, "tie_word_embeddings": False}),
     "JambaForCausalLM": ("JambaConfig", _JAMBA),
     # MambaConfig and FalconMambaConfig (transformers 5.5.3 dataclass fields; intermediate_size is set to
     # int(expand x hidden_size) in __post_init__, time_step_rank "auto" to ceil(hidden_size / 16))

@@ -192,6 +192,106 @@ def _exaone4(r: _Reader) -> dict[str, Any]:
             "extra_norms": ("post_feedforward_layernorm",)}  # fmt: skip
 
 
+def _exaone(r: _Reader) -> dict[str, Any]:
+    """LG's EXAONE 3.0, 3.5 and EXAONE Deep (vllm/model_executor/models/exaone.py, ExaoneForCausalLM, the same
+    parameters in 0.13.0, 0.20.0 and 0.33.0): Llama's layers under EXAONE's names, read through the checkpoint's
+    ExaoneConfig (remote code, configuration_exaone.py): num_layers, which its attribute_map gives as
+    num_hidden_layers; qkv_proj of num_key_value_heads K and V heads (num_attention_heads where it has none) and
+    out_proj, both biased where attention_bias or bias says; c_fc_0 and c_fc_1 (gate and up, merged) and c_proj,
+    biased where mlp_bias says; ln_1 and ln_2, RMSNorms; ln_f; head_dim as the config gives it, else
+    hidden_size / heads. Every layer full attention (no window is read). lm_head is the embedding where
+    tie_word_embeddings says, PretrainedConfig's default (tied) where the config leaves it out."""
+    n = r.int("num_layers", maximum=MAX_LAYERS)
+    common = _common(r)
+    biased = common["attention_bias"] or r.flag("bias", False)
+    common.update(attention_bias=biased, output_bias=biased)
+    mlps = (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias")),) * n
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "tie_embeddings": r.flag("tie_word_embeddings", True)}
+
+
+def _nemotron(r: _Reader) -> dict[str, Any]:
+    """NVIDIA's Nemotron-4, Minitron and Nemotron-Mini (vllm/model_executor/models/nemotron.py, NemotronForCausalLM,
+    the same parameters in 0.13.0, 0.20.0 and 0.33.0): qkv_proj of num_key_value_heads K and V heads and o_proj,
+    biased where attention_bias or bias says; an MLP without a gate, up_proj (column-parallel) and down_proj
+    (row-parallel) of intermediate_size with squared ReLU, biased where mlp_bias says; input_layernorm,
+    post_attention_layernorm and the final norm NemotronLayerNorm1P, a LayerNorm with its bias. head_dim is the
+    config's head_dim, else its kv_channels, else hidden_size / heads (NemotronConfig: vLLM's own up to 0.2x,
+    transformers' from 0.33.0, both so). The rope turns partial_rotary_factor of each head (NemotronConfig's
+    default: half); lm_head is the embedding where tie_word_embeddings says (its default: not)."""
+    n = r.layers()
+    common = _common(r)
+    common["head_dim"] = r.int("head_dim", None) or r.int("kv_channels", None) or common["hidden"] // common["heads"]
+    biased = common["attention_bias"] or r.flag("bias", False)
+    common.update(attention_bias=biased, output_bias=biased)
+    mlps = (Mlp(intermediate=r.int("intermediate_size"), bias=r.flag("mlp_bias"), gated=False),) * n
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "norm_bias": True}
+
+
+def _chatglm(r: _Reader) -> dict[str, Any]:
+    """Zhipu's ChatGLM2, ChatGLM3 and GLM-4-9B (vllm/model_executor/models/chatglm.py, ChatGLMForCausalLM, which
+    the registry builds for ChatGLMModel and ChatGLMForConditionalGeneration; the same parameters in 0.13.0,
+    0.20.0 and 0.33.0), read through vLLM's own ChatGLMConfig (vllm/transformers_utils/configs/chatglm.py, which
+    the config registry takes for model_type chatglm) under its own names: num_layers, padded_vocab_size (the
+    embedding's and output_layer's rows), ffn_hidden_size. query_key_value holds num_attention_heads query heads
+    and multi_query_group_num K and V heads where multi_query_attention says, else as many as query heads, each
+    hidden_size / num_attention_heads wide (kv_channels is not read: a checkpoint of another width does not
+    load); it is biased where add_bias_linear or add_qkv_bias says, dense (the output) where add_bias_linear
+    does, as are dense_h_to_4h (gate and up, merged) and dense_4h_to_h. input_layernorm, post_attention_layernorm
+    and final_layernorm are RMSNorms under rmsnorm, else LayerNorms with a bias. The rope turns half of each head
+    over seq_length positions. output_layer is the embedding where tie_word_embeddings says. A config whose
+    post_layer_norm is false (no final norm), a GLM-4V one (vision_config: chatglm.py refuses it) and the first
+    ChatGLM-6B's (position_encoding_2d, the same two class names over other layers) are refused."""
+    if r.get("position_encoding_2d", None) is not None:  # ChatGLM-6B's own config class writes it; ChatGLMConfig has no such field
+        raise ConfigError(r.file, r.prefix + "position_encoding_2d", r.get("position_encoding_2d"),
+                          "absent: the first ChatGLM-6B (2D positions, inner_hidden_size) is not what chatglm.py builds")  # fmt: skip
+    if r.get("vision_config", None) is not None:
+        raise ConfigError(r.file, r.prefix + "vision_config", "(an object)", "none: chatglm.py refuses a GLM-4V config (its text-only class)")
+    if not r.flag("post_layer_norm"):
+        raise ConfigError(r.file, r.prefix + "post_layer_norm", False, "true: a ChatGLM without its final norm is not modeled")
+    n = r.int("num_layers", maximum=MAX_LAYERS)
+    heads, hidden = r.int("num_attention_heads"), r.int("hidden_size")
+    kv_heads = r.int("multi_query_group_num") if r.flag("multi_query_attention") else heads
+    if kv_heads > heads or heads % kv_heads:
+        raise ConfigError(r.file, r.prefix + "multi_query_group_num", kv_heads, f"a divisor of num_attention_heads ({heads})")
+    _width(r, "kv_channels", hidden // heads, "chatglm.py builds heads of hidden_size / num_attention_heads")
+    bias = r.flag("add_bias_linear")
+    common = {"hidden": hidden, "vocab": r.int("padded_vocab_size"), "heads": heads, "kv_heads": kv_heads, "head_dim": hidden // heads,
+              "attention_bias": bias or r.flag("add_qkv_bias"), "output_bias": bias, "qk_norm": ""}  # fmt: skip
+    mlps = (Mlp(intermediate=r.int("ffn_hidden_size"), bias=bias),) * n
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "norm_bias": not r.flag("rmsnorm")}
+
+
+def _minicpm(r: _Reader) -> dict[str, Any]:
+    """OpenBMB's MiniCPM 1B and 2B, MiniCPM4 and MiniCPM-MoE-8x2B (vllm/model_executor/models/minicpm.py,
+    MiniCPMForCausalLM, the same parameters in 0.13.0, 0.20.0 and 0.33.0): Llama's layers without a bias anywhere
+    (bias=False written in), qkv_proj of num_key_value_heads K and V heads of hidden_size / heads (a head_dim or
+    kv_channels field is not read), RMSNorms; a gated MLP of intermediate_size, or where num_experts is above 0
+    MiniCPMMoE: a router and num_experts experts of intermediate_size, each sharded over the ranks as FusedMoE
+    shards them (no shared expert). The muP scales (scale_emb, scale_depth, dim_model_base) are numbers, not
+    tensors. lm_head is the embedding where tie_word_embeddings says, the remote MiniCPMConfig's default (tied)
+    where the config leaves it out, as MiniCPM-2B's does."""
+    n = r.layers()
+    common = _common(r)
+    common.update(head_dim=common["hidden"] // common["heads"], attention_bias=False, output_bias=False)
+    experts = r.int("num_experts", 0, minimum=0)
+    width = r.int("intermediate_size")
+    mlp = Mlp(experts=experts, expert_intermediate=width) if experts else Mlp(intermediate=width)
+    return {**common, "layers": (FULL,) * n, "mlps": (mlp,) * n, "tie_embeddings": r.flag("tie_word_embeddings", True)}
+
+
+def _baichuan(r: _Reader) -> dict[str, Any]:
+    """Baichuan and Baichuan 2 (vllm/model_executor/models/baichuan.py, BaiChuanForCausalLM and BaichuanForCausalLM,
+    the same parameters in 0.13.0, 0.20.0 and 0.23.0, the last release that registers them): W_pack (q/k/v fused,
+    as many K and V heads as query heads, each hidden_size / heads wide) and o_proj without biases, a gated MLP of
+    intermediate_size, RMSNorms. BaichuanForCausalLM rotates (a rope) where hidden_size is 4,096 (Baichuan2 7B)
+    and takes ALiBi slopes, no rope, otherwise (Baichuan and Baichuan2 13B); BaiChuanForCausalLM (Baichuan 7B)
+    always rotates. Baichuan2's NormHead is normalized as it loads: the same tensor. lm_head is the embedding where
+    tie_word_embeddings says (BaichuanConfig's default: not)."""
+    n = r.layers()
+    fields = {**_mha(r), "attention_bias": False, "output_bias": False, "qk_norm": ""}
+    return {**fields, "layers": (FULL,) * n, "mlps": (Mlp(intermediate=r.int("intermediate_size")),) * n}
+
+
 def _gemma(r: _Reader) -> dict[str, Any]:
     """Gemma 1 (vllm/model_executor/models/gemma.py, GemmaDecoderLayer, the same from 0.10.1.1 to 0.33.0):
     Llama's layers without a bias anywhere (bias=False written in, whatever attention_bias says), every

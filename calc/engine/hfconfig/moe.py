@@ -218,6 +218,41 @@ def _deepseek(r: _Reader) -> dict[str, Any]:
     }
 
 
+def _deepseek_v1(r: _Reader) -> dict[str, Any]:
+    """DeepSeek-MoE 16B, DeepSeek-Prover-V1.5 and other model_type "deepseek" checkpoints (DeepseekForCausalLM,
+    which registry.py sends to deepseek_v2.py, a subclass of DeepseekV2ForCausalLM that adds nothing, in 0.13.0,
+    0.20.0 and 0.33.0). DeepseekV2DecoderLayer takes DeepseekAttention for model_type deepseek (use_mha): plain
+    attention, qkv_proj of num_attention_heads query heads and num_key_value_heads K and V heads of hidden_size /
+    heads (a config's head_dim is not read: another width does not load) and o_proj, no bias; input_layernorm and
+    post_attention_layernorm RMSNorms. A layer is a DeepseekV2MoE (a router of n_routed_experts, FusedMoE of
+    moe_intermediate_size, shared experts of n_shared_experts x moe_intermediate_size) where n_routed_experts is
+    set, the layer is at least first_k_dense_replace and a multiple of moe_layer_freq; else a dense gated MLP of
+    intermediate_size (every layer where n_routed_experts is null, as in DeepSeek-Prover-V1.5). lm_head is its
+    own, never tied. A config with MLA fields (kv_lora_rank) under model_type deepseek is refused: its checkpoint
+    holds MLA weights that DeepseekAttention does not build."""
+    n = r.layers()
+    _untied(r, "deepseek_v2.py")
+    if r.get("model_type", None) != "deepseek":
+        raise ConfigError(r.file, r.prefix + "model_type", r.get("model_type", None), 'deepseek: DeepseekAttention is taken for model_type "deepseek" alone')
+    if r.get("kv_lora_rank", None) is not None:
+        raise ConfigError(r.file, r.prefix + "kv_lora_rank", r.get("kv_lora_rank"), "null: MLA checkpoints are DeepseekV2ForCausalLM's")
+    common = _common(r)
+    common.update(head_dim=common["hidden"] // common["heads"], attention_bias=False, output_bias=False)
+    given = r.get("head_dim", None)
+    if given is not None and given != common["head_dim"]:
+        raise ConfigError(r.file, r.prefix + "head_dim", given, f"{common['head_dim']}: DeepseekAttention builds heads of hidden_size / heads")
+    dense = Mlp(intermediate=r.int("intermediate_size"))
+    if r.get("n_routed_experts", None) is None:
+        return {**common, "layers": (FULL,) * n, "mlps": (dense,) * n}
+    first_dense = r.int("first_k_dense_replace", 0, minimum=0)
+    freq = r.int("moe_layer_freq", 1)
+    width = r.int("moe_intermediate_size")
+    shared = 0 if r.get("n_shared_experts", None) is None else r.int("n_shared_experts", minimum=0)
+    moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=width, shared_intermediate=shared * width)
+    mlps = tuple(moe if (i >= first_dense and i % freq == 0) else dense for i in range(n))
+    return {**common, "layers": (FULL,) * n, "mlps": mlps, "routing_bias": r.get("topk_method", None) == "noaux_tc"}
+
+
 def _deepseek_v32(r: _Reader) -> dict[str, Any]:
     """DeepSeek-V3.2-Exp and V3.2 (vllm/model_executor/models/deepseek_v2.py, DeepseekV2MLAAttention
     and Indexer, 0.11.0 to 0.33.0): DeepSeek-V3's layers, each MLA layer with a lightning indexer

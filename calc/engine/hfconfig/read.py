@@ -154,11 +154,15 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
     max_pos = inner.get("max_position_embeddings", defaults.get("max_position_embeddings"))
     if arch.startswith("Cohere"):  # commandr.py: model_max_length, else max_position_embeddings
         max_pos = inner.get("model_max_length") or max_pos
+    if arch.startswith("ChatGLM"):  # chatglm.py: seq_length positions, vLLM's ChatGLMConfig's 2,048 where none is given
+        max_pos = inner.get("seq_length", 2048)
     if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
         return ()
     if fields.get("compress_ratios"):  # DeepSeek V4: build_deepseek_v4_rope's caches (a plain one for the sliding layers,
         return ()  # compress_rope_theta's for the compressed ones, deepseek_v4/common/rope.py) are not modeled
     if arch.startswith(("NemotronH", "Jamba")):  # their attention layers take no rope (nemotron_h.py, jamba.py build none, 0.20.0 and 0.33.0)
+        return ()
+    if arch == "BaichuanForCausalLM" and fields["hidden"] != 4096:  # baichuan.py: ALiBi, no rope, but for Baichuan2 7B's 4,096
         return ()
     if arch == "GPTBigCodeForCausalLM" or arch == "FalconForCausalLM" and inner.get("alibi", False) is True:
         return ()  # gpt_bigcode.py learns its positions (wpe); falcon.py's alibi layers take slopes, no rope
@@ -171,6 +175,8 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
     elif arch.startswith("FalconH1"):  # falcon_h1.py: attn_rotary_emb where the config has it, else the head (0.20.0 and 0.33.0)
         given = inner.get("attn_rotary_emb")
         rot = given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else fields["head_dim"]
+    elif arch.startswith("ChatGLM"):  # chatglm.py: partial_rotary_factor 0.5 written in (0.13.0 to 0.33.0)
+        rot = fields["head_dim"] // 2
     elif arch == "GPTNeoXForCausalLM":  # gpt_neox.py: rotary_pct of the head (0.10.1.1; rope_parameters' partial_rotary_factor from it, 0.31.0)
         partial = inner.get("rotary_pct", inner.get("partial_rotary_factor", defaults.get("rotary_pct", 1)))  # transformers 5 saves the latter
         partial = partial if isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1 else 1

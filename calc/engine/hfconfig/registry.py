@@ -8,10 +8,13 @@ from typing import Any
 
 from calc.engine.hfconfig.core import _MISSING, ConfigError, _Reader
 from calc.engine.hfconfig.dense import (
+    _baichuan,
+    _chatglm,
     _cohere,
     _decilm,
     _dense,
     _ernie45,
+    _exaone,
     _exaone4,
     _falcon,
     _gemma,
@@ -24,6 +27,8 @@ from calc.engine.hfconfig.dense import (
     _internlm3,
     _llama,
     _mimo,
+    _minicpm,
+    _nemotron,
     _olmo,
     _phi,
     _qwen3,
@@ -32,6 +37,7 @@ from calc.engine.hfconfig.dense import (
 from calc.engine.hfconfig.moe import (
     _bailing,
     _deepseek,
+    _deepseek_v1,
     _deepseek_v4,
     _deepseek_v32,
     _ernie45_moe,
@@ -139,6 +145,7 @@ _ARCHITECTURES = {
     "Gemma2ForCausalLM": _gemma2,
     "MixtralForCausalLM": _mixtral,
     "DeepseekV3ForCausalLM": _deepseek,
+    "DeepseekForCausalLM": _deepseek_v1,
     "DeepseekV2ForCausalLM": _deepseek,
     "DeepseekV32ForCausalLM": _deepseek_v32,
     "DeepseekV4ForCausalLM": _deepseek_v4,
@@ -155,6 +162,7 @@ _ARCHITECTURES = {
     # Qwen3.5 / 3.6 MoE: Qwen3-Next's layers, each a sparse MoE block (vllm/model_executor/models/qwen3_5.py,
     # Qwen3_5DecoderLayer: model_type qwen3_5_moe_text takes Qwen3NextSparseMoeBlock, 0.33.0)
     "Qwen3_5MoeForConditionalGeneration": _qwen3_next,
+    "NemotronForCausalLM": _nemotron,
     "NemotronHForCausalLM": _nemotron_h,
     "GraniteMoeHybridForCausalLM": _granite_hybrid,
     "JambaForCausalLM": _jamba,
@@ -180,13 +188,17 @@ _ARCHITECTURES = {
     "Gemma4UnifiedForConditionalGeneration": _gemma4,
     "Ernie4_5ForCausalLM": _ernie45,
     "Ernie4_5_MoeForCausalLM": _ernie45_moe,
+    "ChatGLMModel": _chatglm,
+    "ChatGLMForConditionalGeneration": _chatglm,  # registry.py: chatglm.py ChatGLMForCausalLM, as ChatGLMModel
     "CohereForCausalLM": _cohere,
     "Cohere2ForCausalLM": _cohere,
+    "ExaoneForCausalLM": _exaone,
     "Exaone4ForCausalLM": _exaone4,
     "GemmaForCausalLM": _gemma,
     "InternLM2ForCausalLM": _internlm2,
     "InternLM3ForCausalLM": _internlm3,
     "MiMoForCausalLM": _mimo,
+    "MiniCPMForCausalLM": _minicpm,
     "Starcoder2ForCausalLM": _starcoder2,
     "PhiForCausalLM": _phi,
     "FalconForCausalLM": _falcon,
@@ -197,6 +209,8 @@ _ARCHITECTURES = {
     "OlmoeForCausalLM": _olmoe,
     "HunYuanMoEV1ForCausalLM": _hunyuan,
     "HunYuanDenseV1ForCausalLM": _hunyuan,
+    "BaichuanForCausalLM": _baichuan,
+    "BaiChuanForCausalLM": _baichuan,  # Baichuan 7B (upper-case C), always a rope
     "BailingMoeForCausalLM": _bailing,
     "BailingMoeV2ForCausalLM": _bailing,
     "MiniMaxText01ForCausalLM": _minimax_text01,
@@ -216,6 +230,7 @@ _ARCHITECTURES = {
 # from 0.10.2), olmo3.py from 0.26.0 to 0.28.0 (the same parameters), the Transformers backend from 0.29.0;
 # Seed-OSS: seed_oss.py from 0.10.2 (absent from 0.10.1.1) to 0.31.0, the Transformers backend from 0.32.0.
 # FalconForCausalLM is falcon.py in every release read (its RWForCausalLM alias is gone from 0.29.0).
+# Baichuan (BaiChuanForCausalLM, BaichuanForCausalLM): baichuan.py up to 0.23.0; dropped from 0.24.0 (DROPPED).
 # No last release: registered from the first to the newest read, 0.33.0. The first is the first release read
 # that lists the class (read: 0.8.5, 0.9.2, 0.10.1.1, 0.10.2, 0.11.0, 0.12.0 to 0.19.0, 0.20.0 to 0.26.0, 0.27.1,
 # 0.28.0 to 0.33.0), so a release between two read ones counts as the later. DeepSeek V4's code moved from
@@ -266,10 +281,13 @@ OWN_CODE_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, int] | None]] = {
     "Gemma4UnifiedForConditionalGeneration": ((0, 23), None),
     "MiniMaxText01ForCausalLM": ((0, 10), (0, 23)),
     "MiniMaxM1ForCausalLM": ((0, 10), (0, 23)),
+    "BaiChuanForCausalLM": ((0, 8), (0, 23)),
+    "BaichuanForCausalLM": ((0, 8), (0, 23)),
 }
 # Classes the registry drops after their window (vllm/model_executor/models/registry.py
-# _PREVIOUSLY_SUPPORTED_MODELS, 0.24.0 to 0.33.0: "0.23.0", the last release that served them).
-DROPPED = frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM"})
+# _PREVIOUSLY_SUPPORTED_MODELS, 0.24.0 to 0.33.0: "0.23.0", the last release that served them). Baichuan's
+# baichuan.py is in 0.13.0, 0.20.0 and 0.23.0 (and the releases before); 0.33.0 lists both its names there.
+DROPPED = frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "BaiChuanForCausalLM", "BaichuanForCausalLM"})
 # Releases before the window that register a class but build it otherwise: MiniMax on the V0 engine only
 # (0.8.5 and 0.9.2: SupportsV0Only, its state in a pool of its own, MinimaxCacheManager; M1 from 0.9.2).
 _V0_ONLY = {"MiniMaxText01ForCausalLM": (0, 8), "MiniMaxM1ForCausalLM": (0, 9)}
@@ -296,7 +314,8 @@ def own_code_window(architecture: str) -> tuple[str, str] | None:
         return f"v{_name(first)} and later", "earlier registries do not list it"
     after = f"from v{last[0]}.{last[1] + 1}.0"
     if architecture in DROPPED:
-        return f"v{_name(first)} to v{_name(last)}.x", f"{after} the registry no longer lists it; before, V0 only where listed"
+        before = "; before, V0 only where listed" if architecture in _V0_ONLY else ""
+        return f"v{_name(first)} to v{_name(last)}.x", f"{after} the registry no longer lists it{before}"
     return f"v{_name(first)} to v{_name(last)}.x", f"{after} the Transformers backend"
 
 
@@ -339,6 +358,7 @@ UNCHECKED = frozenset(
     {
         "BailingMoeForCausalLM",
         "BailingMoeV2ForCausalLM",
+        "ChatGLMForConditionalGeneration",
         "Cohere2ForCausalLM",
         "CohereForCausalLM",
         "DeepseekV32ForCausalLM",
