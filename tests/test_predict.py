@@ -856,6 +856,9 @@ EXPECTED = {
     "162-v0150-qwen3-30b-a3b-2507-h200-util050-telco-rag.log": (0.0041, 0.01),
     "163-v0151-gpt-oss-120b-tp2-h200-util085-activate-rag.log": (0.0136, 0.02),
     "164-v0102-qwen3-4b-h100-defaults-neo4j-graphrag.log": (-0.0014, 0.005),
+    # NVFP4 (W4A4) on an RTX 5060 Ti, 4 sequences, 2,048 batched tokens: 1.27 GiB over, the log's peak and non-torch
+    # 1.71 GiB against 0.44 modeled
+    "165-v0111-qwen3-8b-nvfp4-fp8kv-rtx5060ti-vllm-server.log": (0.1924, 0.2),
 }
 
 
@@ -906,7 +909,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         # a 0.27 GiB pool at utilization 0.33 on the 0.23.0 laptop, predicted 0.04 GiB as a first start (the compile's
         # block and the allocator's rounding): less than the 4,096-token request, so refused where vLLM started
         "138": ("starts", "max_model_len"),
-        **{str(n): ("starts", "starts") for n in range(139, 165)},
+        **{str(n): ("starts", "starts") for n in range(139, 166)},
     }  # fmt: skip
 
 
@@ -952,11 +955,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (62, 0.0034, 0.051)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (63, 0.0035, 0.067)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (30, 0.0053, 0.0979)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 62 starts with a printed pool; median |error| +0.3 %, 90th percentile +5.1 %; verdict right on 62 of 63" in out
+    assert "fitted: 63 starts with a printed pool; median |error| +0.3 %, 90th percentile +6.7 %; verdict right on 63 of 64" in out
     assert "held out: 30 starts with a printed pool; median |error| +0.5 %, 90th percentile +9.8 %; verdict right on 31 of 31" in out
 
 
@@ -987,6 +990,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "157": ("dense", poolaccuracy.ERAS[0]), "158": ("moe", poolaccuracy.ERAS[1]), "159": ("moe", poolaccuracy.ERAS[1]),
         "160": ("dense", poolaccuracy.ERAS[1]), "161": ("moe", poolaccuracy.ERAS[2]), "162": ("moe", poolaccuracy.ERAS[1]),
         "163": ("sliding window", poolaccuracy.ERAS[1]), "164": ("dense", poolaccuracy.ERAS[1]),
+        "165": ("dense", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -998,10 +1002,10 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (6, 0.008, 0.0979)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (69, 70)
+    assert (dense.starts, dense.verdicts) == (70, 71)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (61, 0.026)
+    assert (v1.starts, round(float(v1.p90), 3)) == (62, 0.029)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -1011,7 +1015,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.082, 1.132)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.084, 1.132)
     assert round(float(held.median), 3) == 0.104
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
@@ -1370,7 +1374,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 84
+    assert len(excerpts) == 85
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
