@@ -173,10 +173,17 @@ def test_santacoder_meets_its_published_size(tp: int) -> None:
 
 
 @pytest.mark.parametrize(("name", "last"), [("phi-2", "0.31"), ("pythia-6.9b-deduped", "0.31"), ("gpt_bigcode-santacoder", "0.24")])
-def test_refused_where_the_transformers_backend_serves_it(name: str, last: str) -> None:
-    done = run_calc("model", str(config_path(name)), "--gpu", "h200", "--json")
-    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
-    assert "Transformers backend" in done.stderr and f"expected --engine-version from 0.8 to {last}.x" in done.stderr
+def test_figured_with_the_same_layers_where_the_transformers_backend_serves_it(name: str, last: str) -> None:
+    """Past its own code's last release the Transformers backend builds the class with vLLM's layers:
+    the KV cache of that release's own code, the weights less its cos/sin cache, and a note that says so."""
+    done = run_calc("model", str(config_path(name)), "--gpu", "h200", "--max-model-len", "2048", "--json")
+    own = run_calc("model", str(config_path(name)), "--gpu", "h200", "--max-model-len", "2048", "--engine-version", f"{last}.0", "--json")
+    assert done.returncode == own.returncode == 0, done.stderr
+    backend, code = json.loads(done.stdout), json.loads(own.stdout)
+    (note,) = [n for n in backend["notes"] if "Transformers backend" in n]
+    assert f"as vLLM {last}'s own code lays them out" in note
+    assert backend["kv_bytes_per_token"] == code["kv_bytes_per_token"]
+    assert 0 <= code["weights_bytes_per_rank"] - backend["weights_bytes_per_rank"] < 64 * 2**20  # the rope's cos/sin cache alone
 
 
 def test_pipeline_stages_place_the_position_table_on_each() -> None:

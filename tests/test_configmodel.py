@@ -773,13 +773,18 @@ def test_olmo_and_seed_oss_leave_vllms_own_code_when_the_registry_says() -> None
     after each, _TRANSFORMERS_SUPPORTED_MODELS. A patch release counts where it added the class."""
     for arch, inside, after in (("Olmo2ForCausalLM", (0, 25, 1), (0, 26, 0)), ("Olmo3ForCausalLM", (0, 28, 0), (0, 29, 0)),
                                 ("SeedOssForCausalLM", (0, 31, 0), (0, 32, 0))):  # fmt: skip
-        assert hfconfig.outside_own_code(arch, inside) is None
-        assert "Transformers backend" in str(hfconfig.outside_own_code(arch, after))
+        assert hfconfig.outside_own_code(arch, inside) is None is hfconfig.transformers_backend(arch, inside)
+        assert hfconfig.outside_own_code(arch, after) is None
+        assert "Transformers backend" in str(hfconfig.transformers_backend(arch, after))
     assert hfconfig.outside_own_code("SeedOssForCausalLM", (0, 10, 2)) is None
     assert "0.10.1 does not register SeedOssForCausalLM" in str(hfconfig.outside_own_code("SeedOssForCausalLM", (0, 10, 1)))
-    assert hfconfig.own_code_window("SeedOssForCausalLM") == ("v0.10.2 to v0.31.x", "from v0.32.0 the Transformers backend")
-    with pytest.raises(InputError, match=r"found nothing \(the newest rules read, 0.33\): vLLM 0.26.0 and later serve Olmo2ForCausalLM"):
-        public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096)
+    assert hfconfig.own_code_window("SeedOssForCausalLM") == ("v0.10.2 to v0.31.x", "from v0.32.0 the Transformers backend, figured with the same layers")
+    newest, own = (
+        public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096),
+        public_report("olmo-2-1124-7b-instruct.json", max_model_len=4096, engine_version="0.25.0"),
+    )
+    assert [n for n in newest.notes if n.startswith("vLLM 0.26.0 and later serve Olmo2ForCausalLM with the Transformers backend")]
+    assert newest.kv_bytes_per_token == own.kv_bytes_per_token and newest.weights_bytes_per_rank <= own.weights_bytes_per_rank
 
 
 def test_newer_classes_are_refused_in_releases_that_do_not_list_them() -> None:

@@ -270,13 +270,18 @@ def test_starcoder2_reads_its_switches() -> None:
 
 
 @pytest.mark.parametrize("release", [None, "0.25.0", "0.33.0"])
-def test_starcoder2_is_refused_where_the_transformers_backend_serves_it(release: str | None) -> None:
+def test_starcoder2_is_figured_with_the_same_layers_where_the_transformers_backend_serves_it(release: str | None) -> None:
     """From 0.25.0 the registry sends Starcoder2ForCausalLM to the Transformers backend (starcoder2.py is
-    gone): refused in one line that names the last release that builds it; no version is the newest."""
+    gone), which builds it with vLLM's layers: 0.24's KV cache and weights, less its cos/sin cache, and a
+    note naming the last release whose own code builds it; no version is the newest."""
     args = ["--engine-version", release] if release else []
-    done = run_calc("model", str(config_path("starcoder2-3b")), "--gpu", "h200", *args, "--json")
-    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
-    assert "Transformers backend" in done.stderr and "expected --engine-version from 0.8 to 0.24.x" in done.stderr
+    done = run_calc("model", str(config_path("starcoder2-3b")), "--gpu", "h200", "--max-model-len", "4096", *args, "--json")
+    own = run_calc("model", str(config_path("starcoder2-3b")), "--gpu", "h200", "--max-model-len", "4096", "--engine-version", "0.24.0", "--json")
+    assert done.returncode == own.returncode == 0, done.stderr
+    backend, code = json.loads(done.stdout), json.loads(own.stdout)
+    assert [n for n in backend["notes"] if "0.25.0 and later serve Starcoder2ForCausalLM with the Transformers backend" in n]
+    assert backend["kv_bytes_per_token"] == code["kv_bytes_per_token"]
+    assert 0 <= code["weights_bytes_per_rank"] - backend["weights_bytes_per_rank"] < 64 * 2**20
 
 
 # --- all five: pipeline stages, bad input, the command line -----------------------------------------------

@@ -69,6 +69,9 @@ def model_report(i: ModelInputs) -> ModelReport:
     elsewhere = hfconfig.outside_own_code(shape.architecture, built)
     if elsewhere:
         raise InputError(f"--engine-version: found {i.engine_version or f'nothing (the newest rules read, {rel[0]}.{rel[1]})'}: {elsewhere}")
+    backend = hfconfig.transformers_backend(shape.architecture, built)
+    if backend:  # Transformers' rotary embedding keeps no cos/sin cache
+        read = shape = replace(shape, ropes=())
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), rel)
     shape = weights.bnb_as_loaded(weights.drafter_as_loaded(shape, rel, i.pp), predict.patch_release(i.engine_version))
     if i.tp > 1 and weights.quant_of(shape).method in ("bnb4", "bnb8") and (shape.quantization or {}).get("pre_quant") is not False:
@@ -144,6 +147,8 @@ def model_report(i: ModelInputs) -> ModelReport:
     if shape.float32_checkpoint:
         notes.append("the checkpoint is float32: vLLM's --dtype auto loads it in bfloat16 (float16 on GPUs without it), as figured here")
     notes += mm_notes
+    if backend:
+        notes.append(backend)
     tower_bytes = 0
     if shape.tower is not None:
         tw = shape.tower

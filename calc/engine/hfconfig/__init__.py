@@ -62,7 +62,17 @@ from calc.engine.hfconfig.core import (
 )
 from calc.engine.hfconfig.read import DEFAULT_MAX_LEN, MM_PREFIX_FLOOR_FROM, at_max_model_len, batched_tokens_floor, derived_max_model_len, shape
 from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
-from calc.engine.hfconfig.registry import DROPPED, NO_PIPELINE, OWN_CODE_RELEASES, UNCHECKED, model_classes, outside_own_code, own_code_window, unchecked_note
+from calc.engine.hfconfig.registry import (
+    DROPPED,
+    NO_PIPELINE,
+    OWN_CODE_RELEASES,
+    UNCHECKED,
+    model_classes,
+    outside_own_code,
+    own_code_window,
+    transformers_backend,
+    unchecked_note,
+)
 
 __all__ = [
     "ATTENTION_FREE",
@@ -113,6 +123,7 @@ __all__ = [
     "model_classes",
     "outside_own_code",
     "own_code_window",
+    "transformers_backend",
     "quantization_applied",
     "quantized_at_load",
     "shape",

@@ -316,7 +316,7 @@ def own_code_window(architecture: str) -> tuple[str, str] | None:
     if architecture in DROPPED:
         before = "; before, V0 only where listed" if architecture in _V0_ONLY else ""
         return f"v{_name(first)} to v{_name(last)}.x", f"{after} the registry no longer lists it{before}"
-    return f"v{_name(first)} to v{_name(last)}.x", f"{after} the Transformers backend"
+    return f"v{_name(first)} to v{_name(last)}.x", f"{after} the Transformers backend, figured with the same layers"
 
 
 def outside_own_code(architecture: str, release: tuple[int, ...]) -> str | None:
@@ -337,9 +337,33 @@ def outside_own_code(architecture: str, release: tuple[int, ...]) -> str | None:
     if architecture in _V0_ONLY and _V0_ONLY[architecture] <= at[:2]:
         return (f"vLLM {_name(release)} builds {architecture} for the V0 engine only, its state in a pool apart from the KV cache "
                 f"(minimax_cache.py MinimaxCacheManager), which is not modeled; {expected}")  # fmt: skip
-    if at[:2] > last:
-        return f"vLLM {y}.{z + 1}.0 and later serve {architecture} with the Transformers backend ({_REGISTRY} _TRANSFORMERS_SUPPORTED_MODELS), which is not modeled; {expected}"
+    if at[:2] > last:  # the Transformers backend builds it (transformers_backend)
+        return None
     return f"vLLM {_name(release)} does not register {architecture} ({_REGISTRY}); {expected}"
+
+
+TRANSFORMERS_BACKEND = "vllm/model_executor/models/transformers/base.py"
+
+
+def transformers_backend(architecture: str, release: tuple[int, ...]) -> str | None:
+    """Past its own code's window (OWN_CODE_RELEASES, a class not DROPPED) vLLM serves a class with the
+    Transformers backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS), which builds the Transformers
+    model with vLLM's own layers in place of its linear layers, vocabulary embeddings and norms (the
+    attention's q, k and v and a GLU's gate and up fused as vLLM's code fuses them) and allocates
+    the KV cache through vLLM's Attention, from the same config's heads, KV heads and head size
+    (transformers/base.py _create_attention_instances and fuser.py, read in 0.25.0 and 0.33.0): the layers, the weights and the KV
+    cache of its own code's last release. The rotary embedding is Transformers' own, with no
+    cos/sin cache. The note says so; None where vLLM builds the class with its own code."""
+    window = OWN_CODE_RELEASES.get(architecture)
+    if window is None or window[1] is None or architecture in DROPPED or _release(release)[:2] <= window[1]:
+        return None
+    y, z = window[1]
+    return (
+        f"vLLM {y}.{z + 1}.0 and later serve {architecture} with the Transformers backend ({_REGISTRY} _TRANSFORMERS_SUPPORTED_MODELS), which "
+        f"builds the Transformers model with vLLM's own linear, embedding and attention layers ({TRANSFORMERS_BACKEND}): its layers, weights and "
+        f"KV cache are figured as vLLM {y}.{z}'s own code lays them out, with Transformers' rotary embedding in place of vLLM's cos/sin cache; "
+        "the backend's own memory is not checked against a start"
+    )
 
 
 # Classes vLLM serves, if at all, without model code of its own: the Transformers backend
