@@ -985,16 +985,17 @@ SHARED_HEAD_FROM = (0, 16)  # v1/spec_decode/eagle.py load_model: 'sh.head = tar
 BNB_NESTED_KEY = "bnb_nested_on_device"  # a key of no checkpoint's: bnb_as_loaded's mark
 
 
-def bnb_as_loaded(shape: Shape, version: tuple[int, int, int]) -> Shape:
+def bnb_as_loaded(shape: Shape, version: tuple[int, int, int], typed: str | None = None) -> Shape:
     """A bitsandbytes checkpoint as the release loads it: its double-quantized statistics (or those
     quantize_4bit writes as it loads an unquantized checkpoint) stay nested on the device before
-    v0.9.2 (BNB_EXPANDED_FROM); the release after v0.27.x has no bitsandbytes at all."""
+    v0.9.2 (BNB_EXPANDED_FROM); the release after v0.27.x has no bitsandbytes at all. `typed`, the
+    version as given (none: the newest rules read)."""
     q = shape.quantization
     if not q or str(q.get("quant_method", "")).lower() != "bitsandbytes":
         return shape
     if version[:2] >= BNB_UNTIL:
         raise InputError(
-            f"--engine-version: found {'.'.join(map(str, version))}: vLLM 0.28.0 and later load no bitsandbytes checkpoint "
+            f"--engine-version: found {typed or 'nothing (the newest rules read, ' + '.'.join(map(str, version[:2])) + ')'}: vLLM 0.28.0 and later load no bitsandbytes checkpoint "
             f"(vllm/model_executor/layers/quantization/ has no bitsandbytes.py; 0.27.x is the last release with it), and {shape.file}'s "
             "quantization_config.quant_method is 'bitsandbytes': expected --engine-version 0.27.1 or earlier"
         )
