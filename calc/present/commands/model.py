@@ -183,6 +183,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         # the requested share less the terms, as printed beside it (units.shown): a reader's subtraction
         left = shown(c.requested_bytes, "GiB") - printed_sum([t.bytes for t in terms.values()], "GiB")
         pool = fmt(left, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-left, 'GiB')} short"
+        if c.available_kv_bytes > 0 and fmt(left, "GiB") != fmt(c.available_kv_bytes, "GiB"):  # the terms add up as printed; say the exact figure too
+            pool += f" (as the printed terms add up; {fmt(c.available_kv_bytes, 'GiB')} from the exact bytes)"
         lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
         band = c.held_out_error
         if band is not None:
