@@ -335,6 +335,23 @@ def test_bitsandbytes_weights_as_each_release_loads_them() -> None:
     assert at_load.tp == 2 and at_load.weights_bytes_per_rank < new.weights_bytes_per_rank
 
 
+def test_a_saved_bitsandbytes_checkpoint_is_offered_stages_not_tensor_parallel() -> None:
+    """Llama 3.1 70B's layers saved with bitsandbytes on an RTX 4090 under v0.23.0: the weights do not
+    fit one card; vLLM refuses tensor parallel for the checkpoint and says to try pipeline parallel,
+    so the least change offered is more stages, each predicted again."""
+    from calc.engine import predict
+
+    config = json.loads((CONFIGS / "llama-3.1-8b" / "config.json").read_text())
+    config.update(num_hidden_layers=80, hidden_size=8192, intermediate_size=28672, num_attention_heads=64, quantization_config=BNB_UNSLOTH)
+    shape = hfconfig.shape(config, "bnb70.json")
+    card = predict.card_from_total("23.68 GiB")
+    start = predict.Start(max_model_len=8192, engine_version="0.23.0")
+    assert predict.predict(shape, card, start).verdict == "weights do not fit"
+    found = predict.fixes(shape, card, start)
+    assert [f.start.tp for f in found] == [1] * len(found) and found[-1].flags.startswith("--pipeline-parallel-size ")
+    assert found[-1].prediction.verdict == "starts"
+
+
 def _linear_sizes() -> list[int]:
     """Llama 3.1 8B's linear weights, one entry a tensor (each quantized on its own)."""
     return [n for _ in range(32) for n in (4096 * 4096, 1024 * 4096, 1024 * 4096, 4096 * 4096, 14336 * 4096, 14336 * 4096, 4096 * 14336)]

@@ -74,7 +74,7 @@ def model_report(i: ModelInputs) -> ModelReport:
         read = shape = replace(shape, ropes=())
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), rel)
     shape = weights.bnb_as_loaded(weights.drafter_as_loaded(shape, rel, i.pp), predict.patch_release(i.engine_version), i.engine_version)
-    if i.tp > 1 and weights.quant_of(shape).method in ("bnb4", "bnb8") and (shape.quantization or {}).get("pre_quant") is not False:
+    if i.tp > 1 and weights.bnb_saved(shape):
         raise InputError(
             f"--tensor-parallel-size: found {i.tp} for a checkpoint saved with bitsandbytes ({i.config_file}), expected 1: vLLM refuses it "
             "('Prequant BitsAndBytes models with tensor parallelism is not supported. Please try with pipeline parallelism.', "

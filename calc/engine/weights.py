@@ -985,6 +985,14 @@ SHARED_HEAD_FROM = (0, 16)  # v1/spec_decode/eagle.py load_model: 'sh.head = tar
 BNB_NESTED_KEY = "bnb_nested_on_device"  # a key of no checkpoint's: bnb_as_loaded's mark
 
 
+def bnb_saved(shape: Shape) -> bool:
+    """A checkpoint saved with bitsandbytes (not one quantized as it loads): vLLM refuses it tensor
+    parallel ('Prequant BitsAndBytes models with tensor parallelism is not supported. Please try with
+    pipeline parallelism.', model_loader/bitsandbytes_loader.py, read in 0.13.0 and 0.23.0)."""
+    q = shape.quantization or {}
+    return str(q.get("quant_method", "")).lower() == "bitsandbytes" and q.get("pre_quant") is not False
+
+
 def bnb_as_loaded(shape: Shape, version: tuple[int, int, int], typed: str | None = None) -> Shape:
     """A bitsandbytes checkpoint as the release loads it: its double-quantized statistics (or those
     quantize_4bit writes as it loads an unquantized checkpoint) stay nested on the device before

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from calc.engine import weights
 from calc.engine.hfconfig import AT_LOAD, MLA, Shape
 from calc.engine.kvlayout import largest
 from calc.engine.predict.cards import VOLTA, Card
@@ -94,7 +95,7 @@ def fixes(
             shorter = t.max_model_len != s.max_model_len
             out.append(Fix("weights in fp8 as they load" + (f", and max_model_len {t.max_model_len:,}" if shorter else ""),
                            "--quantization fp8" + (f" --max-model-len {t.max_model_len}" if shorter else ""), t, p))  # fmt: skip
-    for tp in (2, 4, 8):
+    for tp in () if weights.bnb_saved(shape) else (2, 4, 8):  # vLLM splits a saved bitsandbytes checkpoint over stages only
         if tp <= s.tp or shape.heads % tp or (MLA not in shape.layers and shape.kv_heads % tp and tp % shape.kv_heads):
             continue
         t = replace(s, tp=tp)
