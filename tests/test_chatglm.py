@@ -81,11 +81,23 @@ def test_chatglm_reads_its_own_names() -> None:
     ("changes", "field"),
     [({"kv_channels": 96}, "kv_channels: found 96"), ({"post_layer_norm": False}, "post_layer_norm: found False"),
      ({"vision_config": {"hidden_size": 1792}}, "vision_config"), ({"multi_query_group_num": 3}, "multi_query_group_num: found 3"),
-     ({"position_encoding_2d": True, "inner_hidden_size": 16384}, "position_encoding_2d: found True")],
+     ({"position_encoding_2d": True, "inner_hidden_size": 16384}, "position_encoding_2d: found True"),
+     ({"seq_length": "x"}, "seq_length: found 'x', expected a whole number of positions")],
 )  # fmt: skip
 def test_chatglm_refuses_what_chatglm_py_does_not_build(changes: dict, field: str) -> None:
     with pytest.raises(hfconfig.ConfigError, match=field):
         shape(**changes)
+
+
+def test_fields_left_out_are_vllms_chatglm_config_defaults() -> None:
+    """vLLM's ChatGLMConfig (transformers_utils/configs/chatglm.py) fills what a config leaves out:
+    post_layer_norm and rmsnorm true, 2,048 positions; the count is the full config's."""
+    whole = json.loads(config_text(NAME))
+    left = {k: v for k, v in whole.items() if k not in ("post_layer_norm", "rmsnorm", "seq_length")}
+    assert whole["post_layer_norm"] is whole["rmsnorm"] is True
+    bare = hfconfig.shape(left, NAME)
+    assert weights.per_rank(bare, 1).model == weights.per_rank(shape(seq_length=2048), 1).model
+    assert [r.positions for r in bare.ropes] == [2048]
 
 
 def test_pipeline_stages() -> None:

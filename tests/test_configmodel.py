@@ -326,7 +326,7 @@ def test_bitsandbytes_weights_as_each_release_loads_them() -> None:
     assert 0 < rope == new.weights_bytes_per_rank - expanded - rest  # the rotary cache, the same in both
     assert abs(old.weights_bytes_per_rank - 5.3541 * GiB) < 0.003 * 5.3541 * GiB
     with pytest.raises(
-        InputError, match=r"found 0\.28\.0: vLLM 0\.28\.0 and later load no bitsandbytes checkpoint.*expected --engine-version 0\.27\.1 or earlier"
+        InputError, match=r"found 0\.28\.0: vLLM 0\.28\.0 and later have no bitsandbytes.*asks for it: expected --engine-version 0\.27\.1 or earlier"
     ):
         _bnb_report("0.28.0")
     with pytest.raises(InputError, match=r"--tensor-parallel-size: found 2 for a checkpoint saved with bitsandbytes \(bnb\.json\), expected 1"):
@@ -350,6 +350,27 @@ def test_a_saved_bitsandbytes_checkpoint_is_offered_stages_not_tensor_parallel()
     found = predict.fixes(shape, card, start)
     assert [f.start.tp for f in found] == [1] * len(found) and found[-1].flags.startswith("--pipeline-parallel-size ")
     assert found[-1].prediction.verdict == "starts"
+
+
+def test_bitsandbytes_on_fused_experts_as_each_release_takes_it() -> None:
+    """Qwen3-30B-A3B with bitsandbytes: up to 0.9.x the experts get no method (refused); 0.10.0 loads
+    one quantized as it loads but refuses a saved one; from 0.10.1 a saved 4-bit one loads and a saved
+    8-bit one is refused (bitsandbytes_loader.py)."""
+    config = json.loads((CONFIGS / "qwen3-30b-a3b" / "config.json").read_text())
+
+    def moe(version: str, quantization: dict) -> modeled.ModelReport:
+        text = json.dumps({**config, "quantization_config": quantization})
+        return modeled.model_report(modeled.ModelInputs(config_text=text, config_file="moe.json", max_model_len=4096, engine_version=version))
+
+    four, eight = {"quant_method": "bitsandbytes", "load_in_4bit": True}, {"quant_method": "bitsandbytes", "load_in_8bit": True}
+    at_load = hfconfig.AT_LOAD["bitsandbytes"]
+    with pytest.raises(InputError, match=r"vLLM 0\.9 quantizes no fused experts with bitsandbytes"):
+        moe("0.9.2", at_load)
+    with pytest.raises(InputError, match=r"'Prequant BitsAndBytes models with FusedMoE is not supported yet\.'"):
+        moe("0.10.0", four)
+    assert moe("0.10.0", at_load).weights_bytes_per_rank == moe("0.10.1.1", four).weights_bytes_per_rank  # both 4-bit, expanded
+    with pytest.raises(InputError, match=r"'Prequant BitsAndBytes 8bit models with FusedMoE is not supported yet\.'"):
+        moe("0.23.0", eight)
 
 
 def _linear_sizes() -> list[int]:

@@ -1806,3 +1806,18 @@ def test_each_printed_term_beside_the_prediction(measured) -> None:
     peak = table[("activation_peak", poolaccuracy.ERAS[1])]
     assert peak.starts == 42 and peak.median < 0.03 * GiB and peak.median_relative < Fraction(2, 100)
     assert table[("weights", "")].median < 0.02 * GiB
+
+
+def test_fp8_weights_only_where_the_card_takes_them(capsys) -> None:
+    """Fp8Config asks compute capability 8.0 up to v0.13.x and 7.5 from v0.14.0 (quantization/fp8.py
+    get_min_capability): on a T4 --quantization fp8 is refused under 0.10.2 and sized under 0.20.0, and
+    a refused start there is offered fp8 weights only where they run; a V100 never takes them."""
+    argv = ["model", "models/configs/qwen2.5-7b/config.json", "--gpu", "tesla-t4", "--max-model-len", "32768", "--json"]
+    assert cli.main([*argv, "--engine-version", "0.10.2", "--quantization", "fp8"]) == 2
+    assert "refuses fp8 weights on the NVIDIA Tesla T4: its fp8 asks compute capability 8.0 up to v0.13.x" in capsys.readouterr().err
+    assert _json([*argv, "--engine-version", "0.20.0", "--quantization", "fp8"], capsys)["available_kv_bytes"] > 0
+    old, new = _json([*argv, "--engine-version", "0.10.2"], capsys), _json([*argv, "--engine-version", "0.20.0"], capsys)
+    assert old["verdict"] == new["verdict"] == "no KV memory"
+    assert not [f for f in old["fixes"] if "--quantization fp8" in f["flags"]]
+    assert [f for f in new["fixes"] if f["flags"].startswith("--quantization fp8")]
+    assert predict.fp8_refused("NVIDIA Tesla V100-SXM2-16GB", (0, 33)) and predict.fp8_refused("NVIDIA H100", (0, 8)) is None

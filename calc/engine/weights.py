@@ -993,6 +993,30 @@ def bnb_saved(shape: Shape) -> bool:
     return str(q.get("quant_method", "")).lower() == "bitsandbytes" and q.get("pre_quant") is not False
 
 
+BNB_MOE_FROM = (0, 10, 0)  # quantization/bitsandbytes.py BitsAndBytesMoEMethod: none in 0.9.2, from 0.10.0
+BNB_MOE_SAVED_FROM = (0, 10, 1)  # a saved 4-bit checkpoint with fused experts: refused in 0.10.0, loaded in 0.10.1.1
+
+
+def bnb_moe_refused(shape: Shape, version: tuple[int, int, int]) -> str | None:
+    """Why vLLM refuses bitsandbytes on a model with fused experts, None where it loads it: up to
+    v0.9.x the config gives the experts no method (get_quant_method covers linear layers alone, and
+    fused_moe/layer.py asserts one); v0.10.0 refuses a saved checkpoint, and from v0.10.1 a saved
+    8-bit one (model_loader/bitsandbytes_loader.py, read in 0.10.0, 0.10.1.1 and 0.23.0)."""
+    if not any(m.experts for m in shape.mlps):
+        return None
+    q = shape.quantization or {}
+    saved, eight = q.get("pre_quant") is not False, q.get("load_in_8bit") is True
+    if version < BNB_MOE_FROM:
+        return (f"vLLM {version[0]}.{version[1]} quantizes no fused experts with bitsandbytes (quantization/bitsandbytes.py get_quant_method "
+                "covers linear layers only up to 0.9.x): expected --engine-version 0.10.0 or later")  # fmt: skip
+    if saved and version < BNB_MOE_SAVED_FROM:
+        return "vLLM 0.10.0 refuses it ('Prequant BitsAndBytes models with FusedMoE is not supported yet.', bitsandbytes_loader.py): expected 0.10.1 or later"
+    if saved and eight:
+        return ("vLLM refuses a saved 8-bit bitsandbytes checkpoint with fused experts ('Prequant BitsAndBytes 8bit models with FusedMoE is not "
+                "supported yet.', bitsandbytes_loader.py, 0.10.1.1 to 0.27.x)")  # fmt: skip
+    return None
+
+
 def bnb_as_loaded(shape: Shape, version: tuple[int, int, int], typed: str | None = None) -> Shape:
     """A bitsandbytes checkpoint as the release loads it: its double-quantized statistics (or those
     quantize_4bit writes as it loads an unquantized checkpoint) stay nested on the device before
@@ -1001,12 +1025,16 @@ def bnb_as_loaded(shape: Shape, version: tuple[int, int, int], typed: str | None
     q = shape.quantization
     if not q or str(q.get("quant_method", "")).lower() != "bitsandbytes":
         return shape
+    found = typed or "nothing (the newest rules read, " + ".".join(map(str, version[:2])) + ")"
+    what = "--quantization bitsandbytes" if q.get("pre_quant") is False else f"{shape.file}'s quantization_config.quant_method 'bitsandbytes'"
     if version[:2] >= BNB_UNTIL:
         raise InputError(
-            f"--engine-version: found {typed or 'nothing (the newest rules read, ' + '.'.join(map(str, version[:2])) + ')'}: vLLM 0.28.0 and later load no bitsandbytes checkpoint "
-            f"(vllm/model_executor/layers/quantization/ has no bitsandbytes.py; 0.27.x is the last release with it), and {shape.file}'s "
-            "quantization_config.quant_method is 'bitsandbytes': expected --engine-version 0.27.1 or earlier"
+            f"--engine-version: found {found}: vLLM 0.28.0 and later have no bitsandbytes (vllm/model_executor/layers/quantization/ has no "
+            f"bitsandbytes.py; 0.27.x is the last release with it), and {what} asks for it: expected --engine-version 0.27.1 or earlier"
         )
+    refused = bnb_moe_refused(shape, version)
+    if refused:
+        raise InputError(f"--engine-version: found {found}: {refused}")
     nested = as_flag(q.get("bnb_4bit_use_double_quant", False), shape.file, "quantization_config.bnb_4bit_use_double_quant") or q.get("pre_quant") is False
     if not nested or version >= BNB_EXPANDED_FROM:
         return shape
@@ -1034,13 +1062,13 @@ def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index 
     if total_size is None:
         at_load = shape.quantization and shape.quantization.get("is_checkpoint_fp8_serialized") is False
         return Fraction(1), "config" + (", fp8 as it loads under --quantization fp8" if at_load else ""), counted
-    if quant_of(shape).method in ("bnb4", "bnb8"):  # the checkpoint's statistics are not what the device holds (BNB_BLOCK)
-        return Fraction(1), f"config (not {source}: vLLM expands a bitsandbytes checkpoint's double-quantized statistics as it loads)", total_size
     if not counted // PLAUSIBLE <= total_size <= counted * PLAUSIBLE:  # total_size 1 once gave weights of 0.00 GiB
         raise InputError(
             f"{source}: found {total_size:,} B, expected a checkpoint size within {PLAUSIBLE}x of the {counted:,} B the config's "
             "layers count: no checkpoint of this model is that size"
         )
+    if quant_of(shape).method in ("bnb4", "bnb8"):  # the statistics as saved are not as the release holds them (BNB_BLOCK)
+        return Fraction(1), f"config (not {source}: a bitsandbytes checkpoint saves its statistics as the device need not hold them)", total_size
     if shape.float32_checkpoint:  # stored in 4 bytes a value, loaded in 2
         total_size, source = total_size // 2, f"{source}, halved: stored in float32, loaded in bfloat16"
     return Fraction(total_size, counted), source, total_size

@@ -70,7 +70,7 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     float32 = DTYPE_BYTES[dtype] == 4
     return Shape(file=file, architecture=arch, dtype_bytes=2 if float32 else DTYPE_BYTES[dtype], float32_checkpoint=float32,
                  tie_embeddings=tie, quantization=quant, defaults=noted,
-                 max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch),
+                 max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch, file),
                  batched_tokens_floor=batched_tokens_floor(data), **fields)  # fmt: skip
 
 
@@ -140,7 +140,7 @@ def _rope_positions(rp: Mapping[str, Any], max_pos: int, top_original: object = 
     return max_pos
 
 
-def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mapping[str, Any], arch: str) -> tuple[Rope, ...]:
+def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mapping[str, Any], arch: str, file: str = "config.json") -> tuple[Rope, ...]:
     """The cos/sin caches of a model's attention layers: one for each distinct rope; Gemma 3's
     sliding layers keep their own at the local base, unscaled (gemma3.py), a config's rope
     parameters by layer type give each kind its own. A length the config leaves out is its
@@ -155,7 +155,9 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
     if arch.startswith("Cohere"):  # commandr.py: model_max_length, else max_position_embeddings
         max_pos = inner.get("model_max_length") or max_pos
     if arch.startswith("ChatGLM"):  # chatglm.py: seq_length positions, vLLM's ChatGLMConfig's 2,048 where none is given
-        max_pos = inner.get("seq_length", 2048)
+        max_pos = inner.get("seq_length", defaults.get("seq_length", 2048))
+        if isinstance(max_pos, bool) or not isinstance(max_pos, int) or max_pos < 1:
+            raise ConfigError(file, "seq_length", max_pos, "a whole number of positions, such as 131072")
     if not kinds or not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos < 1:
         return ()
     if fields.get("compress_ratios"):  # DeepSeek V4: build_deepseek_v4_rope's caches (a plain one for the sliding layers,

@@ -46,7 +46,7 @@ def card_of_box(box: Box) -> Card:
         raise InputError(
             f"--gpu: {box['name']} has no total as torch and vLLM report it in catalog/boxes.yaml"
             + (f" (only its {have.replace('_', ' ')})" if have else "")
-            + "; give --total-memory, the total_gpu_memory of a vLLM log or torch.cuda.mem_get_info()[1]"
+            + "; give --total-memory: torch.cuda.mem_get_info()[1] on the card, or the 'total capacity' of torch's out-of-memory message"
         )
     name = str(box["name"])
     vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
@@ -54,7 +54,7 @@ def card_of_box(box: Box) -> Card:
     return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), unified, vendor, str(box["id"]) in NVLS_BOXES)
 
 
-_DECIMAL_SIZE = re.compile(r"^\s*([0-9]+)\s*(GB|TB)\s*$", re.I)
+_DECIMAL_SIZE = re.compile(r"^\s*([0-9]+)(?:\.0+)?\s*GB\s*$", re.I)
 
 
 def sold_size_note(text: str, boxes: Mapping[str, Box]) -> str | None:
@@ -70,15 +70,20 @@ def sold_size_note(text: str, boxes: Mapping[str, Box]) -> str | None:
     return (
         f"--total-memory {text.strip()} is read as {fmt(size, 'GiB')}, the size a card is sold at; torch and vLLM report another total"
         + (f" ({reads} in the catalog sold at {m.group(1)} GB)" if sold else "")
-        + ": give --gpu with the card's name, or the total a vLLM log prints ('total_gpu_memory', or the second figure of 'Free memory on device')"
+        + ": give --gpu with the card's name, or the total torch reads on the card (torch.cuda.mem_get_info()[1], the 'total capacity' of its "
+        "out-of-memory message, the second figure of vLLM's 'Free memory on device' when it refuses a start)"
     )
 
 
 def _sold_as(box: Box) -> int | None:
-    """The whole number of the size a card is sold at, as its spec_memory writes it (80 of '80 GiB', 24 of '24 GB')."""
+    """The whole number of the size a card is sold at, as its spec_memory writes it (80 of '80 GiB', 24 of '24 GB'),
+    else as its id or name says it (16 of 'rtx-4060-ti-16gb', 40 of 'NVIDIA A100-40GB')."""
     spec = box.get("spec_memory")
     v = int(spec.size) if spec is not None else 0
-    return v // 10**9 if v and v % 10**9 == 0 else v // GiB if v and v % GiB == 0 else None
+    if v and (v % 10**9 == 0 or v % GiB == 0):
+        return v // 10**9 if v % 10**9 == 0 else v // GiB
+    named = re.search(r"(?<![0-9])([0-9]+)\s*gb\b", f"{box['id']} {box['name']}", re.I)
+    return int(named.group(1)) if named else None
 
 
 def find_box(boxes: Mapping[str, Box], name: str) -> Box:
@@ -152,6 +157,22 @@ def flashinfer_runs_on(card: Card, rel: tuple[int, int]) -> bool:
     never on a Volta card and on a Turing one only before v0.24.0."""
     key = _key(card.name)
     return not (any(k in key for k in VOLTA) or (rel >= TURING_FLASHINFER_UNTIL and any(k in key for k in TURING)))
+
+
+FP8_TURING_FROM = (0, 14)  # quantization/fp8.py Fp8Config.get_min_capability: 80 up to v0.13.0, 75 from v0.14.0 (read in 0.14.0 to 0.23.0)
+
+
+def fp8_refused(card_name: str, rel: tuple[int, int]) -> str | None:
+    """Why vLLM refuses fp8 weights (quant_method fp8, Fp8Config) on this card in this release, None
+    where it runs them: its minimum compute capability is 8.0 up to v0.13.x and 7.5 from v0.14.0,
+    so a Volta card never, a Turing one from v0.14.0 ('The quantization method fp8 is not supported
+    for the current GPU. Minimum capability: ...', vllm/config/model.py)."""
+    key = _key(card_name)
+    if any(k in key for k in VOLTA):
+        return "its fp8 asks compute capability 7.5 or more (quantization/fp8.py get_min_capability), and a V100 is 7.0"
+    if rel < FP8_TURING_FROM and any(k in key for k in TURING):
+        return "its fp8 asks compute capability 8.0 up to v0.13.x, 7.5 from v0.14.0 (quantization/fp8.py get_min_capability), and this Turing card is 7.5"
+    return None
 
 
 def is_sm100(card_name: str) -> bool:

@@ -10,7 +10,7 @@ from fractions import Fraction
 from calc.engine import weights
 from calc.engine.hfconfig import AT_LOAD, MLA, Shape
 from calc.engine.kvlayout import largest
-from calc.engine.predict.cards import VOLTA, Card
+from calc.engine.predict.cards import Card, fp8_refused
 from calc.engine.predict.defaults import default_utilization, release
 from calc.engine.predict.pool import Given, Prediction, Start, predict
 from calc.units import InputError
@@ -82,8 +82,8 @@ def fixes(
             t = slots(most)
             out.append(Fix(f"max_loras {most}", f"--max-loras {most}", t, run(t)))
     fp8_fits = base.verdict != "max_model_len" and not shape.quantization and shape.dtype_bytes == 2 and s.pp == 1 and not s.drafter
-    if fp8_fits and not any(v in card.name.lower() for v in VOLTA):  # where the weights leave no pool, not where a length is too long
-        # the weights in fp8 as they load (--quantization fp8: Fp8Config, compute capability 7.5 and up, fp8.py v0.23.0),
+    if fp8_fits and fp8_refused(card.name, release(s.engine_version)) is None:  # where the weights leave no pool, not where a length is too long
+        # the weights in fp8 as they load (--quantization fp8: Fp8Config, on the cards its compute capability allows),
         # counted from the config as fp8 packs them (a checkpoint's own size given for the unquantized weights does not hold)
         fp8 = replace(shape, quantization=dict(AT_LOAD["fp8"]))
         t = replace(s, quantization="fp8")

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape
-from calc.engine.predict.cards import Card, flashinfer_runs_on, is_turing
+from calc.engine.predict.cards import Card, flashinfer_runs_on, fp8_refused, is_turing
 from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, graph_counts, mamba_graphs, model_runner_v2
 from calc.engine.predict.terms import (
@@ -206,6 +206,9 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card){also}"
         )
     rel = release(s.engine_version)
+    why = fp8_refused(card.name, rel) if str((shape.quantization or {}).get("quant_method", "")).lower() == "fp8" else None
+    if why:
+        raise InputError(f"--quantization: vLLM {rel[0]}.{rel[1]} refuses fp8 weights on the {card.name}: {why}")
     mm = s.multimodal or multimodal.Settings()
     shape, _ = multimodal.apply(shape, mm, rel)
     shape = weights.bnb_as_loaded(weights.drafter_as_loaded(shape, rel, s.pp), patch_release(s.engine_version), s.engine_version)

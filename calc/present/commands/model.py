@@ -186,7 +186,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         if c.available_kv_bytes > 0 and fmt(left, "GiB") != fmt(c.available_kv_bytes, "GiB"):  # the terms add up as printed; say the exact figure too
             pool += f" (as the printed terms add up; {fmt(c.available_kv_bytes, 'GiB')} from the exact bytes)"
         lines.insert(4, f"KV pool a rank (predicted): {pool}; vLLM's verdict: {c.verdict} ({c.verdict_reason})")
-        band = c.held_out_error
+        band = c.held_out_error if c.available_kv_bytes > 0 else None  # beside a pool, not a refusal for want of one
         if band is not None:
             lines.insert(5, f"  on {band.starts} held-out public starts the predicted pool was off by {fmt(band.median, '%', 2)} at the median, "
                             f"{fmt(band.p90, '%', 2)} at the 90th percentile (scripts/pool_accuracy.py)")  # fmt: skip
