@@ -1821,3 +1821,22 @@ def test_fp8_weights_only_where_the_card_takes_them(capsys) -> None:
     assert not [f for f in old["fixes"] if "--quantization fp8" in f["flags"]]
     assert [f for f in new["fixes"] if f["flags"].startswith("--quantization fp8")]
     assert predict.fp8_refused("NVIDIA Tesla V100-SXM2-16GB", (0, 33)) and predict.fp8_refused("NVIDIA H100", (0, 8)) is None
+
+
+def test_read_as_reads_an_unknown_class_at_the_readers_word(tmp_path, capsys) -> None:
+    """A fine-tune's config naming a class calc does not read is refused with the flag that reads it;
+    --read-as LlamaForCausalLM gives Llama 3.1 8B's own figures and says it was read so at the
+    reader's word; a class calc does not read is no --read-as."""
+    llama = json.loads((ROOT / "models" / "configs" / "llama-3.1-8b" / "config.json").read_text())
+    tuned = tmp_path / "config.json"
+    tuned.write_text(json.dumps({**llama, "architectures": ["MyTunedLlamaForCausalLM"]}))
+    argv = ["model", str(tuned), "--gpu", "h100-sxm", "--max-model-len", "8192", "--json"]
+    assert cli.main(argv) == 2
+    assert "found 'MyTunedLlamaForCausalLM'" in (err := capsys.readouterr().err) and "; or --read-as CLASS" in err
+    read = _json([*argv, "--read-as", "LlamaForCausalLM"], capsys)
+    own = _json(["model", "models/configs/llama-3.1-8b/config.json", "--gpu", "h100-sxm", "--max-model-len", "8192", "--json"], capsys)
+    assert (read["weights_bytes_per_rank"], read["kv_bytes_per_token"], read["available_kv_bytes"]) == (
+        own["weights_bytes_per_rank"], own["kv_bytes_per_token"], own["available_kv_bytes"])  # fmt: skip
+    assert [n for n in read["notes"] if "'MyTunedLlamaForCausalLM' read as LlamaForCausalLM at your word (--read-as)" in n]
+    assert cli.main([*argv, "--read-as", "FooForCausalLM"]) == 2
+    assert "--read-as: found 'FooForCausalLM', expected a model class calc reads" in capsys.readouterr().err

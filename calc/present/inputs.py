@@ -154,6 +154,15 @@ TABLE: tuple[Input, ...] = (
         "The model's config.json as Hugging Face ships it, quantization_config and all (at most {paste} MiB)",
     ),
     Input(
+        "read_as",
+        "--read-as",
+        None,
+        "text",
+        "model class read as",
+        "a model class calc reads (LlamaForCausalLM...) to read a config of a class it does not know by, at your word: "
+        "for a fine-tune or a remote-code class with that class's layers; the answer says so",
+    ),
+    Input(
         "index",
         "--index",
         None,
@@ -753,6 +762,7 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
     ),
     "model": (
         use("config"),
+        use("read_as"),
         use("tp", "tensor parallel size: the TP ranks of each replica", default="1"),
         use("kv_cache_dtype", default="auto"),
         use("quantization"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -59,7 +60,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     from calc.checks import modeled
     from calc.engine import hfconfig, predict
 
-    config_text = hfconfig.quantized_at_load(_read_text(args.config, "config"), args.quantization, args.config)
+    config_text, read_as = _read_as(_read_text(args.config, "config"), args.read_as, args.config)
+    config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
     card = _card(catalog, args)
     max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version))
     lora_cfg = _lora(args)
@@ -123,7 +125,12 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         eplb_config=args.eplb_config,
         num_redundant_experts=_int(args, "num_redundant_experts", 0) if args.num_redundant_experts is not None else None,
     )
-    r = modeled.model_report(inputs)
+    try:
+        r = modeled.model_report(inputs)
+    except hfconfig.ConfigError as error:  # a class calc does not read: the flag that reads it as one it does
+        if f"{args.config}: architectures[0]: found" not in str(error) or args.read_as is not None:
+            raise
+        raise InputError(f"{error}; or --read-as CLASS to read it as a class whose layers it has, at your word") from None
     if card is not None and start is not None:
         r = _with_prediction(r, card, start, modeled.held_out_error(catalog.policy) if catalog else None)
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
@@ -136,6 +143,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted))
         length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
     said = (*said, length_note) if length_note else said
+    said = (*said, read_as) if read_as else said
     worst = _worst_prefill(args, r, budget or 8192)
     host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
     sold = predict.sold_size_note(args.total_memory, catalog.boxes if catalog else {}) if args.total_memory is not None else None
@@ -325,6 +333,26 @@ def _fit_line(fit: predict_module.Limits) -> str:
         else "no gpu_memory_utilization up to 0.98 starts",
     ]  # fmt: skip
     return "each alone, the rest as given: " + "; ".join(parts)
+
+
+def _read_as(text: str, cls: str | None, file: str) -> tuple[str, str]:
+    """--read-as CLASS: the config with its architectures[0] replaced by a class calc reads, and the
+    note that says so; the config as it is without the flag."""
+    from calc.engine import hfconfig
+
+    if cls is None:
+        return text, ""
+    known = hfconfig.model_classes()
+    if cls not in known:
+        raise InputError(f"--read-as: found {cls!r}, expected a model class calc reads, such as LlamaForCausalLM, Qwen2ForCausalLM or MistralForCausalLM")
+    data = hfconfig.load(text, file)
+    archs = data.get("architectures")
+    own = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    if own == cls:
+        return text, ""
+    note = (f"{file}'s class {own!r} read as {cls} at your word (--read-as): its layers, weights and KV cache are figured as "
+            f"{cls}'s; vLLM builds {own!r} with model code of its own, the Transformers backend or remote code, which may differ")  # fmt: skip
+    return json.dumps({**data, "architectures": [cls]}), note
 
 
 def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.Card | None:
