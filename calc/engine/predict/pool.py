@@ -203,7 +203,9 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     if card.unified:
         also = "; there --cpu-offload-gb frees nothing, the weights it moves stay in the same memory" if s.cpu_offload_gib else ""
         raise InputError(
-            f"--gpu: {card.name} is a unified-memory box: vLLM sizes it from MemAvailable; use `gate` (or --total-memory for a discrete card){also}"
+            f"--gpu: {card.name} is a unified-memory box: vLLM checks its start against MemAvailable, so the pool is the one you pin; expected "
+            "--kv-cache-memory-bytes without --gpu for the tokens a pin holds, then the start gate (the Before-the-first-start calculator "
+            f"with this box, or `gate` for a catalog deployment), or --total-memory for a discrete card{also}"
         )
     rel = release(s.engine_version)
     why = fp8_refused(card.name, rel) if str((shape.quantization or {}).get("quant_method", "")).lower() == "fp8" else None
