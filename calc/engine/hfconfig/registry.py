@@ -372,7 +372,8 @@ NOT_MODELED = {
     "Ernie4_5_ForCausalLM": "the remote-code name of Baidu's Paddle checkpoints (ERNIE-4.5-0.3B-Paddle), in no vLLM registry from "
     "0.10.1.1 to 0.33.0; vLLM's ernie45.py is registered as Ernie4_5ForCausalLM, which the -PT checkpoints name",
     "SmolLM3ForCausalLM": "vLLM has no SmolLM3 model code: its registry sends the class to the Transformers backend "
-    "(vllm/model_executor/models/registry.py _TRANSFORMERS_SUPPORTED_MODELS, 0.10.1.1 to 0.33.0)",
+    "(vllm/model_executor/models/registry.py _TRANSFORMERS_SUPPORTED_MODELS, 0.10.1.1 to 0.33.0); its layers are Llama's, "
+    "every fourth without a rope, so LlamaForCausalLM reads them",
 }
 
 
