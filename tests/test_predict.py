@@ -1276,7 +1276,7 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
         (["--gpu", "h800"], "--gpu: found 'h800', expected one of dgx-spark, "),
         (["--gpu", "H100"], "--gpu: found 'H100', which fits h100-sxm and h100-pcie and h100-nvl; expected one of them"),
         (["--gpu", "a100"], "--gpu: found 'a100', which fits a100-40gb and a100-80gb; expected one of them"),
-        (["--gpu", "jetson-agx-thor"], "--gpu: NVIDIA Jetson AGX Thor has no total as torch and vLLM report it in catalog/boxes.yaml (only its spec memory)"),
+        (["--gpu", "jetson-agx-thor"], "--gpu: NVIDIA Jetson AGX Thor is a unified-memory box"),  # unified first, whatever its total
         (["--gpu", "dgx-spark"], "is a unified-memory box"),
         (["--total-memory", "lots"], "--total-memory: found 'lots'"),
         (["--total-memory", "0 GiB"], "--total-memory: found '0 GiB', expected a size above zero"),
@@ -1814,7 +1814,9 @@ def test_fp8_weights_only_where_the_card_takes_them(capsys) -> None:
     a refused start there is offered fp8 weights only where they run; a V100 never takes them."""
     argv = ["model", "models/configs/qwen2.5-7b/config.json", "--gpu", "tesla-t4", "--max-model-len", "32768", "--json"]
     assert cli.main([*argv, "--engine-version", "0.10.2", "--quantization", "fp8"]) == 2
-    assert "refuses fp8 weights on the NVIDIA Tesla T4: its fp8 asks compute capability 8.0 up to v0.13.x" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--gpu: NVIDIA Tesla T4 for --quantization fp8: found a compute capability 7.5 card; vLLM 0.10's fp8 asks compute capability 8.0" in err
+    assert err.rstrip().endswith("expected --engine-version 0.14.0 or later, or a card of 8.0 or more")
     assert _json([*argv, "--engine-version", "0.20.0", "--quantization", "fp8"], capsys)["available_kv_bytes"] > 0
     old, new = _json([*argv, "--engine-version", "0.10.2"], capsys), _json([*argv, "--engine-version", "0.20.0"], capsys)
     assert old["verdict"] == new["verdict"] == "no KV memory"
@@ -1840,3 +1842,8 @@ def test_read_as_reads_an_unknown_class_at_the_readers_word(tmp_path, capsys) ->
     assert [n for n in read["notes"] if "'MyTunedLlamaForCausalLM' read as LlamaForCausalLM at your word (--read-as)" in n]
     assert cli.main([*argv, "--read-as", "FooForCausalLM"]) == 2
     assert "--read-as: found 'FooForCausalLM', expected a model class calc reads" in capsys.readouterr().err
+    assert cli.main([*argv, "--read-as", "llamaforcausallm"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("expected a model class calc reads, such as LlamaForCausalLM")
+    own_argv = ["model", "models/configs/llama-3.1-8b/config.json", "--max-model-len", "8192", "--read-as", "Qwen2ForCausalLM"]
+    assert cli.main(own_argv) == 2  # a class calc reads is read as vLLM builds it, not as another
+    assert "which calc reads as vLLM builds it: expected no --read-as" in capsys.readouterr().err

@@ -1006,14 +1006,16 @@ def bnb_moe_refused(shape: Shape, version: tuple[int, int, int]) -> str | None:
         return None
     q = shape.quantization or {}
     saved, eight = q.get("pre_quant") is not False, q.get("load_in_8bit") is True
+    if saved and eight:
+        return (f"{shape.file}: quantization_config.load_in_8bit: found true, a saved 8-bit bitsandbytes checkpoint of a model with fused "
+                "experts, which no release loads ('Prequant BitsAndBytes 8bit models with FusedMoE is not supported yet.', bitsandbytes_loader.py, "
+                "0.10.1.1 to 0.27.x; every saved one in 0.10.0): expected a 4-bit checkpoint, or the unquantized one under --quantization bitsandbytes")  # fmt: skip
+    if saved and version < BNB_MOE_SAVED_FROM:
+        return ("a saved bitsandbytes checkpoint of a model with fused experts, which vLLM loads from 0.10.1 ('Prequant BitsAndBytes models with "
+                "FusedMoE is not supported yet.' in 0.10.0; no method for the experts before): expected --engine-version 0.10.1 or later")  # fmt: skip
     if version < BNB_MOE_FROM:
         return (f"vLLM {version[0]}.{version[1]} quantizes no fused experts with bitsandbytes (quantization/bitsandbytes.py get_quant_method "
                 "covers linear layers only up to 0.9.x): expected --engine-version 0.10.0 or later")  # fmt: skip
-    if saved and version < BNB_MOE_SAVED_FROM:
-        return "vLLM 0.10.0 refuses it ('Prequant BitsAndBytes models with FusedMoE is not supported yet.', bitsandbytes_loader.py): expected 0.10.1 or later"
-    if saved and eight:
-        return ("vLLM refuses a saved 8-bit bitsandbytes checkpoint with fused experts ('Prequant BitsAndBytes 8bit models with FusedMoE is not "
-                "supported yet.', bitsandbytes_loader.py, 0.10.1.1 to 0.27.x)")  # fmt: skip
     return None
 
 
@@ -1034,7 +1036,7 @@ def bnb_as_loaded(shape: Shape, version: tuple[int, int, int], typed: str | None
         )
     refused = bnb_moe_refused(shape, version)
     if refused:
-        raise InputError(f"--engine-version: found {found}: {refused}")
+        raise InputError(refused if refused.startswith(shape.file) else f"--engine-version: found {found}, {refused}")
     nested = as_flag(q.get("bnb_4bit_use_double_quant", False), shape.file, "quantization_config.bnb_4bit_use_double_quant") or q.get("pre_quant") is False
     if not nested or version >= BNB_EXPANDED_FROM:
         return shape

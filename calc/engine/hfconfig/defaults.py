@@ -66,8 +66,10 @@ _MAMBA1_PURE = {"state_size": 16, "expand": 2, "conv_kernel": 4, "use_bias": Fal
 _WRITTEN_IN_FULL = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                     "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"}  # fmt: skip
 # vLLM's own ChatGLMConfig (vllm/transformers_utils/configs/chatglm.py, 0.33.0): the fields a GLM-4 config may leave out
+# (its PretrainedConfig base ties the head where the config says nothing)
 _CHATGLM = {"seq_length": 2048, "rmsnorm": True, "post_layer_norm": True, "add_bias_linear": False, "add_qkv_bias": False,
-            "multi_query_attention": False, "multi_query_group_num": 1}  # fmt: skip
+            "multi_query_attention": False, "multi_query_group_num": 1, "tie_word_embeddings": True}  # fmt: skip
+VLLM_CONFIG_CLASSES = frozenset({"ChatGLMConfig"})  # defined by vLLM itself, not by transformers
 _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "ChatGLMModel": ("ChatGLMConfig", _CHATGLM),
     "ChatGLMForConditionalGeneration": ("ChatGLMConfig", _CHATGLM),

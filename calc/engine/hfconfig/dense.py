@@ -248,7 +248,7 @@ def _chatglm(r: _Reader) -> dict[str, Any]:
         raise ConfigError(r.file, r.prefix + "vision_config", "(an object)", "none: chatglm.py refuses a GLM-4V config (its text-only class)")
     if not r.flag("post_layer_norm"):
         raise ConfigError(r.file, r.prefix + "post_layer_norm", False, "true: a ChatGLM without its final norm is not modeled")
-    n = r.int("num_layers", maximum=MAX_LAYERS)
+    n = r.int("num_layers", r.get("num_hidden_layers", _MISSING), maximum=MAX_LAYERS)  # ChatGLMConfig.attribute_map: the same field
     heads, hidden = r.int("num_attention_heads"), r.int("hidden_size")
     kv_heads = r.int("multi_query_group_num") if r.flag("multi_query_attention") else heads
     if kv_heads > heads or heads % kv_heads:

@@ -11,7 +11,7 @@ from typing import Any
 
 from calc import jsontext
 from calc.engine.hfconfig.core import _MISSING, CHUNKED, DTYPE_BYTES, FULL, MLA, PARALLEL, SLIDING, ConfigError, Rope, Shape, _Reader, _text_key, as_flag
-from calc.engine.hfconfig.defaults import _DEFAULTS, _WRITTEN_IN_FULL
+from calc.engine.hfconfig.defaults import _DEFAULTS, _WRITTEN_IN_FULL, VLLM_CONFIG_CLASSES
 from calc.engine.hfconfig.multimodal import _LLAVA_TEXT_CLASSES, LLAVA, WITH_VISION, _tower
 from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
 from calc.engine.hfconfig.registry import _ARCHITECTURES, NOT_MODELED
@@ -60,7 +60,8 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     else:
         tie = as_flag(r.get("tie_word_embeddings", False) if tie is _MISSING else tie, file, where)
     taken = ", ".join(f"{r.prefix}{key} {json.dumps(value)}" for key, value in r.taken.items())
-    noted: tuple[str, ...] = (f"not in the config, taken as {config_class}'s defaults in transformers 5.5.3: {taken}",) if taken else ()
+    from_where = "in vLLM's own vllm/transformers_utils/configs/" if config_class in VLLM_CONFIG_CLASSES else "in transformers 5.5.3"
+    noted: tuple[str, ...] = (f"not in the config, taken as {config_class}'s defaults {from_where}: {taken}",) if taken else ()
     for other in filled:  # a tower reader's `architecture` names its transformers class
         if other.taken:
             said = ", ".join(f"{other.prefix}{key} {json.dumps(value)}" for key, value in other.taken.items())

@@ -41,6 +41,8 @@ def card_of_box(box: Box) -> Card:
     """A catalog box (catalog/boxes.yaml) as a card. Only its total_memory is the total torch and
     vLLM report; a box with nothing but the driver's or the vendor's figure cannot be sized here."""
     total = box.get("total_memory")
+    if total is None and box.get("memory") == "unified":  # sized from MemAvailable, whatever its total: predict says so
+        return Card(str(box["id"]), str(box["name"]), 0, "", "", unified=True)
     if total is None:
         have = next((k for k in ("reported_total", "spec_memory") if k in box), None)
         raise InputError(
@@ -69,7 +71,7 @@ def sold_size_note(text: str, boxes: Mapping[str, Box]) -> str | None:
     reads = ", ".join(f"{b['id']} {fmt(b['total_memory'].size, 'GiB')}" for b in sold)
     return (
         f"--total-memory {text.strip()} is read as {fmt(size, 'GiB')}, the size a card is sold at; torch and vLLM report another total"
-        + (f" ({reads} in the catalog sold at {m.group(1)} GB)" if sold else "")
+        + (f" (such as {reads}, among the catalog's cards sold at {int(m.group(1))} GB)" if sold else "")
         + ": give --gpu with the card's name, or the total torch reads on the card (torch.cuda.mem_get_info()[1], the 'total capacity' of its "
         "out-of-memory message, the second figure of vLLM's 'Free memory on device' when it refuses a start)"
     )
@@ -166,12 +168,15 @@ def fp8_refused(card_name: str, rel: tuple[int, int]) -> str | None:
     """Why vLLM refuses fp8 weights (quant_method fp8, Fp8Config) on this card in this release, None
     where it runs them: its minimum compute capability is 8.0 up to v0.13.x and 7.5 from v0.14.0,
     so a Volta card never, a Turing one from v0.14.0 ('The quantization method fp8 is not supported
-    for the current GPU. Minimum capability: ...', vllm/config/model.py)."""
+    for the current GPU. Minimum capability: ...', vllm/config/vllm.py _get_quantization_config,
+    0.13.0). Said as found and expected."""
     key = _key(card_name)
+    asks = "8.0" if rel < FP8_TURING_FROM else "7.5"
+    where = f"vLLM {rel[0]}.{rel[1]}'s fp8 asks compute capability {asks} or more (quantization/fp8.py Fp8Config.get_min_capability)"
     if any(k in key for k in VOLTA):
-        return "its fp8 asks compute capability 7.5 or more (quantization/fp8.py get_min_capability), and a V100 is 7.0"
+        return f"found a compute capability 7.0 card; {where}: expected a card of {asks} or more"
     if rel < FP8_TURING_FROM and any(k in key for k in TURING):
-        return "its fp8 asks compute capability 8.0 up to v0.13.x, 7.5 from v0.14.0 (quantization/fp8.py get_min_capability), and this Turing card is 7.5"
+        return f"found a compute capability 7.5 card; {where}: expected --engine-version 0.14.0 or later, or a card of 8.0 or more"
     return None
 
 

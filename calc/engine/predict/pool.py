@@ -208,9 +208,11 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             f"with this box, or `gate` for a catalog deployment), or --total-memory for a discrete card{also}"
         )
     rel = release(s.engine_version)
-    why = fp8_refused(card.name, rel) if str((shape.quantization or {}).get("quant_method", "")).lower() == "fp8" else None
+    q = shape.quantization or {}
+    why = fp8_refused(card.name, rel) if str(q.get("quant_method", "")).lower() == "fp8" else None
     if why:
-        raise InputError(f"--quantization: vLLM {rel[0]}.{rel[1]} refuses fp8 weights on the {card.name}: {why}")
+        what = "--quantization fp8" if q.get("is_checkpoint_fp8_serialized") is False else f"{shape.file}'s quantization_config.quant_method 'fp8'"
+        raise InputError(f"--gpu: {card.name} for {what}: {why}")
     mm = s.multimodal or multimodal.Settings()
     shape, _ = multimodal.apply(shape, mm, rel)
     shape = weights.bnb_as_loaded(weights.drafter_as_loaded(shape, rel, s.pp), patch_release(s.engine_version), s.engine_version)

@@ -621,10 +621,11 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
          + fig("utilization", fmt(p.utilization, "fraction")) + esc(f"; max_num_seqs {fmt(p.max_num_seqs, 'count')}, max_num_batched_tokens {fmt(p.max_num_batched_tokens, 'count')}")),
         ("The terms vLLM takes off (predicted)", table(("Term", "A rank", "Source"), terms, "What the profile takes before the pool",
                                                        ("pool", fig("pool", fmt(pool_shown, "GiB")), "the pool one rank gets: what is left"))),
-        ("How close the prediction comes", esc("on the held-out public starts (nothing fitted to them) the predicted pool was off by ")
-         + fig("band_median", fmt(band["held_out_median_error"].fraction, "%", 2)) + esc(" at the median and ")
-         + fig("band_p90", fmt(band["held_out_p90_error"].fraction, "%", 2)) + esc(" at the 90th percentile, over ")
-         + fig("band_starts", fmt(band["held_out_starts"].count, "count")) + esc(" starts (scripts/pool_accuracy.py)")),
+        *((("How close the prediction comes", esc("on the held-out public starts (nothing fitted to them) the predicted pool was off by ")
+           + fig("band_median", fmt(band["held_out_median_error"].fraction, "%", 2)) + esc(" at the median and ")
+           + fig("band_p90", fmt(band["held_out_p90_error"].fraction, "%", 2)) + esc(" at the 90th percentile, over ")
+           + fig("band_starts", fmt(band["held_out_starts"].count, "count")) + esc(" starts (scripts/pool_accuracy.py)")),)
+          if p.available_kv_bytes > 0 else ()),  # the band of a predicted pool, none beside a refusal for want of one
         (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r.kv_bytes_per_request, "GiB"))),
     ]  # fmt: skip
     if p.kv_tokens is not None and p.max_concurrency is not None and p.largest_max_model_len is not None:
@@ -643,7 +644,11 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     rows += [("Note", esc(note)) for note in notes]
     verdict = (
         f"Predicted on the {card.name}: "
-        + (f"a pool of {fmt(pool_shown, 'GiB')} a rank " if p.available_kv_bytes > 0 else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank ")
-        + f"(held-out starts: off by {fmt(band['held_out_median_error'].fraction, '%', 2)} at the median); vLLM's verdict: {p.verdict}."
+        + (
+            f"a pool of {fmt(pool_shown, 'GiB')} a rank (held-out starts: off by {fmt(band['held_out_median_error'].fraction, '%', 2)} at the median)"
+            if p.available_kv_bytes > 0
+            else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank"
+        )
+        + f"; vLLM's verdict: {p.verdict}."
     )
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)

@@ -128,7 +128,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     try:
         r = modeled.model_report(inputs)
     except hfconfig.ConfigError as error:  # a class calc does not read: the flag that reads it as one it does
-        if f"{args.config}: architectures[0]: found" not in str(error) or args.read_as is not None:
+        if args.read_as is not None:
+            raise InputError(f"{error} (the config read as {args.read_as} by --read-as)") from None
+        if f"{args.config}: architectures[0]: found" not in str(error):
             raise
         raise InputError(f"{error}; or --read-as CLASS to read it as a class whose layers it has, at your word") from None
     if card is not None and start is not None:
@@ -344,14 +346,19 @@ def _read_as(text: str, cls: str | None, file: str) -> tuple[str, str]:
         return text, ""
     known = hfconfig.model_classes()
     if cls not in known:
-        raise InputError(f"--read-as: found {cls!r}, expected a model class calc reads, such as LlamaForCausalLM, Qwen2ForCausalLM or MistralForCausalLM")
+        alike = next((k for k in known if k.lower() == cls.strip().lower()), None)
+        raise InputError(f"--read-as: found {cls!r}, expected a model class calc reads, such as "
+                         + (alike if alike else "LlamaForCausalLM, Qwen2ForCausalLM or MistralForCausalLM"))  # fmt: skip
     data = hfconfig.load(text, file)
     archs = data.get("architectures")
     own = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
     if own == cls:
         return text, ""
-    note = (f"{file}'s class {own!r} read as {cls} at your word (--read-as): its layers, weights and KV cache are figured as "
-            f"{cls}'s; vLLM builds {own!r} with model code of its own, the Transformers backend or remote code, which may differ")  # fmt: skip
+    if own in known:
+        raise InputError(f"--read-as: found {cls!r} for {file}'s {own}, which calc reads as vLLM builds it: expected no --read-as")
+    named = f"class {own!r}" if own else "config, which names no class,"
+    note = (f"{file}'s {named} read as {cls} at your word (--read-as): its layers, weights and KV cache are figured as "
+            f"{cls}'s; vLLM builds it with the Transformers backend or remote code, which may differ")  # fmt: skip
     return json.dumps({**data, "architectures": [cls]}), note
 
 
@@ -418,7 +425,7 @@ def _with_prediction(
         fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
         tightest_rank=p.tightest_stage,
         settings_that_fit=predict.limits(shape, card, start, topk, given, hfconfig.derived_max_model_len(data, rel).tokens),
-        held_out_error=band,
+        held_out_error=band if pool > 0 else None,  # the band of a predicted pool, none beside a refusal for want of one
     )
     return replace(
         r,
