@@ -1171,6 +1171,12 @@ def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
         ("RTX 3060", "rtx-3060"),
         ("2080 Ti", "rtx-2080-ti"),
         ("4060 Ti 16GB", "rtx-4060-ti-16gb"),
+        # torch's device names with their form-factor words, which no box spells
+        ("NVIDIA A100-PCIE-40GB", "a100-40gb"),
+        ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+        ("Tesla V100-SXM2-32GB", "tesla-v100-32gb"),
+        ("Tesla V100-PCIE-16GB", "tesla-v100-16gb"),
+        ("NVIDIA H100 PCIe", "h100-pcie"),  # where the form factor tells two boxes apart, it stays
     ],
 )
 def test_a_card_named_by_the_words_that_tell_it_apart(typed: str, box: str) -> None:

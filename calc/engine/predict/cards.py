@@ -88,11 +88,31 @@ def _sold_as(box: Box) -> int | None:
     return int(named.group(1)) if named else None
 
 
+# A device name's form-factor words ("NVIDIA A100-PCIE-40GB", "Tesla V100-SXM2-32GB"): read without them
+# where the whole name finds no box, so that the card's own words do
+_FORM_WORDS = re.compile(r"[-\s]+(?:PCIe|SXM[0-9]*|HBM[0-9]*e?)(?=[-\s]|$)", re.I)
+
+
 def find_box(boxes: Mapping[str, Box], name: str) -> Box:
     """A catalog box by its id, its name or a device name torch gives it ("NVIDIA H100 80GB HBM3"),
     case, spaces and dashes aside, or by a run of the words of its id or name ("4090", "A100 80GB",
     "GB10"; "NVIDIA GeForce RTX 5090" without the vendor's words) when that names one box; a name
-    that fits several ("H100") lists them, an unknown one lists the known."""
+    that fits several ("H100") lists them, an unknown one lists the known. A torch device name none
+    of these finds is tried again without its form-factor words (_FORM_WORDS)."""
+    try:
+        return _find_box(boxes, name)
+    except InputError:
+        plain = _FORM_WORDS.sub(" ", name).strip()
+        if plain == name.strip():
+            raise
+        try:
+            return _find_box(boxes, plain)
+        except InputError:
+            pass
+        raise
+
+
+def _find_box(boxes: Mapping[str, Box], name: str) -> Box:
     key = _key(name)
     for box in boxes.values():
         names = box["device_names"]["names"] if "device_names" in box else []
