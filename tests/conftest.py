@@ -143,6 +143,18 @@ def config_text(name: str) -> str:
     return config_path(name).read_text(encoding="utf-8")
 
 
+def predicted_on_h100(name: str, architecture: str, args: list[str], max_model_len: int = 4096) -> dict:
+    """`calc model` on a shipped config or fixture with a card (an H100 SXM): it exits 0, reads the
+    config as `architecture`, and predicts a pool that holds tokens; its JSON for further checks."""
+    import json
+
+    done = run_calc("model", str(config_path(name)), *args, "--max-model-len", str(max_model_len), "--gpu", "h100-sxm", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["architecture"] == architecture and out["verdict"] and out["kv_bytes_per_token"] > 0 and out["available_kv_bytes"] > 0
+    return out
+
+
 def config_shape(name: str):
     """The config model's reading of a shipped config or a test fixture (config_path)."""
     import json

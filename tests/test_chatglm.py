@@ -13,10 +13,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import config_path, config_text, parameters, run_calc
+from conftest import config_text, parameters
 
-from calc.checks import modeled
-from calc.engine import hfconfig, kvlayout, ranks, weights
+from calc.engine import hfconfig, kvlayout, weights
 
 NAME = "glm-4-9b-chat"
 H, V, FFN = 4096, 151552, 13696
@@ -98,17 +97,3 @@ def test_fields_left_out_are_vllms_chatglm_config_defaults() -> None:
     bare = hfconfig.shape(left, NAME)
     assert weights.per_rank(bare, 1).model == weights.per_rank(shape(seq_length=2048), 1).model
     assert [r.positions for r in bare.ropes] == [2048]
-
-
-def test_pipeline_stages() -> None:
-    assert ranks.partition(40, 2) == (20, 20)
-    r = modeled.model_report(modeled.ModelInputs(config_text(NAME), tp=2, pp=2, max_model_len=8192))
-    assert r.kv_bytes_per_token == 20 * 2 * 1 * 128 * 2
-
-
-@pytest.mark.parametrize("args", [["--tp", "1"], ["--tp", "2", "--kv-cache-dtype", "fp8"], ["--tp", "2", "--pp", "2"]])
-def test_the_command_line_predicts_a_pool(args: list[str]) -> None:
-    done = run_calc("model", str(config_path(NAME)), *args, "--max-model-len", "8192", "--gpu", "h100-sxm", "--json")
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["architecture"] == "ChatGLMModel" and out["verdict"] and out["kv_bytes_per_token"] > 0

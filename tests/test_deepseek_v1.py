@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import config_path, config_text, parameters, run_calc
+from conftest import config_text, parameters
 
-from calc.checks import modeled
-from calc.engine import hfconfig, kvlayout, ranks, weights
+from calc.engine import hfconfig, kvlayout, weights
 
 NAME = "deepseek-moe-16b-chat"
 H, V, FFN, MOE, EXPERTS = 2048, 102400, 10944, 1408, 64
@@ -78,17 +77,3 @@ def test_deepseek_v1_layer_kinds() -> None:
 def test_deepseek_v1_refuses_what_deepseek_v2_py_does_not_build(changes: dict, field: str) -> None:
     with pytest.raises(hfconfig.ConfigError, match=field):
         shape(**changes)
-
-
-def test_pipeline_stages() -> None:
-    assert ranks.partition(28, 2) == (14, 14)
-    r = modeled.model_report(modeled.ModelInputs(config_text(NAME), tp=2, pp=2, max_model_len=4096))
-    assert r.kv_bytes_per_token == 14 * 2 * 8 * 128 * 2
-
-
-@pytest.mark.parametrize("args", [["--tp", "1"], ["--tp", "2", "--kv-cache-dtype", "fp8"], ["--tp", "2", "--pp", "2"]])
-def test_the_command_line_predicts_a_pool(args: list[str]) -> None:
-    done = run_calc("model", str(config_path(NAME)), *args, "--max-model-len", "4096", "--gpu", "h100-sxm", "--json")
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["architecture"] == "DeepseekForCausalLM" and out["verdict"] and out["kv_bytes_per_token"] > 0

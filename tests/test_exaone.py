@@ -13,10 +13,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import config_path, config_shape, config_text, parameters, run_calc
+from conftest import config_shape, config_text, parameters
 
-from calc.checks import modeled
-from calc.engine import hfconfig, kvlayout, ranks, weights
+from calc.engine import hfconfig, kvlayout, weights
 
 NAME = "exaone-3.0-7.8b-instruct"
 H, V, FFN, KV = 4096, 102400, 14336, 8
@@ -99,18 +98,3 @@ def test_exaone_reads_its_own_names() -> None:
     assert (small.head_dim, small.kv_heads, small.tie_embeddings) == (80, 8, True)
     with pytest.raises(hfconfig.ConfigError, match="num_layers: found"):
         hfconfig.shape({k: v for k, v in json.loads(config_text(NAME)).items() if k != "num_layers"}, NAME)
-
-
-def test_pipeline_stages() -> None:
-    """PP 2 splits the 32 layers 16 / 16: a rank's token at TP 2 is 16 x 2 x 4 x 128 x 2 B."""
-    assert ranks.partition(32, 2) == (16, 16)
-    r = modeled.model_report(modeled.ModelInputs(config_text(NAME), tp=2, pp=2, max_model_len=4096))
-    assert r.kv_bytes_per_token == 16 * 2 * 4 * 128 * 2
-
-
-@pytest.mark.parametrize("args", [["--tp", "1"], ["--tp", "2", "--kv-cache-dtype", "fp8"], ["--tp", "2", "--pp", "2"]])
-def test_the_command_line_predicts_a_pool(args: list[str]) -> None:
-    done = run_calc("model", str(config_path(NAME)), *args, "--max-model-len", "4096", "--gpu", "h100-sxm", "--json")
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["architecture"] == "ExaoneForCausalLM" and out["verdict"] and out["kv_bytes_per_token"] > 0

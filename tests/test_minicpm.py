@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import config_path, config_text, parameters, run_calc
+from conftest import config_text, parameters
 
-from calc.checks import modeled
-from calc.engine import hfconfig, kvlayout, ranks, weights
+from calc.engine import hfconfig, kvlayout, weights
 
 NAME = "minicpm-2b-sft-fp32"
 H, V, FFN = 2304, 122753, 5760
@@ -63,17 +62,3 @@ def test_minicpm_reads_its_variants() -> None:
     assert (one_b.kv_heads, one_b.head_dim) == (8, 64)
     assert shape(head_dim=128).head_dim == 64
     assert set(shape(num_experts=8, num_experts_per_tok=2).mlps) == {hfconfig.Mlp(experts=8, expert_intermediate=FFN)}
-
-
-def test_pipeline_stages() -> None:
-    assert ranks.partition(40, 2) == (20, 20)
-    r = modeled.model_report(modeled.ModelInputs(config_text(NAME), tp=2, pp=2, max_model_len=2048))
-    assert r.kv_bytes_per_token == 20 * 2 * 18 * 64 * 2
-
-
-@pytest.mark.parametrize("args", [["--tp", "1"], ["--tp", "2", "--kv-cache-dtype", "fp8"], ["--tp", "2", "--pp", "2"]])
-def test_the_command_line_predicts_a_pool(args: list[str]) -> None:
-    done = run_calc("model", str(config_path(NAME)), *args, "--max-model-len", "2048", "--gpu", "h100-sxm", "--json")
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["architecture"] == "MiniCPMForCausalLM" and out["verdict"] and out["kv_bytes_per_token"] > 0

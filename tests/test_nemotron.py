@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import config_path, config_shape, config_text, parameters, run_calc
+from conftest import config_shape, config_text, parameters
 
-from calc.checks import modeled
-from calc.engine import hfconfig, kvlayout, ranks, weights
+from calc.engine import hfconfig, kvlayout, weights
 
 NAME = "nemotron-mini-4b-instruct"
 H, V, FFN = 3072, 256000, 9216
@@ -78,17 +77,3 @@ def test_nemotron_head_dim_and_biases() -> None:
     assert shape(mlp_bias=True).mlps[0].bias
     no_rope = {k: v for k, v in json.loads(config_text(NAME)).items() if k != "partial_rotary_factor"}
     assert [r.rotary_dim for r in hfconfig.shape(no_rope, NAME).ropes] == [64]
-
-
-def test_pipeline_stages() -> None:
-    assert ranks.partition(32, 2) == (16, 16)
-    r = modeled.model_report(modeled.ModelInputs(config_text(NAME), tp=2, pp=2, max_model_len=4096))
-    assert r.kv_bytes_per_token == 16 * 2 * 4 * 128 * 2
-
-
-@pytest.mark.parametrize("args", [["--tp", "1"], ["--tp", "2", "--kv-cache-dtype", "fp8"], ["--tp", "2", "--pp", "2"]])
-def test_the_command_line_predicts_a_pool(args: list[str]) -> None:
-    done = run_calc("model", str(config_path(NAME)), *args, "--max-model-len", "4096", "--gpu", "h100-sxm", "--json")
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["architecture"] == "NemotronForCausalLM" and out["verdict"] and out["kv_bytes_per_token"] > 0
