@@ -608,7 +608,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     except InputError as error:
         return invalid(NAME, _beside(str(error)), LABELS, names)
     fig = Figures()
-    band = catalog.policy["prediction"]
+    band = modeled.held_out_error(catalog.policy)  # the same band `calc model --gpu` prints
+    assert band is not None, "catalog/policy.yaml holds the prediction's held-out band"
     taken = (p.weights, p.activation, p.non_torch, p.cuda_graph)
     terms = [("requested", fig("p_requested", fmt(p.requested_bytes, "GiB")), esc("total x utilization, rounded up (vllm/v1/worker/utils.py request_memory)"))]
     terms += [(esc("less " + t.name.replace("_", " ")), fig(f"p_{t.name}", fmt(t.bytes, "GiB")), esc(t.source)) for t in taken]
@@ -622,9 +623,9 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         ("The terms vLLM takes off (predicted)", table(("Term", "A rank", "Source"), terms, "What the profile takes before the pool",
                                                        ("pool", fig("pool", fmt(pool_shown, "GiB")), "the pool one rank gets: what is left"))),
         *((("How close the prediction comes", esc("on the held-out public starts (nothing fitted to them) the predicted pool was off by ")
-           + fig("band_median", fmt(band["held_out_median_error"].fraction, "%", 2)) + esc(" at the median and ")
-           + fig("band_p90", fmt(band["held_out_p90_error"].fraction, "%", 2)) + esc(" at the 90th percentile, over ")
-           + fig("band_starts", fmt(band["held_out_starts"].count, "count")) + esc(" starts (scripts/pool_accuracy.py)")),)
+           + fig("band_median", fmt(band.median, "%", 2)) + esc(" at the median and ")
+           + fig("band_p90", fmt(band.p90, "%", 2)) + esc(" at the 90th percentile, over ")
+           + fig("band_starts", fmt(band.starts, "count")) + esc(" starts (scripts/pool_accuracy.py)")),)
           if p.available_kv_bytes > 0 else ()),  # the band of a predicted pool, none beside a refusal for want of one
         (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r.kv_bytes_per_request, "GiB"))),
     ]  # fmt: skip
@@ -645,7 +646,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     verdict = (
         f"Predicted on the {card.name}: "
         + (
-            f"a pool of {fmt(pool_shown, 'GiB')} a rank (held-out starts: off by {fmt(band['held_out_median_error'].fraction, '%', 2)} at the median)"
+            f"a pool of {fmt(pool_shown, 'GiB')} a rank (held-out starts: off by {fmt(band.median, '%', 2)} at the median)"
             if p.available_kv_bytes > 0
             else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank"
         )
