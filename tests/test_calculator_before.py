@@ -497,3 +497,25 @@ def test_each_added_card_is_offered_and_runs(catalog, default, box_id: str) -> N
     assert abs(parse_size(moved["values"]["before-available"]) - box["total_memory"].value) < 0.01 * GiB
     out = calc_html.run(catalog, "before", {**default, "box": box_id, "overhead": "2 GiB", "available": moved["values"]["before-available"]})
     assert out.valid and out.sections["before-verdict"]
+
+
+def test_a_class_calc_does_not_read_is_read_as_the_class_typed(catalog, default) -> None:
+    """A fine-tune's own class name: the calculator refuses it beside the config and names the field
+    that reads it as a known class; typed there, the figures are that class's (Llama 3.1 8B's own, the
+    same weights and tokens) with a note that says it was read so; a class calc does not read, or one
+    beside a config of a class it reads, is refused beside the field."""
+    llama = json.loads((ROOT / "models/configs/llama-3.1-8b/config.json").read_text())
+    tuned = json.dumps({**llama, "architectures": ["MyTunedLlamaForCausalLM"]})
+    raw = _on_card(catalog, default, "h100-sxm", config=tuned, max_model_len="16384", engine_version="0.19.0")
+    out = calc_html.run(catalog, "before", raw)
+    assert not out.valid
+    assert "found 'MyTunedLlamaForCausalLM'" in out.errors["config"] and "Read it as the class" in out.errors["config"]
+    read = calc_html.run(catalog, "before", {**raw, "read_as": "LlamaForCausalLM"})
+    own = calc_html.run(catalog, "before", {**raw, "config": json.dumps(llama)})
+    assert read.valid and own.valid, (read.errors, own.errors)
+    assert read.figures["pool"] == own.figures["pool"] and read.figures["tokens"] == own.figures["tokens"]
+    assert "read as LlamaForCausalLM at your word (Read it as the class)" in read.sections["before-result"]
+    bad = calc_html.run(catalog, "before", {**raw, "read_as": "FooForCausalLM"})
+    assert bad.errors["read_as"].startswith("Read it as the class: found 'FooForCausalLM', expected a model class calc reads")
+    known = calc_html.run(catalog, "before", {**raw, "config": json.dumps(llama), "read_as": "Qwen2ForCausalLM"})
+    assert "which calc reads as vLLM builds it: expected it empty" in known.errors["read_as"]

@@ -1177,6 +1177,11 @@ def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
         ("Tesla V100-SXM2-32GB", "tesla-v100-32gb"),
         ("Tesla V100-PCIE-16GB", "tesla-v100-16gb"),
         ("NVIDIA H100 PCIe", "h100-pcie"),  # where the form factor tells two boxes apart, it stays
+        # the SXM generation and the size typed beside the name, as people write them
+        ("H100 SXM5", "h100-sxm"),
+        ("H100-SXM5-80GB", "h100-sxm"),
+        ("RTX 4090 24GB", "rtx-4090"),
+        ("A100 SXM4 80GB", "a100-80gb"),
     ],
 )
 def test_a_card_named_by_the_words_that_tell_it_apart(typed: str, box: str) -> None:
@@ -1209,6 +1214,10 @@ def test_a_card_by_the_name_torch_gives_it() -> None:
     with pytest.raises(InputError, match="fits h100-sxm and h100-pcie and h100-nvl"):
         predict.find_box(boxes, "NVIDIA H100")
     # not the Ti SUPER, Ti, Ada or SUPER; torch's name for the RTX 4060 Ti is the 8 GB card's as well, so not the 16 GB box
+    # a size the box is not sold at is another card (a 48 GB RTX 4090 is a rebuilt board; an 8 GB RTX 4060 Ti)
+    for other in ("RTX 4090 48GB", "RTX 4060 Ti 8GB", "H100 SXM5 94GB"):
+        with pytest.raises(InputError, match=f"^--gpu: found '{other}', "):
+            predict.find_box(boxes, other)
     for smaller in ("NVIDIA GeForce RTX 4070", "NVIDIA GeForce RTX 5070", "NVIDIA RTX 6000", "RTX 4080", "NVIDIA GeForce RTX 4060 Ti"):
         with pytest.raises(InputError, match=f"^--gpu: found '{smaller}', (expected a card of catalog/boxes.yaml by its whole name|which fits)"):
             predict.find_box(boxes, smaller)
@@ -1852,4 +1861,4 @@ def test_read_as_reads_an_unknown_class_at_the_readers_word(tmp_path, capsys) ->
     assert capsys.readouterr().err.rstrip().endswith("expected a model class calc reads, such as LlamaForCausalLM")
     own_argv = ["model", "models/configs/llama-3.1-8b/config.json", "--max-model-len", "8192", "--read-as", "Qwen2ForCausalLM"]
     assert cli.main(own_argv) == 2  # a class calc reads is read as vLLM builds it, not as another
-    assert "which calc reads as vLLM builds it: expected no --read-as" in capsys.readouterr().err
+    assert "which calc reads as vLLM builds it: expected it empty" in capsys.readouterr().err

@@ -850,6 +850,12 @@ FORMS: dict[str, tuple[Use, ...]] = {
     ),
     "before": (
         use("config", kind="textarea", rows=12),
+        use(
+            "read_as",
+            label="Read it as the class (optional)",
+            form_help="For a class calc does not read (a fine-tune's own name, a remote-code class): a class it reads "
+            "(LlamaForCausalLM...) whose layers the model has, at your word; the answer says so",
+        ),
         use("index", kind="textarea"),
         use("box", kind="select"),
         use("available"),

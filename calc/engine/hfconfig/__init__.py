@@ -70,6 +70,7 @@ from calc.engine.hfconfig.registry import (
     model_classes,
     outside_own_code,
     own_code_window,
+    read_as,
     transformers_backend,
     unchecked_note,
 )
@@ -121,6 +122,7 @@ __all__ = [
     "from_architecture",
     "load",
     "model_classes",
+    "read_as",
     "outside_own_code",
     "own_code_window",
     "transformers_backend",

@@ -4,9 +4,10 @@ the releases that build a class with its own model code, the classes not modeled
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from calc.engine.hfconfig.core import _MISSING, ConfigError, _Reader
+from calc.engine.hfconfig.core import _MISSING, ConfigError, _Reader, load
 from calc.engine.hfconfig.dense import (
     _baichuan,
     _chatglm,
@@ -434,3 +435,31 @@ def unchecked_note(architecture: str) -> str | None:
 def model_classes() -> list[str]:
     """The `architectures` names these models read, in order."""
     return sorted(_ARCHITECTURES)
+
+
+def read_as(text: str, cls: str | None, file: str, flag: str = "--read-as") -> tuple[str, str]:
+    """A config read as the class `cls` at the reader's word (`flag`, --read-as on the command line):
+    the config with its architectures[0] replaced by a class these models read, and the note that
+    says so; the config as it is, and no note, without one. A class vLLM builds as these models read
+    it is refused, as is a class they do not read."""
+    from calc.units import InputError
+
+    if cls is None or not cls.strip():
+        return text, ""
+    cls = cls.strip()
+    known = model_classes()
+    if cls not in known:
+        alike = next((k for k in known if k.lower() == cls.lower()), None)
+        raise InputError(f"{flag}: found {cls!r}, expected a model class calc reads, such as "
+                         + (alike if alike else "LlamaForCausalLM, Qwen2ForCausalLM or MistralForCausalLM"))  # fmt: skip
+    data = load(text, file)
+    archs = data.get("architectures")
+    own = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    if own == cls:
+        return text, ""
+    if own in known:
+        raise InputError(f"{flag}: found {cls!r} for {file}'s {own}, which calc reads as vLLM builds it: expected it empty")
+    named = f"class {own!r}" if own else "config, which names no class,"
+    note = (f"{file}'s {named} read as {cls} at your word ({flag}): its layers, weights and KV cache are figured as "
+            f"{cls}'s; vLLM builds it with the Transformers backend or remote code, which may differ")  # fmt: skip
+    return json.dumps({**data, "architectures": [cls]}), note

@@ -89,27 +89,34 @@ def _sold_as(box: Box) -> int | None:
 
 
 # A device name's form-factor words ("NVIDIA A100-PCIE-40GB", "Tesla V100-SXM2-32GB"): read without them
-# where the whole name finds no box, so that the card's own words do
+# where the whole name finds no box, so that the card's own words do; "SXM5" is first read as the "SXM" a box names
 _FORM_WORDS = re.compile(r"[-\s]+(?:PCIe|SXM[0-9]*|HBM[0-9]*e?)(?=[-\s]|$)", re.I)
+_SXM_N = re.compile(r"(?<=SXM)[0-9]+(?=[-\s]|$)", re.I)
+_SIZE_WORD = re.compile(r"[-\s]+([0-9]+)\s*GB(?=[-\s]|$)", re.I)
 
 
 def find_box(boxes: Mapping[str, Box], name: str) -> Box:
     """A catalog box by its id, its name or a device name torch gives it ("NVIDIA H100 80GB HBM3"),
     case, spaces and dashes aside, or by a run of the words of its id or name ("4090", "A100 80GB",
     "GB10"; "NVIDIA GeForce RTX 5090" without the vendor's words) when that names one box; a name
-    that fits several ("H100") lists them, an unknown one lists the known. A torch device name none
-    of these finds is tried again without its form-factor words (_FORM_WORDS)."""
+    that fits several ("H100") lists them, an unknown one lists the known. A name none of these finds
+    is read again: "SXM5" as "SXM", then without its form-factor words (_FORM_WORDS), then without a
+    size ("RTX 4090 24GB") the box found is sold at."""
     try:
         return _find_box(boxes, name)
-    except InputError:
-        plain = _FORM_WORDS.sub(" ", name).strip()
-        if plain == name.strip():
-            raise
-        try:
-            return _find_box(boxes, plain)
-        except InputError:
-            pass
-        raise
+    except InputError as first:
+        sxm = _SXM_N.sub("", name)
+        for plain in dict.fromkeys((sxm, _FORM_WORDS.sub(" ", sxm).strip())):
+            for text, size in ((plain, None), *((_SIZE_WORD.sub(" ", plain).strip(), int(m.group(1))) for m in _SIZE_WORD.finditer(plain))):
+                if text.strip() == name.strip():
+                    continue
+                try:
+                    box = _find_box(boxes, text)
+                except InputError:
+                    continue
+                if size is None or _sold_as(box) == size:
+                    return box
+        raise first
 
 
 def _find_box(boxes: Mapping[str, Box], name: str) -> Box:

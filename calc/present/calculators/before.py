@@ -262,6 +262,15 @@ def _beside(message: str) -> dict[str, str]:
     return {"index" if message.startswith(("model.safetensors.index.json", "checkpoint size typed")) else "config": message}
 
 
+def _model_error(message: str, read_as: str) -> dict[str, str]:
+    """A message of the model beside its field (_beside); a class calc does not read gets the way out,
+    the class field, or says it was read as the class typed there."""
+    if "config.json: architectures[0]: found" in message:
+        field = short(LABELS["read_as"])
+        return {"config": message + (f" (the config read as '{field}' says)" if read_as else f"; or give a class whose layers it has in '{field}', at your word")}
+    return _beside(message)
+
+
 def _index(text: str) -> tuple[str | None, int | None]:
     """The index pasted (JSON) or a size typed: (index text, None) or (None, bytes)."""
     text = text.strip()
@@ -328,6 +337,13 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     config_text = str(raw.get("config", ""))
     if not config_text.strip():
         errors["config"] = f"{short(LABELS['config'])}: found nothing, expected the model's config.json pasted"
+    read_as = ""
+    typed_class = str(raw.get("read_as", "")).strip() or None
+    if typed_class is not None and "config" not in errors and len(config_text) <= PASTE_CHARACTERS:
+        try:
+            config_text, read_as = hfconfig.read_as(config_text, typed_class, "config.json", short(LABELS["read_as"]))
+        except InputError as error:
+            errors["read_as" if str(error).startswith(short(LABELS["read_as"])) else "config"] = str(error)
     method = str(raw.get("quantization", "")).strip().lower() or None
     if method is not None and method not in hfconfig.AT_LOAD:
         errors["quantization"] = f"{short(LABELS['quantization'])}: found {method!r}, expected empty or one of {', '.join(hfconfig.AT_LOAD)}"
@@ -385,11 +401,11 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     )  # fmt: skip
     if pin is None:
         assert card is not None, "no pin is refused above off a discrete card"
-        return _predicted(catalog, card, inputs, start)
+        return _predicted(catalog, card, inputs, start, read_as)
     try:
         r = modeled.model_report(inputs)
     except InputError as error:
-        return invalid(NAME, _beside(str(error)), LABELS, names)
+        return invalid(NAME, _model_error(str(error), read_as), LABELS, names)
     assert r.kv_tokens is not None and r.max_concurrency is not None and r.largest_max_model_len is not None, "the pin is the pool modeled"
     shape = r.shape
     assert shape is not None, "model_report keeps the config's Shape"
@@ -420,7 +436,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
                   f"(\"To serve at least one request with the models's max seq len\"). Lower max_model_len to "
                   f"{fmt(r.largest_max_model_len, 'count')} or raise the pin.")),) if refused else ()),
         *_ranks_rows(r, fig),
-        *(("Note", esc(note)) for note in r.notes),
+        *(("Note", esc(note)) for note in (*r.notes, *((read_as,) if read_as else ()))),
     ]  # fmt: skip
     verdict_gate = _gate_rows(result, row, available, pin, prefill, seats, where, fig, rows, host)
     verdict = (
@@ -592,7 +608,7 @@ def _gate_rows(
     return "passes" if passes else "refused"
 
 
-def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, start: predict.Start) -> Output:
+def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, start: predict.Start, read_as: str = "") -> Output:
     """No pin on a discrete card: the pool vLLM will leave, predicted term by term (calc/engine/predict/),
     with the band it was off by on held-out public starts, vLLM's verdict and, for a refused start,
     the least changes that pass. The same prediction as `calc model --gpu` (modeled.prediction_given)."""
@@ -606,7 +622,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         p = predict.predict(shape, card, start, topk, given)
         found = predict.fixes(shape, card, start, topk, given)
     except InputError as error:
-        return invalid(NAME, _beside(str(error)), LABELS, names)
+        return invalid(NAME, _model_error(str(error), read_as), LABELS, names)
     fig = Figures()
     band = modeled.held_out_error(catalog.policy)  # the same band `calc model --gpu` prints
     assert band is not None, "catalog/policy.yaml holds the prediction's held-out band"
@@ -642,7 +658,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     drawn = figure_html(charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes))
     rows.insert(4, ("The terms against the card", drawn))
     notes = modeled.prediction_notes(r, shape, start, card.name) + modeled.compile_cache_note(shape, card, start, topk, given, p)
-    rows += [("Note", esc(note)) for note in notes]
+    rows += [("Note", esc(note)) for note in (*notes, *((read_as,) if read_as else ()))]
     verdict = (
         f"Predicted on the {card.name}: "
         + (

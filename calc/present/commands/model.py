@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -60,7 +59,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     from calc.checks import modeled
     from calc.engine import hfconfig, predict
 
-    config_text, read_as = _read_as(_read_text(args.config, "config"), args.read_as, args.config)
+    config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
     card = _card(catalog, args)
     max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version))
@@ -335,31 +334,6 @@ def _fit_line(fit: predict_module.Limits) -> str:
         else "no gpu_memory_utilization up to 0.98 starts",
     ]  # fmt: skip
     return "each alone, the rest as given: " + "; ".join(parts)
-
-
-def _read_as(text: str, cls: str | None, file: str) -> tuple[str, str]:
-    """--read-as CLASS: the config with its architectures[0] replaced by a class calc reads, and the
-    note that says so; the config as it is without the flag."""
-    from calc.engine import hfconfig
-
-    if cls is None:
-        return text, ""
-    known = hfconfig.model_classes()
-    if cls not in known:
-        alike = next((k for k in known if k.lower() == cls.strip().lower()), None)
-        raise InputError(f"--read-as: found {cls!r}, expected a model class calc reads, such as "
-                         + (alike if alike else "LlamaForCausalLM, Qwen2ForCausalLM or MistralForCausalLM"))  # fmt: skip
-    data = hfconfig.load(text, file)
-    archs = data.get("architectures")
-    own = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
-    if own == cls:
-        return text, ""
-    if own in known:
-        raise InputError(f"--read-as: found {cls!r} for {file}'s {own}, which calc reads as vLLM builds it: expected no --read-as")
-    named = f"class {own!r}" if own else "config, which names no class,"
-    note = (f"{file}'s {named} read as {cls} at your word (--read-as): its layers, weights and KV cache are figured as "
-            f"{cls}'s; vLLM builds it with the Transformers backend or remote code, which may differ")  # fmt: skip
-    return json.dumps({**data, "architectures": [cls]}), note
 
 
 def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.Card | None:
