@@ -373,6 +373,23 @@ def test_bitsandbytes_on_fused_experts_as_each_release_takes_it() -> None:
         moe("0.23.0", eight)
 
 
+def test_bitsandbytes_on_experts_the_class_maps_no_weight_of_is_refused() -> None:
+    """The loader maps expert weights by the model's get_expert_mapping: DeepSeek-V2-Lite's class has
+    none in 0.11.0 (refused, naming the release that has it, 0.12.0) and one from 0.12.0;
+    Qwen3-30B-A3B's class has one from 0.10.0."""
+    at_load = hfconfig.AT_LOAD["bitsandbytes"]
+
+    def bnb(name: str, version: str, **changes: object) -> modeled.ModelReport:
+        config = {**json.loads((CONFIGS / name / "config.json").read_text()), **changes, "quantization_config": at_load}
+        return modeled.model_report(modeled.ModelInputs(config_text=json.dumps(config), config_file="moe.json", max_model_len=4096, engine_version=version))
+
+    with pytest.raises(InputError, match=r"vLLM 0\.11's DeepseekV2ForCausalLM maps no expert weights.*expected --engine-version 0\.12\.0 or later"):
+        bnb("deepseek-v2-lite-chat", "0.11.0")
+    assert bnb("deepseek-v2-lite-chat", "0.12.0").weights_bytes_per_rank > 0
+    assert bnb("qwen3-30b-a3b", "0.10.0").weights_bytes_per_rank > 0
+    assert set(weights.BNB_EXPERT_MAPPING_FROM) <= set(hfconfig.model_classes())
+
+
 def _linear_sizes() -> list[int]:
     """Llama 3.1 8B's linear weights, one entry a tensor (each quantized on its own)."""
     return [n for _ in range(32) for n in (4096 * 4096, 1024 * 4096, 1024 * 4096, 4096 * 4096, 14336 * 4096, 14336 * 4096, 4096 * 14336)]

@@ -995,6 +995,25 @@ def bnb_saved(shape: Shape) -> bool:
 
 BNB_MOE_FROM = (0, 10, 0)  # quantization/bitsandbytes.py BitsAndBytesMoEMethod: none in 0.9.2, from 0.10.0
 BNB_MOE_SAVED_FROM = (0, 10, 1)  # a saved 4-bit checkpoint with fused experts: refused in 0.10.0, loaded in 0.10.1.1
+# The bitsandbytes loader maps a checkpoint's expert weights by the model's get_expert_mapping, on the class or a
+# direct child such as its language model (model_loader/bitsandbytes_loader.py _initialize_loader_state, "MoE Model
+# ... does not support BitsAndBytes quantization yet. Ensure this model has 'get_expert_mapping' method."; utils.py
+# get_moe_expert_mapping). The first release whose model code has one, by class (read in the 0.10.0, 0.10.1.1, 0.11.0,
+# 0.12.0, 0.13.0, 0.14.0, 0.15.0, 0.19.0, 0.20.0, 0.23.0 and 0.24.0 wheels; a class whose first release has it is
+# listed from 0.10.0); a class with fused experts not listed has none before 0.25.0, where every fused-experts
+# layer gives one (fused_moe/routed_experts.py; get_moe_expert_mapping walks named_modules).
+BNB_EXPERTS_MAPPED_FROM = (0, 25, 0)
+BNB_EXPERT_MAPPING_FROM: dict[str, tuple[int, int, int]] = {
+    **dict.fromkeys(("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "OlmoeForCausalLM", "PhiMoEForCausalLM",
+                     "Ernie4_5_MoeForCausalLM", "HunYuanMoEV1ForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM",
+                     "Qwen3VLMoeForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "DeepseekV4ForCausalLM"), (0, 10, 0)),
+    **dict.fromkeys(("Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration", "JambaForCausalLM"), (0, 10, 1)),
+    "Qwen3NextForCausalLM": (0, 11, 0),
+    **dict.fromkeys(("DeepseekForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
+                     "GptOssForCausalLM", "GraniteMoeHybridForCausalLM", "Llama4ForConditionalGeneration", "Lfm2MoeForCausalLM",
+                     "MiniMaxM2ForCausalLM", "KimiK25ForConditionalGeneration"), (0, 12, 0)),
+    "NemotronHForCausalLM": (0, 14, 0),
+}  # fmt: skip
 
 
 def bnb_moe_refused(shape: Shape, version: tuple[int, int, int]) -> str | None:
@@ -1016,6 +1035,11 @@ def bnb_moe_refused(shape: Shape, version: tuple[int, int, int]) -> str | None:
     if version < BNB_MOE_FROM:
         return (f"vLLM {version[0]}.{version[1]} quantizes no fused experts with bitsandbytes (quantization/bitsandbytes.py get_quant_method "
                 "covers linear layers only up to 0.9.x): expected --engine-version 0.10.0 or later")  # fmt: skip
+    mapped = BNB_EXPERT_MAPPING_FROM.get(shape.architecture, BNB_EXPERTS_MAPPED_FROM)
+    if version < mapped:
+        return (f"vLLM {version[0]}.{version[1]}'s {shape.architecture} maps no expert weights for bitsandbytes (\"MoE Model ... does not support "
+                "BitsAndBytes quantization yet. Ensure this model has 'get_expert_mapping' method.\", model_loader/bitsandbytes_loader.py): "
+                f"expected --engine-version {'.'.join(map(str, mapped))} or later")  # fmt: skip
     return None
 
 

@@ -267,7 +267,9 @@ def _model_error(message: str, read_as: str) -> dict[str, str]:
     the class field, or says it was read as the class typed there."""
     if "config.json: architectures[0]: found" in message:
         field = short(LABELS["read_as"])
-        return {"config": message + (f" (the config read as '{field}' says)" if read_as else f"; or give a class whose layers it has in '{field}', at your word")}
+        return {
+            "config": message + (f" (the config read as '{field}' says)" if read_as else f"; or give a class whose layers it has in '{field}', at your word")
+        }
     return _beside(message)
 
 
