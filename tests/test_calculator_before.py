@@ -519,3 +519,37 @@ def test_a_class_calc_does_not_read_is_read_as_the_class_typed(catalog, default)
     assert bad.errors["read_as"].startswith("Read it as the class: found 'FooForCausalLM', expected a model class calc reads")
     known = calc_html.run(catalog, "before", {**raw, "config": json.dumps(llama), "read_as": "Qwen2ForCausalLM"})
     assert "which calc reads as vLLM builds it: expected it empty" in known.errors["read_as"]
+
+
+def test_the_command_line_gates_a_pinned_start_on_a_unified_box_as_the_calculator(catalog, default, tmp_path, capsys) -> None:
+    """`calc model --gpu dgx-spark --kv-cache-memory-bytes PIN` gates the start as the calculator does
+    on the same box: a typed overhead, MemAvailable given, the needs, the margin and the largest pin;
+    the same model's measured start gives the overhead when none is typed; without either it is
+    outside calibration and says how to come inside."""
+    from calc.present import cli
+
+    config = tmp_path / "config.json"
+    config.write_text(default["config"])
+    argv = ["model", str(config), "--gpu", "dgx-spark", "--max-model-len", "32768", "--kv-cache-memory-bytes", "10e9"]
+    assert cli.main([*argv, "--overhead", "4 GiB", "--available", "100 GiB", "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["gate"]
+    out = calc_html.run(catalog, "before", {**default, "overhead": "4 GiB", "available": "100 GiB"})
+    assert fmt(g["needs_bytes"], "GiB") == out.figures["needs"] and fmt(g["margin_bytes"], "GiB") == out.figures["margin"]
+    assert fmt(g["largest_pin_bytes"], "e9", 2, down=True) == out.figures["largest_pin"]
+    assert g["passes"] is True and g["overhead_source"] == "typed" and g["available_bytes"] == 100 * GiB
+    assert cli.main([*argv, "--overhead", "4 GiB", "--available", "70 GiB"]) == 0
+    assert "refused, " in capsys.readouterr().out
+    assert cli.main(argv) == 0
+    assert "outside calibration (no measured start of this model in the catalog, and none typed); give --overhead" in capsys.readouterr().out
+    dsv = {"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 1024, "vocab_size": 1024, "num_attention_heads": 8, "num_hidden_layers": 43,
+           "intermediate_size": 2048, "moe_intermediate_size": 256, "n_routed_experts": 8, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+           "qk_nope_head_dim": 64, "v_head_dim": 64, "q_lora_rank": 256}  # fmt: skip
+    config.write_text(json.dumps(dsv))
+    assert cli.main([*argv, "--tp", "2", "--kv-cache-dtype", "fp8_ds_mla", "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["gate"]
+    assert next(t["bytes"] for t in g["terms"] if t["name"] == "overhead") == derive.gate_row(catalog, "dsv4-flash-pair").overhead.bytes
+    assert "DeepSeek-V4-Flash on two DGX Sparks" in g["overhead_source"]
+    for bad, message in ((["--available", "500 GiB"], "--available: found 500.00 GiB, expected MemAvailable on the DGX Spark"),
+                         (["--gpu", "h100-sxm", "--overhead", "4 GiB"], "--overhead: found without a unified-memory box and a pin")):  # fmt: skip
+        assert cli.main([*argv, *bad]) == 2
+        assert message in capsys.readouterr().err

@@ -93,6 +93,31 @@ STAGE_KEYS = ("rank", "layers", "first_layer", "end_layer", "holds", "weights_by
 
 
 @dataclass(frozen=True)
+class GateTerm:
+    name: str
+    bytes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class UnifiedGate:
+    """The start gate of a pinned start on one box, each term with its source. `needs` is None
+    outside calibration (no overhead measured or typed, or settings beyond the calibration's),
+    `reason` then says why."""
+
+    box: str
+    available_bytes: int
+    available_source: str
+    overhead_source: str
+    terms: tuple[GateTerm, ...]
+    needs_bytes: int | None
+    passes: bool | None
+    margin_bytes: int | None  # MemAvailable less the needs: negative where refused
+    largest_pin_bytes: int | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class ExpertRankReport:
     """One rank of a stage's TP x DP ranks: its routed experts and weights."""
 
@@ -312,6 +337,7 @@ class ModelReport:
     prediction: CardPrediction | None = field(default=None)
     worst_prefill: WorstPrefill | None = None  # the command line's, beside the report
     host_memory: HostMemory | None = None
+    gate: UnifiedGate | None = None  # the command line's start gate on a unified-memory box, with a pin
     after_start: bool = False  # the command line adds worst_prefill and host_memory, null or not
     # the config as read and its Shape before the multimodal settings, for the prediction beside the
     # report (read once); neither is in the JSON
@@ -335,6 +361,8 @@ class ModelReport:
                        held_out_error=p.held_out_error)  # fmt: skip
         if self.after_start:
             out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory)
+        if self.gate is not None:
+            out["gate"] = self.gate
         return report.to_json_object(out)
 
 

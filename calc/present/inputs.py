@@ -577,7 +577,14 @@ TABLE: tuple[Input, ...] = (
     ),
     # the start gate's own figures
     Input(
-        "overhead", None, None, "size", "overhead", "", "Overhead a rank (optional)", "Empty: from a measured start of the same model, if the catalog has one"
+        "overhead",
+        "--overhead",
+        None,
+        "size",
+        "overhead",
+        "on a unified-memory box, the start gate's overhead a rank, such as 6 GiB (default: a measured start of the same model in the catalog)",
+        "Overhead a rank (optional)",
+        "Empty: from a measured start of the same model, if the catalog has one",
     ),
     Input("weights", None, None, "size", "weights", "", "Weights a rank (optional)", unit="B"),
     # readings: the pool a log printed, its tokens
@@ -770,7 +777,13 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
             "max_model_len",
             "the context length: 32768, 32k or 32K as vLLM reads them; auto or -1: the largest that fits (vLLM 0.14.0 and later); none: the config's own",
         ),
-        use("pin", "KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency", aliases=("--pool",)),
+        use(
+            "pin",
+            "KV pool per rank, such as 10e9 or 9.31 GiB: prints the token count and concurrency; with --gpu of a unified-memory box, gates the start",
+            aliases=("--pool",),
+        ),
+        use("available", "with --gpu of a unified-memory box: MemAvailable before the start (default: the box's reading in the catalog)"),
+        use("overhead"),
         use("engine_version"),
         use("index"),
         use("block_size", "the pool's block in tokens (default 16, 64 for MLA, grown for mamba states)"),

@@ -204,8 +204,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         also = "; there --cpu-offload-gb frees nothing, the weights it moves stay in the same memory" if s.cpu_offload_gib else ""
         raise InputError(
             f"--gpu: {card.name} is a unified-memory box: vLLM checks its start against MemAvailable, so the pool is the one you pin; expected "
-            "--kv-cache-memory-bytes without --gpu for the tokens a pin holds, then the start gate (the Before-the-first-start calculator "
-            f"with this box, or `gate` for a catalog deployment), or --total-memory for a discrete card{also}"
+            "--kv-cache-memory-bytes beside it, which gates the start against MemAvailable (--available, --overhead), or --total-memory "
+            f"for a discrete card{also}"
         )
     rel = release(s.engine_version)
     q = shape.quantization or {}

@@ -17,8 +17,8 @@ from calc.catalog.entries import Box
 from calc.catalog.model import Catalog, box_choices
 from calc.catalog.spec import Figure
 from calc.checks import modeled
+from calc.checks import unified as unified_checks
 from calc.engine import derive, gate, hfconfig, kvlayout, lora, offload, predict
-from calc.engine.gate import Amount
 from calc.jsontext import JsonObject
 from calc.present import charts
 from calc.present.calculators.form import (
@@ -283,22 +283,6 @@ def _index(text: str) -> tuple[str | None, int | None]:
     return None, parse_size(text, short(LABELS["index"]))
 
 
-def same_model(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings) -> str | None:
-    """A catalog deployment whose model has the same cache layout as the pasted config, and a
-    measured start: the gate then takes that start's overhead."""
-    mine = kvlayout.layer_specs(shape, settings)
-    for d_id, d in catalog.deployments.items():
-        arch = catalog.models[d["model"]].get("architecture")
-        if not arch or d["tp"] != settings.tp or derive.measured_start(d) is None:
-            continue
-        try:
-            if kvlayout.layer_specs(hfconfig.from_architecture(arch, d["model"]), settings) == mine:
-                return d_id
-        except (ValueError, KeyError):
-            continue
-    return None
-
-
 def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     names = tuple(LABELS)
     errors: dict[str, str] = {}
@@ -416,8 +400,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     settings = kvlayout.Settings(tp=tp, kv_cache_dtype=dtype, prefill_budget=prefill)
     box = catalog.boxes[box_id]
     unified = box.get("memory") == "unified"
-    row, where = _gate_row(catalog, shape, settings, r, typed_overhead, unified)
-    host = _host_a_rank(r, tp, pp) if unified else 0
+    row, where = unified_checks.gate_row(catalog, shape, settings, r, typed_overhead, unified)
+    host = unified_checks.host_a_rank(r, tp, pp) if unified else 0
     result = gate.gate(row, gate.Request(pin, False, prefill, seats, host), (available,))
     rows = [
         ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
@@ -496,16 +480,6 @@ def _gib(raw: Mapping[str, str], errors: dict[str, str], name: str) -> Fraction 
     return value
 
 
-def _host_a_rank(r: modeled.ModelReport, tp: int, pp: int) -> int:
-    """The host buffers a rank's share, which on a unified box come out of MemAvailable: the KV
-    offloading buffer is over the tensor-parallel ranks (vllm/config/cache.py), rounded up as the
-    gate command takes it; the V0 engine's swap space is per GPU."""
-    o = r.offload
-    if o is None:
-        return 0
-    return offload.kv_offloading_a_rank(Fraction(o.kv_offloading_bytes, 2**30), tp) + int(o.swap_space_bytes) // (tp * pp)
-
-
 def _ranks_rows(r: modeled.ModelReport, fig: Figures) -> list[tuple[str, str]]:
     """Each pipeline stage's layers, weights and KV, the LoRA slots and the bytes moved to the host."""
     rows = []
@@ -555,35 +529,6 @@ def _ranks_rows(r: modeled.ModelReport, fig: Figures) -> list[tuple[str, str]]:
             )
         )
     return rows
-
-
-def _gate_row(
-    catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: modeled.ModelReport, typed: int | None, unified: bool = True
-) -> tuple[gate.GateRow, str]:
-    policy = catalog.policy["gate"]
-    headroom = policy["headroom"]
-    overhead, where = None, "no measured start of this model in the catalog, and none typed"
-    if typed is not None:
-        overhead, where = Amount(typed, "typed"), "typed"
-    else:
-        d_id = same_model(catalog, shape, settings)
-        if d_id is not None:
-            overhead = derive.gate_row(catalog, d_id).overhead
-            where = f"from {catalog.deployments[d_id]['name']}'s measured start"
-    weights_bytes, source = r.weights_bytes_per_rank, f"modeled from the config ({r.weights_source})"
-    if r.offload is not None and not unified:  # on a card the moved weights leave it; on a unified box they stay in the same memory
-        weights_bytes, source = r.offload.weights_on_device_bytes_per_rank, source + ", less what --cpu-offload-gb moves to the host"
-    if r.lora is not None:
-        weights_bytes += r.lora.device_bytes_per_rank
-        source += ", and the LoRA slots allocated beside them"
-    row = gate.GateRow(
-        weights=Amount(weights_bytes, source),
-        overhead=overhead,
-        headroom=Amount(headroom.size, headroom.source or headroom.provenance),
-        calibration_prefill=policy["calibration"]["prefill_budget"].count,
-        calibration_seats=policy["calibration"]["seats"].count,
-    )
-    return row, where
 
 
 def _gate_rows(

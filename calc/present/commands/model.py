@@ -13,6 +13,7 @@ from calc.units import InputError, fmt, parse_count, parse_size, printed_sum, sh
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from calc.checks import modeled as modeled_module
+    from calc.checks import modelreport as modelreport_module
     from calc.engine import lora as lora_module
     from calc.engine import multimodal as multimodal_module
     from calc.engine import offload as offload_module
@@ -56,12 +57,18 @@ def _length(args: argparse.Namespace, config_text: str, card: object, rel: tuple
 def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = ()) -> object:
     from dataclasses import replace
 
-    from calc.checks import modeled
+    from calc.checks import modeled, unified
     from calc.engine import hfconfig, predict
 
     config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
     card = _card(catalog, args)
+    gated = None  # a unified-memory box and a pin: the start is gated against MemAvailable, not predicted
+    if card is not None and card.unified and args.pin is not None and catalog is not None:
+        gated, card = catalog.boxes[card.id], None
+    elif args.available is not None or args.overhead is not None:
+        raise InputError(f"{'--available' if args.available is not None else '--overhead'}: found without a unified-memory box and a pin, "
+                         "expected --gpu of one (dgx-spark...) and --kv-cache-memory-bytes: they gate its start against MemAvailable")  # fmt: skip
     max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version))
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
@@ -84,7 +91,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         predict.check_start(start)
         if args.pin is not None:
             raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
-    elif any((args.gpu_memory_utilization is not None, args.seats is not None, args.enforce_eager, args.offline, args.flashinfer_installed,
+    elif any((args.gpu_memory_utilization is not None, args.seats is not None and gated is None, args.enforce_eager, args.offline, args.flashinfer_installed,
               args.no_flashinfer_sampler, args.allow_long_max_model_len, args.compile_cached)):  # fmt: skip
         raise InputError(
             "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline, --flashinfer-installed, --no-flashinfer-sampler, "
@@ -134,6 +141,11 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         raise InputError(f"{error}; or --read-as CLASS to read it as a class whose layers it has, at your word") from None
     if card is not None and start is not None:
         r = _with_prediction(r, card, start, modeled.held_out_error(catalog.policy) if catalog else None)
+    if gated is not None:
+        assert catalog is not None and args.pin is not None, "a gated box is found in the catalog, with a pin"
+        r = replace(r, gate=unified.unified_gate(catalog, gated, r, _int(args, "pin"), _int(args, "available") if args.available is not None else None,
+                                                 _int(args, "overhead") if args.overhead is not None else None, budget,
+                                                 _int(args, "seats") if args.seats is not None else None))  # fmt: skip
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
         fit = r.largest_max_model_len
         if fit is not None and 0 < fit < max_len:
@@ -222,8 +234,26 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             holds = f" + {', '.join(st.holds)}" if st.holds else ""
             lines.insert(3 + n, f"  stage {st.rank}: layers {st.first_layer}-{st.end_layer - 1} ({st.layers}{holds}): weights "
                                 f"{fmt(st.weights_bytes, 'GiB')}, KV {fmt(st.kv_bytes_per_token, 'count')} B a token")  # fmt: skip
+    if r.gate is not None:
+        lines += _gate_lines(r.gate, catalog.boxes[r.gate.box]["name"] if catalog else r.gate.box)
     lines += [f"Note: {note}" for note in r.notes]
     return "\n".join(lines)
+
+
+def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
+    """The start gate on a unified-memory box: each term, the needs as the terms print, MemAvailable
+    and the margin from the printed figures, the largest pin that passes."""
+    if g.needs_bytes is None:
+        return [f"Start gate on {box}: outside calibration ({g.reason}); give --overhead, a rank's overhead from a measured start"]
+    needs = printed_sum([t.bytes for t in g.terms], "GiB")
+    margin = shown(g.available_bytes, "GiB") - needs
+    return [
+        f"Start gate on {box} (overhead {g.overhead_source}): needs {fmt(needs, 'GiB')} a rank = "
+        + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in g.terms if t.bytes),
+        f"  against MemAvailable {fmt(g.available_bytes, 'GiB')} ({g.available_source}): "
+        + (f"passes, {fmt(margin, 'GiB')} to spare" if g.passes else f"refused, {fmt(-margin, 'GiB')} short")
+        + (f"; the largest pin that passes: {fmt(g.largest_pin_bytes, 'e9', 2, down=True)}" if g.largest_pin_bytes else "; no pin passes"),
+    ]
 
 
 def _parallel_lines(r: modeled_module.ModelReport) -> list[str]:
