@@ -286,12 +286,14 @@ def test_shard_headers_add_up() -> None:
         ({"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True}, 16777216 // 2 + 32 * 4096 * 2 + 4096 * 4),
         # bitsandbytes: a float32 absmax a block of 64; kept double-quantized, a byte a block and a float32 a 256 blocks
         ({"quant_method": "bitsandbytes", "load_in_4bit": True}, 16777216 // 2 + 16777216 // 64 * 4),
-        ({"quant_method": "bitsandbytes", "load_in_4bit": True, weights.BNB_NESTED_KEY: True}, 16777216 // 2 + 16777216 // 64 + 16777216 // 64 // 256 * 4),
+        ({"quant_method": "bitsandbytes", "load_in_4bit": True, "nested on the device": True}, 16777216 // 2 + 16777216 // 64 + 16777216 // 64 // 256 * 4),
         ({"quant_method": "bitsandbytes", "load_in_8bit": True}, 16777216 + 4096 * 4),
     ],
 )
 def test_quantized_tensor_bytes(quant, expected) -> None:
-    s = hfconfig.Shape(file="x", architecture="x", layers=(), hidden=1, vocab=1, heads=1, kv_heads=1, head_dim=1, mlps=(), quantization=quant)
+    nested = quant.get("nested on the device", False)  # bnb_as_loaded's mark, a field of the Shape
+    s = hfconfig.Shape(file="x", architecture="x", layers=(), hidden=1, vocab=1, heads=1, kv_heads=1, head_dim=1, mlps=(),
+                       quantization={k: v for k, v in quant.items() if k != "nested on the device"}, bnb_nested_on_device=nested)  # fmt: skip
     t = weights.Tensor("model.layers.0.self_attn.q_proj", 4096, 4096, linear=True)
     assert weights.tensor_bytes(t, weights.quant_of(s), 2) == expected
 

@@ -162,8 +162,7 @@ def quant_of(shape: Shape) -> Quant:
         return _compressed_tensors(shape, q, ignore)
     if method == "bitsandbytes":
         eight = as_flag(q.get("load_in_8bit", False), shape.file, "quantization_config.load_in_8bit")
-        kept = q.get(BNB_NESTED_KEY) is True  # set by bnb_as_loaded: the statistics stay double-quantized on the device
-        return Quant("bnb8", bits=8, ignore=ignore) if eight else Quant("bnb4", bits=4, group=BNB_BLOCK, ignore=ignore, nested=kept)
+        return Quant("bnb8", bits=8, ignore=ignore) if eight else Quant("bnb4", bits=4, group=BNB_BLOCK, ignore=ignore, nested=shape.bnb_nested_on_device)
     raise ConfigError(shape.file, "quantization_config.quant_method", q.get("quant_method"),
                       "fp8, mxfp4, modelopt (NVFP4 or FP8), awq, gptq, compressed-tensors or bitsandbytes")  # fmt: skip
 
@@ -982,9 +981,6 @@ def mtp_with_ends(shape: Shape) -> bool:
 SHARED_HEAD_FROM = (0, 16)  # v1/spec_decode/eagle.py load_model: 'sh.head = target_language_model.lm_head', first in v0.16.0
 
 
-BNB_NESTED_KEY = "bnb_nested_on_device"  # a key of no checkpoint's: bnb_as_loaded's mark
-
-
 def bnb_saved(shape: Shape) -> bool:
     """A checkpoint saved with bitsandbytes (not one quantized as it loads): vLLM refuses it tensor
     parallel ('Prequant BitsAndBytes models with tensor parallelism is not supported. Please try with
@@ -1064,7 +1060,7 @@ def bnb_as_loaded(shape: Shape, version: tuple[int, int, int], typed: str | None
     nested = as_flag(q.get("bnb_4bit_use_double_quant", False), shape.file, "quantization_config.bnb_4bit_use_double_quant") or q.get("pre_quant") is False
     if not nested or version >= BNB_EXPANDED_FROM:
         return shape
-    return replace(shape, quantization={**q, BNB_NESTED_KEY: True})
+    return replace(shape, bnb_nested_on_device=True)
 
 
 def drafter_as_loaded(shape: Shape, rel: tuple[int, int], pp: int = 1) -> Shape:

@@ -279,6 +279,7 @@ class Shape:
     mlps: tuple[Mlp, ...]
     dtype_bytes: int = 2  # as vLLM loads it: a float32 checkpoint runs in bfloat16 under --dtype auto
     float32_checkpoint: bool = False
+    bnb_nested_on_device: bool = False  # bitsandbytes 4-bit statistics kept double-quantized on the device (weights.bnb_as_loaded)
     head_dim_v: int | None = None
     sliding_window: int | None = None
     attention_chunk_size: int | None = None  # the chunk of a CHUNKED layer
