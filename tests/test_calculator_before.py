@@ -549,7 +549,14 @@ def test_the_command_line_gates_a_pinned_start_on_a_unified_box_as_the_calculato
     g = json.loads(capsys.readouterr().out)["gate"]
     assert next(t["bytes"] for t in g["terms"] if t["name"] == "overhead") == derive.gate_row(catalog, "dsv4-flash-pair").overhead.bytes
     assert "DeepSeek-V4-Flash on two DGX Sparks" in g["overhead_source"]
+    config.write_text(default["config"])
+    assert cli.main([*argv, "--overhead", "4 GiB", "--max-num-seqs", "1024"]) == 0  # inside no calibration, the overhead typed: no advice to type it
+    gated = capsys.readouterr().out
+    assert "outside calibration (seat count 1,024 is above the calibrated" in gated and "give --overhead" not in gated
     for bad, message in ((["--available", "500 GiB"], "--available: found 500.00 GiB, expected MemAvailable on the DGX Spark"),
+                         (["--available", "100"], "--available: found '100', 100 B, expected at least 1 GiB free"),
+                         (["--overhead", "6"], "--overhead: found '6', 6 B, expected a rank's overhead from a measured start"),
+                         (["--enforce-eager"], "--enforce-eager: found beside the pinned pool on the DGX Spark (GB10), expected it left out"),
                          (["--gpu", "h100-sxm", "--overhead", "4 GiB"], "--overhead: found without a unified-memory box and a pin")):  # fmt: skip
         assert cli.main([*argv, *bad]) == 2
         assert message in capsys.readouterr().err

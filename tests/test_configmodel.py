@@ -385,10 +385,20 @@ def test_bitsandbytes_on_experts_the_class_maps_no_weight_of_is_refused() -> Non
         config = {**json.loads((CONFIGS / name / "config.json").read_text()), **changes, "quantization_config": at_load}
         return modeled.model_report(modeled.ModelInputs(config_text=json.dumps(config), config_file="moe.json", max_model_len=4096, engine_version=version))
 
-    with pytest.raises(InputError, match=r"vLLM 0\.11's DeepseekV2ForCausalLM maps no expert weights.*expected --engine-version 0\.12\.0 or later"):
+    with pytest.raises(InputError, match=r"vLLM 0\.11\.0's DeepseekV2ForCausalLM maps no expert weights.*expected --engine-version 0\.12\.0 or later"):
         bnb("deepseek-v2-lite-chat", "0.11.0")
     assert bnb("deepseek-v2-lite-chat", "0.12.0").weights_bytes_per_rank > 0
     assert bnb("qwen3-30b-a3b", "0.10.0").weights_bytes_per_rank > 0
+    assert bnb("qwen3-next-80b-a3b-instruct", "0.10.2").weights_bytes_per_rank > 0  # its first release has the mapping
+    with pytest.raises(InputError, match=r"vLLM 0\.10\.0's JambaForCausalLM maps no expert weights.*expected --engine-version 0\.10\.1 or later"):
+        bnb("jamba-v0.1", "0.10.0")
+    # MiniMax-M1 has none up to 0.23.x, the last release that builds it: no release is offered
+    with pytest.raises(
+        InputError,
+        match=r"^--quantization: found 'bitsandbytes', which vLLM 0\.20\.0's MiniMaxM1ForCausalLM maps no expert weights.*"
+        r"nor does any later release that builds it \(the last, 0\.23\.x\): expected the unquantized checkpoint",
+    ):
+        bnb("minimax-m1", "0.20.0")
     assert set(weights.BNB_EXPERT_MAPPING_FROM) <= set(hfconfig.model_classes())
 
 

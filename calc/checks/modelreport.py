@@ -101,9 +101,9 @@ class GateTerm:
 
 @dataclass(frozen=True)
 class UnifiedGate:
-    """The start gate of a pinned start on one box, each term with its source. `needs` is None
+    """The start gate of a pinned start on one box, each term with its source. `needs_bytes` is None
     outside calibration (no overhead measured or typed, or settings beyond the calibration's),
-    `reason` then says why."""
+    `outside_calibration` then says why."""
 
     box: str
     available_bytes: int
@@ -114,7 +114,7 @@ class UnifiedGate:
     passes: bool | None
     margin_bytes: int | None  # MemAvailable less the needs: negative where refused
     largest_pin_bytes: int | None
-    reason: str = ""
+    outside_calibration: str = ""
 
 
 @dataclass(frozen=True)

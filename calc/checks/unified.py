@@ -13,7 +13,7 @@ from calc.checks import modeled
 from calc.checks.modelreport import GateTerm, UnifiedGate
 from calc.engine import derive, gate, hfconfig, kvlayout, offload
 from calc.engine.gate import Amount
-from calc.units import GiB, InputError, fmt
+from calc.units import GiB, InputError, fmt, printed_sum, shown
 
 
 def same_model(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings) -> str | None:
@@ -33,7 +33,7 @@ def same_model(catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Setti
 
 
 def gate_row(
-    catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: modeled.ModelReport, typed: int | None, unified: bool = True
+    catalog: Catalog, shape: hfconfig.Shape, settings: kvlayout.Settings, r: modeled.ModelReport, typed: int | None, unified: bool
 ) -> tuple[gate.GateRow, str]:
     """The gate's row for the config: its modeled weights (less what --cpu-offload-gb moves off a
     card, with the LoRA slots), the overhead typed or of the same model's measured start, the
@@ -48,7 +48,7 @@ def gate_row(
         if d_id is not None:
             overhead = derive.gate_row(catalog, d_id).overhead
             where = f"from {catalog.deployments[d_id]['name']}'s measured start"
-    weights_bytes, source = r.weights_bytes_per_rank, f"modeled from the config ({r.weights_source})"
+    weights_bytes, source = r.weights_bytes_per_rank, f"modeled from the {r.weights_source}"
     if r.offload is not None and not unified:  # on a card the moved weights leave it; on a unified box they stay in the same memory
         weights_bytes, source = r.offload.weights_on_device_bytes_per_rank, source + ", less what --cpu-offload-gb moves to the host"
     if r.lora is not None:
@@ -93,6 +93,7 @@ def unified_gate(
     typed_overhead: int | None = None,
     prefill: int | None = None,
     seats: int | None = None,
+    available_source: str = "given",
 ) -> UnifiedGate:
     """The gate of the config `r` (modeled at the pin) on `box` with MemAvailable `available` (the
     box's reading when None) and the calibration's prefill budget and sequences unless given."""
@@ -103,7 +104,7 @@ def unified_gate(
     seats = seats or calibration["seats"].count
     unified = box.get("memory") == "unified"
     row, where = gate_row(catalog, shape, kvlayout.Settings(tp=r.tp, kv_cache_dtype=r.kv_cache_dtype, prefill_budget=prefill), r, typed_overhead, unified)
-    source = "given"
+    source = available_source
     if available is None:
         available, source = default_available(box)
     elif not GiB <= available <= derive.box_total(box).figure.size:
@@ -118,3 +119,13 @@ def unified_gate(
     largest = gate.largest_pin(row, request, (available,))
     return UnifiedGate(str(box["id"]), available, source, where, terms, result.needs, bool(result.passes), available - result.needs,
                        largest if largest and largest > 0 else None)  # fmt: skip
+
+
+def needs_as_printed(g: UnifiedGate) -> Fraction:
+    """The gate's needs as its term table prints them: the sum of the terms at two decimals of GiB."""
+    return printed_sum([t.bytes for t in g.terms], "GiB", 2)
+
+
+def margin_as_printed(g: UnifiedGate) -> Fraction:
+    """MemAvailable less the needs, from the figures as printed (negative where refused)."""
+    return shown(g.available_bytes, "GiB", 2) - needs_as_printed(g)

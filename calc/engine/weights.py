@@ -48,6 +48,7 @@ from calc.engine.hfconfig import (
     MLP_ONLY,
     MOE_ONLY,
     NO_ATTENTION,
+    OWN_CODE_RELEASES,
     PARALLEL,
     SHARED_FULL,
     SHARED_SLIDING,
@@ -994,17 +995,19 @@ BNB_MOE_SAVED_FROM = (0, 10, 1)  # a saved 4-bit checkpoint with fused experts: 
 # The bitsandbytes loader maps a checkpoint's expert weights by the model's get_expert_mapping, on the class or a
 # direct child such as its language model (model_loader/bitsandbytes_loader.py _initialize_loader_state, "MoE Model
 # ... does not support BitsAndBytes quantization yet. Ensure this model has 'get_expert_mapping' method."; utils.py
-# get_moe_expert_mapping). The first release whose model code has one, by class (read in the 0.10.0, 0.10.1.1, 0.11.0,
-# 0.12.0, 0.13.0, 0.14.0, 0.15.0, 0.19.0, 0.20.0, 0.23.0 and 0.24.0 wheels; a class whose first release has it is
+# get_moe_expert_mapping). The first release whose model code has one, by class (read in the 0.10.0, 0.10.1.1, 0.10.2, 0.11.0,
+# 0.12.0, 0.13.0, 0.14.0, 0.15.0, 0.16.0, 0.19.0, 0.20.0, 0.23.0 and 0.24.0 wheels; a class whose first release has it is
 # listed from 0.10.0); a class with fused experts not listed has none before 0.25.0, where every fused-experts
 # layer gives one (fused_moe/routed_experts.py; get_moe_expert_mapping walks named_modules).
 BNB_EXPERTS_MAPPED_FROM = (0, 25, 0)
 BNB_EXPERT_MAPPING_FROM: dict[str, tuple[int, int, int]] = {
     **dict.fromkeys(("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "OlmoeForCausalLM", "PhiMoEForCausalLM",
                      "Ernie4_5_MoeForCausalLM", "HunYuanMoEV1ForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM",
-                     "Qwen3VLMoeForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "DeepseekV4ForCausalLM"), (0, 10, 0)),
-    **dict.fromkeys(("Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration", "JambaForCausalLM"), (0, 10, 1)),
-    "Qwen3NextForCausalLM": (0, 11, 0),
+                     "Qwen3VLMoeForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "DeepseekV4ForCausalLM",
+                     "Qwen3NextForCausalLM"), (0, 10, 0)),
+    # InternVL's language model (Qwen3-MoE, the one MoE it reads) is a direct child: found from 0.10.1, where
+    # get_moe_expert_mapping looks at children; 0.10.0 asks the top model alone
+    **dict.fromkeys(("Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration", "JambaForCausalLM", "InternVLChatModel"), (0, 10, 1)),
     **dict.fromkeys(("DeepseekForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
                      "GptOssForCausalLM", "GraniteMoeHybridForCausalLM", "Llama4ForConditionalGeneration", "Lfm2MoeForCausalLM",
                      "MiniMaxM2ForCausalLM", "KimiK25ForConditionalGeneration"), (0, 12, 0)),
@@ -1033,9 +1036,15 @@ def bnb_moe_refused(shape: Shape, version: tuple[int, int, int]) -> str | None:
                 "covers linear layers only up to 0.9.x): expected --engine-version 0.10.0 or later")  # fmt: skip
     mapped = BNB_EXPERT_MAPPING_FROM.get(shape.architecture, BNB_EXPERTS_MAPPED_FROM)
     if version < mapped:
-        return (f"vLLM {version[0]}.{version[1]}'s {shape.architecture} maps no expert weights for bitsandbytes (\"MoE Model ... does not support "
-                "BitsAndBytes quantization yet. Ensure this model has 'get_expert_mapping' method.\", model_loader/bitsandbytes_loader.py): "
-                f"expected --engine-version {'.'.join(map(str, mapped))} or later")  # fmt: skip
+        why = (f"vLLM {'.'.join(map(str, version))}'s {shape.architecture} maps no expert weights for bitsandbytes (\"MoE Model ... does not "
+               "support BitsAndBytes quantization yet. Ensure this model has 'get_expert_mapping' method.\", model_loader/bitsandbytes_loader.py)")  # fmt: skip
+        window = OWN_CODE_RELEASES.get(shape.architecture)
+        last = window[1] if window else None
+        if last is not None and last < mapped[:2]:  # the class leaves vLLM's own code before a release maps its experts
+            asked = f"{shape.file}: quantization_config.quant_method: found 'bitsandbytes'" if saved else "--quantization: found 'bitsandbytes'"
+            return (f"{asked}, which {why[0].lower()}{why[1:]}, nor does any later release that builds it (the last, {last[0]}.{last[1]}.x): "
+                    "expected the unquantized checkpoint without it, or another method")  # fmt: skip
+        return f"{why}: expected --engine-version {'.'.join(map(str, mapped))} or later"
     return None
 
 
@@ -1056,7 +1065,7 @@ def bnb_as_loaded(shape: Shape, version: tuple[int, int, int], typed: str | None
         )
     refused = bnb_moe_refused(shape, version)
     if refused:
-        raise InputError(refused if refused.startswith(shape.file) else f"--engine-version: found {found}, {refused}")
+        raise InputError(refused if refused.startswith((shape.file, "--quantization")) else f"--engine-version: found {found}, {refused}")
     nested = as_flag(q.get("bnb_4bit_use_double_quant", False), shape.file, "quantization_config.bnb_4bit_use_double_quant") or q.get("pre_quant") is False
     if not nested or version >= BNB_EXPANDED_FROM:
         return shape

@@ -437,11 +437,11 @@ def model_classes() -> list[str]:
     return sorted(_ARCHITECTURES)
 
 
-def read_as(text: str, cls: str | None, file: str, flag: str = "--read-as") -> tuple[str, str]:
+def read_as(text: str, cls: str | None, file: str, flag: str = "--read-as", absent: str = "no --read-as") -> tuple[str, str]:
     """A config read as the class `cls` at the reader's word (`flag`, --read-as on the command line):
     the config with its architectures[0] replaced by a class these models read, and the note that
     says so; the config as it is, and no note, without one. A class vLLM builds as these models read
-    it is refused, as is a class they do not read."""
+    it is refused (`absent`: what the caller expects instead), as is a class they do not read."""
     from calc.units import InputError
 
     if cls is None or not cls.strip():
@@ -458,8 +458,8 @@ def read_as(text: str, cls: str | None, file: str, flag: str = "--read-as") -> t
     if own == cls:
         return text, ""
     if own in known:
-        raise InputError(f"{flag}: found {cls!r} for {file}'s {own}, which calc reads as vLLM builds it: expected it empty")
+        raise InputError(f"{flag}: found {cls!r} for {file}'s {own}, which calc reads as vLLM builds it: expected {absent}")
     named = f"class {own!r}" if own else "config, which names no class,"
     note = (f"{file}'s {named} read as {cls} at your word ({flag}): its layers, weights and KV cache are figured as "
-            f"{cls}'s; vLLM builds it with the Transformers backend or remote code, which may differ")  # fmt: skip
+            f"{cls}'s; vLLM builds it with its own code for the class, the Transformers backend or remote code, which may differ")  # fmt: skip
     return json.dumps({**data, "architectures": [cls]}), note

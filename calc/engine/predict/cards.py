@@ -91,8 +91,9 @@ def _sold_as(box: Box) -> int | None:
 # A device name's form-factor words ("NVIDIA A100-PCIE-40GB", "Tesla V100-SXM2-32GB"): read without them
 # where the whole name finds no box, so that the card's own words do; "SXM5" is first read as the "SXM" a box names
 _FORM_WORDS = re.compile(r"[-\s]+(?:PCIe|SXM[0-9]*|HBM[0-9]*e?)(?=[-\s]|$)", re.I)
+_SLOT_WORDS = re.compile(r"[-\s]+(?:PCIe|SXM[0-9]*)(?=[-\s]|$)", re.I)  # the form factor alone, the memory's kind kept
 _SXM_N = re.compile(r"(?<=SXM)[0-9]+(?=[-\s]|$)", re.I)
-_SIZE_WORD = re.compile(r"[-\s]+([0-9]+)\s*GB(?=[-\s]|$)", re.I)
+_SIZE_WORD = re.compile(r"[-\s(]+([0-9]+)\s*(?:GB|GiB|G)\)?(?=[-\s]|$)", re.I)
 
 
 def find_box(boxes: Mapping[str, Box], name: str) -> Box:
@@ -100,30 +101,59 @@ def find_box(boxes: Mapping[str, Box], name: str) -> Box:
     case, spaces and dashes aside, or by a run of the words of its id or name ("4090", "A100 80GB",
     "GB10"; "NVIDIA GeForce RTX 5090" without the vendor's words) when that names one box; a name
     that fits several ("H100") lists them, an unknown one lists the known. A name none of these finds
-    is read again: "SXM5" as "SXM", then without its form-factor words (_FORM_WORDS), then without a
-    size ("RTX 4090 24GB") the box found is sold at."""
+    is read again: "SXM5" as the "SXM" a box names, without its form-factor words (_FORM_WORDS), and
+    without a size ("RTX 4090 24GB") the box found is sold at (sold_at)."""
     try:
         return _find_box(boxes, name)
     except InputError as first:
-        sxm = _SXM_N.sub("", name)
-        for plain in dict.fromkeys((sxm, _FORM_WORDS.sub(" ", sxm).strip())):
-            for text, size in ((plain, None), *((_SIZE_WORD.sub(" ", plain).strip(), int(m.group(1))) for m in _SIZE_WORD.finditer(plain))):
-                if text.strip() == name.strip():
-                    continue
-                try:
-                    box = _find_box(boxes, text)
-                except InputError:
-                    continue
-                if size is None or _sold_as(box) == size:
-                    return box
+        other = None
+        for text, size in _readings(name):
+            try:
+                box = _find_box(boxes, text)
+            except InputError:
+                continue
+            if size is None or sold_at(box, size):
+                return box
+            other = other or (box, size)
+        if other is not None:
+            box, size = other
+            raise InputError(f"--gpu: found {name!r}: {box['id']} ({box['name']}) is not sold at {size} GB; expected its name without the size, "
+                             "or --total-memory for another card") from None  # fmt: skip
         raise first
+
+
+def _readings(name: str) -> list[tuple[str, int | None]]:
+    """The other readings of a card's name, each with the size it gives (GB) if it gives one:
+    SXMn as SXM, then without the form-factor words, each with and without its size word."""
+    sxm = _SXM_N.sub("", name)
+    out: dict[tuple[str, int | None], None] = {}
+    for plain in dict.fromkeys((sxm, _SLOT_WORDS.sub(" ", sxm).strip(), _FORM_WORDS.sub(" ", sxm).strip())):
+        out[(plain, None)] = None
+        for m in _SIZE_WORD.finditer(plain):
+            out[(_SIZE_WORD.sub(" ", plain).strip(), int(m.group(1)))] = None
+    return [(text, size) for text, size in out if text.strip() != name.strip()]
+
+
+def sold_at(box: Box, size: int) -> bool:
+    """Whether a box is the card sold at `size` GB: its spec_memory (or the size its id or name says),
+    else a total torch reports within 15 % below that size (an RTX 3090's 23.58 GiB is a 24 GB card)."""
+    sold = _sold_as(box)
+    if sold is not None:
+        return sold == size
+    total = box.get("total_memory")
+    return total is not None and size * GiB * 85 // 100 < int(total.size) <= size * GiB
 
 
 def _find_box(boxes: Mapping[str, Box], name: str) -> Box:
     key = _key(name)
     for box in boxes.values():
         names = box["device_names"]["names"] if "device_names" in box else []
-        if key in (_key(box["id"]), _key(box["name"]), _key(str(box["name"]).removeprefix("NVIDIA ")), *map(_key, names)):
+        if key in (
+            _key(box["id"]),
+            _key(box["name"]),
+            _key(str(box["name"]).removeprefix("NVIDIA ")),
+            *(_key(n.removeprefix(v)) for n in names for v in ("", "NVIDIA ")),
+        ):
             return box
     bare = _key(re.sub(r"^\s*(NVIDIA|AMD)\s+(GeForce\s+|Tesla\s+|Instinct\s+)?", "", name, flags=re.I))  # the vendor's words of a device name
     typed = next((k for k in (key, bare) if k and any(k in _word_runs(box) for box in boxes.values())), "")

@@ -12,13 +12,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from calc.answers import report
 from calc.catalog.entries import Box
 from calc.catalog.model import Catalog, box_choices
 from calc.catalog.spec import Figure
 from calc.checks import modeled
 from calc.checks import unified as unified_checks
-from calc.engine import derive, gate, hfconfig, kvlayout, lora, offload, predict
+from calc.checks.modelreport import UnifiedGate
+from calc.engine import derive, hfconfig, kvlayout, lora, offload, predict
 from calc.jsontext import JsonObject
 from calc.present import charts
 from calc.present.calculators.form import (
@@ -265,11 +265,11 @@ def _beside(message: str) -> dict[str, str]:
 def _model_error(message: str, read_as: str) -> dict[str, str]:
     """A message of the model beside its field (_beside); a class calc does not read gets the way out,
     the class field, or says it was read as the class typed there."""
-    if "config.json: architectures[0]: found" in message:
-        field = short(LABELS["read_as"])
-        return {
-            "config": message + (f" (the config read as '{field}' says)" if read_as else f"; or give a class whose layers it has in '{field}', at your word")
-        }
+    field = short(LABELS["read_as"])
+    if read_as and message.startswith("config.json"):  # the config as read: say so, as the command line says it
+        return {"config": f"{message} (the config read as '{field}' gives it)"}
+    if "config.json: architectures" in message:
+        return {"config": f"{message}; or give a class whose layers it has in '{field}', at your word"}
     return _beside(message)
 
 
@@ -327,7 +327,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     typed_class = str(raw.get("read_as", "")).strip() or None
     if typed_class is not None and "config" not in errors and len(config_text) <= PASTE_CHARACTERS:
         try:
-            config_text, read_as = hfconfig.read_as(config_text, typed_class, "config.json", short(LABELS["read_as"]))
+            config_text, read_as = hfconfig.read_as(config_text, typed_class, "config.json", short(LABELS["read_as"]), "it empty")
         except InputError as error:
             errors["read_as" if str(error).startswith(short(LABELS["read_as"])) else "config"] = str(error)
     method = str(raw.get("quantization", "")).strip().lower() or None
@@ -397,12 +397,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     assert shape is not None, "model_report keeps the config's Shape"
     fig = Figures()
     refused = r.largest_max_model_len is not None and r.largest_max_model_len < max_len
-    settings = kvlayout.Settings(tp=tp, kv_cache_dtype=dtype, prefill_budget=prefill)
-    box = catalog.boxes[box_id]
-    unified = box.get("memory") == "unified"
-    row, where = unified_checks.gate_row(catalog, shape, settings, r, typed_overhead, unified)
-    host = unified_checks.host_a_rank(r, tp, pp) if unified else 0
-    result = gate.gate(row, gate.Request(pin, False, prefill, seats, host), (available,))
+    g = unified_checks.unified_gate(catalog, catalog.boxes[box_id], r, pin, available, typed_overhead, prefill, seats)
     rows = [
         ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
         ("Weights a rank (modeled)", fig("weights", fmt(r.weights_bytes_per_rank, "GiB")) + esc(f" from the {r.weights_source}")
@@ -424,7 +419,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         *_ranks_rows(r, fig),
         *(("Note", esc(note)) for note in (*r.notes, *((read_as,) if read_as else ()))),
     ]  # fmt: skip
-    verdict_gate = _gate_rows(result, row, available, pin, prefill, seats, where, fig, rows, host)
+    verdict_gate = _gate_rows(g, fig, rows)
     verdict = (
         f"Modeled: {r.family}, {fmt(r.weights_bytes_per_rank, 'GiB')} of weights a rank; the pin holds "
         f"{fmt(r.kv_tokens, 'tokens')} ({fmt(r.max_concurrency, 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
@@ -531,27 +526,19 @@ def _ranks_rows(r: modeled.ModelReport, fig: Figures) -> list[tuple[str, str]]:
     return rows
 
 
-def _gate_rows(
-    result: gate.GateResult, row: gate.GateRow, available: int, pin: int, prefill: int, seats: int, where: str, fig: Figures, rows: list[Any], host: int = 0
-) -> str:
-    if result.needs is None:
-        reason = result.outside_calibration or ""
-        if row.overhead is None:
-            reason = where
-        rows.append(("Start gate", badge(None) + " " + fig("gate", "outside calibration") + esc(f": {reason}")))
+def _gate_rows(g: UnifiedGate, fig: Figures, rows: list[Any]) -> str:
+    """The start gate's rows: each term, the needs and the margin as printed, the largest pin that passes."""
+    if g.needs_bytes is None:
+        rows.append(("Start gate", badge(None) + " " + fig("gate", "outside calibration") + esc(f": {g.outside_calibration}")))
         return "outside calibration"
-    terms = [(esc(t.name), fig(f"term_{t.name.replace(' ', '_').replace('-', '_')}", fmt(t.bytes, "GiB")), esc(t.source)) for t in result.terms]
-    rows.append(("Start gate (overhead " + esc(where) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
-                 ("needs", fig("needs", fmt(report.needs_as_printed(result.terms), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
-    passes = bool(result.passes)
-    largest = gate.largest_pin(row, gate.Request(pin, False, prefill, seats, host), (available,))
-    rows.append(
-        (
-            "Against MemAvailable",
-            badge(passes) + " " + fig("margin", fmt(abs(report.margin_as_printed(available, result.terms)), "GiB")) + (" to spare" if passes else " short"),
-        )
-    )
-    rows.append(("Largest pin that passes", fig("largest_pin", fmt(largest, "e9", 2, down=True)) if largest and largest > 0 else fig("largest_pin", "none")))
+    terms = [(esc(t.name), fig(f"term_{t.name.replace(' ', '_').replace('-', '_')}", fmt(t.bytes, "GiB")), esc(t.source)) for t in g.terms]
+    rows.append(("Start gate (overhead " + esc(g.overhead_source) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
+                 ("needs", fig("needs", fmt(unified_checks.needs_as_printed(g), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
+    passes = bool(g.passes)
+    margin = fig("margin", fmt(abs(unified_checks.margin_as_printed(g)), "GiB"))
+    rows.append(("Against MemAvailable", badge(passes) + " " + margin + (" to spare" if passes else " short")))
+    largest = g.largest_pin_bytes
+    rows.append(("Largest pin that passes", fig("largest_pin", fmt(largest, "e9", 2, down=True)) if largest else fig("largest_pin", "none")))
     return "passes" if passes else "refused"
 
 

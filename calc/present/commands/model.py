@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from calc.catalog.model import Catalog
 from calc.present import inputs
 from calc.present.commands.common import _flag, _frac, _host_memory, _int
+from calc.present.commands.gate import available_list
 from calc.units import InputError, fmt, parse_count, parse_size, printed_sum, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
@@ -58,7 +59,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     from dataclasses import replace
 
     from calc.checks import modeled, unified
-    from calc.engine import hfconfig, predict
+    from calc.engine import derive, hfconfig, predict
 
     config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
@@ -91,6 +92,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         predict.check_start(start)
         if args.pin is not None:
             raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
+    elif gated is not None and (given := _card_flags(args)):
+        raise InputError(f"{given[0]}: found beside the pinned pool on the {gated['name']}, expected it left out: on a unified-memory box the pin is "
+                         "the pool, so nothing the card's prediction reads applies; the gate reads MemAvailable (--available, --overhead)")  # fmt: skip
     elif any((args.gpu_memory_utilization is not None, args.seats is not None and gated is None, args.enforce_eager, args.offline, args.flashinfer_installed,
               args.no_flashinfer_sampler, args.allow_long_max_model_len, args.compile_cached)):  # fmt: skip
         raise InputError(
@@ -136,16 +140,21 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     except hfconfig.ConfigError as error:  # a class calc does not read: the flag that reads it as one it does
         if args.read_as is not None:
             raise InputError(f"{error} (the config read as {args.read_as} by --read-as)") from None
-        if f"{args.config}: architectures[0]: found" not in str(error):
+        if not str(error).startswith((f"{args.config}: architectures[0]: found", f"{args.config}: architectures: found")):
             raise
         raise InputError(f"{error}; or --read-as CLASS to read it as a class whose layers it has, at your word") from None
     if card is not None and start is not None:
         r = _with_prediction(r, card, start, modeled.held_out_error(catalog.policy) if catalog else None)
     if gated is not None:
         assert catalog is not None and args.pin is not None, "a gated box is found in the catalog, with a pin"
-        r = replace(r, gate=unified.unified_gate(catalog, gated, r, _int(args, "pin"), _int(args, "available") if args.available is not None else None,
-                                                 _int(args, "overhead") if args.overhead is not None else None, budget,
-                                                 _int(args, "seats") if args.seats is not None else None))  # fmt: skip
+        available = available_list(args.available, 1)[0][0] if args.available is not None else None
+        overhead = _int(args, "overhead") if args.overhead is not None else None
+        if overhead is not None and not 16 * 2**20 <= overhead <= derive.box_total(gated).figure.size:
+            raise InputError(f"--overhead: found {args.overhead.strip()!r}, {fmt(overhead, 'B')}, expected a rank's overhead from a measured start, "
+                             "such as '6 GiB', at most the box's total (a number without a unit is bytes)")  # fmt: skip
+        read = "this machine's /proc/meminfo (--available auto)" if args.available is not None and args.available.strip() == "auto" else "given"
+        r = replace(r, gate=unified.unified_gate(catalog, gated, r, _int(args, "pin"), available, overhead, budget,
+                                                 _int(args, "seats") if args.seats is not None else None, read))  # fmt: skip
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
         fit = r.largest_max_model_len
         if fit is not None and 0 < fit < max_len:
@@ -240,13 +249,24 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     return "\n".join(lines)
 
 
+def _card_flags(args: argparse.Namespace) -> list[str]:
+    """The flags of a card's prediction given, as the command line spells them."""
+    flags = (("gpu_memory_utilization", "--gpu-memory-utilization"), ("enforce_eager", "--enforce-eager"), ("offline", "--offline"),
+             ("flashinfer_installed", "--flashinfer-installed"), ("no_flashinfer_sampler", "--no-flashinfer-sampler"),
+             ("allow_long_max_model_len", "--allow-long-max-model-len"), ("compile_cached", "--compile-cached"))  # fmt: skip
+    return [flag for key, flag in flags if getattr(args, key) not in (None, False)]
+
+
 def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
     """The start gate on a unified-memory box: each term, the needs as the terms print, MemAvailable
     and the margin from the printed figures, the largest pin that passes."""
+    from calc.checks import unified
+
     if g.needs_bytes is None:
-        return [f"Start gate on {box}: outside calibration ({g.reason}); give --overhead, a rank's overhead from a measured start"]
-    needs = printed_sum([t.bytes for t in g.terms], "GiB")
-    margin = shown(g.available_bytes, "GiB") - needs
+        measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
+        return [f"Start gate on {box}: outside calibration ({g.outside_calibration})"
+                + ("" if measured else "; give --overhead, a rank's overhead from a measured start")]  # fmt: skip
+    needs, margin = unified.needs_as_printed(g), unified.margin_as_printed(g)
     return [
         f"Start gate on {box} (overhead {g.overhead_source}): needs {fmt(needs, 'GiB')} a rank = "
         + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in g.terms if t.bytes),
