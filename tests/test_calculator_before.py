@@ -515,6 +515,10 @@ def test_a_class_calc_does_not_read_is_read_as_the_class_typed(catalog, default)
     assert read.valid and own.valid, (read.errors, own.errors)
     assert read.figures["pool"] == own.figures["pool"] and read.figures["tokens"] == own.figures["tokens"]
     assert "read as LlamaForCausalLM at your word (Read it as the class)" in read.sections["before-result"]
+    pinned = calc_html.run(catalog, "before", {**default, "config": tuned, "read_as": "LlamaForCausalLM", "max_model_len": "16384"})  # the gate's path
+    assert pinned.valid and "read as LlamaForCausalLM at your word (Read it as the class)" in pinned.sections["before-result"]
+    wrong = calc_html.run(catalog, "before", {**raw, "config": json.dumps({**llama, "architectures": ["Tuned"]}), "read_as": "Qwen3MoeForCausalLM"})
+    assert "(the config read as 'Read it as the class' gives it)" in wrong.errors["config"] and "num_experts" in wrong.errors["config"]
     bad = calc_html.run(catalog, "before", {**raw, "read_as": "FooForCausalLM"})
     assert bad.errors["read_as"].startswith("Read it as the class: found 'FooForCausalLM', expected a model class calc reads")
     known = calc_html.run(catalog, "before", {**raw, "config": json.dumps(llama), "read_as": "Qwen2ForCausalLM"})
