@@ -536,7 +536,7 @@ def test_the_command_line_gates_a_pinned_start_on_a_unified_box_as_the_calculato
     config.write_text(default["config"])
     argv = ["model", str(config), "--gpu", "dgx-spark", "--max-model-len", "32768", "--kv-cache-memory-bytes", "10e9"]
     assert cli.main([*argv, "--overhead", "4 GiB", "--available", "100 GiB", "--json"]) == 0
-    g = json.loads(capsys.readouterr().out)["gate"]
+    g = g_typed = json.loads(capsys.readouterr().out)["gate"]
     out = calc_html.run(catalog, "before", {**default, "overhead": "4 GiB", "available": "100 GiB"})
     assert fmt(g["needs_bytes"], "GiB") == out.figures["needs"] and fmt(g["margin_bytes"], "GiB") == out.figures["margin"]
     assert fmt(g["largest_pin_bytes"], "e9", 2, down=True) == out.figures["largest_pin"]
@@ -557,10 +557,19 @@ def test_the_command_line_gates_a_pinned_start_on_a_unified_box_as_the_calculato
     assert cli.main([*argv, "--overhead", "4 GiB", "--max-num-seqs", "1024"]) == 0  # inside no calibration, the overhead typed: no advice to type it
     gated = capsys.readouterr().out
     assert "outside calibration (seat count 1,024 is above the calibrated" in gated and "give --overhead" not in gated
+    unpinned = [a for a in argv if a not in ("--kv-cache-memory-bytes", "10e9")]
+    assert cli.main([*unpinned, "--overhead", "4 GiB", "--available", "100 GiB", "--json"]) == 0  # no pin: the largest that passes
+    taken = json.loads(capsys.readouterr().out)
+    assert taken["pool_bytes"] == g_typed["largest_pin_bytes"] // 10**7 * 10**7 and taken["gate"]["passes"] is True
+    assert [n for n in taken["notes"] if n.startswith("no --kv-cache-memory-bytes: the largest pin the start gate passes")]
+    assert cli.main(unpinned) == 2
+    assert "--kv-cache-memory-bytes: found nothing on the DGX Spark (GB10), whose pool is the one pinned" in capsys.readouterr().err
+    assert cli.main([*unpinned, "--overhead", "4 GiB", "--available", "40 GiB"]) == 2
+    assert "no pin passes its gate: the weights, overhead and headroom alone need" in capsys.readouterr().err
     for bad, message in ((["--available", "500 GiB"], "--available: found 500.00 GiB, expected MemAvailable on the DGX Spark"),
                          (["--available", "100"], "--available: found '100', 100 B, expected at least 1 GiB free"),
                          (["--overhead", "6"], "--overhead: found '6', 6 B, expected a rank's overhead from a measured start"),
                          (["--enforce-eager"], "--enforce-eager: found beside the pinned pool on the DGX Spark (GB10), expected it left out"),
-                         (["--gpu", "h100-sxm", "--overhead", "4 GiB"], "--overhead: found without a unified-memory box and a pin")):  # fmt: skip
+                         (["--gpu", "h100-sxm", "--overhead", "4 GiB"], "--overhead: found without a unified-memory box")):  # fmt: skip
         assert cli.main([*argv, *bad]) == 2
         assert message in capsys.readouterr().err

@@ -1327,8 +1327,9 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
         (["--gpu", "h800"], "--gpu: found 'h800', expected one of dgx-spark, "),
         (["--gpu", "H100"], "--gpu: found 'H100', which fits h100-sxm and h100-pcie and h100-nvl; expected one of them"),
         (["--gpu", "a100"], "--gpu: found 'a100', which fits a100-40gb and a100-80gb; expected one of them"),
-        (["--gpu", "jetson-agx-thor"], "--gpu: NVIDIA Jetson AGX Thor is a unified-memory box"),  # unified first, whatever its total
-        (["--gpu", "dgx-spark"], "is a unified-memory box"),
+        # a unified box's pool is pinned: without a pin or an overhead to size the largest, nothing to gate
+        (["--gpu", "jetson-agx-thor"], "--kv-cache-memory-bytes: found nothing on the NVIDIA Jetson AGX Thor, whose pool is the one pinned"),
+        (["--gpu", "dgx-spark"], "--kv-cache-memory-bytes: found nothing on the DGX Spark (GB10), whose pool is the one pinned"),
         (["--total-memory", "lots"], "--total-memory: found 'lots'"),
         (["--total-memory", "0 GiB"], "--total-memory: found '0 GiB', expected a size above zero"),
         (["--total-memory", "80"], "--total-memory: found '80', 80 B, expected a card's total of at least 1 GiB"),

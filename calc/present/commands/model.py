@@ -64,12 +64,12 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
     card = _card(catalog, args)
-    gated = None  # a unified-memory box and a pin: the start is gated against MemAvailable, not predicted
-    if card is not None and card.unified and args.pin is not None and catalog is not None:
+    gated = None  # a unified-memory box: the pool is pinned and the start gated against MemAvailable, not predicted
+    if card is not None and card.unified and catalog is not None:
         gated, card = catalog.boxes[card.id], None
     elif args.available is not None or args.overhead is not None:
-        raise InputError(f"{'--available' if args.available is not None else '--overhead'}: found without a unified-memory box and a pin, "
-                         "expected --gpu of one (dgx-spark...) and --kv-cache-memory-bytes: they gate its start against MemAvailable")  # fmt: skip
+        raise InputError(f"{'--available' if args.available is not None else '--overhead'}: found without a unified-memory box, "
+                         "expected --gpu of one (dgx-spark...): they gate its start against MemAvailable")  # fmt: skip
     max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version))
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
@@ -146,15 +146,20 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     if card is not None and start is not None:
         r = _with_prediction(r, card, start, modeled.held_out_error(catalog.policy) if catalog else None)
     if gated is not None:
-        assert catalog is not None and args.pin is not None, "a gated box is found in the catalog, with a pin"
+        assert catalog is not None, "a gated box is found in the catalog"
         available = available_list(args.available, 1)[0][0] if args.available is not None else None
         overhead = _int(args, "overhead") if args.overhead is not None else None
         if overhead is not None and not 16 * 2**20 <= overhead <= derive.box_total(gated).figure.size:
             raise InputError(f"--overhead: found {args.overhead.strip()!r}, {fmt(overhead, 'B')}, expected a rank's overhead from a measured start, "
                              "such as '6 GiB', at most the box's total (a number without a unit is bytes)")  # fmt: skip
         read = "this machine's /proc/meminfo (--available auto)" if args.available is not None and args.available.strip() == "auto" else "given"
-        r = replace(r, gate=unified.unified_gate(catalog, gated, r, _int(args, "pin"), available, overhead, budget,
-                                                 _int(args, "seats") if args.seats is not None else None, read))  # fmt: skip
+        seats = _int(args, "seats") if args.seats is not None else None
+        g = unified.unified_gate(catalog, gated, r, _int(args, "pin") if args.pin is not None else 0, available, overhead, budget, seats, read)
+        if args.pin is None:  # no pin: the largest the gate passes, then the tokens it holds
+            return cmd_model(catalog, argparse.Namespace(**{**vars(args), "pin": str(_largest_pin(g, gated["name"]))}),
+                             (*said, f"no --kv-cache-memory-bytes: the largest pin the start gate passes on the {gated['name']}, taken as the pin "
+                                     f"(overhead {g.overhead_source}; MemAvailable {fmt(g.available_bytes, 'GiB')}, {g.available_source})"))  # fmt: skip
+        r = replace(r, gate=g)
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
         fit = r.largest_max_model_len
         if fit is not None and 0 < fit < max_len:
@@ -247,6 +252,19 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         lines += _gate_lines(r.gate, catalog.boxes[r.gate.box]["name"] if catalog else r.gate.box)
     lines += [f"Note: {note}" for note in r.notes]
     return "\n".join(lines)
+
+
+def _largest_pin(g: modelreport_module.UnifiedGate, box: str) -> int:
+    """The largest pin the gate passes, in whole hundredths of 1e9 B as the gate prints it; what is
+    missing where the gate cannot size one or none passes."""
+    if g.needs_bytes is None:
+        raise InputError(f"--kv-cache-memory-bytes: found nothing on the {box}, whose pool is the one pinned; the gate cannot size the largest pin "
+                         f"({g.outside_calibration}): expected a pin such as 10e9, or --overhead, a rank's overhead from a measured start")  # fmt: skip
+    if g.largest_pin_bytes is None:
+        raise InputError(f"--kv-cache-memory-bytes: found nothing on the {box}, and no pin passes its gate: the weights, overhead and headroom "
+                         f"alone need {fmt(g.needs_bytes, 'GiB')} of the {fmt(g.available_bytes, 'GiB')} MemAvailable; expected a smaller model, "
+                         "fewer weights a rank (--tensor-parallel-size over more boxes) or more memory available")  # fmt: skip
+    return g.largest_pin_bytes // 10**7 * 10**7
 
 
 def _card_flags(args: argparse.Namespace) -> list[str]:
