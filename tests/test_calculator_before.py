@@ -280,8 +280,9 @@ def test_drafted_tokens_load_the_drafter_and_set_the_graphs(catalog, default, ca
     [
         ("h100-sxm", {"utilization": "1.5"}, "utilization", "gpu_memory_utilization: found '1.5', expected a fraction above 0 and at most 1"),
         ("h100-sxm", {"utilization": "most"}, "utilization", "gpu_memory_utilization: found 'most'"),
-        ("dgx-spark", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the DGX Spark (GB10) is no discrete card"),
-        ("jetson-agx-thor", {"pin": ""}, "pin", "KV pin: found nothing, expected a size such as 10e9; the NVIDIA Jetson AGX Thor is no discrete card"),
+        # a unified box's empty pin is the largest the gate passes: none without an overhead to size it
+        ("dgx-spark", {"pin": ""}, "pin", "KV pin: found nothing; the gate cannot size the largest pin (no measured start of this model"),
+        ("jetson-agx-thor", {"pin": ""}, "pin", "KV pin: found nothing; the gate cannot size the largest pin (no measured start of this model"),
         # what the model and the prediction refuse stands beside its own field under its label, on a card as with a pin
         ("h100-sxm", {"tp": "3"}, "tp", "Tensor parallel size: found 3, expected a divisor of the model's 32 attention heads"),
         ("h100-sxm", {"pipeline_parallel_size": "64"}, "pipeline_parallel_size", "Pipeline parallel size: found 64, expected at most the model's 48 layers"),
@@ -573,3 +574,22 @@ def test_the_command_line_gates_a_pinned_start_on_a_unified_box_as_the_calculato
                          (["--gpu", "h100-sxm", "--overhead", "4 GiB"], "--overhead: found without a unified-memory box")):  # fmt: skip
         assert cli.main([*argv, *bad]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_unified_box_with_the_pin_left_empty_takes_the_largest_that_passes(catalog, default, tmp_path, capsys) -> None:
+    """On the DGX Spark the pool is pinned: an empty pin is the largest the start gate passes, as
+    `calc model --gpu dgx-spark` takes it, and the tokens are those it holds; with no overhead to
+    size it, the pin field says what to give."""
+    from calc.present import cli
+
+    raw = {**default, "pin": "", "overhead": "4 GiB", "available": "100 GiB"}
+    out = calc_html.run(catalog, "before", raw)
+    assert out.valid, out.errors
+    config = tmp_path / "config.json"
+    config.write_text(default["config"])
+    assert cli.main(["model", str(config), "--gpu", "dgx-spark", "--max-model-len", "32768", "--overhead", "4 GiB", "--available", "100 GiB", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert out.figures["tokens"] == fmt(r["kv_tokens"], "tokens") and out.figures["largest_pin"] == fmt(r["pool_bytes"], "e9", 2, down=True)
+    assert "The pin left empty: the largest the start gate passes" in out.sections["before-result"]
+    bare = calc_html.run(catalog, "before", {**default, "pin": ""})
+    assert bare.errors["pin"].startswith("KV pin: found nothing; the gate cannot size the largest pin (no measured start of this model")

@@ -901,7 +901,10 @@ FORMS: dict[str, tuple[Use, ...]] = {
             label="Compiled graph in vLLM's cache",
             form_help="A start after the first of the same model and settings: nothing is compiled inside the profile (a predicted pool only)",
         ),
-        use("pin", form_help="Bytes: " + SIZES + "; empty on a discrete card: the pool vLLM leaves, predicted"),
+        use(
+            "pin",
+            form_help="Bytes: " + SIZES + "; empty: on a discrete card the pool vLLM leaves, predicted; on a unified box the largest the start gate passes",
+        ),
         use(
             "gpu_memory_utilization",
             name="utilization",  # the address key the field was published under

@@ -8,6 +8,7 @@ typed, or the gate answers "outside calibration".
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -300,8 +301,9 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     drafts = read(NAME, raw, errors, "speculative_tokens", LABELS)
     card = _card(catalog.boxes[box_id]) if box_id in catalog.boxes else None
     pin_text = str(raw.get("pin", "")).strip()
-    pin = read(NAME, raw, errors, "pin", LABELS) if pin_text or card is None else None
-    if pin is None and not pin_text and card is None and box_id in catalog.boxes:
+    unified_box = box_id in catalog.boxes and catalog.boxes[box_id].get("memory") == "unified"
+    pin = read(NAME, raw, errors, "pin", LABELS) if pin_text or (card is None and not unified_box) else None
+    if pin is None and not pin_text and card is None and box_id in catalog.boxes and not unified_box:
         errors["pin"] = (
             f"{short(LABELS['pin'])}: found nothing, expected a size such as 10e9; the {catalog.boxes[box_id]['name']} is no discrete card "
             "with a total torch reports, so its pool cannot be predicted"
@@ -385,6 +387,21 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         config_text, "config.json", tp, dtype, max_len, pin, version, index_text, checkpoint_bytes=index_size, block_size=None, prefill_budget=prefill,
         speculative_tokens=drafts, pp=pp, pp_layer_partition=partition, lora=lora_cfg, offload=host_cfg,
     )  # fmt: skip
+    taken = ""
+    if pin is None and card is None:  # a unified box with the pin left empty: the largest the gate passes
+        try:
+            bare = modeled.model_report(inputs)
+        except InputError as error:
+            return invalid(NAME, _model_error(str(error), read_as), LABELS, names)
+        g = unified_checks.unified_gate(catalog, catalog.boxes[box_id], bare, 0, available, typed_overhead, prefill, seats)
+        if g.largest_pin_bytes is None:
+            why = (f"the gate cannot size the largest pin ({g.outside_calibration}): expected a size such as 10e9, or an overhead typed"
+                   if g.needs_bytes is None else f"no pin passes: the weights, overhead and headroom alone need {fmt(g.needs_bytes, 'GiB')} "
+                   f"of the {fmt(g.available_bytes, 'GiB')} MemAvailable")  # fmt: skip
+            return invalid(NAME, {"pin": f"{short(LABELS['pin'])}: found nothing; {why}"}, LABELS, names)
+        pin = g.largest_pin_bytes // 10**7 * 10**7
+        inputs = replace(inputs, pool=pin)
+        taken = f"The pin left empty: the largest the start gate passes, {fmt(pin, 'e9', 2, down=True)}, taken as the pin"
     if pin is None:
         assert card is not None, "no pin is refused above off a discrete card"
         return _predicted(catalog, card, inputs, start, read_as)
@@ -417,7 +434,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
                   f"(\"To serve at least one request with the models's max seq len\"). Lower max_model_len to "
                   f"{fmt(r.largest_max_model_len, 'count')} or raise the pin.")),) if refused else ()),
         *_ranks_rows(r, fig),
-        *(("Note", esc(note)) for note in (*r.notes, *((read_as,) if read_as else ()))),
+        *(("Note", esc(note)) for note in (*r.notes, *((read_as,) if read_as else ()), *((taken,) if taken else ()))),
     ]  # fmt: skip
     verdict_gate = _gate_rows(g, fig, rows)
     verdict = (
