@@ -544,6 +544,9 @@ def test_the_command_line_gates_a_pinned_start_on_a_unified_box_as_the_calculato
     assert g["passes"] is True and g["overhead_source"] == "typed" and g["available_bytes"] == 100 * GiB
     assert cli.main([*argv, "--overhead", "4 GiB", "--available", "70 GiB"]) == 0
     assert "refused, " in capsys.readouterr().out
+    below = [*argv[:-1], "1e9", "--overhead", "4 GiB"]  # a pin that holds no 32,768-token request: the gate passes, vLLM refuses
+    assert cli.main(below) == 0
+    assert "passes, " in (said := capsys.readouterr().out) and "but vLLM refuses the start before it serves" in said
     assert cli.main(argv) == 0
     assert "outside calibration (no measured start of this model in the catalog, and none typed); give --overhead" in capsys.readouterr().out
     dsv = {"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 1024, "vocab_size": 1024, "num_attention_heads": 8, "num_hidden_layers": 43,

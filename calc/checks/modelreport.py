@@ -360,9 +360,7 @@ class ModelReport:
                        settings_that_fit=p.settings_that_fit.to_json() if p.settings_that_fit else None,
                        held_out_error=p.held_out_error)  # fmt: skip
         if self.after_start:
-            out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory)
-        if self.gate is not None:
-            out["gate"] = self.gate
+            out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory, gate=self.gate)
         return report.to_json_object(out)
 
 

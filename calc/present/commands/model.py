@@ -250,6 +250,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
                                 f"{fmt(st.weights_bytes, 'GiB')}, KV {fmt(st.kv_bytes_per_token, 'count')} B a token")  # fmt: skip
     if r.gate is not None:
         lines += _gate_lines(r.gate, catalog.boxes[r.gate.box]["name"] if catalog else r.gate.box)
+        if r.one_request_fits is False and r.gate.passes:
+            lines[-1] += "; but vLLM refuses the start before it serves: one request does not fit the pin (above)"
     lines += [f"Note: {note}" for note in r.notes]
     return "\n".join(lines)
 
