@@ -596,3 +596,23 @@ def test_a_unified_box_with_the_pin_left_empty_takes_the_largest_that_passes(cat
     assert "The pin left empty: the largest the start gate passes" in out.sections["before-result"]
     bare = calc_html.run(catalog, "before", {**default, "pin": ""})
     assert bare.errors["pin"].startswith("KV pin: found nothing; the gate cannot size the largest pin (no measured start of this model")
+
+
+def test_the_length_none_and_auto_on_a_unified_box(catalog, default, tmp_path, capsys) -> None:
+    """--max-model-len none is the config's own length, as left out; auto on a unified box fits the
+    largest pin the gate passes, or the pin given."""
+    from calc.present import cli
+
+    config = tmp_path / "config.json"
+    config.write_text(default["config"])
+    own = ["model", str(config), "--json"]
+    assert cli.main(own) == 0
+    left_out = json.loads(capsys.readouterr().out)
+    assert cli.main([*own, "--max-model-len", "none"]) == 0
+    assert json.loads(capsys.readouterr().out)["max_model_len"] == left_out["max_model_len"] == 40960
+    spark = ["model", str(config), "--gpu", "dgx-spark", "--overhead", "4 GiB", "--max-model-len", "auto", "--json"]
+    assert cli.main([*spark, "--kv-cache-memory-bytes", "2e9"]) == 0
+    small = json.loads(capsys.readouterr().out)
+    assert small["max_model_len"] == small["largest_max_model_len"] < 40960  # fitted to the 2e9 pin
+    assert cli.main(spark) == 0
+    assert json.loads(capsys.readouterr().out)["max_model_len"] == 40960  # the largest pin holds the model's own

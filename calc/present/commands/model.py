@@ -37,18 +37,21 @@ AUTO_LENGTH_FROM = (0, 14)  # vllm/v1/core/kv_cache_utils.py _auto_fit_max_model
 AUTO_FIT = "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0 to 0.32.x; kv_cache_planning.py from 0.33.0"
 
 
-def _length(args: argparse.Namespace, config_text: str, card: object, rel: tuple[int, int]) -> tuple[int, bool, str]:
-    """max_model_len as vLLM takes it: the number typed; none, the config's derived length; -1 or
-    auto (0.14.0 and later), the derived length, to be fitted to the pool. With the note that says so."""
+def _length(args: argparse.Namespace, config_text: str, card: object, rel: tuple[int, int], gated: bool = False) -> tuple[int, bool, str]:
+    """max_model_len as vLLM takes it: the number typed; none (or left out), the config's derived
+    length; -1 or auto (0.14.0 and later), the derived length, to be fitted to the pool (a card's, a
+    pin, or on a unified box, `gated`, the largest pin its gate passes). With the note that says so."""
     from calc.engine import hfconfig
 
     raw = args.max_model_len
+    if isinstance(raw, str) and raw.strip().lower() == "none":
+        raw = None
     auto = isinstance(raw, str) and raw.strip().lower() in AUTO_LENGTH
     if raw is not None and not auto:
         return _int(args, "max_model_len"), False, ""
     if auto and rel < AUTO_LENGTH_FROM:
         raise InputError(f"--max-model-len: found {raw.strip()!r} on vLLM {rel[0]}.{rel[1]}, expected a token count (auto and -1 from 0.14.0)")
-    if auto and card is None and args.pin is None:
+    if auto and card is None and args.pin is None and not gated:
         raise InputError(f"--max-model-len: found {raw.strip()!r} without a card or a pool, expected --gpu NAME, --total-memory SIZE or a pool to fit it to")
     tokens, source = hfconfig.derived_max_model_len(hfconfig.load(config_text, args.config), rel, args.config).given_none
     said = f"max_model_len {tokens:,}: " + ("auto, " if auto else "none given, ") + f"the model's own, from {source}"
@@ -70,7 +73,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     elif args.available is not None or args.overhead is not None:
         raise InputError(f"{'--available' if args.available is not None else '--overhead'}: found without a unified-memory box, "
                          "expected --gpu of one (dgx-spark...): they gate its start against MemAvailable")  # fmt: skip
-    max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version))
+    max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version), gated is not None)
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
     mm_cfg = _multimodal(args)
