@@ -5,6 +5,7 @@ catalog has one, and every bad input is named beside its field."""
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -381,7 +382,12 @@ def test_the_scheduler_fields_follow_the_box(catalog, default) -> None:
 @pytest.mark.parametrize(
     ("box", "edits", "field", "message"),
     [
-        ("dgx-spark", {"enforce_eager": "on"}, "enforce_eager", "Eager: found ticked with a pin, expected the pin empty on a discrete card"),
+        (
+            "dgx-spark",
+            {"enforce_eager": "on"},
+            "enforce_eager",
+            "Eager: found ticked on the DGX Spark (GB10), a unified-memory box whose pool is the one pinned",
+        ),
         ("h100-sxm", {"pin": "10e9", "offline": "on"}, "offline", "Offline: found ticked with a pin"),
         (
             "h100-sxm",
@@ -616,3 +622,28 @@ def test_the_length_none_and_auto_on_a_unified_box(catalog, default, tmp_path, c
     assert small["max_model_len"] == small["largest_max_model_len"] < 40960  # fitted to the 2e9 pin
     assert cli.main(spark) == 0
     assert json.loads(capsys.readouterr().out)["max_model_len"] == 40960  # the largest pin holds the model's own
+
+
+def test_the_largest_pin_adds_up_as_printed_and_counts_the_drafter(catalog, default, tmp_path, capsys) -> None:
+    """The largest pin the gate passes is one whose printed terms add up inside MemAvailable as
+    printed (Qwen3 8B with LoRA slots on the DGX Spark: the exact edge prints 0.01 GiB over), and a
+    model with MTP layers under speculative decoding counts them in the gate's drafter term; a taken
+    pin says where it came from; the calculator refuses a utilization on a unified box."""
+    from calc.present import cli
+
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "dgx-spark", "--overhead", "6GiB", "--enable-lora", "--json"]
+    assert cli.main(argv) == 0
+    g = json.loads(capsys.readouterr().out)["gate"]
+    needs = sum(Fraction(fmt(t["bytes"], "GiB").removesuffix(" GiB")) for t in g["terms"])
+    assert g["passes"] and Fraction(fmt(g["available_bytes"], "GiB").removesuffix(" GiB")) >= needs
+    assert next(t["source"] for t in g["terms"] if t["name"] == "KV pin") == "the largest pin the gate passes (none given)"
+    mtp = ["model", "models/configs/qwen3.6-35b-a3b/config.json", "--gpu", "dgx-spark", "--overhead", "6GiB", "--max-model-len", "32768", "--json"]
+    assert cli.main([*mtp, "--speculative-tokens", "2"]) == 0
+    drafted = json.loads(capsys.readouterr().out)
+    assert cli.main(mtp) == 0
+    plain = json.loads(capsys.readouterr().out)
+    drafter = next(t["bytes"] for t in drafted["gate"]["terms"] if t["name"] == "drafter")
+    assert drafter == drafted["drafter_bytes_per_rank"] > 0
+    assert abs(plain["pool_bytes"] - drafted["pool_bytes"] - drafter) <= 2 * 10**7  # the pin gives way to the drafter's layers
+    refused = calc_html.run(catalog, "before", {**default, "utilization": "0.9"})
+    assert refused.errors["utilization"].endswith("a unified-memory box whose pool is the one pinned, expected it empty: the gate reads MemAvailable")

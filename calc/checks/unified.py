@@ -5,6 +5,7 @@ start calculator and `calc model --gpu BOX --kv-cache-memory-bytes PIN`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 from calc.catalog.entries import Box
@@ -94,9 +95,12 @@ def unified_gate(
     prefill: int | None = None,
     seats: int | None = None,
     available_source: str = "given",
+    pin_source: str = "the pin asked for",
+    drafting: bool = False,
 ) -> UnifiedGate:
     """The gate of the config `r` (modeled at the pin) on `box` with MemAvailable `available` (the
-    box's reading when None) and the calibration's prefill budget and sequences unless given."""
+    box's reading when None) and the calibration's prefill budget and sequences unless given;
+    `drafting`, speculative decoding on, counts the drafter's layers."""
     shape = r.shape
     assert shape is not None, "model_report keeps the config's Shape"
     calibration = catalog.policy["gate"]["calibration"]
@@ -110,15 +114,33 @@ def unified_gate(
     elif not GiB <= available <= derive.box_total(box).figure.size:
         raise InputError(f"--available: found {fmt(available, 'GiB')}, expected MemAvailable on the {box['name']}: at least 1 GiB and at most "
                          f"its total, {fmt(derive.box_total(box).figure.size, 'GiB')}")  # fmt: skip
-    request = gate.Request(pin, False, prefill, seats, host_a_rank(r, r.tp, r.pp) if unified else 0)
+    drafted = drafting and r.drafter_bytes_per_rank > 0  # under speculative decoding the MTP layers load beside the weights
+    if drafted:
+        row = replace(row, drafter=Amount(r.drafter_bytes_per_rank, "modeled from the config: the drafter's (MTP) layers a rank"))
+    request = gate.Request(pin, drafted, prefill, seats, host_a_rank(r, r.tp, r.pp) if unified else 0)
     result = gate.gate(row, request, (available,))
-    terms = tuple(GateTerm(t.name, t.bytes, t.source) for t in result.terms)
+    terms = tuple(GateTerm(t.name, t.bytes, pin_source if t.name == "KV pin" else t.source) for t in result.terms)
     if result.needs is None:
         return UnifiedGate(str(box["id"]), available, source, where, terms, None, None, None, None,
                            where if row.overhead is None else (result.outside_calibration or ""))  # fmt: skip
+    largest = _largest_printed(row, request, available)
+    return UnifiedGate(str(box["id"]), available, source, where, terms, result.needs, bool(result.passes), available - result.needs, largest)
+
+
+def _largest_printed(row: gate.GateRow, request: gate.Request, available: int) -> int | None:
+    """The largest pin that passes, in whole hundredths of 1e9 B as the gate prints it, stepped down
+    until the printed terms add up inside MemAvailable as printed too (the exact margin of a pin at
+    the edge can be a few MB while the rounded terms add up to 0.01 GiB over); None where none does."""
     largest = gate.largest_pin(row, request, (available,))
-    return UnifiedGate(str(box["id"]), available, source, where, terms, result.needs, bool(result.passes), available - result.needs,
-                       largest if largest and largest > 0 else None)  # fmt: skip
+    if largest is None or largest <= 0:
+        return None
+    pin = largest // 10**7 * 10**7
+    while pin > 0:
+        terms = gate.gate(row, replace(request, kv_pin=pin), (available,)).terms
+        if shown(available, "GiB", 2) >= printed_sum([t.bytes for t in terms], "GiB", 2):
+            return pin
+        pin -= 10**7
+    return None
 
 
 def needs_as_printed(g: UnifiedGate) -> Fraction:

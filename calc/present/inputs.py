@@ -775,7 +775,8 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("quantization"),
         use(
             "max_model_len",
-            "the context length: 32768, 32k or 32K as vLLM reads them; auto or -1: the largest that fits (vLLM 0.14.0 and later); none: the config's own",
+            "the context length: 32768, 32k or 32K as vLLM reads them; auto or -1: the largest that fits (vLLM 0.14.0 and later); "
+            "none (this command's word, which vLLM refuses): the config's own, as leaving the flag out",
         ),
         use(
             "pin",

@@ -364,7 +364,12 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             f"{short(LABELS['no_flashinfer_sampler'])}: found ticked beside {short(LABELS['flashinfer_installed'])}, expected one of them"
         )
     for name in (n for n, on in switches.items() if on and not predicting and n not in errors):
-        errors[name] = f"{short(LABELS[name])}: found ticked with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)"
+        errors[name] = (f"{short(LABELS[name])}: found ticked on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the one pinned, "
+                        "expected it off (it changes a discrete card's predicted pool only)" if unified_box else
+                        f"{short(LABELS[name])}: found ticked with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
+    if unified_box and utilization is not None and "utilization" not in errors:
+        errors["utilization"] = (f"{short(LABELS['utilization'])}: found {fmt(utilization, 'fraction')} on the {catalog.boxes[box_id]['name']}, a unified-memory "
+                                 "box whose pool is the one pinned, expected it empty: the gate reads MemAvailable")  # fmt: skip
     if errors:
         return invalid(NAME, errors, LABELS, names)
     calibration = catalog.policy["gate"]["calibration"]
@@ -393,13 +398,15 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             bare = modeled.model_report(inputs)
         except InputError as error:
             return invalid(NAME, _model_error(str(error), read_as), LABELS, names)
-        g = unified_checks.unified_gate(catalog, catalog.boxes[box_id], bare, 0, available, typed_overhead, prefill, seats)
+        g = unified_checks.unified_gate(catalog, catalog.boxes[box_id], bare, 0, available, typed_overhead, prefill, seats, drafting=drafts > 0)
         if g.largest_pin_bytes is None:
-            why = (f"the gate cannot size the largest pin ({g.outside_calibration}): expected a size such as 10e9, or an overhead typed"
+            measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
+            why = (f"the gate cannot size the largest pin ({g.outside_calibration}): expected a size such as 10e9, or "
+                   + ("sequences and a prefill budget inside the gate's calibration" if measured else "an overhead typed")
                    if g.needs_bytes is None else f"no pin passes: the weights, overhead and headroom alone need {fmt(g.needs_bytes, 'GiB')} "
-                   f"of the {fmt(g.available_bytes, 'GiB')} MemAvailable")  # fmt: skip
+                   f"of the {fmt(g.available_bytes, 'GiB')} MemAvailable; expected a smaller model, fewer weights a rank or more memory available")  # fmt: skip
             return invalid(NAME, {"pin": f"{short(LABELS['pin'])}: found nothing; {why}"}, LABELS, names)
-        pin = g.largest_pin_bytes // 10**7 * 10**7
+        pin = g.largest_pin_bytes
         inputs = replace(inputs, pool=pin)
         taken = f"The pin left empty: the largest the start gate passes, {fmt(pin, 'e9', 2, down=True)}, taken as the pin"
     if pin is None:
@@ -414,7 +421,18 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     assert shape is not None, "model_report keeps the config's Shape"
     fig = Figures()
     refused = r.largest_max_model_len is not None and r.largest_max_model_len < max_len
-    g = unified_checks.unified_gate(catalog, catalog.boxes[box_id], r, pin, available, typed_overhead, prefill, seats)
+    g = unified_checks.unified_gate(
+        catalog,
+        catalog.boxes[box_id],
+        r,
+        pin,
+        available,
+        typed_overhead,
+        prefill,
+        seats,
+        pin_source="the largest pin the gate passes (the pin left empty)" if taken else "the pin asked for",
+        drafting=drafts > 0,
+    )
     rows = [
         ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
         ("Weights a rank (modeled)", fig("weights", fmt(r.weights_bytes_per_rank, "GiB")) + esc(f" from the {r.weights_source}")
@@ -432,7 +450,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         *((("vLLM's one-request check", badge(False, "", "refused") + " " + fig("one_request", "vLLM refuses this start")
             + esc(f": one request at max_model_len {fmt(max_len, 'count')} does not fit the pin; vLLM stops at start-up "
                   f"(\"To serve at least one request with the models's max seq len\"). Lower max_model_len to "
-                  f"{fmt(r.largest_max_model_len, 'count')} or raise the pin.")),) if refused else ()),
+                  f"{fmt(r.largest_max_model_len, 'count')}" + (": no larger pin passes the gate." if taken else " or raise the pin."))),) if refused else ()),
         *_ranks_rows(r, fig),
         *(("Note", esc(note)) for note in (*r.notes, *((read_as,) if read_as else ()), *((taken,) if taken else ()))),
     ]  # fmt: skip
@@ -552,7 +570,7 @@ def _gate_rows(g: UnifiedGate, fig: Figures, rows: list[Any]) -> str:
     rows.append(("Start gate (overhead " + esc(g.overhead_source) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
                  ("needs", fig("needs", fmt(unified_checks.needs_as_printed(g), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
     passes = bool(g.passes)
-    margin = fig("margin", fmt(abs(unified_checks.margin_as_printed(g)), "GiB"))
+    margin = fig("margin", fmt(unified_checks.margin_as_printed(g) if passes else -unified_checks.margin_as_printed(g), "GiB"))
     rows.append(("Against MemAvailable", badge(passes) + " " + margin + (" to spare" if passes else " short")))
     largest = g.largest_pin_bytes
     rows.append(("Largest pin that passes", fig("largest_pin", fmt(largest, "e9", 2, down=True)) if largest else fig("largest_pin", "none")))

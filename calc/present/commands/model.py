@@ -155,11 +155,16 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         if overhead is not None and not 16 * 2**20 <= overhead <= derive.box_total(gated).figure.size:
             raise InputError(f"--overhead: found {args.overhead.strip()!r}, {fmt(overhead, 'B')}, expected a rank's overhead from a measured start, "
                              "such as '6 GiB', at most the box's total (a number without a unit is bytes)")  # fmt: skip
-        read = "this machine's /proc/meminfo (--available auto)" if args.available is not None and args.available.strip() == "auto" else "given"
+        auto_read = args.available is not None and args.available.strip() == "auto"
+        read = getattr(args, "available_source", None) or ("this machine's /proc/meminfo (--available auto)" if auto_read else "given")
         seats = _int(args, "seats") if args.seats is not None else None
-        g = unified.unified_gate(catalog, gated, r, _int(args, "pin") if args.pin is not None else 0, available, overhead, budget, seats, read)
-        if args.pin is None:  # no pin: the largest the gate passes, then the tokens it holds
-            return cmd_model(catalog, argparse.Namespace(**{**vars(args), "pin": str(_largest_pin(g, gated["name"]))}),
+        taken = getattr(args, "pin_taken", False)
+        g = unified.unified_gate(catalog, gated, r, _int(args, "pin") if args.pin is not None else 0, available, overhead, budget, seats, read,
+                                 "the largest pin the gate passes (none given)" if taken else "the pin asked for", _int(args, "speculative_tokens") > 0)  # fmt: skip
+        if args.pin is None:  # no pin: the largest the gate passes, then the tokens it holds, on the same MemAvailable reading
+            again = {"pin": str(_largest_pin(g, gated["name"], args)), "pin_taken": True, "available": str(g.available_bytes) if auto_read else args.available,
+                     "available_source": read}  # fmt: skip
+            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}),
                              (*said, f"no --kv-cache-memory-bytes: the largest pin the start gate passes on the {gated['name']}, taken as the pin "
                                      f"(overhead {g.overhead_source}; MemAvailable {fmt(g.available_bytes, 'GiB')}, {g.available_source})"))  # fmt: skip
         r = replace(r, gate=g)
@@ -259,17 +264,21 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     return "\n".join(lines)
 
 
-def _largest_pin(g: modelreport_module.UnifiedGate, box: str) -> int:
-    """The largest pin the gate passes, in whole hundredths of 1e9 B as the gate prints it; what is
-    missing where the gate cannot size one or none passes."""
+def _largest_pin(g: modelreport_module.UnifiedGate, box: str, args: argparse.Namespace) -> int:
+    """The largest pin the gate passes (unified.unified_gate, as the gate prints it); what is missing
+    where the gate cannot size one or none passes."""
     if g.needs_bytes is None:
+        measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
+        want = ("a pin such as 10e9, or settings inside the gate's calibration (--max-num-seqs, --max-num-batched-tokens)" if measured
+                else "a pin such as 10e9, or --overhead, a rank's overhead from a measured start")  # fmt: skip
         raise InputError(f"--kv-cache-memory-bytes: found nothing on the {box}, whose pool is the one pinned; the gate cannot size the largest pin "
-                         f"({g.outside_calibration}): expected a pin such as 10e9, or --overhead, a rank's overhead from a measured start")  # fmt: skip
+                         f"({g.outside_calibration}): expected {want}")  # fmt: skip
     if g.largest_pin_bytes is None:
+        where = f", read from {g.available_source}" if args.available is not None and args.available.strip() == "auto" else ""
         raise InputError(f"--kv-cache-memory-bytes: found nothing on the {box}, and no pin passes its gate: the weights, overhead and headroom "
-                         f"alone need {fmt(g.needs_bytes, 'GiB')} of the {fmt(g.available_bytes, 'GiB')} MemAvailable; expected a smaller model, "
-                         "fewer weights a rank (--tensor-parallel-size over more boxes) or more memory available")  # fmt: skip
-    return g.largest_pin_bytes // 10**7 * 10**7
+                         f"alone need {fmt(g.needs_bytes, 'GiB')} of the {fmt(g.available_bytes, 'GiB')} MemAvailable{where}; expected a smaller "
+                         "model, fewer weights a rank (--tensor-parallel-size over more boxes) or more memory available")  # fmt: skip
+    return g.largest_pin_bytes
 
 
 def _card_flags(args: argparse.Namespace) -> list[str]:
