@@ -580,7 +580,7 @@ def test_the_command_line_gates_a_pinned_start_on_a_unified_box_as_the_calculato
                          (["--available", "100"], "--available: found '100', 100 B, expected at least 1 GiB free"),
                          (["--overhead", "6"], "--overhead: found '6', 6 B, expected a rank's overhead from a measured start"),
                          (["--enforce-eager"], "--enforce-eager: found beside the pinned pool on the DGX Spark (GB10), expected it left out"),
-                         (["--gpu", "h100-sxm", "--overhead", "4 GiB"], "--overhead: found without a unified-memory box")):  # fmt: skip
+                         (["--gpu", "h100-sxm", "--overhead", "4 GiB"], "--overhead: found beside NVIDIA H100 SXM, a discrete card whose pool is predicted")):  # fmt: skip
         assert cli.main([*argv, *bad]) == 2
         assert message in capsys.readouterr().err
 

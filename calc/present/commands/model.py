@@ -71,8 +71,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     if card is not None and card.unified and catalog is not None:
         gated, card = catalog.boxes[card.id], None
     elif args.available is not None or args.overhead is not None:
-        raise InputError(f"{'--available' if args.available is not None else '--overhead'}: found without a unified-memory box, "
-                         "expected --gpu of one (dgx-spark...): they gate its start against MemAvailable")  # fmt: skip
+        beside = f"beside {card.name}, a discrete card whose pool is predicted" if card is not None else "without a unified-memory box"
+        raise InputError(f"{'--available' if args.available is not None else '--overhead'}: found {beside}, "
+                         "expected --gpu of a unified-memory box (dgx-spark...): they gate its start against MemAvailable")  # fmt: skip
     max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version), gated is not None)
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
