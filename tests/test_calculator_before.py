@@ -548,6 +548,8 @@ def test_the_command_line_gates_a_pinned_start_on_a_unified_box_as_the_calculato
     assert fmt(g["needs_bytes"], "GiB") == out.figures["needs"] and fmt(g["margin_bytes"], "GiB") == out.figures["margin"]
     assert fmt(g["largest_pin_bytes"], "e9", 2, down=True) == out.figures["largest_pin"]
     assert g["passes"] is True and g["overhead_source"] == "typed" and g["available_bytes"] == 100 * GiB
+    calibration = catalog.policy["gate"]["calibration"]  # the sequences and batched tokens gated, the calibration's unless given
+    assert (g["seats"], g["prefill_budget"]) == (calibration["seats"].count, calibration["prefill_budget"].count) == (16, 8192)
     assert cli.main([*argv, "--overhead", "4 GiB", "--available", "70 GiB"]) == 0
     assert "refused, " in capsys.readouterr().out
     below = [*argv[:-1], "1e9", "--overhead", "4 GiB"]  # a pin that holds no 32,768-token request: the gate passes, vLLM refuses

@@ -115,6 +115,8 @@ class UnifiedGate:
     margin_bytes: int | None  # MemAvailable less the needs: negative where refused
     largest_pin_bytes: int | None
     outside_calibration: str = ""
+    seats: int = 0  # the sequences and the prefill budget gated: the calibration's unless given
+    prefill_budget: int = 0
 
 
 @dataclass(frozen=True)

@@ -122,9 +122,10 @@ def unified_gate(
     terms = tuple(GateTerm(t.name, t.bytes, pin_source if t.name == "KV pin" else t.source) for t in result.terms)
     if result.needs is None:
         return UnifiedGate(str(box["id"]), available, source, where, terms, None, None, None, None,
-                           where if row.overhead is None else (result.outside_calibration or ""))  # fmt: skip
+                           where if row.overhead is None else (result.outside_calibration or ""), seats, prefill)  # fmt: skip
     largest = _largest_printed(row, request, available)
-    return UnifiedGate(str(box["id"]), available, source, where, terms, result.needs, bool(result.passes), available - result.needs, largest)
+    return UnifiedGate(str(box["id"]), available, source, where, terms, result.needs, bool(result.passes), available - result.needs, largest,
+                       seats=seats, prefill_budget=prefill)  # fmt: skip
 
 
 def _largest_printed(row: gate.GateRow, request: gate.Request, available: int) -> int | None:

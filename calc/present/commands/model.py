@@ -301,8 +301,9 @@ def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
                 + ("" if measured else "; give --overhead, a rank's overhead from a measured start")]  # fmt: skip
     needs, margin = unified.needs_as_printed(g), unified.margin_as_printed(g)
     return [
-        f"Start gate on {box} (overhead {g.overhead_source}): needs {fmt(needs, 'GiB')} a rank = "
-        + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in g.terms if t.bytes),
+        f"Start gate on {box} (overhead {g.overhead_source}; {g.seats:,} sequences and {g.prefill_budget:,} batched tokens, the calibration's unless "
+        "given by --max-num-seqs and --max-num-batched-tokens)",
+        f"  needs {fmt(needs, 'GiB')} a rank = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in g.terms if t.bytes),
         f"  against MemAvailable {fmt(g.available_bytes, 'GiB')} ({g.available_source}): "
         + (f"passes, {fmt(margin, 'GiB')} to spare" if g.passes else f"refused, {fmt(-margin, 'GiB')} short")
         + (f"; the largest pin that passes: {fmt(g.largest_pin_bytes, 'e9', 2, down=True)}" if g.largest_pin_bytes else "; no pin passes"),
