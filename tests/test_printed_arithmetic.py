@@ -258,6 +258,13 @@ def console(block: str) -> list[str]:
             needs = Decimal(m[1])
             if sum(terms) != needs:
                 out.append(f"gate: needs {needs}, the printed terms add to {sum(terms)}")
+        if m := re.match(r"\s{2}a rank needs ([0-9.]+) GiB = (.+)$", line):  # `model` on a unified box: the gate on one line
+            needs = Decimal(m[1])
+            if sum(Decimal(t) for t in re.findall(r"([0-9.]+) GiB", m[2])) != needs:
+                out.append(f"model gate: {line.strip()!r}: the printed terms do not add to {needs}")
+        if (m := re.search(r"against MemAvailable ([0-9.]+) GiB .*: (passes|refused), ([0-9.]+) GiB", line)) and needs is not None:
+            if abs(Decimal(m[1]) - needs) != Decimal(m[3]):
+                out.append(f"model gate: {line.strip()!r}: |{m[1]} - {needs}| = {abs(Decimal(m[1]) - needs)}")
         if (m := re.search(r"available ([0-9.]+) GiB, (passes|refused) by ([0-9.]+) GiB", line)) and needs is not None:
             if abs(Decimal(m[1]) - needs) != Decimal(m[3]):
                 out.append(f"gate: {line.strip()!r}: |{m[1]} - {needs}| = {abs(Decimal(m[1]) - needs)}")

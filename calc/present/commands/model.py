@@ -303,7 +303,7 @@ def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
     return [
         f"Start gate on {box} (overhead {g.overhead_source}; {g.seats:,} sequences and {g.prefill_budget:,} batched tokens, the calibration's unless "
         "given by --max-num-seqs and --max-num-batched-tokens)",
-        f"  needs {fmt(needs, 'GiB')} a rank = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in g.terms if t.bytes),
+        f"  a rank needs {fmt(needs, 'GiB')} = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in g.terms if t.bytes),
         f"  against MemAvailable {fmt(g.available_bytes, 'GiB')} ({g.available_source}): "
         + (f"passes, {fmt(margin, 'GiB')} to spare" if g.passes else f"refused, {fmt(-margin, 'GiB')} short")
         + (f"; the largest pin that passes: {fmt(g.largest_pin_bytes, 'e9', 2, down=True)}" if g.largest_pin_bytes else "; no pin passes"),
