@@ -114,9 +114,9 @@ class UnifiedGate:
     passes: bool | None
     margin_bytes: int | None  # MemAvailable less the needs: negative where refused
     largest_pin_bytes: int | None
-    outside_calibration: str = ""
-    seats: int = 0  # the sequences and the prefill budget gated: the calibration's unless given
-    prefill_budget: int = 0
+    outside_calibration: str  # why the gate cannot size the start, "" where it can
+    seats: int  # the sequences and the prefill budget gated: the calibration's unless given
+    prefill_budget: int
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ def unified_gate(
                            where if row.overhead is None else (result.outside_calibration or ""), seats, prefill)  # fmt: skip
     largest = _largest_printed(row, request, available)
     return UnifiedGate(str(box["id"]), available, source, where, terms, result.needs, bool(result.passes), available - result.needs, largest,
-                       seats=seats, prefill_budget=prefill)  # fmt: skip
+                       outside_calibration="", seats=seats, prefill_budget=prefill)  # fmt: skip
 
 
 def _largest_printed(row: gate.GateRow, request: gate.Request, available: int) -> int | None:
