@@ -3,8 +3,9 @@ prints, what the calculator page shows and what the pages quote. Plain values, e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from calc.catalog.entries import Deployment, Model, SpeculativeConfig
 from calc.catalog.model import Catalog
@@ -466,12 +467,19 @@ def plan_verdict(total: int, residents: list[Any], fractions: list[Any], engines
 # printed (calc.units.shown); every decision stays on the exact values.
 
 
-def needs_as_printed(terms: tuple[gate.Term, ...]) -> Fraction:
+class _Sized(Protocol):
+    """A term of a gate's table: gate.Term, or the unified gate's GateTerm."""
+
+    @property
+    def bytes(self) -> int: ...
+
+
+def needs_as_printed(terms: Sequence[_Sized]) -> Fraction:
     """The gate's needs as a term table prints it: the sum of its terms at two decimals of GiB."""
     return printed_sum([t.bytes for t in terms], "GiB", 2)
 
 
-def margin_as_printed(available: int, terms: tuple[gate.Term, ...], extra: int = 0) -> Fraction:
+def margin_as_printed(available: int, terms: Sequence[_Sized], extra: int = 0) -> Fraction:
     """MemAvailable less needs (and the head box's extra, when given), from the figures as printed
     (negative when refused)."""
     return shown(available, "GiB", 2) - needs_as_printed(terms) - (shown(extra, "GiB", 2) if extra else 0)

@@ -142,13 +142,3 @@ def _largest_printed(row: gate.GateRow, request: gate.Request, available: int) -
             return pin
         pin -= 10**7
     return None
-
-
-def needs_as_printed(g: UnifiedGate) -> Fraction:
-    """The gate's needs as its term table prints them: the sum of the terms at two decimals of GiB."""
-    return printed_sum([t.bytes for t in g.terms], "GiB", 2)
-
-
-def margin_as_printed(g: UnifiedGate) -> Fraction:
-    """MemAvailable less the needs, from the figures as printed (negative where refused)."""
-    return shown(g.available_bytes, "GiB", 2) - needs_as_printed(g)

@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from calc.answers import report
 from calc.catalog.entries import Box
 from calc.catalog.model import Catalog, box_choices
 from calc.catalog.spec import Figure
@@ -568,9 +569,10 @@ def _gate_rows(g: UnifiedGate, fig: Figures, rows: list[Any]) -> str:
         return "outside calibration"
     terms = [(esc(t.name), fig(f"term_{t.name.replace(' ', '_').replace('-', '_')}", fmt(t.bytes, "GiB")), esc(t.source)) for t in g.terms]
     rows.append(("Start gate (overhead " + esc(g.overhead_source) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
-                 ("needs", fig("needs", fmt(unified_checks.needs_as_printed(g), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
+                 ("needs", fig("needs", fmt(report.needs_as_printed(g.terms), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
     passes = bool(g.passes)
-    margin = fig("margin", fmt(unified_checks.margin_as_printed(g) if passes else -unified_checks.margin_as_printed(g), "GiB"))
+    printed = report.margin_as_printed(g.available_bytes, g.terms)
+    margin = fig("margin", fmt(printed if passes else -printed, "GiB"))
     rows.append(("Against MemAvailable", badge(passes) + " " + margin + (" to spare" if passes else " short")))
     largest = g.largest_pin_bytes
     rows.append(("Largest pin that passes", fig("largest_pin", fmt(largest, "e9", 2, down=True)) if largest else fig("largest_pin", "none")))

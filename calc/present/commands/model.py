@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -58,7 +59,15 @@ def _length(args: argparse.Namespace, config_text: str, card: object, rel: tuple
     return tokens, auto, said
 
 
-def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = ()) -> object:
+@dataclass(frozen=True)
+class TakenPin:
+    """The pin cmd_model took itself on a unified box where none was given, with where the
+    MemAvailable it was taken against came from (a second reading must not differ)."""
+
+    available_source: str
+
+
+def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = (), taken: TakenPin | None = None) -> object:
     from dataclasses import replace
 
     from calc.checks import modeled, unified
@@ -157,17 +166,16 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             raise InputError(f"--overhead: found {args.overhead.strip()!r}, {fmt(overhead, 'B')}, expected a rank's overhead from a measured start, "
                              "such as '6 GiB', at most the box's total (a number without a unit is bytes)")  # fmt: skip
         auto_read = args.available is not None and args.available.strip() == "auto"
-        read = getattr(args, "available_source", None) or ("this machine's /proc/meminfo (--available auto)" if auto_read else "given")
+        read = taken.available_source if taken else "this machine's /proc/meminfo (--available auto)" if auto_read else "given"
         seats = _int(args, "seats") if args.seats is not None else None
-        taken = getattr(args, "pin_taken", False)
         g = unified.unified_gate(catalog, gated, r, _int(args, "pin") if args.pin is not None else 0, available, overhead, budget, seats, read,
                                  "the largest pin the gate passes (none given)" if taken else "the pin asked for", _int(args, "speculative_tokens") > 0)  # fmt: skip
         if args.pin is None:  # no pin: the largest the gate passes, then the tokens it holds, on the same MemAvailable reading
-            again = {"pin": str(_largest_pin(g, gated["name"], args)), "pin_taken": True, "available": str(g.available_bytes) if auto_read else args.available,
-                     "available_source": read}  # fmt: skip
+            again = {"pin": str(_largest_pin(g, gated["name"], args)), "available": str(g.available_bytes) if auto_read else args.available}
             return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}),
                              (*said, f"no --kv-cache-memory-bytes: the largest pin the start gate passes on the {gated['name']}, taken as the pin "
-                                     f"(overhead {g.overhead_source}; MemAvailable {fmt(g.available_bytes, 'GiB')}, {g.available_source})"))  # fmt: skip
+                                     f"(overhead {g.overhead_source}; MemAvailable {fmt(g.available_bytes, 'GiB')}, {g.available_source})"),
+                             TakenPin(read))  # fmt: skip
         r = replace(r, gate=g)
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
         fit = r.largest_max_model_len
@@ -176,7 +184,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             again = {"max_model_len": str(fit), "prefill_budget": str(budget) if budget is not None else None}
             if start is not None:  # the defaults vLLM set before the fit stay
                 again["seats"] = str(r.prediction.max_num_seqs if r.prediction else start.max_num_seqs)
-            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted))
+            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted), taken)
         length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
     said = (*said, length_note) if length_note else said
     said = (*said, read_as) if read_as else said
@@ -293,13 +301,13 @@ def _card_flags(args: argparse.Namespace) -> list[str]:
 def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
     """The start gate on a unified-memory box: each term, the needs as the terms print, MemAvailable
     and the margin from the printed figures, the largest pin that passes."""
-    from calc.checks import unified
+    from calc.answers import report
 
     if g.needs_bytes is None:
         measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
         return [f"Start gate on {box}: outside calibration ({g.outside_calibration})"
                 + ("" if measured else "; give --overhead, a rank's overhead from a measured start")]  # fmt: skip
-    needs, margin = unified.needs_as_printed(g), unified.margin_as_printed(g)
+    needs, margin = report.needs_as_printed(g.terms), report.margin_as_printed(g.available_bytes, g.terms)
     return [
         f"Start gate on {box} (overhead {g.overhead_source}; {g.seats:,} sequences and {g.prefill_budget:,} batched tokens, the calibration's unless "
         "given by --max-num-seqs and --max-num-batched-tokens)",
