@@ -649,3 +649,31 @@ def test_the_largest_pin_adds_up_as_printed_and_counts_the_drafter(catalog, defa
     assert abs(plain["pool_bytes"] - drafted["pool_bytes"] - drafter) <= 2 * 10**7  # the pin gives way to the drafter's layers
     refused = calc_html.run(catalog, "before", {**default, "utilization": "0.9"})
     assert refused.errors["utilization"].endswith("a unified-memory box whose pool is the one pinned, expected it empty: the gate reads MemAvailable")
+
+
+def test_outside_calibration_the_known_terms_and_the_room_left_for_the_overhead(catalog, default, tmp_path, capsys) -> None:
+    """With no overhead measured or typed the gate cannot decide, but the weights, the pin and the
+    headroom are known: both the calculator and the command line print them, their sum, and what
+    MemAvailable leaves for the overhead (the largest overhead that still passes); a pin whose known
+    terms alone exceed MemAvailable is refused whatever the overhead."""
+    from calc.present import cli
+
+    weights = modeled.model_report(modeled.ModelInputs(default["config"], max_model_len=32768, pool=10**10)).weights_bytes_per_rank
+    known = weights + 10**10 + 8 * GiB  # the weights, the pin and the policy's 8 GiB start headroom: no overhead among them
+    out = calc_html.run(catalog, "before", {**default, "available": "100 GiB"})
+    assert out.figures["gate"] == "outside calibration"
+    assert out.figures["known"] == fmt(known, "GiB") and "term_overhead" not in out.figures
+    assert out.figures["room"] == fmt(100 * GiB - known, "GiB")  # 100 GiB less 56.x: the overhead the start can still take
+    config = tmp_path / "config.json"
+    config.write_text(default["config"])
+    argv = ["model", str(config), "--gpu", "dgx-spark", "--max-model-len", "32768", "--kv-cache-memory-bytes", "10e9", "--available", "100 GiB"]
+    assert cli.main([*argv, "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["gate"]
+    assert g["needs_bytes"] is None and g["room_for_overhead_bytes"] == 100 * GiB - known
+    assert [t["name"] for t in g["terms"] if t["bytes"]] == ["weights", "KV pin", "start headroom"]
+    assert cli.main(argv) == 0
+    said = capsys.readouterr().out
+    assert f"  known: a rank needs {fmt(known, 'GiB')} = weights {fmt(weights, 'GiB')} + KV pin 9.31 GiB + start headroom 8.00 GiB" in said
+    assert f"{fmt(100 * GiB - known, 'GiB')} left for the overhead" in said
+    assert cli.main([*argv[:-3], "95e9", "--available", "60 GiB"]) == 0
+    assert "refused whatever the overhead: the known terms alone are" in capsys.readouterr().out

@@ -103,7 +103,8 @@ class GateTerm:
 class UnifiedGate:
     """The start gate of a pinned start on one box, each term with its source. `needs_bytes` is None
     outside calibration (no overhead measured or typed, or settings beyond the calibration's),
-    `outside_calibration` then says why."""
+    `outside_calibration` then says why; where the overhead alone is unknown, `terms` are the
+    known ones (no overhead among them) and `room_for_overhead_bytes` what MemAvailable leaves it."""
 
     box: str
     available_bytes: int
@@ -115,6 +116,7 @@ class UnifiedGate:
     margin_bytes: int | None  # MemAvailable less the needs: negative where refused
     largest_pin_bytes: int | None
     outside_calibration: str  # why the gate cannot size the start, "" where it can
+    room_for_overhead_bytes: int | None  # where only the overhead is unknown: MemAvailable less the known terms (`terms`)
     seats: int  # the sequences and the prefill budget gated: the calibration's unless given
     prefill_budget: int
 

@@ -121,11 +121,24 @@ def unified_gate(
     result = gate.gate(row, request, (available,))
     terms = tuple(GateTerm(t.name, t.bytes, pin_source if t.name == "KV pin" else t.source) for t in result.terms)
     if result.needs is None:
-        return UnifiedGate(str(box["id"]), available, source, where, terms, None, None, None, None,
-                           where if row.overhead is None else (result.outside_calibration or ""), seats, prefill)  # fmt: skip
+        known = _known_terms(row, request, pin_source)
+        room = available - sum(t.bytes for t in known) if known else None
+        return UnifiedGate(str(box["id"]), available, source, where, known, None, None, None, None,
+                           where if row.overhead is None else (result.outside_calibration or ""), room, seats, prefill)  # fmt: skip
     largest = _largest_printed(row, request, available)
     return UnifiedGate(str(box["id"]), available, source, where, terms, result.needs, bool(result.passes), available - result.needs, largest,
-                       outside_calibration="", seats=seats, prefill_budget=prefill)  # fmt: skip
+                       outside_calibration="", room_for_overhead_bytes=None, seats=seats, prefill_budget=prefill)  # fmt: skip
+
+
+def _known_terms(row: gate.GateRow, request: gate.Request, pin_source: str) -> tuple[GateTerm, ...]:
+    """Where the overhead alone is unknown (no measured start of the model, none typed): every other
+    term of the gate, the overhead left out; none where another term is unknown too."""
+    if row.overhead is not None:
+        return ()
+    found, unknown = gate.terms(replace(row, overhead=Amount(0, "unknown")), request)
+    if unknown:
+        return ()
+    return tuple(GateTerm(t.name, t.bytes, pin_source if t.name == "KV pin" else t.source) for t in found if t.name != "overhead")
 
 
 def _largest_printed(row: gate.GateRow, request: gate.Request, available: int) -> int | None:

@@ -402,7 +402,12 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         g = unified_checks.unified_gate(catalog, catalog.boxes[box_id], bare, 0, available, typed_overhead, prefill, seats, drafting=drafts > 0)
         if g.largest_pin_bytes is None:
             measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
-            why = (f"the gate cannot size the largest pin ({g.outside_calibration}): expected a size such as 10e9, or "
+            room = (
+                f"; the weights and headroom alone leave {fmt(g.room_for_overhead_bytes, 'GiB', down=True)} for the pin and the overhead"
+                if g.room_for_overhead_bytes is not None
+                else ""
+            )
+            why = (f"the gate cannot size the largest pin ({g.outside_calibration}{room}): expected a size such as 10e9, or "
                    + ("sequences and a prefill budget inside the gate's calibration" if measured else "an overhead typed")
                    if g.needs_bytes is None else f"no pin passes: the weights, overhead and headroom alone need {fmt(g.needs_bytes, 'GiB')} "
                    f"of the {fmt(g.available_bytes, 'GiB')} MemAvailable; expected a smaller model, fewer weights a rank or more memory available")  # fmt: skip
@@ -564,10 +569,17 @@ def _ranks_rows(r: modeled.ModelReport, fig: Figures) -> list[tuple[str, str]]:
 
 def _gate_rows(g: UnifiedGate, fig: Figures, rows: list[Any]) -> str:
     """The start gate's rows: each term, the needs and the margin as printed, the largest pin that passes."""
+    terms = [(esc(t.name), fig(f"term_{t.name.replace(' ', '_').replace('-', '_')}", fmt(t.bytes, "GiB")), esc(t.source)) for t in g.terms]
     if g.needs_bytes is None:
         rows.append(("Start gate", badge(None) + " " + fig("gate", "outside calibration") + esc(f": {g.outside_calibration}")))
+        if g.room_for_overhead_bytes is not None:
+            room = report.margin_as_printed(g.available_bytes, g.terms)
+            rows.append(("Known terms", table(("Term", "A rank", "Source"), terms, "What one rank needs besides the overhead, which is unknown",
+                         ("known", fig("known", fmt(report.needs_as_printed(g.terms), "GiB")), "the sum of the known terms as printed"))))  # fmt: skip
+            rows.append(("Against MemAvailable", fig("room", fmt(abs(room), "GiB"))
+                         + (" left for the overhead: the start passes if its overhead is at most that" if room >= 0
+                            else " over with the known terms alone: refused whatever the overhead")))  # fmt: skip
         return "outside calibration"
-    terms = [(esc(t.name), fig(f"term_{t.name.replace(' ', '_').replace('-', '_')}", fmt(t.bytes, "GiB")), esc(t.source)) for t in g.terms]
     rows.append(("Start gate (overhead " + esc(g.overhead_source) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
                  ("needs", fig("needs", fmt(report.needs_as_printed(g.terms), "GiB")), "the sum of the terms as printed"))))  # fmt: skip
     passes = bool(g.passes)

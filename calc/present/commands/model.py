@@ -280,8 +280,13 @@ def _largest_pin(g: modelreport_module.UnifiedGate, box: str, args: argparse.Nam
         measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
         want = ("a pin such as 10e9, or settings inside the gate's calibration (--max-num-seqs, --max-num-batched-tokens)" if measured
                 else "a pin such as 10e9, or --overhead, a rank's overhead from a measured start")  # fmt: skip
+        room = (
+            f"; the weights and headroom alone leave {fmt(g.room_for_overhead_bytes, 'GiB', down=True)} of MemAvailable for the pin and the overhead"
+            if g.room_for_overhead_bytes is not None
+            else ""
+        )
         raise InputError(f"--kv-cache-memory-bytes: found nothing on the {box}, whose pool is the one pinned; the gate cannot size the largest pin "
-                         f"({g.outside_calibration}): expected {want}")  # fmt: skip
+                         f"({g.outside_calibration}{room}): expected {want}")  # fmt: skip
     if g.largest_pin_bytes is None:
         where = f", read from {g.available_source}" if args.available is not None and args.available.strip() == "auto" else ""
         raise InputError(f"--kv-cache-memory-bytes: found nothing on the {box}, and no pin passes its gate: the weights, overhead and headroom "
@@ -305,8 +310,16 @@ def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
 
     if g.needs_bytes is None:
         measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
-        return [f"Start gate on {box}: outside calibration ({g.outside_calibration})"
-                + ("" if measured else "; give --overhead, a rank's overhead from a measured start")]  # fmt: skip
+        lines = [f"Start gate on {box}: outside calibration ({g.outside_calibration})"
+                 + ("" if measured else "; give --overhead, a rank's overhead from a measured start")]  # fmt: skip
+        if g.room_for_overhead_bytes is not None:
+            known, room = report.needs_as_printed(g.terms), report.margin_as_printed(g.available_bytes, g.terms)
+            lines += [f"  known: a rank needs {fmt(known, 'GiB')} = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in g.terms if t.bytes)
+                      + ", and the overhead, unknown",
+                      f"  against MemAvailable {fmt(g.available_bytes, 'GiB')} ({g.available_source}): "
+                      + (f"{fmt(room, 'GiB')} left for the overhead: the start passes if its overhead is at most that" if room >= 0
+                         else f"refused whatever the overhead: the known terms alone are {fmt(-room, 'GiB')} over")]  # fmt: skip
+        return lines
     needs, margin = report.needs_as_printed(g.terms), report.margin_as_printed(g.available_bytes, g.terms)
     return [
         f"Start gate on {box} (overhead {g.overhead_source}; {g.seats:,} sequences and {g.prefill_budget:,} batched tokens, the calibration's unless "
