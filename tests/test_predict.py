@@ -1231,6 +1231,13 @@ def test_a_name_two_cards_share_lists_both() -> None:
         predict.find_box(boxes, "6000")
     with pytest.raises(InputError, match="fits tesla-v100-16gb and tesla-v100-32gb; expected one of them"):
         predict.find_box(boxes, "V100")
+    # a size narrows a name that fits several: an H100 80GB is the SXM or the PCIe card, not the 94 GB NVL
+    with pytest.raises(InputError, match=r"^--gpu: found 'H100 80GB', which fits h100-sxm and h100-pcie; expected one of them$"):
+        predict.find_box(boxes, "H100 80GB")
+    assert predict.find_box(boxes, "V100 32GB")["id"] == "tesla-v100-32gb" and predict.find_box(boxes, "V100 16GB")["id"] == "tesla-v100-16gb"
+    # a card the catalog lacks: the flag that takes any card's total
+    with pytest.raises(InputError, match=r"^--gpu: found 'L20', expected one of .*; or --total-memory SIZE, the total torch reports"):
+        predict.find_box(boxes, "L20")
 
 
 def test_a_card_by_the_name_torch_gives_it() -> None:
@@ -1267,7 +1274,12 @@ def test_an_unknown_card_offers_the_ids_that_share_a_word() -> None:
         predict.find_box(boxes, "RTX 3070")
     message = str(caught.value)
     assert message.startswith("--gpu: found 'RTX 3070', expected one of rtx-5090-node, rtx-4090, ")
-    assert message.endswith(f" or another of the {len(boxes)} boxes of catalog/boxes.yaml") and len(message) < 300
+    assert (
+        message.endswith(
+            f" or another of the {len(boxes)} boxes of catalog/boxes.yaml; or --total-memory SIZE, the total torch reports for a card the catalog lacks"
+        )
+        and len(message) < 360
+    )
     assert all(i.startswith("rtx-") for i in message.split("expected one of ")[1].split(" or another")[0].split(", "))
 
 

@@ -110,6 +110,13 @@ def find_box(boxes: Mapping[str, Box], name: str) -> Box:
         for text, size in _readings(name):
             try:
                 box = _find_box(boxes, text)
+            except _Several as several:  # "H100 80GB": the size keeps the boxes sold at it, where no form-factor word tells them apart
+                sold = [b for b in several.fits if size is not None and not _FORM_WORDS.search(name) and sold_at(b, size)]
+                if len(sold) == 1:
+                    return sold[0]
+                if sold:
+                    raise _Several(name, sold) from None
+                continue
             except InputError:
                 continue
             if size is None or sold_at(box, size):
@@ -163,8 +170,17 @@ def _find_box(boxes: Mapping[str, Box], name: str) -> Box:
     if len(fits) == 1:  # the words before a Ti, SUPER, Ada or Laptop: another card, perhaps not in the catalog
         raise InputError(f"--gpu: found {name!r}, expected a card of catalog/boxes.yaml by its whole name: {fits[0]['id']} ({fits[0]['name']}) is another card")
     if fits:
-        raise InputError(f"--gpu: found {name!r}, which fits {' and '.join(str(b['id']) for b in fits)}; expected one of them")
-    raise InputError(f"--gpu: found {name!r}, expected one of {box_choices(boxes, name)}")
+        raise _Several(name, fits)
+    raise InputError(f"--gpu: found {name!r}, expected one of {box_choices(boxes, name)}; or --total-memory SIZE, the total torch "
+                     "reports for a card the catalog lacks")  # fmt: skip
+
+
+class _Several(InputError):
+    """A card's name that fits several boxes, each of which it could be."""
+
+    def __init__(self, name: str, fits: list[Box]) -> None:
+        super().__init__(f"--gpu: found {name!r}, which fits {' and '.join(str(b['id']) for b in fits)}; expected one of them")
+        self.fits = fits
 
 
 # Words that make another card of the words before them ("RTX 4070" is not the "RTX 4070 Ti SUPER",
