@@ -49,19 +49,34 @@ class Batch:
     source: str
 
 
-def default_batch(rel: tuple[int, int], card_total: int, card_name: str, max_model_len: int, offline: bool = False) -> Batch:
-    """The scheduler's defaults when the reader sets neither.
+def default_batch(rel: tuple[int, int], card_total: int, card_name: str, max_model_len: int, offline: bool = False,
+                  chunked: bool | None = None) -> Batch:  # fmt: skip
+    """The scheduler's defaults when the reader sets neither; `chunked`, --enable-chunked-prefill or
+    --no-enable-chunked-prefill given (None: neither).
 
     V1 (v0.8.0 on): vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults (_set_default_args_v1
     in v0.8.x): a card of 70 GiB or more that is no A100 takes 8192 tokens (16384 offline) and 1024
     sequences, any other 2048 (8192 offline) and 256; from v0.28.0 a card of 160 GiB or more
     takes 16384 tokens served too; v0.33.0 keeps GB10 on the small tier.
     V0 (before v0.8): vllm/config.py, SchedulerConfig: 256 sequences and max(max_model_len, 2048)
-    tokens, or 2048 when chunked prefill is on (served with max_model_len above 32K)."""
+    tokens, or 2048 when chunked prefill is on (served with max_model_len above 32K, or asked for).
+    V1 with chunked prefill turned off: max_model_len tokens before v0.12.0 (read in v0.11.0), the
+    larger of max_model_len and the default from v0.12.0 (read in v0.12.0 to v0.33.0):
+    vllm/engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args."""
     if rel < (0, 8):
-        chunked = max_model_len > 32768 and not offline
-        tokens = 2048 if chunked else max(max_model_len, 2048)
-        return Batch(tokens, 256, "vllm/config.py, SchedulerConfig, V0 (v0.6-v0.7): " + ("chunked prefill, 2048" if chunked else "max(max_model_len, 2048)"))
+        on = chunked if chunked is not None else max_model_len > 32768 and not offline
+        tokens = 2048 if on else max(max_model_len, 2048)
+        return Batch(tokens, 256, "vllm/config.py, SchedulerConfig, V0 (v0.6-v0.7): " + ("chunked prefill, 2048" if on else "max(max_model_len, 2048)"))
+    batch = _v1_batch(rel, card_total, card_name, offline)
+    if chunked is not False:
+        return batch
+    off = "vllm/engine/arg_utils.py, _set_default_max_num_seqs_and_batched_tokens_args: chunked prefill off, "
+    if rel < (0, 12):
+        return Batch(max_model_len, batch.max_num_seqs, off + "max_model_len (v0.11.0)")
+    return Batch(max(max_model_len, batch.max_num_batched_tokens), batch.max_num_seqs, off + f"the larger of max_model_len and the default ({batch.source})")
+
+
+def _v1_batch(rel: tuple[int, int], card_total: int, card_name: str, offline: bool) -> Batch:
     where = "vllm/engine/arg_utils.py, get_batch_defaults"
     gb10 = "gb10" in _key(card_name) and rel >= (0, 33)
     if rel >= (0, 28) and card_total >= 160 * GiB:

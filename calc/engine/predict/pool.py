@@ -63,6 +63,7 @@ class Start:
     allow_long_max_model_len: bool = False  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len above the model's own is taken
     quantization: str | None = None  # --quantization as given: awq by name keeps the plain AWQ kernel up to v0.23.x (plain_awq)
     compile_cached: bool = False  # the compiled graph is in vLLM's cache (a start after the first): nothing compiles in the profile
+    chunked_prefill: bool | None = None  # --enable-chunked-prefill or --no-enable-chunked-prefill; None: the release's default
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,10 @@ def scheduled(s: Start, batch: Batch, rel: tuple[int, int], floor: int = 0) -> t
         tokens = min(tokens, seqs * s.max_model_len)
     if rel >= (0, 12) and s.max_num_seqs is None:
         seqs = min(seqs, tokens)
+    if s.chunked_prefill is False and rel >= (0, 8) and tokens < s.max_model_len:
+        raise InputError(f"--max-num-batched-tokens: found {tokens:,} beside --no-enable-chunked-prefill and max_model_len {s.max_model_len:,}, "
+                         f"expected at least {s.max_model_len:,}: vLLM refuses a budget below max_model_len with chunked prefill off "
+                         "(vllm/config/scheduler.py verify_max_model_len)")  # fmt: skip
     if tokens < seqs:
         said = "--max-num-batched-tokens" if s.max_num_batched_tokens is not None else "max_num_batched_tokens (the default)"
         raise InputError(f"--max-num-seqs: found {seqs:,} beside {said} {tokens:,}, expected at most {tokens:,} ({SCHEDULER})")
@@ -165,7 +170,7 @@ def batch_on(s: Start, card: Card, floor: int = 0) -> tuple[int, int]:
     """max_num_batched_tokens and max_num_seqs of the start on the card (scheduled, from the release's defaults;
     `floor`: hfconfig.batched_tokens_floor of the config)."""
     rel = release(s.engine_version)
-    return scheduled(s, default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline), rel, floor)
+    return scheduled(s, default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline, s.chunked_prefill), rel, floor)
 
 
 @dataclass(frozen=True)
@@ -219,7 +224,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
     util = s.utilization if s.utilization is not None else default_utilization(rel)
     requested = math.ceil(card.total_bytes * util)
-    batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline)
+    batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline, s.chunked_prefill)
     tokens, seqs = scheduled(s, batch, rel, shape.batched_tokens_floor)
     if weights_bytes is None:
         w = weights.per_rank(shape, s.tp)

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from calc.catalog.model import Catalog
-from calc.present import inputs
+from calc.present import inputs, vllmserve
 from calc.present.commands.common import _flag, _frac, _host_memory, _int
 from calc.present.commands.gate import available_list
 from calc.units import InputError, fmt, parse_count, parse_size, printed_sum, shown
@@ -73,6 +73,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     from calc.checks import modeled, unified
     from calc.engine import derive, hfconfig, predict
 
+    said = said or vllmserve.notes(args, card_read=args.gpu is not None or args.total_memory is not None)  # the rest of a pasted `vllm serve` line
     config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
     card = _card(catalog, args)
@@ -100,7 +101,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             speculative_tokens=_int(args, "speculative_tokens"),
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg, quantization=args.quantization, allow_long_max_model_len=args.allow_long_max_model_len,
-            compile_cached=args.compile_cached,
+            compile_cached=args.compile_cached, chunked_prefill=args.chunked_prefill,
         )  # fmt: skip
         predict.check_start(start)
         if args.pin is not None:

@@ -1,0 +1,103 @@
+"""`calc model` takes a `vllm serve` line pasted whole: the flags that size no GPU memory are read
+and set aside, those whose memory calc does not model are named beside the figures, chunked prefill
+is modeled as vLLM's arg_utils.py sets the default budget by it, and a dtype calc cannot size is
+refused in one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from calc.present import cli
+
+CONFIG = "models/configs/qwen3-8b/config.json"
+CARD = ["--gpu", "h100-sxm", "--max-model-len", "8192"]
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    assert cli.main(["model", CONFIG, *argv, "--json"]) == 0
+    out: dict[str, object] = json.loads(capsys.readouterr().out)
+    return out
+
+
+def test_a_pasted_serve_line_gives_the_same_figures_and_says_what_it_set_aside(capsys: pytest.CaptureFixture[str]) -> None:
+    bare = _json(capsys, *CARD)
+    pasted = _json(capsys, *CARD, "--host", "0.0.0.0", "--port", "8000", "--served-model-name", "qwen", "qwen3", "--trust-remote-code",
+                   "--dtype", "bfloat16", "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--reasoning-parser", "qwen3",
+                   "--disable-log-requests", "--seed", "0", "--api-key", "secret", "--uvicorn-log-level", "warning")  # fmt: skip
+    for key in ("available_kv_bytes", "activation_peak_bytes", "non_torch_bytes", "cuda_graph_bytes", "verdict", "kv_tokens"):
+        assert pasted[key] == bare[key], key
+    notes = [n for n in pasted["notes"] if isinstance(n, str) and n.startswith("read and set aside")]  # type: ignore[union-attr]
+    assert len(notes) == 1
+    for flag in ("--dtype bfloat16", "--host", "--port", "--served-model-name", "--trust-remote-code", "--tool-call-parser", "--api-key"):
+        assert flag in notes[0], flag
+    assert "secret" not in json.dumps(pasted)  # a value set aside is not repeated
+
+
+@pytest.mark.parametrize(
+    ("argv", "moves"),
+    [
+        (["--compilation-config", '{"cudagraph_mode": "PIECEWISE"}'], "the CUDA graphs captured and the compile's block"),
+        (["-O3"], "the optimization level"),
+        (["--max-cudagraph-capture-size", "64"], "the CUDA graphs captured (the largest)"),
+        (["--cuda-graph-sizes", "1", "2", "4"], "the CUDA graphs captured (their sizes)"),
+        (["--disable-custom-all-reduce"], "custom all-reduce buffers"),
+        (["--speculative-config", '{"method": "eagle3", "num_speculative_tokens": 3}'], "the drafter's weights"),
+        (["--runner", "pooling"], "no KV cache for generation"),
+    ],
+)
+def test_a_flag_whose_memory_is_not_modeled_is_named_beside_the_figures(capsys: pytest.CaptureFixture[str], argv: list[str], moves: str) -> None:
+    assert cli.main(["model", CONFIG, *CARD, *argv]) == 0
+    out = capsys.readouterr().out
+    flag = argv[0][:2] if argv[0].startswith("-O") else argv[0]
+    said = [line for line in out.splitlines() if line.startswith(f"Note: {flag}: read but not modeled")]
+    assert len(said) == 1 and moves in said[0] and "the figures take vLLM's default for it" in said[0]
+
+
+def test_chunked_prefill_off_sets_the_default_budget_as_the_release_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """vllm/engine/arg_utils.py: with chunked prefill off, the default budget is max_model_len in v0.11.0
+    and the larger of max_model_len and the card's default from v0.12.0 (8,192 on an H100 served);
+    on V0 --enable-chunked-prefill sets it to 2,048 (vllm/config.py SchedulerConfig)."""
+    off = ["--gpu", "h100-sxm", "--no-enable-chunked-prefill"]
+    assert _json(capsys, *off, "--max-model-len", "4096", "--engine-version", "0.11.0")["max_num_batched_tokens"] == 4096
+    assert _json(capsys, *off, "--max-model-len", "4096", "--engine-version", "0.12.0")["max_num_batched_tokens"] == 8192
+    assert _json(capsys, *off, "--max-model-len", "32768", "--engine-version", "0.30.0")["max_num_batched_tokens"] == 32768
+    assert _json(capsys, "--gpu", "h100-sxm", "--max-model-len", "32768", "--engine-version", "0.30.0")["max_num_batched_tokens"] == 8192
+    v0 = ["--gpu", "h100-sxm", "--max-model-len", "16384", "--engine-version", "0.7.3"]
+    assert _json(capsys, *v0)["max_num_batched_tokens"] == 16384  # max(max_model_len, 2048)
+    assert _json(capsys, *v0, "--enable-chunked-prefill")["max_num_batched_tokens"] == 2048
+    # with chunked prefill off, vLLM refuses a budget below max_model_len (vllm/config/scheduler.py verify_max_model_len)
+    assert cli.main(["model", CONFIG, *off, "--max-model-len", "32768", "--max-num-batched-tokens", "8192"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("calc: error: --max-num-batched-tokens: found 8,192 beside --no-enable-chunked-prefill") and err.count("\n") == 1
+    # without a card nothing reads the scheduler's defaults: set aside, said so
+    assert cli.main(["model", CONFIG, "--max-model-len", "8192", "--enable-chunked-prefill"]) == 0
+    assert "read and set aside, as they size no GPU memory or match calc's 16-bit model: --enable-chunked-prefill" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float", "fp8", "nonsense"])
+def test_a_dtype_calc_cannot_size_is_refused_in_one_line(capsys: pytest.CaptureFixture[str], dtype: str) -> None:
+    assert cli.main(["model", CONFIG, *CARD, "--dtype", dtype]) == 2
+    err = capsys.readouterr().err
+    assert err == f"calc: error: --dtype: found {dtype!r}, expected auto, half, float16 or bfloat16: calc models weights and activations " \
+                  "in 16 bits (vLLM itself loads a float32 checkpoint in bfloat16 under auto)\n"  # fmt: skip
+
+
+def test_a_flag_of_neither_table_is_still_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["model", CONFIG, *CARD, "--no-such-flag", "3"]) == 2
+    assert "unrecognized arguments: --no-such-flag 3" in capsys.readouterr().err
+
+
+def test_the_serve_line_flags_are_declared_once_and_apart_from_calcs_inputs() -> None:
+    """No flag of vllmserve's tables is also one of calc's own inputs (it would be read twice), and
+    every one is declared on `model`'s parser under the attribute vllmserve.dest gives."""
+    from calc.present import inputs, vllmserve
+
+    own = {name for u in inputs.COMMAND_FLAGS["model"] for name in (inputs.flag_names(u)[0], *inputs.flag_names(u)[1])}
+    tables = {*vllmserve.ASIDE, *vllmserve.NOT_MODELED}
+    assert not own & tables
+    parser = cli.build_parser("model")
+    model = next(a for a in parser._actions if a.dest == "command").choices["model"]  # type: ignore[index]
+    declared = {s: a.dest for a in model._actions for s in a.option_strings}
+    assert all(declared[f] == vllmserve.dest(f) for f in tables)
