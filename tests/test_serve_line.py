@@ -40,7 +40,6 @@ def test_a_pasted_serve_line_gives_the_same_figures_and_says_what_it_set_aside(c
     [
         (["--compilation-config", '{"cudagraph_mode": "PIECEWISE"}'], "the CUDA graphs captured and the compile's block"),
         (["-O3"], "the optimization level"),
-        (["--max-cudagraph-capture-size", "64"], "the CUDA graphs captured (the largest)"),
         (["--cuda-graph-sizes", "1", "2", "4"], "the CUDA graphs captured (their sizes)"),
         (["--disable-custom-all-reduce"], "custom all-reduce buffers"),
         (["--speculative-config", '{"method": "eagle3", "num_speculative_tokens": 3}'], "the drafter's weights"),
@@ -50,8 +49,7 @@ def test_a_pasted_serve_line_gives_the_same_figures_and_says_what_it_set_aside(c
 def test_a_flag_whose_memory_is_not_modeled_is_named_beside_the_figures(capsys: pytest.CaptureFixture[str], argv: list[str], moves: str) -> None:
     assert cli.main(["model", CONFIG, *CARD, *argv]) == 0
     out = capsys.readouterr().out
-    flag = argv[0][:2] if argv[0].startswith("-O") else argv[0]
-    said = [line for line in out.splitlines() if line.startswith(f"Note: {flag}: read but not modeled")]
+    said = [line for line in out.splitlines() if line.startswith(f"Note: {argv[0]}: read but not modeled")]  # -O3 as typed
     assert len(said) == 1 and moves in said[0] and "the figures take vLLM's default for it" in said[0]
 
 
@@ -101,3 +99,30 @@ def test_the_serve_line_flags_are_declared_once_and_apart_from_calcs_inputs() ->
     model = next(a for a in parser._actions if a.dest == "command").choices["model"]  # type: ignore[index]
     declared = {s: a.dest for a in model._actions for s in a.option_strings}
     assert all(declared[f] == vllmserve.dest(f) for f in tables)
+
+
+def test_the_graphs_captured_follow_the_sizes_given(capsys: pytest.CaptureFixture[str]) -> None:
+    """vllm/config/vllm.py _set_cudagraph_sizes (read in v0.24.0 and v0.33.0): a largest given builds the
+    grid 1, 2, 4, then steps of 8 up to it (11 graphs up to 64), no decode sizes appended; sizes given
+    are taken as they are. Llama 3.1 8B on an RTX 4090 under v0.21.0 (256 sequences, 2,048 tokens by
+    default): 51 piecewise graphs by default, 11 up to 64, 4 for 1 2 4 8; fewer graphs, a smaller
+    estimate and a larger pool, and none of it under --enforce-eager."""
+    llama = ["models/configs/llama-3.1-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "8192", "--engine-version", "0.21.0", "--json"]
+
+    def run(*argv: str) -> dict[str, object]:
+        assert cli.main(["model", *llama, *argv]) == 0
+        out: dict[str, object] = json.loads(capsys.readouterr().out)
+        return out
+
+    default, upto64, four = run(), run("--max-cudagraph-capture-size", "64"), run("--cudagraph-capture-sizes", "1", "2", "4", "8")
+    sources = [str(r["terms"]["cuda_graph"]["source"]) for r in (default, upto64, four)]  # type: ignore[index]
+    assert "PIECEWISE=51, FULL=35" in sources[0] and "PIECEWISE=11, FULL=11" in sources[1] and "PIECEWISE=4, FULL=4" in sources[2]
+    graphs = [int(r["cuda_graph_bytes"]) for r in (default, upto64, four)]  # type: ignore[call-overload]
+    pools = [int(r["available_kv_bytes"]) for r in (default, upto64, four)]  # type: ignore[call-overload]
+    assert graphs[0] > graphs[1] > graphs[2] > 0 and pools[0] < pools[1] < pools[2]
+    assert pools[1] - pools[0] == graphs[0] - graphs[1]  # the estimate alone moves
+    assert run("--cudagraph-capture-sizes", "1,2,4,8")["cuda_graph_bytes"] == graphs[2]  # one comma-separated word reads alike
+    for bad, said in ((["--max-cudagraph-capture-size", "0"], "--max-cudagraph-capture-size: found 0, expected a token count from 1"),
+                      (["--cudagraph-capture-sizes", "x"], "--cudagraph-capture-sizes: found 'x', expected a whole number")):  # fmt: skip
+        assert cli.main(["model", *llama, *bad]) == 2
+        assert capsys.readouterr().err.startswith(f"calc: error: {said}")

@@ -44,8 +44,6 @@ NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
     "-O": (True, "the CUDA graphs captured and the compile's block (the optimization level, vllm/config/compilation.py)"),
     "--optimization-level": (True, "the CUDA graphs captured and the compile's block (vllm/config/compilation.py)"),
     "--cuda-graph-sizes": ("+", "the CUDA graphs captured (their sizes)"),
-    "--cudagraph-capture-sizes": ("+", "the CUDA graphs captured (their sizes)"),
-    "--max-cudagraph-capture-size": (True, "the CUDA graphs captured (the largest)"),
     "--max-seq-len-to-capture": (True, "the CUDA graphs captured (V0)"),
     "--disable-custom-all-reduce": (False, "non-torch memory under tensor parallel (the custom all-reduce buffers)"),
     "--attention-backend": (True, "the attention backend's buffers and the CUDA graphs"),
@@ -72,7 +70,7 @@ DTYPES_16 = frozenset({"auto", "half", "float16", "bfloat16", "fp16", "bf16"})
 
 def dests() -> frozenset[str]:
     """Every namespace attribute declare() stores a flag under."""
-    return frozenset({*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "chunked_prefill", "vllm_dtype"})
+    return frozenset({*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "chunked_prefill", "vllm_dtype", "max_cudagraph_capture_size", "cudagraph_capture_sizes"})
 
 
 def dest(flag: str) -> str:
@@ -92,6 +90,10 @@ def declare(p: argparse.ArgumentParser) -> None:
                          help="with a card: chunked prefill on (V1 always; on V0 it sets the default budget to 2,048 tokens)")  # fmt: skip
     chunked.add_argument("--no-enable-chunked-prefill", dest="chunked_prefill", action="store_const", const=False,
                          help="with a card: chunked prefill off, so the default budget holds max_model_len (vllm/engine/arg_utils.py)")  # fmt: skip
+    p.add_argument("--max-cudagraph-capture-size", dest="max_cudagraph_capture_size", default=None, metavar="N",
+                   help="with a card: the largest CUDA graph vLLM captures (the grid up to it), which sizes the graph estimate from v0.20.0")  # fmt: skip
+    p.add_argument("--cudagraph-capture-sizes", dest="cudagraph_capture_sizes", nargs="+", default=None, metavar="N",
+                   help="with a card: the token counts vLLM captures a CUDA graph for, in place of its grid")  # fmt: skip
     p.add_argument("--dtype", dest="vllm_dtype", default=None,
                    help="vLLM's --dtype: auto, half, float16 or bfloat16 (16-bit weights, as calc models them); other flags of "
                         "`vllm serve` that size no memory (--host, --port, --served-model-name, --trust-remote-code...) are read "
@@ -100,8 +102,8 @@ def declare(p: argparse.ArgumentParser) -> None:
 
 def notes(args: argparse.Namespace, card_read: bool) -> tuple[str, ...]:
     """What the answer says of the vLLM flags read from these tables; a dtype calc does not model
-    refused. Chunked prefill is modeled where a card's pool is predicted (`card_read`: --gpu or
-    --total-memory given), and set aside elsewhere: nothing else reads the scheduler's defaults."""
+    refused. Chunked prefill and the CUDA graphs' sizes are modeled where a card's pool is predicted
+    (`card_read`: --gpu or --total-memory given), and set aside elsewhere: nothing else reads them."""
     from calc.units import InputError
 
     dtype = getattr(args, "vllm_dtype", None)
@@ -112,16 +114,34 @@ def notes(args: argparse.Namespace, card_read: bool) -> tuple[str, ...]:
     chunked = getattr(args, "chunked_prefill", None)
     if chunked is not None and not card_read:
         given.append("--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill")
+    for key, flag in (("max_cudagraph_capture_size", "--max-cudagraph-capture-size"), ("cudagraph_capture_sizes", "--cudagraph-capture-sizes")):
+        if getattr(args, key, None) is not None and not card_read:
+            given.append(flag)
     unmodeled = [f for f in NOT_MODELED if _given(args, f)]
     out: list[str] = []
     if given or dtype is not None:
         said = ([f"--dtype {dtype.strip()}"] if dtype is not None else []) + given
         out.append(f"read and set aside, as they size no GPU memory or match calc's 16-bit model: {', '.join(said)}")
     for flag in unmodeled:
-        out.append(f"{flag}: read but not modeled, the figures take vLLM's default for it; it moves {NOT_MODELED[flag][1]}")
+        typed = flag + str(getattr(args, dest(flag))).lstrip("=") if flag == "-O" else flag  # -O3 as typed
+        out.append(f"{typed}: read but not modeled, the figures take vLLM's default for it; it moves {NOT_MODELED[flag][1]}")
     return tuple(out)
 
 
 def _given(args: argparse.Namespace, flag: str) -> bool:
     value = getattr(args, dest(flag), None)
     return value is not None and value is not False
+
+
+def capture(args: argparse.Namespace) -> tuple[int | None, tuple[int, ...] | None]:
+    """--max-cudagraph-capture-size and --cudagraph-capture-sizes as token counts (vLLM's list also
+    reads as one comma-separated word: '1,2,4,8')."""
+    from calc.units import parse_count
+
+    largest = getattr(args, "max_cudagraph_capture_size", None)
+    sizes = getattr(args, "cudagraph_capture_sizes", None)
+    words = [w for v in sizes for w in v.replace("[", " ").replace("]", " ").replace(",", " ").split()] if sizes is not None else None
+    return (
+        parse_count(largest, "--max-cudagraph-capture-size") if largest is not None else None,
+        tuple(parse_count(w, "--cudagraph-capture-sizes") for w in words) if words is not None else None,
+    )

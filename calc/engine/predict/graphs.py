@@ -47,6 +47,8 @@ class Capture:
     flashinfer: bool = False  # the attention backend is FlashInfer (runs_flashinfer, a model without MLA)
     sm120: bool = False  # Blackwell GeForce and RTX PRO: FlashInfer decodes with XQA from v0.28.0
     fa3: bool = False  # FlashAttention 3 (Hopper, FlashAttention's backend or its MLA one): split buffers in full graphs
+    max_size: int | None = None  # --max-cudagraph-capture-size: the grid up to it, no decode sizes appended
+    sizes: tuple[int, ...] | None = None  # --cudagraph-capture-sizes: these, none above max_num_batched_tokens
 
     @property
     def full_spec_decode(self) -> bool:
@@ -72,11 +74,18 @@ def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: 
     no more than max_num_batched_tokens (log 111: 'PIECEWISE=83 (largest=1024)'). From v0.21.0
     max_num_batched_tokens is appended when it is no larger; with drafts from v0.29.0 each count of
     the request grid (up to max_num_seqs, itself included) times the query length, where it fits
-    under the ceiling; without drafts from v0.31.0 max_num_seqs itself."""
+    under the ceiling; without drafts from v0.31.0 max_num_seqs itself. Sizes given
+    (--cudagraph-capture-sizes) are taken as they are, none above max_num_batched_tokens; a largest
+    given (--max-cudagraph-capture-size) replaces the default's and appends no decode sizes (read in
+    v0.24.0 and v0.33.0)."""
+    if capture.sizes is not None:
+        return sorted({n for n in capture.sizes if n <= max_num_batched_tokens})
     query = 1 + capture.speculative_tokens
     ceiling = SM100_CEILING if capture.sm100 and rel >= SM100_CEILING_FROM else CEILING
     decode: list[int] = []
-    if architecture == "GptOssForCausalLM":
+    if capture.max_size is not None:
+        cap = capture.max_size  # the user's: the default sizing, gpt-oss's among it, is skipped
+    elif architecture == "GptOssForCausalLM":
         cap = GPT_OSS_CAPTURE  # set in the compilation config: the default sizing is skipped
     else:
         cap = min(max_num_seqs * query * 2, ceiling)

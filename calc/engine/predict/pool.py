@@ -4,7 +4,7 @@ pipeline parallel, and vLLM's verdict on the start."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
@@ -64,6 +64,8 @@ class Start:
     quantization: str | None = None  # --quantization as given: awq by name keeps the plain AWQ kernel up to v0.23.x (plain_awq)
     compile_cached: bool = False  # the compiled graph is in vLLM's cache (a start after the first): nothing compiles in the profile
     chunked_prefill: bool | None = None  # --enable-chunked-prefill or --no-enable-chunked-prefill; None: the release's default
+    max_cudagraph_capture_size: int | None = None  # --max-cudagraph-capture-size; None: vLLM's default
+    cudagraph_capture_sizes: tuple[int, ...] | None = None  # --cudagraph-capture-sizes; None: vLLM's grid
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,12 @@ def check_start(s: Start) -> None:
         raise InputError(f"--max-num-seqs: found {s.max_num_seqs}, expected a count from 1 to 1,000,000")
     if not 1 <= s.pp <= ranks.MAX_PP:
         raise InputError(f"--pipeline-parallel-size: found {s.pp}, expected a pipeline parallel size from 1 to {ranks.MAX_PP}")
+    if s.max_cudagraph_capture_size is not None and not 0 < s.max_cudagraph_capture_size <= MAX_MODEL_LEN:
+        raise InputError(f"--max-cudagraph-capture-size: found {s.max_cudagraph_capture_size}, expected a token count from 1 to {MAX_MODEL_LEN:,}")
+    if s.cudagraph_capture_sizes is not None and not (s.cudagraph_capture_sizes and all(0 < n <= MAX_MODEL_LEN for n in s.cudagraph_capture_sizes)):
+        raise InputError(
+            f"--cudagraph-capture-sizes: found {list(s.cudagraph_capture_sizes)}, expected one token count or more, each from 1 to {MAX_MODEL_LEN:,}"
+        )
     if s.max_num_batched_tokens is not None and not 0 < s.max_num_batched_tokens <= MAX_MODEL_LEN:
         raise InputError(f"--max-num-batched-tokens: found {s.max_num_batched_tokens}, expected a count from 1 to {MAX_MODEL_LEN:,}")
 
@@ -289,7 +297,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             + kept,
         )
     nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version))
-    capture = capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel)
+    capture = replace(capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel), max_size=s.max_cudagraph_capture_size,
+                      sizes=s.cudagraph_capture_sizes)  # fmt: skip
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
     if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
         raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")
