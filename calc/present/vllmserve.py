@@ -7,7 +7,8 @@ which then take vLLM's default for them. A flag of neither table is refused as b
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 # No GPU memory of theirs: the server, logging, the tokenizer, parsers, the checkpoint's location,
 # the scheduler's order. True: the flag takes a value; "+": one value or more; False: a switch.
@@ -40,9 +41,6 @@ ASIDE: Mapping[str, bool | str] = {
 
 # Memory of theirs that calc does not model: each with the figure it moves. True / "+" / False as above.
 NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
-    "--compilation-config": (True, "the CUDA graphs captured and the compile's block (vllm/config/compilation.py)"),
-    "-O": (True, "the CUDA graphs captured and the compile's block (the optimization level, vllm/config/compilation.py)"),
-    "--optimization-level": (True, "the CUDA graphs captured and the compile's block (vllm/config/compilation.py)"),
     "--cuda-graph-sizes": ("+", "the CUDA graphs captured (their sizes)"),
     "--max-seq-len-to-capture": (True, "the CUDA graphs captured (V0)"),
     "--disable-custom-all-reduce": (False, "non-torch memory under tensor parallel (the custom all-reduce buffers)"),
@@ -70,7 +68,17 @@ DTYPES_16 = frozenset({"auto", "half", "float16", "bfloat16", "fp16", "bf16"})
 
 def dests() -> frozenset[str]:
     """Every namespace attribute declare() stores a flag under."""
-    return frozenset({*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "chunked_prefill", "vllm_dtype", "max_cudagraph_capture_size", "cudagraph_capture_sizes"})
+    return frozenset(
+        {
+            *(dest(f) for f in (*ASIDE, *NOT_MODELED)),
+            "chunked_prefill",
+            "vllm_dtype",
+            "max_cudagraph_capture_size",
+            "cudagraph_capture_sizes",
+            "optimization_level",
+            "compilation_config",
+        }
+    )
 
 
 def dest(flag: str) -> str:
@@ -94,6 +102,12 @@ def declare(p: argparse.ArgumentParser) -> None:
                    help="with a card: the largest CUDA graph vLLM captures (the grid up to it), which sizes the graph estimate from v0.20.0")  # fmt: skip
     p.add_argument("--cudagraph-capture-sizes", dest="cudagraph_capture_sizes", nargs="+", default=None, metavar="N",
                    help="with a card: the token counts vLLM captures a CUDA graph for, in place of its grid")  # fmt: skip
+    p.add_argument("-O", "--optimization-level", dest="optimization_level", default=None, metavar="N",
+                   help="with a card, vLLM 0.12.0 and later: 0 compiles nothing and captures no graphs, 1 piecewise graphs alone, "
+                        "2 and 3 vLLM's default (vllm/config/vllm.py OPTIMIZATION_LEVEL_TO_CONFIG)")  # fmt: skip
+    p.add_argument("--compilation-config", "-cc", dest="compilation_config", default=None, metavar="JSON",
+                   help="with a card: its cudagraph_mode, cudagraph_capture_sizes, max_cudagraph_capture_size and mode 0 are modeled, "
+                        "any other key named in a note")  # fmt: skip
     p.add_argument("--dtype", dest="vllm_dtype", default=None,
                    help="vLLM's --dtype: auto, half, float16 or bfloat16 (16-bit weights, as calc models them); other flags of "
                         "`vllm serve` that size no memory (--host, --port, --served-model-name, --trust-remote-code...) are read "
@@ -114,7 +128,8 @@ def notes(args: argparse.Namespace, card_read: bool) -> tuple[str, ...]:
     chunked = getattr(args, "chunked_prefill", None)
     if chunked is not None and not card_read:
         given.append("--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill")
-    for key, flag in (("max_cudagraph_capture_size", "--max-cudagraph-capture-size"), ("cudagraph_capture_sizes", "--cudagraph-capture-sizes")):
+    for key, flag in (("max_cudagraph_capture_size", "--max-cudagraph-capture-size"), ("cudagraph_capture_sizes", "--cudagraph-capture-sizes"),
+                      ("optimization_level", "-O"), ("compilation_config", "--compilation-config")):  # fmt: skip
         if getattr(args, key, None) is not None and not card_read:
             given.append(flag)
     unmodeled = [f for f in NOT_MODELED if _given(args, f)]
@@ -123,8 +138,7 @@ def notes(args: argparse.Namespace, card_read: bool) -> tuple[str, ...]:
         said = ([f"--dtype {dtype.strip()}"] if dtype is not None else []) + given
         out.append(f"read and set aside, as they size no GPU memory or match calc's 16-bit model: {', '.join(said)}")
     for flag in unmodeled:
-        typed = flag + str(getattr(args, dest(flag))).lstrip("=") if flag == "-O" else flag  # -O3 as typed
-        out.append(f"{typed}: read but not modeled, the figures take vLLM's default for it; it moves {NOT_MODELED[flag][1]}")
+        out.append(f"{flag}: read but not modeled, the figures take vLLM's default for it; it moves {NOT_MODELED[flag][1]}")
     return tuple(out)
 
 
@@ -133,15 +147,87 @@ def _given(args: argparse.Namespace, flag: str) -> bool:
     return value is not None and value is not False
 
 
-def capture(args: argparse.Namespace) -> tuple[int | None, tuple[int, ...] | None]:
-    """--max-cudagraph-capture-size and --cudagraph-capture-sizes as token counts (vLLM's list also
-    reads as one comma-separated word: '1,2,4,8')."""
-    from calc.units import parse_count
+@dataclass(frozen=True)
+class Compilation:
+    """What the serve line sets of the compile and the CUDA graphs, as predict.Start takes it."""
 
-    largest = getattr(args, "max_cudagraph_capture_size", None)
-    sizes = getattr(args, "cudagraph_capture_sizes", None)
-    words = [w for v in sizes for w in v.replace("[", " ").replace("]", " ").replace(",", " ").split()] if sizes is not None else None
-    return (
-        parse_count(largest, "--max-cudagraph-capture-size") if largest is not None else None,
-        tuple(parse_count(w, "--cudagraph-capture-sizes") for w in words) if words is not None else None,
-    )
+    max_size: int | None = None
+    sizes: tuple[int, ...] | None = None
+    mode: str = "FULL_AND_PIECEWISE"
+    compiled: bool = True
+    notes: tuple[str, ...] = ()
+
+
+LEVEL_MODES = {"0": "NONE", "1": "PIECEWISE", "2": "FULL_AND_PIECEWISE", "3": "FULL_AND_PIECEWISE"}  # vllm/config/vllm.py, v0.12.0 to v0.33.0
+MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")  # the cudagraph_modes whose graphs graphs.graph_sizes counts
+OPTIMIZATION_FROM = (0, 12)  # -O N as an optimization level (vllm/config/vllm.py OptimizationLevel); before, a compilation level
+
+
+def compilation(args: argparse.Namespace, rel: tuple[int, int]) -> Compilation:
+    """-O, --compilation-config, --max-cudagraph-capture-size and --cudagraph-capture-sizes read as
+    vLLM reads them (a list also as one comma-separated word: '1,2,4,8'): the optimization level's
+    cudagraph_mode and compile (level 0: none), then the config's own keys over it, then the flags."""
+    from calc.units import InputError, parse_count
+
+    c = Compilation()
+    level = getattr(args, "optimization_level", None)
+    if level is not None:
+        value = str(level).strip().lstrip("=")
+        if rel < OPTIMIZATION_FROM or value not in LEVEL_MODES:
+            c = replace(c, notes=(*c.notes, f"-O{value}: read but not modeled before v0.12.0 or past levels 0 to 3, the figures take vLLM's default"))
+        else:
+            c = replace(c, mode=LEVEL_MODES[value], compiled=value != "0")
+    raw = getattr(args, "compilation_config", None)
+    if raw is not None:
+        c = _config(c, raw, parse_count)
+    largest, sizes = getattr(args, "max_cudagraph_capture_size", None), getattr(args, "cudagraph_capture_sizes", None)
+    if largest is not None:
+        c = replace(c, max_size=parse_count(largest, "--max-cudagraph-capture-size"))
+    if sizes is not None:
+        words = [w for v in sizes for w in str(v).replace("[", " ").replace("]", " ").replace(",", " ").split()]
+        if not words:
+            raise InputError("--cudagraph-capture-sizes: found nothing, expected one token count or more")
+        c = replace(c, sizes=tuple(parse_count(w, "--cudagraph-capture-sizes") for w in words))
+    return c
+
+
+def _config(c: Compilation, raw: str, parse_count: Callable[[str | int, str], int]) -> Compilation:
+    """--compilation-config's JSON: the keys calc models, each checked; any other named in a note."""
+    import json
+
+    from calc.units import InputError
+
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise InputError(f'--compilation-config: found {raw.strip()[:60]!r}, expected a JSON object such as \'{{"cudagraph_mode": "PIECEWISE"}}\'')
+    where = "--compilation-config"
+    if "cudagraph_mode" in data:
+        v = data["cudagraph_mode"]
+        mode = MODES[v] if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 1 else str(v).strip().upper()
+        if mode == "FULL" or v == 2:  # full graphs of mixed batches too: the backend decides what it captures
+            c = replace(c, notes=(*c.notes, f"{where}: cudagraph_mode FULL: read but not modeled, the figures take vLLM's default mode"))
+        elif mode not in MODES:
+            raise InputError(f"{where}: cudagraph_mode: found {v!r}, expected one of {', '.join(MODES)} or FULL")
+        else:
+            c = replace(c, mode=mode)
+    for key in ("mode", "level"):  # CompilationMode (mode; level before it): 0, NONE, compiles nothing
+        if key in data:
+            v = data[key]
+            if v in (0, "0", "NONE", "none"):
+                c = replace(c, compiled=False)
+            else:
+                c = replace(c, notes=(*c.notes, f"{where}: {key} {v!r}: read but not modeled, the figures take vLLM's compile (VLLM_COMPILE)"))
+    if "max_cudagraph_capture_size" in data:
+        c = replace(c, max_size=parse_count(data["max_cudagraph_capture_size"], f"{where}: max_cudagraph_capture_size"))
+    if "cudagraph_capture_sizes" in data:
+        sizes = data["cudagraph_capture_sizes"]
+        if not isinstance(sizes, list) or not sizes:
+            raise InputError(f"{where}: cudagraph_capture_sizes: found {sizes!r}, expected a list of token counts such as [1, 2, 4, 8]")
+        c = replace(c, sizes=tuple(parse_count(n, f"{where}: cudagraph_capture_sizes") for n in sizes))
+    rest = sorted(set(data) - {"cudagraph_mode", "mode", "level", "max_cudagraph_capture_size", "cudagraph_capture_sizes"})
+    if rest:
+        c = replace(c, notes=(*c.notes, f"{where}: {', '.join(rest)}: read but not modeled, the figures take vLLM's default for them"))
+    return c

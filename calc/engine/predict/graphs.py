@@ -49,6 +49,7 @@ class Capture:
     fa3: bool = False  # FlashAttention 3 (Hopper, FlashAttention's backend or its MLA one): split buffers in full graphs
     max_size: int | None = None  # --max-cudagraph-capture-size: the grid up to it, no decode sizes appended
     sizes: tuple[int, ...] | None = None  # --cudagraph-capture-sizes: these, none above max_num_batched_tokens
+    mode: str = "FULL_AND_PIECEWISE"  # cudagraph_mode (-O, --compilation-config): NONE, PIECEWISE, FULL_DECODE_ONLY or the default
 
     @property
     def full_spec_decode(self) -> bool:
@@ -120,15 +121,20 @@ def graph_counts(max_num_seqs: int, max_num_batched_tokens: int, architecture: s
 
 def graph_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: str = "", rel: tuple[int, int] = (0, 20),
                 capture: Capture = Capture(), runner_v2: bool = False) -> tuple[list[int], list[int]]:  # fmt: skip
-    """The token counts of the piecewise graphs and of the full ones, as graph_counts counts them."""
+    """The token counts of the piecewise graphs and of the full ones, as graph_counts counts them; a
+    cudagraph_mode given keeps the piecewise ones alone (PIECEWISE), the full decode ones alone
+    (FULL_DECODE_ONLY) or none (NONE) (vllm/config/compilation.py CUDAGraphMode, v0.12.0 to v0.33.0)."""
+    if capture.mode == "NONE":
+        return [], []
     query = 1 + capture.speculative_tokens
     sizes = capture_sizes(max_num_seqs, max_num_batched_tokens, architecture, rel, capture)
-    if query > 1 and not capture.full_spec_decode:
+    if capture.mode == "PIECEWISE" or (query > 1 and not capture.full_spec_decode):
         return sizes, []
     if query > 1 and sizes and not (runner_v2 and rel >= (0, 25)):
         top = sizes[-1]
         sizes = sorted({-(-s // query) * query for s in sizes if -(-s // query) * query <= top}) or ([query] if query <= top else [])
-    return sizes, [s for s in sizes if query <= s <= query * max_num_seqs]
+    full = [s for s in sizes if query <= s <= query * max_num_seqs]
+    return ([] if capture.mode == "FULL_DECODE_ONLY" else sizes), full
 
 
 def cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: int = 0) -> int:
@@ -305,7 +311,7 @@ def mamba_graphs(shape: Shape, rel: tuple[int, int], enforce_eager: bool, captur
     (vllm/config/compilation.py, 0.20.0 to 0.33.0) refuses a max_num_seqs above kv_cache_config.num_blocks.
     None under --enforce-eager (no graphs), nor where drafts leave piecewise graphs alone (the check
     asks cudagraph_mode.has_full_cudagraphs())."""
-    full = capture.speculative_tokens == 0 or capture.full_spec_decode
+    full = (capture.speculative_tokens == 0 or capture.full_spec_decode) and capture.mode not in ("NONE", "PIECEWISE")
     return rel >= (0, 20) and not enforce_eager and full and bool(RECURRENT & set(shape.layers))
 
 
@@ -357,6 +363,8 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     (full_graph_buffers)."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
+    if capture.mode == "NONE":
+        return Term("cuda_graph", 0, "cudagraph_mode NONE (-O0 or --compilation-config): no graphs are captured")
     if rel < (0, 20):
         return Term("cuda_graph", 0, "before v0.20.0 the estimate is off by default (vllm/envs.py, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0)")
     if vendor == "amd":

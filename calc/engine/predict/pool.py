@@ -66,6 +66,8 @@ class Start:
     chunked_prefill: bool | None = None  # --enable-chunked-prefill or --no-enable-chunked-prefill; None: the release's default
     max_cudagraph_capture_size: int | None = None  # --max-cudagraph-capture-size; None: vLLM's default
     cudagraph_capture_sizes: tuple[int, ...] | None = None  # --cudagraph-capture-sizes; None: vLLM's grid
+    cudagraph_mode: str = "FULL_AND_PIECEWISE"  # -O1 PIECEWISE, -O0 NONE, or --compilation-config's (graphs.Capture.mode)
+    compiled: bool = True  # False under -O0 or a compilation mode 0: torch.compile off, so no compile's block
 
 
 @dataclass(frozen=True)
@@ -258,7 +260,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes
     ws = moe_workspace(shape, s.tp, tokens, topk, rel, marlin)
-    cb = compile_block(shape, s.tp, rel, not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
+    cb = compile_block(shape, s.tp, rel, s.compiled and not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
     pinned = cb.bytes if pinned_block(rel) else 0  # counted again as consumed once freed (v0.27.1 to v0.30.x)
     enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
@@ -298,7 +300,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         )
     nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version))
     capture = replace(capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel), max_size=s.max_cudagraph_capture_size,
-                      sizes=s.cudagraph_capture_sizes)  # fmt: skip
+                      sizes=s.cudagraph_capture_sizes, mode=s.cudagraph_mode)  # fmt: skip
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
     if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
         raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")

@@ -457,7 +457,7 @@ def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled
     block can stay pinned by a later small allocation past empty_cache() and count as consumed
     (pinned_block); v0.31.0 limits the split during the profile run, as its comment says."""
     if not compiled:
-        return Term("compile", 0, "nothing is compiled in the profile: --enforce-eager, or the compiled graph loaded from vLLM's cache")
+        return Term("compile", 0, "nothing is compiled in the profile: --enforce-eager, -O0, or the compiled graph loaded from vLLM's cache")
     if rel < COMBO_KERNELS_FROM:
         return Term("compile", 0, "before v0.13.0 vLLM leaves Inductor's combo kernels and their benchmarking off")
     if pp > 1:

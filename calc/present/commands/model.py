@@ -90,7 +90,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     mm_cfg = _multimodal(args)
     start = None
     if card is not None:
-        largest_graph, graph_sizes = vllmserve.capture(args)
+        compiling = vllmserve.compilation(args, predict.release(args.engine_version))
         start = predict.Start(
             tp=_int(args, "tp"), pp=_int(args, "pp"), pp_layer_partition=args.pp_layer_partition, lora=lora_cfg, max_model_len=max_len,
             cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
@@ -103,8 +103,10 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg, quantization=args.quantization, allow_long_max_model_len=args.allow_long_max_model_len,
             compile_cached=args.compile_cached, chunked_prefill=args.chunked_prefill,
-            max_cudagraph_capture_size=largest_graph, cudagraph_capture_sizes=graph_sizes,
+            max_cudagraph_capture_size=compiling.max_size, cudagraph_capture_sizes=compiling.sizes, cudagraph_mode=compiling.mode,
+            compiled=compiling.compiled,
         )  # fmt: skip
+        said = (*said, *(n for n in compiling.notes if n not in said))
         predict.check_start(start)
         if args.pin is not None:
             raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
