@@ -136,6 +136,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         drafter=drafts > 0,
         speculative_tokens=drafts,
         compile_cached=compile_cached(logs[e.log]),
+        enforce_eager=enforce_eager(logs[e.log]),
     )
     weights_bytes, weights_source = _stated_weights(e, r)
     p = predict.predict(shape, card, start, predict.experts_per_token(config), predict.Given(weights_bytes, weights_source, rounding=weights_bytes is None))
@@ -170,6 +171,16 @@ def compile_cached(text: str) -> bool:
         return True
     m = _COMPILE_TIME.search(text)
     return m is not None and float(m[1] or m[2]) < CACHED_COMPILE_SECONDS
+
+
+_ENFORCE_EAGER = ("enforce_eager=True", "'enforce_eager': True")  # the engine's config line (core.py) and the arguments line (api_utils.py)
+
+
+def enforce_eager(text: str) -> bool:
+    """Whether the start ran under --enforce-eager, as its own log states it: the engine's
+    configuration line ('enforce_eager=True') or the arguments line ("'enforce_eager': True").
+    A log that states neither ran with graphs, the default."""
+    return any(m in text for m in _ENFORCE_EAGER)
 
 
 _FLASHINFER_SAMPLER = "Using FlashInfer for top-p & top-k sampling"  # v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__
