@@ -886,6 +886,27 @@ EXPECTED = {
     "191-v0271-qwen3-8b-rtx4090-v2-runner-cached-coldstart-recon.log": (0.0038, 0.005),
     "192-v0271-qwen3-17b-rtx4090-v2-runner-cold-maxlen2048-coldstart-recon.log": (0.0044, 0.005),
     "193-v0271-qwen3-17b-rtx4090-v2-runner-cached-maxlen2048-coldstart-recon.log": (0.005, 0.01),
+    # vLLM 0.29.0 under Model Runner V2 on a 48 GB RTX 4090 board, Qwen3 8B at 0.75, 4,096 tokens, 8 sequences: cold
+    # compiles (bf16, AWQ held out) 1.18 GiB over on the peak and non-torch terms (2.57 modeled, the compile's block and
+    # its pinned copy, against the 1.39 and 1.43 printed); --enforce-eager (bf16, AWQ), read from the arguments line;
+    # 512 batched tokens (held out), where the pinned block shows in the printed non-torch (1.27 GiB); the compiled
+    # graph from the cache. The graph estimate 0.15 GiB modeled against the 0.07 printed for 5 graphs of up to 16 tokens
+    "194-v0290-qwen3-8b-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0699, 0.075),
+    "195-v0290-qwen3-8b-awq-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0454, 0.05),
+    "196-v0290-qwen3-8b-rtx4090-48gb-eager-vllm-lab.log": (-0.0054, 0.01),
+    "197-v0290-qwen3-8b-awq-rtx4090-48gb-eager-vllm-lab.log": (-0.0033, 0.005),
+    "198-v0290-qwen3-8b-rtx4090-48gb-512-batched-vllm-lab.log": (-0.0123, 0.015),
+    # vLLM 0.28.0 under Model Runner V2 on an RTX 4090, Qwen3-VL-8B with one image profiled: the printed peak is 2.26 GiB
+    # cold or from the cache, where 1.52 is modeled from the cache and 2.82 cold, and the loaded weights 16.65 GiB against
+    # the config's 16.40; on pools of 2 to 3.5 GiB that is +27 % to +45 % from the cache (util 0.9 and 0.96 held out)
+    # and -12 % cold; the FP8 checkpoint cold, -7 %
+    "199-v0280-qwen3-vl-8b-rtx4090-v2-runner-16-seqs-llm-infra-bench.log": (0.2914, 0.3),
+    "200-v0280-qwen3-vl-8b-rtx4090-v2-runner-64-seqs-cold-llm-infra-bench.log": (-0.1229, 0.125),
+    "201-v0280-qwen3-vl-8b-rtx4090-v2-runner-util090-llm-infra-bench.log": (0.4484, 0.45),
+    "202-v0280-qwen3-vl-8b-rtx4090-v2-runner-maxlen4096-cold-llm-infra-bench.log": (-0.1229, 0.125),
+    "203-v0280-qwen3-vl-8b-fp8-rtx4090-v2-runner-cold-llm-infra-bench.log": (-0.0693, 0.07),
+    "204-v0280-qwen3-vl-8b-rtx4090-v2-runner-util096-llm-infra-bench.log": (0.267, 0.27),
+    "205-v0290-qwen3-8b-rtx4090-48gb-cached-prefix-caching-vllm-lab.log": (-0.0109, 0.015),
 }
 
 
@@ -908,6 +929,7 @@ def test_each_pool_against_the_printed(measured) -> None:
         log: log.startswith(
             ("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-", "127-")
             + ("130-", "133-", "136-", "139-", "142-", "145-", "148-", "151-", "154-", "157-", "160-", "163-", "166-", "169-", "172-", "175-", "192-")
+            + ("195-", "198-", "201-", "204-")
         )
         for log in EXPECTED
     }
@@ -937,21 +959,31 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         # block and the allocator's rounding): less than the 4,096-token request, so refused where vLLM started
         "138": ("starts", "max_model_len"),
         **{str(n): ("starts", "starts") for n in range(139, 176)},
-        **{str(n): ("starts", "starts") for n in range(190, 194)},
+        **{str(n): ("starts", "starts") for n in range(190, 206)},
     }  # fmt: skip
 
 
 def test_model_runner_v2_graph_estimate_against_the_printed(measured) -> None:
     """Every start on Model Runner V2 from v0.29.0 that prints its graph estimate (the 'equivalent to
-    --gpu-memory-utilization' line): predict.v2_cuda_graph_estimate within 0.02 GiB of it, fitted and
-    held out alike (0.38 GiB for Qwen3-4B's 36 layers, 0.34 and 0.35 for Qwen2-1.5B's 28), where the
-    V1 runner's formula is 0.17 to 0.23 GiB over."""
+    --gpu-memory-utilization' line) with the default capture list: predict.v2_cuda_graph_estimate
+    within 0.02 GiB of it, fitted and held out alike (0.38 GiB for Qwen3-4B's 36 layers, 0.34 and 0.35
+    for Qwen2-1.5B's 28), where the V1 runner's formula is 0.17 to 0.23 GiB over. Where max_num_seqs 8
+    stops the list at 16 tokens (5 piecewise graphs, the 48 GB RTX 4090's Qwen3-8B starts) vLLM prints
+    0.07 to 0.08 GiB and 0.15 is modeled: the largest piecewise graph's own 128 MiB
+    (predict.CUDA_GRAPH_PIECEWISE_FIRST) is a 512-token graph's, above the whole capture those starts
+    measured ('took 0.06 GiB')."""
     rows, _ = measured
     v2 = [r for r in rows if r.prediction.runner_v2 and r.release >= predict.V2_ESTIMATE_FROM and "cuda_graph" in r.printed_terms]
-    assert len(v2) == 5
+    assert len(v2) == 9
+    short = [r for r in v2 if r.prediction.graphs[0] < 51]
+    assert sorted(_key(r) for r in short) == ["194", "195", "198", "205"]
     for r in v2:
         piecewise, full = r.prediction.graphs
-        assert abs(r.prediction.cuda_graph.bytes - r.printed_terms["cuda_graph"]) < 0.02 * GiB, r.label
+        off = r.prediction.cuda_graph.bytes - r.printed_terms["cuda_graph"]
+        if r in short:
+            assert 0.06 * GiB < off < 0.09 * GiB, r.label
+            continue
+        assert abs(off) < 0.02 * GiB, r.label
         assert predict.cuda_graph_estimate(piecewise, full, r.layers) - r.printed_terms["cuda_graph"] > 0.15 * GiB, r.label
 
 
@@ -983,12 +1015,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (72, 0.0042, 0.067)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (35, 0.005, 0.0979)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (80, 0.0045, 0.123)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (39, 0.0055, 0.1171)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 72 starts with a printed pool; median |error| +0.4 %, 90th percentile +6.7 %; verdict right on 72 of 73" in out
-    assert "held out: 35 starts with a printed pool; median |error| +0.5 %, 90th percentile +9.8 %; verdict right on 36 of 36" in out
+    assert "fitted: 80 starts with a printed pool; median |error| +0.4 %, 90th percentile +12.3 %; verdict right on 80 of 81" in out
+    assert "held out: 39 starts with a printed pool; median |error| +0.6 %, 90th percentile +11.7 %; verdict right on 40 of 40" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -1021,7 +1053,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "165": ("dense", poolaccuracy.ERAS[1]), "166": ("dense", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(167, 171)},
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(171, 176)},
-        **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(190, 194)},
+        **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(190, 206)},
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -1029,11 +1061,12 @@ def test_accuracy_by_family_and_era(measured) -> None:
                             ("era", poolaccuracy.ERAS[2])]  # fmt: skip
     # the starts that build a vision tower, each also in its language model's family
     towers = [r for r in rows if r.tower]
-    assert sorted(_key(r) for r in towers) == ["112", "120", "121", "133", "158", "81"] and {r.family for r in towers} == {"dense", "sliding window", "moe"}
+    assert sorted(_key(r) for r in towers) == ["112", "120", "121", "133", "158", *(str(n) for n in range(199, 205)), "81"]
+    assert {r.family for r in towers} == {"dense", "sliding window", "moe"}
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
-    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (6, 0.008, 0.0979)
+    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (12, 0.0836, 0.2914)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (84, 85)
+    assert (dense.starts, dense.verdicts) == (96, 97)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
     assert (v1.starts, round(float(v1.p90), 3)) == (68, 0.033)
@@ -1046,8 +1079,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.079, 0.941)
-    assert round(float(held.median), 3) == 0.089
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.079, 0.896)
+    assert round(float(held.median), 3) == 0.09
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -1485,7 +1518,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 99
+    assert len(excerpts) == 111
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
@@ -1829,6 +1862,21 @@ def test_a_log_says_whether_it_compiled(line: str, cached: bool) -> None:
     assert poolaccuracy.compile_cached(line) is cached
 
 
+def test_a_log_says_whether_it_ran_eager(measured) -> None:
+    """--enforce-eager as the 48 GB RTX 4090 lab's v0.29.0 logs state it (logs/starts/196-...): its arguments
+    line, or the engine's configuration line; the same lab's compiled starts say False, and a log that says
+    neither ran with graphs."""
+    eager = (ROOT / "logs/starts/196-v0290-qwen3-8b-rtx4090-48gb-eager-vllm-lab.log").read_text()
+    compiled = (ROOT / "logs/starts/194-v0290-qwen3-8b-rtx4090-48gb-v2-runner-vllm-lab.log").read_text()
+    assert poolaccuracy.enforce_eager(eager) and not poolaccuracy.enforce_eager(compiled)
+    assert poolaccuracy.enforce_eager(
+        "[core.py:123] Initializing a V1 LLM engine (v0.29.0) with config: quantization=None, enforce_eager=True, kv_cache_dtype=auto"
+    )
+    assert not poolaccuracy.enforce_eager("[core.py:123] Initializing a V1 LLM engine (v0.29.0) with config: enforce_eager=False, kv_cache_dtype=auto")
+    rows = {_key(r): r for r in measured[0]}
+    assert rows["196"].prediction.cuda_graph.bytes == 0 and rows["196"].prediction.compile.bytes == 0
+
+
 def test_the_load_rounds_each_large_parameter_to_2_mib() -> None:
     """From v0.21.0 vLLM loads the model with max_split_size_mb at 20 (gpu_worker.py load_model), so
     each parameter of 20 MiB or more holds its own segment, a multiple of 2 MiB, and 'Model loading
@@ -1865,8 +1913,9 @@ def test_each_printed_term_beside_the_prediction(measured) -> None:
     assert poolaccuracy.predicted_term(old, "cuda_graph") is None
     table = {(t.term, t.era): t for t in poolaccuracy.term_errors(rows)}
     graphs = table[("cuda_graph", "")]
-    # the 0.26.1 A100 start (entry 161) estimates 0.20 GiB of graphs where its log prints 0.15: the median 0.055 GiB
-    assert graphs.starts == 13 and graphs.median < 0.06 * GiB and ("cuda_graph", poolaccuracy.ERAS[1]) not in table
+    # the 0.26.1 A100 start (entry 161) estimates 0.20 GiB of graphs where its log prints 0.15, and the four v0.29.0
+    # starts of a 48 GB RTX 4090 with 5 graphs of up to 16 tokens 0.15 where theirs print 0.07 and 0.08: the median 0.07 GiB
+    assert graphs.starts == 17 and graphs.median < 0.075 * GiB and ("cuda_graph", poolaccuracy.ERAS[1]) not in table
     peak = table[("activation_peak", poolaccuracy.ERAS[1])]
     assert peak.starts == 42 and peak.median < 0.03 * GiB and peak.median_relative < Fraction(2, 100)
     assert table[("weights", "")].median < 0.02 * GiB

@@ -136,6 +136,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         drafter=drafts > 0,
         speculative_tokens=drafts,
         compile_cached=compile_cached(logs[e.log]),
+        enforce_eager=enforce_eager(logs[e.log]),
     )
     weights_bytes, weights_source = _stated_weights(e, r)
     p = predict.predict(shape, card, start, predict.experts_per_token(config), predict.Given(weights_bytes, weights_source, rounding=weights_bytes is None))
@@ -170,6 +171,16 @@ def compile_cached(text: str) -> bool:
         return True
     m = _COMPILE_TIME.search(text)
     return m is not None and float(m[1] or m[2]) < CACHED_COMPILE_SECONDS
+
+
+_ENFORCE_EAGER = ("enforce_eager=True", "'enforce_eager': True")  # the engine's config line (core.py) and the arguments line (api_utils.py)
+
+
+def enforce_eager(text: str) -> bool:
+    """Whether the start ran under --enforce-eager, as its own log states it: the engine's
+    configuration line ('enforce_eager=True') or the arguments line ("'enforce_eager': True").
+    A log that states neither ran with graphs, the default."""
+    return any(m in text for m in _ENFORCE_EAGER)
 
 
 _FLASHINFER_SAMPLER = "Using FlashInfer for top-p & top-k sampling"  # v1/sample/ops/topk_topp_sampler.py, TopKTopPSampler.__init__
@@ -391,13 +402,18 @@ def v2_graph_growths(fitted: list[Row], logs: dict[str, str]) -> tuple[list[Frac
     measured capture is the full graphs' extrapolation less its two samples, (full - 2) x the
     second sample where that is above 1 MiB; the measured capture less the two samples and the
     largest piecewise graph's own (predict.CUDA_GRAPH_PIECEWISE_FIRST) is the further piecewise
-    graphs'. Starts with too few graphs to tell are left out."""
+    graphs'. Starts with too few graphs to tell are left out, and so are those whose measured capture
+    is below the largest piecewise graph's own: their capture list stops short of the default's
+    largest size (max_num_seqs 8 captures up to 16 tokens), so that graph is not the one the constant
+    was measured on and the growths cannot be told from what they print."""
     full_growth: list[Fraction] = []
     piecewise_growth: list[Fraction] = []
     for r in fitted:
         p, estimate, captured = r.prediction, r.printed_terms.get("cuda_graph"), v2_captured(logs[r.log])
         (piecewise, full), layers = p.graphs, r.layers
         if not p.runner_v2 or r.release < predict.V2_ESTIMATE_FROM or estimate is None or captured is None or piecewise < 2 or full < 3:
+            continue
+        if captured <= predict.CUDA_GRAPH_PIECEWISE_FIRST:
             continue
         sample = Fraction(estimate - captured, full - 2)
         full_growth.append(sample / layers)
