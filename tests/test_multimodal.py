@@ -272,7 +272,7 @@ def test_the_qwen25_vl_attention_peak_by_release() -> None:
     b019, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 19))
     assert b019 == n * (2 * 1280 + 3 * 3420) * 2 + pixels < b010 < b011
     assert "0.11.0" in multimodal.attention_live(s.tower, 1, 2, (0, 11))[1]
-    assert multimodal.attention_live(s.tower, 1, 2, (0, 19))[0] == 8 * 1280 * 2 < (1280 + 3 * 3420) * 2
+    assert multimodal.attention_live(s.tower, 1, 2, (0, 19))[0] == 9 * 1280 * 2 < (1280 + 3 * 3420) * 2  # the normed input and 8 x hidden
     q3 = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q3").tower
     assert q3 is not None and q3.kind == "qwen3-vl"
     assert multimodal.attention_live(q3, 1, 2, (0, 11)) == multimodal.attention_live(replace(s.tower, hidden=q3.hidden), 1, 2, (0, 11))

@@ -850,7 +850,7 @@ EXPECTED = {
     # above the 1.33 the log leaves. Held out, Llama 3.1 70B AWQ (the awq kernel) under TP 2 on two A100 40GB and
     # v0.19.0: 0.18 GiB over. Qwen3 Coder 30B-A3B on an A100 80GB under a 0.26.1 development build at 131,072 tokens
     # and 16 sequences, on its own config (shipped for it): 0.07 GiB under, every printed term within 0.08 GiB
-    "158-v0120-qwen3-vl-30b-a3b-tp2-h100-video-cutting-agent.log": (-0.0213, 0.025),
+    "158-v0120-qwen3-vl-30b-a3b-tp2-h100-video-cutting-agent.log": (-0.0289, 0.035),
     "159-v0100-qwen3-30b-a3b-awq-rtx3090-anton.log": (-0.1573, 0.16),
     "160-v0190-llama31-70b-awq-tp2-a100-40gb-mindsafe.log": (0.0114, 0.015),
     "161-v0261-qwen3-coder-30b-a3b-a100-80gb-autoscientists.log": (-0.0049, 0.006),
@@ -897,15 +897,17 @@ EXPECTED = {
     "197-v0290-qwen3-8b-awq-rtx4090-48gb-eager-vllm-lab.log": (-0.0033, 0.005),
     "198-v0290-qwen3-8b-rtx4090-48gb-512-batched-vllm-lab.log": (-0.0123, 0.015),
     # vLLM 0.28.0 under Model Runner V2 on an RTX 4090, Qwen3-VL-8B with one image profiled: the printed peak is 2.26 GiB
-    # cold or from the cache, where 1.52 is modeled from the cache and 2.82 cold, and the loaded weights 16.65 GiB against
-    # the config's 16.40; on pools of 2 to 3.5 GiB that is +27 % to +45 % from the cache (util 0.9 and 0.96 held out)
-    # and -12 % cold; the FP8 checkpoint cold, -7 %
-    "199-v0280-qwen3-vl-8b-rtx4090-v2-runner-16-seqs-llm-infra-bench.log": (0.2914, 0.3),
-    "200-v0280-qwen3-vl-8b-rtx4090-v2-runner-64-seqs-cold-llm-infra-bench.log": (-0.1229, 0.125),
-    "201-v0280-qwen3-vl-8b-rtx4090-v2-runner-util090-llm-infra-bench.log": (0.4484, 0.45),
-    "202-v0280-qwen3-vl-8b-rtx4090-v2-runner-maxlen4096-cold-llm-infra-bench.log": (-0.1229, 0.125),
-    "203-v0280-qwen3-vl-8b-fp8-rtx4090-v2-runner-cold-llm-infra-bench.log": (-0.0693, 0.07),
-    "204-v0280-qwen3-vl-8b-rtx4090-v2-runner-util096-llm-infra-bench.log": (0.267, 0.27),
+    # cold or from the cache. As first predicted 1.52 was modeled from the cache and 2.82 cold, the loaded weights 16.40
+    # GiB against 16.65: +27 % to +45 % from the cache (util 0.9 and 0.96 held out), -12 % cold, the FP8 checkpoint -7 %.
+    # Now the tower carries its position embeddings, its deepstack features and each attention's normed input (2.11 GiB
+    # modeled), no pinned block follows an encoder profile, and the weights hold the M-RoPE cache at 4 x the positions
+    # before v0.32.0 and the deepstack input buffers (16.64 GiB): +2 % to +5 %, the non-torch term 0.25 against 0.14-0.18
+    "199-v0280-qwen3-vl-8b-rtx4090-v2-runner-16-seqs-llm-infra-bench.log": (0.0212, 0.025),
+    "200-v0280-qwen3-vl-8b-rtx4090-v2-runner-64-seqs-cold-llm-infra-bench.log": (0.0348, 0.04),
+    "201-v0280-qwen3-vl-8b-rtx4090-v2-runner-util090-llm-infra-bench.log": (0.0502, 0.055),
+    "202-v0280-qwen3-vl-8b-rtx4090-v2-runner-maxlen4096-cold-llm-infra-bench.log": (0.0348, 0.04),
+    "203-v0280-qwen3-vl-8b-fp8-rtx4090-v2-runner-cold-llm-infra-bench.log": (0.0052, 0.01),
+    "204-v0280-qwen3-vl-8b-rtx4090-v2-runner-util096-llm-infra-bench.log": (0.0302, 0.035),
     "205-v0290-qwen3-8b-rtx4090-48gb-cached-prefix-caching-vllm-lab.log": (-0.0109, 0.015),
 }
 
@@ -1015,12 +1017,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (80, 0.0045, 0.123)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (39, 0.0055, 0.1171)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (80, 0.0045, 0.067)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (39, 0.0055, 0.0979)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 80 starts with a printed pool; median |error| +0.4 %, 90th percentile +12.3 %; verdict right on 80 of 81" in out
-    assert "held out: 39 starts with a printed pool; median |error| +0.6 %, 90th percentile +11.7 %; verdict right on 40 of 40" in out
+    assert "fitted: 80 starts with a printed pool; median |error| +0.4 %, 90th percentile +6.7 %; verdict right on 80 of 81" in out
+    assert "held out: 39 starts with a printed pool; median |error| +0.6 %, 90th percentile +9.8 %; verdict right on 40 of 40" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -1064,7 +1066,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     assert sorted(_key(r) for r in towers) == ["112", "120", "121", "133", "158", *(str(n) for n in range(199, 205)), "81"]
     assert {r.family for r in towers} == {"dense", "sliding window", "moe"}
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
-    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (12, 0.0836, 0.2914)
+    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (12, 0.025, 0.0502)
     dense = groups[("family", "dense")]
     assert (dense.starts, dense.verdicts) == (96, 97)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
@@ -1079,7 +1081,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.079, 0.896)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.079, 0.819)
     assert round(float(held.median), 3) == 0.09
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
@@ -1485,8 +1487,9 @@ def test_a_hybrid_on_a_card_holds_the_state_pages_of_its_release() -> None:
     each of its three gated-delta groups holds one state page, not two: with blocks of 2,096
     tokens, cdiv(131,072, 2,096) = 63 attention pages + 3 = 66 a request by default, 63 + 6 = 69
     with --enable-prefix-caching, and 69 by default from 0.28.0. The pool (the vision tower's
-    weights and the rope cache counted, and the fused-expert workspace kept through the sampler's
-    warm-up), 119 blocks of ten layers' pages, is the same either way; 119 / 66 prints 1.80x, 119 / 69 1.72x."""
+    weights and the rope cache counted, 4 x the positions before 0.32.0, and the fused-expert workspace
+    kept through the sampler's warm-up), 114 blocks of ten layers' pages, is the same either way;
+    114 / 66 prints 1.73x, 114 / 69 1.65x."""
     from calc.engine import kvlayout
 
     config = json.loads((ROOT / "models" / "configs" / "qwen3.6-35b-a3b" / "config.json").read_text())
@@ -1501,9 +1504,9 @@ def test_a_hybrid_on_a_card_holds_the_state_pages_of_its_release() -> None:
     assert (lay.groups[0].spec.block_size, len(lay.groups), lay.group_size) == (2096, 4, 10)
     off, on, later = at("0.24.0"), at("0.24.0", True), at("0.28.0")
     assert off.available_kv_bytes == on.available_kv_bytes == later.available_kv_bytes
-    assert off.available_kv_bytes // (lay.page_bytes * 10) == 119
-    assert (off.max_concurrency, on.max_concurrency, later.max_concurrency) == (Fraction(119, 63 + 3), Fraction(119, 63 + 6), Fraction(119, 69))
-    assert (off.kv_tokens, on.kv_tokens) == (int(Fraction(119, 66) * 131072), int(Fraction(119, 69) * 131072)) == (236326, 226051)
+    assert off.available_kv_bytes // (lay.page_bytes * 10) == 114
+    assert (off.max_concurrency, on.max_concurrency, later.max_concurrency) == (Fraction(114, 63 + 3), Fraction(114, 63 + 6), Fraction(114, 69))
+    assert (off.kv_tokens, on.kv_tokens) == (int(Fraction(114, 66) * 131072), int(Fraction(114, 69) * 131072)) == (226397, 216553)
 
 
 def test_start_excerpts_keep_their_sources() -> None:
@@ -1586,14 +1589,14 @@ def test_the_command_line_states_the_held_out_band(capsys) -> None:
 
 def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> None:
     """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM under vLLM 0.28.0, its tower whole on each rank and no
-    images: 820,352 tokens at 16,384 is a concurrency of 50.0703; vLLM's line prints it to the
-    nearest hundredth, 50.07x, and the verdict says the same."""
+    images: 816,256 tokens at 16,384 is a concurrency of 49.8203; vLLM's line prints it to the
+    nearest hundredth, 49.82x, and the verdict says the same."""
     argv = ["model", "models/configs/qwen3-vl-30b-a3b-instruct/config.json", "--max-model-len", "16384", "--gpu", "h100-sxm", "--tp", "2",
             "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt", "image=0", "--engine-version", "0.28.0", "--compile-cached"]  # fmt: skip
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
-    assert "vLLM's verdict: starts (820,352 tokens, 50.07 requests of 16,384 at once)" in out
-    assert "maximum concurrency 50.07x at 16,384" in out
+    assert "vLLM's verdict: starts (816,256 tokens, 49.82 requests of 16,384 at once)" in out
+    assert "maximum concurrency 49.82x at 16,384" in out
 
 
 def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsys) -> None:

@@ -73,7 +73,8 @@ def model_report(i: ModelInputs) -> ModelReport:
     if backend:  # Transformers' rotary embedding keeps no cos/sin cache
         read = shape = replace(shape, ropes=())
     shape, mm_notes = multimodal.apply(shape, i.multimodal or multimodal.Settings(), rel)
-    shape = weights.bnb_as_loaded(weights.drafter_as_loaded(shape, rel, i.pp), predict.patch_release(i.engine_version), i.engine_version)
+    shape = weights.bnb_as_loaded(weights.drafter_as_loaded(hfconfig.ropes_as_loaded(shape, rel), rel, i.pp), predict.patch_release(i.engine_version),
+                                  i.engine_version)  # fmt: skip
     if i.tp > 1 and weights.bnb_saved(shape):
         raise InputError(
             f"--tensor-parallel-size: found {i.tp} for a checkpoint saved with bitsandbytes ({i.config_file}), expected 1: vLLM refuses it "

@@ -264,7 +264,7 @@ def predicted_term(r: Row, term: str) -> int | None:
     """The prediction's figure for a term a log prints, as vLLM composes that figure: the weights
     where they are counted from the config (not a figure the entry takes from the log), and from
     v0.27.1 the peak as the transient headroom and the graph estimate, less the compile's block that
-    release counts as consumed (predict.pinned_block); the graph estimate from v0.20.0, where it comes
+    release counts as consumed (Prediction.pinned_bytes, predict.pinned_block); the graph estimate from v0.20.0, where it comes
     off the pool. None where the prediction has no such figure."""
     p = r.prediction
     if term == "weights":
@@ -275,7 +275,7 @@ def predicted_term(r: Row, term: str) -> int | None:
         return p.cuda_graph.bytes if r.release >= GRAPH_ESTIMATE_FROM else None
     if r.release < PEAK_WITH_GRAPHS_FROM:
         return p.activation.bytes
-    return p.activation.bytes - (p.compile.bytes if predict.pinned_block(r.release) else 0) + p.cuda_graph.bytes
+    return p.activation.bytes - p.pinned_bytes + p.cuda_graph.bytes
 
 
 @dataclass(frozen=True)

@@ -311,7 +311,11 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]
     - 0.8.x to 0.10.x copies q, k and v and rotates q, then k, each alone in float32: 11 x hidden;
     - from 0.12.0 q and k are rearranged into one copy (2 x hidden) and rotated in the model's
       dtype (2 x hidden; ApplyRotaryEmb without enable_fp32_compute from 0.13.0), v stays a view,
-      and FlashAttention's varlen kernel writes the output (one hidden): 8 x hidden;
+      and FlashAttention's varlen kernel writes the output (one hidden): 8 x hidden, beside the
+      normed input the block passes in (`self.attn(self.norm1(x), ...)`, qwen3_vl.py
+      Qwen3_VisionBlock.forward, 0.24.0 to 0.33.0), which nn.Module's call keeps among its arguments
+      until the attention returns, as the MLP's normed input is kept: one hidden more, whole on
+      every rank;
     - Qwen2-VL's own attention (qwen2_vl.py Qwen2VisionAttention.forward) is written as Qwen2.5-VL's in
       0.10.1.1 and 0.11.0; from 0.13.0 it concatenates q and k (one copy, 2 x hidden) and rotates them,
       the same count; its split_qkv gathers the fused qkv from every rank at TP above 1 (not modeled);
@@ -325,7 +329,7 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]
         if rel < (0, 11):
             live = (6 * h // t) * d + (2 * h // t) * 4 + (h // t) * d
             return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.10.1.1: q and k rotated in float32 one at a time"
-        return (8 * h // t) * d, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.12.0 to 0.33.0: qk copied once and rotated in the model's dtype"
+        return (h + 8 * h // t) * d, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.12.0 to 0.33.0: qk copied once and rotated in the model's dtype"
     return (h + (3 * h + h) // t + h) * d, "the fused qkv, the attention's output and out_proj's, from the model code"
 
 
@@ -360,7 +364,20 @@ def encoder_forward_peak(
     pixel = 4 if rel < (0, 10) else d
     seen = n - items if tower.kind == "clip" else n  # CLIP's class token is a position without pixels
     pixels = seen * tower.channels * tower.temporal_patch * tower.patch * tower.patch * pixel
-    return n * (h * d + max(attention, mlp)) + pixels, n
+    return n * (h * d + max(attention, mlp)) + pixels + qwen3_vl_carried(tower, n, d), n
+
+
+def qwen3_vl_carried(tower: Tower, patches: int, dtype_bytes: int) -> int:
+    """What Qwen3-VL's tower carries through its blocks beside each block's own peak
+    (qwen3_vl.py Qwen3_VisionTransformer.forward, read in 0.24.0, 0.28.0 and 0.33.0): the
+    interpolated position embeddings, a local (`pos_embeds`) alive through the loop, a patch x hidden,
+    and the deepstack features, each merger's output kept in `deepstack_feature_lists` from its layer
+    on (patches / merge^2 rows x out_hidden each), all of them alive in the blocks after the last one.
+    Zero for any other tower."""
+    if tower.kind != "qwen3-vl":
+        return 0
+    rows = patches // (tower.merge * tower.merge)
+    return patches * tower.hidden * dtype_bytes + tower.deepstack * rows * tower.out_hidden * dtype_bytes
 
 
 def encoder_profile(
@@ -407,3 +424,17 @@ def encoder_profile(
         forward,
         patches,
     )
+
+
+DEEPSTACK_SOURCE = ("deepstack input buffers, max_num_batched_tokens x the text hidden size each, allocated as the model is built "
+                    "(qwen3_vl.py Qwen3VLForConditionalGeneration.__init__: deepstack_input_embeds, read in 0.24.0, 0.28.0 and 0.33.0)")  # fmt: skip
+
+
+def deepstack_buffers(shape: Shape, max_num_batched_tokens: int) -> int:
+    """The buffers Qwen3-VL builds with the model for its deepstack features (DEEPSTACK_SOURCE): one a
+    deepstack merger, max_num_batched_tokens x hidden in the model's dtype, inside 'Model loading
+    took'; zero for another model or where the limits leave the tower unbuilt."""
+    tower = shape.tower
+    if tower is None or tower.kind != "qwen3-vl" or not tower.deepstack:
+        return 0
+    return tower.deepstack * max_num_batched_tokens * shape.hidden * shape.dtype_bytes

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from calc.catalog.loader import load_dir
 from calc.catalog.model import Catalog
 from calc.catalog.spec import CatalogError
-from calc.present import inputs, vllmserve
+from calc.present import inputs
 from calc.present.commands.common import CATALOG_DIR
 from calc.units import InputError
 
@@ -223,7 +223,9 @@ def build_parser(command: str | None = None) -> Parser:
         if machine:
             p.add_argument("--json", action="store_true", help=inputs.INPUTS["json"].help)
         declare(p, name)
-        if name == "model":  # the rest of a `vllm serve` line pasted whole
+        if name == "model":  # the rest of a `vllm serve` line pasted whole (imported here: the other commands start without it)
+            from calc.present import vllmserve
+
             vllmserve.declare(p)
     return parser
 

@@ -102,12 +102,14 @@ def declare(p: argparse.ArgumentParser) -> None:
                    help="with a card: the largest CUDA graph vLLM captures (the grid up to it), which sizes the graph estimate from v0.20.0")  # fmt: skip
     p.add_argument("--cudagraph-capture-sizes", dest="cudagraph_capture_sizes", nargs="+", default=None, metavar="N",
                    help="with a card: the token counts vLLM captures a CUDA graph for, in place of its grid")  # fmt: skip
-    p.add_argument("-O", "--optimization-level", dest="optimization_level", default=None, metavar="N",
+    p.add_argument("-O", dest="optimization_level", default=None, metavar="N",
                    help="with a card, vLLM 0.12.0 and later: 0 compiles nothing and captures no graphs, 1 piecewise graphs alone, "
                         "2 and 3 vLLM's default (vllm/config/vllm.py OPTIMIZATION_LEVEL_TO_CONFIG)")  # fmt: skip
-    p.add_argument("--compilation-config", "-cc", dest="compilation_config", default=None, metavar="JSON",
+    p.add_argument("--optimization-level", dest="optimization_level", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--compilation-config", dest="compilation_config", default=None, metavar="JSON",
                    help="with a card: its cudagraph_mode, cudagraph_capture_sizes, max_cudagraph_capture_size and mode 0 are modeled, "
                         "any other key named in a note")  # fmt: skip
+    p.add_argument("-cc", dest="compilation_config", default=None, help=argparse.SUPPRESS)
     p.add_argument("--dtype", dest="vllm_dtype", default=None,
                    help="vLLM's --dtype: auto, half, float16 or bfloat16 (16-bit weights, as calc models them); other flags of "
                         "`vllm serve` that size no memory (--host, --port, --served-model-name, --trust-remote-code...) are read "

@@ -60,7 +60,15 @@ from calc.engine.hfconfig.core import (
     quantization_applied,
     quantized_at_load,
 )
-from calc.engine.hfconfig.read import DEFAULT_MAX_LEN, MM_PREFIX_FLOOR_FROM, at_max_model_len, batched_tokens_floor, derived_max_model_len, shape
+from calc.engine.hfconfig.read import (
+    DEFAULT_MAX_LEN,
+    MM_PREFIX_FLOOR_FROM,
+    at_max_model_len,
+    batched_tokens_floor,
+    derived_max_model_len,
+    ropes_as_loaded,
+    shape,
+)
 from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
 from calc.engine.hfconfig.registry import (
     DROPPED,
@@ -117,6 +125,7 @@ __all__ = [
     "UNCHECKED",
     "as_flag",
     "at_max_model_len",
+    "ropes_as_loaded",
     "batched_tokens_floor",
     "derived_max_model_len",
     "from_architecture",

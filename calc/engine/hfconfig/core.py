@@ -181,6 +181,7 @@ class Rope:
     rotary_dim: int
     dtype_bytes: int | None = None  # built in this width whatever the model's (gpt-oss: float32)
     capped: bool = False  # built for min(positions, max_model_len) positions (MiniMax-Text-01's): at_max_model_len
+    grown_before: tuple[int, int] | None = None  # an M-RoPE cache of 4 x the positions in releases before this one: ropes_as_loaded
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,19 @@ def batched_tokens_floor(config: Mapping[str, Any]) -> int:
     return MM_PREFIX_ITEM_TOKENS if text.get("use_bidirectional_attention") == "vision" else 0
 
 
+MROPE_FACTOR_FROM = (0, 32)  # qwen3_vl.py mrope_positions_factor: Qwen3-VL's and Qwen3.5's M-RoPE cache at 1 x the positions
+
+
+def ropes_as_loaded(shape: Shape, rel: tuple[int, int]) -> Shape:
+    """The shape's rope caches as a release builds them: before v0.32.0 Qwen3-VL's and Qwen3.5's M-RoPE
+    cache holds 4 x the positions as every M-RoPE's does (rotary_embedding/mrope.py MRotaryEmbedding:
+    `max_position_embeddings * 4`, read in 0.24.0 and 0.28.0); from v0.32.0 the model passes
+    mrope_positions_factor, 1 unless video pruning is on (read in 0.33.0)."""
+    if not any(r.grown_before and rel < r.grown_before for r in shape.ropes):
+        return shape
+    return replace(shape, ropes=tuple(replace(r, positions=r.positions * 4) if r.grown_before and rel < r.grown_before else r for r in shape.ropes))
+
+
 def at_max_model_len(shape: Shape, max_model_len: int) -> Shape:
     """The shape as vLLM builds it for a max_model_len: a capped rope's cache holds no more positions than
     it (minimax_text_01.py: max_position = min(max_position_embeddings, max_model_len), 0.10.1.1 to 0.23.0)."""
@@ -205,17 +218,22 @@ def _ropes(inner: Mapping[str, Any], fields: Mapping[str, Any], defaults: Mappin
             part = rp.get("partial_rotary_factor", 1)
             part = part if isinstance(part, (int, float)) and not isinstance(part, bool) and 0 < part <= 1 else 1
             rot = head if rp.get("rope_type") == "proportional" else int(head * part)
+        grown = None
         if "mrope_section" in rp or rp.get("type") == "mrope" or rp.get("rope_type") == "mrope":
             # M-RoPE keeps 4 x the positions (rotary_embedding/mrope.py, 0.8.2 to 0.33.0); from 0.32.0
-            # Qwen3-VL and Qwen3.5 pass 1 unless video pruning is on (qwen3_vl.py mrope_positions_factor)
-            positions *= 1 if arch.startswith(("Qwen3VL", "Qwen3_5")) else 4
+            # Qwen3-VL and Qwen3.5 pass 1 unless video pruning is on (qwen3_vl.py mrope_positions_factor),
+            # so theirs is read at 1 x and grown to 4 x for the releases before (ropes_as_loaded)
+            if arch.startswith(("Qwen3VL", "Qwen3_5")):
+                grown = MROPE_FACTOR_FROM
+            else:
+                positions *= 4
         key = (positions, rot, local, json.dumps(rp, sort_keys=True, default=str))  # get_rope's cache key: its base and scaling too
         if key not in seen:
             seen.add(key)
             # gpt_oss.py get_rope(dtype=torch.float32), 0.11.0 to 0.33.0; minimax_text_01.py the same, for
             # min(max_position_embeddings, max_model_len) positions (MiniMaxText01Attention, 0.10.1.1 to 0.23.0)
             minimax = arch in MINIMAX_TEXT
-            out.append(Rope(kind, positions, rot, 4 if arch.startswith("GptOss") or minimax else None, capped=minimax))
+            out.append(Rope(kind, positions, rot, 4 if arch.startswith("GptOss") or minimax else None, capped=minimax, grown_before=grown))
     if fields.get("indexer") and out:  # DeepSeek V3.2's indexer rope: neox style, a cache of its own (deepseek_v2.py, 0.13.0 to 0.33.0)
         out.append(out[0])
     return tuple(out)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
-from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape
+from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape, ropes_as_loaded
 from calc.engine.predict.cards import Card, flashinfer_runs_on, fp8_refused, is_turing
 from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, graph_counts, mamba_graphs, model_runner_v2
@@ -117,6 +117,7 @@ class Prediction:
     graphs: tuple[int, int] = (0, 0)  # the piecewise and full CUDA graphs the estimate counts (graph_counts); none where it is 0
     runner_v2: bool = False  # the start runs Model Runner V2 (model_runner_v2)
     compile: Term = Term("compile", 0, "")  # what compiling the model holds at once in the profile (compile_block), inside `activation`
+    pinned_bytes: int = 0  # the compile's block counted again as consumed (pinned_block), inside `activation`
 
 
 def flashinfer_sampler(installed: bool, off: bool) -> bool | None:
@@ -230,7 +231,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         raise InputError(f"--gpu: {card.name} for {what}: {why}")
     mm = s.multimodal or multimodal.Settings()
     shape, _ = multimodal.apply(shape, mm, rel)
-    shape = weights.bnb_as_loaded(weights.drafter_as_loaded(shape, rel, s.pp), patch_release(s.engine_version), s.engine_version)
+    shape = weights.bnb_as_loaded(weights.drafter_as_loaded(ropes_as_loaded(shape, rel), rel, s.pp), patch_release(s.engine_version),
+                                  s.engine_version)  # fmt: skip
     v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
     util = s.utilization if s.utilization is not None else default_utilization(rel)
     requested = math.ceil(card.total_bytes * util)
@@ -240,9 +242,11 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         w = weights.per_rank(shape, s.tp)
         pad = mxfp4_padding(shape, s.tp, rel, card.vendor, card.name)
         drafted = w.drafter if s.drafter else 0  # gpu_model_runner.py load_model loads the drafter inside the same profiler (0.20.0)
-        wterm = Term("weights", w.model + drafted + pad.bytes, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
+        stack = multimodal.deepstack_buffers(shape, tokens) if s.pp == 1 else 0
+        wterm = Term("weights", w.model + drafted + pad.bytes + stack, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
                      + (f", with the drafter's layers {_gib(drafted)}" if drafted else "")
-                     + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
+                     + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else "")
+                     + (f"; with {_gib(stack, up=True)} of {multimodal.DEEPSTACK_SOURCE}" if stack else ""))  # fmt: skip
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
     rounded = (
@@ -262,8 +266,9 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     ws = moe_workspace(shape, s.tp, tokens, topk, rel, marlin)
     cb = compile_block(shape, s.tp, rel, s.compiled and not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
-    pinned = cb.bytes if pinned_block(rel) else 0  # counted again as consumed once freed (v0.27.1 to v0.30.x)
     enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
+    # counted again as consumed once freed (v0.27.1 to v0.30.x), but not after an encoder profile (pinned_block)
+    pinned = cb.bytes if pinned_block(rel) and enc is None else 0
     held = enc.held_bytes if enc else 0
     # The tower's own forward pass runs first, on the profile's dummy items, and frees all but its
     # outputs before the language model's (gpu_model_runner.py profile_run): the peak is the larger.
@@ -412,7 +417,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
                       stage_pools, tightest, lterm, ws.bytes,
-                      graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb)  # fmt: skip
+                      graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned)  # fmt: skip
 
 
 def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:
