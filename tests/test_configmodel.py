@@ -1281,3 +1281,27 @@ def test_a_dtype_written_null_is_read_as_absent() -> None:
     assert hfconfig.shape({**data, "dtype": None, "torch_dtype": "float32"}, "c").float32_checkpoint
     null = hfconfig.shape({**data, "dtype": None}, "c")
     assert null.dtype_bytes == 2 and not null.float32_checkpoint
+
+
+def test_nemotron_3_super_latent_experts_meet_its_published_size() -> None:
+    """NVIDIA-Nemotron-3-Super-120B-A12B (NemotronHForCausalLM with moe_latent_size): 40 Mamba-2, 40 MoE
+    and 8 attention layers. Its 512 routed experts (22 a token) take and give 1,024-wide vectors, behind
+    fc1_latent_proj and fc2_latent_proj of hidden_size 4,096 x 1,024 (nemotron_h.py NemotronHMoE, 0.33.0);
+    the shared expert and the router stay at hidden_size. NVIDIA gives 120B parameters, 12B active."""
+    text = (CONFIGS / "nemotron-3-super-120b-a12b-fp8" / "config.json").read_text()
+    s = hfconfig.shape(json.loads(text), "nemotron-3-super")
+    h, latent, vocab = 4096, 1024, 131072
+    inner, conv = 128 * 64, 128 * 64 + 2 * 8 * 128  # mamba heads x head_dim; conv over x, B and C
+    mamba = (2 * inner + 2 * 8 * 128 + 128) * h + conv * 4 + conv + 3 * 128 + inner + inner * h + h
+    attention = (32 * 128 + 2 * 2 * 128) * h + 32 * 128 * h + h
+    expert = 2 * 2688 * latent  # up and down, squared ReLU, in the latent width
+    moe = 512 * expert + 2 * 5376 * h + 512 * h + 512 + 2 * latent * h + h  # experts, shared, router and bias, latent projections, norm
+    total = 2 * vocab * h + 40 * mamba + 8 * attention + 40 * moe + h
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total
+    assert total // 10**9 == 120  # 120.67B, named 120B
+    active = total - 40 * (512 - 22) * expert - vocab * h  # less the idle experts and the input table
+    assert round(active / 1e9) == 12
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
+    fp32 = 40 * (512 * h + 512)  # the routers and their correction bias stay float32
+    assert r.weights_bytes_per_rank == (total - fp32) * 2 + fp32 * 4
+    assert r.kv_bytes_per_token == 8 * 2 * 2 * 128 * 2  # 2 KV heads of 128, K and V, bf16, 8 attention layers

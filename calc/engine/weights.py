@@ -878,15 +878,22 @@ def _mlp(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
     width = 4 if shape.router_fp32 else None
     if shape.architecture.startswith("Gemma4"):
         return _gemma4_moe(shape, p, mlp, tp)
+    x = mlp.latent or h  # the experts' own width: a latent MoE's, else the model's
     out = [
         Tensor(f"{p}.{router}", e, h, dtype_bytes=width),
-        Tensor(f"{p}.experts.gate_up_proj", (2 if mlp.gated else 1) * i, h, count=e, linear=True),
-        Tensor(f"{p}.experts.down_proj", h, i, count=e, linear=True),
+        Tensor(f"{p}.experts.gate_up_proj", (2 if mlp.gated else 1) * i, x, count=e, linear=True),
+        Tensor(f"{p}.experts.down_proj", x, i, count=e, linear=True),
     ]
+    if mlp.latent:
+        # fc1_latent_proj and fc2_latent_proj: ReplicatedLinear, whole on every rank, in the model's dtype (ModelOpt's
+        # checkpoints leave them out of quantization, as nemotron_h.py NemotronHMoE says, 0.33.0)
+        out += [Tensor(f"{p}.fc1_latent_proj", x, h), Tensor(f"{p}.fc2_latent_proj", h, x)]
+        if mlp.bias:
+            out += [Tensor(f"{p}.fc1_latent_proj.bias", x), Tensor(f"{p}.fc2_latent_proj.bias", h)]
     if shape.routing_bias:
         out.append(Tensor(f"{p}.{router}.e_score_correction_bias", e, dtype_bytes=4))
     if mlp.bias:
-        out += [Tensor(f"{p}.{router}.bias", e), Tensor(f"{p}.experts.gate_up_proj_bias", 2 * i, count=e), Tensor(f"{p}.experts.down_proj_bias", h, count=e)]
+        out += [Tensor(f"{p}.{router}.bias", e), Tensor(f"{p}.experts.gate_up_proj_bias", 2 * i, count=e), Tensor(f"{p}.experts.down_proj_bias", x, count=e)]
     if mlp.shared_intermediate:
         s = mlp.shared_intermediate // tp
         out += [

@@ -68,6 +68,7 @@ class Mlp:
     gated_shared: bool = False  # Qwen's shared expert has its own one-wide gate
     bias: bool = False
     gated: bool = True  # gate and up projections (SwiGLU); Nemotron-H's squared ReLU has up and down only
+    latent: int = 0  # routed experts of this width in and out, behind projections from and to hidden_size (Nemotron 3 Super)
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,11 @@ def _nemotron_h(r: _Reader) -> dict[str, Any]:
     moe = mlp
     if "E" in pattern:
         shared = r.int("n_shared_experts", 0, minimum=0) * r.int("moe_shared_expert_intermediate_size", 0, minimum=0)
-        moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"), shared_intermediate=shared, gated=False)
+        # moe_latent_size (Nemotron 3 Super): the routed experts take and give vectors of that width, not
+        # hidden_size, through fc1_latent_proj and fc2_latent_proj (NemotronHMoE, nemotron_h.py, 0.33.0)
+        latent = r.int("moe_latent_size", 0, minimum=0)
+        moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"), shared_intermediate=shared,
+                  gated=False, latent=latent)  # fmt: skip
     mlps = tuple(mlp if k == MLP_ONLY else moe if k == MOE_ONLY else Mlp() for k in layers)
     return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state,
             "router_fp32": "E" in pattern, "routing_bias": "E" in pattern}  # fmt: skip
