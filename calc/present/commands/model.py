@@ -32,6 +32,28 @@ def _read_text(path: str, what: str) -> str:
         raise InputError(f"{what} {path}: not text, expected a JSON file") from None
 
 
+def _beside_quant(config_text: str, config: str) -> tuple[str, str | None]:
+    """The config with the hf_quant_config.json of its folder, where it has one and the config no quantization_config."""
+    import os
+
+    from calc.engine import hfconfig
+
+    beside = os.path.join(os.path.dirname(config), hfconfig.HF_QUANT_CONFIG)
+    if os.path.basename(config) == hfconfig.HF_QUANT_CONFIG or not os.path.isfile(beside):
+        return config_text, None
+    return hfconfig.with_hf_quant_config(config_text, _read_text(beside, "quantization config"), config, beside)
+
+
+def _checkpoint_kv(config_text: str, args: argparse.Namespace) -> tuple[str, str | None]:
+    """--kv-cache-dtype as the start takes it: auto becomes the KV quantization a ModelOpt checkpoint names."""
+    from calc.engine import hfconfig, kvlayout, predict
+
+    data = hfconfig.load(config_text, args.config)
+    inner = data.get("text_config")
+    quant = data.get("quantization_config", inner.get("quantization_config") if isinstance(inner, dict) else None)
+    return kvlayout.checkpoint_kv_dtype(quant, args.kv_cache_dtype, predict.release(args.engine_version))
+
+
 AUTO_LENGTH = ("auto", "-1")  # vLLM's --max-model-len -1 or auto: the largest that fits (argparse_utils.py human_readable_int_or_auto)
 AUTO_LENGTH_FROM = (0, 14)  # vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, first in 0.14.0
 AUTO_FIT = "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0 to 0.32.x; kv_cache_planning.py from 0.33.0"
@@ -65,7 +87,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     from calc.engine import derive, hfconfig, predict
 
     config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
+    config_text, beside_note = _beside_quant(config_text, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
+    args.kv_cache_dtype, kv_note = _checkpoint_kv(config_text, args)
     card = _card(catalog, args)
     gated = None  # a unified-memory box: the pool is pinned and the start gated against MemAvailable, not predicted
     if card is not None and card.unified and catalog is not None:
@@ -180,6 +204,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
     said = (*said, length_note) if length_note else said
     said = (*said, read_as) if read_as else said
+    said = (*said, beside_note) if beside_note else said
+    said = (*said, kv_note) if kv_note else said
     worst = _worst_prefill(args, r, budget or 8192)
     host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
     sold = predict.sold_size_note(args.total_memory, catalog.boxes if catalog else {}) if args.total_memory is not None else None
