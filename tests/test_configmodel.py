@@ -1305,3 +1305,21 @@ def test_nemotron_3_super_latent_experts_meet_its_published_size() -> None:
     fp32 = 40 * (512 * h + 512)  # the routers and their correction bias stay float32
     assert r.weights_bytes_per_rank == (total - fp32) * 2 + fp32 * 4
     assert r.kv_bytes_per_token == 8 * 2 * 2 * 128 * 2  # 2 KV heads of 128, K and V, bf16, 8 attention layers
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("max_position_embeddings", "32k", "max_position_embeddings: found '32k', expected a whole number of tokens, at least 1"),
+        ("max_position_embeddings", 0, "max_position_embeddings: found 0, expected a whole number of tokens, at least 1"),
+        ("max_position_embeddings", True, "max_position_embeddings: found True, expected a whole number of tokens, at least 1"),
+    ],
+)
+def test_a_length_key_of_the_wrong_type_is_named_not_skipped(field: str, value: object, said: str) -> None:
+    """Llama 3.1 8B's config with its one length key mistyped: vLLM takes the smallest of the length keys
+    it finds, so a string stops it; calc took such a key as absent and fell to 2,048 tokens."""
+    data = json.loads((CONFIGS / "llama-3.1-8b" / "config.json").read_text())
+    with pytest.raises(InputError, match=re.escape(f"llama-3.1-8b.json: {said}")):
+        hfconfig.derived_max_model_len({**data, field: value}, (0, 33), "llama-3.1-8b.json")
+    assert hfconfig.derived_max_model_len({**data, field: None}, (0, 33), "llama-3.1-8b.json").tokens == 2048  # null: no key, vLLM's default
+    assert hfconfig.derived_max_model_len(data, (0, 33), "llama-3.1-8b.json").tokens == 131072
