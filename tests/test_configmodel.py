@@ -1323,3 +1323,35 @@ def test_a_length_key_of_the_wrong_type_is_named_not_skipped(field: str, value: 
         hfconfig.derived_max_model_len({**data, field: value}, (0, 33), "llama-3.1-8b.json")
     assert hfconfig.derived_max_model_len({**data, field: None}, (0, 33), "llama-3.1-8b.json").tokens == 2048  # null: no key, vLLM's default
     assert hfconfig.derived_max_model_len(data, (0, 33), "llama-3.1-8b.json").tokens == 131072
+
+
+def test_nemotron_h_in_transformers_5_form_reads_its_layers_block_type() -> None:
+    """NVIDIA-Nemotron-3-Ultra-550B-A55B's config lists its 108 layers as layers_block_type (mamba, moe,
+    attention) with neither hybrid_override_pattern nor num_hidden_layers, as transformers 5's
+    NemotronHConfig writes it; vLLM reads the pattern that config derives (nemotron_h.py, 0.33.0).
+    Latent experts as Super's: 512 of 5,120 in a 2,048 latent, 22 a token. NVIDIA gives 550B, 55B active."""
+    text = (CONFIGS / "nemotron-3-ultra-550b-a55b-bf16" / "config.json").read_text()
+    s = hfconfig.shape(json.loads(text), "nemotron-3-ultra")
+    h, latent, vocab = 8192, 2048, 131072
+    inner, conv = 256 * 64, 256 * 64 + 2 * 8 * 128
+    mamba = (2 * inner + 2 * 8 * 128 + 256) * h + conv * 4 + conv + 3 * 256 + inner + inner * h + h
+    attention = (64 * 128 + 2 * 2 * 128) * h + 64 * 128 * h + h
+    expert = 2 * 5120 * latent
+    moe = 512 * expert + 2 * 10240 * h + 512 * h + 512 + 2 * latent * h + h
+    total = 2 * vocab * h + 48 * mamba + 12 * attention + 48 * moe + h
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total
+    assert round(total / 1e9) == 549  # 549.3B, named 550B
+    assert round((total - 48 * (512 - 22) * expert - vocab * h) / 1e9) == 55
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
+    assert (r.layers, r.kv_bytes_per_token) == ("48 mamba, 48 moe, 12 full", 12 * 2 * 2 * 128 * 2)
+
+
+@pytest.mark.parametrize(
+    ("blocks", "said"),
+    [("mamba,moe", "layers_block_type: found 'mamba,moe', expected a list of the layers' kinds, each mamba, moe or attention"),
+     (["mamba", "mlp"], "layers_block_type: found ['mamba', 'mlp'], expected a list of the layers' kinds, each mamba, moe or attention")],
+)  # fmt: skip
+def test_a_mistyped_layers_block_type_is_named(blocks: object, said: str) -> None:
+    data = json.loads((CONFIGS / "nemotron-3-ultra-550b-a55b-bf16" / "config.json").read_text())
+    with pytest.raises(InputError, match=re.escape(f"ultra.json: {said}")):
+        hfconfig.shape({**data, "layers_block_type": blocks}, "ultra.json")
