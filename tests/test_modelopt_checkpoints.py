@@ -68,3 +68,12 @@ def test_a_kv_cache_scheme_in_the_config_makes_auto_fp8() -> None:
     auto = as_json("model", config, "--max-model-len", "8192")
     assert (auto["kv_cache_dtype"], auto["kv_bytes_per_token"]) == ("fp8_e4m3", 2 * 8 * 128 * 1 * 92)
     assert as_json("model", config, "--max-model-len", "8192", "--kv-cache-dtype", "bfloat16")["kv_bytes_per_token"] == 2 * 8 * 128 * 2 * 92
+
+
+def test_the_checkpoint_folder_stands_for_its_config(tmp_path: Path) -> None:
+    """vLLM's --model takes the folder; so does the command: its config.json and the hf_quant_config.json beside it."""
+    folder = CONFIGS / "llama-3.1-70b-instruct-fp8"
+    assert as_json("model", str(folder), "--max-model-len", "8192") == as_json("model", str(folder / "config.json"), "--max-model-len", "8192")
+    done = run_calc("model", str(tmp_path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"config {tmp_path}: found a folder without a config.json, expected the model's config.json or the checkpoint folder holding it" in done.stderr

@@ -32,6 +32,18 @@ def _read_text(path: str, what: str) -> str:
         raise InputError(f"{what} {path}: not text, expected a JSON file") from None
 
 
+def _config_path(path: str) -> str:
+    """The config.json to read: the path given, or the one inside a checkpoint's folder, which is what vLLM's --model takes."""
+    import os
+
+    if not os.path.isdir(path):
+        return path
+    inside = os.path.join(path, "config.json")
+    if not os.path.isfile(inside):
+        raise InputError(f"config {path}: found a folder without a config.json, expected the model's config.json or the checkpoint folder holding it")
+    return inside
+
+
 def _beside_quant(config_text: str, config: str) -> tuple[str, str | None]:
     """The config with the hf_quant_config.json of its folder, where it has one and the config no quantization_config."""
     import os
@@ -86,6 +98,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     from calc.checks import modeled, unified
     from calc.engine import derive, hfconfig, predict
 
+    args.config = _config_path(args.config)
     config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
     config_text, beside_note = _beside_quant(config_text, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
