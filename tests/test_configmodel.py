@@ -812,8 +812,10 @@ def test_glm_moe_drafter_and_float32_router() -> None:
     router = [t for t in weights.tensors(s) if t.path == "model.layers.3.mlp.gate"]
     assert [(t.rows, t.cols, t.dtype_bytes) for t in router] == [(160, 5120, 4)]
     r = public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4)
-    assert r.kv_bytes_per_token == 92 * 2 * 2 * 128 * 2 and r.drafter_bytes_per_rank > 0
-    assert public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4, speculative_tokens=1).kv_bytes_per_token == 93 * 2 * 2 * 128 * 2
+    # its quantization_config's kv_cache_scheme (8-bit float) makes --kv-cache-dtype auto fp8_e4m3: one byte an element
+    assert (r.kv_cache_dtype, r.kv_bytes_per_token, r.drafter_bytes_per_rank > 0) == ("fp8_e4m3", 92 * 2 * 2 * 128 * 1, True)
+    assert public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4, speculative_tokens=1).kv_bytes_per_token == 93 * 2 * 2 * 128 * 1
+    assert public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4, kv_cache_dtype="bfloat16").kv_bytes_per_token == 92 * 2 * 2 * 128 * 2
 
 
 def test_minimax_m2_counts_no_drafter() -> None:

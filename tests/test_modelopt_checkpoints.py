@@ -77,3 +77,12 @@ def test_the_checkpoint_folder_stands_for_its_config(tmp_path: Path) -> None:
     done = run_calc("model", str(tmp_path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"config {tmp_path}: found a folder without a config.json, expected the model's config.json or the checkpoint folder holding it" in done.stderr
+
+
+def test_a_card_sizes_the_pool_in_the_checkpoint_kv_dtype() -> None:
+    """On a card the predicted pool holds twice the tokens at one byte an element as at two."""
+    config = str(CONFIGS / "llama-3.1-70b-instruct-fp8" / "config.json")
+    card = ("--gpu", "h100-sxm", "--tensor-parallel-size", "4", "--max-model-len", "32768")
+    auto, bf16 = as_json("model", config, *card), as_json("model", config, *card, "--kv-cache-dtype", "bfloat16")
+    assert (auto["kv_cache_dtype"], auto["kv_bytes_per_token"], bf16["kv_bytes_per_token"]) == ("fp8_e4m3", 2 * 2 * 128 * 80, 2 * 2 * 128 * 80 * 2)
+    assert abs(auto["kv_tokens"] // 16 - 2 * (bf16["kv_tokens"] // 16)) <= 1  # the same pool in blocks of 16 tokens, less one left over

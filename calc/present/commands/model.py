@@ -56,16 +56,6 @@ def _beside_quant(config_text: str, config: str) -> tuple[str, str | None]:
     return hfconfig.with_hf_quant_config(config_text, _read_text(beside, "quantization config"), config, beside)
 
 
-def _checkpoint_kv(config_text: str, args: argparse.Namespace) -> tuple[str, str | None]:
-    """--kv-cache-dtype as the start takes it: auto becomes the KV quantization a ModelOpt checkpoint names."""
-    from calc.engine import hfconfig, kvlayout, predict
-
-    data = hfconfig.load(config_text, args.config)
-    inner = data.get("text_config")
-    quant = data.get("quantization_config", inner.get("quantization_config") if isinstance(inner, dict) else None)
-    return kvlayout.checkpoint_kv_dtype(quant, args.kv_cache_dtype, predict.release(args.engine_version))
-
-
 AUTO_LENGTH = ("auto", "-1")  # vLLM's --max-model-len -1 or auto: the largest that fits (argparse_utils.py human_readable_int_or_auto)
 AUTO_LENGTH_FROM = (0, 14)  # vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, first in 0.14.0
 AUTO_FIT = "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0 to 0.32.x; kv_cache_planning.py from 0.33.0"
@@ -102,7 +92,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
     config_text, beside_note = _beside_quant(config_text, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
-    args.kv_cache_dtype, kv_note = _checkpoint_kv(config_text, args)
+    start_kv = modeled.start_kv_dtype(config_text, args.config, args.kv_cache_dtype, args.engine_version)
     card = _card(catalog, args)
     gated = None  # a unified-memory box: the pool is pinned and the start gated against MemAvailable, not predicted
     if card is not None and card.unified and catalog is not None:
@@ -123,7 +113,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             utilization=_frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization is not None else None,
             max_num_seqs=_int(args, "seats") if args.seats is not None else None,
             max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
-            enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
+            enforce_eager=args.enforce_eager, kv_cache_dtype=start_kv, engine_version=args.engine_version, offline=args.offline,
             flashinfer_sampler=predict.flashinfer_sampler(args.flashinfer_installed, args.no_flashinfer_sampler), drafter=_int(args, "speculative_tokens") > 0,
             speculative_tokens=_int(args, "speculative_tokens"),
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
@@ -218,7 +208,6 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     said = (*said, length_note) if length_note else said
     said = (*said, read_as) if read_as else said
     said = (*said, beside_note) if beside_note else said
-    said = (*said, kv_note) if kv_note else said
     worst = _worst_prefill(args, r, budget or 8192)
     host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
     sold = predict.sold_size_note(args.total_memory, catalog.boxes if catalog else {}) if args.total_memory is not None else None
