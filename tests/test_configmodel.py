@@ -1357,3 +1357,22 @@ def test_a_mistyped_layers_block_type_is_named(blocks: object, said: str) -> Non
     data = json.loads((CONFIGS / "nemotron-3-ultra-550b-a55b-bf16" / "config.json").read_text())
     with pytest.raises(InputError, match=re.escape(f"ultra.json: {said}")):
         hfconfig.shape({**data, "layers_block_type": blocks}, "ultra.json")
+
+
+@pytest.mark.parametrize(
+    ("cls", "said"),
+    [
+        (
+            "DbrxForCausalLM",
+            "found 'DbrxForCausalLM', which vLLM 0.33.0 serves (vllm/model_executor/models/registry.py) but these models do not read, expected one of",
+        ),
+        ("MllamaForConditionalGeneration", "found 'MllamaForConditionalGeneration', which vLLM served up to v0.10.2 and no later release"),
+        ("QWenLMHeadModel", "found 'QWenLMHeadModel', which vLLM served up to v0.23.0 and no later release"),
+        ("LlamaForCausalLm", "found 'LlamaForCausalLm', expected one of"),  # a typo is only a typo
+    ],
+)
+def test_a_class_not_read_says_whether_vllm_serves_it(cls: str, said: str) -> None:
+    """vLLM 0.33.0's registry: DBRX is served; Llama 3.2 Vision (Mllama) up to 0.10.2 and Qwen-7B's remote-code
+    class up to 0.23.0 ("was supported in vLLM until v..."), which vLLM itself says when given one."""
+    with pytest.raises(InputError, match=re.escape(f"x.json: architectures[0]: {said}")):
+        hfconfig.shape({"architectures": [cls]}, "x.json")

@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from calc import jsontext
-from calc.engine.hfconfig.core import _MISSING, CHUNKED, DTYPE_BYTES, FULL, MLA, PARALLEL, SLIDING, ConfigError, Rope, Shape, _Reader, _text_key, as_flag
+from calc.engine.hfconfig.core import _MISSING, CHUNKED, DTYPE_BYTES, FULL, MLA, PARALLEL, SLIDING, ConfigError, Rope, Said, Shape, _Reader, _text_key, as_flag
 from calc.engine.hfconfig.defaults import _DEFAULTS, _WRITTEN_IN_FULL, VLLM_CONFIG_CLASSES
 from calc.engine.hfconfig.multimodal import _LLAVA_TEXT_CLASSES, LLAVA, WITH_VISION, _tower
 from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
-from calc.engine.hfconfig.registry import _ARCHITECTURES, NOT_MODELED
+from calc.engine.hfconfig.registry import _ARCHITECTURES, NO_LONGER_SERVED, NOT_MODELED, SERVED_NOT_READ
 
 
 def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
@@ -28,6 +28,10 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     if arch in NOT_MODELED:
         raise ConfigError(file, "architectures[0]", arch, f"a class vLLM builds with model code of its own: {NOT_MODELED[arch]}; not modeled")
     if reader is None:
+        if arch in NO_LONGER_SERVED:  # vLLM's own refusal: "was supported in vLLM until v..., and is not supported anymore"
+            arch = Said(f"{arch!r}, which vLLM served up to v{NO_LONGER_SERVED[arch]} and no later release (registry.py _PREVIOUSLY_SUPPORTED_MODELS, 0.33.0)")
+        elif arch in SERVED_NOT_READ:
+            arch = Said(f"{arch!r}, which vLLM 0.33.0 serves (vllm/model_executor/models/registry.py) but these models do not read")
         raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
     key = _text_key(data)
     text = data.get(key)
