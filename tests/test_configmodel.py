@@ -1376,3 +1376,17 @@ def test_a_class_not_read_says_whether_vllm_serves_it(cls: str, said: str) -> No
     class up to 0.23.0 ("was supported in vLLM until v..."), which vLLM itself says when given one."""
     with pytest.raises(InputError, match=re.escape(f"x.json: architectures[0]: {said}")):
         hfconfig.shape({"architectures": [cls]}, "x.json")
+
+
+def test_fbgemm_fp8_keeps_a_float32_scale_a_row_and_its_skipped_modules() -> None:
+    """Llama-3.1-405B-Instruct-FP8 (quant_method fbgemm_fp8, vLLM's FBGEMMFp8LinearMethod): each linear weight
+    one byte an element and a float32 scale a row; layer 0 whole and layer 125's MLP stay bfloat16, as do the
+    embedding, the head and the norms. 405,853,388,800 parameters in all, Llama 3.1 405B's."""
+    h, i, layers, vocab, kv = 16384, 53248, 126, 128256, 1024
+    attention, mlp = 2 * h * h + 2 * kv * h, 3 * i * h
+    attention_rows, mlp_rows = h + 2 * kv + h, 2 * i + h
+    assert layers * (attention + mlp + 2 * h) + 2 * vocab * h + h == 405_853_388_800
+    fp8 = 124 * (attention + attention_rows * 4 + mlp + mlp_rows * 4) + (attention + attention_rows * 4)  # layers 1-124, 125's attention
+    bf16 = 2 * (attention + mlp) + 2 * mlp + 2 * (layers * 2 * h + 2 * vocab * h + h)  # layer 0, 125's MLP, norms, embedding, head
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "llama-3.1-405b-instruct-fp8" / "config.json").read_text(), max_model_len=8192))
+    assert r.checkpoint_bytes == fp8 + bf16
