@@ -812,8 +812,10 @@ def test_glm_moe_drafter_and_float32_router() -> None:
     router = [t for t in weights.tensors(s) if t.path == "model.layers.3.mlp.gate"]
     assert [(t.rows, t.cols, t.dtype_bytes) for t in router] == [(160, 5120, 4)]
     r = public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4)
-    assert r.kv_bytes_per_token == 92 * 2 * 2 * 128 * 2 and r.drafter_bytes_per_rank > 0
-    assert public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4, speculative_tokens=1).kv_bytes_per_token == 93 * 2 * 2 * 128 * 2
+    # its quantization_config's kv_cache_scheme (8-bit float) makes --kv-cache-dtype auto fp8_e4m3: one byte an element
+    assert (r.kv_cache_dtype, r.kv_bytes_per_token, r.drafter_bytes_per_rank > 0) == ("fp8_e4m3", 92 * 2 * 2 * 128 * 1, True)
+    assert public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4, speculative_tokens=1).kv_bytes_per_token == 93 * 2 * 2 * 128 * 1
+    assert public_report("glm-4.7-nvfp4.json", max_model_len=32768, tp=4, kv_cache_dtype="bfloat16").kv_bytes_per_token == 92 * 2 * 2 * 128 * 2
 
 
 def test_minimax_m2_counts_no_drafter() -> None:
@@ -1281,3 +1283,110 @@ def test_a_dtype_written_null_is_read_as_absent() -> None:
     assert hfconfig.shape({**data, "dtype": None, "torch_dtype": "float32"}, "c").float32_checkpoint
     null = hfconfig.shape({**data, "dtype": None}, "c")
     assert null.dtype_bytes == 2 and not null.float32_checkpoint
+
+
+def test_nemotron_3_super_latent_experts_meet_its_published_size() -> None:
+    """NVIDIA-Nemotron-3-Super-120B-A12B (NemotronHForCausalLM with moe_latent_size): 40 Mamba-2, 40 MoE
+    and 8 attention layers. Its 512 routed experts (22 a token) take and give 1,024-wide vectors, behind
+    fc1_latent_proj and fc2_latent_proj of hidden_size 4,096 x 1,024 (nemotron_h.py NemotronHMoE, 0.33.0);
+    the shared expert and the router stay at hidden_size. NVIDIA gives 120B parameters, 12B active."""
+    text = (CONFIGS / "nemotron-3-super-120b-a12b-fp8" / "config.json").read_text()
+    s = hfconfig.shape(json.loads(text), "nemotron-3-super")
+    h, latent, vocab = 4096, 1024, 131072
+    inner, conv = 128 * 64, 128 * 64 + 2 * 8 * 128  # mamba heads x head_dim; conv over x, B and C
+    mamba = (2 * inner + 2 * 8 * 128 + 128) * h + conv * 4 + conv + 3 * 128 + inner + inner * h + h
+    attention = (32 * 128 + 2 * 2 * 128) * h + 32 * 128 * h + h
+    expert = 2 * 2688 * latent  # up and down, squared ReLU, in the latent width
+    moe = 512 * expert + 2 * 5376 * h + 512 * h + 512 + 2 * latent * h + h  # experts, shared, router and bias, latent projections, norm
+    total = 2 * vocab * h + 40 * mamba + 8 * attention + 40 * moe + h
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total
+    assert total // 10**9 == 120  # 120.67B, named 120B
+    active = total - 40 * (512 - 22) * expert - vocab * h  # less the idle experts and the input table
+    assert round(active / 1e9) == 12
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
+    fp32 = 40 * (512 * h + 512)  # the routers and their correction bias stay float32
+    assert r.weights_bytes_per_rank == (total - fp32) * 2 + fp32 * 4
+    assert r.kv_bytes_per_token == 8 * 2 * 2 * 128 * 2  # 2 KV heads of 128, K and V, bf16, 8 attention layers
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("max_position_embeddings", "32k", "max_position_embeddings: found '32k', expected a whole number of tokens, at least 1"),
+        ("max_position_embeddings", 0, "max_position_embeddings: found 0, expected a whole number of tokens, at least 1"),
+        ("max_position_embeddings", True, "max_position_embeddings: found True, expected a whole number of tokens, at least 1"),
+    ],
+)
+def test_a_length_key_of_the_wrong_type_is_named_not_skipped(field: str, value: object, said: str) -> None:
+    """Llama 3.1 8B's config with its one length key mistyped: vLLM takes the smallest of the length keys
+    it finds, so a string stops it; calc took such a key as absent and fell to 2,048 tokens."""
+    data = json.loads((CONFIGS / "llama-3.1-8b" / "config.json").read_text())
+    with pytest.raises(InputError, match=re.escape(f"llama-3.1-8b.json: {said}")):
+        hfconfig.derived_max_model_len({**data, field: value}, (0, 33), "llama-3.1-8b.json")
+    assert hfconfig.derived_max_model_len({**data, field: None}, (0, 33), "llama-3.1-8b.json").tokens == 2048  # null: no key, vLLM's default
+    assert hfconfig.derived_max_model_len(data, (0, 33), "llama-3.1-8b.json").tokens == 131072
+
+
+def test_nemotron_h_in_transformers_5_form_reads_its_layers_block_type() -> None:
+    """NVIDIA-Nemotron-3-Ultra-550B-A55B's config lists its 108 layers as layers_block_type (mamba, moe,
+    attention) with neither hybrid_override_pattern nor num_hidden_layers, as transformers 5's
+    NemotronHConfig writes it; vLLM reads the pattern that config derives (nemotron_h.py, 0.33.0).
+    Latent experts as Super's: 512 of 5,120 in a 2,048 latent, 22 a token. NVIDIA gives 550B, 55B active."""
+    text = (CONFIGS / "nemotron-3-ultra-550b-a55b-bf16" / "config.json").read_text()
+    s = hfconfig.shape(json.loads(text), "nemotron-3-ultra")
+    h, latent, vocab = 8192, 2048, 131072
+    inner, conv = 256 * 64, 256 * 64 + 2 * 8 * 128
+    mamba = (2 * inner + 2 * 8 * 128 + 256) * h + conv * 4 + conv + 3 * 256 + inner + inner * h + h
+    attention = (64 * 128 + 2 * 2 * 128) * h + 64 * 128 * h + h
+    expert = 2 * 5120 * latent
+    moe = 512 * expert + 2 * 10240 * h + 512 * h + 512 + 2 * latent * h + h
+    total = 2 * vocab * h + 48 * mamba + 12 * attention + 48 * moe + h
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total
+    assert round(total / 1e9) == 549  # 549.3B, named 550B
+    assert round((total - 48 * (512 - 22) * expert - vocab * h) / 1e9) == 55
+    r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))
+    assert (r.layers, r.kv_bytes_per_token) == ("48 mamba, 48 moe, 12 full", 12 * 2 * 2 * 128 * 2)
+
+
+@pytest.mark.parametrize(
+    ("blocks", "said"),
+    [("mamba,moe", "layers_block_type: found 'mamba,moe', expected a list of the layers' kinds, each mamba, moe or attention"),
+     (["mamba", "mlp"], "layers_block_type: found ['mamba', 'mlp'], expected a list of the layers' kinds, each mamba, moe or attention")],
+)  # fmt: skip
+def test_a_mistyped_layers_block_type_is_named(blocks: object, said: str) -> None:
+    data = json.loads((CONFIGS / "nemotron-3-ultra-550b-a55b-bf16" / "config.json").read_text())
+    with pytest.raises(InputError, match=re.escape(f"ultra.json: {said}")):
+        hfconfig.shape({**data, "layers_block_type": blocks}, "ultra.json")
+
+
+@pytest.mark.parametrize(
+    ("cls", "said"),
+    [
+        (
+            "DbrxForCausalLM",
+            "found 'DbrxForCausalLM', which vLLM 0.33.0 serves (vllm/model_executor/models/registry.py) but these models do not read, expected one of",
+        ),
+        ("MllamaForConditionalGeneration", "found 'MllamaForConditionalGeneration', which vLLM served up to v0.10.2 and no later release"),
+        ("QWenLMHeadModel", "found 'QWenLMHeadModel', which vLLM served up to v0.23.0 and no later release"),
+        ("LlamaForCausalLm", "found 'LlamaForCausalLm', expected one of"),  # a typo is only a typo
+    ],
+)
+def test_a_class_not_read_says_whether_vllm_serves_it(cls: str, said: str) -> None:
+    """vLLM 0.33.0's registry: DBRX is served; Llama 3.2 Vision (Mllama) up to 0.10.2 and Qwen-7B's remote-code
+    class up to 0.23.0 ("was supported in vLLM until v..."), which vLLM itself says when given one."""
+    with pytest.raises(InputError, match=re.escape(f"x.json: architectures[0]: {said}")):
+        hfconfig.shape({"architectures": [cls]}, "x.json")
+
+
+def test_fbgemm_fp8_keeps_a_float32_scale_a_row_and_its_skipped_modules() -> None:
+    """Llama-3.1-405B-Instruct-FP8 (quant_method fbgemm_fp8, vLLM's FBGEMMFp8LinearMethod): each linear weight
+    one byte an element and a float32 scale a row; layer 0 whole and layer 125's MLP stay bfloat16, as do the
+    embedding, the head and the norms. 405,853,388,800 parameters in all, Llama 3.1 405B's."""
+    h, i, layers, vocab, kv = 16384, 53248, 126, 128256, 1024
+    attention, mlp = 2 * h * h + 2 * kv * h, 3 * i * h
+    attention_rows, mlp_rows = h + 2 * kv + h, 2 * i + h
+    assert layers * (attention + mlp + 2 * h) + 2 * vocab * h + h == 405_853_388_800
+    fp8 = 124 * (attention + attention_rows * 4 + mlp + mlp_rows * 4) + (attention + attention_rows * 4)  # layers 1-124, 125's attention
+    bf16 = 2 * (attention + mlp) + 2 * mlp + 2 * (layers * 2 * h + 2 * vocab * h + h)  # layer 0, 125's MLP, norms, embedding, head
+    r = modeled.model_report(modeled.ModelInputs((CONFIGS / "llama-3.1-405b-instruct-fp8" / "config.json").read_text(), max_model_len=8192))
+    assert r.checkpoint_bytes == fp8 + bf16

@@ -55,6 +55,7 @@ __all__ = [
     "model_report",
     "parallel_notes",
     "release_of",
+    "start_kv_dtype",
     "stage_report",
 ]
 
@@ -65,6 +66,8 @@ def model_report(i: ModelInputs) -> ModelReport:
     config = hfconfig.load(i.config_text, i.config_file)
     read = shape = hfconfig.shape(config, i.config_file)
     rel = release_of(i.engine_version)  # InputError for a version that does not parse
+    kv_dtype, kv_note = kvlayout.checkpoint_kv_dtype(shape.quantization, i.kv_cache_dtype, rel)
+    i = replace(i, kv_cache_dtype=kv_dtype)
     built = kvlayout.version(i.engine_version).release if i.engine_version else rel
     elsewhere = hfconfig.outside_own_code(shape.architecture, built)
     if elsewhere:
@@ -118,7 +121,7 @@ def model_report(i: ModelInputs) -> ModelReport:
     w = weights.per_rank(shape, i.tp, total, source)
     if split:  # the rank with the most experts, which holds the most
         w = weights.Weights(stage_list[0].weights_bytes, stage_list[-1].drafter_bytes, w.source, w.checkpoint_total)
-    notes = [n for n in [beyond_read(i.engine_version), hfconfig.unchecked_note(shape.architecture)] if n] + list(shape.defaults)
+    notes = [n for n in [beyond_read(i.engine_version), hfconfig.unchecked_note(shape.architecture), kv_note] if n] + list(shape.defaults)
     notes += parallel_notes(shape, par, rules, group, heavy)
     if shape.indexer:
         notes.append(hfconfig.INDEXER_NOTE)
@@ -330,6 +333,17 @@ def _engine_rules(rules: kvlayout.Version, version: str | None) -> str:
     assert version is not None
     newest = f"{predict.LATEST[0]}.{predict.LATEST[1]}.0"
     return f"the rules of vLLM {newest}, the newest release read ({how}); {version.strip()} is beyond it"
+
+
+def start_kv_dtype(config_text: str, file: str, kv_cache_dtype: str, engine_version: str | None) -> str:
+    """--kv-cache-dtype as a start runs with it (kvlayout.checkpoint_kv_dtype: auto under a ModelOpt checkpoint that
+    names its KV quantization takes that); as given where the config or the version does not read, which
+    model_report then names."""
+    try:
+        quant = hfconfig.shape(hfconfig.load(config_text, file), file).quantization
+        return kvlayout.checkpoint_kv_dtype(quant, kv_cache_dtype, release_of(engine_version))[0]
+    except InputError:
+        return kv_cache_dtype
 
 
 def release_of(text: str | None) -> tuple[int, int]:

@@ -92,6 +92,7 @@ All sizes are per rank and in bytes. Everything here is modeled, not measured.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -271,6 +272,37 @@ def prefix_caching_on(shape: Shape, v: Version, prefix_caching: bool | None = No
         return prefix_caching
     hybrid = bool(RECURRENT & set(shape.layers))
     return not (shape.attention_free or (hybrid and v.hybrid_prefix_caching_off))
+
+
+# --kv-cache-dtype auto under a ModelOpt checkpoint that names its KV cache's quantization: the engine takes that
+# (vllm/engine/arg_utils.py create_engine_config, resolve_kv_cache_dtype_string in vllm/utils/torch_utils.py:
+# fp8 from 0.14.0, not in 0.13.0; nvfp4 in 0.24.0 and 0.33.0, not in 0.18.0, the releases between not read)
+CHECKPOINT_KV_FROM = {"fp8_e4m3": (0, 14), "nvfp4": (0, 24)}
+
+
+def checkpoint_kv_dtype(quant: object, kv_cache_dtype: str, release: tuple[int, int]) -> tuple[str, str | None]:
+    """The KV cache dtype a start runs with: `kv_cache_dtype` as given, but "auto" under a ModelOpt
+    quantization_config whose kv_cache_scheme (or kv_cache_quant_algo, at its top or under
+    "quantization") says FP8 or NVFP4 becomes fp8_e4m3 or nvfp4, as get_kv_cache_quant_algo_string
+    reads it (0.33.0); with a note saying so, or None where nothing changed."""
+    if kv_cache_dtype.strip().lower() != "auto" or not isinstance(quant, dict):
+        return kv_cache_dtype, None
+    if not str(quant.get("quant_method", "")).lower().startswith("modelopt"):
+        return kv_cache_dtype, None
+    inner = quant.get("quantization")
+    inner = inner if isinstance(inner, dict) else quant
+    said = inner.get("kv_cache_scheme") or quant.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo") or quant.get("kv_cache_quant_algo")
+    algo: object = said
+    if isinstance(said, dict):
+        algo = "fp8" if (said.get("dynamic") is False and said.get("num_bits") == 8 and said.get("type") == "float") else (
+            "nvfp4" if said.get("num_bits") == 4 and said.get("type") == "float" else None)  # fmt: skip
+    taken = {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}.get(str(algo).lower()) if isinstance(algo, str) else None
+    if taken is None or release < CHECKPOINT_KV_FROM[taken]:
+        return kv_cache_dtype, None
+    first = ".".join(map(str, CHECKPOINT_KV_FROM[taken]))
+    return taken, (f"KV cache {taken}: --kv-cache-dtype auto takes the checkpoint's KV quantization ({json.dumps(said)}) from the config's "
+                   f"quantization_config (vllm/utils/torch_utils.py resolve_kv_cache_dtype_string, {first}.0 and later); "
+                   "--kv-cache-dtype bfloat16 keeps the model's dtype")  # fmt: skip
 
 
 def _elem_bytes(kv_dtype: str, model_dtype_bytes: int) -> int:

@@ -108,7 +108,7 @@ BNB_UNTIL = (0, 28)
 
 @dataclass(frozen=True)
 class Quant:
-    method: str  # none, fp8, fp8-block, nvfp4, mxfp4, int, bnb4, bnb8
+    method: str  # none, fp8, fp8-block, fp8-channel, nvfp4, mxfp4, int, bnb4, bnb8
     block: tuple[int, int] = (128, 128)
     bits: int = 16
     group: int = 0
@@ -140,6 +140,11 @@ def quant_of(shape: Shape) -> Quant:
         return Quant("fp8", ignore=ignore, static_input=static)
     if method == "mxfp4":
         return Quant("mxfp4", group=32, ignore=ignore)
+    if method == "fbgemm_fp8":
+        # FBGEMMFp8LinearMethod (quantization/fbgemm_fp8.py, 0.11.0 to 0.33.0): each linear layer not in
+        # modules_to_not_convert an fp8 weight and a float32 scale a row; it gives fused experts no method,
+        # so they load unquantized (UnquantizedFusedMoEMethod, fused_moe/routed_experts.py, 0.33.0)
+        return Quant("fp8-channel", ignore=ignore)
     if method == "modelopt":
         if algo == "NVFP4":
             size = _whole(q.get("group_size") or nested.get("group_size") or 16, shape.file, "quantization_config.group_size")
@@ -165,7 +170,7 @@ def quant_of(shape: Shape) -> Quant:
         eight = as_flag(q.get("load_in_8bit", False), shape.file, "quantization_config.load_in_8bit")
         return Quant("bnb8", bits=8, ignore=ignore) if eight else Quant("bnb4", bits=4, group=BNB_BLOCK, ignore=ignore, nested=shape.bnb_nested_on_device)
     raise ConfigError(shape.file, "quantization_config.quant_method", q.get("quant_method"),
-                      "fp8, mxfp4, modelopt (NVFP4 or FP8), awq, gptq, compressed-tensors or bitsandbytes")  # fmt: skip
+                      "fp8, mxfp4, modelopt (NVFP4 or FP8), awq, gptq, compressed-tensors, bitsandbytes or fbgemm_fp8")  # fmt: skip
 
 
 def _compressed_tensors(shape: Shape, q: JsonObject, ignore: tuple[str, ...]) -> Quant:
@@ -260,14 +265,21 @@ def _ignored(path: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
+def _fbgemm_expert(t: Tensor, quant: Quant) -> bool:
+    """A fused expert's tensor under fbgemm_fp8, which quantizes linear layers only."""
+    return quant.method == "fp8-channel" and ".experts." in t.path
+
+
 def tensor_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
     """Bytes of one tensor on one rank, with the scales its packing adds."""
     n = t.rows * t.cols
     if t.fp4:  # mxfp4.py Mxfp4MoEMethod: two values a byte and a uint8 (e8m0) scale a 32
         return (n // 2 + cdiv(n, 32)) * t.count
-    if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore):
+    if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore) or _fbgemm_expert(t, quant):
         return n * (t.dtype_bytes or dtype_bytes) * t.count
     m = quant.method
+    if m == "fp8-channel":
+        return (n + t.rows * 4) * t.count
     if m == "fp8-block":
         each = n + cdiv(t.rows, quant.block[0]) * cdiv(t.cols, quant.block[1]) * quant.scale_bytes
     elif m == "fp8":
@@ -878,15 +890,22 @@ def _mlp(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
     width = 4 if shape.router_fp32 else None
     if shape.architecture.startswith("Gemma4"):
         return _gemma4_moe(shape, p, mlp, tp)
+    x = mlp.latent or h  # the experts' own width: a latent MoE's, else the model's
     out = [
         Tensor(f"{p}.{router}", e, h, dtype_bytes=width),
-        Tensor(f"{p}.experts.gate_up_proj", (2 if mlp.gated else 1) * i, h, count=e, linear=True),
-        Tensor(f"{p}.experts.down_proj", h, i, count=e, linear=True),
+        Tensor(f"{p}.experts.gate_up_proj", (2 if mlp.gated else 1) * i, x, count=e, linear=True),
+        Tensor(f"{p}.experts.down_proj", x, i, count=e, linear=True),
     ]
+    if mlp.latent:
+        # fc1_latent_proj and fc2_latent_proj: ReplicatedLinear, whole on every rank, in the model's dtype (ModelOpt's
+        # checkpoints leave them out of quantization, as nemotron_h.py NemotronHMoE says, 0.33.0)
+        out += [Tensor(f"{p}.fc1_latent_proj", x, h), Tensor(f"{p}.fc2_latent_proj", h, x)]
+        if mlp.bias:
+            out += [Tensor(f"{p}.fc1_latent_proj.bias", x), Tensor(f"{p}.fc2_latent_proj.bias", h)]
     if shape.routing_bias:
         out.append(Tensor(f"{p}.{router}.e_score_correction_bias", e, dtype_bytes=4))
     if mlp.bias:
-        out += [Tensor(f"{p}.{router}.bias", e), Tensor(f"{p}.experts.gate_up_proj_bias", 2 * i, count=e), Tensor(f"{p}.experts.down_proj_bias", h, count=e)]
+        out += [Tensor(f"{p}.{router}.bias", e), Tensor(f"{p}.experts.gate_up_proj_bias", 2 * i, count=e), Tensor(f"{p}.experts.down_proj_bias", x, count=e)]
     if mlp.shared_intermediate:
         s = mlp.shared_intermediate // tp
         out += [
@@ -944,9 +963,9 @@ def _data_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
     n = t.rows * t.cols * t.count
     if t.fp4:
         return n // 2
-    if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore):
+    if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore) or _fbgemm_expert(t, quant):
         return n * (t.dtype_bytes or dtype_bytes)
-    if quant.method in ("fp8", "fp8-block"):
+    if quant.method in ("fp8", "fp8-block", "fp8-channel"):
         return n
     if quant.method in ("nvfp4", "mxfp4"):
         return n // 2

@@ -27,6 +27,7 @@ from calc.engine.hfconfig.core import (
     CHUNKED,
     FAMILIES,
     FULL,
+    HF_QUANT_CONFIG,
     INDEXER_NOTE,
     INDEXER_QUANT_BLOCK,
     LIGHTNING,
@@ -59,6 +60,7 @@ from calc.engine.hfconfig.core import (
     load,
     quantization_applied,
     quantized_at_load,
+    with_hf_quant_config,
 )
 from calc.engine.hfconfig.read import (
     DEFAULT_MAX_LEN,
@@ -93,6 +95,7 @@ __all__ = [
     "DeepseekV4Dims",
     "FAMILIES",
     "FULL",
+    "HF_QUANT_CONFIG",
     "GatedDeltaNet",
     "INDEXER_NOTE",
     "INDEXER_QUANT_BLOCK",
@@ -137,6 +140,7 @@ __all__ = [
     "transformers_backend",
     "quantization_applied",
     "quantized_at_load",
+    "with_hf_quant_config",
     "shape",
     "unchecked_note",
 ]

@@ -68,6 +68,7 @@ class Mlp:
     gated_shared: bool = False  # Qwen's shared expert has its own one-wide gate
     bias: bool = False
     gated: bool = True  # gate and up projections (SwiGLU); Nemotron-H's squared ReLU has up and down only
+    latent: int = 0  # routed experts of this width in and out, behind projections from and to hidden_size (Nemotron 3 Super)
 
 
 @dataclass(frozen=True)
@@ -407,6 +408,35 @@ def quantized_at_load(text: str, method: str | None, file: str) -> str:
     data = load(text, file)
     applied = quantization_applied(data, method, file)
     return text if applied is data else json.dumps(applied)
+
+
+HF_QUANT_CONFIG = "hf_quant_config.json"  # ModelOpt up to 0.29.0 writes the checkpoint's quantization here, not in config.json
+
+
+def with_hf_quant_config(text: str, beside: str, file: str, beside_file: str) -> tuple[str, str | None]:
+    """The config with the quantization of the hf_quant_config.json beside it, as vLLM reads a checkpoint
+    folder: where config.json has no quantization_config, that file's object is taken in its place
+    (vllm/transformers_utils/config.py get_config), and one ModelOpt produced ("producer": {"name":
+    "modelopt"}, its algorithm under "quantization") is read as quant_method modelopt
+    (model_arch_config_convertor.py _normalize_quantization_config), 0.33.0. Returns the text and a note
+    saying so, or the text as it was and None where the config has its own."""
+    data = load(text, file)
+    inner = data.get(_text_key(data))
+    if data.get("quantization_config") is not None or (isinstance(inner, dict) and inner.get("quantization_config") is not None):
+        return text, None
+    quant = load(beside, beside_file)
+    producer = quant.get("producer")
+    nested = quant.get("quantization")
+    if isinstance(producer, dict) and producer.get("name") == "modelopt" and isinstance(nested, dict) and "quant_method" not in quant:
+        algo = nested.get("quant_algo")
+        if not isinstance(algo, str) or not algo:
+            raise ConfigError(
+                beside_file, "quantization.quant_algo", algo if "quant_algo" in nested else _MISSING, "ModelOpt's algorithm, such as NVFP4 or FP8"
+            )
+        quant = {**quant, "quant_method": "modelopt"}
+    note = (f"quantization from {beside_file} beside the config, which has no quantization_config of its own "
+            f"(vllm/transformers_utils/config.py get_config reads that file in its place)")  # fmt: skip
+    return json.dumps({**data, "quantization_config": quant}), note
 
 
 def quantization_applied(data: jsontext.JsonObject, method: str, file: str) -> jsontext.JsonObject:

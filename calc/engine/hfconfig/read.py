@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from calc import jsontext
-from calc.engine.hfconfig.core import _MISSING, CHUNKED, DTYPE_BYTES, FULL, MLA, PARALLEL, SLIDING, ConfigError, Rope, Shape, _Reader, _text_key, as_flag
+from calc.engine.hfconfig.core import _MISSING, CHUNKED, DTYPE_BYTES, FULL, MLA, PARALLEL, SLIDING, ConfigError, Rope, Said, Shape, _Reader, _text_key, as_flag
 from calc.engine.hfconfig.defaults import _DEFAULTS, _WRITTEN_IN_FULL, VLLM_CONFIG_CLASSES
 from calc.engine.hfconfig.multimodal import _LLAVA_TEXT_CLASSES, LLAVA, WITH_VISION, _tower
 from calc.engine.hfconfig.recurrent import MINIMAX_TEXT
-from calc.engine.hfconfig.registry import _ARCHITECTURES, NOT_MODELED
+from calc.engine.hfconfig.registry import _ARCHITECTURES, NO_LONGER_SERVED, NOT_MODELED, SERVED_NOT_READ
 
 
 def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
@@ -28,6 +28,10 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     if arch in NOT_MODELED:
         raise ConfigError(file, "architectures[0]", arch, f"a class vLLM builds with model code of its own: {NOT_MODELED[arch]}; not modeled")
     if reader is None:
+        if arch in NO_LONGER_SERVED:  # vLLM's own refusal: "was supported in vLLM until v..., and is not supported anymore"
+            arch = Said(f"{arch!r}, which vLLM served up to v{NO_LONGER_SERVED[arch]} and no later release (registry.py _PREVIOUSLY_SUPPORTED_MODELS, 0.33.0)")
+        elif arch in SERVED_NOT_READ:
+            arch = Said(f"{arch!r}, which vLLM 0.33.0 serves (vllm/model_executor/models/registry.py) but these models do not read")
         raise ConfigError(file, "architectures[0]", arch, "one of " + ", ".join(sorted(_ARCHITECTURES)))
     key = _text_key(data)
     text = data.get(key)
@@ -285,6 +289,11 @@ def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], fil
     inner: dict[str, Any] = text if isinstance(text, dict) else data
     archs = data.get("architectures")
     config_class, defaults = _class_defaults(data, inner, archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else "")
+    prefix = f"{_text_key(data)}." if inner is not data else ""
+    for k in _LENGTH_KEYS:  # vLLM takes the min of those given (not None): a string or a count below one stops it or yields no length
+        v = inner.get(k)
+        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or v < 1):
+            raise ConfigError(file, prefix + k, v, "a whole number of tokens, at least 1 (vllm/config/model.py _get_and_verify_max_len takes the smallest)")
     found = {k: v for k in _LENGTH_KEYS if isinstance(v := inner.get(k, defaults.get(k)), (int, float)) and not isinstance(v, bool) and v > 0}
     where = "vllm/config/model.py _get_and_verify_max_len"
     if "model_max_length" in found:
@@ -308,7 +317,9 @@ def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], fil
             if kind in unstretched or kind in ("default", "mrope"):
                 continue
             f = rp.get("factor", factor)
-            factor = f if isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0 else 1.0
+            if f is not None and (not isinstance(f, (int, float)) or isinstance(f, bool) or f <= 0):  # vLLM multiplies the length by it
+                raise ConfigError(file, prefix + ("rope_parameters" if "rope_parameters" in inner else "rope_scaling") + ".factor", f, "a number above 0")
+            factor = f if f is not None else 1.0
             original = rp.get("original_max_position_embeddings")
             if kind == "yarn" and isinstance(original, int) and not isinstance(original, bool) and original > 0:
                 length, said = original, f"{file}'s rope original_max_position_embeddings ({original:,})"

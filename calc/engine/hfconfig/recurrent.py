@@ -13,6 +13,7 @@ from calc.engine.hfconfig.core import (
     LINEAR,
     MAMBA,
     MAMBA1,
+    MAX_LAYERS,
     MLP_ONLY,
     MOE_ONLY,
     PARALLEL,
@@ -109,7 +110,17 @@ def _state_bytes(r: _Reader, key: str, default: str | None) -> int | None:
 
 def _nemotron_h(r: _Reader) -> dict[str, Any]:
     pattern = r.get("hybrid_override_pattern")
-    n = r.layers()
+    blocks = r.get("layers_block_type")
+    if pattern is _MISSING and blocks is not _MISSING:
+        # transformers 5's NemotronHConfig keeps the layers as layers_block_type, a list of mamba, moe and attention, whose
+        # length is num_hidden_layers, and gives vLLM its hybrid_override_pattern from it (M, E and *); read in 5.5.3
+        names = {"mamba": "M", "moe": "E", "attention": "*"}
+        if not isinstance(blocks, list) or not blocks or len(blocks) > MAX_LAYERS or not all(isinstance(b, str) and b in names for b in blocks):
+            raise ConfigError(r.file, r.prefix + "layers_block_type", blocks, "a list of the layers' kinds, each mamba, moe or attention")
+        pattern = "".join(names[b] for b in blocks)
+        n = len(blocks)
+    else:
+        n = r.layers()
     if not isinstance(pattern, str) or len(pattern) != n or set(pattern) - set("M*-E"):
         raise ConfigError(r.file, r.prefix + "hybrid_override_pattern", pattern if pattern is not _MISSING else _MISSING,
                           f"{n} characters of M (mamba), * (attention), - (MLP) and E (experts)")  # fmt: skip
@@ -133,7 +144,11 @@ def _nemotron_h(r: _Reader) -> dict[str, Any]:
     moe = mlp
     if "E" in pattern:
         shared = r.int("n_shared_experts", 0, minimum=0) * r.int("moe_shared_expert_intermediate_size", 0, minimum=0)
-        moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"), shared_intermediate=shared, gated=False)
+        # moe_latent_size (Nemotron 3 Super): the routed experts take and give vectors of that width, not
+        # hidden_size, through fc1_latent_proj and fc2_latent_proj (NemotronHMoE, nemotron_h.py, 0.33.0)
+        latent = r.int("moe_latent_size", None) or 0  # null or absent: no latent projections
+        moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"), shared_intermediate=shared,
+                  gated=False, latent=latent)  # fmt: skip
     mlps = tuple(mlp if k == MLP_ONLY else moe if k == MOE_ONLY else Mlp() for k in layers)
     return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state,
             "router_fp32": "E" in pattern, "routing_bias": "E" in pattern}  # fmt: skip

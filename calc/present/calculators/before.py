@@ -380,7 +380,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         assert card is not None
         start = predict.Start(
             tp=tp, pp=pp, pp_layer_partition=partition, lora=lora_cfg, max_model_len=max_len, utilization=utilization, max_num_seqs=seats_typed,
-            max_num_batched_tokens=prefill_typed, enforce_eager=switches["enforce_eager"], kv_cache_dtype=dtype, engine_version=version,
+            max_num_batched_tokens=prefill_typed, enforce_eager=switches["enforce_eager"],
+            kv_cache_dtype=modeled.start_kv_dtype(config_text, "config.json", dtype, version), engine_version=version,
             offline=switches["offline"], cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
             flashinfer_sampler=sampler, quantization=method, allow_long_max_model_len=switches["allow_long_max_model_len"],
             drafter=drafts > 0, speculative_tokens=drafts, compile_cached=switches["compile_cached"],

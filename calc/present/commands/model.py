@@ -33,6 +33,30 @@ def _read_text(path: str, what: str) -> str:
         raise InputError(f"{what} {path}: not text, expected a JSON file") from None
 
 
+def _config_path(path: str) -> str:
+    """The config.json to read: the path given, or the one inside a checkpoint's folder, which is what vLLM's --model takes."""
+    import os
+
+    if not os.path.isdir(path):
+        return path
+    inside = os.path.join(path, "config.json")
+    if not os.path.isfile(inside):
+        raise InputError(f"config {path}: found a folder without a config.json, expected the model's config.json or the checkpoint folder holding it")
+    return inside
+
+
+def _beside_quant(config_text: str, config: str) -> tuple[str, str | None]:
+    """The config with the hf_quant_config.json of its folder, where it has one and the config no quantization_config."""
+    import os
+
+    from calc.engine import hfconfig
+
+    beside = os.path.join(os.path.dirname(config), hfconfig.HF_QUANT_CONFIG)
+    if os.path.basename(config) == hfconfig.HF_QUANT_CONFIG or not os.path.isfile(beside):
+        return config_text, None
+    return hfconfig.with_hf_quant_config(config_text, _read_text(beside, "quantization config"), config, beside)
+
+
 AUTO_LENGTH = ("auto", "-1")  # vLLM's --max-model-len -1 or auto: the largest that fits (argparse_utils.py human_readable_int_or_auto)
 AUTO_LENGTH_FROM = (0, 14)  # vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, first in 0.14.0
 AUTO_FIT = "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0 to 0.32.x; kv_cache_planning.py from 0.33.0"
@@ -74,8 +98,11 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     from calc.engine import derive, hfconfig, predict
 
     said = said or vllmserve.notes(args, card_read=args.gpu is not None or args.total_memory is not None)  # the rest of a pasted `vllm serve` line
+    args.config = _config_path(args.config)
     config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
+    config_text, beside_note = _beside_quant(config_text, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
+    start_kv = modeled.start_kv_dtype(config_text, args.config, args.kv_cache_dtype, args.engine_version)
     card = _card(catalog, args)
     gated = None  # a unified-memory box: the pool is pinned and the start gated against MemAvailable, not predicted
     if card is not None and card.unified and catalog is not None:
@@ -97,7 +124,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             utilization=_frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization is not None else None,
             max_num_seqs=_int(args, "seats") if args.seats is not None else None,
             max_num_batched_tokens=_int(args, "prefill_budget") if args.prefill_budget is not None else None,
-            enforce_eager=args.enforce_eager, kv_cache_dtype=args.kv_cache_dtype, engine_version=args.engine_version, offline=args.offline,
+            enforce_eager=args.enforce_eager, kv_cache_dtype=start_kv, engine_version=args.engine_version, offline=args.offline,
             flashinfer_sampler=predict.flashinfer_sampler(args.flashinfer_installed, args.no_flashinfer_sampler), drafter=_int(args, "speculative_tokens") > 0,
             speculative_tokens=_int(args, "speculative_tokens"),
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
@@ -193,6 +220,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
     said = (*said, length_note) if length_note else said
     said = (*said, read_as) if read_as else said
+    said = (*said, beside_note) if beside_note else said
     worst = _worst_prefill(args, r, budget or 8192)
     host = _host_memory(args, r.tp, r.pp, r.weights_bytes_per_rank, r.pool_bytes, offload=r.offload)
     sold = predict.sold_size_note(args.total_memory, catalog.boxes if catalog else {}) if args.total_memory is not None else None
