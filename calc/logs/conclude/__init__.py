@@ -77,7 +77,7 @@ def conclude(r: Reader) -> LogReading:
     pool_unread = r.unread.get("available") or next(((no, what) for no, what in r.unreadable if what.startswith("KV pool ")), None)
     say_missing(missing, engine.value, era.value if era is not None else None, got["model_loading_bytes"], available, pin, tokens, got["gpu_blocks"],
              got["block_size"], max_len, concurrency, got["gpu_memory_utilization"], got["mem_fraction_static"], got["tensor_parallel_size"],
-             per_token, pool_unread)  # fmt: skip
+             per_token, pool_unread, got["engine_version"], got["error"])  # fmt: skip
     if r.last_partial is not None and r.last_partial[0] == r.lines_read:
         no, text = r.last_partial
         notes.append(f"line {no} ends mid-line ({text[-60:]!r}): the log is cut short there, and a figure cut off with it is not read")
@@ -105,6 +105,7 @@ def with_pin(reading: LogReading, pin: int, said: str) -> LogReading:
         missing, reading.engine.value if reading.engine else "vllm", reading.era.value if reading.era else None, reading.model_loading_bytes,
         reading.available_kv_bytes, found, reading.kv_tokens, reading.gpu_blocks, reading.block_size, reading.max_model_len,
         reading.max_concurrency, reading.gpu_memory_utilization, reading.mem_fraction_static, reading.tensor_parallel_size, per_token,
+        None, reading.engine_version, reading.error,
     )  # fmt: skip
     if reading.available_kv_bytes is not None and not reading.available_kv_bytes.low <= pin <= reading.available_kv_bytes.high:
         notes.append(
