@@ -90,8 +90,27 @@ def unreadable_notes(r: Reader) -> list[str]:
     return notes
 
 
+def reverified_lengths(entries: list[tuple[Any, Found, str | None]]) -> list[tuple[Any, Found, str | None]]:
+    """The max_model_len readings less those verified again at once. ModelConfig prints 'Using max
+    model len N' each time it verifies the length (vllm/config/model.py), and a model's own config
+    rule may set it again right after, printing the line a second time: vLLM 0.13's NomicBertModelConfig
+    (vllm/model_executor/models/config.py) calls recalculate_max_model_len and then warns 'Changing
+    max_model_len from 8192 to 2048'. Of two such lines within three lines of each other, the later
+    is the start's length, not a second start's."""
+    said = "Using max model len"
+    return [
+        e
+        for e in entries
+        if not (
+            e[1].line_text.lstrip().startswith(said) and any(f[1].line_text.lstrip().startswith(said) and 0 < f[1].line_no - e[1].line_no <= 3 for f in entries)
+        )
+    ]
+
+
 def refuse_two_starts(r: Reader) -> None:
     """Two models, lengths, fractions or TP sizes, or a vLLM line beside an SGLang one: two starts."""
+    if "max_model_len" in r.seen:
+        r.seen["max_model_len"] = reverified_lengths(r.seen["max_model_len"])
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
     _conflict(r, "fraction", "gpu_memory_utilization")
