@@ -73,9 +73,15 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
     if needed is not None and pool is not None and _kv_is_16bit(r, flags):
         ok = Fraction(needed.high) / 2 <= pool.low
         check = f"one request needs {needed.printed} at 16 bits (line {needed.line_no}), {needed.printed} / 2 = {gib(printed(needed) / 2)} at fp8, {'within' if ok else 'more than'} the {pool.printed} pool"
+        verdict: bool | None = ok
         if not stated:
             check = "if the KV cache was 16-bit (the log does not print its dtype): " + check
-        out.append(Fix("--kv-cache-dtype", "fp8", "halves the KV cache's bytes per token (keeps max_model_len)", check, ok if stated else None))
+            # unstated, the cache is 16-bit (halved by fp8), 8-bit already (unchanged) or, for a float32
+            # model, 32-bit (quartered): where even the quarter does not fit, no reading of it passes
+            verdict = None if Fraction(needed.high) / 4 <= pool.low else False
+            if verdict is False:
+                check += f"; even a 32-bit cache quartered ({gib(printed(needed) / 4)}) is more than the pool"
+        out.append(Fix("--kv-cache-dtype", "fp8", "halves the KV cache's bytes per token (keeps max_model_len)", check, verdict))
     total = _total(r)
     fraction = r.gpu_memory_utilization
     if needed is not None and pool is not None and total and fraction is not None:
