@@ -55,12 +55,17 @@ _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)(?::\s.*|\(.*)")  # "Valu
 # the exceptions that only point back at the one that stopped the start (vllm/v1/engine/utils.py
 # wait_for_engine_startup, vllm/v1/executor/multiproc_executor.py wait_for_ready, 0.13 to 0.33)
 _POINTS_BACK = re.compile(r"See root cause above|See stack trace for root cause")
+# what a process raises once another has stopped the start and closed the pipes it talked over
+_TEARDOWN = re.compile(r"^(?:BrokenPipeError|ConnectionResetError|EOFError)\b")
 
 
 def root_cause(kept: tuple[int, str] | None, new: tuple[int, str]) -> tuple[int, str]:
     """The exception a log's start stopped with: the last one, unless it only points back at an
-    earlier one ("Engine core initialization failed. See root cause above."), which is then kept."""
-    return kept if kept is not None and _POINTS_BACK.search(new[1]) and not _POINTS_BACK.search(kept[1]) else new
+    earlier one ("Engine core initialization failed. See root cause above.") or is a pipe closed
+    under a process once the start had already failed (BrokenPipeError): the earlier one is kept."""
+    if kept is None or _POINTS_BACK.search(kept[1]):
+        return new
+    return kept if _POINTS_BACK.search(new[1]) or _TEARDOWN.match(new[1]) else new
 
 
 _CUT_MARK = re.compile(r"^(?:\[\s*(?:\.\.\.|…)[^\]]*\]|\.{3,}|…)$")  # "[... cut ...]", "...": a poster's cut, not a fold
