@@ -940,3 +940,14 @@ def test_a_forks_per_group_kv_lines_give_the_pool_blocks_and_the_cost_of_one_req
     assert any("block size 3584 is the full-attention group's (group 0, MLAAttentionSpec" in n for n in r.notes)
     # a source build's "0.1.devN" is no release: its token count is not said to be the pool's blocks, as builds to 0.20.0 print it
     assert "builds up to 0.20.0" not in read_log(text).bytes_per_token.how
+
+
+def test_no_drafter_only_where_the_settings_are_printed() -> None:
+    from calc.answers.ingest import drafter_verdict
+
+    # 01: the poster kept the profile, blocks and error lines, none of the settings lines
+    assert drafter_verdict(public("01"))[0] == "unknown"
+    # the argument dump (line 48, "non-default args: {...}") lists every setting that is not a default
+    log = ROOT / "logs" / "public" / "phases" / "free-gb10-v0130-nomic-embed-reverified-max-len.log"
+    said = drafter_verdict(read_log(log.read_text(encoding="utf-8")))
+    assert said == ("no", "the settings the log prints (line 48) name no speculative decoding")
