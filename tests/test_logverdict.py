@@ -467,3 +467,18 @@ def test_fp8_offered_only_where_some_dtype_could_pass() -> None:
 def test_a_pipe_closed_after_the_failure_is_not_its_cause() -> None:
     _, a = _phase_log("exception-llmd-v0190-llama31-8b-dp2-broken-pipe-after.log")
     assert a.failure_phase is not None and a.failure_phase["text"].startswith("AssertionError: DP adjusted local rank 1 is out of bounds.")
+
+
+def test_eager_frees_the_graphs_estimate_only_where_it_was_taken_off() -> None:
+    from calc.answers.logverdict.fixes import _no_pool_fixes
+    from calc.answers.logverdict.watcher import Watcher
+
+    def eager(prefix: str) -> list[object]:
+        reading = read_log(_public(prefix).read_text(encoding="utf-8"))
+        return [f.passes for f in _no_pool_fixes(reading, Watcher(), {}) if f.flag == "--enforce-eager"]
+
+    # 45 (0.18): 'Estimated CUDA graph memory: 1.65 GiB', then 'To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1':
+    # the pool was sized without taking the estimate off, so eager mode cannot enlarge it
+    assert eager("45") == [False]
+    # 31 (0.2x): 'CUDA graph memory profiling is enabled (default since v0.21.0)': the estimate was taken off
+    assert eager("31") == [None]

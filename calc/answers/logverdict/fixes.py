@@ -165,8 +165,16 @@ def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> l
                 None,
             )
         )
-    graphs = r.cuda_graph_bytes
-    if graphs is not None:
+    graphs, off = r.cuda_graph_bytes, r.cuda_graph_off
+    if graphs is not None and off is not None:
+        # determine_available_memory takes the estimate off only under VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+        # (vllm/v1/worker/gpu_worker.py), off by default before 0.21, as the log's own line says
+        out.append(
+            Fix("--enforce-eager", None, "no CUDA graphs: but this build did not take their estimate off the pool",
+                f"the graphs' estimate of {graphs.printed} (line {graphs.line_no}) was not taken off the pool (line {off.line_no}: "
+                "profiling of CUDA graph memory is off), so without graphs the pool is the same", False)
+        )  # fmt: skip
+    elif graphs is not None:
         ok = deficit is not None and Fraction(graphs.low) > deficit
         out.append(
             Fix("--enforce-eager", None, "no CUDA graphs: their estimate is no longer taken off the pool",
