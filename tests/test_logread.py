@@ -951,3 +951,9 @@ def test_no_drafter_only_where_the_settings_are_printed() -> None:
     log = ROOT / "logs" / "public" / "phases" / "free-gb10-v0130-nomic-embed-reverified-max-len.log"
     said = drafter_verdict(read_log(log.read_text(encoding="utf-8")))
     assert said == ("no", "the settings the log prints (line 48) name no speculative decoding")
+
+
+def test_a_traceback_after_the_start_is_not_the_starts() -> None:
+    r = public("88")  # 'init engine ... took 40.98 seconds' (line 79), a request's ValueError at line 151
+    (said,) = [n for n in r.notes if "traceback" in n]
+    assert "comes after the start completed (line 79)" in said and "the start failed" not in said

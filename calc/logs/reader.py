@@ -52,6 +52,12 @@ _LONG_NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
 _ESCAPED_BREAK = re.compile(r"(?:\\r)?\\n")
 _HEADISH = re.compile(r"\s*(?:\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DEBUG|ERROR) \d\d-\d\d |\[\d{4}-\d\d-\d\d )")
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)(?::\s.*|\(.*)")  # "ValueError: ...", "RuntimeError(...)"
+# the lines that say a start is complete and the server up (vllm/entrypoints/openai/api_server.py, uvicorn,
+# vllm/v1/engine/core.py's "init engine ... took", SGLang's http_server.py)
+STARTED = (
+    "Application startup complete", "Starting vLLM API server", "Starting vLLM server on", "Uvicorn running on",
+    "The server is fired up and ready to roll", "init engine (profile, create kv cache, warmup model) took",
+)  # fmt: skip
 # the exceptions that only point back at the one that stopped the start (vllm/v1/engine/utils.py
 # wait_for_engine_startup, vllm/v1/executor/multiproc_executor.py wait_for_ready, 0.13 to 0.33)
 _POINTS_BACK = re.compile(r"See root cause above|See stack trace for root cause")
@@ -164,6 +170,7 @@ class Reader:
         self.engine_lines = 0
         self.settings: tuple[Shape, Line, list[Line]] | None = None
         self.traceback: int | None = None  # the line a traceback begins on
+        self.started: int | None = None  # the first line that says the start is complete
         self.exception: tuple[int, str] | None = None  # the last exception line after it
 
     # recording ----------------------------------------------------------------------------
@@ -346,6 +353,8 @@ class Reader:
             self.dp_worker = no
         continued = self.last_raw.rstrip().endswith("\\")  # a shell command's line continues on the next, whatever prefixes both
         self.last_raw = raw
+        if self.started is None and self.traceback is None and any(m in raw for m in STARTED):
+            self.started = no
         if "Traceback (most recent call last)" in raw:
             self.traceback = self.traceback or no
         elif self.traceback and ("Error: " in raw or "Exception: " in raw or "Error(" in raw):

@@ -10,14 +10,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from calc.logs.peel import peel
-from calc.logs.reader import root_cause
+from calc.logs.reader import STARTED, root_cause
 
 GiB, MiB = 2**30, 2**20
 
-_STARTED = (
-    "Application startup complete", "Starting vLLM API server", "Starting vLLM server on", "Uvicorn running on",
-    "The server is fired up and ready to roll", "init engine (profile, create kv cache, warmup model) took",
-)  # fmt: skip
+_STARTED = STARTED
 _OOM = re.compile(
     r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|HIP out of memory|NPU out of memory|out of memory occurred|OOM when allocating"
 )
