@@ -482,3 +482,9 @@ def test_eager_frees_the_graphs_estimate_only_where_it_was_taken_off() -> None:
     assert eager("45") == [False]
     # 31 (0.2x): 'CUDA graph memory profiling is enabled (default since v0.21.0)': the estimate was taken off
     assert eager("31") == [None]
+
+
+def test_the_command_keeps_a_pooling_runner() -> None:
+    # the argument dump (line 48): {..., 'runner': 'pooling', 'trust_remote_code': True, 'gpu_memory_utilization': 0.15}
+    _, a = _phase_log("free-gb10-v0130-nomic-embed-reverified-max-len.log")
+    assert "--runner pooling" in a.command

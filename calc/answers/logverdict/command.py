@@ -26,6 +26,7 @@ _VLLM_FLAGS = {
     "enable_prefix_caching": "--enable-prefix-caching", "mamba_ssm_cache_dtype": "--mamba-ssm-cache-dtype",
     "enable_chunked_prefill": "--enable-chunked-prefill", "cpu_offload_gb": "--cpu-offload-gb", "enable_lora": "--enable-lora",
     "max_loras": "--max-loras", "max_lora_rank": "--max-lora-rank", "kv_offloading_size": "--kv-offloading-size",
+    "runner": "--runner", "convert": "--convert",  # a pooling runner serves embeddings, not generation (vllm/engine/arg_utils.py, 0.13)
 }  # fmt: skip
 _SGLANG_FLAGS = {
     "served_model_name": "--served-model-name", "tp_size": "--tp-size", "pp_size": "--pp-size", "dp_size": "--dp-size", "ep_size": "--ep-size",
@@ -51,7 +52,7 @@ _SWITCHES = {
 }
 _ENGINE_DEFAULTS = {"--tensor-parallel-size": "1", "--tp-size": "1", "--pipeline-parallel-size": "1", "--data-parallel-size": "1", "--decode-context-parallel-size": "1", "--tokenizer-mode": "auto",
                     "--cpu-offload-gb": "0", "--max-loras": "1", "--max-lora-rank": "16",
-                    "--pp-size": "1", "--dp-size": "1", "--ep-size": "1"}  # fmt: skip
+                    "--pp-size": "1", "--dp-size": "1", "--ep-size": "1", "--runner": "auto", "--convert": "auto"}  # fmt: skip
 _QUOTED = re.compile(r"^'(.*)'$|^\"(.*)\"$")
 
 
