@@ -957,3 +957,14 @@ def test_a_traceback_after_the_start_is_not_the_starts() -> None:
     r = public("88")  # 'init engine ... took 40.98 seconds' (line 79), a request's ValueError at line 151
     (said,) = [n for n in r.notes if "traceback" in n]
     assert "comes after the start completed (line 79)" in said and "the start failed" not in said
+
+
+def test_a_figure_cut_with_the_paste_is_said_as_cut_not_as_unprintable() -> None:
+    # guardkit's DGX Spark log (public 88) pasted only up to "Available KV cache memory: 30.4"
+    text = (PUBLIC / "88-v0130-gb10-qwen25-14b-fp8-request-error-after-start.log").read_text(encoding="utf-8")
+    cut = text[: text.index("Available KV cache memory: 30.46") + len("Available KV cache memory: 30.4")]
+    r = read_log(cut)
+    assert r.available_kv_bytes is None
+    assert "the KV pool in bytes: line 70, the log's last, is cut off before its figure ends" in r.missing
+    assert "the figure of line 70, cut off" in r.missing
+    assert not any("not one an engine prints" in n for n in r.notes)

@@ -21,7 +21,7 @@ from calc.logs.conclude.parallel import engine_and_era, parallel
 from calc.logs.conclude.per_token import bytes_per_token, one_request_fits
 from calc.logs.conclude.picks import CONCLUDED_ELSEWHERE, LENGTH, MEMORY, SETTINGS, Pick, picked
 from calc.logs.conclude.pool import block_worked_out, estimated_length, kv_pool, loading, pool_counts
-from calc.logs.conclude.refusals import refuse_two_starts, refuse_what_is_no_log, unreadable_notes
+from calc.logs.conclude.refusals import cut_last_line, refuse_two_starts, refuse_what_is_no_log, unreadable_notes
 from calc.logs.conclude.settings import kv_dtype, speculation
 from calc.logs.figures import Found, LogReading
 
@@ -75,6 +75,8 @@ def conclude(r: Reader) -> LogReading:
         per_token = one_request_fits(per_token, pin or available, tokens, max_len, notes)
     missing: list[str] = []
     pool_unread = r.unread.get("available") or next(((no, what) for no, what in r.unreadable if what.startswith("KV pool ")), None)
+    if pool_unread is not None and pool_unread[0] == cut_last_line(r):
+        pool_unread = (pool_unread[0], "")  # its figure was cut off with the paste, not printed in a form no engine prints
     say_missing(missing, engine.value, era.value if era is not None else None, got["model_loading_bytes"], available, pin, tokens, got["gpu_blocks"],
              got["block_size"], max_len, concurrency, got["gpu_memory_utilization"], got["mem_fraction_static"], got["tensor_parallel_size"],
              per_token, pool_unread, got["engine_version"], got["error"])  # fmt: skip

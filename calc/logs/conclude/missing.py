@@ -40,7 +40,9 @@ def say_missing(
         said = "'Load weight end ... mem usage'" if engine == "sglang" else "'Model loading took'"
         missing.append(f"the weights (no {said} line): what one rank holds cannot be split into weights and overhead")
     if available is None and pin is None:
-        if unread is not None:
+        if unread is not None and not unread[1]:
+            missing.append(f"the KV pool in bytes: line {unread[0]}, the log's last, is cut off before its figure ends")
+        elif unread is not None:
             missing.append(f"the KV pool in bytes: line {unread[0]} has its words but not a figure an engine prints ({unread[1]!r})")
         elif engine == "vllm":
             missing.append(pool_absent(era, version, error))

@@ -76,14 +76,21 @@ def refuse_what_is_no_log(r: Reader) -> None:
         )
 
 
+def cut_last_line(r: Reader) -> int | None:
+    """The log's last line where it ends mid-line with a figure's words: what it lacks was cut
+    off with the paste, not printed in a form no engine prints."""
+    return r.last_partial[0] if r.last_partial is not None and r.last_partial[0] == r.lines_read else None
+
+
 def unreadable_notes(r: Reader) -> list[str]:
     """The figures that are not read, each with its line: oversized, free above its total, a line's words without its figure."""
     notes: list[str] = []
     if r.oversized:
         notes.append(f"line {r.oversized[0]} holds a figure of more than 32 digits, not one an engine prints: it is not read")
     _free_within_total(r)
+    cut = cut_last_line(r)
     for figure in SAID_UNREAD:  # a shape that says its unread figure is named for the figure it gives
-        if figure in r.unread and figure not in r.seen:
+        if figure in r.unread and figure not in r.seen and r.unread[figure][0] != cut:  # a cut figure is said as cut
             no, said = r.unread[figure]
             r.unreadable.append((no, f"{said!r}: its figure could not be read"))
     notes.extend(f"unreadable, line {no}: {what}; not one an engine prints, so it is not read" for no, what in r.unreadable)
