@@ -97,27 +97,20 @@ def unreadable_notes(r: Reader) -> list[str]:
     return notes
 
 
-def reverified_lengths(entries: list[tuple[Any, Found, str | None]]) -> list[tuple[Any, Found, str | None]]:
-    """The max_model_len readings less those verified again at once. ModelConfig prints 'Using max
-    model len N' each time it verifies the length (vllm/config/model.py), and a model's own config
-    rule may set it again right after, printing the line a second time: vLLM 0.13's NomicBertModelConfig
-    (vllm/model_executor/models/config.py) calls recalculate_max_model_len and then warns 'Changing
-    max_model_len from 8192 to 2048'. Of two such lines within three lines of each other, the later
-    is the start's length, not a second start's."""
-    said = "Using max model len"
-    return [
-        e
-        for e in entries
-        if not (
-            e[1].line_text.lstrip().startswith(said) and any(f[1].line_text.lstrip().startswith(said) and 0 < f[1].line_no - e[1].line_no <= 3 for f in entries)
-        )
-    ]
+def superseded_lengths(entries: list[tuple[Any, Found, str | None]], changed: list[tuple[Any, Found, str | None]]) -> list[tuple[Any, Found, str | None]]:
+    """The max_model_len readings less those vLLM later says it changed. 'Using max model len N'
+    is printed as ModelConfig verifies the length, and the length can be set again in the same
+    start: a model's config rule warns 'Changing max_model_len from 8192 to 2048' (vLLM 0.13's
+    NomicBertModelConfig, vllm/model_executor/models/config.py), and --max-model-len auto says
+    'Auto-fit max_model_len: reduced from 10485760 to 324640' after the profile. A length read
+    before the line that says it was changed from it is that start's earlier value, not a second start."""
+    return [e for e in entries if not any(c[0] == e[0] and c[1].line_no >= e[1].line_no for c in changed)]
 
 
 def refuse_two_starts(r: Reader) -> None:
     """Two models, lengths, fractions or TP sizes, or a vLLM line beside an SGLang one: two starts."""
-    if "max_model_len" in r.seen:
-        r.seen["max_model_len"] = reverified_lengths(r.seen["max_model_len"])
+    if "max_model_len" in r.seen and "max_len_from" in r.seen:
+        r.seen["max_model_len"] = superseded_lengths(r.seen["max_model_len"], r.seen["max_len_from"])
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
     _conflict(r, "fraction", "gpu_memory_utilization")
