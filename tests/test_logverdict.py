@@ -489,3 +489,9 @@ def test_the_command_keeps_a_pooling_runner() -> None:
     # the argument dump (line 48): {..., 'runner': 'pooling', 'trust_remote_code': True, 'gpu_memory_utilization': 0.15}
     _, a = _phase_log("free-gb10-v0130-nomic-embed-reverified-max-len.log")
     assert "--runner pooling" in a.command
+
+
+def test_the_command_keeps_short_parallel_flags() -> None:
+    # "vllm serve ... --max-model-len -1 -pp 2": the length stays auto as given, the stages are kept
+    _, a = _answer(_public("89"))
+    assert "--pipeline-parallel-size 2" in a.command and "--max-model-len -1" in a.command

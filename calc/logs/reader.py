@@ -20,7 +20,7 @@ _KEY = {
     "model": "model", "model_path": "model", "served_model_name": "served", "max_model_len": "max_model_len",
     "max_seq_len": "max_model_len", "context_length": "max_model_len", "max-model-len": "max_model_len",
     "tensor_parallel_size": "tp", "tensor-parallel-size": "tp", "tp_size": "tp", "tp": "tp",
-    "pipeline_parallel_size": "pp", "pipeline-parallel-size": "pp", "pp_size": "pp", "pp-size": "pp",
+    "pipeline_parallel_size": "pp", "pipeline-parallel-size": "pp", "pp_size": "pp", "pp-size": "pp", "pp": "pp", "dp": "dp", "dcp": "dcp",
     "kv_cache_dtype": "kv_dtype", "kv-cache-dtype": "kv_dtype", "block_size": "block_size", "block-size": "block_size",
     "page_size": "block_size", "gpu_memory_utilization": "fraction", "gpu-memory-utilization": "fraction",
     "mem_fraction_static": "mem_fraction", "mem-fraction-static": "mem_fraction",
@@ -29,7 +29,7 @@ _KEY = {
     "max_num_batched_tokens": "prefill", "max-num-batched-tokens": "prefill", "max_num_seqs": "seats", "max-num-seqs": "seats",
     "data_parallel_size": "dp", "data-parallel-size": "dp", "enable_expert_parallel": "ep_on", "enable-expert-parallel": "ep_on",
 }  # fmt: skip
-_SETTING = re.compile(r"""(?:^|[\s,({])['"]?(?P<key>--[\w-]+|-tp|[A-Za-z_][\w-]*)['"]?(?:\s*+[=:]|\s)\s*+(?P<value>'[^']*'|"[^"]*"|[^\s,)}'"]+)""")
+_SETTING = re.compile(r"""(?:^|[\s,({])['"]?(?P<key>--[\w-]+|-tp|-pp|-dp|-dcp|[A-Za-z_][\w-]*)['"]?(?:\s*+[=:]|\s)\s*+(?P<value>'[^']*'|"[^"]*"|[^\s,)}'"]+)""")
 _SPEC_METHOD = re.compile(r"""(?:method|speculative_algorithm|speculative-algorithm)['"]?\s*[:=\s]\s*['"]?([\w-]+)""")
 # vLLM's num_speculative_tokens; SGLang's speculative_num_steps is the same count (its num_draft_tokens adds the verified one)
 _SPEC_COUNT = re.compile(r"""(?:num_spec_tokens|num_speculative_tokens|speculative_num_steps|speculative-num-steps)['"]?\s*[:=\s]\s*([0-9]+)""")

@@ -240,6 +240,16 @@ def _settings_pairs(text: str) -> tuple[str | None, list[tuple[str, str]]]:
     return None, []
 
 
+# vLLM's short spellings of the flags kept here (vllm/engine/arg_utils.py, 0.13.0)
+_SHORT = {
+    "-tp": "tensor_parallel_size",
+    "-pp": "pipeline_parallel_size",
+    "-dp": "data_parallel_size",
+    "-dcp": "decode_context_parallel_size",
+    "-q": "quantization",
+}
+
+
 def _command_pairs(rest: str, positional_model: bool) -> list[tuple[str, str]]:
     tokens = re.findall(r"""'[^']*'|"[^"]*"|\S+""", rest.replace("\\", " "))
     out: list[tuple[str, str]] = []
@@ -249,6 +259,8 @@ def _command_pairs(rest: str, positional_model: bool) -> list[tuple[str, str]]:
         i = 1
     while i < len(tokens):
         t = tokens[i]
+        if t.split("=")[0] in _SHORT:  # "-pp 2", "-tp=4"
+            t = "--" + _SHORT[t.split("=")[0]] + t[len(t.split("=")[0]) :]
         if t.startswith("--"):
             key, _, inline = t[2:].partition("=")
             key = key.replace("-", "_")
