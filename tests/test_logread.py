@@ -940,3 +940,31 @@ def test_a_forks_per_group_kv_lines_give_the_pool_blocks_and_the_cost_of_one_req
     assert any("block size 3584 is the full-attention group's (group 0, MLAAttentionSpec" in n for n in r.notes)
     # a source build's "0.1.devN" is no release: its token count is not said to be the pool's blocks, as builds to 0.20.0 print it
     assert "builds up to 0.20.0" not in read_log(text).bytes_per_token.how
+
+
+def test_no_drafter_only_where_the_settings_are_printed() -> None:
+    from calc.answers.ingest import drafter_verdict
+
+    # 01: the poster kept the profile, blocks and error lines, none of the settings lines
+    assert drafter_verdict(public("01"))[0] == "unknown"
+    # the argument dump (line 48, "non-default args: {...}") lists every setting that is not a default
+    log = ROOT / "logs" / "public" / "phases" / "free-gb10-v0130-nomic-embed-reverified-max-len.log"
+    said = drafter_verdict(read_log(log.read_text(encoding="utf-8")))
+    assert said == ("no", "the settings the log prints (line 48) name no speculative decoding")
+
+
+def test_a_traceback_after_the_start_is_not_the_starts() -> None:
+    r = public("88")  # 'init engine ... took 40.98 seconds' (line 79), a request's ValueError at line 151
+    (said,) = [n for n in r.notes if "traceback" in n]
+    assert "comes after the start completed (line 79)" in said and "the start failed" not in said
+
+
+def test_a_figure_cut_with_the_paste_is_said_as_cut_not_as_unprintable() -> None:
+    # guardkit's DGX Spark log (public 88) pasted only up to "Available KV cache memory: 30.4"
+    text = (PUBLIC / "88-v0130-gb10-qwen25-14b-fp8-request-error-after-start.log").read_text(encoding="utf-8")
+    cut = text[: text.index("Available KV cache memory: 30.46") + len("Available KV cache memory: 30.4")]
+    r = read_log(cut)
+    assert r.available_kv_bytes is None
+    assert "the KV pool in bytes: line 70, the log's last, is cut off before its figure ends" in r.missing
+    assert "the figure of line 70, cut off" in r.missing
+    assert not any("not one an engine prints" in n for n in r.notes)

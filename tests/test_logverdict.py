@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -409,3 +410,88 @@ def test_the_weights_dtype_is_not_the_kv_cache_dtype() -> None:
         "model='m', dtype=torch.bfloat16, max_seq_len=8192, kv_cache_dtype=fp8_e5m2, device_config=cuda\n"
     )
     assert r.kv_cache_dtype is not None and (r.kv_cache_dtype.value, r.kv_cache_dtype.line_no) == ("fp8_e5m2", 2)
+
+
+def _phase_log(name: str) -> tuple[object, logverdict.LogAnswer]:
+    return _answer(PHASE_LOGS / name)
+
+
+def test_a_length_verified_twice_is_one_start() -> None:
+    # 0.13's NomicBertModelConfig prints 'Using max model len 8192' then 'Using max model len 2048' (lines 66, 67)
+    reading, a = _phase_log("free-gb10-v0130-nomic-embed-reverified-max-len.log")
+    assert reading.max_model_len.value == 2048  # type: ignore[attr-defined]
+    assert reading.max_model_len.line_no == 67  # type: ignore[attr-defined]
+    free, total = reading.free_memory_bytes, reading.total_memory_bytes  # type: ignore[attr-defined]
+    assert (free.printed, total.printed) == ("4.04 GiB", "119.63 GiB")  # "Free memory on device (4.04/119.63 GiB)"
+    assert reading.gpu_memory_utilization.value == Fraction("0.15")  # type: ignore[attr-defined]
+    assert "the start stopped at the free-memory check (line 102), before the profile that sizes the pool" in " ".join(reading.missing)  # type: ignore[attr-defined]
+
+
+def test_two_lengths_without_the_change_line_are_two_starts() -> None:
+    # the same log less its line 68, "Changing max_model_len from 8192 to 2048": nothing says 8192 was replaced
+    text = (PUBLIC / "phases" / "free-gb10-v0130-nomic-embed-reverified-max-len.log").read_text(encoding="utf-8").splitlines()
+    assert "Changing max_model_len from 8192 to 2048" in text[67]
+    with pytest.raises(InputError, match="found two starts in one log: max_model_len 8192 at line 66"):
+        read_log("\n".join(text[:67] + text[68:]))
+
+
+def test_a_pool_absent_from_a_release_that_prints_it() -> None:
+    reading, _ = _phase_log("exception-llmd-v0190-qwen3-14b-tp5-root-cause-above.log")
+    said = " ".join(reading.missing)  # type: ignore[attr-defined]
+    assert "0.19.0 prints 'Available KV cache memory' after its memory profile" in said
+    assert "before 0.9.1" not in said
+    reading, _ = _phase_log("free-llmd-v0190-codellama-34b-tp2-one-rank.log")
+    assert "the start stopped at the free-memory check" in " ".join(reading.missing)  # type: ignore[attr-defined]
+
+
+def test_the_root_cause_not_the_exception_that_points_back_at_it() -> None:
+    reading, a = _phase_log("exception-llmd-v0190-qwen3-14b-tp5-root-cause-above.log")
+    assert a.failure_phase is not None and a.failure_phase["text"] == "AssertionError: 151936 is not divisible by 5"
+    assert any("ends in 'AssertionError: 151936 is not divisible by 5'" in n for n in reading.notes)  # type: ignore[attr-defined]
+
+
+def test_a_validation_error_says_its_reason() -> None:
+    _, a = _phase_log("exception-llmd-v0190-phi-2-max-len-validation.log")
+    assert a.failure_phase is not None
+    assert a.failure_phase["text"].startswith(
+        "ValidationError: 1 validation error for ModelConfig: Value error, User-specified max_model_len (8192) is greater than the derived max_model_len"
+    )
+
+
+def test_fp8_offered_only_where_some_dtype_could_pass() -> None:
+    # 44.25 GiB for one request against 8.42 GiB: halved 22.13, quartered 11.06, each more than the pool
+    _, a = _phase_log("maxlen-recipes-653-error-line-fp8-short.log")
+    fp8 = [f for f in a.fixes if f.flag == "--kv-cache-dtype"]
+    assert len(fp8) == 1 and fp8[0].passes is False
+
+
+def test_a_pipe_closed_after_the_failure_is_not_its_cause() -> None:
+    _, a = _phase_log("exception-llmd-v0190-llama31-8b-dp2-broken-pipe-after.log")
+    assert a.failure_phase is not None and a.failure_phase["text"].startswith("AssertionError: DP adjusted local rank 1 is out of bounds.")
+
+
+def test_eager_frees_the_graphs_estimate_only_where_it_was_taken_off() -> None:
+    from calc.answers.logverdict.fixes import _no_pool_fixes
+    from calc.answers.logverdict.watcher import Watcher
+
+    def eager(prefix: str) -> list[object]:
+        reading = read_log(_public(prefix).read_text(encoding="utf-8"))
+        return [f.passes for f in _no_pool_fixes(reading, Watcher(), {}) if f.flag == "--enforce-eager"]
+
+    # 45 (0.18): 'Estimated CUDA graph memory: 1.65 GiB', then 'To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1':
+    # the pool was sized without taking the estimate off, so eager mode cannot enlarge it
+    assert eager("45") == [False]
+    # 31 (0.2x): 'CUDA graph memory profiling is enabled (default since v0.21.0)': the estimate was taken off
+    assert eager("31") == [None]
+
+
+def test_the_command_keeps_a_pooling_runner() -> None:
+    # the argument dump (line 48): {..., 'runner': 'pooling', 'trust_remote_code': True, 'gpu_memory_utilization': 0.15}
+    _, a = _phase_log("free-gb10-v0130-nomic-embed-reverified-max-len.log")
+    assert "--runner pooling" in a.command
+
+
+def test_the_command_keeps_short_parallel_flags() -> None:
+    # "vllm serve ... --max-model-len -1 -pp 2": the length stays auto as given, the stages are kept
+    _, a = _answer(_public("89"))
+    assert "--pipeline-parallel-size 2" in a.command and "--max-model-len -1" in a.command

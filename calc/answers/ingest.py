@@ -76,10 +76,25 @@ def derived(reading: LogReading) -> list[Derivation]:
     return out
 
 
+def settings_shown(reading: LogReading) -> int | None:
+    """The line of a settings dump that names speculative decoding whether on or off: the engine's
+    config line (speculative_config=None), SGLang's ServerArgs (speculative_algorithm=None) or
+    vLLM's argument dump, which lists every setting that is not a default."""
+    lines = [
+        f.line_no
+        for f in reading.figures().values()
+        if isinstance(f, Found) and f.line_no and ("speculative" in f.line_text or "non-default args" in f.line_text)
+    ]
+    return min(lines) if lines else None
+
+
 def drafter_verdict(reading: LogReading) -> tuple[str, str]:
     spec, loading = reading.speculative, reading.model_loading_bytes
     if spec is None and reading.drafter_loaded is None:
-        return "no", "the log names no speculative decoding"
+        at = settings_shown(reading)
+        if at is None:  # a fragment: the lines that would name a drafter are not in it
+            return "unknown", "the log holds neither its argument dump nor the engine's config line, where speculative decoding would be named"
+        return "no", f"the settings the log prints (line {at}) name no speculative decoding"
     method = (spec.value.get("method") if spec else None) or "a drafter"
     if spec is not None and str(method).lower() in _DRAFTERLESS:
         return "no", f"{method} speculation loads no drafter weights (line {spec.line_no})"

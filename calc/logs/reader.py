@@ -20,7 +20,7 @@ _KEY = {
     "model": "model", "model_path": "model", "served_model_name": "served", "max_model_len": "max_model_len",
     "max_seq_len": "max_model_len", "context_length": "max_model_len", "max-model-len": "max_model_len",
     "tensor_parallel_size": "tp", "tensor-parallel-size": "tp", "tp_size": "tp", "tp": "tp",
-    "pipeline_parallel_size": "pp", "pipeline-parallel-size": "pp", "pp_size": "pp", "pp-size": "pp",
+    "pipeline_parallel_size": "pp", "pipeline-parallel-size": "pp", "pp_size": "pp", "pp-size": "pp", "pp": "pp", "dp": "dp", "dcp": "dcp",
     "kv_cache_dtype": "kv_dtype", "kv-cache-dtype": "kv_dtype", "block_size": "block_size", "block-size": "block_size",
     "page_size": "block_size", "gpu_memory_utilization": "fraction", "gpu-memory-utilization": "fraction",
     "mem_fraction_static": "mem_fraction", "mem-fraction-static": "mem_fraction",
@@ -29,7 +29,7 @@ _KEY = {
     "max_num_batched_tokens": "prefill", "max-num-batched-tokens": "prefill", "max_num_seqs": "seats", "max-num-seqs": "seats",
     "data_parallel_size": "dp", "data-parallel-size": "dp", "enable_expert_parallel": "ep_on", "enable-expert-parallel": "ep_on",
 }  # fmt: skip
-_SETTING = re.compile(r"""(?:^|[\s,({])['"]?(?P<key>--[\w-]+|-tp|[A-Za-z_][\w-]*)['"]?(?:\s*+[=:]|\s)\s*+(?P<value>'[^']*'|"[^"]*"|[^\s,)}'"]+)""")
+_SETTING = re.compile(r"""(?:^|[\s,({])['"]?(?P<key>--[\w-]+|-tp|-pp|-dp|-dcp|[A-Za-z_][\w-]*)['"]?(?:\s*+[=:]|\s)\s*+(?P<value>'[^']*'|"[^"]*"|[^\s,)}'"]+)""")
 _SPEC_METHOD = re.compile(r"""(?:method|speculative_algorithm|speculative-algorithm)['"]?\s*[:=\s]\s*['"]?([\w-]+)""")
 # vLLM's num_speculative_tokens; SGLang's speculative_num_steps is the same count (its num_draft_tokens adds the verified one)
 _SPEC_COUNT = re.compile(r"""(?:num_spec_tokens|num_speculative_tokens|speculative_num_steps|speculative-num-steps)['"]?\s*[:=\s]\s*([0-9]+)""")
@@ -52,6 +52,28 @@ _LONG_NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
 _ESCAPED_BREAK = re.compile(r"(?:\\r)?\\n")
 _HEADISH = re.compile(r"\s*(?:\([A-Za-z_][\w-]* (?:pid|rank|ip)=|(?:INFO|WARNING|DEBUG|ERROR) \d\d-\d\d |\[\d{4}-\d\d-\d\d )")
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)(?::\s.*|\(.*)")  # "ValueError: ...", "RuntimeError(...)"
+# the lines that say a start is complete and the server up (vllm/entrypoints/openai/api_server.py, uvicorn,
+# vllm/v1/engine/core.py's "init engine ... took", SGLang's http_server.py)
+STARTED = (
+    "Application startup complete", "Starting vLLM API server", "Starting vLLM server on", "Uvicorn running on",
+    "The server is fired up and ready to roll", "init engine (profile, create kv cache, warmup model) took",
+)  # fmt: skip
+# the exceptions that only point back at the one that stopped the start (vllm/v1/engine/utils.py
+# wait_for_engine_startup, vllm/v1/executor/multiproc_executor.py wait_for_ready, 0.13 to 0.33)
+_POINTS_BACK = re.compile(r"See root cause above|See stack trace for root cause")
+# what a process raises once another has stopped the start and closed the pipes it talked over
+_TEARDOWN = re.compile(r"^(?:BrokenPipeError|ConnectionResetError|EOFError)\b")
+
+
+def root_cause(kept: tuple[int, str] | None, new: tuple[int, str]) -> tuple[int, str]:
+    """The exception a log's start stopped with: the last one, unless it only points back at an
+    earlier one ("Engine core initialization failed. See root cause above.") or is a pipe closed
+    under a process once the start had already failed (BrokenPipeError): the earlier one is kept."""
+    if kept is None or _POINTS_BACK.search(kept[1]):
+        return new
+    return kept if _POINTS_BACK.search(new[1]) or _TEARDOWN.match(new[1]) else new
+
+
 _CUT_MARK = re.compile(r"^(?:\[\s*(?:\.\.\.|…)[^\]]*\]|\.{3,}|…)$")  # "[... cut ...]", "...": a poster's cut, not a fold
 
 
@@ -148,6 +170,7 @@ class Reader:
         self.engine_lines = 0
         self.settings: tuple[Shape, Line, list[Line]] | None = None
         self.traceback: int | None = None  # the line a traceback begins on
+        self.started: int | None = None  # the first line that says the start is complete
         self.exception: tuple[int, str] | None = None  # the last exception line after it
 
     # recording ----------------------------------------------------------------------------
@@ -330,12 +353,14 @@ class Reader:
             self.dp_worker = no
         continued = self.last_raw.rstrip().endswith("\\")  # a shell command's line continues on the next, whatever prefixes both
         self.last_raw = raw
+        if self.started is None and self.traceback is None and any(m in raw for m in STARTED):
+            self.started = no
         if "Traceback (most recent call last)" in raw:
             self.traceback = self.traceback or no
         elif self.traceback and ("Error: " in raw or "Exception: " in raw or "Error(" in raw):
             m = _EXCEPTION.search(raw)
-            if m:
-                self.exception = (no, m[0][:120])
+            if m and raw[max(0, m.start() - 6) : m.start()] != "raise ":  # a frame's source line, "raise RuntimeError(", raises nothing yet
+                self.exception = root_cause(self.exception, (no, m[0][:120]))
         if not self.tentative and not continued and _PLAIN_HEAD.match(raw) and not any(a in raw for a in ANCHORS):
             # the bulk of a long log: a new message (it begins with a prefix or a level) that no rule
             # reads; it ends the message before it, and is peeled only if a fold continues it

@@ -26,6 +26,7 @@ _VLLM_FLAGS = {
     "enable_prefix_caching": "--enable-prefix-caching", "mamba_ssm_cache_dtype": "--mamba-ssm-cache-dtype",
     "enable_chunked_prefill": "--enable-chunked-prefill", "cpu_offload_gb": "--cpu-offload-gb", "enable_lora": "--enable-lora",
     "max_loras": "--max-loras", "max_lora_rank": "--max-lora-rank", "kv_offloading_size": "--kv-offloading-size",
+    "runner": "--runner", "convert": "--convert",  # a pooling runner serves embeddings, not generation (vllm/engine/arg_utils.py, 0.13)
 }  # fmt: skip
 _SGLANG_FLAGS = {
     "served_model_name": "--served-model-name", "tp_size": "--tp-size", "pp_size": "--pp-size", "dp_size": "--dp-size", "ep_size": "--ep-size",
@@ -51,7 +52,7 @@ _SWITCHES = {
 }
 _ENGINE_DEFAULTS = {"--tensor-parallel-size": "1", "--tp-size": "1", "--pipeline-parallel-size": "1", "--data-parallel-size": "1", "--decode-context-parallel-size": "1", "--tokenizer-mode": "auto",
                     "--cpu-offload-gb": "0", "--max-loras": "1", "--max-lora-rank": "16",
-                    "--pp-size": "1", "--dp-size": "1", "--ep-size": "1"}  # fmt: skip
+                    "--pp-size": "1", "--dp-size": "1", "--ep-size": "1", "--runner": "auto", "--convert": "auto"}  # fmt: skip
 _QUOTED = re.compile(r"^'(.*)'$|^\"(.*)\"$")
 
 
@@ -239,6 +240,16 @@ def _settings_pairs(text: str) -> tuple[str | None, list[tuple[str, str]]]:
     return None, []
 
 
+# vLLM's short spellings of the flags kept here (vllm/engine/arg_utils.py, 0.13.0)
+_SHORT = {
+    "-tp": "tensor_parallel_size",
+    "-pp": "pipeline_parallel_size",
+    "-dp": "data_parallel_size",
+    "-dcp": "decode_context_parallel_size",
+    "-q": "quantization",
+}
+
+
 def _command_pairs(rest: str, positional_model: bool) -> list[tuple[str, str]]:
     tokens = re.findall(r"""'[^']*'|"[^"]*"|\S+""", rest.replace("\\", " "))
     out: list[tuple[str, str]] = []
@@ -248,6 +259,8 @@ def _command_pairs(rest: str, positional_model: bool) -> list[tuple[str, str]]:
         i = 1
     while i < len(tokens):
         t = tokens[i]
+        if t.split("=")[0] in _SHORT:  # "-pp 2", "-tp=4"
+            t = "--" + _SHORT[t.split("=")[0]] + t[len(t.split("=")[0]) :]
         if t.startswith("--"):
             key, _, inline = t[2:].partition("=")
             key = key.replace("-", "_")

@@ -73,9 +73,15 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
     if needed is not None and pool is not None and _kv_is_16bit(r, flags):
         ok = Fraction(needed.high) / 2 <= pool.low
         check = f"one request needs {needed.printed} at 16 bits (line {needed.line_no}), {needed.printed} / 2 = {gib(printed(needed) / 2)} at fp8, {'within' if ok else 'more than'} the {pool.printed} pool"
+        verdict: bool | None = ok
         if not stated:
             check = "if the KV cache was 16-bit (the log does not print its dtype): " + check
-        out.append(Fix("--kv-cache-dtype", "fp8", "halves the KV cache's bytes per token (keeps max_model_len)", check, ok if stated else None))
+            # unstated, the cache is 16-bit (halved by fp8), 8-bit already (unchanged) or, for a float32
+            # model, 32-bit (quartered): where even the quarter does not fit, no reading of it passes
+            verdict = None if Fraction(needed.high) / 4 <= pool.low else False
+            if verdict is False:
+                check += f"; even a 32-bit cache quartered ({gib(printed(needed) / 4)}) is more than the pool"
+        out.append(Fix("--kv-cache-dtype", "fp8", "halves the KV cache's bytes per token (keeps max_model_len)", check, verdict))
     total = _total(r)
     fraction = r.gpu_memory_utilization
     if needed is not None and pool is not None and total and fraction is not None:
@@ -159,8 +165,16 @@ def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> l
                 None,
             )
         )
-    graphs = r.cuda_graph_bytes
-    if graphs is not None:
+    graphs, off = r.cuda_graph_bytes, r.cuda_graph_off
+    if graphs is not None and off is not None:
+        # determine_available_memory takes the estimate off only under VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+        # (vllm/v1/worker/gpu_worker.py), off by default before 0.21, as the log's own line says
+        out.append(
+            Fix("--enforce-eager", None, "no CUDA graphs: but this build did not take their estimate off the pool",
+                f"the graphs' estimate of {graphs.printed} (line {graphs.line_no}) was not taken off the pool (line {off.line_no}: "
+                "profiling of CUDA graph memory is off), so without graphs the pool is the same", False)
+        )  # fmt: skip
+    elif graphs is not None:
         ok = deficit is not None and Fraction(graphs.low) > deficit
         out.append(
             Fix("--enforce-eager", None, "no CUDA graphs: their estimate is no longer taken off the pool",

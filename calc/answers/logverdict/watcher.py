@@ -10,13 +10,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from calc.logs.peel import peel
+from calc.logs.reader import STARTED, root_cause
 
 GiB, MiB = 2**30, 2**20
 
-_STARTED = (
-    "Application startup complete", "Starting vLLM API server", "Starting vLLM server on", "Uvicorn running on",
-    "The server is fired up and ready to roll", "init engine (profile, create kv cache, warmup model) took",
-)  # fmt: skip
+_STARTED = STARTED
 _OOM = re.compile(
     r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|HIP out of memory|NPU out of memory|out of memory occurred|OOM when allocating"
 )
@@ -65,6 +63,7 @@ _VLLM_HEADER = re.compile(r"(?:^|\) )(?:DEBUG|INFO|WARNING|ERROR) (?:\d\d-\d\d \
 _SGLANG_HEADER = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z]+\d+)*\] ")
 _FRAME_LINE = re.compile(r'File "[^"]+", line \d+, in ')
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception): \S.*")
+_PYDANTIC_DETAIL = re.compile(r"^(?:\([^)]*\))?\s+((?:Value|Assertion) error, .*)")
 _MULTIMODAL = re.compile(r"encoder cache|multi-modal|limit_mm_per_prompt|ForConditionalGeneration|multimodal|mm_processor|VL\b")
 
 
@@ -92,6 +91,11 @@ class Watcher:
         self.lines = no
         if len(raw) > 100_000:
             raw = raw[:100_000]
+        if self.exception is not None and self.exception[0] == no - 1 and (m := _PYDANTIC_DETAIL.search(raw)):
+            # pydantic prints a ValidationError's count on its line and the reason on the next:
+            # "1 validation error for ModelConfig" / "  Value error, User-specified max_model_len (8192) is greater ..."
+            if "validation error" in self.exception[1]:
+                self.exception = (self.exception[0], f"{self.exception[1]}: {m[1]}"[:300])
         if self.settings and self.settings[-1][1].endswith("\\") and len(self.settings[-1][1]) < 20_000:
             # a command line continued with a backslash: its next line belongs to it
             at, text = self.settings[-1]
@@ -135,7 +139,7 @@ class Watcher:
         if "Traceback (most recent call last)" in raw or (self.traceback is None and _FRAME_LINE.search(raw)):
             self.traceback = self.traceback or no  # a paste may begin inside a traceback, at one of its frames
         elif self.traceback and ("Error" in raw or "Exception" in raw) and (m := _EXCEPTION.search(raw)):
-            self.exception = (no, m[0][:200])
+            self.exception = root_cause(self.exception, (no, m[0][:200]))
         if self.engine is None and ("sglang/srt" in raw or "sglang." in raw):
             self.engine = "sglang"
         elif self.engine is None and ("vllm/" in raw or "vllm." in raw):

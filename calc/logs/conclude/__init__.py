@@ -21,7 +21,7 @@ from calc.logs.conclude.parallel import engine_and_era, parallel
 from calc.logs.conclude.per_token import bytes_per_token, one_request_fits
 from calc.logs.conclude.picks import CONCLUDED_ELSEWHERE, LENGTH, MEMORY, SETTINGS, Pick, picked
 from calc.logs.conclude.pool import block_worked_out, estimated_length, kv_pool, loading, pool_counts
-from calc.logs.conclude.refusals import refuse_two_starts, refuse_what_is_no_log, unreadable_notes
+from calc.logs.conclude.refusals import cut_last_line, refuse_two_starts, refuse_what_is_no_log, unreadable_notes
 from calc.logs.conclude.settings import kv_dtype, speculation
 from calc.logs.figures import Found, LogReading
 
@@ -75,9 +75,11 @@ def conclude(r: Reader) -> LogReading:
         per_token = one_request_fits(per_token, pin or available, tokens, max_len, notes)
     missing: list[str] = []
     pool_unread = r.unread.get("available") or next(((no, what) for no, what in r.unreadable if what.startswith("KV pool ")), None)
+    if pool_unread is not None and pool_unread[0] == cut_last_line(r):
+        pool_unread = (pool_unread[0], "")  # its figure was cut off with the paste, not printed in a form no engine prints
     say_missing(missing, engine.value, era.value if era is not None else None, got["model_loading_bytes"], available, pin, tokens, got["gpu_blocks"],
              got["block_size"], max_len, concurrency, got["gpu_memory_utilization"], got["mem_fraction_static"], got["tensor_parallel_size"],
-             per_token, pool_unread)  # fmt: skip
+             per_token, pool_unread, got["engine_version"], got["error"])  # fmt: skip
     if r.last_partial is not None and r.last_partial[0] == r.lines_read:
         no, text = r.last_partial
         notes.append(f"line {no} ends mid-line ({text[-60:]!r}): the log is cut short there, and a figure cut off with it is not read")
@@ -105,6 +107,7 @@ def with_pin(reading: LogReading, pin: int, said: str) -> LogReading:
         missing, reading.engine.value if reading.engine else "vllm", reading.era.value if reading.era else None, reading.model_loading_bytes,
         reading.available_kv_bytes, found, reading.kv_tokens, reading.gpu_blocks, reading.block_size, reading.max_model_len,
         reading.max_concurrency, reading.gpu_memory_utilization, reading.mem_fraction_static, reading.tensor_parallel_size, per_token,
+        None, reading.engine_version, reading.error,
     )  # fmt: skip
     if reading.available_kv_bytes is not None and not reading.available_kv_bytes.low <= pin <= reading.available_kv_bytes.high:
         notes.append(

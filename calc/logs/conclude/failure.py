@@ -33,7 +33,13 @@ def refused_by(r: Reader, available: Opt, blocks: Opt, notes: list[str]) -> Foun
             error = Found(kind, e.line_no, e.line_text)
             break
     if error is None and r.traceback is not None and "oom" not in r.seen:
-        if r.exception is not None:
+        if r.started is not None and r.started < r.traceback:
+            ends = f" ends in {r.exception[1]!r} (line {r.exception[0]})" if r.exception is not None else ""
+            notes.append(
+                f"a traceback (line {r.traceback}){ends} comes after the start completed (line {r.started}): "
+                "it is a later failure (a request, or the server stopping), not the start's"
+            )
+        elif r.exception is not None:
             notes.append(
                 f"a traceback (line {r.traceback}) ends in {r.exception[1]!r} (line {r.exception[0]}): the start failed, "
                 "but not at one of the memory checks read here"

@@ -4,27 +4,48 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from calc.logs.conclude.per_token import fmt_half
+from calc.logs.conclude.per_token import _release, fmt_half
 from calc.logs.figures import Derived, Opt
 from calc.units import fmt
+
+
+def pool_absent(era: str | None, version: Opt, error: Opt) -> str:
+    """Why a vLLM log holds no pool in bytes. A start refused at the free-memory check stops in
+    init_device, before the profile that sizes the pool (vllm/v1/worker/gpu_worker.py); a V1 build
+    from 0.9.1 on prints 'Available KV cache memory' once the profile is done (determine_available_memory,
+    logger.info_once in 0.33.0), so a log of such a build without it is cut or stopped earlier;
+    V1 builds before 0.9.1 print no such line."""
+    if error is not None and error.value == "free_memory":
+        return f"the KV pool in bytes: the start stopped at the free-memory check (line {error.line_no}), before the profile that sizes the pool"
+    release = _release(version)
+    if era == "v1" and release is not None and release >= (0, 9, 1):
+        return (
+            f"the KV pool in bytes: {version.value} prints 'Available KV cache memory' after its memory profile, "  # type: ignore[union-attr]
+            "and this log holds no such line (it is cut, or the start stopped before the profile ended)"
+        )
+    if era == "v1":
+        return (
+            "the KV pool in bytes: V1 builds before 0.9.1 print no 'Available KV cache memory' line; "
+            "the pool is tokens x bytes per token, if the bytes per token are known from elsewhere"
+        )
+    return "the KV pool in bytes"
 
 
 def say_missing(
     missing: list[str], engine: str, era: str | None, loading: Opt, available: Opt, pin: Opt, tokens: Opt, blocks: Opt, block: Opt,
     max_len: Opt, concurrency: Opt, fraction: Opt, mem_fraction: Opt, tp: Opt, per_token: Derived | None,
-    unread: tuple[int, str] | None = None,
+    unread: tuple[int, str] | None = None, version: Opt = None, error: Opt = None,
 ) -> None:  # fmt: skip
     if loading is None:
         said = "'Load weight end ... mem usage'" if engine == "sglang" else "'Model loading took'"
         missing.append(f"the weights (no {said} line): what one rank holds cannot be split into weights and overhead")
     if available is None and pin is None:
-        if unread is not None:
+        if unread is not None and not unread[1]:
+            missing.append(f"the KV pool in bytes: line {unread[0]}, the log's last, is cut off before its figure ends")
+        elif unread is not None:
             missing.append(f"the KV pool in bytes: line {unread[0]} has its words but not a figure an engine prints ({unread[1]!r})")
-        elif era == "v1":
-            missing.append(
-                "the KV pool in bytes: V1 builds before 0.9.1 print no 'Available KV cache memory' line; "
-                "the pool is tokens x bytes per token, if the bytes per token are known from elsewhere"
-            )
+        elif engine == "vllm":
+            missing.append(pool_absent(era, version, error))
         else:
             missing.append("the KV pool in bytes")
     if engine == "vllm" and pin is None and available is not None and available.half:

@@ -76,22 +76,41 @@ def refuse_what_is_no_log(r: Reader) -> None:
         )
 
 
+def cut_last_line(r: Reader) -> int | None:
+    """The log's last line where it ends mid-line with a figure's words: what it lacks was cut
+    off with the paste, not printed in a form no engine prints."""
+    return r.last_partial[0] if r.last_partial is not None and r.last_partial[0] == r.lines_read else None
+
+
 def unreadable_notes(r: Reader) -> list[str]:
     """The figures that are not read, each with its line: oversized, free above its total, a line's words without its figure."""
     notes: list[str] = []
     if r.oversized:
         notes.append(f"line {r.oversized[0]} holds a figure of more than 32 digits, not one an engine prints: it is not read")
     _free_within_total(r)
+    cut = cut_last_line(r)
     for figure in SAID_UNREAD:  # a shape that says its unread figure is named for the figure it gives
-        if figure in r.unread and figure not in r.seen:
+        if figure in r.unread and figure not in r.seen and r.unread[figure][0] != cut:  # a cut figure is said as cut
             no, said = r.unread[figure]
             r.unreadable.append((no, f"{said!r}: its figure could not be read"))
     notes.extend(f"unreadable, line {no}: {what}; not one an engine prints, so it is not read" for no, what in r.unreadable)
     return notes
 
 
+def superseded_lengths(entries: list[tuple[Any, Found, str | None]], changed: list[tuple[Any, Found, str | None]]) -> list[tuple[Any, Found, str | None]]:
+    """The max_model_len readings less those vLLM later says it changed. 'Using max model len N'
+    is printed as ModelConfig verifies the length, and the length can be set again in the same
+    start: a model's config rule warns 'Changing max_model_len from 8192 to 2048' (vLLM 0.13's
+    NomicBertModelConfig, vllm/model_executor/models/config.py), and --max-model-len auto says
+    'Auto-fit max_model_len: reduced from 10485760 to 324640' after the profile. A length read
+    before the line that says it was changed from it is that start's earlier value, not a second start."""
+    return [e for e in entries if not any(c[0] == e[0] and c[1].line_no >= e[1].line_no for c in changed)]
+
+
 def refuse_two_starts(r: Reader) -> None:
     """Two models, lengths, fractions or TP sizes, or a vLLM line beside an SGLang one: two starts."""
+    if "max_model_len" in r.seen and "max_len_from" in r.seen:
+        r.seen["max_model_len"] = superseded_lengths(r.seen["max_model_len"], r.seen["max_len_from"])
     _conflict(r, "model", "model")
     _conflict(r, "max_model_len", "max_model_len")
     _conflict(r, "fraction", "gpu_memory_utilization")
