@@ -677,3 +677,40 @@ def test_outside_calibration_the_known_terms_and_the_room_left_for_the_overhead(
     assert f"{fmt(100 * GiB - known, 'GiB')} left for the overhead" in said
     assert cli.main([*argv[:-3], "95e9", "--available", "60 GiB"]) == 0
     assert "refused whatever the overhead: the known terms alone are" in capsys.readouterr().out
+
+
+def test_the_graph_and_chunking_fields_move_the_pool_as_the_command_line(catalog, default, capsys) -> None:
+    """On a discrete card the form's optimization level, largest CUDA graph and chunked-prefill switch
+    give the figures `calc model` gives with -O, --max-cudagraph-capture-size and
+    --no-enable-chunked-prefill (one Compilation, calc/present/vllmserve.py); with a pin, on a
+    unified box or before v0.12.0 (for -O) each is refused by its field, and chunked prefill off
+    refuses a budget below max_model_len in the budget's own field."""
+    from calc.present import cli
+
+    llama = (ROOT / "models" / "configs" / "llama-3.1-8b" / "config.json").read_text()
+    raw = {**default, "config": llama, "box": "rtx-4090", "pin": "", "available": "23 GiB", "max_model_len": "16384", "engine_version": "0.21.0",
+           "prefill_budget": "", "seats": ""}  # fmt: skip
+    argv = ["model", str(ROOT / "models" / "configs" / "llama-3.1-8b" / "config.json"), "--gpu", "rtx-4090", "--max-model-len", "16384",
+            "--engine-version", "0.21.0", "--json"]  # fmt: skip
+    pools = []
+    for fields, flags in (({}, []), ({"optimization_level": "1"}, ["-O1"]), ({"optimization_level": "0"}, ["-O", "0"]),
+                          ({"max_cudagraph_capture_size": "64"}, ["--max-cudagraph-capture-size", "64"]),
+                          ({"no_chunked_prefill": "on"}, ["--no-enable-chunked-prefill"])):  # fmt: skip
+        out = calc_html.run(catalog, "before", {**raw, **fields})
+        assert cli.main([*argv, *flags]) == 0
+        said = json.loads(capsys.readouterr().out)
+        assert cli.main([*argv[:-1], *flags]) == 0  # the text prints the pool as its printed terms add up, as the form does
+        printed = capsys.readouterr().out.split("KV pool a rank (predicted): ")[1].split(" GiB")[0] + " GiB"
+        assert out.valid, out.errors
+        assert out.figures["p_cuda_graph"] == fmt(said["cuda_graph_bytes"], "GiB") and out.figures["pool"] == printed
+        assert out.figures["p_activation_peak"] == fmt(said["activation_peak_bytes"], "GiB")
+        pools.append(said["available_kv_bytes"])
+    default_pool, piecewise, eager_like, up_to_64, unchunked = pools
+    assert piecewise > default_pool and eager_like > piecewise and up_to_64 > default_pool and unchunked < default_pool
+    refused = calc_html.run(catalog, "before", {**raw, "max_cudagraph_capture_size": "64", "pin": "5e9"})
+    assert refused.errors["max_cudagraph_capture_size"].startswith("Largest CUDA graph: found 64 with a pin, expected the pin empty")
+    old = calc_html.run(catalog, "before", {**raw, "optimization_level": "1", "engine_version": "0.11.0"})
+    assert old.errors == {"optimization_level": "Optimization level: found 1 for vLLM 0.11.0, expected it empty before v0.12.0, where -O set a "
+                                                "compilation level calc does not model"}  # fmt: skip
+    short_budget = calc_html.run(catalog, "before", {**raw, "no_chunked_prefill": "on", "prefill_budget": "8192"})
+    assert short_budget.errors["prefill_budget"].startswith("Prefill budget: found 8,192 beside 'Chunked prefill off' and max_model_len 16,384")

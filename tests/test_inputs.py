@@ -62,9 +62,10 @@ def test_every_flag_of_every_command_comes_from_the_table(command: str) -> None:
 
 def test_flags_are_spelled_as_vllm_spells_them() -> None:
     """A flag for a vLLM setting is vLLM's: `--` and its EngineArgs field with dashes
-    (vllm/engine/arg_utils.py); prefix caching's off switch is argparse's --no- form of it, and
-    the speculative tokens go inside vLLM's --speculative-config."""
-    own = {"no_prefix_caching": "--no-enable-prefix-caching", "speculative_tokens": "--speculative-tokens"}
+    (vllm/engine/arg_utils.py); prefix caching's and chunked prefill's off switches are argparse's
+    --no- form of them, the speculative tokens go inside vLLM's --speculative-config, and the
+    optimization level is vLLM's -O (--optimization-level read too)."""
+    own = {"no_prefix_caching": "--no-enable-prefix-caching", "no_chunked_prefill": "--no-enable-chunked-prefill", "speculative_tokens": "--speculative-tokens"}
     for i in inputs.TABLE:
         if i.vllm and i.flag and i.flag.startswith("--"):
             assert i.flag == own.get(i.key, "--" + i.vllm.replace("_", "-")), i.key
@@ -79,6 +80,7 @@ def test_flags_are_spelled_as_vllm_spells_them() -> None:
         "--fraction": "--gpu-memory-utilization",
         "--prefix-caching": "--enable-prefix-caching",
         "--no-prefix-caching": "--no-enable-prefix-caching",
+        "--optimization-level": "-O",
     }
 
 

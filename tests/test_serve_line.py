@@ -120,7 +120,7 @@ def test_the_graphs_captured_follow_the_sizes_given(capsys: pytest.CaptureFixtur
     assert graphs[0] > graphs[1] > graphs[2] > 0 and pools[0] < pools[1] < pools[2]
     assert pools[1] - pools[0] == graphs[0] - graphs[1]  # the estimate alone moves
     assert run("--cudagraph-capture-sizes", "1,2,4,8")["cuda_graph_bytes"] == graphs[2]  # one comma-separated word reads alike
-    for bad, said in ((["--max-cudagraph-capture-size", "0"], "--max-cudagraph-capture-size: found 0, expected a token count from 1"),
+    for bad, said in ((["--max-cudagraph-capture-size", "0"], "--max-cudagraph-capture-size: found 0, expected at least 1"),
                       (["--cudagraph-capture-sizes", "x"], "--cudagraph-capture-sizes: found 'x', expected a whole number")):  # fmt: skip
         assert cli.main(["model", *llama, *bad]) == 2
         assert capsys.readouterr().err.startswith(f"calc: error: {said}")

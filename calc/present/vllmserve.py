@@ -2,7 +2,9 @@
 flags of vllm/engine/arg_utils.py and vllm/entrypoints/common/cli_args.py (v0.33.0, with earlier
 releases' spellings) that calc has no input for. Those that size no GPU memory are read and set
 aside; those that do, in a way calc does not model, are read and named in a note beside the figures,
-which then take vLLM's default for them. A flag of neither table is refused as before."""
+which then take vLLM's default for them. A flag of neither table is refused as before. The compile's
+and the graphs' settings (-O, --compilation-config, the capture sizes) are read here into one
+Compilation, for the command line and the Before-the-first-start calculator alike."""
 
 from __future__ import annotations
 
@@ -68,17 +70,7 @@ DTYPES_16 = frozenset({"auto", "half", "float16", "bfloat16", "fp16", "bf16"})
 
 def dests() -> frozenset[str]:
     """Every namespace attribute declare() stores a flag under."""
-    return frozenset(
-        {
-            *(dest(f) for f in (*ASIDE, *NOT_MODELED)),
-            "chunked_prefill",
-            "vllm_dtype",
-            "max_cudagraph_capture_size",
-            "cudagraph_capture_sizes",
-            "optimization_level",
-            "compilation_config",
-        }
-    )
+    return frozenset({*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "vllm_dtype", "cudagraph_capture_sizes", "compilation_config"})
 
 
 def dest(flag: str) -> str:
@@ -93,19 +85,8 @@ def declare(p: argparse.ArgumentParser) -> None:
             p.add_argument(flag, dest=dest(flag), action="store_true", default=False, help=argparse.SUPPRESS)
         else:
             p.add_argument(flag, dest=dest(flag), nargs="+" if takes == "+" else None, default=None, help=argparse.SUPPRESS)
-    chunked = p.add_mutually_exclusive_group()
-    chunked.add_argument("--enable-chunked-prefill", dest="chunked_prefill", action="store_const", const=True, default=None,
-                         help="with a card: chunked prefill on (V1 always; on V0 it sets the default budget to 2,048 tokens)")  # fmt: skip
-    chunked.add_argument("--no-enable-chunked-prefill", dest="chunked_prefill", action="store_const", const=False,
-                         help="with a card: chunked prefill off, so the default budget holds max_model_len (vllm/engine/arg_utils.py)")  # fmt: skip
-    p.add_argument("--max-cudagraph-capture-size", dest="max_cudagraph_capture_size", default=None, metavar="N",
-                   help="with a card: the largest CUDA graph vLLM captures (the grid up to it), which sizes the graph estimate from v0.20.0")  # fmt: skip
     p.add_argument("--cudagraph-capture-sizes", dest="cudagraph_capture_sizes", nargs="+", default=None, metavar="N",
                    help="with a card: the token counts vLLM captures a CUDA graph for, in place of its grid")  # fmt: skip
-    p.add_argument("-O", dest="optimization_level", default=None, metavar="N",
-                   help="with a card, vLLM 0.12.0 and later: 0 compiles nothing and captures no graphs, 1 piecewise graphs alone, "
-                        "2 and 3 vLLM's default (vllm/config/vllm.py OPTIMIZATION_LEVEL_TO_CONFIG)")  # fmt: skip
-    p.add_argument("--optimization-level", dest="optimization_level", default=None, help=argparse.SUPPRESS)
     p.add_argument("--compilation-config", dest="compilation_config", default=None, metavar="JSON",
                    help="with a card: its cudagraph_mode, cudagraph_capture_sizes, max_cudagraph_capture_size and mode 0 are modeled, "
                         "any other key named in a note")  # fmt: skip
@@ -127,12 +108,10 @@ def notes(args: argparse.Namespace, card_read: bool) -> tuple[str, ...]:
         raise InputError(f"--dtype: found {dtype.strip()!r}, expected auto, half, float16 or bfloat16: calc models weights and activations "
                          "in 16 bits (vLLM itself loads a float32 checkpoint in bfloat16 under auto)")  # fmt: skip
     given = [f for f in ASIDE if _given(args, f)]
-    chunked = getattr(args, "chunked_prefill", None)
-    if chunked is not None and not card_read:
-        given.append("--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill")
-    for key, flag in (("max_cudagraph_capture_size", "--max-cudagraph-capture-size"), ("cudagraph_capture_sizes", "--cudagraph-capture-sizes"),
+    for key, flag in (("chunked_prefill", "--enable-chunked-prefill"), ("no_chunked_prefill", "--no-enable-chunked-prefill"),
+                      ("max_cudagraph_capture_size", "--max-cudagraph-capture-size"), ("cudagraph_capture_sizes", "--cudagraph-capture-sizes"),
                       ("optimization_level", "-O"), ("compilation_config", "--compilation-config")):  # fmt: skip
-        if getattr(args, key, None) is not None and not card_read:
+        if getattr(args, key, None) not in (None, False) and not card_read:
             given.append(flag)
     unmodeled = [f for f in NOT_MODELED if _given(args, f)]
     out: list[str] = []
@@ -165,26 +144,31 @@ MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")  # the c
 OPTIMIZATION_FROM = (0, 12)  # -O N as an optimization level (vllm/config/vllm.py OptimizationLevel); before, a compilation level
 
 
-def compilation(args: argparse.Namespace, rel: tuple[int, int]) -> Compilation:
-    """-O, --compilation-config, --max-cudagraph-capture-size and --cudagraph-capture-sizes read as
-    vLLM reads them (a list also as one comma-separated word: '1,2,4,8'): the optimization level's
-    cudagraph_mode and compile (level 0: none), then the config's own keys over it, then the flags."""
+def chunked(args: argparse.Namespace) -> bool | None:
+    """--enable-chunked-prefill (True), --no-enable-chunked-prefill (False) or neither (None)."""
+    return False if getattr(args, "no_chunked_prefill", False) else True if getattr(args, "chunked_prefill", False) else None
+
+
+def compilation(
+    rel: tuple[int, int], level: str | None = None, config: str | None = None, largest: int | None = None, sizes: list[str] | None = None
+) -> Compilation:
+    """-O (`level`), --compilation-config (`config`), --max-cudagraph-capture-size (`largest`) and
+    --cudagraph-capture-sizes (`sizes`, a list also as one comma-separated word: '1,2,4,8') read as
+    vLLM reads them: the optimization level's cudagraph_mode and compile (level 0: none), then the
+    config's own keys over it, then the flags."""
     from calc.units import InputError, parse_count
 
     c = Compilation()
-    level = getattr(args, "optimization_level", None)
     if level is not None:
         value = str(level).strip().lstrip("=")
         if rel < OPTIMIZATION_FROM or value not in LEVEL_MODES:
             c = replace(c, notes=(*c.notes, f"-O{value}: read but not modeled before v0.12.0 or past levels 0 to 3, the figures take vLLM's default"))
         else:
             c = replace(c, mode=LEVEL_MODES[value], compiled=value != "0")
-    raw = getattr(args, "compilation_config", None)
-    if raw is not None:
-        c = _config(c, raw, parse_count)
-    largest, sizes = getattr(args, "max_cudagraph_capture_size", None), getattr(args, "cudagraph_capture_sizes", None)
+    if config is not None:
+        c = _config(c, config, parse_count)
     if largest is not None:
-        c = replace(c, max_size=parse_count(largest, "--max-cudagraph-capture-size"))
+        c = replace(c, max_size=largest)
     if sizes is not None:
         words = [w for v in sizes for w in str(v).replace("[", " ").replace("]", " ").replace(",", " ").split()]
         if not words:

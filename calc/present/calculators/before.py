@@ -22,7 +22,7 @@ from calc.checks import unified as unified_checks
 from calc.checks.modelreport import UnifiedGate
 from calc.engine import derive, hfconfig, kvlayout, lora, offload, predict
 from calc.jsontext import JsonObject
-from calc.present import charts
+from calc.present import charts, vllmserve
 from calc.present.calculators.form import (
     Defaults,
     Field,
@@ -183,6 +183,9 @@ def defaults(catalog: Catalog) -> Defaults:
         "no_flashinfer_sampler": "",
         "allow_long_max_model_len": "",
         "compile_cached": "",
+        "no_chunked_prefill": "",
+        "max_cudagraph_capture_size": "",
+        "optimization_level": "",
         "pin": box_values["pin"],
         "utilization": "",
         "overhead": "",
@@ -215,6 +218,9 @@ def defaults(catalog: Catalog) -> Defaults:
         "no_flashinfer_sampler": "Default off: the release's sampler",
         "allow_long_max_model_len": "Default off: vLLM refuses a max_model_len above the model's own (vllm/config/model.py _get_and_verify_max_len)",
         "compile_cached": "Default off: a first start, which compiles the model inside the profile (vllm/config/compilation.py combo kernels)",
+        "no_chunked_prefill": "Default off: chunked prefill on, vLLM's default",
+        "max_cudagraph_capture_size": "Default empty: vLLM's capture sizes (vllm/config/vllm.py _set_cudagraph_sizes)",
+        "optimization_level": "Default empty: vLLM's -O2, FULL_AND_PIECEWISE graphs (vllm/config/vllm.py)",
         "pin": box_sources["pin"],
         "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
@@ -310,6 +316,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             "with a total torch reports, so its pool cannot be predicted"
         )
     utilization = read(NAME, raw, errors, "utilization", LABELS, optional=True)
+    largest_graph = read(NAME, raw, errors, "max_cudagraph_capture_size", LABELS, optional=True)
+    level = read(NAME, raw, errors, "optimization_level", LABELS, optional=True)
     typed_overhead = read(NAME, raw, errors, "overhead", LABELS, optional=True)
     index_text, index_size = take(errors, "index", lambda: _index(str(raw.get("index", "")))) or (None, None)
     pp = read(NAME, raw, errors, "pipeline_parallel_size", LABELS)
@@ -357,7 +365,15 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     predicting = pin is None and card is not None
     switches = {
         name: flag(raw, name)
-        for name in ("enforce_eager", "offline", "flashinfer_installed", "no_flashinfer_sampler", "allow_long_max_model_len", "compile_cached")
+        for name in (
+            "enforce_eager",
+            "offline",
+            "flashinfer_installed",
+            "no_flashinfer_sampler",
+            "allow_long_max_model_len",
+            "compile_cached",
+            "no_chunked_prefill",
+        )  # fmt: skip
     }
     sampler = take(errors, "no_flashinfer_sampler", lambda: predict.flashinfer_sampler(switches["flashinfer_installed"], switches["no_flashinfer_sampler"]))
     if "no_flashinfer_sampler" in errors:
@@ -368,6 +384,11 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         errors[name] = (f"{short(LABELS[name])}: found ticked on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the one pinned, "
                         "expected it off (it changes a discrete card's predicted pool only)" if unified_box else
                         f"{short(LABELS[name])}: found ticked with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
+    for name, value in (("max_cudagraph_capture_size", largest_graph), ("optimization_level", level)):
+        if value is not None and not predicting and name not in errors:
+            errors[name] = (f"{short(LABELS[name])}: found {value} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the "
+                            "one pinned, expected it empty (it changes a discrete card's predicted pool only)" if unified_box else
+                            f"{short(LABELS[name])}: found {value} with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
     if unified_box and utilization is not None and "utilization" not in errors:
         errors["utilization"] = (f"{short(LABELS['utilization'])}: found {fmt(utilization, 'fraction')} on the {catalog.boxes[box_id]['name']}, a unified-memory "
                                  "box whose pool is the one pinned, expected it empty: the gate reads MemAvailable")  # fmt: skip
@@ -378,6 +399,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     seats = seats_typed or calibration["seats"].count
     if predicting:  # no pin: a discrete card's pool is predicted (any other box was refused above)
         assert card is not None
+        compiling = vllmserve.compilation(predict.release(version), level, None, largest_graph)
+        if compiling.notes:  # a level before v0.12.0, where -O N was a compilation level: said, not taken silently
+            return invalid(NAME, {"optimization_level": f"{short(LABELS['optimization_level'])}: found {level} for vLLM {version}, expected it empty "
+                                  "before v0.12.0, where -O set a compilation level calc does not model"}, LABELS, names)  # fmt: skip
         start = predict.Start(
             tp=tp, pp=pp, pp_layer_partition=partition, lora=lora_cfg, max_model_len=max_len, utilization=utilization, max_num_seqs=seats_typed,
             max_num_batched_tokens=prefill_typed, enforce_eager=switches["enforce_eager"],
@@ -385,11 +410,17 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             offline=switches["offline"], cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
             flashinfer_sampler=sampler, quantization=method, allow_long_max_model_len=switches["allow_long_max_model_len"],
             drafter=drafts > 0, speculative_tokens=drafts, compile_cached=switches["compile_cached"],
+            chunked_prefill=False if switches["no_chunked_prefill"] else None, max_cudagraph_capture_size=compiling.max_size,
+            cudagraph_mode=compiling.mode, compiled=compiling.compiled,
         )  # fmt: skip
         try:
             prefill = predict.batch_on(start, card, _batched_floor(config_text))[0]
-        except InputError as error:
-            return invalid(NAME, {"seats": short(LABELS["seats"]) + str(error).removeprefix("--max-num-seqs")}, LABELS, names)
+        except InputError as error:  # the scheduler's refusal, named by the field it is about
+            said = str(error)
+            field = "prefill_budget" if said.startswith("--max-num-batched-tokens") else "seats"
+            spelled = "--max-num-batched-tokens" if field == "prefill_budget" else "--max-num-seqs"
+            said = said.replace("beside --no-enable-chunked-prefill", f"beside '{short(LABELS['no_chunked_prefill'])}'")
+            return invalid(NAME, {field: short(LABELS[field]) + said.removeprefix(spelled)}, LABELS, names)
     inputs = modeled.ModelInputs(
         config_text, "config.json", tp, dtype, max_len, pin, version, index_text, checkpoint_bytes=index_size, block_size=None, prefill_budget=prefill,
         speculative_tokens=drafts, pp=pp, pp_layer_partition=partition, lora=lora_cfg, offload=host_cfg,

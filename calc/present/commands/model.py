@@ -117,7 +117,10 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     mm_cfg = _multimodal(args)
     start = None
     if card is not None:
-        compiling = vllmserve.compilation(args, predict.release(args.engine_version))
+        compiling = vllmserve.compilation(
+            predict.release(args.engine_version), args.optimization_level, args.compilation_config,
+            _int(args, "max_cudagraph_capture_size") if args.max_cudagraph_capture_size is not None else None, args.cudagraph_capture_sizes,
+        )  # fmt: skip
         start = predict.Start(
             tp=_int(args, "tp"), pp=_int(args, "pp"), pp_layer_partition=args.pp_layer_partition, lora=lora_cfg, max_model_len=max_len,
             cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
@@ -129,7 +132,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             speculative_tokens=_int(args, "speculative_tokens"),
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg, quantization=args.quantization, allow_long_max_model_len=args.allow_long_max_model_len,
-            compile_cached=args.compile_cached, chunked_prefill=args.chunked_prefill,
+            compile_cached=args.compile_cached, chunked_prefill=vllmserve.chunked(args),
             max_cudagraph_capture_size=compiling.max_size, cudagraph_capture_sizes=compiling.sizes, cudagraph_mode=compiling.mode,
             compiled=compiling.compiled,
         )  # fmt: skip
