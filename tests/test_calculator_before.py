@@ -714,3 +714,17 @@ def test_the_graph_and_chunking_fields_move_the_pool_as_the_command_line(catalog
                                                 "compilation level calc does not model"}  # fmt: skip
     short_budget = calc_html.run(catalog, "before", {**raw, "no_chunked_prefill": "on", "prefill_budget": "8192"})
     assert short_budget.errors["prefill_budget"].startswith("Prefill budget: found 8,192 beside 'Chunked prefill off' and max_model_len 16,384")
+
+
+def test_a_card_the_weights_overfill_shows_no_pool_as_the_command_line(catalog, default, tmp_path, capsys) -> None:
+    """Qwen3-30B-A3B (56.88 GiB of weights) on an RTX 4090: the terms row says no pool and how far
+    short, as `calc model` says it, never a negative pool."""
+    from calc.present import cli
+
+    out = calc_html.run(catalog, "before", {**default, "box": "rtx-4090", "pin": "", "available": "23.68 GiB", "prefill_budget": "", "seats": ""})
+    config = tmp_path / "config.json"
+    config.write_text(default["config"])
+    assert cli.main(["model", str(config), "--gpu", "rtx-4090", "--max-model-len", "32768"]) == 0
+    said = capsys.readouterr().out.split("KV pool a rank (predicted): ")[1].split(";")[0]
+    assert said == f"none, {out.figures['pool_short']} short" and out.figures["pool"] == "none"
+    assert out.figures["pool_short"].endswith(" GiB") and not out.figures["pool_short"].startswith("-")

@@ -340,3 +340,15 @@ def test_the_pages_spell_every_flag_as_vllm_does() -> None:
         for number, line in enumerate(text.splitlines(), 1):
             found += [f"{page.relative_to(ROOT)}:{number}: {f}" for f in flag.findall(line) if f in everywhere]
     assert found == []
+
+
+def test_every_select_of_every_calculator_offers_its_choices(catalog) -> None:
+    """A select drawn without options cannot be used: every calculator's select lists its choices,
+    and the default value is one of them."""
+    for calculator in calc_html.CALCULATORS:
+        defaults = calc_html.defaults_of(catalog, calculator).values
+        for f in calc_html.fields_of(catalog, calculator):
+            if f.kind == "select":
+                values = [v for v, _, _ in f.options]
+                assert values, (calculator, f.name)
+                assert defaults.get(f.name, "") in values, (calculator, f.name, defaults.get(f.name))

@@ -64,7 +64,10 @@ def fields(catalog: Catalog) -> list[Field]:
     boxes = tuple((b, box["name"], False) for b, box in catalog.boxes.items())
     dtypes = tuple((d, d, False) for d in DTYPES)
     methods = (("", "the config's own", False), *((m, f"{m}, quantized as it loads", False) for m in hfconfig.AT_LOAD))
-    return form_fields(NAME, {"box": boxes, "kv_cache_dtype": dtypes, "quantization": methods}, fill={"paste": str(PASTE_CHARACTERS // 2**20)})
+    levels = (("", "vLLM's default (-O2)", False), ("0", "0: no compile, no CUDA graphs", False), ("1", "1: piecewise CUDA graphs alone", False),
+              ("2", "2: full and piecewise graphs, the default", False), ("3", "3: as 2", False))  # fmt: skip
+    return form_fields(NAME, {"box": boxes, "kv_cache_dtype": dtypes, "quantization": methods, "optimization_level": levels},
+                       fill={"paste": str(PASTE_CHARACTERS // 2**20)})  # fmt: skip
 
 
 def _available(box: Box) -> tuple[Figure, str]:
@@ -652,7 +655,9 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         ("vLLM requests (total x utilization)", fig("requested", fmt(p.requested_bytes, "GiB")) + " at utilization "
          + fig("utilization", fmt(p.utilization, "fraction")) + esc(f"; max_num_seqs {fmt(p.max_num_seqs, 'count')}, max_num_batched_tokens {fmt(p.max_num_batched_tokens, 'count')}")),
         ("The terms vLLM takes off (predicted)", table(("Term", "A rank", "Source"), terms, "What the profile takes before the pool",
-                                                       ("pool", fig("pool", fmt(pool_shown, "GiB")), "the pool one rank gets: what is left"))),
+                                                       ("pool", fig("pool", fmt(pool_shown, "GiB")) if pool_shown >= 0
+                                                        else fig("pool", "none") + ", " + fig("pool_short", fmt(-pool_shown, "GiB")) + " short",
+                                                        "the pool one rank gets: what is left"))),  # fmt: skip
         *((("How close the prediction comes", esc("on the held-out public starts (nothing fitted to them) the predicted pool was off by ")
            + fig("band_median", fmt(band.median, "%", 2)) + esc(" at the median and ")
            + fig("band_p90", fmt(band.p90, "%", 2)) + esc(" at the 90th percentile, over ")
