@@ -33,6 +33,12 @@ def test_a_pasted_serve_line_gives_the_same_figures_and_says_what_it_set_aside(c
     for flag in ("--dtype bfloat16", "--host", "--port", "--served-model-name", "--trust-remote-code", "--tool-call-parser", "--api-key"):
         assert flag in notes[0], flag
     assert "secret" not in json.dumps(pasted)  # a value set aside is not repeated
+    # a load format that reads the checkpoint as it is sizes nothing; one that quantizes as it loads is named
+    plain = _json(capsys, *CARD, "--load-format", "safetensors", "--enable-reasoning")
+    assert plain["available_kv_bytes"] == bare["available_kv_bytes"]
+    assert any("--load-format" in n and "--enable-reasoning" in n for n in plain["notes"] if n.startswith("read and set aside"))  # type: ignore[union-attr]
+    quantizing = _json(capsys, *CARD, "--load-format", "bitsandbytes")
+    assert any(n.startswith("--load-format: read but not modeled") for n in quantizing["notes"])  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,22 @@ ASIDE: Mapping[str, bool | str] = {
     "--no-async-scheduling": False, "--long-prefill-token-threshold": True, "--max-num-partial-prefills": True,
     "--structured-outputs-config": True, "--guided-decoding-backend": True, "--log-level": True, "--otlp-traces-endpoint": True,
     "--collect-detailed-traces": True, "--worker-use-ray": False, "--engine-use-ray": False, "--use-v2-block-manager": False,
+    # more of the server, its logs and metrics, and the request queue (engine/arg_utils.py and entrypoints/common/cli_args.py,
+    # v0.33.0; --enable-reasoning and the guided-decoding switches of earlier releases)
+    "--allow-credentials": False, "--allowed-local-media-path": True, "--allowed-media-domains": "+", "--disable-frontend-multiprocessing": False,
+    "--enable-tokenizer-info-endpoint": False, "--enable-ssl-refresh": False, "--exclude-tools-when-tool-choice-none": False,
+    "--log-config-file": True, "--log-error-stack": False, "--logging-config": True, "--show-hidden-metrics-for-version": True,
+    "--tool-server": True, "--trust-request-chat-template": False, "--trust-request-mm-kwargs": False,
+    "--default-chat-template-kwargs": True, "--reasoning-effort-map": True, "--sse-keep-alive-interval": True, "--enable-log-deltas": False,
+    "--enable-per-request-metrics": False, "--enable-offline-docs": False, "--disable-access-log-for-endpoints": True, "--grpc-port": True,
+    "--data-parallel-supervisor-port": True, "--prefix-caching-hash-algo": True, "--enable-reasoning": False,
+    "--guided-decoding-disable-fallback": False, "--guided-decoding-disable-any-whitespace": False,
+    "--guided-decoding-disable-additional-properties": False, "--kv-cache-metrics": False, "--kv-cache-metrics-sample": True,
+    "--cudagraph-metrics": False, "--enable-mfu-metrics": False, "--custom-histogram-buckets": True, "--aggregate-engine-logging": False,
+    "--enable-logging-iteration-details": False, "--per-request-spec-decode-metrics": False, "--shutdown-timeout": True,
+    "--tool-strict-level": True, "--mm-hasher-algorithm": True, "--safetensors-load-strategy": True, "--pt-load-map-location": True,
+    "--numa-bind": False, "--cpu-distributed-timeout-seconds": True, "--max-num-queued-reqs": True, "--max-num-queued-tokens": True,
+    "--logits-processor-pattern": True,
 }  # fmt: skip
 
 # Memory of theirs that calc does not model: each with the figure it moves. True / "+" / False as above.
@@ -61,8 +77,37 @@ NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
     "--convert": (True, "a pooling runner keeps no KV cache for generation"),
     "--task": (True, "a pooling task keeps no KV cache for generation (V0's --task)"),
     "--load-format": (True, "the weights where the format quantizes as it loads (bitsandbytes, gguf)"),
+    "--model-impl": (True, "the model's build (the Transformers backend keeps no rope cache, its own kernels)"),
+    "--all2all-backend": (True, "the expert-parallel all-to-all buffers"),
+    "--enable-dbo": (False, "the dual-batch overlap's micro-batches"),
+    "--language-model-only": (False, "the vision tower, left unbuilt"),
+    "--mm-ipc-gpu-memory-gb": (True, "GPU memory reserved for multimodal inputs off the pool"),
+    "--mamba-cache-dtype": (True, "the mamba state's size"),
+    "--mamba-block-size": (True, "the mamba state pages"),
+    "--kv-cache-dtype-skip-layers": (True, "the KV bytes of the layers left in the model's dtype"),
+    "--calculate-kv-scales": (False, "the KV scales' buffers"),
+    "--enable-prompt-embeds": (False, "the prompt-embedding buffers"),
+    "--spec-method": (True, "the drafter's weights, its KV and the graphs (--speculative-tokens N reads a model's own MTP layers)"),
+    "--spec-model": (True, "the drafter's weights and KV"),
+    "--spec-tokens": (True, "the drafted tokens' graphs (--speculative-tokens N models them for a model's own MTP layers)"),
+    "--performance-mode": (True, "the CUDA graphs captured (interactivity captures 1 to 32 tokens)"),
+    "--enable-batch-sharded-sampling": (False, "the sampler warm-up's rows"),
+    "--prefill-context-parallel-size": (True, "the KV a rank holds under prefill context parallel"),
+    "--rope-scaling": (True, "the rope cache (pass the config as scaled)"),
+    "--rope-theta": (True, "the rope cache"),
+    "--lora-dtype": (True, "the LoRA slots' bytes"),
+    "--fully-sharded-loras": (False, "the LoRA slots a rank holds"),
+    "--moe-backend": (True, "the fused-expert workspace"),
+    "--offload-backend": (True, "the weights kept on the card"),
+    "--cpu-offload-params": (True, "the weights kept on the card"),
     "--quantization-config": (True, "the weights' quantization"),
 }  # fmt: skip
+
+# Load formats that read the checkpoint's tensors as they are (vllm/model_executor/model_loader/__init__.py LoadFormats,
+# v0.33.0); the bitsandbytes and gguf formats of earlier releases quantize or dequantize as they load, which calc reads
+# from the config (--quantization bitsandbytes) or not at all
+PLAIN_FORMATS = frozenset({"auto", "hf", "dummy", "fastsafetensors", "instanttensor", "ipc_cache", "mistral", "modelexpress", "npcache", "pt",
+                           "runai_streamer", "runai_streamer_sharded", "safetensors", "sharded_state", "tensorizer"})  # fmt: skip
 
 # 16-bit dtypes: the widths calc models; vLLM loads a float32 checkpoint in bfloat16 under auto (vllm/config/model.py _resolve_auto_dtype)
 DTYPES_16 = frozenset({"auto", "half", "float16", "bfloat16", "fp16", "bf16"})
@@ -108,12 +153,14 @@ def notes(args: argparse.Namespace, card_read: bool) -> tuple[str, ...]:
         raise InputError(f"--dtype: found {dtype.strip()!r}, expected auto, half, float16 or bfloat16: calc models weights and activations "
                          "in 16 bits (vLLM itself loads a float32 checkpoint in bfloat16 under auto)")  # fmt: skip
     given = [f for f in ASIDE if _given(args, f)]
+    if _given(args, "--load-format") and str(getattr(args, dest("--load-format"))).strip().lower() in PLAIN_FORMATS:
+        given.append("--load-format")  # a format that reads the checkpoint as it is: no memory of its own
     for key, flag in (("chunked_prefill", "--enable-chunked-prefill"), ("no_chunked_prefill", "--no-enable-chunked-prefill"),
                       ("max_cudagraph_capture_size", "--max-cudagraph-capture-size"), ("cudagraph_capture_sizes", "--cudagraph-capture-sizes"),
                       ("optimization_level", "-O"), ("compilation_config", "--compilation-config")):  # fmt: skip
         if getattr(args, key, None) not in (None, False) and not card_read:
             given.append(flag)
-    unmodeled = [f for f in NOT_MODELED if _given(args, f)]
+    unmodeled = [f for f in NOT_MODELED if _given(args, f) and f not in given]
     out: list[str] = []
     if given or dtype is not None:
         said = ([f"--dtype {dtype.strip()}"] if dtype is not None else []) + given
