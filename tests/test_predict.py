@@ -1589,14 +1589,14 @@ def test_the_command_line_states_the_held_out_band(capsys) -> None:
 
 def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> None:
     """Qwen3-VL 30B-A3B at TP 2 on an H100 SXM under vLLM 0.28.0, its tower whole on each rank and no
-    images: 816,256 tokens at 16,384 is a concurrency of 49.8203; vLLM's line prints it to the
-    nearest hundredth, 49.82x, and the verdict says the same."""
+    images: 814,208 tokens at 16,384 is a concurrency of 49.6953; vLLM's line prints it to the
+    nearest hundredth, 49.70x, and the verdict says the same."""
     argv = ["model", "models/configs/qwen3-vl-30b-a3b-instruct/config.json", "--max-model-len", "16384", "--gpu", "h100-sxm", "--tp", "2",
             "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt", "image=0", "--engine-version", "0.28.0", "--compile-cached"]  # fmt: skip
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
-    assert "vLLM's verdict: starts (816,256 tokens, 49.82 requests of 16,384 at once)" in out
-    assert "maximum concurrency 49.82x at 16,384" in out
+    assert "vLLM's verdict: starts (814,208 tokens, 49.70 requests of 16,384 at once)" in out
+    assert "maximum concurrency 49.70x at 16,384" in out
 
 
 def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsys) -> None:

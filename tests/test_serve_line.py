@@ -58,11 +58,15 @@ def test_a_flag_whose_memory_is_not_modeled_is_named_beside_the_figures(capsys: 
 
 
 def test_chunked_prefill_off_sets_the_default_budget_as_the_release_does(capsys: pytest.CaptureFixture[str]) -> None:
-    """vllm/engine/arg_utils.py: with chunked prefill off, the default budget is max_model_len in v0.11.0
-    and the larger of max_model_len and the card's default from v0.12.0 (8,192 on an H100 served);
-    on V0 --enable-chunked-prefill sets it to 2,048 (vllm/config.py SchedulerConfig)."""
+    """vllm/engine/arg_utils.py: V1 turns chunked prefill back on for every generating model before
+    v0.12.0 (_set_default_args, v0.11.0), so the card's default stands (8,192 on an H100 served); from
+    v0.12.0 chunked prefill off gives the larger of max_model_len and that default, and a budget below
+    max_model_len is refused; on V0 --enable-chunked-prefill sets it to 2,048 (vllm/config.py SchedulerConfig)."""
     off = ["--gpu", "h100-sxm", "--no-enable-chunked-prefill"]
-    assert _json(capsys, *off, "--max-model-len", "4096", "--engine-version", "0.11.0")["max_num_batched_tokens"] == 4096
+    old = _json(capsys, *off, "--max-model-len", "32768", "--engine-version", "0.11.0")
+    assert old["max_num_batched_tokens"] == 8192 and "changes nothing before v0.12.0" in str(old["batch_source"])
+    assert cli.main(["model", CONFIG, *off, "--max-model-len", "32768", "--engine-version", "0.11.0", "--max-num-batched-tokens", "4096"]) == 0
+    capsys.readouterr()
     assert _json(capsys, *off, "--max-model-len", "4096", "--engine-version", "0.12.0")["max_num_batched_tokens"] == 8192
     assert _json(capsys, *off, "--max-model-len", "32768", "--engine-version", "0.30.0")["max_num_batched_tokens"] == 32768
     assert _json(capsys, "--gpu", "h100-sxm", "--max-model-len", "32768", "--engine-version", "0.30.0")["max_num_batched_tokens"] == 8192
@@ -161,3 +165,17 @@ def test_the_optimization_level_and_the_compilation_config_set_the_graphs_and_th
     assert any(str(n).startswith("--compilation-config: cudagraph_mode FULL: read but not modeled") for n in run("-cc", '{"cudagraph_mode": "FULL"}')["notes"])  # type: ignore[attr-defined]
     assert cli.main(["model", *llama, "--compilation-config", "{cudagraph_mode: PIECEWISE"]) == 2
     assert capsys.readouterr().err.startswith("calc: error: --compilation-config: found '{cudagraph_mode: PIECEWISE', expected a JSON object")
+
+
+def test_qwen3_vl_deepstack_buffers_count_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """The deepstack input buffers Qwen3-VL builds with the model (3 x max_num_batched_tokens x 4,096 x
+    2 B for the 8B) are in the weights the command line predicts with, as in the accuracy check, and
+    grow with the budget chunked prefill off gives it."""
+    vl = ["models/configs/qwen3-vl-8b-instruct/config.json", "--gpu", "h100-sxm", "--max-model-len", "131072", "--engine-version", "0.33.0", "--json"]
+    assert cli.main(["model", *vl]) == 0
+    on = json.loads(capsys.readouterr().out)
+    assert cli.main(["model", *vl, "--no-enable-chunked-prefill"]) == 0
+    off = json.loads(capsys.readouterr().out)
+    assert (on["max_num_batched_tokens"], off["max_num_batched_tokens"]) == (8192, 131072)
+    assert off["terms"]["weights"]["bytes"] - on["terms"]["weights"]["bytes"] == 3 * (131072 - 8192) * 4096 * 2
+    assert "deepstack input buffers" in on["terms"]["weights"]["source"]

@@ -433,7 +433,8 @@ DEEPSTACK_SOURCE = ("deepstack input buffers, max_num_batched_tokens x the text 
 def deepstack_buffers(shape: Shape, max_num_batched_tokens: int) -> int:
     """The buffers Qwen3-VL builds with the model for its deepstack features (DEEPSTACK_SOURCE): one a
     deepstack merger, max_num_batched_tokens x hidden in the model's dtype, inside 'Model loading
-    took'; zero for another model or where the limits leave the tower unbuilt."""
+    took'; zero for another model or where the limits leave the tower unbuilt (v0.28.0 and v0.33.0 build
+    them only beside the tower; v0.24.0 builds them regardless, which is not counted)."""
     tower = shape.tower
     if tower is None or tower.kind != "qwen3-vl" or not tower.deepstack:
         return 0

@@ -37,6 +37,9 @@ def patch_release(text: str | None) -> tuple[int, int, int]:
     return major, minor, int(digits) if digits else 0
 
 
+CHUNKED_OFF_FROM = (0, 12)  # V1 keeps --no-enable-chunked-prefill from v0.12.0 (vllm/engine/arg_utils.py)
+
+
 def default_utilization(rel: tuple[int, int]) -> Fraction:
     """vllm/config/cache.py, gpu_memory_utilization: 0.9 up to v0.19.x, 0.92 from v0.20.0."""
     return Fraction(92, 100) if rel >= (0, 20) else Fraction(9, 10)
@@ -60,9 +63,10 @@ def default_batch(rel: tuple[int, int], card_total: int, card_name: str, max_mod
     takes 16384 tokens served too; v0.33.0 keeps GB10 on the small tier.
     V0 (before v0.8): vllm/config.py, SchedulerConfig: 256 sequences and max(max_model_len, 2048)
     tokens, or 2048 when chunked prefill is on (served with max_model_len above 32K, or asked for).
-    V1 with chunked prefill turned off: max_model_len tokens before v0.12.0 (read in v0.11.0), the
-    larger of max_model_len and the default from v0.12.0 (read in v0.12.0 to v0.33.0):
-    vllm/engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args."""
+    V1 with chunked prefill turned off: before v0.12.0 V1 turns it back on for every generating model
+    (vllm/engine/arg_utils.py _set_default_args, read in v0.11.0), so the default stands; from v0.12.0
+    the larger of max_model_len and the default (_set_default_max_num_seqs_and_batched_tokens_args,
+    read in v0.12.0 to v0.33.0)."""
     if rel < (0, 8):
         on = chunked if chunked is not None else max_model_len > 32768 and not offline
         tokens = 2048 if on else max(max_model_len, 2048)
@@ -70,9 +74,10 @@ def default_batch(rel: tuple[int, int], card_total: int, card_name: str, max_mod
     batch = _v1_batch(rel, card_total, card_name, offline)
     if chunked is not False:
         return batch
+    if rel < CHUNKED_OFF_FROM:  # V1 turns it back on for every generating model
+        return Batch(batch.max_num_batched_tokens, batch.max_num_seqs, f"{batch.source}; --no-enable-chunked-prefill changes nothing before v0.12.0: "
+                     "V1 turns chunked prefill on for every model that generates (vllm/engine/arg_utils.py _set_default_args, v0.11.0)")  # fmt: skip
     off = "vllm/engine/arg_utils.py, _set_default_max_num_seqs_and_batched_tokens_args: chunked prefill off, "
-    if rel < (0, 12):
-        return Batch(max_model_len, batch.max_num_seqs, off + "max_model_len (v0.11.0)")
     return Batch(max(max_model_len, batch.max_num_batched_tokens), batch.max_num_seqs, off + f"the larger of max_model_len and the default ({batch.source})")
 
 

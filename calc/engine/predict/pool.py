@@ -10,7 +10,7 @@ from fractions import Fraction
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape, ropes_as_loaded
 from calc.engine.predict.cards import Card, flashinfer_runs_on, fp8_refused, is_turing
-from calc.engine.predict.defaults import MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
+from calc.engine.predict.defaults import CHUNKED_OFF_FROM, MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, graph_counts, mamba_graphs, model_runner_v2
 from calc.engine.predict.terms import (
     Term,
@@ -167,7 +167,7 @@ def scheduled(s: Start, batch: Batch, rel: tuple[int, int], floor: int = 0) -> t
         tokens = min(tokens, seqs * s.max_model_len)
     if rel >= (0, 12) and s.max_num_seqs is None:
         seqs = min(seqs, tokens)
-    if s.chunked_prefill is False and rel >= (0, 8) and tokens < s.max_model_len:
+    if s.chunked_prefill is False and rel >= CHUNKED_OFF_FROM and tokens < s.max_model_len:
         raise InputError(f"--max-num-batched-tokens: found {tokens:,} beside --no-enable-chunked-prefill and max_model_len {s.max_model_len:,}, "
                          f"expected at least {s.max_model_len:,}: vLLM refuses a budget below max_model_len with chunked prefill off "
                          "(vllm/config/scheduler.py verify_max_model_len)")  # fmt: skip
@@ -242,13 +242,15 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         w = weights.per_rank(shape, s.tp)
         pad = mxfp4_padding(shape, s.tp, rel, card.vendor, card.name)
         drafted = w.drafter if s.drafter else 0  # gpu_model_runner.py load_model loads the drafter inside the same profiler (0.20.0)
-        stack = multimodal.deepstack_buffers(shape, tokens) if s.pp == 1 else 0
-        wterm = Term("weights", w.model + drafted + pad.bytes + stack, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
+        wterm = Term("weights", w.model + drafted + pad.bytes, f"calc/engine/weights.py from the config ({w.source}); vLLM's 'Model loading took'"
                      + (f", with the drafter's layers {_gib(drafted)}" if drafted else "")
-                     + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else "")
-                     + (f"; with {_gib(stack, up=True)} of {multimodal.DEEPSTACK_SOURCE}" if stack else ""))  # fmt: skip
+                     + (f"; MXFP4 experts padded by {_gib(pad.bytes, up=True)}: {pad.source}" if pad.bytes else ""))  # fmt: skip
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
+    # built with the model, inside its loading line: not to a figure vLLM printed (g.rounding, as the allocator's rounding below)
+    stack = multimodal.deepstack_buffers(shape, tokens) if g.rounding and s.pp == 1 else 0
+    if stack:
+        wterm = Term("weights", wterm.bytes + stack, f"{wterm.source}; with {_gib(stack, up=True)} of {multimodal.DEEPSTACK_SOURCE}")
     rounded = (
         0 if not g.rounding or rel < weights.ALLOCATOR_SPLIT_FROM or card.vendor != "nvidia" or s.pp > 1 else weights.allocator_rounding(shape, s.tp, s.drafter)
     )
@@ -267,8 +269,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     cb = compile_block(shape, s.tp, rel, s.compiled and not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
     enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
-    # counted again as consumed once freed (v0.27.1 to v0.30.x), but not after an encoder profile (pinned_block)
-    pinned = cb.bytes if pinned_block(rel) and enc is None else 0
+    # counted again as consumed once freed (v0.27.1 to v0.30.x), but not after Qwen3-VL's encoder profile (pinned_block)
+    pinned = cb.bytes if pinned_block(rel) and not (enc is not None and shape.tower is not None and shape.tower.kind == "qwen3-vl") else 0
     held = enc.held_bytes if enc else 0
     # The tower's own forward pass runs first, on the profile's dummy items, and frees all but its
     # outputs before the language model's (gpu_model_runner.py profile_run): the peak is the larger.

@@ -474,10 +474,10 @@ def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled
 
 def pinned_block(rel: tuple[int, int]) -> bool:
     """Whether the compile's block stays counted once freed (compile_block): v0.27.1 to v0.30.x. The
-    caller leaves it out where a vision tower's profile ran first: its freed memory takes the later
-    allocations instead, as the three multimodal cold starts of v0.28.0 print it (Qwen3-VL 8B on an
-    RTX 4090, models/pool_starts.yaml: non-torch 0.18 GiB, no block kept; fitted, not read in the
-    allocator's code)."""
+    caller leaves it out where Qwen3-VL's vision tower was profiled first: its freed memory takes the
+    later allocations instead, as the three multimodal cold starts of v0.28.0 print it (Qwen3-VL 8B on
+    an RTX 4090, models/pool_starts.yaml: non-torch 0.18 GiB, no block kept; fitted, not read in the
+    allocator's code, and kept to the tower those starts ran until others show it)."""
     return PINNED_FROM <= rel < PINNED_UNTIL
 
 
