@@ -44,7 +44,6 @@ def test_a_pasted_serve_line_gives_the_same_figures_and_says_what_it_set_aside(c
 @pytest.mark.parametrize(
     ("argv", "moves"),
     [
-        (["--cuda-graph-sizes", "1", "2", "4"], "the CUDA graphs captured (their sizes)"),
         (["--disable-custom-all-reduce"], "custom all-reduce buffers"),
         (["--speculative-config", '{"method": "eagle3", "num_speculative_tokens": 3}'], "the drafter's weights"),
         (["--runner", "pooling"], "no KV cache for generation"),
@@ -179,3 +178,36 @@ def test_qwen3_vl_deepstack_buffers_count_on_the_command_line(capsys: pytest.Cap
     assert (on["max_num_batched_tokens"], off["max_num_batched_tokens"]) == (8192, 131072)
     assert off["terms"]["weights"]["bytes"] - on["terms"]["weights"]["bytes"] == 3 * (131072 - 8192) * 4096 * 2
     assert "deepstack input buffers" in on["terms"]["weights"]["source"]
+
+
+def test_a_graph_mode_that_needs_the_compile_is_resolved_as_vllm_resolves_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing compiled (mode 0) with a mode that needs the piecewise compile: up to v0.30.x vLLM
+    overrides it to NONE (vllm/config/vllm.py, read in 0.24.0 and 0.28.0); from v0.31.0 it drops the
+    piecewise part alone, FULL_AND_PIECEWISE becoming FULL_DECODE_ONLY (_normalize_piecewise_cudagraph_mode).
+    A null cudagraph_mode is the level's own; mode 3 is the default and says nothing; the capture sizes'
+    old spelling reads as the new; a largest and sizes that disagree are refused, as vLLM refuses them."""
+
+    def run(version: str, *argv: str) -> dict[str, object]:
+        args = ["model", "models/configs/llama-3.1-8b/config.json", "--gpu", "h100-sxm", "--max-model-len", "8192", "--engine-version", version]
+        assert cli.main([*args, *argv, "--json"]) == 0
+        out: dict[str, object] = json.loads(capsys.readouterr().out)
+        return out
+
+    def graphs(r: dict[str, object]) -> str:
+        source = str(r["terms"]["cuda_graph"]["source"])  # type: ignore[index]
+        return source.split("PIECEWISE=", 1)[1].split(";")[0] if "PIECEWISE=" in source else source
+
+    assert run("0.28.0", "-cc", '{"mode": 0}')["cuda_graph_bytes"] == 0  # NONE up to 0.30.x
+    assert run("0.28.0", "-O0", "-cc", '{"cudagraph_mode": "PIECEWISE"}')["cuda_graph_bytes"] == 0
+    decode_only = run("0.33.0", "-cc", '{"mode": 0}')
+    assert graphs(decode_only).startswith("0, FULL=") and int(decode_only["cuda_graph_bytes"]) > 0  # type: ignore[call-overload]
+    assert run("0.33.0", "-cc", '{"mode": 0, "cudagraph_mode": "PIECEWISE"}')["cuda_graph_bytes"] == 0
+    default = run("0.33.0")
+    assert run("0.33.0", "-cc", '{"cudagraph_mode": null}')["cuda_graph_bytes"] == default["cuda_graph_bytes"] > 0
+    assert not any("not modeled" in str(n) for n in run("0.33.0", "-cc", '{"level": 3, "mode": 3}')["notes"])  # type: ignore[attr-defined]
+    assert (
+        run("0.21.0", "--cuda-graph-sizes", "1", "2", "4", "8")["cuda_graph_bytes"] == run("0.21.0", "--cudagraph-capture-sizes", "1,2,4,8")["cuda_graph_bytes"]
+    )
+    assert cli.main(["model", "models/configs/llama-3.1-8b/config.json", "--gpu", "h100-sxm", "--max-cudagraph-capture-size", "64",
+                     "--cudagraph-capture-sizes", "1", "2", "4", "8"]) == 2  # fmt: skip
+    assert capsys.readouterr().err.startswith("calc: error: --max-cudagraph-capture-size: found 64 beside capture sizes whose largest is 8")

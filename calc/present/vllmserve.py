@@ -59,7 +59,6 @@ ASIDE: Mapping[str, bool | str] = {
 
 # Memory of theirs that calc does not model: each with the figure it moves. True / "+" / False as above.
 NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
-    "--cuda-graph-sizes": ("+", "the CUDA graphs captured (their sizes)"),
     "--max-seq-len-to-capture": (True, "the CUDA graphs captured (V0)"),
     "--disable-custom-all-reduce": (False, "non-torch memory under tensor parallel (the custom all-reduce buffers)"),
     "--attention-backend": (True, "the attention backend's buffers and the CUDA graphs"),
@@ -132,6 +131,8 @@ def declare(p: argparse.ArgumentParser) -> None:
             p.add_argument(flag, dest=dest(flag), nargs="+" if takes == "+" else None, default=None, help=argparse.SUPPRESS)
     p.add_argument("--cudagraph-capture-sizes", dest="cudagraph_capture_sizes", nargs="+", default=None, metavar="N",
                    help="with a card: the token counts vLLM captures a CUDA graph for, in place of its grid")  # fmt: skip
+    # its deprecated spelling in v0.12.0 and v0.13.0 (engine/arg_utils.py)
+    p.add_argument("--cuda-graph-sizes", dest="cudagraph_capture_sizes", nargs="+", default=None, help=argparse.SUPPRESS)
     p.add_argument("--compilation-config", dest="compilation_config", default=None, metavar="JSON",
                    help="with a card: its cudagraph_mode, cudagraph_capture_sizes, max_cudagraph_capture_size and mode 0 are modeled, "
                         "any other key named in a note")  # fmt: skip
@@ -189,6 +190,7 @@ class Compilation:
 LEVEL_MODES = {"0": "NONE", "1": "PIECEWISE", "2": "FULL_AND_PIECEWISE", "3": "FULL_AND_PIECEWISE"}  # vllm/config/vllm.py, v0.12.0 to v0.33.0
 MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")  # the cudagraph_modes whose graphs graphs.graph_sizes counts
 OPTIMIZATION_FROM = (0, 12)  # -O N as an optimization level (vllm/config/vllm.py OptimizationLevel); before, a compilation level
+WITHOUT_PIECEWISE_FROM = (0, 31)  # no compile keeps a mode's full graphs (vllm/config/vllm.py _normalize_piecewise_cudagraph_mode)
 
 
 def chunked(args: argparse.Namespace) -> bool | None:
@@ -221,7 +223,23 @@ def compilation(
         if not words:
             raise InputError("--cudagraph-capture-sizes: found nothing, expected one token count or more")
         c = replace(c, sizes=tuple(parse_count(w, "--cudagraph-capture-sizes") for w in words))
-    return c
+    if c.max_size is not None and c.sizes is not None and c.max_size != max(c.sizes):
+        raise InputError(f"--max-cudagraph-capture-size: found {c.max_size:,} beside capture sizes whose largest is {max(c.sizes):,}, expected the "
+                         "two to agree, or one of them left out: vLLM refuses them otherwise (vllm/config/vllm.py _set_cudagraph_sizes)")  # fmt: skip
+    return _without_compile(c, rel)
+
+
+def _without_compile(c: Compilation, rel: tuple[int, int]) -> Compilation:
+    """A graph mode that needs the piecewise compile, where nothing is compiled (-O0 or mode 0): up
+    to v0.30.x vLLM overrides it to NONE (vllm/config/vllm.py __post_init__, read in v0.24.0 and
+    v0.28.0: 'Cudagraph mode ... is not compatible with compilation mode ... Overriding to NONE'); from
+    v0.31.0 it drops the piecewise part alone, FULL_AND_PIECEWISE becoming FULL_DECODE_ONLY
+    (_normalize_piecewise_cudagraph_mode, CUDAGraphMode.without_piecewise, read in v0.31.0 and v0.33.0)."""
+    if c.compiled or c.mode not in ("PIECEWISE", "FULL_AND_PIECEWISE"):
+        return c
+    if rel >= WITHOUT_PIECEWISE_FROM and c.mode == "FULL_AND_PIECEWISE":
+        return replace(c, mode="FULL_DECODE_ONLY")
+    return replace(c, mode="NONE")
 
 
 def _config(c: Compilation, raw: str, parse_count: Callable[[str | int, str], int]) -> Compilation:
@@ -237,7 +255,7 @@ def _config(c: Compilation, raw: str, parse_count: Callable[[str | int, str], in
     if not isinstance(data, dict):
         raise InputError(f'--compilation-config: found {raw.strip()[:60]!r}, expected a JSON object such as \'{{"cudagraph_mode": "PIECEWISE"}}\'')
     where = "--compilation-config"
-    if "cudagraph_mode" in data:
+    if data.get("cudagraph_mode") is not None:  # null: the level's own, as vLLM fills it
         v = data["cudagraph_mode"]
         mode = MODES[v] if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 1 else str(v).strip().upper()
         if mode == "FULL" or v == 2:  # full graphs of mixed batches too: the backend decides what it captures
@@ -251,7 +269,7 @@ def _config(c: Compilation, raw: str, parse_count: Callable[[str | int, str], in
             v = data[key]
             if v in (0, "0", "NONE", "none"):
                 c = replace(c, compiled=False)
-            else:
+            elif v not in (None, 3, "3", "VLLM_COMPILE", "vllm_compile"):  # 3, vLLM's own compile, is the default
                 c = replace(c, notes=(*c.notes, f"{where}: {key} {v!r}: read but not modeled, the figures take vLLM's compile (VLLM_COMPILE)"))
     if "max_cudagraph_capture_size" in data:
         c = replace(c, max_size=parse_count(data["max_cudagraph_capture_size"], f"{where}: max_cudagraph_capture_size"))
