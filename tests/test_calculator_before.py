@@ -728,3 +728,17 @@ def test_a_card_the_weights_overfill_shows_no_pool_as_the_command_line(catalog, 
     said = capsys.readouterr().out.split("KV pool a rank (predicted): ")[1].split(";")[0]
     assert said == f"none, {out.figures['pool_short']} short" and out.figures["pool"] == "none"
     assert out.figures["pool_short"].endswith(" GiB") and not out.figures["pool_short"].startswith("-")
+
+
+def test_the_no_pin_message_names_the_terms_it_took_off(catalog, default, tmp_path, capsys) -> None:
+    """Outside calibration with no pin, the room left for the pin and the overhead is MemAvailable less
+    the known terms, and the message names each of them: the host buffers of --kv-offloading-size too."""
+    from calc.present import cli
+
+    config = tmp_path / "config.json"
+    config.write_text(default["config"])
+    argv = ["model", str(config), "--gpu", "dgx-spark", "--max-model-len", "32768", "--available", "100 GiB"]
+    assert cli.main(argv) == 2
+    assert "the weights and the start headroom alone leave " in capsys.readouterr().err
+    assert cli.main([*argv, "--kv-offloading-size", "40"]) == 2
+    assert "the weights, the host buffers and the start headroom alone leave " in capsys.readouterr().err

@@ -211,3 +211,28 @@ def test_a_graph_mode_that_needs_the_compile_is_resolved_as_vllm_resolves_it(cap
     assert cli.main(["model", "models/configs/llama-3.1-8b/config.json", "--gpu", "h100-sxm", "--max-cudagraph-capture-size", "64",
                      "--cudagraph-capture-sizes", "1", "2", "4", "8"]) == 2  # fmt: skip
     assert capsys.readouterr().err.startswith("calc: error: --max-cudagraph-capture-size: found 64 beside capture sizes whose largest is 8")
+
+
+def test_a_serve_line_is_read_as_vllms_parser_reads_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """vllm/utils/argparse_utils.py FlexibleArgumentParser (v0.33.0): underscores in a flag read as
+    dashes, vLLM's short spellings (-tp, -q, -dp...) as their long ones, a dotted key as one key of the
+    flag's JSON, and --model's value as the config; vLLM's YAML (--config) is refused in one line."""
+    from calc.present import vllmserve
+
+    assert vllmserve.normalize(["--gpu_memory_utilization", "0.85", "-tp", "2", "--max_model_len=8192", "--model", "c.json"]) == [
+        "--gpu-memory-utilization", "0.85", "--tensor-parallel-size", "2", "--max-model-len=8192", "c.json"]  # fmt: skip
+    assert vllmserve.normalize(["--limit-mm-per-prompt.video", "0", "--limit-mm-per-prompt.image=1", "-cc.cudagraph_mode=NONE"]) == [
+        "--limit-mm-per-prompt", '{"video": 0, "image": 1}', "--compilation-config", '{"cudagraph_mode": "NONE"}']  # fmt: skip
+    vl = "models/configs/qwen3-vl-8b-instruct/config.json"
+    dotted = ["model", "--model", vl, "--gpu", "h100-sxm", "--gpu_memory_utilization", "0.85", "--max_model_len", "16384",
+              "--limit-mm-per-prompt.video", "0", "-cc.cudagraph_mode=PIECEWISE", "--json"]  # fmt: skip
+    plain = ["model", vl, "--gpu", "h100-sxm", "--gpu-memory-utilization", "0.85", "--max-model-len", "16384",
+             "--limit-mm-per-prompt", '{"video": 0}', "-O1", "--json"]  # fmt: skip
+    assert cli.main(dotted) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert cli.main(plain) == 0
+    b = json.loads(capsys.readouterr().out)
+    assert (a["available_kv_bytes"], a["gpu_memory_utilization"], a["max_model_len"]) == (b["available_kv_bytes"], 0.85, 16384)
+    assert cli.main(["model", vl, "--gpu", "h100-sxm", "--config", "serve.yaml"]) == 2
+    assert capsys.readouterr().err == ("calc: error: --config: found 'serve.yaml', expected the flags themselves: calc reads no vLLM YAML config; "
+                                       "paste its keys as flags\n")  # fmt: skip

@@ -155,3 +155,10 @@ def _largest_printed(row: gate.GateRow, request: gate.Request, available: int) -
             return pin
         pin -= 10**7
     return None
+
+
+def known_names(g: UnifiedGate) -> str:
+    """The known terms a pin would come on top of, as a message names them ("the weights, the start
+    headroom and the host buffers"): each nonzero term but the pin."""
+    names = [t.name for t in g.terms if t.bytes and t.name != "KV pin"]
+    return "the " + (", the ".join(names[:-1]) + " and the " + names[-1] if len(names) > 1 else names[0] if names else "known terms")

@@ -198,6 +198,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     """The command line read with its command's flags alone; should that guess miss, read again
     with every command's, so the answer is the full parser's."""
     guess = command_of(argv)
+    if guess == "model":  # a pasted `vllm serve` line as vLLM reads it (imported here: the other commands start without it)
+        from calc.present import vllmserve
+
+        at = list(argv).index("model") + 1
+        argv = [*argv[:at], *vllmserve.normalize(list(argv[at:]))]
     argv = dashed_values(argv, guess)
     if guess is not None:
         try:

@@ -9,6 +9,7 @@ Compilation, for the command line and the Before-the-first-start calculator alik
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -54,7 +55,9 @@ ASIDE: Mapping[str, bool | str] = {
     "--enable-logging-iteration-details": False, "--per-request-spec-decode-metrics": False, "--shutdown-timeout": True,
     "--tool-strict-level": True, "--mm-hasher-algorithm": True, "--safetensors-load-strategy": True, "--pt-load-map-location": True,
     "--numa-bind": False, "--cpu-distributed-timeout-seconds": True, "--max-num-queued-reqs": True, "--max-num-queued-tokens": True,
-    "--logits-processor-pattern": True,
+    "--logits-processor-pattern": True, "--data-parallel-rank": True, "--data-parallel-start-rank": True, "--data-parallel-size-local": True,
+    "--data-parallel-hybrid-lb": False, "--data-parallel-external-lb": False, "--data-parallel-multi-port-external-lb": False,
+    "--device": True, "--tokenizer-pool-size": True, "--preemption-mode": True, "--num-scheduler-steps": True, "--disable-cascade-attn": False,
 }  # fmt: skip
 
 # Memory of theirs that calc does not model: each with the figure it moves. True / "+" / False as above.
@@ -93,6 +96,10 @@ NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
     "--enable-batch-sharded-sampling": (False, "the sampler warm-up's rows"),
     "--prefill-context-parallel-size": (True, "the KV a rank holds under prefill context parallel"),
     "--rope-scaling": (True, "the rope cache (pass the config as scaled)"),
+    "--attention-config": (True, "the attention backend's buffers and the CUDA graphs"),
+    "--video-pruning-rate": (True, "the M-RoPE cache, 4 x the positions with pruning on, and the video items profiled"),
+    "--mamba-cache-mode": (True, "the mamba state pages a request holds"),
+    "--speculative-model": (True, "the drafter's weights and KV (V0's flag)"),
     "--rope-theta": (True, "the rope cache"),
     "--lora-dtype": (True, "the LoRA slots' bytes"),
     "--fully-sharded-loras": (False, "the LoRA slots a rank holds"),
@@ -244,8 +251,6 @@ def _without_compile(c: Compilation, rel: tuple[int, int]) -> Compilation:
 
 def _config(c: Compilation, raw: str, parse_count: Callable[[str | int, str], int]) -> Compilation:
     """--compilation-config's JSON: the keys calc models, each checked; any other named in a note."""
-    import json
-
     from calc.units import InputError
 
     try:
@@ -282,3 +287,65 @@ def _config(c: Compilation, raw: str, parse_count: Callable[[str | int, str], in
     if rest:
         c = replace(c, notes=(*c.notes, f"{where}: {', '.join(rest)}: read but not modeled, the figures take vLLM's default for them"))
     return c
+
+
+# vLLM's short spellings (vllm/engine/arg_utils.py, v0.33.0), read as their long ones
+SHORT = {"-q": "--quantization", "-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
+         "-dcp": "--decode-context-parallel-size", "-pcp": "--prefill-context-parallel-size", "-ep": "--enable-expert-parallel",
+         "-n": "--nnodes", "-r": "--node-rank", "-dpn": "--data-parallel-rank", "-dpr": "--data-parallel-start-rank",
+         "-dpl": "--data-parallel-size-local", "-dpa": "--data-parallel-address", "-dpp": "--data-parallel-rpc-port",
+         "-dpb": "--data-parallel-backend", "-dph": "--data-parallel-hybrid-lb", "-dpe": "--data-parallel-external-lb",
+         "-dpm": "--data-parallel-multi-port-external-lb", "-sc": "--speculative-config", "-ac": "--attention-config"}  # fmt: skip
+
+
+def normalize(argv: list[str]) -> list[str]:
+    """A pasted `vllm serve` line as vLLM's FlexibleArgumentParser reads it (vllm/utils/argparse_utils.py,
+    v0.33.0): a flag's underscores as dashes (--gpu_memory_utilization), the short spellings (SHORT),
+    a dotted key as one key of the flag's JSON (--limit-mm-per-prompt.video 0, -cc.cudagraph_mode=NONE),
+    and --model's value as the config. vLLM's YAML (--config FILE) is refused: its keys are the flags."""
+    from calc.units import InputError
+
+    out: list[str] = []
+    nested: dict[str, dict[str, object]] = {}
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            out += argv[i:]
+            break
+        name, eq, value = word.partition("=")
+        if name.startswith("--") or name.startswith("-cc.") or name in SHORT:
+            name = SHORT.get(name, name)
+            head, dot, key = name.partition(".")
+            head = "--compilation-config" if head == "-cc" else head[:2] + head[2:].replace("_", "-")
+            if head == "--config":
+                raise InputError(f"--config: found {(value or (argv[i + 1] if i + 1 < len(argv) else '')).strip()!r}, expected the flags themselves: "
+                                 "calc reads no vLLM YAML config; paste its keys as flags")  # fmt: skip
+            if dot:  # --flag.key value or --flag.key=value: one key of the flag's JSON
+                if not eq:
+                    i += 1
+                    value = argv[i] if i < len(argv) else ""
+                nested.setdefault(head, {})[key.replace("-", "_") if head == "--compilation-config" else key] = _json_value(value)
+                i += 1
+                continue
+            if head == "--model":  # vllm serve's --model: the config, as calc's first argument takes it
+                if not eq:
+                    i += 1
+                    value = argv[i] if i < len(argv) else ""
+                out.append(value)
+                i += 1
+                continue
+            word = head + eq + value
+        out.append(word)
+        i += 1
+    for head, keys in nested.items():
+        out += [head, json.dumps(keys)]
+    return out
+
+
+def _json_value(text: str) -> object:
+    """A dotted key's value as vLLM takes it: JSON where it parses, else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

@@ -438,7 +438,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         if g.largest_pin_bytes is None:
             measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
             room = (
-                f"; the weights and headroom alone leave {fmt(g.room_for_overhead_bytes, 'GiB', down=True)} for the pin and the overhead"
+                f"; {unified_checks.known_names(g)} alone leave {fmt(g.room_for_overhead_bytes, 'GiB', down=True)} for the pin and the overhead"
                 if g.room_for_overhead_bytes is not None
                 else ""
             )

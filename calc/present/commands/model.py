@@ -312,12 +312,14 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
 def _largest_pin(g: modelreport_module.UnifiedGate, box: str, args: argparse.Namespace) -> int:
     """The largest pin the gate passes (unified.unified_gate, as the gate prints it); what is missing
     where the gate cannot size one or none passes."""
+    from calc.checks import unified
+
     if g.needs_bytes is None:
         measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
         want = ("a pin such as 10e9, or settings inside the gate's calibration (--max-num-seqs, --max-num-batched-tokens)" if measured
                 else "a pin such as 10e9, or --overhead, a rank's overhead from a measured start")  # fmt: skip
         room = (
-            f"; the weights and headroom alone leave {fmt(g.room_for_overhead_bytes, 'GiB', down=True)} of MemAvailable for the pin and the overhead"
+            f"; {unified.known_names(g)} alone leave {fmt(g.room_for_overhead_bytes, 'GiB', down=True)} of MemAvailable for the pin and the overhead"
             if g.room_for_overhead_bytes is not None
             else ""
         )
