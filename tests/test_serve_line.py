@@ -233,6 +233,10 @@ def test_a_serve_line_is_read_as_vllms_parser_reads_it(capsys: pytest.CaptureFix
     assert cli.main(plain) == 0
     b = json.loads(capsys.readouterr().out)
     assert (a["available_kv_bytes"], a["gpu_memory_utilization"], a["max_model_len"]) == (b["available_kv_bytes"], 0.85, 16384)
+    # a config typed after a flag of several values is not taken as one of them
+    assert vllmserve.normalize(["--served-model-name", "a", "b", "c.json", "--port", "8000"]) == ["c.json", "--served-model-name", "a", "b", "--port", "8000"]
+    assert cli.main(["model", "--gpu", "h100-sxm", "--served-model-name", "qwen", "vl", vl, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["architecture"] == "Qwen3VLForConditionalGeneration"
     assert cli.main(["model", vl, "--gpu", "h100-sxm", "--config", "serve.yaml"]) == 2
     assert capsys.readouterr().err == ("calc: error: --config: found 'serve.yaml', expected the flags themselves: calc reads no vLLM YAML config; "
                                        "paste its keys as flags\n")  # fmt: skip

@@ -340,7 +340,27 @@ def normalize(argv: list[str]) -> list[str]:
         i += 1
     for head, keys in nested.items():
         out += [head, json.dumps(keys)]
-    return out
+    return _config_first(out)
+
+
+def _config_first(argv: list[str]) -> list[str]:
+    """A config path typed after a flag that takes several values (--served-model-name a b
+    config.json) would be taken as one of them: a value that is a .json file or a folder is moved to
+    the front, where calc's first argument reads it."""
+    import os
+
+    many = {f for f, takes in ASIDE.items() if takes == "+"} | {"--cudagraph-capture-sizes", "--cuda-graph-sizes"}
+    out: list[str] = []
+    moved: list[str] = []
+    taking = False
+    for word in argv:
+        if word.startswith("-"):
+            taking = word in many
+        elif taking and out and out[-1] not in many and (word.lower().endswith(".json") or os.path.isdir(word)):
+            moved.append(word)
+            continue
+        out.append(word)
+    return moved + out
 
 
 def _json_value(text: str) -> object:
