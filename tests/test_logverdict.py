@@ -495,3 +495,30 @@ def test_the_command_keeps_short_parallel_flags() -> None:
     # "vllm serve ... --max-model-len -1 -pp 2": the length stays auto as given, the stages are kept
     _, a = _answer(_public("89"))
     assert "--pipeline-parallel-size 2" in a.command and "--max-model-len -1" in a.command
+
+
+SHAPE_LINES = ROOT / "tests" / "data" / "logshapes"
+
+
+def test_the_free_check_less_the_weights_another_process_holds() -> None:
+    # 0.32 on (vllm/v1/worker/utils.py request_memory): free 30.12 of 79.19 GiB against the engine's
+    # budget of 41.27 GiB, 0.9 x 79.19 = 71.27 GiB less 30.00 GiB held outside. At 0.75 the budget is
+    # 0.75 x 79.19 - 30.00 = 29.39 GiB, within 30.12; at 0.76 it is 30.18 GiB, more.
+    reading, a = _answer(SHAPE_LINES / "free_external_budget.log")
+    assert a.verdict == "refused" and a.failure_phase is not None and a.failure_phase["phase"] == "free_memory"
+    assert "less the weights another process holds" in a.failure_phase["what"]
+    assert reading.engine_budget_bytes.printed == "41.27 GiB"  # type: ignore[attr-defined]
+    first = a.fixes[0]
+    assert (first.flag, first.value, first.passes) == ("--gpu-memory-utilization", "0.75", True)
+    assert "30.00 GiB are the weights held outside the process" in a.fixes[1].check
+    assert "--gpu-memory-utilization 0.75" in a.command
+
+
+def test_weights_held_outside_above_the_fraction_ask_for_a_larger_one() -> None:
+    # 75.5 GiB held outside of 79.19 GiB, above 0.9 x total (71.27 GiB): 0.95 x 79.19 = 75.23 GiB is
+    # still below them, 0.96 x 79.19 = 76.02 GiB above; free memory is not printed, so it is not checked
+    _, a = _answer(SHAPE_LINES / "external_exceeds.log")
+    assert a.failure_phase is not None and a.failure_phase["phase"] == "free_memory"
+    assert a.failure_phase["what"].startswith("the weights another process holds on the card are more than")
+    first = a.fixes[0]
+    assert (first.flag, first.value, first.passes) == ("--gpu-memory-utilization", "0.96", None)

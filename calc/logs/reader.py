@@ -111,11 +111,13 @@ _NAMES = {
     "loading": "model loading", "available": "KV pool", "available_exact": "KV pool", "tokens": "KV tokens",
     "blocks": "GPU blocks", "concurrency": "maximum concurrency", "fraction": "gpu_memory_utilization",
     "mem_fraction": "mem_fraction_static", "tp": "tensor_parallel_size", "pp": "pipeline_parallel_size", "pin": "kv_cache_memory_bytes",
-    "free": "free memory", "total": "total memory", "requested": "requested memory", "kv_needed": "KV for one request",
+    "free": "free memory", "total": "total memory", "requested": "requested memory", "engine_budget": "engine budget",
+    "external": "weights held outside the process", "kv_needed": "KV for one request",
     "estimated": "estimated max_model_len", "prefill": "max_num_batched_tokens", "seats": "max_num_seqs", "dcp": "decode_context_parallel_size",
 }  # fmt: skip
 _AT_LEAST_ONE = ("max_model_len", "tp", "pp", "block_size", "dcp", "prefill", "seats", "estimated", "blocks_per_request")
-_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "kv_needed", "profile_weights", "pinned_printed", "pin", "activation", "sg_loading")
+_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "engine_budget", "external", "kv_needed", "profile_weights", "pinned_printed", "pin",
+                       "activation", "sg_loading")  # fmt: skip
 _COUNTS = ("tokens", "blocks", "available_exact")
 _SIGNED_SIZES = ("available", "cuda_graph", "graph_taken", "non_torch", "sg_pool", "sg_avail_load", "sg_avail_pool")  # vLLM prints a negative pool
 

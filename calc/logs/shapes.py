@@ -298,6 +298,23 @@ SHAPES: tuple[Shape, ...] = (
     Shape("fail_free", "on startup is less than desired GPU memory utilization",
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup is less than desired GPU memory utilization \(([0-9.]+), " + NUM + r" ?GiB\)",
           (*_FREE_CHECK, Put("error", None, "const", "free_memory")), begins="Free memory on device"),
+    Shape("fail_free", "is less than the engine's budget after excluding",
+          r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup is less than the engine's budget after excluding "
+          r"external process's weights \(([0-9.]+), " + NUM + r" ?GiB\)",
+          (*_FREE_CHECK[:3], Put("engine_budget", 3, "GiB"), Put("error", None, "const", "free_memory")), begins="Free memory on device",
+          source="vllm/v1/worker/utils.py request_memory, 0.32.0 on: weights another process holds (get_external_weight_memory, an IPC "
+          "weight loader) are taken off ceil(total x fraction), and free memory must hold the rest, the engine's budget"),
+    Shape("fail_external", "Externally held weights on device",
+          r"Externally held weights on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) exceed the desired GPU memory utilization \(([0-9.]+), "
+          + NUM + r" ?GiB\)",
+          (Put("external", 0, "GiB"), Put("total", 1, "GiB"), Put("fraction", 2, "fraction"), Put("requested", 3, "GiB"),
+           Put("error", None, "const", "free_memory")), begins="Externally held weights",
+          source="vllm/v1/worker/utils.py request_memory, 0.32.0 on: the weights another process holds are at least ceil(total x fraction)"),
+    Shape("external_info", "Weights are held outside this process",
+          r"Weights are held outside this process: of the " + NUM + r" ?GiB utilization budget, " + NUM + r" ?GiB is externally held and "
+          + NUM + r" ?GiB remains",
+          (Put("requested", 0, "GiB"), Put("external", 1, "GiB"), Put("engine_budget", 2, "GiB")), begins="Weights are held outside",
+          source="vllm/v1/worker/utils.py request_memory, 0.32.0 on (info, once), where the check passed"),
     Shape("free_info", "on startup. Desired GPU memory utilization is",
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup\. Desired GPU memory utilization is \(([0-9.]+), " + NUM + r" ?GiB\)",
           _FREE_CHECK, begins="Free memory on device"),

@@ -10,7 +10,7 @@ from calc.answers.logverdict.command import proven_flags
 from calc.answers.logverdict.printing import as_printed, ceil2, end, floor2, ftext, gib, printed
 from calc.answers.logverdict.result import Fix, Phase
 from calc.answers.logverdict.watcher import GiB, Watcher
-from calc.logs.logread import LogReading
+from calc.logs.logread import Found, LogReading
 from calc.units import shown
 
 
@@ -113,6 +113,10 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
 
 def _free_fixes(r: LogReading) -> list[Fix]:
     free, total, fraction = r.free_memory_bytes, r.total_memory_bytes, r.gpu_memory_utilization
+    if r.engine_budget_bytes is not None and free is not None and total is not None and fraction is not None:
+        return _free_fixes_external(r.engine_budget_bytes, free, total, fraction)
+    if r.external_weights_bytes is not None and free is None and total is not None and fraction is not None:
+        return _external_exceeds_fixes(r.external_weights_bytes, total, fraction)
     if free is None or total is None:
         return []
     down = floor2(Fraction(free.low) / Fraction(total.high))
@@ -132,6 +136,53 @@ def _free_fixes(r: LogReading) -> list[Fix]:
             f"{total.printed} - {free.printed} free = {gib(printed(total) - printed(free))} of the card was in use before this start", None)
     )  # fmt: skip
     return out
+
+
+def _free_fixes_external(budget: Found, free: Found, total: Found, fraction: Found) -> list[Fix]:
+    """0.32 on, weights held by another process: vLLM asks ceil(fraction x total) - external <= free
+    (vllm/v1/worker/utils.py request_memory), the external weights being ceil(fraction x total) - the
+    printed budget; a smaller fraction lowers the budget by the fraction's drop x total, the
+    external weights staying as they are. Each figure at the end of its printing that is hardest."""
+    f = Fraction(fraction.value)
+    over = Fraction(budget.high) - Fraction(free.low) + 1  # the budget over the free memory, at least; ceil() adds under a byte
+    down = floor2(f - over / Fraction(total.low))
+    dropped = (f - down) * Fraction(total.low)
+    low = shown(Fraction(total.low), "GiB", 3)
+    check = (
+        f"the engine's budget {budget.printed} is over the free {free.printed} by {gib(printed(budget) - printed(free))} (line {free.line_no}); "
+        f"({fraction.printed or ftext(f)} - {ftext(down)}) x {end(low)} (the low end of the printed total "
+        f"{total.printed}) = {gib((f - down) * low)} off the budget, the weights held outside the process unchanged; "
+        f"the check is ceil(fraction x total) - the external weights <= free, each figure at the end of its printing that is hardest"
+    )
+    external = f * printed(total) - printed(budget)
+    out = []
+    if down > 0:
+        out.append(Fix("--gpu-memory-utilization", ftext(down), "the largest two decimals that pass vLLM's free-memory check with the weights held outside; "
+                       f"the log's {fraction.printed or fraction.value} asks more", check, dropped >= over))  # fmt: skip
+    out.append(
+        Fix("(free the card)", None, "stop what else holds memory on the card, other than the process that holds the weights, then keep the fraction",
+            f"{total.printed} - {free.printed} free = {gib(printed(total) - printed(free))} of the card was in use before this start, of which "
+            f"{fraction.printed or ftext(f)} x {total.printed} - {budget.printed} = {gib(external)} are the weights held outside the process", None)
+    )  # fmt: skip
+    return out
+
+
+def _external_exceeds_fixes(external: Found, total: Found, fraction: Found) -> list[Fix]:
+    """0.32 on: the weights another process holds are at least ceil(fraction x total), so nothing is
+    left for the engine (vllm/v1/worker/utils.py request_memory). A fraction above external / total
+    passes this check; whether free memory then holds the engine's share is checked next, on figures
+    this message does not print."""
+    up = floor2(Fraction(external.high) / Fraction(total.low)) + Fraction(1, 100)
+    check = (
+        f"{ftext(up)} x {end(shown(Fraction(total.low), 'GiB', 3))} (the low end of the printed total {total.printed}) = "
+        f"{gib(up * shown(Fraction(total.low), 'GiB', 3))}, above the {end(shown(Fraction(external.high), 'GiB', 3))} held outside "
+        f"(the high end of the printed {external.printed}, line {external.line_no}); the engine's own share, the fraction's rest, "
+        "must then hold its activations and the KV pool and be free on the card, which this message does not print"
+    )
+    return [
+        Fix("--gpu-memory-utilization", ftext(min(up, Fraction(1))), "a larger share, so some of it is left after the weights held outside the process"
+            f"; the log's {fraction.printed or fraction.value} is below them", check, None if up <= 1 else False)
+    ]  # fmt: skip
 
 
 def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> list[Fix]:
