@@ -522,3 +522,26 @@ def test_weights_held_outside_above_the_fraction_ask_for_a_larger_one() -> None:
     assert a.failure_phase["what"].startswith("the weights another process holds on the card are more than")
     first = a.fixes[0]
     assert (first.flag, first.value, first.passes) == ("--gpu-memory-utilization", "0.96", None)
+
+
+def test_under_pipeline_parallel_the_pool_is_the_limiting_workers() -> None:
+    # 89: stage 0 prints 36.20 GiB (line 2); the auto-fit line names 29.72 GiB (line 5), the worker
+    # that limits the length: with two stages, stage 1. vLLM gives every worker the smallest count of blocks.
+    reading, _ = _answer(_public("89"))
+    pool = reading.available_kv_bytes  # type: ignore[attr-defined]
+    assert (pool.printed, pool.line_no) == ("29.72 GiB", 5)
+    said = " ".join(reading.notes)  # type: ignore[attr-defined]
+    assert "less than the 36.20 GiB of line 2, stage 0's worker" in said and "(of 2 stages, stage 1)" in said
+
+
+def test_stages_pools_are_named_by_stage() -> None:
+    # 85: Worker_PP2 18.22 GiB (line 9), Worker_PP0 18.02 GiB (line 10), Worker_PP1 18.25 GiB (line 11)
+    reading, _ = _answer(_public("85"))
+    assert "18.22 GiB (line 9, stage 2), 18.02 GiB (line 10, stage 0), 18.25 GiB (line 11, stage 1)" in " ".join(reading.notes)  # type: ignore[attr-defined]
+
+
+def test_a_pool_that_holds_no_token_at_auto_length_is_no_kv_memory() -> None:
+    # 0.33.0 kv_cache_planning.py: "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token."
+    _, a = _answer(SHAPE_LINES / "cannot_auto_fit.log")
+    assert a.verdict == "refused" and a.failure_phase is not None and a.failure_phase["phase"] == "kv_cache_allocation"
+    assert a.failure_phase["what"].startswith("at --max-model-len auto")

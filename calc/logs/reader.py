@@ -116,7 +116,7 @@ _NAMES = {
     "estimated": "estimated max_model_len", "prefill": "max_num_batched_tokens", "seats": "max_num_seqs", "dcp": "decode_context_parallel_size",
 }  # fmt: skip
 _AT_LEAST_ONE = ("max_model_len", "tp", "pp", "block_size", "dcp", "prefill", "seats", "estimated", "blocks_per_request")
-_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "engine_budget", "external", "kv_needed", "profile_weights", "pinned_printed", "pin",
+_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "engine_budget", "external", "fit_pool", "kv_needed", "profile_weights", "pinned_printed", "pin",
                        "activation", "sg_loading")  # fmt: skip
 _COUNTS = ("tokens", "blocks", "available_exact")
 _SIGNED_SIZES = ("available", "cuda_graph", "graph_taken", "non_torch", "sg_pool", "sg_avail_load", "sg_avail_pool")  # vLLM prints a negative pool
@@ -158,6 +158,7 @@ class Reader:
         self.config_line: tuple[int, str] | None = None  # the first line that is a model config's key
         self.dp_worker: int | None = None  # the first line whose worker prefix names a data-parallel rank
         self.by_dp: dict[str, dict[int, list[Found]]] = {}  # a figure's values on each data-parallel rank, repeats included
+        self.stage_of: dict[int, int] = {}  # a line's pipeline stage, where its worker prefix names one
         self.dates: list[tuple[str, int]] = []
         self.month_days: set[str] = set()
         self.era_hints: dict[str, int] = {}
@@ -192,6 +193,8 @@ class Reader:
             self.unreadable.append((line.no, f"{_NAMES.get(name, name)} {printed or value}: {impossible}"))
             return
         found = Found(value, line.no, text if text is not None else line.msg, printed, half, exact=exact)
+        if line.pp_rank is not None:
+            self.stage_of[line.no] = line.pp_rank
         if line.dp_rank is not None:
             self.by_dp.setdefault(name, {}).setdefault(line.dp_rank, []).append(found)
         entries = self.seen.setdefault(name, [])

@@ -359,6 +359,22 @@ SHAPES: tuple[Shape, ...] = (
     Shape('fork_kv_pool', "usable block ids: ", r"usable block ids: " + INT + r" \(num_blocks=" + INT + r" incl\. the null block; " + INT + r" ids per " + INT + r"-token request(?: => " + NUM + r"x\))?", (Put("blocks", 1, "count"), Put("blocks_per_request", 2, "count"), Put("max_model_len", 3, "count"), Put("concurrency", 4, "x"),), era="v1", source="a fork's log-only overlay on v1/core/kv_cache_utils.py (GLM-5.3-Flash kit, GLM53_KV_CAPACITY_LOG, overlay/patch_kv_capacity_log.py): after 'GPU KV cache size' it prints one line per KV cache group and 'usable block ids: U (num_blocks=N incl. the null block; D ids per L-token request => Rx)', N the pool's blocks (kv_cache_config.num_blocks), D the sum over groups of cdiv(max_memory_usage_bytes, page_size_bytes), R = N / D (vLLM's max_concurrency)"),
     Shape('max_len_changed', "Changing max_model_len from", r"Changing max_model_len from " + INT + r" to " + INT + r"(?=\D|$)", (Put("max_len_from", 0, "count"), Put("max_model_len", 1, "count"),), source="a model's own config rule sets max_model_len again after ModelConfig verified it and says so (vllm/model_executor/models/config.py NomicBertModelConfig, 0.13.0)"),
     Shape('max_len_auto_fit', "Auto-fit max_model_len: reduced from", r"Auto-fit max_model_len: reduced from " + INT + r" to " + INT + r"(?=\D|$)", (Put("max_len_from", 0, "count"), Put("max_model_len", 1, "count"),), source="--max-model-len auto (-1): the longest length the profiled pool holds, set after the profile (vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, absent from 0.13.0; kv_cache_planning.py in 0.33.0)"),
+    Shape("fit_pool", "available for KV cache)", r"to fit in available GPU memory \(" + NUM + r" ?GiB available for KV cache\)",
+          (Put("fit_pool", 0, "GiB"),),
+          source="_auto_fit_max_model_len (vllm/v1/core/kv_cache_utils.py, 0.14 to 0.31): the KV memory of the worker whose pool holds the "
+          "shortest length (limiting_worker_mem), the pool it profiled up to 0.30 and that pool less one block (the null block) in 0.31"),
+    Shape("fit_pool", "to fit in available KV cache memory (",
+          r"reduced from " + INT + r" to " + INT + r" to fit in available KV cache memory \(" + NUM + r" ?GiB",
+          (Put("fit_pool", 2, "GiB"),),
+          source="_auto_fit_max_model_len, 0.32 on (kv_cache_utils.py; kv_cache_planning.py in 0.33.0): 'reduced from A to B to fit in "
+          "available KV cache memory (X GiB GPU)', X the limiting worker's pool less one block (the null block)"),
+    Shape("max_len_fits", "Auto-fit max_model_len: full model context length",
+          r"Auto-fit max_model_len: full model context length " + INT + r" fits in available", (Put("max_model_len", 0, "count"),),
+          source="--max-model-len auto where the model's whole length fits every worker's pool (_auto_fit_max_model_len, 0.14 on); "
+          "0.32 on adds the first worker's pool, '(X GiB GPU)', not read: no worker limited the length"),
+    Shape("fail_fit", "Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token",
+          (_NO_KV,), begins="Cannot auto-fit",
+          source="_auto_fit_max_model_len (0.14 on): a worker's pool holds not one token at --max-model-len auto"),
     # SGLang
     Shape("sg_args", "server_args=", r"server_args=ServerArgs\((.*)", era="sglang", begins="server_args=", settings=True),
     Shape("sg_load", "Load weight end", r"Load weight end\..*?avail mem=" + NUM + r" ?GB(?:, mem usage=" + NUM + r" ?GB)?",

@@ -39,9 +39,9 @@ RUNNING = {"loading_weights": "while the weights load", "profile_run": "in the p
             "sampler_warmup": "while the sampler warms up", "kv_cache_tensors": "while the KV cache is allocated"}  # fmt: skip
 
 
-def _phase_of(name: str, line: int, text: str, said: str | None = None) -> Phase:
+def _phase_of(name: str, line: int, text: str, said: str | None = None, where: str | None = None) -> Phase:
     what, source = PHASES[name]
-    return {"phase": name, "what": said or what, "line": line, "text": " ".join(text.split())[:300], "engine_source": source}
+    return {"phase": name, "what": said or what, "line": line, "text": " ".join(text.split())[:300], "engine_source": where or source}
 
 
 def _free_said(r: LogReading) -> str | None:
@@ -60,6 +60,9 @@ def failed_phase(r: LogReading, w: Watcher, sglang: bool) -> Phase | None:
         if sglang:
             return _phase_of("sglang_not_enough_memory", e.line_no, e.line_text)
         name = {"free_memory": "free_memory", "no_kv_memory": "kv_cache_allocation", "max_model_len": "max_model_len"}[str(e.value)]
+        if name == "kv_cache_allocation" and "Cannot auto-fit max_model_len" in e.line_text:
+            return _phase_of(name, e.line_no, e.line_text, "at --max-model-len auto, a worker's KV pool holds not even one token",
+                             "_auto_fit_max_model_len, vllm/v1/core/kv_cache_utils.py (0.14 on; kv_cache_planning.py in 0.33.0)")  # fmt: skip
         return _phase_of(name, e.line_no, e.line_text, _free_said(r) if name == "free_memory" else None)
     if w.sampler is not None:
         return _phase_of("sampler_warmup", w.sampler[0], w.oom[1] if w.oom else f"warming up sampler with {w.sampler[1]} dummy requests")

@@ -50,7 +50,10 @@ def pick(reader: Reader, name: str, lowest: bool = True, notes: list[str] | None
     choose = min if lowest else max
     found = choose((f for _, f, _ in entries), key=lambda f: f.value)
     if notes is not None:
-        shown = ", ".join(f"{f.printed or f.value} (line {f.line_no})" for _, f, _ in entries[:6])
+        stage = reader.stage_of
+        shown = ", ".join(
+            f"{f.printed or f.value} (line {f.line_no}" + (f", stage {stage[f.line_no]})" if f.line_no in stage else ")") for _, f, _ in entries[:6]
+        )
         if name in ("available", "tokens", "blocks", "concurrency"):
             rule = "the smallest, which vLLM sizes every rank's pool by"
         else:
@@ -103,7 +106,7 @@ CONCLUDED_ELSEWHERE = frozenset({
     "sglang_line", "model", "served", "tp", "pp", "dp", "ep", "ep_on", "kv_dtype", "kv_dtype_said", "loading", "sg_loading", "profile_weights",
     "tokens", "sg_total", "blocks", "concurrency", "dcp", "blocks_per_request", "kv_group", "sg_pool", "sg_swa", "sg_avail_load",
     "sg_avail_pool", "available", "available_exact", "pinned_printed", "error", "sg_profiled_none", "estimated", "v0_capacity",
-    "speculative", "drafter", "oom", "padding", "max_len_from",
+    "speculative", "drafter", "oom", "padding", "max_len_from", "fit_pool",
 })  # fmt: skip
 
 

@@ -71,6 +71,7 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
         available = _exact_pool(
             pick(r, "available", True, notes, "available KV cache memory"), pick(r, "available_exact", True, notes, "KV cache memory in use"), notes
         )
+        available = _limiting_worker(r, available, notes)
         pinned = pick(r, "pinned_printed", True, notes, "reserved KV cache memory")
         if pinned is not None:
             if pin is not None and abs(pinned.value - pin.value) > pinned.half:
@@ -81,6 +82,44 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
     if pin is not None and available is None:
         available = pin
     return {"available_kv_bytes": available, "kv_cache_memory_bytes": pin}
+
+
+def worker(r: Reader, found: Found) -> str:
+    """The worker a figure's line names, where its prefix names a pipeline stage: ", stage 0's worker"."""
+    stage = r.stage_of.get(found.line_no)
+    return f", stage {stage}'s worker" if stage is not None else ""
+
+
+def _limiting_worker(r: Reader, available: Opt, notes: list[str]) -> Opt:
+    """--max-model-len auto names the pool of the worker that limits the length (_auto_fit_max_model_len,
+    vllm/v1/core/kv_cache_utils.py 0.14 on, kv_cache_planning.py in 0.33.0). Under pipeline parallelism
+    each stage profiles its own pool and vLLM gives every worker the smallest count of blocks
+    (get_kv_cache_configs), so where that pool is below the one the log's worker lines print, a
+    worker whose line is not in the log limits the start: its figure is read, and every figure after
+    it follows it."""
+    fit = pick(r, "fit_pool", True)
+    if fit is None:
+        return available
+    lines = f"the auto-fit line (line {fit.line_no}) names the KV memory of the worker that limits max_model_len, {fit.printed}"
+    lesser = " (from 0.31 that worker's pool less one block, the null block vLLM keeps back)"
+    if available is None:
+        notes.append(f"KV pool: {lines}{lesser}; no worker's own pool line is in the log, so it is read")
+        return fit
+    if fit.high < available.low:
+        stages = sorted(r.pp_ranks)
+        other = ""
+        if len(stages) == 1 and r.stage_of.get(available.line_no) is not None:
+            size = pick(r, "pp", False)
+            which = f" (of {size.value} stages, stage {1 - stages[0]})" if size is not None and size.value == 2 and stages[0] in (0, 1) else ""
+            other = f"; the log prints stage {stages[0]}'s pool alone, so the limiting worker is on another stage{which}"
+        notes.append(
+            f"KV pool: {lines}{lesser}, less than the {available.printed} of line {available.line_no}{worker(r, available)}{other}: "
+            "vLLM fits the length to that worker and gives every worker the smallest count of blocks (get_kv_cache_configs), "
+            f"so the pool read is the limiting worker's {fit.printed} (line {fit.line_no}), and the figures worked from the pool follow it"
+        )
+        return fit
+    notes.append(f"KV pool: {lines}{lesser}; the {available.printed} of line {available.line_no}{worker(r, available)} is that worker's or agrees with it")
+    return available
 
 
 def estimated_length(r: Reader, tokens: Opt, notes: list[str]) -> dict[str, Found | None]:
