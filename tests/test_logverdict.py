@@ -545,3 +545,45 @@ def test_a_pool_that_holds_no_token_at_auto_length_is_no_kv_memory() -> None:
     _, a = _answer(SHAPE_LINES / "cannot_auto_fit.log")
     assert a.verdict == "refused" and a.failure_phase is not None and a.failure_phase["phase"] == "kv_cache_allocation"
     assert a.failure_phase["what"].startswith("at --max-model-len auto")
+
+
+def test_the_cards_total_from_the_cuda_graph_advice_holds_the_printed_total() -> None:
+    # 0.19.0 on an H100: 'Estimated CUDA graph memory: 1.30 GiB total', 'increase --gpu-memory-utilization
+    # from 0.9500 to 0.9665', 'total_memory=79.19GiB': 1.295 / 0.0166 = 78.01 to 1.305 / 0.0164 = 79.57 GiB
+    reading, _ = _phase_log("sampler-llmd-v0190-gpt-oss-20b-h100-graph-advice.log")
+    worked, printed_total = reading.total_from_graphs, reading.total_memory_bytes  # type: ignore[attr-defined]
+    assert worked.low <= printed_total.value <= worked.high
+    assert round(float(worked.low) / 2**30, 2) == 78.01 and round(float(worked.high) / 2**30, 2) == 79.57
+
+
+def test_the_cuda_graph_advice_gives_the_total_of_a_box_that_prints_none() -> None:
+    # 45 (0.18, a DGX Spark): 1.65 GiB / (0.8136 - 0.8000), 120.07 to 122.60 GiB, holds the GB10's 121.69 GiB (catalog/boxes.yaml)
+    boxes = yaml.safe_load((ROOT / "catalog" / "boxes.yaml").read_text(encoding="utf-8"))
+    gb10 = next(b for b in boxes["boxes"] if "GB10" in json.dumps(b))
+    total = float(str(gb10["total_memory"]["value"]).split()[0]) * 2**30
+    reading, _ = _answer(_public("45"))
+    assert reading.total_memory_bytes is None  # type: ignore[attr-defined]
+    worked = reading.total_from_graphs  # type: ignore[attr-defined]
+    assert worked.low <= total <= worked.high
+    assert "the card's total is not printed; vLLM's advice on CUDA graph memory gives it" in " ".join(reading.notes)  # type: ignore[attr-defined]
+
+
+def test_a_pool_below_zero_is_sized_by_the_total_the_advice_gives() -> None:
+    # the messages as 0.33.0 prints them (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory,
+    # vllm/v1/worker/gpu_worker.py determine_available_memory, vllm/v1/core/kv_cache_planning.py
+    # _check_enough_kv_cache_memory), with figures chosen to agree: 1.20 GiB of graphs at 0.9 on a card of
+    # about 31.5 GiB (d = 0.0381), a pool of -0.50 GiB. Total 1.195 / 0.03815 = 31.32 GiB at the low end;
+    # 0.9 + (0.505 + 1) GiB / 31.32 GiB = 0.948..., so 0.95.
+    log = "\n".join([
+        "Estimated CUDA graph memory: 1.20 GiB total",
+        "Available KV cache memory: -0.5 GiB",
+        "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+        "--gpu-memory-utilization=0.9000 is equivalent to --gpu-memory-utilization=0.8619 without CUDA graph memory profiling. To maintain "
+        "the same effective KV cache size as before, increase --gpu-memory-utilization to 0.9381. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+    ])  # fmt: skip
+    reading, a = answer_text(log)
+    assert reading.total_memory_bytes is None  # type: ignore[attr-defined]
+    fix = next(f for f in a.fixes if f.flag == "--gpu-memory-utilization")
+    assert (fix.value, fix.passes) == ("0.95", True)
+    assert "the low end of the total worked out from vLLM's CUDA-graph advice" in fix.check

@@ -135,6 +135,7 @@ class LogReading:
     cuda_graph_bytes: Found | None = _figure(ingest=(15, "CUDA graph estimate"))  # "Estimated CUDA graph memory"
     cuda_graph_taken_bytes: Found | None = _figure(ingest=(23, "CUDA graphs took"))  # "Graph capturing finished ..., took X GiB": what the graphs held
     cuda_graph_off: Found | None = None  # the line saying the estimate was not taken off the pool (the default up to 0.19.x)
+    total_from_graphs: Found | None = None  # the card's total worked out from the CUDA-graph advice and the estimate (derived)
     non_torch_bytes: Found | None = _figure(ingest=(24, "non-torch memory"))  # the V0 memory profile's non_torch_memory
     activation_peak_bytes: Found | None = _figure(ingest=(25, "activation peak"))  # and its PyTorch activation peak
     max_num_batched_tokens: Found | None = _figure(ingest=(26, "max_num_batched_tokens"))  # the prefill budget

@@ -216,6 +216,16 @@ def _sglang_profiled(rec: Recorder, g: tuple[str | None, ...], line: Any, text: 
         rec.put("error", "no_kv_memory", line, text=text)
 
 
+def _graph_advice(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
+    """The CUDA-graph advice's fractions as printed: the current one, the one without the estimate
+    (where printed) and the one that keeps the pool; they differ by estimate / total."""
+    current, rest = g[0], [x for x in g[1:] if x is not None]
+    if current is None or not rest:
+        return
+    equivalent, suggested = (rest[0], rest[1]) if len(rest) == 2 else (None, rest[0])
+    rec.put("cg_advice", (current, equivalent, suggested), line, text=text)
+
+
 # --- the shapes ----------------------------------------------------------------------------------
 
 _VERSION = (Put("version", 0, "text"),)
@@ -284,8 +294,13 @@ SHAPES: tuple[Shape, ...] = (
     Shape("activation", "activation peak memory", r"PyTorch activation peak memory(?:\s+takes)?\s+" + NUM + r" ?GiB", (Put("activation", 0, "GiB"),)),
     Shape("cuda_graph", "Estimated CUDA graph memory", r"Estimated CUDA graph memory: " + NUM + r" ?GiB", (Put("cuda_graph", 0, "GiB"),),
           begins="Estimated CUDA graph"),
-    Shape("cuda_graph_fraction", "The current --gpu-memory-utilization=", r"The current --gpu-memory-utilization=([01]\.[0-9]+)(?= )", _FRACTION),
-    Shape("cuda_graph_fraction", "increase --gpu-memory-utilization from", r"increase --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )", _FRACTION,
+    Shape("cuda_graph_fraction", "The current --gpu-memory-utilization=",
+          r"The current --gpu-memory-utilization=([01]\.[0-9]+)(?= )(?: is equivalent to --gpu-memory-utilization=([01]\.[0-9]+) without CUDA graph "
+          r"memory profiling\. To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to ([01]\.[0-9]+)(?=\.))?",
+          _FRACTION, then=_graph_advice, reach=300,
+          source="vllm/v1/worker/gpu_worker.py determine_available_memory (0.18 with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, 0.21 on by "
+          "default): F, round(F - estimate / total, 4) and min(round(F + estimate / total, 4), 1.0), each printed %.4f"),
+    Shape("cuda_graph_fraction", "increase --gpu-memory-utilization from", r"increase --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )(?: to ([01]\.[0-9]+)(?= to maintain))?", _FRACTION, then=_graph_advice,
           source="0.18 (gpu_worker.py): 'To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from 0.9000 to 0.9690 ...'"),
     Shape("cuda_graph_off", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
           r"(To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is disabled)", (Put("cuda_graph_off", 0, "flag"),),
@@ -293,7 +308,7 @@ SHAPES: tuple[Shape, ...] = (
           source="the estimate printed but not taken off the pool (vllm/v1/worker/gpu_worker.py): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 0 "
           "up to 0.19.x ('To try it now, set ...=1', 0.18.1, 0.19.1) and to 1 from 0.20.0 (vllm/envs.py), where setting it to 0 prints "
           "'CUDA graph memory profiling is disabled (...=0)' (0.20.0 to 0.33.0)"),
-    Shape("cuda_graph_fraction", "increasing --gpu-memory-utilization from", r"increasing --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )", _FRACTION),
+    Shape("cuda_graph_fraction", "increasing --gpu-memory-utilization from", r"increasing --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )(?: to ([01]\.[0-9]+)(?=\.))?", _FRACTION, then=_graph_advice),
     Shape("max_len_used", "Using max model len", r"Using max model len " + INT + r"(?=\D|$)", (Put("max_model_len", 0, "count"),)),
     Shape("fail_free", "on startup is less than desired GPU memory utilization",
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup is less than desired GPU memory utilization \(([0-9.]+), " + NUM + r" ?GiB\)",

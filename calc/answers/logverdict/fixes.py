@@ -21,11 +21,19 @@ def _tp(r: LogReading, flags: dict[str, str | None]) -> int:
     return int(value) if value and value.isdigit() else 1
 
 
-def _total(r: LogReading) -> Fraction | None:
+def _total(r: LogReading) -> tuple[Fraction, Fraction, str] | None:
+    """The card's total: the ends a larger fraction is sized by (the low) and checked against the
+    free memory by (the high), and where it came from, where the log does not print it."""
     if r.total_memory_bytes is not None:
-        return Fraction(r.total_memory_bytes.value)
+        return Fraction(r.total_memory_bytes.value), Fraction(r.total_memory_bytes.value), ""
     if r.requested_memory_bytes is not None and r.gpu_memory_utilization is not None and r.gpu_memory_utilization.value:
-        return Fraction(r.requested_memory_bytes.value) / Fraction(r.gpu_memory_utilization.value)
+        total = Fraction(r.requested_memory_bytes.value) / Fraction(r.gpu_memory_utilization.value)
+        return total, total, ""
+    worked = r.total_from_graphs
+    if worked is not None:
+        low = shown(Fraction(worked.low), "GiB", down=True)
+        said = f" (the low end of the total worked out from vLLM's CUDA-graph advice: {worked.line_text})"
+        return low, Fraction(worked.high), said
     return None
 
 
@@ -82,15 +90,16 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
             if verdict is False:
                 check += f"; even a 32-bit cache quartered ({gib(printed(needed) / 4)}) is more than the pool"
         out.append(Fix("--kv-cache-dtype", "fp8", "halves the KV cache's bytes per token (keeps max_model_len)", check, verdict))
-    total = _total(r)
+    totals = _total(r)
     fraction = r.gpu_memory_utilization
-    if needed is not None and pool is not None and total and fraction is not None:
+    if needed is not None and pool is not None and totals is not None and totals[0] and fraction is not None:
+        total, top, said = totals
         up = ceil2(Fraction(fraction.value) + (Fraction(needed.high) - Fraction(pool.low)) / total)
         free = r.free_memory_bytes
-        ok = up <= 1 and (free is None or up * total <= free.low)
+        ok = up <= 1 and (free is None or up * top <= free.low)
         lacks = printed(needed) - printed(pool)
         check = (
-            f"the pool grows by ({ftext(up)} - {fraction.printed or ftext(Fraction(fraction.value))}) x the total {gib(total)} = "
+            f"the pool grows by ({ftext(up)} - {fraction.printed or ftext(Fraction(fraction.value))}) x the total {gib(total)}{said} = "
             f"{gib((up - Fraction(fraction.value)) * as_printed(total))}, for the {needed.printed} - {pool.printed} = {gib(lacks)} one request lacks"
         )
         check += "; above 1, no fraction does it" if up > 1 else (f"; within the free {free.printed}" if free is not None and ok else "")
@@ -190,13 +199,14 @@ def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> l
     pool = r.available_kv_bytes
     deficit = -Fraction(pool.low) if pool is not None and pool.value <= 0 else None
     lacking = -printed(pool) if pool is not None and deficit is not None else Fraction(0)  # as printed, for the messages
-    total, fraction = _total(r), r.gpu_memory_utilization
-    if deficit is not None and total and fraction is not None:
+    totals, fraction = _total(r), r.gpu_memory_utilization
+    if deficit is not None and totals is not None and totals[0] and fraction is not None:
+        total, top, said = totals
         up = ceil2(Fraction(fraction.value) + (deficit + GiB) / total)
         free = r.free_memory_bytes
-        ok = up <= 1 and (free is None or up * total <= free.low)
+        ok = up <= 1 and (free is None or up * top <= free.low)
         more = (up - Fraction(fraction.value)) * as_printed(total)
-        check = f"the pool was {pool.printed} (line {pool.line_no}); ({ftext(up)} - {fraction.printed or ftext(Fraction(fraction.value))}) x {gib(total)} = {gib(more)} more for it, a GiB or more above zero"  # type: ignore[union-attr]
+        check = f"the pool was {pool.printed} (line {pool.line_no}); ({ftext(up)} - {fraction.printed or ftext(Fraction(fraction.value))}) x {gib(total)}{said} = {gib(more)} more for it, a GiB or more above zero"  # type: ignore[union-attr]
         out.append(
             Fix(
                 "--gpu-memory-utilization",
@@ -206,7 +216,7 @@ def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> l
                 ok,
             )
         )
-    elif total is None:
+    elif totals is None:
         out.append(
             Fix(
                 "--gpu-memory-utilization",

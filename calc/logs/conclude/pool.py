@@ -122,6 +122,46 @@ def _limiting_worker(r: Reader, available: Opt, notes: list[str]) -> Opt:
     return available
 
 
+def total_from_graphs(r: Reader, total: Opt, requested: Opt, notes: list[str]) -> Found | None:
+    """The card's total from the CUDA-graph advice: vLLM prints the current fraction F, F - d
+    (where profiling of CUDA graph memory is on) and F + d, each rounded to four decimals, with
+    d = the estimate / total (vllm/v1/worker/gpu_worker.py determine_available_memory, 0.18 on), and
+    prints the estimate itself ("Estimated CUDA graph memory: X GiB", gpu_model_runner.py). So the
+    total is the estimate / d, bounded by the printing's rounding of each. One estimate and one
+    advice only: ranks with different figures are not paired."""
+    advices = {v for v, _, _ in r.seen.get("cg_advice", [])}
+    estimates = {v for v, _, _ in r.seen.get("cuda_graph", [])}
+    if len(advices) != 1 or len(estimates) != 1:
+        return None
+    (_, advice, _), (_, estimate, _) = r.seen["cg_advice"][0], r.seen["cuda_graph"][0]
+    current, equivalent, suggested = advice.value
+    quarter = Fraction(1, 20000)  # half the last of four decimals
+    f, s = Fraction(current), Fraction(suggested)
+    if equivalent is not None and s < 1:
+        d, half, how = (s - Fraction(equivalent)) / 2, quarter, f"({suggested} - {equivalent}) / 2"
+    elif equivalent is not None:
+        d, half, how = f - Fraction(equivalent), 2 * quarter, f"{current} - {equivalent}"
+    elif s < 1:
+        d, half, how = s - f, 2 * quarter, f"{suggested} - {current}"
+    else:
+        return None
+    if d - half <= 0 or estimate.value <= 0:
+        return None
+    low, high = Fraction(estimate.low) / (d + half), Fraction(estimate.high) / (d - half)
+    mid = Fraction(estimate.exact if estimate.exact is not None else estimate.value) / d
+    how = (
+        f"the estimate {estimate.printed} (line {estimate.line_no}) / {how} (the CUDA-graph advice, line {advice.line_no}) = {fmt(mid, 'GiB')}, "
+        f"{fmt(low, 'GiB', down=True)} to {fmt(high, 'GiB', up=True)} with the printing's rounding"
+    )
+    found = Found(round(mid), advice.line_no, how, fmt(mid, "GiB"), (high - low) / 2, derived=True, exact=(low + high) / 2)
+    if total is None and requested is None:
+        notes.append(f"the card's total is not printed; vLLM's advice on CUDA graph memory gives it: {how}")
+    elif total is not None:
+        agree = "within" if low <= total.value <= high else "outside"
+        notes.append(f"the card's total worked out from the CUDA-graph advice, {how}, is {agree} the printed {total.printed} (line {total.line_no})")
+    return found
+
+
 def estimated_length(r: Reader, tokens: Opt, notes: list[str]) -> dict[str, Found | None]:
     """vLLM's estimated maximum model length; V0's capacity line gives it (and the tokens, where none are printed)."""
     estimated = pick(r, "estimated", True, notes, "estimated maximum model length")
