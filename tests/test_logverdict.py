@@ -587,3 +587,25 @@ def test_a_pool_below_zero_is_sized_by_the_total_the_advice_gives() -> None:
     fix = next(f for f in a.fixes if f.flag == "--gpu-memory-utilization")
     assert (fix.value, fix.passes) == ("0.95", True)
     assert "the low end of the total worked out from vLLM's CUDA-graph advice" in fix.check
+
+
+def test_a_pooling_models_warm_up_is_the_sampler_phase_with_its_own_words() -> None:
+    # the message as 0.33.0 raises it (vllm/v1/worker/gpu_model_runner.py _dummy_pooler_run_task), the same
+    # from 0.11.0: "CUDA out of memory occurred when warming up pooler ({task=}) with {num_reqs} dummy requests. ..."
+    log = (
+        "RuntimeError: CUDA out of memory occurred when warming up pooler (task='embed') with 1024 dummy requests. "
+        "Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine."
+    )
+    _, a = answer_text(log)
+    assert a.verdict == "killed" and a.failure_phase is not None and a.failure_phase["phase"] == "sampler_warmup"
+    assert a.failure_phase["engine_source"] == "vllm/v1/worker/gpu_model_runner.py _dummy_pooler_run"
+    assert (a.fixes[0].flag, a.fixes[0].value) == ("--max-num-seqs", "512")
+
+
+def test_free_memory_that_grew_during_the_profile_is_not_the_fraction_check() -> None:
+    # 0.33.0 vllm/v1/worker/gpu_worker.py determine_available_memory's assertion (the same words from 0.11.0)
+    reading, a = _answer(SHAPE_LINES / "free_grew.log")
+    assert a.verdict == "refused" and a.failure_phase is not None and a.failure_phase["phase"] == "free_memory"
+    assert a.failure_phase["what"].startswith("free memory grew while vLLM profiled")
+    assert [f.flag for f in a.fixes] == ["(keep the card steady)", "--kv-cache-memory-bytes"]
+    assert "the profile's check that free memory did not grow" in " ".join(reading.missing)  # type: ignore[attr-defined]

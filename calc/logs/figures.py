@@ -132,6 +132,7 @@ class LogReading:
     requested_memory_bytes: Found | None = _figure(ingest=(18, "requested memory"))  # gpu_memory_utilization x total, as the free-memory check prints it
     engine_budget_bytes: Found | None = _figure(ingest=(28, "engine budget"))  # 0.32 on: the requested memory less the weights another process holds
     external_weights_bytes: Found | None = _figure(ingest=(29, "weights held outside"))  # 0.32 on: what get_external_weight_memory gave
+    free_after_profile_bytes: Found | None = _figure(ingest=(30, "free after the profile"))  # more than at start: the profile's assertion failed
     cuda_graph_bytes: Found | None = _figure(ingest=(15, "CUDA graph estimate"))  # "Estimated CUDA graph memory"
     cuda_graph_taken_bytes: Found | None = _figure(ingest=(23, "CUDA graphs took"))  # "Graph capturing finished ..., took X GiB": what the graphs held
     cuda_graph_off: Found | None = None  # the line saying the estimate was not taken off the pool (the default up to 0.19.x)

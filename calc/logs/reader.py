@@ -112,11 +112,11 @@ _NAMES = {
     "blocks": "GPU blocks", "concurrency": "maximum concurrency", "fraction": "gpu_memory_utilization",
     "mem_fraction": "mem_fraction_static", "tp": "tensor_parallel_size", "pp": "pipeline_parallel_size", "pin": "kv_cache_memory_bytes",
     "free": "free memory", "total": "total memory", "requested": "requested memory", "engine_budget": "engine budget",
-    "external": "weights held outside the process", "kv_needed": "KV for one request",
+    "external": "weights held outside the process", "free_grew": "free memory after the profile", "kv_needed": "KV for one request",
     "estimated": "estimated max_model_len", "prefill": "max_num_batched_tokens", "seats": "max_num_seqs", "dcp": "decode_context_parallel_size",
 }  # fmt: skip
 _AT_LEAST_ONE = ("max_model_len", "tp", "pp", "block_size", "dcp", "prefill", "seats", "estimated", "blocks_per_request")
-_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "engine_budget", "external", "fit_pool", "kv_needed", "profile_weights", "pinned_printed", "pin",
+_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "engine_budget", "external", "fit_pool", "free_grew", "kv_needed", "profile_weights", "pinned_printed", "pin",
                        "activation", "sg_loading")  # fmt: skip
 _COUNTS = ("tokens", "blocks", "available_exact")
 _SIGNED_SIZES = ("available", "cuda_graph", "graph_taken", "non_torch", "sg_pool", "sg_avail_load", "sg_avail_pool")  # vLLM prints a negative pool

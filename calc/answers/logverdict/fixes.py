@@ -122,6 +122,8 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
 
 def _free_fixes(r: LogReading) -> list[Fix]:
     free, total, fraction = r.free_memory_bytes, r.total_memory_bytes, r.gpu_memory_utilization
+    if r.free_after_profile_bytes is not None:
+        return _free_grew_fixes(r.free_after_profile_bytes, free)
     if r.engine_budget_bytes is not None and free is not None and total is not None and fraction is not None:
         return _free_fixes_external(r.engine_budget_bytes, free, total, fraction)
     if r.external_weights_bytes is not None and free is None and total is not None and fraction is not None:
@@ -145,6 +147,20 @@ def _free_fixes(r: LogReading) -> list[Fix]:
             f"{total.printed} - {free.printed} free = {gib(printed(total) - printed(free))} of the card was in use before this start", None)
     )  # fmt: skip
     return out
+
+
+def _free_grew_fixes(after: Found, before: Found | None) -> list[Fix]:
+    """vLLM asserts that free memory did not grow between the start and the end of its profile
+    (vllm/v1/worker/gpu_worker.py determine_available_memory): no setting of this start moves it.
+    A pool given in bytes skips the profile and the assertion with it (the same function returns
+    before profiling when kv_cache_memory_bytes is set)."""
+    grew = f"free memory went from {before.printed} to {after.printed} (line {after.line_no})" if before is not None else f"free memory grew to {after.printed}"
+    return [
+        Fix("(keep the card steady)", None, "start when no other process on the card is starting or stopping, then keep the settings",
+            f"{grew}: another process released memory while vLLM measured", None),
+        Fix("--kv-cache-memory-bytes", None, "a pool given in bytes: vLLM skips the profile and this assertion, and no longer sizes the pool itself",
+            "the log prints no pool to size it by; a start that passes prints a suggestion for it", None),
+    ]  # fmt: skip
 
 
 def _free_fixes_external(budget: Found, free: Found, total: Found, fraction: Found) -> list[Fix]:

@@ -63,9 +63,17 @@ def failed_phase(r: LogReading, w: Watcher, sglang: bool) -> Phase | None:
         if name == "kv_cache_allocation" and "Cannot auto-fit max_model_len" in e.line_text:
             return _phase_of(name, e.line_no, e.line_text, "at --max-model-len auto, a worker's KV pool holds not even one token",
                              "_auto_fit_max_model_len, vllm/v1/core/kv_cache_utils.py (0.14 on; kv_cache_planning.py in 0.33.0)")  # fmt: skip
+        if name == "free_memory" and r.free_after_profile_bytes is not None:
+            return _phase_of(name, e.line_no, e.line_text, "free memory grew while vLLM profiled: another process released memory meanwhile "
+                             "(vLLM's assertion in the profile, not the fraction check)",
+                             "vllm/v1/worker/gpu_worker.py determine_available_memory (0.11 on)")  # fmt: skip
         return _phase_of(name, e.line_no, e.line_text, _free_said(r) if name == "free_memory" else None)
     if w.sampler is not None:
-        return _phase_of("sampler_warmup", w.sampler[0], w.oom[1] if w.oom else f"warming up sampler with {w.sampler[1]} dummy requests")
+        text = w.oom[1] if w.oom else f"warming up sampler with {w.sampler[1]} dummy requests"
+        pooler = "warming up pooler" in text or "warming up pooler" in (w.oom[1] if w.oom else "")
+        return _phase_of("sampler_warmup", w.sampler[0], text,
+                         "out of memory warming up the pooler (a pooling model's sampler step) with max_num_seqs dummy requests" if pooler else None,
+                         "vllm/v1/worker/gpu_model_runner.py _dummy_pooler_run" if pooler else None)  # fmt: skip
     if w.oom is not None and (w.started is None or w.oom[0] < w.started[0]):
         if sglang:
             return _phase_of("sglang_out_of_memory", w.oom[0], w.oom[1])

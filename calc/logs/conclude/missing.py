@@ -15,6 +15,8 @@ def pool_absent(era: str | None, version: Opt, error: Opt) -> str:
     from 0.9.1 on prints 'Available KV cache memory' once the profile is done (determine_available_memory,
     logger.info_once in 0.33.0), so a log of such a build without it is cut or stopped earlier;
     V1 builds before 0.9.1 print no such line."""
+    if error is not None and error.value == "free_memory" and "Error in memory profiling" in error.line_text:
+        return f"the KV pool in bytes: the start stopped at the profile's check that free memory did not grow (line {error.line_no}), before the pool is sized"
     if error is not None and error.value == "free_memory":
         return f"the KV pool in bytes: the start stopped at the free-memory check (line {error.line_no}), before the profile that sizes the pool"
     release = _release(version)

@@ -91,6 +91,7 @@ MEMORY = {
     "requested": Pick("requested_memory_bytes", what="requested memory"),
     "engine_budget": Pick("engine_budget_bytes", what="the engine's budget"),
     "external": Pick("external_weights_bytes", lowest=False, what="weights held outside the process"),
+    "free_grew": Pick("free_after_profile_bytes", lowest=False, what="free memory after the profile"),
     "kv_needed": Pick("kv_needed_bytes", what="KV needed for one request"),
     "cuda_graph": Pick("cuda_graph_bytes", lowest=False, what="estimated CUDA graph memory"),
     "graph_taken": Pick("cuda_graph_taken_bytes", lowest=False, what="CUDA graph memory taken"),
