@@ -609,3 +609,11 @@ def test_free_memory_that_grew_during_the_profile_is_not_the_fraction_check() ->
     assert a.failure_phase["what"].startswith("free memory grew while vLLM profiled")
     assert [f.flag for f in a.fixes] == ["(keep the card steady)", "--kv-cache-memory-bytes"]
     assert "the profile's check that free memory did not grow" in " ".join(reading.missing)  # type: ignore[attr-defined]
+
+
+def test_without_stages_the_auto_fit_figure_does_not_replace_the_pool() -> None:
+    # 89 less its '-pp 2' and its worker prefix: one worker, whose auto-fit figure is its pool (less one block from 0.31)
+    text = _public("89").read_text(encoding="utf-8").replace(" -pp 2", "").replace("(Worker_PP0 pid=3977958) ", "")
+    reading = read_log(text)
+    assert reading.available_kv_bytes.printed == "36.20 GiB"  # type: ignore[union-attr]
+    assert any("with no pipeline stages every worker's pool is alike" in n for n in reading.notes)

@@ -105,11 +105,18 @@ def _limiting_worker(r: Reader, available: Opt, notes: list[str]) -> Opt:
     if available is None:
         notes.append(f"KV pool: {lines}{lesser}; no worker's own pool line is in the log, so it is read")
         return fit
+    size = pick(r, "pp", False)
+    staged = (size is not None and size.value > 1) or len(r.pp_ranks) > 0
+    if fit.high < available.low and not staged:
+        notes.append(
+            f"KV pool: {lines}{lesser}, below the {available.printed} of line {available.line_no}; with no pipeline stages every worker's "
+            "pool is alike, so the pool read stays the printed one"
+        )
+        return available
     if fit.high < available.low:
         stages = sorted(r.pp_ranks)
         other = ""
         if len(stages) == 1 and r.stage_of.get(available.line_no) is not None:
-            size = pick(r, "pp", False)
             which = f" (of {size.value} stages, stage {1 - stages[0]})" if size is not None and size.value == 2 and stages[0] in (0, 1) else ""
             other = f"; the log prints stage {stages[0]}'s pool alone, so the limiting worker is on another stage{which}"
         notes.append(
