@@ -617,3 +617,15 @@ def test_without_stages_the_auto_fit_figure_does_not_replace_the_pool() -> None:
     reading = read_log(text)
     assert reading.available_kv_bytes.printed == "36.20 GiB"  # type: ignore[union-attr]
     assert any("with no pipeline stages every worker's pool is alike" in n for n in reading.notes)
+
+
+def test_a_block_count_set_by_override_sizes_the_pool() -> None:
+    # 0.33.0 kv_cache_planning.py: "Overriding num_gpu_blocks=10240 with num_gpu_blocks_override=512" after a
+    # 20.0 GiB pool: 512 blocks of 20.0 GiB // 10240 are 1.00 GiB (19.995 x 512 / 10241 = 0.99966 to 20.005 x 512 / 10240 = 1.00025)
+    override = (SHAPE_LINES / "blocks_override.log").read_text(encoding="utf-8")
+    reading = read_log("Available KV cache memory: 20.0 GiB\n" + override)
+    pool = reading.available_kv_bytes  # type: ignore[union-attr]
+    assert pool is not None and pool.derived and 0.99965 * 2**30 < pool.low < pool.high < 1.00026 * 2**30
+    # 0.18 to 0.31 print it with 0 profiled blocks for the CUDA-graph profile's minimal KV cache: not the pool
+    reading = read_log("Available KV cache memory: 20.0 GiB\nOverriding num_gpu_blocks=0 with num_gpu_blocks_override=512")
+    assert reading.available_kv_bytes.printed == "20.0 GiB"  # type: ignore[union-attr]

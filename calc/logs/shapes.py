@@ -226,6 +226,13 @@ def _graph_advice(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str
     rec.put("cg_advice", (current, equivalent, suggested), line, text=text)
 
 
+def _blocks_override(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
+    """The pool's blocks as profiled and as set; 0 profiled is the CUDA-graph profile's minimal KV cache, not the pool."""
+    profiled, override = _count(str(g[0])), _count(str(g[1]))
+    if profiled > 0 and override > 0:
+        rec.put("blocks_override", (profiled, override), line, f"{profiled:,} blocks profiled, {override:,} set", text=text)
+
+
 # --- the shapes ----------------------------------------------------------------------------------
 
 _VERSION = (Put("version", 0, "text"),)
@@ -397,6 +404,11 @@ SHAPES: tuple[Shape, ...] = (
           r"Auto-fit max_model_len: full model context length " + INT + r" fits in available", (Put("max_model_len", 0, "count"),),
           source="--max-model-len auto where the model's whole length fits every worker's pool (_auto_fit_max_model_len, 0.14 on); "
           "0.32 on adds the first worker's pool, '(X GiB GPU)', not read: no worker limited the length"),
+    Shape("blocks_override", "with num_gpu_blocks_override=", r"Overriding num_gpu_blocks=" + INT + r" with num_gpu_blocks_override=" + INT + r"(?=\D|$)",
+          then=_blocks_override, era="v1", begins="Overriding num_gpu_blocks",
+          source="vllm/v1/core/kv_cache_utils.py (0.11.0 to 0.32; kv_cache_planning.py in 0.33.0): the profiled pool's blocks and the "
+          "count --num-gpu-blocks-override sets instead, allocated as that many blocks; 0.18 to 0.31 also print it, as 'num_gpu_blocks=0', "
+          "for the minimal KV cache of the CUDA-graph profile (gpu_model_runner.py _init_minimal_kv_cache_for_profiling), which is not the pool"),
     Shape("fail_fit", "Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token",
           (_NO_KV,), begins="Cannot auto-fit",
           source="_auto_fit_max_model_len (0.14 on): a worker's pool holds not one token at --max-model-len auto"),

@@ -54,7 +54,8 @@ def say_missing(
         if "as specified by kv_cache_memory_bytes" in available.line_text:
             missing.append(f"kv_cache_memory_bytes in bytes: the log prints the pin as {available.printed}, known to +- {fmt_half(available.half)}")
         else:
-            missing.append(f"kv_cache_memory_bytes: the pool is the profiled {available.printed}, known to +- {fmt_half(available.half)}")
+            kind = "worked out" if available.derived else "profiled"
+            missing.append(f"kv_cache_memory_bytes: the pool is the {kind} {available.printed}, known to +- {fmt_half(available.half)}")
     if tokens is None:
         if blocks is not None and block is not None:
             missing.append(f"the token count: V0 prints blocks; {blocks.value:,} blocks x {block.value} = {blocks.value * block.value:,} tokens")

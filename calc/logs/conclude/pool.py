@@ -72,6 +72,7 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
             pick(r, "available", True, notes, "available KV cache memory"), pick(r, "available_exact", True, notes, "KV cache memory in use"), notes
         )
         available = _limiting_worker(r, available, notes)
+        available = _overridden(r, available, notes)
         pinned = pick(r, "pinned_printed", True, notes, "reserved KV cache memory")
         if pinned is not None:
             if pin is not None and abs(pinned.value - pin.value) > pinned.half:
@@ -82,6 +83,35 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
     if pin is not None and available is None:
         available = pin
     return {"available_kv_bytes": available, "kv_cache_memory_bytes": pin}
+
+
+def _overridden(r: Reader, available: Opt, notes: list[str]) -> Opt:
+    """--num-gpu-blocks-override: vLLM allocates the count set, not the count the profiled pool
+    holds ("Overriding num_gpu_blocks=N with num_gpu_blocks_override=M", vllm/v1/core/kv_cache_utils.py;
+    kv_cache_planning.py in 0.33.0), so the pool is M blocks of pool // N bytes each: between
+    pool x M / (N + 1) and pool x M / N, the printed pool at the ends of its rounding."""
+    entries = r.seen.get("blocks_override") or []
+    if not entries:
+        return available
+    (profiled, override), line, _ = entries[0]
+    if available is None or available.value <= 0:
+        notes.append(f"--num-gpu-blocks-override set the pool to {override:,} blocks (line {line.line_no}), not the {profiled:,} the profile left")
+        return available
+    low, high = Fraction(available.low) * override / (profiled + 1), Fraction(available.high) * override / profiled
+    how = (
+        f"{available.printed} (line {available.line_no}) x {override:,} / {profiled:,} blocks (line {line.line_no}) = "
+        f"{fmt(Fraction(printed_exact(available)) * override / profiled, 'GiB')}, {fmt(low, 'GiB', down=True)} to {fmt(high, 'GiB', up=True)}"
+    )
+    notes.append(
+        f"KV pool: --num-gpu-blocks-override allocates {override:,} blocks, not the {profiled:,} the profiled pool holds, so the pool is {how} "
+        "(a block's bytes are the profiled pool // its blocks); the figures worked from the pool follow it"
+    )
+    mid = (low + high) / 2
+    return Found(round(mid), line.line_no, how, fmt(mid, "GiB"), (high - low) / 2, derived=True, exact=mid)
+
+
+def printed_exact(found: Found) -> Fraction:
+    return Fraction(found.exact if found.exact is not None else found.value)
 
 
 def worker(r: Reader, found: Found) -> str:
