@@ -39,7 +39,7 @@ def test_fixture_line_gives_its_figures(case: Path) -> None:
     if "source" in spec:  # no public log prints it: the message as the release's source formats it, its placeholders filled
         src = spec["source"]
         assert src["release"] and src["file"].startswith("vllm/") and src["lines"]
-        parts = re.split(r"\{[^}]*\}|%[sd]", src["format"])
+        parts = re.split(r"\{[^}]*\}|%(?:\.\d+)?[sdf]", src["format"])
         assert re.search(".+?".join(re.escape(p) for p in parts), line), f"{case.name}: not the format {src['file']} prints in {src['release']}"
     else:
         assert spec["url"].startswith("https://")

@@ -629,3 +629,15 @@ def test_a_block_count_set_by_override_sizes_the_pool() -> None:
     # 0.18 to 0.31 print it with 0 profiled blocks for the CUDA-graph profile's minimal KV cache: not the pool
     reading = read_log("Available KV cache memory: 20.0 GiB\nOverriding num_gpu_blocks=0 with num_gpu_blocks_override=512")
     assert reading.available_kv_bytes.printed == "20.0 GiB"  # type: ignore[union-attr]
+
+
+def test_a_startup_plan_pins_the_pool_in_bytes() -> None:
+    # 0.33.0 vllm/v1/worker/startup_plan.py, then gpu_worker.py's line for a pool given in bytes
+    plan = (SHAPE_LINES / "startup_plan.log").read_text(encoding="utf-8")
+    reserved = (
+        "Initial free memory 78.7 GiB, reserved 52.68 GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped "
+        "memory profiling. This does not respect the gpu_memory_utilization config."
+    )
+    reading = read_log(plan + reserved)
+    assert reading.kv_cache_memory_bytes.value == 56568494161  # type: ignore[union-attr]
+    assert any("comes from a startup plan an earlier start saved (line 1" in n for n in reading.notes)

@@ -404,6 +404,11 @@ SHAPES: tuple[Shape, ...] = (
           r"Auto-fit max_model_len: full model context length " + INT + r" fits in available", (Put("max_model_len", 0, "count"),),
           source="--max-model-len auto where the model's whole length fits every worker's pool (_auto_fit_max_model_len, 0.14 on); "
           "0.32 on adds the first worker's pool, '(X GiB GPU)', not read: no worker limited the length"),
+    Shape("startup_plan", "Applying persisted startup plan",
+          r"Applying persisted startup plan \(fingerprint \S+\): kv_cache_memory_bytes=" + INT + r" \(", (Put("pin", 0, "count"),), era="v1",
+          begins="Applying persisted startup plan", reach=200,
+          source="vllm/v1/worker/startup_plan.py (0.28.0 to 0.33.0, under VLLM_ENABLE_STARTUP_PLAN=1): a pool in bytes saved by an earlier start "
+          "of the same settings is set as kv_cache_memory_bytes, and the profile is skipped"),
     Shape("blocks_override", "with num_gpu_blocks_override=", r"Overriding num_gpu_blocks=" + INT + r" with num_gpu_blocks_override=" + INT + r"(?=\D|$)",
           then=_blocks_override, era="v1", begins="Overriding num_gpu_blocks",
           source="vllm/v1/core/kv_cache_utils.py (0.11.0 to 0.32; kv_cache_planning.py in 0.33.0): the profiled pool's blocks and the "

@@ -82,6 +82,11 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
                 pin = pinned
     if pin is not None and available is None:
         available = pin
+    if pin is not None and "Applying persisted startup plan" in pin.line_text:
+        notes.append(
+            f"kv_cache_memory_bytes {pin.value:,} B comes from a startup plan an earlier start saved (line {pin.line_no}, VLLM_ENABLE_STARTUP_PLAN): "
+            "vLLM skipped its profile and took the saved pool, not --gpu-memory-utilization"
+        )
     return {"available_kv_bytes": available, "kv_cache_memory_bytes": pin}
 
 
