@@ -139,7 +139,7 @@ def test_each_pick_fills_a_field_of_the_reading_once() -> None:
     from calc.logs.figures import LogReading
 
     picks = [p.field for table in (conclude.LENGTH, conclude.SETTINGS, conclude.MEMORY) for p in table.values()]
-    assert len(picks) == len(set(picks)) == 17
+    assert len(picks) == len(set(picks)) == 20
     assert set(picks) <= {f.name for f in fields(LogReading)}
 
 
@@ -166,7 +166,7 @@ def test_ingest_text_rows_come_from_the_readings_fields() -> None:
     places = sorted(place for place, _ in declared.values())
     assert places == list(range(1, len(declared) + 1))  # each place once, none skipped
     assert INGEST_ROWS[:2] == (("model", "model"), ("date", "date")) and ("model_loading_bytes", "model loading") in INGEST_ROWS
-    assert len(INGEST_ROWS) == 27 and [label for _, label in INGEST_ROWS].index("KV pool") == 10
+    assert len(INGEST_ROWS) == 30 and [label for _, label in INGEST_ROWS].index("KV pool") == 10
     text = (PUBLIC / "01-v06-llama31-8b-3090-maxlen-29k.log").read_text(encoding="utf-8")
     catalog = cli.load_dir(cli.CATALOG_DIR)
     rendered = ingest.render_ingest(catalog, read_log(text), "x.log").split("\n")

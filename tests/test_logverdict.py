@@ -495,3 +495,149 @@ def test_the_command_keeps_short_parallel_flags() -> None:
     # "vllm serve ... --max-model-len -1 -pp 2": the length stays auto as given, the stages are kept
     _, a = _answer(_public("89"))
     assert "--pipeline-parallel-size 2" in a.command and "--max-model-len -1" in a.command
+
+
+SHAPE_LINES = ROOT / "tests" / "data" / "logshapes"
+
+
+def test_the_free_check_less_the_weights_another_process_holds() -> None:
+    # 0.32 on (vllm/v1/worker/utils.py request_memory): free 30.12 of 79.19 GiB against the engine's
+    # budget of 41.27 GiB, 0.9 x 79.19 = 71.27 GiB less 30.00 GiB held outside. At 0.75 the budget is
+    # 0.75 x 79.19 - 30.00 = 29.39 GiB, within 30.12; at 0.76 it is 30.18 GiB, more.
+    reading, a = _answer(SHAPE_LINES / "free_external_budget.log")
+    assert a.verdict == "refused" and a.failure_phase is not None and a.failure_phase["phase"] == "free_memory"
+    assert "less the weights another process holds" in a.failure_phase["what"]
+    assert reading.engine_budget_bytes.printed == "41.27 GiB"  # type: ignore[attr-defined]
+    first = a.fixes[0]
+    assert (first.flag, first.value, first.passes) == ("--gpu-memory-utilization", "0.75", True)
+    assert "30.00 GiB are the weights held outside the process" in a.fixes[1].check
+    assert "--gpu-memory-utilization 0.75" in a.command
+
+
+def test_weights_held_outside_above_the_fraction_ask_for_a_larger_one() -> None:
+    # 75.5 GiB held outside of 79.19 GiB, above 0.9 x total (71.27 GiB): 0.95 x 79.19 = 75.23 GiB is
+    # still below them, 0.96 x 79.19 = 76.02 GiB above; free memory is not printed, so it is not checked
+    _, a = _answer(SHAPE_LINES / "external_exceeds.log")
+    assert a.failure_phase is not None and a.failure_phase["phase"] == "free_memory"
+    assert a.failure_phase["what"].startswith("the weights another process holds on the card are more than")
+    first = a.fixes[0]
+    assert (first.flag, first.value, first.passes) == ("--gpu-memory-utilization", "0.96", None)
+
+
+def test_under_pipeline_parallel_the_pool_is_the_limiting_workers() -> None:
+    # 89: stage 0 prints 36.20 GiB (line 2); the auto-fit line names 29.72 GiB (line 5), the worker
+    # that limits the length: with two stages, stage 1. vLLM gives every worker the smallest count of blocks.
+    reading, _ = _answer(_public("89"))
+    pool = reading.available_kv_bytes  # type: ignore[attr-defined]
+    assert (pool.printed, pool.line_no) == ("29.72 GiB", 5)
+    said = " ".join(reading.notes)  # type: ignore[attr-defined]
+    assert "less than the 36.20 GiB of line 2, stage 0's worker" in said and "(of 2 stages, stage 1)" in said
+
+
+def test_stages_pools_are_named_by_stage() -> None:
+    # 85: Worker_PP2 18.22 GiB (line 9), Worker_PP0 18.02 GiB (line 10), Worker_PP1 18.25 GiB (line 11)
+    reading, _ = _answer(_public("85"))
+    assert "18.22 GiB (line 9, stage 2), 18.02 GiB (line 10, stage 0), 18.25 GiB (line 11, stage 1)" in " ".join(reading.notes)  # type: ignore[attr-defined]
+
+
+def test_a_pool_that_holds_no_token_at_auto_length_is_no_kv_memory() -> None:
+    # 0.33.0 kv_cache_planning.py: "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token."
+    _, a = _answer(SHAPE_LINES / "cannot_auto_fit.log")
+    assert a.verdict == "refused" and a.failure_phase is not None and a.failure_phase["phase"] == "kv_cache_allocation"
+    assert a.failure_phase["what"].startswith("at --max-model-len auto")
+
+
+def test_the_cards_total_from_the_cuda_graph_advice_holds_the_printed_total() -> None:
+    # 0.19.0 on an H100: 'Estimated CUDA graph memory: 1.30 GiB total', 'increase --gpu-memory-utilization
+    # from 0.9500 to 0.9665', 'total_memory=79.19GiB': 1.295 / 0.0166 = 78.01 to 1.305 / 0.0164 = 79.57 GiB
+    reading, _ = _phase_log("sampler-llmd-v0190-gpt-oss-20b-h100-graph-advice.log")
+    worked, printed_total = reading.total_from_graphs, reading.total_memory_bytes  # type: ignore[attr-defined]
+    assert worked.low <= printed_total.value <= worked.high
+    assert round(float(worked.low) / 2**30, 2) == 78.01 and round(float(worked.high) / 2**30, 2) == 79.57
+
+
+def test_the_cuda_graph_advice_gives_the_total_of_a_box_that_prints_none() -> None:
+    # 45 (0.18, a DGX Spark): 1.65 GiB / (0.8136 - 0.8000), 120.07 to 122.60 GiB, holds the GB10's 121.69 GiB (catalog/boxes.yaml)
+    boxes = yaml.safe_load((ROOT / "catalog" / "boxes.yaml").read_text(encoding="utf-8"))
+    gb10 = next(b for b in boxes["boxes"] if "GB10" in json.dumps(b))
+    total = float(str(gb10["total_memory"]["value"]).split()[0]) * 2**30
+    reading, _ = _answer(_public("45"))
+    assert reading.total_memory_bytes is None  # type: ignore[attr-defined]
+    worked = reading.total_from_graphs  # type: ignore[attr-defined]
+    assert worked.low <= total <= worked.high
+    assert "the card's total is not printed; vLLM's advice on CUDA graph memory gives it" in " ".join(reading.notes)  # type: ignore[attr-defined]
+
+
+def test_a_pool_below_zero_is_sized_by_the_total_the_advice_gives() -> None:
+    # the messages as 0.33.0 prints them (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory,
+    # vllm/v1/worker/gpu_worker.py determine_available_memory, vllm/v1/core/kv_cache_planning.py
+    # _check_enough_kv_cache_memory), with figures chosen to agree: 1.20 GiB of graphs at 0.9 on a card of
+    # about 31.5 GiB (d = 0.0381), a pool of -0.50 GiB. Total 1.195 / 0.03815 = 31.32 GiB at the low end;
+    # 0.9 + (0.505 + 1) GiB / 31.32 GiB = 0.948..., so 0.95.
+    log = "\n".join([
+        "Estimated CUDA graph memory: 1.20 GiB total",
+        "Available KV cache memory: -0.5 GiB",
+        "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+        "--gpu-memory-utilization=0.9000 is equivalent to --gpu-memory-utilization=0.8619 without CUDA graph memory profiling. To maintain "
+        "the same effective KV cache size as before, increase --gpu-memory-utilization to 0.9381. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+    ])  # fmt: skip
+    reading, a = answer_text(log)
+    assert reading.total_memory_bytes is None  # type: ignore[attr-defined]
+    fix = next(f for f in a.fixes if f.flag == "--gpu-memory-utilization")
+    assert (fix.value, fix.passes) == ("0.95", True)
+    assert "the low end of the total worked out from vLLM's CUDA-graph advice" in fix.check
+
+
+def test_a_pooling_models_warm_up_is_the_sampler_phase_with_its_own_words() -> None:
+    # the message as 0.33.0 raises it (vllm/v1/worker/gpu_model_runner.py _dummy_pooler_run_task), the same
+    # from 0.11.0: "CUDA out of memory occurred when warming up pooler ({task=}) with {num_reqs} dummy requests. ..."
+    log = (
+        "RuntimeError: CUDA out of memory occurred when warming up pooler (task='embed') with 1024 dummy requests. "
+        "Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine."
+    )
+    _, a = answer_text(log)
+    assert a.verdict == "killed" and a.failure_phase is not None and a.failure_phase["phase"] == "sampler_warmup"
+    assert a.failure_phase["engine_source"] == "vllm/v1/worker/gpu_model_runner.py _dummy_pooler_run"
+    assert (a.fixes[0].flag, a.fixes[0].value) == ("--max-num-seqs", "512")
+
+
+def test_free_memory_that_grew_during_the_profile_is_not_the_fraction_check() -> None:
+    # 0.33.0 vllm/v1/worker/gpu_worker.py determine_available_memory's assertion (the same words from 0.11.0)
+    reading, a = _answer(SHAPE_LINES / "free_grew.log")
+    assert a.verdict == "refused" and a.failure_phase is not None and a.failure_phase["phase"] == "free_memory"
+    assert a.failure_phase["what"].startswith("free memory grew while vLLM profiled")
+    assert [f.flag for f in a.fixes] == ["(keep the card steady)", "--kv-cache-memory-bytes"]
+    assert "the profile's check that free memory did not grow" in " ".join(reading.missing)  # type: ignore[attr-defined]
+
+
+def test_without_stages_the_auto_fit_figure_does_not_replace_the_pool() -> None:
+    # 89 less its '-pp 2' and its worker prefix: one worker, whose auto-fit figure is its pool (less one block from 0.31)
+    text = _public("89").read_text(encoding="utf-8").replace(" -pp 2", "").replace("(Worker_PP0 pid=3977958) ", "")
+    reading = read_log(text)
+    assert reading.available_kv_bytes.printed == "36.20 GiB"  # type: ignore[union-attr]
+    assert any("with no pipeline stages every worker's pool is alike" in n for n in reading.notes)
+
+
+def test_a_block_count_set_by_override_sizes_the_pool() -> None:
+    # 0.33.0 kv_cache_planning.py: "Overriding num_gpu_blocks=10240 with num_gpu_blocks_override=512" after a
+    # 20.0 GiB pool: 512 blocks of 20.0 GiB // 10240 are 1.00 GiB (19.995 x 512 / 10241 = 0.99966 to 20.005 x 512 / 10240 = 1.00025)
+    override = (SHAPE_LINES / "blocks_override.log").read_text(encoding="utf-8")
+    reading = read_log("Available KV cache memory: 20.0 GiB\n" + override)
+    pool = reading.available_kv_bytes  # type: ignore[union-attr]
+    assert pool is not None and pool.derived and 0.99965 * 2**30 < pool.low < pool.high < 1.00026 * 2**30
+    # 0.18 to 0.31 print it with 0 profiled blocks for the CUDA-graph profile's minimal KV cache: not the pool
+    reading = read_log("Available KV cache memory: 20.0 GiB\nOverriding num_gpu_blocks=0 with num_gpu_blocks_override=512")
+    assert reading.available_kv_bytes.printed == "20.0 GiB"  # type: ignore[union-attr]
+
+
+def test_a_startup_plan_pins_the_pool_in_bytes() -> None:
+    # 0.33.0 vllm/v1/worker/startup_plan.py, then gpu_worker.py's line for a pool given in bytes
+    plan = (SHAPE_LINES / "startup_plan.log").read_text(encoding="utf-8")
+    reserved = (
+        "Initial free memory 78.7 GiB, reserved 52.68 GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped "
+        "memory profiling. This does not respect the gpu_memory_utilization config."
+    )
+    reading = read_log(plan + reserved)
+    assert reading.kv_cache_memory_bytes.value == 56568494161  # type: ignore[union-attr]
+    assert any("comes from a startup plan an earlier start saved (line 1" in n for n in reading.notes)

@@ -117,6 +117,23 @@ def failure(reading: LogReading) -> str:
     assert e is not None, "failure() is asked only of a reading that failed"
     if e.value == "free_memory":
         free, total, frac = reading.free_memory_bytes, reading.total_memory_bytes, reading.gpu_memory_utilization
+        budget, external = reading.engine_budget_bytes, reading.external_weights_bytes
+        if reading.free_after_profile_bytes is not None:
+            before = f" from {fmt(free.value, 'GiB')}" if free is not None else ""
+            return (
+                f"free memory grew{before} to {fmt(reading.free_after_profile_bytes.value, 'GiB')} while vLLM profiled (line {e.line_no}): "
+                "another process released memory meanwhile"
+            )
+        if budget is not None and free is not None and total is not None and frac is not None:
+            return (
+                f"free {fmt(free.value, 'GiB')} of {fmt(total.value, 'GiB')} at start is less than the engine's budget {fmt(budget.value, 'GiB')}, "
+                f"{frac.printed or frac.value} x total less the weights another process holds (line {e.line_no})"
+            )
+        if external is not None and free is None and total is not None and frac is not None:
+            return (
+                f"the weights another process holds, {fmt(external.value, 'GiB')} of {fmt(total.value, 'GiB')}, are more than "
+                f"{frac.printed or frac.value} x total (line {e.line_no}): nothing is left for the engine"
+            )
         if free is not None and total is not None and frac is not None:
             return (
                 f"free {fmt(free.value, 'GiB')} of {fmt(total.value, 'GiB')} at start is less than {frac.printed or frac.value} x total "

@@ -130,9 +130,13 @@ class LogReading:
     estimated_max_model_len: Found | None = _figure(ingest=(20, "estimated max_model_len"), json=True, page=("vLLM's estimated maximum max_model_len", "count"))
     kv_needed_bytes: Found | None = _figure(ingest=(19, "KV for one request"))  # one request at max_model_len, from the one-request check
     requested_memory_bytes: Found | None = _figure(ingest=(18, "requested memory"))  # gpu_memory_utilization x total, as the free-memory check prints it
+    engine_budget_bytes: Found | None = _figure(ingest=(28, "engine budget"))  # 0.32 on: the requested memory less the weights another process holds
+    external_weights_bytes: Found | None = _figure(ingest=(29, "weights held outside"))  # 0.32 on: what get_external_weight_memory gave
+    free_after_profile_bytes: Found | None = _figure(ingest=(30, "free after the profile"))  # more than at start: the profile's assertion failed
     cuda_graph_bytes: Found | None = _figure(ingest=(15, "CUDA graph estimate"))  # "Estimated CUDA graph memory"
     cuda_graph_taken_bytes: Found | None = _figure(ingest=(23, "CUDA graphs took"))  # "Graph capturing finished ..., took X GiB": what the graphs held
     cuda_graph_off: Found | None = None  # the line saying the estimate was not taken off the pool (the default up to 0.19.x)
+    total_from_graphs: Found | None = None  # the card's total worked out from the CUDA-graph advice and the estimate (derived)
     non_torch_bytes: Found | None = _figure(ingest=(24, "non-torch memory"))  # the V0 memory profile's non_torch_memory
     activation_peak_bytes: Found | None = _figure(ingest=(25, "activation peak"))  # and its PyTorch activation peak
     max_num_batched_tokens: Found | None = _figure(ingest=(26, "max_num_batched_tokens"))  # the prefill budget

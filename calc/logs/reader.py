@@ -111,11 +111,13 @@ _NAMES = {
     "loading": "model loading", "available": "KV pool", "available_exact": "KV pool", "tokens": "KV tokens",
     "blocks": "GPU blocks", "concurrency": "maximum concurrency", "fraction": "gpu_memory_utilization",
     "mem_fraction": "mem_fraction_static", "tp": "tensor_parallel_size", "pp": "pipeline_parallel_size", "pin": "kv_cache_memory_bytes",
-    "free": "free memory", "total": "total memory", "requested": "requested memory", "kv_needed": "KV for one request",
+    "free": "free memory", "total": "total memory", "requested": "requested memory", "engine_budget": "engine budget",
+    "external": "weights held outside the process", "free_grew": "free memory after the profile", "kv_needed": "KV for one request",
     "estimated": "estimated max_model_len", "prefill": "max_num_batched_tokens", "seats": "max_num_seqs", "dcp": "decode_context_parallel_size",
 }  # fmt: skip
 _AT_LEAST_ONE = ("max_model_len", "tp", "pp", "block_size", "dcp", "prefill", "seats", "estimated", "blocks_per_request")
-_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "kv_needed", "profile_weights", "pinned_printed", "pin", "activation", "sg_loading")
+_NOT_NEGATIVE_SIZES = ("loading", "total", "free", "requested", "engine_budget", "external", "fit_pool", "free_grew", "kv_needed", "profile_weights", "pinned_printed", "pin",
+                       "activation", "sg_loading")  # fmt: skip
 _COUNTS = ("tokens", "blocks", "available_exact")
 _SIGNED_SIZES = ("available", "cuda_graph", "graph_taken", "non_torch", "sg_pool", "sg_avail_load", "sg_avail_pool")  # vLLM prints a negative pool
 
@@ -156,6 +158,7 @@ class Reader:
         self.config_line: tuple[int, str] | None = None  # the first line that is a model config's key
         self.dp_worker: int | None = None  # the first line whose worker prefix names a data-parallel rank
         self.by_dp: dict[str, dict[int, list[Found]]] = {}  # a figure's values on each data-parallel rank, repeats included
+        self.stage_of: dict[int, int] = {}  # a line's pipeline stage, where its worker prefix names one
         self.dates: list[tuple[str, int]] = []
         self.month_days: set[str] = set()
         self.era_hints: dict[str, int] = {}
@@ -190,6 +193,8 @@ class Reader:
             self.unreadable.append((line.no, f"{_NAMES.get(name, name)} {printed or value}: {impossible}"))
             return
         found = Found(value, line.no, text if text is not None else line.msg, printed, half, exact=exact)
+        if line.pp_rank is not None:
+            self.stage_of[line.no] = line.pp_rank
         if line.dp_rank is not None:
             self.by_dp.setdefault(name, {}).setdefault(line.dp_rank, []).append(found)
         entries = self.seen.setdefault(name, [])

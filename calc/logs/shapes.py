@@ -216,6 +216,23 @@ def _sglang_profiled(rec: Recorder, g: tuple[str | None, ...], line: Any, text: 
         rec.put("error", "no_kv_memory", line, text=text)
 
 
+def _graph_advice(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
+    """The CUDA-graph advice's fractions as printed: the current one, the one without the estimate
+    (where printed) and the one that keeps the pool; they differ by estimate / total."""
+    current, rest = g[0], [x for x in g[1:] if x is not None]
+    if current is None or not rest:
+        return
+    equivalent, suggested = (rest[0], rest[1]) if len(rest) == 2 else (None, rest[0])
+    rec.put("cg_advice", (current, equivalent, suggested), line, text=text)
+
+
+def _blocks_override(rec: Recorder, g: tuple[str | None, ...], line: Any, text: str) -> None:
+    """The pool's blocks as profiled and as set; 0 profiled is the CUDA-graph profile's minimal KV cache, not the pool."""
+    profiled, override = _count(str(g[0])), _count(str(g[1]))
+    if profiled > 0 and override > 0:
+        rec.put("blocks_override", (profiled, override), line, f"{profiled:,} blocks profiled, {override:,} set", text=text)
+
+
 # --- the shapes ----------------------------------------------------------------------------------
 
 _VERSION = (Put("version", 0, "text"),)
@@ -284,8 +301,13 @@ SHAPES: tuple[Shape, ...] = (
     Shape("activation", "activation peak memory", r"PyTorch activation peak memory(?:\s+takes)?\s+" + NUM + r" ?GiB", (Put("activation", 0, "GiB"),)),
     Shape("cuda_graph", "Estimated CUDA graph memory", r"Estimated CUDA graph memory: " + NUM + r" ?GiB", (Put("cuda_graph", 0, "GiB"),),
           begins="Estimated CUDA graph"),
-    Shape("cuda_graph_fraction", "The current --gpu-memory-utilization=", r"The current --gpu-memory-utilization=([01]\.[0-9]+)(?= )", _FRACTION),
-    Shape("cuda_graph_fraction", "increase --gpu-memory-utilization from", r"increase --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )", _FRACTION,
+    Shape("cuda_graph_fraction", "The current --gpu-memory-utilization=",
+          r"The current --gpu-memory-utilization=([01]\.[0-9]+)(?= )(?: is equivalent to --gpu-memory-utilization=([01]\.[0-9]+) without CUDA graph "
+          r"memory profiling\. To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to ([01]\.[0-9]+)(?=\.))?",
+          _FRACTION, then=_graph_advice, reach=300,
+          source="vllm/v1/worker/gpu_worker.py determine_available_memory (0.18 with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, 0.21 on by "
+          "default): F, round(F - estimate / total, 4) and min(round(F + estimate / total, 4), 1.0), each printed %.4f"),
+    Shape("cuda_graph_fraction", "increase --gpu-memory-utilization from", r"increase --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )(?: to ([01]\.[0-9]+)(?= to maintain))?", _FRACTION, then=_graph_advice,
           source="0.18 (gpu_worker.py): 'To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from 0.9000 to 0.9690 ...'"),
     Shape("cuda_graph_off", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
           r"(To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is disabled)", (Put("cuda_graph_off", 0, "flag"),),
@@ -293,11 +315,28 @@ SHAPES: tuple[Shape, ...] = (
           source="the estimate printed but not taken off the pool (vllm/v1/worker/gpu_worker.py): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 0 "
           "up to 0.19.x ('To try it now, set ...=1', 0.18.1, 0.19.1) and to 1 from 0.20.0 (vllm/envs.py), where setting it to 0 prints "
           "'CUDA graph memory profiling is disabled (...=0)' (0.20.0 to 0.33.0)"),
-    Shape("cuda_graph_fraction", "increasing --gpu-memory-utilization from", r"increasing --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )", _FRACTION),
+    Shape("cuda_graph_fraction", "increasing --gpu-memory-utilization from", r"increasing --gpu-memory-utilization from ([01]\.[0-9]+)(?= to )(?: to ([01]\.[0-9]+)(?=\.))?", _FRACTION, then=_graph_advice),
     Shape("max_len_used", "Using max model len", r"Using max model len " + INT + r"(?=\D|$)", (Put("max_model_len", 0, "count"),)),
     Shape("fail_free", "on startup is less than desired GPU memory utilization",
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup is less than desired GPU memory utilization \(([0-9.]+), " + NUM + r" ?GiB\)",
           (*_FREE_CHECK, Put("error", None, "const", "free_memory")), begins="Free memory on device"),
+    Shape("fail_free", "is less than the engine's budget after excluding",
+          r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup is less than the engine's budget after excluding "
+          r"external process's weights \(([0-9.]+), " + NUM + r" ?GiB\)",
+          (*_FREE_CHECK[:3], Put("engine_budget", 3, "GiB"), Put("error", None, "const", "free_memory")), begins="Free memory on device",
+          source="vllm/v1/worker/utils.py request_memory, 0.32.0 on: weights another process holds (get_external_weight_memory, an IPC "
+          "weight loader) are taken off ceil(total x fraction), and free memory must hold the rest, the engine's budget"),
+    Shape("fail_external", "Externally held weights on device",
+          r"Externally held weights on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) exceed the desired GPU memory utilization \(([0-9.]+), "
+          + NUM + r" ?GiB\)",
+          (Put("external", 0, "GiB"), Put("total", 1, "GiB"), Put("fraction", 2, "fraction"), Put("requested", 3, "GiB"),
+           Put("error", None, "const", "free_memory")), begins="Externally held weights",
+          source="vllm/v1/worker/utils.py request_memory, 0.32.0 on: the weights another process holds are at least ceil(total x fraction)"),
+    Shape("external_info", "Weights are held outside this process",
+          r"Weights are held outside this process: of the " + NUM + r" ?GiB utilization budget, " + NUM + r" ?GiB is externally held and "
+          + NUM + r" ?GiB remains",
+          (Put("requested", 0, "GiB"), Put("external", 1, "GiB"), Put("engine_budget", 2, "GiB")), begins="Weights are held outside",
+          source="vllm/v1/worker/utils.py request_memory, 0.32.0 on (info, once), where the check passed"),
     Shape("free_info", "on startup. Desired GPU memory utilization is",
           r"Free memory on device(?: \S+)? \(" + NUM + r"/" + NUM + r" ?GiB\) on startup\. Desired GPU memory utilization is \(([0-9.]+), " + NUM + r" ?GiB\)",
           _FREE_CHECK, begins="Free memory on device"),
@@ -330,8 +369,18 @@ SHAPES: tuple[Shape, ...] = (
           r"max seq len \(" + INT + r"\) is larger than the maximum number of tokens that can be stored in KV cache \(" + INT + r"\)",
           (Put("max_model_len", 0, "count"), Put("v0_capacity", 1, "count"), Put("error", None, "const", "max_model_len")),
           era="v0", begins="The model's max seq len"),
-    Shape('start_snapshot', "memory snapshot: ", r"memory snapshot: torch_peak=" + NUM + r" ?GiB, free_memory=" + NUM + r" ?GiB, total_memory=" + NUM + r" ?GiB", (Put("total", 2, "GiB"),), source="v1/worker/gpu_worker.py 0.19 (DEBUG): 'worker init memory snapshot: %r', MemorySnapshot.__repr__ (utils/mem_utils.py); its non_torch_memory is the CUDA context before loading, not the profile's term"),
+    Shape('start_snapshot', "memory snapshot: ", r"memory snapshot: torch_peak=" + NUM + r" ?GiB, (?:torch_allocated=" + NUM + r" ?GiB, )?free_memory=" + NUM + r" ?GiB, total_memory=" + NUM + r" ?GiB", (Put("total", 3, "GiB"),), source="v1/worker/gpu_worker.py 0.19 (DEBUG): 'worker init memory snapshot: %r', MemorySnapshot.__repr__ (utils/mem_utils.py; 'torch_allocated=' after torch_peak in 0.28.0 to 0.33.0); its non_torch_memory is the CUDA context before loading, not the profile's term"),
     Shape('profile_increase', "non-torch forward increase memory", r"torch peak memory increase: " + NUM + r" ?GiB; non-torch forward increase memory: " + NUM + r" ?GiB(?:; weights memory: " + NUM + r" ?GiB)?", (Put("activation", 0, "GiB"), Put("non_torch", 1, "GiB"), Put("profile_weights", 2, "GiB"),), source="MemoryProfilingResult.__repr__ (utils/mem_utils.py, 0.13 on), logged at DEBUG by v1/worker/gpu_worker.py: 'Memory profiling takes S seconds. Total non KV cache memory: X; torch peak memory increase: A; non-torch forward increase memory: N; weights memory: W.'"),
+    Shape("profile_consumed", "total consumed (from mem_get_info)",
+          r"torch peak memory increase: " + NUM + r" ?GiB; total consumed \(from mem_get_info\): " + NUM + r" ?GiB(?:; weights memory: " + NUM + r" ?GiB)?",
+          (Put("activation", 0, "GiB"), Put("profile_weights", 2, "GiB")),
+          source="MemoryProfilingResult.__repr__ (utils/mem_utils.py, 0.28.0 to 0.33.0), at DEBUG: '...; torch peak memory increase: A; "
+          "total consumed (from mem_get_info): C; weights memory: W.', C the weights and non-torch memory together, not read"),
+    Shape("fail_free_grew", "Error in memory profiling. Initial free memory",
+          r"Error in memory profiling\. Initial free memory " + NUM + r" ?GiB, current free memory " + NUM + r" ?GiB",
+          (Put("free", 0, "GiB"), Put("free_grew", 1, "GiB"), Put("error", None, "const", "free_memory")), begins="Error in memory profiling",
+          source="vllm/v1/worker/gpu_worker.py determine_available_memory (0.11.0 to 0.33.0; 0.31 on not on ROCm): an assertion that free "
+          "memory did not grow during the profile, another process having released memory while vLLM measured"),
     Shape('kv_dtype_said', "data type to store kv cache", r"Using ([\w.]+) data type to store kv cache", (Put("kv_dtype_said", 0, "word"),), era="v?", source="config/cache.py (CacheConfig._validate_cache_dtype), logged where kv_cache_dtype starts with fp8: 'Using fp8 data type to store kv cache' up to 0.19 (any fp8 variant), 'Using %s data type to store kv cache' with the dtype itself from 0.20"),
     Shape("fork_kv_group", "kv-capacity-log] group ",
           r"kv-capacity-log\] group ([0-9]+): (\w+) layers=[0-9]+ block_size=" + INT + r" page_size=[0-9,]+ B blocks/request@" + INT + r"=" + INT + r"(?= )",
@@ -342,6 +391,32 @@ SHAPES: tuple[Shape, ...] = (
     Shape('fork_kv_pool', "usable block ids: ", r"usable block ids: " + INT + r" \(num_blocks=" + INT + r" incl\. the null block; " + INT + r" ids per " + INT + r"-token request(?: => " + NUM + r"x\))?", (Put("blocks", 1, "count"), Put("blocks_per_request", 2, "count"), Put("max_model_len", 3, "count"), Put("concurrency", 4, "x"),), era="v1", source="a fork's log-only overlay on v1/core/kv_cache_utils.py (GLM-5.3-Flash kit, GLM53_KV_CAPACITY_LOG, overlay/patch_kv_capacity_log.py): after 'GPU KV cache size' it prints one line per KV cache group and 'usable block ids: U (num_blocks=N incl. the null block; D ids per L-token request => Rx)', N the pool's blocks (kv_cache_config.num_blocks), D the sum over groups of cdiv(max_memory_usage_bytes, page_size_bytes), R = N / D (vLLM's max_concurrency)"),
     Shape('max_len_changed', "Changing max_model_len from", r"Changing max_model_len from " + INT + r" to " + INT + r"(?=\D|$)", (Put("max_len_from", 0, "count"), Put("max_model_len", 1, "count"),), source="a model's own config rule sets max_model_len again after ModelConfig verified it and says so (vllm/model_executor/models/config.py NomicBertModelConfig, 0.13.0)"),
     Shape('max_len_auto_fit', "Auto-fit max_model_len: reduced from", r"Auto-fit max_model_len: reduced from " + INT + r" to " + INT + r"(?=\D|$)", (Put("max_len_from", 0, "count"), Put("max_model_len", 1, "count"),), source="--max-model-len auto (-1): the longest length the profiled pool holds, set after the profile (vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, absent from 0.13.0; kv_cache_planning.py in 0.33.0)"),
+    Shape("fit_pool", "available for KV cache)", r"to fit in available GPU memory \(" + NUM + r" ?GiB available for KV cache\)",
+          (Put("fit_pool", 0, "GiB"),),
+          source="_auto_fit_max_model_len (vllm/v1/core/kv_cache_utils.py, 0.14 to 0.31): the KV memory of the worker whose pool holds the "
+          "shortest length (limiting_worker_mem), the pool it profiled up to 0.30 and that pool less one block (the null block) in 0.31"),
+    Shape("fit_pool", "to fit in available KV cache memory (",
+          r"reduced from " + INT + r" to " + INT + r" to fit in available KV cache memory \(" + NUM + r" ?GiB",
+          (Put("fit_pool", 2, "GiB"),),
+          source="_auto_fit_max_model_len, 0.32 on (kv_cache_utils.py; kv_cache_planning.py in 0.33.0): 'reduced from A to B to fit in "
+          "available KV cache memory (X GiB GPU)', X the limiting worker's pool less one block (the null block)"),
+    Shape("max_len_fits", "Auto-fit max_model_len: full model context length",
+          r"Auto-fit max_model_len: full model context length " + INT + r" fits in available", (Put("max_model_len", 0, "count"),),
+          source="--max-model-len auto where the model's whole length fits every worker's pool (_auto_fit_max_model_len, 0.14 on); "
+          "0.32 on adds the first worker's pool, '(X GiB GPU)', not read: no worker limited the length"),
+    Shape("startup_plan", "Applying persisted startup plan",
+          r"Applying persisted startup plan \(fingerprint \S+\): kv_cache_memory_bytes=" + INT + r" \(", (Put("pin", 0, "count"),), era="v1",
+          begins="Applying persisted startup plan", reach=200,
+          source="vllm/v1/worker/startup_plan.py (0.28.0 to 0.33.0, under VLLM_ENABLE_STARTUP_PLAN=1): a pool in bytes saved by an earlier start "
+          "of the same settings is set as kv_cache_memory_bytes, and the profile is skipped"),
+    Shape("blocks_override", "with num_gpu_blocks_override=", r"Overriding num_gpu_blocks=" + INT + r" with num_gpu_blocks_override=" + INT + r"(?=\D|$)",
+          then=_blocks_override, era="v1", begins="Overriding num_gpu_blocks",
+          source="vllm/v1/core/kv_cache_utils.py (0.11.0 to 0.32; kv_cache_planning.py in 0.33.0): the profiled pool's blocks and the "
+          "count --num-gpu-blocks-override sets instead, allocated as that many blocks; 0.18 to 0.31 also print it, as 'num_gpu_blocks=0', "
+          "for the minimal KV cache of the CUDA-graph profile (gpu_model_runner.py _init_minimal_kv_cache_for_profiling), which is not the pool"),
+    Shape("fail_fit", "Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token",
+          (_NO_KV,), begins="Cannot auto-fit",
+          source="_auto_fit_max_model_len (0.14 on): a worker's pool holds not one token at --max-model-len auto"),
     # SGLang
     Shape("sg_args", "server_args=", r"server_args=ServerArgs\((.*)", era="sglang", begins="server_args=", settings=True),
     Shape("sg_load", "Load weight end", r"Load weight end\..*?avail mem=" + NUM + r" ?GB(?:, mem usage=" + NUM + r" ?GB)?",

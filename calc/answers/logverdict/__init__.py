@@ -14,6 +14,10 @@ Where each failure is printed, as the engine's source has it:
 
 - the free-memory check: vllm/v1/worker/gpu_worker.py init_device (to 0.13), vllm/v1/worker/utils.py
   request_memory (0.14 on): "Free memory on device ... on startup is less than desired GPU memory utilization";
+  from 0.32, where another process holds the weights (an IPC weight loader), the same function says
+  "... on startup is less than the engine's budget after excluding external process's weights" or
+  "Externally held weights on device ... exceed the desired GPU memory utilization" (read alike in
+  0.32.0 and 0.33.0);
 - no memory for the cache blocks, and one request of max_model_len that does not fit:
   vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory ("No available memory for the cache
   blocks", "To serve at least one request ... the estimated maximum model length is N"); V0:

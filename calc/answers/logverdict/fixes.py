@@ -10,7 +10,7 @@ from calc.answers.logverdict.command import proven_flags
 from calc.answers.logverdict.printing import as_printed, ceil2, end, floor2, ftext, gib, printed
 from calc.answers.logverdict.result import Fix, Phase
 from calc.answers.logverdict.watcher import GiB, Watcher
-from calc.logs.logread import LogReading
+from calc.logs.logread import Found, LogReading
 from calc.units import shown
 
 
@@ -21,11 +21,19 @@ def _tp(r: LogReading, flags: dict[str, str | None]) -> int:
     return int(value) if value and value.isdigit() else 1
 
 
-def _total(r: LogReading) -> Fraction | None:
+def _total(r: LogReading) -> tuple[Fraction, Fraction, str] | None:
+    """The card's total: the ends a larger fraction is sized by (the low) and checked against the
+    free memory by (the high), and where it came from, where the log does not print it."""
     if r.total_memory_bytes is not None:
-        return Fraction(r.total_memory_bytes.value)
+        return Fraction(r.total_memory_bytes.value), Fraction(r.total_memory_bytes.value), ""
     if r.requested_memory_bytes is not None and r.gpu_memory_utilization is not None and r.gpu_memory_utilization.value:
-        return Fraction(r.requested_memory_bytes.value) / Fraction(r.gpu_memory_utilization.value)
+        total = Fraction(r.requested_memory_bytes.value) / Fraction(r.gpu_memory_utilization.value)
+        return total, total, ""
+    worked = r.total_from_graphs
+    if worked is not None:
+        low = shown(Fraction(worked.low), "GiB", down=True)
+        said = f" (the low end of the total worked out from vLLM's CUDA-graph advice: {worked.line_text})"
+        return low, Fraction(worked.high), said
     return None
 
 
@@ -82,15 +90,16 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
             if verdict is False:
                 check += f"; even a 32-bit cache quartered ({gib(printed(needed) / 4)}) is more than the pool"
         out.append(Fix("--kv-cache-dtype", "fp8", "halves the KV cache's bytes per token (keeps max_model_len)", check, verdict))
-    total = _total(r)
+    totals = _total(r)
     fraction = r.gpu_memory_utilization
-    if needed is not None and pool is not None and total and fraction is not None:
+    if needed is not None and pool is not None and totals is not None and totals[0] and fraction is not None:
+        total, top, said = totals
         up = ceil2(Fraction(fraction.value) + (Fraction(needed.high) - Fraction(pool.low)) / total)
         free = r.free_memory_bytes
-        ok = up <= 1 and (free is None or up * total <= free.low)
+        ok = up <= 1 and (free is None or up * top <= free.low)
         lacks = printed(needed) - printed(pool)
         check = (
-            f"the pool grows by ({ftext(up)} - {fraction.printed or ftext(Fraction(fraction.value))}) x the total {gib(total)} = "
+            f"the pool grows by ({ftext(up)} - {fraction.printed or ftext(Fraction(fraction.value))}) x the total {gib(total)}{said} = "
             f"{gib((up - Fraction(fraction.value)) * as_printed(total))}, for the {needed.printed} - {pool.printed} = {gib(lacks)} one request lacks"
         )
         check += "; above 1, no fraction does it" if up > 1 else (f"; within the free {free.printed}" if free is not None and ok else "")
@@ -113,6 +122,12 @@ def _max_len_fixes(r: LogReading, flags: dict[str, str | None]) -> list[Fix]:
 
 def _free_fixes(r: LogReading) -> list[Fix]:
     free, total, fraction = r.free_memory_bytes, r.total_memory_bytes, r.gpu_memory_utilization
+    if r.free_after_profile_bytes is not None:
+        return _free_grew_fixes(r.free_after_profile_bytes, free)
+    if r.engine_budget_bytes is not None and free is not None and total is not None and fraction is not None:
+        return _free_fixes_external(r.engine_budget_bytes, free, total, fraction)
+    if r.external_weights_bytes is not None and free is None and total is not None and fraction is not None:
+        return _external_exceeds_fixes(r.external_weights_bytes, total, fraction)
     if free is None or total is None:
         return []
     down = floor2(Fraction(free.low) / Fraction(total.high))
@@ -134,18 +149,80 @@ def _free_fixes(r: LogReading) -> list[Fix]:
     return out
 
 
+def _free_grew_fixes(after: Found, before: Found | None) -> list[Fix]:
+    """vLLM asserts that free memory did not grow between the start and the end of its profile
+    (vllm/v1/worker/gpu_worker.py determine_available_memory): no setting of this start moves it.
+    A pool given in bytes skips the profile and the assertion with it (the same function returns
+    before profiling when kv_cache_memory_bytes is set)."""
+    grew = f"free memory went from {before.printed} to {after.printed} (line {after.line_no})" if before is not None else f"free memory grew to {after.printed}"
+    return [
+        Fix("(keep the card steady)", None, "start when no other process on the card is starting or stopping, then keep the settings",
+            f"{grew}: another process released memory while vLLM measured", None),
+        Fix("--kv-cache-memory-bytes", None, "a pool given in bytes: vLLM skips the profile and this assertion, and no longer sizes the pool itself",
+            "the log prints no pool to size it by; a start that passes prints a suggestion for it", None),
+    ]  # fmt: skip
+
+
+def _free_fixes_external(budget: Found, free: Found, total: Found, fraction: Found) -> list[Fix]:
+    """0.32 on, weights held by another process: vLLM asks ceil(fraction x total) - external <= free
+    (vllm/v1/worker/utils.py request_memory), the external weights being ceil(fraction x total) - the
+    printed budget; a smaller fraction lowers the budget by the fraction's drop x total, the
+    external weights staying as they are. Each figure at the end of its printing that is hardest."""
+    f = Fraction(fraction.value)
+    over = Fraction(budget.high) - Fraction(free.low) + 1  # the budget over the free memory, at least; ceil() adds under a byte
+    down = floor2(f - over / Fraction(total.low))
+    dropped = (f - down) * Fraction(total.low)
+    low = shown(Fraction(total.low), "GiB", 3)
+    check = (
+        f"the engine's budget {budget.printed} is over the free {free.printed} by {gib(printed(budget) - printed(free))} (line {free.line_no}); "
+        f"({fraction.printed or ftext(f)} - {ftext(down)}) x {end(low)} (the low end of the printed total "
+        f"{total.printed}) = {gib((f - down) * low)} off the budget, the weights held outside the process unchanged; "
+        f"the check is ceil(fraction x total) - the external weights <= free, each figure at the end of its printing that is hardest"
+    )
+    external = f * printed(total) - printed(budget)
+    out = []
+    if down > 0:
+        out.append(Fix("--gpu-memory-utilization", ftext(down), "the largest two decimals that pass vLLM's free-memory check with the weights held outside; "
+                       f"the log's {fraction.printed or fraction.value} asks more", check, dropped >= over))  # fmt: skip
+    out.append(
+        Fix("(free the card)", None, "stop what else holds memory on the card, other than the process that holds the weights, then keep the fraction",
+            f"{total.printed} - {free.printed} free = {gib(printed(total) - printed(free))} of the card was in use before this start, of which "
+            f"{fraction.printed or ftext(f)} x {total.printed} - {budget.printed} = {gib(external)} are the weights held outside the process", None)
+    )  # fmt: skip
+    return out
+
+
+def _external_exceeds_fixes(external: Found, total: Found, fraction: Found) -> list[Fix]:
+    """0.32 on: the weights another process holds are at least ceil(fraction x total), so nothing is
+    left for the engine (vllm/v1/worker/utils.py request_memory). A fraction above external / total
+    passes this check; whether free memory then holds the engine's share is checked next, on figures
+    this message does not print."""
+    up = floor2(Fraction(external.high) / Fraction(total.low)) + Fraction(1, 100)
+    check = (
+        f"{ftext(up)} x {end(shown(Fraction(total.low), 'GiB', 3))} (the low end of the printed total {total.printed}) = "
+        f"{gib(up * shown(Fraction(total.low), 'GiB', 3))}, above the {end(shown(Fraction(external.high), 'GiB', 3))} held outside "
+        f"(the high end of the printed {external.printed}, line {external.line_no}); the engine's own share, the fraction's rest, "
+        "must then hold its activations and the KV pool and be free on the card, which this message does not print"
+    )
+    return [
+        Fix("--gpu-memory-utilization", ftext(min(up, Fraction(1))), "a larger share, so some of it is left after the weights held outside the process"
+            f"; the log's {fraction.printed or fraction.value} is below them", check, None if up <= 1 else False)
+    ]  # fmt: skip
+
+
 def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> list[Fix]:
     out: list[Fix] = []
     pool = r.available_kv_bytes
     deficit = -Fraction(pool.low) if pool is not None and pool.value <= 0 else None
     lacking = -printed(pool) if pool is not None and deficit is not None else Fraction(0)  # as printed, for the messages
-    total, fraction = _total(r), r.gpu_memory_utilization
-    if deficit is not None and total and fraction is not None:
+    totals, fraction = _total(r), r.gpu_memory_utilization
+    if deficit is not None and totals is not None and totals[0] and fraction is not None:
+        total, top, said = totals
         up = ceil2(Fraction(fraction.value) + (deficit + GiB) / total)
         free = r.free_memory_bytes
-        ok = up <= 1 and (free is None or up * total <= free.low)
+        ok = up <= 1 and (free is None or up * top <= free.low)
         more = (up - Fraction(fraction.value)) * as_printed(total)
-        check = f"the pool was {pool.printed} (line {pool.line_no}); ({ftext(up)} - {fraction.printed or ftext(Fraction(fraction.value))}) x {gib(total)} = {gib(more)} more for it, a GiB or more above zero"  # type: ignore[union-attr]
+        check = f"the pool was {pool.printed} (line {pool.line_no}); ({ftext(up)} - {fraction.printed or ftext(Fraction(fraction.value))}) x {gib(total)}{said} = {gib(more)} more for it, a GiB or more above zero"  # type: ignore[union-attr]
         out.append(
             Fix(
                 "--gpu-memory-utilization",
@@ -155,7 +232,7 @@ def _no_pool_fixes(r: LogReading, w: Watcher, flags: dict[str, str | None]) -> l
                 ok,
             )
         )
-    elif total is None:
+    elif totals is None:
         out.append(
             Fix(
                 "--gpu-memory-utilization",

@@ -12,7 +12,7 @@ from calc.logs.logread import LogReading
 # phase: (what failed, the engine source that prints or raises it)
 PHASES = {
     "free_memory": ("free memory below gpu_memory_utilization x total at start (vLLM's fraction check)",
-                    "vllm/v1/worker/utils.py request_memory (0.14 on; gpu_worker.py init_device before)"),
+                    "vllm/v1/worker/utils.py request_memory (0.14 on, its forms for weights held outside the process 0.32 on; gpu_worker.py init_device before)"),
     "kv_cache_allocation": ("no memory left for the KV cache blocks (a pool of zero or less)",
                             "vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (kv_cache_planning.py in 0.33.0; V0: vllm/worker/worker.py raise_if_cache_size_invalid)"),
     "max_model_len": ("one request of max_model_len does not fit the KV pool",
@@ -39,9 +39,19 @@ RUNNING = {"loading_weights": "while the weights load", "profile_run": "in the p
             "sampler_warmup": "while the sampler warms up", "kv_cache_tensors": "while the KV cache is allocated"}  # fmt: skip
 
 
-def _phase_of(name: str, line: int, text: str, said: str | None = None) -> Phase:
+def _phase_of(name: str, line: int, text: str, said: str | None = None, where: str | None = None) -> Phase:
     what, source = PHASES[name]
-    return {"phase": name, "what": said or what, "line": line, "text": " ".join(text.split())[:300], "engine_source": source}
+    return {"phase": name, "what": said or what, "line": line, "text": " ".join(text.split())[:300], "engine_source": where or source}
+
+
+def _free_said(r: LogReading) -> str | None:
+    """The free-memory check where another process holds the weights (0.32 on, vllm/v1/worker/utils.py request_memory)."""
+    if r.engine_budget_bytes is not None:
+        return ("free memory below the engine's budget at start: gpu_memory_utilization x total less the weights another process holds "
+                "(vLLM's fraction check, 0.32 on)")  # fmt: skip
+    if r.external_weights_bytes is not None and r.free_memory_bytes is None:
+        return "the weights another process holds on the card are more than gpu_memory_utilization x total (vLLM's fraction check, 0.32 on)"
+    return None
 
 
 def failed_phase(r: LogReading, w: Watcher, sglang: bool) -> Phase | None:
@@ -50,9 +60,20 @@ def failed_phase(r: LogReading, w: Watcher, sglang: bool) -> Phase | None:
         if sglang:
             return _phase_of("sglang_not_enough_memory", e.line_no, e.line_text)
         name = {"free_memory": "free_memory", "no_kv_memory": "kv_cache_allocation", "max_model_len": "max_model_len"}[str(e.value)]
-        return _phase_of(name, e.line_no, e.line_text)
+        if name == "kv_cache_allocation" and "Cannot auto-fit max_model_len" in e.line_text:
+            return _phase_of(name, e.line_no, e.line_text, "at --max-model-len auto, a worker's KV pool holds not even one token",
+                             "_auto_fit_max_model_len, vllm/v1/core/kv_cache_utils.py (0.14 on; kv_cache_planning.py in 0.33.0)")  # fmt: skip
+        if name == "free_memory" and r.free_after_profile_bytes is not None:
+            return _phase_of(name, e.line_no, e.line_text, "free memory grew while vLLM profiled: another process released memory meanwhile "
+                             "(vLLM's assertion in the profile, not the fraction check)",
+                             "vllm/v1/worker/gpu_worker.py determine_available_memory (0.11 on)")  # fmt: skip
+        return _phase_of(name, e.line_no, e.line_text, _free_said(r) if name == "free_memory" else None)
     if w.sampler is not None:
-        return _phase_of("sampler_warmup", w.sampler[0], w.oom[1] if w.oom else f"warming up sampler with {w.sampler[1]} dummy requests")
+        text = w.oom[1] if w.oom else f"warming up sampler with {w.sampler[1]} dummy requests"
+        pooler = "warming up pooler" in text or "warming up pooler" in (w.oom[1] if w.oom else "")
+        return _phase_of("sampler_warmup", w.sampler[0], text,
+                         "out of memory warming up the pooler (a pooling model's sampler step) with max_num_seqs dummy requests" if pooler else None,
+                         "vllm/v1/worker/gpu_model_runner.py _dummy_pooler_run" if pooler else None)  # fmt: skip
     if w.oom is not None and (w.started is None or w.oom[0] < w.started[0]):
         if sglang:
             return _phase_of("sglang_out_of_memory", w.oom[0], w.oom[1])

@@ -21,14 +21,16 @@ _OOM = re.compile(
 _TORCH_OOM = re.compile(
     r"Tried to allocate ([0-9.]+) ?(GiB|MiB|KiB)\. GPU \d+ has a total capacity of ([0-9.]+) ?(GiB|MiB) of which ([0-9.]+) ?(GiB|MiB|KiB|bytes) is free"
 )
-_SAMPLER = re.compile(r"warming up sampler with ([0-9]+)\b")  # "... dummy requests", which a terminal may fold away
+# "... dummy requests", which a terminal may fold away; a pooling model warms up its pooler instead
+# ("warming up pooler (task='embed') with N dummy requests", gpu_model_runner.py _dummy_pooler_run, 0.11.0 to 0.33.0)
+_SAMPLER = re.compile(r"warming up (?:sampler|pooler(?: \(task=[^)]{0,40}\))?) with ([0-9]+)\b")
 _KILLED = re.compile(
     r"(?:^|\s)Killed\s*$|exit code 137|exitcode: ?-9|SIGKILL|died unexpectedly|Engine core initialization failed|\] Error executing metho|"
     r"WorkerProc hit an exception|EngineCore failed to start|EngineCore hit an exception|Scheduler hit an exception"
 )
 # traceback frames and progress lines that say which step was running, the most specific first
 FRAMES = (
-    ("sampler_warmup", re.compile(r"_dummy_sampler_run|warming up sampler")),
+    ("sampler_warmup", re.compile(r"_dummy_sampler_run|_dummy_pooler_run|warming up sampler|warming up pooler")),
     (
         "cuda_graph_capture",
         re.compile(r"capture_model|torch/cuda/graphs\.py|capture_end|cuda_graph_runner\.py|Capturing CUDA graph|Capturing cudagraph|Capture cuda graph"),

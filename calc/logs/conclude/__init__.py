@@ -20,7 +20,7 @@ from calc.logs.conclude.missing import say_missing
 from calc.logs.conclude.parallel import engine_and_era, parallel
 from calc.logs.conclude.per_token import bytes_per_token, one_request_fits
 from calc.logs.conclude.picks import CONCLUDED_ELSEWHERE, LENGTH, MEMORY, SETTINGS, Pick, picked
-from calc.logs.conclude.pool import block_worked_out, estimated_length, kv_pool, loading, pool_counts
+from calc.logs.conclude.pool import block_worked_out, estimated_length, kv_pool, loading, pool_counts, total_from_graphs
 from calc.logs.conclude.refusals import cut_last_line, refuse_two_starts, refuse_what_is_no_log, unreadable_notes
 from calc.logs.conclude.settings import kv_dtype, speculation
 from calc.logs.figures import Found, LogReading
@@ -64,6 +64,7 @@ def conclude(r: Reader) -> LogReading:
     got |= speculation(r)
     got["date"] = _date(r, notes)
     got |= picked(r, MEMORY, notes)
+    got["total_from_graphs"] = total_from_graphs(r, got["total_memory_bytes"], got["requested_memory_bytes"], notes)
     got["padding_layers"] = oom_and_padding(r, notes)
 
     pin, available, tokens, max_len, concurrency = (

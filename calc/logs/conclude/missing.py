@@ -15,6 +15,8 @@ def pool_absent(era: str | None, version: Opt, error: Opt) -> str:
     from 0.9.1 on prints 'Available KV cache memory' once the profile is done (determine_available_memory,
     logger.info_once in 0.33.0), so a log of such a build without it is cut or stopped earlier;
     V1 builds before 0.9.1 print no such line."""
+    if error is not None and error.value == "free_memory" and "Error in memory profiling" in error.line_text:
+        return f"the KV pool in bytes: the start stopped at the profile's check that free memory did not grow (line {error.line_no}), before the pool is sized"
     if error is not None and error.value == "free_memory":
         return f"the KV pool in bytes: the start stopped at the free-memory check (line {error.line_no}), before the profile that sizes the pool"
     release = _release(version)
@@ -52,7 +54,8 @@ def say_missing(
         if "as specified by kv_cache_memory_bytes" in available.line_text:
             missing.append(f"kv_cache_memory_bytes in bytes: the log prints the pin as {available.printed}, known to +- {fmt_half(available.half)}")
         else:
-            missing.append(f"kv_cache_memory_bytes: the pool is the profiled {available.printed}, known to +- {fmt_half(available.half)}")
+            kind = "worked out" if available.derived else "profiled"
+            missing.append(f"kv_cache_memory_bytes: the pool is the {kind} {available.printed}, known to +- {fmt_half(available.half)}")
     if tokens is None:
         if blocks is not None and block is not None:
             missing.append(f"the token count: V0 prints blocks; {blocks.value:,} blocks x {block.value} = {blocks.value * block.value:,} tokens")

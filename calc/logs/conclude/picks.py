@@ -50,7 +50,10 @@ def pick(reader: Reader, name: str, lowest: bool = True, notes: list[str] | None
     choose = min if lowest else max
     found = choose((f for _, f, _ in entries), key=lambda f: f.value)
     if notes is not None:
-        shown = ", ".join(f"{f.printed or f.value} (line {f.line_no})" for _, f, _ in entries[:6])
+        stage = reader.stage_of
+        shown = ", ".join(
+            f"{f.printed or f.value} (line {f.line_no}" + (f", stage {stage[f.line_no]})" if f.line_no in stage else ")") for _, f, _ in entries[:6]
+        )
         if name in ("available", "tokens", "blocks", "concurrency"):
             rule = "the smallest, which vLLM sizes every rank's pool by"
         else:
@@ -86,6 +89,9 @@ MEMORY = {
     "free": Pick("free_memory_bytes", what="free memory"),
     "total": Pick("total_memory_bytes", what="total memory"),
     "requested": Pick("requested_memory_bytes", what="requested memory"),
+    "engine_budget": Pick("engine_budget_bytes", what="the engine's budget"),
+    "external": Pick("external_weights_bytes", lowest=False, what="weights held outside the process"),
+    "free_grew": Pick("free_after_profile_bytes", lowest=False, what="free memory after the profile"),
     "kv_needed": Pick("kv_needed_bytes", what="KV needed for one request"),
     "cuda_graph": Pick("cuda_graph_bytes", lowest=False, what="estimated CUDA graph memory"),
     "graph_taken": Pick("cuda_graph_taken_bytes", lowest=False, what="CUDA graph memory taken"),
@@ -101,7 +107,7 @@ CONCLUDED_ELSEWHERE = frozenset({
     "sglang_line", "model", "served", "tp", "pp", "dp", "ep", "ep_on", "kv_dtype", "kv_dtype_said", "loading", "sg_loading", "profile_weights",
     "tokens", "sg_total", "blocks", "concurrency", "dcp", "blocks_per_request", "kv_group", "sg_pool", "sg_swa", "sg_avail_load",
     "sg_avail_pool", "available", "available_exact", "pinned_printed", "error", "sg_profiled_none", "estimated", "v0_capacity",
-    "speculative", "drafter", "oom", "padding", "max_len_from",
+    "speculative", "drafter", "oom", "padding", "max_len_from", "fit_pool", "cg_advice", "blocks_override",
 })  # fmt: skip
 
 

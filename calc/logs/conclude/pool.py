@@ -71,6 +71,8 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
         available = _exact_pool(
             pick(r, "available", True, notes, "available KV cache memory"), pick(r, "available_exact", True, notes, "KV cache memory in use"), notes
         )
+        available = _limiting_worker(r, available, notes)
+        available = _overridden(r, available, notes)
         pinned = pick(r, "pinned_printed", True, notes, "reserved KV cache memory")
         if pinned is not None:
             if pin is not None and abs(pinned.value - pin.value) > pinned.half:
@@ -80,7 +82,126 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
                 pin = pinned
     if pin is not None and available is None:
         available = pin
+    if pin is not None and "Applying persisted startup plan" in pin.line_text:
+        notes.append(
+            f"kv_cache_memory_bytes {pin.value:,} B comes from a startup plan an earlier start saved (line {pin.line_no}, VLLM_ENABLE_STARTUP_PLAN): "
+            "vLLM skipped its profile and took the saved pool, not --gpu-memory-utilization"
+        )
     return {"available_kv_bytes": available, "kv_cache_memory_bytes": pin}
+
+
+def _overridden(r: Reader, available: Opt, notes: list[str]) -> Opt:
+    """--num-gpu-blocks-override: vLLM allocates the count set, not the count the profiled pool
+    holds ("Overriding num_gpu_blocks=N with num_gpu_blocks_override=M", vllm/v1/core/kv_cache_utils.py;
+    kv_cache_planning.py in 0.33.0), so the pool is M blocks of pool // N bytes each: between
+    pool x M / (N + 1) and pool x M / N, the printed pool at the ends of its rounding."""
+    entries = r.seen.get("blocks_override") or []
+    if not entries:
+        return available
+    (profiled, override), line, _ = entries[0]
+    if available is None or available.value <= 0:
+        notes.append(f"--num-gpu-blocks-override set the pool to {override:,} blocks (line {line.line_no}), not the {profiled:,} the profile left")
+        return available
+    low, high = Fraction(available.low) * override / (profiled + 1), Fraction(available.high) * override / profiled
+    how = (
+        f"{available.printed} (line {available.line_no}) x {override:,} / {profiled:,} blocks (line {line.line_no}) = "
+        f"{fmt(Fraction(printed_exact(available)) * override / profiled, 'GiB')}, {fmt(low, 'GiB', down=True)} to {fmt(high, 'GiB', up=True)}"
+    )
+    notes.append(
+        f"KV pool: --num-gpu-blocks-override allocates {override:,} blocks, not the {profiled:,} the profiled pool holds, so the pool is {how} "
+        "(a block's bytes are the profiled pool // its blocks); the figures worked from the pool follow it"
+    )
+    mid = (low + high) / 2
+    return Found(round(mid), line.line_no, how, fmt(mid, "GiB"), (high - low) / 2, derived=True, exact=mid)
+
+
+def printed_exact(found: Found) -> Fraction:
+    return Fraction(found.exact if found.exact is not None else found.value)
+
+
+def worker(r: Reader, found: Found) -> str:
+    """The worker a figure's line names, where its prefix names a pipeline stage: ", stage 0's worker"."""
+    stage = r.stage_of.get(found.line_no)
+    return f", stage {stage}'s worker" if stage is not None else ""
+
+
+def _limiting_worker(r: Reader, available: Opt, notes: list[str]) -> Opt:
+    """--max-model-len auto names the pool of the worker that limits the length (_auto_fit_max_model_len,
+    vllm/v1/core/kv_cache_utils.py 0.14 on, kv_cache_planning.py in 0.33.0). Under pipeline parallelism
+    each stage profiles its own pool and vLLM gives every worker the smallest count of blocks
+    (get_kv_cache_configs), so where that pool is below the one the log's worker lines print, a
+    worker whose line is not in the log limits the start: its figure is read, and every figure after
+    it follows it."""
+    fit = pick(r, "fit_pool", True)
+    if fit is None:
+        return available
+    lines = f"the auto-fit line (line {fit.line_no}) names the KV memory of the worker that limits max_model_len, {fit.printed}"
+    lesser = " (from 0.31 that worker's pool less one block, the null block vLLM keeps back)"
+    if available is None:
+        notes.append(f"KV pool: {lines}{lesser}; no worker's own pool line is in the log, so it is read")
+        return fit
+    size = pick(r, "pp", False)
+    staged = (size is not None and size.value > 1) or len(r.pp_ranks) > 0
+    if fit.high < available.low and not staged:
+        notes.append(
+            f"KV pool: {lines}{lesser}, below the {available.printed} of line {available.line_no}; with no pipeline stages every worker's "
+            "pool is alike, so the pool read stays the printed one"
+        )
+        return available
+    if fit.high < available.low:
+        stages = sorted(r.pp_ranks)
+        other = ""
+        if len(stages) == 1 and r.stage_of.get(available.line_no) is not None:
+            which = f" (of {size.value} stages, stage {1 - stages[0]})" if size is not None and size.value == 2 and stages[0] in (0, 1) else ""
+            other = f"; the log prints stage {stages[0]}'s pool alone, so the limiting worker is on another stage{which}"
+        notes.append(
+            f"KV pool: {lines}{lesser}, less than the {available.printed} of line {available.line_no}{worker(r, available)}{other}: "
+            "vLLM fits the length to that worker and gives every worker the smallest count of blocks (get_kv_cache_configs), "
+            f"so the pool read is the limiting worker's {fit.printed} (line {fit.line_no}), and the figures worked from the pool follow it"
+        )
+        return fit
+    notes.append(f"KV pool: {lines}{lesser}; the {available.printed} of line {available.line_no}{worker(r, available)} is that worker's or agrees with it")
+    return available
+
+
+def total_from_graphs(r: Reader, total: Opt, requested: Opt, notes: list[str]) -> Found | None:
+    """The card's total from the CUDA-graph advice: vLLM prints the current fraction F, F - d
+    (where profiling of CUDA graph memory is on) and F + d, each rounded to four decimals, with
+    d = the estimate / total (vllm/v1/worker/gpu_worker.py determine_available_memory, 0.18 on), and
+    prints the estimate itself ("Estimated CUDA graph memory: X GiB", gpu_model_runner.py). So the
+    total is the estimate / d, bounded by the printing's rounding of each. One estimate and one
+    advice only: ranks with different figures are not paired."""
+    advices = {v for v, _, _ in r.seen.get("cg_advice", [])}
+    estimates = {v for v, _, _ in r.seen.get("cuda_graph", [])}
+    if len(advices) != 1 or len(estimates) != 1:
+        return None
+    (_, advice, _), (_, estimate, _) = r.seen["cg_advice"][0], r.seen["cuda_graph"][0]
+    current, equivalent, suggested = advice.value
+    quarter = Fraction(1, 20000)  # half the last of four decimals
+    f, s = Fraction(current), Fraction(suggested)
+    if equivalent is not None and s < 1:
+        d, half, how = (s - Fraction(equivalent)) / 2, quarter, f"({suggested} - {equivalent}) / 2"
+    elif equivalent is not None:
+        d, half, how = f - Fraction(equivalent), 2 * quarter, f"{current} - {equivalent}"
+    elif s < 1:
+        d, half, how = s - f, 2 * quarter, f"{suggested} - {current}"
+    else:
+        return None
+    if d - half <= 0 or estimate.value <= 0:
+        return None
+    low, high = Fraction(estimate.low) / (d + half), Fraction(estimate.high) / (d - half)
+    mid = Fraction(estimate.exact if estimate.exact is not None else estimate.value) / d
+    how = (
+        f"the estimate {estimate.printed} (line {estimate.line_no}) / {how} (the CUDA-graph advice, line {advice.line_no}) = {fmt(mid, 'GiB')}, "
+        f"{fmt(low, 'GiB', down=True)} to {fmt(high, 'GiB', up=True)} with the printing's rounding"
+    )
+    found = Found(round(mid), advice.line_no, how, fmt(mid, "GiB"), (high - low) / 2, derived=True, exact=(low + high) / 2)
+    if total is None and requested is None:
+        notes.append(f"the card's total is not printed; vLLM's advice on CUDA graph memory gives it: {how}")
+    elif total is not None:
+        agree = "within" if low <= total.value <= high else "outside"
+        notes.append(f"the card's total worked out from the CUDA-graph advice, {how}, is {agree} the printed {total.printed} (line {total.line_no})")
+    return found
 
 
 def estimated_length(r: Reader, tokens: Opt, notes: list[str]) -> dict[str, Found | None]:
