@@ -510,6 +510,14 @@ def as_flag(value: Any, file: str, path: str) -> bool:
     return value
 
 
+# A head_dim written null: transformers 5.5.3 takes hidden_size / num_attention_heads for it where the config class says
+# so (LlamaConfig, MistralConfig, GptOssConfig, Llama4TextConfig, ...), and vLLM's Qwen3, Qwen3-Next, Qwen3.5, GLM-4 and
+# Nemotron-H attention does the same where the class keeps it null (qwen3.py, qwen3_next.py, glm4.py, nemotron_h.py,
+# 0.33.0); Gemma's classes keep it null and vLLM's Gemma models hand it on as it is (gemma.py, gemma2.py, gemma3.py,
+# gemma3n.py, gemma4.py: head_dim=config.head_dim), so no head size follows from it there.
+NULL_HEAD_DIM_KEPT = ("Gemma",)
+
+
 def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:
     """The attention's dimensions. `bias` is attention_bias's default; on Llama's attention it
     also puts a bias on o_proj (vllm/model_executor/models/llama.py, bias_o_proj)."""
@@ -521,6 +529,9 @@ def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = 
             r.file, r.prefix + "num_key_value_heads", kv_heads, f"a divisor of num_attention_heads ({heads}): each KV head serves a group of query heads"
         )
     attention_bias = r.flag("attention_bias", bias)
+    if "head_dim" in r.data and r.data["head_dim"] is None and r.architecture.startswith(NULL_HEAD_DIM_KEPT):
+        raise ConfigError(r.file, r.prefix + "head_dim", None, f"a whole number: transformers' config class keeps a null head_dim as null and vLLM's "
+                          f"{r.architecture} passes config.head_dim to its attention as it is (gemma*.py, 0.33.0), with no fallback to hidden_size / heads")  # fmt: skip
     return {
         "hidden": hidden,
         "vocab": r.int("vocab_size"),

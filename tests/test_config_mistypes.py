@@ -1,0 +1,93 @@
+"""Mistyped fields of a config.json: each refused in one line naming the file, the field, what was found and what
+was expected, or read as transformers and vLLM read it. The configs are real ones (models/configs/SOURCES.yaml),
+changed one field at a time; the sizes they keep are their models' published parameter counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_calc
+
+CONFIGS = ROOT / "models" / "configs"
+
+# published parameter counts (the Hub's safetensors metadata of each model)
+LLAMA_31_8B = 8_030_261_248
+GEMMA_2_9B = 9_241_705_984
+MIXTRAL_8X7B = 46_702_792_704
+
+
+def changed(tmp_path: Path, name: str, **fields: object) -> Path:
+    data = json.loads((CONFIGS / name / "config.json").read_text())
+    target = data["text_config"] if isinstance(data.get("text_config"), dict) else data
+    target.update(fields)
+    out = tmp_path / "config.json"
+    out.write_text(json.dumps(data))
+    return out
+
+
+def params(path: Path) -> int:
+    done = run_calc("model", str(path), "--json", "--max-model-len", "4096")
+    assert done.returncode == 0, done.stderr
+    return int(json.loads(done.stdout)["checkpoint_bytes"]) // 2
+
+
+def refused(path: Path, *args: str) -> str:
+    done = run_calc("model", str(path), *args)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0]
+    return lines[0]
+
+
+def test_the_shipped_configs_keep_their_published_counts(tmp_path: Path) -> None:
+    assert params(CONFIGS / "llama-3.1-8b" / "config.json") == LLAMA_31_8B
+    assert params(CONFIGS / "gemma-2-9b" / "config.json") == GEMMA_2_9B
+    assert params(CONFIGS / "mixtral-8x7b-v0.1" / "config.json") == MIXTRAL_8X7B
+
+
+@pytest.mark.parametrize("top_k", [9, 0, "2", 2.5])
+def test_more_experts_a_token_than_there_are_is_refused(tmp_path: Path, top_k: object) -> None:
+    line = refused(changed(tmp_path, "mixtral-8x7b-v0.1", num_experts_per_tok=top_k))
+    assert f"num_experts_per_tok: found {top_k!r}, expected a whole number from 1 to 8" in line
+
+
+def test_all_experts_a_token_is_still_a_config(tmp_path: Path) -> None:
+    assert params(changed(tmp_path, "mixtral-8x7b-v0.1", num_experts_per_tok=8)) == MIXTRAL_8X7B
+
+
+@pytest.mark.parametrize("value", ["linear", ["yarn"], 4.0])
+def test_a_rope_scaling_that_is_no_object_is_refused(tmp_path: Path, value: object) -> None:
+    line = refused(changed(tmp_path, "llama-3.1-8b", rope_scaling=value))
+    assert f"rope_scaling: found {value!r}, expected an object" in line
+
+
+def test_a_null_rope_scaling_is_none(tmp_path: Path) -> None:
+    assert params(changed(tmp_path, "llama-3.1-8b", rope_scaling=None)) == LLAMA_31_8B
+
+
+def test_a_null_head_dim_falls_back_where_transformers_does(tmp_path: Path) -> None:
+    """LlamaConfig takes hidden_size / num_attention_heads for a null head_dim (4,096 / 32 = 128, Llama's own)."""
+    assert params(changed(tmp_path, "llama-3.1-8b", head_dim=None)) == LLAMA_31_8B
+
+
+def test_a_null_head_dim_is_refused_where_nothing_falls_back(tmp_path: Path) -> None:
+    """Gemma2Config keeps a null head_dim null and vLLM's gemma2.py hands it on: hidden / heads would be
+    3,584 / 16 = 224, not the 256 of the checkpoint, so no size is given."""
+    line = refused(changed(tmp_path, "gemma-2-9b", head_dim=None))
+    assert "head_dim: found None, expected a whole number" in line and "no fallback" in line
+
+
+def test_llama4_null_head_dim_falls_back(tmp_path: Path) -> None:
+    """Llama4TextConfig: a null head_dim is hidden_size / num_attention_heads (5,120 / 40 = 128, Scout's own)."""
+    same = changed(tmp_path, "llama-4-scout-17b-16e-instruct")
+    nulled = tmp_path / "nulled"
+    nulled.mkdir()
+    data = json.loads(same.read_text())
+    data["text_config"]["head_dim"] = None
+    (nulled / "config.json").write_text(json.dumps(data))
+    a = run_calc("model", str(same), "--json", "--max-model-len", "4096")
+    b = run_calc("model", str(nulled / "config.json"), "--json", "--max-model-len", "4096")
+    assert a.returncode == b.returncode == 0, b.stderr
+    assert json.loads(a.stdout)["checkpoint_bytes"] == json.loads(b.stdout)["checkpoint_bytes"]
