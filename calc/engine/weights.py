@@ -480,6 +480,12 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
             ts += [t(f"{q}.norm1", d), t(f"{q}.norm2", d), t(f"{q}.attn.qkv", 3 * d // n, d), t(f"{q}.attn.proj", d, d // n),
                    t(f"{q}.mlp.gate_up_proj", 2 * out // n, d), t(f"{q}.mlp.down_proj", d, out // n)]  # fmt: skip
         return ts
+    if tower.kind == "llama4-default":
+        raise InputError(
+            "vision_config: found nothing in a Llama 4 config; transformers' Llama4Config then builds its default tower (Llama4VisionConfig, "
+            "transformers 5.5.3: 34 layers 768 wide), not the one a Llama 4 checkpoint holds, so no tower size follows: expected the "
+            "checkpoint's vision_config, or --limit-mm-per-prompt '{\"image\": 0}', under which vLLM builds no tower, to size the language model alone"
+        )
     if tower.kind == "gemma3n":
         raise InputError(
             "the Gemma 3n vision tower (timm's MobileNetV5, named by vision_config.architecture) and audio tower (a Conformer), built by "

@@ -135,7 +135,10 @@ class Tower:
       patch_ln2; pos_embedding, mm_posemb_size x 2 x mm_embed_dim; pos_norm) and Gemma4MultimodalEmbedder's
       embedding_projection (ReplicatedLinear from output_proj_dims, else hidden_size, to the language model's width)
       for the images and, where the config has an audio_config, the audio frames; built whatever
-      --limit-mm-per-prompt says (no _mark_tower_model).
+      --limit-mm-per-prompt says (no _mark_tower_model);
+    - "llama4-default" (a Llama 4 config without vision_config): the tower Llama4Config fills in from
+      Llama4VisionConfig's defaults, not the checkpoint's: not sized (its tensors are refused), so a start is
+      sized only where --limit-mm-per-prompt leaves it unbuilt.
     """
 
     kind: str
@@ -165,7 +168,7 @@ class Tower:
         return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "qwen2-vl": "Qwen2-VL vision tower",
                 "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
                 "pixtral": "Pixtral vision tower", "clip": "CLIP vision tower",
-                "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower", "moonvit": "MoonViT vision tower",
+                "llama4": "Llama 4 vision tower", "llama4-default": "Llama 4 vision tower", "internvit": "InternViT vision tower", "moonvit": "MoonViT vision tower",
                 "gemma3n": "Gemma 3n vision and audio towers", "gemma4": "Gemma 4 vision and audio towers",
                 "gemma4-unified": "Gemma 4 Unified vision and audio embedders"}[self.kind]  # fmt: skip
 

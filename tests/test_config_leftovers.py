@@ -1,4 +1,4 @@
-"""Mistyped fields of a config.json: each refused in one line naming the file, the field, what was found and what
+"""Leftovers of a sweep over real configs. Mistyped fields of a config.json: each refused in one line naming the file, the field, what was found and what
 was expected, or read as transformers and vLLM read it. The configs are real ones (models/configs/SOURCES.yaml),
 changed one field at a time; the sizes they keep are their models' published parameter counts."""
 
@@ -91,3 +91,32 @@ def test_llama4_null_head_dim_falls_back(tmp_path: Path) -> None:
     b = run_calc("model", str(nulled / "config.json"), "--json", "--max-model-len", "4096")
     assert a.returncode == b.returncode == 0, b.stderr
     assert json.loads(a.stdout)["checkpoint_bytes"] == json.loads(b.stdout)["checkpoint_bytes"]
+
+
+# --- a Llama 4 config without vision_config ---------------------------------------------------
+
+SCOUT_PARAMS = 108_641_793_536  # Scout's layers with its tower: the published 109B (tests/test_granite_llama4.py)
+NO_IMAGES = ("--limit-mm-per-prompt", '{"image": 0}')
+
+
+def report(path: Path, *args: str) -> dict:
+    done = run_calc("model", str(path), "--json", "--max-model-len", "8192", *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_llama4_without_vision_config_is_its_language_model_when_no_image_is_allowed() -> None:
+    whole = CONFIGS / "llama-4-scout-17b-16e-instruct" / "config.json"
+    text = CONFIGS / "llama-4-scout-17b-16e-instruct-text" / "config.json"
+    assert "vision_config" not in json.loads(text.read_text())
+    assert report(whole)["checkpoint_bytes"] == 2 * SCOUT_PARAMS
+    alone, cut = report(text, *NO_IMAGES), report(whole, *NO_IMAGES)
+    assert alone["weights_bytes_per_rank"] == cut["weights_bytes_per_rank"] < report(whole)["weights_bytes_per_rank"]
+    assert alone["kv_bytes_per_token"] == cut["kv_bytes_per_token"]
+
+
+@pytest.mark.parametrize("args", [(), ("--limit-mm-per-prompt", '{"image": 1}'), ("--limit-mm-per-prompt", '{"image": 0}', "--engine-version", "0.10.1")])
+def test_llama4_without_vision_config_is_refused_where_a_tower_is_built(args: tuple[str, ...]) -> None:
+    text = CONFIGS / "llama-4-scout-17b-16e-instruct-text" / "config.json"
+    line = refused(text, "--max-model-len", "8192", *args)
+    assert "vision_config: found nothing, expected the checkpoint's vision_config, or --limit-mm-per-prompt" in line
