@@ -120,3 +120,36 @@ def test_llama4_without_vision_config_is_refused_where_a_tower_is_built(args: tu
     text = CONFIGS / "llama-4-scout-17b-16e-instruct-text" / "config.json"
     line = refused(text, "--max-model-len", "8192", *args)
     assert "vision_config: found nothing, expected the checkpoint's vision_config, or --limit-mm-per-prompt" in line
+
+
+# --- Nemotron 3's MTP layers ------------------------------------------------------------------
+
+ULTRA = CONFIGS / "nemotron-3-ultra-550b-a55b-bf16" / "config.json"
+SUPER = CONFIGS / "nemotron-3-super-120b-a12b-fp8" / "config.json"
+ULTRA_BF16_GB = 1121  # NVIDIA's blog on Ultra's NVFP4 checkpoint: "1,121 GB in BF16", MTP layers among them
+
+
+def test_nemotron_3_ultra_with_its_mtp_layers_is_the_published_bf16_size() -> None:
+    r = report(ULTRA)
+    assert round(r["checkpoint_bytes"] / 1e9) == ULTRA_BF16_GB
+    assert round((r["checkpoint_bytes"] - r["drafter_bytes_per_rank"]) / 1e9) < ULTRA_BF16_GB - 20  # the layers alone fall short
+
+
+@pytest.mark.parametrize("config", [SUPER, ULTRA])
+def test_nemotron_3_speculative_tokens_load_the_mtp_drafter(config: Path) -> None:
+    """--speculative-tokens loads the MTP step: its weights beside the model's and, for its one attention layer,
+    2 KV heads of 128 for K and V in bf16 more a token."""
+    plain, drafted = report(config), report(config, "--speculative-tokens", "3")
+    assert plain["drafter_bytes_per_rank"] == drafted["drafter_bytes_per_rank"] > 0
+    assert drafted["kv_bytes_per_token"] - plain["kv_bytes_per_token"] == 2 * 2 * 128 * 2
+    assert drafted["weights_bytes_per_rank"] == plain["weights_bytes_per_rank"]
+
+
+def test_more_than_one_nemotron_mtp_step_is_refused(tmp_path: Path) -> None:
+    line = refused(changed(tmp_path, "nemotron-3-ultra-550b-a55b-bf16", num_nextn_predict_layers=2))
+    assert "num_nextn_predict_layers: found 2, expected 0 or 1" in line
+
+
+def test_a_nemotron_mtp_layer_of_another_kind_is_refused(tmp_path: Path) -> None:
+    line = refused(changed(tmp_path, "nemotron-3-ultra-550b-a55b-bf16", mtp_layers_block_type=["mamba", "moe"]))
+    assert "mtp_layers_block_type: found ['mamba', 'moe'], expected the MTP layers' kinds, each attention (*) or moe (E)" in line

@@ -328,7 +328,8 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     out += _per_layer_inputs(shape, tp)
     for i, (kind, mlp) in enumerate(zip(shape.layers, shape.mlps, strict=True)):
         out += _layer(shape, f"model.layers.{i}", kind, mlp, tp)
-    for j in range(shape.drafter_layers):
+    out += _nemotron_h_mtp(shape, tp)
+    for j in range(0 if shape.drafter_kinds else shape.drafter_layers):
         i = len(shape.layers) + j
         prefix = f"model.layers.{i}"
         kind = MLA if MLA in shape.layers else FULL
@@ -351,6 +352,26 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         out.append(
             Tensor(f"model.layers.{first}.self_attn.rotary_emb.cos_sin_cache", rope.positions, rope.rotary_dim, dtype_bytes=rope.dtype_bytes, buffer=True)
         )
+    return out
+
+
+def _nemotron_h_mtp(shape: Shape, tp: int) -> list[Tensor]:
+    """Nemotron-H's MTP step (nemotron_h_mtp.py, 0.33.0): its layers by drafter_kinds, each the model's attention or MoE
+    decoder layer (a norm and the mixer, under the checkpoint's quantization: get_draft_quant_config); the first also
+    enorm, hnorm and eh_proj (ColumnParallelLinear from 2 x hidden_size to hidden_size), the last final_layernorm.
+    No embedding or head of its own: has_own_embed_tokens and has_own_lm_head are False, the target's are used (0.18.0
+    to 0.32.x build their own and the proposer swaps them for the target's at one pipeline stage: not counted)."""
+    h, kinds = shape.hidden, shape.drafter_kinds
+    moe = next((m for m in reversed(shape.mlps) if m.experts), Mlp())
+    out: list[Tensor] = []
+    for i, kind in enumerate(kinds * shape.drafter_layers):
+        p = f"mtp.layers.{i}"
+        layer = _layer(shape, p, kind, moe if kind == MOE_ONLY else Mlp(), tp)
+        if i % len(kinds) == 0:
+            layer += [Tensor(f"{p}.enorm", h), Tensor(f"{p}.hnorm", h), Tensor(f"{p}.eh_proj", h // tp, 2 * h, linear=True)]
+        if i % len(kinds) == len(kinds) - 1:
+            layer.append(Tensor(f"{p}.final_layernorm", h))
+        out += [replace(t, drafter=True) for t in layer]
     return out
 
 

@@ -317,6 +317,8 @@ class Shape:
     compress_ratios: tuple[int, ...] = ()
     dsv4: DeepseekV4Dims | None = None
     drafter_layers: int = 0
+    # the kinds of one MTP step's layers where they are not a copy of the model's last (Nemotron-H's mtp_layers_block_type)
+    drafter_kinds: tuple[str, ...] = ()
     # the MTP module's own ends vLLM swaps for the target's after loading (weights.drafter_as_loaded); none as read
     drafter_shared: frozenset[str] = frozenset()
     defaults: tuple[str, ...] = ()  # fields the config leaves out, taken as its transformers class's defaults
