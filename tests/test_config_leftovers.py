@@ -153,3 +153,56 @@ def test_more_than_one_nemotron_mtp_step_is_refused(tmp_path: Path) -> None:
 def test_a_nemotron_mtp_layer_of_another_kind_is_refused(tmp_path: Path) -> None:
     line = refused(changed(tmp_path, "nemotron-3-ultra-550b-a55b-bf16", mtp_layers_block_type=["mamba", "moe"]))
     assert "mtp_layers_block_type: found ['mamba', 'moe'], expected the MTP layers' kinds, each attention (*) or moe (E)" in line
+
+
+# --- ModelOpt MIXED_PRECISION ------------------------------------------------------------------
+
+QWEN36_MOE_NVFP4 = CONFIGS / "qwen3.6-35b-a3b-nvfp4" / "config.json"
+QWEN36_DENSE_NVFP4 = CONFIGS / "qwen3.6-27b-nvfp4" / "config.json"
+
+
+def test_qwen36_moe_nvfp4_is_the_published_share_of_its_bf16_original() -> None:
+    """NVIDIA's card: 3.06 times smaller than the BF16 original (about 71 GB to 23 GB), each module packed as
+    quantized_layers names it (FP8 attention, W4A16_NVFP4 experts, shared expert and lm_head)."""
+    mixed, bf16 = report(QWEN36_MOE_NVFP4), report(CONFIGS / "qwen3.6-35b-a3b" / "config.json")
+    assert (round(mixed["checkpoint_bytes"] / 1e9), round(bf16["checkpoint_bytes"] / 1e9)) == (23, 72)
+    assert abs(bf16["checkpoint_bytes"] / mixed["checkpoint_bytes"] / 3.06 - 1) < 0.01
+    assert mixed["drafter_bytes_per_rank"] == bf16["drafter_bytes_per_rank"]  # the MTP module is excluded: BF16 in both
+
+
+def test_qwen36_dense_nvfp4_is_the_published_size() -> None:
+    """About 22 GB of weights, the MLPs W4A16_NVFP4 and the attention FP8; its KV cache FP8 (kv_cache_scheme)."""
+    r = report(QWEN36_DENSE_NVFP4)
+    assert round(r["checkpoint_bytes"] / 1e9) == 22
+    assert r["kv_cache_dtype"] == "fp8_e4m3"
+
+
+def test_mixed_precision_without_its_map_is_refused(tmp_path: Path) -> None:
+    data = json.loads(QWEN36_DENSE_NVFP4.read_text())
+    del data["quantization_config"]["quantized_layers"]
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    line = refused(tmp_path / "config.json")
+    assert "quantization_config.quantized_layers: found None, expected an object of module names and their algorithms" in line
+
+
+def test_a_module_calc_does_not_lay_out_refuses_the_model(tmp_path: Path) -> None:
+    """A quantized_layers name no tensor of calc's layout takes: refused, not sized without it."""
+    data = json.loads(QWEN36_DENSE_NVFP4.read_text())
+    data["quantization_config"]["quantized_layers"]["model.language_model.layers.0.self_attn.index_q_proj"] = {"quant_algo": "FP8"}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    line = refused(tmp_path / "config.json")
+    assert "found 1 modules (model.language_model.layers.0.self_attn.index_q_proj) that calc's layout" in line
+
+
+def test_shards_of_two_algorithms_in_one_fused_layer_are_refused(tmp_path: Path) -> None:
+    data = json.loads(QWEN36_DENSE_NVFP4.read_text())
+    data["quantization_config"]["quantized_layers"]["model.language_model.layers.0.mlp.gate_proj"] = {"quant_algo": "FP8"}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    assert "Mixed quant_algo within fused layer" in refused(tmp_path / "config.json")
+
+
+def test_an_unknown_mixed_algorithm_is_named(tmp_path: Path) -> None:
+    data = json.loads(QWEN36_DENSE_NVFP4.read_text())
+    data["quantization_config"]["quantized_layers"]["lm_head"] = {"quant_algo": "q8_0"}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    assert "quantized_layers.lm_head.quant_algo: found 'q8_0', expected one of FP8" in refused(tmp_path / "config.json")
