@@ -206,3 +206,13 @@ def test_an_unknown_mixed_algorithm_is_named(tmp_path: Path) -> None:
     data["quantization_config"]["quantized_layers"]["lm_head"] = {"quant_algo": "q8_0"}
     (tmp_path / "config.json").write_text(json.dumps(data))
     assert "quantized_layers.lm_head.quant_algo: found 'q8_0', expected one of FP8" in refused(tmp_path / "config.json")
+
+
+def test_vllms_own_names_for_the_method_read_the_same(tmp_path: Path) -> None:
+    """quant_method modelopt_mixed (the name vLLM gives MIXED_PRECISION) and --quantization modelopt_mixed size the same bytes."""
+    data = json.loads(QWEN36_DENSE_NVFP4.read_text())
+    data["quantization_config"]["quant_method"] = "modelopt_mixed"
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    same = report(QWEN36_DENSE_NVFP4)["checkpoint_bytes"]
+    assert report(tmp_path / "config.json")["checkpoint_bytes"] == same
+    assert report(QWEN36_DENSE_NVFP4, "--quantization", "modelopt_mixed")["checkpoint_bytes"] == same

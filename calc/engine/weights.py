@@ -150,7 +150,7 @@ def quant_of(shape: Shape) -> Quant:
         # modules_to_not_convert an fp8 weight and a float32 scale a row; it gives fused experts no method,
         # so they load unquantized (UnquantizedFusedMoEMethod, fused_moe/routed_experts.py, 0.33.0)
         return Quant("fp8-channel", ignore=ignore)
-    if method == "modelopt":
+    if method.startswith("modelopt"):  # modelopt, and the modelopt_fp4 and modelopt_mixed vLLM names them by (modelopt.py, 0.33.0)
         if algo == "MIXED_PRECISION":
             return _mixed(shape, q, nested, ignore)
         if algo == "NVFP4":

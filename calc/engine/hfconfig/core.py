@@ -397,7 +397,11 @@ def load(text: str, file: str) -> jsontext.JsonObject:
 # is_checkpoint_fp8_serialized False; its quantization_config is what Fp8Config.from_config reads, with
 # that flag kept so the weights say they were counted in fp8 as they load).
 # moe_wna16 (moe_wna16.py), which also overrides awq and gptq, runs no Marlin kernel and is not modeled.
-QUANTIZATION_OVERRIDES = {"awq": ("awq_marlin", "auto_awq", "marlin"), "gptq": ("gptq_marlin", "auto_gptq", "marlin"), "modelopt": ("modelopt_fp4",)}
+QUANTIZATION_OVERRIDES = {
+    "awq": ("awq_marlin", "auto_awq", "marlin"),
+    "gptq": ("gptq_marlin", "auto_gptq", "marlin"),
+    "modelopt": ("modelopt_fp4", "modelopt_mixed"),
+}
 AT_LOAD: dict[str, jsontext.JsonObject] = {
     "fp8": {"quant_method": "fp8", "activation_scheme": "dynamic", "is_checkpoint_fp8_serialized": False},
     # bitsandbytes_loader.py _unquantized_generator: quantize_4bit(compress_statistics=True, quant_type="nf4"), one block of 64
