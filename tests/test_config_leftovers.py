@@ -216,3 +216,27 @@ def test_vllms_own_names_for_the_method_read_the_same(tmp_path: Path) -> None:
     same = report(QWEN36_DENSE_NVFP4)["checkpoint_bytes"]
     assert report(tmp_path / "config.json")["checkpoint_bytes"] == same
     assert report(QWEN36_DENSE_NVFP4, "--quantization", "modelopt_mixed")["checkpoint_bytes"] == same
+
+
+# --- DeepSeek V4's NVFP4 experts -----------------------------------------------------------------
+
+DSV4_NVFP4 = ROOT / "tests" / "data" / "configs" / "deepseek-v4-flash-nvfp4" / "config.json"
+
+
+def test_deepseek_v4_nvfp4_experts_are_nvfp4_and_the_rest_fp8() -> None:
+    """NVIDIA's DeepSeek-V4-Flash-NVFP4 (284B parameters, its card): quant_method fp8, which vLLM serves as
+    deepseek_v4_fp8 with NVFP4 routed experts under moe_quant_algo NVFP4; its "ignore" list is no key Fp8Config
+    reads, so attention and shared experts stay block FP8 as in the original checkpoint. Against the same config
+    with MXFP4 experts, each expert's 3 x 2,048 x 4,096 values carry an fp8 scale a 16 rather than an e8m0 a 32,
+    and four float32 scalars (two tensors' weight_scale_2 and input_scale) more."""
+    from calc.engine import hfconfig, weights
+
+    data = json.loads(DSV4_NVFP4.read_text())
+    s = hfconfig.shape(data, str(DSV4_NVFP4))
+    assert round(sum(t.rows * t.cols * t.count for t in weights.tensors(s) if not t.buffer) / 1e9) == 284
+    assert weights.quant_of(s).ignore == ()
+    other = json.loads(DSV4_NVFP4.read_text())
+    del other["quantization_config"]["moe_quant_algo"]
+    mx = hfconfig.shape(other, str(DSV4_NVFP4))
+    n = 3 * 2048 * 4096
+    assert weights.per_rank(s).model - weights.per_rank(mx).model == 43 * 256 * (n // 16 - n // 32 + 2 * 8)

@@ -419,7 +419,8 @@ def test_ignored_modules_stay_in_the_model_dtype() -> None:
     ("quant", "message"),
     [
         ({"quant_method": "fp8", "modules_to_not_convert": [1, 2]}, "x: quantization_config.modules_to_not_convert: found [1, 2], expected a list of module names"),
-        ({"quant_method": "fp8", "ignore": "lm_head"}, "x: quantization_config.ignore: found 'lm_head', expected a list of module names"),
+        ({"quant_method": "fp8", "ignored_layers": "lm_head"}, "x: quantization_config.ignored_layers: found 'lm_head', expected a list of module names"),
+        ({"quant_method": "awq", "bits": 4, "group_size": 128, "ignore": "lm_head"}, "x: quantization_config.ignore: found 'lm_head', expected a list of module names"),
         ({"quant_method": "fp8", "weight_block_size": [128, True]}, "x: quantization_config.weight_block_size: found [128, True], expected two whole numbers"),
         ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": "lots"}, "x: quantization_config.group_size: found 'lots', expected a whole number"),
         ({"quant_method": "compressed-tensors", "config_groups": [1]}, "x: quantization_config.config_groups: found [1], expected an object"),

@@ -92,6 +92,7 @@ class Tensor:
     tower: bool = False  # the vision tower or its projector
     buffer: bool = False  # built at load, not read from the checkpoint (a rope's cos/sin cache): not scaled to it, not offloaded
     fp4: bool = False  # MXFP4 whatever the checkpoint's quantization_config (DeepSeek V4's experts of expert_dtype fp4)
+    nvfp4: bool = False  # NVFP4 whatever the checkpoint's method (DeepSeek V4's fp4 experts under moe_quant_algo NVFP4)
 
 
 # bitsandbytes (vllm/model_executor/layers/quantization/bitsandbytes.py, read in v0.13.0 and v0.23.0; no
@@ -132,7 +133,7 @@ def quant_of(shape: Shape) -> Quant:
         return Quant("none")
     nested = _object(q.get("quantization"))
     method = str(q.get("quant_method", "")).lower()
-    ignore = _ignore(shape.file, q, nested)
+    ignore = _ignore(shape.file, q, nested, method)
     algo = str(q.get("quant_algo") or nested.get("quant_algo") or "").upper()
     if method == "fp8":
         block = q.get("weight_block_size")
@@ -331,11 +332,12 @@ def _object(value: Json) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
-def _ignore(file: str, q: JsonObject, nested: JsonObject) -> tuple[str, ...]:
-    """The modules left unquantized: the first of the names a checkpoint's format gives them."""
-    for key, value in (("ignore", q.get("ignore")), ("modules_to_not_convert", q.get("modules_to_not_convert")),
-                       ("llm_int8_skip_modules", q.get("llm_int8_skip_modules")),
-                       ("exclude_modules", q.get("exclude_modules")), ("quantization.exclude_modules", nested.get("exclude_modules"))):  # fmt: skip
+def _ignore(file: str, q: JsonObject, nested: JsonObject, method: str = "") -> tuple[str, ...]:
+    """The modules left unquantized: the first of the names a checkpoint's format gives them. Fp8Config reads
+    ignored_layers, else modules_to_not_convert, and no other key (fp8.py from_config, 0.33.0): an fp8 checkpoint's
+    "ignore" (NVIDIA's DeepSeek V4 NVFP4 configs: the modules ModelOpt left as the original FP8 had them) is not read."""
+    keys = ("ignored_layers", "modules_to_not_convert") if method == "fp8" else ("ignore", "modules_to_not_convert", "llm_int8_skip_modules", "exclude_modules")
+    for key, value in [*((k, q.get(k)) for k in keys), ("quantization.exclude_modules", None if method == "fp8" else nested.get("exclude_modules"))]:
         if value:
             if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
                 raise ConfigError(file, f"quantization_config.{key}", value, "a list of module names")
@@ -402,6 +404,8 @@ def tensor_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
     n = t.rows * t.cols
     if t.fp4:  # mxfp4.py Mxfp4MoEMethod: two values a byte and a uint8 (e8m0) scale a 32
         return (n // 2 + cdiv(n, 32)) * t.count
+    if t.nvfp4:  # modelopt.py ModelOptNvFp4FusedMoE: two values a byte, an fp8 scale a 16, two float32 scalars
+        return (n // 2 + cdiv(n, 16) + 8) * t.count
     if quant.method == "mixed":
         quant = _quant_for(t, quant)
         t = replace(t, linear=True) if quant.method != "none" else t
@@ -851,9 +855,12 @@ def _dsv4_layer(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
         out += [Tensor(f"{a}.indexer.wq_b", ih * idim, q, linear=True), Tensor(f"{a}.indexer.weights_proj", ih, h)]
         out += compressor(f"{a}.indexer.compressor", 4, idim)
     e, fp4 = mlp.experts, x.expert_fp4
+    # deepseek_v4/quant_config.py DeepseekV4FP8Config (0.33.0): fp4 experts are NVFP4 (ModelOptNvFp4FusedMoE, groups of 16)
+    # where quantization_config.moe_quant_algo says NVFP4 (NVIDIA's DeepSeek-V4-*-NVFP4), else MXFP4
+    nv = fp4 and str((shape.quantization or {}).get("moe_quant_algo") or "").upper() == "NVFP4"
     width = mlp.expert_intermediate // tp
-    out += [Tensor(f"{f}.gate", e, h), Tensor(f"{f}.experts.gate_up_proj", 2 * width, h, count=e, linear=True, fp4=fp4),
-            Tensor(f"{f}.experts.down_proj", h, width, count=e, linear=True, fp4=fp4)]  # fmt: skip
+    out += [Tensor(f"{f}.gate", e, h), Tensor(f"{f}.experts.gate_up_proj", 2 * width, h, count=e, linear=True, fp4=fp4 and not nv, nvfp4=nv),
+            Tensor(f"{f}.experts.down_proj", h, width, count=e, linear=True, fp4=fp4 and not nv, nvfp4=nv)]  # fmt: skip
     if i < x.hash_layers:
         out.append(Tensor(f"{f}.gate.tid2eid", shape.vocab, x.top_k, dtype_bytes=4))
     elif shape.routing_bias:
@@ -1120,7 +1127,7 @@ FUSED_PARAMETERS = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_p
 def _data_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
     """The bytes of a tensor's own data, without the scales and zeros its packing keeps beside it."""
     n = t.rows * t.cols * t.count
-    if t.fp4:
+    if t.fp4 or t.nvfp4:
         return n // 2
     if quant.method == "mixed":
         quant = _quant_for(t, quant)
