@@ -419,7 +419,8 @@ def test_ignored_modules_stay_in_the_model_dtype() -> None:
     ("quant", "message"),
     [
         ({"quant_method": "fp8", "modules_to_not_convert": [1, 2]}, "x: quantization_config.modules_to_not_convert: found [1, 2], expected a list of module names"),
-        ({"quant_method": "fp8", "ignore": "lm_head"}, "x: quantization_config.ignore: found 'lm_head', expected a list of module names"),
+        ({"quant_method": "fp8", "ignored_layers": "lm_head"}, "x: quantization_config.ignored_layers: found 'lm_head', expected a list of module names"),
+        ({"quant_method": "awq", "bits": 4, "group_size": 128, "ignore": "lm_head"}, "x: quantization_config.ignore: found 'lm_head', expected a list of module names"),
         ({"quant_method": "fp8", "weight_block_size": [128, True]}, "x: quantization_config.weight_block_size: found [128, True], expected two whole numbers"),
         ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": "lots"}, "x: quantization_config.group_size: found 'lots', expected a whole number"),
         ({"quant_method": "compressed-tensors", "config_groups": [1]}, "x: quantization_config.config_groups: found [1], expected an object"),
@@ -1299,7 +1300,11 @@ def test_nemotron_3_super_latent_experts_meet_its_published_size() -> None:
     expert = 2 * 2688 * latent  # up and down, squared ReLU, in the latent width
     moe = 512 * expert + 2 * 5376 * h + 512 * h + 512 + 2 * latent * h + h  # experts, shared, router and bias, latent projections, norm
     total = 2 * vocab * h + 40 * mamba + 8 * attention + 40 * moe + h
-    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s) if not t.drafter) == total
+    # its MTP step (mtp_hybrid_override_pattern "*E"): an attention and an MoE layer as the model's, enorm, hnorm and
+    # eh_proj (2 x hidden to hidden) on the first, final_layernorm on the last (nemotron_h_mtp.py, 0.33.0)
+    mtp = attention + moe + 2 * h + 2 * h * h + h
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s) if t.drafter) == mtp
     assert total // 10**9 == 120  # 120.67B, named 120B
     active = total - 40 * (512 - 22) * expert - vocab * h  # less the idle experts and the input table
     assert round(active / 1e9) == 12
@@ -1341,7 +1346,9 @@ def test_nemotron_h_in_transformers_5_form_reads_its_layers_block_type() -> None
     expert = 2 * 5120 * latent
     moe = 512 * expert + 2 * 10240 * h + 512 * h + 512 + 2 * latent * h + h
     total = 2 * vocab * h + 48 * mamba + 12 * attention + 48 * moe + h
-    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s)) == total
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s) if not t.drafter) == total
+    mtp = attention + moe + 2 * h + 2 * h * h + h  # mtp_layers_block_type [attention, moe], as Super's
+    assert sum(t.rows * t.cols * t.count for t in weights.tensors(s) if t.drafter) == mtp
     assert round(total / 1e9) == 549  # 549.3B, named 550B
     assert round((total - 48 * (512 - 22) * expert - vocab * h) / 1e9) == 55
     r = modeled.model_report(modeled.ModelInputs(text, max_model_len=32768))

@@ -359,7 +359,10 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
     state_pages = {"align": 2, "none": 1, "all": 0}[s.mamba_cache_mode] + s.speculative_tokens
     kinds = [k for kind in shape.layers for k in ((FULL, MAMBA) if kind == PARALLEL else (kind,))]  # Falcon-H1: a cache and a state a layer
     if s.speculative_tokens and shape.drafter_layers:  # the MTP drafter's attention layers share the pool
-        kinds += [MLA if MLA in kinds else FULL] * shape.drafter_layers
+        if shape.drafter_kinds:  # Nemotron-H: the attention layers of its MTP step (nemotron_h_mtp.py)
+            kinds += [k for k in shape.drafter_kinds if k == FULL] * shape.drafter_layers
+        else:
+            kinds += [MLA if MLA in kinds else FULL] * shape.drafter_layers
     if CHUNKED in kinds and v.chunked_local == "unread":
         raise ValueError(f"vLLM {v.name}: whether it keeps chunked local attention apart was not read for this release "
                          "(0.10.1.1 to 0.13.0 fold it into full attention, 0.19.0 on keep it); pick a release read")  # fmt: skip

@@ -164,6 +164,14 @@ def apply(shape: Shape, s: Settings, rel: tuple[int, int]) -> tuple[Shape, list[
             "(vllm/model_executor/models/interfaces.py _mark_tower_model from 0.15.0; the model's own __init__ from 0.11.0)",
             *form,
         ]
+    if tower.kind == "llama4-default":
+        raise InputError(
+            f"{shape.file}: vision_config: found nothing, expected the checkpoint's vision_config, or --limit-mm-per-prompt "
+            f"'{{\"image\": 0}}' (vLLM {'.'.join(map(str, limit_skips_from(shape.architecture)))}.0 and later then build no tower: mllama4.py) "
+            "to size the language model alone: "
+            "transformers' Llama4Config fills a missing one with its default tower (Llama4VisionConfig, 5.5.3: 34 layers 768 wide), "
+            "not the tower a Llama 4 checkpoint holds"
+        )
     notes = form
     zero = [m for m in tower.modalities if limit(s, m) == 0]
     if zero and len(zero) < len(tower.modalities):

@@ -16,8 +16,9 @@ Bytes follow the checkpoint's quantization_config: FP8 (one byte plus a float32 
 128x128 block when weight_block_size is given, else per tensor), NVFP4 (half a byte plus an
 fp8 scale per 16 values and two float32 per-tensor scales), MXFP4 (half a byte plus an e8m0
 scale per 32), AWQ/GPTQ (bits per value plus an fp16 scale, and packed zeros unless symmetric,
-per group). Embeddings, lm_head, norms and routers stay in the model dtype unless the config
-says otherwise, and so does every module the config's ignore list names.
+per group); ModelOpt's MIXED_PRECISION each module as its quantized_layers entry says (MIXED_ALGOS).
+Embeddings, lm_head, norms and routers stay in the model dtype unless the config says otherwise,
+and so does every module the config's ignore list names.
 
 The drafter layers a config declares (DeepSeek's, GLM's and MiMo's num_nextn_predict_layers, Qwen3-Next's
 mtp_num_hidden_layers) are counted apart: they load only with speculative decoding. MiniMax-M2's
@@ -36,6 +37,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 
 from calc.engine.hfconfig import (
     CHUNKED,
@@ -90,6 +92,7 @@ class Tensor:
     tower: bool = False  # the vision tower or its projector
     buffer: bool = False  # built at load, not read from the checkpoint (a rope's cos/sin cache): not scaled to it, not offloaded
     fp4: bool = False  # MXFP4 whatever the checkpoint's quantization_config (DeepSeek V4's experts of expert_dtype fp4)
+    nvfp4: bool = False  # NVFP4 whatever the checkpoint's method (DeepSeek V4's fp4 experts under moe_quant_algo NVFP4)
 
 
 # bitsandbytes (vllm/model_executor/layers/quantization/bitsandbytes.py, read in v0.13.0 and v0.23.0; no
@@ -118,6 +121,9 @@ class Quant:
     static_input: bool = False
     scale_bytes: int = 4  # a block's fp8 scale: float32, or one e8m0 byte (DeepSeek V4's fp4 checkpoints)
     nested: bool = False  # bitsandbytes' absmax kept double-quantized on the device (bnb_as_loaded)
+    # ModelOpt MIXED_PRECISION: the checkpoint's quantized_layers, each module name with its algorithm and group size
+    layers: tuple[tuple[str, str, int], ...] = ()
+    file: str = ""  # the config that gave them, for what is said of them
 
 
 def quant_of(shape: Shape) -> Quant:
@@ -127,7 +133,7 @@ def quant_of(shape: Shape) -> Quant:
         return Quant("none")
     nested = _object(q.get("quantization"))
     method = str(q.get("quant_method", "")).lower()
-    ignore = _ignore(shape.file, q, nested)
+    ignore = _ignore(shape.file, q, nested, method)
     algo = str(q.get("quant_algo") or nested.get("quant_algo") or "").upper()
     if method == "fp8":
         block = q.get("weight_block_size")
@@ -145,13 +151,15 @@ def quant_of(shape: Shape) -> Quant:
         # modules_to_not_convert an fp8 weight and a float32 scale a row; it gives fused experts no method,
         # so they load unquantized (UnquantizedFusedMoEMethod, fused_moe/routed_experts.py, 0.33.0)
         return Quant("fp8-channel", ignore=ignore)
-    if method == "modelopt":
+    if method.startswith("modelopt"):  # modelopt, and the modelopt_fp4 and modelopt_mixed vLLM names them by (modelopt.py, 0.33.0)
+        if algo == "MIXED_PRECISION":
+            return _mixed(shape, q, nested, ignore)
         if algo == "NVFP4":
             size = _whole(q.get("group_size") or nested.get("group_size") or 16, shape.file, "quantization_config.group_size")
             return Quant("nvfp4", group=size, ignore=ignore)
         if algo == "FP8":
             return Quant("fp8", ignore=ignore, static_input=True)
-        raise ConfigError(shape.file, "quantization_config.quant_algo", algo or None, "NVFP4 or FP8")
+        raise ConfigError(shape.file, "quantization_config.quant_algo", algo or None, "NVFP4, FP8 or MIXED_PRECISION")
     if method in ("awq", "gptq"):
         bits, group = q.get("bits", q.get("w_bit")), q.get("group_size", q.get("q_group_size"))
         if not isinstance(bits, int) or bits not in (2, 3, 4, 8):
@@ -170,7 +178,7 @@ def quant_of(shape: Shape) -> Quant:
         eight = as_flag(q.get("load_in_8bit", False), shape.file, "quantization_config.load_in_8bit")
         return Quant("bnb8", bits=8, ignore=ignore) if eight else Quant("bnb4", bits=4, group=BNB_BLOCK, ignore=ignore, nested=shape.bnb_nested_on_device)
     raise ConfigError(shape.file, "quantization_config.quant_method", q.get("quant_method"),
-                      "fp8, mxfp4, modelopt (NVFP4 or FP8), awq, gptq, compressed-tensors, bitsandbytes or fbgemm_fp8")  # fmt: skip
+                      "fp8, mxfp4, modelopt (NVFP4, FP8 or MIXED_PRECISION), awq, gptq, compressed-tensors, bitsandbytes or fbgemm_fp8")  # fmt: skip
 
 
 def _compressed_tensors(shape: Shape, q: JsonObject, ignore: tuple[str, ...]) -> Quant:
@@ -199,16 +207,137 @@ def _compressed_tensors(shape: Shape, q: JsonObject, ignore: tuple[str, ...]) ->
     raise ConfigError(shape.file, "quantization_config.format", fmt_name or None, "nvfp4-pack-quantized, float-quantized or pack-quantized")
 
 
+# ModelOptMixedPrecisionConfig (vllm/model_executor/layers/quantization/modelopt.py, 0.33.0, quant_method modelopt_mixed):
+# each linear layer and each layer's routed experts take the algorithm its checkpoint module name has in quantized_layers,
+# a linear layer not listed none (UnquantizedLinearMethod), the exclude list first. Found as vLLM finds it
+# (_resolve_quant_algo): the name itself, the shards of a fused layer (qkv_proj, gate_up_proj, Qwen3.5's in_proj_qkvz and
+# in_proj_ba; shards of two algorithms are refused), the routed experts by any name under their module; the checkpoint's
+# prefixes (model.language_model., language_model.model., Nemotron-H's backbone.) as its hf_to_vllm_mapper renames them.
+# Each algorithm packs as its own config does: FP8 per tensor (ModelOptFp8Config: a float32 weight and input scale),
+# FP8_PER_CHANNEL_PER_TOKEN a float32 scale a row, FP8_PB_WO (FP8_BLOCK_SCALES) blocks of group_size, NVFP4 and
+# W4A16_NVFP4 two values a byte with an fp8 scale a group (16) and two float32 scalars, MXFP8 a byte a value and an
+# e8m0 byte a 32 (MXFP8_BLOCK_SIZE). The b12x block codecs (iq2_xs, iq2_xxs, q8_0) are not modeled.
+MIXED_ALGOS = {"FP8": "fp8", "FP8_PER_CHANNEL_PER_TOKEN": "fp8-channel", "FP8_PB_WO": "fp8-block", "FP8_BLOCK_SCALES": "fp8-block",
+               "NVFP4": "nvfp4", "W4A16_NVFP4": "nvfp4", "MXFP8": "mxfp8"}  # fmt: skip
+MIXED_FUSED = {"gate_up_proj": ("gate_proj", "up_proj"), "qkv_proj": ("q_proj", "k_proj", "v_proj"),
+               "in_proj_qkvz": ("in_proj_qkv", "in_proj_z"), "in_proj_ba": ("in_proj_b", "in_proj_a")}  # fmt: skip
+MIXED_PREFIXES = ("model.", "model.language_model.", "language_model.model.", "backbone.", "")
+
+
+def _mixed(shape: Shape, q: JsonObject, nested: JsonObject, ignore: tuple[str, ...]) -> Quant:
+    """ModelOpt's MIXED_PRECISION: the per-module algorithms of quantized_layers (in quantization_config, or under
+    hf_quant_config.json's "quantization"), each checked as it is read."""
+    where = "quantization_config.quantization.quantized_layers" if "quantized_layers" not in q and nested else "quantization_config.quantized_layers"
+    listed = q.get("quantized_layers", nested.get("quantized_layers"))
+    if not isinstance(listed, dict) or not listed:
+        raise ConfigError(shape.file, where, listed, "an object of module names and their algorithms: vLLM refuses MIXED_PRECISION without one")
+    layers = []
+    for name, given in listed.items():
+        recipe = _object(given)
+        algo = str(recipe.get("quant_algo", "")).upper()
+        if algo not in MIXED_ALGOS:
+            raise ConfigError(shape.file, f"{where}.{name}.quant_algo", recipe.get("quant_algo") if recipe else given,
+                              "one of " + ", ".join(MIXED_ALGOS) + " (the b12x block codecs are not modeled)")  # fmt: skip
+        default = 128 if MIXED_ALGOS[algo] == "fp8-block" else 16
+        layers.append((name, algo, _whole(recipe.get("group_size", default), shape.file, f"{where}.{name}.group_size")))
+    return Quant("mixed", ignore=ignore, layers=tuple(layers), file=shape.file)
+
+
+@lru_cache(maxsize=8)
+def _mixed_index(layers: tuple[tuple[str, str, int], ...]) -> tuple[dict[str, tuple[str, int]], dict[str, set[tuple[str, int]]]]:
+    """quantized_layers by name, and the algorithms found under each module name (for the routed experts)."""
+    exact = {name: (algo, group) for name, algo, group in layers}
+    under: dict[str, set[tuple[str, int]]] = {}
+    for name, algo, group in layers:
+        parts = name.split(".")
+        for n in range(1, len(parts)):
+            under.setdefault(".".join(parts[:n]), set()).add((algo, group))
+    return exact, under
+
+
+def _checkpoint_names(path: str) -> list[str]:
+    """A tensor's module as the checkpoint may name it: the language model's prefixes, Nemotron-H's mixer for the
+    attention, the shared experts' plural."""
+    rest = path.removeprefix("model.")
+    if rest == path:  # lm_head, the MTP module
+        return [path]
+    names = []
+    for variant in {rest, rest.replace(".self_attn.", ".mixer."), rest.replace(".shared_expert.", ".shared_experts.")}:
+        names += [pre + variant for pre in MIXED_PREFIXES]
+    return names
+
+
+def mixed_algo(path: str, quant: Quant) -> tuple[str, int] | None:
+    """The algorithm and group size quantized_layers gives the tensor at `path` (None: left unquantized)."""
+    exact, under = _mixed_index(quant.layers)
+    if _ignored(path, quant.ignore) or any(_ignored(n, quant.ignore) for n in _checkpoint_names(path)):
+        return None
+    if ".experts." in path:  # a layer's routed experts, one module: any name under it
+        module = path[: path.index(".experts.") + len(".experts")]
+        found = set().union(*(under.get(n, set()) | ({exact[n]} if n in exact else set()) for n in _checkpoint_names(module)))
+    else:
+        head, _, leaf = path.rpartition(".")
+        # a shard calc lists apart (q_proj, gate_proj) is one layer with its siblings in vLLM (qkv_proj, gate_up_proj)
+        shards = MIXED_FUSED.get(leaf, next((group for group in MIXED_FUSED.values() if leaf in group), (leaf,)))
+        found = {exact[n] for shard in shards for n in _checkpoint_names(f"{head}.{shard}") if n in exact}
+        found |= {exact[n] for n in _checkpoint_names(path) if n in exact}
+    if len({a for a, _ in found}) > 1:
+        raise InputError(f"{quant.file}: quantization_config.quantized_layers: found {sorted({a for a, _ in found})} for the shards of {path}, which vLLM fuses into one layer "
+                         "and refuses ('Mixed quant_algo within fused layer'): expected one algorithm")  # fmt: skip
+    return next(iter(found), None)
+
+
+def _quant_for(t: Tensor, quant: Quant) -> Quant:
+    """The packing of one tensor: a MIXED_PRECISION checkpoint's per-module algorithm, else the checkpoint's one."""
+    if quant.method != "mixed":
+        return quant
+    if not (t.linear or t.path == "lm_head"):  # lm_head takes the quantization where it is listed (qwen3_5.py, nemotron_h.py)
+        return Quant("none")
+    found = mixed_algo(t.path, quant)
+    if found is None:
+        return Quant("none")
+    algo, group = found
+    method = MIXED_ALGOS[algo]
+    if method == "fp8":
+        return Quant("fp8", static_input=True)
+    if method == "fp8-block":
+        return Quant("fp8-block", block=(group, group))
+    return Quant(method, group=32 if method == "mxfp8" else group)
+
+
+def mixed_unmatched(shape: Shape, quant: Quant) -> list[str]:
+    """The quantized_layers names no tensor of the model takes: what calc's layout does not hold."""
+    names: set[str] = set()
+    for t in tensors(shape, 1):
+        if not (t.linear or t.path == "lm_head") or t.tower:
+            continue
+        if ".experts." in t.path:
+            module = t.path[: t.path.index(".experts.") + len(".experts")]
+            names.update(_checkpoint_names(module))
+            continue
+        head, _, leaf = t.path.rpartition(".")
+        for shard in (*MIXED_FUSED.get(leaf, (leaf,)), "up_proj"):
+            names.update(_checkpoint_names(f"{head}.{shard}"))
+        names.update(_checkpoint_names(t.path))
+    out = []
+    for name, _, _ in quant.layers:
+        parts = name.split(".")
+        if not any(".".join(parts[:n]) in names for n in range(len(parts), 0, -1)):
+            out.append(name)
+    return out
+
+
 def _object(value: Json) -> JsonObject:
     """A nested object of quantization_config, or none."""
     return value if isinstance(value, dict) else {}
 
 
-def _ignore(file: str, q: JsonObject, nested: JsonObject) -> tuple[str, ...]:
-    """The modules left unquantized: the first of the names a checkpoint's format gives them."""
-    for key, value in (("ignore", q.get("ignore")), ("modules_to_not_convert", q.get("modules_to_not_convert")),
-                       ("llm_int8_skip_modules", q.get("llm_int8_skip_modules")),
-                       ("exclude_modules", q.get("exclude_modules")), ("quantization.exclude_modules", nested.get("exclude_modules"))):  # fmt: skip
+def _ignore(file: str, q: JsonObject, nested: JsonObject, method: str = "") -> tuple[str, ...]:
+    """The modules left unquantized: the first of the names a checkpoint's format gives them. Fp8Config reads
+    ignored_layers, else modules_to_not_convert, and no other key (fp8.py from_config, 0.33.0): an fp8 checkpoint's
+    "ignore" (NVIDIA's DeepSeek V4 NVFP4 configs: the modules ModelOpt left as the original FP8 had them) is not read."""
+    keys = ("ignored_layers", "modules_to_not_convert") if method == "fp8" else ("ignore", "modules_to_not_convert", "llm_int8_skip_modules", "exclude_modules")
+    for key, value in [*((k, q.get(k)) for k in keys), ("quantization.exclude_modules", None if method == "fp8" else nested.get("exclude_modules"))]:
         if value:
             if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
                 raise ConfigError(file, f"quantization_config.{key}", value, "a list of module names")
@@ -275,6 +404,11 @@ def tensor_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
     n = t.rows * t.cols
     if t.fp4:  # mxfp4.py Mxfp4MoEMethod: two values a byte and a uint8 (e8m0) scale a 32
         return (n // 2 + cdiv(n, 32)) * t.count
+    if t.nvfp4:  # modelopt.py ModelOptNvFp4FusedMoE: two values a byte, an fp8 scale a 16, two float32 scalars
+        return (n // 2 + cdiv(n, 16) + 8) * t.count
+    if quant.method == "mixed":
+        quant = _quant_for(t, quant)
+        t = replace(t, linear=True) if quant.method != "none" else t
     if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore) or _fbgemm_expert(t, quant):
         return n * (t.dtype_bytes or dtype_bytes) * t.count
     m = quant.method
@@ -288,6 +422,8 @@ def tensor_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
         each = n // 2 + cdiv(n, quant.group) + 4 + 4
     elif m == "mxfp4":
         each = n // 2 + cdiv(n, quant.group)
+    elif m == "mxfp8":
+        each = n + cdiv(n, quant.group)
     elif m == "bnb4":
         blocks = cdiv(n, quant.group)
         each = cdiv(n, 2) + (blocks + cdiv(blocks, BNB_NESTED_BLOCK) * 4 if quant.nested else blocks * 4)
@@ -328,7 +464,8 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
     out += _per_layer_inputs(shape, tp)
     for i, (kind, mlp) in enumerate(zip(shape.layers, shape.mlps, strict=True)):
         out += _layer(shape, f"model.layers.{i}", kind, mlp, tp)
-    for j in range(shape.drafter_layers):
+    out += _nemotron_h_mtp(shape, tp)
+    for j in range(0 if shape.drafter_kinds else shape.drafter_layers):
         i = len(shape.layers) + j
         prefix = f"model.layers.{i}"
         kind = MLA if MLA in shape.layers else FULL
@@ -351,6 +488,26 @@ def tensors(shape: Shape, tp: int = 1) -> list[Tensor]:
         out.append(
             Tensor(f"model.layers.{first}.self_attn.rotary_emb.cos_sin_cache", rope.positions, rope.rotary_dim, dtype_bytes=rope.dtype_bytes, buffer=True)
         )
+    return out
+
+
+def _nemotron_h_mtp(shape: Shape, tp: int) -> list[Tensor]:
+    """Nemotron-H's MTP step (nemotron_h_mtp.py, 0.33.0): its layers by drafter_kinds, each the model's attention or MoE
+    decoder layer (a norm and the mixer, under the checkpoint's quantization: get_draft_quant_config); the first also
+    enorm, hnorm and eh_proj (ColumnParallelLinear from 2 x hidden_size to hidden_size), the last final_layernorm.
+    No embedding or head of its own: has_own_embed_tokens and has_own_lm_head are False, the target's are used (0.18.0
+    to 0.32.x build their own and the proposer swaps them for the target's at one pipeline stage: not counted)."""
+    h, kinds = shape.hidden, shape.drafter_kinds
+    moe = next((m for m in reversed(shape.mlps) if m.experts), Mlp())
+    out: list[Tensor] = []
+    for i, kind in enumerate(kinds * shape.drafter_layers):
+        p = f"mtp.layers.{i}"
+        layer = _layer(shape, p, kind, moe if kind == MOE_ONLY else Mlp(), tp)
+        if i % len(kinds) == 0:
+            layer += [Tensor(f"{p}.enorm", h), Tensor(f"{p}.hnorm", h), Tensor(f"{p}.eh_proj", h // tp, 2 * h, linear=True)]
+        if i % len(kinds) == len(kinds) - 1:
+            layer.append(Tensor(f"{p}.final_layernorm", h))
+        out += [replace(t, drafter=True) for t in layer]
     return out
 
 
@@ -480,6 +637,12 @@ def tower_tensors(tower: Tower, tp: int) -> list[Tensor]:
             ts += [t(f"{q}.norm1", d), t(f"{q}.norm2", d), t(f"{q}.attn.qkv", 3 * d // n, d), t(f"{q}.attn.proj", d, d // n),
                    t(f"{q}.mlp.gate_up_proj", 2 * out // n, d), t(f"{q}.mlp.down_proj", d, out // n)]  # fmt: skip
         return ts
+    if tower.kind == "llama4-default":
+        raise InputError(
+            "vision_config: found nothing in a Llama 4 config; transformers' Llama4Config then builds its default tower (Llama4VisionConfig, "
+            "transformers 5.5.3: 34 layers 768 wide), not the one a Llama 4 checkpoint holds, so no tower size follows: expected the "
+            "checkpoint's vision_config, or --limit-mm-per-prompt '{\"image\": 0}', under which vLLM builds no tower, to size the language model alone"
+        )
     if tower.kind == "gemma3n":
         raise InputError(
             "the Gemma 3n vision tower (timm's MobileNetV5, named by vision_config.architecture) and audio tower (a Conformer), built by "
@@ -692,9 +855,12 @@ def _dsv4_layer(shape: Shape, p: str, mlp: Mlp, tp: int) -> list[Tensor]:
         out += [Tensor(f"{a}.indexer.wq_b", ih * idim, q, linear=True), Tensor(f"{a}.indexer.weights_proj", ih, h)]
         out += compressor(f"{a}.indexer.compressor", 4, idim)
     e, fp4 = mlp.experts, x.expert_fp4
+    # deepseek_v4/quant_config.py DeepseekV4FP8Config (0.33.0): fp4 experts are NVFP4 (ModelOptNvFp4FusedMoE, groups of 16)
+    # where quantization_config.moe_quant_algo says NVFP4 (NVIDIA's DeepSeek-V4-*-NVFP4), else MXFP4
+    nv = fp4 and str((shape.quantization or {}).get("moe_quant_algo") or "").upper() == "NVFP4"
     width = mlp.expert_intermediate // tp
-    out += [Tensor(f"{f}.gate", e, h), Tensor(f"{f}.experts.gate_up_proj", 2 * width, h, count=e, linear=True, fp4=fp4),
-            Tensor(f"{f}.experts.down_proj", h, width, count=e, linear=True, fp4=fp4)]  # fmt: skip
+    out += [Tensor(f"{f}.gate", e, h), Tensor(f"{f}.experts.gate_up_proj", 2 * width, h, count=e, linear=True, fp4=fp4 and not nv, nvfp4=nv),
+            Tensor(f"{f}.experts.down_proj", h, width, count=e, linear=True, fp4=fp4 and not nv, nvfp4=nv)]  # fmt: skip
     if i < x.hash_layers:
         out.append(Tensor(f"{f}.gate.tid2eid", shape.vocab, x.top_k, dtype_bytes=4))
     elif shape.routing_bias:
@@ -961,11 +1127,14 @@ FUSED_PARAMETERS = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_p
 def _data_bytes(t: Tensor, quant: Quant, dtype_bytes: int) -> int:
     """The bytes of a tensor's own data, without the scales and zeros its packing keeps beside it."""
     n = t.rows * t.cols * t.count
-    if t.fp4:
+    if t.fp4 or t.nvfp4:
         return n // 2
+    if quant.method == "mixed":
+        quant = _quant_for(t, quant)
+        t = replace(t, linear=True) if quant.method != "none" else t
     if not t.linear or quant.method == "none" or _ignored(t.path, quant.ignore) or _fbgemm_expert(t, quant):
         return n * (t.dtype_bytes or dtype_bytes)
-    if quant.method in ("fp8", "fp8-block", "fp8-channel"):
+    if quant.method in ("fp8", "fp8-block", "fp8-channel", "mxfp8"):
         return n
     if quant.method in ("nvfp4", "mxfp4"):
         return n // 2
@@ -1126,6 +1295,14 @@ def checkpoint_scale(shape: Shape, total_size: int | None, source: str = "index 
 
 def _sum(shape: Shape, tp: int, quant: Quant) -> tuple[int, int, int]:
     """The model's, the drafter's and the buffers' bytes on one rank."""
+    if quant.method == "mixed":
+        missing = mixed_unmatched(shape, quant)
+        if missing:
+            raise InputError(
+                f"{shape.file}: quantization_config.quantized_layers: found {len(missing):,} modules ({', '.join(missing[:3])}"
+                f"{', ...' if len(missing) > 3 else ''}) that calc's layout of {shape.architecture} holds no tensor for, expected only "
+                "modules it lists: the MIXED_PRECISION checkpoint is refused rather than sized without them"
+            )
     model = drafter = buffers = 0
     for t in tensors(shape, tp):
         b = tensor_bytes(t, quant, shape.dtype_bytes)

@@ -135,7 +135,10 @@ class Tower:
       patch_ln2; pos_embedding, mm_posemb_size x 2 x mm_embed_dim; pos_norm) and Gemma4MultimodalEmbedder's
       embedding_projection (ReplicatedLinear from output_proj_dims, else hidden_size, to the language model's width)
       for the images and, where the config has an audio_config, the audio frames; built whatever
-      --limit-mm-per-prompt says (no _mark_tower_model).
+      --limit-mm-per-prompt says (no _mark_tower_model);
+    - "llama4-default" (a Llama 4 config without vision_config): the tower Llama4Config fills in from
+      Llama4VisionConfig's defaults, not the checkpoint's: not sized (its tensors are refused), so a start is
+      sized only where --limit-mm-per-prompt leaves it unbuilt.
     """
 
     kind: str
@@ -165,7 +168,7 @@ class Tower:
         return {"qwen3-vl": "Qwen3-VL vision tower", "qwen2.5-vl": "Qwen2.5-VL vision tower", "qwen2-vl": "Qwen2-VL vision tower",
                 "glm4v": "GLM-4V vision tower", "siglip": "SigLIP vision tower",
                 "pixtral": "Pixtral vision tower", "clip": "CLIP vision tower",
-                "llama4": "Llama 4 vision tower", "internvit": "InternViT vision tower", "moonvit": "MoonViT vision tower",
+                "llama4": "Llama 4 vision tower", "llama4-default": "Llama 4 vision tower", "internvit": "InternViT vision tower", "moonvit": "MoonViT vision tower",
                 "gemma3n": "Gemma 3n vision and audio towers", "gemma4": "Gemma 4 vision and audio towers",
                 "gemma4-unified": "Gemma 4 Unified vision and audio embedders"}[self.kind]  # fmt: skip
 
@@ -314,6 +317,8 @@ class Shape:
     compress_ratios: tuple[int, ...] = ()
     dsv4: DeepseekV4Dims | None = None
     drafter_layers: int = 0
+    # the kinds of one MTP step's layers where they are not a copy of the model's last (Nemotron-H's mtp_layers_block_type)
+    drafter_kinds: tuple[str, ...] = ()
     # the MTP module's own ends vLLM swaps for the target's after loading (weights.drafter_as_loaded); none as read
     drafter_shared: frozenset[str] = frozenset()
     defaults: tuple[str, ...] = ()  # fields the config leaves out, taken as its transformers class's defaults
@@ -392,7 +397,11 @@ def load(text: str, file: str) -> jsontext.JsonObject:
 # is_checkpoint_fp8_serialized False; its quantization_config is what Fp8Config.from_config reads, with
 # that flag kept so the weights say they were counted in fp8 as they load).
 # moe_wna16 (moe_wna16.py), which also overrides awq and gptq, runs no Marlin kernel and is not modeled.
-QUANTIZATION_OVERRIDES = {"awq": ("awq_marlin", "auto_awq", "marlin"), "gptq": ("gptq_marlin", "auto_gptq", "marlin"), "modelopt": ("modelopt_fp4",)}
+QUANTIZATION_OVERRIDES = {
+    "awq": ("awq_marlin", "auto_awq", "marlin"),
+    "gptq": ("gptq_marlin", "auto_gptq", "marlin"),
+    "modelopt": ("modelopt_fp4", "modelopt_mixed"),
+}
 AT_LOAD: dict[str, jsontext.JsonObject] = {
     "fp8": {"quant_method": "fp8", "activation_scheme": "dynamic", "is_checkpoint_fp8_serialized": False},
     # bitsandbytes_loader.py _unquantized_generator: quantize_4bit(compress_statistics=True, quant_type="nf4"), one block of 64
@@ -510,6 +519,14 @@ def as_flag(value: Any, file: str, path: str) -> bool:
     return value
 
 
+# A head_dim written null: transformers 5.5.3 takes hidden_size / num_attention_heads for it where the config class says
+# so (LlamaConfig, MistralConfig, GptOssConfig, Llama4TextConfig, ...), and vLLM's Qwen3, Qwen3-Next, Qwen3.5, GLM-4 and
+# Nemotron-H attention does the same where the class keeps it null (qwen3.py, qwen3_next.py, glm4.py, nemotron_h.py,
+# 0.33.0); Gemma's classes keep it null and vLLM's Gemma models hand it on as it is (gemma.py, gemma2.py, gemma3.py,
+# gemma3n.py, gemma4.py: head_dim=config.head_dim), so no head size follows from it there.
+NULL_HEAD_DIM_KEPT = ("Gemma",)
+
+
 def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = "") -> dict[str, Any]:
     """The attention's dimensions. `bias` is attention_bias's default; on Llama's attention it
     also puts a bias on o_proj (vllm/model_executor/models/llama.py, bias_o_proj)."""
@@ -521,6 +538,9 @@ def _common(r: _Reader, bias: bool = False, llama: bool = False, qk_norm: str = 
             r.file, r.prefix + "num_key_value_heads", kv_heads, f"a divisor of num_attention_heads ({heads}): each KV head serves a group of query heads"
         )
     attention_bias = r.flag("attention_bias", bias)
+    if "head_dim" in r.data and r.data["head_dim"] is None and r.architecture.startswith(NULL_HEAD_DIM_KEPT):
+        raise ConfigError(r.file, r.prefix + "head_dim", None, f"a whole number: transformers' config class keeps a null head_dim as null and vLLM's "
+                          f"{r.architecture} passes config.head_dim to its attention as it is (gemma*.py, 0.33.0), with no fallback to hidden_size / heads")  # fmt: skip
     return {
         "hidden": hidden,
         "vocab": r.int("vocab_size"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from calc.engine.hfconfig.core import (
+    _MISSING,
     _SLIDING_OR_FULL,
     CHUNKED,
     FULL,
@@ -355,7 +356,10 @@ def _llama4(r: _Reader) -> dict[str, Any]:
     moe = Mlp(experts=r.int("num_local_experts"), expert_intermediate=shared, shared_intermediate=shared)
     dense = Mlp(intermediate=r.int("intermediate_size_mlp"))
     mlps = tuple(moe if step and (i + 1) % step == 0 else dense for i in range(n))
-    common = {**_common(r), "head_dim": r.int("head_dim"), "attention_bias": False, "output_bias": False}
+    # a null head_dim is hidden_size / heads (Llama4TextConfig.__post_init__, transformers 5.5.3); a missing one is refused
+    head_dim = r.int("head_dim", None) if r.data.get("head_dim", _MISSING) is None else r.int("head_dim")
+    common = {**_common(r), "attention_bias": False, "output_bias": False}
+    common["head_dim"] = head_dim or common["hidden"] // common["heads"]
     return {**common, "layers": tuple(CHUNKED if v else FULL for v in rope), "mlps": mlps, "attention_chunk_size": chunk}
 
 

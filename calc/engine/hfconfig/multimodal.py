@@ -74,6 +74,10 @@ def _tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, filled:
         audio = ("audio",) if data.get("audio_config") is not None else ()
         return Tower("gemma4", 0, 0, 0, 1, 1, out_hidden=text_hidden, modalities=("image", "video", *audio))
     vision = data.get("vision_config")
+    if vision is None and arch.startswith("Llama4"):
+        # Llama4Config fills a missing vision_config with Llama4VisionConfig's defaults (transformers 5.5.3), a tower of
+        # its own dimensions, not the checkpoint's: sized only where the limits leave it unbuilt (weights.py refuses it)
+        return Tower("llama4-default", 0, 0, 0, 1, 1, out_hidden=text_hidden)
     if not isinstance(vision, dict):
         raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
     v = _Reader(vision, file, "vision_config.")
@@ -165,6 +169,10 @@ def _llava_tower(data: dict[str, Any], file: str, arch: str, text_hidden: int, f
     width. SigLIP and Pixtral vision configs, which the same function builds, are refused: SigLIP's
     pooling head differs across releases, and no whole public pixtral-12b config.json was found."""
     vision = data.get("vision_config")
+    if vision is None and arch.startswith("Llama4"):
+        # Llama4Config fills a missing vision_config with Llama4VisionConfig's defaults (transformers 5.5.3), a tower of
+        # its own dimensions, not the checkpoint's: sized only where the limits leave it unbuilt (weights.py refuses it)
+        return Tower("llama4-default", 0, 0, 0, 1, 1, out_hidden=text_hidden)
     if not isinstance(vision, dict):
         raise ConfigError(file, "vision_config", vision if vision is not None else _MISSING, "an object describing the vision tower")
     kind = vision.get("model_type", "clip_vision_model")

@@ -52,7 +52,11 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
     field, dtype = named or ("torch_dtype", "bfloat16")
     if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
         raise ConfigError(file, field, dtype, "bfloat16, float16 or float32")
+    for rope_key in ("rope_scaling", "rope_parameters"):
+        if inner.get(rope_key) is not None and not isinstance(inner[rope_key], dict):
+            raise ConfigError(file, r.prefix + rope_key, inner[rope_key], 'an object such as {"rope_type": "yarn", "factor": 4.0}, or null')
     fields = reader(r)
+    _top_k_checked(r, fields)
     filled: list[_Reader] = []  # the tower's readers that took a class's defaults
     tower = _tower(data, file, arch, fields["hidden"], filled) if arch in WITH_VISION else None
     tie = data.get("tie_word_embeddings", inner.get("tie_word_embeddings", _MISSING))
@@ -77,6 +81,17 @@ def shape(config: jsontext.JsonObject, file: str = "config.json") -> Shape:
                  tie_embeddings=tie, quantization=quant, defaults=noted,
                  max_positions=_max_positions(inner), tower=tower, ropes=_ropes(inner, fields, defaults, arch, file),
                  batched_tokens_floor=batched_tokens_floor(data), **fields)  # fmt: skip
+
+
+def _top_k_checked(r: _Reader, fields: Mapping[str, Any]) -> None:
+    """num_experts_per_tok, where an MoE config gives it: a whole number no larger than the experts a layer routes
+    among (vLLM's FusedMoE picks that many of them a token; more than there are is a mistyped config)."""
+    experts = max((m.experts for m in fields.get("mlps", ())), default=0)
+    value = r.data.get("num_experts_per_tok")
+    if not experts or value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= experts:
+        raise ConfigError(r.file, r.prefix + "num_experts_per_tok", value, f"a whole number from 1 to {experts}, the experts each MoE layer routes among")
 
 
 # Gemma 4's multimodal classes as prefix LMs, whose one item must fit one batch: the largest item is a video of

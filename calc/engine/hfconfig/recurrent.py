@@ -150,8 +150,38 @@ def _nemotron_h(r: _Reader) -> dict[str, Any]:
         moe = Mlp(experts=r.int("n_routed_experts"), expert_intermediate=r.int("moe_intermediate_size"), shared_intermediate=shared,
                   gated=False, latent=latent)  # fmt: skip
     mlps = tuple(mlp if k == MLP_ONLY else moe if k == MOE_ONLY else Mlp() for k in layers)
+    steps, drafter = _nemotron_h_mtp(r)
+    if MOE_ONLY in drafter and not moe.experts:
+        raise ConfigError(r.file, r.prefix + "mtp_layers_block_type", list(drafter), "no moe layer in a model whose own layers have no experts")
     return {**common, "layers": layers, "mlps": mlps, "mamba": mamba, "state_dtype_bytes": state,
-            "router_fp32": "E" in pattern, "routing_bias": "E" in pattern}  # fmt: skip
+            "router_fp32": "E" in pattern, "routing_bias": "E" in pattern, "drafter_layers": steps, "drafter_kinds": drafter}  # fmt: skip
+
+
+def _nemotron_h_mtp(r: _Reader) -> tuple[int, tuple[str, ...]]:
+    """Nemotron-H's MTP drafter (vllm/model_executor/models/nemotron_h_mtp.py, NemotronHMultiTokenPredictor, 0.18.0 to
+    0.33.0): num_nextn_predict_layers steps (one only: it asserts so), each a run of layers by
+    mtp_hybrid_override_pattern, an attention layer for each * and an MoE layer for each E (any other kind raises
+    NotImplementedError), built as the model's own. transformers 5.5.3's NemotronHConfig keeps them as
+    mtp_layers_block_type (attention and moe), taken from a config's mtp_hybrid_override_pattern where the list is
+    not given, and ["attention", "moe"] where neither is. No MTP layers where num_nextn_predict_layers is 0 or absent."""
+    steps = r.int("num_nextn_predict_layers", 0, minimum=0)
+    if not steps:
+        return 0, ()
+    if steps != 1:
+        raise ConfigError(r.file, r.prefix + "num_nextn_predict_layers", steps, "0 or 1: vLLM's nemotron_h_mtp.py builds one MTP step only")
+    names = {"attention": FULL, "moe": MOE_ONLY}
+    blocks = r.get("mtp_layers_block_type", None)
+    pattern = r.get("mtp_hybrid_override_pattern", None)
+    if blocks is None and isinstance(pattern, str):
+        chars = {"*": "attention", "E": "moe", "M": "mamba", "-": "mlp"}
+        blocks = [chars.get(c, c) for c in pattern]
+        key = "mtp_hybrid_override_pattern"
+    else:
+        key = "mtp_layers_block_type"
+        blocks = ["attention", "moe"] if blocks is None else blocks
+    if not isinstance(blocks, list) or not blocks or len(blocks) > MAX_LAYERS or not all(isinstance(b, str) and b in names for b in blocks):
+        raise ConfigError(r.file, r.prefix + key, r.get(key), "the MTP layers' kinds, each attention (*) or moe (E): nemotron_h_mtp.py builds no other")
+    return steps, tuple(names[b] for b in blocks)
 
 
 def _granite_hybrid(r: _Reader) -> dict[str, Any]:
