@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-# a real line the reader has no shape for: logs/public/45 (guardkit/guardkit docs/reviews/agentic-factory/qwen-run-2.md), line 43
+# a real line the reader has no shape for: logs/public/45 (guardkit/guardkit docs/reviews/agentic-factory/qwen-run-2.md), line 44
 pytestmark = pytest.mark.slow  # copies the project and runs its tests in it: make test, not make test-fast
 
-OVERRIDE = "(EngineCore pid=62) INFO 03-26 11:05:36 [kv_cache_utils.py:829] Overriding num_gpu_blocks=0 with num_gpu_blocks_override=512"
-OVERRIDE_URL = "https://github.com/guardkit/guardkit/blob/703734eee2aec9ba5591dd7eedf8aabeb0291c4a/docs/reviews/agentic-factory/qwen-run-2.md"
+UNREAD = "(EngineCore pid=62) INFO 03-26 11:05:37 [gpu_model_runner.py:5867] Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)"
+UNREAD_URL = "https://github.com/guardkit/guardkit/blob/703734eee2aec9ba5591dd7eedf8aabeb0291c4a/docs/reviews/agentic-factory/qwen-run-2.md"
 
 
 @pytest.fixture
@@ -36,25 +36,25 @@ def run(copy: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]
 
 def shape_args(*expect: str) -> list[str]:
     return [
-        "blocks_override", "--trigger", "num_gpu_blocks_override=", "--regex", "Overriding num_gpu_blocks=INT with num_gpu_blocks_override=INT",
-        "--put", "blocks_override:1:count", "--era", "v1", "--source", "v1/core/kv_cache_utils.py", "--line", OVERRIDE, "--url", OVERRIDE_URL,
+        "graph_profile", "--trigger", "PIECEWISE=", "--regex", "Profiling CUDA graph memory: PIECEWISE=INT",
+        "--put", "graph_profile:0:count", "--era", "v1", "--source", "v1/worker/gpu_model_runner.py", "--line", UNREAD, "--url", UNREAD_URL,
         *[a for e in expect for a in ("--expect", e)],
     ]  # fmt: skip
 
 
 def test_a_new_log_shape_is_added_with_its_fixture_and_read(copy: Path) -> None:
-    done = run(copy, "new_log_shape.py", *shape_args("blocks_override=512"))
+    done = run(copy, "new_log_shape.py", *shape_args("graph_profile=51"))
     assert done.returncode == 0, done.stderr
-    assert "added: calc/logs/shapes.py entry, tests/data/logshapes/blocks_override.log and .json" in done.stdout
+    assert "added: calc/logs/shapes.py entry, tests/data/logshapes/graph_profile.log and .json" in done.stdout
     shapes = (copy / "calc" / "logs" / "shapes.py").read_text(encoding="utf-8")
-    assert 'Shape(\'blocks_override\', "num_gpu_blocks_override=", r"Overriding num_gpu_blocks=" + INT + r" with num_gpu_blocks_override=" + INT' in shapes
-    assert shapes.index("blocks_override") < shapes.index("    # SGLang\n")  # among vLLM's shapes
-    assert json.loads((copy / "tests/data/logshapes/blocks_override.json").read_text())["figures"] == {"blocks_override": ["512"]}
+    assert 'Shape(\'graph_profile\', "PIECEWISE=", r"Profiling CUDA graph memory: PIECEWISE=" + INT' in shapes
+    assert shapes.index("graph_profile") < shapes.index("    # SGLang\n")  # among vLLM's shapes
+    assert json.loads((copy / "tests/data/logshapes/graph_profile.json").read_text())["figures"] == {"graph_profile": ["51"]}
     # the copy's own tests pass with the new shape: its case, every shape well formed, the prefilter
     # computed; all but the one that asks for the new figure's conclusion, which the scaffold names
     # as the next step and leaves to the engineer (what the reading makes of it is a choice)
     conclusion = "test_every_name_a_line_puts_is_concluded_and_every_conclusion_is_put"
-    assert done.stdout.strip().splitlines()[-1].startswith("next: conclude blocks_override in calc/logs/conclude/")
+    assert done.stdout.strip().splitlines()[-1].startswith("next: conclude graph_profile in calc/logs/conclude/")
     tests = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_logshape_cases.py", "tests/test_logshapes.py", "-k", f"not {conclusion}"],
         cwd=copy, capture_output=True, text=True, timeout=300,
@@ -65,38 +65,38 @@ def test_a_new_log_shape_is_added_with_its_fixture_and_read(copy: Path) -> None:
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_logshapes.py", "-k", conclusion],
         cwd=copy, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    assert unconcluded.returncode == 1 and "'blocks_override'" in unconcluded.stdout
+    assert unconcluded.returncode == 1 and "'graph_profile'" in unconcluded.stdout
     # and the copy's reader now reads the line, its prefilter holding the new trigger
     read = subprocess.run(
         [sys.executable, "-c", "import sys; from tests.test_logshape_cases import seen; from calc.logs.shapes import ANCHORS; "
-         "print(seen(sys.argv[1]).get('blocks_override'), any(a in sys.argv[1] for a in ANCHORS))", OVERRIDE],
+         "print(seen(sys.argv[1]).get('graph_profile'), any(a in sys.argv[1] for a in ANCHORS))", UNREAD],
         cwd=copy, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert read.stdout.split() == ["['512']", "True"], read.stderr
+    assert read.stdout.split() == ["['51']", "True"], read.stderr
 
 
 def test_a_log_shape_whose_figures_are_wrong_leaves_nothing(copy: Path) -> None:
     before = (copy / "calc" / "logs" / "shapes.py").read_bytes()
-    done = run(copy, "new_log_shape.py", *shape_args("blocks_override=0"))  # the first count, not the override
+    done = run(copy, "new_log_shape.py", *shape_args("graph_profile=512"))  # the largest graph, not the count
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == (
-        "new_log_shape: the new case fails (see above), so nothing was written: check the pattern, the puts and the --expect figures of 'blocks_override'"
+        "new_log_shape: the new case fails (see above), so nothing was written: check the pattern, the puts and the --expect figures of 'graph_profile'"
     )
     assert (copy / "calc" / "logs" / "shapes.py").read_bytes() == before
-    assert not (copy / "tests/data/logshapes/blocks_override.log").exists()
+    assert not (copy / "tests/data/logshapes/graph_profile.log").exists()
 
 
 @pytest.mark.parametrize(
     ("change", "said"),
     [
-        (("--put", "blocks_override:1:blocks"), "--put 'blocks_override:1:blocks': found the unit 'blocks', expected one of GiB, unit@, count"),
-        (("--put", "blocks_override:5:count"), "--put 'blocks_override:5:count': found the group '5', expected '-' or a group of the pattern (0 to 1)"),
-        (("--trigger", "num_gpu_blocks_overrides"), "--trigger 'num_gpu_blocks_overrides': not in the line"),
-        (("--regex", "Overriding num_cpu_blocks=INT"), "--regex 'Overriding num_cpu_blocks=INT': does not match the line"),
+        (("--put", "graph_profile:1:graphs"), "--put 'graph_profile:1:graphs': found the unit 'graphs', expected one of GiB, unit@, count"),
+        (("--put", "graph_profile:5:count"), "--put 'graph_profile:5:count': found the group '5', expected '-' or a group of the pattern (0 to 0)"),
+        (("--trigger", "PIECEWISE=="), "--trigger 'PIECEWISE==': not in the line"),
+        (("--regex", "Profiling CPU graph memory: PIECEWISE=INT"), "--regex 'Profiling CPU graph memory: PIECEWISE=INT': does not match the line"),
     ],
 )
 def test_a_log_shape_with_a_bad_part_is_refused_in_one_line(copy: Path, change: tuple[str, str], said: str) -> None:
-    args = shape_args("blocks_override=512")
+    args = shape_args("graph_profile=51")
     flag, value = change
     args[args.index(flag) + 1] = value
     if flag == "--put":
