@@ -78,6 +78,7 @@ def test_flags_are_spelled_as_vllm_spells_them() -> None:
         "--pp": "--pipeline-parallel-size",
         "--dcp": "--decode-context-parallel-size",
         "--fraction": "--gpu-memory-utilization",
+        "--device-memory-utilization": "--gpu-memory-utilization",
         "--prefix-caching": "--enable-prefix-caching",
         "--no-prefix-caching": "--no-enable-prefix-caching",
         "--optimization-level": "-O",

@@ -629,6 +629,13 @@ def test_a_block_count_set_by_override_sizes_the_pool() -> None:
     # 0.18 to 0.31 print it with 0 profiled blocks for the CUDA-graph profile's minimal KV cache: not the pool
     reading = read_log("Available KV cache memory: 20.0 GiB\nOverriding num_gpu_blocks=0 with num_gpu_blocks_override=512")
     assert reading.available_kv_bytes.printed == "20.0 GiB"  # type: ignore[union-attr]
+    # under pipeline parallel the auto-fit line's pool comes after the override (kv_cache_utils.py, 0.24.0 to 0.31.0):
+    # log 89's limiting worker, 29.72 GiB, is read as it is, not overridden a second time
+    staged = _public("89").read_text(encoding="utf-8")
+    lines = staged.splitlines()
+    at = next(i for i, line in enumerate(lines) if "Available KV cache memory" in line)
+    lines.insert(at + 1, "Overriding num_gpu_blocks=1000 with num_gpu_blocks_override=500")
+    assert read_log("\n".join(lines)).available_kv_bytes.printed == "29.72 GiB"  # type: ignore[union-attr]
 
 
 def test_a_startup_plan_pins_the_pool_in_bytes() -> None:

@@ -240,3 +240,37 @@ def test_a_serve_line_is_read_as_vllms_parser_reads_it(capsys: pytest.CaptureFix
     assert cli.main(["model", vl, "--gpu", "h100-sxm", "--config", "serve.yaml"]) == 2
     assert capsys.readouterr().err == ("calc: error: --config: found 'serve.yaml', expected the flags themselves: calc reads no vLLM YAML config; "
                                        "paste its keys as flags\n")  # fmt: skip
+
+
+def test_a_whole_vllm_serve_command_is_taken_after_the_config(capsys: pytest.CaptureFixture[str]) -> None:
+    """`vllm serve MODEL ...` and `python -m vllm.entrypoints.openai.api_server --model X ...` pasted after
+    the config: the command and the model's name are set aside and named; a model given as a config
+    file or a folder holding one is the config. The '+' form appends a list and dotted keys nest
+    (vllm/utils/argparse_utils.py, v0.33.0); any short flag takes a dotted key; -O beyond 3 and the
+    graph flags' -O0 with vLLM's own compile mode are read as vLLM reads them."""
+    from calc.present import vllmserve
+
+    cfg = "models/configs/qwen3-8b/config.json"
+    card = ["--gpu", "h100-sxm", "--max-model-len", "8192", "--json"]
+    assert cli.main(["model", cfg, *card]) == 0
+    bare = json.loads(capsys.readouterr().out)
+    for line in (["vllm", "serve", "Qwen/Qwen3-8B", "--port", "8000"], ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "Qwen/Qwen3-8B"],
+                 ["--model=Qwen/Qwen3-8B", "--served-model-name", "qwen"]):  # fmt: skip
+        assert cli.main(["model", cfg, *line, *card]) == 0, line
+        said = json.loads(capsys.readouterr().out)
+        assert said["available_kv_bytes"] == bare["available_kv_bytes"]
+        assert "the model vllm serve names (Qwen/Qwen3-8B) is set aside: the config given is the one read" in said["notes"]
+    assert cli.main(["model", "vllm", "serve", "models/configs/qwen3-8b", *card]) == 0  # a folder holding config.json is the config
+    assert json.loads(capsys.readouterr().out)["available_kv_bytes"] == bare["available_kv_bytes"]
+    assert vllmserve.normalize(["-cc.cudagraph_capture_sizes+", "1,2", "-cc.cudagraph_capture_sizes+=4", "-cc.pass_config.fuse_norm_quant", "true",
+                                "-sc.method", "ngram"]) == [  # fmt: skip
+        "--compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4], "pass_config": {"fuse_norm_quant": true}}',
+        "--speculative-config", '{"method": "ngram"}']  # fmt: skip
+    assert cli.main(["model", cfg, *card, "-cc.cudagraph_capture_sizes+", "1,2,4"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert cli.main(["model", cfg, *card, "--cudagraph-capture-sizes", "1", "2", "4"]) == 0
+    assert listed["cuda_graph_bytes"] == json.loads(capsys.readouterr().out)["cuda_graph_bytes"] < bare["cuda_graph_bytes"]
+    assert cli.main(["model", cfg, *card, "-O", "4"]) == 2
+    assert capsys.readouterr().err.startswith("calc: error: -O: found '4', expected an optimization level, 0, 1, 2 or 3")
+    assert cli.main(["model", cfg, *card, "-O0", "-cc.mode", "3", "-cc.cudagraph_mode", "FULL_AND_PIECEWISE"]) == 0
+    assert json.loads(capsys.readouterr().out)["cuda_graph_bytes"] == bare["cuda_graph_bytes"]  # vLLM's own compile kept over the level's

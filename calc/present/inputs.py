@@ -383,7 +383,7 @@ TABLE: tuple[Input, ...] = (
         "the fraction to check (default: the largest that leaves the start headroom free)",
         "gpu_memory_utilization (optional)",
         "A fraction above 0 and at most 1; empty: the largest that leaves the start headroom free at vLLM's check",
-        aliases=("--fraction",),
+        aliases=("--fraction", "--device-memory-utilization"),  # vLLM reads the latter too (vllm/engine/arg_utils.py, 0.33.0)
     ),
     Input("enforce_eager", "--enforce-eager", "enforce_eager", "switch", "eager mode", "with a card: no CUDA graphs, no graph estimate"),
     Input("offline", "--offline", None, "switch", "offline", "with a card: the LLM class's defaults, not vllm serve's"),

@@ -58,6 +58,8 @@ ASIDE: Mapping[str, bool | str] = {
     "--logits-processor-pattern": True, "--data-parallel-rank": True, "--data-parallel-start-rank": True, "--data-parallel-size-local": True,
     "--data-parallel-hybrid-lb": False, "--data-parallel-external-lb": False, "--data-parallel-multi-port-external-lb": False,
     "--device": True, "--tokenizer-pool-size": True, "--preemption-mode": True, "--num-scheduler-steps": True, "--disable-cascade-attn": False,
+    "--mm-processor-cache-type": True, "--enable-flashinfer-autotune": False, "--no-enable-flashinfer-autotune": False,
+    "--logits-processors": "+", "--model-loader-extra-config": True, "--disable-chunked-mm-input": False, "--diffusion-config": True,
 }  # fmt: skip
 
 # Memory of theirs that calc does not model: each with the figure it moves. True / "+" / False as above.
@@ -100,6 +102,10 @@ NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
     "--video-pruning-rate": (True, "the M-RoPE cache, 4 x the positions with pruning on, and the video items profiled"),
     "--mamba-cache-mode": (True, "the mamba state pages a request holds"),
     "--speculative-model": (True, "the drafter's weights and KV (V0's flag)"),
+    "--num-speculative-tokens": (True, "the drafted tokens (V0's flag; --speculative-tokens N models a model's own MTP layers)"),
+    "--max-num-active-seqs": (True, "the sequences the sampler warms up for"),
+    "--max-num-scheduled-tokens": (True, "the tokens a step runs, the profile's batch"),
+    "--mm-encoder-attn-backend": (True, "the vision tower's attention buffers"),
     "--rope-theta": (True, "the rope cache"),
     "--lora-dtype": (True, "the LoRA slots' bytes"),
     "--fully-sharded-loras": (False, "the LoRA slots a rank holds"),
@@ -121,7 +127,7 @@ DTYPES_16 = frozenset({"auto", "half", "float16", "bfloat16", "fp16", "bf16"})
 
 def dests() -> frozenset[str]:
     """Every namespace attribute declare() stores a flag under."""
-    return frozenset({*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "vllm_dtype", "cudagraph_capture_sizes", "compilation_config"})
+    return frozenset({*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "vllm_dtype", "cudagraph_capture_sizes", "compilation_config", "vllm_model_tag"})
 
 
 def dest(flag: str) -> str:
@@ -136,6 +142,7 @@ def declare(p: argparse.ArgumentParser) -> None:
             p.add_argument(flag, dest=dest(flag), action="store_true", default=False, help=argparse.SUPPRESS)
         else:
             p.add_argument(flag, dest=dest(flag), nargs="+" if takes == "+" else None, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--served-model-tag", dest="vllm_model_tag", action="append", default=None, help=argparse.SUPPRESS)  # normalize's
     p.add_argument("--cudagraph-capture-sizes", dest="cudagraph_capture_sizes", nargs="+", default=None, metavar="N",
                    help="with a card: the token counts vLLM captures a CUDA graph for, in place of its grid")  # fmt: skip
     # its deprecated spelling in v0.12.0 and v0.13.0 (engine/arg_utils.py)
@@ -170,6 +177,9 @@ def notes(args: argparse.Namespace, card_read: bool) -> tuple[str, ...]:
             given.append(flag)
     unmodeled = [f for f in NOT_MODELED if _given(args, f) and f not in given]
     out: list[str] = []
+    tags = getattr(args, "vllm_model_tag", None)
+    if tags:
+        out.append(f"the model vllm serve names ({', '.join(tags)}) is set aside: the config given is the one read")
     if given or dtype is not None:
         said = ([f"--dtype {dtype.strip()}"] if dtype is not None else []) + given
         out.append(f"read and set aside, as they size no GPU memory or match calc's 16-bit model: {', '.join(said)}")
@@ -217,8 +227,12 @@ def compilation(
     c = Compilation()
     if level is not None:
         value = str(level).strip().lstrip("=")
-        if rel < OPTIMIZATION_FROM or value not in LEVEL_MODES:
-            c = replace(c, notes=(*c.notes, f"-O{value}: read but not modeled before v0.12.0 or past levels 0 to 3, the figures take vLLM's default"))
+        if rel >= OPTIMIZATION_FROM and value not in LEVEL_MODES:  # vLLM refuses it (OptimizationLevel, 0 to 3)
+            raise InputError(f"-O: found {value!r}, expected an optimization level, 0, 1, 2 or 3 (vllm/config/vllm.py OptimizationLevel)")
+        if rel < OPTIMIZATION_FROM:
+            c = replace(
+                c, notes=(*c.notes, f"-O{value}: read but not modeled before v0.12.0, where it set a compilation level; the figures take vLLM's default")
+            )
         else:
             c = replace(c, mode=LEVEL_MODES[value], compiled=value != "0")
     if config is not None:
@@ -274,7 +288,9 @@ def _config(c: Compilation, raw: str, parse_count: Callable[[str | int, str], in
             v = data[key]
             if v in (0, "0", "NONE", "none"):
                 c = replace(c, compiled=False)
-            elif v not in (None, 3, "3", "VLLM_COMPILE", "vllm_compile"):  # 3, vLLM's own compile, is the default
+            elif v in (3, "3", "VLLM_COMPILE", "vllm_compile"):  # vLLM's own compile, kept over the level's (vllm/config/vllm.py)
+                c = replace(c, compiled=True)
+            elif v is not None:
                 c = replace(c, notes=(*c.notes, f"{where}: {key} {v!r}: read but not modeled, the figures take vLLM's compile (VLLM_COMPILE)"))
     if "max_cudagraph_capture_size" in data:
         c = replace(c, max_size=parse_count(data["max_cudagraph_capture_size"], f"{where}: max_cudagraph_capture_size"))
@@ -295,14 +311,18 @@ SHORT = {"-q": "--quantization", "-tp": "--tensor-parallel-size", "-pp": "--pipe
          "-n": "--nnodes", "-r": "--node-rank", "-dpn": "--data-parallel-rank", "-dpr": "--data-parallel-start-rank",
          "-dpl": "--data-parallel-size-local", "-dpa": "--data-parallel-address", "-dpp": "--data-parallel-rpc-port",
          "-dpb": "--data-parallel-backend", "-dph": "--data-parallel-hybrid-lb", "-dpe": "--data-parallel-external-lb",
-         "-dpm": "--data-parallel-multi-port-external-lb", "-sc": "--speculative-config", "-ac": "--attention-config"}  # fmt: skip
+         "-dpm": "--data-parallel-multi-port-external-lb", "-sc": "--speculative-config", "-ac": "--attention-config", "-dc": "--diffusion-config"}  # fmt: skip
 
 
 def normalize(argv: list[str]) -> list[str]:
     """A pasted `vllm serve` line as vLLM's FlexibleArgumentParser reads it (vllm/utils/argparse_utils.py,
     v0.33.0): a flag's underscores as dashes (--gpu_memory_utilization), the short spellings (SHORT),
-    a dotted key as one key of the flag's JSON (--limit-mm-per-prompt.video 0, -cc.cudagraph_mode=NONE),
-    and --model's value as the config. vLLM's YAML (--config FILE) is refused: its keys are the flags."""
+    a dotted key as one key of the flag's JSON (--limit-mm-per-prompt.video 0, -cc.cudagraph_mode=NONE,
+    -cc.pass_config.x true nested; a key ending in '+' a list appended, -cc.cudagraph_capture_sizes+ 1,2,4).
+    The command itself (`vllm serve MODEL`, `python -m vllm.entrypoints.openai.api_server`) and the
+    model's name (MODEL, or --model's value, where it is no config file or folder) are set aside under
+    --served-model-tag, which the answer names; a config file or folder there is the config. vLLM's YAML
+    (--config FILE) is refused: its keys are the flags."""
     from calc.units import InputError
 
     out: list[str] = []
@@ -313,11 +333,20 @@ def normalize(argv: list[str]) -> list[str]:
         if word == "--":
             out += argv[i:]
             break
+        if word in ("vllm", "python", "python3") and i + 1 < len(argv) and argv[i + 1] in ("serve", "-m"):  # the command typed with its flags
+            i += 2
+            if argv[i - 1] == "-m":
+                i += 1  # the module: vllm.entrypoints.openai.api_server
+            if i < len(argv) and not argv[i].startswith("-") and argv[i - 1] == "serve":
+                out += _model(argv[i])
+                i += 1
+            continue
         name, eq, value = word.partition("=")
-        if name.startswith("--") or name.startswith("-cc.") or name in SHORT:
-            name = SHORT.get(name, name)
+        base = name.partition(".")[0]
+        if name.startswith("--") or base in SHORT or name.startswith("-cc."):  # a bare -cc is declared as it is
             head, dot, key = name.partition(".")
-            head = "--compilation-config" if head == "-cc" else head[:2] + head[2:].replace("_", "-")
+            head = "--compilation-config" if head == "-cc" else SHORT.get(head, head)
+            head = head[:2] + head[2:].replace("_", "-")
             if head == "--config":
                 raise InputError(f"--config: found {(value or (argv[i + 1] if i + 1 < len(argv) else '')).strip()!r}, expected the flags themselves: "
                                  "calc reads no vLLM YAML config; paste its keys as flags")  # fmt: skip
@@ -325,14 +354,14 @@ def normalize(argv: list[str]) -> list[str]:
                 if not eq:
                     i += 1
                     value = argv[i] if i < len(argv) else ""
-                nested.setdefault(head, {})[key.replace("-", "_") if head == "--compilation-config" else key] = _json_value(value)
+                _put(nested.setdefault(head, {}), key, value)
                 i += 1
                 continue
-            if head == "--model":  # vllm serve's --model: the config, as calc's first argument takes it
+            if head == "--model":  # vllm serve's --model: the config, or the model's name set aside
                 if not eq:
                     i += 1
                     value = argv[i] if i < len(argv) else ""
-                out.append(value)
+                out += _model(value)
                 i += 1
                 continue
             word = head + eq + value
@@ -343,10 +372,38 @@ def normalize(argv: list[str]) -> list[str]:
     return _config_first(out)
 
 
+def _model(name: str) -> list[str]:
+    """The model vllm serve names: a config file or a folder holding one is the config; anything else
+    (a Hugging Face name) is set aside, named in the answer."""
+    import os
+
+    if name.lower().endswith(".json") or os.path.isdir(name):
+        return [name]
+    return ["--served-model-tag", name]
+
+
+def _put(keys: dict[str, object], dotted: str, value: str) -> None:
+    """One dotted key into the flag's JSON as vLLM nests it (create_nested_dict): a.b.c as
+    {"a": {"b": {"c": value}}}; a key ending in '+' a list, extended by a comma-separated value."""
+    *parents, last = dotted.split(".")
+    for part in parents:
+        below = keys.get(part)
+        if not isinstance(below, dict):
+            below = {}
+            keys[part] = below
+        keys = below
+    if last.endswith("+"):
+        items = [_json_value(v.strip()) for v in value.split(",") if v.strip()]
+        current = keys.get(last[:-1])
+        keys[last[:-1]] = [*(current if isinstance(current, list) else []), *items]
+    else:
+        keys[last] = _json_value(value)
+
+
 def _config_first(argv: list[str]) -> list[str]:
     """A config path typed after a flag that takes several values (--served-model-name a b
-    config.json) would be taken as one of them: a value that is a .json file or a folder is moved to
-    the front, where calc's first argument reads it."""
+    config.json) would be taken as one of them: a value that is a .json file, or a folder holding a
+    config.json, is moved to the front, where calc's first argument reads it."""
     import os
 
     many = {f for f, takes in ASIDE.items() if takes == "+"} | {"--cudagraph-capture-sizes", "--cuda-graph-sizes"}
@@ -356,7 +413,7 @@ def _config_first(argv: list[str]) -> list[str]:
     for word in argv:
         if word.startswith("-"):
             taking = word in many
-        elif taking and out and out[-1] not in many and (word.lower().endswith(".json") or os.path.isdir(word)):
+        elif taking and out and out[-1] not in many and (word.lower().endswith(".json") or os.path.isfile(os.path.join(word, "config.json"))):
             moved.append(word)
             continue
         out.append(word)

@@ -71,8 +71,10 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
         available = _exact_pool(
             pick(r, "available", True, notes, "available KV cache memory"), pick(r, "available_exact", True, notes, "KV cache memory in use"), notes
         )
-        available = _limiting_worker(r, available, notes)
-        available = _overridden(r, available, notes)
+        limiting = _limiting_worker(r, available, notes)
+        # vLLM applies --num-gpu-blocks-override before it fits max_model_len (kv_cache_utils.py, 0.24.0 to
+        # 0.31.0), so the auto-fit line's figure is the overridden pool already: overridden once, not again
+        available = _overridden(r, available, notes) if limiting is available else limiting
         pinned = pick(r, "pinned_printed", True, notes, "reserved KV cache memory")
         if pinned is not None:
             if pin is not None and abs(pinned.value - pin.value) > pinned.half:
