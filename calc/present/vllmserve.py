@@ -244,10 +244,11 @@ def compilation(
         if not words:
             raise InputError("--cudagraph-capture-sizes: found nothing, expected one token count or more")
         c = replace(c, sizes=tuple(parse_count(w, "--cudagraph-capture-sizes") for w in words))
-    if c.max_size is not None and c.sizes is not None and c.max_size != max(c.sizes):
+    c = _without_compile(c, rel)
+    if c.mode != "NONE" and c.max_size is not None and c.sizes is not None and c.max_size != max(c.sizes):  # checked where graphs are sized
         raise InputError(f"--max-cudagraph-capture-size: found {c.max_size:,} beside capture sizes whose largest is {max(c.sizes):,}, expected the "
                          "two to agree, or one of them left out: vLLM refuses them otherwise (vllm/config/vllm.py _set_cudagraph_sizes)")  # fmt: skip
-    return _without_compile(c, rel)
+    return c
 
 
 def _without_compile(c: Compilation, rel: tuple[int, int]) -> Compilation:
