@@ -121,7 +121,10 @@ def test_a_former_spelling_gives_the_same_answer(old: list[str], new: list[str],
             ["model", str(CONFIG), "--max-model-len", "1000", "--prefill-budget", "5", "--max-num-batched-tokens", "6"],
             "--max-num-batched-tokens: found beside --prefill-budget, expected one of them (they are the same setting)",
         ),
-        (["model", str(CONFIG), "--max-model-len", "1000", "--gpu", "l40s", "--kv-cache-memory-bytes", "5GiB"], "--kv-cache-memory-bytes: found beside --gpu"),
+        (
+            ["model", str(CONFIG), "--max-model-len", "1000", "--gpu", "l40s", "--kv-cache-memory-bytes", "5GiB", "--engine-version", "0.10.2"],
+            "--kv-cache-memory-bytes: found for vLLM 0.10.2",
+        ),
         (["fraction", "--gpu-memory-utilization", "2"], "--gpu-memory-utilization: found '2', expected a fraction above 0 and at most 1"),
     ],
 )

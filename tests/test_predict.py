@@ -1384,7 +1384,7 @@ def test_cli_without_a_card_answers_as_before(capsys) -> None:
         (["--gpu", "l40s", "--gpu-memory-utilization", "0"], "--gpu-memory-utilization: found '0', expected a fraction above 0 and at most 1"),
         (["--gpu", "l40s", "--gpu-memory-utilization", "1.2"], "--gpu-memory-utilization: found '1.2'"),
         (["--gpu", "l40s", "--total-memory", "44 GiB"], "--gpu: found beside --total-memory"),
-        (["--gpu", "l40s", "--pool", "5 GiB"], "--pool: found beside --gpu or --total-memory"),
+        (["--gpu", "l40s", "--pool", "5 GiB", "--engine-version", "0.10.2"], "--pool: found for vLLM 0.10.2, expected vLLM 0.11.0 or later"),
         (["--gpu-memory-utilization", "0.9"], "found without a card, expected --gpu NAME or --total-memory SIZE"),
         (["--gpu", "l40s", "--max-num-seqs", "0"], "--max-num-seqs: found 0, expected at least 1"),
         (["--gpu", "l40s", "--pp", "99"], "--pp: found 99, expected a pipeline parallel size from 1 to 64"),

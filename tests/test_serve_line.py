@@ -274,3 +274,26 @@ def test_a_whole_vllm_serve_command_is_taken_after_the_config(capsys: pytest.Cap
     assert capsys.readouterr().err.startswith("calc: error: -O: found '4', expected an optimization level, 0, 1, 2 or 3")
     assert cli.main(["model", cfg, *card, "-O0", "-cc.mode", "3", "-cc.cudagraph_mode", "FULL_AND_PIECEWISE"]) == 0
     assert json.loads(capsys.readouterr().out)["cuda_graph_bytes"] == bare["cuda_graph_bytes"]  # vLLM's own compile kept over the level's
+
+
+def test_a_pool_pinned_on_a_discrete_card_is_checked_against_the_card(capsys: pytest.CaptureFixture[str]) -> None:
+    """--kv-cache-memory-bytes beside a discrete card: vLLM 0.11.0 on takes the pin as the pool and sizes
+    nothing from the utilization (vllm/v1/worker/gpu_worker.py determine_available_memory), so the
+    answer is whether the pin, the weights, the non-torch memory and the graphs fit the card: Qwen3 8B
+    (15.27 GiB of weights) on an RTX 4090 (23.68 GiB) holds a 7.45 GiB pin, not a 9.31 GiB one; the
+    terms are the prediction's, the sum and margin as printed."""
+    cfg = "models/configs/qwen3-8b/config.json"
+    argv = ["model", cfg, "--gpu", "rtx-4090", "--max-model-len", "8192", "--engine-version", "0.21.0"]
+    assert cli.main([*argv, "--json"]) == 0
+    predicted = json.loads(capsys.readouterr().out)
+    for pin, fits in (("8e9", True), ("10e9", False)):
+        assert cli.main([*argv, "--kv-cache-memory-bytes", pin, "--json"]) == 0
+        c = json.loads(capsys.readouterr().out)["card_pin"]
+        assert c["fits"] is fits and c["pin_bytes"] == int(float(pin))
+        assert (c["weights_bytes"], c["non_torch_bytes"], c["cuda_graph_bytes"]) == (
+            predicted["terms"]["weights"]["bytes"], predicted["non_torch_bytes"], predicted["cuda_graph_bytes"])  # fmt: skip
+        assert c["needs_bytes"] == c["weights_bytes"] + c["non_torch_bytes"] + c["cuda_graph_bytes"] + c["pin_bytes"]
+        assert c["margin_bytes"] == c["total_bytes"] - c["needs_bytes"] == predicted["total_memory_bytes"] - c["needs_bytes"]
+    assert cli.main([*argv, "--kv-cache-memory-bytes", "10e9"]) == 0
+    said = capsys.readouterr().out
+    assert "GiB over the card: CUDA out of memory as the KV cache is allocated; the largest pin the card holds beside the rest: " in said

@@ -100,6 +100,26 @@ class GateTerm:
 
 
 @dataclass(frozen=True)
+class CardPin:
+    """A pool pinned on a discrete card (--kv-cache-memory-bytes): vLLM takes the pin as the pool and
+    sizes nothing from the utilization, so what decides the start is whether the pin and what stays
+    beside it fit the card. `margin_bytes` is the card's total less the needs (negative where short);
+    the CUDA context and other processes come out of the margin."""
+
+    card: str
+    total_bytes: int
+    pin_bytes: int
+    weights_bytes: int
+    non_torch_bytes: int
+    cuda_graph_bytes: int
+    lora_bytes: int
+    needs_bytes: int
+    margin_bytes: int
+    fits: bool
+    source: str
+
+
+@dataclass(frozen=True)
 class UnifiedGate:
     """The start gate of a pinned start on one box, each term with its source. `needs_bytes` is None
     outside calibration (no overhead measured or typed, or settings beyond the calibration's),
@@ -342,6 +362,7 @@ class ModelReport:
     worst_prefill: WorstPrefill | None = None  # the command line's, beside the report
     host_memory: HostMemory | None = None
     gate: UnifiedGate | None = None  # the command line's start gate on a unified-memory box, with a pin
+    card_pin: CardPin | None = None  # the command line's pinned pool on a discrete card
     after_start: bool = False  # the command line adds worst_prefill and host_memory, null or not
     # the config as read and its Shape before the multimodal settings, for the prediction beside the
     # report (read once); neither is in the JSON
@@ -364,7 +385,7 @@ class ModelReport:
                        settings_that_fit=p.settings_that_fit.to_json() if p.settings_that_fit else None,
                        held_out_error=p.held_out_error)  # fmt: skip
         if self.after_start:
-            out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory, gate=self.gate)
+            out.update(worst_prefill=self.worst_prefill, host_memory=self.host_memory, gate=self.gate, card_pin=self.card_pin)
         return report.to_json_object(out)
 
 

@@ -138,8 +138,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         )  # fmt: skip
         said = (*said, *(n for n in compiling.notes if n not in said))
         predict.check_start(start)
-        if args.pin is not None:
-            raise InputError(f"{_flag(args, 'pin')}: found beside --gpu or --total-memory, expected one of them (the card predicts the pool)")
+        if args.pin is not None and predict.release(args.engine_version) < PIN_FLAG_FROM:
+            raise InputError(f"{_flag(args, 'pin')}: found for vLLM {args.engine_version}, expected vLLM 0.11.0 or later, which takes a pool in bytes "
+                             "(vllm/v1/worker/gpu_worker.py determine_available_memory), or the pin left out: the card predicts the pool")  # fmt: skip
     elif gated is not None and (given := _card_flags(args)):
         raise InputError(f"{given[0]}: found beside the pinned pool on the {gated['name']}, expected it left out: on a unified-memory box the pin is "
                          "the pool, so nothing the card's prediction reads applies; the gate reads MemAvailable (--available, --overhead)")  # fmt: skip
@@ -191,7 +192,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         if not str(error).startswith((f"{args.config}: architectures[0]: found", f"{args.config}: architectures: found")):
             raise
         raise InputError(f"{error}; or --read-as CLASS to read it as a class whose layers it has, at your word") from None
-    if card is not None and start is not None:
+    if card is not None and start is not None and args.pin is not None:  # the pool pinned: what decides is whether it fits beside the rest
+        r = replace(r, card_pin=_card_pin(r, card, start, _int(args, "pin")))
+    elif card is not None and start is not None:
         r = _with_prediction(r, card, start, modeled.held_out_error(catalog.policy) if catalog else None)
     if gated is not None:
         assert catalog is not None, "a gated box is found in the catalog"
@@ -304,6 +307,10 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     if r.gate is not None:
         lines += _gate_lines(r.gate, catalog.boxes[r.gate.box]["name"] if catalog else r.gate.box)
         if r.one_request_fits is False and r.gate.passes:
+            lines[-1] += "; but vLLM refuses the start before it serves: one request does not fit the pin (above)"
+    if r.card_pin is not None:
+        lines += _card_pin_lines(r.card_pin)
+        if r.one_request_fits is False and r.card_pin.fits:
             lines[-1] += "; but vLLM refuses the start before it serves: one request does not fit the pin (above)"
     lines += [f"Note: {note}" for note in r.notes]
     return "\n".join(lines)
@@ -491,6 +498,50 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
     if catalog is None:
         raise InputError("--gpu: found no catalog to look the card up in, expected --total-memory instead")
     return predict.card_of_box(predict.find_box(catalog.boxes, args.gpu))
+
+
+PIN_FLAG_FROM = (0, 11)  # --kv-cache-memory-bytes: read in vllm/v1/worker/gpu_worker.py of v0.11.0
+
+
+def _card_pin(r: modeled_module.ModelReport, card: predict_module.Card, start: predict_module.Start, pin: int) -> modelreport_module.CardPin:
+    """The pinned pool on a discrete card: vLLM still runs the profile (which compiles the model), then
+    returns the pin as the pool without sizing it from the utilization (vllm/v1/worker/gpu_worker.py
+    determine_available_memory, v0.11.0 to v0.33.0); the profile's peak is freed before the pool is
+    allocated, the weights, the non-torch memory and the LoRA slots stay beside it, and the CUDA
+    graphs are captured after it (their estimate, counted from v0.20.0 where vLLM takes one)."""
+    from calc.checks import modeled, modelreport
+    from calc.engine import predict
+
+    shape = r.shape
+    assert shape is not None, "model_report keeps the config's Shape"
+    p = predict.predict(shape, card, start, predict.experts_per_token(r.config), modeled.prediction_given(r, shape, start))
+    needs = p.weights.bytes + p.non_torch.bytes + p.cuda_graph.bytes + p.lora.bytes + pin
+    return modelreport.CardPin(card.name, card.total_bytes, pin, p.weights.bytes, p.non_torch.bytes, p.cuda_graph.bytes, p.lora.bytes, needs,
+                               card.total_bytes - needs, needs <= card.total_bytes,
+                               "vllm/v1/worker/gpu_worker.py determine_available_memory (v0.11.0 to v0.33.0): the pin is the pool, the "
+                               "utilization sizes nothing; weights, non-torch memory, LoRA slots and the CUDA graphs captured after it "
+                               "stay beside it")  # fmt: skip
+
+
+def _card_pin_lines(c: modelreport_module.CardPin) -> list[str]:
+    """The pinned pool against the card: each term, the sum, the margin from the printed figures."""
+    from calc.answers import report
+    from calc.checks import modelreport
+
+    terms = [("weights", c.weights_bytes), ("non-torch", c.non_torch_bytes), ("CUDA graphs", c.cuda_graph_bytes), ("LoRA slots", c.lora_bytes),
+             ("pin", c.pin_bytes)]  # fmt: skip
+    sized = [modelreport.GateTerm(n, b, "") for n, b in terms if b]
+    needs = report.needs_as_printed(sized)
+    margin = report.margin_as_printed(c.total_bytes, sized)
+    return [
+        f"On {c.card} ({fmt(c.total_bytes, 'GiB')}), the pool pinned at {fmt(c.pin_bytes, 'GiB')}: vLLM takes the pin as the pool and "
+        "sizes nothing from --gpu-memory-utilization (vllm/v1/worker/gpu_worker.py determine_available_memory)",
+        f"  the pin and what stays beside it: {fmt(needs, 'GiB')} = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in sized)
+        + (f"; fits, {fmt(margin, 'GiB')} to spare, from which the CUDA context and any other process take their share" if c.fits
+           else f"; {fmt(-margin, 'GiB')} over the card: CUDA out of memory as the KV cache is allocated")
+        + (f"; the largest pin the card holds beside the rest: {fmt(c.total_bytes - c.needs_bytes + c.pin_bytes, 'e9', 2, down=True)}"
+           if c.total_bytes > c.needs_bytes - c.pin_bytes else "; no pin fits beside the rest: fewer weights a rank"),
+    ]  # fmt: skip
 
 
 def _with_prediction(
