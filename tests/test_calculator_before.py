@@ -742,3 +742,24 @@ def test_the_no_pin_message_names_the_terms_it_took_off(catalog, default, tmp_pa
     assert "the weights and the start headroom alone leave " in capsys.readouterr().err
     assert cli.main([*argv, "--kv-offloading-size", "40"]) == 2
     assert "the weights, the host buffers and the start headroom alone leave " in capsys.readouterr().err
+
+
+def test_a_pin_on_a_discrete_card_is_checked_against_the_card_as_the_command_line(catalog, default, capsys) -> None:
+    """A pin typed beside a discrete card: vLLM (v0.11.0 on) takes it as the pool, so the form adds the
+    command line's check (modeled.card_pin): the terms beside the pin, their sum, the margin and the
+    largest pin that fits, the same figures as `calc model --gpu CARD --kv-cache-memory-bytes PIN --json`;
+    before v0.11.0 it says vLLM takes no pool in bytes."""
+    from calc.present import cli
+
+    qwen = ROOT / "models" / "configs" / "qwen3-8b" / "config.json"
+    raw = {**default, "config": qwen.read_text(), "box": "rtx-4090", "available": "23 GiB", "max_model_len": "8192", "prefill_budget": "", "seats": ""}
+    for pin, version in (("10e9", ""), ("8e9", "0.21.0")):
+        out = calc_html.run(catalog, "before", {**raw, "pin": pin, "engine_version": version})
+        argv = ["model", str(qwen), "--gpu", "rtx-4090", "--max-model-len", "8192", "--kv-cache-memory-bytes", pin, "--json"]
+        assert cli.main([*argv, *(["--engine-version", version] if version else [])]) == 0
+        c = json.loads(capsys.readouterr().out)["card_pin"]
+        assert out.figures["card_weights"] == fmt(c["weights_bytes"], "GiB") and out.figures["card_pin"] == fmt(c["pin_bytes"], "GiB")
+        assert out.figures["card_largest_pin"] == fmt(c["total_bytes"] - c["needs_bytes"] + c["pin_bytes"], "e9", 2, down=True)
+        assert ("Card: fits" if c["fits"] else "Card: over") in out.sections["before-verdict"]
+    old = calc_html.run(catalog, "before", {**raw, "pin": "8e9", "engine_version": "0.10.2"})
+    assert "Card: no pin before vLLM 0.11.0." in old.sections["before-verdict"] and "card_margin" not in old.figures

@@ -10,6 +10,7 @@ from typing import Any
 
 from calc.catalog.entries import Policy
 from calc.checks.modelreport import (
+    CardPin,
     CardPrediction,
     ExpertRankReport,
     ExpertsReport,
@@ -33,6 +34,7 @@ from calc.engine import hfconfig, kvlayout, lora, multimodal, offload, predict, 
 from calc.units import InputError, fmt
 
 __all__ = [
+    "CardPin",
     "CardPrediction",
     "ExpertRankReport",
     "ExpertsReport",
@@ -580,3 +582,23 @@ def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
             "TP x DP ranks are not counted, and a larger TP or more stages are not offered as fixes (they would change the expert split)"
         )
     return tuple(notes)
+
+
+PIN_FLAG_FROM = (0, 11)  # --kv-cache-memory-bytes: read in vllm/v1/worker/gpu_worker.py of v0.11.0
+
+
+def card_pin(r: ModelReport, card: predict.Card, start: predict.Start, pin: int) -> CardPin:
+    """The pinned pool on a discrete card: vLLM still runs the profile (which compiles the model), then
+    returns the pin as the pool without sizing it from the utilization (vllm/v1/worker/gpu_worker.py
+    determine_available_memory, v0.11.0 to v0.33.0); the profile's peak is freed before the pool is
+    allocated, the weights, the non-torch memory and the LoRA slots stay beside it, and the CUDA
+    graphs are captured after it (their estimate, counted from v0.20.0 where vLLM takes one)."""
+    shape = r.shape
+    assert shape is not None, "model_report keeps the config's Shape"
+    p = predict.predict(shape, card, start, predict.experts_per_token(r.config), prediction_given(r, shape, start))
+    needs = p.weights.bytes + p.non_torch.bytes + p.cuda_graph.bytes + p.lora.bytes + pin
+    return CardPin(card.name, card.total_bytes, pin, p.weights.bytes, p.non_torch.bytes, p.cuda_graph.bytes, p.lora.bytes, needs,
+                               card.total_bytes - needs, needs <= card.total_bytes,
+                               "vllm/v1/worker/gpu_worker.py determine_available_memory (v0.11.0 to v0.33.0): the pin is the pool, the "
+                               "utilization sizes nothing; weights, non-torch memory, LoRA slots and the CUDA graphs captured after it "
+                               "stay beside it")  # fmt: skip

@@ -500,9 +500,41 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         f"Modeled: {r.family}, {fmt(r.weights_bytes_per_rank, 'GiB')} of weights a rank; the pin holds "
         f"{fmt(r.kv_tokens, 'tokens')} ({fmt(r.max_concurrency, 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
     )
+    if card is not None:  # a discrete card: vLLM takes the pin as the pool, so the pin must fit beside the rest
+        verdict += " " + _card_pin_rows(catalog, card, r, inputs, version, drafts, fig, rows)
     if refused:
         verdict += f" vLLM refuses this start: one request at max_model_len {fmt(max_len, 'count')} does not fit the pin."
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
+
+
+def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport, inputs: modeled.ModelInputs, version: str | None, drafts: int,
+                   fig: Figures, rows: list[Any]) -> str:  # fmt: skip
+    """The pin against a discrete card, as `calc model --gpu CARD --kv-cache-memory-bytes PIN` gives it
+    (modeled.card_pin): the terms beside the pin, their sum and the margin as printed, the largest pin
+    that fits; before v0.11.0 vLLM takes no pool in bytes, said so."""
+    from calc.answers import report
+    from calc.checks.modelreport import GateTerm
+
+    if predict.release(version) < modeled.PIN_FLAG_FROM:
+        rows.append(("Against the card", esc(f"vLLM {version} takes no pool in bytes (--kv-cache-memory-bytes came with v0.11.0): the card sizes the pool; "
+                                             "leave the pin empty to predict it")))  # fmt: skip
+        return "Card: no pin before vLLM 0.11.0."
+    start = predict.Start(tp=inputs.tp, pp=inputs.pp, pp_layer_partition=inputs.pp_layer_partition, lora=inputs.lora, max_model_len=inputs.max_model_len,
+                          kv_cache_dtype=inputs.kv_cache_dtype, engine_version=version, drafter=drafts > 0, speculative_tokens=drafts,
+                          cpu_offload_gib=inputs.offload.cpu_offload_gib if inputs.offload else Fraction(0))  # fmt: skip
+    c = modeled.card_pin(r, card, start, r.pool_bytes or 0)
+    terms = [GateTerm(n, b, "") for n, b in (("weights", c.weights_bytes), ("non-torch", c.non_torch_bytes), ("CUDA graphs", c.cuda_graph_bytes),
+                                               ("LoRA slots", c.lora_bytes), ("pin", c.pin_bytes)) if b]  # fmt: skip
+    margin = report.margin_as_printed(c.total_bytes, terms)
+    cells = [(esc(t.name), fig(f"card_{t.name.replace(' ', '_').replace('-', '_').lower()}", fmt(t.bytes, "GiB"))) for t in terms]
+    rows.append(("Against the card (vLLM takes the pin as the pool)", table(("Term", "A rank"), cells, esc(f"Beside the pin on the {card.name}, "
+                 f"{fmt(c.total_bytes, 'GiB')} in all"), ("needs", fig("card_needs", fmt(report.needs_as_printed(terms), "GiB"))))))  # fmt: skip
+    largest = c.total_bytes - c.needs_bytes + c.pin_bytes
+    rows.append(("Pin against the card", badge(c.fits) + " " + fig("card_margin", fmt(abs(margin), "GiB"))
+                 + esc(" to spare, from which the CUDA context and other processes take their share" if c.fits
+                       else " over the card: CUDA out of memory as the KV cache is allocated")
+                 + esc("; the largest pin the card holds beside the rest: ") + fig("card_largest_pin", fmt(max(largest, 0), "e9", 2, down=True))))  # fmt: skip
+    return f"Card: {'fits' if c.fits else 'over'}, {fmt(abs(margin), 'GiB')} {'to spare' if c.fits else 'short'}."
 
 
 def _lora(raw: Mapping[str, str], errors: dict[str, str]) -> lora.Lora | None:

@@ -138,7 +138,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         )  # fmt: skip
         said = (*said, *(n for n in compiling.notes if n not in said))
         predict.check_start(start)
-        if args.pin is not None and predict.release(args.engine_version) < PIN_FLAG_FROM:
+        if args.pin is not None and predict.release(args.engine_version) < modeled.PIN_FLAG_FROM:
             raise InputError(f"{_flag(args, 'pin')}: found for vLLM {args.engine_version}, expected vLLM 0.11.0 or later, which takes a pool in bytes "
                              "(vllm/v1/worker/gpu_worker.py determine_available_memory), or the pin left out: the card predicts the pool")  # fmt: skip
     elif gated is not None and (given := _card_flags(args)):
@@ -193,7 +193,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             raise
         raise InputError(f"{error}; or --read-as CLASS to read it as a class whose layers it has, at your word") from None
     if card is not None and start is not None and args.pin is not None:  # the pool pinned: what decides is whether it fits beside the rest
-        r = replace(r, card_pin=_card_pin(r, card, start, _int(args, "pin")))
+        r = replace(r, card_pin=modeled.card_pin(r, card, start, _int(args, "pin")))
     elif card is not None and start is not None:
         r = _with_prediction(r, card, start, modeled.held_out_error(catalog.policy) if catalog else None)
     if gated is not None:
@@ -498,29 +498,6 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
     if catalog is None:
         raise InputError("--gpu: found no catalog to look the card up in, expected --total-memory instead")
     return predict.card_of_box(predict.find_box(catalog.boxes, args.gpu))
-
-
-PIN_FLAG_FROM = (0, 11)  # --kv-cache-memory-bytes: read in vllm/v1/worker/gpu_worker.py of v0.11.0
-
-
-def _card_pin(r: modeled_module.ModelReport, card: predict_module.Card, start: predict_module.Start, pin: int) -> modelreport_module.CardPin:
-    """The pinned pool on a discrete card: vLLM still runs the profile (which compiles the model), then
-    returns the pin as the pool without sizing it from the utilization (vllm/v1/worker/gpu_worker.py
-    determine_available_memory, v0.11.0 to v0.33.0); the profile's peak is freed before the pool is
-    allocated, the weights, the non-torch memory and the LoRA slots stay beside it, and the CUDA
-    graphs are captured after it (their estimate, counted from v0.20.0 where vLLM takes one)."""
-    from calc.checks import modeled, modelreport
-    from calc.engine import predict
-
-    shape = r.shape
-    assert shape is not None, "model_report keeps the config's Shape"
-    p = predict.predict(shape, card, start, predict.experts_per_token(r.config), modeled.prediction_given(r, shape, start))
-    needs = p.weights.bytes + p.non_torch.bytes + p.cuda_graph.bytes + p.lora.bytes + pin
-    return modelreport.CardPin(card.name, card.total_bytes, pin, p.weights.bytes, p.non_torch.bytes, p.cuda_graph.bytes, p.lora.bytes, needs,
-                               card.total_bytes - needs, needs <= card.total_bytes,
-                               "vllm/v1/worker/gpu_worker.py determine_available_memory (v0.11.0 to v0.33.0): the pin is the pool, the "
-                               "utilization sizes nothing; weights, non-torch memory, LoRA slots and the CUDA graphs captured after it "
-                               "stay beside it")  # fmt: skip
 
 
 def _card_pin_lines(c: modelreport_module.CardPin) -> list[str]:
