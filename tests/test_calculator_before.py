@@ -763,3 +763,9 @@ def test_a_pin_on_a_discrete_card_is_checked_against_the_card_as_the_command_lin
         assert ("Card: fits" if c["fits"] else "Card: over") in out.sections["before-verdict"]
     old = calc_html.run(catalog, "before", {**raw, "pin": "8e9", "engine_version": "0.10.2"})
     assert "Card: no pin before vLLM 0.11.0." in old.sections["before-verdict"] and "card_margin" not in old.figures
+
+
+def test_no_pin_fits_where_the_weights_alone_overfill_the_card(catalog, default) -> None:
+    """Qwen3-30B-A3B's 56.88 GiB of weights on a 23.68 GiB RTX 4090: no pin fits, said as none."""
+    out = calc_html.run(catalog, "before", {**default, "box": "rtx-4090", "available": "23 GiB", "pin": "10e9", "prefill_budget": "", "seats": ""})
+    assert out.figures["card_largest_pin"] == "none" and "Card: over" in out.sections["before-verdict"]

@@ -533,7 +533,8 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
     rows.append(("Pin against the card", badge(c.fits) + " " + fig("card_margin", fmt(abs(margin), "GiB"))
                  + esc(" to spare, from which the CUDA context and other processes take their share" if c.fits
                        else " over the card: CUDA out of memory as the KV cache is allocated")
-                 + esc("; the largest pin the card holds beside the rest: ") + fig("card_largest_pin", fmt(max(largest, 0), "e9", 2, down=True))))  # fmt: skip
+                 + (esc("; the largest pin the card holds beside the rest: ") + fig("card_largest_pin", fmt(largest, "e9", 2, down=True)) if largest > 0
+                    else esc("; no pin fits: the rest alone is over the card, ") + fig("card_largest_pin", "none"))))  # fmt: skip
     return f"Card: {'fits' if c.fits else 'over'}, {fmt(abs(margin), 'GiB')} {'to spare' if c.fits else 'short'}."
 
 
