@@ -19,7 +19,7 @@ NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_233_382_994  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
-NON_TORCH_PER_RANK_TP_NO_CUMEM = 200_853_894  # and on V1 up to v0.10.1.1, where vLLM turns NCCL's cuMem allocator off
+NON_TORCH_PER_RANK_TP_NO_CUMEM = 225_040_086  # and on V1 up to v0.10.1.1, where vLLM turns NCCL's cuMem allocator off
 
 
 # --- the terms -------------------------------------------------------------------------------
