@@ -920,9 +920,10 @@ EXPECTED = {
     "208-v0100-qwen3-235b-a22b-fp8-tp8-ep-h100-eval-dataset.log": (0.0614, 0.065),
     # Qwen3-30B-A3B-2507 quantized to fp8 as it loaded, one H100, vLLM 0.22.1
     "209-v0221-qwen3-30b-a3b-2507-runtime-fp8-h100-mlops-assignment.log": (0.0015, 0.005),
-    # Qwen3.6-27B-FP8 (gated-delta hybrid) text only on one H100, vLLM 0.27.1, eager (held out): the vision tower's
-    # profile is modeled (1.73 GiB) where --language-model-only left vLLM none to profile
-    "210-v0271-qwen36-27b-fp8-hybrid-h100-eager-meeting-translator.log": (-0.024, 0.025),
+    # Qwen3.6-27B-FP8 (gated-delta hybrid) text only on one H100, vLLM 0.27.1, eager (held out): as first predicted -2.4 %,
+    # the vision tower's profile modeled (1.73 GiB) where --language-model-only left vLLM none to profile; the log's
+    # text-only line now reads as every modality's limit at 0
+    "210-v0271-qwen36-27b-fp8-hybrid-h100-eager-meeting-translator.log": (0.0057, 0.01),
     # Qwen2.5-32B on four RTX 3090 (PCIe, custom all-reduce off), TP 4, vLLM 0.18.1, eager: the log's weights 0.10 GiB
     # above the config's a rank
     "211-v0181-qwen25-32b-tp4-rtx3090-eager-lambo.log": (-0.024, 0.03),
@@ -1088,7 +1089,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     assert sorted(_key(r) for r in towers) == ["112", "120", "121", "133", "158", *(str(n) for n in range(199, 205)), "210", "81"]
     assert {r.family for r in towers} == {"dense", "sliding window", "moe", "hybrid"}
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
-    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (13, 0.024, 0.0502)
+    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (13, 0.0212, 0.0502)
     dense = groups[("family", "dense")]
     assert (dense.starts, dense.verdicts) == (98, 99)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])

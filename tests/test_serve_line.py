@@ -297,3 +297,16 @@ def test_a_pool_pinned_on_a_discrete_card_is_checked_against_the_card(capsys: py
     assert cli.main([*argv, "--kv-cache-memory-bytes", "10e9"]) == 0
     said = capsys.readouterr().out
     assert "GiB over the card: CUDA out of memory as the KV cache is allocated; the largest pin the card holds beside the rest: " in said
+
+
+def test_language_model_only_leaves_the_tower_unbuilt(capsys: pytest.CaptureFixture[str]) -> None:
+    """--language-model-only sets every modality's limit to 0 (vllm/config/multimodal.py, read in 0.28.0):
+    no tower, no encoder profile, as --limit-mm-per-prompt with zeros gives it."""
+    vl = ["model", "models/configs/qwen3-vl-8b-instruct/config.json", "--gpu", "h100-sxm", "--max-model-len", "16384", "--json"]
+    assert cli.main([*vl, "--language-model-only"]) == 0
+    text_only = json.loads(capsys.readouterr().out)
+    assert cli.main([*vl, "--limit-mm-per-prompt", '{"image": 0, "video": 0}']) == 0
+    zeros = json.loads(capsys.readouterr().out)
+    assert cli.main(vl) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert text_only["available_kv_bytes"] == zeros["available_kv_bytes"] > full["available_kv_bytes"]

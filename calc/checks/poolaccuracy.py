@@ -17,7 +17,7 @@ from statistics import median
 
 from calc.catalog.entries import Box
 from calc.checks import accuracy, records
-from calc.engine import hfconfig, predict
+from calc.engine import hfconfig, multimodal, predict
 from calc.jsontext import JsonObject
 from calc.logs import logread
 from calc.units import InputError, parse_size
@@ -137,6 +137,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
         speculative_tokens=drafts,
         compile_cached=compile_cached(logs[e.log]),
         enforce_eager=enforce_eager(logs[e.log]),
+        multimodal=multimodal.Settings(limits=dict.fromkeys(multimodal.MODALITIES, 0)) if TEXT_ONLY in logs[e.log] else None,
     )
     weights_bytes, weights_source = _stated_weights(e, r)
     p = predict.predict(shape, card, start, predict.experts_per_token(config), predict.Given(weights_bytes, weights_source, rounding=weights_bytes is None))
@@ -174,6 +175,11 @@ def compile_cached(text: str) -> bool:
 
 
 _ENFORCE_EAGER = ("enforce_eager=True", "'enforce_eager': True")  # the engine's config line (core.py) and the arguments line (api_utils.py)
+
+
+# vllm/multimodal/registry.py supports_multimodal_inputs (read in 0.28.0): every modality's limit at 0, as
+# --language-model-only or --limit-mm-per-prompt sets them, so no tower is built and no encoder profiled
+TEXT_ONLY = "All limits of multimodal modalities supported by the model are set to 0, running in text-only mode"
 
 
 def enforce_eager(text: str) -> bool:

@@ -84,7 +84,6 @@ NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
     "--model-impl": (True, "the model's build (the Transformers backend keeps no rope cache, its own kernels)"),
     "--all2all-backend": (True, "the expert-parallel all-to-all buffers"),
     "--enable-dbo": (False, "the dual-batch overlap's micro-batches"),
-    "--language-model-only": (False, "the vision tower, left unbuilt"),
     "--mm-ipc-gpu-memory-gb": (True, "GPU memory reserved for multimodal inputs off the pool"),
     "--mamba-cache-dtype": (True, "the mamba state's size"),
     "--mamba-block-size": (True, "the mamba state pages"),
@@ -356,6 +355,10 @@ def normalize(argv: list[str]) -> list[str]:
                     i += 1
                     value = argv[i] if i < len(argv) else ""
                 _put(nested.setdefault(head, {}), key, value)
+                i += 1
+                continue
+            if head == "--language-model-only":  # every modality's limit at 0 (vllm/config/multimodal.py, read in 0.28.0)
+                out += ["--limit-mm-per-prompt", json.dumps(dict.fromkeys(("image", "video", "audio"), 0))]
                 i += 1
                 continue
             if head == "--model":  # vllm serve's --model: the config, or the model's name set aside
