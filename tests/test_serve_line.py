@@ -310,3 +310,21 @@ def test_language_model_only_leaves_the_tower_unbuilt(capsys: pytest.CaptureFixt
     assert cli.main(vl) == 0
     full = json.loads(capsys.readouterr().out)
     assert text_only["available_kv_bytes"] == zeros["available_kv_bytes"] > full["available_kv_bytes"]
+
+
+def test_qwen3_vl_deepstack_buffers_sit_on_the_first_stage_under_pipeline_parallel() -> None:
+    """Under pipeline parallel the deepstack buffers are built beside the tower, on the first stage,
+    whose predicted weights they join (3 x max_num_batched_tokens x 4,096 x 2 B for the 8B)."""
+    import json as _json
+    from pathlib import Path
+
+    from calc.engine import hfconfig, predict
+
+    config = _json.loads(Path("models/configs/qwen3-vl-8b-instruct/config.json").read_text())
+    shape = hfconfig.shape(config, "q")
+    card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "h100-sxm"))
+    start = predict.Start(pp=2, max_model_len=16384, engine_version="0.33.0")
+    p = predict.predict(shape, card, start, 0, predict.Given())
+    q = predict.predict(shape, card, start, 0, predict.Given(rounding=False))  # weights as printed: nothing added
+    assert p.stages[0].weights_bytes - q.stages[0].weights_bytes == 3 * p.max_num_batched_tokens * 4096 * 2
+    assert p.stages[1].weights_bytes == q.stages[1].weights_bytes

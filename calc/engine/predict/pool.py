@@ -248,8 +248,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     else:
         wterm = Term("weights", weights_bytes, weights_source or "given")
     # built with the model, inside its loading line: not to a figure vLLM printed (g.rounding, as the allocator's rounding below)
-    stack = multimodal.deepstack_buffers(shape, tokens) if g.rounding and s.pp == 1 else 0
-    if stack:
+    stack = multimodal.deepstack_buffers(shape, tokens) if g.rounding else 0
+    if stack and s.pp == 1:
         wterm = Term("weights", wterm.bytes + stack, f"{wterm.source}; with {_gib(stack, up=True)} of {multimodal.DEEPSTACK_SOURCE}")
     rounded = (
         0 if not g.rounding or rel < weights.ALLOCATOR_SPLIT_FROM or card.vendor != "nvidia" or s.pp > 1 else weights.allocator_rounding(shape, s.tp, s.drafter)
@@ -338,6 +338,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             made: list[StagePool] = []
             for st, w_n in zip(stage_list, own, strict=True):
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
+                w_n += stack if st.rank == 0 else 0  # built beside the tower, on the first stage
                 last = st.rank == s.pp - 1
                 act_n = act.bytes if last else max(fwd.bytes + held, enc_fwd if st.rank == 0 else 0)  # the tower sits on the first stage
                 cg_n = cuda_graph(
