@@ -707,8 +707,13 @@ def test_the_graph_and_chunking_fields_move_the_pool_as_the_command_line(catalog
         pools.append(said["available_kv_bytes"])
     default_pool, piecewise, eager_like, up_to_64, unchunked = pools
     assert piecewise > default_pool and eager_like > piecewise and up_to_64 > default_pool and unchunked < default_pool
-    refused = calc_html.run(catalog, "before", {**raw, "max_cudagraph_capture_size": "64", "pin": "5e9"})
-    assert refused.errors["max_cudagraph_capture_size"].startswith("Largest CUDA graph: found 64 with a pin, expected the pin empty")
+    refused = calc_html.run(catalog, "before", {**raw, "box": "dgx-spark", "available": "100 GiB", "max_cudagraph_capture_size": "64", "pin": "5e9"})
+    assert refused.errors["max_cudagraph_capture_size"].startswith("Largest CUDA graph: found 64 on the DGX Spark (GB10), a unified-memory box")
+    # beside a pin on a discrete card the graphs' settings move the pin's check against the card instead
+    pinned = [calc_html.run(catalog, "before", {**raw, "pin": "5e9", **extra}) for extra in ({}, {"max_cudagraph_capture_size": "64"}, {"enforce_eager": "on"})]
+    assert all(o.valid for o in pinned)
+    graphs = [parse_size(o.figures.get("card_cuda_graphs", "0 GiB")) for o in pinned]
+    assert graphs[0] > graphs[1] > 0 and "card_cuda_graphs" not in pinned[2].figures
     old = calc_html.run(catalog, "before", {**raw, "optimization_level": "1", "engine_version": "0.11.0"})
     assert old.errors == {"optimization_level": "Optimization level: found 1 for vLLM 0.11.0, expected it empty before v0.12.0, where -O set a "
                                                 "compilation level calc does not model"}  # fmt: skip

@@ -587,18 +587,27 @@ def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
 PIN_FLAG_FROM = (0, 11)  # --kv-cache-memory-bytes: read in vllm/v1/worker/gpu_worker.py of v0.11.0
 
 
+PIN_BUFFER = 150 * 2**20  # vllm/v1/worker/gpu_worker.py: the 150 MiB its pool advice keeps back beside the terms (0.11.0, 0.33.0)
+
+
 def card_pin(r: ModelReport, card: predict.Card, start: predict.Start, pin: int) -> CardPin:
     """The pinned pool on a discrete card: vLLM still runs the profile (which compiles the model), then
     returns the pin as the pool without sizing it from the utilization (vllm/v1/worker/gpu_worker.py
-    determine_available_memory, v0.11.0 to v0.33.0); the profile's peak is freed before the pool is
-    allocated, the weights, the non-torch memory and the LoRA slots stay beside it, and the CUDA
-    graphs are captured after it (their estimate, counted from v0.20.0 where vLLM takes one)."""
+    determine_available_memory, v0.11.0 to v0.33.0). Beside the pool stay the weights, the non-torch
+    memory and the LoRA slots; the warm-up passes, the CUDA graph capture and serving run beside it
+    (compile_or_warm_up_model), so the profile's peak activation and the graphs count too, with the
+    150 MiB vLLM's own advice keeps back (free - weights - peak - non-torch - graphs - 150 MiB,
+    gpu_worker.py, 0.11.0 and 0.33.0). The graphs are vLLM's estimate from v0.20.0, and before it the
+    same estimate over v0.20.0's capture sizes (graphs are captured there too, only not estimated)."""
     shape = r.shape
     assert shape is not None, "model_report keeps the config's Shape"
     p = predict.predict(shape, card, start, predict.experts_per_token(r.config), prediction_given(r, shape, start))
-    needs = p.weights.bytes + p.non_torch.bytes + p.cuda_graph.bytes + p.lora.bytes + pin
-    return CardPin(card.name, card.total_bytes, pin, p.weights.bytes, p.non_torch.bytes, p.cuda_graph.bytes, p.lora.bytes, needs,
-                               card.total_bytes - needs, needs <= card.total_bytes,
-                               "vllm/v1/worker/gpu_worker.py determine_available_memory (v0.11.0 to v0.33.0): the pin is the pool, the "
-                               "utilization sizes nothing; weights, non-torch memory, LoRA slots and the CUDA graphs captured after it "
-                               "stay beside it")  # fmt: skip
+    graphs = p.cuda_graph.bytes
+    if not graphs and not start.enforce_eager and predict.release(start.engine_version) < (0, 20) and card.vendor == "nvidia":
+        graphs = predict.cuda_graph(shape, (0, 20), p.max_num_seqs, p.max_num_batched_tokens, False, card.vendor, tp=start.tp).bytes
+    needs = p.weights.bytes + p.activation.bytes + p.non_torch.bytes + graphs + p.lora.bytes + PIN_BUFFER + pin
+    return CardPin(card.name, card.total_bytes, pin, p.weights.bytes, p.activation.bytes, p.non_torch.bytes, graphs, p.lora.bytes, PIN_BUFFER, needs,
+                   card.total_bytes - needs, needs <= card.total_bytes,
+                   "vllm/v1/worker/gpu_worker.py determine_available_memory and compile_or_warm_up_model (v0.11.0 to v0.33.0): the pin is "
+                   "the pool, the utilization sizes nothing; the weights, the peak activation, non-torch memory, LoRA slots, the CUDA "
+                   "graphs and vLLM's 150 MiB stay beside it; the CUDA context and other processes come out of the margin")  # fmt: skip

@@ -110,9 +110,11 @@ class CardPin:
     total_bytes: int
     pin_bytes: int
     weights_bytes: int
+    activation_peak_bytes: int
     non_torch_bytes: int
     cuda_graph_bytes: int
     lora_bytes: int
+    buffer_bytes: int
     needs_bytes: int
     margin_bytes: int
     fits: bool

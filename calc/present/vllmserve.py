@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
+from calc.engine.multimodal import MODALITIES
+
 # No GPU memory of theirs: the server, logging, the tokenizer, parsers, the checkpoint's location,
 # the scheduler's order. True: the flag takes a value; "+": one value or more; False: a switch.
 ASIDE: Mapping[str, bool | str] = {
@@ -327,6 +329,7 @@ def normalize(argv: list[str]) -> list[str]:
 
     out: list[str] = []
     nested: dict[str, dict[str, object]] = {}
+    text_only = False
     i = 0
     while i < len(argv):
         word = argv[i]
@@ -357,8 +360,8 @@ def normalize(argv: list[str]) -> list[str]:
                 _put(nested.setdefault(head, {}), key, value)
                 i += 1
                 continue
-            if head == "--language-model-only":  # every modality's limit at 0 (vllm/config/multimodal.py, read in 0.28.0)
-                out += ["--limit-mm-per-prompt", json.dumps(dict.fromkeys(("image", "video", "audio"), 0))]
+            if head == "--language-model-only":  # every modality's limit at 0, over any limit given (applied below)
+                text_only = True
                 i += 1
                 continue
             if head == "--model":  # vllm serve's --model: the config, or the model's name set aside
@@ -373,7 +376,26 @@ def normalize(argv: list[str]) -> list[str]:
         i += 1
     for head, keys in nested.items():
         out += [head, json.dumps(keys)]
+    if text_only:  # vllm/config/multimodal.py get_limit_per_prompt: 0 for every modality whatever the limits (0.18.0, 0.33.0)
+        out = _without(out, "--limit-mm-per-prompt") + ["--limit-mm-per-prompt", json.dumps(dict.fromkeys(MODALITIES, 0))]
     return _config_first(out)
+
+
+def _without(argv: list[str], flag: str) -> list[str]:
+    """The line without a flag and its value (either spelling, --flag VALUE or --flag=VALUE)."""
+    out: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word == flag:
+            skip = True
+            continue
+        if word.startswith(flag + "="):
+            continue
+        out.append(word)
+    return out
 
 
 def _model(name: str) -> list[str]:

@@ -383,12 +383,14 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         errors["no_flashinfer_sampler"] = (
             f"{short(LABELS['no_flashinfer_sampler'])}: found ticked beside {short(LABELS['flashinfer_installed'])}, expected one of them"
         )
-    for name in (n for n, on in switches.items() if on and not predicting and n not in errors):
+    pinned_card = card is not None and pin is not None  # a pin on a discrete card: the graphs' settings move its check against the card
+    graph_settings = ("enforce_eager",) if pinned_card else ()
+    for name in (n for n, on in switches.items() if on and not predicting and n not in errors and n not in graph_settings):
         errors[name] = (f"{short(LABELS[name])}: found ticked on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the one pinned, "
                         "expected it off (it changes a discrete card's predicted pool only)" if unified_box else
                         f"{short(LABELS[name])}: found ticked with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
     for name, value in (("max_cudagraph_capture_size", largest_graph), ("optimization_level", level)):
-        if value is not None and not predicting and name not in errors:
+        if value is not None and not predicting and not pinned_card and name not in errors:
             errors[name] = (f"{short(LABELS[name])}: found {value} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the "
                             "one pinned, expected it empty (it changes a discrete card's predicted pool only)" if unified_box else
                             f"{short(LABELS[name])}: found {value} with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
@@ -501,14 +503,15 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         f"{fmt(r.kv_tokens, 'tokens')} ({fmt(r.max_concurrency, 'x')} at {fmt(max_len, 'count')}). Gate: {verdict_gate}."
     )
     if card is not None:  # a discrete card: vLLM takes the pin as the pool, so the pin must fit beside the rest
-        verdict += " " + _card_pin_rows(catalog, card, r, inputs, version, drafts, fig, rows)
+        pin_graphs = vllmserve.compilation(predict.release(version), level, None, largest_graph)
+        verdict += " " + _card_pin_rows(catalog, card, r, inputs, version, drafts, fig, rows, switches["enforce_eager"], pin_graphs)
     if refused:
         verdict += f" vLLM refuses this start: one request at max_model_len {fmt(max_len, 'count')} does not fit the pin."
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
 
 
 def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport, inputs: modeled.ModelInputs, version: str | None, drafts: int,
-                   fig: Figures, rows: list[Any]) -> str:  # fmt: skip
+                   fig: Figures, rows: list[Any], eager: bool = False, compiling: vllmserve.Compilation | None = None) -> str:  # fmt: skip
     """The pin against a discrete card, as `calc model --gpu CARD --kv-cache-memory-bytes PIN` gives it
     (modeled.card_pin): the terms beside the pin, their sum and the margin as printed, the largest pin
     that fits; before v0.11.0 vLLM takes no pool in bytes, said so."""
@@ -521,18 +524,21 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
         return "Card: no pin before vLLM 0.11.0."
     start = predict.Start(tp=inputs.tp, pp=inputs.pp, pp_layer_partition=inputs.pp_layer_partition, lora=inputs.lora, max_model_len=inputs.max_model_len,
                           kv_cache_dtype=inputs.kv_cache_dtype, engine_version=version, drafter=drafts > 0, speculative_tokens=drafts,
-                          cpu_offload_gib=inputs.offload.cpu_offload_gib if inputs.offload else Fraction(0))  # fmt: skip
+                          cpu_offload_gib=inputs.offload.cpu_offload_gib if inputs.offload else Fraction(0), enforce_eager=eager)  # fmt: skip
+    if compiling is not None:
+        start = replace(start, max_cudagraph_capture_size=compiling.max_size, cudagraph_mode=compiling.mode, compiled=compiling.compiled)
     c = modeled.card_pin(r, card, start, r.pool_bytes or 0)
-    terms = [GateTerm(n, b, "") for n, b in (("weights", c.weights_bytes), ("non-torch", c.non_torch_bytes), ("CUDA graphs", c.cuda_graph_bytes),
-                                               ("LoRA slots", c.lora_bytes), ("pin", c.pin_bytes)) if b]  # fmt: skip
+    terms = [GateTerm(n, b, "") for n, b in (("weights", c.weights_bytes), ("peak activation", c.activation_peak_bytes), ("non-torch", c.non_torch_bytes),
+                                               ("CUDA graphs", c.cuda_graph_bytes), ("LoRA slots", c.lora_bytes), ("vLLM's buffer", c.buffer_bytes),
+                                               ("pin", c.pin_bytes)) if b]  # fmt: skip
     margin = report.margin_as_printed(c.total_bytes, terms)
-    cells = [(esc(t.name), fig(f"card_{t.name.replace(' ', '_').replace('-', '_').lower()}", fmt(t.bytes, "GiB"))) for t in terms]
+    cells = [(esc(t.name), fig(f"card_{t.name.replace(' ', '_').replace('-', '_').replace(chr(39), '').lower()}", fmt(t.bytes, "GiB"))) for t in terms]
     rows.append(("Against the card (vLLM takes the pin as the pool)", table(("Term", "A rank"), cells, esc(f"Beside the pin on the {card.name}, "
                  f"{fmt(c.total_bytes, 'GiB')} in all"), ("needs", fig("card_needs", fmt(report.needs_as_printed(terms), "GiB"))))))  # fmt: skip
     largest = c.total_bytes - c.needs_bytes + c.pin_bytes
     rows.append(("Pin against the card", badge(c.fits) + " " + fig("card_margin", fmt(abs(margin), "GiB"))
                  + esc(" to spare, from which the CUDA context and other processes take their share" if c.fits
-                       else " over the card: CUDA out of memory as the KV cache is allocated")
+                       else " over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")
                  + (esc("; the largest pin the card holds beside the rest: ") + fig("card_largest_pin", fmt(largest, "e9", 2, down=True)) if largest > 0
                     else esc("; no pin fits: the rest alone is over the card, ") + fig("card_largest_pin", "none"))))  # fmt: skip
     return f"Card: {'fits' if c.fits else 'over'}, {fmt(abs(margin), 'GiB')} {'to spare' if c.fits else 'short'}."

@@ -138,6 +138,9 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         )  # fmt: skip
         said = (*said, *(n for n in compiling.notes if n not in said))
         predict.check_start(start)
+        if args.pin is not None and _int(args, "pin") == 0:  # vLLM reads 0 as no pin (`if kv_cache_memory_bytes := ...`)
+            raise InputError(f"{_flag(args, 'pin')}: found 0 beside a card, expected a pool above zero, or the flag left out: vLLM reads 0 as no "
+                             "pin and sizes the pool from the utilization (vllm/v1/worker/gpu_worker.py determine_available_memory)")  # fmt: skip
         if args.pin is not None and predict.release(args.engine_version) < modeled.PIN_FLAG_FROM:
             raise InputError(f"{_flag(args, 'pin')}: found for vLLM {args.engine_version}, expected vLLM 0.11.0 or later, which takes a pool in bytes "
                              "(vllm/v1/worker/gpu_worker.py determine_available_memory), or the pin left out: the card predicts the pool")  # fmt: skip
@@ -505,17 +508,18 @@ def _card_pin_lines(c: modelreport_module.CardPin) -> list[str]:
     from calc.answers import report
     from calc.checks import modelreport
 
-    terms = [("weights", c.weights_bytes), ("non-torch", c.non_torch_bytes), ("CUDA graphs", c.cuda_graph_bytes), ("LoRA slots", c.lora_bytes),
-             ("pin", c.pin_bytes)]  # fmt: skip
+    terms = [("weights", c.weights_bytes), ("peak activation", c.activation_peak_bytes), ("non-torch", c.non_torch_bytes),
+             ("CUDA graphs", c.cuda_graph_bytes), ("LoRA slots", c.lora_bytes), ("vLLM's buffer", c.buffer_bytes), ("pin", c.pin_bytes)]  # fmt: skip
     sized = [modelreport.GateTerm(n, b, "") for n, b in terms if b]
     needs = report.needs_as_printed(sized)
     margin = report.margin_as_printed(c.total_bytes, sized)
     return [
         f"On {c.card} ({fmt(c.total_bytes, 'GiB')}), the pool pinned at {fmt(c.pin_bytes, 'GiB')}: vLLM takes the pin as the pool and "
-        "sizes nothing from --gpu-memory-utilization (vllm/v1/worker/gpu_worker.py determine_available_memory)",
+        "sizes nothing from --gpu-memory-utilization, though its start check still asks that much of the card free "
+        "(vllm/v1/worker/gpu_worker.py determine_available_memory, request_memory)",
         f"  the pin and what stays beside it: {fmt(needs, 'GiB')} = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in sized)
         + (f"; fits, {fmt(margin, 'GiB')} to spare, from which the CUDA context and any other process take their share" if c.fits
-           else f"; {fmt(-margin, 'GiB')} over the card: CUDA out of memory as the KV cache is allocated")
+           else f"; {fmt(-margin, 'GiB')} over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")
         + (f"; the largest pin the card holds beside the rest: {fmt(c.total_bytes - c.needs_bytes + c.pin_bytes, 'e9', 2, down=True)}"
            if c.total_bytes > c.needs_bytes - c.pin_bytes else "; no pin fits beside the rest: fewer weights a rank"),
     ]  # fmt: skip
