@@ -120,6 +120,18 @@ class CardPin:
     fits: bool
     source: str
 
+    @property
+    def terms(self) -> tuple[GateTerm, ...]:
+        """The nonzero terms `needs_bytes` adds, named as the command line and the form print them."""
+        named = (("weights", self.weights_bytes), ("peak activation", self.activation_peak_bytes), ("non-torch", self.non_torch_bytes),
+                 ("CUDA graphs", self.cuda_graph_bytes), ("LoRA slots", self.lora_bytes), ("vLLM's buffer", self.buffer_bytes), ("pin", self.pin_bytes))  # fmt: skip
+        return tuple(GateTerm(n, b, "") for n, b in named if b)
+
+    @property
+    def largest_pin_bytes(self) -> int:
+        """The largest pin the card holds beside the rest; zero or less where none does."""
+        return self.total_bytes - self.needs_bytes + self.pin_bytes
+
 
 @dataclass(frozen=True)
 class UnifiedGate:

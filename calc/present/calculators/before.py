@@ -516,7 +516,6 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
     (modeled.card_pin): the terms beside the pin, their sum and the margin as printed, the largest pin
     that fits; before v0.11.0 vLLM takes no pool in bytes, said so."""
     from calc.answers import report
-    from calc.checks.modelreport import GateTerm
 
     if predict.release(version) < modeled.PIN_FLAG_FROM:
         rows.append(("Against the card", esc(f"vLLM {version} takes no pool in bytes (--kv-cache-memory-bytes came with v0.11.0): the card sizes the pool; "
@@ -528,14 +527,12 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
     if compiling is not None:
         start = replace(start, max_cudagraph_capture_size=compiling.max_size, cudagraph_mode=compiling.mode, compiled=compiling.compiled)
     c = modeled.card_pin(r, card, start, r.pool_bytes or 0)
-    terms = [GateTerm(n, b, "") for n, b in (("weights", c.weights_bytes), ("peak activation", c.activation_peak_bytes), ("non-torch", c.non_torch_bytes),
-                                               ("CUDA graphs", c.cuda_graph_bytes), ("LoRA slots", c.lora_bytes), ("vLLM's buffer", c.buffer_bytes),
-                                               ("pin", c.pin_bytes)) if b]  # fmt: skip
+    terms = c.terms
     margin = report.margin_as_printed(c.total_bytes, terms)
     cells = [(esc(t.name), fig(f"card_{t.name.replace(' ', '_').replace('-', '_').replace(chr(39), '').lower()}", fmt(t.bytes, "GiB"))) for t in terms]
     rows.append(("Against the card (vLLM takes the pin as the pool)", table(("Term", "A rank"), cells, esc(f"Beside the pin on the {card.name}, "
                  f"{fmt(c.total_bytes, 'GiB')} in all"), ("needs", fig("card_needs", fmt(report.needs_as_printed(terms), "GiB"))))))  # fmt: skip
-    largest = c.total_bytes - c.needs_bytes + c.pin_bytes
+    largest = c.largest_pin_bytes
     rows.append(("Pin against the card", badge(c.fits) + " " + fig("card_margin", fmt(abs(margin), "GiB"))
                  + esc(" to spare, from which the CUDA context and other processes take their share" if c.fits
                        else " over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")

@@ -506,11 +506,8 @@ def _card(catalog: Catalog | None, args: argparse.Namespace) -> predict_module.C
 def _card_pin_lines(c: modelreport_module.CardPin) -> list[str]:
     """The pinned pool against the card: each term, the sum, the margin from the printed figures."""
     from calc.answers import report
-    from calc.checks import modelreport
 
-    terms = [("weights", c.weights_bytes), ("peak activation", c.activation_peak_bytes), ("non-torch", c.non_torch_bytes),
-             ("CUDA graphs", c.cuda_graph_bytes), ("LoRA slots", c.lora_bytes), ("vLLM's buffer", c.buffer_bytes), ("pin", c.pin_bytes)]  # fmt: skip
-    sized = [modelreport.GateTerm(n, b, "") for n, b in terms if b]
+    sized = c.terms
     needs = report.needs_as_printed(sized)
     margin = report.margin_as_printed(c.total_bytes, sized)
     return [
@@ -520,8 +517,8 @@ def _card_pin_lines(c: modelreport_module.CardPin) -> list[str]:
         f"  the pin and what stays beside it: {fmt(needs, 'GiB')} = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in sized)
         + (f"; fits, {fmt(margin, 'GiB')} to spare, from which the CUDA context and any other process take their share" if c.fits
            else f"; {fmt(-margin, 'GiB')} over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")
-        + (f"; the largest pin the card holds beside the rest: {fmt(c.total_bytes - c.needs_bytes + c.pin_bytes, 'e9', 2, down=True)}"
-           if c.total_bytes > c.needs_bytes - c.pin_bytes else "; no pin fits beside the rest: fewer weights a rank"),
+        + (f"; the largest pin the card holds beside the rest: {fmt(c.largest_pin_bytes, 'e9', 2, down=True)}"
+           if c.largest_pin_bytes > 0 else "; no pin fits beside the rest: fewer weights a rank"),
     ]  # fmt: skip
 
 
