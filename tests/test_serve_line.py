@@ -338,3 +338,13 @@ def test_qwen3_vl_deepstack_buffers_sit_on_the_first_stage_under_pipeline_parall
     q = predict.predict(shape, card, start, 0, predict.Given(rounding=False))  # weights as printed: nothing added
     assert p.stages[0].weights_bytes - q.stages[0].weights_bytes == 3 * p.max_num_batched_tokens * 4096 * 2
     assert p.stages[1].weights_bytes == q.stages[1].weights_bytes
+
+
+def test_graph_settings_beside_a_unified_box_are_said_to_be_set_aside(capsys: pytest.CaptureFixture[str]) -> None:
+    """On the DGX Spark the pin is the pool and the gate reads MemAvailable: -O, chunked prefill and the
+    capture sizes move nothing there, and the answer says they were set aside rather than dropping them."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "dgx-spark", "--max-model-len", "8192", "--kv-cache-memory-bytes", "10e9",
+            "--overhead", "6GiB", "-O1", "--no-enable-chunked-prefill", "--max-cudagraph-capture-size", "64"]  # fmt: skip
+    assert cli.main(argv) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Note: read and set aside")]
+    assert len(said) == 1 and all(f in said[0] for f in ("-O", "--no-enable-chunked-prefill", "--max-cudagraph-capture-size"))

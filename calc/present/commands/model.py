@@ -97,13 +97,13 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     from calc.checks import modeled, unified
     from calc.engine import derive, hfconfig, predict
 
-    said = said or vllmserve.notes(args, card_read=args.gpu is not None or args.total_memory is not None)  # the rest of a pasted `vllm serve` line
     args.config = _config_path(args.config)
     config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
     config_text, beside_note = _beside_quant(config_text, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
     start_kv = modeled.start_kv_dtype(config_text, args.config, args.kv_cache_dtype, args.engine_version)
     card = _card(catalog, args)
+    said = said or vllmserve.notes(args, card_read=card is not None and not card.unified)  # the rest of a pasted `vllm serve` line
     gated = None  # a unified-memory box: the pool is pinned and the start gated against MemAvailable, not predicted
     if card is not None and card.unified and catalog is not None:
         gated, card = catalog.boxes[card.id], None
