@@ -1761,7 +1761,7 @@ def test_nccls_nvls_buffers_only_on_nvswitch_boards() -> None:
 def test_the_settings_that_fit_each_alone(capsys) -> None:
     """Qwen3-8B on an RTX 4090 at 16,000 tokens starts; the JSON says how far each setting goes with
     the others as given: the longest length one request fits (34,288, the same as the report's
-    largest_max_model_len), sequences up to 1,831, where memory stops them before the batched
+    largest_max_model_len), sequences up to 1,830, where memory stops them before the batched
     tokens (the sampler's warm-up grows a row a sequence, FlashInfer's 14 B a logit in Model Runner
     V2's second pass, v0.33.0; the graphs stop at 512), and the lowest utilization that starts,
     0.82: at 0.81 the pool no longer holds one request of 16,000 tokens (a first start, which holds
@@ -1769,13 +1769,13 @@ def test_the_settings_that_fit_each_alone(capsys) -> None:
     argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "16k", "--json"]
     r = _json(argv, capsys)
     fit = r["settings_that_fit"]
-    assert fit == {"max_model_len": 34_288, "max_num_seqs": 1831, "max_num_seqs_limited_by": "memory", "gpu_memory_utilization": 0.82}
+    assert fit == {"max_model_len": 34_288, "max_num_seqs": 1830, "max_num_seqs_limited_by": "memory", "gpu_memory_utilization": 0.82}
     assert fit["max_model_len"] == r["largest_max_model_len"]
     low = _json([*argv, "--gpu-memory-utilization", "0.82"], capsys)
     lower = _json([*argv, "--gpu-memory-utilization", "0.81"], capsys)
     assert (low["verdict"], lower["verdict"]) == ("starts", "max_model_len")
     assert cli.main(argv[:-1]) == 0
-    assert "each alone, the rest as given: max_model_len up to 34,288; max_num_seqs up to 1,831; gpu_memory_utilization from 0.82" in (capsys.readouterr().out)
+    assert "each alone, the rest as given: max_model_len up to 34,288; max_num_seqs up to 1,830; gpu_memory_utilization from 0.82" in (capsys.readouterr().out)
     # the model's own length caps it: vLLM refuses a longer one unless told to allow it
     h100 = _json([*argv[:2], "--gpu", "h100-sxm", "--max-model-len", "16k", "--json"], capsys)
     assert h100["largest_max_model_len"] > 40_960 == h100["settings_that_fit"]["max_model_len"]
@@ -1987,3 +1987,18 @@ def test_read_as_reads_an_unknown_class_at_the_readers_word(tmp_path, capsys) ->
     own_argv = ["model", "models/configs/llama-3.1-8b/config.json", "--max-model-len", "8192", "--read-as", "Qwen2ForCausalLM"]
     assert cli.main(own_argv) == 2  # a class calc reads is read as vLLM builds it, not as another
     assert "which calc reads as vLLM builds it: expected no --read-as" in capsys.readouterr().err
+
+
+def test_the_one_request_check_holds_back_the_null_block(capsys) -> None:
+    """From v0.29.0 vLLM checks one request of max_model_len against the pool less the null block its
+    BlockPool keeps (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory, 0.31.0): a length
+    whose request alone fits but not beside that block is refused, so the verdict, the largest length
+    and the settings that fit agree. Llama 3.1 70B under TP 2 on A100 80GB cards, the release's defaults."""
+    argv = ["model", "models/configs/llama-3.1-70b-japanese-instruct-2407/config.json", "--gpu", "a100-80gb", "--tp", "2", "--json"]
+    longest = _json([*argv, "--max-model-len", "128k"], capsys)["largest_max_model_len"]
+    fits = _json([*argv, "--max-model-len", str(longest)], capsys)
+    over = _json([*argv, "--max-model-len", str(longest + 16)], capsys)
+    assert (fits["verdict"], over["verdict"]) == ("starts", "max_model_len")
+    assert fits["available_kv_bytes"] == over["available_kv_bytes"]
+    assert over["kv_bytes_per_request"] <= over["available_kv_bytes"] < over["kv_bytes_per_request"] + over["null_block_bytes"]
+    assert fits["settings_that_fit"]["max_model_len"] == longest

@@ -388,11 +388,12 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         p = kvlayout.pool(kv_shape, settings, s.max_model_len, pool, v, None if check_whole else req)
         kv_tokens, concurrency = p.tokens, p.concurrency
         largest = kvlayout.largest_max_model_len(shape if check_whole else kv_shape, settings, pool, v)
-        if req.bytes_per_request > pool:
+        if req.floor_bytes > pool:  # from 0.29.0 the check plans against the pool less the null block (kv_cache_utils.py)
+            held_back = f" and the {_gib(req.null_block_bytes, up=True)} block vLLM holds back" if req.null_block_bytes else ""
             verdict, reason = (
                 "max_model_len",
                 (
-                    f"vLLM refuses: one request of {s.max_model_len:,} tokens needs {_gib(req.bytes_per_request, up=True)} of KV cache, more than the "
+                    f"vLLM refuses: one request of {s.max_model_len:,} tokens needs {_gib(req.bytes_per_request, up=True)} of KV cache{held_back}, more than the "
                     f"{_gib(pool, down=True)} available; the largest max_model_len that fits is {largest:,} (vllm/v1/core/kv_cache_utils.py)"
                 ),
             )
