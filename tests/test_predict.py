@@ -2002,3 +2002,31 @@ def test_the_one_request_check_holds_back_the_null_block(capsys) -> None:
     assert fits["available_kv_bytes"] == over["available_kv_bytes"]
     assert over["kv_bytes_per_request"] <= over["available_kv_bytes"] < over["kv_bytes_per_request"] + over["null_block_bytes"]
     assert fits["settings_that_fit"]["max_model_len"] == longest
+
+
+def test_the_tower_and_its_profile_on_each_pipeline_stage() -> None:
+    """Qwen3-VL 8B over three pipeline stages: the V1 model runner (v0.20.0) builds the vision tower,
+    with its deepstack buffers, and profiles the encoder on every stage (gpu_model_runner.py
+    profile_run has no stage check), so the middle stage's peak is the encoder's forward and its
+    weights hold the buffers as the first's do; Model Runner V2 profiles the encoder on the first stage
+    alone from v0.28.0 (gpu/model_runner.py), and from v0.33.0 builds the tower there alone
+    (interfaces.py _mark_tower_model)."""
+    shape, card = _shape("qwen3-vl-8b-instruct"), predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "rtx-4090"))
+    stages = {
+        v: predict.predict(shape, card, predict.Start(max_model_len=4096, engine_version=v, pp=3)).stages for v in ("0.20.0", "0.31.0", "0.32.0", "0.33.0")
+    }
+    whole = predict.predict(shape, card, predict.Start(max_model_len=4096, engine_version="0.20.0"))
+    first, middle, last = stages["0.20.0"]
+    assert first.activation_bytes == middle.activation_bytes > 1 * GiB  # the encoder's forward on both
+    assert last.activation_bytes == whole.activation.bytes
+    v2_31, v2_33 = stages["0.31.0"], stages["0.33.0"]
+    assert v2_31[1].activation_bytes < 0.5 * GiB and v2_31[0].activation_bytes > 1 * GiB  # the forward pass alone after the first
+    assert v2_31[2].activation_bytes < whole.activation.bytes
+    tokens = 2048  # the release's default batch on a 24 GiB card
+    stack = 3 * tokens * shape.hidden * shape.dtype_bytes  # three deepstack mergers
+    assert multimodal.deepstack_buffers(shape, tokens) == stack
+    # the buffers go with the tower: v0.32.0 builds both on the middle stage, v0.33.0 neither
+    v2_32 = stages["0.32.0"]
+    tower = weights.per_rank(shape, 1).model - weights.per_rank(replace(shape, tower=None), 1).model
+    assert v2_32[1].weights_bytes - v2_33[1].weights_bytes == stack + tower
+    assert v2_32[0].weights_bytes == v2_33[0].weights_bytes

@@ -438,11 +438,27 @@ DEEPSTACK_SOURCE = ("deepstack input buffers, max_num_batched_tokens x the text 
                     "(qwen3_vl.py Qwen3VLForConditionalGeneration.__init__: deepstack_input_embeds, read in 0.24.0, 0.28.0 and 0.33.0)")  # fmt: skip
 
 
+V2_ENCODER_FIRST_STAGE_FROM = (0, 28)  # gpu/model_runner.py profile_run: `supports_mm_inputs and is_first_pp_rank`, read in 0.28.0 to 0.33.0
+V2_TOWER_FIRST_STAGE_FROM = (0, 33)  # interfaces.py _mark_tower_model: `use_v2_model_runner and not is_first_rank`, 0.33.0 (not in 0.32.0)
+
+
+def tower_stages(rank: int, rel: tuple[int, int], v2: bool) -> tuple[bool, bool]:
+    """Whether pipeline stage `rank` builds the vision tower (and Qwen3-VL's deepstack buffers beside
+    it), and whether its profile runs the encoder. The V1 model runner builds the tower on every stage
+    and profiles the encoder on each (gpu_model_runner.py profile_run has no stage check, read in
+    0.11.0, 0.18.0, 0.24.0 and 0.31.0); Model Runner V2 profiles it on the first stage alone from
+    v0.28.0 and, from v0.33.0, builds the tower there alone (a StageMissingLayer after it). V2 before
+    v0.28.0 is taken as V1, the safe side."""
+    first = rank == 0
+    return (first or not (v2 and rel >= V2_TOWER_FIRST_STAGE_FROM), first or not (v2 and rel >= V2_ENCODER_FIRST_STAGE_FROM))
+
+
 def deepstack_buffers(shape: Shape, max_num_batched_tokens: int) -> int:
     """The buffers Qwen3-VL builds with the model for its deepstack features (DEEPSTACK_SOURCE): one a
     deepstack merger, max_num_batched_tokens x hidden in the model's dtype, inside 'Model loading
     took'; zero for another model or where the limits leave the tower unbuilt (v0.28.0 and v0.33.0 build
-    them only beside the tower; v0.24.0 builds them regardless, which is not counted)."""
+    them only beside the tower, on each pipeline stage that builds it, tower_stages; v0.24.0 builds them
+    regardless, which is not counted)."""
     tower = shape.tower
     if tower is None or tower.kind != "qwen3-vl" or not tower.deepstack:
         return 0

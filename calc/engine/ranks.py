@@ -96,8 +96,9 @@ EVERY_STAGE = frozenset({"PhiForCausalLM", "FalconForCausalLM", "GPTNeoXForCausa
 _ENDS = ("model.embed_tokens", "model.wpe", "lm_head", "lm_head.bias", "model.norm", "model.norm.bias")
 
 
-def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: bool, every: bool = False) -> tuple[int, ...]:
-    """The stages a tensor is built on; `every`: the model code builds its ends on each (EVERY_STAGE)."""
+def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: bool, every: bool = False, tower_first: bool = False) -> tuple[int, ...]:
+    """The stages a tensor is built on; `every`: the model code builds its ends on each (EVERY_STAGE);
+    `tower_first`: the vision tower on the first stage alone (Model Runner V2 from v0.33.0)."""
     last = len(bounds) - 1
     if every and (path in _ENDS or path.startswith(("model.embed_tokens_per_layer", "model.per_layer_"))):
         return tuple(range(len(bounds)))
@@ -107,7 +108,7 @@ def _place(path: str, drafter: bool, bounds: tuple[tuple[int, int], ...], tied: 
                         "embed_vision.", "embed_audio.")):  # fmt: skip
         # the vision tower is built on every stage by the V1 model runner; only Model Runner V2 skips it
         # after the first (vllm/model_executor/models/interfaces.py, _mark_tower_model, 0.33.0)
-        return tuple(range(len(bounds)))
+        return (0,) if tower_first else tuple(range(len(bounds)))
     if path == "model.embed_tokens":
         return (0, last) if tied and last else (0,)
     if path.startswith(("model.embed_tokens_per_layer", "model.per_layer_", "model.altup_projections.")):  # Gemma 3n: before the layers
@@ -142,18 +143,21 @@ def stages(
     total_size: int | None = None,
     source: str = "index total_size",
     tensors: list[weights.Tensor] | None = None,
+    tower_first: bool = False,
 ) -> tuple[Stage, ...]:
     """Every stage's layers, weights and KV cache, one tensor-parallel rank of each (`tensors`:
-    that rank's weights when they are not TP's alone, as under expert or data parallel)."""
+    that rank's weights when they are not TP's alone, as under expert or data parallel;
+    `tower_first`: the vision tower built on the first stage alone, as _place says)."""
     counts = partition(len(shape.layers), pp, override)
     bounds = tuple((sum(counts[:n]), sum(counts[: n + 1])) for n in range(pp))
-    bytes_of = stage_weights(shape, tensors if tensors is not None else weights.tensors(shape, settings.tp), pp, override, total_size, source)
+    tensors = tensors if tensors is not None else weights.tensors(shape, settings.tp)
+    bytes_of = stage_weights(shape, tensors, pp, override, total_size, source, tower_first)
     out = []
     for n, (a, b) in enumerate(bounds):
         last = n == pp - 1
         sub = stage_shape(shape, a, b, last)
         holds = (("embedding",) if n == 0 or (last and shape.tie_embeddings) else ()) + (("head", "final norm") if last else ())
-        if shape.tower is not None and n in _place("visual.", False, bounds, shape.tie_embeddings):  # built on every stage, as _place says
+        if shape.tower is not None and n in _place("visual.", False, bounds, shape.tie_embeddings, tower_first=tower_first):  # as _place says
             holds += (shape.tower.name,)
         try:
             req: kvlayout.Request | None = kvlayout.request(sub, settings, max_model_len, rules)
@@ -443,8 +447,9 @@ def expert_ranks(
 
 
 def stage_weights(
-    shape: Shape, tensors: list[weights.Tensor], pp: int, override: str | None = None, total_size: int | None = None, source: str = "index total_size"
-) -> tuple[tuple[int, int], ...]:
+    shape: Shape, tensors: list[weights.Tensor], pp: int, override: str | None = None, total_size: int | None = None, source: str = "index total_size",
+    tower_first: bool = False,
+) -> tuple[tuple[int, int], ...]:  # fmt: skip
     """The model's and the drafter's bytes on each stage, from one rank's tensors."""
     if pp > 1 and shape.architecture in NO_PIPELINE:
         raise InputError(f"--pipeline-parallel-size: found {pp}, expected 1: vLLM refuses pipeline parallel for {shape.architecture}, "
@@ -458,7 +463,7 @@ def stage_weights(
     buffers = [0] * pp
     for t in tensors:
         b = weights.tensor_bytes(t, quant, shape.dtype_bytes)
-        places = _place(t.path, t.drafter, bounds, shape.tie_embeddings, shape.architecture in EVERY_STAGE)
+        places = _place(t.path, t.drafter, bounds, shape.tie_embeddings, shape.architecture in EVERY_STAGE, tower_first)
         layer = _LAYER.match(t.path + ".")
         if t.buffer and layer is not None:  # a rope's cache: on every stage that builds a layer of its kind (each process its own get_rope)
             kind = shape.layers[int(layer.group(1))]

@@ -331,16 +331,18 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     try:
         req = kvlayout.request(shape, settings, s.max_model_len, v)
         if s.pp > 1:
-            stage_list = ranks.stages(shape, settings, s.max_model_len, v, s.pp, s.pp_layer_partition)
+            tower_first = not multimodal.tower_stages(1, rel, v2)[0]  # Model Runner V2 from v0.33.0: the tower on the first stage alone
+            stage_list = ranks.stages(shape, settings, s.max_model_len, v, s.pp, s.pp_layer_partition, tower_first=tower_first)
             own = stage_weights or tuple(st.weights_bytes + (st.drafter_bytes if s.drafter else 0) for st in stage_list)
             if len(own) != s.pp:
                 raise InputError(f"stage weights: found {len(own)}, expected one a stage of {s.pp}")
             made: list[StagePool] = []
             for st, w_n in zip(stage_list, own, strict=True):
                 w_n -= min(moved_n[st.rank], w_n)  # --cpu-offload-gb: each worker moves its own budget
-                w_n += stack if st.rank == 0 else 0  # built beside the tower, on the first stage
+                builds, profiles = multimodal.tower_stages(st.rank, rel, v2)
+                w_n += stack if builds else 0  # the deepstack buffers, built beside the tower
                 last = st.rank == s.pp - 1
-                act_n = act.bytes if last else max(fwd.bytes + held, enc_fwd if st.rank == 0 else 0)  # the tower sits on the first stage
+                act_n = _stage_peak(act.bytes, peak, fwd.bytes, held, enc_fwd, last, profiles)
                 cg_n = cuda_graph(
                     ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp
                 )
@@ -353,9 +355,14 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             last = tightest == s.pp - 1
             kv_shape = ranks.stage_shape(shape, st.first_layer, st.end_layer, last)
             wterm = Term("weights", sp.weights_bytes, f"stage {tightest} of {s.pp} (layers {st.first_layer}-{st.end_layer - 1}): calc/engine/ranks.py")
+            profiles = multimodal.tower_stages(tightest, rel, v2)[1]
             if not last:
-                act = Term("activation_peak", max(fwd.bytes + held, enc_fwd if tightest == 0 else 0),
-                           "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source)  # fmt: skip
+                act = Term("activation_peak", _stage_peak(act.bytes, peak, fwd.bytes, held, enc_fwd, last, profiles),
+                           "the forward pass alone: the sampler warms up on the last stage only; " + fwd.source
+                           + ("; the encoder's profile runs on this stage too" if profiles and enc_fwd else ""))  # fmt: skip
+            elif not profiles and enc_fwd:
+                act = Term("activation_peak", peak, "the larger of the forward pass and the sampler warm-up; Model Runner V2 profiles "
+                           "the encoder on the first stage alone (gpu/model_runner.py profile_run, v0.28.0)")  # fmt: skip
             cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
@@ -422,6 +429,16 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
                       stage_pools, tightest, lterm, ws.bytes,
                       graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned)  # fmt: skip
+
+
+def _stage_peak(whole: int, peak: int, fwd: int, held: int, enc_fwd: int, last: bool, profiles: bool) -> int:
+    """A pipeline stage's profile peak: the last stage's the whole start's (`whole`, with the sampler),
+    where its profile runs the encoder, else the language model's `peak`; an earlier stage's the
+    forward pass alone, with the encoder's outputs held and its own forward where it profiles it
+    (multimodal.tower_stages)."""
+    if last:
+        return whole if profiles or not enc_fwd else peak
+    return max(fwd + held, enc_fwd) if profiles else fwd
 
 
 def _bounds(layers: int, pp: int, override: str | None) -> list[tuple[int, int]]:
