@@ -929,6 +929,13 @@ EXPECTED = {
     "211-v0181-qwen25-32b-tp4-rtx3090-eager-lambo.log": (-0.024, 0.03),
     # MiniMax-M2.5 (block fp8) on four MI300X, TP 4, vLLM 0.16.0 on ROCm, eager
     "212-v0160-minimax-m25-fp8-tp4-mi300x-eager-triton-example.log": (0.0036, 0.005),
+    # DeepSeek-V2-Lite-Chat in float16 on one H100, a 0.6.4 development tree (V0) before vLLM's MLA cache: the profile's
+    # non-torch term, 5.21 GiB printed against 0.35 modeled, is the whole gap (0.6.4 counts the device's whole used
+    # memory beyond the process's torch allocation, vllm/worker/worker.py:208-211)
+    "213-v064dev-deepseek-v2-lite-fp16-h100-flashinfer-eager-pr10927.log": (0.1457, 0.15),
+    # Qwen2.5-72B-Instruct GPTQ int4 on an A40-48Q vGPU profile, vLLM 0.6.4.post1, refused for its length: 4.09 GiB of
+    # non-torch memory printed (held before the profile ran) against 0.35 modeled, and a 2.34 GiB peak against 1.73
+    "214-v064post1-qwen25-72b-gptq-int4-a40-48q-maxlen-8192-refused.log": (11.1756, 11.18),
 }
 
 
@@ -951,7 +958,7 @@ def test_each_pool_against_the_printed(measured) -> None:
         log: log.startswith(
             ("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-", "127-")
             + ("130-", "133-", "136-", "139-", "142-", "145-", "148-", "151-", "154-", "157-", "160-", "163-", "166-", "169-", "172-", "175-", "192-")
-            + ("195-", "198-", "201-", "204-", "207-", "210-")
+            + ("195-", "198-", "201-", "204-", "207-", "210-", "213-")
         )
         for log in EXPECTED
     }
@@ -981,7 +988,10 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         # block and the allocator's rounding): less than the 4,096-token request, so refused where vLLM started
         "138": ("starts", "max_model_len"),
         **{str(n): ("starts", "starts") for n in range(139, 176)},
-        **{str(n): ("starts", "starts") for n in range(190, 213)},
+        **{str(n): ("starts", "starts") for n in range(190, 214)},
+        # 0.39 GiB printed at utilization 0.95 on the A40-48Q (4.09 GiB of non-torch memory held before the profile), 4.75
+        # predicted: started where vLLM refused the 8,192-token request
+        "214": ("max_model_len", "starts"),
     }  # fmt: skip
 
 
@@ -1037,12 +1047,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (85, 0.0044, 0.067)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (41, 0.0055, 0.0561)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (86, 0.0045, 0.07)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (42, 0.0056, 0.0881)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 85 starts with a printed pool; median |error| +0.4 %, 90th percentile +6.7 %; verdict right on 85 of 86" in out
-    assert "held out: 41 starts with a printed pool; median |error| +0.6 %, 90th percentile +5.6 %; verdict right on 42 of 42" in out
+    assert "fitted: 86 starts with a printed pool; median |error| +0.5 %, 90th percentile +7.0 %; verdict right on 85 of 87" in out
+    assert "held out: 42 starts with a printed pool; median |error| +0.6 %, 90th percentile +8.8 %; verdict right on 43 of 43" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -1078,7 +1088,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(190, 206)},
         "206": ("dense", poolaccuracy.ERAS[2]), "207": ("moe", poolaccuracy.ERAS[1]), "208": ("moe", poolaccuracy.ERAS[1]),
         "209": ("moe", poolaccuracy.ERAS[2]), "210": ("hybrid", poolaccuracy.ERAS[2]), "211": ("dense", poolaccuracy.ERAS[1]),
-        "212": ("moe", poolaccuracy.ERAS[1]),
+        "212": ("moe", poolaccuracy.ERAS[1]), "213": ("mla", poolaccuracy.ERAS[0]), "214": ("dense", poolaccuracy.ERAS[0]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -1091,7 +1101,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (13, 0.0212, 0.0502)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (98, 99)
+    assert (dense.starts, dense.verdicts) == (99, 100)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
     assert (v1.starts, round(float(v1.p90), 3)) == (72, 0.033)
@@ -1104,8 +1114,8 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.078, 0.819)
-    assert round(float(held.median), 3) == 0.09
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.079, 0.941)
+    assert round(float(held.median), 3) == 0.097
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -1544,7 +1554,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 118
+    assert len(excerpts) == 120
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
