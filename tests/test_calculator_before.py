@@ -332,6 +332,8 @@ def test_a_card_the_weights_overfill_says_no_pool_not_a_negative_one(catalog, de
         ("rtx-pro-6000-blackwell", {"engine_version": "0.21.0", "no_flashinfer_sampler": "on"}, ["--engine-version", "0.21.0", "--no-flashinfer-sampler"]),
         ("l40s", {"tp": "2", "pipeline_parallel_size": "2", "engine_version": "0.19.0"}, ["--tp", "2", "--pp", "2", "--engine-version", "0.19.0"]),
         ("a100-80gb", {"enable_lora": "on", "max_loras": "4", "max_lora_rank": "64"}, ["--enable-lora", "--max-loras", "4", "--max-lora-rank", "64"]),
+        ("rtx-4090", {"in_use": "1.24 GiB", "utilization": "0.97"}, ["--in-use", "1.24 GiB", "--gpu-memory-utilization", "0.97"]),
+        ("rtx-4090", {"in_use": "3 GiB", "engine_version": "0.8.5"}, ["--in-use", "3 GiB", "--engine-version", "0.8.5"]),
     ],
 )
 def test_the_calculator_predicts_what_the_command_line_does(catalog, default, capsys, box, edits, argv) -> None:
@@ -396,6 +398,10 @@ def test_the_scheduler_fields_follow_the_box(catalog, default) -> None:
             "VLLM_USE_FLASHINFER_SAMPLER=0: found ticked beside",
         ),
         ("h100-sxm", {"seats": "4096", "prefill_budget": "2048"}, "seats", "Seats: found 4,096 beside --max-num-batched-tokens 2,048, expected at most 2,048"),
+        ("h100-sxm", {"pin": "10e9", "in_use": "2 GiB"}, "in_use", "In use by other processes: found 2.00 GiB with a pin"),
+        ("dgx-spark", {"in_use": "2 GiB"}, "in_use", "In use by other processes: found 2.00 GiB on the DGX Spark (GB10), a unified-memory box"),
+        ("rtx-4090", {"in_use": "30 GiB"}, "in_use", "In use by other processes: found 30.00 GiB, expected less than the NVIDIA GeForce RTX 4090's total"),
+        ("rtx-4090", {"in_use": "lots"}, "in_use", "In use by other processes: found 'lots'"),
     ],
 )
 def test_settings_that_change_no_prediction_are_refused(catalog, default, box, edits, field, message) -> None:
@@ -774,3 +780,18 @@ def test_no_pin_fits_where_the_weights_alone_overfill_the_card(catalog, default)
     """Qwen3-30B-A3B's 56.88 GiB of weights on a 23.68 GiB RTX 4090: no pin fits, said as none."""
     out = calc_html.run(catalog, "before", {**default, "box": "rtx-4090", "available": "23 GiB", "pin": "10e9", "prefill_budget": "", "seats": ""})
     assert out.figures["card_largest_pin"] == "none" and "Card: over" in out.sections["before-verdict"]
+
+
+def test_memory_other_processes_hold_refuses_the_start_as_vllm_does(catalog, default) -> None:
+    """A desktop RTX 4090 whose display and apps hold 1.24 GiB: at 0.97 vLLM's start check finds 21.92
+    GiB free of the 22.97 requested and refuses; the form says so beside the figures and offers the
+    highest utilization that the free memory holds, 0.92 (21.79 GiB)."""
+    path = ROOT / "models/configs/qwen3-8b/config.json"
+    out = calc_html.run(catalog, "before", _on_card(catalog, default, "rtx-4090", config=path.read_text(), max_model_len="8192", in_use="1.24 GiB",
+                                                    utilization="0.97"))  # fmt: skip
+    assert out.valid, out.errors
+    assert out.figures["verdict"] == "free memory"
+    assert (out.figures["free_at_start"], out.figures["free_requested"]) == ("21.92 GiB", "22.97 GiB")
+    assert "--gpu-memory-utilization 0.92" in out.sections["before-result"]
+    idle = calc_html.run(catalog, "before", _on_card(catalog, default, "rtx-4090", config=path.read_text(), max_model_len="8192"))
+    assert idle.figures["verdict"] == "starts" and "free_at_start" not in idle.figures  # said where it bites or was asked for

@@ -324,6 +324,8 @@ class CardPrediction:
     tightest_rank: int
     settings_that_fit: Limits | None = None  # how far each setting goes, the others as given
     held_out_error: HeldOutError | None = None  # the band the prediction was off by on public starts nothing was fitted to
+    free_at_start_bytes: int | None = None  # what vLLM's start check sees free on a rank, where the release checks it (predict.startup)
+    free_at_start_source: str = ""  # how it is made up, where the answer says it (--in-use given, or the check refuses)
 
 
 @dataclass(frozen=True)
@@ -410,4 +412,4 @@ REPORT_KEYS = ("modeled", "architecture", "family", "layers", "tp", "kv_cache_dt
                "ep_size", "world_size", "ranks", "lora", "tower", "offload", "notes")  # fmt: skip
 CARD_KEYS = ("card", "card_source", "total_memory_bytes", "gpu_memory_utilization", "requested_bytes", "max_num_seqs", "max_num_batched_tokens",
              "batch_source", "activation_peak_bytes", "forward_peak_bytes", "sampler_warmup_bytes", "compile_block_bytes", "non_torch_bytes",
-             "cuda_graph_bytes")  # fmt: skip
+             "cuda_graph_bytes", "free_at_start_bytes")  # fmt: skip

@@ -142,6 +142,18 @@ TABLE: tuple[Input, ...] = (
     Input("free", "--free", None, "size", "free memory", "free memory at start, or auto (default: the catalog's reading)", unit="B"),
     Input("gpu", "--gpu", None, "text", "card", "a card of the catalog (boxes.yaml: h100-sxm, l40s, rtx-3090...): predicts the KV pool vLLM sizes on it"),
     Input("total_memory", "--total-memory", None, "text", "total memory", "the card's total as torch and vLLM report it, such as 79.22 GiB: predicts the pool"),
+    Input(
+        "in_use",
+        "--in-use",
+        None,
+        "size",
+        "in use by other processes",
+        "with a card: memory other processes already hold on each card when vLLM starts (nvidia-smi's used, a desktop's display): "
+        "vLLM refuses a start whose request its free memory does not hold; up to 0.9.0 it comes off the pool",
+        "In use by other processes (optional)",
+        "Bytes: " + SIZES + "; empty: an idle card, vLLM's own CUDA context alone",
+        unit="B",
+    ),
     # the model and its checkpoint
     Input(
         "config",
@@ -834,6 +846,7 @@ COMMAND_FLAGS: dict[str, tuple[Use, ...]] = {
         use("prefill_budget", "the prefill budget: tokens one step may schedule " + _MODEL_BATCH),
         use("gpu"),
         use("total_memory"),
+        use("in_use"),
         use("gpu_memory_utilization", "with a card: the fraction vLLM may use (default the release's: 0.92 from 0.20.0, 0.9 before)", aliases=()),
         use("seats", "with a card: the sequences the sampler warms up for (default the release's for the card)"),
         use("pp", default="1"),
@@ -952,6 +965,7 @@ FORMS: dict[str, tuple[Use, ...]] = {
         use("no_chunked_prefill"),
         use("max_cudagraph_capture_size"),
         use("optimization_level", kind="select"),
+        use("in_use"),
         use(
             "pin",
             form_help="Bytes: " + SIZES + "; empty: on a discrete card the pool vLLM leaves, predicted; on a unified box the largest the start gate passes",

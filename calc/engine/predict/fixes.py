@@ -4,10 +4,11 @@ with the others as given. Each is checked by the same prediction."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from calc.engine import weights
+from calc.engine import fraction, weights
 from calc.engine.hfconfig import AT_LOAD, MLA, Shape
 from calc.engine.kvlayout import largest
 from calc.engine.predict.cards import Card, fp8_refused
@@ -48,6 +49,8 @@ def fixes(
     base = run(s)
     if base.verdict == "starts":
         return []
+    if base.verdict == "free memory" and base.free_at_start is not None:
+        return _within_free(s, base, run)
     out: list[Fix] = []
     if base.verdict == "max_model_len" and base.largest_max_model_len:
         own = shape.max_positions if shape.max_positions is not None and not s.allow_long_max_model_len else base.largest_max_model_len
@@ -118,6 +121,33 @@ def fixes(
     return out
 
 
+def _within_free(s: Start, base: Prediction, run: Callable[[Start], Prediction]) -> list[Fix]:
+    """For a start refused at vLLM's free-memory check: the highest utilization, two decimals, that the
+    free memory at start holds (startup.py), and with it the longest max_model_len where the smaller
+    pool no longer holds one request."""
+    from dataclasses import replace
+
+    assert base.free_at_start is not None
+    top = highest_utilization(base.total_bytes, base.free_at_start.bytes)
+    if top is None:
+        return []
+    t = replace(s, utilization=top)
+    p = run(t)
+    flags, change = f"--gpu-memory-utilization {float(top):.2f}", f"gpu_memory_utilization {float(top):.2f}"
+    if p.verdict == "max_model_len" and p.largest_max_model_len:
+        t = replace(t, max_model_len=p.largest_max_model_len)
+        p = run(t)
+        flags, change = flags + f" --max-model-len {t.max_model_len}", change + f", and max_model_len {t.max_model_len:,}"
+    return [Fix(change, flags, t, p)] if p.verdict == "starts" else []
+
+
+def highest_utilization(total: int, free: int) -> Fraction | None:
+    """The highest gpu_memory_utilization, two decimals and at most 0.98, whose request the free
+    memory at start holds (vLLM's check, fraction.py); None where not even 0.01 fits."""
+    top = min(fraction.ceiling(total, free, 2), Fraction(98, 100)) if free > 0 else Fraction(0)
+    return top if top > 0 else None
+
+
 @dataclass(frozen=True)
 class Limits:
     """How far each setting can go with the others as given, each checked by `predict`: the longest
@@ -129,6 +159,7 @@ class Limits:
     max_num_seqs: int | None
     gpu_memory_utilization: Fraction | None
     seqs_limited_by: str = "memory"  # or "max_num_batched_tokens"
+    utilization_ceiling: Fraction | None = None  # the highest the free memory at start holds, below 0.98 (vLLM's check); None: not binding
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -136,6 +167,7 @@ class Limits:
             "max_num_seqs": self.max_num_seqs,
             "max_num_seqs_limited_by": self.seqs_limited_by,
             "gpu_memory_utilization": float(self.gpu_memory_utilization) if self.gpu_memory_utilization is not None else None,
+            "gpu_memory_utilization_at_most": float(self.utilization_ceiling) if self.utilization_ceiling is not None else None,
         }
 
 
@@ -167,6 +199,10 @@ def limits(
     length = largest(lambda n: starts(replace(s, max_model_len=n)), 1, top)
     tokens = base.max_num_batched_tokens
     seqs = largest(lambda n: starts(replace(s, max_num_seqs=n)), 1, tokens)
-    lowest = largest(lambda n: starts(replace(s, utilization=Fraction(99 - n, 100))), 1, 98)
+    free = base.free_at_start
+    ceiling = highest_utilization(base.total_bytes, free.bytes) if free is not None else Fraction(98, 100)
+    hi = int(ceiling * 100) if ceiling is not None else 0  # above it vLLM's free-memory check refuses whatever the pool
+    lowest = largest(lambda n: starts(replace(s, utilization=Fraction(hi + 1 - n, 100))), 1, hi)
     by = "max_num_batched_tokens" if seqs == tokens else "memory"
-    return Limits(length, seqs, Fraction(99 - lowest, 100) if lowest is not None else None, by)
+    bound = ceiling if free is not None and (ceiling is None or ceiling < Fraction(98, 100)) else None  # where the check binds below 0.98
+    return Limits(length, seqs, Fraction(hi + 1 - lowest, 100) if lowest is not None else None, by, bound)

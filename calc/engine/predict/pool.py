@@ -9,6 +9,7 @@ from fractions import Fraction
 
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape, ropes_as_loaded
+from calc.engine.predict import startup
 from calc.engine.predict.cards import Card, flashinfer_runs_on, fp8_refused, is_turing
 from calc.engine.predict.defaults import CHUNKED_OFF_FROM, MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
 from calc.engine.predict.graphs import capture_of, cuda_graph, graph_counts, mamba_graphs, model_runner_v2
@@ -68,6 +69,7 @@ class Start:
     cudagraph_capture_sizes: tuple[int, ...] | None = None  # --cudagraph-capture-sizes; None: vLLM's grid
     cudagraph_mode: str = "FULL_AND_PIECEWISE"  # -O1 PIECEWISE, -O0 NONE, or --compilation-config's (graphs.Capture.mode)
     compiled: bool = True  # False under -O0 or a compilation mode 0: torch.compile off, so no compile's block
+    in_use: int = 0  # --in-use: bytes other processes hold on each card when vLLM starts (startup.py)
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ class Prediction:
     runner_v2: bool = False  # the start runs Model Runner V2 (model_runner_v2)
     compile: Term = Term("compile", 0, "")  # what compiling the model holds at once in the profile (compile_block), inside `activation`
     pinned_bytes: int = 0  # the compile's block counted again as consumed (pinned_block), inside `activation`
+    free_at_start: Term | None = None  # what vLLM's start snapshot sees free on a rank, where the release checks it (startup.py)
 
 
 def flashinfer_sampler(installed: bool, off: bool) -> bool | None:
@@ -306,6 +309,14 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             + kept,
         )
     nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version))
+    rel3, v0 = patch_release(s.engine_version), rel < (0, 8)
+    if s.in_use and startup.whole_device(rel3, v0):
+        nt = Term("non_torch", nt.bytes + s.in_use, f"{nt.source}; and the {_gib(s.in_use, up=True)} other processes hold (--in-use), which this "
+                  "release's profile counts as its own: every byte the card holds beyond its torch allocation (startup.py)")  # fmt: skip
+    elif s.in_use and v0:
+        nt = Term("non_torch", nt.bytes, f"{nt.source}; the {_gib(s.in_use, up=True)} other processes hold (--in-use) are not counted: V0 from "
+                  "0.6.5 measures from a baseline snapshot and checks no free memory at start (startup.py)")  # fmt: skip
+    free = startup.free_at_start(card.total_bytes, s.in_use, s.tp, card.nvls, rel3) if startup.checks_free(rel3, v0) else None
     capture = replace(capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel), max_size=s.max_cudagraph_capture_size,
                       sizes=s.cudagraph_capture_sizes, mode=s.cudagraph_mode)  # fmt: skip
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
@@ -414,6 +425,14 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             )
         else:
             verdict, reason = "starts", f"{fmt(p.tokens, 'count')} tokens, {fmt(p.concurrency, 'plain')} requests of {s.max_model_len:,} at once"
+    if free is not None and requested > free.bytes:  # the worker's start snapshot, before it loads anything
+        verdict, reason = (
+            "free memory",
+            (
+                f"vLLM refuses at start: free memory on device ({_gib(free.bytes, down=True)}/{_gib(card.total_bytes)}) is less than "
+                f"desired GPU memory utilization ({float(util):g}, {_gib(requested, up=True)}) (vllm/v1/worker/gpu_worker.py init_device)"
+            ),
+        )
     # vLLM checks the length against the model's own before it loads anything: that refusal comes first
     if shape.max_positions is not None and s.max_model_len > shape.max_positions and not s.allow_long_max_model_len:
         verdict, reason = (
@@ -428,7 +447,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
                       stage_pools, tightest, lterm, ws.bytes,
-                      graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned)  # fmt: skip
+                      graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned, free)  # fmt: skip
 
 
 def _stage_peak(whole: int, peak: int, fwd: int, held: int, enc_fwd: int, last: bool, profiles: bool) -> int:

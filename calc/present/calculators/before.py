@@ -189,6 +189,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "no_chunked_prefill": "",
         "max_cudagraph_capture_size": "",
         "optimization_level": "",
+        "in_use": "",
         "pin": box_values["pin"],
         "utilization": "",
         "overhead": "",
@@ -224,6 +225,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "no_chunked_prefill": "Default off: chunked prefill on, vLLM's default",
         "max_cudagraph_capture_size": "Default empty: vLLM's capture sizes (vllm/config/vllm.py _set_cudagraph_sizes)",
         "optimization_level": "Default empty: vLLM's -O2, FULL_AND_PIECEWISE graphs (vllm/config/vllm.py)",
+        "in_use": "Default empty: an idle card, which vLLM's own CUDA context alone takes from before its free-memory check",
         "pin": box_sources["pin"],
         "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
@@ -321,6 +323,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     utilization = read(NAME, raw, errors, "utilization", LABELS, optional=True)
     largest_graph = read(NAME, raw, errors, "max_cudagraph_capture_size", LABELS, optional=True)
     level = read(NAME, raw, errors, "optimization_level", LABELS, optional=True)
+    in_use = read(NAME, raw, errors, "in_use", LABELS, optional=True)
+    if in_use is not None and card is not None and "in_use" not in errors and in_use >= card.total_bytes:
+        errors["in_use"] = (f"{short(LABELS['in_use'])}: found {fmt(in_use, 'GiB')}, expected less than the {card.name}'s total of "
+                            f"{fmt(card.total_bytes, 'GiB')} (what other processes hold when vLLM starts)")  # fmt: skip
     typed_overhead = read(NAME, raw, errors, "overhead", LABELS, optional=True)
     index_text, index_size = take(errors, "index", lambda: _index(str(raw.get("index", "")))) or (None, None)
     pp = read(NAME, raw, errors, "pipeline_parallel_size", LABELS)
@@ -389,6 +395,11 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         errors[name] = (f"{short(LABELS[name])}: found ticked on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the one pinned, "
                         "expected it off (it changes a discrete card's predicted pool only)" if unified_box else
                         f"{short(LABELS[name])}: found ticked with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
+    if in_use is not None and not predicting and "in_use" not in errors:
+        errors["in_use"] = (f"{short(LABELS['in_use'])}: found {fmt(in_use, 'GiB')} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose "
+                            "start is gated on MemAvailable, expected it empty" if unified_box else
+                            f"{short(LABELS['in_use'])}: found {fmt(in_use, 'GiB')} with a pin, expected the pin empty on a discrete card "
+                            "(it moves the predicted start only)")  # fmt: skip
     for name, value in (("max_cudagraph_capture_size", largest_graph), ("optimization_level", level)):
         if value is not None and not predicting and not pinned_card and name not in errors:
             errors[name] = (f"{short(LABELS[name])}: found {value} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the "
@@ -416,7 +427,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             flashinfer_sampler=sampler, quantization=method, allow_long_max_model_len=switches["allow_long_max_model_len"],
             drafter=drafts > 0, speculative_tokens=drafts, compile_cached=switches["compile_cached"],
             chunked_prefill=False if switches["no_chunked_prefill"] else None, max_cudagraph_capture_size=compiling.max_size,
-            cudagraph_mode=compiling.mode, compiled=compiling.compiled,
+            cudagraph_mode=compiling.mode, compiled=compiling.compiled, in_use=in_use or 0,
         )  # fmt: skip
         try:
             prefill = predict.batch_on(start, card, _batched_floor(config_text))[0]
@@ -705,6 +716,11 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         rows.append(("GPU KV cache size (predicted)", fig("tokens", fmt(p.kv_tokens, "tokens")) + ", maximum concurrency "
                      + fig("concurrency", fmt(p.max_concurrency, "x"))))  # fmt: skip
         rows.append(("Longest max_model_len that starts", fig("largest_len", fmt(p.largest_max_model_len, "tokens"))))
+    free = p.free_at_start
+    if free is not None and (start.in_use or p.verdict == "free memory"):  # vLLM's check at start, where it bites or was asked for
+        holds = "holds" if free.bytes >= p.requested_bytes else "is less than"
+        rows.append(("Free at vLLM's start check", fig("free_at_start", fmt(free.bytes, "GiB", down=True)) + esc(f" {holds} the ")
+                     + fig("free_requested", fmt(p.requested_bytes, "GiB", up=True)) + esc(f" requested: {free.source}")))  # fmt: skip
     starts = p.verdict == "starts"
     said = fig("verdict", p.verdict)  # "starts", or the check that refuses the start
     rows.append(("vLLM's verdict", (badge(True, said) if starts else badge(False) + " " + said) + esc(f": {p.reason}")))

@@ -134,7 +134,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             multimodal=mm_cfg, quantization=args.quantization, allow_long_max_model_len=args.allow_long_max_model_len,
             compile_cached=args.compile_cached, chunked_prefill=vllmserve.chunked(args),
             max_cudagraph_capture_size=compiling.max_size, cudagraph_capture_sizes=compiling.sizes, cudagraph_mode=compiling.mode,
-            compiled=compiling.compiled,
+            compiled=compiling.compiled, in_use=_in_use(args, card),
         )  # fmt: skip
         said = (*said, *(n for n in compiling.notes if n not in said))
         predict.check_start(start)
@@ -147,12 +147,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     elif gated is not None and (given := _card_flags(args)):
         raise InputError(f"{given[0]}: found beside the pinned pool on the {gated['name']}, expected it left out: on a unified-memory box the pin is "
                          "the pool, so nothing the card's prediction reads applies; the gate reads MemAvailable (--available, --overhead)")  # fmt: skip
-    elif any((args.gpu_memory_utilization is not None, args.seats is not None and gated is None, args.enforce_eager, args.offline, args.flashinfer_installed,
-              args.no_flashinfer_sampler, args.allow_long_max_model_len, args.compile_cached)):  # fmt: skip
-        raise InputError(
-            "--gpu-memory-utilization, --max-num-seqs, --enforce-eager, --offline, --flashinfer-installed, --no-flashinfer-sampler, "
-            "--allow-long-max-model-len, --compile-cached: found without a card, expected --gpu NAME or --total-memory SIZE"
-        )
+    elif given := [*_card_flags(args), *(["--max-num-seqs"] if args.seats is not None and gated is None else [])]:
+        raise InputError(f"{', '.join(given)}: found without a card, expected --gpu NAME or --total-memory SIZE")
     pp = _int(args, "pp")
     if args.pp_layer_partition is not None and pp == 1:
         raise InputError(
@@ -274,6 +270,11 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
                         f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
         lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
+        if c.free_at_start_source and c.free_at_start_bytes is not None:  # vLLM's check at start, before it loads anything
+            lines[3] = (
+                f"  free at vLLM's start check: {fmt(c.free_at_start_bytes, 'GiB', down=True)} ({c.free_at_start_source}), "
+                f"{'holds' if c.free_at_start_bytes >= c.requested_bytes else 'less than'} the {fmt(c.requested_bytes, 'GiB', up=True)} requested\n"
+            ) + lines[3]
         # the requested share less the terms, as printed beside it (units.shown): a reader's subtraction
         left = shown(c.requested_bytes, "GiB") - printed_sum([t.bytes for t in terms.values()], "GiB")
         pool = fmt(left, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-left, 'GiB')} short"
@@ -347,8 +348,19 @@ def _card_flags(args: argparse.Namespace) -> list[str]:
     """The flags of a card's prediction given, as the command line spells them."""
     flags = (("gpu_memory_utilization", "--gpu-memory-utilization"), ("enforce_eager", "--enforce-eager"), ("offline", "--offline"),
              ("flashinfer_installed", "--flashinfer-installed"), ("no_flashinfer_sampler", "--no-flashinfer-sampler"),
-             ("allow_long_max_model_len", "--allow-long-max-model-len"), ("compile_cached", "--compile-cached"))  # fmt: skip
+             ("allow_long_max_model_len", "--allow-long-max-model-len"), ("compile_cached", "--compile-cached"), ("in_use", "--in-use"))  # fmt: skip
     return [flag for key, flag in flags if getattr(args, key) not in (None, False)]
+
+
+def _in_use(args: argparse.Namespace, card: predict_module.Card) -> int:
+    """--in-use: what other processes hold on each card, below the card's total."""
+    if args.in_use is None:
+        return 0
+    held = parse_size(args.in_use, "--in-use")
+    if not 0 <= held < card.total_bytes:
+        raise InputError(f"--in-use: found {fmt(held, 'GiB')}, expected less than the {card.name}'s total of {fmt(card.total_bytes, 'GiB')} "
+                         "(what other processes hold when vLLM starts, nvidia-smi's used)")  # fmt: skip
+    return held
 
 
 def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
@@ -479,12 +491,14 @@ def _worst_prefill(args: argparse.Namespace, r: modeled_module.ModelReport, chun
 def _fit_line(fit: predict_module.Limits) -> str:
     """The settings that fit, each with the others as given (predict.limits), in one line."""
     seqs = fit.max_num_seqs
+    top = fit.utilization_ceiling if fit.utilization_ceiling is not None else Fraction(98, 100)
     parts = [
         f"max_model_len up to {fit.max_model_len:,}" if fit.max_model_len is not None else "no max_model_len starts",
         (f"max_num_seqs up to {seqs:,}" + (" (max_num_batched_tokens)" if fit.seqs_limited_by == "max_num_batched_tokens" else ""))
         if seqs is not None else "no max_num_seqs starts",
-        f"gpu_memory_utilization from {float(fit.gpu_memory_utilization):.2f}" if fit.gpu_memory_utilization is not None
-        else "no gpu_memory_utilization up to 0.98 starts",
+        (f"gpu_memory_utilization from {float(fit.gpu_memory_utilization):.2f}" if fit.gpu_memory_utilization is not None
+         else f"no gpu_memory_utilization up to {float(top):.2f} starts")
+        + (f" to {float(top):.2f} (vLLM's free-memory check at start)" if fit.utilization_ceiling is not None and fit.gpu_memory_utilization is not None else ""),
     ]  # fmt: skip
     return "each alone, the rest as given: " + "; ".join(parts)
 
@@ -572,6 +586,9 @@ def _with_prediction(
         tightest_rank=p.tightest_stage,
         settings_that_fit=predict.limits(shape, card, start, topk, given, hfconfig.derived_max_model_len(data, rel).tokens),
         held_out_error=band if pool > 0 else None,  # the band of a predicted pool, none beside a refusal for want of one
+        free_at_start_bytes=p.free_at_start.bytes if p.free_at_start is not None else None,
+        # said where the check bites or was asked for (--in-use)
+        free_at_start_source=p.free_at_start.source if p.free_at_start is not None and (start.in_use or p.verdict == "free memory") else "",
     )
     return replace(
         r,

@@ -1,0 +1,105 @@
+"""vLLM's free-memory check at start and what other processes hold on the card (--in-use), against
+the public logs that print them (calc/engine/predict/startup.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from calc.engine.predict import startup
+from calc.present import cli
+from calc.units import GiB as GIB
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = "models/configs/qwen3-1.7b/config.json"
+
+
+def _json(argv: list[str], capsys) -> dict:
+    assert cli.main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _refusal(log: str) -> tuple[float, float, float]:
+    """free, total and the utilization of a log's 'Free memory on device' refusal, as it prints them."""
+    text = (ROOT / "logs" / "public" / log).read_text(encoding="utf-8")
+    m = re.search(r"Free memory on device(?: \S+)? \(([0-9.]+)/([0-9.]+) GiB\) on startup is less than desired GPU memory utilization \(([0-9.]+),", text)
+    assert m is not None
+    return float(m[1]), float(m[2]), float(m[3])
+
+
+@pytest.mark.parametrize("log", ["64-v02x-free-memory-traceback-only.log", "65-v091-free-memory-bare-fileline.log"])
+def test_a_refused_start_is_refused_and_the_highest_utilization_passes(log: str, capsys) -> None:
+    """Each log's card, its utilization and what others held (its total less its free memory, less
+    vLLM's own CUDA context): calc refuses the start as vLLM did and offers the highest utilization,
+    two decimals, that the printed free memory holds."""
+    free, total, util = _refusal(log)
+    in_use = str(int((total - free) * GIB) - startup.CUDA_CONTEXT)  # rounded down: the free memory at least the printed
+    argv = ["model", CONFIG, "--total-memory", f"{total} GiB", "--in-use", in_use, "--gpu-memory-utilization", str(util), "--max-model-len", "2048"]
+    r = _json(argv, capsys)
+    assert r["verdict"] == "free memory"
+    assert abs(r["free_at_start_bytes"] - free * GIB) < 2
+    highest = int(free / total * 100) / 100
+    assert r["fixes"][0]["flags"] == f"--gpu-memory-utilization {highest:.2f}"
+    assert r["settings_that_fit"]["gpu_memory_utilization_at_most"] == highest
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"vLLM's verdict: free memory (vLLM refuses at start: free memory on device ({free:.2f} GiB/{total:.2f} GiB) is less than " in out
+    assert "  free at vLLM's start check: " in out
+
+
+def test_nccl_before_the_snapshot_under_tp_on_an_nvswitch_board(capsys) -> None:
+    """From 0.11.0 the snapshot follows NCCL's set-up: on the H100 board of the v0.19.0 logs the
+    snapshot of a rank at TP 2 reads 77.66 GiB free of 79.19 (logs/starts/89-...); the context
+    and NCCL's buffers give it within three hundredths (a card known by its total is taken with NVSwitch, the safe side)."""
+    snapshot = re.search(r"free_memory=([0-9.]+)GiB, total_memory=([0-9.]+)GiB",
+                         (ROOT / "logs/starts/89-v0190-llama31-8b-tp2-h100-llmd-planner.log").read_text(encoding="utf-8"))  # fmt: skip
+    assert snapshot is not None
+    argv = ["model", "models/configs/llama-3.1-8b/config.json", "--total-memory", f"{snapshot[2]} GiB", "--tp", "2", "--max-model-len", "8192", "--in-use", "0"]
+    r = _json([*argv, "--engine-version", "0.19.0"], capsys)
+    assert r["free_at_start_bytes"] == pytest.approx(float(snapshot[1]) * GIB, abs=0.03 * GIB)
+    before = _json([*argv, "--engine-version", "0.10.0"], capsys)  # the snapshot before NCCL's set-up
+    assert before["free_at_start_bytes"] - r["free_at_start_bytes"] == startup.NCCL_AT_SNAPSHOT
+
+
+def test_what_others_hold_comes_off_the_pool_up_to_0_9_0(capsys) -> None:
+    """V1 up to 0.9.0 counts every byte the card holds beyond its torch allocation as its own (vllm/v1/
+    worker/gpu_worker.py, 0.8.5): 3 GiB held by another process is 3 GiB less pool and no check at
+    start; from 0.9.1 the pool stays and the free memory is checked; V0 from 0.6.5 counts neither."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "8192"]
+    for version in ("0.8.5", "0.9.0"):
+        idle, held = (_json([*argv, "--engine-version", version, *more], capsys) for more in ([], ["--in-use", "3 GiB"]))
+        assert idle["available_kv_bytes"] - held["available_kv_bytes"] == 3 * GIB
+        assert held["non_torch_bytes"] - idle["non_torch_bytes"] == 3 * GIB and held["free_at_start_bytes"] is None
+    checked = _json([*argv, "--engine-version", "0.9.1", "--in-use", "3 GiB"], capsys)
+    assert checked["available_kv_bytes"] == _json([*argv, "--engine-version", "0.9.1"], capsys)["available_kv_bytes"]
+    assert checked["verdict"] == "free memory"  # 0.9 x 23.68 GiB asks 21.31, 20.17 are free
+    v0 = _json([*argv, "--engine-version", "0.7.3", "--in-use", "3 GiB"], capsys)
+    assert v0["available_kv_bytes"] == _json([*argv, "--engine-version", "0.7.3"], capsys)["available_kv_bytes"]
+    assert "are not counted: V0 from 0.6.5" in v0["terms"]["non_torch"]["source"]
+
+
+def test_an_idle_card_refuses_a_utilization_its_context_leaves_no_room_for(capsys) -> None:
+    """On an idle RTX 4090 (23.68 GiB), vLLM's own context leaves 23.17 GiB: 0.97 passes, 0.98 asks
+    23.21 GiB and is refused before anything loads."""
+    argv = ["model", CONFIG, "--gpu", "rtx-4090", "--max-model-len", "4096"]
+    assert _json([*argv, "--gpu-memory-utilization", "0.97"], capsys)["verdict"] == "starts"
+    refused = _json([*argv, "--gpu-memory-utilization", "0.98"], capsys)
+    assert refused["verdict"] == "free memory" and refused["available_kv_bytes"] > 0
+    assert [f["flags"] for f in refused["fixes"]] == ["--gpu-memory-utilization 0.97"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--gpu", "rtx-4090", "--in-use", "30 GiB"], "--in-use: found 30.00 GiB, expected less than the NVIDIA GeForce RTX 4090's total of 23.68 GiB"),
+        (["--gpu", "rtx-4090", "--in-use", "-1"], "--in-use: found"),
+        (["--in-use", "1 GiB"], "--in-use: found without a card, expected --gpu NAME or --total-memory SIZE"),
+    ],
+)
+def test_bad_in_use(extra: list[str], said: str, capsys) -> None:
+    assert cli.main(["model", CONFIG, "--max-model-len", "4096", *extra]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and err.count("\n") == 1
