@@ -116,6 +116,55 @@ NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
     "--quantization-config": (True, "the weights' quantization"),
 }  # fmt: skip
 
+# The first release whose `vllm serve` has a flag, each read in that release and found absent in the one
+# before it (vllm/engine/arg_utils.py and vllm/entrypoints/openai/cli_args.py of every release from 0.11.0
+# to 0.18.0, patch releases included): an earlier release refuses the line (argparse: unrecognized
+# arguments). 0.11.1 took most of 0.12.0's new flags. A flag first seen later than 0.18.0, or already
+# in 0.11.0, has no entry: its first release was not read.
+FIRST_RELEASE: Mapping[str, tuple[int, int, int]] = {
+    **dict.fromkeys(("--reasoning-parser-plugin", "--master-addr", "--master-port", "--nnodes", "-n", "--node-rank", "-r", "--stream-interval",
+                     "--aggregate-engine-logging", "-dph", "--data-parallel-external-lb", "-dpe", "--all2all-backend", "--mamba-block-size",
+                     "--mm-encoder-attn-backend", "--cudagraph-capture-sizes", "--max-cudagraph-capture-size", "--kv-offloading-size",
+                     "--kv-offloading-backend"), (0, 11, 1)),
+    **dict.fromkeys(("--kv-cache-metrics", "--kv-cache-metrics-sample", "--prefill-context-parallel-size", "-pcp", "-cc"), (0, 12, 0)),
+    **dict.fromkeys(("--cudagraph-metrics", "--attention-backend", "--attention-config", "-ac"), (0, 13, 0)),
+    **dict.fromkeys(("--default-chat-template-kwargs", "--enable-log-deltas", "--enable-mfu-metrics", "--enable-offline-docs",
+                     "--enable-logging-iteration-details", "-ep"), (0, 14, 0)),
+    **dict.fromkeys(("--ssl-ciphers", "--mamba-cache-mode"), (0, 15, 0)),
+    **dict.fromkeys(("--disable-access-log-for-endpoints", "--enable-flashinfer-autotune", "--no-enable-flashinfer-autotune"), (0, 16, 0)),
+    **dict.fromkeys(("--language-model-only", "--performance-mode", "--moe-backend", "--offload-backend", "--cpu-offload-params"), (0, 17, 0)),
+    **dict.fromkeys(("--distributed-timeout-seconds", "--shutdown-timeout"), (0, 18, 0)),
+}  # fmt: skip
+# The first release whose `vllm serve` no longer has a flag: --cuda-graph-sizes, deprecated for
+# --cudagraph-capture-sizes from 0.11.1 and gone from 0.13.0's vllm/engine/arg_utils.py
+GONE_FROM: Mapping[str, tuple[int, int, int]] = {"--cuda-graph-sizes": (0, 13, 0)}
+
+
+def out_of_release(typed: list[str] | None, version: str | None) -> None:
+    """Refuse, in one line, a flag typed on a serve line for a release that has no such flag
+    (FIRST_RELEASE, GONE_FROM): vLLM itself refuses that line. No version: the newest rules."""
+    from calc.engine.predict.defaults import LATEST, patch_release
+    from calc.units import InputError
+
+    rel = patch_release(version)
+    given = f"vLLM {version.strip()}" if version else f"vLLM {LATEST[0]}.{LATEST[1]}.0"
+    said = given if version else f"{given} (the newest rules read: no --engine-version)"
+    for flag in dict.fromkeys(typed or ()):
+        first, gone = FIRST_RELEASE.get(flag), GONE_FROM.get(flag)
+        if first is not None and rel < first:
+            expected = f"vLLM {_dotted(first)} or later, the first release that has it"
+        elif gone is not None and rel >= gone:
+            expected = f"a release before vLLM {_dotted(gone)}, the first that has it no longer"
+        else:
+            continue
+        raise InputError(f"{flag}: found with {said}, expected {expected} (vllm/engine/arg_utils.py, vllm/entrypoints/openai/cli_args.py): "
+                         f"{given} refuses the line (unrecognized arguments)")  # fmt: skip
+
+
+def _dotted(rel: tuple[int, ...]) -> str:
+    return ".".join(map(str, rel))
+
+
 # Load formats that read the checkpoint's tensors as they are (vllm/model_executor/model_loader/__init__.py LoadFormats,
 # v0.33.0); the bitsandbytes and gguf formats of earlier releases quantize or dequantize as they load, which calc reads
 # from the config (--quantization bitsandbytes) or not at all
@@ -128,7 +177,9 @@ DTYPES_16 = frozenset({"auto", "half", "float16", "bfloat16", "fp16", "bf16"})
 
 def dests() -> frozenset[str]:
     """Every namespace attribute declare() stores a flag under."""
-    return frozenset({*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "vllm_dtype", "cudagraph_capture_sizes", "compilation_config", "vllm_model_tag"})
+    return frozenset(
+        {*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "vllm_dtype", "cudagraph_capture_sizes", "compilation_config", "vllm_model_tag", "vllm_typed"}
+    )
 
 
 def dest(flag: str) -> str:
@@ -144,6 +195,7 @@ def declare(p: argparse.ArgumentParser) -> None:
         else:
             p.add_argument(flag, dest=dest(flag), nargs="+" if takes == "+" else None, default=None, help=argparse.SUPPRESS)
     p.add_argument("--served-model-tag", dest="vllm_model_tag", action="append", default=None, help=argparse.SUPPRESS)  # normalize's
+    p.add_argument("--vllm-typed", dest="vllm_typed", action="append", default=None, help=argparse.SUPPRESS)  # normalize's: out_of_release
     p.add_argument("--cudagraph-capture-sizes", dest="cudagraph_capture_sizes", nargs="+", default=None, metavar="N",
                    help="with a card: the token counts vLLM captures a CUDA graph for, in place of its grid")  # fmt: skip
     # its deprecated spelling in v0.12.0 and v0.13.0 (engine/arg_utils.py)
@@ -164,6 +216,7 @@ def notes(args: argparse.Namespace, card_read: bool) -> tuple[str, ...]:
     (`card_read`: --gpu or --total-memory given), and set aside elsewhere: nothing else reads them."""
     from calc.units import InputError
 
+    out_of_release(getattr(args, "vllm_typed", None), getattr(args, "engine_version", None))
     dtype = getattr(args, "vllm_dtype", None)
     if dtype is not None and dtype.strip().lower() not in DTYPES_16:
         raise InputError(f"--dtype: found {dtype.strip()!r}, expected auto, half, float16 or bfloat16: calc models weights and activations "
@@ -329,6 +382,7 @@ def normalize(argv: list[str]) -> list[str]:
 
     out: list[str] = []
     nested: dict[str, dict[str, object]] = {}
+    gated: list[str] = []
     text_only = False
     i = 0
     while i < len(argv):
@@ -346,6 +400,9 @@ def normalize(argv: list[str]) -> list[str]:
             continue
         name, eq, value = word.partition("=")
         base = name.partition(".")[0]
+        typed = base[:2] + base[2:].replace("_", "-")  # as typed, short or long: the release gate reads it (out_of_release)
+        if (typed in FIRST_RELEASE or typed in GONE_FROM) and f"--vllm-typed={typed}" not in gated:
+            gated.append(f"--vllm-typed={typed}")
         if name.startswith("--") or base in SHORT or name.startswith("-cc."):  # a bare -cc is declared as it is
             head, dot, key = name.partition(".")
             head = "--compilation-config" if head == "-cc" else SHORT.get(head, head)
@@ -378,7 +435,7 @@ def normalize(argv: list[str]) -> list[str]:
         out += [head, json.dumps(keys)]
     if text_only:  # vllm/config/multimodal.py get_limit_per_prompt: 0 for every modality whatever the limits (0.18.0, 0.33.0)
         out = _without(out, "--limit-mm-per-prompt") + ["--limit-mm-per-prompt", json.dumps(dict.fromkeys(MODALITIES, 0))]
-    return _config_first(out)
+    return _config_first(gated + out)
 
 
 def _without(argv: list[str], flag: str) -> list[str]:
