@@ -375,3 +375,20 @@ def test_a_flag_the_release_given_lacks_is_refused_as_vllm_refuses_it(capsys: py
                            ("--cuda-graph-sizes=8", "0.11.0")):  # fmt: skip
         assert cli.main([*llama, typed, "--engine-version", version]) == 0, typed
         capsys.readouterr()
+
+
+def test_cuda_graph_sizes_are_read_as_the_release_reads_them() -> None:
+    """vLLM 0.11.0 (vllm/config/scheduler.py SchedulerConfig.cuda_graph_sizes, vllm/config/__init__.py
+    _set_cudagraph_sizes): one value is the largest size, the list [1, 2, 4] + range(8, N + 1, 8),
+    several values the sizes themselves. 0.11.1, 0.11.2 and 0.12.0 (vllm/engine/arg_utils.py): the
+    flag is --cudagraph-capture-sizes' deprecated spelling, every value a size. The 512 list is the 67 graphs
+    gpt-oss's override counts from (model_executor/models/config.py, 0.11.0: 'from 67 to 81')."""
+    from calc.present import vllmserve
+
+    assert vllmserve.compilation((0, 11), sizes=["64"]).sizes == (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64)
+    assert vllmserve.compilation((0, 11), sizes=["1"]).sizes == (1, 2, 4)
+    assert len(vllmserve.compilation((0, 11), sizes=["512"]).sizes or ()) == 67
+    assert vllmserve.compilation((0, 11), sizes=["128", "1", "2"]).sizes == (1, 2, 128)
+    assert vllmserve.compilation((0, 11, 1), sizes=["64"]).sizes == (64,)  # 0.11.1 already reads it as 0.12.0 does
+    assert vllmserve.compilation((0, 12), sizes=["64"]).sizes == (64,)
+    assert vllmserve.compilation((0, 12), sizes=["1,2,4,8"]).sizes == (1, 2, 4, 8)

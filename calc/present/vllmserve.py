@@ -261,6 +261,7 @@ class Compilation:
 LEVEL_MODES = {"0": "NONE", "1": "PIECEWISE", "2": "FULL_AND_PIECEWISE", "3": "FULL_AND_PIECEWISE"}  # vllm/config/vllm.py, v0.12.0 to v0.33.0
 MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")  # the cudagraph_modes whose graphs graphs.graph_sizes counts
 OPTIMIZATION_FROM = (0, 12)  # -O N as an optimization level (vllm/config/vllm.py OptimizationLevel); before, a compilation level
+SIZES_AS_GIVEN_FROM = (0, 11, 1)  # --cuda-graph-sizes N as the one size N (vllm/engine/arg_utils.py); before, the largest (legacy_sizes)
 WITHOUT_PIECEWISE_FROM = (0, 31)  # no compile keeps a mode's full graphs (vllm/config/vllm.py _normalize_piecewise_cudagraph_mode)
 
 
@@ -270,12 +271,13 @@ def chunked(args: argparse.Namespace) -> bool | None:
 
 
 def compilation(
-    rel: tuple[int, int], level: str | None = None, config: str | None = None, largest: int | None = None, sizes: list[str] | None = None
+    rel: tuple[int, ...], level: str | None = None, config: str | None = None, largest: int | None = None, sizes: list[str] | None = None
 ) -> Compilation:
     """-O (`level`), --compilation-config (`config`), --max-cudagraph-capture-size (`largest`) and
     --cudagraph-capture-sizes (`sizes`, a list also as one comma-separated word: '1,2,4,8') read as
     vLLM reads them: the optimization level's cudagraph_mode and compile (level 0: none), then the
-    config's own keys over it, then the flags."""
+    config's own keys over it, then the flags. `rel` is the release, (major, minor) or with its patch:
+    the capture sizes' reading changes in 0.11.1 (legacy_sizes)."""
     from calc.units import InputError, parse_count
 
     c = Compilation()
@@ -297,7 +299,8 @@ def compilation(
         words = [w for v in sizes for w in str(v).replace("[", " ").replace("]", " ").replace(",", " ").split()]
         if not words:
             raise InputError("--cudagraph-capture-sizes: found nothing, expected one token count or more")
-        c = replace(c, sizes=tuple(parse_count(w, "--cudagraph-capture-sizes") for w in words))
+        given = tuple(parse_count(w, "--cudagraph-capture-sizes") for w in words)
+        c = replace(c, sizes=given if rel >= SIZES_AS_GIVEN_FROM else legacy_sizes(given))
     c = _without_compile(c, rel)
     if c.mode != "NONE" and c.max_size is not None and c.sizes is not None and c.max_size != max(c.sizes):  # checked where graphs are sized
         raise InputError(f"--max-cudagraph-capture-size: found {c.max_size:,} beside capture sizes whose largest is {max(c.sizes):,}, expected the "
@@ -305,7 +308,20 @@ def compilation(
     return c
 
 
-def _without_compile(c: Compilation, rel: tuple[int, int]) -> Compilation:
+def legacy_sizes(given: tuple[int, ...]) -> tuple[int, ...]:
+    """--cuda-graph-sizes in v0.11.0, as vllm/config/__init__.py VllmConfig._set_cudagraph_sizes reads
+    SchedulerConfig.cuda_graph_sizes (vllm/config/scheduler.py, read in v0.11.0): one value is the
+    largest size, vLLM capturing 1, 2, 4 and every multiple of 8 up to it ([1, 2, 4] + range(8, N + 1,
+    8)); several values are the sizes themselves, sorted. From v0.11.1 the flag is
+    --cudagraph-capture-sizes' deprecated spelling, every value a size (vllm/engine/arg_utils.py,
+    read in v0.11.1, v0.11.2 and v0.12.0; gone in v0.13.0). Either way vLLM drops a size above
+    max_num_batched_tokens (graphs.capture_sizes)."""
+    if len(given) != 1:
+        return tuple(sorted(given))
+    return (1, 2, 4, *range(8, given[0] + 1, 8))
+
+
+def _without_compile(c: Compilation, rel: tuple[int, ...]) -> Compilation:
     """A graph mode that needs the piecewise compile, where nothing is compiled (-O0 or mode 0): up
     to v0.30.x vLLM overrides it to NONE (vllm/config/vllm.py __post_init__, read in v0.24.0 and
     v0.28.0: 'Cudagraph mode ... is not compatible with compilation mode ... Overriding to NONE'); from

@@ -118,7 +118,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     start = None
     if card is not None:
         compiling = vllmserve.compilation(
-            predict.release(args.engine_version), args.optimization_level, args.compilation_config,
+            predict.patch_release(args.engine_version), args.optimization_level, args.compilation_config,
             _int(args, "max_cudagraph_capture_size") if args.max_cudagraph_capture_size is not None else None, args.cudagraph_capture_sizes,
         )  # fmt: skip
         start = predict.Start(
