@@ -6,6 +6,7 @@ refused in one line."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -392,3 +393,22 @@ def test_cuda_graph_sizes_are_read_as_the_release_reads_them() -> None:
     assert vllmserve.compilation((0, 11, 1), sizes=["64"]).sizes == (64,)  # 0.11.1 already reads it as 0.12.0 does
     assert vllmserve.compilation((0, 12), sizes=["64"]).sizes == (64,)
     assert vllmserve.compilation((0, 12), sizes=["1,2,4,8"]).sizes == (1, 2, 4, 8)
+
+
+def test_a_model_folder_is_the_config_only_where_it_holds_one(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The model vllm serve names and a value moved to the front (_config_first) read by one rule: a
+    .json path or a folder holding a config.json is the config; a folder without one, given as the
+    model, is refused in one line naming it; a name that is no folder is set aside."""
+    from calc.present import vllmserve
+
+    empty = str(tmp_path)
+    cfg = "models/configs/qwen3-8b/config.json"
+    for line, where in ((["vllm", "serve", empty], "vllm serve"), ([cfg, "--model", empty], "--model"), ([cfg, f"--model={empty}"], "--model")):
+        assert cli.main(["model", *line, "--gpu", "h100-sxm"]) == 2
+        assert capsys.readouterr().err == (f"calc: error: {where} {empty}: found a folder without a config.json, expected the model's "
+                                           "config.json or the checkpoint folder holding it\n")  # fmt: skip
+    assert vllmserve.normalize(["vllm", "serve", "Qwen/Qwen3-8B"]) == ["--served-model-tag", "Qwen/Qwen3-8B"]
+    assert vllmserve.normalize(["vllm", "serve", "models/configs/qwen3-8b"]) == ["models/configs/qwen3-8b"]
+    # a folder without a config.json after a flag of several values stays its value, as the model's name would
+    assert vllmserve.normalize([cfg, "--served-model-name", "a", empty]) == [cfg, "--served-model-name", "a", empty]
+    assert vllmserve.normalize(["--served-model-name", "a", "models/configs/qwen3-8b"]) == ["models/configs/qwen3-8b", "--served-model-name", "a"]

@@ -392,8 +392,9 @@ def normalize(argv: list[str]) -> list[str]:
     -cc.pass_config.x true nested; a key ending in '+' a list appended, -cc.cudagraph_capture_sizes+ 1,2,4).
     The command itself (`vllm serve MODEL`, `python -m vllm.entrypoints.openai.api_server`) and the
     model's name (MODEL, or --model's value, where it is no config file or folder) are set aside under
-    --served-model-tag, which the answer names; a config file or folder there is the config. vLLM's YAML
-    (--config FILE) is refused: its keys are the flags."""
+    --served-model-tag, which the answer names; a config file or a folder holding one there is the
+    config, a folder without one refused. vLLM's YAML (--config FILE) is refused: its keys are the
+    flags. A flag some releases lack is noted under --vllm-typed, for out_of_release."""
     from calc.units import InputError
 
     out: list[str] = []
@@ -411,7 +412,7 @@ def normalize(argv: list[str]) -> list[str]:
             if argv[i - 1] == "-m":
                 i += 1  # the module: vllm.entrypoints.openai.api_server
             if i < len(argv) and not argv[i].startswith("-") and argv[i - 1] == "serve":
-                out += _model(argv[i])
+                out += _model(argv[i], "vllm serve")
                 i += 1
             continue
         name, eq, value = word.partition("=")
@@ -441,7 +442,7 @@ def normalize(argv: list[str]) -> list[str]:
                 if not eq:
                     i += 1
                     value = argv[i] if i < len(argv) else ""
-                out += _model(value)
+                out += _model(value, "--model")
                 i += 1
                 continue
             word = head + eq + value
@@ -471,14 +472,32 @@ def _without(argv: list[str], flag: str) -> list[str]:
     return out
 
 
-def _model(name: str) -> list[str]:
-    """The model vllm serve names: a config file or a folder holding one is the config; anything else
-    (a Hugging Face name) is set aside, named in the answer."""
+def _model(name: str, where: str) -> list[str]:
+    """The model vllm serve names (`where`: vllm serve or --model): a config file or a folder holding
+    one is the config (holds_config); a folder without one is refused; anything else (a Hugging Face
+    name) is set aside, named in the answer."""
     import os
 
-    if name.lower().endswith(".json") or os.path.isdir(name):
+    from calc.units import InputError
+
+    if holds_config(name):
         return [name]
+    if os.path.isdir(name):
+        raise InputError(without_config(where, name))
     return ["--served-model-tag", name]
+
+
+def holds_config(word: str) -> bool:
+    """Whether a word of the serve line is the config: a .json file's path, or a checkpoint folder
+    holding a config.json (what vLLM's --model takes)."""
+    import os
+
+    return word.lower().endswith(".json") or os.path.isfile(os.path.join(word, "config.json"))
+
+
+def without_config(where: str, folder: str) -> str:
+    """The refusal of a folder given as the model that holds no config.json."""
+    return f"{where} {folder}: found a folder without a config.json, expected the model's config.json or the checkpoint folder holding it"
 
 
 def _put(keys: dict[str, object], dotted: str, value: str) -> None:
@@ -501,10 +520,8 @@ def _put(keys: dict[str, object], dotted: str, value: str) -> None:
 
 def _config_first(argv: list[str]) -> list[str]:
     """A config path typed after a flag that takes several values (--served-model-name a b
-    config.json) would be taken as one of them: a value that is a .json file, or a folder holding a
-    config.json, is moved to the front, where calc's first argument reads it."""
-    import os
-
+    config.json) would be taken as one of them: a value that is the config (holds_config, as _model
+    reads the model) is moved to the front, where calc's first argument reads it."""
     many = {f for f, takes in ASIDE.items() if takes == "+"} | {"--cudagraph-capture-sizes", "--cuda-graph-sizes"}
     out: list[str] = []
     moved: list[str] = []
@@ -512,7 +529,7 @@ def _config_first(argv: list[str]) -> list[str]:
     for word in argv:
         if word.startswith("-"):
             taking = word in many
-        elif taking and out and out[-1] not in many and (word.lower().endswith(".json") or os.path.isfile(os.path.join(word, "config.json"))):
+        elif taking and out and out[-1] not in many and holds_config(word):
             moved.append(word)
             continue
         out.append(word)

@@ -41,7 +41,7 @@ def _config_path(path: str) -> str:
         return path
     inside = os.path.join(path, "config.json")
     if not os.path.isfile(inside):
-        raise InputError(f"config {path}: found a folder without a config.json, expected the model's config.json or the checkpoint folder holding it")
+        raise InputError(vllmserve.without_config("config", path))
     return inside
 
 
