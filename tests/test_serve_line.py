@@ -6,6 +6,7 @@ refused in one line."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -184,8 +185,8 @@ def test_a_graph_mode_that_needs_the_compile_is_resolved_as_vllm_resolves_it(cap
     """Nothing compiled (mode 0) with a mode that needs the piecewise compile: up to v0.30.x vLLM
     overrides it to NONE (vllm/config/vllm.py, read in 0.24.0 and 0.28.0); from v0.31.0 it drops the
     piecewise part alone, FULL_AND_PIECEWISE becoming FULL_DECODE_ONLY (_normalize_piecewise_cudagraph_mode).
-    A null cudagraph_mode is the level's own; mode 3 is the default and says nothing; the capture sizes'
-    old spelling reads as the new; a largest and sizes that disagree are refused, as vLLM refuses them."""
+    A null cudagraph_mode is the level's own; mode 3 is the default and says nothing; a largest and
+    sizes that disagree are refused, as vLLM refuses them."""
 
     def run(version: str, *argv: str) -> dict[str, object]:
         args = ["model", "models/configs/llama-3.1-8b/config.json", "--gpu", "h100-sxm", "--max-model-len", "8192", "--engine-version", version]
@@ -205,9 +206,6 @@ def test_a_graph_mode_that_needs_the_compile_is_resolved_as_vllm_resolves_it(cap
     default = run("0.33.0")
     assert run("0.33.0", "-cc", '{"cudagraph_mode": null}')["cuda_graph_bytes"] == default["cuda_graph_bytes"] > 0
     assert not any("not modeled" in str(n) for n in run("0.33.0", "-cc", '{"level": 3, "mode": 3}')["notes"])  # type: ignore[attr-defined]
-    assert (
-        run("0.21.0", "--cuda-graph-sizes", "1", "2", "4", "8")["cuda_graph_bytes"] == run("0.21.0", "--cudagraph-capture-sizes", "1,2,4,8")["cuda_graph_bytes"]
-    )
     assert cli.main(["model", "models/configs/llama-3.1-8b/config.json", "--gpu", "h100-sxm", "--max-cudagraph-capture-size", "64",
                      "--cudagraph-capture-sizes", "1", "2", "4", "8"]) == 2  # fmt: skip
     assert capsys.readouterr().err.startswith("calc: error: --max-cudagraph-capture-size: found 64 beside capture sizes whose largest is 8")
@@ -222,7 +220,7 @@ def test_a_serve_line_is_read_as_vllms_parser_reads_it(capsys: pytest.CaptureFix
     assert vllmserve.normalize(["--gpu_memory_utilization", "0.85", "-tp", "2", "--max_model_len=8192", "--model", "c.json"]) == [
         "--gpu-memory-utilization", "0.85", "--tensor-parallel-size", "2", "--max-model-len=8192", "c.json"]  # fmt: skip
     assert vllmserve.normalize(["--limit-mm-per-prompt.video", "0", "--limit-mm-per-prompt.image=1", "-cc.cudagraph_mode=NONE"]) == [
-        "--limit-mm-per-prompt", '{"video": 0, "image": 1}', "--compilation-config", '{"cudagraph_mode": "NONE"}']  # fmt: skip
+        "--vllm-typed=-cc", "--limit-mm-per-prompt", '{"video": 0, "image": 1}', "--compilation-config", '{"cudagraph_mode": "NONE"}']  # fmt: skip
     vl = "models/configs/qwen3-vl-8b-instruct/config.json"
     dotted = ["model", "--model", vl, "--gpu", "h100-sxm", "--gpu_memory_utilization", "0.85", "--max_model_len", "16384",
               "--limit-mm-per-prompt.video", "0", "-cc.cudagraph_mode=PIECEWISE", "--json"]  # fmt: skip
@@ -264,7 +262,7 @@ def test_a_whole_vllm_serve_command_is_taken_after_the_config(capsys: pytest.Cap
     assert json.loads(capsys.readouterr().out)["available_kv_bytes"] == bare["available_kv_bytes"]
     assert vllmserve.normalize(["-cc.cudagraph_capture_sizes+", "1,2", "-cc.cudagraph_capture_sizes+=4", "-cc.pass_config.fuse_norm_quant", "true",
                                 "-sc.method", "ngram"]) == [  # fmt: skip
-        "--compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4], "pass_config": {"fuse_norm_quant": true}}',
+        "--vllm-typed=-cc", "--compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4], "pass_config": {"fuse_norm_quant": true}}',
         "--speculative-config", '{"method": "ngram"}']  # fmt: skip
     assert cli.main(["model", cfg, *card, "-cc.cudagraph_capture_sizes+", "1,2,4"]) == 0
     listed = json.loads(capsys.readouterr().out)
@@ -348,3 +346,69 @@ def test_graph_settings_beside_a_unified_box_are_said_to_be_set_aside(capsys: py
     assert cli.main(argv) == 0
     said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Note: read and set aside")]
     assert len(said) == 1 and all(f in said[0] for f in ("-O", "--no-enable-chunked-prefill", "--max-cudagraph-capture-size"))
+
+
+def test_a_flag_the_release_given_lacks_is_refused_as_vllm_refuses_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """--language-model-only is first in 0.17.0's vllm/engine/arg_utils.py (0.16.0's, the only 0.16
+    release, has none); --cudagraph-capture-sizes first in 0.11.1's (0.11.0's has none), -cc in 0.12.0's
+    (0.11.2's has none), -ep in 0.14.0's; --cuda-graph-sizes is gone from 0.13.0's. Outside, vLLM's own
+    argparse refuses the line (unrecognized arguments), and so does calc, in one line: the flag as
+    typed, the release given, the first release that has it (or the first that has it no longer)."""
+    vl = "models/configs/qwen3-vl-8b-instruct/config.json"
+    assert cli.main(["model", vl, "--gpu", "h100-sxm", "--language-model-only", "--engine-version", "0.16.0"]) == 2
+    assert capsys.readouterr().err == (
+        "calc: error: --language-model-only: found with vLLM 0.16.0, expected vLLM 0.17.0 or later, the first release that has it "
+        "(vllm/engine/arg_utils.py, vllm/entrypoints/openai/cli_args.py): vLLM 0.16.0 refuses the line (unrecognized arguments)\n"
+    )
+    assert cli.main(["model", vl, "--gpu", "h100-sxm", "--language_model_only", "--engine-version", "0.17.0"]) == 0
+    capsys.readouterr()
+    llama = ["model", "models/configs/llama-3.1-8b/config.json", "--gpu", "h100-sxm"]
+    for typed, version, expected in (("-cc.cudagraph_mode=NONE", "0.11.2", "vLLM 0.12.0 or later, the first release that has it"),
+                                     ("--cudagraph_capture_sizes=8", "0.11.0", "vLLM 0.11.1 or later, the first release that has it"),
+                                     ("-ep", "0.13.0", "vLLM 0.14.0 or later, the first release that has it"),
+                                     ("--cuda-graph-sizes=8", "0.13.0", "a release before vLLM 0.13.0, the first that has it no longer")):  # fmt: skip
+        assert cli.main([*llama, typed, "--engine-version", version]) == 2, typed
+        flag = typed.partition("=")[0].partition(".")[0].replace("_", "-")
+        assert capsys.readouterr().err.startswith(f"calc: error: {flag}: found with vLLM {version}, expected {expected} (vllm/engine/"), typed
+    assert cli.main([*llama, "--cuda-graph-sizes", "8"]) == 2  # no version: the newest rules, which have no such flag
+    assert "found with vLLM 0.33.0 (the newest rules read: no --engine-version)" in capsys.readouterr().err
+    for typed, version in (("-cc.cudagraph_mode=NONE", "0.12.0"), ("--cudagraph-capture-sizes=8", "0.11.1"), ("--cuda-graph-sizes=8", "0.12.0"),
+                           ("--cuda-graph-sizes=8", "0.11.0")):  # fmt: skip
+        assert cli.main([*llama, typed, "--engine-version", version]) == 0, typed
+        capsys.readouterr()
+
+
+def test_cuda_graph_sizes_are_read_as_the_release_reads_them() -> None:
+    """vLLM 0.11.0 (vllm/config/scheduler.py SchedulerConfig.cuda_graph_sizes, vllm/config/__init__.py
+    _set_cudagraph_sizes): one value is the largest size, the list [1, 2, 4] + range(8, N + 1, 8),
+    several values the sizes themselves. 0.11.1, 0.11.2 and 0.12.0 (vllm/engine/arg_utils.py): the
+    flag is --cudagraph-capture-sizes' deprecated spelling, every value a size. The 512 list is the 67 graphs
+    gpt-oss's override counts from (model_executor/models/config.py, 0.11.0: 'from 67 to 81')."""
+    from calc.present import vllmserve
+
+    assert vllmserve.compilation((0, 11), sizes=["64"]).sizes == (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64)
+    assert vllmserve.compilation((0, 11), sizes=["1"]).sizes == (1, 2, 4)
+    assert len(vllmserve.compilation((0, 11), sizes=["512"]).sizes or ()) == 67
+    assert vllmserve.compilation((0, 11), sizes=["128", "1", "2"]).sizes == (1, 2, 128)
+    assert vllmserve.compilation((0, 11, 1), sizes=["64"]).sizes == (64,)  # 0.11.1 already reads it as 0.12.0 does
+    assert vllmserve.compilation((0, 12), sizes=["64"]).sizes == (64,)
+    assert vllmserve.compilation((0, 12), sizes=["1,2,4,8"]).sizes == (1, 2, 4, 8)
+
+
+def test_a_model_folder_is_the_config_only_where_it_holds_one(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The model vllm serve names and a value moved to the front (_config_first) read by one rule: a
+    .json path or a folder holding a config.json is the config; a folder without one, given as the
+    model, is refused in one line naming it; a name that is no folder is set aside."""
+    from calc.present import vllmserve
+
+    empty = str(tmp_path)
+    cfg = "models/configs/qwen3-8b/config.json"
+    for line, where in ((["vllm", "serve", empty], "vllm serve"), ([cfg, "--model", empty], "--model"), ([cfg, f"--model={empty}"], "--model")):
+        assert cli.main(["model", *line, "--gpu", "h100-sxm"]) == 2
+        assert capsys.readouterr().err == (f"calc: error: {where} {empty}: found a folder without a config.json, expected the model's "
+                                           "config.json or the checkpoint folder holding it\n")  # fmt: skip
+    assert vllmserve.normalize(["vllm", "serve", "Qwen/Qwen3-8B"]) == ["--served-model-tag", "Qwen/Qwen3-8B"]
+    assert vllmserve.normalize(["vllm", "serve", "models/configs/qwen3-8b"]) == ["models/configs/qwen3-8b"]
+    # a folder without a config.json after a flag of several values stays its value, as the model's name would
+    assert vllmserve.normalize([cfg, "--served-model-name", "a", empty]) == [cfg, "--served-model-name", "a", empty]
+    assert vllmserve.normalize(["--served-model-name", "a", "models/configs/qwen3-8b"]) == ["models/configs/qwen3-8b", "--served-model-name", "a"]

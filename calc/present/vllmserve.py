@@ -116,6 +116,55 @@ NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
     "--quantization-config": (True, "the weights' quantization"),
 }  # fmt: skip
 
+# The first release whose `vllm serve` has a flag, each read in that release and found absent in the one
+# before it (vllm/engine/arg_utils.py and vllm/entrypoints/openai/cli_args.py of every release from 0.11.0
+# to 0.18.0, patch releases included): an earlier release refuses the line (argparse: unrecognized
+# arguments). 0.11.1 took most of 0.12.0's new flags. A flag first seen later than 0.18.0, or already
+# in 0.11.0, has no entry: its first release was not read.
+FIRST_RELEASE: Mapping[str, tuple[int, int, int]] = {
+    **dict.fromkeys(("--reasoning-parser-plugin", "--master-addr", "--master-port", "--nnodes", "-n", "--node-rank", "-r", "--stream-interval",
+                     "--aggregate-engine-logging", "-dph", "--data-parallel-external-lb", "-dpe", "--all2all-backend", "--mamba-block-size",
+                     "--mm-encoder-attn-backend", "--cudagraph-capture-sizes", "--max-cudagraph-capture-size", "--kv-offloading-size",
+                     "--kv-offloading-backend"), (0, 11, 1)),
+    **dict.fromkeys(("--kv-cache-metrics", "--kv-cache-metrics-sample", "--prefill-context-parallel-size", "-pcp", "-cc"), (0, 12, 0)),
+    **dict.fromkeys(("--cudagraph-metrics", "--attention-backend", "--attention-config", "-ac"), (0, 13, 0)),
+    **dict.fromkeys(("--default-chat-template-kwargs", "--enable-log-deltas", "--enable-mfu-metrics", "--enable-offline-docs",
+                     "--enable-logging-iteration-details", "-ep"), (0, 14, 0)),
+    **dict.fromkeys(("--ssl-ciphers", "--mamba-cache-mode"), (0, 15, 0)),
+    **dict.fromkeys(("--disable-access-log-for-endpoints", "--enable-flashinfer-autotune", "--no-enable-flashinfer-autotune"), (0, 16, 0)),
+    **dict.fromkeys(("--language-model-only", "--performance-mode", "--moe-backend", "--offload-backend", "--cpu-offload-params"), (0, 17, 0)),
+    **dict.fromkeys(("--distributed-timeout-seconds", "--shutdown-timeout"), (0, 18, 0)),
+}  # fmt: skip
+# The first release whose `vllm serve` no longer has a flag: --cuda-graph-sizes, deprecated for
+# --cudagraph-capture-sizes from 0.11.1 and gone from 0.13.0's vllm/engine/arg_utils.py
+GONE_FROM: Mapping[str, tuple[int, int, int]] = {"--cuda-graph-sizes": (0, 13, 0)}
+
+
+def out_of_release(typed: list[str] | None, version: str | None) -> None:
+    """Refuse, in one line, a flag typed on a serve line for a release that has no such flag
+    (FIRST_RELEASE, GONE_FROM): vLLM itself refuses that line. No version: the newest rules."""
+    from calc.engine.predict.defaults import LATEST, patch_release
+    from calc.units import InputError
+
+    rel = patch_release(version)
+    given = f"vLLM {version.strip()}" if version else f"vLLM {LATEST[0]}.{LATEST[1]}.0"
+    said = given if version else f"{given} (the newest rules read: no --engine-version)"
+    for flag in dict.fromkeys(typed or ()):
+        first, gone = FIRST_RELEASE.get(flag), GONE_FROM.get(flag)
+        if first is not None and rel < first:
+            expected = f"vLLM {_dotted(first)} or later, the first release that has it"
+        elif gone is not None and rel >= gone:
+            expected = f"a release before vLLM {_dotted(gone)}, the first that has it no longer"
+        else:
+            continue
+        raise InputError(f"{flag}: found with {said}, expected {expected} (vllm/engine/arg_utils.py, vllm/entrypoints/openai/cli_args.py): "
+                         f"{given} refuses the line (unrecognized arguments)")  # fmt: skip
+
+
+def _dotted(rel: tuple[int, ...]) -> str:
+    return ".".join(map(str, rel))
+
+
 # Load formats that read the checkpoint's tensors as they are (vllm/model_executor/model_loader/__init__.py LoadFormats,
 # v0.33.0); the bitsandbytes and gguf formats of earlier releases quantize or dequantize as they load, which calc reads
 # from the config (--quantization bitsandbytes) or not at all
@@ -128,7 +177,9 @@ DTYPES_16 = frozenset({"auto", "half", "float16", "bfloat16", "fp16", "bf16"})
 
 def dests() -> frozenset[str]:
     """Every namespace attribute declare() stores a flag under."""
-    return frozenset({*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "vllm_dtype", "cudagraph_capture_sizes", "compilation_config", "vllm_model_tag"})
+    return frozenset(
+        {*(dest(f) for f in (*ASIDE, *NOT_MODELED)), "vllm_dtype", "cudagraph_capture_sizes", "compilation_config", "vllm_model_tag", "vllm_typed"}
+    )
 
 
 def dest(flag: str) -> str:
@@ -144,6 +195,7 @@ def declare(p: argparse.ArgumentParser) -> None:
         else:
             p.add_argument(flag, dest=dest(flag), nargs="+" if takes == "+" else None, default=None, help=argparse.SUPPRESS)
     p.add_argument("--served-model-tag", dest="vllm_model_tag", action="append", default=None, help=argparse.SUPPRESS)  # normalize's
+    p.add_argument("--vllm-typed", dest="vllm_typed", action="append", default=None, help=argparse.SUPPRESS)  # normalize's: out_of_release
     p.add_argument("--cudagraph-capture-sizes", dest="cudagraph_capture_sizes", nargs="+", default=None, metavar="N",
                    help="with a card: the token counts vLLM captures a CUDA graph for, in place of its grid")  # fmt: skip
     # its deprecated spelling in v0.12.0 and v0.13.0 (engine/arg_utils.py)
@@ -164,6 +216,7 @@ def notes(args: argparse.Namespace, card_read: bool) -> tuple[str, ...]:
     (`card_read`: --gpu or --total-memory given), and set aside elsewhere: nothing else reads them."""
     from calc.units import InputError
 
+    out_of_release(getattr(args, "vllm_typed", None), getattr(args, "engine_version", None))
     dtype = getattr(args, "vllm_dtype", None)
     if dtype is not None and dtype.strip().lower() not in DTYPES_16:
         raise InputError(f"--dtype: found {dtype.strip()!r}, expected auto, half, float16 or bfloat16: calc models weights and activations "
@@ -208,6 +261,7 @@ class Compilation:
 LEVEL_MODES = {"0": "NONE", "1": "PIECEWISE", "2": "FULL_AND_PIECEWISE", "3": "FULL_AND_PIECEWISE"}  # vllm/config/vllm.py, v0.12.0 to v0.33.0
 MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")  # the cudagraph_modes whose graphs graphs.graph_sizes counts
 OPTIMIZATION_FROM = (0, 12)  # -O N as an optimization level (vllm/config/vllm.py OptimizationLevel); before, a compilation level
+SIZES_AS_GIVEN_FROM = (0, 11, 1)  # --cuda-graph-sizes N as the one size N (vllm/engine/arg_utils.py); before, the largest (legacy_sizes)
 WITHOUT_PIECEWISE_FROM = (0, 31)  # no compile keeps a mode's full graphs (vllm/config/vllm.py _normalize_piecewise_cudagraph_mode)
 
 
@@ -217,12 +271,13 @@ def chunked(args: argparse.Namespace) -> bool | None:
 
 
 def compilation(
-    rel: tuple[int, int], level: str | None = None, config: str | None = None, largest: int | None = None, sizes: list[str] | None = None
+    rel: tuple[int, ...], level: str | None = None, config: str | None = None, largest: int | None = None, sizes: list[str] | None = None
 ) -> Compilation:
     """-O (`level`), --compilation-config (`config`), --max-cudagraph-capture-size (`largest`) and
     --cudagraph-capture-sizes (`sizes`, a list also as one comma-separated word: '1,2,4,8') read as
     vLLM reads them: the optimization level's cudagraph_mode and compile (level 0: none), then the
-    config's own keys over it, then the flags."""
+    config's own keys over it, then the flags. `rel` is the release, (major, minor) or with its patch:
+    the capture sizes' reading changes in 0.11.1 (legacy_sizes)."""
     from calc.units import InputError, parse_count
 
     c = Compilation()
@@ -244,7 +299,8 @@ def compilation(
         words = [w for v in sizes for w in str(v).replace("[", " ").replace("]", " ").replace(",", " ").split()]
         if not words:
             raise InputError("--cudagraph-capture-sizes: found nothing, expected one token count or more")
-        c = replace(c, sizes=tuple(parse_count(w, "--cudagraph-capture-sizes") for w in words))
+        given = tuple(parse_count(w, "--cudagraph-capture-sizes") for w in words)
+        c = replace(c, sizes=given if rel >= SIZES_AS_GIVEN_FROM else legacy_sizes(given))
     c = _without_compile(c, rel)
     if c.mode != "NONE" and c.max_size is not None and c.sizes is not None and c.max_size != max(c.sizes):  # checked where graphs are sized
         raise InputError(f"--max-cudagraph-capture-size: found {c.max_size:,} beside capture sizes whose largest is {max(c.sizes):,}, expected the "
@@ -252,7 +308,20 @@ def compilation(
     return c
 
 
-def _without_compile(c: Compilation, rel: tuple[int, int]) -> Compilation:
+def legacy_sizes(given: tuple[int, ...]) -> tuple[int, ...]:
+    """--cuda-graph-sizes in v0.11.0, as vllm/config/__init__.py VllmConfig._set_cudagraph_sizes reads
+    SchedulerConfig.cuda_graph_sizes (vllm/config/scheduler.py, read in v0.11.0): one value is the
+    largest size, vLLM capturing 1, 2, 4 and every multiple of 8 up to it ([1, 2, 4] + range(8, N + 1,
+    8)); several values are the sizes themselves, sorted. From v0.11.1 the flag is
+    --cudagraph-capture-sizes' deprecated spelling, every value a size (vllm/engine/arg_utils.py,
+    read in v0.11.1, v0.11.2 and v0.12.0; gone in v0.13.0). Either way vLLM drops a size above
+    max_num_batched_tokens (graphs.capture_sizes)."""
+    if len(given) != 1:
+        return tuple(sorted(given))
+    return (1, 2, 4, *range(8, given[0] + 1, 8))
+
+
+def _without_compile(c: Compilation, rel: tuple[int, ...]) -> Compilation:
     """A graph mode that needs the piecewise compile, where nothing is compiled (-O0 or mode 0): up
     to v0.30.x vLLM overrides it to NONE (vllm/config/vllm.py __post_init__, read in v0.24.0 and
     v0.28.0: 'Cudagraph mode ... is not compatible with compilation mode ... Overriding to NONE'); from
@@ -323,12 +392,14 @@ def normalize(argv: list[str]) -> list[str]:
     -cc.pass_config.x true nested; a key ending in '+' a list appended, -cc.cudagraph_capture_sizes+ 1,2,4).
     The command itself (`vllm serve MODEL`, `python -m vllm.entrypoints.openai.api_server`) and the
     model's name (MODEL, or --model's value, where it is no config file or folder) are set aside under
-    --served-model-tag, which the answer names; a config file or folder there is the config. vLLM's YAML
-    (--config FILE) is refused: its keys are the flags."""
+    --served-model-tag, which the answer names; a config file or a folder holding one there is the
+    config, a folder without one refused. vLLM's YAML (--config FILE) is refused: its keys are the
+    flags. A flag some releases lack is noted under --vllm-typed, for out_of_release."""
     from calc.units import InputError
 
     out: list[str] = []
     nested: dict[str, dict[str, object]] = {}
+    gated: list[str] = []
     text_only = False
     i = 0
     while i < len(argv):
@@ -341,11 +412,14 @@ def normalize(argv: list[str]) -> list[str]:
             if argv[i - 1] == "-m":
                 i += 1  # the module: vllm.entrypoints.openai.api_server
             if i < len(argv) and not argv[i].startswith("-") and argv[i - 1] == "serve":
-                out += _model(argv[i])
+                out += _model(argv[i], "vllm serve")
                 i += 1
             continue
         name, eq, value = word.partition("=")
         base = name.partition(".")[0]
+        typed = base[:2] + base[2:].replace("_", "-")  # as typed, short or long: the release gate reads it (out_of_release)
+        if (typed in FIRST_RELEASE or typed in GONE_FROM) and f"--vllm-typed={typed}" not in gated:
+            gated.append(f"--vllm-typed={typed}")
         if name.startswith("--") or base in SHORT or name.startswith("-cc."):  # a bare -cc is declared as it is
             head, dot, key = name.partition(".")
             head = "--compilation-config" if head == "-cc" else SHORT.get(head, head)
@@ -368,7 +442,7 @@ def normalize(argv: list[str]) -> list[str]:
                 if not eq:
                     i += 1
                     value = argv[i] if i < len(argv) else ""
-                out += _model(value)
+                out += _model(value, "--model")
                 i += 1
                 continue
             word = head + eq + value
@@ -378,7 +452,7 @@ def normalize(argv: list[str]) -> list[str]:
         out += [head, json.dumps(keys)]
     if text_only:  # vllm/config/multimodal.py get_limit_per_prompt: 0 for every modality whatever the limits (0.18.0, 0.33.0)
         out = _without(out, "--limit-mm-per-prompt") + ["--limit-mm-per-prompt", json.dumps(dict.fromkeys(MODALITIES, 0))]
-    return _config_first(out)
+    return _config_first(gated + out)
 
 
 def _without(argv: list[str], flag: str) -> list[str]:
@@ -398,14 +472,32 @@ def _without(argv: list[str], flag: str) -> list[str]:
     return out
 
 
-def _model(name: str) -> list[str]:
-    """The model vllm serve names: a config file or a folder holding one is the config; anything else
-    (a Hugging Face name) is set aside, named in the answer."""
+def _model(name: str, where: str) -> list[str]:
+    """The model vllm serve names (`where`: vllm serve or --model): a config file or a folder holding
+    one is the config (holds_config); a folder without one is refused; anything else (a Hugging Face
+    name) is set aside, named in the answer."""
     import os
 
-    if name.lower().endswith(".json") or os.path.isdir(name):
+    from calc.units import InputError
+
+    if holds_config(name):
         return [name]
+    if os.path.isdir(name):
+        raise InputError(without_config(where, name))
     return ["--served-model-tag", name]
+
+
+def holds_config(word: str) -> bool:
+    """Whether a word of the serve line is the config: a .json file's path, or a checkpoint folder
+    holding a config.json (what vLLM's --model takes)."""
+    import os
+
+    return word.lower().endswith(".json") or os.path.isfile(os.path.join(word, "config.json"))
+
+
+def without_config(where: str, folder: str) -> str:
+    """The refusal of a folder given as the model that holds no config.json."""
+    return f"{where} {folder}: found a folder without a config.json, expected the model's config.json or the checkpoint folder holding it"
 
 
 def _put(keys: dict[str, object], dotted: str, value: str) -> None:
@@ -428,10 +520,8 @@ def _put(keys: dict[str, object], dotted: str, value: str) -> None:
 
 def _config_first(argv: list[str]) -> list[str]:
     """A config path typed after a flag that takes several values (--served-model-name a b
-    config.json) would be taken as one of them: a value that is a .json file, or a folder holding a
-    config.json, is moved to the front, where calc's first argument reads it."""
-    import os
-
+    config.json) would be taken as one of them: a value that is the config (holds_config, as _model
+    reads the model) is moved to the front, where calc's first argument reads it."""
     many = {f for f, takes in ASIDE.items() if takes == "+"} | {"--cudagraph-capture-sizes", "--cuda-graph-sizes"}
     out: list[str] = []
     moved: list[str] = []
@@ -439,7 +529,7 @@ def _config_first(argv: list[str]) -> list[str]:
     for word in argv:
         if word.startswith("-"):
             taking = word in many
-        elif taking and out and out[-1] not in many and (word.lower().endswith(".json") or os.path.isfile(os.path.join(word, "config.json"))):
+        elif taking and out and out[-1] not in many and holds_config(word):
             moved.append(word)
             continue
         out.append(word)

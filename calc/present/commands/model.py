@@ -41,7 +41,7 @@ def _config_path(path: str) -> str:
         return path
     inside = os.path.join(path, "config.json")
     if not os.path.isfile(inside):
-        raise InputError(f"config {path}: found a folder without a config.json, expected the model's config.json or the checkpoint folder holding it")
+        raise InputError(vllmserve.without_config("config", path))
     return inside
 
 
@@ -118,7 +118,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
     start = None
     if card is not None:
         compiling = vllmserve.compilation(
-            predict.release(args.engine_version), args.optimization_level, args.compilation_config,
+            predict.patch_release(args.engine_version), args.optimization_level, args.compilation_config,
             _int(args, "max_cudagraph_capture_size") if args.max_cudagraph_capture_size is not None else None, args.cudagraph_capture_sizes,
         )  # fmt: skip
         start = predict.Start(
