@@ -264,6 +264,7 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
         "h100-nvl": "93.10", "nvidia-a30": "23.53", "rtx-3060": "11.76", "rtx-4060-ti-16gb": "15.60", "rtx-2080-ti": "10.76",
         "a800-80gb": "79.33", "nvidia-l20": "44.53", "rtx-a4000": "15.61", "rtx-4070-ti": "11.73", "rtx-3080-ti": "11.62",
         "rtx-3070": "7.78", "rtx-3090-ti": "23.55", "titan-rtx": "23.64", "quadro-rtx-8000": "47.24", "b300": "267.69", "gb200": "184.31",
+        "amd-mi325x": "255.98",
     }  # fmt: skip
     for box_id, gib in expected.items():
         total = box_total(catalog.boxes[box_id])

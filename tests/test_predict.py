@@ -1291,6 +1291,8 @@ def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
         ("NVIDIA B300 SXM6 AC", "b300"),
         ("GB200", "gb200"),
         ("NVIDIA GB200", "gb200"),
+        ("MI325X", "amd-mi325x"),
+        ("AMD Instinct MI325X", "amd-mi325x"),
         # a name that ends one box's words is that box, where the others go on to a Ti or SUPER
         ("4070 Ti", "rtx-4070-ti"),
         ("NVIDIA GeForce RTX 4070 Ti", "rtx-4070-ti"),
@@ -1416,7 +1418,7 @@ def test_a_name_before_a_ti_or_super_lists_the_cards_it_is_not() -> None:
 def test_the_added_cards_land_in_their_compute_capability_family() -> None:
     """Ampere and Ada cards (8.0 to 8.9): FlashAttention, fp8 from every release, no NVLS; the TITAN RTX and
     Quadro RTX 8000 (7.5): Turing, so fp8 only from v0.14.0 and FlashInfer only before v0.24.0; the B300 and
-    GB200 (10.x): data-center Blackwell, FlashInfer first, and NCCL's NVLS on their NVSwitch boards."""
+    GB200 (10.x): data-center Blackwell, FlashInfer first, and NCCL's NVLS on their NVSwitch boards; the MI325X, AMD's."""
     boxes = cli.load_dir(cli.CATALOG_DIR).boxes
     for box_id in (*AMPERE_ADA, *TURING_ADDED, *SM100_ADDED):
         c = predict.card_of_box(boxes[box_id])
@@ -1432,13 +1434,16 @@ def test_the_added_cards_land_in_their_compute_capability_family() -> None:
         "found a compute capability 7.5 card; vLLM 0.13's fp8 asks compute capability 8.0 or more (quantization/fp8.py "
         "Fp8Config.get_min_capability): expected --engine-version 0.14.0 or later, or a card of 8.0 or more"
     )
+    # the MI325X is AMD's, as the MI300X: ROCm's rules, no FlashInfer, no NVLS
+    mi325x = predict.card_of_box(boxes["amd-mi325x"])
+    assert mi325x.vendor == "amd" and runs_flashinfer(mi325x, "auto") is None and not mi325x.nvls
     # vLLM's larger batch defaults leave out a card whose device name holds 'a100', which the A800's does not
     # (vllm/engine/arg_utils.py, 0.14.0: device_memory >= 70 GiB and "a100" not in device_name)
     a800 = predict.card_of_box(boxes["a800-80gb"])
     assert predict.default_batch((0, 20), a800.total_bytes, a800.name, 8192).max_num_batched_tokens == 8192
 
 
-@pytest.mark.parametrize("box_id", (*AMPERE_ADA, *TURING_ADDED, *SM100_ADDED))
+@pytest.mark.parametrize("box_id", (*AMPERE_ADA, *TURING_ADDED, *SM100_ADDED, "amd-mi325x"))
 def test_each_card_added_with_its_total_gives_a_verdict(box_id: str, capsys) -> None:
     """Qwen3-8B at 8,192 tokens: the model reads the catalog's total, and a card of 30 GiB or more keeps a pool."""
     argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", "--gpu", box_id, "--json"]
