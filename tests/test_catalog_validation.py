@@ -262,6 +262,9 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
         "tesla-v100-16gb": "15.77", "tesla-v100-32gb": "31.74", "nvidia-h20": "95.22", "rtx-4080-super": "15.57", "rtx-4070-ti-super": "15.56",
         "rtx-3080": "9.78", "rtx-5080": "15.48", "rtx-5070-ti": "15.47", "gh200": "94.50",
         "h100-nvl": "93.10", "nvidia-a30": "23.53", "rtx-3060": "11.76", "rtx-4060-ti-16gb": "15.60", "rtx-2080-ti": "10.76",
+        "a800-80gb": "79.33", "nvidia-l20": "44.53", "rtx-a4000": "15.61", "rtx-4070-ti": "11.73", "rtx-3080-ti": "11.62",
+        "rtx-3070": "7.78", "rtx-3090-ti": "23.55", "titan-rtx": "23.64", "quadro-rtx-8000": "47.24", "b300": "267.69", "gb200": "184.31",
+        "amd-mi325x": "255.98",
     }  # fmt: skip
     for box_id, gib in expected.items():
         total = box_total(catalog.boxes[box_id])
@@ -277,6 +280,9 @@ def test_the_cards_totals_as_torch_and_vllm_report_them(catalog) -> None:
         assert catalog.boxes[box_id]["reported_total"].value == 46068 * 2**20, box_id
     assert catalog.boxes["rtx-4080-super"]["reported_total"].value == 16376 * 2**20
     assert catalog.boxes["h100-nvl"]["reported_total"].value == 95830 * 2**20
+    assert catalog.boxes["b300"]["reported_total"].value == 275040 * 2**20  # 0.90 GiB above torch's 267.69 GiB
+    # the GB200, a superchip's HBM GPU as the GH200 is: sized on CUDA's total, as a discrete card
+    assert not predict.card_of_box(catalog.boxes["gb200"]).unified and catalog.boxes["gb200"]["memory"] == "discrete"
     # the GH200: CUDA keeps 1,103 MiB of nvidia-smi's 97,871 MiB back (deviceQuery's 96,768 MiB), more than on the cards
     # above; vLLM reads it as a discrete card (CUDA reports it not integrated), so its total is sized as theirs is
     assert catalog.boxes["gh200"]["reported_total"].value - catalog.boxes["gh200"]["total_memory"].value == (97871 - 96768) * 2**20

@@ -1284,6 +1284,32 @@ def test_cli_refuses_a_length_one_request_cannot_hold(capsys) -> None:
         ("RTX 3090 24GB", "rtx-3090"),  # no sold size in the catalog: its total, 23.58 GiB, is a 24 GB card's
         ("Tesla T4 16GB", "tesla-t4"),
         ("RTX 4090 (24GB)", "rtx-4090"),
+        # the cards added with a public total of each
+        ("A800", "a800-80gb"),
+        ("NVIDIA A800-SXM4-80GB", "a800-80gb"),
+        ("A800 80GB", "a800-80gb"),
+        ("L20", "nvidia-l20"),
+        ("A4000", "rtx-a4000"),
+        ("RTX 3080 Ti", "rtx-3080-ti"),
+        ("RTX 3080 Ti 12GB", "rtx-3080-ti"),
+        ("3070", "rtx-3070"),
+        ("3090 Ti", "rtx-3090-ti"),
+        ("Titan RTX", "titan-rtx"),
+        ("NVIDIA TITAN RTX", "titan-rtx"),
+        ("RTX 8000", "quadro-rtx-8000"),
+        ("B300", "b300"),
+        ("NVIDIA B300 SXM6 AC", "b300"),
+        ("GB200", "gb200"),
+        ("NVIDIA GB200", "gb200"),
+        ("MI325X", "amd-mi325x"),
+        ("AMD Instinct MI325X", "amd-mi325x"),
+        # a name that ends one box's words is that box, where the others go on to a Ti or SUPER
+        ("4070 Ti", "rtx-4070-ti"),
+        ("NVIDIA GeForce RTX 4070 Ti", "rtx-4070-ti"),
+        ("4070 Ti SUPER", "rtx-4070-ti-super"),
+        ("3080", "rtx-3080"),
+        ("3090", "rtx-3090"),
+        ("B200", "b200"),
     ],
 )
 def test_a_card_named_by_the_words_that_tell_it_apart(typed: str, box: str) -> None:
@@ -1304,8 +1330,8 @@ def test_a_name_two_cards_share_lists_both() -> None:
         predict.find_box(boxes, "H100 80GB")
     assert predict.find_box(boxes, "V100 32GB")["id"] == "tesla-v100-32gb" and predict.find_box(boxes, "V100 16GB")["id"] == "tesla-v100-16gb"
     # a card the catalog lacks: the flag that takes any card's total
-    with pytest.raises(InputError, match=r"^--gpu: found 'L20', expected one of .*; or --total-memory SIZE, the total torch reports"):
-        predict.find_box(boxes, "L20")
+    with pytest.raises(InputError, match=r"^--gpu: found 'H800', expected one of .*; or --total-memory SIZE, the total torch reports"):
+        predict.find_box(boxes, "H800")
 
 
 def test_a_card_by_the_name_torch_gives_it() -> None:
@@ -1329,7 +1355,7 @@ def test_a_card_by_the_name_torch_gives_it() -> None:
             predict.find_box(boxes, other)
     with pytest.raises(InputError, match=r"^--gpu: found 'RTX 3090 48GB': rtx-3090 \(NVIDIA GeForce RTX 3090\) is not sold at 48 GB; expected"):
         predict.find_box(boxes, "RTX 3090 48GB")
-    for smaller in ("NVIDIA GeForce RTX 4070", "NVIDIA GeForce RTX 5070", "NVIDIA RTX 6000", "RTX 4080", "NVIDIA GeForce RTX 4060 Ti"):
+    for smaller in ("NVIDIA GeForce RTX 5070", "NVIDIA RTX 6000", "RTX 4080", "NVIDIA GeForce RTX 4060 Ti"):
         with pytest.raises(InputError, match=f"^--gpu: found '{smaller}', (expected a card of catalog/boxes.yaml by its whole name|which fits)"):
             predict.find_box(boxes, smaller)
 
@@ -1339,9 +1365,9 @@ def test_an_unknown_card_offers_the_ids_that_share_a_word() -> None:
     (or the first) and the catalog's count: one line however many cards the catalog holds."""
     boxes = cli.load_dir(cli.CATALOG_DIR).boxes
     with pytest.raises(InputError) as caught:
-        predict.find_box(boxes, "RTX 3070")
+        predict.find_box(boxes, "RTX 3050")
     message = str(caught.value)
-    assert message.startswith("--gpu: found 'RTX 3070', expected one of rtx-5090-node, rtx-4090, ")
+    assert message.startswith("--gpu: found 'RTX 3050', expected one of rtx-5090-node, rtx-4090, ")
     assert (
         message.endswith(
             f" or another of the {len(boxes)} boxes of catalog/boxes.yaml; or --total-memory SIZE, the total torch reports for a card the catalog lacks"
@@ -1369,6 +1395,81 @@ def test_the_added_cards_architecture_facts() -> None:
     assert not predict.capture_of(qwen, card["nvidia-a40"], "auto", 0).fa3
     volta = predict.capture_of(qwen, card["tesla-v100-32gb"], "fp8", 3)
     assert not volta.flashinfer and volta.full_spec_decode and not volta.fa3
+
+
+# The cards added with a public total of each (catalog/boxes.yaml), by the compute capability family vLLM's rules read
+AMPERE_ADA = ("a800-80gb", "nvidia-l20", "rtx-a4000", "rtx-4070-ti", "rtx-3080-ti", "rtx-3070", "rtx-3090-ti")
+TURING_ADDED = ("titan-rtx", "quadro-rtx-8000")
+SM100_ADDED = ("b300", "gb200")
+
+
+def test_a_name_before_a_ti_or_super_lists_the_cards_it_is_not() -> None:
+    """'RTX 4080' is neither the 4080 SUPER nor the 4080 Laptop GPU: both are named, as other cards; the RTX
+    4070, 4070 Ti and 4070 Ti SUPER are each found by their whole name; 'Ti' alone fits every Ti and lists them."""
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    for typed in ("4080", "RTX 4080", "NVIDIA GeForce RTX 4080"):
+        with pytest.raises(InputError) as caught:
+            predict.find_box(boxes, typed)
+        assert str(caught.value) == (
+            f"--gpu: found '{typed}', expected a card of catalog/boxes.yaml by its whole name: rtx-4080-super (NVIDIA GeForce RTX 4080 SUPER) "
+            "and rtx-4080-laptop (NVIDIA GeForce RTX 4080 Laptop GPU) are other cards"
+        )
+    found = {t: predict.find_box(boxes, t)["id"] for t in ("4070", "NVIDIA GeForce RTX 4070", "4070 Ti", "RTX 4070 Ti", "4070 Ti SUPER")}
+    assert found == {"4070": "rtx-4070", "NVIDIA GeForce RTX 4070": "rtx-4070", "4070 Ti": "rtx-4070-ti", "RTX 4070 Ti": "rtx-4070-ti",
+                     "4070 Ti SUPER": "rtx-4070-ti-super"}  # fmt: skip
+    # the RTX 4070 is known by nvidia-smi's total alone (12,282 MiB): not sized, the flag that takes torch's total is asked for
+    assert boxes["rtx-4070"]["reported_total"].value == 12282 * 2**20 and "total_memory" not in boxes["rtx-4070"]
+    with pytest.raises(InputError, match=r"^--gpu: NVIDIA GeForce RTX 4070 has no total as torch and vLLM report it .* \(only its reported total\)"):
+        predict.card_of_box(boxes["rtx-4070"])
+    with pytest.raises(InputError) as caught:
+        predict.find_box(boxes, "Ti")
+    listed = str(caught.value).split("which fits ")[1].split("; expected")[0].split(" and ")
+    assert {"rtx-4070-ti", "rtx-4070-ti-super", "rtx-3080-ti", "rtx-3090-ti", "rtx-2080-ti", "rtx-5070-ti"} <= set(listed)
+    # the plain RTX 3080 keeps its name beside the Ti; the 12 GB RTX 3080 is not the 10 GB box
+    with pytest.raises(InputError, match=r"^--gpu: found 'RTX 3080 12GB': rtx-3080 \(NVIDIA GeForce RTX 3080\) is not sold at 12 GB"):
+        predict.find_box(boxes, "RTX 3080 12GB")
+
+
+def test_the_added_cards_land_in_their_compute_capability_family() -> None:
+    """Ampere and Ada cards (8.0 to 8.9): FlashAttention, fp8 from every release, no NVLS; the TITAN RTX and
+    Quadro RTX 8000 (7.5): Turing, so fp8 only from v0.14.0 and FlashInfer only before v0.24.0; the B300 and
+    GB200 (10.x): data-center Blackwell, FlashInfer first, and NCCL's NVLS on their NVSwitch boards; the MI325X, AMD's."""
+    boxes = cli.load_dir(cli.CATALOG_DIR).boxes
+    for box_id in (*AMPERE_ADA, *TURING_ADDED, *SM100_ADDED):
+        c = predict.card_of_box(boxes[box_id])
+        assert c.vendor == "nvidia" and not c.unified and not predict.is_hopper(c.name) and not predict.is_sm120(c.name), box_id
+        assert predict.is_turing(c.name) == (box_id in TURING_ADDED), box_id
+        assert is_sm100(c.name) == c.nvls == (box_id in SM100_ADDED), box_id
+        assert runs_flashinfer(c, "auto") is (box_id in SM100_ADDED), box_id
+        assert (predict.fp8_refused(c.name, (0, 13)) is None) == (box_id not in TURING_ADDED), box_id
+        assert predict.fp8_refused(c.name, (0, 14)) is None, box_id
+    titan = predict.card_of_box(boxes["titan-rtx"])
+    assert runs_flashinfer(titan, "auto", (0, 23)) and not runs_flashinfer(titan, "auto", (0, 24))
+    assert predict.fp8_refused(titan.name, (0, 13)) == (
+        "found a compute capability 7.5 card; vLLM 0.13's fp8 asks compute capability 8.0 or more (quantization/fp8.py "
+        "Fp8Config.get_min_capability): expected --engine-version 0.14.0 or later, or a card of 8.0 or more"
+    )
+    # the MI325X is AMD's, as the MI300X: ROCm's rules, no FlashInfer, no NVLS
+    mi325x = predict.card_of_box(boxes["amd-mi325x"])
+    assert mi325x.vendor == "amd" and runs_flashinfer(mi325x, "auto") is None and not mi325x.nvls
+    # vLLM's larger batch defaults leave out a card whose device name holds 'a100', which the A800's does not
+    # (vllm/engine/arg_utils.py, 0.14.0: device_memory >= 70 GiB and "a100" not in device_name)
+    a800 = predict.card_of_box(boxes["a800-80gb"])
+    assert predict.default_batch((0, 20), a800.total_bytes, a800.name, 8192).max_num_batched_tokens == 8192
+
+
+@pytest.mark.parametrize("box_id", (*AMPERE_ADA, *TURING_ADDED, *SM100_ADDED, "amd-mi325x"))
+def test_each_card_added_with_its_total_gives_a_verdict(box_id: str, capsys) -> None:
+    """Qwen3-8B at 8,192 tokens: the model reads the catalog's total, and a card of 30 GiB or more keeps a pool."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", "--gpu", box_id, "--json"]
+    r = _json(argv, capsys)
+    total = cli.load_dir(cli.CATALOG_DIR).boxes[box_id]["total_memory"].value
+    assert r["total_memory_bytes"] == total
+    if total > 30 * 2**30:
+        assert r["verdict"] == "starts" and r["pool_bytes"] > 0
+    if box_id in TURING_ADDED:  # fp8 weights refused before v0.14.0 on compute capability 7.5
+        status = cli.main([*argv[:-1], "--quantization", "fp8", "--engine-version", "0.13.0"])
+        assert status == 2 and "found a compute capability 7.5 card" in capsys.readouterr().err
 
 
 ADDED_CARDS = ("nvidia-a40", "rtx-a6000", "rtx-6000-ada", "nvidia-l40", "tesla-v100-16gb", "tesla-v100-32gb", "nvidia-h20", "rtx-4080-super",

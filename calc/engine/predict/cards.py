@@ -34,7 +34,10 @@ class Card:
 # NCCL, not vLLM, decides it (NCCL's NCCL_NVLS_ENABLE: NVLink SHARP needs third-generation NVSwitch
 # and Hopper or later); vLLM sets NCCL_NVLS_ENABLE=0 only in batch-invariant mode
 # (model_executor/layers/batch_invariant.py, 0.19.0), and from 0.11.0 leaves NCCL's cuMem on.
-NVLS_BOXES = ("h100-sxm", "h200", "b200")
+# The B300 and GB200 boards are read as such too: a public run on 8x NVIDIA B300 SXM6 AC names its
+# all-reduce 'NV18 full mesh, NVLS multimem' (code index file 54550819132), and a GB200 NVL72
+# cluster's notes set NCCL_NVLS_ENABLE=0 against what NVLS did to its steps (code index file 54820622263).
+NVLS_BOXES = ("h100-sxm", "h200", "b200", "b300", "gb200")
 
 
 def card_of_box(box: Box) -> Card:
@@ -99,8 +102,9 @@ _SIZE_WORD = re.compile(r"[-\s(]+([0-9]+)\s*(?:GB|GiB|G)\)?(?=[-\s]|$)", re.I)
 def find_box(boxes: Mapping[str, Box], name: str) -> Box:
     """A catalog box by its id, its name or a device name torch gives it ("NVIDIA H100 80GB HBM3"),
     case, spaces and dashes aside, or by a run of the words of its id or name ("4090", "A100 80GB",
-    "GB10"; "NVIDIA GeForce RTX 5090" without the vendor's words) when that names one box; a name
-    that fits several ("H100") lists them, an unknown one lists the known. A name none of these finds
+    "GB10"; "NVIDIA GeForce RTX 5090" without the vendor's words) when that names one box, or the one
+    box whose name ends there where the others go on to a Ti or SUPER ("4070 Ti", not the "4070 Ti
+    SUPER"); a name that fits several ("H100") lists them, an unknown one lists the known. A name none of these finds
     is read again: "SXM5" as the "SXM" a box names, without its form-factor words (_FORM_WORDS), and
     without a size ("RTX 4090 24GB") the box found is sold at (sold_at)."""
     try:
@@ -167,8 +171,14 @@ def _find_box(boxes: Mapping[str, Box], name: str) -> Box:
     fits = [box for box in boxes.values() if typed and typed in _word_runs(box)]
     if len(fits) == 1 and typed in _word_runs(fits[0], whole=False):
         return fits[0]
-    if len(fits) == 1:  # the words before a Ti, SUPER, Ada or Laptop: another card, perhaps not in the catalog
-        raise InputError(f"--gpu: found {name!r}, expected a card of catalog/boxes.yaml by its whole name: {fits[0]['id']} ({fits[0]['name']}) is another card")
+    if len(fits) > 1:  # "4070 Ti": the one box whose name ends with the words, where the others go on to a Ti or SUPER ("4070 Ti SUPER")
+        ends = [box for box in fits if typed in _tails(box)]
+        if len(ends) == 1 and not any(typed in _word_runs(box, whole=False) for box in fits if box is not ends[0]):
+            return ends[0]
+    if fits and not any(typed in _word_runs(box, whole=False) for box in fits):  # the words before a Ti, SUPER, Ada or Laptop: another card
+        others = " and ".join(f"{box['id']} ({box['name']})" for box in fits)
+        raise InputError(f"--gpu: found {name!r}, expected a card of catalog/boxes.yaml by its whole name: {others} "
+                         + ("is another card" if len(fits) == 1 else "are other cards"))  # fmt: skip
     if fits:
         raise _Several(name, fits)
     raise InputError(f"--gpu: found {name!r}, expected one of {box_choices(boxes, name)}; or --total-memory SIZE, the total torch "
@@ -201,6 +211,15 @@ def _word_runs(box: Box, whole: bool = True) -> set[str]:
     return runs
 
 
+def _tails(box: Box) -> set[str]:
+    """The runs of words that end a box's id or name ("4070ti" of "rtx-4070-ti"), each as _key spells it."""
+    tails: set[str] = set()
+    for text in (str(box["id"]), str(box["name"])):
+        words = [w for w in (_key(w) for w in re.split(r"[\s\-()+]+", text)) if w]
+        tails.update("".join(words[i:]) for i in range(len(words)))
+    return tails
+
+
 def _key(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
@@ -213,7 +232,8 @@ def is_hopper(card_name: str) -> bool:
 
 
 SM100 = ("b200", "b300", "gb200", "gb300")  # compute capability 10.x, data-center Blackwell (not GB10, RTX PRO 6000 or Thor)
-TURING = ("t4", "2080")  # compute capability 7.5 (Tesla T4, GeForce RTX 2080 Ti): below FlashAttention's 8.0
+# compute capability 7.5 (Tesla T4, GeForce RTX 2080 Ti, TITAN RTX, the Quadro RTX cards): below FlashAttention's 8.0
+TURING = ("t4", "2080", "titanrtx", "quadrortx")
 
 
 def is_turing(card_name: str) -> bool:
