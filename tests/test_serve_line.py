@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from calc.engine.predict import startup
 from calc.present import cli
 
 CONFIG = "models/configs/qwen3-8b/config.json"
@@ -279,7 +280,8 @@ def test_a_pool_pinned_on_a_discrete_card_is_checked_against_the_card(capsys: py
     nothing from the utilization (vllm/v1/worker/gpu_worker.py determine_available_memory), so the
     answer is whether the pin and what runs beside it fit the card: Qwen3 8B
     (15.27 GiB of weights) on an RTX 4090 (23.68 GiB) holds a 5.59 GiB pin, not a 7.45 GiB one, beside
-    the peak activation, non-torch memory, graphs and vLLM's 150 MiB; the terms are the prediction's."""
+    vLLM's CUDA context, the peak activation, non-torch memory, graphs and vLLM's 150 MiB; the terms
+    are the prediction's."""
     cfg = "models/configs/qwen3-8b/config.json"
     argv = ["model", cfg, "--gpu", "rtx-4090", "--max-model-len", "8192", "--engine-version", "0.21.0"]
     assert cli.main([*argv, "--json"]) == 0
@@ -290,8 +292,10 @@ def test_a_pool_pinned_on_a_discrete_card_is_checked_against_the_card(capsys: py
         assert c["fits"] is fits and c["pin_bytes"] == int(float(pin)) and c["buffer_bytes"] == 150 * 2**20
         assert (c["weights_bytes"], c["activation_peak_bytes"], c["non_torch_bytes"], c["cuda_graph_bytes"]) == (
             predicted["terms"]["weights"]["bytes"], predicted["activation_peak_bytes"], predicted["non_torch_bytes"], predicted["cuda_graph_bytes"])  # fmt: skip
-        assert c["needs_bytes"] == (c["weights_bytes"] + c["activation_peak_bytes"] + c["non_torch_bytes"] + c["cuda_graph_bytes"] + c["buffer_bytes"]
-                                    + c["pin_bytes"])  # fmt: skip
+        assert c["held_bytes"] == c["total_bytes"] - c["free_at_start_bytes"] == startup.CUDA_CONTEXT  # an idle card: vLLM's own context
+        assert c["needs_bytes"] == (c["held_bytes"] + c["weights_bytes"] + c["activation_peak_bytes"] + c["non_torch_bytes"] + c["cuda_graph_bytes"]
+                                    + c["buffer_bytes"] + c["pin_bytes"])  # fmt: skip
+        assert c["start_check_passes"] is True and c["requested_bytes"] == predicted["requested_bytes"]
         assert c["margin_bytes"] == c["total_bytes"] - c["needs_bytes"] == predicted["total_memory_bytes"] - c["needs_bytes"]
     assert cli.main([*argv, "--kv-cache-memory-bytes", "10e9"]) == 0
     said = capsys.readouterr().out
@@ -299,6 +303,13 @@ def test_a_pool_pinned_on_a_discrete_card_is_checked_against_the_card(capsys: py
     # before v0.20.0 vLLM estimates no graphs but still captures them beside the pool: counted all the same
     assert cli.main([*argv[:-1], "0.15.0", "--kv-cache-memory-bytes", "6e9", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["card_pin"]["cuda_graph_bytes"] > 0
+    # what other processes hold comes off the card beside the pin, and the utilization must still pass the check at start
+    assert cli.main([*argv, "--kv-cache-memory-bytes", "4e9", "--in-use", "3GiB", "--json"]) == 0
+    held = json.loads(capsys.readouterr().out)["card_pin"]
+    assert held["held_bytes"] == startup.CUDA_CONTEXT + 3 * 2**30 and held["fits"] is False and held["start_check_passes"] is False
+    assert cli.main([*argv, "--kv-cache-memory-bytes", "2e9", "--in-use", "3GiB", "--gpu-memory-utilization", "0.5", "--json"]) == 0
+    low = json.loads(capsys.readouterr().out)["card_pin"]
+    assert low["fits"] is True and low["start_check_passes"] is True
     assert cli.main([*argv, "--kv-cache-memory-bytes", "0"]) == 2  # vLLM reads 0 as no pin
     assert capsys.readouterr().err.startswith("calc: error: --kv-cache-memory-bytes: found 0 beside a card, expected a pool above zero")
 

@@ -103,8 +103,9 @@ class GateTerm:
 class CardPin:
     """A pool pinned on a discrete card (--kv-cache-memory-bytes): vLLM takes the pin as the pool and
     sizes nothing from the utilization, so what decides the start is whether the pin and what stays
-    beside it fit the card. `margin_bytes` is the card's total less the needs (negative where short);
-    the CUDA context and other processes come out of the margin."""
+    beside it fit the card: with what vLLM's worker and other processes hold before its start snapshot.
+    `margin_bytes` is the card's total less the needs (negative where short). The utilization still
+    has to pass vLLM's free-memory check at start (`start_check_passes`)."""
 
     card: str
     total_bytes: int
@@ -119,12 +120,17 @@ class CardPin:
     margin_bytes: int
     fits: bool
     source: str
+    held_bytes: int = 0  # held before vLLM's start snapshot: its CUDA context, NCCL's buffers under TP, other processes (predict.startup)
+    requested_bytes: int = 0  # total x utilization, which the start check still asks free
+    free_at_start_bytes: int | None = None  # what that check sees free; None where the release checks nothing
+    start_check_passes: bool | None = None
 
     @property
     def terms(self) -> tuple[GateTerm, ...]:
         """The nonzero terms `needs_bytes` adds, named as the command line and the form print them."""
-        named = (("weights", self.weights_bytes), ("peak activation", self.activation_peak_bytes), ("non-torch", self.non_torch_bytes),
-                 ("CUDA graphs", self.cuda_graph_bytes), ("LoRA slots", self.lora_bytes), ("vLLM's buffer", self.buffer_bytes), ("pin", self.pin_bytes))  # fmt: skip
+        named = (("CUDA context and other processes", self.held_bytes), ("weights", self.weights_bytes), ("peak activation", self.activation_peak_bytes),
+                 ("non-torch", self.non_torch_bytes), ("CUDA graphs", self.cuda_graph_bytes), ("LoRA slots", self.lora_bytes),
+                 ("vLLM's buffer", self.buffer_bytes), ("pin", self.pin_bytes))  # fmt: skip
         return tuple(GateTerm(n, b, "") for n, b in named if b)
 
     @property

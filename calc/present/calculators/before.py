@@ -395,11 +395,9 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         errors[name] = (f"{short(LABELS[name])}: found ticked on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the one pinned, "
                         "expected it off (it changes a discrete card's predicted pool only)" if unified_box else
                         f"{short(LABELS[name])}: found ticked with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
-    if in_use is not None and not predicting and "in_use" not in errors:
+    if in_use is not None and unified_box and "in_use" not in errors:
         errors["in_use"] = (f"{short(LABELS['in_use'])}: found {fmt(in_use, 'GiB')} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose "
-                            "start is gated on MemAvailable, expected it empty" if unified_box else
-                            f"{short(LABELS['in_use'])}: found {fmt(in_use, 'GiB')} with a pin, expected the pin empty on a discrete card "
-                            "(it moves the predicted start only)")  # fmt: skip
+                            "start is gated on MemAvailable, expected it empty (what others hold there is out of MemAvailable already)")  # fmt: skip
     for name, value in (("max_cudagraph_capture_size", largest_graph), ("optimization_level", level)):
         if value is not None and not predicting and not pinned_card and name not in errors:
             errors[name] = (f"{short(LABELS[name])}: found {value} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the "
@@ -515,14 +513,16 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     )
     if card is not None:  # a discrete card: vLLM takes the pin as the pool, so the pin must fit beside the rest
         pin_graphs = vllmserve.compilation(predict.release(version), level, None, largest_graph)
-        verdict += " " + _card_pin_rows(catalog, card, r, inputs, version, drafts, fig, rows, switches["enforce_eager"], pin_graphs)
+        verdict += " " + _card_pin_rows(catalog, card, r, inputs, version, drafts, fig, rows, switches["enforce_eager"], pin_graphs, in_use or 0,
+                                        utilization)  # fmt: skip
     if refused:
         verdict += f" vLLM refuses this start: one request at max_model_len {fmt(max_len, 'count')} does not fit the pin."
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
 
 
 def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport, inputs: modeled.ModelInputs, version: str | None, drafts: int,
-                   fig: Figures, rows: list[Any], eager: bool = False, compiling: vllmserve.Compilation | None = None) -> str:  # fmt: skip
+                   fig: Figures, rows: list[Any], eager: bool = False, compiling: vllmserve.Compilation | None = None, in_use: int = 0,
+                   utilization: Fraction | None = None) -> str:  # fmt: skip
     """The pin against a discrete card, as `calc model --gpu CARD --kv-cache-memory-bytes PIN` gives it
     (modeled.card_pin): the terms beside the pin, their sum and the margin as printed, the largest pin
     that fits; before v0.11.0 vLLM takes no pool in bytes, said so."""
@@ -534,7 +534,8 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
         return "Card: no pin before vLLM 0.11.0."
     start = predict.Start(tp=inputs.tp, pp=inputs.pp, pp_layer_partition=inputs.pp_layer_partition, lora=inputs.lora, max_model_len=inputs.max_model_len,
                           kv_cache_dtype=inputs.kv_cache_dtype, engine_version=version, drafter=drafts > 0, speculative_tokens=drafts,
-                          cpu_offload_gib=inputs.offload.cpu_offload_gib if inputs.offload else Fraction(0), enforce_eager=eager)  # fmt: skip
+                          cpu_offload_gib=inputs.offload.cpu_offload_gib if inputs.offload else Fraction(0), enforce_eager=eager, in_use=in_use,
+                          utilization=utilization)  # fmt: skip
     if compiling is not None:
         start = replace(start, max_cudagraph_capture_size=compiling.max_size, cudagraph_mode=compiling.mode, compiled=compiling.compiled)
     c = modeled.card_pin(r, card, start, r.pool_bytes or 0)
@@ -545,10 +546,15 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
                  f"{fmt(c.total_bytes, 'GiB')} in all"), ("needs", fig("card_needs", fmt(report.needs_as_printed(terms), "GiB"))))))  # fmt: skip
     largest = c.largest_pin_bytes
     rows.append(("Pin against the card", badge(c.fits) + " " + fig("card_margin", fmt(abs(margin), "GiB"))
-                 + esc(" to spare, from which the CUDA context and other processes take their share" if c.fits
+                 + esc(" to spare" if c.fits
                        else " over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")
                  + (esc("; the largest pin the card holds beside the rest: ") + fig("card_largest_pin", fmt(largest, "e9", 2, down=True)) if largest > 0
                     else esc("; no pin fits: the rest alone is over the card, ") + fig("card_largest_pin", "none"))))  # fmt: skip
+    if c.free_at_start_bytes is not None:
+        rows.append(("vLLM's start check", badge(bool(c.start_check_passes)) + " " + fig("card_requested", fmt(c.requested_bytes, "GiB", up=True))
+                     + esc(" asked (total x utilization) of ") + fig("card_free", fmt(c.free_at_start_bytes, "GiB", down=True))
+                     + esc(" free" + ("" if c.start_check_passes else ": vLLM refuses the start before it loads anything; a lower utilization passes, "
+                                      "it sizes nothing beside a pin"))))  # fmt: skip
     return f"Card: {'fits' if c.fits else 'over'}, {fmt(abs(margin), 'GiB')} {'to spare' if c.fits else 'short'}."
 
 

@@ -529,10 +529,13 @@ def _card_pin_lines(c: modelreport_module.CardPin) -> list[str]:
         "sizes nothing from --gpu-memory-utilization, though its start check still asks that much of the card free "
         "(vllm/v1/worker/gpu_worker.py determine_available_memory, request_memory)",
         f"  the pin and what stays beside it: {fmt(needs, 'GiB')} = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in sized)
-        + (f"; fits, {fmt(margin, 'GiB')} to spare, from which the CUDA context and any other process take their share" if c.fits
+        + (f"; fits, {fmt(margin, 'GiB')} to spare" if c.fits
            else f"; {fmt(-margin, 'GiB')} over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")
         + (f"; the largest pin the card holds beside the rest: {fmt(c.largest_pin_bytes, 'e9', 2, down=True)}"
            if c.largest_pin_bytes > 0 else "; no pin fits beside the rest: fewer weights a rank"),
+        *([f"  vLLM's start check: {fmt(c.requested_bytes, 'GiB', up=True)} asked (total x utilization) of {fmt(c.free_at_start_bytes, 'GiB', down=True)} "
+           f"free: {'passes' if c.start_check_passes else 'vLLM refuses the start before it loads anything; a lower --gpu-memory-utilization passes, it sizes nothing beside a pin'}"]
+          if c.free_at_start_bytes is not None else []),
     ]  # fmt: skip
 
 
