@@ -2169,3 +2169,25 @@ def test_the_tower_and_its_profile_on_each_pipeline_stage() -> None:
     tower = weights.per_rank(shape, 1).model - weights.per_rank(replace(shape, tower=None), 1).model
     assert v2_32[1].weights_bytes - v2_33[1].weights_bytes == stack + tower
     assert v2_32[0].weights_bytes == v2_33[0].weights_bytes
+
+
+def test_the_command_line_counts_the_tower_on_the_stages_the_pool_does(capsys) -> None:
+    """Qwen3-VL 8B over two pipeline stages on an RTX 4090: from v0.33.0 Model Runner V2 builds the
+    vision tower on the first stage alone (interfaces.py _mark_tower_model), so the second stage's
+    printed weights and the pool the command line predicts from them hold no tower; v0.32.0 builds
+    it on both, and the second stage's weights are the tower's more."""
+    shape = _shape("qwen3-vl-8b-instruct")
+    tower = weights.per_rank(shape, 1).model - weights.per_rank(replace(shape, tower=None), 1).model
+    out = {}
+    for v in ("0.32.0", "0.33.0"):
+        argv = ["model", "models/configs/qwen3-vl-8b-instruct/config.json", "--gpu", "rtx-4090", "--pp", "2", "--max-model-len", "8192"]
+        assert cli.main([*argv, "--engine-version", v, "--json"]) == 0
+        out[v] = json.loads(capsys.readouterr().out)
+    second = {v: d["ranks"][1] for v, d in out.items()}
+    assert shape.tower is not None and shape.tower.name not in second["0.33.0"]["holds"]
+    assert shape.tower.name in second["0.32.0"]["holds"]
+    assert second["0.32.0"]["weights_bytes"] - second["0.33.0"]["weights_bytes"] == tower
+    d = out["0.33.0"]  # the second stage's pool is the request less its own printed terms
+    rank = d["ranks"][1]
+    spent = rank["weights_bytes"] + rank["activation_peak_bytes"] + rank["cuda_graph_bytes"] + d["non_torch_bytes"]
+    assert rank["available_kv_bytes"] == d["requested_bytes"] - spent

@@ -112,7 +112,10 @@ def model_report(i: ModelInputs) -> ModelReport:
         group = ranks.expert_ranks(shape, par, rules, i.pp, i.pp_layer_partition, total, source or "index total_size") if split else None
         heavy = max(range(len(group[0])), key=lambda r: (group[0][r].local_experts, -r)) if group else 0
         own = ranks.rank_tensors(shape, par, rules, heavy) if split else None
-        stage_list = ranks.stages(shape, settings, i.max_model_len, rules, i.pp, i.pp_layer_partition, total, source or "index total_size", own)
+        # the vision tower on the first stage alone under Model Runner V2 from v0.33.0, as the pool counts it (multimodal.tower_stages)
+        tower_first = i.pp > 1 and not multimodal.tower_stages(1, rel, predict.model_runner_v2(shape, rel))[0]
+        stage_list = ranks.stages(shape, settings, i.max_model_len, rules, i.pp, i.pp_layer_partition, total, source or "index total_size", own,
+                                  tower_first=tower_first)  # fmt: skip
     except ValueError as error:
         if isinstance(error, InputError):
             raise
