@@ -400,7 +400,9 @@ def test_the_scheduler_fields_follow_the_box(catalog, default) -> None:
         ("h100-sxm", {"seats": "4096", "prefill_budget": "2048"}, "seats", "Seats: found 4,096 beside --max-num-batched-tokens 2,048, expected at most 2,048"),
         ("h100-sxm", {"pin": "10e9", "in_use": "2 GiB"}, "in_use", "In use by other processes: found 2.00 GiB with a pin"),
         ("dgx-spark", {"in_use": "2 GiB"}, "in_use", "In use by other processes: found 2.00 GiB on the DGX Spark (GB10), a unified-memory box"),
-        ("rtx-4090", {"in_use": "30 GiB"}, "in_use", "In use by other processes: found 30.00 GiB, expected less than the NVIDIA GeForce RTX 4090's total"),
+        ("rtx-4090", {"in_use": "30 GiB"}, "in_use", "In use by other processes: found 30.00 GiB, expected less than 23.16 GiB, the NVIDIA"),
+        ("rtx-4090", {"in_use": "23.5 GiB"}, "in_use", "In use by other processes: found 23.50 GiB, expected less than 23.16 GiB"),
+        ("rtx-4090", {"in_use": "2"}, "in_use", "In use by other processes: found 2 B, expected 0 or a reading of at least 1 MiB"),
         ("rtx-4090", {"in_use": "lots"}, "in_use", "In use by other processes: found 'lots'"),
     ],
 )

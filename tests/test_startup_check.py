@@ -94,7 +94,11 @@ def test_an_idle_card_refuses_a_utilization_its_context_leaves_no_room_for(capsy
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
-        (["--gpu", "rtx-4090", "--in-use", "30 GiB"], "--in-use: found 30.00 GiB, expected less than the NVIDIA GeForce RTX 4090's total of 23.68 GiB"),
+        (["--gpu", "rtx-4090", "--in-use", "30 GiB"], "--in-use: found 30.00 GiB, expected less than 23.16 GiB, the NVIDIA GeForce RTX 4090's total"),
+        # so much held that vLLM's own CUDA context (0.51 GiB) has no room: no free memory of zero or less is printed
+        (["--gpu", "rtx-4090", "--in-use", "23.5 GiB"], "--in-use: found 23.50 GiB, expected less than 23.16 GiB"),
+        # a number typed without its unit is bytes: 1.2 is no reading of a card
+        (["--gpu", "rtx-4090", "--in-use", "1.2"], "--in-use: found 1 B, expected 0 or a reading of at least 1 MiB such as '1.24 GiB'"),
         (["--gpu", "rtx-4090", "--in-use", "-1"], "--in-use: found"),
         (["--in-use", "1 GiB"], "--in-use: found without a card, expected --gpu NAME or --total-memory SIZE"),
     ],

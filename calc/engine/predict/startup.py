@@ -17,7 +17,7 @@ off the pool. V0 from 0.6.5 measures from a baseline snapshot (worker.py memory_
 from __future__ import annotations
 
 from calc.engine.predict.terms import Term
-from calc.units import fmt
+from calc.units import InputError, fmt
 
 # vLLM's own worker at its start snapshot, 'worker init memory snapshot: ... cuda_memory=0.51GiB' (gpu_worker.py:284,
 # DEBUG, v0.19.0, one H100 at TP 1, 21 starts of logs/starts/): the largest of the single-card readings the public logs
@@ -31,6 +31,19 @@ NCCL_AT_SNAPSHOT = 1_116_691_497  # 1.04 GiB
 FREE_CHECK_FROM = (0, 9, 1)  # the V1 worker's start snapshot and its check
 NCCL_BEFORE_SNAPSHOT_FROM = (0, 11, 0)
 V0_BASELINE_FROM = (0, 6, 5)  # V0 measures from a baseline snapshot
+
+
+def check_in_use(held: int, total: int, card: str, what: str = "--in-use") -> None:
+    """Refuse, in one line, what other processes hold (`what`: the flag or field) where it is no
+    reading of a card: a few bytes, a number typed without its unit, or so much that vLLM's own CUDA
+    context would not fit beside it (free memory at start of zero or less)."""
+    hint = "what other processes hold when vLLM starts, nvidia-smi's used"
+    if 0 < held < 2**20:
+        raise InputError(f"{what}: found {held:,} B, expected 0 or a reading of at least 1 MiB such as '1.24 GiB' ({hint}; a number without a unit is bytes)")
+    room = total - CUDA_CONTEXT
+    if held >= room:
+        raise InputError(f"{what}: found {fmt(held, 'GiB')}, expected less than {fmt(room, 'GiB', down=True)}, the {card}'s total of "
+                         f"{fmt(total, 'GiB')} less vLLM's own CUDA context ({hint})")  # fmt: skip
 
 
 def whole_device(rel: tuple[int, int, int], v0: bool) -> bool:

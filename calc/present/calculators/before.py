@@ -21,6 +21,7 @@ from calc.checks import modeled
 from calc.checks import unified as unified_checks
 from calc.checks.modelreport import UnifiedGate
 from calc.engine import derive, hfconfig, kvlayout, lora, offload, predict
+from calc.engine.predict import startup
 from calc.jsontext import JsonObject
 from calc.present import charts, vllmserve
 from calc.present.calculators.form import (
@@ -324,9 +325,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     largest_graph = read(NAME, raw, errors, "max_cudagraph_capture_size", LABELS, optional=True)
     level = read(NAME, raw, errors, "optimization_level", LABELS, optional=True)
     in_use = read(NAME, raw, errors, "in_use", LABELS, optional=True)
-    if in_use is not None and card is not None and "in_use" not in errors and in_use >= card.total_bytes:
-        errors["in_use"] = (f"{short(LABELS['in_use'])}: found {fmt(in_use, 'GiB')}, expected less than the {card.name}'s total of "
-                            f"{fmt(card.total_bytes, 'GiB')} (what other processes hold when vLLM starts)")  # fmt: skip
+    if in_use is not None and card is not None and "in_use" not in errors:
+        take(errors, "in_use", lambda: startup.check_in_use(in_use, card.total_bytes, card.name, short(LABELS["in_use"])))
     typed_overhead = read(NAME, raw, errors, "overhead", LABELS, optional=True)
     index_text, index_size = take(errors, "index", lambda: _index(str(raw.get("index", "")))) or (None, None)
     pp = read(NAME, raw, errors, "pipeline_parallel_size", LABELS)

@@ -356,10 +356,10 @@ def _in_use(args: argparse.Namespace, card: predict_module.Card) -> int:
     """--in-use: what other processes hold on each card, below the card's total."""
     if args.in_use is None:
         return 0
+    from calc.engine.predict import startup
+
     held = parse_size(args.in_use, "--in-use")
-    if not 0 <= held < card.total_bytes:
-        raise InputError(f"--in-use: found {fmt(held, 'GiB')}, expected less than the {card.name}'s total of {fmt(card.total_bytes, 'GiB')} "
-                         "(what other processes hold when vLLM starts, nvidia-smi's used)")  # fmt: skip
+    startup.check_in_use(held, card.total_bytes, card.name)
     return held
 
 
