@@ -366,14 +366,16 @@ def test_a_flag_the_release_given_lacks_is_refused_as_vllm_refuses_it(capsys: py
     for typed, version, expected in (("-cc.cudagraph_mode=NONE", "0.11.2", "vLLM 0.12.0 or later, the first release that has it"),
                                      ("--cudagraph_capture_sizes=8", "0.11.0", "vLLM 0.11.1 or later, the first release that has it"),
                                      ("-ep", "0.13.0", "vLLM 0.14.0 or later, the first release that has it"),
-                                     ("--cuda-graph-sizes=8", "0.13.0", "a release before vLLM 0.13.0, the first that has it no longer")):  # fmt: skip
+                                     ("--cuda-graph-sizes=8", "0.13.0", "a release before vLLM 0.13.0, the first that has it no longer"),
+                                     # first in 0.9.0 (SchedulerConfig.cuda_graph_sizes); 0.8.5's arg_utils.py has no such flag
+                                     ("--cuda-graph-sizes=8", "0.8.5", "vLLM 0.9.0 or later, the first release that has it")):  # fmt: skip
         assert cli.main([*llama, typed, "--engine-version", version]) == 2, typed
         flag = typed.partition("=")[0].partition(".")[0].replace("_", "-")
         assert capsys.readouterr().err.startswith(f"calc: error: {flag}: found with vLLM {version}, expected {expected} (vllm/engine/"), typed
     assert cli.main([*llama, "--cuda-graph-sizes", "8"]) == 2  # no version: the newest rules, which have no such flag
     assert "found with vLLM 0.33.0 (the newest rules read: no --engine-version)" in capsys.readouterr().err
     for typed, version in (("-cc.cudagraph_mode=NONE", "0.12.0"), ("--cudagraph-capture-sizes=8", "0.11.1"), ("--cuda-graph-sizes=8", "0.12.0"),
-                           ("--cuda-graph-sizes=8", "0.11.0")):  # fmt: skip
+                           ("--cuda-graph-sizes=8", "0.11.0"), ("--cuda-graph-sizes=8", "0.9.0")):  # fmt: skip
         assert cli.main([*llama, typed, "--engine-version", version]) == 0, typed
         capsys.readouterr()
 
