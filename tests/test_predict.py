@@ -1397,6 +1397,11 @@ def test_an_unknown_card_offers_the_ids_that_share_a_word() -> None:
         and len(message) < 360
     )
     assert all(i.startswith("rtx-") for i in message.split("expected one of ")[1].split(" or another")[0].split(", "))
+    # a word the id's word begins with: "MI300" offers the MI300X, not the first ids of the catalog
+    for typed, offered in (("MI300", "amd-mi300x"), ("mi325", "amd-mi325x")):
+        with pytest.raises(InputError) as caught:
+            predict.find_box(boxes, typed)
+        assert str(caught.value).startswith(f"--gpu: found {typed!r}, expected one of {offered}"), str(caught.value)
 
 
 def test_the_added_cards_architecture_facts() -> None:
