@@ -107,3 +107,16 @@ def test_bad_in_use(extra: list[str], said: str, capsys) -> None:
     assert cli.main(["model", CONFIG, "--max-model-len", "4096", *extra]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_where_the_highest_utilization_leaves_no_pool_the_changes_from_there_are_offered(capsys) -> None:
+    """Qwen3-8B (15.27 GiB of weights) on an RTX 4090 whose other processes hold 8 GiB: the free memory
+    at start holds 0.64 at most, whose share the weights overfill; from there the weights in fp8 as
+    they load, or two cards, start, each offered beside that utilization, and each starts as offered."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--in-use", "8 GiB", "--max-model-len", "8192"]
+    refused = _json(argv, capsys)
+    assert refused["verdict"] == "free memory" and refused["settings_that_fit"]["gpu_memory_utilization_at_most"] == 0.64
+    offered = [f["flags"] for f in refused["fixes"]]
+    assert offered == ["--gpu-memory-utilization 0.64 --quantization fp8", "--gpu-memory-utilization 0.64 --tensor-parallel-size 2"]
+    for flags in offered:
+        assert _json([*argv, *flags.split()], capsys)["verdict"] == "starts", flags
