@@ -120,3 +120,17 @@ def test_where_the_highest_utilization_leaves_no_pool_the_changes_from_there_are
     assert offered == ["--gpu-memory-utilization 0.64 --quantization fp8", "--gpu-memory-utilization 0.64 --tensor-parallel-size 2"]
     for flags in offered:
         assert _json([*argv, *flags.split()], capsys)["verdict"] == "starts", flags
+
+
+def test_a_pin_on_a_card_still_meets_the_free_memory_check(capsys) -> None:
+    """With --kv-cache-memory-bytes the utilization sizes nothing, but vLLM's worker still refuses a
+    start whose total x utilization the free memory does not hold (gpu_worker.py init_device, 0.11.0):
+    0.99 on an idle RTX 4090, and the default 0.92 beside 3 GiB other processes hold."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "8192", "--kv-cache-memory-bytes", "4e9"]
+    for extra, top in ((["--gpu-memory-utilization", "0.99"], 0.97), (["--in-use", "3 GiB"], 0.85)):
+        pin = _json([*argv, *extra], capsys)["card_pin"]
+        assert pin["requested_bytes"] > pin["free_at_start_bytes"] and pin["utilization_at_most"] == top, extra
+        assert cli.main([*argv, *extra]) == 0
+        assert "but vLLM refuses at start: free memory on device" in capsys.readouterr().out
+    pin = _json([*argv, "--in-use", "3 GiB", "--gpu-memory-utilization", "0.85"], capsys)["card_pin"]
+    assert pin["requested_bytes"] <= pin["free_at_start_bytes"] and pin["in_use_bytes"] == 3 * GIB

@@ -608,9 +608,12 @@ def card_pin(r: ModelReport, card: predict.Card, start: predict.Start, pin: int)
     graphs = p.cuda_graph.bytes
     if not graphs and not start.enforce_eager and predict.release(start.engine_version) < (0, 20) and card.vendor == "nvidia":
         graphs = predict.cuda_graph(shape, (0, 20), p.max_num_seqs, p.max_num_batched_tokens, False, card.vendor, tp=start.tp).bytes
-    needs = p.weights.bytes + p.activation.bytes + p.non_torch.bytes + graphs + p.lora.bytes + PIN_BUFFER + pin
+    needs = p.weights.bytes + p.activation.bytes + p.non_torch.bytes + graphs + p.lora.bytes + PIN_BUFFER + start.in_use + pin  # --in-use: held beside
+    free = p.free_at_start.bytes if p.free_at_start is not None else None  # the free-memory check at start runs with a pin too (init_device)
+    top = predict.highest_utilization(card.total_bytes, free) if free is not None else None
     return CardPin(card.name, card.total_bytes, pin, p.weights.bytes, p.activation.bytes, p.non_torch.bytes, graphs, p.lora.bytes, PIN_BUFFER, needs,
                    card.total_bytes - needs, needs <= card.total_bytes,
                    "vllm/v1/worker/gpu_worker.py determine_available_memory and compile_or_warm_up_model (v0.11.0 to v0.33.0): the pin is "
                    "the pool, the utilization sizes nothing; the weights, the peak activation, non-torch memory, LoRA slots, the CUDA "
-                   "graphs and vLLM's 150 MiB stay beside it; the CUDA context and other processes come out of the margin")  # fmt: skip
+                   "graphs and vLLM's 150 MiB stay beside it; the CUDA context and other processes come out of the margin",
+                   p.requested_bytes, free, float(top) if top is not None else None, start.in_use)  # fmt: skip

@@ -104,7 +104,9 @@ class CardPin:
     """A pool pinned on a discrete card (--kv-cache-memory-bytes): vLLM takes the pin as the pool and
     sizes nothing from the utilization, so what decides the start is whether the pin and what stays
     beside it fit the card. `margin_bytes` is the card's total less the needs (negative where short);
-    the CUDA context and other processes come out of the margin."""
+    the CUDA context and other processes come out of the margin. vLLM's free-memory check at start
+    runs all the same (total x utilization against the free memory, `requested_bytes` and
+    `free_at_start_bytes`; None where the release has no such check): see `passes_start_check`."""
 
     card: str
     total_bytes: int
@@ -119,12 +121,22 @@ class CardPin:
     margin_bytes: int
     fits: bool
     source: str
+    requested_bytes: int = 0  # total x utilization, what vLLM's start check asks free even with a pin
+    free_at_start_bytes: int | None = None  # what that check sees free (calc/engine/predict/startup.py)
+    utilization_at_most: float | None = None  # the highest utilization, two decimals, the free memory holds
+    in_use_bytes: int = 0  # what other processes hold (--in-use), counted among the needs
+
+    @property
+    def passes_start_check(self) -> bool:
+        """Whether vLLM's free-memory check at start passes (vllm/v1/worker/gpu_worker.py init_device)."""
+        return self.free_at_start_bytes is None or self.requested_bytes <= self.free_at_start_bytes
 
     @property
     def terms(self) -> tuple[GateTerm, ...]:
         """The nonzero terms `needs_bytes` adds, named as the command line and the form print them."""
         named = (("weights", self.weights_bytes), ("peak activation", self.activation_peak_bytes), ("non-torch", self.non_torch_bytes),
-                 ("CUDA graphs", self.cuda_graph_bytes), ("LoRA slots", self.lora_bytes), ("vLLM's buffer", self.buffer_bytes), ("pin", self.pin_bytes))  # fmt: skip
+                 ("CUDA graphs", self.cuda_graph_bytes), ("LoRA slots", self.lora_bytes), ("vLLM's buffer", self.buffer_bytes),
+                 ("other processes", self.in_use_bytes), ("pin", self.pin_bytes))  # fmt: skip
         return tuple(GateTerm(n, b, "") for n, b in named if b)
 
     @property

@@ -395,11 +395,9 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         errors[name] = (f"{short(LABELS[name])}: found ticked on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the one pinned, "
                         "expected it off (it changes a discrete card's predicted pool only)" if unified_box else
                         f"{short(LABELS[name])}: found ticked with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
-    if in_use is not None and not predicting and "in_use" not in errors:
+    if in_use is not None and unified_box and "in_use" not in errors:  # with a pin on a discrete card vLLM's start check still reads it
         errors["in_use"] = (f"{short(LABELS['in_use'])}: found {fmt(in_use, 'GiB')} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose "
-                            "start is gated on MemAvailable, expected it empty" if unified_box else
-                            f"{short(LABELS['in_use'])}: found {fmt(in_use, 'GiB')} with a pin, expected the pin empty on a discrete card "
-                            "(it moves the predicted start only)")  # fmt: skip
+                            "start is gated on MemAvailable, expected it empty")  # fmt: skip
     for name, value in (("max_cudagraph_capture_size", largest_graph), ("optimization_level", level)):
         if value is not None and not predicting and not pinned_card and name not in errors:
             errors[name] = (f"{short(LABELS[name])}: found {value} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the "
@@ -515,17 +513,19 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     )
     if card is not None:  # a discrete card: vLLM takes the pin as the pool, so the pin must fit beside the rest
         pin_graphs = vllmserve.compilation(predict.release(version), level, None, largest_graph)
-        verdict += " " + _card_pin_rows(catalog, card, r, inputs, version, drafts, fig, rows, switches["enforce_eager"], pin_graphs)
+        verdict += " " + _card_pin_rows(catalog, card, r, inputs, version, drafts, fig, rows, switches["enforce_eager"], pin_graphs, utilization, in_use or 0)
     if refused:
         verdict += f" vLLM refuses this start: one request at max_model_len {fmt(max_len, 'count')} does not fit the pin."
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
 
 
 def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport, inputs: modeled.ModelInputs, version: str | None, drafts: int,
-                   fig: Figures, rows: list[Any], eager: bool = False, compiling: vllmserve.Compilation | None = None) -> str:  # fmt: skip
+                   fig: Figures, rows: list[Any], eager: bool = False, compiling: vllmserve.Compilation | None = None,
+                   utilization: Fraction | None = None, in_use: int = 0) -> str:  # fmt: skip
     """The pin against a discrete card, as `calc model --gpu CARD --kv-cache-memory-bytes PIN` gives it
     (modeled.card_pin): the terms beside the pin, their sum and the margin as printed, the largest pin
-    that fits; before v0.11.0 vLLM takes no pool in bytes, said so."""
+    that fits, and vLLM's free-memory check at start, which the utilization and what other processes
+    hold still meet with a pin; before v0.11.0 vLLM takes no pool in bytes, said so."""
     from calc.answers import report
 
     if predict.release(version) < modeled.PIN_FLAG_FROM:
@@ -534,7 +534,8 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
         return "Card: no pin before vLLM 0.11.0."
     start = predict.Start(tp=inputs.tp, pp=inputs.pp, pp_layer_partition=inputs.pp_layer_partition, lora=inputs.lora, max_model_len=inputs.max_model_len,
                           kv_cache_dtype=inputs.kv_cache_dtype, engine_version=version, drafter=drafts > 0, speculative_tokens=drafts,
-                          cpu_offload_gib=inputs.offload.cpu_offload_gib if inputs.offload else Fraction(0), enforce_eager=eager)  # fmt: skip
+                          cpu_offload_gib=inputs.offload.cpu_offload_gib if inputs.offload else Fraction(0), enforce_eager=eager,
+                          utilization=utilization, in_use=in_use)  # fmt: skip
     if compiling is not None:
         start = replace(start, max_cudagraph_capture_size=compiling.max_size, cudagraph_mode=compiling.mode, compiled=compiling.compiled)
     c = modeled.card_pin(r, card, start, r.pool_bytes or 0)
@@ -549,7 +550,16 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
                        else " over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")
                  + (esc("; the largest pin the card holds beside the rest: ") + fig("card_largest_pin", fmt(largest, "e9", 2, down=True)) if largest > 0
                     else esc("; no pin fits: the rest alone is over the card, ") + fig("card_largest_pin", "none"))))  # fmt: skip
-    return f"Card: {'fits' if c.fits else 'over'}, {fmt(abs(margin), 'GiB')} {'to spare' if c.fits else 'short'}."
+    said = f"Card: {'fits' if c.fits else 'over'}, {fmt(abs(margin), 'GiB')} {'to spare' if c.fits else 'short'}."
+    if c.passes_start_check:
+        return said
+    assert c.free_at_start_bytes is not None
+    lower = (f"a utilization of {c.utilization_at_most:.2f} or lower passes it" if c.utilization_at_most
+             else "no utilization passes it: less held by other processes")  # fmt: skip
+    rows.append(("vLLM's start check", badge(False, "", "refused") + " " + esc("free memory on device ") + fig("card_free_at_start", fmt(c.free_at_start_bytes, "GiB", down=True))
+                 + esc(" is less than the ") + fig("card_requested", fmt(c.requested_bytes, "GiB", up=True))
+                 + esc(f" the utilization asks (vllm/v1/worker/gpu_worker.py init_device); with a pin the utilization sizes nothing, so {lower}")))  # fmt: skip
+    return said + " vLLM refuses it at start: the free memory is less than the utilization asks."
 
 
 def _lora(raw: Mapping[str, str], errors: dict[str, str]) -> lora.Lora | None:

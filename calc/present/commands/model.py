@@ -533,7 +533,18 @@ def _card_pin_lines(c: modelreport_module.CardPin) -> list[str]:
            else f"; {fmt(-margin, 'GiB')} over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")
         + (f"; the largest pin the card holds beside the rest: {fmt(c.largest_pin_bytes, 'e9', 2, down=True)}"
            if c.largest_pin_bytes > 0 else "; no pin fits beside the rest: fewer weights a rank"),
+        *([_pin_refused_at_start(c)] if not c.passes_start_check else []),
     ]  # fmt: skip
+
+
+def _pin_refused_at_start(c: modelreport_module.CardPin) -> str:
+    """The pinned start vLLM's free-memory check refuses before it loads anything."""
+    assert c.free_at_start_bytes is not None
+    lower = (f"--gpu-memory-utilization {c.utilization_at_most:.2f} or lower passes it" if c.utilization_at_most
+             else "no utilization passes it: less held by other processes")  # fmt: skip
+    return (f"  but vLLM refuses at start: free memory on device ({fmt(c.free_at_start_bytes, 'GiB', down=True)}/{fmt(c.total_bytes, 'GiB')}) is less "
+            f"than the {fmt(c.requested_bytes, 'GiB', up=True)} the utilization asks (vllm/v1/worker/gpu_worker.py init_device); with a pin the "
+            f"utilization sizes nothing, so {lower}")  # fmt: skip
 
 
 def _with_prediction(
