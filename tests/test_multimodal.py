@@ -144,12 +144,14 @@ def test_no_image_no_video_loads_no_tower_from_0_11() -> None:
 
 def test_every_pipeline_stage_builds_the_tower() -> None:
     """The V1 model runner builds the tower on every stage (interfaces.py _mark_tower_model skips
-    it after the first stage under Model Runner V2 only)."""
-    r = report("qwen2.5-vl-3b.json", max_model_len=8192, pp=2)
+    it after the first stage under Model Runner V2 only, from v0.33.0, the newest rules)."""
+    r = report("qwen2.5-vl-3b.json", max_model_len=8192, pp=2, engine_version="0.20.0")
     tower = 668_684_288 * 2
     first, last = r["ranks"]
     # the tied table twice, and each stage its rope cache
     assert first["weights_bytes"] + last["weights_bytes"] == (3_085_938_688 + 151_936 * 2048) * 2 + 2 * tower + 2 * rope(4 * 128000, 128)
+    v2_first, v2_last = report("qwen2.5-vl-3b.json", max_model_len=8192, pp=2)["ranks"]  # Model Runner V2: the tower on the first stage alone
+    assert (v2_first["weights_bytes"], v2_last["weights_bytes"]) == (first["weights_bytes"], last["weights_bytes"] - tower)
     s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
     assert ranks._place("visual.blocks.0.attn.qkv", False, ((0, 18), (18, 36)), True) == (0, 1)
     assert s.tower is not None

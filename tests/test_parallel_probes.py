@@ -106,10 +106,13 @@ def test_a_version_beyond_the_newest_read_is_said(capsys: pytest.CaptureFixture[
 def test_each_stage_names_the_vision_tower_it_builds(capsys: pytest.CaptureFixture[str]) -> None:
     """The V1 model runner builds the tower on every pipeline stage (vllm/model_executor/models/
     interfaces.py, _mark_tower_model, 0.33.0: only Model Runner V2 skips it after the first): each
-    stage's line and its `holds` name it; with no image and no video it is not built, nor named."""
+    stage's line and its `holds` name it; with no image and no video it is not built, nor named.
+    The newest rules (v0.33.0, Model Runner V2) build it on the first stage alone."""
     from conftest import cli_json
 
-    argv = ["model", "models/configs/qwen2.5-vl-3b/config.json", "--max-model-len", "8192", "--pp", "2"]
+    newest = cli_json(["model", "models/configs/qwen2.5-vl-3b/config.json", "--max-model-len", "8192", "--pp", "2", "--json"], capsys)
+    assert [st["holds"] for st in newest["ranks"]] == [["embedding", "Qwen2.5-VL vision tower"], ["embedding", "head", "final norm"]]
+    argv = ["model", "models/configs/qwen2.5-vl-3b/config.json", "--max-model-len", "8192", "--pp", "2", "--engine-version", "0.20.0"]
     assert cli.main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[3].startswith("  stage 0: layers 0-17 (18 + embedding, Qwen2.5-VL vision tower): weights 4.53 GiB")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from calc.engine.predict import startup
 from calc.present import cli
+from calc.units import parse_size
 
 CONFIG = "models/configs/qwen3-8b/config.json"
 CARD = ["--gpu", "h100-sxm", "--max-model-len", "8192"]
@@ -292,7 +292,7 @@ def test_a_pool_pinned_on_a_discrete_card_is_checked_against_the_card(capsys: py
         assert c["fits"] is fits and c["pin_bytes"] == int(float(pin)) and c["buffer_bytes"] == 150 * 2**20
         assert (c["weights_bytes"], c["activation_peak_bytes"], c["non_torch_bytes"], c["cuda_graph_bytes"]) == (
             predicted["terms"]["weights"]["bytes"], predicted["activation_peak_bytes"], predicted["non_torch_bytes"], predicted["cuda_graph_bytes"])  # fmt: skip
-        assert c["held_bytes"] == c["total_bytes"] - c["free_at_start_bytes"] == startup.CUDA_CONTEXT  # an idle card: vLLM's own context
+        assert c["held_bytes"] == c["total_bytes"] - c["free_at_start_bytes"] == parse_size("0.39 GiB")  # an idle 4090: vLLM's own context
         assert c["needs_bytes"] == (c["held_bytes"] + c["weights_bytes"] + c["activation_peak_bytes"] + c["non_torch_bytes"] + c["cuda_graph_bytes"]
                                     + c["buffer_bytes"] + c["pin_bytes"])  # fmt: skip
         assert c["start_check_passes"] is True and c["requested_bytes"] == predicted["requested_bytes"]
@@ -306,7 +306,7 @@ def test_a_pool_pinned_on_a_discrete_card_is_checked_against_the_card(capsys: py
     # what other processes hold comes off the card beside the pin, and the utilization must still pass the check at start
     assert cli.main([*argv, "--kv-cache-memory-bytes", "4e9", "--in-use", "3GiB", "--json"]) == 0
     held = json.loads(capsys.readouterr().out)["card_pin"]
-    assert held["held_bytes"] == startup.CUDA_CONTEXT + 3 * 2**30 and held["fits"] is False and held["start_check_passes"] is False
+    assert held["held_bytes"] == parse_size("0.39 GiB") + 3 * 2**30 and held["fits"] is False and held["start_check_passes"] is False
     assert cli.main([*argv, "--kv-cache-memory-bytes", "2e9", "--in-use", "3GiB", "--gpu-memory-utilization", "0.5", "--json"]) == 0
     low = json.loads(capsys.readouterr().out)["card_pin"]
     assert low["fits"] is True and low["start_check_passes"] is True
@@ -377,14 +377,16 @@ def test_a_flag_the_release_given_lacks_is_refused_as_vllm_refuses_it(capsys: py
     for typed, version, expected in (("-cc.cudagraph_mode=NONE", "0.11.2", "vLLM 0.12.0 or later, the first release that has it"),
                                      ("--cudagraph_capture_sizes=8", "0.11.0", "vLLM 0.11.1 or later, the first release that has it"),
                                      ("-ep", "0.13.0", "vLLM 0.14.0 or later, the first release that has it"),
-                                     ("--cuda-graph-sizes=8", "0.13.0", "a release before vLLM 0.13.0, the first that has it no longer")):  # fmt: skip
+                                     ("--cuda-graph-sizes=8", "0.13.0", "a release before vLLM 0.13.0, the first that has it no longer"),
+                                     # first in 0.9.0 (SchedulerConfig.cuda_graph_sizes); 0.8.5's arg_utils.py has no such flag
+                                     ("--cuda-graph-sizes=8", "0.8.5", "vLLM 0.9.0 or later, the first release that has it")):  # fmt: skip
         assert cli.main([*llama, typed, "--engine-version", version]) == 2, typed
         flag = typed.partition("=")[0].partition(".")[0].replace("_", "-")
         assert capsys.readouterr().err.startswith(f"calc: error: {flag}: found with vLLM {version}, expected {expected} (vllm/engine/"), typed
     assert cli.main([*llama, "--cuda-graph-sizes", "8"]) == 2  # no version: the newest rules, which have no such flag
     assert "found with vLLM 0.33.0 (the newest rules read: no --engine-version)" in capsys.readouterr().err
     for typed, version in (("-cc.cudagraph_mode=NONE", "0.12.0"), ("--cudagraph-capture-sizes=8", "0.11.1"), ("--cuda-graph-sizes=8", "0.12.0"),
-                           ("--cuda-graph-sizes=8", "0.11.0")):  # fmt: skip
+                           ("--cuda-graph-sizes=8", "0.11.0"), ("--cuda-graph-sizes=8", "0.9.0")):  # fmt: skip
         assert cli.main([*llama, typed, "--engine-version", version]) == 0, typed
         capsys.readouterr()
 

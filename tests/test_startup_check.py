@@ -12,6 +12,7 @@ import pytest
 from calc.engine.predict import startup
 from calc.present import cli
 from calc.units import GiB as GIB
+from calc.units import parse_size
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = "models/configs/qwen3-1.7b/config.json"
@@ -82,19 +83,27 @@ def test_what_others_hold_comes_off_the_pool_up_to_0_9_0(capsys) -> None:
 
 
 def test_an_idle_card_refuses_a_utilization_its_context_leaves_no_room_for(capsys) -> None:
-    """On an idle RTX 4090 (23.68 GiB), vLLM's own context leaves 23.17 GiB: 0.97 passes, 0.98 asks
-    23.21 GiB and is refused before anything loads."""
+    """On an idle RTX 4090 (23.68 GiB), vLLM's own context (0.39 GiB, as a public 4090 start printed it:
+    boxes.yaml in_use_at_start) leaves 23.29 GiB: 0.98 passes, 0.99 asks 23.45 GiB and is refused
+    before anything loads. A card the catalog has no reading for takes the largest, 0.51 GiB."""
     argv = ["model", CONFIG, "--gpu", "rtx-4090", "--max-model-len", "4096"]
-    assert _json([*argv, "--gpu-memory-utilization", "0.97"], capsys)["verdict"] == "starts"
-    refused = _json([*argv, "--gpu-memory-utilization", "0.98"], capsys)
+    assert _json([*argv, "--gpu-memory-utilization", "0.98"], capsys)["verdict"] == "starts"
+    refused = _json([*argv, "--gpu-memory-utilization", "0.99"], capsys)
     assert refused["verdict"] == "free memory" and refused["available_kv_bytes"] > 0
-    assert [f["flags"] for f in refused["fixes"]] == ["--gpu-memory-utilization 0.97"]
+    assert [f["flags"] for f in refused["fixes"]] == ["--gpu-memory-utilization 0.98"]
+    assert refused["free_at_start_bytes"] == refused["total_memory_bytes"] - parse_size("0.39 GiB")
+    unknown = _json(["model", CONFIG, "--total-memory", "23.68 GiB", "--max-model-len", "4096", "--gpu-memory-utilization", "0.98"], capsys)
+    assert unknown["verdict"] == "free memory" and unknown["free_at_start_bytes"] == unknown["total_memory_bytes"] - startup.CUDA_CONTEXT
 
 
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
-        (["--gpu", "rtx-4090", "--in-use", "30 GiB"], "--in-use: found 30.00 GiB, expected less than the NVIDIA GeForce RTX 4090's total of 23.68 GiB"),
+        (["--gpu", "rtx-4090", "--in-use", "30 GiB"], "--in-use: found 30.00 GiB, expected less than 23.29 GiB, the NVIDIA GeForce RTX 4090's total"),
+        # so much held that vLLM's own CUDA context (0.51 GiB) has no room: no free memory of zero or less is printed
+        (["--gpu", "rtx-4090", "--in-use", "23.5 GiB"], "--in-use: found 23.50 GiB, expected less than 23.29 GiB"),
+        # a number typed without its unit is bytes: 1.2 is no reading of a card
+        (["--gpu", "rtx-4090", "--in-use", "1.2"], "--in-use: found 1 B, expected 0 or a reading of at least 1 MiB such as '1.24 GiB'"),
         (["--gpu", "rtx-4090", "--in-use", "-1"], "--in-use: found"),
         (["--in-use", "1 GiB"], "--in-use: found without a card, expected --gpu NAME or --total-memory SIZE"),
     ],
@@ -103,3 +112,30 @@ def test_bad_in_use(extra: list[str], said: str, capsys) -> None:
     assert cli.main(["model", CONFIG, "--max-model-len", "4096", *extra]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_where_the_highest_utilization_leaves_no_pool_the_changes_from_there_are_offered(capsys) -> None:
+    """Qwen3-8B (15.27 GiB of weights) on an RTX 4090 whose other processes hold 8 GiB: the free memory
+    at start holds 0.64 at most, whose share the weights overfill; from there the weights in fp8 as
+    they load, or two cards, start, each offered beside that utilization, and each starts as offered."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--in-use", "8 GiB", "--max-model-len", "8192"]
+    refused = _json(argv, capsys)
+    assert refused["verdict"] == "free memory" and refused["settings_that_fit"]["gpu_memory_utilization_at_most"] == 0.64
+    offered = [f["flags"] for f in refused["fixes"]]
+    assert offered == ["--gpu-memory-utilization 0.64 --quantization fp8", "--gpu-memory-utilization 0.64 --tensor-parallel-size 2"]
+    for flags in offered:
+        assert _json([*argv, *flags.split()], capsys)["verdict"] == "starts", flags
+
+
+def test_a_pin_on_a_card_still_meets_the_free_memory_check(capsys) -> None:
+    """With --kv-cache-memory-bytes the utilization sizes nothing, but vLLM's worker still refuses a
+    start whose total x utilization the free memory does not hold (gpu_worker.py init_device, 0.11.0):
+    0.99 on an idle RTX 4090, and the default 0.92 beside 3 GiB other processes hold."""
+    argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "8192", "--kv-cache-memory-bytes", "4e9"]
+    for extra, top in ((["--gpu-memory-utilization", "0.99"], 0.98), (["--in-use", "3 GiB"], 0.85)):
+        pin = _json([*argv, *extra], capsys)["card_pin"]
+        assert pin["requested_bytes"] > pin["free_at_start_bytes"] and pin["utilization_at_most"] == top, extra
+        assert cli.main([*argv, *extra]) == 0
+        assert "but vLLM refuses at start: free memory on device" in capsys.readouterr().out
+    pin = _json([*argv, "--in-use", "3 GiB", "--gpu-memory-utilization", "0.85"], capsys)["card_pin"]
+    assert pin["requested_bytes"] <= pin["free_at_start_bytes"] and pin["held_bytes"] == 3 * GIB + parse_size("0.39 GiB")

@@ -37,6 +37,7 @@ class Box(TypedDict):
     spec_memory: NotRequired[Figure]
     idle_available: NotRequired[Figure]
     free_at_start: NotRequired[Figure]
+    in_use_at_start: NotRequired[Figure]  # an idle card at vLLM's start snapshot: its own CUDA context (predict.startup)
     serving: NotRequired[Serving]
     device_names: NotRequired[DeviceNames]
 

@@ -39,12 +39,14 @@ CHOICES_SHOWN = 8  # box ids an error offers once all of them no longer fit its 
 def box_choices(ids: Iterable[str], typed: str | None = "") -> str:
     """The box ids an error offers for a name it did not find: all of them while they fit a short
     line; past that, those that share a word with what was typed (or the first), and how many
-    catalog/boxes.yaml holds, so that the error stays one readable line as the catalog grows."""
+    catalog/boxes.yaml holds, so that the error stays one readable line as the catalog grows. A word
+    of three characters or more also finds the ids with a word it begins ("mi300": amd-mi300x)."""
     every = list(ids)
     if len(", ".join(every)) <= 240:
         return ", ".join(every)
     words = {w for w in re.split(r"[^a-z0-9]+", (typed or "").lower()) if w}
     near = [i for i in every if words & set(i.split("-"))]
+    near += [i for i in every if i not in near and any(len(w) >= 3 and part.startswith(w) for w in words for part in i.split("-"))]
     return f"{', '.join((near or every)[:CHOICES_SHOWN])} or another of the {len(every)} boxes of catalog/boxes.yaml"
 
 

@@ -187,6 +187,7 @@ SPEC: dict[str, Spec] = {
                         "spec_memory": fig(SIZE, above_zero=True),
                         "idle_available": fig(SIZE),
                         "free_at_start": fig(SIZE),
+                        "in_use_at_start": fig(SIZE, above_zero=True),
                         "serving": obj({"kv_pin": fig(SIZE), "gpu_memory_utilization": fig(FRACTION)}),
                         # the names torch.cuda.get_device_name() gives the card, which vLLM and nvidia-smi print
                         "device_names": obj({"names": ("list", STR), "source": STR}),

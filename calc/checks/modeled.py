@@ -112,7 +112,10 @@ def model_report(i: ModelInputs) -> ModelReport:
         group = ranks.expert_ranks(shape, par, rules, i.pp, i.pp_layer_partition, total, source or "index total_size") if split else None
         heavy = max(range(len(group[0])), key=lambda r: (group[0][r].local_experts, -r)) if group else 0
         own = ranks.rank_tensors(shape, par, rules, heavy) if split else None
-        stage_list = ranks.stages(shape, settings, i.max_model_len, rules, i.pp, i.pp_layer_partition, total, source or "index total_size", own)
+        # the vision tower on the first stage alone under Model Runner V2 from v0.33.0, as the pool counts it (multimodal.tower_stages)
+        tower_first = i.pp > 1 and not multimodal.tower_stages(1, rel, predict.model_runner_v2(shape, rel))[0]
+        stage_list = ranks.stages(shape, settings, i.max_model_len, rules, i.pp, i.pp_layer_partition, total, source or "index total_size", own,
+                                  tower_first=tower_first)  # fmt: skip
     except ValueError as error:
         if isinstance(error, InputError):
             raise
@@ -607,6 +610,7 @@ def card_pin(r: ModelReport, card: predict.Card, start: predict.Start, pin: int)
         graphs = predict.cuda_graph(shape, (0, 20), p.max_num_seqs, p.max_num_batched_tokens, False, card.vendor, tp=start.tp).bytes
     free = p.free_at_start
     held = card.total_bytes - free.bytes if free is not None else 0
+    top = predict.highest_utilization(card.total_bytes, free.bytes) if free is not None else None  # the check runs with a pin too
     needs = held + p.weights.bytes + p.activation.bytes + p.non_torch.bytes + graphs + p.lora.bytes + PIN_BUFFER + pin
     return CardPin(card.name, card.total_bytes, pin, p.weights.bytes, p.activation.bytes, p.non_torch.bytes, graphs, p.lora.bytes, PIN_BUFFER, needs,
                    card.total_bytes - needs, needs <= card.total_bytes,
@@ -615,4 +619,4 @@ def card_pin(r: ModelReport, card: predict.Card, start: predict.Start, pin: int)
                    "NCCL's buffers, other processes: " + (free.source if free is not None else "none modeled") + "), the weights, the peak "
                    "activation, non-torch memory, LoRA slots, the CUDA graphs and vLLM's 150 MiB",
                    held, p.requested_bytes, free.bytes if free is not None else None,
-                   p.requested_bytes <= free.bytes if free is not None else None)  # fmt: skip
+                   p.requested_bytes <= free.bytes if free is not None else None, float(top) if top is not None else None)  # fmt: skip

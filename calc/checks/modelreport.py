@@ -121,9 +121,15 @@ class CardPin:
     fits: bool
     source: str
     held_bytes: int = 0  # held before vLLM's start snapshot: its CUDA context, NCCL's buffers under TP, other processes (predict.startup)
-    requested_bytes: int = 0  # total x utilization, which the start check still asks free
+    requested_bytes: int = 0  # total x utilization, what vLLM's start check asks free even with a pin
     free_at_start_bytes: int | None = None  # what that check sees free; None where the release checks nothing
     start_check_passes: bool | None = None
+    utilization_at_most: float | None = None  # the highest utilization, two decimals, the free memory holds
+
+    @property
+    def passes_start_check(self) -> bool:
+        """Whether vLLM's free-memory check at start passes (vllm/v1/worker/gpu_worker.py init_device)."""
+        return self.start_check_passes is not False
 
     @property
     def terms(self) -> tuple[GateTerm, ...]:

@@ -120,7 +120,7 @@ NOT_MODELED: Mapping[str, tuple[bool | str, str]] = {
 # before it (vllm/engine/arg_utils.py and vllm/entrypoints/openai/cli_args.py of every release from 0.11.0
 # to 0.18.0, patch releases included): an earlier release refuses the line (argparse: unrecognized
 # arguments). 0.11.1 took most of 0.12.0's new flags. A flag first seen later than 0.18.0, or already
-# in 0.11.0, has no entry: its first release was not read.
+# in 0.11.0, has no entry: its first release was not read (but --cuda-graph-sizes, read in 0.8.5 and 0.9.0).
 FIRST_RELEASE: Mapping[str, tuple[int, int, int]] = {
     **dict.fromkeys(("--reasoning-parser-plugin", "--master-addr", "--master-port", "--nnodes", "-n", "--node-rank", "-r", "--stream-interval",
                      "--aggregate-engine-logging", "-dph", "--data-parallel-external-lb", "-dpe", "--all2all-backend", "--mamba-block-size",
@@ -134,6 +134,7 @@ FIRST_RELEASE: Mapping[str, tuple[int, int, int]] = {
     **dict.fromkeys(("--disable-access-log-for-endpoints", "--enable-flashinfer-autotune", "--no-enable-flashinfer-autotune"), (0, 16, 0)),
     **dict.fromkeys(("--language-model-only", "--performance-mode", "--moe-backend", "--offload-backend", "--cpu-offload-params"), (0, 17, 0)),
     **dict.fromkeys(("--distributed-timeout-seconds", "--shutdown-timeout"), (0, 18, 0)),
+    "--cuda-graph-sizes": (0, 9, 0),  # SchedulerConfig.cuda_graph_sizes, in 0.9.0's vllm/config.py and engine/arg_utils.py, not 0.8.5's
 }  # fmt: skip
 # The first release whose `vllm serve` no longer has a flag: --cuda-graph-sizes, deprecated for
 # --cudagraph-capture-sizes from 0.11.1 and gone from 0.13.0's vllm/engine/arg_utils.py

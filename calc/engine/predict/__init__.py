@@ -54,7 +54,7 @@ from calc.engine.predict.cards import (
     sold_size_note,
 )
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
-from calc.engine.predict.fixes import Fix, Limits, fixes, limits
+from calc.engine.predict.fixes import Fix, Limits, fixes, highest_utilization, limits
 from calc.engine.predict.graphs import (
     CUDA_GRAPH_FULL_FIRST,
     CUDA_GRAPH_FULL_PER_LAYER,
@@ -193,6 +193,7 @@ __all__ = [
     "flashinfer_runs_on",
     "fp8_refused",
     "fixes",
+    "highest_utilization",
     "flashinfer_native_decode",
     "fa3_split_buffers",
     "first_capture",

@@ -27,6 +27,8 @@ class Card:
     unified: bool = False  # CPU and GPU share one memory: vLLM reads MemAvailable
     vendor: str = "nvidia"  # "amd": ROCm takes no CUDA graph estimate off the pool
     nvls: bool = True  # NCCL's NVLink SHARP all-reduce can run (non_torch); a card known by its total alone is taken as able
+    context_bytes: int | None = None  # what vLLM's worker holds on the idle card at its start snapshot, measured (boxes.yaml in_use_at_start)
+    context_source: str = ""
 
 
 # Boards whose GPUs meet on NVSwitch with multicast (HGX H100, H200, B200): there NCCL's NVLS
@@ -56,7 +58,9 @@ def card_of_box(box: Box) -> Card:
     name = str(box["name"])
     vendor = "amd" if name.upper().startswith("AMD") else "nvidia"
     unified = box.get("memory") == "unified"
-    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), unified, vendor, str(box["id"]) in NVLS_BOXES)
+    held = box.get("in_use_at_start")
+    return Card(str(box["id"]), name, int(total.size), str(total.entry), str(total.source or ""), unified, vendor, str(box["id"]) in NVLS_BOXES,
+                int(held.size) if held is not None else None, str(held.entry) if held is not None else "")  # fmt: skip
 
 
 _DECIMAL_SIZE = re.compile(r"^\s*([0-9]+)(?:\.0+)?\s*GB\s*$", re.I)

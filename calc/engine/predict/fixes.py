@@ -50,7 +50,7 @@ def fixes(
     if base.verdict == "starts":
         return []
     if base.verdict == "free memory" and base.free_at_start is not None:
-        return _within_free(s, base, run)
+        return _within_free(s, base, run, lambda t: fixes(shape, card, t, topk, given))
     out: list[Fix] = []
     if base.verdict == "max_model_len" and base.largest_max_model_len:
         own = shape.max_positions if shape.max_positions is not None and not s.allow_long_max_model_len else base.largest_max_model_len
@@ -121,24 +121,28 @@ def fixes(
     return out
 
 
-def _within_free(s: Start, base: Prediction, run: Callable[[Start], Prediction]) -> list[Fix]:
+def _within_free(s: Start, base: Prediction, run: Callable[[Start], Prediction], again: Callable[[Start], list[Fix]]) -> list[Fix]:
     """For a start refused at vLLM's free-memory check: the highest utilization, two decimals, that the
     free memory at start holds (startup.py), and with it the longest max_model_len where the smaller
-    pool no longer holds one request."""
+    pool no longer holds one request; where neither passes, that utilization with each of the least
+    changes that pass from there (`again`: fixes at that utilization)."""
     from dataclasses import replace
 
     assert base.free_at_start is not None
     top = highest_utilization(base.total_bytes, base.free_at_start.bytes)
     if top is None:
         return []
-    t = replace(s, utilization=top)
+    at_top = t = replace(s, utilization=top)
     p = run(t)
-    flags, change = f"--gpu-memory-utilization {float(top):.2f}", f"gpu_memory_utilization {float(top):.2f}"
+    util_flags = flags = f"--gpu-memory-utilization {float(top):.2f}"
+    util_change = change = f"gpu_memory_utilization {float(top):.2f}"
     if p.verdict == "max_model_len" and p.largest_max_model_len:
         t = replace(t, max_model_len=p.largest_max_model_len)
         p = run(t)
         flags, change = flags + f" --max-model-len {t.max_model_len}", change + f", and max_model_len {t.max_model_len:,}"
-    return [Fix(change, flags, t, p)] if p.verdict == "starts" else []
+    if p.verdict == "starts":
+        return [Fix(change, flags, t, p)]
+    return [Fix(f"{util_change}, and {f.change}", f"{util_flags} {f.flags}", f.start, f.prediction) for f in again(at_top)]
 
 
 def highest_utilization(total: int, free: int) -> Fraction | None:

@@ -316,7 +316,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     elif s.in_use and v0:
         nt = Term("non_torch", nt.bytes, f"{nt.source}; the {_gib(s.in_use, up=True)} other processes hold (--in-use) are not counted: V0 from "
                   "0.6.5 measures from a baseline snapshot and checks no free memory at start (startup.py)")  # fmt: skip
-    free = startup.free_at_start(card.total_bytes, s.in_use, s.tp, card.nvls, rel3) if startup.checks_free(rel3, v0) else None
+    free = (startup.free_at_start(card.total_bytes, s.in_use, s.tp, card.nvls, rel3, card.context_bytes, card.context_source)
+            if startup.checks_free(rel3, v0) else None)  # fmt: skip
     capture = replace(capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel), max_size=s.max_cudagraph_capture_size,
                       sizes=s.cudagraph_capture_sizes, mode=s.cudagraph_mode)  # fmt: skip
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)

@@ -17,9 +17,9 @@ off the pool. V0 from 0.6.5 measures from a baseline snapshot (worker.py memory_
 from __future__ import annotations
 
 from calc.engine.predict.terms import Term
-from calc.units import fmt
+from calc.units import InputError, fmt
 
-# vLLM's own worker at its start snapshot, 'worker init memory snapshot: ... cuda_memory=0.51GiB' (gpu_worker.py:284,
+# For a card the catalog has no reading of (boxes.yaml in_use_at_start): vLLM's own worker at its start snapshot, 'worker init memory snapshot: ... cuda_memory=0.51GiB' (gpu_worker.py:284,
 # DEBUG, v0.19.0, one H100 at TP 1, 21 starts of logs/starts/): the largest of the single-card readings the public logs
 # print on server cards (A40 0.26, RTX 4090 0.39, 48 GB RTX 4090 0.38, A100 80GB 0.41, Tesla T4 0.10 GiB, total less free
 # at 'Free memory on device'), so the check errs on the side of refusing; one RunPod RTX 4090 host prints 0.88 GiB
@@ -33,6 +33,19 @@ NCCL_BEFORE_SNAPSHOT_FROM = (0, 11, 0)
 V0_BASELINE_FROM = (0, 6, 5)  # V0 measures from a baseline snapshot
 
 
+def check_in_use(held: int, total: int, card: str, what: str = "--in-use", context: int | None = None) -> None:
+    """Refuse, in one line, what other processes hold (`what`: the flag or field) where it is no
+    reading of a card: a few bytes, a number typed without its unit, or so much that vLLM's own CUDA
+    context would not fit beside it (free memory at start of zero or less)."""
+    hint = "what other processes hold when vLLM starts, nvidia-smi's used"
+    if 0 < held < 2**20:
+        raise InputError(f"{what}: found {held:,} B, expected 0 or a reading of at least 1 MiB such as '1.24 GiB' ({hint}; a number without a unit is bytes)")
+    room = total - (CUDA_CONTEXT if context is None else context)
+    if held >= room:
+        raise InputError(f"{what}: found {fmt(held, 'GiB')}, expected less than {fmt(room, 'GiB', down=True)}, the {card}'s total of "
+                         f"{fmt(total, 'GiB')} less vLLM's own CUDA context ({hint})")  # fmt: skip
+
+
 def whole_device(rel: tuple[int, int, int], v0: bool) -> bool:
     """Whether the release's profile counts what other processes hold as its own non-torch memory."""
     return rel < V0_BASELINE_FROM if v0 else rel < FREE_CHECK_FROM
@@ -43,14 +56,17 @@ def checks_free(rel: tuple[int, int, int], v0: bool) -> bool:
     return not v0 and rel >= FREE_CHECK_FROM
 
 
-def free_at_start(total: int, in_use: int, tp: int, nvls: bool, rel: tuple[int, int, int]) -> Term:
+def free_at_start(total: int, in_use: int, tp: int, nvls: bool, rel: tuple[int, int, int], context: int | None = None, where: str = "") -> Term:
     """The free memory vLLM's start snapshot sees on a rank: the total less what others hold, vLLM's
-    CUDA context and, from 0.11.0 under TP on an NVSwitch board, NCCL's buffers."""
+    CUDA context (`context`, measured on the card at `where`; else CUDA_CONTEXT) and, from 0.11.0
+    under TP on an NVSwitch board, NCCL's buffers."""
     nccl = NCCL_AT_SNAPSHOT if tp > 1 and nvls and rel >= NCCL_BEFORE_SNAPSHOT_FROM else 0
-    parts = [f"the card's {fmt(total, 'GiB')}", f"less {fmt(CUDA_CONTEXT, 'GiB')} of vLLM's CUDA context"]
+    own = CUDA_CONTEXT if context is None else context
+    measured = f" (measured on this card, catalog/{where})" if context is not None and where else " (the largest single-card reading)"
+    parts = [f"the card's {fmt(total, 'GiB')}", f"less {fmt(own, 'GiB')} of vLLM's CUDA context{measured}"]
     if in_use:
         parts.append(f"{fmt(in_use, 'GiB')} other processes hold (--in-use)")
     if nccl:
         parts.append(f"{fmt(nccl, 'GiB')} of NCCL's buffers, set up before the snapshot from 0.11.0")
     source = ", ".join(parts) + " (vllm/v1/worker/gpu_worker.py init_device; the context and NCCL's buffers as the public logs' snapshots print them)"
-    return Term("free_at_start", total - CUDA_CONTEXT - in_use - nccl, source)
+    return Term("free_at_start", total - own - in_use - nccl, source)

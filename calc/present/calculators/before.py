@@ -21,6 +21,7 @@ from calc.checks import modeled
 from calc.checks import unified as unified_checks
 from calc.checks.modelreport import UnifiedGate
 from calc.engine import derive, hfconfig, kvlayout, lora, offload, predict
+from calc.engine.predict import startup
 from calc.jsontext import JsonObject
 from calc.present import charts, vllmserve
 from calc.present.calculators.form import (
@@ -324,9 +325,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     largest_graph = read(NAME, raw, errors, "max_cudagraph_capture_size", LABELS, optional=True)
     level = read(NAME, raw, errors, "optimization_level", LABELS, optional=True)
     in_use = read(NAME, raw, errors, "in_use", LABELS, optional=True)
-    if in_use is not None and card is not None and "in_use" not in errors and in_use >= card.total_bytes:
-        errors["in_use"] = (f"{short(LABELS['in_use'])}: found {fmt(in_use, 'GiB')}, expected less than the {card.name}'s total of "
-                            f"{fmt(card.total_bytes, 'GiB')} (what other processes hold when vLLM starts)")  # fmt: skip
+    if in_use is not None and card is not None and "in_use" not in errors:
+        take(errors, "in_use", lambda: startup.check_in_use(in_use, card.total_bytes, card.name, short(LABELS["in_use"]), card.context_bytes))
     typed_overhead = read(NAME, raw, errors, "overhead", LABELS, optional=True)
     index_text, index_size = take(errors, "index", lambda: _index(str(raw.get("index", "")))) or (None, None)
     pp = read(NAME, raw, errors, "pipeline_parallel_size", LABELS)
@@ -525,7 +525,8 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
                    utilization: Fraction | None = None) -> str:  # fmt: skip
     """The pin against a discrete card, as `calc model --gpu CARD --kv-cache-memory-bytes PIN` gives it
     (modeled.card_pin): the terms beside the pin, their sum and the margin as printed, the largest pin
-    that fits; before v0.11.0 vLLM takes no pool in bytes, said so."""
+    that fits, and vLLM's free-memory check at start, which the utilization and what other processes
+    hold still meet with a pin; before v0.11.0 vLLM takes no pool in bytes, said so."""
     from calc.answers import report
 
     if predict.release(version) < modeled.PIN_FLAG_FROM:
@@ -550,12 +551,16 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
                        else " over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")
                  + (esc("; the largest pin the card holds beside the rest: ") + fig("card_largest_pin", fmt(largest, "e9", 2, down=True)) if largest > 0
                     else esc("; no pin fits: the rest alone is over the card, ") + fig("card_largest_pin", "none"))))  # fmt: skip
-    if c.free_at_start_bytes is not None:
-        rows.append(("vLLM's start check", badge(bool(c.start_check_passes)) + " " + fig("card_requested", fmt(c.requested_bytes, "GiB", up=True))
-                     + esc(" asked (total x utilization) of ") + fig("card_free", fmt(c.free_at_start_bytes, "GiB", down=True))
-                     + esc(" free" + ("" if c.start_check_passes else ": vLLM refuses the start before it loads anything; a lower utilization passes, "
-                                      "it sizes nothing beside a pin"))))  # fmt: skip
-    return f"Card: {'fits' if c.fits else 'over'}, {fmt(abs(margin), 'GiB')} {'to spare' if c.fits else 'short'}."
+    said = f"Card: {'fits' if c.fits else 'over'}, {fmt(abs(margin), 'GiB')} {'to spare' if c.fits else 'short'}."
+    if c.passes_start_check:
+        return said
+    assert c.free_at_start_bytes is not None
+    lower = (f"a utilization of {c.utilization_at_most:.2f} or lower passes it" if c.utilization_at_most
+             else "no utilization passes it: less held by other processes")  # fmt: skip
+    rows.append(("vLLM's start check", badge(False, "", "refused") + " " + esc("free memory on device ") + fig("card_free_at_start", fmt(c.free_at_start_bytes, "GiB", down=True))
+                 + esc(" is less than the ") + fig("card_requested", fmt(c.requested_bytes, "GiB", up=True))
+                 + esc(f" the utilization asks (vllm/v1/worker/gpu_worker.py init_device); with a pin the utilization sizes nothing, so {lower}")))  # fmt: skip
+    return said + " vLLM refuses it at start: the free memory is less than the utilization asks."
 
 
 def _lora(raw: Mapping[str, str], errors: dict[str, str]) -> lora.Lora | None:

@@ -356,10 +356,10 @@ def _in_use(args: argparse.Namespace, card: predict_module.Card) -> int:
     """--in-use: what other processes hold on each card, below the card's total."""
     if args.in_use is None:
         return 0
+    from calc.engine.predict import startup
+
     held = parse_size(args.in_use, "--in-use")
-    if not 0 <= held < card.total_bytes:
-        raise InputError(f"--in-use: found {fmt(held, 'GiB')}, expected less than the {card.name}'s total of {fmt(card.total_bytes, 'GiB')} "
-                         "(what other processes hold when vLLM starts, nvidia-smi's used)")  # fmt: skip
+    startup.check_in_use(held, card.total_bytes, card.name, context=card.context_bytes)
     return held
 
 
@@ -533,10 +533,18 @@ def _card_pin_lines(c: modelreport_module.CardPin) -> list[str]:
            else f"; {fmt(-margin, 'GiB')} over the card: CUDA out of memory once the pool is allocated (at its allocation or the warm-up after it)")
         + (f"; the largest pin the card holds beside the rest: {fmt(c.largest_pin_bytes, 'e9', 2, down=True)}"
            if c.largest_pin_bytes > 0 else "; no pin fits beside the rest: fewer weights a rank"),
-        *([f"  vLLM's start check: {fmt(c.requested_bytes, 'GiB', up=True)} asked (total x utilization) of {fmt(c.free_at_start_bytes, 'GiB', down=True)} "
-           f"free: {'passes' if c.start_check_passes else 'vLLM refuses the start before it loads anything; a lower --gpu-memory-utilization passes, it sizes nothing beside a pin'}"]
-          if c.free_at_start_bytes is not None else []),
+        *([_pin_refused_at_start(c)] if not c.passes_start_check else []),
     ]  # fmt: skip
+
+
+def _pin_refused_at_start(c: modelreport_module.CardPin) -> str:
+    """The pinned start vLLM's free-memory check refuses before it loads anything."""
+    assert c.free_at_start_bytes is not None
+    lower = (f"--gpu-memory-utilization {c.utilization_at_most:.2f} or lower passes it" if c.utilization_at_most
+             else "no utilization passes it: less held by other processes")  # fmt: skip
+    return (f"  but vLLM refuses at start: free memory on device ({fmt(c.free_at_start_bytes, 'GiB', down=True)}/{fmt(c.total_bytes, 'GiB')}) is less "
+            f"than the {fmt(c.requested_bytes, 'GiB', up=True)} the utilization asks (vllm/v1/worker/gpu_worker.py init_device); with a pin the "
+            f"utilization sizes nothing, so {lower}")  # fmt: skip
 
 
 def _with_prediction(
