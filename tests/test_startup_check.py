@@ -139,3 +139,18 @@ def test_a_pin_on_a_card_still_meets_the_free_memory_check(capsys) -> None:
         assert "but vLLM refuses at start: free memory on device" in capsys.readouterr().out
     pin = _json([*argv, "--in-use", "3 GiB", "--gpu-memory-utilization", "0.85"], capsys)["card_pin"]
     assert pin["requested_bytes"] <= pin["free_at_start_bytes"] and pin["held_bytes"] == 3 * GIB + parse_size("0.39 GiB")
+
+
+def test_a_pool_no_larger_than_the_held_back_block_is_no_kv_memory(capsys) -> None:
+    """From 0.29.0 vLLM checks the pool less the null block: a pool above zero but no larger than that
+    block leaves nothing, and vLLM says 'No available memory for the cache blocks' (kv_cache_utils.py
+    check_enough_kv_cache_memory, 0.31.0), not that the length is too long. The total here is set so
+    the pool predicted is one MiB, the block of Qwen3-1.7B at 16 tokens 1.75 MiB."""
+    argv = ["model", CONFIG, "--max-model-len", "4096", "--json"]
+    base = _json([*argv, "--total-memory", "24 GiB", "--gpu-memory-utilization", "0.5"], capsys)
+    block = base["null_block_bytes"]
+    assert block == 28 * 16 * 2 * 8 * 128 * 2  # 28 layers, 16 tokens, K and V, 8 KV heads of 128, 2 bytes
+    total = base["total_memory_bytes"] - 2 * (base["available_kv_bytes"] - 2**20)  # at 0.5, a pool of about 1 MiB
+    tiny = _json([*argv, "--total-memory", str(total), "--gpu-memory-utilization", "0.5"], capsys)
+    assert 0 < tiny["available_kv_bytes"] <= block and tiny["verdict"] == "no KV memory"
+    assert "hold no more than the" in tiny["verdict_reason"]

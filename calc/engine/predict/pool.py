@@ -395,14 +395,15 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                 "(vllm/v1/worker/gpu_model_runner.py load_model)"
             ),
         )
-    elif pool <= 0:
+    elif pool <= req.null_block_bytes:  # from 0.29.0 the check plans against the pool less the null block: none left is none
         verdict, reason = (
             "no KV memory",
             (
                 "vLLM refuses: 'No available memory for the cache blocks' (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory); "
-                f"the terms take {_gib(requested - pool, up=True)} of the {_gib(requested, down=True)} requested"
+                + (f"the terms take {_gib(requested - pool, up=True)} of the {_gib(requested, down=True)} requested" if pool <= 0 else
+                   f"the {_gib(pool, down=True)} left hold no more than the {_gib(req.null_block_bytes, up=True)} block vLLM holds back")
             ),
-        )
+        )  # fmt: skip
     else:
         p = kvlayout.pool(kv_shape, settings, s.max_model_len, pool, v, None if check_whole else req)
         kv_tokens, concurrency = p.tokens, p.concurrency
