@@ -13,7 +13,7 @@ from calc.engine.hfconfig import AT_LOAD, MLA, Shape
 from calc.engine.kvlayout import largest
 from calc.engine.predict.cards import Card, fp8_refused
 from calc.engine.predict.defaults import default_utilization, release
-from calc.engine.predict.pool import Given, Prediction, Start, predict
+from calc.engine.predict.pool import Given, Prediction, Start, own_length, predict
 from calc.units import InputError
 
 # --- the settings that fit ---------------------------------------------------------------------
@@ -53,8 +53,10 @@ def fixes(
         return _within_free(s, base, run)
     out: list[Fix] = []
     if base.verdict == "max_model_len" and base.largest_max_model_len:
-        own = shape.max_positions if shape.max_positions is not None and not s.allow_long_max_model_len else base.largest_max_model_len
-        t = replace(s, max_model_len=min(base.largest_max_model_len, own))  # no longer than the pool holds, nor than the model's own
+        own = own_length(shape, s)
+        t = replace(
+            s, max_model_len=min(base.largest_max_model_len, own if own is not None else base.largest_max_model_len)
+        )  # no longer than the pool holds, nor than the model's own
         p = run(t)
         if p.verdict == "starts":
             out.append(Fix(f"max_model_len {t.max_model_len:,}", f"--max-model-len {t.max_model_len}", t, p))

@@ -252,6 +252,15 @@ def _batched_floor(text: str) -> int:
         return 0
 
 
+def _own_length(text: str, version: str | None) -> int | None:
+    """The longest max_model_len vLLM takes from the pasted config (hfconfig.derived_max_model_len); a
+    config that does not parse is left for the model to name."""
+    try:
+        return hfconfig.derived_max_model_len(hfconfig.load(text, "config.json"), predict.release(version)).longest_taken
+    except InputError:
+        return None
+
+
 def _quantized(text: str, method: str | None) -> str:
     """The pasted config under --quantization; a config that does not parse is left for the model
     to name, and a method the checkpoint refuses is named beside the field."""
@@ -427,7 +436,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             flashinfer_sampler=sampler, quantization=method, allow_long_max_model_len=switches["allow_long_max_model_len"],
             drafter=drafts > 0, speculative_tokens=drafts, compile_cached=switches["compile_cached"],
             chunked_prefill=False if switches["no_chunked_prefill"] else None, max_cudagraph_capture_size=compiling.max_size,
-            cudagraph_mode=compiling.mode, compiled=compiling.compiled, in_use=in_use or 0,
+            cudagraph_mode=compiling.mode, compiled=compiling.compiled, in_use=in_use or 0, model_len=_own_length(config_text, version),
         )  # fmt: skip
         try:
             prefill = predict.batch_on(start, card, _batched_floor(config_text))[0]

@@ -135,6 +135,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             compile_cached=args.compile_cached, chunked_prefill=vllmserve.chunked(args),
             max_cudagraph_capture_size=compiling.max_size, cudagraph_capture_sizes=compiling.sizes, cudagraph_mode=compiling.mode,
             compiled=compiling.compiled, in_use=_in_use(args, card),
+            model_len=hfconfig.derived_max_model_len(hfconfig.load(config_text, args.config), predict.release(args.engine_version), args.config).longest_taken,
         )  # fmt: skip
         said = (*said, *(n for n in compiling.notes if n not in said))
         predict.check_start(start)
@@ -546,7 +547,7 @@ def _with_prediction(
     from dataclasses import replace
 
     from calc.checks import modeled
-    from calc.engine import hfconfig, predict
+    from calc.engine import predict
 
     data, shape = r.config, r.shape
     assert shape is not None, "model_report keeps the config's Shape"
@@ -560,7 +561,6 @@ def _with_prediction(
     pool = p.available_kv_bytes
     found = predict.fixes(shape, card, start, topk, given)
     notes = modeled.prediction_notes(r, shape, start, card.name) + modeled.compile_cache_note(shape, card, start, topk, given, p)
-    rel = predict.release(start.engine_version)
     if split:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
     prediction = modeled.CardPrediction(
@@ -584,7 +584,7 @@ def _with_prediction(
         verdict_reason=p.reason,
         fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
         tightest_rank=p.tightest_stage,
-        settings_that_fit=predict.limits(shape, card, start, topk, given, hfconfig.derived_max_model_len(data, rel).tokens),
+        settings_that_fit=predict.limits(shape, card, start, topk, given, predict.own_length(shape, start)),
         held_out_error=band if pool > 0 else None,  # the band of a predicted pool, none beside a refusal for want of one
         free_at_start_bytes=p.free_at_start.bytes if p.free_at_start is not None else None,
         # said where the check bites or was asked for (--in-use)
