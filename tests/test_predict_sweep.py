@@ -31,3 +31,12 @@ def test_a_length_above_the_derived_one_is_refused(model: str, own: int) -> None
     allowed = as_json("model", config, "--gpu", "h100-sxm", "--max-model-len", str(own + 1), "--allow-long-max-model-len")
     assert allowed["verdict"] == "starts"
 
+
+def test_a_refused_start_of_a_class_without_pipeline_parallel_keeps_its_verdict() -> None:
+    """MiniMax-M1 (456B) on an L4 pair: its weights do not fit, and the fixes tried do not end in
+    vLLM's refusal of pipeline parallel for the class (no SupportsPP): the verdict stands, no stages offered."""
+    r = as_json("model", f"{CONFIGS}/minimax-m1/config.json", "--gpu", "l4", "--tensor-parallel-size", "2", "--engine-version", "0.11.0")
+    assert r["verdict"] == "weights do not fit"
+    assert r["weights_bytes_per_rank"] > 200 * 2**30
+    assert not any("--pipeline-parallel-size" in f["flags"] for f in r["fixes"])
+

@@ -116,7 +116,10 @@ def fixes(
             if pp <= s.pp or pp > len(shape.layers):
                 continue
             t = replace(s, pp=pp, pp_layer_partition=None)
-            p = run(t)
+            try:
+                p = run(t)
+            except InputError:  # a split vLLM refuses (a class without SupportsPP): not offered
+                continue
             if p.verdict == "starts":
                 out.append(Fix(f"pipeline parallel {pp}", f"--pipeline-parallel-size {pp}", t, p))
                 break
