@@ -4,7 +4,7 @@ answer typed back (a length, a limit, a fix) gets the verdict it promised."""
 from __future__ import annotations
 
 import pytest
-from test_cli import as_json
+from test_cli import as_json, calc
 
 CONFIGS = "models/configs"
 
@@ -40,3 +40,17 @@ def test_a_refused_start_of_a_class_without_pipeline_parallel_keeps_its_verdict(
     assert r["weights_bytes_per_rank"] > 200 * 2**30
     assert not any("--pipeline-parallel-size" in f["flags"] for f in r["fixes"])
 
+
+@pytest.mark.parametrize(
+    ("model", "release", "expected"),
+    [
+        ("falcon3-mamba-7b-base", "0.8.5", "expected 0.10.2 or later"),  # FalconMambaForCausalLM, V0 only up to 0.10.1
+        ("llama-4-scout-17b-16e-instruct", "0.8.5", "expected 0.10.x to 0.13.x or 0.19.0 and later"),  # chunked local attention
+    ],
+)
+def test_a_release_whose_rule_was_not_read_is_named_by_its_flag(model: str, release: str, expected: str) -> None:
+    """A release whose rule for the model is not modeled is refused on one line that names the flag,
+    what was found and what was expected."""
+    done = calc("model", f"{CONFIGS}/{model}/config.json", "--gpu", "h100-sxm", "--engine-version", release)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"calc: error: --engine-version: found {release}, {expected}: "), done.stderr

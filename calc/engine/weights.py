@@ -566,8 +566,8 @@ def tower_split(tower: Tower, tp: int) -> int:
             f"--tensor-parallel-size: found {tp}, which does not divide the {tower.name}'s {tower.heads} heads: vLLM fails to load it "
             f"({where}: "
             "divide(num_heads, tp_size)); "
-            + ("LLaVA takes no --mm-encoder-tp-mode data (vLLM falls back to weights): give a size that divides them"
-               if tower.kind == "clip" else "give --mm-encoder-tp-mode data (0.11.0 and later) to build the tower whole on each rank")
+            + ("expected a size that divides them: LLaVA takes no --mm-encoder-tp-mode data (vLLM falls back to weights)"
+               if tower.kind == "clip" else "expected a size that divides them, or --mm-encoder-tp-mode data (0.11.0 and later) to build the tower whole on each rank")
         )  # fmt: skip
     return 1 if tower.heads % tp else tp
 
