@@ -54,3 +54,18 @@ def test_a_release_whose_rule_was_not_read_is_named_by_its_flag(model: str, rele
     done = calc("model", f"{CONFIGS}/{model}/config.json", "--gpu", "h100-sxm", "--engine-version", release)
     assert done.returncode == 2
     assert done.stderr.startswith(f"calc: error: --engine-version: found {release}, {expected}: "), done.stderr
+
+
+def test_the_shorter_length_offered_is_the_longest_that_starts() -> None:
+    """Qwen2.5-VL 3B at its own 128,000 on an L4 (0.20.0 rules): the vision tower's profile is sized by
+    max_model_len, so the pool grows as the length falls and the length vLLM's refusal names (the one
+    the refused pool holds) is far below the longest that starts. The fix offers the longest: it
+    starts, one token more does not, and it is the limit settings_that_fit prints."""
+    argv = ("model", f"{CONFIGS}/qwen2.5-vl-3b/config.json", "--gpu", "l4", "--engine-version", "0.20.0")
+    r = as_json(*argv)
+    assert r["verdict"] == "max_model_len" and r["max_model_len"] == 128000
+    longest = r["settings_that_fit"]["max_model_len"]
+    assert r["largest_max_model_len"] < longest < 128000
+    assert r["fixes"][0]["flags"] == f"--max-model-len {longest}"
+    assert as_json(*argv, "--max-model-len", str(longest))["verdict"] == "starts"
+    assert as_json(*argv, "--max-model-len", str(longest + 1))["verdict"] == "max_model_len"

@@ -54,12 +54,14 @@ def fixes(
     out: list[Fix] = []
     if base.verdict == "max_model_len" and base.largest_max_model_len:
         own = own_length(shape, s)
-        t = replace(
-            s, max_model_len=min(base.largest_max_model_len, own if own is not None else base.largest_max_model_len)
-        )  # no longer than the pool holds, nor than the model's own
-        p = run(t)
-        if p.verdict == "starts":
-            out.append(Fix(f"max_model_len {t.max_model_len:,}", f"--max-model-len {t.max_model_len}", t, p))
+        cap = min(s.max_model_len - 1, own) if own is not None else s.max_model_len - 1  # shorter, and no longer than the model's own
+        # from the length vLLM's refusal names up: the pool can grow as the length falls (a vision tower's
+        # encoder profile sized by max_model_len), so a longer one may start than the refused pool holds
+        first = min(base.largest_max_model_len, cap)
+        most = largest(lambda n: run(replace(s, max_model_len=n)).verdict == "starts", first, cap) if first >= 1 else None
+        if most is not None:
+            t = replace(s, max_model_len=most)
+            out.append(Fix(f"max_model_len {most:,}", f"--max-model-len {most}", t, run(t)))
     if s.kv_cache_dtype in ("auto", "bfloat16", "bf16", "float16", "fp16") and shape.dtype_bytes == 2:
         t = replace(s, kv_cache_dtype="fp8")
         p = run(t)
