@@ -69,3 +69,14 @@ def test_the_shorter_length_offered_is_the_longest_that_starts() -> None:
     assert r["fixes"][0]["flags"] == f"--max-model-len {longest}"
     assert as_json(*argv, "--max-model-len", str(longest))["verdict"] == "starts"
     assert as_json(*argv, "--max-model-len", str(longest + 1))["verdict"] == "max_model_len"
+
+
+@pytest.mark.parametrize(("pin", "flag"), [(("--kv-cache-memory-bytes", "20e9"), "--kv-cache-memory-bytes"), ((), "--engine-version")])
+def test_a_unified_box_gate_before_the_pin_flag_is_refused(pin: tuple[str, ...], flag: str) -> None:
+    """The DGX Spark's start gate takes a pinned pool, which vLLM reads from 0.11.0 only: on 0.10.2
+    the pin cannot be given (and none is taken for it), so the gate is refused, as on a discrete card."""
+    done = calc("model", f"{CONFIGS}/qwen3-8b/config.json", "--gpu", "dgx-spark", *pin, "--engine-version", "0.10.2")
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"calc: error: {flag}: found "), done.stderr
+    assert "expected vLLM 0.11.0 or later" in done.stderr or "expected 0.11.0 or later" in done.stderr
+    assert as_json("model", f"{CONFIGS}/qwen3-8b/config.json", "--gpu", "dgx-spark", "--kv-cache-memory-bytes", "20e9", "--engine-version", "0.11.0")["gate"]

@@ -414,6 +414,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             errors[name] = (f"{short(LABELS[name])}: found {value} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the "
                             "one pinned, expected it empty (it changes a discrete card's predicted pool only)" if unified_box else
                             f"{short(LABELS[name])}: found {value} with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
+    if unified_box and "engine_version" not in errors and predict.release(version) < modeled.PIN_FLAG_FROM:  # the gate takes a pin: vLLM reads it from 0.11.0
+        errors["engine_version"] = (f"{short(LABELS['engine_version'])}: found {version} on the {catalog.boxes[box_id]['name']}, expected 0.11.0 or later: "
+                                    "the start gate takes the pool pinned (--kv-cache-memory-bytes), which vLLM reads from 0.11.0; an earlier release "
+                                    "sizes the pool from --gpu-memory-utilization against MemAvailable, which the gate does not model")  # fmt: skip
     if unified_box and utilization is not None and "utilization" not in errors:
         errors["utilization"] = (f"{short(LABELS['utilization'])}: found {fmt(utilization, 'fraction')} on the {catalog.boxes[box_id]['name']}, a unified-memory "
                                  "box whose pool is the one pinned, expected it empty: the gate reads MemAvailable")  # fmt: skip

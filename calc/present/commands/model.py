@@ -111,6 +111,12 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         beside = f"beside {card.name}, a discrete card whose pool is predicted" if card is not None else "without a unified-memory box"
         raise InputError(f"{'--available' if args.available is not None else '--overhead'}: found {beside}, "
                          "expected --gpu of a unified-memory box (dgx-spark...): they gate its start against MemAvailable")  # fmt: skip
+    if gated is not None and predict.release(args.engine_version) < modeled.PIN_FLAG_FROM:  # the gate takes a pin, which vLLM reads from 0.11.0
+        earlier = "an earlier release sizes the pool from --gpu-memory-utilization against MemAvailable, which the start gate does not model"
+        raise InputError(f"{_flag(args, 'pin')}: found for vLLM {args.engine_version} on the {gated['name']}, expected vLLM 0.11.0 or later, which "
+                         f"takes a pool in bytes (vllm/v1/worker/gpu_worker.py determine_available_memory); {earlier}" if args.pin is not None else
+                         f"--engine-version: found {args.engine_version} on the {gated['name']}, expected 0.11.0 or later: the start gate takes the "
+                         f"pool pinned by --kv-cache-memory-bytes, which vLLM reads from 0.11.0; {earlier}")  # fmt: skip
     max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version), gated is not None)
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
