@@ -80,3 +80,20 @@ def test_a_unified_box_gate_before_the_pin_flag_is_refused(pin: tuple[str, ...],
     assert done.stderr.startswith(f"calc: error: {flag}: found "), done.stderr
     assert "expected vLLM 0.11.0 or later" in done.stderr or "expected 0.11.0 or later" in done.stderr
     assert as_json("model", f"{CONFIGS}/qwen3-8b/config.json", "--gpu", "dgx-spark", "--kv-cache-memory-bytes", "20e9", "--engine-version", "0.11.0")["gate"]
+
+
+def test_auto_fits_the_length_to_the_pool_profiled_at_the_models_own() -> None:
+    """--max-model-len auto: vLLM profiles at the model's own length, then fits the length to that pool
+    (determine_available_memory before _auto_fit_max_model_len). Qwen2.5-VL 3B on an L4: the vision
+    tower's profile at 128,000 leaves a pool that holds one request of the length the refused start
+    names, and that pool stays; a length typed instead is profiled at itself and goes further."""
+    argv = ("model", f"{CONFIGS}/qwen2.5-vl-3b/config.json", "--gpu", "l4")
+    own = as_json(*argv)
+    auto = as_json(*argv, "--max-model-len", "auto")
+    assert own["max_model_len"] == 128000 and own["verdict"] == "max_model_len"
+    assert auto["verdict"] == "starts" and auto["max_model_len"] == own["largest_max_model_len"] < 128000
+    assert auto["available_kv_bytes"] == own["available_kv_bytes"]
+    assert auto["activation_peak_bytes"] == own["activation_peak_bytes"]
+    assert 1 <= auto["max_concurrency"] < 2
+    typed = auto["settings_that_fit"]["max_model_len"]
+    assert typed > auto["max_model_len"] and as_json(*argv, "--max-model-len", str(typed))["verdict"] == "starts"

@@ -200,10 +200,10 @@ def limits(
             return False
 
     base = predict(shape, card, s, topk, given)
-    top = max(base.largest_max_model_len or 0, s.max_model_len)
+    top = max(base.largest_max_model_len or 0, s.max_model_len, s.profiled_len or 0)
     if longest is not None and s.max_model_len <= longest:
         top = min(top, longest)
-    length = largest(lambda n: starts(replace(s, max_model_len=n)), 1, top)
+    length = largest(lambda n: starts(replace(s, max_model_len=n, profiled_len=None)), 1, top)  # a length typed is the one profiled
     tokens = base.max_num_batched_tokens
     seqs = largest(lambda n: starts(replace(s, max_num_seqs=n)), 1, tokens)
     free = base.free_at_start

@@ -63,6 +63,10 @@ class Start:
     speculative_tokens: int = 0  # --speculative-config's num_speculative_tokens: the query length of a decode step, the graphs' sizes
     allow_long_max_model_len: bool = False  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len above the model's own is taken
     model_len: int | None = None  # the longest vLLM takes from the config (hfconfig.derived_max_model_len); None: max_position_embeddings
+    # the max_model_len the profile ran at, where it is not max_model_len: --max-model-len auto profiles at the model's own
+    # length, then fits the length to that pool (vllm/v1/engine/core.py determine_available_memory before kv_cache_utils.py
+    # get_kv_cache_configs _auto_fit_max_model_len, read in 0.18.0; kv_cache_planning.py in 0.33.0); None: max_model_len
+    profiled_len: int | None = None
     quantization: str | None = None  # --quantization as given: awq by name keeps the plain AWQ kernel up to v0.23.x (plain_awq)
     compile_cached: bool = False  # the compiled graph is in vLLM's cache (a start after the first): nothing compiles in the profile
     chunked_prefill: bool | None = None  # --enable-chunked-prefill or --no-enable-chunked-prefill; None: the release's default
@@ -272,7 +276,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     ws = moe_workspace(shape, s.tp, tokens, topk, rel, marlin)
     cb = compile_block(shape, s.tp, rel, s.compiled and not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
-    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
+    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.profiled_len or s.max_model_len, rel, s.tp)
     # counted again as consumed once freed (v0.27.1 to v0.30.x), but not after Qwen3-VL's encoder profile (pinned_block)
     pinned = cb.bytes if pinned_block(rel) and not (enc is not None and shape.tower is not None and shape.tower.kind == "qwen3-vl") else 0
     held = enc.held_bytes if enc else 0

@@ -91,7 +91,10 @@ class TakenPin:
     available_source: str
 
 
-def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = (), taken: TakenPin | None = None) -> object:
+def cmd_model(
+    catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = (), taken: TakenPin | None = None, profiled: int | None = None
+) -> object:
+    """`profiled`: the length the profile ran at, where --max-model-len auto fitted a shorter one to its pool."""
     from dataclasses import replace
 
     from calc.checks import modeled, unified
@@ -141,6 +144,7 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             compile_cached=args.compile_cached, chunked_prefill=vllmserve.chunked(args),
             max_cudagraph_capture_size=compiling.max_size, cudagraph_capture_sizes=compiling.sizes, cudagraph_mode=compiling.mode,
             compiled=compiling.compiled, in_use=_in_use(args, card),
+            profiled_len=profiled,
             model_len=hfconfig.derived_max_model_len(hfconfig.load(config_text, args.config), predict.release(args.engine_version), args.config).longest_taken,
         )  # fmt: skip
         said = (*said, *(n for n in compiling.notes if n not in said))
@@ -228,7 +232,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             again = {"max_model_len": str(fit), "prefill_budget": str(budget) if budget is not None else None}
             if start is not None:  # the defaults vLLM set before the fit stay
                 again["seats"] = str(r.prediction.max_num_seqs if r.prediction else start.max_num_seqs)
-            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted), taken)
+            # the pool stays the one profiled at the model's own length: vLLM fits the length after the profile
+            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted), taken, max_len)
         length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
     said = (*said, length_note) if length_note else said
     said = (*said, read_as) if read_as else said
