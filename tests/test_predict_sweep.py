@@ -97,3 +97,30 @@ def test_auto_fits_the_length_to_the_pool_profiled_at_the_models_own() -> None:
     assert 1 <= auto["max_concurrency"] < 2
     typed = auto["settings_that_fit"]["max_model_len"]
     assert typed > auto["max_model_len"] and as_json(*argv, "--max-model-len", str(typed))["verdict"] == "starts"
+
+
+def test_an_ignore_list_is_matched_as_each_pattern_alone() -> None:
+    """The ignore list is matched as one expression (a long list took minutes, read for every tensor
+    of every start tried); over GLM-4.7 NVFP4's 94 names and every tensor of the model, each name
+    gets the answer the patterns give one by one (fnmatch, alone or with a suffix, or a whole dotted part)."""
+    import fnmatch
+    import json
+    from pathlib import Path
+
+    from calc.engine import hfconfig, weights
+
+    text = Path(f"{CONFIGS}/glm-4.7-nvfp4/config.json").read_text()
+    shape = hfconfig.shape(json.loads(text), "config.json")
+    patterns = weights.quant_of(shape).ignore
+    assert len(patterns) == 94
+
+    def one_by_one(name: str) -> bool:
+        for p in (g for pattern in patterns for g in weights._globs(pattern)):
+            if fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or ("*" not in p and f".{p}." in f".{name}."):
+                return True
+        return False
+
+    paths = [t.path for t in weights.tensors(shape)]
+    answers = [weights._ignored(p, patterns) for p in paths]
+    assert answers == [one_by_one(p) or one_by_one(p.replace(".shared_expert.", ".shared_experts.")) for p in paths]
+    assert any(answers) and not all(answers)
