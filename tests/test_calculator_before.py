@@ -91,6 +91,7 @@ def test_the_same_model_takes_its_measured_overhead(catalog, default) -> None:
         ({"index": "lots"}, "index", "Checkpoint size: found 'lots'"),
         ({"kv_cache_dtype": "fp8_ds_mla"}, "kv_cache_dtype", "KV cache dtype: fp8_ds_mla packs an MLA latent"),
         ({"engine_version": "latest"}, "engine_version", "vLLM version: found 'latest', expected a vLLM version"),
+        ({"engine_version": "0.10.2"}, "engine_version", "vLLM version: found 0.10.2 on the DGX Spark (GB10), expected 0.11.0 or later"),
         ({"pin": "-3 GiB"}, "pin", "KV pin: found '-3 GiB', expected a size of zero or more bytes"),
         ({"box": "notebook"}, "box", "Box: found 'notebook', expected one of dgx-spark, rtx-5090-node"),
     ],

@@ -91,7 +91,10 @@ def test_deepseek_v32_kv_by_release() -> None:
     assert kvlayout.indexer_bytes(s) == 132
     spec = kvlayout.request(s, kvlayout.Settings(speculative_tokens=1), 8192, kvlayout.version(None))
     assert spec.bytes_per_token == 62 * (1152 + 132)  # the MTP layer's latent and indexer share the pool
-    for version, match in (("0.16.0", "not read for this release"), ("0.10.1.1", "no DeepseekV32ForCausalLM")):
+    for version, match in (
+        ("0.16.0", "found 0.16.0, expected 0.11.x to 0.13.x or 0.19.0 and later: .* was not read"),
+        ("0.10.1.1", "found 0.10.1.1, expected 0.11.0 or later: .* no DeepseekV32ForCausalLM"),
+    ):
         with pytest.raises(ValueError, match=match):
             kvlayout.request(s, kvlayout.Settings(), 8192, kvlayout.version(version))
     with pytest.raises(ValueError, match="multiple of 64"):

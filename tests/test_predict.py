@@ -1576,7 +1576,7 @@ def test_fixes_for_a_refused_start_each_pass(capsys) -> None:
     positions, which vLLM refuses first."""
     argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "131072", "--gpu", "rtx-3090", "--json"]
     r = _json(argv, capsys)
-    assert r["verdict"] == "max_model_len" and "max_position_embeddings=40,960" in r["verdict_reason"]
+    assert r["verdict"] == "max_model_len" and "the derived max_model_len (40,960)" in r["verdict_reason"]
     assert [f["flags"] for f in r["fixes"]] == [f"--max-model-len {r['largest_max_model_len']}"]
     allowed = _json([*argv, "--allow-long-max-model-len"], capsys)
     assert [f["flags"] for f in allowed["fixes"]] == [f"--max-model-len {r['largest_max_model_len']}", "--tensor-parallel-size 2"]

@@ -319,9 +319,9 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
     without prefix caching, the default block where it is not given)."""
     v = v or version(None)
     if shape.attention_free and v.release < (0, 10, 2):
-        raise ValueError(f"vLLM {v.name} runs {shape.architecture} on the V0 engine, whose mamba cache is not modeled (0.10.1.1: "
-                         "vllm/engine/arg_utils.py falls back to V0 for a model with inner state unless VLLM_USE_V1=1; 0.8.5 and 0.9.2: "
-                         "mamba.py is SupportsV0Only); pick 0.10.2 or later")  # fmt: skip
+        raise ValueError(f"--engine-version: found {v.name}, expected 0.10.2 or later: vLLM {v.name} runs {shape.architecture} on the V0 engine, "
+                         "whose mamba cache is not modeled (0.10.1.1: vllm/engine/arg_utils.py falls back to V0 for a model with inner state "
+                         "unless VLLM_USE_V1=1; 0.8.5 and 0.9.2: mamba.py is SupportsV0Only)")  # fmt: skip
     if shape.compress_ratios:
         raise ValueError(DSV4_KV_NOTE)
     if s.kv_cache_dtype not in KV_DTYPES:
@@ -364,8 +364,8 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
         else:
             kinds += [MLA if MLA in kinds else FULL] * shape.drafter_layers
     if CHUNKED in kinds and v.chunked_local == "unread":
-        raise ValueError(f"vLLM {v.name}: whether it keeps chunked local attention apart was not read for this release "
-                         "(0.10.1.1 to 0.13.0 fold it into full attention, 0.19.0 on keep it); pick a release read")  # fmt: skip
+        raise ValueError(f"--engine-version: found {v.name}, expected 0.10.x to 0.13.x or 0.19.0 and later: whether vLLM {v.name} keeps chunked "
+                         "local attention apart was not read (0.10.1.1 to 0.13.0 fold it into full attention, 0.19.0 on keep it)")  # fmt: skip
     if v.chunked_local == "full":  # the hybrid KV cache manager off: every chunked layer a full-attention one
         kinds = [FULL if k == CHUNKED else k for k in kinds]
     window = shape.sliding_window
@@ -438,10 +438,10 @@ def _sparse_mla_token(shape: Shape, s: Settings, v: Version, latent: int) -> int
     fp8_ds_mla (mla_attention.py, _canonicalize_sparse_mla_kv_cache_dtype, 0.26.0 and 0.33.0). FlashInfer's
     sparse backend (Blackwell) keeps standard fp8, 576 B a token, which is not modeled."""
     if v.sparse_mla == "absent":
-        raise ValueError(f"vLLM {v.name} has no DeepseekV32ForCausalLM: it came in 0.11.0")
+        raise ValueError(f"--engine-version: found {v.name}, expected 0.11.0 or later: vLLM {v.name} has no DeepseekV32ForCausalLM")
     if v.sparse_mla == "unread":
-        raise ValueError(f"vLLM {v.name}: how it stores DeepSeek V3.2's MLA cache was not read for this release (under "
-                         "--kv-cache-dtype auto 0.11.0 and 0.13.0 use fp8_ds_mla, 0.19.0 on the model's dtype); pick a release read")  # fmt: skip
+        raise ValueError(f"--engine-version: found {v.name}, expected 0.11.x to 0.13.x or 0.19.0 and later: how vLLM {v.name} stores DeepSeek "
+                         "V3.2's MLA cache was not read (under --kv-cache-dtype auto 0.11.0 and 0.13.0 use fp8_ds_mla, 0.19.0 on the model's dtype)")  # fmt: skip
     kv = s.kv_cache_dtype
     if kv == "nvfp4":
         raise ValueError("--kv-cache-dtype nvfp4: DeepSeek V3.2's sparse MLA packs its own NVFP4 format (nvfp4_ds_mla), which is not modeled")

@@ -35,6 +35,7 @@ A checkpoint's own size (model.safetensors.index.json's metadata.total_size) bea
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
@@ -382,16 +383,27 @@ def _globs(pattern: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=64)
+def _ignore_matcher(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression for a whole ignore list: each pattern as fnmatch reads it, alone or with a
+    suffix (".*"), and a pattern without a wildcard also as a run of whole dotted parts of the name.
+    An ignore list of a large checkpoint has hundreds of names (GLM-5's FP8 712), read for every
+    tensor of every start tried: matched one by one, a start took minutes."""
+    parts = []
+    for p in (g for pattern in patterns for g in _globs(pattern)):
+        parts += [fnmatch.translate(p), fnmatch.translate(p + ".*")]
+        if "*" not in p:
+            parts.append(r"(?s:(?:.*\.)?" + re.escape(p) + r"(?:\..*)?)\Z")
+    return re.compile("|".join(parts) or r"(?!)")
+
+
+@lru_cache(maxsize=1 << 16)
 def _ignored(path: str, patterns: tuple[str, ...]) -> bool:
     # DeepSeek's and Kimi's checkpoints name the shared expert shared_experts (deepseek_v2.py), listed here as shared_expert
-    names = {path, path.replace(".shared_expert.", ".shared_experts.")}
-    for p in (g for pattern in patterns for g in _globs(pattern)):
-        for name in names:
-            if fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*"):
-                return True
-            if "*" not in p and ("." + p + ".") in ("." + name + "."):
-                return True
-    return False
+    if not patterns:
+        return False
+    matcher = _ignore_matcher(patterns)
+    return any(matcher.match(name) for name in {path, path.replace(".shared_expert.", ".shared_experts.")})
 
 
 def _fbgemm_expert(t: Tensor, quant: Quant) -> bool:
@@ -566,8 +578,8 @@ def tower_split(tower: Tower, tp: int) -> int:
             f"--tensor-parallel-size: found {tp}, which does not divide the {tower.name}'s {tower.heads} heads: vLLM fails to load it "
             f"({where}: "
             "divide(num_heads, tp_size)); "
-            + ("LLaVA takes no --mm-encoder-tp-mode data (vLLM falls back to weights): give a size that divides them"
-               if tower.kind == "clip" else "give --mm-encoder-tp-mode data (0.11.0 and later) to build the tower whole on each rank")
+            + ("expected a size that divides them: LLaVA takes no --mm-encoder-tp-mode data (vLLM falls back to weights)"
+               if tower.kind == "clip" else "expected a size that divides them, or --mm-encoder-tp-mode data (0.11.0 and later) to build the tower whole on each rank")
         )  # fmt: skip
     return 1 if tower.heads % tp else tp
 

@@ -277,6 +277,12 @@ class DerivedLength:
     source: str
     default: int | None = None  # what it takes when none is given (or -1), where that is shorter (LongRoPE); None: tokens
     default_source: str = ""
+    keyed: bool = True  # False: the config has no length key, and vLLM takes any max_model_len given (tokens is what it assumes for none)
+
+    @property
+    def longest_taken(self) -> int | None:
+        """The longest max_model_len vLLM takes without VLLM_ALLOW_LONG_MAX_MODEL_LEN; None: any."""
+        return self.tokens if self.keyed else None
 
     @property
     def given_none(self) -> tuple[int, str]:
@@ -317,7 +323,8 @@ def derived_max_model_len(config: jsontext.JsonObject, rel: tuple[int, int], fil
         key = min(found, key=lambda k: found[k])
         length = found[key]
     else:
-        return DerivedLength(DEFAULT_MAX_LEN, f"none of {', '.join(_LENGTH_KEYS[:2])}... in {file}: vLLM assumes {DEFAULT_MAX_LEN} ({where})")
+        # none of the keys: a max_model_len given is taken as it is, none given is DEFAULT_MAX_LEN
+        return DerivedLength(DEFAULT_MAX_LEN, f"none of {', '.join(_LENGTH_KEYS[:2])}... in {file}: vLLM assumes {DEFAULT_MAX_LEN} ({where})", keyed=False)
     said = f"{file}'s {key} ({length:,})" if key in inner else f"{key} {length:,}, not in {file}: {config_class}'s default in transformers 5.5.3"
     model_type = str(data.get("model_type", ""))
     rope = inner.get("rope_parameters") or inner.get("rope_scaling")

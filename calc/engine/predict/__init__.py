@@ -86,7 +86,19 @@ from calc.engine.predict.graphs import (
     model_runner_v2,
     v2_cuda_graph_estimate,
 )
-from calc.engine.predict.pool import Given, Prediction, StagePool, Start, awq_checkpoint, batch_on, check_start, flashinfer_sampler, predict, scheduled
+from calc.engine.predict.pool import (
+    Given,
+    Prediction,
+    StagePool,
+    Start,
+    awq_checkpoint,
+    batch_on,
+    check_start,
+    flashinfer_sampler,
+    own_length,
+    predict,
+    scheduled,
+)
 from calc.engine.predict.terms import (
     AUTO_AWQ_FROM,
     AWQ_DEQUANT_TOKENS,
@@ -221,6 +233,7 @@ __all__ = [
     "mxfp4_padding",
     "nccl_cumem",
     "non_torch",
+    "own_length",
     "pinned_block",
     "PINNED_FROM",
     "PINNED_UNTIL",

@@ -13,7 +13,7 @@ from calc.engine.hfconfig import AT_LOAD, MLA, Shape
 from calc.engine.kvlayout import largest
 from calc.engine.predict.cards import Card, fp8_refused
 from calc.engine.predict.defaults import default_utilization, release
-from calc.engine.predict.pool import Given, Prediction, Start, predict
+from calc.engine.predict.pool import Given, Prediction, Start, own_length, predict
 from calc.units import InputError
 
 # --- the settings that fit ---------------------------------------------------------------------
@@ -53,11 +53,15 @@ def fixes(
         return _within_free(s, base, run, lambda t: fixes(shape, card, t, topk, given))
     out: list[Fix] = []
     if base.verdict == "max_model_len" and base.largest_max_model_len:
-        own = shape.max_positions if shape.max_positions is not None and not s.allow_long_max_model_len else base.largest_max_model_len
-        t = replace(s, max_model_len=min(base.largest_max_model_len, own))  # no longer than the pool holds, nor than the model's own
-        p = run(t)
-        if p.verdict == "starts":
-            out.append(Fix(f"max_model_len {t.max_model_len:,}", f"--max-model-len {t.max_model_len}", t, p))
+        own = own_length(shape, s)
+        cap = min(s.max_model_len - 1, own) if own is not None else s.max_model_len - 1  # shorter, and no longer than the model's own
+        # from the length vLLM's refusal names up: the pool can grow as the length falls (a vision tower's
+        # encoder profile sized by max_model_len), so a longer one may start than the refused pool holds
+        first = min(base.largest_max_model_len, cap)
+        most = largest(lambda n: run(replace(s, max_model_len=n)).verdict == "starts", first, cap) if first >= 1 else None
+        if most is not None:
+            t = replace(s, max_model_len=most)
+            out.append(Fix(f"max_model_len {most:,}", f"--max-model-len {most}", t, run(t)))
     if s.kv_cache_dtype in ("auto", "bfloat16", "bf16", "float16", "fp16") and shape.dtype_bytes == 2:
         t = replace(s, kv_cache_dtype="fp8")
         p = run(t)
@@ -114,7 +118,10 @@ def fixes(
             if pp <= s.pp or pp > len(shape.layers):
                 continue
             t = replace(s, pp=pp, pp_layer_partition=None)
-            p = run(t)
+            try:
+                p = run(t)
+            except InputError:  # a split vLLM refuses (a class without SupportsPP): not offered
+                continue
             if p.verdict == "starts":
                 out.append(Fix(f"pipeline parallel {pp}", f"--pipeline-parallel-size {pp}", t, p))
                 break
@@ -197,10 +204,10 @@ def limits(
             return False
 
     base = predict(shape, card, s, topk, given)
-    top = max(base.largest_max_model_len or 0, s.max_model_len)
+    top = max(base.largest_max_model_len or 0, s.max_model_len, s.profiled_len or 0)
     if longest is not None and s.max_model_len <= longest:
         top = min(top, longest)
-    length = largest(lambda n: starts(replace(s, max_model_len=n)), 1, top)
+    length = largest(lambda n: starts(replace(s, max_model_len=n, profiled_len=None)), 1, top)  # a length typed is the one profiled
     tokens = base.max_num_batched_tokens
     seqs = largest(lambda n: starts(replace(s, max_num_seqs=n)), 1, tokens)
     free = base.free_at_start

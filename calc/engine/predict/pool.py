@@ -62,6 +62,11 @@ class Start:
     drafter: bool = False  # speculative decoding: the drafter's (MTP) layers load with the model, on the last stage
     speculative_tokens: int = 0  # --speculative-config's num_speculative_tokens: the query length of a decode step, the graphs' sizes
     allow_long_max_model_len: bool = False  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len above the model's own is taken
+    model_len: int | None = None  # the longest vLLM takes from the config (hfconfig.derived_max_model_len); None: max_position_embeddings
+    # the max_model_len the profile ran at, where it is not max_model_len: --max-model-len auto profiles at the model's own
+    # length, then fits the length to that pool (vllm/v1/engine/core.py determine_available_memory before kv_cache_utils.py
+    # get_kv_cache_configs _auto_fit_max_model_len, read in 0.18.0; kv_cache_planning.py in 0.33.0); None: max_model_len
+    profiled_len: int | None = None
     quantization: str | None = None  # --quantization as given: awq by name keeps the plain AWQ kernel up to v0.23.x (plain_awq)
     compile_cached: bool = False  # the compiled graph is in vLLM's cache (a start after the first): nothing compiles in the profile
     chunked_prefill: bool | None = None  # --enable-chunked-prefill or --no-enable-chunked-prefill; None: the release's default
@@ -271,7 +276,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     ws = moe_workspace(shape, s.tp, tokens, topk, rel, marlin)
     cb = compile_block(shape, s.tp, rel, s.compiled and not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
-    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.max_model_len, rel, s.tp)
+    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.profiled_len or s.max_model_len, rel, s.tp)
     # counted again as consumed once freed (v0.27.1 to v0.30.x), but not after Qwen3-VL's encoder profile (pinned_block)
     pinned = cb.bytes if pinned_block(rel) and not (enc is not None and shape.tower is not None and shape.tower.kind == "qwen3-vl") else 0
     held = enc.held_bytes if enc else 0
@@ -436,13 +441,14 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             ),
         )
     # vLLM checks the length against the model's own before it loads anything: that refusal comes first
-    if shape.max_positions is not None and s.max_model_len > shape.max_positions and not s.allow_long_max_model_len:
+    longest = own_length(shape, s)
+    if longest is not None and s.max_model_len > longest:
         verdict, reason = (
             "max_model_len",
             (
                 f"vLLM refuses before it loads anything: max_model_len {s.max_model_len:,} is greater than the derived max_model_len "
-                f"(max_position_embeddings={shape.max_positions:,}) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (vllm/config/model.py "
-                "_get_and_verify_max_len)"
+                f"({'max_position_embeddings=' if s.model_len is None else ''}{longest:,}) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set "
+                "(vllm/config/model.py _get_and_verify_max_len)"
             ),
         )
     return Prediction(card.total_bytes, util, requested, wterm, act, fwd, smp, nt, cg, pool, seqs, tokens,
@@ -450,6 +456,16 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
                       stage_pools, tightest, lterm, ws.bytes,
                       graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned, free)  # fmt: skip
+
+
+def own_length(shape: Shape, s: Start) -> int | None:
+    """The longest max_model_len vLLM takes for the model: the length it derives from the config (the
+    smallest length key, stretched by the rope scaling; vllm/config/model.py _get_and_verify_max_len,
+    0.11.0 to 0.33.0), as `Start.model_len` carries it, else the config's max_position_embeddings;
+    None where it takes any (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, or no length key at all)."""
+    if s.allow_long_max_model_len:
+        return None
+    return s.model_len if s.model_len is not None else shape.max_positions
 
 
 def _stage_peak(whole: int, peak: int, fwd: int, held: int, enc_fwd: int, last: bool, profiles: bool) -> int:

@@ -253,6 +253,15 @@ def _batched_floor(text: str) -> int:
         return 0
 
 
+def _own_length(text: str, version: str | None) -> int | None:
+    """The longest max_model_len vLLM takes from the pasted config (hfconfig.derived_max_model_len); a
+    config that does not parse is left for the model to name."""
+    try:
+        return hfconfig.derived_max_model_len(hfconfig.load(text, "config.json"), predict.release(version)).longest_taken
+    except InputError:
+        return None
+
+
 def _quantized(text: str, method: str | None) -> str:
     """The pasted config under --quantization; a config that does not parse is left for the model
     to name, and a method the checkpoint refuses is named beside the field."""
@@ -403,6 +412,10 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             errors[name] = (f"{short(LABELS[name])}: found {value} on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is the "
                             "one pinned, expected it empty (it changes a discrete card's predicted pool only)" if unified_box else
                             f"{short(LABELS[name])}: found {value} with a pin, expected the pin empty on a discrete card (it changes the predicted pool only)")  # fmt: skip
+    if unified_box and "engine_version" not in errors and predict.release(version) < modeled.PIN_FLAG_FROM:  # the gate takes a pin: vLLM reads it from 0.11.0
+        errors["engine_version"] = (f"{short(LABELS['engine_version'])}: found {version} on the {catalog.boxes[box_id]['name']}, expected 0.11.0 or later: "
+                                    "the start gate takes the pool pinned (--kv-cache-memory-bytes), which vLLM reads from 0.11.0; an earlier release "
+                                    "sizes the pool from --gpu-memory-utilization against MemAvailable, which the gate does not model")  # fmt: skip
     if unified_box and utilization is not None and "utilization" not in errors:
         errors["utilization"] = (f"{short(LABELS['utilization'])}: found {fmt(utilization, 'fraction')} on the {catalog.boxes[box_id]['name']}, a unified-memory "
                                  "box whose pool is the one pinned, expected it empty: the gate reads MemAvailable")  # fmt: skip
@@ -425,7 +438,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             flashinfer_sampler=sampler, quantization=method, allow_long_max_model_len=switches["allow_long_max_model_len"],
             drafter=drafts > 0, speculative_tokens=drafts, compile_cached=switches["compile_cached"],
             chunked_prefill=False if switches["no_chunked_prefill"] else None, max_cudagraph_capture_size=compiling.max_size,
-            cudagraph_mode=compiling.mode, compiled=compiling.compiled, in_use=in_use or 0,
+            cudagraph_mode=compiling.mode, compiled=compiling.compiled, in_use=in_use or 0, model_len=_own_length(config_text, version),
         )  # fmt: skip
         try:
             prefill = predict.batch_on(start, card, _batched_floor(config_text))[0]

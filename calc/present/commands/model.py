@@ -91,7 +91,10 @@ class TakenPin:
     available_source: str
 
 
-def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = (), taken: TakenPin | None = None) -> object:
+def cmd_model(
+    catalog: Catalog | None, args: argparse.Namespace, said: tuple[str, ...] = (), taken: TakenPin | None = None, profiled: int | None = None
+) -> object:
+    """`profiled`: the length the profile ran at, where --max-model-len auto fitted a shorter one to its pool."""
     from dataclasses import replace
 
     from calc.checks import modeled, unified
@@ -111,6 +114,12 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
         beside = f"beside {card.name}, a discrete card whose pool is predicted" if card is not None else "without a unified-memory box"
         raise InputError(f"{'--available' if args.available is not None else '--overhead'}: found {beside}, "
                          "expected --gpu of a unified-memory box (dgx-spark...): they gate its start against MemAvailable")  # fmt: skip
+    if gated is not None and predict.release(args.engine_version) < modeled.PIN_FLAG_FROM:  # the gate takes a pin, which vLLM reads from 0.11.0
+        earlier = "an earlier release sizes the pool from --gpu-memory-utilization against MemAvailable, which the start gate does not model"
+        raise InputError(f"{_flag(args, 'pin')}: found for vLLM {args.engine_version} on the {gated['name']}, expected vLLM 0.11.0 or later, which "
+                         f"takes a pool in bytes (vllm/v1/worker/gpu_worker.py determine_available_memory); {earlier}" if args.pin is not None else
+                         f"--engine-version: found {args.engine_version} on the {gated['name']}, expected 0.11.0 or later: the start gate takes the "
+                         f"pool pinned by --kv-cache-memory-bytes, which vLLM reads from 0.11.0; {earlier}")  # fmt: skip
     max_len, auto, length_note = _length(args, config_text, card, predict.release(args.engine_version), gated is not None)
     lora_cfg = _lora(args)
     host_cfg = _offload(args)
@@ -135,6 +144,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             compile_cached=args.compile_cached, chunked_prefill=vllmserve.chunked(args),
             max_cudagraph_capture_size=compiling.max_size, cudagraph_capture_sizes=compiling.sizes, cudagraph_mode=compiling.mode,
             compiled=compiling.compiled, in_use=_in_use(args, card),
+            profiled_len=profiled,
+            model_len=hfconfig.derived_max_model_len(hfconfig.load(config_text, args.config), predict.release(args.engine_version), args.config).longest_taken,
         )  # fmt: skip
         said = (*said, *(n for n in compiling.notes if n not in said))
         predict.check_start(start)
@@ -221,7 +232,8 @@ def cmd_model(catalog: Catalog | None, args: argparse.Namespace, said: tuple[str
             again = {"max_model_len": str(fit), "prefill_budget": str(budget) if budget is not None else None}
             if start is not None:  # the defaults vLLM set before the fit stay
                 again["seats"] = str(r.prediction.max_num_seqs if r.prediction else start.max_num_seqs)
-            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted), taken)
+            # the pool stays the one profiled at the model's own length: vLLM fits the length after the profile
+            return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted), taken, max_len)
         length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
     said = (*said, length_note) if length_note else said
     said = (*said, read_as) if read_as else said
@@ -557,7 +569,7 @@ def _with_prediction(
     from dataclasses import replace
 
     from calc.checks import modeled
-    from calc.engine import hfconfig, predict
+    from calc.engine import predict
 
     data, shape = r.config, r.shape
     assert shape is not None, "model_report keeps the config's Shape"
@@ -571,7 +583,6 @@ def _with_prediction(
     pool = p.available_kv_bytes
     found = predict.fixes(shape, card, start, topk, given)
     notes = modeled.prediction_notes(r, shape, start, card.name) + modeled.compile_cache_note(shape, card, start, topk, given, p)
-    rel = predict.release(start.engine_version)
     if split:  # a larger TP or more stages would be figured without the expert split: not offered
         found = [f for f in found if f.start.tp == start.tp and f.start.pp == start.pp]
     prediction = modeled.CardPrediction(
@@ -595,7 +606,7 @@ def _with_prediction(
         verdict_reason=p.reason,
         fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
         tightest_rank=p.tightest_stage,
-        settings_that_fit=predict.limits(shape, card, start, topk, given, hfconfig.derived_max_model_len(data, rel).tokens),
+        settings_that_fit=predict.limits(shape, card, start, topk, given, predict.own_length(shape, start)),
         held_out_error=band if pool > 0 else None,  # the band of a predicted pool, none beside a refusal for want of one
         free_at_start_bytes=p.free_at_start.bytes if p.free_at_start is not None else None,
         # said where the check bites or was asked for (--in-use)
