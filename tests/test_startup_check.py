@@ -106,6 +106,8 @@ def test_an_idle_card_refuses_a_utilization_its_context_leaves_no_room_for(capsy
         (["--gpu", "rtx-4090", "--in-use", "1.2"], "--in-use: found 1 B, expected 0 or a reading of at least 1 MiB such as '1.24 GiB'"),
         (["--gpu", "rtx-4090", "--in-use", "-1"], "--in-use: found"),
         (["--in-use", "1 GiB"], "--in-use: found without a card, expected --gpu NAME or --total-memory SIZE"),
+        (["--gpu", "dgx-spark", "--in-use", "1 GiB"], "--in-use: found on the DGX Spark (GB10), a unified-memory box, expected it left out"),
+        (["--gpu", "dgx-spark", "--kv-cache-memory-bytes", "10e9", "--in-use", "1 GiB"], "--in-use: found on the DGX Spark (GB10), a unified-memory box"),
     ],
 )
 def test_bad_in_use(extra: list[str], said: str, capsys) -> None:

@@ -155,6 +155,9 @@ def cmd_model(
         if args.pin is not None and predict.release(args.engine_version) < modeled.PIN_FLAG_FROM:
             raise InputError(f"{_flag(args, 'pin')}: found for vLLM {args.engine_version}, expected vLLM 0.11.0 or later, which takes a pool in bytes "
                              "(vllm/v1/worker/gpu_worker.py determine_available_memory), or the pin left out: the card predicts the pool")  # fmt: skip
+    elif gated is not None and args.in_use is not None:
+        raise InputError(f"--in-use: found on the {gated['name']}, a unified-memory box, expected it left out: what other processes hold is out of "
+                         "MemAvailable already, which the gate reads (--available, or the box's idle reading)")  # fmt: skip
     elif gated is not None and (given := _card_flags(args)):
         raise InputError(f"{given[0]}: found beside the pinned pool on the {gated['name']}, expected it left out: on a unified-memory box the pin is "
                          "the pool, so nothing the card's prediction reads applies; the gate reads MemAvailable (--available, --overhead)")  # fmt: skip
