@@ -1485,15 +1485,22 @@ def test_the_added_cards_land_in_their_compute_capability_family() -> None:
     assert predict.default_batch((0, 20), a800.total_bytes, a800.name, 8192).max_num_batched_tokens == 8192
 
 
-@pytest.mark.parametrize("box_id", (*AMPERE_ADA, *TURING_ADDED, *SM100_ADDED, "amd-mi325x"))
-def test_each_card_added_with_its_total_gives_a_verdict(box_id: str, capsys) -> None:
-    """Qwen3-8B at 8,192 tokens: the model reads the catalog's total, and a card of 30 GiB or more keeps a pool."""
+def _qwen3_8b_on(box_id: str, capsys) -> tuple[list[str], dict, int]:
+    """Qwen3-8B at 8,192 tokens on a catalog card: the arguments, the JSON and the card's total, which
+    the model reads from the catalog; a card of 30 GiB or more keeps a pool."""
     argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", "--gpu", box_id, "--json"]
     r = _json(argv, capsys)
     total = cli.load_dir(cli.CATALOG_DIR).boxes[box_id]["total_memory"].value
     assert r["total_memory_bytes"] == total
     if total > 30 * 2**30:
         assert r["verdict"] == "starts" and r["pool_bytes"] > 0
+    return argv, r, total
+
+
+@pytest.mark.parametrize("box_id", (*AMPERE_ADA, *TURING_ADDED, *SM100_ADDED, "amd-mi325x"))
+def test_each_card_added_with_its_total_gives_a_verdict(box_id: str, capsys) -> None:
+    """Qwen3-8B at 8,192 tokens: the model reads the catalog's total, and a card of 30 GiB or more keeps a pool."""
+    argv, r, total = _qwen3_8b_on(box_id, capsys)
     if box_id in TURING_ADDED:  # fp8 weights refused before v0.14.0 on compute capability 7.5
         status = cli.main([*argv[:-1], "--quantization", "fp8", "--engine-version", "0.13.0"])
         assert status == 2 and "found a compute capability 7.5 card" in capsys.readouterr().err
@@ -1508,13 +1515,8 @@ def test_each_added_card_gives_a_verdict_end_to_end(box_id: str, capsys) -> None
     """Qwen3-8B at 8,192 tokens on each card: a pool where the weights leave room (the 48 GB and larger
     cards, the V100 32GB), vLLM's refusal on the 16 GB and 10 GB ones, and an fp8 checkpoint's pool on the
     16 GB cards of compute capability 8.0 and later (a V100 has no fp8 kernels to run it)."""
-    argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "8192", "--gpu", box_id, "--json"]
-    r = _json(argv, capsys)
-    total = cli.load_dir(cli.CATALOG_DIR).boxes[box_id]["total_memory"].value
-    assert r["total_memory_bytes"] == total
-    if total > 30 * 2**30:
-        assert r["verdict"] == "starts" and r["pool_bytes"] > 0
-    else:
+    argv, r, total = _qwen3_8b_on(box_id, capsys)
+    if total <= 30 * 2**30:
         assert r["verdict"] in ("no KV memory", "weights do not fit") and r["pool_bytes"] is None
     if 15 * 2**30 < total < 30 * 2**30 and "v100" not in box_id:
         fp8 = _json([*argv, "--quantization", "fp8"], capsys)
