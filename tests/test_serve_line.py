@@ -10,11 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from calc.catalog.loader import load_dir
 from calc.present import cli
-from calc.units import parse_size
+from calc.present.cli import CATALOG_DIR
 
 CONFIG = "models/configs/qwen3-8b/config.json"
 CARD = ["--gpu", "h100-sxm", "--max-model-len", "8192"]
+
+# what vLLM holds on an idle RTX 4090 at its start snapshot, as the catalog has it (boxes.yaml in_use_at_start)
+RTX_4090_CONTEXT = int(load_dir(CATALOG_DIR).boxes["rtx-4090"]["in_use_at_start"].size)
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
@@ -292,7 +296,7 @@ def test_a_pool_pinned_on_a_discrete_card_is_checked_against_the_card(capsys: py
         assert c["fits"] is fits and c["pin_bytes"] == int(float(pin)) and c["buffer_bytes"] == 150 * 2**20
         assert (c["weights_bytes"], c["activation_peak_bytes"], c["non_torch_bytes"], c["cuda_graph_bytes"]) == (
             predicted["terms"]["weights"]["bytes"], predicted["activation_peak_bytes"], predicted["non_torch_bytes"], predicted["cuda_graph_bytes"])  # fmt: skip
-        assert c["held_bytes"] == c["total_bytes"] - c["free_at_start_bytes"] == parse_size("0.39 GiB")  # an idle 4090: vLLM's own context
+        assert c["held_bytes"] == c["total_bytes"] - c["free_at_start_bytes"] == RTX_4090_CONTEXT  # an idle 4090: vLLM's own context
         assert c["needs_bytes"] == (c["held_bytes"] + c["weights_bytes"] + c["activation_peak_bytes"] + c["non_torch_bytes"] + c["cuda_graph_bytes"]
                                     + c["buffer_bytes"] + c["pin_bytes"])  # fmt: skip
         assert c["start_check_passes"] is True and c["requested_bytes"] == predicted["requested_bytes"]
@@ -306,7 +310,7 @@ def test_a_pool_pinned_on_a_discrete_card_is_checked_against_the_card(capsys: py
     # what other processes hold comes off the card beside the pin, and the utilization must still pass the check at start
     assert cli.main([*argv, "--kv-cache-memory-bytes", "4e9", "--in-use", "3GiB", "--json"]) == 0
     held = json.loads(capsys.readouterr().out)["card_pin"]
-    assert held["held_bytes"] == parse_size("0.39 GiB") + 3 * 2**30 and held["fits"] is False and held["start_check_passes"] is False
+    assert held["held_bytes"] == RTX_4090_CONTEXT + 3 * 2**30 and held["fits"] is False and held["start_check_passes"] is False
     assert cli.main([*argv, "--kv-cache-memory-bytes", "2e9", "--in-use", "3GiB", "--gpu-memory-utilization", "0.5", "--json"]) == 0
     low = json.loads(capsys.readouterr().out)["card_pin"]
     assert low["fits"] is True and low["start_check_passes"] is True

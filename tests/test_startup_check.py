@@ -9,12 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from calc.catalog.loader import load_dir
 from calc.engine.predict import startup
 from calc.present import cli
+from calc.present.cli import CATALOG_DIR
 from calc.units import GiB as GIB
-from calc.units import parse_size
 
 ROOT = Path(__file__).resolve().parent.parent
+# what vLLM holds on an idle RTX 4090 at its start snapshot, as the catalog has it (boxes.yaml in_use_at_start)
+RTX_4090_CONTEXT = int(load_dir(CATALOG_DIR).boxes["rtx-4090"]["in_use_at_start"].size)
 CONFIG = "models/configs/qwen3-1.7b/config.json"
 
 
@@ -91,7 +94,7 @@ def test_an_idle_card_refuses_a_utilization_its_context_leaves_no_room_for(capsy
     refused = _json([*argv, "--gpu-memory-utilization", "0.99"], capsys)
     assert refused["verdict"] == "free memory" and refused["available_kv_bytes"] > 0
     assert [f["flags"] for f in refused["fixes"]] == ["--gpu-memory-utilization 0.98"]
-    assert refused["free_at_start_bytes"] == refused["total_memory_bytes"] - parse_size("0.39 GiB")
+    assert refused["free_at_start_bytes"] == refused["total_memory_bytes"] - RTX_4090_CONTEXT
     unknown = _json(["model", CONFIG, "--total-memory", "23.68 GiB", "--max-model-len", "4096", "--gpu-memory-utilization", "0.98"], capsys)
     assert unknown["verdict"] == "free memory" and unknown["free_at_start_bytes"] == unknown["total_memory_bytes"] - startup.CUDA_CONTEXT
 
@@ -140,7 +143,7 @@ def test_a_pin_on_a_card_still_meets_the_free_memory_check(capsys) -> None:
         assert cli.main([*argv, *extra]) == 0
         assert "but vLLM refuses at start: free memory on device" in capsys.readouterr().out
     pin = _json([*argv, "--in-use", "3 GiB", "--gpu-memory-utilization", "0.85"], capsys)["card_pin"]
-    assert pin["requested_bytes"] <= pin["free_at_start_bytes"] and pin["held_bytes"] == 3 * GIB + parse_size("0.39 GiB")
+    assert pin["requested_bytes"] <= pin["free_at_start_bytes"] and pin["held_bytes"] == 3 * GIB + RTX_4090_CONTEXT
 
 
 def test_a_pool_no_larger_than_the_held_back_block_is_no_kv_memory(capsys) -> None:

@@ -10,7 +10,9 @@ from calc.answers import report
 from calc.engine import lora, multimodal, offload
 from calc.engine.hfconfig import Shape
 from calc.engine.predict.fixes import Limits
+from calc.engine.predict.startup import FreeAtStart
 from calc.jsontext import JsonObject
+from calc.units import shown
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,12 @@ class CardPin:
     free_at_start_bytes: int | None = None  # what that check sees free; None where the release checks nothing
     start_check_passes: bool | None = None
     utilization_at_most: float | None = None  # the highest utilization, two decimals, the free memory holds
+
+    @property
+    def free_shown(self) -> Fraction:
+        """The free memory at start as the printed figures give it: the total less what is held before
+        vLLM starts, both as printed beside it."""
+        return shown(self.total_bytes, "GiB") - shown(self.held_bytes, "GiB")
 
     @property
     def passes_start_check(self) -> bool:
@@ -337,7 +345,7 @@ class CardPrediction:
     settings_that_fit: Limits | None = None  # how far each setting goes, the others as given
     held_out_error: HeldOutError | None = None  # the band the prediction was off by on public starts nothing was fitted to
     free_at_start_bytes: int | None = None  # what vLLM's start check sees free on a rank, where the release checks it (predict.startup)
-    free_at_start_source: str = ""  # how it is made up, where the answer says it (--in-use given, or the check refuses)
+    free_at_start: FreeAtStart | None = None  # its parts, where the answer says it (--in-use given, or the check refuses)
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ class Prediction:
     runner_v2: bool = False  # the start runs Model Runner V2 (model_runner_v2)
     compile: Term = Term("compile", 0, "")  # what compiling the model holds at once in the profile (compile_block), inside `activation`
     pinned_bytes: int = 0  # the compile's block counted again as consumed (pinned_block), inside `activation`
-    free_at_start: Term | None = None  # what vLLM's start snapshot sees free on a rank, where the release checks it (startup.py)
+    free_at_start: startup.FreeAtStart | None = None  # what vLLM's start snapshot sees free on a rank, where the release checks it
 
 
 def flashinfer_sampler(installed: bool, off: bool) -> bool | None:

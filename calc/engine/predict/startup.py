@@ -16,8 +16,10 @@ off the pool. V0 from 0.6.5 measures from a baseline snapshot (worker.py memory_
 
 from __future__ import annotations
 
-from calc.engine.predict.terms import Term
-from calc.units import InputError, fmt
+from dataclasses import dataclass
+from fractions import Fraction
+
+from calc.units import InputError, fmt, printed_sum, shown
 
 # For a card the catalog has no reading of (boxes.yaml in_use_at_start): vLLM's own worker at its start snapshot, 'worker init memory snapshot: ... cuda_memory=0.51GiB' (gpu_worker.py:284,
 # DEBUG, v0.19.0, one H100 at TP 1, 21 starts of logs/starts/): the largest of the single-card readings the public logs
@@ -56,17 +58,39 @@ def checks_free(rel: tuple[int, int, int], v0: bool) -> bool:
     return not v0 and rel >= FREE_CHECK_FROM
 
 
-def free_at_start(total: int, in_use: int, tp: int, nvls: bool, rel: tuple[int, int, int], context: int | None = None, where: str = "") -> Term:
-    """The free memory vLLM's start snapshot sees on a rank: the total less what others hold, vLLM's
-    CUDA context (`context`, measured on the card at `where`; else CUDA_CONTEXT) and, from 0.11.0
-    under TP on an NVSwitch board, NCCL's buffers."""
+@dataclass(frozen=True)
+class FreeAtStart:
+    """The free memory vLLM's start snapshot sees on a rank, with its parts: the card's total less
+    vLLM's CUDA context (measured on the card at `where`, else CUDA_CONTEXT), what others hold and,
+    from 0.11.0 under TP on an NVSwitch board, NCCL's buffers. `bytes` decides; `shown` is the
+    difference of the parts as printed, what a reader gets from the figures beside it."""
+
+    total: int
+    context: int
+    in_use: int
+    nccl: int
+    where: str = ""
+
+    @property
+    def bytes(self) -> int:
+        return self.total - self.context - self.in_use - self.nccl
+
+    @property
+    def shown(self) -> Fraction:
+        return shown(self.total, "GiB") - printed_sum([self.context, self.in_use, self.nccl], "GiB")
+
+    @property
+    def source(self) -> str:
+        measured = f" (measured on this card, catalog/{self.where})" if self.where else " (the largest single-card reading)"
+        parts = [f"the card's {fmt(self.total, 'GiB')}", f"less {fmt(self.context, 'GiB')} of vLLM's CUDA context{measured}"]
+        if self.in_use:
+            parts.append(f"{fmt(self.in_use, 'GiB')} other processes hold (--in-use)")
+        if self.nccl:
+            parts.append(f"{fmt(self.nccl, 'GiB')} of NCCL's buffers, set up before the snapshot from 0.11.0")
+        return ", ".join(parts) + " (vllm/v1/worker/gpu_worker.py init_device; the context and NCCL's buffers as the public logs' snapshots print them)"
+
+
+def free_at_start(total: int, in_use: int, tp: int, nvls: bool, rel: tuple[int, int, int], context: int | None = None, where: str = "") -> FreeAtStart:
+    """The free memory vLLM's start snapshot sees on a rank (FreeAtStart)."""
     nccl = NCCL_AT_SNAPSHOT if tp > 1 and nvls and rel >= NCCL_BEFORE_SNAPSHOT_FROM else 0
-    own = CUDA_CONTEXT if context is None else context
-    measured = f" (measured on this card, catalog/{where})" if context is not None and where else " (the largest single-card reading)"
-    parts = [f"the card's {fmt(total, 'GiB')}", f"less {fmt(own, 'GiB')} of vLLM's CUDA context{measured}"]
-    if in_use:
-        parts.append(f"{fmt(in_use, 'GiB')} other processes hold (--in-use)")
-    if nccl:
-        parts.append(f"{fmt(nccl, 'GiB')} of NCCL's buffers, set up before the snapshot from 0.11.0")
-    source = ", ".join(parts) + " (vllm/v1/worker/gpu_worker.py init_device; the context and NCCL's buffers as the public logs' snapshots print them)"
-    return Term("free_at_start", total - own - in_use - nccl, source)
+    return FreeAtStart(total, CUDA_CONTEXT if context is None else context, in_use, nccl, where if context is not None else "")

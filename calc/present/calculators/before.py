@@ -570,7 +570,7 @@ def _card_pin_rows(catalog: Catalog, card: predict.Card, r: modeled.ModelReport,
     assert c.free_at_start_bytes is not None
     lower = (f"a utilization of {c.utilization_at_most:.2f} or lower passes it" if c.utilization_at_most
              else "no utilization passes it: less held by other processes")  # fmt: skip
-    rows.append(("vLLM's start check", badge(False, "", "refused") + " " + esc("free memory on device ") + fig("card_free_at_start", fmt(c.free_at_start_bytes, "GiB", down=True))
+    rows.append(("vLLM's start check", badge(False, "", "refused") + " " + esc("free memory on device ") + fig("card_free_at_start", fmt(c.free_shown, "GiB"))
                  + esc(" is less than the ") + fig("card_requested", fmt(c.requested_bytes, "GiB", up=True))
                  + esc(f" the utilization asks (vllm/v1/worker/gpu_worker.py init_device); with a pin the utilization sizes nothing, so {lower}")))  # fmt: skip
     return said + " vLLM refuses it at start: the free memory is less than the utilization asks."
@@ -743,8 +743,8 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     free = p.free_at_start
     if free is not None and (start.in_use or p.verdict == "free memory"):  # vLLM's check at start, where it bites or was asked for
         holds = "holds" if free.bytes >= p.requested_bytes else "is less than"
-        rows.append(("Free at vLLM's start check", fig("free_at_start", fmt(free.bytes, "GiB", down=True)) + esc(f" {holds} the ")
-                     + fig("free_requested", fmt(p.requested_bytes, "GiB", up=True)) + esc(f" requested: {free.source}")))  # fmt: skip
+        rows.append(("Free at vLLM's start check", fig("free_at_start", fmt(free.shown, "GiB")) + esc(f" {holds} the ")
+                     + fig("free_requested", fmt(p.requested_bytes, "GiB")) + esc(f" requested: {free.source}")))  # fmt: skip
     starts = p.verdict == "starts"
     said = fig("verdict", p.verdict)  # "starts", or the check that refuses the start
     rows.append(("vLLM's verdict", (badge(True, said) if starts else badge(False) + " " + said) + esc(f": {p.reason}")))

@@ -285,10 +285,10 @@ def cmd_model(
         lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
                         f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
         lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
-        if c.free_at_start_source and c.free_at_start_bytes is not None:  # vLLM's check at start, before it loads anything
+        if (free := c.free_at_start) is not None:  # vLLM's check at start, before it loads anything: its parts as printed, the verdict on bytes
             lines[3] = (
-                f"  free at vLLM's start check: {fmt(c.free_at_start_bytes, 'GiB', down=True)} ({c.free_at_start_source}), "
-                f"{'holds' if c.free_at_start_bytes >= c.requested_bytes else 'less than'} the {fmt(c.requested_bytes, 'GiB', up=True)} requested\n"
+                f"  free at vLLM's start check: {fmt(free.shown, 'GiB')} ({free.source}), "
+                f"{'holds' if free.bytes >= c.requested_bytes else 'less than'} the {fmt(c.requested_bytes, 'GiB')} requested\n"
             ) + lines[3]
         # the requested share less the terms, as printed beside it (units.shown): a reader's subtraction
         left = shown(c.requested_bytes, "GiB") - printed_sum([t.bytes for t in terms.values()], "GiB")
@@ -557,7 +557,7 @@ def _pin_refused_at_start(c: modelreport_module.CardPin) -> str:
     assert c.free_at_start_bytes is not None
     lower = (f"--gpu-memory-utilization {c.utilization_at_most:.2f} or lower passes it" if c.utilization_at_most
              else "no utilization passes it: less held by other processes")  # fmt: skip
-    return (f"  but vLLM refuses at start: free memory on device ({fmt(c.free_at_start_bytes, 'GiB', down=True)}/{fmt(c.total_bytes, 'GiB')}) is less "
+    return (f"  but vLLM refuses at start: free memory on device ({fmt(c.free_shown, 'GiB')}/{fmt(c.total_bytes, 'GiB')}) is less "
             f"than the {fmt(c.requested_bytes, 'GiB', up=True)} the utilization asks (vllm/v1/worker/gpu_worker.py init_device); with a pin the "
             f"utilization sizes nothing, so {lower}")  # fmt: skip
 
@@ -613,7 +613,7 @@ def _with_prediction(
         held_out_error=band if pool > 0 else None,  # the band of a predicted pool, none beside a refusal for want of one
         free_at_start_bytes=p.free_at_start.bytes if p.free_at_start is not None else None,
         # said where the check bites or was asked for (--in-use)
-        free_at_start_source=p.free_at_start.source if p.free_at_start is not None and (start.in_use or p.verdict == "free memory") else "",
+        free_at_start=p.free_at_start if start.in_use or p.verdict == "free memory" else None,
     )
     return replace(
         r,
