@@ -36,40 +36,45 @@ def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, int]]:
     urls = {s["file"]: s["url"] for s in listed if isinstance(s, dict) and "file" in s}
     catalog = load_dir(root / "catalog")
     rows = poolaccuracy.rows(entries, configs, logs, catalog.boxes, urls)
-    layers, buffers = graph_models(graph_logs, entries, logs, catalog.boxes, rows, root)
-    return rows, poolaccuracy.fit(rows, graph_logs, logs, layers, buffers)
+    layers, buffers, activations = graph_models(graph_logs, entries, logs, catalog.boxes, rows, root)
+    return rows, poolaccuracy.fit(rows, graph_logs, logs, layers, buffers, activations)
 
 
 def graph_models(
     graph_logs: list[records.GraphLog], entries: list[records.PoolStart], logs: dict[str, str], boxes: Mapping[str, Box], rows: list[poolaccuracy.Row],
     root: Path = ROOT,
-) -> tuple[dict[str, int], dict[str, int]]:  # fmt: skip
-    """Each CUDA graph log's decoder layers and the attention backend's buffers in its first full
-    capture (predict.full_graph_buffers for the largest full graph it profiled): from its own config
-    and card, or else its start's, at the tensor-parallel size and batch its row predicted (a log
-    that is no start's: its own TP, and 8,192 batched tokens, which enter only FlashInfer's workspace
-    from 0.26.0)."""
+) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:  # fmt: skip
+    """Each CUDA graph log's decoder layers, the attention backend's buffers in its first full
+    capture (predict.full_graph_buffers for the largest full graph it profiled) and its largest
+    piecewise graph's activations (predict.piecewise_activations): from its own config and card, or
+    else its start's, at the tensor-parallel size and batch its row predicted (a log that is no
+    start's: its own TP, and 8,192 batched tokens, which enter only FlashInfer's workspace from
+    0.26.0)."""
     from calc.engine import hfconfig, predict
 
     starts = {e.log: e for e in entries}
     predicted = {r.log: r.prediction for r in rows}
-    layers, buffers = {}, {}
+    layers, buffers, activations = {}, {}, {}
     for g in graph_logs:
         e, p = starts.get(g.log), predicted.get(g.log)
         name, box = g.config or (e.config if e else None), g.box or (e.box if e else None)
         if name is None:
             continue
         path = root / "models" / "configs" / name / "config.json"
-        shape = hfconfig.shape(json.loads(path.read_text(encoding="utf-8")), str(path))
+        config = json.loads(path.read_text(encoding="utf-8"))
+        shape = hfconfig.shape(config, str(path))
         layers[g.log] = len(shape.layers)
         largest = poolaccuracy.largest_full(logs[g.log])
+        rel = predict.release(e.engine_version if e else None)
+        tp, batch = (p.tp, p.max_num_batched_tokens) if p else (g.tp or 1, 8192)
+        widest = poolaccuracy.largest_piecewise(logs[g.log])
+        if widest:
+            activations[g.log] = predict.piecewise_activations(shape, tp, widest, predict.experts_per_token(config), rel)
         if box and largest:
             card = predict.card_of_box(predict.find_box(boxes, box))
             capture = predict.capture_of(shape, card, e.kv_cache_dtype if e else "auto", 0)
-            rel = predict.release(e.engine_version if e else None)
-            tp, batch = (p.tp, p.max_num_batched_tokens) if p else (g.tp or 1, 8192)
             buffers[g.log] = predict.full_graph_buffers(shape, capture, tp, largest, batch, rel)[0]
-    return layers, buffers
+    return layers, buffers, activations
 
 
 def _pct(x: object) -> str:

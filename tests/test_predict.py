@@ -426,11 +426,17 @@ def test_cuda_graph_only_from_0_20_and_not_eager() -> None:
     assert predict.cuda_graph(shape, (0, 21), 256, 2048, False, vendor="amd").bytes == 0
     # vLLM's formula over log 31's graphs: the larger first capture (the piecewise one where the full
     # graphs' backend holds no buffers, FlashAttention 2), then each further graph of both modes,
-    # growing with Qwen3-8B's 36 decoder layers
+    # growing with Qwen3-8B's 36 decoder layers. The piecewise first capture holds the largest graph's
+    # activations at 512 tokens: the residual stream (3 x 4,096) and the MLP's gate_up and activation
+    # outputs (3 x 12,288), in bf16
     assert predict.graph_counts(256, 2048) == (51, 35)
+    acts = 512 * (3 * 4096 + 3 * 12288) * 2
+    assert predict.piecewise_activations(shape, 1, 512) == acts == 48 * 2**20
     per = 50 * predict.CUDA_GRAPH_PIECEWISE_PER_LAYER + 34 * predict.CUDA_GRAPH_FULL_PER_LAYER
-    assert predict.cuda_graph(shape, (0, 21), 256, 2048, False).bytes == predict.CUDA_GRAPH_PIECEWISE_FIRST + 36 * per
+    assert predict.cuda_graph(shape, (0, 21), 256, 2048, False).bytes == predict.CUDA_GRAPH_PIECEWISE_FIRST + acts + 36 * per
     assert predict.cuda_graph_estimate(5, 0, 64) == predict.CUDA_GRAPH_PIECEWISE_FIRST + 4 * 64 * predict.CUDA_GRAPH_PIECEWISE_PER_LAYER
+    # a further graph counts at least 1 MiB (gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to v0.33.0)
+    assert predict.cuda_graph_estimate(3, 0, 2) == predict.CUDA_GRAPH_PIECEWISE_FIRST + 2 * 2**20
     # on Hopper FlashAttention 3's split buffers for the largest full graph (256 tokens) come first
     h100 = predict.Capture(fa3=True)
     split = predict.fa3_split_buffers(256, 32, 128)
@@ -472,11 +478,13 @@ def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
     full = predict.cuda_graph(llama, (0, 21), 1024, 8192, False, capture=h100).bytes
     assert full > 0
     assert predict.cuda_graph(llama, (0, 25), 1024, 8192, False, runner_v2=True, capture=h100).bytes == 0
-    # from v0.29.0 V2's own: 51 piecewise graphs measured (the largest's own, 50 further at 32 layers), 51 full ones
-    # extrapolated from the two largest, the first beside FA3's split buffers for 512 tokens of 32 heads
+    # from v0.29.0 V2's own: 51 piecewise graphs measured (the largest's own beside its activations at 512 tokens,
+    # 50 further at 32 layers), 51 full ones extrapolated from the two largest, the first beside FA3's split buffers
+    # for 512 tokens of 32 heads
     split = 32 * 512 * 32 * 129 * 4
-    v2_own = predict.CUDA_GRAPH_PIECEWISE_FIRST + 50 * 32 * 120_480 + (32 * 58_103 + split) + 50 * 32 * 58_103
-    assert predict.cuda_graph(llama, (0, 29), 1024, 8192, False, runner_v2=True, capture=h100).bytes == v2_own == 692_342_432
+    acts = 512 * (3 * 4096 + 3 * 14336) * 2
+    v2_own = predict.CUDA_GRAPH_PIECEWISE_FIRST + acts + 50 * 32 * 127_512 + (32 * 58_103 + split) + 50 * 32 * 58_103
+    assert predict.cuda_graph(llama, (0, 29), 1024, 8192, False, runner_v2=True, capture=h100).bytes == v2_own == 711_982_240
     # the whole start: Llama 3.1 8B on an H100 keeps the 0.77 GiB the V1 runner's estimate takes, 0.64 GiB V2's from v0.29.0
     pools = {
         rel: predict.predict(llama, card, predict.Start(max_model_len=8192, engine_version=rel, compile_cached=True)) for rel in ("0.22.0", "0.25.1", "0.29.0")
@@ -526,11 +534,13 @@ def test_flashinfer_workspace_grows_with_the_batch_from_0_26() -> None:
     # v0.25.0 keeps the default workspace; from v0.28.0 a 12.x card decodes with XQA, which takes none
     assert pool("0.25.0", 8192) == pool("0.25.0", 2048) == rows[2048]
     assert pool("0.26.0", 8192) == rows[8192]
-    # where no workspace is allocated in the full warm-up the piecewise graph's first capture is the larger
-    own = rows[2048] - predict.FLASHINFER_WORKSPACE - predict.CUDA_GRAPH_FULL_FIRST + predict.CUDA_GRAPH_PIECEWISE_FIRST
+    # where no workspace is allocated in the full warm-up the piecewise graph's first capture, beside its activations
+    # at 512 tokens, is the larger
+    acts = predict.piecewise_activations(qwen, 1, 512)
+    own = rows[2048] - predict.FLASHINFER_WORKSPACE - predict.CUDA_GRAPH_FULL_FIRST + predict.CUDA_GRAPH_PIECEWISE_FIRST + acts
     assert pool("0.28.0", 8192) == own
     # from v0.29.0 the model runs on V2, which builds the workspace before it measures and counts its own graphs
-    assert pool("0.33.0", 8192) == predict.v2_cuda_graph_estimate(51, 35, 64)
+    assert pool("0.33.0", 8192) == predict.v2_cuda_graph_estimate(51, 35, 64, 0, acts)
     # FlashAttention 2 with a bf16 cache, TRT-LLM decode on a B200: no builder workspace in the capture
     assert pool("0.27.1", 8192, predict.capture_of(qwen, rtx5090, "auto", 0)) == own
     assert pool("0.27.1", 8192, predict.capture_of(qwen, b200, "fp8", 0)) == own
@@ -586,8 +596,9 @@ def test_a_further_cuda_graph_grows_with_the_layers_not_the_tp_size() -> None:
     printed 0.61 GiB."""
     qwen7 = _shape("qwen2.5-7b")
     a, b = (predict.cuda_graph(qwen7, (0, 20), 1024, 8192, False).bytes for _ in (1, 2))
-    assert a == b == predict.CUDA_GRAPH_PIECEWISE_FIRST + 28 * 50 * (predict.CUDA_GRAPH_PIECEWISE_PER_LAYER + predict.CUDA_GRAPH_FULL_PER_LAYER)
-    assert round(a / GiB, 2) == 0.58  # log 94 (TP 2) prints 0.61 GiB, log 93 (TP 1) 0.61 GiB
+    acts = 512 * (3 * 3584 + 3 * 18944) * 2  # the largest graph's activations: the residual stream and the MLP's, 512 tokens
+    assert a == b == predict.CUDA_GRAPH_PIECEWISE_FIRST + acts + 28 * 50 * (predict.CUDA_GRAPH_PIECEWISE_PER_LAYER + predict.CUDA_GRAPH_FULL_PER_LAYER)
+    assert round(a / GiB, 2) == 0.60  # log 94 (TP 2) prints 0.61 GiB, log 93 (TP 1) 0.61 GiB
     assert predict.cuda_graph_estimate(51, 51, 80) - predict.CUDA_GRAPH_PIECEWISE_FIRST == 2 * (
         predict.cuda_graph_estimate(51, 51, 40) - predict.CUDA_GRAPH_PIECEWISE_FIRST
     )
@@ -598,18 +609,21 @@ def test_a_further_cuda_graph_grows_with_the_layers_not_the_tp_size() -> None:
 
 def test_the_graph_estimate_against_the_printed(measured, catalog) -> None:
     """vLLM's own two measurements, fitted on the fitted H100 logs of v0.19.0 that print them (the
-    piecewise first capture, a median of 128 MiB; the full one, FlashAttention 3's split buffers and
-    a median of 4 MiB beside them, 2 to 13 in every log but gpt-oss's; a further graph 0.19 MiB a
-    decoder layer piecewise, 0.14 full), give the H100 estimates at TP 1, 2 and 4 within 22 % but
-    three (the test holds each): Llama 3.1 8B's TP 2 start under by 62 % (26 MiB a piecewise graph,
-    where TP 1 and TP 4 print 6), DeepSeek-V2-Lite under by 32 % (10 MiB further graphs) and
-    gpt-oss-20b (83 graphs a mode) under by 30 %; the MoE and 70B starts under TP are under by 15 to
-    21 % (their further graphs grow more than a layer's median). Off the H100: a 24 GB card with
-    Qwen3-8B over by 20 % (45 % with one first capture for all), GB10 with a hybrid MoE under by 59 %,
-    five small piecewise graphs under TP 2 over by 32 % (131 %), and Qwen3-8B's decoder on an RTX PRO
-    6000 Blackwell under v0.20.2 and v0.21.0 over by 108 % (0.71 GiB modeled for 51 graphs a mode, 0.34
-    printed). Held out, Qwen1.5-MoE-A2.7B (24 layers, 60 experts) comes out under by 37 % (8 and 6 MiB
-    a further graph printed, 4.5 and 3.4 modeled from the layers)."""
+    piecewise first capture, a median of 82 MiB beside the largest graph's activations, 42 to 94 in
+    the dense logs, where the first capture alone runs from 84 to 160 MiB; the full one, FlashAttention
+    3's split buffers and a median of 4 MiB beside them, 2 to 13 in every log but gpt-oss's; a further
+    graph 0.19 MiB a decoder layer piecewise, 0.14 full), give the H100 estimates at TP 1, 2 and 4
+    within 22 % but three (the test holds each): Llama 3.1 8B's TP 2 start under by 62 % (26 MiB a
+    piecewise graph, where TP 1 and TP 4 print 6), DeepSeek-V2-Lite under by 32 % (10 MiB further
+    graphs) and gpt-oss-20b (83 graphs a mode) under by 28 %; the MoE and 70B starts under TP are under
+    by 15 to 20 % (their further graphs grow more than a layer's median). Off the H100: a 24 GB card
+    with Qwen3-8B over by 21 %, GB10 with a hybrid MoE under by 59 %, five small piecewise graphs of
+    16 tokens under TP 2 within 2 % (over by 32 % while the first capture was a 512-token graph's for
+    every list), an RTX 4080 Laptop's 19 graphs of up to 128 tokens over by 15 % (35 % then), and
+    Qwen3-8B's decoder on an RTX PRO 6000 Blackwell under v0.20.2 and v0.21.0 over by 108 % (0.71 GiB
+    modeled for 51 graphs a mode, 0.34 printed: 2 MiB a further graph where the H100 prints 8 and 4).
+    Held out, Qwen1.5-MoE-A2.7B (24 layers, 60 experts) comes out under by 37 % (8 and 6 MiB a further
+    graph printed, 4.5 and 3.4 modeled from the layers)."""
     import yaml
 
     data = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))
@@ -617,14 +631,14 @@ def test_the_graph_estimate_against_the_printed(measured, catalog) -> None:
     logs = {n: (ROOT / "logs" / "public" / n).read_text(encoding="utf-8") for n in names}
     rows, _ = measured
     graph_logs, entries = records.graph_logs(data), records.pool_starts(data)
-    layers, buffers = pool_accuracy.graph_models(graph_logs, entries, logs, catalog.boxes, rows, ROOT)
+    layers, buffers, activations = pool_accuracy.graph_models(graph_logs, entries, logs, catalog.boxes, rows, ROOT)
     layers = {r.log: r.layers for r in rows} | layers
-    checks = {Path(c.log).name.split("-")[0]: c for c in poolaccuracy.graph_checks(names, logs, layers, buffers)}
+    checks = {Path(c.log).name.split("-")[0]: c for c in poolaccuracy.graph_checks(names, logs, layers, buffers, activations)}
     expected = {"81": -0.081, "82": -0.165, "83": -0.081, "84": 0.055, "85": -0.15, "86": -0.165, "87": 0.218, "88": -0.048,
-                "31": 0.203, "45": -0.587, "25": 0.322, "89": -0.618, "90": 0.125, "91": -0.081, "92": -0.081, "93": 0.108,
-                "94": -0.055, "95": -0.164, "96": 0.108, "97": -0.004, "98": -0.169, "99": -0.212, "100": -0.323, "101": 0.218,
+                "31": 0.206, "45": -0.59, "25": -0.014, "89": -0.618, "90": 0.085, "91": -0.081, "92": -0.081, "93": 0.108,
+                "94": -0.067, "95": -0.195, "96": 0.108, "97": -0.004, "98": -0.169, "99": -0.204, "100": -0.323, "101": 0.218,
                 "102": -0.081, "103": -0.081, "104": -0.195, "105": 0.108, "106": -0.081, "107": 0.11, "108": -0.051,
-                "109": -0.051, "110": -0.059, "111": -0.303, "123": 1.076, "124": 1.076, "127": -0.369, "139": 0.349}  # fmt: skip
+                "109": -0.051, "110": -0.059, "111": -0.284, "123": 1.081, "124": 1.081, "127": -0.369, "139": 0.152}  # fmt: skip
     assert {k: round(float(c.error), 3) for k, c in checks.items()} == expected
     assert (checks["45"].piecewise, checks["45"].full, checks["25"].piecewise, checks["25"].full) == (51, 35, 5, 0)
     assert poolaccuracy.graph_breakdown(logs[names[0]]) == {"PIECEWISE": (138 * 2**20, 6 * 2**20), "FULL": (260 * 2**20, 6 * 2**20)}
@@ -762,17 +776,19 @@ EXPECTED = {
     # v0.24.0 on an RTX 4090: 4.2 % over as first predicted, 0.9 % once the sampler's sort was read from
     # the source (38 B a logit, nothing fitted to this start); the log's 14.29 GiB of weights are 0.07 GiB
     # over the config's 14.22
-    "129-v0240-qwen25-7b-rtx4090-llm-infra-lab.log": (-0.0127, 0.015),
+    "129-v0240-qwen25-7b-rtx4090-llm-infra-lab.log": (-0.0171, 0.02),
     # v0.22.1 on an RTX 3090, held out: 5.8 % over as first predicted; quantization=awq runs AWQLinearMethod,
     # which at 256 tokens or more dequantizes each weight whole before its matmul (awq.py apply, v0.22.0):
     # 4.5 % over once that rule was read from the source (the log's 'so forcing awq'); the printed graph
-    # estimate is 0.19 GiB over the formula's, and about 0.5 GiB more is not found
-    "130-v0221-qwen25-7b-awq-rtx3090-runpod.log": (0.0055, 0.01),
+    # estimate is 0.24 GiB over the formula's (0.19 while the first capture was a 512-token graph's for every
+    # capture list; 0.11 GiB modeled for 5 and 4 graphs of up to 16 tokens, 0.35 printed), and about 0.5 GiB more
+    # is not found
+    "130-v0221-qwen25-7b-awq-rtx3090-runpod.log": (0.0085, 0.01),
     # Added 2026-12-02 (a second search), each as first predicted, nothing fitted to them: Qwen2.5 0.5B
     # Instruct (Qwen2-0.5B-Instruct's config) on an RTX 4090 under v0.24.0, 0.23 GiB under an 18.08 GiB
     # pool, and under WSL2 with v0.27.1, 0.35 GiB under 19.06 GiB; held out, Llama 4 Scout under TP 4
     # on the llm-d-planner sweep's H100 (v0.19.0), 0.18 GiB over 16.75 GiB
-    "131-v0240-qwen25-05b-rtx4090-llm-infra-lab.log": (-0.0128, 0.015),
+    "131-v0240-qwen25-05b-rtx4090-llm-infra-lab.log": (-0.0112, 0.015),
     # under v0.27.1 the start ran Model Runner V2, whose warm-up holds the logits alone: once read
     # (gpu/model_runner.py _dummy_sampler_run) its pool went from 0.35 GiB under to 0.08 GiB over
     "132-v0271-qwen25-05b-rtx4090-wsl2-llmso.log": (0.0043, 0.005),
@@ -781,27 +797,29 @@ EXPECTED = {
     # 1.5B Instruct (Qwen2-1.5B-Instruct's config) on an RTX 4080 Laptop GPU under WSL2, 4,096 tokens, 64
     # sequences. Under v0.23.0 every pool comes out 0.16 GiB over, whatever the utilization (0.33 to 0.85: a
     # fixed term, not the card's total); the graph estimate is 0.07 GiB over the 0.19 GiB the same start prints
-    # ('0.8500 is equivalent to 0.8340'), so the peak and non-torch terms (0.38 GiB modeled) are about 0.22 GiB
+    # ('0.8500 is equivalent to 0.8340; 0.03 GiB over once the first capture holds the largest graph's 128-token
+    # activations, not a 512-token graph's), so the peak and non-torch terms (0.38 GiB modeled) are about 0.22 GiB
     # under what these starts leave them; with --quantization fp8, 0.21 GiB over. Under v0.20.0 (held out: its
     # log prints 2.89 GiB of weights and a 0.19 GiB graph estimate) 0.06 GiB over; under V0 0.7.2 through Ray
     # Serve, 0.19 GiB under: the printed non-torch term is 0.04 GiB against V0's fitted 0.35, the printed peak
     # 0.48 GiB against the modeled 0.36
-    "134-v0230-qwen25-15b-util055-rtx4080-laptop-llmso.log": (-0.0789, 0.08),
-    "135-v0230-qwen25-15b-util085-rtx4080-laptop-llmso.log": (-0.0357, 0.04),
-    "136-v0230-qwen25-15b-fp8-util085-rtx4080-laptop-llmso.log": (-0.0184, 0.03),
-    "137-v0230-qwen25-15b-util045-rtx4080-laptop-llmso.log": (-0.1336, 0.135),
+    "134-v0230-qwen25-15b-util055-rtx4080-laptop-llmso.log": (-0.066, 0.07),
+    "135-v0230-qwen25-15b-util085-rtx4080-laptop-llmso.log": (-0.03, 0.04),
+    "136-v0230-qwen25-15b-fp8-util085-rtx4080-laptop-llmso.log": (-0.0135, 0.03),
+    "137-v0230-qwen25-15b-util045-rtx4080-laptop-llmso.log": (-0.1117, 0.115),
     # the 0.23.0 laptop starts compiled (the same lab's e1-vanilla-startup.txt: 'compilation: 12.33 s'): with the
     # compile's block (the 0.43 GiB embedding against a 0.13 GiB peak) and the allocator's rounding of the weights
-    # (0.09 GiB) each is 0.23 GiB under, where it was 0.16 over: on this WSL2 laptop under the V1 runner the cold
-    # transient the pools leave is about 0.2 GiB, not the embedding the V2 starts print
-    "138-v0230-qwen25-15b-util033-rtx4080-laptop-llmso.log": (-0.8417, 0.845),  # 0.23 GiB under a 0.27 GiB pool
-    "139-v0200-qwen25-15b-util085-rtx4080-laptop-llmso.log": (-0.0353, 0.04),
+    # (0.09 GiB) each is 0.23 GiB under, where it was 0.16 over (0.19 under with the 128-token first capture): on this
+    # WSL2 laptop under the V1 runner the cold transient the pools leave is about 0.2 GiB, not the embedding the V2
+    # starts print
+    "138-v0230-qwen25-15b-util033-rtx4080-laptop-llmso.log": (-0.7032, 0.705),  # 0.19 GiB under a 0.27 GiB pool
+    "139-v0200-qwen25-15b-util085-rtx4080-laptop-llmso.log": (-0.0296, 0.04),
     "140-v072-qwen25-15b-util060-rayserve-rtx4080-laptop-llmso.log": (-0.0512, 0.06),
-    "141-v0230-qwen25-15b-fp8-util07656-rtx4080-laptop-llmso.log": (-0.0215, 0.035),
-    "142-v0230-qwen25-15b-util065-rtx4080-laptop-llmso.log": (-0.0561, 0.06),
-    "143-v0230-qwen25-15b-util075-rtx4080-laptop-llmso.log": (-0.0436, 0.045),
-    "144-v0230-qwen25-15b-util036-rtx4080-laptop-llmso.log": (-0.3612, 0.365),
-    "145-v0230-qwen25-15b-util040-rtx4080-laptop-llmso.log": (-0.2054, 0.21),
+    "141-v0230-qwen25-15b-fp8-util07656-rtx4080-laptop-llmso.log": (-0.0159, 0.035),
+    "142-v0230-qwen25-15b-util065-rtx4080-laptop-llmso.log": (-0.047, 0.06),
+    "143-v0230-qwen25-15b-util075-rtx4080-laptop-llmso.log": (-0.0365, 0.045),
+    "144-v0230-qwen25-15b-util036-rtx4080-laptop-llmso.log": (-0.3018, 0.305),
+    "145-v0230-qwen25-15b-util040-rtx4080-laptop-llmso.log": (-0.1717, 0.175),
     # Phi-2 on the llm-d-planner sweep's H100 (v0.19.0), added once PhiForCausalLM was read: 0.03 GiB over
     # a 69.0 GiB pool as first predicted (the printed peak 0.79 GiB against 0.77, non-torch 0.24 against 0.25)
     "146-v0190-phi-2-h100-llmd-planner.log": (0.0005, 0.005),
@@ -813,9 +831,9 @@ EXPECTED = {
     # measured by V2): the starts that compiled leave 8.59 GiB consumed and a 0.71 GiB transient, the one that loaded
     # its compiled graph from the cache (v0.30.0 through Xinference, held out) 7.89 and 0.15, against 7.80 and 0.14
     # modeled. With the compile's block (the 0.72 GiB embedding, counted again as consumed up to v0.30.x) as below
-    "147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log": (-0.0151, 0.025),
-    "148-v0300-typhoon25-qwen3-4b-util070-rtx5060ti-wsl2-xinference-prp.log": (0.0098, 0.03),
-    "149-v0300-typhoon25-qwen3-4b-util090-rtx5060ti-wsl2-xinference-prp.log": (-0.0047, 0.01),
+    "147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log": (-0.0165, 0.025),
+    "148-v0300-typhoon25-qwen3-4b-util070-rtx5060ti-wsl2-xinference-prp.log": (0.009, 0.03),
+    "149-v0300-typhoon25-qwen3-4b-util090-rtx5060ti-wsl2-xinference-prp.log": (-0.0052, 0.01),
     # Llama 3.1 8B Instruct on an L4 under v0.11.0 at 32,000 tokens and 128 sequences: 0.32 GiB under, the peak and
     # non-torch terms (0.85 GiB modeled) being 0.53 GiB in the log
     "150-v0110-llama31-8b-l4-demo-env.log": (-0.0669, 0.07),
@@ -834,8 +852,8 @@ EXPECTED = {
     # modeled (0.34 GiB for these three, 0.40 for the Typhoon starts) each is over by what V2's consumed memory holds
     # beyond the weights and, where the start compiled from scratch, its larger transient
     "153-v0310-qwen25-coder-15b-a100-40gb-sql-agent-rl.log": (0.0034, 0.01),
-    "154-v0300-qwen25-15b-fp16-tesla-t4-llm-lab.log": (0.0032, 0.015),
-    "155-v0300-qwen25-15b-fp16-prefix-cache-tesla-t4-llm-lab.log": (0.0032, 0.015),
+    "154-v0300-qwen25-15b-fp16-tesla-t4-llm-lab.log": (0.0039, 0.015),
+    "155-v0300-qwen25-15b-fp16-prefix-cache-tesla-t4-llm-lab.log": (0.0039, 0.015),
     # Qwen3 30B-A3B Instruct 2507 on an H100 under v0.10.2 at 6,144 tokens, the PyTorch sampler (its log: FlashInfer is
     # not available): 0.08 GiB under an 8.68 GiB pool, the printed peak 5.58 GiB against 5.54 modeled and the printed
     # non-torch term 0.07 GiB against 0.25. Held out, Qwen2.5 14B Instruct in float16 under TP 2 on two A100 40GB and V0
@@ -853,7 +871,7 @@ EXPECTED = {
     "158-v0120-qwen3-vl-30b-a3b-tp2-h100-video-cutting-agent.log": (-0.0289, 0.035),
     "159-v0100-qwen3-30b-a3b-awq-rtx3090-anton.log": (-0.1573, 0.16),
     "160-v0190-llama31-70b-awq-tp2-a100-40gb-mindsafe.log": (0.01, 0.015),
-    "161-v0261-qwen3-coder-30b-a3b-a100-80gb-autoscientists.log": (-0.0049, 0.006),
+    "161-v0261-qwen3-coder-30b-a3b-a100-80gb-autoscientists.log": (-0.0018, 0.006),
     "162-v0150-qwen3-30b-a3b-2507-h200-util050-telco-rag.log": (0.0041, 0.01),
     "163-v0151-gpt-oss-120b-tp2-h200-util085-activate-rag.log": (0.0136, 0.02),
     "164-v0102-qwen3-4b-h100-defaults-neo4j-graphrag.log": (-0.0014, 0.005),
@@ -891,11 +909,11 @@ EXPECTED = {
     # its pinned copy, against the 1.39 and 1.43 printed); --enforce-eager (bf16, AWQ), read from the arguments line;
     # 512 batched tokens (held out), where the pinned block shows in the printed non-torch (1.27 GiB); the compiled
     # graph from the cache. The graph estimate 0.15 GiB modeled against the 0.07 printed for 5 graphs of up to 16 tokens
-    "194-v0290-qwen3-8b-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0699, 0.075),
-    "195-v0290-qwen3-8b-awq-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0454, 0.05),
+    "194-v0290-qwen3-8b-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0676, 0.075),
+    "195-v0290-qwen3-8b-awq-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0439, 0.05),
     "196-v0290-qwen3-8b-rtx4090-48gb-eager-vllm-lab.log": (-0.0054, 0.01),
     "197-v0290-qwen3-8b-awq-rtx4090-48gb-eager-vllm-lab.log": (-0.0033, 0.005),
-    "198-v0290-qwen3-8b-rtx4090-48gb-512-batched-vllm-lab.log": (-0.0123, 0.015),
+    "198-v0290-qwen3-8b-rtx4090-48gb-512-batched-vllm-lab.log": (-0.0099, 0.015),
     # vLLM 0.28.0 under Model Runner V2 on an RTX 4090, Qwen3-VL-8B with one image profiled: the printed peak is 2.26 GiB
     # cold or from the cache. As first predicted 1.52 was modeled from the cache and 2.82 cold, the loaded weights 16.40
     # GiB against 16.65: +27 % to +45 % from the cache (util 0.9 and 0.96 held out), -12 % cold, the FP8 checkpoint -7 %.
@@ -908,7 +926,7 @@ EXPECTED = {
     "202-v0280-qwen3-vl-8b-rtx4090-v2-runner-maxlen4096-cold-llm-infra-bench.log": (0.0348, 0.04),
     "203-v0280-qwen3-vl-8b-fp8-rtx4090-v2-runner-cold-llm-infra-bench.log": (0.0052, 0.01),
     "204-v0280-qwen3-vl-8b-rtx4090-v2-runner-util096-llm-infra-bench.log": (0.0302, 0.035),
-    "205-v0290-qwen3-8b-rtx4090-48gb-cached-prefix-caching-vllm-lab.log": (-0.0109, 0.015),
+    "205-v0290-qwen3-8b-rtx4090-48gb-cached-prefix-caching-vllm-lab.log": (-0.0087, 0.015),
     # Qwen3 8B in float16 on two Tesla T4 (PCIe), TP 2, vLLM 0.22.0 under Model Runner V2, eager: LLM()'s 8,192 batched
     # tokens, as the log's chunked-prefill line states them
     "206-v0220-qwen3-8b-fp16-tp2-tesla-t4-eager-exact-kaggle.log": (-0.0084, 0.015),
@@ -919,7 +937,7 @@ EXPECTED = {
     # NCCL's non-torch memory with cuMem off from 0.19 to 0.21 GiB a rank (NON_TORCH_PER_RANK_TP_NO_CUMEM)
     "208-v0100-qwen3-235b-a22b-fp8-tp8-ep-h100-eval-dataset.log": (0.0614, 0.065),
     # Qwen3-30B-A3B-2507 quantized to fp8 as it loaded, one H100, vLLM 0.22.1
-    "209-v0221-qwen3-30b-a3b-2507-runtime-fp8-h100-mlops-assignment.log": (0.0015, 0.005),
+    "209-v0221-qwen3-30b-a3b-2507-runtime-fp8-h100-mlops-assignment.log": (0.0024, 0.005),
     # Qwen3.6-27B-FP8 (gated-delta hybrid) text only on one H100, vLLM 0.27.1, eager (held out): as first predicted -2.4 %,
     # the vision tower's profile modeled (1.73 GiB) where --language-model-only left vLLM none to profile; the log's
     # text-only line now reads as every modality's limit at 0
@@ -942,18 +960,18 @@ EXPECTED = {
     # single changes (fp8 KV cache, fp8 weights, 8,192 batched tokens, all three of fp8, fp8 KV and 512 sequences) and
     # Phase 6's TP 2 over PCIe without peer-to-peer. The fp8 caches run FlashInfer, whose 394 MiB workspace V2 allocates
     # for its graph profile and calc/ does not count (+0.39 GiB on 302 and 305)
-    "301-v0300-qwen25-7b-rtx5090-v2-runner-fresh-vm-llm-inference-ops.log": (0.0094, 0.015),
-    "302-v0300-qwen25-7b-kv-fp8-rtx5090-v2-runner-llm-inference-ops.log": (0.0459, 0.05),
-    "303-v0300-qwen25-7b-runtime-fp8-rtx5090-v2-runner-llm-inference-ops.log": (0.0075, 0.01),
-    "304-v0300-qwen25-7b-8192-batched-rtx5090-v2-runner-llm-inference-ops.log": (0.0152, 0.02),
-    "305-v0300-qwen25-7b-runtime-fp8-kv-fp8-512-seqs-rtx5090-v2-runner-llm-inference-ops.log": (0.0423, 0.05),
+    "301-v0300-qwen25-7b-rtx5090-v2-runner-fresh-vm-llm-inference-ops.log": (0.0069, 0.015),
+    "302-v0300-qwen25-7b-kv-fp8-rtx5090-v2-runner-llm-inference-ops.log": (0.0432, 0.05),
+    "303-v0300-qwen25-7b-runtime-fp8-rtx5090-v2-runner-llm-inference-ops.log": (0.0059, 0.01),
+    "304-v0300-qwen25-7b-8192-batched-rtx5090-v2-runner-llm-inference-ops.log": (0.0127, 0.02),
+    "305-v0300-qwen25-7b-runtime-fp8-kv-fp8-512-seqs-rtx5090-v2-runner-llm-inference-ops.log": (0.0406, 0.05),
     # TP 2 on two RTX 5090 without peer-to-peer: 0.84 GiB less pool than modeled, about the compile block the TP 1 starts hold
     "306-v0300-qwen25-7b-runtime-fp8-tp2-rtx5090-no-p2p-v2-runner-llm-inference-ops.log": (0.0362, 0.04),
     # two RTX 4090 without peer-to-peer under vLLM 0.25.1: Qwen1.5-MoE-A2.7B at TP 2 with expert parallelism (V2, the
     # graph from the cache), Qwen3-30B-A3B-FP8 at TP 2 with expert parallelism (V1, a cold compile: the graph estimate
     # printed 1.27 GiB against 0.79 modeled) and Qwen2-7B-Instruct at TP 2 (V2, a cold compile)
     "307-v0251-qwen15-moe-a27b-tp2-ep-rtx4090-no-p2p-vllmexperience.log": (0.0003, 0.005),
-    "308-v0251-qwen3-30b-a3b-fp8-tp2-ep-rtx4090-no-p2p-vllmexperience.log": (0.1386, 0.14),
+    "308-v0251-qwen3-30b-a3b-fp8-tp2-ep-rtx4090-no-p2p-vllmexperience.log": (0.14, 0.145),
     "309-v0251-qwen2-7b-tp2-rtx4090-no-p2p-v2-runner-vllmexperience.log": (0.0015, 0.005),
 }
 
@@ -1018,12 +1036,13 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
 def test_model_runner_v2_graph_estimate_against_the_printed(measured) -> None:
     """Every start on Model Runner V2 from v0.29.0 that prints its graph estimate (the 'equivalent to
     --gpu-memory-utilization' line) with the default capture list: predict.v2_cuda_graph_estimate
-    within 0.02 GiB of it, fitted and held out alike (0.38 GiB for Qwen3-4B's 36 layers, 0.34 and 0.35
-    for Qwen2-1.5B's 28), where the V1 runner's formula is 0.17 to 0.23 GiB over. Where max_num_seqs 8
+    within 0.025 GiB of it, fitted and held out alike (0.38 GiB for Qwen3-4B's 36 layers, 0.34 and 0.35
+    for Qwen2-1.5B's 28, under by 0.02 at most), where the V1 runner's formula is 0.14 to 0.24 GiB over. Where max_num_seqs 8
     stops the list at 16 tokens (5 piecewise graphs, the 48 GB RTX 4090's Qwen3-8B starts) vLLM prints
-    0.07 to 0.08 GiB and 0.15 is modeled: the largest piecewise graph's own 128 MiB
-    (predict.CUDA_GRAPH_PIECEWISE_FIRST) is a 512-token graph's, above the whole capture those starts
-    measured ('took 0.06 GiB')."""
+    0.07 to 0.08 GiB and 0.10 is modeled (0.15 while the first capture was a 512-token graph's for every
+    list): the 16-token graph's activations are 1.5 MiB, but the first capture's own part
+    (predict.CUDA_GRAPH_PIECEWISE_FIRST, 82 MiB, fitted on the V1 runner's 512-token captures) is above
+    what those starts measured for the whole capture, 5 piecewise and 2 full graphs ('took 0.06 GiB')."""
     rows, _ = measured
     v2 = [r for r in rows if r.prediction.runner_v2 and r.release >= predict.V2_ESTIMATE_FROM and "cuda_graph" in r.printed_terms]
     assert len(v2) == 9
@@ -1033,10 +1052,11 @@ def test_model_runner_v2_graph_estimate_against_the_printed(measured) -> None:
         piecewise, full = r.prediction.graphs
         off = r.prediction.cuda_graph.bytes - r.printed_terms["cuda_graph"]
         if r in short:
-            assert 0.06 * GiB < off < 0.09 * GiB, r.label
+            assert 0.02 * GiB < off < 0.04 * GiB, r.label
             continue
-        assert abs(off) < 0.02 * GiB, r.label
-        assert predict.cuda_graph_estimate(piecewise, full, r.layers) - r.printed_terms["cuda_graph"] > 0.15 * GiB, r.label
+        assert abs(off) < 0.025 * GiB, r.label
+        v1 = predict.cuda_graph_estimate(piecewise, full, r.layers, 0, r.prediction.graph_activations)
+        assert v1 - r.printed_terms["cuda_graph"] > 0.14 * GiB, r.label
 
 
 def test_held_out_is_every_third(measured) -> None:
@@ -1067,11 +1087,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (93, 0.0049, 0.07)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (93, 0.005, 0.067)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (45, 0.0057, 0.0881)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 93 starts with a printed pool; median |error| +0.5 %, 90th percentile +7.0 %; verdict right on 92 of 94" in out
+    assert "fitted: 93 starts with a printed pool; median |error| +0.5 %, 90th percentile +6.7 %; verdict right on 92 of 94" in out
     assert "held out: 45 starts with a printed pool; median |error| +0.6 %, 90th percentile +8.8 %; verdict right on 46 of 46" in out
 
 
@@ -1185,7 +1205,8 @@ def test_cli_on_a_card(capsys) -> None:
     assert r["terms"]["weights"]["bytes"] == r["weights_bytes_per_rank"] + weights.allocator_rounding(_shape("qwen3-8b"), 1)
     parts = r["terms"]["weights"]["bytes"] + r["activation_peak_bytes"] + r["non_torch_bytes"] + r["cuda_graph_bytes"]
     assert r["available_kv_bytes"] == r["requested_bytes"] - parts
-    assert r["cuda_graph_bytes"] == predict.CUDA_GRAPH_PIECEWISE_FIRST + 36 * (
+    # the largest graph, 512 tokens, holds its activations in the first capture: 3 x 4,096 + 3 x 12,288 in bf16 a token
+    assert r["cuda_graph_bytes"] == predict.CUDA_GRAPH_PIECEWISE_FIRST + 512 * (3 * 4096 + 3 * 12288) * 2 + 36 * (
         50 * predict.CUDA_GRAPH_PIECEWISE_PER_LAYER + 34 * predict.CUDA_GRAPH_FULL_PER_LAYER
     )
     assert set(r["terms"]) == {"weights", "activation_peak", "non_torch", "cuda_graph"}
@@ -1763,14 +1784,14 @@ def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> Non
 
 
 def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsys) -> None:
-    """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 62.82 GiB, so the pool
+    """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 63.40 GiB, so the pool
     line says none and how far short, never a negative pool: the requested share less the terms as
-    printed beside it, 21.31 - (61.03 + 1.45 + 0.25 + 0.61) = -42.03 (the exact terms, each rounded
+    printed beside it, 21.31 - (61.03 + 1.45 + 0.25 + 0.67) = -42.09 (the exact terms, each rounded
     as printed; the activation term is the first start's compile block, the 1.45 GiB embedding)."""
     status = cli.main(["model", "models/configs/qwen3-32b/config.json", "--gpu", "rtx-4090", "--max-model-len", "32768", "--gpu-memory-utilization", "0.9"])
     out = capsys.readouterr().out
     assert status == 0
-    assert "KV pool a rank (predicted): none, 42.03 GiB short; vLLM's verdict: weights do not fit" in out
+    assert "KV pool a rank (predicted): none, 42.09 GiB short; vLLM's verdict: weights do not fit" in out
     assert "-42.0" not in out
 
 
@@ -1820,9 +1841,9 @@ def test_auto_fits_the_length_to_the_pool(capsys) -> None:
     auto = _json([*QWEN3_8B_4090, "--max-model-len", "auto"], capsys)
     minus = _json([*QWEN3_8B_4090, "--max-model-len", "-1"], capsys)
     assert auto == minus
-    assert auto["max_model_len"] == own["largest_max_model_len"] == 34_288 < 40_960
+    assert auto["max_model_len"] == own["largest_max_model_len"] == 34_192 < 40_960
     assert auto["available_kv_bytes"] == own["available_kv_bytes"] and auto["verdict"] == "starts"
-    assert any("reduced to 34,288, the largest the pool holds" in n for n in auto["notes"])
+    assert any("reduced to 34,192, the largest the pool holds" in n for n in auto["notes"])
     whole = _json([*QWEN3_8B_4090[:-3], "--gpu", "h100-sxm", "--json", "--max-model-len", "auto"], capsys)
     assert whole["max_model_len"] == 40_960 and any("it fits whole" in n for n in whole["notes"])
     pool = _json([*QWEN3_8B_4090[:-3], "--pool", "5 GiB", "--json", "--max-model-len", "auto"], capsys)
@@ -1900,8 +1921,8 @@ def test_nccls_nvls_buffers_only_on_nvswitch_boards() -> None:
 
 def test_the_settings_that_fit_each_alone(capsys) -> None:
     """Qwen3-8B on an RTX 4090 at 16,000 tokens starts; the JSON says how far each setting goes with
-    the others as given: the longest length one request fits (34,288, the same as the report's
-    largest_max_model_len), sequences up to 1,830, where memory stops them before the batched
+    the others as given: the longest length one request fits (34,192, the same as the report's
+    largest_max_model_len), sequences up to 1,823, where memory stops them before the batched
     tokens (the sampler's warm-up grows a row a sequence, FlashInfer's 14 B a logit in Model Runner
     V2's second pass, v0.33.0; the graphs stop at 512), and the lowest utilization that starts,
     0.82: at 0.81 the pool no longer holds one request of 16,000 tokens (a first start, which holds
@@ -1911,14 +1932,14 @@ def test_the_settings_that_fit_each_alone(capsys) -> None:
     argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "16k", "--json"]
     r = _json(argv, capsys)
     fit = r["settings_that_fit"]
-    assert fit == {"max_model_len": 34_288, "max_num_seqs": 1830, "max_num_seqs_limited_by": "memory", "gpu_memory_utilization": 0.82,
+    assert fit == {"max_model_len": 34_192, "max_num_seqs": 1823, "max_num_seqs_limited_by": "memory", "gpu_memory_utilization": 0.82,
                    "gpu_memory_utilization_at_most": None}  # fmt: skip
     assert fit["max_model_len"] == r["largest_max_model_len"]
     low = _json([*argv, "--gpu-memory-utilization", "0.82"], capsys)
     lower = _json([*argv, "--gpu-memory-utilization", "0.81"], capsys)
     assert (low["verdict"], lower["verdict"]) == ("starts", "max_model_len")
     assert cli.main(argv[:-1]) == 0
-    assert "each alone, the rest as given: max_model_len up to 34,288; max_num_seqs up to 1,830; gpu_memory_utilization from 0.82\n" in (
+    assert "each alone, the rest as given: max_model_len up to 34,192; max_num_seqs up to 1,823; gpu_memory_utilization from 0.82\n" in (
         capsys.readouterr().out
     )
     held = _json([*argv, "--in-use", "3 GiB"], capsys)["settings_that_fit"]

@@ -607,7 +607,8 @@ def card_pin(r: ModelReport, card: predict.Card, start: predict.Start, pin: int)
     p = predict.predict(shape, card, start, predict.experts_per_token(r.config), prediction_given(r, shape, start))
     graphs = p.cuda_graph.bytes
     if not graphs and not start.enforce_eager and predict.release(start.engine_version) < (0, 20) and card.vendor == "nvidia":
-        graphs = predict.cuda_graph(shape, (0, 20), p.max_num_seqs, p.max_num_batched_tokens, False, card.vendor, tp=start.tp).bytes
+        graphs = predict.cuda_graph(shape, (0, 20), p.max_num_seqs, p.max_num_batched_tokens, False, card.vendor, tp=start.tp,
+                                    topk=predict.experts_per_token(r.config)).bytes  # fmt: skip
     free = p.free_at_start
     held = card.total_bytes - free.bytes if free is not None else 0
     top = predict.highest_utilization(card.total_bytes, free.bytes) if free is not None else None  # the check runs with a pin too

@@ -331,12 +331,14 @@ def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
 
 
 def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str], layers: dict[str, int] | None = None,
-        buffers: dict[str, int] | None = None) -> dict[str, int]:  # fmt: skip
+        buffers: dict[str, int] | None = None, activations: dict[str, int] | None = None) -> dict[str, int]:  # fmt: skip
     """The constants calc/engine/predict/ takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
     sampler's bytes a logit where the printed activation peak is the sampler's (dense models, which hold
     nothing of their own through it but the residual), each mode's first capture (the full mode's
-    less the attention backend's buffers, `buffers`: predict.full_graph_buffers of each graph log)
+    less the attention backend's buffers, `buffers`: predict.full_graph_buffers of each graph log;
+    the piecewise mode's less its largest graph's activations, `activations`:
+    predict.piecewise_activations of each graph log)
     and each further graph's bytes a decoder layer of each mode (`layers`: each graph log's
     decoder layers, the rows' own where none is given); under TP with NCCL's cuMem off (up to
     v0.10.1.1), where no log prints the non-torch increase, what the printed pool leaves."""
@@ -370,7 +372,8 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         measured = graph_breakdown(logs[g.log]) if g.log not in held else {}
         if measured and depth.get(g.log):
             for mode, (first, per) in measured.items():  # the full mode's first capture less the backend's buffers
-                firsts[mode].append(first - ((buffers or {}).get(g.log, 0) if mode == "FULL" else 0))
+                own = (buffers or {}).get(g.log, 0) if mode == "FULL" else (activations or {}).get(g.log, 0)
+                firsts[mode].append(first - own)
                 per_layer[mode].append(Fraction(per, depth[g.log]))
     v2_full, v2_piecewise = v2_graph_growths(fitted, logs)
     return {
@@ -407,11 +410,10 @@ def v2_graph_growths(fitted: list[Row], logs: dict[str, str]) -> tuple[list[Frac
     the first (predict.v2_cuda_graph_estimate), from what it prints: the estimate less the profile's
     measured capture is the full graphs' extrapolation less its two samples, (full - 2) x the
     second sample where that is above 1 MiB; the measured capture less the two samples and the
-    largest piecewise graph's own (predict.CUDA_GRAPH_PIECEWISE_FIRST) is the further piecewise
-    graphs'. Starts with too few graphs to tell are left out, and so are those whose measured capture
-    is below the largest piecewise graph's own: their capture list stops short of the default's
-    largest size (max_num_seqs 8 captures up to 16 tokens), so that graph is not the one the constant
-    was measured on and the growths cannot be told from what they print."""
+    largest piecewise graph's first capture (predict.CUDA_GRAPH_PIECEWISE_FIRST beside its
+    activations, Prediction.graph_activations) is the further piecewise graphs'. Starts with too few
+    graphs to tell are left out (max_num_seqs 8 captures 5 piecewise and 4 full graphs), and so are
+    those whose measured capture is below the largest piecewise graph's first capture."""
     full_growth: list[Fraction] = []
     piecewise_growth: list[Fraction] = []
     for r in fitted:
@@ -419,11 +421,12 @@ def v2_graph_growths(fitted: list[Row], logs: dict[str, str]) -> tuple[list[Frac
         (piecewise, full), layers = p.graphs, r.layers
         if not p.runner_v2 or r.release < predict.V2_ESTIMATE_FROM or estimate is None or captured is None or piecewise < 2 or full < 3:
             continue
-        if captured <= predict.CUDA_GRAPH_PIECEWISE_FIRST:
+        first = predict.CUDA_GRAPH_PIECEWISE_FIRST + p.graph_activations
+        if captured <= first:
             continue
         sample = Fraction(estimate - captured, full - 2)
         full_growth.append(sample / layers)
-        piecewise_growth.append((captured - 2 * sample - predict.CUDA_GRAPH_PIECEWISE_FIRST) / ((piecewise - 1) * layers))
+        piecewise_growth.append((captured - 2 * sample - first) / ((piecewise - 1) * layers))
     return full_growth, piecewise_growth
 
 
@@ -442,6 +445,18 @@ def largest_full(text: str) -> int | None:
     counted = {mode: int(n) for mode, _, n, _ in _BREAKDOWN.findall(text)}
     grid = predict.capture_grid(1024)
     return grid[min(counted["FULL"], len(grid)) - 1] if "FULL" in counted else None
+
+
+def largest_piecewise(text: str) -> int | None:
+    """The largest piecewise graph a log profiled: its 'PIECEWISE=51 (largest=512)', or else, where it
+    prints only the DEBUG lines, the piecewise graphs counted there ('(51-1)') as the default sizes
+    run (predict.capture_grid)."""
+    m = re.search(r"PIECEWISE=\d+ \(largest=(\d+)\)", text)
+    if m:
+        return int(m[1])
+    counted = {mode: int(n) for mode, _, n, _ in _BREAKDOWN.findall(text)}
+    grid = predict.capture_grid(1024)
+    return grid[min(counted["PIECEWISE"], len(grid)) - 1] if "PIECEWISE" in counted else None
 
 
 def graph_breakdown(text: str) -> dict[str, tuple[int, int]]:
@@ -463,7 +478,8 @@ class GraphCheck:
         return Fraction(self.predicted - self.printed, self.printed)
 
 
-def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int], buffers: dict[str, int] | None = None) -> list[GraphCheck]:
+def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int], buffers: dict[str, int] | None = None,
+                 activations: dict[str, int] | None = None) -> list[GraphCheck]:  # fmt: skip
     """The estimate predict.cuda_graph_estimate gives for the graphs each log profiled (its
     'Profiling CUDA graph memory: PIECEWISE=.., FULL=..' line) and its model's decoder layers
     beside the total vLLM printed."""
@@ -478,9 +494,8 @@ def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int],
         pw, full = int(modes.get("PIECEWISE", 0)), int(modes.get("FULL", 0))
         if not layers.get(name):
             raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {name} has no config to count its layers, expected a start's or its own config")
-        out.append(
-            GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), predict.cuda_graph_estimate(pw, full, layers[name], (buffers or {}).get(name, 0)))
-        )
+        estimate = predict.cuda_graph_estimate(pw, full, layers[name], (buffers or {}).get(name, 0), (activations or {}).get(name, 0))
+        out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), estimate))
     return out
 
 

@@ -260,11 +260,14 @@ class GraphExample:
 
 def graph_example(build: Build, config: str, max_num_seqs: int = 256, max_num_batched_tokens: int = 2048) -> GraphExample:
     """A shipped config's graphs at the given batch on Model Runner V2 (v0.30.0, no drafts, an
-    attention backend with no buffers of its own), and both runners' estimates over them."""
+    attention backend with no buffers of its own, a dense model at TP 1), and both runners'
+    estimates over them, the largest graph's activations in the first capture."""
     shape = _shipped(build, config)
-    piecewise, full = predict.graph_counts(max_num_seqs, max_num_batched_tokens, shape.architecture, (0, 30), runner_v2=True)
-    layers = len(shape.layers)
-    return GraphExample(layers, piecewise, full, predict.v2_cuda_graph_estimate(piecewise, full, layers), predict.cuda_graph_estimate(piecewise, full, layers))
+    sizes, full_sizes = predict.graph_sizes(max_num_seqs, max_num_batched_tokens, shape.architecture, (0, 30), runner_v2=True)
+    piecewise, full, layers = len(sizes), len(full_sizes), len(shape.layers)
+    acts = predict.piecewise_activations(shape, 1, sizes[-1], 0, (0, 30)) if sizes else 0
+    return GraphExample(layers, piecewise, full, predict.v2_cuda_graph_estimate(piecewise, full, layers, 0, acts),
+                        predict.cuda_graph_estimate(piecewise, full, layers, 0, acts))  # fmt: skip
 
 
 def load_rounding(build: Build, config: str, tp: int = 1) -> int:

@@ -63,6 +63,7 @@ from calc.engine.predict.graphs import (
     FA3_SPLITS,
     FLASHINFER_WORKSPACE,
     GPT_OSS_CAPTURE,
+    MIN_PER_GRAPH,
     V2_ARCHITECTURES,
     V2_ESTIMATE_FROM,
     V2_FULL_PER_LAYER,
@@ -84,6 +85,7 @@ from calc.engine.predict.graphs import (
     graph_sizes,
     mamba_graphs,
     model_runner_v2,
+    piecewise_activations,
     v2_cuda_graph_estimate,
 )
 from calc.engine.predict.pool import (
@@ -155,6 +157,7 @@ __all__ = [
     "FLASHINFER_WORKSPACE",
     "Fix",
     "GPT_OSS_CAPTURE",
+    "MIN_PER_GRAPH",
     "Given",
     "HOPPER",
     "LATEST",
@@ -227,6 +230,7 @@ __all__ = [
     "limits",
     "mamba_graphs",
     "model_runner_v2",
+    "piecewise_activations",
     "v2_cuda_graph_estimate",
     "moe_chunk",
     "moe_workspace",

@@ -9,18 +9,19 @@ from calc.engine import kvlayout
 from calc.engine.hfconfig import CHUNKED, FULL, MLA, RECURRENT, SLIDING, Shape
 from calc.engine.predict.cards import Card, is_hopper, is_sm100, is_sm120, runs_flashinfer
 from calc.engine.predict.defaults import LATEST
-from calc.engine.predict.terms import Term
+from calc.engine.predict.terms import Term, forward_peak
 from calc.units import fmt
 
-CUDA_GRAPH_PIECEWISE_FIRST = 134_217_728  # the piecewise mode's first capture: its largest graph's own (fitted)
+CUDA_GRAPH_PIECEWISE_FIRST = 85_983_232  # the piecewise mode's first capture beside its largest graph's activations (fitted)
 CUDA_GRAPH_FULL_FIRST = 4_194_304  # the full mode's first capture beside the attention backend's buffers (fitted)
 FA3_SPLITS = 32  # vllm/config/attention.py flash_attn_max_num_splits_for_cuda_graph, v0.20.0 to v0.33.0
 CUDA_GRAPH_PIECEWISE_PER_LAYER = 196_608  # each further piecewise graph's growth, a decoder layer
 CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decoder layer
 # Model Runner V2 from v0.29.0 (v2_cuda_graph_estimate), fitted on its starts' two printed figures
-V2_PIECEWISE_PER_LAYER = 120_480  # each piecewise graph after the first, a decoder layer
+V2_PIECEWISE_PER_LAYER = 127_512  # each piecewise graph after the first, a decoder layer
 V2_FULL_PER_LAYER = 58_103  # each full graph, a decoder layer
-V2_MIN_PER_GRAPH = 1 << 20  # vllm/v1/worker/gpu/cudagraph_utils.py _MIN_PER_GRAPH_BYTES, v0.29.0 to v0.33.0
+MIN_PER_GRAPH = 1 << 20  # vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory: 'at least 1 MiB per graph', v0.20.0 to v0.33.0
+V2_MIN_PER_GRAPH = MIN_PER_GRAPH  # vllm/v1/worker/gpu/cudagraph_utils.py _MIN_PER_GRAPH_BYTES, v0.29.0 to v0.33.0
 
 
 GPT_OSS_CAPTURE = 1024  # models/config.py GptOssForCausalLMConfig: max_cudagraph_capture_size 1024 (v0.13.0 to v0.33.0)
@@ -137,58 +138,84 @@ def graph_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: st
     return ([] if capture.mode == "FULL_DECODE_ONLY" else sizes), full
 
 
-def cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: int = 0) -> int:
-    """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to
-    v0.33.0): for each mode it captures the two largest graphs, takes the first capture's growth of
-    free memory (torch.cuda.mem_get_info) as `first_capture` and the second's as `per_graph`, and
-    estimates
+def cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: int = 0, activations: int = 0) -> int:
+    """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, the same
+    formula in every release from v0.20.0 to v0.33.0; read in each): for each mode, PIECEWISE first
+    and then FULL (vllm/v1/cudagraph_dispatcher.py get_capture_descs, largest first), it captures
+    the two largest graphs into one throwaway pool, takes the first capture's fall of free memory
+    (torch.cuda.mem_get_info; torch.accelerator.get_memory_info from v0.25.0) as `first_capture`
+    and the second's, at least 1 MiB ('at least 1 MiB per graph for driver overhead',
+    MIN_PER_GRAPH), as `per_graph`, and estimates
         max over modes of first_capture + sum over modes of per_graph x (graphs of the mode - 1)
-    (the modes share one pool and never replay at once, so their first captures overlap). The two
-    measurements are the driver's at run time. The first capture of the full mode holds what its
-    warm-ups allocate for the attention backend, `full_buffers` (full_graph_buffers: FlashAttention
-    3's split buffers, FlashInfer's workspace), beside the graph's own, CUDA_GRAPH_FULL_FIRST; the
-    piecewise mode's first capture is its largest graph's own, CUDA_GRAPH_PIECEWISE_FIRST. The second
-    capture grows by the graph's own nodes, not by its buffers (the pool is shared): a piecewise
-    capture is one CUDA graph a piece, and the compiled model is split at every attention layer
-    (vllm/config/compilation.py, splitting_ops = _attention_ops; compilation/piecewise_backend.py), a
-    full graph holds every layer's kernels; so each further graph grows with the decoder layers, not
-    with the tensor-parallel size (the H100 logs of v0.19.0 print 18 to 20 MiB for 80 layers at TP 2
-    and 4, 4 to 6 MiB for 28 or 32 at TP 1, 2 and 4). The two first captures' own parts and the bytes
-    a layer of each mode are the medians over the fitted logs that print the two measurements (the
-    DEBUG line 'Estimated FULL CUDA graph memory: 260.00 MiB first-capture + (51-1) x 6.00 MiB
-    per-graph')."""
+    (the modes share one pool and never replay at once, so their first captures overlap). From
+    v0.23.0 a multimodal model's encoder graphs, opt-in, add their own measured capture; none here.
+    The two measurements are the driver's at run time, so the parts are fitted:
+    - the piecewise mode's first capture reserves in the fresh pool what its largest graph's
+      forward holds at once, `activations` (piecewise_activations: terms.forward_peak at that
+      graph's tokens), beside a part of its own, CUDA_GRAPH_PIECEWISE_FIRST (the H100 logs of
+      v0.19.0 print 84 to 160 MiB for 7B to 8B models at 512 tokens, 212 for Gemma 2 27B and
+      Mistral Small 24B, whose MLPs are two to three times as wide);
+    - the full mode's first capture, its largest graph's activations already in the pool the
+      piecewise graphs left, holds what its warm-ups allocate for the attention backend,
+      `full_buffers` (full_graph_buffers: FlashAttention 3's split buffers, FlashInfer's
+      workspace), beside the graph's own, CUDA_GRAPH_FULL_FIRST; with no piecewise graph
+      (FULL_DECODE_ONLY) its activations too;
+    - the second capture grows by the graph's own nodes, not by its buffers (the pool is shared):
+      a piecewise capture is one CUDA graph a piece, and the compiled model is split at every
+      attention layer (vllm/config/compilation.py, splitting_ops = _attention_ops;
+      compilation/piecewise_backend.py), a full graph holds every layer's kernels; so each further
+      graph grows with the decoder layers, not with the tensor-parallel size (the H100 logs of
+      v0.19.0 print 18 to 20 MiB for 80 layers at TP 2 and 4, 4 to 6 MiB for 28 or 32 at TP 1, 2
+      and 4).
+    The fixed parts and the bytes a layer of each mode are the medians over the fitted logs that
+    print the two measurements (the DEBUG line 'Estimated FULL CUDA graph memory: 260.00 MiB
+    first-capture + (51-1) x 6.00 MiB per-graph')."""
     if not piecewise and not full:
         return 0
-    further = CUDA_GRAPH_PIECEWISE_PER_LAYER * max(piecewise - 1, 0) + CUDA_GRAPH_FULL_PER_LAYER * max(full - 1, 0)
-    return first_capture(piecewise, full, full_buffers) + further * layers
+    further = max(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, MIN_PER_GRAPH) * max(piecewise - 1, 0)
+    further += max(CUDA_GRAPH_FULL_PER_LAYER * layers, MIN_PER_GRAPH) * max(full - 1, 0)
+    return first_capture(piecewise, full, full_buffers, activations) + further
 
 
-def v2_cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: int = 0) -> int:
+def v2_cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: int = 0, activations: int = 0) -> int:
     """Model Runner V2's own estimate (vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory,
-    v0.29.0 to v0.33.0): it captures every piecewise graph and the two largest full ones into a
-    throwaway pool, measures the whole capture by free memory ('Graph capturing finished in 10 secs,
-    took 0.28 GiB', its first such line), then swaps the two full samples for their extrapolation,
-    first + (full graphs - 1) x max(second, 1 MiB) (_extrapolate_full_graph_memory). So the piecewise
-    graphs count as captured, not extrapolated from the second largest as the V1 runner's do: the
-    largest's own (CUDA_GRAPH_PIECEWISE_FIRST, as the V1 runner's) and each further one's growth a
-    decoder layer, V2_PIECEWISE_PER_LAYER; a full graph, captured after them into the same pool, grows
-    by its nodes alone, V2_FULL_PER_LAYER a layer, its first beside the attention backend's buffers
-    (full_graph_buffers). Both growths are the medians over the fitted V2 starts that print the
-    measured capture and the estimate (the 'equivalent to --gpu-memory-utilization' line)."""
+    the same in v0.29.0 to v0.33.0; read in each): it captures every piecewise graph and the two
+    largest full ones (_FULL_GRAPH_PROFILING_SAMPLES) into a throwaway pool, measures the whole capture
+    by free memory ('Graph capturing finished in 10 secs, took 0.28 GiB', its first such line), then
+    swaps the two full samples for their extrapolation, first + (full graphs - 1) x max(second,
+    1 MiB) (_extrapolate_full_graph_memory). So the piecewise graphs count as captured, not
+    extrapolated from the second largest as the V1 runner's do: the largest's first capture as the
+    V1 runner's (CUDA_GRAPH_PIECEWISE_FIRST beside its `activations`) and each further one's growth
+    a decoder layer, V2_PIECEWISE_PER_LAYER; a full graph, captured after them into the same pool,
+    grows by its nodes alone, V2_FULL_PER_LAYER a layer, its first beside the attention backend's
+    buffers (full_graph_buffers). Both growths are the medians over the fitted V2 starts that print
+    the measured capture and the estimate (the 'equivalent to --gpu-memory-utilization' line)."""
     if not piecewise and not full:
         return 0
-    own = CUDA_GRAPH_PIECEWISE_FIRST + V2_PIECEWISE_PER_LAYER * layers * (piecewise - 1) if piecewise else 0
+    own = CUDA_GRAPH_PIECEWISE_FIRST + activations + V2_PIECEWISE_PER_LAYER * layers * (piecewise - 1) if piecewise else 0
     per_full = V2_FULL_PER_LAYER * layers
     if not full:
         return own
-    first_full = (per_full if piecewise else CUDA_GRAPH_FULL_FIRST) + full_buffers
+    first_full = (per_full if piecewise else CUDA_GRAPH_FULL_FIRST + activations) + full_buffers
     return own + first_full + (full - 1) * max(per_full, V2_MIN_PER_GRAPH)
 
 
-def first_capture(piecewise: int, full: int, full_buffers: int = 0) -> int:
-    """The larger of the modes' first captures (cuda_graph_estimate): the piecewise mode's own, or the
-    full mode's own and the attention backend's buffers."""
-    return max(CUDA_GRAPH_PIECEWISE_FIRST if piecewise else 0, CUDA_GRAPH_FULL_FIRST + full_buffers if full else 0)
+def first_capture(piecewise: int, full: int, full_buffers: int = 0, activations: int = 0) -> int:
+    """The larger of the modes' first captures (cuda_graph_estimate): the piecewise mode's own and
+    its largest graph's activations, or the full mode's own and the attention backend's buffers
+    (and the activations where no piecewise graph came first)."""
+    pw = CUDA_GRAPH_PIECEWISE_FIRST + activations if piecewise else 0
+    fl = CUDA_GRAPH_FULL_FIRST + full_buffers + (0 if piecewise else activations) if full else 0
+    return max(pw, fl)
+
+
+def piecewise_activations(shape: Shape, tp: int, tokens: int, topk: int = 0, rel: tuple[int, int] = LATEST) -> int:
+    """What the first capture of the largest graph, `tokens` tokens, reserves in the fresh graph pool
+    for its forward: the tensors a layer holds at once, as the profile's forward pass holds them
+    (terms.forward_peak at those tokens): the residual stream and the widest layer's transients.
+    The pool keeps what a capture allocated, so this stays in the first capture's measurement; the
+    smaller graphs after it reuse it."""
+    return forward_peak(shape, tp, tokens, topk, rel).bytes if tokens else 0
 
 
 def fa3_split_buffers(tokens: int, heads: int, head_dim: int) -> int:
@@ -349,7 +376,7 @@ def model_runner_v2(shape: Shape, rel: tuple[int, int], vendor: str = "nvidia") 
 
 
 def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia",
-               runner_v2: bool = False, capture: Capture = Capture(), tp: int = 1) -> Term:  # fmt: skip
+               runner_v2: bool = False, capture: Capture = Capture(), tp: int = 1, topk: int = 0) -> Term:  # fmt: skip
     """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
     v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
     formula, cuda_graph_estimate, over the graphs graph_counts gives and the shape's decoder layers
@@ -360,7 +387,8 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     worker takes nothing off for the graphs it captures after sizing the pool. From v0.29.0 V2
     measures its own estimate (vllm/v1/worker/gpu/cudagraph_utils.py), v2_cuda_graph_estimate. The
     full mode's first capture holds the attention backend's buffers for the largest full graph
-    (full_graph_buffers)."""
+    (full_graph_buffers), the piecewise mode's its largest graph's activations (piecewise_activations,
+    `topk` the experts a token is routed to)."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if capture.mode == "NONE":
@@ -391,15 +419,21 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     )
     buffers, said = full_graph_buffers(shape, capture, tp, full_sizes[-1], max_num_batched_tokens, rel, runner_v2) if full else (0, "")
     held = f", with {fmt(buffers, 'MiB', 0, up=True)} of {said}" if buffers else ""
+    largest = (pw_sizes or full_sizes)[-1] if pw_sizes or full_sizes else 0
+    acts = piecewise_activations(shape, tp, largest, topk, rel)
+    mine = f" (its activations at {largest:,} tokens, {fmt(acts, 'MiB', 0, up=True)}, in it)" if acts else ""
     if runner_v2:
-        return Term("cuda_graph", v2_cuda_graph_estimate(piecewise, full, layers, buffers),
-                    "vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory (Model Runner V2, v0.29.0: every piecewise graph "
+        return Term("cuda_graph", v2_cuda_graph_estimate(piecewise, full, layers, buffers, acts),
+                    "vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory (Model Runner V2, v0.29.0 to v0.33.0: every piecewise graph "
                     f"captured and measured, the full ones extrapolated from the two largest): PIECEWISE={piecewise}, FULL={full}{why}; "
-                    f"{fmt(CUDA_GRAPH_PIECEWISE_FIRST if piecewise else 0, 'MiB', 0, up=True)} for the largest piecewise graph + a further one "
+                    f"{fmt(CUDA_GRAPH_PIECEWISE_FIRST + acts if piecewise else 0, 'MiB', 0, up=True)} for the largest piecewise graph{mine if piecewise else ''} + a further one "
                     f"{fmt(V2_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)}, a full graph {fmt(max(V2_FULL_PER_LAYER * layers, V2_MIN_PER_GRAPH), 'MiB', 1, up=True)}"
                     f"{held}, over {layers} layers (fitted)")  # fmt: skip
-    first = first_capture(piecewise, full, buffers)
-    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers, buffers),
-                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0: PIECEWISE={piecewise}, FULL={full}{why}; "
-                f"{fmt(first, 'MiB', 0, up=True)} first capture{held} + a further graph {fmt(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)} "
-                f"piecewise, {fmt(CUDA_GRAPH_FULL_PER_LAYER * layers, 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip
+    first = first_capture(piecewise, full, buffers, acts)
+    pw_first = CUDA_GRAPH_PIECEWISE_FIRST + acts if piecewise else 0
+    which = mine if first == pw_first else held
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers, buffers, acts),
+                f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to v0.33.0: PIECEWISE={piecewise}, FULL={full}{why}; "
+                f"{fmt(first, 'MiB', 0, up=True)} first capture{which} + a further graph "
+                f"{fmt(max(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, MIN_PER_GRAPH), 'MiB', 1, up=True)} piecewise, "
+                f"{fmt(max(CUDA_GRAPH_FULL_PER_LAYER * layers, MIN_PER_GRAPH), 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip

@@ -12,7 +12,7 @@ from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape, ropes_as_loaded
 from calc.engine.predict import startup
 from calc.engine.predict.cards import Card, flashinfer_runs_on, fp8_refused, is_turing
 from calc.engine.predict.defaults import CHUNKED_OFF_FROM, MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
-from calc.engine.predict.graphs import capture_of, cuda_graph, graph_counts, mamba_graphs, model_runner_v2
+from calc.engine.predict.graphs import Capture, capture_of, cuda_graph, graph_counts, graph_sizes, mamba_graphs, model_runner_v2, piecewise_activations
 from calc.engine.predict.terms import (
     Term,
     _gib,
@@ -126,6 +126,7 @@ class Prediction:
     compile: Term = Term("compile", 0, "")  # what compiling the model holds at once in the profile (compile_block), inside `activation`
     pinned_bytes: int = 0  # the compile's block counted again as consumed (pinned_block), inside `activation`
     free_at_start: startup.FreeAtStart | None = None  # what vLLM's start snapshot sees free on a rank, where the release checks it
+    graph_activations: int = 0  # the largest graph's activations in the estimate's first capture (graphs.piecewise_activations)
 
 
 def flashinfer_sampler(installed: bool, off: bool) -> bool | None:
@@ -325,7 +326,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             if startup.checks_free(rel3, v0) else None)  # fmt: skip
     capture = replace(capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel), max_size=s.max_cudagraph_capture_size,
                       sizes=s.cudagraph_capture_sizes, mode=s.cudagraph_mode)  # fmt: skip
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk)
     if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
         raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")
     lora_n = tuple(
@@ -361,7 +362,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                 last = st.rank == s.pp - 1
                 act_n = _stage_peak(act.bytes, peak, fwd.bytes, held, enc_fwd, last, profiles)
                 cg_n = cuda_graph(
-                    ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp
+                    ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk
                 )
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
@@ -380,7 +381,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             elif not profiles and enc_fwd:
                 act = Term("activation_peak", peak, "the larger of the forward pass and the sampler warm-up; Model Runner V2 profiles "
                            "the encoder on the first stage alone (gpu/model_runner.py profile_run, v0.28.0)")  # fmt: skip
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
@@ -455,7 +456,15 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                       batch.source if not (s.max_num_seqs and s.max_num_batched_tokens) else "given", req.bytes_per_request,
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
                       stage_pools, tightest, lterm, ws.bytes,
-                      graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned, free)  # fmt: skip
+                      graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned, free,
+                      _graph_activations(kv_shape, rel, seqs, tokens, capture, v2, s.tp, topk) if cg.bytes else 0)  # fmt: skip
+
+
+def _graph_activations(shape: Shape, rel: tuple[int, int], seqs: int, tokens: int, capture: Capture, v2: bool, tp: int, topk: int) -> int:
+    """The activations the estimate's first capture holds: its largest graph's (graphs.piecewise_activations)."""
+    pw, full = graph_sizes(seqs, tokens, shape.architecture, rel, capture, v2)
+    sizes = pw or full
+    return piecewise_activations(shape, tp, sizes[-1], topk, rel) if sizes else 0
 
 
 def own_length(shape: Shape, s: Start) -> int | None:
