@@ -483,9 +483,10 @@ def test_model_runner_v2_takes_no_graph_estimate_before_0_29() -> None:
     # for 512 tokens of 32 heads
     split = 32 * 512 * 32 * 129 * 4
     acts = 512 * (3 * 4096 + 3 * 14336) * 2
-    v2_own = predict.CUDA_GRAPH_PIECEWISE_FIRST + acts + 50 * 32 * 127_512 + (32 * 58_103 + split) + 50 * 32 * 58_103
-    assert predict.cuda_graph(llama, (0, 29), 1024, 8192, False, runner_v2=True, capture=h100).bytes == v2_own == 711_982_240
-    # the whole start: Llama 3.1 8B on an H100 keeps the 0.77 GiB the V1 runner's estimate takes, 0.64 GiB V2's from v0.29.0
+    v2_own = predict.V2_PIECEWISE_FIRST + acts + 50 * 32 * predict.V2_PIECEWISE_PER_LAYER + (32 * 58_103 + split) + 50 * 32 * 58_103
+    assert predict.cuda_graph(llama, (0, 29), 1024, 8192, False, runner_v2=True, capture=h100).bytes == v2_own
+    assert round(v2_own / GiB, 2) == 0.67
+    # the whole start: Llama 3.1 8B on an H100 keeps the 0.77 GiB the V1 runner's estimate takes, 0.67 GiB V2's from v0.29.0
     pools = {
         rel: predict.predict(llama, card, predict.Start(max_model_len=8192, engine_version=rel, compile_cached=True)) for rel in ("0.22.0", "0.25.1", "0.29.0")
     }
@@ -831,9 +832,9 @@ EXPECTED = {
     # measured by V2): the starts that compiled leave 8.59 GiB consumed and a 0.71 GiB transient, the one that loaded
     # its compiled graph from the cache (v0.30.0 through Xinference, held out) 7.89 and 0.15, against 7.80 and 0.14
     # modeled. With the compile's block (the 0.72 GiB embedding, counted again as consumed up to v0.30.x) as below
-    "147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log": (-0.0165, 0.025),
-    "148-v0300-typhoon25-qwen3-4b-util070-rtx5060ti-wsl2-xinference-prp.log": (0.009, 0.03),
-    "149-v0300-typhoon25-qwen3-4b-util090-rtx5060ti-wsl2-xinference-prp.log": (-0.0052, 0.01),
+    "147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log": (-0.0259, 0.03),
+    "148-v0300-typhoon25-qwen3-4b-util070-rtx5060ti-wsl2-xinference-prp.log": (0.004, 0.03),
+    "149-v0300-typhoon25-qwen3-4b-util090-rtx5060ti-wsl2-xinference-prp.log": (-0.0081, 0.01),
     # Llama 3.1 8B Instruct on an L4 under v0.11.0 at 32,000 tokens and 128 sequences: 0.32 GiB under, the peak and
     # non-torch terms (0.85 GiB modeled) being 0.53 GiB in the log
     "150-v0110-llama31-8b-l4-demo-env.log": (-0.0669, 0.07),
@@ -909,11 +910,11 @@ EXPECTED = {
     # its pinned copy, against the 1.39 and 1.43 printed); --enforce-eager (bf16, AWQ), read from the arguments line;
     # 512 batched tokens (held out), where the pinned block shows in the printed non-torch (1.27 GiB); the compiled
     # graph from the cache. The graph estimate 0.15 GiB modeled against the 0.07 printed for 5 graphs of up to 16 tokens
-    "194-v0290-qwen3-8b-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0676, 0.075),
-    "195-v0290-qwen3-8b-awq-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0439, 0.05),
+    "194-v0290-qwen3-8b-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0654, 0.075),
+    "195-v0290-qwen3-8b-awq-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0424, 0.05),
     "196-v0290-qwen3-8b-rtx4090-48gb-eager-vllm-lab.log": (-0.0054, 0.01),
     "197-v0290-qwen3-8b-awq-rtx4090-48gb-eager-vllm-lab.log": (-0.0033, 0.005),
-    "198-v0290-qwen3-8b-rtx4090-48gb-512-batched-vllm-lab.log": (-0.0099, 0.015),
+    "198-v0290-qwen3-8b-rtx4090-48gb-512-batched-vllm-lab.log": (-0.0075, 0.015),
     # vLLM 0.28.0 under Model Runner V2 on an RTX 4090, Qwen3-VL-8B with one image profiled: the printed peak is 2.26 GiB
     # cold or from the cache. As first predicted 1.52 was modeled from the cache and 2.82 cold, the loaded weights 16.40
     # GiB against 16.65: +27 % to +45 % from the cache (util 0.9 and 0.96 held out), -12 % cold, the FP8 checkpoint -7 %.
@@ -926,7 +927,7 @@ EXPECTED = {
     "202-v0280-qwen3-vl-8b-rtx4090-v2-runner-maxlen4096-cold-llm-infra-bench.log": (0.0348, 0.04),
     "203-v0280-qwen3-vl-8b-fp8-rtx4090-v2-runner-cold-llm-infra-bench.log": (0.0052, 0.01),
     "204-v0280-qwen3-vl-8b-rtx4090-v2-runner-util096-llm-infra-bench.log": (0.0302, 0.035),
-    "205-v0290-qwen3-8b-rtx4090-48gb-cached-prefix-caching-vllm-lab.log": (-0.0087, 0.015),
+    "205-v0290-qwen3-8b-rtx4090-48gb-cached-prefix-caching-vllm-lab.log": (-0.0066, 0.015),
     # Qwen3 8B in float16 on two Tesla T4 (PCIe), TP 2, vLLM 0.22.0 under Model Runner V2, eager: LLM()'s 8,192 batched
     # tokens, as the log's chunked-prefill line states them
     "206-v0220-qwen3-8b-fp16-tp2-tesla-t4-eager-exact-kaggle.log": (-0.0084, 0.015),
@@ -1036,13 +1037,13 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
 def test_model_runner_v2_graph_estimate_against_the_printed(measured) -> None:
     """Every start on Model Runner V2 from v0.29.0 that prints its graph estimate (the 'equivalent to
     --gpu-memory-utilization' line) with the default capture list: predict.v2_cuda_graph_estimate
-    within 0.025 GiB of it, fitted and held out alike (0.38 GiB for Qwen3-4B's 36 layers, 0.34 and 0.35
-    for Qwen2-1.5B's 28, under by 0.02 at most), where the V1 runner's formula is 0.14 to 0.24 GiB over. Where max_num_seqs 8
+    within 0.035 GiB of it, fitted and held out alike (0.38 GiB for Qwen3-4B's 36 layers, 0.03 over; 0.34
+    and 0.35 for Qwen2-1.5B's 28, 0.01 and 0.02 under), where the V1 runner's formula is 0.14 to 0.24 GiB over. Where max_num_seqs 8
     stops the list at 16 tokens (5 piecewise graphs, the 48 GB RTX 4090's Qwen3-8B starts) vLLM prints
-    0.07 to 0.08 GiB and 0.10 is modeled (0.15 while the first capture was a 512-token graph's for every
-    list): the 16-token graph's activations are 1.5 MiB, but the first capture's own part
-    (predict.CUDA_GRAPH_PIECEWISE_FIRST, 82 MiB, fitted on the V1 runner's 512-token captures) is above
-    what those starts measured for the whole capture, 5 piecewise and 2 full graphs ('took 0.06 GiB')."""
+    0.07 to 0.08 GiB and 0.06 is modeled: the 16-token graph's activations are 1.5 MiB, and the first
+    capture's own part is V2's (predict.V2_PIECEWISE_FIRST, 33 MiB, fitted on those fitted starts' whole
+    capture, 'took 0.06 GiB'), not the V1 runner's 82 MiB; with V1's, 0.10 GiB, and 0.15 while the
+    first capture was a 512-token graph's for every list."""
     rows, _ = measured
     v2 = [r for r in rows if r.prediction.runner_v2 and r.release >= predict.V2_ESTIMATE_FROM and "cuda_graph" in r.printed_terms]
     assert len(v2) == 9
@@ -1052,9 +1053,9 @@ def test_model_runner_v2_graph_estimate_against_the_printed(measured) -> None:
         piecewise, full = r.prediction.graphs
         off = r.prediction.cuda_graph.bytes - r.printed_terms["cuda_graph"]
         if r in short:
-            assert 0.02 * GiB < off < 0.04 * GiB, r.label
+            assert -0.02 * GiB < off < 0, r.label
             continue
-        assert abs(off) < 0.025 * GiB, r.label
+        assert abs(off) < 0.035 * GiB, r.label
         v1 = predict.cuda_graph_estimate(piecewise, full, r.layers, 0, r.prediction.graph_activations)
         assert v1 - r.printed_terms["cuda_graph"] > 0.14 * GiB, r.label
 
@@ -1078,6 +1079,7 @@ def test_the_constants_are_the_medians_of_the_fitted_starts(measured) -> None:
         "CUDA_GRAPH_FULL_FIRST": predict.CUDA_GRAPH_FULL_FIRST,
         "CUDA_GRAPH_PIECEWISE_PER_LAYER": predict.CUDA_GRAPH_PIECEWISE_PER_LAYER,
         "CUDA_GRAPH_FULL_PER_LAYER": predict.CUDA_GRAPH_FULL_PER_LAYER,
+        "V2_PIECEWISE_FIRST": predict.V2_PIECEWISE_FIRST,
         "V2_PIECEWISE_PER_LAYER": predict.V2_PIECEWISE_PER_LAYER,
         "V2_FULL_PER_LAYER": predict.V2_FULL_PER_LAYER,
     }
@@ -1087,11 +1089,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (93, 0.005, 0.067)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (93, 0.005, 0.066)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (45, 0.0057, 0.0881)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 93 starts with a printed pool; median |error| +0.5 %, 90th percentile +6.7 %; verdict right on 92 of 94" in out
+    assert "fitted: 93 starts with a printed pool; median |error| +0.5 %, 90th percentile +6.6 %; verdict right on 92 of 94" in out
     assert "held out: 45 starts with a printed pool; median |error| +0.6 %, 90th percentile +8.8 %; verdict right on 46 of 46" in out
 
 
@@ -1784,14 +1786,14 @@ def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> Non
 
 
 def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsys) -> None:
-    """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 63.40 GiB, so the pool
+    """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 63.46 GiB, so the pool
     line says none and how far short, never a negative pool: the requested share less the terms as
-    printed beside it, 21.31 - (61.03 + 1.45 + 0.25 + 0.67) = -42.09 (the exact terms, each rounded
+    printed beside it, 21.31 - (61.03 + 1.45 + 0.25 + 0.73) = -42.15 (the exact terms, each rounded
     as printed; the activation term is the first start's compile block, the 1.45 GiB embedding)."""
     status = cli.main(["model", "models/configs/qwen3-32b/config.json", "--gpu", "rtx-4090", "--max-model-len", "32768", "--gpu-memory-utilization", "0.9"])
     out = capsys.readouterr().out
     assert status == 0
-    assert "KV pool a rank (predicted): none, 42.09 GiB short; vLLM's verdict: weights do not fit" in out
+    assert "KV pool a rank (predicted): none, 42.15 GiB short; vLLM's verdict: weights do not fit" in out
     assert "-42.0" not in out
 
 
@@ -1841,9 +1843,9 @@ def test_auto_fits_the_length_to_the_pool(capsys) -> None:
     auto = _json([*QWEN3_8B_4090, "--max-model-len", "auto"], capsys)
     minus = _json([*QWEN3_8B_4090, "--max-model-len", "-1"], capsys)
     assert auto == minus
-    assert auto["max_model_len"] == own["largest_max_model_len"] == 34_192 < 40_960
+    assert auto["max_model_len"] == own["largest_max_model_len"] == 34_096 < 40_960
     assert auto["available_kv_bytes"] == own["available_kv_bytes"] and auto["verdict"] == "starts"
-    assert any("reduced to 34,192, the largest the pool holds" in n for n in auto["notes"])
+    assert any("reduced to 34,096, the largest the pool holds" in n for n in auto["notes"])
     whole = _json([*QWEN3_8B_4090[:-3], "--gpu", "h100-sxm", "--json", "--max-model-len", "auto"], capsys)
     assert whole["max_model_len"] == 40_960 and any("it fits whole" in n for n in whole["notes"])
     pool = _json([*QWEN3_8B_4090[:-3], "--pool", "5 GiB", "--json", "--max-model-len", "auto"], capsys)
@@ -1921,8 +1923,8 @@ def test_nccls_nvls_buffers_only_on_nvswitch_boards() -> None:
 
 def test_the_settings_that_fit_each_alone(capsys) -> None:
     """Qwen3-8B on an RTX 4090 at 16,000 tokens starts; the JSON says how far each setting goes with
-    the others as given: the longest length one request fits (34,192, the same as the report's
-    largest_max_model_len), sequences up to 1,823, where memory stops them before the batched
+    the others as given: the longest length one request fits (34,096, the same as the report's
+    largest_max_model_len), sequences up to 1,816, where memory stops them before the batched
     tokens (the sampler's warm-up grows a row a sequence, FlashInfer's 14 B a logit in Model Runner
     V2's second pass, v0.33.0; the graphs stop at 512), and the lowest utilization that starts,
     0.82: at 0.81 the pool no longer holds one request of 16,000 tokens (a first start, which holds
@@ -1932,14 +1934,14 @@ def test_the_settings_that_fit_each_alone(capsys) -> None:
     argv = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "16k", "--json"]
     r = _json(argv, capsys)
     fit = r["settings_that_fit"]
-    assert fit == {"max_model_len": 34_192, "max_num_seqs": 1823, "max_num_seqs_limited_by": "memory", "gpu_memory_utilization": 0.82,
+    assert fit == {"max_model_len": 34_096, "max_num_seqs": 1816, "max_num_seqs_limited_by": "memory", "gpu_memory_utilization": 0.82,
                    "gpu_memory_utilization_at_most": None}  # fmt: skip
     assert fit["max_model_len"] == r["largest_max_model_len"]
     low = _json([*argv, "--gpu-memory-utilization", "0.82"], capsys)
     lower = _json([*argv, "--gpu-memory-utilization", "0.81"], capsys)
     assert (low["verdict"], lower["verdict"]) == ("starts", "max_model_len")
     assert cli.main(argv[:-1]) == 0
-    assert "each alone, the rest as given: max_model_len up to 34,192; max_num_seqs up to 1,823; gpu_memory_utilization from 0.82\n" in (
+    assert "each alone, the rest as given: max_model_len up to 34,096; max_num_seqs up to 1,816; gpu_memory_utilization from 0.82\n" in (
         capsys.readouterr().out
     )
     held = _json([*argv, "--in-use", "3 GiB"], capsys)["settings_that_fit"]
@@ -2107,11 +2109,12 @@ def test_each_printed_term_beside_the_prediction(measured) -> None:
     assert poolaccuracy.predicted_term(old, "cuda_graph") is None
     table = {(t.term, t.era): t for t in poolaccuracy.term_errors(rows)}
     graphs = table[("cuda_graph", "")]
-    # the 0.26.1 A100 start (entry 161) estimates 0.20 GiB of graphs where its log prints 0.15, and the four v0.29.0
-    # starts of a 48 GB RTX 4090 with 5 graphs of up to 16 tokens 0.15 where theirs print 0.07 and 0.08, and the
-    # 0.22.1 H100 start of Qwen3-30B-A3B in fp8 (entry 209) 0.35 where its log prints 0.14, and under TP 2 on two RTX
-    # 4090 without peer-to-peer (entry 308) 0.79 where its log prints 1.27: the median 0.08 GiB
-    assert graphs.starts == 19 and graphs.median < 0.08 * GiB and ("cuda_graph", poolaccuracy.ERAS[1]) not in table
+    # the 0.22.1 H100 start of Qwen3-30B-A3B in fp8 (entry 209) estimates 0.32 GiB of graphs where its log prints 0.14,
+    # Qwen3-8B's reranker on an RTX PRO 6000 (entries 123 and 124) 0.71 where theirs print 0.34, the AWQ start on an
+    # RTX 3090 (entry 130) 0.11 where its log prints 0.35, and under TP 2 on two RTX 4090 without peer-to-peer (entry
+    # 308) 0.79 where its log prints 1.27; the median is 0.03 GiB (0.08 while the first capture was a 512-token
+    # graph's for every capture list and Model Runner V2's first capture the V1 runner's)
+    assert graphs.starts == 19 and graphs.median < 0.035 * GiB and ("cuda_graph", poolaccuracy.ERAS[1]) not in table
     peak = table[("activation_peak", poolaccuracy.ERAS[1])]
     assert peak.starts == 42 and peak.median < 0.03 * GiB and peak.median_relative < Fraction(2, 100)
     assert table[("weights", "")].median < 0.02 * GiB

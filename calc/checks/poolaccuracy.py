@@ -18,6 +18,7 @@ from statistics import median
 from calc.catalog.entries import Box
 from calc.checks import accuracy, records
 from calc.engine import hfconfig, multimodal, predict
+from calc.engine.predict.graphs import CEILING
 from calc.jsontext import JsonObject
 from calc.logs import logread
 from calc.units import InputError, parse_size
@@ -375,7 +376,7 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
                 own = (buffers or {}).get(g.log, 0) if mode == "FULL" else (activations or {}).get(g.log, 0)
                 firsts[mode].append(first - own)
                 per_layer[mode].append(Fraction(per, depth[g.log]))
-    v2_full, v2_piecewise = v2_graph_growths(fitted, logs)
+    v2_full, v2_piecewise, v2_firsts = v2_graph_growths(fitted, logs)
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
         "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
@@ -388,6 +389,7 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         "CUDA_GRAPH_FULL_FIRST": round(median(firsts["FULL"])) if firsts["FULL"] else 0,
         "CUDA_GRAPH_PIECEWISE_PER_LAYER": round(median(per_layer["PIECEWISE"])) if per_layer["PIECEWISE"] else 0,
         "CUDA_GRAPH_FULL_PER_LAYER": round(median(per_layer["FULL"])) if per_layer["FULL"] else 0,
+        "V2_PIECEWISE_FIRST": round(median(v2_firsts)) if v2_firsts else 0,
         "V2_PIECEWISE_PER_LAYER": round(median(v2_piecewise)) if v2_piecewise else 0,
         "V2_FULL_PER_LAYER": round(median(v2_full)) if v2_full else 0,
     }
@@ -405,29 +407,36 @@ def v2_captured(text: str) -> int | None:
     return round(Fraction(m[1]) * 2**30) if m else None
 
 
-def v2_graph_growths(fitted: list[Row], logs: dict[str, str]) -> tuple[list[Fraction], list[Fraction]]:
-    """Each fitted V2 start's growth a decoder layer of a full graph and of a piecewise one after
-    the first (predict.v2_cuda_graph_estimate), from what it prints: the estimate less the profile's
-    measured capture is the full graphs' extrapolation less its two samples, (full - 2) x the
-    second sample where that is above 1 MiB; the measured capture less the two samples and the
-    largest piecewise graph's first capture (predict.CUDA_GRAPH_PIECEWISE_FIRST beside its
-    activations, Prediction.graph_activations) is the further piecewise graphs'. Starts with too few
-    graphs to tell are left out (max_num_seqs 8 captures 5 piecewise and 4 full graphs), and so are
-    those whose measured capture is below the largest piecewise graph's first capture."""
+def v2_graph_growths(fitted: list[Row], logs: dict[str, str]) -> tuple[list[Fraction], list[Fraction], list[int]]:
+    """What each fitted V2 start tells of predict.v2_cuda_graph_estimate's parts, from what it
+    prints: the estimate less the profile's measured capture (v2_captured) is the full graphs'
+    extrapolation less its two samples, (full - 2) x the second sample where that is above 1 MiB. A
+    start with the default capture list (51 piecewise graphs, up to 512 tokens) gives a full graph's
+    growth a decoder layer, and a further piecewise graph's: the measured capture less the two
+    samples and the largest piecewise graph's first capture (predict.V2_PIECEWISE_FIRST beside its
+    activations, Prediction.graph_activations). A shorter list (max_num_seqs 8 captures 5 piecewise
+    graphs of up to 16 tokens and 4 full ones), whose capture is mostly its first, gives that first
+    capture's own part: the measured capture less the two full samples and the further piecewise
+    graphs as modeled (predict.V2_FULL_PER_LAYER, predict.V2_PIECEWISE_PER_LAYER) and its
+    activations. Starts with too few graphs to tell are left out."""
     full_growth: list[Fraction] = []
     piecewise_growth: list[Fraction] = []
+    firsts: list[int] = []
+    default = len(predict.capture_grid(CEILING))
     for r in fitted:
         p, estimate, captured = r.prediction, r.printed_terms.get("cuda_graph"), v2_captured(logs[r.log])
         (piecewise, full), layers = p.graphs, r.layers
         if not p.runner_v2 or r.release < predict.V2_ESTIMATE_FROM or estimate is None or captured is None or piecewise < 2 or full < 3:
             continue
-        first = predict.CUDA_GRAPH_PIECEWISE_FIRST + p.graph_activations
-        if captured <= first:
+        if piecewise < default:
+            samples = 2 * predict.V2_FULL_PER_LAYER * layers
+            firsts.append(captured - samples - (piecewise - 1) * predict.V2_PIECEWISE_PER_LAYER * layers - p.graph_activations)
             continue
+        first = predict.V2_PIECEWISE_FIRST + p.graph_activations
         sample = Fraction(estimate - captured, full - 2)
         full_growth.append(sample / layers)
         piecewise_growth.append((captured - 2 * sample - first) / ((piecewise - 1) * layers))
-    return full_growth, piecewise_growth
+    return full_growth, piecewise_growth, firsts
 
 
 _BREAKDOWN = re.compile(r"Estimated (PIECEWISE|FULL) CUDA graph memory: ([0-9.]+) MiB first-capture \+ \((\d+)-1\) \S+ ([0-9.]+) MiB per-graph")

@@ -18,7 +18,8 @@ FA3_SPLITS = 32  # vllm/config/attention.py flash_attn_max_num_splits_for_cuda_g
 CUDA_GRAPH_PIECEWISE_PER_LAYER = 196_608  # each further piecewise graph's growth, a decoder layer
 CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decoder layer
 # Model Runner V2 from v0.29.0 (v2_cuda_graph_estimate), fitted on its starts' two printed figures
-V2_PIECEWISE_PER_LAYER = 127_512  # each piecewise graph after the first, a decoder layer
+V2_PIECEWISE_FIRST = 35_069_797  # the largest piecewise graph's first capture beside its activations (fitted)
+V2_PIECEWISE_PER_LAYER = 163_878  # each piecewise graph after the first, a decoder layer
 V2_FULL_PER_LAYER = 58_103  # each full graph, a decoder layer
 MIN_PER_GRAPH = 1 << 20  # vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory: 'at least 1 MiB per graph', v0.20.0 to v0.33.0
 V2_MIN_PER_GRAPH = MIN_PER_GRAPH  # vllm/v1/worker/gpu/cudagraph_utils.py _MIN_PER_GRAPH_BYTES, v0.29.0 to v0.33.0
@@ -184,15 +185,18 @@ def v2_cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers:
     by free memory ('Graph capturing finished in 10 secs, took 0.28 GiB', its first such line), then
     swaps the two full samples for their extrapolation, first + (full graphs - 1) x max(second,
     1 MiB) (_extrapolate_full_graph_memory). So the piecewise graphs count as captured, not
-    extrapolated from the second largest as the V1 runner's do: the largest's first capture as the
-    V1 runner's (CUDA_GRAPH_PIECEWISE_FIRST beside its `activations`) and each further one's growth
-    a decoder layer, V2_PIECEWISE_PER_LAYER; a full graph, captured after them into the same pool,
-    grows by its nodes alone, V2_FULL_PER_LAYER a layer, its first beside the attention backend's
-    buffers (full_graph_buffers). Both growths are the medians over the fitted V2 starts that print
-    the measured capture and the estimate (the 'equivalent to --gpu-memory-utilization' line)."""
+    extrapolated from the second largest as the V1 runner's do: the largest's first capture,
+    V2_PIECEWISE_FIRST beside its `activations` (piecewise_activations), and each further one's
+    growth a decoder layer, V2_PIECEWISE_PER_LAYER; a full graph, captured after them into the same
+    pool, grows by its nodes alone, V2_FULL_PER_LAYER a layer, its first beside the attention
+    backend's buffers (full_graph_buffers). The three are medians over the fitted V2 starts that
+    print the measured capture and the estimate (the 'equivalent to --gpu-memory-utilization' line):
+    those with the default list of 51 piecewise graphs give the two growths, those whose list stops
+    at 16 tokens, whose capture is mostly its first, give the first capture's own part, 33 MiB where
+    the V1 runner's measures 82 (poolaccuracy.v2_graph_growths)."""
     if not piecewise and not full:
         return 0
-    own = CUDA_GRAPH_PIECEWISE_FIRST + activations + V2_PIECEWISE_PER_LAYER * layers * (piecewise - 1) if piecewise else 0
+    own = V2_PIECEWISE_FIRST + activations + V2_PIECEWISE_PER_LAYER * layers * (piecewise - 1) if piecewise else 0
     per_full = V2_FULL_PER_LAYER * layers
     if not full:
         return own
