@@ -169,6 +169,32 @@ def test_forward_peak_of_a_dense_model() -> None:
     t = predict.forward_peak(_shape("llama-3.1-8b"), 1, 29000, 0)
     assert t.bytes == 29000 * (3 * 4096 + 3 * 14336) * 2
     assert round(t.bytes / GiB, 2) == 2.99
+    assert predict.forward_peak(_shape("llama-3.1-8b"), 1, 29000, 0, (0, 6), eager=True).bytes == t.bytes  # LlamaMLP frees gate_up
+
+
+def test_an_eager_forward_holds_what_python_names() -> None:
+    """Run eagerly (V0; V1 under --enforce-eager), a Qwen2 MLP keeps gate_up's output named through
+    down_proj, beside the layer's input, the residual and the MLP's input: 4 x hidden + 3 x
+    intermediate a token on one GPU, and under TP one hidden row more, the out-of-place all-reduce's
+    output beside the rank's partial. The printed peaks: Qwen3 8B at 4,096 tokens on a 48 GB RTX 4090
+    under v0.29.0 --enforce-eager, 0.41 GiB (logs/starts/196-..., 'Actual usage is ... 0.41 GiB for peak
+    activation'); Qwen2.5 14B in float16 at TP 2 and 32,768 tokens under V0 0.7.2, 2.84 GiB (logs/starts/157-...);
+    Qwen2.5-Coder-32B (Qwen2.5 32B's shape) at TP 4 and 131,072 tokens under V0 0.8.x, 11.32 GiB
+    (logs/public/37-...). The compiled forward keeps 3 x hidden + 3 x intermediate."""
+    qwen3 = _shape("qwen3-8b")
+    assert predict.forward_peak(qwen3, 1, 4096, 0, (0, 29), eager=True).bytes == 4096 * (4 * 4096 + 3 * 12288) * 2
+    assert round(predict.forward_peak(qwen3, 1, 4096, 0, (0, 29), eager=True).bytes / GiB, 2) == 0.41
+    assert predict.forward_peak(qwen3, 1, 4096, 0, (0, 29)).bytes == 4096 * (3 * 4096 + 3 * 12288) * 2
+    v0_tp2 = predict.forward_peak(_shape("qwen2.5-14b"), 2, 32768, 0, (0, 7), eager=True)
+    assert v0_tp2.bytes == 32768 * (5 * 5120 + 3 * 13824 // 2) * 2 and "out-of-place all-reduce" in v0_tp2.source
+    assert abs(v0_tp2.bytes - parse_size("2.84 GiB")) < 0.02 * GiB
+    v0_tp4 = predict.forward_peak(_shape("qwen2.5-32b"), 4, 131072, 0, (0, 8), eager=True)
+    assert abs(v0_tp4.bytes - parse_size("11.32 GiB")) < 0.02 * GiB
+    # Llama's MLP rebinds x to the activation: under TP its down_proj moment (5 x hidden + intermediate / TP)
+    # passes the activation's only where a rank's intermediate is under the hidden size (Llama 3.1 8B at TP 4:
+    # 3,584 a rank; the attention's qkv and core outputs, 1,536 + 1,024)
+    assert predict.eager_moments(4096, 14336 // 4, 1536 + 1024, 4, False) == 5 * 4096 + 14336 // 4 > 3 * 4096 + 3 * 14336 // 4
+    assert "LlamaForCausalLM" not in predict.GATE_UP_HELD and "Qwen3ForCausalLM" in predict.GATE_UP_HELD
 
 
 def test_the_plain_awq_kernel_holds_a_whole_weight() -> None:
@@ -858,10 +884,12 @@ EXPECTED = {
     # Qwen3 30B-A3B Instruct 2507 on an H100 under v0.10.2 at 6,144 tokens, the PyTorch sampler (its log: FlashInfer is
     # not available): 0.08 GiB under an 8.68 GiB pool, the printed peak 5.58 GiB against 5.54 modeled and the printed
     # non-torch term 0.07 GiB against 0.25. Held out, Qwen2.5 14B Instruct in float16 under TP 2 on two A100 40GB and V0
-    # 0.7.2 at 32,768 tokens: 2.02 GiB over a 17.24 GiB pool, the printed non-torch term 1.54 GiB a rank against V0's
-    # fitted 0.30 and the printed peak 2.84 GiB against 2.20 modeled
+    # 0.7.2 at 32,768 tokens: 1.39 GiB over a 17.24 GiB pool, the printed non-torch term 1.54 GiB a rank against V0's
+    # fitted 0.30 (2.02 over before the eager forward: the peak 2.84 printed, 2.20 modeled then, 2.83 now). V0 takes its
+    # snapshot before NCCL starts (vllm/worker/worker.py init_device, 0.7.2), so NCCL's own buffers count; the custom
+    # all-reduce on this pair adds 16 MiB (custom_all_reduce.py); the rest is NCCL's, sized by its transport
     "156-v0102-qwen3-30b-a3b-2507-h100-mlops-assignment.log": (-0.0097, 0.015),
-    "157-v072-qwen25-14b-tp2-a100-40gb-distributed-agent-gc.log": (0.1171, 0.12),
+    "157-v072-qwen25-14b-tp2-a100-40gb-distributed-agent-gc.log": (0.0809, 0.085),
     # Added 2026-12-03 (a seventh search), each as first predicted, nothing changed in calc/ for them. Qwen3-VL 30B-A3B
     # under TP 2 on two H100 and v0.12.0 at 65,536 tokens (its encoder profiled with a video): 0.79 GiB under a 37.23 GiB
     # pool, the weights 0.29 GiB under the loading line. Qwen3 30B-A3B AWQ (Marlin MoE) on an RTX 3090 under v0.10.0 at
@@ -912,8 +940,9 @@ EXPECTED = {
     # graph from the cache. The graph estimate 0.15 GiB modeled against the 0.07 printed for 5 graphs of up to 16 tokens
     "194-v0290-qwen3-8b-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0654, 0.075),
     "195-v0290-qwen3-8b-awq-rtx4090-48gb-v2-runner-vllm-lab.log": (-0.0424, 0.05),
-    "196-v0290-qwen3-8b-rtx4090-48gb-eager-vllm-lab.log": (-0.0054, 0.01),
-    "197-v0290-qwen3-8b-awq-rtx4090-48gb-eager-vllm-lab.log": (-0.0033, 0.005),
+    # (the eager pair: the peak 0.41 GiB as printed, gate_up's output held; 0.25 GiB of non-torch modeled, 0.11-0.13 printed)
+    "196-v0290-qwen3-8b-rtx4090-48gb-eager-vllm-lab.log": (-0.0069, 0.01),
+    "197-v0290-qwen3-8b-awq-rtx4090-48gb-eager-vllm-lab.log": (-0.0044, 0.005),
     "198-v0290-qwen3-8b-rtx4090-48gb-512-batched-vllm-lab.log": (-0.0075, 0.015),
     # vLLM 0.28.0 under Model Runner V2 on an RTX 4090, Qwen3-VL-8B with one image profiled: the printed peak is 2.26 GiB
     # cold or from the cache. As first predicted 1.52 was modeled from the cache and 2.82 cold, the loaded weights 16.40
@@ -929,8 +958,9 @@ EXPECTED = {
     "204-v0280-qwen3-vl-8b-rtx4090-v2-runner-util096-llm-infra-bench.log": (0.0302, 0.035),
     "205-v0290-qwen3-8b-rtx4090-48gb-cached-prefix-caching-vllm-lab.log": (-0.0066, 0.015),
     # Qwen3 8B in float16 on two Tesla T4 (PCIe), TP 2, vLLM 0.22.0 under Model Runner V2, eager: LLM()'s 8,192 batched
-    # tokens, as the log's chunked-prefill line states them
-    "206-v0220-qwen3-8b-fp16-tp2-tesla-t4-eager-exact-kaggle.log": (-0.0084, 0.015),
+    # tokens, as the log's chunked-prefill line states them. The eager forward (gate_up's output held, the all-reduce's
+    # out of place: 0.59 GiB) leaves 0.05 GiB of the 0.64 the log leaves for non-torch memory, 0.21 modeled: -3.9 %
+    "206-v0220-qwen3-8b-fp16-tp2-tesla-t4-eager-exact-kaggle.log": (-0.0388, 0.04),
     # Qwen3-30B-A3B-2507 in bf16 on one RTX PRO 6000 Blackwell, vLLM 0.12.0, eager (held out)
     "207-v0120-qwen3-30b-a3b-2507-rtx-pro-6000-eager-vediosifter.log": (-0.0051, 0.01),
     # Qwen3-235B-A22B-FP8 on eight H100, TP 8 with expert parallelism, vLLM 0.10.0: the log leaves 7.96 GiB for the peak
@@ -944,8 +974,9 @@ EXPECTED = {
     # text-only line now reads as every modality's limit at 0
     "210-v0271-qwen36-27b-fp8-hybrid-h100-eager-meeting-translator.log": (0.0057, 0.01),
     # Qwen2.5-32B on four RTX 3090 (PCIe, custom all-reduce off), TP 4, vLLM 0.18.1, eager: the log's weights 0.10 GiB
-    # above the config's a rank
-    "211-v0181-qwen25-32b-tp4-rtx3090-eager-lambo.log": (-0.024, 0.03),
+    # above the config's a rank; the log leaves 0.12 GiB for the peak and non-torch memory, under the eager forward's
+    # 0.18 alone (the card's total, 23.58 GiB from another 3090, may be a tenth short)
+    "211-v0181-qwen25-32b-tp4-rtx3090-eager-lambo.log": (-0.0315, 0.035),
     # MiniMax-M2.5 (block fp8) on four MI300X, TP 4, vLLM 0.16.0 on ROCm, eager
     "212-v0160-minimax-m25-fp8-tp4-mi300x-eager-triton-example.log": (0.0036, 0.005),
     # DeepSeek-V2-Lite-Chat in float16 on one H100, a 0.6.4 development tree (V0) before vLLM's MLA cache: the profile's
@@ -953,8 +984,8 @@ EXPECTED = {
     # memory beyond the process's torch allocation, vllm/worker/worker.py:208-211)
     "213-v064dev-deepseek-v2-lite-fp16-h100-flashinfer-eager-pr10927.log": (0.1457, 0.15),
     # Qwen2.5-72B-Instruct GPTQ int4 on an A40-48Q vGPU profile, vLLM 0.6.4.post1, refused for its length: 4.09 GiB of
-    # non-torch memory printed (held before the profile ran) against 0.35 modeled, and a 2.34 GiB peak against 1.73
-    "214-v064post1-qwen25-72b-gptq-int4-a40-48q-maxlen-8192-refused.log": (11.1756, 11.18),
+    # non-torch memory printed (held before the profile ran) against 0.35 modeled, and a 2.34 GiB peak against 1.85
+    "214-v064post1-qwen25-72b-gptq-int4-a40-48q-maxlen-8192-refused.log": (10.8551, 10.86),
     # Qwen3-Coder-30B-A3B-Instruct-FP8 (block fp8 on Marlin) on one A100 SXM4 40GB, vLLM 0.19.1, cold compile
     "300-v0191-qwen3-coder-30b-a3b-fp8-a100-40gb-private-ai-inference.log": (0.0107, 0.015),
     # Qwen2.5-7B-Instruct on one RTX 5090 under vLLM 0.30.0 (Model Runner V2): a fresh VM's first start, then Phase 5's
@@ -1090,11 +1121,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
     assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (93, 0.005, 0.066)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (45, 0.0057, 0.0881)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (45, 0.0057, 0.0809)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
     assert "fitted: 93 starts with a printed pool; median |error| +0.5 %, 90th percentile +6.6 %; verdict right on 92 of 94" in out
-    assert "held out: 45 starts with a printed pool; median |error| +0.6 %, 90th percentile +8.8 %; verdict right on 46 of 46" in out
+    assert "held out: 45 starts with a printed pool; median |error| +0.6 %, 90th percentile +8.1 %; verdict right on 46 of 46" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:

@@ -267,7 +267,9 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         wterm = Term("weights", wterm.bytes + rounded, f"{wterm.source}; and {_gib(rounded, up=True)} of segments the allocator rounds up to "
                      "2 MiB, each parameter of 20 MiB or more in its own (gpu_worker.py load_model: max_split_size_mb 20, v0.21.0)")  # fmt: skip
     marlin = marlin_experts(shape, rel, card.vendor, s.marlin_experts)
-    fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct", bool(plain_awq(rel, s.quantization, awq_checkpoint(shape), is_turing(card.name))))
+    eager = rel < (0, 8) or s.enforce_eager or not s.compiled  # V0 runs the model eagerly; V1 compiles it unless told not to
+    fwd = forward_peak(shape, s.tp, tokens, topk, rel, marlin == "direct", bool(plain_awq(rel, s.quantization, awq_checkpoint(shape), is_turing(card.name))),
+                       eager)  # fmt: skip
     v2 = model_runner_v2(shape, rel, card.vendor)  # decided on the whole model, not a pipeline stage's layers
     fi_sampler = s.flashinfer_sampler if s.flashinfer_sampler is not None or flashinfer_runs_on(card, rel) else False
     smp = sampler_warmup(shape.vocab, min(seqs, tokens), rel, card.vendor, fi_sampler, shape.dtype_bytes, v2)

@@ -231,7 +231,41 @@ AUTO_AWQ_FROM = (0, 24)  # quantization/auto_awq.py AutoAWQConfig.override_quant
 AWQ_DEQUANT_TOKENS = 256  # quantization/awq.py AWQLinearMethod.apply FP16_MATMUL_HEURISTIC_CONDITION, v0.10.1.1 to v0.23.0
 
 
-def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST, marlin: bool = False, dequantized: bool = False) -> Term:
+# Decoders whose MLP keeps gate_up's output named through down_proj (`gate_up, _ = self.gate_up_proj(x);
+# x = self.act_fn(gate_up); x, _ = self.down_proj(x)`): qwen2.py Qwen2MLP (v0.6.4, v0.7.2, v0.11.0, v0.18.0, v0.24.0,
+# v0.30.0), which qwen3.py takes as Qwen3MLP and the Qwen2/2.5/3-VL language models build; gemma2.py, gemma3.py,
+# granite.py, exaone.py, baichuan.py, minicpm.py and olmo2.py (v0.7.2 and v0.24.0; gemma3.py from its first). llama.py's
+# LlamaMLP (Llama, Mistral, Phi-3, DeciLM) rebinds `x` to it, which frees it once the activation is out.
+GATE_UP_HELD = frozenset({
+    "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
+    "Qwen3VLForConditionalGeneration", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration",
+    "GraniteForCausalLM", "ExaoneForCausalLM", "BaichuanForCausalLM", "BaiChuanForCausalLM", "MiniCPMForCausalLM",
+    "Olmo2ForCausalLM",
+})  # fmt: skip
+
+
+def eager_moments(h: int, i: int, attention: int, tp: int, held: bool) -> int:
+    """Per token, in elements, the largest a dense decoder layer holds when its forward runs eagerly (V0
+    always; V1 under --enforce-eager or -O0), as Python keeps its tensors named (layers past the first):
+    the layer's input, still named by the model's loop (`hidden_states, residual = layer(positions,
+    hidden_states, ...)`, qwen2.py and llama.py Qwen2Model/LlamaModel.forward, v0.7.2 and v0.24.0), the
+    residual and the MLP's (or attention's) input, normed in place (fused_add_rms_norm), then
+    - beside down_proj's output (h): the activation's (i) and, where the MLP keeps it (`held`,
+      GATE_UP_HELD), gate_up's (2 x i);
+    - beside o_proj's output (h): the attention's transients (`attention`, qkv's output and the core's);
+    - under TP, the all-reduce after each row-parallel layer is out of place: its output beside the
+      rank's partial (pynccl.py PyNcclCommunicator.all_reduce `out_tensor = torch.empty_like(in_tensor)`,
+      custom_all_reduce.py custom_all_reduce and the torch.distributed fallback's `input_.clone()`,
+      parallel_state.py _all_reduce_out_place, v0.7.2; cuda_communicator.py all_reduce, v0.25.1), one
+      more hidden row a token.
+    `i` is the intermediate a rank holds. A compiled forward (V1's default) frees each tensor after its
+    last use, and keeps the form forward_peak takes for it."""
+    reduced = h if tp > 1 else 0
+    return max(4 * h + (3 * i if held else i) + reduced, 3 * h + attention + reduced)
+
+
+def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, int] = LATEST, marlin: bool = False, dequantized: bool = False,
+                 eager: bool = False) -> Term:  # fmt: skip
     """The dummy forward pass of `tokens` tokens (gpu_model_runner.py, _dummy_run with is_profile,
     v0.20.0; model_runner.py, profile_run, on V0): the residual stream (hidden states, residual and
     the normed input a layer reads) plus the largest of a layer's transient tensors, in the model
@@ -282,6 +316,7 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
         width = (2 if MAMBA1 in shape.layers else 3) * inner // tp
         attention = max(attention, width + inner // tp)
     per_token = 3 * h + attention
+    eager_held = False  # an eager forward's dense layer (eager_moments) sets the largest moment
     whole = dequantized and tokens >= AWQ_DEQUANT_TOKENS
     dequant = tokens * (3 * h + q + 2 * kv) + h * (q + 2 * kv) if whole and attention else 0
     chunk = moe_chunk(rel)
@@ -296,6 +331,9 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
             moe_bytes = max(moe_bytes, tokens * (3 * h + h + shared) + workspace)
         else:
             per_token = max(per_token, 3 * h + 3 * m.intermediate // tp)
+            held = eager_moments(h, m.intermediate // tp, attention, tp, shape.architecture in GATE_UP_HELD) if eager and attention else 0
+            if held > per_token:
+                per_token, eager_held = held, True
             if whole:
                 i = m.intermediate // tp
                 dequant = max(dequant, tokens * (3 * h + 2 * i) + h * 2 * i, tokens * (3 * h + 3 * i) + i * h)
@@ -303,8 +341,12 @@ def forward_peak(shape: Shape, tp: int, tokens: int, topk: int, rel: tuple[int, 
         "fused_moe/fused_marlin_moe.py fused_marlin_moe, v0.13.0: every token at once" if marlin else "fused_moe.py TritonExperts.workspace_shapes, v0.20.0"
     )
     awq = "; the plain AWQ kernel's whole weights (quantization/awq.py AWQLinearMethod.apply, v0.23.0)" if dequant else ""
+    ran = ("; run eagerly (terms.py eager_moments): the layer's input, the residual and the MLP's input beside down_proj's output"
+           + (" and gate_up's, which the MLP keeps named" if shape.architecture in GATE_UP_HELD else "")
+           + (", and the out-of-place all-reduce's output under TP (pynccl.py all_reduce, v0.7.2)" if tp > 1 else "")
+           if eager_held else "")  # fmt: skip
     return Term("forward", max(tokens * per_token, moe_bytes, dequant) * dt,
-                f"vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; {experts}{awq}")  # fmt: skip
+                f"vllm/v1/worker/gpu_model_runner.py _dummy_run(max_num_tokens, is_profile=True), v0.20.0; {experts}{awq}{ran}")  # fmt: skip
 
 
 def marlin_moe_workspace(n: int, act: int, k: int) -> int:
