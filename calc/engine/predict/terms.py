@@ -559,7 +559,14 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
     where NCCL also runs its NVLink SHARP (NVLS) all-reduce, whose buffers need NVSwitch multicast
     and cuMem. On a card without it (`nvls` false: PCIe cards, A100, AMD) under TP the term is NCCL's
     without NVLS, which the starts before v0.11.0 measured (A100s, NVLS off with cuMem): the same
-    constant."""
+    constant. Whether the custom all-reduce runs (custom_all_reduce.py: peer-to-peer, and full NVLink
+    above two cards) changes no term from v0.11.0: its buffers are made before the snapshot, and the
+    NCCL-only starts on cards without peer-to-peer fit this constant.
+
+    V0 (0.7.x) takes its baseline snapshot before it starts NCCL (vllm/worker/worker.py init_device,
+    0.7.2), so NCCL's communicator and the custom all-reduce's IPC buffers (16 MiB outside torch) count
+    in its term under TP. Its one fitted start (two L40S) prints 0.30 GiB; an A100 pair with
+    peer-to-peer prints 1.54 (held out): NCCL's buffers follow its transport, which no input gives."""
     if tp * pp == 1:
         if rel < (0, 8):
             return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
