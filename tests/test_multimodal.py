@@ -260,8 +260,9 @@ def test_the_qwen25_vl_attention_peak_by_release() -> None:
     0.11.0 concatenates q and k and rotates them at once: 2 x hidden in float32 twice and 2 x
     hidden cast back, 38 x 1,280 B a patch, above the gated MLP's 2 + 2 + 3 x 2.672 hidden.
     0.10.1.1 rotates q, then k: one hidden in float32 twice and one cast, 24 x 1,280 B.
-    From 0.12.0 q and k are copied once and rotated in the model's dtype: 8 x 1,280 x 2 B, below the
-    gated MLP's (1,280 + 3 x 3,420) x 2 B, which decides. Qwen3-VL's blocks build the same attention.
+    From 0.12.0 q and k are copied once and rotated in the model's dtype, and the projection writes
+    its output while all of it is held: 8 x hidden and the normed input and the output, 10 x 1,280 x 2 B,
+    above the gated MLP's (1,280 + 3 x 3,420) x 2 B. Qwen3-VL's blocks build the same attention.
     The pixels (14 x 14 x 2 x 3 values a patch) come from the processor already in bfloat16 from
     0.10 on (vLLM casts its floating outputs to the model's dtype); 0.8.x keeps them in float32."""
     s = hfconfig.shape(json.loads((CONFIGS / "qwen2.5-vl-3b" / "config.json").read_text()), "q")
@@ -272,9 +273,11 @@ def test_the_qwen25_vl_attention_peak_by_release() -> None:
     b010, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 10))
     assert b010 == n * 1280 * (2 + 6 + 6 + 4 + 4 + 2) + pixels
     b019, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 19))
-    assert b019 == n * (2 * 1280 + 3 * 3420) * 2 + pixels < b010 < b011
+    assert b019 == n * 1280 * (2 + 20) + pixels < b010 < b011
     assert "0.11.0" in multimodal.attention_live(s.tower, 1, 2, (0, 11))[1]
-    assert multimodal.attention_live(s.tower, 1, 2, (0, 19))[0] == 9 * 1280 * 2 < (1280 + 3 * 3420) * 2  # the normed input and 8 x hidden
+    # the normed input, 8 x hidden and the projection's output, above the gated MLP's
+    assert multimodal.attention_live(s.tower, 1, 2, (0, 19))[0] == 10 * 1280 * 2 > (1280 + 3 * 3420) * 2
+    assert multimodal.attention_live(s.tower, 2, 2, (0, 19))[0] == (2 * 1280 + 8 * 1280 // 2) * 2  # divided over two ranks but the two whole
     q3 = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q3").tower
     assert q3 is not None and q3.kind == "qwen3-vl"
     assert multimodal.attention_live(q3, 1, 2, (0, 11)) == multimodal.attention_live(replace(s.tower, hidden=q3.hidden), 1, 2, (0, 11))
@@ -372,3 +375,24 @@ def test_the_qwen3_vl_video_profile_of_0_11_against_its_start() -> None:
     assert p.held_bytes == 153600 * 2048 * 4 * 2 and "1 video items" in p.source
     later = multimodal.encoder_profile(s, multimodal.Settings(), 2048, 256, 65536, (0, 13), tp=4)
     assert later is not None and (later.budget_tokens, later.items) == (16384, 1) and "image items" in later.source
+
+
+def test_the_qwen3_vl_encoder_peak_against_its_v0_28_starts() -> None:
+    """logs/starts/199 to 204 (v0.28.0, Model Runner V2, Qwen3-VL-8B, one RTX 4090) print '2.26 GiB for peak
+    activation', cached or cold: the tower's forward over one image of 65,536 patches (16,384 tokens) sets it.
+    A patch holds in the last blocks its residual, the attention at its projection (the normed input, the
+    fused qkv, the q and k copy and its rotation, the attention's output and the projection's, 10 x 1,152
+    x 2 B), the bfloat16 pixels (3 x 2 x 16 x 16 x 2 B), the position embeddings (1,152 x 2 B), the rotary
+    cosines and sines (2 x 36 x 2 B) and, a token of four patches, the three deepstack features (4,096 x 2 B
+    each): within the printed figure's rounding. Without the projection's output and the rotary tables it
+    came to 2.11 GiB."""
+    s = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q3")
+    assert s.tower is not None and (s.tower.hidden, s.tower.heads, s.tower.deepstack) == (1152, 16, 3)
+    text = (ROOT / "logs" / "starts" / "201-v0280-qwen3-vl-8b-rtx4090-v2-runner-util090-llm-infra-bench.log").read_text()
+    assert "2.26 GiB for peak activation" in text and "profiled with 1 image items" in text
+    n = 65536
+    peak, patches = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 28))
+    per_patch = 1152 * 2 + 10 * 1152 * 2 + 3 * 2 * 16 * 16 * 2 + 1152 * 2 + 2 * 36 * 2
+    assert patches == n and peak == n * per_patch + 3 * (n // 4) * 4096 * 2
+    assert round(Fraction("2.255") * GiB) <= peak < round(Fraction("2.265") * GiB)
+    assert multimodal.qwen3_vl_carried(s.tower, n, 2, (0, 11)) == multimodal.qwen3_vl_carried(s.tower, n, 2, (0, 12)) - 2 * n * 36 * 2

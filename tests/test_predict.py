@@ -253,8 +253,9 @@ def test_the_vision_towers_forward_in_the_profile_run() -> None:
     residual and normed input (2 x 1,152) and fc1 with its GELU (2 x 4,304) a patch, and the pixels
     in bfloat16 (vLLM casts the processor's output to the model's dtype): 2.81 GiB, below the
     sampler's phase (3.87), as the v0.19.0 start shows (it prints 3.94). Qwen2.5-VL-3B at 0.19.0
-    (one image of 16,384 tokens, 65,536 patches, a gated MLP of 3 x 3,420): 1.71 GiB, above its
-    language model's phase with 256 sequences, so it sets the peak."""
+    (one image of 16,384 tokens, 65,536 patches): the attention at its projection, the normed input, 8 x
+    hidden and the projection's output (10 x 1,280 a patch, above the gated MLP's 1,280 + 3 x 3,420) beside
+    the residual: 1.86 GiB, above its language model's phase with 256 sequences, so it sets the peak."""
     card = predict.Card("h100", "NVIDIA H100 SXM", round(79.19 * GiB), "79.19 GiB", "log 112")
     gemma = _shape("gemma-3-12b-it")
     enc = multimodal.encoder_profile(gemma, multimodal.Settings(), 8192, 1024, 8192, (0, 19))
@@ -265,8 +266,8 @@ def test_the_vision_towers_forward_in_the_profile_run() -> None:
     assert round(enc.forward_bytes / GiB, 2) == 2.81 and round(p.activation.bytes / GiB, 2) == 3.87
     qwen = _shape("qwen2.5-vl-3b")
     p = predict.predict(qwen, card, predict.Start(max_model_len=8192, max_num_seqs=256, engine_version="0.19.0"))
-    assert p.activation.bytes == 65536 * (2 * 1280 + 3 * 3420) * 2 + 65536 * 3 * 2 * 14 * 14 * 2 > p.sampler.bytes + p.residual_bytes
-    assert round(p.activation.bytes / GiB, 2) == 1.71 and "vision tower's forward" in p.activation.source
+    assert p.activation.bytes == 65536 * (11 * 1280) * 2 + 65536 * 3 * 2 * 14 * 14 * 2 > p.sampler.bytes + p.residual_bytes
+    assert round(p.activation.bytes / GiB, 2) == 1.86 and "vision tower's forward" in p.activation.source
     # at TP 2 the tower is divided over the ranks; --mm-encoder-tp-mode data builds it whole on each
     split = multimodal.encoder_profile(qwen, multimodal.Settings(), 8192, 256, 8192, (0, 19), tp=2)
     whole, _ = multimodal.apply(qwen, multimodal.Settings(mm_encoder_tp_mode="data"), (0, 19))
@@ -949,14 +950,17 @@ EXPECTED = {
     # GiB against 16.65: +27 % to +45 % from the cache (util 0.9 and 0.96 held out), -12 % cold, the FP8 checkpoint -7 %.
     # Now the tower carries its position embeddings, its deepstack features and each attention's normed input (2.11 GiB
     # modeled), no pinned block follows an encoder profile, and the weights hold the M-RoPE cache at 4 x the positions
-    # before v0.32.0 and the deepstack input buffers (16.64 GiB): +2 % to +5 %, the non-torch term 0.25 against 0.14-0.18
-    "199-v0280-qwen3-vl-8b-rtx4090-v2-runner-16-seqs-llm-infra-bench.log": (0.0212, 0.025),
-    "200-v0280-qwen3-vl-8b-rtx4090-v2-runner-64-seqs-cold-llm-infra-bench.log": (0.0348, 0.04),
-    "201-v0280-qwen3-vl-8b-rtx4090-v2-runner-util090-llm-infra-bench.log": (0.0502, 0.055),
-    "202-v0280-qwen3-vl-8b-rtx4090-v2-runner-maxlen4096-cold-llm-infra-bench.log": (0.0348, 0.04),
-    "203-v0280-qwen3-vl-8b-fp8-rtx4090-v2-runner-cold-llm-infra-bench.log": (0.0052, 0.01),
-    "204-v0280-qwen3-vl-8b-rtx4090-v2-runner-util096-llm-infra-bench.log": (0.0302, 0.035),
-    "205-v0290-qwen3-8b-rtx4090-48gb-cached-prefix-caching-vllm-lab.log": (-0.0066, 0.015),
+    # before v0.32.0 and the deepstack input buffers (16.64 GiB): +2 % to +5 %, the non-torch term 0.25 against 0.14-0.18.
+    # With the attention's projection output (written while the qkv, the rotated copy and the attention's output are
+    # held) and the rotary cosines and sines the tower carries, 2.259 GiB against the printed 2.26: -1 % to -3 %, the
+    # whole gap the non-torch term (0.25 modeled, 0.14 to 0.18 printed)
+    "199-v0280-qwen3-vl-8b-rtx4090-v2-runner-16-seqs-llm-infra-bench.log": (-0.0278, 0.03),
+    "200-v0280-qwen3-vl-8b-rtx4090-v2-runner-64-seqs-cold-llm-infra-bench.log": (-0.0149, 0.02),
+    "201-v0280-qwen3-vl-8b-rtx4090-v2-runner-util090-llm-infra-bench.log": (-0.022, 0.025),
+    "202-v0280-qwen3-vl-8b-rtx4090-v2-runner-maxlen4096-cold-llm-infra-bench.log": (-0.0149, 0.02),
+    "203-v0280-qwen3-vl-8b-fp8-rtx4090-v2-runner-cold-llm-infra-bench.log": (-0.0105, 0.015),
+    "204-v0280-qwen3-vl-8b-rtx4090-v2-runner-util096-llm-infra-bench.log": (-0.0127, 0.015),
+    "205-v0290-qwen3-8b-rtx4090-48gb-cached-prefix-caching-vllm-lab.log": (-0.0109, 0.015),
     # Qwen3 8B in float16 on two Tesla T4 (PCIe), TP 2, vLLM 0.22.0 under Model Runner V2, eager: LLM()'s 8,192 batched
     # tokens, as the log's chunked-prefill line states them. The eager forward (gate_up's output held, the all-reduce's
     # out of place: 0.59 GiB) leaves 0.05 GiB of the 0.64 the log leaves for non-torch memory, 0.21 modeled: -3.9 %
@@ -1174,7 +1178,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     assert sorted(_key(r) for r in towers) == ["112", "120", "121", "133", "158", *(str(n) for n in range(199, 205)), "210", "81"]
     assert {r.family for r in towers} == {"dense", "sliding window", "moe", "hybrid"}
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
-    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (13, 0.0212, 0.0502)
+    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (13, 0.0127, 0.0289)
     dense = groups[("family", "dense")]
     assert (dense.starts, dense.verdicts) == (106, 107)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])

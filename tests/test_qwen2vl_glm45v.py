@@ -96,13 +96,15 @@ def test_qwen2_vl_encoder_profile() -> None:
     4 frames at that size at max_model_len 32,768 (2 x 32,768 // 16,384, at most 14), 2 x 16,384 =
     32,768 tokens, which beats the image. Budget max(8,192, 32,768); one item; its outputs 32,768 x
     3,584 x 2 B kept through the dummy pass. With video limited to 0: the image, 16,384 tokens.
-    The forward at 0.33.0, a patch: the residual (1,280 x 2 B) and the MLP's peak (1,280 + 2 x
-    5,120) x 2 B, above the attention's 8 x 1,280 x 2 B; and its pixels 3 x 2 x 14 x 14 x 2 B."""
+    The forward at 0.33.0, a patch: the residual (1,280 x 2 B) and the attention's peak at its
+    projection (qwen2_vl.py Qwen2VisionAttention.forward: the normed input, the fused qkv, the q and k
+    copy and its rotation, the attention's output and the projection's, 10 x 1,280 x 2 B), above the
+    MLP's (1,280 + 2 x 5,120) x 2 B; and its pixels 3 x 2 x 14 x 14 x 2 B."""
     s = shape(QWEN)
     p = multimodal.encoder_profile(s, multimodal.Settings(), 8192, 256, 32768, (0, 33))
     assert p is not None
     assert (p.budget_tokens, p.items, p.tokens_per_item, p.held_bytes) == (32768, 1, 32768, 32768 * 3584 * 2)
-    assert (p.patches, p.forward_bytes) == (32768 * 4, 32768 * 4 * (1280 * 2 + (1280 + 2 * 5120) * 2 + 3 * 2 * 14 * 14 * 2))
+    assert (p.patches, p.forward_bytes) == (32768 * 4, 32768 * 4 * (1280 * 2 + 10 * 1280 * 2 + 3 * 2 * 14 * 14 * 2))
     image = multimodal.encoder_profile(s, multimodal.Settings(limits={"video": 0}), 8192, 256, 32768, (0, 33))
     assert image is not None and (image.budget_tokens, image.items, image.held_bytes) == (16384, 1, 16384 * 3584 * 2)
     zero = multimodal.Settings(limits={"image": 0, "video": 0})

@@ -323,7 +323,11 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]
       normed input the block passes in (`self.attn(self.norm1(x), ...)`, qwen3_vl.py
       Qwen3_VisionBlock.forward, 0.24.0 to 0.33.0), which nn.Module's call keeps among its arguments
       until the attention returns, as the MLP's normed input is kept: one hidden more, whole on
-      every rank;
+      every rank; and the last step, `self.proj(context_layer)`, writes its output (one hidden, whole
+      on every rank once the row-parallel projection has reduced it) while the fused qkv output, the
+      q and k copy, their rotation and the attention's output are all still held by the function's
+      locals (read in 0.13.0, 0.18.0, 0.24.0, 0.28.0 and 0.33.0): 8 x hidden divided over the ranks
+      and 2 x hidden whole;
     - Qwen2-VL's own attention (qwen2_vl.py Qwen2VisionAttention.forward) is written as Qwen2.5-VL's in
       0.10.1.1 and 0.11.0; from 0.13.0 it concatenates q and k (one copy, 2 x hidden) and rotates them,
       the same count; its split_qkv gathers the fused qkv from every rank at TP above 1 (not modeled);
@@ -337,7 +341,10 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]
         if rel < (0, 11):
             live = (6 * h // t) * d + (2 * h // t) * 4 + (h // t) * d
             return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.10.1.1: q and k rotated in float32 one at a time"
-        return (h + 8 * h // t) * d, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.12.0 to 0.33.0: qk copied once and rotated in the model's dtype"
+        return (2 * h + 8 * h // t) * d, (
+            "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.12.0 to 0.33.0: qk copied once and rotated in the model's dtype, "
+            "the projection's output written beside them"
+        )
     return (h + (3 * h + h) // t + h) * d, "the fused qkv, the attention's output and out_proj's, from the model code"
 
 
@@ -372,20 +379,29 @@ def encoder_forward_peak(
     pixel = 4 if rel < (0, 10) else d
     seen = n - items if tower.kind == "clip" else n  # CLIP's class token is a position without pixels
     pixels = seen * tower.channels * tower.temporal_patch * tower.patch * tower.patch * pixel
-    return n * (h * d + max(attention, mlp)) + pixels + qwen3_vl_carried(tower, n, d), n
+    return n * (h * d + max(attention, mlp)) + pixels + qwen3_vl_carried(tower, n, d, rel), n
 
 
-def qwen3_vl_carried(tower: Tower, patches: int, dtype_bytes: int) -> int:
+QWEN3_VL_ROTARY_FROM = (0, 12)  # qwen3_vl.py rot_pos_emb: cos and sin gathered from the RotaryEmbedding's cache, 0.12.0 to 0.33.0
+
+
+def qwen3_vl_carried(tower: Tower, patches: int, dtype_bytes: int, rel: tuple[int, int] = (0, 33)) -> int:
     """What Qwen3-VL's tower carries through its blocks beside each block's own peak
     (qwen3_vl.py Qwen3_VisionTransformer.forward, read in 0.24.0, 0.28.0 and 0.33.0): the
     interpolated position embeddings, a local (`pos_embeds`) alive through the loop, a patch x hidden,
     and the deepstack features, each merger's output kept in `deepstack_feature_lists` from its layer
     on (patches / merge^2 rows x out_hidden each), all of them alive in the blocks after the last one.
+    From 0.12.0 also the rotary cosines and sines every block reads (rot_pos_emb: `cos[pos_ids].flatten(1)`
+    and the same of sin, read in 0.12.0, 0.13.0, 0.18.0, 0.24.0, 0.28.0 and 0.33.0): the rotary
+    embedding covers half a head (rotary_dim head_dim // 2, or partial_rotary_factor 0.5 from 0.13.0),
+    its cache built in the model's dtype (rotary_embedding/base.py `cache.to(dtype)`), and each of
+    the two gathers a patch's height and width halves: a patch x rotary_dim each.
     Zero for any other tower."""
     if tower.kind != "qwen3-vl":
         return 0
     rows = patches // (tower.merge * tower.merge)
-    return patches * tower.hidden * dtype_bytes + tower.deepstack * rows * tower.out_hidden * dtype_bytes
+    rotary = 2 * patches * (tower.hidden // tower.heads // 2) * dtype_bytes if rel >= QWEN3_VL_ROTARY_FROM and tower.heads else 0
+    return patches * tower.hidden * dtype_bytes + tower.deepstack * rows * tower.out_hidden * dtype_bytes + rotary
 
 
 def encoder_profile(
