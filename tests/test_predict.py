@@ -906,8 +906,10 @@ EXPECTED = {
     "163-v0151-gpt-oss-120b-tp2-h200-util085-activate-rag.log": (0.0136, 0.02),
     "164-v0102-qwen3-4b-h100-defaults-neo4j-graphrag.log": (-0.0014, 0.005),
     # NVFP4 (W4A4) on an RTX 5060 Ti, 4 sequences, 2,048 batched tokens: 1.27 GiB over, the log's peak and non-torch
-    # 1.71 GiB against 0.44 modeled
-    "165-v0111-qwen3-8b-nvfp4-fp8kv-rtx5060ti-vllm-server.log": (0.1924, 0.2),
+    # 1.71 GiB against 0.44 modeled. A first start ('Compiling a graph for dynamic shape') on v0.11.1, the first
+    # release on torch 2.9, whose compile benchmarks Inductor's combo kernels: the 1.16 GiB embedding block sets the
+    # peak (0.19 GiB before). 0.30 GiB over now, which the log, printing only its pool, does not place
+    "165-v0111-qwen3-8b-nvfp4-fp8kv-rtx5060ti-vllm-server.log": (0.0457, 0.05),
     "166-v0102-llama2-7b-a100-80gb-defaults-neo4j-graphrag.log": (-0.0038, 0.005),
     # vLLM 0.26.0 on an A40 under Model Runner V2 (no graph estimate off the pool): bf16, AWQ, GPTQ and W8A8 int8
     # checkpoints of Llama 3.1 8B, each 0.13 to 0.14 GiB under, the modeled non-torch memory (0.25 GiB) above the 0.08 printed
@@ -1124,12 +1126,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (93, 0.005, 0.066)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (45, 0.0057, 0.0809)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (93, 0.0049, 0.067)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (45, 0.0057, 0.0881)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 93 starts with a printed pool; median |error| +0.5 %, 90th percentile +6.6 %; verdict right on 92 of 94" in out
-    assert "held out: 45 starts with a printed pool; median |error| +0.6 %, 90th percentile +8.1 %; verdict right on 46 of 46" in out
+    assert "fitted: 93 starts with a printed pool; median |error| +0.5 %, 90th percentile +6.7 %; verdict right on 92 of 94" in out
+    assert "held out: 45 starts with a printed pool; median |error| +0.6 %, 90th percentile +8.8 %; verdict right on 46 of 46" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -2032,19 +2034,21 @@ def test_a_turing_card_runs_flashinfer_until_its_floor_rose() -> None:
 
 
 def test_a_first_start_holds_the_compile_block() -> None:
-    """From v0.13.0 vLLM turns Inductor's combo kernels and their benchmarking on, and a first start
+    """From v0.11.1 (the first release on torch 2.9) vLLM turns Inductor's combo kernels and their benchmarking on, and a first start
     compiles inside the profile: its peak is at least the embedding a rank holds (Qwen3-4B: 151,936
     rows x 2,560 x 2 B). The public Typhoon starts on an RTX 5060 Ti print a 0.71 GiB transient where
     they compiled and 0.15 GiB where they loaded the compiled graph, and 8.59 against 7.89 GiB consumed
     on v0.29.0 and v0.30.0, where a freed block stays pinned: the block counts twice there, once from
-    v0.31.0, and not at all before v0.13.0, under --enforce-eager, from the cache or per stage under PP."""
+    v0.31.0, and not at all before v0.11.1, under --enforce-eager, from the cache or per stage under PP."""
     shape = _shape("qwen3-4b")
     embedding = 151_936 * 2560 * 2
     assert predict.compile_block(shape, 1, (0, 29)).bytes == embedding == 777_912_320
     assert predict.compile_block(shape, 2, (0, 28)).bytes == 75_968 * 2560 * 2  # the vocabulary split over the ranks
     # from v0.29.0 an embedding split over ranks on a CUDA card gathers with vLLM's fused op, not an Inductor kernel
     assert predict.compile_block(shape, 2, (0, 29)).bytes == 0 < predict.compile_block(shape, 2, (0, 29), vendor="amd").bytes
-    assert predict.compile_block(shape, 1, (0, 12)).bytes == 0
+    # v0.11.1's wheel requires torch 2.9.0 and sets combo_kernels for it (vllm/config/compilation.py); v0.11.0's, torch 2.8.0
+    assert predict.compile_block(shape, 1, (0, 11)).bytes == predict.compile_block(shape, 1, (0, 11, 0)).bytes == 0
+    assert predict.compile_block(shape, 1, (0, 11, 1)).bytes == predict.compile_block(shape, 1, (0, 12)).bytes == embedding
     assert predict.compile_block(shape, 1, (0, 29), compiled=False).bytes == 0
     assert predict.compile_block(shape, 1, (0, 29), pp=2).bytes == 0
     assert [predict.pinned_block(r) for r in ((0, 26), (0, 27), (0, 30), (0, 31))] == [False, True, True, False]

@@ -277,7 +277,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     # and so does the fused-expert workspace the worker keeps (moe_workspace).
     residual = tokens * shape.hidden * shape.dtype_bytes
     ws = moe_workspace(shape, s.tp, tokens, topk, rel, marlin)
-    cb = compile_block(shape, s.tp, rel, s.compiled and not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
+    cb = compile_block(shape, s.tp, patch_release(s.engine_version), s.compiled and not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
     enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.profiled_len or s.max_model_len, rel, s.tp)
     # counted again as consumed once freed (v0.27.1 to v0.30.x), but not after Qwen3-VL's encoder profile (pinned_block)

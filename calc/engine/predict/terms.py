@@ -475,16 +475,19 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
                 f"sort; PyTorch SortStable.cu): {rows} rows x {vocab} logits x {per} B")  # fmt: skip
 
 
-COMBO_KERNELS_FROM = (0, 13)  # vllm/config/compilation.py: combo_kernels and benchmark_combo_kernel set for torch >= 2.9, v0.13.0 to v0.33.0
+# vllm/config/compilation.py: combo_kernels and benchmark_combo_kernel set for torch >= 2.9.0.dev, read in v0.11.1 to v0.33.0; the
+# v0.11.1 wheel is the first to require torch 2.9.0 (its METADATA: torch==2.9.0; v0.11.0 requires 2.8.0 and has no such setting)
+COMBO_KERNELS_FROM = (0, 11, 1)
 PINNED_FROM = (0, 27)  # vllm/utils/mem_utils.py memory_profiling: the consumed memory read from free memory (total_consumed), v0.27.1
 PINNED_UNTIL = (0, 31)  # vllm/v1/worker/gpu_worker.py: _scoped_allocator_max_split(20) around profile_run too, v0.31.0
 FUSED_EMBEDDING_FROM = (0, 29)  # vocab_parallel_embedding.py use_fused_embedding: ops.vocab_parallel_embedding under TP on CUDA, v0.29.0
 
 
-def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled: bool = True, pp: int = 1, vendor: str = "nvidia") -> Term:
+def compile_block(shape: Shape, tp: int, rel: tuple[int, ...] = LATEST, compiled: bool = True, pp: int = 1, vendor: str = "nvidia") -> Term:
     """What a start that compiles the model (its first, with no compiled graph in vLLM's cache) holds
     at once while it compiles, inside the profile's window: vLLM turns on Inductor's combo kernels
-    and their benchmarking (vllm/config/compilation.py, v0.13.0 on), and Inductor benchmarks a
+    and their benchmarking (vllm/config/compilation.py, from v0.11.1, the first release built on torch
+    2.9; `rel` (major, minor) or (major, minor, patch), a release without its patch taken at .0), and Inductor benchmarks a
     candidate kernel on full-size random copies of its arguments, the model's weights among them.
     The largest weight an Inductor kernel reads is the embedding (a gather; the linear layers and the
     experts are custom ops), so the block is taken as the embedding a rank holds, rows padded to 64
@@ -501,7 +504,7 @@ def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled
     if not compiled:
         return Term("compile", 0, "nothing is compiled in the profile: --enforce-eager, -O0, or the compiled graph loaded from vLLM's cache")
     if rel < COMBO_KERNELS_FROM:
-        return Term("compile", 0, "before v0.13.0 vLLM leaves Inductor's combo kernels and their benchmarking off")
+        return Term("compile", 0, "before v0.11.1 (torch 2.8) vLLM leaves Inductor's combo kernels and their benchmarking off")
     if pp > 1:
         return Term("compile", 0, "under pipeline parallel the compile's block is not modeled")
     if tp > 1 and rel >= FUSED_EMBEDDING_FROM and vendor == "nvidia":
@@ -511,7 +514,7 @@ def compile_block(shape: Shape, tp: int, rel: tuple[int, int] = LATEST, compiled
     b = rows * shape.hidden * shape.dtype_bytes
     return Term("compile", b, f"a first start compiles the model inside the profile, its benchmarks on copies of the weights as large as "
                 f"the embedding, {rows:,} x {shape.hidden:,} x {shape.dtype_bytes} B a rank (vllm/config/compilation.py combo kernels, "
-                "v0.13.0; the size fitted to the public cold starts)")  # fmt: skip
+                "v0.11.1 to v0.33.0; the size fitted to the public cold starts)")  # fmt: skip
 
 
 def pinned_block(rel: tuple[int, int]) -> bool:
