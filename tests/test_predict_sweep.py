@@ -57,11 +57,11 @@ def test_a_release_whose_rule_was_not_read_is_named_by_its_flag(model: str, rele
 
 
 def test_the_shorter_length_offered_is_the_longest_that_starts() -> None:
-    """Qwen2.5-VL 3B at its own 128,000 on an L4 (0.20.0 rules): the vision tower's profile is sized by
+    """Qwen2.5-VL 3B at its own 128,000 on an RTX 4090 (0.20.0 rules): the vision tower's profile is sized by
     max_model_len, so the pool grows as the length falls and the length vLLM's refusal names (the one
     the refused pool holds) is far below the longest that starts. The fix offers the longest: it
     starts, one token more does not, and it is the limit settings_that_fit prints."""
-    argv = ("model", f"{CONFIGS}/qwen2.5-vl-3b/config.json", "--gpu", "l4", "--engine-version", "0.20.0")
+    argv = ("model", f"{CONFIGS}/qwen2.5-vl-3b/config.json", "--gpu", "rtx-4090", "--engine-version", "0.20.0")
     r = as_json(*argv)
     assert r["verdict"] == "max_model_len" and r["max_model_len"] == 128000
     longest = r["settings_that_fit"]["max_model_len"]
@@ -84,10 +84,10 @@ def test_a_unified_box_gate_before_the_pin_flag_is_refused(pin: tuple[str, ...],
 
 def test_auto_fits_the_length_to_the_pool_profiled_at_the_models_own() -> None:
     """--max-model-len auto: vLLM profiles at the model's own length, then fits the length to that pool
-    (determine_available_memory before _auto_fit_max_model_len). Qwen2.5-VL 3B on an L4: the vision
+    (determine_available_memory before _auto_fit_max_model_len). Qwen2.5-VL 3B on an RTX 4090: the vision
     tower's profile at 128,000 leaves a pool that holds one request of the length the refused start
     names, and that pool stays; a length typed instead is profiled at itself and goes further."""
-    argv = ("model", f"{CONFIGS}/qwen2.5-vl-3b/config.json", "--gpu", "l4")
+    argv = ("model", f"{CONFIGS}/qwen2.5-vl-3b/config.json", "--gpu", "rtx-4090")
     own = as_json(*argv)
     auto = as_json(*argv, "--max-model-len", "auto")
     assert own["max_model_len"] == 128000 and own["verdict"] == "max_model_len"
