@@ -21,7 +21,7 @@ from calc.engine import hfconfig, multimodal, predict
 from calc.engine.predict.graphs import CEILING
 from calc.jsontext import JsonObject
 from calc.logs import logread
-from calc.units import InputError, parse_size
+from calc.units import GiB, InputError, parse_size
 
 
 def held_out(index: int) -> bool:
@@ -357,6 +357,14 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         if _tp(r) > 1 and r.era == ERAS[1] and not r.cumem and "non_torch" not in r.printed_terms
         and "weights" in r.printed_terms and r.printed_pool > 0
     ]  # fmt: skip
+    # Model Runner V2 from v0.27.0 prints the consumed memory: what it leaves after the loading line and the
+    # sampler's state, where no compile's block is counted as kept (predict.pinned_block)
+    v2 = [
+        consumed - r.printed_terms["weights"] - r.prediction.sampler_state_bytes
+        for r in fitted
+        if r.prediction.runner_v2 and r.release >= predict.V2_CONSUMED_FROM and _tp(r) == 1 and not r.prediction.pinned_bytes
+        and "weights" in r.printed_terms and (consumed := v2_consumed(logs[r.log])) is not None
+    ]  # fmt: skip
     sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
         if r.family != "dense":  # a model's own buffers held through it (experts, recurrent state) are modeled, not printed
@@ -380,6 +388,7 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
         "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
+        "NON_TORCH_ONE_RANK_V2": round(median(v2)) if v2 else 0,
         "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
         "NON_TORCH_PER_RANK_TP_V0": round(median(many_v0)) if many_v0 else 0,
         "NON_TORCH_PER_RANK_TP_NO_CUMEM": round(median(no_cumem)) if no_cumem else 0,
@@ -393,6 +402,16 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         "V2_PIECEWISE_PER_LAYER": round(median(v2_piecewise)) if v2_piecewise else 0,
         "V2_FULL_PER_LAYER": round(median(v2_full)) if v2_full else 0,
     }
+
+
+_CONSUMED = re.compile(r"Actual usage is ([0-9]+(?:\.[0-9]+)?) GiB for consumed memory \(weights \+ non-torch\)")  # vllm/v1/worker/gpu_worker.py, 0.27.0 on
+
+
+def v2_consumed(text: str) -> int | None:
+    """The consumed memory a v0.27.0-or-later log prints at the end of its start ('Actual usage is 15.54
+    GiB for consumed memory (weights + non-torch)'), the middle of what it rounds; None where it prints none."""
+    m = _CONSUMED.search(text)
+    return round(Fraction(m.group(1)) * GiB) if m else None
 
 
 _V2_CAPTURED = re.compile(r"Graph capturing finished in \d+ secs, took ([0-9.]+) GiB")  # vllm/v1/worker/gpu/model_runner.py capture_model

@@ -114,6 +114,7 @@ from calc.engine.predict.terms import (
     MARLIN_TURING_FROM,
     NON_TORCH_ONE_RANK,
     NON_TORCH_ONE_RANK_V0,
+    NON_TORCH_ONE_RANK_V2,
     NON_TORCH_PER_RANK_TP,
     NON_TORCH_PER_RANK_TP_NO_CUMEM,
     NON_TORCH_PER_RANK_TP_V0,
@@ -125,6 +126,7 @@ from calc.engine.predict.terms import (
     SORT_TEMP_FULL,
     SORT_TEMP_SEGMENTED,
     TRITON_SAMPLER_MIN_ROWS,
+    V2_CONSUMED_FROM,
     Term,
     compile_block,
     eager_moments,
@@ -143,6 +145,7 @@ from calc.engine.predict.terms import (
     round_up,
     sampler_warmup,
     sort_bytes_per_logit,
+    v2_sampler_state,
 )
 
 __all__ = [
@@ -167,6 +170,7 @@ __all__ = [
     "Limits",
     "MAX_MODEL_LEN",
     "NON_TORCH_ONE_RANK",
+    "NON_TORCH_ONE_RANK_V2",
     "NON_TORCH_ONE_RANK_V0",
     "NON_TORCH_PER_RANK_TP",
     "NON_TORCH_PER_RANK_TP_NO_CUMEM",
@@ -245,8 +249,10 @@ __all__ = [
     "non_torch",
     "own_length",
     "pinned_block",
+    "v2_sampler_state",
     "PINNED_FROM",
     "PINNED_UNTIL",
+    "V2_CONSUMED_FROM",
     "predict",
     "patch_release",
     "release",

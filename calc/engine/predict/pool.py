@@ -26,6 +26,7 @@ from calc.engine.predict.terms import (
     pinned_block,
     plain_awq,
     sampler_warmup,
+    v2_sampler_state,
 )
 from calc.units import InputError, fmt
 
@@ -127,6 +128,7 @@ class Prediction:
     pinned_bytes: int = 0  # the compile's block counted again as consumed (pinned_block), inside `activation`
     free_at_start: startup.FreeAtStart | None = None  # what vLLM's start snapshot sees free on a rank, where the release checks it
     graph_activations: int = 0  # the largest graph's activations in the estimate's first capture (graphs.piecewise_activations)
+    sampler_state_bytes: int = 0  # Model Runner V2's sampler state counted as consumed (v2_sampler_state), inside `non_torch`
 
 
 def flashinfer_sampler(installed: bool, off: bool) -> bool | None:
@@ -316,7 +318,11 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else "")
             + kept,
         )
-    nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version))
+    nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version), v2)
+    # Model Runner V2 builds its sampler on the last stage; under pipeline parallel it is not counted (the stages share `nt`)
+    state = v2_sampler_state(shape.vocab, seqs, rel, v2, s.speculative_tokens) if s.pp == 1 else Term("v2_sampler_state", 0, "")
+    if state.bytes:
+        nt = Term("non_torch", nt.bytes + state.bytes, f"{nt.source}; and {_gib(state.bytes, up=True)} of {state.source}")
     rel3, v0 = patch_release(s.engine_version), rel < (0, 8)
     if s.in_use and startup.whole_device(rel3, v0):
         nt = Term("non_torch", nt.bytes + s.in_use, f"{nt.source}; and the {_gib(s.in_use, up=True)} other processes hold (--in-use), which this "
@@ -459,7 +465,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
                       stage_pools, tightest, lterm, ws.bytes,
                       graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned, free,
-                      _graph_activations(kv_shape, rel, seqs, tokens, capture, v2, s.tp, topk) if cg.bytes else 0)  # fmt: skip
+                      _graph_activations(kv_shape, rel, seqs, tokens, capture, v2, s.tp, topk) if cg.bytes else 0, state.bytes)  # fmt: skip
 
 
 def _graph_activations(shape: Shape, rel: tuple[int, int], seqs: int, tokens: int, capture: Capture, v2: bool, tp: int, topk: int) -> int:

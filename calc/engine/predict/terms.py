@@ -20,6 +20,7 @@ NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_233_382_994  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
 NON_TORCH_PER_RANK_TP_NO_CUMEM = 225_040_086  # and on V1 up to v0.10.1.1, where vLLM turns NCCL's cuMem allocator off
+NON_TORCH_ONE_RANK_V2 = 145_360_916  # and on one GPU under Model Runner V2 from v0.27.0, beside its sampler's state (v2_sampler_state)
 
 
 # --- the terms -------------------------------------------------------------------------------
@@ -526,6 +527,30 @@ def pinned_block(rel: tuple[int, int]) -> bool:
     return PINNED_FROM <= rel < PINNED_UNTIL
 
 
+V2_CONSUMED_FROM = (0, 27)  # vllm/utils/mem_utils.py memory_profiling: total_consumed from free memory (read in 0.27.0, 0.27.1, 0.28.0)
+
+
+def v2_sampler_state(vocab: int, max_num_seqs: int, rel: tuple[int, int], v2: bool, speculative_tokens: int = 0) -> Term:
+    """What Model Runner V2 allocates for its sampler once the weights are loaded, after 'Model loading
+    took' is measured and before the profile (vllm/v1/worker/gpu/model_runner.py load_model: Sampler and
+    StructuredOutputsWorker, read in 0.27.1 and 0.28.0), in int32 a row of max_num_seqs (max_num_reqs):
+    gpu/sample/penalties.py PenaltiesState, output_bin_counts (max_num_reqs x vocabulary) and
+    prompt_bin_mask (max_num_reqs x the vocabulary / 32), and gpu/structured_outputs.py grammar_bitmask
+    (max_num_reqs x the decode step's query length x the vocabulary / 32), read in 0.27.0, 0.29.0, 0.30.0
+    and 0.33.0 as in 0.28.0. vLLM counts it from v0.27.0, where the consumed memory is read from free
+    memory (V2_CONSUMED_FROM), not from torch's allocation; before, it counted neither as the weights, the
+    peak nor non-torch memory. The logit-bias, bad-words and smaller per-request rows (about 17 KiB a
+    request in 0.28.0) are not counted. Zero for the V1 runner."""
+    if not v2 or rel < V2_CONSUMED_FROM:
+        return Term("v2_sampler_state", 0, "no Model Runner V2 sampler state counted as consumed (the V1 runner, or before v0.27.0)")
+    words = -(-vocab // 32)
+    b = max_num_seqs * (vocab + words + (1 + speculative_tokens) * words) * 4
+    return Term("v2_sampler_state", b,
+                f"Model Runner V2's sampler state, built after the weights are measured (vllm/v1/worker/gpu/sample/penalties.py output_bin_counts "
+                f"and prompt_bin_mask, gpu/structured_outputs.py grammar_bitmask, int32, 0.27.0 to 0.33.0): {max_num_seqs} requests x "
+                f"({vocab:,} + {words:,} + {1 + speculative_tokens} x {words:,}) x 4 B")  # fmt: skip
+
+
 NCCL_CUMEM_FROM = (0, 10, 2)  # vllm/env_override.py sets NCCL_CUMEM_ENABLE=0 up to v0.10.1.1; v0.10.2 has no such override
 
 
@@ -540,13 +565,17 @@ def nccl_cumem(version: str | None) -> bool:
     return tuple(parts + [0] * (3 - len(parts))) >= NCCL_CUMEM_FROM
 
 
-def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True, cumem: bool | None = None) -> Term:
+def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True, cumem: bool | None = None, v2: bool = False) -> Term:
     """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
     memory_profiling, non_torch_increase, v0.20.0; vllm/worker/worker.py on V0): cuBLAS workspaces
     on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
     figure of the source: the medians of the fitted starts that print it, on one GPU apart for V0
     (before v0.8.0, where the profile measured from the process's start) and V1 (from its first
-    snapshot, after the CUDA context).
+    snapshot, after the CUDA context). On one GPU under Model Runner V2 (`v2`) from v0.27.0, where vLLM
+    reads the consumed memory from free memory and prints it ('Actual usage is X GiB for consumed memory
+    (weights + non-torch)'), its own median (NON_TORCH_ONE_RANK_V2): what that figure leaves after the
+    loading line and the sampler's state (v2_sampler_state, which the caller adds), on the fitted starts
+    where no compile's block is kept.
 
     Under tensor or pipeline parallel V1 with NCCL's cuMem off (`cumem`, nccl_cumem: up to
     v0.10.1.1 vllm/env_override.py sets NCCL_CUMEM_ENABLE=0, unless the variable is set or the box
@@ -571,6 +600,9 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
     in its term under TP. Its one fitted start (two L40S) prints 0.30 GiB; an A100 pair with
     peer-to-peer prints 1.54 (held out): NCCL's buffers follow its transport, which no input gives."""
     if tp * pp == 1:
+        if v2 and rel >= V2_CONSUMED_FROM:
+            return Term("non_torch", NON_TORCH_ONE_RANK_V2, "vllm/utils/mem_utils.py memory_profiling, total_consumed less the weights, v0.27.0 on; "
+                        "one GPU under Model Runner V2 (fitted, V2)")  # fmt: skip
         if rel < (0, 8):
             return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
         return Term("non_torch", NON_TORCH_ONE_RANK, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)")
