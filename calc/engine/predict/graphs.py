@@ -213,13 +213,15 @@ def first_capture(piecewise: int, full: int, full_buffers: int = 0, activations:
     return max(pw, fl)
 
 
-def piecewise_activations(shape: Shape, tp: int, tokens: int, topk: int = 0, rel: tuple[int, int] = LATEST) -> int:
+def piecewise_activations(shape: Shape, tp: int, tokens: int, topk: int = 0, rel: tuple[int, int] = LATEST, eager: bool = False) -> int:
     """What the first capture of the largest graph, `tokens` tokens, reserves in the fresh graph pool
     for its forward: the tensors a layer holds at once, as the profile's forward pass holds them
     (terms.forward_peak at those tokens): the residual stream and the widest layer's transients.
     The pool keeps what a capture allocated, so this stays in the first capture's measurement; the
-    smaller graphs after it reuse it."""
-    return forward_peak(shape, tp, tokens, topk, rel).bytes if tokens else 0
+    smaller graphs after it reuse it. `eager`: the model is not compiled (a compilation mode of 0,
+    whose full graphs vLLM keeps from v0.31.0, vllm/config/vllm.py _normalize_piecewise_cudagraph_mode),
+    so the captured forward holds what Python names (terms.eager_moments)."""
+    return forward_peak(shape, tp, tokens, topk, rel, eager=eager).bytes if tokens else 0
 
 
 def fa3_split_buffers(tokens: int, heads: int, head_dim: int) -> int:
@@ -380,7 +382,7 @@ def model_runner_v2(shape: Shape, rel: tuple[int, int], vendor: str = "nvidia") 
 
 
 def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_batched_tokens: int, enforce_eager: bool, vendor: str = "nvidia",
-               runner_v2: bool = False, capture: Capture = Capture(), tp: int = 1, topk: int = 0) -> Term:  # fmt: skip
+               runner_v2: bool = False, capture: Capture = Capture(), tp: int = 1, topk: int = 0, eager: bool = False) -> Term:  # fmt: skip
     """The CUDA graph estimate taken off the pool (gpu_worker.py determine_available_memory, from
     v0.20.0, where vllm/envs.py turns VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on): vLLM's own
     formula, cuda_graph_estimate, over the graphs graph_counts gives and the shape's decoder layers
@@ -392,7 +394,7 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     measures its own estimate (vllm/v1/worker/gpu/cudagraph_utils.py), v2_cuda_graph_estimate. The
     full mode's first capture holds the attention backend's buffers for the largest full graph
     (full_graph_buffers), the piecewise mode's its largest graph's activations (piecewise_activations,
-    `topk` the experts a token is routed to)."""
+    `topk` the experts a token is routed to; `eager`, nothing compiled, as an eager forward holds them)."""
     if enforce_eager:
         return Term("cuda_graph", 0, "--enforce-eager: no graphs are captured")
     if capture.mode == "NONE":
@@ -424,18 +426,23 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     buffers, said = full_graph_buffers(shape, capture, tp, full_sizes[-1], max_num_batched_tokens, rel, runner_v2) if full else (0, "")
     held = f", with {fmt(buffers, 'MiB', 0, up=True)} of {said}" if buffers else ""
     largest = (pw_sizes or full_sizes)[-1] if pw_sizes or full_sizes else 0
-    acts = piecewise_activations(shape, tp, largest, topk, rel)
-    mine = f" (its activations at {largest:,} tokens, {fmt(acts, 'MiB', 0, up=True)}, in it)" if acts else ""
+    acts = piecewise_activations(shape, tp, largest, topk, rel, eager)
+    mine = f" (its activations at {largest:,} token{'' if largest == 1 else 's'}, {fmt(acts, 'MiB', 0, up=True)}, in it)" if acts else ""
     if runner_v2:
+        own = (
+            f"{fmt(V2_PIECEWISE_FIRST + acts, 'MiB', 0, up=True)} for the largest piecewise graph{mine} + a further one "
+            f"{fmt(V2_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)}, "
+            if piecewise
+            else f"{fmt(CUDA_GRAPH_FULL_FIRST + acts, 'MiB', 0, up=True)} for the first full graph{mine} + "
+        )
         return Term("cuda_graph", v2_cuda_graph_estimate(piecewise, full, layers, buffers, acts),
                     "vllm/v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory (Model Runner V2, v0.29.0 to v0.33.0: every piecewise graph "
                     f"captured and measured, the full ones extrapolated from the two largest): PIECEWISE={piecewise}, FULL={full}{why}; "
-                    f"{fmt(CUDA_GRAPH_PIECEWISE_FIRST + acts if piecewise else 0, 'MiB', 0, up=True)} for the largest piecewise graph{mine if piecewise else ''} + a further one "
-                    f"{fmt(V2_PIECEWISE_PER_LAYER * layers, 'MiB', 1, up=True)}, a full graph {fmt(max(V2_FULL_PER_LAYER * layers, V2_MIN_PER_GRAPH), 'MiB', 1, up=True)}"
+                    f"{own}a full graph {fmt(max(V2_FULL_PER_LAYER * layers, V2_MIN_PER_GRAPH), 'MiB', 1, up=True)}"
                     f"{held}, over {layers} layers (fitted)")  # fmt: skip
     first = first_capture(piecewise, full, buffers, acts)
     pw_first = CUDA_GRAPH_PIECEWISE_FIRST + acts if piecewise else 0
-    which = mine if first == pw_first else held
+    which = mine if piecewise and first == pw_first else ("" if piecewise else mine) + held  # no piecewise graph: the full one's activations
     return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers, buffers, acts),
                 f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to v0.33.0: PIECEWISE={piecewise}, FULL={full}{why}; "
                 f"{fmt(first, 'MiB', 0, up=True)} first capture{which} + a further graph "

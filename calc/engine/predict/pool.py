@@ -334,7 +334,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             if startup.checks_free(rel3, v0) else None)  # fmt: skip
     capture = replace(capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel), max_size=s.max_cudagraph_capture_size,
                       sizes=s.cudagraph_capture_sizes, mode=s.cudagraph_mode)  # fmt: skip
-    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk)
+    cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk, not s.compiled)
     if stage_lora_slots is not None and len(stage_lora_slots) != s.pp:
         raise InputError(f"stage LoRA slots: found {len(stage_lora_slots)}, expected one a stage of {s.pp}")
     lora_n = tuple(
@@ -369,9 +369,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                 w_n += stack if builds else 0  # the deepstack buffers, built beside the tower
                 last = st.rank == s.pp - 1
                 act_n = _stage_peak(act.bytes, peak, fwd.bytes, held, enc_fwd, last, profiles)
-                cg_n = cuda_graph(
-                    ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk
-                )
+                cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2,
+                                  capture, s.tp, topk, not s.compiled)  # fmt: skip
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
@@ -389,7 +388,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             elif not profiles and enc_fwd:
                 act = Term("activation_peak", peak, "the larger of the forward pass and the sampler warm-up; Model Runner V2 profiles "
                            "the encoder on the first stage alone (gpu/model_runner.py profile_run, v0.28.0)")  # fmt: skip
-            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk)
+            cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk, not s.compiled)
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)
@@ -465,14 +464,14 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
                       stage_pools, tightest, lterm, ws.bytes,
                       graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned, free,
-                      _graph_activations(kv_shape, rel, seqs, tokens, capture, v2, s.tp, topk) if cg.bytes else 0, state.bytes)  # fmt: skip
+                      _graph_activations(kv_shape, rel, seqs, tokens, capture, v2, s.tp, topk, not s.compiled) if cg.bytes else 0, state.bytes)  # fmt: skip
 
 
-def _graph_activations(shape: Shape, rel: tuple[int, int], seqs: int, tokens: int, capture: Capture, v2: bool, tp: int, topk: int) -> int:
+def _graph_activations(shape: Shape, rel: tuple[int, int], seqs: int, tokens: int, capture: Capture, v2: bool, tp: int, topk: int, eager: bool) -> int:
     """The activations the estimate's first capture holds: its largest graph's (graphs.piecewise_activations)."""
     pw, full = graph_sizes(seqs, tokens, shape.architecture, rel, capture, v2)
     sizes = pw or full
-    return piecewise_activations(shape, tp, sizes[-1], topk, rel) if sizes else 0
+    return piecewise_activations(shape, tp, sizes[-1], topk, rel, eager) if sizes else 0
 
 
 def own_length(shape: Shape, s: Start) -> int | None:

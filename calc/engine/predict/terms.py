@@ -234,14 +234,24 @@ AWQ_DEQUANT_TOKENS = 256  # quantization/awq.py AWQLinearMethod.apply FP16_MATMU
 
 # Decoders whose MLP keeps gate_up's output named through down_proj (`gate_up, _ = self.gate_up_proj(x);
 # x = self.act_fn(gate_up); x, _ = self.down_proj(x)`): qwen2.py Qwen2MLP (v0.6.4, v0.7.2, v0.11.0, v0.18.0, v0.24.0,
-# v0.30.0), which qwen3.py takes as Qwen3MLP and the Qwen2/2.5/3-VL language models build; gemma2.py, gemma3.py,
-# granite.py, exaone.py, baichuan.py, minicpm.py and olmo2.py (v0.7.2 and v0.24.0; gemma3.py from its first). llama.py's
-# LlamaMLP (Llama, Mistral, Phi-3, DeciLM) rebinds `x` to it, which frees it once the activation is out.
+# v0.30.0, v0.33.0), which qwen3.py takes as Qwen3MLP, mimo.py's MiMo builds and the Qwen2/2.5/3-VL language models
+# build; qwen2_moe.py Qwen2MoeMLP (`gate_up` and `out`), Qwen3.5's dense MLP (qwen3_5.py, v0.18.0 and v0.33.0); gemma.py,
+# gemma2.py, granite.py, exaone.py, minicpm.py, commandr.py (Cohere, Cohere2) and internlm2.py (v0.7.2, v0.24.0 and
+# v0.33.0); baichuan.py (v0.7.2, v0.24.0; v0.25.0 no longer registers it) and olmo2.py (OLMo 2 and 3; v0.7.2, v0.24.0,
+# v0.25.1; from v0.28.0 the Transformers backend serves them, not read here); gemma3.py from its first, exaone4.py and
+# lfm2.py (v0.11.0, v0.18.0, v0.24.0, v0.33.0), hunyuan_v1.py's dense MLP and seed_oss.py (v0.11.0, v0.18.0, v0.24.0; by
+# v0.33.0 the Transformers backend serves them), gemma3n.py and gemma4.py (v0.24.0 and v0.33.0). llama.py's LlamaMLP rebinds `x` to it, which frees it once the activation is out: Llama, Mistral (mistral.py
+# MistralMLP too), Phi-3, DeciLM, InternLM3, ERNIE 4.5 and GLM-4 (glm4.py takes it as Glm4MLP), and so do ChatGLM's
+# GLMMLP, Nemotron's, Phi's and StarCoder2's. InternVL (InternVLChatModel) is left out: its language model decides it
+# (Qwen2, Qwen3 and InternLM2 keep it, Llama frees it), and the shape does not name that class.
 GATE_UP_HELD = frozenset({
     "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
-    "Qwen3VLForConditionalGeneration", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration",
-    "GraniteForCausalLM", "ExaoneForCausalLM", "BaichuanForCausalLM", "BaiChuanForCausalLM", "MiniCPMForCausalLM",
-    "Olmo2ForCausalLM",
+    "Qwen3VLForConditionalGeneration", "Qwen3_5ForCausalLM", "Qwen3_5ForConditionalGeneration", "MiMoForCausalLM",
+    "GemmaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3nForCausalLM",
+    "Gemma3nForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration",
+    "GraniteForCausalLM", "ExaoneForCausalLM", "Exaone4ForCausalLM", "BaichuanForCausalLM", "BaiChuanForCausalLM", "MiniCPMForCausalLM",
+    "Olmo2ForCausalLM", "Olmo3ForCausalLM", "CohereForCausalLM", "Cohere2ForCausalLM", "InternLM2ForCausalLM",
+    "HunYuanDenseV1ForCausalLM", "SeedOssForCausalLM", "Lfm2ForCausalLM",
 })  # fmt: skip
 
 
