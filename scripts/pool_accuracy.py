@@ -36,15 +36,15 @@ def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, int]]:
     urls = {s["file"]: s["url"] for s in listed if isinstance(s, dict) and "file" in s}
     catalog = load_dir(root / "catalog")
     rows = poolaccuracy.rows(entries, configs, logs, catalog.boxes, urls)
-    layers, buffers, activations = graph_models(graph_logs, entries, logs, catalog.boxes, rows, root)
-    return rows, poolaccuracy.fit(rows, graph_logs, logs, layers, buffers, activations)
+    layers, buffers, activations, moe = graph_models(graph_logs, entries, logs, catalog.boxes, rows, root)
+    return rows, poolaccuracy.fit(rows, graph_logs, logs, layers, buffers, activations, moe)
 
 
 def graph_models(
     graph_logs: list[records.GraphLog], entries: list[records.PoolStart], logs: dict[str, str], boxes: Mapping[str, Box], rows: list[poolaccuracy.Row],
     root: Path = ROOT,
-) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:  # fmt: skip
-    """Each CUDA graph log's decoder layers, the attention backend's buffers in its first full
+) -> tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int]]:  # fmt: skip
+    """Each CUDA graph log's decoder layers (and those of them with routed experts), the attention backend's buffers in its first full
     capture (predict.full_graph_buffers for the largest full graph it profiled) and its largest
     piecewise graph's activations (predict.piecewise_activations): from its own config and card, or
     else its start's, at the tensor-parallel size and batch its row predicted (a log that is no
@@ -54,7 +54,7 @@ def graph_models(
 
     starts = {e.log: e for e in entries}
     predicted = {r.log: r.prediction for r in rows}
-    layers, buffers, activations = {}, {}, {}
+    layers, buffers, activations, moe = {}, {}, {}, {}
     for g in graph_logs:
         e, p = starts.get(g.log), predicted.get(g.log)
         name, box = g.config or (e.config if e else None), g.box or (e.box if e else None)
@@ -64,6 +64,7 @@ def graph_models(
         config = json.loads(path.read_text(encoding="utf-8"))
         shape = hfconfig.shape(config, str(path))
         layers[g.log] = len(shape.layers)
+        moe[g.log] = sum(1 for m in shape.mlps if m.experts)
         largest = poolaccuracy.largest_full(logs[g.log])
         rel = predict.release(e.engine_version if e else None)
         tp, batch = (p.tp, p.max_num_batched_tokens) if p else (g.tp or 1, 8192)
@@ -74,7 +75,7 @@ def graph_models(
             card = predict.card_of_box(predict.find_box(boxes, box))
             capture = predict.capture_of(shape, card, e.kv_cache_dtype if e else "auto", 0)
             buffers[g.log] = predict.full_graph_buffers(shape, capture, tp, largest, batch, rel)[0]
-    return layers, buffers, activations
+    return layers, buffers, activations, moe
 
 
 def _pct(x: object) -> str:

@@ -332,7 +332,8 @@ def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
 
 
 def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str], layers: dict[str, int] | None = None,
-        buffers: dict[str, int] | None = None, activations: dict[str, int] | None = None) -> dict[str, int]:  # fmt: skip
+        buffers: dict[str, int] | None = None, activations: dict[str, int] | None = None,
+        moe_layers: dict[str, int] | None = None) -> dict[str, int]:  # fmt: skip
     """The constants calc/engine/predict/ takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
     sampler's bytes a logit where the printed activation peak is the sampler's (dense models, which hold
@@ -341,7 +342,9 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
     the piecewise mode's less its largest graph's activations, `activations`:
     predict.piecewise_activations of each graph log)
     and each further graph's bytes a decoder layer of each mode (`layers`: each graph log's
-    decoder layers, the rows' own where none is given); under TP with NCCL's cuMem off (up to
+    decoder layers, the rows' own where none is given): the logs of dense models give a dense
+    layer's, those of MoE models (`moe_layers`: each graph log's layers with routed experts) what
+    is left a layer with experts once their dense layers take the dense median; under TP with NCCL's cuMem off (up to
     v0.10.1.1), where no log prints the non-torch increase, what the printed pool leaves."""
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
@@ -375,15 +378,22 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
                 values.append(Fraction(act - p.residual_bytes - p.moe_workspace_bytes, p.sampler_rows * p.vocab))
     firsts: dict[str, list[int]] = {"PIECEWISE": [], "FULL": []}
     per_layer: dict[str, list[Fraction]] = {"PIECEWISE": [], "FULL": []}
+    moe_growth: dict[str, list[tuple[int, int, int]]] = {"PIECEWISE": [], "FULL": []}  # (per graph, dense layers, MoE layers)
     held = {r.log for r in rs if r.held_out}
     depth = {r.log: r.layers for r in rs} | (layers or {})
     for g in graph_logs:  # the logs that print vLLM's own two measurements (DEBUG), but a held-out start's
         measured = graph_breakdown(logs[g.log]) if g.log not in held else {}
         if measured and depth.get(g.log):
+            moe = (moe_layers or {}).get(g.log, 0)
             for mode, (first, per) in measured.items():  # the full mode's first capture less the backend's buffers
                 own = (buffers or {}).get(g.log, 0) if mode == "FULL" else (activations or {}).get(g.log, 0)
                 firsts[mode].append(first - own)
-                per_layer[mode].append(Fraction(per, depth[g.log]))
+                if moe:
+                    moe_growth[mode].append((per, depth[g.log] - moe, moe))
+                else:
+                    per_layer[mode].append(Fraction(per, depth[g.log]))
+    dense_rate = {mode: median(v) if v else Fraction(0) for mode, v in per_layer.items()}
+    moe_rate = {mode: [Fraction(per - dense_rate[mode] * d, m) for per, d, m in v] for mode, v in moe_growth.items()}
     v2_full, v2_piecewise, v2_firsts = v2_graph_growths(fitted, logs)
     return {
         "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
@@ -398,6 +408,8 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         "CUDA_GRAPH_FULL_FIRST": round(median(firsts["FULL"])) if firsts["FULL"] else 0,
         "CUDA_GRAPH_PIECEWISE_PER_LAYER": round(median(per_layer["PIECEWISE"])) if per_layer["PIECEWISE"] else 0,
         "CUDA_GRAPH_FULL_PER_LAYER": round(median(per_layer["FULL"])) if per_layer["FULL"] else 0,
+        "CUDA_GRAPH_PIECEWISE_PER_MOE_LAYER": round(median(moe_rate["PIECEWISE"])) if moe_rate["PIECEWISE"] else 0,
+        "CUDA_GRAPH_FULL_PER_MOE_LAYER": round(median(moe_rate["FULL"])) if moe_rate["FULL"] else 0,
         "V2_PIECEWISE_FIRST": round(median(v2_firsts)) if v2_firsts else 0,
         "V2_PIECEWISE_PER_LAYER": round(median(v2_piecewise)) if v2_piecewise else 0,
         "V2_FULL_PER_LAYER": round(median(v2_full)) if v2_full else 0,
@@ -507,10 +519,10 @@ class GraphCheck:
 
 
 def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int], buffers: dict[str, int] | None = None,
-                 activations: dict[str, int] | None = None) -> list[GraphCheck]:  # fmt: skip
+                 activations: dict[str, int] | None = None, moe_layers: dict[str, int] | None = None) -> list[GraphCheck]:  # fmt: skip
     """The estimate predict.cuda_graph_estimate gives for the graphs each log profiled (its
     'Profiling CUDA graph memory: PIECEWISE=.., FULL=..' line) and its model's decoder layers
-    beside the total vLLM printed."""
+    (`moe_layers` of them with routed experts) beside the total vLLM printed."""
     out = []
     for name in names:
         text = logs[name]
@@ -522,7 +534,8 @@ def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int],
         pw, full = int(modes.get("PIECEWISE", 0)), int(modes.get("FULL", 0))
         if not layers.get(name):
             raise InputError(f"models/pool_starts.yaml: cuda_graph_logs: {name} has no config to count its layers, expected a start's or its own config")
-        estimate = predict.cuda_graph_estimate(pw, full, layers[name], (buffers or {}).get(name, 0), (activations or {}).get(name, 0))
+        estimate = predict.cuda_graph_estimate(pw, full, layers[name], (buffers or {}).get(name, 0), (activations or {}).get(name, 0),
+                                               (moe_layers or {}).get(name, 0))  # fmt: skip
         out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), estimate))
     return out
 

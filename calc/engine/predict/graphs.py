@@ -15,8 +15,10 @@ from calc.units import fmt
 CUDA_GRAPH_PIECEWISE_FIRST = 85_983_232  # the piecewise mode's first capture beside its largest graph's activations (fitted)
 CUDA_GRAPH_FULL_FIRST = 4_194_304  # the full mode's first capture beside the attention backend's buffers (fitted)
 FA3_SPLITS = 32  # vllm/config/attention.py flash_attn_max_num_splits_for_cuda_graph, v0.20.0 to v0.33.0
-CUDA_GRAPH_PIECEWISE_PER_LAYER = 196_608  # each further piecewise graph's growth, a decoder layer
-CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decoder layer
+CUDA_GRAPH_PIECEWISE_PER_LAYER = 196_608  # each further piecewise graph's growth, a decoder layer with a dense MLP (fitted)
+CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decoder layer with a dense MLP (fitted)
+CUDA_GRAPH_PIECEWISE_PER_MOE_LAYER = 262_144  # each further piecewise graph's growth, a decoder layer with routed experts (fitted)
+CUDA_GRAPH_FULL_PER_MOE_LAYER = 262_144  # each further full graph's growth, a decoder layer with routed experts (fitted)
 # Model Runner V2 from v0.29.0 (v2_cuda_graph_estimate), fitted on its starts' two printed figures
 V2_PIECEWISE_FIRST = 35_069_797  # the largest piecewise graph's first capture beside its activations (fitted)
 V2_PIECEWISE_PER_LAYER = 163_878  # each piecewise graph after the first, a decoder layer
@@ -139,7 +141,18 @@ def graph_sizes(max_num_seqs: int, max_num_batched_tokens: int, architecture: st
     return ([] if capture.mode == "FULL_DECODE_ONLY" else sizes), full
 
 
-def cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: int = 0, activations: int = 0) -> int:
+def further_graph(mode: str, layers: int, moe_layers: int = 0) -> int:
+    """A further graph's growth in the shared pool (cuda_graph_estimate), at least 1 MiB: the bytes a
+    decoder layer of the mode, a layer with routed experts at its own rate."""
+    dense, moe = (
+        (CUDA_GRAPH_PIECEWISE_PER_LAYER, CUDA_GRAPH_PIECEWISE_PER_MOE_LAYER)
+        if mode == "PIECEWISE"
+        else (CUDA_GRAPH_FULL_PER_LAYER, CUDA_GRAPH_FULL_PER_MOE_LAYER)
+    )
+    return max(dense * (layers - moe_layers) + moe * moe_layers, MIN_PER_GRAPH)
+
+
+def cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: int = 0, activations: int = 0, moe_layers: int = 0) -> int:
     """vLLM's own estimate (vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, the same
     formula in every release from v0.20.0 to v0.33.0; read in each): for each mode, PIECEWISE first
     and then FULL (vllm/v1/cudagraph_dispatcher.py get_capture_descs, largest first), it captures
@@ -161,20 +174,32 @@ def cuda_graph_estimate(piecewise: int, full: int, layers: int, full_buffers: in
       `full_buffers` (full_graph_buffers: FlashAttention 3's split buffers, FlashInfer's
       workspace), beside the graph's own, CUDA_GRAPH_FULL_FIRST; with no piecewise graph
       (FULL_DECODE_ONLY) its activations too;
-    - the second capture grows by the graph's own nodes, not by its buffers (the pool is shared):
-      a piecewise capture is one CUDA graph a piece, and the compiled model is split at every
+    - the second capture grows by the graph's own nodes, not by its buffers: a captured graph keeps
+      no tensor in the shared pool (CUDAGraphWrapper holds each piece's output by a weak reference,
+      the last piece's already inside the capture: compilation/cuda_graph.py and backends.py
+      weak_ref_output, v0.20.0 to v0.33.0), so a smaller graph reuses the blocks the largest freed.
+      A piecewise capture is one CUDA graph a piece, and the compiled model is split at every
       attention layer (vllm/config/compilation.py, splitting_ops = _attention_ops;
       compilation/piecewise_backend.py), a full graph holds every layer's kernels; so each further
       graph grows with the decoder layers, not with the tensor-parallel size (the H100 logs of
       v0.19.0 print 18 to 20 MiB for 80 layers at TP 2 and 4, 4 to 6 MiB for 28 or 32 at TP 1, 2
-      and 4).
+      and 4), and by more for a layer with routed experts (`moe_layers`), whose kernels outnumber a
+      dense MLP's: the router's top-k, moe_align_block_size, two grouped GEMMs, the activation and
+      moe_sum (model_executor/layers/fused_moe/fused_moe.py fused_experts_impl, v0.20.0); the fitted
+      MoE logs print 6 to 10 MiB for 24 to 32 layers. The growth is one sample that the logs print in
+      steps of 2 MiB, and where a log also prints the real capture ('CUDA graph pool memory: 0.42
+      GiB (actual), 0.34 GiB (estimated)', v0.20.0 on) the two differ by a fifth to two fifths;
+      what sets a card's or a release's growth apart (2 MiB a graph for Qwen3-8B on an RTX PRO 6000
+      Blackwell, 8 and 4 on an H100) is not among the inputs.
     The fixed parts and the bytes a layer of each mode are the medians over the fitted logs that
     print the two measurements (the DEBUG line 'Estimated FULL CUDA graph memory: 260.00 MiB
-    first-capture + (51-1) x 6.00 MiB per-graph')."""
+    first-capture + (51-1) x 6.00 MiB per-graph'): a dense layer's over the dense models' logs, a
+    layer with routed experts' over the MoE models' logs, less their dense layers at the dense
+    median (poolaccuracy.fit)."""
     if not piecewise and not full:
         return 0
-    further = max(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, MIN_PER_GRAPH) * max(piecewise - 1, 0)
-    further += max(CUDA_GRAPH_FULL_PER_LAYER * layers, MIN_PER_GRAPH) * max(full - 1, 0)
+    further = further_graph("PIECEWISE", layers, moe_layers) * max(piecewise - 1, 0)
+    further += further_graph("FULL", layers, moe_layers) * max(full - 1, 0)
     return first_capture(piecewise, full, full_buffers, activations) + further
 
 
@@ -409,6 +434,7 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     pw_sizes, full_sizes = graph_sizes(max_num_seqs, max_num_batched_tokens, shape.architecture, rel, capture, runner_v2)
     piecewise, full = len(pw_sizes), len(full_sizes)
     layers = len(shape.layers)
+    moe_layers = sum(1 for m in shape.mlps if m.experts)
     drafts = capture.speculative_tokens
     why = (
         (
@@ -443,8 +469,9 @@ def cuda_graph(shape: Shape, rel: tuple[int, int], max_num_seqs: int, max_num_ba
     first = first_capture(piecewise, full, buffers, acts)
     pw_first = CUDA_GRAPH_PIECEWISE_FIRST + acts if piecewise else 0
     which = mine if piecewise and first == pw_first else ("" if piecewise else mine) + held  # no piecewise graph: the full one's activations
-    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers, buffers, acts),
+    return Term("cuda_graph", cuda_graph_estimate(piecewise, full, layers, buffers, acts, moe_layers),
                 f"vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory, v0.20.0 to v0.33.0: PIECEWISE={piecewise}, FULL={full}{why}; "
                 f"{fmt(first, 'MiB', 0, up=True)} first capture{which} + a further graph "
-                f"{fmt(max(CUDA_GRAPH_PIECEWISE_PER_LAYER * layers, MIN_PER_GRAPH), 'MiB', 1, up=True)} piecewise, "
-                f"{fmt(max(CUDA_GRAPH_FULL_PER_LAYER * layers, MIN_PER_GRAPH), 'MiB', 1, up=True)} full over {layers} layers (fitted)")  # fmt: skip
+                f"{fmt(further_graph('PIECEWISE', layers, moe_layers), 'MiB', 1, up=True)} piecewise, "
+                f"{fmt(further_graph('FULL', layers, moe_layers), 'MiB', 1, up=True)} full over {layers} layers"
+                f"{f' ({moe_layers} with routed experts)' if moe_layers else ''} (fitted)")  # fmt: skip
