@@ -17,9 +17,9 @@ SAMPLER_BYTES_PER_LOGIT = 39  # bytes V0's sampler (before v0.8.0) holds per (ro
 SAMPLER_TRITON_BYTES_PER_LOGIT = 15  # and with the Triton top-k/top-p kernel (v0.17.0 to v0.20.x), no sort
 NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
-NON_TORCH_PER_RANK_TP = 2_233_382_994  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
+NON_TORCH_PER_RANK_TP = 2_222_645_576  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
-NON_TORCH_PER_RANK_TP_NO_CUMEM = 225_040_086  # and on V1 up to v0.10.1.1, where vLLM turns NCCL's cuMem allocator off
+NON_TORCH_PER_RANK_TP_NO_CUMEM = 249_226_278  # and on V1 up to v0.10.1.1, where vLLM turns NCCL's cuMem allocator off
 NON_TORCH_ONE_RANK_V2 = 145_360_916  # and on one GPU under Model Runner V2 from v0.27.0, beside its sampler's state (v2_sampler_state)
 
 
