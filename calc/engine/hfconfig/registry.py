@@ -400,7 +400,6 @@ UNCHECKED = frozenset(
         "Gemma4ForCausalLM",
         "Gemma4ForConditionalGeneration",
         "Gemma4UnifiedForConditionalGeneration",
-        "GemmaForCausalLM",
         "Glm4ForCausalLM",
         "Glm4vForConditionalGeneration",
         "GlmMoeDsaForCausalLM",
