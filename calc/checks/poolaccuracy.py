@@ -349,15 +349,25 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
     fitted = [r for r in rs if not r.held_out]
     one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
     one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
-    # under TP, NCCL's NVLS buffers on NVSwitch boards (predict.non_torch): the median of those alone
+    # under TP on NVSwitch boards, NCCL's paths there (predict.non_torch): the median of those alone
     many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0] and r.nvls and r.cumem]
     many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
     # With cuMem off no start prints the non-torch increase under TP: what its printed pool leaves
-    # after the printed weights and the predicted activation peak (no CUDA graph estimate then).
+    # after the printed weights and the predicted activation peak (no CUDA graph estimate then), on
+    # boards without NVSwitch multicast (an NVSwitch board takes its own constant, cuMem or not).
     no_cumem = [
         r.prediction.requested_bytes - r.printed_terms["weights"] - r.prediction.activation.bytes - r.printed_pool
         for r in fitted
-        if _tp(r) > 1 and r.era == ERAS[1] and not r.cumem and "non_torch" not in r.printed_terms
+        if _tp(r) > 1 and r.era == ERAS[1] and not r.cumem and not r.nvls and "non_torch" not in r.printed_terms
+        and "weights" in r.printed_terms and r.printed_pool > 0
+    ]  # fmt: skip
+    # With cuMem on, off NVSwitch boards, no start prints it either: what the printed pool leaves after the
+    # printed weights, the predicted activation peak, the graph estimate (printed where it is) and V2's state.
+    other_boards = [
+        r.prediction.requested_bytes - r.printed_terms["weights"] - r.prediction.activation.bytes
+        - r.printed_terms.get("cuda_graph", r.prediction.cuda_graph.bytes) - r.prediction.sampler_state_bytes - r.printed_pool
+        for r in fitted
+        if _tp(r) > 1 and r.era != ERAS[0] and r.cumem and not r.nvls and "non_torch" not in r.printed_terms
         and "weights" in r.printed_terms and r.printed_pool > 0
     ]  # fmt: skip
     # Model Runner V2 from v0.27.0 prints the consumed memory: what it leaves after the loading line and the
@@ -402,6 +412,7 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
         "NON_TORCH_PER_RANK_TP_V0": round(median(many_v0)) if many_v0 else 0,
         "NON_TORCH_PER_RANK_TP_NO_CUMEM": round(median(no_cumem)) if no_cumem else 0,
+        "NON_TORCH_PER_RANK_TP_OTHER_BOARDS": round(median(other_boards)) if other_boards else 0,
         "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
         "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
         "CUDA_GRAPH_PIECEWISE_FIRST": round(median(firsts["PIECEWISE"])) if firsts["PIECEWISE"] else 0,

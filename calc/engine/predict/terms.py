@@ -19,7 +19,8 @@ NON_TORCH_ONE_RANK = 268_435_456  # the non-torch increase on one GPU (V1)
 NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_222_645_576  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
-NON_TORCH_PER_RANK_TP_NO_CUMEM = 249_226_278  # and on V1 up to v0.10.1.1, where vLLM turns NCCL's cuMem allocator off
+NON_TORCH_PER_RANK_TP_NO_CUMEM = 200_853_894  # and on V1 up to v0.10.1.1, where vLLM turns NCCL's cuMem allocator off, off NVSwitch boards
+NON_TORCH_PER_RANK_TP_OTHER_BOARDS = 286_494_452  # and on V1 with NCCL's cuMem on, off NVSwitch boards (PCIe cards, A100, AMD)
 NON_TORCH_ONE_RANK_V2 = 145_360_916  # and on one GPU under Model Runner V2 from v0.27.0, beside its sampler's state (v2_sampler_state)
 
 
@@ -589,19 +590,22 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
 
     Under tensor or pipeline parallel V1 with NCCL's cuMem off (`cumem`, nccl_cumem: up to
     v0.10.1.1 vllm/env_override.py sets NCCL_CUMEM_ENABLE=0, unless the variable is set or the box
-    has /dev/nvidia-caps-imex-channels) takes its own median: NCCL allocates its buffers without
-    cuMem and takes no NVLink SHARP buffers, which need it; v0.10.2 drops the override and NCCL
-    keeps its own default. Up to v0.10.x the snapshot is also taken before the distributed init
-    (gpu_worker.py init_device, v0.10.1.1 and v0.10.2; after it from v0.11.0), so NCCL's set-up
-    counts. No start with cuMem off prints the term: the constant is the median of what the fitted
-    starts' printed pools leave after their printed weights and the predicted activation
-    (poolaccuracy.fit). `cumem` None: as the release's (major, minor) gives it, .0.
+    has /dev/nvidia-caps-imex-channels) on a board without NVSwitch multicast takes its own median:
+    v0.10.2 drops the override and NCCL keeps its own default. Up to v0.10.x the snapshot is also
+    taken before the distributed init (gpu_worker.py init_device, v0.10.1.1 and v0.10.2; after it
+    from v0.11.0), so NCCL's set-up counts. No start with cuMem off prints the term: the constant is
+    the median of what the fitted starts' printed pools leave after their printed weights and the
+    predicted activation (poolaccuracy.fit), on A100s 0.17 to 0.23 GiB a rank. On an NVSwitch board
+    with cuMem off the fitted H100 starts leave 2.30 and 2.40 GiB a rank (TP 8, v0.10.0), as much as
+    the boards with cuMem on print: the NVSwitch board's constant, cuMem or not. `cumem` None: as the
+    release's (major, minor) gives it, .0.
 
-    Where NCCL keeps cuMem, the fitted starts under TP ran on HGX H100 and H200 boards,
-    where NCCL also runs its NVLink SHARP (NVLS) all-reduce, whose buffers need NVSwitch multicast
-    and cuMem. On a card without it (`nvls` false: PCIe cards, A100, AMD) under TP the term is NCCL's
-    without NVLS, which the starts before v0.11.0 measured (A100s, NVLS off with cuMem): the same
-    constant. Whether the custom all-reduce runs (custom_all_reduce.py: peer-to-peer, and full NVLink
+    The fitted starts that print the term under TP ran on HGX H100 and H200 boards, where NCCL
+    opens its NVSwitch paths (and, with cuMem, its NVLink SHARP all-reduce); that the memory is
+    NCCL's is read from the same figure with cuMem off, not from NCCL's code. On a card without it (`nvls` false: PCIe cards, A100, AMD) under TP the term is NCCL's
+    without NVLS, with its own median (NON_TORCH_PER_RANK_TP_OTHER_BOARDS): no such start prints the
+    term either, so it is what the fitted starts' printed pools leave after their printed weights, the
+    predicted activation, the graph estimate (printed where it is) and V2's sampler state. Whether the custom all-reduce runs (custom_all_reduce.py: peer-to-peer, and full NVLink
     above two cards) changes no term from v0.11.0: its buffers are made before the snapshot, and the
     NCCL-only starts on cards without peer-to-peer fit this constant.
 
@@ -620,14 +624,14 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
         return Term(
             "non_torch", NON_TORCH_PER_RANK_TP_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; NCCL and all-reduce under TP/PP (fitted, V0)"
         )
-    if not (cumem if cumem is not None else rel > (0, 10)):
+    if not nvls and not (cumem if cumem is not None else rel > (0, 10)):
         return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
                     "vllm/utils/__init__.py memory_profiling, non_torch_increase, v0.10.1.1; NCCL under TP/PP with NCCL_CUMEM_ENABLE=0 "
                     "(vllm/env_override.py, up to v0.10.1.1) (fitted, cuMem off)")  # fmt: skip
-    if not nvls:  # under TP or PP alike: NVLS needs NVSwitch multicast whatever the layout
-        return Term("non_torch", NON_TORCH_PER_RANK_TP_NO_CUMEM,
-                    "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL under TP on a card without NVSwitch multicast, "
-                    "so without NCCL's NVLS buffers: the median where NCCL ran without them (fitted, cuMem off)")  # fmt: skip
+    if not nvls:  # under TP or PP alike: the board's own paths whatever the layout
+        return Term("non_torch", NON_TORCH_PER_RANK_TP_OTHER_BOARDS,
+                    "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL under TP/PP on a board without NVSwitch "
+                    "multicast (fitted, other boards)")  # fmt: skip
     return Term(
         "non_torch", NON_TORCH_PER_RANK_TP, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; NCCL and all-reduce under TP/PP (fitted)"
     )
