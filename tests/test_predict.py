@@ -787,9 +787,11 @@ EXPECTED = {
     # counted, and the rope's cache in float32: 6.99 GiB a rank against the 7.01 loaded
     "111-v0190-gpt-oss-20b-tp2-h100-llmd-planner.log": (-0.0007, 0.005),
     # Qwen2.5-VL 3B on an L4 (vLLM 0.11.0, Ray Data's example): the tower's forward over one image of
-    # 16,384 tokens sets the peak, its attention as 0.11.0 writes it (q and k concatenated and rotated
-    # in float32: 3.11 GiB); 12.6 % over while the attention was read from 0.19.0's code
-    "81-v011-qwen25-vl-3b-ray-data-encoder-budget.log": (0.0054, 0.01),
+    # 16,384 tokens sets the peak, its attention as 0.11.0 writes it (q, k and v copied, q and k concatenated
+    # and rotated in float32, with the normed input the block passes in and the float32 rotary tables: 3.30 GiB).
+    # 1.5 % under: the log leaves 0.11 GiB for non-torch memory, 0.25 taken (the one-GPU median, H100 starts).
+    # 12.6 % over while the attention was read from 0.19.0's code; +0.5 % without the normed input and the tables
+    "81-v011-qwen25-vl-3b-ray-data-encoder-budget.log": (-0.0147, 0.02),
     # held out: Gemma 3 12B, the vision tower's 32 profiled images over the language model's peak;
     # its weights with the two ropes' caches (the global one stretched 8x: 0.56 GiB) as loaded
     "112-v0190-gemma3-12b-it-vl-h100-llmd-planner.log": (0.0027, 0.02),
@@ -1291,7 +1293,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
     assert sorted(_key(r) for r in towers) == ["112", "120", "121", "133", "158", *(str(n) for n in range(199, 205)), "210", "315", "316", "317", "81"]
     assert {r.family for r in towers} == {"dense", "sliding window", "moe", "hybrid"}
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
-    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (16, 0.0074, 0.0286)
+    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (16, 0.0086, 0.0286)
     dense = groups[("family", "dense")]
     assert (dense.starts, dense.verdicts) == (117, 118)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])

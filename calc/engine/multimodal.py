@@ -271,7 +271,7 @@ def _qwen3_video_most(side: int, patch: int, merge: int, temporal: int) -> int:
     return max(_qwen3_video_tokens(n, side, patch, merge, temporal) for n in range(3, QWEN3_VL_FRAMES + 1))
 
 
-def largest_item(tower: Tower, s: Settings, max_model_len: int, rel: tuple[int, int]) -> Item:
+def largest_item(tower: Tower, s: Settings, max_model_len: int, rel: tuple[int, ...]) -> Item:
     """The item of the modality with the most tokens, which the profile runs
     (get_modality_with_max_tokens: the first of the largest up to 0.16.x, the largest by
     (tokens, name) from 0.17.0, so a tie goes to video; vllm/v1/worker/utils.py 0.10.1.1 to
@@ -307,49 +307,82 @@ def largest_item(tower: Tower, s: Settings, max_model_len: int, rel: tuple[int, 
     return video
 
 
-def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, int]) -> tuple[int, str]:
+QWEN_011_SPLIT_UNTIL = (0, 11, 1)  # qwen2_5_vl.py split_qkv (all_gather_interleave, q/k/v copied contiguous): 0.11.0, gone in 0.11.1
+QWEN_FLOAT32_ROTARY = ((0, 11), (0, 12))  # qwen2_vl.py apply_rotary_pos_emb_vision: `t.float()` and freqs.cos()/sin() in float32, 0.11.x
+
+
+def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, ...]) -> tuple[int, str]:
     """Bytes a patch holds at the tower's attention peak beside the block's residual, and the
-    vLLM code it follows. Qwen2.5-VL's attention, which Qwen3-VL's blocks build too (qwen3_vl.py
-    Qwen3_VisionBlock: `self.attn = Qwen2_5_VisionAttention(...)`, 0.11.0 to 0.33.0), keeps its
-    fused qkv output (3 x hidden) until it returns (qwen2_5_vl.py Qwen2_5_VisionAttention.forward):
-    - 0.11.x copies q, k and v contiguous (3 x hidden), concatenates q and k (2 x hidden) and
-      rotates them at once in float32 (qwen2_vl.py apply_rotary_pos_emb_vision: `t.float()`, a
-      float32 result, its cast back): 2 x hidden in float32 twice and 2 x hidden cast back,
-      18 x hidden a patch in 2-byte units;
-    - 0.8.x to 0.10.x copies q, k and v and rotates q, then k, each alone in float32: 11 x hidden;
+    vLLM code it follows; rel is (major, minor) or (major, minor, patch), (0, 11) read as 0.11.0.
+    Qwen2.5-VL's attention, which Qwen3-VL's blocks build too (qwen3_vl.py Qwen3_VisionBlock:
+    `self.attn = Qwen2_5_VisionAttention(...)`, 0.11.0 to 0.33.0), is called on the normed input
+    (`self.attn(self.norm1(x), ...)`, qwen2_5_vl.py Qwen2_5_VisionBlock and qwen3_vl.py Qwen3_VisionBlock,
+    0.11.0 to 0.33.0), which the call keeps among its arguments until the attention returns: one hidden,
+    whole on every rank. It keeps its fused qkv output (3 x hidden / TP: q, k and v heads divided over
+    the ranks under --mm-encoder-tp-mode weights) in `x` until it returns, and its last step,
+    `self.proj(context_layer)`, a RowParallelLinear, writes one hidden and, above one rank, reduces it
+    out of place into one more (linear.py RowParallelLinear.forward, parallel_state.py
+    `_all_reduce_out_place`, pynccl.py all_reduce `torch.empty_like`, 0.11.0 to 0.33.0). The context
+    layer's `rearrange(output, "(b s) h d -> s b (h d)").contiguous()` copies nothing: the tower runs
+    with b = 1 (`hidden_states.unsqueeze(1)`), and PyTorch skips size-1 dimensions when it tests
+    contiguity (c10/core/Contiguity.h `_compute_contiguous`), so `.contiguous()` returns the tensor.
+    - 0.11.0 (qwen2_5_vl.py Qwen2_5_VisionAttention.forward and split_qkv): above one rank split_qkv
+      first gathers every rank's qkv whole (all_gather_interleave: a list of TP tensors, 3 x hidden,
+      then their torch.cat, 3 x hidden more, beside the rank's own 3 x hidden / TP); q, k and v are
+      copied contiguous (3 x hidden / TP), q and k concatenated (2 x hidden / TP) and rotated in
+      float32 (qwen2_vl.py apply_rotary_pos_emb_vision: `t.float()`, vllm_flash_attn's apply_rotary
+      writing a float32 `torch.empty_like`, the cast back, and the cosines and sines of the
+      float32 rotary table, half a head each); then the rotated q and k, v's copy, qk_concat and
+      FlashAttention's output (one hidden / TP) are all held as the projection writes. The peak is
+      the larger of the gather, the rotation and the projection: at TP 1 the rotation, 38 x hidden
+      bytes in bfloat16 and the tables; at TP 4 the gather.
+    - 0.11.1 and 0.11.2 gather nothing and copy no q, k, v: q and k are rearranged into one copy
+      (2 x hidden / TP), rotated in float32 as in 0.11.0, v stays a view of the qkv output
+      (qwen2_5_vl.py, 0.11.1 and 0.11.2).
+    - 0.8.x to 0.10.x copies q, k and v and rotates q, then k, each alone in float32: 11 x hidden / TP
+      (read before; the normed input and a gather under TP not counted there).
     - from 0.12.0 q and k are rearranged into one copy (2 x hidden) and rotated in the model's
       dtype (2 x hidden; ApplyRotaryEmb without enable_fp32_compute from 0.13.0), v stays a view,
-      and FlashAttention's varlen kernel writes the output (one hidden): 8 x hidden, beside the
-      normed input the block passes in (`self.attn(self.norm1(x), ...)`, qwen3_vl.py
-      Qwen3_VisionBlock.forward, 0.24.0 to 0.33.0), which nn.Module's call keeps among its arguments
-      until the attention returns, as the MLP's normed input is kept: one hidden more, whole on
-      every rank; and the last step, `self.proj(context_layer)`, writes its output (one hidden, whole
-      on every rank once the row-parallel projection has reduced it) while the fused qkv output, the
-      q and k copy, their rotation and the attention's output are all still held by the function's
-      locals (read in 0.13.0, 0.18.0, 0.24.0, 0.28.0 and 0.33.0): 8 x hidden divided over the ranks
-      and 2 x hidden whole;
+      and FlashAttention's varlen kernel writes the output (one hidden): at the projection 8 x hidden
+      divided over the ranks, with the normed input and the projection's output (and its reduced
+      copy above one rank) whole (read in 0.12.0, 0.13.0, 0.18.0, 0.24.0, 0.28.0 and 0.33.0);
     - Qwen2-VL's own attention (qwen2_vl.py Qwen2VisionAttention.forward) is written as Qwen2.5-VL's in
-      0.10.1.1 and 0.11.0; from 0.13.0 it concatenates q and k (one copy, 2 x hidden) and rotates them,
-      the same count; its split_qkv gathers the fused qkv from every rank at TP above 1 (not modeled);
+      0.10.1.1 and 0.11.0, its gather vLLM's all_gather (a buffer of 3 x hidden and its reshaped copy);
+      in 0.11.1 and 0.11.2 it copies no q, k, v, and the gathered qkv stays alive under v's view; from
+      0.13.0 it concatenates q and k (one copy, 2 x hidden) and rotates them, the same count there
+      (its gather from 0.12.0 not modeled);
     - other towers: the normed input, the fused qkv output, the attention's output and out_proj's
       (1 + 3 + 1 + 1 x hidden; the varlen kernel keeps no patches x patches scores)."""
     h, t, d = tower.hidden, tp, dtype_bytes
     if tower.kind in ("qwen2.5-vl", "qwen3-vl", "qwen2-vl"):
-        if (0, 11) <= rel < (0, 12):
-            live = (8 * h // t) * d + (4 * h // t) * 4 + (2 * h // t) * d
-            return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.0: qk concatenated and rotated in float32"
+        reduced = h if t > 1 else 0  # the projection's all-reduce, out of place
+        if QWEN_FLOAT32_ROTARY[0] <= rel < QWEN_FLOAT32_ROTARY[1]:
+            first = rel < QWEN_011_SPLIT_UNTIL
+            gathers = t > 1 and (first or tower.kind == "qwen2-vl")
+            kept = 3 * h if gathers and not first else 0  # Qwen2-VL 0.11.1+: the gathered qkv under q, k and v's views
+            copies = 3 * h // t if first else 0  # q, k and v copied contiguous
+            v_copy = h // t if first else 0
+            tables = (h // tower.heads if tower.heads else 0) * 4  # cos and sin, float32, half a head each
+            rotation = (3 * h // t + copies + 2 * h // t + kept + 2 * h // t) * d + (4 * h // t) * 4 + tables
+            projection = (3 * h // t + v_copy + 2 * h // t + 2 * h // t + h // t + kept + h + reduced) * d
+            gather = (3 * h // t + 6 * h) * d if gathers else 0
+            live = h * d + max(rotation, projection, gather)
+            if first:
+                return live, ("qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.0: q, k and v copied, qk concatenated and rotated in float32"
+                              + (", the qkv gathered whole from every rank (split_qkv)" if gathers else ""))  # fmt: skip
+            return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.1 and 0.11.2: qk copied once and rotated in float32"
         if rel < (0, 11):
             live = (6 * h // t) * d + (2 * h // t) * 4 + (h // t) * d
             return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.10.1.1: q and k rotated in float32 one at a time"
-        return (2 * h + 8 * h // t) * d, (
+        return (2 * h + 8 * h // t + reduced) * d, (
             "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.12.0 to 0.33.0: qk copied once and rotated in the model's dtype, "
-            "the projection's output written beside them"
+            "the projection's output written beside them" + (" and reduced out of place" if reduced else "")
         )
     return (h + (3 * h + h) // t + h) * d, "the fused qkv, the attention's output and out_proj's, from the model code"
 
 
 def encoder_forward_peak(
-    tower: Tower, items: int, tp: int, dtype_bytes: int, rel: tuple[int, int] = (0, 33), patches_each: int | None = None
+    tower: Tower, items: int, tp: int, dtype_bytes: int, rel: tuple[int, ...] = (0, 33), patches_each: int | None = None
 ) -> tuple[int, int]:
     """(bytes, patches) of the tower's forward pass over the profile's dummy batch, read from the
     model code (vllm/model_executor/models/siglip.py SiglipEncoderLayer, qwen2_5_vl.py
@@ -365,11 +398,16 @@ def encoder_forward_peak(
       tower is dropped at the patch embedding;
     - in a block, the residual and the larger of the attention's peak (attention_live) and the
       MLP's: the normed input and fc1 with its activation (2 x intermediate / TP; a gated MLP's
-      gate_up and its product, 3 x intermediate / TP).
+      gate_up and its product, 3 x intermediate / TP);
+    - in 0.11.x the Qwen towers' rotary table, float32, half a head a patch, alive through every block
+      (qwen2_5_vl.py and qwen3_vl.py forward: `rotary_pos_emb`, rot_pos_emb's `rotary_pos_emb_full[pos_ids]`
+      of Qwen2_5_VisionRotaryEmbedding's float32 inv_freq, 0.11.0 to 0.11.2; qwen3_vl_carried from 0.12.0).
     The tower is divided over the TP ranks unless --mm-encoder-tp-mode data builds it whole on each
-    (then every rank is counted with the whole batch). Calibrated on one start whose tower sets the
-    peak: Qwen2.5-VL-3B on an L4 at 0.11.0 (models/pool_starts.yaml; the pool within 0.6 %); Gemma 3's
-    and Pixtral's starts of v0.19.0 print peaks the sampler's warm-up sets, above this one."""
+    (then every rank is counted with the whole batch). One start's tower sets the peak at 0.11.0:
+    Qwen2.5-VL-3B on an L4 (models/pool_starts.yaml; its pool 1.5 % under, the non-torch memory taken
+    at the one-GPU median of H100 starts, 0.25 GiB, where the log leaves 0.11 GiB); the v0.28.0 starts of
+    Qwen3-VL-8B print peaks within their rounding (test_multimodal.py); Gemma 3's and Pixtral's starts of
+    v0.19.0 print peaks the sampler's warm-up sets, above this one."""
     n = items * (patches_each if patches_each is not None else patches_per_item(tower))
     t = 1 if tower.data_parallel else tp
     h, i, d = tower.hidden, tower.intermediate, dtype_bytes
@@ -379,13 +417,19 @@ def encoder_forward_peak(
     pixel = 4 if rel < (0, 10) else d
     seen = n - items if tower.kind == "clip" else n  # CLIP's class token is a position without pixels
     pixels = seen * tower.channels * tower.temporal_patch * tower.patch * tower.patch * pixel
-    return n * (h * d + max(attention, mlp)) + pixels + qwen3_vl_carried(tower, n, d, rel), n
+    rotary = n * (h // tower.heads // 2) * 4 if is_qwen_float32_rotary(tower, rel) else 0
+    return n * (h * d + max(attention, mlp)) + pixels + rotary + qwen3_vl_carried(tower, n, d, rel), n
+
+
+def is_qwen_float32_rotary(tower: Tower, rel: tuple[int, ...]) -> bool:
+    """Whether the tower carries a float32 rotary table through its blocks (0.11.x Qwen towers)."""
+    return tower.kind in ("qwen2.5-vl", "qwen3-vl", "qwen2-vl") and bool(tower.heads) and QWEN_FLOAT32_ROTARY[0] <= rel < QWEN_FLOAT32_ROTARY[1]
 
 
 QWEN3_VL_ROTARY_FROM = (0, 12)  # qwen3_vl.py rot_pos_emb: cos and sin gathered from the RotaryEmbedding's cache, 0.12.0 to 0.33.0
 
 
-def qwen3_vl_carried(tower: Tower, patches: int, dtype_bytes: int, rel: tuple[int, int] = (0, 33)) -> int:
+def qwen3_vl_carried(tower: Tower, patches: int, dtype_bytes: int, rel: tuple[int, ...] = (0, 33)) -> int:
     """What Qwen3-VL's tower carries through its blocks beside each block's own peak
     (qwen3_vl.py Qwen3_VisionTransformer.forward, read in 0.24.0, 0.28.0 and 0.33.0): the
     interpolated position embeddings, a local (`pos_embeds`) alive through the loop, a patch x hidden,
@@ -405,7 +449,7 @@ def qwen3_vl_carried(tower: Tower, patches: int, dtype_bytes: int, rel: tuple[in
 
 
 def encoder_profile(
-    shape: Shape, s: Settings, max_num_batched_tokens: int, max_num_seqs: int, max_model_len: int, rel: tuple[int, int] = (0, 33), tp: int = 1
+    shape: Shape, s: Settings, max_num_batched_tokens: int, max_num_seqs: int, max_model_len: int, rel: tuple[int, ...] = (0, 33), tp: int = 1
 ) -> EncoderProfile | None:
     """The encoder's batch in the profile run and the outputs it leaves for the rest of the run;
     None when the model has no tower, the limits leave it unbuilt (apply first), or the engine is

@@ -281,7 +281,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     ws = moe_workspace(shape, s.tp, tokens, topk, rel, marlin)
     cb = compile_block(shape, s.tp, patch_release(s.engine_version), s.compiled and not (s.enforce_eager or s.compile_cached), s.pp, card.vendor)
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
-    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.profiled_len or s.max_model_len, rel, s.tp)
+    mm_rel = patch_release(s.engine_version)  # 0.11.0 and 0.11.1 build the Qwen towers' attention apart (multimodal.attention_live)
+    enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.profiled_len or s.max_model_len, mm_rel, s.tp)
     # counted again as consumed once freed (v0.27.1 to v0.30.x), but not after Qwen3-VL's encoder profile (pinned_block)
     pinned = cb.bytes if pinned_block(rel) and not (enc is not None and shape.tower is not None and shape.tower.kind == "qwen3-vl") else 0
     held = enc.held_bytes if enc else 0
@@ -299,7 +300,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             "activation_peak",
             enc_fwd + pinned,
             f"the vision tower's forward over the profile's {enc.items} dummy items ({enc.patches:,} patches; calc/engine/multimodal.py "
-            f"encoder_forward_peak, from the model code; {multimodal.attention_live(enc_tower, s.tp, shape.dtype_bytes, rel)[1]}), "
+            f"encoder_forward_peak, from the model code; {multimodal.attention_live(enc_tower, s.tp, shape.dtype_bytes, mm_rel)[1]}), "
             "above the language model's pass and the sampler warm-up" + kept,
         )
     else:
