@@ -348,9 +348,10 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, ...]
       copy above one rank) whole (read in 0.12.0, 0.13.0, 0.18.0, 0.24.0, 0.28.0 and 0.33.0);
     - Qwen2-VL's own attention (qwen2_vl.py Qwen2VisionAttention.forward) is written as Qwen2.5-VL's in
       0.10.1.1 and 0.11.0, its gather vLLM's all_gather (a buffer of 3 x hidden and its reshaped copy);
-      in 0.11.1 and 0.11.2 it copies no q, k, v, and the gathered qkv stays alive under v's view; from
-      0.13.0 it concatenates q and k (one copy, 2 x hidden) and rotates them, the same count there
-      (its gather from 0.12.0 not modeled);
+      in 0.11.1, 0.11.2 and 0.12.0 its split_qkv gathers nothing and q, k, v stay views, q and k
+      concatenated (2 x hidden / TP) and rotated in float32 up to 0.11.2, the same count; from 0.13.0 it
+      concatenates q and k and rotates them in the model's dtype, the same count again, but split_qkv
+      gathers the fused qkv from every rank again at TP above 1 (not modeled);
     - other towers: the normed input, the fused qkv output, the attention's output and out_proj's
       (1 + 3 + 1 + 1 x hidden; the varlen kernel keeps no patches x patches scores)."""
     h, t, d = tower.hidden, tp, dtype_bytes
@@ -358,13 +359,12 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, ...]
         reduced = h if t > 1 else 0  # the projection's all-reduce, out of place
         if QWEN_FLOAT32_ROTARY[0] <= rel < QWEN_FLOAT32_ROTARY[1]:
             first = rel < QWEN_011_SPLIT_UNTIL
-            gathers = t > 1 and (first or tower.kind == "qwen2-vl")
-            kept = 3 * h if gathers and not first else 0  # Qwen2-VL 0.11.1+: the gathered qkv under q, k and v's views
+            gathers = t > 1 and first
             copies = 3 * h // t if first else 0  # q, k and v copied contiguous
             v_copy = h // t if first else 0
             tables = (h // tower.heads if tower.heads else 0) * 4  # cos and sin, float32, half a head each
-            rotation = (3 * h // t + copies + 2 * h // t + kept + 2 * h // t) * d + (4 * h // t) * 4 + tables
-            projection = (3 * h // t + v_copy + 2 * h // t + 2 * h // t + h // t + kept + h + reduced) * d
+            rotation = (3 * h // t + copies + 2 * h // t + 2 * h // t) * d + (4 * h // t) * 4 + tables
+            projection = (3 * h // t + v_copy + 2 * h // t + 2 * h // t + h // t + h + reduced) * d
             gather = (3 * h // t + 6 * h) * d if gathers else 0
             live = h * d + max(rotation, projection, gather)
             if first:
