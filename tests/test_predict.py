@@ -418,6 +418,9 @@ def test_non_torch_under_tp_by_release() -> None:
     starts with cuMem off (TP 8 on H100, v0.10.0) leave 2.30 and 2.40 GiB a rank. One GPU and V0 keep
     their own."""
     assert [predict.nccl_cumem(v) for v in ("0.8.5", "0.10.1.1", "0.10", "0.10.2", "v0.11.0", None)] == [False, False, False, True, True, True]
+    # a pre-release or a local build of 0.10.2 is 0.10.2 (patch_release reads the patch's digits), as the compile's block reads it
+    assert [predict.nccl_cumem(v) for v in ("0.10.2rc1", "0.10.2+cu128", "0.10.1.1+cu126")] == [True, True, False]
+    assert predict.patch_release("0.10.2+cu128") == (0, 10, 2) and predict.patch_release("0.10.2rc1") == (0, 10, 2)
     assert predict.non_torch(2, 1, (0, 10), cumem=True).bytes == predict.NON_TORCH_PER_RANK_TP
     assert predict.non_torch(2, 1, (0, 10)).bytes == predict.NON_TORCH_PER_RANK_TP  # cuMem off on an NVSwitch board
     assert predict.non_torch(2, 1, (0, 10), nvls=False, cumem=True).bytes == predict.NON_TORCH_PER_RANK_TP_OTHER_BOARDS

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from calc.engine import hfconfig, weights
 from calc.engine.hfconfig import CHUNKED, FULL, LIGHTNING, LINEAR, MAMBA, MAMBA1, MLA, PARALLEL, SHORT_CONV, SLIDING, Shape
 from calc.engine.predict.cards import is_hopper
-from calc.engine.predict.defaults import LATEST
+from calc.engine.predict.defaults import LATEST, patch_release
 from calc.jsontext import JsonObject
 from calc.units import fmt
 
@@ -569,11 +569,11 @@ def nccl_cumem(version: str | None) -> bool:
     """Whether NCCL allocates with cuMem, its default, in this vLLM release: vllm/env_override.py
     turns it off (NCCL_CUMEM_ENABLE=0, unless the variable is set) up to v0.10.1.1 (read in v0.8.5
     and v0.10.1.1) and v0.10.2 drops the override (read in v0.10.2 and v0.11.0). A version without
-    its patch level is taken at .0."""
+    its patch level is taken at .0, and a patch level with a suffix (0.10.2rc1, 0.10.2+cu128) at its
+    digits, as patch_release reads it."""
     if not version:
         return True
-    parts = [int(p) if p.isdigit() else 0 for p in version.strip().lstrip("v").split(".")[:3]]
-    return tuple(parts + [0] * (3 - len(parts))) >= NCCL_CUMEM_FROM
+    return patch_release(version) >= NCCL_CUMEM_FROM
 
 
 def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True, cumem: bool | None = None, v2: bool = False) -> Term:
