@@ -262,7 +262,9 @@ def test_the_qwen25_vl_attention_peak_by_release() -> None:
     and sines, 40 values each): 38 x 1,280 + 320 B a patch, above the gated MLP's 2 + 2 + 3 x 2.672
     hidden; the tower carries its float32 rotary table (40 x 4 B) through the blocks.
     0.10.1.1 rotates q, then k: one hidden in float32 twice and one cast, 24 x 1,280 B.
-    0.11.1 copies no q, k, v: q and k rearranged into one copy, rotated in float32 as before.
+    0.11.1 copies no q, k, v: q and k are rearranged into (two b) at b = 1, a view (a size-1 dimension
+    merged), and rotated in float32 as before, `t.float()` their first copy; Qwen2-VL's own attention
+    concatenates them (torch.cat, 2 x hidden) first.
     From 0.12.0 q and k are copied once and rotated in the model's dtype, and the projection writes
     its output while all of it is held: 8 x hidden and the normed input and the output, 10 x 1,280 x 2 B,
     above the gated MLP's (1,280 + 3 x 3,420) x 2 B; above one rank the projection reduces out of place,
@@ -277,7 +279,12 @@ def test_the_qwen25_vl_attention_peak_by_release() -> None:
     assert b011 == n * (1280 * (2 + 2 + 6 + 6 + 4 + 8 + 8 + 4) + 2 * 40 * 4 + 40 * 4) + pixels == 3_541_041_152
     assert multimodal.attention_live(s.tower, 1, 2, (0, 11, 0)) == multimodal.attention_live(s.tower, 1, 2, (0, 11))
     b0111, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 11, 1))
-    assert b0111 == n * (1280 * (2 + 2 + 6 + 4 + 8 + 8 + 4) + 2 * 40 * 4 + 40 * 4) + pixels
+    assert b0111 == n * (1280 * (2 + 2 + 6 + 8 + 8 + 4) + 2 * 40 * 4 + 40 * 4) + pixels == 2_702_180_352
+    q2 = hfconfig.shape(json.loads((CONFIGS / "qwen2-vl-7b-instruct" / "config.json").read_text()), "q2").tower
+    assert q2 is not None and q2.kind == "qwen2-vl"
+    # the normed input, the qkv output, qk_concat, the float32 copy and result, the cast back, and the tables
+    q2_live = q2.hidden * (2 + 6 + 4 + 8 + 8 + 4) + 2 * 40 * 4  # cos and sin, 40 float32 values each
+    assert multimodal.attention_live(q2, 1, 2, (0, 11, 1))[0] == q2_live
     assert "0.11.1 and 0.11.2" in multimodal.attention_live(s.tower, 1, 2, (0, 11, 2))[1]
     b010, _ = multimodal.encoder_forward_peak(s.tower, 1, 1, 2, (0, 10))
     assert b010 == n * 1280 * (2 + 6 + 6 + 4 + 4 + 2) + pixels

@@ -336,9 +336,11 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, ...]
       FlashAttention's output (one hidden / TP) are all held as the projection writes. The peak is
       the larger of the gather, the rotation and the projection: at TP 1 the rotation, 38 x hidden
       bytes in bfloat16 and the tables; at TP 4 the gather.
-    - 0.11.1 and 0.11.2 gather nothing and copy no q, k, v: q and k are rearranged into one copy
-      (2 x hidden / TP), rotated in float32 as in 0.11.0, v stays a view of the qkv output
-      (qwen2_5_vl.py, 0.11.1 and 0.11.2).
+    - 0.11.1 and 0.11.2 gather nothing and copy no q, k, v: q and k are rearranged
+      (`"b s two head head_dim -> (two b) s head head_dim"`), which at b = 1 merges a size-1 dimension
+      and so is a view (torch's reshape, as numpy's, skips size-1 dimensions when it computes the
+      strides), rotated in float32 as in 0.11.0 (`t.float()` makes the first copy), v stays a view of
+      the qkv output (qwen2_5_vl.py, 0.11.1 and 0.11.2; 0.18.0 adds `qk_reshaped.contiguous()`).
     - 0.8.x to 0.10.x copies q, k and v and rotates q, then k, each alone in float32: 11 x hidden / TP
       (read before; the normed input and a gather under TP not counted there).
     - from 0.12.0 q and k are rearranged into one copy (2 x hidden) and rotated in the model's
@@ -362,15 +364,17 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, ...]
             gathers = t > 1 and first
             copies = 3 * h // t if first else 0  # q, k and v copied contiguous
             v_copy = h // t if first else 0
+            qk = 2 * h // t if first or tower.kind == "qwen2-vl" else 0  # qk_concat (torch.cat); 0.11.1's rearranged qk is a view
             tables = (h // tower.heads if tower.heads else 0) * 4  # cos and sin, float32, half a head each
-            rotation = (3 * h // t + copies + 2 * h // t + 2 * h // t) * d + (4 * h // t) * 4 + tables
-            projection = (3 * h // t + v_copy + 2 * h // t + 2 * h // t + h // t + h + reduced) * d
+            rotation = (3 * h // t + copies + qk + 2 * h // t) * d + (4 * h // t) * 4 + tables
+            projection = (3 * h // t + v_copy + qk + 2 * h // t + h // t + h + reduced) * d
             gather = (3 * h // t + 6 * h) * d if gathers else 0
             live = h * d + max(rotation, projection, gather)
             if first:
                 return live, ("qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.0: q, k and v copied, qk concatenated and rotated in float32"
                               + (", the qkv gathered whole from every rank (split_qkv)" if gathers else ""))  # fmt: skip
-            return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.1 and 0.11.2: qk copied once and rotated in float32"
+            return live, ("qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.11.1 and 0.11.2: qk rotated in float32" if not qk else
+                      "qwen2_vl.py Qwen2VisionAttention.forward, 0.11.1 and 0.11.2: qk concatenated and rotated in float32")  # fmt: skip
         if rel < (0, 11):
             live = (6 * h // t) * d + (2 * h // t) * 4 + (h // t) * d
             return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.10.1.1: q and k rotated in float32 one at a time"
