@@ -265,7 +265,7 @@ def test_the_qwen25_vl_attention_peak_by_release() -> None:
     0.11.1 copies no q, k, v: q and k are rearranged into (two b) at b = 1, a view (a size-1 dimension
     merged), and rotated in float32 as before, `t.float()` their first copy; Qwen2-VL's own attention
     concatenates them (torch.cat, 2 x hidden) first.
-    From 0.12.0 q and k are copied once and rotated in the model's dtype, and the projection writes
+    From 0.12.0 q and k are rotated in the model's dtype (copied first from 0.15.0), and the projection writes
     its output while all of it is held: 8 x hidden and the normed input and the output, 10 x 1,280 x 2 B,
     above the gated MLP's (1,280 + 3 x 3,420) x 2 B; above one rank the projection reduces out of place,
     one hidden more. The context layer's `.contiguous()` copies nothing (a batch of one).
@@ -293,6 +293,11 @@ def test_the_qwen25_vl_attention_peak_by_release() -> None:
     assert "0.11.0" in multimodal.attention_live(s.tower, 1, 2, (0, 11))[1]
     # the normed input, 8 x hidden and the projection's output, above the gated MLP's
     assert multimodal.attention_live(s.tower, 1, 2, (0, 19))[0] == 10 * 1280 * 2 > (1280 + 3 * 3420) * 2
+    # up to 0.14.x the rotation reads the rearranged qk in place (a view at b = 1) and writes one tensor:
+    # no copy before it, 8 x hidden in all; 0.15.0 adds `qk_reshaped.contiguous()`; Qwen2-VL's torch.cat copies throughout
+    assert multimodal.attention_live(s.tower, 1, 2, (0, 12))[0] == multimodal.attention_live(s.tower, 1, 2, (0, 14))[0] == 8 * 1280 * 2
+    assert multimodal.attention_live(s.tower, 1, 2, (0, 15))[0] == 10 * 1280 * 2
+    assert multimodal.attention_live(q2, 1, 2, (0, 13))[0] == 10 * 1280 * 2
     # divided over two ranks but three whole: the normed input, the projection's output and its reduced copy
     assert multimodal.attention_live(s.tower, 2, 2, (0, 19))[0] == (3 * 1280 + 8 * 1280 // 2) * 2
     q3 = hfconfig.shape(json.loads((CONFIGS / "qwen3-vl-8b-instruct" / "config.json").read_text()), "q3").tower

@@ -308,6 +308,7 @@ def largest_item(tower: Tower, s: Settings, max_model_len: int, rel: tuple[int, 
 
 
 QWEN_011_SPLIT_UNTIL = (0, 11, 1)  # qwen2_5_vl.py split_qkv (all_gather_interleave, q/k/v copied contiguous): 0.11.0, gone in 0.11.1
+QWEN_QK_CONTIGUOUS_FROM = (0, 15)  # qwen2_5_vl.py Qwen2_5_VisionAttention.forward: `qk_reshaped = qk_reshaped.contiguous()`, 0.15.0 on (not in 0.14.1)
 QWEN_FLOAT32_ROTARY = ((0, 11), (0, 12))  # qwen2_vl.py apply_rotary_pos_emb_vision: `t.float()` and freqs.cos()/sin() in float32, 0.11.x
 
 
@@ -343,8 +344,10 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, ...]
       the qkv output (qwen2_5_vl.py, 0.11.1 and 0.11.2; 0.18.0 adds `qk_reshaped.contiguous()`).
     - 0.8.x to 0.10.x copies q, k and v and rotates q, then k, each alone in float32: 11 x hidden / TP
       (read before; the normed input and a gather under TP not counted there).
-    - from 0.12.0 q and k are rearranged into one copy (2 x hidden) and rotated in the model's
-      dtype (2 x hidden; ApplyRotaryEmb without enable_fp32_compute from 0.13.0), v stays a view,
+    - from 0.12.0 q and k are rotated in the model's dtype (2 x hidden; ApplyRotaryEmb without
+      enable_fp32_compute from 0.13.0), from 0.15.0 after their rearrangement is copied contiguous
+      (`qk_reshaped.contiguous()`, 2 x hidden; up to 0.14.x the rotation reads the view and
+      vllm_flash_attn's apply_rotary writes one new tensor, `torch.empty_like`), v stays a view,
       and FlashAttention's varlen kernel writes the output (one hidden): at the projection 8 x hidden
       divided over the ranks, with the normed input and the projection's output (and its reduced
       copy above one rank) whole (read in 0.12.0, 0.13.0, 0.18.0, 0.24.0, 0.28.0 and 0.33.0);
@@ -378,8 +381,13 @@ def attention_live(tower: Tower, tp: int, dtype_bytes: int, rel: tuple[int, ...]
         if rel < (0, 11):
             live = (6 * h // t) * d + (2 * h // t) * 4 + (h // t) * d
             return live, "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.10.1.1: q and k rotated in float32 one at a time"
+        if rel < QWEN_QK_CONTIGUOUS_FROM and tower.kind != "qwen2-vl":  # the rearranged qk a view, rotated into one new tensor
+            return (2 * h + 6 * h // t + reduced) * d, (
+                "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.12.0 to 0.14.x: qk rotated in the model's dtype from a view, "
+                "the projection's output written beside them" + (" and reduced out of place" if reduced else "")
+            )
         return (2 * h + 8 * h // t + reduced) * d, (
-            "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.12.0 to 0.33.0: qk copied once and rotated in the model's dtype, "
+            "qwen2_5_vl.py Qwen2_5_VisionAttention.forward, 0.15.0 to 0.33.0: qk copied once and rotated in the model's dtype, "
             "the projection's output written beside them" + (" and reduced out of place" if reduced else "")
         )
     return (h + (3 * h + h) // t + h) * d, "the fused qkv, the attention's output and out_proj's, from the model code"
