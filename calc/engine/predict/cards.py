@@ -32,7 +32,8 @@ class Card:
 
 
 # Boards whose GPUs meet on NVSwitch with multicast (HGX H100, H200, B200): there NCCL's NVLS
-# all-reduce runs when NCCL allocates with cuMem, and its buffers count outside torch (non_torch).
+# all-reduce runs when NCCL allocates with cuMem, and NCCL's memory outside torch is the board's own
+# median with cuMem on or off (non_torch: the fitted H100 starts with it off leave as much).
 # NCCL, not vLLM, decides it (NCCL's NCCL_NVLS_ENABLE: NVLink SHARP needs third-generation NVSwitch
 # and Hopper or later); vLLM sets NCCL_NVLS_ENABLE=0 only in batch-invariant mode
 # (model_executor/layers/batch_invariant.py, 0.19.0), and from 0.11.0 leaves NCCL's cuMem on.
