@@ -203,5 +203,5 @@ def test_the_nccl_cumem_override_ends_where_the_page_says() -> None:
 
     assert (predict.nccl_cumem("0.10.1.1"), predict.nccl_cumem("0.10.2")) == (False, True)
     page = " ".join((ROOT / "docs" / "kv-pool.md").read_text(encoding="utf-8").split())
-    assert "up to v0.10.1 vLLM turns NCCL's cuMem allocator off" in page
+    assert "up to v0.10.1.1 vLLM turns NCCL's cuMem allocator off" in page
     assert "up to v0.10.x vLLM turns" not in page
