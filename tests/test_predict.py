@@ -2378,5 +2378,21 @@ def test_the_command_line_counts_the_tower_on_the_stages_the_pool_does(capsys) -
     assert second["0.32.0"]["weights_bytes"] - second["0.33.0"]["weights_bytes"] == tower
     d = out["0.33.0"]  # the second stage's pool is the request less its own printed terms
     rank = d["ranks"][1]
-    spent = rank["weights_bytes"] + rank["activation_peak_bytes"] + rank["cuda_graph_bytes"] + d["non_torch_bytes"]
+    spent = rank["weights_bytes"] + rank["activation_peak_bytes"] + rank["cuda_graph_bytes"] + rank["non_torch_bytes"]
     assert rank["available_kv_bytes"] == d["requested_bytes"] - spent
+
+
+def test_model_runner_v2_builds_its_sampler_state_on_the_last_stage(capsys) -> None:
+    """Qwen2 0.5B over two pipeline stages on an H100 under v0.33.0: Model Runner V2 builds its sampler
+    (gpu/model_runner.py load_model, on the last pipeline rank alone) after the weights are measured,
+    and from v0.27.0 vLLM counts it as consumed: 1,024 requests x (151,936 + 4,748 + 4,748) int32
+    words, 661,225,472 B, in the second stage's non-torch memory and not in the first's."""
+    argv = ["model", "models/configs/qwen2-0.5b-instruct/config.json", "--gpu", "h100-sxm", "--pp", "2", "--max-model-len", "8192",
+            "--engine-version", "0.33.0", "--json"]  # fmt: skip
+    assert cli.main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    first, second = d["ranks"]
+    assert second["non_torch_bytes"] - first["non_torch_bytes"] == 1024 * (151_936 + 4_748 + 4_748) * 4 == 661_225_472
+    for r in (first, second):
+        spent = r["weights_bytes"] + r["activation_peak_bytes"] + r["cuda_graph_bytes"] + r["non_torch_bytes"]
+        assert r["available_kv_bytes"] == d["requested_bytes"] - spent

@@ -53,6 +53,7 @@ class StagePoolTerms:
     cuda_graph_bytes: int
     available_kv_bytes: int
     kv_blocks: int
+    non_torch_bytes: int = 0  # the last stage holds Model Runner V2's sampler state too
 
 
 @dataclass(frozen=True)

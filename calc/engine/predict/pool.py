@@ -91,6 +91,7 @@ class StagePool:
     kv_block_bytes: int
     kv_blocks: int  # available // block; vLLM keeps the smallest over the stages
     lora_bytes: int = 0
+    non_torch_bytes: int = 0  # Model Runner V2's sampler state on the last stage alone
 
 
 @dataclass(frozen=True)
@@ -320,8 +321,10 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             + kept,
         )
     nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version), v2)
-    # Model Runner V2 builds its sampler on the last stage; under pipeline parallel it is not counted (the stages share `nt`)
-    state = v2_sampler_state(shape.vocab, seqs, rel, v2, s.speculative_tokens) if s.pp == 1 else Term("v2_sampler_state", 0, "")
+    # Model Runner V2 builds its sampler on the last stage alone (gpu/model_runner.py load_model, is_last_pp_rank): under
+    # pipeline parallel that stage's non-torch memory holds it, the others' not
+    state = v2_sampler_state(shape.vocab, seqs, rel, v2, s.speculative_tokens)
+    stage_nt = nt
     if state.bytes:
         nt = Term("non_torch", nt.bytes + state.bytes, f"{nt.source}; and {_gib(state.bytes, up=True)} of {state.source}")
     rel3, v0 = patch_release(s.engine_version), rel < (0, 8)
@@ -372,9 +375,10 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                 act_n = _stage_peak(act.bytes, peak, fwd.bytes, held, enc_fwd, last, profiles)
                 cg_n = cuda_graph(ranks.stage_shape(shape, st.first_layer, st.end_layer, last), rel, seqs, tokens, s.enforce_eager, card.vendor, v2,
                                   capture, s.tp, topk, not s.compiled)  # fmt: skip
-                avail = requested - w_n - lora_n[st.rank] - act_n - nt.bytes - cg_n.bytes
+                nt_n = nt.bytes if last else stage_nt.bytes
+                avail = requested - w_n - lora_n[st.rank] - act_n - nt_n - cg_n.bytes
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
-                made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank]))
+                made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank], nt_n))
             stage_pools = tuple(made)
             tightest = min(stage_pools, key=lambda sp: (sp.kv_blocks, sp.available_kv_bytes)).rank
             st, sp = stage_list[tightest], stage_pools[tightest]
@@ -390,6 +394,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                 act = Term("activation_peak", peak, "the larger of the forward pass and the sampler warm-up; Model Runner V2 profiles "
                            "the encoder on the first stage alone (gpu/model_runner.py profile_run, v0.28.0)")  # fmt: skip
             cg = cuda_graph(kv_shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk, not s.compiled)
+            if not last:
+                nt, state = stage_nt, Term("v2_sampler_state", 0, "the sampler's state is built on the last stage alone")
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
             check_whole = ranks.whole_model_check(v)

@@ -641,4 +641,5 @@ def _stage_pool(sp: predict_module.StagePool | None) -> modeled_module.StagePool
         cuda_graph_bytes=sp.cuda_graph_bytes,
         available_kv_bytes=sp.available_kv_bytes,
         kv_blocks=sp.kv_blocks,
+        non_torch_bytes=sp.non_torch_bytes,
     )
