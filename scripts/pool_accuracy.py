@@ -65,10 +65,10 @@ def graph_models(
         shape = hfconfig.shape(config, str(path))
         layers[g.log] = len(shape.layers)
         moe[g.log] = sum(1 for m in shape.mlps if m.experts)
-        largest = poolaccuracy.largest_full(logs[g.log])
+        largest = poolaccuracy.largest_graph(logs[g.log], "FULL")
         rel = predict.release(e.engine_version if e else None)
         tp, batch = (p.tp, p.max_num_batched_tokens) if p else (g.tp or 1, 8192)
-        widest = poolaccuracy.largest_piecewise(logs[g.log])
+        widest = poolaccuracy.largest_graph(logs[g.log], "PIECEWISE")
         if widest:
             activations[g.log] = predict.piecewise_activations(shape, tp, widest, predict.experts_per_token(config), rel)
         if box and largest:

@@ -722,6 +722,14 @@ def test_the_graph_estimate_against_the_printed(measured, catalog) -> None:
     assert poolaccuracy.graph_breakdown(logs[names[0]]) == {"PIECEWISE": (138 * 2**20, 6 * 2**20), "FULL": (260 * 2**20, 6 * 2**20)}
 
 
+def test_the_largest_graph_of_each_mode_as_a_log_prints_it() -> None:
+    """'Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)' (Phi-3 mini on a
+    WSL2 RTX 3090, v0.19.1): each mode's largest as printed; a mode the log does not name, none."""
+    text = (ROOT / "logs" / "starts" / "152-v0191-phi-3-mini-rtx3090-wsl2-local-ai.log").read_text(encoding="utf-8")
+    assert (poolaccuracy.largest_graph(text, "PIECEWISE"), poolaccuracy.largest_graph(text, "FULL")) == (512, 256)
+    assert poolaccuracy.largest_graph("no graph line", "FULL") is None
+
+
 # --- against real logs ------------------------------------------------------------------------
 
 # Per log: the relative error of the predicted pool, and the bound this test holds it to.

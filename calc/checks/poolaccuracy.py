@@ -486,28 +486,16 @@ _COUNTS = re.compile(r"Profiling CUDA graph memory: ((?:(?:PIECEWISE|FULL)=\d+ \
 _TOTAL = re.compile(r"Estimated CUDA graph memory: ([0-9.]+) GiB total")
 
 
-def largest_full(text: str) -> int | None:
-    """The largest full graph a log profiled: its 'FULL=35 (largest=256)', or else, where it prints
-    only the DEBUG lines, the full mode's graphs counted there ('(51-1)') as the default sizes run:
-    1, 2, 4, then by 8 to 256 and by 16 above (predict.capture_sizes)."""
-    m = re.search(r"FULL=\d+ \(largest=(\d+)\)", text)
+def largest_graph(text: str, mode: str) -> int | None:
+    """The largest graph of a mode ("FULL" or "PIECEWISE") a log profiled: its 'FULL=35 (largest=256)',
+    or else, where it prints only the DEBUG lines, the mode's graphs counted there ('(51-1)') as the
+    default sizes run: 1, 2, 4, then by 8 to 256 and by 16 above (predict.capture_grid)."""
+    m = re.search(mode + r"=\d+ \(largest=(\d+)\)", text)
     if m:
         return int(m[1])
-    counted = {mode: int(n) for mode, _, n, _ in _BREAKDOWN.findall(text)}
+    counted = {name: int(n) for name, _, n, _ in _BREAKDOWN.findall(text)}
     grid = predict.capture_grid(1024)
-    return grid[min(counted["FULL"], len(grid)) - 1] if "FULL" in counted else None
-
-
-def largest_piecewise(text: str) -> int | None:
-    """The largest piecewise graph a log profiled: its 'PIECEWISE=51 (largest=512)', or else, where it
-    prints only the DEBUG lines, the piecewise graphs counted there ('(51-1)') as the default sizes
-    run (predict.capture_grid)."""
-    m = re.search(r"PIECEWISE=\d+ \(largest=(\d+)\)", text)
-    if m:
-        return int(m[1])
-    counted = {mode: int(n) for mode, _, n, _ in _BREAKDOWN.findall(text)}
-    grid = predict.capture_grid(1024)
-    return grid[min(counted["PIECEWISE"], len(grid)) - 1] if "PIECEWISE" in counted else None
+    return grid[min(counted[mode], len(grid)) - 1] if mode in counted else None
 
 
 def graph_breakdown(text: str) -> dict[str, tuple[int, int]]:
