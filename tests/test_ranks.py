@@ -201,7 +201,8 @@ def test_text_lists_every_stage(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_predicted_pool_per_stage() -> None:
     """Qwen3 32B at PP 2 on two L40S: each stage's pool is the request less its own weights, its
-    graphs and the forward pass; the sampler's warm-up is the last stage's alone."""
+    graphs, the forward pass and its memory outside torch; the sampler's warm-up is the last stage's
+    alone, and so is Model Runner V2's sampler state (256 requests x (151,936 + 2 x 4,748) int32)."""
     shape = _shape("qwen3-32b")
     card = predict.card_of_box(predict.find_box(cli.load_dir(cli.CATALOG_DIR).boxes, "l40s"))
     p = predict.predict(shape, card, predict.Start(pp=2, max_model_len=32768))
@@ -210,8 +211,9 @@ def test_predicted_pool_per_stage() -> None:
     first, last = p.stages
     assert first.activation_bytes == p.forward.bytes
     assert last.activation_bytes == max(p.forward.bytes, p.sampler.bytes + p.residual_bytes)
+    assert last.non_torch_bytes - first.non_torch_bytes == p.sampler_state_bytes == 256 * (151_936 + 2 * 4_748) * 4
     for sp in p.stages:
-        assert sp.available_kv_bytes == p.requested_bytes - sp.weights_bytes - sp.activation_bytes - p.non_torch.bytes - sp.cuda_graph_bytes
+        assert sp.available_kv_bytes == p.requested_bytes - sp.weights_bytes - sp.activation_bytes - sp.non_torch_bytes - sp.cuda_graph_bytes
         assert sp.kv_blocks == sp.available_kv_bytes // (32 * 16 * 8 * 128 * 2 * 2)
     assert p.tightest_stage == min(p.stages, key=lambda sp: (sp.kv_blocks, sp.available_kv_bytes)).rank
     tight = p.stages[p.tightest_stage]
