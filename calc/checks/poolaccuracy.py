@@ -47,6 +47,7 @@ class Row:
     tower: bool = False  # the start builds a vision tower (calc/engine/multimodal.py profiles its encoder)
     nvls: bool = True  # the card runs NCCL's NVLS all-reduce (predict.NVLS_BOXES)
     cumem: bool = True  # NCCL allocates with cuMem in the start's release (predict.nccl_cumem)
+    card: str = ""  # the card's catalog id (predict.Card.id)
 
     @property
     def error(self) -> Fraction | None:
@@ -154,7 +155,7 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
     release = predict.release(e.engine_version)
     return Row(e.index, e.label, e.log, e.url or urls.get(e.log, ""), held_out(e.index), int(r.available_kv_bytes.value), p, terms, said,
                shape.family, era_of(release), release, len(shape.layers), shape.tower is not None, card.nvls,
-               predict.nccl_cumem(e.engine_version))  # fmt: skip
+               predict.nccl_cumem(e.engine_version), card.id)  # fmt: skip
 
 
 _COMPILE_TIME = re.compile(r"torch\.compile (?:took|takes):? ([0-9]+(?:\.[0-9]+)?) s|\(compilation: ([0-9]+(?:\.[0-9]+)?) s\)")
@@ -333,7 +334,7 @@ def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
 
 def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str], layers: dict[str, int] | None = None,
         buffers: dict[str, int] | None = None, activations: dict[str, int] | None = None,
-        moe_layers: dict[str, int] | None = None) -> dict[str, int]:  # fmt: skip
+        moe_layers: dict[str, int] | None = None) -> dict[str, int | dict[str, int]]:  # fmt: skip
     """The constants calc/engine/predict/ takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
     sampler's bytes a logit where the printed activation peak is the sampler's (dense models, which hold
@@ -424,6 +425,22 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
         "V2_PIECEWISE_FIRST": round(median(v2_firsts)) if v2_firsts else 0,
         "V2_PIECEWISE_PER_LAYER": round(median(v2_piecewise)) if v2_piecewise else 0,
         "V2_FULL_PER_LAYER": round(median(v2_full)) if v2_full else 0,
+        "NON_TORCH_CARD_OFFSETS": card_offsets(rs),
+    }
+
+
+def card_offsets(rs: list[Row]) -> dict[str, int]:
+    """What each card's own fitted one-GPU V1 starts leave beside V1's non-torch constant
+    (predict.NON_TORCH_CARD_OFFSETS), for the cards with predict.CARD_OFFSET_MIN_STARTS such starts or
+    more: the offset the rows were predicted with plus the median of their (predicted - printed) pool,
+    so that the constants in force are reproduced when they are these medians. V0's starts and Model
+    Runner V2's keep their own constants and count for none."""
+    gaps: dict[str, list[int]] = {}
+    for r in rs:
+        if not r.held_out and r.era != ERAS[0] and _tp(r) == 1 and not r.prediction.stages and not r.prediction.runner_v2 and r.printed_pool > 0 and r.card:
+            gaps.setdefault(r.card, []).append(r.prediction.available_kv_bytes - r.printed_pool)
+    return {
+        card: predict.NON_TORCH_CARD_OFFSETS.get(card, 0) + round(median(v)) for card, v in sorted(gaps.items()) if len(v) >= predict.CARD_OFFSET_MIN_STARTS
     }
 
 

@@ -86,6 +86,20 @@ def pool_prediction_terms(build: Build) -> str:
     return table(("Term", "Era", "Starts that print it", "Median error", "90th-percentile error", "Median error, relative"), out)
 
 
+def pool_card_non_torch(build: Build) -> str:
+    """Each card whose fitted one-GPU V1 starts set its own non-torch memory (predict.NON_TORCH_CARD_OFFSETS)."""
+    from calc.engine import predict
+
+    rows = pool_rows(build.root, build.catalog)
+    out = []
+    for card, offset in predict.NON_TORCH_CARD_OFFSETS.items():
+        own = [r for r in rows if r.card == card and r.release >= (0, 8) and not r.prediction.runner_v2 and r.prediction.tp == 1 and not r.prediction.stages]
+        fitted = sum(not r.held_out for r in own)
+        out.append((source_text(str(build.catalog.boxes[card]["name"])), fig(fitted, "count"), fig(len(own) - fitted, "count"),
+                    fig(predict.NON_TORCH_ONE_RANK + offset, "GiB", source="fitted"), fig(offset, "GiB", source="fitted")))  # fmt: skip
+    return table(("Card", "Fitted one-GPU V1 starts", "Held out", "Non-torch memory on one GPU", "Beside V1's constant"), out)
+
+
 def pool_prediction_table(build: Build) -> str:
     """Each start: the pool vLLM printed beside the pool calc/engine/predict/ predicts from the config."""
     out = []
@@ -156,6 +170,7 @@ MACROS = (
     pool_prediction_summary,
     pool_prediction_by_group,
     pool_prediction_terms,
+    pool_card_non_torch,
     pool_prediction_table,
     model_accuracy_by_family,
 )

@@ -320,7 +320,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             + (f"; plus {_gib(held, up=True)} of encoder outputs the profile keeps ({enc.source})" if enc else "")
             + kept,
         )
-    nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version), v2)
+    nt = non_torch(s.tp, s.pp, rel, card.nvls, nccl_cumem(s.engine_version), v2, card.id)
     # Model Runner V2 builds its sampler on the last stage alone (gpu/model_runner.py load_model, is_last_pp_rank): under
     # pipeline parallel that stage's non-torch memory holds it, the others' not
     state = v2_sampler_state(shape.vocab, seqs, rel, v2, s.speculative_tokens)

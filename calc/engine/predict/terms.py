@@ -22,6 +22,16 @@ NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
 NON_TORCH_PER_RANK_TP_NO_CUMEM = 200_853_894  # and on V1 up to v0.10.1.1, where vLLM turns NCCL's cuMem allocator off, off NVSwitch boards
 NON_TORCH_PER_RANK_TP_OTHER_BOARDS = 286_494_452  # and on V1 with NCCL's cuMem on, off NVSwitch boards (PCIe cards, A100, AMD)
 NON_TORCH_ONE_RANK_V2 = 145_360_916  # and on one GPU under Model Runner V2 from v0.27.0, beside its sampler's state (v2_sampler_state)
+# What a card's own fitted one-GPU V1 starts leave beside NON_TORCH_ONE_RANK (their median gap, poolaccuracy.card_offsets),
+# for the cards with CARD_OFFSET_MIN_STARTS of them or more; any other card takes the release's constant alone.
+NON_TORCH_CARD_OFFSETS: dict[str, int] = {
+    "a100-40gb": 57_790_956,
+    "a100-80gb": -95_715_426,
+    "h100-sxm": -7_212_105,
+    "rtx-4080-laptop": -205_140_243,
+    "rtx-4090": -195_028_007,
+}
+CARD_OFFSET_MIN_STARTS = 3
 
 
 # --- the terms -------------------------------------------------------------------------------
@@ -576,7 +586,8 @@ def nccl_cumem(version: str | None) -> bool:
     return patch_release(version) >= NCCL_CUMEM_FROM
 
 
-def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True, cumem: bool | None = None, v2: bool = False) -> Term:
+def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = True, cumem: bool | None = None, v2: bool = False,
+              card: str = "") -> Term:  # fmt: skip
     """Memory outside torch's allocator that grew during loading and profiling (vllm/utils/mem_utils.py,
     memory_profiling, non_torch_increase, v0.20.0; vllm/worker/worker.py on V0): cuBLAS workspaces
     on one GPU, NCCL and custom all-reduce buffers on top under tensor or pipeline parallel. No
@@ -612,14 +623,24 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
     V0 (0.7.x) takes its baseline snapshot before it starts NCCL (vllm/worker/worker.py init_device,
     0.7.2), so NCCL's communicator and the custom all-reduce's IPC buffers (16 MiB outside torch) count
     in its term under TP. Its one fitted start (two L40S) prints 0.30 GiB; an A100 pair with
-    peer-to-peer prints 1.54 (held out): NCCL's buffers follow its transport, which no input gives."""
+    peer-to-peer prints 1.54 (held out): NCCL's buffers follow its transport, which no input gives.
+
+    On one GPU under V1 a card (its catalog id, `card`) whose fitted one-GPU V1 starts number
+    CARD_OFFSET_MIN_STARTS or more adds what they leave beside V1's constant, their median
+    (NON_TORCH_CARD_OFFSETS, poolaccuracy.card_offsets): the same card holds the same outside torch from
+    one release to the next (an RTX 4080 Laptop 0.19 GiB less than the H100s that set the constant,
+    under v0.20.0 as under v0.23.0 and at every utilization, and V0 0.7.2 prints 0.04 GiB there), which
+    no source line gives. Not under V0 or Model Runner V2, whose constants are their own."""
     if tp * pp == 1:
         if v2 and rel >= V2_CONSUMED_FROM:
             return Term("non_torch", NON_TORCH_ONE_RANK_V2, "vllm/utils/mem_utils.py memory_profiling, total_consumed less the weights, v0.27.0 on; "
                         "one GPU under Model Runner V2 (fitted, V2)")  # fmt: skip
         if rel < (0, 8):
             return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
-        return Term("non_torch", NON_TORCH_ONE_RANK, "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)")
+        offset = NON_TORCH_CARD_OFFSETS.get(card, 0)
+        own = f"; {_gib(abs(offset))} {'less' if offset < 0 else 'more'} on this card, the median of its own fitted starts (fitted, card)" if offset else ""
+        return Term("non_torch", max(0, NON_TORCH_ONE_RANK + offset),
+                    "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)" + own)  # fmt: skip
     if rel < (0, 8):
         return Term(
             "non_torch", NON_TORCH_PER_RANK_TP_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; NCCL and all-reduce under TP/PP (fitted, V0)"
