@@ -264,14 +264,14 @@ def summary(rs: list[Row], naive: bool = False) -> Summary:
 
 
 GRAPH_ESTIMATE_FROM = (0, 20)  # vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1, v0.20.0
-PEAK_WITH_GRAPHS_FROM = (0, 27)  # vllm/v1/worker/gpu_worker.py, v0.27.1: the printed peak is the transient headroom and the graph estimate
+PEAK_WITH_GRAPHS_FROM = (0, 27)  # vllm/v1/worker/gpu_worker.py, v0.27.0 and v0.27.1: the printed peak is the transient headroom and the graph estimate
 TERM_NAMES = {"weights": "weights", "activation_peak": "activation peak", "non_torch": "non-torch memory", "cuda_graph": "CUDA graph estimate"}
 
 
 def predicted_term(r: Row, term: str) -> int | None:
     """The prediction's figure for a term a log prints, as vLLM composes that figure: the weights
     where they are counted from the config (not a figure the entry takes from the log), and from
-    v0.27.1 the peak as the transient headroom and the graph estimate, less the compile's block that
+    v0.27.0 the peak as the transient headroom and the graph estimate, less the compile's block that
     release counts as consumed (Prediction.pinned_bytes, predict.pinned_block); the graph estimate from v0.20.0, where it comes
     off the pool. None where the prediction has no such figure."""
     p = r.prediction

@@ -284,7 +284,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     peak = max(fwd.bytes, smp.bytes + residual + ws.bytes, cb.bytes)
     mm_rel = patch_release(s.engine_version)  # 0.11.0 and 0.11.1 build the Qwen towers' attention apart (multimodal.attention_live)
     enc = multimodal.encoder_profile(shape, mm, tokens, seqs, s.profiled_len or s.max_model_len, mm_rel, s.tp)
-    # counted again as consumed once freed (v0.27.1 to v0.30.x), but not after Qwen3-VL's encoder profile (pinned_block)
+    # counted again as consumed once freed (v0.27.0 to v0.30.x), but not after Qwen3-VL's encoder profile (pinned_block)
     pinned = cb.bytes if pinned_block(rel) and not (enc is not None and shape.tower is not None and shape.tower.kind == "qwen3-vl") else 0
     held = enc.held_bytes if enc else 0
     # The tower's own forward pass runs first, on the profile's dummy items, and frees all but its
@@ -292,7 +292,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     enc_fwd = enc.forward_bytes if enc else 0
     enc_tower = shape.tower
     kept = (
-        f"; and {_gib(pinned, up=True)} of it kept pinned past empty_cache(), counted as consumed (vllm/v1/worker/gpu_worker.py, v0.27.1 to v0.30.x)"
+        f"; and {_gib(pinned, up=True)} of it kept pinned past empty_cache(), counted as consumed (vllm/v1/worker/gpu_worker.py, v0.27.0 to v0.30.x)"
         if pinned
         else ""
     )

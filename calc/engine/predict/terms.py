@@ -500,7 +500,7 @@ def sampler_warmup(vocab: int, rows: int, rel: tuple[int, int] = LATEST, vendor:
 # vllm/config/compilation.py: combo_kernels and benchmark_combo_kernel set for torch >= 2.9.0.dev, read in v0.11.1 to v0.33.0; the
 # v0.11.1 wheel is the first to require torch 2.9.0 (its METADATA: torch==2.9.0; v0.11.0 requires 2.8.0 and has no such setting)
 COMBO_KERNELS_FROM = (0, 11, 1)
-PINNED_FROM = (0, 27)  # vllm/utils/mem_utils.py memory_profiling: the consumed memory read from free memory (total_consumed), v0.27.1
+PINNED_FROM = (0, 27)  # vllm/utils/mem_utils.py memory_profiling: the consumed memory read from free memory (total_consumed), v0.27.0 and v0.27.1 alike
 PINNED_UNTIL = (0, 31)  # vllm/v1/worker/gpu_worker.py: _scoped_allocator_max_split(20) around profile_run too, v0.31.0
 FUSED_EMBEDDING_FROM = (0, 29)  # vocab_parallel_embedding.py use_fused_embedding: ops.vocab_parallel_embedding under TP on CUDA, v0.29.0
 
@@ -520,7 +520,7 @@ def compile_block(shape: Shape, tp: int, rel: tuple[int, ...] = LATEST, compiled
     that loads its compiled graph ('Directly load AOT compilation'), or runs --enforce-eager, compiles
     nothing, and under pipeline parallel the block is not modeled. From v0.29.0 an unquantized
     embedding under tensor parallel on a CUDA card gathers with vLLM's own fused op
-    (ops.vocab_parallel_embedding), not an Inductor kernel, so no such block. From v0.27.1 to v0.30.x a freed
+    (ops.vocab_parallel_embedding), not an Inductor kernel, so no such block. From v0.27.0 to v0.30.x a freed
     block can stay pinned by a later small allocation past empty_cache() and count as consumed
     (pinned_block); v0.31.0 limits the split during the profile run, as its comment says."""
     if not compiled:
@@ -540,7 +540,7 @@ def compile_block(shape: Shape, tp: int, rel: tuple[int, ...] = LATEST, compiled
 
 
 def pinned_block(rel: tuple[int, int]) -> bool:
-    """Whether the compile's block stays counted once freed (compile_block): v0.27.1 to v0.30.x. The
+    """Whether the compile's block stays counted once freed (compile_block): v0.27.0 to v0.30.x. The
     caller leaves it out where Qwen3-VL's vision tower was profiled first: its freed memory takes the
     later allocations instead, as the three multimodal cold starts of v0.28.0 print it (Qwen3-VL 8B on
     an RTX 4090, models/pool_starts.yaml: non-torch 0.18 GiB, no block kept; fitted, not read in the
