@@ -1197,19 +1197,19 @@ def test_model_runner_v2_graph_estimate_against_the_printed(measured) -> None:
     capture, 'took 0.06 GiB'), not the V1 runner's 82 MiB; with V1's, 0.10 GiB, and 0.15 while the
     first capture was a 512-token graph's for every list."""
     rows, _ = measured
-    v2 = [r for r in rows if r.prediction.runner_v2 and r.release >= predict.V2_ESTIMATE_FROM and "cuda_graph" in r.printed_terms]
+    v2 = [r for r in rows if r.prediction.runner_v2 and r.release >= predict.V2_ESTIMATE_FROM and r.printed_terms.cuda_graph is not None]
     assert len(v2) == 9
     short = [r for r in v2 if r.prediction.graphs[0] < 51]
     assert sorted(_key(r) for r in short) == ["194", "195", "198", "205"]
     for r in v2:
         piecewise, full = r.prediction.graphs
-        off = r.prediction.cuda_graph.bytes - r.printed_terms["cuda_graph"]
+        off = r.prediction.cuda_graph.bytes - r.printed_terms.cuda_graph
         if r in short:
             assert -0.02 * GiB < off < 0, r.label
             continue
         assert abs(off) < 0.035 * GiB, r.label
         v1 = predict.cuda_graph_estimate(piecewise, full, r.layers, 0, r.prediction.graph_activations)
-        assert v1 - r.printed_terms["cuda_graph"] > 0.14 * GiB, r.label
+        assert v1 - r.printed_terms.cuda_graph > 0.14 * GiB, r.label
 
 
 def test_model_runner_v2_counts_its_sampler_state_as_consumed(measured) -> None:
@@ -1230,7 +1230,7 @@ def test_model_runner_v2_counts_its_sampler_state_as_consumed(measured) -> None:
         consumed = poolaccuracy.v2_consumed((ROOT / "logs" / "public" / r.log).read_text())
         if consumed is None or not r.prediction.runner_v2 or r.prediction.tp > 1 or r.prediction.pinned_bytes:
             continue
-        printed = consumed - r.printed_terms["weights"]
+        printed = consumed - r.printed_terms.weights
         assert r.prediction.non_torch.bytes == predict.NON_TORCH_ONE_RANK_V2 + r.prediction.sampler_state_bytes, r.label
         left[_key(r)] = (r.prediction.max_num_seqs, printed, printed - r.prediction.sampler_state_bytes)
     assert {n for n, (seqs, _, _) in left.items() if seqs == 8} == {"196", "197", "205"}
@@ -1903,8 +1903,11 @@ def test_an_entry_quoting_a_term_the_reader_misreads(measured) -> None:
     which wins."""
     rows, _ = measured
     row = next(r for r in rows if _key(r) == "81")
-    assert row.printed_terms["non_torch"] == round(Fraction("0.25") * GiB)
-    assert row.printed_terms["activation_peak"] == round(Fraction("1.89") * GiB)
+    assert row.printed_terms.non_torch == round(Fraction("0.25") * GiB)
+    assert row.printed_terms.activation_peak == round(Fraction("1.89") * GiB)
+    assert row.printed_terms.get("non_torch") == row.printed_terms.non_torch and row.printed_terms.weights is not None
+    with pytest.raises(KeyError):
+        row.printed_terms.get("pool")
     assert row.prediction.total_bytes == round(Fraction("79.19") * GiB)
 
 
@@ -2289,11 +2292,11 @@ def test_each_printed_term_beside_the_prediction(measured) -> None:
     t4 = next(r for r in rows if r.log.endswith("154-v0300-qwen25-15b-fp16-tesla-t4-llm-lab.log"))
     p = t4.prediction
     assert p.compile.bytes == 0 and poolaccuracy.predicted_term(t4, "activation_peak") == p.activation.bytes + p.cuda_graph.bytes
-    assert abs(poolaccuracy.predicted_term(t4, "activation_peak") - t4.printed_terms["activation_peak"]) < 0.02 * GiB
+    assert abs(poolaccuracy.predicted_term(t4, "activation_peak") - t4.printed_terms.activation_peak) < 0.02 * GiB
     typhoon = next(r for r in rows if r.log.endswith("147-v0290-typhoon25-qwen3-4b-rtx5060ti-wsl2-prp.log"))
     pinned = typhoon.prediction.compile.bytes
     assert poolaccuracy.predicted_term(typhoon, "activation_peak") == typhoon.prediction.activation.bytes - pinned + typhoon.prediction.cuda_graph.bytes
-    old = next(r for r in rows if r.release < (0, 20) and "cuda_graph" in r.printed_terms)
+    old = next(r for r in rows if r.release < (0, 20) and r.printed_terms.cuda_graph is not None)
     assert poolaccuracy.predicted_term(old, "cuda_graph") is None
     table = {(t.term, t.era): t for t in poolaccuracy.term_errors(rows)}
     graphs = table[("cuda_graph", "")]

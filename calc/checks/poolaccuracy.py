@@ -24,6 +24,25 @@ from calc.logs import logread
 from calc.units import GiB, InputError, parse_size
 
 
+@dataclass(frozen=True)
+class PrintedTerms:
+    """What a start's log prints of the profile's terms, in bytes (the middle of what the printed
+    figure rounds), or what its entry quotes where the reader does not take the line; None where
+    neither gives the term."""
+
+    activation_peak: int | None = None
+    non_torch: int | None = None
+    cuda_graph: int | None = None
+    weights: int | None = None
+
+    def get(self, term: str) -> int | None:
+        """One term by its name in records.PRINTED_TERMS."""
+        if term not in TERMS:
+            raise KeyError(term)
+        value: int | None = getattr(self, term)
+        return value
+
+
 def held_out(index: int) -> bool:
     """The fixed rule: every third entry, counting from 0, is held out (index % 3 == 2)."""
     return index % 3 == 2
@@ -38,7 +57,7 @@ class Row:
     held_out: bool
     printed_pool: int  # the middle of what the printed figure rounds
     prediction: predict.Prediction
-    printed_terms: dict[str, int]  # what the log prints of the terms: activation_peak, non_torch, cuda_graph, weights
+    printed_terms: PrintedTerms  # what the log prints of the terms
     log_verdict: str = "starts"  # what vLLM did: "starts", "no KV memory" or "max_model_len" (the log's error)
     family: str = ""  # hfconfig.Shape.family: dense, moe, mla, sliding window, hybrid
     era: str = ""  # era_of(the start's release)
@@ -145,11 +164,14 @@ def _row(e: records.PoolStart, configs: dict[str, JsonObject], logs: dict[str, s
     p = predict.predict(shape, card, start, predict.experts_per_token(config), predict.Given(weights_bytes, weights_source, rounding=weights_bytes is None))
     if r.available_kv_bytes is None:
         raise InputError(f"{where}.log: {e.log} prints no pool")
-    terms = {k: v for k, v in (("activation_peak", _mid(r.activation_peak_bytes)), ("non_torch", _mid(r.non_torch_bytes)),
-                               ("cuda_graph", _mid(r.cuda_graph_bytes)), ("weights", _mid(r.model_loading_bytes))) if v is not None}  # fmt: skip
     # Terms the log prints in a line the reader does not take, quoted by the entry: they win over the reader's.
-    for key, text in e.printed.items():
-        terms[key] = _size(text, f"{where}.printed.{key}")
+    quoted = {key: _size(text, f"{where}.printed.{key}") for key, text in e.printed.items()}
+    terms = PrintedTerms(
+        activation_peak=quoted.get("activation_peak", _mid(r.activation_peak_bytes)),
+        non_torch=quoted.get("non_torch", _mid(r.non_torch_bytes)),
+        cuda_graph=quoted.get("cuda_graph", _mid(r.cuda_graph_bytes)),
+        weights=quoted.get("weights", _mid(r.model_loading_bytes)),
+    )
     error = r.error.value if r.error is not None else None
     said = "no KV memory" if error == "no_kv_memory" or r.available_kv_bytes.value <= 0 else "max_model_len" if error == "max_model_len" else "starts"
     release = predict.release(e.engine_version)
@@ -303,8 +325,8 @@ def term_errors(rs: list[Row]) -> list[TermSummary]:
     out = []
     for term in TERM_NAMES:
         for era in ("", *ERAS):
-            pairs = [(predicted_term(r, term), r.printed_terms[term]) for r in rs if term in r.printed_terms and era in ("", r.era)]
-            got = [(abs(a - b), Fraction(abs(a - b), b)) for a, b in pairs if a is not None and b > 0]
+            pairs = [(predicted_term(r, term), r.printed_terms.get(term)) for r in rs if era in ("", r.era)]
+            got = [(abs(a - b), Fraction(abs(a - b), b)) for a, b in pairs if a is not None and b is not None and b > 0]
             if got:
                 absolute = [a for a, _ in got]
                 out.append(TermSummary(term, era, len(got), int(median(absolute)), int(percentile([Fraction(a) for a in absolute], 90)),
@@ -348,42 +370,42 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
     is left a layer with experts once their dense layers take the dense median; under TP with NCCL's cuMem off (up to
     v0.10.1.1), where no log prints the non-torch increase, what the printed pool leaves."""
     fitted = [r for r in rs if not r.held_out]
-    one = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era != ERAS[0]]
-    one_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) == 1 and r.era == ERAS[0]]
+    one = [nt for r in fitted if (nt := r.printed_terms.non_torch) is not None and _tp(r) == 1 and r.era != ERAS[0]]
+    one_v0 = [nt for r in fitted if (nt := r.printed_terms.non_torch) is not None and _tp(r) == 1 and r.era == ERAS[0]]
     # under TP on NVSwitch boards, NCCL's paths there (predict.non_torch): the median of those alone
-    many = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era != ERAS[0] and r.nvls and r.cumem]
-    many_v0 = [r.printed_terms["non_torch"] for r in fitted if "non_torch" in r.printed_terms and _tp(r) > 1 and r.era == ERAS[0]]
+    many = [nt for r in fitted if (nt := r.printed_terms.non_torch) is not None and _tp(r) > 1 and r.era != ERAS[0] and r.nvls and r.cumem]
+    many_v0 = [nt for r in fitted if (nt := r.printed_terms.non_torch) is not None and _tp(r) > 1 and r.era == ERAS[0]]
     # With cuMem off no start prints the non-torch increase under TP: what its printed pool leaves
     # after the printed weights and the predicted activation peak (no CUDA graph estimate then), on
     # boards without NVSwitch multicast (an NVSwitch board takes its own constant, cuMem or not).
     no_cumem = [
-        r.prediction.requested_bytes - r.printed_terms["weights"] - r.prediction.activation.bytes - r.printed_pool
+        r.prediction.requested_bytes - w - r.prediction.activation.bytes - r.printed_pool
         for r in fitted
-        if _tp(r) > 1 and r.era == ERAS[1] and not r.cumem and not r.nvls and "non_torch" not in r.printed_terms
-        and "weights" in r.printed_terms and r.printed_pool > 0
+        if _tp(r) > 1 and r.era == ERAS[1] and not r.cumem and not r.nvls and r.printed_terms.non_torch is None
+        and (w := r.printed_terms.weights) is not None and r.printed_pool > 0
     ]  # fmt: skip
     # With cuMem on, off NVSwitch boards, no start prints it either: what the printed pool leaves after the
     # printed weights, the predicted activation peak, the graph estimate (printed where it is) and V2's state.
     other_boards = [
-        r.prediction.requested_bytes - r.printed_terms["weights"] - r.prediction.activation.bytes
-        - r.printed_terms.get("cuda_graph", r.prediction.cuda_graph.bytes) - r.prediction.sampler_state_bytes - r.printed_pool
+        r.prediction.requested_bytes - w - r.prediction.activation.bytes - _graphs_printed_or_predicted(r)
+        - r.prediction.sampler_state_bytes - r.printed_pool
         for r in fitted
-        if _tp(r) > 1 and r.era != ERAS[0] and r.cumem and not r.nvls and "non_torch" not in r.printed_terms
-        and "weights" in r.printed_terms and r.printed_pool > 0
+        if _tp(r) > 1 and r.era != ERAS[0] and r.cumem and not r.nvls and r.printed_terms.non_torch is None
+        and (w := r.printed_terms.weights) is not None and r.printed_pool > 0
     ]  # fmt: skip
     # Model Runner V2 from v0.27.0 prints the consumed memory: what it leaves after the loading line and the
     # sampler's state, where no compile's block is counted as kept (predict.pinned_block)
     v2 = [
-        consumed - r.printed_terms["weights"] - r.prediction.sampler_state_bytes
+        consumed - w - r.prediction.sampler_state_bytes
         for r in fitted
         if r.prediction.runner_v2 and r.release >= predict.V2_CONSUMED_FROM and _tp(r) == 1 and not r.prediction.pinned_bytes
-        and "weights" in r.printed_terms and (consumed := v2_consumed(logs[r.log])) is not None
+        and (w := r.printed_terms.weights) is not None and (consumed := v2_consumed(logs[r.log])) is not None
     ]  # fmt: skip
     sampler: dict[str, list[Fraction]] = {"sort": [], "triton": []}
     for r in fitted:  # where the printed peak is above the forward pass, it is the sampler's
         if r.family != "dense":  # a model's own buffers held through it (experts, recurrent state) are modeled, not printed
             continue
-        act, p = r.printed_terms.get("activation_peak"), r.prediction
+        act, p = r.printed_terms.activation_peak, r.prediction
         for path, values in sampler.items():
             if act is not None and act > p.forward.bytes and f"(fitted, {path})" in p.sampler.source:
                 values.append(Fraction(act - p.residual_bytes - p.moe_workspace_bytes, p.sampler_rows * p.vocab))
@@ -483,7 +505,7 @@ def v2_graph_growths(fitted: list[Row], logs: dict[str, str]) -> tuple[list[Frac
     firsts: list[int] = []
     default = len(predict.capture_grid(CEILING))
     for r in fitted:
-        p, estimate, captured = r.prediction, r.printed_terms.get("cuda_graph"), v2_captured(logs[r.log])
+        p, estimate, captured = r.prediction, r.printed_terms.cuda_graph, v2_captured(logs[r.log])
         (piecewise, full), layers = p.graphs, r.layers
         if not p.runner_v2 or r.release < predict.V2_ESTIMATE_FROM or estimate is None or captured is None or piecewise < 2 or full < 3:
             continue
@@ -554,6 +576,11 @@ def graph_checks(names: list[str], logs: dict[str, str], layers: dict[str, int],
                                                (moe_layers or {}).get(name, 0))  # fmt: skip
         out.append(GraphCheck(name, pw, full, round(Fraction(total[1]) * 2**30), estimate))
     return out
+
+
+def _graphs_printed_or_predicted(r: Row) -> int:
+    """The CUDA graph estimate the log prints, else the prediction's."""
+    return r.printed_terms.cuda_graph if r.printed_terms.cuda_graph is not None else r.prediction.cuda_graph.bytes
 
 
 def _tp(r: Row) -> int:
