@@ -5,6 +5,7 @@ fitted constants against the fitted starts, and the command line's keys and refu
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import replace
 from fractions import Fraction
@@ -456,6 +457,25 @@ def test_a_card_with_fitted_starts_takes_its_own_non_torch_memory(measured) -> N
     assert all(abs(r.prediction.available_kv_bytes - r.printed_pool) < 0.03 * GiB for r in laptops if "fp8" not in r.label)
     # the fit counts a card's fitted one-GPU V1 starts alone: dropping the held-out rows changes nothing
     assert poolaccuracy.card_offsets([r for r in rows if not r.held_out]) == poolaccuracy.card_offsets(rows) == predict.NON_TORCH_CARD_OFFSETS
+
+
+def test_the_kv_page_counts_the_starts_each_card_offset_rests_on(measured, catalog) -> None:
+    """The KV page's table of card offsets counts the starts card_offsets fits and the held-out ones beside
+    them, each with a printed pool: 25 fitted H100 SXM starts, not 26 (the gpt-oss-120b start under
+    v0.10 printed a negative pool, which no gap is taken from); no RTX 4090 start checks its offset."""
+    from hooks.pagemacros.build import Build
+    from hooks.pagemacros.model_accuracy import pool_card_non_torch
+
+    rows, _ = measured
+    counts = {
+        card: (sum(not r.held_out for r in own), sum(r.held_out for r in own))
+        for card in predict.NON_TORCH_CARD_OFFSETS
+        if (own := [r for r in rows if r.card == card and poolaccuracy.card_offset_row(r)])
+    }
+    assert counts == {"a100-40gb": (3, 1), "a100-80gb": (4, 4), "h100-sxm": (25, 10), "rtx-4080-laptop": (7, 4), "rtx-4090": (3, 0)}
+    page = pool_card_non_torch(Build(None, catalog))  # type: ignore[arg-type]
+    h100 = next(line for line in page.splitlines() if "H100 SXM" in line)
+    assert [re.sub(r"<[^>]+>", "", cell).strip() for cell in h100.strip("| ").split(" | ")][1:3] == ["25", "10"]
 
 
 def test_cli_turns_the_flashinfer_sampler_off(capsys) -> None:

@@ -451,6 +451,12 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
     }
 
 
+def card_offset_row(r: Row) -> bool:
+    """A start that sets its card's own non-torch memory (fitted) or checks it (held out): one GPU
+    under V1, not Model Runner V2, with a printed pool and a catalog card."""
+    return r.era != ERAS[0] and _tp(r) == 1 and not r.prediction.stages and not r.prediction.runner_v2 and r.printed_pool > 0 and bool(r.card)
+
+
 def card_offsets(rs: list[Row]) -> dict[str, int]:
     """What each card's own fitted one-GPU V1 starts leave beside V1's non-torch constant
     (predict.NON_TORCH_CARD_OFFSETS), for the cards with predict.CARD_OFFSET_MIN_STARTS such starts or
@@ -459,7 +465,7 @@ def card_offsets(rs: list[Row]) -> dict[str, int]:
     Runner V2's keep their own constants and count for none."""
     gaps: dict[str, list[int]] = {}
     for r in rs:
-        if not r.held_out and r.era != ERAS[0] and _tp(r) == 1 and not r.prediction.stages and not r.prediction.runner_v2 and r.printed_pool > 0 and r.card:
+        if not r.held_out and card_offset_row(r):
             gaps.setdefault(r.card, []).append(r.prediction.available_kv_bytes - r.printed_pool)
     return {
         card: predict.NON_TORCH_CARD_OFFSETS.get(card, 0) + round(median(v)) for card, v in sorted(gaps.items()) if len(v) >= predict.CARD_OFFSET_MIN_STARTS

@@ -93,7 +93,7 @@ def pool_card_non_torch(build: Build) -> str:
     rows = pool_rows(build.root, build.catalog)
     out = []
     for card, offset in predict.NON_TORCH_CARD_OFFSETS.items():
-        own = [r for r in rows if r.card == card and r.release >= (0, 8) and not r.prediction.runner_v2 and r.prediction.tp == 1 and not r.prediction.stages]
+        own = [r for r in rows if r.card == card and poolaccuracy.card_offset_row(r)]  # the rows the fit counts
         fitted = sum(not r.held_out for r in own)
         out.append((source_text(str(build.catalog.boxes[card]["name"])), fig(fitted, "count"), fig(len(own) - fitted, "count"),
                     fig(predict.NON_TORCH_ONE_RANK + offset, "GiB", source="fitted"), fig(offset, "GiB", source="fitted")))  # fmt: skip
