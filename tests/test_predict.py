@@ -1148,6 +1148,12 @@ EXPECTED = {
     # non-torch, 2.1 GiB more than modeled, as entry 208's Qwen3-235B-A22B on the same host (NCCL on eight NVSwitch cards?)
     "320-v0100-qwen3-32b-tp8-kvfp8-h100-eval-dataset.log": (0.005, 0.04),
     "321-v0190-llama31-8b-8k-h100-llmd-planner.log": (-0.0003, 0.005),
+    # Qwen3 MoE checkpoints in blocks of fp8 on L40S under pip's 0.10.2 (PyTorch's sampler), TP 2 and TP 8 with expert
+    # parallelism: the TP 8 log's own terms, 1.4 GiB of peak and 0.18 of non-torch on rank 0, 1.39 and 0.27 modeled
+    "322-v0102-qwen3-30b-a3b-2507-fp8-tp2-ep-l40s-ai-platform.log": (0.004, 0.01),
+    "323-v0102-qwen3-235b-a22b-2507-fp8-tp8-ep-l40s-ai-platform.log": (-0.0037, 0.01),
+    # Qwen2.5-14B-Instruct on one MI300X under ROCm's 0.17.1: the config's weights 0.09 GiB under the loading line
+    "324-v0171-qwen25-14b-instruct-mi300x-rocm-paperhawk.log": (0.0055, 0.01),
 }
 
 
@@ -1170,7 +1176,7 @@ def test_each_pool_against_the_printed(measured) -> None:
         log: log.startswith(
             ("31-", "57-", "83-", "86-", "89-", "92-", "95-", "98-", "101-", "104-", "107-", "110-", "112-", "115-", "118-", "121-", "124-", "127-")
             + ("130-", "133-", "136-", "139-", "142-", "145-", "148-", "151-", "154-", "157-", "160-", "163-", "166-", "169-", "172-", "175-", "192-")
-            + ("195-", "198-", "201-", "204-", "207-", "210-", "213-", "301-", "304-", "307-", "310-", "313-", "316-", "319-")
+            + ("195-", "198-", "201-", "204-", "207-", "210-", "213-", "301-", "304-", "307-", "310-", "313-", "316-", "319-", "322-")
         )
         for log in EXPECTED
     }
@@ -1202,7 +1208,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         # 0.39 GiB printed at utilization 0.95 on the A40-48Q (4.09 GiB of non-torch memory held before the profile), 4.75
         # predicted: started where vLLM refused the 8,192-token request
         "214": ("max_model_len", "starts"),
-        **{str(n): ("starts", "starts") for n in range(300, 322)},
+        **{str(n): ("starts", "starts") for n in range(300, 325)},
     }  # fmt: skip
 
 
@@ -1293,12 +1299,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (101, 0.0025, 0.044)
-    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (49, 0.0035, 0.0386)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (103, 0.0028, 0.044)
+    assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (50, 0.0036, 0.0268)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 101 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.4 %; verdict right on 101 of 102" in out
-    assert "held out: 49 starts with a printed pool; median |error| +0.4 %, 90th percentile +3.9 %; verdict right on 50 of 50" in out
+    assert "fitted: 103 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.4 %; verdict right on 103 of 104" in out
+    assert "held out: 50 starts with a printed pool; median |error| +0.4 %, 90th percentile +2.7 %; verdict right on 51 of 51" in out
 
 
 def test_accuracy_by_family_and_era(measured) -> None:
@@ -1338,6 +1344,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "300": ("moe", poolaccuracy.ERAS[1]), **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(301, 310)},
         "307": ("moe", poolaccuracy.ERAS[2]), "308": ("moe", poolaccuracy.ERAS[2]),
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(310, 322)}, "315": ("sliding window", poolaccuracy.ERAS[1]),
+        "322": ("moe", poolaccuracy.ERAS[1]), "323": ("moe", poolaccuracy.ERAS[1]), "324": ("dense", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -1350,10 +1357,10 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (16, 0.0088, 0.0286)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (117, 118)
+    assert (dense.starts, dense.verdicts) == (118, 119)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (85, 0.029)
+    assert (v1.starts, round(float(v1.p90), 3)) == (88, 0.029)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -1364,7 +1371,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
     assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.081, 0.819)
-    assert round(float(held.median), 3) == 0.089
+    assert round(float(held.median), 3) == 0.088
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
 
@@ -1912,7 +1919,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 142
+    assert len(excerpts) == 145
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
@@ -2327,7 +2334,7 @@ def test_each_printed_term_beside_the_prediction(measured) -> None:
     # graph's for every capture list and Model Runner V2's first capture the V1 runner's)
     assert graphs.starts == 19 and graphs.median < 0.035 * GiB and ("cuda_graph", poolaccuracy.ERAS[1]) not in table
     peak = table[("activation_peak", poolaccuracy.ERAS[1])]
-    assert peak.starts == 48 and peak.median < 0.03 * GiB and peak.median_relative < Fraction(2, 100)
+    assert peak.starts == 49 and peak.median < 0.03 * GiB and peak.median_relative < Fraction(2, 100)
     assert table[("weights", "")].median < 0.02 * GiB
 
 
