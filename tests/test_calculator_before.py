@@ -225,7 +225,7 @@ def test_a_discrete_card_clears_the_pin_and_predicts_the_pool(catalog, default) 
     assert out.figures["tokens"] == fmt(p.kv_tokens, "tokens")
     assert out.figures["verdict"] == "starts"
     band = catalog.policy["prediction"]
-    assert out.figures["band_median"] == fmt(band["held_out_median_error"].value, "%", 2) == "0.35 %"
+    assert out.figures["band_median"] == fmt(band["held_out_median_error"].value, "%", 2) == "0.36 %"
     assert out.figures["band_p90"] == fmt(band["held_out_p90_error"].value, "%", 2)
     assert "vllm/v1/sample/ops/topk_topp_sampler.py" in out.sections["before-result"]  # the term that sets the peak, cited
     assert "vllm/utils/mem_utils.py" in out.sections["before-result"]
