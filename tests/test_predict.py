@@ -445,12 +445,18 @@ def test_a_card_with_fitted_starts_takes_its_own_non_torch_memory(measured) -> N
     laptop = predict.NON_TORCH_CARD_OFFSETS["rtx-4080-laptop"]
     assert round(laptop / GiB, 2) == -0.19
     one = predict.non_torch(1, 1, (0, 23), card="rtx-4080-laptop")
-    assert one.bytes == predict.NON_TORCH_ONE_RANK + laptop and "0.19 GiB less on this card" in one.source
+    assert one.bytes == predict.NON_TORCH_ONE_RANK + laptop and "V1's 0.25 GiB less 0.19 GiB on this card" in one.source
     assert predict.non_torch(1, 1, (0, 7), card="rtx-4080-laptop").bytes == predict.NON_TORCH_ONE_RANK_V0
     assert predict.non_torch(1, 1, (0, 28), v2=True, card="rtx-4080-laptop").bytes == predict.NON_TORCH_ONE_RANK_V2
     assert predict.non_torch(2, 1, (0, 23), nvls=False, card="rtx-4080-laptop").bytes == predict.NON_TORCH_PER_RANK_TP_OTHER_BOARDS
     assert predict.non_torch(1, 1, (0, 23), card="rtx-3090").bytes == predict.non_torch(1, 1, (0, 23)).bytes == predict.NON_TORCH_ONE_RANK
     assert "rtx-3090" not in predict.NON_TORCH_CARD_OFFSETS and "on this card" not in predict.non_torch(1, 1, (0, 23)).source
+    # a card known by its total alone (--total-memory) takes the constant, whatever its size
+    given = predict.card_from_total("11.99 GiB")
+    assert given.id not in predict.NON_TORCH_CARD_OFFSETS
+    qwen = _shape("qwen2.5-7b")
+    start = predict.Start(max_model_len=4096, utilization=Fraction(8, 10), engine_version="0.23.0")
+    assert predict.predict(qwen, given, start).non_torch.bytes == predict.NON_TORCH_ONE_RANK
     rows, _ = measured
     laptops = [r for r in rows if r.card == "rtx-4080-laptop" and r.release >= (0, 8)]
     assert len(laptops) == 11 and sum(r.held_out for r in laptops) == 4

@@ -627,10 +627,11 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
 
     On one GPU under V1 a card (its catalog id, `card`) whose fitted one-GPU V1 starts number
     CARD_OFFSET_MIN_STARTS or more adds what they leave beside V1's constant, their median
-    (NON_TORCH_CARD_OFFSETS, poolaccuracy.card_offsets): the same card holds the same outside torch from
-    one release to the next (an RTX 4080 Laptop 0.19 GiB less than the H100s that set the constant,
-    under v0.20.0 as under v0.23.0 and at every utilization, and V0 0.7.2 prints 0.04 GiB there), which
-    no source line gives. Not under V0 or Model Runner V2, whose constants are their own."""
+    (NON_TORCH_CARD_OFFSETS, poolaccuracy.card_offsets): an RTX 4080 Laptop's starts leave 0.19 GiB less
+    than the H100s that set the constant, under v0.20.0 as under v0.23.0 and at every utilization (V0
+    0.7.2 prints 0.04 GiB there). No source line gives these figures, and they are thin: the laptop's
+    starts are one machine's, and the v0.10.x starts that print the term print less on every card, so
+    part of a figure may be the release's. Not under V0 or Model Runner V2, whose constants are their own."""
     if tp * pp == 1:
         if v2 and rel >= V2_CONSUMED_FROM:
             return Term("non_torch", NON_TORCH_ONE_RANK_V2, "vllm/utils/mem_utils.py memory_profiling, total_consumed less the weights, v0.27.0 on; "
@@ -638,7 +639,8 @@ def non_torch(tp: int, pp: int = 1, rel: tuple[int, int] = LATEST, nvls: bool = 
         if rel < (0, 8):
             return Term("non_torch", NON_TORCH_ONE_RANK_V0, "vllm/worker/worker.py determine_num_available_blocks, V0; one GPU (fitted, V0)")
         offset = NON_TORCH_CARD_OFFSETS.get(card, 0)
-        own = f"; {_gib(abs(offset))} {'less' if offset < 0 else 'more'} on this card, the median of its own fitted starts (fitted, card)" if offset else ""
+        own = (f"; V1's {_gib(NON_TORCH_ONE_RANK)} {'less' if offset < 0 else 'and'} {_gib(abs(offset))} {'' if offset < 0 else 'more '}on this card, "
+               "the median gap of its own fitted starts (fitted, card)") if offset else ""  # fmt: skip
         return Term("non_torch", max(0, NON_TORCH_ONE_RANK + offset),
                     "vllm/utils/mem_utils.py memory_profiling, non_torch_increase, v0.20.0; one GPU (fitted)" + own)  # fmt: skip
     if rel < (0, 8):
