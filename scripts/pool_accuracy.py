@@ -23,7 +23,7 @@ from calc.catalog.loader import load_dir  # noqa: E402
 from calc.checks import poolaccuracy, records  # noqa: E402
 
 
-def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], dict[str, int]]:
+def load(root: Path = ROOT) -> tuple[list[poolaccuracy.Row], poolaccuracy.Constants]:
     import yaml
 
     data = yaml.safe_load((root / records.POOL_STARTS).read_text(encoding="utf-8"))
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows, fitted = load()
     if args.fit:
-        print(json.dumps(fitted, indent=2))
+        print(json.dumps(fitted.to_json(), indent=2))
         return 0
     sets = {"fitted": [r for r in rows if not r.held_out], "held out": [r for r in rows if r.held_out]}
     summaries = {name: poolaccuracy.summary(rs) for name, rs in sets.items()}

@@ -30,7 +30,7 @@ def _shape(name: str) -> hfconfig.Shape:
 
 
 @pytest.fixture(scope="module")
-def measured() -> tuple[list[poolaccuracy.Row], dict[str, int]]:
+def measured() -> tuple[list[poolaccuracy.Row], poolaccuracy.Constants]:
     return pool_accuracy.load(ROOT)
 
 
@@ -1284,27 +1284,9 @@ def test_held_out_is_every_third(measured) -> None:
 
 def test_the_constants_are_the_medians_of_the_fitted_starts(measured) -> None:
     _, fitted = measured
-    assert fitted == {
-        "NON_TORCH_ONE_RANK": predict.NON_TORCH_ONE_RANK,
-        "NON_TORCH_ONE_RANK_V0": predict.NON_TORCH_ONE_RANK_V0,
-        "NON_TORCH_ONE_RANK_V2": predict.NON_TORCH_ONE_RANK_V2,
-        "NON_TORCH_PER_RANK_TP": predict.NON_TORCH_PER_RANK_TP,
-        "NON_TORCH_PER_RANK_TP_V0": predict.NON_TORCH_PER_RANK_TP_V0,
-        "NON_TORCH_PER_RANK_TP_NO_CUMEM": predict.NON_TORCH_PER_RANK_TP_NO_CUMEM,
-        "NON_TORCH_PER_RANK_TP_OTHER_BOARDS": predict.NON_TORCH_PER_RANK_TP_OTHER_BOARDS,
-        "SAMPLER_BYTES_PER_LOGIT": predict.SAMPLER_BYTES_PER_LOGIT,
-        "SAMPLER_TRITON_BYTES_PER_LOGIT": predict.SAMPLER_TRITON_BYTES_PER_LOGIT,
-        "CUDA_GRAPH_PIECEWISE_FIRST": predict.CUDA_GRAPH_PIECEWISE_FIRST,
-        "CUDA_GRAPH_FULL_FIRST": predict.CUDA_GRAPH_FULL_FIRST,
-        "CUDA_GRAPH_PIECEWISE_PER_LAYER": predict.CUDA_GRAPH_PIECEWISE_PER_LAYER,
-        "CUDA_GRAPH_FULL_PER_LAYER": predict.CUDA_GRAPH_FULL_PER_LAYER,
-        "CUDA_GRAPH_PIECEWISE_PER_MOE_LAYER": predict.CUDA_GRAPH_PIECEWISE_PER_MOE_LAYER,
-        "CUDA_GRAPH_FULL_PER_MOE_LAYER": predict.CUDA_GRAPH_FULL_PER_MOE_LAYER,
-        "V2_PIECEWISE_FIRST": predict.V2_PIECEWISE_FIRST,
-        "V2_PIECEWISE_PER_LAYER": predict.V2_PIECEWISE_PER_LAYER,
-        "V2_FULL_PER_LAYER": predict.V2_FULL_PER_LAYER,
-        "NON_TORCH_CARD_OFFSETS": predict.NON_TORCH_CARD_OFFSETS,
-    }
+    assert fitted == poolaccuracy.Constants.in_force()
+    assert fitted.non_torch_one_rank == predict.NON_TORCH_ONE_RANK and fitted.non_torch_card_offsets == predict.NON_TORCH_CARD_OFFSETS
+    assert list(fitted.to_json())[:2] == ["NON_TORCH_ONE_RANK", "NON_TORCH_ONE_RANK_V0"]
 
 
 def test_accuracy_summary(measured, capsys) -> None:

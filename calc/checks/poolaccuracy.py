@@ -10,8 +10,8 @@ vLLM printed negative has no relative error: its row checks the verdict instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from statistics import median
 
@@ -41,6 +41,42 @@ class PrintedTerms:
             raise KeyError(term)
         value: int | None = getattr(self, term)
         return value
+
+
+@dataclass(frozen=True)
+class Constants:
+    """The fitted constants of calc/engine/predict/, each field the constant of the same name in capitals
+    (`in_force` reads them there; `fit` gives them from the fitted starts): bytes, and the per-card
+    non-torch offsets in bytes by card id."""
+
+    non_torch_one_rank: int
+    non_torch_one_rank_v0: int
+    non_torch_one_rank_v2: int
+    non_torch_per_rank_tp: int
+    non_torch_per_rank_tp_v0: int
+    non_torch_per_rank_tp_no_cumem: int
+    non_torch_per_rank_tp_other_boards: int
+    sampler_bytes_per_logit: int
+    sampler_triton_bytes_per_logit: int
+    cuda_graph_piecewise_first: int
+    cuda_graph_full_first: int
+    cuda_graph_piecewise_per_layer: int
+    cuda_graph_full_per_layer: int
+    cuda_graph_piecewise_per_moe_layer: int
+    cuda_graph_full_per_moe_layer: int
+    v2_piecewise_first: int
+    v2_piecewise_per_layer: int
+    v2_full_per_layer: int
+    non_torch_card_offsets: dict[str, int]
+
+    @classmethod
+    def in_force(cls) -> Constants:
+        """The constants calc/engine/predict/ predicts with now."""
+        return cls(**{f.name: getattr(predict, f.name.upper()) for f in fields(cls)})
+
+    def to_json(self) -> dict[str, int | dict[str, int]]:
+        """By the constants' own names, as `scripts/pool_accuracy.py --fit` prints them."""
+        return {f.name.upper(): getattr(self, f.name) for f in fields(self)}
 
 
 def held_out(index: int) -> bool:
@@ -356,7 +392,7 @@ def by_group(rs: list[Row]) -> list[tuple[str, str, Summary]]:
 
 def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str], layers: dict[str, int] | None = None,
         buffers: dict[str, int] | None = None, activations: dict[str, int] | None = None,
-        moe_layers: dict[str, int] | None = None) -> dict[str, int | dict[str, int]]:  # fmt: skip
+        moe_layers: dict[str, int] | None = None) -> Constants:  # fmt: skip
     """The constants calc/engine/predict/ takes, as medians over the rows not held out (and the
     CUDA graph logs, which are no pool start): the non-torch increase on one GPU and under TP, the
     sampler's bytes a logit where the printed activation peak is the sampler's (dense models, which hold
@@ -428,27 +464,32 @@ def fit(rs: list[Row], graph_logs: list[records.GraphLog], logs: dict[str, str],
     dense_rate = {mode: median(v) if v else Fraction(0) for mode, v in per_layer.items()}
     moe_rate = {mode: [Fraction(per - dense_rate[mode] * d, m) for per, d, m in v] for mode, v in moe_growth.items()}
     v2_full, v2_piecewise, v2_firsts = v2_graph_growths(fitted, logs)
-    return {
-        "NON_TORCH_ONE_RANK": round(median(one)) if one else 0,
-        "NON_TORCH_ONE_RANK_V0": round(median(one_v0)) if one_v0 else 0,
-        "NON_TORCH_ONE_RANK_V2": round(median(v2)) if v2 else 0,
-        "NON_TORCH_PER_RANK_TP": round(median(many)) if many else 0,
-        "NON_TORCH_PER_RANK_TP_V0": round(median(many_v0)) if many_v0 else 0,
-        "NON_TORCH_PER_RANK_TP_NO_CUMEM": round(median(no_cumem)) if no_cumem else 0,
-        "NON_TORCH_PER_RANK_TP_OTHER_BOARDS": round(median(other_boards)) if other_boards else 0,
-        "SAMPLER_BYTES_PER_LOGIT": round(median(sampler["sort"])) if sampler["sort"] else 0,
-        "SAMPLER_TRITON_BYTES_PER_LOGIT": round(median(sampler["triton"])) if sampler["triton"] else 0,
-        "CUDA_GRAPH_PIECEWISE_FIRST": round(median(firsts["PIECEWISE"])) if firsts["PIECEWISE"] else 0,
-        "CUDA_GRAPH_FULL_FIRST": round(median(firsts["FULL"])) if firsts["FULL"] else 0,
-        "CUDA_GRAPH_PIECEWISE_PER_LAYER": round(median(per_layer["PIECEWISE"])) if per_layer["PIECEWISE"] else 0,
-        "CUDA_GRAPH_FULL_PER_LAYER": round(median(per_layer["FULL"])) if per_layer["FULL"] else 0,
-        "CUDA_GRAPH_PIECEWISE_PER_MOE_LAYER": round(median(moe_rate["PIECEWISE"])) if moe_rate["PIECEWISE"] else 0,
-        "CUDA_GRAPH_FULL_PER_MOE_LAYER": round(median(moe_rate["FULL"])) if moe_rate["FULL"] else 0,
-        "V2_PIECEWISE_FIRST": round(median(v2_firsts)) if v2_firsts else 0,
-        "V2_PIECEWISE_PER_LAYER": round(median(v2_piecewise)) if v2_piecewise else 0,
-        "V2_FULL_PER_LAYER": round(median(v2_full)) if v2_full else 0,
-        "NON_TORCH_CARD_OFFSETS": card_offsets(rs),
-    }
+    return Constants(
+        non_torch_one_rank=_median_bytes(one),
+        non_torch_one_rank_v0=_median_bytes(one_v0),
+        non_torch_one_rank_v2=_median_bytes(v2),
+        non_torch_per_rank_tp=_median_bytes(many),
+        non_torch_per_rank_tp_v0=_median_bytes(many_v0),
+        non_torch_per_rank_tp_no_cumem=_median_bytes(no_cumem),
+        non_torch_per_rank_tp_other_boards=_median_bytes(other_boards),
+        sampler_bytes_per_logit=_median_bytes(sampler["sort"]),
+        sampler_triton_bytes_per_logit=_median_bytes(sampler["triton"]),
+        cuda_graph_piecewise_first=_median_bytes(firsts["PIECEWISE"]),
+        cuda_graph_full_first=_median_bytes(firsts["FULL"]),
+        cuda_graph_piecewise_per_layer=_median_bytes(per_layer["PIECEWISE"]),
+        cuda_graph_full_per_layer=_median_bytes(per_layer["FULL"]),
+        cuda_graph_piecewise_per_moe_layer=_median_bytes(moe_rate["PIECEWISE"]),
+        cuda_graph_full_per_moe_layer=_median_bytes(moe_rate["FULL"]),
+        v2_piecewise_first=_median_bytes(v2_firsts),
+        v2_piecewise_per_layer=_median_bytes(v2_piecewise),
+        v2_full_per_layer=_median_bytes(v2_full),
+        non_torch_card_offsets=card_offsets(rs),
+    )
+
+
+def _median_bytes(values: Sequence[int | Fraction]) -> int:
+    """The median of a constant's evidence in whole bytes; 0 where there is none."""
+    return round(median([Fraction(v) for v in values])) if values else 0
 
 
 def card_offset_row(r: Row) -> bool:
