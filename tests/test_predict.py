@@ -1166,6 +1166,9 @@ EXPECTED = {
     # Qwen2.5-7B in float16 in eager mode on a V100 32GB under 0.18.0 (Triton attention): the log leaves 1.22 GiB for the
     # peak and non-torch, 0.81 modeled
     "326-v0180-qwen25-7b-fp16-eager-v100-32gb-gpu-util-interference.log": (0.0337, 0.04),
+    # Llama 3 70B AWQ (Marlin) at TP 2 on two L40S under 0.16.0: the log leaves 1.27 GiB a rank for the peak and
+    # non-torch (0.9 x 44.42 - 18.55 - 20.16), 1.46 modeled (a 1.19 GiB peak and 0.27 of non-torch, PCIe)
+    "327-v0160-llama3-70b-awq-tp2-l40s-kagaho.log": (-0.0095, 0.015),
 }
 
 
@@ -1220,7 +1223,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         # 0.39 GiB printed at utilization 0.95 on the A40-48Q (4.09 GiB of non-torch memory held before the profile), 4.75
         # predicted: started where vLLM refused the 8,192-token request
         "214": ("max_model_len", "starts"),
-        **{str(n): ("starts", "starts") for n in range(300, 327)},
+        **{str(n): ("starts", "starts") for n in range(300, 328)},
     }  # fmt: skip
 
 
@@ -1293,11 +1296,11 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (104, 0.0028, 0.044)
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (105, 0.0028, 0.044)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (51, 0.0036, 0.0268)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 104 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.4 %; verdict right on 104 of 105" in out
+    assert "fitted: 105 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.4 %; verdict right on 105 of 106" in out
     assert "held out: 51 starts with a printed pool; median |error| +0.4 %, 90th percentile +2.7 %; verdict right on 52 of 52" in out
 
 
@@ -1339,7 +1342,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "307": ("moe", poolaccuracy.ERAS[2]), "308": ("moe", poolaccuracy.ERAS[2]),
         **{str(n): ("dense", poolaccuracy.ERAS[1]) for n in range(310, 322)}, "315": ("sliding window", poolaccuracy.ERAS[1]),
         "322": ("moe", poolaccuracy.ERAS[1]), "323": ("moe", poolaccuracy.ERAS[1]), "324": ("dense", poolaccuracy.ERAS[1]),
-        "325": ("dense", poolaccuracy.ERAS[1]), "326": ("dense", poolaccuracy.ERAS[1]),
+        "325": ("dense", poolaccuracy.ERAS[1]), "326": ("dense", poolaccuracy.ERAS[1]), "327": ("dense", poolaccuracy.ERAS[1]),
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -1352,10 +1355,10 @@ def test_accuracy_by_family_and_era(measured) -> None:
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
     assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (16, 0.0088, 0.0286)
     dense = groups[("family", "dense")]
-    assert (dense.starts, dense.verdicts) == (120, 121)
+    assert (dense.starts, dense.verdicts) == (121, 122)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
     v1 = groups[("era", poolaccuracy.ERAS[1])]
-    assert (v1.starts, round(float(v1.p90), 3)) == (90, 0.029)
+    assert (v1.starts, round(float(v1.p90), 3)) == (91, 0.029)
     assert poolaccuracy.era_of((0, 7)) == poolaccuracy.ERAS[0] and poolaccuracy.era_of((0, 20)) == poolaccuracy.ERAS[2]
 
 
@@ -1365,7 +1368,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.082, 0.819)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.081, 0.819)
     assert round(float(held.median), 3) == 0.088
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
@@ -1914,7 +1917,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 147
+    assert len(excerpts) == 148
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
