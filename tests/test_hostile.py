@@ -88,6 +88,8 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["kv", "--bytes-per-token", "0"], "--bytes-per-token: found 0, expected at least 1"),
     (["fit", "--pool", "24 GiB", "--reading", "50000:0", "--reading", "500000:2450000"], "--reading tokens: found 0, expected at least 1"),
     (["fit", "--pool", "0 GiB", *READINGS], "pool: found 0, expected the KV pool's size per rank"),
+    # a pool typed without its unit is bytes: 24 B cannot hold 2,450,000 tokens (it read as 0 B a token)
+    (["fit", "--pool", "24", *READINGS], "pool: found 24 B, fewer bytes than the 2,450,000 tokens read at max_model_len 500,000"),
     (["fit", "--pool", "24 GiB", "--reading", "50000:398000"], "readings: found fewer than two different max_model_len"),
     (["fit", "--pool", "24 GiB", "--reading", "50000"], "--reading: found '50000', expected MAX_MODEL_LEN:TOKENS"),
     # fractions: exponents bounded before the exact arithmetic (1e-99999999 ran for minutes)
@@ -724,6 +726,7 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ("kv", "tokens", NINES, "expected a number below"),
     ("kv", "max_model_len", "131,07", "expected a comma only"),
     ("fit", "pool", "1e999999999", "expected a memory size below 1 PiB"),
+    ("fit", "pool", "24", "found 24 B, fewer bytes than the 2,450,000 tokens read at max_model_len 500,000"),
     ("fit", "tokens_1", NINES, "expected a number below"),
     ("fit", "length_1", "50,00", "expected a comma only"),
     ("plan", "kv_1", "10,5 GiB", "expected a comma only"),
