@@ -62,6 +62,9 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["plan", "--available", "1e999999999"], "--available: found '1e999999999', expected a memory size below 1 PiB"),
     (["prefetch", "--checkpoint", "1e999999999", "--available", "1 GB"], "--checkpoint: found '1e999999999', expected a memory size"),
     (["prefetch", "--checkpoint", "1 GB", "--available", "1e999999999"], "--available: found '1e999999999', expected a memory size"),
+    # sizes typed without their unit are bytes: a 75 B checkpoint once passed the size rule as "prefetched"
+    (["prefetch", "--checkpoint", "75", "--available", "64 GiB"], "--checkpoint: found 75 B, expected at least 1 MiB, such as 75 GB (a number without a unit"),
+    (["prefetch", "--checkpoint", "75 GB", "--available", "64"], "--available: found 64 B, expected at least 1 MiB, such as 64 GiB (a number without a unit"),
     (["gate", "--pin", "1e-400"], "--pin: found '1e-400', expected a size of at least 1 B (or 0): this is below one byte"),
     (["gate", "--pin", "1e-20 GiB"], "--pin: found '1e-20 GiB', expected a size of at least 1 B (or 0): this is below one byte"),
     (["kv", "--pin", "0.4 B"], "--pin: found '0.4 B', expected a size of at least 1 B (or 0): this is below one byte"),
@@ -734,6 +737,8 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ("plan", "available", "1e999999999", "expected a memory size below 1 PiB"),
     ("prefetch", "checkpoint", "75,5 GB", "found '75,5 GB', expected a comma only"),
     ("prefetch", "available", "1e-400", "this is below one byte"),
+    ("prefetch", "checkpoint", "75", "found 75 B, expected at least 1 MiB, such as 75 GB (a number without a unit is bytes)"),
+    ("prefetch", "available", "64", "found 64 B, expected at least 1 MiB, such as 64 GiB (a number without a unit is bytes)"),
     ("prefetch", "checkpoint", "0." + "0" * 5000 + "1 GB", "digits; expected at most 30"),
     # Your start's bytes per token, read as every other number (Fraction() once expanded 1e-99999999 for 15 s)
     ("yourstart", "bytes_per_token", "1e999999", "found '1e999999', expected bytes per token, such as 55296 or 1715.2, below 1e30"),
