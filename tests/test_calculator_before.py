@@ -687,6 +687,31 @@ def test_outside_calibration_the_known_terms_and_the_room_left_for_the_overhead(
     assert "refused whatever the overhead: the known terms alone are" in capsys.readouterr().out
 
 
+def test_known_terms_over_memavailable_are_refused_in_the_headline(catalog, default, tmp_path, capsys) -> None:
+    """Outside calibration, when the weights, the pin and the start headroom alone exceed
+    MemAvailable no overhead can make the start pass: the verdict at the top and the command line's
+    gate line say refused, not only the row below the known terms. Qwen3-30B-A3B's 56.88 GiB of
+    weights, a 10e9 B pin and 8 GiB of headroom are 74.19 GiB, above 20 GiB; at 100 GiB the
+    overhead decides, and the gate stays outside calibration."""
+    from calc.present import cli
+
+    over = calc_html.run(catalog, "before", {**default, "available": "20 GiB"})
+    assert over.valid and over.figures["gate"] == "refused"
+    assert "Gate: refused whatever the overhead" in over.sections["before-verdict"]
+    assert "outside calibration" not in over.sections["before-verdict"]
+    room = calc_html.run(catalog, "before", {**default, "available": "100 GiB"})
+    assert room.figures["gate"] == "outside calibration" and "Gate: outside calibration." in room.sections["before-verdict"]
+    config = tmp_path / "config.json"
+    config.write_text(default["config"])
+    argv = ["model", str(config), "--gpu", "dgx-spark", "--max-model-len", "32768", "--kv-cache-memory-bytes", "10e9"]
+    assert cli.main([*argv, "--available", "20 GiB"]) == 0
+    gate_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Start gate on"))
+    assert gate_line.startswith("Start gate on DGX Spark (GB10): refused whatever the overhead")
+    assert cli.main([*argv, "--available", "100 GiB"]) == 0
+    gate_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Start gate on"))
+    assert gate_line.startswith("Start gate on DGX Spark (GB10): outside calibration")
+
+
 def test_the_graph_and_chunking_fields_move_the_pool_as_the_command_line(catalog, default, capsys) -> None:
     """On a discrete card the form's optimization level, largest CUDA graph and chunked-prefill switch
     give the figures `calc model` gives with -O, --max-cudagraph-capture-size and

@@ -568,6 +568,10 @@ def fit_report(pool: int, points: list[tuple[int, int]], predict_at: list[int]) 
         raise InputError("pool: found 0, expected the KV pool's size per rank, such as 24 GiB")
     if len({length for length, _ in points}) < 2:
         raise InputError("readings: found fewer than two different max_model_len, expected two or more readings of the same pool")
+    most, at = max((tokens, length) for length, tokens in points)
+    if pool < most:  # under a byte a token: a size typed without its unit (24 for 24 GiB) reads as bytes
+        raise InputError(f"pool: found {pool:,} B, fewer bytes than the {most:,} tokens read at max_model_len {at:,}; expected the KV pool's "
+                         "size per rank, such as 24 GiB (a number without a unit is bytes)")  # fmt: skip
     per_token, fixed = kv.fit_per_request([(length, kv.per_request_bytes(pool, tokens, length)) for length, tokens in points])
     if per_token <= 0 or fixed < 0:
         raise InputError("readings: these give a negative per-token or fixed cost; expected readings of one pool on one build")

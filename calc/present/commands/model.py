@@ -385,8 +385,9 @@ def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
 
     if g.needs_bytes is None:
         measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
-        lines = [f"Start gate on {box}: outside calibration ({g.outside_calibration})"
-                 + ("" if measured else "; give --overhead, a rank's overhead from a measured start")]  # fmt: skip
+        over = g.room_for_overhead_bytes is not None and report.margin_as_printed(g.available_bytes, g.terms) < 0
+        lines = [f"Start gate on {box}: " + ("refused whatever the overhead, which is unknown" if over else "outside calibration")
+                 + f" ({g.outside_calibration})" + ("" if measured or over else "; give --overhead, a rank's overhead from a measured start")]  # fmt: skip
         if g.room_for_overhead_bytes is not None:
             known, room = report.needs_as_printed(g.terms), report.margin_as_printed(g.available_bytes, g.terms)
             lines += [f"  known: a rank needs {fmt(known, 'GiB')} = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in g.terms if t.bytes)
