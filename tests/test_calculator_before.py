@@ -311,12 +311,12 @@ def test_a_memavailable_without_its_unit_is_refused_not_gated(catalog, default) 
 def test_a_card_the_weights_overfill_says_no_pool_not_a_negative_one(catalog, default) -> None:
     """Qwen3-30B-A3B on an RTX 3090: the terms take more than vLLM requests, so the verdict says no
     pool is left and by how much, as the requested share less the printed terms, never 'a pool of
-    -36.05 GiB'."""
+    -36.06 GiB'."""
     box = calc_html.changed(catalog, "before", "box", {**default, "box": "rtx-3090"})["values"]["before-available"]
     out = calc_html.run(catalog, "before", {**default, "box": "rtx-3090", "available": box, "pin": ""})
     assert out.valid
     verdict = out.sections["before-verdict"]
-    assert "no pool left, 36.05 GiB short a rank" in verdict and "a pool of -" not in verdict
+    assert "no pool left, 36.06 GiB short a rank" in verdict and "a pool of -" not in verdict
 
 
 @pytest.mark.parametrize(

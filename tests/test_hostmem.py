@@ -165,12 +165,12 @@ def test_sleep_note_adds_up_as_printed() -> None:
 
 
 def test_sleep_level_2_on_the_command_line_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
-    """Qwen3 8B at TP 2 on an L40S at utilization 0.903: weights 7.64 GiB and a pool of 31.12 GiB a
-    rank as printed; level 2 frees their sum as printed, 38.76 GiB (38.7619 GiB exactly: the sum of
+    """Qwen3 8B at TP 2 on an L40S at utilization 0.903: weights 7.64 GiB and a pool of 31.14 GiB a
+    rank as printed; level 2 frees their sum as printed, 38.78 GiB (38.7828 GiB exactly: the sum of
     the exact figures, rounded once, is the sum of the printed ones)."""
     argv = ["model", "models/configs/qwen3-8b/config.json", "--max-model-len", "32768", "--gpu", "l40s", "--tp", "2",
             "--gpu-memory-utilization", "0.903", "--enable-sleep-mode", "--sleep-level", "2"]  # fmt: skip
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
-    assert "Weights per rank: 7.64 GiB" in out and "Pool 31.12 GiB" in out
-    assert "sleep level 2 discards the weights and the KV pool, 38.76 GiB a rank" in out
+    assert "Weights per rank: 7.64 GiB" in out and "Pool 31.14 GiB" in out
+    assert "sleep level 2 discards the weights and the KV pool, 38.78 GiB a rank" in out

@@ -20,8 +20,8 @@ CUDA_GRAPH_FULL_PER_LAYER = 149_797  # each further full graph's growth, a decod
 CUDA_GRAPH_PIECEWISE_PER_MOE_LAYER = 262_144  # each further piecewise graph's growth, a decoder layer with routed experts (fitted)
 CUDA_GRAPH_FULL_PER_MOE_LAYER = 262_144  # each further full graph's growth, a decoder layer with routed experts (fitted)
 # Model Runner V2 from v0.29.0 (v2_cuda_graph_estimate), fitted on its starts' two printed figures
-V2_PIECEWISE_FIRST = 35_069_797  # the largest piecewise graph's first capture beside its activations (fitted)
-V2_PIECEWISE_PER_LAYER = 163_878  # each piecewise graph after the first, a decoder layer
+V2_PIECEWISE_FIRST = 35_805_781  # the largest piecewise graph's first capture beside its activations (fitted)
+V2_PIECEWISE_PER_LAYER = 158_767  # each piecewise graph after the first, a decoder layer
 V2_FULL_PER_LAYER = 58_103  # each full graph, a decoder layer
 MIN_PER_GRAPH = 1 << 20  # vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory: 'at least 1 MiB per graph', v0.20.0 to v0.33.0
 V2_MIN_PER_GRAPH = MIN_PER_GRAPH  # vllm/v1/worker/gpu/cudagraph_utils.py _MIN_PER_GRAPH_BYTES, v0.29.0 to v0.33.0

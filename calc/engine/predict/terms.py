@@ -20,8 +20,8 @@ NON_TORCH_ONE_RANK_V0 = 375_809_638  # and on V0
 NON_TORCH_PER_RANK_TP = 2_222_645_576  # and on each rank under tensor or pipeline parallel (V1: NCCL, custom all-reduce, symmetric memory)
 NON_TORCH_PER_RANK_TP_V0 = 322_122_547  # and on V0
 NON_TORCH_PER_RANK_TP_NO_CUMEM = 200_853_894  # and on V1 up to v0.10.1.1, where vLLM turns NCCL's cuMem allocator off, off NVSwitch boards
-NON_TORCH_PER_RANK_TP_OTHER_BOARDS = 286_494_452  # and on V1 with NCCL's cuMem on, off NVSwitch boards (PCIe cards, A100, AMD)
-NON_TORCH_ONE_RANK_V2 = 145_360_916  # and on one GPU under Model Runner V2 from v0.27.0, beside its sampler's state (v2_sampler_state)
+NON_TORCH_PER_RANK_TP_OTHER_BOARDS = 272_542_728  # and on V1 with NCCL's cuMem on, off NVSwitch boards (PCIe cards, A100, AMD)
+NON_TORCH_ONE_RANK_V2 = 151_338_281  # and on one GPU under Model Runner V2 from v0.27.0, beside its sampler's state (v2_sampler_state)
 # What a card's own fitted one-GPU V1 starts leave beside NON_TORCH_ONE_RANK (their median gap, poolaccuracy.card_offsets),
 # for the cards with CARD_OFFSET_MIN_STARTS of them or more; any other card takes the release's constant alone.
 NON_TORCH_CARD_OFFSETS: dict[str, int] = {
