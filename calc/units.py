@@ -131,6 +131,21 @@ def parse_size(text: str | int, what: str = "size") -> int:
     return whole
 
 
+LEAST_MEMORY = 2**20  # a memory size above zero and below 1 MiB is a size typed without its unit
+
+
+def parse_memory(text: str | int, what: str = "size") -> int:
+    """A memory size a person types (a total, a free reading, a pool, a checkpoint): as parse_size,
+    but a size above zero and below 1 MiB is refused. Typed without its unit it reads as bytes (75
+    for 75 GiB), and every rule downstream would take 75 B at its word, most on the unsafe side."""
+    size = parse_size(text, what)
+    if 0 < size < LEAST_MEMORY:
+        typed = str(text).strip()
+        example = f"{typed} GiB" if re.fullmatch(r"[0-9.eE+]+", typed) else "24 GiB"
+        raise InputError(f"{what}: found {_short(typed)}, {size:,} B, expected at least 1 MiB, such as '{example}' (a number without a unit is bytes)")
+    return size
+
+
 def parse_count(text: str | int, what: str = "count", minimum: int = 0) -> int:
     """A whole number of tokens, seats or the like: 131072, 131,072 or 131_072."""
     if isinstance(text, bool) or not isinstance(text, (str, int)):

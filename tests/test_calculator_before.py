@@ -301,11 +301,19 @@ def test_a_prediction_refuses_bad_input_beside_its_field(catalog, default, box, 
 
 
 def test_a_memavailable_without_its_unit_is_refused_not_gated(catalog, default) -> None:
-    """'100' in MemAvailable is 100 bytes: no box serves a model in less than 1 GiB free, so the field
-    is refused with the bytes it read, never gated as 0.00 GiB available."""
+    """'100' in MemAvailable is 100 bytes, below any memory size: refused as it is read. '100000000'
+    is 95 MiB: no box serves a model in less than 1 GiB free, so the field is refused with the bytes
+    it read, never gated as 0.09 GiB available."""
     out = calc_html.run(catalog, "before", {**default, "available": "100"})
     assert not out.valid
-    assert out.errors["available"] == ("MemAvailable at start: found 100 B, expected at least 1 GiB free, such as 119.5 GiB (a number without a unit is bytes)")
+    assert out.errors["available"] == (
+        "MemAvailable at start: found '100', 100 B, expected at least 1 MiB, such as '100 GiB' (a number without a unit is bytes)"
+    )
+    out = calc_html.run(catalog, "before", {**default, "available": "100000000"})
+    assert not out.valid
+    assert out.errors["available"] == (
+        "MemAvailable at start: found 100,000,000 B, expected at least 1 GiB free, such as 119.5 GiB (a number without a unit is bytes)"
+    )
 
 
 def test_a_card_the_weights_overfill_says_no_pool_not_a_negative_one(catalog, default) -> None:
@@ -402,7 +410,7 @@ def test_the_scheduler_fields_follow_the_box(catalog, default) -> None:
         ("dgx-spark", {"in_use": "2 GiB"}, "in_use", "In use by other processes: found 2.00 GiB on the DGX Spark (GB10), a unified-memory box"),
         ("rtx-4090", {"in_use": "30 GiB"}, "in_use", "In use by other processes: found 30.00 GiB, expected less than 23.29 GiB, the NVIDIA"),
         ("rtx-4090", {"in_use": "23.5 GiB"}, "in_use", "In use by other processes: found 23.50 GiB, expected less than 23.29 GiB"),
-        ("rtx-4090", {"in_use": "2"}, "in_use", "In use by other processes: found 2 B, expected 0 or a reading of at least 1 MiB"),
+        ("rtx-4090", {"in_use": "2"}, "in_use", "In use by other processes: found '2', 2 B, expected at least 1 MiB, such as '2 GiB'"),
         ("rtx-4090", {"in_use": "lots"}, "in_use", "In use by other processes: found 'lots'"),
     ],
 )
@@ -587,8 +595,10 @@ def test_the_command_line_gates_a_pinned_start_on_a_unified_box_as_the_calculato
     assert cli.main([*unpinned, "--overhead", "4 GiB", "--available", "40 GiB"]) == 2
     assert "no pin passes its gate: the weights, overhead and headroom alone need" in capsys.readouterr().err
     for bad, message in ((["--available", "500 GiB"], "--available: found 500.00 GiB, expected MemAvailable on the DGX Spark"),
-                         (["--available", "100"], "--available: found '100', 100 B, expected at least 1 GiB free"),
-                         (["--overhead", "6"], "--overhead: found '6', 6 B, expected a rank's overhead from a measured start"),
+                         (["--available", "100"], "--available: found '100', 100 B, expected at least 1 MiB, such as '100 GiB'"),
+                         (["--available", "100000000"], "--available: found '100000000', 100,000,000 B, expected at least 1 GiB free"),
+                         (["--overhead", "6"], "--overhead: found '6', 6 B, expected at least 1 MiB, such as '6 GiB'"),
+                         (["--overhead", "6000000"], "--overhead: found '6000000', 6,000,000 B, expected a rank's overhead from a measured start"),
                          (["--enforce-eager"], "--enforce-eager: found beside the pinned pool on the DGX Spark (GB10), expected it left out"),
                          (["--gpu", "h100-sxm", "--overhead", "4 GiB"], "--overhead: found beside NVIDIA H100 SXM, a discrete card whose pool is predicted")):  # fmt: skip
         assert cli.main([*argv, *bad]) == 2

@@ -715,11 +715,15 @@ def test_ingest_yaml_refuses_a_box_the_log_cannot_be_from() -> None:
 
 
 def test_gate_available_without_its_unit_is_refused() -> None:
-    """--available 100 is 100 bytes: refused in one line, not gated as a box with 0.00 GiB free."""
+    """--available 100 is 100 bytes, 100000000 is 95 MiB: each refused in one line, not gated as a box
+    with 0.00 GiB free (below 1 MiB as any memory size is read, below 1 GiB by the gate)."""
     done = calc("gate", "--available", "100")
     assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == "calc: error: --available: found '100', 100 B, expected at least 1 MiB, such as '100 GiB' (a number without a unit is bytes)"
+    done = calc("gate", "--available", "100000000")
+    assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip() == (
-        "calc: error: --available: found '100', 100 B, expected at least 1 GiB free, such as '119.5 GiB' (a number without a unit is bytes)"
+        "calc: error: --available: found '100000000', 100,000,000 B, expected at least 1 GiB free, such as '119.5 GiB' (a number without a unit is bytes)"
     )
     assert calc("gate", "--available", "120 GiB, 100").stderr.strip().startswith("calc: error: --available: found '100', 100 B")
 

@@ -63,8 +63,18 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["prefetch", "--checkpoint", "1e999999999", "--available", "1 GB"], "--checkpoint: found '1e999999999', expected a memory size"),
     (["prefetch", "--checkpoint", "1 GB", "--available", "1e999999999"], "--available: found '1e999999999', expected a memory size"),
     # sizes typed without their unit are bytes: a 75 B checkpoint once passed the size rule as "prefetched"
-    (["prefetch", "--checkpoint", "75", "--available", "64 GiB"], "--checkpoint: found 75 B, expected at least 1 MiB, such as 75 GB (a number without a unit"),
-    (["prefetch", "--checkpoint", "75 GB", "--available", "64"], "--available: found 64 B, expected at least 1 MiB, such as 64 GiB (a number without a unit"),
+    (
+        ["prefetch", "--checkpoint", "75", "--available", "64 GiB"],
+        "--checkpoint: found '75', 75 B, expected at least 1 MiB, such as '75 GiB' (a number without a unit is bytes)",
+    ),
+    (
+        ["prefetch", "--checkpoint", "75 GB", "--available", "64"],
+        "--available: found '64', 64 B, expected at least 1 MiB, such as '64 GiB' (a number without a unit is bytes)",
+    ),
+    (["fraction", "--total", "120", "--free", "100 GiB"], "--total: found '120', 120 B, expected at least 1 MiB, such as '120 GiB' (a number without a unit"),
+    (["fraction", "--total", "120 GiB", "--free", "100"], "--free: found '100', 100 B, expected at least 1 MiB, such as '100 GiB' (a number without a unit"),
+    (["kv", "--kv-cache-memory-bytes", "16"], "--kv-cache-memory-bytes: found '16', 16 B, expected at least 1 MiB, such as '16 GiB'"),
+    (["plan", "--model", "example-27b-4bit:20"], "--model example-27b-4bit KV: found '20', 20 B, expected at least 1 MiB, such as '20 GiB'"),
     (["gate", "--pin", "1e-400"], "--pin: found '1e-400', expected a size of at least 1 B (or 0): this is below one byte"),
     (["gate", "--pin", "1e-20 GiB"], "--pin: found '1e-20 GiB', expected a size of at least 1 B (or 0): this is below one byte"),
     (["kv", "--pin", "0.4 B"], "--pin: found '0.4 B', expected a size of at least 1 B (or 0): this is below one byte"),
@@ -92,7 +102,8 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["fit", "--pool", "24 GiB", "--reading", "50000:0", "--reading", "500000:2450000"], "--reading tokens: found 0, expected at least 1"),
     (["fit", "--pool", "0 GiB", *READINGS], "pool: found 0, expected the KV pool's size per rank"),
     # a pool typed without its unit is bytes: 24 B cannot hold 2,450,000 tokens (it read as 0 B a token)
-    (["fit", "--pool", "24", *READINGS], "pool: found 24 B, fewer bytes than the 2,450,000 tokens read at max_model_len 500,000"),
+    (["fit", "--pool", "24", *READINGS], "--pool: found '24', 24 B, expected at least 1 MiB, such as '24 GiB' (a number without a unit is bytes)"),
+    (["fit", "--pool", "2000000", *READINGS], "pool: found 2,000,000 B, fewer bytes than the 2,450,000 tokens read at max_model_len 500,000"),
     (["fit", "--pool", "24 GiB", "--reading", "50000:398000"], "readings: found fewer than two different max_model_len"),
     (["fit", "--pool", "24 GiB", "--reading", "50000"], "--reading: found '50000', expected MAX_MODEL_LEN:TOKENS"),
     # fractions: exponents bounded before the exact arithmetic (1e-99999999 ran for minutes)
@@ -729,7 +740,8 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ("kv", "tokens", NINES, "expected a number below"),
     ("kv", "max_model_len", "131,07", "expected a comma only"),
     ("fit", "pool", "1e999999999", "expected a memory size below 1 PiB"),
-    ("fit", "pool", "24", "found 24 B, fewer bytes than the 2,450,000 tokens read at max_model_len 500,000"),
+    ("fit", "pool", "24", "found '24', 24 B, expected at least 1 MiB, such as '24 GiB'"),
+    ("fit", "pool", "2000000", "found 2,000,000 B, fewer bytes than the 2,450,000 tokens read at max_model_len 500,000"),
     ("fit", "tokens_1", NINES, "expected a number below"),
     ("fit", "length_1", "50,00", "expected a comma only"),
     ("plan", "kv_1", "10,5 GiB", "expected a comma only"),
@@ -737,8 +749,8 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ("plan", "available", "1e999999999", "expected a memory size below 1 PiB"),
     ("prefetch", "checkpoint", "75,5 GB", "found '75,5 GB', expected a comma only"),
     ("prefetch", "available", "1e-400", "this is below one byte"),
-    ("prefetch", "checkpoint", "75", "found 75 B, expected at least 1 MiB, such as 75 GB (a number without a unit is bytes)"),
-    ("prefetch", "available", "64", "found 64 B, expected at least 1 MiB, such as 64 GiB (a number without a unit is bytes)"),
+    ("prefetch", "checkpoint", "75", "found '75', 75 B, expected at least 1 MiB, such as '75 GiB' (a number without a unit is bytes)"),
+    ("prefetch", "available", "64", "found '64', 64 B, expected at least 1 MiB, such as '64 GiB' (a number without a unit is bytes)"),
     ("prefetch", "checkpoint", "0." + "0" * 5000 + "1 GB", "digits; expected at most 30"),
     # Your start's bytes per token, read as every other number (Fraction() once expanded 1e-99999999 for 15 s)
     ("yourstart", "bytes_per_token", "1e999999", "found '1e999999', expected bytes per token, such as 55296 or 1715.2, below 1e30"),

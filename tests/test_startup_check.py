@@ -106,7 +106,7 @@ def test_an_idle_card_refuses_a_utilization_its_context_leaves_no_room_for(capsy
         # so much held that vLLM's own CUDA context (0.51 GiB) has no room: no free memory of zero or less is printed
         (["--gpu", "rtx-4090", "--in-use", "23.5 GiB"], "--in-use: found 23.50 GiB, expected less than 23.29 GiB"),
         # a number typed without its unit is bytes: 1.2 is no reading of a card
-        (["--gpu", "rtx-4090", "--in-use", "1.2"], "--in-use: found 1 B, expected 0 or a reading of at least 1 MiB such as '1.24 GiB'"),
+        (["--gpu", "rtx-4090", "--in-use", "1.2"], "--in-use: found '1.2', 1 B, expected at least 1 MiB, such as '1.2 GiB' (a number without a unit is bytes)"),
         (["--gpu", "rtx-4090", "--in-use", "-1"], "--in-use: found"),
         (["--in-use", "1 GiB"], "--in-use: found without a card, expected --gpu NAME or --total-memory SIZE"),
         (["--gpu", "dgx-spark", "--in-use", "1 GiB"], "--in-use: found on the DGX Spark (GB10), a unified-memory box, expected it left out"),

@@ -26,18 +26,6 @@ from fractions import Fraction
 from calc.units import InputError
 
 NETWORK_FILESYSTEMS = ("nfs", "nfs4", "lustre")
-LEAST = 2**20  # a checkpoint or available memory below 1 MiB is a size typed without its unit, not a reading
-
-
-def too_small(checkpoint: int, available: int) -> dict[str, str]:
-    """The sizes below 1 MiB, by input key, each with what was found and what was expected: typed
-    without a unit they read as bytes (75 for 75 GB), and the size rule would pass a 75 B checkpoint."""
-    found = {"checkpoint": (checkpoint, "75 GB"), "available": (available, "64 GiB")}
-    return {
-        key: f"found {size:,} B, expected at least 1 MiB, such as {example} (a number without a unit is bytes)"
-        for key, (size, example) in found.items()
-        if size < LEAST
-    }
 
 
 def prefetch_enabled(checkpoint: int, available: int, fraction: Fraction) -> bool:

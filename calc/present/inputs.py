@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from calc.record import record
-from calc.units import GB, InputError, fmt, parse_count, parse_fraction, parse_number, parse_size, parse_tokens
+from calc.units import GB, InputError, fmt, parse_count, parse_fraction, parse_memory, parse_number, parse_tokens
 
 # What a value is read as. Every kind reads numbers through calc.units, so a size typed on the
 # command line and in a form is read the same way, with the same one-line message.
@@ -60,7 +60,7 @@ class Input:
         """The value typed, read as this input's kind; InputError names it `name` (the flag typed,
         or the form's label) with what was found and what was expected."""
         if self.kind == "size":
-            return parse_size(text, name)
+            return parse_memory(text, name)
         if self.kind == "count" and self.unit == "tokens":
             return parse_tokens(text, name, self.minimum if minimum is None else minimum)
         if self.kind == "count":

@@ -37,11 +37,10 @@ V0_BASELINE_FROM = (0, 6, 5)  # V0 measures from a baseline snapshot
 
 def check_in_use(held: int, total: int, card: str, what: str = "--in-use", context: int | None = None) -> None:
     """Refuse, in one line, what other processes hold (`what`: the flag or field) where it is no
-    reading of a card: a few bytes, a number typed without its unit, or so much that vLLM's own CUDA
-    context would not fit beside it (free memory at start of zero or less)."""
+    reading of a card: so much that vLLM's own CUDA context would not fit beside it (free memory at
+    start of zero or less). A few bytes, a number typed without its unit, are refused as it is read
+    (calc.units.parse_memory)."""
     hint = "what other processes hold when vLLM starts, nvidia-smi's used"
-    if 0 < held < 2**20:
-        raise InputError(f"{what}: found {held:,} B, expected 0 or a reading of at least 1 MiB such as '1.24 GiB' ({hint}; a number without a unit is bytes)")
     room = total - (CUDA_CONTEXT if context is None else context)
     if held >= room:
         raise InputError(f"{what}: found {fmt(held, 'GiB')}, expected less than {fmt(room, 'GiB', down=True)}, the {card}'s total of "

@@ -47,7 +47,7 @@ from calc.present.calculators.form import (
 )
 from calc.present.chart import figure_html
 from calc.present.inputs import FORMS, INPUTS, gib_at_least_zero
-from calc.units import GiB, InputError, fmt, parse_size, shown
+from calc.units import GiB, InputError, fmt, parse_memory, shown
 
 NAME = "before"
 TITLE = "Before the first start"
@@ -303,7 +303,7 @@ def _index(text: str) -> tuple[str | None, int | None]:
         return None, None
     if text.startswith("{"):
         return text, None
-    return None, parse_size(text, short(LABELS["index"]))
+    return None, parse_memory(text, short(LABELS["index"]))
 
 
 def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:

@@ -13,7 +13,7 @@ from typing import Any
 from calc.catalog.spec import Figure
 from calc.jsontext import JsonObject
 from calc.present.inputs import FORMS, SIZES, Use
-from calc.units import InputError, fmt, parse_count, parse_size
+from calc.units import InputError, fmt, parse_count, parse_memory, parse_size
 
 # --- small pieces ---------------------------------------------------------------------------
 
@@ -140,7 +140,7 @@ def flag(raw: Mapping[str, str], name: str) -> bool:
 
 def sized(raw: Mapping[str, str], name: str, label: str) -> Callable[[], int]:
     """The parser of one size field, for take()."""
-    return lambda: parse_size(str(raw.get(name, "")), short(label))
+    return lambda: parse_memory(str(raw.get(name, "")), short(label))
 
 
 def counted(raw: Mapping[str, str], name: str, label: str, minimum: int = 1, optional: bool = False) -> Callable[[], int | None]:

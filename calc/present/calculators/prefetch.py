@@ -53,8 +53,6 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     filesystem = str(raw.get("filesystem", "")).strip()
     if filesystem not in dict(FILESYSTEMS):
         errors["filesystem"] = f"{LABELS['filesystem']}: found {filesystem or 'nothing'!r}, expected one of {', '.join(dict(FILESYSTEMS))}"
-    if not errors:
-        errors.update({key: f"{LABELS[key]}: {message}" for key, message in prefetch.too_small(checkpoint, available).items()})
     if errors:
         return invalid("prefetch", errors, LABELS, names)
     share_figure = catalog.policy["vllm"]["prefetch_fraction"]

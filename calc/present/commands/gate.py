@@ -11,7 +11,7 @@ from calc.catalog.model import Catalog
 from calc.engine import derive, fraction
 from calc.present import inputs
 from calc.present.commands.common import _deployment, _flag, _frac, _host_memory, _int, meminfo_available
-from calc.units import GiB, InputError, fmt, parse_count, parse_size, shown
+from calc.units import GiB, InputError, fmt, parse_count, parse_memory, shown
 
 # A comma between per-box figures follows a unit or comes before a space: '60 GiB,61 GiB' and
 # '60e9, 61e9' are two figures, '68,501 MiB' and '10,5 GiB' one (the second refused by parse_size).
@@ -35,7 +35,7 @@ def available_list(text: str, boxes: int) -> tuple[tuple[int, ...], str | None]:
     if parts.count("auto") > 1:
         raise InputError(f"--available: found auto {parts.count('auto')} times, expected it once at most (it reads this machine's MemAvailable, one box's)")
     here = meminfo_available() if "auto" in parts else 0
-    values = tuple(here if part == "auto" else parse_size(part, "--available") for part in parts)
+    values = tuple(here if part == "auto" else parse_memory(part, "--available") for part in parts)
     for part, size in zip(parts, values, strict=True):
         if part != "auto" and size < GiB:  # no box serves a model in less: a unit left out (100 for 100 GiB)
             raise InputError(
@@ -120,7 +120,7 @@ def _head_extra(catalog: Catalog, args: argparse.Namespace, boxes: int) -> int:
     if args.head_extra is not None:
         if boxes < 2:
             raise InputError(f"--head-extra: found on a deployment of {boxes} box, expected a start over two boxes or more (one box runs no Ray head)")
-        return parse_size(args.head_extra, "--head-extra")
+        return parse_memory(args.head_extra, "--head-extra")
     if boxes < 2 or not args.available or len(_LIST_COMMA.split(args.available)) < 2:
         return 0
     head = catalog.policy["gate"].get("head_box")

@@ -11,7 +11,7 @@ from calc.catalog.model import Catalog
 from calc.engine import derive, kv
 from calc.jsontext import Json
 from calc.present.commands.common import _deployment, _flag, _int
-from calc.units import InputError, fmt, parse_size
+from calc.units import InputError, fmt, parse_memory
 
 
 def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
@@ -39,7 +39,7 @@ def cmd_kv(catalog: Catalog, args: argparse.Namespace) -> object:
         tokens = _int(args, "tokens")
         pin = kv.pool_for_tokens(tokens, per_token)
     else:
-        pin = parse_size(args.pin if args.pin is not None else "10e9", _flag(args, "pin"))
+        pin = parse_memory(args.pin if args.pin is not None else "10e9", _flag(args, "pin"))
         tokens, logged = reading.tokens_at(pin) if reading else (kv.tokens_for_pool(pin, per_token), False)
     if args.block_size:
         block, block_source = _int(args, "block_size"), "given"

@@ -11,7 +11,7 @@ from calc.catalog.model import Catalog
 from calc.present import inputs, vllmserve
 from calc.present.commands.common import _flag, _frac, _host_memory, _int
 from calc.present.commands.gate import available_list
-from calc.units import InputError, fmt, parse_count, parse_size, printed_sum, shown
+from calc.units import InputError, fmt, parse_count, parse_memory, printed_sum, shown
 
 if TYPE_CHECKING:  # the log reader and the others are imported by their commands only: the rest start faster
     from calc.checks import modeled as modeled_module
@@ -373,7 +373,7 @@ def _in_use(args: argparse.Namespace, card: predict_module.Card) -> int:
         return 0
     from calc.engine.predict import startup
 
-    held = parse_size(args.in_use, "--in-use")
+    held = parse_memory(args.in_use, "--in-use")
     startup.check_in_use(held, card.total_bytes, card.name, context=card.context_bytes)
     return held
 
@@ -497,7 +497,7 @@ def _worst_prefill(args: argparse.Namespace, r: modeled_module.ModelReport, chun
         extra = afterstart.mla_context(shape, r.tp, r.max_model_len, seqs, r.block_size, chunk)
     else:
         extra = afterstart.Extra(0, (), "plain attention: the kernels tile the scores, the last chunk's activations are the profile run's")
-    left = parse_size(args.left_after_start, "--left-after-start") if args.left_after_start is not None else None
+    left = parse_memory(args.left_after_start, "--left-after-start") if args.left_after_start is not None else None
     fits, said = afterstart.verdict(left, extra) if left is not None else (None, "")
     return modeled.WorstPrefill(
         extra.bytes, tuple(modeled.PrefillPart(n, b) for n, b in extra.parts), extra.source, extra.after_profile_bytes, left, fits, said

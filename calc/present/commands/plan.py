@@ -8,7 +8,7 @@ from calc.answers import report
 from calc.catalog.model import Catalog, box_choices
 from calc.engine import derive, fraction
 from calc.present.commands.common import _int
-from calc.units import InputError, fmt, parse_fraction, parse_size, printed_sum, shown
+from calc.units import InputError, fmt, parse_fraction, parse_memory, printed_sum, shown
 
 
 def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
@@ -27,7 +27,7 @@ def cmd_plan(catalog: Catalog, args: argparse.Namespace) -> object:
         parts = spec.split(":")[1:]
         if len(parts) > 2:
             raise InputError(f"--model: found {spec!r}, expected MODEL[:KV[:HEADROOM]]")
-        kv_size, headroom = (parse_size(text, f"--model {name} {what}") for text, what in zip([*parts, "0", "0"][:2], ("KV", "headroom"), strict=True))
+        kv_size, headroom = (parse_memory(text, f"--model {name} {what}") for text, what in zip([*parts, "0", "0"][:2], ("KV", "headroom"), strict=True))
         residents.append(budget.Resident(catalog.models[name]["name"], catalog.models[name]["weights"].size, kv_size, headroom))
     result = budget.budget(total, residents)
     fractions = [parse_fraction(f, "--fractions") for f in args.fractions.split(",")] if args.fractions else []

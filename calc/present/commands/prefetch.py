@@ -7,7 +7,7 @@ import argparse
 from calc.answers import report
 from calc.catalog.model import Catalog
 from calc.present.commands.common import _int, meminfo_available
-from calc.units import InputError, fmt
+from calc.units import fmt
 
 
 def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
@@ -16,8 +16,6 @@ def cmd_prefetch(catalog: Catalog, args: argparse.Namespace) -> object:
     share = catalog.policy["vllm"]["prefetch_fraction"].fraction
     checkpoint = _int(args, "checkpoint")
     available = meminfo_available() if args.available == "auto" else _int(args, "available")
-    for key, message in prefetch.too_small(checkpoint, available).items():
-        raise InputError(f"--{key}: {message}")
     cgroup = _int(args, "cgroup_available") if args.cgroup_available else None
     room = prefetch.available_to_loader(available, cgroup)
     fits = prefetch.prefetch_enabled(checkpoint, room, share)

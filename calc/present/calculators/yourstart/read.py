@@ -19,7 +19,7 @@ from calc.present.calculators.start import gated
 from calc.present.calculators.yourstart.fields import LABELS, MODEL_NAME, OTHER_BOX, PASTE_CHARACTERS, PASTE_LINES
 from calc.present.calculators.yourstart.log import from_log, quoted_line, read_log_answered
 from calc.present.calculators.yourstart.preset import Filled, box_mismatch, preset
-from calc.units import InputError, fmt, parse_count, parse_fraction, parse_number, parse_size
+from calc.units import InputError, fmt, parse_count, parse_fraction, parse_memory, parse_number
 
 if TYPE_CHECKING:  # imported where it runs: the log's answer is read only when a log is pasted
     from calc.answers.logverdict import LogAnswer
@@ -49,7 +49,7 @@ def _memory(raw: Mapping[str, str], name: str, errors: dict[str, str], filled: F
     label = short(LABELS[name]).split(":")[0]
     if "\n" not in text:
         try:
-            return Given(parse_size(text, label), "typed"), None
+            return Given(parse_memory(text, label), "typed"), None
         except InputError:
             pass
         lone = _MEMAVAILABLE.fullmatch(text)
@@ -102,7 +102,7 @@ def _bytes_per_token(text: str, what: str) -> Fraction:
 
 def _total(text: str, what: str) -> int:
     """A box's or card's total: a size above zero (vLLM's fraction check divides by it)."""
-    value = parse_size(text, what)
+    value = parse_memory(text, what)
     if value <= 0:
         raise InputError(f"{what}: found {text!r}, expected a memory size above zero")
     return value
@@ -140,10 +140,10 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, S
     before, before_reading = _memory(raw, "before", errors, filled) if "before" not in errors else (None, None)
     serving, serving_reading = _memory(raw, "serving", errors) if "serving" not in errors else (None, None)
     typed = {
-        "weights": _typed(raw, "weights", errors, filled=filled, parse=parse_size),
-        "overhead": _typed(raw, "overhead", errors, filled=filled, parse=parse_size),
+        "weights": _typed(raw, "weights", errors, filled=filled, parse=parse_memory),
+        "overhead": _typed(raw, "overhead", errors, filled=filled, parse=parse_memory),
         "bytes_per_token": _typed(raw, "bytes_per_token", errors, filled=filled, parse=_bytes_per_token),
-        "pin": _typed(raw, "pin", errors, filled=filled, parse=parse_size),
+        "pin": _typed(raw, "pin", errors, filled=filled, parse=parse_memory),
         "max_model_len": _typed(raw, "max_model_len", errors, filled=filled, parse=lambda t, w: parse_count(t, w, 1)),
         "tp": _typed(raw, "tp", errors, filled=filled, parse=lambda t, w: parse_count(t, w, 1)),
         "gpu_memory_utilization": _typed(raw, "gpu_memory_utilization", errors, parse_fraction),
@@ -152,7 +152,7 @@ def parse(catalog: Catalog, raw: Mapping[str, str]) -> tuple[YourStart | None, S
     model_text = str(raw.get("model", "")).strip()
     if model_text and not re.fullmatch(MODEL_NAME, model_text):
         errors["model"] = f"{short(LABELS['model'])}: found {model_text!r}, expected a model name or path without spaces, such as Qwen/Qwen3-8B"
-    pins = _list(raw, "pins", errors, parse_size)
+    pins = _list(raw, "pins", errors, parse_memory)
     lengths = _list(raw, "lengths", errors, lambda t, w: parse_count(t, w, 1), r"[,;\s]+")
     pool = from_log(reading, "kv_cache_memory_bytes") or from_log(reading, "available_kv_bytes")
     planned = pool if pool is not None and int(pool.value) > 0 else None  # a negative pool is no pin
