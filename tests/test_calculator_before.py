@@ -4,6 +4,7 @@ catalog has one, and every bad input is named beside its field."""
 
 from __future__ import annotations
 
+import html
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -325,6 +326,27 @@ def test_a_card_the_weights_overfill_says_no_pool_not_a_negative_one(catalog, de
     assert out.valid
     verdict = out.sections["before-verdict"]
     assert "no pool left, 36.06 GiB short a rank" in verdict and "a pool of -" not in verdict
+    assert verdict.startswith("Predicted on the NVIDIA GeForce RTX 3090: does not start (weights do not fit). CUDA out of memory while loading:")
+
+
+def test_a_refused_start_leads_with_what_refuses_it(catalog, default) -> None:
+    """The headline of a refused start says first that it does not start and why, in vLLM's words
+    without its source files (the verdict row keeps them), then the pool; a start that passes leads
+    with its pool and says its tokens, as `calc model --gpu` does."""
+    box = calc_html.changed(catalog, "before", "box", {**default, "box": "rtx-4090"})["values"]["before-available"]
+    held = calc_html.run(catalog, "before", {**default, "box": "rtx-4090", "available": box, "pin": "", "in_use": "3 GiB", "utilization": "0.95"})
+    assert held.valid and held.figures["verdict"] == "free memory"
+    assert html.unescape(held.sections["before-verdict"]) == (
+        "Predicted on the NVIDIA GeForce RTX 4090: does not start (free memory). vLLM refuses at start: free memory on device "
+        "(20.29 GiB/23.68 GiB) is less than desired GPU memory utilization (0.95, 22.50 GiB); no pool left, 35.25 GiB short a rank."
+    )
+    assert "vllm/v1/worker/gpu_worker.py init_device" in held.sections["before-result"]
+    box = calc_html.changed(catalog, "before", "box", {**default, "box": "h100-sxm"})["values"]["before-available"]
+    fits = calc_html.run(catalog, "before", {**default, "box": "h100-sxm", "available": box, "pin": ""})
+    assert html.unescape(fits.sections["before-verdict"]) == (
+        "Predicted on the NVIDIA H100 SXM: a pool of 15.11 GiB a rank (held-out starts: off by 0.36 % at the median); "
+        "vLLM's verdict: starts (165,056 tokens, 5.04 requests of 32,768 at once)."
+    )
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ typed, or the gate answers "outside calibration".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
@@ -702,6 +703,9 @@ def _gate_rows(g: UnifiedGate, fig: Figures, rows: list[Any]) -> str:
     return "passes" if passes else "refused"
 
 
+_SOURCE = re.compile(r" \(vllm/[^()]*\)")  # a source file named in vLLM's reason, as the verdict row keeps it
+
+
 def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, start: predict.Start, read_as: str = "") -> Output:
     """No pin on a discrete card: the pool vLLM will leave, predicted term by term (calc/engine/predict/),
     with the band it was off by on held-out public starts, vLLM's verdict and, for a refused start,
@@ -760,13 +764,10 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     rows.insert(4, ("The terms against the card", drawn))
     notes = modeled.prediction_notes(r, shape, start, card.name) + modeled.compile_cache_note(shape, card, start, topk, given, p)
     rows += [("Note", esc(note)) for note in (*notes, *((read_as,) if read_as else ()))]
-    verdict = (
-        f"Predicted on the {card.name}: "
-        + (
-            f"a pool of {fmt(pool_shown, 'GiB')} a rank (held-out starts: off by {fmt(band.median, '%', 2)} at the median)"
-            if p.available_kv_bytes > 0
-            else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank"
-        )
-        + f"; vLLM's verdict: {p.verdict}."
-    )
+    pool_said = f"a pool of {fmt(pool_shown, 'GiB')} a rank" if p.available_kv_bytes > 0 else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank"
+    if starts:
+        band_said = f" (held-out starts: off by {fmt(band.median, '%', 2)} at the median)"
+        verdict = f"Predicted on the {card.name}: {pool_said}{band_said}; vLLM's verdict: starts ({p.reason})."
+    else:  # a refusal leads: what stops the start, in vLLM's words (its source files in the verdict row below), then the pool
+        verdict = f"Predicted on the {card.name}: does not start ({p.verdict}). {_SOURCE.sub('', p.reason)}; {pool_said}."
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)
