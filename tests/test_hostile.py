@@ -71,6 +71,31 @@ CLI_CASES: list[tuple[list[str], str]] = [
         ["prefetch", "--checkpoint", "75 GB", "--available", "64"],
         "--available: found '64', 64 B, expected at least 1 MiB, such as '64 GiB' (a number without a unit is bytes)",
     ),
+    # a release is read once (calc/engine/release.py): malformed, or older than the oldest whose rules are read
+    (
+        ["model", "models/configs/qwen3-8b/config.json", "--engine-version", "-0.11.0"],
+        "--engine-version: found '-0.11.0', expected a vLLM version such as 0.10.1",
+    ),
+    (
+        ["model", "models/configs/qwen3-8b/config.json", "--engine-version", "0.-1.0"],
+        "--engine-version: found '0.-1.0', expected a vLLM version such as 0.10.1",
+    ),
+    (
+        ["model", "models/configs/qwen3-8b/config.json", "--engine-version", "0.11.x"],
+        "--engine-version: found '0.11.x', expected a vLLM version such as 0.10.1",
+    ),
+    (
+        ["model", "models/configs/qwen3-8b/config.json", "--engine-version", "0.0.0"],
+        "--engine-version: found '0.0.0', expected vLLM 0.6.0 or later, the oldest release",
+    ),
+    (
+        ["model", "models/configs/qwen3-8b/config.json", "--gpu", "l4", "--engine-version", "0.1.0"],
+        "--engine-version: found '0.1.0', expected vLLM 0.6.0 or later",
+    ),
+    (
+        ["model", "models/configs/qwen3-8b/config.json", "--engine-version", "0.11.0.0.0"],
+        "--engine-version: found '0.11.0.0.0', expected a vLLM version such as 0.10.1",
+    ),
     (["fraction", "--total", "120", "--free", "100 GiB"], "--total: found '120', 120 B, expected at least 1 MiB, such as '120 GiB' (a number without a unit"),
     (["fraction", "--total", "120 GiB", "--free", "100"], "--free: found '100', 100 B, expected at least 1 MiB, such as '100 GiB' (a number without a unit"),
     (["kv", "--kv-cache-memory-bytes", "16"], "--kv-cache-memory-bytes: found '16', 16 B, expected at least 1 MiB, such as '16 GiB'"),
@@ -752,6 +777,18 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ("prefetch", "checkpoint", "75", "found '75', 75 B, expected at least 1 MiB, such as '75 GiB' (a number without a unit is bytes)"),
     ("prefetch", "available", "64", "found '64', 64 B, expected at least 1 MiB, such as '64 GiB' (a number without a unit is bytes)"),
     ("prefetch", "checkpoint", "0." + "0" * 5000 + "1 GB", "digits; expected at most 30"),
+    # every memory size is read the same way: above zero and below 1 MiB is a size typed without its unit
+    ("start", "available_1", "119", "found '119', 119 B, expected at least 1 MiB, such as '119 GiB' (a number without a unit is bytes)"),
+    ("start", "pin", "10", "found '10', 10 B, expected at least 1 MiB, such as '10 GiB'"),
+    ("kv", "pin", "16", "found '16', 16 B, expected at least 1 MiB, such as '16 GiB'"),
+    ("plan", "available", "119", "found '119', 119 B, expected at least 1 MiB, such as '119 GiB'"),
+    ("plan", "kv_1", "20", "found '20', 20 B, expected at least 1 MiB, such as '20 GiB'"),
+    ("plan", "headroom_1", "4", "found '4', 4 B, expected at least 1 MiB, such as '4 GiB'"),
+    ("yourstart", "total", "128", "found '128', 128 B, expected at least 1 MiB, such as '128 GiB'"),
+    ("yourstart", "weights", "16.5", "found '16.5', 17 B, expected at least 1 MiB, such as '16.5 GiB'"),
+    ("before", "in_use", "1.5", "found '1.5', 2 B, expected at least 1 MiB, such as '1.5 GiB'"),
+    ("before", "engine_version", "0.11.x", "vLLM version: found '0.11.x', expected a vLLM version such as 0.10.1 or 0.26.0"),
+    ("before", "engine_version", "0.5.4", "vLLM version: found '0.5.4', expected vLLM 0.6.0 or later, the oldest release whose rules are read here"),
     # Your start's bytes per token, read as every other number (Fraction() once expanded 1e-99999999 for 15 s)
     ("yourstart", "bytes_per_token", "1e999999", "found '1e999999', expected bytes per token, such as 55296 or 1715.2, below 1e30"),
     ("yourstart", "bytes_per_token", "1e-99999999", "found '1e-99999999', expected bytes per token, such as 55296 or 1715.2, at least 1e-30"),

@@ -411,6 +411,19 @@ def test_marlin_experts_keep_their_workspace_once_modular() -> None:
     assert predict.moe_workspace(shape, 2, 8192, 10, (0, 19)).bytes == kept * 2  # bf16 experts through TritonExperts
 
 
+def test_a_release_is_read_as_vllm_writes_it() -> None:
+    """The forms vLLM's own versions take (a fourth number, release candidates, post and dev builds,
+    a local build label, a leading v) read as (major, minor, patch); anything else is refused."""
+    from calc.engine.release import parse_release
+
+    forms = {"0.10.2": (0, 10, 2), "v0.11.0": (0, 11, 0), "0.11": (0, 11, 0), "0.10.1.1": (0, 10, 1), "0.10.2rc1": (0, 10, 2),
+             "0.6.3.post1": (0, 6, 3), "0.9.2.dev123+gabc1234": (0, 9, 2), "0.10.2+cu128": (0, 10, 2), " 0.20.0 ": (0, 20, 0)}  # fmt: skip
+    assert {text: parse_release(text) for text in forms} == forms
+    for bad in ("-0.11.0", "0.-1.0", "0.11.x", "0", "0.11.0.0.0", "latest", "0.11.0 rc1", "１.0"):
+        with pytest.raises(InputError, match=r"expected a vLLM version such as 0\.10\.1 or 0\.26\.0"):
+            parse_release(bad)
+
+
 def test_non_torch_under_tp_by_release() -> None:
     """Up to v0.10.1.1 vllm/env_override.py turns NCCL's cuMem allocator off (NCCL_CUMEM_ENABLE=0); off
     NVSwitch boards the NCCL memory a rank holds under TP is then the smallest median (A100 pairs leave

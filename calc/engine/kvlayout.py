@@ -93,7 +93,6 @@ All sizes are per rank and in bytes. Everything here is modeled, not measured.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -118,6 +117,7 @@ from calc.engine.hfconfig import (
     Shape,
     ShortConvMixer,
 )
+from calc.engine.release import parse_release
 from calc.engine.weights import cdiv
 
 KV_DTYPES = ("auto", "bfloat16", "bf16", "float16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4")
@@ -187,12 +187,7 @@ def version(text: str | None) -> Version:
     the fields of Version say. No version: the newest rules read (0.32.0 and 0.33.0)."""
     if not text:
         return Version(NEWEST, "v1", "concurrency", 2, False, False, True, True, True, True, causal_qwen3_5_state=True)
-    parts = text.strip().lstrip("v").split(".")
-    try:
-        major, minor = int(parts[0]), int(parts[1])
-        patch = int(re.match(r"\d*", parts[2]).group() or 0) if len(parts) > 2 else 0  # type: ignore[union-attr]
-    except (ValueError, IndexError):
-        raise ValueError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
+    major, minor, patch = parse_release(text)
     if (major, minor) < (0, 8):
         return Version(text, "v0", "blocks", 1, chunked_local="full", sparse_mla="absent", cohere2_window_plus_one=False,
                        short_conv_spec=False, release=(major, minor, patch))  # fmt: skip

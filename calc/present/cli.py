@@ -240,13 +240,24 @@ def one_line(message: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", lambda m: repr(m.group())[1:-1], message)
 
 
+def versions_read(args: argparse.Namespace) -> argparse.Namespace:
+    """A release flag read as soon as the line is (calc/engine/release.py): every rule after it depends
+    on the release, so a malformed one, or one older than the oldest read, stops the run first."""
+    for u in inputs.COMMAND_FLAGS.get(args.command, ()):
+        typed = getattr(args, u.input.key, None)
+        if u.input.kind == "version" and typed is not None:
+            flag = getattr(args, "typed", {}).get(u.input.key) or u.input.flag
+            setattr(args, u.input.key, u.input.parse(typed, str(flag)))
+    return args
+
+
 def main(argv: list[str] | None = None, catalog: Catalog | None = None, sleep: Callable[[float], None] | None = None) -> int:
     """Run one command; `catalog`, when given, stands for the default catalog directory's contents
     (the site build passes the catalog it has already read); `sleep`, when given, is what `watch`
     waits between polls with (the build replays saved readings without waiting)."""
     args = None
     try:
-        args = parse(sys.argv[1:] if argv is None else argv)
+        args = versions_read(parse(sys.argv[1:] if argv is None else argv))
         if sleep is not None:
             args.sleep = sleep
         run = runner_of(args.command)

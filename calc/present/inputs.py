@@ -20,7 +20,7 @@ from calc.units import GB, InputError, fmt, parse_count, parse_fraction, parse_m
 
 # What a value is read as. Every kind reads numbers through calc.units, so a size typed on the
 # command line and in a form is read the same way, with the same one-line message.
-KINDS = ("size", "count", "fraction", "gib", "text", "choice", "switch", "list", "seconds")
+KINDS = ("size", "count", "fraction", "gib", "text", "choice", "switch", "list", "seconds", "version")
 
 
 def _size_examples() -> str:
@@ -71,6 +71,10 @@ class Input:
             return gib_at_least_zero(text, name)
         if self.kind == "seconds":
             return seconds(text, name)
+        if self.kind == "version":
+            from calc.engine.release import checked
+
+            return checked(text, name)
         if self.kind == "choice" and self.choices and text not in self.choices:
             raise InputError(f"{name}: found {text!r}, expected one of {', '.join(self.choices)}")
         return text
@@ -190,7 +194,7 @@ TABLE: tuple[Input, ...] = (
         "engine_version",
         "--engine-version",
         None,
-        "text",
+        "version",
         "vLLM version",
         "vLLM version whose rules to follow (default: 0.32.0 and later, the newest read)",
         "vLLM version (optional)",

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from calc.engine.predict.cards import _key
-from calc.units import GiB, InputError
+from calc.engine.release import parse_release
+from calc.units import GiB
 
 LATEST = (0, 33)  # the newest release whose source these terms were read in
 MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer one is a typing slip
@@ -18,23 +19,13 @@ MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer on
 
 def release(text: str | None) -> tuple[int, int]:
     """(major, minor) of a vLLM version; the newest read when none is given."""
-    if not text:
-        return LATEST
-    parts = text.strip().lstrip("v").split(".")
-    try:
-        return int(parts[0]), int(parts[1])
-    except (ValueError, IndexError):
-        raise InputError(f"--engine-version: found {text!r}, expected a vLLM version such as 0.10.1 or 0.26.0") from None
+    return patch_release(text)[:2] if text else LATEST
 
 
 def patch_release(text: str | None) -> tuple[int, int, int]:
     """(major, minor, patch) of a vLLM version, for the few rules a patch release changes; a version
     without its patch level (or with a suffix such as post1 in its place) is taken at .0."""
-    major, minor = release(text)
-    parts = (text or "").strip().lstrip("v").split(".")
-    patch = parts[2] if text and len(parts) > 2 else ""
-    digits = patch[: len(patch) - len(patch.lstrip("0123456789"))] if patch else ""
-    return major, minor, int(digits) if digits else 0
+    return parse_release(text) if text else (*LATEST, 0)
 
 
 CHUNKED_OFF_FROM = (0, 12)  # V1 keeps --no-enable-chunked-prefill from v0.12.0 (vllm/engine/arg_utils.py)

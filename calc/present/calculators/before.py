@@ -21,7 +21,7 @@ from calc.catalog.spec import Figure
 from calc.checks import modeled
 from calc.checks import unified as unified_checks
 from calc.checks.modelreport import UnifiedGate
-from calc.engine import derive, hfconfig, kvlayout, lora, offload, predict
+from calc.engine import derive, hfconfig, lora, offload, predict
 from calc.engine.predict import startup
 from calc.jsontext import JsonObject
 from calc.present import charts, vllmserve
@@ -347,9 +347,9 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     host_cfg = _offload(raw, errors)
     version = str(raw.get("engine_version", "")).strip() or None
     try:
-        kvlayout.version(version)
-    except ValueError as error:
-        errors["engine_version"] = str(error).replace("--engine-version", LABELS["engine_version"].split(" (")[0])
+        version = str(INPUTS["engine_version"].parse(version, short(LABELS["engine_version"]))) if version else None
+    except InputError as error:
+        errors["engine_version"] = str(error)
     config_text = str(raw.get("config", ""))
     if not config_text.strip():
         errors["config"] = f"{short(LABELS['config'])}: found nothing, expected the model's config.json pasted"
