@@ -387,6 +387,38 @@ def test_the_calculator_predicts_what_the_command_line_does(catalog, default, ca
     assert out.figures["verdict"] == r["verdict"]
 
 
+@pytest.mark.parametrize("typed", ["auto", "-1", " AUTO "])
+def test_auto_fits_the_length_as_the_command_line_does(catalog, default, capsys, typed) -> None:
+    """max_model_len auto (or -1) on a discrete card: profiled at the model's own 40,960, then fitted
+    to 33,824, the largest the pool holds, as `calc model --max-model-len auto` fits it: the same
+    length, pool, tokens and max_num_seqs, and the note that says so."""
+    from calc.present import cli
+
+    path = "models/configs/qwen3-8b/config.json"
+    out = calc_html.run(catalog, "before", _on_card(catalog, default, "rtx-4090", config=(ROOT / path).read_text(), max_model_len=typed))
+    assert out.valid, out.errors
+    assert cli.main(["model", path, "--gpu", "rtx-4090", "--max-model-len", "auto", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["max_model_len"] == 33_824 and r["verdict"] == "starts"
+    assert out.figures["largest_len"] == fmt(33_824, "tokens") and out.figures["tokens"] == fmt(r["kv_tokens"], "tokens")
+    for key, term in (("p_weights", "weights"), ("p_activation_peak", "activation_peak"), ("p_non_torch", "non_torch"), ("p_cuda_graph", "cuda_graph")):
+        assert out.figures[key] == fmt(r["terms"][term]["bytes"], "GiB"), key  # the pool profiled at 40,960, kept
+    assert out.figures["verdict"] == "starts"
+    assert f"max_num_seqs {fmt(r['max_num_seqs'], 'count')}" in out.sections["before-result"]
+    assert "KV a request at 33,824 tokens" in out.sections["before-result"]
+    assert "max_model_len 40,960: auto, the model&#x27;s own; reduced to 33,824, the largest the pool holds" in out.sections["before-result"]
+
+
+def test_auto_is_refused_where_no_pool_is_predicted(catalog, default) -> None:
+    """auto fits the length to a predicted pool: before 0.14.0 vLLM has no auto, and with a pin or on a
+    unified-memory box the form predicts no pool to fit it to (`calc model` does): each says so."""
+    old = calc_html.run(catalog, "before", _on_card(catalog, default, "h100-sxm", max_model_len="auto", engine_version="0.13.0"))
+    assert old.errors == {"max_model_len": "max_model_len: found 'auto' on vLLM 0.13.0, expected a token count (auto and -1 from 0.14.0)"}
+    spark = calc_html.run(catalog, "before", {**default, "max_model_len": "-1"})
+    assert spark.errors["max_model_len"].startswith("max_model_len: found '-1' with a pin or on a unified-memory box, expected a token count")
+    assert calc_html.run(catalog, "before", {**default, "max_model_len": "0"}).errors["max_model_len"] == "max_model_len: found 0, expected at least 1"
+
+
 def test_a_length_above_the_models_own_starts_only_with_the_switch(catalog, default, capsys) -> None:
     """Phi-2 holds 2,048 positions: at 8,192 vLLM refuses the start (the verdict max_model_len) unless
     VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; ticked, the calculator predicts what --allow-long-max-model-len does."""

@@ -940,7 +940,7 @@ FORMS: dict[str, tuple[Use, ...]] = {
         use("tp"),
         use("kv_cache_dtype", kind="select"),
         use("quantization", kind="select"),
-        use("max_model_len"),
+        use("max_model_len", form_help="Tokens, or auto: the largest the card's predicted pool holds (vLLM 0.14.0 and later)", inputmode="text"),
         use("prefill_budget", form_help="Tokens; empty: on a discrete card the release's default for the card, else the gate's calibration"),
         use("seats", form_help="Concurrent sequences; empty: on a discrete card the release's default for the card, else the gate's calibration"),
         use("speculative_tokens", form_help="--speculative-config's num_speculative_tokens; 0: no drafter"),

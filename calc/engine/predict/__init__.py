@@ -54,7 +54,7 @@ from calc.engine.predict.cards import (
     sold_size_note,
 )
 from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
-from calc.engine.predict.fixes import Fix, Limits, fixes, highest_utilization, limits
+from calc.engine.predict.fixes import AUTO_FIT, AUTO_LENGTH, AUTO_LENGTH_FROM, Fix, Limits, auto_length, auto_length_note, fixes, highest_utilization, limits
 from calc.engine.predict.graphs import (
     CUDA_GRAPH_FULL_FIRST,
     CUDA_GRAPH_FULL_PER_LAYER,
@@ -228,6 +228,11 @@ __all__ = [
     "flashinfer_runs_on",
     "fp8_refused",
     "fixes",
+    "AUTO_FIT",
+    "AUTO_LENGTH",
+    "AUTO_LENGTH_FROM",
+    "auto_length",
+    "auto_length_note",
     "highest_utilization",
     "flashinfer_native_decode",
     "fa3_split_buffers",

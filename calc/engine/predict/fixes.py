@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from calc.engine import fraction, weights
@@ -15,6 +15,33 @@ from calc.engine.predict.cards import Card, fp8_refused
 from calc.engine.predict.defaults import default_utilization, release
 from calc.engine.predict.pool import Given, Prediction, Start, own_length, predict
 from calc.units import InputError
+
+# --- max_model_len auto -----------------------------------------------------------------------
+
+AUTO_LENGTH = ("auto", "-1")  # vLLM's --max-model-len -1 or auto: the largest that fits (argparse_utils.py human_readable_int_or_auto)
+AUTO_LENGTH_FROM = (0, 14)  # vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, first in 0.14.0
+AUTO_FIT = "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0 to 0.32.x; kv_cache_planning.py from 0.33.0"
+
+
+def auto_length(s: Start, p: Prediction) -> Start:
+    """--max-model-len auto (or -1), from 0.14.0: vLLM profiles at the model's own length (`s`'s,
+    predicted as `p`), then takes the largest length one request fits, at most that one (AUTO_FIT).
+    The pool stays the one profiled and the max_num_seqs set before the fit stays. The same start
+    where the model's own length fits whole, or where no length does."""
+    fit = p.largest_max_model_len
+    if fit is None or not 0 < fit < s.max_model_len:
+        return s
+    return replace(s, max_model_len=fit, profiled_len=s.max_model_len, max_num_seqs=p.max_num_seqs)
+
+
+def auto_length_note(own: int, fit: int | None) -> str:
+    """What --max-model-len auto did with the model's own length `own`, given the largest one request fits."""
+    if fit is not None and 0 < fit < own:
+        return f"reduced to {fit:,}, the largest the pool holds ({AUTO_FIT})"
+    if fit is not None and fit >= own:
+        return f"it fits whole ({AUTO_FIT})"
+    return f"vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
+
 
 # --- the settings that fit ---------------------------------------------------------------------
 

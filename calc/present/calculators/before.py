@@ -263,6 +263,27 @@ def _own_length(text: str, version: str | None) -> int | None:
         return None
 
 
+def _auto_length(raw: Mapping[str, str], errors: dict[str, str], config_text: str, version: str | None, predicting: bool) -> int | None:
+    """max_model_len auto (or -1), as `calc model` takes it: from 0.14.0, the model's own length, which
+    the prediction then fits to the pool (predict.auto_length); here only where a discrete card's
+    pool is predicted. A refusal (or a config that does not parse) is kept in `errors`, None returned."""
+    typed = str(raw.get("max_model_len", "")).strip()
+    label = short(LABELS["max_model_len"])
+    if not predicting:
+        errors["max_model_len"] = (f"{label}: found {typed!r} with a pin or on a unified-memory box, expected a token count: auto fits the "
+                                   "length to a discrete card's predicted pool (leave the pin empty), or run `calc model --max-model-len auto`")  # fmt: skip
+        return None
+    rel = predict.release(version)
+    if rel < predict.AUTO_LENGTH_FROM:
+        errors["max_model_len"] = f"{label}: found {typed!r} on vLLM {version}, expected a token count (auto and -1 from 0.14.0)"
+        return None
+    try:
+        return hfconfig.derived_max_model_len(hfconfig.load(config_text, "config.json"), rel).given_none[0]
+    except InputError as error:
+        errors.update({k: v for k, v in _model_error(str(error), "").items() if k not in errors})
+        return None
+
+
 def _quantized(text: str, method: str | None) -> str:
     """The pasted config under --quantization; a config that does not parse is left for the model
     to name, and a method the checkpoint refuses is named beside the field."""
@@ -318,7 +339,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         errors["kv_cache_dtype"] = f"{short(LABELS['kv_cache_dtype'])}: found {dtype!r}, expected one of {', '.join(DTYPES)}"
     available = read(NAME, raw, errors, "available", LABELS)
     tp = read(NAME, raw, errors, "tp", LABELS)
-    max_len = read(NAME, raw, errors, "max_model_len", LABELS)
+    auto = str(raw.get("max_model_len", "")).strip().lower() in predict.AUTO_LENGTH  # vLLM's auto or -1: fitted to the pool
+    max_len = None if auto else read(NAME, raw, errors, "max_model_len", LABELS)
     prefill_typed = read(NAME, raw, errors, "prefill_budget", LABELS, optional=True)
     seats_typed = read(NAME, raw, errors, "seats", LABELS, optional=True)
     drafts = read(NAME, raw, errors, "speculative_tokens", LABELS)
@@ -382,6 +404,8 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
                 "expected what that box has free (a value left from another box?)"
             )
     predicting = pin is None and card is not None
+    if auto and "engine_version" not in errors:
+        max_len = _auto_length(raw, errors, config_text, version, predicting)
     switches = {
         name: flag(raw, name)
         for name in (
@@ -422,6 +446,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
                                  "box whose pool is the one pinned, expected it empty: the gate reads MemAvailable")  # fmt: skip
     if errors:
         return invalid(NAME, errors, LABELS, names)
+    assert max_len is not None, "a length typed, or auto's: the model's own"
     calibration = catalog.policy["gate"]["calibration"]
     prefill = prefill_typed or calibration["prefill_budget"].count
     seats = seats_typed or calibration["seats"].count
@@ -477,7 +502,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
         taken = f"The pin left empty: the largest the start gate passes, {fmt(pin, 'e9', 2, down=True)}, taken as the pin"
     if pin is None:
         assert card is not None, "no pin is refused above off a discrete card"
-        return _predicted(catalog, card, inputs, start, read_as)
+        return _predicted(catalog, card, inputs, start, read_as, auto)
     try:
         r = modeled.model_report(inputs)
     except InputError as error:
@@ -706,7 +731,7 @@ def _gate_rows(g: UnifiedGate, fig: Figures, rows: list[Any]) -> str:
 _SOURCE = re.compile(r" \(vllm/[^()]*\)")  # a source file named in vLLM's reason, as the verdict row keeps it
 
 
-def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, start: predict.Start, read_as: str = "") -> Output:
+def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs, start: predict.Start, read_as: str = "", auto: bool = False) -> Output:
     """No pin on a discrete card: the pool vLLM will leave, predicted term by term (calc/engine/predict/),
     with the band it was off by on held-out public starts, vLLM's verdict and, for a refused start,
     the least changes that pass. The same prediction as `calc model --gpu` (modeled.prediction_given)."""
@@ -718,6 +743,12 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         given = modeled.prediction_given(r, shape, start)
         topk = predict.experts_per_token(data)
         p = predict.predict(shape, card, start, topk, given)
+        own = start.max_model_len
+        if auto and (fitted := predict.auto_length(start, p)) is not start:  # profiled at the model's own length, then fitted
+            inputs, start = replace(inputs, max_model_len=fitted.max_model_len), fitted
+            r = modeled.model_report(inputs)
+            given = modeled.prediction_given(r, shape, start)
+            p = predict.predict(shape, card, start, topk, given)
         found = predict.fixes(shape, card, start, topk, given)
     except InputError as error:
         return invalid(NAME, _model_error(str(error), read_as), LABELS, names)
@@ -763,6 +794,11 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     drawn = figure_html(charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes))
     rows.insert(4, ("The terms against the card", drawn))
     notes = modeled.prediction_notes(r, shape, start, card.name) + modeled.compile_cache_note(shape, card, start, topk, given, p)
+    if auto:
+        notes = (
+            f"max_model_len {own:,}: auto, the model's own; {predict.auto_length_note(own, p.largest_max_model_len if start.max_model_len == own else start.max_model_len)}",
+            *notes,
+        )
     rows += [("Note", esc(note)) for note in (*notes, *((read_as,) if read_as else ()))]
     pool_said = f"a pool of {fmt(pool_shown, 'GiB')} a rank" if p.available_kv_bytes > 0 else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank"
     if starts:

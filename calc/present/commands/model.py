@@ -57,24 +57,19 @@ def _beside_quant(config_text: str, config: str) -> tuple[str, str | None]:
     return hfconfig.with_hf_quant_config(config_text, _read_text(beside, "quantization config"), config, beside)
 
 
-AUTO_LENGTH = ("auto", "-1")  # vLLM's --max-model-len -1 or auto: the largest that fits (argparse_utils.py human_readable_int_or_auto)
-AUTO_LENGTH_FROM = (0, 14)  # vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, first in 0.14.0
-AUTO_FIT = "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0 to 0.32.x; kv_cache_planning.py from 0.33.0"
-
-
 def _length(args: argparse.Namespace, config_text: str, card: object, rel: tuple[int, int], gated: bool = False) -> tuple[int, bool, str]:
     """max_model_len as vLLM takes it: the number typed; none (or left out), the config's derived
     length; -1 or auto (0.14.0 and later), the derived length, to be fitted to the pool (a card's, a
     pin, or on a unified box, `gated`, the largest pin its gate passes). With the note that says so."""
-    from calc.engine import hfconfig
+    from calc.engine import hfconfig, predict
 
     raw = args.max_model_len
     if isinstance(raw, str) and raw.strip().lower() == "none":
         raw = None
-    auto = isinstance(raw, str) and raw.strip().lower() in AUTO_LENGTH
+    auto = isinstance(raw, str) and raw.strip().lower() in predict.AUTO_LENGTH
     if raw is not None and not auto:
         return _int(args, "max_model_len"), False, ""
-    if auto and rel < AUTO_LENGTH_FROM:
+    if auto and rel < predict.AUTO_LENGTH_FROM:
         raise InputError(f"--max-model-len: found {raw.strip()!r} on vLLM {rel[0]}.{rel[1]}, expected a token count (auto and -1 from 0.14.0)")
     if auto and card is None and args.pin is None and not gated:
         raise InputError(f"--max-model-len: found {raw.strip()!r} without a card or a pool, expected --gpu NAME, --total-memory SIZE or a pool to fit it to")
@@ -231,13 +226,13 @@ def cmd_model(
     if auto:  # fitted as vLLM fits it: the largest length that passes the one-request check, at most the model's
         fit = r.largest_max_model_len
         if fit is not None and 0 < fit < max_len:
-            fitted = f"{length_note}; reduced to {fit:,}, the largest the pool holds ({AUTO_FIT})"
+            fitted = f"{length_note}; {predict.auto_length_note(max_len, fit)}"
             again = {"max_model_len": str(fit), "prefill_budget": str(budget) if budget is not None else None}
             if start is not None:  # the defaults vLLM set before the fit stay
                 again["seats"] = str(r.prediction.max_num_seqs if r.prediction else start.max_num_seqs)
             # the pool stays the one profiled at the model's own length: vLLM fits the length after the profile
             return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted), taken, max_len)
-        length_note += f"; it fits whole ({AUTO_FIT})" if fit is not None and fit >= max_len else f"; vLLM cannot fit it: no memory for one token ({AUTO_FIT})"
+        length_note += f"; {predict.auto_length_note(max_len, fit)}"
     said = (*said, length_note) if length_note else said
     said = (*said, read_as) if read_as else said
     said = (*said, beside_note) if beside_note else said
