@@ -96,6 +96,14 @@ CLI_CASES: list[tuple[list[str], str]] = [
         ["model", "models/configs/qwen3-8b/config.json", "--engine-version", "0.11.0.0.0"],
         "--engine-version: found '0.11.0.0.0', expected a vLLM version such as 0.10.1",
     ),
+    (
+        ["fraction", "--total", "100 GiB", "--free", "120 GiB"],
+        "--free: found 120.00 GiB, more than the total of 100.00 GiB (--total, of the same card); expected",
+    ),
+    (
+        ["fraction", "--box", "h100-sxm", "--free", "90 GiB"],
+        "--free: found 90.00 GiB, more than the total of 79.20 GiB (the NVIDIA H100 SXM's, from the catalog",
+    ),
     (["fraction", "--total", "120", "--free", "100 GiB"], "--total: found '120', 120 B, expected at least 1 MiB, such as '120 GiB' (a number without a unit"),
     (["fraction", "--total", "120 GiB", "--free", "100"], "--free: found '100', 100 B, expected at least 1 MiB, such as '100 GiB' (a number without a unit"),
     (["kv", "--kv-cache-memory-bytes", "16"], "--kv-cache-memory-bytes: found '16', 16 B, expected at least 1 MiB, such as '16 GiB'"),
