@@ -2026,6 +2026,17 @@ def test_the_verdict_prints_the_concurrency_as_the_pool_line_does(capsys) -> Non
     assert "maximum concurrency 49.18x at 16,384" in out
 
 
+def test_cli_says_why_the_weights_term_is_not_the_weights(capsys) -> None:
+    """Gemma 3 27B on an H200: the config's weights are 51.38 GiB, the term the profile takes 51.53 GiB
+    (the allocator's 2 MiB segments); the text says so beside the terms, once, and not where the two agree."""
+    assert cli.main(["model", "models/configs/gemma-3-27b-it/config.json", "--gpu", "h200", "--max-model-len", "4096"]) == 0
+    out = capsys.readouterr().out
+    assert "Weights per rank: 51.38 GiB" in out and "  less weights 51.53 GiB," in out
+    assert "\n  weights 51.53 GiB as loaded, not 51.38 GiB: calc/engine/weights.py from the config; and 0.16 GiB of segments the allocator rounds up to 2 MiB" in out
+    assert cli.main(["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "4096"]) == 0
+    assert "as loaded, not" not in capsys.readouterr().out
+
+
 def test_cli_a_card_the_weights_overfill_prints_no_pool_not_a_negative_one(capsys) -> None:
     """Qwen3-32B on an RTX 4090 at 0.9: 21.31 GiB requested, the terms take 63.50 GiB, so the pool
     line says none and how far short, never a negative pool: the requested share less the terms as

@@ -280,6 +280,9 @@ def cmd_model(
         lines.insert(2, f"On {c.card} ({fmt(c.total_memory_bytes, 'GiB')}) x utilization {c.gpu_memory_utilization} = "
                         f"{fmt(c.requested_bytes, 'GiB')} requested; max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}")  # fmt: skip
         lines.insert(3, "  less " + ", ".join(f"{name} {fmt(t.bytes, 'GiB')}" for name, t in terms.items()))
+        loaded = terms.get("weights")
+        if loaded is not None and fmt(loaded.bytes, "GiB") != fmt(r.weights_bytes_per_rank, "GiB"):  # two weight figures: say why
+            lines[3] += f"\n  weights {fmt(loaded.bytes, 'GiB')} as loaded, not {fmt(r.weights_bytes_per_rank, 'GiB')}: {loaded.source}"
         if (free := c.free_at_start) is not None:  # vLLM's check at start, before it loads anything: its parts as printed, the verdict on bytes
             lines[3] = (
                 f"  free at vLLM's start check: {fmt(free.shown, 'GiB')} ({free.source}), "
