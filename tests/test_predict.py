@@ -2032,7 +2032,10 @@ def test_cli_says_why_the_weights_term_is_not_the_weights(capsys) -> None:
     assert cli.main(["model", "models/configs/gemma-3-27b-it/config.json", "--gpu", "h200", "--max-model-len", "4096"]) == 0
     out = capsys.readouterr().out
     assert "Weights per rank: 51.38 GiB" in out and "  less weights 51.53 GiB," in out
-    assert "\n  weights 51.53 GiB as loaded, not 51.38 GiB: calc/engine/weights.py from the config; and 0.16 GiB of segments the allocator rounds up to 2 MiB" in out
+    assert (
+        "\n  weights 51.53 GiB as loaded, not 51.38 GiB: calc/engine/weights.py from the config; and 0.16 GiB of segments the allocator rounds up to 2 MiB"
+        in out
+    )
     assert cli.main(["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "4096"]) == 0
     assert "as loaded, not" not in capsys.readouterr().out
 
