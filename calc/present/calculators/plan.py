@@ -30,7 +30,7 @@ from calc.present.calculators.form import (
     take,
 )
 from calc.present.chart import figure_html
-from calc.units import InputError, fmt, parse_fraction, printed_sum, shown
+from calc.units import InputError, fmt, parse_fraction, parse_memory, printed_sum, shown
 
 NAME = "plan"
 TITLE = "Several models on one box"
@@ -103,6 +103,14 @@ def _parse_fractions(text: str, label: str) -> list[Fraction]:
     return [parse_fraction(p, label) for p in parts]
 
 
+def _typed_beside_nothing(text: str) -> bool:
+    """A size in a row whose model is empty: anything but nothing or zero (a row's default) was meant for a model."""
+    try:
+        return parse_memory(text, "") != 0 if text.strip() else False
+    except InputError:
+        return True
+
+
 def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     labels = field_labels()
     names = tuple(labels)
@@ -113,7 +121,12 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
     residents = []
     for n in range(1, PLAN_ROWS + 1):
         model_id = str(raw.get(f"model_{n}", "")).strip()
-        if not model_id:
+        if not model_id:  # an empty row: a size typed beside no model is a slip, not a row to drop silently
+            for field in (f"kv_{n}", f"headroom_{n}"):
+                if _typed_beside_nothing(str(raw.get(field, ""))):
+                    errors[field] = (
+                        f"{labels[field]}: found {str(raw.get(field)).strip()!r} beside no model, expected a model chosen in {labels[f'model_{n}']} or the field empty"
+                    )
             continue
         if model_id not in _resident_models(catalog):
             errors[f"model_{n}"] = f"{labels[f'model_{n}']}: found {model_id!r}, expected one of {', '.join(_resident_models(catalog))}"
