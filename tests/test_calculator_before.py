@@ -774,6 +774,12 @@ def test_known_terms_over_memavailable_are_refused_in_the_headline(catalog, defa
     assert cli.main([*argv, "--available", "100 GiB"]) == 0
     gate_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Start gate on"))
     assert gate_line.startswith("Start gate on DGX Spark (GB10): outside calibration")
+    # the JSON says the same: passes false where no overhead can pass, null where the overhead decides
+    assert cli.main([*argv, "--available", "20 GiB", "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["gate"]
+    assert g["passes"] is False and g["needs_bytes"] is None and g["room_for_overhead_bytes"] < 0
+    assert cli.main([*argv, "--available", "100 GiB", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gate"]["passes"] is None
 
 
 def test_the_graph_and_chunking_fields_move_the_pool_as_the_command_line(catalog, default, capsys) -> None:

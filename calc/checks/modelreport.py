@@ -167,7 +167,7 @@ class UnifiedGate:
     overhead_source: str
     terms: tuple[GateTerm, ...]
     needs_bytes: int | None
-    passes: bool | None
+    passes: bool | None  # None outside calibration; False too where the known terms alone are over MemAvailable
     margin_bytes: int | None  # MemAvailable less the needs: negative where refused
     largest_pin_bytes: int | None
     outside_calibration: str  # why the gate cannot size the start, "" where it can

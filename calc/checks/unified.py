@@ -123,7 +123,8 @@ def unified_gate(
     if result.needs is None:
         known = _known_terms(row, request, pin_source)
         room = available - sum(t.bytes for t in known) if known else None
-        return UnifiedGate(str(box["id"]), available, source, where, known, None, None, None, None,
+        refused = False if room is not None and room < 0 else None  # the known terms alone over MemAvailable: no overhead passes
+        return UnifiedGate(str(box["id"]), available, source, where, known, None, refused, None, None,
                            where if row.overhead is None else (result.outside_calibration or ""), room, seats, prefill)  # fmt: skip
     largest = _largest_printed(row, request, available)
     return UnifiedGate(str(box["id"]), available, source, where, terms, result.needs, bool(result.passes), available - result.needs, largest,

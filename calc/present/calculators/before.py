@@ -705,17 +705,17 @@ def _gate_rows(g: UnifiedGate, fig: Figures, rows: list[Any]) -> str:
     if g.needs_bytes is None:
         # the known terms alone above MemAvailable: no overhead passes, so the gate refuses (the headline says so too)
         room = report.margin_as_printed(g.available_bytes, g.terms) if g.room_for_overhead_bytes is not None else None
-        over = room is not None and room < 0
+        over = g.passes is False
         rows.append(("Start gate", badge(False) + " " + fig("gate", "refused") + esc(f" whatever the overhead, which is unknown: {g.outside_calibration}")
                      if over else badge(None) + " " + fig("gate", "outside calibration") + esc(f": {g.outside_calibration}")))  # fmt: skip
         if room is not None:
             rows.append(("Known terms", table(("Term", "A rank", "Source"), terms, "What one rank needs besides the overhead, which is unknown",
                          ("known", fig("known", fmt(report.needs_as_printed(g.terms), "GiB")), "the sum of the known terms as printed"))))  # fmt: skip
             rows.append(("Against MemAvailable", fig("room", fmt(abs(room), "GiB"))
-                         + (" left for the overhead: the start passes if its overhead is at most that" if room >= 0
+                         + (" left for the overhead: the start passes if its overhead is at most that" if not over
                             else " over with the known terms alone: refused whatever the overhead")))  # fmt: skip
         if over:
-            return f"refused whatever the overhead (the known terms alone are {fmt(-(room or 0), 'GiB')} over MemAvailable)"
+            return f"refused whatever the overhead (the known terms alone are {fmt(abs(room or 0), 'GiB')} over MemAvailable)"
         return "outside calibration"
     rows.append(("Start gate (overhead " + esc(g.overhead_source) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
                  ("needs", fig("needs", fmt(report.needs_as_printed(g.terms), "GiB")), "the sum of the terms as printed"))))  # fmt: skip

@@ -383,7 +383,7 @@ def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
 
     if g.needs_bytes is None:
         measured = g.overhead_source == "typed" or g.overhead_source.startswith("from ")
-        over = g.room_for_overhead_bytes is not None and report.margin_as_printed(g.available_bytes, g.terms) < 0
+        over = g.passes is False  # the known terms alone over MemAvailable
         lines = [f"Start gate on {box}: " + ("refused whatever the overhead, which is unknown" if over else "outside calibration")
                  + f" ({g.outside_calibration})" + ("" if measured or over else "; give --overhead, a rank's overhead from a measured start")]  # fmt: skip
         if g.room_for_overhead_bytes is not None:
@@ -391,8 +391,8 @@ def _gate_lines(g: modelreport_module.UnifiedGate, box: str) -> list[str]:
             lines += [f"  known: a rank needs {fmt(known, 'GiB')} = " + " + ".join(f"{t.name} {fmt(t.bytes, 'GiB')}" for t in g.terms if t.bytes)
                       + ", and the overhead, unknown",
                       f"  against MemAvailable {fmt(g.available_bytes, 'GiB')} ({g.available_source}): "
-                      + (f"{fmt(room, 'GiB')} left for the overhead: the start passes if its overhead is at most that" if room >= 0
-                         else f"refused whatever the overhead: the known terms alone are {fmt(-room, 'GiB')} over")]  # fmt: skip
+                      + (f"{fmt(room, 'GiB')} left for the overhead: the start passes if its overhead is at most that" if not over
+                         else f"refused whatever the overhead: the known terms alone are {fmt(abs(room), 'GiB')} over")]  # fmt: skip
         return lines
     needs, margin = report.needs_as_printed(g.terms), report.margin_as_printed(g.available_bytes, g.terms)
     return [
