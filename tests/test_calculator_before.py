@@ -918,3 +918,14 @@ def test_a_pin_still_meets_the_free_memory_check_at_start(catalog, default) -> N
     assert "vLLM refuses it at start" in out.sections["before-verdict"]
     passing = calc_html.run(catalog, "before", {**form, "utilization": "0.85"})
     assert passing.valid and "card_free_at_start" not in passing.figures and "refuses it at start" not in passing.sections["before-verdict"]
+
+
+def test_the_error_list_names_each_field_once(catalog, default) -> None:
+    """The summary and the list under it name a field by its label without its parenthesis, and a
+    message that opens with that name does not say it twice."""
+    out = calc_html.run(catalog, "before", {**default, "index": "zz", "max_model_len": "abc"})
+    assert out.sections["before-verdict"] == "<strong>No result:</strong> 2 inputs need fixing (max_model_len, Checkpoint size)."
+    listed = html.unescape(out.sections["before-result"])
+    assert "<a href=\"#before-index\">Checkpoint size</a>: found 'zz', expected a size such as 10e9, 9.31 GiB or 10 GB</li>" in listed
+    assert "<a href=\"#before-max-model-len\">max_model_len</a>: found 'abc', expected a whole number</li>" in listed
+    assert out.errors["index"].startswith("Checkpoint size: found 'zz'")  # beside the field the message keeps its name

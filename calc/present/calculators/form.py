@@ -107,8 +107,12 @@ def badge(ok: bool | None, yes: str = "passes", no: str = "refused") -> str:
 def invalid(calculator: str, errors: dict[str, str], labels: Mapping[str, str], fields: tuple[str, ...]) -> Output:
     many = fmt(len(errors), "count")
     noun = "input needs" if len(errors) == 1 else "inputs need"
-    names = ", ".join(labels.get(k, k) for k in errors)
-    items = "".join(f'<li><a href="#{dom_id(calculator, k)}">{esc(labels.get(k, k))}</a>: {esc(v)}</li>' for k, v in errors.items())
+    names = ", ".join(short(labels.get(k, k)) for k in errors)
+    # each item links its field by name; the message after it, which opens with that name, does not repeat it
+    items = "".join(
+        f'<li><a href="#{dom_id(calculator, k)}">{esc(short(labels.get(k, k)))}</a>: {esc(v.removeprefix(short(labels.get(k, k)) + ": "))}</li>'
+        for k, v in errors.items()
+    )
     return Output(
         calculator,
         False,
