@@ -861,3 +861,19 @@ def test_quantization_fp8_quantizes_an_unquantized_checkpoint_as_it_loads() -> N
     assert run_calc("model", gptq, "--quantization", "auto_gptq", "--json").returncode == 0
     refused = run_calc("model", gptq, "--quantization", "fp8")
     assert refused.returncode == 2 and "expected 'gptq' or 'gptq_marlin' or 'auto_gptq' or 'marlin'" in refused.stderr
+
+
+def test_model_reads_a_config_piped_in() -> None:
+    """`calc model -` reads the config from standard input, as the trace commands read theirs: the
+    same report as from the file, with no hf_quant_config.json looked for beside it."""
+    path = "models/configs/qwen3-8b/config.json"
+    argv = ("--gpu", "rtx-4090", "--max-model-len", "8192", "--json")
+    piped = json.loads(ok("model", "-", *argv, stdin=(ROOT / path).read_text(encoding="utf-8")))
+    from_file = json.loads(ok("model", path, *argv))
+    assert piped["available_kv_bytes"] == from_file["available_kv_bytes"] > 0
+    assert piped["weights_bytes_per_rank"] == from_file["weights_bytes_per_rank"]
+    # read once: --max-model-len auto runs the report again at the fitted length, on the same text
+    auto = json.loads(ok("model", "-", "--gpu", "rtx-4090", "--max-model-len", "auto", "--json", stdin=(ROOT / path).read_text(encoding="utf-8")))
+    assert auto["max_model_len"] == json.loads(ok("model", path, "--gpu", "rtx-4090", "--max-model-len", "auto", "--json"))["max_model_len"] == 33_824
+    done = calc("model", "-", stdin="not json")
+    assert done.returncode == 2 and done.stderr.startswith("calc: error: ") and "Traceback" not in done.stderr

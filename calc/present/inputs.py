@@ -165,7 +165,7 @@ TABLE: tuple[Input, ...] = (
         None,
         "text",
         "config.json",
-        "the model's config.json",
+        "the model's config.json: a file, a checkpoint's folder, or - for standard input",
         "config.json (paste)",
         "The model's config.json as Hugging Face ships it, quantization_config and all (at most {paste} MiB)",
     ),

@@ -715,7 +715,7 @@ def _gate_rows(g: UnifiedGate, fig: Figures, rows: list[Any]) -> str:
                          + (" left for the overhead: the start passes if its overhead is at most that" if not over
                             else " over with the known terms alone: refused whatever the overhead")))  # fmt: skip
         if over:
-            return f"refused whatever the overhead (the known terms alone are {fmt(abs(room or 0), 'GiB')} over MemAvailable)"
+            return f"refused whatever the overhead (the known terms alone are {fmt(abs(room) if room is not None else 0, 'GiB')} over MemAvailable)"
         return "outside calibration"
     rows.append(("Start gate (overhead " + esc(g.overhead_source) + ")", table(("Term", "A rank", "Source"), terms, "What one rank needs",
                  ("needs", fig("needs", fmt(report.needs_as_printed(g.terms), "GiB")), "the sum of the terms as printed"))))  # fmt: skip

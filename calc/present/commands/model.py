@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from calc.catalog.model import Catalog
 from calc.present import inputs, vllmserve
-from calc.present.commands.common import _flag, _frac, _host_memory, _int
+from calc.present.commands.common import _flag, _frac, _host_memory, _int, read_text
 from calc.present.commands.gate import available_list
 from calc.units import InputError, fmt, parse_count, parse_memory, printed_sum, shown
 
@@ -52,7 +52,7 @@ def _beside_quant(config_text: str, config: str) -> tuple[str, str | None]:
     from calc.engine import hfconfig
 
     beside = os.path.join(os.path.dirname(config), hfconfig.HF_QUANT_CONFIG)
-    if os.path.basename(config) == hfconfig.HF_QUANT_CONFIG or not os.path.isfile(beside):
+    if config == "-" or os.path.basename(config) == hfconfig.HF_QUANT_CONFIG or not os.path.isfile(beside):  # standard input has no folder
         return config_text, None
     return hfconfig.with_hf_quant_config(config_text, _read_text(beside, "quantization config"), config, beside)
 
@@ -96,7 +96,9 @@ def cmd_model(
     from calc.engine import derive, hfconfig, predict
 
     args.config = _config_path(args.config)
-    config_text, read_as = hfconfig.read_as(_read_text(args.config, "config"), args.read_as, args.config)
+    if args.config == "-":  # standard input is read once: a second run of this command (auto, a pin taken) reuses it
+        args.config_stdin = getattr(args, "config_stdin", None) or read_text("-")
+    config_text, read_as = hfconfig.read_as(args.config_stdin if args.config == "-" else _read_text(args.config, "config"), args.read_as, args.config)
     config_text, beside_note = _beside_quant(config_text, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
     start_kv = modeled.start_kv_dtype(config_text, args.config, args.kv_cache_dtype, args.engine_version)
