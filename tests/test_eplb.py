@@ -59,7 +59,7 @@ def test_the_older_spelling_in_its_releases(capsys: pytest.CaptureFixture[str]) 
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--enable-eplb", "--num-redundant-experts", "32"], "--num-redundant-experts: found with vLLM v0.32.0 and later, expected --eplb-config"),
+        (["--enable-eplb", "--num-redundant-experts", "32"], "--num-redundant-experts: found with vLLM v0.32.0 to v0.33.x, expected --eplb-config"),
         (
             ["--enable-eplb", "--eplb-config", '{"num_redundant_experts": 32}', "--engine-version", "0.10.1"],
             "--eplb-config: found with vLLM 0.10.1, expected --num-redundant-experts N",

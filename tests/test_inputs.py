@@ -65,7 +65,12 @@ def test_flags_are_spelled_as_vllm_spells_them() -> None:
     (vllm/engine/arg_utils.py); prefix caching's and chunked prefill's off switches are argparse's
     --no- form of them, the speculative tokens go inside vLLM's --speculative-config, and the
     optimization level is vLLM's -O (--optimization-level read too)."""
-    own = {"no_prefix_caching": "--no-enable-prefix-caching", "no_chunked_prefill": "--no-enable-chunked-prefill", "speculative_tokens": "--speculative-tokens"}
+    own = {
+        "no_prefix_caching": "--no-enable-prefix-caching",
+        "no_chunked_prefill": "--no-enable-chunked-prefill",
+        "no_extensible_kv_cache": "--no-enable-extensible-kv-cache",
+        "speculative_tokens": "--speculative-tokens",
+    }
     for i in inputs.TABLE:
         if i.vllm and i.flag and i.flag.startswith("--"):
             assert i.flag == own.get(i.key, "--" + i.vllm.replace("_", "-")), i.key

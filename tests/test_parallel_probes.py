@@ -83,22 +83,22 @@ def test_the_json_carries_the_host_memory_line(capsys: pytest.CaptureFixture[str
 
 
 def test_a_version_beyond_the_newest_read_is_said(capsys: pytest.CaptureFixture[str]) -> None:
-    """--engine-version 0.99.0 follows the rules of 0.33.0, the newest release read, and says so in
-    the text's first line, a note, and the JSON; a release read (0.33.0, 0.20.0) says nothing of it."""
+    """--engine-version 0.99.0 follows the rules of 0.34.0, the newest release read, and says so in
+    the text's first line, a note, and the JSON; a release read (0.34.0, 0.20.0) says nothing of it."""
     from conftest import cli_json
 
     argv = ["model", QWEN3_8B, "--max-model-len", "4096", "--kv-cache-memory-bytes", "4GiB", "--engine-version", "0.99.0"]
     assert cli.main(argv) == 0
     text = capsys.readouterr().out
     first = text.splitlines()[0]
-    assert "the rules of vLLM 0.33.0, the newest release read (V1, tokens printed from concurrency); 0.99.0 is beyond it" in first
-    said = "--engine-version 0.99.0 is beyond vLLM 0.33.0, the newest release read: the rules used are those of 0.33.0"
+    assert "the rules of vLLM 0.34.0, the newest release read (V1, tokens printed from concurrency); 0.99.0 is beyond it" in first
+    said = "--engine-version 0.99.0 is beyond vLLM 0.34.0, the newest release read: the rules used are those of 0.34.0"
     assert f"Note: {said}" in text
     r = cli_json([*argv, "--json"], capsys)
     assert r["engine_rules"].endswith("0.99.0 is beyond it") and said in r["notes"]
-    same = cli_json([*argv[:-1], "0.33.0", "--json"], capsys)
+    same = cli_json([*argv[:-1], "0.34.0", "--json"], capsys)
     assert same["kv_tokens"] == r["kv_tokens"] and not any("beyond" in n for n in same["notes"])
-    assert same["engine_rules"] == "vLLM 0.33.0 (V1, tokens printed from concurrency)"
+    assert same["engine_rules"] == "vLLM 0.34.0 (V1, tokens printed from concurrency)"
     older = cli_json([*argv[:-1], "0.20.0", "--json"], capsys)
     assert not any("beyond" in n for n in older["notes"])
 
@@ -186,8 +186,8 @@ def test_the_before_calculator_says_a_version_beyond_the_newest_read(catalog) ->
     d = dict(calc_html.defaults_of(catalog, "before").values)
     out = calc_html.run(catalog, "before", {**d, "engine_version": "0.99.0"})
     text = "".join(out.sections.values())
-    assert out.valid and "the rules of vLLM 0.33.0, the newest release read" in text and "0.99.0 is beyond it" in text
-    assert "beyond" not in "".join(calc_html.run(catalog, "before", {**d, "engine_version": "0.33.0"}).sections.values())
+    assert out.valid and "the rules of vLLM 0.34.0, the newest release read" in text and "0.99.0 is beyond it" in text
+    assert "beyond" not in "".join(calc_html.run(catalog, "before", {**d, "engine_version": "0.34.0"}).sections.values())
 
 
 def test_the_verdict_rounds_once_without_a_head_extra(catalog) -> None:

@@ -2498,3 +2498,49 @@ def test_model_runner_v2_builds_its_sampler_state_on_the_last_stage(capsys) -> N
     for r in (first, second):
         spent = r["weights_bytes"] + r["activation_peak_bytes"] + r["cuda_graph_bytes"] + r["non_torch_bytes"]
         assert r["available_kv_bytes"] == d["requested_bytes"] - spent
+
+
+def test_v0_34_measures_the_pool_after_warmup(capsys) -> None:
+    """vLLM 0.34.0 sizes the pool from memory measured after warmup by default (extensible_kv_cache.py
+    measure_kv_cache_bytes): utilization 1.0 unless set; the terms come off min(requested, free at
+    start less max(1 GiB, 0.75 x the peak kept)), the peak kept being the activation peak and the graph
+    estimate, which so comes off twice; 'Available KV cache memory' prints the range reserved, the
+    requested share less the profile's terms. Qwen3-8B on an RTX 4090: 23.68 GiB requested, 23.29 GiB
+    free at start (the 4090's 0.39 GiB of CUDA context), a 1.18 GiB margin, a pool of 4.56 GiB where
+    0.33.0's estimate leaves 4.65 GiB at 0.92; no held-out band is claimed for it."""
+    base = ["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "16000", "--json"]
+    r = _json([*base, "--engine-version", "0.34.0"], capsys)
+    t = {name: term["bytes"] for name, term in r["terms"].items()}
+    assert r["extensible_kv_cache"] is True and r["gpu_memory_utilization"] == 1.0 and r["requested_bytes"] == r["total_memory_bytes"]
+    kept = t["activation_peak"] + t["cuda_graph"]
+    assert t["graph_estimate_kept"] == t["cuda_graph"] > 0
+    assert r["margin_bytes"] == max(GiB, kept * 3 // 4)
+    assert r["budget_bytes"] == min(r["requested_bytes"], r["free_at_start_bytes"] - r["margin_bytes"])
+    assert r["available_kv_bytes"] == r["budget_bytes"] - t["weights"] - t["activation_peak"] - t["non_torch"] - 2 * t["cuda_graph"]
+    assert r["reserved_kv_bytes"] == r["requested_bytes"] - t["weights"] - t["activation_peak"] - t["non_torch"] - t["cuda_graph"]
+    assert round(r["available_kv_bytes"] / GiB, 2) == 4.56 and round(r["free_at_start_bytes"] / GiB, 2) == 23.29
+    assert r["held_out_error"] is None and any(n.startswith("vLLM 0.34.0 sizes the pool from the memory it measures after warmup") for n in r["notes"])
+    # off, the estimate path: 0.33.0's pool, at 0.92, with its band
+    off = _json([*base, "--engine-version", "0.34.0", "--no-enable-extensible-kv-cache"], capsys)
+    old = _json([*base, "--engine-version", "0.33.0"], capsys)
+    assert off["extensible_kv_cache"] is False and off["budget_bytes"] == off["requested_bytes"] and off["reserved_kv_bytes"] is None
+    assert off["available_kv_bytes"] == old["available_kv_bytes"] and round(old["available_kv_bytes"] / GiB, 2) == 4.65
+    assert off["held_out_error"] is not None and "graph_estimate_kept" not in off["terms"]
+    # the request is a cap, not checked against free memory: 1 GiB held by others leaves a smaller budget, not a refusal
+    held = _json([*base, "--engine-version", "0.34.0", "--in-use", "1 GiB"], capsys)
+    assert held["verdict"] == "starts" and held["budget_bytes"] == held["free_at_start_bytes"] - held["margin_bytes"]
+    assert held["available_kv_bytes"] == r["available_kv_bytes"] - GiB
+    assert _json([*base, "--engine-version", "0.33.0", "--in-use", "1 GiB", "--gpu-memory-utilization", "0.99"], capsys)["verdict"] == "free memory"
+
+
+def test_v0_34_text_adds_up_from_the_budget(capsys) -> None:
+    """The text names the budget measured after warmup and the reservation 'Available KV cache memory'
+    prints, and the pool it prints is the budget less the terms as printed."""
+    assert cli.main(["model", "models/configs/qwen3-8b/config.json", "--gpu", "rtx-4090", "--max-model-len", "16000", "--engine-version", "0.34.0"]) == 0
+    out = capsys.readouterr().out
+    assert "x utilization 1.0 = 23.68 GiB requested" in out
+    assert ("measured after warmup (the extensible KV cache, vLLM 0.34.0's default): the terms come off 22.11 GiB, the smaller of the 23.68 GiB "
+            "requested and the 23.29 GiB free at start less a 1.18 GiB margin; 'Available KV cache memory' prints 6.54 GiB") in out  # fmt: skip
+    assert "less weights 15.27 GiB, activation_peak 1.16 GiB, non_torch 0.29 GiB, cuda_graph 0.41 GiB, graph_estimate_kept 0.41 GiB" in out
+    assert "KV pool a rank (predicted): 4.57 GiB (as the printed terms add up; 4.56 GiB from the exact bytes)" in out  # 22.11 - 17.54
+    assert "held-out public starts" not in out

@@ -322,11 +322,11 @@ def model_report(i: ModelInputs) -> ModelReport:
 
 def beyond_read(text: str | None) -> str | None:
     """Where --engine-version names a release newer than the newest whose source was read
-    (calc/engine/predict/defaults.py LATEST, the 0.33.0 wheel), what the report says of it: the rules
+    (calc/engine/predict/defaults.py NEWEST_READ, the 0.34.0 wheel), what the report says of it: the rules
     followed are the newest release's, and the version typed is beyond it. None otherwise."""
-    if not text or release_of(text) <= predict.LATEST:
+    if not text or release_of(text) <= predict.NEWEST_READ:
         return None
-    newest = f"{predict.LATEST[0]}.{predict.LATEST[1]}.0"
+    newest = f"{predict.NEWEST_READ[0]}.{predict.NEWEST_READ[1]}.0"
     return f"--engine-version {text.strip()} is beyond vLLM {newest}, the newest release read: the rules used are those of {newest}"
 
 
@@ -336,7 +336,7 @@ def _engine_rules(rules: kvlayout.Version, version: str | None) -> str:
     if beyond_read(version) is None:
         return f"vLLM {rules.name} ({how})"
     assert version is not None
-    newest = f"{predict.LATEST[0]}.{predict.LATEST[1]}.0"
+    newest = f"{predict.NEWEST_READ[0]}.{predict.NEWEST_READ[1]}.0"
     return f"the rules of vLLM {newest}, the newest release read ({how}); {version.strip()} is beyond it"
 
 
@@ -554,6 +554,8 @@ def prediction_notes(r: ModelReport, shape: hfconfig.Shape, start: predict.Start
     what a unified-memory box would make of the host memory is left out."""
     notes = [n for n in r.notes if not n.startswith(offload.UNIFIED)]
     rel = predict.release(start.engine_version)
+    if predict.extensible_kv_cache(rel, start.extensible_kv_cache):
+        notes.append(predict.extensible.NOTE)
     if start.flashinfer_sampler and not (0, 8) <= rel < (0, 12):
         notes.append(
             f"--flashinfer-installed changes nothing on vLLM {rel[0]}.{rel[1]}: V1 samples with FlashInfer wherever it imports from 0.8.0 to "

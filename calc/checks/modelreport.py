@@ -347,6 +347,10 @@ class CardPrediction:
     held_out_error: HeldOutError | None = None  # the band the prediction was off by on public starts nothing was fitted to
     free_at_start_bytes: int | None = None  # what vLLM's start check sees free on a rank, where the release checks it (predict.startup)
     free_at_start: FreeAtStart | None = None  # its parts, where the answer says it (--in-use given, or the check refuses)
+    extensible_kv_cache: bool = False  # the pool measured after warmup (v0.34.0's default): the terms come off budget_bytes
+    budget_bytes: int = 0  # what the terms come off: requested_bytes, or min(requested, free at start less the margin)
+    margin_bytes: int | None = None  # with the extensible KV cache, the margin kept free beside the peak
+    reserved_kv_bytes: int | None = None  # with it, what 'Available KV cache memory' prints: the range reserved, not the pool
 
 
 @dataclass(frozen=True)
@@ -431,6 +435,7 @@ REPORT_KEYS = ("modeled", "architecture", "family", "layers", "tp", "kv_cache_dt
                "kv_bytes_per_request", "kv_floor_bytes", "null_block_bytes", "block_size", "kv_groups", "layers_per_group", "padding_layers",
                "kv_tokens", "kv_tokens_all_replicas", "max_concurrency", "kv_blocks", "largest_max_model_len", "pp", "dp", "enable_expert_parallel",
                "ep_size", "world_size", "ranks", "lora", "tower", "offload", "notes")  # fmt: skip
-CARD_KEYS = ("card", "card_source", "total_memory_bytes", "gpu_memory_utilization", "requested_bytes", "max_num_seqs", "max_num_batched_tokens",
+CARD_KEYS = ("card", "card_source", "total_memory_bytes", "gpu_memory_utilization", "requested_bytes", "extensible_kv_cache", "budget_bytes",
+             "margin_bytes", "reserved_kv_bytes", "max_num_seqs", "max_num_batched_tokens",
              "batch_source", "activation_peak_bytes", "forward_peak_bytes", "sampler_warmup_bytes", "compile_block_bytes", "non_torch_bytes",
              "cuda_graph_bytes", "free_at_start_bytes")  # fmt: skip

@@ -140,7 +140,7 @@ MAMBA_PREFIX_CACHING = frozenset({
     "NemotronHForCausalLM", "JambaForCausalLM", "FalconH1ForCausalLM", "Zamba2ForCausalLM",
     "GraniteMoeHybridForCausalLM", "MambaForCausalLM", "FalconMambaForCausalLM", "Mamba2ForCausalLM",
 })  # fmt: skip
-NEWEST = "v0.32.0 and later"  # the rules of the newest releases read, 0.32.0 and 0.33.0
+NEWEST = "v0.32.0 to v0.33.x"  # the rules a start without a version follows: 0.32.0 and 0.33.0, the newest checked on public starts
 
 
 @dataclass(frozen=True)

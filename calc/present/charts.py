@@ -447,26 +447,31 @@ def plan_budget(catalog: Catalog, plan_id: str = "coder-and-70b") -> Bars:
 # --- the pool predicted on a card ------------------------------------------------------------
 
 
-def predicted_pool(card_name: str, total: int, requested: int, terms: Sequence[tuple[str, int]], pool: int, chart_id: str = "before-pool") -> Bars:
+def predicted_pool(
+    card_name: str, total: int, requested: int, terms: Sequence[tuple[str, int]], pool: int, chart_id: str = "before-pool", measured: bool = False
+) -> Bars:
     """Before the first start on a discrete card: what vLLM's profile takes off the memory it
     requests (calc/engine/predict's terms), and the pool that is left, stacked against the card's total
-    and the requested share. A pool at or below zero is drawn as none and said."""
+    and the requested share (`measured`: the budget measured after warmup, v0.34.0's extensible KV
+    cache, in its place). A pool at or below zero is drawn as none and said."""
+    base = "budget" if measured else "requested"
     tones = {"weights": "weights", "activation_peak": "prefill", "non_torch": "overhead", "cuda_graph": "seats", "lora": "drafter"}
     segments = [Segment(name.replace("_", " "), value, tones.get(name, "held"), gib(value)) for name, value in terms if value > 0]
     if pool > 0:
         segments.append(Segment("KV pool", pool, "kv", gib(pool)))
     verdict = f"pool {gib(pool)}" if pool > 0 else "no pool left"
     row = Row(f"{card_name}, one rank", tuple(segments), (), verdict)
-    rules = (Rule(total, f"total {gib(total)}", "available"), Rule(requested, f"requested {gib(requested)}", "limit"))
+    rules = (Rule(total, f"total {gib(total)}", "available"), Rule(requested, f"{base} {gib(requested)}", "limit"))
     figures = tuple((name.replace("_", " "), gib(value, 2)) for name, value in terms) + (
         ("KV pool", gib(pool, 2)),
-        ("requested", gib(requested, 2)),
+        (base, gib(requested, 2)),
         ("card total", gib(total, 2)),
     )
     taken = sum(value for _, value in terms)
     # with a pool left, what the terms take is said as the requested less the pool, both as printed, so the sentence adds up
     said_taken = gib(shown(requested, "GiB", 1) - shown(pool, "GiB", 1)) if pool > 0 else gib(taken)
-    summary = f"Of the {gib(requested)} vLLM requests on the {card_name} ({gib(total)} in all), the profile's terms take {said_taken} and " + (
+    of = f"{gib(requested)} budget vLLM measures after warmup" if measured else f"{gib(requested)} vLLM requests"
+    summary = f"Of the {of} on the {card_name} ({gib(total)} in all), the profile's terms take {said_taken} and " + (
         f"leave a KV pool of {gib(pool)}." if pool > 0 else "leave no KV pool: vLLM refuses the start."
     )
     return Bars(chart_id, "The pool vLLM leaves, predicted", summary, _gib_axis(max(total, taken)), (row,), rules, figures)

@@ -37,6 +37,7 @@ A unified-memory box (GB10, Jetson) is not sized here: vLLM reads its free memor
 from __future__ import annotations
 
 from calc.engine import hfconfig
+from calc.engine.predict import extensible
 from calc.engine.predict.cards import (
     HOPPER,
     NVLS_BOXES,
@@ -53,7 +54,17 @@ from calc.engine.predict.cards import (
     is_turing,
     sold_size_note,
 )
-from calc.engine.predict.defaults import LATEST, MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
+from calc.engine.predict.defaults import (
+    LATEST,
+    MAX_MODEL_LEN,
+    NEWEST_READ,
+    Batch,
+    default_batch,
+    default_utilization,
+    extensible_kv_cache,
+    patch_release,
+    release,
+)
 from calc.engine.predict.fixes import AUTO_FIT, AUTO_LENGTH, AUTO_LENGTH_FROM, Fix, Limits, auto_length, auto_length_note, fixes, highest_utilization, limits
 from calc.engine.predict.graphs import (
     CUDA_GRAPH_FULL_FIRST,
@@ -175,6 +186,7 @@ __all__ = [
     "Given",
     "HOPPER",
     "LATEST",
+    "NEWEST_READ",
     "Limits",
     "MAX_MODEL_LEN",
     "NON_TORCH_ONE_RANK",
@@ -222,6 +234,8 @@ __all__ = [
     "further_graph",
     "default_batch",
     "default_utilization",
+    "extensible",
+    "extensible_kv_cache",
     "compile_block",
     "experts_per_token",
     "find_box",

@@ -10,7 +10,8 @@ from calc.engine.predict.cards import _key
 from calc.engine.release import parse_release
 from calc.units import GiB
 
-LATEST = (0, 33)  # the newest release whose source these terms were read in
+LATEST = (0, 33)  # the newest release whose terms are checked on public starts: the rules a start without a version follows
+NEWEST_READ = (0, 34)  # the newest release whose source was read: 0.34.0's pool measured after warmup (extensible.py), the rest as 0.33.0's
 MAX_MODEL_LEN = 2**27  # 134M tokens: above every published context; a longer one is a typing slip
 
 
@@ -31,8 +32,22 @@ def patch_release(text: str | None) -> tuple[int, int, int]:
 CHUNKED_OFF_FROM = (0, 12)  # V1 keeps --no-enable-chunked-prefill from v0.12.0 (vllm/engine/arg_utils.py)
 
 
-def default_utilization(rel: tuple[int, int]) -> Fraction:
-    """vllm/config/cache.py, gpu_memory_utilization: 0.9 up to v0.19.x, 0.92 from v0.20.0."""
+EXTENSIBLE_FROM = (0, 34)  # vllm/config/vllm.py (0.34.0): enable_extensible_kv_cache on by default on CUDA and ROCm
+
+
+def extensible_kv_cache(rel: tuple[int, int], asked: bool | None = None) -> bool:
+    """Whether the start sizes its pool from the memory measured after warmup and graph capture
+    (--enable-extensible-kv-cache): from v0.34.0 on by default on CUDA and ROCm, where no pool is
+    pinned (vllm/config/vllm.py, 0.34.0; a driver without virtual memory management turns it off
+    again, which the inputs here do not know); `asked`, the flag given."""
+    return asked if asked is not None else rel >= EXTENSIBLE_FROM
+
+
+def default_utilization(rel: tuple[int, int], extensible: bool = False) -> Fraction:
+    """vllm/config/cache.py, gpu_memory_utilization: 0.9 up to v0.19.x, 0.92 from v0.20.0; from v0.34.0
+    unset, resolved_gpu_memory_utilization gives 1.0 with the extensible KV cache, 0.92 without."""
+    if extensible:
+        return Fraction(1)
     return Fraction(92, 100) if rel >= (0, 20) else Fraction(9, 10)
 
 

@@ -9,9 +9,18 @@ from fractions import Fraction
 
 from calc.engine import kvlayout, lora, multimodal, offload, ranks, weights
 from calc.engine.hfconfig import MM_PREFIX_FLOOR_FROM, Shape, ropes_as_loaded
-from calc.engine.predict import startup
+from calc.engine.predict import extensible, startup
 from calc.engine.predict.cards import Card, flashinfer_runs_on, fp8_refused, is_turing
-from calc.engine.predict.defaults import CHUNKED_OFF_FROM, MAX_MODEL_LEN, Batch, default_batch, default_utilization, patch_release, release
+from calc.engine.predict.defaults import (
+    CHUNKED_OFF_FROM,
+    MAX_MODEL_LEN,
+    Batch,
+    default_batch,
+    default_utilization,
+    extensible_kv_cache,
+    patch_release,
+    release,
+)
 from calc.engine.predict.graphs import Capture, capture_of, cuda_graph, graph_counts, graph_sizes, mamba_graphs, model_runner_v2, piecewise_activations
 from calc.engine.predict.terms import (
     Term,
@@ -76,6 +85,7 @@ class Start:
     cudagraph_mode: str = "FULL_AND_PIECEWISE"  # -O1 PIECEWISE, -O0 NONE, or --compilation-config's (graphs.Capture.mode)
     compiled: bool = True  # False under -O0 or a compilation mode 0: torch.compile off, so no compile's block
     in_use: int = 0  # --in-use: bytes other processes hold on each card when vLLM starts (startup.py)
+    extensible_kv_cache: bool | None = None  # --[no-]enable-extensible-kv-cache; None: the release's default (on from v0.34.0)
 
 
 @dataclass(frozen=True)
@@ -130,6 +140,19 @@ class Prediction:
     free_at_start: startup.FreeAtStart | None = None  # what vLLM's start snapshot sees free on a rank, where the release checks it
     graph_activations: int = 0  # the largest graph's activations in the estimate's first capture (graphs.piecewise_activations)
     sampler_state_bytes: int = 0  # Model Runner V2's sampler state counted as consumed (v2_sampler_state), inside `non_torch`
+    measured: extensible.Budget | None = None  # where the pool is measured after warmup (v0.34.0's default): what the terms come off
+    reserved_kv_bytes: int | None = None  # there, what 'Available KV cache memory' prints: the address range reserved, not the pool
+
+    @property
+    def budget_bytes(self) -> int:
+        """What the terms come off: the requested share, or the budget measured after warmup."""
+        return self.measured.bytes if self.measured else self.requested_bytes
+
+    @property
+    def graph_kept(self) -> Term:
+        """Where the pool is measured after warmup, the graph estimate again, inside the peak kept free."""
+        kept = self.cuda_graph.bytes if self.measured else 0
+        return Term("graph_estimate_kept", kept, f"the graph estimate again, inside the transient peak kept free ({extensible.SOURCE})")
 
 
 def flashinfer_sampler(installed: bool, off: bool) -> bool | None:
@@ -246,7 +269,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     shape = weights.bnb_as_loaded(weights.drafter_as_loaded(ropes_as_loaded(shape, rel), rel, s.pp), patch_release(s.engine_version),
                                   s.engine_version)  # fmt: skip
     v = ranks.in_flight(kvlayout.version(s.engine_version), s.pp)
-    util = s.utilization if s.utilization is not None else default_utilization(rel)
+    ext = extensible_kv_cache(rel, s.extensible_kv_cache)  # the pool measured after warmup (extensible.py), v0.34.0's default
+    util = s.utilization if s.utilization is not None else default_utilization(rel, ext)
     requested = math.ceil(card.total_bytes * util)
     batch = default_batch(rel, card.total_bytes, card.name, s.max_model_len, s.offline, s.chunked_prefill)
     tokens, seqs = scheduled(s, batch, rel, shape.batched_tokens_floor)
@@ -334,8 +358,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
     elif s.in_use and v0:
         nt = Term("non_torch", nt.bytes, f"{nt.source}; the {_gib(s.in_use, up=True)} other processes hold (--in-use) are not counted: V0 from "
                   "0.6.5 measures from a baseline snapshot and checks no free memory at start (startup.py)")  # fmt: skip
-    free = (startup.free_at_start(card.total_bytes, s.in_use, s.tp, card.nvls, rel3, card.context_bytes, card.context_source)
-            if startup.checks_free(rel3, v0) else None)  # fmt: skip
+    snapshot = startup.free_at_start(card.total_bytes, s.in_use, s.tp, card.nvls, rel3, card.context_bytes, card.context_source)
+    free = snapshot if startup.checks_free(rel3, v0) and not ext else None  # with the extensible cache the request is a cap, not checked
     capture = replace(capture_of(shape, card, s.kv_cache_dtype, s.speculative_tokens, rel), max_size=s.max_cudagraph_capture_size,
                       sizes=s.cudagraph_capture_sizes, mode=s.cudagraph_mode)  # fmt: skip
     cg = cuda_graph(shape, rel, seqs, tokens, s.enforce_eager, card.vendor, v2, capture, s.tp, topk, not s.compiled)
@@ -354,6 +378,10 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         wterm = Term("weights", wterm.bytes - moved, f"{wterm.source}, less {_gib(moved)} --cpu-offload-gb moves to the host (offloader/uva.py)")
     lterm = _lora_term(s.lora, lora_n[0])
     pool = requested - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - cg.bytes
+    measured = extensible.budget(requested, snapshot.bytes, act.bytes + cg.bytes, card.vendor) if ext else None
+    reserved = pool if measured else None  # what 'Available KV cache memory' prints: the address range reserved
+    if measured:  # the terms off the measured budget, and the graph estimate again inside the peak kept free
+        pool = measured.bytes - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - 2 * cg.bytes
     mode = kvlayout.mamba_cache_mode(shape, v, s.prefix_caching)  # a hybrid's state pages, by the release's rule
     settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens, mamba_cache_mode=mode)
     kv_shape, tightest, check_whole = shape, 0, False
@@ -377,6 +405,15 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                                   capture, s.tp, topk, not s.compiled)  # fmt: skip
                 nt_n = nt.bytes if last else stage_nt.bytes
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt_n - cg_n.bytes
+                if ext:  # each rank measures its own (extensible.py); vLLM keeps the smallest count of blocks
+                    avail = (
+                        extensible.budget(requested, snapshot.bytes, act_n + cg_n.bytes, card.vendor).bytes
+                        - w_n
+                        - lora_n[st.rank]
+                        - act_n
+                        - nt_n
+                        - 2 * cg_n.bytes
+                    )
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank], nt_n))
             stage_pools = tuple(made)
@@ -398,6 +435,9 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                 nt, state = stage_nt, Term("v2_sampler_state", 0, "the sampler's state is built on the last stage alone")
             lterm = _lora_term(s.lora, sp.lora_bytes)
             pool = sp.available_kv_bytes
+            if ext:  # the tightest stage's own budget and reservation
+                measured = extensible.budget(requested, snapshot.bytes, act.bytes + cg.bytes, card.vendor)
+                reserved = requested - sp.weights_bytes - sp.lora_bytes - act.bytes - nt.bytes - cg.bytes
             check_whole = ranks.whole_model_check(v)
             if not check_whole:
                 req = kvlayout.request(kv_shape, settings, s.max_model_len, v)
@@ -406,6 +446,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             raise
         raise InputError(str(error)) from None
     kv_tokens = concurrency = largest = None
+    base = measured.bytes if measured else requested  # what the terms come off
     heaviest = max((sp.weights_bytes + sp.lora_bytes for sp in stage_pools), default=wterm.bytes + lterm.bytes)
     if heaviest >= card.total_bytes:
         verdict, reason = (
@@ -420,7 +461,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
             "no KV memory",
             (
                 "vLLM refuses: 'No available memory for the cache blocks' (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory); "
-                + (f"the terms take {_gib(requested - pool, up=True)} of the {_gib(requested, down=True)} requested" if pool <= 0 else
+                + (f"the terms take {_gib(base - pool, up=True)} of the {_gib(base, down=True)} {'budget measured after warmup' if measured else 'requested'}" if pool <= 0 else
                    f"the {_gib(pool, down=True)} left hold no more than the {_gib(req.null_block_bytes, up=True)} block vLLM holds back")
             ),
         )  # fmt: skip
@@ -471,7 +512,8 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                       kv_tokens, concurrency, largest, verdict, reason, min(seqs, tokens), shape.vocab, residual, s.tp * s.pp,
                       stage_pools, tightest, lterm, ws.bytes,
                       graph_counts(seqs, tokens, shape.architecture, rel, capture, v2) if cg.bytes else (0, 0), v2, cb, pinned, free,
-                      _graph_activations(kv_shape, rel, seqs, tokens, capture, v2, s.tp, topk, not s.compiled) if cg.bytes else 0, state.bytes)  # fmt: skip
+                      _graph_activations(kv_shape, rel, seqs, tokens, capture, v2, s.tp, topk, not s.compiled) if cg.bytes else 0, state.bytes,
+                      measured, reserved)  # fmt: skip
 
 
 def _graph_activations(shape: Shape, rel: tuple[int, int], seqs: int, tokens: int, capture: Capture, v2: bool, tp: int, topk: int, eager: bool) -> int:

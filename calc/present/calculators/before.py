@@ -189,6 +189,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "allow_long_max_model_len": "",
         "compile_cached": "",
         "no_chunked_prefill": "",
+        "no_extensible_kv_cache": "",
         "max_cudagraph_capture_size": "",
         "optimization_level": "",
         "in_use": "",
@@ -225,13 +226,14 @@ def defaults(catalog: Catalog) -> Defaults:
         "allow_long_max_model_len": "Default off: vLLM refuses a max_model_len above the model's own (vllm/config/model.py _get_and_verify_max_len)",
         "compile_cached": "Default off: a first start, which compiles the model inside the profile (vllm/config/compilation.py combo kernels)",
         "no_chunked_prefill": "Default off: chunked prefill on, vLLM's default",
+        "no_extensible_kv_cache": "Default off: from vLLM 0.34.0 the pool is measured after warmup, its default",
         "max_cudagraph_capture_size": "Default empty: vLLM's capture sizes (vllm/config/vllm.py _set_cudagraph_sizes)",
         "optimization_level": "Default empty: vLLM's -O2, FULL_AND_PIECEWISE graphs (vllm/config/vllm.py)",
         "in_use": "Default empty: an idle card, which vLLM's own CUDA context alone takes from before its free-memory check",
         "pin": box_sources["pin"],
         "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
-        "engine_version": "Default empty: the rules of vLLM v0.32.0 and later, the newest read",
+        "engine_version": "Default empty: the rules of vLLM v0.32.0 to v0.33.x, the newest checked on public starts",
         "pipeline_parallel_size": "Default 1: no pipeline parallel, vLLM's default",
         "pp_layer_partition": "Default empty: vLLM's split (vllm/distributed/utils.py get_pp_indices)",
         "enable_lora": "Default off: no adapters, vLLM's default",
@@ -416,6 +418,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             "allow_long_max_model_len",
             "compile_cached",
             "no_chunked_prefill",
+            "no_extensible_kv_cache",
         )  # fmt: skip
     }
     sampler = take(errors, "no_flashinfer_sampler", lambda: predict.flashinfer_sampler(switches["flashinfer_installed"], switches["no_flashinfer_sampler"]))
@@ -463,7 +466,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             offline=switches["offline"], cpu_offload_gib=host_cfg.cpu_offload_gib if host_cfg else Fraction(0),
             flashinfer_sampler=sampler, quantization=method, allow_long_max_model_len=switches["allow_long_max_model_len"],
             drafter=drafts > 0, speculative_tokens=drafts, compile_cached=switches["compile_cached"],
-            chunked_prefill=False if switches["no_chunked_prefill"] else None, max_cudagraph_capture_size=compiling.max_size,
+            chunked_prefill=False if switches["no_chunked_prefill"] else None, extensible_kv_cache=False if switches["no_extensible_kv_cache"] else None, max_cudagraph_capture_size=compiling.max_size,
             cudagraph_mode=compiling.mode, compiled=compiling.compiled, in_use=in_use or 0, model_len=_own_length(config_text, version),
         )  # fmt: skip
         try:
@@ -755,11 +758,14 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     fig = Figures()
     band = modeled.held_out_error(catalog.policy)  # the same band `calc model --gpu` prints
     assert band is not None, "catalog/policy.yaml holds the prediction's held-out band"
-    taken = (p.weights, p.activation, p.non_torch, p.cuda_graph)
+    taken = (p.weights, p.activation, p.non_torch, p.cuda_graph, *((p.graph_kept,) if p.measured else ()))
     terms = [("requested", fig("p_requested", fmt(p.requested_bytes, "GiB")), esc("total x utilization, rounded up (vllm/v1/worker/utils.py request_memory)"))]
+    if p.measured:  # the pool measured after warmup: the terms come off the budget, the smaller of the request and free memory less a margin
+        terms += [("budget measured after warmup", fig("p_budget", fmt(p.measured.bytes, "GiB")),
+                   esc(f"{p.measured.source}: {fmt(p.measured.free_at_start, 'GiB')} free at start less a {fmt(p.measured.margin, 'GiB')} margin"))]  # fmt: skip
     terms += [(esc("less " + t.name.replace("_", " ")), fig(f"p_{t.name}", fmt(t.bytes, "GiB")), esc(t.source)) for t in taken]
-    # printed arithmetic: the pool row is the requested row less the term rows, as printed; the verdict stays on exact bytes
-    pool_shown = shown(p.requested_bytes, "GiB") - sum((shown(t.bytes, "GiB") for t in taken), Fraction(0))
+    # printed arithmetic: the pool row is the budget row (the requested one, or the measured one) less the term rows, as printed
+    pool_shown = shown(p.budget_bytes, "GiB") - sum((shown(t.bytes, "GiB") for t in taken), Fraction(0))
     rows = [
         ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
         ("Card", esc(card.name) + ": total " + fig("card_total", fmt(card.total_bytes, "GiB")) + esc(f" as torch reports it ({card.source})")),
@@ -773,7 +779,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
            + fig("band_median", fmt(band.median, "%", 2)) + esc(" at the median and ")
            + fig("band_p90", fmt(band.p90, "%", 2)) + esc(" at the 90th percentile, over ")
            + fig("band_starts", fmt(band.starts, "count")) + esc(" starts (scripts/pool_accuracy.py)")),)
-          if p.available_kv_bytes > 0 else ()),  # the band of a predicted pool, none beside a refusal for want of one
+          if p.available_kv_bytes > 0 and not p.measured else ()),  # the band of a pool predicted as the public starts checked it
         (f"KV a request at {fmt(inputs.max_model_len, 'count')} tokens (modeled)", fig("per_request", fmt(r.kv_bytes_per_request, "GiB"))),
     ]  # fmt: skip
     if p.kv_tokens is not None and p.max_concurrency is not None and p.largest_max_model_len is not None:
@@ -791,7 +797,11 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     if found:
         fixes = [(esc(f.change), esc(f.flags), fig(f"fix_{n}", fmt(f.prediction.available_kv_bytes, "GiB"))) for n, f in enumerate(found)]
         rows.append(("The least changes that pass, each predicted again", table(("Change", "Flags", "Pool a rank"), fixes, "Settings that start")))
-    drawn = figure_html(charts.predicted_pool(card.name, card.total_bytes, p.requested_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes))
+    drawn = figure_html(
+        charts.predicted_pool(
+            card.name, card.total_bytes, p.budget_bytes, [(t.name, t.bytes) for t in taken], p.available_kv_bytes, measured=p.measured is not None
+        )
+    )
     rows.insert(4, ("The terms against the card", drawn))
     notes = modeled.prediction_notes(r, shape, start, card.name) + modeled.compile_cache_note(shape, card, start, topk, given, p)
     if auto:
@@ -802,7 +812,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     rows += [("Note", esc(note)) for note in (*notes, *((read_as,) if read_as else ()))]
     pool_said = f"a pool of {fmt(pool_shown, 'GiB')} a rank" if p.available_kv_bytes > 0 else f"no pool left, {fmt(-pool_shown, 'GiB')} short a rank"
     if starts:
-        band_said = f" (held-out starts: off by {fmt(band.median, '%', 2)} at the median)"
+        band_said = f" (held-out starts: off by {fmt(band.median, '%', 2)} at the median)" if not p.measured else " (measured after warmup: unchecked)"
         verdict = f"Predicted on the {card.name}: {pool_said}{band_said}; vLLM's verdict: starts ({p.reason})."
     else:  # a refusal leads: what stops the start, in vLLM's words (its source files in the verdict row below), then the pool
         verdict = f"Predicted on the {card.name}: does not start ({p.verdict}). {_SOURCE.sub('', p.reason)}; {pool_said}."

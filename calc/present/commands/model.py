@@ -138,7 +138,7 @@ def cmd_model(
             speculative_tokens=_int(args, "speculative_tokens"),
             prefix_caching=False if args.no_prefix_caching else True if args.prefix_caching else None,
             multimodal=mm_cfg, quantization=args.quantization, allow_long_max_model_len=args.allow_long_max_model_len,
-            compile_cached=args.compile_cached, chunked_prefill=vllmserve.chunked(args),
+            compile_cached=args.compile_cached, chunked_prefill=vllmserve.chunked(args), extensible_kv_cache=False if args.no_extensible_kv_cache else None,
             max_cudagraph_capture_size=compiling.max_size, cudagraph_capture_sizes=compiling.sizes, cudagraph_mode=compiling.mode,
             compiled=compiling.compiled, in_use=_in_use(args, card),
             profiled_len=profiled,
@@ -291,7 +291,13 @@ def cmd_model(
                 f"{'holds' if free.bytes >= c.requested_bytes else 'less than'} the {fmt(c.requested_bytes, 'GiB')} requested\n"
             ) + lines[3]
         # the requested share less the terms, as printed beside it (units.shown): a reader's subtraction
-        left = shown(c.requested_bytes, "GiB") - printed_sum([t.bytes for t in terms.values()], "GiB")
+        if c.extensible_kv_cache:  # the pool measured after warmup: the terms come off the budget, not the request
+            assert c.margin_bytes is not None and c.reserved_kv_bytes is not None and c.free_at_start_bytes is not None
+            lines[2] += (f"\n  measured after warmup (the extensible KV cache, vLLM 0.34.0's default): the terms come off "
+                         f"{fmt(c.budget_bytes, 'GiB')}, the smaller of the {fmt(c.requested_bytes, 'GiB')} requested and the "
+                         f"{fmt(c.free_at_start_bytes, 'GiB')} free at start less a {fmt(c.margin_bytes, 'GiB')} margin; 'Available KV cache memory' "
+                         f"prints {fmt(c.reserved_kv_bytes, 'GiB')}, the range reserved, not the pool")  # fmt: skip
+        left = shown(c.budget_bytes, "GiB") - printed_sum([t.bytes for t in terms.values()], "GiB")
         pool = fmt(left, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-left, 'GiB')} short"
         if c.available_kv_bytes > 0 and fmt(left, "GiB") != fmt(c.available_kv_bytes, "GiB"):  # the terms add up as printed; say the exact figure too
             pool += f" (as the printed terms add up; {fmt(c.available_kv_bytes, 'GiB')} from the exact bytes)"
@@ -363,7 +369,8 @@ def _card_flags(args: argparse.Namespace) -> list[str]:
     """The flags of a card's prediction given, as the command line spells them."""
     flags = (("gpu_memory_utilization", "--gpu-memory-utilization"), ("enforce_eager", "--enforce-eager"), ("offline", "--offline"),
              ("flashinfer_installed", "--flashinfer-installed"), ("no_flashinfer_sampler", "--no-flashinfer-sampler"),
-             ("allow_long_max_model_len", "--allow-long-max-model-len"), ("compile_cached", "--compile-cached"), ("in_use", "--in-use"))  # fmt: skip
+             ("allow_long_max_model_len", "--allow-long-max-model-len"), ("compile_cached", "--compile-cached"), ("in_use", "--in-use"),
+             ("no_extensible_kv_cache", "--no-enable-extensible-kv-cache"))  # fmt: skip
     return [flag for key, flag in flags if getattr(args, key) not in (None, False)]
 
 
@@ -582,7 +589,9 @@ def _with_prediction(
     given = modeled.prediction_given(r, shape, start)
     p = predict.predict(shape, card, start, topk, given)
     terms = {
-        t.name: modeled.PredictedTerm(t.bytes, t.source) for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph) if t.name != "lora" or start.lora
+        t.name: modeled.PredictedTerm(t.bytes, t.source)
+        for t in (p.weights, p.lora, p.activation, p.non_torch, p.cuda_graph, p.graph_kept)
+        if (t.name != "lora" or start.lora) and (t.name != "graph_estimate_kept" or p.measured)
     }
     pool = p.available_kv_bytes
     found = predict.fixes(shape, card, start, topk, given)
@@ -611,10 +620,14 @@ def _with_prediction(
         fixes=tuple(modeled.PredictedFix(f.change, f.flags, f.prediction.available_kv_bytes, f.prediction.kv_tokens) for f in found),
         tightest_rank=p.tightest_stage,
         settings_that_fit=predict.limits(shape, card, start, topk, given, predict.own_length(shape, start)),
-        held_out_error=band if pool > 0 else None,  # the band of a predicted pool, none beside a refusal for want of one
-        free_at_start_bytes=p.free_at_start.bytes if p.free_at_start is not None else None,
+        held_out_error=band if pool > 0 and not p.measured else None,  # the band of a predicted pool checked on public starts
+        free_at_start_bytes=p.free_at_start.bytes if p.free_at_start is not None else p.measured.free_at_start if p.measured else None,
         # said where the check bites or was asked for (--in-use)
         free_at_start=p.free_at_start if start.in_use or p.verdict == "free memory" else None,
+        extensible_kv_cache=p.measured is not None,
+        budget_bytes=p.budget_bytes,
+        margin_bytes=p.measured.margin if p.measured else None,
+        reserved_kv_bytes=p.reserved_kv_bytes,
     )
     return replace(
         r,
