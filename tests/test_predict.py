@@ -2526,6 +2526,8 @@ def test_v0_34_measures_the_pool_after_warmup(capsys) -> None:
     assert off["extensible_kv_cache"] is False and off["budget_bytes"] == off["requested_bytes"] and off["reserved_kv_bytes"] is None
     assert off["available_kv_bytes"] == old["available_kv_bytes"] and round(old["available_kv_bytes"] / GiB, 2) == 4.65
     assert off["held_out_error"] is not None and "graph_estimate_kept" not in off["terms"]
+    # 0.34.0's default block, 64 tokens (CacheConfig.DEFAULT_BLOCK_SIZE), 16 before: the tokens a multiple of 64
+    assert (r["block_size"], off["block_size"], old["block_size"]) == (64, 64, 16) and r["kv_tokens"] % 64 == 0
     # the request is a cap, not checked against free memory: 1 GiB held by others leaves a smaller budget, not a refusal
     held = _json([*base, "--engine-version", "0.34.0", "--in-use", "1 GiB"], capsys)
     assert held["verdict"] == "starts" and held["budget_bytes"] == held["free_at_start_bytes"] - held["margin_bytes"]

@@ -140,6 +140,7 @@ MAMBA_PREFIX_CACHING = frozenset({
     "NemotronHForCausalLM", "JambaForCausalLM", "FalconH1ForCausalLM", "Zamba2ForCausalLM",
     "GraniteMoeHybridForCausalLM", "MambaForCausalLM", "FalconMambaForCausalLM", "Mamba2ForCausalLM",
 })  # fmt: skip
+BLOCK_64_FROM = (0, 34, 0)  # vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE 64 (16 up to 0.33.0)
 NEWEST = "v0.32.0 to v0.33.x"  # the rules a start without a version follows: 0.32.0 and 0.33.0, the newest checked on public starts
 
 
@@ -178,7 +179,7 @@ class Version:
     # a short convolution's state holds one row more a speculative token from 0.29.0 (mamba_utils.py
     # short_conv_state_shape: conv_kernel - 1 + num_spec; before, conv_kernel - 1 whatever the drafter)
     short_conv_spec: bool = True
-    release: tuple[int, int, int] = (999, 0, 0)  # the build's number; the newest rules: above all
+    release: tuple[int, int, int] = (0, 33, 999)  # the build's number; no version: the newest rules checked on public starts, 0.33.x
 
 
 def version(text: str | None) -> Version:
@@ -339,11 +340,13 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
         mla_token = FP8_DS_MLA_BYTES if s.kv_cache_dtype in ("fp8_ds_mla",) else latent * elem
         if shape.indexer:
             mla_token = _sparse_mla_token(shape, s, v, latent)
-    block = s.block_size or (64 if MLA in shape.layers else 16)
+    state = _state_bytes(shape, s, v)
+    # 16 tokens a block up to 0.33.x, 64 for MLA; from 0.34.0 64 for every attention model (CacheConfig.DEFAULT_BLOCK_SIZE,
+    # vllm/config/cache.py, which FlashAttention's backend keeps); a hybrid's block is aligned to its state below, as read up to 0.33.0
+    block = s.block_size or (64 if MLA in shape.layers or (v.release >= BLOCK_64_FROM and not state) else 16)
     if shape.indexer and block % 64:
         raise ValueError(f"--block-size: found {block}, expected a multiple of 64: DeepSeek V3.2's sparse MLA backends take no other "
                          "(0.11.0 and 0.13.0 force 64: vllm/platforms/cuda.py; FlashMLASparseBackend MultipleOf(64), 0.33.0)")  # fmt: skip
-    state = _state_bytes(shape, s, v)
     if shape.attention_free:
         return _attention_free_specs(shape, s, v, state, max_model_len)
     if state:

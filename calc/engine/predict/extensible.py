@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 NOTE = (
     "vLLM 0.34.0 sizes the pool from the memory it measures after warmup and graph capture (the extensible KV cache, on by default where "
-    "no pool is pinned): the pool here follows its source (vllm/v1/worker/extensible_kv_cache.py) with the terms of 0.33.0, and not its "
-    "default block of 64 tokens; no public start of 0.34.0 has been checked yet, so no accuracy is claimed for it. "
+    "no pool is pinned): the pool here follows its source (vllm/v1/worker/extensible_kv_cache.py) with the terms of 0.33.0 and 0.34.0's "
+    "block of 64 tokens (a hybrid's aligned as 0.33.0 aligns it); no public start of 0.34.0 has been checked yet, so no accuracy is claimed for it. "
     "--no-enable-extensible-kv-cache sizes it as 0.33.0 does, from the profile's estimate"
 )
 MARGIN_FLOOR = {"nvidia": 1 << 30, "amd": 3 << 30}  # KV_CACHE_MARGIN_FLOOR_BYTES (extensible_kv_cache.py, 0.34.0)
