@@ -167,6 +167,27 @@ def test_pinned_start_uses_the_exact_pin() -> None:
     assert r.free_memory_bytes.value == round(Fraction("10.06") * GiB)
 
 
+def test_v0_34_reads_the_pool_measured_after_warmup() -> None:
+    """vLLM 0.34.0's extensible KV cache prints 'Available KV cache memory' for the address range it
+    reserves, then sizes the pool after warmup and prints it in one line (measure_kv_cache_blocks,
+    vllm/v1/worker/extensible_kv_cache.py: its format string, filled as a start fills it); the reader
+    takes that pool, and the tokens printed after it, and says which figure is which."""
+    log = (
+        "(EngineCore pid=2211) INFO 12-01 10:00:01 [gpu_worker.py:796] Available KV cache memory: 6.54 GiB\n"
+        "(EngineCore pid=2211) INFO 12-01 10:00:09 [extensible_kv_cache.py:693] Memory after warmup: 6.91 GiB free, 0.01 GiB committed to the "
+        "KV cache, 1.57 GiB kept for transient activations (1.57 GiB allocated at peak, 0.00 GiB of torch reservation growth); 509 KV cache "
+        "blocks (4.47 GiB) fit within the requested 23.68 GiB. Torch may reserve up to 17.50 GiB.\n"
+        "(EngineCore pid=2211) INFO 12-01 10:00:09 [kv_cache_utils.py:1160] GPU KV cache size: 32,576 tokens\n"
+    )
+    r = read_log(log)
+    assert r.available_kv_bytes.value == round(Fraction("4.47") * GiB) and r.available_kv_bytes.line_no == 2
+    assert r.bytes_per_token.value == Fraction(round(Fraction("4.47") * GiB), 32_576)
+    (said,) = [n for n in r.notes if n.startswith("vLLM sized the pool after warmup")]
+    assert said.endswith("4.47 GiB (line 2); 'Available KV cache memory' 6.54 GiB (line 1) is the range it reserved")
+    # before 0.34.0, or with it off, the profiled figure stays the pool
+    assert read_log(log.split("\n")[0] + "\n" + log.split("\n")[2] + "\n").available_kv_bytes.value == round(Fraction("6.54") * GiB)
+
+
 def test_ranks_that_disagree_give_the_smallest_pool() -> None:
     log = (
         "(Worker_TP0 pid=1) INFO 05-09 10:37:04 [gpu_worker.py:460] Available KV cache memory: 11.06 GiB\n"

@@ -108,7 +108,7 @@ def _joint(before: Line, after: Line) -> str:
 # it is reported with its line and never used (a utilization of 7.5 once gave an overhead of
 # 887.72 GiB; a negative load, a 32-digit pool, TP 0 or max_model_len 0 all read as valid).
 _NAMES = {
-    "loading": "model loading", "available": "KV pool", "available_exact": "KV pool", "tokens": "KV tokens",
+    "loading": "model loading", "available": "KV pool", "available_exact": "KV pool", "tokens": "KV tokens", "measured_pool": "KV pool measured after warmup",
     "blocks": "GPU blocks", "concurrency": "maximum concurrency", "fraction": "gpu_memory_utilization",
     "mem_fraction": "mem_fraction_static", "tp": "tensor_parallel_size", "pp": "pipeline_parallel_size", "pin": "kv_cache_memory_bytes",
     "free": "free memory", "total": "total memory", "requested": "requested memory", "engine_budget": "engine budget",

@@ -274,6 +274,12 @@ SHAPES: tuple[Shape, ...] = (
     Shape("profile_table", "available_kv_cache_memory", r"available_kv_cache_memory\s+" + NUM + r" ?GiB", (Put("available", 0, "GiB"),), era="v0"),
     Shape("available", "Available KV cache memory", r"Available KV cache memory: " + NUM + r" ?GiB", (Put("available", 0, "GiB"),),
           era="v1", begins="Available KV cache", said_unread=True, source="vllm/v1/worker/gpu_worker.py, 0.9.1 on"),
+    # 0.34.0's extensible KV cache: 'Available KV cache memory' is the range reserved; the pool is sized after warmup
+    Shape("measured", "KV cache blocks (",
+          r"Memory after warmup: " + NUM + r" ?GiB free, " + NUM + r" ?GiB committed to the KV cache, .*?; " + INT
+          + r" KV cache blocks \(" + NUM + r" ?GiB\) fit within the requested " + NUM + r" ?GiB",
+          (Put("measured_pool", 3, "GiB"),), era="v1", begins="Memory after warmup",
+          source="vllm/v1/worker/extensible_kv_cache.py measure_kv_cache_blocks, 0.34.0"),
     Shape("pinned", "as specified by kv_cache_memory_bytes",
           r"(?:Initial free memory " + NUM + r" ?GiB, )?reserved " + NUM + r" ?GiB (?:memory )?for KV Cache as specified by kv_cache_memory_bytes",
           (Put("free", 0, "GiB"), Put("pinned_printed", 1, "GiB")), era="v1", begins="Initial free memory", source="0.10.2 on"),

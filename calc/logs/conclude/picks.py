@@ -107,7 +107,7 @@ CONCLUDED_ELSEWHERE = frozenset({
     "sglang_line", "model", "served", "tp", "pp", "dp", "ep", "ep_on", "kv_dtype", "kv_dtype_said", "loading", "sg_loading", "profile_weights",
     "tokens", "sg_total", "blocks", "concurrency", "dcp", "blocks_per_request", "kv_group", "sg_pool", "sg_swa", "sg_avail_load",
     "sg_avail_pool", "available", "available_exact", "pinned_printed", "error", "sg_profiled_none", "estimated", "v0_capacity",
-    "speculative", "drafter", "oom", "padding", "max_len_from", "fit_pool", "cg_advice", "blocks_override",
+    "speculative", "drafter", "oom", "padding", "max_len_from", "fit_pool", "cg_advice", "blocks_override", "measured_pool",
 })  # fmt: skip
 
 

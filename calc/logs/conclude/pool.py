@@ -71,6 +71,7 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
         available = _exact_pool(
             pick(r, "available", True, notes, "available KV cache memory"), pick(r, "available_exact", True, notes, "KV cache memory in use"), notes
         )
+        available = _measured(r, available, notes)
         limiting = _limiting_worker(r, available, notes)
         # vLLM applies --num-gpu-blocks-override before it fits max_model_len (kv_cache_utils.py, 0.24.0 to
         # 0.31.0), so the auto-fit line's figure is the overridden pool already: overridden once, not again
@@ -90,6 +91,18 @@ def kv_pool(r: Reader, sglang: bool, pin: Opt, tokens: Opt, notes: list[str]) ->
             "vLLM skipped its profile and took the saved pool, not --gpu-memory-utilization"
         )
     return {"available_kv_bytes": available, "kv_cache_memory_bytes": pin}
+
+
+def _measured(r: Reader, available: Opt, notes: list[str]) -> Opt:
+    """From 0.34.0 the extensible KV cache sizes the pool after warmup ("Memory after warmup: ... N KV
+    cache blocks (S GiB) fit within the requested R GiB", vllm/v1/worker/extensible_kv_cache.py): S is
+    the pool; the 'Available KV cache memory' printed before it is the address range reserved."""
+    measured = pick(r, "measured_pool", True, notes, "KV pool measured after warmup")
+    if measured is None:
+        return available
+    reserved = f"; 'Available KV cache memory' {available.printed} (line {available.line_no}) is the range it reserved" if available else ""
+    notes.append(f"vLLM sized the pool after warmup (the extensible KV cache, 0.34.0's default): {measured.printed} (line {measured.line_no}){reserved}")
+    return measured
 
 
 def _overridden(r: Reader, available: Opt, notes: list[str]) -> Opt:
