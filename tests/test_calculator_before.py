@@ -365,6 +365,9 @@ def test_a_refused_start_leads_with_what_refuses_it(catalog, default) -> None:
         ("a100-80gb", {"enable_lora": "on", "max_loras": "4", "max_lora_rank": "64"}, ["--enable-lora", "--max-loras", "4", "--max-lora-rank", "64"]),
         ("rtx-4090", {"in_use": "1.24 GiB", "utilization": "0.97"}, ["--in-use", "1.24 GiB", "--gpu-memory-utilization", "0.97"]),
         ("rtx-4090", {"in_use": "3 GiB", "engine_version": "0.8.5"}, ["--in-use", "3 GiB", "--engine-version", "0.8.5"]),
+        # 0.34.0: the pool measured after warmup, and with the extensible KV cache off
+        ("rtx-4090", {"engine_version": "0.34.0", "in_use": "1 GiB"}, ["--engine-version", "0.34.0", "--in-use", "1 GiB"]),
+        ("l40s", {"engine_version": "0.34.0", "no_extensible_kv_cache": "on"}, ["--engine-version", "0.34.0", "--no-enable-extensible-kv-cache"]),
     ],
 )
 def test_the_calculator_predicts_what_the_command_line_does(catalog, default, capsys, box, edits, argv) -> None:
@@ -385,6 +388,11 @@ def test_the_calculator_predicts_what_the_command_line_does(catalog, default, ca
     )
     assert out.figures["tokens"] == fmt(r["kv_tokens"], "tokens")
     assert out.figures["verdict"] == r["verdict"]
+    if r["extensible_kv_cache"]:  # the budget the terms come off, and the graph estimate kept free again
+        assert out.figures["p_budget"] == fmt(r["budget_bytes"], "GiB")
+        assert out.figures["p_graph_estimate_kept"] == fmt(r["terms"]["cuda_graph"]["bytes"], "GiB")
+    else:
+        assert "p_budget" not in out.figures
 
 
 @pytest.mark.parametrize("typed", ["auto", "-1", " AUTO "])
