@@ -2520,6 +2520,8 @@ def test_v0_34_measures_the_pool_after_warmup(capsys) -> None:
     assert r["reserved_kv_bytes"] == r["requested_bytes"] - t["weights"] - t["activation_peak"] - t["non_torch"] - t["cuda_graph"]
     assert round(r["available_kv_bytes"] / GiB, 2) == 4.56 and round(r["free_at_start_bytes"] / GiB, 2) == 23.29
     assert r["held_out_error"] is None and any(n.startswith("vLLM 0.34.0 sizes the pool from the memory it measures after warmup") for n in r["notes"])
+    # no free-memory check: the utilizations tried go up to 1.0, and no fix offers a lower one than the default 1.0
+    assert r["settings_that_fit"]["gpu_memory_utilization"] == 0.84 and not any("gpu_memory_utilization" in f["flags"] for f in r["fixes"])
     # off, the estimate path: 0.33.0's pool, at 0.92, with its band
     off = _json([*base, "--engine-version", "0.34.0", "--no-enable-extensible-kv-cache"], capsys)
     old = _json([*base, "--engine-version", "0.33.0"], capsys)
@@ -2546,3 +2548,5 @@ def test_v0_34_text_adds_up_from_the_budget(capsys) -> None:
     assert "less weights 15.27 GiB, activation_peak 1.16 GiB, non_torch 0.29 GiB, cuda_graph 0.41 GiB, graph_estimate_kept 0.41 GiB" in out
     assert "KV pool a rank (predicted): 4.57 GiB (as the printed terms add up; 4.56 GiB from the exact bytes)" in out  # 22.11 - 17.54
     assert "held-out public starts" not in out
+    assert cli.main(["model", "models/configs/qwen3-32b/config.json", "--gpu", "l40s", "--max-model-len", "40000", "--engine-version", "0.34.0"]) == 0
+    assert "no gpu_memory_utilization up to 1.00 starts" in capsys.readouterr().out

@@ -12,7 +12,7 @@ from calc.engine import fraction, weights
 from calc.engine.hfconfig import AT_LOAD, MLA, Shape
 from calc.engine.kvlayout import largest
 from calc.engine.predict.cards import Card, fp8_refused
-from calc.engine.predict.defaults import default_utilization, release
+from calc.engine.predict.defaults import default_utilization, extensible_kv_cache, release
 from calc.engine.predict.pool import Given, Prediction, Start, own_length, predict
 from calc.units import InputError
 
@@ -94,7 +94,8 @@ def fixes(
         p = run(t)
         if p.verdict == "starts":
             out.append(Fix("fp8 KV cache", "--kv-cache-dtype fp8", t, p))
-    util = s.utilization if s.utilization is not None else default_utilization(release(s.engine_version))
+    rel = release(s.engine_version)
+    util = s.utilization if s.utilization is not None else default_utilization(rel, extensible_kv_cache(rel, s.extensible_kv_cache))
     for hundredths in range(math.floor(util * 100) + 1, 99):
         t = replace(s, utilization=Fraction(hundredths, 100))
         p = run(t)
@@ -198,6 +199,7 @@ class Limits:
     gpu_memory_utilization: Fraction | None
     seqs_limited_by: str = "memory"  # or "max_num_batched_tokens"
     utilization_ceiling: Fraction | None = None  # the highest the free memory at start holds, below 0.98 (vLLM's check); None: not binding
+    utilization_top: Fraction = Fraction(98, 100)  # the highest tried: 0.98, or 1.0 where the pool is measured after warmup (no check)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -238,9 +240,10 @@ def limits(
     tokens = base.max_num_batched_tokens
     seqs = largest(lambda n: starts(replace(s, max_num_seqs=n)), 1, tokens)
     free = base.free_at_start
-    ceiling = highest_utilization(base.total_bytes, free.bytes) if free is not None else Fraction(98, 100)
+    top_tried = Fraction(1) if base.measured else Fraction(98, 100)  # 0.34.0's measured pool: no free-memory check, up to 1.0
+    ceiling = highest_utilization(base.total_bytes, free.bytes) if free is not None else top_tried
     hi = int(ceiling * 100) if ceiling is not None else 0  # above it vLLM's free-memory check refuses whatever the pool
     lowest = largest(lambda n: starts(replace(s, utilization=Fraction(hi + 1 - n, 100))), 1, hi)
     by = "max_num_batched_tokens" if seqs == tokens else "memory"
     bound = ceiling if free is not None and (ceiling is None or ceiling < Fraction(98, 100)) else None  # where the check binds below 0.98
-    return Limits(length, seqs, Fraction(hi + 1 - lowest, 100) if lowest is not None else None, by, bound)
+    return Limits(length, seqs, Fraction(hi + 1 - lowest, 100) if lowest is not None else None, by, bound, top_tried)

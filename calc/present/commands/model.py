@@ -514,7 +514,7 @@ def _worst_prefill(args: argparse.Namespace, r: modeled_module.ModelReport, chun
 def _fit_line(fit: predict_module.Limits) -> str:
     """The settings that fit, each with the others as given (predict.limits), in one line."""
     seqs = fit.max_num_seqs
-    top = fit.utilization_ceiling if fit.utilization_ceiling is not None else Fraction(98, 100)
+    top = fit.utilization_ceiling if fit.utilization_ceiling is not None else fit.utilization_top
     parts = [
         f"max_model_len up to {fit.max_model_len:,}" if fit.max_model_len is not None else "no max_model_len starts",
         (f"max_num_seqs up to {seqs:,}" + (" (max_num_batched_tokens)" if fit.seqs_limited_by == "max_num_batched_tokens" else ""))
