@@ -1191,6 +1191,9 @@ EXPECTED = {
     "331-v0290-qwen25-05b-rtx5090-vllm-serve-bench.log": (0.0036, 0.01),
     # the same card's warm start of a compressed-tensors fp8 checkpoint: consumed memory 0.43 GiB beside the weights
     "332-v0290-qwen25-7b-fp8-dynamic-warm-rtx5090-vllm-serve-bench.log": (0.0081, 0.01),
+    # Qwen3.6-35B-A3B NVFP4 (ModelOpt mixed) on one RTX 5090 under 0.24.0, fp8 KV, one sequence, 131,072 tokens: the log
+    # prints the pool alone; 0.05 GiB under it, the modeled terms unchecked
+    "333-v0240-qwen36-35b-a3b-nvfp4-rtx5090-club3090.log": (-0.0076, 0.015),
 }
 
 
@@ -1245,7 +1248,7 @@ def test_verdicts_against_what_vllm_did(measured) -> None:
         # 0.39 GiB printed at utilization 0.95 on the A40-48Q (4.09 GiB of non-torch memory held before the profile), 4.75
         # predicted: started where vLLM refused the 8,192-token request
         "214": ("max_model_len", "starts"),
-        **{str(n): ("starts", "starts") for n in range(300, 333)},
+        **{str(n): ("starts", "starts") for n in range(300, 334)},
     }  # fmt: skip
 
 
@@ -1323,11 +1326,12 @@ def test_accuracy_summary(measured, capsys) -> None:
     rows, _ = measured
     fitted = poolaccuracy.summary([r for r in rows if not r.held_out])
     held = poolaccuracy.summary([r for r in rows if r.held_out])
-    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (108, 0.0029, 0.044)
+    # with the Qwen3.6 35B-A3B NVFP4 start of 2026-12-04 (-0.8 %, fitted): the lead sets the policy band from these
+    assert (fitted.starts, round(float(fitted.median), 4), round(float(fitted.p90), 3)) == (109, 0.0033, 0.044)
     assert (held.starts, round(float(held.median), 4), round(float(held.p90), 4)) == (53, 0.0036, 0.0268)
     assert pool_accuracy.main([]) == 0
     out = capsys.readouterr().out
-    assert "fitted: 108 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.4 %; verdict right on 108 of 109" in out
+    assert "fitted: 109 starts with a printed pool; median |error| +0.3 %, 90th percentile +4.4 %; verdict right on 109 of 110" in out
     assert "held out: 53 starts with a printed pool; median |error| +0.4 %, 90th percentile +2.7 %; verdict right on 54 of 54" in out
 
 
@@ -1371,6 +1375,7 @@ def test_accuracy_by_family_and_era(measured) -> None:
         "322": ("moe", poolaccuracy.ERAS[1]), "323": ("moe", poolaccuracy.ERAS[1]), "324": ("dense", poolaccuracy.ERAS[1]),
         "325": ("dense", poolaccuracy.ERAS[1]), "326": ("dense", poolaccuracy.ERAS[1]), "327": ("dense", poolaccuracy.ERAS[1]),
         **{str(n): ("dense", poolaccuracy.ERAS[2]) for n in range(328, 333)},
+        "333": ("hybrid", poolaccuracy.ERAS[2]),  # Qwen3.6-35B-A3B NVFP4, gated-delta hybrid MoE with its vision tower
     }  # fmt: skip
     groups = {(kind, name): s for kind, name, s in poolaccuracy.by_group(rows)}
     assert list(groups) == [("family", "dense"), ("family", "moe"), ("family", "mla"), ("family", "sliding window"),
@@ -1378,10 +1383,10 @@ def test_accuracy_by_family_and_era(measured) -> None:
                             ("era", poolaccuracy.ERAS[2])]  # fmt: skip
     # the starts that build a vision tower, each also in its language model's family
     towers = [r for r in rows if r.tower]
-    assert sorted(_key(r) for r in towers) == ["112", "120", "121", "133", "158", *(str(n) for n in range(199, 205)), "210", "315", "316", "317", "81"]
+    assert sorted(_key(r) for r in towers) == ["112", "120", "121", "133", "158", *(str(n) for n in range(199, 205)), "210", "315", "316", "317", "333", "81"]
     assert {r.family for r in towers} == {"dense", "sliding window", "moe", "hybrid"}
     mm = groups[("family", poolaccuracy.MULTIMODAL)]
-    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (16, 0.008, 0.0286)
+    assert mm == poolaccuracy.summary(towers) and (mm.starts, round(float(mm.median), 4), round(float(mm.p90), 4)) == (17, 0.0076, 0.0286)  # 333 at -0.8 %
     dense = groups[("family", "dense")]
     assert (dense.starts, dense.verdicts) == (126, 127)
     assert dense == poolaccuracy.summary([r for r in rows if r.family == "dense"])
@@ -1396,7 +1401,7 @@ def test_the_naive_rule_on_the_same_starts(measured) -> None:
     rows, _ = measured
     naive = poolaccuracy.summary([r for r in rows if not r.held_out], naive=True)
     held = poolaccuracy.summary([r for r in rows if r.held_out], naive=True)
-    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.082, 0.819)
+    assert (round(float(naive.median), 3), round(float(naive.p90), 3)) == (0.084, 0.819)  # 109 fitted starts with 333
     assert round(float(held.median), 3) == 0.088
     llama = next(r for r in rows if r.log.startswith("01-"))
     assert llama.naive_error == Fraction(llama.prediction.requested_bytes - llama.prediction.weights.bytes - llama.printed_pool, llama.printed_pool)
@@ -1945,7 +1950,7 @@ def test_start_excerpts_keep_their_sources() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     entries = yaml.safe_load((ROOT / "models" / "pool_starts.yaml").read_text(encoding="utf-8"))["starts"]
     excerpts = [e for e in entries if e["log"].startswith("../starts/")]
-    assert len(excerpts) == 153
+    assert len(excerpts) == 154  # with 333, the first start of 2026-12-04
     for e in excerpts:
         assert e["url"] == urls[e["log"].removeprefix("../starts/")], e["label"]
 
