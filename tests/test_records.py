@@ -26,7 +26,7 @@ def test_the_shipped_files_read_into_records() -> None:
     assert sum(o.log is not None for o in observations) == 14 and sum(o.architecture is not None for o in observations) == 4
     data = _yaml("pool_starts.yaml")
     starts, graphs = records.pool_starts(data), records.graph_logs(data)
-    assert len(starts) == 164 and len(graphs) == 38 and sum(g.config is not None for g in graphs) == 2  # 333 the 164th
+    assert len(starts) == 165 and len(graphs) == 38 and sum(g.config is not None for g in graphs) == 2  # 333, 334 the last
     first = starts[0]
     assert (first.label, first.box, first.engine_version, first.max_model_len, first.kv_cache_dtype) == (
         "Llama 3.1 8B, RTX 3090, max_model_len 29,000", "rtx-3090", "0.6.4", 29000, "auto",
