@@ -45,8 +45,8 @@ class Budget:
     @property
     def source(self) -> str:
         bound = "the requested share" if self.bytes == self.requested else "free memory at start less the margin"
-        return (f"the extensible KV cache, sized after warmup: {bound}, the smaller of the requested share and free memory at start less "
-                f"a margin of max(1 GiB, 0.75 x the peak kept free) ({SOURCE})")  # fmt: skip
+        return (f"the smaller of the requested share and free memory at start less a margin of max(1 GiB, 0.75 x the peak kept free), "
+                f"here {bound} ({SOURCE})")  # fmt: skip
 
 
 def budget(requested: int, free_at_start: int, kept: int, vendor: str = "nvidia") -> Budget:
