@@ -231,7 +231,8 @@ def cmd_model(
             fitted = f"{length_note}; {predict.auto_length_note(max_len, fit)}"
             again = {"max_model_len": str(fit), "prefill_budget": str(budget) if budget is not None else None}
             if start is not None:  # the defaults vLLM set before the fit stay
-                again["seats"] = str(r.prediction.max_num_seqs if r.prediction else start.max_num_seqs)
+                seats = r.prediction.max_num_seqs if r.prediction else start.max_num_seqs  # a pin: no prediction, the release's default
+                again["seats"] = str(seats if seats is not None else predict.batch_on(start, card, 0)[1]) if card is not None else None
             # the pool stays the one profiled at the model's own length: vLLM fits the length after the profile
             return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted), taken, max_len)
         length_note += f"; {predict.auto_length_note(max_len, fit)}"
