@@ -89,9 +89,11 @@ def test_parse_size_rejects_with_a_message(text, message) -> None:
         # a number without its unit: the size meant, in GiB, where the number reads as one (nvidia-smi's 24 GiB card)
         ("120", "total: found '120', 120 B, expected at least 1 MiB, such as '120 GiB' (a number without a unit is bytes)"),
         ("1.2", "total: found '1.2', 1 B, expected at least 1 MiB, such as '1.2 GiB' (a number without a unit is bytes)"),
-        # no GiB figure: 1e6 GiB or 1048575 GiB would be refused in turn as no card's total
+        # above 2 TiB in GiB: the figure in MiB, as nvidia-smi prints it (a box's '120,919 MiB' with its unit left out)
+        ("120919", "total: found '120919', 120,919 B, expected at least 1 MiB, such as '120919 MiB' (a number without a unit is bytes)"),
+        ("120,919", "total: found '120,919', 120,919 B, expected at least 1 MiB, such as '120,919 MiB' (a number without a unit is bytes)"),
+        # 1e6 GiB would be refused in turn as no card's total
         ("1e6", "total: found '1e6', 1,000,000 B, expected at least 1 MiB, such as '24 GiB' (a number without a unit is bytes)"),
-        ("1048575", "total: found '1048575', 1,048,575 B, expected at least 1 MiB, such as '24 GiB' (a number without a unit is bytes)"),
         # a unit typed: nothing was left out, the size is only too small
         ("0.5 MiB", "total: found '0.5 MiB', 524,288 B, expected at least 1 MiB, such as '24 GiB'"),
         ("512KiB", "total: found '512KiB', 524,288 B, expected at least 1 MiB, such as '24 GiB'"),
