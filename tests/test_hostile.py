@@ -793,7 +793,7 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ("plan", "kv_1", "20", "found '20', 20 B, expected at least 1 MiB, such as '20 GiB'"),
     ("plan", "headroom_1", "4", "found '4', 4 B, expected at least 1 MiB, such as '4 GiB'"),
     # the third row has no model: a size typed there was meant for one, never dropped silently
-    ("plan", "kv_3", "abc", "Model 3: KV pool: found 'abc' beside no model, expected a model chosen in Model 3 or the field empty"),
+    ("plan", "kv_3", "abc", "Model 3: KV pool: found 'abc' beside no model, expected a model chosen in Model 3, or the field 0 GiB or empty"),
     ("plan", "headroom_3", "4 GiB", "Model 3: headroom: found '4 GiB' beside no model, expected a model chosen in Model 3"),
     ("yourstart", "total", "128", "found '128', 128 B, expected at least 1 MiB, such as '128 GiB'"),
     ("yourstart", "weights", "16.5", "found '16.5', 17 B, expected at least 1 MiB, such as '16.5 GiB'"),
