@@ -98,6 +98,8 @@ def cmd_model(
     args.config = _config_path(args.config)
     if args.config == "-":  # standard input is read once: a second run of this command (auto, a pin taken) reuses it
         args.config_stdin = getattr(args, "config_stdin", None) or read_text("-")
+        if not args.config_stdin.strip():
+            raise InputError("config -: found nothing on standard input, expected the model's config.json piped in (calc model - < config.json)")
     config_text, read_as = hfconfig.read_as(args.config_stdin if args.config == "-" else _read_text(args.config, "config"), args.read_as, args.config)
     config_text, beside_note = _beside_quant(config_text, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
