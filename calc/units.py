@@ -141,7 +141,11 @@ def parse_memory(text: str | int, what: str = "size") -> int:
     size = parse_size(text, what)
     if 0 < size < LEAST_MEMORY:
         typed = str(text).strip()
-        example = f"{typed} GiB" if re.fullmatch(r"[0-9.eE+]+", typed) else "24 GiB"
+        if (typed_as := _SIZE.fullmatch(typed)) is not None and typed_as["unit"]:  # a unit typed: a size too small, no unit left out (0.5 MiB)
+            raise InputError(f"{what}: found {_short(typed)}, {size:,} B, expected at least 1 MiB, such as '24 GiB'")
+        # 75 for 75 GiB; 120919 for nvidia-smi's 120919 MiB (above 2 TiB in GiB); 1e6 is neither
+        plain = re.fullmatch(r"[0-9][0-9,_]*(\.[0-9]+)?", typed)
+        example = f"{typed} {'GiB' if size <= 2048 else 'MiB'}" if plain else "24 GiB"
         raise InputError(f"{what}: found {_short(typed)}, {size:,} B, expected at least 1 MiB, such as '{example}' (a number without a unit is bytes)")
     return size
 

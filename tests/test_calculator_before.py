@@ -338,7 +338,7 @@ def test_a_refused_start_leads_with_what_refuses_it(catalog, default) -> None:
     assert held.valid and held.figures["verdict"] == "free memory"
     assert html.unescape(held.sections["before-verdict"]) == (
         "Predicted on the NVIDIA GeForce RTX 4090: does not start (free memory). vLLM refuses at start: free memory on device "
-        "(20.29 GiB/23.68 GiB) is less than desired GPU memory utilization (0.95, 22.50 GiB); no pool left, 35.25 GiB short a rank."
+        "(20.29 GiB/23.68 GiB) is less than desired GPU memory utilization (0.95, 22.50 GiB); past that check, still no pool left, 35.25 GiB short a rank."
     )
     assert "vllm/v1/worker/gpu_worker.py init_device" in held.sections["before-result"]
     box = calc_html.changed(catalog, "before", "box", {**default, "box": "h100-sxm"})["values"]["before-available"]
@@ -346,6 +346,22 @@ def test_a_refused_start_leads_with_what_refuses_it(catalog, default) -> None:
     assert html.unescape(fits.sections["before-verdict"]) == (
         "Predicted on the NVIDIA H100 SXM: a pool of 15.11 GiB a rank (held-out starts: off by 0.39 % at the median); "
         "vLLM's verdict: starts (165,056 tokens, 5.04 requests of 32,768 at once)."
+    )
+
+
+def test_a_start_refused_for_free_memory_gives_its_pool_as_past_the_check(catalog, default, capsys) -> None:
+    """Qwen3-8B on an RTX 4090 with 3 GiB held by other processes: vLLM refuses at start, before it
+    loads anything, so the headline gives the pool the terms would leave past that check (the one
+    `calc model --gpu rtx-4090 --in-use '3 GiB'` prints), never as a pool the start has."""
+    from calc.present import cli
+
+    path = "models/configs/qwen3-8b/config.json"
+    out = calc_html.run(catalog, "before", _on_card(catalog, default, "rtx-4090", config=(ROOT / path).read_text(), max_model_len="8192", in_use="3 GiB"))
+    assert out.valid and out.figures["verdict"] == "free memory"
+    assert cli.main(["model", path, "--gpu", "rtx-4090", "--in-use", "3 GiB", "--max-model-len", "8192"]) == 0
+    pool = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("KV pool a rank (predicted): ")).split(": ")[1].split(" (")[0]
+    assert html.unescape(out.sections["before-verdict"]).endswith(
+        f"is less than desired GPU memory utilization (0.92, 21.79 GiB); past that check, the terms would leave a pool of {pool} a rank."
     )
 
 
@@ -423,7 +439,16 @@ def test_auto_is_refused_where_no_pool_is_predicted(catalog, default) -> None:
     old = calc_html.run(catalog, "before", _on_card(catalog, default, "h100-sxm", max_model_len="auto", engine_version="0.13.0"))
     assert old.errors == {"max_model_len": "max_model_len: found 'auto' on vLLM 0.13.0, expected a token count (auto and -1 from 0.14.0)"}
     spark = calc_html.run(catalog, "before", {**default, "max_model_len": "-1"})
-    assert spark.errors["max_model_len"].startswith("max_model_len: found '-1' with a pin or on a unified-memory box, expected a token count")
+    assert spark.errors["max_model_len"].startswith(
+        "max_model_len: found '-1' on the DGX Spark (GB10), a unified-memory box whose pool is pinned, expected a token count"
+    )
+    pinned = calc_html.run(catalog, "before", _on_card(catalog, default, "l40s", max_model_len="auto", pin="10 GiB"))
+    assert pinned.errors == {
+        "max_model_len": "max_model_len: found 'auto' beside a pin of 10 GiB, which is the pool, expected a token count: auto fits the length to a "
+        "discrete card's predicted pool (the pin left empty); `calc model --max-model-len auto` fits it here"
+    }
+    # a pin or a box that does not read is named alone: auto is not blamed on it
+    assert set(calc_html.run(catalog, "before", _on_card(catalog, default, "l40s", max_model_len="auto", pin="abc")).errors) == {"pin"}
     assert calc_html.run(catalog, "before", {**default, "max_model_len": "0"}).errors["max_model_len"] == "max_model_len: found 0, expected at least 1"
 
 

@@ -877,3 +877,8 @@ def test_model_reads_a_config_piped_in() -> None:
     assert auto["max_model_len"] == json.loads(ok("model", path, "--gpu", "rtx-4090", "--max-model-len", "auto", "--json"))["max_model_len"] == 33_824
     done = calc("model", "-", stdin="not json")
     assert done.returncode == 2 and done.stderr.startswith("calc: error: ") and "Traceback" not in done.stderr
+    for nothing in ("", " \n"):  # nothing piped in: said so, not 'text that is not JSON at line 1 column 1'
+        done = calc("model", "-", "--gpu", "rtx-4090", stdin=nothing)
+        assert done.returncode == 2 and done.stderr.strip() == (
+            "calc: error: config -: found nothing on standard input, expected the model's config.json piped in (calc model - < config.json)"
+        )

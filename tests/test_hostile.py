@@ -104,6 +104,11 @@ CLI_CASES: list[tuple[list[str], str]] = [
         ["fraction", "--box", "h100-sxm", "--free", "90 GiB"],
         "--free: found 90.00 GiB, more than the total of 79.20 GiB (the NVIDIA H100 SXM's, from the catalog",
     ),
+    # a total typed without --free: the free reading is the catalog's box's (the RTX 5090 node's), named as such
+    (
+        ["fraction", "--total", "16 GiB"],
+        "--free: found nothing, so the RTX 5090 node's 30.85 GiB free at start from the catalog, more than the --total of 16.00 GiB; expected --free",
+    ),
     (["fraction", "--total", "120", "--free", "100 GiB"], "--total: found '120', 120 B, expected at least 1 MiB, such as '120 GiB' (a number without a unit"),
     (["fraction", "--total", "120 GiB", "--free", "100"], "--free: found '100', 100 B, expected at least 1 MiB, such as '100 GiB' (a number without a unit"),
     (["kv", "--kv-cache-memory-bytes", "16"], "--kv-cache-memory-bytes: found '16', 16 B, expected at least 1 MiB, such as '16 GiB'"),
@@ -793,7 +798,7 @@ BROWSER_CASES: list[tuple[str, str, str, str]] = [
     ("plan", "kv_1", "20", "found '20', 20 B, expected at least 1 MiB, such as '20 GiB'"),
     ("plan", "headroom_1", "4", "found '4', 4 B, expected at least 1 MiB, such as '4 GiB'"),
     # the third row has no model: a size typed there was meant for one, never dropped silently
-    ("plan", "kv_3", "abc", "Model 3: KV pool: found 'abc' beside no model, expected a model chosen in Model 3 or the field empty"),
+    ("plan", "kv_3", "abc", "Model 3: KV pool: found 'abc' beside no model, expected a model chosen in Model 3, or the field 0 GiB or empty"),
     ("plan", "headroom_3", "4 GiB", "Model 3: headroom: found '4 GiB' beside no model, expected a model chosen in Model 3"),
     ("yourstart", "total", "128", "found '128', 128 B, expected at least 1 MiB, such as '128 GiB'"),
     ("yourstart", "weights", "16.5", "found '16.5', 17 B, expected at least 1 MiB, such as '16.5 GiB'"),

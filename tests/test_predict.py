@@ -2114,6 +2114,9 @@ def test_auto_fits_the_length_to_the_pool(capsys) -> None:
     assert whole["max_model_len"] == 40_960 and any("it fits whole" in n for n in whole["notes"])
     pool = _json([*QWEN3_8B_4090[:-3], "--pool", "5 GiB", "--json", "--max-model-len", "auto"], capsys)
     assert pool["max_model_len"] == pool["largest_max_model_len"] == 36_384
+    # a pin beside a card: the pin is the pool, fitted the same; the card's default max_num_seqs stays (once 'found None')
+    pinned = _json([*QWEN3_8B_4090, "--kv-cache-memory-bytes", "5 GiB", "--max-model-len", "auto"], capsys)
+    assert pinned["max_model_len"] == 36_384 and pinned["card_pin"]["pin_bytes"] == 5 * 2**30 and pinned["card_pin"]["fits"]
 
 
 @pytest.mark.parametrize(

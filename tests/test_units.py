@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from calc.units import GB, GiB, InputError, MiB, fmt, parse_count, parse_fraction, parse_size, parse_tokens, shown, to_gib
+from calc.units import GB, GiB, InputError, MiB, fmt, parse_count, parse_fraction, parse_memory, parse_size, parse_tokens, shown, to_gib
 
 
 @pytest.mark.parametrize(
@@ -81,6 +81,32 @@ def test_parse_size_rejects_with_a_message(text, message) -> None:
         parse_size(text, "pin")
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # a number without its unit: the size meant, in GiB, where the number reads as one (nvidia-smi's 24 GiB card)
+        ("120", "total: found '120', 120 B, expected at least 1 MiB, such as '120 GiB' (a number without a unit is bytes)"),
+        ("1.2", "total: found '1.2', 1 B, expected at least 1 MiB, such as '1.2 GiB' (a number without a unit is bytes)"),
+        # above 2 TiB in GiB: the figure in MiB, as nvidia-smi prints it (a box's '120,919 MiB' with its unit left out)
+        ("120919", "total: found '120919', 120,919 B, expected at least 1 MiB, such as '120919 MiB' (a number without a unit is bytes)"),
+        ("120,919", "total: found '120,919', 120,919 B, expected at least 1 MiB, such as '120,919 MiB' (a number without a unit is bytes)"),
+        # 1e6 GiB would be refused in turn as no card's total
+        ("1e6", "total: found '1e6', 1,000,000 B, expected at least 1 MiB, such as '24 GiB' (a number without a unit is bytes)"),
+        # a unit typed: nothing was left out, the size is only too small
+        ("0.5 MiB", "total: found '0.5 MiB', 524,288 B, expected at least 1 MiB, such as '24 GiB'"),
+        ("512KiB", "total: found '512KiB', 524,288 B, expected at least 1 MiB, such as '24 GiB'"),
+    ],
+)
+def test_parse_memory_refuses_a_size_below_1_mib_saying_what_was_meant(text, message) -> None:
+    with pytest.raises(InputError) as error:
+        parse_memory(text, "total")
+    assert str(error.value) == message
+
+
+def test_parse_memory_takes_zero_and_a_reading() -> None:
+    assert [parse_memory(t) for t in ("0", "0 GiB", "1 MiB", "81559MiB", "1,048,576")] == [0, 0, MiB, 81559 * MiB, MiB]
 
 
 def test_parse_count() -> None:

@@ -265,15 +265,16 @@ def _own_length(text: str, version: str | None) -> int | None:
         return None
 
 
-def _auto_length(raw: Mapping[str, str], errors: dict[str, str], config_text: str, version: str | None, predicting: bool) -> int | None:
+def _auto_length(raw: Mapping[str, str], errors: dict[str, str], config_text: str, version: str | None, beside: str | None) -> int | None:
     """max_model_len auto (or -1), as `calc model` takes it: from 0.14.0, the model's own length, which
     the prediction then fits to the pool (predict.auto_length); here only where a discrete card's
-    pool is predicted. A refusal (or a config that does not parse) is kept in `errors`, None returned."""
+    pool is predicted, `beside` None (else what stands in its place: a pin, a unified box). A refusal
+    (or a config that does not parse) is kept in `errors`, None returned."""
     typed = str(raw.get("max_model_len", "")).strip()
     label = short(LABELS["max_model_len"])
-    if not predicting:
-        errors["max_model_len"] = (f"{label}: found {typed!r} with a pin or on a unified-memory box, expected a token count: auto fits the "
-                                   "length to a discrete card's predicted pool (leave the pin empty), or run `calc model --max-model-len auto`")  # fmt: skip
+    if beside is not None:
+        errors["max_model_len"] = (f"{label}: found {typed!r} {beside}, expected a token count: auto fits the length to a discrete card's "
+                                   "predicted pool (the pin left empty); `calc model --max-model-len auto` fits it here")  # fmt: skip
         return None
     rel = predict.release(version)
     if rel < predict.AUTO_LENGTH_FROM:
@@ -406,8 +407,13 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
                 "expected what that box has free (a value left from another box?)"
             )
     predicting = pin is None and card is not None
-    if auto and "engine_version" not in errors:
-        max_len = _auto_length(raw, errors, config_text, version, predicting)
+    if auto and not {"engine_version", "box", "pin"} & set(errors):
+        beside = (
+            None if predicting
+            else f"on the {catalog.boxes[box_id]['name']}, a unified-memory box whose pool is pinned" if card is None
+            else f"beside a pin of {pin_text}, which is the pool"
+        )  # fmt: skip
+        max_len = _auto_length(raw, errors, config_text, version, beside)
     switches = {
         name: flag(raw, name)
         for name in (
@@ -815,5 +821,7 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
         band_said = f" (held-out starts: off by {fmt(band.median, '%', 2)} at the median)" if not p.measured else " (measured after warmup: unchecked)"
         verdict = f"Predicted on the {card.name}: {pool_said}{band_said}; vLLM's verdict: starts ({p.reason})."
     else:  # a refusal leads: what stops the start, in vLLM's words (its source files in the verdict row below), then the pool
+        if p.verdict == "free memory":  # refused before it loads anything: the pool is what the start would leave, not one it has
+            pool_said = "past that check, " + ("still " + pool_said if p.available_kv_bytes <= 0 else f"the terms would leave {pool_said}")
         verdict = f"Predicted on the {card.name}: does not start ({p.verdict}). {_SOURCE.sub('', p.reason)}; {pool_said}."
     return Output(NAME, True, {}, {f"{NAME}-verdict": esc(verdict), f"{NAME}-result": dl(rows)}, fig.shown, names)

@@ -125,7 +125,7 @@ def run(catalog: Catalog, raw: Mapping[str, str]) -> Output:
             for field in (f"kv_{n}", f"headroom_{n}"):
                 if _typed_beside_nothing(str(raw.get(field, ""))):
                     errors[field] = (
-                        f"{labels[field]}: found {str(raw.get(field)).strip()!r} beside no model, expected a model chosen in {labels[f'model_{n}']} or the field empty"
+                        f"{labels[field]}: found {str(raw.get(field)).strip()!r} beside no model, expected a model chosen in {labels[f'model_{n}']}, or the field 0 GiB or empty"
                     )
             continue
         if model_id not in _resident_models(catalog):

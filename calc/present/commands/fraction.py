@@ -24,8 +24,11 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
         free = box["free_at_start"].size
     else:
         raise InputError(f"--free: box {args.box} has no free-at-start reading in the catalog; give --free")
+    if free > total and not args.free:  # a total typed, the free reading the catalog's box's: two cards mixed
+        raise InputError(f"--free: found nothing, so the {box['name']}'s {fmt(free, 'GiB')} free at start from the catalog, more than the "
+                         f"--total of {fmt(total, 'GiB')}; expected --free, read on the card of that total")  # fmt: skip
     if free > total:  # a reading of another box, or two values swapped: the check would pass on memory that is not there
-        where = "this machine's MemAvailable" if args.free == "auto" else "--free"
+        where = "--free auto (this machine's MemAvailable)" if args.free == "auto" else "--free"
         whose = "--total, of the same card" if args.total else f"the {box['name']}'s, from the catalog: give --box or --total of the card it was read on"
         raise InputError(f"{where}: found {fmt(free, 'GiB')}, more than the total of {fmt(total, 'GiB')} ({whose}); expected free memory at most the total")
     chosen = _frac(args, "gpu_memory_utilization") if args.gpu_memory_utilization else catalog.policy["vllm"]["default_gpu_memory_utilization"].fraction

@@ -98,6 +98,8 @@ def cmd_model(
     args.config = _config_path(args.config)
     if args.config == "-":  # standard input is read once: a second run of this command (auto, a pin taken) reuses it
         args.config_stdin = getattr(args, "config_stdin", None) or read_text("-")
+        if not args.config_stdin.strip():
+            raise InputError("config -: found nothing on standard input, expected the model's config.json piped in (calc model - < config.json)")
     config_text, read_as = hfconfig.read_as(args.config_stdin if args.config == "-" else _read_text(args.config, "config"), args.read_as, args.config)
     config_text, beside_note = _beside_quant(config_text, args.config)
     config_text = hfconfig.quantized_at_load(config_text, args.quantization, args.config)
@@ -231,7 +233,8 @@ def cmd_model(
             fitted = f"{length_note}; {predict.auto_length_note(max_len, fit)}"
             again = {"max_model_len": str(fit), "prefill_budget": str(budget) if budget is not None else None}
             if start is not None:  # the defaults vLLM set before the fit stay
-                again["seats"] = str(r.prediction.max_num_seqs if r.prediction else start.max_num_seqs)
+                seats = r.prediction.max_num_seqs if r.prediction else start.max_num_seqs  # a pin: no prediction, the release's default
+                again["seats"] = str(seats if seats is not None else predict.batch_on(start, card, 0)[1]) if card is not None else None
             # the pool stays the one profiled at the model's own length: vLLM fits the length after the profile
             return cmd_model(catalog, argparse.Namespace(**{**vars(args), **again}), (*said, fitted), taken, max_len)
         length_note += f"; {predict.auto_length_note(max_len, fit)}"
