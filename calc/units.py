@@ -19,6 +19,12 @@ SIZE_UNITS: dict[str, int] = {
     "KB": KB, "kB": KB, "MB": MB, "GB": GB, "TB": TB,
     "KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB,
 }  # fmt: skip
+# Typed sizes take the units in any case, and Ki, Mi, Gi, Ti as free -h and Kubernetes write GiB and the like;
+# a bare K, M, G or T is refused: it is read as a power of ten or of two depending on the tool that printed it.
+TYPED_UNITS: dict[str, str] = {
+    **{unit.lower(): unit for unit in SIZE_UNITS if unit != "kB"},
+    **{f"{p}i": f"{p.upper()}iB" for p in "kmgt"},
+}
 LARGEST_SIZE = 2**50  # 1 PiB: anything larger is a typing slip, not a memory size
 LARGEST_COUNT = 10**12
 
@@ -97,8 +103,9 @@ def parse_number(text: str, what: str = "number", large: str = "a smaller number
     return _exact(match, raw, what, large, small)
 
 
-def parse_size(text: str | int, what: str = "size") -> int:
-    """Bytes from what a person types: 10e9, 10000000000, 9.31 GiB, 10 GB, 8501810176 B."""
+def parse_size(text: str | int, what: str = "size", canonical: bool = False) -> int:
+    """Bytes from what a person types: 10e9, 10000000000, 9.31 GiB, 10 GB, 8501810176 B, 100 gib,
+    115Gi (TYPED_UNITS); `canonical`, the units as SIZE_UNITS spells them alone (the catalog's)."""
     if isinstance(text, bool):
         raise InputError(f"{what}: found {text!r}, expected a size such as 10e9, 9.31 GiB or 10 GB")
     if isinstance(text, int):
@@ -114,10 +121,12 @@ def parse_size(text: str | int, what: str = "size") -> int:
             raise InputError(f"{what}: found {_short(stripped)}, expected a size of zero or more bytes")
         slip = _slip(stripped, what) if re.search(r"[0-9][,_]|[,_][0-9]", stripped) else None
         raise slip or InputError(f"{what}: found {_short(stripped)}, expected a size such as 10e9, 9.31 GiB or 10 GB")
-    unit = match["unit"] or "B"
-    if unit not in SIZE_UNITS:
-        known = ", ".join(SIZE_UNITS)
-        raise InputError(f"{what}: found unit {unit!r} in {_short(stripped)}, expected one of {known}")
+    typed = match["unit"] or "B"
+    unit = typed if typed in SIZE_UNITS else "" if canonical else TYPED_UNITS.get(typed.lower(), "")
+    if not unit:
+        bare = typed.upper() in ("K", "M", "G", "T") and not canonical
+        known = f"{typed.upper()}iB or {typed.upper()}B: a bare {typed} is a power of two in one tool and of ten in another" if bare else ", ".join(SIZE_UNITS)
+        raise InputError(f"{what}: found unit {typed!r} in {_short(stripped)}, expected {'' if bare else 'one of '}{known}")
     number = _NUMBER_RE.fullmatch(match["num"])
     assert number is not None
     # exact, in whole numbers: bytes = numerator / denominator, rounded half up (the size is never negative)

@@ -70,6 +70,8 @@ def test_parse_size_is_the_exact_value_rounded_once() -> None:
         ("1025 TiB", "expected a memory size below 1 PiB"),
         ("10 XB", "pin: found unit 'XB' in '10 XB', expected one of B, KB"),
         ("79.29 GiG", "found unit 'GiG'"),
+        ("80G", "pin: found unit 'G' in '80G', expected GiB or GB: a bare G is a power of two in one tool and of ten in another"),
+        ("512 m", "pin: found unit 'm' in '512 m', expected MiB or MB"),
         ("10 GB GB", "pin: found '10 GB GB'"),
         (True, "pin: found True, expected a size"),
         (None, "pin: found None, expected a size"),
@@ -243,3 +245,12 @@ def test_up_rounds_a_minimum_so_the_printed_pin_still_holds_it() -> None:
     assert parse_size("7.22e9") >= one_context
     assert fmt(7_220_000_000, "e9", 2, up=True) == "7.22e9 B"  # already on the step: unchanged
     assert fmt(Fraction(-3, 2), "plain", 0) == "-2"  # half away from zero
+
+
+def test_typed_units_take_any_case_and_the_short_binary_forms() -> None:
+    """A unit read in any case ('100 gib', '80 gb'), and Ki, Mi, Gi, Ti as free -h and Kubernetes
+    print them ('115Gi'): each the unit it spells, never the other power."""
+    assert parse_size("100 gib") == parse_size("100 GiB") == 100 * GiB
+    assert parse_size("80 gb") == parse_size("80 GB") == 80 * 10**9
+    assert parse_size("115Gi") == 115 * GiB and parse_size("512 mi") == 512 * 2**20 and parse_size("2 ti") == 2 * 2**40
+    assert parse_size("3 kb") == parse_size("3 KB") == 3000 and parse_size("7 b") == 7

@@ -424,7 +424,7 @@ def _scalar(unit: str, raw: Any, file: str, path: str) -> int | Fraction:
         if isinstance(raw, str) and not re.search(r"[A-Za-z]$", text):
             raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE] + " (a bare number has no unit)")
         try:
-            return parse_size(text, path)
+            return parse_size(text, path, canonical=True)
         except InputError as error:
             reason = str(error).partition(", expected ")[2]
             raise CatalogError(file, path, raw, EXPECTED_UNIT[SIZE] + (f": {reason}" if reason else "")) from None
