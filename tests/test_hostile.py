@@ -104,10 +104,11 @@ CLI_CASES: list[tuple[list[str], str]] = [
         ["fraction", "--box", "h100-sxm", "--free", "90 GiB"],
         "--free: found 90.00 GiB, more than the total of 79.20 GiB (the NVIDIA H100 SXM's, from the catalog",
     ),
-    # a total typed without --free: the free reading is the catalog's box's (the RTX 5090 node's), named as such
+    (["fraction", "--total", "80 GiB"], "--free: found nothing beside --total 80 GiB, expected the free memory read on that card"),
+    # a total typed without --free: the free reading is the catalog's box's (the RTX 5090 node's), not taken for another card's
     (
         ["fraction", "--total", "16 GiB"],
-        "--free: found nothing, so the RTX 5090 node's 30.85 GiB free at start from the catalog, more than the --total of 16.00 GiB; expected --free",
+        "--free: found nothing beside --total 16 GiB, expected the free memory read on that card (or auto on this machine): the catalog's reading is the RTX 5090 node's",
     ),
     (["fraction", "--total", "120", "--free", "100 GiB"], "--total: found '120', 120 B, expected at least 1 MiB, such as '120 GiB' (a number without a unit"),
     (["fraction", "--total", "120 GiB", "--free", "100"], "--free: found '100', 100 B, expected at least 1 MiB, such as '100 GiB' (a number without a unit"),

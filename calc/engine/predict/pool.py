@@ -452,7 +452,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         verdict, reason = (
             "weights do not fit",
             (
-                f"CUDA out of memory while loading: {_gib(heaviest, up=True)} of weights a rank on a card of {_gib(card.total_bytes, down=True)} "
+                f"CUDA out of memory while loading: {_gib(heaviest, up=True)} of weights a rank on a card of {_gib(card.total_bytes)} "
                 "(vllm/v1/worker/gpu_model_runner.py load_model)"
             ),
         )

@@ -20,13 +20,13 @@ def cmd_fraction(catalog: Catalog, args: argparse.Namespace) -> object:
         raise InputError(f"--total: found {args.total!r}, expected a size above zero")
     if args.free:
         free = meminfo_available() if args.free == "auto" else _int(args, "free")
+    elif args.total:  # a total typed is another card's than the box whose reading the catalog holds: its free memory is not known
+        raise InputError(f"--free: found nothing beside --total {args.total}, expected the free memory read on that card (or auto on this machine): "
+                         f"the catalog's reading is the {box['name']}'s")  # fmt: skip
     elif "free_at_start" in box:
         free = box["free_at_start"].size
     else:
         raise InputError(f"--free: box {args.box} has no free-at-start reading in the catalog; give --free")
-    if free > total and not args.free:  # a total typed, the free reading the catalog's box's: two cards mixed
-        raise InputError(f"--free: found nothing, so the {box['name']}'s {fmt(free, 'GiB')} free at start from the catalog, more than the "
-                         f"--total of {fmt(total, 'GiB')}; expected --free, read on the card of that total")  # fmt: skip
     if free > total:  # a reading of another box, or two values swapped: the check would pass on memory that is not there
         where = "--free auto (this machine's MemAvailable)" if args.free == "auto" else "--free"
         whose = "--total, of the same card" if args.total else f"the {box['name']}'s, from the catalog: give --box or --total of the card it was read on"
