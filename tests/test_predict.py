@@ -2540,6 +2540,15 @@ def test_v0_34_measures_the_pool_after_warmup(capsys) -> None:
     assert off["extensible_kv_cache"] is False and off["budget_bytes"] == off["requested_bytes"] and off["reserved_kv_bytes"] is None
     assert off["available_kv_bytes"] == old["available_kv_bytes"] and round(old["available_kv_bytes"] / GiB, 2) == 4.65
     assert off["held_out_error"] is not None and "graph_estimate_kept" not in off["terms"]
+    # on ROCm the margin's floor is 3 GiB (KV_CACHE_MARGIN_FLOOR_BYTES), and the budget's source says so
+    amd = _json(
+        ["model", "models/configs/qwen2.5-14b/config.json", "--gpu", "amd-mi300x", "--max-model-len", "16000", "--engine-version", "0.34.0", "--json"], capsys
+    )
+    assert amd["margin_bytes"] == 3 * GiB and amd["budget_bytes"] == amd["free_at_start_bytes"] - 3 * GiB
+    from calc.engine.predict import extensible
+
+    said = extensible.budget(amd["requested_bytes"], amd["free_at_start_bytes"], GiB, "amd").source
+    assert "a margin of max(3 GiB, 0.75 x the peak kept free), here free memory at start less the margin" in said
     # 0.34.0's default block, 64 tokens (CacheConfig.DEFAULT_BLOCK_SIZE), 16 before: the tokens a multiple of 64
     assert (r["block_size"], off["block_size"], old["block_size"]) == (64, 64, 16) and r["kv_tokens"] % 64 == 0
     # the request is a cap, not checked against free memory: 1 GiB held by others leaves a smaller budget, not a refusal

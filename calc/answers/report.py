@@ -485,6 +485,14 @@ def margin_as_printed(available: int, terms: Sequence[_Sized], extra: int = 0) -
     return shown(available, "GiB", 2) - needs_as_printed(terms) - (shown(extra, "GiB", 2) if extra else 0)
 
 
+def budget_as_printed(requested: int, free_at_start: int, margin: int, budget: int) -> Fraction:
+    """The budget a pool measured after warmup comes off (calc/engine/predict/extensible.py), from the
+    figures printed beside it: the requested share, or free memory at start less the margin, as printed."""
+    if budget < requested:
+        return shown(free_at_start, "GiB", 2) - shown(margin, "GiB", 2)
+    return shown(requested, "GiB", 2)
+
+
 def free_as_printed(engines: list[fraction.EngineStart]) -> list[Fraction]:
     """Free memory before each engine as a plan table prints it: the first reading, then less
     each started engine's ask, both as printed."""

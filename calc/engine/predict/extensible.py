@@ -41,15 +41,29 @@ class Budget:
     free_at_start: int
     margin: int
     kept: int  # the transient peak kept free: activation peak and graph estimate
+    floor: int = MARGIN_FLOOR["nvidia"]  # the margin's floor on this vendor's cards
+
+    @property
+    def by_free(self) -> bool:
+        """Whether free memory at start less the margin binds, not the requested share."""
+        return self.bytes < self.requested
 
     @property
     def source(self) -> str:
-        bound = "the requested share" if self.bytes == self.requested else "free memory at start less the margin"
-        return (f"the smaller of the requested share and free memory at start less a margin of max(1 GiB, 0.75 x the peak kept free), "
-                f"here {bound} ({SOURCE})")  # fmt: skip
+        bound = "free memory at start less the margin" if self.by_free else "the requested share"
+        return (f"the smaller of the requested share and free memory at start less a margin of max({self.floor // 2**30} GiB, 0.75 x the "
+                f"peak kept free), here {bound} ({SOURCE})")  # fmt: skip
 
 
 def budget(requested: int, free_at_start: int, kept: int, vendor: str = "nvidia") -> Budget:
     """The budget of a pool measured after warmup: `kept`, the activation peak and the graph estimate."""
-    margin = max(MARGIN_FLOOR.get(vendor, MARGIN_FLOOR["nvidia"]), kept * 3 // 4)  # int(transient_peak_bytes * 0.75)
-    return Budget(min(requested, free_at_start - margin), requested, free_at_start, margin, kept)
+    floor = MARGIN_FLOOR.get(vendor, MARGIN_FLOOR["nvidia"])
+    margin = max(floor, kept * 3 // 4)  # int(transient_peak_bytes * 0.75)
+    return Budget(min(requested, free_at_start - margin), requested, free_at_start, margin, kept, floor)
+
+
+def after_warmup(requested: int, free_at_start: int, held: int, activation: int, graphs: int, vendor: str = "nvidia") -> tuple[Budget, int]:
+    """The budget and the pool measured after warmup: `held` (weights, adapters, non-torch memory) and the
+    graphs off the budget, then the peak kept free, the activation peak and the graph estimate again."""
+    b = budget(requested, free_at_start, activation + graphs, vendor)
+    return b, b.bytes - held - graphs - (activation + graphs)

@@ -378,10 +378,10 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
         wterm = Term("weights", wterm.bytes - moved, f"{wterm.source}, less {_gib(moved)} --cpu-offload-gb moves to the host (offloader/uva.py)")
     lterm = _lora_term(s.lora, lora_n[0])
     pool = requested - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - cg.bytes
-    measured = extensible.budget(requested, snapshot.bytes, act.bytes + cg.bytes, card.vendor) if ext else None
-    reserved = pool if measured else None  # what 'Available KV cache memory' prints: the address range reserved
-    if measured:  # the terms off the measured budget, and the graph estimate again inside the peak kept free
-        pool = measured.bytes - wterm.bytes - lterm.bytes - act.bytes - nt.bytes - 2 * cg.bytes
+    measured, reserved = None, None
+    if ext:  # the terms off the measured budget, and the graph estimate again inside the peak kept free; 'Available KV cache memory' the range reserved
+        reserved = pool
+        measured, pool = extensible.after_warmup(requested, snapshot.bytes, wterm.bytes + lterm.bytes + nt.bytes, act.bytes, cg.bytes, card.vendor)
     mode = kvlayout.mamba_cache_mode(shape, v, s.prefix_caching)  # a hybrid's state pages, by the release's rule
     settings = kvlayout.Settings(tp=s.tp, kv_cache_dtype=s.kv_cache_dtype, prefill_budget=tokens, mamba_cache_mode=mode)
     kv_shape, tightest, check_whole = shape, 0, False
@@ -406,14 +406,7 @@ def predict(shape: Shape, card: Card, s: Start, topk: int = 0, given: Given | No
                 nt_n = nt.bytes if last else stage_nt.bytes
                 avail = requested - w_n - lora_n[st.rank] - act_n - nt_n - cg_n.bytes
                 if ext:  # each rank measures its own (extensible.py); vLLM keeps the smallest count of blocks
-                    avail = (
-                        extensible.budget(requested, snapshot.bytes, act_n + cg_n.bytes, card.vendor).bytes
-                        - w_n
-                        - lora_n[st.rank]
-                        - act_n
-                        - nt_n
-                        - 2 * cg_n.bytes
-                    )
+                    avail = extensible.after_warmup(requested, snapshot.bytes, w_n + lora_n[st.rank] + nt_n, act_n, cg_n.bytes, card.vendor)[1]
                 blocks = avail // st.kv_block_bytes if st.kv_block_bytes and avail > 0 else (0 if avail <= 0 else 10**18)
                 made.append(StagePool(st.rank, st.layers, w_n, act_n, cg_n.bytes, avail, st.kv_block_bytes, blocks, lora_n[st.rank], nt_n))
             stage_pools = tuple(made)

@@ -766,12 +766,15 @@ def _predicted(catalog: Catalog, card: predict.Card, inputs: modeled.ModelInputs
     assert band is not None, "catalog/policy.yaml holds the prediction's held-out band"
     taken = (p.weights, p.activation, p.non_torch, p.cuda_graph, *((p.graph_kept,) if p.measured else ()))
     terms = [("requested", fig("p_requested", fmt(p.requested_bytes, "GiB")), esc("total x utilization, rounded up (vllm/v1/worker/utils.py request_memory)"))]
+    base = shown(p.requested_bytes, "GiB")
     if p.measured:  # the pool measured after warmup: the terms come off the budget, the smaller of the request and free memory less a margin
-        terms += [("budget measured after warmup", fig("p_budget", fmt(p.measured.bytes, "GiB")),
+        m = p.measured
+        base = report.budget_as_printed(m.requested, m.free_at_start, m.margin, m.bytes)  # from the figures printed beside it
+        terms += [("budget measured after warmup", fig("p_budget", fmt(base, "GiB")),
                    esc(f"{p.measured.source}: {fmt(p.measured.free_at_start, 'GiB')} free at start less a {fmt(p.measured.margin, 'GiB')} margin"))]  # fmt: skip
     terms += [(esc("less " + t.name.replace("_", " ")), fig(f"p_{t.name}", fmt(t.bytes, "GiB")), esc(t.source)) for t in taken]
     # printed arithmetic: the pool row is the budget row (the requested one, or the measured one) less the term rows, as printed
-    pool_shown = shown(p.budget_bytes, "GiB") - sum((shown(t.bytes, "GiB") for t in taken), Fraction(0))
+    pool_shown = base - sum((shown(t.bytes, "GiB") for t in taken), Fraction(0))
     rows = [
         ("Model", esc(f"{r.architecture}: {r.family}, {r.layers}")),
         ("Card", esc(card.name) + ": total " + fig("card_total", fmt(card.total_bytes, "GiB")) + esc(f" as torch reports it ({card.source})")),

@@ -296,11 +296,16 @@ def cmd_model(
         # the requested share less the terms, as printed beside it (units.shown): a reader's subtraction
         if c.extensible_kv_cache:  # the pool measured after warmup: the terms come off the budget, not the request
             assert c.margin_bytes is not None and c.reserved_kv_bytes is not None and c.free_at_start_bytes is not None
+            from calc.answers import report
+
+            base = report.budget_as_printed(c.requested_bytes, c.free_at_start_bytes, c.margin_bytes, c.budget_bytes)
             lines[2] += (f"\n  measured after warmup (the extensible KV cache, vLLM 0.34.0's default): the terms come off "
-                         f"{fmt(c.budget_bytes, 'GiB')}, the smaller of the {fmt(c.requested_bytes, 'GiB')} requested and the "
+                         f"{fmt(base, 'GiB')}, the smaller of the {fmt(c.requested_bytes, 'GiB')} requested and the "
                          f"{fmt(c.free_at_start_bytes, 'GiB')} free at start less a {fmt(c.margin_bytes, 'GiB')} margin; 'Available KV cache memory' "
                          f"prints {fmt(c.reserved_kv_bytes, 'GiB')}, the range reserved, not the pool")  # fmt: skip
-        left = shown(c.budget_bytes, "GiB") - printed_sum([t.bytes for t in terms.values()], "GiB")
+        else:
+            base = shown(c.requested_bytes, "GiB")
+        left = base - printed_sum([t.bytes for t in terms.values()], "GiB")
         pool = fmt(left, "GiB") if c.available_kv_bytes > 0 else f"none, {fmt(-left, 'GiB')} short"
         if c.available_kv_bytes > 0 and fmt(left, "GiB") != fmt(c.available_kv_bytes, "GiB"):  # the terms add up as printed; say the exact figure too
             pool += f" (as the printed terms add up; {fmt(c.available_kv_bytes, 'GiB')} from the exact bytes)"
