@@ -231,7 +231,7 @@ def defaults(catalog: Catalog) -> Defaults:
         "optimization_level": "Default empty: vLLM's -O2, FULL_AND_PIECEWISE graphs (vllm/config/vllm.py)",
         "in_use": "Default empty: an idle card, which vLLM's own CUDA context alone takes from before its free-memory check",
         "pin": box_sources["pin"],
-        "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before (vllm/config/cache.py)",
+        "utilization": "Default empty: the release's, 0.92 from vLLM v0.20.0 and 0.9 before, 1.0 from v0.34.0 where the pool is measured after warmup (vllm/config/cache.py)",
         "overhead": "Default empty: a measured start of the same model, else outside calibration",
         "engine_version": "Default empty: the rules of vLLM v0.32.0 to v0.33.x, the newest checked on public starts",
         "pipeline_parallel_size": "Default 1: no pipeline parallel, vLLM's default",
