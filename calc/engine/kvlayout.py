@@ -342,7 +342,8 @@ def layer_specs(shape: Shape, s: Settings, v: Version | None = None, max_model_l
             mla_token = _sparse_mla_token(shape, s, v, latent)
     state = _state_bytes(shape, s, v)
     # 16 tokens a block up to 0.33.x, 64 for MLA; from 0.34.0 64 for every attention model (CacheConfig.DEFAULT_BLOCK_SIZE,
-    # vllm/config/cache.py, which FlashAttention's backend keeps); a hybrid's block is aligned to its state below, as read up to 0.33.0
+    # vllm/config/cache.py, which FlashAttention keeps: vllm/v1/attention/backends/flash_attn.py get_preferred_block_size, 0.34.0);
+    # a hybrid's block is aligned to its state below, as read up to 0.33.0
     block = s.block_size or (64 if MLA in shape.layers or (v.release >= BLOCK_64_FROM and not state) else 16)
     if shape.indexer and block % 64:
         raise ValueError(f"--block-size: found {block}, expected a multiple of 64: DeepSeek V3.2's sparse MLA backends take no other "
